@@ -1,0 +1,45 @@
+/**
+ * Domain errors carry a stable `code` that clients and the HTTP layer can rely on;
+ * the mapping from code to HTTP status lives in each service's http/errors.ts, once.
+ */
+export type ErrorCode =
+  | 'INVALID_INPUT'
+  | 'NOT_FOUND'
+  | 'ALREADY_EXISTS'
+  | 'IN_USE'
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'METHOD_NOT_ALLOWED'
+  | 'NOT_ACCEPTABLE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNAVAILABLE';
+
+export class CairnError extends Error {
+  override readonly name = 'CairnError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+export const isCairnError = (e: unknown): e is CairnError => e instanceof CairnError;
+
+export const errors = {
+  invalidInput: (message: string, details?: Record<string, unknown>) => new CairnError('INVALID_INPUT', message, details),
+  notFound: (message: string, details?: Record<string, unknown>) => new CairnError('NOT_FOUND', message, details),
+  alreadyExists: (message: string, details?: Record<string, unknown>) => new CairnError('ALREADY_EXISTS', message, details),
+  inUse: (message: string, details?: Record<string, unknown>) => new CairnError('IN_USE', message, details),
+  unauthenticated: (message = 'Authentication required: send "Authorization: ApiKey <operator>:<key>".') =>
+    new CairnError('UNAUTHENTICATED', message),
+  forbidden: (message: string) => new CairnError('FORBIDDEN', message),
+  methodNotAllowed: (allowed: readonly string[]) =>
+    new CairnError('METHOD_NOT_ALLOWED', `Method not allowed. Allowed: ${allowed.join(',')}`, { allowed }),
+  notAcceptable: (message: string) => new CairnError('NOT_ACCEPTABLE', message),
+  unsupportedMediaType: (message: string) => new CairnError('UNSUPPORTED_MEDIA_TYPE', message),
+  payloadTooLarge: (message: string) => new CairnError('PAYLOAD_TOO_LARGE', message),
+  unavailable: (message: string) => new CairnError('UNAVAILABLE', message),
+};

@@ -1,0 +1,5 @@
+export * from './errors';
+export * from './models';
+export * from './validation';
+export * from './password-hash';
+export * from './api-key';

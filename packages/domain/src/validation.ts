@@ -1,0 +1,200 @@
+import Joi from 'joi';
+import { errors } from './errors';
+import { OPERATOR_ROLES } from './models';
+
+/**
+ * Input rules shared by every entry point (HTTP bodies in any format, CLI arguments).
+ * Messages are written for a person reading a 400; labels render as 'field'.
+ */
+
+export const USERNAME_RULE =
+  "must be 1 to 255 characters with no '/', no ':' and no control characters (it becomes the Swift account AUTH_<user>)";
+export const PASSWORD_MIN_LENGTH = 20;
+export const PASSWORD_MAX_LENGTH = 1024;
+export const API_KEY_MIN_LENGTH = 32;
+
+// C0 controls, DEL and C1 controls: none of them survive an HTTP header or a Swift account path.
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
+// eslint-disable-next-line no-control-regex
+const USERNAME_PATTERN = /^[^/:\u0000-\u001f\u007f-\u009f]{1,255}$/u;
+
+const common = {
+  'any.required': "The {{#label}} field has no data and doesn't allow a default or null value.",
+  'object.unknown': 'The {{#label}} field is not allowed here.',
+  'any.unknown': 'The {{#label}} field is read-only and cannot be changed.',
+  'boolean.base': 'The {{#label}} field must be a boolean (true/false, 1/0).',
+  'string.base': 'The {{#label}} field must be a string.',
+  'number.base': 'The {{#label}} field must be an integer.',
+  'number.integer': 'The {{#label}} field must be an integer.',
+  'object.base': 'The request body must be an object of fields.',
+  'string.empty': 'The {{#label}} field must not be empty.',
+};
+
+const bool = () => Joi.boolean().truthy('1', 'True', 1).falsy('0', 'False', 0);
+
+export const usernameSchema = Joi.string()
+  .pattern(USERNAME_PATTERN)
+  .messages({
+    'string.pattern.base': `The {{#label}} field ${USERNAME_RULE}.`,
+    'string.empty': `The {{#label}} field ${USERNAME_RULE}.`,
+  });
+
+export const passwordSchema = Joi.string()
+  .min(PASSWORD_MIN_LENGTH)
+  .max(PASSWORD_MAX_LENGTH)
+  .custom((value: string, helpers) => (CONTROL_CHARS.test(value) ? helpers.error('password.control') : value))
+  .messages({
+    'string.min': `The {{#label}} field must be at least ${PASSWORD_MIN_LENGTH} characters long.`,
+    'string.empty': `The {{#label}} field must be at least ${PASSWORD_MIN_LENGTH} characters long.`,
+    'string.max': `The {{#label}} field must be at most ${PASSWORD_MAX_LENGTH} characters long.`,
+    'password.control': 'The {{#label}} field must not contain control characters.',
+  });
+
+const httpUrl = Joi.string()
+  .max(2048)
+  .uri({ scheme: ['http', 'https'] })
+  .messages({ 'string.uri': 'The {{#label}} field must be an absolute http:// or https:// URL.', 'string.uriCustomScheme': 'The {{#label}} field must be an absolute http:// or https:// URL.' });
+
+const clusterName = Joi.string()
+  .max(255)
+  .pattern(/^[^/\u0000-\u001f\u007f-\u009f]+$/u) // eslint-disable-line no-control-regex
+  .messages({
+    'string.pattern.base': "The {{#label}} field must be 1 to 255 characters with no '/' and no control characters.",
+    'string.max': "The {{#label}} field must be 1 to 255 characters with no '/' and no control characters.",
+  });
+
+const uuid = Joi.string().guid({ version: ['uuidv1', 'uuidv4', 'uuidv5', 'uuidv7'] }).lowercase().messages({ 'string.guid': 'The {{#label}} field must be a UUID.' });
+const region = Joi.string().max(255).pattern(/^[\x21-\x7e]+$/).messages({
+  'string.pattern.base': 'The {{#label}} field must be printable ASCII without spaces.',
+  'string.max': 'The {{#label}} field must be at most 255 characters.',
+});
+
+/** The `cluster` reference of a user: a resource URI or a bare id; resolved by the service. */
+const clusterRef = Joi.alternatives()
+  .try(Joi.number().integer().min(1).max(2147483647), Joi.string().max(300))
+  .messages({ 'alternatives.match': 'The {{#label}} field must be a cluster resource URI like /api/v1/clusters/1/ or an id.' });
+
+export const userCreateSchema = Joi.object({
+  cluster: clusterRef.required(),
+  user: usernameSchema.required(),
+  password: passwordSchema.required(),
+  is_superuser: bool().default(false),
+  enabled: bool().default(true),
+});
+
+export const userPatchSchema = Joi.object({
+  password: passwordSchema,
+  is_superuser: bool(),
+  enabled: bool(),
+  id: Joi.any().forbidden(),
+  resource_uri: Joi.any().forbidden(),
+  cluster: Joi.any().forbidden(),
+  user: Joi.any().forbidden(),
+});
+
+export const clusterCreateSchema = Joi.object({
+  name: clusterName.required(),
+  uuid,
+  auth_url: httpUrl.required(),
+  storage_url: httpUrl.required(),
+  region: region.default('RegionOne'),
+});
+
+export const clusterPatchSchema = Joi.object({
+  name: clusterName,
+  auth_url: httpUrl,
+  storage_url: httpUrl,
+  region,
+  id: Joi.any().forbidden(),
+  uuid: Joi.any().forbidden(),
+  resource_uri: Joi.any().forbidden(),
+});
+
+export const operatorNameSchema = Joi.string()
+  .pattern(/^[A-Za-z0-9_.@-]{1,64}$/)
+  .messages({
+    'string.pattern.base': 'The {{#label}} field must be 1 to 64 characters of letters, digits, _ . @ -.',
+    'string.empty': 'The {{#label}} field must be 1 to 64 characters of letters, digits, _ . @ -.',
+  });
+
+const role = Joi.string()
+  .valid(...OPERATOR_ROLES)
+  .messages({ 'any.only': `The {{#label}} field must be one of: ${OPERATOR_ROLES.join(', ')}.` });
+
+const clusterRefs = Joi.array().items(clusterRef).max(1000).messages({ 'array.base': 'The {{#label}} field must be a list of cluster resource URIs (empty: every cluster).' });
+
+export const operatorCreateSchema = Joi.object({
+  name: operatorNameSchema.required(),
+  role: role.required(),
+  clusters: clusterRefs.default([]),
+});
+
+export const operatorPatchSchema = Joi.object({
+  role,
+  clusters: clusterRefs,
+  id: Joi.any().forbidden(),
+  name: Joi.any().forbidden(),
+  resource_uri: Joi.any().forbidden(),
+});
+
+export const apiKeySchema = Joi.string()
+  .min(API_KEY_MIN_LENGTH)
+  .max(256)
+  .pattern(/^[\x21-\x7e]+$/)
+  .messages({
+    'string.min': `An API key must be at least ${API_KEY_MIN_LENGTH} characters.`,
+    'string.max': 'An API key must be at most 256 characters.',
+    'string.pattern.base': 'An API key must be printable ASCII without spaces.',
+  });
+
+/**
+ * Validates `value` against `schema`, reporting every problem in one message.
+ * Throws INVALID_INPUT; returns the converted value (defaults applied, booleans parsed).
+ */
+export function validate<T>(schema: Joi.Schema, value: unknown): T {
+  const { error, value: converted } = schema.validate(value, {
+    abortEarly: false,
+    convert: true,
+    errors: { wrap: { label: "'" } },
+    messages: common,
+  });
+  if (error) {
+    const messages = [...new Set(error.details.map((d) => d.message))];
+    throw errors.invalidInput(messages.join(' '), { fields: error.details.map((d) => d.path.join('.')) });
+  }
+  return converted as T;
+}
+
+export interface UserCreateInput {
+  cluster: number | string;
+  user: string;
+  password: string;
+  is_superuser: boolean;
+  enabled: boolean;
+}
+export interface UserPatchInput {
+  password?: string;
+  is_superuser?: boolean;
+  enabled?: boolean;
+}
+export interface ClusterCreateInput {
+  name: string;
+  uuid?: string;
+  auth_url: string;
+  storage_url: string;
+  region: string;
+}
+export type ClusterPatchInput = Partial<Omit<ClusterCreateInput, 'uuid'>>;
+export interface OperatorCreateInput {
+  name: string;
+  role: 'admin' | 'reader';
+  clusters: Array<number | string>;
+}
+export interface OperatorPatchInput {
+  role?: 'admin' | 'reader';
+  clusters?: Array<number | string>;
+}
+
+/** For POSTs that take no fields (e.g. issuing a new API key). */
+export const emptyBodySchema = Joi.object({});

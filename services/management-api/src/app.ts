@@ -1,0 +1,72 @@
+import express, { type Express } from 'express';
+import { randomUUID } from 'node:crypto';
+import pinoHttp from 'pino-http';
+import { errors } from '@cairn/domain';
+import type { Deps } from './deps';
+import { authenticate } from './http/auth';
+import { errorHandler } from './http/errors';
+import { negotiateFormat } from './http/negotiate';
+import { send } from './http/respond';
+import { API_ROOT } from './http/uris';
+import { clustersResource, clustersRouter } from './routes/clusters';
+import { operatorsResource, operatorsRouter } from './routes/operators';
+import { discoveryRouter } from './routes/root';
+import { usersResource, usersRouter } from './routes/users';
+
+/** Bodies are small field sets; anything larger is refused with 413 before it is parsed. */
+export const BODY_LIMIT = '64kb';
+
+/** Builds the management API. No listening, no environment: everything comes in `deps`. */
+export function createApp(deps: Deps): Express {
+  const { db, log } = deps;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+
+  app.use(
+    pinoHttp({
+      logger: log,
+      genReqId: (req, res) => {
+        const given = req.headers['x-request-id'];
+        const id = typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      // Query strings may carry filter values but never secrets; the URL is logged without them anyway.
+      serializers: { req: (req) => ({ id: req.id, method: req.method, url: String(req.url).split('?')[0] }) },
+    }),
+  );
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    try {
+      await db.raw('SELECT 1');
+      res.json({ status: 'ok', postgres: 'ok' });
+    } catch {
+      res.status(503).json({ status: 'unavailable', postgres: 'unreachable' });
+    }
+  });
+
+  const auth = authenticate(db);
+  const api = express.Router();
+  api.use(express.raw({ type: () => true, limit: BODY_LIMIT }));
+  // A malformed Accept header is refused up front (400), as tastypie does.
+  api.use((req, _res, next) => {
+    negotiateFormat(req.query.format, req.get('accept'));
+    next();
+  });
+  api.use(discoveryRouter([clustersResource, operatorsResource, usersResource], auth));
+  api.use(clustersRouter(db, auth));
+  api.use(usersRouter(db, auth, deps.hashPassword));
+  api.use(operatorsRouter(db, auth));
+  api.use((req) => {
+    throw errors.notFound(`No resource at ${req.path.replace(/[<>&"']/g, '')}.`);
+  });
+
+  app.use(API_ROOT, api);
+  app.use((req, res) => send(req, res, 404, { error: 'Not found. The API lives under /api/v1/.' }));
+  app.use(errorHandler(log));
+  return app;
+}

@@ -1,0 +1,44 @@
+import type { Knex } from 'knex';
+import { countClusters, createCluster } from './repositories/clusters';
+import { countOperators } from './repositories/operators';
+import { createOperatorWithKey } from './routes/operators';
+
+export interface BootstrapOptions {
+  adminUser?: string;
+  adminKey?: string;
+  defaultCluster: string;
+  defaultAuthUrl: string;
+  defaultStorageUrl: string;
+}
+
+export interface BootstrapResult {
+  /** Set only when this start generated the first admin's key: print it once, never log it. */
+  generatedAdmin?: { name: string; key: string };
+  createdCluster?: string;
+}
+
+/**
+ * First-start setup, idempotent and safe with several replicas starting at once (an advisory lock
+ * serialises them): the first admin operator, and a default cluster when there is none.
+ */
+export async function bootstrap(db: Knex, options: BootstrapOptions): Promise<BootstrapResult> {
+  return db.transaction(async (trx) => {
+    await trx.raw('SELECT pg_advisory_xact_lock(?)', [0x0ca1e0]);
+    const result: BootstrapResult = {};
+    if ((await countOperators(trx)) === 0) {
+      const name = options.adminUser ?? 'admin';
+      const { key } = await createOperatorWithKey(trx, { name, role: 'admin', clusterIds: [], key: options.adminKey });
+      if (!options.adminKey) result.generatedAdmin = { name, key };
+    }
+    if (options.defaultCluster && (await countClusters(trx)) === 0) {
+      await createCluster(trx, {
+        name: options.defaultCluster,
+        auth_url: options.defaultAuthUrl,
+        storage_url: options.defaultStorageUrl,
+        region: 'RegionOne',
+      });
+      result.createdCluster = options.defaultCluster;
+    }
+    return result;
+  });
+}

@@ -1,0 +1,52 @@
+import { readFileSync } from 'node:fs';
+import Joi from 'joi';
+import { ConfigError, loadConfig, type ConfigSpec, type Env } from '@cairn/config';
+import { apiKeySchema, operatorNameSchema } from '@cairn/domain';
+
+/** The only place management-api reads the environment. Every key: env name, doc, default. */
+export const configSpec = {
+  host: { env: 'CAIRN_API_HOST', doc: 'Address management-api listens on.', schema: Joi.string().default('0.0.0.0') },
+  port: { env: 'CAIRN_API_PORT', doc: 'Port management-api listens on (0 picks a free one).', schema: Joi.number().integer().min(0).max(65535).default(8000) },
+  databaseUrl: {
+    env: 'DATABASE_URL',
+    doc: 'Postgres connection URL. Unset: embedded PGlite with data under CAIRN_DATA_DIR.',
+    schema: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
+    secret: true,
+  },
+  dataDir: { env: 'CAIRN_DATA_DIR', doc: 'Where embedded PGlite keeps its data (only without DATABASE_URL).', schema: Joi.string().default('./data/pglite') },
+  poolMax: { env: 'DATABASE_POOL_MAX', doc: 'Postgres connections per process.', schema: Joi.number().integer().min(1).max(200).default(10) },
+  migrateOnStart: { env: 'CAIRN_MIGRATE_ON_START', doc: 'Apply pending migrations at start (set false when a migrate job does it).', schema: Joi.boolean().default(true) },
+  adminUser: { env: 'CAIRN_ADMIN_USER', doc: 'With CAIRN_ADMIN_KEY: the first admin operator, created only while no operator exists.', schema: operatorNameSchema },
+  adminKey: { env: 'CAIRN_ADMIN_KEY', doc: 'API key of CAIRN_ADMIN_USER (at least 32 printable characters).', schema: apiKeySchema, secret: true },
+  defaultCluster: {
+    env: 'CAIRN_DEFAULT_CLUSTER',
+    doc: 'Name of the cluster created when the database has none ("" to create none).',
+    schema: Joi.string().allow('').max(255).default('default'),
+  },
+  defaultAuthUrl: { env: 'CAIRN_DEFAULT_AUTH_URL', doc: 'auth_url of that default cluster.', schema: Joi.string().uri().default('http://127.0.0.1:5000/auth') },
+  defaultStorageUrl: { env: 'CAIRN_DEFAULT_STORAGE_URL', doc: 'storage_url of that default cluster (the Swift proxy, ending in /v1).', schema: Joi.string().uri().default('http://127.0.0.1:8080/v1') },
+  logLevel: { env: 'LOG_LEVEL', doc: 'pino log level.', schema: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info') },
+} satisfies ConfigSpec;
+
+export interface ManagementApiConfig {
+  host: string;
+  port: number;
+  databaseUrl?: string;
+  dataDir: string;
+  poolMax: number;
+  migrateOnStart: boolean;
+  adminUser?: string;
+  adminKey?: string;
+  defaultCluster: string;
+  defaultAuthUrl: string;
+  defaultStorageUrl: string;
+  logLevel: string;
+}
+
+export function readConfig(env: Env = process.env): ManagementApiConfig {
+  const config = loadConfig<ManagementApiConfig>(configSpec, env, (p) => readFileSync(p, 'utf8'));
+  if (Boolean(config.adminUser) !== Boolean(config.adminKey)) {
+    throw new ConfigError(['CAIRN_ADMIN_USER and CAIRN_ADMIN_KEY must be set together.']);
+  }
+  return config;
+}

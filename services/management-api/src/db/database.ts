@@ -1,0 +1,46 @@
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import knex, { type Knex } from 'knex';
+import ClientPgLite from 'knex-pglite';
+import { migrationSource } from './migrations';
+
+/** A knex handle or a transaction: repositories accept either so one transaction can span steps. */
+export type Db = Knex | Knex.Transaction;
+
+export interface DatabaseOptions {
+  /** Postgres URL; without it, embedded PGlite. */
+  url?: string;
+  /** PGlite data directory; `memory://` keeps everything in memory (tests). */
+  dataDir?: string;
+  poolMax?: number;
+}
+
+export function createDatabase(options: DatabaseOptions): Knex {
+  if (options.url) {
+    return knex({
+      client: 'pg',
+      connection: { connectionString: options.url, application_name: 'cairn-management-api' },
+      pool: { min: 0, max: options.poolMax ?? 10 },
+      acquireConnectionTimeout: 5000,
+    });
+  }
+  const dataDir = options.dataDir ?? 'memory://';
+  if (!dataDir.startsWith('memory://')) mkdirSync(resolve(dataDir), { recursive: true });
+  return knex({
+    client: ClientPgLite as unknown as typeof knex.Client,
+    dialect: 'postgres',
+    connection: { filename: dataDir.startsWith('memory://') ? dataDir : resolve(dataDir) } as Knex.StaticConnectionConfig,
+  });
+}
+
+export async function migrateLatest(db: Knex): Promise<string[]> {
+  const [, applied] = (await db.migrate.latest({ migrationSource })) as [number, string[]];
+  return applied;
+}
+
+export async function migrateRollbackAll(db: Knex): Promise<string[]> {
+  const [, reverted] = (await db.migrate.rollback({ migrationSource }, true)) as [number, string[]];
+  return reverted;
+}
+
+export const isEmbedded = (db: Knex): boolean => db.client.config.client !== 'pg';

@@ -1,0 +1,47 @@
+import { CairnError, errors } from '@cairn/domain';
+
+/**
+ * Translates driver errors into domain errors, once, at the data layer. Repositories name what a
+ * constraint means to a person; everything about connectivity becomes UNAVAILABLE (503) so clients
+ * retry instead of believing their input was wrong.
+ */
+export interface ConstraintMessages {
+  [constraint: string]: () => CairnError;
+}
+
+interface PgError {
+  code?: string;
+  constraint?: string;
+  message?: string;
+}
+
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '53300']);
+
+export function translateDbError(e: unknown, messages: ConstraintMessages = {}): unknown {
+  if (e instanceof CairnError) return e;
+  const err = (e ?? {}) as PgError;
+  const code = err.code ?? '';
+  if (code === '23505' || code === '23503') {
+    const make = err.constraint ? messages[err.constraint] : undefined;
+    if (make) return make();
+    return code === '23505'
+      ? errors.alreadyExists('That object already exists.')
+      : errors.inUse('That object is still referenced by others.');
+  }
+  if (code === '22P02' || code === '22003' || code === '22001' || code === '22021') {
+    return errors.invalidInput('A value is out of range or not valid for its field.');
+  }
+  if (CONNECTION_CODES.has(code) || code.startsWith('08') || /timeout|Connection terminated|not queryable/i.test(err.message ?? '')) {
+    return errors.unavailable('The database is unavailable; try again shortly.');
+  }
+  return e;
+}
+
+/** Runs `fn`, rethrowing database errors as domain errors. */
+export async function withDbErrors<T>(fn: () => Promise<T>, messages?: ConstraintMessages): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    throw translateDbError(e, messages);
+  }
+}

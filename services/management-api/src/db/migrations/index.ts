@@ -1,0 +1,20 @@
+import type { Knex } from 'knex';
+import * as initialSchema from './20261122000000_initial_schema';
+
+/**
+ * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
+ * and a bundled image. Add new ones at the end, named by timestamp.
+ */
+const migrations: Record<string, Knex.Migration> = {
+  '20261122000000_initial_schema': initialSchema,
+};
+
+export const migrationSource: Knex.MigrationSource<string> = {
+  getMigrations: async () => Object.keys(migrations),
+  getMigrationName: (name) => name,
+  getMigration: async (name) => {
+    const migration = migrations[name];
+    if (!migration) throw new Error(`Unknown migration ${name}`);
+    return migration;
+  },
+};

@@ -1,0 +1,43 @@
+import type { Knex } from 'knex';
+import pino, { type Logger } from 'pino';
+import { DEFAULT_SCRYPT_PARAMS, hashPassword, type ScryptParams } from '@cairn/domain';
+import type { ManagementApiConfig } from './config';
+import { createDatabase } from './db/database';
+
+/** Everything the app needs from the outside world, built once from config and passed in. */
+export interface Deps {
+  db: Knex;
+  log: Logger;
+  hashPassword: (password: string) => Promise<string>;
+}
+
+/** Secrets never reach a log line, whatever logs them. */
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers["x-auth-key"]',
+  'req.headers["x-auth-token"]',
+  'req.headers["x-subject-token"]',
+  'req.headers["x-storage-pass"]',
+  'req.headers.cookie',
+  'res.headers["x-auth-token"]',
+  'res.headers["x-subject-token"]',
+  'res.headers["x-storage-token"]',
+  'password',
+  '*.password',
+  'api_key',
+  '*.api_key',
+  'key',
+  '*.key',
+];
+
+export function createLogger(level: string): Logger {
+  return pino({ level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { service: 'management-api' } });
+}
+
+export function createDeps(config: ManagementApiConfig, scrypt: ScryptParams = DEFAULT_SCRYPT_PARAMS): Deps {
+  return {
+    db: createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: config.poolMax }),
+    log: createLogger(config.logLevel),
+    hashPassword: (password) => hashPassword(password, scrypt),
+  };
+}

@@ -1,0 +1,58 @@
+import type { NextFunction, Request, Response } from 'express';
+import { apiKeyMatches, errors, hashApiKey, type Operator } from '@cairn/domain';
+import type { Db } from '../db/database';
+import { findOperatorCredentials } from '../repositories/operators';
+
+/**
+ * `Authorization: ApiKey <operator>:<key>` (scheme word case-insensitive, split on the first ':').
+ * Unknown operators are compared against a dummy hash so a miss costs the same as a wrong key.
+ */
+const HEADER = /^apikey[ \t]+([^:\s]+):(\S+)\s*$/i;
+const DUMMY_HASH = hashApiKey('cairn-dummy-key-for-constant-time-misses');
+
+export interface AuthenticatedLocals {
+  operator: Operator;
+}
+
+export const operatorOf = (res: Response): Operator => (res.locals as AuthenticatedLocals).operator;
+
+export function authenticate(db: Db) {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const header = req.get('authorization');
+    if (!header) throw errors.unauthenticated();
+    const m = HEADER.exec(header);
+    if (!m) throw errors.unauthenticated('Malformed Authorization header: expected "ApiKey <operator>:<key>".');
+    const [, name, key] = m as unknown as [string, string, string];
+    const credential = name.length <= 64 ? await findOperatorCredentials(db, name) : null;
+    let matched = false;
+    for (const hash of credential?.keyHashes.length ? credential.keyHashes : [DUMMY_HASH]) {
+      // No early exit: the time spent does not depend on which key matched.
+      matched = apiKeyMatches(key, hash) || matched;
+    }
+    if (!credential || !matched) throw errors.unauthenticated('Invalid operator name or API key.');
+    (res.locals as AuthenticatedLocals).operator = credential.operator;
+    next();
+  };
+}
+
+const isRestricted = (op: Operator): boolean => op.clusterIds.length > 0;
+
+/** Cluster ids the operator may see, or undefined for all. */
+export const visibleClusters = (op: Operator): number[] | undefined => (isRestricted(op) ? op.clusterIds : undefined);
+
+export const canSeeCluster = (op: Operator, clusterId: number): boolean => !isRestricted(op) || op.clusterIds.includes(clusterId);
+
+export function requireWriter(op: Operator): void {
+  if (op.role !== 'admin') throw errors.forbidden(`Operator '${op.name}' has the reader role and may only read.`);
+}
+
+export function requireWriterOn(op: Operator, clusterId: number): void {
+  requireWriter(op);
+  if (!canSeeCluster(op, clusterId)) throw errors.forbidden(`Operator '${op.name}' may not change cluster ${clusterId}.`);
+}
+
+/** Managing clusters and operators needs an admin who is not limited to some clusters. */
+export function requireGlobalAdmin(op: Operator): void {
+  requireWriter(op);
+  if (isRestricted(op)) throw errors.forbidden(`Operator '${op.name}' is limited to some clusters and may not manage clusters or operators.`);
+}

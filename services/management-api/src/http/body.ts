@@ -1,0 +1,116 @@
+import type { Request } from 'express';
+import { parseStringPromise } from 'xml2js';
+import { errors } from '@cairn/domain';
+
+/**
+ * Request bodies arrive as JSON, form-encoded or tastypie XML; all become one plain object that the
+ * same joi schema validates. The raw bytes come from express.raw() with a size limit (413 past it).
+ */
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function decode(raw: Buffer): string {
+  try {
+    return utf8.decode(raw);
+  } catch {
+    throw errors.invalidInput('Request body is not valid UTF-8.');
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw errors.invalidInput('Request is not valid JSON.');
+  }
+}
+
+function parseForm(text: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of new URLSearchParams(text)) {
+    const prev = out[key];
+    if (prev === undefined) out[key] = value;
+    else out[key] = Array.isArray(prev) ? [...prev, value] : [prev, value];
+  }
+  return out;
+}
+
+type XmlElement = string | { $?: Record<string, string>; _?: string; [child: string]: unknown };
+
+function fromXmlElement(el: XmlElement): unknown {
+  if (typeof el === 'string') return el;
+  const type = el.$?.type;
+  const text = el._ ?? '';
+  switch (type) {
+    case 'null':
+      return null;
+    case 'boolean':
+      return text === 'True' || text === 'true' || text === '1' ? true : text === 'False' || text === 'false' || text === '0' ? false : text;
+    case 'integer':
+    case 'float':
+      return /^[+-]?\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : text;
+    case 'list': {
+      const items: unknown[] = [];
+      for (const tag of ['value', 'object']) for (const child of (el[tag] as XmlElement[] | undefined) ?? []) items.push(fromXmlElement(child));
+      return items;
+    }
+    default: {
+      const children = Object.keys(el).filter((k) => k !== '$' && k !== '_');
+      if (children.length === 0) return text;
+      return fromXmlChildren(el);
+    }
+  }
+}
+
+function fromXmlChildren(el: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(el)) {
+    if (key === '$' || key === '_') continue;
+    const values = el[key] as XmlElement[];
+    if (values.length > 1) throw errors.invalidInput(`The XML element <${key}> appears more than once.`);
+    out[key] = fromXmlElement(values[0]!);
+  }
+  return out;
+}
+
+async function parseXml(text: string): Promise<unknown> {
+  // No DTDs at all: nothing to expand, nothing external to fetch.
+  if (/<!DOCTYPE|<!ENTITY/i.test(text)) throw errors.invalidInput('XML bodies may not contain a DOCTYPE or entity declarations.');
+  let doc: Record<string, unknown>;
+  try {
+    doc = await parseStringPromise(text, { explicitArray: true, explicitRoot: true, strict: true, async: false });
+  } catch {
+    throw errors.invalidInput('Request is not valid XML.');
+  }
+  const root = doc ? Object.values(doc)[0] : undefined;
+  if (!root || typeof root !== 'object') return typeof root === 'string' && root.trim() === '' ? {} : root;
+  return fromXmlChildren(root as Record<string, unknown>);
+}
+
+/** Parses the request body into a plain object of fields; an empty body is `{}`. */
+export async function parseBody(req: Request): Promise<Record<string, unknown>> {
+  const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+  const contentType = (req.get('content-type') ?? '').toLowerCase();
+  const [mediaType = '', ...params] = contentType.split(';').map((s) => s.trim());
+  const charset = params.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
+  if (charset && charset !== 'utf-8' && charset !== 'utf8' && charset !== 'us-ascii') {
+    throw errors.unsupportedMediaType(`Unsupported charset '${charset}'; send UTF-8.`);
+  }
+  const text = decode(raw);
+  let parsed: unknown;
+  if (mediaType === '' || mediaType === 'application/json' || mediaType.endsWith('+json')) {
+    parsed = text.trim() === '' ? {} : parseJson(text);
+  } else if (mediaType === 'application/x-www-form-urlencoded') {
+    parsed = parseForm(text);
+  } else if (mediaType === 'application/xml' || mediaType === 'text/xml') {
+    parsed = text.trim() === '' ? {} : await parseXml(text);
+  } else {
+    throw errors.unsupportedMediaType(
+      "Unsupported content type; send 'application/json', 'application/x-www-form-urlencoded' or 'application/xml'.",
+    );
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw errors.invalidInput('The request body must be an object of fields.');
+  }
+  return parsed as Record<string, unknown>;
+}

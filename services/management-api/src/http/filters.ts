@@ -1,0 +1,161 @@
+import { errors } from '@cairn/domain';
+import { escapeHtml } from './escape';
+import type { FieldDef, Lookup, ResourceDef } from './resource';
+
+/**
+ * Turns tastypie-style query parameters (`user__startswith=a`, `cluster__name=x`, `order_by=-id`)
+ * into a validated, typed description of the query. Column names come only from resource
+ * definitions, never from the request; values are always bound as parameters.
+ */
+export interface Filter {
+  alias: string;
+  column: string;
+  lookup: Lookup;
+  /** One value, or several for `in`. Integers travel as decimal strings (bigint-safe). */
+  values: Array<string | boolean>;
+}
+
+export interface Ordering {
+  alias: string;
+  column: string;
+  desc: boolean;
+}
+
+export interface ListQuery {
+  filters: Filter[];
+  ordering: Ordering[];
+  limit: number;
+  offset: bigint;
+}
+
+const RESERVED = new Set(['format', 'limit', 'offset', 'order_by', 'callback', 'username', 'api_key']);
+const ALL_LOOKUPS = new Set<string>(['exact', 'iexact', 'in', 'startswith', 'istartswith', 'contains', 'icontains', 'gt', 'gte', 'lt', 'lte', 'isnull', 'range', 'year', 'month', 'day', 'regex', 'iregex', 'endswith', 'iendswith']);
+
+export type QueryParams = Array<[string, string]>;
+
+const mismatched = () => errors.invalidInput('Invalid resource lookup data provided (mismatched type).');
+
+function parseBoolean(value: string): boolean {
+  if (value === 'true' || value === 'True' || value === '1') return true;
+  if (value === 'false' || value === 'False' || value === '0') return false;
+  throw mismatched();
+}
+
+function convert(field: FieldDef, lookup: Lookup, raw: string): Array<string | boolean> {
+  if (lookup === 'isnull') return [parseBoolean(raw)];
+  const parts = lookup === 'in' ? raw.split(',') : [raw];
+  return parts.map((part) => {
+    if (field.related) {
+      const id = field.related.toId(part);
+      if (id === null) throw mismatched();
+      return id;
+    }
+    switch (field.type) {
+      case 'integer': {
+        if (!/^-?\d{1,20}$/.test(part)) throw mismatched();
+        const n = BigInt(part);
+        if (n > (field.max ?? 0n) || n < -(field.max ?? 0n)) throw mismatched();
+        return n.toString();
+      }
+      case 'boolean':
+        return parseBoolean(part);
+      default:
+        return part;
+    }
+  });
+}
+
+function parseFilter(resource: ResourceDef, key: string, values: string[]): Filter | null {
+  const bits = key.split('__');
+  const fieldName = bits[0]!;
+  let field = resource.fields[fieldName];
+  if (!field) return null; // tastypie ignores query keys that are not fields
+  let alias = resource.alias;
+  let shownName = fieldName;
+  let rest = bits.slice(1);
+  if (field.related && rest.length > 0 && field.related.resource().fields[rest[0]!]) {
+    if (!field.filtering) throw errors.invalidInput(`The '${escapeHtml(fieldName)}' field does not allow filtering.`);
+    const related = field.related;
+    const relatedResource = related.resource();
+    shownName = rest[0]!;
+    field = relatedResource.fields[shownName]!;
+    alias = related.alias;
+    rest = rest.slice(1);
+  }
+  if (!field.filtering || !field.column) throw errors.invalidInput(`The '${escapeHtml(shownName)}' field does not allow filtering.`);
+  if (rest.length > 1) throw errors.invalidInput(`'${escapeHtml(rest.join('__'))}' is not an allowed filter on the '${escapeHtml(shownName)}' field.`);
+  const lookup = (rest[0] ?? 'exact') as Lookup;
+  if (!ALL_LOOKUPS.has(lookup) || !field.filtering.includes(lookup)) {
+    throw errors.invalidInput(`'${escapeHtml(lookup)}' is not an allowed filter on the '${escapeHtml(shownName)}' field.`);
+  }
+  const converted = lookup === 'in' ? values.flatMap((v) => convert(field, lookup, v)) : convert(field, lookup, values[values.length - 1]!);
+  return { alias, column: field.column, lookup, values: converted };
+}
+
+function parseOrdering(resource: ResourceDef, values: string[]): Ordering[] {
+  return values.map((raw) => {
+    const desc = raw.startsWith('-');
+    const name = desc ? raw.slice(1) : raw;
+    const field = resource.fields[name];
+    if (!field) throw errors.invalidInput(`No matching '${escapeHtml(name)}' field for ordering on.`);
+    if (!field.ordering || !field.column) throw errors.invalidInput(`The '${escapeHtml(name)}' field does not allow ordering.`);
+    return { alias: resource.alias, column: field.column, desc };
+  });
+}
+
+function parseInteger(raw: string): bigint | null {
+  const trimmed = raw.trim();
+  return /^[+-]?\d+$/.test(trimmed) ? BigInt(trimmed) : null;
+}
+
+export function parseLimit(raw: string | undefined, defaultLimit: number, maxLimit: number): number {
+  if (raw === undefined) return defaultLimit;
+  const n = parseInteger(raw);
+  if (n === null) throw errors.invalidInput(`Invalid limit '${escapeHtml(raw)}' provided. Please provide a positive integer.`);
+  if (n < 0n) throw errors.invalidInput(`Invalid limit '${escapeHtml(raw)}' provided. Please provide a positive integer >= 0.`);
+  return n === 0n || n > BigInt(maxLimit) ? maxLimit : Number(n);
+}
+
+export function parseOffset(raw: string | undefined): bigint {
+  if (raw === undefined) return 0n;
+  const n = parseInteger(raw);
+  if (n === null) throw errors.invalidInput(`Invalid offset '${escapeHtml(raw)}' provided. Please provide an integer.`);
+  if (n < 0n) throw errors.invalidInput(`Invalid offset '${escapeHtml(raw)}' provided. Please provide a positive integer >= 0.`);
+  return n;
+}
+
+const lastOf = (params: QueryParams, key: string): string | undefined => {
+  const found = params.filter(([k]) => k === key);
+  return found.length ? found[found.length - 1]![1] : undefined;
+};
+
+export function parseListQuery(resource: ResourceDef, params: QueryParams, defaultLimit: number, maxLimit: number): ListQuery {
+  const grouped = new Map<string, string[]>();
+  for (const [k, v] of params) {
+    if (RESERVED.has(k)) continue;
+    grouped.set(k, [...(grouped.get(k) ?? []), v]);
+  }
+  const filters: Filter[] = [];
+  for (const [key, values] of grouped) {
+    const filter = parseFilter(resource, key, values);
+    if (filter) filters.push(filter);
+  }
+  const orderValues = params.filter(([k]) => k === 'order_by').map(([, v]) => v);
+  return {
+    filters,
+    ordering: parseOrdering(resource, orderValues),
+    limit: parseLimit(lastOf(params, 'limit'), defaultLimit, maxLimit),
+    offset: parseOffset(lastOf(params, 'offset')),
+  };
+}
+
+/** The query string's pairs in their original order (express's parsed object loses order and repeats). */
+export function queryPairs(originalUrl: string): QueryParams {
+  const q = originalUrl.indexOf('?');
+  if (q < 0) return [];
+  try {
+    return [...new URLSearchParams(originalUrl.slice(q + 1))];
+  } catch {
+    throw errors.invalidInput('The query string is malformed.');
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * A resource's public shape, the single source for filtering, ordering, body rules and the
+ * `/schema/` document, as a tastypie Resource's Meta would be.
+ */
+export type FieldType = 'integer' | 'string' | 'boolean' | 'related' | 'list' | 'datetime';
+
+export type Lookup =
+  | 'exact' | 'iexact' | 'in' | 'startswith' | 'istartswith' | 'contains' | 'icontains'
+  | 'gt' | 'gte' | 'lt' | 'lte' | 'isnull';
+
+export const STRING_LOOKUPS: readonly Lookup[] = ['exact', 'iexact', 'in', 'startswith', 'istartswith', 'contains', 'icontains', 'gt', 'gte', 'lt', 'lte', 'isnull'];
+export const NUMBER_LOOKUPS: readonly Lookup[] = ['exact', 'in', 'gt', 'gte', 'lt', 'lte', 'isnull'];
+export const EXACT_ONLY: readonly Lookup[] = ['exact'];
+export const RELATED_LOOKUPS: readonly Lookup[] = ['exact', 'in', 'isnull'];
+
+export interface FieldDef {
+  type: FieldType;
+  help: string;
+  readonly?: boolean;
+  nullable?: boolean;
+  unique?: boolean;
+  default?: unknown;
+  /** SQL column on the resource's own table, for filtering and ordering. */
+  column?: string;
+  filtering?: readonly Lookup[];
+  /** For integer fields: the largest value the column holds (int4 or int8). */
+  max?: bigint;
+  ordering?: boolean;
+  /** For related fields: the resource `__` chains into, its table alias, and how a value becomes an id. */
+  related?: { resource: () => ResourceDef; alias: string; toId: (value: string) => string | null };
+}
+
+export interface ResourceDef {
+  name: string;
+  /** Alias of the resource's table in list queries. */
+  alias: string;
+  listMethods: readonly string[];
+  detailMethods: readonly string[];
+  fields: Record<string, FieldDef>;
+}
+
+export const INT4_MAX = 2147483647n;
+export const INT8_MAX = 9223372036854775807n;
+
+export const DEFAULT_LIMIT = 20;
+export const MAX_LIMIT = 1000;
+
+/** Tastypie's `/schema/` document for a resource. */
+export function schemaDocument(resource: ResourceDef): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  const filtering: Record<string, unknown> = {};
+  const ordering: string[] = [];
+  for (const [name, f] of Object.entries(resource.fields)) {
+    fields[name] = {
+      blank: f.default !== undefined || f.nullable === true,
+      default: f.default === undefined ? 'No default provided.' : f.default,
+      help_text: f.help,
+      nullable: f.nullable ?? false,
+      readonly: f.readonly ?? false,
+      type: f.type === 'related' ? 'related' : f.type,
+      unique: f.unique ?? false,
+      ...(f.type === 'related' ? { related_type: 'to_one' } : {}),
+    };
+    if (f.filtering) filtering[name] = f.related ? 2 : [...f.filtering];
+    if (f.ordering) ordering.push(name);
+  }
+  return {
+    allowed_detail_http_methods: resource.detailMethods.map((m) => m.toLowerCase()),
+    allowed_list_http_methods: resource.listMethods.map((m) => m.toLowerCase()),
+    default_format: 'application/json',
+    default_limit: DEFAULT_LIMIT,
+    fields,
+    filtering,
+    ordering,
+  };
+}

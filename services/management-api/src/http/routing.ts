@@ -1,0 +1,29 @@
+import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
+import { errors } from '@cairn/domain';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+type Handler = (req: Request<Record<string, string>>, res: Response) => Promise<void>;
+
+/**
+ * Registers a path with its handlers. As tastypie does, the method is checked before
+ * authentication (405 + Allow), and OPTIONS answers the allowed methods without a key.
+ */
+export function resourceRoute(
+  router: Router,
+  path: string,
+  auth: RequestHandler,
+  handlers: Partial<Record<Method, Handler>>,
+): void {
+  const allowed = Object.keys(handlers) as Method[];
+  router.all(path, (req: Request, res: Response, next: NextFunction) => {
+    if (req.method === 'OPTIONS') {
+      res.set('Allow', allowed.join(',')).type('text/plain').status(200).send(allowed.join(','));
+      return;
+    }
+    const method = (req.method === 'HEAD' ? 'GET' : req.method) as Method;
+    const handler = handlers[method];
+    if (!handler) throw errors.methodNotAllowed(allowed);
+    // express 5 forwards rejected promises to the error handler.
+    return auth(req, res, (err?: unknown) => (err ? next(err) : handler(req as Request<Record<string, string>>, res).catch(next)));
+  });
+}

@@ -1,0 +1,82 @@
+import { Builder } from 'xml2js';
+
+/**
+ * Tastypie's wire formats. JSON: keys sorted at every level, Python's default separators (", " and
+ * ": "), no indentation. XML: `<response>` for lists, errors and plain dicts, `<object>` for a single
+ * resource; typed scalars; children sorted by tag.
+ */
+
+const RESOURCE = Symbol('tastypie.resource');
+
+/** Marks a plain object as a resource, so XML renders it as `<object>` rather than `<object type="hash">`. */
+export function asResource<T extends object>(value: T): T {
+  Object.defineProperty(value, RESOURCE, { value: true, enumerable: false });
+  return value;
+}
+const isResource = (value: object): boolean => (value as Record<symbol, unknown>)[RESOURCE] === true;
+
+export function toJson(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  if (Array.isArray(value)) return `[${value.map(toJson).join(', ')}]`;
+  if (value instanceof Date) return JSON.stringify(value.toISOString());
+  if (typeof value === 'object') {
+    const entries = Object.keys(value)
+      .sort()
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}: ${toJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(', ')}}`;
+  }
+  if (typeof value === 'number' && !Number.isFinite(value)) return 'null';
+  return JSON.stringify(value);
+}
+
+type XmlNode = Record<string, unknown>;
+
+function scalarNode(value: unknown): XmlNode | string {
+  if (value === null || value === undefined) return { $: { type: 'null' } };
+  if (typeof value === 'boolean') return { $: { type: 'boolean' }, _: value ? 'True' : 'False' };
+  if (typeof value === 'number') return { $: { type: Number.isInteger(value) ? 'integer' : 'float' }, _: String(value) };
+  if (value instanceof Date) return value.toISOString();
+  return String(value);
+}
+
+function dictChildren(value: Record<string, unknown>): XmlNode {
+  const node: XmlNode = {};
+  for (const key of Object.keys(value).sort()) {
+    if (value[key] !== undefined) node[key] = toNode(value[key]);
+  }
+  return node;
+}
+
+function toNode(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    const objects: unknown[] = [];
+    const values: unknown[] = [];
+    for (const item of value) {
+      if (item !== null && typeof item === 'object' && !(item instanceof Date)) {
+        objects.push(isResource(item) ? dictChildren(item as Record<string, unknown>) : { $: { type: 'hash' }, ...dictChildren(item as Record<string, unknown>) });
+      } else {
+        values.push(scalarNode(item));
+      }
+    }
+    const node: XmlNode = { $: { type: 'list' } };
+    if (objects.length > 0) node.object = objects;
+    if (values.length > 0) node.value = values;
+    return node;
+  }
+  if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
+    return { $: { type: 'hash' }, ...dictChildren(value as Record<string, unknown>) };
+  }
+  return scalarNode(value);
+}
+
+const builder = new Builder({ headless: true, renderOpts: { pretty: false } });
+
+export function toXml(value: unknown): string {
+  const declaration = "<?xml version='1.0' encoding='utf-8'?>\n";
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    const root = isResource(value) ? 'object' : 'response';
+    return declaration + builder.buildObject({ [root]: dictChildren(value as Record<string, unknown>) });
+  }
+  return declaration + builder.buildObject({ response: toNode(value) });
+}

@@ -1,0 +1,6 @@
+export { createApp } from './app';
+export { createDeps, createLogger, type Deps } from './deps';
+export { readConfig, configSpec, type ManagementApiConfig } from './config';
+export { startManagementApi, type RunningApi } from './server';
+export { createDatabase, migrateLatest, migrateRollbackAll } from './db/database';
+export { bootstrap } from './bootstrap';

@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import { errors, type Cluster, type ClusterCreateInput, type ClusterPatchInput } from '@cairn/domain';
+import type { Db } from '../db/database';
+import { withDbErrors, type ConstraintMessages } from '../db/errors';
+import type { ListQuery } from '../http/filters';
+import { applyFilters, fetchPage, type Page } from './list-query';
+
+interface ClusterRow {
+  id: number;
+  name: string;
+  uuid: string;
+  auth_url: string;
+  storage_url: string;
+  region: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS = ['k.id', 'k.name', 'k.uuid', 'k.auth_url', 'k.storage_url', 'k.region', 'k.created_at', 'k.updated_at'];
+
+const toCluster = (r: ClusterRow): Cluster => ({
+  id: Number(r.id),
+  name: r.name,
+  uuid: r.uuid,
+  authUrl: r.auth_url,
+  storageUrl: r.storage_url,
+  region: r.region,
+  createdAt: new Date(r.created_at),
+  updatedAt: new Date(r.updated_at),
+});
+
+const uniqueMessages = (name?: string, uuid?: string): ConstraintMessages => ({
+  clusters_name_unique: () => errors.alreadyExists(`A cluster named '${name}' already exists.`),
+  clusters_uuid_unique: () => errors.alreadyExists(`A cluster with uuid '${uuid}' already exists.`),
+});
+
+/** `visible`: the cluster ids an operator may see; undefined means all. */
+export async function listClusters(db: Db, query: ListQuery, visible?: number[]): Promise<Page<Cluster>> {
+  return withDbErrors(async () => {
+    const base = applyFilters(db('clusters as k'), query.filters);
+    if (visible) base.whereIn('k.id', visible);
+    const page = await fetchPage<ClusterRow>(base, query, 'k', COLUMNS);
+    return { total: page.total, rows: page.rows.map(toCluster) };
+  });
+}
+
+export async function getCluster(db: Db, id: number): Promise<Cluster | null> {
+  const row = await withDbErrors(() => db('clusters as k').select(COLUMNS).where('k.id', id).first());
+  return row ? toCluster(row as ClusterRow) : null;
+}
+
+export async function findClusterByName(db: Db, name: string): Promise<Cluster | null> {
+  const row = await withDbErrors(() => db('clusters as k').select(COLUMNS).where('k.name', name).first());
+  return row ? toCluster(row as ClusterRow) : null;
+}
+
+export async function countClusters(db: Db): Promise<number> {
+  const [row] = await withDbErrors(() => db('clusters').count({ count: '*' }));
+  return Number((row as { count: string | number }).count);
+}
+
+export async function createCluster(db: Db, input: ClusterCreateInput): Promise<Cluster> {
+  const uuid = input.uuid ?? randomUUID();
+  const [row] = await withDbErrors(
+    () =>
+      db('clusters')
+        .insert({ name: input.name, uuid, auth_url: input.auth_url, storage_url: input.storage_url, region: input.region })
+        .returning(['id', 'name', 'uuid', 'auth_url', 'storage_url', 'region', 'created_at', 'updated_at']),
+    uniqueMessages(input.name, uuid),
+  );
+  return toCluster(row as ClusterRow);
+}
+
+export async function updateCluster(db: Db, id: number, patch: ClusterPatchInput): Promise<Cluster | null> {
+  const changes: Record<string, unknown> = {};
+  if (patch.name !== undefined) changes.name = patch.name;
+  if (patch.auth_url !== undefined) changes.auth_url = patch.auth_url;
+  if (patch.storage_url !== undefined) changes.storage_url = patch.storage_url;
+  if (patch.region !== undefined) changes.region = patch.region;
+  if (Object.keys(changes).length === 0) return getCluster(db, id);
+  const [row] = await withDbErrors(
+    () =>
+      db('clusters')
+        .where({ id })
+        .update({ ...changes, updated_at: db.fn.now() })
+        .returning(['id', 'name', 'uuid', 'auth_url', 'storage_url', 'region', 'created_at', 'updated_at']),
+    uniqueMessages(patch.name),
+  );
+  return row ? toCluster(row as ClusterRow) : null;
+}
+
+/** Refuses while storage users exist: their Swift accounts would be orphaned from any login. */
+export async function deleteCluster(db: Db, id: number): Promise<boolean> {
+  return withDbErrors(
+    async () => {
+      const [users] = await db('storage_users').where({ cluster_id: id }).count({ count: '*' });
+      const count = Number((users as { count: string | number }).count);
+      if (count > 0) {
+        throw errors.inUse(`The cluster still has ${count} storage user(s); delete them before deleting the cluster.`);
+      }
+      const deleted = await db('clusters').where({ id }).delete();
+      return deleted > 0;
+    },
+    {
+      storage_users_cluster_id_foreign: () =>
+        errors.inUse('The cluster still has storage users; delete them before deleting the cluster.'),
+    },
+  );
+}

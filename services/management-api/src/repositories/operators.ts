@@ -1,0 +1,154 @@
+import { errors, type Operator, type OperatorRole } from '@cairn/domain';
+import type { Db } from '../db/database';
+import { withDbErrors } from '../db/errors';
+import type { ListQuery } from '../http/filters';
+import { applyFilters, fetchPage, type Page } from './list-query';
+
+interface OperatorRow {
+  id: number;
+  name: string;
+  role: OperatorRole;
+  cluster_ids: number[] | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const toOperator = (r: OperatorRow): Operator => ({
+  id: Number(r.id),
+  name: r.name,
+  role: r.role,
+  clusterIds: (r.cluster_ids ?? []).map(Number).sort((a, b) => a - b),
+  createdAt: new Date(r.created_at),
+  updatedAt: new Date(r.updated_at),
+});
+
+const selectOperators = (db: Db) =>
+  db('operators as o').select(
+    'o.id',
+    'o.name',
+    'o.role',
+    'o.created_at',
+    'o.updated_at',
+    db.raw('ARRAY(SELECT oc.cluster_id FROM operator_clusters oc WHERE oc.operator_id = o.id) AS cluster_ids'),
+  );
+
+export async function countOperators(db: Db): Promise<number> {
+  const [row] = await withDbErrors(() => db('operators').count({ count: '*' }));
+  return Number((row as { count: string | number }).count);
+}
+
+export async function listOperators(db: Db, query: ListQuery): Promise<Page<Operator>> {
+  return withDbErrors(async () => {
+    const base = applyFilters(db('operators as o'), query.filters);
+    const page = await fetchPage<OperatorRow>(base, query, 'o', [
+      'o.id',
+      'o.name',
+      'o.role',
+      'o.created_at',
+      'o.updated_at',
+      db.raw('ARRAY(SELECT oc.cluster_id FROM operator_clusters oc WHERE oc.operator_id = o.id) AS cluster_ids') as unknown as string,
+    ]);
+    return { total: page.total, rows: page.rows.map(toOperator) };
+  });
+}
+
+export async function getOperator(db: Db, id: number): Promise<Operator | null> {
+  const row = await withDbErrors(() => selectOperators(db).where('o.id', id).first());
+  return row ? toOperator(row as OperatorRow) : null;
+}
+
+export async function createOperator(db: Db, input: { name: string; role: OperatorRole; clusterIds: number[] }): Promise<Operator> {
+  return withDbErrors(
+    async () => {
+      const [row] = await db('operators').insert({ name: input.name, role: input.role }).returning(['id']);
+      const id = Number((row as { id: number }).id);
+      await setOperatorClusters(db, id, input.clusterIds);
+      return (await getOperator(db, id))!;
+    },
+    { operators_name_unique: () => errors.alreadyExists(`An operator named '${input.name}' already exists.`) },
+  );
+}
+
+async function setOperatorClusters(db: Db, operatorId: number, clusterIds: number[]): Promise<void> {
+  await db('operator_clusters').where({ operator_id: operatorId }).delete();
+  const unique = [...new Set(clusterIds)];
+  if (unique.length > 0) await db('operator_clusters').insert(unique.map((cluster_id) => ({ operator_id: operatorId, cluster_id })));
+}
+
+export async function updateOperator(db: Db, id: number, changes: { role?: OperatorRole; clusterIds?: number[] }): Promise<Operator | null> {
+  return withDbErrors(async () => {
+    const updated = await db('operators')
+      .where({ id })
+      .update({ ...(changes.role ? { role: changes.role } : {}), updated_at: db.fn.now() });
+    if (updated === 0) return null;
+    if (changes.clusterIds) await setOperatorClusters(db, id, changes.clusterIds);
+    return getOperator(db, id);
+  });
+}
+
+export async function deleteOperator(db: Db, id: number): Promise<boolean> {
+  return withDbErrors(async () => (await db('operators').where({ id }).delete()) > 0);
+}
+
+export async function countAdmins(db: Db): Promise<number> {
+  const [row] = await withDbErrors(() =>
+    db('operators as o')
+      .where('o.role', 'admin')
+      .whereNotExists(db('operator_clusters as oc').whereRaw('oc.operator_id = o.id'))
+      .count({ count: '*' }),
+  );
+  return Number((row as { count: string | number }).count);
+}
+
+export interface OperatorCredential {
+  operator: Operator;
+  keyHashes: Buffer[];
+}
+
+/** Everything needed to authenticate one request, in one round trip. */
+export async function findOperatorCredentials(db: Db, name: string): Promise<OperatorCredential | null> {
+  const row = await withDbErrors(() =>
+    selectOperators(db)
+      .select(db.raw('ARRAY(SELECT k.key_hash FROM api_keys k WHERE k.operator_id = o.id) AS key_hashes'))
+      .where('o.name', name)
+      .first(),
+  );
+  if (!row) return null;
+  const hashes = ((row as { key_hashes: unknown[] }).key_hashes ?? []).map((h) => toBuffer(h));
+  return { operator: toOperator(row as OperatorRow), keyHashes: hashes };
+}
+
+/** node-postgres returns bytea as Buffer, inside arrays as "\\x…" text; PGlite as Uint8Array. */
+function toBuffer(value: unknown): Buffer {
+  if (Buffer.isBuffer(value)) return value;
+  if (value instanceof Uint8Array) return Buffer.from(value);
+  const s = String(value);
+  return Buffer.from(s.startsWith('\\x') ? s.slice(2) : s, 'hex');
+}
+
+export interface ApiKeyInfo {
+  id: string;
+  operatorId: number;
+  createdAt: Date;
+}
+
+export async function addApiKey(db: Db, operatorId: number, keyHash: Buffer): Promise<ApiKeyInfo> {
+  const [row] = await withDbErrors(() =>
+    db('api_keys').insert({ operator_id: operatorId, key_hash: keyHash }).returning(['id', 'operator_id', 'created_at']),
+  );
+  const r = row as { id: string | number; operator_id: number; created_at: Date };
+  return { id: String(r.id), operatorId: Number(r.operator_id), createdAt: new Date(r.created_at) };
+}
+
+export async function listApiKeys(db: Db, operatorId: number): Promise<ApiKeyInfo[]> {
+  const rows = await withDbErrors(() => db('api_keys').select('id', 'operator_id', 'created_at').where({ operator_id: operatorId }).orderBy('id'));
+  return (rows as Array<{ id: string | number; operator_id: number; created_at: Date }>).map((r) => ({
+    id: String(r.id),
+    operatorId: Number(r.operator_id),
+    createdAt: new Date(r.created_at),
+  }));
+}
+
+export async function deleteApiKey(db: Db, operatorId: number, keyId: string): Promise<boolean> {
+  return withDbErrors(async () => (await db('api_keys').where({ operator_id: operatorId, id: keyId }).delete()) > 0);
+}

@@ -1,0 +1,129 @@
+import { errors, type StorageUser } from '@cairn/domain';
+import type { Db } from '../db/database';
+import { withDbErrors } from '../db/errors';
+import type { ListQuery } from '../http/filters';
+import { applyFilters, fetchPage, type Page } from './list-query';
+
+interface UserRow {
+  id: string | number;
+  cluster_id: number;
+  username: string;
+  password_hash: string;
+  is_superuser: boolean;
+  enabled: boolean;
+  generation: string | number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS = ['u.id', 'u.cluster_id', 'u.username', 'u.password_hash', 'u.is_superuser', 'u.enabled', 'u.generation', 'u.created_at', 'u.updated_at'];
+const RETURNING = COLUMNS.map((c) => c.slice(2));
+
+/** Gateways LISTEN here to drop cached credentials and tokens of a changed user at once. */
+export const USER_CHANGES_CHANNEL = 'cairn_storage_users';
+
+const toUser = (r: UserRow): StorageUser => ({
+  id: String(r.id),
+  clusterId: Number(r.cluster_id),
+  username: r.username,
+  passwordHash: r.password_hash,
+  isSuperuser: r.is_superuser,
+  enabled: r.enabled,
+  generation: String(r.generation),
+  createdAt: new Date(r.created_at),
+  updatedAt: new Date(r.updated_at),
+});
+
+async function notifyChange(db: Db, user: StorageUser, action: 'update' | 'delete'): Promise<void> {
+  const payload = JSON.stringify({ action, id: user.id, cluster_id: user.clusterId, user: user.username, generation: user.generation });
+  await db.raw('SELECT pg_notify(?, ?)', [USER_CHANGES_CHANNEL, payload]);
+}
+
+export async function listStorageUsers(db: Db, query: ListQuery, visibleClusters?: number[]): Promise<Page<StorageUser>> {
+  return withDbErrors(async () => {
+    const base = db('storage_users as u');
+    if (query.filters.some((f) => f.alias === 'c')) base.join('clusters as c', 'c.id', 'u.cluster_id');
+    applyFilters(base, query.filters);
+    if (visibleClusters) base.whereIn('u.cluster_id', visibleClusters);
+    const page = await fetchPage<UserRow>(base, query, 'u', COLUMNS);
+    return { total: page.total, rows: page.rows.map(toUser) };
+  });
+}
+
+export async function getStorageUser(db: Db, id: string): Promise<StorageUser | null> {
+  const row = await withDbErrors(() => db('storage_users as u').select(COLUMNS).where('u.id', id).first());
+  return row ? toUser(row as UserRow) : null;
+}
+
+export interface NewStorageUser {
+  clusterId: number;
+  username: string;
+  passwordHash: string;
+  isSuperuser: boolean;
+  enabled: boolean;
+}
+
+export async function createStorageUser(db: Db, user: NewStorageUser, clusterName: string): Promise<StorageUser> {
+  const [row] = await withDbErrors(
+    () =>
+      db('storage_users')
+        .insert({
+          cluster_id: user.clusterId,
+          username: user.username,
+          password_hash: user.passwordHash,
+          is_superuser: user.isSuperuser,
+          enabled: user.enabled,
+        })
+        .returning(RETURNING),
+    {
+      storage_users_cluster_username_unique: () =>
+        errors.alreadyExists(`A user named '${user.username}' already exists in cluster '${clusterName}'.`),
+      storage_users_cluster_id_foreign: () => errors.invalidInput('The cluster no longer exists.'),
+    },
+  );
+  return toUser(row as UserRow);
+}
+
+export interface StorageUserChanges {
+  passwordHash?: string;
+  isSuperuser?: boolean;
+  enabled?: boolean;
+}
+
+/**
+ * Applies the changes and bumps `generation` when the password, `enabled` or `is_superuser` really
+ * changes, so every gateway can tell a token or a cached verification is stale.
+ */
+export async function updateStorageUser(db: Db, id: string, changes: StorageUserChanges): Promise<StorageUser | null> {
+  return withDbErrors(async () => {
+    const sets: Record<string, unknown> = {};
+    if (changes.passwordHash !== undefined) sets.password_hash = changes.passwordHash;
+    if (changes.isSuperuser !== undefined) sets.is_superuser = changes.isSuperuser;
+    if (changes.enabled !== undefined) sets.enabled = changes.enabled;
+    if (Object.keys(sets).length === 0) return getStorageUser(db, id);
+    const bump = db.raw(
+      `generation + CASE WHEN ?::boolean OR is_superuser IS DISTINCT FROM COALESCE(?::boolean, is_superuser)
+         OR enabled IS DISTINCT FROM COALESCE(?::boolean, enabled) THEN 1 ELSE 0 END`,
+      [changes.passwordHash !== undefined, changes.isSuperuser ?? null, changes.enabled ?? null],
+    );
+    const [row] = await db('storage_users')
+      .where({ id })
+      .update({ ...sets, generation: bump, updated_at: db.fn.now() })
+      .returning(RETURNING);
+    if (!row) return null;
+    const user = toUser(row as UserRow);
+    await notifyChange(db, user, 'update');
+    return user;
+  });
+}
+
+/** Deletes the login only; the Swift account AUTH_<user> and its data stay in Swift. */
+export async function deleteStorageUser(db: Db, id: string): Promise<StorageUser | null> {
+  return withDbErrors(async () => {
+    const [row] = await db('storage_users').where({ id }).delete().returning(RETURNING);
+    if (!row) return null;
+    const user = toUser(row as UserRow);
+    await notifyChange(db, user, 'delete');
+    return user;
+  });
+}

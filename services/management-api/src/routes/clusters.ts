@@ -1,0 +1,75 @@
+import { Router, type RequestHandler } from 'express';
+import { errors, validate, clusterCreateSchema, clusterPatchSchema, type ClusterCreateInput, type ClusterPatchInput } from '@cairn/domain';
+import type { Db } from '../db/database';
+import { canSeeCluster, operatorOf, requireGlobalAdmin, visibleClusters } from '../http/auth';
+import { parseBody } from '../http/body';
+import { INT4_MAX, NUMBER_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
+import { send } from '../http/respond';
+import { resourceRoute } from '../http/routing';
+import { API_ROOT, clusterUri, parseIntId } from '../http/uris';
+import { createCluster, deleteCluster, getCluster, listClusters, updateCluster } from '../repositories/clusters';
+import { sendList } from './list';
+import { clusterJson } from './representations';
+
+export const clustersResource: ResourceDef = {
+  name: 'clusters',
+  alias: 'k',
+  listMethods: ['GET', 'POST'],
+  detailMethods: ['GET', 'PATCH', 'DELETE'],
+  fields: {
+    id: { type: 'integer', help: 'Integer data. Ex: 2673', readonly: true, unique: true, column: 'id', filtering: NUMBER_LOOKUPS, max: INT4_MAX, ordering: true },
+    name: { type: 'string', help: 'Unique cluster name.', unique: true, column: 'name', filtering: STRING_LOOKUPS, ordering: true },
+    uuid: { type: 'string', help: 'Unique cluster UUID; generated when not given.', unique: true, column: 'uuid', filtering: ['exact', 'in'], ordering: true },
+    auth_url: { type: 'string', help: "Public address of the cluster's auth gateway, as users configure it." },
+    storage_url: { type: 'string', help: "Base URL of the cluster's Swift proxy, e.g. https://swift.example.com/v1." },
+    region: { type: 'string', help: 'Region shown in Keystone catalogs.', default: 'RegionOne', column: 'region', filtering: STRING_LOOKUPS, ordering: true },
+    resource_uri: { type: 'string', help: 'URI of this cluster.', readonly: true },
+  },
+};
+
+const LIST = `${API_ROOT}/clusters/`;
+
+export function clustersRouter(db: Db, auth: RequestHandler): Router {
+  const router = Router();
+
+  const visibleCluster = async (raw: string | undefined, opClusters: (id: number) => boolean) => {
+    const id = parseIntId(raw);
+    const cluster = id === null || !opClusters(id) ? null : await getCluster(db, id);
+    if (!cluster) throw errors.notFound(`No cluster with id '${raw}'.`);
+    return cluster;
+  };
+
+  resourceRoute(router, '/clusters/', auth, {
+    GET: (req, res) => sendList(req, res, clustersResource, LIST, (q) => listClusters(db, q, visibleClusters(operatorOf(res))), clusterJson),
+    POST: async (req, res) => {
+      requireGlobalAdmin(operatorOf(res));
+      const input = validate<ClusterCreateInput>(clusterCreateSchema, await parseBody(req));
+      const cluster = await createCluster(db, input);
+      res.set('Location', clusterUri(cluster.id));
+      send(req, res, 201, clusterJson(cluster));
+    },
+  });
+
+  resourceRoute(router, '/clusters/:id/', auth, {
+    GET: async (req, res) => {
+      const op = operatorOf(res);
+      send(req, res, 200, clusterJson(await visibleCluster(req.params.id, (id) => canSeeCluster(op, id))));
+    },
+    PATCH: async (req, res) => {
+      requireGlobalAdmin(operatorOf(res));
+      const cluster = await visibleCluster(req.params.id, () => true);
+      const patch = validate<ClusterPatchInput>(clusterPatchSchema, await parseBody(req));
+      const updated = await updateCluster(db, cluster.id, patch);
+      if (!updated) throw errors.notFound(`No cluster with id '${req.params.id}'.`);
+      send(req, res, 202, clusterJson(updated));
+    },
+    DELETE: async (req, res) => {
+      requireGlobalAdmin(operatorOf(res));
+      const cluster = await visibleCluster(req.params.id, () => true);
+      await db.transaction((trx) => deleteCluster(trx, cluster.id));
+      res.status(204).end();
+    },
+  });
+
+  return router;
+}

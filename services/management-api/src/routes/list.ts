@@ -1,0 +1,24 @@
+import type { Request, Response } from 'express';
+import { buildMeta } from '../http/pagination';
+import { parseListQuery, queryPairs, type ListQuery } from '../http/filters';
+import { DEFAULT_LIMIT, MAX_LIMIT, type ResourceDef } from '../http/resource';
+import { send } from '../http/respond';
+import type { Page } from '../repositories/list-query';
+
+/** A tastypie list response: parse filters/paging, fetch one page, wrap it in the envelope. */
+export async function sendList<T>(
+  req: Request,
+  res: Response,
+  resource: ResourceDef,
+  listPath: string,
+  fetch: (query: ListQuery) => Promise<Page<T>>,
+  represent: (row: T) => object,
+): Promise<void> {
+  const params = queryPairs(req.originalUrl);
+  const query = parseListQuery(resource, params, DEFAULT_LIMIT, MAX_LIMIT);
+  const page = await fetch(query);
+  send(req, res, 200, {
+    meta: buildMeta(listPath, params, query.limit, query.offset, page.total),
+    objects: page.rows.map(represent),
+  });
+}

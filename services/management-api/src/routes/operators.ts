@@ -1,0 +1,170 @@
+import { Router, type RequestHandler } from 'express';
+import {
+  emptyBodySchema,
+  errors,
+  generateApiKey,
+  hashApiKey,
+  operatorCreateSchema,
+  operatorPatchSchema,
+  validate,
+  type Operator,
+  type OperatorCreateInput,
+  type OperatorPatchInput,
+} from '@cairn/domain';
+import type { Db } from '../db/database';
+import { operatorOf, requireGlobalAdmin } from '../http/auth';
+import { parseBody } from '../http/body';
+import { escapeHtml } from '../http/escape';
+import { EXACT_ONLY, INT4_MAX, NUMBER_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
+import { send } from '../http/respond';
+import { resourceRoute } from '../http/routing';
+import { API_ROOT, apiKeyUri, clusterIdFromRef, operatorUri, parseBigId, parseIntId } from '../http/uris';
+import { getCluster } from '../repositories/clusters';
+import {
+  addApiKey,
+  countAdmins,
+  createOperator,
+  deleteApiKey,
+  deleteOperator,
+  getOperator,
+  listApiKeys,
+  listOperators,
+  updateOperator,
+} from '../repositories/operators';
+import { sendList } from './list';
+import { apiKeyJson, operatorJson } from './representations';
+
+export const operatorsResource: ResourceDef = {
+  name: 'operators',
+  alias: 'o',
+  listMethods: ['GET', 'POST'],
+  detailMethods: ['GET', 'PATCH', 'DELETE'],
+  fields: {
+    id: { type: 'integer', help: 'Integer data. Ex: 2673', readonly: true, unique: true, column: 'id', filtering: NUMBER_LOOKUPS, max: INT4_MAX, ordering: true },
+    name: { type: 'string', help: 'Operator name used in "Authorization: ApiKey <name>:<key>". Cannot change.', unique: true, column: 'name', filtering: STRING_LOOKUPS, ordering: true },
+    role: { type: 'string', help: "'admin' (every operation) or 'reader' (GET only).", column: 'role', filtering: EXACT_ONLY, ordering: true },
+    clusters: { type: 'list', help: 'Cluster resource URIs this operator is limited to; empty means every cluster.', default: [] },
+    resource_uri: { type: 'string', help: 'URI of this operator.', readonly: true },
+  },
+};
+
+const LIST = `${API_ROOT}/operators/`;
+
+export async function resolveClusterRefs(db: Db, refs: Array<number | string>): Promise<number[]> {
+  const ids: number[] = [];
+  for (const ref of refs) {
+    const id = clusterIdFromRef(ref);
+    if (id === null || !(await getCluster(db, id))) {
+      throw errors.invalidInput(`Could not find the provided clusters object via resource URI '${escapeHtml(String(ref))}'.`);
+    }
+    ids.push(id);
+  }
+  return ids;
+}
+
+const isGlobalAdmin = (o: Operator) => o.role === 'admin' && o.clusterIds.length === 0;
+
+/** Create an operator with its first API key, inside the caller's transaction. */
+export async function createOperatorWithKey(db: Db, input: { name: string; role: 'admin' | 'reader'; clusterIds: number[]; key?: string }) {
+  const operator = await createOperator(db, input);
+  const key = input.key ?? generateApiKey();
+  const keyInfo = await addApiKey(db, operator.id, hashApiKey(key));
+  return { operator, key, keyInfo };
+}
+
+export function operatorsRouter(db: Db, auth: RequestHandler): Router {
+  const router = Router();
+
+  const findOperator = async (raw: string | undefined): Promise<Operator> => {
+    const id = parseIntId(raw);
+    const op = id === null ? null : await getOperator(db, id);
+    if (!op) throw errors.notFound(`No operator with id '${escapeHtml(String(raw))}'.`);
+    return op;
+  };
+
+  /** Refuses a change that would leave no admin able to manage clusters and operators. */
+  const keepOneGlobalAdmin = async (trx: Db, before: Operator) => {
+    if (isGlobalAdmin(before) && (await countAdmins(trx)) === 0) {
+      throw errors.inUse('This is the last admin operator with access to every cluster; create another one first.');
+    }
+  };
+
+  resourceRoute(router, '/operators/', auth, {
+    GET: async (req, res) => {
+      requireGlobalAdmin(operatorOf(res));
+      await sendList(req, res, operatorsResource, LIST, (q) => listOperators(db, q), operatorJson);
+    },
+    POST: async (req, res) => {
+      requireGlobalAdmin(operatorOf(res));
+      const input = validate<OperatorCreateInput>(operatorCreateSchema, await parseBody(req));
+      const clusterIds = await resolveClusterRefs(db, input.clusters);
+      const { operator, key } = await db.transaction((trx) => createOperatorWithKey(trx, { name: input.name, role: input.role, clusterIds }));
+      res.set('Location', operatorUri(operator.id));
+      send(req, res, 201, { ...operatorJson(operator), api_key: key });
+    },
+  });
+
+  resourceRoute(router, '/operators/:id/', auth, {
+    GET: async (req, res) => {
+      requireGlobalAdmin(operatorOf(res));
+      send(req, res, 200, operatorJson(await findOperator(req.params.id)));
+    },
+    PATCH: async (req, res) => {
+      requireGlobalAdmin(operatorOf(res));
+      const before = await findOperator(req.params.id);
+      const patch = validate<OperatorPatchInput>(operatorPatchSchema, await parseBody(req));
+      const clusterIds = patch.clusters ? await resolveClusterRefs(db, patch.clusters) : undefined;
+      const updated = await db.transaction(async (trx) => {
+        const result = await updateOperator(trx, before.id, { role: patch.role, clusterIds });
+        await keepOneGlobalAdmin(trx, before);
+        return result;
+      });
+      if (!updated) throw errors.notFound(`No operator with id '${escapeHtml(String(req.params.id))}'.`);
+      send(req, res, 202, operatorJson(updated));
+    },
+    DELETE: async (req, res) => {
+      requireGlobalAdmin(operatorOf(res));
+      const before = await findOperator(req.params.id);
+      await db.transaction(async (trx) => {
+        await deleteOperator(trx, before.id);
+        await keepOneGlobalAdmin(trx, before);
+      });
+      res.status(204).end();
+    },
+  });
+
+  resourceRoute(router, '/operators/:id/keys/', auth, {
+    GET: async (req, res) => {
+      requireGlobalAdmin(operatorOf(res));
+      const op = await findOperator(req.params.id);
+      const keys = await listApiKeys(db, op.id);
+      send(req, res, 200, {
+        meta: { limit: keys.length, next: null, offset: 0, previous: null, total_count: keys.length },
+        objects: keys.map((k) => apiKeyJson(k)),
+      });
+    },
+    POST: async (req, res) => {
+      requireGlobalAdmin(operatorOf(res));
+      const op = await findOperator(req.params.id);
+      validate(emptyBodySchema, await parseBody(req));
+      const key = generateApiKey();
+      const info = await addApiKey(db, op.id, hashApiKey(key));
+      res.set('Location', apiKeyUri(op.id, info.id));
+      send(req, res, 201, apiKeyJson(info, key));
+    },
+  });
+
+  resourceRoute(router, '/operators/:id/keys/:keyId/', auth, {
+    DELETE: async (req, res) => {
+      requireGlobalAdmin(operatorOf(res));
+      const op = await findOperator(req.params.id);
+      const keyId = parseBigId(req.params.keyId);
+      if (keyId === null || !(await deleteApiKey(db, op.id, keyId))) {
+        throw errors.notFound(`No API key with id '${escapeHtml(String(req.params.keyId))}' for this operator.`);
+      }
+      res.status(204).end();
+    },
+  });
+
+  return router;
+}

@@ -1,0 +1,48 @@
+import type { Cluster, Operator, StorageUser } from '@cairn/domain';
+import { asResource } from '../http/serialize';
+import { apiKeyUri, clusterUri, operatorUri, userUri } from '../http/uris';
+import type { ApiKeyInfo } from '../repositories/operators';
+
+/** The public JSON of each resource; nothing else ever leaves the API (no hashes, no generation). */
+
+export const clusterJson = (c: Cluster) =>
+  asResource({
+    auth_url: c.authUrl,
+    id: c.id,
+    name: c.name,
+    region: c.region,
+    resource_uri: clusterUri(c.id),
+    storage_url: c.storageUrl,
+    uuid: c.uuid,
+  });
+
+/** `password` only where the seed API shows it: the POST response and a PATCH that set it. */
+export const userJson = (u: StorageUser, password?: string) =>
+  asResource({
+    cluster: clusterUri(u.clusterId),
+    enabled: u.enabled,
+    id: u.id,
+    is_superuser: u.isSuperuser,
+    ...(password !== undefined ? { password } : {}),
+    resource_uri: userUri(u.id),
+    user: u.username,
+  });
+
+export const operatorJson = (o: Operator) =>
+  asResource({
+    clusters: o.clusterIds.map(clusterUri),
+    id: o.id,
+    name: o.name,
+    resource_uri: operatorUri(o.id),
+    role: o.role,
+  });
+
+/** The key itself appears once, in the response that created it. */
+export const apiKeyJson = (k: ApiKeyInfo, key?: string) =>
+  asResource({
+    created_at: k.createdAt.toISOString(),
+    id: k.id,
+    ...(key !== undefined ? { key } : {}),
+    operator: operatorUri(k.operatorId),
+    resource_uri: apiKeyUri(k.operatorId, k.id),
+  });

@@ -1,0 +1,32 @@
+import { Router, type RequestHandler } from 'express';
+import { errors } from '@cairn/domain';
+import { schemaDocument, type ResourceDef } from '../http/resource';
+import { send } from '../http/respond';
+import { resourceRoute } from '../http/routing';
+import { API_ROOT } from '../http/uris';
+
+/** Tastypie discovery: `/api/v1/` lists resources (no key needed); `/<resource>/schema/` describes one. */
+export function discoveryRouter(resources: ResourceDef[], auth: RequestHandler): Router {
+  const router = Router();
+  const noAuth: RequestHandler = (_req, _res, next) => next();
+
+  resourceRoute(router, '/', noAuth, {
+    GET: async (req, res) => {
+      const index: Record<string, unknown> = {};
+      for (const r of resources) {
+        index[r.name] = { list_endpoint: `${API_ROOT}/${r.name}/`, schema: `${API_ROOT}/${r.name}/schema/` };
+      }
+      send(req, res, 200, index);
+    },
+  });
+
+  resourceRoute(router, '/:resource/schema/', auth, {
+    GET: async (req, res) => {
+      const resource = resources.find((r) => r.name === req.params.resource);
+      if (!resource) throw errors.notFound(`No resource named '${String(req.params.resource).replace(/[<>&]/g, '')}'.`);
+      send(req, res, 200, schemaDocument(resource));
+    },
+  });
+
+  return router;
+}

@@ -1,0 +1,119 @@
+import { Router, type RequestHandler } from 'express';
+import {
+  errors,
+  validate,
+  userCreateSchema,
+  userPatchSchema,
+  type StorageUser,
+  type UserCreateInput,
+  type UserPatchInput,
+} from '@cairn/domain';
+import type { Db } from '../db/database';
+import { canSeeCluster, operatorOf, requireWriter, requireWriterOn, visibleClusters } from '../http/auth';
+import { parseBody } from '../http/body';
+import { escapeHtml } from '../http/escape';
+import { EXACT_ONLY, INT8_MAX, NUMBER_LOOKUPS, RELATED_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
+import { send } from '../http/respond';
+import { resourceRoute } from '../http/routing';
+import { API_ROOT, clusterIdFromRef, parseBigId, userUri } from '../http/uris';
+import { getCluster } from '../repositories/clusters';
+import { createStorageUser, deleteStorageUser, getStorageUser, listStorageUsers, updateStorageUser } from '../repositories/storage-users';
+import { clustersResource } from './clusters';
+import { sendList } from './list';
+import { userJson } from './representations';
+
+export const usersResource: ResourceDef = {
+  name: 'users',
+  alias: 'u',
+  listMethods: ['GET', 'POST'],
+  detailMethods: ['GET', 'PATCH', 'DELETE'],
+  fields: {
+    id: { type: 'string', help: 'Unicode string data. Ex: "12" (a bigint id, always a string)', readonly: true, unique: true, column: 'id', filtering: NUMBER_LOOKUPS, max: INT8_MAX, ordering: true },
+    cluster: {
+      type: 'related',
+      help: 'The cluster this user logs in to, as a resource URI. Cannot change.',
+      column: 'cluster_id',
+      filtering: RELATED_LOOKUPS,
+      ordering: true,
+      related: { resource: () => clustersResource, alias: 'c', toId: (v) => (clusterIdFromRef(v) === null ? null : String(clusterIdFromRef(v))) },
+    },
+    user: { type: 'string', help: "Login name, 1-255 characters without '/', ':' or control characters; the Swift account is AUTH_<user>. Cannot change.", column: 'username', filtering: STRING_LOOKUPS, ordering: true },
+    password: { type: 'string', help: 'At least 20 characters. Write-only: shown only in the response that set it.' },
+    is_superuser: { type: 'boolean', help: 'Superusers get ResellerAdmin: access to every account of the cluster.', default: false, column: 'is_superuser', filtering: EXACT_ONLY, ordering: true },
+    enabled: { type: 'boolean', help: 'Disabled users cannot log in; their tokens stop working at once.', default: true, column: 'enabled', filtering: EXACT_ONLY, ordering: true },
+    resource_uri: { type: 'string', help: 'URI of this user.', readonly: true },
+  },
+};
+
+const LIST = `${API_ROOT}/users/`;
+
+export type PasswordHasher = (password: string) => Promise<string>;
+
+export function usersRouter(db: Db, auth: RequestHandler, hashPassword: PasswordHasher): Router {
+  const router = Router();
+
+  const findVisible = async (raw: string | undefined, canSee: (clusterId: number) => boolean): Promise<StorageUser> => {
+    const id = parseBigId(raw);
+    const user = id === null ? null : await getStorageUser(db, id);
+    if (!user || !canSee(user.clusterId)) throw errors.notFound(`No user with id '${escapeHtml(String(raw))}'.`);
+    return user;
+  };
+
+  resourceRoute(router, '/users/', auth, {
+    GET: (req, res) => sendList(req, res, usersResource, LIST, (q) => listStorageUsers(db, q, visibleClusters(operatorOf(res))), (u) => userJson(u)),
+    POST: async (req, res) => {
+      const op = operatorOf(res);
+      requireWriter(op);
+      const input = validate<UserCreateInput>(userCreateSchema, await parseBody(req));
+      const clusterId = clusterIdFromRef(input.cluster);
+      const cluster = clusterId === null ? null : await getCluster(db, clusterId);
+      if (!cluster || !canSeeCluster(op, cluster.id)) {
+        throw errors.invalidInput(`Could not find the provided clusters object via resource URI '${escapeHtml(String(input.cluster))}'.`);
+      }
+      requireWriterOn(op, cluster.id);
+      const passwordHash = await hashPassword(input.password);
+      const user = await createStorageUser(
+        db,
+        { clusterId: cluster.id, username: input.user, passwordHash, isSuperuser: input.is_superuser, enabled: input.enabled },
+        cluster.name,
+      );
+      res.set('Location', userUri(user.id));
+      send(req, res, 201, userJson(user, input.password));
+    },
+  });
+
+  // Routing is not strict, so this also serves /users/<id> without the slash (the controller's docs
+  // DELETE that way).
+  {
+    resourceRoute(router, '/users/:id/', auth, {
+      GET: async (req, res) => {
+        const op = operatorOf(res);
+        send(req, res, 200, userJson(await findVisible(req.params.id, (c) => canSeeCluster(op, c))));
+      },
+      PATCH: async (req, res) => {
+        const op = operatorOf(res);
+        requireWriter(op);
+        const existing = await findVisible(req.params.id, (c) => canSeeCluster(op, c));
+        requireWriterOn(op, existing.clusterId);
+        const patch = validate<UserPatchInput>(userPatchSchema, await parseBody(req));
+        const passwordHash = patch.password === undefined ? undefined : await hashPassword(patch.password);
+        const updated = await db.transaction((trx) =>
+          updateStorageUser(trx, existing.id, { passwordHash, isSuperuser: patch.is_superuser, enabled: patch.enabled }),
+        );
+        if (!updated) throw errors.notFound(`No user with id '${escapeHtml(existing.id)}'.`);
+        send(req, res, 202, userJson(updated, patch.password));
+      },
+      DELETE: async (req, res) => {
+        const op = operatorOf(res);
+        requireWriter(op);
+        const existing = await findVisible(req.params.id, (c) => canSeeCluster(op, c));
+        requireWriterOn(op, existing.clusterId);
+        const deleted = await db.transaction((trx) => deleteStorageUser(trx, existing.id));
+        if (!deleted) throw errors.notFound(`No user with id '${escapeHtml(existing.id)}'.`);
+        res.status(204).end();
+      },
+    });
+  }
+
+  return router;
+}

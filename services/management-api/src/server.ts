@@ -1,0 +1,69 @@
+import type { Server } from 'node:http';
+import { readConfig, type ManagementApiConfig } from './config';
+import { createApp } from './app';
+import { bootstrap } from './bootstrap';
+import { migrateLatest, isEmbedded } from './db/database';
+import { createDeps, type Deps } from './deps';
+
+export interface RunningApi {
+  server: Server;
+  port: number;
+  close: () => Promise<void>;
+}
+
+/** Migrates (when configured), bootstraps, and listens. The caller owns signal handling. */
+export async function startManagementApi(config: ManagementApiConfig, deps: Deps): Promise<RunningApi> {
+  const { db, log } = deps;
+  if (config.migrateOnStart) {
+    const applied = await migrateLatest(db);
+    if (applied.length) log.info({ applied }, 'migrations applied');
+  }
+  const boot = await bootstrap(db, config);
+  if (boot.createdCluster) log.info({ cluster: boot.createdCluster }, 'default cluster created');
+  if (boot.generatedAdmin) {
+    // Printed once on the terminal, deliberately not through the logger (logs are shipped and kept).
+    process.stdout.write(
+      `\nFirst admin operator created. Its API key is shown only now:\n\n` +
+        `  Authorization: ApiKey ${boot.generatedAdmin.name}:${boot.generatedAdmin.key}\n\n`,
+    );
+  }
+  const app = createApp(deps);
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = app.listen(config.port, config.host, () => resolve(s));
+    s.once('error', reject);
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  log.info({ port, database: isEmbedded(db) ? 'embedded PGlite' : 'postgres' }, 'management-api listening');
+  return {
+    server,
+    port,
+    close: async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await db.destroy();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const config = readConfig();
+  const deps = createDeps(config);
+  const running = await startManagementApi(config, deps);
+  const stop = () => {
+    deps.log.info('shutting down');
+    running.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+    setTimeout(() => process.exit(1), 10_000).unref();
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+if (require.main === module) {
+  main().catch((e: unknown) => {
+    process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+  });
+}
