@@ -50,7 +50,8 @@ function convert(field: FieldDef, lookup: Lookup, raw: string): Array<string | b
       if (id === null) throw mismatched();
       return id;
     }
-    switch (field.type) {
+    // `max` marks an integer column even where the API shows the value as a string (user ids).
+    switch (field.max !== undefined ? 'integer' : field.type) {
       case 'integer': {
         if (!/^-?\d{1,20}$/.test(part)) throw mismatched();
         const n = BigInt(part);

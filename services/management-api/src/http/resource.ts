@@ -23,7 +23,7 @@ export interface FieldDef {
   /** SQL column on the resource's own table, for filtering and ordering. */
   column?: string;
   filtering?: readonly Lookup[];
-  /** For integer fields: the largest value the column holds (int4 or int8). */
+  /** Integer columns: the largest value the column holds (int4 or int8); filter values are checked against it. */
   max?: bigint;
   ordering?: boolean;
   /** For related fields: the resource `__` chains into, its table alias, and how a value becomes an id. */

@@ -14,6 +14,7 @@ export function formatOf(req: Request): Format {
 export function send(req: Request, res: Response, status: number, body: unknown): void {
   const format = formatOf(req);
   const payload = format === 'xml' ? toXml(body) : toJson(body);
-  // A Buffer keeps express from appending '; charset=utf-8' to JSON (tastypie sends it bare).
-  res.status(status).set('Content-Type', CONTENT_TYPES[format]).send(Buffer.from(payload, 'utf8'));
+  // setHeader and a Buffer keep express from appending '; charset=utf-8' to JSON (tastypie sends it bare).
+  res.status(status).setHeader('Content-Type', CONTENT_TYPES[format]);
+  res.send(Buffer.from(payload, 'utf8'));
 }

@@ -1,0 +1,258 @@
+import { verifyPassword } from '@cairn/domain';
+import { ADMIN_AUTH, DB_KINDS, PASSWORD, countRows, createCluster, createUser, startTestApp, type TestApp } from '../support/harness';
+
+describe.each(DB_KINDS)('users on %s', (kind) => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp(kind);
+  });
+  afterAll(() => app.close());
+
+  const http = () => app.http();
+
+  describe('POST /api/v1/users/', () => {
+    it('when a valid JSON body is posted, then 201 with Location and the object including the password', async () => {
+      const res = await http()
+        .post('/api/v1/users/')
+        .set('Authorization', ADMIN_AUTH)
+        .send({ cluster: '/api/v1/clusters/1/', user: 'alice', password: PASSWORD });
+      expect(res.status).toBe(201);
+      const id = (res.body as { id: string }).id;
+      expect(typeof id).toBe('string');
+      expect(res.headers.location).toBe(`/api/v1/users/${id}/`);
+      expect(res.headers['content-type']).toBe('application/json');
+      expect(res.body).toEqual({
+        cluster: '/api/v1/clusters/1/',
+        enabled: true,
+        id,
+        is_superuser: false,
+        password: PASSWORD,
+        resource_uri: `/api/v1/users/${id}/`,
+        user: 'alice',
+      });
+      expect(res.text.startsWith('{"cluster": "/api/v1/clusters/1/", "enabled": true, "id": ')).toBe(true);
+    });
+
+    it('when a user is created, then only a memory-hard hash of the password is stored', async () => {
+      const body = await createUser(app, 'hashcheck');
+      const row = await app.db('storage_users').where({ id: body.id as string }).first();
+      expect(row.password_hash).not.toContain(PASSWORD);
+      expect(row.password_hash).toMatch(/^\$scrypt\$ln=15,r=8,p=3\$/);
+      await expect(verifyPassword(PASSWORD, row.password_hash)).resolves.toBe(true);
+    });
+
+    it('when a form-encoded body uses 1/0 booleans, then they are honoured', async () => {
+      const res = await http()
+        .post('/api/v1/users/')
+        .set('Authorization', ADMIN_AUTH)
+        .type('form')
+        .send(`cluster=1&user=formuser&password=${PASSWORD}&is_superuser=1&enabled=0`);
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({ user: 'formuser', is_superuser: true, enabled: false, cluster: '/api/v1/clusters/1/' });
+    });
+
+    it('when a tastypie XML body is posted, then the user is created and XML can be asked back', async () => {
+      const xml = `<?xml version='1.0' encoding='utf-8'?><object><cluster>/api/v1/clusters/1/</cluster><user>xmluser</user><password>${PASSWORD}</password><is_superuser type="boolean">True</is_superuser></object>`;
+      const res = await http()
+        .post('/api/v1/users/?format=xml')
+        .set('Authorization', ADMIN_AUTH)
+        .set('Content-Type', 'application/xml')
+        .send(xml);
+      expect(res.status).toBe(201);
+      expect(res.headers['content-type']).toBe('application/xml; charset=utf-8');
+      expect(res.text).toMatch(/^<\?xml version='1.0' encoding='utf-8'\?>\n<object><cluster>\/api\/v1\/clusters\/1\/<\/cluster><enabled type="boolean">True<\/enabled><id>\d+<\/id><is_superuser type="boolean">True<\/is_superuser><password>/);
+      expect(res.text).toContain('<user>xmluser</user></object>');
+    });
+
+    it('when the password has 19 characters, then 400 names the 20-character rule and nothing is written', async () => {
+      const before = await countRows(app.db, 'storage_users');
+      const res = await http()
+        .post('/api/v1/users/')
+        .set('Authorization', ADMIN_AUTH)
+        .send({ cluster: '/api/v1/clusters/1/', user: 'shorty', password: 'a'.repeat(19) });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: "The 'password' field must be at least 20 characters long." });
+      expect(await countRows(app.db, 'storage_users')).toBe(before);
+    });
+
+    it.each([
+      ['a slash', 'a/b'],
+      ['a colon', 'a:b'],
+      ['a newline', 'a\nb'],
+      ['a NUL', 'a\u0000b'],
+      ['256 characters', 'x'.repeat(256)],
+      ['nothing', ''],
+    ])('when the username has %s, then 400 says what is allowed', async (_what, user) => {
+      const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: 1, user, password: PASSWORD });
+      expect(res.status).toBe(400);
+      expect((res.body as { error: string }).error).toContain("no '/', no ':' and no control characters");
+    });
+
+    it('when the username is 255 unicode characters, then it is accepted', async () => {
+      const user = 'ü'.repeat(254) + '😀';
+      const body = await createUser(app, user);
+      expect(body.user).toBe(user);
+    });
+
+    it('when a required field is missing, then 400 uses tastypie wording', async () => {
+      const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: 1, user: 'nopass' });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: "The 'password' field has no data and doesn't allow a default or null value." });
+    });
+
+    it('when an unknown or read-only field is sent, then 400 names it', async () => {
+      const unknown = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: 1, user: 'u1', password: PASSWORD, quota: 5 });
+      expect(unknown.status).toBe(400);
+      expect(unknown.body.error).toContain("'quota'");
+      const readOnly = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: 1, user: 'u1', password: PASSWORD, id: '7' });
+      expect(readOnly.status).toBe(400);
+      expect(readOnly.body.error).toContain("'id'");
+    });
+
+    it('when the cluster URI is unknown, then 400 says the cluster could not be found', async () => {
+      const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: '/api/v1/clusters/9/', user: 'lost', password: PASSWORD });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: "Could not find the provided clusters object via resource URI '/api/v1/clusters/9/'." });
+    });
+
+    it('when the body is not valid JSON, then 400 and a clear message', async () => {
+      const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).set('Content-Type', 'application/json').send('{"user": ');
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: 'Request is not valid JSON.' });
+    });
+
+    it('when the body type is unsupported, then 415', async () => {
+      const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).set('Content-Type', 'text/csv').send('a,b');
+      expect(res.status).toBe(415);
+      expect(res.body.error).toMatch(/Unsupported content type/);
+    });
+
+    it('when the body is larger than the limit, then 413', async () => {
+      const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: 1, user: 'big', password: 'p'.repeat(200_000) });
+      expect(res.status).toBe(413);
+      expect(res.body.error).toMatch(/too large/);
+    });
+
+    it('when the same name is created twice, then the second is a 400 naming the user and cluster', async () => {
+      await createUser(app, 'dup');
+      const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: 1, user: 'dup', password: PASSWORD });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: "A user named 'dup' already exists in cluster 'default'." });
+    });
+
+    it('when 20 creates of one name race, then exactly one 201 and one row', async () => {
+      const results = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: 1, user: 'racer', password: PASSWORD }),
+        ),
+      );
+      const statuses = results.map((r) => r.status).sort();
+      expect(statuses.filter((s) => s === 201)).toHaveLength(1);
+      expect(statuses.filter((s) => s === 400)).toHaveLength(19);
+      const [row] = await app.db('storage_users').where({ username: 'racer' }).count({ count: '*' });
+      expect(Number(row!.count)).toBe(1);
+    });
+
+    it('when the same name is used in another cluster, then it is allowed', async () => {
+      const other = await createCluster(app, 'other-cluster');
+      await createUser(app, 'shared-name');
+      const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: other.resource_uri, user: 'shared-name', password: PASSWORD });
+      expect(res.status).toBe(201);
+      expect(res.body.cluster).toBe(other.resource_uri);
+    });
+  });
+
+  describe('GET /api/v1/users/<id>/', () => {
+    it('when the user exists, then 200 without the password', async () => {
+      const created = await createUser(app, 'bob');
+      const res = await http().get(`/api/v1/users/${created.id}/`).set('Authorization', ADMIN_AUTH);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ ...created, password: undefined });
+      expect(res.body).not.toHaveProperty('password');
+    });
+
+    it.each(['999999', 'abc', '-1', '0', '99999999999999999999', '1.5'])('when the id is %s, then 404 with a JSON error', async (id) => {
+      const res = await http().get(`/api/v1/users/${id}/`).set('Authorization', ADMIN_AUTH);
+      expect(res.status).toBe(404);
+      expect(res.body.error).toMatch(/No user with id/);
+    });
+  });
+
+  describe('PATCH /api/v1/users/<id>/', () => {
+    it('when enabled and is_superuser change, then 202 with the object, no password, and generation bumped', async () => {
+      const created = await createUser(app, 'carol');
+      const before = await app.db('storage_users').where({ id: created.id as string }).first();
+      const res = await http().patch(`/api/v1/users/${created.id}/`).set('Authorization', ADMIN_AUTH).send({ enabled: false, is_superuser: true });
+      expect(res.status).toBe(202);
+      expect(res.body).toEqual({ ...created, password: undefined, enabled: false, is_superuser: true });
+      const after = await app.db('storage_users').where({ id: created.id as string }).first();
+      expect(Number(after.generation)).toBe(Number(before.generation) + 1);
+    });
+
+    it('when nothing really changes, then generation stays', async () => {
+      const created = await createUser(app, 'steady');
+      const res = await http().patch(`/api/v1/users/${created.id}/`).set('Authorization', ADMIN_AUTH).send({ enabled: true });
+      expect(res.status).toBe(202);
+      const row = await app.db('storage_users').where({ id: created.id as string }).first();
+      expect(Number(row.generation)).toBe(1);
+    });
+
+    it('when the password changes, then the response shows it once and the new hash verifies', async () => {
+      const created = await createUser(app, 'dave');
+      const newPassword = 'another-long-password-0001';
+      const res = await http().patch(`/api/v1/users/${created.id}`).set('Authorization', ADMIN_AUTH).type('form').send(`password=${newPassword}`);
+      expect(res.status).toBe(202);
+      expect(res.body.password).toBe(newPassword);
+      const row = await app.db('storage_users').where({ id: created.id as string }).first();
+      await expect(verifyPassword(newPassword, row.password_hash)).resolves.toBe(true);
+      expect(Number(row.generation)).toBe(2);
+      const get = await http().get(`/api/v1/users/${created.id}/`).set('Authorization', ADMIN_AUTH);
+      expect(get.body).not.toHaveProperty('password');
+    });
+
+    it.each([
+      ['user', { user: 'renamed' }],
+      ['cluster', { cluster: '/api/v1/clusters/1/' }],
+      ['id', { id: '5' }],
+      ['resource_uri', { resource_uri: '/api/v1/users/5/' }],
+    ])('when the read-only field %s is sent, then 400 and nothing changes', async (field, body) => {
+      const created = await createUser(app, `ro-${field}`);
+      const res = await http().patch(`/api/v1/users/${created.id}/`).set('Authorization', ADMIN_AUTH).send({ ...body, enabled: false });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe(`The '${field}' field is read-only and cannot be changed.`);
+      const row = await app.db('storage_users').where({ id: created.id as string }).first();
+      expect(row.enabled).toBe(true);
+    });
+
+    it('when a short password is sent with other changes, then nothing is applied', async () => {
+      const created = await createUser(app, 'partial');
+      const res = await http().patch(`/api/v1/users/${created.id}/`).set('Authorization', ADMIN_AUTH).send({ enabled: false, password: 'short' });
+      expect(res.status).toBe(400);
+      const row = await app.db('storage_users').where({ id: created.id as string }).first();
+      expect(row.enabled).toBe(true);
+    });
+
+    it('when the user does not exist, then 404', async () => {
+      const res = await http().patch('/api/v1/users/987654/').set('Authorization', ADMIN_AUTH).send({ enabled: false });
+      expect(res.status).toBe(404);
+    });
+  });
+
+  describe('DELETE /api/v1/users/<id>', () => {
+    it('when deleted without the trailing slash, then 204, the row is gone, and the name can be created again', async () => {
+      const created = await createUser(app, 'erin');
+      const res = await http().delete(`/api/v1/users/${created.id}`).set('Authorization', ADMIN_AUTH);
+      expect(res.status).toBe(204);
+      expect(res.text).toBe('');
+      expect(await app.db('storage_users').where({ id: created.id as string }).first()).toBeUndefined();
+      const again = await createUser(app, 'erin');
+      expect(again.id).not.toBe(created.id);
+    });
+
+    it('when deleted with the trailing slash, then 204; a second delete is 404', async () => {
+      const created = await createUser(app, 'frank');
+      expect((await http().delete(`/api/v1/users/${created.id}/`).set('Authorization', ADMIN_AUTH)).status).toBe(204);
+      expect((await http().delete(`/api/v1/users/${created.id}/`).set('Authorization', ADMIN_AUTH)).status).toBe(404);
+    });
+  });
+});
