@@ -1,0 +1,47 @@
+import express, { type Express } from 'express';
+import { randomUUID } from 'node:crypto';
+import pinoHttp from 'pino-http';
+import type { Deps } from './deps';
+import { errorHandler, notFound } from './http/errors';
+import { discoveryRouter } from './routes/discovery';
+
+/** Where the gateway's APIs are mounted; a cluster's auth_url ends in it. */
+export const AUTH_ROOT = '/auth';
+
+/** Builds the auth gateway. No listening, no environment: everything comes in `deps`. */
+export function createApp(deps: Deps): Express {
+  const { log } = deps;
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+
+  app.use(
+    pinoHttp({
+      logger: log,
+      // Keystone tags every response with a request id; reuse a well-formed one from the caller.
+      genReqId: (req, res) => {
+        const given = req.headers['x-openstack-request-id'];
+        const id = typeof given === 'string' && /^req-[\w-]{1,128}$/.test(given) ? given : `req-${randomUUID()}`;
+        res.setHeader('x-openstack-request-id', id);
+        return id;
+      },
+      // Tokens travel in headers and query strings are never needed in a log: log neither.
+      serializers: { req: (req) => ({ id: req.id, method: req.method, url: String(req.url).split('?')[0] }) },
+    }),
+  );
+  // Answers depend on the caller's token (as in Keystone), so caches must key on it.
+  app.use((_req, res, next) => {
+    res.vary('X-Auth-Token');
+    next();
+  });
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+
+  app.use(AUTH_ROOT, discoveryRouter(deps.publicUrl));
+
+  app.use(notFound);
+  app.use(errorHandler(log));
+  return app;
+}

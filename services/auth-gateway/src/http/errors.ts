@@ -1,0 +1,43 @@
+import { STATUS_CODES } from 'node:http';
+import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import type { Logger } from 'pino';
+
+/** Keystone's error body: `{"error": {"code", "title", "message"}}`, title being the reason phrase. */
+export interface KeystoneErrorBody {
+  error: { code: number; title: string; message: string };
+}
+
+export function keystoneError(code: number, message: string): KeystoneErrorBody {
+  return { error: { code, title: STATUS_CODES[code] ?? 'Error', message } };
+}
+
+export function sendKeystoneError(res: Response, code: number, message: string): void {
+  res.status(code).json(keystoneError(code, message));
+}
+
+/** The answer for every path no route serves. */
+export const notFound: RequestHandler = (_req, res) => {
+  sendKeystoneError(res, 404, 'The resource could not be found.');
+};
+
+/** A route that exists but not for this method: 405 with `Allow`. */
+export function methodNotAllowed(allowed: readonly string[]): RequestHandler {
+  return (_req, res) => {
+    res.set('Allow', allowed.join(', '));
+    sendKeystoneError(res, 405, 'The method is not allowed for the requested URL.');
+  };
+}
+
+/** Client errors raised by express itself keep their status; anything else is logged and is a 500. */
+export function errorHandler(log: Logger): ErrorRequestHandler {
+  return (err: unknown, _req, res, _next) => {
+    if (res.headersSent) return;
+    const status = (err as { status?: unknown }).status;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      sendKeystoneError(res, status, 'The request you have made is malformed.');
+      return;
+    }
+    log.error({ err }, 'unhandled error');
+    sendKeystoneError(res, 500, 'An unexpected error prevented the server from fulfilling your request.');
+  };
+}

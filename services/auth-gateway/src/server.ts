@@ -1,0 +1,58 @@
+import type { Server } from 'node:http';
+import { createApp } from './app';
+import { readConfig, type GatewayConfig } from './config';
+import { closeRedis, createDeps, type Deps } from './deps';
+
+export interface RunningGateway {
+  server: Server;
+  port: number;
+  close: () => Promise<void>;
+}
+
+/** Listens on the configured address. The caller owns signal handling; close() also ends Redis. */
+export async function startAuthGateway(config: GatewayConfig, deps: Deps): Promise<RunningGateway> {
+  const { log, redis } = deps;
+  const app = createApp(deps);
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = app.listen(config.port, config.host, () => resolve(s));
+    s.once('error', reject);
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  log.info(
+    { host: config.host, port, cluster: config.cluster, publicUrl: deps.publicUrl ?? '(from each request)', redis: redis ? 'configured' : 'not configured' },
+    'auth-gateway listening',
+  );
+  return {
+    server,
+    port,
+    close: async () => {
+      // Stops accepting, lets requests in flight finish; idle keep-alive connections close at once.
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (redis) await closeRedis(redis);
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const config = readConfig();
+  const deps = createDeps(config);
+  const running = await startAuthGateway(config, deps);
+  const stop = () => {
+    deps.log.info('shutting down');
+    running.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+    setTimeout(() => process.exit(1), 10_000).unref();
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+if (require.main === module) {
+  main().catch((e: unknown) => {
+    process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+  });
+}

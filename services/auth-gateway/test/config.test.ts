@@ -1,0 +1,105 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, describeConfig } from '@cairn/config';
+import { configSpec, readConfig } from '../src';
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    readConfig(env);
+  } catch (e) {
+    if (e instanceof ConfigError) return e.problems;
+    throw e;
+  }
+  throw new Error('readConfig accepted the environment');
+}
+
+describe('readConfig', () => {
+  it('when nothing is set, then the gateway listens on 0.0.0.0:5000 for the default cluster', () => {
+    expect(readConfig({})).toEqual({ host: '0.0.0.0', port: 5000, cluster: 'default', logLevel: 'info' });
+  });
+
+  it('when every variable is set, then each is read and converted', () => {
+    expect(
+      readConfig({
+        CAIRN_GATEWAY_HOST: '127.0.0.1',
+        CAIRN_GATEWAY_PORT: '5001',
+        CAIRN_GATEWAY_CLUSTER: '0b8e1c1e-6f0c-4a4b-9a8e-2f1d3c4b5a69',
+        CAIRN_GATEWAY_PUBLIC_URL: 'https://auth.example.com/auth',
+        DATABASE_URL: 'postgres://cairn:pw@db:5432/cairn',
+        REDIS_URL: 'redis://redis:6379/0',
+        LOG_LEVEL: 'debug',
+      }),
+    ).toEqual({
+      host: '127.0.0.1',
+      port: 5001,
+      cluster: '0b8e1c1e-6f0c-4a4b-9a8e-2f1d3c4b5a69',
+      publicUrl: 'https://auth.example.com/auth',
+      databaseUrl: 'postgres://cairn:pw@db:5432/cairn',
+      redisUrl: 'redis://redis:6379/0',
+      logLevel: 'debug',
+    });
+  });
+
+  it('when the port is not a port number, then the error names CAIRN_GATEWAY_PORT', () => {
+    for (const port of ['http', '65536', '-1', '50.5']) {
+      const problems = problemsOf({ CAIRN_GATEWAY_PORT: port });
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toContain(`CAIRN_GATEWAY_PORT="${port}"`);
+    }
+  });
+
+  it('when several values are wrong, then all are reported together and secrets are not echoed', () => {
+    const problems = problemsOf({
+      CAIRN_GATEWAY_PORT: 'x',
+      CAIRN_GATEWAY_HOST: 'not a host',
+      CAIRN_GATEWAY_CLUSTER: 'a/b',
+      CAIRN_GATEWAY_PUBLIC_URL: 'ftp://auth.example.com/auth',
+      REDIS_URL: 'http://user:hunter2@redis',
+      DATABASE_URL: 'mysql://user:swordfish@db',
+      LOG_LEVEL: 'loud',
+    });
+    const text = problems.join('\n');
+    for (const name of ['CAIRN_GATEWAY_PORT', 'CAIRN_GATEWAY_HOST', 'CAIRN_GATEWAY_CLUSTER', 'CAIRN_GATEWAY_PUBLIC_URL', 'REDIS_URL', 'DATABASE_URL', 'LOG_LEVEL']) {
+      expect(text).toContain(`${name}=`);
+    }
+    expect(problems).toHaveLength(7);
+    expect(text).not.toContain('hunter2');
+    expect(text).not.toContain('swordfish');
+  });
+
+  it('when the public URL ends in slashes, then they are dropped', () => {
+    expect(readConfig({ CAIRN_GATEWAY_PUBLIC_URL: 'https://auth.example.com/auth//' }).publicUrl).toBe('https://auth.example.com/auth');
+  });
+
+  describe('with secret files', () => {
+    let dir: string;
+    beforeEach(() => {
+      dir = mkdtempSync(join(tmpdir(), 'cairn-gw-config-'));
+    });
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+    it('when DATABASE_URL_FILE and REDIS_URL_FILE name files, then their contents are used', () => {
+      writeFileSync(join(dir, 'db'), 'postgres://cairn:pw@db/cairn\n');
+      writeFileSync(join(dir, 'redis'), 'rediss://:pw@redis:6380');
+      const config = readConfig({ DATABASE_URL_FILE: join(dir, 'db'), REDIS_URL_FILE: join(dir, 'redis') });
+      expect(config.databaseUrl).toBe('postgres://cairn:pw@db/cairn');
+      expect(config.redisUrl).toBe('rediss://:pw@redis:6380');
+    });
+
+    it('when a secret is set both directly and by file, then the conflict is reported', () => {
+      writeFileSync(join(dir, 'redis'), 'redis://redis:6379');
+      expect(problemsOf({ REDIS_URL: 'redis://other:6379', REDIS_URL_FILE: join(dir, 'redis') })).toEqual([
+        'REDIS_URL and REDIS_URL_FILE are both set; use one.',
+      ]);
+    });
+  });
+
+  it('when the spec is described, then every variable appears with its default', () => {
+    const table = describeConfig(configSpec);
+    expect(table).toContain('| `CAIRN_GATEWAY_PORT` | `5000` |');
+    expect(table).toContain('| `CAIRN_GATEWAY_CLUSTER` | `default` |');
+    expect(table).toContain('`REDIS_URL` (or `REDIS_URL_FILE`)');
+    expect(table).toContain('`DATABASE_URL` (or `DATABASE_URL_FILE`)');
+  });
+});
