@@ -1,9 +1,13 @@
 /** One jest run over every package; each project keeps its own transform settings. */
 module.exports = {
+  // Global in multi-project runs (ignored inside a project): integration and e2e tests start real
+  // databases and processes.
+  testTimeout: 120000,
   projects: [
     '<rootDir>/packages/domain',
     '<rootDir>/packages/config',
     '<rootDir>/services/management-api',
     '<rootDir>/services/auth-gateway',
+    '<rootDir>/test-e2e',
   ],
 };

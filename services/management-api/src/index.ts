@@ -1,6 +1,8 @@
 export { createApp } from './app';
 export { createDeps, createLogger, type Deps } from './deps';
 export { readConfig, configSpec, type ManagementApiConfig } from './config';
-export { startManagementApi, type RunningApi } from './server';
+export { adminKeyBanner, startManagementApi, type RunningApi } from './server';
 export { createDatabase, migrateLatest, migrateRollbackAll } from './db/database';
 export { bootstrap } from './bootstrap';
+export { createOperatorWithKey, resolveClusterRefs } from './routes/operators';
+export { findClusterByName, getCluster, listClusters } from './repositories/clusters';

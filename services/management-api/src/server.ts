@@ -8,8 +8,14 @@ import { createDeps, type Deps } from './deps';
 export interface RunningApi {
   server: Server;
   port: number;
+  /** Set when this start created the first admin: the caller prints it once (never logs it). */
+  generatedAdmin?: { name: string; key: string };
   close: () => Promise<void>;
 }
+
+/** The one-time banner for a generated admin key, printed on the terminal, not through the logger. */
+export const adminKeyBanner = (admin: { name: string; key: string }): string =>
+  `\nFirst admin operator created. Its API key is shown only now:\n\n  Authorization: ApiKey ${admin.name}:${admin.key}\n\n`;
 
 /** Migrates (when configured), bootstraps, and listens. The caller owns signal handling. */
 export async function startManagementApi(config: ManagementApiConfig, deps: Deps): Promise<RunningApi> {
@@ -20,13 +26,6 @@ export async function startManagementApi(config: ManagementApiConfig, deps: Deps
   }
   const boot = await bootstrap(db, config);
   if (boot.createdCluster) log.info({ cluster: boot.createdCluster }, 'default cluster created');
-  if (boot.generatedAdmin) {
-    // Printed once on the terminal, deliberately not through the logger (logs are shipped and kept).
-    process.stdout.write(
-      `\nFirst admin operator created. Its API key is shown only now:\n\n` +
-        `  Authorization: ApiKey ${boot.generatedAdmin.name}:${boot.generatedAdmin.key}\n\n`,
-    );
-  }
   const app = createApp(deps);
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.port, config.host, () => resolve(s));
@@ -38,6 +37,7 @@ export async function startManagementApi(config: ManagementApiConfig, deps: Deps
   return {
     server,
     port,
+    generatedAdmin: boot.generatedAdmin,
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await db.destroy();
@@ -49,6 +49,8 @@ async function main(): Promise<void> {
   const config = readConfig();
   const deps = createDeps(config);
   const running = await startManagementApi(config, deps);
+  // Deliberately stdout, not the logger: logs are shipped and kept, this key must not be.
+  if (running.generatedAdmin) process.stdout.write(adminKeyBanner(running.generatedAdmin));
   const stop = () => {
     deps.log.info('shutting down');
     running.close().then(

@@ -98,8 +98,8 @@ export async function deleteCluster(db: Db, id: number): Promise<boolean> {
       if (count > 0) {
         throw errors.inUse(`The cluster still has ${count} storage user(s); delete them before deleting the cluster.`);
       }
-      const deleted = await db('clusters').where({ id }).delete();
-      return deleted > 0;
+      const deleted = await db('clusters').where({ id }).delete().returning('id');
+      return deleted.length > 0;
     },
     {
       storage_users_cluster_id_foreign: () =>

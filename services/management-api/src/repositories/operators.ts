@@ -79,15 +79,17 @@ export async function updateOperator(db: Db, id: number, changes: { role?: Opera
   return withDbErrors(async () => {
     const updated = await db('operators')
       .where({ id })
-      .update({ ...(changes.role ? { role: changes.role } : {}), updated_at: db.fn.now() });
-    if (updated === 0) return null;
+      .update({ ...(changes.role ? { role: changes.role } : {}), updated_at: db.fn.now() })
+      .returning('id');
+    if (updated.length === 0) return null;
     if (changes.clusterIds) await setOperatorClusters(db, id, changes.clusterIds);
     return getOperator(db, id);
   });
 }
 
 export async function deleteOperator(db: Db, id: number): Promise<boolean> {
-  return withDbErrors(async () => (await db('operators').where({ id }).delete()) > 0);
+  // returning() rather than the affected-row count: PGlite's driver does not report the count.
+  return withDbErrors(async () => (await db('operators').where({ id }).delete().returning('id')).length > 0);
 }
 
 export async function countAdmins(db: Db): Promise<number> {
@@ -150,5 +152,5 @@ export async function listApiKeys(db: Db, operatorId: number): Promise<ApiKeyInf
 }
 
 export async function deleteApiKey(db: Db, operatorId: number, keyId: string): Promise<boolean> {
-  return withDbErrors(async () => (await db('api_keys').where({ operator_id: operatorId, id: keyId }).delete()) > 0);
+  return withDbErrors(async () => (await db('api_keys').where({ operator_id: operatorId, id: keyId }).delete().returning('id')).length > 0);
 }

@@ -4,6 +4,7 @@ import type { Db } from '../db/database';
 import { canSeeCluster, operatorOf, requireGlobalAdmin, visibleClusters } from '../http/auth';
 import { parseBody } from '../http/body';
 import { INT4_MAX, NUMBER_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
+import { escapeHtml } from '../http/escape';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
 import { API_ROOT, clusterUri, parseIntId } from '../http/uris';
@@ -35,7 +36,7 @@ export function clustersRouter(db: Db, auth: RequestHandler): Router {
   const visibleCluster = async (raw: string | undefined, opClusters: (id: number) => boolean) => {
     const id = parseIntId(raw);
     const cluster = id === null || !opClusters(id) ? null : await getCluster(db, id);
-    if (!cluster) throw errors.notFound(`No cluster with id '${raw}'.`);
+    if (!cluster) throw errors.notFound(`No cluster with id '${escapeHtml(String(raw))}'.`);
     return cluster;
   };
 
@@ -66,7 +67,8 @@ export function clustersRouter(db: Db, auth: RequestHandler): Router {
     DELETE: async (req, res) => {
       requireGlobalAdmin(operatorOf(res));
       const cluster = await visibleCluster(req.params.id, () => true);
-      await db.transaction((trx) => deleteCluster(trx, cluster.id));
+      const deleted = await db.transaction((trx) => deleteCluster(trx, cluster.id));
+      if (!deleted) throw errors.notFound(`No cluster with id '${req.params.id}'.`);
       res.status(204).end();
     },
   });

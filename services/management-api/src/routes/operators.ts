@@ -125,10 +125,12 @@ export function operatorsRouter(db: Db, auth: RequestHandler): Router {
     DELETE: async (req, res) => {
       requireGlobalAdmin(operatorOf(res));
       const before = await findOperator(req.params.id);
-      await db.transaction(async (trx) => {
-        await deleteOperator(trx, before.id);
+      const deleted = await db.transaction(async (trx) => {
+        const gone = await deleteOperator(trx, before.id);
         await keepOneGlobalAdmin(trx, before);
+        return gone;
       });
+      if (!deleted) throw errors.notFound(`No operator with id '${escapeHtml(String(req.params.id))}'.`);
       res.status(204).end();
     },
   });

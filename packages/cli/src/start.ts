@@ -1,0 +1,47 @@
+import * as gateway from '@cairn/auth-gateway';
+import * as api from '@cairn/management-api';
+
+/**
+ * The all-in-one launcher behind `pnpm start`: management-api and auth-gateway in one process.
+ * Without DATABASE_URL the management API runs on embedded PGlite under ./data; without REDIS_URL
+ * the gateway keeps its state in process. Each service keeps its own config and deps, as in
+ * production; only the process is shared.
+ */
+export async function startAll(): Promise<void> {
+  const apiConfig = api.readConfig();
+  const gatewayConfig = gateway.readConfig();
+  const apiDeps = api.createDeps(apiConfig);
+  const gatewayDeps = gateway.createDeps(gatewayConfig);
+
+  const runningApi = await api.startManagementApi(apiConfig, apiDeps);
+  const runningGateway = await gateway.startAuthGateway(gatewayConfig, gatewayDeps);
+
+  const host = (h: string) => (h === '0.0.0.0' || h === '::' ? '127.0.0.1' : h);
+  const apiUrl = `http://${host(apiConfig.host)}:${runningApi.port}`;
+  const gatewayUrl = `http://${host(gatewayConfig.host)}:${runningGateway.port}`;
+  const admin = runningApi.generatedAdmin;
+  const auth = admin ? `ApiKey ${admin.name}:${admin.key}` : 'ApiKey <operator>:<key>';
+  process.stdout.write(
+    (admin ? api.adminKeyBanner(admin) : '\n') +
+      `Cairn is running (${apiConfig.databaseUrl ? 'Postgres' : `embedded PGlite in ${apiConfig.dataDir}`}).\n` +
+      `  management API  ${apiUrl}/api/v1/\n` +
+      `  auth gateway    ${gatewayUrl}/auth/\n\n` +
+      `Try:\n  curl -H 'Authorization: ${auth}' ${apiUrl}/api/v1/clusters/\n` +
+      (admin ? '' : `\n(The admin key was printed at the first start; 'pnpm cairn operator create' makes another.)\n`) +
+      '\n',
+  );
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    apiDeps.log.info({ signal }, 'shutting down');
+    setTimeout(() => process.exit(1), 10_000).unref();
+    Promise.all([runningGateway.close(), runningApi.close()]).then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}

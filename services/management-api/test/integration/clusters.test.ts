@@ -1,0 +1,81 @@
+import { ADMIN_AUTH, DB_KINDS, countRows, createUser, startTestApp, type TestApp } from '../support/harness';
+
+describe.each(DB_KINDS)('clusters on %s', (kind) => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp(kind);
+  });
+  afterAll(() => app.close());
+  const as = (method: 'get' | 'post' | 'patch' | 'delete', path: string) => app.http()[method](path).set('Authorization', ADMIN_AUTH);
+
+  it('when listing, then the bootstrap default cluster is there with its integer id', async () => {
+    const res = await as('get', '/api/v1/clusters/');
+    expect(res.status).toBe(200);
+    expect(res.body.objects[0]).toMatchObject({ id: 1, name: 'default', resource_uri: '/api/v1/clusters/1/', region: 'RegionOne' });
+    expect(res.body.objects[0].uuid).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('when an admin creates a cluster, then 201, Location, and a generated uuid', async () => {
+    const res = await as('post', '/api/v1/clusters/').send({ name: 'east', auth_url: 'https://east.example.com/auth', storage_url: 'https://swift-east.example.com/v1' });
+    expect(res.status).toBe(201);
+    expect(res.headers.location).toBe(`/api/v1/clusters/${res.body.id}/`);
+    expect(res.body).toMatchObject({ name: 'east', region: 'RegionOne', storage_url: 'https://swift-east.example.com/v1' });
+    const detail = await as('get', res.headers.location as string);
+    expect(detail.body).toEqual(res.body);
+  });
+
+  it('when a cluster is created with a given uuid, then it is kept', async () => {
+    const uuid = '3f0c4a4e-2a7e-4d55-9a3b-1f2e3d4c5b6a';
+    const res = await as('post', '/api/v1/clusters/').send({ name: 'west', uuid, auth_url: 'https://w.example.com/auth', storage_url: 'https://w.example.com/v1', region: 'RegionTwo' });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ uuid, region: 'RegionTwo' });
+    const dup = await as('post', '/api/v1/clusters/').send({ name: 'west2', uuid, auth_url: 'https://w.example.com/auth', storage_url: 'https://w.example.com/v1' });
+    expect(dup.status).toBe(400);
+    expect(dup.body.error).toBe(`A cluster with uuid '${uuid}' already exists.`);
+  });
+
+  it('when the name is taken or the URL is not http(s), then 400 explains', async () => {
+    const dup = await as('post', '/api/v1/clusters/').send({ name: 'default', auth_url: 'https://x/auth', storage_url: 'https://x/v1' });
+    expect(dup.status).toBe(400);
+    expect(dup.body.error).toBe("A cluster named 'default' already exists.");
+    const bad = await as('post', '/api/v1/clusters/').send({ name: 'ftp', auth_url: 'ftp://x/auth', storage_url: 'https://x/v1' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toBe("The 'auth_url' field must be an absolute http:// or https:// URL.");
+  });
+
+  it('when patched, then 202 with the change; uuid and id are read-only', async () => {
+    const created = await as('post', '/api/v1/clusters/').send({ name: 'north', auth_url: 'https://n/auth', storage_url: 'https://n/v1' });
+    const res = await as('patch', `/api/v1/clusters/${created.body.id}/`).send({ storage_url: 'https://n2/v1', region: 'North' });
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ storage_url: 'https://n2/v1', region: 'North', name: 'north' });
+    const ro = await as('patch', `/api/v1/clusters/${created.body.id}/`).send({ uuid: '3f0c4a4e-2a7e-4d55-9a3b-1f2e3d4c5b6b' });
+    expect(ro.status).toBe(400);
+    expect(ro.body.error).toBe("The 'uuid' field is read-only and cannot be changed.");
+  });
+
+  it('when a cluster has users, then DELETE is refused with 400 saying why; once empty, 204', async () => {
+    const created = await as('post', '/api/v1/clusters/').send({ name: 'south', auth_url: 'https://s/auth', storage_url: 'https://s/v1' });
+    const user = await createUser(app, 'southerner', { cluster: created.body.resource_uri });
+    const refused = await as('delete', `/api/v1/clusters/${created.body.id}/`);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe('The cluster still has 1 storage user(s); delete them before deleting the cluster.');
+    expect((await as('delete', `/api/v1/users/${user.id}/`)).status).toBe(204);
+    expect((await as('delete', `/api/v1/clusters/${created.body.id}/`)).status).toBe(204);
+    expect((await as('get', `/api/v1/clusters/${created.body.id}/`)).status).toBe(404);
+  });
+
+  it('when the id is unknown or malformed, then 404', async () => {
+    for (const id of ['9999', 'x', '4294967296']) {
+      const res = await as('get', `/api/v1/clusters/${id}/`);
+      expect(res.status).toBe(404);
+      expect(res.body.error).toContain('No cluster with id');
+    }
+  });
+
+  it('when a create is refused, then no row is written', async () => {
+    const before = await countRows(app.db, 'clusters');
+    await as('post', '/api/v1/clusters/').send({ name: 'a/b', auth_url: 'https://x/auth', storage_url: 'https://x/v1' });
+    await as('post', '/api/v1/clusters/').send({ name: 'ok', auth_url: 'https://x/auth' });
+    expect(await countRows(app.db, 'clusters')).toBe(before);
+  });
+});

@@ -1,0 +1,134 @@
+import { ADMIN_AUTH, DB_KINDS, createCluster, createOperator, createUser, startTestApp, type TestApp } from '../support/harness';
+
+describe.each(DB_KINDS)('operators and API keys on %s', (kind) => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp(kind);
+  });
+  afterAll(() => app.close());
+
+  describe('authentication', () => {
+    it.each([
+      ['no header', undefined],
+      ['a wrong key', 'ApiKey root:wrong-key-wrong-key-wrong-key-wrong'],
+      ['an unknown operator', 'ApiKey nobody:test-admin-key-0123456789abcdefghijklmnop'],
+      ['a malformed header', 'Bearer abc'],
+      ['a header without a colon', 'ApiKey root'],
+    ])('when the request has %s, then 401 with a JSON error', async (_what, header) => {
+      const req = app.http().get('/api/v1/users/');
+      if (header) req.set('Authorization', header);
+      const res = await req;
+      expect(res.status).toBe(401);
+      expect(res.body.error).toBeTruthy();
+      expect(res.headers['www-authenticate']).toBe('ApiKey');
+    });
+
+    it('when the scheme word has any case, then the key is accepted', async () => {
+      for (const scheme of ['apikey', 'APIKEY', 'ApiKey']) {
+        const res = await app.http().get('/api/v1/clusters/').set('Authorization', ADMIN_AUTH.replace('ApiKey', scheme));
+        expect(res.status).toBe(200);
+      }
+    });
+
+    it('when the key is stored, then only its hash is in the database', async () => {
+      const rows = await app.db('api_keys').select('key_hash');
+      for (const r of rows) expect(Buffer.from(r.key_hash).toString('utf8')).not.toContain('test-admin-key');
+    });
+  });
+
+  describe('roles', () => {
+    it('when a reader reads, then 200; when it writes, then 403 and nothing changes', async () => {
+      const reader = await createOperator(app, 'reader1', 'reader');
+      expect((await app.http().get('/api/v1/users/').set('Authorization', reader)).status).toBe(200);
+      const post = await app.http().post('/api/v1/users/').set('Authorization', reader).send({ cluster: 1, user: 'x', password: 'x'.repeat(20) });
+      expect(post.status).toBe(403);
+      expect(post.body.error).toBe("Operator 'reader1' has the reader role and may only read.");
+      const user = await createUser(app, 'victim');
+      expect((await app.http().patch(`/api/v1/users/${user.id}/`).set('Authorization', reader).send({ enabled: false })).status).toBe(403);
+      expect((await app.http().delete(`/api/v1/users/${user.id}`).set('Authorization', reader)).status).toBe(403);
+      expect((await app.http().post('/api/v1/clusters/').set('Authorization', reader).send({})).status).toBe(403);
+      expect((await app.http().get('/api/v1/operators/').set('Authorization', reader)).status).toBe(403);
+      const row = await app.db('storage_users').where({ id: user.id as string }).first();
+      expect(row.enabled).toBe(true);
+    });
+
+    it('when an admin is limited to one cluster, then it sees and changes only that cluster', async () => {
+      const mine = await createCluster(app, 'mine');
+      const limited = await createOperator(app, 'limited', 'admin', [mine.resource_uri as string]);
+      const elsewhere = await createUser(app, 'elsewhere');
+      const post = await app.http().post('/api/v1/users/').set('Authorization', limited).send({ cluster: mine.resource_uri, user: 'local', password: 'y'.repeat(20) });
+      expect(post.status).toBe(201);
+      const list = await app.http().get('/api/v1/users/?limit=0').set('Authorization', limited);
+      expect(list.body.objects.map((o: { user: string }) => o.user)).toEqual(['local']);
+      expect((await app.http().get(`/api/v1/users/${elsewhere.id}/`).set('Authorization', limited)).status).toBe(404);
+      expect((await app.http().delete(`/api/v1/users/${elsewhere.id}/`).set('Authorization', limited)).status).toBe(404);
+      const foreign = await app.http().post('/api/v1/users/').set('Authorization', limited).send({ cluster: 1, user: 'sneaky', password: 'y'.repeat(20) });
+      expect(foreign.status).toBe(400);
+      const clusters = await app.http().get('/api/v1/clusters/').set('Authorization', limited);
+      expect(clusters.body.objects.map((c: { name: string }) => c.name)).toEqual(['mine']);
+      expect((await app.http().post('/api/v1/clusters/').set('Authorization', limited).send({})).status).toBe(403);
+    });
+  });
+
+  describe('managing operators and keys', () => {
+    it('when an operator is created, then its key is shown once and works; listing never shows keys', async () => {
+      const res = await app.http().post('/api/v1/operators/').set('Authorization', ADMIN_AUTH).send({ name: 'ops-bot', role: 'reader' });
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({ name: 'ops-bot', role: 'reader', clusters: [] });
+      expect(res.body.api_key).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(res.headers.location).toBe(res.body.resource_uri);
+      expect((await app.http().get('/api/v1/clusters/').set('Authorization', `ApiKey ops-bot:${res.body.api_key}`)).status).toBe(200);
+      const detail = await app.http().get(res.body.resource_uri).set('Authorization', ADMIN_AUTH);
+      expect(detail.body).not.toHaveProperty('api_key');
+      const keys = await app.http().get(`${res.body.resource_uri}keys/`).set('Authorization', ADMIN_AUTH);
+      expect(keys.body.objects).toHaveLength(1);
+      expect(keys.body.objects[0]).not.toHaveProperty('key');
+    });
+
+    it('when a second key is issued and the first revoked, then only the second works', async () => {
+      const op = await app.http().post('/api/v1/operators/').set('Authorization', ADMIN_AUTH).send({ name: 'rotator', role: 'admin' });
+      const first = `ApiKey rotator:${op.body.api_key}`;
+      const issued = await app.http().post(`${op.body.resource_uri}keys/`).set('Authorization', ADMIN_AUTH).send({});
+      expect(issued.status).toBe(201);
+      const second = `ApiKey rotator:${issued.body.key}`;
+      const keys = await app.http().get(`${op.body.resource_uri}keys/`).set('Authorization', ADMIN_AUTH);
+      const firstId = keys.body.objects[0].id;
+      expect((await app.http().delete(`${op.body.resource_uri}keys/${firstId}/`).set('Authorization', ADMIN_AUTH)).status).toBe(204);
+      expect((await app.http().get('/api/v1/clusters/').set('Authorization', first)).status).toBe(401);
+      expect((await app.http().get('/api/v1/clusters/').set('Authorization', second)).status).toBe(200);
+    });
+
+    it('when an operator is demoted or deleted, then its rights change at once', async () => {
+      const op = await app.http().post('/api/v1/operators/').set('Authorization', ADMIN_AUTH).send({ name: 'temp', role: 'admin' });
+      const auth = `ApiKey temp:${op.body.api_key}`;
+      const patched = await app.http().patch(op.body.resource_uri).set('Authorization', ADMIN_AUTH).send({ role: 'reader' });
+      expect(patched.status).toBe(202);
+      expect(patched.body.role).toBe('reader');
+      expect((await app.http().post('/api/v1/clusters/').set('Authorization', auth).send({})).status).toBe(403);
+      expect((await app.http().delete(op.body.resource_uri).set('Authorization', ADMIN_AUTH)).status).toBe(204);
+      expect((await app.http().get('/api/v1/clusters/').set('Authorization', auth)).status).toBe(401);
+    });
+
+    it('when the last global admin would be removed, then 400 and it stays', async () => {
+      const list = await app.http().get('/api/v1/operators/?role=admin&limit=0').set('Authorization', ADMIN_AUTH);
+      // Leave only root as a global admin, then try to delete it.
+      for (const o of list.body.objects as Array<{ name: string; clusters: string[]; resource_uri: string }>) {
+        if (o.name !== 'root' && o.clusters.length === 0) await app.http().delete(o.resource_uri).set('Authorization', ADMIN_AUTH);
+      }
+      const root = (list.body.objects as Array<{ name: string; resource_uri: string }>).find((o) => o.name === 'root')!;
+      const res = await app.http().delete(root.resource_uri).set('Authorization', ADMIN_AUTH);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatch(/last admin/);
+      expect((await app.http().get('/api/v1/clusters/').set('Authorization', ADMIN_AUTH)).status).toBe(200);
+    });
+
+    it('when an operator name is taken or invalid, then 400', async () => {
+      const dup = await app.http().post('/api/v1/operators/').set('Authorization', ADMIN_AUTH).send({ name: 'root', role: 'admin' });
+      expect(dup.status).toBe(400);
+      expect(dup.body.error).toBe("An operator named 'root' already exists.");
+      const bad = await app.http().post('/api/v1/operators/').set('Authorization', ADMIN_AUTH).send({ name: 'a:b', role: 'boss' });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error).toContain("'role' field must be one of: admin, reader");
+    });
+  });
+});
