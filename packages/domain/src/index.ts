@@ -3,3 +3,4 @@ export * from './models';
 export * from './validation';
 export * from './password-hash';
 export * from './api-key';
+export * from './escape';

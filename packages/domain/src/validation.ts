@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { errors } from './errors';
+import { escapeHtml } from './escape';
 import { OPERATOR_ROLES } from './models';
 
 /**
@@ -17,7 +18,7 @@ export const API_KEY_MIN_LENGTH = 32;
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
 // eslint-disable-next-line no-control-regex
-const USERNAME_PATTERN = /^[^/:\u0000-\u001f\u007f-\u009f]{1,255}$/u;
+const USERNAME_PATTERN = /^[^/:\u0000-\u001f\u007f-\u009f\ud800-\udfff\ufffe\uffff]{1,255}$/u;
 
 const common = {
   'any.required': "The {{#label}} field has no data and doesn't allow a default or null value.",
@@ -41,9 +42,11 @@ export const usernameSchema = Joi.string()
   });
 
 export const passwordSchema = Joi.string()
-  .min(PASSWORD_MIN_LENGTH)
   .max(PASSWORD_MAX_LENGTH)
-  .custom((value: string, helpers) => (CONTROL_CHARS.test(value) ? helpers.error('password.control') : value))
+  .custom((value: string, helpers) => {
+    if ([...value].length < PASSWORD_MIN_LENGTH) return helpers.error('string.min', { limit: PASSWORD_MIN_LENGTH });
+    return CONTROL_CHARS.test(value) ? helpers.error('password.control') : value;
+  })
   .messages({
     'string.min': `The {{#label}} field must be at least ${PASSWORD_MIN_LENGTH} characters long.`,
     'string.empty': `The {{#label}} field must be at least ${PASSWORD_MIN_LENGTH} characters long.`,
@@ -58,7 +61,7 @@ const httpUrl = Joi.string()
 
 const clusterName = Joi.string()
   .max(255)
-  .pattern(/^[^/\u0000-\u001f\u007f-\u009f]+$/u) // eslint-disable-line no-control-regex
+  .pattern(/^[^/\u0000-\u001f\u007f-\u009f\ud800-\udfff\ufffe\uffff]+$/u) // eslint-disable-line no-control-regex
   .messages({
     'string.pattern.base': "The {{#label}} field must be 1 to 255 characters with no '/' and no control characters.",
     'string.max': "The {{#label}} field must be 1 to 255 characters with no '/' and no control characters.",
@@ -73,7 +76,10 @@ const region = Joi.string().max(255).pattern(/^[\x21-\x7e]+$/).messages({
 /** The `cluster` reference of a user: a resource URI or a bare id; resolved by the service. */
 const clusterRef = Joi.alternatives()
   .try(Joi.number().integer().min(1).max(2147483647), Joi.string().max(300))
-  .messages({ 'alternatives.match': 'The {{#label}} field must be a cluster resource URI like /api/v1/clusters/1/ or an id.' });
+  .messages({
+    'alternatives.match': 'The {{#label}} field must be a cluster resource URI like /api/v1/clusters/1/ or an id.',
+    'alternatives.types': 'The {{#label}} field must be a cluster resource URI like /api/v1/clusters/1/ or an id.',
+  });
 
 export const userCreateSchema = Joi.object({
   cluster: clusterRef.required(),
@@ -160,7 +166,15 @@ export function validate<T>(schema: Joi.Schema, value: unknown): T {
     messages: common,
   });
   if (error) {
-    const messages = [...new Set(error.details.map((d) => d.message))];
+    // A label is a key the client sent (an unknown field): echo it HTML-escaped, as every other echoed value.
+    const messages = [
+      ...new Set(
+        error.details.map((d) => {
+          const label = d.context?.label;
+          return label ? d.message.split(`'${label}'`).join(`'${escapeHtml(label)}'`) : d.message;
+        }),
+      ),
+    ];
     throw errors.invalidInput(messages.join(' '), { fields: error.details.map((d) => d.path.join('.')) });
   }
   return converted as T;

@@ -26,13 +26,12 @@ function parseJson(text: string): unknown {
 }
 
 function parseForm(text: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  const fields = new Map<string, string | string[]>();
   for (const [key, value] of new URLSearchParams(text)) {
-    const prev = out[key];
-    if (prev === undefined) out[key] = value;
-    else out[key] = Array.isArray(prev) ? [...prev, value] : [prev, value];
+    const prev = fields.get(key);
+    fields.set(key, prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value]);
   }
-  return out;
+  return Object.fromEntries(fields);
 }
 
 type XmlElement = string | { $?: Record<string, string>; _?: string; [child: string]: unknown };
@@ -76,13 +75,20 @@ function fromXmlChildren(el: Record<string, unknown>): Record<string, unknown> {
 async function parseXml(text: string): Promise<unknown> {
   // No DTDs at all: nothing to expand, nothing external to fetch.
   if (/<!DOCTYPE|<!ENTITY/i.test(text)) throw errors.invalidInput('XML bodies may not contain a DOCTYPE or entity declarations.');
-  let doc: Record<string, unknown>;
+  // xml2js stops at the first root's end tag and ignores whatever follows; parse the document inside a
+  // wrapper so trailing text or a second root element is seen and refused.
+  const body = text.replace(/^\uFEFF?\s*<\?xml[^>]*\?>/, '');
+  let wrapper: Record<string, unknown>;
   try {
-    doc = await parseStringPromise(text, { explicitArray: true, explicitRoot: true, strict: true, async: false });
+    const doc = await parseStringPromise(`<cairn-body>${body}</cairn-body>`, { explicitArray: true, explicitRoot: false, strict: true, async: false });
+    wrapper = typeof doc === 'object' && doc !== null ? doc : {};
   } catch {
     throw errors.invalidInput('Request is not valid XML.');
   }
-  const root = doc ? Object.values(doc)[0] : undefined;
+  const roots = Object.entries(wrapper).filter(([k]) => k !== '$' && k !== '_');
+  const strayText = typeof wrapper._ === 'string' && wrapper._.trim() !== '';
+  if (roots.length !== 1 || (roots[0]![1] as unknown[]).length !== 1 || strayText) throw errors.invalidInput('Request is not valid XML.');
+  const root = (roots[0]![1] as unknown[])[0];
   if (!root || typeof root !== 'object') return typeof root === 'string' && root.trim() === '' ? {} : root;
   return fromXmlChildren(root as Record<string, unknown>);
 }

@@ -41,8 +41,15 @@ export function errorHandler(log: { error: (obj: object, msg: string) => void })
     const translated = translateDbError(err);
     const known = translated instanceof CairnError ? translated : fromExpressError(err as { type?: string });
     if (res.headersSent) return;
-    if (known) return sendError(req, res, known);
-    log.error({ err }, 'unhandled error');
-    send(req, res, 500, INTERNAL_ERROR_BODY);
+    try {
+      if (known) return sendError(req, res, known);
+      log.error({ err }, 'unhandled error');
+      send(req, res, 500, INTERNAL_ERROR_BODY);
+    } catch (renderError) {
+      // Never fall through to express's HTML handler (it would show a stack trace).
+      log.error({ err: renderError }, 'could not render an error response');
+      res.status(500).setHeader('Content-Type', 'application/json');
+      res.end(JSON.stringify(INTERNAL_ERROR_BODY));
+    }
   };
 }

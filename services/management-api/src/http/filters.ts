@@ -1,5 +1,4 @@
-import { errors } from '@cairn/domain';
-import { escapeHtml } from './escape';
+import { errors, escapeHtml } from '@cairn/domain';
 import type { FieldDef, Lookup, ResourceDef } from './resource';
 
 /**

@@ -32,12 +32,18 @@ export function toJson(value: unknown): string {
 
 type XmlNode = Record<string, unknown>;
 
+// XML 1.0 cannot carry these at all, not even as character references; they are shown as U+FFFD
+// rather than letting a stored value make every XML response fail.
+// eslint-disable-next-line no-control-regex
+const XML_ILLEGAL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const xmlText = (s: string): string => s.replace(XML_ILLEGAL, '\uFFFD');
+
 function scalarNode(value: unknown): XmlNode | string {
   if (value === null || value === undefined) return { $: { type: 'null' } };
   if (typeof value === 'boolean') return { $: { type: 'boolean' }, _: value ? 'True' : 'False' };
   if (typeof value === 'number') return { $: { type: Number.isInteger(value) ? 'integer' : 'float' }, _: String(value) };
   if (value instanceof Date) return value.toISOString();
-  return String(value);
+  return xmlText(String(value));
 }
 
 function dictChildren(value: Record<string, unknown>): XmlNode {
@@ -48,6 +54,10 @@ function dictChildren(value: Record<string, unknown>): XmlNode {
   return node;
 }
 
+/**
+ * xml2js groups children by tag, so within one list every `<object>` comes before every `<value>`.
+ * Lists in this API hold either resources or scalars, never both, so their order is kept.
+ */
 function toNode(value: unknown): unknown {
   if (Array.isArray(value)) {
     const objects: unknown[] = [];

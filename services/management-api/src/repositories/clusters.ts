@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { errors, type Cluster, type ClusterCreateInput, type ClusterPatchInput } from '@cairn/domain';
+import { errors, type Cluster, type ClusterCreateInput, type ClusterPatchInput, escapeHtml } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors, type ConstraintMessages } from '../db/errors';
 import type { ListQuery } from '../http/filters';
@@ -30,7 +30,7 @@ const toCluster = (r: ClusterRow): Cluster => ({
 });
 
 const uniqueMessages = (name?: string, uuid?: string): ConstraintMessages => ({
-  clusters_name_unique: () => errors.alreadyExists(`A cluster named '${name}' already exists.`),
+  clusters_name_unique: () => errors.alreadyExists(`A cluster named '${escapeHtml(String(name))}' already exists.`),
   clusters_uuid_unique: () => errors.alreadyExists(`A cluster with uuid '${uuid}' already exists.`),
 });
 

@@ -1,4 +1,4 @@
-import { errors, type Operator, type OperatorRole } from '@cairn/domain';
+import { errors, type Operator, type OperatorRole, escapeHtml } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import type { ListQuery } from '../http/filters';
@@ -65,7 +65,7 @@ export async function createOperator(db: Db, input: { name: string; role: Operat
       await setOperatorClusters(db, id, input.clusterIds);
       return (await getOperator(db, id))!;
     },
-    { operators_name_unique: () => errors.alreadyExists(`An operator named '${input.name}' already exists.`) },
+    { operators_name_unique: () => errors.alreadyExists(`An operator named '${escapeHtml(input.name)}' already exists.`) },
   );
 }
 

@@ -1,4 +1,4 @@
-import { errors, type StorageUser } from '@cairn/domain';
+import { errors, type StorageUser, escapeHtml } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import type { ListQuery } from '../http/filters';
@@ -77,7 +77,7 @@ export async function createStorageUser(db: Db, user: NewStorageUser, clusterNam
         .returning(RETURNING),
     {
       storage_users_cluster_username_unique: () =>
-        errors.alreadyExists(`A user named '${user.username}' already exists in cluster '${clusterName}'.`),
+        errors.alreadyExists(`A user named '${escapeHtml(user.username)}' already exists in cluster '${escapeHtml(clusterName)}'.`),
       storage_users_cluster_id_foreign: () => errors.invalidInput('The cluster no longer exists.'),
     },
   );

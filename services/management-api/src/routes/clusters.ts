@@ -1,10 +1,9 @@
 import { Router, type RequestHandler } from 'express';
-import { errors, validate, clusterCreateSchema, clusterPatchSchema, type ClusterCreateInput, type ClusterPatchInput } from '@cairn/domain';
+import { errors, validate, clusterCreateSchema, clusterPatchSchema, type ClusterCreateInput, type ClusterPatchInput, escapeHtml } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { canSeeCluster, operatorOf, requireGlobalAdmin, visibleClusters } from '../http/auth';
 import { parseBody } from '../http/body';
 import { INT4_MAX, NUMBER_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
-import { escapeHtml } from '../http/escape';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
 import { API_ROOT, clusterUri, parseIntId } from '../http/uris';

@@ -1,20 +1,8 @@
 import { Router, type RequestHandler } from 'express';
-import {
-  emptyBodySchema,
-  errors,
-  generateApiKey,
-  hashApiKey,
-  operatorCreateSchema,
-  operatorPatchSchema,
-  validate,
-  type Operator,
-  type OperatorCreateInput,
-  type OperatorPatchInput,
-} from '@cairn/domain';
+import { emptyBodySchema, errors, generateApiKey, hashApiKey, operatorCreateSchema, operatorPatchSchema, validate, type Operator, type OperatorCreateInput, type OperatorPatchInput, escapeHtml } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { operatorOf, requireGlobalAdmin } from '../http/auth';
 import { parseBody } from '../http/body';
-import { escapeHtml } from '../http/escape';
 import { EXACT_ONLY, INT4_MAX, NUMBER_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';

@@ -1,17 +1,8 @@
 import { Router, type RequestHandler } from 'express';
-import {
-  errors,
-  validate,
-  userCreateSchema,
-  userPatchSchema,
-  type StorageUser,
-  type UserCreateInput,
-  type UserPatchInput,
-} from '@cairn/domain';
+import { errors, validate, userCreateSchema, userPatchSchema, type StorageUser, type UserCreateInput, type UserPatchInput, escapeHtml } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { canSeeCluster, operatorOf, requireWriter, requireWriterOn, visibleClusters } from '../http/auth';
 import { parseBody } from '../http/body';
-import { escapeHtml } from '../http/escape';
 import { EXACT_ONLY, INT8_MAX, NUMBER_LOOKUPS, RELATED_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';

@@ -1,0 +1,281 @@
+import type Joi from 'joi';
+import {
+  CairnError,
+  clusterCreateSchema,
+  clusterPatchSchema,
+  userCreateSchema,
+  userPatchSchema,
+  validate,
+  type ClusterCreateInput,
+  type ClusterPatchInput,
+  type UserCreateInput,
+  type UserPatchInput,
+} from '../src';
+
+/** Runs `validate` and returns the CairnError it throws (fails the test if it does not throw one). */
+function refusal(schema: Joi.Schema, value: unknown): CairnError {
+  try {
+    validate(schema, value);
+  } catch (e) {
+    if (e instanceof CairnError) return e;
+    throw e;
+  }
+  throw new Error(`expected ${JSON.stringify(value)} to be refused`);
+}
+
+const PASSWORD_20 = 'abcdefghij0123456789';
+const validUser = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
+  cluster: '/api/v1/clusters/1/',
+  user: 'alice',
+  password: PASSWORD_20,
+  ...overrides,
+});
+
+const validCluster = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
+  name: 'TestCluster',
+  auth_url: 'https://auth.example.com/',
+  storage_url: 'https://swift.example.com/v1',
+  ...overrides,
+});
+
+/** The username rule, as a person reading the 400 needs to see it. */
+function expectUsernameRuleMessage(error: CairnError): void {
+  expect(error.code).toBe('INVALID_INPUT');
+  expect(error.message).toContain("'user'");
+  expect(error.message).toContain('1 to 255 characters');
+  expect(error.message).toContain("'/'");
+  expect(error.message).toContain("':'");
+  expect(error.message).toContain('control characters');
+}
+
+describe('user usernames', () => {
+  it.each([
+    ['a single character', 'a'],
+    ['255 characters', 'u'.repeat(255)],
+    ['non-ASCII letters', 'jöhn'],
+    ['an emoji', 'party🎉user'],
+    ['255 emoji (255 characters, 510 UTF-16 code units)', '😀'.repeat(255)],
+    ['CJK characters', '山田太郎'],
+    ['dots, dashes, @ and spaces', 'first.last-name@example user'],
+  ])('when the username is %s, then it is accepted unchanged', (_label, user) => {
+    const out = validate<UserCreateInput>(userCreateSchema, validUser({ user }));
+    expect(out.user).toBe(user);
+  });
+
+  it.each([
+    ['256 characters', 'u'.repeat(256)],
+    ['256 emoji', '😀'.repeat(256)],
+    ['empty', ''],
+    ["containing '/'", 'ali/ce'],
+    ["containing ':'", 'ali:ce'],
+    ['containing a newline', 'ali\nce'],
+    ['containing NUL', 'ali\u0000ce'],
+    ['containing a tab', 'ali\tce'],
+    ['containing DEL', 'ali\u007fce'],
+    ['containing NEL (U+0085, a C1 control)', 'ali\u0085ce'],
+  ])('when the username is %s, then it is refused with a message naming the rule', (_label, user) => {
+    expectUsernameRuleMessage(refusal(userCreateSchema, validUser({ user })));
+  });
+
+  it('when the username is a lone UTF-16 surrogate, then it is refused (it is not a character and cannot be stored as UTF-8)', () => {
+    // A JSON body may carry "\ud800"; Postgres (UTF-8) cannot hold it, node would silently turn it
+    // into U+FFFD, so the stored name would differ from the validated one.
+    expectUsernameRuleMessage(refusal(userCreateSchema, validUser({ user: 'ali\ud800ce' })));
+  });
+
+  it('when the username is not a string, then it is refused naming the field', () => {
+    const error = refusal(userCreateSchema, validUser({ user: 42 }));
+    expect(error.message).toContain("'user'");
+  });
+});
+
+describe('user passwords', () => {
+  it('when the password is exactly 19 characters, then it is refused saying at least 20 characters', () => {
+    const error = refusal(userCreateSchema, validUser({ password: 'p'.repeat(19) }));
+    expect(error.code).toBe('INVALID_INPUT');
+    expect(error.message).toContain("'password'");
+    expect(error.message).toContain('at least 20 characters');
+  });
+
+  it('when the password is exactly 20 characters, then it is accepted', () => {
+    expect(validate<UserCreateInput>(userCreateSchema, validUser({ password: 'p'.repeat(20) })).password).toBe('p'.repeat(20));
+  });
+
+  it('when the password is empty, then it is refused saying at least 20 characters', () => {
+    expect(refusal(userCreateSchema, validUser({ password: '' })).message).toContain('at least 20 characters');
+  });
+
+  it('when the password is 19 characters one of which is outside the BMP, then it is refused (characters, not UTF-16 units, are counted)', () => {
+    // 18 ASCII + 1 emoji = 19 characters (Python's len, tastypie's rule) but 20 UTF-16 code units.
+    const password = `${'p'.repeat(18)}😀`;
+    expect([...password]).toHaveLength(19);
+    expect(refusal(userCreateSchema, validUser({ password })).message).toContain('at least 20 characters');
+  });
+
+  it('when the password is 20 non-ASCII characters, then it is accepted', () => {
+    const password = 'ü'.repeat(20);
+    expect(validate<UserCreateInput>(userCreateSchema, validUser({ password })).password).toBe(password);
+  });
+
+  it('when the password contains a control character, then it is refused', () => {
+    const error = refusal(userCreateSchema, validUser({ password: `${PASSWORD_20}\u0000` }));
+    expect(error.message).toContain("'password'");
+    expect(error.message).toContain('control characters');
+  });
+
+  it('when the password has leading and trailing spaces, then they are kept', () => {
+    const password = `  ${PASSWORD_20}  `;
+    expect(validate<UserCreateInput>(userCreateSchema, validUser({ password })).password).toBe(password);
+  });
+});
+
+describe('boolean fields from form strings', () => {
+  it.each([
+    ['true', true],
+    ['false', false],
+    ['1', true],
+    ['0', false],
+    ['True', true],
+    ['False', false],
+    [true, true],
+    [false, false],
+  ])('when enabled and is_superuser are %p, then they become %p', (raw, expected) => {
+    const out = validate<UserCreateInput>(userCreateSchema, validUser({ enabled: raw, is_superuser: raw }));
+    expect(out.enabled).toBe(expected);
+    expect(out.is_superuser).toBe(expected);
+  });
+
+  it('when enabled and is_superuser are absent on create, then enabled defaults to true and is_superuser to false', () => {
+    const out = validate<UserCreateInput>(userCreateSchema, validUser());
+    expect(out).toEqual({ cluster: '/api/v1/clusters/1/', user: 'alice', password: PASSWORD_20, enabled: true, is_superuser: false });
+  });
+
+  it("when a boolean field is 'maybe', then it is refused naming the field", () => {
+    const error = refusal(userCreateSchema, validUser({ enabled: 'maybe' }));
+    expect(error.code).toBe('INVALID_INPUT');
+    expect(error.message).toContain("'enabled'");
+    expect(error.message).toContain('boolean');
+  });
+
+  it("when PATCH sends enabled 'False', then the patch holds false", () => {
+    expect(validate<UserPatchInput>(userPatchSchema, { enabled: 'False' })).toEqual({ enabled: false });
+  });
+});
+
+describe('unknown and read-only fields', () => {
+  it('when a create body has an unknown field, then it is refused naming that field', () => {
+    const error = refusal(userCreateSchema, validUser({ bogus: 1 }));
+    expect(error.code).toBe('INVALID_INPUT');
+    expect(error.message).toContain("'bogus'");
+  });
+
+  it('when an unknown field name contains markup, then the message does not reflect it as markup', () => {
+    const error = refusal(userCreateSchema, validUser({ '<script>': 1 }));
+    expect(error.message).not.toContain('<script>');
+  });
+
+  it.each(['id', 'cluster', 'user', 'resource_uri'])('when a user PATCH sends read-only %s, then it is refused naming it', (field) => {
+    const error = refusal(userPatchSchema, { [field]: field === 'id' ? '5' : 'x' });
+    expect(error.code).toBe('INVALID_INPUT');
+    expect(error.message).toContain(`'${field}'`);
+    expect(error.message).toContain('read-only');
+  });
+
+  it('when a user PATCH sends only a valid password, then the patch holds only the password', () => {
+    expect(validate<UserPatchInput>(userPatchSchema, { password: PASSWORD_20 })).toEqual({ password: PASSWORD_20 });
+  });
+
+  it('when a user PATCH is empty, then the patch is empty (no defaults applied)', () => {
+    expect(validate<UserPatchInput>(userPatchSchema, {})).toEqual({});
+  });
+});
+
+describe('required fields and several problems at once', () => {
+  it("when password is missing, then the message is tastypie's", () => {
+    const { password: _omit, ...body } = validUser();
+    const error = refusal(userCreateSchema, body);
+    expect(error.message).toBe("The 'password' field has no data and doesn't allow a default or null value.");
+  });
+
+  it('when every required field is missing, then each is reported in one message', () => {
+    const error = refusal(userCreateSchema, {});
+    for (const field of ['cluster', 'user', 'password']) {
+      expect(error.message).toContain(`The '${field}' field has no data and doesn't allow a default or null value.`);
+    }
+    expect(error.details.fields).toEqual(expect.arrayContaining(['cluster', 'user', 'password']));
+  });
+
+  it('when the username, the password and an unknown field are all wrong, then all three problems are reported together', () => {
+    const error = refusal(userCreateSchema, validUser({ user: 'a/b', password: 'short', bogus: true }));
+    expect(error.message).toContain("'user'");
+    expect(error.message).toContain('at least 20 characters');
+    expect(error.message).toContain("'bogus'");
+    expect(error.details.fields).toEqual(expect.arrayContaining(['user', 'password', 'bogus']));
+  });
+
+  it('when the body is not an object, then it is refused as not an object of fields', () => {
+    expect(refusal(userCreateSchema, ['alice']).message).toBe('The request body must be an object of fields.');
+  });
+});
+
+describe('cluster create and patch', () => {
+  it('when region is absent, then it defaults to RegionOne', () => {
+    const out = validate<ClusterCreateInput>(clusterCreateSchema, validCluster());
+    expect(out).toEqual({
+      name: 'TestCluster',
+      auth_url: 'https://auth.example.com/',
+      storage_url: 'https://swift.example.com/v1',
+      region: 'RegionOne',
+    });
+  });
+
+  it.each(['not a url', 'ftp://auth.example.com/', '/relative/path', 'javascript:alert(1)'])(
+    'when auth_url is %p, then it is refused saying it must be an http(s) URL',
+    (authUrl) => {
+      const error = refusal(clusterCreateSchema, validCluster({ auth_url: authUrl }));
+      expect(error.code).toBe('INVALID_INPUT');
+      expect(error.message).toContain("'auth_url'");
+      expect(error.message).toContain('http://');
+      expect(error.message).toContain('https://');
+    },
+  );
+
+  it('when storage_url is missing, then the tastypie missing-field message names it', () => {
+    const { storage_url: _omit, ...body } = validCluster();
+    expect(refusal(clusterCreateSchema, body).message).toBe(
+      "The 'storage_url' field has no data and doesn't allow a default or null value.",
+    );
+  });
+
+  it.each([
+    ["containing '/'", 'a/b'],
+    ['containing a newline', 'a\nb'],
+    ['256 characters', 'n'.repeat(256)],
+  ])('when the cluster name is %s, then it is refused naming the field', (_label, name) => {
+    expect(refusal(clusterCreateSchema, validCluster({ name })).message).toContain("'name'");
+  });
+
+  it('when region contains a space, then it is refused naming the field', () => {
+    expect(refusal(clusterCreateSchema, validCluster({ region: 'Region One' })).message).toContain("'region'");
+  });
+
+  it('when uuid is not a UUID, then it is refused saying it must be a UUID', () => {
+    const error = refusal(clusterCreateSchema, validCluster({ uuid: 'not-a-uuid' }));
+    expect(error.message).toContain("'uuid'");
+    expect(error.message).toContain('UUID');
+  });
+
+  it('when a cluster PATCH sends only a name, then the patch holds only the name (region is not defaulted)', () => {
+    expect(validate<ClusterPatchInput>(clusterPatchSchema, { name: 'Renamed' })).toEqual({ name: 'Renamed' });
+  });
+
+  it.each(['id', 'uuid', 'resource_uri'])('when a cluster PATCH sends read-only %s, then it is refused naming it', (field) => {
+    const error = refusal(clusterPatchSchema, { [field]: 'x' });
+    expect(error.message).toContain(`'${field}'`);
+    expect(error.message).toContain('read-only');
+  });
+
+  it('when a cluster PATCH has a bad storage_url, then it is refused naming it', () => {
+    expect(refusal(clusterPatchSchema, { storage_url: 'swift.example.com' }).message).toContain("'storage_url'");
+  });
+});
