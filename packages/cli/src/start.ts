@@ -4,16 +4,17 @@ import * as api from '@cairn/management-api';
 /**
  * The all-in-one launcher behind `pnpm start`: management-api and auth-gateway in one process.
  * Without DATABASE_URL the management API runs on embedded PGlite under ./data; without REDIS_URL
- * the gateway keeps its state in process. Each service keeps its own config and deps, as in
- * production; only the process is shared.
+ * the gateway keeps its tokens in process. Each service keeps its own config and deps, as in
+ * production; only the process and the database handle are shared.
  */
 export async function startAll(): Promise<void> {
   const apiConfig = api.readConfig();
   const gatewayConfig = gateway.readConfig();
   const apiDeps = api.createDeps(apiConfig);
-  const gatewayDeps = gateway.createDeps(gatewayConfig);
-
   const runningApi = await api.startManagementApi(apiConfig, apiDeps);
+  // One process, one database handle: embedded PGlite admits a single connection, and the
+  // management API has just migrated it and created the default cluster the gateway serves.
+  const gatewayDeps = await gateway.createDeps(gatewayConfig, { db: apiDeps.db });
   const runningGateway = await gateway.startAuthGateway(gatewayConfig, gatewayDeps);
 
   const host = (h: string) => (h === '0.0.0.0' || h === '::' ? '127.0.0.1' : h);

@@ -4,6 +4,9 @@ import pinoHttp from 'pino-http';
 import type { Deps } from './deps';
 import { errorHandler, notFound } from './http/errors';
 import { discoveryRouter } from './routes/discovery';
+import { keystoneV2Router } from './routes/keystone-v2';
+import { keystoneV3Router } from './routes/keystone-v3';
+import { swiftV1Router } from './routes/swift-v1';
 
 /** Where the gateway's APIs are mounted; a cluster's auth_url ends in it. */
 export const AUTH_ROOT = '/auth';
@@ -39,7 +42,7 @@ export function createApp(deps: Deps): Express {
     res.json({ status: 'ok' });
   });
 
-  app.use(AUTH_ROOT, discoveryRouter(deps.publicUrl));
+  app.use(AUTH_ROOT, swiftV1Router(deps), keystoneV2Router(deps), keystoneV3Router(deps), discoveryRouter(deps.publicUrl));
 
   app.use(notFound);
   app.use(errorHandler(log));

@@ -43,6 +43,47 @@ export const configSpec = {
     schema: Joi.string().uri({ scheme: ['redis', 'rediss'] }),
     secret: true,
   },
+  storageUrl: {
+    env: 'CAIRN_GATEWAY_STORAGE_URL',
+    doc: "Swift proxy base URL handed out (…/v1); accounts are <this>/AUTH_<user>. Unset: the cluster's storage_url.",
+    schema: Joi.string().uri({ scheme: ['http', 'https'] }).max(2048).replace(/\/+$/, ''),
+  },
+  signingKey: {
+    env: 'CAIRN_GATEWAY_SIGNING_KEY',
+    doc: "Key that signs this cluster's tokens (≥ 32 characters), shared by its replicas. Unset: one random key per cluster, kept in Redis (or in memory without Redis).",
+    schema: Joi.string().min(32).max(1024),
+    secret: true,
+  },
+  tokenLifetime: {
+    env: 'CAIRN_TOKEN_LIFETIME',
+    doc: 'Token lifetime in seconds.',
+    schema: Joi.number().integer().min(60).max(30 * 86400).default(86400),
+  },
+  verifyCacheSeconds: {
+    env: 'CAIRN_VERIFY_CACHE_SECONDS',
+    doc: 'How long a successful password check is remembered in memory (0 disables); keyed by an HMAC of user, generation and password.',
+    schema: Joi.number().integer().min(0).max(3600).default(60),
+  },
+  userCacheMs: {
+    env: 'CAIRN_USER_CACHE_MS',
+    doc: 'How long token validation may trust a user row read from Postgres (enabled flag, generation) before reading it again.',
+    schema: Joi.number().integer().min(0).max(1000).default(250),
+  },
+  failureLimit: {
+    env: 'CAIRN_LOGIN_FAILURE_LIMIT',
+    doc: 'Failed logins allowed per username within the window; past it the gateway answers 429.',
+    schema: Joi.number().integer().min(1).max(100000).default(10),
+  },
+  failureWindow: {
+    env: 'CAIRN_LOGIN_FAILURE_WINDOW',
+    doc: 'The window, in seconds, over which failed logins per username are counted.',
+    schema: Joi.number().integer().min(1).max(86400).default(300),
+  },
+  poolMax: {
+    env: 'DATABASE_POOL_MAX',
+    doc: 'Postgres connections per gateway process.',
+    schema: Joi.number().integer().min(1).max(200).default(10),
+  },
   logLevel: {
     env: 'LOG_LEVEL',
     doc: 'pino log level.',
@@ -58,6 +99,15 @@ export interface GatewayConfig {
   publicUrl?: string;
   databaseUrl?: string;
   redisUrl?: string;
+  /** Without a trailing slash. */
+  storageUrl?: string;
+  signingKey?: string;
+  tokenLifetime: number;
+  verifyCacheSeconds: number;
+  userCacheMs: number;
+  failureLimit: number;
+  failureWindow: number;
+  poolMax: number;
   logLevel: string;
 }
 

@@ -1,14 +1,35 @@
 import { Redis } from 'ioredis';
 import pino, { type DestinationStream, type Logger } from 'pino';
+import { randomBytes } from 'node:crypto';
+import knex, { type Knex } from 'knex';
+import { ConfigError } from '@cairn/config';
 import type { GatewayConfig } from './config';
+import { resolveCluster, type ClusterInfo } from './credentials/cluster';
+import { LoginService } from './credentials/logins';
+import { UserDirectory } from './credentials/users';
+import { PasswordVerifier } from './credentials/verifier';
+import { RedisTokenStore } from './tokens/redis-store';
+import { TokenService } from './tokens/service';
+import { MemoryTokenStore, type TokenStore } from './tokens/store';
 
 /** Everything the app needs from the outside world, built once from config and passed in. */
 export interface Deps {
   log: Logger;
+  /** Read-only use: clusters and storage_users. */
+  db: Knex;
+  /** Whether close() should end `db` (false when the launcher shares its own). */
+  ownsDb: boolean;
   /** The token store's Redis connection; absent when REDIS_URL is unset. */
   redis?: Redis;
-  /** Public URL of the /auth root (no trailing slash); absent: derived from each request. */
-  publicUrl?: string;
+  /** Public URL of the /auth root, without a trailing slash: configured, else the cluster's auth_url. */
+  publicUrl: string;
+  /** Swift proxy base (…/v1) handed out in storage URLs, without a trailing slash. */
+  storageUrl: string;
+  cluster: ClusterInfo;
+  store: TokenStore;
+  users: UserDirectory;
+  tokens: TokenService;
+  logins: LoginService;
 }
 
 /** Secrets never reach a log line, whatever logs them: credentials, tokens and connection URLs. */
@@ -76,11 +97,56 @@ export async function closeRedis(redis: Redis, waitMs = 2_000): Promise<void> {
   clearTimeout(timer);
 }
 
-export function createDeps(config: GatewayConfig): Deps {
-  const log = createLogger(config.logLevel);
-  return {
-    log,
-    ...(config.redisUrl ? { redis: createRedis(config.redisUrl, log) } : {}),
-    ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
-  };
+export interface CreateDepsOptions {
+  /** A knex handle to share (the all-in-one launcher passes the management API's embedded PGlite). */
+  db?: Knex;
+  log?: Logger;
+}
+
+/**
+ * Builds everything from config: the database (read-only use), the cluster row, the token store
+ * (Redis, or memory without REDIS_URL), the signing key and the services on top of them.
+ */
+export async function createDeps(config: GatewayConfig, options: CreateDepsOptions = {}): Promise<Deps> {
+  const log = options.log ?? createLogger(config.logLevel);
+  const ownsDb = !options.db;
+  if (!options.db && !config.databaseUrl) {
+    throw new ConfigError(['DATABASE_URL is required: the gateway reads the storage users of its cluster from Postgres.']);
+  }
+  const db =
+    options.db ??
+    knex({
+      client: 'pg',
+      connection: { connectionString: config.databaseUrl, application_name: 'cairn-auth-gateway' },
+      pool: { min: 0, max: config.poolMax },
+      acquireConnectionTimeout: 5000,
+    });
+  const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined;
+  try {
+    const cluster = await resolveCluster(db, config.cluster);
+    const store: TokenStore = redis ? new RedisTokenStore(redis, `cairn:${cluster.uuid}:`) : new MemoryTokenStore();
+    if (!redis) log.warn('REDIS_URL is not set: tokens live in this process only (single instance, lost on restart)');
+    const signingKey = config.signingKey ?? (await store.getOrSet('signing-key', randomBytes(32).toString('base64')));
+    const users = new UserDirectory(db, cluster.id, config.userCacheMs);
+    const verifier = new PasswordVerifier(config.verifyCacheSeconds);
+    await verifier.warmUp();
+    const tokens = new TokenService(store, users, signingKey, cluster.uuid, config.tokenLifetime);
+    return {
+      log,
+      db,
+      ownsDb,
+      ...(redis ? { redis } : {}),
+      publicUrl: config.publicUrl ?? cluster.authUrl,
+      storageUrl: config.storageUrl ?? cluster.storageUrl,
+      cluster,
+      store,
+      users,
+      tokens,
+      logins: new LoginService(users, verifier, store, { limit: config.failureLimit, windowMs: config.failureWindow * 1000 }),
+    };
+  } catch (e) {
+    if (redis) await closeRedis(redis);
+    if (ownsDb) await db.destroy();
+    throw e;
+  }
 }

@@ -20,7 +20,7 @@ export async function startAuthGateway(config: GatewayConfig, deps: Deps): Promi
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   log.info(
-    { host: config.host, port, cluster: config.cluster, publicUrl: deps.publicUrl ?? '(from each request)', redis: redis ? 'configured' : 'not configured' },
+    { host: config.host, port, cluster: deps.cluster.name, publicUrl: deps.publicUrl, storageUrl: deps.storageUrl, tokenStore: deps.store.kind },
     'auth-gateway listening',
   );
   return {
@@ -30,13 +30,14 @@ export async function startAuthGateway(config: GatewayConfig, deps: Deps): Promi
       // Stops accepting, lets requests in flight finish; idle keep-alive connections close at once.
       await new Promise<void>((resolve) => server.close(() => resolve()));
       if (redis) await closeRedis(redis);
+      if (deps.ownsDb) await deps.db.destroy();
     },
   };
 }
 
 async function main(): Promise<void> {
   const config = readConfig();
-  const deps = createDeps(config);
+  const deps = await createDeps(config);
   const running = await startAuthGateway(config, deps);
   const stop = () => {
     deps.log.info('shutting down');

@@ -1,5 +1,5 @@
 import { createLogger } from '../src';
-import { LogCapture } from './helpers';
+import { LogCapture } from './log-capture';
 
 describe('the gateway logger', () => {
   it('when secrets are logged in any known place, then they are written as [redacted]', () => {

@@ -28,6 +28,16 @@ export function methodNotAllowed(allowed: readonly string[]): RequestHandler {
   };
 }
 
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '53300']);
+
+/** Redis or Postgres unreachable, timed out or restarting: a 503, not a bug. */
+function isDependencyFailure(err: unknown): boolean {
+  const e = err as { name?: string; code?: string; message?: string };
+  if (e.code && (CONNECTION_CODES.has(e.code) || e.code.startsWith('08'))) return true;
+  if (e.name === 'MaxRetriesPerRequestError' || e.name === 'KnexTimeoutError') return true;
+  return /Connection is closed|Stream isn't writeable|Connection terminated|not queryable|Timeout acquiring a connection/i.test(e.message ?? '');
+}
+
 /** Client errors raised by express itself keep their status; anything else is logged and is a 500. */
 export function errorHandler(log: Logger): ErrorRequestHandler {
   return (err: unknown, _req, res, _next) => {
@@ -35,6 +45,13 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     const status = (err as { status?: unknown }).status;
     if (typeof status === 'number' && status >= 400 && status < 500) {
       sendKeystoneError(res, status, 'The request you have made is malformed.');
+      return;
+    }
+    if (isDependencyFailure(err)) {
+      // Never a 401 here: clients would believe their password is wrong.
+      log.warn({ err: { message: (err as Error).message } }, 'dependency unavailable');
+      res.set('Retry-After', '1');
+      sendKeystoneError(res, 503, 'The identity service is temporarily unavailable; retry shortly.');
       return;
     }
     log.error({ err }, 'unhandled error');

@@ -1,5 +1,4 @@
 import { Router } from 'express';
-import { authRoot } from '../http/public-url';
 import { methodNotAllowed } from '../http/errors';
 
 /**
@@ -24,19 +23,18 @@ export function v3VersionEntry(root: string) {
   };
 }
 
-export function discoveryRouter(publicUrl: string | undefined): Router {
+export function discoveryRouter(root: string): Router {
   const router = Router();
   const readOnly = methodNotAllowed(['GET', 'HEAD']);
 
   // Keystone answers its root with 300 Multiple Choices and points Location at the one version.
-  router.get('/', (req, res) => {
-    const root = authRoot(req, publicUrl);
+  router.get('/', (_req, res) => {
     res.status(300).location(`${root}/v3/`).json({ versions: { values: [v3VersionEntry(root)] } });
   });
   router.all('/', readOnly);
 
-  router.get('/v3', (req, res) => {
-    res.json({ version: v3VersionEntry(authRoot(req, publicUrl)) });
+  router.get('/v3', (_req, res) => {
+    res.json({ version: v3VersionEntry(root) });
   });
   router.all('/v3', readOnly);
   return router;

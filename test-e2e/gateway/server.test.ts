@@ -1,19 +1,16 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import request from 'supertest';
-import { closeRedis, createDeps, startAuthGateway, type RunningGateway } from '../src';
-import { startTestGateway, TEST_CONFIG } from './helpers';
-
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+import { startStack, type Stack } from '../support/stack';
 
 describe('auth-gateway over HTTP', () => {
-  let gw: RunningGateway;
+  let stack: Stack;
   let url: string;
-  let logs: Awaited<ReturnType<typeof startTestGateway>>['logs'];
   beforeAll(async () => {
-    ({ gw, url, logs } = await startTestGateway());
+    stack = await startStack({ database: 'pglite' });
+    url = stack.gatewayUrl;
   });
-  afterAll(() => gw.close());
+  afterAll(() => stack.close());
 
   it('when /healthz is fetched, then it answers 200 {"status":"ok"}', async () => {
     const res = await request(url).get('/healthz');
@@ -21,8 +18,8 @@ describe('auth-gateway over HTTP', () => {
     expect(res.body).toEqual({ status: 'ok' });
   });
 
-  it('when a path is unknown, then the answer is 404 in Keystone\'s error shape', async () => {
-    for (const path of ['/', '/nope', '/auth/v2.0', '/auth/v3/nope', '/healthz/extra']) {
+  it("when a path is unknown, then the answer is 404 in Keystone's error shape", async () => {
+    for (const path of ['/', '/nope', '/auth/v2.0/nope', '/auth/v3/nope', '/healthz/extra']) {
       const res = await request(url).get(path);
       expect(res.status).toBe(404);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
@@ -46,49 +43,20 @@ describe('auth-gateway over HTTP', () => {
       .set('X-Auth-Token', 'secret-auth-token')
       .set('X-Subject-Token', 'secret-subject-token')
       .set('X-Storage-Pass', 'secret-storage-pass');
-    expect(logs.text).toContain('"url":"/auth/v3"');
-    expect(logs.text).not.toMatch(/secret/);
-  });
-});
-
-describe('createDeps with Redis', () => {
-  it('when REDIS_URL is unset, then there is no Redis client', () => {
-    expect(createDeps({ ...TEST_CONFIG, logLevel: 'silent' }).redis).toBeUndefined();
-  });
-
-  it('when REDIS_URL is set, then the client connects on first use and close() ends it', async () => {
-    const deps = createDeps({ ...TEST_CONFIG, logLevel: 'silent', redisUrl: REDIS_URL });
-    const gw = await startAuthGateway({ ...TEST_CONFIG, redisUrl: REDIS_URL }, deps);
-    expect(deps.redis!.status).toBe('wait');
-    await expect(deps.redis!.ping()).resolves.toBe('PONG');
-    await gw.close();
-    expect(deps.redis!.status).toBe('end');
-  });
-
-  it('when Redis cannot be reached, then a command fails after a few retries and close() stops reconnecting', async () => {
-    const deps = createDeps({ ...TEST_CONFIG, logLevel: 'silent', redisUrl: 'redis://127.0.0.1:1' });
-    const started = Date.now();
-    await expect(deps.redis!.ping()).rejects.toThrow(/max retries per request/);
-    expect(Date.now() - started).toBeLessThan(5_000);
-    await closeRedis(deps.redis!);
-    let attempts = 0;
-    deps.redis!.on('close', () => attempts++);
-    await new Promise((r) => setTimeout(r, 1_500));
-    expect(attempts).toBe(0);
-  }, 10_000);
-
-  it('when a client that never connected is closed, then it ends at once', async () => {
-    const deps = createDeps({ ...TEST_CONFIG, logLevel: 'silent', redisUrl: REDIS_URL });
-    const started = Date.now();
-    await closeRedis(deps.redis!, 10_000);
-    expect(deps.redis!.status).toBe('end');
-    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(stack.gatewayLogs.text).toContain('"url":"/auth/v3"');
+    expect(stack.gatewayLogs.text).not.toMatch(/secret/);
   });
 });
 
 describe('the auth-gateway process', () => {
-  const tsx = join(__dirname, '..', 'node_modules', '.bin', 'tsx');
-  const server = join(__dirname, '..', 'src', 'server.ts');
+  const repo = join(__dirname, '..', '..');
+  const tsx = join(repo, 'node_modules', '.bin', 'tsx');
+  const server = join(repo, 'services', 'auth-gateway', 'src', 'server.ts');
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ database: 'postgres' });
+  });
+  afterAll(() => stack.close());
 
   function run(env: Record<string, string>) {
     const child = spawn(tsx, [server], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -101,10 +69,10 @@ describe('the auth-gateway process', () => {
   }
 
   it('when it gets SIGTERM, then it stops listening and exits 0', async () => {
-    const p = run({ CAIRN_GATEWAY_HOST: '127.0.0.1', CAIRN_GATEWAY_PORT: '0', LOG_LEVEL: 'info' });
+    const p = run({ CAIRN_GATEWAY_HOST: '127.0.0.1', CAIRN_GATEWAY_PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: stack.databaseUrl!, REDIS_URL: 'redis://127.0.0.1:6379' });
     try {
       const port = await new Promise<number>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`not listening: ${p.out()}${p.err()}`)), 20_000);
+        const timer = setTimeout(() => reject(new Error(`not listening: ${p.out()}${p.err()}`)), 30_000);
         p.child.stdout.on('data', () => {
           const line = p.out().split('\n').find((l) => l.includes('auth-gateway listening'));
           if (line) {
@@ -114,17 +82,30 @@ describe('the auth-gateway process', () => {
         });
       });
       expect((await request(`http://127.0.0.1:${port}`).get('/healthz')).body).toEqual({ status: 'ok' });
+      expect(p.out()).not.toContain('postgres://');
       p.child.kill('SIGTERM');
       expect(await p.exited).toBe(0);
       expect(p.out()).toContain('shutting down');
     } finally {
       if (p.child.exitCode === null) p.child.kill('SIGKILL');
     }
-  }, 30_000);
+  });
 
   it('when the configuration is invalid, then it exits 1 naming the variable', async () => {
     const p = run({ CAIRN_GATEWAY_PORT: 'http' });
     expect(await p.exited).toBe(1);
     expect(p.err()).toContain('CAIRN_GATEWAY_PORT="http"');
-  }, 30_000);
+  });
+
+  it('when DATABASE_URL is missing, then it exits 1 saying the gateway needs it', async () => {
+    const p = run({ CAIRN_GATEWAY_PORT: '0' });
+    expect(await p.exited).toBe(1);
+    expect(p.err()).toContain('DATABASE_URL is required');
+  });
+
+  it('when the configured cluster does not exist, then it exits 1 naming it', async () => {
+    const p = run({ CAIRN_GATEWAY_PORT: '0', DATABASE_URL: stack.databaseUrl!, CAIRN_GATEWAY_CLUSTER: 'atlantis' });
+    expect(await p.exited).toBe(1);
+    expect(p.err()).toContain("no cluster with id, uuid or name 'atlantis'");
+  });
 });

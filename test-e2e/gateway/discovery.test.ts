@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
-import type { RunningGateway } from '../src';
-import { startTestGateway } from './helpers';
+import { startStack, type Stack } from '../support/stack';
 
 /** Golden samples from a real Keystone 22; see fixtures/keystone/README.md. */
 const FIXTURES = join(__dirname, 'fixtures', 'keystone');
@@ -17,28 +16,32 @@ function rebased(body: unknown, root: string): unknown {
   return JSON.parse(JSON.stringify(body).split(`${KEYSTONE_BASE}/`).join(`${root}/`));
 }
 
+/** The default cluster's auth_url: what the gateway hands out unless CAIRN_GATEWAY_PUBLIC_URL says otherwise. */
+const root = 'http://127.0.0.1:5000/auth';
+
 describe('identity version discovery', () => {
-  let gw: RunningGateway;
+  let stack: Stack;
   let url: string;
   beforeAll(async () => {
-    ({ gw, url } = await startTestGateway());
+    stack = await startStack({ database: 'pglite' });
+    url = stack.gatewayUrl;
   });
-  afterAll(() => gw.close());
+  afterAll(() => stack.close());
 
   it('when the /auth root is fetched, then it answers 300 with the golden Keystone versions document pointing at its own /auth/v3/', async () => {
-    const root = golden('01_get_root');
+    const sample = golden('01_get_root');
     const res = await request(url).get('/auth/').set('Accept', 'application/json');
-    expect(res.status).toBe(root.status);
+    expect(res.status).toBe(sample.status);
     expect(res.status).toBe(300);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(res.body).toEqual(rebased(root.body, `${url}/auth`));
-    expect(res.headers.location).toBe(`${url}/auth/v3/`);
+    expect(res.body).toEqual(rebased(sample.body, root));
+    expect(res.headers.location).toBe(`${root}/v3/`);
   });
 
   it('when /auth is fetched without the trailing slash, then the same document comes back', async () => {
     const res = await request(url).get('/auth');
     expect(res.status).toBe(300);
-    expect(res.body.versions.values[0].links).toEqual([{ rel: 'self', href: `${url}/auth/v3/` }]);
+    expect(res.body.versions.values[0].links).toEqual([{ rel: 'self', href: `${root}/v3/` }]);
   });
 
   it('when /auth/v3 is fetched, then it answers 200 with the golden Keystone v3 version document', async () => {
@@ -46,7 +49,7 @@ describe('identity version discovery', () => {
     for (const path of ['/auth/v3', '/auth/v3/']) {
       const res = await request(url).get(path);
       expect(res.status).toBe(v3.status);
-      expect(res.body).toEqual(rebased(v3.body, `${url}/auth`));
+      expect(res.body).toEqual(rebased(v3.body, root));
     }
   });
 
@@ -59,20 +62,9 @@ describe('identity version discovery', () => {
     expect(single.links.filter((l: { rel: string }) => l.rel === 'self')).toHaveLength(1);
   });
 
-  it('when the request names a Host, then the hrefs use that host', async () => {
-    const res = await request(url).get('/auth/').set('Host', 'auth.example.com:5000');
-    expect(res.body.versions.values[0].links[0].href).toBe('http://auth.example.com:5000/auth/v3/');
-    expect(res.headers.location).toBe('http://auth.example.com:5000/auth/v3/');
-  });
-
-  it('when a proxy says the client used https, then the hrefs use https', async () => {
-    const res = await request(url).get('/auth/v3').set('Host', 'auth.example.com').set('X-Forwarded-Proto', 'https');
-    expect(res.body.version.links[0].href).toBe('https://auth.example.com/auth/v3/');
-  });
-
-  it('when the Host header is not a host name, then the hrefs use the address the request arrived on', async () => {
-    const res = await request(url).get('/auth/v3').set('Host', 'evil.example/<script>').set('X-Forwarded-Proto', 'gopher');
-    expect(res.body.version.links[0].href).toBe(`${url}/auth/v3/`);
+  it("when the request names another Host, then the hrefs still use the cluster's auth_url", async () => {
+    const res = await request(url).get('/auth/').set('Host', 'auth.example.com:5000').set('X-Forwarded-Proto', 'https');
+    expect(res.body.versions.values[0].links[0].href).toBe(`${root}/v3/`);
   });
 
   it('when discovery is asked with HEAD, then the status and headers come without a body', async () => {
@@ -90,12 +82,13 @@ describe('identity version discovery', () => {
 });
 
 describe('identity version discovery with a configured public URL', () => {
-  let gw: RunningGateway;
+  let stack: Stack;
   let url: string;
   beforeAll(async () => {
-    ({ gw, url } = await startTestGateway({ publicUrl: 'https://auth.example.com/swift-auth' }));
+    stack = await startStack({ database: 'pglite', gateway: { publicUrl: 'https://auth.example.com/swift-auth' } });
+    url = stack.gatewayUrl;
   });
-  afterAll(() => gw.close());
+  afterAll(() => stack.close());
 
   it('when a public URL is configured, then the hrefs use it whatever the request says', async () => {
     const root = await request(url).get('/auth/').set('Host', 'internal:5000').set('X-Forwarded-Proto', 'http');

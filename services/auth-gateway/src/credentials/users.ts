@@ -1,0 +1,55 @@
+import type { Knex } from 'knex';
+
+/** What the gateway needs to know of a storage user; it never writes users. */
+export interface UserRecord {
+  /** Never reused, unlike a name: a re-created user is a different user to every old token. */
+  id: string;
+  username: string;
+  passwordHash: string;
+  enabled: boolean;
+  isSuperuser: boolean;
+  generation: string;
+}
+
+/**
+ * Reads storage users of one cluster from Postgres. Logins always read the row afresh; token
+ * validation may reuse a row for `maxAgeMs` (a fraction of a second), so a disabled, deleted or
+ * changed user is refused everywhere within that time without a query per validation.
+ */
+export class UserDirectory {
+  private readonly recent = new Map<string, { at: number; user: UserRecord | null }>();
+
+  constructor(
+    private readonly db: Knex,
+    private readonly clusterId: number,
+    private readonly maxAgeMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async find(username: string): Promise<UserRecord | null> {
+    const row = (await this.db('storage_users')
+      .select('id', 'username', 'password_hash', 'enabled', 'is_superuser', 'generation')
+      .where({ cluster_id: this.clusterId, username })
+      .first()) as { id: string | number; username: string; password_hash: string; enabled: boolean; is_superuser: boolean; generation: string | number } | undefined;
+    const user = row
+      ? { id: String(row.id), username: row.username, passwordHash: row.password_hash, enabled: row.enabled, isSuperuser: row.is_superuser, generation: String(row.generation) }
+      : null;
+    this.remember(username, user);
+    return user;
+  }
+
+  /** A user row no older than `maxAgeMs`. */
+  async findRecent(username: string): Promise<UserRecord | null> {
+    const hit = this.recent.get(username);
+    if (hit && this.now() - hit.at <= this.maxAgeMs) return hit.user;
+    return this.find(username);
+  }
+
+  private remember(username: string, user: UserRecord | null): void {
+    if (this.maxAgeMs <= 0) return;
+    // Bounded: the oldest entry goes first (Map keeps insertion order).
+    this.recent.delete(username);
+    if (this.recent.size >= 50_000) this.recent.delete(this.recent.keys().next().value as string);
+    this.recent.set(username, { at: this.now(), user });
+  }
+}

@@ -1,0 +1,75 @@
+import express, { Router, type Request, type Response } from 'express';
+import Joi from 'joi';
+import type { Deps } from '../deps';
+import { isValidProjectName } from '../credentials/logins';
+import { endpointsFor } from '../http/endpoints';
+import { methodNotAllowed, sendKeystoneError } from '../http/errors';
+import { v2AccessBody } from '../keystone/documents';
+import { canValidate } from './validation-policy';
+
+const credentialsSchema = Joi.object({
+  auth: Joi.object({
+    passwordCredentials: Joi.object({ username: Joi.string().required(), password: Joi.string().required() }).required().unknown(true),
+    tenantName: Joi.string().allow(''),
+    tenantId: Joi.string().allow(''),
+  })
+    .required()
+    .unknown(true),
+}).unknown(true);
+
+interface V2Body {
+  auth: { passwordCredentials: { username: string; password: string }; tenantName?: string; tenantId?: string };
+}
+
+/** V2.0 answers every refusal alike, as the seed API did: 401 and a plain "Invalid credentials". */
+function invalid(res: Response): void {
+  res.status(401).type('text/plain').send('Invalid credentials');
+}
+
+/**
+ * Keystone V2.0 (`POST /auth/v2.0/tokens`), which older swiftclients and SDKs still use. The tenant
+ * is the Swift account: AUTH_<tenant>; without one, the user's own account.
+ */
+export function keystoneV2Router(deps: Deps): Router {
+  const router = Router();
+  const json = express.json({ limit: '64kb', type: () => true });
+
+  const issue = async (req: Request, res: Response) => {
+    const { error, value } = credentialsSchema.validate(req.body);
+    if (error) return invalid(res);
+    const body = value as V2Body;
+    const { username, password } = body.auth.passwordCredentials;
+    const project = body.auth.tenantId || body.auth.tenantName || username;
+    const result = await deps.logins.login(username, password);
+    if (!result.ok) {
+      if (result.reason === 'limited') {
+        res.set('Retry-After', String(result.retryAfterSeconds));
+        return sendKeystoneError(res, 429, 'Too many failed logins for this user; retry later.');
+      }
+      return invalid(res);
+    }
+    if (!isValidProjectName(project)) return invalid(res);
+    const { id, record } = await deps.tokens.issue({ user: result.user, project, methods: ['password'], userDomain: 'default' });
+    res.status(200).json(v2AccessBody(id, record, endpointsFor(req, deps)));
+  };
+
+  // A body that is not JSON is as invalid as wrong credentials.
+  const parse = (req: Request, res: Response, next: (err?: unknown) => void) => json(req, res, (err?: unknown) => (err ? invalid(res) : next()));
+
+  // `/v3/tokens` too: a swift CLI with no version set and an OS_AUTH_URL ending in /v3 sends V2 there.
+  for (const path of ['/v2.0/tokens', '/v2.0', '/v3/tokens']) {
+    router.post(path, parse, issue);
+    if (path !== '/v2.0') router.all(path, methodNotAllowed(['POST']));
+  }
+
+  router.get('/v2.0/tokens/:token', async (req, res) => {
+    const caller = await deps.tokens.validate(req.get('x-auth-token'));
+    if (!caller) return sendKeystoneError(res, 401, 'The request you have made requires authentication.');
+    const subjectId = String(req.params.token);
+    const subject = await deps.tokens.validate(subjectId);
+    if (!subject || subject.project === undefined) return sendKeystoneError(res, 404, 'Could not find token.');
+    if (!canValidate(caller, subject)) return sendKeystoneError(res, 403, 'You are not authorized to perform the requested action: identity:validate_token.');
+    res.status(200).json(v2AccessBody(subjectId, subject, endpointsFor(req, deps)));
+  });
+  return router;
+}

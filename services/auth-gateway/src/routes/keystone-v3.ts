@@ -1,0 +1,136 @@
+import express, { Router, type Request, type Response } from 'express';
+import Joi from 'joi';
+import type { Deps } from '../deps';
+import { isValidProjectName } from '../credentials/logins';
+import { endpointsFor } from '../http/endpoints';
+import { methodNotAllowed, sendKeystoneError } from '../http/errors';
+import { v3TokenBody } from '../keystone/documents';
+import { canValidate } from './validation-policy';
+
+const domainRef = Joi.object({ id: Joi.string().max(255), name: Joi.string().max(255) }).unknown(true);
+const namedRef = Joi.object({ id: Joi.string().max(1024), name: Joi.string().max(1024), domain: domainRef })
+  .or('id', 'name')
+  .unknown(true);
+
+const v3Schema = Joi.object({
+  auth: Joi.object({
+    identity: Joi.object({
+      methods: Joi.array().items(Joi.string()).has(Joi.string().valid('password')).required(),
+      password: Joi.object({ user: namedRef.keys({ password: Joi.string().required() }).required() }).required().unknown(true),
+    })
+      .required()
+      .unknown(true),
+    scope: Joi.alternatives().try(
+      Joi.string().valid('unscoped'),
+      Joi.object({ unscoped: Joi.object() }),
+      Joi.object({ project: namedRef.required() }).unknown(true),
+      Joi.object({ domain: Joi.any() }).unknown(true),
+      Joi.object({ system: Joi.any() }).unknown(true),
+    ),
+  })
+    .required()
+    .unknown(true),
+}).unknown(true);
+
+interface Named {
+  id?: string;
+  name?: string;
+  domain?: { id?: string; name?: string };
+}
+
+const BAD_REQUEST_SUFFIX =
+  'The server could not comply with the request since it is either malformed or otherwise incorrect. The client is assumed to be in error.';
+
+/** Every object answers with equal id and name: the id given, else the name given, else the default. */
+const pick = (ref: Named | undefined, fallback: string): string => ref?.id ?? ref?.name ?? fallback;
+
+/**
+ * Keystone V3: password authentication (`POST /auth/v3/auth/tokens`) and the validation and
+ * revocation calls a Swift proxy's keystonemiddleware makes.
+ */
+export function keystoneV3Router(deps: Deps): Router {
+  const router = Router();
+  const json = express.json({ limit: '64kb', type: () => true });
+
+  const unauthorized = (req: Request, res: Response) => {
+    res.set('WWW-Authenticate', `Keystone uri="${deps.publicUrl}/v3"`);
+    sendKeystoneError(res, 401, 'The request you have made requires authentication.');
+  };
+
+  router.post(
+    '/v3/auth/tokens',
+    (req, res, next) => json(req, res, (err?: unknown) => (err ? sendKeystoneError(res, 400, `Malformed JSON body. ${BAD_REQUEST_SUFFIX}`) : next())),
+    async (req, res) => {
+      const { error, value } = v3Schema.validate(req.body);
+      if (error) return sendKeystoneError(res, 400, `${error.message.replace(/"/g, "'")}. ${BAD_REQUEST_SUFFIX}`);
+      const auth = value.auth as { identity: { password: { user: Named & { password: string } } }; scope?: unknown };
+      const user = auth.identity.password.user;
+      const username = pick(user, '');
+      const scope = auth.scope;
+      let project: Named | undefined;
+      if (scope === undefined) project = undefined;
+      else if (scope === 'unscoped' || (typeof scope === 'object' && scope !== null && 'unscoped' in scope)) project = undefined;
+      else if (typeof scope === 'object' && scope !== null && 'project' in scope) project = (scope as { project: Named }).project;
+      else return unauthorized(req, res); // domain and system scopes: Cairn users hold no roles there
+
+      const result = await deps.logins.login(username, user.password);
+      if (!result.ok) {
+        if (result.reason === 'limited') {
+          res.set('Retry-After', String(result.retryAfterSeconds));
+          return sendKeystoneError(res, 429, 'Too many failed logins for this user; retry later.');
+        }
+        return unauthorized(req, res);
+      }
+      // No scope at all means the user's default project, its own account (Keystone's default_project_id).
+      const explicitUnscoped = scope !== undefined && project === undefined;
+      const projectName = explicitUnscoped ? undefined : pick(project, username);
+      if (projectName !== undefined && !isValidProjectName(projectName)) return unauthorized(req, res);
+      const { id, record } = await deps.tokens.issue({
+        user: result.user,
+        project: projectName,
+        methods: ['password'],
+        userDomain: pick(user.domain, 'default'),
+        projectDomain: pick(project?.domain, 'default'),
+      });
+      res.status(201).set('X-Subject-Token', id).json(v3TokenBody(record, endpointsFor(req, deps), true));
+    },
+  );
+
+  /** The caller's token must be valid (else 401); the subject's decides 200 or 404. */
+  const withSubject = async (req: Request, res: Response) => {
+    const caller = await deps.tokens.validate(req.get('x-auth-token'));
+    if (!caller) {
+      unauthorized(req, res);
+      return null;
+    }
+    const subjectId = req.get('x-subject-token');
+    const subject = await deps.tokens.validate(subjectId);
+    if (!subject || !subjectId) {
+      sendKeystoneError(res, 404, 'Failed to validate token');
+      return null;
+    }
+    if (!canValidate(caller, subject)) {
+      sendKeystoneError(res, 403, 'You are not authorized to perform the requested action: identity:validate_token.');
+      return null;
+    }
+    return { subjectId, subject };
+  };
+
+  // `?nocatalog`, `allow_expired` and the OpenStack-Identity-Access-Rules header are accepted; an
+  // expired token is gone from the store, so allow_expired cannot bring it back.
+  router.get('/v3/auth/tokens', async (req, res) => {
+    const found = await withSubject(req, res);
+    if (!found) return;
+    const withCatalog = !('nocatalog' in req.query);
+    res.status(200).set('X-Subject-Token', found.subjectId).json(v3TokenBody(found.subject, endpointsFor(req, deps), withCatalog));
+  });
+
+  router.delete('/v3/auth/tokens', async (req, res) => {
+    const found = await withSubject(req, res);
+    if (!found) return;
+    await deps.tokens.revoke(found.subjectId);
+    res.status(204).end();
+  });
+  router.all('/v3/auth/tokens', methodNotAllowed(['GET', 'HEAD', 'POST', 'DELETE']));
+  return router;
+}

@@ -1,0 +1,85 @@
+import { randomBytes } from 'node:crypto';
+import { Router, type Request, type Response } from 'express';
+import type { Deps } from '../deps';
+import { isValidProjectName } from '../credentials/logins';
+import { endpointsFor, headerText } from '../http/endpoints';
+import { methodNotAllowed } from '../http/errors';
+import { accountUrl } from '../keystone/documents';
+import { RESELLER_ADMIN_ROLE } from '../tokens/roles';
+
+const UNAUTHORIZED_BODY =
+  '<html><h1>Unauthorized</h1><p>This server could not verify that you are authorized to access the document you requested.</p></html>';
+
+/** Swift's transaction id shape: tx + 21 hex + '-' + the epoch second in hex. */
+const transId = (): string => `tx${randomBytes(11).toString('hex').slice(0, 21)}-${Math.floor(Date.now() / 1000).toString(16).padStart(10, '0')}`;
+
+function unauthorized(res: Response): void {
+  // One realm for every failure: unknown user, disabled user and wrong key look the same.
+  res.status(401).set('Www-Authenticate', 'Swift realm="unknown"').type('text/html; charset=UTF-8').send(UNAUTHORIZED_BODY);
+}
+
+/**
+ * Swift V1 auth as tempauth and swauth speak it (`GET /auth/v1.0`), plus SwiftStack's per-user
+ * token revocation (`DELETE /auth/v1.0/users/<name>/token`, superusers only).
+ */
+export function swiftV1Router(deps: Deps): Router {
+  const router = Router();
+  // Swift names its request ids like this; set on V1 answers only (Keystone's ids stay elsewhere).
+  const tagged = (handler: (req: Request, res: Response) => Promise<void>) => (req: Request, res: Response) => {
+    const id = transId();
+    res.set('X-Trans-Id', id).set('X-Openstack-Request-Id', id);
+    return handler(req, res);
+  };
+
+  const login = async (req: Request, res: Response) => {
+    const given = headerText(req, 'x-auth-user') ?? headerText(req, 'x-storage-user');
+    const key = headerText(req, 'x-auth-key') ?? headerText(req, 'x-storage-pass');
+    if (!given || key === undefined) return unauthorized(res);
+    // "account:user" (tempauth style) or just "user"; the account defaults to the user's own.
+    const colon = given.indexOf(':');
+    const account = colon >= 0 ? given.slice(0, colon) : given;
+    const username = colon >= 0 ? given.slice(colon + 1) : given;
+    const result = await deps.logins.login(username, key);
+    if (!result.ok) {
+      if (result.reason === 'limited') {
+        res.status(429).set('Retry-After', String(result.retryAfterSeconds)).type('text/plain').send('Too many failed logins for this user; retry later.');
+        return;
+      }
+      return unauthorized(res);
+    }
+    if (!isValidProjectName(account)) return unauthorized(res);
+    const { id, record } = await deps.tokens.issue({ user: result.user, project: account, methods: ['password'], userDomain: 'default' });
+    const expiresIn = Math.max(0, Math.floor((Date.parse(record.expiresAt) - Date.now()) / 1000));
+    res
+      .status(200)
+      .set('X-Storage-Url', accountUrl(endpointsFor(req, deps).storageUrl, account))
+      .set('X-Auth-Token', id)
+      .set('X-Storage-Token', id)
+      .set('X-Auth-Token-Expires', String(expiresIn))
+      .type('text/plain; charset=UTF-8')
+      .send('');
+  };
+
+  for (const path of ['/v1.0', '/v1']) {
+    router.get(path, tagged(login));
+    router.all(path, methodNotAllowed(['GET']));
+  }
+
+  router.delete('/v1.0/users/:name/token', tagged(async (req, res) => {
+    const caller = await deps.tokens.validate(headerText(req, 'x-auth-token') ?? headerText(req, 'x-storage-token'));
+    if (!caller) return unauthorized(res);
+    if (!caller.roles.includes(RESELLER_ADMIN_ROLE)) {
+      res.status(403).type('text/plain').send('Only a superuser may revoke the tokens of a user.');
+      return;
+    }
+    const name = String(req.params.name);
+    if (!(await deps.users.find(name))) {
+      res.status(404).type('text/plain').send('No such user.');
+      return;
+    }
+    await deps.tokens.revokeUser(name);
+    res.status(204).end();
+  }));
+  router.all('/v1.0/users/:name/token', methodNotAllowed(['DELETE']));
+  return router;
+}

@@ -1,0 +1,69 @@
+import type { Redis } from 'ioredis';
+import type { TokenRecord, TokenStore } from './store';
+
+/**
+ * Token records in Redis under `cairn:<cluster uuid>:…`, each with the token's remaining life as
+ * its TTL, so an expired or revoked token is simply absent on every replica.
+ */
+export class RedisTokenStore implements TokenStore {
+  readonly kind = 'redis' as const;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  private k(key: string): string {
+    return `${this.prefix}${key}`;
+  }
+
+  async put(id: string, record: TokenRecord, ttlMs: number): Promise<void> {
+    await this.redis.set(this.k(`tok:${id}`), JSON.stringify(record), 'PX', Math.max(1, Math.round(ttlMs)));
+  }
+
+  async get(id: string): Promise<TokenRecord | null> {
+    const v = await this.redis.get(this.k(`tok:${id}`));
+    return v ? (JSON.parse(v) as TokenRecord) : null;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return (await this.redis.del(this.k(`tok:${id}`))) > 0;
+  }
+
+  async revokeUserBefore(user: string, atMs: number, ttlMs: number): Promise<void> {
+    await this.redis.set(this.k(`revoked:${user}`), String(atMs), 'PX', Math.max(1, Math.round(ttlMs)));
+  }
+
+  async userRevokedBefore(user: string): Promise<number> {
+    return Number((await this.redis.get(this.k(`revoked:${user}`))) ?? 0);
+  }
+
+  async recordFailure(key: string, windowMs: number): Promise<{ count: number; resetInMs: number }> {
+    const k = this.k(`fail:${key}`);
+    // INCR and the first PEXPIRE in one round trip; NX keeps the window fixed from the first failure.
+    const result = await this.redis.multi().incr(k).pexpire(k, windowMs, 'NX').pttl(k).exec();
+    const count = Number(result?.[0]?.[1] ?? 1);
+    const ttl = Number(result?.[2]?.[1] ?? windowMs);
+    return { count, resetInMs: ttl > 0 ? ttl : windowMs };
+  }
+
+  async failures(key: string): Promise<{ count: number; resetInMs: number }> {
+    const k = this.k(`fail:${key}`);
+    const [count, ttl] = await Promise.all([this.redis.get(k), this.redis.pttl(k)]);
+    return { count: Number(count ?? 0), resetInMs: ttl > 0 ? ttl : 0 };
+  }
+
+  async clearFailures(key: string): Promise<void> {
+    await this.redis.del(this.k(`fail:${key}`));
+  }
+
+  async getOrSet(key: string, value: string): Promise<string> {
+    const k = this.k(`kv:${key}`);
+    await this.redis.set(k, value, 'NX');
+    return (await this.redis.get(k)) ?? value;
+  }
+
+  async ping(): Promise<void> {
+    await this.redis.ping();
+  }
+}

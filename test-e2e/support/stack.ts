@@ -1,0 +1,132 @@
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import { Writable } from 'node:stream';
+import knex, { type Knex } from 'knex';
+import * as gateway from '@cairn/auth-gateway';
+import * as api from '@cairn/management-api';
+import { hashPassword } from '@cairn/domain';
+
+/**
+ * The two services in this process, each listening on a free port of 127.0.0.1 and built by its
+ * own createDeps/createApp from real parts: a fresh Postgres database (or in-memory PGlite) and,
+ * when asked, the real Redis. Tests talk to both over HTTP as clients would.
+ */
+export const ADMIN_AUTH_NAME = 'root';
+export const ADMIN_KEY = 'stack-admin-key-0123456789abcdefghijklmn';
+export const ADMIN_AUTH = `ApiKey ${ADMIN_AUTH_NAME}:${ADMIN_KEY}`;
+export const POSTGRES_ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** Log lines a test can read back. */
+export class LogCapture extends Writable {
+  readonly lines: string[] = [];
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
+    this.lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+    done();
+  }
+  get text(): string {
+    return this.lines.join('\n');
+  }
+}
+
+export interface StackOptions {
+  database?: 'postgres' | 'pglite';
+  redis?: boolean;
+  gateway?: Partial<gateway.GatewayConfig>;
+}
+
+export interface Stack {
+  db: Knex;
+  databaseUrl?: string;
+  apiUrl: string;
+  gatewayUrl: string;
+  gatewayDeps: gateway.Deps;
+  gatewayLogs: LogCapture;
+  /** Creates a storage user in the default cluster through the management API. */
+  createUser: (user: string, password: string, extra?: Record<string, unknown>) => Promise<{ id: string }>;
+  /** PATCH or DELETE a user through the management API. */
+  patchUser: (id: string, body: Record<string, unknown>) => Promise<number>;
+  deleteUser: (id: string) => Promise<number>;
+  close: () => Promise<void>;
+}
+
+async function listen(app: { listen: (port: number, host: string, cb: () => void) => Server }): Promise<{ server: Server; url: string }> {
+  const server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const address = server.address();
+  return { server, url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}` };
+}
+
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const kind = options.database ?? 'postgres';
+  let db: Knex;
+  let databaseUrl: string | undefined;
+  let dropDatabase = async () => {};
+  if (kind === 'pglite') {
+    db = api.createDatabase({ dataDir: 'memory://' });
+  } else {
+    const name = `cairn_stack_${process.pid}_${randomBytes(4).toString('hex')}`;
+    const admin = knex({ client: 'pg', connection: POSTGRES_ADMIN_URL, pool: { min: 0, max: 1 } });
+    await admin.raw(`CREATE DATABASE ${name}`);
+    const url = new URL(POSTGRES_ADMIN_URL);
+    url.pathname = `/${name}`;
+    databaseUrl = url.toString();
+    db = api.createDatabase({ url: databaseUrl, poolMax: 10 });
+    dropDatabase = async () => {
+      await admin.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.destroy();
+    };
+  }
+  await api.migrateLatest(db);
+  await api.bootstrap(db, {
+    adminUser: ADMIN_AUTH_NAME,
+    adminKey: ADMIN_KEY,
+    defaultCluster: 'default',
+    defaultAuthUrl: 'http://127.0.0.1:5000/auth',
+    defaultStorageUrl: 'http://127.0.0.1:8080/v1',
+  });
+  const apiApp = api.createApp({ db, log: api.createLogger('silent'), hashPassword: (p) => hashPassword(p) });
+  const apiServer = await listen(apiApp);
+
+  const gatewayLogs = new LogCapture();
+  const config = gateway.readConfig({
+    CAIRN_GATEWAY_HOST: '127.0.0.1',
+    CAIRN_GATEWAY_PORT: '0',
+    LOG_LEVEL: 'info',
+    ...(options.redis ? { REDIS_URL } : {}),
+  });
+  const gatewayConfig = { ...config, ...options.gateway };
+  const gatewayDeps = await gateway.createDeps(gatewayConfig, { db, log: gateway.createLogger('info', gatewayLogs) });
+  const running = await gateway.startAuthGateway(gatewayConfig, gatewayDeps);
+  const gatewayUrl = `http://127.0.0.1:${running.port}`;
+
+  const call = async (method: string, path: string, body?: unknown) =>
+    fetch(`${apiServer.url}${path}`, {
+      method,
+      headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+
+  return {
+    db,
+    databaseUrl,
+    apiUrl: apiServer.url,
+    gatewayUrl,
+    gatewayDeps,
+    gatewayLogs,
+    createUser: async (user, password, extra = {}) => {
+      const res = await call('POST', '/api/v1/users/', { cluster: '/api/v1/clusters/1/', user, password, ...extra });
+      if (res.status !== 201) throw new Error(`create ${user}: ${res.status} ${await res.text()}`);
+      return (await res.json()) as { id: string };
+    },
+    patchUser: async (id, body) => (await call('PATCH', `/api/v1/users/${id}/`, body)).status,
+    deleteUser: async (id) => (await call('DELETE', `/api/v1/users/${id}`)).status,
+    close: async () => {
+      await running.close();
+      await new Promise<void>((resolve) => apiServer.server.close(() => resolve()));
+      await db.destroy();
+      await dropDatabase();
+    },
+  };
+}
