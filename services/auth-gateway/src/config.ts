@@ -25,7 +25,7 @@ export const configSpec = {
   },
   publicUrl: {
     env: 'CAIRN_GATEWAY_PUBLIC_URL',
-    doc: 'Public URL of the gateway\'s /auth root as clients reach it (e.g. https://auth.example.com/auth). Unset: derived from each request\'s Host and X-Forwarded-Proto.',
+    doc: "Public URL of the gateway's /auth root as clients reach it (e.g. https://auth.example.com/auth); used in catalogs and discovery. Unset: the cluster's auth_url.",
     schema: Joi.string()
       .uri({ scheme: ['http', 'https'] })
       .max(2048)
@@ -33,7 +33,7 @@ export const configSpec = {
   },
   databaseUrl: {
     env: 'DATABASE_URL',
-    doc: 'Postgres connection URL the gateway reads storage users from (read-only).',
+    doc: 'Postgres connection URL the gateway reads clusters and storage users from; give it a read-only role (see README).',
     schema: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
     secret: true,
   },
