@@ -1,1 +1,7 @@
-module.exports = { ...require('../jest.preset.js'), displayName: 'e2e', testMatch: ['<rootDir>/**/*.test.ts'] };
+module.exports = {
+  ...require('../jest.preset.js'),
+  displayName: 'e2e',
+  testMatch: ['<rootDir>/**/*.test.ts'],
+  // The Swift interop suite needs Debian's Swift packages and runs apart: `pnpm test:interop`.
+  testPathIgnorePatterns: ['/node_modules/', '/interop/'],
+};

@@ -1,0 +1,160 @@
+/**
+ * The gateway as real Swift software sees it: the `swift` CLI (python-swiftclient) authenticates
+ * with V1, V2.0 and V3, and a real single-node Swift proxy validates every token through
+ * keystonemiddleware (authtoken) and Swift's keystoneauth. Management API, gateway, Postgres and
+ * Redis are real too.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import * as net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ADMIN_AUTH, startStack, type Stack } from '../support/stack';
+import { startSwiftCluster, swiftCli, type SwiftCluster } from './swift-cluster';
+
+const ALICE_PW = 'alice-interop-password-01';
+const BOB_PW = 'bob-interop-password-0001';
+const SERVICE_PW = 'swift-service-password-01';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+describe('the swift CLI and a Swift proxy with keystonemiddleware against the Cairn gateway', () => {
+  let swift: SwiftCluster;
+  let stack: Stack;
+  let gwAuth: string;
+  let work: string;
+  let alice: { id: string };
+
+  const v1 = (user: string, key: string) => ['-A', `${gwAuth}/v1.0`, '-U', user, '-K', key];
+  const v2 = (user: string, key: string, tenant = user) => ['--auth-version', '2', '--os-auth-url', `${gwAuth}/v2.0`, '--os-username', user, '--os-password', key, '--os-tenant-name', tenant];
+  const v3 = (user: string, key: string, project = user, domains = true) => [
+    '--auth-version', '3', '--os-auth-url', `${gwAuth}/v3`, '--os-username', user, '--os-password', key, '--os-project-name', project,
+    ...(domains ? ['--os-user-domain-id', 'default', '--os-project-domain-id', 'default'] : []),
+  ];
+  const cli = (args: string[], env: Record<string, string> = {}) => swiftCli(args, env, { cwd: work });
+  const ok = async (args: string[], env: Record<string, string> = {}) => {
+    const res = await cli(args, env);
+    if (res.code !== 0) {
+      swift.dumpLogs(80);
+      throw new Error(`swift ${args.join(' ')} failed (${res.code}):\n${res.stdout}\n${res.stderr}`);
+    }
+    return res.stdout;
+  };
+
+  beforeAll(async () => {
+    work = mkdtempSync(join(tmpdir(), 'cairn-interop-'));
+    const gwPort = await freePort();
+    gwAuth = `http://127.0.0.1:${gwPort}/auth`;
+    swift = await startSwiftCluster({
+      pipeline: 'keystone',
+      keystone: { authUrl: `${gwAuth}/v3`, username: 'swift-service', password: SERVICE_PW, projectName: 'swift-service', tokenCacheTime: 1 },
+    });
+    stack = await startStack({
+      database: 'postgres',
+      redis: true,
+      gateway: { port: gwPort, publicUrl: gwAuth, storageUrl: `${swift.proxyUrl}/v1` },
+    });
+    await stack.createUser('swift-service', SERVICE_PW, { is_superuser: true });
+    alice = await stack.createUser('alice', ALICE_PW);
+    await stack.createUser('bob', BOB_PW);
+    await stack.createUser('root', 'root-interop-password-001', { is_superuser: true });
+  });
+
+  afterAll(async () => {
+    await stack?.close();
+    await swift?.stop();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it('when `swift auth` uses V1, then it prints the storage URL of AUTH_alice and a token', async () => {
+    const out = await ok([...v1('alice', ALICE_PW), 'auth']);
+    expect(out).toContain(`export OS_STORAGE_URL=${swift.proxyUrl}/v1/AUTH_alice\n`);
+    expect(out).toMatch(/export OS_AUTH_TOKEN=\S{40,}/);
+  });
+
+  it('when `swift auth` uses V2 flags or OS_* variables, then the same storage URL', async () => {
+    expect(await ok([...v2('alice', ALICE_PW), 'auth'])).toContain(`export OS_STORAGE_URL=${swift.proxyUrl}/v1/AUTH_alice\n`);
+    const env = { OS_AUTH_VERSION: '2', OS_AUTH_URL: `${gwAuth}/v2.0`, OS_USERNAME: 'alice', OS_PASSWORD: ALICE_PW, OS_TENANT_NAME: 'alice' };
+    expect(await ok(['auth'], env)).toContain(`export OS_STORAGE_URL=${swift.proxyUrl}/v1/AUTH_alice\n`);
+  });
+
+  it('when `swift auth` uses V3 with and without domain options, then the same storage URL', async () => {
+    expect(await ok([...v3('alice', ALICE_PW), 'auth'])).toContain(`export OS_STORAGE_URL=${swift.proxyUrl}/v1/AUTH_alice\n`);
+    expect(await ok([...v3('alice', ALICE_PW, 'alice', false), 'auth'])).toContain(`export OS_STORAGE_URL=${swift.proxyUrl}/v1/AUTH_alice\n`);
+    const env = { OS_AUTH_URL: `${gwAuth}/v3`, OS_USERNAME: 'alice', OS_PASSWORD: ALICE_PW, OS_PROJECT_NAME: 'alice', OS_USER_DOMAIN_NAME: 'Default', OS_PROJECT_DOMAIN_NAME: 'Default' };
+    expect(await ok(['auth'], env)).toContain(`export OS_STORAGE_URL=${swift.proxyUrl}/v1/AUTH_alice\n`);
+  });
+
+  it.each([
+    ['V1', () => v1('alice', ALICE_PW)],
+    ['V2', () => v2('alice', ALICE_PW)],
+    ['V3', () => v3('alice', ALICE_PW)],
+  ])('when a %s token is used, then stat, upload, list and download work through the proxy', async (version, creds) => {
+    const container = `box-${version.toLowerCase()}`;
+    const file = `note-${version}.txt`;
+    const content = `hello from ${version} ${Date.now()}\n`;
+    writeFileSync(join(work, file), content);
+    expect(await ok([...creds(), 'stat'])).toMatch(/Account: AUTH_alice/);
+    await ok([...creds(), 'upload', container, file]);
+    expect((await ok([...creds(), 'list', container])).split('\n')).toContain(file);
+    rmSync(join(work, file));
+    await ok([...creds(), 'download', container, file]);
+    expect(readFileSync(join(work, file), 'utf8')).toBe(content);
+  });
+
+  it("when alice tries to write into bob's account, then the proxy refuses", async () => {
+    writeFileSync(join(work, 'intruder.txt'), 'x');
+    const res = await cli([...v1('alice', ALICE_PW), '--os-storage-url', `${swift.proxyUrl}/v1/AUTH_bob`, 'upload', 'stolen', 'intruder.txt']);
+    expect(res.code).not.toBe(0);
+    expect(`${res.stdout}${res.stderr}`).toMatch(/403|Forbidden/);
+    const asBobTenant = await cli([...v3('alice', ALICE_PW, 'bob'), 'upload', 'stolen', 'intruder.txt']);
+    expect(asBobTenant.code).not.toBe(0);
+    expect(`${asBobTenant.stdout}${asBobTenant.stderr}`).toMatch(/403|Forbidden/);
+  });
+
+  it("when a superuser lists another user's account, then it sees alice's containers", async () => {
+    const out = await ok([...v1('root', 'root-interop-password-001'), '--os-storage-url', `${swift.proxyUrl}/v1/AUTH_alice`, 'list']);
+    expect(out.split('\n')).toEqual(expect.arrayContaining(['box-v1', 'box-v2', 'box-v3']));
+  });
+
+  it('when alice is disabled, then new logins fail at once and her token stops working at the proxy', async () => {
+    const token = /export OS_AUTH_TOKEN=(\S+)/.exec(await ok([...v1('alice', ALICE_PW), 'auth']))![1]!;
+    const storage = ['--os-storage-url', `${swift.proxyUrl}/v1/AUTH_alice`, '--os-auth-token', token];
+    await ok([...storage, 'list']);
+    expect(await stack.patchUser(alice.id, { enabled: false })).toBe(202);
+    const login = await cli([...v1('alice', ALICE_PW), 'auth']);
+    expect(login.code).not.toBe(0);
+    expect(login.stderr).toMatch(/401/);
+    // keystonemiddleware may serve its cached validation for token_cache_time (1 s here).
+    const deadline = Date.now() + 5_000;
+    let refused = false;
+    while (!refused && Date.now() < deadline) {
+      const res = await cli([...storage, 'list']);
+      refused = res.code !== 0 && /401|Unauthorized/.test(`${res.stdout}${res.stderr}`);
+      if (!refused) await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(refused).toBe(true);
+    expect(await stack.patchUser(alice.id, { enabled: true })).toBe(202);
+    await ok([...v1('alice', ALICE_PW), 'stat']);
+  });
+
+  it('when a user is deleted and created again with the same name, then it sees its old objects', async () => {
+    writeFileSync(join(work, 'keep.txt'), 'kept across re-creation\n');
+    await ok([...v1('bob', BOB_PW), 'upload', 'archive', 'keep.txt']);
+    const listed = await fetch(`${stack.apiUrl}/api/v1/users/?user=bob`, { headers: { Authorization: ADMIN_AUTH } });
+    const [bob] = ((await listed.json()) as { objects: Array<{ id: string }> }).objects;
+    expect(await stack.deleteUser(bob!.id)).toBe(204);
+    expect((await cli([...v1('bob', BOB_PW), 'stat'])).code).not.toBe(0);
+    const newPassword = 'bob-second-life-password-1';
+    await stack.createUser('bob', newPassword);
+    expect((await ok([...v1('bob', newPassword), 'list', 'archive'])).split('\n')).toContain('keep.txt');
+  });
+});

@@ -1,0 +1,653 @@
+/**
+ * A real single-node OpenStack Swift (Debian's Swift 2.30 packages) on loopback, for interop tests.
+ *
+ * `startSwiftCluster()` builds rings with /usr/bin/swift-ring-builder, writes a swift.conf and one
+ * config per server into a fresh temp dir, and starts memcached plus the account, container, object
+ * and proxy servers (one worker each, all on 127.0.0.1, free ports). No replicators, updaters or
+ * auditors run. The proxy pipeline is either Swift's own `tempauth` or keystonemiddleware's
+ * `authtoken` + Swift's `keystoneauth` (what a proxy validating Cairn auth-gateway tokens runs).
+ *
+ * Servers are started through ./swift-launcher.py so that Swift reads *our* swift.conf (policies,
+ * hash prefix/suffix) instead of /etc/swift/swift.conf; see that file for why.
+ *
+ * Logs: every server logs over UDP (syslog format) to a socket this module listens on; those lines
+ * and each process's stdout/stderr are kept in memory and appended to `<rootDir>/log/swift.log`.
+ * `cluster.logs()` returns them, `cluster.dumpLogs()` prints them (use it when a test fails), and
+ * `stop({ keepLogs: true })` copies the file out of the temp dir before it is removed.
+ *
+ * Prerequisite: ./install-swift.sh (Debian packages). Linux only (process groups, /usr/bin paths).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as dgram from 'node:dgram';
+import { copyFileSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
+import * as net from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+
+export const SWIFT_PYTHON = '/usr/bin/python3';
+export const SWIFT_RING_BUILDER = '/usr/bin/swift-ring-builder';
+export const SWIFT_CLI = '/usr/bin/swift';
+export const MEMCACHED = '/usr/bin/memcached';
+export const SWIFT_LAUNCHER = join(__dirname, 'swift-launcher.py');
+export const INSTALL_SCRIPT = join(__dirname, 'install-swift.sh');
+
+const LOOPBACK = '127.0.0.1';
+/** A PATH without pyenv shims or node_modules/.bin, so Debian's Python and Swift scripts are used. */
+const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+export type ProxyPipeline = 'tempauth' | 'keystone';
+
+export interface TempauthUser {
+  /** Account name without the reseller prefix: `test` gives the account `AUTH_test`. */
+  account: string;
+  user: string;
+  key: string;
+  /** tempauth groups, e.g. `['.admin']` (account owner) or `['.reseller_admin']`. */
+  groups?: string[];
+}
+
+export interface KeystoneOptions {
+  /** Identity URL the service user authenticates against, e.g. `http://127.0.0.1:5000/auth/v3`. */
+  authUrl: string;
+  /** Service user (keystonemiddleware's own credentials). */
+  username: string;
+  password: string;
+  projectName: string;
+  userDomainId?: string; // default 'default'
+  projectDomainId?: string; // default 'default'
+  /** Catalog interface ksm looks up the identity endpoint with; default 'public' (ksm's own default is 'internal'). */
+  interface?: string;
+  regionName?: string;
+  /** For `WWW-Authenticate: Keystone uri="…"` on 401; default `authUrl`. */
+  wwwAuthenticateUri?: string;
+  /** Seconds ksm caches a validated token; default 1 so revocations show up almost at once. */
+  tokenCacheTime?: number;
+  /** Default true (Swift needs it for tempurl, ACLs and anonymous 401s from keystoneauth). */
+  delayAuthDecision?: boolean;
+  /** keystoneauth settings; defaults AUTH_, ['admin', 'swiftoperator'], ResellerAdmin. */
+  resellerPrefix?: string;
+  operatorRoles?: string[];
+  resellerAdminRole?: string;
+  /** Extra raw settings for [filter:authtoken] / [filter:keystoneauth]. */
+  authtokenExtra?: Record<string, string>;
+  keystoneauthExtra?: Record<string, string>;
+}
+
+export interface StoragePolicySpec {
+  index: number;
+  name: string;
+  /** Exactly one policy is the default; when none says so, the lowest index is. */
+  default?: boolean;
+  deprecated?: boolean;
+  aliases?: string[];
+  /** Device names (directories under `<rootDir>/srv/node`); letters, digits, `.`, `-`. */
+  devices: string[];
+}
+
+export interface SwiftClusterOptions {
+  pipeline: ProxyPipeline;
+  /** tempauth users; default one `test:tester` / `testing` with `.admin`. */
+  tempauthUsers?: TempauthUser[];
+  /** Required when `pipeline` is 'keystone'. */
+  keystone?: KeystoneOptions;
+  /** Default: `DEFAULT_POLICIES` (0 gold on d1,d2,d3 (default); 1 silver on d2,d3,d4). */
+  policies?: StoragePolicySpec[];
+  /** Ring partition power; default 8. */
+  partPower?: number;
+  /**
+   * Replaces the whole proxy pipeline (names of [filter:…] sections, ending in `proxy-server`).
+   * Filters other than the built-in ones (catch_errors gatekeeper healthcheck proxy-logging cache
+   * tempauth | authtoken keystoneauth) need their sections in `extraProxyConfig`.
+   */
+  proxyPipeline?: string[];
+  /** Raw text appended to proxy-server.conf, e.g. `[filter:tempurl]\nuse = egg:swift#tempurl\n`. */
+  extraProxyConfig?: string;
+  /** Extra settings for [app:proxy-server]. */
+  proxyAppSettings?: Record<string, string>;
+  /** Swift log level; default INFO. */
+  logLevel?: 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR';
+  /** Default 60 s. */
+  startTimeoutMs?: number;
+  /** Also echo every log line to this process's stderr as it arrives (debugging). */
+  echoLogs?: boolean;
+}
+
+export interface SwiftNode {
+  server: 'account' | 'container' | 'object';
+  ip: string;
+  port: number;
+  /** http://127.0.0.1:<port>/recon — e.g. `${reconUrl}/diskusage`. */
+  reconUrl: string;
+}
+
+export interface SwiftCluster {
+  /** http://127.0.0.1:<port> */
+  proxyUrl: string;
+  /** tempauth only: `${proxyUrl}/auth/v1.0`. */
+  authUrl?: string;
+  /** `${proxyUrl}/v1/AUTH_<account>`; an account already starting with the reseller prefix is kept as is. */
+  storageUrl(account: string): string;
+  pipeline: ProxyPipeline;
+  /** The `[pipeline:main]` the proxy runs. */
+  proxyPipeline: string[];
+  rootDir: string;
+  /** Holds swift.conf, the *.conf of each server, *.builder and *.ring.gz. */
+  swiftDir: string;
+  /** The `devices` dir of every storage server: one subdirectory per device, each with `.ismount`. */
+  devicesDir: string;
+  devices: string[];
+  policies: StoragePolicySpec[];
+  ports: { proxy: number; account: number; container: number; object: number; memcached: number; log: number };
+  /** Storage nodes (recon is served on each). */
+  nodes: { account: SwiftNode; container: SwiftNode; object: SwiftNode };
+  /** How long startSwiftCluster took (rings, configs, processes, readiness), in ms. */
+  startedInMs: number;
+  /** Path of the log file (inside rootDir, so gone after stop() unless keepLogs). */
+  logFile: string;
+  /** Every log line so far (UDP syslog from the servers, and stdout/stderr of every process). */
+  logs(): string;
+  /** Prints `logs()` (or its last `lastLines`) to stderr with a header. */
+  dumpLogs(lastLines?: number): void;
+  /** pids of the process-group leaders (each server runs as its own process group). */
+  pids(): Record<string, number | undefined>;
+  /**
+   * Kills every process (SIGTERM to each process group, SIGKILL after 5 s) and removes rootDir.
+   * With `keepLogs` the log is first copied to `${os.tmpdir()}/cairn-swift-<time>.log`, whose path is returned.
+   */
+  stop(opts?: { keepLogs?: boolean }): Promise<string | undefined>;
+}
+
+export const DEFAULT_POLICIES: StoragePolicySpec[] = [
+  { index: 0, name: 'gold', default: true, devices: ['d1', 'd2', 'd3'] },
+  { index: 1, name: 'silver', devices: ['d2', 'd3', 'd4'] },
+];
+
+export const DEFAULT_TEMPAUTH_USERS: TempauthUser[] = [{ account: 'test', user: 'tester', key: 'testing', groups: ['.admin'] }];
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Environment for Swift's Python processes: nothing inherited but HOME (no OS_*, ST_*, PYTHON*, pyenv). */
+function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: SYSTEM_PATH,
+    HOME: process.env.HOME ?? '/tmp',
+    LANG: 'C.UTF-8',
+    LC_ALL: 'C.UTF-8',
+    PYTHONNOUSERSITE: '1',
+    PYTHONUNBUFFERED: '1',
+    ...extra,
+  };
+}
+
+/**
+ * Runs python-swiftclient's `swift` CLI (/usr/bin/swift) with a clean environment: only `env` is
+ * passed on (plus PATH/HOME/locale), so OS_* / ST_* variables of the test process never leak in.
+ */
+export function swiftCli(args: string[], env: Record<string, string> = {}, opts: { cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+  return runCommand(SWIFT_CLI, args, { env: cleanEnv(env), cwd: opts.cwd, timeoutMs: opts.timeoutMs ?? 60_000 });
+}
+
+function runCommand(cmd: string, args: string[], opts: { env: Record<string, string>; cwd?: string; timeoutMs: number }): Promise<CliResult> {
+  return new Promise((resolve) => {
+    let stdout = '';
+    let stderr = '';
+    let child: ChildProcess;
+    try {
+      child = spawn(cmd, args, { env: opts.env, cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (e) {
+      resolve({ code: null, stdout, stderr: `spawn ${cmd} failed: ${String(e)}` });
+      return;
+    }
+    const timer = setTimeout(() => {
+      stderr += `\n[killed after ${opts.timeoutMs} ms]`;
+      child.kill('SIGKILL');
+    }, opts.timeoutMs);
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('error', (e) => {
+      clearTimeout(timer);
+      resolve({ code: null, stdout, stderr: `${stderr}\nspawn ${cmd} failed: ${e.message}` });
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Ports that were free a moment ago (all held open at once, so they are distinct). */
+async function freePorts(n: number): Promise<number[]> {
+  const servers: net.Server[] = [];
+  try {
+    const ports: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const s = net.createServer();
+      servers.push(s);
+      await new Promise<void>((resolve, reject) => {
+        s.once('error', reject);
+        s.listen(0, LOOPBACK, () => resolve());
+      });
+      ports.push((s.address() as net.AddressInfo).port);
+    }
+    return ports;
+  } finally {
+    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+  }
+}
+
+function ini(sections: Array<[string, Record<string, string | number | boolean | undefined>]>): string {
+  return sections
+    .map(([name, kv]) => {
+      const lines = Object.entries(kv)
+        .filter(([, v]) => v !== undefined)
+        .map(([k, v]) => `${k} = ${String(v)}`);
+      return `[${name}]\n${lines.join('\n')}\n`;
+    })
+    .join('\n');
+}
+
+function tempauthKey(u: TempauthUser): string {
+  // `user_<account>_<user>` splits on "_"; names with other characters go through user64_ (base64
+  // without padding: tempauth re-pads, and "=" would upset the config parser).
+  const plain = /^[A-Za-z0-9.-]+$/;
+  if (plain.test(u.account) && plain.test(u.user)) return `user_${u.account}_${u.user}`;
+  const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64').replace(/=+$/, '');
+  return `user64_${b64(u.account)}_${b64(u.user)}`;
+}
+
+function normalisePolicies(policies: StoragePolicySpec[]): StoragePolicySpec[] {
+  if (policies.length === 0) throw new Error('startSwiftCluster: at least one storage policy is needed');
+  const sorted = [...policies].sort((a, b) => a.index - b.index);
+  if (sorted[0]!.index !== 0) throw new Error('startSwiftCluster: storage policy index 0 must be defined (it uses object.ring.gz)');
+  const indexes = new Set<number>();
+  for (const p of sorted) {
+    if (indexes.has(p.index)) throw new Error(`startSwiftCluster: duplicate storage policy index ${p.index}`);
+    indexes.add(p.index);
+    if (p.devices.length === 0) throw new Error(`startSwiftCluster: storage policy ${p.name} has no devices`);
+    for (const d of p.devices) {
+      // "_" would be read as the start of the device meta by swift-ring-builder's add syntax.
+      if (!/^[A-Za-z0-9.-]+$/.test(d)) throw new Error(`startSwiftCluster: bad device name ${JSON.stringify(d)}`);
+    }
+  }
+  const defaults = sorted.filter((p) => p.default);
+  if (defaults.length > 1) throw new Error('startSwiftCluster: more than one default storage policy');
+  return sorted.map((p, i) => ({ ...p, default: defaults.length ? !!p.default : i === 0 }));
+}
+
+interface ManagedProcess {
+  name: string;
+  child: ChildProcess;
+  exited: boolean;
+  exitInfo?: string;
+  exitPromise: Promise<void>;
+}
+
+/** Starts a cluster and resolves once every server answers. On failure everything started is torn down. */
+export async function startSwiftCluster(options: SwiftClusterOptions): Promise<SwiftCluster> {
+  const t0 = Date.now();
+  for (const bin of [SWIFT_PYTHON, SWIFT_RING_BUILDER, MEMCACHED, '/usr/bin/swift-proxy-server', '/usr/bin/swift-object-server']) {
+    if (!existsSync(bin)) throw new Error(`startSwiftCluster: ${bin} is missing; run ${INSTALL_SCRIPT}`);
+  }
+  if (options.pipeline === 'keystone' && !options.keystone) throw new Error("startSwiftCluster: pipeline 'keystone' needs the keystone options");
+  const policies = normalisePolicies(options.policies ?? DEFAULT_POLICIES);
+  const devices = [...new Set(policies.flatMap((p) => p.devices))].sort();
+  const partPower = options.partPower ?? 8;
+  const startTimeoutMs = options.startTimeoutMs ?? 60_000;
+  const logLevel = options.logLevel ?? 'INFO';
+
+  const rootDir = mkdtempSync(join(tmpdir(), 'cairn-swift-'));
+  const swiftDir = join(rootDir, 'etc');
+  const devicesDir = join(rootDir, 'srv', 'node');
+  const logDir = join(rootDir, 'log');
+  const cacheDir = join(rootDir, 'cache');
+  for (const d of [swiftDir, devicesDir, logDir, cacheDir, join(rootDir, 'run')]) mkdirSync(d, { recursive: true });
+  for (const dev of devices) {
+    mkdirSync(join(devicesDir, dev));
+    // recon's /diskusage reports a directory as mounted only if it is a mount point or has this file.
+    writeFileSync(join(devicesDir, dev, '.ismount'), '');
+  }
+
+  // ---- logging -------------------------------------------------------------------------------
+  const logFile = join(logDir, 'swift.log');
+  const logStream: WriteStream = createWriteStream(logFile, { flags: 'a' });
+  const logLines: string[] = [];
+  const addLog = (source: string, text: string) => {
+    for (const raw of text.split('\n')) {
+      const line = raw.replace(/\r$/, '');
+      if (!line.trim()) continue;
+      const entry = `${new Date().toISOString()} ${source}: ${line}`;
+      logLines.push(entry);
+      if (!logStream.closed && !logStream.destroyed) logStream.write(entry + '\n');
+      if (options.echoLogs) process.stderr.write(entry + '\n');
+    }
+  };
+  const udp = dgram.createSocket('udp4');
+  udp.on('message', (msg) => {
+    // Swift's SysLogHandler sends "<PRI>server-name: message\0"
+    addLog('udp', msg.toString('utf8').replace(/\0+$/, '').replace(/^<\d+>/, ''));
+  });
+  await new Promise<void>((resolve, reject) => {
+    udp.once('error', reject);
+    udp.bind(0, LOOPBACK, () => resolve());
+  });
+  const logPort = udp.address().port;
+
+  // ---- processes -----------------------------------------------------------------------------
+  const procs: ManagedProcess[] = [];
+  let stopped = false;
+  const killAllSync = () => {
+    for (const p of procs) if (!p.exited && p.child.pid) tryKillGroup(p.child.pid, 'SIGKILL');
+  };
+  // Last resort if the test process exits without stop() (e.g. jest killed on timeout).
+  process.once('exit', killAllSync);
+
+  const launch = (name: string, cmd: string, args: string[]): ManagedProcess => {
+    // detached: each server becomes its own process group (Swift forks a worker), so stop() can
+    // signal the whole group.
+    const child = spawn(cmd, args, { cwd: rootDir, env: cleanEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p: ManagedProcess = { name, child, exited: false, exitPromise: Promise.resolve() };
+    p.exitPromise = new Promise<void>((resolve) => {
+      child.once('exit', (code, signal) => {
+        p.exited = true;
+        p.exitInfo = signal ? `signal ${signal}` : `exit code ${code}`;
+        if (!stopped) addLog(name, `*** exited (${p.exitInfo})`);
+        resolve();
+      });
+      child.once('error', (e) => {
+        p.exited = true;
+        p.exitInfo = `spawn error ${e.message}`;
+        addLog(name, `*** ${p.exitInfo}`);
+        resolve();
+      });
+    });
+    child.stdout!.on('data', (d: Buffer) => addLog(`${name}[stdout]`, d.toString()));
+    child.stderr!.on('data', (d: Buffer) => addLog(`${name}[stderr]`, d.toString()));
+    procs.push(p);
+    return p;
+  };
+
+  const stopProcesses = async () => {
+    stopped = true;
+    await Promise.all(
+      procs.map(async (p) => {
+        const pid = p.child.pid;
+        if (!pid) return;
+        if (!p.exited) tryKillGroup(pid, 'SIGTERM');
+        const deadline = Date.now() + 5_000;
+        while (Date.now() < deadline && (!p.exited || groupAlive(pid))) await sleep(50);
+        // SIGKILL whatever is left of the group (also forked workers whose parent already exited).
+        if (groupAlive(pid)) tryKillGroup(pid, 'SIGKILL');
+        await Promise.race([p.exitPromise, sleep(2_000)]);
+        const killDeadline = Date.now() + 2_000;
+        while (Date.now() < killDeadline && groupAlive(pid)) await sleep(50);
+      }),
+    );
+    process.removeListener('exit', killAllSync);
+  };
+
+  let finished = false;
+  const stop = async (opts: { keepLogs?: boolean } = {}): Promise<string | undefined> => {
+    if (finished) return undefined;
+    finished = true;
+    await stopProcesses();
+    await new Promise<void>((resolve) => udp.close(() => resolve()));
+    await new Promise<void>((resolve) => logStream.end(() => resolve()));
+    let kept: string | undefined;
+    if (opts.keepLogs) {
+      kept = join(tmpdir(), `cairn-swift-${new Date().toISOString().replace(/[:.]/g, '-')}.log`);
+      copyFileSync(logFile, kept);
+    }
+    rmSync(rootDir, { recursive: true, force: true });
+    return kept;
+  };
+
+  try {
+    const [proxyPort, accountPort, containerPort, objectPort, memcachedPort] = (await freePorts(5)) as [number, number, number, number, number];
+    const ports = { proxy: proxyPort, account: accountPort, container: containerPort, object: objectPort, memcached: memcachedPort, log: logPort };
+
+    // ---- swift.conf and rings --------------------------------------------------------------
+    const hash = randomBytes(8).toString('hex');
+    writeFileSync(
+      join(swiftDir, 'swift.conf'),
+      ini([
+        ['swift-hash', { swift_hash_path_prefix: `cairn-prefix-${hash}`, swift_hash_path_suffix: `cairn-suffix-${hash}` }],
+        ...policies.map(
+          (p): [string, Record<string, string | undefined>] => [
+            `storage-policy:${p.index}`,
+            { name: p.name, aliases: p.aliases?.length ? p.aliases.join(', ') : undefined, default: p.default ? 'yes' : undefined, deprecated: p.deprecated ? 'yes' : undefined },
+          ],
+        ),
+      ]),
+    );
+    const zoneOf = (dev: string) => devices.indexOf(dev) + 1; // one zone per device: no dispersion warnings
+    const rings: Array<{ file: string; port: number; devs: string[] }> = [
+      { file: 'account', port: accountPort, devs: devices },
+      { file: 'container', port: containerPort, devs: devices },
+      ...policies.map((p) => ({ file: p.index === 0 ? 'object' : `object-${p.index}`, port: objectPort, devs: p.devices })),
+    ];
+    await Promise.all(
+      rings.map(async (r) => {
+        const builder = join(swiftDir, `${r.file}.builder`);
+        const replicas = Math.min(3, r.devs.length);
+        const steps: string[][] = [
+          ['create', String(partPower), String(replicas), '1'],
+          ['add', ...r.devs.flatMap((d) => [`r1z${zoneOf(d)}-${LOOPBACK}:${r.port}/${d}`, '100'])],
+          ['rebalance', '--seed', '1'],
+        ];
+        for (const step of steps) {
+          const res = await runCommand(SWIFT_RING_BUILDER, [builder, ...step], { env: cleanEnv(), cwd: swiftDir, timeoutMs: 60_000 });
+          addLog('swift-ring-builder', `${r.file} ${step.join(' ')} -> ${res.code}\n${res.stdout}${res.stderr}`);
+          // rebalance exits 1 on warnings (e.g. few devices); only >= 2 is an error.
+          const ok = res.code === 0 || (step[0] === 'rebalance' && res.code === 1);
+          if (!ok) throw new Error(`swift-ring-builder ${r.file}.builder ${step.join(' ')} failed (exit ${res.code}):\n${res.stdout}${res.stderr}`);
+        }
+        if (!existsSync(join(swiftDir, `${r.file}.ring.gz`))) throw new Error(`swift-ring-builder did not write ${r.file}.ring.gz`);
+      }),
+    );
+
+    // ---- server configs --------------------------------------------------------------------
+    const user = userInfo().username;
+    const common = {
+      bind_ip: LOOPBACK,
+      workers: 1,
+      user,
+      swift_dir: swiftDir,
+      devices: devicesDir,
+      mount_check: 'false',
+      disable_fallocate: 'true',
+      bind_timeout: 10,
+      log_udp_host: LOOPBACK,
+      log_udp_port: logPort,
+      log_level: logLevel,
+    };
+    for (const [server, port] of [
+      ['account', accountPort],
+      ['container', containerPort],
+      ['object', objectPort],
+    ] as const) {
+      writeFileSync(
+        join(swiftDir, `${server}-server.conf`),
+        ini([
+          ['DEFAULT', { ...common, bind_port: port }],
+          ['pipeline:main', { pipeline: `healthcheck recon ${server}-server` }],
+          [`app:${server}-server`, { use: `egg:swift#${server}` }],
+          ['filter:healthcheck', { use: 'egg:swift#healthcheck' }],
+          ['filter:recon', { use: 'egg:swift#recon', recon_cache_path: cacheDir }],
+        ]),
+      );
+    }
+
+    const authFilters = options.pipeline === 'tempauth' ? ['tempauth'] : ['authtoken', 'keystoneauth'];
+    const proxyPipeline = options.proxyPipeline ?? ['catch_errors', 'gatekeeper', 'healthcheck', 'proxy-logging', 'cache', ...authFilters, 'proxy-logging', 'proxy-server'];
+    const proxySections: Array<[string, Record<string, string | number | boolean | undefined>]> = [
+      ['DEFAULT', { bind_ip: LOOPBACK, bind_port: proxyPort, workers: 1, user, swift_dir: swiftDir, bind_timeout: 10, log_udp_host: LOOPBACK, log_udp_port: logPort, log_level: logLevel }],
+      ['pipeline:main', { pipeline: proxyPipeline.join(' ') }],
+      ['app:proxy-server', { use: 'egg:swift#proxy', account_autocreate: 'true', ...options.proxyAppSettings }],
+      ['filter:catch_errors', { use: 'egg:swift#catch_errors' }],
+      ['filter:gatekeeper', { use: 'egg:swift#gatekeeper' }],
+      ['filter:healthcheck', { use: 'egg:swift#healthcheck' }],
+      ['filter:proxy-logging', { use: 'egg:swift#proxy_logging' }],
+      ['filter:cache', { use: 'egg:swift#memcache', memcache_servers: `${LOOPBACK}:${memcachedPort}` }],
+    ];
+    let resellerPrefix = 'AUTH_';
+    if (options.pipeline === 'tempauth') {
+      const users = options.tempauthUsers ?? DEFAULT_TEMPAUTH_USERS;
+      const tempauth: Record<string, string> = { use: 'egg:swift#tempauth', reseller_prefix: 'AUTH' };
+      for (const u of users) tempauth[tempauthKey(u)] = [u.key, ...(u.groups ?? [])].join(' ');
+      proxySections.push(['filter:tempauth', tempauth]);
+    } else {
+      const k = options.keystone!;
+      resellerPrefix = k.resellerPrefix ?? 'AUTH_';
+      proxySections.push([
+        'filter:authtoken',
+        {
+          'paste.filter_factory': 'keystonemiddleware.auth_token:filter_factory',
+          auth_type: 'password',
+          auth_url: k.authUrl,
+          www_authenticate_uri: k.wwwAuthenticateUri ?? k.authUrl,
+          username: k.username,
+          password: k.password,
+          project_name: k.projectName,
+          user_domain_id: k.userDomainId ?? 'default',
+          project_domain_id: k.projectDomainId ?? 'default',
+          interface: k.interface ?? 'public',
+          region_name: k.regionName,
+          delay_auth_decision: String(k.delayAuthDecision ?? true),
+          cache: 'swift.cache',
+          token_cache_time: k.tokenCacheTime ?? 1,
+          ...k.authtokenExtra,
+        },
+      ]);
+      proxySections.push([
+        'filter:keystoneauth',
+        {
+          use: 'egg:swift#keystoneauth',
+          reseller_prefix: resellerPrefix,
+          operator_roles: (k.operatorRoles ?? ['admin', 'swiftoperator']).join(', '),
+          reseller_admin_role: k.resellerAdminRole ?? 'ResellerAdmin',
+          ...k.keystoneauthExtra,
+        },
+      ]);
+    }
+    writeFileSync(join(swiftDir, 'proxy-server.conf'), ini(proxySections) + (options.extraProxyConfig ? `\n${options.extraProxyConfig}\n` : ''));
+    if (!resellerPrefix.endsWith('_')) resellerPrefix += '_';
+
+    // ---- start -----------------------------------------------------------------------------
+    const memcachedArgs = ['-l', LOOPBACK, '-p', String(memcachedPort), '-U', '0', '-m', '32', '-t', '1'];
+    if (process.getuid?.() === 0) memcachedArgs.push('-u', 'root'); // memcached refuses root without -u
+    launch('memcached', MEMCACHED, memcachedArgs);
+    for (const server of ['account', 'container', 'object', 'proxy'] as const) {
+      launch(`${server}-server`, SWIFT_PYTHON, [SWIFT_LAUNCHER, swiftDir, server, join(swiftDir, `${server}-server.conf`)]);
+    }
+
+    const proxyUrl = `http://${LOOPBACK}:${proxyPort}`;
+    const checks: Array<{ name: string; probe: () => Promise<boolean> }> = [
+      { name: `memcached ${LOOPBACK}:${memcachedPort}`, probe: () => tcpOpen(memcachedPort) },
+      ...([['account', accountPort], ['container', containerPort], ['object', objectPort], ['proxy', proxyPort]] as const).map(([server, port]) => ({
+        name: `${server}-server http://${LOOPBACK}:${port}/healthcheck`,
+        probe: () => httpOk(`http://${LOOPBACK}:${port}/healthcheck`),
+      })),
+    ];
+    const deadline = Date.now() + startTimeoutMs;
+    let pending = checks;
+    while (pending.length) {
+      const dead = procs.filter((p) => p.exited);
+      if (dead.length) throw new Error(`Swift test cluster: ${dead.map((p) => `${p.name} ${p.exitInfo}`).join(', ')} during start-up`);
+      if (Date.now() > deadline) throw new Error(`Swift test cluster did not come up within ${startTimeoutMs} ms; not answering: ${pending.map((c) => c.name).join(', ')}`);
+      const results = await Promise.all(pending.map((c) => c.probe()));
+      pending = pending.filter((_, i) => !results[i]);
+      if (pending.length) await sleep(200);
+    }
+
+    // Prove the proxy loaded our swift.conf (policy names), not /etc/swift/swift.conf.
+    const info = (await (await fetch(`${proxyUrl}/info`, { signal: AbortSignal.timeout(5_000) })).json()) as { swift?: { policies?: Array<{ name: string }> } };
+    const served = (info.swift?.policies ?? []).map((p) => p.name).sort();
+    const wanted = policies.filter((p) => !p.deprecated).map((p) => p.name).sort();
+    if (JSON.stringify(served) !== JSON.stringify(wanted)) {
+      throw new Error(`Swift proxy serves storage policies ${JSON.stringify(served)}, expected ${JSON.stringify(wanted)} (swift.conf not picked up?)`);
+    }
+    const startedInMs = Date.now() - t0;
+    addLog('harness', `cluster ready in ${startedInMs} ms at ${proxyUrl} (pipeline ${proxyPipeline.join(' ')})`);
+
+    const node = (server: SwiftNode['server'], port: number): SwiftNode => ({ server, ip: LOOPBACK, port, reconUrl: `http://${LOOPBACK}:${port}/recon` });
+    const logs = () => logLines.join('\n');
+    return {
+      proxyUrl,
+      authUrl: options.pipeline === 'tempauth' ? `${proxyUrl}/auth/v1.0` : undefined,
+      storageUrl: (account: string) => `${proxyUrl}/v1/${account.startsWith(resellerPrefix) ? account : resellerPrefix + account}`,
+      pipeline: options.pipeline,
+      proxyPipeline,
+      rootDir,
+      swiftDir,
+      devicesDir,
+      devices,
+      policies,
+      ports,
+      nodes: { account: node('account', accountPort), container: node('container', containerPort), object: node('object', objectPort) },
+      startedInMs,
+      logFile,
+      logs,
+      dumpLogs: (lastLines?: number) => {
+        const lines = lastLines ? logLines.slice(-lastLines) : logLines;
+        process.stderr.write(`\n===== Swift test cluster logs (${rootDir}) =====\n${lines.join('\n')}\n===== end of Swift logs =====\n`);
+      },
+      pids: () => Object.fromEntries(procs.map((p) => [p.name, p.child.pid])),
+      stop,
+    };
+  } catch (e) {
+    const tail = logLines.slice(-150).join('\n');
+    await stop().catch(() => undefined);
+    const err = e instanceof Error ? e : new Error(String(e));
+    err.message += `\n--- last Swift log lines ---\n${tail}`;
+    throw err;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function tryKillGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // ESRCH: already gone
+  }
+}
+
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function httpOk(url: string): Promise<boolean> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+    await res.arrayBuffer();
+    return res.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+function tcpOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect({ host: LOOPBACK, port });
+    const done = (ok: boolean) => {
+      s.destroy();
+      resolve(ok);
+    };
+    s.setTimeout(1_000, () => done(false));
+    s.once('connect', () => done(true));
+    s.once('error', () => done(false));
+  });
+}

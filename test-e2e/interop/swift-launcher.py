@@ -1,0 +1,57 @@
+#!/usr/bin/python3
+"""Starts one Swift WSGI server with swift.conf read from the harness's own swift_dir.
+
+Usage: /usr/bin/python3 swift-launcher.py <swift_dir> <account|container|object|proxy> <server.conf>
+
+Why this exists: a server's `swift_dir` setting only moves where rings (and memcache.conf) are read
+from. Storage policies, the hash path prefix/suffix and constraints are always read from
+`swift.common.utils.SWIFT_CONF_FILE`, hard-wired to /etc/swift/swift.conf, and the Debian `swift`
+package installs its own /etc/swift/swift.conf (hash "changeme", one policy "Policy-0"). Writing
+that file would clobber a machine-wide file that other tools and tests (or a real node) may rely
+on; creating it "only when absent" does not work either because the package already put one there.
+So we point Swift's config loader at our copy *before* any module that reads it at import time
+(storage_policy, constraints) is imported, then hand over to Swift's own `run_wsgi`, exactly like
+/usr/bin/swift-<type>-server does.
+"""
+import os
+import sys
+
+if len(sys.argv) != 4 or sys.argv[2] not in ('account', 'container', 'object', 'proxy'):
+    sys.exit(__doc__)
+swift_dir, server_type, conf_file = sys.argv[1:4]
+swift_conf = os.path.join(swift_dir, 'swift.conf')
+if not os.path.isfile(swift_conf):
+    sys.exit('swift-launcher: %s does not exist' % swift_conf)
+
+# swift.common.utils does not import storage_policy or constraints, so patching it first is enough.
+from swift.common import utils  # noqa: E402
+
+utils.SWIFT_CONF_FILE = swift_conf
+utils.HASH_PATH_PREFIX = b''
+utils.HASH_PATH_SUFFIX = b''
+utils.validate_configuration()  # reads [swift-hash] from our file; exits with a message if missing
+
+from swift.common import constraints, storage_policy  # noqa: E402
+
+# Both modules load at import time (now from our file); reload anyway in case something imported
+# them earlier (e.g. a future Swift importing them from utils).
+storage_policy.reload_storage_policies()
+constraints.reload_constraints()
+
+from swift.common.middleware import recon  # noqa: E402
+
+recon.SWIFT_CONF_FILE = swift_conf  # /recon/swiftconfmd5 should hash the file actually in use
+
+from swift.common.wsgi import run_wsgi  # noqa: E402
+
+kwargs = {}
+if server_type == 'object':
+    from swift.obj import server as object_server  # noqa: E402
+
+    kwargs['global_conf_callback'] = object_server.global_conf_callback
+
+sys.stdout.write('swift-launcher: %s-server using %s, policies %s\n' % (
+    server_type, swift_conf,
+    ', '.join('%d=%s' % (p.idx, p.name) for p in storage_policy.POLICIES)))
+sys.stdout.flush()
+sys.exit(run_wsgi(conf_file, '%s-server' % server_type, **kwargs))
