@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
-import { Writable } from 'node:stream';
 import knex, { type Knex } from 'knex';
 import * as gateway from '@cairn/auth-gateway';
 import * as api from '@cairn/management-api';
 import { hashPassword } from '@cairn/domain';
+import { LogCapture } from '@cairn/runtime';
 
 /**
  * The two services in this process, each listening on a free port of 127.0.0.1 and built by its
@@ -16,18 +16,6 @@ export const ADMIN_KEY = 'stack-admin-key-0123456789abcdefghijklmn';
 export const ADMIN_AUTH = `ApiKey ${ADMIN_AUTH_NAME}:${ADMIN_KEY}`;
 export const POSTGRES_ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-/** Log lines a test can read back. */
-export class LogCapture extends Writable {
-  readonly lines: string[] = [];
-  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
-    this.lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-    done();
-  }
-  get text(): string {
-    return this.lines.join('\n');
-  }
-}
 
 export interface StackOptions {
   database?: 'postgres' | 'pglite';

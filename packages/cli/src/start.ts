@@ -1,4 +1,5 @@
 import * as gateway from '@cairn/auth-gateway';
+import { exitOnSignals } from '@cairn/runtime';
 import * as api from '@cairn/management-api';
 
 /**
@@ -32,17 +33,5 @@ export async function startAll(): Promise<void> {
       '\n',
   );
 
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    apiDeps.log.info({ signal }, 'shutting down');
-    setTimeout(() => process.exit(1), 10_000).unref();
-    Promise.all([runningGateway.close(), runningApi.close()]).then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  exitOnSignals(() => Promise.all([runningGateway.close(), runningApi.close()]), apiDeps.log);
 }

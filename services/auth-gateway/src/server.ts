@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { exitOnSignals } from '@cairn/runtime';
 import { createApp } from './app';
 import { readConfig, type GatewayConfig } from './config';
 import { closeRedis, createDeps, type Deps } from './deps';
@@ -39,16 +40,7 @@ async function main(): Promise<void> {
   const config = readConfig();
   const deps = await createDeps(config);
   const running = await startAuthGateway(config, deps);
-  const stop = () => {
-    deps.log.info('shutting down');
-    running.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-    setTimeout(() => process.exit(1), 10_000).unref();
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  exitOnSignals(running.close, deps.log);
 }
 
 if (require.main === module) {

@@ -1,5 +1,5 @@
 import { createLogger } from '../src';
-import { LogCapture } from './log-capture';
+import { LogCapture } from '@cairn/runtime';
 
 describe('the gateway logger', () => {
   it('when secrets are logged in any known place, then they are written as [redacted]', () => {

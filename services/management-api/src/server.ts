@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { exitOnSignals } from '@cairn/runtime';
 import { readConfig, type ManagementApiConfig } from './config';
 import { createApp } from './app';
 import { bootstrap } from './bootstrap';
@@ -51,16 +52,7 @@ async function main(): Promise<void> {
   const running = await startManagementApi(config, deps);
   // Deliberately stdout, not the logger: logs are shipped and kept, this key must not be.
   if (running.generatedAdmin) process.stdout.write(adminKeyBanner(running.generatedAdmin));
-  const stop = () => {
-    deps.log.info('shutting down');
-    running.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-    setTimeout(() => process.exit(1), 10_000).unref();
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  exitOnSignals(running.close, deps.log);
 }
 
 if (require.main === module) {

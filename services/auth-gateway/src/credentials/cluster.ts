@@ -1,14 +1,8 @@
 import type { Knex } from 'knex';
+import type { Cluster } from '@cairn/domain';
 
 /** The cluster a gateway serves, read once at start from the management API's schema. */
-export interface ClusterInfo {
-  id: number;
-  name: string;
-  uuid: string;
-  authUrl: string;
-  storageUrl: string;
-  region: string;
-}
+export type ClusterInfo = Pick<Cluster, 'id' | 'name' | 'uuid' | 'authUrl' | 'storageUrl' | 'region'>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

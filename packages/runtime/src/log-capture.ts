@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 
-/** Log lines a test can read back. */
+/** A log destination that keeps every line in memory, for tests that read logs back. */
 export class LogCapture extends Writable {
   readonly lines: string[] = [];
   override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {

@@ -1,0 +1,2 @@
+export { exitOnSignals, type ShutdownLog } from './shutdown';
+export { LogCapture } from './log-capture';
