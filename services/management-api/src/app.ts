@@ -1,9 +1,10 @@
 import express, { type Express } from 'express';
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import pinoHttp from 'pino-http';
 import { errors } from '@cairn/domain';
 import type { Deps } from './deps';
-import { authenticate } from './http/auth';
+import { authenticate, CredentialCache } from './http/auth';
 import { errorHandler } from './http/errors';
 import { negotiateFormat } from './http/negotiate';
 import { send } from './http/respond';
@@ -23,19 +24,28 @@ export function createApp(deps: Deps): Express {
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
 
-  app.use(
-    pinoHttp({
-      logger: log,
-      genReqId: (req, res) => {
-        const given = req.headers['x-request-id'];
-        const id = typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      // Query strings may carry filter values but never secrets; the URL is logged without them anyway.
-      serializers: { req: (req) => ({ id: req.id, method: req.method, url: String(req.url).split('?')[0] }) },
-    }),
-  );
+  const requestId = (req: IncomingMessage, res: ServerResponse): string => {
+    const given = req.headers['x-request-id'];
+    const id = typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
+    res.setHeader('X-Request-Id', id);
+    return id;
+  };
+  if (log.isLevelEnabled('info')) {
+    app.use(
+      pinoHttp({
+        logger: log,
+        genReqId: requestId,
+        // Only the path: query strings are not needed in a log line.
+        serializers: { req: (req) => ({ id: req.id, method: req.method, url: String(req.url).split('?')[0] }) },
+      }),
+    );
+  } else {
+    // Request lines would be dropped anyway; skip pino-http's per-request work, keep the id.
+    app.use((req, res, next) => {
+      requestId(req, res);
+      next();
+    });
+  }
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -49,7 +59,8 @@ export function createApp(deps: Deps): Express {
     }
   });
 
-  const auth = authenticate(db);
+  const credentials = new CredentialCache(db, deps.apiKeyCacheMs);
+  const auth = authenticate(credentials);
   const api = express.Router();
   api.use(express.raw({ type: () => true, limit: BODY_LIMIT }));
   // A malformed Accept header is refused up front (400), as tastypie does.
@@ -60,7 +71,7 @@ export function createApp(deps: Deps): Express {
   api.use(discoveryRouter([clustersResource, operatorsResource, usersResource], auth));
   api.use(clustersRouter(db, auth));
   api.use(usersRouter(db, auth, deps.hashPassword));
-  api.use(operatorsRouter(db, auth));
+  api.use(operatorsRouter(db, auth, () => credentials.clear()));
   api.use((req) => {
     throw errors.notFound(`No resource at ${req.path.replace(/[<>&"']/g, '')}.`);
   });

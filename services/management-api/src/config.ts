@@ -25,6 +25,11 @@ export const configSpec = {
   },
   defaultAuthUrl: { env: 'CAIRN_DEFAULT_AUTH_URL', doc: 'auth_url of that default cluster.', schema: Joi.string().uri().default('http://127.0.0.1:5000/auth') },
   defaultStorageUrl: { env: 'CAIRN_DEFAULT_STORAGE_URL', doc: 'storage_url of that default cluster (the Swift proxy, ending in /v1).', schema: Joi.string().uri().default('http://127.0.0.1:8080/v1') },
+  apiKeyCacheSeconds: {
+    env: 'CAIRN_API_KEY_CACHE_SECONDS',
+    doc: 'How long a replica may reuse an operator\'s key hashes before reading them again (a revoked key can work that long on other replicas; 0: read on every request).',
+    schema: Joi.number().integer().min(0).max(300).default(5),
+  },
   logLevel: { env: 'LOG_LEVEL', doc: 'pino log level.', schema: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info') },
 } satisfies ConfigSpec;
 
@@ -40,6 +45,7 @@ export interface ManagementApiConfig {
   defaultCluster: string;
   defaultAuthUrl: string;
   defaultStorageUrl: string;
+  apiKeyCacheSeconds: number;
   logLevel: string;
 }
 

@@ -9,6 +9,8 @@ export interface Deps {
   db: Knex;
   log: Logger;
   hashPassword: (password: string) => Promise<string>;
+  /** How long an operator's key hashes may be reused without reading them again. */
+  apiKeyCacheMs: number;
 }
 
 /** Secrets never reach a log line, whatever logs them. */
@@ -39,5 +41,6 @@ export function createDeps(config: ManagementApiConfig, scrypt: ScryptParams = D
     db: createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: config.poolMax }),
     log: createLogger(config.logLevel),
     hashPassword: (password) => hashPassword(password, scrypt),
+    apiKeyCacheMs: config.apiKeyCacheSeconds * 1000,
   };
 }

@@ -62,13 +62,35 @@ export interface Page<T> {
   rows: T[];
 }
 
-/** Counts and fetches one page; an offset past the end skips the second query. */
-export async function fetchPage<T>(base: Knex.QueryBuilder, query: ListQuery, alias: string, columns: string[]): Promise<Page<T>> {
-  const [countRow] = await base.clone().clearSelect().count({ count: '*' });
-  const total = Number((countRow as { count: string | number }).count);
+export interface PageSource {
+  /** The filtered rows (from, joins, wheres), without select or order. */
+  base: Knex.QueryBuilder;
+  /** A fresh query on the resource's table with the same alias, to fetch the page's rows by id. */
+  table: () => Knex.QueryBuilder;
+  alias: string;
+  columns: string[];
+  /** A cheaper exact count when the filters allow one; null falls back to count(*). */
+  fastCount?: () => Promise<number> | null;
+}
+
+/**
+ * Counts and fetches one page. The page is found as ids first (an index-only walk, even for a
+ * deep offset), then those rows are read; an offset past the end skips that entirely.
+ */
+export async function fetchPage<T>(source: PageSource, query: ListQuery): Promise<Page<T>> {
+  const fast = source.fastCount?.();
+  let total: number;
+  if (fast) {
+    total = await fast;
+  } else {
+    const [countRow] = await source.base.clone().clearSelect().count({ count: '*' });
+    total = Number((countRow as { count: string | number }).count);
+  }
   if (query.offset >= BigInt(total)) return { total, rows: [] };
-  const rows = await applyOrdering(base.clone().select(columns), query.ordering, alias)
+  const idCol = `${source.alias}.id`;
+  const pageIds = applyOrdering(source.base.clone().clearSelect().select(idCol), query.ordering, source.alias)
     .limit(query.limit)
     .offset(Number(query.offset));
+  const rows = await applyOrdering(source.table().select(source.columns).whereIn(idCol, pageIds), query.ordering, source.alias);
   return { total, rows: rows as T[] };
 }

@@ -40,14 +40,15 @@ export async function countOperators(db: Db): Promise<number> {
 export async function listOperators(db: Db, query: ListQuery): Promise<Page<Operator>> {
   return withDbErrors(async () => {
     const base = applyFilters(db('operators as o'), query.filters);
-    const page = await fetchPage<OperatorRow>(base, query, 'o', [
+    const columns = [
       'o.id',
       'o.name',
       'o.role',
       'o.created_at',
       'o.updated_at',
       db.raw('ARRAY(SELECT oc.cluster_id FROM operator_clusters oc WHERE oc.operator_id = o.id) AS cluster_ids') as unknown as string,
-    ]);
+    ];
+    const page = await fetchPage<OperatorRow>({ base, table: () => db('operators as o'), alias: 'o', columns }, query);
     return { total: page.total, rows: page.rows.map(toOperator) };
   });
 }

@@ -1,7 +1,7 @@
 import { errors, type StorageUser, escapeHtml } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
-import type { ListQuery } from '../http/filters';
+import type { Filter, ListQuery } from '../http/filters';
 import { applyFilters, fetchPage, type Page } from './list-query';
 
 interface UserRow {
@@ -39,14 +39,58 @@ async function notifyChange(db: Db, user: StorageUser, action: 'update' | 'delet
   await db.raw('SELECT pg_notify(?, ?)', [USER_CHANGES_CHANNEL, payload]);
 }
 
-export async function listStorageUsers(db: Db, query: ListQuery, visibleClusters?: number[]): Promise<Page<StorageUser>> {
+/** What a list shows of a user: no hash, no generation, no timestamps are read for it. */
+export type StorageUserSummary = Pick<StorageUser, 'id' | 'clusterId' | 'username' | 'isSuperuser' | 'enabled'>;
+const SUMMARY_COLUMNS = ['u.id', 'u.cluster_id', 'u.username', 'u.is_superuser', 'u.enabled'];
+
+/**
+ * The clusters a list is limited to when its filters restrict nothing but the cluster (null:
+ * they restrict something else, so only count(*) can tell).
+ */
+function clustersOnly(filters: readonly Filter[], visible?: number[]): Set<string> | 'all' | null {
+  let ids: Set<string> | 'all' = 'all';
+  const narrow = (values: Iterable<string>) => {
+    const next = new Set(values);
+    ids = ids === 'all' ? next : new Set([...ids].filter((id) => next.has(id)));
+  };
+  for (const f of filters) {
+    const onCluster = (f.alias === 'u' && f.column === 'cluster_id') || (f.alias === 'c' && f.column === 'id');
+    if (!onCluster || (f.lookup !== 'exact' && f.lookup !== 'in')) return null;
+    narrow(f.values.map(String));
+  }
+  if (visible) narrow(visible.map(String));
+  return ids;
+}
+
+/** Exact total from the per-cluster counters the triggers keep. */
+function countFromCounters(db: Db, filters: readonly Filter[], visible?: number[]): Promise<number> | null {
+  const ids = clustersOnly(filters, visible);
+  if (ids === null) return null;
+  const q = db('cluster_user_counts').sum({ total: 'user_count' });
+  if (ids !== 'all') q.whereIn('cluster_id', [...ids]);
+  return q.then(([row]) => Number((row as { total: string | number | null } | undefined)?.total ?? 0));
+}
+
+export async function listStorageUsers(db: Db, query: ListQuery, visibleClusters?: number[]): Promise<Page<StorageUserSummary>> {
   return withDbErrors(async () => {
     const base = db('storage_users as u');
     if (query.filters.some((f) => f.alias === 'c')) base.join('clusters as c', 'c.id', 'u.cluster_id');
     applyFilters(base, query.filters);
     if (visibleClusters) base.whereIn('u.cluster_id', visibleClusters);
-    const page = await fetchPage<UserRow>(base, query, 'u', COLUMNS);
-    return { total: page.total, rows: page.rows.map(toUser) };
+    const page = await fetchPage<UserRow>(
+      {
+        base,
+        table: () => db('storage_users as u'),
+        alias: 'u',
+        columns: SUMMARY_COLUMNS,
+        fastCount: () => countFromCounters(db, query.filters, visibleClusters),
+      },
+      query,
+    );
+    return {
+      total: page.total,
+      rows: page.rows.map((r) => ({ id: String(r.id), clusterId: Number(r.cluster_id), username: r.username, isSuperuser: r.is_superuser, enabled: r.enabled })),
+    };
   });
 }
 

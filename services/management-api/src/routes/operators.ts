@@ -60,7 +60,8 @@ export async function createOperatorWithKey(db: Db, input: { name: string; role:
   return { operator, key, keyInfo };
 }
 
-export function operatorsRouter(db: Db, auth: RequestHandler): Router {
+/** `onChange` runs after every write, before the answer: it forgets remembered credentials. */
+export function operatorsRouter(db: Db, auth: RequestHandler, onChange: () => void): Router {
   const router = Router();
 
   const findOperator = async (raw: string | undefined): Promise<Operator> => {
@@ -87,6 +88,7 @@ export function operatorsRouter(db: Db, auth: RequestHandler): Router {
       const input = validate<OperatorCreateInput>(operatorCreateSchema, await parseBody(req));
       const clusterIds = await resolveClusterRefs(db, input.clusters);
       const { operator, key } = await db.transaction((trx) => createOperatorWithKey(trx, { name: input.name, role: input.role, clusterIds }));
+      onChange();
       res.set('Location', operatorUri(operator.id));
       send(req, res, 201, { ...operatorJson(operator), api_key: key });
     },
@@ -107,6 +109,7 @@ export function operatorsRouter(db: Db, auth: RequestHandler): Router {
         await keepOneGlobalAdmin(trx, before);
         return result;
       });
+      onChange();
       if (!updated) throw errors.notFound(`No operator with id '${escapeHtml(String(req.params.id))}'.`);
       send(req, res, 202, operatorJson(updated));
     },
@@ -118,6 +121,7 @@ export function operatorsRouter(db: Db, auth: RequestHandler): Router {
         await keepOneGlobalAdmin(trx, before);
         return gone;
       });
+      onChange();
       if (!deleted) throw errors.notFound(`No operator with id '${escapeHtml(String(req.params.id))}'.`);
       res.status(204).end();
     },
@@ -139,6 +143,7 @@ export function operatorsRouter(db: Db, auth: RequestHandler): Router {
       validate(emptyBodySchema, await parseBody(req));
       const key = generateApiKey();
       const info = await addApiKey(db, op.id, hashApiKey(key));
+      onChange();
       res.set('Location', apiKeyUri(op.id, info.id));
       send(req, res, 201, apiKeyJson(info, key));
     },
@@ -149,7 +154,9 @@ export function operatorsRouter(db: Db, auth: RequestHandler): Router {
       requireGlobalAdmin(operatorOf(res));
       const op = await findOperator(req.params.id);
       const keyId = parseBigId(req.params.keyId);
-      if (keyId === null || !(await deleteApiKey(db, op.id, keyId))) {
+      const deleted = keyId !== null && (await deleteApiKey(db, op.id, keyId));
+      onChange();
+      if (!deleted) {
         throw errors.notFound(`No API key with id '${escapeHtml(String(req.params.keyId))}' for this operator.`);
       }
       res.status(204).end();

@@ -17,7 +17,7 @@ export const clusterJson = (c: Cluster) =>
   });
 
 /** `password` only where the seed API shows it: the POST response and a PATCH that set it. */
-export const userJson = (u: StorageUser, password?: string) =>
+export const userJson = (u: Pick<StorageUser, 'id' | 'clusterId' | 'username' | 'isSuperuser' | 'enabled'>, password?: string) =>
   asResource({
     cluster: clusterUri(u.clusterId),
     enabled: u.enabled,

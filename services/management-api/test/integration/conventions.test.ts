@@ -67,6 +67,22 @@ describe.each(DB_KINDS)('tastypie conventions on %s', (kind) => {
       expect(res.body).toEqual({ error: message });
     });
 
+    it('when total_count comes from the per-cluster counters, then it equals a real count', async () => {
+      const real = async (clusterIds?: number[]) => {
+        const q = app.db('storage_users').count({ n: '*' });
+        if (clusterIds) q.whereIn('cluster_id', clusterIds);
+        return Number((await q)[0]!.n);
+      };
+      expect((await get('/api/v1/users/')).body.meta.total_count).toBe(await real());
+      expect((await get('/api/v1/users/?cluster=1')).body.meta.total_count).toBe(await real([1]));
+      expect((await get(`/api/v1/users/?cluster__in=1,${second.id}`)).body.meta.total_count).toBe(await real([1, second.id as number]));
+      expect((await get(`/api/v1/users/?cluster=1&cluster__id=${second.id}`)).body.meta.total_count).toBe(0);
+      const [extra] = await app.db('storage_users').insert({ cluster_id: 1, username: 'counted', password_hash: 'x' }).returning('id');
+      expect((await get('/api/v1/users/?cluster=1')).body.meta.total_count).toBe(await real([1]));
+      await app.db('storage_users').where({ id: (extra as { id: string }).id }).delete();
+      expect((await get('/api/v1/users/?cluster=1')).body.meta.total_count).toBe(25);
+    });
+
     it('when the offset is far past the end, then an empty page with exact meta', async () => {
       const res = await get('/api/v1/users/?offset=100000000000000000000');
       expect(res.status).toBe(200);

@@ -70,7 +70,7 @@ export async function startTestApp(kind: DbKind): Promise<TestApp> {
     defaultAuthUrl: 'http://127.0.0.1:5000/auth',
     defaultStorageUrl: 'http://127.0.0.1:8080/v1',
   });
-  const deps: Deps = { db: database.db, log: createLogger('silent'), hashPassword: (p) => hashPassword(p) };
+  const deps: Deps = { db: database.db, log: createLogger('silent'), hashPassword: (p) => hashPassword(p), apiKeyCacheMs: 5000 };
   const app = createApp(deps);
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import * as initialSchema from './20261122000000_initial_schema';
+import * as clusterUserCounts from './20261122010000_cluster_user_counts';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -7,6 +8,7 @@ import * as initialSchema from './20261122000000_initial_schema';
  */
 const migrations: Record<string, Knex.Migration> = {
   '20261122000000_initial_schema': initialSchema,
+  '20261122010000_cluster_user_counts': clusterUserCounts,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

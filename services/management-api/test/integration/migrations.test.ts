@@ -1,0 +1,32 @@
+import { DB_KINDS, createTestDatabase } from '../support/harness';
+import { migrateLatest, migrateRollbackAll } from '../../src/db/database';
+
+describe.each(DB_KINDS)('migrations on %s', (kind) => {
+  it('when migrated, rolled back and migrated again, then every table comes and goes cleanly', async () => {
+    const { db, drop } = await createTestDatabase(kind);
+    try {
+      const applied = await migrateLatest(db);
+      expect(applied).toEqual(['20261122000000_initial_schema', '20261122010000_cluster_user_counts']);
+      expect(await migrateLatest(db)).toEqual([]);
+      for (const table of ['clusters', 'storage_users', 'operators', 'api_keys', 'storage_policies', 'devices', 'cluster_user_counts']) {
+        expect(await db.schema.hasTable(table)).toBe(true);
+      }
+      expect(await migrateRollbackAll(db)).toHaveLength(2);
+      expect(await db.schema.hasTable('storage_users')).toBe(false);
+      expect(await migrateLatest(db)).toHaveLength(2);
+    } finally {
+      await drop();
+    }
+  });
+
+  it('when a migration fails, then the error surfaces and nothing of it is left behind', async () => {
+    const { db, drop } = await createTestDatabase(kind);
+    try {
+      await db.schema.createTable('clusters', (t) => t.increments('id'));
+      await expect(migrateLatest(db)).rejects.toThrow(/clusters/);
+      expect(await db.schema.hasTable('storage_users')).toBe(false);
+    } finally {
+      await drop();
+    }
+  });
+});
