@@ -15,19 +15,48 @@ export function asResource<T extends object>(value: T): T {
 }
 const isResource = (value: object): boolean => (value as Record<symbol, unknown>)[RESOURCE] === true;
 
+/** Object keys in sorted order; representations are usually built sorted, so check before sorting. */
+function sortedKeys(value: Record<string, unknown>): string[] {
+  const keys = Object.keys(value);
+  for (let i = 1; i < keys.length; i++) {
+    if (keys[i - 1]! > keys[i]!) return keys.sort();
+  }
+  return keys;
+}
+
+// On the hot path of every list: plain loops and string concatenation, no intermediate arrays.
 export function toJson(value: unknown): string {
   if (value === null || value === undefined) return 'null';
-  if (Array.isArray(value)) return `[${value.map(toJson).join(', ')}]`;
-  if (value instanceof Date) return JSON.stringify(value.toISOString());
-  if (typeof value === 'object') {
-    const entries = Object.keys(value)
-      .sort()
-      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}: ${toJson((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(', ')}}`;
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+      return Number.isFinite(value) ? JSON.stringify(value) : 'null';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'bigint':
+      return value.toString();
+    case 'object':
+      break;
+    default:
+      return 'null';
   }
-  if (typeof value === 'number' && !Number.isFinite(value)) return 'null';
-  return JSON.stringify(value);
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i ? ', ' : '') + toJson(value[i]);
+    return `${out}]`;
+  }
+  if (value instanceof Date) return JSON.stringify(value.toISOString());
+  const record = value as Record<string, unknown>;
+  let out = '{';
+  let first = true;
+  for (const key of sortedKeys(record)) {
+    const v = record[key];
+    if (v === undefined) continue;
+    out += `${first ? '' : ', '}${JSON.stringify(key)}: ${toJson(v)}`;
+    first = false;
+  }
+  return `${out}}`;
 }
 
 type XmlNode = Record<string, unknown>;

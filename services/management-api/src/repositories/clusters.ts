@@ -39,7 +39,7 @@ export async function listClusters(db: Db, query: ListQuery, visible?: number[])
   return withDbErrors(async () => {
     const base = applyFilters(db('clusters as k'), query.filters);
     if (visible) base.whereIn('k.id', visible);
-    const page = await fetchPage<ClusterRow>({ base, table: () => db('clusters as k'), alias: 'k', columns: COLUMNS }, query);
+    const page = await fetchPage<ClusterRow>({ db, base, table: () => db('clusters as k'), alias: 'k', columns: COLUMNS }, query);
     return { total: page.total, rows: page.rows.map(toCluster) };
   });
 }

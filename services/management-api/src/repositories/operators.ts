@@ -48,7 +48,7 @@ export async function listOperators(db: Db, query: ListQuery): Promise<Page<Oper
       'o.updated_at',
       db.raw('ARRAY(SELECT oc.cluster_id FROM operator_clusters oc WHERE oc.operator_id = o.id) AS cluster_ids') as unknown as string,
     ];
-    const page = await fetchPage<OperatorRow>({ base, table: () => db('operators as o'), alias: 'o', columns }, query);
+    const page = await fetchPage<OperatorRow>({ db, base, table: () => db('operators as o'), alias: 'o', columns }, query);
     return { total: page.total, rows: page.rows.map(toOperator) };
   });
 }

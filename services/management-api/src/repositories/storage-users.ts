@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import { errors, type StorageUser, escapeHtml } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
@@ -62,13 +63,13 @@ function clustersOnly(filters: readonly Filter[], visible?: number[]): Set<strin
   return ids;
 }
 
-/** Exact total from the per-cluster counters the triggers keep. */
-function countFromCounters(db: Db, filters: readonly Filter[], visible?: number[]): Promise<number> | null {
+/** Exact total from the per-cluster counters the triggers keep, as a one-row query. */
+function countFromCounters(db: Db, filters: readonly Filter[], visible?: number[]): Knex.QueryBuilder | null {
   const ids = clustersOnly(filters, visible);
   if (ids === null) return null;
-  const q = db('cluster_user_counts').sum({ total: 'user_count' });
+  const q = db('cluster_user_counts').select(db.raw('coalesce(sum(user_count), 0) AS total'));
   if (ids !== 'all') q.whereIn('cluster_id', [...ids]);
-  return q.then(([row]) => Number((row as { total: string | number | null } | undefined)?.total ?? 0));
+  return q;
 }
 
 export async function listStorageUsers(db: Db, query: ListQuery, visibleClusters?: number[]): Promise<Page<StorageUserSummary>> {
@@ -79,6 +80,7 @@ export async function listStorageUsers(db: Db, query: ListQuery, visibleClusters
     if (visibleClusters) base.whereIn('u.cluster_id', visibleClusters);
     const page = await fetchPage<UserRow>(
       {
+        db,
         base,
         table: () => db('storage_users as u'),
         alias: 'u',
