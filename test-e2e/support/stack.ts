@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { Server } from 'node:http';
 import knex, { type Knex } from 'knex';
 import * as gateway from '@cairn/auth-gateway';
 import * as api from '@cairn/management-api';
 import { hashPassword } from '@cairn/domain';
-import { LogCapture } from '@cairn/runtime';
+import { LogCapture, listen } from '@cairn/runtime';
 
 /**
  * The two services in this process, each listening on a free port of 127.0.0.1 and built by its
@@ -38,14 +37,6 @@ export interface Stack {
   close: () => Promise<void>;
 }
 
-async function listen(app: { listen: (port: number, host: string, cb: () => void) => Server }): Promise<{ server: Server; url: string }> {
-  const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  const address = server.address();
-  return { server, url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}` };
-}
-
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const kind = options.database ?? 'postgres';
   let db: Knex;
@@ -74,8 +65,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     defaultAuthUrl: 'http://127.0.0.1:5000/auth',
     defaultStorageUrl: 'http://127.0.0.1:8080/v1',
   });
-  const apiApp = api.createApp({ db, log: api.createLogger('silent'), hashPassword: (p) => hashPassword(p) });
-  const apiServer = await listen(apiApp);
+  const apiApp = api.createApp({ db, log: api.createLogger('silent'), hashPassword: (p) => hashPassword(p), apiKeyCacheMs: 5000 });
+  const listening = await listen(apiApp, 0, '127.0.0.1');
+  const apiServer = { server: listening.server, url: `http://127.0.0.1:${listening.port}` };
 
   const gatewayLogs = new LogCapture();
   const config = gateway.readConfig({

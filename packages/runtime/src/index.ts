@@ -1,2 +1,3 @@
 export { exitOnSignals, type ShutdownLog } from './shutdown';
 export { LogCapture } from './log-capture';
+export { listen, type Listening } from './listen';

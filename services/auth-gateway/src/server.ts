@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { exitOnSignals } from '@cairn/runtime';
+import { exitOnSignals, listen } from '@cairn/runtime';
 import { createApp } from './app';
 import { readConfig, type GatewayConfig } from './config';
 import { closeRedis, createDeps, type Deps } from './deps';
@@ -14,12 +14,7 @@ export interface RunningGateway {
 export async function startAuthGateway(config: GatewayConfig, deps: Deps): Promise<RunningGateway> {
   const { log, redis } = deps;
   const app = createApp(deps);
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(config.port, config.host, () => resolve(s));
-    s.once('error', reject);
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
+  const { server, port } = await listen(app, config.port, config.host);
   log.info(
     { host: config.host, port, cluster: deps.cluster.name, publicUrl: deps.publicUrl, storageUrl: deps.storageUrl, tokenStore: deps.store.kind },
     'auth-gateway listening',

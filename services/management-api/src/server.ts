@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { exitOnSignals } from '@cairn/runtime';
+import { exitOnSignals, listen } from '@cairn/runtime';
 import { readConfig, type ManagementApiConfig } from './config';
 import { createApp } from './app';
 import { bootstrap } from './bootstrap';
@@ -28,12 +28,7 @@ export async function startManagementApi(config: ManagementApiConfig, deps: Deps
   const boot = await bootstrap(db, config);
   if (boot.createdCluster) log.info({ cluster: boot.createdCluster }, 'default cluster created');
   const app = createApp(deps);
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(config.port, config.host, () => resolve(s));
-    s.once('error', reject);
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
+  const { server, port } = await listen(app, config.port, config.host);
   log.info({ port, database: isEmbedded(db) ? 'embedded PGlite' : 'postgres' }, 'management-api listening');
   return {
     server,
