@@ -4,3 +4,5 @@ export * from './validation';
 export * from './password-hash';
 export * from './api-key';
 export * from './escape';
+export * from './device-report';
+export * from './capacity';

@@ -11,6 +11,7 @@ import { send } from './http/respond';
 import { API_ROOT } from './http/uris';
 import { clustersResource, clustersRouter } from './routes/clusters';
 import { operatorsResource, operatorsRouter } from './routes/operators';
+import { devicesRouter, DEVICE_REPORT_LIMIT } from './routes/devices';
 import { discoveryRouter } from './routes/root';
 import { usersResource, usersRouter } from './routes/users';
 
@@ -64,6 +65,8 @@ export function createApp(deps: Deps): Express {
   const credentials = new CredentialCache(db, deps.apiKeyCacheMs);
   const auth = authenticate(credentials);
   const api = express.Router();
+  // Device reports list every device of a cluster; every other body is a small set of fields.
+  api.use('/clusters/:id/devices', express.raw({ type: () => true, limit: DEVICE_REPORT_LIMIT }));
   api.use(express.raw({ type: () => true, limit: BODY_LIMIT }));
   // A malformed Accept header is refused up front (400), as tastypie does.
   api.use((req, _res, next) => {
@@ -73,6 +76,7 @@ export function createApp(deps: Deps): Express {
   api.use(discoveryRouter([clustersResource, operatorsResource, usersResource], auth));
   api.use(clustersRouter(db, auth));
   api.use(usersRouter(db, auth, deps.hashPassword));
+  api.use(devicesRouter(db, auth));
   api.use(operatorsRouter(db, auth, () => credentials.clear()));
   api.use((req) => {
     throw errors.notFound(`No resource at ${req.path.replace(/[<>&"']/g, '')}.`);

@@ -1,0 +1,104 @@
+import type { Knex } from 'knex';
+import type { CapacityElement, DeviceReport } from '@cairn/domain';
+import type { Db } from '../db/database';
+import { withDbErrors } from '../db/errors';
+import type { ListQuery } from '../http/filters';
+import { applyFilters, fetchPage, type Page } from './list-query';
+
+export interface StoredPolicy {
+  index: number;
+  name: string;
+  isDefault: boolean;
+}
+
+export interface StoredDevice {
+  id: string;
+  node: string;
+  device: string;
+  policyIndexes: number[];
+  sizeBytes: number | null;
+  usedBytes: number | null;
+  availBytes: number | null;
+  mounted: boolean;
+  reportedAt: Date;
+}
+
+const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+/**
+ * Replaces a cluster's storage policies, devices and computed capacity. Run it in one
+ * transaction: readers see the old report or the new one, never a mix.
+ */
+export async function replaceDeviceReport(db: Db, clusterId: number, report: DeviceReport, capacity: CapacityElement[]): Promise<void> {
+  await withDbErrors(async () => {
+    await db('devices').where({ cluster_id: clusterId }).delete();
+    await db('storage_policies').where({ cluster_id: clusterId }).delete();
+    await db('storage_policies').insert(
+      report.policies.map((p) => ({ cluster_id: clusterId, policy_index: p.index, name: p.name, is_default: p.default })),
+    );
+    const indexOf = new Map(report.policies.map((p) => [p.name, p.index]));
+    const d = report.devices;
+    if (d.length > 0) {
+      // One statement for any number of devices: columns travel as arrays and are unnested.
+      await db.raw(
+        `INSERT INTO devices (cluster_id, node, device, policy_indexes, size_bytes, used_bytes, avail_bytes, mounted, reported_at)
+         SELECT ?, t.node, t.device, ARRAY(SELECT DISTINCT unnest(string_to_array(t.policies, ','))::int ORDER BY 1),
+                t.size_bytes, t.used_bytes, t.avail_bytes, t.mounted, now()
+           FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::boolean[])
+             AS t(node, device, policies, size_bytes, used_bytes, avail_bytes, mounted)`,
+        [
+          clusterId,
+          d.map((x) => x.node),
+          d.map((x) => x.device),
+          d.map((x) => x.policies.map((name) => indexOf.get(name)).join(',')),
+          d.map((x) => x.sizeBytes),
+          d.map((x) => x.usedBytes),
+          d.map((x) => x.availBytes),
+          d.map((x) => x.mounted),
+        ] as unknown as Knex.RawBinding[],
+      );
+    }
+    await db.raw(
+      `INSERT INTO capacity_reports (cluster_id, elements, computed_at) VALUES (?, ?::jsonb, now())
+       ON CONFLICT (cluster_id) DO UPDATE SET elements = EXCLUDED.elements, computed_at = EXCLUDED.computed_at`,
+      [clusterId, JSON.stringify(capacity)],
+    );
+  });
+}
+
+export async function listPolicies(db: Db, clusterId: number): Promise<StoredPolicy[]> {
+  const rows = await withDbErrors(() => db('storage_policies').select('policy_index', 'name', 'is_default').where({ cluster_id: clusterId }).orderBy('policy_index'));
+  return (rows as Array<{ policy_index: number; name: string; is_default: boolean }>).map((r) => ({ index: Number(r.policy_index), name: r.name, isDefault: r.is_default }));
+}
+
+const DEVICE_COLUMNS = ['d.id', 'd.node', 'd.device', 'd.policy_indexes', 'd.size_bytes', 'd.used_bytes', 'd.avail_bytes', 'd.mounted', 'd.reported_at'];
+
+/** `policyIndex`: only devices in that policy; -1 matches nothing (an unknown policy name). */
+export async function listDevices(db: Db, clusterId: number, query: ListQuery, policyIndex?: number): Promise<Page<StoredDevice>> {
+  return withDbErrors(async () => {
+    const base = applyFilters(db('devices as d').where('d.cluster_id', clusterId), query.filters);
+    if (policyIndex !== undefined) base.whereRaw('d.policy_indexes @> ARRAY[?]::int[]', [policyIndex]);
+    const page = await fetchPage<Record<string, unknown>>({ db, base, table: () => db('devices as d'), alias: 'd', columns: DEVICE_COLUMNS }, query);
+    return {
+      total: page.total,
+      rows: page.rows.map((r) => ({
+        id: String(r.id),
+        node: String(r.node),
+        device: String(r.device),
+        policyIndexes: ((r.policy_indexes as unknown[]) ?? []).map(Number),
+        sizeBytes: num(r.size_bytes),
+        usedBytes: num(r.used_bytes),
+        availBytes: num(r.avail_bytes),
+        mounted: Boolean(r.mounted),
+        reportedAt: new Date(r.reported_at as string),
+      })),
+    };
+  });
+}
+
+export async function getCapacity(db: Db, clusterId: number): Promise<CapacityElement[]> {
+  const row = await withDbErrors(() => db('capacity_reports').select('elements').where({ cluster_id: clusterId }).first());
+  if (!row) return [];
+  const elements = (row as { elements: unknown }).elements;
+  return (typeof elements === 'string' ? JSON.parse(elements) : elements) as CapacityElement[];
+}
