@@ -6,6 +6,8 @@ module.exports = {
   projects: [
     '<rootDir>/packages/domain',
     '<rootDir>/packages/config',
+    '<rootDir>/packages/cli',
+    '<rootDir>/packages/swift-cluster',
     '<rootDir>/services/management-api',
     '<rootDir>/services/auth-gateway',
     '<rootDir>/test-e2e',

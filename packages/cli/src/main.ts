@@ -11,6 +11,8 @@ import {
 } from '@cairn/management-api';
 import { configSpec as gatewayConfigSpec } from '@cairn/auth-gateway';
 import { OPERATOR_ROLES, errors, isCairnError, operatorNameSchema, validate, type OperatorRole } from '@cairn/domain';
+import { collectOnce } from './capacity/collect';
+import { collectorConfigSpec, readCollectorConfig } from './config';
 import { startAll } from './start';
 
 const USAGE = `Usage: cairn <command> [options]
@@ -20,6 +22,10 @@ Commands:
   migrate [--rollback-all]            apply (or revert) the database migrations
   operator create --name <n> --role <admin|reader> [--cluster <id|name>]...
                                       create an operator and print its API key once
+  capacity collect --cluster <id|name> --swift-dir <dir> [--interval <seconds>]
+                                      read the object rings and every storage node's recon,
+                                      report the devices to the management API (CAIRN_API_URL,
+                                      CAIRN_API_KEY="<operator>:<key>"); with --interval, repeat
   config                              list every environment variable with its default
 
 The database comes from DATABASE_URL, or embedded PGlite under CAIRN_DATA_DIR (./data/pglite).`;
@@ -59,6 +65,27 @@ async function operatorCreate(args: string[]): Promise<void> {
   });
 }
 
+async function capacityCollect(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { cluster: { type: 'string' }, 'swift-dir': { type: 'string' }, interval: { type: 'string' } } });
+  if (!values.cluster || !values['swift-dir']) throw errors.invalidInput('capacity collect needs --cluster <id|name> and --swift-dir <dir>.');
+  const interval = values.interval === undefined ? 0 : Number(values.interval);
+  if (!Number.isInteger(interval) || interval < 0) throw errors.invalidInput('--interval must be a whole number of seconds.');
+  const options = { cluster: values.cluster, swiftDir: values['swift-dir'], config: readCollectorConfig(), warn: (l: string) => process.stderr.write(`warning: ${l}\n`) };
+  const round = async () => {
+    const r = await collectOnce(options);
+    process.stdout.write(`${new Date().toISOString()} cluster ${r.clusterId}: reported ${r.devices} device(s), ${r.reported} with usage\n`);
+  };
+  if (interval === 0) return round();
+  // On a schedule: a failed round is reported and the next one still runs.
+  let stopped = false;
+  process.once('SIGTERM', () => (stopped = true));
+  process.once('SIGINT', () => (stopped = true));
+  while (!stopped) {
+    await round().catch((e: unknown) => process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`));
+    for (let waited = 0; waited < interval * 1000 && !stopped; waited += 200) await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, sub, ...rest] = argv;
   switch (command) {
@@ -76,8 +103,14 @@ async function main(argv: string[]): Promise<void> {
     case 'operator':
       if (sub === 'create') return operatorCreate(rest);
       break;
+    case 'capacity':
+      if (sub === 'collect') return capacityCollect(rest);
+      break;
     case 'config':
-      process.stdout.write(`management-api\n\n${describeConfig(configSpec)}\n\nauth-gateway\n\n${describeConfig(gatewayConfigSpec)}\n`);
+      process.stdout.write(
+        `management-api\n\n${describeConfig(configSpec)}\n\nauth-gateway\n\n${describeConfig(gatewayConfigSpec)}\n\n` +
+          `capacity collector\n\n${describeConfig(collectorConfigSpec)}\n`,
+      );
       return;
   }
   process.stderr.write(`${USAGE}\n`);

@@ -1,0 +1,69 @@
+import { pollNodes, readSwiftDir } from '@cairn/swift-cluster';
+import type { CollectorConfig } from '../config';
+import { buildDeviceReport, storageNodes } from './report';
+
+export interface CollectOptions {
+  /** Cluster id or name in the management API. */
+  cluster: string;
+  swiftDir: string;
+  config: CollectorConfig;
+  warn: (line: string) => void;
+}
+
+export interface CollectResult {
+  clusterId: number;
+  devices: number;
+  reported: number;
+  warnings: string[];
+}
+
+async function api(config: CollectorConfig, method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
+  const res = await fetch(`${config.apiUrl}${path}`, {
+    method,
+    headers: { Authorization: `ApiKey ${config.apiKey}`, Accept: 'application/json', ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(120_000),
+  });
+  const text = await res.text();
+  let json: unknown = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = { error: text.slice(0, 200) };
+  }
+  return { status: res.status, json };
+}
+
+const apiError = (what: string, r: { status: number; json: unknown }) =>
+  new Error(`${what}: the management API answered ${r.status}: ${(r.json as { error?: string } | null)?.error ?? 'no details'}`);
+
+async function resolveClusterId(config: CollectorConfig, cluster: string): Promise<number> {
+  if (/^\d+$/.test(cluster)) return Number(cluster);
+  const r = await api(config, 'GET', `/api/v1/clusters/?name=${encodeURIComponent(cluster)}`);
+  if (r.status !== 200) throw apiError(`looking up cluster '${cluster}'`, r);
+  const found = (r.json as { objects: Array<{ id: number }> }).objects[0];
+  if (!found) throw new Error(`the management API has no cluster named '${cluster}'`);
+  return found.id;
+}
+
+/**
+ * One collection round: rings and policies from the swift dir, disk usage from every storage
+ * node's recon, one device report to the management API. Nothing is sent when the swift dir is
+ * unreadable or corrupt, or when not a single device could be measured.
+ */
+export async function collectOnce(options: CollectOptions): Promise<CollectResult> {
+  const { config } = options;
+  if (!config.apiKey) throw new Error('CAIRN_API_KEY is not set: the collector needs "<operator>:<key>" to report devices.');
+  const swift = await readSwiftDir(options.swiftDir);
+  const nodes = storageNodes(swift);
+  const polled = await pollNodes(nodes, { concurrency: config.reconConcurrency, timeoutMs: config.reconTimeoutMs });
+  const report = buildDeviceReport(swift, polled);
+  report.warnings.forEach(options.warn);
+  if (report.reported === 0) {
+    throw new Error(`nothing could be collected: none of the ${nodes.length} storage node(s) reported disk usage; no report sent`);
+  }
+  const clusterId = await resolveClusterId(config, options.cluster);
+  const put = await api(config, 'PUT', `/api/v1/clusters/${clusterId}/devices/`, report.body);
+  if (put.status !== 204) throw apiError('sending the device report', put);
+  return { clusterId, devices: report.body.devices.length, reported: report.reported, warnings: report.warnings };
+}

@@ -1,0 +1,22 @@
+import { readFileSync } from 'node:fs';
+import Joi from 'joi';
+import { loadConfig, type ConfigSpec, type Env } from '@cairn/config';
+
+/** The only place the cairn CLI reads the environment (the services read their own config.ts). */
+export const collectorConfigSpec = {
+  apiUrl: { env: 'CAIRN_API_URL', doc: 'Management API the capacity collector reports to.', schema: Joi.string().uri({ scheme: ['http', 'https'] }).replace(/\/+$/, '').default('http://127.0.0.1:8000') },
+  apiKey: { env: 'CAIRN_API_KEY', doc: 'The collector\'s "<operator>:<key>" (an admin, or an admin limited to the cluster).', schema: Joi.string().pattern(/^[^:\s]+:\S+$/).message('must be "<operator>:<key>"'), secret: true },
+  reconTimeoutMs: { env: 'CAIRN_RECON_TIMEOUT_MS', doc: 'Timeout of one GET /recon/diskusage.', schema: Joi.number().integer().min(100).max(120000).default(5000) },
+  reconConcurrency: { env: 'CAIRN_RECON_CONCURRENCY', doc: 'Storage nodes polled at once.', schema: Joi.number().integer().min(1).max(256).default(16) },
+} satisfies ConfigSpec;
+
+export interface CollectorConfig {
+  apiUrl: string;
+  apiKey?: string;
+  reconTimeoutMs: number;
+  reconConcurrency: number;
+}
+
+export function readCollectorConfig(env: Env = process.env): CollectorConfig {
+  return loadConfig<CollectorConfig>(collectorConfigSpec, env, (p) => readFileSync(p, 'utf8'));
+}
