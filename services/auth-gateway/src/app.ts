@@ -1,5 +1,6 @@
 import express, { type Express } from 'express';
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import pinoHttp from 'pino-http';
 import type { Deps } from './deps';
 import { errorHandler, notFound } from './http/errors';
@@ -18,20 +19,29 @@ export function createApp(deps: Deps): Express {
   app.disable('x-powered-by');
   app.disable('etag');
 
-  app.use(
-    pinoHttp({
-      logger: log,
-      // Keystone tags every response with a request id; reuse a well-formed one from the caller.
-      genReqId: (req, res) => {
-        const given = req.headers['x-openstack-request-id'];
-        const id = typeof given === 'string' && /^req-[\w-]{1,128}$/.test(given) ? given : `req-${randomUUID()}`;
-        res.setHeader('x-openstack-request-id', id);
-        return id;
-      },
-      // Tokens travel in headers and query strings are never needed in a log: log neither.
-      serializers: { req: (req) => ({ id: req.id, method: req.method, url: String(req.url).split('?')[0] }) },
-    }),
-  );
+  const requestId = (req: IncomingMessage, res: ServerResponse): string => {
+    const given = req.headers['x-openstack-request-id'];
+    const id = typeof given === 'string' && /^req-[\w-]{1,128}$/.test(given) ? given : `req-${randomUUID()}`;
+    res.setHeader('x-openstack-request-id', id);
+    return id;
+  };
+  if (log.isLevelEnabled('info')) {
+    app.use(
+      pinoHttp({
+        logger: log,
+        // Keystone tags every response with a request id; reuse a well-formed one from the caller.
+        genReqId: requestId,
+        // Tokens travel in headers and query strings are never needed in a log: log neither.
+        serializers: { req: (req) => ({ id: req.id, method: req.method, url: String(req.url).split('?')[0] }) },
+      }),
+    );
+  } else {
+    // Request lines would be dropped anyway; skip pino-http's per-request work, keep the id.
+    app.use((req, res, next) => {
+      requestId(req, res);
+      next();
+    });
+  }
   // Answers depend on the caller's token (as in Keystone), so caches must key on it.
   app.use((_req, res, next) => {
     res.vary('X-Auth-Token');

@@ -70,6 +70,9 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
 export function createRedis(url: string, log: Logger): Redis {
   const redis = new Redis(url, {
     lazyConnect: true,
+    // Commands issued in the same tick (a login's reads, a validation's two lookups, other
+    // requests') go out in one write: socket writes were a large share of the gateway's CPU.
+    enableAutoPipelining: true,
     connectTimeout: 5_000,
     maxRetriesPerRequest: 3,
     retryStrategy: (attempt) => Math.min(attempt * 200, 5_000),

@@ -32,7 +32,7 @@ export class LoginService {
     // A name that cannot exist is looked up nowhere, but still costs one password check.
     const wellFormed = !usernameSchema.validate(username).error && password.length <= 1024;
     const user = wellFormed ? await this.users.find(username) : null;
-    if (await this.verifier.check(user, password)) {
+    if (await this.verifier.check(username, user, password)) {
       if (before.count > 0) await this.store.clearFailures(key);
       return { ok: true, user: user! };
     }

@@ -14,6 +14,8 @@ import type { UserRecord } from './users';
 export class PasswordVerifier {
   private readonly secret = randomBytes(32);
   private readonly remembered = new Map<string, number>();
+  /** Checks under way, by key: concurrent logins of one user share one scrypt run. */
+  private readonly inFlight = new Map<string, Promise<boolean>>();
   private dummyHash: Promise<string> | undefined;
 
   constructor(
@@ -21,8 +23,8 @@ export class PasswordVerifier {
     private readonly now: () => number = Date.now,
   ) {}
 
-  private key(user: UserRecord, password: string): string {
-    return createHmac('sha256', this.secret).update(`${user.username}\0${user.generation}\0${password}`, 'utf8').digest('base64');
+  private key(username: string, generation: string, password: string): string {
+    return createHmac('sha256', this.secret).update(`${username}\0${generation}\0${password}`, 'utf8').digest('base64');
   }
 
   /** A hash of a random password with the default parameters, verified against for unknown users. */
@@ -35,20 +37,37 @@ export class PasswordVerifier {
     await this.dummy();
   }
 
-  /** True only for an enabled user with the right password. */
-  async check(user: UserRecord | null, password: string): Promise<boolean> {
-    if (!user || !user.enabled) {
-      await verifyPassword(password, user?.passwordHash ?? (await this.dummy()));
-      return false;
+  /**
+   * True only for an enabled user with the right password. Identical checks in flight share one
+   * scrypt run — for unknown and disabled users too, so that sharing reveals nothing: when a hot
+   * user's entry expires, its requests in flight would otherwise each queue a run (a multi-second
+   * stall, measured).
+   */
+  async check(username: string, user: UserRecord | null, password: string): Promise<boolean> {
+    const usable = user !== null && user.enabled;
+    const key = this.key(username, user?.generation ?? '', password);
+    if (usable && this.ttlSeconds > 0) {
+      const until = this.remembered.get(key);
+      if (until !== undefined && until > this.now()) return true;
     }
-    const key = this.ttlSeconds > 0 ? this.key(user, password) : '';
-    const until = key ? this.remembered.get(key) : undefined;
-    if (until !== undefined && until > this.now()) return true;
-    const ok = await verifyPassword(password, user.passwordHash);
-    if (ok && key) {
-      if (this.remembered.size >= 100_000) this.remembered.delete(this.remembered.keys().next().value as string);
-      this.remembered.set(key, this.now() + this.ttlSeconds * 1000);
+    let pending = this.inFlight.get(key);
+    if (!pending) {
+      pending = this.verify(user, password).then((ok) => {
+        if (ok && usable && this.ttlSeconds > 0) {
+          if (this.remembered.size >= 100_000) this.remembered.delete(this.remembered.keys().next().value as string);
+          this.remembered.set(key, this.now() + this.ttlSeconds * 1000);
+        }
+        return ok && usable;
+      });
+      this.inFlight.set(key, pending);
+      const done = () => this.inFlight.delete(key);
+      pending.then(done, done);
     }
-    return ok;
+    return pending;
+  }
+
+  /** One scrypt run: against the user's hash, or a dummy one for an unknown user. */
+  private async verify(user: UserRecord | null, password: string): Promise<boolean> {
+    return verifyPassword(password, user?.passwordHash ?? (await this.dummy()));
   }
 }

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { UserDirectory, UserRecord } from '../credentials/users';
 import { rolesFor } from './roles';
@@ -24,14 +24,22 @@ export interface IssueRequest {
  * generation, and was not revoked wholesale after the token was issued.
  */
 export class TokenService {
+  /**
+   * A KeyObject made once: given a string, jsonwebtoken first tries (and fails) to parse it as a
+   * PEM key on every call, which cost 0.3 ms per sign or verify (measured in bench/).
+   */
+  private readonly key: KeyObject;
+
   constructor(
     private readonly store: TokenStore,
     private readonly users: UserDirectory,
-    private readonly signingKey: string,
+    signingKey: string,
     private readonly clusterUuid: string,
     private readonly lifetimeSeconds: number,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.key = createSecretKey(Buffer.from(signingKey, 'utf8'));
+  }
 
   get lifetime(): number {
     return this.lifetimeSeconds;
@@ -53,7 +61,7 @@ export class TokenService {
       generation: req.user.generation,
       auditId: randomBytes(16).toString('base64url'),
     };
-    const id = jwt.sign({ jti, aud: this.clusterUuid }, this.signingKey, {
+    const id = jwt.sign({ jti, aud: this.clusterUuid }, this.key, {
       algorithm: 'HS256',
       expiresIn: this.lifetimeSeconds,
       noTimestamp: false,
@@ -66,7 +74,7 @@ export class TokenService {
   private idOf(token: string): string | null {
     if (token.length > 4096) return null;
     try {
-      const payload = jwt.verify(token, this.signingKey, { algorithms: ['HS256'], audience: this.clusterUuid }) as jwt.JwtPayload;
+      const payload = jwt.verify(token, this.key, { algorithms: ['HS256'], audience: this.clusterUuid }) as jwt.JwtPayload;
       return typeof payload.jti === 'string' ? payload.jti : null;
     } catch {
       return null;

@@ -1,0 +1,38 @@
+import { hashPassword } from '@cairn/domain';
+import { PasswordVerifier } from '../src/credentials/verifier';
+import type { UserRecord } from '../src/credentials/users';
+
+const PARAMS = { logN: 10, r: 8, p: 1 };
+
+describe('PasswordVerifier', () => {
+  let alice: UserRecord;
+  beforeAll(async () => {
+    alice = { id: '1', username: 'alice', passwordHash: await hashPassword('right-password-right-pw', PARAMS), enabled: true, isSuperuser: false, generation: '1' };
+  });
+
+  it('when many identical checks run at once, then each gets the right answer', async () => {
+    const verifier = new PasswordVerifier(60);
+    const right = await Promise.all(Array.from({ length: 8 }, () => verifier.check('alice', alice, 'right-password-right-pw')));
+    const wrong = await Promise.all(Array.from({ length: 8 }, () => verifier.check('alice', alice, 'wrong-password-wrong-pw')));
+    const unknown = await Promise.all(Array.from({ length: 8 }, () => verifier.check('nobody', null, 'right-password-right-pw')));
+    expect(right).toEqual(Array(8).fill(true));
+    expect(wrong).toEqual(Array(8).fill(false));
+    expect(unknown).toEqual(Array(8).fill(false));
+  });
+
+  it('when the user is disabled, then even the right password fails, also after a cached success', async () => {
+    const verifier = new PasswordVerifier(60);
+    expect(await verifier.check('alice', alice, 'right-password-right-pw')).toBe(true);
+    expect(await verifier.check('alice', { ...alice, enabled: false }, 'right-password-right-pw')).toBe(false);
+  });
+
+  it('when the generation changes, then a remembered success no longer applies', async () => {
+    let now = 1_000;
+    const verifier = new PasswordVerifier(60, () => now);
+    expect(await verifier.check('alice', alice, 'right-password-right-pw')).toBe(true);
+    const changed = { ...alice, generation: '2', passwordHash: await hashPassword('a-new-password-of-20-chars', PARAMS) };
+    expect(await verifier.check('alice', changed, 'right-password-right-pw')).toBe(false);
+    now += 61_000;
+    expect(await verifier.check('alice', alice, 'right-password-right-pw')).toBe(true);
+  });
+});
