@@ -1,0 +1,464 @@
+/**
+ * auth-gateway benchmark (issue: gateway). A benchmark, not a test: it prints figures, compares them
+ * with the issue's targets and says PASS/FAIL, but exits non-zero only when something is broken
+ * (setup failure, an unexpected status, socket errors or timeouts), never because a target was missed.
+ *
+ *   pnpm bench:gateway                                   # what BENCHMARKS.md reports (about 3 min 15 s)
+ *   BENCH_DURATION=3 BENCH_WARMUP=1 pnpm bench:gateway   # quick smoke run
+ *
+ * Environment (all optional):
+ *   BENCH_PG_URL       Postgres server on which the throwaway database cairn_bench_gw_<random> is
+ *                      created and dropped (default postgres://postgres@127.0.0.1:5432/postgres)
+ *   BENCH_REDIS_URL    the gateway's REDIS_URL (default redis://127.0.0.1:6379); the run's keys
+ *                      (prefix cairn:<cluster uuid>:) are deleted at the end
+ *   BENCH_DURATION     seconds measured per scenario (default 10)
+ *   BENCH_WARMUP       seconds of unmeasured warm-up before each scenario (default 3)
+ *   BENCH_CONNECTIONS  concurrent autocannon connections, every scenario (default 32, the issue's)
+ *   BENCH_WRONG_USERS  distinct existing users the wrong-password scenario rotates over (default 2000)
+ *   BENCH_SCENARIOS    comma-separated subset of v1,tempauth,issue,validate,wrong,cold (default all)
+ *   BENCH_TEMPAUTH     0: skip Swift's tempauth even when the Debian Swift packages are installed
+ *   BENCH_CPU_PROF     a directory: the gateway children run with --cpu-prof and write their profile there
+ *
+ * Scenarios, each against one server while the others sit idle, all with 32 connections:
+ *   - express hello world: the baseline (./lib), measured first and again after every scenario.
+ *   - V1 auth, warm cache: GET /auth/v1.0 for one user with its right password. A successful check
+ *     is remembered by the gateway for CAIRN_VERIFY_CACHE_SECONDS (60 s, not renewed by hits), so
+ *     right before the warm-up the user's generation is bumped (as a password change does) and one
+ *     login computes the hash and fills the cache: the whole warm-up + measurement then runs on a
+ *     warm cache, with no scrypt at all. Each login still reads the user row from Postgres, checks
+ *     the failure counter in Redis and issues a new token (a Redis SET).
+ *   - tempauth V1 auth (Swift): the same request against a real Swift 2.30 proxy with tempauth and
+ *     memcached, one proxy worker, started with test-e2e/interop/swift-cluster.ts. tempauth keeps
+ *     keys in plain text in its config and hands out the user's existing token from memcached.
+ *   - V3 token issue: POST /auth/v3/auth/tokens, password method, project scope, warm cache as above.
+ *   - V3 token validate: GET /auth/v3/auth/tokens, a superuser's token as X-Auth-Token and another
+ *     user's token as X-Subject-Token (what keystonemiddleware in a Swift proxy does), with catalog.
+ *   - V1 wrong password: 401s; one full scrypt per request. The gateway answers 429 after
+ *     CAIRN_LOGIN_FAILURE_LIMIT (10) failures per username in 5 minutes, so the requests rotate over
+ *     BENCH_WRONG_USERS existing users (the limit is left at its default).
+ *   - V1 auth, cold: a second gateway child with CAIRN_VERIFY_CACHE_SECONDS=0, so every login runs
+ *     scrypt with the default parameters (N=2^15, r=8, p=3).
+ *
+ * Process layout as in management-api.bench.ts: autocannon in this process, the hello world and each
+ * gateway in its own forked child (the real createDeps/startAuthGateway, LOG_LEVEL warn), Postgres,
+ * Redis and Swift as their own processes on the same 2 cores. The CPU column says where the cores
+ * went: the server under load (for tempauth: the proxy's process group, parent and worker), redis,
+ * postgres, memcached, autocannon (this process) and the rest of the machine.
+ */
+import { existsSync } from 'node:fs';
+import { createDatabase, bootstrap, findClusterByName, migrateLatest } from '@cairn/management-api';
+import { closeRedis, createDeps, createLogger, createRedis, readConfig, startAuthGateway } from '../services/auth-gateway/src';
+import { DEFAULT_SCRYPT_PARAMS, hashPassword, parsePasswordHash, verifyPassword } from '../packages/domain/src/password-hash';
+import { startSwiftCluster } from '../test-e2e/interop/swift-cluster';
+import { announceListening, BASELINE_ROLE, startChild, stopChild, type Child } from './lib/children';
+import { party, type Party } from './lib/cpu';
+import { intEnv, loadEnv, stringEnv } from './lib/env';
+import { checkOnce, measureBracketed, type CheckedResponse, type LoadSettings, type Measured, type Scenario } from './lib/load';
+import { runBenchmark, type Cleanups } from './lib/main';
+import { throwawayDatabase } from './lib/postgres';
+import { fmtInt, fmtMs, printResults, ratio, verdict, type Verdict } from './lib/report';
+
+// ---------------------------------------------------------------------------------------------
+// Settings
+
+const ALL_SCENARIOS = ['v1', 'tempauth', 'issue', 'validate', 'wrong', 'cold'] as const;
+type ScenarioKey = (typeof ALL_SCENARIOS)[number];
+
+function scenarioSelection(): Set<ScenarioKey> {
+  const raw = stringEnv('BENCH_SCENARIOS');
+  if (!raw) return new Set(ALL_SCENARIOS);
+  const keys = raw.split(',').map((k) => k.trim());
+  const unknown = keys.filter((k) => !(ALL_SCENARIOS as readonly string[]).includes(k));
+  if (unknown.length) throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(', ')} (known: ${ALL_SCENARIOS.join(', ')})`);
+  return new Set(keys as ScenarioKey[]);
+}
+
+const SETTINGS = {
+  ...loadEnv(32),
+  wrongUsers: intEnv('BENCH_WRONG_USERS', 2000),
+  pgServerUrl: stringEnv('BENCH_PG_URL', 'postgres://postgres@127.0.0.1:5432/postgres'),
+  redisUrl: stringEnv('BENCH_REDIS_URL', 'redis://127.0.0.1:6379'),
+  tempauth: stringEnv('BENCH_TEMPAUTH') !== '0',
+  cpuProfDir: stringEnv('BENCH_CPU_PROF'),
+};
+
+const TARGETS = {
+  connections: 32,
+  v1Ratio: 0.4,
+  validateRatio: 0.5,
+  issueRatio: 0.3,
+  p99Ms: 20,
+  v1VsTempauth: 3,
+};
+
+const SWIFT_PROXY = '/usr/bin/swift-proxy-server';
+const CLUSTER = 'bench';
+/** Not secrets: they only ever open a throwaway benchmark database and a loopback Swift. */
+const PASSWORD = 'bench-password-not-a-secret';
+const WRONG_PASSWORD = 'bench-wrong-password';
+const USER = 'bench-user';
+const SUBJECT = 'bench-subject';
+const SERVICE = 'bench-service';
+const TEMPAUTH_ACCOUNT = 'bench';
+const TEMPAUTH_USER = 'bench';
+const wrongUser = (i: number): string => `bench-wrong-${String(i).padStart(6, '0')}`;
+
+// ---------------------------------------------------------------------------------------------
+// Child processes: the gateways under test (the baseline is served by ./lib)
+
+const GATEWAY_ROLE = 'gateway';
+const COLD_GATEWAY_ROLE = 'gateway-cold';
+
+async function serve(role: string): Promise<void> {
+  if (role !== GATEWAY_ROLE && role !== COLD_GATEWAY_ROLE) throw new Error(`unknown role ${role}`);
+  const config = readConfig({
+    CAIRN_GATEWAY_HOST: '127.0.0.1',
+    CAIRN_GATEWAY_PORT: '0',
+    CAIRN_GATEWAY_CLUSTER: CLUSTER,
+    DATABASE_URL: process.env.BENCH_CHILD_DATABASE_URL,
+    REDIS_URL: process.env.BENCH_CHILD_REDIS_URL,
+    LOG_LEVEL: 'warn',
+    ...(role === COLD_GATEWAY_ROLE ? { CAIRN_VERIFY_CACHE_SECONDS: '0' } : {}),
+  });
+  const deps = await createDeps(config);
+  const running = await startAuthGateway(config, deps);
+  announceListening(running.port, async () => {
+    running.server.closeAllConnections();
+    await running.close();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Setup: database, users, Redis
+
+type BenchDb = ReturnType<typeof createDatabase>;
+type BenchRedis = ReturnType<typeof createRedis>;
+
+interface Setup {
+  clusterId: number;
+  clusterUuid: string;
+  passwordHash: string;
+}
+
+/** Schema, first admin and the cluster through the management API's own functions, then the users. */
+async function setupDatabase(db: BenchDb): Promise<Setup> {
+  await migrateLatest(db);
+  await bootstrap(db, {
+    adminUser: 'bench-admin',
+    defaultCluster: CLUSTER,
+    defaultAuthUrl: 'http://127.0.0.1:5000/auth',
+    defaultStorageUrl: 'http://127.0.0.1:8080/v1',
+  });
+  const cluster = await findClusterByName(db, CLUSTER);
+  if (!cluster) throw new Error(`bootstrap did not create the cluster '${CLUSTER}'`);
+  // One real scrypt hash with the default parameters, shared by every bench user (same password).
+  const passwordHash = await hashPassword(PASSWORD);
+  await db('storage_users').insert([
+    { cluster_id: cluster.id, username: USER, password_hash: passwordHash },
+    { cluster_id: cluster.id, username: SUBJECT, password_hash: passwordHash },
+    { cluster_id: cluster.id, username: SERVICE, password_hash: passwordHash, is_superuser: true },
+  ]);
+  await db.raw(
+    `INSERT INTO storage_users (cluster_id, username, password_hash)
+     SELECT ?, 'bench-wrong-' || lpad(g::text, 6, '0'), ? FROM generate_series(1, ?) AS g`,
+    [cluster.id, passwordHash, SETTINGS.wrongUsers],
+  );
+  await db.raw('ANALYZE storage_users');
+  return { clusterId: cluster.id, clusterUuid: cluster.uuid, passwordHash };
+}
+
+async function scanKeys(redis: BenchRedis, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    cursor = next;
+    keys.push(...batch);
+  } while (cursor !== '0');
+  return keys;
+}
+
+async function deleteKeys(redis: BenchRedis, keys: string[]): Promise<void> {
+  for (let i = 0; i < keys.length; i += 1000) await redis.unlink(...keys.slice(i, i + 1000));
+}
+
+/** What the run left in Redis: keys by kind and the memory of one token record. */
+async function redisFootprint(redis: BenchRedis, prefix: string): Promise<string> {
+  const keys = await scanKeys(redis, prefix);
+  const kinds = new Map<string, number>();
+  for (const k of keys) {
+    const kind = k.slice(prefix.length).split(':')[0]!;
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+  }
+  const tokens = keys.filter((k) => k.startsWith(`${prefix}tok:`)).slice(0, 50);
+  const sizes = await Promise.all(tokens.map((k) => redis.memory('USAGE', k)));
+  const mean = sizes.length ? sizes.reduce<number>((a, b) => a + Number(b ?? 0), 0) / sizes.length : 0;
+  const byKind = [...kinds.entries()].map(([k, n]) => `${fmtInt(n)} ${k}`).join(', ');
+  return `Redis keys the run left (prefix ${prefix}): ${byKind || 'none'}; a token record takes ${fmtInt(mean)} bytes (MEMORY USAGE, mean of ${sizes.length}) and lives for the token's lifetime (24 h by default).`;
+}
+
+/** Time of one scrypt check with the given hash, alone on an otherwise idle machine (median of 5, after one unmeasured). */
+async function kdfMs(passwordHash: string): Promise<number> {
+  await verifyPassword(PASSWORD, passwordHash);
+  const times: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const t0 = performance.now();
+    await verifyPassword(PASSWORD, passwordHash);
+    times.push(performance.now() - t0);
+  }
+  return times.sort((a, b) => a - b)[2]!;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requests
+
+const v1Request = (user: string, key: string) => ({ path: '/auth/v1.0', headers: { 'x-auth-user': user, 'x-auth-key': key } });
+
+const v3IssueBody = (user: string, password: string): string =>
+  JSON.stringify({
+    auth: {
+      identity: { methods: ['password'], password: { user: { name: user, domain: { id: 'default' }, password } } },
+      scope: { project: { name: user, domain: { id: 'default' } } },
+    },
+  });
+
+const v3IssueRequest = (user: string) => {
+  const body = v3IssueBody(user, PASSWORD);
+  return () => ({ path: '/auth/v3/auth/tokens', method: 'POST' as const, headers: { 'content-type': 'application/json' }, body });
+};
+
+const needHeader = (name: string) => (res: CheckedResponse) => (res.headers.get(name) ? null : `no ${name} in the answer`);
+
+/** The token of a V3 issue answer, after checking it. */
+async function issueToken(scenario: Scenario, user: string): Promise<string> {
+  const res = await checkOnce(scenario, (r) => {
+    const body = JSON.parse(r.text) as { token?: { user?: { name?: string }; project?: { name?: string } } };
+    if (body.token?.user?.name !== user || body.token.project?.name !== user) return `unexpected token document ${r.text.slice(0, 300)}`;
+    return needHeader('x-subject-token')(r);
+  });
+  return res.headers.get('x-subject-token')!;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+
+async function main(cleanups: Cleanups): Promise<void> {
+  const started = new Date();
+  const selected = scenarioSelection();
+  const swiftInstalled = existsSync(SWIFT_PROXY);
+  const runTempauth = selected.has('tempauth') && SETTINGS.tempauth && swiftInstalled;
+  const verifyCacheSeconds = readConfig({}).verifyCacheSeconds;
+  console.log(
+    `auth-gateway benchmark: ${SETTINGS.connections} connections, ${SETTINGS.warmup} s warm-up + ${SETTINGS.duration} s per scenario, ` +
+      `scenarios ${[...selected].join(', ')}; Redis ${SETTINGS.redisUrl}`,
+  );
+  if (SETTINGS.warmup + SETTINGS.duration >= verifyCacheSeconds) {
+    console.log(
+      `  warning: warm-up + duration (${SETTINGS.warmup + SETTINGS.duration} s) >= the verification cache's ${verifyCacheSeconds} s: ` +
+        'the cache entry expires during the warm scenarios and every request in flight then runs scrypt',
+    );
+  }
+
+  // Swift takes a few seconds to come up: start it first, alongside the database setup.
+  const swiftStarting = runTempauth
+    ? startSwiftCluster({
+        pipeline: 'tempauth',
+        tempauthUsers: [{ account: TEMPAUTH_ACCOUNT, user: TEMPAUTH_USER, key: PASSWORD, groups: ['.admin'] }],
+        // WARNING: no access log line per request (the gateway at LOG_LEVEL warn logs none either).
+        logLevel: 'WARNING',
+      })
+    : undefined;
+  if (swiftStarting) {
+    swiftStarting.catch(() => undefined); // awaited below; this only keeps an early failure from being unhandled
+    cleanups.push(async () => {
+      const swift = await swiftStarting.catch(() => undefined);
+      if (swift) {
+        await swift.stop();
+        console.log('stopped Swift');
+      }
+    });
+  }
+
+  const created = await throwawayDatabase(cleanups, SETTINGS.pgServerUrl, 'cairn_bench_gw_');
+  const db = createDatabase({ url: created.url, poolMax: 1 });
+  cleanups.push(() => db.destroy());
+  const setup = await setupDatabase(db);
+  console.log(`  migrated, bootstrapped cluster '${CLUSTER}' (${setup.clusterUuid}), ${fmtInt(3 + SETTINGS.wrongUsers)} storage users`);
+
+  const redis = createRedis(SETTINGS.redisUrl, createLogger('warn'));
+  const prefix = `cairn:${setup.clusterUuid}:`;
+  cleanups.push(async () => {
+    const keys = await scanKeys(redis, prefix);
+    await deleteKeys(redis, keys);
+    console.log(`deleted ${fmtInt(keys.length)} Redis keys under ${prefix}`);
+    await closeRedis(redis);
+  });
+  await redis.ping();
+
+  // Children: hello world, the gateway, the gateway without verification cache.
+  const childEnv = { ...process.env, BENCH_CHILD_DATABASE_URL: created.url, BENCH_CHILD_REDIS_URL: SETTINGS.redisUrl };
+  const profArgs = SETTINGS.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', SETTINGS.cpuProfDir] : [];
+  const start = (role: string, execArgv: string[] = []): Promise<Child> => {
+    const starting = startChild(__filename, role, childEnv, execArgv);
+    cleanups.push(async () => {
+      const child = await starting.catch(() => undefined);
+      if (child) await stopChild(child);
+    });
+    return starting;
+  };
+  const [baseline, gateway, cold] = await Promise.all([
+    start(BASELINE_ROLE),
+    start(GATEWAY_ROLE, profArgs),
+    selected.has('cold') ? start(COLD_GATEWAY_ROLE, profArgs) : undefined,
+  ]);
+  const swift = swiftStarting ? await swiftStarting : undefined;
+  if (swift) console.log(`  Swift proxy with tempauth at ${swift.proxyUrl} (one worker, memcached on ${swift.ports.memcached}), up in ${swift.startedInMs} ms`);
+  else console.log(`  tempauth skipped: ${!selected.has('tempauth') ? 'not in BENCH_SCENARIOS' : !SETTINGS.tempauth ? 'BENCH_TEMPAUTH=0' : `${SWIFT_PROXY} is not installed`}`);
+
+  // Timed once everything is up and idle (Swift's start-up would otherwise share the cores).
+  const kdf = parsePasswordHash(setup.passwordHash)!.params;
+  if (JSON.stringify(kdf) !== JSON.stringify(DEFAULT_SCRYPT_PARAMS)) throw new Error(`hash parameters ${JSON.stringify(kdf)} are not the defaults`);
+  const kdfAloneMs = await kdfMs(setup.passwordHash);
+  const kdfText = `scrypt N=2^${kdf.logN}, r=${kdf.r}, p=${kdf.p} (${(128 * 2 ** kdf.logN * kdf.r) / 2 ** 20} MiB)`;
+  console.log(`  ${kdfText}: one check alone takes ${fmtMs(kdfAloneMs)} ms here (median of 5, in this process, before the load)`);
+
+  const target = (child: Child) => ({ port: child.port, server: party.pid('server', child.proc.pid!) });
+  const gw = target(gateway);
+  const KDF_TIMEOUT_SECONDS = 120;
+
+  // Right before a warm scenario: a new generation (as a password change makes) and one login, so
+  // the verification cache holds a fresh entry for the whole warm-up + measurement.
+  const v1Warm: Scenario = { key: 'v1', label: 'V1 auth, warm cache', target: gw, request: () => v1Request(USER, PASSWORD), expectStatus: 200 };
+  const warmCache = async () => {
+    await db('storage_users').where({ cluster_id: setup.clusterId, username: USER }).increment('generation', 1);
+    await checkOnce(v1Warm, needHeader('x-auth-token'));
+  };
+  v1Warm.prepare = warmCache;
+
+  let wrongTurn = 0;
+  const scenarios: Record<'baseline' | ScenarioKey, Scenario | undefined> = {
+    baseline: { key: 'baseline', label: 'express hello world', target: target(baseline), request: () => ({ path: '/' }), expectStatus: 200 },
+    v1: v1Warm,
+    tempauth: swift
+      ? {
+          key: 'tempauth',
+          label: 'tempauth V1 auth (Swift)',
+          target: { port: swift.ports.proxy, server: party.group('server', swift.pids()['proxy-server']!) },
+          request: () => v1Request(`${TEMPAUTH_ACCOUNT}:${TEMPAUTH_USER}`, PASSWORD),
+          expectStatus: 200,
+        }
+      : undefined,
+    issue: { key: 'issue', label: 'V3 token issue', target: gw, request: v3IssueRequest(USER), expectStatus: 201, prepare: warmCache },
+    validate: undefined, // needs two tokens: below
+    wrong: {
+      key: 'wrong',
+      label: 'V1 wrong password',
+      target: gw,
+      request: () => v1Request(wrongUser((wrongTurn++ % SETTINGS.wrongUsers) + 1), WRONG_PASSWORD),
+      expectStatus: 401,
+      timeoutSeconds: KDF_TIMEOUT_SECONDS,
+      drain: true,
+    },
+    cold: cold
+      ? {
+          key: 'cold',
+          label: 'V1 auth, cold (scrypt each)',
+          target: target(cold),
+          request: () => v1Request(USER, PASSWORD),
+          expectStatus: 200,
+          timeoutSeconds: KDF_TIMEOUT_SECONDS,
+          drain: true,
+        }
+      : undefined,
+  };
+
+  // One answer of each scenario, checked before any load.
+  await checkOnce(scenarios.baseline!, (r) => ((JSON.parse(r.text) as { hello?: string }).hello === 'world' ? null : 'unexpected body'));
+  await checkOnce(v1Warm, (r) => needHeader('x-auth-token')(r) ?? (r.headers.get('x-storage-url')?.endsWith(`/AUTH_${USER}`) ? null : 'unexpected X-Storage-Url'));
+  if (scenarios.tempauth) await checkOnce(scenarios.tempauth, needHeader('x-auth-token'));
+  await issueToken(scenarios.issue!, USER);
+  const subjectToken = await issueToken({ ...scenarios.issue!, request: v3IssueRequest(SUBJECT) }, SUBJECT);
+  const serviceToken = await issueToken({ ...scenarios.issue!, request: v3IssueRequest(SERVICE) }, SERVICE);
+  scenarios.validate = {
+    key: 'validate',
+    label: 'V3 token validate',
+    target: gw,
+    request: () => ({ path: '/auth/v3/auth/tokens', headers: { 'x-auth-token': serviceToken, 'x-subject-token': subjectToken } }),
+    expectStatus: 200,
+  };
+  await checkOnce(scenarios.validate, (r) => ((JSON.parse(r.text) as { token?: { user?: { name?: string } } }).token?.user?.name === SUBJECT ? null : 'wrong subject'));
+  await checkOnce(scenarios.wrong!, (r) => (r.headers.get('www-authenticate') ? null : 'no WWW-Authenticate on the 401'));
+  if (scenarios.cold) await checkOnce(scenarios.cold, needHeader('x-auth-token'));
+  console.log('sanity checks passed (200 / 201 / 401 as expected, tokens in the answers)');
+
+  console.log('load (autocannon in this process; each server in its own process):');
+  const parties: Party[] = [party.comm('redis', 'redis-server'), party.comm('postgres', 'postgres')];
+  if (swift) parties.push(party.comm('memcached', 'memcached'));
+  parties.push(party.self('loadgen'));
+  const { connections, warmup, duration } = SETTINGS;
+  const settings: LoadSettings = { connections, warmup, duration, parties };
+  const order: ScenarioKey[] = ['v1', 'tempauth', 'issue', 'validate', 'wrong', 'cold'];
+  // Warm-up and measurement on the same connections for every scenario (the baseline too): a
+  // scrypt-bound scenario would otherwise start measuring behind a queue of abandoned warm-up requests.
+  const continuous = (s: Scenario): Scenario => ({ ...s, continuous: true });
+  const toRun = order.filter((k) => selected.has(k)).map((k) => scenarios[k]).filter((s): s is Scenario => s !== undefined);
+  const run = await measureBracketed(continuous(scenarios.baseline!), toRun.map(continuous), settings);
+  const footprint = await redisFootprint(redis, prefix);
+
+  // ---- verdicts ------------------------------------------------------------------------------
+  const got = (key: ScenarioKey) => run.byKey.get(key);
+  const v1 = got('v1');
+  const tempauth = got('tempauth');
+  const vsTempauth = v1 && tempauth ? ratio(v1) / ratio(tempauth) : undefined;
+  const p99 = (m: Measured) => verdict(`p99 <= ${TARGETS.p99Ms} ms`, m.p99 <= TARGETS.p99Ms);
+  const pct = (n: number) => `${n * 100} %`;
+  const verdicts = new Map<string, Verdict[]>();
+  if (v1) {
+    const vs = [verdict(`>= ${pct(TARGETS.v1Ratio)} of baseline`, ratio(v1) >= TARGETS.v1Ratio), p99(v1)];
+    if (vsTempauth !== undefined) vs.push(verdict(`>= ${TARGETS.v1VsTempauth}x tempauth`, vsTempauth >= TARGETS.v1VsTempauth));
+    verdicts.set('v1', vs);
+  }
+  const issue = got('issue');
+  if (issue) verdicts.set('issue', [verdict(`>= ${pct(TARGETS.issueRatio)} of baseline`, ratio(issue) >= TARGETS.issueRatio), p99(issue)]);
+  const validate = got('validate');
+  if (validate) verdicts.set('validate', [verdict(`>= ${pct(TARGETS.validateRatio)} of baseline`, ratio(validate) >= TARGETS.validateRatio), p99(validate)]);
+
+  // ---- report --------------------------------------------------------------------------------
+  const serverMsPerRequest = (m: Measured) => {
+    const cores = m.cpu[0]!.cores;
+    return cores === null || m.rps === 0 ? undefined : fmtMs((cores * 1000) / m.rps);
+  };
+  const notes: string[] = [];
+  if (v1 && tempauth && vsTempauth !== undefined) {
+    notes.push(
+      `V1 auth vs tempauth: ${vsTempauth.toFixed(2)}x (each as a fraction of its own surrounding baselines; raw req/s ${(v1.rps / tempauth.rps).toFixed(2)}x).`,
+    );
+  }
+  if (swift) {
+    const lines = swift.logs().split('\n').filter((l) => l.includes(' udp: ')).length;
+    notes.push(`Swift's servers sent ${fmtInt(lines)} log lines over the whole run (log level WARNING: no access log line per request).`);
+  } else notes.push(`tempauth was skipped (${swiftInstalled ? 'by request' : `${SWIFT_PROXY} is not installed`}): no verdict against it.`);
+  for (const key of ['wrong', 'cold'] as const) {
+    const m = got(key);
+    if (m) {
+      notes.push(
+        `${m.scenario.label}: ${kdfText} per request; ${fmtInt(m.requests)} requests measured, gateway CPU ${serverMsPerRequest(m) ?? '-'} ms per request ` +
+          `(one check alone: ${fmtMs(kdfAloneMs)} ms).`,
+      );
+    }
+  }
+  notes.push(`Warm scenarios: the verification cache was filled by one login right before each warm-up (entry valid ${verifyCacheSeconds} s).`);
+  notes.push(footprint);
+  if (SETTINGS.connections !== TARGETS.connections) {
+    notes.push(`The targets are defined at ${TARGETS.connections} connections; with ${SETTINGS.connections} these verdicts are only indicative.`);
+  }
+  printResults({
+    title: `\nResults (${started.toISOString()}; ${SETTINGS.connections} connections, ${SETTINGS.duration} s each)`,
+    ...run,
+    verdicts,
+    extraColumns: [{ header: 'server CPU ms/req', cell: serverMsPerRequest }],
+    notes,
+  });
+}
+
+runBenchmark({ serve, main });

@@ -1,0 +1,91 @@
+/**
+ * Servers under test run in child processes forked from the benchmark's own file (started with a
+ * `--bench-serve=<role>` argument), so the load generator in the parent never shares an event loop
+ * with a server it measures. A child tells the parent its port over IPC and ends when the parent
+ * goes away, normally or not.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import express from 'express';
+
+const ROLE_FLAG = '--bench-serve=';
+
+/** The role this process was forked to serve, or undefined in the parent. */
+export function childRole(): string | undefined {
+  const arg = process.argv.find((a) => a.startsWith(ROLE_FLAG));
+  return arg?.slice(ROLE_FLAG.length);
+}
+
+export interface Child {
+  role: string;
+  proc: ChildProcess;
+  port: number;
+}
+
+/**
+ * Forks `script` as a server child for `role` and resolves with the port it listens on. `extraExecArgv`
+ * is added to this process's Node options (e.g. `--cpu-prof`).
+ */
+export function startChild(script: string, role: string, env: NodeJS.ProcessEnv, extraExecArgv: string[] = []): Promise<Child> {
+  const proc = fork(script, [`${ROLE_FLAG}${role}`], {
+    env,
+    execArgv: [...process.execArgv, ...extraExecArgv],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${role} server did not start within 30 s`)), 30_000);
+    proc.once('message', (m: { port: number }) => {
+      clearTimeout(timer);
+      resolve({ role, proc, port: m.port });
+    });
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${role} server exited early with code ${code}`));
+    });
+  });
+}
+
+export function stopChild(child: Child): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.proc.exitCode !== null || child.proc.signalCode !== null) return resolve();
+    const kill = setTimeout(() => child.proc.kill('SIGKILL'), 5000);
+    child.proc.once('exit', () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    if (child.proc.connected) child.proc.disconnect();
+    else child.proc.kill('SIGTERM');
+  });
+}
+
+/** In a child: report the port to the parent; `close` runs when the parent goes away, then the child exits. */
+export function announceListening(port: number, close: () => Promise<void>): void {
+  process.send!({ port });
+  process.on('disconnect', () => {
+    void close().finally(() => process.exit(0));
+    setTimeout(() => process.exit(0), 2000).unref();
+  });
+}
+
+/** In a child: listens on a free port of 127.0.0.1 and announces it; `closeMore` runs after the server closed. */
+export function serveApp(app: express.Express, closeMore: () => Promise<void> = async () => {}): void {
+  const server: Server = app.listen(0, '127.0.0.1', () => {
+    announceListening((server.address() as AddressInfo).port, () => {
+      server.close();
+      server.closeAllConnections();
+      return closeMore();
+    });
+  });
+}
+
+/** The baseline every benchmark compares with: a bare express 5 hello world. */
+export const BASELINE_ROLE = 'baseline';
+
+export function serveHelloWorld(): void {
+  const app = express();
+  app.get('/', (_req, res) => {
+    res.json({ hello: 'world' });
+  });
+  serveApp(app);
+}
