@@ -1,3 +1,4 @@
 export { exitOnSignals, type ShutdownLog } from './shutdown';
 export { LogCapture } from './log-capture';
 export { listen, type Listening } from './listen';
+export { requestLogging } from './request-logging';

@@ -1,7 +1,6 @@
+import { requestLogging } from '@cairn/runtime';
 import express, { type Express } from 'express';
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import pinoHttp from 'pino-http';
 import type { Deps } from './deps';
 import { errorHandler, notFound } from './http/errors';
 import { discoveryRouter } from './routes/discovery';
@@ -19,29 +18,7 @@ export function createApp(deps: Deps): Express {
   app.disable('x-powered-by');
   app.disable('etag');
 
-  const requestId = (req: IncomingMessage, res: ServerResponse): string => {
-    const given = req.headers['x-openstack-request-id'];
-    const id = typeof given === 'string' && /^req-[\w-]{1,128}$/.test(given) ? given : `req-${randomUUID()}`;
-    res.setHeader('x-openstack-request-id', id);
-    return id;
-  };
-  if (log.isLevelEnabled('info')) {
-    app.use(
-      pinoHttp({
-        logger: log,
-        // Keystone tags every response with a request id; reuse a well-formed one from the caller.
-        genReqId: requestId,
-        // Tokens travel in headers and query strings are never needed in a log: log neither.
-        serializers: { req: (req) => ({ id: req.id, method: req.method, url: String(req.url).split('?')[0] }) },
-      }),
-    );
-  } else {
-    // Request lines would be dropped anyway; skip pino-http's per-request work, keep the id.
-    app.use((req, res, next) => {
-      requestId(req, res);
-      next();
-    });
-  }
+  app.use(requestLogging(log, { header: 'x-openstack-request-id', pattern: /^req-[\w-]{1,128}$/, generate: () => `req-${randomUUID()}` }));
   // Answers depend on the caller's token (as in Keystone), so caches must key on it.
   app.use((_req, res, next) => {
     res.vary('X-Auth-Token');

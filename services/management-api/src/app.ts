@@ -1,7 +1,6 @@
+import { requestLogging } from '@cairn/runtime';
 import express, { type Express } from 'express';
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import pinoHttp from 'pino-http';
 import { errors } from '@cairn/domain';
 import type { Deps } from './deps';
 import { authenticate, CredentialCache } from './http/auth';
@@ -27,28 +26,7 @@ export function createApp(deps: Deps): Express {
   app.disable('etag');
   app.set('query parser', 'simple');
 
-  const requestId = (req: IncomingMessage, res: ServerResponse): string => {
-    const given = req.headers['x-request-id'];
-    const id = typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
-    res.setHeader('X-Request-Id', id);
-    return id;
-  };
-  if (log.isLevelEnabled('info')) {
-    app.use(
-      pinoHttp({
-        logger: log,
-        genReqId: requestId,
-        // Only the path: query strings are not needed in a log line.
-        serializers: { req: (req) => ({ id: req.id, method: req.method, url: String(req.url).split('?')[0] }) },
-      }),
-    );
-  } else {
-    // Request lines would be dropped anyway; skip pino-http's per-request work, keep the id.
-    app.use((req, res, next) => {
-      requestId(req, res);
-      next();
-    });
-  }
+  app.use(requestLogging(log, { header: 'X-Request-Id', pattern: /^[\w.-]{1,128}$/, generate: randomUUID }));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
