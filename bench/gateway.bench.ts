@@ -14,7 +14,8 @@
  *   BENCH_DURATION     seconds measured per scenario (default 10)
  *   BENCH_WARMUP       seconds of unmeasured warm-up before each scenario (default 3)
  *   BENCH_CONNECTIONS  concurrent autocannon connections, every scenario (default 32, the issue's)
- *   BENCH_WRONG_USERS  distinct existing users the wrong-password scenario rotates over (default 2000)
+ *   BENCH_ROTATE_USERS distinct existing users the wrong-password and the cold scenario each rotate
+ *                      over (default 2000)
  *   BENCH_SCENARIOS    comma-separated subset of v1,tempauth,issue,validate,wrong,cold (default all)
  *   BENCH_TEMPAUTH     0: skip Swift's tempauth even when the Debian Swift packages are installed
  *   BENCH_CPU_PROF     a directory: the gateway children run with --cpu-prof and write their profile there
@@ -35,9 +36,12 @@
  *     user's token as X-Subject-Token (what keystonemiddleware in a Swift proxy does), with catalog.
  *   - V1 wrong password: 401s; one full scrypt per request. The gateway answers 429 after
  *     CAIRN_LOGIN_FAILURE_LIMIT (10) failures per username in 5 minutes, so the requests rotate over
- *     BENCH_WRONG_USERS existing users (the limit is left at its default).
+ *     BENCH_ROTATE_USERS existing users (the limit is left at its default).
  *   - V1 auth, cold: a second gateway child with CAIRN_VERIFY_CACHE_SECONDS=0, so every login runs
- *     scrypt with the default parameters (N=2^15, r=8, p=3).
+ *     scrypt with the default parameters (N=2^15, r=8, p=3). The logins (right password) rotate over
+ *     BENCH_ROTATE_USERS other users, so no two requests in flight are the same check: a gateway
+ *     that lets identical checks in flight share one scrypt run would otherwise hash less often
+ *     than it answers.
  *
  * Process layout as in management-api.bench.ts: autocannon in this process, the hello world and each
  * gateway in its own forked child (the real createDeps/startAuthGateway, LOG_LEVEL warn), Postgres,
@@ -75,7 +79,7 @@ function scenarioSelection(): Set<ScenarioKey> {
 
 const SETTINGS = {
   ...loadEnv(32),
-  wrongUsers: intEnv('BENCH_WRONG_USERS', 2000),
+  rotateUsers: intEnv('BENCH_ROTATE_USERS', 2000),
   pgServerUrl: stringEnv('BENCH_PG_URL', 'postgres://postgres@127.0.0.1:5432/postgres'),
   redisUrl: stringEnv('BENCH_REDIS_URL', 'redis://127.0.0.1:6379'),
   tempauth: stringEnv('BENCH_TEMPAUTH') !== '0',
@@ -101,7 +105,14 @@ const SUBJECT = 'bench-subject';
 const SERVICE = 'bench-service';
 const TEMPAUTH_ACCOUNT = 'bench';
 const TEMPAUTH_USER = 'bench';
-const wrongUser = (i: number): string => `bench-wrong-${String(i).padStart(6, '0')}`;
+/** The users the wrong-password (`bench-wrong-*`) and cold (`bench-cold-*`) scenarios rotate over. */
+const ROTATED = ['bench-wrong-', 'bench-cold-'] as const;
+const rotatedUser = (prefix: (typeof ROTATED)[number], i: number): string => `${prefix}${String(i).padStart(6, '0')}`;
+/** The next of `count` users, in turn: no two requests in flight share a name. */
+const rotation = (prefix: (typeof ROTATED)[number]) => {
+  let turn = 0;
+  return () => rotatedUser(prefix, (turn++ % SETTINGS.rotateUsers) + 1);
+};
 
 // ---------------------------------------------------------------------------------------------
 // Child processes: the gateways under test (the baseline is served by ./lib)
@@ -158,11 +169,13 @@ async function setupDatabase(db: BenchDb): Promise<Setup> {
     { cluster_id: cluster.id, username: SUBJECT, password_hash: passwordHash },
     { cluster_id: cluster.id, username: SERVICE, password_hash: passwordHash, is_superuser: true },
   ]);
-  await db.raw(
-    `INSERT INTO storage_users (cluster_id, username, password_hash)
-     SELECT ?, 'bench-wrong-' || lpad(g::text, 6, '0'), ? FROM generate_series(1, ?) AS g`,
-    [cluster.id, passwordHash, SETTINGS.wrongUsers],
-  );
+  for (const prefix of ROTATED) {
+    await db.raw(
+      `INSERT INTO storage_users (cluster_id, username, password_hash)
+       SELECT ?, ? || lpad(g::text, 6, '0'), ? FROM generate_series(1, ?) AS g`,
+      [cluster.id, prefix, passwordHash, SETTINGS.rotateUsers],
+    );
+  }
   await db.raw('ANALYZE storage_users');
   return { clusterId: cluster.id, clusterUuid: cluster.uuid, passwordHash };
 }
@@ -283,7 +296,7 @@ async function main(cleanups: Cleanups): Promise<void> {
   const db = createDatabase({ url: created.url, poolMax: 1 });
   cleanups.push(() => db.destroy());
   const setup = await setupDatabase(db);
-  console.log(`  migrated, bootstrapped cluster '${CLUSTER}' (${setup.clusterUuid}), ${fmtInt(3 + SETTINGS.wrongUsers)} storage users`);
+  console.log(`  migrated, bootstrapped cluster '${CLUSTER}' (${setup.clusterUuid}), ${fmtInt(3 + ROTATED.length * SETTINGS.rotateUsers)} storage users`);
 
   const redis = createRedis(SETTINGS.redisUrl, createLogger('warn'));
   const prefix = `cairn:${setup.clusterUuid}:`;
@@ -335,7 +348,8 @@ async function main(cleanups: Cleanups): Promise<void> {
   };
   v1Warm.prepare = warmCache;
 
-  let wrongTurn = 0;
+  const nextWrong = rotation('bench-wrong-');
+  const nextCold = rotation('bench-cold-');
   const scenarios: Record<'baseline' | ScenarioKey, Scenario | undefined> = {
     baseline: { key: 'baseline', label: 'express hello world', target: target(baseline), request: () => ({ path: '/' }), expectStatus: 200 },
     v1: v1Warm,
@@ -354,7 +368,7 @@ async function main(cleanups: Cleanups): Promise<void> {
       key: 'wrong',
       label: 'V1 wrong password',
       target: gw,
-      request: () => v1Request(wrongUser((wrongTurn++ % SETTINGS.wrongUsers) + 1), WRONG_PASSWORD),
+      request: () => v1Request(nextWrong(), WRONG_PASSWORD),
       expectStatus: 401,
       timeoutSeconds: KDF_TIMEOUT_SECONDS,
       drain: true,
@@ -364,7 +378,7 @@ async function main(cleanups: Cleanups): Promise<void> {
           key: 'cold',
           label: 'V1 auth, cold (scrypt each)',
           target: target(cold),
-          request: () => v1Request(USER, PASSWORD),
+          request: () => v1Request(nextCold(), PASSWORD),
           expectStatus: 200,
           timeoutSeconds: KDF_TIMEOUT_SECONDS,
           drain: true,
