@@ -2,8 +2,8 @@ import type { Request } from 'express';
 import type { Deps } from '../deps';
 import type { Endpoints } from '../keystone/documents';
 
-/** The URLs a token document hands out for this request. */
-export function endpointsFor(_req: Request, deps: Deps): Endpoints {
+/** The URLs a token document hands out: the configured ones, the same for every request. */
+export function endpointsFor(deps: Deps): Endpoints {
   return { authUrl: deps.publicUrl, storageUrl: deps.storageUrl, region: deps.cluster.region };
 }
 

@@ -50,7 +50,7 @@ export function keystoneV2Router(deps: Deps): Router {
     }
     if (!isValidProjectName(project)) return invalid(res);
     const { id, record } = await deps.tokens.issue({ user: result.user, project, methods: ['password'], userDomain: 'default' });
-    res.status(200).json(v2AccessBody(id, record, endpointsFor(req, deps)));
+    res.status(200).json(v2AccessBody(id, record, endpointsFor(deps)));
   };
 
   // A body that is not JSON is as invalid as wrong credentials.
@@ -69,7 +69,7 @@ export function keystoneV2Router(deps: Deps): Router {
     const subject = await deps.tokens.validate(subjectId);
     if (!subject || subject.project === undefined) return sendKeystoneError(res, 404, 'Could not find token.');
     if (!canValidate(caller, subject)) return sendKeystoneError(res, 403, 'You are not authorized to perform the requested action: identity:validate_token.');
-    res.status(200).json(v2AccessBody(subjectId, subject, endpointsFor(req, deps)));
+    res.status(200).json(v2AccessBody(subjectId, subject, endpointsFor(deps)));
   });
   return router;
 }

@@ -92,7 +92,7 @@ export function keystoneV3Router(deps: Deps): Router {
         userDomain: pick(user.domain, 'default'),
         projectDomain: pick(project?.domain, 'default'),
       });
-      res.status(201).set('X-Subject-Token', id).json(v3TokenBody(record, endpointsFor(req, deps), true));
+      res.status(201).set('X-Subject-Token', id).json(v3TokenBody(record, endpointsFor(deps), true));
     },
   );
 
@@ -122,7 +122,7 @@ export function keystoneV3Router(deps: Deps): Router {
     const found = await withSubject(req, res);
     if (!found) return;
     const withCatalog = !('nocatalog' in req.query);
-    res.status(200).set('X-Subject-Token', found.subjectId).json(v3TokenBody(found.subject, endpointsFor(req, deps), withCatalog));
+    res.status(200).set('X-Subject-Token', found.subjectId).json(v3TokenBody(found.subject, endpointsFor(deps), withCatalog));
   });
 
   router.delete('/v3/auth/tokens', async (req, res) => {

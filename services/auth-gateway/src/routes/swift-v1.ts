@@ -52,7 +52,7 @@ export function swiftV1Router(deps: Deps): Router {
     const expiresIn = Math.max(0, Math.floor((Date.parse(record.expiresAt) - Date.now()) / 1000));
     res
       .status(200)
-      .set('X-Storage-Url', accountUrl(endpointsFor(req, deps).storageUrl, account))
+      .set('X-Storage-Url', accountUrl(endpointsFor(deps).storageUrl, account))
       .set('X-Auth-Token', id)
       .set('X-Storage-Token', id)
       .set('X-Auth-Token-Expires', String(expiresIn))

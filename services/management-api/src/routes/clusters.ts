@@ -1,5 +1,5 @@
 import { Router, type RequestHandler } from 'express';
-import { errors, validate, clusterCreateSchema, clusterPatchSchema, type ClusterCreateInput, type ClusterPatchInput, escapeHtml } from '@cairn/domain';
+import { errors, validate, clusterCreateSchema, clusterPatchSchema, type ClusterCreateInput, type ClusterPatchInput, escapeHtml, type Cluster } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { canSeeCluster, operatorOf, requireGlobalAdmin, visibleClusters } from '../http/auth';
 import { parseBody } from '../http/body';
@@ -29,15 +29,17 @@ export const clustersResource: ResourceDef = {
 
 const LIST = `${API_ROOT}/clusters/`;
 
+/** The cluster a path names, if the caller may see it; anything else is simply not found. */
+export async function findVisibleCluster(db: Db, raw: string | undefined, canSee: (id: number) => boolean): Promise<Cluster> {
+  const id = parseIntId(raw);
+  const cluster = id === null || !canSee(id) ? null : await getCluster(db, id);
+  if (!cluster) throw errors.notFound(`No cluster with id '${escapeHtml(String(raw))}'.`);
+  return cluster;
+}
+
 export function clustersRouter(db: Db, auth: RequestHandler): Router {
   const router = Router();
-
-  const visibleCluster = async (raw: string | undefined, opClusters: (id: number) => boolean) => {
-    const id = parseIntId(raw);
-    const cluster = id === null || !opClusters(id) ? null : await getCluster(db, id);
-    if (!cluster) throw errors.notFound(`No cluster with id '${escapeHtml(String(raw))}'.`);
-    return cluster;
-  };
+  const visibleCluster = (raw: string | undefined, canSee: (id: number) => boolean) => findVisibleCluster(db, raw, canSee);
 
   resourceRoute(router, '/clusters/', auth, {
     GET: (req, res) => sendList(req, res, clustersResource, LIST, (q) => listClusters(db, q, visibleClusters(operatorOf(res))), clusterJson),

@@ -1,5 +1,5 @@
 import { Router, type RequestHandler } from 'express';
-import { computeCapacity, errors, escapeHtml, validateDeviceReport, type Cluster } from '@cairn/domain';
+import { computeCapacity, validateDeviceReport } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { canSeeCluster, operatorOf, requireWriterOn } from '../http/auth';
 import { parseBody } from '../http/body';
@@ -7,9 +7,9 @@ import { queryPairs } from '../http/filters';
 import { EXACT_ONLY, INT8_MAX, NUMBER_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
-import { API_ROOT, parseIntId } from '../http/uris';
-import { getCluster } from '../repositories/clusters';
+import { API_ROOT } from '../http/uris';
 import { getCapacity, listDevices, listPolicies, replaceDeviceReport, type StoredDevice, type StoredPolicy } from '../repositories/devices';
+import { findVisibleCluster } from './clusters';
 import { sendList } from './list';
 
 export const devicesResource: ResourceDef = {
@@ -46,12 +46,7 @@ const deviceJson = (d: StoredDevice, names: Map<number, string>) => ({
 export function devicesRouter(db: Db, auth: RequestHandler): Router {
   const router = Router();
 
-  const visibleCluster = async (raw: string | undefined, canSee: (id: number) => boolean): Promise<Cluster> => {
-    const id = parseIntId(raw);
-    const cluster = id === null || !canSee(id) ? null : await getCluster(db, id);
-    if (!cluster) throw errors.notFound(`No cluster with id '${escapeHtml(String(raw))}'.`);
-    return cluster;
-  };
+  const visibleCluster = (raw: string | undefined, canSee: (id: number) => boolean) => findVisibleCluster(db, raw, canSee);
 
   resourceRoute(router, '/clusters/:id/devices/', auth, {
     GET: async (req, res) => {

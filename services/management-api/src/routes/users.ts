@@ -75,36 +75,34 @@ export function usersRouter(db: Db, auth: RequestHandler, hashPassword: Password
 
   // Routing is not strict, so this also serves /users/<id> without the slash (the controller's docs
   // DELETE that way).
-  {
-    resourceRoute(router, '/users/:id/', auth, {
-      GET: async (req, res) => {
-        const op = operatorOf(res);
-        send(req, res, 200, userJson(await findVisible(req.params.id, (c) => canSeeCluster(op, c))));
-      },
-      PATCH: async (req, res) => {
-        const op = operatorOf(res);
-        requireWriter(op);
-        const existing = await findVisible(req.params.id, (c) => canSeeCluster(op, c));
-        requireWriterOn(op, existing.clusterId);
-        const patch = validate<UserPatchInput>(userPatchSchema, await parseBody(req));
-        const passwordHash = patch.password === undefined ? undefined : await hashPassword(patch.password);
-        const updated = await db.transaction((trx) =>
-          updateStorageUser(trx, existing.id, { passwordHash, isSuperuser: patch.is_superuser, enabled: patch.enabled }),
-        );
-        if (!updated) throw errors.notFound(`No user with id '${escapeHtml(existing.id)}'.`);
-        send(req, res, 202, userJson(updated, patch.password));
-      },
-      DELETE: async (req, res) => {
-        const op = operatorOf(res);
-        requireWriter(op);
-        const existing = await findVisible(req.params.id, (c) => canSeeCluster(op, c));
-        requireWriterOn(op, existing.clusterId);
-        const deleted = await db.transaction((trx) => deleteStorageUser(trx, existing.id));
-        if (!deleted) throw errors.notFound(`No user with id '${escapeHtml(existing.id)}'.`);
-        res.status(204).end();
-      },
-    });
-  }
+  resourceRoute(router, '/users/:id/', auth, {
+    GET: async (req, res) => {
+      const op = operatorOf(res);
+      send(req, res, 200, userJson(await findVisible(req.params.id, (c) => canSeeCluster(op, c))));
+    },
+    PATCH: async (req, res) => {
+      const op = operatorOf(res);
+      requireWriter(op);
+      const existing = await findVisible(req.params.id, (c) => canSeeCluster(op, c));
+      requireWriterOn(op, existing.clusterId);
+      const patch = validate<UserPatchInput>(userPatchSchema, await parseBody(req));
+      const passwordHash = patch.password === undefined ? undefined : await hashPassword(patch.password);
+      const updated = await db.transaction((trx) =>
+        updateStorageUser(trx, existing.id, { passwordHash, isSuperuser: patch.is_superuser, enabled: patch.enabled }),
+      );
+      if (!updated) throw errors.notFound(`No user with id '${escapeHtml(existing.id)}'.`);
+      send(req, res, 202, userJson(updated, patch.password));
+    },
+    DELETE: async (req, res) => {
+      const op = operatorOf(res);
+      requireWriter(op);
+      const existing = await findVisible(req.params.id, (c) => canSeeCluster(op, c));
+      requireWriterOn(op, existing.clusterId);
+      const deleted = await db.transaction((trx) => deleteStorageUser(trx, existing.id));
+      if (!deleted) throw errors.notFound(`No user with id '${escapeHtml(existing.id)}'.`);
+      res.status(204).end();
+    },
+  });
 
   return router;
 }
