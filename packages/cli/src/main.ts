@@ -8,6 +8,7 @@ import {
   migrateLatest,
   migrateRollbackAll,
   readConfig,
+  runMigrate,
 } from '@cairn/management-api';
 import { configSpec as gatewayConfigSpec } from '@cairn/auth-gateway';
 import { OPERATOR_ROLES, errors, isCairnError, operatorNameSchema, validate, type OperatorRole } from '@cairn/domain';
@@ -19,7 +20,11 @@ const USAGE = `Usage: cairn <command> [options]
 
 Commands:
   start                               management-api and auth-gateway in one process (embedded defaults)
-  migrate [--rollback-all]            apply (or revert) the database migrations
+  migrate [--cluster name=<n>,auth_url=<url>,storage_url=<url>[,region=<r>]]...
+          [--gateway-role <role> [--gateway-password-file <path>]]
+                                      apply the migrations, make sure the named clusters exist
+                                      with these URLs, grant <role> read access for the gateways
+  migrate --rollback-all              revert every migration
   operator create --name <n> --role <admin|reader> [--cluster <id|name>]...
                                       create an operator and print its API key once
   capacity collect --cluster <id|name> --swift-dir <dir> [--interval <seconds>]
@@ -93,10 +98,14 @@ async function main(argv: string[]): Promise<void> {
       await startAll();
       return;
     case 'migrate': {
-      const rollback = sub === '--rollback-all';
+      if (sub !== '--rollback-all') {
+        // The same job the container image runs: migrations, declared clusters, gateway role.
+        await runMigrate(sub === undefined ? rest : [sub, ...rest], (line) => process.stdout.write(`${line}\n`));
+        return;
+      }
       await withDatabase(async (db) => {
-        const names = rollback ? await migrateRollbackAll(db) : await migrateLatest(db);
-        process.stdout.write(names.length ? `${rollback ? 'Reverted' : 'Applied'}: ${names.join(', ')}\n` : 'Nothing to do.\n');
+        const names = await migrateRollbackAll(db);
+        process.stdout.write(names.length ? `Reverted: ${names.join(', ')}\n` : 'Nothing to do.\n');
       });
       return;
     }

@@ -4,5 +4,6 @@ export { readConfig, configSpec, type ManagementApiConfig } from './config';
 export { adminKeyBanner, startManagementApi, type RunningApi } from './server';
 export { createDatabase, migrateLatest, migrateRollbackAll } from './db/database';
 export { bootstrap } from './bootstrap';
+export { ensureClusters, ensureGatewayRole, parseClusterSpec, parseMigrateArgs, runMigrate, MIGRATE_USAGE } from './migrate';
 export { createOperatorWithKey, resolveClusterRefs } from './routes/operators';
 export { findClusterByName, getCluster, listClusters } from './repositories/clusters';

@@ -1,0 +1,149 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import type { Knex } from 'knex';
+import { clusterCreateSchema, errors, isCairnError, validate, type ClusterCreateInput } from '@cairn/domain';
+import { readConfig } from './config';
+import { createDatabase, migrateLatest } from './db/database';
+import { createCluster, findClusterByName, updateCluster } from './repositories/clusters';
+
+/*
+ * The deployment's one-shot migration job (`node dist/migrate.js` in the container image,
+ * `pnpm cairn migrate` from a checkout). It runs once per deployment, before or beside the service
+ * replicas, which then start with CAIRN_MIGRATE_ON_START=false. Besides the schema it makes the
+ * database match what the deployment declares: the clusters its gateways serve (a gateway refuses to
+ * start for a cluster that does not exist) and the read-only role the gateways connect as.
+ *
+ * Deliberately imports neither server.ts nor index.ts: this file is bundled into its own entry, and
+ * server.ts's `require.main === module` would be true inside that bundle and start an API.
+ */
+
+export const MIGRATE_USAGE = `Usage: migrate [--cluster name=<n>,auth_url=<url>,storage_url=<url>[,region=<r>]]...
+               [--gateway-role <role> [--gateway-password-file <path>]]
+
+  --cluster      make sure this cluster exists with these URLs (created, or updated to match)
+  --gateway-role grant <role> SELECT on clusters and storage_users, all the gateway reads;
+                 with --gateway-password-file the role is created (or its password reset) first`;
+
+const ROLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+// Role passwords cannot be bound as parameters in CREATE/ALTER ROLE, so only characters that need no
+// quoting are accepted: the password is then safe to place in the statement literally.
+const ROLE_PASSWORD = /^[A-Za-z0-9_-]{16,256}$/;
+
+export interface MigrateOptions {
+  clusters: ClusterCreateInput[];
+  gatewayRole?: { name: string; password?: string };
+}
+
+/** `name=east,auth_url=http://…/auth,storage_url=http://…/v1[,region=…]`, validated like the API's POST. */
+export function parseClusterSpec(spec: string): ClusterCreateInput {
+  const fields: Record<string, string> = {};
+  for (const part of spec.split(',')) {
+    const eq = part.indexOf('=');
+    if (eq <= 0) throw errors.invalidInput(`--cluster '${spec}': expected key=value pairs separated by commas.`);
+    fields[part.slice(0, eq).trim()] = part.slice(eq + 1).trim();
+  }
+  return validate<ClusterCreateInput>(clusterCreateSchema, fields);
+}
+
+export function parseMigrateArgs(args: string[], readFile: (path: string) => string = (p) => readFileSync(p, 'utf8')): MigrateOptions {
+  const { values } = parseArgs({
+    args,
+    options: {
+      cluster: { type: 'string', multiple: true },
+      'gateway-role': { type: 'string' },
+      'gateway-password-file': { type: 'string' },
+    },
+  });
+  const clusters = (values.cluster ?? []).map(parseClusterSpec);
+  const names = clusters.map((c) => c.name);
+  if (new Set(names).size !== names.length) throw errors.invalidInput('--cluster: each cluster name may appear once.');
+  const role = values['gateway-role'];
+  const passwordFile = values['gateway-password-file'];
+  if (passwordFile && !role) throw errors.invalidInput('--gateway-password-file needs --gateway-role.');
+  if (role === undefined) return { clusters };
+  if (!ROLE_NAME.test(role)) throw errors.invalidInput('--gateway-role must be 1 to 63 lower-case letters, digits or _, not starting with a digit.');
+  if (!passwordFile) return { clusters, gatewayRole: { name: role } };
+  let password: string;
+  try {
+    password = readFile(passwordFile).replace(/\r?\n$/, '');
+  } catch (e) {
+    throw errors.invalidInput(`--gateway-password-file: cannot read ${passwordFile} (${(e as NodeJS.ErrnoException).code ?? 'error'}).`);
+  }
+  if (!ROLE_PASSWORD.test(password)) {
+    throw errors.invalidInput('--gateway-password-file: the password must be 16 to 256 characters of letters, digits, _ or -.');
+  }
+  return { clusters, gatewayRole: { name: role, password } };
+}
+
+export type EnsureOutcome = 'created' | 'updated' | 'unchanged';
+
+/**
+ * Creates each cluster that does not exist and brings the URLs and region of one that does to the
+ * declared values; other clusters are left alone. Serialised with bootstrap() by the same advisory
+ * lock, so API replicas starting meanwhile see either none or all of them.
+ */
+export async function ensureClusters(db: Knex, clusters: ClusterCreateInput[]): Promise<Array<{ name: string; id: number; outcome: EnsureOutcome }>> {
+  return db.transaction(async (trx) => {
+    await trx.raw('SELECT pg_advisory_xact_lock(?)', [0x0ca1e0]);
+    const results: Array<{ name: string; id: number; outcome: EnsureOutcome }> = [];
+    for (const wanted of clusters) {
+      const found = await findClusterByName(trx, wanted.name);
+      if (!found) {
+        const created = await createCluster(trx, wanted);
+        results.push({ name: wanted.name, id: created.id, outcome: 'created' });
+      } else if (found.authUrl !== wanted.auth_url || found.storageUrl !== wanted.storage_url || found.region !== wanted.region) {
+        await updateCluster(trx, found.id, { auth_url: wanted.auth_url, storage_url: wanted.storage_url, region: wanted.region });
+        results.push({ name: wanted.name, id: found.id, outcome: 'updated' });
+      } else {
+        results.push({ name: wanted.name, id: found.id, outcome: 'unchanged' });
+      }
+    }
+    return results;
+  });
+}
+
+/** The gateway's role: SELECT on the two tables it reads and nothing else (no operators, no API keys). */
+export async function ensureGatewayRole(db: Knex, role: { name: string; password?: string }): Promise<'created' | 'updated' | 'granted'> {
+  let outcome: 'created' | 'updated' | 'granted' = 'granted';
+  if (role.password !== undefined) {
+    if (!ROLE_NAME.test(role.name) || !ROLE_PASSWORD.test(role.password)) throw errors.invalidInput('Invalid gateway role name or password.');
+    const exists = (await db.raw('SELECT 1 FROM pg_roles WHERE rolname = ?', [role.name])).rows.length > 0;
+    // Checked above to need no quoting; `??` quotes the identifier.
+    await db.raw(`${exists ? 'ALTER' : 'CREATE'} ROLE ?? WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD '${role.password}'`, [role.name]);
+    outcome = exists ? 'updated' : 'created';
+  }
+  await db.raw('GRANT SELECT ON clusters, storage_users TO ??', [role.name]);
+  return outcome;
+}
+
+/**
+ * Migrations, then the declared clusters, then the gateway role. The first admin operator and the
+ * default cluster stay with the API's own start-up bootstrap, which finds the declared clusters.
+ */
+export async function runMigrate(args: string[], write: (line: string) => void): Promise<void> {
+  const options = parseMigrateArgs(args);
+  const config = readConfig();
+  const db = createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: 2 });
+  try {
+    const applied = await migrateLatest(db);
+    write(applied.length ? `Applied: ${applied.join(', ')}` : 'Migrations: nothing to do.');
+    for (const r of await ensureClusters(db, options.clusters)) write(`Cluster '${r.name}' (id ${r.id}): ${r.outcome}.`);
+    if (options.gatewayRole) write(`Gateway role '${options.gatewayRole.name}': ${await ensureGatewayRole(db, options.gatewayRole)}.`);
+  } finally {
+    await db.destroy();
+  }
+}
+
+if (require.main === module) {
+  const args = process.argv.slice(2);
+  // The image's entry may be called as `migrate.js migrate …`, matching `cairn migrate …`.
+  if (args[0] === 'migrate') args.shift();
+  if (args[0] === '--help' || args[0] === '-h') {
+    process.stdout.write(`${MIGRATE_USAGE}\n`);
+  } else {
+    runMigrate(args, (line) => process.stdout.write(`${line}\n`)).catch((e: unknown) => {
+      process.stderr.write(`migrate: ${isCairnError(e) || e instanceof Error ? e.message : String(e)}\n`);
+      process.exit(1);
+    });
+  }
+}
