@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import knex, { type Knex } from 'knex';
 import * as gateway from '@cairn/auth-gateway';
 import * as api from '@cairn/management-api';
-import { hashPassword } from '@cairn/domain';
+import { hashPassword, type ScryptParams } from '@cairn/domain';
 import { LogCapture, listen } from '@cairn/runtime';
 
 /**
@@ -20,6 +20,10 @@ export interface StackOptions {
   database?: 'postgres' | 'pglite';
   redis?: boolean;
   gateway?: Partial<gateway.GatewayConfig>;
+  /** Both services' log level (default: the API silent, the gateway info); lines land in apiLogs / gatewayLogs. */
+  logLevel?: string;
+  /** scrypt parameters the management API hashes passwords with (default: production's); cheap ones keep many-user tests fast. */
+  hashParams?: ScryptParams;
 }
 
 export interface Stack {
@@ -29,6 +33,8 @@ export interface Stack {
   gatewayUrl: string;
   gatewayDeps: gateway.Deps;
   gatewayLogs: LogCapture;
+  /** The management API's log lines (none unless `logLevel` is set). */
+  apiLogs: LogCapture;
   /** Creates a storage user in the default cluster through the management API. */
   createUser: (user: string, password: string, extra?: Record<string, unknown>) => Promise<{ id: string }>;
   /** PATCH or DELETE a user through the management API. */
@@ -65,7 +71,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     defaultAuthUrl: 'http://127.0.0.1:5000/auth',
     defaultStorageUrl: 'http://127.0.0.1:8080/v1',
   });
-  const apiApp = api.createApp({ db, log: api.createLogger('silent'), hashPassword: (p) => hashPassword(p), apiKeyCacheMs: 5000 });
+  const apiLogs = new LogCapture();
+  const apiApp = api.createApp({ db, log: api.createLogger(options.logLevel ?? 'silent', apiLogs), hashPassword: (p) => hashPassword(p, options.hashParams), apiKeyCacheMs: 5000 });
   const listening = await listen(apiApp, 0, '127.0.0.1');
   const apiServer = { server: listening.server, url: `http://127.0.0.1:${listening.port}` };
 
@@ -77,7 +84,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     ...(options.redis ? { REDIS_URL } : {}),
   });
   const gatewayConfig = { ...config, ...options.gateway };
-  const gatewayDeps = await gateway.createDeps(gatewayConfig, { db, log: gateway.createLogger('info', gatewayLogs) });
+  const gatewayDeps = await gateway.createDeps(gatewayConfig, { db, log: gateway.createLogger(options.logLevel ?? 'info', gatewayLogs) });
   const running = await gateway.startAuthGateway(gatewayConfig, gatewayDeps);
   const gatewayUrl = `http://127.0.0.1:${running.port}`;
 
@@ -95,6 +102,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     gatewayUrl,
     gatewayDeps,
     gatewayLogs,
+    apiLogs,
     createUser: async (user, password, extra = {}) => {
       const res = await call('POST', '/api/v1/users/', { cluster: '/api/v1/clusters/1/', user, password, ...extra });
       if (res.status !== 201) throw new Error(`create ${user}: ${res.status} ${await res.text()}`);

@@ -17,6 +17,8 @@ export function createApp(deps: Deps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
+  // req.ip (the per-address login limit) comes from X-Forwarded-For only through trusted proxies.
+  app.set('trust proxy', deps.trustProxy ?? false);
 
   app.use(requestLogging(log, { header: 'x-openstack-request-id', pattern: /^req-[\w-]{1,128}$/, generate: () => `req-${randomUUID()}` }));
   // Answers depend on the caller's token (as in Keystone), so caches must key on it.

@@ -1,6 +1,41 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import Joi from 'joi';
 import { loadConfig, type ConfigSpec, type Env } from '@cairn/config';
+
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** One trusted proxy: an address, a CIDR range, or one of proxy-addr's names. */
+function isProxyRange(entry: string): boolean {
+  if (PROXY_NAMES.has(entry)) return true;
+  const [address = '', bits, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (!family || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+/** CAIRN_TRUST_PROXY: false, a hop count, or a list of proxies; never `true` (trust anyone). */
+function trustProxySchema() {
+  return Joi.alternatives()
+    .try(
+      Joi.boolean().valid(false),
+      Joi.number().integer().min(1).max(32),
+      Joi.string()
+        .max(4096)
+        .custom((value: string, helpers) => {
+          if (value.trim().toLowerCase() === 'true') return helpers.error('trustProxy.everyone');
+          const list = value.split(',').map((e) => e.trim()).filter(Boolean);
+          if (list.length === 0 || !list.every(isProxyRange)) return helpers.error('any.invalid');
+          return list;
+        })
+        .messages({ 'trustProxy.everyone': "must not be 'true': every client could then choose its own address; give the load balancers' addresses or a hop count" }),
+    )
+    .messages({
+      'alternatives.match': "must be false, a hop count (1-32) or a comma-separated list of proxy addresses/CIDR ranges ('true' is refused: every client could choose its own address)",
+      'any.invalid': 'must be a comma-separated list of proxy addresses, CIDR ranges, loopback, linklocal or uniquelocal',
+    });
+}
 
 /** The only place auth-gateway reads the environment. Every key: env name, doc, default. */
 export const configSpec = {
@@ -79,6 +114,21 @@ export const configSpec = {
     doc: 'The window, in seconds, over which failed logins per username are counted.',
     schema: Joi.number().integer().min(1).max(86400).default(300),
   },
+  addressFailureLimit: {
+    env: 'CAIRN_LOGIN_ADDRESS_FAILURE_LIMIT',
+    doc: 'Failed logins allowed per client address (IPv6: per /64) within its window, whatever the usernames; past it the gateway answers 429 to that address. High enough for an office behind one NAT address.',
+    schema: Joi.number().integer().min(1).max(1000000).default(100),
+  },
+  addressFailureWindow: {
+    env: 'CAIRN_LOGIN_ADDRESS_FAILURE_WINDOW',
+    doc: 'The window, in seconds, over which failed logins per client address are counted.',
+    schema: Joi.number().integer().min(1).max(86400).default(300),
+  },
+  trustProxy: {
+    env: 'CAIRN_TRUST_PROXY',
+    doc: "Which X-Forwarded-For entries name the client (for the per-address login limit): 'false' (the socket's address), a hop count of trusted proxies in front, or a comma-separated list of the load balancers' addresses or CIDR ranges (also loopback, linklocal, uniquelocal). 'true' is refused: any client could then choose its address.",
+    schema: trustProxySchema().default(false),
+  },
   poolMax: {
     env: 'DATABASE_POOL_MAX',
     doc: 'Postgres connections per gateway process.',
@@ -107,6 +157,10 @@ export interface GatewayConfig {
   userCacheMs: number;
   failureLimit: number;
   failureWindow: number;
+  addressFailureLimit: number;
+  addressFailureWindow: number;
+  /** express's `trust proxy`: false, a hop count, or the trusted proxies' addresses/ranges. */
+  trustProxy: false | number | string[];
   poolMax: number;
   logLevel: string;
 }

@@ -30,6 +30,8 @@ export interface Deps {
   users: UserDirectory;
   tokens: TokenService;
   logins: LoginService;
+  /** express's `trust proxy` (CAIRN_TRUST_PROXY): which X-Forwarded-For entries name the client. */
+  trustProxy?: false | number | string[];
 }
 
 /** Secrets never reach a log line, whatever logs them: credentials, tokens and connection URLs. */
@@ -145,7 +147,13 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
       store,
       users,
       tokens,
-      logins: new LoginService(users, verifier, store, { limit: config.failureLimit, windowMs: config.failureWindow * 1000 }),
+      trustProxy: config.trustProxy,
+      logins: new LoginService(users, verifier, store, {
+        limit: config.failureLimit,
+        windowMs: config.failureWindow * 1000,
+        addressLimit: config.addressFailureLimit,
+        addressWindowMs: config.addressFailureWindow * 1000,
+      }),
     };
   } catch (e) {
     if (redis) await closeRedis(redis);

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
 import { DEFAULT_SCRYPT_PARAMS, hashPassword, type ScryptParams } from '@cairn/domain';
 import type { ManagementApiConfig } from './config';
 import { createDatabase } from './db/database';
@@ -32,8 +32,10 @@ export const REDACT_PATHS = [
   '*.key',
 ];
 
-export function createLogger(level: string): Logger {
-  return pino({ level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { service: 'management-api' } });
+/** `destination`: where lines go (default stdout); tests pass a LogCapture to read them back. */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  const options = { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { service: 'management-api' } };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 export function createDeps(config: ManagementApiConfig, scrypt: ScryptParams = DEFAULT_SCRYPT_PARAMS): Deps {

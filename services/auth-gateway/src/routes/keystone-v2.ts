@@ -40,11 +40,11 @@ export function keystoneV2Router(deps: Deps): Router {
     const body = value as V2Body;
     const { username, password } = body.auth.passwordCredentials;
     const project = body.auth.tenantId || body.auth.tenantName || username;
-    const result = await deps.logins.login(username, password);
+    const result = await deps.logins.login(username, password, req.ip);
     if (!result.ok) {
       if (result.reason === 'limited') {
         res.set('Retry-After', String(result.retryAfterSeconds));
-        return sendKeystoneError(res, 429, 'Too many failed logins for this user; retry later.');
+        return sendKeystoneError(res, 429, result.message);
       }
       return invalid(res);
     }

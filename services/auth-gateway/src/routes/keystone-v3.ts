@@ -73,11 +73,11 @@ export function keystoneV3Router(deps: Deps): Router {
       else if (typeof scope === 'object' && scope !== null && 'project' in scope) project = (scope as { project: Named }).project;
       else return unauthorized(req, res); // domain and system scopes: Cairn users hold no roles there
 
-      const result = await deps.logins.login(username, user.password);
+      const result = await deps.logins.login(username, user.password, req.ip);
       if (!result.ok) {
         if (result.reason === 'limited') {
           res.set('Retry-After', String(result.retryAfterSeconds));
-          return sendKeystoneError(res, 429, 'Too many failed logins for this user; retry later.');
+          return sendKeystoneError(res, 429, result.message);
         }
         return unauthorized(req, res);
       }

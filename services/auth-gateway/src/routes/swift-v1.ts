@@ -39,10 +39,10 @@ export function swiftV1Router(deps: Deps): Router {
     const colon = given.indexOf(':');
     const account = colon >= 0 ? given.slice(0, colon) : given;
     const username = colon >= 0 ? given.slice(colon + 1) : given;
-    const result = await deps.logins.login(username, key);
+    const result = await deps.logins.login(username, key, req.ip);
     if (!result.ok) {
       if (result.reason === 'limited') {
-        res.status(429).set('Retry-After', String(result.retryAfterSeconds)).type('text/plain').send('Too many failed logins for this user; retry later.');
+        res.status(429).set('Retry-After', String(result.retryAfterSeconds)).type('text/plain').send(result.message);
         return;
       }
       return unauthorized(res);
