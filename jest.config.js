@@ -6,6 +6,7 @@ module.exports = {
   projects: [
     '<rootDir>/packages/domain',
     '<rootDir>/packages/config',
+    '<rootDir>/packages/runtime',
     '<rootDir>/packages/cli',
     '<rootDir>/packages/swift-cluster',
     '<rootDir>/services/management-api',

@@ -1,4 +1,18 @@
 export { exitOnSignals, type ShutdownLog } from './shutdown';
 export { LogCapture } from './log-capture';
 export { listen, type Listening } from './listen';
-export { requestLogging } from './request-logging';
+export { requestLogging, requestLogger, requestIdOf, type RequestIdOptions } from './request-logging';
+export {
+  createRegistry,
+  metricsEndpoint,
+  CounterFamily,
+  HttpMetrics,
+  LATENCY_BUCKETS,
+  UNMATCHED_ROUTE,
+  knexPool,
+  registerPoolMetrics,
+  type CounterChild,
+  type PoolLike,
+} from './metrics';
+export { checkReadiness, readinessEndpoint, READINESS_TIMEOUT_MS, type ReadinessCheck, type ReadinessReport } from './readiness';
+export { retryStartup, scrubSecrets, type RetryOptions, type StartupLog } from './startup';

@@ -1,0 +1,61 @@
+import type { RequestHandler } from 'express';
+
+/** A dependency check: resolves when the dependency answers; or a fixed status that is always ready. */
+export type ReadinessCheck = (() => Promise<unknown>) | { fixed: string };
+
+export interface ReadinessReport {
+  ready: boolean;
+  /** `{"status": "ok"|"unavailable", "<dependency>": "ok"|"unreachable"|<fixed status>, …}` */
+  body: Record<string, string>;
+}
+
+/** How long one /readyz waits for its dependencies: a probe must answer even when a dependency hangs. */
+export const READINESS_TIMEOUT_MS = 2_000;
+
+/**
+ * Runs every check at once, each bounded by `timeoutMs`: one that fails or has not answered by
+ * then is `unreachable` (a half-open connection or a black-holed address would otherwise hang
+ * the probe until the load balancer gives up on it).
+ */
+export async function checkReadiness(checks: Record<string, ReadinessCheck>, timeoutMs = READINESS_TIMEOUT_MS): Promise<ReadinessReport> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<'unreachable'>((resolve) => {
+    timer = setTimeout(() => resolve('unreachable'), timeoutMs);
+  });
+  const names = Object.keys(checks);
+  try {
+    const results = await Promise.all(
+      names.map((name) => {
+        const check = checks[name]!;
+        if (typeof check !== 'function') return check.fixed;
+        const answered = Promise.resolve()
+          .then(check)
+          .then(
+            () => 'ok',
+            () => 'unreachable',
+          );
+        return Promise.race([answered, expired]);
+      }),
+    );
+    const body: Record<string, string> = { status: 'ok' };
+    let ready = true;
+    names.forEach((name, i) => {
+      const result = results[i]!;
+      body[name] = result;
+      if (result === 'unreachable') ready = false;
+    });
+    body.status = ready ? 'ok' : 'unavailable';
+    return { ready, body };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** `/readyz`: 200 when every dependency answers, else 503 naming the ones that do not. */
+export function readinessEndpoint(checks: Record<string, ReadinessCheck>, timeoutMs = READINESS_TIMEOUT_MS): RequestHandler {
+  return (_req, res, next) => {
+    checkReadiness(checks, timeoutMs).then(({ ready, body }) => {
+      res.status(ready ? 200 : 503).set('Cache-Control', 'no-store').json(body);
+    }, next);
+  };
+}
