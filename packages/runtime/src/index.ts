@@ -1,7 +1,8 @@
 export { exitOnSignals, type ShutdownLog } from './shutdown';
 export { LogCapture } from './log-capture';
-export { listen, type Listening } from './listen';
-export { requestLogging, requestLogger, requestIdOf, type RequestIdOptions } from './request-logging';
+export { listen, type Listening, type ListenOptions } from './listen';
+export { jsonErrorBody, type ErrorBodyFormat } from './client-errors';
+export { requestLogging, requestLogger, requestIdOf, type RequestIdOptions, type RequestLogOptions } from './request-logging';
 export {
   createRegistry,
   metricsEndpoint,

@@ -2,7 +2,9 @@ import type { Server } from 'node:http';
 import { exitOnSignals, listen } from '@cairn/runtime';
 import { createApp } from './app';
 import { readConfig, type GatewayConfig } from './config';
-import { closeRedis, createDeps, type Deps } from './deps';
+import { createDeps, type Deps } from './deps';
+import { keystoneErrorBody } from './http/errors';
+import { closeRedis } from './redis';
 
 export interface RunningGateway {
   server: Server;
@@ -14,7 +16,7 @@ export interface RunningGateway {
 export async function startAuthGateway(config: GatewayConfig, deps: Deps): Promise<RunningGateway> {
   const { log, redis } = deps;
   const app = createApp(deps);
-  const { server, port } = await listen(app, config.port, config.host);
+  const { server, port } = await listen(app, config.port, config.host, { errorBody: keystoneErrorBody });
   log.info(
     { host: config.host, port, cluster: deps.cluster.name, publicUrl: deps.publicUrl, storageUrl: deps.storageUrl, tokenStore: deps.store.kind },
     'auth-gateway listening',
