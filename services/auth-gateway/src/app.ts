@@ -2,6 +2,7 @@ import { requestLogging } from '@cairn/runtime';
 import express, { type Express } from 'express';
 import { randomUUID } from 'node:crypto';
 import type { Deps } from './deps';
+import { declaredBodyLimit } from './http/body-limit';
 import { errorHandler, notFound } from './http/errors';
 import { discoveryRouter } from './routes/discovery';
 import { keystoneV2Router } from './routes/keystone-v2';
@@ -31,6 +32,8 @@ export function createApp(deps: Deps): Express {
     res.json({ status: 'ok' });
   });
 
+  // Bodies over the limit are refused on every route, V1 included, before any work.
+  app.use(declaredBodyLimit);
   app.use(AUTH_ROOT, swiftV1Router(deps), keystoneV2Router(deps), keystoneV3Router(deps), discoveryRouter(deps.publicUrl));
 
   app.use(notFound);

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { errors } from '@cairn/domain';
 import type { Deps } from './deps';
 import { authenticate, CredentialCache } from './http/auth';
+import { refuseDeclaredOver } from './http/body';
 import { errorHandler } from './http/errors';
 import { negotiateFormat } from './http/negotiate';
 import { send } from './http/respond';
@@ -44,8 +45,8 @@ export function createApp(deps: Deps): Express {
   const auth = authenticate(credentials);
   const api = express.Router();
   // Device reports list every device of a cluster; every other body is a small set of fields.
-  api.use('/clusters/:id/devices', express.raw({ type: () => true, limit: DEVICE_REPORT_LIMIT }));
-  api.use(express.raw({ type: () => true, limit: BODY_LIMIT }));
+  api.use('/clusters/:id/devices', refuseDeclaredOver(DEVICE_REPORT_LIMIT), express.raw({ type: () => true, limit: DEVICE_REPORT_LIMIT }));
+  api.use(refuseDeclaredOver(BODY_LIMIT), express.raw({ type: () => true, limit: BODY_LIMIT }));
   // A malformed Accept header is refused up front (400), as tastypie does.
   api.use((req, _res, next) => {
     negotiateFormat(req.query.format, req.get('accept'));

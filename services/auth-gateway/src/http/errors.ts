@@ -11,9 +11,14 @@ export function keystoneError(code: number, message: string): KeystoneErrorBody 
   return { error: { code, title: STATUS_CODES[code] ?? 'Error', message } };
 }
 
+/** The same shape for requests Node's HTTP parser refuses before express sees them (see listen()). */
+export const keystoneErrorBody = (code: number, message: string) => ({ contentType: 'application/json', body: JSON.stringify(keystoneError(code, message)) });
+
 export function sendKeystoneError(res: Response, code: number, message: string): void {
   res.status(code).json(keystoneError(code, message));
 }
+
+export const TOO_LARGE_MESSAGE = 'Request is too large: the body may be at most 64 KB.';
 
 /** The answer for every path no route serves. */
 export const notFound: RequestHandler = (_req, res) => {
@@ -44,7 +49,7 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     if (res.headersSent) return;
     const status = (err as { status?: unknown }).status;
     if (typeof status === 'number' && status >= 400 && status < 500) {
-      sendKeystoneError(res, status, 'The request you have made is malformed.');
+      sendKeystoneError(res, status, status === 413 ? TOO_LARGE_MESSAGE : 'The request you have made is malformed.');
       return;
     }
     if (isDependencyFailure(err)) {

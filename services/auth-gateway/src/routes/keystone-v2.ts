@@ -3,6 +3,7 @@ import Joi from 'joi';
 import type { Deps } from '../deps';
 import { isValidProjectName } from '../credentials/logins';
 import { endpointsFor } from '../http/endpoints';
+import { isTooLarge, sendTooLarge } from '../http/body-limit';
 import { methodNotAllowed, sendKeystoneError } from '../http/errors';
 import { v2AccessBody } from '../keystone/documents';
 import { canValidate } from './validation-policy';
@@ -54,7 +55,9 @@ export function keystoneV2Router(deps: Deps): Router {
   };
 
   // A body that is not JSON is as invalid as wrong credentials.
-  const parse = (req: Request, res: Response, next: (err?: unknown) => void) => json(req, res, (err?: unknown) => (err ? invalid(res) : next()));
+  // Too large is not "invalid credentials": the client must learn that its body was cut off.
+  const parse = (req: Request, res: Response, next: (err?: unknown) => void) =>
+    json(req, res, (err?: unknown) => (!err ? next() : isTooLarge(err) ? sendTooLarge(res) : invalid(res)));
 
   // `/v3/tokens` too: a swift CLI with no version set and an OS_AUTH_URL ending in /v3 sends V2 there.
   for (const path of ['/v2.0/tokens', '/v2.0', '/v3/tokens']) {

@@ -3,6 +3,7 @@ import Joi from 'joi';
 import type { Deps } from '../deps';
 import { isValidProjectName } from '../credentials/logins';
 import { endpointsFor } from '../http/endpoints';
+import { isTooLarge, sendTooLarge } from '../http/body-limit';
 import { methodNotAllowed, sendKeystoneError } from '../http/errors';
 import { v3TokenBody } from '../keystone/documents';
 import { canValidate } from './validation-policy';
@@ -59,7 +60,10 @@ export function keystoneV3Router(deps: Deps): Router {
 
   router.post(
     '/v3/auth/tokens',
-    (req, res, next) => json(req, res, (err?: unknown) => (err ? sendKeystoneError(res, 400, `Malformed JSON body. ${BAD_REQUEST_SUFFIX}`) : next())),
+    (req, res, next) =>
+      json(req, res, (err?: unknown) =>
+        !err ? next() : isTooLarge(err) ? sendTooLarge(res) : sendKeystoneError(res, 400, `Malformed JSON body. ${BAD_REQUEST_SUFFIX}`),
+      ),
     async (req, res) => {
       const { error, value } = v3Schema.validate(req.body);
       if (error) return sendKeystoneError(res, 400, `${error.message.replace(/"/g, "'")}. ${BAD_REQUEST_SUFFIX}`);

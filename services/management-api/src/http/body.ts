@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { parseStringPromise } from 'xml2js';
 import { errors } from '@cairn/domain';
 
@@ -6,6 +6,27 @@ import { errors } from '@cairn/domain';
  * Request bodies arrive as JSON, form-encoded or tastypie XML; all become one plain object that the
  * same joi schema validates. The raw bytes come from express.raw() with a size limit (413 past it).
  */
+
+const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2 };
+
+/**
+ * Refuses a body whose declared Content-Length is over `limit` ('64kb', '200mb') with 413 at once.
+ * express.raw() would first read and discard the whole body, however large, before answering.
+ * A body an earlier parser already read (a device report) passes.
+ */
+export function refuseDeclaredOver(limit: string): RequestHandler {
+  const m = /^(\d+)(b|kb|mb)$/.exec(limit);
+  if (!m) throw new Error(`bad body limit ${limit}`);
+  const max = Number(m[1]) * UNITS[m[2]!]!;
+  return (req, res, next) => {
+    if (req.body === undefined && Number(req.headers['content-length']) > max) {
+      // The body stays unread, so the connection cannot carry another request.
+      res.set('Connection', 'close');
+      throw errors.payloadTooLarge('Request body is too large.');
+    }
+    next();
+  };
+}
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -36,8 +57,12 @@ function parseForm(text: string): Record<string, unknown> {
 
 type XmlElement = string | { $?: Record<string, string>; _?: string; [child: string]: unknown };
 
-function fromXmlElement(el: XmlElement): unknown {
+/** Tastypie documents are a few levels deep; a deeper one would only exhaust the stack here. */
+const MAX_XML_DEPTH = 32;
+
+function fromXmlElement(el: XmlElement, depth: number): unknown {
   if (typeof el === 'string') return el;
+  if (depth > MAX_XML_DEPTH) throw errors.invalidInput(`The XML body is nested more than ${MAX_XML_DEPTH} levels deep.`);
   const type = el.$?.type;
   const text = el._ ?? '';
   switch (type) {
@@ -50,24 +75,24 @@ function fromXmlElement(el: XmlElement): unknown {
       return /^[+-]?\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : text;
     case 'list': {
       const items: unknown[] = [];
-      for (const tag of ['value', 'object']) for (const child of (el[tag] as XmlElement[] | undefined) ?? []) items.push(fromXmlElement(child));
+      for (const tag of ['value', 'object']) for (const child of (el[tag] as XmlElement[] | undefined) ?? []) items.push(fromXmlElement(child, depth + 1));
       return items;
     }
     default: {
       const children = Object.keys(el).filter((k) => k !== '$' && k !== '_');
       if (children.length === 0) return text;
-      return fromXmlChildren(el);
+      return fromXmlChildren(el, depth + 1);
     }
   }
 }
 
-function fromXmlChildren(el: Record<string, unknown>): Record<string, unknown> {
+function fromXmlChildren(el: Record<string, unknown>, depth: number): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(el)) {
     if (key === '$' || key === '_') continue;
     const values = el[key] as XmlElement[];
     if (values.length > 1) throw errors.invalidInput(`The XML element <${key}> appears more than once.`);
-    out[key] = fromXmlElement(values[0]!);
+    out[key] = fromXmlElement(values[0]!, depth);
   }
   return out;
 }
@@ -90,7 +115,7 @@ async function parseXml(text: string): Promise<unknown> {
   if (roots.length !== 1 || (roots[0]![1] as unknown[]).length !== 1 || strayText) throw errors.invalidInput('Request is not valid XML.');
   const root = (roots[0]![1] as unknown[])[0];
   if (!root || typeof root !== 'object') return typeof root === 'string' && root.trim() === '' ? {} : root;
-  return fromXmlChildren(root as Record<string, unknown>);
+  return fromXmlChildren(root as Record<string, unknown>, 0);
 }
 
 /** Parses the request body into a plain object of fields; an empty body is `{}`. */
