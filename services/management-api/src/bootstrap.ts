@@ -1,7 +1,10 @@
 import type { Knex } from 'knex';
+import { BOOTSTRAP_ACTOR, recordAudit } from './repositories/audit';
 import { countClusters, createCluster } from './repositories/clusters';
 import { countOperators } from './repositories/operators';
+import { clusterTarget } from './routes/audit';
 import { createOperatorWithKey } from './routes/operators';
+import { clusterJson } from './routes/representations';
 
 export interface BootstrapOptions {
   adminUser?: string;
@@ -27,16 +30,17 @@ export async function bootstrap(db: Knex, options: BootstrapOptions): Promise<Bo
     const result: BootstrapResult = {};
     if ((await countOperators(trx)) === 0) {
       const name = options.adminUser ?? 'admin';
-      const { key } = await createOperatorWithKey(trx, { name, role: 'admin', clusterIds: [], key: options.adminKey });
+      const { key } = await createOperatorWithKey(trx, { name, role: 'admin', clusterIds: [], key: options.adminKey }, BOOTSTRAP_ACTOR);
       if (!options.adminKey) result.generatedAdmin = { name, key };
     }
     if (options.defaultCluster && (await countClusters(trx)) === 0) {
-      await createCluster(trx, {
+      const cluster = await createCluster(trx, {
         name: options.defaultCluster,
         auth_url: options.defaultAuthUrl,
         storage_url: options.defaultStorageUrl,
         region: 'RegionOne',
       });
+      await recordAudit(trx, BOOTSTRAP_ACTOR, { action: 'create', target: clusterTarget(cluster), before: null, after: clusterJson(cluster) });
       result.createdCluster = options.defaultCluster;
     }
     return result;

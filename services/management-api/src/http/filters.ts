@@ -40,6 +40,25 @@ function parseBoolean(value: string): boolean {
   throw mismatched();
 }
 
+/**
+ * An ISO 8601 date or date-time ('2026-11-23', '2026-11-23T10:00:00Z', '...+01:00'), normalised to
+ * UTC; without an offset it is UTC, whatever the server's zone. Validated here (also days that do
+ * not exist, which Date.parse would roll over): Postgres would answer them with an error, not a 400.
+ */
+const ISO_DATETIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?)(Z|[+-]\d{2}:?\d{2})?)?$/;
+function parseDatetime(value: string): string {
+  const m = ISO_DATETIME.exec(value);
+  if (!m) throw mismatched();
+  const [, y, mo, d, time, zone] = m;
+  const day = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)));
+  const t = Date.parse(`${y}-${mo}-${d}T${time ?? '00:00'}${zone ?? 'Z'}`);
+  if (day.getUTCMonth() !== Number(mo) - 1 || day.getUTCDate() !== Number(d) || Number.isNaN(t)) throw mismatched();
+  // Years 1-9999 only: Postgres has no year 0, and toISOString writes later years as '+010000'.
+  const year = new Date(t).getUTCFullYear();
+  if (year < 1 || year > 9999) throw mismatched();
+  return new Date(t).toISOString();
+}
+
 function convert(field: FieldDef, lookup: Lookup, raw: string): Array<string | boolean> {
   if (lookup === 'isnull') return [parseBoolean(raw)];
   const parts = lookup === 'in' ? raw.split(',') : [raw];
@@ -59,6 +78,8 @@ function convert(field: FieldDef, lookup: Lookup, raw: string): Array<string | b
       }
       case 'boolean':
         return parseBoolean(part);
+      case 'datetime':
+        return parseDatetime(part);
       default:
         return part;
     }

@@ -2,7 +2,7 @@
  * A resource's public shape, the single source for filtering, ordering, body rules and the
  * `/schema/` document, as a tastypie Resource's Meta would be.
  */
-export type FieldType = 'integer' | 'string' | 'boolean' | 'related' | 'list' | 'datetime';
+export type FieldType = 'integer' | 'string' | 'boolean' | 'related' | 'list' | 'datetime' | 'dict';
 
 export type Lookup =
   | 'exact' | 'iexact' | 'in' | 'startswith' | 'istartswith' | 'contains' | 'icontains'

@@ -44,8 +44,12 @@ export async function listClusters(db: Db, query: ListQuery, visible?: number[])
   });
 }
 
-export async function getCluster(db: Db, id: number): Promise<Cluster | null> {
-  const row = await withDbErrors(() => db('clusters as k').select(COLUMNS).where('k.id', id).first());
+/** `lock`: inside a transaction, hold the row until it ends, so a change's "before" is exact. */
+export async function getCluster(db: Db, id: number, lock = false): Promise<Cluster | null> {
+  const row = await withDbErrors(() => {
+    const q = db('clusters as k').select(COLUMNS).where('k.id', id).first();
+    return lock ? q.forNoKeyUpdate() : q;
+  });
   return row ? toCluster(row as ClusterRow) : null;
 }
 
@@ -89,8 +93,11 @@ export async function updateCluster(db: Db, id: number, patch: ClusterPatchInput
   return row ? toCluster(row as ClusterRow) : null;
 }
 
-/** Refuses while storage users exist: their Swift accounts would be orphaned from any login. */
-export async function deleteCluster(db: Db, id: number): Promise<boolean> {
+/**
+ * Refuses while storage users exist: their Swift accounts would be orphaned from any login.
+ * Returns the deleted cluster, or null when there was none.
+ */
+export async function deleteCluster(db: Db, id: number): Promise<Cluster | null> {
   return withDbErrors(
     async () => {
       const [users] = await db('storage_users').where({ cluster_id: id }).count({ count: '*' });
@@ -98,8 +105,8 @@ export async function deleteCluster(db: Db, id: number): Promise<boolean> {
       if (count > 0) {
         throw errors.inUse(`The cluster still has ${count} storage user(s); delete them before deleting the cluster.`);
       }
-      const deleted = await db('clusters').where({ id }).delete().returning('id');
-      return deleted.length > 0;
+      const [row] = await db('clusters').where({ id }).delete().returning(['id', 'name', 'uuid', 'auth_url', 'storage_url', 'region', 'created_at', 'updated_at']);
+      return row ? toCluster(row as ClusterRow) : null;
     },
     {
       storage_users_cluster_id_foreign: () =>

@@ -66,6 +66,25 @@ export async function replaceDeviceReport(db: Db, clusterId: number, report: Dev
   });
 }
 
+/** What the audit trail keeps of a report: its size, not its 100,000 devices. */
+export interface DeviceReportSummary {
+  device_count: number;
+  policy_count: number;
+}
+
+export async function deviceReportSummary(db: Db, clusterId: number): Promise<DeviceReportSummary> {
+  const row = await withDbErrors(() =>
+    db
+      .select(
+        db('devices').where({ cluster_id: clusterId }).count('*').as('device_count'),
+        db('storage_policies').where({ cluster_id: clusterId }).count('*').as('policy_count'),
+      )
+      .first(),
+  );
+  const r = row as { device_count: string | number; policy_count: string | number };
+  return { device_count: Number(r.device_count), policy_count: Number(r.policy_count) };
+}
+
 export async function listPolicies(db: Db, clusterId: number): Promise<StoredPolicy[]> {
   const rows = await withDbErrors(() => db('storage_policies').select('policy_index', 'name', 'is_default').where({ cluster_id: clusterId }).orderBy('policy_index'));
   return (rows as Array<{ policy_index: number; name: string; is_default: boolean }>).map((r) => ({ index: Number(r.policy_index), name: r.name, isDefault: r.is_default }));

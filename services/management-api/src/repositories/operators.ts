@@ -53,8 +53,12 @@ export async function listOperators(db: Db, query: ListQuery): Promise<Page<Oper
   });
 }
 
-export async function getOperator(db: Db, id: number): Promise<Operator | null> {
-  const row = await withDbErrors(() => selectOperators(db).where('o.id', id).first());
+/** `lock`: inside a transaction, hold the row until it ends, so a change's "before" is exact. */
+export async function getOperator(db: Db, id: number, lock = false): Promise<Operator | null> {
+  const row = await withDbErrors(() => {
+    const q = selectOperators(db).where('o.id', id).first();
+    return lock ? q.forNoKeyUpdate('o') : q;
+  });
   return row ? toOperator(row as OperatorRow) : null;
 }
 
@@ -152,6 +156,10 @@ export async function listApiKeys(db: Db, operatorId: number): Promise<ApiKeyInf
   }));
 }
 
-export async function deleteApiKey(db: Db, operatorId: number, keyId: string): Promise<boolean> {
-  return withDbErrors(async () => (await db('api_keys').where({ operator_id: operatorId, id: keyId }).delete().returning('id')).length > 0);
+/** Returns the deleted key's record (never its hash), or null when the operator has no such key. */
+export async function deleteApiKey(db: Db, operatorId: number, keyId: string): Promise<ApiKeyInfo | null> {
+  const [row] = await withDbErrors(() => db('api_keys').where({ operator_id: operatorId, id: keyId }).delete().returning(['id', 'operator_id', 'created_at']));
+  if (!row) return null;
+  const r = row as { id: string | number; operator_id: number; created_at: Date };
+  return { id: String(r.id), operatorId: Number(r.operator_id), createdAt: new Date(r.created_at) };
 }

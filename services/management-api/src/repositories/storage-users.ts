@@ -96,8 +96,12 @@ export async function listStorageUsers(db: Db, query: ListQuery, visibleClusters
   });
 }
 
-export async function getStorageUser(db: Db, id: string): Promise<StorageUser | null> {
-  const row = await withDbErrors(() => db('storage_users as u').select(COLUMNS).where('u.id', id).first());
+/** `lock`: inside a transaction, hold the row until it ends, so a change's "before" is exact. */
+export async function getStorageUser(db: Db, id: string, lock = false): Promise<StorageUser | null> {
+  const row = await withDbErrors(() => {
+    const q = db('storage_users as u').select(COLUMNS).where('u.id', id).first();
+    return lock ? q.forNoKeyUpdate() : q;
+  });
   return row ? toUser(row as UserRow) : null;
 }
 

@@ -8,6 +8,8 @@ import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
 import { API_ROOT, clusterUri, parseIntId } from '../http/uris';
 import { createCluster, deleteCluster, getCluster, listClusters, updateCluster } from '../repositories/clusters';
+import { recordAudit } from '../repositories/audit';
+import { actorOf, clusterTarget } from './audit';
 import { sendList } from './list';
 import { clusterJson } from './representations';
 
@@ -46,7 +48,11 @@ export function clustersRouter(db: Db, auth: RequestHandler): Router {
     POST: async (req, res) => {
       requireGlobalAdmin(operatorOf(res));
       const input = validate<ClusterCreateInput>(clusterCreateSchema, await parseBody(req));
-      const cluster = await createCluster(db, input);
+      const cluster = await db.transaction(async (trx) => {
+        const created = await createCluster(trx, input);
+        await recordAudit(trx, actorOf(req, res), { action: 'create', target: clusterTarget(created), before: null, after: clusterJson(created) });
+        return created;
+      });
       res.set('Location', clusterUri(cluster.id));
       send(req, res, 201, clusterJson(cluster));
     },
@@ -61,15 +67,23 @@ export function clustersRouter(db: Db, auth: RequestHandler): Router {
       requireGlobalAdmin(operatorOf(res));
       const cluster = await visibleCluster(req.params.id, () => true);
       const patch = validate<ClusterPatchInput>(clusterPatchSchema, await parseBody(req));
-      const updated = await updateCluster(db, cluster.id, patch);
-      if (!updated) throw errors.notFound(`No cluster with id '${req.params.id}'.`);
+      const updated = await db.transaction(async (trx) => {
+        const before = await getCluster(trx, cluster.id, true);
+        const after = before && (await updateCluster(trx, before.id, patch));
+        if (!before || !after) throw errors.notFound(`No cluster with id '${escapeHtml(String(req.params.id))}'.`);
+        await recordAudit(trx, actorOf(req, res), { action: 'update', target: clusterTarget(after), before: clusterJson(before), after: clusterJson(after) });
+        return after;
+      });
       send(req, res, 202, clusterJson(updated));
     },
     DELETE: async (req, res) => {
       requireGlobalAdmin(operatorOf(res));
       const cluster = await visibleCluster(req.params.id, () => true);
-      const deleted = await db.transaction((trx) => deleteCluster(trx, cluster.id));
-      if (!deleted) throw errors.notFound(`No cluster with id '${req.params.id}'.`);
+      await db.transaction(async (trx) => {
+        const deleted = await deleteCluster(trx, cluster.id);
+        if (!deleted) throw errors.notFound(`No cluster with id '${escapeHtml(String(req.params.id))}'.`);
+        await recordAudit(trx, actorOf(req, res), { action: 'delete', target: clusterTarget(deleted), before: clusterJson(deleted), after: null });
+      });
       res.status(204).end();
     },
   });

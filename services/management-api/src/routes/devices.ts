@@ -1,5 +1,5 @@
 import { Router, type RequestHandler } from 'express';
-import { computeCapacity, validateDeviceReport } from '@cairn/domain';
+import { computeCapacity, errors, validateDeviceReport } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { canSeeCluster, operatorOf, requireWriterOn } from '../http/auth';
 import { parseBody } from '../http/body';
@@ -8,7 +8,10 @@ import { EXACT_ONLY, INT8_MAX, NUMBER_LOOKUPS, STRING_LOOKUPS, type ResourceDef 
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
 import { API_ROOT } from '../http/uris';
-import { getCapacity, listDevices, listPolicies, replaceDeviceReport, type StoredDevice, type StoredPolicy } from '../repositories/devices';
+import { deviceReportSummary, getCapacity, listDevices, listPolicies, replaceDeviceReport, type StoredDevice, type StoredPolicy } from '../repositories/devices';
+import { recordAudit } from '../repositories/audit';
+import { getCluster } from '../repositories/clusters';
+import { actorOf, clusterTarget } from './audit';
 import { findVisibleCluster } from './clusters';
 import { sendList } from './list';
 
@@ -70,7 +73,17 @@ export function devicesRouter(db: Db, auth: RequestHandler): Router {
         report.policies,
         report.devices.map((d) => ({ policyIndexes: d.policies.map((n) => indexOf.get(n)!), usedBytes: d.usedBytes, freeBytes: d.availBytes })),
       );
-      await db.transaction((trx) => replaceDeviceReport(trx, cluster.id, report, capacity));
+      await db.transaction(async (trx) => {
+        // Holding the cluster's row serialises reports for one cluster, so "before" is exact and two
+        // reports never interleave their deletes and inserts.
+        if (!(await getCluster(trx, cluster.id, true))) throw errors.notFound(`No cluster with id '${cluster.id}'.`);
+        const before = await deviceReportSummary(trx, cluster.id);
+        await replaceDeviceReport(trx, cluster.id, report, capacity);
+        // Counts only: a report may list a million devices.
+        const after = { device_count: report.devices.length, policy_count: report.policies.length };
+        const target = { ...clusterTarget(cluster), uri: `${API_ROOT}/clusters/${cluster.id}/devices/` };
+        await recordAudit(trx, actorOf(req, res), { action: 'replace_devices', target, before: { ...before }, after });
+      });
       res.status(204).end();
     },
   });

@@ -19,6 +19,8 @@ import {
   listOperators,
   updateOperator,
 } from '../repositories/operators';
+import { CLI_ACTOR, recordAudit, type AuditActor } from '../repositories/audit';
+import { actorOf, operatorTarget } from './audit';
 import { sendList } from './list';
 import { apiKeyJson, operatorJson } from './representations';
 
@@ -52,11 +54,24 @@ export async function resolveClusterRefs(db: Db, refs: Array<number | string>): 
 
 const isGlobalAdmin = (o: Operator) => o.role === 'admin' && o.clusterIds.length === 0;
 
-/** Create an operator with its first API key, inside the caller's transaction. */
-export async function createOperatorWithKey(db: Db, input: { name: string; role: 'admin' | 'reader'; clusterIds: number[]; key?: string }) {
+/**
+ * Create an operator with its first API key, inside the caller's transaction, and record it in the
+ * audit trail as done by `actor` (the `cairn operator create` command when not given).
+ */
+export async function createOperatorWithKey(
+  db: Db,
+  input: { name: string; role: 'admin' | 'reader'; clusterIds: number[]; key?: string },
+  actor: AuditActor = CLI_ACTOR,
+) {
   const operator = await createOperator(db, input);
   const key = input.key ?? generateApiKey();
   const keyInfo = await addApiKey(db, operator.id, hashApiKey(key));
+  await recordAudit(db, actor, {
+    action: 'create',
+    target: operatorTarget(operator),
+    before: null,
+    after: { ...operatorJson(operator), api_keys: [apiKeyJson(keyInfo)] },
+  });
   return { operator, key, keyInfo };
 }
 
@@ -87,7 +102,7 @@ export function operatorsRouter(db: Db, auth: RequestHandler, onChange: () => vo
       requireGlobalAdmin(operatorOf(res));
       const input = validate<OperatorCreateInput>(operatorCreateSchema, await parseBody(req));
       const clusterIds = await resolveClusterRefs(db, input.clusters);
-      const { operator, key } = await db.transaction((trx) => createOperatorWithKey(trx, { name: input.name, role: input.role, clusterIds }));
+      const { operator, key } = await db.transaction((trx) => createOperatorWithKey(trx, { name: input.name, role: input.role, clusterIds }, actorOf(req, res)));
       onChange();
       res.set('Location', operatorUri(operator.id));
       send(req, res, 201, { ...operatorJson(operator), api_key: key });
@@ -101,28 +116,31 @@ export function operatorsRouter(db: Db, auth: RequestHandler, onChange: () => vo
     },
     PATCH: async (req, res) => {
       requireGlobalAdmin(operatorOf(res));
-      const before = await findOperator(req.params.id);
+      const found = await findOperator(req.params.id);
       const patch = validate<OperatorPatchInput>(operatorPatchSchema, await parseBody(req));
       const clusterIds = patch.clusters ? await resolveClusterRefs(db, patch.clusters) : undefined;
       const updated = await db.transaction(async (trx) => {
-        const result = await updateOperator(trx, before.id, { role: patch.role, clusterIds });
+        const before = await getOperator(trx, found.id, true);
+        const result = before && (await updateOperator(trx, before.id, { role: patch.role, clusterIds }));
+        if (!before || !result) throw errors.notFound(`No operator with id '${escapeHtml(String(req.params.id))}'.`);
         await keepOneGlobalAdmin(trx, before);
+        await recordAudit(trx, actorOf(req, res), { action: 'update', target: operatorTarget(result), before: operatorJson(before), after: operatorJson(result) });
         return result;
       });
       onChange();
-      if (!updated) throw errors.notFound(`No operator with id '${escapeHtml(String(req.params.id))}'.`);
       send(req, res, 202, operatorJson(updated));
     },
     DELETE: async (req, res) => {
       requireGlobalAdmin(operatorOf(res));
-      const before = await findOperator(req.params.id);
-      const deleted = await db.transaction(async (trx) => {
-        const gone = await deleteOperator(trx, before.id);
+      const found = await findOperator(req.params.id);
+      await db.transaction(async (trx) => {
+        const before = await getOperator(trx, found.id, true);
+        const gone = before !== null && (await deleteOperator(trx, before.id));
+        if (!before || !gone) throw errors.notFound(`No operator with id '${escapeHtml(String(req.params.id))}'.`);
         await keepOneGlobalAdmin(trx, before);
-        return gone;
+        await recordAudit(trx, actorOf(req, res), { action: 'delete', target: operatorTarget(before), before: operatorJson(before), after: null });
       });
       onChange();
-      if (!deleted) throw errors.notFound(`No operator with id '${escapeHtml(String(req.params.id))}'.`);
       res.status(204).end();
     },
   });
@@ -142,7 +160,12 @@ export function operatorsRouter(db: Db, auth: RequestHandler, onChange: () => vo
       const op = await findOperator(req.params.id);
       validate(emptyBodySchema, await parseBody(req));
       const key = generateApiKey();
-      const info = await addApiKey(db, op.id, hashApiKey(key));
+      const info = await db.transaction(async (trx) => {
+        const added = await addApiKey(trx, op.id, hashApiKey(key));
+        const target = { ...operatorTarget(op), uri: apiKeyUri(op.id, added.id) };
+        await recordAudit(trx, actorOf(req, res), { action: 'add_key', target, before: null, after: apiKeyJson(added) });
+        return added;
+      });
       onChange();
       res.set('Location', apiKeyUri(op.id, info.id));
       send(req, res, 201, apiKeyJson(info, key));
@@ -154,11 +177,13 @@ export function operatorsRouter(db: Db, auth: RequestHandler, onChange: () => vo
       requireGlobalAdmin(operatorOf(res));
       const op = await findOperator(req.params.id);
       const keyId = parseBigId(req.params.keyId);
-      const deleted = keyId !== null && (await deleteApiKey(db, op.id, keyId));
+      await db.transaction(async (trx) => {
+        const deleted = keyId === null ? null : await deleteApiKey(trx, op.id, keyId);
+        if (!deleted) throw errors.notFound(`No API key with id '${escapeHtml(String(req.params.keyId))}' for this operator.`);
+        const target = { ...operatorTarget(op), uri: apiKeyUri(op.id, deleted.id) };
+        await recordAudit(trx, actorOf(req, res), { action: 'delete_key', target, before: apiKeyJson(deleted), after: null });
+      });
       onChange();
-      if (!deleted) {
-        throw errors.notFound(`No API key with id '${escapeHtml(String(req.params.keyId))}' for this operator.`);
-      }
       res.status(204).end();
     },
   });

@@ -9,6 +9,8 @@ import { resourceRoute } from '../http/routing';
 import { API_ROOT, clusterIdFromRef, parseBigId, userUri } from '../http/uris';
 import { getCluster } from '../repositories/clusters';
 import { createStorageUser, deleteStorageUser, getStorageUser, listStorageUsers, updateStorageUser } from '../repositories/storage-users';
+import { recordAudit } from '../repositories/audit';
+import { actorOf, userTarget } from './audit';
 import { clustersResource } from './clusters';
 import { sendList } from './list';
 import { userJson } from './representations';
@@ -63,11 +65,15 @@ export function usersRouter(db: Db, auth: RequestHandler, hashPassword: Password
       }
       requireWriterOn(op, cluster.id);
       const passwordHash = await hashPassword(input.password);
-      const user = await createStorageUser(
-        db,
-        { clusterId: cluster.id, username: input.user, passwordHash, isSuperuser: input.is_superuser, enabled: input.enabled },
-        cluster.name,
-      );
+      const user = await db.transaction(async (trx) => {
+        const created = await createStorageUser(
+          trx,
+          { clusterId: cluster.id, username: input.user, passwordHash, isSuperuser: input.is_superuser, enabled: input.enabled },
+          cluster.name,
+        );
+        await recordAudit(trx, actorOf(req, res), { action: 'create', target: userTarget(created), before: null, after: userJson(created) });
+        return created;
+      });
       res.set('Location', userUri(user.id));
       send(req, res, 201, userJson(user, input.password));
     },
@@ -87,10 +93,15 @@ export function usersRouter(db: Db, auth: RequestHandler, hashPassword: Password
       requireWriterOn(op, existing.clusterId);
       const patch = validate<UserPatchInput>(userPatchSchema, await parseBody(req));
       const passwordHash = patch.password === undefined ? undefined : await hashPassword(patch.password);
-      const updated = await db.transaction((trx) =>
-        updateStorageUser(trx, existing.id, { passwordHash, isSuperuser: patch.is_superuser, enabled: patch.enabled }),
-      );
-      if (!updated) throw errors.notFound(`No user with id '${escapeHtml(existing.id)}'.`);
+      const updated = await db.transaction(async (trx) => {
+        const before = await getStorageUser(trx, existing.id, true);
+        const after = before && (await updateStorageUser(trx, before.id, { passwordHash, isSuperuser: patch.is_superuser, enabled: patch.enabled }));
+        if (!before || !after) throw errors.notFound(`No user with id '${escapeHtml(existing.id)}'.`);
+        // The password itself is never recorded, only that it changed.
+        const changed = patch.password === undefined ? {} : { password_changed: true };
+        await recordAudit(trx, actorOf(req, res), { action: 'update', target: userTarget(after), before: userJson(before), after: { ...userJson(after), ...changed } });
+        return after;
+      });
       send(req, res, 202, userJson(updated, patch.password));
     },
     DELETE: async (req, res) => {
@@ -98,8 +109,11 @@ export function usersRouter(db: Db, auth: RequestHandler, hashPassword: Password
       requireWriter(op);
       const existing = await findVisible(req.params.id, (c) => canSeeCluster(op, c));
       requireWriterOn(op, existing.clusterId);
-      const deleted = await db.transaction((trx) => deleteStorageUser(trx, existing.id));
-      if (!deleted) throw errors.notFound(`No user with id '${escapeHtml(existing.id)}'.`);
+      await db.transaction(async (trx) => {
+        const deleted = await deleteStorageUser(trx, existing.id);
+        if (!deleted) throw errors.notFound(`No user with id '${escapeHtml(existing.id)}'.`);
+        await recordAudit(trx, actorOf(req, res), { action: 'delete', target: userTarget(deleted), before: userJson(deleted), after: null });
+      });
       res.status(204).end();
     },
   });

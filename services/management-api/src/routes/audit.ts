@@ -1,0 +1,97 @@
+import { Router, type Request, type RequestHandler, type Response } from 'express';
+import { errors, escapeHtml, type Cluster, type Operator, type StorageUser } from '@cairn/domain';
+import type { Db } from '../db/database';
+import { operatorOf, requireGlobalAdmin } from '../http/auth';
+import { INT4_MAX, INT8_MAX, NUMBER_LOOKUPS, STRING_LOOKUPS, type Lookup, type ResourceDef } from '../http/resource';
+import { send } from '../http/respond';
+import { resourceRoute } from '../http/routing';
+import { API_ROOT, clusterUri, operatorUri, parseBigId, userUri } from '../http/uris';
+import { getAudit, listAudit, type AuditActor, type AuditRecord, type AuditTarget } from '../repositories/audit';
+import { asResource } from '../http/serialize';
+import { sendList } from './list';
+
+const KEYWORD: readonly Lookup[] = ['exact', 'in'];
+const TIME_LOOKUPS: readonly Lookup[] = ['exact', 'gt', 'gte', 'lt', 'lte'];
+
+/** Read-only: the trail is written only as a side effect of the writes it records. */
+export const auditResource: ResourceDef = {
+  name: 'audit',
+  alias: 'a',
+  listMethods: ['GET'],
+  detailMethods: ['GET'],
+  fields: {
+    id: { type: 'string', help: 'Unicode string data. Ex: "12" (a bigint id, always a string)', readonly: true, unique: true, column: 'id', filtering: NUMBER_LOOKUPS, max: INT8_MAX, ordering: true },
+    time: { type: 'datetime', help: 'When the change was committed (its transaction), ISO 8601 UTC. Filters take ISO 8601 dates or date-times.', readonly: true, column: 'occurred_at', filtering: TIME_LOOKUPS, ordering: true },
+    operator: { type: 'string', help: "Name of the operator who made the change; 'cli' or 'bootstrap' for changes made by a command on the host.", readonly: true, column: 'operator_name', filtering: STRING_LOOKUPS, ordering: true },
+    operator_id: { type: 'integer', help: 'Id of that operator; null for cli and bootstrap. Kept after the operator is deleted.', readonly: true, nullable: true, column: 'operator_id', filtering: NUMBER_LOOKUPS, max: INT4_MAX, ordering: true },
+    action: { type: 'string', help: 'create, update, delete, add_key, delete_key or replace_devices.', readonly: true, column: 'action', filtering: KEYWORD, ordering: true },
+    target_type: { type: 'string', help: 'Type of the changed resource: users, clusters or operators.', readonly: true, column: 'target_type', filtering: KEYWORD, ordering: true },
+    target_id: { type: 'string', help: 'Id of the changed resource.', readonly: true, column: 'target_id', filtering: KEYWORD },
+    target_name: { type: 'string', help: 'Its name when changed: user name, cluster name or operator name.', readonly: true, column: 'target_name', filtering: STRING_LOOKUPS, ordering: true },
+    target_uri: { type: 'string', help: 'Its resource URI (for device reports, the devices list of the cluster; for keys, the key).', readonly: true, column: 'target_uri', filtering: ['exact', 'in', 'startswith'] },
+    before: { type: 'dict', help: 'The resource before the change (null for a create), without secrets; device reports give counts.', readonly: true, nullable: true },
+    after: { type: 'dict', help: 'The resource after the change (null for a delete), without secrets; device reports give counts.', readonly: true, nullable: true },
+    request_id: { type: 'string', help: 'X-Request-Id of the request that made the change; null outside HTTP.', readonly: true, nullable: true, column: 'request_id', filtering: KEYWORD },
+    resource_uri: { type: 'string', help: 'URI of this entry.', readonly: true },
+  },
+};
+
+const LIST = `${API_ROOT}/audit/`;
+export const auditUri = (id: string): string => `${API_ROOT}/audit/${id}/`;
+
+export const auditJson = (a: AuditRecord) =>
+  asResource({
+    action: a.action,
+    after: a.after,
+    before: a.before,
+    id: a.id,
+    operator: a.operatorName,
+    operator_id: a.operatorId,
+    request_id: a.requestId,
+    resource_uri: auditUri(a.id),
+    target_id: a.targetId,
+    target_name: a.targetName,
+    target_type: a.targetType,
+    target_uri: a.targetUri,
+    time: a.time.toISOString(),
+  });
+
+/**
+ * The authenticated operator and the request id the request-logging middleware assigned (the
+ * response header it set, else pino-http's `req.id`).
+ */
+export function actorOf(req: Request, res: Response): AuditActor {
+  const op = operatorOf(res);
+  const header = res.getHeader('X-Request-Id');
+  const fallback = (req as { id?: unknown }).id;
+  const requestId = typeof header === 'string' ? header : typeof fallback === 'string' ? fallback : null;
+  return { operatorId: op.id, operatorName: op.name, requestId };
+}
+
+export const userTarget = (u: Pick<StorageUser, 'id' | 'username'>): AuditTarget => ({ type: 'users', id: u.id, name: u.username, uri: userUri(u.id) });
+export const clusterTarget = (c: Pick<Cluster, 'id' | 'name'>): AuditTarget => ({ type: 'clusters', id: c.id, name: c.name, uri: clusterUri(c.id) });
+export const operatorTarget = (o: Pick<Operator, 'id' | 'name'>): AuditTarget => ({ type: 'operators', id: o.id, name: o.name, uri: operatorUri(o.id) });
+
+/** Admins with access to every cluster only: the trail shows every cluster and every operator. */
+export function auditRouter(db: Db, auth: RequestHandler): Router {
+  const router = Router();
+
+  resourceRoute(router, '/audit/', auth, {
+    GET: async (req, res) => {
+      requireGlobalAdmin(operatorOf(res));
+      await sendList(req, res, auditResource, LIST, (q) => listAudit(db, q), auditJson);
+    },
+  });
+
+  resourceRoute(router, '/audit/:id/', auth, {
+    GET: async (req, res) => {
+      requireGlobalAdmin(operatorOf(res));
+      const id = parseBigId(req.params.id);
+      const record = id === null ? null : await getAudit(db, id);
+      if (!record) throw errors.notFound(`No audit entry with id '${escapeHtml(String(req.params.id))}'.`);
+      send(req, res, 200, auditJson(record));
+    },
+  });
+
+  return router;
+}
