@@ -9,6 +9,7 @@ import { errorHandler } from './http/errors';
 import { negotiateFormat } from './http/negotiate';
 import { send } from './http/respond';
 import { API_ROOT } from './http/uris';
+import { auditResource, auditRouter } from './routes/audit';
 import { clustersResource, clustersRouter } from './routes/clusters';
 import { operatorsResource, operatorsRouter } from './routes/operators';
 import { devicesRouter, DEVICE_REPORT_LIMIT } from './routes/devices';
@@ -52,11 +53,12 @@ export function createApp(deps: Deps): Express {
     negotiateFormat(req.query.format, req.get('accept'));
     next();
   });
-  api.use(discoveryRouter([clustersResource, operatorsResource, usersResource], auth));
+  api.use(discoveryRouter([auditResource, clustersResource, operatorsResource, usersResource], auth));
   api.use(clustersRouter(db, auth));
   api.use(usersRouter(db, auth, deps.hashPassword));
   api.use(devicesRouter(db, auth));
   api.use(operatorsRouter(db, auth, () => credentials.clear()));
+  api.use(auditRouter(db, auth));
   api.use((req) => {
     throw errors.notFound(`No resource at ${req.path.replace(/[<>&"']/g, '')}.`);
   });
