@@ -14,7 +14,17 @@ export interface RequestIdOptions {
   echo: readonly string[];
 }
 
-type WithId = IncomingMessage & { id?: unknown; log?: Logger };
+export interface RequestLogOptions {
+  /**
+   * The path as it is logged (query strings never are): a service whose paths can carry a secret
+   * (a token in `/v2.0/tokens/<id>`) hides it here.
+   */
+  logPath?: (path: string) => string;
+}
+
+type WithId = IncomingMessage & { id?: unknown; log?: Logger; logPath?: string };
+
+const loggedPath = (req: IncomingMessage): string => (req as WithId).logPath ?? String(req.url).split('?')[0]!;
 
 /** The request id `requestLogging` gave this request (also in its response headers and log lines). */
 export function requestIdOf(req: IncomingMessage): string | undefined {
@@ -30,7 +40,7 @@ export function requestIdOf(req: IncomingMessage): string | undefined {
 export function requestLogger(req: IncomingMessage, log: Logger): Logger {
   const own = (req as WithId).log;
   if (own) return own;
-  return log.child({ req: { id: requestIdOf(req), method: req.method, url: String(req.url).split('?')[0] } });
+  return log.child({ req: { id: requestIdOf(req), method: req.method, url: loggedPath(req) } });
 }
 
 /**
@@ -39,8 +49,9 @@ export function requestLogger(req: IncomingMessage, log: Logger): Logger {
  * stay out of logs). Above `info` nothing per request would be written, so pino-http's work
  * (a child logger, serialised bindings, listeners) is skipped: it was measurable in bench/.
  */
-export function requestLogging(log: Logger, id: RequestIdOptions): RequestHandler {
+export function requestLogging(log: Logger, id: RequestIdOptions, options: RequestLogOptions = {}): RequestHandler {
   const requestId = (req: IncomingMessage, res: ServerResponse): string => {
+    if (options.logPath) (req as WithId).logPath = options.logPath(String(req.url).split('?')[0]!);
     let value: string | undefined;
     for (const header of id.accept) {
       const given = req.headers[header];
@@ -58,7 +69,8 @@ export function requestLogging(log: Logger, id: RequestIdOptions): RequestHandle
     return pinoHttp({
       logger: log,
       genReqId: requestId,
-      serializers: { req: (req) => ({ id: req.id, method: req.method, url: String(req.url).split('?')[0] }) },
+      // pino-http hands the serializer its own summary of the request; `raw` is the request itself.
+      serializers: { req: (req) => ({ id: req.id, method: req.method, url: loggedPath(req.raw as IncomingMessage) }) },
     });
   }
   return (req, res, next) => {

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Deps } from './deps';
 import { declaredBodyLimit } from './http/body-limit';
 import { errorHandler, notFound } from './http/errors';
+import { logPath } from './http/log-path';
 import { discoveryRouter } from './routes/discovery';
 import { keystoneV2Router } from './routes/keystone-v2';
 import { keystoneV3Router } from './routes/keystone-v3';
@@ -21,7 +22,7 @@ export function createApp(deps: Deps): Express {
   // req.ip (the per-address login limit) comes from X-Forwarded-For only through trusted proxies.
   app.set('trust proxy', deps.trustProxy ?? false);
 
-  app.use(requestLogging(log, { header: 'x-openstack-request-id', pattern: /^req-[\w-]{1,128}$/, generate: () => `req-${randomUUID()}` }));
+  app.use(requestLogging(log, { header: 'x-openstack-request-id', pattern: /^req-[\w-]{1,128}$/, generate: () => `req-${randomUUID()}` }, { logPath }));
   // Answers depend on the caller's token (as in Keystone), so caches must key on it.
   app.use((_req, res, next) => {
     res.vary('X-Auth-Token');
