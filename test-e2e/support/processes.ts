@@ -66,3 +66,82 @@ export function cairn(args: string[], env: Record<string, string>): Promise<{ co
     child.once('exit', (code) => resolve({ code, out }));
   });
 }
+
+/** One service process (a replica) started from its own server.ts, as a deployment runs it. */
+export interface ServiceProcess {
+  child: ChildProcess;
+  port: number;
+  /** http://127.0.0.1:<port> */
+  url: string;
+  output: () => string;
+  /** Resolves with the exit code (null when killed by a signal) once the process has exited. */
+  exited: Promise<number | null>;
+  /** SIGTERM (graceful), then SIGKILL after `graceMs`; resolves when the process is gone. */
+  stop: (graceMs?: number) => Promise<void>;
+}
+
+/** A port that was free a moment ago on 127.0.0.1 (the kernel picks it; the caller binds it next). */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const SERVICE_PORT_ENV = { 'management-api': ['CAIRN_API_HOST', 'CAIRN_API_PORT'], 'auth-gateway': ['CAIRN_GATEWAY_HOST', 'CAIRN_GATEWAY_PORT'] } as const;
+
+/**
+ * Starts `services/<service>/src/server.ts` as a real process (`child` is the server itself, so
+ * signals reach it directly) on a free loopback port and waits
+ * until its /healthz answers. The port is chosen before the start (so a load balancer's config can
+ * name it); if another process took it meanwhile the start fails with EADDRINUSE and is retried.
+ */
+export async function startService(service: 'management-api' | 'auth-gateway', env: Record<string, string>, timeoutMs = 60_000): Promise<ServiceProcess> {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const [hostVar, portVar] = SERVICE_PORT_ENV[service];
+    // Node itself with tsx as a loader, not the tsx CLI: the CLI runs the server in a child
+    // process, so a SIGKILL meant for the server would kill only the wrapper and orphan it.
+    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'services', service, 'src', 'server.ts')], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...env, [hostVar]: '127.0.0.1', [portVar]: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    // Keep only the tail: enough to explain a failure, bounded whatever the process prints.
+    let out = '';
+    const keep = (d: Buffer) => {
+      out = (out + d.toString()).slice(-64_000);
+    };
+    child.stdout!.on('data', keep);
+    child.stderr!.on('data', keep);
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    let gone = false;
+    void exited.then(() => (gone = true));
+    const url = `http://127.0.0.1:${port}`;
+    const stop = async (graceMs = 5_000) => {
+      if (gone) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    };
+    for (;;) {
+      if (gone) break;
+      const ok = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.ok, () => false);
+      // Still ours: a process that lost the port race exits with EADDRINUSE instead of staying up.
+      if (ok && !gone) return { child, port, url, output: () => out, exited, stop };
+      if (Date.now() > deadline) {
+        await stop(1_000);
+        throw new Error(`${service} did not answer /healthz on ${url} within ${timeoutMs} ms:\n${out}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    if (!out.includes('EADDRINUSE') || attempt >= 3) throw new Error(`${service} exited during start (code ${child.exitCode}):\n${out}`);
+  }
+}

@@ -1,0 +1,299 @@
+/**
+ * A deployment in miniature: two management-api and two auth-gateway processes (started from their
+ * server.ts, as real processes) behind a real nginx, on a fresh Postgres database migrated once by
+ * `cairn migrate`, with the real Redis. Replicas share nothing but Postgres and Redis.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { Client } from 'pg';
+import { cairn, startService, type ServiceProcess } from '../support/processes';
+import { apiCall, v1Login, v3Login, validate, validateV2 } from './client';
+import { runLoad } from './load';
+import { requireNginx, startNginx, type RunningNginx } from './nginx';
+
+const ADMIN_DB_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const PASSWORD = 'replica-test-password-0123';
+const SERVICE_PASSWORD = 'replica-service-password-0123';
+
+/** Every child this file starts, so that they are all ended whatever happens (also on a crash). */
+const children = new Set<{ child: { kill: (s: NodeJS.Signals) => boolean; exitCode: number | null; signalCode: NodeJS.Signals | null } }>();
+const killAll = () => {
+  for (const c of children) if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');
+};
+process.once('exit', killAll);
+
+/**
+ * Repeats an attempt (every 20 ms, each after the previous answered) until one is refused; every
+ * attempt's start is measured from `from`. Returns when the first refused attempt started (or
+ * Infinity after `limitMs`) and the attempts, to report.
+ */
+async function firstRefusal(from: number, limitMs: number, refused: () => Promise<boolean>): Promise<{ startedAt: number; attempts: string[] }> {
+  const attempts: string[] = [];
+  for (;;) {
+    const started = Date.now() - from;
+    const no = await refused();
+    attempts.push(`${started}ms:${no ? 'refused' : 'accepted'}(${Date.now() - from - started}ms)`);
+    if (no) return { startedAt: started, attempts };
+    if (Date.now() - from > limitMs) return { startedAt: Infinity, attempts };
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('two management-api and two auth-gateway replicas behind nginx (Postgres + Redis)', () => {
+  const dbName = `cairn_replicas_${randomBytes(4).toString('hex')}`;
+  const dbUrl = (() => {
+    const u = new URL(ADMIN_DB_URL);
+    u.pathname = `/${dbName}`;
+    return u.toString();
+  })();
+  const adminKey = randomBytes(24).toString('base64url');
+  const adminAuth = `ApiKey replica-admin:${adminKey}`;
+  let dir: string;
+  let pgAdmin: Client | undefined;
+  let api: ServiceProcess[] = [];
+  let gw: ServiceProcess[] = [];
+  let lb: RunningNginx | undefined;
+  let clusterUri: string;
+  let clusterUuid: string | undefined;
+  let serviceToken: string;
+
+  const createUser = async (user: string, extra: Record<string, unknown> = {}) => {
+    const res = await apiCall(lb!.url, adminAuth, 'POST', '/api/v1/users/', { cluster: clusterUri, user, password: PASSWORD, ...extra });
+    if (res.status !== 201) throw new Error(`creating ${user}: ${res.status} ${JSON.stringify(res.json)}`);
+    return res.json as { id: string };
+  };
+
+  beforeAll(async () => {
+    // Fails the whole file with a clear message when nginx is missing: never a silent skip.
+    requireNginx();
+    const t0 = Date.now();
+    const phases: string[] = [];
+    const phase = (name: string) => phases.push(`${name} ${Date.now() - t0}ms`);
+    dir = mkdtempSync(join(tmpdir(), 'cairn-replicas-'));
+    pgAdmin = new Client({ connectionString: ADMIN_DB_URL });
+    await pgAdmin.connect();
+    await pgAdmin.query(`CREATE DATABASE ${dbName}`);
+
+    // The migration job of a deployment: once, before any replica starts.
+    const migrated = await cairn(['migrate'], { DATABASE_URL: dbUrl });
+    if (migrated.code !== 0) throw new Error(`cairn migrate failed:\n${migrated.out}`);
+    phase('migrated');
+
+    const apiEnv = { DATABASE_URL: dbUrl, CAIRN_MIGRATE_ON_START: 'false', CAIRN_ADMIN_USER: 'replica-admin', CAIRN_ADMIN_KEY: adminKey, DATABASE_POOL_MAX: '5' };
+    // Both at once: their first-start bootstrap (admin, default cluster) must not race.
+    const apiStarts = [startService('management-api', apiEnv), startService('management-api', apiEnv)];
+    for (const p of apiStarts) void p.then((s) => children.add(s), () => undefined);
+    api = await Promise.all(apiStarts);
+    phase('api replicas up');
+
+    const gwEnv = { DATABASE_URL: dbUrl, REDIS_URL, CAIRN_GATEWAY_CLUSTER: 'default', DATABASE_POOL_MAX: '5' };
+    // Both at once too: without CAIRN_GATEWAY_SIGNING_KEY they agree on one key through Redis.
+    const gwStarts = [startService('auth-gateway', gwEnv), startService('auth-gateway', gwEnv)];
+    for (const p of gwStarts) void p.then((s) => children.add(s), () => undefined);
+    gw = await Promise.all(gwStarts);
+    phase('gateway replicas up');
+
+    lb = await startNginx(dir, { api: api.map((a) => `127.0.0.1:${a.port}`), gateway: gw.map((g) => `127.0.0.1:${g.port}`) }, { exposeUpstream: true });
+    children.add(lb);
+
+    const clusters = await apiCall(lb.url, adminAuth, 'GET', '/api/v1/clusters/');
+    expect(clusters.status).toBe(200);
+    expect(clusters.json.objects).toHaveLength(1);
+    clusterUri = clusters.json.objects[0].resource_uri;
+    clusterUuid = clusters.json.objects[0].uuid;
+
+    await createUser('swift-service', { is_superuser: true, password: SERVICE_PASSWORD });
+    const service = await v3Login(lb.url, 'swift-service', SERVICE_PASSWORD);
+    expect(service.status).toBe(201);
+    serviceToken = service.token!;
+    phase('nginx up, service user created');
+    console.log(`set-up: ${phases.join(', ')}`);
+  }, 90_000);
+
+  afterAll(async () => {
+    // Each step on its own: one failing must not leave the others' processes running.
+    await Promise.allSettled([lb?.stop(), ...api.map((a) => a.stop(2_000)), ...gw.map((g) => g.stop(2_000))]);
+    killAll();
+    if (pgAdmin) {
+      await pgAdmin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
+      await pgAdmin.end();
+    }
+    if (clusterUuid) {
+      // The gateways' key space: every key under this run's (fresh) cluster uuid.
+      const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+      try {
+        const keys = await redis.keys(`cairn:${clusterUuid}:*`);
+        if (keys.length) await redis.del(...keys);
+      } catch {
+        // Cleanup only.
+      } finally {
+        redis.disconnect();
+      }
+    }
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  }, 30_000);
+
+  it('when two API replicas started at once on an empty database, then there is one admin and one default cluster', async () => {
+    const db = new Client({ connectionString: dbUrl });
+    await db.connect();
+    try {
+      expect((await db.query('SELECT name FROM operators')).rows).toEqual([{ name: 'replica-admin' }]);
+      expect((await db.query('SELECT name FROM clusters')).rows).toEqual([{ name: 'default' }]);
+    } finally {
+      await db.end();
+    }
+  });
+
+  it('when a token is issued by one gateway replica, then the other replica and the load balancer accept it', async () => {
+    await createUser('alice');
+    const [a, b] = gw as [ServiceProcess, ServiceProcess];
+
+    const fromA = await v1Login(a.url, 'alice', PASSWORD);
+    expect(fromA.status).toBe(200);
+    expect((await validate(b.url, serviceToken, fromA.token!)).status).toBe(200);
+    expect(await validateV2(b.url, serviceToken, fromA.token!)).toBe(200);
+    expect((await validate(lb!.url, serviceToken, fromA.token!)).status).toBe(200);
+
+    const fromB = await v3Login(b.url, 'alice', PASSWORD);
+    expect(fromB.status).toBe(201);
+    expect((await validate(a.url, serviceToken, fromB.token!)).status).toBe(200);
+
+    // A token revoked on one replica is dead on the other (Redis is the only token state).
+    const revoke = await fetch(`${a.url}/auth/v3/auth/tokens`, { method: 'DELETE', headers: { 'X-Auth-Token': serviceToken, 'X-Subject-Token': fromB.token! } });
+    expect(revoke.status).toBe(204);
+    expect((await validate(b.url, serviceToken, fromB.token!)).status).toBe(404);
+  });
+
+  it('when a user is disabled through one API replica, then both gateway replicas refuse its token and its logins within 1 s', async () => {
+    const bob = await createUser('bob');
+    const [a, b] = gw as [ServiceProcess, ServiceProcess];
+    const token = (await v1Login(a.url, 'bob', PASSWORD)).token!;
+    // Warm every cache that could keep bob alive: each gateway's remembered password check and
+    // its recently read user row.
+    for (const g of gw) {
+      expect((await v1Login(g.url, 'bob', PASSWORD)).status).toBe(200);
+      expect((await validate(g.url, serviceToken, token)).status).toBe(200);
+    }
+
+    const sent = Date.now();
+    const patched = await apiCall(api[0]!.url, adminAuth, 'PATCH', `/api/v1/users/${bob.id}/`, { enabled: false });
+    const acked = Date.now();
+    expect(patched.status).toBe(202);
+
+    // Measured from the API's acknowledgement: when the first attempt that was refused started.
+    // (A login of a disabled user still costs a full scrypt run, like a wrong password, so its
+    // answer takes that long; what matters is that no attempt started after the disable succeeds.)
+    const probes = await Promise.all([
+      firstRefusal(acked, 3_000, async () => (await validate(a.url, serviceToken, token)).status === 404),
+      firstRefusal(acked, 3_000, async () => (await validate(b.url, serviceToken, token)).status === 404),
+      firstRefusal(acked, 3_000, async () => (await v1Login(a.url, 'bob', PASSWORD)).status === 401),
+      firstRefusal(acked, 3_000, async () => (await v1Login(b.url, 'bob', PASSWORD)).status === 401),
+    ]);
+    const [tokenA, tokenB, loginA, loginB] = probes.map((p) => p.startedAt) as [number, number, number, number];
+    console.log(
+      `disable → refused on both gateways, ms after the 202 (PATCH took ${acked - sent} ms): ${JSON.stringify({ tokenA, tokenB, loginA, loginB })}\n` +
+        `  attempts (start:answer(duration)): ${JSON.stringify(probes.map((p) => p.attempts))}`,
+    );
+    expect(Math.max(tokenA, tokenB, loginA, loginB)).toBeLessThan(1000);
+
+    // And it stays refused (no replica flips back to a stale row).
+    await new Promise((r) => setTimeout(r, 300));
+    for (const g of gw) {
+      expect((await validate(g.url, serviceToken, token)).status).toBe(404);
+      expect((await v1Login(g.url, 'bob', PASSWORD)).status).toBe(401);
+    }
+  });
+
+  it('when one API replica and one gateway replica are SIGKILLed under load, then the load balancer keeps answering and no acknowledged write is lost', async () => {
+    await createUser('loader');
+    // Steady state before the fault: each gateway has checked the loader's password once (the
+    // first check costs a full scrypt run; later ones hit the remembered check).
+    for (const g of gw) expect((await v1Login(g.url, 'loader', PASSWORD)).status).toBe(200);
+    const [, api2] = api as [ServiceProcess, ServiceProcess];
+    const [, gw2] = gw as [ServiceProcess, ServiceProcess];
+    const killed = { api: `127.0.0.1:${api2.port}`, gw: `127.0.0.1:${gw2.port}` };
+
+    const load = await runLoad({
+      lb: lb!.url,
+      adminAuth,
+      clusterUri,
+      password: PASSWORD,
+      loginUser: 'loader',
+      serviceToken,
+      writers: 4,
+      readers: 1,
+      gatewayClients: 3,
+      durationMs: 10_000,
+      fault: {
+        atMs: 4_000,
+        run: async () => {
+          api2.child.kill('SIGKILL');
+          gw2.child.kill('SIGKILL');
+          await Promise.all([api2.exited, gw2.exited]);
+        },
+      },
+    });
+    const { outcomes, faultAt } = load;
+    const before = outcomes.filter((o) => o.at < faultAt);
+    const after = outcomes.filter((o) => o.at > faultAt + 500);
+    const count = (list: typeof outcomes) => list.reduce<Record<string, number>>((acc, o) => ((acc[`${o.kind} ${o.status}`] = (acc[`${o.kind} ${o.status}`] ?? 0) + 1), acc), {});
+    const byUpstream = (list: typeof outcomes) => list.reduce<Record<string, number>>((acc, o) => ((acc[o.upstream] = (acc[o.upstream] ?? 0) + 1), acc), {});
+    const failedOver = outcomes.filter((o) => o.upstream.includes(','));
+    console.log(
+      `load: ${outcomes.length} requests, fault at ${faultAt} ms\n` +
+        `  answers: ${JSON.stringify(count(outcomes))}\n` +
+        `  failed over to the next replica by nginx: ${failedOver.length} (${JSON.stringify(count(failedOver))})\n` +
+        `  answered by, before the fault: ${JSON.stringify(byUpstream(before))}, after: ${JSON.stringify(byUpstream(after))} (killed: ${killed.api}, ${killed.gw})`,
+    );
+
+    // The fault really happened mid-way, and the load ran on both sides of it.
+    expect(api2.child.signalCode).toBe('SIGKILL');
+    expect(gw2.child.signalCode).toBe('SIGKILL');
+    expect(faultAt).toBeGreaterThan(3_000);
+    // Before the fault both replicas of each service served requests; after it, only survivors.
+    expect(before.some((o) => o.upstream === killed.api)).toBe(true);
+    expect(before.some((o) => o.upstream === killed.gw)).toBe(true);
+    expect(after.filter((o) => o.kind === 'create' && o.status === 201).length).toBeGreaterThan(0);
+    expect(after.filter((o) => o.kind === 'validate' && o.status === 200).length).toBeGreaterThan(0);
+    const answeredBy = (o: { upstream: string }) => o.upstream.split(', ').pop();
+    expect(after.filter((o) => answeredBy(o) === killed.api || answeredBy(o) === killed.gw)).toEqual([]);
+
+    // No request went unanswered at the connection level.
+    expect(outcomes.filter((o) => o.status === 0)).toEqual([]);
+    // Idempotent requests and logins are retried by nginx: every one of them succeeded.
+    expect(outcomes.filter((o) => o.kind !== 'create' && o.status !== 200 && o.status !== 201)).toEqual([]);
+    // A POST that was in flight on the killed API replica cannot be replayed safely: at most one
+    // per writer may have been answered 502. Nothing else but 201.
+    const creates = outcomes.filter((o) => o.kind === 'create');
+    const lost = creates.filter((o) => o.status === 502);
+    expect(creates.filter((o) => o.status !== 201 && o.status !== 502)).toEqual([]);
+    expect(lost.length).toBeLessThanOrEqual(4);
+
+    // Every acknowledged create is in the database, and nothing is there that was not asked for.
+    const db = new Client({ connectionString: dbUrl });
+    await db.connect();
+    let stored: Set<string>;
+    try {
+      stored = new Set((await db.query<{ username: string }>("SELECT username FROM storage_users WHERE username LIKE 'load-%'")).rows.map((r) => r.username));
+    } finally {
+      await db.end();
+    }
+    const acknowledged = creates.filter((o) => o.status === 201).map((o) => o.user!);
+    expect(acknowledged.filter((u) => !stored.has(u))).toEqual([]);
+    const asked = new Set(creates.map((o) => o.user!));
+    expect([...stored].filter((u) => !asked.has(u))).toEqual([]);
+    // A 502 create is "outcome unknown" to its client: the replica may have committed just before
+    // dying. Reported, not hidden: a client retrying it gets 201 or "already exists".
+    const committedDespite502 = lost.filter((o) => stored.has(o.user!)).map((o) => o.user!);
+    console.log(`creates: ${acknowledged.length} acknowledged (all stored); 502: ${lost.length}, of which committed anyway: ${JSON.stringify(committedDespite502)}`);
+
+    // Tokens issued during the load, also by the killed gateway, are still valid (Redis holds them).
+    const sample = load.tokens.filter((_, i) => i % Math.max(1, Math.floor(load.tokens.length / 50)) === 0);
+    const revalidated = await Promise.all(sample.map((t) => validate(lb!.url, serviceToken, t).then((r) => r.status)));
+    expect(revalidated.filter((s) => s !== 200)).toEqual([]);
+  }, 60_000);
+});
