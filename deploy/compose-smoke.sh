@@ -1,0 +1,94 @@
+#!/bin/sh
+# Walks through the running compose stack as its clients would: the management API through nginx
+# with the admin key, the real swift CLI (V1 and Keystone V3) against each cluster's auth_url, a
+# token issued by one gateway replica validated by the other, and revocation on user deletion.
+# Needs curl, python3 and swift (python3-swiftclient). Not part of `pnpm test` (it needs the stack).
+#
+#   sh deploy/compose-smoke.sh                              # podman-compose, project "main"
+#   EXEC='docker compose exec -T' sh deploy/compose-smoke.sh   # Docker Compose v2
+set -eu
+EXEC=${EXEC:-podman-exec}
+HOST=${CAIRN_PUBLIC_HOST:-127.0.0.1}
+API=http://$HOST:8000/api/v1
+EAST=http://$HOST:5001/auth
+WEST=http://$HOST:5002/auth
+PASSWORD='correct-horse-battery-staple-42'
+NEW_PASSWORD='another-long-password-0042'
+
+# `podman-exec <service> cmd…`: podman-compose names containers <project>_<service>_1.
+podman_exec() { svc=$1; shift; podman exec "${COMPOSE_PROJECT_NAME:-main}_${svc}_1" "$@"; }
+in_service() { if [ "$EXEC" = podman-exec ]; then podman_exec "$@"; else $EXEC "$@"; fi; }
+step() { printf '\n$ %s\n' "$*"; }
+json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+
+KEY=$(in_service management-api-1 cat /run/secrets/cairn/admin-api-key | tr -d '\r\n')
+AUTH="Authorization: ApiKey admin:$KEY"
+echo '# admin key: read from the cairn-secrets volume (value not shown here)'
+echo 'AUTH="Authorization: ApiKey admin:$(podman exec main_management-api-1_1 cat /run/secrets/cairn/admin-api-key)"'
+
+# The stack may still be starting (services restart until Postgres, the schema and their cluster are there).
+for _ in $(seq 60); do
+  [ "$(curl -s -o /dev/null -w '%{http_code}' -H "$AUTH" "$API/clusters/")" = 200 ] \
+    && [ "$(curl -s -o /dev/null -w '%{http_code}' "$EAST/")" = 200 ] && [ "$(curl -s -o /dev/null -w '%{http_code}' "$WEST/")" = 200 ] && break
+  sleep 1
+done
+
+step "curl -s -H \"\$AUTH\" $API/clusters/"
+curl -sf -H "$AUTH" "$API/clusters/" | json "'\n'.join(f\"{c['id']} {c['name']} auth_url={c['auth_url']} storage_url={c['storage_url']}\" for c in d['objects'])"
+
+step "curl -s -o /dev/null -w '%{http_code}' $API/clusters/   (no key)"
+curl -s -o /dev/null -w '%{http_code}\n' "$API/clusters/"
+
+step "curl -s -i -H \"\$AUTH\" -H 'Content-Type: application/json' -X POST $API/users/ -d '{cluster: /api/v1/clusters/1/, user: alice, password: …}'"
+created=$(curl -s -i -H "$AUTH" -H 'Content-Type: application/json' -X POST "$API/users/" \
+  -d "{\"cluster\": \"/api/v1/clusters/1/\", \"user\": \"alice\", \"password\": \"$PASSWORD\"}")
+printf '%s\n' "$created" | grep -iE '^HTTP/|^location:' | tr -d '\r'
+ALICE=$(printf '%s\n' "$created" | sed -n 's#^[Ll]ocation: .*/users/\([0-9]*\)/.*#\1#p' | tr -d '\r')
+step "curl -s -H \"\$AUTH\" $API/users/$ALICE/"
+curl -sf -H "$AUTH" "$API/users/$ALICE/"; echo
+step "curl -s -H \"\$AUTH\" -X PATCH $API/users/$ALICE/ -d password=…  -w '%{http_code}'"
+curl -s -o /dev/null -w '%{http_code}\n' -H "$AUTH" -X PATCH "$API/users/$ALICE/" -d "password=$NEW_PASSWORD"
+step "curl -s -H \"\$AUTH\" -X POST $API/users/ (superuser ops on east, for token validation)"
+ops=$(curl -s -i -H "$AUTH" -H 'Content-Type: application/json' -X POST "$API/users/" \
+  -d "{\"cluster\": \"/api/v1/clusters/1/\", \"user\": \"ops\", \"password\": \"$PASSWORD\", \"is_superuser\": true}")
+printf '%s\n' "$ops" | grep -iE '^HTTP/' | tr -d '\r'
+
+step "swift -A $EAST/v1.0 -U alice -K '…' auth     (the old password)"
+swift -A "$EAST/v1.0" -U alice -K "$PASSWORD" auth 2>&1 | sed 's/^/  /' || true
+step "swift -A $EAST/v1.0 -U alice -K '…' auth     (the new password)"
+swift -A "$EAST/v1.0" -U alice -K "$NEW_PASSWORD" auth
+step "swift --auth-version 3 --os-auth-url $EAST/v3 --os-username alice --os-password '…' --os-project-name alice --os-user-domain-id default --os-project-domain-id default auth"
+swift --auth-version 3 --os-auth-url "$EAST/v3" --os-username alice --os-password "$NEW_PASSWORD" --os-project-name alice \
+  --os-user-domain-id default --os-project-domain-id default auth
+step "swift -A $WEST/v1.0 -U alice -K '…' auth     (alice is a user of east, not of west)"
+swift -A "$WEST/v1.0" -U alice -K "$NEW_PASSWORD" auth 2>&1 | sed 's/^/  /' || true
+
+# A replica by itself: node's fetch inside that replica's container, on its own port 5000.
+fetch_in() {
+  svc=$1; shift
+  in_service "$svc" node -e "
+    const [method, path, ...h] = process.argv.slice(1);
+    const headers = Object.fromEntries(h.map((x) => x.split(/:(.*)/s).slice(0, 2).map((s) => s.trim())));
+    fetch('http://127.0.0.1:5000' + path, { method, headers }).then(async (r) => {
+      console.log(r.status, 'x-subject-token=' + (r.headers.get('x-auth-token') ?? r.headers.get('x-subject-token') ?? ''));
+      const t = await r.text(); if (t) console.log(t.slice(0, 300));
+    });" "$@"
+}
+step "gateway-east-1: GET /auth/v1.0 as alice, and as ops (superuser)"
+ALICE_TOKEN=$(fetch_in gateway-east-1 GET /auth/v1.0 "X-Auth-User: alice" "X-Auth-Key: $NEW_PASSWORD" | sed -n 's/^200 x-subject-token=//p')
+OPS_TOKEN=$(fetch_in gateway-east-1 GET /auth/v1.0 "X-Auth-User: ops" "X-Auth-Key: $PASSWORD" | sed -n 's/^200 x-subject-token=//p')
+echo "alice token from gateway-east-1: $(printf %s "$ALICE_TOKEN" | cut -c1-24)…  ops token: $(printf %s "$OPS_TOKEN" | cut -c1-24)…"
+step "gateway-east-2: GET /auth/v3/auth/tokens  X-Auth-Token: <ops> X-Subject-Token: <alice's token from east-1>"
+fetch_in gateway-east-2 GET /auth/v3/auth/tokens "X-Auth-Token: $OPS_TOKEN" "X-Subject-Token: $ALICE_TOKEN" | cut -c1-300
+step "through nginx, four times (both replicas): curl -s -o /dev/null -w '%{http_code}' $EAST/v3/auth/tokens -H X-Auth-Token… -H X-Subject-Token…"
+for _ in 1 2 3 4; do curl -s -o /dev/null -w '%{http_code} ' -H "X-Auth-Token: $OPS_TOKEN" -H "X-Subject-Token: $ALICE_TOKEN" "$EAST/v3/auth/tokens"; done; echo
+step "the east token on west's gateway: curl … $WEST/v3/auth/tokens"
+curl -s -o /dev/null -w '%{http_code}\n' -H "X-Auth-Token: $OPS_TOKEN" -H "X-Subject-Token: $ALICE_TOKEN" "$WEST/v3/auth/tokens"
+
+step "curl -s -H \"\$AUTH\" -X DELETE $API/users/$ALICE/ -w '%{http_code}'"
+curl -s -o /dev/null -w '%{http_code}\n' -H "$AUTH" -X DELETE "$API/users/$ALICE/"
+step "alice's token after the deletion, on each replica directly"
+fetch_in gateway-east-1 GET /auth/v3/auth/tokens "X-Auth-Token: $OPS_TOKEN" "X-Subject-Token: $ALICE_TOKEN" | head -1
+fetch_in gateway-east-2 GET /auth/v3/auth/tokens "X-Auth-Token: $OPS_TOKEN" "X-Subject-Token: $ALICE_TOKEN" | head -1
+step "curl -s -H \"\$AUTH\" $API/users/$ALICE/ -w '%{http_code}'"
+curl -s -o /dev/null -w '%{http_code}\n' -H "$AUTH" "$API/users/$ALICE/"
