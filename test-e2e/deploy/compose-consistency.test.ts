@@ -1,0 +1,95 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { configSpec as gatewaySpec } from '@cairn/auth-gateway';
+import { configSpec as apiSpec } from '@cairn/management-api';
+
+/**
+ * Cheap checks that the deployment files agree with each other and with the code, so a renamed
+ * config key, secret or service breaks `pnpm test` instead of a container start. The stack itself
+ * is proven by running it (README, "Running with containers"; deploy/compose-smoke.sh), which is
+ * too slow for `pnpm test`. No YAML parser is a dependency here, so the compose file is read as
+ * text; it is written in plain block style for that reason.
+ */
+const root = join(__dirname, '..', '..');
+const read = (path: string) => readFileSync(join(root, path), 'utf8');
+// Without its comment lines: the comments name settings the file deliberately does not use.
+const compose = read('docker-compose.yml').replace(/^\s*#.*\n/gm, '');
+const nginx = read('deploy/nginx/cairn.conf');
+const secretsScript = read('deploy/secrets/init-secrets.sh');
+
+const serviceNames = (() => {
+  const body = compose.slice(compose.indexOf('\nservices:\n'), compose.indexOf('\nvolumes:\n'));
+  return [...body.matchAll(/^ {2}([a-z0-9-]+):\s*$/gm)].map((m) => m[1]);
+})();
+
+/** Every `NAME: value` line whose key looks like an environment variable. */
+const envKeys = [...new Set([...compose.matchAll(/^\s+([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1]))];
+
+const knownKeys = (spec: Record<string, { env: string; secret?: boolean }>) =>
+  Object.values(spec).flatMap((e) => (e.secret ? [e.env, `${e.env}_FILE`] : [e.env]));
+
+describe('docker-compose.yml, deploy/ and the Dockerfiles', () => {
+  it('when the compose file sets an environment variable, then a service config or an image knows it', () => {
+    const images = ['POSTGRES_USER', 'POSTGRES_DB', 'SECRETS_DIR', 'CAIRN_CLUSTERS'];
+    const known = new Set([...knownKeys(apiSpec), ...knownKeys(gatewaySpec), ...images]);
+    expect(envKeys.length).toBeGreaterThan(10);
+    expect(envKeys.filter((k) => !known.has(k))).toEqual([]);
+  });
+
+  it('when a value is a secret, then it comes through <ENV>_FILE and the secrets job generates that file', () => {
+    expect(compose).not.toMatch(/^\s+(DATABASE_URL|REDIS_URL|CAIRN_ADMIN_KEY|CAIRN_GATEWAY_SIGNING_KEY|POSTGRES_PASSWORD):/m);
+    const clusters = /CAIRN_CLUSTERS: (.+)$/m.exec(compose)![1].trim().split(/\s+/);
+    const generated = new Set([
+      ...[...secretsScript.matchAll(/^put ([a-z0-9.-]+) /gm)].map((m) => m[1]),
+      ...clusters.map((c) => `signing-key-${c}`),
+    ]);
+    const referenced = [...new Set([...compose.matchAll(/\/run\/secrets\/cairn\/([a-z0-9.-]+)/g)].map((m) => m[1]))];
+    expect(referenced.length).toBeGreaterThan(5);
+    expect(referenced.filter((f) => !generated.has(f))).toEqual([]);
+  });
+
+  it('when a gateway serves a cluster, then the migrate job declares it and the secrets job makes its signing key', () => {
+    const served = [...new Set([...compose.matchAll(/CAIRN_GATEWAY_CLUSTER: (\S+)/g)].map((m) => m[1]))];
+    const declared = [...compose.matchAll(/- name=([a-z0-9-]+),auth_url=/g)].map((m) => m[1]);
+    expect(served.sort()).toEqual(['east', 'west']);
+    expect(declared.sort()).toEqual(served);
+    expect(/CAIRN_CLUSTERS: (.+)$/m.exec(compose)![1].trim().split(/\s+/).sort()).toEqual(served);
+  });
+
+  it('when nginx proxies to a replica, then a compose service of that name exists, two per upstream', () => {
+    const upstreams = [...nginx.matchAll(/upstream (\S+) \{([^}]*)\}/g)];
+    expect(upstreams.map((u) => u[1])).toEqual(['cairn_management_api', 'cairn_gateway_east', 'cairn_gateway_west']);
+    for (const [, , body] of upstreams) {
+      const servers = [...body.matchAll(/server ([a-z0-9-]+):\d+/g)].map((m) => m[1]);
+      expect(servers).toHaveLength(2);
+      for (const s of servers) expect(serviceNames).toContain(s);
+    }
+    for (const s of ['postgres', 'redis', 'secrets', 'migrate', 'nginx']) expect(serviceNames).toContain(s);
+  });
+
+  it('when the API runs in compose, then it does not migrate at start and migrations run as a one-shot job', () => {
+    expect(compose).toMatch(/CAIRN_MIGRATE_ON_START: "false"/);
+    expect(apiSpec.migrateOnStart.env).toBe('CAIRN_MIGRATE_ON_START');
+    expect(compose).toMatch(/^ {2}migrate:\n(?: {4}.*\n)*? {4}command:\n {6}- migrate\n/m);
+    expect(compose).not.toMatch(/condition: service_healthy/);
+  });
+
+  it('when an image is built, then it pins pnpm, runs as node under tini, and checks /healthz', () => {
+    const pnpm = (JSON.parse(read('package.json')) as { packageManager: string }).packageManager;
+    for (const service of ['management-api', 'auth-gateway']) {
+      const dockerfile = read(`services/${service}/Dockerfile`);
+      const final = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+      expect(dockerfile).toContain(`npm install -g ${pnpm}`);
+      expect(final).toMatch(/^FROM node:20-bookworm-slim$/m);
+      expect(final).toMatch(/^USER node$/m);
+      expect(final).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "--"/m);
+      expect(final).toMatch(/HEALTHCHECK[^\n]*\\\n[^\n]*\/healthz/);
+      expect(final).not.toMatch(/tsx/);
+    }
+  });
+
+  it('when the build context is sent, then local dependencies, data and secrets stay out of it', () => {
+    const ignored = read('.dockerignore').split('\n').map((l) => l.trim());
+    for (const entry of ['**/node_modules', '**/data', '.git', '.env', 'bench/results', '**/dist']) expect(ignored).toContain(entry);
+  });
+});
