@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import knex from 'knex';
 import * as gateway from '@cairn/auth-gateway';
 import { LogCapture } from '@cairn/runtime';
 import { ADMIN_AUTH, ADMIN_KEY, REDIS_URL, startStack, type Stack } from '../support/stack';
