@@ -19,11 +19,11 @@ const secretsScript = read('deploy/secrets/init-secrets.sh');
 
 const serviceNames = (() => {
   const body = compose.slice(compose.indexOf('\nservices:\n'), compose.indexOf('\nvolumes:\n'));
-  return [...body.matchAll(/^ {2}([a-z0-9-]+):\s*$/gm)].map((m) => m[1]);
+  return [...body.matchAll(/^ {2}([a-z0-9-]+):\s*$/gm)].map((m) => m[1]!);
 })();
 
 /** Every `NAME: value` line whose key looks like an environment variable. */
-const envKeys = [...new Set([...compose.matchAll(/^\s+([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1]))];
+const envKeys = [...new Set([...compose.matchAll(/^\s+([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1]!))];
 
 const knownKeys = (spec: Record<string, { env: string; secret?: boolean }>) =>
   Object.values(spec).flatMap((e) => (e.secret ? [e.env, `${e.env}_FILE`] : [e.env]));
@@ -38,7 +38,7 @@ describe('docker-compose.yml, deploy/ and the Dockerfiles', () => {
 
   it('when a value is a secret, then it comes through <ENV>_FILE and the secrets job generates that file', () => {
     expect(compose).not.toMatch(/^\s+(DATABASE_URL|REDIS_URL|CAIRN_ADMIN_KEY|CAIRN_GATEWAY_SIGNING_KEY|POSTGRES_PASSWORD):/m);
-    const clusters = /CAIRN_CLUSTERS: (.+)$/m.exec(compose)![1].trim().split(/\s+/);
+    const clusters = /CAIRN_CLUSTERS: (.+)$/m.exec(compose)![1]!.trim().split(/\s+/);
     const generated = new Set([
       ...[...secretsScript.matchAll(/^put ([a-z0-9.-]+) /gm)].map((m) => m[1]),
       ...clusters.map((c) => `signing-key-${c}`),
@@ -53,14 +53,14 @@ describe('docker-compose.yml, deploy/ and the Dockerfiles', () => {
     const declared = [...compose.matchAll(/- name=([a-z0-9-]+),auth_url=/g)].map((m) => m[1]);
     expect(served.sort()).toEqual(['east', 'west']);
     expect(declared.sort()).toEqual(served);
-    expect(/CAIRN_CLUSTERS: (.+)$/m.exec(compose)![1].trim().split(/\s+/).sort()).toEqual(served);
+    expect(/CAIRN_CLUSTERS: (.+)$/m.exec(compose)![1]!.trim().split(/\s+/).sort()).toEqual(served);
   });
 
   it('when nginx proxies to a replica, then a compose service of that name exists, two per upstream', () => {
     const upstreams = [...nginx.matchAll(/upstream (\S+) \{([^}]*)\}/g)];
     expect(upstreams.map((u) => u[1])).toEqual(['cairn_management_api', 'cairn_gateway_east', 'cairn_gateway_west']);
     for (const [, , body] of upstreams) {
-      const servers = [...body.matchAll(/server ([a-z0-9-]+):\d+/g)].map((m) => m[1]);
+      const servers = [...(body ?? '').matchAll(/server ([a-z0-9-]+):\d+/g)].map((m) => m[1]);
       expect(servers).toHaveLength(2);
       for (const s of servers) expect(serviceNames).toContain(s);
     }

@@ -39,7 +39,7 @@ describe('the migrate job', () => {
   it('when a cluster is declared twice, then it is created once and then found unchanged', async () => {
     expect(await api.ensureClusters(db, [EAST])).toEqual([{ name: 'east', id: expect.any(Number), outcome: 'created' }]);
     const [again] = await api.ensureClusters(db, [EAST]);
-    expect(again.outcome).toBe('unchanged');
+    expect(again?.outcome).toBe('unchanged');
     expect(await db('clusters').where({ name: 'east' }).count({ n: '*' })).toEqual([{ n: '1' }]);
   });
 
@@ -47,7 +47,7 @@ describe('the migrate job', () => {
     const [before] = await api.ensureClusters(db, [EAST]);
     const moved = { ...EAST, auth_url: 'https://auth.example.com/auth', storage_url: 'https://swift.example.com/v1', region: 'RegionTwo' };
     const [after] = await api.ensureClusters(db, [moved]);
-    expect(after).toEqual({ name: 'east', id: before.id, outcome: 'updated' });
+    expect(after).toEqual({ name: 'east', id: before?.id, outcome: 'updated' });
     const row = await db('clusters').where({ name: 'east' }).first();
     expect([row.auth_url, row.storage_url, row.region]).toEqual([moved.auth_url, moved.storage_url, 'RegionTwo']);
     await api.ensureClusters(db, [EAST]);
