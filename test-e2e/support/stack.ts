@@ -19,6 +19,8 @@ export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export interface StackOptions {
   database?: 'postgres' | 'pglite';
   redis?: boolean;
+  /** The gateway's REDIS_URL when `redis` is true (a Cluster or Sentinel URL too); default REDIS_URL above. */
+  redisUrl?: string;
   gateway?: Partial<gateway.GatewayConfig>;
   /** Both services' log level (default: the API silent, the gateway info); lines land in apiLogs / gatewayLogs. */
   logLevel?: string;
@@ -81,7 +83,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     CAIRN_GATEWAY_HOST: '127.0.0.1',
     CAIRN_GATEWAY_PORT: '0',
     LOG_LEVEL: 'info',
-    ...(options.redis ? { REDIS_URL } : {}),
+    ...(options.redis ? { REDIS_URL: options.redisUrl ?? REDIS_URL } : {}),
   });
   const gatewayConfig = { ...config, ...options.gateway };
   const gatewayDeps = await gateway.createDeps(gatewayConfig, { db, log: gateway.createLogger(options.logLevel ?? 'info', gatewayLogs) });

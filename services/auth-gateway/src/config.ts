@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import Joi from 'joi';
 import { loadConfig, type ConfigSpec, type Env } from '@cairn/config';
+import { parseRedisUrl, RedisUrlError } from './redis';
 
 const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
@@ -74,8 +75,19 @@ export const configSpec = {
   },
   redisUrl: {
     env: 'REDIS_URL',
-    doc: 'Redis connection URL (redis:// or rediss://) for the token store.',
-    schema: Joi.string().uri({ scheme: ['redis', 'rediss'] }),
+    doc: 'Redis for the token store: one server `redis://[user:pass@]host[:6379][/db]`, a Redis Cluster `redis+cluster://[user:pass@]host1:port1,host2:port2`, or a Sentinel set `redis+sentinel://[user:pass@]sentinel1:26379,sentinel2:26379/<master-name>[/db][?sentinel_username=…&sentinel_password=…]`; `rediss…` for TLS. Unset: tokens in process memory (one instance only).',
+    schema: Joi.string()
+      .max(4096)
+      .custom((value: string, helpers) => {
+        try {
+          parseRedisUrl(value);
+          return value;
+        } catch (e) {
+          if (!(e instanceof RedisUrlError)) throw e;
+          return helpers.error('redisUrl.invalid', { reason: e.message });
+        }
+      })
+      .messages({ 'redisUrl.invalid': 'is not a usable Redis URL: {#reason}' }),
     secret: true,
   },
   storageUrl: {

@@ -1,9 +1,9 @@
-import { Redis } from 'ioredis';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { randomBytes } from 'node:crypto';
 import knex, { type Knex } from 'knex';
 import { ConfigError } from '@cairn/config';
 import type { GatewayConfig } from './config';
+import { closeRedis, createRedis, type RedisClient } from './redis';
 import { resolveCluster, type ClusterInfo } from './credentials/cluster';
 import { LoginService } from './credentials/logins';
 import { UserDirectory } from './credentials/users';
@@ -19,8 +19,8 @@ export interface Deps {
   db: Knex;
   /** Whether close() should end `db` (false when the launcher shares its own). */
   ownsDb: boolean;
-  /** The token store's Redis connection; absent when REDIS_URL is unset. */
-  redis?: Redis;
+  /** The token store's Redis connection (one server, Sentinel or Cluster); absent when REDIS_URL is unset. */
+  redis?: RedisClient;
   /** Public URL of the /auth root, without a trailing slash: configured, else the cluster's auth_url. */
   publicUrl: string;
   /** Swift proxy base (…/v1) handed out in storage URLs, without a trailing slash. */
@@ -62,44 +62,6 @@ export const REDACT_PATHS = [
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   const options = { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { service: 'auth-gateway' } };
   return destination ? pino(options, destination) : pino(options);
-}
-
-/**
- * A Redis client that connects on first use and keeps retrying with a capped backoff, so a Redis
- * restart delays requests briefly instead of failing them all; a command waits for at most
- * three reconnection attempts before it fails.
- */
-export function createRedis(url: string, log: Logger): Redis {
-  const redis = new Redis(url, {
-    lazyConnect: true,
-    // Commands issued in the same tick (a login's reads, a validation's two lookups, other
-    // requests') go out in one write: socket writes were a large share of the gateway's CPU.
-    enableAutoPipelining: true,
-    connectTimeout: 5_000,
-    maxRetriesPerRequest: 3,
-    retryStrategy: (attempt) => Math.min(attempt * 200, 5_000),
-  });
-  redis.on('error', (err: Error) => log.warn({ err: { message: err.message } }, 'redis connection error'));
-  return redis;
-}
-
-/**
- * Ends a Redis client: a connected one after its pending replies (QUIT), any other at once.
- * Resolves when the client has ended, or after `waitMs` at the latest. A client waiting to
- * reconnect has no socket left: disconnecting cancels the reconnection and there is nothing to wait for.
- */
-export async function closeRedis(redis: Redis, waitMs = 2_000): Promise<void> {
-  if (redis.status === 'end') return;
-  const idle = redis.status === 'reconnecting';
-  let timer: NodeJS.Timeout | undefined;
-  const ended = new Promise<void>((resolve) => {
-    redis.once('end', resolve);
-    timer = setTimeout(resolve, waitMs);
-  });
-  if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
-  else redis.disconnect();
-  if (!idle) await ended;
-  clearTimeout(timer);
 }
 
 export interface CreateDepsOptions {

@@ -1,15 +1,21 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis';
 import type { TokenRecord, TokenStore } from './store';
 
 /**
  * Token records in Redis under `cairn:<cluster uuid>:…`, each with the token's remaining life as
  * its TTL, so an expired or revoked token is simply absent on every replica.
+ *
+ * Redis Cluster: every command here, and the one MULTI, touches a single key, so no two keys ever
+ * need to share a hash slot and the keys carry no hash tag on purpose: a tag such as
+ * `cairn:{<uuid>}:` would put all of a cluster's tokens (one gateway deployment's whole load) in
+ * one slot, on one shard. Keep it that way: a new command over several keys (MGET, a Lua script, a
+ * MULTI over two keys) needs those keys tagged into one slot, e.g. `…:{<user>}:…`.
  */
 export class RedisTokenStore implements TokenStore {
   readonly kind = 'redis' as const;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 
