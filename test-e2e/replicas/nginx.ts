@@ -92,7 +92,8 @@ ${
       proxy_pass http://cairn_gateway;
       # Here replaying a POST is safe: a login (V2/V3 POST) only issues a token. A login replayed
       # after its first replica died mid-way leaves at most an unused token in Redis that expires,
-      # so \`non_idempotent\` lets nginx hide gateway crashes from clients completely.
+      # so \`non_idempotent\` lets nginx hide gateway crashes from clients completely. (A replayed
+      # wrong-password attempt counts twice towards the per-user failure limit: acceptable.)
       proxy_next_upstream error timeout http_502 http_503 non_idempotent;
     }
   }

@@ -171,13 +171,12 @@ describe('two management-api and two auth-gateway replicas behind nginx (Postgre
   it('when a user is disabled through one API replica, then both gateway replicas refuse its token and its logins within 1 s', async () => {
     const bob = await createUser('bob');
     const [a, b] = gw as [ServiceProcess, ServiceProcess];
-    const token = (await v1Login(a.url, 'bob', PASSWORD)).token!;
     // Warm every cache that could keep bob alive: each gateway's remembered password check and
     // its recently read user row.
-    for (const g of gw) {
-      expect((await v1Login(g.url, 'bob', PASSWORD)).status).toBe(200);
-      expect((await validate(g.url, serviceToken, token)).status).toBe(200);
-    }
+    const logins = await Promise.all(gw.map((g) => v1Login(g.url, 'bob', PASSWORD)));
+    expect(logins.map((l) => l.status)).toEqual([200, 200]);
+    const token = logins[0]!.token!;
+    expect((await Promise.all(gw.map((g) => validate(g.url, serviceToken, token)))).map((r) => r.status)).toEqual([200, 200]);
 
     const sent = Date.now();
     const patched = await apiCall(api[0]!.url, adminAuth, 'PATCH', `/api/v1/users/${bob.id}/`, { enabled: false });
@@ -212,7 +211,7 @@ describe('two management-api and two auth-gateway replicas behind nginx (Postgre
     await createUser('loader');
     // Steady state before the fault: each gateway has checked the loader's password once (the
     // first check costs a full scrypt run; later ones hit the remembered check).
-    for (const g of gw) expect((await v1Login(g.url, 'loader', PASSWORD)).status).toBe(200);
+    expect((await Promise.all(gw.map((g) => v1Login(g.url, 'loader', PASSWORD)))).map((l) => l.status)).toEqual([200, 200]);
     const [, api2] = api as [ServiceProcess, ServiceProcess];
     const [, gw2] = gw as [ServiceProcess, ServiceProcess];
     const killed = { api: `127.0.0.1:${api2.port}`, gw: `127.0.0.1:${gw2.port}` };
@@ -290,6 +289,18 @@ describe('two management-api and two auth-gateway replicas behind nginx (Postgre
     // dying. Reported, not hidden: a client retrying it gets 201 or "already exists".
     const committedDespite502 = lost.filter((o) => stored.has(o.user!)).map((o) => o.user!);
     console.log(`creates: ${acknowledged.length} acknowledged (all stored); 502: ${lost.length}, of which committed anyway: ${JSON.stringify(committedDespite502)}`);
+
+    // A POST that never reached a replica is safe to send elsewhere, and nginx does so without
+    // `non_idempotent`: once the dead replica's fail_timeout (3 s) has passed it is tried again,
+    // the connection is refused, and the create goes to the survivor (201, both addresses tried).
+    await new Promise((r) => setTimeout(r, 3_100));
+    const probes: { status: number; upstream: string }[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await apiCall(lb!.url, adminAuth, 'POST', '/api/v1/users/', { cluster: clusterUri, user: `probe-${i}`, password: PASSWORD });
+      probes.push({ status: res.status, upstream: res.headers.get('x-upstream-addr') ?? '' });
+    }
+    expect(probes.map((p) => p.status)).toEqual([201, 201, 201]);
+    expect(probes.some((p) => p.upstream === `${killed.api}, 127.0.0.1:${api[0]!.port}`)).toBe(true);
 
     // Tokens issued during the load, also by the killed gateway, are still valid (Redis holds them).
     const sample = load.tokens.filter((_, i) => i % Math.max(1, Math.floor(load.tokens.length / 50)) === 0);
