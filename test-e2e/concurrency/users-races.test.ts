@@ -217,6 +217,35 @@ describe('concurrent changes to one storage user', () => {
     });
   });
 
+  it('when validations keep the gateway busy while the user is disabled, then every validation sent more than CAIRN_USER_CACHE_MS after the change was answered is refused', async () => {
+    for (let r = 0; r < REPEAT; r++) {
+      const name = fresh('validated');
+      const { id } = await stack.createUser(name, PW);
+      const token = tokenOf('v3', await login(stack.gatewayUrl, 'v3', name, PW));
+      const results: Array<Timed<number>> = [];
+      let stop = false;
+      // Four validators back to back: the user row is re-read (and remembered) again and again,
+      // also by queries that started before the change committed.
+      const validators = Array.from({ length: 4 }, async () => {
+        while (!stop) results.push(await timed(0, async () => (await validate(token)).status));
+      });
+      await sleep(50);
+      const change = await timed(0, () => patch(id, { enabled: false }, r % 2 ? secondAuth : ADMIN_AUTH));
+      expect(change.value.status).toBe(202);
+      await sleep(USER_CACHE_MS + 150);
+      stop = true;
+      await Promise.all(validators);
+      const before = results.filter((v) => v.ended < change.started);
+      const after = results.filter((v) => v.started > change.ended + USER_CACHE_MS);
+      expect(before.length).toBeGreaterThan(0);
+      expect(after.length).toBeGreaterThan(0);
+      expect(before.every((v) => v.value === 200)).toBe(true);
+      expect(after.map((v) => v.value)).toEqual(after.map(() => 404));
+      // In between, only the two serial answers.
+      for (const v of results) expect([200, 404]).toContain(v.value);
+    }
+  });
+
   it('when two operators disable and re-enable the same user while logins race, then the outcome is one of the two serial orders and the older token is dead', async () => {
     for (let r = 0; r < REPEAT; r++) {
       const name = fresh('flapped');

@@ -27,6 +27,9 @@ export class UserDirectory {
   ) {}
 
   async find(username: string): Promise<UserRecord | null> {
+    // The row's age counts from before the query: a change committed while it ran may be missing
+    // from it, so the `maxAgeMs` bound holds only when measured from here.
+    const readAt = this.now();
     const row = (await this.db('storage_users')
       .select('id', 'username', 'password_hash', 'enabled', 'is_superuser', 'generation')
       .where({ cluster_id: this.clusterId, username })
@@ -34,7 +37,7 @@ export class UserDirectory {
     const user = row
       ? { id: String(row.id), username: row.username, passwordHash: row.password_hash, enabled: row.enabled, isSuperuser: row.is_superuser, generation: String(row.generation) }
       : null;
-    this.remember(username, user);
+    this.remember(username, user, readAt);
     return user;
   }
 
@@ -45,11 +48,11 @@ export class UserDirectory {
     return this.find(username);
   }
 
-  private remember(username: string, user: UserRecord | null): void {
+  private remember(username: string, user: UserRecord | null, at: number): void {
     if (this.maxAgeMs <= 0) return;
     // Bounded: the oldest entry goes first (Map keeps insertion order).
     this.recent.delete(username);
     if (this.recent.size >= 50_000) this.recent.delete(this.recent.keys().next().value as string);
-    this.recent.set(username, { at: this.now(), user });
+    this.recent.set(username, { at, user });
   }
 }
