@@ -1,0 +1,112 @@
+import { randomBytes } from 'node:crypto';
+import knex, { type Knex } from 'knex';
+import request from 'supertest';
+import * as api from '@cairn/management-api';
+import * as gateway from '@cairn/auth-gateway';
+import { POSTGRES_ADMIN_URL, startStack, type Stack } from '../support/stack';
+
+/**
+ * The gateway connected to Postgres as its read-only role (the one `cairn migrate --gateway-role`
+ * creates, SQL in the README's "Scaling out"): it serves logins and validations with SELECT on
+ * clusters and storage_users alone, and the role can change nothing.
+ */
+const PW = 'role-password-0123456789';
+const SERVICE_PW = 'service-password-0123456789';
+
+describe('auth-gateway as the read-only gateway role', () => {
+  let stack: Stack;
+  let admin: Knex;
+  let asRole: Knex;
+  let roleUrl: string;
+  let running: gateway.RunningGateway | undefined;
+  const role = `cairn_gw_scale_${randomBytes(4).toString('hex')}`;
+
+  beforeAll(async () => {
+    stack = await startStack({ database: 'postgres' });
+    admin = knex({ client: 'pg', connection: POSTGRES_ADMIN_URL, pool: { min: 0, max: 1 } });
+    // A hardened database: PUBLIC may neither connect nor use the schema, so the role's own grants
+    // are all it has (Postgres' defaults would hide a missing CONNECT or USAGE).
+    const dbName = new URL(stack.databaseUrl!).pathname.slice(1);
+    await stack.db.raw('REVOKE CONNECT, TEMPORARY ON DATABASE ?? FROM PUBLIC', [dbName]);
+    await stack.db.raw('REVOKE ALL ON SCHEMA public FROM PUBLIC');
+    expect(await api.ensureGatewayRole(stack.db, { name: role, password: randomBytes(16).toString('hex') })).toBe('created');
+    await stack.db.raw('GRANT CONNECT ON DATABASE ?? TO ??', [dbName, role]);
+    await stack.db.raw('GRANT USAGE ON SCHEMA public TO ??', [role]);
+
+    const url = new URL(stack.databaseUrl!);
+    url.username = role;
+    url.password = '';
+    roleUrl = url.toString();
+    asRole = knex({ client: 'pg', connection: roleUrl, pool: { min: 0, max: 1 } });
+
+    await stack.createUser('alice', PW);
+    await stack.createUser('swift-service', SERVICE_PW, { is_superuser: true });
+    // A second gateway that owns its database connection, as a deployed one does: DATABASE_URL = the role.
+    const config = gateway.readConfig({ CAIRN_GATEWAY_HOST: '127.0.0.1', CAIRN_GATEWAY_PORT: '0', DATABASE_URL: roleUrl, LOG_LEVEL: 'silent' });
+    const deps = await gateway.createDeps(config);
+    running = await gateway.startAuthGateway(config, deps);
+  });
+  afterAll(async () => {
+    await running?.close();
+    await asRole?.destroy();
+    await stack?.close();
+    await admin?.raw('DROP ROLE IF EXISTS ??', [role]);
+    await admin?.destroy();
+  });
+
+  const gw = () => request(`http://127.0.0.1:${running!.port}`);
+  const login = async (user: string, password: string) => {
+    const res = await gw().get('/auth/v1.0').set('X-Auth-User', user).set('X-Auth-Key', password);
+    expect(res.status).toBe(200);
+    return res.headers['x-auth-token'] as string;
+  };
+
+  it('when the gateway connects as the role, then it issues and validates tokens and notices a disabled user', async () => {
+    expect(await asRole.raw('SELECT current_user AS u').then((r) => r.rows[0].u)).toBe(role);
+    const service = await login('swift-service', SERVICE_PW);
+    const token = await login('alice', PW);
+    const validate = () => gw().get('/auth/v3/auth/tokens').set('X-Auth-Token', service).set('X-Subject-Token', token);
+    expect((await validate()).status).toBe(200);
+    const v3 = await gw()
+      .post('/auth/v3/auth/tokens')
+      .send({ auth: { identity: { methods: ['password'], password: { user: { name: 'alice', password: PW } } } } });
+    expect(v3.status).toBe(201);
+
+    const alice = await stack.db('storage_users').where({ username: 'alice' }).first();
+    expect(await stack.patchUser(String(alice.id), { enabled: false })).toBe(202);
+    const deadline = Date.now() + 2000;
+    while ((await validate()).status !== 404) {
+      if (Date.now() > deadline) throw new Error('the disabled user was not noticed within 2 s');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  });
+
+  it('when the role tries to write or to read operators and API keys, then Postgres refuses', async () => {
+    expect((await asRole.raw('SELECT count(*) AS n FROM storage_users')).rows[0].n).not.toBe('0');
+    const refusals = [
+      "INSERT INTO clusters (name, uuid, auth_url, storage_url) VALUES ('x', gen_random_uuid(), 'http://a/auth', 'http://a/v1')",
+      "UPDATE storage_users SET enabled = true WHERE username = 'alice'",
+      "UPDATE clusters SET storage_url = 'http://evil/v1'",
+      'DELETE FROM storage_users',
+      'SELECT * FROM api_keys',
+      'SELECT * FROM operators',
+      'CREATE TABLE gateway_owned (id int)',
+    ];
+    for (const sql of refusals) await expect(asRole.raw(sql)).rejects.toThrow(/permission denied/);
+    const alice = await stack.db('storage_users').where({ username: 'alice' }).first();
+    expect(alice.enabled).toBe(false);
+  });
+
+  it('when the role lacks CONNECT on a hardened database, then it cannot even connect (the grant is needed)', async () => {
+    const dbName = new URL(stack.databaseUrl!).pathname.slice(1);
+    await stack.db.raw('REVOKE CONNECT ON DATABASE ?? FROM ??', [dbName, role]);
+    const quiet = { warn: () => {}, error: () => {}, debug: () => {}, deprecate: () => {} };
+    const fresh = knex({ client: 'pg', connection: roleUrl, pool: { min: 0, max: 1 }, log: quiet });
+    try {
+      await expect(fresh.raw('SELECT 1')).rejects.toThrow(/permission denied for database/);
+    } finally {
+      await fresh.destroy();
+      await stack.db.raw('GRANT CONNECT ON DATABASE ?? TO ??', [dbName, role]);
+    }
+  });
+});
