@@ -472,6 +472,9 @@ export function gatewayRequest(ctx: HostileContext): fc.Arbitrary<HostileRequest
     { arbitrary: fc.constantFrom(ctx.loginUser, `${ctx.loginUser}:${ctx.loginUser}`, `AUTH_other:${ctx.loginUser}`), weight: 2 },
   );
   const password = fc.oneof({ arbitrary: hostileString, weight: 4 }, { arbitrary: fc.constant(ctx.loginPassword), weight: 1 });
+  // Names that are not strings are refused before any password check; string names come from the
+  // small pool above, so the per-name failure limit bounds the scrypt runs however long the run.
+  const notAString = fc.oneof(fc.constantFrom<unknown>(1e308, -1, 0, true, false, null), fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 3 }), fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }));
   const token = fc.oneof(
     { arbitrary: fc.constantFrom(ctx.superToken, ctx.userToken), weight: 3 },
     { arbitrary: fakeJwt, weight: 1 },
@@ -479,12 +482,12 @@ export function gatewayRequest(ctx: HostileContext): fc.Arbitrary<HostileRequest
   );
   const named = fc.record({ id: fc.option(hostileString, { nil: undefined }), name: fc.option(loginName, { nil: undefined }) }, { requiredKeys: [] });
   const v2Body = fc
-    .record({ username: fc.oneof(loginName, fieldValue), password: fc.oneof(password, fieldValue), tenantName: fc.option(fc.oneof(hostileString, fieldValue), { nil: undefined }), tenantId: fc.option(hostileString, { nil: undefined }) }, { requiredKeys: [] })
+    .record({ username: fc.oneof(loginName, notAString), password: fc.oneof(password, fieldValue), tenantName: fc.option(fc.oneof(hostileString, fieldValue), { nil: undefined }), tenantId: fc.option(hostileString, { nil: undefined }) }, { requiredKeys: [] })
     .map((c) => ({ auth: { passwordCredentials: { username: c.username, password: c.password }, tenantName: c.tenantName, tenantId: c.tenantId } }));
   const v3Body = fc
     .record({
       methods: fc.oneof(fc.constant(['password']), fc.array(hostileString, { maxLength: 3 }), fieldValue),
-      name: fc.oneof(loginName, fieldValue),
+      name: fc.oneof(loginName, notAString),
       password: fc.oneof(password, fieldValue),
       domain: fc.option(named, { nil: undefined }),
       scope: fc.option(fc.oneof(fc.constant<unknown>('unscoped'), named.map((p) => ({ project: p })), fc.constant<unknown>({ domain: { id: 'default' } }), fieldValue), { nil: undefined }),

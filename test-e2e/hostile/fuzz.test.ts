@@ -5,13 +5,17 @@ import { formatFailures, runRequests, runSeed, sampleStream, Targets } from './r
 import { changedTables, snapshot } from './snapshot';
 
 /**
- * Random hostile requests against every endpoint of both services on real Postgres (the PGlite
- * run is in pglite.test.ts). Bounded: a few hundred requests per service; `pnpm bench:hostile`
- * sends a million.
+ * Random hostile requests against every endpoint of both services, on real Postgres and, with
+ * HOSTILE_PGLITE=1, (fewer) on the embedded PGlite. Bounded: a few hundred requests per service; `pnpm bench:hostile` sends
+ * a million.
  */
 const RUNS = Number(process.env.HOSTILE_RUNS ?? 300);
 
-describe('hostile input on Postgres', () => {
+// PGlite takes about 20 s to start on a busy 2-core machine: HOSTILE_PGLITE=1 adds its run.
+const DATABASES: Array<readonly ['postgres' | 'pglite', number]> = [['postgres', RUNS], ...(process.env.HOSTILE_PGLITE ? [['pglite', Math.ceil(RUNS / 3)] as const] : [])];
+
+for (const [database, runs] of DATABASES)
+describe(`hostile input on ${database}`, () => {
   let stack: Stack;
   let trap: Trap;
   let ctx: HostileContext;
@@ -19,7 +23,7 @@ describe('hostile input on Postgres', () => {
   let secrets: string[];
   beforeAll(async () => {
     // Two failures per name, then 429: the malformed logins cost few scrypt runs, and the limit is exercised too.
-    stack = await startStack({ database: 'postgres', gateway: { failureLimit: 2 } });
+    stack = await startStack({ database, gateway: { failureLimit: 2 } });
     trap = await startTrap();
     ctx = await prepareContext(stack.apiUrl, stack.gatewayUrl, ADMIN_AUTH, trap.url);
     targets = new Targets(stack.apiUrl, stack.gatewayUrl, 4);
@@ -38,7 +42,7 @@ describe('hostile input on Postgres', () => {
     it(`when random hostile requests hit every ${service} endpoint, then none is answered 5xx, every 4xx says why, no write is accepted and the database is unchanged`, async () => {
       const seed = runSeed();
       const before = await snapshot(stack.db);
-      const result = await runRequests(sampleStream(arbitrary(ctx), seed, RUNS), targets, { concurrency: 4, secrets });
+      const result = await runRequests(sampleStream(arbitrary(ctx), seed, runs), targets, { concurrency: 4, secrets });
       if (result.failureCount) throw new Error(formatFailures(result, seed));
       expect(result.tally.byClass['5xx']).toBe(0);
       expect(changedTables(before, await snapshot(stack.db))).toEqual([]);
