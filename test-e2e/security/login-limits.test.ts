@@ -184,3 +184,20 @@ describe('both limits expire with their windows', () => {
     }
   });
 });
+
+describe('the address limit on the embedded start (PGlite, in-process store)', () => {
+  it('when one address fails past its limit, then 429 there and 200 from another address', async () => {
+    const stack = await startStack({ database: 'pglite', redis: false, hashParams: CHEAP, gateway: { failureLimit: 1000, addressFailureLimit: 2 } });
+    try {
+      await stack.createUser('alice', PW);
+      const url = stack.gatewayUrl;
+      for (let i = 0; i < 2; i++) expect((await login(url, 'v3', 'alice', WRONG, { from: '127.0.4.1' })).status).toBe(401);
+      const refused = await login(url, 'v2', 'alice', PW, { from: '127.0.4.1' });
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect((await login(url, 'v2', 'alice', PW, { from: '127.0.4.2' })).status).toBe(200);
+    } finally {
+      await stack.close();
+    }
+  });
+});
