@@ -24,6 +24,8 @@ export interface LoadOptions {
   adminAuth: string;
   clusterUri: string;
   password: string;
+  /** Names of the users the writers create: <prefix>-<writer>-<n>. */
+  prefix: string;
   /** A user (normal) every gateway client logs in as, and the Swift proxy's service token. */
   loginUser: string;
   serviceToken: string;
@@ -64,7 +66,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
 
   const writer = async (w: number) => {
     for (let i = 0; Date.now() < until; i++) {
-      const user = `load-${w}-${i}`;
+      const user = `${o.prefix}-${w}-${i}`;
       await record('create', user, () => apiCall(o.lb, o.adminAuth, 'POST', '/api/v1/users/', { cluster: o.clusterUri, user, password: o.password }));
     }
   };

@@ -52,6 +52,8 @@ describe('two management-api and two auth-gateway replicas behind nginx (Postgre
   })();
   const adminKey = randomBytes(24).toString('base64url');
   const adminAuth = `ApiKey replica-admin:${adminKey}`;
+  const apiEnv = { DATABASE_URL: dbUrl, CAIRN_MIGRATE_ON_START: 'false', CAIRN_ADMIN_USER: 'replica-admin', CAIRN_ADMIN_KEY: adminKey, DATABASE_POOL_MAX: '5' };
+  const gwEnv = { DATABASE_URL: dbUrl, REDIS_URL, CAIRN_GATEWAY_CLUSTER: 'default', DATABASE_POOL_MAX: '5' };
   let dir: string;
   let pgAdmin: Client | undefined;
   let api: ServiceProcess[] = [];
@@ -65,6 +67,26 @@ describe('two management-api and two auth-gateway replicas behind nginx (Postgre
     const res = await apiCall(lb!.url, adminAuth, 'POST', '/api/v1/users/', { cluster: clusterUri, user, password: PASSWORD, ...extra });
     if (res.status !== 201) throw new Error(`creating ${user}: ${res.status} ${JSON.stringify(res.json)}`);
     return res.json as { id: string };
+  };
+
+  /** Usernames stored in the database that start with `prefix`. */
+  const storedUsers = async (prefix: string): Promise<Set<string>> => {
+    const db = new Client({ connectionString: dbUrl });
+    await db.connect();
+    try {
+      const rows = (await db.query<{ username: string }>('SELECT username FROM storage_users WHERE starts_with(username, $1)', [prefix])).rows;
+      return new Set(rows.map((r) => r.username));
+    } finally {
+      await db.end();
+    }
+  };
+
+  /** The user the load's gateway clients log in as, its password check warm on every gateway (steady state). */
+  let loaderCreated: Promise<unknown> | undefined;
+  const warmLoader = async () => {
+    await (loaderCreated ??= createUser('loader'));
+    // The first check on a gateway costs a full scrypt run; later ones hit the remembered check.
+    expect((await Promise.all(gw.map((g) => v1Login(g.url, 'loader', PASSWORD)))).map((l) => l.status)).toEqual([200, 200]);
   };
 
   beforeAll(async () => {
@@ -83,14 +105,12 @@ describe('two management-api and two auth-gateway replicas behind nginx (Postgre
     if (migrated.code !== 0) throw new Error(`cairn migrate failed:\n${migrated.out}`);
     phase('migrated');
 
-    const apiEnv = { DATABASE_URL: dbUrl, CAIRN_MIGRATE_ON_START: 'false', CAIRN_ADMIN_USER: 'replica-admin', CAIRN_ADMIN_KEY: adminKey, DATABASE_POOL_MAX: '5' };
     // Both at once: their first-start bootstrap (admin, default cluster) must not race.
     const apiStarts = [startService('management-api', apiEnv), startService('management-api', apiEnv)];
     for (const p of apiStarts) void p.then((s) => children.add(s), () => undefined);
     api = await Promise.all(apiStarts);
     phase('api replicas up');
 
-    const gwEnv = { DATABASE_URL: dbUrl, REDIS_URL, CAIRN_GATEWAY_CLUSTER: 'default', DATABASE_POOL_MAX: '5' };
     // Both at once too: without CAIRN_GATEWAY_SIGNING_KEY they agree on one key through Redis.
     const gwStarts = [startService('auth-gateway', gwEnv), startService('auth-gateway', gwEnv)];
     for (const p of gwStarts) void p.then((s) => children.add(s), () => undefined);
@@ -207,11 +227,54 @@ describe('two management-api and two auth-gateway replicas behind nginx (Postgre
     }
   });
 
+  it('when one API replica and one gateway replica are restarted (SIGTERM, then started again) under load, then every request succeeds, POSTs included', async () => {
+    await warmLoader();
+    const [, api2] = api as [ServiceProcess, ServiceProcess];
+    const [, gw2] = gw as [ServiceProcess, ServiceProcess];
+    const exitCodes: (number | null)[] = [];
+    const load = await runLoad({
+      lb: lb!.url,
+      adminAuth,
+      clusterUri,
+      password: PASSWORD,
+      prefix: 'roll',
+      loginUser: 'loader',
+      serviceToken,
+      writers: 4,
+      readers: 1,
+      gatewayClients: 3,
+      durationMs: 4_000,
+      fault: {
+        atMs: 1_500,
+        // A rolling restart: stop gracefully, start again on the same port (the one nginx knows).
+        run: async () => {
+          await Promise.all([api2.stop(10_000), gw2.stop(10_000)]);
+          exitCodes.push(await api2.exited, await gw2.exited);
+          const [a, g] = await Promise.all([startService('management-api', apiEnv, 60_000, api2.port), startService('auth-gateway', gwEnv, 60_000, gw2.port)]);
+          children.add(a).add(g);
+          api[1] = a;
+          gw[1] = g;
+        },
+      },
+    });
+    const count = load.outcomes.reduce<Record<string, number>>((acc, o) => ((acc[`${o.kind} ${o.status}`] = (acc[`${o.kind} ${o.status}`] ?? 0) + 1), acc), {});
+    console.log(`rolling restart: ${load.outcomes.length} requests, stop at ${load.faultAt} ms; answers: ${JSON.stringify(count)}`);
+
+    // Both stopped cleanly (exit code 0, not killed by the grace timeout)...
+    expect(exitCodes).toEqual([0, 0]);
+    // ...and no client noticed: not one failed request, not even a POST.
+    expect(load.outcomes.filter((o) => o.status === 0 || (o.status !== 200 && o.status !== 201))).toEqual([]);
+    const stored = await storedUsers('roll-');
+    const creates = load.outcomes.filter((o) => o.kind === 'create');
+    expect(creates.length).toBeGreaterThan(0);
+    expect([...stored].sort()).toEqual(creates.map((o) => o.user!).sort());
+    // The restarted replicas serve again.
+    expect((await apiCall(api[1]!.url, adminAuth, 'GET', '/api/v1/clusters/')).status).toBe(200);
+    expect((await v1Login(gw[1]!.url, 'loader', PASSWORD)).status).toBe(200);
+  }, 60_000);
+
   it('when one API replica and one gateway replica are SIGKILLed under load, then the load balancer keeps answering and no acknowledged write is lost', async () => {
-    await createUser('loader');
-    // Steady state before the fault: each gateway has checked the loader's password once (the
-    // first check costs a full scrypt run; later ones hit the remembered check).
-    expect((await Promise.all(gw.map((g) => v1Login(g.url, 'loader', PASSWORD)))).map((l) => l.status)).toEqual([200, 200]);
+    await warmLoader();
     const [, api2] = api as [ServiceProcess, ServiceProcess];
     const [, gw2] = gw as [ServiceProcess, ServiceProcess];
     const killed = { api: `127.0.0.1:${api2.port}`, gw: `127.0.0.1:${gw2.port}` };
@@ -221,6 +284,7 @@ describe('two management-api and two auth-gateway replicas behind nginx (Postgre
       adminAuth,
       clusterUri,
       password: PASSWORD,
+      prefix: 'load',
       loginUser: 'loader',
       serviceToken,
       writers: 4,
@@ -273,14 +337,7 @@ describe('two management-api and two auth-gateway replicas behind nginx (Postgre
     expect(lost.length).toBeLessThanOrEqual(4);
 
     // Every acknowledged create is in the database, and nothing is there that was not asked for.
-    const db = new Client({ connectionString: dbUrl });
-    await db.connect();
-    let stored: Set<string>;
-    try {
-      stored = new Set((await db.query<{ username: string }>("SELECT username FROM storage_users WHERE username LIKE 'load-%'")).rows.map((r) => r.username));
-    } finally {
-      await db.end();
-    }
+    const stored = await storedUsers('load-');
     const acknowledged = creates.filter((o) => o.status === 201).map((o) => o.user!);
     expect(acknowledged.filter((u) => !stored.has(u))).toEqual([]);
     const asked = new Set(creates.map((o) => o.user!));

@@ -101,10 +101,16 @@ const SERVICE_PORT_ENV = { 'management-api': ['CAIRN_API_HOST', 'CAIRN_API_PORT'
  * until its /healthz answers. The port is chosen before the start (so a load balancer's config can
  * name it); if another process took it meanwhile the start fails with EADDRINUSE and is retried.
  */
-export async function startService(service: 'management-api' | 'auth-gateway', env: Record<string, string>, timeoutMs = 60_000): Promise<ServiceProcess> {
+export async function startService(
+  service: 'management-api' | 'auth-gateway',
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+  /** A given port (e.g. a restarted replica's, named in a load balancer's config) instead of a free one. */
+  fixedPort?: number,
+): Promise<ServiceProcess> {
   const deadline = Date.now() + timeoutMs;
   for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
+    const port = fixedPort ?? (await freePort());
     const [hostVar, portVar] = SERVICE_PORT_ENV[service];
     // Node itself with tsx as a loader, not the tsx CLI: the CLI runs the server in a child
     // process, so a SIGKILL meant for the server would kill only the wrapper and orphan it.
@@ -143,5 +149,6 @@ export async function startService(service: 'management-api' | 'auth-gateway', e
       await new Promise((r) => setTimeout(r, 100));
     }
     if (!out.includes('EADDRINUSE') || attempt >= 3) throw new Error(`${service} exited during start (code ${child.exitCode}):\n${out}`);
+    if (fixedPort !== undefined) await new Promise((r) => setTimeout(r, 500));
   }
 }
