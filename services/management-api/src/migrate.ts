@@ -102,7 +102,7 @@ export async function ensureClusters(db: Knex, clusters: ClusterCreateInput[]): 
   });
 }
 
-/** The gateway's role: SELECT on the two tables it reads and nothing else (no operators, no API keys). */
+/** The gateway's role: CONNECT, schema USAGE and SELECT on the two tables it reads; nothing else (no operators, no API keys). */
 export async function ensureGatewayRole(db: Knex, role: { name: string; password?: string }): Promise<'created' | 'updated' | 'granted'> {
   let outcome: 'created' | 'updated' | 'granted' = 'granted';
   if (role.password !== undefined) {
@@ -112,6 +112,11 @@ export async function ensureGatewayRole(db: Knex, role: { name: string; password
     await db.raw(`${exists ? 'ALTER' : 'CREATE'} ROLE ?? WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD '${role.password}'`, [role.name]);
     outcome = exists ? 'updated' : 'created';
   }
+  // CONNECT and USAGE as well: a hardened database revokes them from PUBLIC, and the role must
+  // still be able to reach the two tables.
+  const where = (await db.raw('SELECT current_database() AS database, current_schema() AS schema')).rows[0] as { database: string; schema: string };
+  await db.raw('GRANT CONNECT ON DATABASE ?? TO ??', [where.database, role.name]);
+  await db.raw('GRANT USAGE ON SCHEMA ?? TO ??', [where.schema, role.name]);
   await db.raw('GRANT SELECT ON clusters, storage_users TO ??', [role.name]);
   return outcome;
 }
