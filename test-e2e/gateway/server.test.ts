@@ -104,7 +104,8 @@ describe('the auth-gateway process', () => {
   });
 
   it('when the configured cluster does not exist, then it exits 1 naming it', async () => {
-    const p = run({ CAIRN_GATEWAY_PORT: '0', DATABASE_URL: stack.databaseUrl!, CAIRN_GATEWAY_CLUSTER: 'atlantis' });
+    // A missing row is retried (the migrate job may not have made it yet) until CAIRN_STARTUP_TIMEOUT.
+    const p = run({ CAIRN_GATEWAY_PORT: '0', DATABASE_URL: stack.databaseUrl!, CAIRN_GATEWAY_CLUSTER: 'atlantis', CAIRN_STARTUP_TIMEOUT: '1' });
     expect(await p.exited).toBe(1);
     expect(p.err()).toContain("no cluster with id, uuid or name 'atlantis'");
   });

@@ -1,10 +1,10 @@
-import { requestLogging } from '@cairn/runtime';
-import express, { type Express } from 'express';
-import { randomUUID } from 'node:crypto';
+import { metricsEndpoint, readinessEndpoint, requestLogger, requestLogging } from '@cairn/runtime';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Deps } from './deps';
 import { declaredBodyLimit } from './http/body-limit';
 import { errorHandler, notFound } from './http/errors';
 import { logPath } from './http/log-path';
+import { GATEWAY_REQUEST_ID } from './http/request-id';
 import { discoveryRouter } from './routes/discovery';
 import { keystoneV2Router } from './routes/keystone-v2';
 import { keystoneV3Router } from './routes/keystone-v3';
@@ -22,7 +22,9 @@ export function createApp(deps: Deps): Express {
   // req.ip (the per-address login limit) comes from X-Forwarded-For only through trusted proxies.
   app.set('trust proxy', deps.trustProxy ?? false);
 
-  app.use(requestLogging(log, { header: 'x-openstack-request-id', pattern: /^req-[\w-]{1,128}$/, generate: () => `req-${randomUUID()}` }, { logPath }));
+  const { http } = deps.metrics;
+  app.use(http.middleware);
+  app.use(requestLogging(log, GATEWAY_REQUEST_ID, { logPath }));
   // Answers depend on the caller's token (as in Keystone), so caches must key on it.
   app.use((_req, res, next) => {
     res.vary('X-Auth-Token');
@@ -32,12 +34,30 @@ export function createApp(deps: Deps): Express {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  // Ready when Postgres and Redis answer within 2 s; without Redis, tokens live in this process.
+  const { db, redis } = deps;
+  app.get(
+    '/readyz',
+    readinessEndpoint({
+      postgres: () => db.raw('SELECT 1'),
+      redis: redis
+        ? () => {
+            // Already known to be down: say so now rather than queue a PING behind the reconnection.
+            if (redis.status === 'reconnecting' || redis.status === 'end' || redis.status === 'close') return Promise.reject(new Error(redis.status));
+            return redis.ping();
+          }
+        : { fixed: 'not configured (in-process store)' },
+    }),
+  );
+  // Unauthenticated, like the probes: serve it on the internal network only (see README, Operations).
+  app.get('/metrics', metricsEndpoint(deps.metrics.registry));
 
   // Bodies over the limit are refused on every route, V1 included, before any work.
   app.use(declaredBodyLimit);
-  app.use(AUTH_ROOT, swiftV1Router(deps), keystoneV2Router(deps), keystoneV3Router(deps), discoveryRouter(deps.publicUrl));
+  app.use(AUTH_ROOT, http.mount, swiftV1Router(deps), keystoneV2Router(deps), keystoneV3Router(deps), discoveryRouter(deps.publicUrl));
 
   app.use(notFound);
-  app.use(errorHandler(log));
+  // Lines about a failed request carry its id, like the request's own log line.
+  app.use((err: unknown, req: Request, res: Response, next: NextFunction) => errorHandler(requestLogger(req, log))(err, req, res, next));
   return app;
 }

@@ -146,6 +146,11 @@ export const configSpec = {
     doc: 'Postgres connections per gateway process.',
     schema: Joi.number().integer().min(1).max(200).default(10),
   },
+  startupTimeout: {
+    env: 'CAIRN_STARTUP_TIMEOUT',
+    doc: 'Seconds to keep retrying Postgres, the cluster row and Redis at start (capped backoff, each failure logged) before exiting 1; 0: fail at once.',
+    schema: Joi.number().integer().min(0).max(3600).default(60),
+  },
   logLevel: {
     env: 'LOG_LEVEL',
     doc: 'pino log level.',
@@ -174,6 +179,8 @@ export interface GatewayConfig {
   /** express's `trust proxy`: false, a hop count, or the trusted proxies' addresses/ranges. */
   trustProxy: false | number | string[];
   poolMax: number;
+  /** Seconds start-up retries Postgres and Redis before giving up. */
+  startupTimeout: number;
   logLevel: string;
 }
 

@@ -2,6 +2,8 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 import { randomBytes } from 'node:crypto';
 import knex, { type Knex } from 'knex';
 import { ConfigError } from '@cairn/config';
+import { retryStartup } from '@cairn/runtime';
+import { GatewayMetrics } from './http/metrics';
 import type { GatewayConfig } from './config';
 import { closeRedis, createRedis, type RedisClient } from './redis';
 import { resolveCluster, type ClusterInfo } from './credentials/cluster';
@@ -32,6 +34,8 @@ export interface Deps {
   logins: LoginService;
   /** express's `trust proxy` (CAIRN_TRUST_PROXY): which X-Forwarded-For entries name the client. */
   trustProxy?: false | number | string[];
+  /** This app's Prometheus registry and the counters routes increment. */
+  metrics: GatewayMetrics;
 }
 
 /** Secrets never reach a log line, whatever logs them: credentials, tokens and connection URLs. */
@@ -44,6 +48,7 @@ export const REDACT_PATHS = [
   'req.headers["x-storage-token"]',
   'req.headers["x-subject-token"]',
   'req.headers["x-service-token"]',
+  'req.headers["proxy-authorization"]',
   'res.headers["x-auth-token"]',
   'res.headers["x-storage-token"]',
   'res.headers["x-subject-token"]',
@@ -57,6 +62,10 @@ export const REDACT_PATHS = [
   '*.databaseUrl',
   'redisUrl',
   '*.redisUrl',
+  'signingKey',
+  '*.signingKey',
+  'passwordHash',
+  '*.passwordHash',
 ];
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {
@@ -89,13 +98,18 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
       acquireConnectionTimeout: 5000,
     });
   const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined;
+  const metrics = new GatewayMetrics({ db, redis: () => redis });
+  // Postgres, its tables and the cluster row (made by the migrate job) and Redis may come up after
+  // us: retried until CAIRN_STARTUP_TIMEOUT. A shared handle was made ready by its owner.
+  const startup = { log, deadlineMs: config.startupTimeout * 1000, isFatal: (e: unknown) => e instanceof ConfigError };
   try {
-    const cluster = await resolveCluster(db, config.cluster);
+    const cluster = await retryStartup('cluster lookup in Postgres', () => resolveCluster(db, config.cluster), { ...startup, deadlineMs: ownsDb ? startup.deadlineMs : 0 });
     const store: TokenStore = redis ? new RedisTokenStore(redis, `cairn:${cluster.uuid}:`) : new MemoryTokenStore();
     if (!redis) log.warn('REDIS_URL is not set: tokens live in this process only (single instance, lost on restart)');
-    const signingKey = config.signingKey ?? (await store.getOrSet('signing-key', randomBytes(32).toString('base64')));
+    if (redis) await retryStartup('Redis connection', () => redis.ping(), startup);
+    const signingKey = config.signingKey ?? (await retryStartup('signing key in Redis', () => store.getOrSet('signing-key', randomBytes(32).toString('base64')), startup));
     const users = new UserDirectory(db, cluster.id, config.userCacheMs);
-    const verifier = new PasswordVerifier(config.verifyCacheSeconds);
+    const verifier = new PasswordVerifier(config.verifyCacheSeconds, Date.now, metrics.observeKdf);
     await verifier.warmUp();
     const tokens = new TokenService(store, users, signingKey, cluster.uuid, config.tokenLifetime);
     return {
@@ -110,6 +124,7 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
       users,
       tokens,
       trustProxy: config.trustProxy,
+      metrics,
       logins: new LoginService(users, verifier, store, {
         limit: config.failureLimit,
         windowMs: config.failureWindow * 1000,

@@ -30,6 +30,16 @@ describe('the gateway logger', () => {
     expect(out.text.match(/\[redacted\]/g)).toHaveLength(14);
   });
 
+  it('when proxy credentials, signing keys or password hashes are logged, then they are written as [redacted]', () => {
+    const out = new LogCapture();
+    createLogger('info', out).info(
+      { req: { headers: { 'proxy-authorization': 's1', 'x-service-token': 's2' } }, signingKey: 's3', config: { signingKey: 's4' }, user: { passwordHash: 's5' } },
+      'more',
+    );
+    expect(out.text).not.toMatch(/"s\d+"/);
+    expect(out.text.match(/\[redacted\]/g)).toHaveLength(5);
+  });
+
   it('when the level is silent, then nothing is written', () => {
     const out = new LogCapture();
     createLogger('silent', out).error({ password: 'x' }, 'hidden');

@@ -1,11 +1,12 @@
-import { requestLogging } from '@cairn/runtime';
-import express, { type Express } from 'express';
+import { metricsEndpoint, readinessEndpoint, requestLogger, requestLogging } from '@cairn/runtime';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import { errors } from '@cairn/domain';
 import type { Deps } from './deps';
 import { authenticate, CredentialCache } from './http/auth';
 import { refuseDeclaredOver } from './http/body';
 import { errorHandler } from './http/errors';
+import { createApiMetrics } from './http/metrics';
 import { negotiateFormat } from './http/negotiate';
 import { send } from './http/respond';
 import { API_ROOT } from './http/uris';
@@ -28,19 +29,18 @@ export function createApp(deps: Deps): Express {
   app.disable('etag');
   app.set('query parser', 'simple');
 
-  app.use(requestLogging(log, { header: 'X-Request-Id', pattern: /^[\w.-]{1,128}$/, generate: randomUUID }));
+  const metrics = deps.metrics ?? createApiMetrics(db);
+  app.use(metrics.http.middleware);
+  // The caller's id (a load balancer's X-Request-Id, a Swift-style X-Trans-Id) when well-formed, else a new one.
+  app.use(requestLogging(log, { accept: ['x-request-id', 'x-trans-id'], pattern: /^[\w.-]{1,128}$/, generate: () => randomUUID(), echo: ['X-Request-Id'] }));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  app.get('/readyz', async (_req, res) => {
-    try {
-      await db.raw('SELECT 1');
-      res.json({ status: 'ok', postgres: 'ok' });
-    } catch {
-      res.status(503).json({ status: 'unavailable', postgres: 'unreachable' });
-    }
-  });
+  // Ready when Postgres answers within 2 s (the API has no Redis).
+  app.get('/readyz', readinessEndpoint({ postgres: () => db.raw('SELECT 1') }));
+  // Unauthenticated, like the probes: serve it on the internal network only (see README, Operations).
+  app.get('/metrics', metricsEndpoint(metrics.registry));
 
   const credentials = new CredentialCache(db, deps.apiKeyCacheMs);
   const auth = authenticate(credentials);
@@ -63,8 +63,12 @@ export function createApp(deps: Deps): Express {
     throw errors.notFound(`No resource at ${req.path.replace(/[<>&"']/g, '')}.`);
   });
 
-  app.use(API_ROOT, api);
+  app.use(API_ROOT, metrics.http.mount, api);
   app.use((req, res) => send(req, res, 404, { error: 'Not found. The API lives under /api/v1/.' }));
-  app.use(errorHandler(log));
+  // Lines about a failed request carry its id, like the request's own log line; the request's
+  // logger is only looked up when a line is written (most errors here are 4xx, logged by nobody).
+  app.use((err: unknown, req: Request, res: Response, next: NextFunction) =>
+    errorHandler({ error: (obj, msg) => requestLogger(req, log).error(obj, msg) })(err, req, res, next),
+  );
   return app;
 }

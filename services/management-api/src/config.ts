@@ -30,6 +30,11 @@ export const configSpec = {
     doc: 'How long a replica may reuse an operator\'s key hashes before reading them again (a revoked key can work that long on other replicas; 0: read on every request).',
     schema: Joi.number().integer().min(0).max(300).default(5),
   },
+  startupTimeout: {
+    env: 'CAIRN_STARTUP_TIMEOUT',
+    doc: 'Seconds to keep retrying Postgres at start (connection, migrations, bootstrap; capped backoff, each failure logged) before exiting 1; 0: fail at once.',
+    schema: Joi.number().integer().min(0).max(3600).default(60),
+  },
   logLevel: { env: 'LOG_LEVEL', doc: 'pino log level.', schema: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info') },
 } satisfies ConfigSpec;
 
@@ -46,6 +51,8 @@ export interface ManagementApiConfig {
   defaultAuthUrl: string;
   defaultStorageUrl: string;
   apiKeyCacheSeconds: number;
+  /** Seconds start-up retries Postgres before giving up. */
+  startupTimeout: number;
   logLevel: string;
 }
 

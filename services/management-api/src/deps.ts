@@ -3,6 +3,7 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 import { DEFAULT_SCRYPT_PARAMS, hashPassword, type ScryptParams } from '@cairn/domain';
 import type { ManagementApiConfig } from './config';
 import { createDatabase } from './db/database';
+import { createApiMetrics, type ApiMetrics } from './http/metrics';
 
 /** Everything the app needs from the outside world, built once from config and passed in. */
 export interface Deps {
@@ -11,6 +12,8 @@ export interface Deps {
   hashPassword: (password: string) => Promise<string>;
   /** How long an operator's key hashes may be reused without reading them again. */
   apiKeyCacheMs: number;
+  /** This app's Prometheus registry; createApp makes one when absent (tests building deps by hand). */
+  metrics?: ApiMetrics;
 }
 
 /** Secrets never reach a log line, whatever logs them. */
@@ -21,15 +24,26 @@ export const REDACT_PATHS = [
   'req.headers["x-subject-token"]',
   'req.headers["x-storage-pass"]',
   'req.headers.cookie',
+  'req.headers["proxy-authorization"]',
+  'req.headers["x-storage-token"]',
+  'req.headers["x-service-token"]',
   'res.headers["x-auth-token"]',
   'res.headers["x-subject-token"]',
   'res.headers["x-storage-token"]',
   'password',
   '*.password',
+  'password_hash',
+  '*.password_hash',
+  'key_hash',
+  '*.key_hash',
   'api_key',
   '*.api_key',
   'key',
   '*.key',
+  'adminKey',
+  '*.adminKey',
+  'databaseUrl',
+  '*.databaseUrl',
 ];
 
 /** `destination`: where lines go (default stdout); tests pass a LogCapture to read them back. */
@@ -39,10 +53,12 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
 }
 
 export function createDeps(config: ManagementApiConfig, scrypt: ScryptParams = DEFAULT_SCRYPT_PARAMS): Deps {
+  const db = createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: config.poolMax });
   return {
-    db: createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: config.poolMax }),
+    db,
     log: createLogger(config.logLevel),
     hashPassword: (password) => hashPassword(password, scrypt),
     apiKeyCacheMs: config.apiKeyCacheSeconds * 1000,
+    metrics: createApiMetrics(db),
   };
 }

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
-import { exitOnSignals, listen } from '@cairn/runtime';
+import { exitOnSignals, listen, retryStartup } from '@cairn/runtime';
+import { ConfigError } from '@cairn/config';
 import { readConfig, type ManagementApiConfig } from './config';
 import { createApp } from './app';
 import { bootstrap } from './bootstrap';
@@ -21,11 +22,21 @@ export const adminKeyBanner = (admin: { name: string; key: string }): string =>
 /** Migrates (when configured), bootstraps, and listens. The caller owns signal handling. */
 export async function startManagementApi(config: ManagementApiConfig, deps: Deps): Promise<RunningApi> {
   const { db, log } = deps;
-  if (config.migrateOnStart) {
-    const applied = await migrateLatest(db);
-    if (applied.length) log.info({ applied }, 'migrations applied');
-  }
-  const boot = await bootstrap(db, config);
+  // Postgres may come up after us (and, with CAIRN_MIGRATE_ON_START=false, the migrate job later
+  // still): the whole preparation is retried until CAIRN_STARTUP_TIMEOUT. Migrations are
+  // transactional and bootstrap is idempotent, so a retry after a half-way failure is safe.
+  // Embedded PGlite has no server to wait for: its errors are final.
+  const boot = await retryStartup(
+    'database preparation',
+    async () => {
+      if (config.migrateOnStart) {
+        const applied = await migrateLatest(db);
+        if (applied.length) log.info({ applied }, 'migrations applied');
+      }
+      return bootstrap(db, config);
+    },
+    { log, deadlineMs: isEmbedded(db) ? 0 : config.startupTimeout * 1000, isFatal: (e) => e instanceof ConfigError },
+  );
   if (boot.createdCluster) log.info({ cluster: boot.createdCluster }, 'default cluster created');
   const app = createApp(deps);
   const { server, port } = await listen(app, config.port, config.host);

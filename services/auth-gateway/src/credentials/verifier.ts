@@ -1,4 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { hashPassword, verifyPassword } from '@cairn/domain';
 import type { UserRecord } from './users';
 
@@ -21,6 +22,8 @@ export class PasswordVerifier {
   constructor(
     private readonly ttlSeconds: number,
     private readonly now: () => number = Date.now,
+    /** Told the seconds of every real KDF run (not cache hits, not shared runs): a metrics histogram. */
+    private readonly observeKdf: (seconds: number) => void = () => {},
   ) {}
 
   private key(username: string, generation: string, password: string): string {
@@ -68,6 +71,12 @@ export class PasswordVerifier {
 
   /** One scrypt run: against the user's hash, or a dummy one for an unknown user. */
   private async verify(user: UserRecord | null, password: string): Promise<boolean> {
-    return verifyPassword(password, user?.passwordHash ?? (await this.dummy()));
+    const hash = user?.passwordHash ?? (await this.dummy());
+    const started = performance.now();
+    try {
+      return await verifyPassword(password, hash);
+    } finally {
+      this.observeKdf((performance.now() - started) / 1000);
+    }
   }
 }

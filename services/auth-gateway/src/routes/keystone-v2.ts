@@ -37,27 +37,40 @@ export function keystoneV2Router(deps: Deps): Router {
 
   const issue = async (req: Request, res: Response) => {
     const { error, value } = credentialsSchema.validate(req.body);
-    if (error) return invalid(res);
+    if (error) {
+      deps.metrics.refused('v2', 'malformed');
+      return invalid(res);
+    }
     const body = value as V2Body;
     const { username, password } = body.auth.passwordCredentials;
     const project = body.auth.tenantId || body.auth.tenantName || username;
     const result = await deps.logins.login(username, password, req.ip);
     if (!result.ok) {
+      deps.metrics.refused('v2', result.reason === 'limited' ? 'rate_limited' : 'invalid_credentials');
       if (result.reason === 'limited') {
         res.set('Retry-After', String(result.retryAfterSeconds));
         return sendKeystoneError(res, 429, result.message);
       }
       return invalid(res);
     }
-    if (!isValidProjectName(project)) return invalid(res);
+    if (!isValidProjectName(project)) {
+      deps.metrics.refused('v2', 'scope_refused');
+      return invalid(res);
+    }
     const { id, record } = await deps.tokens.issue({ user: result.user, project, methods: ['password'], userDomain: 'default' });
+    deps.metrics.issued('v2');
     res.status(200).json(v2AccessBody(id, record, endpointsFor(deps)));
   };
 
   // A body that is not JSON is as invalid as wrong credentials.
-  // Too large is not "invalid credentials": the client must learn that its body was cut off.
   const parse = (req: Request, res: Response, next: (err?: unknown) => void) =>
-    json(req, res, (err?: unknown) => (!err ? next() : isTooLarge(err) ? sendTooLarge(res) : invalid(res)));
+    json(req, res, (err?: unknown) => {
+      if (!err) return next();
+      deps.metrics.refused('v2', 'malformed');
+      // Too large is not "invalid credentials": the client must learn that its body was cut off.
+      if (isTooLarge(err)) return sendTooLarge(res);
+      invalid(res);
+    });
 
   // `/v3/tokens` too: a swift CLI with no version set and an OS_AUTH_URL ending in /v3 sends V2 there.
   for (const path of ['/v2.0/tokens', '/v2.0', '/v3/tokens']) {
@@ -67,11 +80,21 @@ export function keystoneV2Router(deps: Deps): Router {
 
   router.get('/v2.0/tokens/:token', async (req, res) => {
     const caller = await deps.tokens.validate(req.get('x-auth-token'));
-    if (!caller) return sendKeystoneError(res, 401, 'The request you have made requires authentication.');
+    if (!caller) {
+      deps.metrics.validated('v2', 'caller_unauthorized');
+      return sendKeystoneError(res, 401, 'The request you have made requires authentication.');
+    }
     const subjectId = String(req.params.token);
     const subject = await deps.tokens.validate(subjectId);
-    if (!subject || subject.project === undefined) return sendKeystoneError(res, 404, 'Could not find token.');
-    if (!canValidate(caller, subject)) return sendKeystoneError(res, 403, 'You are not authorized to perform the requested action: identity:validate_token.');
+    if (!subject || subject.project === undefined) {
+      deps.metrics.validated('v2', 'not_found');
+      return sendKeystoneError(res, 404, 'Could not find token.');
+    }
+    if (!canValidate(caller, subject)) {
+      deps.metrics.validated('v2', 'forbidden');
+      return sendKeystoneError(res, 403, 'You are not authorized to perform the requested action: identity:validate_token.');
+    }
+    deps.metrics.validated('v2', 'valid');
     res.status(200).json(v2AccessBody(subjectId, subject, endpointsFor(deps)));
   });
   return router;

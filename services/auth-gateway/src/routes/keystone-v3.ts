@@ -5,6 +5,7 @@ import { isValidProjectName } from '../credentials/logins';
 import { endpointsFor } from '../http/endpoints';
 import { isTooLarge, sendTooLarge } from '../http/body-limit';
 import { methodNotAllowed, sendKeystoneError } from '../http/errors';
+import type { ValidationResult } from '../http/metrics';
 import { v3TokenBody } from '../keystone/documents';
 import { canValidate } from './validation-policy';
 
@@ -61,12 +62,18 @@ export function keystoneV3Router(deps: Deps): Router {
   router.post(
     '/v3/auth/tokens',
     (req, res, next) =>
-      json(req, res, (err?: unknown) =>
-        !err ? next() : isTooLarge(err) ? sendTooLarge(res) : sendKeystoneError(res, 400, `Malformed JSON body. ${BAD_REQUEST_SUFFIX}`),
-      ),
+      json(req, res, (err?: unknown) => {
+        if (!err) return next();
+        deps.metrics.refused('v3', 'malformed');
+        if (isTooLarge(err)) return sendTooLarge(res);
+        sendKeystoneError(res, 400, `Malformed JSON body. ${BAD_REQUEST_SUFFIX}`);
+      }),
     async (req, res) => {
       const { error, value } = v3Schema.validate(req.body);
-      if (error) return sendKeystoneError(res, 400, `${error.message.replace(/"/g, "'")}. ${BAD_REQUEST_SUFFIX}`);
+      if (error) {
+        deps.metrics.refused('v3', 'malformed');
+        return sendKeystoneError(res, 400, `${error.message.replace(/"/g, "'")}. ${BAD_REQUEST_SUFFIX}`);
+      }
       const auth = value.auth as { identity: { password: { user: Named & { password: string } } }; scope?: unknown };
       const user = auth.identity.password.user;
       const username = pick(user, '');
@@ -75,10 +82,14 @@ export function keystoneV3Router(deps: Deps): Router {
       if (scope === undefined) project = undefined;
       else if (scope === 'unscoped' || (typeof scope === 'object' && scope !== null && 'unscoped' in scope)) project = undefined;
       else if (typeof scope === 'object' && scope !== null && 'project' in scope) project = (scope as { project: Named }).project;
-      else return unauthorized(req, res); // domain and system scopes: Cairn users hold no roles there
+      else {
+        deps.metrics.refused('v3', 'scope_refused');
+        return unauthorized(req, res); // domain and system scopes: Cairn users hold no roles there
+      }
 
       const result = await deps.logins.login(username, user.password, req.ip);
       if (!result.ok) {
+        deps.metrics.refused('v3', result.reason === 'limited' ? 'rate_limited' : 'invalid_credentials');
         if (result.reason === 'limited') {
           res.set('Retry-After', String(result.retryAfterSeconds));
           return sendKeystoneError(res, 429, result.message);
@@ -88,7 +99,10 @@ export function keystoneV3Router(deps: Deps): Router {
       // No scope at all means the user's default project, its own account (Keystone's default_project_id).
       const explicitUnscoped = scope !== undefined && project === undefined;
       const projectName = explicitUnscoped ? undefined : pick(project, username);
-      if (projectName !== undefined && !isValidProjectName(projectName)) return unauthorized(req, res);
+      if (projectName !== undefined && !isValidProjectName(projectName)) {
+        deps.metrics.refused('v3', 'scope_refused');
+        return unauthorized(req, res);
+      }
       const { id, record } = await deps.tokens.issue({
         user: result.user,
         project: projectName,
@@ -96,27 +110,34 @@ export function keystoneV3Router(deps: Deps): Router {
         userDomain: pick(user.domain, 'default'),
         projectDomain: pick(project?.domain, 'default'),
       });
+      deps.metrics.issued('v3');
       res.status(201).set('X-Subject-Token', id).json(v3TokenBody(record, endpointsFor(deps), true));
     },
   );
 
   /** The caller's token must be valid (else 401); the subject's decides 200 or 404. */
   const withSubject = async (req: Request, res: Response) => {
+    // Validation outcomes are counted; revocation (DELETE) shares the checks but is no validation.
+    const count = (result: ValidationResult) => req.method !== 'DELETE' && deps.metrics.validated('v3', result);
     const caller = await deps.tokens.validate(req.get('x-auth-token'));
     if (!caller) {
+      count('caller_unauthorized');
       unauthorized(req, res);
       return null;
     }
     const subjectId = req.get('x-subject-token');
     const subject = await deps.tokens.validate(subjectId);
     if (!subject || !subjectId) {
+      count('not_found');
       sendKeystoneError(res, 404, 'Failed to validate token');
       return null;
     }
     if (!canValidate(caller, subject)) {
+      count('forbidden');
       sendKeystoneError(res, 403, 'You are not authorized to perform the requested action: identity:validate_token.');
       return null;
     }
+    count('valid');
     return { subjectId, subject };
   };
 

@@ -1,17 +1,15 @@
-import { randomBytes } from 'node:crypto';
+import { requestIdOf } from '@cairn/runtime';
 import { Router, type Request, type Response } from 'express';
 import type { Deps } from '../deps';
 import { isValidProjectName } from '../credentials/logins';
 import { endpointsFor, headerText } from '../http/endpoints';
 import { methodNotAllowed } from '../http/errors';
+import { transId } from '../http/request-id';
 import { accountUrl } from '../keystone/documents';
 import { RESELLER_ADMIN_ROLE } from '../tokens/roles';
 
 const UNAUTHORIZED_BODY =
   '<html><h1>Unauthorized</h1><p>This server could not verify that you are authorized to access the document you requested.</p></html>';
-
-/** Swift's transaction id shape: tx + 21 hex + '-' + the epoch second in hex. */
-const transId = (): string => `tx${randomBytes(11).toString('hex').slice(0, 21)}-${Math.floor(Date.now() / 1000).toString(16).padStart(10, '0')}`;
 
 function unauthorized(res: Response): void {
   // One realm for every failure: unknown user, disabled user and wrong key look the same.
@@ -26,29 +24,37 @@ export function swiftV1Router(deps: Deps): Router {
   const router = Router();
   // Swift names its request ids like this; set on V1 answers only (Keystone's ids stay elsewhere).
   const tagged = (handler: (req: Request, res: Response) => Promise<void>) => (req: Request, res: Response) => {
-    const id = transId();
-    res.set('X-Trans-Id', id).set('X-Openstack-Request-Id', id);
+    // The request's id (X-Openstack-Request-Id and X-Request-Id carry it too): tx… unless the caller sent one.
+    res.set('X-Trans-Id', requestIdOf(req) ?? transId());
     return handler(req, res);
   };
 
   const login = async (req: Request, res: Response) => {
     const given = headerText(req, 'x-auth-user') ?? headerText(req, 'x-storage-user');
     const key = headerText(req, 'x-auth-key') ?? headerText(req, 'x-storage-pass');
-    if (!given || key === undefined) return unauthorized(res);
+    if (!given || key === undefined) {
+      deps.metrics.refused('v1', 'malformed');
+      return unauthorized(res);
+    }
     // "account:user" (tempauth style) or just "user"; the account defaults to the user's own.
     const colon = given.indexOf(':');
     const account = colon >= 0 ? given.slice(0, colon) : given;
     const username = colon >= 0 ? given.slice(colon + 1) : given;
     const result = await deps.logins.login(username, key, req.ip);
     if (!result.ok) {
+      deps.metrics.refused('v1', result.reason === 'limited' ? 'rate_limited' : 'invalid_credentials');
       if (result.reason === 'limited') {
         res.status(429).set('Retry-After', String(result.retryAfterSeconds)).type('text/plain').send(result.message);
         return;
       }
       return unauthorized(res);
     }
-    if (!isValidProjectName(account)) return unauthorized(res);
+    if (!isValidProjectName(account)) {
+      deps.metrics.refused('v1', 'scope_refused');
+      return unauthorized(res);
+    }
     const { id, record } = await deps.tokens.issue({ user: result.user, project: account, methods: ['password'], userDomain: 'default' });
+    deps.metrics.issued('v1');
     const expiresIn = Math.max(0, Math.floor((Date.parse(record.expiresAt) - Date.now()) / 1000));
     res
       .status(200)

@@ -1,0 +1,97 @@
+import { CounterFamily, createRegistry, HttpMetrics, knexPool, registerPoolMetrics, type CounterChild } from '@cairn/runtime';
+import type { Knex } from 'knex';
+import { Gauge, Histogram, type Registry } from 'prom-client';
+
+export type AuthVersion = 'v1' | 'v2' | 'v3';
+const VERSIONS: readonly AuthVersion[] = ['v1', 'v2', 'v3'];
+
+/** Why a login got no token. */
+export type RefusalReason =
+  /** Unknown user, disabled user or wrong password (indistinguishable on purpose). */
+  | 'invalid_credentials'
+  /** Past the failed-login limit (per user or per address). */
+  | 'rate_limited'
+  /** The request itself is malformed (missing fields, bad JSON). */
+  | 'malformed'
+  /** The project/account asked for is not a valid name, or the scope (domain, system) grants nothing. */
+  | 'scope_refused';
+const REASONS: readonly RefusalReason[] = ['invalid_credentials', 'rate_limited', 'malformed', 'scope_refused'];
+
+/** How a validation call (a Swift proxy checking a user's token) ended. */
+export type ValidationResult =
+  | 'valid'
+  /** The subject token is unknown, expired or revoked (404). */
+  | 'not_found'
+  /** The caller's own token is bad (401). */
+  | 'caller_unauthorized'
+  /** The caller may not see that token (403). */
+  | 'forbidden';
+const RESULTS: readonly ValidationResult[] = ['valid', 'not_found', 'caller_unauthorized', 'forbidden'];
+
+/** Only `.status` is read: works for ioredis' Redis and Cluster alike. */
+export interface RedisStatus {
+  status: string;
+}
+
+/**
+ * The gateway's metrics, one registry per app: HTTP requests by route template, tokens issued,
+ * refused and validated by API version, the password KDF's time, the database pool and the Redis
+ * connection. Token counters are pre-bound per label set: an increment on the hot path is one addition.
+ */
+export class GatewayMetrics {
+  readonly registry: Registry;
+  readonly http: HttpMetrics;
+  private readonly issuedBy: Record<AuthVersion, CounterChild>;
+  private readonly refusedBy: Record<AuthVersion, Record<RefusalReason, CounterChild>>;
+  private readonly validatedBy: Record<AuthVersion, Record<ValidationResult, CounterChild>>;
+  private readonly kdf: Histogram;
+
+  constructor(sources: { db: Knex; redis: () => RedisStatus | undefined }) {
+    this.registry = createRegistry('auth-gateway');
+    this.http = new HttpMetrics(this.registry);
+    const issued = new CounterFamily<'version'>('cairn_tokens_issued_total', 'Tokens issued, by auth API version (v1: Swift, v2: Keystone V2.0, v3: Keystone V3).', this.registry);
+    const refused = new CounterFamily<'version' | 'reason'>('cairn_tokens_refused_total', 'Logins refused, by auth API version and reason.', this.registry);
+    const validated = new CounterFamily<'version' | 'result'>(
+      'cairn_token_validations_total',
+      'Token validation calls (a Swift proxy or a user checking a token), by auth API version and result.',
+      this.registry,
+    );
+    const each = <K extends string, V>(keys: readonly K[], f: (k: K) => V) => Object.fromEntries(keys.map((k) => [k, f(k)])) as Record<K, V>;
+    this.issuedBy = each(VERSIONS, (version) => issued.labels({ version }));
+    this.refusedBy = each(VERSIONS, (version) => each(REASONS, (reason) => refused.labels({ version, reason })));
+    this.validatedBy = each(VERSIONS, (version) => each(RESULTS, (result) => validated.labels({ version, result })));
+    this.kdf = new Histogram({
+      name: 'cairn_password_kdf_seconds',
+      help: 'Time of one password KDF run (scrypt), cache hits excluded; its queue shows here when logins outpace the CPU.',
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [this.registry],
+    });
+    registerPoolMetrics(this.registry, () => knexPool(sources.db));
+    if (sources.redis()) this.registerRedisGauge(sources.redis);
+  }
+
+  private registerRedisGauge(redis: () => RedisStatus | undefined): void {
+    new Gauge({
+      name: 'cairn_redis_connected',
+      help: "Whether the token store's Redis connection is ready (1) or not (0); absent without REDIS_URL.",
+      registers: [this.registry],
+      collect() {
+        this.set(redis()?.status === 'ready' ? 1 : 0);
+      },
+    });
+  }
+
+  issued(version: AuthVersion): void {
+    this.issuedBy[version].inc();
+  }
+  refused(version: AuthVersion, reason: RefusalReason): void {
+    this.refusedBy[version][reason].inc();
+  }
+  validated(version: AuthVersion, result: ValidationResult): void {
+    this.validatedBy[version][result].inc();
+  }
+  /** Seconds one KDF run took (the verifier calls this around scrypt only). */
+  observeKdf = (seconds: number): void => {
+    this.kdf.observe(seconds);
+  };
+}
