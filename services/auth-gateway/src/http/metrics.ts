@@ -4,6 +4,9 @@ import { Gauge, Histogram, type Registry } from 'prom-client';
 
 export type AuthVersion = 'v1' | 'v2' | 'v3';
 const VERSIONS: readonly AuthVersion[] = ['v1', 'v2', 'v3'];
+/** Only Keystone has a validation call (Swift V1 tokens are validated through V2/V3 too). */
+export type KeystoneVersion = 'v2' | 'v3';
+const KEYSTONE_VERSIONS: readonly KeystoneVersion[] = ['v2', 'v3'];
 
 /** Why a login got no token. */
 export type RefusalReason =
@@ -43,7 +46,7 @@ export class GatewayMetrics {
   readonly http: HttpMetrics;
   private readonly issuedBy: Record<AuthVersion, CounterChild>;
   private readonly refusedBy: Record<AuthVersion, Record<RefusalReason, CounterChild>>;
-  private readonly validatedBy: Record<AuthVersion, Record<ValidationResult, CounterChild>>;
+  private readonly validatedBy: Record<KeystoneVersion, Record<ValidationResult, CounterChild>>;
   private readonly kdf: Histogram;
 
   constructor(sources: { db: Knex; redis: () => RedisStatus | undefined }) {
@@ -59,7 +62,7 @@ export class GatewayMetrics {
     const each = <K extends string, V>(keys: readonly K[], f: (k: K) => V) => Object.fromEntries(keys.map((k) => [k, f(k)])) as Record<K, V>;
     this.issuedBy = each(VERSIONS, (version) => issued.labels({ version }));
     this.refusedBy = each(VERSIONS, (version) => each(REASONS, (reason) => refused.labels({ version, reason })));
-    this.validatedBy = each(VERSIONS, (version) => each(RESULTS, (result) => validated.labels({ version, result })));
+    this.validatedBy = each(KEYSTONE_VERSIONS, (version) => each(RESULTS, (result) => validated.labels({ version, result })));
     this.kdf = new Histogram({
       name: 'cairn_password_kdf_seconds',
       help: 'Time of one password KDF run (scrypt), cache hits excluded; its queue shows here when logins outpace the CPU.',
@@ -87,7 +90,7 @@ export class GatewayMetrics {
   refused(version: AuthVersion, reason: RefusalReason): void {
     this.refusedBy[version][reason].inc();
   }
-  validated(version: AuthVersion, result: ValidationResult): void {
+  validated(version: KeystoneVersion, result: ValidationResult): void {
     this.validatedBy[version][result].inc();
   }
   /** Seconds one KDF run took (the verifier calls this around scrypt only). */
