@@ -169,7 +169,7 @@ const backoff = (attempt: number): number => Math.min(attempt * 200, 5_000);
  */
 export const RETRIES_PER_REQUEST = 3;
 const CONNECT_TIMEOUT_MS = 5_000;
-const COMMAND_TIMEOUT_MS = 2_000;
+const COMMAND_TIMEOUT_MS = 1_500;
 
 /**
  * A Redis client for REDIS_URL that connects on first use and keeps retrying with a capped backoff,
@@ -185,9 +185,10 @@ export function createRedis(url: string, log: Logger): RedisClient {
     // requests') go out in one write: socket writes were a large share of the gateway's CPU.
     enableAutoPipelining: true,
   } as const;
-  // commandTimeout: a command also fails (a 503) after 2 s, whether queued while reconnecting or
+  // commandTimeout: a command also fails (a 503) after 1.5 s, whether queued while reconnecting or
   // sent to a Redis that does not answer; retries alone let it wait for several backoff rounds
-  // (up to 4 × 5 s in a long outage), longer than any client waits.
+  // (up to 4 × 5 s in a long outage), longer than any client waits. With auto-pipelining a command
+  // may first wait for the pipeline in flight to time out: at most 2 × 1.5 s in all.
   const perNode = { connectTimeout: CONNECT_TIMEOUT_MS, maxRetriesPerRequest: RETRIES_PER_REQUEST, commandTimeout: COMMAND_TIMEOUT_MS } as const;
   let client: RedisClient;
   if (target.kind === 'single') {

@@ -40,7 +40,7 @@ function isDependencyFailure(err: unknown): boolean {
   const e = err as { name?: string; code?: string; message?: string };
   if (e.code && (CONNECTION_CODES.has(e.code) || e.code.startsWith('08'))) return true;
   if (e.name === 'MaxRetriesPerRequestError' || e.name === 'KnexTimeoutError') return true;
-  return /Connection is closed|Stream isn't writeable|Connection terminated|not queryable|Timeout acquiring a connection/i.test(e.message ?? '');
+  return /Connection is closed|Stream isn't writeable|Command timed out|Connection terminated|not queryable|Timeout acquiring a connection/i.test(e.message ?? '');
 }
 
 /** Client errors raised by express itself keep their status; anything else is logged and is a 500. */
