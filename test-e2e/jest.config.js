@@ -2,6 +2,7 @@ module.exports = {
   ...require('../jest.preset.js'),
   displayName: 'e2e',
   testMatch: ['<rootDir>/**/*.test.ts'],
-  // The Swift interop suite needs Debian's Swift packages and runs apart: `pnpm test:interop`.
-  testPathIgnorePatterns: ['/node_modules/', '/interop/'],
+  // The Swift interop suite needs Debian's Swift packages and runs apart: `pnpm test:interop`;
+  // the fault tests restart their own Postgres and Redis and run apart too: `pnpm test:faults`.
+  testPathIgnorePatterns: ['/node_modules/', '/interop/', '/faults/'],
 };

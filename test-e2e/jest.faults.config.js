@@ -1,0 +1,17 @@
+/**
+ * Fault-injection tests (`pnpm test:faults`): Postgres and Redis restarts and outages, and
+ * SIGKILL of the management API mid-write, under load. They run their own Postgres cluster
+ * (port 5433, created on first use with pg_createcluster) and their own redis-server (port 6390),
+ * never the shared ones, and take about two minutes. Not part of `pnpm test`.
+ *
+ *   node --experimental-vm-modules node_modules/jest/bin/jest.js -c test-e2e/jest.faults.config.js
+ */
+module.exports = {
+  ...require('../jest.preset.js'),
+  displayName: 'faults',
+  rootDir: __dirname,
+  testMatch: ['<rootDir>/faults/**/*.test.ts'],
+  testTimeout: 120000,
+  // The files share one Postgres cluster and one Redis port, and measure timings: one at a time.
+  maxWorkers: 1,
+};
