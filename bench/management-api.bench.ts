@@ -86,7 +86,7 @@ async function serve(role: string): Promise<void> {
     DATABASE_POOL_MAX: String(SETTINGS.poolMax),
     LOG_LEVEL: 'warn',
     CAIRN_MIGRATE_ON_START: 'false',
-    CAIRN_DEFAULT_CLUSTER: '',
+    CAIRN_CREATE_DEFAULT_CLUSTER: 'false',
   });
   const deps = createDeps(config);
   serveApp(createApp(deps), () => deps.db.destroy());
@@ -108,14 +108,15 @@ interface Seeded {
 }
 
 async function seed(databaseUrl: string): Promise<Seeded> {
-  const deps = createDeps(readConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', CAIRN_DEFAULT_CLUSTER: '' }));
+  const deps = createDeps(readConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', CAIRN_CREATE_DEFAULT_CLUSTER: 'false' }));
   const { db } = deps;
   try {
     await migrateLatest(db);
     await bootstrap(db, {
       adminUser: ADMIN_USER,
       adminKey: ADMIN_KEY,
-      defaultCluster: '',
+      defaultCluster: 'default',
+      createDefaultCluster: false,
       defaultAuthUrl: 'http://127.0.0.1:5000/auth',
       defaultStorageUrl: 'http://127.0.0.1:8080/v1',
     });

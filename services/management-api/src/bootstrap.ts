@@ -10,6 +10,8 @@ export interface BootstrapOptions {
   adminUser?: string;
   adminKey?: string;
   defaultCluster: string;
+  /** Unset: true. */
+  createDefaultCluster?: boolean;
   defaultAuthUrl: string;
   defaultStorageUrl: string;
 }
@@ -33,7 +35,7 @@ export async function bootstrap(db: Knex, options: BootstrapOptions): Promise<Bo
       const { key } = await createOperatorWithKey(trx, { name, role: 'admin', clusterIds: [], key: options.adminKey }, BOOTSTRAP_ACTOR);
       if (!options.adminKey) result.generatedAdmin = { name, key };
     }
-    if (options.defaultCluster && (await countClusters(trx)) === 0) {
+    if (options.createDefaultCluster !== false && (await countClusters(trx)) === 0) {
       const cluster = await createCluster(trx, {
         name: options.defaultCluster,
         auth_url: options.defaultAuthUrl,

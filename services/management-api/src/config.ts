@@ -20,8 +20,13 @@ export const configSpec = {
   adminKey: { env: 'CAIRN_ADMIN_KEY', doc: 'API key of CAIRN_ADMIN_USER (at least 32 printable characters).', schema: apiKeySchema, secret: true },
   defaultCluster: {
     env: 'CAIRN_DEFAULT_CLUSTER',
-    doc: 'Name of the cluster created when the database has none ("" to create none).',
-    schema: Joi.string().allow('').max(255).default('default'),
+    doc: 'Name of the cluster the first start creates when the database has none.',
+    schema: Joi.string().max(255).default('default'),
+  },
+  createDefaultCluster: {
+    env: 'CAIRN_CREATE_DEFAULT_CLUSTER',
+    doc: 'Whether the first start creates that default cluster (false: clusters come only from the API or the migrate job).',
+    schema: Joi.boolean().default(true),
   },
   defaultAuthUrl: { env: 'CAIRN_DEFAULT_AUTH_URL', doc: 'auth_url of that default cluster.', schema: Joi.string().uri().default('http://127.0.0.1:5000/auth') },
   defaultStorageUrl: { env: 'CAIRN_DEFAULT_STORAGE_URL', doc: 'storage_url of that default cluster (the Swift proxy, ending in /v1).', schema: Joi.string().uri().default('http://127.0.0.1:8080/v1') },
@@ -48,6 +53,7 @@ export interface ManagementApiConfig {
   adminUser?: string;
   adminKey?: string;
   defaultCluster: string;
+  createDefaultCluster: boolean;
   defaultAuthUrl: string;
   defaultStorageUrl: string;
   apiKeyCacheSeconds: number;

@@ -20,7 +20,10 @@ interface UserRow {
 const COLUMNS = ['u.id', 'u.cluster_id', 'u.username', 'u.password_hash', 'u.is_superuser', 'u.enabled', 'u.generation', 'u.created_at', 'u.updated_at'];
 const RETURNING = COLUMNS.map((c) => c.slice(2));
 
-/** Gateways LISTEN here to drop cached credentials and tokens of a changed user at once. */
+/**
+ * Announces a changed user to any listener. Gateways do not rely on it: they compare the user's
+ * `generation` when validating (see the gateway's UserDirectory), which needs no open connection.
+ */
 export const USER_CHANGES_CHANNEL = 'cairn_storage_users';
 
 const toUser = (r: UserRow): StorageUser => ({
