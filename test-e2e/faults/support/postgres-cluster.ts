@@ -57,6 +57,21 @@ export async function ensurePostgres(): Promise<void> {
   }
   if (!(await postgresReady())) await ctl('start');
   await waitReady();
+  await dropLeftovers();
+}
+
+/** Databases of earlier runs whose process is gone (killed before it could drop them). */
+async function dropLeftovers(): Promise<void> {
+  const admin = knex({ client: 'pg', connection: adminUrl(), pool: { min: 0, max: 1 } });
+  try {
+    const { rows } = (await admin.raw(`SELECT datname FROM pg_database WHERE datname LIKE 'cairn\\_faults\\_%'`)) as { rows: Array<{ datname: string }> };
+    for (const { datname } of rows) {
+      const pid = Number(/^cairn_faults_(\d+)_/.exec(datname)?.[1]);
+      if (pid && pid !== process.pid && !existsSync(`/proc/${pid}`)) await admin.raw(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
+    }
+  } finally {
+    await admin.destroy();
+  }
 }
 
 /**
