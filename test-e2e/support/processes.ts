@@ -2,8 +2,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 
 export const REPO_ROOT = join(__dirname, '..', '..');
-const TSX = join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
 const CLI = join(REPO_ROOT, 'packages', 'cli', 'src', 'main.ts');
+/**
+ * `node --import tsx <entry>` rather than the tsx CLI: the CLI runs the program in a child of its
+ * own, which a SIGKILL to the CLI leaves behind, holding ports and the test's pipes.
+ */
+const NODE_TSX = [process.execPath, '--import', 'tsx'] as const;
 
 export interface Launched {
   child: ChildProcess;
@@ -17,7 +21,7 @@ export interface Launched {
 
 /** Runs `cairn start` (what `pnpm start` runs) as a real process and waits for its banner. */
 export async function launch(env: Record<string, string>, timeoutMs = 60_000): Promise<Launched> {
-  const child = spawn(TSX, [CLI, 'start'], {
+  const child = spawn(NODE_TSX[0], [...NODE_TSX.slice(1), CLI, 'start'], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', CAIRN_API_PORT: '0', CAIRN_GATEWAY_PORT: '0', CAIRN_API_HOST: '127.0.0.1', CAIRN_GATEWAY_HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -59,7 +63,7 @@ export async function launch(env: Record<string, string>, timeoutMs = 60_000): P
 /** Runs a `cairn` CLI command to completion. */
 export function cairn(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(TSX, [CLI, ...args], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...env } });
+    const child = spawn(NODE_TSX[0], [...NODE_TSX.slice(1), CLI, ...args], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...env } });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));

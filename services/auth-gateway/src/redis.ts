@@ -159,8 +159,11 @@ export function parseRedisUrl(url: string): RedisTarget {
   };
 }
 
-/** Reconnection delay: grows by 200 ms per attempt up to 5 s, and never gives up. */
-const backoff = (attempt: number): number => Math.min(attempt * 200, 5_000);
+/**
+ * Reconnection delay: grows by 200 ms per attempt up to 1 s, and never gives up. The cap keeps
+ * recovery within about a second of Redis coming back, however long it was away.
+ */
+const backoff = (attempt: number): number => Math.min(attempt * 200, 1_000);
 
 /**
  * Retry settings. A command waits for at most this many reconnection attempts (about 1.2 s of
@@ -187,7 +190,7 @@ export function createRedis(url: string, log: Logger): RedisClient {
   } as const;
   // commandTimeout: a command also fails (a 503) after 1.5 s, whether queued while reconnecting or
   // sent to a Redis that does not answer; retries alone let it wait for several backoff rounds
-  // (up to 4 × 5 s in a long outage), longer than any client waits. With auto-pipelining a command
+  // (and connect timeouts of 5 s each), longer than any client waits. With auto-pipelining a command
   // may first wait for the pipeline in flight to time out: at most 2 × 1.5 s in all.
   const perNode = { connectTimeout: CONNECT_TIMEOUT_MS, maxRetriesPerRequest: RETRIES_PER_REQUEST, commandTimeout: COMMAND_TIMEOUT_MS } as const;
   let client: RedisClient;
