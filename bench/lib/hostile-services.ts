@@ -1,0 +1,128 @@
+/**
+ * The services under hostile input, each in a process of its own and started as a deployment
+ * would start it (readConfig from variables, createDeps, start…): the management API (which
+ * migrates and bootstraps the throwaway database) and the auth gateway on Redis. Two processes, so
+ * the two event loops and the load generator's can use both cores; a crash or exit of either is
+ * seen by the parent.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { createDeps as createApiDeps, readConfig as readApiConfig, startManagementApi } from '@cairn/management-api';
+import { createDeps as createGatewayDeps, readConfig as readGatewayConfig, startAuthGateway } from '../../services/auth-gateway/src';
+import { announceListening, startChild, stopChild, type Child } from './children';
+
+export const API_ROLE = 'hostile-api';
+export const GATEWAY_ROLE = 'hostile-gateway';
+
+/** The gateway's login limits for the run (see hostileLimits). */
+export interface LoginLimits {
+  /** Failed logins per name before 429 (CAIRN_LOGIN_FAILURE_LIMIT). */
+  perName: number;
+  /** Failed logins per client address before 429 (CAIRN_LOGIN_ADDRESS_FAILURE_LIMIT). */
+  perAddress: number;
+  /** Seconds both windows last (CAIRN_LOGIN_*_FAILURE_WINDOW). */
+  windowSeconds: number;
+}
+
+/** Variables of a child; BENCH_HOSTILE_* are read by the children only. */
+export interface ServiceSettings {
+  databaseUrl: string;
+  redisUrl: string;
+  adminUser: string;
+  adminKey: string;
+  limits: LoginLimits;
+}
+
+/** In a child: serve `role` until the parent goes away. */
+export async function serveHostile(role: string): Promise<void> {
+  const env = process.env;
+  if (role === API_ROLE) {
+    const config = readApiConfig({
+      CAIRN_API_HOST: '127.0.0.1',
+      CAIRN_API_PORT: '0',
+      DATABASE_URL: env.BENCH_HOSTILE_DATABASE_URL,
+      CAIRN_ADMIN_USER: env.BENCH_HOSTILE_ADMIN_USER,
+      CAIRN_ADMIN_KEY: env.BENCH_HOSTILE_ADMIN_KEY,
+      CAIRN_DEFAULT_CLUSTER: 'default',
+      LOG_LEVEL: 'silent',
+    });
+    const running = await startManagementApi(config, createApiDeps(config));
+    announceListening(running.port, async () => {
+      running.server.closeAllConnections();
+      await running.close();
+    });
+    return;
+  }
+  if (role === GATEWAY_ROLE) {
+    const window = env.BENCH_HOSTILE_LOGIN_WINDOW!;
+    const config = readGatewayConfig({
+      CAIRN_GATEWAY_HOST: '127.0.0.1',
+      CAIRN_GATEWAY_PORT: '0',
+      CAIRN_GATEWAY_CLUSTER: 'default',
+      DATABASE_URL: env.BENCH_HOSTILE_DATABASE_URL,
+      REDIS_URL: env.BENCH_HOSTILE_REDIS_URL,
+      LOG_LEVEL: 'silent',
+      CAIRN_LOGIN_FAILURE_LIMIT: env.BENCH_HOSTILE_LOGIN_PER_NAME,
+      CAIRN_LOGIN_FAILURE_WINDOW: window,
+      CAIRN_LOGIN_ADDRESS_FAILURE_LIMIT: env.BENCH_HOSTILE_LOGIN_PER_ADDRESS,
+      CAIRN_LOGIN_ADDRESS_FAILURE_WINDOW: window,
+    });
+    const running = await startAuthGateway(config, await createGatewayDeps(config));
+    announceListening(running.port, async () => {
+      running.server.closeAllConnections();
+      await running.close();
+    });
+    return;
+  }
+  throw new Error(`unknown role ${role}`);
+}
+
+export interface Services {
+  api: Child;
+  gateway: Child;
+  /** Exits that were not asked for, as readable lines. */
+  crashes: string[];
+  stop: () => Promise<void>;
+}
+
+/** Starts the API (it prepares the database), then the gateway; watches both for exits. */
+export async function startServices(script: string, s: ServiceSettings, extraExecArgv: string[] = []): Promise<Services> {
+  const env = {
+    ...process.env,
+    BENCH_HOSTILE_DATABASE_URL: s.databaseUrl,
+    BENCH_HOSTILE_REDIS_URL: s.redisUrl,
+    BENCH_HOSTILE_ADMIN_USER: s.adminUser,
+    BENCH_HOSTILE_ADMIN_KEY: s.adminKey,
+    BENCH_HOSTILE_LOGIN_PER_NAME: String(s.limits.perName),
+    BENCH_HOSTILE_LOGIN_PER_ADDRESS: String(s.limits.perAddress),
+    BENCH_HOSTILE_LOGIN_WINDOW: String(s.limits.windowSeconds),
+  };
+  const crashes: string[] = [];
+  let stopping = false;
+  const watch = (child: Child) => {
+    child.proc.on('exit', (code: number | null, signal: string | null) => {
+      if (!stopping) crashes.push(`${child.role} exited (code ${code}, signal ${signal})`);
+    });
+  };
+  const api = await startChild(script, API_ROLE, env, extraExecArgv);
+  watch(api);
+  let gateway: Child;
+  try {
+    gateway = await startChild(script, GATEWAY_ROLE, env, extraExecArgv);
+  } catch (e) {
+    stopping = true;
+    await stopChild(api);
+    throw e;
+  }
+  watch(gateway);
+  return {
+    api,
+    gateway,
+    crashes,
+    stop: async () => {
+      stopping = true;
+      await Promise.all([stopChild(api), stopChild(gateway)]);
+    },
+  };
+}
+
+export const pidOf = (c: Child): number => (c.proc as ChildProcess).pid!;
