@@ -30,7 +30,8 @@ export class RawHttpError extends Error {}
 const CRLF = Buffer.from('\r\n');
 const HEADER_END = Buffer.from('\r\n\r\n');
 
-function serialize(req: RawRequest, host: string): Buffer {
+/** The request's head as UTF-8 bytes; the body (if any) goes out after it as it is. */
+function serializeHead(req: RawRequest, host: string): Buffer {
   const names = new Set(req.headers.map(([k]) => k.toLowerCase()));
   const lines = [`${req.method} ${req.path} HTTP/1.1`];
   if (!names.has('host')) lines.push(`Host: ${host}`);
@@ -41,7 +42,7 @@ function serialize(req: RawRequest, host: string): Buffer {
   }
   if (req.fresh && !names.has('connection')) lines.push('Connection: close');
   // Header text goes out as UTF-8 bytes, which is what clients send for non-ASCII user names.
-  return Buffer.concat([Buffer.from(lines.join('\r\n') + '\r\n\r\n', 'utf8'), body]);
+  return Buffer.from(lines.join('\r\n') + '\r\n\r\n', 'utf8');
 }
 
 /** Parses one response out of `buf`, or returns null when more bytes are needed. */
@@ -182,7 +183,11 @@ class Connection {
     return new Promise<RawResponse>((resolve, reject) => {
       const timer = setTimeout(() => this.fail(new RawHttpError(`no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
       this.pending = { head: req.method === 'HEAD', resolve, reject, timer };
-      socket.write(serialize(req, host));
+      // Head and body in one segment when they fit (cork), without copying the body into the head.
+      socket.cork();
+      socket.write(serializeHead(req, host));
+      if (req.body?.length) socket.write(req.body);
+      socket.uncork();
     }).finally(() => {
       if (req.fresh) this.destroy();
     });
