@@ -51,10 +51,11 @@
  */
 import { existsSync } from 'node:fs';
 import { createDatabase, bootstrap, findClusterByName, migrateLatest } from '@cairn/management-api';
-import { closeRedis, createDeps, createLogger, createRedis, readConfig, startAuthGateway } from '../services/auth-gateway/src';
+import { closeRedis, createLogger, createRedis, readConfig } from '../services/auth-gateway/src';
 import { DEFAULT_SCRYPT_PARAMS, hashPassword, parsePasswordHash, verifyPassword } from '../packages/domain/src/password-hash';
 import { startSwiftCluster } from '../test-e2e/interop/swift-cluster';
-import { announceListening, BASELINE_ROLE, startChild, stopChild, type Child } from './lib/children';
+import { BASELINE_ROLE, startChild, stopChild, type Child } from './lib/children';
+import { serveGateway } from './lib/gateway-child';
 import { party, type Party } from './lib/cpu';
 import { intEnv, loadEnv, stringEnv } from './lib/env';
 import { checkOnce, measureBracketed, type CheckedResponse, type LoadSettings, type Measured, type Scenario } from './lib/load';
@@ -122,21 +123,7 @@ const COLD_GATEWAY_ROLE = 'gateway-cold';
 
 async function serve(role: string): Promise<void> {
   if (role !== GATEWAY_ROLE && role !== COLD_GATEWAY_ROLE) throw new Error(`unknown role ${role}`);
-  const config = readConfig({
-    CAIRN_GATEWAY_HOST: '127.0.0.1',
-    CAIRN_GATEWAY_PORT: '0',
-    CAIRN_GATEWAY_CLUSTER: CLUSTER,
-    DATABASE_URL: process.env.BENCH_CHILD_DATABASE_URL,
-    REDIS_URL: process.env.BENCH_CHILD_REDIS_URL,
-    LOG_LEVEL: 'warn',
-    ...(role === COLD_GATEWAY_ROLE ? { CAIRN_VERIFY_CACHE_SECONDS: '0' } : {}),
-  });
-  const deps = await createDeps(config);
-  const running = await startAuthGateway(config, deps);
-  announceListening(running.port, async () => {
-    running.server.closeAllConnections();
-    await running.close();
-  });
+  await serveGateway(CLUSTER, role === COLD_GATEWAY_ROLE ? { CAIRN_VERIFY_CACHE_SECONDS: '0' } : {});
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -32,9 +32,10 @@ import { request, Agent } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { randomInt } from 'node:crypto';
 import { bootstrap, createDatabase, findClusterByName, migrateLatest } from '@cairn/management-api';
-import { closeRedis, createDeps, createLogger, createRedis, readConfig, startAuthGateway } from '../services/auth-gateway/src';
+import { closeRedis, createLogger, createRedis } from '../services/auth-gateway/src';
 import { hashPassword } from '../packages/domain/src/password-hash';
-import { announceListening, startChild, stopChild } from './lib/children';
+import { startChild, stopChild } from './lib/children';
+import { serveGateway } from './lib/gateway-child';
 import { intEnv, stringEnv } from './lib/env';
 import { runBenchmark, type Cleanups } from './lib/main';
 import { throwawayDatabase } from './lib/postgres';
@@ -73,22 +74,7 @@ const GATEWAY_ROLE = 'gateway';
 
 async function serve(role: string): Promise<void> {
   if (role !== GATEWAY_ROLE) throw new Error(`unknown role ${role}`);
-  const config = readConfig({
-    CAIRN_GATEWAY_HOST: '127.0.0.1',
-    CAIRN_GATEWAY_PORT: '0',
-    CAIRN_GATEWAY_CLUSTER: CLUSTER,
-    DATABASE_URL: process.env.BENCH_CHILD_DATABASE_URL,
-    REDIS_URL: process.env.BENCH_CHILD_REDIS_URL,
-    LOG_LEVEL: 'warn',
-    CAIRN_LOGIN_FAILURE_LIMIT: '100000',
-    CAIRN_LOGIN_ADDRESS_FAILURE_LIMIT: '1000000',
-  });
-  const deps = await createDeps(config);
-  const running = await startAuthGateway(config, deps);
-  announceListening(running.port, async () => {
-    running.server.closeAllConnections();
-    await running.close();
-  });
+  await serveGateway(CLUSTER, { CAIRN_LOGIN_FAILURE_LIMIT: '100000', CAIRN_LOGIN_ADDRESS_FAILURE_LIMIT: '1000000' });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,19 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { REPO_ROOT } from '../support/processes';
+import { REPO_ROOT, freePort } from '../support/processes';
 
-/** A port of 127.0.0.1 nothing listens on right now (bound, then released). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 /**
  * A TCP relay on a port of our own to a real dependency (Postgres, Redis), which the tests turn

@@ -1,8 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { REPO_ROOT } from '../../support/processes';
-
+import { REPO_ROOT, freePort } from '../../support/processes';
 
 export const ADMIN_NAME = 'faults';
 export const ADMIN_KEY = 'faults-admin-key-0123456789abcdefghijklmnop';
@@ -17,17 +15,6 @@ export interface Service {
   stop: () => Promise<void>;
   /** SIGKILL: no shutdown hook runs, in-flight requests and transactions are cut off. */
   kill: () => Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 async function launch(entry: string, env: Record<string, string>, port: number): Promise<Service> {
