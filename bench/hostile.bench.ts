@@ -16,16 +16,19 @@
  *   BENCH_REDIS_URL                  the gateway's REDIS_URL (default redis://127.0.0.1:6379); its keys live
  *                                    under the run's own cluster uuid
  *   BENCH_HOSTILE_REQUESTS           total requests, about half to each service (default 1000000)
- *   BENCH_CONNECTIONS                keep-alive connections per service = requests in flight per service (default 32)
+ *   BENCH_CONNECTIONS                requests in flight per service (default 32), over keep-alive connections
+ *                                    (one request at a time each; no pipelining)
+ *   BENCH_HOSTILE_API_REPLICAS       management API processes on the database, requests spread in turn (default 2)
  *   BENCH_HOSTILE_LOGIN_PER_ADDRESS  the gateway's failed logins per address before 429 (default 10)
  *   BENCH_HOSTILE_LOGIN_PER_NAME     the gateway's failed logins per name before 429 (default 2)
  *   BENCH_HOSTILE_LOGIN_WINDOW       seconds of both login windows (default 86400: the whole run)
  *   BENCH_CPU_PROF                   a directory: the services write V8 CPU profiles there
  *   HOSTILE_SEED                     the run's seed (default: random, printed)
  *
- * Layout: the management API and the gateway in two processes of their own, started from variables
- * like a deployment (API on the throwaway database, gateway on it and on Redis, logs off); the
- * generator, the raw-socket client and the checks in this process.
+ * Layout: the management API (two replicas, as in compose: one event loop cannot keep up with the
+ * API's half of the load, measured) and the gateway in processes of their own, started from
+ * variables like a deployment (the API on the throwaway database, the gateway on it and on Redis,
+ * logs off); the generator, the raw-socket client and the checks in this process.
  *
  * Password checks are bounded on purpose. Every failed login costs one scrypt run (about 0.1-0.5 s
  * of a core) and a random request stream would make the run a KDF benchmark. The gateway is
@@ -38,13 +41,14 @@
 import { createDatabase } from '@cairn/management-api';
 import { hostileRequest } from '../test-e2e/hostile/arbitraries';
 import { LOGIN_PASSWORD, prepareContext, startTrap } from '../test-e2e/hostile/context';
-import { runSeed, sampleStream, Targets } from '../test-e2e/hostile/runner';
+import { RawPool } from '../test-e2e/hostile/raw-http';
+import { runSeed, sampleStream } from '../test-e2e/hostile/runner';
 import { changedTables, snapshot } from '../test-e2e/hostile/snapshot';
-import { cpuShares, cpuSnapshot, party } from './lib/cpu';
+import { cpuShares, cpuSnapshot, party, type ProcInfo } from './lib/cpu';
 import { intEnv, stringEnv } from './lib/env';
 import { runHostileLoad, watchHealth } from './lib/hostile-load';
 import { kdfRuns, loadAverage, metricsSize, printChecks, printReport } from './lib/hostile-report';
-import { pidOf, serveHostile, startServices } from './lib/hostile-services';
+import { pidOf, ReplicaTargets, serveHostile, startServices } from './lib/hostile-services';
 import { runBenchmark } from './lib/main';
 import { throwawayDatabase } from './lib/postgres';
 import { fmtCores, fmtInt } from './lib/report';
@@ -60,6 +64,7 @@ runBenchmark({
   main: async (cleanups) => {
     const total = intEnv('BENCH_HOSTILE_REQUESTS', 1_000_000);
     const connections = intEnv('BENCH_CONNECTIONS', 32);
+    const apiReplicas = intEnv('BENCH_HOSTILE_API_REPLICAS', 2);
     const limits = {
       perName: intEnv('BENCH_HOSTILE_LOGIN_PER_NAME', 2),
       perAddress: intEnv('BENCH_HOSTILE_LOGIN_PER_ADDRESS', 10),
@@ -69,7 +74,7 @@ runBenchmark({
     const pgUrl = stringEnv('BENCH_PG_URL', 'postgres://postgres@127.0.0.1:5432/postgres');
     const redisUrl = stringEnv('BENCH_REDIS_URL', 'redis://127.0.0.1:6379');
     const profDir = stringEnv('BENCH_CPU_PROF');
-    console.log(`hostile input: ${fmtInt(total)} requests, ${connections} in flight per service, seed ${seed} (replay: HOSTILE_SEED=${seed} BENCH_HOSTILE_REQUESTS=${total})`);
+    console.log(`hostile input: ${fmtInt(total)} requests, ${connections} in flight per service, ${apiReplicas} API replicas, seed ${seed} (replay: HOSTILE_SEED=${seed} BENCH_HOSTILE_REQUESTS=${total})`);
     console.log(
       `gateway login limits: ${limits.perName} failures per name, ${limits.perAddress} per address, window ${limits.windowSeconds} s: ` +
         'most well-formed logins are refused 429 before the password KDF (bounded scrypt work, see the header of bench/hostile.bench.ts)',
@@ -77,25 +82,29 @@ runBenchmark({
     console.log(`load average before: ${loadAverage()}`);
 
     const database = await throwawayDatabase(cleanups, pgUrl, 'cairn_bench_hostile_');
-    const services = await startServices(__filename, { databaseUrl: database.url, redisUrl, adminUser: ADMIN_NAME, adminKey: ADMIN_KEY, limits }, profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
+    const services = await startServices(__filename, { databaseUrl: database.url, redisUrl, adminUser: ADMIN_NAME, adminKey: ADMIN_KEY, limits }, apiReplicas, profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
     cleanups.push(services.stop);
-    const apiUrl = `http://127.0.0.1:${services.api.port}`;
+    const apiUrls = services.apis.map((a) => `http://127.0.0.1:${a.port}`);
+    const apiUrl = apiUrls[0]!;
     const gatewayUrl = `http://127.0.0.1:${services.gateway.port}`;
     const trap = await startTrap();
     cleanups.push(trap.close);
     const ctx = await prepareContext(apiUrl, gatewayUrl, `ApiKey ${ADMIN_NAME}:${ADMIN_KEY}`, trap.url, 'bench');
     const db = createDatabase({ url: database.url, poolMax: 1 });
     cleanups.push(() => db.destroy());
-    const targets = new Targets(apiUrl, gatewayUrl, connections);
+    const targets = new ReplicaTargets(
+      apiUrls.map((u) => new RawPool(u, connections)),
+      new RawPool(gatewayUrl, connections),
+    );
     cleanups.push(async () => targets.close());
     const kdfBefore = await kdfRuns(gatewayUrl);
     const metricsBefore = [await metricsSize(apiUrl), await metricsSize(gatewayUrl)];
 
     const before = await snapshot(db);
-    const health = watchHealth([apiUrl, gatewayUrl]);
+    const health = watchHealth([...apiUrls, gatewayUrl]);
     const cpuBefore = cpuSnapshot();
     const parties = [
-      party.pid('api', pidOf(services.api)),
+      { name: 'api', match: (p: ProcInfo) => services.apis.some((a) => pidOf(a) === p.pid) },
       party.pid('gateway', pidOf(services.gateway)),
       party.self('client'),
       party.comm('postgres', 'postgres'),
@@ -119,12 +128,12 @@ runBenchmark({
     await health.stop();
     const changed = changedTables(before, await snapshot(db));
     const kdfAfter = await kdfRuns(gatewayUrl);
-    const alive = await Promise.all([apiUrl, gatewayUrl].map((u) => fetch(`${u}/healthz`).then((r) => r.status === 200, () => false)));
+    const alive = await Promise.all([...apiUrls, gatewayUrl].map((u) => fetch(`${u}/healthz`).then((r) => r.status === 200, () => false)));
 
     printReport(result, {
       cpu: cpuShares(cpuBefore, cpuAfter, parties),
       kdf: kdfBefore === null || kdfAfter === null ? null : kdfAfter - kdfBefore,
-      metrics: [`api /metrics before / after the load: ${metricsBefore[0]} / ${await metricsSize(apiUrl)}`, `gateway /metrics before / after the load: ${metricsBefore[1]} / ${await metricsSize(gatewayUrl)}`],
+      metrics: [`api (first replica) /metrics before / after the load: ${metricsBefore[0]} / ${await metricsSize(apiUrl)}`, `gateway /metrics before / after the load: ${metricsBefore[1]} / ${await metricsSize(gatewayUrl)}`],
     });
     const failed = printChecks(
       [
@@ -132,7 +141,7 @@ runBenchmark({
         ['every answer kept its properties (4xx with a clear message, no leak, no accepted write)', result.failureCount === 0],
         ['every request was answered', (result.all.byClass.failed ?? 0) === 0],
         [`crashes = 0 (process exits: ${services.crashes.length}, failed /healthz probes: ${health.failures.length} of ${health.probes()})`, services.crashes.length === 0 && health.failures.length === 0],
-        ['both services answer /healthz afterwards', alive.every(Boolean)],
+        ['every service process answers /healthz afterwards', alive.every(Boolean)],
         [`database unchanged (${Object.keys(before).join(', ')})`, changed.length === 0],
         [`no external entity fetched (trap connections: ${trap.connections.length})`, trap.connections.length === 0],
       ],

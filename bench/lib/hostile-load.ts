@@ -7,7 +7,12 @@
  */
 import { describe as describeRequest, type HostileRequest } from '../../test-e2e/hostile/arbitraries';
 import { checkResponse, type CheckOptions } from '../../test-e2e/hostile/checks';
-import type { Targets } from '../../test-e2e/hostile/runner';
+import type { RawResponse } from '../../test-e2e/hostile/raw-http';
+
+/** Where requests go (one pool per service, or several replicas). */
+export interface HostileTargets {
+  send(req: HostileRequest): Promise<RawResponse>;
+}
 
 export const CLASSES = ['2xx', '3xx', '4xx', '5xx', 'failed'] as const;
 
@@ -54,7 +59,7 @@ const tallyIn = (map: Map<string, GroupTally>, key: string): GroupTally => {
 
 export async function runHostileLoad(
   next: () => HostileRequest | undefined,
-  targets: Targets,
+  targets: HostileTargets,
   options: CheckOptions & { concurrency: number; keepFailures: number; onProgress?: (done: number) => void },
 ): Promise<LoadResult> {
   const result: LoadResult = { all: new GroupTally(), byService: new Map(), byGroup: new Map(), byStatus: new Map(), failures: [], failureCount: 0, seconds: 0 };

@@ -1,13 +1,15 @@
 /**
  * The services under hostile input, each in a process of its own and started as a deployment
- * would start it (readConfig from variables, createDeps, start…): the management API (which
- * migrates and bootstraps the throwaway database) and the auth gateway on Redis. Two processes, so
- * the two event loops and the load generator's can use both cores; a crash or exit of either is
- * seen by the parent.
+ * would start it (readConfig from variables, createDeps, start…): management API replicas on one
+ * database (the first migrates and bootstraps it; compose runs two as well) and the auth gateway on
+ * Redis. Processes of their own, so the event loops and the load generator's share the cores; a
+ * crash or exit of any is seen by the parent.
  */
 import type { ChildProcess } from 'node:child_process';
 import { createDeps as createApiDeps, readConfig as readApiConfig, startManagementApi } from '@cairn/management-api';
 import { createDeps as createGatewayDeps, readConfig as readGatewayConfig, startAuthGateway } from '../../services/auth-gateway/src';
+import type { HostileRequest } from '../../test-e2e/hostile/arbitraries';
+import { RawPool, type RawResponse } from '../../test-e2e/hostile/raw-http';
 import { announceListening, startChild, stopChild, type Child } from './children';
 
 export const API_ROLE = 'hostile-api';
@@ -77,15 +79,15 @@ export async function serveHostile(role: string): Promise<void> {
 }
 
 export interface Services {
-  api: Child;
+  apis: Child[];
   gateway: Child;
   /** Exits that were not asked for, as readable lines. */
   crashes: string[];
   stop: () => Promise<void>;
 }
 
-/** Starts the API (it prepares the database), then the gateway; watches both for exits. */
-export async function startServices(script: string, s: ServiceSettings, extraExecArgv: string[] = []): Promise<Services> {
+/** Starts the API replicas (the first prepares the database), then the gateway; watches all for exits. */
+export async function startServices(script: string, s: ServiceSettings, apiReplicas: number, extraExecArgv: string[] = []): Promise<Services> {
   const env = {
     ...process.env,
     BENCH_HOSTILE_DATABASE_URL: s.databaseUrl,
@@ -103,26 +105,44 @@ export async function startServices(script: string, s: ServiceSettings, extraExe
       if (!stopping) crashes.push(`${child.role} exited (code ${code}, signal ${signal})`);
     });
   };
-  const api = await startChild(script, API_ROLE, env, extraExecArgv);
-  watch(api);
-  let gateway: Child;
-  try {
-    gateway = await startChild(script, GATEWAY_ROLE, env, extraExecArgv);
-  } catch (e) {
+  const started: Child[] = [];
+  const stop = async () => {
     stopping = true;
-    await stopChild(api);
+    await Promise.all(started.map(stopChild));
+  };
+  const start = async (role: string) => {
+    const child = await startChild(script, role, env, extraExecArgv);
+    started.push(child);
+    watch(child);
+    return child;
+  };
+  try {
+    const apis = [await start(API_ROLE)];
+    // The others after the first: it alone runs the migrations on the empty database.
+    apis.push(...(await Promise.all(Array.from({ length: apiReplicas - 1 }, () => start(API_ROLE)))));
+    const gateway = await start(GATEWAY_ROLE);
+    return { apis, gateway, crashes, stop };
+  } catch (e) {
+    await stop();
     throw e;
   }
-  watch(gateway);
-  return {
-    api,
-    gateway,
-    crashes,
-    stop: async () => {
-      stopping = true;
-      await Promise.all([stopChild(api), stopChild(gateway)]);
-    },
-  };
 }
 
 export const pidOf = (c: Child): number => (c.proc as ChildProcess).pid!;
+
+/** The management API's replicas in turn, one pool each, and the gateway's pool. */
+export class ReplicaTargets {
+  private turn = 0;
+  constructor(
+    private readonly api: RawPool[],
+    private readonly gateway: RawPool,
+  ) {}
+  send(req: HostileRequest): Promise<RawResponse> {
+    if (req.service === 'gateway') return this.gateway.send(req);
+    this.turn = (this.turn + 1) % this.api.length;
+    return this.api[this.turn]!.send(req);
+  }
+  close(): void {
+    for (const p of [...this.api, this.gateway]) p.close();
+  }
+}
