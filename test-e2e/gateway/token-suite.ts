@@ -309,6 +309,14 @@ function tokenTests(backend: TokenSuiteBackend): void {
       expect((await gw().delete('/auth/v1.0/users/nobody/token').set('X-Auth-Token', superV1)).status).toBe(404);
     });
 
+    it('when the user named for revocation cannot exist (NUL, control characters, a colon), then 404, not a database error', async () => {
+      const superV1 = (await v1('swift-service', SERVICE_PW)).headers['x-auth-token'] as string;
+      for (const name of ['a%00b', 'a%0Db', 'a%3Ab', '%7F']) {
+        const res = await gw().delete(`/auth/v1.0/users/${name}/token`).set('X-Auth-Token', superV1);
+        expect([name, res.status]).toEqual([name, 404]);
+      }
+    });
+
     it.each([
       ['disabled', { enabled: false }],
       ['given a new password', { password: 'a-completely-new-password-1' }],

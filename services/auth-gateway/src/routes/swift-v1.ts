@@ -79,7 +79,8 @@ export function swiftV1Router(deps: Deps): Router {
       return;
     }
     const name = String(req.params.name);
-    if (!(await deps.users.find(name))) {
+    // A name no user can have (NUL, control characters, '/') is looked up nowhere: Postgres refuses NUL.
+    if (!isValidProjectName(name) || !(await deps.users.find(name))) {
       res.status(404).type('text/plain').send('No such user.');
       return;
     }
