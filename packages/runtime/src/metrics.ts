@@ -92,6 +92,9 @@ export class CounterFamily<L extends string> extends ScrapedMetric {
 /** Request latency buckets, seconds: from a cached token check (sub-ms) to a slow list (seconds). */
 export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+/** Methods labelled as themselves; any other is `OTHER`. */
+const COMMON_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
 /** The route label of a request that no route matched (404s, probes of random paths). */
 export const UNMATCHED_ROUTE = 'unmatched';
 
@@ -195,7 +198,8 @@ export class HttpMetrics {
 
   private record(req: Mounted, status: number, seconds: number): void {
     const route = this.routeLabel(req);
-    const method = req.method ?? 'UNKNOWN';
+    // Node accepts some thirty methods; the rare ones share a label so probes cannot multiply series.
+    const method = req.method && COMMON_METHODS.has(req.method) ? req.method : 'OTHER';
     let byMethod = this.table.get(route);
     if (!byMethod) this.table.set(route, (byMethod = new Map()));
     let byStatus = byMethod.get(method);

@@ -53,6 +53,13 @@ describe('HttpMetrics', () => {
     expect(text).not.toMatch(/wp-admin|zzz/);
   });
 
+  it('when rare methods are used, then they share the OTHER label instead of adding series each', async () => {
+    for (const method of ['PROPFIND', 'MKCOL', 'PURGE', 'LOCK']) await fetch(`${server.url}/nope`, { method });
+    const text = await page();
+    expect(sample(text, 'http_requests_total', { method: 'OTHER', route: UNMATCHED_ROUTE, status: '404' })).toBe(4);
+    expect(text).not.toMatch(/method="(PROPFIND|MKCOL|PURGE|LOCK)"/);
+  });
+
   it('when a request takes 30 ms, then the latency histogram counts it above the 25 ms bucket, with matching count and sum', async () => {
     await fetch(`${server.url}/api/v1/slow/`);
     const text = await page();
