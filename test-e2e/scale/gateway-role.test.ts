@@ -46,7 +46,7 @@ describe('auth-gateway as the read-only gateway role', () => {
     running = await gateway.startAuthGateway(config, deps);
   });
   afterAll(async () => {
-    await running?.close();
+    await running?.close(0);
     await asRole?.destroy();
     await stack?.close();
     await admin?.raw('DROP ROLE IF EXISTS ??', [role]);

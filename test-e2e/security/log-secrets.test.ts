@@ -87,7 +87,7 @@ describe('no secret in any log line', () => {
     const running = await gateway.startAuthGateway(config, deps);
     url = `http://127.0.0.1:${running.port}`;
     closeGateway = async () => {
-      await running.close();
+      await running.close(0);
       await stack.db.raw(`DROP OWNED BY ${role}`);
       await stack.db.raw(`DROP ROLE ${role}`);
     };

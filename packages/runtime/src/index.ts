@@ -1,4 +1,5 @@
 export { exitOnSignals, type ShutdownLog } from './shutdown';
+export { closeGracefully } from './graceful-close';
 export { LogCapture } from './log-capture';
 export { listen, type Listening, type ListenOptions } from './listen';
 export { jsonErrorBody, type ErrorBodyFormat } from './client-errors';

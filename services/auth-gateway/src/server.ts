@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { exitOnSignals, listen } from '@cairn/runtime';
+import { closeGracefully, exitOnSignals, listen } from '@cairn/runtime';
 import { createApp } from './app';
 import { readConfig, type GatewayConfig } from './config';
 import { createDeps, type Deps } from './deps';
@@ -9,7 +9,8 @@ import { closeRedis } from './redis';
 export interface RunningGateway {
   server: Server;
   port: number;
-  close: () => Promise<void>;
+  /** Graceful: see closeGracefully; `idleGraceMs` bounds how long idle keep-alive connections are left to their clients. */
+  close: (idleGraceMs?: number) => Promise<void>;
 }
 
 /** Listens on the configured address. The caller owns signal handling; close() also ends Redis. */
@@ -24,9 +25,10 @@ export async function startAuthGateway(config: GatewayConfig, deps: Deps): Promi
   return {
     server,
     port,
-    close: async () => {
-      // Stops accepting, lets requests in flight finish; idle keep-alive connections close at once.
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+    close: async (idleGraceMs?: number) => {
+      // Stops accepting, lets requests in flight finish, and hands idle keep-alive connections
+      // back to their clients before closing them (no reset under a balancer's reused connection).
+      await closeGracefully(server, idleGraceMs);
       if (redis) await closeRedis(redis);
       if (deps.ownsDb) await deps.db.destroy();
     },

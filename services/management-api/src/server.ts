@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { exitOnSignals, listen, retryStartup } from '@cairn/runtime';
+import { closeGracefully, exitOnSignals, listen, retryStartup } from '@cairn/runtime';
 import { ConfigError } from '@cairn/config';
 import { readConfig, type ManagementApiConfig } from './config';
 import { createApp } from './app';
@@ -12,7 +12,8 @@ export interface RunningApi {
   port: number;
   /** Set when this start created the first admin: the caller prints it once (never logs it). */
   generatedAdmin?: { name: string; key: string };
-  close: () => Promise<void>;
+  /** Graceful: see closeGracefully; `idleGraceMs` bounds how long idle keep-alive connections are left to their clients. */
+  close: (idleGraceMs?: number) => Promise<void>;
 }
 
 /** The one-time banner for a generated admin key, printed on the terminal, not through the logger. */
@@ -45,8 +46,9 @@ export async function startManagementApi(config: ManagementApiConfig, deps: Deps
     server,
     port,
     generatedAdmin: boot.generatedAdmin,
-    close: async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+    close: async (idleGraceMs?: number) => {
+      // As the gateway: in-flight requests finish, idle keep-alive connections are not reset.
+      await closeGracefully(server, idleGraceMs);
       await db.destroy();
     },
   };
