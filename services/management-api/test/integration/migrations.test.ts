@@ -6,7 +6,7 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
     const { db, drop } = await createTestDatabase(kind);
     try {
       const applied = await migrateLatest(db);
-      expect(applied).toEqual(['20261122000000_initial_schema', '20261122010000_cluster_user_counts', '20261122020000_capacity_reports', '20261123050000_audit_log']);
+      expect(applied).toEqual(['20261122000000_initial_schema', '20261122010000_cluster_user_counts', '20261122020000_capacity_reports', '20261122030000_audit_log']);
       expect(await migrateLatest(db)).toEqual([]);
       for (const table of ['clusters', 'storage_users', 'operators', 'api_keys', 'storage_policies', 'devices', 'cluster_user_counts', 'capacity_reports', 'audit_log']) {
         expect(await db.schema.hasTable(table)).toBe(true);

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import * as initialSchema from './20261122000000_initial_schema';
 import * as clusterUserCounts from './20261122010000_cluster_user_counts';
 import * as capacityReports from './20261122020000_capacity_reports';
-import * as auditLog from './20261123050000_audit_log';
+import * as auditLog from './20261122030000_audit_log';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -12,7 +12,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261122000000_initial_schema': initialSchema,
   '20261122010000_cluster_user_counts': clusterUserCounts,
   '20261122020000_capacity_reports': capacityReports,
-  '20261123050000_audit_log': auditLog,
+  '20261122030000_audit_log': auditLog,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
