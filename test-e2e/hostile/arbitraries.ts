@@ -354,6 +354,15 @@ function headerList(pairs: Array<[string, string | undefined]>): Array<[string, 
 // ---------------------------------------------------------------------------------------------
 // The management API
 
+/** decodeURIComponent, or the text itself where it is not valid percent-encoding. */
+const safeDecode = (text: string): string => {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+};
+
 const nonexistentId = fc.constantFrom('999999', '2147483647', '9223372036854775807');
 const hostileId = fc.oneof(
   { arbitrary: fc.constantFrom(...NUMBER_STRINGS.filter((s) => s !== '')), weight: 3 },
@@ -415,7 +424,9 @@ export function apiRequest(ctx: HostileContext): fc.Arbitrary<HostileRequest> {
       const id = (existing: Array<string | number>) => {
         // A raw trailing space ('1 ') would reach the app as '1': Node's parser drops the extra
         // space before HTTP/1.1, and the admin would delete row 1. Encoded, the app sees '1 '.
-        if (adminWrite && methodName === 'DELETE') return r.idChoice === 'hostile' ? r.hostile.replace(/ /g, '%20') : r.nonexistent;
+        // A hostile id with a digit in it ('2', '+2', '1/../2') may still name an existing row, which
+        // the admin would then really delete: those become a missing id.
+        if (adminWrite && methodName === 'DELETE') return r.idChoice === 'hostile' && !/\d/.test(safeDecode(r.hostile)) ? r.hostile.replace(/ /g, '%20') : r.nonexistent;
         if (r.idChoice === 'existing' && existing.length) return String(existing[r.existing % existing.length]);
         return r.idChoice === 'nonexistent' ? r.nonexistent : r.hostile;
       };

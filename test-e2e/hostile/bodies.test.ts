@@ -53,6 +53,19 @@ describe('hostile bodies', () => {
   ];
   const GATEWAY_POSTS = ['/auth/v2.0/tokens', '/auth/v2.0', '/auth/v3/tokens', '/auth/v3/auth/tokens'];
 
+  it('when a probe (/healthz, /readyz, /metrics) is sent a body, then a small one is read and the probe answers in full; one over 64 KB gets 413', async () => {
+    for (const service of ['api', 'gateway'] as const) {
+      for (const path of ['/healthz', '/readyz', '/metrics']) {
+        const small = await send(service, 'GET', path, JSON.stringify({ user: 'A'.repeat(10 * 1024) }), [['Connection', 'close']], true);
+        expect([service, path, small.res.status]).toEqual([service, path, 200]);
+        expect(small.res.body.length).toBe(Number(small.res.headers['content-length']));
+        const big = await send(service, 'GET', path, JSON.stringify({ user: 'A'.repeat(100 * 1024) }), [['Connection', 'close']], true);
+        expect([service, path, big.res.status]).toEqual([service, path, 413]);
+        expect(big.message).toMatch(/too large|64 KB|limit/i);
+      }
+    }
+  });
+
   it('when a body is over 64 KB on any write endpoint of either service, then the answer is 413 with a message that says so', async () => {
     const before = await snapshot(stack.db);
     const big = JSON.stringify({ user: 'A'.repeat(70 * 1024) });

@@ -1,7 +1,7 @@
 import { metricsEndpoint, readinessEndpoint, requestLogger, requestLogging } from '@cairn/runtime';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Deps } from './deps';
-import { declaredBodyLimit } from './http/body-limit';
+import { BODY_LIMIT, declaredBodyLimit } from './http/body-limit';
 import { errorHandler, notFound } from './http/errors';
 import { logPath } from './http/log-path';
 import { GATEWAY_REQUEST_ID } from './http/request-id';
@@ -31,6 +31,10 @@ export function createApp(deps: Deps): Express {
     next();
   });
 
+  // Probes take no body. One sent anyway is read first (refused past the limit): answering over an
+  // unread body and then closing makes the kernel reset the connection, which can cut off a large
+  // answer such as /metrics before the client has read it.
+  app.use(['/healthz', '/readyz', '/metrics'], declaredBodyLimit, express.raw({ type: () => true, limit: BODY_LIMIT }));
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });

@@ -34,6 +34,10 @@ export function createApp(deps: Deps): Express {
   // The caller's id (a load balancer's X-Request-Id, a Swift-style X-Trans-Id) when well-formed, else a new one.
   app.use(requestLogging(log, { accept: ['x-request-id', 'x-trans-id'], pattern: /^[\w.-]{1,128}$/, generate: () => randomUUID(), echo: ['X-Request-Id'] }));
 
+  // Probes take no body. One sent anyway is read first (refused past the limit): answering over an
+  // unread body and then closing makes the kernel reset the connection, which can cut off a large
+  // answer such as /metrics before the client has read it (seen in the hostile-input bench).
+  app.use(['/healthz', '/readyz', '/metrics'], refuseDeclaredOver(BODY_LIMIT), express.raw({ type: () => true, limit: BODY_LIMIT }));
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
