@@ -1,5 +1,5 @@
 import { metricsEndpoint, readinessEndpoint, requestLogger, requestLogging } from '@cairn/runtime';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express, { type Express } from 'express';
 import { randomUUID } from 'node:crypto';
 import { errors } from '@cairn/domain';
 import type { Deps } from './deps';
@@ -71,8 +71,6 @@ export function createApp(deps: Deps): Express {
   app.use((req, res) => send(req, res, 404, { error: 'Not found. The API lives under /api/v1/.' }));
   // Lines about a failed request carry its id, like the request's own log line; the request's
   // logger is only looked up when a line is written (most errors here are 4xx, logged by nobody).
-  app.use((err: unknown, req: Request, res: Response, next: NextFunction) =>
-    errorHandler({ error: (obj, msg) => requestLogger(req, log).error(obj, msg) })(err, req, res, next),
-  );
+  app.use(errorHandler((req) => requestLogger(req, log)));
   return app;
 }

@@ -6,6 +6,12 @@ import { clusterTarget } from './routes/audit';
 import { createOperatorWithKey } from './routes/operators';
 import { clusterJson } from './routes/representations';
 
+/**
+ * The advisory lock that serialises first-start setup across replicas and the migrate job's
+ * cluster declarations: both check "is there a cluster yet" and must not interleave.
+ */
+export const SETUP_LOCK_KEY = 0x0ca1e0;
+
 export interface BootstrapOptions {
   adminUser?: string;
   adminKey?: string;
@@ -28,7 +34,7 @@ export interface BootstrapResult {
  */
 export async function bootstrap(db: Knex, options: BootstrapOptions): Promise<BootstrapResult> {
   return db.transaction(async (trx) => {
-    await trx.raw('SELECT pg_advisory_xact_lock(?)', [0x0ca1e0]);
+    await trx.raw('SELECT pg_advisory_xact_lock(?)', [SETUP_LOCK_KEY]);
     const result: BootstrapResult = {};
     if ((await countOperators(trx)) === 0) {
       const name = options.adminUser ?? 'admin';

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Knex } from 'knex';
 import { clusterCreateSchema, errors, isCairnError, validate, type ClusterCreateInput } from '@cairn/domain';
+import { SETUP_LOCK_KEY } from './bootstrap';
 import { readConfig } from './config';
 import { createDatabase, migrateLatest } from './db/database';
 import { createCluster, findClusterByName, updateCluster } from './repositories/clusters';
@@ -84,7 +85,7 @@ export type EnsureOutcome = 'created' | 'updated' | 'unchanged';
  */
 export async function ensureClusters(db: Knex, clusters: ClusterCreateInput[]): Promise<Array<{ name: string; id: number; outcome: EnsureOutcome }>> {
   return db.transaction(async (trx) => {
-    await trx.raw('SELECT pg_advisory_xact_lock(?)', [0x0ca1e0]);
+    await trx.raw('SELECT pg_advisory_xact_lock(?)', [SETUP_LOCK_KEY]);
     const results: Array<{ name: string; id: number; outcome: EnsureOutcome }> = [];
     for (const wanted of clusters) {
       const found = await findClusterByName(trx, wanted.name);

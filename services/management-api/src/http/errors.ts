@@ -36,18 +36,22 @@ function fromExpressError(err: { type?: string; status?: number }): CairnError |
   return null;
 }
 
-export function errorHandler(log: { error: (obj: object, msg: string) => void }): ErrorRequestHandler {
+/**
+ * `logFor(req)` gives the logger for a line about that request (with its id); it is only called
+ * when a line is written: most errors are 4xx that log nothing.
+ */
+export function errorHandler(logFor: (req: Request) => { error: (obj: object, msg: string) => void }): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const translated = translateDbError(err);
     const known = translated instanceof CairnError ? translated : fromExpressError(err as { type?: string });
     if (res.headersSent) return;
     try {
       if (known) return sendError(req, res, known);
-      log.error({ err }, 'unhandled error');
+      logFor(req).error({ err }, 'unhandled error');
       send(req, res, 500, INTERNAL_ERROR_BODY);
     } catch (renderError) {
       // Never fall through to express's HTML handler (it would show a stack trace).
-      log.error({ err: renderError }, 'could not render an error response');
+      logFor(req).error({ err: renderError }, 'could not render an error response');
       res.status(500).setHeader('Content-Type', 'application/json');
       res.end(JSON.stringify(INTERNAL_ERROR_BODY));
     }

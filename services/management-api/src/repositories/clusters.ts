@@ -17,6 +17,7 @@ interface ClusterRow {
 }
 
 const COLUMNS = ['k.id', 'k.name', 'k.uuid', 'k.auth_url', 'k.storage_url', 'k.region', 'k.created_at', 'k.updated_at'];
+const RETURNING = COLUMNS.map((c) => c.slice(2));
 
 const toCluster = (r: ClusterRow): Cluster => ({
   id: Number(r.id),
@@ -69,7 +70,7 @@ export async function createCluster(db: Db, input: ClusterCreateInput): Promise<
     () =>
       db('clusters')
         .insert({ name: input.name, uuid, auth_url: input.auth_url, storage_url: input.storage_url, region: input.region })
-        .returning(['id', 'name', 'uuid', 'auth_url', 'storage_url', 'region', 'created_at', 'updated_at']),
+        .returning(RETURNING),
     uniqueMessages(input.name, uuid),
   );
   return toCluster(row as ClusterRow);
@@ -87,7 +88,7 @@ export async function updateCluster(db: Db, id: number, patch: ClusterPatchInput
       db('clusters')
         .where({ id })
         .update({ ...changes, updated_at: db.fn.now() })
-        .returning(['id', 'name', 'uuid', 'auth_url', 'storage_url', 'region', 'created_at', 'updated_at']),
+        .returning(RETURNING),
     uniqueMessages(patch.name),
   );
   return row ? toCluster(row as ClusterRow) : null;
@@ -105,7 +106,7 @@ export async function deleteCluster(db: Db, id: number): Promise<Cluster | null>
       if (count > 0) {
         throw errors.inUse(`The cluster still has ${count} storage user(s); delete them before deleting the cluster.`);
       }
-      const [row] = await db('clusters').where({ id }).delete().returning(['id', 'name', 'uuid', 'auth_url', 'storage_url', 'region', 'created_at', 'updated_at']);
+      const [row] = await db('clusters').where({ id }).delete().returning(RETURNING);
       return row ? toCluster(row as ClusterRow) : null;
     },
     {

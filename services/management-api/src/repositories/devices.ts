@@ -27,16 +27,16 @@ const num = (v: unknown): number | null => (v === null || v === undefined ? null
 
 /**
  * Replaces a cluster's storage policies, devices and computed capacity. Run it in one
- * transaction: readers see the old report or the new one, never a mix.
+ * transaction: readers see the old report or the new one, never a mix. `policyIndexes[i]`: the
+ * policy indexes of `report.devices[i]`.
  */
-export async function replaceDeviceReport(db: Db, clusterId: number, report: DeviceReport, capacity: CapacityElement[]): Promise<void> {
+export async function replaceDeviceReport(db: Db, clusterId: number, report: DeviceReport, policyIndexes: number[][], capacity: CapacityElement[]): Promise<void> {
   await withDbErrors(async () => {
     await db('devices').where({ cluster_id: clusterId }).delete();
     await db('storage_policies').where({ cluster_id: clusterId }).delete();
     await db('storage_policies').insert(
       report.policies.map((p) => ({ cluster_id: clusterId, policy_index: p.index, name: p.name, is_default: p.default })),
     );
-    const indexOf = new Map(report.policies.map((p) => [p.name, p.index]));
     const d = report.devices;
     if (d.length > 0) {
       // One statement for any number of devices: columns travel as arrays and are unnested.
@@ -50,7 +50,7 @@ export async function replaceDeviceReport(db: Db, clusterId: number, report: Dev
           clusterId,
           d.map((x) => x.node),
           d.map((x) => x.device),
-          d.map((x) => x.policies.map((name) => indexOf.get(name)).join(',')),
+          policyIndexes.map((p) => p.join(',')),
           d.map((x) => x.sizeBytes),
           d.map((x) => x.usedBytes),
           d.map((x) => x.availBytes),

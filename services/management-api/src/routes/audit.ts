@@ -1,3 +1,4 @@
+import { requestIdOf } from '@cairn/runtime';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { errors, escapeHtml, type Cluster, type Operator, type StorageUser } from '@cairn/domain';
 import type { Db } from '../db/database';
@@ -56,16 +57,10 @@ export const auditJson = (a: AuditRecord) =>
     time: a.time.toISOString(),
   });
 
-/**
- * The authenticated operator and the request id the request-logging middleware assigned (the
- * response header it set, else pino-http's `req.id`).
- */
+/** The authenticated operator and the request id the request-logging middleware assigned. */
 export function actorOf(req: Request, res: Response): AuditActor {
   const op = operatorOf(res);
-  const header = res.getHeader('X-Request-Id');
-  const fallback = (req as { id?: unknown }).id;
-  const requestId = typeof header === 'string' ? header : typeof fallback === 'string' ? fallback : null;
-  return { operatorId: op.id, operatorName: op.name, requestId };
+  return { operatorId: op.id, operatorName: op.name, requestId: requestIdOf(req) ?? null };
 }
 
 export const userTarget = (u: Pick<StorageUser, 'id' | 'username'>): AuditTarget => ({ type: 'users', id: u.id, name: u.username, uri: userUri(u.id) });

@@ -68,17 +68,19 @@ export function devicesRouter(db: Db, auth: RequestHandler): Router {
       const cluster = await visibleCluster(req.params.id, (id) => canSeeCluster(op, id));
       requireWriterOn(op, cluster.id);
       const report = validateDeviceReport(await parseBody(req));
+      // Each device's policies as indexes, once: the statistics and the stored rows both use them.
       const indexOf = new Map(report.policies.map((p) => [p.name, p.index]));
+      const policyIndexes = report.devices.map((d) => d.policies.map((n) => indexOf.get(n)!));
       const capacity = computeCapacity(
         report.policies,
-        report.devices.map((d) => ({ policyIndexes: d.policies.map((n) => indexOf.get(n)!), usedBytes: d.usedBytes, freeBytes: d.availBytes })),
+        report.devices.map((d, i) => ({ policyIndexes: policyIndexes[i]!, usedBytes: d.usedBytes, freeBytes: d.availBytes })),
       );
       await db.transaction(async (trx) => {
         // Holding the cluster's row serialises reports for one cluster, so "before" is exact and two
         // reports never interleave their deletes and inserts.
         if (!(await getCluster(trx, cluster.id, true))) throw errors.notFound(`No cluster with id '${cluster.id}'.`);
         const before = await deviceReportSummary(trx, cluster.id);
-        await replaceDeviceReport(trx, cluster.id, report, capacity);
+        await replaceDeviceReport(trx, cluster.id, report, policyIndexes, capacity);
         // Counts only: a report may list a million devices.
         const after = { device_count: report.devices.length, policy_count: report.policies.length };
         const target = { ...clusterTarget(cluster), uri: `${API_ROOT}/clusters/${cluster.id}/devices/` };

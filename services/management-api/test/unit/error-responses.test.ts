@@ -23,7 +23,7 @@ function appWithoutDatabase(): Express {
   api.use(express.raw({ type: () => true }));
   api.use(clustersRouter(unusedDb, auth));
   app.use('/api/v1', api);
-  app.use(errorHandler({ error: () => undefined }));
+  app.use(errorHandler(() => ({ error: () => undefined })));
   return app;
 }
 
