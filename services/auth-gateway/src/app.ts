@@ -1,5 +1,5 @@
 import { metricsEndpoint, readinessEndpoint, requestLogger, requestLogging } from '@cairn/runtime';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express, { type Express } from 'express';
 import type { Deps } from './deps';
 import { BODY_LIMIT, declaredBodyLimit } from './http/body-limit';
 import { errorHandler, notFound } from './http/errors';
@@ -34,7 +34,9 @@ export function createApp(deps: Deps): Express {
   // Probes take no body. One sent anyway is read first (refused past the limit): answering over an
   // unread body and then closing makes the kernel reset the connection, which can cut off a large
   // answer such as /metrics before the client has read it.
-  app.use(['/healthz', '/readyz', '/metrics'], declaredBodyLimit, express.raw({ type: () => true, limit: BODY_LIMIT }));
+  // Bodies over the limit are refused on every route, probes and V1 included, before any work.
+  app.use(declaredBodyLimit);
+  app.use(['/healthz', '/readyz', '/metrics'], express.raw({ type: () => true, limit: BODY_LIMIT }));
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -56,12 +58,10 @@ export function createApp(deps: Deps): Express {
   // Unauthenticated, like the probes: serve it on the internal network only (see README, Operations).
   app.get('/metrics', metricsEndpoint(deps.metrics.registry));
 
-  // Bodies over the limit are refused on every route, V1 included, before any work.
-  app.use(declaredBodyLimit);
   app.use(AUTH_ROOT, http.mount, swiftV1Router(deps), keystoneV2Router(deps), keystoneV3Router(deps), discoveryRouter(deps.publicUrl));
 
   app.use(notFound);
   // Lines about a failed request carry its id, like the request's own log line.
-  app.use((err: unknown, req: Request, res: Response, next: NextFunction) => errorHandler(requestLogger(req, log))(err, req, res, next));
+  app.use(errorHandler((req) => requestLogger(req, log)));
   return app;
 }

@@ -98,7 +98,7 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
       acquireConnectionTimeout: 5000,
     });
   const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined;
-  const metrics = new GatewayMetrics({ db, redis: () => redis });
+  const metrics = new GatewayMetrics({ db, ...(redis ? { redis } : {}) });
   // Postgres, its tables and the cluster row (made by the migrate job) and Redis may come up after
   // us: retried until CAIRN_STARTUP_TIMEOUT. A shared handle was made ready by its owner.
   const startup = { log, deadlineMs: config.startupTimeout * 1000, isFatal: (e: unknown) => e instanceof ConfigError };

@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 
 /** Keystone's error body: `{"error": {"code", "title", "message"}}`, title being the reason phrase. */
@@ -44,8 +44,12 @@ function isDependencyFailure(err: unknown): boolean {
 }
 
 /** Client errors raised by express itself keep their status; anything else is logged and is a 500. */
-export function errorHandler(log: Logger): ErrorRequestHandler {
-  return (err: unknown, _req, res, _next) => {
+/**
+ * `logFor(req)` gives the logger for a line about that request (with its id); it is only called
+ * when a line is written (503 and 500), not for the 4xx most errors are.
+ */
+export function errorHandler(logFor: (req: Request) => Logger): ErrorRequestHandler {
+  return (err: unknown, req, res, _next) => {
     if (res.headersSent) return;
     const status = (err as { status?: unknown }).status;
     if (typeof status === 'number' && status >= 400 && status < 500) {
@@ -54,12 +58,12 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     }
     if (isDependencyFailure(err)) {
       // Never a 401 here: clients would believe their password is wrong.
-      log.warn({ err: { message: (err as Error).message } }, 'dependency unavailable');
+      logFor(req).warn({ err: { message: (err as Error).message } }, 'dependency unavailable');
       res.set('Retry-After', '1');
       sendKeystoneError(res, 503, 'The identity service is temporarily unavailable; retry shortly.');
       return;
     }
-    log.error({ err }, 'unhandled error');
+    logFor(req).error({ err }, 'unhandled error');
     sendKeystoneError(res, 500, 'An unexpected error prevented the server from fulfilling your request.');
   };
 }

@@ -49,7 +49,7 @@ export class GatewayMetrics {
   private readonly validatedBy: Record<KeystoneVersion, Record<ValidationResult, CounterChild>>;
   private readonly kdf: Histogram;
 
-  constructor(sources: { db: Knex; redis: () => RedisStatus | undefined }) {
+  constructor(sources: { db: Knex; redis?: RedisStatus }) {
     this.registry = createRegistry('auth-gateway');
     this.http = new HttpMetrics(this.registry);
     const issued = new CounterFamily<'version'>('cairn_tokens_issued_total', 'Tokens issued, by auth API version (v1: Swift, v2: Keystone V2.0, v3: Keystone V3).', this.registry);
@@ -70,16 +70,16 @@ export class GatewayMetrics {
       registers: [this.registry],
     });
     registerPoolMetrics(this.registry, () => knexPool(sources.db));
-    if (sources.redis()) this.registerRedisGauge(sources.redis);
+    if (sources.redis) this.registerRedisGauge(sources.redis);
   }
 
-  private registerRedisGauge(redis: () => RedisStatus | undefined): void {
+  private registerRedisGauge(redis: RedisStatus): void {
     new Gauge({
       name: 'cairn_redis_connected',
       help: "Whether the token store's Redis connection is ready (1) or not (0); absent without REDIS_URL.",
       registers: [this.registry],
       collect() {
-        this.set(redis()?.status === 'ready' ? 1 : 0);
+        this.set(redis.status === 'ready' ? 1 : 0);
       },
     });
   }

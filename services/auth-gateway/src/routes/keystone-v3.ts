@@ -52,6 +52,8 @@ const pick = (ref: Named | undefined, fallback: string): string => ref?.id ?? re
  */
 export function keystoneV3Router(deps: Deps): Router {
   const router = Router();
+  // The configured URLs: the same for every answer.
+  const endpoints = endpointsFor(deps);
   const json = express.json({ limit: '64kb', type: () => true });
 
   const unauthorized = (req: Request, res: Response) => {
@@ -111,7 +113,7 @@ export function keystoneV3Router(deps: Deps): Router {
         projectDomain: pick(project?.domain, 'default'),
       });
       deps.metrics.issued('v3');
-      res.status(201).set('X-Subject-Token', id).json(v3TokenBody(record, endpointsFor(deps), true));
+      res.status(201).set('X-Subject-Token', id).json(v3TokenBody(record, endpoints, true));
     },
   );
 
@@ -147,7 +149,7 @@ export function keystoneV3Router(deps: Deps): Router {
     const found = await withSubject(req, res);
     if (!found) return;
     const withCatalog = !('nocatalog' in req.query);
-    res.status(200).set('X-Subject-Token', found.subjectId).json(v3TokenBody(found.subject, endpointsFor(deps), withCatalog));
+    res.status(200).set('X-Subject-Token', found.subjectId).json(v3TokenBody(found.subject, endpoints, withCatalog));
   });
 
   router.delete('/v3/auth/tokens', async (req, res) => {

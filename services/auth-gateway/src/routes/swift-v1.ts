@@ -22,6 +22,8 @@ function unauthorized(res: Response): void {
  */
 export function swiftV1Router(deps: Deps): Router {
   const router = Router();
+  // The configured URLs: the same for every answer.
+  const endpoints = endpointsFor(deps);
   // Swift names its request ids like this; set on V1 answers only (Keystone's ids stay elsewhere).
   const tagged = (handler: (req: Request, res: Response) => Promise<void>) => (req: Request, res: Response) => {
     // The request's id (X-Openstack-Request-Id and X-Request-Id carry it too): tx… unless the caller sent one.
@@ -58,7 +60,7 @@ export function swiftV1Router(deps: Deps): Router {
     const expiresIn = Math.max(0, Math.floor((Date.parse(record.expiresAt) - Date.now()) / 1000));
     res
       .status(200)
-      .set('X-Storage-Url', accountUrl(endpointsFor(deps).storageUrl, account))
+      .set('X-Storage-Url', accountUrl(endpoints.storageUrl, account))
       .set('X-Auth-Token', id)
       .set('X-Storage-Token', id)
       .set('X-Auth-Token-Expires', String(expiresIn))
