@@ -7,10 +7,10 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { createDeps as createApiDeps, readConfig as readApiConfig, startManagementApi } from '@cairn/management-api';
-import { createDeps as createGatewayDeps, readConfig as readGatewayConfig, startAuthGateway } from '../../services/auth-gateway/src';
 import type { HostileRequest } from '../../test-e2e/hostile/arbitraries';
 import { RawPool, type RawResponse } from '../../test-e2e/hostile/raw-http';
 import { announceListening, startChild, stopChild, type Child } from './children';
+import { serveGateway } from './gateway-child';
 
 export const API_ROLE = 'hostile-api';
 export const GATEWAY_ROLE = 'hostile-gateway';
@@ -56,22 +56,14 @@ export async function serveHostile(role: string): Promise<void> {
   }
   if (role === GATEWAY_ROLE) {
     const window = env.BENCH_HOSTILE_LOGIN_WINDOW!;
-    const config = readGatewayConfig({
-      CAIRN_GATEWAY_HOST: '127.0.0.1',
-      CAIRN_GATEWAY_PORT: '0',
-      CAIRN_GATEWAY_CLUSTER: 'default',
-      DATABASE_URL: env.BENCH_HOSTILE_DATABASE_URL,
-      REDIS_URL: env.BENCH_HOSTILE_REDIS_URL,
+    await serveGateway('default', {
+      DATABASE_URL: env.BENCH_HOSTILE_DATABASE_URL!,
+      REDIS_URL: env.BENCH_HOSTILE_REDIS_URL!,
       LOG_LEVEL: 'silent',
-      CAIRN_LOGIN_FAILURE_LIMIT: env.BENCH_HOSTILE_LOGIN_PER_NAME,
+      CAIRN_LOGIN_FAILURE_LIMIT: env.BENCH_HOSTILE_LOGIN_PER_NAME!,
       CAIRN_LOGIN_FAILURE_WINDOW: window,
-      CAIRN_LOGIN_ADDRESS_FAILURE_LIMIT: env.BENCH_HOSTILE_LOGIN_PER_ADDRESS,
+      CAIRN_LOGIN_ADDRESS_FAILURE_LIMIT: env.BENCH_HOSTILE_LOGIN_PER_ADDRESS!,
       CAIRN_LOGIN_ADDRESS_FAILURE_WINDOW: window,
-    });
-    const running = await startAuthGateway(config, await createGatewayDeps(config));
-    announceListening(running.port, async () => {
-      running.server.closeAllConnections();
-      await running.close();
     });
     return;
   }
