@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { Redis } from 'ioredis';
 import { startStack, type Stack } from '../support/stack';
-import { startSentinelSet, type SentinelTopology } from './redis-servers';
+import { startSentinelSet, waitFor, type SentinelTopology } from './redis-servers';
 
 /**
  * The gateway on a Sentinel-managed Redis on 127.0.0.1:7111-7115 (master, replica, three
@@ -58,6 +58,15 @@ describe('auth-gateway on Redis Sentinel (redis+sentinel://)', () => {
     const oldMaster = await sentinel!.masterPort();
     const newMaster = await sentinel!.failover();
     expect(newMaster).not.toBe(oldMaster);
+    // Until Sentinel has reconfigured the old master as a replica, it still accepts writes, and
+    // Redis drops them when it resyncs: replication is asynchronous (README, Scaling out). A real
+    // client would log in again; the test waits for that window to close.
+    const demoted = new Redis({ host: '127.0.0.1', port: oldMaster, lazyConnect: true });
+    try {
+      await waitFor('old master demoted', 15_000, async () => ((await demoted.call('ROLE')) as unknown[])[0] === 'slave');
+    } finally {
+      demoted.disconnect();
+    }
 
     // The gateway follows the switch: reads see the replicated records, writes go to the new master
     // (a write on the demoted one would fail with READONLY).
