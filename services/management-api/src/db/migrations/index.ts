@@ -3,6 +3,7 @@ import * as initialSchema from './20261122000000_initial_schema';
 import * as clusterUserCounts from './20261122010000_cluster_user_counts';
 import * as capacityReports from './20261122020000_capacity_reports';
 import * as auditLog from './20261122030000_audit_log';
+import * as storageUserChangeNotices from './20261122041500_storage_user_change_notices';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -13,6 +14,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261122010000_cluster_user_counts': clusterUserCounts,
   '20261122020000_capacity_reports': capacityReports,
   '20261122030000_audit_log': auditLog,
+  '20261122041500_storage_user_change_notices': storageUserChangeNotices,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
