@@ -83,6 +83,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     CAIRN_GATEWAY_HOST: '127.0.0.1',
     CAIRN_GATEWAY_PORT: '0',
     LOG_LEVEL: 'info',
+    // Shares `db` below, but with the URL it also follows user changes on a connection of its own.
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...(options.redis ? { REDIS_URL: options.redisUrl ?? REDIS_URL } : {}),
   });
   const gatewayConfig = { ...config, ...options.gateway };

@@ -8,6 +8,7 @@ import type { GatewayConfig } from './config';
 import { closeRedis, createRedis, type RedisClient } from './redis';
 import { resolveCluster, type ClusterInfo } from './credentials/cluster';
 import { LoginService } from './credentials/logins';
+import { UserChangeFeed } from './credentials/user-changes';
 import { UserDirectory } from './credentials/users';
 import { PasswordVerifier } from './credentials/verifier';
 import { RedisTokenStore } from './tokens/redis-store';
@@ -30,6 +31,8 @@ export interface Deps {
   cluster: ClusterInfo;
   store: TokenStore;
   users: UserDirectory;
+  /** Keeps `users` told of changes as they commit (Postgres only: embedded PGlite has no second connection). */
+  userChanges?: UserChangeFeed;
   tokens: TokenService;
   logins: LoginService;
   /** express's `trust proxy` (CAIRN_TRUST_PROXY): which X-Forwarded-For entries name the client. */
@@ -102,6 +105,7 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
   // Postgres, its tables and the cluster row (made by the migrate job) and Redis may come up after
   // us: retried until CAIRN_STARTUP_TIMEOUT. A shared handle was made ready by its owner.
   const startup = { log, deadlineMs: config.startupTimeout * 1000, isFatal: (e: unknown) => e instanceof ConfigError };
+  let userChanges: UserChangeFeed | undefined;
   try {
     const cluster = await retryStartup('cluster lookup in Postgres', () => resolveCluster(db, config.cluster), { ...startup, deadlineMs: ownsDb ? startup.deadlineMs : 0 });
     const store: TokenStore = redis ? new RedisTokenStore(redis, `cairn:${cluster.uuid}:`) : new MemoryTokenStore();
@@ -109,6 +113,8 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
     if (redis) await retryStartup('Redis connection', () => redis.ping(), startup);
     const signingKey = config.signingKey ?? (await retryStartup('signing key in Redis', () => store.getOrSet('signing-key', randomBytes(32).toString('base64')), startup));
     const users = new UserDirectory(db, cluster.id, config.userCacheMs);
+    userChanges = config.databaseUrl ? new UserChangeFeed(config.databaseUrl, cluster.id, users, log) : undefined;
+    await userChanges?.start();
     const verifier = new PasswordVerifier(config.verifyCacheSeconds, Date.now, metrics.observeKdf);
     await verifier.warmUp();
     const tokens = new TokenService(store, users, signingKey, cluster.uuid, config.tokenLifetime);
@@ -122,6 +128,7 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
       cluster,
       store,
       users,
+      ...(userChanges ? { userChanges } : {}),
       tokens,
       trustProxy: config.trustProxy,
       metrics,
@@ -133,6 +140,7 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
       }),
     };
   } catch (e) {
+    await userChanges?.close();
     if (redis) await closeRedis(redis);
     if (ownsDb) await db.destroy();
     throw e;

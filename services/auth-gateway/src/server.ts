@@ -29,6 +29,7 @@ export async function startAuthGateway(config: GatewayConfig, deps: Deps): Promi
       // Stops accepting, lets requests in flight finish, and hands idle keep-alive connections
       // back to their clients before closing them (no reset under a balancer's reused connection).
       await closeGracefully(server, idleGraceMs);
+      await deps.userChanges?.close();
       if (redis) await closeRedis(redis);
       if (deps.ownsDb) await deps.db.destroy();
     },

@@ -83,7 +83,7 @@ export class LoginService {
     }
     // A name that cannot exist is looked up nowhere, but still costs one password check.
     const wellFormed = !usernameSchema.validate(username).error && password.length <= 1024;
-    const user = wellFormed ? await this.users.find(username) : null;
+    const user = wellFormed ? await this.users.findForLogin(username) : null;
     if (await this.verifier.check(username, user, password)) {
       // The address counter stays: a client holding one valid password must not be able to
       // reset its address's count by logging in between guesses.

@@ -12,12 +12,20 @@ export interface UserRecord {
 }
 
 /**
- * Reads storage users of one cluster from Postgres. Logins always read the row afresh; token
- * validation may reuse a row for `maxAgeMs` (a fraction of a second), so a disabled, deleted or
- * changed user is refused everywhere within that time without a query per validation.
+ * Reads storage users of one cluster from Postgres and remembers each row for at most `maxAgeMs`
+ * (a fraction of a second) counted from before its query.
+ *
+ * Token validation always may use a remembered row: a disabled, deleted or changed user is refused
+ * everywhere within that time without a query per validation. Logins may only while the directory
+ * follows the change notices (see UserChangeFeed), which drop a changed user's row as its change
+ * commits; otherwise each login reads the row afresh, so a change takes effect at once either way.
  */
 export class UserDirectory {
   private readonly recent = new Map<string, { at: number; user: UserRecord | null }>();
+  /** Whether change notices are being received, so that a remembered row is known to be current. */
+  private following = false;
+  /** Counts forgets: a row read while one happened may predate the change, so it is not kept. */
+  private forgets = 0;
 
   constructor(
     private readonly db: Knex,
@@ -30,6 +38,7 @@ export class UserDirectory {
     // The row's age counts from before the query: a change committed while it ran may be missing
     // from it, so the `maxAgeMs` bound holds only when measured from here.
     const readAt = this.now();
+    const forgetsBefore = this.forgets;
     const row = (await this.db('storage_users')
       .select('id', 'username', 'password_hash', 'enabled', 'is_superuser', 'generation')
       .where({ cluster_id: this.clusterId, username })
@@ -37,8 +46,33 @@ export class UserDirectory {
     const user = row
       ? { id: String(row.id), username: row.username, passwordHash: row.password_hash, enabled: row.enabled, isSuperuser: row.is_superuser, generation: String(row.generation) }
       : null;
-    this.remember(username, user, readAt);
+    if (this.forgets === forgetsBefore) this.remember(username, user, readAt);
     return user;
+  }
+
+  /** The row a login checks the password against: remembered only while changes are followed. */
+  findForLogin(username: string): Promise<UserRecord | null> {
+    return this.following ? this.findRecent(username) : this.find(username);
+  }
+
+  get isFollowing(): boolean {
+    return this.following;
+  }
+
+  /** Called by the change feed when it starts or stops hearing changes; either way the past is unknown. */
+  follow(following: boolean): void {
+    this.following = following;
+    this.forgetAll();
+  }
+
+  forget(username: string): void {
+    this.forgets++;
+    this.recent.delete(username);
+  }
+
+  forgetAll(): void {
+    this.forgets++;
+    this.recent.clear();
   }
 
   /** A user row no older than `maxAgeMs`. */

@@ -1,0 +1,83 @@
+import knex, { type Knex } from 'knex';
+import request from 'supertest';
+import { startStack, type Stack } from '../support/stack';
+
+const PW = 'grace-password-0123456789';
+
+/**
+ * Logins may use a user row the gateway remembers only while it hears Postgres's change notices:
+ * every change must then be honoured by the very next login, whoever made it, and losing the
+ * notice connection must make logins read Postgres again until it is back.
+ */
+async function until(check: () => boolean, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`not true within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('auth-gateway logins and user changes on postgres', () => {
+  let stack: Stack;
+  let admin: Knex;
+  const v1 = (user: string, key = PW) => request(stack.gatewayUrl).get('/auth/v1.0').set('X-Auth-User', user).set('X-Auth-Key', key);
+  const listenBackends = () =>
+    admin.raw(`SELECT pid FROM pg_stat_activity WHERE application_name = 'cairn-auth-gateway-listen' AND datname = current_database()`);
+
+  beforeAll(async () => {
+    stack = await startStack({ database: 'postgres', redis: true });
+    // The stack's own database, as a superuser: it may end the gateway's connections.
+    admin = knex({ client: 'pg', connection: stack.databaseUrl!, pool: { min: 0, max: 1 } });
+  });
+  afterAll(async () => {
+    await admin.destroy();
+    await stack.close();
+  });
+
+  it('when a user is disabled, enabled, and given a new password through the API, then the very next login sees it, every time', async () => {
+    const { id } = await stack.createUser('grace', PW);
+    expect(stack.gatewayDeps.userChanges).toBeDefined();
+    for (let round = 0; round < 10; round++) {
+      expect((await v1('grace')).status).toBe(200);
+      expect(await stack.patchUser(id, { enabled: false })).toBe(202);
+      expect([round, (await v1('grace')).status]).toEqual([round, 401]);
+      expect(await stack.patchUser(id, { enabled: true })).toBe(202);
+      expect([round, (await v1('grace')).status]).toEqual([round, 200]);
+    }
+    const next = `${PW}-next`;
+    expect(await stack.patchUser(id, { password: next })).toBe(202);
+    expect((await v1('grace')).status).toBe(401);
+    expect((await v1('grace', next)).status).toBe(200);
+  });
+
+  it('when a user is changed with plain SQL, not through the API, then the next login sees it too', async () => {
+    await stack.createUser('heidi', PW);
+    expect((await v1('heidi')).status).toBe(200);
+    await stack.db('storage_users').where({ username: 'heidi' }).update({ enabled: false });
+    expect((await v1('heidi')).status).toBe(401);
+    await stack.db('storage_users').where({ username: 'heidi' }).delete();
+    expect((await v1('heidi')).status).toBe(401);
+    await stack.createUser('heidi', PW);
+    expect((await v1('heidi')).status).toBe(200);
+  });
+
+  it('when the notice connection is cut, then logins read Postgres until it is back, and it comes back by itself', async () => {
+    await stack.createUser('ivan', PW);
+    expect((await v1('ivan')).status).toBe(200);
+    const { rows } = (await listenBackends()) as { rows: Array<{ pid: number }> };
+    expect(rows).toHaveLength(1);
+    await admin.raw('SELECT pg_terminate_backend(?)', [rows[0]!.pid]);
+    // Until the gateway has noticed (a dead TCP peer may take longer than this), rows it
+    // remembers are at most CAIRN_USER_CACHE_MS old: the bound validation always had.
+    await until(() => !stack.gatewayDeps.users.isFollowing);
+    // Changes made while nobody listens cannot be heard: they must be seen all the same.
+    await stack.db('storage_users').where({ username: 'ivan' }).update({ enabled: false });
+    expect((await v1('ivan')).status).toBe(401);
+    await stack.db('storage_users').where({ username: 'ivan' }).update({ enabled: true });
+    expect((await v1('ivan')).status).toBe(200);
+    await until(() => stack.gatewayDeps.users.isFollowing);
+    expect(((await listenBackends()) as { rows: unknown[] }).rows).toHaveLength(1);
+    await stack.db('storage_users').where({ username: 'ivan' }).update({ enabled: false });
+    expect((await v1('ivan')).status).toBe(401);
+  });
+});
