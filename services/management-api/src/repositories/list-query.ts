@@ -82,6 +82,9 @@ const MAX_OFFSET = 2n ** 53n;
  */
 const DEEP_OFFSET = 5000n;
 
+/** An offset past which walking the skipped rows costs more than finding the page another way. */
+export const isDeepOffset = (offset: bigint): boolean => offset > DEEP_OFFSET && offset < MAX_OFFSET;
+
 /**
  * Counts and fetches one page in a single round trip: the total as a one-row subquery, laterally
  * joined to the page.

@@ -3,7 +3,8 @@ import { errors, type StorageUser, escapeHtml } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import type { Filter, ListQuery } from '../http/filters';
-import { applyFilters, fetchPage, type Page } from './list-query';
+import { bucketDirection, fetchPageByIdBuckets } from './id-buckets';
+import { applyFilters, applyOrdering, fetchPage, isDeepOffset, type Page } from './list-query';
 
 interface UserRow {
   id: string | number;
@@ -75,23 +76,37 @@ function countFromCounters(db: Db, filters: readonly Filter[], visible?: number[
   return q;
 }
 
+/**
+ * A deep page ordered by id over nothing but clusters comes from the id buckets; every other page
+ * from the generic OFFSET path (with the per-cluster counter for the total when it can).
+ */
+function fetchUserPage(db: Db, base: Knex.QueryBuilder, query: ListQuery, visibleClusters?: number[]): Promise<Page<UserRow>> {
+  const direction = bucketDirection(query, 'u');
+  const clusters = direction && isDeepOffset(query.offset) ? clustersOnly(query.filters, visibleClusters) : null;
+  if (direction && clusters !== null) {
+    const order = (qb: Knex.QueryBuilder) => applyOrdering(qb, query.ordering, 'u');
+    return fetchPageByIdBuckets<UserRow>({ db, base, alias: 'u', columns: SUMMARY_COLUMNS, clusters, order }, query, direction);
+  }
+  return fetchPage<UserRow>(
+    {
+      db,
+      base,
+      table: () => db('storage_users as u'),
+      alias: 'u',
+      columns: SUMMARY_COLUMNS,
+      fastCount: () => countFromCounters(db, query.filters, visibleClusters),
+    },
+    query,
+  );
+}
+
 export async function listStorageUsers(db: Db, query: ListQuery, visibleClusters?: number[]): Promise<Page<StorageUserSummary>> {
   return withDbErrors(async () => {
     const base = db('storage_users as u');
     if (query.filters.some((f) => f.alias === 'c')) base.join('clusters as c', 'c.id', 'u.cluster_id');
     applyFilters(base, query.filters);
     if (visibleClusters) base.whereIn('u.cluster_id', visibleClusters);
-    const page = await fetchPage<UserRow>(
-      {
-        db,
-        base,
-        table: () => db('storage_users as u'),
-        alias: 'u',
-        columns: SUMMARY_COLUMNS,
-        fastCount: () => countFromCounters(db, query.filters, visibleClusters),
-      },
-      query,
-    );
+    const page = await fetchUserPage(db, base, query, visibleClusters);
     return {
       total: page.total,
       rows: page.rows.map((r) => ({ id: String(r.id), clusterId: Number(r.cluster_id), username: r.username, isSuperuser: r.is_superuser, enabled: r.enabled })),

@@ -3,6 +3,7 @@ import * as initialSchema from './20261122000000_initial_schema';
 import * as clusterUserCounts from './20261122010000_cluster_user_counts';
 import * as capacityReports from './20261122020000_capacity_reports';
 import * as auditLog from './20261122030000_audit_log';
+import * as userIdBuckets from './20261122040000_user_id_buckets';
 import * as storageUserChangeNotices from './20261122041500_storage_user_change_notices';
 
 /**
@@ -14,6 +15,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261122010000_cluster_user_counts': clusterUserCounts,
   '20261122020000_capacity_reports': capacityReports,
   '20261122030000_audit_log': auditLog,
+  '20261122040000_user_id_buckets': userIdBuckets,
   '20261122041500_storage_user_change_notices': storageUserChangeNotices,
 };
 

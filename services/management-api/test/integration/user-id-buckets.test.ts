@@ -1,0 +1,220 @@
+import fc from 'fast-check';
+import type { Knex } from 'knex';
+import { DB_KINDS, createTestDatabase, type TestDatabase } from '../support/harness';
+import { migrateLatest } from '../../src/db/database';
+import * as bucketsMigration from '../../src/db/migrations/20261122040000_user_id_buckets';
+import { parseListQuery } from '../../src/http/filters';
+import { bucketDirection, fetchPageByIdBuckets } from '../../src/repositories/id-buckets';
+import { applyFilters, applyOrdering } from '../../src/repositories/list-query';
+import { listStorageUsers } from '../../src/repositories/storage-users';
+import { usersResource } from '../../src/routes/users';
+
+/**
+ * Deep pages ordered by id come from per-bucket counters (storage_user_id_buckets) instead of an
+ * OFFSET walk. These tests hold them to two promises: the triggers keep every bucket exact, and a
+ * page found through them is exactly the page plain OFFSET returns.
+ */
+
+const SUMMARY = ['u.id', 'u.cluster_id', 'u.username', 'u.is_superuser', 'u.enabled'];
+/** Ids up to here span about 12 buckets of 4096. */
+const MAX_ID = 50_000;
+
+interface Row {
+  id: string;
+  cluster_id: number;
+}
+
+async function insertUsers(db: Knex, users: Array<{ id: number; cluster: number }>): Promise<void> {
+  if (users.length === 0) return;
+  await db.raw(
+    `INSERT INTO storage_users (id, cluster_id, username, password_hash)
+     SELECT i, c, 'u' || i, 'x' FROM unnest(?::bigint[], ?::int[]) AS t(i, c) ON CONFLICT (id) DO NOTHING`,
+    [users.map((u) => u.id), users.map((u) => u.cluster)],
+  );
+}
+
+/** Per cluster: the buckets' sum, the counter, and count(*); all three must agree. */
+async function tallies(db: Knex): Promise<Array<{ cluster_id: number; buckets: number; counter: number; rows: number }>> {
+  const res = await db.raw(`
+    SELECT c.id AS cluster_id,
+           (SELECT coalesce(sum(n), 0) FROM storage_user_id_buckets b WHERE b.cluster_id = c.id)::int AS buckets,
+           (SELECT coalesce(sum(user_count), 0) FROM cluster_user_counts k WHERE k.cluster_id = c.id)::int AS counter,
+           (SELECT count(*) FROM storage_users u WHERE u.cluster_id = c.id)::int AS rows
+      FROM clusters c ORDER BY c.id`);
+  return res.rows;
+}
+
+/** Buckets whose count differs from the rows they stand for (none, when the triggers are right). */
+async function wrongBuckets(db: Knex): Promise<unknown[]> {
+  const res = await db.raw(`
+    SELECT coalesce(b.cluster_id, u.cluster_id) AS cluster_id, coalesce(b.bucket, u.bucket) AS bucket, b.n, u.n AS actual
+      FROM storage_user_id_buckets b
+      FULL JOIN (SELECT cluster_id, id >> 12 AS bucket, count(*) AS n FROM storage_users GROUP BY 1, 2) u
+        ON u.cluster_id = b.cluster_id AND u.bucket = b.bucket
+     WHERE coalesce(b.n, 0) <> coalesce(u.n, 0)`);
+  return res.rows;
+}
+
+describe.each(DB_KINDS)('user id buckets on %s', (kind) => {
+  let database: TestDatabase;
+  let db: Knex;
+  let clusters: number[];
+
+  beforeAll(async () => {
+    database = await createTestDatabase(kind);
+    db = database.db;
+    await migrateLatest(db);
+    const rows = (await db('clusters')
+      .insert(
+        ['a', 'b', 'c'].map((name, i) => ({
+          name,
+          uuid: `00000000-0000-4000-8000-00000000000${i}`,
+          auth_url: `http://${name}/auth`,
+          storage_url: `http://${name}/v1`,
+        })),
+      )
+      .returning('id')) as Array<{ id: number }>;
+    clusters = rows.map((r) => r.id);
+  });
+  afterAll(() => database.drop());
+  beforeEach(() => db('storage_users').delete());
+
+  it('when users are inserted one by one, in bulk and by INSERT … SELECT, then every bucket sum equals count(*) per cluster', async () => {
+    for (let i = 1; i <= 5; i++) await db('storage_users').insert({ id: i * 3000, cluster_id: clusters[i % 3], username: `one${i}`, password_hash: 'x' });
+    await insertUsers(db, Array.from({ length: 300 }, (_, i) => ({ id: 20_000 + i * 97, cluster: clusters[i % 2]! })));
+    await db.raw(`INSERT INTO storage_users (id, cluster_id, username, password_hash)
+      SELECT 60000 + g, ?, 'bulk' || g, 'x' FROM generate_series(1, 9000) AS g`, [clusters[2]!]);
+    expect(await wrongBuckets(db)).toEqual([]);
+    for (const t of await tallies(db)) expect(t.buckets).toBe(t.rows);
+    expect((await tallies(db)).map((t) => t.rows)).toEqual([151, 152, 9002]);
+  });
+
+  it('when users are deleted one by one, by a range and all at once, then every bucket sum still equals count(*)', async () => {
+    await insertUsers(db, Array.from({ length: 2000 }, (_, i) => ({ id: 1 + i * 23, cluster: clusters[i % 3]! })));
+    await db('storage_users').where({ id: 24 }).delete();
+    await db('storage_users').whereBetween('id', [4000, 30_000]).delete();
+    expect(await wrongBuckets(db)).toEqual([]);
+    for (const t of await tallies(db)) expect(t).toMatchObject({ buckets: t.rows, counter: t.rows });
+    await db('storage_users').delete();
+    expect(await wrongBuckets(db)).toEqual([]);
+    for (const t of await tallies(db)) expect(t).toMatchObject({ buckets: 0, counter: 0, rows: 0 });
+  });
+
+  it('when storage_users is truncated, then the buckets and the per-cluster counter are empty too', async () => {
+    await insertUsers(db, Array.from({ length: 500 }, (_, i) => ({ id: 1 + i * 50, cluster: clusters[i % 3]! })));
+    await db.raw('TRUNCATE storage_users');
+    expect(await wrongBuckets(db)).toEqual([]);
+    for (const t of await tallies(db)) expect(t).toMatchObject({ buckets: 0, counter: 0, rows: 0 });
+  });
+
+  it("when an UPDATE changes a user's id or cluster, then it fails and the counts stay right", async () => {
+    await insertUsers(db, [{ id: 10, cluster: clusters[0]! }]);
+    await expect(db('storage_users').where({ id: 10 }).update({ cluster_id: clusters[1] })).rejects.toThrow(/never change/);
+    await expect(db('storage_users').where({ id: 10 }).update({ id: 9000 })).rejects.toThrow(/never change/);
+    await db('storage_users').where({ id: 10 }).update({ enabled: false, cluster_id: clusters[0] });
+    expect(await wrongBuckets(db)).toEqual([]);
+  });
+
+  it('when the migration is rolled back and applied again over existing users, then the buckets are backfilled exactly', async () => {
+    await insertUsers(db, Array.from({ length: 3000 }, (_, i) => ({ id: 1 + i * 13, cluster: clusters[i % 3]! })));
+    await db.transaction((trx) => bucketsMigration.down(trx));
+    expect(await db.schema.hasTable('storage_user_id_buckets')).toBe(false);
+    await insertUsers(db, [{ id: 45_000, cluster: clusters[0]! }]);
+    await db.transaction((trx) => bucketsMigration.up(trx));
+    expect(await wrongBuckets(db)).toEqual([]);
+    await insertUsers(db, [{ id: 46_000, cluster: clusters[1]! }]);
+    expect(await wrongBuckets(db)).toEqual([]);
+  });
+
+  /** The same page the plain way: filters, ordering, LIMIT and OFFSET, and count(*). */
+  async function plainPage(params: Array<[string, string]>, visible?: number[]): Promise<{ total: number; ids: string[] }> {
+    const query = parseListQuery(usersResource, params, 20, 1000);
+    const base = db('storage_users as u');
+    applyFilters(base, query.filters);
+    if (visible) base.whereIn('u.cluster_id', visible);
+    const [count] = await base.clone().count({ total: '*' });
+    const rows = (await applyOrdering(base.clone().select('u.id'), query.ordering, 'u').limit(query.limit).offset(Number(query.offset))) as Row[];
+    return { total: Number((count as { total: string }).total), ids: rows.map((r) => String(r.id)) };
+  }
+
+  async function bucketPage(params: Array<[string, string]>, clusterSet: Set<string> | 'all', visible?: number[]): Promise<{ total: number; ids: string[] }> {
+    const query = parseListQuery(usersResource, params, 20, 1000);
+    const base = db('storage_users as u');
+    applyFilters(base, query.filters);
+    if (visible) base.whereIn('u.cluster_id', visible);
+    const direction = bucketDirection(query, 'u')!;
+    const page = await fetchPageByIdBuckets<Row>(
+      { db, base, alias: 'u', columns: SUMMARY, clusters: clusterSet, order: (qb) => applyOrdering(qb, query.ordering, 'u') },
+      query,
+      direction,
+    );
+    return { total: page.total, ids: page.rows.map((r) => String(r.id)) };
+  }
+
+  it('when users are inserted and deleted at random, then for random offsets, limits, orderings and clusters the bucket path returns exactly what OFFSET returns', async () => {
+    const user = fc.record({ id: fc.integer({ min: 1, max: MAX_ID }), cluster: fc.integer({ min: 0, max: 2 }) });
+    const page = fc.record({
+      offset: fc.oneof(fc.integer({ min: 0, max: 1200 }), fc.integer({ min: 0, max: 2000 })),
+      limit: fc.integer({ min: 1, max: 60 }),
+      desc: fc.boolean(),
+      explicitOrder: fc.boolean(),
+      clusters: fc.option(fc.uniqueArray(fc.integer({ min: 0, max: 2 }), { minLength: 1, maxLength: 3 }), { nil: undefined }),
+      visible: fc.option(fc.uniqueArray(fc.integer({ min: 0, max: 2 }), { maxLength: 3 }), { nil: undefined }),
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(user, { minLength: 100, maxLength: 1500, size: 'max' }),
+        fc.array(user, { maxLength: 400, size: 'max' }),
+        fc.integer({ min: 2, max: 7 }),
+        fc.array(page, { minLength: 1, maxLength: 6 }),
+        async (added, more, deleteEvery, pages) => {
+          await db('storage_users').delete();
+          await insertUsers(db, added.map((u) => ({ id: u.id, cluster: clusters[u.cluster]! })));
+          await db.raw('DELETE FROM storage_users WHERE id % ? = 0', [deleteEvery]);
+          await insertUsers(db, more.map((u) => ({ id: u.id, cluster: clusters[u.cluster]! })));
+          for (const p of pages) {
+            const params: Array<[string, string]> = [
+              ['offset', String(p.offset)],
+              ['limit', String(p.limit)],
+            ];
+            if (p.desc) params.push(['order_by', '-id']);
+            else if (p.explicitOrder) params.push(['order_by', 'id']);
+            if (p.clusters) params.push(['cluster__in', p.clusters.map((c) => clusters[c]).join(',')]);
+            const visible = p.visible?.map((c) => clusters[c]!);
+            let set: Set<string> | 'all' = p.clusters ? new Set(p.clusters.map((c) => String(clusters[c]))) : 'all';
+            if (visible) set = new Set([...(set === 'all' ? clusters.map(String) : set)].filter((c) => visible.map(String).includes(c)));
+            expect(await bucketPage(params, set, visible)).toEqual(await plainPage(params, visible));
+          }
+        },
+      ),
+      { numRuns: kind === 'pglite' ? 15 : 30 },
+    );
+  });
+
+  it('when a list asks for a page past the deep threshold, then listStorageUsers answers it through the buckets with the rows and total of OFFSET, visibility included', async () => {
+    await db.raw(`INSERT INTO storage_users (id, cluster_id, username, password_hash)
+      SELECT g * 3, (?::int[])[1 + g % 3], 'deep' || g, 'x' FROM generate_series(1, 12000) AS g`, [clusters]);
+    await db('storage_users').whereBetween('id', [9000, 12_000]).delete();
+    const cases: Array<{ params: Array<[string, string]>; visible?: number[] }> = [
+      { params: [['offset', '9000']] },
+      { params: [['offset', '9000'], ['order_by', '-id'], ['limit', '7']] },
+      { params: [['offset', '5001'], ['cluster', String(clusters[1])]], visible: [clusters[1]!, clusters[2]!] },
+      { params: [['offset', '6000']], visible: [clusters[0]!, clusters[2]!] },
+      { params: [['offset', '5500'], ['cluster', String(clusters[0])]], visible: [clusters[2]!] },
+      { params: [['offset', '20000']] },
+    ];
+    const statements: string[] = [];
+    const spy = (q: { sql: string }) => statements.push(q.sql);
+    db.on('query', spy);
+    for (const c of cases) {
+      statements.length = 0;
+      const query = parseListQuery(usersResource, c.params, 20, 1000);
+      const page = await listStorageUsers(db, query, c.visible);
+      expect(statements).toHaveLength(1);
+      expect(statements[0]).toContain('storage_user_id_buckets');
+      const expected = await plainPage(c.params, c.visible);
+      expect({ total: page.total, ids: page.rows.map((r) => r.id) }).toEqual(expected);
+    }
+    db.off('query', spy);
+  });
+});
