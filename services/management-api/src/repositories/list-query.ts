@@ -84,6 +84,8 @@ const DEEP_OFFSET = 5000n;
 
 /** An offset past which walking the skipped rows costs more than finding the page another way. */
 export const isDeepOffset = (offset: bigint): boolean => offset > DEEP_OFFSET && offset < MAX_OFFSET;
+/** An offset a plain LIMIT/OFFSET serves best. */
+export const isShallowOffset = (offset: bigint): boolean => offset <= DEEP_OFFSET;
 
 /**
  * Counts and fetches one page in a single round trip: the total as a one-row subquery, laterally

@@ -5,6 +5,7 @@ import { withDbErrors } from '../db/errors';
 import type { Filter, ListQuery } from '../http/filters';
 import { bucketDirection, fetchPageByIdBuckets } from './id-buckets';
 import { applyFilters, applyOrdering, fetchPage, isDeepOffset, type Page } from './list-query';
+import { fetchCommonUserPage } from './user-page-statements';
 
 interface UserRow {
   id: string | number;
@@ -76,18 +77,23 @@ function countFromCounters(db: Db, filters: readonly Filter[], visible?: number[
   return q;
 }
 
+type SummaryRow = Pick<UserRow, 'id' | 'cluster_id' | 'username' | 'is_superuser' | 'enabled'>;
+
 /**
- * A deep page ordered by id over nothing but clusters comes from the id buckets; every other page
- * from the generic OFFSET path (with the per-cluster counter for the total when it can).
+ * Page 1 of one cluster or of all (the commonest lists) through named prepared statements; a deep
+ * page ordered by id over nothing but clusters from the id buckets; every other page from the
+ * generic OFFSET path (with the per-cluster counter for the total when it can).
  */
-function fetchUserPage(db: Db, base: Knex.QueryBuilder, query: ListQuery, visibleClusters?: number[]): Promise<Page<UserRow>> {
+async function fetchUserPage(db: Db, base: Knex.QueryBuilder, query: ListQuery, visibleClusters?: number[]): Promise<Page<SummaryRow>> {
+  const clusters = clustersOnly(query.filters, visibleClusters);
+  const common = await fetchCommonUserPage(db, query, clusters);
+  if (common) return common;
   const direction = bucketDirection(query, 'u');
-  const clusters = direction && isDeepOffset(query.offset) ? clustersOnly(query.filters, visibleClusters) : null;
-  if (direction && clusters !== null) {
+  if (direction && clusters !== null && isDeepOffset(query.offset)) {
     const order = (qb: Knex.QueryBuilder) => applyOrdering(qb, query.ordering, 'u');
-    return fetchPageByIdBuckets<UserRow>({ db, base, alias: 'u', columns: SUMMARY_COLUMNS, clusters, order }, query, direction);
+    return fetchPageByIdBuckets<SummaryRow>({ db, base, alias: 'u', columns: SUMMARY_COLUMNS, clusters, order }, query, direction);
   }
-  return fetchPage<UserRow>(
+  return fetchPage<SummaryRow>(
     {
       db,
       base,
