@@ -24,6 +24,21 @@ function sortedKeys(value: Record<string, unknown>): string[] {
   return keys;
 }
 
+/**
+ * Keys as JSON strings, quoted once: representations reuse a handful of keys, and quoting them per
+ * object was a third of toJson's time on a page of 20 users (28 -> 19 µs measured). Bounded, in
+ * case some object ever carries keys from data.
+ */
+const QUOTED_KEYS = new Map<string, string>();
+function quotedKey(key: string): string {
+  let quoted = QUOTED_KEYS.get(key);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(key);
+    if (QUOTED_KEYS.size < 4096) QUOTED_KEYS.set(key, quoted);
+  }
+  return quoted;
+}
+
 // On the hot path of every list: plain loops and string concatenation, no intermediate arrays.
 export function toJson(value: unknown): string {
   if (value === null || value === undefined) return 'null';
@@ -53,7 +68,7 @@ export function toJson(value: unknown): string {
   for (const key of sortedKeys(record)) {
     const v = record[key];
     if (v === undefined) continue;
-    out += `${first ? '' : ', '}${JSON.stringify(key)}: ${toJson(v)}`;
+    out += `${first ? '' : ', '}${quotedKey(key)}: ${toJson(v)}`;
     first = false;
   }
   return `${out}}`;
