@@ -7,8 +7,7 @@ import { authenticate, CredentialCache } from './http/auth';
 import { refuseDeclaredOver } from './http/body';
 import { errorHandler } from './http/errors';
 import { createApiMetrics } from './http/metrics';
-import { negotiateFormat } from './http/negotiate';
-import { send } from './http/respond';
+import { negotiateOnce, send } from './http/respond';
 import { API_ROOT } from './http/uris';
 import { auditResource, auditRouter } from './routes/audit';
 import { clustersResource, clustersRouter } from './routes/clusters';
@@ -54,12 +53,14 @@ export function createApp(deps: Deps): Express {
   api.use(refuseDeclaredOver(BODY_LIMIT), express.raw({ type: () => true, limit: BODY_LIMIT }));
   // A malformed Accept header is refused up front (400), as tastypie does.
   api.use((req, _res, next) => {
-    negotiateFormat(req.query.format, req.get('accept'));
+    negotiateOnce(req);
     next();
   });
   api.use(discoveryRouter([auditResource, clustersResource, operatorsResource, usersResource], auth));
-  api.use(clustersRouter(db, auth));
+  // Users first among the resources (after discovery, whose /users/schema/ the users' /:id/ would
+  // take): their lists are the busiest requests, and no two resources share a path.
   api.use(usersRouter(db, auth, deps.hashPassword));
+  api.use(clustersRouter(db, auth));
   api.use(devicesRouter(db, auth));
   api.use(operatorsRouter(db, auth, () => credentials.clear()));
   api.use(auditRouter(db, auth));

@@ -2,8 +2,21 @@ import type { Request, Response } from 'express';
 import { CONTENT_TYPES, negotiateFormat, type Format } from './negotiate';
 import { toJson, toXml } from './serialize';
 
+const FORMAT = Symbol('cairn.format');
+type Negotiated = Request & { [FORMAT]?: Format };
+
+/**
+ * Negotiates the format once, up front (a malformed Accept header throws: 400), and keeps it on the
+ * request so the answer does not parse the query string and the Accept header again.
+ */
+export function negotiateOnce(req: Request): void {
+  (req as Negotiated)[FORMAT] = negotiateFormat(req.query.format, req.get('accept'));
+}
+
 /** The response format for this request; a bad Accept header falls back to JSON for the error itself. */
 export function formatOf(req: Request): Format {
+  const known = (req as Negotiated)[FORMAT];
+  if (known) return known;
   try {
     return negotiateFormat(req.query.format, req.get('accept'));
   } catch {
