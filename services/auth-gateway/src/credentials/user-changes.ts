@@ -7,18 +7,35 @@ export const USER_CHANGES_CHANNEL = 'cairn_storage_users';
 
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 2000;
+/** A connection that cannot answer `SELECT 1` within this is treated as lost (logins then read Postgres). */
+const FENCE_TIMEOUT_MS = 1000;
 
 /**
  * Follows `LISTEN cairn_storage_users` on a connection of its own and drops the changed users'
  * rows from the directory as each change commits. While it listens, the directory may serve
- * logins from memory; while it does not (starting, connection lost, reconnecting), it may not, and
- * everything remembered is dropped, since changes made meanwhile were not heard.
+ * logins from memory, behind a fence (below); while it does not (starting, connection lost,
+ * reconnecting), it may not, and everything remembered is dropped, since changes made meanwhile
+ * were not heard.
+ *
+ * The fence. A notice reaches us some time after its change committed, and a client told "done"
+ * by the management API may log in before that (measured: a login sent after a user's deletion
+ * was answered succeeded). So a login first waits for a round trip on this same connection:
+ * Postgres queues a notice and signals the listening backend as part of the commit, before the
+ * writer hears of it, and the backend sends pending notices before it reports itself ready for the
+ * next query; so when `SELECT 1` sent after the login arrived completes, every change committed
+ * before has been heard. Logins arriving in the same turn of the event loop share one fence: far
+ * cheaper than reading each login's row (BENCHMARKS.md, auth-gateway).
  */
 export class UserChangeFeed {
   private client?: Client;
   private closed = false;
   private retryMs = RETRY_MIN_MS;
   private retryTimer?: NodeJS.Timeout;
+  /** The fence logins wait for that has not been sent yet, and whether one is out. */
+  private nextFence?: { promise: Promise<boolean>; release: (passed: boolean) => void };
+  private fenceInFlight = false;
+  /** Gives up the current connection (and reconnects). */
+  private drop?: (e?: Error) => void;
 
   constructor(
     private readonly connectionString: string,
@@ -35,7 +52,7 @@ export class UserChangeFeed {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retryTimer);
-    this.users.follow(false);
+    this.users.follow();
     await this.client?.end().catch(() => undefined);
   }
 
@@ -46,13 +63,14 @@ export class UserChangeFeed {
     const onLost = (e?: Error) => {
       if (lost) return;
       lost = true;
-      this.users.follow(false);
+      this.users.follow();
       if (this.closed) return;
       this.log.warn({ err: e?.message }, 'user change feed lost: logins read users from Postgres until it is back');
       client.end().catch(() => undefined);
       this.retryTimer = setTimeout(() => void this.connect(), this.retryMs);
       this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
     };
+    this.drop = onLost;
     client.on('error', onLost);
     client.on('end', () => onLost());
     client.on('notification', (n) => this.onNotice(n));
@@ -61,10 +79,52 @@ export class UserChangeFeed {
       await client.query(`LISTEN ${USER_CHANGES_CHANNEL}`);
       if (this.closed || lost) return;
       this.retryMs = RETRY_MIN_MS;
-      this.users.follow(true);
+      this.users.follow(() => this.fence(client));
     } catch (e) {
       onLost(e as Error);
     }
+  }
+
+  /**
+   * True once every change committed before the call has been applied; false if that cannot be
+   * known now. One fence at a time is in flight (a pg client runs one query at a time); callers
+   * arriving meanwhile share the next one, sent as soon as it returns.
+   */
+  private fence(client: Client): Promise<boolean> {
+    if (client !== this.client) return Promise.resolve(false);
+    if (!this.nextFence) {
+      let release!: (passed: boolean) => void;
+      const promise = new Promise<boolean>((resolve) => (release = resolve));
+      this.nextFence = { promise, release };
+      // Logins of this turn of the event loop join it; then it goes, unless one is still in flight.
+      if (!this.fenceInFlight) setImmediate(() => this.sendFence(client));
+    }
+    return this.nextFence.promise;
+  }
+
+  private sendFence(client: Client): void {
+    const fence = this.nextFence;
+    if (!fence) return;
+    this.nextFence = undefined;
+    this.fenceInFlight = true;
+    const timer = setTimeout(() => {
+      settle(false);
+      if (client === this.client) this.drop?.(new Error(`no answer to the fence within ${FENCE_TIMEOUT_MS} ms`));
+    }, FENCE_TIMEOUT_MS);
+    let settled = false;
+    const settle = (passed: boolean) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      this.fenceInFlight = false;
+      fence.release(passed);
+      if (this.nextFence) this.sendFence(client);
+    };
+    client.query('SELECT 1').then(
+      // Still the live connection: its notices up to here have all been handled.
+      () => settle(client === this.client && this.users.isFollowing),
+      () => settle(false),
+    );
   }
 
   private onNotice(n: Notification): void {

@@ -22,8 +22,8 @@ export interface UserRecord {
  */
 export class UserDirectory {
   private readonly recent = new Map<string, { at: number; user: UserRecord | null }>();
-  /** Whether change notices are being received, so that a remembered row is known to be current. */
-  private following = false;
+  /** While change notices are heard: resolves true once every change committed before the call has been applied. */
+  private fence?: () => Promise<boolean>;
   /** Counts forgets: a row read while one happened may predate the change, so it is not kept. */
   private forgets = 0;
 
@@ -50,18 +50,26 @@ export class UserDirectory {
     return user;
   }
 
-  /** The row a login checks the password against: remembered only while changes are followed. */
-  findForLogin(username: string): Promise<UserRecord | null> {
-    return this.following ? this.findRecent(username) : this.find(username);
+  /**
+   * The row a login checks the password against. A remembered one only once the change feed's
+   * fence has passed: then every change committed before this call has been heard and applied,
+   * so the row is current (a notice's own delay cannot let a just-disabled user in).
+   */
+  async findForLogin(username: string): Promise<UserRecord | null> {
+    if (this.fence && (await this.fence())) return this.findRecent(username);
+    return this.find(username);
   }
 
   get isFollowing(): boolean {
-    return this.following;
+    return this.fence !== undefined;
   }
 
-  /** Called by the change feed when it starts or stops hearing changes; either way the past is unknown. */
-  follow(following: boolean): void {
-    this.following = following;
+  /**
+   * Called by the change feed when it starts hearing changes (with its fence) or stops (without);
+   * either way what was remembered may have changed unheard, so it is forgotten.
+   */
+  follow(fence?: () => Promise<boolean>): void {
+    this.fence = fence;
     this.forgetAll();
   }
 
