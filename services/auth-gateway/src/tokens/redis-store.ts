@@ -55,8 +55,12 @@ export class RedisTokenStore implements TokenStore {
 
   async failures(key: string): Promise<{ count: number; resetInMs: number }> {
     const k = this.k(`fail:${key}`);
-    const [count, ttl] = await Promise.all([this.redis.get(k), this.redis.pttl(k)]);
-    return { count: Number(count ?? 0), resetInMs: ttl > 0 ? ttl : 0 };
+    const count = Number((await this.redis.get(k)) ?? 0);
+    // The window's end only matters to a client told to retry later: asked for only when counting
+    // (most logins have no failures, and this is on every login's path).
+    if (count === 0) return { count, resetInMs: 0 };
+    const ttl = await this.redis.pttl(k);
+    return { count, resetInMs: ttl > 0 ? ttl : 0 };
   }
 
   async clearFailures(key: string): Promise<void> {
