@@ -1,9 +1,10 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { RequestIdOptions } from '@cairn/runtime';
+import { randomText } from '../tokens/random';
 
 /** Swift's transaction id shape: tx + 21 hex + '-' + the epoch second in hex. */
-export const transId = (): string => `tx${randomBytes(11).toString('hex').slice(0, 21)}-${Math.floor(Date.now() / 1000).toString(16).padStart(10, '0')}`;
+export const transId = (): string => `tx${randomText(11, 'hex').slice(0, 21)}-${Math.floor(Date.now() / 1000).toString(16).padStart(10, '0')}`;
 
 /**
  * One id per request, in the response headers and on every log line: the caller's (a load

@@ -1,6 +1,7 @@
-import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { UserDirectory, UserRecord } from '../credentials/users';
+import { randomText } from './random';
 import { rolesFor } from './roles';
 import type { TokenRecord, TokenStore } from './store';
 
@@ -46,7 +47,7 @@ export class TokenService {
   }
 
   async issue(req: IssueRequest): Promise<IssuedToken> {
-    const jti = randomBytes(16).toString('base64url');
+    const jti = randomText(16, 'base64url');
     const issuedAtMs = this.now();
     const expiresAtMs = issuedAtMs + this.lifetimeSeconds * 1000;
     const record: TokenRecord = {
@@ -59,7 +60,7 @@ export class TokenService {
       issuedAt: new Date(issuedAtMs).toISOString(),
       expiresAt: new Date(expiresAtMs).toISOString(),
       generation: req.user.generation,
-      auditId: randomBytes(16).toString('base64url'),
+      auditId: randomText(16, 'base64url'),
     };
     const id = jwt.sign({ jti, aud: this.clusterUuid }, this.key, {
       algorithm: 'HS256',
