@@ -3,6 +3,7 @@ import express, { type Express } from 'express';
 import type { Deps } from './deps';
 import { BODY_LIMIT, declaredBodyLimit } from './http/body-limit';
 import { errorHandler, notFound } from './http/errors';
+import { hotPathsFirst } from './http/hot-paths';
 import { logPath } from './http/log-path';
 import { GATEWAY_REQUEST_ID } from './http/request-id';
 import { discoveryRouter } from './routes/discovery';
@@ -24,7 +25,8 @@ export function createApp(deps: Deps): Express {
 
   const { http } = deps.metrics;
   app.use(http.middleware);
-  app.use(requestLogging(log, GATEWAY_REQUEST_ID, { logPath }));
+  const logging = requestLogging(log, GATEWAY_REQUEST_ID, { logPath });
+  app.use(logging);
   // Answers depend on the caller's token (as in Keystone), so caches must key on it.
   app.use((_req, res, next) => {
     res.vary('X-Auth-Token');
@@ -63,5 +65,5 @@ export function createApp(deps: Deps): Express {
   app.use(notFound);
   // Lines about a failed request carry its id, like the request's own log line.
   app.use(errorHandler((req) => requestLogger(req, log)));
-  return app;
+  return hotPathsFirst(app, deps, AUTH_ROOT, logging);
 }

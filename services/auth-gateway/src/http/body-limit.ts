@@ -1,4 +1,5 @@
-import type { RequestHandler, Response } from 'express';
+import type { ServerResponse } from 'node:http';
+import type { RequestHandler } from 'express';
 import { sendKeystoneError, TOO_LARGE_MESSAGE } from './errors';
 
 /**
@@ -9,9 +10,9 @@ import { sendKeystoneError, TOO_LARGE_MESSAGE } from './errors';
 export const BODY_LIMIT_BYTES = 64 * 1024;
 export const BODY_LIMIT = '64kb';
 
-export function sendTooLarge(res: Response): void {
+export function sendTooLarge(res: ServerResponse): void {
   // The rest of the body is not read: the connection cannot be reused.
-  res.set('Connection', 'close');
+  res.setHeader('Connection', 'close');
   sendKeystoneError(res, 413, TOO_LARGE_MESSAGE);
 }
 

@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
 import type { Deps } from '../deps';
 import type { Endpoints } from '../keystone/documents';
 
@@ -7,9 +7,15 @@ export function endpointsFor(deps: Deps): Endpoints {
   return { authUrl: deps.publicUrl, storageUrl: deps.storageUrl, region: deps.cluster.region };
 }
 
+/** A request header (`name` in lower case) as a string; a repeated one joined as Node joins it. */
+export function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
 /** Node reads header bytes as latin1; clients send UTF-8 names. */
-export function headerText(req: Request, name: string): string | undefined {
-  const raw = req.get(name);
+export function headerText(req: IncomingMessage, name: string): string | undefined {
+  const raw = header(req, name);
   if (raw === undefined) return undefined;
   const text = Buffer.from(raw, 'latin1').toString('utf8');
   return text.includes('\ufffd') ? raw : text;

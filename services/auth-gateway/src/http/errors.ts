@@ -1,6 +1,7 @@
-import { STATUS_CODES } from 'node:http';
-import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
+import { sendJson } from './respond';
 
 /** Keystone's error body: `{"error": {"code", "title", "message"}}`, title being the reason phrase. */
 export interface KeystoneErrorBody {
@@ -14,8 +15,8 @@ export function keystoneError(code: number, message: string): KeystoneErrorBody 
 /** The same shape for requests Node's HTTP parser refuses before express sees them (see listen()). */
 export const keystoneErrorBody = (code: number, message: string) => ({ contentType: 'application/json', body: JSON.stringify(keystoneError(code, message)) });
 
-export function sendKeystoneError(res: Response, code: number, message: string): void {
-  res.status(code).json(keystoneError(code, message));
+export function sendKeystoneError(res: ServerResponse, code: number, message: string): void {
+  sendJson(res, code, keystoneError(code, message));
 }
 
 export const TOO_LARGE_MESSAGE = 'Request is too large: the body may be at most 64 KB.';
@@ -28,7 +29,7 @@ export const notFound: RequestHandler = (_req, res) => {
 /** A route that exists but not for this method: 405 with `Allow`. */
 export function methodNotAllowed(allowed: readonly string[]): RequestHandler {
   return (_req, res) => {
-    res.set('Allow', allowed.join(', '));
+    res.setHeader('Allow', allowed.join(', '));
     sendKeystoneError(res, 405, 'The method is not allowed for the requested URL.');
   };
 }
@@ -43,13 +44,14 @@ function isDependencyFailure(err: unknown): boolean {
   return /Connection is closed|Stream isn't writeable|Command timed out|Connection terminated|not queryable|Timeout acquiring a connection/i.test(e.message ?? '');
 }
 
-/** Client errors raised by express itself keep their status; anything else is logged and is a 500. */
 /**
+ * Client errors raised by express itself keep their status; anything else is logged and is a 500.
  * `logFor(req)` gives the logger for a line about that request (with its id); it is only called
- * when a line is written (503 and 500), not for the 4xx most errors are.
+ * when a line is written (503 and 500), not for the 4xx most errors are. Works on plain Node
+ * requests and responses too (the hot paths').
  */
-export function errorHandler(logFor: (req: Request) => Logger): ErrorRequestHandler {
-  return (err: unknown, req, res, _next) => {
+export function errorAnswer(logFor: (req: IncomingMessage) => Logger): (err: unknown, req: IncomingMessage, res: ServerResponse) => void {
+  return (err, req, res) => {
     if (res.headersSent) return;
     const status = (err as { status?: unknown }).status;
     if (typeof status === 'number' && status >= 400 && status < 500) {
@@ -59,7 +61,7 @@ export function errorHandler(logFor: (req: Request) => Logger): ErrorRequestHand
     if (isDependencyFailure(err)) {
       // Never a 401 here: clients would believe their password is wrong.
       logFor(req).warn({ err: { message: (err as Error).message } }, 'dependency unavailable');
-      res.set('Retry-After', '1');
+      res.setHeader('Retry-After', '1');
       sendKeystoneError(res, 503, 'The identity service is temporarily unavailable; retry shortly.');
       return;
     }
@@ -67,3 +69,8 @@ export function errorHandler(logFor: (req: Request) => Logger): ErrorRequestHand
     sendKeystoneError(res, 500, 'An unexpected error prevented the server from fulfilling your request.');
   };
 }
+
+export const errorHandler = (logFor: (req: IncomingMessage) => Logger): ErrorRequestHandler => {
+  const answer = errorAnswer(logFor);
+  return (err: unknown, req, res, _next) => answer(err, req, res);
+};

@@ -1,13 +1,12 @@
-import express, { Router, type Request, type Response } from 'express';
+import express, { Router } from 'express';
 import Joi from 'joi';
 import type { Deps } from '../deps';
 import { isValidProjectName } from '../credentials/logins';
 import { endpointsFor } from '../http/endpoints';
 import { isTooLarge, sendTooLarge } from '../http/body-limit';
 import { methodNotAllowed, sendKeystoneError } from '../http/errors';
-import type { ValidationResult } from '../http/metrics';
 import { v3TokenBody } from '../keystone/documents';
-import { canValidate } from './validation-policy';
+import { keystoneUnauthorized, v3Validation } from './keystone-v3-validation';
 
 const domainRef = Joi.object({ id: Joi.string().max(255), name: Joi.string().max(255) }).unknown(true);
 const namedRef = Joi.object({ id: Joi.string().max(1024), name: Joi.string().max(1024), domain: domainRef })
@@ -56,10 +55,7 @@ export function keystoneV3Router(deps: Deps): Router {
   const endpoints = endpointsFor(deps);
   const json = express.json({ limit: '64kb', type: () => true });
 
-  const unauthorized = (req: Request, res: Response) => {
-    res.set('WWW-Authenticate', `Keystone uri="${deps.publicUrl}/v3"`);
-    sendKeystoneError(res, 401, 'The request you have made requires authentication.');
-  };
+  const unauthorized = keystoneUnauthorized(deps.publicUrl);
 
   router.post(
     '/v3/auth/tokens',
@@ -86,7 +82,7 @@ export function keystoneV3Router(deps: Deps): Router {
       else if (typeof scope === 'object' && scope !== null && 'project' in scope) project = (scope as { project: Named }).project;
       else {
         deps.metrics.refused('v3', 'scope_refused');
-        return unauthorized(req, res); // domain and system scopes: Cairn users hold no roles there
+        return unauthorized(res); // domain and system scopes: Cairn users hold no roles there
       }
 
       const result = await deps.logins.login(username, user.password, req.ip);
@@ -96,14 +92,14 @@ export function keystoneV3Router(deps: Deps): Router {
           res.set('Retry-After', String(result.retryAfterSeconds));
           return sendKeystoneError(res, 429, result.message);
         }
-        return unauthorized(req, res);
+        return unauthorized(res);
       }
       // No scope at all means the user's default project, its own account (Keystone's default_project_id).
       const explicitUnscoped = scope !== undefined && project === undefined;
       const projectName = explicitUnscoped ? undefined : pick(project, username);
       if (projectName !== undefined && !isValidProjectName(projectName)) {
         deps.metrics.refused('v3', 'scope_refused');
-        return unauthorized(req, res);
+        return unauthorized(res);
       }
       const { id, record } = await deps.tokens.issue({
         user: result.user,
@@ -117,43 +113,13 @@ export function keystoneV3Router(deps: Deps): Router {
     },
   );
 
-  /** The caller's token must be valid (else 401); the subject's decides 200 or 404. */
-  const withSubject = async (req: Request, res: Response) => {
-    // Validation outcomes are counted; revocation (DELETE) shares the checks but is no validation.
-    const count = (result: ValidationResult) => req.method !== 'DELETE' && deps.metrics.validated('v3', result);
-    const caller = await deps.tokens.validate(req.get('x-auth-token'));
-    if (!caller) {
-      count('caller_unauthorized');
-      unauthorized(req, res);
-      return null;
-    }
-    const subjectId = req.get('x-subject-token');
-    const subject = await deps.tokens.validate(subjectId);
-    if (!subject || !subjectId) {
-      count('not_found');
-      sendKeystoneError(res, 404, 'Failed to validate token');
-      return null;
-    }
-    if (!canValidate(caller, subject)) {
-      count('forbidden');
-      sendKeystoneError(res, 403, 'You are not authorized to perform the requested action: identity:validate_token.');
-      return null;
-    }
-    count('valid');
-    return { subjectId, subject };
-  };
-
+  const validation = v3Validation(deps);
   // `?nocatalog`, `allow_expired` and the OpenStack-Identity-Access-Rules header are accepted; an
   // expired token is gone from the store, so allow_expired cannot bring it back.
-  router.get('/v3/auth/tokens', async (req, res) => {
-    const found = await withSubject(req, res);
-    if (!found) return;
-    const withCatalog = !('nocatalog' in req.query);
-    res.status(200).set('X-Subject-Token', found.subjectId).json(v3TokenBody(found.subject, endpoints, withCatalog));
-  });
+  router.get('/v3/auth/tokens', (req, res) => validation.answer(req, res, !('nocatalog' in req.query)));
 
   router.delete('/v3/auth/tokens', async (req, res) => {
-    const found = await withSubject(req, res);
+    const found = await validation.subjectOf(req, res);
     if (!found) return;
     await deps.tokens.revoke(found.subjectId);
     res.status(204).end();

@@ -1,37 +1,42 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { requestIdOf } from '@cairn/runtime';
-import { Router, type Request, type Response } from 'express';
+import { Router } from 'express';
 import type { Deps } from '../deps';
 import { isValidProjectName } from '../credentials/logins';
 import { endpointsFor, headerText } from '../http/endpoints';
 import { methodNotAllowed } from '../http/errors';
 import { transId } from '../http/request-id';
+import { sendText } from '../http/respond';
 import { accountUrl } from '../keystone/documents';
 import { RESELLER_ADMIN_ROLE } from '../tokens/roles';
 
 const UNAUTHORIZED_BODY =
   '<html><h1>Unauthorized</h1><p>This server could not verify that you are authorized to access the document you requested.</p></html>';
 
-function unauthorized(res: Response): void {
+function unauthorized(res: ServerResponse): void {
   // One realm for every failure: unknown user, disabled user and wrong key look the same.
-  res.status(401).set('Www-Authenticate', 'Swift realm="unknown"').type('text/html; charset=UTF-8').send(UNAUTHORIZED_BODY);
+  res.setHeader('Www-Authenticate', 'Swift realm="unknown"');
+  sendText(res, 401, 'text/html; charset=utf-8', UNAUTHORIZED_BODY);
 }
 
+/** Swift names its request ids like this; set on V1 answers only (Keystone's ids stay elsewhere). */
+function tagTransaction(req: IncomingMessage, res: ServerResponse): void {
+  // The request's id (X-Openstack-Request-Id and X-Request-Id carry it too): tx… unless the caller sent one.
+  res.setHeader('X-Trans-Id', requestIdOf(req) ?? transId());
+}
+
+/** A V1 login answered from a request: `clientAddress` is whom the per-address failure limit counts. */
+export type V1Login = (req: IncomingMessage, res: ServerResponse, clientAddress: string | undefined) => Promise<void>;
+
 /**
- * Swift V1 auth as tempauth and swauth speak it (`GET /auth/v1.0`), plus SwiftStack's per-user
- * token revocation (`DELETE /auth/v1.0/users/<name>/token`, superusers only).
+ * `GET /auth/v1.0` as tempauth answers it. Written against Node's own request and response, as the
+ * hot paths (hot-paths.ts) call it without express; the router below calls the same function.
  */
-export function swiftV1Router(deps: Deps): Router {
-  const router = Router();
+export function v1Login(deps: Deps): V1Login {
   // The configured URLs: the same for every answer.
   const endpoints = endpointsFor(deps);
-  // Swift names its request ids like this; set on V1 answers only (Keystone's ids stay elsewhere).
-  const tagged = (handler: (req: Request, res: Response) => Promise<void>) => (req: Request, res: Response) => {
-    // The request's id (X-Openstack-Request-Id and X-Request-Id carry it too): tx… unless the caller sent one.
-    res.set('X-Trans-Id', requestIdOf(req) ?? transId());
-    return handler(req, res);
-  };
-
-  const login = async (req: Request, res: Response) => {
+  return async (req, res, clientAddress) => {
+    tagTransaction(req, res);
     const given = headerText(req, 'x-auth-user') ?? headerText(req, 'x-storage-user');
     const key = headerText(req, 'x-auth-key') ?? headerText(req, 'x-storage-pass');
     if (!given || key === undefined) {
@@ -42,12 +47,12 @@ export function swiftV1Router(deps: Deps): Router {
     const colon = given.indexOf(':');
     const account = colon >= 0 ? given.slice(0, colon) : given;
     const username = colon >= 0 ? given.slice(colon + 1) : given;
-    const result = await deps.logins.login(username, key, req.ip);
+    const result = await deps.logins.login(username, key, clientAddress);
     if (!result.ok) {
       deps.metrics.refused('v1', result.reason === 'limited' ? 'rate_limited' : 'invalid_credentials');
       if (result.reason === 'limited') {
-        res.status(429).set('Retry-After', String(result.retryAfterSeconds)).type('text/plain').send(result.message);
-        return;
+        res.setHeader('Retry-After', String(result.retryAfterSeconds));
+        return sendText(res, 429, 'text/plain; charset=utf-8', result.message);
       }
       return unauthorized(res);
     }
@@ -58,37 +63,42 @@ export function swiftV1Router(deps: Deps): Router {
     const { id, record } = await deps.tokens.issue({ user: result.user, project: account, methods: ['password'], userDomain: 'default' });
     deps.metrics.issued('v1');
     const expiresIn = Math.max(0, Math.floor((Date.parse(record.expiresAt) - Date.now()) / 1000));
-    res
-      .status(200)
-      .set('X-Storage-Url', accountUrl(endpoints.storageUrl, account))
-      .set('X-Auth-Token', id)
-      .set('X-Storage-Token', id)
-      .set('X-Auth-Token-Expires', String(expiresIn))
-      .type('text/plain; charset=UTF-8')
-      .send('');
+    res.setHeader('X-Storage-Url', accountUrl(endpoints.storageUrl, account));
+    res.setHeader('X-Auth-Token', id);
+    res.setHeader('X-Storage-Token', id);
+    res.setHeader('X-Auth-Token-Expires', String(expiresIn));
+    sendText(res, 200, 'text/plain; charset=utf-8', '');
   };
+}
+
+/**
+ * Swift V1 auth as tempauth and swauth speak it (`GET /auth/v1.0`), plus SwiftStack's per-user
+ * token revocation (`DELETE /auth/v1.0/users/<name>/token`, superusers only).
+ */
+export function swiftV1Router(deps: Deps): Router {
+  const router = Router();
+  const login = v1Login(deps);
 
   for (const path of ['/v1.0', '/v1']) {
-    router.get(path, tagged(login));
+    router.get(path, (req, res) => login(req, res, req.ip));
     router.all(path, methodNotAllowed(['GET']));
   }
 
-  router.delete('/v1.0/users/:name/token', tagged(async (req, res) => {
+  router.delete('/v1.0/users/:name/token', async (req, res) => {
+    tagTransaction(req, res);
     const caller = await deps.tokens.validate(headerText(req, 'x-auth-token') ?? headerText(req, 'x-storage-token'));
     if (!caller) return unauthorized(res);
     if (!caller.roles.includes(RESELLER_ADMIN_ROLE)) {
-      res.status(403).type('text/plain').send('Only a superuser may revoke the tokens of a user.');
-      return;
+      return sendText(res, 403, 'text/plain; charset=utf-8', 'Only a superuser may revoke the tokens of a user.');
     }
     const name = String(req.params.name);
     // A name no user can have (NUL, control characters, '/') is looked up nowhere: Postgres refuses NUL.
     if (!isValidProjectName(name) || !(await deps.users.find(name))) {
-      res.status(404).type('text/plain').send('No such user.');
-      return;
+      return sendText(res, 404, 'text/plain; charset=utf-8', 'No such user.');
     }
     await deps.tokens.revokeUser(name);
     res.status(204).end();
-  }));
+  });
   router.all('/v1.0/users/:name/token', methodNotAllowed(['DELETE']));
   return router;
 }

@@ -1,0 +1,67 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Deps } from '../deps';
+import { header, endpointsFor } from '../http/endpoints';
+import { sendKeystoneError } from '../http/errors';
+import type { ValidationResult } from '../http/metrics';
+import { sendJson } from '../http/respond';
+import { v3TokenBody } from '../keystone/documents';
+import type { TokenRecord } from '../tokens/store';
+import { canValidate } from './validation-policy';
+
+/** Keystone's 401: where to authenticate is named, as keystoneauth expects. */
+export function keystoneUnauthorized(publicUrl: string): (res: ServerResponse) => void {
+  const challenge = `Keystone uri="${publicUrl}/v3"`;
+  return (res) => {
+    res.setHeader('WWW-Authenticate', challenge);
+    sendKeystoneError(res, 401, 'The request you have made requires authentication.');
+  };
+}
+
+export interface V3Validation {
+  /** The caller's token must be valid (else 401); the subject's decides 200 or 404. Null: answered already. */
+  subjectOf(req: IncomingMessage, res: ServerResponse): Promise<{ subjectId: string; subject: TokenRecord } | null>;
+  /** `GET|HEAD /v3/auth/tokens`, what a Swift proxy's keystonemiddleware asks for every new token. */
+  answer(req: IncomingMessage, res: ServerResponse, withCatalog: boolean): Promise<void>;
+}
+
+/**
+ * Token validation, written against Node's own request and response: the hot paths (hot-paths.ts)
+ * call it without express, the V3 router calls the same functions.
+ */
+export function v3Validation(deps: Deps): V3Validation {
+  const endpoints = endpointsFor(deps);
+  const unauthorized = keystoneUnauthorized(deps.publicUrl);
+  const subjectOf: V3Validation['subjectOf'] = async (req, res) => {
+    // Validation outcomes are counted; revocation (DELETE) shares the checks but is no validation.
+    const count = (result: ValidationResult) => req.method !== 'DELETE' && deps.metrics.validated('v3', result);
+    const caller = await deps.tokens.validate(header(req, 'x-auth-token'));
+    if (!caller) {
+      count('caller_unauthorized');
+      unauthorized(res);
+      return null;
+    }
+    const subjectId = header(req, 'x-subject-token');
+    const subject = await deps.tokens.validate(subjectId);
+    if (!subject || !subjectId) {
+      count('not_found');
+      sendKeystoneError(res, 404, 'Failed to validate token');
+      return null;
+    }
+    if (!canValidate(caller, subject)) {
+      count('forbidden');
+      sendKeystoneError(res, 403, 'You are not authorized to perform the requested action: identity:validate_token.');
+      return null;
+    }
+    count('valid');
+    return { subjectId, subject };
+  };
+  return {
+    subjectOf,
+    answer: async (req, res, withCatalog) => {
+      const found = await subjectOf(req, res);
+      if (!found) return;
+      res.setHeader('X-Subject-Token', found.subjectId);
+      sendJson(res, 200, v3TokenBody(found.subject, endpoints, withCatalog));
+    },
+  };
+}
