@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { errors, type StorageUser, escapeHtml } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
+import { runPrepared, type NamedStatement } from '../db/prepared';
 import type { Filter, ListQuery } from '../http/filters';
 import { bucketDirection, fetchPageByIdBuckets } from './id-buckets';
 import { applyFilters, applyOrdering, fetchPage, isDeepOffset, type Page } from './list-query';
@@ -117,6 +118,24 @@ export async function listStorageUsers(db: Db, query: ListQuery, visibleClusters
       total: page.total,
       rows: page.rows.map((r) => ({ id: String(r.id), clusterId: Number(r.cluster_id), username: r.username, isSuperuser: r.is_superuser, enabled: r.enabled })),
     };
+  });
+}
+
+const SUMMARY_BY_ID: NamedStatement = {
+  name: 'cairn_user_summary_by_id',
+  text: 'SELECT id, cluster_id, username, is_superuser, enabled FROM storage_users WHERE id = $1',
+};
+
+/** What a user's detail GET shows, by id: a named prepared statement on Postgres (the hottest read). */
+export async function getStorageUserSummary(db: Db, id: string): Promise<StorageUserSummary | null> {
+  return withDbErrors(async () => {
+    const prepared = await runPrepared(db, SUMMARY_BY_ID, [id]);
+    const row = prepared
+      ? prepared[0] && { id: prepared[0][0], cluster_id: prepared[0][1], username: prepared[0][2], is_superuser: prepared[0][3], enabled: prepared[0][4] }
+      : await db('storage_users as u').select(SUMMARY_COLUMNS).where('u.id', id).first();
+    if (!row) return null;
+    const r = row as SummaryRow;
+    return { id: String(r.id), clusterId: Number(r.cluster_id), username: r.username, isSuperuser: r.is_superuser, enabled: r.enabled };
   });
 }
 

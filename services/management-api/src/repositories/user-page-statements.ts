@@ -1,5 +1,5 @@
 import type { Db } from '../db/database';
-import { isEmbedded } from '../db/database';
+import { runPrepared } from '../db/prepared';
 import type { ListQuery } from '../http/filters';
 import { isShallowOffset, type Page } from './list-query';
 
@@ -13,10 +13,6 @@ import { isShallowOffset, type Page } from './list-query';
  *
  * Only on Postgres outside a transaction: embedded PGlite and transactions go the generic way.
  */
-
-interface PgClient {
-  query(config: { name: string; text: string; values: unknown[]; rowMode: 'array' }): Promise<{ rows: unknown[][] }>;
-}
 
 const PAGE = `SELECT u.id, u.cluster_id, u.username, u.is_superuser, u.enabled FROM storage_users u`;
 
@@ -49,24 +45,17 @@ export interface UserSummaryRow {
  */
 export async function fetchCommonUserPage(db: Db, query: ListQuery, clusters: Set<string> | 'all' | null): Promise<Page<UserSummaryRow> | null> {
   if (clusters === null || (clusters !== 'all' && clusters.size !== 1)) return null;
-  if (!isShallowOffset(query.offset) || db.isTransaction || isEmbedded(db as never)) return null;
+  if (!isShallowOffset(query.offset)) return null;
   const order = query.ordering;
   if (order.length > 1 || (order.length === 1 && (order[0]!.column !== 'id' || order[0]!.alias !== 'u' || order[0]!.desc))) return null;
   const offset = String(query.offset);
-  const statement =
-    clusters === 'all'
-      ? { ...ALL_CLUSTERS, values: [query.limit, offset] }
-      : { ...ONE_CLUSTER, values: [[...clusters][0], query.limit, offset] };
-  const connection = (await db.client.acquireConnection()) as PgClient;
-  try {
-    const { rows } = await connection.query({ ...statement, rowMode: 'array' });
-    const page: UserSummaryRow[] = [];
-    for (const r of rows) {
-      if (r[1] === null) continue;
-      page.push({ id: String(r[1]), cluster_id: Number(r[2]), username: r[3] as string, is_superuser: r[4] as boolean, enabled: r[5] as boolean });
-    }
-    return { total: Number(rows[0]?.[0] ?? 0), rows: page };
-  } finally {
-    await db.client.releaseConnection(connection);
+  const rows =
+    clusters === 'all' ? await runPrepared(db, ALL_CLUSTERS, [query.limit, offset]) : await runPrepared(db, ONE_CLUSTER, [[...clusters][0], query.limit, offset]);
+  if (rows === null) return null;
+  const page: UserSummaryRow[] = [];
+  for (const r of rows) {
+    if (r[1] === null) continue;
+    page.push({ id: String(r[1]), cluster_id: Number(r[2]), username: r[3] as string, is_superuser: r[4] as boolean, enabled: r[5] as boolean });
   }
+  return { total: Number(rows[0]?.[0] ?? 0), rows: page };
 }

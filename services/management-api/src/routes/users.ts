@@ -8,7 +8,7 @@ import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
 import { API_ROOT, clusterIdFromRef, parseBigId, userUri } from '../http/uris';
 import { getCluster } from '../repositories/clusters';
-import { createStorageUser, deleteStorageUser, getStorageUser, listStorageUsers, updateStorageUser } from '../repositories/storage-users';
+import { createStorageUser, deleteStorageUser, getStorageUser, getStorageUserSummary, listStorageUsers, updateStorageUser, type StorageUserSummary } from '../repositories/storage-users';
 import { recordAudit } from '../repositories/audit';
 import { actorOf, userTarget } from './audit';
 import { clustersResource } from './clusters';
@@ -52,6 +52,14 @@ export function usersRouter(db: Db, auth: RequestHandler, hashPassword: Password
     return user;
   };
 
+  /** The detail GET reads only what it shows. */
+  const findVisibleSummary = async (raw: string | undefined, canSee: (clusterId: number) => boolean): Promise<StorageUserSummary> => {
+    const id = parseBigId(raw);
+    const user = id === null ? null : await getStorageUserSummary(db, id);
+    if (!user || !canSee(user.clusterId)) throw errors.notFound(`No user with id '${escapeHtml(String(raw))}'.`);
+    return user;
+  };
+
   resourceRoute(router, '/users/', auth, {
     GET: (req, res) => sendList(req, res, usersResource, LIST, (q) => listStorageUsers(db, q, visibleClusters(operatorOf(res))), (u) => userJson(u)),
     POST: async (req, res) => {
@@ -84,7 +92,7 @@ export function usersRouter(db: Db, auth: RequestHandler, hashPassword: Password
   resourceRoute(router, '/users/:id/', auth, {
     GET: async (req, res) => {
       const op = operatorOf(res);
-      send(req, res, 200, userJson(await findVisible(req.params.id, (c) => canSeeCluster(op, c))));
+      send(req, res, 200, userJson(await findVisibleSummary(req.params.id, (c) => canSeeCluster(op, c))));
     },
     PATCH: async (req, res) => {
       const op = operatorOf(res);

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { DB_KINDS, createTestDatabase, type TestDatabase } from '../support/harness';
 import { migrateLatest } from '../../src/db/database';
 import { parseListQuery } from '../../src/http/filters';
-import { listStorageUsers } from '../../src/repositories/storage-users';
+import { getStorageUserSummary, listStorageUsers } from '../../src/repositories/storage-users';
 import { fetchCommonUserPage } from '../../src/repositories/user-page-statements';
 import { usersResource } from '../../src/routes/users';
 
@@ -74,5 +74,13 @@ describe.each(DB_KINDS)('common user pages on %s', (kind) => {
     if (kind === 'pglite') return expect(page).toBeNull();
     expect(page?.total).toBe(150);
     expect(page?.rows).toHaveLength(20);
+  });
+
+  it('when one user is read for its detail, then the answer equals the generic path, and an unknown id gives null', async () => {
+    const [row] = (await db('storage_users').where({ username: 'p35' }).select('id')) as Array<{ id: string }>;
+    const summary = await getStorageUserSummary(db, String(row!.id));
+    expect(summary).toEqual(await db.transaction((trx) => getStorageUserSummary(trx, String(row!.id))));
+    expect(summary).toEqual({ id: String(row!.id), clusterId: clusters[1], username: 'p35', isSuperuser: true, enabled: false });
+    expect(await getStorageUserSummary(db, '9999999')).toBeNull();
   });
 });
