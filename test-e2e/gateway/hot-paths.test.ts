@@ -11,8 +11,8 @@ interface Seen {
   body: string;
 }
 
-async function fetchSeen(url: string, headers: Record<string, string>): Promise<Seen> {
-  const res = await fetch(url, { headers });
+async function fetchSeen(url: string, headers: Record<string, string>, sent?: string): Promise<Seen> {
+  const res = await fetch(url, sent === undefined ? { headers } : { method: 'POST', headers, body: sent });
   const seen: Record<string, string> = {};
   res.headers.forEach((value, name) => {
     seen[name] = VARYING.has(name) ? (value ? '<set>' : '<empty>') : value;
@@ -41,9 +41,9 @@ describe('auth-gateway hot paths answer as the express routes do', () => {
   });
   afterAll(() => stack.close());
 
-  const both = async (path: string, headers: Record<string, string>) => {
-    const hot = await fetchSeen(`${stack.gatewayUrl}${path}`, headers);
-    const routed = await fetchSeen(`${stack.gatewayUrl}${path}${path.includes('?') ? '&' : '?'}`, headers);
+  const both = async (path: string, headers: Record<string, string>, body?: string) => {
+    const hot = await fetchSeen(`${stack.gatewayUrl}${path}`, headers, body);
+    const routed = await fetchSeen(`${stack.gatewayUrl}${path}${path.includes('?') ? '&' : '?'}`, headers, body);
     return { hot, routed };
   };
 
@@ -78,6 +78,26 @@ describe('auth-gateway hot paths answer as the express routes do', () => {
     ['a caller who may not see the token', () => ({ 'X-Auth-Token': judy, 'X-Subject-Token': service }), 403],
   ])('when a validation has %s, then both answer the same refusal', async (_what, headers, status) => {
     const { hot, routed } = await both('/auth/v3/auth/tokens', headers());
+    expect(hot.status).toBe(status);
+    expect(hot).toEqual(routed);
+  });
+
+  const v3Body = (password: string, scope: unknown = { project: { name: 'judy', domain: { id: 'default' } } }) =>
+    JSON.stringify({ auth: { identity: { methods: ['password'], password: { user: { name: 'judy', domain: { id: 'default' }, password } } }, scope } });
+  const JSON_TYPE = { 'Content-Type': 'application/json' };
+
+  it.each([
+    ['a good V3 login', JSON_TYPE, () => v3Body(PW), 201],
+    ['a V3 login with an explicit UTF-8 charset', { 'Content-Type': 'application/json; charset=UTF-8' }, () => v3Body(PW), 201],
+    ['a V3 login sent as text/plain (what fetch sends by default)', {}, () => v3Body(PW), 201],
+    ['a V3 login whose body starts with a byte-order mark', JSON_TYPE, () => `\ufeff${v3Body(PW)}`, 201],
+    ['a wrong password', JSON_TYPE, () => v3Body('wrong'), 401],
+    ['a domain scope', JSON_TYPE, () => v3Body(PW, { domain: { id: 'default' } }), 401],
+    ['a body that is not JSON', JSON_TYPE, () => '{"auth": ', 400],
+    ['JSON that is neither object nor array', JSON_TYPE, () => ' "auth"', 400],
+    ['JSON that misses the identity', JSON_TYPE, () => '{"auth": {}}', 400],
+  ])('when %s is posted to both, then the answers agree', async (_what, headers, body, status) => {
+    const { hot, routed } = await both('/auth/v3/auth/tokens', headers, body());
     expect(hot.status).toBe(status);
     expect(hot).toEqual(routed);
   });

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import express, { Router } from 'express';
 import Joi from 'joi';
 import type { Deps } from '../deps';
@@ -5,6 +6,7 @@ import { isValidProjectName } from '../credentials/logins';
 import { endpointsFor } from '../http/endpoints';
 import { isTooLarge, sendTooLarge } from '../http/body-limit';
 import { methodNotAllowed, sendKeystoneError } from '../http/errors';
+import { sendJson } from '../http/respond';
 import { v3TokenBody } from '../keystone/documents';
 import { keystoneUnauthorized, v3Validation } from './keystone-v3-validation';
 
@@ -45,29 +47,28 @@ const BAD_REQUEST_SUFFIX =
 /** Every object answers with equal id and name: the id given, else the name given, else the default. */
 const pick = (ref: Named | undefined, fallback: string): string => ref?.id ?? ref?.name ?? fallback;
 
+export interface V3Issue {
+  /** The answer to a body that is not JSON (or JSON but neither an object nor an array). */
+  malformed(res: ServerResponse): void;
+  /** `POST /v3/auth/tokens` once its body is parsed; `clientAddress` is whom the per-address failure limit counts. */
+  answer(res: ServerResponse, parsedBody: unknown, clientAddress: string | undefined): Promise<void>;
+}
+
 /**
- * Keystone V3: password authentication (`POST /auth/v3/auth/tokens`) and the validation and
- * revocation calls a Swift proxy's keystonemiddleware makes.
+ * Password authentication, written against Node's own response: the hot paths (hot-paths.ts)
+ * call it without express, the router below calls the same functions.
  */
-export function keystoneV3Router(deps: Deps): Router {
-  const router = Router();
+export function v3Issue(deps: Deps): V3Issue {
   // The configured URLs: the same for every answer.
   const endpoints = endpointsFor(deps);
-  const json = express.json({ limit: '64kb', type: () => true });
-
   const unauthorized = keystoneUnauthorized(deps.publicUrl);
-
-  router.post(
-    '/v3/auth/tokens',
-    (req, res, next) =>
-      json(req, res, (err?: unknown) => {
-        if (!err) return next();
-        deps.metrics.refused('v3', 'malformed');
-        if (isTooLarge(err)) return sendTooLarge(res);
-        sendKeystoneError(res, 400, `Malformed JSON body. ${BAD_REQUEST_SUFFIX}`);
-      }),
-    async (req, res) => {
-      const { error, value } = v3Schema.validate(req.body);
+  return {
+    malformed: (res) => {
+      deps.metrics.refused('v3', 'malformed');
+      sendKeystoneError(res, 400, `Malformed JSON body. ${BAD_REQUEST_SUFFIX}`);
+    },
+    answer: async (res, parsedBody, clientAddress) => {
+      const { error, value } = v3Schema.validate(parsedBody);
       if (error) {
         deps.metrics.refused('v3', 'malformed');
         return sendKeystoneError(res, 400, `${error.message.replace(/"/g, "'")}. ${BAD_REQUEST_SUFFIX}`);
@@ -85,11 +86,11 @@ export function keystoneV3Router(deps: Deps): Router {
         return unauthorized(res); // domain and system scopes: Cairn users hold no roles there
       }
 
-      const result = await deps.logins.login(username, user.password, req.ip);
+      const result = await deps.logins.login(username, user.password, clientAddress);
       if (!result.ok) {
         deps.metrics.refused('v3', result.reason === 'limited' ? 'rate_limited' : 'invalid_credentials');
         if (result.reason === 'limited') {
-          res.set('Retry-After', String(result.retryAfterSeconds));
+          res.setHeader('Retry-After', String(result.retryAfterSeconds));
           return sendKeystoneError(res, 429, result.message);
         }
         return unauthorized(res);
@@ -109,8 +110,33 @@ export function keystoneV3Router(deps: Deps): Router {
         projectDomain: pick(project?.domain, 'default'),
       });
       deps.metrics.issued('v3');
-      res.status(201).set('X-Subject-Token', id).json(v3TokenBody(record, endpoints, true));
+      res.setHeader('X-Subject-Token', id);
+      sendJson(res, 201, v3TokenBody(record, endpoints, true));
     },
+  };
+}
+
+/**
+ * Keystone V3: password authentication (`POST /auth/v3/auth/tokens`) and the validation and
+ * revocation calls a Swift proxy's keystonemiddleware makes.
+ */
+export function keystoneV3Router(deps: Deps): Router {
+  const router = Router();
+  const json = express.json({ limit: '64kb', type: () => true });
+  const issue = v3Issue(deps);
+
+  router.post(
+    '/v3/auth/tokens',
+    (req, res, next) =>
+      json(req, res, (err?: unknown) => {
+        if (!err) return next();
+        if (isTooLarge(err)) {
+          deps.metrics.refused('v3', 'malformed');
+          return sendTooLarge(res);
+        }
+        issue.malformed(res);
+      }),
+    (req, res) => issue.answer(res, req.body, req.ip),
   );
 
   const validation = v3Validation(deps);
