@@ -26,8 +26,10 @@
  *     is remembered by the gateway for CAIRN_VERIFY_CACHE_SECONDS (60 s, not renewed by hits), so
  *     right before the warm-up the user's generation is bumped (as a password change does) and one
  *     login computes the hash and fills the cache: the whole warm-up + measurement then runs on a
- *     warm cache, with no scrypt at all. Each login still reads the user row from Postgres, checks
- *     the failure counter in Redis and issues a new token (a Redis SET).
+ *     warm cache, with no scrypt at all. Each login still waits for the change-notice fence (one
+ *     SELECT 1 on the gateway's LISTEN connection per turn of its event loop), uses the user row it
+ *     read less than CAIRN_USER_CACHE_MS ago, checks the failure counter in Redis and issues a new
+ *     token (a Redis SET).
  *   - tempauth V1 auth (Swift): the same request against a real Swift 2.30 proxy with tempauth and
  *     memcached, one proxy worker, started with test-e2e/interop/swift-cluster.ts. tempauth keeps
  *     keys in plain text in its config and hands out the user's existing token from memcached.

@@ -81,3 +81,22 @@ describe('auth-gateway logins and user changes on postgres', () => {
     expect((await v1('ivan')).status).toBe(401);
   });
 });
+
+describe('auth-gateway with CAIRN_USER_NOTICES_URL=off', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ database: 'postgres', redis: true, gateway: { userNoticesUrl: 'off' } });
+  });
+  afterAll(() => stack.close());
+
+  it('when notices are off, then no notice connection is opened and every login reads its row, so a change is seen at once', async () => {
+    expect(stack.gatewayDeps.userChanges).toBeUndefined();
+    const listening = await stack.db.raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'cairn-auth-gateway-listen' AND datname = current_database()`);
+    expect((listening as { rows: Array<{ n: number }> }).rows[0]!.n).toBe(0);
+    await stack.createUser('kim', PW);
+    const v1 = () => request(stack.gatewayUrl).get('/auth/v1.0').set('X-Auth-User', 'kim').set('X-Auth-Key', PW);
+    expect((await v1()).status).toBe(200);
+    await stack.db('storage_users').where({ username: 'kim' }).update({ enabled: false });
+    expect((await v1()).status).toBe(401);
+  });
+});

@@ -73,6 +73,12 @@ export const configSpec = {
     schema: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
     secret: true,
   },
+  userNoticesUrl: {
+    env: 'CAIRN_USER_NOTICES_URL',
+    doc: "Postgres URL of a direct session on the primary where the gateway LISTENs for user changes, so logins can skip reading each user's row (PgBouncer in transaction mode or a read replica cannot carry LISTEN). Unset: DATABASE_URL. `off`: every login reads its row from Postgres.",
+    schema: Joi.alternatives().try(Joi.string().valid('off'), Joi.string().uri({ scheme: ['postgres', 'postgresql'] })),
+    secret: true,
+  },
   redisUrl: {
     env: 'REDIS_URL',
     doc: 'Redis for the token store: one server `redis://[user:pass@]host[:6379][/db]`, a Redis Cluster `redis+cluster://[user:pass@]host1:port1,host2:port2`, or a Sentinel set `redis+sentinel://[user:pass@]sentinel1:26379,sentinel2:26379/<master-name>[/db][?sentinel_username=…&sentinel_password=…]`; `rediss…` for TLS. Unset: tokens in process memory (one instance only).',
@@ -113,7 +119,7 @@ export const configSpec = {
   },
   userCacheMs: {
     env: 'CAIRN_USER_CACHE_MS',
-    doc: 'How long token validation may trust a user row read from Postgres (enabled flag, generation) before reading it again.',
+    doc: 'How long a user row read from Postgres (enabled flag, generation) may be used before reading it again; a change notice drops it sooner. Token validation uses it freely, logins only behind the notice fence (see README).',
     schema: Joi.number().integer().min(0).max(1000).default(250),
   },
   failureLimit: {
@@ -165,6 +171,8 @@ export interface GatewayConfig {
   /** Without a trailing slash. */
   publicUrl?: string;
   databaseUrl?: string;
+  /** `off`, a Postgres URL, or unset (then DATABASE_URL). */
+  userNoticesUrl?: string;
   redisUrl?: string;
   /** Without a trailing slash. */
   storageUrl?: string;

@@ -113,7 +113,8 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
     if (redis) await retryStartup('Redis connection', () => redis.ping(), startup);
     const signingKey = config.signingKey ?? (await retryStartup('signing key in Redis', () => store.getOrSet('signing-key', randomBytes(32).toString('base64')), startup));
     const users = new UserDirectory(db, cluster.id, config.userCacheMs);
-    userChanges = config.databaseUrl ? new UserChangeFeed(config.databaseUrl, cluster.id, users, log) : undefined;
+    const noticesUrl = config.userNoticesUrl ?? config.databaseUrl;
+    userChanges = noticesUrl && noticesUrl !== 'off' ? new UserChangeFeed(noticesUrl, cluster.id, users, log) : undefined;
     await userChanges?.start();
     const verifier = new PasswordVerifier(config.verifyCacheSeconds, Date.now, metrics.observeKdf);
     await verifier.warmUp();

@@ -69,6 +69,12 @@ describe('readConfig', () => {
     expect(text).not.toContain('swordfish');
   });
 
+  it('when CAIRN_USER_NOTICES_URL is off or a Postgres URL, then it is kept; anything else is refused by name', () => {
+    expect(readConfig({ CAIRN_USER_NOTICES_URL: 'off' }).userNoticesUrl).toBe('off');
+    expect(readConfig({ CAIRN_USER_NOTICES_URL: 'postgres://gw@db:5432/cairn' }).userNoticesUrl).toBe('postgres://gw@db:5432/cairn');
+    expect(problemsOf({ CAIRN_USER_NOTICES_URL: 'redis://x' }).join('\n')).toMatch(/CAIRN_USER_NOTICES_URL/);
+  });
+
   it('when the public URL ends in slashes, then they are dropped', () => {
     expect(readConfig({ CAIRN_GATEWAY_PUBLIC_URL: 'https://auth.example.com/auth//' }).publicUrl).toBe('https://auth.example.com/auth');
   });
