@@ -91,14 +91,14 @@ export function hotPathsFirst(app: Express, deps: Deps, mount: string, requestLo
     if (!parsed.ok) return issue.malformed(res);
     await issue.answer(res, parsed.value, proxyaddr(req, trust));
   };
-  const validateRoute = { path: '/v3/auth/tokens' };
+  const tokensRoute = { path: '/v3/auth/tokens' };
   const gets = new Map<string, HotRoute>([
     [`${mount}/v1.0`, { route: { path: '/v1.0' }, answer: v1 }],
     [`${mount}/v1`, { route: { path: '/v1' }, answer: v1 }],
-    [`${mount}/v3/auth/tokens`, { route: validateRoute, answer: (req, res) => validation.answer(req, res, true) }],
-    [`${mount}/v3/auth/tokens?nocatalog`, { route: validateRoute, answer: (req, res) => validation.answer(req, res, false) }],
+    [`${mount}/v3/auth/tokens`, { route: tokensRoute, answer: (req, res) => validation.answer(req, res, true) }],
+    [`${mount}/v3/auth/tokens?nocatalog`, { route: tokensRoute, answer: (req, res) => validation.answer(req, res, false) }],
   ]);
-  const posts = new Map<string, HotRoute>([[`${mount}/v3/auth/tokens`, { route: validateRoute, answer: issueToken }]]);
+  const posts = new Map<string, HotRoute>([[`${mount}/v3/auth/tokens`, { route: tokensRoute, answer: issueToken }]]);
   const { http } = deps.metrics;
 
   const viaExpress = (app as unknown as { handle: Handle }).handle.bind(app);
