@@ -25,6 +25,15 @@ function sortedKeys(value: Record<string, unknown>): string[] {
 }
 
 /**
+ * JSON text already in toJson's form (keys sorted, Python's separators), emitted as is: a list's
+ * rows can be written straight from their fields, without an object per row to build, mark, walk
+ * and collect. Only for JSON answers; XML needs the objects.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
+/**
  * Keys as JSON strings, quoted once: representations reuse a handful of keys, and quoting them per
  * object was a third of toJson's time on a page of 20 users (28 -> 19 µs measured). Bounded, in
  * case some object ever carries keys from data.
@@ -56,6 +65,7 @@ export function toJson(value: unknown): string {
     default:
       return 'null';
   }
+  if (value instanceof JsonText) return value.text;
   if (Array.isArray(value)) {
     let out = '[';
     for (let i = 0; i < value.length; i++) out += (i ? ', ' : '') + toJson(value[i]);

@@ -2,10 +2,15 @@ import type { Request, Response } from 'express';
 import { buildMeta } from '../http/pagination';
 import { parseListQuery, queryPairs, type ListQuery } from '../http/filters';
 import { DEFAULT_LIMIT, MAX_LIMIT, type ResourceDef } from '../http/resource';
-import { send } from '../http/respond';
+import { formatOf, send } from '../http/respond';
+import type { JsonText } from '../http/serialize';
 import type { Page } from '../repositories/list-query';
 
-/** A tastypie list response: parse filters/paging, fetch one page, wrap it in the envelope. */
+/**
+ * A tastypie list response: parse filters/paging, fetch one page, wrap it in the envelope.
+ * `representJson`, when given, writes a row's JSON text directly for JSON answers (same text as
+ * `represent` through toJson).
+ */
 export async function sendList<T>(
   req: Request,
   res: Response,
@@ -13,12 +18,13 @@ export async function sendList<T>(
   listPath: string,
   fetch: (query: ListQuery) => Promise<Page<T>>,
   represent: (row: T) => object,
+  representJson?: (row: T) => JsonText,
 ): Promise<void> {
   const params = queryPairs(req.originalUrl);
   const query = parseListQuery(resource, params, DEFAULT_LIMIT, MAX_LIMIT);
   const page = await fetch(query);
   send(req, res, 200, {
     meta: buildMeta(listPath, params, query.limit, query.offset, page.total),
-    objects: page.rows.map(represent),
+    objects: representJson && formatOf(req) === 'json' ? page.rows.map(representJson) : page.rows.map(represent),
   });
 }

@@ -13,7 +13,7 @@ import { recordAudit } from '../repositories/audit';
 import { actorOf, userTarget } from './audit';
 import { clustersResource } from './clusters';
 import { sendList } from './list';
-import { userJson } from './representations';
+import { userJson, userJsonText } from './representations';
 
 export const usersResource: ResourceDef = {
   name: 'users',
@@ -61,7 +61,7 @@ export function usersRouter(db: Db, auth: RequestHandler, hashPassword: Password
   };
 
   resourceRoute(router, '/users/', auth, {
-    GET: (req, res) => sendList(req, res, usersResource, LIST, (q) => listStorageUsers(db, q, visibleClusters(operatorOf(res))), (u) => userJson(u)),
+    GET: (req, res) => sendList(req, res, usersResource, LIST, (q) => listStorageUsers(db, q, visibleClusters(operatorOf(res))), (u) => userJson(u), userJsonText),
     POST: async (req, res) => {
       const op = operatorOf(res);
       requireWriter(op);

@@ -1,0 +1,32 @@
+import fc from 'fast-check';
+import { toJson } from '../../src/http/serialize';
+import { userJson, userJsonText } from '../../src/routes/representations';
+
+/**
+ * A list of users writes each row's JSON text directly (userJsonText) instead of building the
+ * representation object and serialising it; the text must be exactly the same, whatever the data.
+ */
+
+const anyCodeUnit = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c));
+const user = fc.record({
+  id: fc.bigInt({ min: 1n, max: 2n ** 63n - 1n }).map(String),
+  clusterId: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+  username: fc.string({ unit: anyCodeUnit, maxLength: 40 }),
+  isSuperuser: fc.boolean(),
+  enabled: fc.boolean(),
+});
+
+describe('user JSON text', () => {
+  it('when any user is written as JSON text, then it equals toJson of its representation', () => {
+    fc.assert(fc.property(user, (u) => expect(toJson(userJsonText(u))).toBe(toJson(userJson(u)))));
+  });
+
+  it('when a list envelope holds the texts, then it equals the envelope of the representations', () => {
+    fc.assert(
+      fc.property(fc.array(user, { maxLength: 5 }), (users) => {
+        const meta = { limit: 20, next: null, offset: 0, previous: null, total_count: users.length };
+        expect(toJson({ meta, objects: users.map(userJsonText) })).toBe(toJson({ meta, objects: users.map((u) => userJson(u)) }));
+      }),
+    );
+  });
+});
