@@ -23,12 +23,6 @@ interface UserRow {
 const COLUMNS = ['u.id', 'u.cluster_id', 'u.username', 'u.password_hash', 'u.is_superuser', 'u.enabled', 'u.generation', 'u.created_at', 'u.updated_at'];
 const RETURNING = COLUMNS.map((c) => c.slice(2));
 
-/**
- * Announces a changed user to any listener. Gateways do not rely on it: they compare the user's
- * `generation` when validating (see the gateway's UserDirectory), which needs no open connection.
- */
-export const USER_CHANGES_CHANNEL = 'cairn_storage_users';
-
 const toUser = (r: UserRow): StorageUser => ({
   id: String(r.id),
   clusterId: Number(r.cluster_id),
@@ -40,11 +34,6 @@ const toUser = (r: UserRow): StorageUser => ({
   createdAt: new Date(r.created_at),
   updatedAt: new Date(r.updated_at),
 });
-
-async function notifyChange(db: Db, user: StorageUser, action: 'update' | 'delete'): Promise<void> {
-  const payload = JSON.stringify({ action, id: user.id, cluster_id: user.clusterId, user: user.username, generation: user.generation });
-  await db.raw('SELECT pg_notify(?, ?)', [USER_CHANGES_CHANNEL, payload]);
-}
 
 /** What a list shows of a user: no hash, no generation, no timestamps are read for it. */
 export type StorageUserSummary = Pick<StorageUser, 'id' | 'clusterId' | 'username' | 'isSuperuser' | 'enabled'>;
@@ -204,9 +193,8 @@ export async function updateStorageUser(db: Db, id: string, changes: StorageUser
       .update({ ...sets, generation: bump, updated_at: db.fn.now() })
       .returning(RETURNING);
     if (!row) return null;
-    const user = toUser(row as UserRow);
-    await notifyChange(db, user, 'update');
-    return user;
+    // Listeners hear of it from the storage_users triggers (migration 20261122041500).
+    return toUser(row as UserRow);
   });
 }
 
@@ -215,8 +203,6 @@ export async function deleteStorageUser(db: Db, id: string): Promise<StorageUser
   return withDbErrors(async () => {
     const [row] = await db('storage_users').where({ id }).delete().returning(RETURNING);
     if (!row) return null;
-    const user = toUser(row as UserRow);
-    await notifyChange(db, user, 'delete');
-    return user;
+    return toUser(row as UserRow);
   });
 }
