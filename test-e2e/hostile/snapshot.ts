@@ -13,6 +13,7 @@ export const STATE_TABLES = [
   'storage_policies',
   'devices',
   'cluster_user_counts',
+  'storage_user_id_buckets',
   'capacity_reports',
   'audit_log',
 ];
