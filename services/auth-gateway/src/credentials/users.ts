@@ -15,10 +15,11 @@ export interface UserRecord {
  * Reads storage users of one cluster from Postgres and remembers each row for at most `maxAgeMs`
  * (a fraction of a second) counted from before its query.
  *
- * Token validation always may use a remembered row: a disabled, deleted or changed user is refused
- * everywhere within that time without a query per validation. Logins may only while the directory
- * follows the change notices (see UserChangeFeed), which drop a changed user's row as its change
- * commits; otherwise each login reads the row afresh, so a change takes effect at once either way.
+ * The change notices (see UserChangeFeed) drop a changed user's row as soon as they arrive. Token
+ * validation may use a remembered row at any time: a disabled, deleted or changed user is refused
+ * everywhere within `maxAgeMs` at the latest, without a query per validation. Logins may only
+ * behind the feed's fence (findForLogin), and read the row afresh while there is no feed, so for
+ * them a change takes effect at once either way.
  */
 export class UserDirectory {
   private readonly recent = new Map<string, { at: number; user: UserRecord | null }>();
