@@ -1,6 +1,5 @@
 import { Client, type Notification } from 'pg';
-import { createTestDatabase, type TestDatabase } from '../support/harness';
-import { migrateLatest } from '../../src/db/database';
+import { createDatabaseWithClusters, type TestDatabaseWithClusters } from '../support/harness';
 
 /**
  * Gateways keep user rows in memory and drop them when Postgres announces a change; these tests
@@ -8,22 +7,15 @@ import { migrateLatest } from '../../src/db/database';
  * notifications need a second connection, which embedded PGlite does not have.
  */
 describe('storage user change notices on postgres', () => {
-  let database: TestDatabase;
+  let database: TestDatabaseWithClusters;
   let listener: Client;
   let notices: unknown[];
   let clusterA: number;
   let clusterB: number;
 
   beforeAll(async () => {
-    database = await createTestDatabase('postgres');
-    await migrateLatest(database.db);
-    [{ id: clusterA }, { id: clusterB }] = (await database
-      .db('clusters')
-      .insert([
-        { name: 'a', uuid: '00000000-0000-4000-8000-00000000000a', auth_url: 'http://a/auth', storage_url: 'http://a/v1' },
-        { name: 'b', uuid: '00000000-0000-4000-8000-00000000000b', auth_url: 'http://b/auth', storage_url: 'http://b/v1' },
-      ])
-      .returning('id')) as [{ id: number }, { id: number }];
+    database = await createDatabaseWithClusters('postgres', ['a', 'b']);
+    [clusterA, clusterB] = database.clusters as [number, number];
     listener = new Client({ connectionString: database.url });
     await listener.connect();
     listener.on('notification', (n: Notification) => notices.push(JSON.parse(n.payload ?? 'null')));

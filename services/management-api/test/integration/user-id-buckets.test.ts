@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import type { Knex } from 'knex';
-import { DB_KINDS, createTestDatabase, type TestDatabase } from '../support/harness';
-import { migrateLatest } from '../../src/db/database';
+import { DB_KINDS, createDatabaseWithClusters, type TestDatabaseWithClusters } from '../support/harness';
 import * as bucketsMigration from '../../src/db/migrations/20261122040000_user_id_buckets';
 import { parseListQuery } from '../../src/http/filters';
 import { bucketDirection, fetchPageByIdBuckets } from '../../src/repositories/id-buckets';
@@ -56,25 +55,14 @@ async function wrongBuckets(db: Knex): Promise<unknown[]> {
 }
 
 describe.each(DB_KINDS)('user id buckets on %s', (kind) => {
-  let database: TestDatabase;
+  let database: TestDatabaseWithClusters;
   let db: Knex;
   let clusters: number[];
 
   beforeAll(async () => {
-    database = await createTestDatabase(kind);
+    database = await createDatabaseWithClusters(kind, ['a', 'b', 'c']);
     db = database.db;
-    await migrateLatest(db);
-    const rows = (await db('clusters')
-      .insert(
-        ['a', 'b', 'c'].map((name, i) => ({
-          name,
-          uuid: `00000000-0000-4000-8000-00000000000${i}`,
-          auth_url: `http://${name}/auth`,
-          storage_url: `http://${name}/v1`,
-        })),
-      )
-      .returning('id')) as Array<{ id: number }>;
-    clusters = rows.map((r) => r.id);
+    clusters = database.clusters;
   });
   afterAll(() => database.drop());
   beforeEach(() => db('storage_users').delete());

@@ -1,6 +1,5 @@
 import type { Knex } from 'knex';
-import { DB_KINDS, createTestDatabase, type TestDatabase } from '../support/harness';
-import { migrateLatest } from '../../src/db/database';
+import { DB_KINDS, createDatabaseWithClusters, type TestDatabaseWithClusters } from '../support/harness';
 import { parseListQuery } from '../../src/http/filters';
 import { getStorageUserSummary, listStorageUsers } from '../../src/repositories/storage-users';
 import { fetchCommonUserPage } from '../../src/repositories/user-page-statements';
@@ -11,18 +10,14 @@ import { usersResource } from '../../src/routes/users';
  * tests hold it to the generic path's answer, and check which shapes it takes and leaves.
  */
 describe.each(DB_KINDS)('common user pages on %s', (kind) => {
-  let database: TestDatabase;
+  let database: TestDatabaseWithClusters;
   let db: Knex;
   let clusters: number[];
 
   beforeAll(async () => {
-    database = await createTestDatabase(kind);
+    database = await createDatabaseWithClusters(kind, ['a', 'b']);
     db = database.db;
-    await migrateLatest(db);
-    const rows = (await db('clusters')
-      .insert(['a', 'b'].map((name, i) => ({ name, uuid: `00000000-0000-4000-8000-00000000001${i}`, auth_url: `http://${name}/auth`, storage_url: `http://${name}/v1` })))
-      .returning('id')) as Array<{ id: number }>;
-    clusters = rows.map((r) => r.id);
+    clusters = database.clusters;
     await db.raw(
       `INSERT INTO storage_users (cluster_id, username, password_hash, is_superuser, enabled)
        SELECT (?::int[])[1 + g % 2], 'p' || g, 'x', g % 5 = 0, g % 7 <> 0 FROM generate_series(1, 300) AS g`,

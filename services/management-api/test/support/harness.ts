@@ -50,6 +50,22 @@ export async function createTestDatabase(kind: DbKind): Promise<TestDatabase> {
   };
 }
 
+export type TestDatabaseWithClusters = TestDatabase & { clusters: number[] };
+
+/**
+ * A fresh migrated database (see createTestDatabase) holding the clusters named, with made-up
+ * URLs and UUIDs; their ids come back in the order of `names`.
+ */
+export async function createDatabaseWithClusters(kind: DbKind, names: readonly string[]): Promise<TestDatabaseWithClusters> {
+  const database = await createTestDatabase(kind);
+  await migrateLatest(database.db);
+  const rows = (await database
+    .db('clusters')
+    .insert(names.map((name, i) => ({ name, uuid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, auth_url: `http://${name}/auth`, storage_url: `http://${name}/v1` })))
+    .returning('id')) as Array<{ id: number }>;
+  return { ...database, clusters: rows.map((r) => r.id) };
+}
+
 export interface TestApp {
   kind: DbKind;
   db: Knex;
