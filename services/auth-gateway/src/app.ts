@@ -1,5 +1,5 @@
 import { metricsEndpoint, readinessEndpoint, requestLogger, requestLogging } from '@cairn/runtime';
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import type { Deps } from './deps';
 import { BODY_LIMIT, declaredBodyLimit } from './http/body-limit';
 import { errorHandler, notFound } from './http/errors';
@@ -24,14 +24,19 @@ export function createApp(deps: Deps): Express {
   app.set('trust proxy', deps.trustProxy ?? false);
 
   const { http } = deps.metrics;
-  app.use(http.middleware);
-  const logging = requestLogging(log, GATEWAY_REQUEST_ID, { logPath });
-  app.use(logging);
-  // Answers depend on the caller's token (as in Keystone), so caches must key on it.
-  app.use((_req, res, next) => {
-    res.vary('X-Auth-Token');
-    next();
-  });
+  // What every request goes through first, routed or on a hot path (which runs these same steps
+  // on Node's plain request and response: each sticks to Node's API and calls next at once).
+  const everyRequest: RequestHandler[] = [
+    http.middleware,
+    requestLogging(log, GATEWAY_REQUEST_ID, { logPath }),
+    // Answers depend on the caller's token (as in Keystone), so caches must key on it. Nothing
+    // has set Vary yet.
+    (_req, res, next) => {
+      res.setHeader('Vary', 'X-Auth-Token');
+      next();
+    },
+  ];
+  app.use(everyRequest);
 
   // Probes take no body. One sent anyway is read first (refused past the limit): answering over an
   // unread body and then closing makes the kernel reset the connection, which can cut off a large
@@ -65,5 +70,5 @@ export function createApp(deps: Deps): Express {
   app.use(notFound);
   // Lines about a failed request carry its id, like the request's own log line.
   app.use(errorHandler((req) => requestLogger(req, log)));
-  return hotPathsFirst(app, deps, AUTH_ROOT, logging);
+  return hotPathsFirst(app, deps, AUTH_ROOT, everyRequest);
 }

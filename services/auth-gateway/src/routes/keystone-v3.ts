@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { Router } from 'express';
 import Joi from 'joi';
 import type { Deps } from '../deps';
@@ -48,8 +48,11 @@ const BAD_REQUEST_SUFFIX =
 const pick = (ref: Named | undefined, fallback: string): string => ref?.id ?? ref?.name ?? fallback;
 
 export interface V3Issue {
-  /** The answer to a body that is not JSON (or JSON but neither an object nor an array). */
-  malformed(res: ServerResponse): void;
+  /**
+   * The JSON body, read as express.json reads it (strict, at most 64 KB); null when it was refused
+   * and the refusal already answered (400, or 413 past the limit).
+   */
+  readBody(req: IncomingMessage, res: ServerResponse): Promise<{ body: unknown } | null>;
   /** `POST /v3/auth/tokens` once its body is parsed; `clientAddress` is whom the per-address failure limit counts. */
   answer(res: ServerResponse, parsedBody: unknown, clientAddress: string | undefined): Promise<void>;
 }
@@ -62,11 +65,18 @@ export function v3Issue(deps: Deps): V3Issue {
   // The configured URLs: the same for every answer.
   const endpoints = endpointsFor(deps);
   const unauthorized = keystoneUnauthorized(deps.publicUrl);
+  const json = express.json({ limit: '64kb', type: () => true });
   return {
-    malformed: (res) => {
-      deps.metrics.refused('v3', 'malformed');
-      sendKeystoneError(res, 400, `Malformed JSON body. ${BAD_REQUEST_SUFFIX}`);
-    },
+    readBody: (req, res) =>
+      new Promise((resolve) => {
+        json(req as never, res as never, (err?: unknown) => {
+          if (!err) return resolve({ body: (req as { body?: unknown }).body });
+          deps.metrics.refused('v3', 'malformed');
+          if (isTooLarge(err)) sendTooLarge(res);
+          else sendKeystoneError(res, 400, `Malformed JSON body. ${BAD_REQUEST_SUFFIX}`);
+          resolve(null);
+        });
+      }),
     answer: async (res, parsedBody, clientAddress) => {
       const { error, value } = v3Schema.validate(parsedBody);
       if (error) {
@@ -122,22 +132,12 @@ export function v3Issue(deps: Deps): V3Issue {
  */
 export function keystoneV3Router(deps: Deps): Router {
   const router = Router();
-  const json = express.json({ limit: '64kb', type: () => true });
   const issue = v3Issue(deps);
 
-  router.post(
-    '/v3/auth/tokens',
-    (req, res, next) =>
-      json(req, res, (err?: unknown) => {
-        if (!err) return next();
-        if (isTooLarge(err)) {
-          deps.metrics.refused('v3', 'malformed');
-          return sendTooLarge(res);
-        }
-        issue.malformed(res);
-      }),
-    (req, res) => issue.answer(res, req.body, req.ip),
-  );
+  router.post('/v3/auth/tokens', async (req, res) => {
+    const read = await issue.readBody(req, res);
+    if (read) await issue.answer(res, read.body, req.ip);
+  });
 
   const validation = v3Validation(deps);
   // `?nocatalog`, `allow_expired` and the OpenStack-Identity-Access-Rules header are accepted; an
