@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { ListQuery } from '../http/filters';
-import type { Page } from './list-query';
+import { pageOf, type Page } from './list-query';
 
 /**
  * Deep pages of users ordered by id, found through `storage_user_id_buckets` (users per cluster per
@@ -58,7 +58,5 @@ export async function fetchPageByIdBuckets<T>(source: BucketPageSource, query: L
     .select('t.total', `${alias}.*`)
     .from(db.raw('(SELECT coalesce(sum(n), 0) AS total FROM per_bucket) AS t'))
     .joinRaw(`LEFT JOIN LATERAL (${page.sql}) AS ?? ON true`, [...page.bindings, alias]);
-  const rows = (await source.order(combined)) as Array<T & { total: string | number | null; id: unknown }>;
-  const total = Number(rows[0]?.total ?? 0);
-  return { total, rows: rows.filter((r) => r.id !== null) as T[] };
+  return pageOf<T>(await source.order(combined));
 }

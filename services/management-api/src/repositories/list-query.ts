@@ -101,7 +101,7 @@ export async function fetchPage<T>(source: PageSource, query: ListQuery): Promis
   const idCol = `${alias}.id`;
   const slice = (q: Knex.QueryBuilder) => applyOrdering(q, query.ordering, alias).limit(query.limit).offset(Number(query.offset));
   const pageQuery =
-    query.offset > DEEP_OFFSET
+    isDeepOffset(query.offset)
       ? source.table().select(source.columns).whereIn(idCol, slice(source.base.clone().clearSelect().select(idCol)))
       : slice(source.base.clone().clearSelect().select(source.columns));
   // knex has no lateral join; the page's SQL goes in with its bindings still as placeholders.
@@ -110,7 +110,14 @@ export async function fetchPage<T>(source: PageSource, query: ListQuery): Promis
     .select('t.total', `${alias}.*`)
     .from(totalQuery.as('t'))
     .joinRaw(`LEFT JOIN LATERAL (${page.sql}) AS ?? ON true`, [...page.bindings, alias]);
-  const rows = (await applyOrdering(combined, query.ordering, alias)) as Array<T & { total: string | number | null; id: unknown }>;
-  const total = Number(rows[0]?.total ?? 0);
-  return { total, rows: rows.filter((r) => r.id !== null) as T[] };
+  return pageOf<T>(await applyOrdering(combined, query.ordering, alias));
+}
+
+/**
+ * The page from the rows of a "total LEFT JOIN LATERAL page" statement: every row carries the
+ * total; an empty page is one row whose page columns are null.
+ */
+export function pageOf<T>(rows: unknown[]): Page<T> {
+  const joined = rows as Array<T & { total: string | number | null; id: unknown }>;
+  return { total: Number(joined[0]?.total ?? 0), rows: joined.filter((r) => r.id !== null) };
 }

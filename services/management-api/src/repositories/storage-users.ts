@@ -68,6 +68,7 @@ function countFromCounters(db: Db, filters: readonly Filter[], visible?: number[
 }
 
 type SummaryRow = Pick<UserRow, 'id' | 'cluster_id' | 'username' | 'is_superuser' | 'enabled'>;
+const toSummary = (r: SummaryRow): StorageUserSummary => ({ id: String(r.id), clusterId: Number(r.cluster_id), username: r.username, isSuperuser: r.is_superuser, enabled: r.enabled });
 
 /**
  * Page 1 of one cluster or of all (the commonest lists) through named prepared statements; a deep
@@ -105,7 +106,7 @@ export async function listStorageUsers(db: Db, query: ListQuery, visibleClusters
     const page = await fetchUserPage(db, base, query, visibleClusters);
     return {
       total: page.total,
-      rows: page.rows.map((r) => ({ id: String(r.id), clusterId: Number(r.cluster_id), username: r.username, isSuperuser: r.is_superuser, enabled: r.enabled })),
+      rows: page.rows.map(toSummary),
     };
   });
 }
@@ -122,9 +123,7 @@ export async function getStorageUserSummary(db: Db, id: string): Promise<Storage
     const row = prepared
       ? prepared[0] && { id: prepared[0][0], cluster_id: prepared[0][1], username: prepared[0][2], is_superuser: prepared[0][3], enabled: prepared[0][4] }
       : await db('storage_users as u').select(SUMMARY_COLUMNS).where('u.id', id).first();
-    if (!row) return null;
-    const r = row as SummaryRow;
-    return { id: String(r.id), clusterId: Number(r.cluster_id), username: r.username, isSuperuser: r.is_superuser, enabled: r.enabled };
+    return row ? toSummary(row as SummaryRow) : null;
   });
 }
 

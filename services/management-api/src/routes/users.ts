@@ -1,5 +1,5 @@
 import { Router, type RequestHandler } from 'express';
-import { errors, validate, userCreateSchema, userPatchSchema, type StorageUser, type UserCreateInput, type UserPatchInput, escapeHtml } from '@cairn/domain';
+import { errors, validate, userCreateSchema, userPatchSchema, type UserCreateInput, type UserPatchInput, escapeHtml } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { canSeeCluster, operatorOf, requireWriter, requireWriterOn, visibleClusters } from '../http/auth';
 import { parseBody } from '../http/body';
@@ -8,7 +8,7 @@ import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
 import { API_ROOT, clusterIdFromRef, parseBigId, userUri } from '../http/uris';
 import { getCluster } from '../repositories/clusters';
-import { createStorageUser, deleteStorageUser, getStorageUser, getStorageUserSummary, listStorageUsers, updateStorageUser, type StorageUserSummary } from '../repositories/storage-users';
+import { createStorageUser, deleteStorageUser, getStorageUser, getStorageUserSummary, listStorageUsers, updateStorageUser } from '../repositories/storage-users';
 import { recordAudit } from '../repositories/audit';
 import { actorOf, userTarget } from './audit';
 import { clustersResource } from './clusters';
@@ -45,17 +45,14 @@ export type PasswordHasher = (password: string) => Promise<string>;
 export function usersRouter(db: Db, auth: RequestHandler, hashPassword: PasswordHasher): Router {
   const router = Router();
 
-  const findVisible = async (raw: string | undefined, canSee: (clusterId: number) => boolean): Promise<StorageUser> => {
+  /** The user `raw` names, if the operator may see it: whole (`getStorageUser`) or what a GET shows. */
+  const findVisible = async <U extends { clusterId: number }>(
+    raw: string | undefined,
+    canSee: (clusterId: number) => boolean,
+    read: (db: Db, id: string) => Promise<U | null>,
+  ): Promise<U> => {
     const id = parseBigId(raw);
-    const user = id === null ? null : await getStorageUser(db, id);
-    if (!user || !canSee(user.clusterId)) throw errors.notFound(`No user with id '${escapeHtml(String(raw))}'.`);
-    return user;
-  };
-
-  /** The detail GET reads only what it shows. */
-  const findVisibleSummary = async (raw: string | undefined, canSee: (clusterId: number) => boolean): Promise<StorageUserSummary> => {
-    const id = parseBigId(raw);
-    const user = id === null ? null : await getStorageUserSummary(db, id);
+    const user = id === null ? null : await read(db, id);
     if (!user || !canSee(user.clusterId)) throw errors.notFound(`No user with id '${escapeHtml(String(raw))}'.`);
     return user;
   };
@@ -92,12 +89,12 @@ export function usersRouter(db: Db, auth: RequestHandler, hashPassword: Password
   resourceRoute(router, '/users/:id/', auth, {
     GET: async (req, res) => {
       const op = operatorOf(res);
-      send(req, res, 200, userJson(await findVisibleSummary(req.params.id, (c) => canSeeCluster(op, c))));
+      send(req, res, 200, userJson(await findVisible(req.params.id, (c) => canSeeCluster(op, c), getStorageUserSummary)));
     },
     PATCH: async (req, res) => {
       const op = operatorOf(res);
       requireWriter(op);
-      const existing = await findVisible(req.params.id, (c) => canSeeCluster(op, c));
+      const existing = await findVisible(req.params.id, (c) => canSeeCluster(op, c), getStorageUser);
       requireWriterOn(op, existing.clusterId);
       const patch = validate<UserPatchInput>(userPatchSchema, await parseBody(req));
       const passwordHash = patch.password === undefined ? undefined : await hashPassword(patch.password);
@@ -115,7 +112,7 @@ export function usersRouter(db: Db, auth: RequestHandler, hashPassword: Password
     DELETE: async (req, res) => {
       const op = operatorOf(res);
       requireWriter(op);
-      const existing = await findVisible(req.params.id, (c) => canSeeCluster(op, c));
+      const existing = await findVisible(req.params.id, (c) => canSeeCluster(op, c), getStorageUser);
       requireWriterOn(op, existing.clusterId);
       await db.transaction(async (trx) => {
         const deleted = await deleteStorageUser(trx, existing.id);
