@@ -6,7 +6,7 @@ import { configSpec as apiSpec } from '@cairn/management-api';
 /**
  * Cheap checks that the deployment files agree with each other and with the code, so a renamed
  * config key, secret or service breaks `pnpm test` instead of a container start. The stack itself
- * is proven by running it (README, "Running with containers"; deploy/compose-smoke.sh), which is
+ * is proven by running it (docs/deployment.md; deploy/compose-smoke.sh), which is
  * too slow for `pnpm test`. No YAML parser is a dependency here, so the compose file is read as
  * text; it is written in plain block style for that reason.
  */

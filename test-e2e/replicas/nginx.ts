@@ -15,7 +15,7 @@ export interface Upstreams {
 
 /**
  * The load balancer's configuration: `/api/` to the management-api replicas, `/auth/` to the
- * gateway replicas. The upstream and proxy directives are the ones the README recommends for a
+ * gateway replicas. The upstream and proxy directives are the ones docs/deployment.md recommends for a
  * deployment; only the paths (pid, logs, temp files in `dir`) and the loopback listener are
  * particular to the test.
  */

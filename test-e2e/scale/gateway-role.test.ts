@@ -7,7 +7,7 @@ import { POSTGRES_ADMIN_URL, startStack, type Stack } from '../support/stack';
 
 /**
  * The gateway connected to Postgres as its read-only role (the one `cairn migrate --gateway-role`
- * creates, SQL in the README's "Scaling out"): it serves logins and validations with SELECT on
+ * creates, SQL in docs/deployment.md): it serves logins and validations with SELECT on
  * clusters and storage_users alone, and the role can change nothing.
  */
 const PW = 'role-password-0123456789';

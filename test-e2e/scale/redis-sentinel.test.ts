@@ -59,7 +59,7 @@ describe('auth-gateway on Redis Sentinel (redis+sentinel://)', () => {
     const newMaster = await sentinel!.failover();
     expect(newMaster).not.toBe(oldMaster);
     // Until Sentinel has reconfigured the old master as a replica, it still accepts writes, and
-    // Redis drops them when it resyncs: replication is asynchronous (README, Scaling out). A real
+    // Redis drops them when it resyncs: replication is asynchronous (docs/deployment.md, Redis). A real
     // client would log in again; the test waits for that window to close.
     const demoted = new Redis({ host: '127.0.0.1', port: oldMaster, lazyConnect: true });
     try {

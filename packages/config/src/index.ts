@@ -59,7 +59,7 @@ export function loadConfig<T>(spec: ConfigSpec, env: Env, readFile: ReadFile): T
   return value as T;
 }
 
-/** A Markdown table of the spec, for the README and `cairn config`. */
+/** A Markdown table of the spec, for docs/operations.md and `cairn config`. */
 export function describeConfig(spec: ConfigSpec): string {
   const rows = Object.values(spec).map((e) => {
     const def = e.schema.describe().flags as { default?: unknown } | undefined;

@@ -8,7 +8,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
  * - every answer from now on carries `Connection: close`, so clients and balancers stop reusing
  *   their connections as soon as they next use them;
  * - idle connections are left to the client for `idleGraceMs`, by default Node's own 5 s
- *   keep-alive timeout: a balancer whose keep-alive timeout is below it (the README's nginx
+ *   keep-alive timeout: a balancer whose keep-alive timeout is below it (docs/deployment.md's nginx
  *   example: 4 s) closes them itself first, so no close of ours races its next request. Then they
  *   are closed, and again every 250 ms for connections that become idle later;
  * - requests in flight finish normally. Resolves when every connection has ended.

@@ -23,7 +23,7 @@ interface ExpressLike {
  * Express gives every request and response its own prototypes with Object.setPrototypeOf, which
  * costs V8 more than all the rest of a small answer: a stock express hello world spends about
  * 0.14 ms of CPU per request, 0.05 ms when its objects are born with those prototypes
- * (BENCHMARKS.md). Node builds them from the constructors given here, so express then finds the
+ * (docs/benchmarks.md). Node builds them from the constructors given here, so express then finds the
  * prototype already in place, and setting it again changes nothing.
  */
 function bornWithExpressPrototypes(app: ExpressLike): ServerOptions {

@@ -62,7 +62,7 @@ export function createApp(deps: Deps): Express {
         : { fixed: 'not configured (in-process store)' },
     }),
   );
-  // Unauthenticated, like the probes: serve it on the internal network only (see README, Operations).
+  // Unauthenticated, like the probes: serve it on the internal network only (see docs/operations.md).
   app.get('/metrics', metricsEndpoint(deps.metrics.registry));
 
   app.use(AUTH_ROOT, http.mount, swiftV1Router(deps), keystoneV2Router(deps), keystoneV3Router(deps), discoveryRouter(deps.publicUrl));

@@ -69,7 +69,7 @@ export const configSpec = {
   },
   databaseUrl: {
     env: 'DATABASE_URL',
-    doc: 'Postgres connection URL the gateway reads clusters and storage users from; give it a read-only role (see README).',
+    doc: 'Postgres connection URL the gateway reads clusters and storage users from; give it a read-only role (see docs/deployment.md).',
     schema: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
     secret: true,
   },
@@ -119,7 +119,7 @@ export const configSpec = {
   },
   userCacheMs: {
     env: 'CAIRN_USER_CACHE_MS',
-    doc: 'How long a user row read from Postgres (enabled flag, generation) may be used before reading it again; a change notice drops it sooner. Token validation uses it freely, logins only behind the notice fence (see README).',
+    doc: 'How long a user row read from Postgres (enabled flag, generation) may be used before reading it again; a change notice drops it sooner. Token validation uses it freely, logins only behind the notice fence (see docs/auth-gateway.md).',
     schema: Joi.number().integer().min(0).max(1000).default(250),
   },
   failureLimit: {

@@ -42,7 +42,7 @@ export function createApp(deps: Deps): Express {
   });
   // Ready when Postgres answers within 2 s (the API has no Redis).
   app.get('/readyz', readinessEndpoint({ postgres: () => db.raw('SELECT 1') }));
-  // Unauthenticated, like the probes: serve it on the internal network only (see README, Operations).
+  // Unauthenticated, like the probes: serve it on the internal network only (see docs/operations.md).
   app.get('/metrics', metricsEndpoint(metrics.registry));
 
   const credentials = new CredentialCache(db, deps.apiKeyCacheMs);

@@ -24,7 +24,7 @@ const FENCE_TIMEOUT_MS = 1000;
  * writer hears of it, and the backend sends pending notices before it reports itself ready for the
  * next query; so when `SELECT 1` sent after the login arrived completes, every change committed
  * before has been heard. Logins arriving in the same turn of the event loop share one fence: far
- * cheaper than reading each login's row (BENCHMARKS.md, auth-gateway).
+ * cheaper than reading each login's row (docs/benchmarks.md, auth-gateway).
  */
 export class UserChangeFeed {
   private client?: Client;

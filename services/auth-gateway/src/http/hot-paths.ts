@@ -26,7 +26,7 @@ const mayHaveBody = (req: IncomingMessage): boolean =>
 /**
  * Express's own per-request setup (it swaps the prototypes of every request and response, then
  * walks the router) costs about 0.1 ms of CPU per request on our machines, five times a bare Node
- * answer and more than the rest of a warm V1 login (BENCHMARKS.md, auth-gateway). The calls
+ * answer and more than the rest of a warm V1 login (docs/benchmarks.md, auth-gateway). The calls
  * Swift clients and proxies make all the time — `GET <mount>/v1.0` (and `/v1`) and
  * `GET <mount>/v3/auth/tokens` without a body, `POST <mount>/v3/auth/tokens` not declared over
  * the body limit — are therefore answered before it, by the very functions the routers call
