@@ -6,6 +6,10 @@ const path = require('node:path');
  */
 module.exports = {
   testEnvironment: 'node',
+  // `@cairn/*` imports resolve to the packages' src/ (their `cairn-source` export), never to a
+  // dist/ that `pnpm build` may have left behind, stale or absent.
+  testEnvironmentOptions: { customExportConditions: ['cairn-source', 'node', 'node-addons'] },
+  modulePathIgnorePatterns: ['<rootDir>/dist/'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: path.join(__dirname, 'tsconfig.base.json'), diagnostics: false }] },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   moduleFileExtensions: ['ts', 'js', 'json'],

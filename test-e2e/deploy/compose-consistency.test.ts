@@ -80,7 +80,11 @@ describe('docker-compose.yml, deploy/ and the Dockerfiles', () => {
       const dockerfile = read(`services/${service}/Dockerfile`);
       const final = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
       expect(dockerfile).toContain(`npm install -g ${pnpm}`);
-      expect(final).toMatch(/^FROM node:20-bookworm-slim$/m);
+      expect(dockerfile).toMatch(/^FROM node:22-bookworm-slim AS build$/m);
+      expect(final).toMatch(/^FROM node:22-bookworm-slim$/m);
+      // The image runs what `pnpm build` compiled, as `pnpm test:dist` does in CI.
+      expect(dockerfile).toMatch(/&& pnpm build \\$/m);
+      expect(final).toMatch(/^COPY --from=build \/out\/dist \.\/dist$/m);
       expect(final).toMatch(/^USER node$/m);
       expect(final).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "--"/m);
       expect(final).toMatch(/HEALTHCHECK[^\n]*\\\n[^\n]*\/healthz/);

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import request from 'supertest';
+import { nodeCommand } from '../support/processes';
 import { startStack, type Stack } from '../support/stack';
 
 describe('auth-gateway over HTTP', () => {
@@ -49,9 +49,7 @@ describe('auth-gateway over HTTP', () => {
 });
 
 describe('the auth-gateway process', () => {
-  const repo = join(__dirname, '..', '..');
-  const tsx = join(repo, 'node_modules', '.bin', 'tsx');
-  const server = join(repo, 'services', 'auth-gateway', 'src', 'server.ts');
+  const [node, serverArgs] = nodeCommand('services/auth-gateway/src/server.ts');
   let stack: Stack;
   beforeAll(async () => {
     stack = await startStack({ database: 'postgres' });
@@ -59,7 +57,7 @@ describe('the auth-gateway process', () => {
   afterAll(() => stack.close());
 
   function run(env: Record<string, string>) {
-    const child = spawn(tsx, [server], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(node, serverArgs, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { join } from 'node:path';
-import { REPO_ROOT, freePort } from '../support/processes';
+import { REPO_ROOT, freePort, nodeCommand } from '../support/processes';
 
 export { freePort };
 
@@ -82,9 +81,8 @@ export interface ServiceProcess {
 }
 
 export function spawnService(service: 'auth-gateway' | 'management-api', env: Record<string, string>): ServiceProcess {
-  // node itself with tsx's loader, not the tsx CLI: the CLI runs the service in a child process of
-  // its own, which a SIGKILL of the CLI would leave running (and holding our pipes).
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'services', service, 'src', 'server.ts')], {
+  const [node, args] = nodeCommand(`services/${service}/src/server.ts`);
+  const child = spawn(node, args, {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,12 +2,25 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 
 export const REPO_ROOT = join(__dirname, '..', '..');
-const CLI = join(REPO_ROOT, 'packages', 'cli', 'src', 'main.ts');
+
+/** CAIRN_E2E_DIST=1 (`pnpm test:dist`): the processes run the built dist/ output, as the images do. */
+export const RUN_DIST = process.env.CAIRN_E2E_DIST === '1';
+
 /**
- * `node --import tsx <entry>` rather than the tsx CLI: the CLI runs the program in a child of its
- * own, which a SIGKILL to the CLI leaves behind, holding ports and the test's pipes.
+ * The command line that runs one of the workspace's programs, given by its source path relative to
+ * the repository (e.g. `services/auth-gateway/src/server.ts`). By default the TypeScript itself:
+ * `node --import tsx` rather than the tsx CLI, which runs the program in a child of its own that a
+ * SIGKILL to the CLI leaves behind, holding ports and the test's pipes; `cairn-source` makes
+ * `@cairn/*` imports read src/ too. With CAIRN_E2E_DIST=1: plain node on the built
+ * `<package>/dist/….js` (`pnpm build` first), no TypeScript loader at all.
  */
-const NODE_TSX = [process.execPath, '--import', 'tsx'] as const;
+export function nodeCommand(sourcePath: string): [string, string[]] {
+  if (!RUN_DIST) return [process.execPath, ['--conditions=cairn-source', '--import', 'tsx', join(REPO_ROOT, sourcePath)]];
+  const built = join(REPO_ROOT, sourcePath.replace(/(^|\/)src\//, '$1dist/').replace(/\.ts$/, '.js'));
+  return [process.execPath, ['--enable-source-maps', built]];
+}
+
+const CLI = 'packages/cli/src/main.ts';
 
 export interface Launched {
   child: ChildProcess;
@@ -21,7 +34,8 @@ export interface Launched {
 
 /** Runs `cairn start` (what `pnpm start` runs) as a real process and waits for its banner. */
 export async function launch(env: Record<string, string>, timeoutMs = 60_000): Promise<Launched> {
-  const child = spawn(NODE_TSX[0], [...NODE_TSX.slice(1), CLI, 'start'], {
+  const [node, args] = nodeCommand(CLI);
+  const child = spawn(node, [...args, 'start'], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', CAIRN_API_PORT: '0', CAIRN_GATEWAY_PORT: '0', CAIRN_API_HOST: '127.0.0.1', CAIRN_GATEWAY_HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -38,7 +52,9 @@ export async function launch(env: Record<string, string>, timeoutMs = 60_000): P
         resolve();
       }
     };
+    // The banner is on stdout after readable logs, on stderr when stdout carries JSON lines.
     child.stdout!.on('data', check);
+    child.stderr!.on('data', check);
     child.once('exit', () => {
       clearTimeout(timer);
       reject(new Error(`cairn start exited early:\n${out}`));
@@ -63,7 +79,8 @@ export async function launch(env: Record<string, string>, timeoutMs = 60_000): P
 /** Runs a `cairn` CLI command to completion. */
 export function cairn(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(NODE_TSX[0], [...NODE_TSX.slice(1), CLI, ...args], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...env } });
+    const [node, nodeArgs] = nodeCommand(CLI);
+    const child = spawn(node, [...nodeArgs, ...args], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...env } });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -100,7 +117,7 @@ export async function freePort(): Promise<number> {
 const SERVICE_PORT_ENV = { 'management-api': ['CAIRN_API_HOST', 'CAIRN_API_PORT'], 'auth-gateway': ['CAIRN_GATEWAY_HOST', 'CAIRN_GATEWAY_PORT'] } as const;
 
 /**
- * Starts `services/<service>/src/server.ts` as a real process (`child` is the server itself, so
+ * Starts `services/<service>/src/server.ts` (or its dist/server.js, see nodeCommand) as a real process (`child` is the server itself, so
  * signals reach it directly) on a free loopback port and waits
  * until its /healthz answers. The port is chosen before the start (so a load balancer's config can
  * name it); if another process took it meanwhile the start fails with EADDRINUSE and is retried.
@@ -116,9 +133,8 @@ export async function startService(
   for (let attempt = 1; ; attempt++) {
     const port = fixedPort ?? (await freePort());
     const [hostVar, portVar] = SERVICE_PORT_ENV[service];
-    // Node itself with tsx as a loader, not the tsx CLI: the CLI runs the server in a child
-    // process, so a SIGKILL meant for the server would kill only the wrapper and orphan it.
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'services', service, 'src', 'server.ts')], {
+    const [node, args] = nodeCommand(`services/${service}/src/server.ts`);
+    const child = spawn(node, args, {
       cwd: REPO_ROOT,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...env, [hostVar]: '127.0.0.1', [portVar]: String(port) },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -14,6 +14,7 @@ import { configSpec as gatewayConfigSpec } from '@cairn/auth-gateway';
 import { OPERATOR_ROLES, errors, isCairnError, operatorNameSchema, validate, type OperatorRole } from '@cairn/domain';
 import { collectOnce } from './capacity/collect';
 import { collectorConfigSpec, readCollectorConfig } from './config';
+import { createProgress } from './progress';
 import { startAll } from './start';
 
 const USAGE = `Usage: cairn <command> [options]
@@ -75,9 +76,19 @@ async function capacityCollect(args: string[]): Promise<void> {
   if (!values.cluster || !values['swift-dir']) throw errors.invalidInput('capacity collect needs --cluster <id|name> and --swift-dir <dir>.');
   const interval = values.interval === undefined ? 0 : Number(values.interval);
   if (!Number.isInteger(interval) || interval < 0) throw errors.invalidInput('--interval must be a whole number of seconds.');
-  const options = { cluster: values.cluster, swiftDir: values['swift-dir'], config: readCollectorConfig(), warn: (l: string) => process.stderr.write(`warning: ${l}\n`) };
+  const progress = createProgress();
+  const options = {
+    cluster: values.cluster,
+    swiftDir: values['swift-dir'],
+    config: readCollectorConfig(),
+    warn: (l: string) => {
+      progress.clear();
+      process.stderr.write(`warning: ${l}\n`);
+    },
+    progress: progress.update,
+  };
   const round = async () => {
-    const r = await collectOnce(options);
+    const r = await collectOnce(options).finally(() => progress.clear());
     process.stdout.write(`${new Date().toISOString()} cluster ${r.clusterId}: reported ${r.devices} device(s), ${r.reported} with usage\n`);
   };
   if (interval === 0) return round();
@@ -100,11 +111,19 @@ async function main(argv: string[]): Promise<void> {
     case 'migrate': {
       if (sub !== '--rollback-all') {
         // The same job the container image runs: migrations, declared clusters, gateway role.
-        await runMigrate(sub === undefined ? rest : [sub, ...rest], (line) => process.stdout.write(`${line}\n`));
+        const progress = createProgress();
+        progress.update('applying migrations');
+        await runMigrate(sub === undefined ? rest : [sub, ...rest], (line) => {
+          progress.clear();
+          process.stdout.write(`${line}\n`);
+          progress.update('working');
+        }).finally(() => progress.clear());
         return;
       }
+      const progress = createProgress();
+      progress.update('reverting migrations');
       await withDatabase(async (db) => {
-        const names = await migrateRollbackAll(db);
+        const names = await migrateRollbackAll(db).finally(() => progress.clear());
         process.stdout.write(names.length ? `Reverted: ${names.join(', ')}\n` : 'Nothing to do.\n');
       });
       return;

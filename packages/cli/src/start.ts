@@ -1,5 +1,5 @@
 import * as gateway from '@cairn/auth-gateway';
-import { exitOnSignals } from '@cairn/runtime';
+import { exitOnSignals, logsAreJson } from '@cairn/runtime';
 import * as api from '@cairn/management-api';
 
 /**
@@ -23,7 +23,7 @@ export async function startAll(): Promise<void> {
   const gatewayUrl = `http://${host(gatewayConfig.host)}:${runningGateway.port}`;
   const admin = runningApi.generatedAdmin;
   const auth = admin ? `ApiKey ${admin.name}:${admin.key}` : 'ApiKey <operator>:<key>';
-  process.stdout.write(
+  bannerStream(apiConfig.logFormat).write(
     (admin ? api.adminKeyBanner(admin) : '\n') +
       `Cairn is running (${apiConfig.databaseUrl ? 'Postgres' : `embedded PGlite in ${apiConfig.dataDir}`}).\n` +
       `  management API  ${apiUrl}/api/v1/\n` +
@@ -34,4 +34,12 @@ export async function startAll(): Promise<void> {
   );
 
   exitOnSignals(() => Promise.all([runningGateway.close(), runningApi.close()]), apiDeps.log);
+}
+
+/**
+ * Where the banner goes: after the readable log lines on a terminal; on stderr when stdout carries
+ * JSON log lines, so that stream stays one JSON object per line for whatever reads it.
+ */
+function bannerStream(format: api.ManagementApiConfig['logFormat']): NodeJS.WriteStream {
+  return logsAreJson(format, process.stdout.isTTY === true) ? process.stderr : process.stdout;
 }

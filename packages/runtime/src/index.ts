@@ -18,3 +18,4 @@ export {
 } from './metrics';
 export { checkReadiness, readinessEndpoint, READINESS_TIMEOUT_MS, type ReadinessCheck, type ReadinessReport } from './readiness';
 export { retryStartup, scrubSecrets, type RetryOptions, type StartupLog } from './startup';
+export { logDestination, logFormatConfig, logsAreJson, type LogFormat } from './log-format';

@@ -123,15 +123,18 @@ const baseUrlOf = (node: ReconNode): string => `http://${node.ip.includes(':') ?
 /**
  * Disk usage of every node, at most `concurrency` requests at a time, in the order given. A node that
  * fails (unreachable, timeout, HTTP error, bad body) is `{ ok: false, error }`; this never rejects
- * because of one node.
+ * because of one node. `onPolled` hears of each node answered or failed (progress for a person).
  */
-export async function pollNodes(nodes: readonly ReconNode[], options: PollOptions): Promise<NodeDiskUsage[]> {
+export async function pollNodes(nodes: readonly ReconNode[], options: PollOptions, onPolled?: (done: number, total: number) => void): Promise<NodeDiskUsage[]> {
+  let done = 0;
   return mapConcurrent(nodes, options.concurrency, async (node): Promise<NodeDiskUsage> => {
     try {
       return { node, ok: true, devices: await fetchDiskUsage(baseUrlOf(node), options) };
     } catch (e) {
       const error = e instanceof ReconError ? e : new ReconError(`${node.ip}:${node.port}`, (e as Error).message ?? String(e));
       return { node, ok: false, error };
+    } finally {
+      onPolled?.(++done, nodes.length);
     }
   });
 }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import Joi from 'joi';
 import { loadConfig, type ConfigSpec, type Env } from '@cairn/config';
+import { logFormatConfig, type LogFormat } from '@cairn/runtime';
 import { parseRedisUrl, RedisUrlError } from './redis';
 
 const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
@@ -162,6 +163,7 @@ export const configSpec = {
     doc: 'pino log level.',
     schema: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
   },
+  logFormat: logFormatConfig,
 } satisfies ConfigSpec;
 
 export interface GatewayConfig {
@@ -190,6 +192,7 @@ export interface GatewayConfig {
   /** Seconds start-up retries Postgres and Redis before giving up. */
   startupTimeout: number;
   logLevel: string;
+  logFormat: LogFormat;
 }
 
 /** Reads and validates the whole configuration at once; throws a ConfigError listing every problem. */

@@ -2,7 +2,7 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 import { randomBytes } from 'node:crypto';
 import knex, { type Knex } from 'knex';
 import { ConfigError } from '@cairn/config';
-import { retryStartup } from '@cairn/runtime';
+import { logDestination, retryStartup } from '@cairn/runtime';
 import { GatewayMetrics } from './http/metrics';
 import type { GatewayConfig } from './config';
 import { closeRedis, createRedis, type RedisClient } from './redis';
@@ -87,7 +87,7 @@ export interface CreateDepsOptions {
  * (Redis, or memory without REDIS_URL), the signing key and the services on top of them.
  */
 export async function createDeps(config: GatewayConfig, options: CreateDepsOptions = {}): Promise<Deps> {
-  const log = options.log ?? createLogger(config.logLevel);
+  const log = options.log ?? createLogger(config.logLevel, logDestination(config.logFormat, process.stdout.isTTY === true));
   const ownsDb = !options.db;
   if (!options.db && !config.databaseUrl) {
     throw new ConfigError(['DATABASE_URL is required: the gateway reads the storage users of its cluster from Postgres.']);

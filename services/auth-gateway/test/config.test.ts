@@ -16,7 +16,7 @@ function problemsOf(env: Record<string, string>): string[] {
 
 describe('readConfig', () => {
   it('when nothing is set, then the gateway listens on 0.0.0.0:5000 for the default cluster', () => {
-    expect(readConfig({})).toEqual({ host: '0.0.0.0', port: 5000, cluster: 'default', logLevel: 'info', tokenLifetime: 86400, verifyCacheSeconds: 60, userCacheMs: 250, failureLimit: 10, failureWindow: 300, addressFailureLimit: 100, addressFailureWindow: 300, trustProxy: false, poolMax: 10, startupTimeout: 60 });
+    expect(readConfig({})).toEqual({ host: '0.0.0.0', port: 5000, cluster: 'default', logLevel: 'info', logFormat: 'auto', tokenLifetime: 86400, verifyCacheSeconds: 60, userCacheMs: 250, failureLimit: 10, failureWindow: 300, addressFailureLimit: 100, addressFailureWindow: 300, trustProxy: false, poolMax: 10, startupTimeout: 60 });
   });
 
   it('when every variable is set, then each is read and converted', () => {
@@ -29,6 +29,7 @@ describe('readConfig', () => {
         DATABASE_URL: 'postgres://cairn:pw@db:5432/cairn',
         REDIS_URL: 'redis://redis:6379/0',
         LOG_LEVEL: 'debug',
+        LOG_FORMAT: 'json',
       }),
     ).toEqual({
       host: '127.0.0.1',
@@ -38,8 +39,15 @@ describe('readConfig', () => {
       databaseUrl: 'postgres://cairn:pw@db:5432/cairn',
       redisUrl: 'redis://redis:6379/0',
       logLevel: 'debug',
+      logFormat: 'json',
       tokenLifetime: 86400, verifyCacheSeconds: 60, userCacheMs: 250, failureLimit: 10, failureWindow: 300, addressFailureLimit: 100, addressFailureWindow: 300, trustProxy: false, poolMax: 10, startupTimeout: 60,
     });
+  });
+
+  it('when LOG_FORMAT is not auto, json or pretty, then the error names it', () => {
+    const problems = problemsOf({ LOG_FORMAT: 'yaml' });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toContain('LOG_FORMAT="yaml"');
   });
 
   it('when the port is not a port number, then the error names CAIRN_GATEWAY_PORT', () => {

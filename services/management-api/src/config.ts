@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import Joi from 'joi';
 import { ConfigError, loadConfig, type ConfigSpec, type Env } from '@cairn/config';
+import { logFormatConfig, type LogFormat } from '@cairn/runtime';
 import { apiKeySchema, operatorNameSchema } from '@cairn/domain';
 
 /** The only place management-api reads the environment. Every key: env name, doc, default. */
@@ -41,6 +42,7 @@ export const configSpec = {
     schema: Joi.number().integer().min(0).max(3600).default(60),
   },
   logLevel: { env: 'LOG_LEVEL', doc: 'pino log level.', schema: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info') },
+  logFormat: logFormatConfig,
 } satisfies ConfigSpec;
 
 export interface ManagementApiConfig {
@@ -60,6 +62,7 @@ export interface ManagementApiConfig {
   /** Seconds start-up retries Postgres before giving up. */
   startupTimeout: number;
   logLevel: string;
+  logFormat: LogFormat;
 }
 
 export function readConfig(env: Env = process.env): ManagementApiConfig {

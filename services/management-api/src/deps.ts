@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import pino, { type DestinationStream, type Logger } from 'pino';
+import { logDestination } from '@cairn/runtime';
 import { DEFAULT_SCRYPT_PARAMS, hashPassword, type ScryptParams } from '@cairn/domain';
 import type { ManagementApiConfig } from './config';
 import { createDatabase } from './db/database';
@@ -56,7 +57,7 @@ export function createDeps(config: ManagementApiConfig, scrypt: ScryptParams = D
   const db = createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: config.poolMax });
   return {
     db,
-    log: createLogger(config.logLevel),
+    log: createLogger(config.logLevel, logDestination(config.logFormat, process.stdout.isTTY === true)),
     hashPassword: (password) => hashPassword(password, scrypt),
     apiKeyCacheMs: config.apiKeyCacheSeconds * 1000,
     metrics: createApiMetrics(db),

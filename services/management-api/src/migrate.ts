@@ -14,8 +14,8 @@ import { createCluster, findClusterByName, updateCluster } from './repositories/
  * database match what the deployment declares: the clusters its gateways serve (a gateway refuses to
  * start for a cluster that does not exist) and the read-only role the gateways connect as.
  *
- * Deliberately imports neither server.ts nor index.ts: this file is bundled into its own entry, and
- * server.ts's `require.main === module` would be true inside that bundle and start an API.
+ * Deliberately imports neither server.ts nor index.ts: the job needs none of the HTTP side, and
+ * loading it would only cost start-up time and memory.
  */
 
 export const MIGRATE_USAGE = `Usage: migrate [--cluster name=<n>,auth_url=<url>,storage_url=<url>[,region=<r>]]...

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { closeGracefully, exitOnSignals, listen, retryStartup } from '@cairn/runtime';
+import { closeGracefully, exitOnSignals, listen, logsAreJson, retryStartup } from '@cairn/runtime';
 import { ConfigError } from '@cairn/config';
 import { readConfig, type ManagementApiConfig } from './config';
 import { createApp } from './app';
@@ -58,8 +58,10 @@ async function main(): Promise<void> {
   const config = readConfig();
   const deps = createDeps(config);
   const running = await startManagementApi(config, deps);
-  // Deliberately stdout, not the logger: logs are shipped and kept, this key must not be.
-  if (running.generatedAdmin) process.stdout.write(adminKeyBanner(running.generatedAdmin));
+  // Deliberately not the logger: logs are shipped and kept, this key must not be. Not among JSON
+  // log lines either (stdout stays one JSON object per line): then on stderr.
+  const banner = logsAreJson(config.logFormat, process.stdout.isTTY === true) ? process.stderr : process.stdout;
+  if (running.generatedAdmin) banner.write(adminKeyBanner(running.generatedAdmin));
   exitOnSignals(running.close, deps.log);
 }
 

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
-import { REPO_ROOT, freePort } from '../../support/processes';
+import { REPO_ROOT, freePort, nodeCommand } from '../../support/processes';
 
 export const ADMIN_NAME = 'faults';
 export const ADMIN_KEY = 'faults-admin-key-0123456789abcdefghijklmnop';
@@ -18,9 +17,9 @@ export interface Service {
 }
 
 async function launch(entry: string, env: Record<string, string>, port: number): Promise<Service> {
-  // node itself with tsx's loader, not the tsx wrapper: a SIGKILL must reach the server process,
-  // and the wrapper would leave its child running.
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, entry)], {
+  // The server itself is the child (see nodeCommand): a SIGKILL must reach the server process.
+  const [node, args] = nodeCommand(entry);
+  const child = spawn(node, args, {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

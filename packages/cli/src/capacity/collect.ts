@@ -8,6 +8,8 @@ export interface CollectOptions {
   swiftDir: string;
   config: CollectorConfig;
   warn: (line: string) => void;
+  /** Hears each step (and the storage nodes polled so far), for a progress line. */
+  progress?: (step: string, done?: number, total?: number) => void;
 }
 
 export interface CollectResult {
@@ -54,14 +56,20 @@ async function resolveClusterId(config: CollectorConfig, cluster: string): Promi
 export async function collectOnce(options: CollectOptions): Promise<CollectResult> {
   const { config } = options;
   if (!config.apiKey) throw new Error('CAIRN_API_KEY is not set: the collector needs "<operator>:<key>" to report devices.');
+  const progress = options.progress ?? (() => undefined);
+  progress(`reading rings in ${options.swiftDir}`);
   const swift = await readSwiftDir(options.swiftDir);
   const nodes = storageNodes(swift);
-  const polled = await pollNodes(nodes, { concurrency: config.reconConcurrency, timeoutMs: config.reconTimeoutMs });
+  progress('polling storage nodes', 0, nodes.length);
+  const polled = await pollNodes(nodes, { concurrency: config.reconConcurrency, timeoutMs: config.reconTimeoutMs }, (done, total) =>
+    progress('polling storage nodes', done, total),
+  );
   const report = buildDeviceReport(swift, polled);
   report.warnings.forEach(options.warn);
   if (report.reported === 0) {
     throw new Error(`nothing could be collected: none of the ${nodes.length} storage node(s) reported disk usage; no report sent`);
   }
+  progress('sending the device report');
   const clusterId = await resolveClusterId(config, options.cluster);
   const put = await api(config, 'PUT', `/api/v1/clusters/${clusterId}/devices/`, report.body);
   if (put.status !== 204) throw apiError('sending the device report', put);

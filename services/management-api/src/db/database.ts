@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import knex, { type Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
+import { PGlite } from '@electric-sql/pglite';
 import { migrationSource } from './migrations';
 
 /** A knex handle or a transaction: repositories accept either so one transaction can span steps. */
@@ -26,12 +27,24 @@ export function createDatabase(options: DatabaseOptions): Knex {
   }
   const dataDir = options.dataDir ?? 'memory://';
   if (!dataDir.startsWith('memory://')) mkdirSync(resolve(dataDir), { recursive: true });
+  const pglite = new PGlite(dataDir.startsWith('memory://') ? dataDir : resolve(dataDir), {
+    startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
+  });
   return knex({
     client: ClientPgLite as unknown as typeof knex.Client,
     dialect: 'postgres',
-    connection: { filename: dataDir.startsWith('memory://') ? dataDir : resolve(dataDir) } as Knex.StaticConnectionConfig,
+    connection: { pglite } as Knex.StaticConnectionConfig,
   });
 }
+
+/**
+ * Postgres's page cache inside embedded PGlite. It lives in PGlite's WebAssembly memory, which
+ * grows and is never given back: at Postgres's default of 128MB, the first start's initdb and the
+ * reads that follow leave an idle launcher at several hundred MB of RSS. A control plane's tables
+ * fit a 16MB cache many times over (startParams also reach the initdb PGlite runs on a new data
+ * directory). Production runs on Postgres, where this does not apply.
+ */
+const PGLITE_SHARED_BUFFERS = '16MB';
 
 export async function migrateLatest(db: Knex): Promise<string[]> {
   const [, applied] = (await db.migrate.latest({ migrationSource })) as [number, string[]];

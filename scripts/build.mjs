@@ -1,0 +1,62 @@
+// `pnpm build`: compiles every workspace package's src/**/*.ts into dist/**/*.js (CommonJS, one
+// output file per source file, source maps beside them), so plain `node` runs the built code:
+// `node services/management-api/dist/server.js`, `packages/cli/bin/cairn`, the images.
+//
+//   node scripts/build.mjs [--quiet] [package dir]...   (default: every package and service)
+//
+// esbuild transpiles each file on its own (the tsconfig has isolatedModules), exactly as tsx does
+// in development; `pnpm typecheck` (tsc) stays the type checker. tsc is not the compiler because
+// its output would need declaration files and project references in dependency order for the
+// packages to import one another's dist/; esbuild builds the whole workspace in about a second.
+//
+// Imports are left as they are: a relative import finds its sibling in dist/, a `@cairn/*` import
+// resolves through that package's `exports` to its dist/index.js, and third-party packages come from
+// each package's own node_modules. Development tools ask for the `cairn-source` export condition
+// instead (tsx with `--conditions=cairn-source`, jest's customExportConditions) and read src/.
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const workspaceDirs = ['packages', 'services'].flatMap((group) =>
+  readdirSync(join(root, group))
+    .map((name) => join(root, group, name))
+    .filter((dir) => statSync(join(dir, 'package.json'), { throwIfNoEntry: false })?.isFile()),
+);
+
+function sourceFiles(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) return sourceFiles(path);
+    return e.name.endsWith('.ts') && !e.name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+const args = process.argv.slice(2);
+const quiet = args.includes('--quiet');
+const wanted = args.filter((a) => a !== '--quiet').map((d) => resolve(d));
+const targets = wanted.length > 0 ? wanted : workspaceDirs;
+for (const dir of targets) {
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  const src = join(dir, 'src');
+  const entryPoints = sourceFiles(src);
+  if (entryPoints.length === 0) throw new Error(`${pkg.name}: no TypeScript under ${src}`);
+  // A file deleted from src/ must not live on in dist/.
+  rmSync(join(dir, 'dist'), { recursive: true, force: true });
+  await build({
+    entryPoints,
+    outbase: src,
+    outdir: join(dir, 'dist'),
+    bundle: false,
+    platform: 'node',
+    // The images run Node 22; the code still supports Node >= 20 (package.json engines).
+    target: 'node20',
+    format: 'cjs',
+    sourcemap: 'linked',
+    // Stack traces and pino's error serialisation keep readable class and function names.
+    keepNames: true,
+    logLevel: 'warning',
+  });
+  if (!quiet) process.stdout.write(`${pkg.name}: ${entryPoints.length} files -> ${relative(root, join(dir, 'dist'))}/\n`);
+}

@@ -1,0 +1,60 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { nodeCommand, REPO_ROOT } from '../support/processes';
+
+/** `cairn start` until its banner, then SIGTERM; `tty`: under util-linux `script`, a pseudo-terminal. */
+function startOnce(env: Record<string, string>, tty: boolean): Promise<{ stdout: string; stderr: string }> {
+  const [node, args] = nodeCommand('packages/cli/src/main.ts');
+  const quoted = [node, ...args, 'start'].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  const child = tty ? spawn('script', ['-qec', quoted, '/dev/null'], { cwd: REPO_ROOT, env }) : spawn(node, [...args, 'start'], { cwd: REPO_ROOT, env });
+  let stdout = '';
+  let stderr = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`no banner:\n${stdout}\n${stderr}`));
+    }, 60_000);
+    const check = () => {
+      if (/auth gateway\s+http:\/\/\S+\/auth\//.test(stdout + stderr)) child.kill('SIGTERM');
+    };
+    child.stdout.on('data', (d: Buffer) => ((stdout += d.toString()), check()));
+    child.stderr.on('data', (d: Buffer) => ((stderr += d.toString()), check()));
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve({ stdout, stderr });
+    });
+  });
+}
+
+describe('cairn start on a terminal and in a pipe', () => {
+  let dir: string;
+  let env: Record<string, string>;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'cairn-tty-'));
+    env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', TERM: 'dumb', LOG_LEVEL: 'info', CAIRN_DATA_DIR: join(dir, 'pglite'), CAIRN_API_PORT: '0', CAIRN_GATEWAY_PORT: '0', CAIRN_API_HOST: '127.0.0.1', CAIRN_GATEWAY_HOST: '127.0.0.1' };
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('when stdout is a terminal, then log lines are readable text and the banner follows them', async () => {
+    const { stdout } = await startOnce(env, true);
+    expect(stdout).toMatch(/INFO.*\[management-api\] management-api listening/);
+    expect(stdout).toMatch(/INFO.*\[auth-gateway\] auth-gateway listening/);
+    expect(stdout).not.toMatch(/\{"level":/);
+    expect(stdout.indexOf('auth-gateway listening')).toBeLessThan(stdout.indexOf('Cairn is running'));
+  });
+
+  it('when stdout is a pipe, then it carries only JSON log lines and the banner goes to stderr', async () => {
+    const { stdout, stderr } = await startOnce(env, false);
+    const lines = stdout.split('\n').filter(Boolean);
+    expect(lines.length).toBeGreaterThan(1);
+    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+    expect(stderr).toContain('Cairn is running');
+  });
+
+  it('when LOG_FORMAT=json on a terminal, then the lines are JSON', async () => {
+    const { stdout } = await startOnce({ ...env, LOG_FORMAT: 'json' }, true);
+    expect(stdout).toMatch(/\{"level":30,[^\n]*"msg":"management-api listening"\}/);
+  });
+});
