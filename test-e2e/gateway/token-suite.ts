@@ -230,6 +230,35 @@ function tokenTests(backend: TokenSuiteBackend): void {
       expect(head.status).toBe(200);
     });
 
+    it('when a non-ASCII user logs in, then login answers keep the name while validation answers spell ids and names as Python 3 Swift reads its path', async () => {
+      // keystonemiddleware copies these into X-Project-Id etc.; Swift's keystoneauth compares
+      // AUTH_<X-Project-Id> with the path's account, held as UTF-8 bytes one latin-1 character each.
+      await stack.createUser('zoë', PW);
+      const wsgi = 'zo\u00c3\u00ab';
+      const url = 'http://127.0.0.1:8080/v1/AUTH_zo%C3%AB';
+      const login = await v3(v3Body({ name: 'zoë', domain: { id: 'default' } }, PW));
+      expect(login.status).toBe(201);
+      expect(login.body.token.project).toMatchObject({ id: 'zoë', name: 'zoë' });
+      expect(login.body.token.user).toMatchObject({ id: 'zoë', name: 'zoë' });
+      const v3Valid = await validate(login.headers['x-subject-token'] as string);
+      expect(v3Valid.status).toBe(200);
+      expect(v3Valid.body.token.project).toEqual({ domain: { id: 'default', name: 'default' }, id: wsgi, name: wsgi });
+      expect(v3Valid.body.token.user).toMatchObject({ id: wsgi, name: wsgi, domain: { id: 'default', name: 'default' } });
+      const swift = v3Valid.body.token.catalog.find((s: { type: string }) => s.type === 'object-store');
+      expect(swift.endpoints.find((e: { interface: string }) => e.interface === 'public').url).toBe(url);
+
+      const v2Login = await gw().post('/auth/v2.0/tokens').send({ auth: { passwordCredentials: { username: 'zoë', password: PW } } });
+      expect(v2Login.body.access.token.tenant).toMatchObject({ id: 'zoë', name: 'zoë' });
+      const v2Valid = await gw().get(`/auth/v2.0/tokens/${v2Login.body.access.token.id}`).set('X-Auth-Token', serviceToken);
+      expect(v2Valid.status).toBe(200);
+      expect(v2Valid.body.access.token.tenant).toMatchObject({ id: wsgi, name: wsgi });
+      expect(v2Valid.body.access.user).toMatchObject({ id: wsgi, name: wsgi, username: wsgi });
+      expect(v2Valid.body.access.serviceCatalog[0].endpoints[0]).toMatchObject({ publicURL: url, tenantId: wsgi });
+
+      const v1Token = (await v1('zoë', PW)).headers['x-auth-token'] as string;
+      expect((await validate(v1Token)).body.token.project.id).toBe(wsgi);
+    });
+
     it('when the subject token is unknown, forged or tampered, then 404 (never 401)', async () => {
       const token = await aliceToken();
       const forged = jwt.sign({ jti: 'x'.repeat(22), aud: 'anything' }, 'not-the-cluster-key-not-the-cluster-key', { expiresIn: 3600 });

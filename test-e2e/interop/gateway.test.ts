@@ -8,12 +8,26 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { NEW_USERNAME_MAX_LENGTH } from '@cairn/domain';
 import { ADMIN_AUTH, startStack, type Stack } from '../support/stack';
 import { startSwiftCluster, swiftCli, type SwiftCluster } from './swift-cluster';
 
 const ALICE_PW = 'alice-interop-password-01';
 const BOB_PW = 'bob-interop-password-0001';
 const SERVICE_PW = 'swift-service-password-01';
+
+// Python 3 Swift compares the account in the request path (UTF-8 bytes as a latin-1 "WSGI
+// string") with the project id keystonemiddleware copies from the validation answer, so names
+// beyond ASCII and names that need percent-encoding in the storage URL are tried end to end.
+const NAMED_USERS = [
+  ['zoë-interop', 'zoe-interop-password-0001'],
+  ['Ærøskøbing ÿ©', 'aeroskobing-interop-password'],
+  ["o'brien+tag@example.com", 'obrien-interop-password-1'],
+  ['first last.name', 'first-last-interop-password'],
+  ['what?#%41&x=1;y', 'what-interop-password-0001'],
+  // The longest name the API accepts: AUTH_ + 251 characters is Swift's limit of 256.
+  [`${'ü'.repeat(NEW_USERNAME_MAX_LENGTH - 1)}z`, 'longest-interop-password-01'],
+] as const;
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -66,6 +80,7 @@ describe('the swift CLI and a Swift proxy with keystonemiddleware against the Ca
     alice = await stack.createUser('alice', ALICE_PW);
     await stack.createUser('bob', BOB_PW);
     await stack.createUser('root', 'root-interop-password-001', { is_superuser: true });
+    for (const [user, password] of NAMED_USERS) await stack.createUser(user, password);
   });
 
   afterAll(async () => {
@@ -108,6 +123,71 @@ describe('the swift CLI and a Swift proxy with keystonemiddleware against the Ca
     rmSync(join(work, file));
     await ok([...creds(), 'download', container, file]);
     expect(readFileSync(join(work, file), 'utf8')).toBe(content);
+  });
+
+  const named = NAMED_USERS.flatMap(([user, password]) => [
+    ['V1', user, () => v1(user, password)],
+    ['V2', user, () => v2(user, password)],
+    ['V3', user, () => v3(user, password)],
+  ] as const);
+
+  it.each(named)('when a %s token of %j is used, then stat, upload, list and download work through the proxy', async (version, user, creds) => {
+    const container = `box-${version.toLowerCase()}`;
+    const file = `named-${version}.txt`;
+    const content = `hello ${user} from ${version} ${Date.now()}\n`;
+    writeFileSync(join(work, file), content);
+    expect(await ok([...creds(), 'stat'])).toContain(`Account: ${encodeURIComponent(`AUTH_${user}`)}\n`);
+    await ok([...creds(), 'upload', container, file]);
+    expect((await ok([...creds(), 'list', container])).split('\n')).toContain(file);
+    rmSync(join(work, file));
+    await ok([...creds(), 'download', container, file]);
+    expect(readFileSync(join(work, file), 'utf8')).toBe(content);
+  });
+
+  it('when a container ACL names a non-ASCII project, then that project reads it and others do not', async () => {
+    const [[zoe, zoePw], [aero, aeroPw]] = NAMED_USERS;
+    const zoeUrl = `${swift.proxyUrl}/v1/${encodeURIComponent(`AUTH_${zoe}`)}`;
+    writeFileSync(join(work, 'shared.txt'), `for ${aero}\n`);
+    await ok([...v3(zoe, zoePw), 'upload', 'shared', 'shared.txt']);
+    const asAero = [...v1(aero, aeroPw), '--os-storage-url', zoeUrl, 'list', 'shared'];
+    expect((await cli(asAero)).code).not.toBe(0);
+    await ok([...v3(zoe, zoePw), 'post', '-r', `${aero}:*`, 'shared']);
+    expect((await ok(asAero)).split('\n')).toContain('shared.txt');
+    expect((await cli([...v1('bob', BOB_PW), '--os-storage-url', zoeUrl, 'list', 'shared'])).code).not.toBe(0);
+  });
+
+  it('when an account name has a character beyond Latin-1, then this Swift cannot create it, so the API refuses such user names', async () => {
+    const rootToken = /export OS_AUTH_TOKEN=(\S+)/.exec(await ok([...v1('root', 'root-interop-password-001'), 'auth']))![1]!;
+    const putContainer = (account: string) =>
+      fetch(`${swift.proxyUrl}/v1/${encodeURIComponent(`AUTH_${account}`)}/probe`, { method: 'PUT', headers: { 'X-Auth-Token': rootToken } });
+    // Swift 2.30's account_autocreate fails on the decoded name (fixed in Swift 2.32); Latin-1 is fine.
+    expect((await putContainer('用户-probe')).status).toBe(500);
+    expect((await putContainer('zoë-probe')).status).toBe(201);
+    const refused = await fetch(`${stack.apiUrl}/api/v1/users/`, {
+      method: 'POST',
+      headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ cluster: '/api/v1/clusters/1/', user: '用户-interop', password: 'yonghu-interop-password-01' }),
+    });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: string }).error).toContain('beyond Latin-1');
+  });
+
+  it('when an account name is one character longer than the API allows, then the proxy itself refuses it', async () => {
+    const rootToken = /export OS_AUTH_TOKEN=(\S+)/.exec(await ok([...v1('root', 'root-interop-password-001'), 'auth']))![1]!;
+    const account = async (name: string) => {
+      const res = await fetch(`${swift.proxyUrl}/v1/${encodeURIComponent(`AUTH_${name}`)}`, { headers: { 'X-Auth-Token': rootToken } });
+      return { status: res.status, body: await res.text() };
+    };
+    // Python 3 Swift counts characters, not bytes: 251 three-byte characters are fine, 252 are not.
+    expect((await account('ü'.repeat(NEW_USERNAME_MAX_LENGTH))).status).toBeLessThan(300);
+    expect(await account('ü'.repeat(NEW_USERNAME_MAX_LENGTH + 1))).toEqual({ status: 400, body: 'Account name length of 257 longer than 256' });
+    const refused = await fetch(`${stack.apiUrl}/api/v1/users/`, {
+      method: 'POST',
+      headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ cluster: '/api/v1/clusters/1/', user: 'ü'.repeat(NEW_USERNAME_MAX_LENGTH + 1), password: 'too-long-interop-password-1' }),
+    });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: string }).error).toContain('at most 256 characters in an account name');
   });
 
   it("when alice tries to write into bob's account, then the proxy refuses", async () => {

@@ -10,6 +10,22 @@ import { OPERATOR_ROLES } from './models';
 
 export const USERNAME_RULE =
   "must be 1 to 255 characters with no '/', no ':' and no control characters (it becomes the Swift account AUTH_<user>)";
+
+/**
+ * A new user's name must also work as the Swift account AUTH_<user> on a stock Swift proxy:
+ * - Swift refuses an account name longer than 256 characters (max_account_name_length; Python 3
+ *   Swift counts characters), so at most 256 - 'AUTH_'.length characters;
+ * - Swift up to 2.31 (Debian bookworm ships 2.30) cannot create an account whose name has a
+ *   character beyond Latin-1: account_autocreate builds its request from the decoded name, which
+ *   must be latin-1 there, and answers 500 to the first container PUT (fixed in Swift 2.32).
+ * Either kind of name could log in but never store anything.
+ */
+export const NEW_USERNAME_MAX_LENGTH = 251;
+export const NEW_USERNAME_RULE =
+  `must be 1 to ${NEW_USERNAME_MAX_LENGTH} characters with no '/', no ':' and no control characters, ` +
+  'each from ASCII or Latin-1 (letters such as é, ü, ß or ñ). It becomes the Swift account AUTH_<user>: ' +
+  'Swift allows at most 256 characters in an account name, and Swift before 2.32 cannot create an account ' +
+  'whose name has a character beyond Latin-1';
 export const PASSWORD_MIN_LENGTH = 20;
 export const PASSWORD_MAX_LENGTH = 1024;
 export const API_KEY_MIN_LENGTH = 32;
@@ -19,6 +35,8 @@ export const API_KEY_MIN_LENGTH = 32;
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
 // eslint-disable-next-line no-control-regex
 const USERNAME_PATTERN = /^[^/:\u0000-\u001f\u007f-\u009f\ud800-\udfff\ufffe\uffff]{1,255}$/u;
+// Printable ASCII and Latin-1 but '/' and ':'; 251 is NEW_USERNAME_MAX_LENGTH.
+const NEW_USERNAME_PATTERN = /^[\u0020-\u002e\u0030-\u0039\u003b-\u007e\u00a0-\u00ff]{1,251}$/;
 
 const common = {
   'any.required': "The {{#label}} field has no data and doesn't allow a default or null value.",
@@ -34,11 +52,20 @@ const common = {
 
 const bool = () => Joi.boolean().truthy('1', 'True', 1).falsy('0', 'False', 0);
 
+/** Any name a user may have, including users created before the rule for new names (logins, scopes). */
 export const usernameSchema = Joi.string()
   .pattern(USERNAME_PATTERN)
   .messages({
     'string.pattern.base': `The {{#label}} field ${USERNAME_RULE}.`,
     'string.empty': `The {{#label}} field ${USERNAME_RULE}.`,
+  });
+
+/** The name of a user being created: one whose Swift account a stock Swift proxy can create and use. */
+export const newUsernameSchema = Joi.string()
+  .pattern(NEW_USERNAME_PATTERN)
+  .messages({
+    'string.pattern.base': `The {{#label}} field ${NEW_USERNAME_RULE}.`,
+    'string.empty': `The {{#label}} field ${NEW_USERNAME_RULE}.`,
   });
 
 export const passwordSchema = Joi.string()
@@ -83,7 +110,7 @@ const clusterRef = Joi.alternatives()
 
 export const userCreateSchema = Joi.object({
   cluster: clusterRef.required(),
-  user: usernameSchema.required(),
+  user: newUsernameSchema.required(),
   password: passwordSchema.required(),
   is_superuser: bool().default(false),
   enabled: bool().default(true),

@@ -5,6 +5,7 @@ import {
   clusterPatchSchema,
   userCreateSchema,
   userPatchSchema,
+  usernameSchema,
   validate,
   type ClusterCreateInput,
   type ClusterPatchInput,
@@ -38,33 +39,41 @@ const validCluster = (overrides: Record<string, unknown> = {}): Record<string, u
   ...overrides,
 });
 
-/** The username rule, as a person reading the 400 needs to see it. */
+/** The rule for new usernames, as a person reading the 400 needs to see it: what is allowed and why. */
 function expectUsernameRuleMessage(error: CairnError): void {
   expect(error.code).toBe('INVALID_INPUT');
   expect(error.message).toContain("'user'");
-  expect(error.message).toContain('1 to 255 characters');
+  expect(error.message).toContain('1 to 251 characters');
   expect(error.message).toContain("'/'");
   expect(error.message).toContain("':'");
   expect(error.message).toContain('control characters');
+  expect(error.message).toContain('ASCII or Latin-1');
+  expect(error.message).toContain('at most 256 characters in an account name');
+  expect(error.message).toContain('beyond Latin-1');
 }
 
 describe('user usernames', () => {
   it.each([
     ['a single character', 'a'],
-    ['255 characters', 'u'.repeat(255)],
+    ['251 characters (AUTH_ + 251 is Swift\'s limit of 256)', 'u'.repeat(251)],
+    ['251 Latin-1 letters', 'ü'.repeat(251)],
     ['non-ASCII letters', 'jöhn'],
-    ['an emoji', 'party🎉user'],
-    ['255 emoji (255 characters, 510 UTF-16 code units)', '😀'.repeat(255)],
-    ['CJK characters', '山田太郎'],
+    ['Latin-1 letters and signs', 'Ærøskøbing ÿ© ß ñ'],
+    ['a no-break space (U+00A0, the first of Latin-1)', 'a\u00a0b'],
     ['dots, dashes, @ and spaces', 'first.last-name@example user'],
+    ["ASCII punctuation: ' + ? # % & ; = ~", "o'brien+tag?#%41&x=1;y~"],
   ])('when the username is %s, then it is accepted unchanged', (_label, user) => {
     const out = validate<UserCreateInput>(userCreateSchema, validUser({ user }));
     expect(out.user).toBe(user);
   });
 
   it.each([
-    ['256 characters', 'u'.repeat(256)],
-    ['256 emoji', '😀'.repeat(256)],
+    ['252 characters', 'u'.repeat(252)],
+    ['255 characters', 'u'.repeat(255)],
+    ['252 Latin-1 letters', 'ü'.repeat(252)],
+    ['an emoji', 'party🎉user'],
+    ['CJK characters', '山田太郎'],
+    ['U+0100, the first character beyond Latin-1', 'a\u0100b'],
     ['empty', ''],
     ["containing '/'", 'ali/ce'],
     ["containing ':'", 'ali:ce'],
@@ -87,6 +96,24 @@ describe('user usernames', () => {
     const error = refusal(userCreateSchema, validUser({ user: 42 }));
     expect(error.message).toContain("'user'");
   });
+});
+
+describe('names an existing user may have (logins and scopes at the gateway)', () => {
+  it.each([
+    ['CJK characters', '山田太郎'],
+    ['an emoji', 'party🎉user'],
+    ['255 characters', 'u'.repeat(255)],
+    ['255 emoji', '😀'.repeat(255)],
+  ])('when a name created under the earlier rule is %s, then it is still a well-formed name', (_label, name) => {
+    expect(usernameSchema.validate(name).error).toBeUndefined();
+  });
+
+  it.each([['256 characters', 'u'.repeat(256)], ["'/'", 'a/b'], ["':'", 'a:b'], ['NUL', 'a\u0000b'], ['a lone surrogate', '\ud800']])(
+    'when a name has %s, then it is not',
+    (_label, name) => {
+      expect(usernameSchema.validate(name).error).toBeDefined();
+    },
+  );
 });
 
 describe('user passwords', () => {

@@ -1,4 +1,5 @@
 import type { TokenRecord } from '../tokens/store';
+import { asText, type Spelling } from './wsgi-names';
 
 /**
  * Keystone V3 and V2.0 token documents as python-keystoneclient, keystoneauth1 and
@@ -43,16 +44,17 @@ function v3Catalog(record: TokenRecord, e: Endpoints): unknown[] {
   ];
 }
 
-export function v3TokenBody(record: TokenRecord, e: Endpoints, withCatalog: boolean): Record<string, unknown> {
+/** `spell`: how user, project and domain ids and names are written (validation answers: wsgi-names.ts). */
+export function v3TokenBody(record: TokenRecord, e: Endpoints, withCatalog: boolean, spell: Spelling = asText): Record<string, unknown> {
   const token: Record<string, unknown> = {
     audit_ids: [record.auditId],
     expires_at: keystoneTime(record.expiresAt),
     issued_at: keystoneTime(record.issuedAt),
     methods: record.methods,
-    user: { domain: named(record.userDomain), ...named(record.user), password_expires_at: null },
+    user: { domain: named(spell(record.userDomain)), ...named(spell(record.user)), password_expires_at: null },
   };
   if (record.project !== undefined) {
-    token.project = { domain: named(record.projectDomain ?? 'default'), ...named(record.project) };
+    token.project = { domain: named(spell(record.projectDomain ?? 'default')), ...named(spell(record.project)) };
     token.is_domain = false;
     token.roles = record.roles.map(named);
     if (withCatalog) token.catalog = v3Catalog(record, e);
@@ -60,8 +62,10 @@ export function v3TokenBody(record: TokenRecord, e: Endpoints, withCatalog: bool
   return { token };
 }
 
-export function v2AccessBody(id: string, record: TokenRecord, e: Endpoints): Record<string, unknown> {
+/** `spell` as for v3TokenBody (URLs always name the account as stored). */
+export function v2AccessBody(id: string, record: TokenRecord, e: Endpoints, spell: Spelling = asText): Record<string, unknown> {
   const project = record.project!;
+  const user = spell(record.user);
   const account = accountUrl(e.storageUrl, project);
   return {
     access: {
@@ -69,7 +73,7 @@ export function v2AccessBody(id: string, record: TokenRecord, e: Endpoints): Rec
       serviceCatalog: [
         {
           endpoints: [
-            { adminURL: e.storageUrl, id: 'swift', internalURL: account, publicURL: account, region: e.region, tenantId: project, versionId: 1 },
+            { adminURL: e.storageUrl, id: 'swift', internalURL: account, publicURL: account, region: e.region, tenantId: spell(project), versionId: 1 },
           ],
           endpoints_links: [],
           name: 'swift',
@@ -89,9 +93,9 @@ export function v2AccessBody(id: string, record: TokenRecord, e: Endpoints): Rec
         expires: record.expiresAt.replace(/\.\d{3}Z$/, 'Z'),
         id,
         issued_at: keystoneTime(record.issuedAt).replace(/Z$/, ''),
-        tenant: { description: null, enabled: true, ...named(project) },
+        tenant: { description: null, enabled: true, ...named(spell(project)) },
       },
-      user: { ...named(record.user), roles: record.roles.map((r) => ({ name: r })), roles_links: [], username: record.user },
+      user: { ...named(user), roles: record.roles.map((r) => ({ name: r })), roles_links: [], username: user },
     },
   };
 }

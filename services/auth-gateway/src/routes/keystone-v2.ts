@@ -6,6 +6,7 @@ import { endpointsFor } from '../http/endpoints';
 import { isTooLarge, sendTooLarge } from '../http/body-limit';
 import { methodNotAllowed, sendKeystoneError } from '../http/errors';
 import { v2AccessBody } from '../keystone/documents';
+import { asWsgiString } from '../keystone/wsgi-names';
 import { canValidate } from './validation-policy';
 
 const credentialsSchema = Joi.object({
@@ -97,7 +98,8 @@ export function keystoneV2Router(deps: Deps): Router {
       return sendKeystoneError(res, 403, 'You are not authorized to perform the requested action: identity:validate_token.');
     }
     deps.metrics.validated('v2', 'valid');
-    res.status(200).json(v2AccessBody(subjectId, subject, endpoints));
+    // Spelt for keystonemiddleware in a Python 3 Swift proxy: see wsgi-names.ts.
+    res.status(200).json(v2AccessBody(subjectId, subject, endpoints, asWsgiString));
   });
   return router;
 }

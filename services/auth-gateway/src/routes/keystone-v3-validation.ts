@@ -5,6 +5,7 @@ import { sendKeystoneError } from '../http/errors';
 import type { ValidationResult } from '../http/metrics';
 import { sendJson } from '../http/respond';
 import { v3TokenBody } from '../keystone/documents';
+import { asWsgiString } from '../keystone/wsgi-names';
 import type { TokenRecord } from '../tokens/store';
 import { canValidate } from './validation-policy';
 
@@ -61,7 +62,8 @@ export function v3Validation(deps: Deps): V3Validation {
       const found = await subjectOf(req, res);
       if (!found) return;
       res.setHeader('X-Subject-Token', found.subjectId);
-      sendJson(res, 200, v3TokenBody(found.subject, endpoints, withCatalog));
+      // Spelt for keystonemiddleware in a Python 3 Swift proxy: see wsgi-names.ts.
+      sendJson(res, 200, v3TokenBody(found.subject, endpoints, withCatalog, asWsgiString));
     },
   };
 }

@@ -30,7 +30,7 @@ export const usersResource: ResourceDef = {
       ordering: true,
       related: { resource: () => clustersResource, alias: 'c', toId: (v) => (clusterIdFromRef(v) === null ? null : String(clusterIdFromRef(v))) },
     },
-    user: { type: 'string', help: "Login name, 1-255 characters without '/', ':' or control characters; the Swift account is AUTH_<user>. Cannot change.", column: 'username', filtering: STRING_LOOKUPS, ordering: true },
+    user: { type: 'string', help: "Login name, 1-251 printable ASCII or Latin-1 characters without '/' or ':', so that a stock Swift can create and use the account AUTH_<user>. Cannot change.", column: 'username', filtering: STRING_LOOKUPS, ordering: true },
     password: { type: 'string', help: 'At least 20 characters. Write-only: shown only in the response that set it.' },
     is_superuser: { type: 'boolean', help: 'Superusers get ResellerAdmin: access to every account of the cluster.', default: false, column: 'is_superuser', filtering: EXACT_ONLY, ordering: true },
     enabled: { type: 'boolean', help: 'Disabled users cannot log in; their tokens stop working at once.', default: true, column: 'enabled', filtering: EXACT_ONLY, ordering: true },

@@ -88,10 +88,22 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
       expect((res.body as { error: string }).error).toContain("no '/', no ':' and no control characters");
     });
 
-    it('when the username is 255 unicode characters, then it is accepted', async () => {
-      const user = 'ü'.repeat(254) + '😀';
+    it('when the username is 251 Latin-1 characters (AUTH_<user> is then Swift\'s 256), then it is accepted', async () => {
+      const user = 'ü'.repeat(250) + 'ÿ';
       const body = await createUser(app, user);
       expect(body.user).toBe(user);
+    });
+
+    it.each([
+      ['252 characters', 'ü'.repeat(252), 'at most 256 characters in an account name'],
+      ['a character beyond Latin-1', '用户', 'cannot create an account whose name has a character beyond Latin-1'],
+      ['an emoji', 'party🎉user', 'beyond Latin-1'],
+    ])('when the username has %s, then 400 says why Swift could not use it and nothing is stored', async (_what, user, why) => {
+      const before = await countRows(app.db, 'storage_users');
+      const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: 1, user, password: PASSWORD });
+      expect(res.status).toBe(400);
+      expect((res.body as { error: string }).error).toContain(why);
+      expect(await countRows(app.db, 'storage_users')).toBe(before);
     });
 
     it('when a required field is missing, then 400 uses tastypie wording', async () => {
