@@ -114,7 +114,7 @@ export const configSpec = {
   },
   verifyCacheSeconds: {
     env: 'CAIRN_VERIFY_CACHE_SECONDS',
-    doc: 'How long a successful password check is remembered in memory (0 disables); keyed by an HMAC of user, generation and password.',
+    doc: "How long a successful password check is remembered in memory (0 disables); keyed by an HMAC of the user's row id, generation and stored hash with the password, so a re-created user never matches.",
     schema: Joi.number().integer().min(0).max(3600).default(60),
   },
   userCacheMs: {

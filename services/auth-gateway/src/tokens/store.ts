@@ -26,9 +26,13 @@ export interface TokenStore {
   get(id: string): Promise<TokenRecord | null>;
   /** True when a record was deleted. */
   delete(id: string): Promise<boolean>;
-  /** Tokens of `user` issued at or before `atMs` are void (SwiftStack's per-user token revocation). */
-  revokeUserBefore(user: string, atMs: number, ttlMs: number): Promise<void>;
-  userRevokedBefore(user: string): Promise<number>;
+  /**
+   * Tokens of the user with row id `userId` issued at or before `atMs` are void (SwiftStack's
+   * per-user token revocation). Keyed by the row id, not the name: a revocation belongs to one
+   * user, not to whoever holds its name later.
+   */
+  revokeUserBefore(userId: string, atMs: number, ttlMs: number): Promise<void>;
+  userRevokedBefore(userId: string): Promise<number>;
   /** Counts a failed login; returns the count in the current window and the window's remaining ms. */
   recordFailure(key: string, windowMs: number): Promise<{ count: number; resetInMs: number }>;
   failures(key: string): Promise<{ count: number; resetInMs: number }>;
@@ -84,12 +88,12 @@ export class MemoryTokenStore implements TokenStore {
     return had;
   }
 
-  async revokeUserBefore(user: string, atMs: number, ttlMs: number): Promise<void> {
-    this.write(`revoked:${user}`, String(atMs), ttlMs);
+  async revokeUserBefore(userId: string, atMs: number, ttlMs: number): Promise<void> {
+    this.write(`revoked-user:${userId}`, String(atMs), ttlMs);
   }
 
-  async userRevokedBefore(user: string): Promise<number> {
-    return Number(this.read(`revoked:${user}`) ?? 0);
+  async userRevokedBefore(userId: string): Promise<number> {
+    return Number(this.read(`revoked-user:${userId}`) ?? 0);
   }
 
   async recordFailure(key: string, windowMs: number): Promise<{ count: number; resetInMs: number }> {
