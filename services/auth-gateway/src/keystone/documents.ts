@@ -91,7 +91,7 @@ export function v2AccessBody(id: string, record: TokenRecord, e: Endpoints): Rec
         issued_at: keystoneTime(record.issuedAt).replace(/Z$/, ''),
         tenant: { description: null, enabled: true, ...named(project) },
       },
-      user: { ...named(record.user), roles: record.roles.map((r) => ({ name: r })), roles_links: [], username: record.user },
+      user: { ...named(record.user), roles: record.roles.map(named), roles_links: [], username: record.user },
     },
   };
 }
