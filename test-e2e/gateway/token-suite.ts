@@ -360,7 +360,7 @@ function tokenTests(backend: TokenSuiteBackend): void {
   });
 
   describe('failed-login limit', () => {
-    it('when a username fails too often, then 429 with Retry-After, even with the right password', async () => {
+    it('when a username fails too often from one address, then that address gets 429 with Retry-After for it, even with the right password', async () => {
       await stack.createUser('frank', PW);
       for (let i = 0; i < 5; i++) expect((await v1('frank', `wrong-${i}-wrong-wrong-wrong`)).status).toBe(401);
       const limited = await v1('frank', PW);

@@ -253,6 +253,17 @@ describe('two management-api and two auth-gateway replicas behind nginx (Postgre
     expect(validations.map((v) => v.status)).toEqual(Array(tokens.length * 2).fill(404));
   });
 
+  it('when one client guesses a password on both gateway replicas in turn, then they share one count: past CAIRN_LOGIN_FAILURE_LIMIT (10) both answer 429', async () => {
+    await createUser('frank');
+    const [a, b] = gw as [ServiceProcess, ServiceProcess];
+    const answers: number[] = [];
+    for (let i = 0; i < 10; i++) answers.push((await v1Login(i % 2 ? b.url : a.url, 'frank', `${PASSWORD}-wrong-${i}`)).status);
+    expect(answers).toEqual(Array(10).fill(401));
+    const refused = await Promise.all([v1Login(a.url, 'frank', PASSWORD), v1Login(b.url, 'frank', PASSWORD)]);
+    expect(refused.map((r) => r.status)).toEqual([429, 429]);
+    expect(Number(refused[0]!.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
   it('when one API replica and one gateway replica are restarted (SIGTERM, then started again) under load, then every request succeeds, POSTs included', async () => {
     await warmLoader();
     const [, api2] = api as [ServiceProcess, ServiceProcess];

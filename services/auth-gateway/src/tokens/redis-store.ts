@@ -67,6 +67,14 @@ export class RedisTokenStore implements TokenStore {
     await this.redis.del(this.k(`fail:${key}`));
   }
 
+  async setFlag(key: string, ttlMs: number): Promise<void> {
+    await this.redis.set(this.k(`flag:${key}`), '1', 'PX', Math.max(1, Math.round(ttlMs)));
+  }
+
+  async hasFlag(key: string): Promise<boolean> {
+    return (await this.redis.exists(this.k(`flag:${key}`))) > 0;
+  }
+
   async getOrSet(key: string, value: string): Promise<string> {
     const k = this.k(`kv:${key}`);
     await this.redis.set(k, value, 'NX');

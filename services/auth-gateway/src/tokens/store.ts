@@ -1,5 +1,5 @@
 /**
- * Where token records and login-failure counters live. Redis is the source of truth in
+ * Where token records, login-failure counters and login flags live. Redis is the source of truth in
  * production (every replica sees the same records, and a record's TTL is the token's life); the
  * in-memory store serves the single-process embedded start.
  */
@@ -37,6 +37,9 @@ export interface TokenStore {
   recordFailure(key: string, windowMs: number): Promise<{ count: number; resetInMs: number }>;
   failures(key: string): Promise<{ count: number; resetInMs: number }>;
   clearFailures(key: string): Promise<void>;
+  /** Sets a flag that disappears after `ttlMs` (e.g. "this user has logged in from this address"). */
+  setFlag(key: string, ttlMs: number): Promise<void>;
+  hasFlag(key: string): Promise<boolean>;
   /** Stores `value` under `key` unless one is there; returns the value that is there afterwards. */
   getOrSet(key: string, value: string): Promise<string>;
   ping(): Promise<void>;
@@ -115,6 +118,14 @@ export class MemoryTokenStore implements TokenStore {
 
   async clearFailures(key: string): Promise<void> {
     this.entries.delete(`fail:${key}`);
+  }
+
+  async setFlag(key: string, ttlMs: number): Promise<void> {
+    this.write(`flag:${key}`, '1', ttlMs);
+  }
+
+  async hasFlag(key: string): Promise<boolean> {
+    return this.read(`flag:${key}`) !== null;
   }
 
   async getOrSet(key: string, value: string): Promise<string> {
