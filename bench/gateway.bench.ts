@@ -37,7 +37,7 @@
  *   - V3 token validate: GET /auth/v3/auth/tokens, a superuser's token as X-Auth-Token and another
  *     user's token as X-Subject-Token (what keystonemiddleware in a Swift proxy does), with catalog.
  *   - V1 wrong password: 401s; one full scrypt per request. The gateway answers 429 after
- *     CAIRN_LOGIN_FAILURE_LIMIT (10) failures per username in 5 minutes, so the requests rotate over
+ *     CAIRN_LOGIN_FAILURE_LIMIT (10) failures per username from one address in 5 minutes, so the requests rotate over
  *     BENCH_ROTATE_USERS existing users (the limit is left at its default).
  *   - V1 auth, cold: a second gateway child with CAIRN_VERIFY_CACHE_SECONDS=0, so every login runs
  *     scrypt with the default parameters (N=2^15, r=8, p=3). The logins (right password) rotate over

@@ -25,8 +25,9 @@
  *   BENCH_TIMING_ROUNDS   measured rounds; each round sends every case once per API (default 300)
  *   BENCH_TIMING_WARMUP   unmeasured rounds first (default 10)
  *
- * The failure limits are raised (CAIRN_LOGIN_FAILURE_LIMIT, CAIRN_LOGIN_ADDRESS_FAILURE_LIMIT) so
- * no answer is a 429; every answer is checked to be the API's refusal (V3 401, V1 401).
+ * The failure limits are raised (CAIRN_LOGIN_FAILURE_LIMIT, CAIRN_LOGIN_ADDRESS_FAILURE_LIMIT,
+ * CAIRN_LOGIN_USER_FAILURE_LIMIT) so no answer is a 429; every answer is checked to be the API's
+ * refusal (V3 401, V1 401).
  */
 import { request, Agent } from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -74,7 +75,7 @@ const GATEWAY_ROLE = 'gateway';
 
 async function serve(role: string): Promise<void> {
   if (role !== GATEWAY_ROLE) throw new Error(`unknown role ${role}`);
-  await serveGateway(CLUSTER, { CAIRN_LOGIN_FAILURE_LIMIT: '100000', CAIRN_LOGIN_ADDRESS_FAILURE_LIMIT: '1000000' });
+  await serveGateway(CLUSTER, { CAIRN_LOGIN_FAILURE_LIMIT: '100000', CAIRN_LOGIN_ADDRESS_FAILURE_LIMIT: '1000000', CAIRN_LOGIN_USER_FAILURE_LIMIT: '10000000' });
 }
 
 // ---------------------------------------------------------------------------------------------

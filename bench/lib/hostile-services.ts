@@ -17,7 +17,7 @@ export const GATEWAY_ROLE = 'hostile-gateway';
 
 /** The gateway's login limits for the run (see hostileLimits). */
 export interface LoginLimits {
-  /** Failed logins per name before 429 (CAIRN_LOGIN_FAILURE_LIMIT). */
+  /** Failed logins per name from one address before 429 (CAIRN_LOGIN_FAILURE_LIMIT; the load comes from one address). */
   perName: number;
   /** Failed logins per client address before 429 (CAIRN_LOGIN_ADDRESS_FAILURE_LIMIT). */
   perAddress: number;

@@ -69,7 +69,7 @@ describe('concurrent changes to one storage user', () => {
 
   beforeAll(async () => {
     // Cheap scrypt for the stored hashes: the races are about order, not hashing cost.
-    stack = await startStack({ redis: true, hashParams: { logN: 10, r: 8, p: 1 }, gateway: { userCacheMs: USER_CACHE_MS, failureLimit: 100_000, addressFailureLimit: 1_000_000 } });
+    stack = await startStack({ redis: true, hashParams: { logN: 10, r: 8, p: 1 }, gateway: { userCacheMs: USER_CACHE_MS, failureLimit: 100_000, addressFailureLimit: 1_000_000, userFailureLimit: 1_000_000 } });
     // A second admin operator, created through the API: its key is shown once, in this answer.
     const op = await api('POST', '/api/v1/operators/', { name: 'second-admin', role: 'admin' });
     expect(op.status).toBe(201);

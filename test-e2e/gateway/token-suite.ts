@@ -106,7 +106,7 @@ function tokenTests(backend: TokenSuiteBackend): void {
         expect(access.token.id).toBeTruthy();
         expect(access.token.expires).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
         expect(access.token.tenant).toMatchObject({ id: 'alice', name: 'alice' });
-        expect(access.user).toMatchObject({ id: 'alice', name: 'alice', roles: [{ name: 'swiftoperator' }] });
+        expect(access.user).toMatchObject({ id: 'alice', name: 'alice', roles: [{ id: 'swiftoperator', name: 'swiftoperator' }] });
         const swift = access.serviceCatalog.find((s: { type: string }) => s.type === 'object-store');
         expect(swift.endpoints[0]).toMatchObject({
           region: 'RegionOne',
@@ -303,6 +303,23 @@ function tokenTests(backend: TokenSuiteBackend): void {
       expect(other.body.token.roles.map((r: { name: string }) => r.name)).toEqual(['ResellerAdmin']);
     });
 
+    it('when a superuser gets tokens over V2 and V3 and they are validated over V2 and V3, then every role has the same id and name in all four answers', async () => {
+      const expected = [
+        { id: 'swiftoperator', name: 'swiftoperator' },
+        { id: 'ResellerAdmin', name: 'ResellerAdmin' },
+      ];
+      const v2issued = await gw().post('/auth/v2.0/tokens').send({ auth: { passwordCredentials: { username: 'swift-service', password: SERVICE_PW } } });
+      expect(v2issued.body.access.user.roles).toEqual(expected);
+      const v2validated = await gw().get(`/auth/v2.0/tokens/${v2issued.body.access.token.id}`).set('X-Auth-Token', serviceToken);
+      expect(v2validated.body.access.user.roles).toEqual(expected);
+      const v3issued = await v3(v3Body({ name: 'swift-service' }, SERVICE_PW));
+      expect(v3issued.body.token.roles).toEqual(expected);
+      expect((await validate(v3issued.headers['x-subject-token'] as string)).body.token.roles).toEqual(expected);
+      // The same token seen through the other version: still the same roles.
+      const v3validated = await validate(v2issued.body.access.token.id as string);
+      expect(v3validated.body.token.roles).toEqual(expected);
+    });
+
     it("when alice asks for bob's account, then she gets a token for it with no operator role", async () => {
       const res = await v3(v3Body({ name: 'alice' }, PW, { project: { name: 'bob' } }));
       expect(res.status).toBe(201);
@@ -372,7 +389,7 @@ function tokenTests(backend: TokenSuiteBackend): void {
   });
 
   describe('failed-login limit', () => {
-    it('when a username fails too often, then 429 with Retry-After, even with the right password', async () => {
+    it('when a username fails too often from one address, then that address gets 429 with Retry-After for it, even with the right password', async () => {
       await stack.createUser('frank', PW);
       for (let i = 0; i < 5; i++) expect((await v1('frank', `wrong-${i}-wrong-wrong-wrong`)).status).toBe(401);
       const limited = await v1('frank', PW);

@@ -50,6 +50,33 @@ describe('auth-gateway logins and user changes on postgres', () => {
     expect((await v1('grace', next)).status).toBe(200);
   });
 
+  it('when a user is deleted and re-created with a new password, then the old password is refused at once on V1, V2 and V3, and no token from before the DELETE validates', async () => {
+    const { id } = await stack.createUser('judy', PW);
+    await stack.createUser('judy-service', PW, { is_superuser: true });
+    const serviceToken = (await v1('judy-service')).headers['x-auth-token'] as string;
+    const v2 = (password: string) => request(stack.gatewayUrl).post('/auth/v2.0/tokens').send({ auth: { passwordCredentials: { username: 'judy', password } } });
+    const v3 = (password: string) =>
+      request(stack.gatewayUrl)
+        .post('/auth/v3/auth/tokens')
+        .send({ auth: { identity: { methods: ['password'], password: { user: { name: 'judy', domain: { id: 'default' }, password } } } } });
+    const validate = (token: string) => request(stack.gatewayUrl).get('/auth/v3/auth/tokens').set('X-Auth-Token', serviceToken).set('X-Subject-Token', token);
+    // Every cache warm with the old password: the remembered check (the second login hits it) and the row.
+    const before = [(await v1('judy')).headers['x-auth-token'] as string, (await v1('judy')).headers['x-auth-token'] as string];
+    expect((await v2(PW)).status).toBe(200);
+    expect((await v3(PW)).status).toBe(201);
+    for (const token of before) expect((await validate(token)).status).toBe(200);
+
+    expect(await stack.deleteUser(id)).toBe(204);
+    const next = `${PW}-re-created`;
+    await stack.createUser('judy', next);
+    // No waiting: the very next requests after the re-creating POST was answered.
+    expect((await v1('judy')).status).toBe(401);
+    expect((await v2(PW)).status).toBe(401);
+    expect((await v3(PW)).status).toBe(401);
+    expect((await v1('judy', next)).status).toBe(200);
+    for (const token of before) expect((await validate(token)).status).toBe(404);
+  });
+
   it('when a user is changed with plain SQL, not through the API, then the next login sees it too', async () => {
     await stack.createUser('heidi', PW);
     expect((await v1('heidi')).status).toBe(200);

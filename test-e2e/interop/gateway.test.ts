@@ -226,15 +226,31 @@ describe('the swift CLI and a Swift proxy with keystonemiddleware against the Ca
     await ok([...v1('alice', ALICE_PW), 'stat']);
   });
 
-  it('when a user is deleted and created again with the same name, then it sees its old objects', async () => {
+  it('when a user is deleted and created again with the same name and a new password, then it sees its old objects, while the old password and the old token get nothing', async () => {
     writeFileSync(join(work, 'keep.txt'), 'kept across re-creation\n');
     await ok([...v1('bob', BOB_PW), 'upload', 'archive', 'keep.txt']);
+    // The gateway now remembers bob's successful check; the token is from before the DELETE.
+    const oldToken = /export OS_AUTH_TOKEN=(\S+)/.exec(await ok([...v1('bob', BOB_PW), 'auth']))![1]!;
     const listed = await fetch(`${stack.apiUrl}/api/v1/users/?user=bob`, { headers: { Authorization: ADMIN_AUTH } });
     const [bob] = ((await listed.json()) as { objects: Array<{ id: string }> }).objects;
     expect(await stack.deleteUser(bob!.id)).toBe(204);
     expect((await cli([...v1('bob', BOB_PW), 'stat'])).code).not.toBe(0);
     const newPassword = 'bob-second-life-password-1';
     await stack.createUser('bob', newPassword);
-    expect((await ok([...v1('bob', newPassword), 'list', 'archive'])).split('\n')).toContain('keep.txt');
+    // At once, on every API: the old password is refused.
+    for (const creds of [v1('bob', BOB_PW), v2('bob', BOB_PW), v3('bob', BOB_PW)]) {
+      const res = await cli([...creds, 'stat']);
+      expect(res.code).not.toBe(0);
+      expect(`${res.stdout}${res.stderr}`).toMatch(/401|Unauthorized/);
+    }
+    // The old token cannot write into the account (keystonemiddleware caches a validation for 1 s here).
+    writeFileSync(join(work, 'intruder.txt'), 'must not land\n');
+    const oldStorage = ['--os-storage-url', `${swift.proxyUrl}/v1/AUTH_bob`, '--os-auth-token', oldToken];
+    await new Promise((r) => setTimeout(r, 1_100));
+    const upload = await cli([...oldStorage, 'upload', 'archive', 'intruder.txt']);
+    expect(upload.code).not.toBe(0);
+    const listing = (await ok([...v1('bob', newPassword), 'list', 'archive'])).split('\n');
+    expect(listing).toContain('keep.txt');
+    expect(listing).not.toContain('intruder.txt');
   });
 });

@@ -227,6 +227,43 @@ describe('two management-api and two auth-gateway replicas behind nginx (Postgre
     }
   });
 
+  it('when a user is deleted and re-created with a new password through one API replica, then both gateway replicas refuse the old password at once, and no token from before the DELETE validates', async () => {
+    const eve = await createUser('eve');
+    const [a, b] = gw as [ServiceProcess, ServiceProcess];
+    // Each gateway remembers eve's successful check (the second login is a cache hit) and her row.
+    const tokens: string[] = [];
+    for (const g of gw) {
+      for (let i = 0; i < 2; i++) {
+        const login = await v1Login(g.url, 'eve', PASSWORD);
+        expect(login.status).toBe(200);
+        tokens.push(login.token!);
+      }
+    }
+    expect((await v3Login(b.url, 'eve', PASSWORD)).status).toBe(201);
+
+    expect((await apiCall(api[0]!.url, adminAuth, 'DELETE', `/api/v1/users/${eve.id}/`)).status).toBe(204);
+    const next = `${PASSWORD}-re-created`;
+    const recreated = await apiCall(api[1]!.url, adminAuth, 'POST', '/api/v1/users/', { cluster: clusterUri, user: 'eve', password: next });
+    expect(recreated.status).toBe(201);
+    // No waiting: the first requests after the re-creating POST was answered.
+    const old = await Promise.all([v1Login(a.url, 'eve', PASSWORD), v1Login(b.url, 'eve', PASSWORD), v3Login(a.url, 'eve', PASSWORD), v3Login(b.url, 'eve', PASSWORD)]);
+    expect(old.map((l) => l.status)).toEqual([401, 401, 401, 401]);
+    expect((await Promise.all(gw.map((g) => v1Login(g.url, 'eve', next)))).map((l) => l.status)).toEqual([200, 200]);
+    const validations = await Promise.all(tokens.flatMap((t) => gw.map((g) => validate(g.url, serviceToken, t))));
+    expect(validations.map((v) => v.status)).toEqual(Array(tokens.length * 2).fill(404));
+  });
+
+  it('when one client guesses a password on both gateway replicas in turn, then they share one count: past CAIRN_LOGIN_FAILURE_LIMIT (10) both answer 429', async () => {
+    await createUser('frank');
+    const [a, b] = gw as [ServiceProcess, ServiceProcess];
+    const answers: number[] = [];
+    for (let i = 0; i < 10; i++) answers.push((await v1Login(i % 2 ? b.url : a.url, 'frank', `${PASSWORD}-wrong-${i}`)).status);
+    expect(answers).toEqual(Array(10).fill(401));
+    const refused = await Promise.all([v1Login(a.url, 'frank', PASSWORD), v1Login(b.url, 'frank', PASSWORD)]);
+    expect(refused.map((r) => r.status)).toEqual([429, 429]);
+    expect(Number(refused[0]!.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
   it('when one API replica and one gateway replica are restarted (SIGTERM, then started again) under load, then every request succeeds, POSTs included', async () => {
     await warmLoader();
     const [, api2] = api as [ServiceProcess, ServiceProcess];

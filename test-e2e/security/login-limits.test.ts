@@ -2,11 +2,12 @@ import { startStack, type Stack } from '../support/stack';
 import { login, OK, type Api } from './client';
 
 /**
- * Failed-login limits on the real gateway with real Redis and Postgres: per username
- * (CAIRN_LOGIN_FAILURE_LIMIT / _WINDOW) and per client address (CAIRN_LOGIN_ADDRESS_FAILURE_LIMIT /
- * _WINDOW), for V1, V2 and V3; the client address from the socket, or from X-Forwarded-For only
- * through proxies named in CAIRN_TRUST_PROXY. Clients on different addresses are 127.0.0.x
- * (all loopback on Linux).
+ * Failed-login limits on the real gateway with real Redis and Postgres, for V1, V2 and V3: per
+ * client address and username (CAIRN_LOGIN_FAILURE_LIMIT / _WINDOW), per client address
+ * (CAIRN_LOGIN_ADDRESS_FAILURE_LIMIT / _WINDOW) and per username from addresses it has not logged
+ * in from (CAIRN_LOGIN_USER_FAILURE_LIMIT / _WINDOW); the client address from the socket, or from
+ * X-Forwarded-For only through proxies named in CAIRN_TRUST_PROXY. Clients on different addresses
+ * are 127.x.y.z (all loopback on Linux).
  */
 const PW = 'the-right-password-0123456789';
 const WRONG = 'a-wrong-password-0123456789';
@@ -15,6 +16,95 @@ const APIS: Api[] = ['v1', 'v2', 'v3'];
 const CHEAP = { logN: 10, r: 8, p: 1 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('the guesser is throttled, not the user it guesses at', () => {
+  let stack: Stack;
+  let url: string;
+
+  beforeAll(async () => {
+    stack = await startStack({ redis: true, hashParams: CHEAP, gateway: { failureLimit: 5, addressFailureLimit: 100, userFailureLimit: 1000 } });
+    url = stack.gatewayUrl;
+    await stack.createUser('alice', PW);
+    await stack.createUser('bob', PW);
+  });
+  afterAll(() => stack.close());
+
+  it('when one address keeps guessing alice, then it gets 429 for alice (even with the right password) while alice logs in from an address that has not been failing, on V1, V2 and V3', async () => {
+    const attacker = '127.0.8.1';
+    const answers: number[] = [];
+    for (let i = 0; i < 30; i++) answers.push((await login(url, APIS[i % 3]!, 'alice', `${WRONG}-${i}`, { from: attacker })).status);
+    expect(answers).toEqual([...Array(5).fill(401), ...Array(25).fill(429)]);
+    const refused = await login(url, 'v1', 'alice', PW, { from: attacker });
+    expect(refused.status).toBe(429);
+    expect(refused.text).toContain('for this user from this address');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(300);
+    // The owner, from an address she has never used and that has not been failing: in at once.
+    for (const api of APIS) expect((await login(url, api, 'alice', PW, { from: '127.0.8.2' })).status).toBe(OK[api]);
+    // The attacker's address is throttled for alice only (its own total is far from its limit).
+    expect((await login(url, 'v2', 'bob', PW, { from: attacker })).status).toBe(200);
+  });
+
+  it('when the owner mistypes from her own address and then gets it right, then her count for that address starts again', async () => {
+    const own = '127.0.8.3';
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 4; i++) expect((await login(url, 'v1', 'bob', WRONG, { from: own })).status).toBe(401);
+      expect((await login(url, 'v1', 'bob', PW, { from: own })).status).toBe(200);
+    }
+  });
+});
+
+describe('guessing one username from many addresses', () => {
+  let stack: Stack;
+  let url: string;
+  const home = '127.0.9.1';
+
+  beforeAll(async () => {
+    stack = await startStack({ redis: true, hashParams: CHEAP, gateway: { failureLimit: 3, addressFailureLimit: 100, userFailureLimit: 10, userFailureWindow: 300 } });
+    url = stack.gatewayUrl;
+    await stack.createUser('alice', PW);
+    // alice's usual client: this address becomes one she has logged in from.
+    expect((await login(url, 'v1', 'alice', PW, { from: home })).status).toBe(200);
+  });
+  afterAll(() => stack.close());
+
+  it('when an attacker spreads guesses over 30 addresses, then only CAIRN_LOGIN_USER_FAILURE_LIMIT of them are checked; new addresses then get 429 even with the right password, while alice still logs in from her usual address', async () => {
+    const statuses: number[] = [];
+    for (let a = 1; a <= 30; a++) {
+      // Two guesses per address: under the per-address-and-name limit (3), so only the per-user limit can stop them.
+      for (let i = 0; i < 2; i++) statuses.push((await login(url, APIS[(a + i) % 3]!, 'alice', `${WRONG}-${a}-${i}`, { from: `127.0.10.${a}` })).status);
+    }
+    expect(statuses.filter((s) => s === 401)).toHaveLength(10);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(50);
+    expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
+
+    // A fresh address is not checked at all now, so a guess that happens to be right gets nothing.
+    const fresh = await login(url, 'v3', 'alice', PW, { from: '127.0.11.1' });
+    expect(fresh.status).toBe(429);
+    expect(fresh.text).toContain('from many addresses');
+    expect(Number(fresh.headers['retry-after'])).toBeGreaterThan(0);
+    expect(Number(fresh.headers['retry-after'])).toBeLessThanOrEqual(300);
+    // alice's usual address is still checked: she gets in, and a typo there is an ordinary 401.
+    for (const api of APIS) expect((await login(url, api, 'alice', PW, { from: home })).status).toBe(OK[api]);
+    expect((await login(url, 'v1', 'alice', WRONG, { from: home })).status).toBe(401);
+    expect((await login(url, 'v1', 'alice', PW, { from: home })).status).toBe(200);
+  });
+
+  it('when a name that does not exist is guessed from many addresses, then it is answered exactly like an existing one (no enumeration)', async () => {
+    const statuses: number[] = [];
+    for (let a = 1; a <= 15; a++) statuses.push((await login(url, 'v1', 'nobody-here', WRONG, { from: `127.0.12.${a}` })).status);
+    expect(statuses).toEqual([...Array(10).fill(401), ...Array(5).fill(429)]);
+    expect((await login(url, 'v1', 'nobody-here', WRONG, { from: '127.0.12.99' })).text).toContain('from many addresses');
+  });
+
+  it('when alice is deleted and re-created, then her old usual address is not known to the new user (the mark is kept under the row id)', async () => {
+    const [row] = await stack.db('storage_users').where({ username: 'alice' }).select('id');
+    expect(await stack.deleteUser(String(row.id))).toBe(204);
+    await stack.createUser('alice', `${PW}-new`);
+    // The name is still under attack (the count is per name), and the new alice has logged in from nowhere yet.
+    expect((await login(url, 'v1', 'alice', `${PW}-new`, { from: home })).status).toBe(429);
+  });
+});
 
 describe('per-address failure limit', () => {
   let stack: Stack;
@@ -56,7 +146,7 @@ describe('per-address failure limit', () => {
   });
 
   it('when an address is past its limit, then its further attempts are not counted against the users it names', async () => {
-    const local = await startStack({ redis: true, hashParams: CHEAP, gateway: { failureLimit: 5, addressFailureLimit: 3, addressFailureWindow: 300 } });
+    const local = await startStack({ redis: true, hashParams: CHEAP, gateway: { failureLimit: 100, addressFailureLimit: 3, userFailureLimit: 5 } });
     try {
       await local.createUser('carol', PW);
       const attacker = '127.0.0.4';
@@ -64,15 +154,9 @@ describe('per-address failure limit', () => {
       // Thirty more tries from the blocked address: all refused before any password check.
       const more = await Promise.all(Array.from({ length: 30 }, (_, i) => login(local.gatewayUrl, APIS[i % 3]!, 'carol', WRONG, { from: attacker })));
       expect(more.map((a) => a.status)).toEqual(Array(30).fill(429));
-      // carol's count is 3 of 5: one more failure from her own address still leaves her in.
-      const own = '127.0.0.5';
-      expect((await login(local.gatewayUrl, 'v3', 'carol', WRONG, { from: own })).status).toBe(401);
-      expect((await login(local.gatewayUrl, 'v3', 'carol', PW, { from: own })).status).toBe(201);
-      // …while the per-username rule itself still applies to everyone: 5 failures lock carol out.
-      for (let i = 0; i < 5; i++) await login(local.gatewayUrl, 'v1', 'carol', WRONG, { from: `127.0.1.${i + 1}` });
-      const locked = await login(local.gatewayUrl, 'v2', 'carol', PW, { from: '127.0.2.1' });
-      expect(locked.status).toBe(429);
-      expect(locked.text).toContain('for this user');
+      // carol's count is 3 of 5: one more failure from a fresh address still leaves a fresh address in.
+      expect((await login(local.gatewayUrl, 'v3', 'carol', WRONG, { from: '127.0.0.5' })).status).toBe(401);
+      expect((await login(local.gatewayUrl, 'v3', 'carol', PW, { from: '127.0.0.9' })).status).toBe(201);
     } finally {
       await local.close();
     }
@@ -141,43 +225,57 @@ describe('per-address failure limit behind a trusted load balancer (CAIRN_TRUST_
   });
 });
 
-describe('both limits expire with their windows', () => {
-  it('when the right password arrives past a limit, then 429 until the window has passed, then 200 (V1, V2, V3)', async () => {
+describe('all three limits expire with their windows', () => {
+  it('when the right password arrives past any of the three limits, then 429 until the window has passed, then 200 (V1, V2, V3)', async () => {
     const windowSeconds = 8;
     const stack = await startStack({
       redis: true,
-      gateway: { failureLimit: 2, failureWindow: windowSeconds, addressFailureLimit: 3, addressFailureWindow: windowSeconds },
+      gateway: {
+        failureLimit: 2,
+        failureWindow: windowSeconds,
+        addressFailureLimit: 3,
+        addressFailureWindow: windowSeconds,
+        userFailureLimit: 4,
+        userFailureWindow: windowSeconds,
+      },
     });
     try {
       await stack.createUser('dave', PW);
       await stack.createUser('erin', PW);
+      await stack.createUser('fay', PW);
       const url = stack.gatewayUrl;
       const started = Date.now();
-      // Username limit: two failures for dave, from two addresses (so not the address limit);
-      // address limit: three failures from 127.0.3.3 on three other names. All at once, so the
-      // windows are still open when the right passwords arrive, however slow the machine.
+      // Per address and username: two failures for dave from 127.0.3.1; per address: three failures
+      // from 127.0.3.3 on three other names; per username: four failures for fay from four
+      // addresses. All at once, so the windows are still open when the right passwords arrive,
+      // however slow the machine.
       const failures = await Promise.all([
         login(url, 'v1', 'dave', WRONG, { from: '127.0.3.1' }),
-        login(url, 'v2', 'dave', WRONG, { from: '127.0.3.2' }),
+        login(url, 'v2', 'dave', WRONG, { from: '127.0.3.1' }),
         ...['x1', 'x2', 'x3'].map((name) => login(url, 'v3', name, WRONG, { from: '127.0.3.3' })),
+        ...[5, 6, 7, 8].map((n) => login(url, 'v1', 'fay', WRONG, { from: `127.0.3.${n}` })),
       ]);
-      expect(failures.map((a) => a.status)).toEqual([401, 401, 401, 401, 401]);
+      expect(failures.map((a) => a.status)).toEqual(Array(9).fill(401));
       // A window opens when its first failure is counted: after `started`, before `counted`.
       const counted = Date.now();
       for (const api of APIS) {
-        const byUser = await login(url, api, 'dave', PW, { from: '127.0.3.4' });
-        expect(byUser.status).toBe(429);
-        expect(Number(byUser.headers['retry-after'])).toBeLessThanOrEqual(windowSeconds);
+        const byPair = await login(url, api, 'dave', PW, { from: '127.0.3.1' });
+        expect(byPair.status).toBe(429);
+        expect(Number(byPair.headers['retry-after'])).toBeLessThanOrEqual(windowSeconds);
         const byAddress = await login(url, api, 'erin', PW, { from: '127.0.3.3' });
         expect(byAddress.status).toBe(429);
         expect(Number(byAddress.headers['retry-after'])).toBeLessThanOrEqual(windowSeconds);
+        const byUser = await login(url, api, 'fay', PW, { from: '127.0.3.9' });
+        expect(byUser.status).toBe(429);
+        expect(Number(byUser.headers['retry-after'])).toBeLessThanOrEqual(windowSeconds);
       }
       // The refusals came before the windows closed (else the 429s above would not prove much).
       expect(Date.now() - started).toBeLessThan(windowSeconds * 1000);
       await sleep(Math.max(0, windowSeconds * 1000 + 100 - (Date.now() - counted)));
       for (const api of APIS) {
-        expect((await login(url, api, 'dave', PW, { from: '127.0.3.4' })).status).toBe(OK[api]);
+        expect((await login(url, api, 'dave', PW, { from: '127.0.3.1' })).status).toBe(OK[api]);
         expect((await login(url, api, 'erin', PW, { from: '127.0.3.3' })).status).toBe(OK[api]);
+        expect((await login(url, api, 'fay', PW, { from: '127.0.3.9' })).status).toBe(OK[api]);
       }
     } finally {
       await stack.close();

@@ -115,7 +115,7 @@ export const configSpec = {
   },
   verifyCacheSeconds: {
     env: 'CAIRN_VERIFY_CACHE_SECONDS',
-    doc: 'How long a successful password check is remembered in memory (0 disables); keyed by an HMAC of user, generation and password.',
+    doc: "How long a successful password check is remembered in memory (0 disables); keyed by an HMAC of the user's row id, generation and stored hash with the password, so a re-created user never matches.",
     schema: Joi.number().integer().min(0).max(3600).default(60),
   },
   userCacheMs: {
@@ -125,12 +125,12 @@ export const configSpec = {
   },
   failureLimit: {
     env: 'CAIRN_LOGIN_FAILURE_LIMIT',
-    doc: 'Failed logins allowed per username within the window; past it the gateway answers 429.',
+    doc: 'Failed logins allowed per username from one client address (IPv6: per /64) within the window; past it the gateway answers 429 to that address for that username, even with the right password. Other addresses are not affected: a guesser cannot lock the owner out.',
     schema: Joi.number().integer().min(1).max(100000).default(10),
   },
   failureWindow: {
     env: 'CAIRN_LOGIN_FAILURE_WINDOW',
-    doc: 'The window, in seconds, over which failed logins per username are counted.',
+    doc: 'The window, in seconds, over which failed logins per username and client address are counted.',
     schema: Joi.number().integer().min(1).max(86400).default(300),
   },
   addressFailureLimit: {
@@ -142,6 +142,21 @@ export const configSpec = {
     env: 'CAIRN_LOGIN_ADDRESS_FAILURE_WINDOW',
     doc: 'The window, in seconds, over which failed logins per client address are counted.',
     schema: Joi.number().integer().min(1).max(86400).default(300),
+  },
+  userFailureLimit: {
+    env: 'CAIRN_LOGIN_USER_FAILURE_LIMIT',
+    doc: "Failed logins allowed per username from all addresses together within its window, not counting addresses the user has logged in from (see CAIRN_LOGIN_KNOWN_ADDRESS_DAYS); past it only those addresses may still try that username, all others get 429. Bounds guessing spread over many addresses (see SECURITY.md).",
+    schema: Joi.number().integer().min(1).max(10000000).default(100),
+  },
+  userFailureWindow: {
+    env: 'CAIRN_LOGIN_USER_FAILURE_WINDOW',
+    doc: 'The window, in seconds, over which failed logins per username from all addresses are counted.',
+    schema: Joi.number().integer().min(1).max(30 * 86400).default(3600),
+  },
+  knownAddressDays: {
+    env: 'CAIRN_LOGIN_KNOWN_ADDRESS_DAYS',
+    doc: 'How long, in days, an address (IPv6: a /64) a user logged in from stays exempt from CAIRN_LOGIN_USER_FAILURE_LIMIT for that user; each login from it renews it.',
+    schema: Joi.number().integer().min(1).max(365).default(30),
   },
   trustProxy: {
     env: 'CAIRN_TRUST_PROXY',
@@ -186,6 +201,9 @@ export interface GatewayConfig {
   failureWindow: number;
   addressFailureLimit: number;
   addressFailureWindow: number;
+  userFailureLimit: number;
+  userFailureWindow: number;
+  knownAddressDays: number;
   /** express's `trust proxy`: false, a hop count, or the trusted proxies' addresses/ranges. */
   trustProxy: false | number | string[];
   poolMax: number;

@@ -138,6 +138,9 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
         windowMs: config.failureWindow * 1000,
         addressLimit: config.addressFailureLimit,
         addressWindowMs: config.addressFailureWindow * 1000,
+        userLimit: config.userFailureLimit,
+        userWindowMs: config.userFailureWindow * 1000,
+        knownAddressMs: config.knownAddressDays * 86_400_000,
       }),
     };
   } catch (e) {

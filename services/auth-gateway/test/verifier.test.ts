@@ -35,4 +35,28 @@ describe('PasswordVerifier', () => {
     now += 61_000;
     expect(await verifier.check('alice', alice, 'right-password-right-pw')).toBe(true);
   });
+
+  it('when a user is deleted and re-created with the same name and generation but another password, then the old password is refused at once', async () => {
+    const verifier = new PasswordVerifier(60);
+    expect(await verifier.check('alice', alice, 'right-password-right-pw')).toBe(true);
+    // A new row (new id) with generation 1 again and a new hash: nothing of the old one may match.
+    const recreated = { ...alice, id: '2', passwordHash: await hashPassword('a-new-password-of-20-chars', PARAMS) };
+    expect(await verifier.check('alice', recreated, 'right-password-right-pw')).toBe(false);
+    expect(await verifier.check('alice', recreated, 'a-new-password-of-20-chars')).toBe(true);
+  });
+
+  it.each([
+    ['a new row id with the same hash', { id: '2' }, false],
+    ['a new hash (new salt) on the same row id', {}, true],
+  ])('when only the credential changes (%s), then a remembered success does not apply: the check runs again', async (_, change: Partial<UserRecord>, rehash: boolean) => {
+    // Same password, new salt: the check must run again (and pass), not be taken from memory.
+    const rehashed = rehash ? { passwordHash: await hashPassword('right-password-right-pw', PARAMS) } : {};
+    const runs: number[] = [];
+    const counting = new PasswordVerifier(60, Date.now, (s) => runs.push(s));
+    expect(await counting.check('alice', alice, 'right-password-right-pw')).toBe(true);
+    expect(await counting.check('alice', alice, 'right-password-right-pw')).toBe(true);
+    expect(runs).toHaveLength(1);
+    expect(await counting.check('alice', { ...alice, ...change, ...rehashed }, 'right-password-right-pw')).toBe(true);
+    expect(runs).toHaveLength(2);
+  });
 });

@@ -11,16 +11,23 @@ export type LoginResult =
   | { ok: false; reason: 'limited'; retryAfterSeconds: number; message: string };
 
 export interface LoginLimits {
-  /** Failed logins allowed per username within `windowMs`. */
+  /** Failed logins allowed per (client address, username) within `windowMs`: one guesser at one name. */
   limit: number;
   windowMs: number;
   /** Failed logins allowed per client address within `addressWindowMs` (any usernames). */
   addressLimit: number;
   addressWindowMs: number;
+  /** Failed logins allowed per username within `userWindowMs` from addresses it has not logged in from. */
+  userLimit: number;
+  userWindowMs: number;
+  /** How long an address the user logged in from stays exempt from `userLimit`. */
+  knownAddressMs: number;
 }
 
-const USER_LIMITED = 'Too many failed logins for this user; retry later.';
+const PAIR_LIMITED = 'Too many failed logins for this user from this address; retry later.';
 const ADDRESS_LIMITED = 'Too many failed logins from this address; retry later.';
+const USER_LIMITED =
+  'Too many failed logins for this user from many addresses; retry later, or from an address this user has logged in from before.';
 
 /** A counter key of bounded size whatever the client sent. */
 const hashed = (kind: string, value: string): string => `${kind}:${createHash('sha256').update(value, 'utf8').digest('base64url')}`;
@@ -46,56 +53,108 @@ export function addressUnit(address: string): string {
 
 const retryAfter = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
 
+const NONE = { count: 0, resetInMs: 0 };
+
 /**
- * One login attempt, the same for V1, V2 and V3: refused at once past the failure limit for the
- * username or for the client's address (both counted in the token store, so across replicas),
- * otherwise a password check that costs the same for unknown users, disabled users and wrong
- * passwords.
+ * One login attempt, the same for V1, V2 and V3. Three failure counters, all in the token store
+ * (so they hold across replicas), throttle the guesser rather than the user it guesses at:
  *
- * The two limits protect different things: the username limit slows guessing one user's password
- * from many addresses; the address limit slows one address guessing many users' passwords (which
- * the username limit cannot see). A refused attempt is not counted, so an address past its limit
- * adds nothing to the counters of the users it keeps trying: it cannot lock a user out from other
- * addresses beyond what the username limit itself allows.
+ * - per client address and username (`limit`): one address guessing one name. Past it that
+ *   address gets 429 for that name, even with the right password (else the answer would tell a
+ *   guesser that its guess was right); the owner elsewhere is not affected. A success from that
+ *   address clears it.
+ * - per client address (`addressLimit`): one address guessing many names, which no per-name
+ *   count sees.
+ * - per username (`userLimit`, higher, over a longer window): many addresses guessing one name. Failures from
+ *   addresses the user has logged in from within `knownAddressMs` do not count, and past the
+ *   limit those addresses still get their password checked; every other address gets 429. This
+ *   bounds a distributed guess while the owner's usual clients keep working, and a success never
+ *   clears it (the owner's clients log in all the time: they would reset a count an attacker is
+ *   building up).
+ *
+ * A refused attempt is not counted: an address past its limit cannot add to the counts of the
+ * users it keeps naming. Unknown names are counted and refused exactly as known ones, and the
+ * "known address" question is asked for them too (of a key that cannot exist), so neither the
+ * answers nor their timing tell whether a name exists. Counts are read before the check and
+ * added to after it, so concurrent guesses may overshoot a limit by the number in flight.
  */
 export class LoginService {
+  /** Known-address marks this process wrote recently (by key: expiry), so a busy user's logins do not each write one. */
+  private readonly marked = new Map<string, number>();
+
   constructor(
     private readonly users: UserDirectory,
     private readonly verifier: PasswordVerifier,
     private readonly store: TokenStore,
     private readonly limits: LoginLimits,
+    private readonly now: () => number = Date.now,
   ) {}
 
-  /** `clientAddress`: the caller's address as the app determined it (undefined: not limited by address). */
+  /** `clientAddress`: the caller's address as the app determined it (undefined: not limited by address, never a known address). */
   async login(username: string, password: string, clientAddress?: string): Promise<LoginResult> {
+    const unit = clientAddress ? addressUnit(clientAddress) : undefined;
     const userKey = hashed('user', username);
-    const addressKey = clientAddress ? hashed('addr', addressUnit(clientAddress)) : undefined;
-    // Both reads in the same tick: one Redis round trip with auto-pipelining.
-    const [byUser, byAddress] = await Promise.all([
+    const addressKey = unit !== undefined ? hashed('addr', unit) : undefined;
+    const pairKey = unit !== undefined ? hashed('pair', `${unit}\0${username}`) : undefined;
+    // All reads in the same tick: one Redis round trip with auto-pipelining.
+    const [byUser, byAddress, byPair] = await Promise.all([
       this.store.failures(userKey),
-      addressKey ? this.store.failures(addressKey) : Promise.resolve({ count: 0, resetInMs: 0 }),
+      addressKey ? this.store.failures(addressKey) : NONE,
+      pairKey ? this.store.failures(pairKey) : NONE,
     ]);
-    if (byAddress.count >= this.limits.addressLimit) {
-      return { ok: false, reason: 'limited', retryAfterSeconds: retryAfter(byAddress.resetInMs), message: ADDRESS_LIMITED };
-    }
-    if (byUser.count >= this.limits.limit) {
-      return { ok: false, reason: 'limited', retryAfterSeconds: retryAfter(byUser.resetInMs), message: USER_LIMITED };
-    }
+    if (byAddress.count >= this.limits.addressLimit) return limited(byAddress.resetInMs, ADDRESS_LIMITED);
+    if (byPair.count >= this.limits.limit) return limited(byPair.resetInMs, PAIR_LIMITED);
     // A name that cannot exist is looked up nowhere, but still costs one password check.
     const wellFormed = !usernameSchema.validate(username).error && password.length <= 1024;
     const user = wellFormed ? await this.users.findForLogin(username) : null;
+    // Asked only when the answer matters: past the per-user limit, or to decide whether a failure counts.
+    let known: Promise<boolean> | undefined;
+    const isKnown = () => (known ??= this.isKnownAddress(user, unit));
+    if (byUser.count >= this.limits.userLimit && !(await isKnown())) return limited(byUser.resetInMs, USER_LIMITED);
     if (await this.verifier.check(username, user, password)) {
       // The address counter stays: a client holding one valid password must not be able to
-      // reset its address's count by logging in between guesses.
-      if (byUser.count > 0) await this.store.clearFailures(userKey);
+      // reset its address's count by logging in between guesses (the pair count is per name).
+      await Promise.all([pairKey && byPair.count > 0 ? this.store.clearFailures(pairKey) : undefined, this.markKnown(user!, unit)]);
       return { ok: true, user: user! };
     }
+    const fromKnown = await isKnown();
     await Promise.all([
-      this.store.recordFailure(userKey, this.limits.windowMs),
+      fromKnown ? undefined : this.store.recordFailure(userKey, this.limits.userWindowMs),
       addressKey ? this.store.recordFailure(addressKey, this.limits.addressWindowMs) : undefined,
+      pairKey ? this.store.recordFailure(pairKey, this.limits.windowMs) : undefined,
     ]);
     return { ok: false, reason: 'invalid' };
   }
+
+  /** The flag's key: the user's row id (never reused: a re-created user starts with no known address). */
+  private knownKey(user: UserRecord | null, unit: string): string {
+    // No row: a key no user can have, asked all the same so that unknown names take as long.
+    return hashed('known', `${user ? user.id : '-'}\0${unit}`);
+  }
+
+  private async isKnownAddress(user: UserRecord | null, unit: string | undefined): Promise<boolean> {
+    if (unit === undefined) return false;
+    return this.store.hasFlag(this.knownKey(user, unit));
+  }
+
+  /** Remembers that the user logged in from this address; written at most every 1/30 of its life per process. */
+  private async markKnown(user: UserRecord, unit: string | undefined): Promise<void> {
+    if (unit === undefined) return;
+    const key = this.knownKey(user, unit);
+    const now = this.now();
+    const until = this.marked.get(key);
+    if (until !== undefined && until > now) return;
+    await this.store.setFlag(key, this.limits.knownAddressMs);
+    // Remembered only once written: a write that failed is tried again by the next login.
+    this.marked.delete(key);
+    // Bounded: the oldest entry goes first (Map keeps insertion order).
+    if (this.marked.size >= 100_000) this.marked.delete(this.marked.keys().next().value as string);
+    this.marked.set(key, now + this.limits.knownAddressMs / 30);
+  }
+}
+
+function limited(resetInMs: number, message: string): LoginResult {
+  return { ok: false, reason: 'limited', retryAfterSeconds: retryAfter(resetInMs), message };
 }
 
 /** A project (Swift account owner name) a client may ask for: the same rule as usernames. */

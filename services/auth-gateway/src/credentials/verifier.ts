@@ -5,9 +5,12 @@ import type { UserRecord } from './users';
 
 /**
  * Password checks. scrypt on every request is too slow for Swift clients that re-authenticate
- * constantly, so a successful check is remembered in memory for a short time under an HMAC of
- * (user, generation, password) keyed by a per-process secret: the password itself is never kept,
- * and a changed password or state (new generation) misses the cache.
+ * constantly, so a successful check is remembered in memory for a short time under an HMAC, keyed
+ * by a per-process secret, of the credential itself and the password: the user's row id (never
+ * reused), its generation and its stored hash (which carries a random salt), so the password itself
+ * is never kept, and no entry can match a credential other than the one it was checked against: a
+ * changed password or state (new generation) misses, and so does a user deleted and re-created
+ * under the same name (a new row and a new salt, though its generation starts again at 1).
  *
  * Unknown users, disabled users and wrong passwords all cost one full scrypt run, so they cannot
  * be told apart by timing.
@@ -26,8 +29,10 @@ export class PasswordVerifier {
     private readonly observeKdf: (seconds: number) => void = () => {},
   ) {}
 
-  private key(username: string, generation: string, password: string): string {
-    return createHmac('sha256', this.secret).update(`${username}\0${generation}\0${password}`, 'utf8').digest('base64');
+  /** Also for an unknown user (by name): identical checks in flight share a run whoever the user. */
+  private key(username: string, user: UserRecord | null, password: string): string {
+    const credential = user ? `${user.id}\0${user.generation}\0${user.passwordHash}` : '\0\0';
+    return createHmac('sha256', this.secret).update(`${username}\0${credential}\0${password}`, 'utf8').digest('base64');
   }
 
   /** A hash of a random password with the default parameters, verified against for unknown users. */
@@ -48,7 +53,7 @@ export class PasswordVerifier {
    */
   async check(username: string, user: UserRecord | null, password: string): Promise<boolean> {
     const usable = user !== null && user.enabled;
-    const key = this.key(username, user?.generation ?? '', password);
+    const key = this.key(username, user, password);
     if (usable && this.ttlSeconds > 0) {
       const until = this.remembered.get(key);
       if (until !== undefined && until > this.now()) return true;

@@ -95,7 +95,7 @@ export function v2AccessBody(id: string, record: TokenRecord, e: Endpoints, spel
         issued_at: keystoneTime(record.issuedAt).replace(/Z$/, ''),
         tenant: { description: null, enabled: true, ...named(spell(project)) },
       },
-      user: { ...named(user), roles: record.roles.map((r) => ({ name: r })), roles_links: [], username: user },
+      user: { ...named(user), roles: record.roles.map(named), roles_links: [], username: user },
     },
   };
 }

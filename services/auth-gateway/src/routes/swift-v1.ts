@@ -93,10 +93,9 @@ export function swiftV1Router(deps: Deps): Router {
     }
     const name = String(req.params.name);
     // A name no user can have (NUL, control characters, '/') is looked up nowhere: Postgres refuses NUL.
-    if (!isValidProjectName(name) || !(await deps.users.find(name))) {
-      return sendText(res, 404, 'text/plain; charset=utf-8', 'No such user.');
-    }
-    await deps.tokens.revokeUser(name);
+    const user = isValidProjectName(name) ? await deps.users.find(name) : null;
+    if (!user) return sendText(res, 404, 'text/plain; charset=utf-8', 'No such user.');
+    await deps.tokens.revokeUser(user);
     res.status(204).end();
   });
   router.all('/v1.0/users/:name/token', methodNotAllowed(['DELETE']));

@@ -36,12 +36,12 @@ export class RedisTokenStore implements TokenStore {
     return (await this.redis.del(this.k(`tok:${id}`))) > 0;
   }
 
-  async revokeUserBefore(user: string, atMs: number, ttlMs: number): Promise<void> {
-    await this.redis.set(this.k(`revoked:${user}`), String(atMs), 'PX', Math.max(1, Math.round(ttlMs)));
+  async revokeUserBefore(userId: string, atMs: number, ttlMs: number): Promise<void> {
+    await this.redis.set(this.k(`revoked-user:${userId}`), String(atMs), 'PX', Math.max(1, Math.round(ttlMs)));
   }
 
-  async userRevokedBefore(user: string): Promise<number> {
-    return Number((await this.redis.get(this.k(`revoked:${user}`))) ?? 0);
+  async userRevokedBefore(userId: string): Promise<number> {
+    return Number((await this.redis.get(this.k(`revoked-user:${userId}`))) ?? 0);
   }
 
   async recordFailure(key: string, windowMs: number): Promise<{ count: number; resetInMs: number }> {
@@ -65,6 +65,14 @@ export class RedisTokenStore implements TokenStore {
 
   async clearFailures(key: string): Promise<void> {
     await this.redis.del(this.k(`fail:${key}`));
+  }
+
+  async setFlag(key: string, ttlMs: number): Promise<void> {
+    await this.redis.set(this.k(`flag:${key}`), '1', 'PX', Math.max(1, Math.round(ttlMs)));
+  }
+
+  async hasFlag(key: string): Promise<boolean> {
+    return (await this.redis.exists(this.k(`flag:${key}`))) > 0;
   }
 
   async getOrSet(key: string, value: string): Promise<string> {

@@ -89,7 +89,7 @@ export class TokenService {
     if (!jti) return null;
     const record = await this.store.get(jti);
     if (!record || Date.parse(record.expiresAt) <= this.now()) return null;
-    const [user, revokedBefore] = await Promise.all([this.users.findRecent(record.user), this.store.userRevokedBefore(record.user)]);
+    const [user, revokedBefore] = await Promise.all([this.users.findRecent(record.user), this.store.userRevokedBefore(record.userId)]);
     if (!user || !user.enabled || user.id !== record.userId || user.generation !== record.generation) return null;
     if (revokedBefore && Date.parse(record.issuedAt) <= revokedBefore) return null;
     return record;
@@ -101,8 +101,8 @@ export class TokenService {
     return jti ? this.store.delete(jti) : false;
   }
 
-  /** Voids every token of `username` issued until now. */
-  async revokeUser(username: string): Promise<void> {
-    await this.store.revokeUserBefore(username, this.now(), this.lifetimeSeconds * 1000);
+  /** Voids every token of `user` issued until now. */
+  async revokeUser(user: UserRecord): Promise<void> {
+    await this.store.revokeUserBefore(user.id, this.now(), this.lifetimeSeconds * 1000);
   }
 }

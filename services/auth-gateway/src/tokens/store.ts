@@ -1,5 +1,5 @@
 /**
- * Where token records and login-failure counters live. Redis is the source of truth in
+ * Where token records, login-failure counters and login flags live. Redis is the source of truth in
  * production (every replica sees the same records, and a record's TTL is the token's life); the
  * in-memory store serves the single-process embedded start.
  */
@@ -26,13 +26,20 @@ export interface TokenStore {
   get(id: string): Promise<TokenRecord | null>;
   /** True when a record was deleted. */
   delete(id: string): Promise<boolean>;
-  /** Tokens of `user` issued at or before `atMs` are void (SwiftStack's per-user token revocation). */
-  revokeUserBefore(user: string, atMs: number, ttlMs: number): Promise<void>;
-  userRevokedBefore(user: string): Promise<number>;
+  /**
+   * Tokens of the user with row id `userId` issued at or before `atMs` are void (SwiftStack's
+   * per-user token revocation). Keyed by the row id, not the name: a revocation belongs to one
+   * user, not to whoever holds its name later.
+   */
+  revokeUserBefore(userId: string, atMs: number, ttlMs: number): Promise<void>;
+  userRevokedBefore(userId: string): Promise<number>;
   /** Counts a failed login; returns the count in the current window and the window's remaining ms. */
   recordFailure(key: string, windowMs: number): Promise<{ count: number; resetInMs: number }>;
   failures(key: string): Promise<{ count: number; resetInMs: number }>;
   clearFailures(key: string): Promise<void>;
+  /** Sets a flag that disappears after `ttlMs` (e.g. "this user has logged in from this address"). */
+  setFlag(key: string, ttlMs: number): Promise<void>;
+  hasFlag(key: string): Promise<boolean>;
   /** Stores `value` under `key` unless one is there; returns the value that is there afterwards. */
   getOrSet(key: string, value: string): Promise<string>;
   ping(): Promise<void>;
@@ -84,12 +91,12 @@ export class MemoryTokenStore implements TokenStore {
     return had;
   }
 
-  async revokeUserBefore(user: string, atMs: number, ttlMs: number): Promise<void> {
-    this.write(`revoked:${user}`, String(atMs), ttlMs);
+  async revokeUserBefore(userId: string, atMs: number, ttlMs: number): Promise<void> {
+    this.write(`revoked-user:${userId}`, String(atMs), ttlMs);
   }
 
-  async userRevokedBefore(user: string): Promise<number> {
-    return Number(this.read(`revoked:${user}`) ?? 0);
+  async userRevokedBefore(userId: string): Promise<number> {
+    return Number(this.read(`revoked-user:${userId}`) ?? 0);
   }
 
   async recordFailure(key: string, windowMs: number): Promise<{ count: number; resetInMs: number }> {
@@ -111,6 +118,14 @@ export class MemoryTokenStore implements TokenStore {
 
   async clearFailures(key: string): Promise<void> {
     this.entries.delete(`fail:${key}`);
+  }
+
+  async setFlag(key: string, ttlMs: number): Promise<void> {
+    this.write(`flag:${key}`, '1', ttlMs);
+  }
+
+  async hasFlag(key: string): Promise<boolean> {
+    return this.read(`flag:${key}`) !== null;
   }
 
   async getOrSet(key: string, value: string): Promise<string> {
