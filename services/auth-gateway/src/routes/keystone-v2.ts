@@ -33,8 +33,6 @@ function invalid(res: Response): void {
  */
 export function keystoneV2Router(deps: Deps): Router {
   const router = Router();
-  // The configured URLs: the same for every answer.
-  const endpoints = endpointsFor(deps);
   const json = express.json({ limit: '64kb', type: () => true });
 
   const issue = async (req: Request, res: Response) => {
@@ -61,7 +59,7 @@ export function keystoneV2Router(deps: Deps): Router {
     }
     const { id, record } = await deps.tokens.issue({ user: result.user, project, methods: ['password'], userDomain: 'default' });
     deps.metrics.issued('v2');
-    res.status(200).json(v2AccessBody(id, record, endpoints));
+    res.status(200).json(v2AccessBody(id, record, endpointsFor(deps)));
   };
 
   // A body that is not JSON is as invalid as wrong credentials.
@@ -97,7 +95,7 @@ export function keystoneV2Router(deps: Deps): Router {
       return sendKeystoneError(res, 403, 'You are not authorized to perform the requested action: identity:validate_token.');
     }
     deps.metrics.validated('v2', 'valid');
-    res.status(200).json(v2AccessBody(subjectId, subject, endpoints));
+    res.status(200).json(v2AccessBody(subjectId, subject, endpointsFor(deps)));
   });
   return router;
 }

@@ -8,11 +8,10 @@ import { v3TokenBody } from '../keystone/documents';
 import type { TokenRecord } from '../tokens/store';
 import { canValidate } from './validation-policy';
 
-/** Keystone's 401: where to authenticate is named, as keystoneauth expects. */
-export function keystoneUnauthorized(publicUrl: string): (res: ServerResponse) => void {
-  const challenge = `Keystone uri="${publicUrl}/v3"`;
+/** Keystone's 401: where to authenticate is named (the current public URL), as keystoneauth expects. */
+export function keystoneUnauthorized(deps: Deps): (res: ServerResponse) => void {
   return (res) => {
-    res.setHeader('WWW-Authenticate', challenge);
+    res.setHeader('WWW-Authenticate', `Keystone uri="${endpointsFor(deps).authUrl}/v3"`);
     sendKeystoneError(res, 401, 'The request you have made requires authentication.');
   };
 }
@@ -29,8 +28,7 @@ export interface V3Validation {
  * call it without express, the V3 router calls the same functions.
  */
 export function v3Validation(deps: Deps): V3Validation {
-  const endpoints = endpointsFor(deps);
-  const unauthorized = keystoneUnauthorized(deps.publicUrl);
+  const unauthorized = keystoneUnauthorized(deps);
   const subjectOf: V3Validation['subjectOf'] = async (req, res) => {
     // Validation outcomes are counted; revocation (DELETE) shares the checks but is no validation.
     const count = (result: ValidationResult) => req.method !== 'DELETE' && deps.metrics.validated('v3', result);
@@ -61,7 +59,7 @@ export function v3Validation(deps: Deps): V3Validation {
       const found = await subjectOf(req, res);
       if (!found) return;
       res.setHeader('X-Subject-Token', found.subjectId);
-      sendJson(res, 200, v3TokenBody(found.subject, endpoints, withCatalog));
+      sendJson(res, 200, v3TokenBody(found.subject, endpointsFor(deps), withCatalog));
     },
   };
 }
