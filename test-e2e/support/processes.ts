@@ -13,14 +13,23 @@ export interface Launched {
   child: ChildProcess;
   output: () => string;
   apiUrl: string;
+  /** Empty while the gateway waits for a cluster. */
   gatewayUrl: string;
   /** "ApiKey admin:…" when this start generated the first admin, else undefined. */
   adminAuth?: string;
+  /** Resolves with the first match of `pattern` in the output, waiting for it up to `timeoutMs`. */
+  waitFor: (pattern: RegExp, timeoutMs?: number) => Promise<RegExpExecArray>;
   stop: () => Promise<number | null>;
 }
 
-/** Runs `cairn start` (what `pnpm start` runs) as a real process and waits for its banner. */
-export async function launch(env: Record<string, string>, timeoutMs = 60_000): Promise<Launched> {
+/** The banner's line for a gateway that serves: the launch is ready once it is printed. */
+export const GATEWAY_LINE = /auth gateway\s+(http:\/\/\S+)\/auth\//;
+
+/**
+ * Runs `cairn start` (what `pnpm start` runs) as a real process and waits for its banner: by
+ * default for the gateway's line (`ready` names another, e.g. the management API's).
+ */
+export async function launch(env: Record<string, string>, timeoutMs = 60_000, ready: RegExp = GATEWAY_LINE): Promise<Launched> {
   const child = spawn(NODE_TSX[0], [...NODE_TSX.slice(1), CLI, 'start'], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', CAIRN_API_PORT: '0', CAIRN_GATEWAY_PORT: '0', CAIRN_API_HOST: '127.0.0.1', CAIRN_GATEWAY_HOST: '127.0.0.1', ...env },
@@ -33,7 +42,7 @@ export async function launch(env: Record<string, string>, timeoutMs = 60_000): P
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`cairn start did not come up:\n${out}`)), timeoutMs);
     const check = () => {
-      if (/auth gateway\s+http:\/\/\S+\/auth\//.test(out)) {
+      if (ready.test(out)) {
         clearTimeout(timer);
         resolve();
       }
@@ -45,7 +54,7 @@ export async function launch(env: Record<string, string>, timeoutMs = 60_000): P
     });
   });
   const apiUrl = /management API\s+(http:\/\/\S+)\/api\/v1\//.exec(out)![1]!;
-  const gatewayUrl = /auth gateway\s+(http:\/\/\S+)\/auth\//.exec(out)![1]!;
+  const gatewayUrl = GATEWAY_LINE.exec(out)?.[1] ?? '';
   const admin = /Authorization: (ApiKey \S+:\S+)\n/.exec(out);
   return {
     child,
@@ -53,6 +62,15 @@ export async function launch(env: Record<string, string>, timeoutMs = 60_000): P
     apiUrl,
     gatewayUrl,
     adminAuth: admin && out.includes('shown only now') ? admin[1] : undefined,
+    waitFor: async (pattern, waitMs = 10_000) => {
+      const deadline = Date.now() + waitMs;
+      for (;;) {
+        const found = pattern.exec(out);
+        if (found) return found;
+        if (Date.now() > deadline) throw new Error(`${pattern} did not appear within ${waitMs} ms:\n${out}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
     stop: async () => {
       child.kill('SIGTERM');
       return exited;
