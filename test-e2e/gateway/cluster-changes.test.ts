@@ -212,4 +212,19 @@ describe('cluster settings and the gateway on embedded PGlite (one shared handle
     expect(await msUntil(patched, async () => (await answers(stack.gatewayUrl)).v1 === 'http://lite.example.net/v1/AUTH_carol')).toBeLessThan(WITHIN_MS);
     expect(await answers(stack.gatewayUrl)).toMatchObject({ v3: 'http://lite.example.net/v1/AUTH_carol', v2Region: 'Lite', v3Region: 'Lite' });
   });
+
+  const logged = (msg: string) => stack.gatewayLogs.lines.filter((l) => (JSON.parse(l) as { msg?: string }).msg === msg).length;
+
+  it('when the cluster row cannot be read, then the gateway keeps serving its last settings rather than calling the cluster deleted', async () => {
+    await stack.db.raw('ALTER TABLE clusters RENAME TO clusters_elsewhere');
+    try {
+      await new Promise((r) => setTimeout(r, 1200));
+      expect(stack.gatewayDeps.cluster.deleted).toBe(false);
+      expect((await answers(stack.gatewayUrl)).v1).toBe('http://lite.example.net/v1/AUTH_carol');
+      expect(logged("could not read this gateway's cluster row; keeping its last settings")).toBe(1);
+    } finally {
+      await stack.db.raw('ALTER TABLE clusters_elsewhere RENAME TO clusters');
+    }
+    await msUntil(Date.now(), async () => logged('cluster row readable again') === 1);
+  });
 });

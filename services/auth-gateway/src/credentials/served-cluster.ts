@@ -43,6 +43,7 @@ export class ServedCluster {
   /** A change was heard while a read was under way: read once more after it. */
   private readAgain = false;
   private closed = false;
+  private readFailing = false;
 
   constructor(
     private readonly db: Knex,
@@ -121,10 +122,14 @@ export class ServedCluster {
     try {
       row = await readServedCluster(this.db, this.id, this.uuid);
     } catch (e) {
-      // Postgres unreachable says nothing about the cluster: keep the settings last read.
-      this.log.warn({ err: { message: (e as Error).message } }, 'could not read this gateway\'s cluster row; keeping its last settings');
+      // Postgres unreachable says nothing about the cluster: keep the settings last read. Said
+      // once per outage, not at every poll.
+      if (!this.readFailing) this.log.warn({ err: { message: (e as Error).message } }, "could not read this gateway's cluster row; keeping its last settings");
+      this.readFailing = true;
       return;
     }
+    if (this.readFailing) this.log.info('cluster row readable again');
+    this.readFailing = false;
     if (!row) {
       if (!this.gone) this.log.error({ cluster: this.current.name, uuid: this.uuid }, 'the cluster this gateway serves was deleted: answering 503');
       this.gone = true;
