@@ -1,12 +1,25 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { cairn, launch } from './support/processes';
 
 const PASSWORD = 'a-password-of-twenty-plus';
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const API_LINE = /management API\s+http:\/\/\S+\/api\/v1\//;
+
+/** Runs a command line as an operator pastes it into a shell. */
+function shell(line: string): Promise<string> {
+  return new Promise((resolve, reject) => execFile('/bin/sh', ['-c', line], (err, stdout) => (err ? reject(err) : resolve(stdout))));
+}
+
+async function v1(gatewayUrl: string, user: string) {
+  const res = await fetch(`${gatewayUrl}/auth/v1.0`, { headers: { 'X-Auth-User': user, 'X-Auth-Key': PASSWORD } });
+  return { status: res.status, storageUrl: res.headers.get('x-storage-url') };
+}
 
 async function api(base: string, auth: string, method: string, path: string, body?: unknown) {
   const res = await fetch(`${base}${path}`, {
@@ -105,6 +118,66 @@ describe('pnpm start (the all-in-one launcher) as a real process', () => {
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await admin.end();
     }
+  });
+
+  it('when CAIRN_DEFAULT_CLUSTER renames the default cluster, then the gateway serves the cluster created under that name', async () => {
+    const running = await launch({ CAIRN_DATA_DIR: join(dataDir, 'east'), CAIRN_DEFAULT_CLUSTER: 'east', CAIRN_DEFAULT_STORAGE_URL: 'http://east.example:8080/v1' });
+    try {
+      const auth = running.adminAuth!;
+      const clusters = await api(running.apiUrl, auth, 'GET', '/api/v1/clusters/');
+      expect(clusters.json.objects.map((c: { name: string }) => c.name)).toEqual(['east']);
+      expect((await api(running.apiUrl, auth, 'POST', '/api/v1/users/', { cluster: 1, user: 'erin', password: PASSWORD })).status).toBe(201);
+      expect(await v1(running.gatewayUrl, 'erin')).toEqual({ status: 200, storageUrl: 'http://east.example:8080/v1/AUTH_erin' });
+    } finally {
+      expect(await running.stop()).toBe(0);
+    }
+  });
+
+  it('when there is no cluster, then the management API runs, one line says how to create one, and the gateway serves it once it exists', async () => {
+    const env = { CAIRN_DATA_DIR: join(dataDir, 'none'), CAIRN_CREATE_DEFAULT_CLUSTER: 'false' };
+    const running = await launch(env, 60_000, API_LINE);
+    try {
+      expect(running.gatewayUrl).toBe('');
+      expect(running.output()).toContain('auth gateway    not started: waiting for a cluster (below)');
+      const told = await running.waitFor(/^No cluster exists yet; the auth gateway starts once one does\. Create it: (curl .*)$/m);
+      expect(told![1]).toContain(`-H 'Authorization: ${running.adminAuth!}'`);
+      // The line works as given.
+      const made = JSON.parse(await shell(told![1]!)) as { name: string; id: number };
+      expect(made).toMatchObject({ name: 'default', id: 1 });
+      const [, gatewayUrl] = await running.waitFor(/auth gateway\s+(http:\/\/\S+)\/auth\/ now serves cluster 'default'\./, 10_000);
+      expect((await api(running.apiUrl, running.adminAuth!, 'POST', '/api/v1/users/', { cluster: 1, user: 'nina', password: PASSWORD })).status).toBe(201);
+      expect(await v1(gatewayUrl!, 'nina')).toEqual({ status: 200, storageUrl: 'http://127.0.0.1:8080/v1/AUTH_nina' });
+    } finally {
+      expect(await running.stop()).toBe(0);
+    }
+
+    // Later starts: CAIRN_DEFAULT_CLUSTER names no cluster, so the only one is served ...
+    const again = await launch({ ...env, CAIRN_DEFAULT_CLUSTER: 'east' });
+    try {
+      expect((await v1(again.gatewayUrl, 'nina')).status).toBe(200);
+    } finally {
+      expect(await again.stop()).toBe(0);
+    }
+    // ... but one explicitly asked for and missing is waited for, with the choices named.
+    const west = await launch({ ...env, CAIRN_GATEWAY_CLUSTER: 'west' }, 60_000, API_LINE);
+    try {
+      await west.waitFor(/^The auth gateway waits: .*$/m);
+      expect(west.output()).toContain(
+        "The auth gateway waits: no cluster matches CAIRN_GATEWAY_CLUSTER='west', and there are 1 ('default'). Set CAIRN_GATEWAY_CLUSTER to one of them and restart, or create 'west'.",
+      );
+    } finally {
+      expect(await west.stop()).toBe(0);
+    }
+  });
+
+  it('when a default cluster setting is invalid, then nothing starts and the setting is named', async () => {
+    const dir = join(dataDir, 'never');
+    const res = await cairn(['start'], { CAIRN_DATA_DIR: dir, CAIRN_DEFAULT_CLUSTER: 'east/west', CAIRN_DEFAULT_STORAGE_URL: 'swift.example/v1', CAIRN_GATEWAY_CLUSTER: 'a/b' });
+    expect(res.code).toBe(1);
+    expect(res.out).toContain('CAIRN_DEFAULT_CLUSTER="east/west"');
+    expect(res.out).toContain('CAIRN_DEFAULT_STORAGE_URL="swift.example/v1": The "CAIRN_DEFAULT_STORAGE_URL" field must be an absolute http:// or https:// URL.');
+    expect(res.out).not.toContain('Cairn is running');
+    expect(existsSync(dir)).toBe(false);
   });
 
   it('when the configuration is invalid, then it refuses to start and names every problem', async () => {

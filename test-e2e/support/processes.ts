@@ -26,14 +26,23 @@ export interface Launched {
   child: ChildProcess;
   output: () => string;
   apiUrl: string;
+  /** Empty while the gateway waits for a cluster. */
   gatewayUrl: string;
   /** "ApiKey admin:…" when this start generated the first admin, else undefined. */
   adminAuth?: string;
+  /** Resolves with the first match of `pattern` in the output, waiting for it up to `timeoutMs`. */
+  waitFor: (pattern: RegExp, timeoutMs?: number) => Promise<RegExpExecArray>;
   stop: () => Promise<number | null>;
 }
 
-/** Runs `cairn start` (what `pnpm start` runs) as a real process and waits for its banner. */
-export async function launch(env: Record<string, string>, timeoutMs = 60_000): Promise<Launched> {
+/** The banner's line for a gateway that serves: the launch is ready once it is printed. */
+export const GATEWAY_LINE = /auth gateway\s+(http:\/\/\S+)\/auth\//;
+
+/**
+ * Runs `cairn start` (what `pnpm start` runs) as a real process and waits for its banner: by
+ * default for the gateway's line (`ready` names another, e.g. the management API's).
+ */
+export async function launch(env: Record<string, string>, timeoutMs = 60_000, ready: RegExp = GATEWAY_LINE): Promise<Launched> {
   const [node, args] = nodeCommand(CLI);
   const child = spawn(node, [...args, 'start'], {
     cwd: REPO_ROOT,
@@ -47,7 +56,7 @@ export async function launch(env: Record<string, string>, timeoutMs = 60_000): P
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`cairn start did not come up:\n${out}`)), timeoutMs);
     const check = () => {
-      if (/auth gateway\s+http:\/\/\S+\/auth\//.test(out)) {
+      if (ready.test(out)) {
         clearTimeout(timer);
         resolve();
       }
@@ -61,7 +70,7 @@ export async function launch(env: Record<string, string>, timeoutMs = 60_000): P
     });
   });
   const apiUrl = /management API\s+(http:\/\/\S+)\/api\/v1\//.exec(out)![1]!;
-  const gatewayUrl = /auth gateway\s+(http:\/\/\S+)\/auth\//.exec(out)![1]!;
+  const gatewayUrl = GATEWAY_LINE.exec(out)?.[1] ?? '';
   const admin = /Authorization: (ApiKey \S+:\S+)\n/.exec(out);
   return {
     child,
@@ -69,6 +78,15 @@ export async function launch(env: Record<string, string>, timeoutMs = 60_000): P
     apiUrl,
     gatewayUrl,
     adminAuth: admin && out.includes('shown only now') ? admin[1] : undefined,
+    waitFor: async (pattern, waitMs = 10_000) => {
+      const deadline = Date.now() + waitMs;
+      for (;;) {
+        const found = pattern.exec(out);
+        if (found) return found;
+        if (Date.now() > deadline) throw new Error(`${pattern} did not appear within ${waitMs} ms:\n${out}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
     stop: async () => {
       child.kill('SIGTERM');
       return exited;

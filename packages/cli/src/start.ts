@@ -1,39 +1,95 @@
 import * as gateway from '@cairn/auth-gateway';
 import { exitOnSignals, logsAreJson } from '@cairn/runtime';
 import * as api from '@cairn/management-api';
+import { chooseCluster, type ChoiceContext } from './gateway-cluster';
+
+/** How often the launcher looks again for a cluster the gateway can serve while it has none. */
+const CLUSTER_WAIT_MS = 1000;
 
 /**
  * The all-in-one launcher behind `pnpm start`: management-api and auth-gateway in one process.
  * Without DATABASE_URL the management API runs on embedded PGlite under ./data; without REDIS_URL
  * the gateway keeps its tokens in process. Each service keeps its own config and deps, as in
- * production; only the process and the database handle are shared.
+ * production; only the process and the database handle are shared. The gateway serves the cluster
+ * chooseCluster picks; while there is none, the management API runs alone and the gateway starts
+ * as soon as one exists.
  */
 export async function startAll(): Promise<void> {
   const apiConfig = api.readConfig();
   const gatewayConfig = gateway.readConfig();
   const apiDeps = api.createDeps(apiConfig);
   const runningApi = await api.startManagementApi(apiConfig, apiDeps);
-  // One process, one database handle: embedded PGlite admits a single connection, and the
-  // management API has just migrated it and created the default cluster the gateway serves.
-  const gatewayDeps = await gateway.createDeps(gatewayConfig, { db: apiDeps.db });
-  const runningGateway = await gateway.startAuthGateway(gatewayConfig, gatewayDeps);
+
+  let runningGateway: gateway.RunningGateway | undefined;
+  let stopping = false;
+  let waitTimer: NodeJS.Timeout | undefined;
+  exitOnSignals(async () => {
+    stopping = true;
+    clearTimeout(waitTimer);
+    await Promise.all([runningGateway?.close(), runningApi.close()]);
+  }, apiDeps.log);
 
   const host = (h: string) => (h === '0.0.0.0' || h === '::' ? '127.0.0.1' : h);
   const apiUrl = `http://${host(apiConfig.host)}:${runningApi.port}`;
-  const gatewayUrl = `http://${host(gatewayConfig.host)}:${runningGateway.port}`;
   const admin = runningApi.generatedAdmin;
   const auth = admin ? `ApiKey ${admin.name}:${admin.key}` : 'ApiKey <operator>:<key>';
-  bannerStream(apiConfig.logFormat).write(
+  const ctx: ChoiceContext = {
+    configured: gatewayConfig.cluster,
+    defaultName: apiConfig.defaultCluster,
+    clustersUrl: `${apiUrl}/api/v1/clusters/`,
+    auth,
+    authUrl: apiConfig.defaultAuthUrl,
+    storageUrl: apiConfig.defaultStorageUrl,
+  };
+
+  // One process, one database handle: embedded PGlite admits a single connection, and the
+  // management API has just migrated it and created the default cluster (when asked to).
+  const startGateway = async (ref: string) => {
+    const config = { ...gatewayConfig, cluster: ref };
+    const deps = await gateway.createDeps(config, { db: apiDeps.db });
+    const running = await gateway.startAuthGateway(config, deps);
+    if (stopping) await running.close(0);
+    else runningGateway = running;
+    return `http://${host(gatewayConfig.host)}:${running.port}`;
+  };
+
+  const first = await chooseCluster(apiDeps.db, ctx);
+  const gatewayUrl = 'ref' in first ? await startGateway(first.ref) : undefined;
+  const banner = bannerStream(apiConfig.logFormat);
+  banner.write(
     (admin ? api.adminKeyBanner(admin) : '\n') +
       `Cairn is running (${apiConfig.databaseUrl ? 'Postgres' : `embedded PGlite in ${apiConfig.dataDir}`}).\n` +
       `  management API  ${apiUrl}/api/v1/\n` +
-      `  auth gateway    ${gatewayUrl}/auth/\n\n` +
+      (gatewayUrl ? `  auth gateway    ${gatewayUrl}/auth/\n\n` : `  auth gateway    not started: waiting for a cluster (below)\n\n`) +
       `Try:\n  curl -H 'Authorization: ${auth}' ${apiUrl}/api/v1/clusters/\n` +
       (admin ? '' : `\n(The admin key was printed at the first start; 'pnpm cairn operator create' makes another.)\n`) +
       '\n',
   );
+  if ('waiting' in first) waitForCluster(first.waiting);
 
-  exitOnSignals(() => Promise.all([runningGateway.close(), runningApi.close()]), apiDeps.log);
+  /** Looks again every CLUSTER_WAIT_MS; says what it waits for whenever that changes. */
+  function waitForCluster(told: string): void {
+    banner.write(`${told}\n`);
+    const look = async () => {
+      if (stopping) return;
+      const choice = await chooseCluster(apiDeps.db, ctx).catch((e: unknown) => ({ waiting: told, error: e }));
+      if ('error' in choice) apiDeps.log.warn({ err: { message: (choice.error as Error).message } }, 'could not look for a cluster to serve');
+      if ('ref' in choice) {
+        const url = await startGateway(choice.ref);
+        banner.write(`  auth gateway    ${url}/auth/ now serves cluster '${choice.name}'.\n`);
+        return;
+      }
+      if (choice.waiting !== told) banner.write(`${choice.waiting}\n`);
+      told = choice.waiting;
+      waitTimer = setTimeout(() => void look().catch(fail), CLUSTER_WAIT_MS);
+    };
+    waitTimer = setTimeout(() => void look().catch(fail), CLUSTER_WAIT_MS);
+  }
+
+  function fail(e: unknown): void {
+    process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+  }
 }
 
 /**

@@ -1,11 +1,22 @@
 import type { RequestHandler } from 'express';
 
+/**
+ * A check rejecting with this is reported with its own status (e.g. `deleted`) rather than
+ * `unreachable`: the dependency answered, and what it said makes the service not ready.
+ */
+export class NotReady extends Error {
+  constructor(readonly status: string) {
+    super(status);
+    this.name = 'NotReady';
+  }
+}
+
 /** A dependency check: resolves when the dependency answers; or a fixed status that is always ready. */
 export type ReadinessCheck = (() => Promise<unknown>) | { fixed: string };
 
 export interface ReadinessReport {
   ready: boolean;
-  /** `{"status": "ok"|"unavailable", "<dependency>": "ok"|"unreachable"|<fixed status>, …}` */
+  /** `{"status": "ok"|"unavailable", "<dependency>": "ok"|"unreachable"|<NotReady status>|<fixed status>, …}` */
   body: Record<string, string>;
 }
 
@@ -27,22 +38,22 @@ export async function checkReadiness(checks: Record<string, ReadinessCheck>, tim
     const results = await Promise.all(
       names.map((name) => {
         const check = checks[name]!;
-        if (typeof check !== 'function') return check.fixed;
+        if (typeof check !== 'function') return { status: check.fixed, ready: true };
         const answered = Promise.resolve()
           .then(check)
           .then(
-            () => 'ok',
-            () => 'unreachable',
+            () => ({ status: 'ok', ready: true }),
+            (e: unknown) => ({ status: e instanceof NotReady ? e.status : 'unreachable', ready: false }),
           );
-        return Promise.race([answered, expired]);
+        return Promise.race([answered, expired.then((status) => ({ status, ready: false }))]);
       }),
     );
     const body: Record<string, string> = { status: 'ok' };
     let ready = true;
     names.forEach((name, i) => {
       const result = results[i]!;
-      body[name] = result;
-      if (result === 'unreachable') ready = false;
+      body[name] = result.status;
+      if (!result.ready) ready = false;
     });
     body.status = ready ? 'ok' : 'unavailable';
     return { ready, body };

@@ -1,5 +1,5 @@
 import express from 'express';
-import { checkReadiness, readinessEndpoint } from '../src';
+import { checkReadiness, NotReady, readinessEndpoint } from '../src';
 import { serve } from './serve';
 
 const never = () => new Promise<never>(() => {});
@@ -13,6 +13,11 @@ describe('readiness', () => {
   it('when one dependency fails, then the report is unavailable and names that one unreachable', async () => {
     const report = await checkReadiness({ postgres: async () => 1, redis: async () => Promise.reject(new Error('ECONNREFUSED')) });
     expect(report).toEqual({ ready: false, body: { status: 'unavailable', postgres: 'ok', redis: 'unreachable' } });
+  });
+
+  it('when a check answers NotReady, then the report is unavailable and names that one with the status given', async () => {
+    const report = await checkReadiness({ postgres: async () => 1, cluster: async () => Promise.reject(new NotReady('deleted')) });
+    expect(report).toEqual({ ready: false, body: { status: 'unavailable', postgres: 'ok', cluster: 'deleted' } });
   });
 
   it('when a check throws synchronously, then it is unreachable, not an exception', async () => {

@@ -1,7 +1,8 @@
-import { metricsEndpoint, readinessEndpoint, requestLogger, requestLogging } from '@cairn/runtime';
+import { metricsEndpoint, NotReady, readinessEndpoint, requestLogger, requestLogging } from '@cairn/runtime';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Deps } from './deps';
 import { BODY_LIMIT, declaredBodyLimit } from './http/body-limit';
+import { clusterGate } from './http/cluster-gate';
 import { errorHandler, notFound } from './http/errors';
 import { hotPathsFirst } from './http/hot-paths';
 import { logPath } from './http/log-path';
@@ -47,8 +48,9 @@ export function createApp(deps: Deps): Express {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  // Ready when Postgres and Redis answer within 2 s; without Redis, tokens live in this process.
-  const { db, redis } = deps;
+  // Ready when Postgres and Redis answer within 2 s and the cluster still exists; without Redis,
+  // tokens live in this process.
+  const { db, redis, cluster } = deps;
   app.get(
     '/readyz',
     readinessEndpoint({
@@ -60,12 +62,21 @@ export function createApp(deps: Deps): Express {
             return redis.ping();
           }
         : { fixed: 'not configured (in-process store)' },
+      cluster: () => (cluster.deleted ? Promise.reject(new NotReady('deleted')) : Promise.resolve()),
     }),
   );
   // Unauthenticated, like the probes: serve it on the internal network only (see docs/operations.md).
   app.get('/metrics', metricsEndpoint(deps.metrics.registry));
 
-  app.use(AUTH_ROOT, http.mount, swiftV1Router(deps), keystoneV2Router(deps), keystoneV3Router(deps), discoveryRouter(deps.publicUrl));
+  app.use(
+    AUTH_ROOT,
+    http.mount,
+    clusterGate(cluster),
+    swiftV1Router(deps),
+    keystoneV2Router(deps),
+    keystoneV3Router(deps),
+    discoveryRouter(() => cluster.settings.endpoints.authUrl),
+  );
 
   app.use(notFound);
   // Lines about a failed request carry its id, like the request's own log line.

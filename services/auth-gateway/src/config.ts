@@ -53,12 +53,11 @@ export const configSpec = {
   },
   cluster: {
     env: 'CAIRN_GATEWAY_CLUSTER',
-    doc: 'The cluster this gateway authenticates for: its id, name or uuid.',
+    doc: "The cluster this gateway authenticates for: its id, name or uuid. Unset: 'default' (in the all-in-one `pnpm start`: the cluster named by CAIRN_DEFAULT_CLUSTER, else the only one). A running gateway follows that cluster's row by id (renames included).",
     schema: Joi.string()
       .max(255)
       .pattern(/^[^/\u0000-\u001f\u007f-\u009f]+$/u) // eslint-disable-line no-control-regex
-      .message("must be a cluster id, name or uuid: 1 to 255 characters with no '/' and no control characters")
-      .default('default'),
+      .message("must be a cluster id, name or uuid: 1 to 255 characters with no '/' and no control characters"),
   },
   publicUrl: {
     env: 'CAIRN_GATEWAY_PUBLIC_URL',
@@ -184,7 +183,8 @@ export const configSpec = {
 export interface GatewayConfig {
   host: string;
   port: number;
-  cluster: string;
+  /** Unset: DEFAULT_CLUSTER (deps.ts), or the launcher's choice. */
+  cluster?: string;
   /** Without a trailing slash. */
   publicUrl?: string;
   databaseUrl?: string;

@@ -6,7 +6,8 @@ import { logDestination, retryStartup } from '@cairn/runtime';
 import { GatewayMetrics } from './http/metrics';
 import type { GatewayConfig } from './config';
 import { closeRedis, createRedis, type RedisClient } from './redis';
-import { resolveCluster, type ClusterInfo } from './credentials/cluster';
+import { resolveCluster } from './credentials/cluster';
+import { ServedCluster } from './credentials/served-cluster';
 import { LoginService } from './credentials/logins';
 import { UserChangeFeed } from './credentials/user-changes';
 import { UserDirectory } from './credentials/users';
@@ -24,14 +25,15 @@ export interface Deps {
   ownsDb: boolean;
   /** The token store's Redis connection (one server, Sentinel or Cluster); absent when REDIS_URL is unset. */
   redis?: RedisClient;
-  /** Public URL of the /auth root, without a trailing slash: configured, else the cluster's auth_url. */
-  publicUrl: string;
-  /** Swift proxy base (…/v1) handed out in storage URLs, without a trailing slash. */
-  storageUrl: string;
-  cluster: ClusterInfo;
+  /**
+   * The cluster served: its id and uuid, and its current settings (`cluster.settings.endpoints`:
+   * the public URL of the /auth root and the Swift proxy base, configured or else the row's, and
+   * the region), kept current as the row changes; `deleted` once the row is gone.
+   */
+  cluster: ServedCluster;
   store: TokenStore;
   users: UserDirectory;
-  /** Keeps `users` told of changes as they commit (Postgres only: embedded PGlite has no second connection). */
+  /** Keeps `users` and `cluster` told of changes as they commit (Postgres only: embedded PGlite has no second connection). */
   userChanges?: UserChangeFeed;
   tokens: TokenService;
   logins: LoginService;
@@ -76,6 +78,9 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
   return destination ? pino(options, destination) : pino(options);
 }
 
+/** The cluster a gateway serves when CAIRN_GATEWAY_CLUSTER is unset. */
+export const DEFAULT_CLUSTER = 'default';
+
 export interface CreateDepsOptions {
   /** A knex handle to share (the all-in-one launcher passes the management API's embedded PGlite). */
   db?: Knex;
@@ -106,15 +111,20 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
   // us: retried until CAIRN_STARTUP_TIMEOUT. A shared handle was made ready by its owner.
   const startup = { log, deadlineMs: config.startupTimeout * 1000, isFatal: (e: unknown) => e instanceof ConfigError };
   let userChanges: UserChangeFeed | undefined;
+  let served: ServedCluster | undefined;
   try {
-    const cluster = await retryStartup('cluster lookup in Postgres', () => resolveCluster(db, config.cluster), { ...startup, deadlineMs: ownsDb ? startup.deadlineMs : 0 });
+    const cluster = await retryStartup('cluster lookup in Postgres', () => resolveCluster(db, config.cluster ?? DEFAULT_CLUSTER), {
+      ...startup,
+      deadlineMs: ownsDb ? startup.deadlineMs : 0,
+    });
+    served = new ServedCluster(db, cluster, { publicUrl: config.publicUrl, storageUrl: config.storageUrl }, log);
     const store: TokenStore = redis ? new RedisTokenStore(redis, `cairn:${cluster.uuid}:`) : new MemoryTokenStore();
     if (!redis) log.warn('REDIS_URL is not set: tokens live in this process only (single instance, lost on restart)');
     if (redis) await retryStartup('Redis connection', () => redis.ping(), startup);
     const signingKey = config.signingKey ?? (await retryStartup('signing key in Redis', () => store.getOrSet('signing-key', randomBytes(32).toString('base64')), startup));
     const users = new UserDirectory(db, cluster.id, config.userCacheMs);
     const noticesUrl = config.userNoticesUrl ?? config.databaseUrl;
-    userChanges = noticesUrl && noticesUrl !== 'off' ? new UserChangeFeed(noticesUrl, cluster.id, users, log) : undefined;
+    userChanges = noticesUrl && noticesUrl !== 'off' ? new UserChangeFeed(noticesUrl, cluster.id, users, log, served) : undefined;
     await userChanges?.start();
     const verifier = new PasswordVerifier(config.verifyCacheSeconds, Date.now, metrics.observeKdf);
     await verifier.warmUp();
@@ -124,9 +134,7 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
       db,
       ownsDb,
       ...(redis ? { redis } : {}),
-      publicUrl: config.publicUrl ?? cluster.authUrl,
-      storageUrl: config.storageUrl ?? cluster.storageUrl,
-      cluster,
+      cluster: served,
       store,
       users,
       ...(userChanges ? { userChanges } : {}),
@@ -144,6 +152,7 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
       }),
     };
   } catch (e) {
+    served?.close();
     await userChanges?.close();
     if (redis) await closeRedis(redis);
     if (ownsDb) await db.destroy();

@@ -3,3 +3,6 @@ export { createDeps, createLogger, REDACT_PATHS, type Deps } from './deps';
 export { createRedis, closeRedis, parseRedisUrl, type RedisClient, type RedisTarget } from './redis';
 export { readConfig, configSpec, type GatewayConfig } from './config';
 export { startAuthGateway, type RunningGateway } from './server';
+export { DEFAULT_CLUSTER } from './deps';
+export { clusterNames, findCluster, type ClusterInfo } from './credentials/cluster';
+export { CLUSTER_POLL_MS, type ServedCluster } from './credentials/served-cluster';

@@ -19,7 +19,7 @@ export async function startAuthGateway(config: GatewayConfig, deps: Deps): Promi
   const app = createApp(deps);
   const { server, port } = await listen(app, config.port, config.host, { errorBody: keystoneErrorBody });
   log.info(
-    { host: config.host, port, cluster: deps.cluster.name, publicUrl: deps.publicUrl, storageUrl: deps.storageUrl, tokenStore: deps.store.kind },
+    { host: config.host, port, cluster: deps.cluster.settings.name, publicUrl: deps.cluster.settings.endpoints.authUrl, storageUrl: deps.cluster.settings.endpoints.storageUrl, tokenStore: deps.store.kind },
     'auth-gateway listening',
   );
   return {
@@ -30,6 +30,7 @@ export async function startAuthGateway(config: GatewayConfig, deps: Deps): Promi
       // back to their clients before closing them (no reset under a balancer's reused connection).
       await closeGracefully(server, idleGraceMs);
       await deps.userChanges?.close();
+      deps.cluster.close();
       if (redis) await closeRedis(redis);
       if (deps.ownsDb) await deps.db.destroy();
     },

@@ -16,7 +16,7 @@ function problemsOf(env: Record<string, string>): string[] {
 
 describe('readConfig', () => {
   it('when nothing is set, then the gateway listens on 0.0.0.0:5000 for the default cluster', () => {
-    expect(readConfig({})).toEqual({ host: '0.0.0.0', port: 5000, cluster: 'default', logLevel: 'info', logFormat: 'auto', tokenLifetime: 86400, verifyCacheSeconds: 60, userCacheMs: 250, failureLimit: 10, failureWindow: 300, addressFailureLimit: 100, addressFailureWindow: 300, userFailureLimit: 100, userFailureWindow: 3600, knownAddressDays: 30, trustProxy: false, poolMax: 10, startupTimeout: 60 });
+    expect(readConfig({})).toEqual({ host: '0.0.0.0', port: 5000, logLevel: 'info', logFormat: 'auto', tokenLifetime: 86400, verifyCacheSeconds: 60, userCacheMs: 250, failureLimit: 10, failureWindow: 300, addressFailureLimit: 100, addressFailureWindow: 300, userFailureLimit: 100, userFailureWindow: 3600, knownAddressDays: 30, trustProxy: false, poolMax: 10, startupTimeout: 60 });
   });
 
   it('when every variable is set, then each is read and converted', () => {
@@ -113,7 +113,7 @@ describe('readConfig', () => {
   it('when the spec is described, then every variable appears with its default', () => {
     const table = describeConfig(configSpec);
     expect(table).toContain('| `CAIRN_GATEWAY_PORT` | `5000` |');
-    expect(table).toContain('| `CAIRN_GATEWAY_CLUSTER` | `default` |');
+    expect(table).toContain("| `CAIRN_GATEWAY_CLUSTER` | — | The cluster this gateway authenticates for: its id, name or uuid. Unset: 'default'");
     expect(table).toContain('`REDIS_URL` (or `REDIS_URL_FILE`)');
     expect(table).toContain('`DATABASE_URL` (or `DATABASE_URL_FILE`)');
   });

@@ -2,7 +2,10 @@ import { readFileSync } from 'node:fs';
 import Joi from 'joi';
 import { ConfigError, loadConfig, type ConfigSpec, type Env } from '@cairn/config';
 import { logFormatConfig, type LogFormat } from '@cairn/runtime';
-import { apiKeySchema, operatorNameSchema } from '@cairn/domain';
+import { apiKeySchema, clusterCreateSchema, operatorNameSchema } from '@cairn/domain';
+
+/** The default cluster obeys the API's own rules for a cluster, checked before anything starts. */
+const clusterField = (key: 'name' | 'auth_url' | 'storage_url', env: string) => (clusterCreateSchema.extract(key) as Joi.StringSchema).optional().label(env);
 
 /** The only place management-api reads the environment. Every key: env name, doc, default. */
 export const configSpec = {
@@ -22,15 +25,15 @@ export const configSpec = {
   defaultCluster: {
     env: 'CAIRN_DEFAULT_CLUSTER',
     doc: 'Name of the cluster the first start creates when the database has none.',
-    schema: Joi.string().max(255).default('default'),
+    schema: clusterField('name', 'CAIRN_DEFAULT_CLUSTER').default('default'),
   },
   createDefaultCluster: {
     env: 'CAIRN_CREATE_DEFAULT_CLUSTER',
     doc: 'Whether the first start creates that default cluster (false: clusters come only from the API or the migrate job).',
     schema: Joi.boolean().default(true),
   },
-  defaultAuthUrl: { env: 'CAIRN_DEFAULT_AUTH_URL', doc: 'auth_url of that default cluster.', schema: Joi.string().uri().default('http://127.0.0.1:5000/auth') },
-  defaultStorageUrl: { env: 'CAIRN_DEFAULT_STORAGE_URL', doc: 'storage_url of that default cluster (the Swift proxy, ending in /v1).', schema: Joi.string().uri().default('http://127.0.0.1:8080/v1') },
+  defaultAuthUrl: { env: 'CAIRN_DEFAULT_AUTH_URL', doc: 'auth_url of that default cluster.', schema: clusterField('auth_url', 'CAIRN_DEFAULT_AUTH_URL').default('http://127.0.0.1:5000/auth') },
+  defaultStorageUrl: { env: 'CAIRN_DEFAULT_STORAGE_URL', doc: 'storage_url of that default cluster (the Swift proxy, ending in /v1).', schema: clusterField('storage_url', 'CAIRN_DEFAULT_STORAGE_URL').default('http://127.0.0.1:8080/v1') },
   apiKeyCacheSeconds: {
     env: 'CAIRN_API_KEY_CACHE_SECONDS',
     doc: 'How long a replica may reuse an operator\'s key hashes before reading them again (a revoked key can work that long on other replicas; 0: read on every request).',

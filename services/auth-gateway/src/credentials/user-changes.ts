@@ -1,5 +1,6 @@
 import { Client, type Notification } from 'pg';
 import type { Logger } from 'pino';
+import { CLUSTER_CHANGES_CHANNEL, type ServedCluster } from './served-cluster';
 import type { UserDirectory } from './users';
 
 /** The channel the management API's triggers announce every committed user change on. */
@@ -23,8 +24,10 @@ const FENCE_TIMEOUT_MS = 1000;
  * Postgres queues a notice and signals the listening backend as part of the commit, before the
  * writer hears of it, and the backend sends pending notices before it reports itself ready for the
  * next query; so when `SELECT 1` sent after the login arrived completes, every change committed
- * before has been heard. Logins arriving in the same turn of the event loop share one fence: far
- * cheaper than reading each login's row (docs/benchmarks.md, auth-gateway).
+ * before has been heard. (Changes of the served cluster's row arrive on the same connection, on
+ * CLUSTER_CHANGES_CHANNEL, and are passed to the ServedCluster without a fence.) Logins arriving in
+ * the same turn of the event loop share one fence: far cheaper than reading each login's row
+ * (docs/benchmarks.md, auth-gateway).
  */
 export class UserChangeFeed {
   private client?: Client;
@@ -42,6 +45,8 @@ export class UserChangeFeed {
     private readonly clusterId: number,
     private readonly users: UserDirectory,
     private readonly log: Logger,
+    /** Told of changes to its row, heard on the same connection (CLUSTER_CHANGES_CHANNEL). */
+    private readonly cluster?: ServedCluster,
   ) {}
 
   /** Starts listening in the background; resolves once the first attempt has succeeded or failed. */
@@ -65,6 +70,7 @@ export class UserChangeFeed {
       lost = true;
       this.users.follow();
       if (this.closed) return;
+      this.cluster?.follow(false);
       this.log.warn({ err: e?.message }, 'user change feed lost: logins read users from Postgres until it is back');
       client.end().catch(() => undefined);
       this.retryTimer = setTimeout(() => void this.connect(), this.retryMs);
@@ -77,9 +83,11 @@ export class UserChangeFeed {
     try {
       await client.connect();
       await client.query(`LISTEN ${USER_CHANGES_CHANNEL}`);
+      if (this.cluster) await client.query(`LISTEN ${CLUSTER_CHANGES_CHANNEL}`);
       if (this.closed || lost) return;
       this.retryMs = RETRY_MIN_MS;
       this.users.follow(() => this.fence(client));
+      this.cluster?.follow(true);
     } catch (e) {
       onLost(e as Error);
     }
@@ -128,6 +136,7 @@ export class UserChangeFeed {
   }
 
   private onNotice(n: Notification): void {
+    if (n.channel === CLUSTER_CHANGES_CHANNEL) return this.onClusterNotice(n);
     let notice: { cluster_id?: unknown; user?: unknown; all?: unknown };
     try {
       notice = JSON.parse(n.payload ?? '') as typeof notice;
@@ -138,5 +147,15 @@ export class UserChangeFeed {
     if (notice.cluster_id !== this.clusterId) return;
     if (typeof notice.user === 'string') this.users.forget(notice.user);
     else this.users.forgetAll();
+  }
+
+  private onClusterNotice(n: Notification): void {
+    let notice: { id?: unknown };
+    try {
+      notice = JSON.parse(n.payload ?? '') as typeof notice;
+    } catch {
+      return this.cluster?.changed();
+    }
+    if (this.cluster && notice.id === this.cluster.id) this.cluster.changed();
   }
 }

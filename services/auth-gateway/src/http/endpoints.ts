@@ -2,9 +2,9 @@ import type { IncomingMessage } from 'node:http';
 import type { Deps } from '../deps';
 import type { Endpoints } from '../keystone/documents';
 
-/** The URLs a token document hands out: the configured ones, the same for every request. */
+/** The URLs a token document hands out now: call per answer (the object is swapped when the cluster changes). */
 export function endpointsFor(deps: Deps): Endpoints {
-  return { authUrl: deps.publicUrl, storageUrl: deps.storageUrl, region: deps.cluster.region };
+  return deps.cluster.settings.endpoints;
 }
 
 /** A request header (`name` in lower case) as a string; a repeated one joined as Node joins it. */

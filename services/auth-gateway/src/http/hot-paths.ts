@@ -67,7 +67,8 @@ export function hotPathsFirst(app: Express, deps: Deps, mount: string, everyRequ
         : req.method === 'POST' && !(Number(req.headers['content-length']) > BODY_LIMIT_BYTES)
           ? posts.get(req.url ?? '')
           : undefined;
-    if (!hot) return viaExpress(req, res, next);
+    // A deleted cluster's 503 is express's to answer (clusterGate).
+    if (!hot || deps.cluster.deleted) return viaExpress(req, res, next);
     for (const step of everyRequest) step(req as never, res as never, noop);
     http.routeAs(req, mount, hot.route);
     hot.answer(req, res).catch((err: unknown) => onError(err, req, res));

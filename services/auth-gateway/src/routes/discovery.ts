@@ -23,18 +23,20 @@ export function v3VersionEntry(root: string) {
   };
 }
 
-export function discoveryRouter(root: string): Router {
+/** `root()`: the public URL of the /auth root now (it follows the cluster's auth_url). */
+export function discoveryRouter(root: () => string): Router {
   const router = Router();
   const readOnly = methodNotAllowed(['GET', 'HEAD']);
 
   // Keystone answers its root with 300 Multiple Choices and points Location at the one version.
   router.get('/', (_req, res) => {
-    res.status(300).location(`${root}/v3/`).json({ versions: { values: [v3VersionEntry(root)] } });
+    const url = root();
+    res.status(300).location(`${url}/v3/`).json({ versions: { values: [v3VersionEntry(url)] } });
   });
   router.all('/', readOnly);
 
   router.get('/v3', (_req, res) => {
-    res.json({ version: v3VersionEntry(root) });
+    res.json({ version: v3VersionEntry(root()) });
   });
   router.all('/v3', readOnly);
   return router;

@@ -34,8 +34,6 @@ function invalid(res: Response): void {
  */
 export function keystoneV2Router(deps: Deps): Router {
   const router = Router();
-  // The configured URLs: the same for every answer.
-  const endpoints = endpointsFor(deps);
   const json = express.json({ limit: '64kb', type: () => true });
 
   const issue = async (req: Request, res: Response) => {
@@ -62,7 +60,7 @@ export function keystoneV2Router(deps: Deps): Router {
     }
     const { id, record } = await deps.tokens.issue({ user: result.user, project, methods: ['password'], userDomain: 'default' });
     deps.metrics.issued('v2');
-    res.status(200).json(v2AccessBody(id, record, endpoints));
+    res.status(200).json(v2AccessBody(id, record, endpointsFor(deps)));
   };
 
   // A body that is not JSON is as invalid as wrong credentials.
@@ -99,7 +97,7 @@ export function keystoneV2Router(deps: Deps): Router {
     }
     deps.metrics.validated('v2', 'valid');
     // Spelt for keystonemiddleware in a Python 3 Swift proxy: see wsgi-names.ts.
-    res.status(200).json(v2AccessBody(subjectId, subject, endpoints, asWsgiString));
+    res.status(200).json(v2AccessBody(subjectId, subject, endpointsFor(deps), asWsgiString));
   });
   return router;
 }

@@ -9,11 +9,10 @@ import { asWsgiString } from '../keystone/wsgi-names';
 import type { TokenRecord } from '../tokens/store';
 import { canValidate } from './validation-policy';
 
-/** Keystone's 401: where to authenticate is named, as keystoneauth expects. */
-export function keystoneUnauthorized(publicUrl: string): (res: ServerResponse) => void {
-  const challenge = `Keystone uri="${publicUrl}/v3"`;
+/** Keystone's 401: where to authenticate is named (the current public URL), as keystoneauth expects. */
+export function keystoneUnauthorized(deps: Deps): (res: ServerResponse) => void {
   return (res) => {
-    res.setHeader('WWW-Authenticate', challenge);
+    res.setHeader('WWW-Authenticate', `Keystone uri="${endpointsFor(deps).authUrl}/v3"`);
     sendKeystoneError(res, 401, 'The request you have made requires authentication.');
   };
 }
@@ -30,8 +29,7 @@ export interface V3Validation {
  * call it without express, the V3 router calls the same functions.
  */
 export function v3Validation(deps: Deps): V3Validation {
-  const endpoints = endpointsFor(deps);
-  const unauthorized = keystoneUnauthorized(deps.publicUrl);
+  const unauthorized = keystoneUnauthorized(deps);
   const subjectOf: V3Validation['subjectOf'] = async (req, res) => {
     // Validation outcomes are counted; revocation (DELETE) shares the checks but is no validation.
     const count = (result: ValidationResult) => req.method !== 'DELETE' && deps.metrics.validated('v3', result);
@@ -63,7 +61,7 @@ export function v3Validation(deps: Deps): V3Validation {
       if (!found) return;
       res.setHeader('X-Subject-Token', found.subjectId);
       // Spelt for keystonemiddleware in a Python 3 Swift proxy: see wsgi-names.ts.
-      sendJson(res, 200, v3TokenBody(found.subject, endpoints, withCatalog, asWsgiString));
+      sendJson(res, 200, v3TokenBody(found.subject, endpointsFor(deps), withCatalog, asWsgiString));
     },
   };
 }

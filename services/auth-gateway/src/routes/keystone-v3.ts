@@ -62,9 +62,7 @@ export interface V3Issue {
  * call it without express, the router below calls the same functions.
  */
 export function v3Issue(deps: Deps): V3Issue {
-  // The configured URLs: the same for every answer.
-  const endpoints = endpointsFor(deps);
-  const unauthorized = keystoneUnauthorized(deps.publicUrl);
+  const unauthorized = keystoneUnauthorized(deps);
   const json = express.json({ limit: '64kb', type: () => true });
   return {
     readBody: (req, res) =>
@@ -121,7 +119,7 @@ export function v3Issue(deps: Deps): V3Issue {
       });
       deps.metrics.issued('v3');
       res.setHeader('X-Subject-Token', id);
-      sendJson(res, 201, v3TokenBody(record, endpoints, true));
+      sendJson(res, 201, v3TokenBody(record, endpointsFor(deps), true));
     },
   };
 }

@@ -33,8 +33,6 @@ export type V1Login = (req: IncomingMessage, res: ServerResponse, clientAddress:
  * hot paths (hot-paths.ts) call it without express; the router below calls the same function.
  */
 export function v1Login(deps: Deps): V1Login {
-  // The configured URLs: the same for every answer.
-  const endpoints = endpointsFor(deps);
   return async (req, res, clientAddress) => {
     tagTransaction(req, res);
     const given = headerText(req, 'x-auth-user') ?? headerText(req, 'x-storage-user');
@@ -63,7 +61,7 @@ export function v1Login(deps: Deps): V1Login {
     const { id, record } = await deps.tokens.issue({ user: result.user, project: account, methods: ['password'], userDomain: 'default' });
     deps.metrics.issued('v1');
     const expiresIn = Math.max(0, Math.floor((Date.parse(record.expiresAt) - Date.now()) / 1000));
-    res.setHeader('X-Storage-Url', accountUrl(endpoints.storageUrl, account));
+    res.setHeader('X-Storage-Url', accountUrl(endpointsFor(deps).storageUrl, account));
     res.setHeader('X-Auth-Token', id);
     res.setHeader('X-Storage-Token', id);
     res.setHeader('X-Auth-Token-Expires', String(expiresIn));
