@@ -1,7 +1,7 @@
 import { errors, type StorageUser, escapeHtml } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
-import { listPage, type PartitionCounters } from './list-planner';
+import { listPage, type ListSource, type PartitionCounters } from './list-planner';
 import type { ListQuery, Page } from './list-types';
 
 interface UserRow {
@@ -49,20 +49,19 @@ const USER_COUNTERS: PartitionCounters = {
   idBuckets: { table: 'storage_user_id_buckets', key: 'cluster_id', bucket: 'bucket', count: 'n', bits: 12 },
 };
 
-/** `visibleClusters`: the cluster ids an operator may see; undefined means all. */
+/** How the planner reads users; `visibleClusters`: the cluster ids an operator may see (undefined: all). */
+export const usersListSource = (db: Db, visibleClusters?: number[]): ListSource => ({
+  db,
+  table: 'storage_users',
+  alias: 'u',
+  columns: SUMMARY_COLUMNS,
+  partition: { column: 'cluster_id', only: visibleClusters, counters: USER_COUNTERS },
+  related: { c: { table: 'clusters', key: 'cluster_id' } },
+});
+
 export async function listStorageUsers(db: Db, query: ListQuery, visibleClusters?: number[]): Promise<Page<StorageUserSummary>> {
   return withDbErrors(async () => {
-    const page = await listPage<SummaryRow>(
-      {
-        db,
-        table: 'storage_users',
-        alias: 'u',
-        columns: SUMMARY_COLUMNS,
-        partition: { column: 'cluster_id', only: visibleClusters, counters: USER_COUNTERS },
-        related: { c: { table: 'clusters', key: 'cluster_id' } },
-      },
-      query,
-    );
+    const page = await listPage<SummaryRow>(usersListSource(db, visibleClusters), query);
     return { total: page.total, rows: page.rows.map(toSummary) };
   });
 }
