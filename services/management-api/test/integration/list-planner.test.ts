@@ -126,6 +126,13 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
         expect(listing[1]).toContain('cluster_user_counts');
         expect(listing[1]).not.toMatch(/count\(\*\)|join "clusters"/);
       }
+      // Every value travels as a bind parameter, none is written into the SQL.
+      for (const params of [[['user__startswith', "a'%"]], [['cluster__name', 'south'], ['user__startswith', "b'"], ['offset', '5200']], [['cluster', String(clusters[0])], ['offset', '5200']], [['user', 'al1'], ['order_by', '-user']]] as Params[]) {
+        statements.length = 0;
+        await planned(params);
+        expect(statements.length).toBeGreaterThan(0);
+        for (const sql of statements) expect(sql).not.toMatch(/'|\b5200\b|\bal1\b/);
+      }
       statements.length = 0;
       expect(await planned([['cluster__name', 'nowhere']])).toEqual({ total: 0, ids: [] });
       expect(statements).toHaveLength(1);
