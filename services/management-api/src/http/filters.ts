@@ -1,31 +1,13 @@
 import { errors, escapeHtml } from '@cairn/domain';
-import type { FieldDef, Lookup, ResourceDef } from './resource';
+import type { Filter, ListQuery, Lookup, Ordering } from '../repositories/list-types';
+import type { FieldDef, ResourceDef } from './resource';
 
 /**
  * Turns tastypie-style query parameters (`user__startswith=a`, `cluster__name=x`, `order_by=-id`)
  * into a validated, typed description of the query. Column names come only from resource
  * definitions, never from the request; values are always bound as parameters.
  */
-export interface Filter {
-  alias: string;
-  column: string;
-  lookup: Lookup;
-  /** One value, or several for `in`. Integers travel as decimal strings (bigint-safe). */
-  values: Array<string | boolean>;
-}
-
-export interface Ordering {
-  alias: string;
-  column: string;
-  desc: boolean;
-}
-
-export interface ListQuery {
-  filters: Filter[];
-  ordering: Ordering[];
-  limit: number;
-  offset: bigint;
-}
+export type { Filter, ListQuery, Ordering } from '../repositories/list-types';
 
 const RESERVED = new Set(['format', 'limit', 'offset', 'order_by', 'callback', 'username', 'api_key']);
 const ALL_LOOKUPS = new Set<string>(['exact', 'iexact', 'in', 'startswith', 'istartswith', 'contains', 'icontains', 'gt', 'gte', 'lt', 'lte', 'isnull', 'range', 'year', 'month', 'day', 'regex', 'iregex', 'endswith', 'iendswith']);

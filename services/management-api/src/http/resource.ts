@@ -1,12 +1,12 @@
+import type { Lookup } from '../repositories/list-types';
+
 /**
  * A resource's public shape, the single source for filtering, ordering, body rules and the
  * `/schema/` document, as a tastypie Resource's Meta would be.
  */
 export type FieldType = 'integer' | 'string' | 'boolean' | 'related' | 'list' | 'datetime' | 'dict';
 
-export type Lookup =
-  | 'exact' | 'iexact' | 'in' | 'startswith' | 'istartswith' | 'contains' | 'icontains'
-  | 'gt' | 'gte' | 'lt' | 'lte' | 'isnull';
+export type { Lookup };
 
 export const STRING_LOOKUPS: readonly Lookup[] = ['exact', 'iexact', 'in', 'startswith', 'istartswith', 'contains', 'icontains', 'gt', 'gte', 'lt', 'lte', 'isnull'];
 export const NUMBER_LOOKUPS: readonly Lookup[] = ['exact', 'in', 'gt', 'gte', 'lt', 'lte', 'isnull'];

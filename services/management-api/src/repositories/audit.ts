@@ -1,7 +1,7 @@
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
-import type { ListQuery } from '../http/filters';
-import { applyFilters, fetchPage, type Page } from './list-query';
+import { listPage } from './list-planner';
+import type { ListQuery, Ordering, Page } from './list-types';
 
 /**
  * The audit trail. `recordAudit` takes the write's own transaction: the change and its record
@@ -131,16 +131,14 @@ const toRecord = (r: AuditRow): AuditRecord => ({
 });
 
 /** Newest first unless the request orders otherwise; id breaks ties within one transaction. */
-const NEWEST_FIRST = [
+const NEWEST_FIRST: Ordering[] = [
   { alias: 'a', column: 'occurred_at', desc: true },
   { alias: 'a', column: 'id', desc: true },
 ];
 
 export async function listAudit(db: Db, query: ListQuery): Promise<Page<AuditRecord>> {
   return withDbErrors(async () => {
-    const base = applyFilters(db('audit_log as a'), query.filters);
-    const ordered = query.ordering.length > 0 ? query : { ...query, ordering: NEWEST_FIRST };
-    const page = await fetchPage<AuditRow>({ db, base, table: () => db('audit_log as a'), alias: 'a', columns: COLUMNS }, ordered);
+    const page = await listPage<AuditRow>({ db, table: 'audit_log', alias: 'a', columns: COLUMNS, defaultOrdering: NEWEST_FIRST }, query);
     return { total: page.total, rows: page.rows.map(toRecord) };
   });
 }

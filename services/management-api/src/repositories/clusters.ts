@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { errors, type Cluster, type ClusterCreateInput, type ClusterPatchInput, escapeHtml } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors, type ConstraintMessages } from '../db/errors';
-import type { ListQuery } from '../http/filters';
-import { applyFilters, fetchPage, type Page } from './list-query';
+import { listPage } from './list-planner';
+import type { ListQuery, Page } from './list-types';
 
 interface ClusterRow {
   id: number;
@@ -38,9 +38,7 @@ const uniqueMessages = (name?: string, uuid?: string): ConstraintMessages => ({
 /** `visible`: the cluster ids an operator may see; undefined means all. */
 export async function listClusters(db: Db, query: ListQuery, visible?: number[]): Promise<Page<Cluster>> {
   return withDbErrors(async () => {
-    const base = applyFilters(db('clusters as k'), query.filters);
-    if (visible) base.whereIn('k.id', visible);
-    const page = await fetchPage<ClusterRow>({ db, base, table: () => db('clusters as k'), alias: 'k', columns: COLUMNS }, query);
+    const page = await listPage<ClusterRow>({ db, table: 'clusters', alias: 'k', columns: COLUMNS, partition: { column: 'id', only: visible } }, query);
     return { total: page.total, rows: page.rows.map(toCluster) };
   });
 }

@@ -2,8 +2,8 @@ import type { Knex } from 'knex';
 import type { CapacityElement, DeviceReport } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
-import type { ListQuery } from '../http/filters';
-import { applyFilters, fetchPage, type Page } from './list-query';
+import { listPage } from './list-planner';
+import type { ListQuery, Page } from './list-types';
 
 export interface StoredPolicy {
   index: number;
@@ -95,9 +95,11 @@ const DEVICE_COLUMNS = ['d.id', 'd.node', 'd.device', 'd.policy_indexes', 'd.siz
 /** `policyIndex`: only devices in that policy; -1 matches nothing (an unknown policy name). */
 export async function listDevices(db: Db, clusterId: number, query: ListQuery, policyIndex?: number): Promise<Page<StoredDevice>> {
   return withDbErrors(async () => {
-    const base = applyFilters(db('devices as d').where('d.cluster_id', clusterId), query.filters);
-    if (policyIndex !== undefined) base.whereRaw('d.policy_indexes @> ARRAY[?]::int[]', [policyIndex]);
-    const page = await fetchPage<Record<string, unknown>>({ db, base, table: () => db('devices as d'), alias: 'd', columns: DEVICE_COLUMNS }, query);
+    const scope = (qb: Knex.QueryBuilder) => {
+      qb.where('d.cluster_id', clusterId);
+      if (policyIndex !== undefined) qb.whereRaw('d.policy_indexes @> ARRAY[?]::int[]', [policyIndex]);
+    };
+    const page = await listPage<Record<string, unknown>>({ db, table: 'devices', alias: 'd', columns: DEVICE_COLUMNS, scope }, query);
     return {
       total: page.total,
       rows: page.rows.map((r) => ({

@@ -1,8 +1,8 @@
 import { errors, type Operator, type OperatorRole, escapeHtml } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
-import type { ListQuery } from '../http/filters';
-import { applyFilters, fetchPage, type Page } from './list-query';
+import { listPage } from './list-planner';
+import type { ListQuery, Page } from './list-types';
 
 interface OperatorRow {
   id: number;
@@ -39,16 +39,15 @@ export async function countOperators(db: Db): Promise<number> {
 
 export async function listOperators(db: Db, query: ListQuery): Promise<Page<Operator>> {
   return withDbErrors(async () => {
-    const base = applyFilters(db('operators as o'), query.filters);
     const columns = [
       'o.id',
       'o.name',
       'o.role',
       'o.created_at',
       'o.updated_at',
-      db.raw('ARRAY(SELECT oc.cluster_id FROM operator_clusters oc WHERE oc.operator_id = o.id) AS cluster_ids') as unknown as string,
+      db.raw('ARRAY(SELECT oc.cluster_id FROM operator_clusters oc WHERE oc.operator_id = o.id) AS cluster_ids'),
     ];
-    const page = await fetchPage<OperatorRow>({ db, base, table: () => db('operators as o'), alias: 'o', columns }, query);
+    const page = await listPage<OperatorRow>({ db, table: 'operators', alias: 'o', columns }, query);
     return { total: page.total, rows: page.rows.map(toOperator) };
   });
 }

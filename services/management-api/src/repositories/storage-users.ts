@@ -1,12 +1,8 @@
-import type { Knex } from 'knex';
 import { errors, type StorageUser, escapeHtml } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
-import { runPrepared, type NamedStatement } from '../db/prepared';
-import type { Filter, ListQuery } from '../http/filters';
-import { bucketDirection, fetchPageByIdBuckets } from './id-buckets';
-import { applyFilters, applyOrdering, fetchPage, isDeepOffset, type Page } from './list-query';
-import { fetchCommonUserPage } from './user-page-statements';
+import { listPage, type ListSource, type PartitionCounters } from './list-planner';
+import type { ListQuery, Page } from './list-types';
 
 interface UserRow {
   id: string | number;
@@ -39,92 +35,41 @@ const toUser = (r: UserRow): StorageUser => ({
 export type StorageUserSummary = Pick<StorageUser, 'id' | 'clusterId' | 'username' | 'isSuperuser' | 'enabled'>;
 const SUMMARY_COLUMNS = ['u.id', 'u.cluster_id', 'u.username', 'u.is_superuser', 'u.enabled'];
 
-/**
- * The clusters a list is limited to when its filters restrict nothing but the cluster (null:
- * they restrict something else, so only count(*) can tell).
- */
-function clustersOnly(filters: readonly Filter[], visible?: number[]): Set<string> | 'all' | null {
-  let ids: Set<string> | 'all' = 'all';
-  const narrow = (values: Iterable<string>) => {
-    const next = new Set(values);
-    ids = ids === 'all' ? next : new Set([...ids].filter((id) => next.has(id)));
-  };
-  for (const f of filters) {
-    const onCluster = (f.alias === 'u' && f.column === 'cluster_id') || (f.alias === 'c' && f.column === 'id');
-    if (!onCluster || (f.lookup !== 'exact' && f.lookup !== 'in')) return null;
-    narrow(f.values.map(String));
-  }
-  if (visible) narrow(visible.map(String));
-  return ids;
-}
-
-/** Exact total from the per-cluster counters the triggers keep, as a one-row query. */
-function countFromCounters(db: Db, filters: readonly Filter[], visible?: number[]): Knex.QueryBuilder | null {
-  const ids = clustersOnly(filters, visible);
-  if (ids === null) return null;
-  const q = db('cluster_user_counts').select(db.raw('coalesce(sum(user_count), 0) AS total'));
-  if (ids !== 'all') q.whereIn('cluster_id', [...ids]);
-  return q;
-}
-
 type SummaryRow = Pick<UserRow, 'id' | 'cluster_id' | 'username' | 'is_superuser' | 'enabled'>;
 const toSummary = (r: SummaryRow): StorageUserSummary => ({ id: String(r.id), clusterId: Number(r.cluster_id), username: r.username, isSuperuser: r.is_superuser, enabled: r.enabled });
 
 /**
- * Page 1 of one cluster or of all (the commonest lists) through named prepared statements; a deep
- * page ordered by id over nothing but clusters from the id buckets; every other page from the
- * generic OFFSET path (with the per-cluster counter for the total when it can).
+ * Users are partitioned by cluster: `cluster`, `cluster__in` and the cluster filters resolved to
+ * ids (`cluster__name`, `cluster__uuid`, `cluster__id`) narrow it, and the counters the triggers
+ * keep per cluster (migrations 20261122010000 and 20261122040000, buckets of 2^12 ids) give exact
+ * totals and deep pages ordered by id without walking the skipped rows.
  */
-async function fetchUserPage(db: Db, base: Knex.QueryBuilder, query: ListQuery, visibleClusters?: number[]): Promise<Page<SummaryRow>> {
-  const clusters = clustersOnly(query.filters, visibleClusters);
-  const common = await fetchCommonUserPage(db, query, clusters);
-  if (common) return common;
-  const direction = bucketDirection(query, 'u');
-  if (direction && clusters !== null && isDeepOffset(query.offset)) {
-    const order = (qb: Knex.QueryBuilder) => applyOrdering(qb, query.ordering, 'u');
-    return fetchPageByIdBuckets<SummaryRow>({ db, base, alias: 'u', columns: SUMMARY_COLUMNS, clusters, order }, query, direction);
-  }
-  return fetchPage<SummaryRow>(
-    {
-      db,
-      base,
-      table: () => db('storage_users as u'),
-      alias: 'u',
-      columns: SUMMARY_COLUMNS,
-      fastCount: () => countFromCounters(db, query.filters, visibleClusters),
-    },
-    query,
-  );
-}
+const USER_COUNTERS: PartitionCounters = {
+  totals: { table: 'cluster_user_counts', key: 'cluster_id', count: 'user_count' },
+  idBuckets: { table: 'storage_user_id_buckets', key: 'cluster_id', bucket: 'bucket', count: 'n', bits: 12 },
+};
+
+/** How the planner reads users; `visibleClusters`: the cluster ids an operator may see (undefined: all). */
+export const usersListSource = (db: Db, visibleClusters?: number[]): ListSource => ({
+  db,
+  table: 'storage_users',
+  alias: 'u',
+  columns: SUMMARY_COLUMNS,
+  partition: { column: 'cluster_id', only: visibleClusters, counters: USER_COUNTERS },
+  related: { c: { table: 'clusters', key: 'cluster_id' } },
+});
 
 export async function listStorageUsers(db: Db, query: ListQuery, visibleClusters?: number[]): Promise<Page<StorageUserSummary>> {
   return withDbErrors(async () => {
-    const base = db('storage_users as u');
-    if (query.filters.some((f) => f.alias === 'c')) base.join('clusters as c', 'c.id', 'u.cluster_id');
-    applyFilters(base, query.filters);
-    if (visibleClusters) base.whereIn('u.cluster_id', visibleClusters);
-    const page = await fetchUserPage(db, base, query, visibleClusters);
-    return {
-      total: page.total,
-      rows: page.rows.map(toSummary),
-    };
+    const page = await listPage<SummaryRow>(usersListSource(db, visibleClusters), query);
+    return { total: page.total, rows: page.rows.map(toSummary) };
   });
 }
 
-const SUMMARY_BY_ID: NamedStatement = {
-  name: 'cairn_user_summary_by_id',
-  text: 'SELECT id, cluster_id, username, is_superuser, enabled FROM storage_users WHERE id = $1',
-};
-
-/** What a user's detail GET shows, by id: a named prepared statement on Postgres (the hottest read). */
+/** What a user's detail GET shows, by id. */
 export async function getStorageUserSummary(db: Db, id: string): Promise<StorageUserSummary | null> {
-  return withDbErrors(async () => {
-    const prepared = await runPrepared(db, SUMMARY_BY_ID, [id]);
-    const row = prepared
-      ? prepared[0] && { id: prepared[0][0], cluster_id: prepared[0][1], username: prepared[0][2], is_superuser: prepared[0][3], enabled: prepared[0][4] }
-      : await db('storage_users as u').select(SUMMARY_COLUMNS).where('u.id', id).first();
-    return row ? toSummary(row as SummaryRow) : null;
-  });
+  const row = await withDbErrors(() => db('storage_users as u').select(SUMMARY_COLUMNS).where('u.id', id).first());
+  return row ? toSummary(row as SummaryRow) : null;
 }
 
 /** `lock`: inside a transaction, hold the row until it ends, so a change's "before" is exact. */

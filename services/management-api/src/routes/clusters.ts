@@ -3,6 +3,7 @@ import { errors, validate, clusterCreateSchema, clusterPatchSchema, type Cluster
 import type { Db } from '../db/database';
 import { canSeeCluster, operatorOf, requireGlobalAdmin, visibleClusters } from '../http/auth';
 import { parseBody } from '../http/body';
+import { dropUnchangedReadOnly, sameId, sameUri, sameUuid, type SameAs } from '../http/read-only';
 import { INT4_MAX, NUMBER_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
@@ -30,6 +31,13 @@ export const clustersResource: ResourceDef = {
 };
 
 const LIST = `${API_ROOT}/clusters/`;
+
+/** What a client may send back unchanged from a GET (see dropUnchangedReadOnly). */
+const clusterReadOnly = (c: Cluster): Record<string, SameAs> => ({
+  id: sameId(c.id),
+  uuid: sameUuid(c.uuid),
+  resource_uri: sameUri(clusterUri(c.id)),
+});
 
 /** The cluster a path names, if the caller may see it; anything else is simply not found. */
 export async function findVisibleCluster(db: Db, raw: string | undefined, canSee: (id: number) => boolean): Promise<Cluster> {
@@ -66,7 +74,7 @@ export function clustersRouter(db: Db, auth: RequestHandler): Router {
     PATCH: async (req, res) => {
       requireGlobalAdmin(operatorOf(res));
       const cluster = await visibleCluster(req.params.id, () => true);
-      const patch = validate<ClusterPatchInput>(clusterPatchSchema, await parseBody(req));
+      const patch = validate<ClusterPatchInput>(clusterPatchSchema, dropUnchangedReadOnly(await parseBody(req), clusterReadOnly(cluster)));
       const updated = await db.transaction(async (trx) => {
         const before = await getCluster(trx, cluster.id, true);
         const after = before && (await updateCluster(trx, before.id, patch));

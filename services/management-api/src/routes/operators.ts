@@ -3,6 +3,7 @@ import { emptyBodySchema, errors, generateApiKey, hashApiKey, operatorCreateSche
 import type { Db } from '../db/database';
 import { operatorOf, requireGlobalAdmin } from '../http/auth';
 import { parseBody } from '../http/body';
+import { dropUnchangedReadOnly, sameId, sameText, sameUri, type SameAs } from '../http/read-only';
 import { EXACT_ONLY, INT4_MAX, NUMBER_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
@@ -39,6 +40,13 @@ export const operatorsResource: ResourceDef = {
 };
 
 const LIST = `${API_ROOT}/operators/`;
+
+/** What a client may send back unchanged from a GET (see dropUnchangedReadOnly). */
+const operatorReadOnly = (o: Operator): Record<string, SameAs> => ({
+  id: sameId(o.id),
+  name: sameText(o.name),
+  resource_uri: sameUri(operatorUri(o.id)),
+});
 
 export async function resolveClusterRefs(db: Db, refs: Array<number | string>): Promise<number[]> {
   const ids: number[] = [];
@@ -117,7 +125,7 @@ export function operatorsRouter(db: Db, auth: RequestHandler, onChange: () => vo
     PATCH: async (req, res) => {
       requireGlobalAdmin(operatorOf(res));
       const found = await findOperator(req.params.id);
-      const patch = validate<OperatorPatchInput>(operatorPatchSchema, await parseBody(req));
+      const patch = validate<OperatorPatchInput>(operatorPatchSchema, dropUnchangedReadOnly(await parseBody(req), operatorReadOnly(found)));
       const clusterIds = patch.clusters ? await resolveClusterRefs(db, patch.clusters) : undefined;
       const updated = await db.transaction(async (trx) => {
         const before = await getOperator(trx, found.id, true);

@@ -3,6 +3,7 @@ import { errors, validate, userCreateSchema, userPatchSchema, type UserCreateInp
 import type { Db } from '../db/database';
 import { canSeeCluster, operatorOf, requireWriter, requireWriterOn, visibleClusters } from '../http/auth';
 import { parseBody } from '../http/body';
+import { dropUnchangedReadOnly, sameCluster, sameId, sameText, sameUri, type SameAs } from '../http/read-only';
 import { EXACT_ONLY, INT8_MAX, NUMBER_LOOKUPS, RELATED_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
@@ -39,6 +40,14 @@ export const usersResource: ResourceDef = {
 };
 
 const LIST = `${API_ROOT}/users/`;
+
+/** What a client may send back unchanged from a GET (see dropUnchangedReadOnly). */
+const userReadOnly = (u: { id: string; clusterId: number; username: string }): Record<string, SameAs> => ({
+  id: sameId(u.id),
+  cluster: sameCluster(u.clusterId),
+  user: sameText(u.username),
+  resource_uri: sameUri(userUri(u.id)),
+});
 
 export type PasswordHasher = (password: string) => Promise<string>;
 
@@ -96,7 +105,7 @@ export function usersRouter(db: Db, auth: RequestHandler, hashPassword: Password
       requireWriter(op);
       const existing = await findVisible(req.params.id, (c) => canSeeCluster(op, c), getStorageUser);
       requireWriterOn(op, existing.clusterId);
-      const patch = validate<UserPatchInput>(userPatchSchema, await parseBody(req));
+      const patch = validate<UserPatchInput>(userPatchSchema, dropUnchangedReadOnly(await parseBody(req), userReadOnly(existing)));
       const passwordHash = patch.password === undefined ? undefined : await hashPassword(patch.password);
       const updated = await db.transaction(async (trx) => {
         const before = await getStorageUser(trx, existing.id, true);

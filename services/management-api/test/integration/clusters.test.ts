@@ -53,6 +53,17 @@ describe.each(DB_KINDS)('clusters on %s', (kind) => {
     expect(ro.body.error).toBe("The 'uuid' field is read-only and cannot be changed.");
   });
 
+  it('when a cluster is sent back as read with one field changed, then 202; a changed id is refused', async () => {
+    const created = await as('post', '/api/v1/clusters/').send({ name: 'roundtrip', auth_url: 'https://r/auth', storage_url: 'https://r/v1' });
+    const read = await as('get', `/api/v1/clusters/${created.body.id}/`);
+    const res = await as('patch', `/api/v1/clusters/${created.body.id}/`).send({ ...read.body, uuid: String(read.body.uuid).toUpperCase(), region: 'West' });
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ ...read.body, region: 'West' });
+    const moved = await as('patch', `/api/v1/clusters/${created.body.id}/`).send({ ...read.body, id: Number(created.body.id) + 1000 });
+    expect(moved.status).toBe(400);
+    expect(moved.body.error).toBe("The 'id' field is read-only and cannot be changed.");
+  });
+
   it('when a cluster has users, then DELETE is refused with 400 saying why; once empty, 204', async () => {
     const created = await as('post', '/api/v1/clusters/').send({ name: 'south', auth_url: 'https://s/auth', storage_url: 'https://s/v1' });
     const user = await createUser(app, 'southerner', { cluster: created.body.resource_uri });

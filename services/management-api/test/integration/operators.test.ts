@@ -109,6 +109,18 @@ describe.each(DB_KINDS)('operators and API keys on %s', (kind) => {
       expect((await app.http().get('/api/v1/clusters/').set('Authorization', auth)).status).toBe(401);
     });
 
+    it('when an operator is sent back as read with its role changed, then 202; a changed name is refused', async () => {
+      const op = await app.http().post('/api/v1/operators/').set('Authorization', ADMIN_AUTH).send({ name: 'roundtrip', role: 'admin', clusters: ['/api/v1/clusters/1/'] });
+      const read = await app.http().get(op.body.resource_uri).set('Authorization', ADMIN_AUTH);
+      const patched = await app.http().patch(op.body.resource_uri).set('Authorization', ADMIN_AUTH).send({ ...read.body, role: 'reader' });
+      expect(patched.status).toBe(202);
+      expect(patched.body).toEqual({ ...read.body, role: 'reader' });
+      const renamed = await app.http().patch(op.body.resource_uri).set('Authorization', ADMIN_AUTH).send({ ...read.body, name: 'other' });
+      expect(renamed.status).toBe(400);
+      expect(renamed.body.error).toBe("The 'name' field is read-only and cannot be changed.");
+      expect((await app.http().get(op.body.resource_uri).set('Authorization', ADMIN_AUTH)).body.role).toBe('reader');
+    });
+
     it('when the last global admin would be removed, then 400 and it stays', async () => {
       const list = await app.http().get('/api/v1/operators/?role=admin&limit=0').set('Authorization', ADMIN_AUTH);
       // Leave only root as a global admin, then try to delete it.

@@ -222,12 +222,37 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
       expect(get.body).not.toHaveProperty('password');
     });
 
+    it('when the object is sent back as read with one field changed, then 202 and only that field changes', async () => {
+      const created = await createUser(app, 'roundtrip');
+      const read = await http().get(`/api/v1/users/${created.id}/`).set('Authorization', ADMIN_AUTH);
+      const res = await http().patch(`/api/v1/users/${created.id}/`).set('Authorization', ADMIN_AUTH).send({ ...read.body, enabled: false });
+      expect(res.status).toBe(202);
+      expect(res.body).toEqual({ ...read.body, enabled: false });
+      const row = await app.db('storage_users').where({ id: created.id as string }).first();
+      expect(row.enabled).toBe(false);
+      expect(row.username).toBe('roundtrip');
+    });
+
+    it('when read-only fields are sent unchanged in other spellings, then they are accepted', async () => {
+      const created = await createUser(app, 'spellings');
+      const id = created.id as string;
+      const res = await http()
+        .patch(`/api/v1/users/${id}/`)
+        .set('Authorization', ADMIN_AUTH)
+        .send({ id: Number(id), cluster: 1, resource_uri: `http://api.example.com/api/v1/users/${id}`, user: 'spellings', is_superuser: true });
+      expect(res.status).toBe(202);
+      expect(res.body.is_superuser).toBe(true);
+      const form = await http().patch(`/api/v1/users/${id}/`).set('Authorization', ADMIN_AUTH).type('form').send(`id=${id}&cluster=%2Fapi%2Fv1%2Fclusters%2F1%2F&enabled=0`);
+      expect(form.status).toBe(202);
+      expect(form.body.enabled).toBe(false);
+    });
+
     it.each([
       ['user', { user: 'renamed' }],
-      ['cluster', { cluster: '/api/v1/clusters/1/' }],
-      ['id', { id: '5' }],
-      ['resource_uri', { resource_uri: '/api/v1/users/5/' }],
-    ])('when the read-only field %s is sent, then 400 and nothing changes', async (field, body) => {
+      ['cluster', { cluster: '/api/v1/clusters/2/' }],
+      ['id', { id: '987654321' }],
+      ['resource_uri', { resource_uri: '/api/v1/users/987654321/' }],
+    ])('when the read-only field %s is sent with another value, then 400 names it and nothing changes', async (field, body) => {
       const created = await createUser(app, `ro-${field}`);
       const res = await http().patch(`/api/v1/users/${created.id}/`).set('Authorization', ADMIN_AUTH).send({ ...body, enabled: false });
       expect(res.status).toBe(400);

@@ -5,8 +5,9 @@ import type { Knex } from 'knex';
  * statement-level triggers in the same transaction as every insert and delete, like
  * `cluster_user_counts`. A deep page ordered by id (`?offset=900000`) then finds the bucket its
  * offset falls in by summing a few thousand counters instead of walking 900,000 index entries, and
- * walks fewer than 4096 rows from the bucket's first id (see repositories/id-buckets.ts, whose
- * BUCKET_BITS must stay 12 unless a new migration rebuilds this table).
+ * walks fewer than 4096 rows from the bucket's first id (see repositories/list-planner.ts; the 12
+ * bits are declared in repositories/storage-users.ts and must stay unless a new migration rebuilds
+ * this table).
  *
  * Both counters depend on a user's id and cluster never changing (users never move: nothing
  * updates either column). A guard trigger makes that a rule of the database, so a hand-written

@@ -5,6 +5,7 @@ import * as capacityReports from './20261122020000_capacity_reports';
 import * as auditLog from './20261122030000_audit_log';
 import * as userIdBuckets from './20261122040000_user_id_buckets';
 import * as storageUserChangeNotices from './20261122041500_storage_user_change_notices';
+import * as userOrderingIndex from './20261123100000_user_ordering_index';
 import * as clusterChangeNotices from './20261123200000_cluster_change_notices';
 
 /**
@@ -18,6 +19,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261122030000_audit_log': auditLog,
   '20261122040000_user_id_buckets': userIdBuckets,
   '20261122041500_storage_user_change_notices': storageUserChangeNotices,
+  '20261123100000_user_ordering_index': userOrderingIndex,
   '20261123200000_cluster_change_notices': clusterChangeNotices,
 };
 
