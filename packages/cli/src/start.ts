@@ -26,6 +26,7 @@ export async function startAll(): Promise<void> {
   bannerStream(apiConfig.logFormat).write(
     (admin ? api.adminKeyBanner(admin) : '\n') +
       `Cairn is running (${apiConfig.databaseUrl ? 'Postgres' : `embedded PGlite in ${apiConfig.dataDir}`}).\n` +
+      `  console         ${apiUrl}/console/\n` +
       `  management API  ${apiUrl}/api/v1/\n` +
       `  auth gateway    ${gatewayUrl}/auth/\n\n` +
       `Try:\n  curl -H 'Authorization: ${auth}' ${apiUrl}/api/v1/clusters/\n` +
