@@ -75,3 +75,12 @@ export function ShownOnce({ title, value, onDone }: { title: string; value: stri
     </div>
   );
 }
+
+/** A box that scrolls sideways on narrow screens; focusable so the keyboard can scroll it too. */
+export function ScrollBox({ label, busy, children }: { label: string; busy?: boolean; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap" tabIndex={0} role="region" aria-label={label} aria-busy={busy}>
+      {children}
+    </div>
+  );
+}

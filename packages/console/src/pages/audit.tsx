@@ -1,5 +1,5 @@
 import { query, type AuditEntry, type List } from '../api';
-import { ErrorText, Loading } from '../components';
+import { ErrorText, Loading, ScrollBox } from '../components';
 import { useSession } from '../context';
 import { navigate, useLoad } from '../hooks';
 import { formatTime } from '../lib/format';
@@ -81,7 +81,7 @@ export function AuditPage({ params }: { params: URLSearchParams }) {
       <ErrorText error={list.error} />
       {list.loading && !list.data ? <Loading what="the audit trail" /> : null}
       {list.data ? (
-        <div class="table-wrap" aria-busy={list.loading}>
+        <ScrollBox label="Audit entries" busy={list.loading}>
           <table class="audit">
             <caption class="sr-only">Audit entries, newest first</caption>
             <thead>
@@ -105,7 +105,7 @@ export function AuditPage({ params }: { params: URLSearchParams }) {
                   <td>
                     <details>
                       <summary>before / after</summary>
-                      <pre>{JSON.stringify({ before: a.before, after: a.after }, null, 2)}</pre>
+                      <pre tabIndex={0}>{JSON.stringify({ before: a.before, after: a.after }, null, 2)}</pre>
                       {a.request_id ? <p class="hint">request {a.request_id}</p> : null}
                     </details>
                   </td>
@@ -114,7 +114,7 @@ export function AuditPage({ params }: { params: URLSearchParams }) {
             </tbody>
           </table>
           {list.data.objects.length === 0 ? <p>No entries match.</p> : null}
-        </div>
+        </ScrollBox>
       ) : null}
       {list.data ? (
         <nav class="pager row" aria-label="Pages">

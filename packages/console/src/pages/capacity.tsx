@@ -1,6 +1,6 @@
 import { useMemo } from 'preact/hooks';
 import { listAll, type CapacityElement, type Device } from '../api';
-import { ErrorText, Loading, Section } from '../components';
+import { ErrorText, Loading, Section, ScrollBox } from '../components';
 import { useSession } from '../context';
 import { useLoad } from '../hooks';
 import { devicePctUsed, formatBytes, formatPct, formatTb, formatTime } from '../lib/format';
@@ -89,7 +89,7 @@ const COLUMNS: Array<{ key: string; label: string; get: (e: CapacityElement) => 
 /** The capacity API's answer, one row per ring set, every number as returned (exact in data-raw and title). */
 function CapacityTable({ elements }: { elements: CapacityElement[] }) {
   return (
-    <div class="table-wrap">
+    <ScrollBox label="Capacity by ring set">
       <table class="capacity">
         <caption class="sr-only">Capacity by ring set, as GET capacity/list/ returns it</caption>
         <thead>
@@ -115,7 +115,7 @@ function CapacityTable({ elements }: { elements: CapacityElement[] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollBox>
   );
 }
 

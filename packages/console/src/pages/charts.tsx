@@ -27,7 +27,7 @@ export interface Mark {
 export function Histogram({ bins, marks, label }: { bins: Bin[]; marks: Mark[]; label: string }) {
   const W = 400;
   const H = 160;
-  const pad = { l: 28, r: 8, t: 28, b: 22 };
+  const pad = { l: 28, r: 16, t: 28, b: 22 };
   const max = Math.max(1, ...bins.map((b) => b.count));
   const x = (pct: number) => pad.l + (pct / 100) * (W - pad.l - pad.r);
   const y = (n: number) => H - pad.b - (n / max) * (H - pad.t - pad.b);

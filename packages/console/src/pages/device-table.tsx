@@ -1,5 +1,6 @@
 import { useMemo, useState } from 'preact/hooks';
 import type { Device } from '../api';
+import { ScrollBox } from '../components';
 import { formatBytes, formatPct } from '../lib/format';
 import { WARN_PCT } from './charts';
 
@@ -60,7 +61,7 @@ export function DeviceTable({ rows }: { rows: DeviceRow[] }) {
           {visible.length.toLocaleString()} of {rows.length.toLocaleString()} devices
         </span>
       </div>
-      <div class="table-wrap">
+      <ScrollBox label="Devices">
         <table class="devices">
           <caption class="sr-only">Devices; column headers sort</caption>
           <thead>
@@ -89,7 +90,7 @@ export function DeviceTable({ rows }: { rows: DeviceRow[] }) {
             ))}
           </tbody>
         </table>
-      </div>
+      </ScrollBox>
       {visible.length > shown ? (
         <button type="button" class="secondary" onClick={() => setShown(shown + PAGE)}>
           Show {Math.min(PAGE, visible.length - shown)} more

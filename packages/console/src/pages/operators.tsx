@@ -194,7 +194,7 @@ function Keys({ op }: { op: Operator }) {
     <div class="keys">
       <div class="row">
         <h3>API keys</h3>
-        <button type="button" class="secondary" onClick={add} aria-label={`Add an API key for ${op.name}`}>
+        <button type="button" class="secondary" onClick={add} aria-label={`Add key for ${op.name}`}>
           Add key
         </button>
       </div>

@@ -162,7 +162,7 @@ function Connect({ authUrl, user }: { authUrl: string; user: string }) {
         <h3>{title}</h3>
         <CopyButton text={text} label={title} />
       </div>
-      <pre>
+      <pre tabIndex={0}>
         <code>{text}</code>
       </pre>
     </div>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { clusterIdOf, errorText, query, type List, type StorageUser } from '../api';
-import { ErrorText, Loading, Section, ShownOnce } from '../components';
+import { ErrorText, Loading, Section, ShownOnce, ScrollBox } from '../components';
 import { canWriteCluster, useSession } from '../context';
 import { navigate, useLoad } from '../hooks';
 import { PasswordFields, usePasswordChoice } from './password';
@@ -83,7 +83,7 @@ export function UsersPage({ params }: { params: URLSearchParams }) {
       <ErrorText error={list.error} />
       {list.loading && !list.data ? <Loading what="users" /> : null}
       {list.data ? (
-        <div class="table-wrap" aria-busy={list.loading}>
+        <ScrollBox label="Storage users" busy={list.loading}>
           <table class="users">
             <caption class="sr-only">Storage users</caption>
             <thead>
@@ -108,7 +108,7 @@ export function UsersPage({ params }: { params: URLSearchParams }) {
             </tbody>
           </table>
           {list.data.objects.length === 0 ? <p>No users match.</p> : null}
-        </div>
+        </ScrollBox>
       ) : null}
       {list.data ? (
         <nav class="pager row" aria-label="Pages">
