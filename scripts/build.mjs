@@ -44,7 +44,14 @@ function viteBuild(dir, pkg, quiet) {
     if (!quiet) process.stdout.write(`${pkg.name}: up to date -> ${relative(root, join(dir, 'dist'))}/\n`);
     return;
   }
-  const vite = join(dirname(createRequire(join(dir, 'package.json')).resolve('vite/package.json')), 'bin', 'vite.js');
+  let vite;
+  try {
+    vite = join(dirname(createRequire(join(dir, 'package.json')).resolve('vite/package.json')), 'bin', 'vite.js');
+  } catch {
+    // An install filtered to other packages (the auth-gateway image) has no Vite: nothing needs the console there.
+    process.stderr.write(`${pkg.name}: skipped: its dependencies are not installed (a full `pnpm install`, then `pnpm build`)\n`);
+    return;
+  }
   const run = spawnSync(process.execPath, [vite, 'build', '--logLevel', quiet ? 'warn' : 'info'], { cwd: dir, stdio: 'inherit' });
   if (run.status !== 0) throw new Error(`${pkg.name}: vite build failed (exit ${run.status ?? run.signal})`);
 }
