@@ -49,7 +49,7 @@ function viteBuild(dir, pkg, quiet) {
     vite = join(dirname(createRequire(join(dir, 'package.json')).resolve('vite/package.json')), 'bin', 'vite.js');
   } catch {
     // An install filtered to other packages (the auth-gateway image) has no Vite: nothing needs the console there.
-    process.stderr.write(`${pkg.name}: skipped: its dependencies are not installed (a full `pnpm install`, then `pnpm build`)\n`);
+    process.stderr.write(`${pkg.name}: skipped: its dependencies are not installed (a full 'pnpm install', then 'pnpm build')\n`);
     return;
   }
   const run = spawnSync(process.execPath, [vite, 'build', '--logLevel', quiet ? 'warn' : 'info'], { cwd: dir, stdio: 'inherit' });
