@@ -8,6 +8,8 @@ import { launch, PageProblems, type Browser } from './chromium';
  * The operators' console in Debian's headless chromium, served by the management API on a real
  * Postgres: every page, the user life cycle, the capacity figures against the API's, what a reader
  * sees, keyboard-only use and an axe-core scan. Screenshots go to browser/artifacts/.
+ * Functions given to page.evaluate run in the page: this directory is type-checked with the DOM
+ * library (its own tsconfig.json).
  */
 const CONSOLE_DIR = join(__dirname, '..', '..', 'packages', 'console', 'dist');
 const ARTIFACTS = join(__dirname, 'artifacts');
@@ -290,6 +292,70 @@ describe('the console in chromium', () => {
     const admin = await seen(ADMIN_AUTH_NAME, ADMIN_KEY);
     expect(admin.found).toEqual(expect.arrayContaining(['New cluster', 'Edit', 'New user', 'Disable', 'Delete', 'Change password']));
     expect(admin.nav).toMatch(/Operators.*Audit/);
+  });
+
+  it('when an admin creates and edits a cluster, then the API has it and the monitor shows its endpoints', async () => {
+    const { page, problems } = await openPage();
+    await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
+    await visit(page, '#/clusters', /^Clusters$/);
+    await page.getByRole('button', { name: 'New cluster' }).click();
+    await page.getByLabel('Name').fill('west');
+    await page.getByLabel(/^Auth URL/).fill('https://auth-west.example.com/auth');
+    await page.getByLabel(/^Storage URL/).fill('https://swift-west.example.com/v1');
+    await page.getByRole('button', { name: 'Create cluster' }).click();
+    await page.getByRole('heading', { level: 2, name: 'west' }).waitFor();
+    await page.getByText('https://auth-west.example.com/auth/v3', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Edit cluster west' }).click();
+    await page.getByLabel('Region').fill('RegionTwo');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.waitForFunction(() => document.body.textContent?.includes('RegionTwo'));
+    const west = await api<{ objects: Array<{ region: string; auth_url: string }> }>('GET', 'clusters/?name=west');
+    expect(west.objects).toEqual([expect.objectContaining({ region: 'RegionTwo', auth_url: 'https://auth-west.example.com/auth' })]);
+    // A refused change is explained next to the form, and nothing is written.
+    await page.getByRole('button', { name: 'New cluster' }).click();
+    await page.getByLabel('Name').fill('west');
+    await page.getByLabel(/^Auth URL/).fill('not a url');
+    await page.getByLabel(/^Storage URL/).fill('https://swift-west.example.com/v1');
+    await page.getByRole('button', { name: 'Create cluster' }).click();
+    await expect(page.locator('form [role="alert"]').textContent()).resolves.toMatch(/auth_url|already exists|URL/i);
+    expect((await api<{ meta: { total_count: number } }>('GET', 'clusters/?name=west')).meta.total_count).toBe(1);
+    expect(problems.take().every((p) => /HTTP 400|status of 400/.test(p))).toBe(true);
+    await page.close();
+  });
+
+  it('when an admin creates an operator, then its key is shown once and works, and revoking it stops it', async () => {
+    const { page, problems } = await openPage();
+    await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
+    await visit(page, '#/operators', /^Operators$/);
+    await page.getByRole('button', { name: 'New operator' }).click();
+    await page.getByLabel(/^Name/).fill('nightly');
+    await page.getByLabel('Role').selectOption('reader');
+    await page.getByRole('button', { name: 'Create operator' }).click();
+    const shown = (await page.locator('.shown-once code').textContent())!;
+    expect(shown).toMatch(/^nightly:\S{20,}$/);
+    const whoami = (auth: string) => fetch(`${stack.apiUrl}/api/v1/whoami/`, { headers: { Authorization: auth } });
+    expect((await whoami(`ApiKey ${shown}`)).status).toBe(200);
+    await page.getByRole('button', { name: 'Done' }).click();
+    await page.getByRole('heading', { level: 2, name: 'nightly' }).waitFor();
+    await page.getByRole('button', { name: /^Revoke key \S+ of nightly$/ }).click();
+    await page.waitForFunction(() => ![...document.querySelectorAll('button')].some((b) => /of nightly$/.test(b.getAttribute('aria-label') ?? '') && b.textContent === 'Revoke'));
+    expect((await whoami(`ApiKey ${shown}`)).status).toBe(401);
+    expect(problems.take()).toEqual([]);
+    await page.close();
+  });
+
+  it('when the key is revoked while signed in, then the console forgets it and asks to sign in again', async () => {
+    const created = await api<{ id: number; api_key: string }>('POST', 'operators/', { name: 'short-lived', role: 'reader', clusters: [] });
+    const { page } = await openPage();
+    await signIn(page, 'short-lived', created.api_key);
+    await api('DELETE', `operators/${created.id}/`);
+    await page.evaluate(() => {
+      location.hash = '#/users';
+    });
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await expect(page.getByRole('status').first().textContent()).resolves.toMatch(/refused.*sign in again/);
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await page.close();
   });
 
   it('when an operator signs out, then the key is forgotten and a reload asks to sign in again', async () => {
