@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
 import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, startStack, type Stack } from '../support/stack';
 import { launch, PageProblems, type Browser } from './chromium';
@@ -125,6 +126,24 @@ describe('the console in chromium', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect(page.locator('form [role="alert"]').textContent()).resolves.toMatch(/Invalid operator name or API key/);
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await page.close();
+  });
+
+  it('when the console first loads, then the JavaScript it fetches is at most 200 KB gzipped', async () => {
+    const { page, problems } = await openPage();
+    const scripts: Array<Promise<{ url: string; raw: number; gzip: number }>> = [];
+    page.on('response', (r) => {
+      if (r.request().resourceType() === 'script') scripts.push(r.body().then((b) => ({ url: r.url(), raw: b.length, gzip: gzipSync(b, { level: 9 }).length })));
+    });
+    await page.goto(`${stack.apiUrl}/console/`);
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    const loaded = await Promise.all(scripts);
+    expect(loaded.length).toBeGreaterThan(0);
+    const gzip = loaded.reduce((a, s) => a + s.gzip, 0);
+    const raw = loaded.reduce((a, s) => a + s.raw, 0);
+    process.stdout.write(`console initial JavaScript: ${loaded.length} file(s), ${raw} bytes, ${gzip} bytes gzipped (level 9)\n`);
+    expect(gzip).toBeLessThanOrEqual(200 * 1024);
+    expect(problems.take()).toEqual([]);
     await page.close();
   });
 
