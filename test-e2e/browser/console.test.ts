@@ -377,6 +377,53 @@ describe('the console in chromium', () => {
     await page.close();
   });
 
+  it("when the utilization page opens, then it shows the API's summary and an account's charts, or says the API is absent", async () => {
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    const probe = await fetch(`${stack.apiUrl}/api/v1/clusters/1/utilization/summary/?start=${new Date(Date.now() - 86_400_000).toISOString()}`, { headers: { Authorization: ADMIN_AUTH } });
+    const { page, problems } = await openPage();
+    await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
+    if (probe.status === 404) {
+      // A management API without the utilization routes: the page says so instead of failing.
+      await page.evaluate(() => {
+        location.hash = '#/clusters/1/utilization';
+      });
+      await page.getByText(/has no utilization API yet/).waitFor();
+      expect(problems.take().filter((p) => !/utilization\/summary|status of 404/.test(p))).toEqual([]);
+      await page.close();
+      return;
+    }
+    expect(probe.status).toBe(200);
+    const hour = new Date(Math.floor(hourAgo.getTime() / 3_600_000) * 3_600_000);
+    await api('POST', 'clusters/1/utilization/storage/', {
+      sampled_at: hourAgo.toISOString(),
+      samples: [{ account: 'AUTH_alice', bytes_used: 5e9, object_count: 10, container_count: 2, policies: [{ index: 0, bytes_used: 5e9, object_count: 10, container_count: 2 }] }],
+    });
+    await api('POST', 'clusters/1/utilization/transfer/', {
+      batch_id: 'console-browser-test',
+      covered: { start: hour.toISOString(), end: new Date(hour.getTime() + 3_600_000).toISOString() },
+      records: [{ account: 'AUTH_alice', policy_index: 0, hour: hour.toISOString(), bytes_in: 1_000_000, bytes_out: 2_000_000, req_count: 30 }],
+    });
+    await visit(page, '#/clusters/1/utilization', /^Utilization — default$/);
+    const start = await page.getByLabel('From (UTC)').inputValue();
+    const summary = await api<{ objects: Array<{ account: string; bytes_used_avg: number; bytes_in: number; bytes_out: number }> }>('GET', `clusters/1/utilization/summary/?start=${encodeURIComponent(start)}`);
+    const alice = summary.objects.find((o) => o.account === 'AUTH_alice')!;
+    expect(alice.bytes_in).toBe(1_000_000);
+    const row = page.locator('tr[data-account="AUTH_alice"]');
+    await expect(row.locator('td').nth(0).getAttribute('data-raw')).resolves.toBe(String(alice.bytes_used_avg));
+    await expect(row.locator('td').nth(4).getAttribute('data-raw')).resolves.toBe(String(alice.bytes_in));
+    await expect(row.locator('td').nth(5).getAttribute('data-raw')).resolves.toBe(String(alice.bytes_out));
+    const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
+    expect(readFileSync((await csv.path())!, 'utf8')).toMatch(/^account,start,end,hours,bytes_used_avg[^\n]*\r?\n(.*\r?\n)*AUTH_alice,/);
+    await row.getByRole('link', { name: 'AUTH_alice' }).click();
+    await page.getByRole('heading', { level: 2, name: 'Account AUTH_alice' }).waitFor();
+    await page.waitForFunction(() => document.querySelectorAll('.timechart canvas').length === 2 && !document.querySelector('.loading'));
+    await expect(page.locator('.legend', { hasText: 'Over the range' }).textContent()).resolves.toMatch(/in 1\.00 MB · out 2\.00 MB · 30 requests/);
+    expect(problems.take()).toEqual([]);
+    expect(await axeFindings(page)).toEqual([]);
+    await screenshots(page, 'utilization');
+    await page.close();
+  });
+
   it('when an operator signs out, then the key is forgotten and a reload asks to sign in again', async () => {
     const { page, problems } = await openPage();
     await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);

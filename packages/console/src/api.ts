@@ -167,3 +167,34 @@ export async function listAll<T>(call: Call, path: string, max = 100_000): Promi
 }
 
 export const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+/**
+ * Fetches a CSV export with the operator's key (a plain link could not send it) and hands it to
+ * the browser as a download.
+ */
+export async function downloadCsv(creds: Credentials, path: string, filename: string): Promise<void> {
+  let res: Response;
+  try {
+    res = await fetch(`${API}/${path}`, { headers: { Accept: 'text/csv', Authorization: `ApiKey ${creds.operator}:${creds.key}` }, credentials: 'omit', cache: 'no-store' });
+  } catch {
+    throw new ApiError(0, 'The management API could not be reached. Check the network and try again.');
+  }
+  if (!res.ok) {
+    const text = await res.text();
+    let message = `The management API answered ${res.status} ${res.statusText}.`;
+    try {
+      message = (JSON.parse(text) as { error?: string }).error ?? message;
+    } catch {
+      // Not JSON: keep the status line.
+    }
+    throw new ApiError(res.status, message);
+  }
+  const url = URL.createObjectURL(await res.blob());
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = filename;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}

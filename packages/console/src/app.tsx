@@ -1,5 +1,6 @@
+import type { JSX } from 'preact';
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
-import { client, errorText, listAll, type Call, type Cluster, type Credentials, type Operator } from './api';
+import { client, downloadCsv, errorText, listAll, type Call, type Cluster, type Credentials, type Operator } from './api';
 import { ErrorText, Loading } from './components';
 import { isGlobalAdmin, SessionContext, type Session } from './context';
 import { useRoute } from './hooks';
@@ -53,7 +54,7 @@ function SignedIn({ creds, signOut }: { creds: Credentials; signOut: (why?: stri
   const reloadClusters = useCallback(() => setTick((t) => t + 1), []);
   if (error) return <main class="page"><ErrorText error={error} /></main>;
   if (!me || !clusters) return <main class="page"><Loading what="your session" /></main>;
-  const session: Session = { call, me, clusters, reloadClusters };
+  const session: Session = { call, me, clusters, reloadClusters, download: (path, filename) => downloadCsv(creds, path, filename) };
   return (
     <SessionContext.Provider value={session}>
       <Shell me={me} signOut={() => signOut()} />
@@ -104,10 +105,27 @@ function Shell({ me, signOut }: { me: Operator; signOut: () => void }) {
   );
 }
 
+/** The utilization page and its chart library load only when it is first opened. */
+const loadUtilization = () => import('./pages/utilization').then((m) => m.UtilizationPage);
+
+function Lazy<P extends object>({ load, props }: { load: () => Promise<(p: P) => JSX.Element>; props: P }) {
+  const [Component, setComponent] = useState<{ c: (p: P) => JSX.Element }>();
+  const [error, setError] = useState<string>();
+  useEffect(() => {
+    load().then(
+      (c) => setComponent({ c }),
+      (e: unknown) => setError(`This page could not be loaded (${errorText(e)}); reload to try again.`),
+    );
+  }, [load]);
+  if (error) return <ErrorText error={error} />;
+  return Component ? <Component.c {...props} /> : <Loading what="the page" />;
+}
+
 function Page({ path, params, me }: { path: string; params: URLSearchParams; me: Operator }) {
   let m: RegExpExecArray | null;
   if (path === '/clusters' || path === '/') return <ClustersPage />;
   if ((m = /^\/clusters\/(\d+)\/capacity$/.exec(path))) return <CapacityPage clusterId={Number(m[1])} params={params} />;
+  if ((m = /^\/clusters\/(\d+)\/utilization$/.exec(path))) return <Lazy load={loadUtilization} props={{ clusterId: Number(m[1]), params }} />;
   if (path === '/users') return <UsersPage params={params} />;
   if ((m = /^\/users\/(\d+)$/.exec(path))) return <UserPage id={m[1]!} />;
   if (path === '/operators' && isGlobalAdmin(me)) return <OperatorsPage />;

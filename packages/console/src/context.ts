@@ -8,6 +8,8 @@ export interface Session {
   me: Operator;
   clusters: Cluster[];
   reloadClusters: () => void;
+  /** A CSV export of `path` (under /api/v1/) saved as `filename`. */
+  download: (path: string, filename: string) => Promise<void>;
 }
 
 export const SessionContext = createContext<Session | null>(null);

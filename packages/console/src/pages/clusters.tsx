@@ -47,6 +47,9 @@ function ClusterCard({ cluster: c, admin }: { cluster: Cluster; admin: boolean }
           <a class="button" href={`#/clusters/${c.id}/capacity`}>
             Capacity planning
           </a>
+          <a class="button secondary" href={`#/clusters/${c.id}/utilization`}>
+            Utilization
+          </a>
           <a class="button secondary" href={`#/users?cluster=${c.id}`}>
             Users
           </a>

@@ -42,6 +42,10 @@ export function UserPage({ id }: { id: string }) {
           <dd data-field="enabled">{u.enabled ? 'enabled' : 'disabled — cannot log in'}</dd>
           <dt>Superuser</dt>
           <dd data-field="is_superuser">{u.is_superuser ? 'yes (ResellerAdmin)' : 'no'}</dd>
+          <dt>Usage</dt>
+          <dd>
+            <a href={`#/clusters/${clusterId}/utilization?account=${encodeURIComponent(`AUTH_${u.user}`)}`}>Storage and transfer of AUTH_{u.user}</a>
+          </dd>
         </dl>
         {writable ? <UserActions user={u} onChanged={user.reload} /> : null}
       </Section>
