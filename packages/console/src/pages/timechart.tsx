@@ -24,7 +24,8 @@ export function TimeChart({ title, x, series, unit }: { title: string; x: number
       {
         width: Math.max(280, el.clientWidth),
         height: 220,
-        series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length], width: 2, value: (_u: uPlot, v: number | null) => fmt(v) }))],
+        // Points as well as lines: an hour between two unknown ones (a gap) has no line to draw.
+        series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length], width: 2, points: { show: true, size: 5, fill: COLORS[i % COLORS.length] }, value: (_u: uPlot, v: number | null) => fmt(v) }))],
         axes: [{}, { size: 80, values: (_u: uPlot, splits: number[]) => splits.map((v) => fmt(v)) }],
         scales: { y: { range: (_u: uPlot, _min: number, max: number) => [0, max > 0 ? max * 1.1 : 1] } },
       },
