@@ -52,7 +52,22 @@ function SignedIn({ creds, signOut }: { creds: Credentials; signOut: (why?: stri
     );
   }, [call, tick]);
   const reloadClusters = useCallback(() => setTick((t) => t + 1), []);
-  if (error) return <main class="page"><ErrorText error={error} /></main>;
+  if (error) {
+    return (
+      <main class="page">
+        <h1>Cairn console</h1>
+        <ErrorText error={error} />
+        <div class="row">
+          <button type="button" onClick={() => (setError(undefined), setTick((t) => t + 1))}>
+            Try again
+          </button>
+          <button type="button" class="secondary" onClick={() => signOut()}>
+            Sign out
+          </button>
+        </div>
+      </main>
+    );
+  }
   if (!me || !clusters) return <main class="page"><Loading what="your session" /></main>;
   const session: Session = { call, me, clusters, reloadClusters, download: (path, filename) => downloadCsv(creds, path, filename) };
   return (
