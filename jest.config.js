@@ -9,6 +9,7 @@ module.exports = {
     '<rootDir>/packages/runtime',
     '<rootDir>/packages/cli',
     '<rootDir>/packages/swift-cluster',
+    '<rootDir>/packages/console',
     '<rootDir>/services/management-api',
     '<rootDir>/services/auth-gateway',
     '<rootDir>/test-e2e',

@@ -13,8 +13,14 @@
 // resolves through that package's `exports` to its dist/index.js, and third-party packages come from
 // each package's own node_modules. Development tools ask for the `cairn-source` export condition
 // instead (tsx with `--conditions=cairn-source`, jest's customExportConditions) and read src/.
-import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+//
+// A package with a vite.config.mjs (packages/console, a browser app) is built by Vite instead, into
+// its dist/; that build is skipped while dist/ is newer than everything it is made from, so
+// `pnpm start` does not pay for it on every start.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -24,6 +30,31 @@ const workspaceDirs = ['packages', 'services'].flatMap((group) =>
     .map((name) => join(root, group, name))
     .filter((dir) => statSync(join(dir, 'package.json'), { throwIfNoEntry: false })?.isFile()),
 );
+
+function allFiles(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? allFiles(join(dir, e.name)) : [join(dir, e.name)]));
+}
+
+/** Vite's production build of a browser package, unless its dist/ is already newer than its inputs. */
+function viteBuild(dir, pkg, quiet) {
+  const built = statSync(join(dir, 'dist', 'index.html'), { throwIfNoEntry: false })?.mtimeMs ?? 0;
+  const inputs = [join(root, 'pnpm-lock.yaml'), ...['package.json', 'index.html', 'vite.config.mjs'].map((f) => join(dir, f))]
+    .concat(...['src', 'public'].filter((d) => existsSync(join(dir, d))).map((d) => allFiles(join(dir, d))));
+  if (built > 0 && inputs.every((f) => statSync(f).mtimeMs < built)) {
+    if (!quiet) process.stdout.write(`${pkg.name}: up to date -> ${relative(root, join(dir, 'dist'))}/\n`);
+    return;
+  }
+  let vite;
+  try {
+    vite = join(dirname(createRequire(join(dir, 'package.json')).resolve('vite/package.json')), 'bin', 'vite.js');
+  } catch {
+    // An install filtered to other packages (the auth-gateway image) has no Vite: nothing needs the console there.
+    process.stderr.write(`${pkg.name}: skipped: its dependencies are not installed (a full 'pnpm install', then 'pnpm build')\n`);
+    return;
+  }
+  const run = spawnSync(process.execPath, [vite, 'build', '--logLevel', quiet ? 'warn' : 'info'], { cwd: dir, stdio: 'inherit' });
+  if (run.status !== 0) throw new Error(`${pkg.name}: vite build failed (exit ${run.status ?? run.signal})`);
+}
 
 function sourceFiles(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -39,6 +70,10 @@ const wanted = args.filter((a) => a !== '--quiet').map((d) => resolve(d));
 const targets = wanted.length > 0 ? wanted : workspaceDirs;
 for (const dir of targets) {
   const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  if (existsSync(join(dir, 'vite.config.mjs'))) {
+    viteBuild(dir, pkg, quiet);
+    continue;
+  }
   const src = join(dir, 'src');
   const entryPoints = sourceFiles(src);
   if (entryPoints.length === 0) throw new Error(`${pkg.name}: no TypeScript under ${src}`);

@@ -26,6 +26,8 @@ export interface StackOptions {
   logLevel?: string;
   /** scrypt parameters the management API hashes passwords with (default: production's); cheap ones keep many-user tests fast. */
   hashParams?: ScryptParams;
+  /** The console's built files for the management API to serve under /console/ (default: none). */
+  consoleDir?: string;
 }
 
 export interface Stack {
@@ -74,7 +76,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     defaultStorageUrl: 'http://127.0.0.1:8080/v1',
   });
   const apiLogs = new LogCapture();
-  const apiApp = api.createApp({ db, log: api.createLogger(options.logLevel ?? 'silent', apiLogs), hashPassword: (p) => hashPassword(p, options.hashParams), apiKeyCacheMs: 5000 });
+  const apiApp = api.createApp({ db, log: api.createLogger(options.logLevel ?? 'silent', apiLogs), hashPassword: (p) => hashPassword(p, options.hashParams), apiKeyCacheMs: 5000, consoleDir: options.consoleDir });
   const listening = await listen(apiApp, 0, '127.0.0.1');
   const apiServer = { server: listening.server, url: `http://127.0.0.1:${listening.port}` };
 

@@ -59,6 +59,7 @@ export async function startAll(): Promise<void> {
   banner.write(
     (admin ? api.adminKeyBanner(admin) : '\n') +
       `Cairn is running (${apiConfig.databaseUrl ? 'Postgres' : `embedded PGlite in ${apiConfig.dataDir}`}).\n` +
+      `  console         ${apiUrl}/console/\n` +
       `  management API  ${apiUrl}/api/v1/\n` +
       (gatewayUrl ? `  auth gateway    ${gatewayUrl}/auth/\n\n` : `  auth gateway    not started: waiting for a cluster (below)\n\n`) +
       `Try:\n  curl -H 'Authorization: ${auth}' ${apiUrl}/api/v1/clusters/\n` +

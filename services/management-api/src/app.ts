@@ -6,6 +6,7 @@ import type { Deps } from './deps';
 import { authenticate, CredentialCache } from './http/auth';
 import { refuseDeclaredOver } from './http/body';
 import { errorHandler } from './http/errors';
+import { consoleRouter } from './http/console';
 import { createApiMetrics } from './http/metrics';
 import { negotiateOnce, send } from './http/respond';
 import { API_ROOT } from './http/uris';
@@ -15,6 +16,7 @@ import { operatorsResource, operatorsRouter } from './routes/operators';
 import { devicesRouter, DEVICE_REPORT_LIMIT } from './routes/devices';
 import { discoveryRouter } from './routes/root';
 import { usersResource, usersRouter } from './routes/users';
+import { whoamiRouter } from './routes/whoami';
 
 /** Bodies are small field sets; anything larger is refused with 413 before it is parsed. */
 export const BODY_LIMIT = '64kb';
@@ -64,11 +66,15 @@ export function createApp(deps: Deps): Express {
   api.use(devicesRouter(db, auth));
   api.use(operatorsRouter(db, auth, () => credentials.clear()));
   api.use(auditRouter(db, auth));
+  api.use(whoamiRouter(auth));
   api.use((req) => {
     throw errors.notFound(`No resource at ${req.path.replace(/[<>&"']/g, '')}.`);
   });
 
   app.use(API_ROOT, metrics.http.mount, api);
+  // The operators' console: static files with their own security headers (see http/console.ts).
+  app.get('/', (_req, res) => res.redirect(302, '/console/'));
+  app.use('/console', consoleRouter(deps.consoleDir));
   app.use((req, res) => send(req, res, 404, { error: 'Not found. The API lives under /api/v1/.' }));
   // Lines about a failed request carry its id, like the request's own log line; the request's
   // logger is only looked up when a line is written (most errors here are 4xx, logged by nobody).

@@ -4,6 +4,7 @@ import { logDestination } from '@cairn/runtime';
 import { DEFAULT_SCRYPT_PARAMS, hashPassword, type ScryptParams } from '@cairn/domain';
 import type { ManagementApiConfig } from './config';
 import { createDatabase } from './db/database';
+import { builtConsoleDir } from './http/console';
 import { createApiMetrics, type ApiMetrics } from './http/metrics';
 
 /** Everything the app needs from the outside world, built once from config and passed in. */
@@ -15,6 +16,8 @@ export interface Deps {
   apiKeyCacheMs: number;
   /** This app's Prometheus registry; createApp makes one when absent (tests building deps by hand). */
   metrics?: ApiMetrics;
+  /** The console's built files, served under /console/; absent: /console/ says it is not built. */
+  consoleDir?: string;
 }
 
 /** Secrets never reach a log line, whatever logs them. */
@@ -61,5 +64,6 @@ export function createDeps(config: ManagementApiConfig, scrypt: ScryptParams = D
     hashPassword: (password) => hashPassword(password, scrypt),
     apiKeyCacheMs: config.apiKeyCacheSeconds * 1000,
     metrics: createApiMetrics(db),
+    consoleDir: builtConsoleDir(),
   };
 }

@@ -1,0 +1,1 @@
+module.exports = { ...require('../../jest.preset.js'), displayName: 'console', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] };

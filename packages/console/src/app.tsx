@@ -1,0 +1,156 @@
+import type { JSX } from 'preact';
+import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
+import { client, downloadCsv, errorText, listAll, type Call, type Cluster, type Credentials, type Operator } from './api';
+import { ErrorText, Loading } from './components';
+import { isGlobalAdmin, SessionContext, type Session } from './context';
+import { useRoute } from './hooks';
+import { AuditPage } from './pages/audit';
+import { CapacityPage } from './pages/capacity';
+import { ClustersPage } from './pages/clusters';
+import { OperatorsPage } from './pages/operators';
+import { SignIn } from './pages/signin';
+import { UserPage } from './pages/user';
+import { UsersPage } from './pages/users';
+import { forgetCredentials, loadCredentials, saveCredentials } from './session';
+
+export function App() {
+  const [creds, setCreds] = useState<Credentials | null>(loadCredentials);
+  const [notice, setNotice] = useState<string>();
+  const signOut = useCallback((why?: string) => {
+    forgetCredentials();
+    setCreds(null);
+    setNotice(why);
+  }, []);
+  if (!creds) {
+    return (
+      <SignIn
+        notice={notice}
+        onSignedIn={(c) => {
+          saveCredentials(c);
+          setNotice(undefined);
+          setCreds(c);
+        }}
+      />
+    );
+  }
+  return <SignedIn creds={creds} signOut={signOut} />;
+}
+
+function SignedIn({ creds, signOut }: { creds: Credentials; signOut: (why?: string) => void }) {
+  const call: Call = useMemo(() => client(creds, () => signOut('The API key was refused (revoked or wrong); sign in again.')), [creds, signOut]);
+  const [me, setMe] = useState<Operator>();
+  const [clusters, setClusters] = useState<Cluster[]>();
+  const [error, setError] = useState<string>();
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    Promise.all([call<Operator>('GET', 'whoami/'), listAll<Cluster>(call, 'clusters/?limit=1000&order_by=name')]).then(
+      ([m, c]) => {
+        setMe(m);
+        setClusters(c.rows);
+      },
+      (e: unknown) => setError(errorText(e)),
+    );
+  }, [call, tick]);
+  const reloadClusters = useCallback(() => setTick((t) => t + 1), []);
+  if (error) {
+    return (
+      <main class="page">
+        <h1>Cairn console</h1>
+        <ErrorText error={error} />
+        <div class="row">
+          <button type="button" onClick={() => (setError(undefined), setTick((t) => t + 1))}>
+            Try again
+          </button>
+          <button type="button" class="secondary" onClick={() => signOut()}>
+            Sign out
+          </button>
+        </div>
+      </main>
+    );
+  }
+  if (!me || !clusters) return <main class="page"><Loading what="your session" /></main>;
+  const session: Session = { call, me, clusters, reloadClusters, download: (path, filename) => downloadCsv(creds, path, filename) };
+  return (
+    <SessionContext.Provider value={session}>
+      <Shell me={me} signOut={() => signOut()} />
+    </SessionContext.Provider>
+  );
+}
+
+const NAV: Array<{ path: string; label: string; globalAdmin?: boolean }> = [
+  { path: '/clusters', label: 'Clusters' },
+  { path: '/users', label: 'Users' },
+  { path: '/operators', label: 'Operators', globalAdmin: true },
+  { path: '/audit', label: 'Audit trail', globalAdmin: true },
+];
+
+function Shell({ me, signOut }: { me: Operator; signOut: () => void }) {
+  const route = useRoute();
+  const section = `/${route.path.split('/')[1] ?? ''}`;
+  useEffect(() => {
+    // A new page: move focus to its heading so keyboard and screen-reader users start there.
+    document.querySelector<HTMLElement>('main h1')?.focus();
+  }, [route.path]);
+  return (
+    <>
+      <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); document.querySelector<HTMLElement>('main h1')?.focus(); }}>
+        Skip to content
+      </a>
+      <header class="top">
+        <span class="brand">Cairn</span>
+        <nav aria-label="Main">
+          {NAV.filter((n) => !n.globalAdmin || isGlobalAdmin(me)).map((n) => (
+            <a href={`#${n.path}`} aria-current={section === n.path ? 'page' : undefined}>
+              {n.label}
+            </a>
+          ))}
+        </nav>
+        <span class="who">
+          {me.name} <span class="badge">{me.role}</span>
+          {me.clusters.length > 0 ? <span class="badge">limited</span> : null}
+          <button type="button" onClick={signOut}>
+            Sign out
+          </button>
+        </span>
+      </header>
+      <main class="page" id="main">
+        <Page path={route.path} params={route.params} me={me} />
+      </main>
+    </>
+  );
+}
+
+/** The utilization page and its chart library load only when it is first opened. */
+const loadUtilization = () => import('./pages/utilization').then((m) => m.UtilizationPage);
+
+function Lazy<P extends object>({ load, props }: { load: () => Promise<(p: P) => JSX.Element>; props: P }) {
+  const [Component, setComponent] = useState<{ c: (p: P) => JSX.Element }>();
+  const [error, setError] = useState<string>();
+  useEffect(() => {
+    load().then(
+      (c) => setComponent({ c }),
+      (e: unknown) => setError(`This page could not be loaded (${errorText(e)}); reload to try again.`),
+    );
+  }, [load]);
+  if (error) return <ErrorText error={error} />;
+  return Component ? <Component.c {...props} /> : <Loading what="the page" />;
+}
+
+function Page({ path, params, me }: { path: string; params: URLSearchParams; me: Operator }) {
+  let m: RegExpExecArray | null;
+  if (path === '/clusters' || path === '/') return <ClustersPage />;
+  if ((m = /^\/clusters\/(\d+)\/capacity$/.exec(path))) return <CapacityPage clusterId={Number(m[1])} params={params} />;
+  if ((m = /^\/clusters\/(\d+)\/utilization$/.exec(path))) return <Lazy load={loadUtilization} props={{ clusterId: Number(m[1]), params }} />;
+  if (path === '/users') return <UsersPage params={params} />;
+  if ((m = /^\/users\/(\d+)$/.exec(path))) return <UserPage id={m[1]!} />;
+  if (path === '/operators' && isGlobalAdmin(me)) return <OperatorsPage />;
+  if (path === '/audit' && isGlobalAdmin(me)) return <AuditPage params={params} />;
+  return (
+    <>
+      <h1 tabIndex={-1}>Not found</h1>
+      <p>
+        Nothing here. <a href="#/clusters">Back to the clusters</a>.
+      </p>
+    </>
+  );
+}

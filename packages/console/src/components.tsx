@@ -1,0 +1,86 @@
+import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <p class="loading" role="status" aria-live="polite">
+      Loading {what}…
+    </p>
+  );
+}
+
+/** An API error, placed next to the control or section it concerns. */
+export function ErrorText({ error, id }: { error?: string; id?: string }) {
+  if (!error) return null;
+  return (
+    <p class="error" role="alert" id={id}>
+      {error}
+    </p>
+  );
+}
+
+/** Copies `text`; where the Clipboard API is unavailable (plain http), says so instead. */
+export function CopyButton({ text, label }: { text: string; label: string }) {
+  const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setState('copied');
+    } catch {
+      setState('failed');
+    }
+    setTimeout(() => setState('idle'), 2000);
+  };
+  return (
+    <button type="button" class="copy" onClick={copy} aria-label={`Copy ${label}`}>
+      {state === 'copied' ? 'Copied' : state === 'failed' ? 'Select and copy' : 'Copy'}
+    </button>
+  );
+}
+
+/** A value shown with its copy button, e.g. an endpoint or a one-time secret. */
+export function Copyable({ value, label, secret }: { value: string; label: string; secret?: boolean }) {
+  return (
+    <span class={secret ? 'copyable secret' : 'copyable'}>
+      <code>{value}</code> <CopyButton text={value} label={label} />
+    </span>
+  );
+}
+
+export function Section({ title, children, actions }: { title: string; children: ComponentChildren; actions?: ComponentChildren }) {
+  return (
+    <section class="card">
+      <div class="card-head">
+        <h2>{title}</h2>
+        {actions}
+      </div>
+      {children}
+    </section>
+  );
+}
+
+/** A secret the API shows once (a password, an API key): copy it now, it cannot be shown again. */
+export function ShownOnce({ title, value, onDone }: { title: string; value: string; onDone: () => void }) {
+  return (
+    <div class="shown-once" role="status">
+      <p>
+        <strong>{title}</strong> — shown only now; copy it before closing this note.
+      </p>
+      <Copyable value={value} label={title} secret />
+      <p>
+        <button type="button" onClick={onDone}>
+          Done
+        </button>
+      </p>
+    </div>
+  );
+}
+
+/** A box that scrolls sideways on narrow screens; focusable so the keyboard can scroll it too. */
+export function ScrollBox({ label, busy, children }: { label: string; busy?: boolean; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap" tabIndex={0} role="region" aria-label={label} aria-busy={busy}>
+      {children}
+    </div>
+  );
+}

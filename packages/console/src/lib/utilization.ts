@@ -1,0 +1,51 @@
+/** The utilization page's pure parts: time ranges and hourly records turned into chart series. */
+
+const DAY = 86_400_000;
+
+/** A preset range ending now, as the API's `start` (UTC date-time; it rounds down to the half hour). */
+export function presetStart(days: number, now: Date = new Date()): string {
+  return new Date(Math.floor((now.getTime() - days * DAY) / 1_800_000) * 1_800_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** '2026-11-24 22:00:00Z' (the API's record bounds) → milliseconds. */
+export function parseRecordTime(s: string): number {
+  return Date.parse(s.replace(' ', 'T'));
+}
+
+export interface StorageRecord {
+  start: string;
+  end: string;
+  bytes_used: number;
+  object_count: number;
+  container_count: number;
+  pct_complete: number;
+}
+
+export interface TransferRecord {
+  start: string;
+  end: string;
+  bytes_in: number;
+  bytes_out: number;
+  req_count: number;
+  pct_complete: number;
+}
+
+/**
+ * Chart data: x in seconds (uPlot's unit), one y series per input; an hour with nothing known
+ * (pct_complete 0) is a gap (null), not a drop to zero.
+ */
+export function toSeries<R extends { start: string; pct_complete: number }>(records: readonly R[][], value: (r: R) => number): { x: number[]; ys: Array<Array<number | null>> } {
+  const times = new Set<number>();
+  for (const list of records) for (const r of list) times.add(parseRecordTime(r.start));
+  const x = [...times].sort((a, b) => a - b);
+  const at = new Map(x.map((t, i) => [t, i]));
+  const ys = records.map((list) => {
+    const y: Array<number | null> = x.map(() => null);
+    for (const r of list) if (r.pct_complete > 0) y[at.get(parseRecordTime(r.start))!] = value(r);
+    return y;
+  });
+  return { x: x.map((t) => t / 1000), ys };
+}
+
+/** Sum of a transfer field over the records (bytes or requests over the range). */
+export const total = <R>(records: readonly R[], value: (r: R) => number): number => records.reduce((a, r) => a + value(r), 0);

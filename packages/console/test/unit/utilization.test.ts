@@ -1,0 +1,29 @@
+import { parseRecordTime, presetStart, toSeries, total } from '../../src/lib/utilization';
+
+const rec = (start: string, bytes: number, pct = 100) => ({ start, end: '', bytes_used: bytes, object_count: 0, container_count: 0, pct_complete: pct });
+
+describe('utilization chart data', () => {
+  it('when a preset range is asked for, then start is that many days back, on the half hour, in UTC', () => {
+    expect(presetStart(7, new Date('2026-11-24T22:47:13.512Z'))).toBe('2026-11-17T22:30:00Z');
+    expect(presetStart(1, new Date('2026-11-24T22:10:00Z'))).toBe('2026-11-23T22:00:00Z');
+  });
+
+  it("when record bounds are parsed, then the API's '2026-11-24 22:00:00Z' is UTC", () => {
+    expect(parseRecordTime('2026-11-24 22:00:00Z')).toBe(Date.UTC(2026, 10, 24, 22));
+  });
+
+  it('when series are built, then times are merged and sorted, and an hour with nothing known is a gap', () => {
+    const a = [rec('2026-11-24 23:00:00Z', 5), rec('2026-11-24 22:00:00Z', 3)];
+    const b = [rec('2026-11-24 22:00:00Z', 7), rec('2026-11-24 23:00:00Z', 0, 0)];
+    const s = toSeries([a, b], (r) => r.bytes_used);
+    expect(s.x).toEqual([Date.UTC(2026, 10, 24, 22) / 1000, Date.UTC(2026, 10, 24, 23) / 1000]);
+    expect(s.ys).toEqual([
+      [3, 5],
+      [7, null],
+    ]);
+  });
+
+  it('when transfer is totalled, then it is the sum over the records', () => {
+    expect(total([{ n: 1 }, { n: 2 }, { n: 3 }], (r) => r.n)).toBe(6);
+  });
+});

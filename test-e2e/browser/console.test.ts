@@ -1,0 +1,441 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import type { Page } from 'playwright-core';
+import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, startStack, type Stack } from '../support/stack';
+import { launch, PageProblems, type Browser } from './chromium';
+
+/**
+ * The operators' console in Debian's headless chromium, served by the management API on a real
+ * Postgres: every page, the user life cycle, the capacity figures against the API's, what a reader
+ * sees, keyboard-only use and an axe-core scan. Screenshots go to browser/artifacts/.
+ * Functions given to page.evaluate run in the page: this directory is type-checked with the DOM
+ * library (its own tsconfig.json).
+ */
+const CONSOLE_DIR = join(__dirname, '..', '..', 'packages', 'console', 'dist');
+const ARTIFACTS = join(__dirname, 'artifacts');
+const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+const WRITE_CONTROLS = /^(New cluster|New user|New operator|Edit|Disable|Enable|Delete|Make superuser|Remove superuser|Change password|Add key|Revoke)$/;
+
+/** A device report across three ring sets, some devices past 80 %, one unmounted. */
+function deviceReport() {
+  const devices: Array<Record<string, unknown>> = [];
+  const sets: Array<[string[], number]> = [
+    [['gold'], 24],
+    [['gold', 'silver'], 16],
+    [['silver'], 8],
+  ];
+  let n = 0;
+  for (const [policies, count] of sets) {
+    for (let i = 0; i < count; i += 1) {
+      n += 1;
+      const raw = (4 + (n % 3) * 2) * 1e12;
+      // Deterministic spread of fill levels, 12 % to 93 %; the silver-only set is fuller (77 % to 95 %).
+      const pct = policies.length === 1 && policies[0] === 'silver' ? 77 + ((n * 7) % 19) : 12 + ((n * 37) % 82);
+      const used = Math.round((raw * pct) / 100);
+      devices.push({ node: `10.0.${Math.ceil(n / 8)}.${n % 8}:6200`, device: `sd${String.fromCharCode(97 + (n % 20))}${n}`, policies, used_bytes: used, avail_bytes: raw - used });
+    }
+  }
+  devices.push({ node: '10.0.9.9:6200', device: 'sdz1', policies: ['gold'], mounted: false });
+  return { policies: [{ index: 0, name: 'gold', default: true }, { index: 1, name: 'silver' }], devices };
+}
+
+describe('the console in chromium', () => {
+  let stack: Stack;
+  let browser: Browser;
+  let readerKey: string;
+  let aliceId: string;
+
+  const api = async <T>(method: string, path: string, body?: unknown, auth = ADMIN_AUTH): Promise<T> => {
+    const res = await fetch(`${stack.apiUrl}/api/v1/${path}`, {
+      method,
+      headers: { Authorization: auth, 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+    return (res.status === 204 ? undefined : await res.json()) as T;
+  };
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    stack = await startStack({ database: 'postgres', hashParams: { logN: 10, r: 8, p: 1 }, consoleDir: CONSOLE_DIR });
+    await api('PUT', 'clusters/1/devices/', deviceReport());
+    await api('POST', 'clusters/', { name: 'east', auth_url: 'https://auth-east.example.com/auth', storage_url: 'https://swift-east.example.com/v1' });
+    aliceId = (await stack.createUser('alice', 'a-long-password-for-alice')).id;
+    await stack.createUser('bob', 'a-long-password-for-bob-x', { is_superuser: true });
+    const reader = await api<{ api_key: string }>('POST', 'operators/', { name: 'watcher', role: 'reader', clusters: [] });
+    readerKey = reader.api_key;
+    browser = await launch();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.close();
+  });
+
+  async function openPage(): Promise<{ page: Page; problems: PageProblems }> {
+    const page = await browser.context.newPage();
+    page.setDefaultTimeout(30000);
+    return { page, problems: new PageProblems(page) };
+  }
+
+  async function signIn(page: Page, name: string, key: string): Promise<void> {
+    await page.goto(`${stack.apiUrl}/console/`);
+    await page.getByLabel('Operator name').fill(name);
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Main' }).waitFor();
+  }
+
+  /** Goes to a console route and waits until its heading is shown and nothing is loading. */
+  async function visit(page: Page, hash: string, heading: RegExp): Promise<void> {
+    await page.evaluate((h) => {
+      location.hash = h;
+    }, hash);
+    await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+    await page.waitForFunction(() => document.querySelectorAll('.loading, [aria-busy="true"]').length === 0);
+  }
+
+  async function screenshots(page: Page, name: string): Promise<void> {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.screenshot({ path: join(ARTIFACTS, `${name}-1280x800.png`) });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: join(ARTIFACTS, `${name}-390x844.png`) });
+    // At phone width nothing may stick out sideways (wide tables scroll inside their own box).
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.setViewportSize({ width: 1280, height: 800 });
+  }
+
+  async function axeFindings(page: Page): Promise<string[]> {
+    if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
+    const violations = await page.evaluate(async () => {
+      const axe = (window as unknown as { axe: { run: (c: unknown, o: unknown) => Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: unknown }> }> }> } }).axe;
+      const r = await axe.run(document, { resultTypes: ['violations'] });
+      return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)) }));
+    });
+    return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.impact} ${v.id}: ${v.help} ${v.targets.join(' ')}`);
+  }
+
+  const writeControls = (page: Page) =>
+    page.evaluate((pattern) => [...document.querySelectorAll('main button, main a.button')].map((b) => b.textContent?.trim() ?? '').filter((t) => new RegExp(pattern).test(t)), WRITE_CONTROLS.source);
+
+  it('when the key is wrong, then sign-in says so next to the form and keeps nothing', async () => {
+    const { page } = await openPage();
+    await page.goto(`${stack.apiUrl}/console/`);
+    await page.getByLabel('Operator name').fill(ADMIN_AUTH_NAME);
+    await page.getByLabel('API key').fill('not-the-key');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect(page.locator('form [role="alert"]').textContent()).resolves.toMatch(/Invalid operator name or API key/);
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await page.close();
+  });
+
+  it('when the console first loads, then the JavaScript it fetches is at most 200 KB gzipped', async () => {
+    const { page, problems } = await openPage();
+    const scripts: Array<Promise<{ url: string; raw: number; gzip: number }>> = [];
+    page.on('response', (r) => {
+      if (r.request().resourceType() === 'script') scripts.push(r.body().then((b) => ({ url: r.url(), raw: b.length, gzip: gzipSync(b, { level: 9 }).length })));
+    });
+    await page.goto(`${stack.apiUrl}/console/`);
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    const loaded = await Promise.all(scripts);
+    expect(loaded.length).toBeGreaterThan(0);
+    const gzip = loaded.reduce((a, s) => a + s.gzip, 0);
+    const raw = loaded.reduce((a, s) => a + s.raw, 0);
+    process.stdout.write(`console initial JavaScript: ${loaded.length} file(s), ${raw} bytes, ${gzip} bytes gzipped (level 9)\n`);
+    expect(gzip).toBeLessThanOrEqual(200 * 1024);
+    expect(problems.take()).toEqual([]);
+    await page.close();
+  });
+
+  it('when an admin signs in, then every page loads with no console errors, no failed requests and no serious axe findings', async () => {
+    const { page, problems } = await openPage();
+    const document = await page.goto(`${stack.apiUrl}/console/`);
+    expect(document?.headers()['content-security-policy']).toMatch(/script-src 'self'/);
+    await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
+    const pages: Array<[string, string, RegExp]> = [
+      ['clusters', '#/clusters', /^Clusters$/],
+      ['capacity', '#/clusters/1/capacity', /^Capacity planning — default$/],
+      ['users', '#/users', /^Users$/],
+      ['user', `#/users/${aliceId}`, /^User alice$/],
+      ['operators', '#/operators', /^Operators$/],
+      ['audit', '#/audit', /^Audit trail$/],
+    ];
+    for (const [name, hash, heading] of pages) {
+      await visit(page, hash, heading);
+      expect({ page: name, problems: problems.take() }).toEqual({ page: name, problems: [] });
+      expect({ page: name, axe: await axeFindings(page) }).toEqual({ page: name, axe: [] });
+      await screenshots(page, name);
+    }
+    await visit(page, '#/clusters/1/capacity', /^Capacity planning/);
+    await page.screenshot({ path: join(ARTIFACTS, 'capacity-full-1280.png'), fullPage: true });
+    // The key went only into headers: no request URL carries it.
+    expect(problems.urls.filter((u) => u.includes(ADMIN_KEY))).toEqual([]);
+    expect(problems.take()).toEqual([]);
+    await page.close();
+  });
+
+  it("when the capacity page shows a device report, then its figures are the API's, rounded only for display", async () => {
+    const { page, problems } = await openPage();
+    await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
+    await visit(page, '#/clusters/1/capacity', /^Capacity planning/);
+    const { capacity } = await api<{ capacity: Array<Record<string, number | string> & { pct_used_stats: Record<string, number> }> }>('GET', 'clusters/1/capacity/list/');
+    expect(capacity.map((e) => e.ring_set)).toEqual(['gold', 'gold,silver', 'silver']);
+    for (const e of capacity) {
+      const row = page.locator(`tr[data-ring-set="${e.ring_set}"]`);
+      const cell = async (field: string) => {
+        const td = row.locator(`td[data-field="${field}"]`);
+        return { raw: Number(await td.getAttribute('data-raw')), text: (await td.textContent())?.trim() };
+      };
+      for (const f of ['total_raw_tb', 'total_used_tb', 'total_free_tb']) {
+        const v = e[f] as number;
+        expect(await cell(f)).toEqual({ raw: v, text: `${v.toFixed(2)} TB` });
+      }
+      expect(await cell('total_used_pct')).toEqual({ raw: e.total_used_pct, text: `${(e.total_used_pct as number).toFixed(1)} %` });
+      for (const f of ['min', 'avg', 'pct_95', 'max']) {
+        const v = e.pct_used_stats[f]!;
+        expect(await cell(f)).toEqual({ raw: v, text: `${v.toFixed(1)} %` });
+      }
+      expect(await cell('count')).toEqual({ raw: e.pct_used_stats.count, text: String(e.pct_used_stats.count) });
+      // The histogram counts the same devices the statistics cover.
+      const chart = page.getByRole('img', { name: new RegExp(`^Devices of ring set ${e.ring_set} by percent used: ${e.pct_used_stats.count} devices`) });
+      await expect(chart.count()).resolves.toBe(1);
+    }
+    // Past 80 %: the ring set is flagged, and the device table can be narrowed to those devices.
+    const warned = capacity.filter((e) => (e.total_used_pct as number) >= 80).length;
+    expect(warned).toBeGreaterThan(0);
+    await expect(page.locator('.card .warning').count()).resolves.toBe(warned);
+    const over = deviceReport().devices.filter((d) => typeof d.used_bytes === 'number' && (d.used_bytes as number) / ((d.used_bytes as number) + (d.avail_bytes as number)) >= 0.8).length;
+    expect(over).toBeGreaterThan(0);
+    await page.getByLabel(/only past 80/).check();
+    await expect(page.locator('table.devices tbody tr').count()).resolves.toBe(over);
+    await page.getByLabel('Filter devices').fill('sdz1');
+    await page.getByLabel(/only past 80/).uncheck();
+    await expect(page.locator('table.devices tbody tr').textContent()).resolves.toMatch(/unmounted/);
+    expect(problems.take()).toEqual([]);
+    await page.close();
+  });
+
+  it('when an admin creates a user, then it is listed, can be disabled, and deleted after a confirmation that says the data stays', async () => {
+    const { page, problems } = await openPage();
+    await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
+    await visit(page, '#/users', /^Users$/);
+    await page.getByRole('button', { name: 'New user' }).click();
+    await page.getByLabel('User name').fill('carol');
+    await page.getByRole('button', { name: 'Create user' }).click();
+    const shown = page.locator('.shown-once code');
+    await shown.waitFor();
+    const password = (await shown.textContent())!;
+    expect(password).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    // The password shown is the one the gateway accepts.
+    const login = await fetch(`${stack.gatewayUrl}/auth/v1.0`, { headers: { 'X-Auth-User': 'carol', 'X-Auth-Key': password } });
+    expect(login.status).toBe(200);
+    await page.getByRole('button', { name: 'Done' }).click();
+    await page.locator('tr[data-user="carol"]').waitFor();
+    await page.locator('tr[data-user="carol"] a').click();
+    await page.getByRole('heading', { level: 1, name: 'User carol' }).waitFor();
+    await expect(page.locator('pre code').first().textContent()).resolves.toContain('swift -A http://127.0.0.1:5000/auth/v1.0 -U carol');
+
+    await page.getByRole('button', { name: 'Disable' }).click();
+    await page.getByRole('button', { name: 'Enable' }).waitFor();
+    const users = await api<{ objects: Array<{ id: string; enabled: boolean }> }>('GET', 'users/?user=carol');
+    expect(users.objects).toEqual([expect.objectContaining({ enabled: false })]);
+
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    const confirm = page.getByRole('alertdialog');
+    await expect(confirm.textContent()).resolves.toMatch(/AUTH_carol and all its data stay in Swift.*same name.*owns them again/);
+    await page.getByRole('button', { name: 'Delete login' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Users' }).waitFor();
+    await page.waitForFunction(() => !document.querySelector('tr[data-user="carol"]') && document.querySelector('tr[data-user="alice"]'));
+    expect((await api<{ meta: { total_count: number } }>('GET', 'users/?user=carol')).meta.total_count).toBe(0);
+    expect(problems.take()).toEqual([]);
+    await page.close();
+  });
+
+  it('when the keyboard alone is used, then a user can be created and its password copied', async () => {
+    const { page, problems } = await openPage();
+    await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
+    await visit(page, '#/users', /^Users$/);
+    const tabTo = async (matches: (el: { tag: string; text: string; name: string }) => boolean, what: string) => {
+      for (let i = 0; i < 60; i += 1) {
+        await page.keyboard.press('Tab');
+        const el = await page.evaluate(() => {
+          const a = document.activeElement as HTMLInputElement | null;
+          return { tag: a?.tagName ?? '', text: a?.textContent?.trim() ?? '', name: a?.name ?? '' };
+        });
+        if (matches(el)) return;
+      }
+      throw new Error(`Tab never reached ${what}`);
+    };
+    await tabTo((e) => e.tag === 'BUTTON' && e.text === 'New user', 'New user');
+    await page.keyboard.press('Enter');
+    await tabTo((e) => e.tag === 'INPUT' && e.name === 'user', 'the user name');
+    await page.keyboard.type('dave-keyboard');
+    await page.keyboard.press('Enter');
+    await page.locator('.shown-once').waitFor();
+    await tabTo((e) => e.tag === 'BUTTON' && e.text === 'Copy', 'the copy button');
+    await page.keyboard.press('Enter');
+    await page.locator('.shown-once button.copy', { hasText: /Copied|Select and copy/ }).waitFor();
+    await tabTo((e) => e.tag === 'BUTTON' && e.text === 'Done', 'Done');
+    await page.keyboard.press('Enter');
+    await page.locator('tr[data-user="dave-keyboard"]').waitFor();
+    expect((await api<{ meta: { total_count: number } }>('GET', 'users/?user=dave-keyboard')).meta.total_count).toBe(1);
+    expect(problems.take()).toEqual([]);
+    await page.close();
+  });
+
+  it('when a reader signs in, then no page shows a write control (an admin sees them on the same pages)', async () => {
+    const seen = async (name: string, key: string) => {
+      const { page, problems } = await openPage();
+      await signIn(page, name, key);
+      const found: string[] = [];
+      for (const [hash, heading] of [
+        ['#/clusters', /^Clusters$/],
+        ['#/clusters/1/capacity', /^Capacity planning/],
+        ['#/users', /^Users$/],
+        [`#/users/${aliceId}`, /^User alice$/],
+      ] as Array<[string, RegExp]>) {
+        await visit(page, hash, heading);
+        found.push(...(await writeControls(page)));
+      }
+      const nav = await page.getByRole('navigation', { name: 'Main' }).textContent();
+      if (name === 'watcher') {
+        await screenshots(page, 'reader-user');
+        expect(problems.take()).toEqual([]);
+      }
+      await page.close();
+      return { found, nav };
+    };
+    const reader = await seen('watcher', readerKey);
+    expect(reader.found).toEqual([]);
+    expect(reader.nav).not.toMatch(/Operators|Audit/);
+    const admin = await seen(ADMIN_AUTH_NAME, ADMIN_KEY);
+    expect(admin.found).toEqual(expect.arrayContaining(['New cluster', 'Edit', 'New user', 'Disable', 'Delete', 'Change password']));
+    expect(admin.nav).toMatch(/Operators.*Audit/);
+  });
+
+  it('when an admin creates and edits a cluster, then the API has it and the monitor shows its endpoints', async () => {
+    const { page, problems } = await openPage();
+    await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
+    await visit(page, '#/clusters', /^Clusters$/);
+    await page.getByRole('button', { name: 'New cluster' }).click();
+    await page.getByLabel('Name').fill('west');
+    await page.getByLabel(/^Auth URL/).fill('https://auth-west.example.com/auth');
+    await page.getByLabel(/^Storage URL/).fill('https://swift-west.example.com/v1');
+    await page.getByRole('button', { name: 'Create cluster' }).click();
+    await page.getByRole('heading', { level: 2, name: 'west' }).waitFor();
+    await page.getByText('https://auth-west.example.com/auth/v3', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Edit cluster west' }).click();
+    await page.getByLabel('Region').fill('RegionTwo');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.waitForFunction(() => document.body.textContent?.includes('RegionTwo'));
+    const west = await api<{ objects: Array<{ region: string; auth_url: string }> }>('GET', 'clusters/?name=west');
+    expect(west.objects).toEqual([expect.objectContaining({ region: 'RegionTwo', auth_url: 'https://auth-west.example.com/auth' })]);
+    // A refused change is explained next to the form, and nothing is written.
+    await page.getByRole('button', { name: 'New cluster' }).click();
+    await page.getByLabel('Name').fill('west');
+    await page.getByLabel(/^Auth URL/).fill('not a url');
+    await page.getByLabel(/^Storage URL/).fill('https://swift-west.example.com/v1');
+    await page.getByRole('button', { name: 'Create cluster' }).click();
+    await expect(page.locator('form [role="alert"]').textContent()).resolves.toMatch(/auth_url|already exists|URL/i);
+    expect((await api<{ meta: { total_count: number } }>('GET', 'clusters/?name=west')).meta.total_count).toBe(1);
+    expect(problems.take().every((p) => /HTTP 400|status of 400/.test(p))).toBe(true);
+    await page.close();
+  });
+
+  it('when an admin creates an operator, then its key is shown once and works, and revoking it stops it', async () => {
+    const { page, problems } = await openPage();
+    await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
+    await visit(page, '#/operators', /^Operators$/);
+    await page.getByRole('button', { name: 'New operator' }).click();
+    await page.getByLabel(/^Name/).fill('nightly');
+    await page.getByLabel('Role').selectOption('reader');
+    await page.getByRole('button', { name: 'Create operator' }).click();
+    const shown = (await page.locator('.shown-once code').textContent())!;
+    expect(shown).toMatch(/^nightly:\S{20,}$/);
+    const whoami = (auth: string) => fetch(`${stack.apiUrl}/api/v1/whoami/`, { headers: { Authorization: auth } });
+    expect((await whoami(`ApiKey ${shown}`)).status).toBe(200);
+    await page.getByRole('button', { name: 'Done' }).click();
+    await page.getByRole('heading', { level: 2, name: 'nightly' }).waitFor();
+    await page.getByRole('button', { name: /^Revoke key \S+ of nightly$/ }).click();
+    await page.waitForFunction(() => ![...document.querySelectorAll('button')].some((b) => /of nightly$/.test(b.getAttribute('aria-label') ?? '') && b.textContent === 'Revoke'));
+    expect((await whoami(`ApiKey ${shown}`)).status).toBe(401);
+    expect(problems.take()).toEqual([]);
+    await page.close();
+  });
+
+  it('when the key is revoked while signed in, then the console forgets it and asks to sign in again', async () => {
+    const created = await api<{ id: number; api_key: string }>('POST', 'operators/', { name: 'short-lived', role: 'reader', clusters: [] });
+    const { page } = await openPage();
+    await signIn(page, 'short-lived', created.api_key);
+    await api('DELETE', `operators/${created.id}/`);
+    await page.evaluate(() => {
+      location.hash = '#/users';
+    });
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await expect(page.getByRole('status').first().textContent()).resolves.toMatch(/refused.*sign in again/);
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await page.close();
+  });
+
+  it("when the utilization page opens, then it shows the API's summary and an account's charts, or says the API is absent", async () => {
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    const probe = await fetch(`${stack.apiUrl}/api/v1/clusters/1/utilization/summary/?start=${new Date(Date.now() - 86_400_000).toISOString()}`, { headers: { Authorization: ADMIN_AUTH } });
+    const { page, problems } = await openPage();
+    await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
+    if (probe.status === 404) {
+      // A management API without the utilization routes: the page says so instead of failing.
+      await page.evaluate(() => {
+        location.hash = '#/clusters/1/utilization';
+      });
+      await page.getByText(/has no utilization API yet/).waitFor();
+      expect(problems.take().filter((p) => !/utilization\/summary|status of 404/.test(p))).toEqual([]);
+      await page.close();
+      return;
+    }
+    expect(probe.status).toBe(200);
+    const hour = new Date(Math.floor(hourAgo.getTime() / 3_600_000) * 3_600_000);
+    await api('POST', 'clusters/1/utilization/storage/', {
+      sampled_at: hourAgo.toISOString(),
+      samples: [{ account: 'AUTH_alice', bytes_used: 5e9, object_count: 10, container_count: 2, policies: [{ index: 0, bytes_used: 5e9, object_count: 10, container_count: 2 }] }],
+    });
+    await api('POST', 'clusters/1/utilization/transfer/', {
+      batch_id: 'console-browser-test',
+      covered: { start: hour.toISOString(), end: new Date(hour.getTime() + 3_600_000).toISOString() },
+      records: [{ account: 'AUTH_alice', policy_index: 0, hour: hour.toISOString(), bytes_in: 1_000_000, bytes_out: 2_000_000, req_count: 30 }],
+    });
+    await visit(page, '#/clusters/1/utilization', /^Utilization — default$/);
+    const start = await page.getByLabel('From (UTC)').inputValue();
+    const summary = await api<{ objects: Array<{ account: string; bytes_used_avg: number; bytes_in: number; bytes_out: number }> }>('GET', `clusters/1/utilization/summary/?start=${encodeURIComponent(start)}`);
+    const alice = summary.objects.find((o) => o.account === 'AUTH_alice')!;
+    expect(alice.bytes_in).toBe(1_000_000);
+    const row = page.locator('tr[data-account="AUTH_alice"]');
+    await expect(row.locator('td').nth(0).getAttribute('data-raw')).resolves.toBe(String(alice.bytes_used_avg));
+    await expect(row.locator('td').nth(4).getAttribute('data-raw')).resolves.toBe(String(alice.bytes_in));
+    await expect(row.locator('td').nth(5).getAttribute('data-raw')).resolves.toBe(String(alice.bytes_out));
+    const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
+    expect(readFileSync((await csv.path())!, 'utf8')).toMatch(/^account,start,end,hours,bytes_used_avg[^\n]*\r?\n(.*\r?\n)*AUTH_alice,/);
+    await row.getByRole('link', { name: 'AUTH_alice' }).click();
+    await page.getByRole('heading', { level: 2, name: 'Account AUTH_alice' }).waitFor();
+    await page.waitForFunction(() => document.querySelectorAll('.timechart canvas').length === 2 && !document.querySelector('.loading'));
+    await expect(page.locator('.legend', { hasText: 'Over the range' }).textContent()).resolves.toMatch(/in 1\.00 MB · out 2\.00 MB · 30 requests/);
+    expect(problems.take()).toEqual([]);
+    expect(await axeFindings(page)).toEqual([]);
+    await screenshots(page, 'utilization');
+    await page.close();
+  });
+
+  it('when an operator signs out, then the key is forgotten and a reload asks to sign in again', async () => {
+    const { page, problems } = await openPage();
+    await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
+    expect(await page.evaluate(() => JSON.stringify(sessionStorage))).toContain(ADMIN_KEY);
+    expect(await page.evaluate(() => JSON.stringify(localStorage) + document.cookie)).not.toContain(ADMIN_KEY);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await page.reload();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(problems.urls.filter((u) => u.includes(ADMIN_KEY))).toEqual([]);
+    expect(problems.take()).toEqual([]);
+    await page.close();
+  });
+});
