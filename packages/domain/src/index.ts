@@ -6,3 +6,4 @@ export * from './api-key';
 export * from './escape';
 export * from './device-report';
 export * from './capacity';
+export * from './s3-signature';
