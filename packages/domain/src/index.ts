@@ -7,3 +7,4 @@ export * from './escape';
 export * from './device-report';
 export * from './capacity';
 export * from './s3-signature';
+export * from './s3-secret-crypto';
