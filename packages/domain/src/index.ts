@@ -8,3 +8,4 @@ export * from './device-report';
 export * from './capacity';
 export * from './s3-signature';
 export * from './s3-secret-crypto';
+export * from './s3-keys';
