@@ -6,3 +6,6 @@ export * from './api-key';
 export * from './escape';
 export * from './device-report';
 export * from './capacity';
+export * from './s3-signature';
+export * from './s3-secret-crypto';
+export * from './s3-keys';
