@@ -17,6 +17,8 @@ export interface FieldDef {
   type: FieldType;
   help: string;
   readonly?: boolean;
+  /** Sent by clients but shown only in the response that set it (a password), never in a GET. */
+  writeOnly?: boolean;
   nullable?: boolean;
   unique?: boolean;
   default?: unknown;
