@@ -143,10 +143,23 @@ export function bodySchema(resource: ResourceDef, joi: JoiSchema, patch: boolean
   };
 }
 
-/** Bodies are JSON, form-encoded (booleans as true/false/1/0, relations as URI or id) or tastypie XML. */
+/** The same fields as form values, which are all text: booleans as true/false/1/0, numbers as digits, a list as the key repeated. */
+function asForm(schema: JsonSchema): JsonSchema {
+  const text = (s: JsonSchema): JsonSchema => {
+    const types = ([] as unknown[]).concat(s.type);
+    if (types.includes('array')) return { ...s, items: text(s.items as JsonSchema) };
+    if (types.includes('boolean')) return { ...s, type: 'string', enum: BOOLEAN_VALUES, ...(s.default !== undefined ? { default: String(s.default) } : {}) };
+    if (types.includes('integer')) return { ...s, type: 'string' };
+    return s;
+  };
+  const properties = Object.fromEntries(Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>).map(([k, v]) => [k, text(v)]));
+  return { ...schema, properties };
+}
+
+/** Bodies are JSON, form-encoded or tastypie XML (`<object>` with typed children), all with the same fields. */
 export const requestBody = (schema: JsonSchema): JsonSchema => ({
   required: true,
-  content: { 'application/json': { schema }, 'application/x-www-form-urlencoded': { schema }, 'application/xml': {} },
+  content: { 'application/json': { schema }, 'application/x-www-form-urlencoded': { schema: asForm(schema) }, 'application/xml': {} },
 });
 
 const ok = (description: string, schema: JsonSchema): JsonSchema => ({ description, content: jsonOrXml(schema) });
