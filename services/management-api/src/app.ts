@@ -14,6 +14,7 @@ import { auditResource, auditRouter } from './routes/audit';
 import { clustersResource, clustersRouter } from './routes/clusters';
 import { operatorsResource, operatorsRouter } from './routes/operators';
 import { devicesRouter, DEVICE_REPORT_LIMIT } from './routes/devices';
+import { openApiDocument } from './openapi/document';
 import { discoveryRouter } from './routes/root';
 import { usersResource, usersRouter } from './routes/users';
 import { whoamiRouter } from './routes/whoami';
@@ -58,7 +59,8 @@ export function createApp(deps: Deps): Express {
     negotiateOnce(req);
     next();
   });
-  api.use(discoveryRouter([auditResource, clustersResource, operatorsResource, usersResource], auth));
+  const discoverable = [auditResource, clustersResource, operatorsResource, usersResource];
+  api.use(discoveryRouter(discoverable, auth, openApiDocument(discoverable)));
   // Users first among the resources (after discovery, whose /users/schema/ the users' /:id/ would
   // take): their lists are the busiest requests, and no two resources share a path.
   api.use(usersRouter(db, auth, deps.hashPassword));

@@ -17,6 +17,8 @@ export interface FieldDef {
   type: FieldType;
   help: string;
   readonly?: boolean;
+  /** Sent by clients but shown only in the response that set it (a password), never in a GET. */
+  writeOnly?: boolean;
   nullable?: boolean;
   unique?: boolean;
   default?: unknown;
@@ -45,6 +47,9 @@ export const INT8_MAX = 9223372036854775807n;
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 1000;
 
+/** Every resource's primary key is its `id` field, as in tastypie's ModelResources. */
+const PRIMARY_KEY = 'id';
+
 /** Tastypie's `/schema/` document for a resource. */
 export function schemaDocument(resource: ResourceDef): Record<string, unknown> {
   const fields: Record<string, unknown> = {};
@@ -56,9 +61,12 @@ export function schemaDocument(resource: ResourceDef): Record<string, unknown> {
       default: f.default === undefined ? 'No default provided.' : f.default,
       help_text: f.help,
       nullable: f.nullable ?? false,
+      primary_key: name === PRIMARY_KEY,
       readonly: f.readonly ?? false,
       type: f.type === 'related' ? 'related' : f.type,
       unique: f.unique ?? false,
+      // Django's default verbose name for a model field, which tastypie shows when none is set.
+      verbose_name: name.replace(/_/g, ' '),
       ...(f.type === 'related' ? { related_type: 'to_one' } : {}),
     };
     if (f.filtering) filtering[name] = f.related ? 2 : [...f.filtering];

@@ -5,10 +5,16 @@ import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
 import { API_ROOT } from '../http/uris';
 
-/** Tastypie discovery: `/api/v1/` lists resources (no key needed); `/<resource>/schema/` describes one. */
-export function discoveryRouter(resources: ResourceDef[], auth: RequestHandler): Router {
+/**
+ * Tastypie discovery: `/api/v1/` lists resources (no key needed); `/<resource>/schema/` describes
+ * one. `/api/v1/openapi.json` serves `openapi` (built once, at start) without a key, like
+ * `/api/v1/`: it describes only the API's shape, which is public anyway, and tools that read it
+ * (Swagger UI, client generators) fetch it without credentials.
+ */
+export function discoveryRouter(resources: ResourceDef[], auth: RequestHandler, openapi: object): Router {
   const router = Router();
   const noAuth: RequestHandler = (_req, _res, next) => next();
+  const openapiText = JSON.stringify(openapi);
 
   resourceRoute(router, '/', noAuth, {
     GET: async (req, res) => {
@@ -17,6 +23,13 @@ export function discoveryRouter(resources: ResourceDef[], auth: RequestHandler):
         index[r.name] = { list_endpoint: `${API_ROOT}/${r.name}/`, schema: `${API_ROOT}/${r.name}/schema/` };
       }
       send(req, res, 200, index);
+    },
+  });
+
+  // Always JSON: OpenAPI has no XML form.
+  resourceRoute(router, '/openapi.json', noAuth, {
+    GET: async (_req, res) => {
+      res.status(200).type('application/json').send(openapiText);
     },
   });
 

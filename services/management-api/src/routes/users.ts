@@ -32,7 +32,7 @@ export const usersResource: ResourceDef = {
       related: { resource: () => clustersResource, alias: 'c', toId: (v) => (clusterIdFromRef(v) === null ? null : String(clusterIdFromRef(v))) },
     },
     user: { type: 'string', help: "Login name, 1-251 printable ASCII or Latin-1 characters without '/' or ':', so that a stock Swift can create and use the account AUTH_<user>. Cannot change.", column: 'username', filtering: STRING_LOOKUPS, ordering: true },
-    password: { type: 'string', help: 'At least 20 characters. Write-only: shown only in the response that set it.' },
+    password: { type: 'string', help: 'At least 20 characters. Write-only: shown only in the response that set it.', writeOnly: true },
     is_superuser: { type: 'boolean', help: 'Superusers get ResellerAdmin: access to every account of the cluster.', default: false, column: 'is_superuser', filtering: EXACT_ONLY, ordering: true },
     enabled: { type: 'boolean', help: 'Disabled users cannot log in; their tokens stop working at once.', default: true, column: 'enabled', filtering: EXACT_ONLY, ordering: true },
     resource_uri: { type: 'string', help: 'URI of this user.', readonly: true },

@@ -252,6 +252,28 @@ describe.each(DB_KINDS)('tastypie conventions on %s', (kind) => {
       expect(res.body.ordering).toContain('user');
     });
 
+    it('when GET /api/v1/openapi.json without a key, then the OpenAPI 3.1 document, listing every discoverable resource', async () => {
+      const res = await app.http().get('/api/v1/openapi.json').set('Accept', 'application/xml');
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.body.openapi).toBe('3.1.0');
+      const root = await app.http().get('/api/v1/');
+      for (const [name, r] of Object.entries(root.body as Record<string, { list_endpoint: string; schema: string }>)) {
+        expect([name, Object.keys(res.body.paths[r.list_endpoint] ?? {})]).toEqual([name, expect.arrayContaining(['get', 'options'])]);
+        expect([name, Object.keys(res.body.paths[r.schema] ?? {})]).toEqual([name, expect.arrayContaining(['get'])]);
+      }
+      expect(res.body.paths['/api/v1/users/'].get.parameters.map((p: { name?: string }) => p.name)).toEqual(
+        expect.arrayContaining(['user', 'user__exact', 'user__startswith', 'id__in', 'cluster', 'cluster__name', 'cluster__name__istartswith', 'enabled']),
+      );
+      expect((await app.http().post('/api/v1/openapi.json')).headers.allow).toBe('GET');
+    });
+
+    it('when GET a schema, then each field has tastypie\'s primary_key and verbose_name', async () => {
+      const res = await get('/api/v1/clusters/schema/');
+      expect(res.body.fields.id).toMatchObject({ primary_key: true, verbose_name: 'id' });
+      expect(res.body.fields.storage_url).toMatchObject({ primary_key: false, verbose_name: 'storage url' });
+    });
+
     it('when a path is unknown, then 404 with a JSON error', async () => {
       const res = await get('/api/v1/nothing/');
       expect(res.status).toBe(404);

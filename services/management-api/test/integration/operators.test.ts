@@ -1,4 +1,4 @@
-import { ADMIN_AUTH, DB_KINDS, createCluster, createOperator, createUser, startTestApp, type TestApp } from '../support/harness';
+import { ADMIN, ADMIN_AUTH, DB_KINDS, createCluster, createOperator, createUser, startTestApp, type TestApp } from '../support/harness';
 
 describe.each(DB_KINDS)('operators and API keys on %s', (kind) => {
   let app: TestApp;
@@ -21,6 +21,16 @@ describe.each(DB_KINDS)('operators and API keys on %s', (kind) => {
       expect(res.status).toBe(401);
       expect(res.body.error).toBeTruthy();
       expect(res.headers['www-authenticate']).toBe('ApiKey');
+    });
+
+    it('when the key is in the query string, tastypie style, then 401 saying to send it in the header', async () => {
+      const res = await app.http().get(`/api/v1/users/?username=${ADMIN.name}&api_key=${ADMIN.key}`);
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({ error: 'API keys are not accepted in the query string; send "Authorization: ApiKey <operator>:<key>" instead.' });
+      expect(res.headers['www-authenticate']).toBe('ApiKey');
+      // With a header, the query keys are ignored and the header decides.
+      expect((await app.http().get('/api/v1/users/?username=x&api_key=y').set('Authorization', ADMIN_AUTH)).status).toBe(200);
+      expect((await app.http().get('/api/v1/users/?username=root').set('Authorization', 'ApiKey root:wrong')).body.error).toBe('Invalid operator name or API key.');
     });
 
     it('when the scheme word has any case, then the key is accepted', async () => {

@@ -7,6 +7,7 @@ import { bootstrap } from '../../src/bootstrap';
 import { createDatabase, migrateLatest } from '../../src/db/database';
 import { createLogger, type Deps } from '../../src/deps';
 import { hashPassword } from '@cairn/domain';
+import { responseCheckerFor } from './openapi-responses';
 
 /**
  * Integration tests run every scenario twice: against a real Postgres (a fresh database per test
@@ -70,7 +71,7 @@ export interface TestApp {
   kind: DbKind;
   db: Knex;
   deps: Deps;
-  /** supertest agent bound to the running server. */
+  /** supertest agent bound to the running server; every answer is checked against the OpenAPI document. */
   http: () => request.Agent;
   baseUrl: string;
   close: () => Promise<void>;
@@ -93,12 +94,15 @@ export async function startTestApp(kind: DbKind): Promise<TestApp> {
   });
   const address = server.address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  const openapi = await fetch(`${baseUrl}/api/v1/openapi.json`);
+  if (openapi.status !== 200) throw new Error(`GET /api/v1/openapi.json: ${openapi.status}`);
+  const checker = responseCheckerFor(await openapi.text());
   return {
     kind,
     db: database.db,
     deps,
     baseUrl,
-    http: () => request.agent(baseUrl),
+    http: () => request.agent(baseUrl).use(checker.plugin()),
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await database.drop();

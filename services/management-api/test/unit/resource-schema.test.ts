@@ -18,8 +18,15 @@ describe('schema document', () => {
   it('when built for users, then every field has type, nullable, readonly, help_text, unique, blank and default', () => {
     expect(Object.keys(fields).sort()).toEqual(['cluster', 'enabled', 'id', 'is_superuser', 'password', 'resource_uri', 'user']);
     for (const f of Object.values(fields)) {
-      for (const key of ['blank', 'default', 'help_text', 'nullable', 'readonly', 'type', 'unique']) expect(f).toHaveProperty(key);
+      for (const key of ['blank', 'default', 'help_text', 'nullable', 'primary_key', 'readonly', 'type', 'unique', 'verbose_name']) expect(f).toHaveProperty(key);
     }
+  });
+
+  it("when built, then only id is the primary key and verbose_name is the name with spaces, as tastypie's", () => {
+    expect(Object.entries(fields).filter(([, f]) => f.primary_key === true).map(([name]) => name)).toEqual(['id']);
+    expect(fields.is_superuser!.verbose_name).toBe('is superuser');
+    expect(fields.resource_uri!.verbose_name).toBe('resource uri');
+    expect(fields.user!.verbose_name).toBe('user');
   });
 
   it('when a field has no default, then default is "No default provided." and blank is false', () => {

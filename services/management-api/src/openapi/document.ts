@@ -1,0 +1,308 @@
+import { clusterCreateSchema, clusterPatchSchema, operatorCreateSchema, operatorPatchSchema, userCreateSchema, userPatchSchema } from '@cairn/domain';
+import { API_ROOT } from '../http/uris';
+import { auditResource } from '../routes/audit';
+import { clustersResource } from '../routes/clusters';
+import { devicesResource } from '../routes/devices';
+import { operatorsResource } from '../routes/operators';
+import { usersResource } from '../routes/users';
+import type { ResourceDef } from '../http/resource';
+import { API_ERRORS, authenticatedErrors, COMMON_PARAMETERS, LOCATION, pathParameters, requestBody, resourcePaths, schemaPath, WRITE_ERRORS, type MountedResource } from './resources';
+import { ERROR_RESPONSES, jsonOrXml, objectSchema, responseRef, schemaRef, SHARED_SCHEMAS, envelope, type JsonSchema } from './schemas';
+
+/**
+ * The OpenAPI 3.1 description of the management API. The resources' paths, fields, filters,
+ * ordering and bodies are generated from their ResourceDefs and joi schemas; the routes that are
+ * not resources (capacity, device reports, API keys, discovery, probes) are described here by hand.
+ */
+
+export const MOUNTED: MountedResource[] = [
+  { resource: usersResource, list: `${API_ROOT}/users/`, detail: `${API_ROOT}/users/{id}/`, create: userCreateSchema, patch: userPatchSchema, tag: 'users' },
+  { resource: clustersResource, list: `${API_ROOT}/clusters/`, detail: `${API_ROOT}/clusters/{id}/`, create: clusterCreateSchema, patch: clusterPatchSchema, tag: 'clusters' },
+  {
+    resource: operatorsResource,
+    list: `${API_ROOT}/operators/`,
+    detail: `${API_ROOT}/operators/{id}/`,
+    create: operatorCreateSchema,
+    patch: operatorPatchSchema,
+    globalAdminOnly: true,
+    createdExtra: { api_key: { type: 'string', description: "The operator's first API key; shown only here." } },
+    tag: 'operators',
+  },
+  { resource: auditResource, list: `${API_ROOT}/audit/`, detail: `${API_ROOT}/audit/{id}/`, globalAdminOnly: true, tag: 'audit' },
+  {
+    resource: devicesResource,
+    list: `${API_ROOT}/clusters/{id}/devices/`,
+    listParameters: [{ name: 'policy', in: 'query', required: false, description: 'Only devices in the object ring of the storage policy with this name.', schema: { type: 'string' } }],
+    tag: 'capacity',
+  },
+];
+
+const pctStats: JsonSchema = {
+  type: 'object',
+  required: ['avg', 'count', 'max', 'min', 'pct_95', 'stddev'],
+  additionalProperties: false,
+  properties: {
+    count: { type: 'integer', minimum: 0 },
+    ...Object.fromEntries(['avg', 'max', 'min', 'pct_95', 'stddev'].map((k) => [k, { type: ['number', 'null'] }])),
+  },
+};
+
+const HAND_KEPT_SCHEMAS: Record<string, JsonSchema> = {
+  ApiKey: {
+    type: 'object',
+    required: ['created_at', 'id', 'operator', 'resource_uri'],
+    additionalProperties: false,
+    properties: {
+      created_at: { type: 'string', format: 'date-time' },
+      id: { type: 'string', description: 'A bigint id, as a string.' },
+      key: { type: 'string', description: 'The key itself; only in the answer that created it.' },
+      operator: { type: 'string', format: 'uri-reference' },
+      resource_uri: { type: 'string', format: 'uri-reference' },
+    },
+  },
+  CapacityElement: {
+    type: 'object',
+    required: ['pct_used_stats', 'ring_set', 'total_free_tb', 'total_raw_tb', 'total_used_pct', 'total_used_tb'],
+    additionalProperties: false,
+    properties: {
+      ring_set: { type: 'string', description: "Policy names sorted by policy index, joined with ','." },
+      total_raw_tb: { type: 'number' },
+      total_used_tb: { type: 'number' },
+      total_free_tb: { type: 'number' },
+      total_used_pct: { type: ['number', 'null'], description: 'Null when the raw total is 0.' },
+      pct_used_stats: pctStats,
+    },
+  },
+  DeviceReport: {
+    type: 'object',
+    description: 'Every device of the cluster and the storage policies of its rings; replaces the previous report.',
+    required: ['devices', 'policies'],
+    properties: {
+      policies: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['index', 'name'],
+          properties: { index: { type: 'integer', minimum: 0 }, name: { type: 'string' }, default: { type: 'boolean' } },
+        },
+      },
+      devices: {
+        type: 'array',
+        maxItems: 1_000_000,
+        items: {
+          type: 'object',
+          required: ['device', 'mounted', 'node', 'policies'],
+          properties: {
+            node: { type: 'string' },
+            device: { type: 'string' },
+            policies: { type: 'array', items: { type: 'string' } },
+            size_bytes: { type: ['integer', 'null'] },
+            used_bytes: { type: ['integer', 'null'] },
+            avail_bytes: { type: ['integer', 'null'] },
+            mounted: { type: 'boolean' },
+          },
+        },
+      },
+    },
+  },
+  Probe: {
+    type: 'object',
+    required: ['status'],
+    additionalProperties: { type: 'string' },
+    properties: { status: { enum: ['ok', 'unavailable'] } },
+  },
+};
+
+const PUBLIC: JsonSchema[] = [];
+const format = { $ref: '#/components/parameters/format' };
+
+function handKeptPaths(): Record<string, Record<string, JsonSchema>> {
+  return {
+    [`${API_ROOT}/`]: {
+      get: {
+        tags: ['discovery'],
+        operationId: 'discover',
+        summary: 'List the resources (no key needed)',
+        security: PUBLIC,
+        parameters: [format],
+        responses: {
+          200: {
+            description: 'Each resource with its list endpoint and schema.',
+            content: jsonOrXml({
+              type: 'object',
+              additionalProperties: {
+                type: 'object',
+                required: ['list_endpoint', 'schema'],
+                additionalProperties: false,
+                properties: { list_endpoint: { type: 'string' }, schema: { type: 'string' } },
+              },
+            }),
+          },
+          ...API_ERRORS,
+        },
+      },
+    },
+    [`${API_ROOT}/openapi.json`]: {
+      get: {
+        tags: ['discovery'],
+        operationId: 'openapi',
+        summary: 'This document (no key needed)',
+        security: PUBLIC,
+        responses: {
+          200: { description: 'The OpenAPI 3.1 document, always JSON.', content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'paths'] } } } },
+          ...API_ERRORS,
+        },
+      },
+    },
+    [`${API_ROOT}/clusters/{id}/devices/`]: {
+      put: {
+        tags: ['capacity'],
+        operationId: 'replace_devices',
+        summary: "Replace a cluster's device report",
+        description: 'Sent by `cairn capacity collect`. Up to 200 MB; nothing is written unless all of it is valid.',
+        requestBody: { required: true, content: { 'application/json': { schema: schemaRef('DeviceReport') } } },
+        responses: { 204: { description: 'Stored; the capacity is recomputed.' }, ...authenticatedErrors({ ...WRITE_ERRORS, 404: 'NotFound' }) },
+      },
+    },
+    [`${API_ROOT}/clusters/{id}/capacity/list/`]: {
+      get: {
+        tags: ['capacity'],
+        operationId: 'capacity',
+        summary: "A cluster's capacity per set of storage policies, from its latest device report",
+        parameters: [format],
+        responses: {
+          200: {
+            description: 'Empty before the first report.',
+            content: jsonOrXml({ type: 'object', required: ['capacity'], additionalProperties: false, properties: { capacity: { type: 'array', items: schemaRef('CapacityElement') } } }),
+          },
+          ...authenticatedErrors({ 404: 'NotFound' }),
+        },
+      },
+    },
+    [`${API_ROOT}/operators/{id}/keys/`]: {
+      get: {
+        tags: ['operators'],
+        operationId: 'list_keys',
+        summary: "An operator's API keys (never the keys themselves)",
+        parameters: [format],
+        responses: { 200: { description: 'Every key, in one page.', content: jsonOrXml(envelope(schemaRef('ApiKey'))) }, ...authenticatedErrors({ 403: 'Forbidden', 404: 'NotFound' }) },
+      },
+      post: {
+        tags: ['operators'],
+        operationId: 'add_key',
+        summary: 'Add an API key; the answer is the only place the key is shown',
+        requestBody: { ...requestBody({ type: 'object', additionalProperties: false, maxProperties: 0 }), required: false },
+        responses: {
+          201: { description: 'Created.', headers: LOCATION, content: jsonOrXml({ allOf: [schemaRef('ApiKey')], required: ['key'] }) },
+          ...authenticatedErrors({ ...WRITE_ERRORS, 404: 'NotFound' }),
+        },
+      },
+    },
+    [`${API_ROOT}/operators/{id}/keys/{keyId}/`]: {
+      delete: {
+        tags: ['operators'],
+        operationId: 'delete_key',
+        summary: 'Revoke an API key',
+        responses: { 204: { description: 'Deleted.' }, ...authenticatedErrors({ 403: 'Forbidden', 404: 'NotFound' }) },
+      },
+    },
+    '/healthz': {
+      get: {
+        tags: ['probes'],
+        operationId: 'healthz',
+        summary: 'Liveness: the process answers',
+        security: PUBLIC,
+        responses: { 200: { description: 'Alive.', content: { 'application/json': { schema: { type: 'object', required: ['status'], additionalProperties: false, properties: { status: { const: 'ok' } } } } } } },
+      },
+    },
+    '/readyz': {
+      get: {
+        tags: ['probes'],
+        operationId: 'readyz',
+        summary: 'Readiness: Postgres answers within 2 s',
+        security: PUBLIC,
+        responses: {
+          200: { description: 'Ready.', content: { 'application/json': { schema: schemaRef('Probe') } } },
+          503: { description: 'Not ready; names the dependency that did not answer.', content: { 'application/json': { schema: schemaRef('Probe') } } },
+        },
+      },
+    },
+    '/metrics': {
+      get: {
+        tags: ['probes'],
+        operationId: 'metrics',
+        summary: 'Prometheus metrics (serve on the internal network only)',
+        security: PUBLIC,
+        responses: { 200: { description: 'Prometheus text format.', content: { 'text/plain': { schema: { type: 'string' } } } } },
+      },
+    },
+  };
+}
+
+const METHODS = ['get', 'put', 'post', 'patch', 'delete'];
+
+/** Every /api/v1/ path answers OPTIONS without a key, and 405 with `Allow` for a method it does not take. */
+function finishApiPath(path: string, item: Record<string, JsonSchema>): Record<string, unknown> {
+  const allowed = METHODS.filter((m) => item[m]).map((m) => m.toUpperCase());
+  const templated = path.includes('{');
+  return {
+    ...(templated ? { parameters: pathParameters(path) } : {}),
+    description: `Takes ${allowed.join(', ')}; any other method is answered 405 with \`Allow: ${allowed.join(',')}\` (before the key is checked), HEAD as GET without the body.`,
+    ...item,
+    options: { tags: ['discovery'], operationId: `options_${path.replace(/\W+/g, '_')}`, summary: 'The methods this path takes', security: PUBLIC, responses: { 200: responseRef('Options') } },
+  };
+}
+
+function merge(into: Record<string, Record<string, JsonSchema>>, paths: Record<string, Record<string, JsonSchema>>): void {
+  for (const [path, item] of Object.entries(paths)) {
+    for (const method of Object.keys(item)) {
+      if (into[path]?.[method]) throw new Error(`OpenAPI: ${method.toUpperCase()} ${path} is described twice`);
+    }
+    into[path] = { ...into[path], ...item };
+  }
+}
+
+/** `discoverable`: the resources `GET /api/v1/` lists, each with a `/schema/`. Built once at start. */
+export function openApiDocument(discoverable: readonly ResourceDef[]): JsonSchema {
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  merge(paths, handKeptPaths());
+  for (const m of MOUNTED) merge(paths, resourcePaths(m));
+  for (const r of discoverable) {
+    const mounted = MOUNTED.find((m) => m.resource === r);
+    if (!mounted) throw new Error(`OpenAPI: resource '${r.name}' is discoverable but not described`);
+    merge(paths, { [`${API_ROOT}/${r.name}/schema/`]: schemaPath(mounted) });
+  }
+  const finished = Object.fromEntries(
+    Object.keys(paths)
+      .sort()
+      .map((p) => [p, p.startsWith(`${API_ROOT}/`) ? finishApiPath(p, paths[p]!) : paths[p]]),
+  );
+
+  const schemas: Record<string, JsonSchema> = { ...SHARED_SCHEMAS, ...HAND_KEPT_SCHEMAS };
+  for (const m of MOUNTED) schemas[m.resource.name] = objectSchema(m.resource, 'omit');
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Cairn management API',
+      version: 'v1',
+      description:
+        'Tastypie-style REST API for Swift clusters, their storage users and the operators who manage them. ' +
+        'Answers are JSON (sorted keys), or XML with `?format=xml` or `Accept: application/xml`/`text/xml`. ' +
+        'Bodies are JSON, form-encoded or tastypie XML. Send the key as `Authorization: ApiKey <operator>:<key>`; ' +
+        'a key in the query string (`?username=&api_key=`) is refused.',
+    },
+    servers: [{ url: '/' }],
+    security: [{ apiKey: [] }],
+    tags: ['users', 'clusters', 'operators', 'audit', 'capacity', 'discovery', 'probes'].map((name) => ({ name })),
+    paths: finished,
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'The value `ApiKey <operator>:<key>` (the scheme word in any case).' },
+      },
+      parameters: COMMON_PARAMETERS,
+      responses: ERROR_RESPONSES,
+      schemas,
+    },
+  };
+}
