@@ -30,7 +30,15 @@ export interface PartitionCounters {
    * Rows per partition value per bucket of 2^bits consecutive ids (bucket = id >> bits). Serves deep
    * pages ordered by id.
    */
-  idBuckets?: { table: string; key: string; bucket: string; count: string; bits: number };
+  idBuckets?: {
+    table: string;
+    key: string;
+    bucket: string;
+    count: string;
+    bits: number;
+    /** Other list columns the buckets are split by (list column → bucket table column). */
+    dimensions?: Record<string, string>;
+  };
 }
 
 export interface ListSource {
@@ -110,10 +118,15 @@ export function applyFilters(qb: Knex.QueryBuilder, filters: readonly Filter[]):
   return qb;
 }
 
-/** Requested ordering, then id as the tie-breaker so pages never overlap or skip. */
+/**
+ * Requested ordering, then id as the tie-breaker so pages never overlap or skip. Tastypie (Django's
+ * order_by) promises nothing among rows equal on the requested fields; the tie-breaker is ours and
+ * runs in the direction of the last requested field (`-cluster` → cluster_id DESC, id DESC), so an
+ * index on (field, id) serves either direction by walking it forwards or backwards.
+ */
 export function applyOrdering(qb: Knex.QueryBuilder, ordering: readonly Ordering[], alias: string): Knex.QueryBuilder {
   for (const o of ordering) qb.orderBy(`${o.alias}.${o.column}`, o.desc ? 'desc' : 'asc');
-  if (!ordering.some((o) => o.column === 'id' && o.alias === alias)) qb.orderBy(`${alias}.id`, 'asc');
+  if (!ordering.some((o) => o.column === 'id' && o.alias === alias)) qb.orderBy(`${alias}.id`, ordering.at(-1)?.desc ? 'desc' : 'asc');
   return qb;
 }
 
@@ -172,11 +185,31 @@ function totalQuery(source: ListSource, plan: Plan, base: Knex.QueryBuilder): Kn
   return q;
 }
 
-/** Ordered by id first (later keys never matter: ids are unique), the direction; else null. */
-function idDirection(plan: Plan, alias: string): 'asc' | 'desc' | null {
-  const first = plan.ordering[0];
-  if (!first) return 'asc';
-  return first.alias === alias && first.column === 'id' ? (first.desc ? 'desc' : 'asc') : null;
+/**
+ * A page the id buckets can seek to: ordered by id, or by the partition column (or another column
+ * the buckets are split by) then id, both the same direction. `column`: that first column, as the
+ * list names it and as the bucket table names it.
+ */
+interface Seek {
+  column?: { list: string; counter: string };
+  direction: 'asc' | 'desc';
+}
+
+function seekOf(source: ListSource, plan: Plan): Seek | null {
+  const buckets = countersServe(source, plan)?.idBuckets;
+  if (!buckets) return null;
+  const { alias } = source;
+  const [first, second, ...rest] = plan.ordering;
+  if (!first) return { direction: 'asc' };
+  if (first.alias !== alias) return null;
+  const direction = first.desc ? 'desc' : 'asc';
+  // Later keys never matter after id: ids are unique.
+  if (first.column === 'id') return { direction };
+  const counter = first.column === source.partition?.column ? buckets.key : buckets.dimensions?.[first.column];
+  if (!counter || rest.length > 0) return null;
+  // The id tie-breaker follows the first column's direction (applyOrdering); an explicit one must too.
+  if (second && !(second.alias === alias && second.column === 'id' && second.desc === first.desc)) return null;
+  return { column: { list: first.column, counter }, direction };
 }
 
 interface PageSql {
@@ -191,19 +224,27 @@ function pageSql(source: ListSource, plan: Plan, base: Knex.QueryBuilder, query:
   const idCol = `${alias}.id`;
   const order = (qb: Knex.QueryBuilder) => applyOrdering(qb, plan.ordering, alias);
   const buckets = countersServe(source, plan)?.idBuckets;
-  const direction = idDirection(plan, alias);
-  if (isDeep(query.offset) && buckets && direction) {
-    // The running sum over the buckets names the bucket where the offset falls and how many rows
-    // come before it; the page is read from that bucket's first id (last, descending) with an
-    // OFFSET of the rest. Same rows as the plain OFFSET: every row before the bucket is counted
-    // and none inside it skipped.
-    const perBucket = db(buckets.table).select(db.raw('?? AS bucket', [buckets.bucket])).sum({ n: buckets.count }).groupBy(buckets.bucket);
+  const seek = seekOf(source, plan);
+  if (isDeep(query.offset) && buckets && seek) {
+    // The running sum over the buckets, in the page's order ((column,) bucket), names the bucket
+    // where the offset falls and how many rows come before it; the page is read from that bucket's
+    // first row (last, descending) with an OFFSET of the rest. Same rows as the plain OFFSET: every
+    // row before the bucket is counted and none inside it skipped.
+    const { direction, column } = seek;
+    const dim = column ? db.raw('?? AS dim, ', [column.counter]).toQuery() : '';
+    const perBucket = db(buckets.table)
+      .select(db.raw(`${dim}?? AS bucket`, [buckets.bucket]))
+      .sum({ n: buckets.count })
+      .groupBy(column ? ['dim', 'bucket'] : ['bucket']);
     if (plan.partition !== 'all') perBucket.whereIn(buckets.key, [...plan.partition]);
     const bits = buckets.bits;
-    const bound =
-      direction === 'asc'
-        ? db.raw(`?? >= (SELECT bucket FROM seek) << ${bits}`, [idCol])
-        : db.raw(`?? <= (((SELECT bucket FROM seek) + 1) << ${bits}) - 1`, [idCol]);
+    const key = column ? `dim ${direction}, bucket ${direction}` : `bucket ${direction}`;
+    const lower = `(SELECT bucket FROM seek) << ${bits}`;
+    const upper = `(((SELECT bucket FROM seek) + 1) << ${bits}) - 1`;
+    const op = direction === 'asc' ? '>=' : '<=';
+    const bound = column
+      ? db.raw(`(??, ??) ${op} ((SELECT dim FROM seek), ${direction === 'asc' ? lower : upper})`, [`${alias}.${column.list}`, idCol])
+      : db.raw(`?? ${op} ${direction === 'asc' ? lower : upper}`, [idCol]);
     const ordered = order(base.clone().select(source.columns).where(bound)).toSQL();
     return {
       // knex takes only numbers for OFFSET; this one is an expression of the statement's own seek.
@@ -212,8 +253,8 @@ function pageSql(source: ListSource, plan: Plan, base: Knex.QueryBuilder, query:
       with: (qb) =>
         qb
           .with('per_bucket', perBucket)
-          .with('running', db.raw(`SELECT bucket, n, sum(n) OVER (ORDER BY bucket ${direction}) AS upto FROM per_bucket`))
-          .with('seek', db.raw(`SELECT bucket, upto - n AS before FROM running WHERE upto > ?::bigint ORDER BY bucket ${direction} LIMIT 1`, [String(query.offset)])),
+          .with('running', db.raw(`SELECT ${column ? 'dim, ' : ''}bucket, n, sum(n) OVER (ORDER BY ${key}) AS upto FROM per_bucket`))
+          .with('seek', db.raw(`SELECT ${column ? 'dim, ' : ''}bucket, upto - n AS before FROM running WHERE upto > ?::bigint ORDER BY ${key} LIMIT 1`, [String(query.offset)])),
     };
   }
   const slice = (q: Knex.QueryBuilder) => order(q).limit(query.limit).offset(Number(query.offset));
