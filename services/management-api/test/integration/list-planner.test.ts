@@ -109,13 +109,14 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
     );
   });
 
-  it('when a deep page is ordered by id or by cluster, either direction, then it is sought through the id buckets and equals the naive OFFSET', async () => {
+  it('when a deep page is ordered by id, cluster, enabled or is_superuser, either direction, then it is sought through the id buckets and equals the naive OFFSET', async () => {
     await fill(9000, 2, 2, 4, 6, 17);
     const statements: string[] = [];
     const spy = (q: { sql: string }) => statements.push(q.sql);
     db.on('query', spy);
     try {
-      for (const order of [[], ['id'], ['-id'], ['cluster'], ['-cluster'], ['cluster', 'id'], ['-cluster', '-id']]) {
+      const flagged = ['enabled', '-enabled', 'is_superuser', '-is_superuser', 'enabled', 'is_superuser', '-enabled', '-is_superuser'];
+      for (const order of [[], ['id'], ['-id'], ['cluster'], ['-cluster'], ['cluster', 'id'], ['-cluster', '-id'], ...flagged.map((f, i) => (i < 4 ? [f] : [f, f.startsWith('-') ? '-id' : 'id']))]) {
         for (const narrowing of [[], [['cluster__in', `${clusters[2]},${clusters[0]}`]]] as Params[]) {
           for (const offset of [5001, 5555, 6100, 8000, 8999, 20000]) {
             const params: Params = [...narrowing, ...order.map((o): [string, string] => ['order_by', o]), ['offset', String(offset)], ['limit', '37']];
