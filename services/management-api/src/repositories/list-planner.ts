@@ -219,7 +219,13 @@ interface PageSql {
   with?: (qb: Knex.QueryBuilder) => Knex.QueryBuilder;
 }
 
-function pageSql(source: ListSource, plan: Plan, base: Knex.QueryBuilder, query: ListQuery): PageSql {
+/** The page's LIMIT and OFFSET as bound values: the request's, or a compiled shape's placeholders. */
+interface Window {
+  limit: Knex.Value;
+  offset: Knex.Value;
+}
+
+function pageSql(source: ListSource, plan: Plan, base: Knex.QueryBuilder, query: ListQuery, window: Window): PageSql {
   const { db, alias } = source;
   const idCol = `${alias}.id`;
   const order = (qb: Knex.QueryBuilder) => applyOrdering(qb, plan.ordering, alias);
@@ -249,19 +255,24 @@ function pageSql(source: ListSource, plan: Plan, base: Knex.QueryBuilder, query:
     return {
       // knex takes only numbers for OFFSET; this one is an expression of the statement's own seek.
       sql: `${ordered.sql} LIMIT ? OFFSET (?::bigint - (SELECT before FROM seek))::bigint`,
-      bindings: [...ordered.bindings, query.limit, String(query.offset)],
+      bindings: [...ordered.bindings, window.limit, window.offset],
       with: (qb) =>
         qb
           .with('per_bucket', perBucket)
           .with('running', db.raw(`SELECT ${column ? 'dim, ' : ''}bucket, n, sum(n) OVER (ORDER BY ${key}) AS upto FROM per_bucket`))
-          .with('seek', db.raw(`SELECT ${column ? 'dim, ' : ''}bucket, upto - n AS before FROM running WHERE upto > ?::bigint ORDER BY ${key} LIMIT 1`, [String(query.offset)])),
+          .with('seek', db.raw(`SELECT ${column ? 'dim, ' : ''}bucket, upto - n AS before FROM running WHERE upto > ?::bigint ORDER BY ${key} LIMIT 1`, [window.offset])),
     };
   }
-  const slice = (q: Knex.QueryBuilder) => order(q).limit(query.limit).offset(Number(query.offset));
-  const page = isDeep(query.offset)
-    ? db(`${source.table} as ${alias}`).select(source.columns).whereIn(idCol, slice(base.clone().select(idCol)))
-    : slice(base.clone().select(source.columns));
-  const { sql, bindings } = page.toSQL();
+  // LIMIT and OFFSET written here (knex's take only numbers), so they stay bound values.
+  const slice = (q: Knex.QueryBuilder): Knex.Raw => {
+    const ordered = order(q).toSQL();
+    return db.raw(`${ordered.sql} LIMIT ?::bigint OFFSET ?::bigint`, [...ordered.bindings, window.limit, window.offset] as Knex.RawBinding[]);
+  };
+  if (isDeep(query.offset)) {
+    const { sql, bindings } = db(`${source.table} as ${alias}`).select(source.columns).whereRaw('?? IN (?)', [idCol, slice(base.clone().select(idCol))]).toSQL();
+    return { sql, bindings };
+  }
+  const { sql, bindings } = slice(base.clone().select(source.columns)).toSQL();
   return { sql, bindings };
 }
 
@@ -319,18 +330,18 @@ function probed(source: ListSource, plan: Plan, base: Knex.QueryBuilder, query: 
   };
 }
 
-/** Step 2: the total and the page in one statement. */
-export async function listPage<T>(source: ListSource, query: ListQuery, tuning: PlannerTuning = {}): Promise<Page<T>> {
-  const plan = await resolve(source, query);
-  if (plan.partition !== 'all' && plan.partition.size === 0) return { total: 0, rows: [] };
+/**
+ * Step 2, compiled: the total and the page as one statement. Its SQL depends only on the query's
+ * shape (the source, how many partition values, the ordering, near or deep), so it is built with
+ * knex and compiled once per shape; each request only binds its values (db.raw, so every statement
+ * still passes through knex's query events, and nothing is prepared on the server: it works behind
+ * PgBouncer in transaction mode).
+ */
+function compile(source: ListSource, plan: Plan, query: ListQuery, window: Window, tuning: PlannerTuning): Sql {
+  const { db, alias } = source;
   const base = baseOf(source, plan);
   const total = totalQuery(source, plan, base);
-  if (query.offset >= MAX_OFFSET) {
-    const [row] = await total;
-    return { total: Number((row as { total: string | number | null }).total ?? 0), rows: [] };
-  }
-  const { db, alias } = source;
-  const walk = pageSql(source, plan, base, query);
+  const walk = pageSql(source, plan, base, query, window);
   const statement =
     plan.residual.length > 0 && !walk.with ? probed(source, plan, base, query, walk, tuning.fewMatches ?? FEW_MATCHES) : { with: walk.with, total: total.toSQL(), page: walk };
   // knex has no lateral join; the page's SQL goes in with its bindings still as placeholders.
@@ -338,7 +349,66 @@ export async function listPage<T>(source: ListSource, query: ListQuery, tuning: 
     .select('t.total', `${alias}.*`)
     .from(db.raw(`(${statement.total.sql}) AS t`, [...statement.total.bindings] as Knex.RawBinding[]))
     .joinRaw(`LEFT JOIN LATERAL (${statement.page.sql}) AS ?? ON true`, [...statement.page.bindings, alias]);
-  const rows = (await applyOrdering(combined, plan.ordering, alias)) as Array<T & { total: string | number | null; id: unknown }>;
+  const { sql, bindings } = applyOrdering(combined, plan.ordering, alias).toSQL();
+  return { sql, bindings };
+}
+
+/**
+ * Stand-ins for a request's values while its shape is compiled; replaced one for one in the compiled
+ * bindings. The NUL byte keeps them apart from anything a request or a source can hold (and
+ * Postgres refuses one that were ever sent).
+ */
+const slot = (name: string): string => `\u0000cairn-slot:${name}`;
+const LIMIT_SLOT = slot('limit');
+const OFFSET_SLOT = slot('offset');
+const partitionSlot = (i: number): string => slot(`partition:${i}`);
+
+/** Compiled shapes per database handle; few in practice (orderings × partition sizes × near/deep). */
+const compiledShapes = new WeakMap<Db, Map<string, Sql>>();
+const MAX_SHAPES = 1000;
+
+/**
+ * The shape of a plan whose every request value is a partition value, the limit or the offset
+ * (no residual filters, no scope closure, plain column names); else null and the plan is compiled
+ * with its own values.
+ */
+function shapeKey(source: ListSource, plan: Plan, query: ListQuery): string | null {
+  if (plan.residual.length > 0 || source.scope || !source.columns.every((c) => typeof c === 'string')) return null;
+  const { table, alias, columns, partition, defaultOrdering } = source;
+  return JSON.stringify([table, alias, columns, partition?.column, partition?.counters, defaultOrdering, plan.partition === 'all' ? 'all' : plan.partition.size, plan.ordering, isDeep(query.offset)]);
+}
+
+function statementFor(source: ListSource, plan: Plan, query: ListQuery, tuning: PlannerTuning): Sql {
+  const window = { limit: query.limit, offset: String(query.offset) };
+  const key = shapeKey(source, plan, query);
+  if (key === null) return compile(source, plan, query, window, tuning);
+  let shapes = compiledShapes.get(source.db);
+  if (!shapes) compiledShapes.set(source.db, (shapes = new Map()));
+  let shape = shapes.get(key);
+  if (!shape) {
+    const slots = plan.partition === 'all' ? 'all' : new Set([...plan.partition].map((_, i) => partitionSlot(i)));
+    shape = compile(source, { ...plan, partition: slots }, query, { limit: LIMIT_SLOT, offset: OFFSET_SLOT }, tuning);
+    if (shapes.size >= MAX_SHAPES) shapes.clear();
+    shapes.set(key, shape);
+  }
+  const values = new Map<Knex.Value, Knex.Value>([
+    [LIMIT_SLOT, window.limit],
+    [OFFSET_SLOT, window.offset],
+  ]);
+  if (plan.partition !== 'all') [...plan.partition].forEach((v, i) => values.set(partitionSlot(i), v));
+  return { sql: shape.sql, bindings: shape.bindings.map((b) => (values.has(b) ? values.get(b)! : b)) };
+}
+
+/** Steps 1 and 2: the total and the page in one statement. */
+export async function listPage<T>(source: ListSource, query: ListQuery, tuning: PlannerTuning = {}): Promise<Page<T>> {
+  const plan = await resolve(source, query);
+  if (plan.partition !== 'all' && plan.partition.size === 0) return { total: 0, rows: [] };
+  if (query.offset >= MAX_OFFSET) {
+    const [row] = await totalQuery(source, plan, baseOf(source, plan));
+    return { total: Number((row as { total: string | number | null }).total ?? 0), rows: [] };
+  }
+  const { sql, bindings } = statementFor(source, plan, query, tuning);
+  const result = (await source.db.raw(sql, bindings as Knex.RawBinding[])) as { rows: Array<T & { total: string | number | null; id: unknown }> };
   // Every row carries the total; an empty page is one row whose page columns are null.
-  return { total: Number(rows[0]?.total ?? 0), rows: rows.filter((r) => r.id !== null) };
+  return { total: Number(result.rows[0]?.total ?? 0), rows: result.rows.filter((r) => r.id !== null) };
 }

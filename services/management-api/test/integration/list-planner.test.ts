@@ -131,6 +131,29 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
     }
   });
 
+  it("when requests differ only in cluster, limit and offset, then one compiled SQL text is sent with each request's values bound", async () => {
+    await fill(7000, 1, 1, 5, 7, 40);
+    const sent: Array<{ sql: string; bindings: unknown[] }> = [];
+    const spy = (q: { sql: string; bindings: unknown[] }) => sent.push({ sql: q.sql, bindings: q.bindings });
+    db.on('query', spy);
+    try {
+      for (const shape of [[], ['order_by', '-cluster'], ['order_by', 'enabled']]) {
+        for (const deep of [false, true]) {
+          sent.length = 0;
+          const requests: Params[] = [0, 1, 2].map((i) => [['cluster', String(clusters[i])], ['limit', String(5 + i)], ['offset', String(deep ? 5001 + i * 97 : i * 3)], ...(shape.length ? [shape as [string, string]] : [])]);
+          for (const params of requests) expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
+          const listing = sent.filter((q) => q.sql.includes('cluster_user_counts'));
+          expect(listing).toHaveLength(3);
+          expect(new Set(listing.map((q) => q.sql)).size).toBe(1);
+          expect(new Set(listing.map((q) => JSON.stringify(q.bindings))).size).toBe(3);
+          for (const q of listing) expect(JSON.stringify(q.bindings)).not.toContain('cairn-slot');
+        }
+      }
+    } finally {
+      db.off('query', spy);
+    }
+  });
+
   it('when a list filters by cluster name, then the cluster is looked up first and the page and total come without a join or a count of users', async () => {
     await fill(6000, 1, 1, 5, 7, 40);
     const statements: string[] = [];
