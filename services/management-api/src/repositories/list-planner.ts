@@ -14,12 +14,16 @@ import type { Filter, ListQuery, Ordering, Page } from './list-types';
  * 2. Fetch, in one statement (one snapshot): the total as a one-row subquery, laterally joined to
  *    the page. The total is read from trigger-kept counters when the residual filters are empty
  *    (users: cluster_user_counts), else counted. The page starts
- *      - near the start (offset ≤ DEEP_OFFSET): plain ORDER BY … LIMIT … OFFSET;
- *      - deep, ordered by id, no residual filters, with id-bucket counters (users): at the bucket
- *        where the offset falls, found by summing the buckets' counters, so fewer than one bucket
- *        of rows is walked;
+ *      - near the start (offset ≤ DEEP_OFFSET): plain ORDER BY … LIMIT … OFFSET (an index on
+ *        (field, id) serves it: the id tie-breaker follows the field's direction);
+ *      - deep, no residual filters, with id-bucket counters (users), ordered by id or by a column
+ *        the buckets are split by (users: cluster, enabled, is_superuser), then id: at the bucket
+ *        where the offset falls, found by a running sum over the counters in the page's order, so
+ *        fewer than one bucket of rows is walked;
  *      - otherwise deep: the page's ids first (an index-only walk over the skipped rows), then
  *        those rows.
+ *    The statement's SQL depends only on the query's shape; it is compiled once per shape and each
+ *    request binds its values (see compile).
  */
 
 /** Exact counts kept by triggers in the same transaction as every insert and delete. */
