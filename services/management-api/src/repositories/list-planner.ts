@@ -14,12 +14,16 @@ import type { Filter, ListQuery, Ordering, Page } from './list-types';
  * 2. Fetch, in one statement (one snapshot): the total as a one-row subquery, laterally joined to
  *    the page. The total is read from trigger-kept counters when the residual filters are empty
  *    (users: cluster_user_counts), else counted. The page starts
- *      - near the start (offset ≤ DEEP_OFFSET): plain ORDER BY … LIMIT … OFFSET;
- *      - deep, ordered by id, no residual filters, with id-bucket counters (users): at the bucket
- *        where the offset falls, found by summing the buckets' counters, so fewer than one bucket
- *        of rows is walked;
+ *      - near the start (offset ≤ DEEP_OFFSET): plain ORDER BY … LIMIT … OFFSET (an index on
+ *        (field, id) serves it: the id tie-breaker follows the field's direction);
+ *      - deep, no residual filters, with id-bucket counters (users), ordered by id or by a column
+ *        the buckets are split by (users: cluster, enabled, is_superuser), then id: at the bucket
+ *        where the offset falls, found by a running sum over the counters in the page's order, so
+ *        fewer than one bucket of rows is walked;
  *      - otherwise deep: the page's ids first (an index-only walk over the skipped rows), then
  *        those rows.
+ *    The statement's SQL depends only on the query's shape; it is compiled once per shape and each
+ *    request binds its values (see compile).
  */
 
 /** Exact counts kept by triggers in the same transaction as every insert and delete. */
@@ -30,7 +34,15 @@ export interface PartitionCounters {
    * Rows per partition value per bucket of 2^bits consecutive ids (bucket = id >> bits). Serves deep
    * pages ordered by id.
    */
-  idBuckets?: { table: string; key: string; bucket: string; count: string; bits: number };
+  idBuckets?: {
+    table: string;
+    key: string;
+    bucket: string;
+    count: string;
+    bits: number;
+    /** Other list columns the buckets are split by (list column → bucket table column). */
+    dimensions?: Record<string, string>;
+  };
 }
 
 export interface ListSource {
@@ -110,10 +122,15 @@ export function applyFilters(qb: Knex.QueryBuilder, filters: readonly Filter[]):
   return qb;
 }
 
-/** Requested ordering, then id as the tie-breaker so pages never overlap or skip. */
+/**
+ * Requested ordering, then id as the tie-breaker so pages never overlap or skip. Tastypie (Django's
+ * order_by) promises nothing among rows equal on the requested fields; the tie-breaker is ours and
+ * runs in the direction of the last requested field (`-cluster` → cluster_id DESC, id DESC), so an
+ * index on (field, id) serves either direction by walking it forwards or backwards.
+ */
 export function applyOrdering(qb: Knex.QueryBuilder, ordering: readonly Ordering[], alias: string): Knex.QueryBuilder {
   for (const o of ordering) qb.orderBy(`${o.alias}.${o.column}`, o.desc ? 'desc' : 'asc');
-  if (!ordering.some((o) => o.column === 'id' && o.alias === alias)) qb.orderBy(`${alias}.id`, 'asc');
+  if (!ordering.some((o) => o.column === 'id' && o.alias === alias)) qb.orderBy(`${alias}.id`, ordering.at(-1)?.desc ? 'desc' : 'asc');
   return qb;
 }
 
@@ -172,11 +189,31 @@ function totalQuery(source: ListSource, plan: Plan, base: Knex.QueryBuilder): Kn
   return q;
 }
 
-/** Ordered by id first (later keys never matter: ids are unique), the direction; else null. */
-function idDirection(plan: Plan, alias: string): 'asc' | 'desc' | null {
-  const first = plan.ordering[0];
-  if (!first) return 'asc';
-  return first.alias === alias && first.column === 'id' ? (first.desc ? 'desc' : 'asc') : null;
+/**
+ * A page the id buckets can seek to: ordered by id, or by the partition column (or another column
+ * the buckets are split by) then id, both the same direction. `column`: that first column, as the
+ * list names it and as the bucket table names it.
+ */
+interface Seek {
+  column?: { list: string; counter: string };
+  direction: 'asc' | 'desc';
+}
+
+function seekOf(source: ListSource, plan: Plan): Seek | null {
+  const buckets = countersServe(source, plan)?.idBuckets;
+  if (!buckets) return null;
+  const { alias } = source;
+  const [first, second, ...rest] = plan.ordering;
+  if (!first) return { direction: 'asc' };
+  if (first.alias !== alias) return null;
+  const direction = first.desc ? 'desc' : 'asc';
+  // Later keys never matter after id: ids are unique.
+  if (first.column === 'id') return { direction };
+  const counter = first.column === source.partition?.column ? buckets.key : buckets.dimensions?.[first.column];
+  if (!counter || rest.length > 0) return null;
+  // The id tie-breaker follows the first column's direction (applyOrdering); an explicit one must too.
+  if (second && !(second.alias === alias && second.column === 'id' && second.desc === first.desc)) return null;
+  return { column: { list: first.column, counter }, direction };
 }
 
 interface PageSql {
@@ -186,41 +223,60 @@ interface PageSql {
   with?: (qb: Knex.QueryBuilder) => Knex.QueryBuilder;
 }
 
-function pageSql(source: ListSource, plan: Plan, base: Knex.QueryBuilder, query: ListQuery): PageSql {
+/** The page's LIMIT and OFFSET as bound values: the request's, or a compiled shape's placeholders. */
+interface Window {
+  limit: Knex.Value;
+  offset: Knex.Value;
+}
+
+function pageSql(source: ListSource, plan: Plan, base: Knex.QueryBuilder, query: ListQuery, window: Window): PageSql {
   const { db, alias } = source;
   const idCol = `${alias}.id`;
   const order = (qb: Knex.QueryBuilder) => applyOrdering(qb, plan.ordering, alias);
   const buckets = countersServe(source, plan)?.idBuckets;
-  const direction = idDirection(plan, alias);
-  if (isDeep(query.offset) && buckets && direction) {
-    // The running sum over the buckets names the bucket where the offset falls and how many rows
-    // come before it; the page is read from that bucket's first id (last, descending) with an
-    // OFFSET of the rest. Same rows as the plain OFFSET: every row before the bucket is counted
-    // and none inside it skipped.
-    const perBucket = db(buckets.table).select(db.raw('?? AS bucket', [buckets.bucket])).sum({ n: buckets.count }).groupBy(buckets.bucket);
+  const seek = seekOf(source, plan);
+  if (isDeep(query.offset) && buckets && seek) {
+    // The running sum over the buckets, in the page's order ((column,) bucket), names the bucket
+    // where the offset falls and how many rows come before it; the page is read from that bucket's
+    // first row (last, descending) with an OFFSET of the rest. Same rows as the plain OFFSET: every
+    // row before the bucket is counted and none inside it skipped.
+    const { direction, column } = seek;
+    const dim = column ? db.raw('?? AS dim, ', [column.counter]).toQuery() : '';
+    const perBucket = db(buckets.table)
+      .select(db.raw(`${dim}?? AS bucket`, [buckets.bucket]))
+      .sum({ n: buckets.count })
+      .groupBy(column ? ['dim', 'bucket'] : ['bucket']);
     if (plan.partition !== 'all') perBucket.whereIn(buckets.key, [...plan.partition]);
     const bits = buckets.bits;
-    const bound =
-      direction === 'asc'
-        ? db.raw(`?? >= (SELECT bucket FROM seek) << ${bits}`, [idCol])
-        : db.raw(`?? <= (((SELECT bucket FROM seek) + 1) << ${bits}) - 1`, [idCol]);
+    const key = column ? `dim ${direction}, bucket ${direction}` : `bucket ${direction}`;
+    const lower = `(SELECT bucket FROM seek) << ${bits}`;
+    const upper = `(((SELECT bucket FROM seek) + 1) << ${bits}) - 1`;
+    const op = direction === 'asc' ? '>=' : '<=';
+    const bound = column
+      ? db.raw(`(??, ??) ${op} ((SELECT dim FROM seek), ${direction === 'asc' ? lower : upper})`, [`${alias}.${column.list}`, idCol])
+      : db.raw(`?? ${op} ${direction === 'asc' ? lower : upper}`, [idCol]);
     const ordered = order(base.clone().select(source.columns).where(bound)).toSQL();
     return {
       // knex takes only numbers for OFFSET; this one is an expression of the statement's own seek.
       sql: `${ordered.sql} LIMIT ? OFFSET (?::bigint - (SELECT before FROM seek))::bigint`,
-      bindings: [...ordered.bindings, query.limit, String(query.offset)],
+      bindings: [...ordered.bindings, window.limit, window.offset],
       with: (qb) =>
         qb
           .with('per_bucket', perBucket)
-          .with('running', db.raw(`SELECT bucket, n, sum(n) OVER (ORDER BY bucket ${direction}) AS upto FROM per_bucket`))
-          .with('seek', db.raw(`SELECT bucket, upto - n AS before FROM running WHERE upto > ?::bigint ORDER BY bucket ${direction} LIMIT 1`, [String(query.offset)])),
+          .with('running', db.raw(`SELECT ${column ? 'dim, ' : ''}bucket, n, sum(n) OVER (ORDER BY ${key}) AS upto FROM per_bucket`))
+          .with('seek', db.raw(`SELECT ${column ? 'dim, ' : ''}bucket, upto - n AS before FROM running WHERE upto > ?::bigint ORDER BY ${key} LIMIT 1`, [window.offset])),
     };
   }
-  const slice = (q: Knex.QueryBuilder) => order(q).limit(query.limit).offset(Number(query.offset));
-  const page = isDeep(query.offset)
-    ? db(`${source.table} as ${alias}`).select(source.columns).whereIn(idCol, slice(base.clone().select(idCol)))
-    : slice(base.clone().select(source.columns));
-  const { sql, bindings } = page.toSQL();
+  // LIMIT and OFFSET written here (knex's take only numbers), so they stay bound values.
+  const slice = (q: Knex.QueryBuilder): Knex.Raw => {
+    const ordered = order(q).toSQL();
+    return db.raw(`${ordered.sql} LIMIT ?::bigint OFFSET ?::bigint`, [...ordered.bindings, window.limit, window.offset] as Knex.RawBinding[]);
+  };
+  if (isDeep(query.offset)) {
+    const { sql, bindings } = db(`${source.table} as ${alias}`).select(source.columns).whereRaw('?? IN (?)', [idCol, slice(base.clone().select(idCol))]).toSQL();
+    return { sql, bindings };
+  }
+  const { sql, bindings } = slice(base.clone().select(source.columns)).toSQL();
   return { sql, bindings };
 }
 
@@ -278,18 +334,18 @@ function probed(source: ListSource, plan: Plan, base: Knex.QueryBuilder, query: 
   };
 }
 
-/** Step 2: the total and the page in one statement. */
-export async function listPage<T>(source: ListSource, query: ListQuery, tuning: PlannerTuning = {}): Promise<Page<T>> {
-  const plan = await resolve(source, query);
-  if (plan.partition !== 'all' && plan.partition.size === 0) return { total: 0, rows: [] };
+/**
+ * Step 2, compiled: the total and the page as one statement. Its SQL depends only on the query's
+ * shape (the source, how many partition values, the ordering, near or deep), so it is built with
+ * knex and compiled once per shape; each request only binds its values (db.raw, so every statement
+ * still passes through knex's query events, and nothing is prepared on the server: it works behind
+ * PgBouncer in transaction mode).
+ */
+function compile(source: ListSource, plan: Plan, query: ListQuery, window: Window, tuning: PlannerTuning): Sql {
+  const { db, alias } = source;
   const base = baseOf(source, plan);
   const total = totalQuery(source, plan, base);
-  if (query.offset >= MAX_OFFSET) {
-    const [row] = await total;
-    return { total: Number((row as { total: string | number | null }).total ?? 0), rows: [] };
-  }
-  const { db, alias } = source;
-  const walk = pageSql(source, plan, base, query);
+  const walk = pageSql(source, plan, base, query, window);
   const statement =
     plan.residual.length > 0 && !walk.with ? probed(source, plan, base, query, walk, tuning.fewMatches ?? FEW_MATCHES) : { with: walk.with, total: total.toSQL(), page: walk };
   // knex has no lateral join; the page's SQL goes in with its bindings still as placeholders.
@@ -297,7 +353,66 @@ export async function listPage<T>(source: ListSource, query: ListQuery, tuning: 
     .select('t.total', `${alias}.*`)
     .from(db.raw(`(${statement.total.sql}) AS t`, [...statement.total.bindings] as Knex.RawBinding[]))
     .joinRaw(`LEFT JOIN LATERAL (${statement.page.sql}) AS ?? ON true`, [...statement.page.bindings, alias]);
-  const rows = (await applyOrdering(combined, plan.ordering, alias)) as Array<T & { total: string | number | null; id: unknown }>;
+  const { sql, bindings } = applyOrdering(combined, plan.ordering, alias).toSQL();
+  return { sql, bindings };
+}
+
+/**
+ * Stand-ins for a request's values while its shape is compiled; replaced one for one in the compiled
+ * bindings. The NUL byte keeps them apart from anything a request or a source can hold (and
+ * Postgres refuses one that were ever sent).
+ */
+const slot = (name: string): string => `\u0000cairn-slot:${name}`;
+const LIMIT_SLOT = slot('limit');
+const OFFSET_SLOT = slot('offset');
+const partitionSlot = (i: number): string => slot(`partition:${i}`);
+
+/** Compiled shapes per database handle; few in practice (orderings × partition sizes × near/deep). */
+const compiledShapes = new WeakMap<Db, Map<string, Sql>>();
+const MAX_SHAPES = 1000;
+
+/**
+ * The shape of a plan whose every request value is a partition value, the limit or the offset
+ * (no residual filters, no scope closure, plain column names); else null and the plan is compiled
+ * with its own values.
+ */
+function shapeKey(source: ListSource, plan: Plan, query: ListQuery): string | null {
+  if (plan.residual.length > 0 || source.scope || !source.columns.every((c) => typeof c === 'string')) return null;
+  const { table, alias, columns, partition, defaultOrdering } = source;
+  return JSON.stringify([table, alias, columns, partition?.column, partition?.counters, defaultOrdering, plan.partition === 'all' ? 'all' : plan.partition.size, plan.ordering, isDeep(query.offset)]);
+}
+
+function statementFor(source: ListSource, plan: Plan, query: ListQuery, tuning: PlannerTuning): Sql {
+  const window = { limit: query.limit, offset: String(query.offset) };
+  const key = shapeKey(source, plan, query);
+  if (key === null) return compile(source, plan, query, window, tuning);
+  let shapes = compiledShapes.get(source.db);
+  if (!shapes) compiledShapes.set(source.db, (shapes = new Map()));
+  let shape = shapes.get(key);
+  if (!shape) {
+    const slots = plan.partition === 'all' ? 'all' : new Set([...plan.partition].map((_, i) => partitionSlot(i)));
+    shape = compile(source, { ...plan, partition: slots }, query, { limit: LIMIT_SLOT, offset: OFFSET_SLOT }, tuning);
+    if (shapes.size >= MAX_SHAPES) shapes.clear();
+    shapes.set(key, shape);
+  }
+  const values = new Map<Knex.Value, Knex.Value>([
+    [LIMIT_SLOT, window.limit],
+    [OFFSET_SLOT, window.offset],
+  ]);
+  if (plan.partition !== 'all') [...plan.partition].forEach((v, i) => values.set(partitionSlot(i), v));
+  return { sql: shape.sql, bindings: shape.bindings.map((b) => (values.has(b) ? values.get(b)! : b)) };
+}
+
+/** Steps 1 and 2: the total and the page in one statement. */
+export async function listPage<T>(source: ListSource, query: ListQuery, tuning: PlannerTuning = {}): Promise<Page<T>> {
+  const plan = await resolve(source, query);
+  if (plan.partition !== 'all' && plan.partition.size === 0) return { total: 0, rows: [] };
+  if (query.offset >= MAX_OFFSET) {
+    const [row] = await totalQuery(source, plan, baseOf(source, plan));
+    return { total: Number((row as { total: string | number | null }).total ?? 0), rows: [] };
+  }
+  const { sql, bindings } = statementFor(source, plan, query, tuning);
+  const result = (await source.db.raw(sql, bindings as Knex.RawBinding[])) as { rows: Array<T & { total: string | number | null; id: unknown }> };
   // Every row carries the total; an empty page is one row whose page columns are null.
-  return { total: Number(rows[0]?.total ?? 0), rows: rows.filter((r) => r.id !== null) };
+  return { total: Number(result.rows[0]?.total ?? 0), rows: result.rows.filter((r) => r.id !== null) };
 }

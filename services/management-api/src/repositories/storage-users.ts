@@ -41,12 +41,13 @@ const toSummary = (r: SummaryRow): StorageUserSummary => ({ id: String(r.id), cl
 /**
  * Users are partitioned by cluster: `cluster`, `cluster__in` and the cluster filters resolved to
  * ids (`cluster__name`, `cluster__uuid`, `cluster__id`) narrow it, and the counters the triggers
- * keep per cluster (migrations 20261122010000 and 20261122040000, buckets of 2^12 ids) give exact
- * totals and deep pages ordered by id without walking the skipped rows.
+ * keep per cluster (migrations 20261122010000 and 20261122040000, buckets of 2^12 ids, split by the
+ * two flags since 20261123220000) give exact totals and deep pages ordered by id, cluster, enabled
+ * or is_superuser without walking the skipped rows.
  */
 const USER_COUNTERS: PartitionCounters = {
   totals: { table: 'cluster_user_counts', key: 'cluster_id', count: 'user_count' },
-  idBuckets: { table: 'storage_user_id_buckets', key: 'cluster_id', bucket: 'bucket', count: 'n', bits: 12 },
+  idBuckets: { table: 'storage_user_id_buckets', key: 'cluster_id', bucket: 'bucket', count: 'n', bits: 12, dimensions: { enabled: 'enabled', is_superuser: 'is_superuser' } },
 };
 
 /** How the planner reads users; `visibleClusters`: the cluster ids an operator may see (undefined: all). */

@@ -71,7 +71,9 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
       fc.boolean().map((b): Params => [['enabled', String(b)]]),
       fc.boolean().map((b): Params => [['is_superuser', String(b)]]),
     );
-  const order = fc.option(fc.constantFrom('id', '-id', 'user', '-user', 'cluster', '-cluster', 'enabled', '-enabled', 'is_superuser', '-is_superuser'), { nil: undefined });
+  const field = fc.constantFrom('id', '-id', 'user', '-user', 'cluster', '-cluster', 'enabled', '-enabled', 'is_superuser', '-is_superuser');
+  // Mostly one field (each has its own plan), sometimes two (an explicit id tie-breaker either way).
+  const order = fc.oneof({ arbitrary: fc.constant([]), weight: 1 }, { arbitrary: field.map((f) => [f]), weight: 6 }, { arbitrary: fc.tuple(field, field).map(([a, b]) => [a, b]), weight: 2 });
 
   it('when users, filters, orderings, offsets and visibility are random, then every page and total equal the naive OFFSET and count(*)', async () => {
     const page = fc.record({
@@ -97,7 +99,7 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
           await fill(data.n, data.step, data.spread, data.enabledEvery, data.superEvery, data.deleteEvery);
           for (const p of pages) {
             const params: Params = [...p.filters.flat(), ['offset', String(p.offset)], ['limit', String(p.limit)]];
-            if (p.order) params.push(['order_by', p.order]);
+            for (const o of p.order) params.push(['order_by', o]);
             const visible = p.visible?.map((i) => clusters[i]!);
             expect({ params, visible, page: await planned(params, visible, p.fewMatches) }).toEqual({ params, visible, page: await naive(params, visible) });
           }
@@ -105,6 +107,51 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
       ),
       { numRuns: kind === 'pglite' ? 6 : 15 },
     );
+  });
+
+  it('when a deep page is ordered by id, cluster, enabled or is_superuser, either direction, then it is sought through the id buckets and equals the naive OFFSET', async () => {
+    await fill(9000, 2, 2, 4, 6, 17);
+    const statements: string[] = [];
+    const spy = (q: { sql: string }) => statements.push(q.sql);
+    db.on('query', spy);
+    try {
+      const flagged = ['enabled', '-enabled', 'is_superuser', '-is_superuser', 'enabled', 'is_superuser', '-enabled', '-is_superuser'];
+      for (const order of [[], ['id'], ['-id'], ['cluster'], ['-cluster'], ['cluster', 'id'], ['-cluster', '-id'], ...flagged.map((f, i) => (i < 4 ? [f] : [f, f.startsWith('-') ? '-id' : 'id']))]) {
+        for (const narrowing of [[], [['cluster__in', `${clusters[2]},${clusters[0]}`]]] as Params[]) {
+          for (const offset of [5001, 5555, 6100, 8000, 8999, 20000]) {
+            const params: Params = [...narrowing, ...order.map((o): [string, string] => ['order_by', o]), ['offset', String(offset)], ['limit', '37']];
+            statements.length = 0;
+            expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
+            expect({ params, sought: statements.some((sql) => sql.includes('storage_user_id_buckets')) }).toEqual({ params, sought: true });
+          }
+        }
+      }
+    } finally {
+      db.off('query', spy);
+    }
+  });
+
+  it("when requests differ only in cluster, limit and offset, then one compiled SQL text is sent with each request's values bound", async () => {
+    await fill(7000, 1, 1, 5, 7, 40);
+    const sent: Array<{ sql: string; bindings: unknown[] }> = [];
+    const spy = (q: { sql: string; bindings: unknown[] }) => sent.push({ sql: q.sql, bindings: q.bindings });
+    db.on('query', spy);
+    try {
+      for (const shape of [[], ['order_by', '-cluster'], ['order_by', 'enabled']]) {
+        for (const deep of [false, true]) {
+          sent.length = 0;
+          const requests: Params[] = [0, 1, 2].map((i) => [['cluster', String(clusters[i])], ['limit', String(5 + i)], ['offset', String(deep ? 5001 + i * 97 : i * 3)], ...(shape.length ? [shape as [string, string]] : [])]);
+          for (const params of requests) expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
+          const listing = sent.filter((q) => q.sql.includes('cluster_user_counts'));
+          expect(listing).toHaveLength(3);
+          expect(new Set(listing.map((q) => q.sql)).size).toBe(1);
+          expect(new Set(listing.map((q) => JSON.stringify(q.bindings))).size).toBe(3);
+          for (const q of listing) expect(JSON.stringify(q.bindings)).not.toContain('cairn-slot');
+        }
+      }
+    } finally {
+      db.off('query', spy);
+    }
   });
 
   it('when a list filters by cluster name, then the cluster is looked up first and the page and total come without a join or a count of users', async () => {

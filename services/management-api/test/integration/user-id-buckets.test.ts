@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { DB_KINDS, createDatabaseWithClusters, type TestDatabaseWithClusters } from '../support/harness';
 import * as bucketsMigration from '../../src/db/migrations/20261122040000_user_id_buckets';
+import * as flagsMigration from '../../src/db/migrations/20261123220000_user_flag_ordering';
 import { parseListQuery } from '../../src/http/filters';
 import { applyFilters, applyOrdering } from '../../src/repositories/list-planner';
 import { listStorageUsers } from '../../src/repositories/storage-users';
@@ -42,10 +43,11 @@ async function tallies(db: Knex): Promise<Array<{ cluster_id: number; buckets: n
 /** Buckets whose count differs from the rows they stand for (none, when the triggers are right). */
 async function wrongBuckets(db: Knex): Promise<unknown[]> {
   const res = await db.raw(`
-    SELECT coalesce(b.cluster_id, u.cluster_id) AS cluster_id, coalesce(b.bucket, u.bucket) AS bucket, b.n, u.n AS actual
+    SELECT coalesce(b.cluster_id, u.cluster_id) AS cluster_id, coalesce(b.enabled, u.enabled) AS enabled,
+           coalesce(b.is_superuser, u.is_superuser) AS is_superuser, coalesce(b.bucket, u.bucket) AS bucket, b.n, u.n AS actual
       FROM storage_user_id_buckets b
-      FULL JOIN (SELECT cluster_id, id >> 12 AS bucket, count(*) AS n FROM storage_users GROUP BY 1, 2) u
-        ON u.cluster_id = b.cluster_id AND u.bucket = b.bucket
+      FULL JOIN (SELECT cluster_id, enabled, is_superuser, id >> 12 AS bucket, count(*) AS n FROM storage_users GROUP BY 1, 2, 3, 4) u
+        ON u.cluster_id = b.cluster_id AND u.enabled = b.enabled AND u.is_superuser = b.is_superuser AND u.bucket = b.bucket
      WHERE coalesce(b.n, 0) <> coalesce(u.n, 0)`);
   return res.rows;
 }
@@ -99,12 +101,29 @@ describe.each(DB_KINDS)('user id buckets on %s', (kind) => {
     expect(await wrongBuckets(db)).toEqual([]);
   });
 
-  it('when the migration is rolled back and applied again over existing users, then the buckets are backfilled exactly', async () => {
+  it('when flags change one user at a time, in bulk, both at once or back again, then every (cluster, flags, bucket) counter equals count(*)', async () => {
+    await insertUsers(db, Array.from({ length: 3000 }, (_, i) => ({ id: 1 + i * 11, cluster: clusters[i % 3]! })));
+    await db('storage_users').where({ id: 12 }).update({ enabled: false });
+    await db('storage_users').where('id', '<', 9000).update({ is_superuser: db.raw('id % 3 = 0') });
+    await db('storage_users').whereBetween('id', [5000, 20_000]).update({ enabled: db.raw('NOT enabled'), is_superuser: db.raw('NOT is_superuser') });
+    await db('storage_users').where('id', '>', 30_000).update({ password_hash: 'y' });
+    await db('storage_users').whereBetween('id', [5000, 7000]).update({ enabled: db.raw('NOT enabled') });
+    expect(await wrongBuckets(db)).toEqual([]);
+    for (const t of await tallies(db)) expect(t).toMatchObject({ buckets: t.rows, counter: t.rows });
+    const split = await db.raw('SELECT count(DISTINCT (enabled, is_superuser))::int AS n FROM storage_user_id_buckets WHERE n > 0');
+    expect(split.rows[0].n).toBe(4);
+  });
+
+  it('when the migrations are rolled back and applied again over existing users, then the buckets are backfilled exactly', async () => {
     await insertUsers(db, Array.from({ length: 3000 }, (_, i) => ({ id: 1 + i * 13, cluster: clusters[i % 3]! })));
+    await db('storage_users').where('id', '<', 6000).update({ enabled: false });
+    await db.transaction((trx) => flagsMigration.down(trx));
     await db.transaction((trx) => bucketsMigration.down(trx));
     expect(await db.schema.hasTable('storage_user_id_buckets')).toBe(false);
     await insertUsers(db, [{ id: 45_000, cluster: clusters[0]! }]);
     await db.transaction((trx) => bucketsMigration.up(trx));
+    await db('storage_users').where('id', '<', 3000).update({ is_superuser: true });
+    await db.transaction((trx) => flagsMigration.up(trx));
     expect(await wrongBuckets(db)).toEqual([]);
     await insertUsers(db, [{ id: 46_000, cluster: clusters[1]! }]);
     expect(await wrongBuckets(db)).toEqual([]);

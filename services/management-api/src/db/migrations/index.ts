@@ -7,6 +7,7 @@ import * as userIdBuckets from './20261122040000_user_id_buckets';
 import * as storageUserChangeNotices from './20261122041500_storage_user_change_notices';
 import * as userOrderingIndex from './20261123100000_user_ordering_index';
 import * as clusterChangeNotices from './20261123200000_cluster_change_notices';
+import * as userFlagOrdering from './20261123220000_user_flag_ordering';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -21,6 +22,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261122041500_storage_user_change_notices': storageUserChangeNotices,
   '20261123100000_user_ordering_index': userOrderingIndex,
   '20261123200000_cluster_change_notices': clusterChangeNotices,
+  '20261123220000_user_flag_ordering': userFlagOrdering,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
