@@ -1,6 +1,6 @@
 /**
- * Capacity benchmark (issue: capacity). A benchmark, not a test: figures, PASS/FAIL against the
- * issue's targets, non-zero exit only when something is broken.
+ * Capacity benchmark. A benchmark, not a test: figures, PASS/FAIL against the
+ * its targets, non-zero exit only when something is broken.
  *
  *   pnpm bench:capacity                              # 100,000 devices over 8 policies
  *   BENCH_DEVICES=10000 BENCH_DURATION=3 pnpm bench:capacity

@@ -1,6 +1,6 @@
 /**
- * management-api benchmark (issue: foundation). A benchmark, not a test: it prints figures, compares
- * them with the issue's targets and says PASS/FAIL, but exits non-zero only when something is broken
+ * management-api benchmark. A benchmark, not a test: it prints figures, compares
+ * them with its targets and says PASS/FAIL, but exits non-zero only when something is broken
  * (setup failure, a non-2xx response, socket errors or timeouts), never because a target was missed.
  *
  *   pnpm bench                                          # full size: 1,000,000 users, 10 s per scenario
@@ -65,7 +65,7 @@ const SETTINGS = {
 
 /**
  * Every documented filter and lookup of the users list and `order_by` on each orderable field, on
- * page 1 and deep (90 % into what the filter matches), issue 11 item 7's target: p50 <= 10 ms with an
+ * page 1 and deep (90 % into what the filter matches), the target: p50 <= 10 ms with an
  * exact total_count. `path` gets the seeded data and a turn number (to vary the cluster or user asked
  * for); `total` is the exact total_count the answer must carry (checked once before loading).
  */
