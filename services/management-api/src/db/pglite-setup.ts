@@ -12,7 +12,7 @@ const [entry, dataDir, options] = process.argv.slice(1);
 const { PGlite } = require(entry);
 PGlite.create(dataDir, JSON.parse(options))
   .then((pg) => pg.close())
-  .catch((e) => { process.stderr.write(String(e && e.stack || e) + '\\n'); process.exit(1); });
+  .catch((e) => { process.stderr.write((e instanceof Error ? e.message : require('node:util').inspect(e)) + '\\n'); process.exit(1); });
 `;
 
 /** True when `dir` holds no Postgres cluster yet: PGlite's own test before it runs initdb. */
