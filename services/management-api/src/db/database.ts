@@ -4,6 +4,7 @@ import knex, { type Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
 import { PGlite } from '@electric-sql/pglite';
 import { migrationSource } from './migrations';
+import { needsSetUp, setUpDataDir } from './pglite-setup';
 
 /** A knex handle or a transaction: repositories accept either so one transaction can span steps. */
 export type Db = Knex | Knex.Transaction;
@@ -26,10 +27,13 @@ export function createDatabase(options: DatabaseOptions): Knex {
     });
   }
   const dataDir = options.dataDir ?? 'memory://';
-  if (!dataDir.startsWith('memory://')) mkdirSync(resolve(dataDir), { recursive: true });
-  const pglite = new PGlite(dataDir.startsWith('memory://') ? dataDir : resolve(dataDir), {
-    startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
-  });
+  const pgliteOptions = { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`] };
+  const inMemory = dataDir.startsWith('memory://');
+  if (!inMemory) {
+    mkdirSync(resolve(dataDir), { recursive: true });
+    if (needsSetUp(resolve(dataDir))) setUpDataDir(resolve(dataDir), pgliteOptions);
+  }
+  const pglite = new PGlite(inMemory ? dataDir : resolve(dataDir), pgliteOptions);
   return knex({
     client: ClientPgLite as unknown as typeof knex.Client,
     dialect: 'postgres',
@@ -41,8 +45,9 @@ export function createDatabase(options: DatabaseOptions): Knex {
  * Postgres's page cache inside embedded PGlite. It lives in PGlite's WebAssembly memory, which
  * grows and is never given back: at Postgres's default of 128MB, the first start's initdb and the
  * reads that follow leave an idle launcher at several hundred MB of RSS. A control plane's tables
- * fit a 16MB cache many times over (startParams also reach the initdb PGlite runs on a new data
- * directory). Production runs on Postgres, where this does not apply.
+ * fit a 16MB cache many times over. (A new data directory's initdb runs in a child process, see
+ * setUpDataDir, so its memory is not kept either.) Production runs on Postgres, where this does
+ * not apply.
  */
 const PGLITE_SHARED_BUFFERS = '16MB';
 
