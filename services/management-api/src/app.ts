@@ -15,6 +15,8 @@ import { operatorsResource, operatorsRouter } from './routes/operators';
 import { devicesRouter, DEVICE_REPORT_LIMIT } from './routes/devices';
 import { discoveryRouter } from './routes/root';
 import { usersResource, usersRouter } from './routes/users';
+import { utilizationRouter, UTILIZATION_WRITE_LIMIT } from './routes/utilization';
+import { DEFAULT_RETENTION } from './services/time-range';
 
 /** Bodies are small field sets; anything larger is refused with 413 before it is parsed. */
 export const BODY_LIMIT = '64kb';
@@ -50,6 +52,7 @@ export function createApp(deps: Deps): Express {
   const api = express.Router();
   // Device reports list every device of a cluster; every other body is a small set of fields.
   api.use('/clusters/:id/devices', refuseDeclaredOver(DEVICE_REPORT_LIMIT), express.raw({ type: () => true, limit: DEVICE_REPORT_LIMIT }));
+  api.use('/clusters/:id/utilization', refuseDeclaredOver(UTILIZATION_WRITE_LIMIT), express.raw({ type: () => true, limit: UTILIZATION_WRITE_LIMIT }));
   api.use(refuseDeclaredOver(BODY_LIMIT), express.raw({ type: () => true, limit: BODY_LIMIT }));
   // A malformed Accept header is refused up front (400), as tastypie does.
   api.use((req, _res, next) => {
@@ -64,6 +67,7 @@ export function createApp(deps: Deps): Express {
   api.use(devicesRouter(db, auth));
   api.use(operatorsRouter(db, auth, () => credentials.clear()));
   api.use(auditRouter(db, auth));
+  api.use(utilizationRouter(db, auth, deps.utilization ?? DEFAULT_RETENTION));
   api.use((req) => {
     throw errors.notFound(`No resource at ${req.path.replace(/[<>&"']/g, '')}.`);
   });

@@ -4,6 +4,7 @@ import { DEFAULT_SCRYPT_PARAMS, hashPassword, type ScryptParams } from '@cairn/d
 import type { ManagementApiConfig } from './config';
 import { createDatabase } from './db/database';
 import { createApiMetrics, type ApiMetrics } from './http/metrics';
+import type { UtilizationRetention } from './services/time-range';
 
 /** Everything the app needs from the outside world, built once from config and passed in. */
 export interface Deps {
@@ -12,6 +13,8 @@ export interface Deps {
   hashPassword: (password: string) => Promise<string>;
   /** How long an operator's key hashes may be reused without reading them again. */
   apiKeyCacheMs: number;
+  /** Utilization retention; defaults (90 days hourly, 1095 days daily) when absent. */
+  utilization?: UtilizationRetention;
   /** This app's Prometheus registry; createApp makes one when absent (tests building deps by hand). */
   metrics?: ApiMetrics;
 }
@@ -59,6 +62,7 @@ export function createDeps(config: ManagementApiConfig, scrypt: ScryptParams = D
     log: createLogger(config.logLevel),
     hashPassword: (password) => hashPassword(password, scrypt),
     apiKeyCacheMs: config.apiKeyCacheSeconds * 1000,
+    utilization: { hourlyDays: config.utilizationHourlyDays, dailyDays: config.utilizationDailyDays },
     metrics: createApiMetrics(db),
   };
 }

@@ -1,20 +1,24 @@
 import { DB_KINDS, createTestDatabase } from '../support/harness';
 import { migrateLatest, migrateRollbackAll } from '../../src/db/database';
+import { ensureHourlyPartitions } from '../../src/repositories/utilization-partitions';
 
 describe.each(DB_KINDS)('migrations on %s', (kind) => {
   it('when migrated, rolled back and migrated again, then every table comes and goes cleanly', async () => {
     const { db, drop } = await createTestDatabase(kind);
     try {
       const applied = await migrateLatest(db);
-      expect(applied).toEqual(['20261122000000_initial_schema', '20261122010000_cluster_user_counts', '20261122020000_capacity_reports', '20261122030000_audit_log', '20261122040000_user_id_buckets', '20261122041500_storage_user_change_notices']);
+      expect(applied).toEqual(['20261122000000_initial_schema', '20261122010000_cluster_user_counts', '20261122020000_capacity_reports', '20261122030000_audit_log', '20261122040000_user_id_buckets', '20261122041500_storage_user_change_notices', '20261123200000_utilization']);
       expect(await migrateLatest(db)).toEqual([]);
-      for (const table of ['clusters', 'storage_users', 'operators', 'api_keys', 'storage_policies', 'devices', 'cluster_user_counts', 'capacity_reports', 'audit_log', 'storage_user_id_buckets']) {
+      for (const table of ['clusters', 'storage_users', 'operators', 'api_keys', 'storage_policies', 'devices', 'cluster_user_counts', 'capacity_reports', 'audit_log', 'storage_user_id_buckets', 'utilization_accounts', 'utilization_storage_hourly', 'utilization_transfer_daily']) {
         expect(await db.schema.hasTable(table)).toBe(true);
       }
-      expect(await migrateRollbackAll(db)).toHaveLength(6);
+      // Partitions go with their tables.
+      await ensureHourlyPartitions(db, [Date.now()]);
+      expect(await migrateRollbackAll(db)).toHaveLength(7);
+      expect(await db.schema.hasTable('utilization_accounts')).toBe(false);
       expect(await db.schema.hasTable('storage_users')).toBe(false);
       expect(await db.schema.hasTable('audit_log')).toBe(false);
-      expect(await migrateLatest(db)).toHaveLength(6);
+      expect(await migrateLatest(db)).toHaveLength(7);
     } finally {
       await drop();
     }

@@ -5,6 +5,7 @@ import * as capacityReports from './20261122020000_capacity_reports';
 import * as auditLog from './20261122030000_audit_log';
 import * as userIdBuckets from './20261122040000_user_id_buckets';
 import * as storageUserChangeNotices from './20261122041500_storage_user_change_notices';
+import * as utilization from './20261123200000_utilization';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -17,6 +18,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261122030000_audit_log': auditLog,
   '20261122040000_user_id_buckets': userIdBuckets,
   '20261122041500_storage_user_change_notices': storageUserChangeNotices,
+  '20261123200000_utilization': utilization,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
