@@ -323,7 +323,7 @@ export async function recordStorage(db: Knex, acting: Acting, cluster: Cluster, 
   const slotCount = 3600 / input.interval;
   const slots = 1n << BigInt(Math.floor((at - hourMs) / (input.interval * 1000)));
   const needsNames = input.samples.some((s) => s.policies.some((p) => p.name !== undefined));
-  const byName = needsNames ? new Map((await listPolicies(db, cluster.id)).map((p) => [p.name, p.index])) : new Map<string, number>();
+  const byName = needsNames ? new Map((await listPolicies(db, cluster.id)).map((p) => [p.name.toLowerCase(), p.index])) : new Map<string, number>();
   const unknown = new Set<string>();
   const rows = new Map<string, StorageRow>();
   const add = (r: StorageRow) => {
@@ -334,7 +334,8 @@ export async function recordStorage(db: Knex, acting: Acting, cluster: Cluster, 
   for (const s of input.samples) {
     add({ policyIndex: TOTAL_POLICY, account: s.account, hour, bytesUsed: s.bytes_used, objectCount: s.object_count, containerCount: s.container_count, slots, slotCount });
     for (const p of s.policies) {
-      const index = p.index ?? byName.get(p.name!);
+      // Swift matches policy names without regard to case (and title-cases them in headers).
+      const index = p.index ?? byName.get(p.name!.toLowerCase());
       if (index === undefined) {
         unknown.add(p.name!);
         continue;
