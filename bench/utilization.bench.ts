@@ -120,6 +120,7 @@ async function main(cleanups: Cleanups): Promise<void> {
       [SETTINGS.detailAccounts, new Date(detailStart).toISOString(), new Date(today - HOUR).toISOString()],
     ),
   );
+  await pg.query(`INSERT INTO utilization_accounts (cluster_id, account) SELECT 2, 'AUTH_d' || lpad(a::text, 7, '0') FROM generate_series(0, $1 - 1) a`, [SETTINGS.detailAccounts]);
   const yesterday = today - DAY;
   await timed(`seed ${fmtInt(SETTINGS.accounts)} accounts x 24 hours x 3 rows + transfer`, async () => {
     await pg.query(

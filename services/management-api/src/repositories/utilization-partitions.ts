@@ -163,7 +163,7 @@ export async function rollUpDay(db: Knex, dayMs: number): Promise<void> {
               sum(bit_count(slots::bit(64))::real / slot_count)
          FROM utilization_storage_hourly WHERE hour >= ? AND hour < ?
         GROUP BY cluster_id, policy_index, account
-       ON CONFLICT (cluster_id, policy_index, account, day) DO UPDATE SET
+       ON CONFLICT (cluster_id, account, policy_index, day) DO UPDATE SET
          byte_hours = excluded.byte_hours, bytes_used_peak = excluded.bytes_used_peak, object_count = excluded.object_count,
          container_count = excluded.container_count, covered_hours = excluded.covered_hours`,
       [day, from, to],
@@ -173,7 +173,7 @@ export async function rollUpDay(db: Knex, dayMs: number): Promise<void> {
        SELECT cluster_id, policy_index, account, ?::date, sum(bytes_in), sum(bytes_out), sum(req_count)
          FROM utilization_transfer_hourly WHERE hour >= ? AND hour < ?
         GROUP BY cluster_id, policy_index, account
-       ON CONFLICT (cluster_id, policy_index, account, day) DO UPDATE SET
+       ON CONFLICT (cluster_id, account, policy_index, day) DO UPDATE SET
          bytes_in = excluded.bytes_in, bytes_out = excluded.bytes_out, req_count = excluded.req_count`,
       [day, from, to],
     );

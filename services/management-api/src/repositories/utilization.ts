@@ -52,7 +52,7 @@ export async function upsertStorage(db: Db, clusterId: number, rows: StorageRow[
         `INSERT INTO utilization_storage_hourly AS h
            (cluster_id, policy_index, account, hour, bytes_used, object_count, container_count, slots, slot_count)
          SELECT ?, * FROM unnest(?::smallint[], ?::varchar[], ?::timestamptz[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::smallint[])
-         ON CONFLICT (cluster_id, policy_index, account, hour) DO UPDATE SET
+         ON CONFLICT (cluster_id, account, policy_index, hour) DO UPDATE SET
            bytes_used = greatest(h.bytes_used, excluded.bytes_used),
            object_count = greatest(h.object_count, excluded.object_count),
            container_count = greatest(h.container_count, excluded.container_count),
@@ -81,7 +81,7 @@ export async function addTransfer(db: Db, clusterId: number, rows: TransferRow[]
       db.raw(
         `INSERT INTO utilization_transfer_hourly AS h (cluster_id, policy_index, account, hour, bytes_in, bytes_out, req_count)
          SELECT ?, * FROM unnest(?::smallint[], ?::varchar[], ?::timestamptz[], ?::bigint[], ?::bigint[], ?::bigint[])
-         ON CONFLICT (cluster_id, policy_index, account, hour) DO UPDATE SET
+         ON CONFLICT (cluster_id, account, policy_index, hour) DO UPDATE SET
            bytes_in = h.bytes_in + excluded.bytes_in, bytes_out = h.bytes_out + excluded.bytes_out, req_count = h.req_count + excluded.req_count`,
         [
           clusterId,
@@ -219,20 +219,20 @@ export async function transferCoverage(db: Db, clusterId: number, range: HourRan
   return new Map(rows.map((r) => [new Date(r.hour).getTime(), Math.min(1, Number(r.coverage))]));
 }
 
-/** The policy indexes with storage rows in the range (an index walk, one probe per policy). */
-export async function storagePolicies(db: Db, clusterId: number, range: HourRange): Promise<number[]> {
-  const probe = `SELECT min(policy_index) FROM utilization_storage_hourly WHERE cluster_id = ? AND hour >= ? AND hour < ?`;
-  const result = (await withDbErrors(() =>
-    db.raw(
-      `WITH RECURSIVE p(v) AS (
-         (${probe})
-         UNION ALL
-         SELECT (${probe} AND policy_index > p.v) FROM p WHERE p.v IS NOT NULL
-       ) SELECT v FROM p WHERE v IS NOT NULL`,
-      [clusterId, range.from, range.to, clusterId, range.from, range.to],
-    ),
-  )) as { rows: Array<{ v: number }> };
-  return result.rows.map((r) => Number(r.v));
+/** The policy indexes the cluster's storage samples have named, in order. */
+export async function storagePolicies(db: Db, clusterId: number): Promise<number[]> {
+  const rows = (await withDbErrors(() => db('utilization_policies').select('policy_index').where('cluster_id', clusterId).orderBy('policy_index'))) as Array<{ policy_index: number }>;
+  return rows.map((r) => Number(r.policy_index));
+}
+
+export async function rememberPolicies(db: Db, clusterId: number, policies: number[]): Promise<void> {
+  if (policies.length === 0) return;
+  await withDbErrors(() =>
+    db('utilization_policies')
+      .insert(policies.map((p) => ({ cluster_id: clusterId, policy_index: p })))
+      .onConflict(['cluster_id', 'policy_index'])
+      .ignore(),
+  );
 }
 
 export interface SummaryRow {
@@ -244,9 +244,14 @@ export interface SummaryRow {
   reqCount: number;
 }
 
-/** Billing figures of the given accounts over the range. */
+/**
+ * Billing figures of the given accounts (sorted by name) over the range: each of the two queries
+ * reads one contiguous key range, first to last account, whatever else the tables hold.
+ */
 export async function summarize(db: Db, clusterId: number, accounts: string[], range: HourRange): Promise<SummaryRow[]> {
   if (accounts.length === 0) return [];
+  const first = accounts[0]!;
+  const last = accounts[accounts.length - 1]!;
   const storage = (await withDbErrors(() =>
     db.raw(
       `SELECT account, policy_index, sum(bytes_used) AS byte_hours, count(*) AS hours, max(bytes_used) AS peak,
@@ -254,18 +259,18 @@ export async function summarize(db: Db, clusterId: number, accounts: string[], r
               (array_agg(container_count ORDER BY hour DESC))[1] AS container_count,
               sum(bit_count(slots::bit(64))::float8 / slot_count) AS covered
          FROM utilization_storage_hourly
-        WHERE cluster_id = ? AND account = ANY(?::varchar[]) AND hour >= ? AND hour < ?
+        WHERE cluster_id = ? AND account >= ? AND account <= ? AND hour >= ? AND hour < ?
         GROUP BY account, policy_index`,
-      [clusterId, accounts, range.from, range.to],
+      [clusterId, first, last, range.from, range.to],
     ),
   )) as { rows: Array<Record<string, string | number>> };
   const transfer = (await withDbErrors(() =>
     db.raw(
       `SELECT account, sum(bytes_in) AS bytes_in, sum(bytes_out) AS bytes_out, sum(req_count) AS req_count
          FROM utilization_transfer_hourly
-        WHERE cluster_id = ? AND account = ANY(?::varchar[]) AND hour >= ? AND hour < ?
+        WHERE cluster_id = ? AND account >= ? AND account <= ? AND hour >= ? AND hour < ?
         GROUP BY account`,
-      [clusterId, accounts, range.from, range.to],
+      [clusterId, first, last, range.from, range.to],
     ),
   )) as { rows: Array<Record<string, string | number>> };
   const byAccount = new Map<string, SummaryRow>(accounts.map((a) => [a, { account: a, storage: new Map(), bytesIn: 0, bytesOut: 0, reqCount: 0 }]));

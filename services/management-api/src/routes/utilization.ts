@@ -93,20 +93,19 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
         const policy = policyOf(req.params.policy);
         const account = req.params.account ?? '';
         const r = await readRequest(req, res);
-        // An account never seen has no records at all (not a range of zeros), and is no error.
-        const known = await utilization.isKnownAccount(db, r.cluster, account);
-        const detail = async (first: number, count: number) =>
-          !known ? [] :
-          kind === 'storage'
-            ? utilization.storageDetail(db, r.cluster, policy, account, r.range, first, count)
-            : utilization.transferDetail(db, r.cluster, policy, account, r.range, first, count);
+        const detail = async (first: number, count: number): Promise<Array<Record<string, unknown>> | null> =>
+          (kind === 'storage'
+            ? await utilization.storageDetail(db, r.cluster, policy, account, r.range, first, count)
+            : await utilization.transferDetail(db, r.cluster, policy, account, r.range, first, count)) as Array<Record<string, unknown>> | null;
         const columns = kind === 'storage' ? storageColumns : transferColumns;
         if (wantsCsv(req)) {
           const first = r.paged ? r.offset : 0;
-          const end = !known ? 0 : r.paged ? Math.min(r.range.hours, r.offset + r.limit) : r.range.hours;
+          const end = r.paged ? Math.min(r.range.hours, r.offset + r.limit) : r.range.hours;
           async function* batches() {
             for (let at = first; at < end; at += 744) {
-              const records = (await detail(at, Math.min(744, end - at))) as unknown as Array<Record<string, unknown>>;
+              // An account never seen has no rows at all.
+              const records = await detail(at, Math.min(744, end - at));
+              if (!records) return;
               yield records.map((rec) => columns.map((c) => (rec[c] instanceof Date ? formatUtc(rec[c] as Date) : rec[c])));
             }
           }
@@ -114,9 +113,10 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
         }
         const records = await detail(r.offset, r.limit);
         const path = `${API_ROOT}/clusters/${r.cluster.id}/utilization/${kind}/${req.params.policy}/${encodeURIComponent(account)}/detail/`;
+        // An account never seen: total_count 0 and no objects, not a 404.
         send(req, res, 200, {
-          meta: { ...buildMeta(path, r.params, r.limit, BigInt(r.offset), known ? r.range.hours : 0), ...rangeMeta(r.range), account, policy_index: policy },
-          objects: (records as unknown as Array<Record<string, unknown>>).map((rec) => ({ ...rec, start: formatUtc(rec.start as Date), end: formatUtc(rec.end as Date) })),
+          meta: { ...buildMeta(path, r.params, r.limit, BigInt(r.offset), records ? r.range.hours : 0), ...rangeMeta(r.range), account, policy_index: policy },
+          objects: (records ?? []).map((rec) => ({ ...rec, start: formatUtc(rec.start as Date), end: formatUtc(rec.end as Date) })),
         });
       },
     });

@@ -88,9 +88,6 @@ export async function* exportAccounts(db: Knex, cluster: Cluster, kind: Utilizat
   }
 }
 
-/** Whether the account was ever created in the cluster or met by a collector. */
-export const isKnownAccount = (db: Knex, cluster: Cluster, account: string): Promise<boolean> => repo.isKnownAccount(db, cluster.id, account);
-
 // ---- hourly detail ------------------------------------------------------------------------
 
 export interface StorageRecord {
@@ -113,13 +110,18 @@ export interface TransferRecord {
 
 const pct = (share: number): number => Math.round(Math.min(1, Math.max(0, share)) * 10000) / 100;
 
-/** Records `first` .. `first + count - 1` of the range (paging), in time order. */
-export async function storageDetail(db: Knex, cluster: Cluster, policy: PolicySelector, account: string, range: TimeRange, first: number, count: number): Promise<StorageRecord[]> {
+/**
+ * Records `first` .. `first + count - 1` of the range (paging), in time order; null for an account
+ * never seen (no records at all rather than a range of zeros). Whether it was ever seen is only
+ * asked when the range holds nothing for it.
+ */
+export async function storageDetail(db: Knex, cluster: Cluster, policy: PolicySelector, account: string, range: TimeRange, first: number, count: number): Promise<StorageRecord[] | null> {
   const n = Math.max(0, Math.min(count, range.hours - first));
-  if (n === 0) return [];
+  if (n === 0) return (await repo.isKnownAccount(db, cluster.id, account)) ? [] : null;
   const from = range.firstHour.getTime() + first * HOUR_MS;
   const p = policy === 'total' ? TOTAL_POLICY : policy;
   const rows = await repo.storageHours(db, cluster.id, account, [...new Set([TOTAL_POLICY, p])], { from: new Date(from), to: new Date(from + n * HOUR_MS) });
+  if (rows.length === 0 && !(await repo.isKnownAccount(db, cluster.id, account))) return null;
   const totals = new Map(rows.filter((r) => r.policyIndex === TOTAL_POLICY).map((r) => [r.hour, r]));
   const values = new Map(rows.filter((r) => r.policyIndex === p).map((r) => [r.hour, r]));
   const records: StorageRecord[] = [];
@@ -134,12 +136,13 @@ export async function storageDetail(db: Knex, cluster: Cluster, policy: PolicySe
   return records;
 }
 
-export async function transferDetail(db: Knex, cluster: Cluster, policy: PolicySelector, account: string, range: TimeRange, first: number, count: number): Promise<TransferRecord[]> {
+export async function transferDetail(db: Knex, cluster: Cluster, policy: PolicySelector, account: string, range: TimeRange, first: number, count: number): Promise<TransferRecord[] | null> {
   const n = Math.max(0, Math.min(count, range.hours - first));
-  if (n === 0) return [];
+  if (n === 0) return (await repo.isKnownAccount(db, cluster.id, account)) ? [] : null;
   const from = range.firstHour.getTime() + first * HOUR_MS;
   const span = { from: new Date(from), to: new Date(from + n * HOUR_MS) };
   const [rows, coverage] = await Promise.all([repo.transferHours(db, cluster.id, account, policy === 'total' ? null : policy, span), repo.transferCoverage(db, cluster.id, span)]);
+  if (rows.length === 0 && !(await repo.isKnownAccount(db, cluster.id, account))) return null;
   const byHour = new Map(rows.map((r) => [r.hour, r]));
   const records: TransferRecord[] = [];
   for (let i = 0; i < n; i++) {
@@ -222,7 +225,7 @@ export async function summaryPage(db: Knex, cluster: Cluster, range: TimeRange, 
   const [total, accounts, policies, transferPart] = await Promise.all([
     repo.countSummaryAccounts(db, cluster.id, hours, filters),
     repo.summaryAccounts(db, cluster.id, hours, filters, { limit, offset }),
-    repo.storagePolicies(db, cluster.id, hours),
+    repo.storagePolicies(db, cluster.id),
     transferShare(db, cluster, range),
   ]);
   const named = policies.filter((p) => p !== TOTAL_POLICY);
@@ -239,7 +242,7 @@ export async function summaryExport(
   batch = 2000,
 ): Promise<{ policies: number[]; batches: AsyncGenerator<AccountSummary[]> }> {
   const hours = hourRange(range);
-  const policies = (await repo.storagePolicies(db, cluster.id, hours)).filter((p) => p !== TOTAL_POLICY);
+  const policies = (await repo.storagePolicies(db, cluster.id)).filter((p) => p !== TOTAL_POLICY);
   const transferPart = await transferShare(db, cluster, range);
   async function* batches(): AsyncGenerator<AccountSummary[]> {
     let after: string | undefined;
@@ -352,6 +355,7 @@ export async function recordStorage(db: Knex, acting: Acting, cluster: Cluster, 
   await db.transaction(async (trx) => {
     await repo.upsertStorage(trx, cluster.id, [...rows.values()]);
     await repo.rememberAccounts(trx, cluster.id, [...new Set(input.samples.map((s) => s.account))]);
+    await repo.rememberPolicies(trx, cluster.id, [...new Set([...rows.values()].map((r) => r.policyIndex))].filter((p) => p !== TOTAL_POLICY));
     await recordAudit(trx, acting.audit, {
       action: 'record_utilization',
       target: utilizationTarget(cluster, 'storage'),

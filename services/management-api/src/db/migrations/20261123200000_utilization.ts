@@ -9,6 +9,9 @@ import type { Knex } from 'knex';
  * maintenance run and on demand by writes (repositories/utilization-partitions.ts); there is no
  * default partition, so a row for a day without a partition is refused, never silently misplaced.
  *
+ * Keys lead with (cluster_id, account): one account's records, and a run of accounts in name order
+ * (the summary, exports), are each one contiguous index range per partition.
+ *
  * policy_index -1 holds an account's totals (storage: X-Account-Bytes-Used & co; transfer:
  * requests whose policy is unknown, such as account and container requests).
  *
@@ -47,7 +50,7 @@ export async function up(knex: Knex): Promise<void> {
     container_count bigint NOT NULL,
     slots bigint NOT NULL DEFAULT 0,
     slot_count smallint NOT NULL DEFAULT 1,
-    PRIMARY KEY (cluster_id, policy_index, account, hour)
+    PRIMARY KEY (cluster_id, account, policy_index, hour)
   ) PARTITION BY RANGE (hour)`);
   await knex.raw(`CREATE TABLE utilization_transfer_hourly (
     cluster_id integer NOT NULL,
@@ -57,7 +60,7 @@ export async function up(knex: Knex): Promise<void> {
     bytes_in bigint NOT NULL,
     bytes_out bigint NOT NULL,
     req_count bigint NOT NULL,
-    PRIMARY KEY (cluster_id, policy_index, account, hour)
+    PRIMARY KEY (cluster_id, account, policy_index, hour)
   ) PARTITION BY RANGE (hour)`);
   await knex.raw(`CREATE TABLE utilization_storage_daily (
     cluster_id integer NOT NULL,
@@ -69,7 +72,7 @@ export async function up(knex: Knex): Promise<void> {
     object_count bigint NOT NULL,
     container_count bigint NOT NULL,
     covered_hours real NOT NULL,
-    PRIMARY KEY (cluster_id, policy_index, account, day)
+    PRIMARY KEY (cluster_id, account, policy_index, day)
   ) PARTITION BY RANGE (day)`);
   await knex.raw(`CREATE TABLE utilization_transfer_daily (
     cluster_id integer NOT NULL,
@@ -79,7 +82,7 @@ export async function up(knex: Knex): Promise<void> {
     bytes_in bigint NOT NULL,
     bytes_out bigint NOT NULL,
     req_count bigint NOT NULL,
-    PRIMARY KEY (cluster_id, policy_index, account, day)
+    PRIMARY KEY (cluster_id, account, policy_index, day)
   ) PARTITION BY RANGE (day)`);
 
   // Which minutes of each hour the access logs ingested so far cover (a bitmask of 60 bits).
@@ -96,6 +99,12 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('received_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.primary(['cluster_id', 'batch_id']);
   });
+  // The storage policies a cluster's samples have named: the summary's per-policy columns.
+  await knex.schema.createTable('utilization_policies', (t) => {
+    t.integer('cluster_id').notNullable().references('id').inTable('clusters').onDelete('CASCADE');
+    t.smallint('policy_index').notNullable();
+    t.primary(['cluster_id', 'policy_index']);
+  });
   // Days whose hourly rows have been rolled up into the daily tables.
   await knex.schema.createTable('utilization_rollups', (t) => {
     t.date('day').primary();
@@ -104,7 +113,7 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  for (const table of ['utilization_rollups', 'utilization_transfer_batches', 'utilization_transfer_coverage', 'utilization_transfer_daily', 'utilization_storage_daily', 'utilization_transfer_hourly', 'utilization_storage_hourly']) {
+  for (const table of ['utilization_policies', 'utilization_rollups', 'utilization_transfer_batches', 'utilization_transfer_coverage', 'utilization_transfer_daily', 'utilization_storage_daily', 'utilization_transfer_hourly', 'utilization_storage_hourly']) {
     await knex.raw(`DROP TABLE ${table}`);
   }
   await knex.raw('DROP TRIGGER storage_users_accounts_remembered ON storage_users');
