@@ -12,11 +12,12 @@
  *    stored in a second cluster with one INSERT ... generate_series; then one account's 31-day
  *    detail (744 records, one page) is fetched BENCH_DETAIL_REQUESTS times, sequentially.
  * 3. Summary: BENCH_ACCOUNTS accounts x yesterday's 24 hours (totals and 2 policies) plus transfer
- *    rows, then the whole summary as CSV, streamed, timed until its last byte.
+ *    rows, rolled up as the API's maintenance does for every finished day, then the whole summary
+ *    as CSV, streamed, timed until its last byte.
  */
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
-import { bootstrap, createApp, createDeps, ensureHourlyPartitions, migrateLatest, readConfig } from '@cairn/management-api';
+import { bootstrap, createApp, createDeps, ensureHourlyPartitions, migrateLatest, readConfig, rollUpDay } from '@cairn/management-api';
 import { serveApp, startChild, stopChild } from './lib/children';
 import { intEnv, stringEnv } from './lib/env';
 import { runBenchmark, type Cleanups } from './lib/main';
@@ -137,6 +138,13 @@ async function main(cleanups: Cleanups): Promise<void> {
     );
     await pg.query('ANALYZE utilization_storage_hourly');
     await pg.query('ANALYZE utilization_transfer_hourly');
+  });
+
+  // What the API's maintenance does for every finished day (here only the one the summary reads).
+  await timed('roll up yesterday', async () => {
+    const maintenance = createDeps(readConfig({ DATABASE_URL: created.url, LOG_LEVEL: 'warn' }));
+    await rollUpDay(maintenance.db, yesterday);
+    await maintenance.db.destroy();
   });
 
   // ---- 2. detail ------------------------------------------------------------------------------

@@ -120,7 +120,6 @@ export async function maintainUtilization(db: Knex, retention: UtilizationRetent
     const recent = today - day <= 2 * DAY_MS;
     if (rolled.has(name) && !recent) continue;
     if (!existing.has(dayPartition(HOURLY_TABLES[0], day).name)) continue;
-    await ensureDailyPartitions(db, [day]);
     await rollUpDay(db, day);
     rolledUp.push(name);
   }
@@ -154,18 +153,20 @@ export async function rollUpDay(db: Knex, dayMs: number): Promise<void> {
   const from = new Date(dayMs);
   const to = new Date(dayMs + DAY_MS);
   const day = isoDay(dayMs);
+  await ensureDailyPartitions(db, [dayMs]);
   await db.transaction(async (trx) => {
     await trx.raw(
       `INSERT INTO utilization_storage_daily AS d
-         (cluster_id, policy_index, account, day, byte_hours, bytes_used_peak, object_count, container_count, covered_hours)
+         (cluster_id, policy_index, account, day, byte_hours, bytes_used_peak, object_count, container_count, covered_hours, sampled_hours)
        SELECT cluster_id, policy_index, account, ?::date, sum(bytes_used), max(bytes_used),
               (array_agg(object_count ORDER BY hour DESC))[1], (array_agg(container_count ORDER BY hour DESC))[1],
-              sum(bit_count(slots::bit(64))::real / slot_count)
+              sum(bit_count(slots::bit(64))::real / slot_count), count(*)
          FROM utilization_storage_hourly WHERE hour >= ? AND hour < ?
         GROUP BY cluster_id, policy_index, account
        ON CONFLICT (cluster_id, account, policy_index, day) DO UPDATE SET
          byte_hours = excluded.byte_hours, bytes_used_peak = excluded.bytes_used_peak, object_count = excluded.object_count,
-         container_count = excluded.container_count, covered_hours = excluded.covered_hours`,
+         container_count = excluded.container_count, covered_hours = excluded.covered_hours,
+         sampled_hours = excluded.sampled_hours`,
       [day, from, to],
     );
     await trx.raw(

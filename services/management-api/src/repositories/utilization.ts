@@ -167,18 +167,19 @@ export interface StoredStorageHour {
 }
 
 export async function storageHours(db: Db, clusterId: number, account: string, policies: number[], range: HourRange): Promise<StoredStorageHour[]> {
+  // Hours as epoch seconds: parsing a timestamptz per row costs more than the query itself here.
   const rows = (await withDbErrors(() =>
     db('utilization_storage_hourly')
-      .select('policy_index', 'hour', 'bytes_used', 'object_count', 'container_count')
-      .select(db.raw('bit_count(slots::bit(64))::float8 / slot_count AS coverage'))
+      .select('policy_index', 'bytes_used', 'object_count', 'container_count')
+      .select(db.raw('extract(epoch FROM hour)::int AS at'), db.raw('bit_count(slots::bit(64))::float8 / slot_count AS coverage'))
       .where({ cluster_id: clusterId, account })
       .whereIn('policy_index', policies)
       .where('hour', '>=', range.from)
       .where('hour', '<', range.to),
-  )) as Array<Record<string, string | number | Date>>;
+  )) as Array<Record<string, string | number>>;
   return rows.map((r) => ({
     policyIndex: Number(r.policy_index),
-    hour: new Date(r.hour as Date).getTime(),
+    hour: Number(r.at) * 1000,
     bytesUsed: Number(r.bytes_used),
     objectCount: Number(r.object_count),
     containerCount: Number(r.container_count),
@@ -196,7 +197,7 @@ export interface StoredTransferHour {
 /** Sums per hour, for one policy or (null) all of them. */
 export async function transferHours(db: Db, clusterId: number, account: string, policy: number | null, range: HourRange): Promise<StoredTransferHour[]> {
   const q = db('utilization_transfer_hourly')
-    .select('hour')
+    .select(db.raw('extract(epoch FROM hour)::int AS at'))
     .sum({ bytes_in: 'bytes_in', bytes_out: 'bytes_out', req_count: 'req_count' })
     .where({ cluster_id: clusterId, account })
     .where('hour', '>=', range.from)
@@ -204,7 +205,7 @@ export async function transferHours(db: Db, clusterId: number, account: string, 
     .groupBy('hour');
   if (policy !== null) q.where('policy_index', policy);
   const rows = (await withDbErrors(() => q)) as Array<Record<string, string | number | Date>>;
-  return rows.map((r) => ({ hour: new Date(r.hour as Date).getTime(), bytesIn: Number(r.bytes_in), bytesOut: Number(r.bytes_out), reqCount: Number(r.req_count) }));
+  return rows.map((r) => ({ hour: Number(r.at) * 1000, bytesIn: Number(r.bytes_in), bytesOut: Number(r.bytes_out), reqCount: Number(r.req_count) }));
 }
 
 /** Hour (epoch ms) -> share of its minutes covered by ingested logs, 0..1. */
@@ -235,92 +236,6 @@ export async function rememberPolicies(db: Db, clusterId: number, policies: numb
   );
 }
 
-export interface SummaryRow {
-  account: string;
-  /** Per policy index (TOTAL_POLICY for the account's totals). */
-  storage: Map<number, { byteHours: number; hours: number; peak: number; objectCount: number; containerCount: number; covered: number }>;
-  bytesIn: number;
-  bytesOut: number;
-  reqCount: number;
-}
-
-/**
- * Billing figures of the given accounts (sorted by name) over the range: each of the two queries
- * reads one contiguous key range, first to last account, whatever else the tables hold.
- */
-export async function summarize(db: Db, clusterId: number, accounts: string[], range: HourRange): Promise<SummaryRow[]> {
-  if (accounts.length === 0) return [];
-  const first = accounts[0]!;
-  const last = accounts[accounts.length - 1]!;
-  const storage = (await withDbErrors(() =>
-    db.raw(
-      `SELECT account, policy_index, sum(bytes_used) AS byte_hours, count(*) AS hours, max(bytes_used) AS peak,
-              (array_agg(object_count ORDER BY hour DESC))[1] AS object_count,
-              (array_agg(container_count ORDER BY hour DESC))[1] AS container_count,
-              sum(bit_count(slots::bit(64))::float8 / slot_count) AS covered
-         FROM utilization_storage_hourly
-        WHERE cluster_id = ? AND account >= ? AND account <= ? AND hour >= ? AND hour < ?
-        GROUP BY account, policy_index`,
-      [clusterId, first, last, range.from, range.to],
-    ),
-  )) as { rows: Array<Record<string, string | number>> };
-  const transfer = (await withDbErrors(() =>
-    db.raw(
-      `SELECT account, sum(bytes_in) AS bytes_in, sum(bytes_out) AS bytes_out, sum(req_count) AS req_count
-         FROM utilization_transfer_hourly
-        WHERE cluster_id = ? AND account >= ? AND account <= ? AND hour >= ? AND hour < ?
-        GROUP BY account`,
-      [clusterId, first, last, range.from, range.to],
-    ),
-  )) as { rows: Array<Record<string, string | number>> };
-  const byAccount = new Map<string, SummaryRow>(accounts.map((a) => [a, { account: a, storage: new Map(), bytesIn: 0, bytesOut: 0, reqCount: 0 }]));
-  for (const r of storage.rows) {
-    byAccount.get(String(r.account))?.storage.set(Number(r.policy_index), {
-      byteHours: Number(r.byte_hours),
-      hours: Number(r.hours),
-      peak: Number(r.peak),
-      objectCount: Number(r.object_count),
-      containerCount: Number(r.container_count),
-      covered: Number(r.covered),
-    });
-  }
-  for (const r of transfer.rows) {
-    const row = byAccount.get(String(r.account));
-    if (row) Object.assign(row, { bytesIn: Number(r.bytes_in), bytesOut: Number(r.bytes_out), reqCount: Number(r.req_count) });
-  }
-  return [...byAccount.values()];
-}
-
-/** Accounts with storage or transfer rows in the range, in order, from a key on (exports) or by position (pages). */
-export async function summaryAccounts(
-  db: Db,
-  clusterId: number,
-  range: HourRange,
-  filters: readonly Filter[],
-  page: { limit: number; offset?: number; after?: string },
-): Promise<string[]> {
-  const part = (kind: UtilizationKind) => {
-    const q = accountsWithData(db, kind, clusterId, kind === 'storage' ? TOTAL_POLICY : null, range, filters).distinct('u.account').orderBy('u.account').limit(page.limit + (page.offset ?? 0));
-    if (page.after !== undefined) q.where('u.account', '>', page.after);
-    return q;
-  };
-  const rows = (await withDbErrors(() =>
-    db
-      .select('account')
-      .from(db.raw('((?) UNION (?)) AS a', [part('storage'), part('transfer')]))
-      .orderBy('account')
-      .limit(page.limit)
-      .offset(page.offset ?? 0),
-  )) as Array<{ account: string }>;
-  return rows.map((r) => r.account);
-}
-
-export async function countSummaryAccounts(db: Db, clusterId: number, range: HourRange, filters: readonly Filter[]): Promise<number> {
-  const part = (kind: UtilizationKind) => accountsWithData(db, kind, clusterId, kind === 'storage' ? TOTAL_POLICY : null, range, filters).distinct('u.account');
-  const [row] = (await withDbErrors(() => db.count({ n: '*' }).from(db.raw('((?) UNION (?)) AS a', [part('storage'), part('transfer')])))) as Array<{ n: string | number }>;
-  return Number(row!.n);
-}
-
 /** Every account name ever created in the cluster (or seen by a collector), in order, by key. */
 export async function knownAccounts(db: Db, clusterId: number, after: string | undefined, limit: number, filters: readonly Filter[]): Promise<string[]> {
   const q = applyFilters(db('utilization_accounts as u').select('u.account').where('u.cluster_id', clusterId), filters).orderBy('u.account').limit(limit);
@@ -345,4 +260,14 @@ export async function rememberAccounts(db: Db, clusterId: number, accounts: stri
 export async function isKnownAccount(db: Db, clusterId: number, account: string): Promise<boolean> {
   const row = await withDbErrors(() => db('utilization_accounts').select('account').where({ cluster_id: clusterId, account }).first());
   return row !== undefined;
+}
+
+/**
+ * A write to a day already rolled up makes its rollup stale: the day is read from the hourly rows
+ * again until maintenance rolls it anew.
+ */
+export async function invalidateRollups(db: Db, hoursMs: number[]): Promise<void> {
+  const days = [...new Set(hoursMs.map((h) => new Date(h).toISOString().slice(0, 10)))];
+  if (days.length === 0) return;
+  await withDbErrors(() => db.raw('DELETE FROM utilization_rollups WHERE day = ANY(?::date[])', [days]));
 }

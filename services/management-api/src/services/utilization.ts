@@ -7,6 +7,7 @@ import { getCluster } from '../repositories/clusters';
 import { listPolicies } from '../repositories/devices';
 import { ensureHourlyPartitions } from '../repositories/utilization-partitions';
 import * as repo from '../repositories/utilization';
+import * as summaries from '../repositories/utilization-summary';
 import { TOTAL_POLICY, type HourRange, type StorageRow, type TransferRow, type UtilizationKind } from '../repositories/utilization';
 import { DAY_MS, floorHour, formatUtc, HOUR_MS, parseUtc, type TimeRange, type UtilizationRetention } from './time-range';
 
@@ -188,7 +189,7 @@ async function transferShare(db: Knex, cluster: Cluster, range: TimeRange): Prom
   return sum / range.hours;
 }
 
-function toSummary(row: repo.SummaryRow, range: TimeRange, transferPart: number, policies: readonly number[]): AccountSummary {
+function toSummary(row: summaries.SummaryRow, range: TimeRange, transferPart: number, policies: readonly number[]): AccountSummary {
   // Averages are byte-hours over the hours that have a sample: an hour the collector missed lowers
   // pct_complete, not the bill.
   const avg = (s: { byteHours: number; hours: number } | undefined) => (s && s.hours > 0 ? Math.round(s.byteHours / s.hours) : 0);
@@ -221,16 +222,15 @@ export interface SummaryPage {
 }
 
 export async function summaryPage(db: Knex, cluster: Cluster, range: TimeRange, filters: readonly Filter[], limit: number, offset: number): Promise<SummaryPage> {
-  const hours = hourRange(range);
+  const split = await summaries.splitRange(db, hourRange(range));
   const [total, accounts, policies, transferPart] = await Promise.all([
-    repo.countSummaryAccounts(db, cluster.id, hours, filters),
-    repo.summaryAccounts(db, cluster.id, hours, filters, { limit, offset }),
+    summaries.countSummaryAccounts(db, cluster.id, split, filters),
+    summaries.summaryAccounts(db, cluster.id, split, filters, { limit, offset }),
     repo.storagePolicies(db, cluster.id),
     transferShare(db, cluster, range),
   ]);
-  const named = policies.filter((p) => p !== TOTAL_POLICY);
-  const rows = await repo.summarize(db, cluster.id, accounts, hours);
-  return { total, policies: named, rows: rows.map((r) => toSummary(r, range, transferPart, named)) };
+  const rows = await summaries.summarize(db, cluster.id, accounts, split);
+  return { total, policies, rows: rows.map((r) => toSummary(r, range, transferPart, policies)) };
 }
 
 /** The policies an export's columns name, then its rows in batches read by key. */
@@ -239,17 +239,17 @@ export async function summaryExport(
   cluster: Cluster,
   range: TimeRange,
   filters: readonly Filter[],
-  batch = 2000,
+  batch = 5000,
 ): Promise<{ policies: number[]; batches: AsyncGenerator<AccountSummary[]> }> {
-  const hours = hourRange(range);
-  const policies = (await repo.storagePolicies(db, cluster.id)).filter((p) => p !== TOTAL_POLICY);
+  const split = await summaries.splitRange(db, hourRange(range));
+  const policies = await repo.storagePolicies(db, cluster.id);
   const transferPart = await transferShare(db, cluster, range);
   async function* batches(): AsyncGenerator<AccountSummary[]> {
     let after: string | undefined;
     for (;;) {
-      const accounts = await repo.summaryAccounts(db, cluster.id, hours, filters, { limit: batch, after });
+      const accounts = await summaries.summaryAccounts(db, cluster.id, split, filters, { limit: batch, after });
       if (accounts.length === 0) return;
-      yield (await repo.summarize(db, cluster.id, accounts, hours)).map((r) => toSummary(r, range, transferPart, policies));
+      yield (await summaries.summarize(db, cluster.id, accounts, split)).map((r) => toSummary(r, range, transferPart, policies));
       if (accounts.length < batch) return;
       after = accounts[accounts.length - 1];
     }
@@ -354,6 +354,7 @@ export async function recordStorage(db: Knex, acting: Acting, cluster: Cluster, 
   await ensureHourlyPartitions(db, [hourMs]);
   await db.transaction(async (trx) => {
     await repo.upsertStorage(trx, cluster.id, [...rows.values()]);
+    await repo.invalidateRollups(trx, [hourMs]);
     await repo.rememberAccounts(trx, cluster.id, [...new Set(input.samples.map((s) => s.account))]);
     await repo.rememberPolicies(trx, cluster.id, [...new Set([...rows.values()].map((r) => r.policyIndex))].filter((p) => p !== TOTAL_POLICY));
     await recordAudit(trx, acting.audit, {
@@ -425,6 +426,7 @@ export async function recordTransfer(db: Knex, acting: Acting, cluster: Cluster,
   const counted = await db.transaction(async (trx) => {
     if (!(await repo.claimTransferBatch(trx, cluster.id, input.batch_id))) return false;
     await repo.addTransfer(trx, cluster.id, [...rows.values()]);
+    await repo.invalidateRollups(trx, [...rows.values()].map((r) => r.hour.getTime()));
     await repo.addTransferCoverage(trx, cluster.id, coverage);
     await recordAudit(trx, acting.audit, {
       action: 'record_utilization',

@@ -72,6 +72,7 @@ export async function up(knex: Knex): Promise<void> {
     object_count bigint NOT NULL,
     container_count bigint NOT NULL,
     covered_hours real NOT NULL,
+    sampled_hours smallint NOT NULL,
     PRIMARY KEY (cluster_id, account, policy_index, day)
   ) PARTITION BY RANGE (day)`);
   await knex.raw(`CREATE TABLE utilization_transfer_daily (
