@@ -428,6 +428,8 @@ export async function recordTransfer(db: Knex, acting: Acting, cluster: Cluster,
     await repo.addTransfer(trx, cluster.id, [...rows.values()]);
     await repo.invalidateRollups(trx, [...rows.values()].map((r) => r.hour.getTime()));
     await repo.addTransferCoverage(trx, cluster.id, coverage);
+    // An account first met in a log (created outside Cairn, say) is HEADed from now on.
+    await repo.rememberAccounts(trx, cluster.id, [...new Set(input.records.map((r) => r.account))]);
     await recordAudit(trx, acting.audit, {
       action: 'record_utilization',
       target: utilizationTarget(cluster, 'transfer'),

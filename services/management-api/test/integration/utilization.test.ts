@@ -287,6 +287,12 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     expect((await post(path('transfer/'), { records: [] })).body.error).toMatch(/batch_id/);
   });
 
+  it('when a log names an account no user creation recorded, then the storage collector learns it', async () => {
+    const res = await post(path('transfer/'), { batch_id: `batch-${kind}-fromlog`, records: [{ account: 'AUTH_legacy', hour: iso(base), bytes_in: 1, bytes_out: 1, req_count: 1 }] });
+    expect(res.body).toEqual({ accepted: 1, duplicate: false });
+    expect((await get(path('accounts/?account=AUTH_legacy'))).body.objects).toEqual([{ account: 'AUTH_legacy' }]);
+  });
+
   it('when maintenance runs, then days roll up and partitions past the retention are dropped', async () => {
     const retention = { hourlyDays: 90, dailyDays: 1095 };
     // Whole days, so that the summary reads rollups once they exist.
