@@ -10,6 +10,7 @@ export const CSV_TYPE = 'text/csv; charset=utf-8; header=present';
 
 export function csvField(value: unknown): string {
   if (value === null || value === undefined) return '';
+  if (typeof value === 'number') return String(value);
   const s = value instanceof Date ? value.toISOString() : String(value);
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }

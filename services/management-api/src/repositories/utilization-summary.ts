@@ -177,11 +177,12 @@ export async function summarize(db: Db, clusterId: number, accounts: string[], s
   }
   const storage = (await withDbErrors(() =>
     db.raw(
-      `SELECT account, policy_index, sum(byte_hours) AS byte_hours, sum(hours) AS hours, max(peak) AS peak, max(latest) AS latest, sum(covered) AS covered
+      `SELECT account, policy_index, sum(byte_hours) AS byte_hours, sum(hours) AS hours, max(peak) AS peak,
+              (max(latest))[2] AS object_count, (max(latest))[3] AS container_count, sum(covered) AS covered
          FROM (${storageParts.join(' UNION ALL ')}) s GROUP BY account, policy_index`,
       storageBindings as Knex.RawBinding[],
     ),
-  )) as { rows: Array<{ account: string; policy_index: number; byte_hours: string; hours: string; peak: string; latest: Array<string | number>; covered: number }> };
+  )) as { rows: Array<{ account: string; policy_index: number; byte_hours: string; hours: string; peak: string; object_count: string; container_count: string; covered: number }> };
   const transfer = (await withDbErrors(() =>
     db.raw(
       `SELECT account, sum(bytes_in) AS bytes_in, sum(bytes_out) AS bytes_out, sum(req_count) AS req_count
@@ -191,13 +192,12 @@ export async function summarize(db: Db, clusterId: number, accounts: string[], s
   )) as { rows: Array<Record<string, string | number>> };
   const byAccount = new Map<string, SummaryRow>(accounts.map((a) => [a, { account: a, storage: new Map(), bytesIn: 0, bytesOut: 0, reqCount: 0 }]));
   for (const r of storage.rows) {
-    const latest = typeof r.latest === 'string' ? (r.latest as string).replace(/[{}]/g, '').split(',') : r.latest;
     byAccount.get(r.account)?.storage.set(Number(r.policy_index), {
       byteHours: Number(r.byte_hours),
       hours: Number(r.hours),
       peak: Number(r.peak),
-      objectCount: Number(latest[1]),
-      containerCount: Number(latest[2]),
+      objectCount: Number(r.object_count),
+      containerCount: Number(r.container_count),
       covered: Number(r.covered),
     });
   }

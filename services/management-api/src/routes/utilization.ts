@@ -98,6 +98,7 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
             ? await utilization.storageDetail(db, r.cluster, policy, account, r.range, first, count)
             : await utilization.transferDetail(db, r.cluster, policy, account, r.range, first, count)) as Array<Record<string, unknown>> | null;
         const columns = kind === 'storage' ? storageColumns : transferColumns;
+        const sortedColumns = [...columns].sort();
         if (wantsCsv(req)) {
           const first = r.paged ? r.offset : 0;
           const end = r.paged ? Math.min(r.range.hours, r.offset + r.limit) : r.range.hours;
@@ -116,7 +117,7 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
         // An account never seen: total_count 0 and no objects, not a 404.
         send(req, res, 200, {
           meta: { ...buildMeta(path, r.params, r.limit, BigInt(r.offset), records ? r.range.hours : 0), ...rangeMeta(r.range), account, policy_index: policy },
-          objects: (records ?? []).map((rec) => ({ ...rec, start: formatUtc(rec.start as Date), end: formatUtc(rec.end as Date) })),
+          objects: (records ?? []).map((rec) => recordJson(rec, sortedColumns)),
         });
       },
     });
@@ -185,6 +186,13 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
   }
 
   return router;
+}
+
+/** A record with its times formatted, keys in sorted order (what toJson writes without re-sorting). */
+function recordJson(rec: Record<string, unknown>, sortedColumns: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const c of sortedColumns) out[c] = rec[c] instanceof Date ? formatUtc(rec[c] as Date) : rec[c];
+  return out;
 }
 
 async function* mapBatches<T>(batches: AsyncIterable<T[]>, row: (item: T) => unknown[]): AsyncGenerator<unknown[][]> {
