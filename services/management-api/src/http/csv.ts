@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import type { Request, Response } from 'express';
 
 /**
@@ -41,6 +40,22 @@ export function wantsCsv(req: Request): boolean {
 }
 
 /**
+ * Resolves when the response can take more, or is closed: a client that goes away never drains.
+ * Both listeners go once either fires, so a long export does not pile them up.
+ */
+function drained(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+/**
  * Streams `header` and then every row the batches yield. Once the header is out the status is
  * sent: a failure after that cuts the connection, so a client never takes a truncated export for
  * a whole one (chunked encoding ends without its last chunk).
@@ -50,8 +65,7 @@ export async function streamCsv(res: Response, filename: string, header: readonl
   res.setHeader('Content-Type', CSV_TYPE);
   res.setHeader('Content-Disposition', `attachment; filename="${filename.replace(/[^\w.-]/g, '_')}"`);
   const write = async (text: string) => {
-    // A client that goes away never drains; its 'close' ends the wait (and the loop below).
-    if (!res.write(text, 'utf8')) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+    if (!res.write(text, 'utf8')) await drained(res);
   };
   try {
     await write(csvLine(header));
