@@ -140,7 +140,8 @@ export async function maintainUtilization(db: Knex, retention: UtilizationRetent
         dropped.push(name);
       }
     }
-    await trx('utilization_transfer_coverage').where('hour', '<', new Date(hourlyOldest)).delete();
+    // Coverage is one small row per cluster and hour: kept as long as the rollups it qualifies.
+    await trx('utilization_transfer_coverage').where('hour', '<', new Date(dailyOldest)).delete();
     await trx('utilization_transfer_batches').where('received_at', '<', new Date(hourlyOldest - DAY_MS)).delete();
     await trx('utilization_rollups').where('day', '<', isoDay(dailyOldest)).delete();
   });

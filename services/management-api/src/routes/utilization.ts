@@ -50,13 +50,16 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
   const router = Router();
   const settings: utilization.UtilizationSettings = { retention, now };
 
-  /** The request's cluster (404 unless visible), range, account filters and paging. */
-  async function readRequest(req: Request<Record<string, string>>, res: Response) {
+  /**
+   * The request's cluster (404 unless visible), range, account filters and paging. Hourly records
+   * go back the hourly retention; the summary, read from daily rollups, the daily one.
+   */
+  async function readRequest(req: Request<Record<string, string>>, res: Response, oldestDays = retention.hourlyDays) {
     const op = operatorOf(res);
     const raw = req.params.id ?? '';
     const cluster = await utilization.visibleCluster(db, op, parseIntId(raw), raw);
     const params = queryPairs(req.originalUrl);
-    const range = parseTimeRange(last(params, 'start'), last(params, 'end'), now(), retention.hourlyDays);
+    const range = parseTimeRange(last(params, 'start'), last(params, 'end'), now(), oldestDays);
     const { filters } = parseListQuery(utilizationResource, params, DEFAULT_LIMIT, MAX_LIMIT);
     const limit = parseLimit(last(params, 'limit'), DEFAULT_LIMIT, MAX_LIMIT);
     const offsetBig = parseOffset(last(params, 'offset'));
@@ -125,7 +128,7 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
 
   resourceRoute(router, '/clusters/:id/utilization/summary/', auth, {
     GET: async (req, res) => {
-      const r = await readRequest(req, res);
+      const r = await readRequest(req, res, retention.dailyDays);
       if (wantsCsv(req)) {
         const exported = r.paged
           ? await (async () => {

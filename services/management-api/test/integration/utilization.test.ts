@@ -134,6 +134,11 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
       expect({ query, status: res.status }).toEqual({ query, status: 400 });
       expect(res.body.error).toMatch(message);
     }
+    // The summary reads daily rollups, kept 1095 days: an older start is refused there only.
+    expect((await get(path(`summary/?start=${iso(Date.now() - 100 * DAY)}&end=${iso(Date.now() - 99 * DAY)}`))).status).toBe(200);
+    const tooOld = await get(path(`summary/?start=${iso(Date.now() - 1100 * DAY)}`));
+    expect(tooOld.status).toBe(400);
+    expect(tooOld.body.error).toMatch(/records are kept 1095 days/);
     expect((await get(path(`storage/zero/?start=${iso(base)}`))).status).toBe(404);
     expect((await get(path(`storage/0/?start=${iso(base)}&account__regex=x`))).status).toBe(400);
   });
