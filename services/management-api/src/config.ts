@@ -42,12 +42,12 @@ export const configSpec = {
   },
   utilizationHourlyDays: {
     env: 'CAIRN_UTILIZATION_HOURLY_DAYS',
-    doc: 'Days hourly utilization records are kept (older days remain as daily rollups); ranges reaching further back are refused with 400.',
+    doc: 'Days hourly utilization records are kept (older days remain as daily rollups); lists and details reaching further back are refused with 400.',
     schema: Joi.number().integer().min(2).max(3660).default(90),
   },
   utilizationDailyDays: {
     env: 'CAIRN_UTILIZATION_DAILY_DAYS',
-    doc: 'Days daily utilization rollups are kept (at least the hourly retention).',
+    doc: 'Days daily utilization rollups are kept (at least the hourly retention); summaries reaching further back are refused with 400.',
     schema: Joi.number().integer().min(2).max(36600).default(1095),
   },
   logLevel: { env: 'LOG_LEVEL', doc: 'pino log level.', schema: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info') },

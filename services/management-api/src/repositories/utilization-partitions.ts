@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { errors } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { DAY_MS, type UtilizationRetention } from '../services/time-range';
 
@@ -60,15 +61,35 @@ async function createPartitions(db: Knex, specs: PartitionSpec[]): Promise<void>
   const cache = knownOf(db);
   const missing = specs.filter((s) => !cache.has(s.name));
   if (missing.length === 0) return;
-  await db.transaction(async (trx) => {
-    await trx.raw('SELECT pg_advisory_xact_lock(?)', [LOCK_KEY.toString()]);
+  await unavailableOnLockTimeout(() => db.transaction(async (trx) => {
+    await lockPartitions(trx);
     const existing = await existingPartitions(trx, [...new Set(missing.map((s) => s.parent))]);
     for (const s of missing) {
       // Identifiers come from the fixed table names and a date; the bounds are literals built here.
       if (!existing.has(s.name)) await trx.raw(`CREATE TABLE ?? PARTITION OF ?? FOR VALUES FROM ('${s.from}') TO ('${s.to}')`, [s.name, s.parent]);
     }
-  });
+  }));
   for (const s of missing) cache.add(s.name);
+}
+
+/**
+ * Serialises partition changes between replicas, and bounds how long a change waits for the
+ * parent table: creating or dropping a partition locks the parent exclusively, and a request
+ * queued behind a lock that waits for a long export would stall every read of the table. A
+ * change that cannot get its lock in time fails (503 for a write; maintenance retries later).
+ */
+async function lockPartitions(trx: Knex.Transaction): Promise<void> {
+  await trx.raw('SELECT pg_advisory_xact_lock(?)', [LOCK_KEY.toString()]);
+  await trx.raw("SET LOCAL lock_timeout = '3s'");
+}
+
+async function unavailableOnLockTimeout(fn: () => Promise<void>): Promise<void> {
+  try {
+    await fn();
+  } catch (e) {
+    if ((e as { code?: string }).code === '55P03') throw errors.unavailable('A utilization partition is being created or dropped; try again shortly.');
+    throw e;
+  }
 }
 
 /** Makes sure the hourly partitions for these hours (epoch ms) exist. */
@@ -127,7 +148,7 @@ export async function maintainUtilization(db: Knex, retention: UtilizationRetent
   const dropped: string[] = [];
   const dailyOldest = today - retention.dailyDays * DAY_MS;
   await db.transaction(async (trx) => {
-    await trx.raw('SELECT pg_advisory_xact_lock(?)', [LOCK_KEY.toString()]);
+    await lockPartitions(trx);
     for (const name of await existingPartitions(trx, [...HOURLY_TABLES, ...DAILY_TABLES])) {
       const hourly = HOURLY_TABLES.find((t) => partitionStart(t, name) !== null);
       const daily = DAILY_TABLES.find((t) => partitionStart(t, name) !== null);
