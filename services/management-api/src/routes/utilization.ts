@@ -13,6 +13,8 @@ import { API_ROOT, parseIntId } from '../http/uris';
 import type { UtilizationKind } from '../repositories/utilization';
 import { formatUtc, parseTimeRange, type TimeRange, type UtilizationRetention } from '../services/time-range';
 import * as utilization from '../services/utilization';
+import { recordStorage, recordTransfer } from '../services/utilization-record';
+import { summaryExport, summaryPage } from '../services/utilization-summary';
 import { actorOf } from './audit';
 
 
@@ -132,10 +134,10 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
       if (wantsCsv(req)) {
         const exported = r.paged
           ? await (async () => {
-              const page = await utilization.summaryPage(db, r.cluster, r.range, r.filters, r.limit, r.offset);
+              const page = await summaryPage(db, r.cluster, r.range, r.filters, r.limit, r.offset);
               return { policies: page.policies, batches: (async function* () { yield page.rows; })() };
             })()
-          : await utilization.summaryExport(db, r.cluster, r.range, r.filters);
+          : await summaryExport(db, r.cluster, r.range, r.filters);
         const policyColumns = exported.policies.flatMap((p) => [`p${p}_bytes_used_avg`, `p${p}_bytes_used_peak`, `p${p}_object_count`, `p${p}_container_count`]);
         const times = rangeMeta(r.range);
         return streamCsv(
@@ -149,7 +151,7 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
           ]),
         );
       }
-      const page = await utilization.summaryPage(db, r.cluster, r.range, r.filters, r.limit, r.offset);
+      const page = await summaryPage(db, r.cluster, r.range, r.filters, r.limit, r.offset);
       send(req, res, 200, {
         meta: { ...buildMeta(`${API_ROOT}/clusters/${r.cluster.id}/utilization/summary/`, r.params, r.limit, BigInt(r.offset), page.total), ...rangeMeta(r.range) },
         objects: page.rows,
@@ -182,7 +184,7 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
         const body = await parseBody(req);
         const acting = { operator: op, audit: actorOf(req, res) };
         const result =
-          kind === 'storage' ? await utilization.recordStorage(db, acting, cluster, body, settings) : await utilization.recordTransfer(db, acting, cluster, body, settings);
+          kind === 'storage' ? await recordStorage(db, acting, cluster, body, settings) : await recordTransfer(db, acting, cluster, body, settings);
         send(req, res, 200, result);
       },
     });
