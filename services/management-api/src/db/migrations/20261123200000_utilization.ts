@@ -10,7 +10,9 @@ import type { Knex } from 'knex';
  * default partition, so a row for a day without a partition is refused, never silently misplaced.
  *
  * Keys lead with (cluster_id, account): one account's records, and a run of accounts in name order
- * (the summary, exports), are each one contiguous index range per partition.
+ * (the summary, exports), are each one contiguous index range per partition. The hourly keys
+ * include the figures, so those reads are index-only once a partition is vacuumed: samples arrive
+ * a round at a time, which scatters one account's hours over as many heap pages as it has hours.
  *
  * policy_index -1 holds an account's totals (storage: X-Account-Bytes-Used & co; transfer:
  * requests whose policy is unknown, such as account and container requests).
@@ -50,7 +52,7 @@ export async function up(knex: Knex): Promise<void> {
     container_count bigint NOT NULL,
     slots bigint NOT NULL DEFAULT 0,
     slot_count smallint NOT NULL DEFAULT 1,
-    PRIMARY KEY (cluster_id, account, policy_index, hour)
+    PRIMARY KEY (cluster_id, account, policy_index, hour) INCLUDE (bytes_used, object_count, container_count, slots, slot_count)
   ) PARTITION BY RANGE (hour)`);
   await knex.raw(`CREATE TABLE utilization_transfer_hourly (
     cluster_id integer NOT NULL,
@@ -60,7 +62,7 @@ export async function up(knex: Knex): Promise<void> {
     bytes_in bigint NOT NULL,
     bytes_out bigint NOT NULL,
     req_count bigint NOT NULL,
-    PRIMARY KEY (cluster_id, account, policy_index, hour)
+    PRIMARY KEY (cluster_id, account, policy_index, hour) INCLUDE (bytes_in, bytes_out, req_count)
   ) PARTITION BY RANGE (hour)`);
   await knex.raw(`CREATE TABLE utilization_storage_daily (
     cluster_id integer NOT NULL,
