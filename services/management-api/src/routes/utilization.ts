@@ -79,12 +79,12 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
         if (wantsCsv(req)) {
           const batches = r.paged
             ? (async function* () {
-                yield (await utilization.listAccounts(db, r.op, r.cluster, kind, policy, r.range, r.filters, r.limit, r.offset)).accounts.map((a) => [a]);
+                yield (await utilization.listAccounts(db, r.cluster, kind, policy, r.range, r.filters, r.limit, r.offset)).accounts.map((a) => [a]);
               })()
             : mapBatches(utilization.exportAccounts(db, r.cluster, kind, policy, r.range, r.filters), (a) => [a]);
           return streamCsv(res, `${kind}-${r.cluster.id}-accounts.csv`, ['account'], batches);
         }
-        const page = await utilization.listAccounts(db, r.op, r.cluster, kind, policy, r.range, r.filters, r.limit, r.offset);
+        const page = await utilization.listAccounts(db, r.cluster, kind, policy, r.range, r.filters, r.limit, r.offset);
         const path = `${API_ROOT}/clusters/${r.cluster.id}/utilization/${kind}/${req.params.policy}/`;
         send(req, res, 200, {
           meta: { ...buildMeta(path, r.params, r.limit, BigInt(r.offset), page.total), ...rangeMeta(r.range), policy_index: policy },

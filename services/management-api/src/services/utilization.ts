@@ -48,7 +48,6 @@ export interface AccountPage {
 
 export async function listAccounts(
   db: Knex,
-  op: Operator,
   cluster: Cluster,
   kind: UtilizationKind,
   policy: PolicySelector,
@@ -57,7 +56,6 @@ export async function listAccounts(
   limit: number,
   offset: number,
 ): Promise<AccountPage> {
-  void op;
   const hours = hourRange(range);
   const p = policyFilter(kind, policy);
   const [total, accounts] = await Promise.all([
