@@ -8,6 +8,11 @@ export const collectorConfigSpec = {
   apiKey: { env: 'CAIRN_API_KEY', doc: 'The collector\'s "<operator>:<key>" (an admin, or an admin limited to the cluster).', schema: Joi.string().pattern(/^[^:\s]+:\S+$/).message('must be "<operator>:<key>"'), secret: true },
   reconTimeoutMs: { env: 'CAIRN_RECON_TIMEOUT_MS', doc: 'Timeout of one GET /recon/diskusage.', schema: Joi.number().integer().min(100).max(120000).default(5000) },
   reconConcurrency: { env: 'CAIRN_RECON_CONCURRENCY', doc: 'Storage nodes polled at once.', schema: Joi.number().integer().min(1).max(256).default(16) },
+  utilizationUser: { env: 'CAIRN_UTILIZATION_USER', doc: 'Superuser storage user whose token the utilization collector HEADs every account with.', schema: Joi.string().max(255) },
+  utilizationPassword: { env: 'CAIRN_UTILIZATION_PASSWORD', doc: 'Password of CAIRN_UTILIZATION_USER.', schema: Joi.string().max(1024), secret: true },
+  utilizationConcurrency: { env: 'CAIRN_UTILIZATION_CONCURRENCY', doc: 'Account HEADs in flight at once.', schema: Joi.number().integer().min(1).max(512).default(16) },
+  utilizationTimeoutMs: { env: 'CAIRN_UTILIZATION_TIMEOUT_MS', doc: 'Timeout of one account HEAD (and of the login).', schema: Joi.number().integer().min(100).max(120000).default(10000) },
+  utilizationRetries: { env: 'CAIRN_UTILIZATION_RETRIES', doc: 'Retries of a failed account HEAD (with backoff) before the account counts as failed for the round.', schema: Joi.number().integer().min(0).max(10).default(3) },
 } satisfies ConfigSpec;
 
 export interface CollectorConfig {
@@ -15,6 +20,11 @@ export interface CollectorConfig {
   apiKey?: string;
   reconTimeoutMs: number;
   reconConcurrency: number;
+  utilizationUser?: string;
+  utilizationPassword?: string;
+  utilizationConcurrency: number;
+  utilizationTimeoutMs: number;
+  utilizationRetries: number;
 }
 
 export function readCollectorConfig(env: Env = process.env): CollectorConfig {

@@ -16,6 +16,7 @@ import { collectOnce } from './capacity/collect';
 import { collectorConfigSpec, readCollectorConfig } from './config';
 import { createProgress } from './progress';
 import { startAll } from './start';
+import { utilizationCommand } from './utilization/command';
 
 const USAGE = `Usage: cairn <command> [options]
 
@@ -32,6 +33,14 @@ Commands:
                                       read the object rings and every storage node's recon,
                                       report the devices to the management API (CAIRN_API_URL,
                                       CAIRN_API_KEY="<operator>:<key>"); with --interval, repeat
+  utilization collect --cluster <id|name> [--interval <seconds>]
+                                      HEAD every account of the cluster (deleted users' too) with
+                                      a reseller token (CAIRN_UTILIZATION_USER/_PASSWORD) and
+                                      record bytes, objects and containers per policy; with
+                                      --interval (dividing 3600), repeat
+  utilization ingest-logs --cluster <id|name> [FILE...|-]
+                                      sum Swift proxy access log lines per account, policy and
+                                      hour and record them (idempotent batches)
   config                              list every environment variable with its default
 
 The database comes from DATABASE_URL, or embedded PGlite under CAIRN_DATA_DIR (./data/pglite).`;
@@ -133,6 +142,9 @@ async function main(argv: string[]): Promise<void> {
       break;
     case 'capacity':
       if (sub === 'collect') return capacityCollect(rest);
+      break;
+    case 'utilization':
+      if (sub === 'collect' || sub === 'ingest-logs') return utilizationCommand(sub, rest);
       break;
     case 'config':
       process.stdout.write(

@@ -18,6 +18,8 @@ import { openApiDocument } from './openapi/document';
 import { discoveryRouter } from './routes/root';
 import { usersResource, usersRouter } from './routes/users';
 import { whoamiRouter } from './routes/whoami';
+import { utilizationRouter, UTILIZATION_WRITE_LIMIT } from './routes/utilization';
+import { DEFAULT_RETENTION } from './services/time-range';
 
 /** Bodies are small field sets; anything larger is refused with 413 before it is parsed. */
 export const BODY_LIMIT = '64kb';
@@ -53,6 +55,7 @@ export function createApp(deps: Deps): Express {
   const api = express.Router();
   // Device reports list every device of a cluster; every other body is a small set of fields.
   api.use('/clusters/:id/devices', refuseDeclaredOver(DEVICE_REPORT_LIMIT), express.raw({ type: () => true, limit: DEVICE_REPORT_LIMIT }));
+  api.use('/clusters/:id/utilization', refuseDeclaredOver(UTILIZATION_WRITE_LIMIT), express.raw({ type: () => true, limit: UTILIZATION_WRITE_LIMIT }));
   api.use(refuseDeclaredOver(BODY_LIMIT), express.raw({ type: () => true, limit: BODY_LIMIT }));
   // A malformed Accept header is refused up front (400), as tastypie does.
   api.use((req, _res, next) => {
@@ -69,6 +72,7 @@ export function createApp(deps: Deps): Express {
   api.use(operatorsRouter(db, auth, () => credentials.clear()));
   api.use(auditRouter(db, auth));
   api.use(whoamiRouter(auth));
+  api.use(utilizationRouter(db, auth, deps.utilization ?? DEFAULT_RETENTION));
   api.use((req) => {
     throw errors.notFound(`No resource at ${req.path.replace(/[<>&"']/g, '')}.`);
   });

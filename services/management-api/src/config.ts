@@ -44,6 +44,16 @@ export const configSpec = {
     doc: 'Seconds to keep retrying Postgres at start (connection, migrations, bootstrap; capped backoff, each failure logged) before exiting 1; 0: fail at once.',
     schema: Joi.number().integer().min(0).max(3600).default(60),
   },
+  utilizationHourlyDays: {
+    env: 'CAIRN_UTILIZATION_HOURLY_DAYS',
+    doc: 'Days hourly utilization records are kept (older days remain as daily rollups); lists and details reaching further back are refused with 400.',
+    schema: Joi.number().integer().min(2).max(3660).default(90),
+  },
+  utilizationDailyDays: {
+    env: 'CAIRN_UTILIZATION_DAILY_DAYS',
+    doc: 'Days daily utilization rollups are kept (at least the hourly retention); summaries reaching further back are refused with 400.',
+    schema: Joi.number().integer().min(2).max(36600).default(1095),
+  },
   logLevel: { env: 'LOG_LEVEL', doc: 'pino log level.', schema: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info') },
   logFormat: logFormatConfig,
 } satisfies ConfigSpec;
@@ -64,6 +74,8 @@ export interface ManagementApiConfig {
   apiKeyCacheSeconds: number;
   /** Seconds start-up retries Postgres before giving up. */
   startupTimeout: number;
+  utilizationHourlyDays: number;
+  utilizationDailyDays: number;
   logLevel: string;
   logFormat: LogFormat;
 }
@@ -72,6 +84,9 @@ export function readConfig(env: Env = process.env): ManagementApiConfig {
   const config = loadConfig<ManagementApiConfig>(configSpec, env, (p) => readFileSync(p, 'utf8'));
   if (Boolean(config.adminUser) !== Boolean(config.adminKey)) {
     throw new ConfigError(['CAIRN_ADMIN_USER and CAIRN_ADMIN_KEY must be set together.']);
+  }
+  if (config.utilizationDailyDays < config.utilizationHourlyDays) {
+    throw new ConfigError(['CAIRN_UTILIZATION_DAILY_DAYS must be at least CAIRN_UTILIZATION_HOURLY_DAYS.']);
   }
   return config;
 }

@@ -6,6 +6,7 @@ import type { ManagementApiConfig } from './config';
 import { createDatabase } from './db/database';
 import { builtConsoleDir } from './http/console';
 import { createApiMetrics, type ApiMetrics } from './http/metrics';
+import type { UtilizationRetention } from './services/time-range';
 
 /** Everything the app needs from the outside world, built once from config and passed in. */
 export interface Deps {
@@ -14,6 +15,8 @@ export interface Deps {
   hashPassword: (password: string) => Promise<string>;
   /** How long an operator's key hashes may be reused without reading them again. */
   apiKeyCacheMs: number;
+  /** Utilization retention; defaults (90 days hourly, 1095 days daily) when absent. */
+  utilization?: UtilizationRetention;
   /** This app's Prometheus registry; createApp makes one when absent (tests building deps by hand). */
   metrics?: ApiMetrics;
   /** The console's built files, served under /console/; absent: /console/ says it is not built. */
@@ -63,6 +66,7 @@ export function createDeps(config: ManagementApiConfig, scrypt: ScryptParams = D
     log: createLogger(config.logLevel, logDestination(config.logFormat, process.stdout.isTTY === true)),
     hashPassword: (password) => hashPassword(password, scrypt),
     apiKeyCacheMs: config.apiKeyCacheSeconds * 1000,
+    utilization: { hourlyDays: config.utilizationHourlyDays, dailyDays: config.utilizationDailyDays },
     metrics: createApiMetrics(db),
     consoleDir: builtConsoleDir(),
   };

@@ -7,3 +7,4 @@ export { bootstrap } from './bootstrap';
 export { ensureClusters, ensureGatewayRole, parseClusterSpec, parseMigrateArgs, runMigrate, MIGRATE_USAGE } from './migrate';
 export { createOperatorWithKey, resolveClusterRefs } from './routes/operators';
 export { findClusterByName, getCluster, listClusters } from './repositories/clusters';
+export { ensureHourlyPartitions, maintainUtilization, rollUpDay } from './repositories/utilization-partitions';

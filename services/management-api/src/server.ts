@@ -6,6 +6,11 @@ import { createApp } from './app';
 import { bootstrap } from './bootstrap';
 import { migrateLatest, isEmbedded } from './db/database';
 import { createDeps, type Deps } from './deps';
+import { maintainUtilization } from './repositories/utilization-partitions';
+import { DEFAULT_RETENTION } from './services/time-range';
+
+/** Utilization partitions, rollups and retention are kept up by every replica (runs are idempotent). */
+const UTILIZATION_MAINTENANCE_MS = 15 * 60_000;
 
 export interface RunningApi {
   server: Server;
@@ -41,12 +46,23 @@ export async function startManagementApi(config: ManagementApiConfig, deps: Deps
   if (boot.createdCluster) log.info({ cluster: boot.createdCluster }, 'default cluster created');
   const app = createApp(deps);
   const { server, port } = await listen(app, config.port, config.host);
+  const maintain = () =>
+    maintainUtilization(db, deps.utilization ?? DEFAULT_RETENTION, new Date()).then(
+      (report) => {
+        if (report.dropped.length || report.created) log.info(report, 'utilization maintenance');
+      },
+      (err: unknown) => log.warn({ err }, 'utilization maintenance failed; retried at the next run'),
+    );
+  void maintain();
+  const maintenance = setInterval(() => void maintain(), UTILIZATION_MAINTENANCE_MS);
+  maintenance.unref();
   log.info({ port, database: isEmbedded(db) ? 'embedded PGlite' : 'postgres' }, 'management-api listening');
   return {
     server,
     port,
     generatedAdmin: boot.generatedAdmin,
     close: async (idleGraceMs?: number) => {
+      clearInterval(maintenance);
       // As the gateway: in-flight requests finish, idle keep-alive connections are not reset.
       await closeGracefully(server, idleGraceMs);
       await db.destroy();

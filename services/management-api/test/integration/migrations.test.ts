@@ -1,17 +1,21 @@
 import { DB_KINDS, createTestDatabase } from '../support/harness';
 import { migrateLatest, migrateRollbackAll } from '../../src/db/database';
+import { ensureHourlyPartitions } from '../../src/repositories/utilization-partitions';
 
 describe.each(DB_KINDS)('migrations on %s', (kind) => {
   it('when migrated, rolled back and migrated again, then every table comes and goes cleanly', async () => {
     const { db, drop } = await createTestDatabase(kind);
     try {
       const applied = await migrateLatest(db);
-      expect(applied).toEqual(['20261122000000_initial_schema', '20261122010000_cluster_user_counts', '20261122020000_capacity_reports', '20261122030000_audit_log', '20261122040000_user_id_buckets', '20261122041500_storage_user_change_notices', '20261123100000_user_ordering_index', '20261123200000_cluster_change_notices', '20261123220000_user_flag_ordering']);
+      expect(applied).toEqual(['20261122000000_initial_schema', '20261122010000_cluster_user_counts', '20261122020000_capacity_reports', '20261122030000_audit_log', '20261122040000_user_id_buckets', '20261122041500_storage_user_change_notices', '20261123100000_user_ordering_index', '20261123200000_cluster_change_notices', '20261123220000_user_flag_ordering', '20261123230000_utilization']);
       expect(await migrateLatest(db)).toEqual([]);
-      for (const table of ['clusters', 'storage_users', 'operators', 'api_keys', 'storage_policies', 'devices', 'cluster_user_counts', 'capacity_reports', 'audit_log', 'storage_user_id_buckets']) {
+      for (const table of ['clusters', 'storage_users', 'operators', 'api_keys', 'storage_policies', 'devices', 'cluster_user_counts', 'capacity_reports', 'audit_log', 'storage_user_id_buckets', 'utilization_accounts', 'utilization_storage_hourly', 'utilization_transfer_daily']) {
         expect(await db.schema.hasTable(table)).toBe(true);
       }
+      // Partitions go with their tables.
+      await ensureHourlyPartitions(db, [Date.now()]);
       expect(await migrateRollbackAll(db)).toHaveLength(applied.length);
+      expect(await db.schema.hasTable('utilization_accounts')).toBe(false);
       expect(await db.schema.hasTable('storage_users')).toBe(false);
       expect(await db.schema.hasTable('audit_log')).toBe(false);
       expect(await migrateLatest(db)).toHaveLength(applied.length);

@@ -8,6 +8,7 @@ import * as storageUserChangeNotices from './20261122041500_storage_user_change_
 import * as userOrderingIndex from './20261123100000_user_ordering_index';
 import * as clusterChangeNotices from './20261123200000_cluster_change_notices';
 import * as userFlagOrdering from './20261123220000_user_flag_ordering';
+import * as utilization from './20261123230000_utilization';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -23,6 +24,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261123100000_user_ordering_index': userOrderingIndex,
   '20261123200000_cluster_change_notices': clusterChangeNotices,
   '20261123220000_user_flag_ordering': userFlagOrdering,
+  '20261123230000_utilization': utilization,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

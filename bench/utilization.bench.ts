@@ -1,0 +1,198 @@
+/**
+ * Utilization benchmark (issue 14). A benchmark, not a test: figures, PASS/FAIL against the
+ * issue's targets, non-zero exit only when something is broken.
+ *
+ *   pnpm bench:utilization
+ *   BENCH_ACCOUNTS=20000 BENCH_DETAIL_ACCOUNTS=2000 pnpm bench:utilization
+ *
+ * 1. Write: one collection round of BENCH_ACCOUNTS accounts with 2 policies each, POSTed by this
+ *    process to an API child in requests of BENCH_CHUNK samples, as `cairn utilization collect`
+ *    does; the round is sent twice (the second time every row is an update keeping the maximum).
+ * 2. Detail: BENCH_DETAIL_ACCOUNTS accounts x 31 days x 24 hours (totals and one policy) are
+ *    stored in a second cluster with one INSERT ... generate_series, hour by hour as collection
+ *    rounds would write them; then one account's 31-day detail (744 records, one page) is
+ *    fetched BENCH_DETAIL_REQUESTS times, sequentially, for accounts spread over the set.
+ * 3. Summary: BENCH_ACCOUNTS accounts x yesterday's 24 hours (totals and 2 policies) plus transfer
+ *    rows, rolled up as the API's maintenance does for every finished day, then the whole summary
+ *    as CSV, streamed, timed until its last byte.
+ */
+import { performance } from 'node:perf_hooks';
+import { Client } from 'pg';
+import { bootstrap, createApp, createDeps, ensureHourlyPartitions, migrateLatest, readConfig, rollUpDay } from '@cairn/management-api';
+import { serveApp, startChild, stopChild } from './lib/children';
+import { intEnv, stringEnv } from './lib/env';
+import { runBenchmark, type Cleanups } from './lib/main';
+import { throwawayDatabase } from './lib/postgres';
+import { fmtInt, fmtMs } from './lib/report';
+
+const SETTINGS = {
+  accounts: intEnv('BENCH_ACCOUNTS', 100_000),
+  chunk: intEnv('BENCH_CHUNK', 5000),
+  detailAccounts: intEnv('BENCH_DETAIL_ACCOUNTS', 100_000),
+  detailRequests: intEnv('BENCH_DETAIL_REQUESTS', 300),
+  pgServerUrl: stringEnv('BENCH_PG_URL', 'postgres://postgres@127.0.0.1:5432/postgres'),
+};
+const TARGETS = { writeSeconds: 30, detailP50Ms: 10, summaryCsvSeconds: 2 };
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+const ADMIN_USER = 'bench-admin';
+/** Not a secret: it only ever opens a throwaway benchmark database on loopback. */
+const ADMIN_KEY = 'cairn-bench-admin-key-not-a-secret-0123456789';
+const HEADERS = { authorization: `ApiKey ${ADMIN_USER}:${ADMIN_KEY}`, accept: 'application/json' };
+const API_ROLE = 'api';
+
+async function serve(role: string): Promise<void> {
+  if (role !== API_ROLE) throw new Error(`unknown role ${role}`);
+  const config = readConfig({ DATABASE_URL: process.env.BENCH_CHILD_DATABASE_URL, LOG_LEVEL: 'warn', CAIRN_MIGRATE_ON_START: 'false' });
+  const deps = createDeps(config);
+  serveApp(createApp(deps), () => deps.db.destroy());
+}
+
+const account = (prefix: string, i: number) => `AUTH_${prefix}${String(i).padStart(7, '0')}`;
+const quantile = (xs: number[], q: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))]!;
+const line = (label: string, figure: string, pass: boolean, target: string) => console.log(`${label.padEnd(44)} ${figure.padEnd(40)} ${pass ? 'PASS' : 'FAIL'} ${target}`);
+
+async function timed<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  const t0 = performance.now();
+  const out = await fn();
+  console.log(`  ${what}: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  return out;
+}
+
+async function main(cleanups: Cleanups): Promise<void> {
+  const started = new Date();
+  console.log(`utilization benchmark: ${fmtInt(SETTINGS.accounts)} accounts per round and summary, ${fmtInt(SETTINGS.detailAccounts)} accounts x 31 days for detail`);
+  const created = await throwawayDatabase(cleanups, SETTINGS.pgServerUrl);
+  const deps = createDeps(readConfig({ DATABASE_URL: created.url, LOG_LEVEL: 'warn' }));
+  await migrateLatest(deps.db);
+  await bootstrap(deps.db, { adminUser: ADMIN_USER, adminKey: ADMIN_KEY, defaultCluster: 'bench', defaultAuthUrl: 'http://127.0.0.1:5000/auth', defaultStorageUrl: 'http://127.0.0.1:8080/v1' });
+  await deps.db('clusters').insert({ name: 'bench-detail', uuid: '00000000-0000-4000-8000-000000000002', auth_url: 'http://127.0.0.1:5000/auth', storage_url: 'http://127.0.0.1:8080/v1' });
+  const now = Date.now();
+  const today = Math.floor(now / DAY) * DAY;
+  await ensureHourlyPartitions(deps.db, Array.from({ length: 33 }, (_, i) => today - (31 - i) * DAY));
+  await deps.db.destroy();
+
+  const child = await startChild(__filename, API_ROLE, { ...process.env, BENCH_CHILD_DATABASE_URL: created.url });
+  cleanups.push(() => stopChild(child));
+  const base = `http://127.0.0.1:${child.port}/api/v1/clusters`;
+
+  // ---- 1. one collection round -------------------------------------------------------------
+  const sampledAt = new Date(now).toISOString();
+  const round = async () => {
+    let apiMs = 0;
+    for (let from = 0; from < SETTINGS.accounts; from += SETTINGS.chunk) {
+      const samples = [];
+      for (let i = from; i < Math.min(SETTINGS.accounts, from + SETTINGS.chunk); i++) {
+        const gold = (i * 7919) % 1_000_000_000;
+        const silver = (i * 104_729) % 1_000_000_000;
+        samples.push({
+          account: account('w', i),
+          bytes_used: gold + silver,
+          object_count: (i % 1000) + 2,
+          container_count: 2,
+          policies: [
+            { index: 0, bytes_used: gold, object_count: (i % 1000) + 1, container_count: 1 },
+            { index: 1, bytes_used: silver, object_count: 1, container_count: 1 },
+          ],
+        });
+      }
+      const body = JSON.stringify({ interval: 3600, sampled_at: sampledAt, samples });
+      const t0 = performance.now();
+      const res = await fetch(`${base}/1/utilization/storage/`, { method: 'POST', headers: { ...HEADERS, 'content-type': 'application/json' }, body });
+      const text = await res.text();
+      apiMs += performance.now() - t0;
+      if (res.status !== 200) throw new Error(`storage POST answered ${res.status}: ${text.slice(0, 300)}`);
+    }
+    return apiMs / 1000;
+  };
+  const firstRound = await timed('round 1 (inserts)', round);
+  const secondRound = await timed('round 2 (same hour: updates)', round);
+
+  // ---- 2. and 3. seed -----------------------------------------------------------------------
+  const pg = new Client({ connectionString: created.url });
+  await pg.connect();
+  cleanups.push(() => pg.end());
+  const detailStart = today - 31 * DAY;
+  await timed(`seed ${fmtInt(SETTINGS.detailAccounts)} accounts x 744 hours x 2 rows`, () =>
+    pg.query(
+      `INSERT INTO utilization_storage_hourly (cluster_id, policy_index, account, hour, bytes_used, object_count, container_count, slots, slot_count)
+       SELECT 2, p, 'AUTH_d' || lpad(a::text, 7, '0'), h, a * 1000 + p, a, 1, 1, 1
+         FROM generate_series($2::timestamptz, $3::timestamptz, '1 hour') h, generate_series(0, $1 - 1) a, (VALUES (-1), (0)) v(p)`,
+      [SETTINGS.detailAccounts, new Date(detailStart).toISOString(), new Date(today - HOUR).toISOString()],
+    ),
+  );
+  await pg.query(`INSERT INTO utilization_accounts (cluster_id, account) SELECT 2, 'AUTH_d' || lpad(a::text, 7, '0') FROM generate_series(0, $1 - 1) a`, [SETTINGS.detailAccounts]);
+  const yesterday = today - DAY;
+  await timed(`seed ${fmtInt(SETTINGS.accounts)} accounts x 24 hours x 3 rows + transfer`, async () => {
+    await pg.query(
+      `INSERT INTO utilization_storage_hourly (cluster_id, policy_index, account, hour, bytes_used, object_count, container_count, slots, slot_count)
+       SELECT 1, p, 'AUTH_w' || lpad(a::text, 7, '0'), h, a * 10 + p + extract(hour from h)::int, a, 2, 1, 1
+         FROM generate_series(0, $1 - 1) a, generate_series($2::timestamptz, $3::timestamptz, '1 hour') h, (VALUES (-1), (0), (1)) v(p)`,
+      [SETTINGS.accounts, new Date(yesterday).toISOString(), new Date(today - HOUR).toISOString()],
+    );
+    await pg.query(
+      `INSERT INTO utilization_transfer_hourly (cluster_id, policy_index, account, hour, bytes_in, bytes_out, req_count)
+       SELECT 1, 0, 'AUTH_w' || lpad(a::text, 7, '0'), h, a, a * 2, 3
+         FROM generate_series(0, $1 - 1) a, generate_series($2::timestamptz, $3::timestamptz, '4 hours') h`,
+      [SETTINGS.accounts, new Date(yesterday).toISOString(), new Date(today - HOUR).toISOString()],
+    );
+    // Autovacuum does this for finished days in production (inserts alone trigger it since PG 13);
+    // the visibility map it leaves is what lets reads stay in the covering keys.
+    await pg.query('VACUUM ANALYZE utilization_storage_hourly');
+    await pg.query('VACUUM ANALYZE utilization_transfer_hourly');
+  });
+
+  // What the API's maintenance does for every finished day (here only the one the summary reads).
+  await timed('roll up yesterday', async () => {
+    const maintenance = createDeps(readConfig({ DATABASE_URL: created.url, LOG_LEVEL: 'warn' }));
+    await rollUpDay(maintenance.db, yesterday);
+    await maintenance.db.destroy();
+  });
+
+  // ---- 2. detail ------------------------------------------------------------------------------
+  const detailMs: number[] = [];
+  const range = `start=${new Date(detailStart).toISOString()}&end=${new Date(today).toISOString()}&limit=1000`;
+  for (let i = 0; i < SETTINGS.detailRequests; i++) {
+    const a = account('d', (i * 7919) % SETTINGS.detailAccounts);
+    const t0 = performance.now();
+    const res = await fetch(`${base}/2/utilization/storage/0/${a}/detail/?${range}`, { headers: HEADERS });
+    const body = (await res.json()) as { objects: unknown[] };
+    detailMs.push(performance.now() - t0);
+    if (res.status !== 200 || body.objects.length !== 744) throw new Error(`detail of ${a}: ${res.status}, ${body.objects?.length} records`);
+  }
+
+  // ---- 3. summary as CSV ------------------------------------------------------------------
+  const summaryRuns: number[] = [];
+  let rows = 0;
+  for (let i = 0; i < 3; i++) {
+    const t0 = performance.now();
+    const res = await fetch(`${base}/1/utilization/summary/?start=${new Date(yesterday).toISOString()}&end=${new Date(today).toISOString()}&format=csv`, { headers: HEADERS });
+    rows = 0;
+    const reader = res.body!.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      for (const byte of value) if (byte === 10) rows++;
+    }
+    summaryRuns.push((performance.now() - t0) / 1000);
+    if (res.status !== 200 || rows - 1 < SETTINGS.accounts) throw new Error(`summary CSV: ${res.status}, ${rows - 1} rows`);
+  }
+
+  console.log(`\nResults (${started.toISOString()}; Postgres, one API process)`);
+  line(`collection round, ${fmtInt(SETTINGS.accounts)} accounts x 2 policies`, `${firstRound.toFixed(1)} s new, ${secondRound.toFixed(1)} s again`, Math.max(firstRound, secondRound) <= TARGETS.writeSeconds, `<= ${TARGETS.writeSeconds} s of API time`);
+  line(
+    `31-day detail, ${fmtInt(SETTINGS.detailAccounts)} accounts stored`,
+    `p50 ${fmtMs(quantile(detailMs, 0.5))} ms, p95 ${fmtMs(quantile(detailMs, 0.95))} ms`,
+    quantile(detailMs, 0.5) <= TARGETS.detailP50Ms,
+    `p50 <= ${TARGETS.detailP50Ms} ms`,
+  );
+  line(
+    `summary CSV, ${fmtInt(rows - 1)} accounts x 1 day`,
+    `median ${quantile(summaryRuns, 0.5).toFixed(2)} s (${summaryRuns.map((s) => s.toFixed(2)).join(', ')})`,
+    quantile(summaryRuns, 0.5) <= TARGETS.summaryCsvSeconds,
+    `<= ${TARGETS.summaryCsvSeconds} s`,
+  );
+}
+
+runBenchmark({ serve, main });

@@ -1,0 +1,165 @@
+import type { CollectorConfig } from '../config';
+import { api, apiError, backoff, findCluster, sleep, type ClusterInfo } from './client';
+
+/**
+ * One storage collection round: a reseller token from the cluster's own auth gateway (Swift V1
+ * login of a superuser storage user), then a HEAD of every account the API knows (deleted users'
+ * accounts too), a few at a time, with a timeout and retries per account. Samples go to the API
+ * in batches as they come; an account that fails after its retries is reported and left out,
+ * which lowers its hour's pct_complete. A 404 is an account never written to: zero.
+ */
+export interface StorageCollectOptions {
+  cluster: string;
+  config: CollectorConfig;
+  /** Seconds between rounds: the API counts this round as one slot of 3600 / interval. */
+  interval: number;
+  progress: (line: string) => void;
+  warn: (line: string) => void;
+  now?: () => Date;
+}
+
+export interface StorageCollectResult {
+  clusterId: number;
+  accounts: number;
+  sampled: number;
+  failed: number;
+  seconds: number;
+}
+
+interface PolicyStats {
+  name: string;
+  bytes_used: number;
+  object_count: number;
+  container_count: number;
+}
+
+export interface AccountSample {
+  account: string;
+  bytes_used: number;
+  object_count: number;
+  container_count: number;
+  policies: PolicyStats[];
+}
+
+const PAGE = 1000;
+const POLICY_HEADER = /^x-account-storage-policy-(.+)-(bytes-used|object-count|container-count)$/;
+
+const num = (v: string | null): number => {
+  const n = Number(v ?? 0);
+  return Number.isSafeInteger(n) && n >= 0 ? n : 0;
+};
+
+/** The account's totals and per-policy stats from a HEAD's headers (Swift title-cases policy names in them). */
+export function sampleFromHeaders(account: string, headers: Headers): AccountSample {
+  const policies = new Map<string, PolicyStats>();
+  headers.forEach((value, key) => {
+    const m = POLICY_HEADER.exec(key.toLowerCase());
+    if (!m) return;
+    const name = m[1]!;
+    const p = policies.get(name) ?? { name, bytes_used: 0, object_count: 0, container_count: 0 };
+    p[m[2]!.replace('-', '_') as 'bytes_used' | 'object_count' | 'container_count'] = num(value);
+    policies.set(name, p);
+  });
+  return {
+    account,
+    bytes_used: num(headers.get('x-account-bytes-used')),
+    object_count: num(headers.get('x-account-object-count')),
+    container_count: num(headers.get('x-account-container-count')),
+    policies: [...policies.values()],
+  };
+}
+
+async function login(cluster: ClusterInfo, config: CollectorConfig): Promise<string> {
+  if (!config.utilizationUser || !config.utilizationPassword) {
+    throw new Error('CAIRN_UTILIZATION_USER and CAIRN_UTILIZATION_PASSWORD must name a superuser storage user of the cluster (its token HEADs every account).');
+  }
+  const url = `${cluster.auth_url.replace(/\/+$/, '')}/v1.0`;
+  const res = await fetch(url, { headers: { 'X-Auth-User': config.utilizationUser, 'X-Auth-Key': config.utilizationPassword }, signal: AbortSignal.timeout(config.utilizationTimeoutMs) });
+  await res.arrayBuffer();
+  const token = res.headers.get('x-auth-token');
+  if (res.status !== 200 || !token) throw new Error(`the auth gateway at ${url} refused the utilization user '${config.utilizationUser}' (HTTP ${res.status})`);
+  return token;
+}
+
+class AccountFailure extends Error {}
+
+export async function collectStorageOnce(options: StorageCollectOptions): Promise<StorageCollectResult> {
+  const { config } = options;
+  if (!config.apiKey) throw new Error('CAIRN_API_KEY is not set: the collector needs "<operator>:<key>" to record utilization.');
+  const t0 = Date.now();
+  const sampledAt = (options.now ?? (() => new Date()))();
+  const cluster = await findCluster(config, options.cluster);
+  let token = await login(cluster, config);
+  let relogin: Promise<string> | null = null;
+  const storageBase = cluster.storage_url.replace(/\/+$/, '');
+
+  const head = async (account: string): Promise<AccountSample> => {
+    let lastError = '';
+    for (let attempt = 0; attempt <= config.utilizationRetries; attempt++) {
+      if (attempt > 0) await sleep(backoff(attempt - 1));
+      const used = token;
+      try {
+        const res = await fetch(`${storageBase}/${encodeURIComponent(account)}`, { method: 'HEAD', headers: { 'X-Auth-Token': used }, signal: AbortSignal.timeout(config.utilizationTimeoutMs) });
+        await res.arrayBuffer();
+        if (res.status === 404) return { account, bytes_used: 0, object_count: 0, container_count: 0, policies: [] };
+        if (res.status >= 200 && res.status < 300) return sampleFromHeaders(account, res.headers);
+        if (res.status === 401) {
+          // The token expired: one new login for all workers.
+          if (token === used) relogin ??= login(cluster, config).finally(() => (relogin = null));
+          token = await (relogin ?? Promise.resolve(token));
+        }
+        lastError = `HTTP ${res.status}`;
+        if (res.status === 403) break;
+      } catch (e) {
+        lastError = e instanceof Error ? e.message : String(e);
+      }
+    }
+    throw new AccountFailure(`${account}: ${lastError}`);
+  };
+
+  let accounts = 0;
+  let sampled = 0;
+  let failed = 0;
+  let total: number | null = null;
+  let after: string | undefined;
+  let lastProgress = 0;
+  const progress = (force = false) => {
+    if (!force && Date.now() - lastProgress < 2000) return;
+    lastProgress = Date.now();
+    options.progress(`cluster ${cluster.id}: ${accounts}${total === null ? '' : `/${total}`} accounts, ${sampled} sampled, ${failed} failed, ${Math.round((Date.now() - t0) / 1000)} s`);
+  };
+
+  for (;;) {
+    const page = await api(config, 'GET', `/api/v1/clusters/${cluster.id}/utilization/accounts/?limit=${PAGE}${after === undefined ? '' : `&account__gt=${encodeURIComponent(after)}`}`);
+    if (page.status !== 200) throw apiError('listing the accounts to collect', page);
+    const body = page.json as { meta: { total_count: number }; objects: Array<{ account: string }> };
+    if (total === null) total = body.meta.total_count;
+    const names = body.objects.map((o) => o.account);
+    if (names.length === 0) break;
+    const samples: AccountSample[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < names.length) {
+        const account = names[next++]!;
+        try {
+          samples.push(await head(account));
+          sampled++;
+        } catch (e) {
+          failed++;
+          options.warn(`account ${e instanceof Error ? e.message : String(e)}`);
+        }
+        accounts++;
+        progress();
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(config.utilizationConcurrency, names.length) }, worker));
+    if (samples.length > 0) {
+      const posted = await api(config, 'POST', `/api/v1/clusters/${cluster.id}/utilization/storage/`, { interval: options.interval, sampled_at: sampledAt.toISOString(), samples });
+      if (posted.status !== 200) throw apiError('recording storage samples', posted);
+    }
+    if (names.length < PAGE) break;
+    after = names[names.length - 1];
+  }
+  progress(true);
+  return { clusterId: cluster.id, accounts, sampled, failed, seconds: (Date.now() - t0) / 1000 };
+}

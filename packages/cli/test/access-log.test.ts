@@ -1,0 +1,110 @@
+import { BatchBuilder, parseAccessLine, type AccessRecord } from '../src/utilization/access-log';
+import { sampleFromHeaders } from '../src/utilization/collect';
+
+/**
+ * Lines written by Swift 2.30's own proxy_logging middleware (default log_msg_template), captured
+ * from /usr/lib/python3/dist-packages/swift; the third as rsyslog writes it to a file.
+ */
+const PUT_OBJECT =
+  '10.0.0.9 10.0.0.9 23/Nov/2026/20/45/36 PUT /v1/AUTH_alice/photos/cat%2520pic.jpg%3Fmultipart-manifest%3Dput HTTP/1.0 201 - python-swiftclient-4.1.0%20x gAAAAAsecret 1234 - - tx0123456789abcdef-0063e1c2f0 - 0.0000 - - 1795466736.667692661 1795466736.667725801 1';
+const GET_ACCOUNT = '10.0.0.8 10.0.0.8 23/Nov/2026/20/45/36 GET /v1/AUTH_bob HTTP/1.0 200 - - - - 5 - tx2 - 0.0001 - - 1795466736.669792652 1795466736.669847965 -';
+const SYSLOG_SLO =
+  'Nov 23 20:45:36 proxy1 proxy-server: 10.0.0.8 10.0.0.8 23/Nov/2026/20/45/36 GET /v1/AUTH_bob/c/o HTTP/1.0 200 - - - - 5 - tx3 - 0.0000 SLO - 1795466736.670028687 1795466736.670050859 -';
+const INFO = '127.0.0.1 127.0.0.1 23/Nov/2026/20/45/37 GET /info HTTP/1.0 200 - curl/8.0 - - 812 - tx4 - 0.0010 - - 1795466737.000000000 1795466737.001000000 -';
+const UNICODE_ACCOUNT = '10.0.0.8 10.0.0.8 23/Nov/2026/20/45/36 DELETE /v1/AUTH_%25C3%25A9t%25C3%25A9/c HTTP/1.1 204 - - - - - - tx5 - 0.0100 - - 1795466736.5 1795466736.6 -';
+
+const record = (line: string): AccessRecord => {
+  const r = parseAccessLine(line);
+  if (r.kind !== 'record') throw new Error(`not a record: ${JSON.stringify(r)}`);
+  return r.record;
+};
+
+describe('Swift proxy access log lines', () => {
+  it('when an object PUT is read, then the account, policy, start time and bytes received come out', () => {
+    expect(record(PUT_OBJECT)).toEqual({ account: 'AUTH_alice', policyIndex: 1, startMs: 1795466736667, method: 'PUT', status: 201, bytesIn: 1234, bytesOut: 0 });
+  });
+
+  it("when an account GET without policy is read, then '-' fields are zero and the policy is null", () => {
+    expect(record(GET_ACCOUNT)).toMatchObject({ account: 'AUTH_bob', policyIndex: null, bytesIn: 0, bytesOut: 5 });
+  });
+
+  it('when a syslog prefix comes first, then the message is still found; middleware subrequests are skipped', () => {
+    expect(parseAccessLine(SYSLOG_SLO)).toEqual({ kind: 'skipped', reason: 'subrequest' });
+    expect(parseAccessLine(SYSLOG_SLO.replace(' SLO ', ' - '))).toMatchObject({ kind: 'record', record: { account: 'AUTH_bob', bytesOut: 5 } });
+  });
+
+  it('when a request is not for an account, then it is skipped, not malformed', () => {
+    expect(parseAccessLine(INFO)).toEqual({ kind: 'skipped', reason: 'not-an-account' });
+  });
+
+  it('when the account name is percent-encoded, then it is decoded once more', () => {
+    expect(record(UNICODE_ACCOUNT)).toMatchObject({ account: 'AUTH_été', method: 'DELETE', status: 204 });
+  });
+
+  it('when a line is cut short or its fields are wrong, then it is malformed with a reason', () => {
+    expect(parseAccessLine(PUT_OBJECT.slice(0, 80))).toMatchObject({ kind: 'malformed', reason: expect.stringMatching(/expected 21 fields/) });
+    expect(parseAccessLine(PUT_OBJECT.replace(' 1234 ', ' lots '))).toMatchObject({ kind: 'malformed', reason: 'bad byte counts' });
+    expect(parseAccessLine(PUT_OBJECT.replace(' 201 ', ' 2O1 '))).toMatchObject({ kind: 'malformed', reason: expect.stringMatching(/bad status/) });
+    expect(parseAccessLine(PUT_OBJECT.replace('1795466736.667692661', 'yesterday'))).toMatchObject({ kind: 'malformed' });
+    expect(parseAccessLine(PUT_OBJECT.replace(/ 1$/, ' x'))).toMatchObject({ kind: 'malformed', reason: expect.stringMatching(/policy/) });
+    expect(parseAccessLine('')).toMatchObject({ kind: 'malformed' });
+  });
+});
+
+describe('transfer batches', () => {
+  const build = (lines: string[]) => {
+    const b = new BatchBuilder(1);
+    for (const l of lines) {
+      const p = parseAccessLine(l);
+      b.addLine(l, p.kind === 'record' ? p.record : null);
+    }
+    return b.build();
+  };
+
+  it('when lines are summed, then per account, policy and hour, with the covered span', () => {
+    const batch = build([PUT_OBJECT, PUT_OBJECT.replace('tx0123', 'tx9999'), GET_ACCOUNT, INFO])!;
+    expect(batch.records).toEqual([
+      { account: 'AUTH_alice', policy_index: 1, hour: '2026-11-23T20:00:00.000Z', bytes_in: 2468, bytes_out: 0, req_count: 2 },
+      { account: 'AUTH_bob', policy_index: null, hour: '2026-11-23T20:00:00.000Z', bytes_in: 0, bytes_out: 5, req_count: 1 },
+    ]);
+    expect(batch.covered).toEqual({ start: '2026-11-23T20:45:36.667Z', end: '2026-11-23T20:45:36.669Z' });
+  });
+
+  it('when the same lines are batched again, then the id is the same; other lines or another cluster give another', () => {
+    const id = build([PUT_OBJECT, GET_ACCOUNT])!.batch_id;
+    expect(build([PUT_OBJECT, GET_ACCOUNT])!.batch_id).toBe(id);
+    expect(build([PUT_OBJECT, GET_ACCOUNT, INFO])!.batch_id).not.toBe(id);
+    const other = new BatchBuilder(2);
+    other.addLine(PUT_OBJECT, record(PUT_OBJECT));
+    other.addLine(GET_ACCOUNT, record(GET_ACCOUNT));
+    expect(other.build()!.batch_id).not.toBe(id);
+    expect(build([INFO])).toBeNull();
+  });
+});
+
+describe('account HEAD headers', () => {
+  it('when Swift answers a HEAD, then totals and per-policy stats come out (names as Swift sends them)', () => {
+    const headers = new Headers({
+      'X-Account-Bytes-Used': '3000',
+      'X-Account-Object-Count': '3',
+      'X-Account-Container-Count': '2',
+      'X-Account-Storage-Policy-Gold-Bytes-Used': '1000',
+      'X-Account-Storage-Policy-Gold-Object-Count': '1',
+      'X-Account-Storage-Policy-Gold-Container-Count': '1',
+      'X-Account-Storage-Policy-Silver-Ec-Bytes-Used': '2000',
+      'X-Account-Storage-Policy-Silver-Ec-Object-Count': '2',
+      'X-Account-Storage-Policy-Silver-Ec-Container-Count': '1',
+      'X-Timestamp': '1795466736.66769',
+    });
+    expect(sampleFromHeaders('AUTH_a', headers)).toEqual({
+      account: 'AUTH_a',
+      bytes_used: 3000,
+      object_count: 3,
+      container_count: 2,
+      policies: [
+        { name: 'gold', bytes_used: 1000, object_count: 1, container_count: 1 },
+        { name: 'silver-ec', bytes_used: 2000, object_count: 2, container_count: 1 },
+      ],
+    });
+  });
+});

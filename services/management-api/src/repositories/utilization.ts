@@ -1,0 +1,273 @@
+import type { Knex } from 'knex';
+import type { Db } from '../db/database';
+import { withDbErrors } from '../db/errors';
+import type { Filter } from './list-types';
+import { applyFilters } from './list-planner';
+
+/**
+ * SQL of the utilization tables (see the migration for their layout). Writes are bulk upserts of
+ * parallel arrays through unnest, a few thousand rows per statement; the caller merges rows with
+ * the same key first (one statement may not update a row twice).
+ */
+
+/** policy_index of an account's totals (storage) or of requests with no known policy (transfer). */
+export const TOTAL_POLICY = -1;
+const CHUNK = 5000;
+
+export type UtilizationKind = 'storage' | 'transfer';
+const HOURLY: Record<UtilizationKind, string> = { storage: 'utilization_storage_hourly', transfer: 'utilization_transfer_hourly' };
+
+export interface StorageRow {
+  policyIndex: number;
+  account: string;
+  hour: Date;
+  bytesUsed: number;
+  objectCount: number;
+  containerCount: number;
+  /** Bit mask of the collection slots of the hour this sample covers. */
+  slots: bigint;
+  slotCount: number;
+}
+
+export interface TransferRow {
+  policyIndex: number;
+  account: string;
+  hour: Date;
+  bytesIn: number;
+  bytesOut: number;
+  reqCount: number;
+}
+
+function chunks<T>(rows: T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < rows.length; i += CHUNK) out.push(rows.slice(i, i + CHUNK));
+  return out;
+}
+
+/** Keeps the hour's maxima; the slots seen are OR-ed, so a re-sent sample changes nothing. */
+export async function upsertStorage(db: Db, clusterId: number, rows: StorageRow[]): Promise<void> {
+  for (const part of chunks(rows)) {
+    await withDbErrors(() =>
+      db.raw(
+        `INSERT INTO utilization_storage_hourly AS h
+           (cluster_id, policy_index, account, hour, bytes_used, object_count, container_count, slots, slot_count)
+         SELECT ?, * FROM unnest(?::smallint[], ?::varchar[], ?::timestamptz[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::smallint[])
+         ON CONFLICT (cluster_id, account, policy_index, hour) DO UPDATE SET
+           bytes_used = greatest(h.bytes_used, excluded.bytes_used),
+           object_count = greatest(h.object_count, excluded.object_count),
+           container_count = greatest(h.container_count, excluded.container_count),
+           slots = h.slots | excluded.slots,
+           slot_count = greatest(h.slot_count, excluded.slot_count)`,
+        [
+          clusterId,
+          part.map((r) => r.policyIndex),
+          part.map((r) => r.account),
+          part.map((r) => r.hour.toISOString()),
+          part.map((r) => r.bytesUsed),
+          part.map((r) => r.objectCount),
+          part.map((r) => r.containerCount),
+          part.map((r) => r.slots.toString()),
+          part.map((r) => r.slotCount),
+        ],
+      ),
+    );
+  }
+}
+
+/** Adds to the hour's sums. Only for batches not counted before (see claimTransferBatch). */
+export async function addTransfer(db: Db, clusterId: number, rows: TransferRow[]): Promise<void> {
+  for (const part of chunks(rows)) {
+    await withDbErrors(() =>
+      db.raw(
+        `INSERT INTO utilization_transfer_hourly AS h (cluster_id, policy_index, account, hour, bytes_in, bytes_out, req_count)
+         SELECT ?, * FROM unnest(?::smallint[], ?::varchar[], ?::timestamptz[], ?::bigint[], ?::bigint[], ?::bigint[])
+         ON CONFLICT (cluster_id, account, policy_index, hour) DO UPDATE SET
+           bytes_in = h.bytes_in + excluded.bytes_in, bytes_out = h.bytes_out + excluded.bytes_out, req_count = h.req_count + excluded.req_count`,
+        [
+          clusterId,
+          part.map((r) => r.policyIndex),
+          part.map((r) => r.account),
+          part.map((r) => r.hour.toISOString()),
+          part.map((r) => r.bytesIn),
+          part.map((r) => r.bytesOut),
+          part.map((r) => r.reqCount),
+        ],
+      ),
+    );
+  }
+}
+
+/** True when this batch id is new for the cluster (and is now taken); false for a re-sent batch. */
+export async function claimTransferBatch(db: Db, clusterId: number, batchId: string): Promise<boolean> {
+  const rows = (await withDbErrors(() =>
+    db('utilization_transfer_batches').insert({ cluster_id: clusterId, batch_id: batchId }).onConflict(['cluster_id', 'batch_id']).ignore().returning('batch_id'),
+  )) as unknown[];
+  return rows.length > 0;
+}
+
+/** ORs minutes (bit i = minute i of the hour) into each hour's transfer coverage. */
+export async function addTransferCoverage(db: Db, clusterId: number, minutes: Map<number, bigint>): Promise<void> {
+  if (minutes.size === 0) return;
+  const hours = [...minutes.keys()];
+  await withDbErrors(() =>
+    db.raw(
+      `INSERT INTO utilization_transfer_coverage AS c (cluster_id, hour, minutes)
+       SELECT ?, * FROM unnest(?::timestamptz[], ?::bigint[])
+       ON CONFLICT (cluster_id, hour) DO UPDATE SET minutes = c.minutes | excluded.minutes`,
+      [clusterId, hours.map((h) => new Date(h).toISOString()), hours.map((h) => minutes.get(h)!.toString())],
+    ),
+  );
+}
+
+// ---- reads --------------------------------------------------------------------------------
+
+export interface HourRange {
+  /** First stored hour (inclusive) and the end (exclusive). */
+  from: Date;
+  to: Date;
+}
+
+/** The accounts with rows in the range, for one policy or (null) any; `u` is the table's alias for filters. */
+function accountsWithData(db: Db, kind: UtilizationKind, clusterId: number, policy: number | null, range: HourRange, filters: readonly Filter[]): Knex.QueryBuilder {
+  const q = db(`${HOURLY[kind]} as u`).where('u.cluster_id', clusterId).where('u.hour', '>=', range.from).where('u.hour', '<', range.to);
+  if (policy !== null) q.where('u.policy_index', policy);
+  return applyFilters(q, filters);
+}
+
+export async function countAccounts(db: Db, kind: UtilizationKind, clusterId: number, policy: number | null, range: HourRange, filters: readonly Filter[]): Promise<number> {
+  const [row] = await withDbErrors(() => accountsWithData(db, kind, clusterId, policy, range, filters).countDistinct({ n: 'u.account' }));
+  return Number((row as { n: string | number }).n);
+}
+
+/** One page of account names in order; `after` reads by key (exports), `offset` by position (pages). */
+export async function pageAccounts(
+  db: Db,
+  kind: UtilizationKind,
+  clusterId: number,
+  policy: number | null,
+  range: HourRange,
+  filters: readonly Filter[],
+  page: { limit: number; offset?: number; after?: string },
+): Promise<string[]> {
+  const q = accountsWithData(db, kind, clusterId, policy, range, filters).distinct('u.account').orderBy('u.account').limit(page.limit);
+  if (page.after !== undefined) q.where('u.account', '>', page.after);
+  if (page.offset) q.offset(page.offset);
+  const rows = (await withDbErrors(() => q)) as Array<{ account: string }>;
+  return rows.map((r) => r.account);
+}
+
+export interface StoredStorageHour {
+  policyIndex: number;
+  hour: number;
+  bytesUsed: number;
+  objectCount: number;
+  containerCount: number;
+  /** Share of the hour's collection slots sampled, 0..1. */
+  coverage: number;
+}
+
+export async function storageHours(db: Db, clusterId: number, account: string, policies: number[], range: HourRange): Promise<StoredStorageHour[]> {
+  // Hours as epoch seconds: parsing a timestamptz per row costs more than the query itself here.
+  const rows = (await withDbErrors(() =>
+    db('utilization_storage_hourly')
+      .select('policy_index', 'bytes_used', 'object_count', 'container_count')
+      .select(db.raw('extract(epoch FROM hour)::int AS at'), db.raw('bit_count(slots::bit(64))::float8 / slot_count AS coverage'))
+      .where({ cluster_id: clusterId, account })
+      .whereIn('policy_index', policies)
+      .where('hour', '>=', range.from)
+      .where('hour', '<', range.to),
+  )) as Array<Record<string, string | number>>;
+  return rows.map((r) => ({
+    policyIndex: Number(r.policy_index),
+    hour: Number(r.at) * 1000,
+    bytesUsed: Number(r.bytes_used),
+    objectCount: Number(r.object_count),
+    containerCount: Number(r.container_count),
+    coverage: Number(r.coverage),
+  }));
+}
+
+export interface StoredTransferHour {
+  hour: number;
+  bytesIn: number;
+  bytesOut: number;
+  reqCount: number;
+}
+
+/** Sums per hour, for one policy or (null) all of them. */
+export async function transferHours(db: Db, clusterId: number, account: string, policy: number | null, range: HourRange): Promise<StoredTransferHour[]> {
+  const q = db('utilization_transfer_hourly')
+    .select(db.raw('extract(epoch FROM hour)::int AS at'))
+    .sum({ bytes_in: 'bytes_in', bytes_out: 'bytes_out', req_count: 'req_count' })
+    .where({ cluster_id: clusterId, account })
+    .where('hour', '>=', range.from)
+    .where('hour', '<', range.to)
+    .groupBy('hour');
+  if (policy !== null) q.where('policy_index', policy);
+  const rows = (await withDbErrors(() => q)) as Array<Record<string, string | number | Date>>;
+  return rows.map((r) => ({ hour: Number(r.at) * 1000, bytesIn: Number(r.bytes_in), bytesOut: Number(r.bytes_out), reqCount: Number(r.req_count) }));
+}
+
+/** Hour (epoch ms) -> share of its minutes covered by ingested logs, 0..1. */
+export async function transferCoverage(db: Db, clusterId: number, range: HourRange): Promise<Map<number, number>> {
+  const rows = (await withDbErrors(() =>
+    db('utilization_transfer_coverage')
+      .select('hour', db.raw('bit_count(minutes::bit(64))::float8 / 60 AS coverage'))
+      .where('cluster_id', clusterId)
+      .where('hour', '>=', range.from)
+      .where('hour', '<', range.to),
+  )) as Array<{ hour: Date; coverage: number | string }>;
+  return new Map(rows.map((r) => [new Date(r.hour).getTime(), Math.min(1, Number(r.coverage))]));
+}
+
+/** The policy indexes the cluster's storage samples have named, in order. */
+export async function storagePolicies(db: Db, clusterId: number): Promise<number[]> {
+  const rows = (await withDbErrors(() => db('utilization_policies').select('policy_index').where('cluster_id', clusterId).orderBy('policy_index'))) as Array<{ policy_index: number }>;
+  return rows.map((r) => Number(r.policy_index));
+}
+
+export async function rememberPolicies(db: Db, clusterId: number, policies: number[]): Promise<void> {
+  if (policies.length === 0) return;
+  await withDbErrors(() =>
+    db('utilization_policies')
+      .insert(policies.map((p) => ({ cluster_id: clusterId, policy_index: p })))
+      .onConflict(['cluster_id', 'policy_index'])
+      .ignore(),
+  );
+}
+
+/** Every account name ever created in the cluster (or seen by a collector), in order, by key. */
+export async function knownAccounts(db: Db, clusterId: number, after: string | undefined, limit: number, filters: readonly Filter[]): Promise<string[]> {
+  const q = applyFilters(db('utilization_accounts as u').select('u.account').where('u.cluster_id', clusterId), filters).orderBy('u.account').limit(limit);
+  if (after !== undefined) q.where('u.account', '>', after);
+  const rows = (await withDbErrors(() => q)) as Array<{ account: string }>;
+  return rows.map((r) => r.account);
+}
+
+export async function countKnownAccounts(db: Db, clusterId: number, filters: readonly Filter[]): Promise<number> {
+  const [row] = await withDbErrors(() => applyFilters(db('utilization_accounts as u').where('u.cluster_id', clusterId), filters).count({ n: '*' }));
+  return Number((row as { n: string | number }).n);
+}
+
+/** Accounts a collector met (in a log, say) that no user creation recorded. */
+export async function rememberAccounts(db: Db, clusterId: number, accounts: string[]): Promise<void> {
+  if (accounts.length === 0) return;
+  await withDbErrors(() =>
+    db.raw(`INSERT INTO utilization_accounts (cluster_id, account) SELECT ?, unnest(?::varchar[]) ON CONFLICT DO NOTHING`, [clusterId, accounts]),
+  );
+}
+
+export async function isKnownAccount(db: Db, clusterId: number, account: string): Promise<boolean> {
+  const row = await withDbErrors(() => db('utilization_accounts').select('account').where({ cluster_id: clusterId, account }).first());
+  return row !== undefined;
+}
+
+/**
+ * A write to a day already rolled up makes its rollup stale: the day is read from the hourly rows
+ * again until maintenance rolls it anew.
+ */
+export async function invalidateRollups(db: Db, hoursMs: number[]): Promise<void> {
+  const days = [...new Set(hoursMs.map((h) => new Date(h).toISOString().slice(0, 10)))];
+  if (days.length === 0) return;
+  await withDbErrors(() => db.raw('DELETE FROM utilization_rollups WHERE day = ANY(?::date[])', [days]));
+}

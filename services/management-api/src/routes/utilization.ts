@@ -1,0 +1,205 @@
+import { Router, type Request, type RequestHandler, type Response } from 'express';
+import type { Knex } from 'knex';
+import { errors } from '@cairn/domain';
+import { operatorOf } from '../http/auth';
+import { parseBody } from '../http/body';
+import { streamCsv, wantsCsv } from '../http/csv';
+import { parseLimit, parseListQuery, parseOffset, queryPairs, type QueryParams } from '../http/filters';
+import { buildMeta } from '../http/pagination';
+import { DEFAULT_LIMIT, MAX_LIMIT, type ResourceDef } from '../http/resource';
+import { send } from '../http/respond';
+import { resourceRoute } from '../http/routing';
+import { API_ROOT, parseIntId } from '../http/uris';
+import type { UtilizationKind } from '../repositories/utilization';
+import { formatUtc, parseTimeRange, type TimeRange, type UtilizationRetention } from '../services/time-range';
+import * as utilization from '../services/utilization';
+import { recordStorage, recordTransfer } from '../services/utilization-record';
+import { summaryExport, summaryPage } from '../services/utilization-summary';
+import { actorOf } from './audit';
+
+
+/** Only `account` filters (exact, startswith, gt for reading by key); everything else is ignored, as tastypie does. */
+export const utilizationResource: ResourceDef = {
+  name: 'utilization',
+  alias: 'u',
+  listMethods: ['GET'],
+  detailMethods: ['GET'],
+  fields: {
+    account: { type: 'string', help: 'Swift account, AUTH_<user>.', column: 'account', filtering: ['exact', 'startswith', 'gt'] },
+  },
+};
+
+/** Collector writes carry a round of samples: larger than the API's usual 64 kB bodies. */
+export const UTILIZATION_WRITE_LIMIT = '16mb';
+
+const KINDS: readonly UtilizationKind[] = ['storage', 'transfer'];
+
+function policyOf(raw: string | undefined): utilization.PolicySelector {
+  if (raw === 'total') return 'total';
+  if (raw && /^\d{1,5}$/.test(raw) && Number(raw) <= 32767) return Number(raw);
+  throw errors.notFound(`No storage policy '${String(raw).replace(/[<>&"']/g, '')}': use a policy index (0, 1, ...) or 'total'.`);
+}
+
+const last = (params: QueryParams, key: string): string | undefined => params.filter(([k]) => k === key).pop()?.[1];
+
+const rangeMeta = (range: TimeRange) => ({ start: formatUtc(range.start), end: formatUtc(range.end) });
+
+const storageColumns = ['start', 'end', 'bytes_used', 'object_count', 'container_count', 'pct_complete'] as const;
+const transferColumns = ['start', 'end', 'bytes_in', 'bytes_out', 'req_count', 'pct_complete'] as const;
+const summaryColumns = ['account', 'start', 'end', 'hours', 'bytes_used_avg', 'bytes_used_peak', 'object_count', 'container_count', 'bytes_in', 'bytes_out', 'req_count', 'storage_pct_complete', 'transfer_pct_complete', 'pct_complete'] as const;
+
+export function utilizationRouter(db: Knex, auth: RequestHandler, retention: UtilizationRetention, now: () => Date = () => new Date()): Router {
+  const router = Router();
+  const settings: utilization.UtilizationSettings = { retention, now };
+
+  /**
+   * The request's cluster (404 unless visible), range, account filters and paging. Hourly records
+   * go back the hourly retention; the summary, read from daily rollups, the daily one.
+   */
+  async function readRequest(req: Request<Record<string, string>>, res: Response, oldestDays = retention.hourlyDays) {
+    const op = operatorOf(res);
+    const raw = req.params.id ?? '';
+    const cluster = await utilization.visibleCluster(db, op, parseIntId(raw), raw);
+    const params = queryPairs(req.originalUrl);
+    const range = parseTimeRange(last(params, 'start'), last(params, 'end'), now(), oldestDays);
+    const { filters } = parseListQuery(utilizationResource, params, DEFAULT_LIMIT, MAX_LIMIT);
+    const limit = parseLimit(last(params, 'limit'), DEFAULT_LIMIT, MAX_LIMIT);
+    const offsetBig = parseOffset(last(params, 'offset'));
+    const offset = offsetBig > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(offsetBig);
+    // An export is whole unless the client pages it explicitly.
+    const paged = last(params, 'limit') !== undefined || last(params, 'offset') !== undefined;
+    return { op, cluster, params, range, filters, limit, offset, paged };
+  }
+
+  for (const kind of KINDS) {
+    resourceRoute(router, `/clusters/:id/utilization/${kind}/:policy/`, auth, {
+      GET: async (req, res) => {
+        const policy = policyOf(req.params.policy);
+        const r = await readRequest(req, res);
+        if (wantsCsv(req)) {
+          const batches = r.paged
+            ? (async function* () {
+                yield (await utilization.listAccounts(db, r.cluster, kind, policy, r.range, r.filters, r.limit, r.offset)).accounts.map((a) => [a]);
+              })()
+            : mapBatches(utilization.exportAccounts(db, r.cluster, kind, policy, r.range, r.filters), (a) => [a]);
+          return streamCsv(res, `${kind}-${r.cluster.id}-accounts.csv`, ['account'], batches);
+        }
+        const page = await utilization.listAccounts(db, r.cluster, kind, policy, r.range, r.filters, r.limit, r.offset);
+        const path = `${API_ROOT}/clusters/${r.cluster.id}/utilization/${kind}/${req.params.policy}/`;
+        send(req, res, 200, {
+          meta: { ...buildMeta(path, r.params, r.limit, BigInt(r.offset), page.total), ...rangeMeta(r.range), policy_index: policy },
+          objects: page.accounts.map((account) => ({ account })),
+        });
+      },
+    });
+
+    resourceRoute(router, `/clusters/:id/utilization/${kind}/:policy/:account/detail/`, auth, {
+      GET: async (req, res) => {
+        const policy = policyOf(req.params.policy);
+        const account = req.params.account ?? '';
+        const r = await readRequest(req, res);
+        const detail = async (first: number, count: number): Promise<Array<Record<string, unknown>> | null> =>
+          (kind === 'storage'
+            ? await utilization.storageDetail(db, r.cluster, policy, account, r.range, first, count)
+            : await utilization.transferDetail(db, r.cluster, policy, account, r.range, first, count)) as Array<Record<string, unknown>> | null;
+        const columns = kind === 'storage' ? storageColumns : transferColumns;
+        const sortedColumns = [...columns].sort();
+        if (wantsCsv(req)) {
+          const first = r.paged ? r.offset : 0;
+          const end = r.paged ? Math.min(r.range.hours, r.offset + r.limit) : r.range.hours;
+          async function* batches() {
+            for (let at = first; at < end; at += 744) {
+              // An account never seen has no rows at all.
+              const records = await detail(at, Math.min(744, end - at));
+              if (!records) return;
+              yield records.map((rec) => columns.map((c) => (rec[c] instanceof Date ? formatUtc(rec[c] as Date) : rec[c])));
+            }
+          }
+          return streamCsv(res, `${kind}-${r.cluster.id}-${account}.csv`, columns, batches());
+        }
+        const records = await detail(r.offset, r.limit);
+        const path = `${API_ROOT}/clusters/${r.cluster.id}/utilization/${kind}/${req.params.policy}/${encodeURIComponent(account)}/detail/`;
+        // An account never seen: total_count 0 and no objects, not a 404.
+        send(req, res, 200, {
+          meta: { ...buildMeta(path, r.params, r.limit, BigInt(r.offset), records ? r.range.hours : 0), ...rangeMeta(r.range), account, policy_index: policy },
+          objects: (records ?? []).map((rec) => recordJson(rec, sortedColumns)),
+        });
+      },
+    });
+  }
+
+  resourceRoute(router, '/clusters/:id/utilization/summary/', auth, {
+    GET: async (req, res) => {
+      const r = await readRequest(req, res, retention.dailyDays);
+      if (wantsCsv(req)) {
+        const exported = r.paged
+          ? await (async () => {
+              const page = await summaryPage(db, r.cluster, r.range, r.filters, r.limit, r.offset);
+              return { policies: page.policies, batches: (async function* () { yield page.rows; })() };
+            })()
+          : await summaryExport(db, r.cluster, r.range, r.filters);
+        const policyColumns = exported.policies.flatMap((p) => [`p${p}_bytes_used_avg`, `p${p}_bytes_used_peak`, `p${p}_object_count`, `p${p}_container_count`]);
+        const times = rangeMeta(r.range);
+        return streamCsv(
+          res,
+          `summary-${r.cluster.id}.csv`,
+          [...summaryColumns, ...policyColumns],
+          mapBatches(exported.batches, (s) => [
+            s.account, times.start, times.end, s.hours, s.bytes_used_avg, s.bytes_used_peak, s.object_count, s.container_count,
+            s.bytes_in, s.bytes_out, s.req_count, s.storage_pct_complete, s.transfer_pct_complete, s.pct_complete,
+            ...s.policies.flatMap((p) => [p.bytes_used_avg, p.bytes_used_peak, p.object_count, p.container_count]),
+          ]),
+        );
+      }
+      const page = await summaryPage(db, r.cluster, r.range, r.filters, r.limit, r.offset);
+      send(req, res, 200, {
+        meta: { ...buildMeta(`${API_ROOT}/clusters/${r.cluster.id}/utilization/summary/`, r.params, r.limit, BigInt(r.offset), page.total), ...rangeMeta(r.range) },
+        objects: page.rows,
+      });
+    },
+  });
+
+  // What the storage collector HEADs: every account ever created, deleted users' included.
+  resourceRoute(router, '/clusters/:id/utilization/accounts/', auth, {
+    GET: async (req, res) => {
+      const op = operatorOf(res);
+      const raw = req.params.id ?? '';
+      const cluster = await utilization.visibleCluster(db, op, parseIntId(raw), raw);
+      const params = queryPairs(req.originalUrl);
+      const { filters, limit } = parseListQuery(utilizationResource, params, DEFAULT_LIMIT, MAX_LIMIT);
+      const page = await utilization.knownAccountsPage(db, cluster, filters, limit);
+      send(req, res, 200, {
+        meta: { ...buildMeta(`${API_ROOT}/clusters/${cluster.id}/utilization/accounts/`, params, limit, 0n, page.total), next: null, previous: null },
+        objects: page.accounts.map((account) => ({ account })),
+      });
+    },
+  });
+
+  for (const kind of KINDS) {
+    resourceRoute(router, `/clusters/:id/utilization/${kind}/`, auth, {
+      POST: async (req, res) => {
+        const op = operatorOf(res);
+        const raw = req.params.id ?? '';
+        const cluster = await utilization.visibleCluster(db, op, parseIntId(raw), raw);
+        const body = await parseBody(req);
+        const acting = { operator: op, audit: actorOf(req, res) };
+        const result =
+          kind === 'storage' ? await recordStorage(db, acting, cluster, body, settings) : await recordTransfer(db, acting, cluster, body, settings);
+        send(req, res, 200, result);
+      },
+    });
+  }
+
+  return router;
+}
+
+/** A record with its times formatted, keys in sorted order (what toJson writes without re-sorting). */
+function recordJson(rec: Record<string, unknown>, sortedColumns: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const c of sortedColumns) out[c] = rec[c] instanceof Date ? formatUtc(rec[c] as Date) : rec[c];
+  return out;
+}
+
+async function* mapBatches<T>(batches: AsyncIterable<T[]>, row: (item: T) => unknown[]): AsyncGenerator<unknown[][]> {
+  for await (const batch of batches) yield batch.map(row);
+}

@@ -1,0 +1,204 @@
+import Joi from 'joi';
+import type { Knex } from 'knex';
+import { errors, escapeHtml, validate, type Cluster, type Operator } from '@cairn/domain';
+import { recordAudit } from '../repositories/audit';
+import { listPolicies } from '../repositories/devices';
+import { ensureHourlyPartitions } from '../repositories/utilization-partitions';
+import * as repo from '../repositories/utilization';
+import { TOTAL_POLICY, type StorageRow, type TransferRow, type UtilizationKind } from '../repositories/utilization';
+import { DAY_MS, floorHour, formatUtc, HOUR_MS, parseUtc } from './time-range';
+import { mayRead, type Acting, type UtilizationSettings } from './utilization';
+
+/**
+ * Collector writes: storage samples and transfer batches. Each checks that the operator may write
+ * to the cluster, validates the whole body before touching anything, and writes in one
+ * transaction with its audit record.
+ */
+
+/** Collectors write with an admin key; one limited to some clusters writes only to those. */
+function requireCollector(op: Operator, cluster: Cluster): void {
+  if (op.role !== 'admin') throw errors.forbidden(`Operator '${op.name}' has the reader role and may not record utilization.`);
+  if (!mayRead(op, cluster.id)) throw errors.forbidden(`Operator '${op.name}' may not record utilization of cluster ${cluster.id}.`);
+}
+
+/** Samples or records per request: a collector sends a round in several requests. */
+export const MAX_WRITE_ROWS = 20_000;
+const count = Joi.number().integer().min(0).max(Number.MAX_SAFE_INTEGER).required();
+const account = Joi.string().min(1).max(300).pattern(/^[^\s/]+$/).required().messages({ 'string.pattern.base': "{{#label}} must be a Swift account name (no '/' or spaces)" });
+const utc = Joi.string().max(40).required();
+
+const storageSchema = Joi.object({
+  interval: Joi.number().integer().min(60).max(3600).default(3600),
+  sampled_at: utc,
+  samples: Joi.array()
+    .max(MAX_WRITE_ROWS)
+    .items(
+      Joi.object({
+        account,
+        bytes_used: count,
+        object_count: count,
+        container_count: count,
+        policies: Joi.array()
+          .max(64)
+          .items(
+            Joi.object({ index: Joi.number().integer().min(0).max(32767), name: Joi.string().max(255), bytes_used: count, object_count: count, container_count: count }).xor('index', 'name'),
+          )
+          .default([]),
+      }),
+    )
+    .required(),
+});
+
+interface StorageInput {
+  interval: number;
+  sampled_at: string;
+  samples: Array<{ account: string; bytes_used: number; object_count: number; container_count: number; policies: Array<{ index?: number; name?: string; bytes_used: number; object_count: number; container_count: number }> }>;
+}
+
+function checkWriteTime(label: string, raw: string, settings: UtilizationSettings): Date {
+  const t = parseUtc(raw);
+  if (!t) throw errors.invalidInput(`'${label}' must be an ISO 8601 UTC date-time, such as 2026-11-24T22:05:00Z.`);
+  const now = settings.now().getTime();
+  const oldest = floorHour(now - settings.retention.hourlyDays * DAY_MS) + DAY_MS;
+  if (t.getTime() < oldest) throw errors.invalidInput(`'${label}' (${formatUtc(t)}) is older than the hourly retention allows (${formatUtc(new Date(oldest))}).`);
+  if (t.getTime() > now + 15 * 60_000) throw errors.invalidInput(`'${label}' (${formatUtc(t)}) is in the future; check the collector's clock.`);
+  return t;
+}
+
+export interface WriteResult {
+  accepted: number;
+  duplicate: boolean;
+}
+
+/** A round (or part of one) of account HEADs. Each hour keeps its maxima; re-sent samples count once. */
+export async function recordStorage(db: Knex, acting: Acting, cluster: Cluster, body: unknown, settings: UtilizationSettings): Promise<WriteResult> {
+  requireCollector(acting.operator, cluster);
+  const input = validate<StorageInput>(storageSchema, body);
+  if (3600 % input.interval !== 0) throw errors.invalidInput(`'interval' must divide an hour (3600 seconds) evenly; ${input.interval} does not.`);
+  const at = checkWriteTime('sampled_at', input.sampled_at, settings).getTime();
+  const hourMs = floorHour(at);
+  const hour = new Date(hourMs);
+  const slotCount = 3600 / input.interval;
+  const slots = 1n << BigInt(Math.floor((at - hourMs) / (input.interval * 1000)));
+  const needsNames = input.samples.some((s) => s.policies.some((p) => p.name !== undefined));
+  const byName = needsNames ? new Map((await listPolicies(db, cluster.id)).map((p) => [p.name.toLowerCase(), p.index])) : new Map<string, number>();
+  const unknown = new Set<string>();
+  const rows = new Map<string, StorageRow>();
+  const add = (r: StorageRow) => {
+    const key = `${r.policyIndex}\u0000${r.account}`;
+    const prev = rows.get(key);
+    rows.set(key, prev ? { ...r, bytesUsed: Math.max(prev.bytesUsed, r.bytesUsed), objectCount: Math.max(prev.objectCount, r.objectCount), containerCount: Math.max(prev.containerCount, r.containerCount) } : r);
+  };
+  for (const s of input.samples) {
+    add({ policyIndex: TOTAL_POLICY, account: s.account, hour, bytesUsed: s.bytes_used, objectCount: s.object_count, containerCount: s.container_count, slots, slotCount });
+    for (const p of s.policies) {
+      // Swift matches policy names without regard to case (and title-cases them in headers).
+      const index = p.index ?? byName.get(p.name!.toLowerCase());
+      if (index === undefined) {
+        unknown.add(p.name!);
+        continue;
+      }
+      add({ policyIndex: index, account: s.account, hour, bytesUsed: p.bytes_used, objectCount: p.object_count, containerCount: p.container_count, slots, slotCount });
+    }
+  }
+  if (unknown.size > 0) {
+    throw errors.invalidInput(
+      `Unknown storage policy name(s) ${[...unknown].map((n) => `'${escapeHtml(n)}'`).join(', ')} for cluster ${cluster.id}: report the cluster's policies (PUT .../devices/) or send policy indexes.`,
+    );
+  }
+  await ensureHourlyPartitions(db, [hourMs]);
+  await db.transaction(async (trx) => {
+    await repo.upsertStorage(trx, cluster.id, [...rows.values()]);
+    await repo.invalidateRollups(trx, [hourMs]);
+    await repo.rememberAccounts(trx, cluster.id, [...new Set(input.samples.map((s) => s.account))]);
+    await repo.rememberPolicies(trx, cluster.id, [...new Set([...rows.values()].map((r) => r.policyIndex))].filter((p) => p !== TOTAL_POLICY));
+    await recordAudit(trx, acting.audit, {
+      action: 'record_utilization',
+      target: utilizationTarget(cluster, 'storage'),
+      before: null,
+      after: { kind: 'storage', sampled_at: new Date(at).toISOString(), samples: input.samples.length },
+    });
+  });
+  return { accepted: input.samples.length, duplicate: false };
+}
+
+const transferSchema = Joi.object({
+  batch_id: Joi.string().min(8).max(128).pattern(/^[\w.:-]+$/).required(),
+  covered: Joi.object({ start: utc, end: utc }),
+  records: Joi.array()
+    .max(MAX_WRITE_ROWS)
+    .items(Joi.object({ account, policy_index: Joi.number().integer().min(0).max(32767).allow(null).default(null), hour: utc, bytes_in: count, bytes_out: count, req_count: count }))
+    .required(),
+});
+
+interface TransferInput {
+  batch_id: string;
+  covered?: { start: string; end: string };
+  records: Array<{ account: string; policy_index: number | null; hour: string; bytes_in: number; bytes_out: number; req_count: number }>;
+}
+
+/** Minutes [start, end) as a bit mask per hour. */
+function minuteMasks(start: number, end: number): Map<number, bigint> {
+  const masks = new Map<number, bigint>();
+  for (let m = Math.floor(start / 60_000) * 60_000; m < end; m += 60_000) {
+    const hour = floorHour(m);
+    masks.set(hour, (masks.get(hour) ?? 0n) | (1n << BigInt((m - hour) / 60_000)));
+  }
+  return masks;
+}
+
+/**
+ * A batch of access-log sums. A batch id already counted is acknowledged and ignored, so a
+ * collector may re-send after a crash or a timeout without counting twice.
+ */
+export async function recordTransfer(db: Knex, acting: Acting, cluster: Cluster, body: unknown, settings: UtilizationSettings): Promise<WriteResult> {
+  requireCollector(acting.operator, cluster);
+  const input = validate<TransferInput>(transferSchema, body);
+  const rows = new Map<string, TransferRow>();
+  input.records.forEach((r, i) => {
+    const hour = checkWriteTime(`records[${i}].hour`, r.hour, settings);
+    if (hour.getTime() % HOUR_MS !== 0) throw errors.invalidInput(`'records[${i}].hour' (${formatUtc(hour)}) must be the start of an hour.`);
+    const policyIndex = r.policy_index ?? TOTAL_POLICY;
+    const key = `${policyIndex}\u0000${r.account}\u0000${hour.getTime()}`;
+    const prev = rows.get(key);
+    rows.set(key, {
+      policyIndex,
+      account: r.account,
+      hour,
+      bytesIn: (prev?.bytesIn ?? 0) + r.bytes_in,
+      bytesOut: (prev?.bytesOut ?? 0) + r.bytes_out,
+      reqCount: (prev?.reqCount ?? 0) + r.req_count,
+    });
+  });
+  let coverage = new Map<number, bigint>();
+  if (input.covered) {
+    const start = checkWriteTime('covered.start', input.covered.start, settings).getTime();
+    const end = checkWriteTime('covered.end', input.covered.end, settings).getTime();
+    if (end < start) throw errors.invalidInput("'covered.end' must not be before 'covered.start'.");
+    coverage = minuteMasks(start, Math.max(end, start + 1));
+  }
+  await ensureHourlyPartitions(db, [...rows.values()].map((r) => r.hour.getTime()));
+  const counted = await db.transaction(async (trx) => {
+    if (!(await repo.claimTransferBatch(trx, cluster.id, input.batch_id))) return false;
+    await repo.addTransfer(trx, cluster.id, [...rows.values()]);
+    await repo.invalidateRollups(trx, [...rows.values()].map((r) => r.hour.getTime()));
+    await repo.addTransferCoverage(trx, cluster.id, coverage);
+    // An account first met in a log (created outside Cairn, say) is HEADed from now on.
+    await repo.rememberAccounts(trx, cluster.id, [...new Set(input.records.map((r) => r.account))]);
+    await recordAudit(trx, acting.audit, {
+      action: 'record_utilization',
+      target: utilizationTarget(cluster, 'transfer'),
+      before: null,
+      after: { kind: 'transfer', batch_id: input.batch_id, records: input.records.length },
+    });
+    return true;
+  });
+  return { accepted: counted ? input.records.length : 0, duplicate: !counted };
+}
+
+const utilizationTarget = (cluster: Cluster, kind: UtilizationKind) => ({
+  type: 'clusters',
+  id: cluster.id,
+  name: cluster.name,
+  uri: `/api/v1/clusters/${cluster.id}/utilization/${kind}/`,
+});

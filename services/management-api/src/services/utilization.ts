@@ -1,0 +1,152 @@
+import type { Knex } from 'knex';
+import { errors, escapeHtml, type Cluster, type Operator } from '@cairn/domain';
+import type { Filter } from '../http/filters';
+import type { AuditActor } from '../repositories/audit';
+import { getCluster } from '../repositories/clusters';
+import * as repo from '../repositories/utilization';
+import { TOTAL_POLICY, type HourRange, type UtilizationKind } from '../repositories/utilization';
+import { HOUR_MS, type TimeRange, type UtilizationRetention } from './time-range';
+
+/**
+ * Utilization reads: account lists and hourly details (the summary is in utilization-summary.ts,
+ * collector writes in utilization-record.ts). Each operation takes the acting operator's view (the
+ * cluster it may see) and a database handle and calls the repositories; no HTTP here: routes turn
+ * requests into these inputs and the results into responses.
+ */
+export interface Acting {
+  operator: Operator;
+  audit: AuditActor;
+}
+
+export interface UtilizationSettings {
+  retention: UtilizationRetention;
+  now: () => Date;
+}
+
+export type PolicySelector = number | 'total';
+
+export const mayRead = (op: Operator, clusterId: number): boolean => op.clusterIds.length === 0 || op.clusterIds.includes(clusterId);
+
+/** The cluster when the operator may see it; otherwise not found, as for any cluster path. */
+export async function visibleCluster(db: Knex, op: Operator, clusterId: number | null, raw: string): Promise<Cluster> {
+  const cluster = clusterId === null || !mayRead(op, clusterId) ? null : await getCluster(db, clusterId);
+  if (!cluster) throw errors.notFound(`No cluster with id '${escapeHtml(raw)}'.`);
+  return cluster;
+}
+
+/** Stored hours read for a range: each record reports the stored hour that begins inside it. */
+export const hourRange = (range: TimeRange): HourRange => ({ from: range.firstHour, to: new Date(range.firstHour.getTime() + range.hours * HOUR_MS) });
+
+const policyFilter = (kind: UtilizationKind, policy: PolicySelector): number | null => (policy === 'total' ? (kind === 'storage' ? TOTAL_POLICY : null) : policy);
+
+// ---- account lists ------------------------------------------------------------------------
+
+export interface AccountPage {
+  total: number;
+  accounts: string[];
+}
+
+export async function listAccounts(
+  db: Knex,
+  cluster: Cluster,
+  kind: UtilizationKind,
+  policy: PolicySelector,
+  range: TimeRange,
+  filters: readonly Filter[],
+  limit: number,
+  offset: number,
+): Promise<AccountPage> {
+  const hours = hourRange(range);
+  const p = policyFilter(kind, policy);
+  const [total, accounts] = await Promise.all([
+    repo.countAccounts(db, kind, cluster.id, p, hours, filters),
+    repo.pageAccounts(db, kind, cluster.id, p, hours, filters, { limit, offset }),
+  ]);
+  return { total, accounts };
+}
+
+/** Batches of account names in order, read by key: an export of any size holds one batch at a time. */
+export async function* exportAccounts(db: Knex, cluster: Cluster, kind: UtilizationKind, policy: PolicySelector, range: TimeRange, filters: readonly Filter[], batch = 5000): AsyncGenerator<string[]> {
+  const hours = hourRange(range);
+  let after: string | undefined;
+  for (;;) {
+    const accounts = await repo.pageAccounts(db, kind, cluster.id, policyFilter(kind, policy), hours, filters, { limit: batch, after });
+    if (accounts.length === 0) return;
+    yield accounts;
+    if (accounts.length < batch) return;
+    after = accounts[accounts.length - 1];
+  }
+}
+
+// ---- hourly detail ------------------------------------------------------------------------
+
+export interface StorageRecord {
+  start: Date;
+  end: Date;
+  bytes_used: number;
+  object_count: number;
+  container_count: number;
+  pct_complete: number;
+}
+
+export interface TransferRecord {
+  start: Date;
+  end: Date;
+  bytes_in: number;
+  bytes_out: number;
+  req_count: number;
+  pct_complete: number;
+}
+
+export const pct = (share: number): number => Math.round(Math.min(1, Math.max(0, share)) * 10000) / 100;
+
+/**
+ * Records `first` .. `first + count - 1` of the range (paging), in time order; null for an account
+ * never seen (no records at all rather than a range of zeros). Whether it was ever seen is only
+ * asked when the range holds nothing for it.
+ */
+export async function storageDetail(db: Knex, cluster: Cluster, policy: PolicySelector, account: string, range: TimeRange, first: number, count: number): Promise<StorageRecord[] | null> {
+  const n = Math.max(0, Math.min(count, range.hours - first));
+  if (n === 0) return (await repo.isKnownAccount(db, cluster.id, account)) ? [] : null;
+  const from = range.firstHour.getTime() + first * HOUR_MS;
+  const p = policy === 'total' ? TOTAL_POLICY : policy;
+  const rows = await repo.storageHours(db, cluster.id, account, [...new Set([TOTAL_POLICY, p])], { from: new Date(from), to: new Date(from + n * HOUR_MS) });
+  if (rows.length === 0 && !(await repo.isKnownAccount(db, cluster.id, account))) return null;
+  const totals = new Map(rows.filter((r) => r.policyIndex === TOTAL_POLICY).map((r) => [r.hour, r]));
+  const values = new Map(rows.filter((r) => r.policyIndex === p).map((r) => [r.hour, r]));
+  const records: StorageRecord[] = [];
+  for (let i = 0; i < n; i++) {
+    const hour = from + i * HOUR_MS;
+    const start = range.start.getTime() + (first + i) * HOUR_MS;
+    const v = values.get(hour);
+    // Coverage is the account's (its totals row): an hour sampled without this policy's header is a known zero.
+    const coverage = totals.get(hour)?.coverage ?? v?.coverage ?? 0;
+    records.push({ start: new Date(start), end: new Date(start + HOUR_MS), bytes_used: v?.bytesUsed ?? 0, object_count: v?.objectCount ?? 0, container_count: v?.containerCount ?? 0, pct_complete: pct(coverage) });
+  }
+  return records;
+}
+
+export async function transferDetail(db: Knex, cluster: Cluster, policy: PolicySelector, account: string, range: TimeRange, first: number, count: number): Promise<TransferRecord[] | null> {
+  const n = Math.max(0, Math.min(count, range.hours - first));
+  if (n === 0) return (await repo.isKnownAccount(db, cluster.id, account)) ? [] : null;
+  const from = range.firstHour.getTime() + first * HOUR_MS;
+  const span = { from: new Date(from), to: new Date(from + n * HOUR_MS) };
+  const [rows, coverage] = await Promise.all([repo.transferHours(db, cluster.id, account, policy === 'total' ? null : policy, span), repo.transferCoverage(db, cluster.id, span)]);
+  if (rows.length === 0 && !(await repo.isKnownAccount(db, cluster.id, account))) return null;
+  const byHour = new Map(rows.map((r) => [r.hour, r]));
+  const records: TransferRecord[] = [];
+  for (let i = 0; i < n; i++) {
+    const hour = from + i * HOUR_MS;
+    const start = range.start.getTime() + (first + i) * HOUR_MS;
+    const v = byHour.get(hour);
+    records.push({ start: new Date(start), end: new Date(start + HOUR_MS), bytes_in: v?.bytesIn ?? 0, bytes_out: v?.bytesOut ?? 0, req_count: v?.reqCount ?? 0, pct_complete: pct(coverage.get(hour) ?? 0) });
+  }
+  return records;
+}
+
+// ---- known accounts (what the storage collector HEADs) ------------------------------------
+
+export async function knownAccountsPage(db: Knex, cluster: Cluster, filters: readonly Filter[], limit: number, after?: string): Promise<AccountPage> {
+  const [total, accounts] = await Promise.all([repo.countKnownAccounts(db, cluster.id, filters), repo.knownAccounts(db, cluster.id, after, limit, filters)]);
+  return { total, accounts };
+}

@@ -1,0 +1,327 @@
+import { parseStringPromise } from 'xml2js';
+import { maintainUtilization } from '../../src/repositories/utilization-partitions';
+import { ADMIN_AUTH, DB_KINDS, countRows, createCluster, createOperator, createUser, startTestApp, type TestApp } from '../support/harness';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+/** '2026-11-24 22:00:00Z', the API's record format. */
+const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')}Z`;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Parses RFC 4180 text (quoted fields, doubled quotes, CRLF) into rows. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') {
+      row.push(field);
+      field = '';
+    } else if (c === '\r' && text[i + 1] === '\n') {
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = '';
+      i++;
+    } else field += c;
+  }
+  if (field || row.length) throw new Error(`unterminated CSV row: ${JSON.stringify(row)} ${field}`);
+  return rows;
+}
+
+describe.each(DB_KINDS)('utilization on %s', (kind) => {
+  let app: TestApp;
+  /** A whole hour two days ago: every sample below lands in [base, base + 4h). */
+  const base = Math.floor(Date.now() / HOUR) * HOUR - 2 * DAY;
+  const path = (rest: string) => `/api/v1/clusters/1/utilization/${rest}`;
+  const get = (p: string, auth = ADMIN_AUTH) => app.http().get(p).set('Authorization', auth);
+  const post = (p: string, body: unknown, auth = ADMIN_AUTH) => app.http().post(p).set('Authorization', auth).send(body as object);
+  const sample = (account: string, bytes: number, policies: Array<[number, number]> = []) => ({
+    account,
+    bytes_used: bytes,
+    object_count: Math.ceil(bytes / 100),
+    container_count: 1,
+    policies: policies.map(([index, b]) => ({ index, bytes_used: b, object_count: Math.ceil(b / 100), container_count: 1 })),
+  });
+
+  beforeAll(async () => {
+    app = await startTestApp(kind);
+    // Known accounts come from user creation; a deleted user's account stays known.
+    await createUser(app, 'alice');
+    const gone = await createUser(app, 'gone');
+    expect((await app.http().delete(`/api/v1/users/${gone.id}/`).set('Authorization', ADMIN_AUTH)).status).toBe(204);
+    // Hour 0, two half-hourly rounds: the second is smaller (the hour keeps the maximum).
+    for (const [at, factor] of [[base + 5 * 60_000, 1], [base + 35 * 60_000, 0.5]] as const) {
+      const res = await post(path('storage/'), {
+        interval: 1800,
+        sampled_at: iso(at),
+        samples: [sample('AUTH_alice', 1000 * factor, [[0, 600 * factor], [1, 400 * factor]]), sample('AUTH_gone', 50), sample('AUTH_bob', 10, [[0, 10]])],
+      });
+      expect(res.status).toBe(200);
+    }
+    // Hour 1: one round of two; alice grew. Hour 2: nothing. Hour 3: one round, alice only.
+    await post(path('storage/'), { interval: 1800, sampled_at: iso(base + HOUR + 60_000), samples: [sample('AUTH_alice', 3000, [[0, 2000], [1, 1000]])] });
+    await post(path('storage/'), { interval: 1800, sampled_at: iso(base + 3 * HOUR + 60_000), samples: [sample('AUTH_alice', 2000, [[0, 2000]])] });
+  });
+  afterAll(() => app.close());
+
+  it('when a user is created, then its account is known for good, also after the user is deleted', async () => {
+    const res = await get(path('accounts/?limit=10'));
+    expect(res.status).toBe(200);
+    expect(res.body.objects.map((o: { account: string }) => o.account)).toEqual(['AUTH_alice', 'AUTH_bob', 'AUTH_gone']);
+    const after = await get(path('accounts/?account__gt=AUTH_alice&limit=1'));
+    expect(after.body.objects).toEqual([{ account: 'AUTH_bob' }]);
+  });
+
+  it('when storage detail is read, then each hour holds the maximum and pct_complete shows the sampled share', async () => {
+    const res = await get(path(`storage/0/AUTH_alice/detail/?start=${iso(base)}&end=${iso(base + 4 * HOUR)}`));
+    expect(res.status).toBe(200);
+    expect(res.body.meta).toMatchObject({ account: 'AUTH_alice', policy_index: 0, total_count: 4, limit: 20, offset: 0, next: null, start: utc(base), end: utc(base + 4 * HOUR) });
+    expect(res.body.objects).toEqual([
+      { start: utc(base), end: utc(base + HOUR), bytes_used: 600, object_count: 6, container_count: 1, pct_complete: 100 },
+      { start: utc(base + HOUR), end: utc(base + 2 * HOUR), bytes_used: 2000, object_count: 20, container_count: 1, pct_complete: 50 },
+      { start: utc(base + 2 * HOUR), end: utc(base + 3 * HOUR), bytes_used: 0, object_count: 0, container_count: 0, pct_complete: 0 },
+      { start: utc(base + 3 * HOUR), end: utc(base + 4 * HOUR), bytes_used: 2000, object_count: 20, container_count: 1, pct_complete: 50 },
+    ]);
+    // Hour 3 sampled alice without policy 1: a known zero, with the hour's coverage.
+    const p1 = await get(path(`storage/1/AUTH_alice/detail/?start=${iso(base + 3 * HOUR)}&end=${iso(base + 4 * HOUR)}`));
+    expect(p1.body.objects).toEqual([{ start: utc(base + 3 * HOUR), end: utc(base + 4 * HOUR), bytes_used: 0, object_count: 0, container_count: 0, pct_complete: 50 }]);
+    const total = await get(path(`storage/total/AUTH_alice/detail/?start=${iso(base)}&end=${iso(base + HOUR)}`));
+    expect(total.body.objects[0].bytes_used).toBe(1000);
+  });
+
+  it('when start and end are off the grid, then start rounds down to the half hour and end up to whole hours', async () => {
+    const res = await get(path(`storage/0/AUTH_alice/detail/?start=${iso(base + 10 * 60_000)}&end=${iso(base + 70 * 60_000)}`));
+    expect(res.body.meta).toMatchObject({ start: utc(base), end: utc(base + 2 * HOUR), total_count: 2 });
+    const half = await get(path(`storage/0/AUTH_alice/detail/?start=${iso(base + 40 * 60_000)}&end=${iso(base + 41 * 60_000)}`));
+    // A record from :30 reports the stored hour that begins inside it.
+    expect(half.body.meta).toMatchObject({ start: utc(base + 30 * 60_000), end: utc(base + 90 * 60_000), total_count: 1 });
+    expect(half.body.objects[0]).toMatchObject({ start: utc(base + 30 * 60_000), bytes_used: 2000 });
+    // Dates without a time or zone are UTC; "+01:00" is honoured.
+    const day = new Date(base).toISOString().slice(0, 10);
+    const whole = await get(path(`storage/0/AUTH_alice/detail/?start=${day}&end=${day}T02:00:00%2B01:00`));
+    expect(whole.body.meta).toMatchObject({ start: `${day} 00:00:00Z`, total_count: 1 });
+  });
+
+  it('when end is left out, then it is now, rounded up to whole hours after start', async () => {
+    const start = Math.floor(Date.now() / HOUR) * HOUR - 3 * HOUR;
+    const res = await get(path(`storage/0/AUTH_alice/detail/?start=${iso(start)}`));
+    expect(res.status).toBe(200);
+    expect([3, 4]).toContain(res.body.meta.total_count);
+    expect(res.body.meta.end).toBe(utc(start + res.body.meta.total_count * HOUR));
+  });
+
+  it('when dates are bad, end precedes start or the range passes the retention, then 400 says why', async () => {
+    const cases: Array<[string, RegExp]> = [
+      ['', /'start' is required/],
+      ['?start=yesterday', /'yesterday' is not a valid start/],
+      ['?start=2026-02-30', /not a valid start/],
+      [`?start=${iso(base)}&end=2026-13-01`, /not a valid end/],
+      [`?start=${iso(base + HOUR)}&end=${iso(base)}`, /'end' .* must be after 'start'/],
+      [`?start=${iso(Date.now() - 91 * DAY)}`, /beyond the retention: records are kept 90 days/],
+    ];
+    for (const [query, message] of cases) {
+      const res = await get(path(`storage/0/AUTH_alice/detail/${query}`));
+      expect({ query, status: res.status }).toEqual({ query, status: 400 });
+      expect(res.body.error).toMatch(message);
+    }
+    // The summary reads daily rollups, kept 1095 days: an older start is refused there only.
+    expect((await get(path(`summary/?start=${iso(Date.now() - 100 * DAY)}&end=${iso(Date.now() - 99 * DAY)}`))).status).toBe(200);
+    const tooOld = await get(path(`summary/?start=${iso(Date.now() - 1100 * DAY)}`));
+    expect(tooOld.status).toBe(400);
+    expect(tooOld.body.error).toMatch(/records are kept 1095 days/);
+    expect((await get(path(`storage/zero/?start=${iso(base)}`))).status).toBe(404);
+    expect((await get(path(`storage/0/?start=${iso(base)}&account__regex=x`))).status).toBe(400);
+  });
+
+  it('when an account was never seen, then its detail is empty, not 404', async () => {
+    const res = await get(path(`storage/0/AUTH_nobody/detail/?start=${iso(base)}&end=${iso(base + 4 * HOUR)}`));
+    expect(res.status).toBe(200);
+    expect(res.body.meta).toMatchObject({ total_count: 0, account: 'AUTH_nobody', policy_index: 0 });
+    expect(res.body.objects).toEqual([]);
+  });
+
+  it('when accounts are listed, then only those with data for the policy, paged and filtered', async () => {
+    const range = `start=${iso(base)}&end=${iso(base + 4 * HOUR)}`;
+    const p0 = await get(path(`storage/0/?${range}&limit=1`));
+    expect(p0.body.meta).toMatchObject({ total_count: 2, limit: 1, offset: 0, previous: null, policy_index: 0 });
+    expect(p0.body.meta.next).toBe(`/api/v1/clusters/1/utilization/storage/0/?start=${encodeURIComponent(iso(base))}&end=${encodeURIComponent(iso(base + 4 * HOUR))}&limit=1&offset=1`);
+    expect(p0.body.objects).toEqual([{ account: 'AUTH_alice' }]);
+    expect((await get(path(`storage/0/?${range}&limit=1&offset=1`))).body.objects).toEqual([{ account: 'AUTH_bob' }]);
+    expect((await get(path(`storage/1/?${range}`))).body.objects).toEqual([{ account: 'AUTH_alice' }]);
+    expect((await get(path(`storage/total/?${range}`))).body.meta.total_count).toBe(3);
+    expect((await get(path(`storage/total/?${range}&account__startswith=AUTH_g`))).body.objects).toEqual([{ account: 'AUTH_gone' }]);
+    expect((await get(path(`storage/total/?${range}&account=AUTH_bob`))).body.objects).toEqual([{ account: 'AUTH_bob' }]);
+    // The LIKE pattern characters are literal.
+    expect((await get(path(`storage/total/?${range}&account__startswith=AUTH_%25`))).body.meta.total_count).toBe(0);
+    expect((await get(path(`storage/total/?start=${iso(base + 2 * HOUR)}&end=${iso(base + 3 * HOUR)}`))).body.meta.total_count).toBe(0);
+  });
+
+  it('when a transfer batch is sent twice, then it counts once; coverage gives pct_complete', async () => {
+    const batch = {
+      batch_id: `batch-${kind}-0001`,
+      covered: { start: iso(base), end: iso(base + 90 * 60_000) },
+      records: [
+        { account: 'AUTH_alice', policy_index: 0, hour: iso(base), bytes_in: 1000, bytes_out: 10, req_count: 2 },
+        { account: 'AUTH_alice', policy_index: null, hour: iso(base), bytes_in: 0, bytes_out: 300, req_count: 1 },
+        { account: 'AUTH_alice', policy_index: 0, hour: iso(base + HOUR), bytes_in: 5, bytes_out: 7, req_count: 1 },
+        { account: 'AUTH_gone', policy_index: 1, hour: iso(base), bytes_in: 50, bytes_out: 0, req_count: 1 },
+      ],
+    };
+    const first = await post(path('transfer/'), batch);
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({ accepted: 4, duplicate: false });
+    const again = await post(path('transfer/'), batch);
+    expect(again.body).toEqual({ accepted: 0, duplicate: true });
+    const range = `start=${iso(base)}&end=${iso(base + 2 * HOUR)}`;
+    const total = await get(path(`transfer/total/AUTH_alice/detail/?${range}`));
+    expect(total.body.objects).toEqual([
+      { start: utc(base), end: utc(base + HOUR), bytes_in: 1000, bytes_out: 310, req_count: 3, pct_complete: 100 },
+      { start: utc(base + HOUR), end: utc(base + 2 * HOUR), bytes_in: 5, bytes_out: 7, req_count: 1, pct_complete: 50 },
+    ]);
+    const p0 = await get(path(`transfer/0/AUTH_alice/detail/?${range}`));
+    expect(p0.body.objects[0]).toMatchObject({ bytes_in: 1000, bytes_out: 10, req_count: 2 });
+    expect((await get(path(`transfer/1/?${range}`))).body.objects).toEqual([{ account: 'AUTH_gone' }]);
+  });
+
+  it('when the summary is asked, then average, peak, end counts and transfer sums per account', async () => {
+    const res = await get(path(`summary/?start=${iso(base)}&end=${iso(base + 4 * HOUR)}`));
+    expect(res.status).toBe(200);
+    expect(res.body.meta.total_count).toBe(3);
+    const alice = res.body.objects[0];
+    // Totals: 1000, 3000, -, 2000 -> (1000 + 3000 + 2000) / 3 sampled hours.
+    expect(alice).toMatchObject({ account: 'AUTH_alice', hours: 4, bytes_used_avg: 2000, bytes_used_peak: 3000, object_count: 20, container_count: 1, bytes_in: 1005, bytes_out: 317, req_count: 4 });
+    // Storage: 1 + 0.5 + 0 + 0.5 of 4 hours; transfer logs cover 1.5 of 4.
+    expect(alice).toMatchObject({ storage_pct_complete: 50, transfer_pct_complete: 37.5, pct_complete: 37.5 });
+    expect(alice.policies).toEqual([
+      { policy_index: 0, bytes_used_avg: Math.round((600 + 2000 + 2000) / 3), bytes_used_peak: 2000, object_count: 20, container_count: 1 },
+      { policy_index: 1, bytes_used_avg: 700, bytes_used_peak: 1000, object_count: 10, container_count: 1 },
+    ]);
+    expect(res.body.objects.map((o: { account: string }) => o.account)).toEqual(['AUTH_alice', 'AUTH_bob', 'AUTH_gone']);
+  });
+
+  it('when CSV is asked (format=csv or Accept: text/csv), then a header row and RFC 4180 rows', async () => {
+    await post(path('storage/'), { interval: 3600, sampled_at: iso(base + 2 * HOUR + 60_000), samples: [sample('AUTH_we,ird"one', 7)] });
+    const range = `start=${iso(base)}&end=${iso(base + 4 * HOUR)}`;
+    const list = await get(path(`storage/total/?${range}&format=csv`));
+    expect(list.status).toBe(200);
+    expect(list.headers['content-type']).toBe('text/csv; charset=utf-8; header=present');
+    expect(list.text).toBe('account\r\nAUTH_alice\r\nAUTH_bob\r\nAUTH_gone\r\n"AUTH_we,ird""one"\r\n');
+    const detail = await app.http().get(path(`storage/0/AUTH_alice/detail/?${range}`)).set('Authorization', ADMIN_AUTH).set('Accept', 'text/csv');
+    expect(detail.headers['content-type']).toMatch(/^text\/csv/);
+    expect(parseCsv(detail.text)).toEqual([
+      ['start', 'end', 'bytes_used', 'object_count', 'container_count', 'pct_complete'],
+      [utc(base), utc(base + HOUR), '600', '6', '1', '100'],
+      [utc(base + HOUR), utc(base + 2 * HOUR), '2000', '20', '1', '50'],
+      [utc(base + 2 * HOUR), utc(base + 3 * HOUR), '0', '0', '0', '0'],
+      [utc(base + 3 * HOUR), utc(base + 4 * HOUR), '2000', '20', '1', '50'],
+    ]);
+    const summary = parseCsv((await get(path(`summary/?${range}&format=csv&account__startswith=AUTH_`))).text);
+    expect(summary[0]).toEqual([
+      'account', 'start', 'end', 'hours', 'bytes_used_avg', 'bytes_used_peak', 'object_count', 'container_count', 'bytes_in', 'bytes_out', 'req_count',
+      'storage_pct_complete', 'transfer_pct_complete', 'pct_complete',
+      'p0_bytes_used_avg', 'p0_bytes_used_peak', 'p0_object_count', 'p0_container_count', 'p1_bytes_used_avg', 'p1_bytes_used_peak', 'p1_object_count', 'p1_container_count',
+    ]);
+    expect(summary.slice(1).map((r) => r[0])).toEqual(['AUTH_alice', 'AUTH_bob', 'AUTH_gone', 'AUTH_we,ird"one']);
+    expect(summary[1]!.slice(0, 11)).toEqual(['AUTH_alice', utc(base), utc(base + 4 * HOUR), '4', '2000', '3000', '20', '1', '1005', '317', '4']);
+    // Explicit paging applies to exports too.
+    expect(parseCsv((await get(path(`summary/?${range}&format=csv&limit=1&offset=1`))).text).map((r) => r[0])).toEqual(['account', 'AUTH_bob']);
+    // JSON stays the default, and an explicit format wins over Accept.
+    const json = await app.http().get(path(`storage/total/?${range}&format=json`)).set('Authorization', ADMIN_AUTH).set('Accept', 'text/csv');
+    expect(json.headers['content-type']).toBe('application/json');
+  });
+
+  it('when XML is asked, then tastypie XML with typed numbers', async () => {
+    const res = await get(path(`storage/0/AUTH_alice/detail/?start=${iso(base)}&end=${iso(base + HOUR)}&format=xml`));
+    expect(res.headers['content-type']).toMatch(/^application\/xml/);
+    const doc = await parseStringPromise(res.text);
+    expect(doc.response.meta[0].account[0]).toBe('AUTH_alice');
+    expect(res.text).toContain('<bytes_used type="integer">600</bytes_used>');
+    const summary = await get(path(`summary/?start=${iso(base)}&end=${iso(base + HOUR)}&format=xml`));
+    await expect(parseStringPromise(summary.text)).resolves.toBeTruthy();
+  });
+
+  it('when readers, limited operators and strangers call, then reads and writes follow their cluster limits', async () => {
+    const other = await createCluster(app, `elsewhere-${kind}`);
+    const reader = await createOperator(app, `u-reader-${kind}`, 'reader', ['/api/v1/clusters/1/']);
+    const outsider = await createOperator(app, `u-outsider-${kind}`, 'reader', [`/api/v1/clusters/${other.id}/`]);
+    const collector = await createOperator(app, `u-collector-${kind}`, 'admin', ['/api/v1/clusters/1/']);
+    const elsewhere = await createOperator(app, `u-elsewhere-${kind}`, 'admin', [`/api/v1/clusters/${other.id}/`]);
+    const range = `start=${iso(base)}&end=${iso(base + HOUR)}`;
+    expect((await get(path(`summary/?${range}`), reader)).status).toBe(200);
+    expect((await get(path(`summary/?${range}`), outsider)).status).toBe(404);
+    expect((await get(path(`storage/0/AUTH_alice/detail/?${range}`), outsider)).status).toBe(404);
+    expect((await get(path(`summary/?${range}`), 'ApiKey root:wrong-key-0123456789abcdefghijklmnopqrstuv')).status).toBe(401);
+    const body = { interval: 3600, sampled_at: iso(base + 60_000), samples: [sample('AUTH_alice', 1)] };
+    expect((await post(path('storage/'), body, reader)).status).toBe(403);
+    expect((await post(path('storage/'), body, elsewhere)).status).toBe(404);
+    expect((await post(path('storage/'), body, collector)).status).toBe(200);
+    const audit = await app.db('audit_log').where({ action: 'record_utilization', operator_name: `u-collector-${kind}` });
+    expect(audit).toHaveLength(1);
+  });
+
+  it('when a write is malformed, then 400 names the problem and nothing is stored', async () => {
+    const before = await countRows(app.db, 'utilization_storage_hourly');
+    const bad: Array<[unknown, RegExp]> = [
+      [{ sampled_at: iso(base), samples: [{ account: 'AUTH_x', bytes_used: -1, object_count: 0, container_count: 0 }] }, /bytes_used/],
+      [{ sampled_at: iso(base), interval: 700, samples: [] }, /must divide an hour/],
+      [{ sampled_at: 'soon', samples: [] }, /'sampled_at' must be an ISO 8601/],
+      [{ sampled_at: iso(Date.now() + DAY), samples: [] }, /in the future/],
+      [{ sampled_at: iso(Date.now() - 100 * DAY), samples: [] }, /older than the hourly retention/],
+      [{ sampled_at: iso(base), samples: [sample('AUTH_x', 1), { ...sample('AUTH_y', 1), policies: [{ name: 'platinum', bytes_used: 1, object_count: 1, container_count: 1 }] }] }, /Unknown storage policy name\(s\) 'platinum'/],
+      [{ sampled_at: iso(base), samples: [{ account: 'AUTH_a/b', bytes_used: 1, object_count: 1, container_count: 1 }] }, /Swift account name/],
+    ];
+    for (const [body, message] of bad) {
+      const res = await post(path('storage/'), body);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatch(message);
+    }
+    const transfer = await post(path('transfer/'), { batch_id: 'b-00000001', records: [{ account: 'AUTH_x', hour: iso(base + 60_000), bytes_in: 1, bytes_out: 1, req_count: 1 }] });
+    expect(transfer.status).toBe(400);
+    expect(transfer.body.error).toMatch(/must be the start of an hour/);
+    expect(await countRows(app.db, 'utilization_storage_hourly')).toBe(before);
+    expect((await post(path('transfer/'), { records: [] })).body.error).toMatch(/batch_id/);
+  });
+
+  it('when a log names an account no user creation recorded, then the storage collector learns it', async () => {
+    const res = await post(path('transfer/'), { batch_id: `batch-${kind}-fromlog`, records: [{ account: 'AUTH_legacy', hour: iso(base), bytes_in: 1, bytes_out: 1, req_count: 1 }] });
+    expect(res.body).toEqual({ accepted: 1, duplicate: false });
+    expect((await get(path('accounts/?account=AUTH_legacy'))).body.objects).toEqual([{ account: 'AUTH_legacy' }]);
+  });
+
+  it('when maintenance runs, then days roll up and partitions past the retention are dropped', async () => {
+    const retention = { hourlyDays: 90, dailyDays: 1095 };
+    // Whole days, so that the summary reads rollups once they exist.
+    const day0 = Math.floor(base / DAY) * DAY;
+    const summaryPath = path(`summary/?start=${iso(day0)}&end=${iso(day0 + 2 * DAY)}`);
+    const before = await get(summaryPath);
+    const first = await maintainUtilization(app.db, retention, new Date());
+    expect(first.rolledUp).toEqual(expect.arrayContaining([new Date(day0).toISOString().slice(0, 10), new Date(day0 + DAY).toISOString().slice(0, 10)]));
+    const daily = await app.db('utilization_storage_daily').where({ account: 'AUTH_alice', policy_index: -1 });
+    // Alice's totals: 1000 + 3000 + 2000 byte-hours in 3 sampled hours, peak 3000 (on one day or two).
+    expect(daily.reduce((t, d) => t + Number(d.byte_hours), 0)).toBe(6000);
+    expect(daily.reduce((t, d) => t + Number(d.sampled_hours), 0)).toBe(3);
+    expect(Math.max(...daily.map((d) => Number(d.bytes_used_peak)))).toBe(3000);
+    // Read from the rollups, the summary is the same as from the hourly rows.
+    const after = await get(summaryPath);
+    expect(after.body).toEqual(before.body);
+    expect(after.body.objects[0]).toMatchObject({ account: 'AUTH_alice', bytes_used_avg: 2000, bytes_used_peak: 3000, object_count: 20, bytes_in: 1005 });
+    // A late sample for a rolled day sends that day back to the hourly rows until it is rolled again.
+    await post(path('storage/'), { interval: 3600, sampled_at: iso(base + 2 * HOUR + 60_000), samples: [sample('AUTH_alice', 9000)] });
+    expect((await get(summaryPath)).body.objects[0].bytes_used_peak).toBe(9000);
+    // 100 days on, the hourly partitions of today are gone; the rollups stay.
+    const later = await maintainUtilization(app.db, retention, new Date(Date.now() + 100 * DAY));
+    expect(later.dropped).toContain(`utilization_storage_hourly_p${new Date(base).toISOString().slice(0, 10).replace(/-/g, '')}`);
+    expect(await countRows(app.db, 'utilization_storage_hourly')).toBe(0);
+    expect(await countRows(app.db, 'utilization_storage_daily')).toBeGreaterThan(0);
+  });
+});

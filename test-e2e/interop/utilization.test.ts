@@ -1,0 +1,194 @@
+/**
+ * Utilization from a real Swift: a single-node cluster with two storage policies whose proxy
+ * validates Cairn tokens (keystonemiddleware + keystoneauth) and logs every request through
+ * proxy-logging. Known bytes go into several accounts and both policies; `cairn utilization
+ * collect` HEADs every account with a reseller token from the gateway (a deleted user's account
+ * included) and `cairn utilization ingest-logs` reads the proxy's access lines. The API's figures
+ * must match `swift stat` and the bytes actually sent.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cairn, freePort } from '../support/processes';
+import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, startStack, type Stack } from '../support/stack';
+import { SWIFT_PYTHON, startSwiftCluster, swiftCli, type SwiftCluster } from './swift-cluster';
+
+const SERVICE_PW = 'swift-service-password-01';
+const METER_PW = 'metering-password-000001';
+const PW = 'utilization-password-0001';
+const HOUR = 3_600_000;
+
+/** Bytes uploaded: account -> policy -> sizes. */
+const UPLOADS: Record<string, Record<'gold' | 'silver', number[]>> = {
+  alice: { gold: [1000, 2345], silver: [4096] },
+  bob: { gold: [50_000], silver: [] },
+  carol: { gold: [], silver: [777, 3] },
+};
+
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+function run(cmd: string, args: string[]): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { env: { PATH: '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', LANG: 'C.UTF-8' } });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('exit', (code) => resolve({ code, out }));
+  });
+}
+
+describe('cairn utilization against a real Swift cluster', () => {
+  let swift: SwiftCluster;
+  let stack: Stack;
+  let gwAuth: string;
+  let work: string;
+  let since: number;
+  const env = () => ({ CAIRN_API_URL: stack.apiUrl, CAIRN_API_KEY: `${ADMIN_AUTH_NAME}:${ADMIN_KEY}`, CAIRN_UTILIZATION_USER: 'metering', CAIRN_UTILIZATION_PASSWORD: METER_PW });
+  const apiGet = async (path: string) => {
+    const res = await fetch(`${stack.apiUrl}${path}`, { headers: { Authorization: ADMIN_AUTH } });
+    expect(res.status).toBe(200);
+    return res.json() as Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  };
+  const swiftOk = async (user: string, args: string[]) => {
+    const res = await swiftCli(['-A', `${gwAuth}/v1.0`, '-U', user, '-K', user === 'metering' ? METER_PW : PW, ...args], {}, { cwd: work });
+    if (res.code !== 0) {
+      swift.dumpLogs(60);
+      throw new Error(`swift ${args.join(' ')} as ${user} failed (${res.code}):\n${res.stdout}\n${res.stderr}`);
+    }
+    return res.stdout;
+  };
+  /** `swift stat` of an account, as the metering reseller sees it: "Bytes: 3345" -> { Bytes: '3345' }. */
+  const stat = async (account: string) => {
+    const out = await swiftOk('metering', ['--os-storage-url', `${swift.proxyUrl}/v1/AUTH_${account}`, 'stat']);
+    return Object.fromEntries(out.split('\n').map((l) => l.split(/:\s+/).map((s) => s.trim())).filter((kv) => kv.length === 2)) as Record<string, string>;
+  };
+
+  beforeAll(async () => {
+    work = mkdtempSync(join(tmpdir(), 'cairn-utilization-'));
+    const gwPort = await freePort();
+    gwAuth = `http://127.0.0.1:${gwPort}/auth`;
+    swift = await startSwiftCluster({
+      pipeline: 'keystone',
+      keystone: { authUrl: `${gwAuth}/v3`, username: 'swift-service', password: SERVICE_PW, projectName: 'swift-service', tokenCacheTime: 1 },
+    });
+    stack = await startStack({ database: 'postgres', redis: true, gateway: { port: gwPort, publicUrl: gwAuth, storageUrl: `${swift.proxyUrl}/v1` } });
+    const patch = await fetch(`${stack.apiUrl}/api/v1/clusters/1/`, {
+      method: 'PATCH',
+      headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ auth_url: gwAuth, storage_url: `${swift.proxyUrl}/v1` }),
+    });
+    expect(patch.status).toBeLessThan(300);
+    // The policies' names and indexes, as `cairn capacity collect` would report them.
+    const put = await fetch(`${stack.apiUrl}/api/v1/clusters/1/devices/`, {
+      method: 'PUT',
+      headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ policies: [{ index: 0, name: 'gold', default: true }, { index: 1, name: 'silver' }], devices: [] }),
+    });
+    expect(put.status).toBe(204);
+    await stack.createUser('swift-service', SERVICE_PW, { is_superuser: true });
+    await stack.createUser('metering', METER_PW, { is_superuser: true });
+    const users: Record<string, { id: string }> = {};
+    for (const name of Object.keys(UPLOADS)) users[name] = await stack.createUser(name, PW);
+    await stack.createUser('idle', PW);
+
+    since = Date.now();
+    for (const [user, byPolicy] of Object.entries(UPLOADS)) {
+      for (const [policy, sizes] of Object.entries(byPolicy)) {
+        if (sizes.length === 0) continue;
+        const container = `c-${policy}`;
+        await swiftOk(user, ['post', '-H', `X-Storage-Policy: ${policy}`, container]);
+        for (const [i, size] of sizes.entries()) {
+          const file = `${user}-${policy}-${i}.bin`;
+          writeFileSync(join(work, file), Buffer.alloc(size, i + 1));
+          await swiftOk(user, ['upload', container, file]);
+        }
+      }
+    }
+    // Alice reads her first gold object back once: bytes out.
+    await swiftOk('alice', ['download', 'c-gold', 'alice-gold-0.bin', '-o', '-']);
+    // Carol leaves; her objects stay in Swift and still cost.
+    expect(await stack.deleteUser(users.carol!.id)).toBe(204);
+    const updater = await run(SWIFT_PYTHON, [join(__dirname, 'swift-container-updater.py'), swift.swiftDir, swift.devicesDir]);
+    if (updater.code !== 0) throw new Error(`container updater failed:\n${updater.out}`);
+  });
+
+  afterAll(async () => {
+    await stack?.close();
+    await swift?.stop();
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  it("when the storage collector runs, then every account's bytes per policy match swift stat, the deleted user's included", async () => {
+    const collected = await cairn(['utilization', 'collect', '--cluster', 'default'], env());
+    expect(collected.out).toMatch(/cluster 1: 6 of 6 account\(s\) sampled, 0 failed/);
+    expect(collected.code).toBe(0);
+    const start = new Date(Math.floor(since / HOUR) * HOUR).toISOString();
+    const summary = await apiGet(`/api/v1/clusters/1/utilization/summary/?start=${start}&limit=0`);
+    const byAccount = new Map<string, any>(summary.objects.map((o: { account: string }) => [o.account, o])); // eslint-disable-line @typescript-eslint/no-explicit-any
+    for (const [user, byPolicy] of Object.entries(UPLOADS)) {
+      const s = await stat(user);
+      const row = byAccount.get(`AUTH_${user}`);
+      expect({ user, bytes: row.bytes_used_peak, objects: row.object_count }).toEqual({ user, bytes: Number(s.Bytes), objects: Number(s.Objects) });
+      expect(Number(s.Bytes)).toBe(sum(byPolicy.gold) + sum(byPolicy.silver));
+      for (const [index, policy] of [[0, 'gold'], [1, 'silver']] as const) {
+        const p = row.policies.find((x: { policy_index: number }) => x.policy_index === index);
+        const inSwift = Number(s[`Bytes in policy "${policy}"`] ?? 0);
+        expect({ user, policy, bytes: p?.bytes_used_peak ?? 0 }).toEqual({ user, policy, bytes: inSwift });
+        expect(inSwift).toBe(sum(byPolicy[policy]));
+      }
+      expect(row.storage_pct_complete).toBeGreaterThan(0);
+    }
+    // An account never written to answers 404 in Swift: known, sampled, zero.
+    expect(byAccount.get('AUTH_idle')).toMatchObject({ bytes_used_peak: 0, object_count: 0 });
+  });
+
+  it('when the access log is ingested, then bytes in and out per account and policy match what was sent, once', async () => {
+    // What rsyslog would write to the proxy's access log file: the proxy-server lines, prefix and all.
+    const lines = swift
+      .logs()
+      .split('\n')
+      .filter((l) => l.includes(' proxy-server: '))
+      .map((l) => l.slice(l.indexOf('proxy-server: ')));
+    const logFile = join(work, 'proxy-access.log');
+    writeFileSync(logFile, `${lines.join('\n')}\nthis line is not from swift\n`);
+    const first = await cairn(['utilization', 'ingest-logs', '--cluster', '1', '--batch-lines', '7', logFile], env());
+    expect(first.code).toBe(0);
+    expect(first.out).toMatch(/\d+ request\(s\) counted/);
+    expect(first.out).toMatch(/[1-9]\d* malformed/);
+    expect(first.out).toContain('malformed line');
+    expect(first.out).toMatch(/0 already recorded/);
+
+    const start = new Date(Math.floor(since / HOUR) * HOUR).toISOString();
+    const detail = async (account: string, policy: number | 'total') => {
+      const d = await apiGet(`/api/v1/clusters/1/utilization/transfer/${policy}/AUTH_${account}/detail/?start=${start}&limit=0`);
+      return (d.objects as Array<{ bytes_in: number; bytes_out: number; req_count: number }>).reduce(
+        (t, r) => ({ bytes_in: t.bytes_in + r.bytes_in, bytes_out: t.bytes_out + r.bytes_out, req_count: t.req_count + r.req_count }),
+        { bytes_in: 0, bytes_out: 0, req_count: 0 },
+      );
+    };
+    const check = async () => {
+      for (const [user, byPolicy] of Object.entries(UPLOADS)) {
+        for (const [index, policy] of [[0, 'gold'], [1, 'silver']] as const) {
+          const got = await detail(user, index);
+          // Object PUTs carry the policy; the bytes in are exactly the files' sizes.
+          expect({ user, policy, bytes_in: got.bytes_in }).toEqual({ user, policy, bytes_in: sum(byPolicy[policy]) });
+          expect(got.req_count).toBeGreaterThanOrEqual(byPolicy[policy].length);
+        }
+      }
+      // The one download, plus the short bodies of the object PUTs' "201 Created" answers.
+      const out = (await detail('alice', 0)).bytes_out;
+      expect(out).toBeGreaterThanOrEqual(UPLOADS.alice!.gold[0]!);
+      expect(out).toBeLessThan(UPLOADS.alice!.gold[0]! + 100 * UPLOADS.alice!.gold.length);
+      const total = await detail('carol', 'total');
+      expect(total.bytes_in).toBe(780);
+    };
+    await check();
+    // The same file again: every batch is recognised, nothing counts twice.
+    const again = await cairn(['utilization', 'ingest-logs', '--cluster', '1', '--batch-lines', '7', logFile], env());
+    expect(again.code).toBe(0);
+    const batches = /(\d+) batch\(es\) sent, (\d+) already recorded/.exec(again.out)!;
+    expect(batches[1]).toBe(batches[2]);
+    await check();
+  });
+});
