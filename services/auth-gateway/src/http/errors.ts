@@ -41,14 +41,13 @@ function isDependencyFailure(err: unknown): boolean {
   const e = err as { name?: string; code?: string; message?: string };
   if (e.code && (CONNECTION_CODES.has(e.code) || e.code.startsWith('08'))) return true;
   if (e.name === 'MaxRetriesPerRequestError' || e.name === 'KnexTimeoutError') return true;
-  return /Connection is closed|Stream isn't writeable|Command timed out|Connection terminated|not queryable|Timeout acquiring a connection/i.test(e.message ?? '');
+  return /Connection is closed|Stream isn't writeable|Command timed out|Connection terminated|not queryable|Timeout acquiring a connection|None of startup nodes is available|Cluster is ended/i.test(e.message ?? '');
 }
 
 /**
  * Client errors raised by express itself keep their status; anything else is logged and is a 500.
  * `logFor(req)` gives the logger for a line about that request (with its id); it is only called
- * when a line is written (503 and 500), not for the 4xx most errors are. Works on plain Node
- * requests and responses too (the hot paths').
+ * when a line is written (503 and 500), not for the 4xx most errors are.
  */
 export function errorAnswer(logFor: (req: IncomingMessage) => Logger): (err: unknown, req: IncomingMessage, res: ServerResponse) => void {
   return (err, req, res) => {
