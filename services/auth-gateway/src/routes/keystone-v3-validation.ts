@@ -24,10 +24,7 @@ export interface V3Validation {
   answer(req: IncomingMessage, res: ServerResponse, withCatalog: boolean): Promise<void>;
 }
 
-/**
- * Token validation, written against Node's own request and response: the hot paths (hot-paths.ts)
- * call it without express, the V3 router calls the same functions.
- */
+/** Token validation (`GET|HEAD /v3/auth/tokens`) and the checks revocation shares. */
 export function v3Validation(deps: Deps): V3Validation {
   const unauthorized = keystoneUnauthorized(deps);
   const subjectOf: V3Validation['subjectOf'] = async (req, res) => {

@@ -57,10 +57,7 @@ export interface V3Issue {
   answer(res: ServerResponse, parsedBody: unknown, clientAddress: string | undefined): Promise<void>;
 }
 
-/**
- * Password authentication, written against Node's own response: the hot paths (hot-paths.ts)
- * call it without express, the router below calls the same functions.
- */
+/** Password authentication (`POST /v3/auth/tokens`). */
 export function v3Issue(deps: Deps): V3Issue {
   const unauthorized = keystoneUnauthorized(deps);
   const json = express.json({ limit: '64kb', type: () => true });

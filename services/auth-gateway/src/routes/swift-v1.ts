@@ -28,10 +28,7 @@ function tagTransaction(req: IncomingMessage, res: ServerResponse): void {
 /** A V1 login answered from a request: `clientAddress` is whom the per-address failure limit counts. */
 export type V1Login = (req: IncomingMessage, res: ServerResponse, clientAddress: string | undefined) => Promise<void>;
 
-/**
- * `GET /auth/v1.0` as tempauth answers it. Written against Node's own request and response, as the
- * hot paths (hot-paths.ts) call it without express; the router below calls the same function.
- */
+/** `GET /auth/v1.0` as tempauth answers it. */
 export function v1Login(deps: Deps): V1Login {
   return async (req, res, clientAddress) => {
     tagTransaction(req, res);
