@@ -95,7 +95,7 @@ const TARGETS = {
   validateRatio: 0.5,
   issueRatio: 0.3,
   p99Ms: 20,
-  v1VsTempauth: 3,
+  v1VsTempauth: 5,
 };
 
 const SWIFT_PROXY = '/usr/bin/swift-proxy-server';
