@@ -66,13 +66,15 @@ export function createApp(deps: Deps): Express {
   // Unauthenticated, like the probes: serve it on the internal network only (see docs/operations.md).
   app.get('/metrics', metricsEndpoint(deps.metrics.registry));
 
+  // The routers serve disjoint paths, so their order only decides how many route tables a request
+  // walks: the calls Swift proxies make all the time (V3 validation) and clients' logins come first.
   app.use(
     AUTH_ROOT,
     http.mount,
     clusterGate(cluster),
+    keystoneV3Router(deps),
     swiftV1Router(deps),
     keystoneV2Router(deps),
-    keystoneV3Router(deps),
     discoveryRouter(() => cluster.settings.endpoints.authUrl),
   );
 
