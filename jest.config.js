@@ -5,6 +5,7 @@ module.exports = {
   testTimeout: 120000,
   projects: [
     '<rootDir>/packages/domain',
+    '<rootDir>/packages/contract',
     '<rootDir>/packages/config',
     '<rootDir>/packages/runtime',
     '<rootDir>/packages/cli',

@@ -41,5 +41,6 @@ export const errors = {
   notAcceptable: (message: string) => new CairnError('NOT_ACCEPTABLE', message),
   unsupportedMediaType: (message: string) => new CairnError('UNSUPPORTED_MEDIA_TYPE', message),
   payloadTooLarge: (message: string) => new CairnError('PAYLOAD_TOO_LARGE', message),
-  unavailable: (message: string) => new CairnError('UNAVAILABLE', message),
+  /** A dependency (database, token store) is out of reach; `details.cause` may say why (never shown to clients). */
+  unavailable: (message: string, details?: Record<string, unknown>) => new CairnError('UNAVAILABLE', message, details),
 };

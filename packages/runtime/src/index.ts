@@ -1,4 +1,5 @@
 export { exitOnSignals, type ShutdownLog } from './shutdown';
+export { CONNECTION_CODES, isConnectionCode, isDatabaseUnreachable } from './connection-errors';
 export { closeGracefully } from './graceful-close';
 export { LogCapture } from './log-capture';
 export { listen, type Listening, type ListenOptions } from './listen';

@@ -185,16 +185,6 @@ export class HttpMetrics {
     latency.register(registry);
   }
 
-  /**
-   * For an answer given outside express's router: the route template it counts under, `mount` +
-   * `route.path` as for a routed request. `route` should be one object per route (its label is
-   * built once).
-   */
-  routeAs(req: IncomingMessage, mount: string, route: { path: string }): void {
-    (req as Mounted)[MOUNT] = mount;
-    (req as Mounted).route = route;
-  }
-
   private routeLabel(req: Mounted): string {
     const route = req.route;
     if (!route) return UNMATCHED_ROUTE;

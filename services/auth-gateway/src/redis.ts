@@ -226,20 +226,27 @@ export function createRedis(url: string, log: Logger): RedisClient {
   return client;
 }
 
+/** Clients closeRedis was asked to end: a Cluster that gave up waiting is not reconnected then. */
+const closing = new WeakSet<RedisClient>();
+
 function createCluster(
   target: Extract<RedisTarget, { kind: 'cluster' }>,
   common: { lazyConnect: true; enableAutoPipelining: true },
   perNode: { connectTimeout: number; maxRetriesPerRequest: number },
   log: Logger,
 ): Cluster {
+  // The cluster object keeps its own queue while no node is reachable, and ioredis fails those
+  // commands only when the cluster ends. So past RETRIES_PER_REQUEST attempts the retry strategy
+  // says stop (null): ioredis fails what waits ("None of startup nodes is available") and ends the
+  // cluster; commands sent meanwhile fail at once ("Cluster is ended."). A moment later the
+  // 'end' handler below connects again, for the commands to come.
+  let gaveUp = false;
   const options: ClusterOptions = {
     ...common,
-    // The cluster object keeps its own queue while no node is reachable; ioredis never fails those
-    // commands while it is still reconnecting. Past RETRIES_PER_REQUEST attempts, fail what waits
-    // (flushQueue is ioredis' own "give up" path) and keep reconnecting for the commands to come.
-    clusterRetryStrategy(this: Cluster, attempt: number) {
-      if (attempt > RETRIES_PER_REQUEST) failQueuedCommands(this);
-      return backoff(attempt);
+    clusterRetryStrategy(attempt: number) {
+      if (attempt <= RETRIES_PER_REQUEST) return backoff(attempt);
+      gaveUp = true;
+      return null;
     },
     redisOptions: {
       ...perNode,
@@ -249,22 +256,17 @@ function createCluster(
     },
   };
   const cluster = new Cluster(target.nodes, options);
+  cluster.on('end', () => {
+    if (!gaveUp || closing.has(cluster)) return;
+    gaveUp = false;
+    const again = setTimeout(() => {
+      if (!closing.has(cluster) && cluster.status === 'end') cluster.connect().catch(() => undefined);
+    }, backoff(RETRIES_PER_REQUEST + 1));
+    again.unref();
+  });
   // Per-node errors come with the node's host:port (no secret in it).
   cluster.on('node error', (err: Error, node: string) => log.warn({ err: { message: err.message }, node }, 'redis cluster node error'));
   return cluster;
-}
-
-/** The same error a single Redis gives when a command outlives its retries, so callers treat both alike (a 503). */
-class ClusterRetriesExhausted extends Error {
-  override readonly name = 'MaxRetriesPerRequestError';
-  constructor() {
-    super(`Redis Cluster unreachable: reached the max retries per request limit (which is ${RETRIES_PER_REQUEST})`);
-  }
-}
-
-function failQueuedCommands(cluster: Cluster): void {
-  const internal = cluster as unknown as { flushQueue?: (e: Error) => void };
-  internal.flushQueue?.(new ClusterRetriesExhausted());
 }
 
 /**
@@ -273,6 +275,7 @@ function failQueuedCommands(cluster: Cluster): void {
  * reconnect has no socket left: disconnecting cancels the reconnection and there is nothing to wait for.
  */
 export async function closeRedis(redis: RedisClient, waitMs = 2_000): Promise<void> {
+  closing.add(redis);
   if (redis.status === 'end') return;
   const idle = redis.status === 'reconnecting';
   let timer: NodeJS.Timeout | undefined;

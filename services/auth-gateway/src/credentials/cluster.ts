@@ -1,19 +1,11 @@
+import { CLUSTER_COLUMNS, TABLES, type ClusterRow } from '@cairn/contract';
 import type { Knex } from 'knex';
 import type { Cluster } from '@cairn/domain';
 
 /** The cluster a gateway serves, as its row reads now. */
 export type ClusterInfo = Pick<Cluster, 'id' | 'name' | 'uuid' | 'authUrl' | 'storageUrl' | 'region'>;
 
-interface ClusterRow {
-  id: number;
-  name: string;
-  uuid: string;
-  auth_url: string;
-  storage_url: string;
-  region: string;
-}
-
-const COLUMNS = ['id', 'name', 'uuid', 'auth_url', 'storage_url', 'region'];
+const COLUMNS = [...CLUSTER_COLUMNS];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const toInfo = (row: ClusterRow): ClusterInfo => ({
@@ -27,7 +19,7 @@ const toInfo = (row: ClusterRow): ClusterInfo => ({
 
 /** Finds the cluster by id, uuid or name (in that order of interpretation); null when there is none. */
 export async function findCluster(db: Knex, ref: string): Promise<ClusterInfo | null> {
-  const q = db('clusters').select(COLUMNS);
+  const q = db(TABLES.clusters).select(COLUMNS);
   if (/^\d{1,9}$/.test(ref)) q.where('id', Number(ref)).orWhere('name', ref);
   else if (UUID.test(ref)) q.where('uuid', ref.toLowerCase()).orWhere('name', ref);
   else q.where('name', ref);
@@ -49,12 +41,12 @@ export async function resolveCluster(db: Knex, ref: string): Promise<ClusterInfo
  * uuid is immutable, so a row matching both is that cluster); null once it has been deleted.
  */
 export async function readServedCluster(db: Knex, id: number, uuid: string): Promise<ClusterInfo | null> {
-  const row = (await db('clusters').select(COLUMNS).where({ id, uuid }).first()) as ClusterRow | undefined;
+  const row = (await db(TABLES.clusters).select(COLUMNS).where({ id, uuid }).first()) as ClusterRow | undefined;
   return row ? toInfo(row) : null;
 }
 
 /** Every cluster's name, by id (the all-in-one launcher names them when it cannot choose). */
 export async function clusterNames(db: Knex): Promise<string[]> {
-  const rows = (await db('clusters').select('name').orderBy('id')) as Array<{ name: string }>;
+  const rows = (await db(TABLES.clusters).select('name').orderBy('id')) as Array<{ name: string }>;
   return rows.map((r) => r.name);
 }

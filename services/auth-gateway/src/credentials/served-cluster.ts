@@ -3,9 +3,6 @@ import type { Logger } from 'pino';
 import type { Endpoints } from '../keystone/documents';
 import { readServedCluster, type ClusterInfo } from './cluster';
 
-/** The channel the management API's triggers announce every committed change of a cluster row on. */
-export const CLUSTER_CHANGES_CHANNEL = 'cairn_clusters';
-
 /** How often the row is read while no change notice can be heard (the bound on a change's delay then). */
 export const CLUSTER_POLL_MS = 500;
 

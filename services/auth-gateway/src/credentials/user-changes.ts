@@ -1,10 +1,8 @@
 import { Client, type Notification } from 'pg';
 import type { Logger } from 'pino';
-import { CLUSTER_CHANGES_CHANNEL, type ServedCluster } from './served-cluster';
+import { CLUSTER_CHANGES_CHANNEL, parseClusterChangeNotice, parseUserChangeNotice, USER_CHANGES_CHANNEL } from '@cairn/contract';
+import type { ServedCluster } from './served-cluster';
 import type { UserDirectory } from './users';
-
-/** The channel the management API's triggers announce every committed user change on. */
-export const USER_CHANGES_CHANNEL = 'cairn_storage_users';
 
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 2000;
@@ -137,25 +135,16 @@ export class UserChangeFeed {
 
   private onNotice(n: Notification): void {
     if (n.channel === CLUSTER_CHANGES_CHANNEL) return this.onClusterNotice(n);
-    let notice: { cluster_id?: unknown; user?: unknown; all?: unknown };
-    try {
-      notice = JSON.parse(n.payload ?? '') as typeof notice;
-    } catch {
-      // Not ours to parse: forget everything rather than guess.
-      return this.users.forgetAll();
-    }
+    const notice = parseUserChangeNotice(n.payload);
+    // Not ours to parse: forget everything rather than guess.
+    if (!notice) return this.users.forgetAll();
     if (notice.cluster_id !== this.clusterId) return;
-    if (typeof notice.user === 'string') this.users.forget(notice.user);
+    if ('user' in notice) this.users.forget(notice.user);
     else this.users.forgetAll();
   }
 
   private onClusterNotice(n: Notification): void {
-    let notice: { id?: unknown };
-    try {
-      notice = JSON.parse(n.payload ?? '') as typeof notice;
-    } catch {
-      return this.cluster?.changed();
-    }
-    if (this.cluster && notice.id === this.cluster.id) this.cluster.changed();
+    const notice = parseClusterChangeNotice(n.payload);
+    if (this.cluster && (!notice || notice.id === this.cluster.id)) this.cluster.changed();
   }
 }

@@ -1,6 +1,17 @@
+import { STORAGE_USER_COLUMNS, TABLES, type StorageUserRow } from '@cairn/contract';
+import { errors } from '@cairn/domain';
+import { isDatabaseUnreachable } from '@cairn/runtime';
 import type { Knex } from 'knex';
 
-/** What the gateway needs to know of a storage user; it never writes users. */
+const COLUMNS = [...STORAGE_USER_COLUMNS];
+
+/** Postgres out of reach becomes UNAVAILABLE (a 503: never a 401, or clients would doubt their password). */
+const unreachable = (err: unknown): never => {
+  if (isDatabaseUnreachable(err)) throw errors.unavailable('The user database (Postgres) is unavailable.', { cause: (err as Error).message });
+  throw err;
+};
+
+/** What the gateway needs to know of a storage user (a `storage_users` row); it never writes users. */
 export interface UserRecord {
   /** Never reused, unlike a name: a re-created user is a different user to every old token. */
   id: string;
@@ -40,10 +51,12 @@ export class UserDirectory {
     // from it, so the `maxAgeMs` bound holds only when measured from here.
     const readAt = this.now();
     const forgetsBefore = this.forgets;
-    const row = (await this.db('storage_users')
-      .select('id', 'username', 'password_hash', 'enabled', 'is_superuser', 'generation')
-      .where({ cluster_id: this.clusterId, username })
-      .first()) as { id: string | number; username: string; password_hash: string; enabled: boolean; is_superuser: boolean; generation: string | number } | undefined;
+    const where: Pick<StorageUserRow, 'cluster_id' | 'username'> = { cluster_id: this.clusterId, username };
+    const row = (await this.db(TABLES.storageUsers)
+      .select(COLUMNS)
+      .where(where)
+      .first()
+      .catch(unreachable)) as Omit<StorageUserRow, 'cluster_id'> | undefined;
     const user = row
       ? { id: String(row.id), username: row.username, passwordHash: row.password_hash, enabled: row.enabled, isSuperuser: row.is_superuser, generation: String(row.generation) }
       : null;

@@ -11,8 +11,7 @@ export function deletedClusterMessage(cluster: ServedCluster): string {
 /**
  * Answers 503 on every auth route once the served cluster has been deleted, rather than answers
  * built from its last settings: in Swift's plain text on V1 paths, in Keystone's error body
- * elsewhere. Mounted under the /auth root; the hot paths send their requests through express
- * (so through this) while the cluster is deleted.
+ * elsewhere. Mounted under the /auth root.
  */
 export function clusterGate(cluster: ServedCluster): RequestHandler {
   return (req, res, next) => {

@@ -1,4 +1,5 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import { isCairnError } from '@cairn/domain';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { sendJson } from './respond';
@@ -34,21 +35,11 @@ export function methodNotAllowed(allowed: readonly string[]): RequestHandler {
   };
 }
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '53300']);
-
-/** Redis or Postgres unreachable, timed out or restarting: a 503, not a bug. */
-function isDependencyFailure(err: unknown): boolean {
-  const e = err as { name?: string; code?: string; message?: string };
-  if (e.code && (CONNECTION_CODES.has(e.code) || e.code.startsWith('08'))) return true;
-  if (e.name === 'MaxRetriesPerRequestError' || e.name === 'KnexTimeoutError') return true;
-  return /Connection is closed|Stream isn't writeable|Command timed out|Connection terminated|not queryable|Timeout acquiring a connection/i.test(e.message ?? '');
-}
 
 /**
  * Client errors raised by express itself keep their status; anything else is logged and is a 500.
  * `logFor(req)` gives the logger for a line about that request (with its id); it is only called
- * when a line is written (503 and 500), not for the 4xx most errors are. Works on plain Node
- * requests and responses too (the hot paths').
+ * when a line is written (503 and 500), not for the 4xx most errors are.
  */
 export function errorAnswer(logFor: (req: IncomingMessage) => Logger): (err: unknown, req: IncomingMessage, res: ServerResponse) => void {
   return (err, req, res) => {
@@ -58,9 +49,10 @@ export function errorAnswer(logFor: (req: IncomingMessage) => Logger): (err: unk
       sendKeystoneError(res, status, status === 413 ? TOO_LARGE_MESSAGE : 'The request you have made is malformed.');
       return;
     }
-    if (isDependencyFailure(err)) {
-      // Never a 401 here: clients would believe their password is wrong.
-      logFor(req).warn({ err: { message: (err as Error).message } }, 'dependency unavailable');
+    // Redis or Postgres unreachable, timed out or restarting (the token store and the user directory
+    // say so): a 503, never a 401 here, or clients would believe their password is wrong.
+    if (isCairnError(err) && err.code === 'UNAVAILABLE') {
+      logFor(req).warn({ err: { message: err.message, cause: err.details.cause } }, 'dependency unavailable');
       res.setHeader('Retry-After', '1');
       sendKeystoneError(res, 503, 'The identity service is temporarily unavailable; retry shortly.');
       return;

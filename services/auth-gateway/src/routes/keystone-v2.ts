@@ -1,13 +1,13 @@
 import express, { Router, type Request, type Response } from 'express';
 import Joi from 'joi';
 import type { Deps } from '../deps';
-import { isValidProjectName } from '../credentials/logins';
+import { loginFlow } from '../flows/login';
+import { validationFlow } from '../flows/validate';
 import { endpointsFor } from '../http/endpoints';
 import { isTooLarge, sendTooLarge } from '../http/body-limit';
 import { methodNotAllowed, sendKeystoneError } from '../http/errors';
 import { v2AccessBody } from '../keystone/documents';
 import { asWsgiString } from '../keystone/wsgi-names';
-import { canValidate } from './validation-policy';
 
 const credentialsSchema = Joi.object({
   auth: Joi.object({
@@ -35,6 +35,8 @@ function invalid(res: Response): void {
 export function keystoneV2Router(deps: Deps): Router {
   const router = Router();
   const json = express.json({ limit: '64kb', type: () => true });
+  const login = loginFlow(deps, 'v2');
+  const validation = validationFlow(deps, 'v2');
 
   const issue = async (req: Request, res: Response) => {
     const { error, value } = credentialsSchema.validate(req.body);
@@ -45,22 +47,14 @@ export function keystoneV2Router(deps: Deps): Router {
     const body = value as V2Body;
     const { username, password } = body.auth.passwordCredentials;
     const project = body.auth.tenantId || body.auth.tenantName || username;
-    const result = await deps.logins.login(username, password, req.ip);
-    if (!result.ok) {
-      deps.metrics.refused('v2', result.reason === 'limited' ? 'rate_limited' : 'invalid_credentials');
-      if (result.reason === 'limited') {
-        res.set('Retry-After', String(result.retryAfterSeconds));
-        return sendKeystoneError(res, 429, result.message);
-      }
-      return invalid(res);
+    const outcome = await login({ username, password, project, clientAddress: req.ip, userDomain: 'default' });
+    if (!outcome.ok) {
+      if (outcome.refusal === 'invalid') return invalid(res);
+      res.set('Retry-After', String(outcome.retryAfterSeconds));
+      return sendKeystoneError(res, 429, outcome.message);
     }
-    if (!isValidProjectName(project)) {
-      deps.metrics.refused('v2', 'scope_refused');
-      return invalid(res);
-    }
-    const { id, record } = await deps.tokens.issue({ user: result.user, project, methods: ['password'], userDomain: 'default' });
-    deps.metrics.issued('v2');
-    res.status(200).json(v2AccessBody(id, record, endpointsFor(deps)));
+    // V2.0's rendering: the access document.
+    res.status(200).json(v2AccessBody(outcome.token.id, outcome.token.record, endpointsFor(deps)));
   };
 
   // A body that is not JSON is as invalid as wrong credentials.
@@ -80,24 +74,18 @@ export function keystoneV2Router(deps: Deps): Router {
   }
 
   router.get('/v2.0/tokens/:token', async (req, res) => {
-    const caller = await deps.tokens.validate(req.get('x-auth-token'));
-    if (!caller) {
-      deps.metrics.validated('v2', 'caller_unauthorized');
-      return sendKeystoneError(res, 401, 'The request you have made requires authentication.');
+    const outcome = await validation({ callerToken: req.get('x-auth-token'), subjectToken: String(req.params.token), scopedOnly: true });
+    switch (outcome.result) {
+      case 'caller_unauthorized':
+        return sendKeystoneError(res, 401, 'The request you have made requires authentication.');
+      case 'not_found':
+        return sendKeystoneError(res, 404, 'Could not find token.');
+      case 'forbidden':
+        return sendKeystoneError(res, 403, 'You are not authorized to perform the requested action: identity:validate_token.');
+      case 'valid':
+        // Spelt for keystonemiddleware in a Python 3 Swift proxy: see wsgi-names.ts.
+        return res.status(200).json(v2AccessBody(outcome.subjectId, outcome.subject, endpointsFor(deps), asWsgiString));
     }
-    const subjectId = String(req.params.token);
-    const subject = await deps.tokens.validate(subjectId);
-    if (!subject || subject.project === undefined) {
-      deps.metrics.validated('v2', 'not_found');
-      return sendKeystoneError(res, 404, 'Could not find token.');
-    }
-    if (!canValidate(caller, subject)) {
-      deps.metrics.validated('v2', 'forbidden');
-      return sendKeystoneError(res, 403, 'You are not authorized to perform the requested action: identity:validate_token.');
-    }
-    deps.metrics.validated('v2', 'valid');
-    // Spelt for keystonemiddleware in a Python 3 Swift proxy: see wsgi-names.ts.
-    res.status(200).json(v2AccessBody(subjectId, subject, endpointsFor(deps), asWsgiString));
   });
   return router;
 }

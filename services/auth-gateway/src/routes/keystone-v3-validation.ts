@@ -2,12 +2,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Deps } from '../deps';
 import { header, endpointsFor } from '../http/endpoints';
 import { sendKeystoneError } from '../http/errors';
-import type { ValidationResult } from '../http/metrics';
+import { validationFlow } from '../flows/validate';
 import { sendJson } from '../http/respond';
 import { v3TokenBody } from '../keystone/documents';
 import { asWsgiString } from '../keystone/wsgi-names';
 import type { TokenRecord } from '../tokens/store';
-import { canValidate } from './validation-policy';
 
 /** Keystone's 401: where to authenticate is named (the current public URL), as keystoneauth expects. */
 export function keystoneUnauthorized(deps: Deps): (res: ServerResponse) => void {
@@ -24,35 +23,30 @@ export interface V3Validation {
   answer(req: IncomingMessage, res: ServerResponse, withCatalog: boolean): Promise<void>;
 }
 
-/**
- * Token validation, written against Node's own request and response: the hot paths (hot-paths.ts)
- * call it without express, the V3 router calls the same functions.
- */
+/** Token validation (`GET|HEAD /v3/auth/tokens`) and the checks revocation shares. */
 export function v3Validation(deps: Deps): V3Validation {
   const unauthorized = keystoneUnauthorized(deps);
+  const validation = validationFlow(deps, 'v3');
   const subjectOf: V3Validation['subjectOf'] = async (req, res) => {
     // Validation outcomes are counted; revocation (DELETE) shares the checks but is no validation.
-    const count = (result: ValidationResult) => req.method !== 'DELETE' && deps.metrics.validated('v3', result);
-    const caller = await deps.tokens.validate(header(req, 'x-auth-token'));
-    if (!caller) {
-      count('caller_unauthorized');
-      unauthorized(res);
-      return null;
+    const outcome = await validation({
+      callerToken: header(req, 'x-auth-token'),
+      subjectToken: header(req, 'x-subject-token'),
+      count: req.method !== 'DELETE',
+    });
+    switch (outcome.result) {
+      case 'caller_unauthorized':
+        unauthorized(res);
+        return null;
+      case 'not_found':
+        sendKeystoneError(res, 404, 'Failed to validate token');
+        return null;
+      case 'forbidden':
+        sendKeystoneError(res, 403, 'You are not authorized to perform the requested action: identity:validate_token.');
+        return null;
+      case 'valid':
+        return { subjectId: outcome.subjectId, subject: outcome.subject };
     }
-    const subjectId = header(req, 'x-subject-token');
-    const subject = await deps.tokens.validate(subjectId);
-    if (!subject || !subjectId) {
-      count('not_found');
-      sendKeystoneError(res, 404, 'Failed to validate token');
-      return null;
-    }
-    if (!canValidate(caller, subject)) {
-      count('forbidden');
-      sendKeystoneError(res, 403, 'You are not authorized to perform the requested action: identity:validate_token.');
-      return null;
-    }
-    count('valid');
-    return { subjectId, subject };
   };
   return {
     subjectOf,

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { Router } from 'express';
 import Joi from 'joi';
 import type { Deps } from '../deps';
-import { isValidProjectName } from '../credentials/logins';
+import { loginFlow } from '../flows/login';
 import { endpointsFor } from '../http/endpoints';
 import { isTooLarge, sendTooLarge } from '../http/body-limit';
 import { methodNotAllowed, sendKeystoneError } from '../http/errors';
@@ -57,12 +57,10 @@ export interface V3Issue {
   answer(res: ServerResponse, parsedBody: unknown, clientAddress: string | undefined): Promise<void>;
 }
 
-/**
- * Password authentication, written against Node's own response: the hot paths (hot-paths.ts)
- * call it without express, the router below calls the same functions.
- */
+/** Password authentication (`POST /v3/auth/tokens`). */
 export function v3Issue(deps: Deps): V3Issue {
   const unauthorized = keystoneUnauthorized(deps);
+  const login = loginFlow(deps, 'v3');
   const json = express.json({ limit: '64kb', type: () => true });
   return {
     readBody: (req, res) =>
@@ -94,32 +92,24 @@ export function v3Issue(deps: Deps): V3Issue {
         return unauthorized(res); // domain and system scopes: Cairn users hold no roles there
       }
 
-      const result = await deps.logins.login(username, user.password, clientAddress);
-      if (!result.ok) {
-        deps.metrics.refused('v3', result.reason === 'limited' ? 'rate_limited' : 'invalid_credentials');
-        if (result.reason === 'limited') {
-          res.setHeader('Retry-After', String(result.retryAfterSeconds));
-          return sendKeystoneError(res, 429, result.message);
-        }
-        return unauthorized(res);
-      }
       // No scope at all means the user's default project, its own account (Keystone's default_project_id).
       const explicitUnscoped = scope !== undefined && project === undefined;
-      const projectName = explicitUnscoped ? undefined : pick(project, username);
-      if (projectName !== undefined && !isValidProjectName(projectName)) {
-        deps.metrics.refused('v3', 'scope_refused');
-        return unauthorized(res);
-      }
-      const { id, record } = await deps.tokens.issue({
-        user: result.user,
-        project: projectName,
-        methods: ['password'],
+      const outcome = await login({
+        username,
+        password: user.password,
+        project: explicitUnscoped ? undefined : pick(project, username),
+        clientAddress,
         userDomain: pick(user.domain, 'default'),
         projectDomain: pick(project?.domain, 'default'),
       });
-      deps.metrics.issued('v3');
-      res.setHeader('X-Subject-Token', id);
-      sendJson(res, 201, v3TokenBody(record, endpointsFor(deps), true));
+      if (!outcome.ok) {
+        if (outcome.refusal === 'invalid') return unauthorized(res);
+        res.setHeader('Retry-After', String(outcome.retryAfterSeconds));
+        return sendKeystoneError(res, 429, outcome.message);
+      }
+      // V3's rendering: the token in X-Subject-Token, the token document as the body.
+      res.setHeader('X-Subject-Token', outcome.token.id);
+      sendJson(res, 201, v3TokenBody(outcome.token.record, endpointsFor(deps), true));
     },
   };
 }

@@ -3,6 +3,7 @@ import { requestIdOf } from '@cairn/runtime';
 import { Router } from 'express';
 import type { Deps } from '../deps';
 import { isValidProjectName } from '../credentials/logins';
+import { loginFlow } from '../flows/login';
 import { endpointsFor, headerText } from '../http/endpoints';
 import { methodNotAllowed } from '../http/errors';
 import { transId } from '../http/request-id';
@@ -28,11 +29,9 @@ function tagTransaction(req: IncomingMessage, res: ServerResponse): void {
 /** A V1 login answered from a request: `clientAddress` is whom the per-address failure limit counts. */
 export type V1Login = (req: IncomingMessage, res: ServerResponse, clientAddress: string | undefined) => Promise<void>;
 
-/**
- * `GET /auth/v1.0` as tempauth answers it. Written against Node's own request and response, as the
- * hot paths (hot-paths.ts) call it without express; the router below calls the same function.
- */
+/** `GET /auth/v1.0` as tempauth answers it. */
 export function v1Login(deps: Deps): V1Login {
+  const login = loginFlow(deps, 'v1');
   return async (req, res, clientAddress) => {
     tagTransaction(req, res);
     const given = headerText(req, 'x-auth-user') ?? headerText(req, 'x-storage-user');
@@ -45,21 +44,14 @@ export function v1Login(deps: Deps): V1Login {
     const colon = given.indexOf(':');
     const account = colon >= 0 ? given.slice(0, colon) : given;
     const username = colon >= 0 ? given.slice(colon + 1) : given;
-    const result = await deps.logins.login(username, key, clientAddress);
-    if (!result.ok) {
-      deps.metrics.refused('v1', result.reason === 'limited' ? 'rate_limited' : 'invalid_credentials');
-      if (result.reason === 'limited') {
-        res.setHeader('Retry-After', String(result.retryAfterSeconds));
-        return sendText(res, 429, 'text/plain; charset=utf-8', result.message);
-      }
-      return unauthorized(res);
+    const outcome = await login({ username, password: key, project: account, clientAddress, userDomain: 'default' });
+    if (!outcome.ok) {
+      if (outcome.refusal === 'invalid') return unauthorized(res);
+      res.setHeader('Retry-After', String(outcome.retryAfterSeconds));
+      return sendText(res, 429, 'text/plain; charset=utf-8', outcome.message);
     }
-    if (!isValidProjectName(account)) {
-      deps.metrics.refused('v1', 'scope_refused');
-      return unauthorized(res);
-    }
-    const { id, record } = await deps.tokens.issue({ user: result.user, project: account, methods: ['password'], userDomain: 'default' });
-    deps.metrics.issued('v1');
+    // V1's rendering: the token and the account's URL in headers, an empty body.
+    const { id, record } = outcome.token;
     const expiresIn = Math.max(0, Math.floor((Date.parse(record.expiresAt) - Date.now()) / 1000));
     res.setHeader('X-Storage-Url', accountUrl(endpointsFor(deps).storageUrl, account));
     res.setHeader('X-Auth-Token', id);

@@ -1,3 +1,5 @@
+import { errors } from '@cairn/domain';
+import { ReplyError } from 'ioredis';
 import type { RedisClient } from '../redis';
 import type { TokenRecord, TokenStore } from './store';
 
@@ -11,6 +13,17 @@ import type { TokenRecord, TokenStore } from './store';
  * one slot, on one shard. Keep it that way: a new command over several keys (MGET, a Lua script, a
  * MULTI over two keys) needs those keys tagged into one slot, e.g. `…:{<user>}:…`.
  */
+/**
+ * A Redis command's result; any failure but Redis's own answer (a ReplyError: the command reached
+ * Redis and was refused) means Redis could not be reached in time, and becomes UNAVAILABLE (503).
+ */
+function reachable<T>(command: Promise<T>): Promise<T> {
+  return command.catch((err: unknown) => {
+    if (err instanceof ReplyError) throw err;
+    throw errors.unavailable('The token store (Redis) is unavailable.', { cause: (err as Error).message });
+  });
+}
+
 export class RedisTokenStore implements TokenStore {
   readonly kind = 'redis' as const;
 
@@ -24,30 +37,30 @@ export class RedisTokenStore implements TokenStore {
   }
 
   async put(id: string, record: TokenRecord, ttlMs: number): Promise<void> {
-    await this.redis.set(this.k(`tok:${id}`), JSON.stringify(record), 'PX', Math.max(1, Math.round(ttlMs)));
+    await reachable(this.redis.set(this.k(`tok:${id}`), JSON.stringify(record), 'PX', Math.max(1, Math.round(ttlMs))));
   }
 
   async get(id: string): Promise<TokenRecord | null> {
-    const v = await this.redis.get(this.k(`tok:${id}`));
+    const v = await reachable(this.redis.get(this.k(`tok:${id}`)));
     return v ? (JSON.parse(v) as TokenRecord) : null;
   }
 
   async delete(id: string): Promise<boolean> {
-    return (await this.redis.del(this.k(`tok:${id}`))) > 0;
+    return (await reachable(this.redis.del(this.k(`tok:${id}`)))) > 0;
   }
 
   async revokeUserBefore(userId: string, atMs: number, ttlMs: number): Promise<void> {
-    await this.redis.set(this.k(`revoked-user:${userId}`), String(atMs), 'PX', Math.max(1, Math.round(ttlMs)));
+    await reachable(this.redis.set(this.k(`revoked-user:${userId}`), String(atMs), 'PX', Math.max(1, Math.round(ttlMs))));
   }
 
   async userRevokedBefore(userId: string): Promise<number> {
-    return Number((await this.redis.get(this.k(`revoked-user:${userId}`))) ?? 0);
+    return Number((await reachable(this.redis.get(this.k(`revoked-user:${userId}`)))) ?? 0);
   }
 
   async recordFailure(key: string, windowMs: number): Promise<{ count: number; resetInMs: number }> {
     const k = this.k(`fail:${key}`);
     // INCR and the first PEXPIRE in one round trip; NX keeps the window fixed from the first failure.
-    const result = await this.redis.multi().incr(k).pexpire(k, windowMs, 'NX').pttl(k).exec();
+    const result = await reachable(this.redis.multi().incr(k).pexpire(k, windowMs, 'NX').pttl(k).exec());
     const count = Number(result?.[0]?.[1] ?? 1);
     const ttl = Number(result?.[2]?.[1] ?? windowMs);
     return { count, resetInMs: ttl > 0 ? ttl : windowMs };
@@ -55,33 +68,33 @@ export class RedisTokenStore implements TokenStore {
 
   async failures(key: string): Promise<{ count: number; resetInMs: number }> {
     const k = this.k(`fail:${key}`);
-    const count = Number((await this.redis.get(k)) ?? 0);
+    const count = Number((await reachable(this.redis.get(k))) ?? 0);
     // The window's end only matters to a client told to retry later: asked for only when counting
     // (most logins have no failures, and this is on every login's path).
     if (count === 0) return { count, resetInMs: 0 };
-    const ttl = await this.redis.pttl(k);
+    const ttl = await reachable(this.redis.pttl(k));
     return { count, resetInMs: ttl > 0 ? ttl : 0 };
   }
 
   async clearFailures(key: string): Promise<void> {
-    await this.redis.del(this.k(`fail:${key}`));
+    await reachable(this.redis.del(this.k(`fail:${key}`)));
   }
 
   async setFlag(key: string, ttlMs: number): Promise<void> {
-    await this.redis.set(this.k(`flag:${key}`), '1', 'PX', Math.max(1, Math.round(ttlMs)));
+    await reachable(this.redis.set(this.k(`flag:${key}`), '1', 'PX', Math.max(1, Math.round(ttlMs))));
   }
 
   async hasFlag(key: string): Promise<boolean> {
-    return (await this.redis.exists(this.k(`flag:${key}`))) > 0;
+    return (await reachable(this.redis.exists(this.k(`flag:${key}`)))) > 0;
   }
 
   async getOrSet(key: string, value: string): Promise<string> {
     const k = this.k(`kv:${key}`);
-    await this.redis.set(k, value, 'NX');
-    return (await this.redis.get(k)) ?? value;
+    await reachable(this.redis.set(k, value, 'NX'));
+    return (await reachable(this.redis.get(k))) ?? value;
   }
 
   async ping(): Promise<void> {
-    await this.redis.ping();
+    await reachable(this.redis.ping());
   }
 }

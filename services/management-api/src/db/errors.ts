@@ -15,7 +15,7 @@ interface PgError {
   message?: string;
 }
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '53300']);
+import { CONNECTION_CODES } from '@cairn/runtime';
 
 export function translateDbError(e: unknown, messages: ConstraintMessages = {}): unknown {
   if (e instanceof CairnError) return e;

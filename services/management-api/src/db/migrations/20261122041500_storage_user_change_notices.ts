@@ -1,3 +1,4 @@
+import { USER_CHANGES_CHANNEL } from '@cairn/contract';
 import type { Knex } from 'knex';
 
 /**
@@ -18,10 +19,10 @@ export async function up(knex: Knex): Promise<void> {
     CREATE FUNCTION cairn_announce_user_changes() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       IF (SELECT count(*) FROM changed_users) <= 64 THEN
-        PERFORM pg_notify('cairn_storage_users', json_build_object('cluster_id', cluster_id, 'user', username)::text)
+        PERFORM pg_notify('${USER_CHANGES_CHANNEL}', json_build_object('cluster_id', cluster_id, 'user', username)::text)
           FROM changed_users;
       ELSE
-        PERFORM pg_notify('cairn_storage_users', json_build_object('cluster_id', cluster_id, 'all', true)::text)
+        PERFORM pg_notify('${USER_CHANGES_CHANNEL}', json_build_object('cluster_id', cluster_id, 'all', true)::text)
           FROM (SELECT DISTINCT cluster_id FROM changed_users) c;
       END IF;
       RETURN NULL;

@@ -1,3 +1,4 @@
+import { CLUSTER_CHANGES_CHANNEL } from '@cairn/contract';
 import type { Knex } from 'knex';
 
 /**
@@ -10,7 +11,7 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
     CREATE FUNCTION cairn_announce_cluster_changes() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
-      PERFORM pg_notify('cairn_clusters', json_build_object('id', CASE WHEN TG_OP = 'DELETE' THEN OLD.id ELSE NEW.id END)::text);
+      PERFORM pg_notify('${CLUSTER_CHANGES_CHANNEL}', json_build_object('id', CASE WHEN TG_OP = 'DELETE' THEN OLD.id ELSE NEW.id END)::text);
       RETURN NULL;
     END $$`);
   await knex.raw(`CREATE TRIGGER clusters_announced AFTER INSERT OR UPDATE OR DELETE ON clusters

@@ -1,0 +1,49 @@
+import type { Deps } from '../deps';
+import { isValidProjectName } from '../credentials/logins';
+import type { AuthVersion } from '../http/metrics';
+import type { IssuedToken } from '../tokens/service';
+
+/** A password login as every protocol asks for it, once its request is parsed. */
+export interface PasswordLogin {
+  username: string;
+  password: string;
+  /** The project (Swift account) the token is for; undefined for an unscoped token. */
+  project: string | undefined;
+  /** Whom the per-address failure limits count (req.ip). */
+  clientAddress: string | undefined;
+  userDomain: string;
+  projectDomain?: string;
+}
+
+/** How a login ended; each protocol renders it its own way (V1 headers, V2 and V3 documents). */
+export type LoginOutcome =
+  | { ok: true; token: IssuedToken }
+  /** Unknown or disabled user, wrong password, or a project no user can have: indistinguishable on purpose. */
+  | { ok: false; refusal: 'invalid' }
+  /** Past a failed-login limit: answer 429 with Retry-After. */
+  | { ok: false; refusal: 'limited'; retryAfterSeconds: number; message: string };
+
+export type LoginFlow = (login: PasswordLogin) => Promise<LoginOutcome>;
+
+/**
+ * The one login sequence of V1, V2 and V3: authenticate (under the failed-login limits, see
+ * LoginService), check the project's name, issue the token, count the outcome under `version`.
+ */
+export function loginFlow(deps: Pick<Deps, 'logins' | 'tokens' | 'metrics'>, version: AuthVersion): LoginFlow {
+  return async ({ username, password, project, clientAddress, userDomain, projectDomain }) => {
+    const result = await deps.logins.login(username, password, clientAddress);
+    if (!result.ok) {
+      deps.metrics.refused(version, result.reason === 'limited' ? 'rate_limited' : 'invalid_credentials');
+      return result.reason === 'limited'
+        ? { ok: false, refusal: 'limited', retryAfterSeconds: result.retryAfterSeconds, message: result.message }
+        : { ok: false, refusal: 'invalid' };
+    }
+    if (project !== undefined && !isValidProjectName(project)) {
+      deps.metrics.refused(version, 'scope_refused');
+      return { ok: false, refusal: 'invalid' };
+    }
+    const token = await deps.tokens.issue({ user: result.user, project, methods: ['password'], userDomain, projectDomain });
+    deps.metrics.issued(version);
+    return { ok: true, token };
+  };
+}

@@ -1,0 +1,39 @@
+import type { Deps } from '../deps';
+import type { KeystoneVersion, ValidationResult } from '../http/metrics';
+import { canValidate } from './validation-policy';
+import type { TokenRecord } from '../tokens/store';
+
+/** How a validation ended: the subject's record when `valid`. */
+export type ValidationOutcome = { result: 'valid'; subjectId: string; subject: TokenRecord } | { result: Exclude<ValidationResult, 'valid'> };
+
+export interface TokenCheck {
+  callerToken: string | undefined;
+  subjectToken: string | undefined;
+  /** V2.0 has no unscoped tokens: an unscoped subject is not found there. */
+  scopedOnly?: boolean;
+  /** Revocation shares the checks but is no validation: it is not counted. */
+  count?: boolean;
+}
+
+export type ValidationFlow = (check: TokenCheck) => Promise<ValidationOutcome>;
+
+/**
+ * The one validation sequence of V2 and V3 (and of revocation): the caller's token must be valid,
+ * then the subject's, then the caller may see it (validation-policy.ts); counted under `version`.
+ */
+export function validationFlow(deps: Pick<Deps, 'tokens' | 'metrics'>, version: KeystoneVersion): ValidationFlow {
+  return async ({ callerToken, subjectToken, scopedOnly = false, count = true }) => {
+    const outcome = await decide();
+    if (count) deps.metrics.validated(version, outcome.result);
+    return outcome;
+
+    async function decide(): Promise<ValidationOutcome> {
+      const caller = await deps.tokens.validate(callerToken);
+      if (!caller) return { result: 'caller_unauthorized' };
+      const subject = await deps.tokens.validate(subjectToken);
+      if (!subject || !subjectToken || (scopedOnly && subject.project === undefined)) return { result: 'not_found' };
+      if (!canValidate(caller, subject)) return { result: 'forbidden' };
+      return { result: 'valid', subjectId: subjectToken, subject };
+    }
+  };
+}
