@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { BOOTSTRAP_ACTOR, recordAudit } from './repositories/audit';
 import { countClusters, createCluster } from './repositories/clusters';
 import { countOperators } from './repositories/operators';
-import { clusterTarget } from './routes/audit';
+import { clusterTarget } from './services/clusters';
 import { createOperatorWithKey } from './routes/operators';
 import { clusterJson } from './routes/representations';
 

@@ -1,7 +1,8 @@
 import { Router, type RequestHandler } from 'express';
 import { computeCapacity, errors, validateDeviceReport } from '@cairn/domain';
 import type { Db } from '../db/database';
-import { canSeeCluster, operatorOf, requireWriterOn } from '../http/auth';
+import { operatorOf } from '../http/auth';
+import { requireWriterOn } from '../services/policy';
 import { parseBody } from '../http/body';
 import { queryPairs } from '../http/filters';
 import { EXACT_ONLY, INT8_MAX, NUMBER_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
@@ -12,7 +13,7 @@ import { deviceReportSummary, getCapacity, listDevices, listPolicies, replaceDev
 import { recordAudit } from '../repositories/audit';
 import { getCluster } from '../repositories/clusters';
 import { actorOf, clusterTarget } from './audit';
-import { findVisibleCluster } from './clusters';
+import { findVisibleCluster } from '../services/clusters';
 import { sendList } from './list';
 
 export const devicesResource: ResourceDef = {
@@ -49,12 +50,11 @@ const deviceJson = (d: StoredDevice, names: Map<number, string>) => ({
 export function devicesRouter(db: Db, auth: RequestHandler): Router {
   const router = Router();
 
-  const visibleCluster = (raw: string | undefined, canSee: (id: number) => boolean) => findVisibleCluster(db, raw, canSee);
 
   resourceRoute(router, '/clusters/:id/devices/', auth, {
     GET: async (req, res) => {
       const op = operatorOf(res);
-      const cluster = await visibleCluster(req.params.id, (id) => canSeeCluster(op, id));
+      const cluster = await findVisibleCluster(db, op, req.params.id);
       const policies: StoredPolicy[] = await listPolicies(db, cluster.id);
       const names = new Map(policies.map((p) => [p.index, p.name]));
       const policyName = queryPairs(req.originalUrl).filter(([k]) => k === 'policy').pop()?.[1];
@@ -65,7 +65,7 @@ export function devicesRouter(db: Db, auth: RequestHandler): Router {
     },
     PUT: async (req, res) => {
       const op = operatorOf(res);
-      const cluster = await visibleCluster(req.params.id, (id) => canSeeCluster(op, id));
+      const cluster = await findVisibleCluster(db, op, req.params.id);
       requireWriterOn(op, cluster.id);
       const report = validateDeviceReport(await parseBody(req));
       // Each device's policies as indexes, once: the statistics and the stored rows both use them.
@@ -93,7 +93,7 @@ export function devicesRouter(db: Db, auth: RequestHandler): Router {
   resourceRoute(router, '/clusters/:id/capacity/list/', auth, {
     GET: async (req, res) => {
       const op = operatorOf(res);
-      const cluster = await visibleCluster(req.params.id, (id) => canSeeCluster(op, id));
+      const cluster = await findVisibleCluster(db, op, req.params.id);
       send(req, res, 200, { capacity: await getCapacity(db, cluster.id) });
     },
   });

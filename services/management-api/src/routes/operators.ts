@@ -1,7 +1,8 @@
 import { Router, type RequestHandler } from 'express';
 import { emptyBodySchema, errors, generateApiKey, hashApiKey, operatorCreateSchema, operatorPatchSchema, validate, type Operator, type OperatorCreateInput, type OperatorPatchInput, escapeHtml } from '@cairn/domain';
 import type { Db } from '../db/database';
-import { operatorOf, requireGlobalAdmin } from '../http/auth';
+import { operatorOf } from '../http/auth';
+import { requireGlobalAdmin } from '../services/policy';
 import { parseBody } from '../http/body';
 import { dropUnchangedReadOnly, sameId, sameText, sameUri, type SameAs } from '../http/read-only';
 import { EXACT_ONLY, INT4_MAX, NUMBER_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';

@@ -1,7 +1,8 @@
 import { Router, type RequestHandler } from 'express';
 import { errors, validate, userCreateSchema, userPatchSchema, type UserCreateInput, type UserPatchInput, escapeHtml } from '@cairn/domain';
 import type { Db } from '../db/database';
-import { canSeeCluster, operatorOf, requireWriter, requireWriterOn, visibleClusters } from '../http/auth';
+import { operatorOf } from '../http/auth';
+import { canSeeCluster, requireWriter, requireWriterOn, visibleClusters } from '../services/policy';
 import { parseBody } from '../http/body';
 import { dropUnchangedReadOnly, sameCluster, sameId, sameText, sameUri, type SameAs } from '../http/read-only';
 import { EXACT_ONLY, INT8_MAX, NUMBER_LOOKUPS, RELATED_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
