@@ -1,12 +1,12 @@
 import { requestIdOf } from '@cairn/runtime';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
-import type { Operator, StorageUser } from '@cairn/domain';
+import type { Operator } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { operatorOf } from '../http/auth';
 import { INT4_MAX, INT8_MAX, NUMBER_LOOKUPS, STRING_LOOKUPS, type Lookup, type ResourceDef } from '../http/resource';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
-import { API_ROOT, operatorUri, userUri } from '../http/uris';
+import { API_ROOT, operatorUri } from '../http/uris';
 import type { AuditActor, AuditRecord, AuditTarget } from '../repositories/audit';
 import * as audit from '../services/audit';
 import { auditActorOf, type Acting } from '../services/context';
@@ -67,7 +67,7 @@ export function actingOf(req: Request, res: Response): Acting {
 /** The audit actor of a request (routes not yet moved to a service record their own audit). */
 export const actorOf = (req: Request, res: Response): AuditActor => auditActorOf(actingOf(req, res));
 
-export const userTarget = (u: Pick<StorageUser, 'id' | 'username'>): AuditTarget => ({ type: 'users', id: u.id, name: u.username, uri: userUri(u.id) });
+export { userTarget } from '../services/users';
 export { clusterTarget } from '../services/clusters';
 export const operatorTarget = (o: Pick<Operator, 'id' | 'name'>): AuditTarget => ({ type: 'operators', id: o.id, name: o.name, uri: operatorUri(o.id) });
 
