@@ -3,7 +3,7 @@ import { BOOTSTRAP_ACTOR, recordAudit } from './repositories/audit';
 import { countClusters, createCluster } from './repositories/clusters';
 import { countOperators } from './repositories/operators';
 import { clusterTarget } from './services/clusters';
-import { createOperatorWithKey } from './routes/operators';
+import { createOperatorWithKey } from './services/operators';
 import { clusterJson } from './routes/representations';
 
 /**

@@ -1,13 +1,12 @@
 import { requestIdOf } from '@cairn/runtime';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
-import type { Operator } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { operatorOf } from '../http/auth';
 import { INT4_MAX, INT8_MAX, NUMBER_LOOKUPS, STRING_LOOKUPS, type Lookup, type ResourceDef } from '../http/resource';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
-import { API_ROOT, operatorUri } from '../http/uris';
-import type { AuditActor, AuditRecord, AuditTarget } from '../repositories/audit';
+import { API_ROOT } from '../http/uris';
+import type { AuditActor, AuditRecord } from '../repositories/audit';
 import * as audit from '../services/audit';
 import { auditActorOf, type Acting } from '../services/context';
 import { asResource } from '../http/serialize';
@@ -69,7 +68,7 @@ export const actorOf = (req: Request, res: Response): AuditActor => auditActorOf
 
 export { userTarget } from '../services/users';
 export { clusterTarget } from '../services/clusters';
-export const operatorTarget = (o: Pick<Operator, 'id' | 'name'>): AuditTarget => ({ type: 'operators', id: o.id, name: o.name, uri: operatorUri(o.id) });
+export { operatorTarget } from '../services/operators';
 
 /** Admins with access to every cluster only: the trail shows every cluster and every operator. */
 export function auditRouter(db: Db, auth: RequestHandler): Router {

@@ -8,12 +8,10 @@ import { dropUnchangedReadOnly, sameId, sameText, sameUri, type SameAs } from '.
 import { EXACT_ONLY, INT4_MAX, NUMBER_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
-import { API_ROOT, apiKeyUri, clusterIdFromRef, operatorUri, parseBigId, parseIntId } from '../http/uris';
-import { getCluster } from '../repositories/clusters';
+import { API_ROOT, apiKeyUri, operatorUri, parseBigId, parseIntId } from '../http/uris';
 import {
   addApiKey,
   countAdmins,
-  createOperator,
   deleteApiKey,
   deleteOperator,
   getOperator,
@@ -21,8 +19,11 @@ import {
   listOperators,
   updateOperator,
 } from '../repositories/operators';
-import { CLI_ACTOR, recordAudit, type AuditActor } from '../repositories/audit';
+import { recordAudit } from '../repositories/audit';
 import { actorOf, operatorTarget } from './audit';
+import { createOperatorWithKey, resolveClusterRefs } from '../services/operators';
+
+export { createOperatorWithKey, resolveClusterRefs } from '../services/operators';
 import { sendList } from './list';
 import { apiKeyJson, operatorJson } from './representations';
 
@@ -49,40 +50,8 @@ const operatorReadOnly = (o: Operator): Record<string, SameAs> => ({
   resource_uri: sameUri(operatorUri(o.id)),
 });
 
-export async function resolveClusterRefs(db: Db, refs: Array<number | string>): Promise<number[]> {
-  const ids: number[] = [];
-  for (const ref of refs) {
-    const id = clusterIdFromRef(ref);
-    if (id === null || !(await getCluster(db, id))) {
-      throw errors.invalidInput(`Could not find the provided clusters object via resource URI '${escapeHtml(String(ref))}'.`);
-    }
-    ids.push(id);
-  }
-  return ids;
-}
-
 const isGlobalAdmin = (o: Operator) => o.role === 'admin' && o.clusterIds.length === 0;
 
-/**
- * Create an operator with its first API key, inside the caller's transaction, and record it in the
- * audit trail as done by `actor` (the `cairn operator create` command when not given).
- */
-export async function createOperatorWithKey(
-  db: Db,
-  input: { name: string; role: 'admin' | 'reader'; clusterIds: number[]; key?: string },
-  actor: AuditActor = CLI_ACTOR,
-) {
-  const operator = await createOperator(db, input);
-  const key = input.key ?? generateApiKey();
-  const keyInfo = await addApiKey(db, operator.id, hashApiKey(key));
-  await recordAudit(db, actor, {
-    action: 'create',
-    target: operatorTarget(operator),
-    before: null,
-    after: { ...operatorJson(operator), api_keys: [apiKeyJson(keyInfo)] },
-  });
-  return { operator, key, keyInfo };
-}
 
 /** `onChange` runs after every write, before the answer: it forgets remembered credentials. */
 export function operatorsRouter(db: Db, auth: RequestHandler, onChange: () => void): Router {
