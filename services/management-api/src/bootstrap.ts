@@ -2,8 +2,8 @@ import type { Knex } from 'knex';
 import { BOOTSTRAP_ACTOR, recordAudit } from './repositories/audit';
 import { countClusters, createCluster } from './repositories/clusters';
 import { countOperators } from './repositories/operators';
-import { clusterTarget } from './routes/audit';
-import { createOperatorWithKey } from './routes/operators';
+import { clusterTarget } from './services/clusters';
+import { createOperatorWithKey } from './services/operators';
 import { clusterJson } from './routes/representations';
 
 /**

@@ -5,6 +5,6 @@ export { adminKeyBanner, startManagementApi, type RunningApi } from './server';
 export { createDatabase, migrateLatest, migrateRollbackAll } from './db/database';
 export { bootstrap } from './bootstrap';
 export { ensureClusters, ensureGatewayRole, parseClusterSpec, parseMigrateArgs, runMigrate, MIGRATE_USAGE } from './migrate';
-export { createOperatorWithKey, resolveClusterRefs } from './routes/operators';
+export { createOperatorWithKey, resolveClusterRefs } from './services/operators';
 export { findClusterByName, getCluster, listClusters } from './repositories/clusters';
 export { ensureHourlyPartitions, maintainUtilization, rollUpDay } from './repositories/utilization-partitions';

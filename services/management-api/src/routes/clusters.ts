@@ -1,16 +1,14 @@
 import { Router, type RequestHandler } from 'express';
-import { errors, validate, clusterCreateSchema, clusterPatchSchema, type ClusterCreateInput, type ClusterPatchInput, escapeHtml, type Cluster } from '@cairn/domain';
+import { validate, clusterCreateSchema, clusterPatchSchema, type ClusterCreateInput, type ClusterPatchInput, type Cluster } from '@cairn/domain';
 import type { Db } from '../db/database';
-import { canSeeCluster, operatorOf, requireGlobalAdmin, visibleClusters } from '../http/auth';
 import { parseBody } from '../http/body';
 import { dropUnchangedReadOnly, sameId, sameUri, sameUuid, type SameAs } from '../http/read-only';
 import { INT4_MAX, NUMBER_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
-import { API_ROOT, clusterUri, parseIntId } from '../http/uris';
-import { createCluster, deleteCluster, getCluster, listClusters, updateCluster } from '../repositories/clusters';
-import { recordAudit } from '../repositories/audit';
-import { actorOf, clusterTarget } from './audit';
+import { API_ROOT, clusterUri } from '../http/uris';
+import * as clusters from '../services/clusters';
+import { actingOf } from './audit';
 import { sendList } from './list';
 import { clusterJson } from './representations';
 
@@ -39,59 +37,26 @@ const clusterReadOnly = (c: Cluster): Record<string, SameAs> => ({
   resource_uri: sameUri(clusterUri(c.id)),
 });
 
-/** The cluster a path names, if the caller may see it; anything else is simply not found. */
-export async function findVisibleCluster(db: Db, raw: string | undefined, canSee: (id: number) => boolean): Promise<Cluster> {
-  const id = parseIntId(raw);
-  const cluster = id === null || !canSee(id) ? null : await getCluster(db, id);
-  if (!cluster) throw errors.notFound(`No cluster with id '${escapeHtml(String(raw))}'.`);
-  return cluster;
-}
-
 export function clustersRouter(db: Db, auth: RequestHandler): Router {
   const router = Router();
-  const visibleCluster = (raw: string | undefined, canSee: (id: number) => boolean) => findVisibleCluster(db, raw, canSee);
 
   resourceRoute(router, '/clusters/', auth, {
-    GET: (req, res) => sendList(req, res, clustersResource, LIST, (q) => listClusters(db, q, visibleClusters(operatorOf(res))), clusterJson),
+    GET: (req, res) => sendList(req, res, clustersResource, LIST, (q) => clusters.list(db, actingOf(req, res), q), clusterJson),
     POST: async (req, res) => {
-      requireGlobalAdmin(operatorOf(res));
-      const input = validate<ClusterCreateInput>(clusterCreateSchema, await parseBody(req));
-      const cluster = await db.transaction(async (trx) => {
-        const created = await createCluster(trx, input);
-        await recordAudit(trx, actorOf(req, res), { action: 'create', target: clusterTarget(created), before: null, after: clusterJson(created) });
-        return created;
-      });
+      const cluster = await clusters.create(db, actingOf(req, res), async () => validate<ClusterCreateInput>(clusterCreateSchema, await parseBody(req)));
       res.set('Location', clusterUri(cluster.id));
       send(req, res, 201, clusterJson(cluster));
     },
   });
 
   resourceRoute(router, '/clusters/:id/', auth, {
-    GET: async (req, res) => {
-      const op = operatorOf(res);
-      send(req, res, 200, clusterJson(await visibleCluster(req.params.id, (id) => canSeeCluster(op, id))));
-    },
+    GET: async (req, res) => send(req, res, 200, clusterJson(await clusters.show(db, actingOf(req, res), req.params.id))),
     PATCH: async (req, res) => {
-      requireGlobalAdmin(operatorOf(res));
-      const cluster = await visibleCluster(req.params.id, () => true);
-      const patch = validate<ClusterPatchInput>(clusterPatchSchema, dropUnchangedReadOnly(await parseBody(req), clusterReadOnly(cluster)));
-      const updated = await db.transaction(async (trx) => {
-        const before = await getCluster(trx, cluster.id, true);
-        const after = before && (await updateCluster(trx, before.id, patch));
-        if (!before || !after) throw errors.notFound(`No cluster with id '${escapeHtml(String(req.params.id))}'.`);
-        await recordAudit(trx, actorOf(req, res), { action: 'update', target: clusterTarget(after), before: clusterJson(before), after: clusterJson(after) });
-        return after;
-      });
-      send(req, res, 202, clusterJson(updated));
+      const patchOf = async (current: Cluster) => validate<ClusterPatchInput>(clusterPatchSchema, dropUnchangedReadOnly(await parseBody(req), clusterReadOnly(current)));
+      send(req, res, 202, clusterJson(await clusters.update(db, actingOf(req, res), req.params.id, patchOf)));
     },
     DELETE: async (req, res) => {
-      requireGlobalAdmin(operatorOf(res));
-      const cluster = await visibleCluster(req.params.id, () => true);
-      await db.transaction(async (trx) => {
-        const deleted = await deleteCluster(trx, cluster.id);
-        if (!deleted) throw errors.notFound(`No cluster with id '${escapeHtml(String(req.params.id))}'.`);
-        await recordAudit(trx, actorOf(req, res), { action: 'delete', target: clusterTarget(deleted), before: clusterJson(deleted), after: null });
-      });
+      await clusters.remove(db, actingOf(req, res), req.params.id);
       res.status(204).end();
     },
   });

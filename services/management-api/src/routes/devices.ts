@@ -1,18 +1,15 @@
 import { Router, type RequestHandler } from 'express';
-import { computeCapacity, errors, validateDeviceReport } from '@cairn/domain';
+import { validateDeviceReport } from '@cairn/domain';
 import type { Db } from '../db/database';
-import { canSeeCluster, operatorOf, requireWriterOn } from '../http/auth';
 import { parseBody } from '../http/body';
 import { queryPairs } from '../http/filters';
 import { EXACT_ONLY, INT8_MAX, NUMBER_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
 import { API_ROOT } from '../http/uris';
-import { deviceReportSummary, getCapacity, listDevices, listPolicies, replaceDeviceReport, type StoredDevice, type StoredPolicy } from '../repositories/devices';
-import { recordAudit } from '../repositories/audit';
-import { getCluster } from '../repositories/clusters';
-import { actorOf, clusterTarget } from './audit';
-import { findVisibleCluster } from './clusters';
+import type { StoredDevice } from '../repositories/devices';
+import * as devices from '../services/devices';
+import { actingOf } from './audit';
 import { sendList } from './list';
 
 export const devicesResource: ResourceDef = {
@@ -49,53 +46,24 @@ const deviceJson = (d: StoredDevice, names: Map<number, string>) => ({
 export function devicesRouter(db: Db, auth: RequestHandler): Router {
   const router = Router();
 
-  const visibleCluster = (raw: string | undefined, canSee: (id: number) => boolean) => findVisibleCluster(db, raw, canSee);
-
   resourceRoute(router, '/clusters/:id/devices/', auth, {
     GET: async (req, res) => {
-      const op = operatorOf(res);
-      const cluster = await visibleCluster(req.params.id, (id) => canSeeCluster(op, id));
-      const policies: StoredPolicy[] = await listPolicies(db, cluster.id);
+      const { cluster, policies } = await devices.clusterWithPolicies(db, actingOf(req, res), req.params.id);
       const names = new Map(policies.map((p) => [p.index, p.name]));
       const policyName = queryPairs(req.originalUrl).filter(([k]) => k === 'policy').pop()?.[1];
       const policyIndex = policyName === undefined ? undefined : (policies.find((p) => p.name === policyName)?.index ?? -1);
-      await sendList(req, res, devicesResource, `${API_ROOT}/clusters/${cluster.id}/devices/`, (q) => listDevices(db, cluster.id, q, policyIndex), (d) =>
+      await sendList(req, res, devicesResource, `${API_ROOT}/clusters/${cluster.id}/devices/`, (q) => devices.list(db, cluster, q, policyIndex), (d) =>
         deviceJson(d, names),
       );
     },
     PUT: async (req, res) => {
-      const op = operatorOf(res);
-      const cluster = await visibleCluster(req.params.id, (id) => canSeeCluster(op, id));
-      requireWriterOn(op, cluster.id);
-      const report = validateDeviceReport(await parseBody(req));
-      // Each device's policies as indexes, once: the statistics and the stored rows both use them.
-      const indexOf = new Map(report.policies.map((p) => [p.name, p.index]));
-      const policyIndexes = report.devices.map((d) => d.policies.map((n) => indexOf.get(n)!));
-      const capacity = computeCapacity(
-        report.policies,
-        report.devices.map((d, i) => ({ policyIndexes: policyIndexes[i]!, usedBytes: d.usedBytes, freeBytes: d.availBytes })),
-      );
-      await db.transaction(async (trx) => {
-        // Holding the cluster's row serialises reports for one cluster, so "before" is exact and two
-        // reports never interleave their deletes and inserts.
-        if (!(await getCluster(trx, cluster.id, true))) throw errors.notFound(`No cluster with id '${cluster.id}'.`);
-        const before = await deviceReportSummary(trx, cluster.id);
-        await replaceDeviceReport(trx, cluster.id, report, policyIndexes, capacity);
-        // Counts only: a report may list a million devices.
-        const after = { device_count: report.devices.length, policy_count: report.policies.length };
-        const target = { ...clusterTarget(cluster), uri: `${API_ROOT}/clusters/${cluster.id}/devices/` };
-        await recordAudit(trx, actorOf(req, res), { action: 'replace_devices', target, before: { ...before }, after });
-      });
+      await devices.replaceReport(db, actingOf(req, res), req.params.id, async () => validateDeviceReport(await parseBody(req)));
       res.status(204).end();
     },
   });
 
   resourceRoute(router, '/clusters/:id/capacity/list/', auth, {
-    GET: async (req, res) => {
-      const op = operatorOf(res);
-      const cluster = await visibleCluster(req.params.id, (id) => canSeeCluster(op, id));
-      send(req, res, 200, { capacity: await getCapacity(db, cluster.id) });
-    },
+    GET: async (req, res) => send(req, res, 200, { capacity: await devices.capacity(db, actingOf(req, res), req.params.id) }),
   });
 
   return router;

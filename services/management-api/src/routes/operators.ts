@@ -1,29 +1,18 @@
 import { Router, type RequestHandler } from 'express';
-import { emptyBodySchema, errors, generateApiKey, hashApiKey, operatorCreateSchema, operatorPatchSchema, validate, type Operator, type OperatorCreateInput, type OperatorPatchInput, escapeHtml } from '@cairn/domain';
+import { emptyBodySchema, operatorCreateSchema, operatorPatchSchema, validate, type Operator, type OperatorCreateInput, type OperatorPatchInput } from '@cairn/domain';
 import type { Db } from '../db/database';
-import { operatorOf, requireGlobalAdmin } from '../http/auth';
 import { parseBody } from '../http/body';
 import { dropUnchangedReadOnly, sameId, sameText, sameUri, type SameAs } from '../http/read-only';
 import { EXACT_ONLY, INT4_MAX, NUMBER_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
-import { API_ROOT, apiKeyUri, clusterIdFromRef, operatorUri, parseBigId, parseIntId } from '../http/uris';
-import { getCluster } from '../repositories/clusters';
-import {
-  addApiKey,
-  countAdmins,
-  createOperator,
-  deleteApiKey,
-  deleteOperator,
-  getOperator,
-  listApiKeys,
-  listOperators,
-  updateOperator,
-} from '../repositories/operators';
-import { CLI_ACTOR, recordAudit, type AuditActor } from '../repositories/audit';
-import { actorOf, operatorTarget } from './audit';
+import { API_ROOT, apiKeyUri, operatorUri } from '../http/uris';
+import * as operators from '../services/operators';
+import { actingOf } from './audit';
 import { sendList } from './list';
 import { apiKeyJson, operatorJson } from './representations';
+
+export { createOperatorWithKey, resolveClusterRefs } from '../services/operators';
 
 export const operatorsResource: ResourceDef = {
   name: 'operators',
@@ -48,69 +37,19 @@ const operatorReadOnly = (o: Operator): Record<string, SameAs> => ({
   resource_uri: sameUri(operatorUri(o.id)),
 });
 
-export async function resolveClusterRefs(db: Db, refs: Array<number | string>): Promise<number[]> {
-  const ids: number[] = [];
-  for (const ref of refs) {
-    const id = clusterIdFromRef(ref);
-    if (id === null || !(await getCluster(db, id))) {
-      throw errors.invalidInput(`Could not find the provided clusters object via resource URI '${escapeHtml(String(ref))}'.`);
-    }
-    ids.push(id);
-  }
-  return ids;
-}
-
-const isGlobalAdmin = (o: Operator) => o.role === 'admin' && o.clusterIds.length === 0;
-
-/**
- * Create an operator with its first API key, inside the caller's transaction, and record it in the
- * audit trail as done by `actor` (the `cairn operator create` command when not given).
- */
-export async function createOperatorWithKey(
-  db: Db,
-  input: { name: string; role: 'admin' | 'reader'; clusterIds: number[]; key?: string },
-  actor: AuditActor = CLI_ACTOR,
-) {
-  const operator = await createOperator(db, input);
-  const key = input.key ?? generateApiKey();
-  const keyInfo = await addApiKey(db, operator.id, hashApiKey(key));
-  await recordAudit(db, actor, {
-    action: 'create',
-    target: operatorTarget(operator),
-    before: null,
-    after: { ...operatorJson(operator), api_keys: [apiKeyJson(keyInfo)] },
-  });
-  return { operator, key, keyInfo };
-}
-
 /** `onChange` runs after every write, before the answer: it forgets remembered credentials. */
 export function operatorsRouter(db: Db, auth: RequestHandler, onChange: () => void): Router {
   const router = Router();
 
-  const findOperator = async (raw: string | undefined): Promise<Operator> => {
-    const id = parseIntId(raw);
-    const op = id === null ? null : await getOperator(db, id);
-    if (!op) throw errors.notFound(`No operator with id '${escapeHtml(String(raw))}'.`);
-    return op;
-  };
-
-  /** Refuses a change that would leave no admin able to manage clusters and operators. */
-  const keepOneGlobalAdmin = async (trx: Db, before: Operator) => {
-    if (isGlobalAdmin(before) && (await countAdmins(trx)) === 0) {
-      throw errors.inUse('This is the last admin operator with access to every cluster; create another one first.');
-    }
-  };
-
   resourceRoute(router, '/operators/', auth, {
     GET: async (req, res) => {
-      requireGlobalAdmin(operatorOf(res));
-      await sendList(req, res, operatorsResource, LIST, (q) => listOperators(db, q), operatorJson);
+      const acting = actingOf(req, res);
+      operators.authorize(acting); // before the query string is parsed: a reader gets 403 whatever it sends
+      await sendList(req, res, operatorsResource, LIST, (q) => operators.list(db, acting, q), operatorJson);
     },
     POST: async (req, res) => {
-      requireGlobalAdmin(operatorOf(res));
-      const input = validate<OperatorCreateInput>(operatorCreateSchema, await parseBody(req));
-      const clusterIds = await resolveClusterRefs(db, input.clusters);
-      const { operator, key } = await db.transaction((trx) => createOperatorWithKey(trx, { name: input.name, role: input.role, clusterIds }, actorOf(req, res)));
+      const inputOf = async () => validate<OperatorCreateInput>(operatorCreateSchema, await parseBody(req));
+      const { operator, key } = await operators.create(db, actingOf(req, res), inputOf);
       onChange();
       res.set('Location', operatorUri(operator.id));
       send(req, res, 201, { ...operatorJson(operator), api_key: key });
@@ -118,36 +57,15 @@ export function operatorsRouter(db: Db, auth: RequestHandler, onChange: () => vo
   });
 
   resourceRoute(router, '/operators/:id/', auth, {
-    GET: async (req, res) => {
-      requireGlobalAdmin(operatorOf(res));
-      send(req, res, 200, operatorJson(await findOperator(req.params.id)));
-    },
+    GET: async (req, res) => send(req, res, 200, operatorJson(await operators.show(db, actingOf(req, res), req.params.id))),
     PATCH: async (req, res) => {
-      requireGlobalAdmin(operatorOf(res));
-      const found = await findOperator(req.params.id);
-      const patch = validate<OperatorPatchInput>(operatorPatchSchema, dropUnchangedReadOnly(await parseBody(req), operatorReadOnly(found)));
-      const clusterIds = patch.clusters ? await resolveClusterRefs(db, patch.clusters) : undefined;
-      const updated = await db.transaction(async (trx) => {
-        const before = await getOperator(trx, found.id, true);
-        const result = before && (await updateOperator(trx, before.id, { role: patch.role, clusterIds }));
-        if (!before || !result) throw errors.notFound(`No operator with id '${escapeHtml(String(req.params.id))}'.`);
-        await keepOneGlobalAdmin(trx, before);
-        await recordAudit(trx, actorOf(req, res), { action: 'update', target: operatorTarget(result), before: operatorJson(before), after: operatorJson(result) });
-        return result;
-      });
+      const patchOf = async (current: Operator) => validate<OperatorPatchInput>(operatorPatchSchema, dropUnchangedReadOnly(await parseBody(req), operatorReadOnly(current)));
+      const updated = await operators.update(db, actingOf(req, res), req.params.id, patchOf);
       onChange();
       send(req, res, 202, operatorJson(updated));
     },
     DELETE: async (req, res) => {
-      requireGlobalAdmin(operatorOf(res));
-      const found = await findOperator(req.params.id);
-      await db.transaction(async (trx) => {
-        const before = await getOperator(trx, found.id, true);
-        const gone = before !== null && (await deleteOperator(trx, before.id));
-        if (!before || !gone) throw errors.notFound(`No operator with id '${escapeHtml(String(req.params.id))}'.`);
-        await keepOneGlobalAdmin(trx, before);
-        await recordAudit(trx, actorOf(req, res), { action: 'delete', target: operatorTarget(before), before: operatorJson(before), after: null });
-      });
+      await operators.remove(db, actingOf(req, res), req.params.id);
       onChange();
       res.status(204).end();
     },
@@ -155,42 +73,24 @@ export function operatorsRouter(db: Db, auth: RequestHandler, onChange: () => vo
 
   resourceRoute(router, '/operators/:id/keys/', auth, {
     GET: async (req, res) => {
-      requireGlobalAdmin(operatorOf(res));
-      const op = await findOperator(req.params.id);
-      const keys = await listApiKeys(db, op.id);
+      const keys = await operators.listKeys(db, actingOf(req, res), req.params.id);
       send(req, res, 200, {
         meta: { limit: keys.length, next: null, offset: 0, previous: null, total_count: keys.length },
         objects: keys.map((k) => apiKeyJson(k)),
       });
     },
     POST: async (req, res) => {
-      requireGlobalAdmin(operatorOf(res));
-      const op = await findOperator(req.params.id);
-      validate(emptyBodySchema, await parseBody(req));
-      const key = generateApiKey();
-      const info = await db.transaction(async (trx) => {
-        const added = await addApiKey(trx, op.id, hashApiKey(key));
-        const target = { ...operatorTarget(op), uri: apiKeyUri(op.id, added.id) };
-        await recordAudit(trx, actorOf(req, res), { action: 'add_key', target, before: null, after: apiKeyJson(added) });
-        return added;
-      });
+      const checkBody = async () => void validate(emptyBodySchema, await parseBody(req));
+      const { info, key } = await operators.addKey(db, actingOf(req, res), req.params.id, checkBody);
       onChange();
-      res.set('Location', apiKeyUri(op.id, info.id));
+      res.set('Location', apiKeyUri(info.operatorId, info.id));
       send(req, res, 201, apiKeyJson(info, key));
     },
   });
 
   resourceRoute(router, '/operators/:id/keys/:keyId/', auth, {
     DELETE: async (req, res) => {
-      requireGlobalAdmin(operatorOf(res));
-      const op = await findOperator(req.params.id);
-      const keyId = parseBigId(req.params.keyId);
-      await db.transaction(async (trx) => {
-        const deleted = keyId === null ? null : await deleteApiKey(trx, op.id, keyId);
-        if (!deleted) throw errors.notFound(`No API key with id '${escapeHtml(String(req.params.keyId))}' for this operator.`);
-        const target = { ...operatorTarget(op), uri: apiKeyUri(op.id, deleted.id) };
-        await recordAudit(trx, actorOf(req, res), { action: 'delete_key', target, before: apiKeyJson(deleted), after: null });
-      });
+      await operators.removeKey(db, actingOf(req, res), req.params.id, req.params.keyId);
       onChange();
       res.status(204).end();
     },

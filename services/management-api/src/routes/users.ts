@@ -1,17 +1,15 @@
 import { Router, type RequestHandler } from 'express';
-import { errors, validate, userCreateSchema, userPatchSchema, type UserCreateInput, type UserPatchInput, escapeHtml } from '@cairn/domain';
+import { validate, userCreateSchema, userPatchSchema, type StorageUser, type UserCreateInput, type UserPatchInput } from '@cairn/domain';
 import type { Db } from '../db/database';
-import { canSeeCluster, operatorOf, requireWriter, requireWriterOn, visibleClusters } from '../http/auth';
 import { parseBody } from '../http/body';
 import { dropUnchangedReadOnly, sameCluster, sameId, sameText, sameUri, type SameAs } from '../http/read-only';
 import { EXACT_ONLY, INT8_MAX, NUMBER_LOOKUPS, RELATED_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
-import { API_ROOT, clusterIdFromRef, parseBigId, userUri } from '../http/uris';
-import { getCluster } from '../repositories/clusters';
-import { createStorageUser, deleteStorageUser, getStorageUser, getStorageUserSummary, listStorageUsers, updateStorageUser } from '../repositories/storage-users';
-import { recordAudit } from '../repositories/audit';
-import { actorOf, userTarget } from './audit';
+import { API_ROOT, clusterIdFromRef, userUri } from '../http/uris';
+import * as users from '../services/users';
+import type { PasswordHasher } from '../services/users';
+import { actingOf } from './audit';
 import { clustersResource } from './clusters';
 import { sendList } from './list';
 import { userJson, userJsonText } from './representations';
@@ -49,45 +47,16 @@ const userReadOnly = (u: { id: string; clusterId: number; username: string }): R
   resource_uri: sameUri(userUri(u.id)),
 });
 
-export type PasswordHasher = (password: string) => Promise<string>;
+export type { PasswordHasher } from '../services/users';
 
 export function usersRouter(db: Db, auth: RequestHandler, hashPassword: PasswordHasher): Router {
   const router = Router();
 
-  /** The user `raw` names, if the operator may see it: whole (`getStorageUser`) or what a GET shows. */
-  const findVisible = async <U extends { clusterId: number }>(
-    raw: string | undefined,
-    canSee: (clusterId: number) => boolean,
-    read: (db: Db, id: string) => Promise<U | null>,
-  ): Promise<U> => {
-    const id = parseBigId(raw);
-    const user = id === null ? null : await read(db, id);
-    if (!user || !canSee(user.clusterId)) throw errors.notFound(`No user with id '${escapeHtml(String(raw))}'.`);
-    return user;
-  };
-
   resourceRoute(router, '/users/', auth, {
-    GET: (req, res) => sendList(req, res, usersResource, LIST, (q) => listStorageUsers(db, q, visibleClusters(operatorOf(res))), (u) => userJson(u), userJsonText),
+    GET: (req, res) => sendList(req, res, usersResource, LIST, (q) => users.list(db, actingOf(req, res), q), (u) => userJson(u), userJsonText),
     POST: async (req, res) => {
-      const op = operatorOf(res);
-      requireWriter(op);
-      const input = validate<UserCreateInput>(userCreateSchema, await parseBody(req));
-      const clusterId = clusterIdFromRef(input.cluster);
-      const cluster = clusterId === null ? null : await getCluster(db, clusterId);
-      if (!cluster || !canSeeCluster(op, cluster.id)) {
-        throw errors.invalidInput(`Could not find the provided clusters object via resource URI '${escapeHtml(String(input.cluster))}'.`);
-      }
-      requireWriterOn(op, cluster.id);
-      const passwordHash = await hashPassword(input.password);
-      const user = await db.transaction(async (trx) => {
-        const created = await createStorageUser(
-          trx,
-          { clusterId: cluster.id, username: input.user, passwordHash, isSuperuser: input.is_superuser, enabled: input.enabled },
-          cluster.name,
-        );
-        await recordAudit(trx, actorOf(req, res), { action: 'create', target: userTarget(created), before: null, after: userJson(created) });
-        return created;
-      });
+      const inputOf = async () => validate<UserCreateInput>(userCreateSchema, await parseBody(req));
+      const { user, input } = await users.create(db, actingOf(req, res), inputOf, hashPassword);
       res.set('Location', userUri(user.id));
       send(req, res, 201, userJson(user, input.password));
     },
@@ -96,38 +65,14 @@ export function usersRouter(db: Db, auth: RequestHandler, hashPassword: Password
   // Routing is not strict, so this also serves /users/<id> without the slash (the controller's docs
   // DELETE that way).
   resourceRoute(router, '/users/:id/', auth, {
-    GET: async (req, res) => {
-      const op = operatorOf(res);
-      send(req, res, 200, userJson(await findVisible(req.params.id, (c) => canSeeCluster(op, c), getStorageUserSummary)));
-    },
+    GET: async (req, res) => send(req, res, 200, userJson(await users.show(db, actingOf(req, res), req.params.id))),
     PATCH: async (req, res) => {
-      const op = operatorOf(res);
-      requireWriter(op);
-      const existing = await findVisible(req.params.id, (c) => canSeeCluster(op, c), getStorageUser);
-      requireWriterOn(op, existing.clusterId);
-      const patch = validate<UserPatchInput>(userPatchSchema, dropUnchangedReadOnly(await parseBody(req), userReadOnly(existing)));
-      const passwordHash = patch.password === undefined ? undefined : await hashPassword(patch.password);
-      const updated = await db.transaction(async (trx) => {
-        const before = await getStorageUser(trx, existing.id, true);
-        const after = before && (await updateStorageUser(trx, before.id, { passwordHash, isSuperuser: patch.is_superuser, enabled: patch.enabled }));
-        if (!before || !after) throw errors.notFound(`No user with id '${escapeHtml(existing.id)}'.`);
-        // The password itself is never recorded, only that it changed.
-        const changed = patch.password === undefined ? {} : { password_changed: true };
-        await recordAudit(trx, actorOf(req, res), { action: 'update', target: userTarget(after), before: userJson(before), after: { ...userJson(after), ...changed } });
-        return after;
-      });
-      send(req, res, 202, userJson(updated, patch.password));
+      const patchOf = async (current: StorageUser) => validate<UserPatchInput>(userPatchSchema, dropUnchangedReadOnly(await parseBody(req), userReadOnly(current)));
+      const { user, patch } = await users.update(db, actingOf(req, res), req.params.id, patchOf, hashPassword);
+      send(req, res, 202, userJson(user, patch.password));
     },
     DELETE: async (req, res) => {
-      const op = operatorOf(res);
-      requireWriter(op);
-      const existing = await findVisible(req.params.id, (c) => canSeeCluster(op, c), getStorageUser);
-      requireWriterOn(op, existing.clusterId);
-      await db.transaction(async (trx) => {
-        const deleted = await deleteStorageUser(trx, existing.id);
-        if (!deleted) throw errors.notFound(`No user with id '${escapeHtml(existing.id)}'.`);
-        await recordAudit(trx, actorOf(req, res), { action: 'delete', target: userTarget(deleted), before: userJson(deleted), after: null });
-      });
+      await users.remove(db, actingOf(req, res), req.params.id);
       res.status(204).end();
     },
   });

@@ -1,0 +1,73 @@
+import { errors, escapeHtml, type Cluster, type ClusterCreateInput, type ClusterPatchInput } from '@cairn/domain';
+import type { Db } from '../db/database';
+import { withDbErrors } from '../db/errors';
+import { recordAudit, type AuditTarget } from '../repositories/audit';
+import { createCluster, deleteCluster, getCluster, listClusters, updateCluster } from '../repositories/clusters';
+import type { ListQuery, Page } from '../repositories/list-types';
+import { clusterJson } from '../routes/representations';
+import { clusterUri, parseIntId } from '../http/uris';
+import { auditActorOf, type Acting } from './context';
+import { canSeeCluster, requireGlobalAdmin, visibleClusters } from './policy';
+
+export const clusterTarget = (c: Pick<Cluster, 'id' | 'name'>): AuditTarget => ({ type: 'clusters', id: c.id, name: c.name, uri: clusterUri(c.id) });
+
+const notFound = (raw: unknown) => errors.notFound(`No cluster with id '${escapeHtml(String(raw))}'.`);
+
+/**
+ * The cluster a path names, if `op` may see it; a cluster hidden from the operator is simply not
+ * found, so restricted operators cannot learn which ids exist.
+ */
+export async function findVisibleCluster(db: Db, op: Acting['operator'] | null, raw: string | undefined): Promise<Cluster> {
+  const id = parseIntId(raw);
+  const cluster = id === null || (op && !canSeeCluster(op, id)) ? null : await getCluster(db, id);
+  if (!cluster) throw notFound(raw);
+  return cluster;
+}
+
+export const list = (db: Db, acting: Acting, query: ListQuery): Promise<Page<Cluster>> => listClusters(db, query, visibleClusters(acting.operator));
+
+export const show = (db: Db, acting: Acting, rawId: string | undefined): Promise<Cluster> => findVisibleCluster(db, acting.operator, rawId);
+
+/**
+ * Inputs come as functions so the permission check runs before the request body is even read:
+ * a reader gets 403 whatever it sends.
+ */
+export async function create(db: Db, acting: Acting, inputOf: () => Promise<ClusterCreateInput>): Promise<Cluster> {
+  requireGlobalAdmin(acting.operator);
+  const input = await inputOf();
+  return withDbErrors(() =>
+    db.transaction(async (trx) => {
+      const created = await createCluster(trx, input);
+      await recordAudit(trx, auditActorOf(acting), { action: 'create', target: clusterTarget(created), before: null, after: clusterJson(created) });
+      return created;
+    }),
+  );
+}
+
+/** `patchOf` turns the request body into a patch once the current row is known (read-only fields sent back unchanged are dropped). */
+export async function update(db: Db, acting: Acting, rawId: string | undefined, patchOf: (current: Cluster) => Promise<ClusterPatchInput>): Promise<Cluster> {
+  requireGlobalAdmin(acting.operator);
+  const cluster = await findVisibleCluster(db, null, rawId);
+  const patch = await patchOf(cluster);
+  return withDbErrors(() =>
+    db.transaction(async (trx) => {
+      const before = await getCluster(trx, cluster.id, true);
+      const after = before && (await updateCluster(trx, before.id, patch));
+      if (!before || !after) throw notFound(rawId);
+      await recordAudit(trx, auditActorOf(acting), { action: 'update', target: clusterTarget(after), before: clusterJson(before), after: clusterJson(after) });
+      return after;
+    }),
+  );
+}
+
+export async function remove(db: Db, acting: Acting, rawId: string | undefined): Promise<void> {
+  requireGlobalAdmin(acting.operator);
+  const cluster = await findVisibleCluster(db, null, rawId);
+  await withDbErrors(() =>
+    db.transaction(async (trx) => {
+      const deleted = await deleteCluster(trx, cluster.id);
+      if (!deleted) throw notFound(rawId);
+      await recordAudit(trx, auditActorOf(acting), { action: 'delete', target: clusterTarget(deleted), before: clusterJson(deleted), after: null });
+    }),
+  );
+}

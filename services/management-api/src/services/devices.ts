@@ -1,0 +1,52 @@
+import { computeCapacity, errors, type Cluster, type DeviceReport } from '@cairn/domain';
+import type { Db } from '../db/database';
+import { withDbErrors } from '../db/errors';
+import { API_ROOT } from '../http/uris';
+import { recordAudit } from '../repositories/audit';
+import { getCluster } from '../repositories/clusters';
+import { deviceReportSummary, getCapacity, listDevices, listPolicies, replaceDeviceReport, type StoredDevice, type StoredPolicy } from '../repositories/devices';
+import type { ListQuery, Page } from '../repositories/list-types';
+import { clusterTarget, findVisibleCluster } from './clusters';
+import { auditActorOf, type Acting } from './context';
+import { requireWriterOn } from './policy';
+
+/** The cluster a path names (if visible) and its storage policies, for listing its devices. */
+export async function clusterWithPolicies(db: Db, acting: Acting, rawId: string | undefined): Promise<{ cluster: Cluster; policies: StoredPolicy[] }> {
+  const cluster = await findVisibleCluster(db, acting.operator, rawId);
+  return { cluster, policies: await listPolicies(db, cluster.id) };
+}
+
+/** One page of a visible cluster's devices (`clusterWithPolicies` checked the visibility). */
+export const list = (db: Db, cluster: Cluster, query: ListQuery, policyIndex?: number): Promise<Page<StoredDevice>> => listDevices(db, cluster.id, query, policyIndex);
+
+export async function capacity(db: Db, acting: Acting, rawId: string | undefined) {
+  const cluster = await findVisibleCluster(db, acting.operator, rawId);
+  return getCapacity(db, cluster.id);
+}
+
+/** Replaces a cluster's device report; `reportOf` reads the body only once the writer is allowed. */
+export async function replaceReport(db: Db, acting: Acting, rawId: string | undefined, reportOf: () => Promise<DeviceReport>): Promise<void> {
+  const cluster = await findVisibleCluster(db, acting.operator, rawId);
+  requireWriterOn(acting.operator, cluster.id);
+  const report = await reportOf();
+  // Each device's policies as indexes, once: the statistics and the stored rows both use them.
+  const indexOf = new Map(report.policies.map((p) => [p.name, p.index]));
+  const policyIndexes = report.devices.map((d) => d.policies.map((n) => indexOf.get(n)!));
+  const stats = computeCapacity(
+    report.policies,
+    report.devices.map((d, i) => ({ policyIndexes: policyIndexes[i]!, usedBytes: d.usedBytes, freeBytes: d.availBytes })),
+  );
+  await withDbErrors(() =>
+    db.transaction(async (trx) => {
+      // Holding the cluster's row serialises reports for one cluster, so "before" is exact and two
+      // reports never interleave their deletes and inserts.
+      if (!(await getCluster(trx, cluster.id, true))) throw errors.notFound(`No cluster with id '${cluster.id}'.`);
+      const before = await deviceReportSummary(trx, cluster.id);
+      await replaceDeviceReport(trx, cluster.id, report, policyIndexes, stats);
+      // Counts only: a report may list a million devices.
+      const after = { device_count: report.devices.length, policy_count: report.policies.length };
+      const target = { ...clusterTarget(cluster), uri: `${API_ROOT}/clusters/${cluster.id}/devices/` };
+      await recordAudit(trx, auditActorOf(acting), { action: 'replace_devices', target, before: { ...before }, after });
+    }),
+  );
+}

@@ -1,0 +1,150 @@
+import { errors, escapeHtml, generateApiKey, hashApiKey, type Operator, type OperatorCreateInput, type OperatorPatchInput } from '@cairn/domain';
+import type { Db } from '../db/database';
+import { withDbErrors } from '../db/errors';
+import { apiKeyUri, clusterIdFromRef, operatorUri, parseBigId, parseIntId } from '../http/uris';
+import { CLI_ACTOR, recordAudit, type AuditActor, type AuditTarget } from '../repositories/audit';
+import { getCluster } from '../repositories/clusters';
+import type { ListQuery, Page } from '../repositories/list-types';
+import { addApiKey, countAdmins, createOperator, deleteApiKey, deleteOperator, getOperator, listApiKeys, listOperators, updateOperator, type ApiKeyInfo } from '../repositories/operators';
+import { auditActorOf, type Acting } from './context';
+import { requireGlobalAdmin } from './policy';
+import { apiKeyJson, operatorJson } from '../routes/representations';
+
+export const operatorTarget = (o: Pick<Operator, 'id' | 'name'>): AuditTarget => ({ type: 'operators', id: o.id, name: o.name, uri: operatorUri(o.id) });
+
+export async function resolveClusterRefs(db: Db, refs: Array<number | string>): Promise<number[]> {
+  const ids: number[] = [];
+  for (const ref of refs) {
+    const id = clusterIdFromRef(ref);
+    if (id === null || !(await getCluster(db, id))) {
+      throw errors.invalidInput(`Could not find the provided clusters object via resource URI '${escapeHtml(String(ref))}'.`);
+    }
+    ids.push(id);
+  }
+  return ids;
+}
+
+/**
+ * Create an operator with its first API key, inside the caller's transaction, and record it in the
+ * audit trail as done by `actor` (the `cairn operator create` command when not given).
+ */
+export async function createOperatorWithKey(
+  db: Db,
+  input: { name: string; role: 'admin' | 'reader'; clusterIds: number[]; key?: string },
+  actor: AuditActor = CLI_ACTOR,
+) {
+  const operator = await createOperator(db, input);
+  const key = input.key ?? generateApiKey();
+  const keyInfo = await addApiKey(db, operator.id, hashApiKey(key));
+  await recordAudit(db, actor, {
+    action: 'create',
+    target: operatorTarget(operator),
+    before: null,
+    after: { ...operatorJson(operator), api_keys: [apiKeyJson(keyInfo)] },
+  });
+  return { operator, key, keyInfo };
+}
+
+const isGlobalAdmin = (o: Operator) => o.role === 'admin' && o.clusterIds.length === 0;
+
+async function findOperator(db: Db, raw: string | undefined): Promise<Operator> {
+  const id = parseIntId(raw);
+  const op = id === null ? null : await getOperator(db, id);
+  if (!op) throw errors.notFound(`No operator with id '${escapeHtml(String(raw))}'.`);
+  return op;
+}
+
+/** Refuses a change that would leave no admin able to manage clusters and operators. */
+async function keepOneGlobalAdmin(trx: Db, before: Operator): Promise<void> {
+  if (isGlobalAdmin(before) && (await countAdmins(trx)) === 0) {
+    throw errors.inUse('This is the last admin operator with access to every cluster; create another one first.');
+  }
+}
+
+/** Managing operators needs an admin with access to every cluster; called before the query or body is read. */
+export const authorize = (acting: Acting): void => requireGlobalAdmin(acting.operator);
+
+export async function list(db: Db, acting: Acting, query: ListQuery): Promise<Page<Operator>> {
+  authorize(acting);
+  return listOperators(db, query);
+}
+
+export async function show(db: Db, acting: Acting, rawId: string | undefined): Promise<Operator> {
+  authorize(acting);
+  return findOperator(db, rawId);
+}
+
+export async function create(db: Db, acting: Acting, inputOf: () => Promise<OperatorCreateInput>) {
+  authorize(acting);
+  const input = await inputOf();
+  const clusterIds = await resolveClusterRefs(db, input.clusters);
+  return withDbErrors(() => db.transaction((trx) => createOperatorWithKey(trx, { name: input.name, role: input.role, clusterIds }, auditActorOf(acting))));
+}
+
+export async function update(db: Db, acting: Acting, rawId: string | undefined, patchOf: (current: Operator) => Promise<OperatorPatchInput>): Promise<Operator> {
+  authorize(acting);
+  const found = await findOperator(db, rawId);
+  const patch = await patchOf(found);
+  const clusterIds = patch.clusters ? await resolveClusterRefs(db, patch.clusters) : undefined;
+  return withDbErrors(() =>
+    db.transaction(async (trx) => {
+      const before = await getOperator(trx, found.id, true);
+      const result = before && (await updateOperator(trx, before.id, { role: patch.role, clusterIds }));
+      if (!before || !result) throw errors.notFound(`No operator with id '${escapeHtml(String(rawId))}'.`);
+      await keepOneGlobalAdmin(trx, before);
+      await recordAudit(trx, auditActorOf(acting), { action: 'update', target: operatorTarget(result), before: operatorJson(before), after: operatorJson(result) });
+      return result;
+    }),
+  );
+}
+
+export async function remove(db: Db, acting: Acting, rawId: string | undefined): Promise<void> {
+  authorize(acting);
+  const found = await findOperator(db, rawId);
+  await withDbErrors(() =>
+    db.transaction(async (trx) => {
+      const before = await getOperator(trx, found.id, true);
+      const gone = before !== null && (await deleteOperator(trx, before.id));
+      if (!before || !gone) throw errors.notFound(`No operator with id '${escapeHtml(String(rawId))}'.`);
+      await keepOneGlobalAdmin(trx, before);
+      await recordAudit(trx, auditActorOf(acting), { action: 'delete', target: operatorTarget(before), before: operatorJson(before), after: null });
+    }),
+  );
+}
+
+export async function listKeys(db: Db, acting: Acting, rawId: string | undefined): Promise<ApiKeyInfo[]> {
+  authorize(acting);
+  const op = await findOperator(db, rawId);
+  return listApiKeys(db, op.id);
+}
+
+/** The new key is returned once, here, and stored only as a hash. */
+export async function addKey(db: Db, acting: Acting, rawId: string | undefined, checkBody: () => Promise<void>): Promise<{ info: ApiKeyInfo; key: string }> {
+  authorize(acting);
+  const op = await findOperator(db, rawId);
+  await checkBody();
+  const key = generateApiKey();
+  const info = await withDbErrors(() =>
+    db.transaction(async (trx) => {
+      const added = await addApiKey(trx, op.id, hashApiKey(key));
+      const target = { ...operatorTarget(op), uri: apiKeyUri(op.id, added.id) };
+      await recordAudit(trx, auditActorOf(acting), { action: 'add_key', target, before: null, after: apiKeyJson(added) });
+      return added;
+    }),
+  );
+  return { info, key };
+}
+
+export async function removeKey(db: Db, acting: Acting, rawId: string | undefined, rawKeyId: string | undefined): Promise<void> {
+  authorize(acting);
+  const op = await findOperator(db, rawId);
+  const keyId = parseBigId(rawKeyId);
+  await withDbErrors(() =>
+    db.transaction(async (trx) => {
+      const deleted = keyId === null ? null : await deleteApiKey(trx, op.id, keyId);
+      if (!deleted) throw errors.notFound(`No API key with id '${escapeHtml(String(rawKeyId))}' for this operator.`);
+      const target = { ...operatorTarget(op), uri: apiKeyUri(op.id, deleted.id) };
+      await recordAudit(trx, auditActorOf(acting), { action: 'delete_key', target, before: apiKeyJson(deleted), after: null });
+    }),
+  );
+}

@@ -1,0 +1,90 @@
+import { errors, escapeHtml, type StorageUser, type UserCreateInput, type UserPatchInput } from '@cairn/domain';
+import type { Db } from '../db/database';
+import { withDbErrors } from '../db/errors';
+import { clusterIdFromRef, parseBigId, userUri } from '../http/uris';
+import { recordAudit, type AuditTarget } from '../repositories/audit';
+import { getCluster } from '../repositories/clusters';
+import type { ListQuery, Page } from '../repositories/list-types';
+import { createStorageUser, deleteStorageUser, getStorageUser, getStorageUserSummary, listStorageUsers, updateStorageUser, type StorageUserSummary } from '../repositories/storage-users';
+import { userJson } from '../routes/representations';
+import { auditActorOf, type Acting } from './context';
+import { canSeeCluster, requireWriter, requireWriterOn, visibleClusters } from './policy';
+
+export type PasswordHasher = (password: string) => Promise<string>;
+
+export const userTarget = (u: Pick<StorageUser, 'id' | 'username'>): AuditTarget => ({ type: 'users', id: u.id, name: u.username, uri: userUri(u.id) });
+
+const notFound = (raw: unknown) => errors.notFound(`No user with id '${escapeHtml(String(raw))}'.`);
+
+/** The user `raw` names, if the operator may see its cluster; anything else is simply not found. */
+async function findVisible<U extends { clusterId: number }>(db: Db, acting: Acting, raw: string | undefined, read: (db: Db, id: string) => Promise<U | null>): Promise<U> {
+  const id = parseBigId(raw);
+  const user = id === null ? null : await read(db, id);
+  if (!user || !canSeeCluster(acting.operator, user.clusterId)) throw notFound(raw);
+  return user;
+}
+
+export const list = (db: Db, acting: Acting, query: ListQuery): Promise<Page<StorageUserSummary>> => listStorageUsers(db, query, visibleClusters(acting.operator));
+
+export const show = (db: Db, acting: Acting, rawId: string | undefined): Promise<StorageUserSummary> => findVisible(db, acting, rawId, getStorageUserSummary);
+
+/** Inputs come as functions so a reader is refused before the body is read (see services/clusters). */
+export async function create(db: Db, acting: Acting, inputOf: () => Promise<UserCreateInput>, hashPassword: PasswordHasher): Promise<{ user: StorageUser; input: UserCreateInput }> {
+  const op = acting.operator;
+  requireWriter(op);
+  const input = await inputOf();
+  const clusterId = clusterIdFromRef(input.cluster);
+  const cluster = clusterId === null ? null : await getCluster(db, clusterId);
+  if (!cluster || !canSeeCluster(op, cluster.id)) {
+    throw errors.invalidInput(`Could not find the provided clusters object via resource URI '${escapeHtml(String(input.cluster))}'.`);
+  }
+  requireWriterOn(op, cluster.id);
+  const passwordHash = await hashPassword(input.password);
+  const user = await withDbErrors(() =>
+    db.transaction(async (trx) => {
+      const created = await createStorageUser(trx, { clusterId: cluster.id, username: input.user, passwordHash, isSuperuser: input.is_superuser, enabled: input.enabled }, cluster.name);
+      await recordAudit(trx, auditActorOf(acting), { action: 'create', target: userTarget(created), before: null, after: userJson(created) });
+      return created;
+    }),
+  );
+  return { user, input };
+}
+
+export async function update(
+  db: Db,
+  acting: Acting,
+  rawId: string | undefined,
+  patchOf: (current: StorageUser) => Promise<UserPatchInput>,
+  hashPassword: PasswordHasher,
+): Promise<{ user: StorageUser; patch: UserPatchInput }> {
+  requireWriter(acting.operator);
+  const existing = await findVisible(db, acting, rawId, getStorageUser);
+  requireWriterOn(acting.operator, existing.clusterId);
+  const patch = await patchOf(existing);
+  const passwordHash = patch.password === undefined ? undefined : await hashPassword(patch.password);
+  const user = await withDbErrors(() =>
+    db.transaction(async (trx) => {
+      const before = await getStorageUser(trx, existing.id, true);
+      const after = before && (await updateStorageUser(trx, before.id, { passwordHash, isSuperuser: patch.is_superuser, enabled: patch.enabled }));
+      if (!before || !after) throw notFound(existing.id);
+      // The password itself is never recorded, only that it changed.
+      const changed = patch.password === undefined ? {} : { password_changed: true };
+      await recordAudit(trx, auditActorOf(acting), { action: 'update', target: userTarget(after), before: userJson(before), after: { ...userJson(after), ...changed } });
+      return after;
+    }),
+  );
+  return { user, patch };
+}
+
+export async function remove(db: Db, acting: Acting, rawId: string | undefined): Promise<void> {
+  requireWriter(acting.operator);
+  const existing = await findVisible(db, acting, rawId, getStorageUser);
+  requireWriterOn(acting.operator, existing.clusterId);
+  await withDbErrors(() =>
+    db.transaction(async (trx) => {
+      const deleted = await deleteStorageUser(trx, existing.id);
+      if (!deleted) throw notFound(existing.id);
+      await recordAudit(trx, auditActorOf(acting), { action: 'delete', target: userTarget(deleted), before: userJson(deleted), after: null });
+    }),
+  );
+}
