@@ -1,25 +1,20 @@
 import Joi from 'joi';
 import type { Knex } from 'knex';
-import { errors, escapeHtml, validate, type Cluster, type Operator } from '@cairn/domain';
+import { errors, escapeHtml, validate, type Cluster } from '@cairn/domain';
 import { recordAudit } from '../repositories/audit';
 import { listPolicies } from '../repositories/devices';
 import { ensureHourlyPartitions } from '../repositories/utilization-partitions';
 import * as repo from '../repositories/utilization';
 import { TOTAL_POLICY, type StorageRow, type TransferRow, type UtilizationKind } from '../repositories/utilization';
 import { DAY_MS, floorHour, formatUtc, HOUR_MS, parseUtc } from './time-range';
-import { mayRead, type Acting, type UtilizationSettings } from './utilization';
+import { requireWriterOn } from './policy';
+import type { Acting, UtilizationSettings } from './utilization';
 
 /**
  * Collector writes: storage samples and transfer batches. Each checks that the operator may write
  * to the cluster, validates the whole body before touching anything, and writes in one
  * transaction with its audit record.
  */
-
-/** Collectors write with an admin key; one limited to some clusters writes only to those. */
-function requireCollector(op: Operator, cluster: Cluster): void {
-  if (op.role !== 'admin') throw errors.forbidden(`Operator '${op.name}' has the reader role and may not record utilization.`);
-  if (!mayRead(op, cluster.id)) throw errors.forbidden(`Operator '${op.name}' may not record utilization of cluster ${cluster.id}.`);
-}
 
 /** Samples or records per request: a collector sends a round in several requests. */
 export const MAX_WRITE_ROWS = 20_000;
@@ -72,7 +67,7 @@ export interface WriteResult {
 
 /** A round (or part of one) of account HEADs. Each hour keeps its maxima; re-sent samples count once. */
 export async function recordStorage(db: Knex, acting: Acting, cluster: Cluster, body: unknown, settings: UtilizationSettings): Promise<WriteResult> {
-  requireCollector(acting.operator, cluster);
+  requireWriterOn(acting.operator, cluster.id);
   const input = validate<StorageInput>(storageSchema, body);
   if (3600 % input.interval !== 0) throw errors.invalidInput(`'interval' must divide an hour (3600 seconds) evenly; ${input.interval} does not.`);
   const at = checkWriteTime('sampled_at', input.sampled_at, settings).getTime();
@@ -152,7 +147,7 @@ function minuteMasks(start: number, end: number): Map<number, bigint> {
  * collector may re-send after a crash or a timeout without counting twice.
  */
 export async function recordTransfer(db: Knex, acting: Acting, cluster: Cluster, body: unknown, settings: UtilizationSettings): Promise<WriteResult> {
-  requireCollector(acting.operator, cluster);
+  requireWriterOn(acting.operator, cluster.id);
   const input = validate<TransferInput>(transferSchema, body);
   const rows = new Map<string, TransferRow>();
   input.records.forEach((r, i) => {

@@ -5,6 +5,7 @@ import type { AuditActor } from '../repositories/audit';
 import { getCluster } from '../repositories/clusters';
 import * as repo from '../repositories/utilization';
 import { TOTAL_POLICY, type HourRange, type UtilizationKind } from '../repositories/utilization';
+import { canSeeCluster } from './policy';
 import { HOUR_MS, type TimeRange, type UtilizationRetention } from './time-range';
 
 /**
@@ -25,11 +26,10 @@ export interface UtilizationSettings {
 
 export type PolicySelector = number | 'total';
 
-export const mayRead = (op: Operator, clusterId: number): boolean => op.clusterIds.length === 0 || op.clusterIds.includes(clusterId);
 
 /** The cluster when the operator may see it; otherwise not found, as for any cluster path. */
 export async function visibleCluster(db: Knex, op: Operator, clusterId: number | null, raw: string): Promise<Cluster> {
-  const cluster = clusterId === null || !mayRead(op, clusterId) ? null : await getCluster(db, clusterId);
+  const cluster = clusterId === null || !canSeeCluster(op, clusterId) ? null : await getCluster(db, clusterId);
   if (!cluster) throw errors.notFound(`No cluster with id '${escapeHtml(raw)}'.`);
   return cluster;
 }
