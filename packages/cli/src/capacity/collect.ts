@@ -1,4 +1,5 @@
 import { pollNodes, readSwiftDir } from '@cairn/swift-cluster';
+import { api } from '../api-client';
 import type { CollectorConfig } from '../config';
 import { buildDeviceReport, storageNodes } from './report';
 
@@ -19,29 +20,15 @@ export interface CollectResult {
   warnings: string[];
 }
 
-async function api(config: CollectorConfig, method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
-  const res = await fetch(`${config.apiUrl}${path}`, {
-    method,
-    headers: { Authorization: `ApiKey ${config.apiKey}`, Accept: 'application/json', ...(body ? { 'Content-Type': 'application/json' } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(120_000),
-  });
-  const text = await res.text();
-  let json: unknown = null;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {
-    json = { error: text.slice(0, 200) };
-  }
-  return { status: res.status, json };
-}
+/** One attempt per call: the operator reruns a failed collection. */
+const once = (config: CollectorConfig, method: string, path: string, body?: unknown) => api(config, method, path, body, 0);
 
 const apiError = (what: string, r: { status: number; json: unknown }) =>
   new Error(`${what}: the management API answered ${r.status}: ${(r.json as { error?: string } | null)?.error ?? 'no details'}`);
 
 async function resolveClusterId(config: CollectorConfig, cluster: string): Promise<number> {
   if (/^\d+$/.test(cluster)) return Number(cluster);
-  const r = await api(config, 'GET', `/api/v1/clusters/?name=${encodeURIComponent(cluster)}`);
+  const r = await once(config, 'GET', `/api/v1/clusters/?name=${encodeURIComponent(cluster)}`);
   if (r.status !== 200) throw apiError(`looking up cluster '${cluster}'`, r);
   const found = (r.json as { objects: Array<{ id: number }> }).objects[0];
   if (!found) throw new Error(`the management API has no cluster named '${cluster}'`);
@@ -71,7 +58,7 @@ export async function collectOnce(options: CollectOptions): Promise<CollectResul
   }
   progress('sending the device report');
   const clusterId = await resolveClusterId(config, options.cluster);
-  const put = await api(config, 'PUT', `/api/v1/clusters/${clusterId}/devices/`, report.body);
+  const put = await once(config, 'PUT', `/api/v1/clusters/${clusterId}/devices/`, report.body);
   if (put.status !== 204) throw apiError('sending the device report', put);
   return { clusterId, devices: report.body.devices.length, reported: report.reported, warnings: report.warnings };
 }
