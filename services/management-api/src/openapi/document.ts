@@ -142,6 +142,17 @@ const utilEnvelope = (meta: JsonSchema, item: JsonSchema): JsonSchema => ({
 });
 const accountItem: JsonSchema = { type: 'object', required: ['account'], additionalProperties: false, properties: { account: { type: 'string' } } };
 const policyIndex = { policy_index: { type: ['integer', 'string'] } };
+const hourItem = (counters: string[]): JsonSchema => ({
+  type: 'object',
+  required: ['end', 'pct_complete', 'start', ...counters],
+  additionalProperties: false,
+  properties: {
+    start: { type: 'string' },
+    end: { type: 'string' },
+    pct_complete: { type: 'number', minimum: 0, maximum: 100, description: 'Share of the hour that was sampled.' },
+    ...Object.fromEntries(counters.map((c) => [c, { type: 'integer', minimum: 0 }])),
+  },
+});
 const withCsv = (content: JsonSchema): JsonSchema => ({ ...content, 'text/csv': { schema: { type: 'string' } } });
 
 function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
@@ -169,7 +180,7 @@ function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
         responses: {
           200: {
             description: 'One record per hour; an account never seen has none.',
-            content: withCsv(jsonOrXml(utilEnvelope(utilMeta({ account: { type: 'string' }, ...policyIndex }, ['account', 'policy_index']), { type: 'object', required: ['end', 'start'] }))),
+            content: withCsv(jsonOrXml(utilEnvelope(utilMeta({ account: { type: 'string' }, ...policyIndex }, ['account', 'policy_index']), hourItem(kind === 'storage' ? ['bytes_used', 'container_count', 'object_count'] : ['bytes_in', 'bytes_out', 'req_count'])))),
           },
           ...authenticatedErrors({ 404: 'NotFound' }),
         },
