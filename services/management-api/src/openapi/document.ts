@@ -116,6 +116,110 @@ const HAND_KEPT_SCHEMAS: Record<string, JsonSchema> = {
 const PUBLIC: JsonSchema[] = [];
 const format = { $ref: '#/components/parameters/format' };
 
+const utilParameters: JsonSchema[] = [
+  { name: 'start', in: 'query', required: false, description: 'First hour (UTC), inclusive.', schema: { type: 'string' } },
+  { name: 'end', in: 'query', required: false, description: 'Last hour (UTC), exclusive.', schema: { type: 'string' } },
+  { $ref: '#/components/parameters/limit' },
+  { $ref: '#/components/parameters/offset' },
+  { name: 'format', in: 'query', required: false, description: 'JSON, XML or CSV (also `Accept: text/csv`); CSV is the whole range unless limit or offset is given.', schema: { type: 'string', enum: ['json', 'xml', 'csv'] } },
+  ...['account', 'account__startswith', 'account__gt'].map((name) => ({ name, in: 'query', required: false, description: 'Only accounts matching (AUTH_<user>).', schema: { type: 'string' } })),
+];
+const policyParameter: JsonSchema = { name: 'policy', in: 'path', required: true, description: "A storage policy index or 'total'.", schema: { type: 'string', pattern: '^([0-9]{1,5}|total)$' } };
+const accountParameter: JsonSchema = { name: 'account', in: 'path', required: true, description: 'Swift account, AUTH_<user>.', schema: { type: 'string' } };
+/** ListMeta plus the range (and the account or policy asked for). */
+const listMeta = SHARED_SCHEMAS.ListMeta as { required: string[]; properties: Record<string, JsonSchema> };
+const utilMeta = (extra: Record<string, JsonSchema>, required: string[]): JsonSchema => ({
+  type: 'object',
+  required: [...listMeta.required, 'end', 'start', ...required],
+  additionalProperties: false,
+  properties: { ...listMeta.properties, start: { type: 'string', description: 'First hour, UTC.' }, end: { type: 'string', description: 'End of the last hour, UTC.' }, ...extra },
+});
+const utilEnvelope = (meta: JsonSchema, item: JsonSchema): JsonSchema => ({
+  type: 'object',
+  required: ['meta', 'objects'],
+  additionalProperties: false,
+  properties: { meta, objects: { type: 'array', items: item } },
+});
+const accountItem: JsonSchema = { type: 'object', required: ['account'], additionalProperties: false, properties: { account: { type: 'string' } } };
+const policyIndex = { policy_index: { type: ['integer', 'string'] } };
+const hourItem = (counters: string[]): JsonSchema => ({
+  type: 'object',
+  required: ['end', 'pct_complete', 'start', ...counters],
+  additionalProperties: false,
+  properties: {
+    start: { type: 'string' },
+    end: { type: 'string' },
+    pct_complete: { type: 'number', minimum: 0, maximum: 100, description: 'Share of the hour that was sampled.' },
+    ...Object.fromEntries(counters.map((c) => [c, { type: 'integer', minimum: 0 }])),
+  },
+});
+const withCsv = (content: JsonSchema): JsonSchema => ({ ...content, 'text/csv': { schema: { type: 'string' } } });
+
+function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
+  const base = `${API_ROOT}/clusters/{id}/utilization`;
+  const out: Record<string, Record<string, JsonSchema>> = {};
+  for (const kind of ['storage', 'transfer']) {
+    out[`${base}/${kind}/{policy}/`] = {
+      get: {
+        tags: ['utilization'],
+        operationId: `utilization_${kind}_accounts`,
+        summary: `Accounts with ${kind} records in the range`,
+        parameters: [policyParameter, ...utilParameters],
+        responses: {
+          200: { description: 'The accounts, one page (CSV: one `account` column).', content: withCsv(jsonOrXml(utilEnvelope(utilMeta(policyIndex, ['policy_index']), accountItem))) },
+          ...authenticatedErrors({ 404: 'NotFound' }),
+        },
+      },
+    };
+    out[`${base}/${kind}/{policy}/{account}/detail/`] = {
+      get: {
+        tags: ['utilization'],
+        operationId: `utilization_${kind}_detail`,
+        summary: `An account's hourly ${kind} records`,
+        parameters: [policyParameter, accountParameter, ...utilParameters],
+        responses: {
+          200: {
+            description: 'One record per hour; an account never seen has none.',
+            content: withCsv(jsonOrXml(utilEnvelope(utilMeta({ account: { type: 'string' }, ...policyIndex }, ['account', 'policy_index']), hourItem(kind === 'storage' ? ['bytes_used', 'container_count', 'object_count'] : ['bytes_in', 'bytes_out', 'req_count'])))),
+          },
+          ...authenticatedErrors({ 404: 'NotFound' }),
+        },
+      },
+    };
+    out[`${base}/${kind}/`] = {
+      post: {
+        tags: ['utilization'],
+        operationId: `utilization_${kind}_record`,
+        summary: `Record a round of ${kind} samples (collector)`,
+        requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
+        responses: { 200: { description: 'What was stored.', content: jsonOrXml({ type: 'object' }) }, ...authenticatedErrors({ ...WRITE_ERRORS, 404: 'NotFound' }) },
+      },
+    };
+  }
+  out[`${base}/summary/`] = {
+    get: {
+      tags: ['utilization'],
+      operationId: 'utilization_summary',
+      summary: 'Per-account totals over the range, from daily rollups',
+      parameters: utilParameters,
+      responses: {
+        200: { description: 'One row per account.', content: withCsv(jsonOrXml(utilEnvelope(utilMeta({}, []), { type: 'object', required: ['account'] }))) },
+        ...authenticatedErrors({ 404: 'NotFound' }),
+      },
+    },
+  };
+  out[`${base}/accounts/`] = {
+    get: {
+      tags: ['utilization'],
+      operationId: 'utilization_known_accounts',
+      summary: 'Every account ever created on the cluster (what the storage collector reads)',
+      parameters: [format, { $ref: '#/components/parameters/limit' }, ...utilParameters.slice(5)],
+      responses: { 200: { description: 'One page of accounts.', content: jsonOrXml(envelope(accountItem)) }, ...authenticatedErrors({ 404: 'NotFound' }) },
+    },
+  };
+  return out;
+}
+
 function handKeptPaths(): Record<string, Record<string, JsonSchema>> {
   return {
     [`${API_ROOT}/`]: {
@@ -206,6 +310,16 @@ function handKeptPaths(): Record<string, Record<string, JsonSchema>> {
         responses: { 204: { description: 'Deleted.' }, ...authenticatedErrors({ 403: 'Forbidden', 404: 'NotFound' }) },
       },
     },
+    [`${API_ROOT}/whoami/`]: {
+      get: {
+        tags: ['operators'],
+        operationId: 'whoami',
+        summary: 'The operator the key belongs to (any role)',
+        parameters: [format],
+        responses: { 200: { description: 'The operator.', content: jsonOrXml(schemaRef('operators')) }, ...authenticatedErrors() },
+      },
+    },
+    ...utilizationPaths(),
     '/healthz': {
       get: {
         tags: ['probes'],
@@ -294,7 +408,7 @@ export function openApiDocument(discoverable: readonly ResourceDef[]): JsonSchem
     },
     servers: [{ url: '/' }],
     security: [{ apiKey: [] }],
-    tags: ['users', 'clusters', 'operators', 'audit', 'capacity', 'discovery', 'probes'].map((name) => ({ name })),
+    tags: ['users', 'clusters', 'operators', 'audit', 'capacity', 'utilization', 'discovery', 'probes'].map((name) => ({ name })),
     paths: finished,
     components: {
       securitySchemes: {
