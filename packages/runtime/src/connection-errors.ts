@@ -24,10 +24,11 @@ export const CONNECTION_CODES: ReadonlySet<string> = new Set([
 export const isConnectionCode = (code: string): boolean => CONNECTION_CODES.has(code) || code.startsWith('08');
 
 /**
- * node-postgres raises these without a code when the connection is gone or broken (and knex when
- * its pool has no connection to give within its timeout): the only way to know them is the text.
+ * node-postgres raises these without a code when the connection is gone or broken: the only way to
+ * know them is the text. Not anchored: knex puts the failed statement's SQL before the driver's
+ * message ("select … - Connection terminated unexpectedly").
  */
-const CODELESS_CONNECTION_FAILURE = /^(Connection terminated|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)/;
+const CODELESS_CONNECTION_FAILURE = /Connection terminated|Connection ended unexpectedly|is not queryable|Timeout acquiring a connection/i;
 
 /** Whether a Postgres driver error means the database could not be reached (a 503, not a bug). */
 export function isDatabaseUnreachable(err: unknown): boolean {
