@@ -17,12 +17,13 @@
  */
 import { performance } from 'node:perf_hooks';
 import { gzipSync } from 'node:zlib';
-import { bootstrap, createApp, createDeps, migrateLatest, readConfig } from '@cairn/management-api';
+import { bootstrap, createDeps, migrateLatest, readConfig } from '@cairn/management-api';
 import { parseRing } from '@cairn/swift-cluster';
-import { BASELINE_ROLE, serveApp, startChild, stopChild } from './lib/children';
+import { BASELINE_ROLE, startChild, stopChild } from './lib/children';
 import { party } from './lib/cpu';
 import { intEnv, stringEnv } from './lib/env';
 import { checkOnce, measureBracketed, type LoadSettings, type Scenario } from './lib/load';
+import { ADMIN_KEY, ADMIN_USER, API_ROLE, HEADERS, serveApi } from './lib/api-child';
 import { runBenchmark, type Cleanups } from './lib/main';
 import { createThrowawayDatabase, dropDatabase } from './lib/postgres';
 import { fmtInt, fmtMs, printResults, verdict, type Verdict } from './lib/report';
@@ -39,18 +40,6 @@ const POLICIES = 8;
 const TARGETS = { listP50Ms: 50, putSeconds: 5, ringParseMs: 1000 };
 const RING = { partPower: 18, replicas: 3, devices: 10_000 };
 
-const ADMIN_USER = 'bench-admin';
-/** Not a secret: it only ever opens a throwaway benchmark database on loopback. */
-const ADMIN_KEY = 'cairn-bench-admin-key-not-a-secret-0123456789';
-const HEADERS = { authorization: `ApiKey ${ADMIN_USER}:${ADMIN_KEY}`, accept: 'application/json' };
-const API_ROLE = 'api';
-
-async function serve(role: string): Promise<void> {
-  if (role !== API_ROLE) throw new Error(`unknown role ${role}`);
-  const config = readConfig({ DATABASE_URL: process.env.BENCH_CHILD_DATABASE_URL, LOG_LEVEL: 'warn', CAIRN_MIGRATE_ON_START: 'false' });
-  const deps = createDeps(config);
-  serveApp(createApp(deps), () => deps.db.destroy());
-}
 
 /** mulberry32: a small seeded PRNG, so every run reports the same cluster. */
 function prng(seed: number): () => number {
@@ -198,4 +187,4 @@ async function main(cleanups: Cleanups): Promise<void> {
   );
 }
 
-runBenchmark({ serve, main });
+runBenchmark({ serve: serveApi, main });

@@ -18,9 +18,10 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
-import { bootstrap, createApp, createDeps, ensureHourlyPartitions, migrateLatest, readConfig, rollUpDay } from '@cairn/management-api';
-import { serveApp, startChild, stopChild } from './lib/children';
+import { bootstrap, createDeps, ensureHourlyPartitions, migrateLatest, readConfig, rollUpDay } from '@cairn/management-api';
+import { startChild, stopChild } from './lib/children';
 import { intEnv, stringEnv } from './lib/env';
+import { ADMIN_KEY, ADMIN_USER, API_ROLE, HEADERS, serveApi } from './lib/api-child';
 import { runBenchmark, type Cleanups } from './lib/main';
 import { throwawayDatabase } from './lib/postgres';
 import { fmtInt, fmtMs } from './lib/report';
@@ -36,18 +37,6 @@ const TARGETS = { writeSeconds: 30, detailP50Ms: 10, summaryCsvSeconds: 2 };
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
-const ADMIN_USER = 'bench-admin';
-/** Not a secret: it only ever opens a throwaway benchmark database on loopback. */
-const ADMIN_KEY = 'cairn-bench-admin-key-not-a-secret-0123456789';
-const HEADERS = { authorization: `ApiKey ${ADMIN_USER}:${ADMIN_KEY}`, accept: 'application/json' };
-const API_ROLE = 'api';
-
-async function serve(role: string): Promise<void> {
-  if (role !== API_ROLE) throw new Error(`unknown role ${role}`);
-  const config = readConfig({ DATABASE_URL: process.env.BENCH_CHILD_DATABASE_URL, LOG_LEVEL: 'warn', CAIRN_MIGRATE_ON_START: 'false' });
-  const deps = createDeps(config);
-  serveApp(createApp(deps), () => deps.db.destroy());
-}
 
 const account = (prefix: string, i: number) => `AUTH_${prefix}${String(i).padStart(7, '0')}`;
 const quantile = (xs: number[], q: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))]!;
@@ -195,4 +184,4 @@ async function main(cleanups: Cleanups): Promise<void> {
   );
 }
 
-runBenchmark({ serve, main });
+runBenchmark({ serve: serveApi, main });
