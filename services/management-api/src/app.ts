@@ -1,7 +1,7 @@
 import { metricsEndpoint, readinessEndpoint, requestLogger, requestLogging } from '@cairn/runtime';
 import express, { type Express } from 'express';
 import { randomUUID } from 'node:crypto';
-import { errors } from '@cairn/domain';
+import { DEFAULT_RETENTION, errors } from '@cairn/domain';
 import type { Deps } from './deps';
 import { authenticate, CredentialCache } from './http/auth';
 import { refuseDeclaredOver } from './http/body';
@@ -9,7 +9,7 @@ import { errorHandler } from './http/errors';
 import { consoleRouter } from './http/console';
 import { createApiMetrics } from './http/metrics';
 import { negotiateOnce, send } from './http/respond';
-import { API_ROOT } from './http/uris';
+import { API_ROOT } from './resources/uris';
 import { auditResource, auditRouter } from './routes/audit';
 import { clustersResource, clustersRouter } from './routes/clusters';
 import { operatorsResource, operatorsRouter } from './routes/operators';
@@ -19,7 +19,6 @@ import { discoveryRouter } from './routes/root';
 import { usersResource, usersRouter } from './routes/users';
 import { whoamiRouter } from './routes/whoami';
 import { utilizationRouter, UTILIZATION_WRITE_LIMIT } from './routes/utilization';
-import { DEFAULT_RETENTION } from './services/time-range';
 
 /** Bodies are small field sets; anything larger is refused with 413 before it is parsed. */
 export const BODY_LIMIT = '64kb';

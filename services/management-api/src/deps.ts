@@ -1,12 +1,11 @@
 import type { Knex } from 'knex';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { logDestination } from '@cairn/runtime';
-import { DEFAULT_SCRYPT_PARAMS, hashPassword, type ScryptParams } from '@cairn/domain';
+import { DEFAULT_SCRYPT_PARAMS, hashPassword, type ScryptParams, type UtilizationRetention } from '@cairn/domain';
 import type { ManagementApiConfig } from './config';
 import { createDatabase } from './db/database';
 import { builtConsoleDir } from './http/console';
 import { createApiMetrics, type ApiMetrics } from './http/metrics';
-import type { UtilizationRetention } from './services/time-range';
 
 /** Everything the app needs from the outside world, built once from config and passed in. */
 export interface Deps {

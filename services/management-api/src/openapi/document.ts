@@ -1,5 +1,5 @@
 import { clusterCreateSchema, clusterPatchSchema, operatorCreateSchema, operatorPatchSchema, userCreateSchema, userPatchSchema } from '@cairn/domain';
-import { API_ROOT } from '../http/uris';
+import { API_ROOT } from '../resources/uris';
 import { auditResource } from '../routes/audit';
 import { clustersResource } from '../routes/clusters';
 import { devicesResource } from '../routes/devices';

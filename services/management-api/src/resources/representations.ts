@@ -1,6 +1,6 @@
 import type { Cluster, Operator, StorageUser } from '@cairn/domain';
-import { asResource, JsonText } from '../http/serialize';
-import { apiKeyUri, clusterUri, operatorUri, userUri } from '../http/uris';
+import { asResource, JsonText } from './marks';
+import { apiKeyUri, clusterUri, operatorUri, userUri } from './uris';
 import type { ApiKeyInfo } from '../repositories/operators';
 
 /** The public JSON of each resource; nothing else ever leaves the API (no hashes, no generation). */

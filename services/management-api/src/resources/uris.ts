@@ -1,4 +1,6 @@
-import { INT4_MAX, INT8_MAX } from './resource';
+/** The largest values of Postgres's integer and bigint columns: ids beyond them cannot exist. */
+export const INT4_MAX = 2147483647n;
+export const INT8_MAX = 9223372036854775807n;
 
 export const API_ROOT = '/api/v1';
 export const clusterUri = (id: number): string => `${API_ROOT}/clusters/${id}/`;
