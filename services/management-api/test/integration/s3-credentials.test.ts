@@ -135,6 +135,17 @@ describe.each(DB_KINDS)('S3 credentials on %s', (kind) => {
     }
   });
 
+  // LISTEN needs a real Postgres connection; PGlite's single connection is the app's.
+  (kind === 'postgres' ? it : it.skip)('when the credentials are truncated, then listeners are told to forget them all', async () => {
+    const listener = new Client(app.db.client.config.connection as string | object);
+    await listener.connect();
+    await listener.query(`LISTEN ${S3_CREDENTIAL_CHANGES_CHANNEL}`);
+    const heard = new Promise<string>((resolve) => listener.on('notification', (n) => resolve(n.payload ?? '')));
+    await app.db.raw('TRUNCATE s3_credentials');
+    expect(JSON.parse(await heard)).toEqual({ all: true });
+    await listener.end();
+  });
+
   it('when a reader or an admin limited to another cluster asks, then reads are filtered and writes refused', async () => {
     const other = await createCluster(app, 's3-other');
     const user = await createUser(app, 's3-readable');
