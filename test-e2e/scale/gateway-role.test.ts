@@ -88,12 +88,22 @@ describe('auth-gateway as the read-only gateway role', () => {
       "UPDATE clusters SET storage_url = 'http://evil/v1'",
       'DELETE FROM storage_users',
       'SELECT * FROM api_keys',
+      "UPDATE s3_credentials SET secret_sealed = 'x'",
+      'SELECT * FROM audit_log',
+      'DELETE FROM audit_log',
       'SELECT * FROM operators',
       'CREATE TABLE gateway_owned (id int)',
     ];
     for (const sql of refusals) await expect(asRole.raw(sql)).rejects.toThrow(/permission denied/);
     const alice = await stack.db('storage_users').where({ username: 'alice' }).first();
     expect(alice.enabled).toBe(false);
+  });
+
+  it('when the role writes what the OS-EC2 endpoints write, then Postgres allows a credential and its audit record', async () => {
+    const alice = await stack.db('storage_users').where({ username: 'alice' }).first();
+    const [row] = await asRole('s3_credentials').insert({ storage_user_id: alice.id, access_key: 'ROLETEST000000000001', secret_sealed: 'v1:x' }).returning(['id']);
+    await asRole('audit_log').insert({ operator_name: 'storage user alice', action: 'create', target_type: 's3_credentials', target_id: String(row.id), target_name: 'ROLETEST000000000001', target_uri: '/x/' });
+    expect(await asRole('s3_credentials').where({ id: row.id }).delete()).toBe(1);
   });
 
   it('when the role lacks CONNECT on a hardened database, then it cannot even connect (the grant is needed)', async () => {

@@ -1,6 +1,7 @@
 import * as gateway from '@cairn/auth-gateway';
 import { exitOnSignals, logsAreJson } from '@cairn/runtime';
 import * as api from '@cairn/management-api';
+import { withEmbeddedS3Keys } from './embedded-s3-keys';
 import { chooseCluster, type ChoiceContext } from './gateway-cluster';
 
 /** How often the launcher looks again for a cluster the gateway can serve while it has none. */
@@ -15,7 +16,7 @@ const CLUSTER_WAIT_MS = 1000;
  * as soon as one exists.
  */
 export async function startAll(): Promise<void> {
-  const apiConfig = api.readConfig();
+  const apiConfig = withEmbeddedS3Keys(api.readConfig());
   const gatewayConfig = gateway.readConfig();
   const apiDeps = api.createDeps(apiConfig);
   const runningApi = await api.startManagementApi(apiConfig, apiDeps);
