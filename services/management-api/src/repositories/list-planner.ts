@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/database';
 import type { Filter, ListQuery, Ordering, Page } from './list-types';
+import { type RangeBuckets, type RangeQuery, rangeSeekDirection, seekPage, segmentsTotalSql, withSegments } from './list-ranges';
 
 /**
  * The one way every list is read: a page of rows and an exact total_count, in plain knex queries
@@ -13,13 +14,18 @@ import type { Filter, ListQuery, Ordering, Page } from './list-types';
  *    caller's visibility narrow the same set. What is left is the residual filters.
  * 2. Fetch, in one statement (one snapshot): the total as a one-row subquery, laterally joined to
  *    the page. The total is read from trigger-kept counters when the residual filters are empty
- *    (users: cluster_user_counts), else counted. The page starts
+ *    (users: cluster_user_counts), from trigger-kept counters per range of names when the only
+ *    residual filter is a prefix of the name (users: storage_user_name_buckets: the ranges inside
+ *    the prefix summed, the two at its ends counted in the index), else counted. The page starts
  *      - near the start (offset ≤ DEEP_OFFSET): plain ORDER BY … LIMIT … OFFSET (an index on
  *        (field, id) serves it: the id tie-breaker follows the field's direction);
  *      - deep, no residual filters, with id-bucket counters (users), ordered by id or by a column
  *        the buckets are split by (users: cluster, enabled, is_superuser), then id: at the bucket
  *        where the offset falls, found by a running sum over the counters in the page's order, so
  *        fewer than one bucket of rows is walked;
+ *      - deep, ordered by a column with range counters (users: name), filtered by nothing else
+ *        than the partition and a prefix of that column: in the range where the offset falls,
+ *        found by a running sum over the ranges' counters in the page's order;
  *      - otherwise deep: the page's ids first (an index-only walk over the skipped rows), then
  *        those rows.
  *    The statement's SQL depends only on the query's shape; it is compiled once per shape and each
@@ -43,6 +49,13 @@ export interface PartitionCounters {
     /** Other list columns the buckets are split by (list column → bucket table column). */
     dimensions?: Record<string, string>;
   };
+  /**
+   * Rows per partition value per range of one column's values (users: names). The ranges are
+   * shared by all partition values, each [lower, next lower): a range's `lower` is its first
+   * value, and the column's index sorts the same way (users: COLLATE "C"). Serves deep pages
+   * ordered by that column and exact totals of a prefix of it (`startswith`).
+   */
+  rangeBuckets?: RangeBuckets;
 }
 
 export interface ListSource {
@@ -180,6 +193,18 @@ function baseOf(source: ListSource, plan: Plan): Knex.QueryBuilder {
 const countersServe = (source: ListSource, plan: Plan): PartitionCounters | undefined =>
   plan.residual.length === 0 && !source.scope ? source.partition?.counters : undefined;
 
+/**
+ * The range counters answer when nothing but the partition and at most one prefix of their column
+ * restricts the rows.
+ */
+function rangesServe(source: ListSource, plan: Plan, base: Knex.QueryBuilder): RangeQuery | null {
+  const buckets = source.partition?.counters?.rangeBuckets;
+  if (!buckets || source.scope || plan.residual.length > 1) return null;
+  const [prefix] = plan.residual;
+  if (prefix && !(prefix.alias === source.alias && prefix.column === buckets.column && prefix.lookup === 'startswith')) return null;
+  return { db: source.db, alias: source.alias, buckets, partition: plan.partition, base, prefix, applyFilters };
+}
+
 function totalQuery(source: ListSource, plan: Plan, base: Knex.QueryBuilder): Knex.QueryBuilder {
   const counters = countersServe(source, plan);
   if (!counters) return base.clone().count({ total: '*' });
@@ -235,6 +260,9 @@ function pageSql(source: ListSource, plan: Plan, base: Knex.QueryBuilder, query:
   const order = (qb: Knex.QueryBuilder) => applyOrdering(qb, plan.ordering, alias);
   const buckets = countersServe(source, plan)?.idBuckets;
   const seek = seekOf(source, plan);
+  const ranges = rangesServe(source, plan, base);
+  const rangeDirection = ranges && rangeSeekDirection(plan.ordering, alias, ranges.buckets.column);
+  if (isDeep(query.offset) && ranges && rangeDirection) return seekPage(ranges, rangeDirection, source.columns, order, window);
   if (isDeep(query.offset) && buckets && seek) {
     // The running sum over the buckets, in the page's order ((column,) bucket), names the bucket
     // where the offset falls and how many rows come before it; the page is read from that bucket's
@@ -304,7 +332,15 @@ interface Sql {
  * sorting the page from the matches (few) and the ordered walk with count(*) (many). Postgres runs
  * only the branch the probe selects (each is gated by a one-time condition).
  */
-function probed(source: ListSource, plan: Plan, base: Knex.QueryBuilder, query: ListQuery, walk: Sql, few: number): { with: (qb: Knex.QueryBuilder) => Knex.QueryBuilder; total: Sql; page: Sql } {
+function probed(
+  source: ListSource,
+  plan: Plan,
+  base: Knex.QueryBuilder,
+  query: ListQuery,
+  walk: Sql,
+  few: number,
+  exact?: (qb: Knex.QueryBuilder) => Knex.QueryBuilder,
+): { with: (qb: Knex.QueryBuilder) => Knex.QueryBuilder; total: Sql; page: Sql } {
   const { db, alias } = source;
   // The probe keeps the ordering's columns, so the page is sorted from it, never by walking an index.
   const orderColumns = [...new Set(plan.ordering.map((o) => o.column).filter((c) => c !== 'id'))];
@@ -324,6 +360,17 @@ function probed(source: ListSource, plan: Plan, base: Knex.QueryBuilder, query: 
     plan.ordering,
     alias,
   ).toSQL();
+  // With range counters (`exact`: the segments of withSegments) the total is known without the probe.
+  if (exact) {
+    return {
+      with: (qb) => exact(qb).withMaterialized('probe', probe).with('probed', db.raw(`SELECT total AS n FROM (${segmentsTotalSql}) AS s`)),
+      total: { sql: 'SELECT n AS total FROM probed', bindings: [] },
+      page: {
+        sql: `(${fromMatches.sql}) UNION ALL (SELECT * FROM (${walk.sql}) AS walked WHERE (SELECT n FROM probed) > ?)`,
+        bindings: [...fromMatches.bindings, ...walk.bindings, few],
+      },
+    };
+  }
   return {
     with: (qb) => qb.withMaterialized('probe', probe).with('probed', db.raw('SELECT count(*) AS n FROM probe')),
     total: { sql: `SELECT CASE WHEN n <= ? THEN n ELSE (${count.sql}) END AS total FROM probed`, bindings: [few, ...count.bindings] },
@@ -346,8 +393,12 @@ function compile(source: ListSource, plan: Plan, query: ListQuery, window: Windo
   const base = baseOf(source, plan);
   const total = totalQuery(source, plan, base);
   const walk = pageSql(source, plan, base, query, window);
-  const statement =
-    plan.residual.length > 0 && !walk.with ? probed(source, plan, base, query, walk, tuning.fewMatches ?? FEW_MATCHES) : { with: walk.with, total: total.toSQL(), page: walk };
+  const ranges = plan.residual.length > 0 ? rangesServe(source, plan, base) : null;
+  const statement = walk.with
+    ? { with: walk.with, total: ranges ? { sql: segmentsTotalSql, bindings: [] } : total.toSQL(), page: walk }
+    : plan.residual.length > 0
+      ? probed(source, plan, base, query, walk, tuning.fewMatches ?? FEW_MATCHES, ranges ? withSegments(ranges) : undefined)
+      : { with: undefined, total: total.toSQL(), page: walk };
   // knex has no lateral join; the page's SQL goes in with its bindings still as placeholders.
   const combined = (statement.with ? statement.with(db.queryBuilder()) : db.queryBuilder())
     .select('t.total', `${alias}.*`)
