@@ -19,28 +19,34 @@ import type { Knex } from 'knex';
  *   (storage_user_name_bucket_settings, one row; tests lower it), the same statement cuts it into
  *   ranges of about the target size at names of its own rows, and recounts them from the rows.
  *   Emptied ranges stay (a later insert reuses them).
- * - Exact under concurrency: a statement locks the range rows its names fall in (in name order),
- *   then checks with a fresh snapshot that they are still the ranges its names fall in (a range is
- *   only ever cut by the holder of its lock, so after the check no range it counts into can
- *   change), and only then counts. The cut recounts rows nobody else can be adding to or removing
- *   from (they would hold the range's lock).
+ * - Exact under concurrency: a statement locks the range rows its names fall in, in name order,
+ *   reading each range's end only once it holds the range (see lockRanges); a range is only ever
+ *   cut by the holder of its lock, so no range it counts into can change until it commits. The cut
+ *   recounts rows nobody else can be adding to or removing from (they would hold the range).
  * - Names never change (the API refuses it; a guard trigger makes it a rule of the database, like
  *   the id and cluster guard), so updates need no counting. TRUNCATE resets the ranges.
  */
 const TARGET_SIZE = 4096;
 
-/** The ranges the statement's names (`names`: a transition table) fall in, locked; shared by both triggers. */
+/**
+ * Locks the ranges the statement's names (`names`: a transition table) fall in, one at a time in
+ * name order, and lists them in `held`. Each range's end is read after its lock is held (a new
+ * statement, a new snapshot under READ COMMITTED), so it is final, and it is the next range's
+ * start: ranges cut while this statement waited are found, and every statement locks in the same
+ * order, so they wait for each other but never deadlock. (A range's row is never deleted: a cut
+ * keeps it as its first piece.)
+ */
 const lockRanges = (names: string) => `
+  SELECT min(username), max(username) INTO lo, hi FROM ${names};
+  IF lo IS NULL THEN RETURN NULL; END IF;
+  held := '{}';
+  SELECT max(lower_name) INTO cur FROM storage_user_name_ranges WHERE lower_name <= lo;
   LOOP
-    SELECT min(username), max(username) INTO lo, hi FROM ${names};
-    EXIT WHEN lo IS NULL;
-    SELECT coalesce(array_agg(lower_name ORDER BY lower_name), '{}') INTO wanted FROM storage_user_name_ranges
-     WHERE lower_name <= hi AND (upper_name IS NULL OR upper_name > lo);
-    PERFORM 1 FROM storage_user_name_ranges WHERE lower_name = ANY (wanted) ORDER BY lower_name FOR UPDATE;
-    -- A new statement, a new snapshot (READ COMMITTED): were any of them cut meanwhile?
-    SELECT coalesce(array_agg(lower_name ORDER BY lower_name), '{}') INTO held FROM storage_user_name_ranges
-     WHERE lower_name <= hi AND (upper_name IS NULL OR upper_name > lo);
-    EXIT WHEN held = wanted;
+    PERFORM 1 FROM storage_user_name_ranges WHERE lower_name = cur FOR UPDATE;
+    SELECT upper_name INTO nxt FROM storage_user_name_ranges WHERE lower_name = cur;
+    IF nxt IS NULL OR nxt > lo THEN held := held || cur; END IF;
+    EXIT WHEN nxt IS NULL OR nxt > hi;
+    cur := nxt;
   END LOOP;`;
 
 /**
@@ -110,12 +116,12 @@ export async function up(knex: Knex): Promise<void> {
     DECLARE
       lo varchar COLLATE "C";
       hi varchar COLLATE "C";
-      wanted varchar[] COLLATE "C";
+      cur varchar COLLATE "C";
+      nxt varchar COLLATE "C";
       held varchar[] COLLATE "C";
       big varchar COLLATE "C";
     BEGIN
       ${lockRanges('inserted_users')}
-      IF lo IS NULL THEN RETURN NULL; END IF;
       WITH counted AS (${assigned('inserted_users', '')}),
         per_cluster AS (
           INSERT INTO storage_user_name_buckets (cluster_id, lower_name, n)
@@ -136,11 +142,11 @@ export async function up(knex: Knex): Promise<void> {
     DECLARE
       lo varchar COLLATE "C";
       hi varchar COLLATE "C";
-      wanted varchar[] COLLATE "C";
+      cur varchar COLLATE "C";
+      nxt varchar COLLATE "C";
       held varchar[] COLLATE "C";
     BEGIN
       ${lockRanges('deleted_users')}
-      IF lo IS NULL THEN RETURN NULL; END IF;
       WITH counted AS (${assigned('deleted_users', '-')}),
         per_cluster AS (
           UPDATE storage_user_name_buckets b SET n = b.n + c.n
