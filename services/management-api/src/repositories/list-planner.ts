@@ -224,8 +224,7 @@ interface Seek {
   direction: 'asc' | 'desc';
 }
 
-function seekOf(source: ListSource, plan: Plan): Seek | null {
-  const buckets = countersServe(source, plan)?.idBuckets;
+function seekOf(source: ListSource, plan: Plan, buckets = countersServe(source, plan)?.idBuckets): Seek | null {
   if (!buckets) return null;
   const { alias } = source;
   const [first, second, ...rest] = plan.ordering;
@@ -254,7 +253,64 @@ interface Window {
   offset: Knex.Value;
 }
 
-function pageSql(source: ListSource, plan: Plan, base: Knex.QueryBuilder, query: ListQuery, window: Window): PageSql {
+/**
+ * A deep page sought through the id buckets. `outside`: rows of the partition the filters leave out
+ * (`dim`, `bucket` of each), subtracted from the buckets' counts; without it the filters must be
+ * none.
+ */
+function idSeekPage(
+  source: ListSource,
+  plan: Plan,
+  base: Knex.QueryBuilder,
+  window: Window,
+  buckets: NonNullable<PartitionCounters['idBuckets']>,
+  seek: Seek,
+  outside?: Knex.Raw,
+): PageSql {
+  const { db, alias } = source;
+  const idCol = `${alias}.id`;
+  const order = (qb: Knex.QueryBuilder) => applyOrdering(qb, plan.ordering, alias);
+  // The running sum over the buckets, in the page's order ((column,) bucket), names the bucket
+  // where the offset falls and how many rows come before it; the page is read from that bucket's
+  // first row (last, descending) with an OFFSET of the rest. Same rows as the plain OFFSET: every
+  // row before the bucket is counted and none inside it skipped.
+  const { direction, column } = seek;
+  const dim = column ? db.raw('?? AS dim, ', [column.counter]).toQuery() : '';
+  const counted = db(buckets.table)
+    .select(db.raw(`${dim}?? AS bucket`, [buckets.bucket]))
+    .sum({ n: buckets.count })
+    .groupBy(column ? ['dim', 'bucket'] : ['bucket']);
+  if (plan.partition !== 'all') counted.whereIn(buckets.key, [...plan.partition]);
+  const keys = column ? 'dim, bucket' : 'bucket';
+  const perBucket = outside
+    ? db.raw(
+        `SELECT ${keys}, c.n - coalesce(o.n, 0) AS n FROM (${counted.toSQL().sql}) AS c
+           LEFT JOIN (SELECT ${keys}, count(*) AS n FROM outside GROUP BY ${keys}) AS o USING (${keys})`,
+        counted.toSQL().bindings as Knex.RawBinding[],
+      )
+    : counted;
+  const bits = buckets.bits;
+  const key = column ? `dim ${direction}, bucket ${direction}` : `bucket ${direction}`;
+  const lower = `(SELECT bucket FROM seek) << ${bits}`;
+  const upper = `(((SELECT bucket FROM seek) + 1) << ${bits}) - 1`;
+  const op = direction === 'asc' ? '>=' : '<=';
+  const bound = column
+    ? db.raw(`(??, ??) ${op} ((SELECT dim FROM seek), ${direction === 'asc' ? lower : upper})`, [`${alias}.${column.list}`, idCol])
+    : db.raw(`?? ${op} ${direction === 'asc' ? lower : upper}`, [idCol]);
+  const ordered = order(base.clone().select(source.columns).where(bound)).toSQL();
+  return {
+    // knex takes only numbers for OFFSET; this one is an expression of the statement's own seek.
+    sql: `${ordered.sql} LIMIT ? OFFSET (?::bigint - (SELECT before FROM seek))::bigint`,
+    bindings: [...ordered.bindings, window.limit, window.offset],
+    with: (qb) =>
+      (outside ? qb.withMaterialized('outside', outside) : qb)
+        .with('per_bucket', perBucket)
+        .with('running', db.raw(`SELECT ${column ? 'dim, ' : ''}bucket, n, sum(n) OVER (ORDER BY ${key}) AS upto FROM per_bucket`))
+        .with('seek', db.raw(`SELECT ${column ? 'dim, ' : ''}bucket, upto - n AS before FROM running WHERE upto > ?::bigint ORDER BY ${key} LIMIT 1`, [window.offset])),
+  };
+}
+
+function pageSql(source: ListSource, plan: Plan, base: Knex.QueryBuilder, query: ListQuery, window: Window, few: number): PageSql {
   const { db, alias } = source;
   const idCol = `${alias}.id`;
   const order = (qb: Knex.QueryBuilder) => applyOrdering(qb, plan.ordering, alias);
@@ -263,38 +319,7 @@ function pageSql(source: ListSource, plan: Plan, base: Knex.QueryBuilder, query:
   const ranges = rangesServe(source, plan, base);
   const rangeDirection = ranges && rangeSeekDirection(plan.ordering, alias, ranges.buckets.column);
   if (isDeep(query.offset) && ranges && rangeDirection) return seekPage(ranges, rangeDirection, source.columns, order, window);
-  if (isDeep(query.offset) && buckets && seek) {
-    // The running sum over the buckets, in the page's order ((column,) bucket), names the bucket
-    // where the offset falls and how many rows come before it; the page is read from that bucket's
-    // first row (last, descending) with an OFFSET of the rest. Same rows as the plain OFFSET: every
-    // row before the bucket is counted and none inside it skipped.
-    const { direction, column } = seek;
-    const dim = column ? db.raw('?? AS dim, ', [column.counter]).toQuery() : '';
-    const perBucket = db(buckets.table)
-      .select(db.raw(`${dim}?? AS bucket`, [buckets.bucket]))
-      .sum({ n: buckets.count })
-      .groupBy(column ? ['dim', 'bucket'] : ['bucket']);
-    if (plan.partition !== 'all') perBucket.whereIn(buckets.key, [...plan.partition]);
-    const bits = buckets.bits;
-    const key = column ? `dim ${direction}, bucket ${direction}` : `bucket ${direction}`;
-    const lower = `(SELECT bucket FROM seek) << ${bits}`;
-    const upper = `(((SELECT bucket FROM seek) + 1) << ${bits}) - 1`;
-    const op = direction === 'asc' ? '>=' : '<=';
-    const bound = column
-      ? db.raw(`(??, ??) ${op} ((SELECT dim FROM seek), ${direction === 'asc' ? lower : upper})`, [`${alias}.${column.list}`, idCol])
-      : db.raw(`?? ${op} ${direction === 'asc' ? lower : upper}`, [idCol]);
-    const ordered = order(base.clone().select(source.columns).where(bound)).toSQL();
-    return {
-      // knex takes only numbers for OFFSET; this one is an expression of the statement's own seek.
-      sql: `${ordered.sql} LIMIT ? OFFSET (?::bigint - (SELECT before FROM seek))::bigint`,
-      bindings: [...ordered.bindings, window.limit, window.offset],
-      with: (qb) =>
-        qb
-          .with('per_bucket', perBucket)
-          .with('running', db.raw(`SELECT ${column ? 'dim, ' : ''}bucket, n, sum(n) OVER (ORDER BY ${key}) AS upto FROM per_bucket`))
-          .with('seek', db.raw(`SELECT ${column ? 'dim, ' : ''}bucket, upto - n AS before FROM running WHERE upto > ?::bigint ORDER BY ${key} LIMIT 1`, [window.offset])),
-    };
-  }
+  if (isDeep(query.offset) && buckets && seek) return idSeekPage(source, plan, base, window, buckets, seek);
   // LIMIT and OFFSET written here (knex's take only numbers), so they stay bound values.
   const slice = (q: Knex.QueryBuilder): Knex.Raw => {
     const ordered = order(q).toSQL();
@@ -302,7 +327,29 @@ function pageSql(source: ListSource, plan: Plan, base: Knex.QueryBuilder, query:
   };
   if (isDeep(query.offset)) {
     const { sql, bindings } = db(`${source.table} as ${alias}`).select(source.columns).whereRaw('?? IN (?)', [idCol, slice(base.clone().select(idCol))]).toSQL();
-    return { sql, bindings };
+    const idBuckets = ranges?.prefix && source.partition?.counters?.idBuckets;
+    const prefixSeek = idBuckets && seekOf(source, plan, idBuckets);
+    if (!ranges?.prefix || !idBuckets || !prefixSeek) return { sql, bindings };
+    // A prefix that matches most of the partition, in an order the id buckets serve: the few rows
+    // it leaves out are found in the name index, on both sides of the matches (below the prefix,
+    // above the last match), and subtracted from the buckets. More than `few` left out: the walk.
+    const col = `${alias}.${ranges.buckets.column}`;
+    const partitionOnly = baseOf(source, { ...plan, residual: [] });
+    const dim = prefixSeek.column ? db.raw('?? AS dim, ', [`${alias}.${prefixSeek.column.list}`]).toQuery() : '';
+    // Each side walks the name index away from the matches (the ORDER BY keeps Postgres on it).
+    const side = (where: Knex.Raw, direction: 'asc' | 'desc') =>
+      partitionOnly.clone().select(db.raw(`${dim}?? >> ${idBuckets.bits} AS bucket`, [idCol])).where(where).orderBy(col, direction).limit(few + 1).toSQL();
+    const below = side(db.raw('?? < ?', [col, String(ranges.prefix.values[0])]), 'desc');
+    const lastMatch = base.clone().max(col).toSQL();
+    const above = side(db.raw(`?? > (${lastMatch.sql})`, [col, ...lastMatch.bindings] as Knex.RawBinding[]), 'asc');
+    const outside = db.raw(`(${below.sql}) UNION ALL (${above.sql})`, [...below.bindings, ...above.bindings] as Knex.RawBinding[]);
+    const sought = idSeekPage(source, plan, base, window, idBuckets, prefixSeek, outside);
+    const segments = withSegments(ranges);
+    return {
+      sql: `(SELECT * FROM (${sought.sql}) AS sought WHERE (SELECT count(*) FROM outside) <= ?) UNION ALL (SELECT * FROM (${sql}) AS walked WHERE (SELECT count(*) FROM outside) > ?)`,
+      bindings: [...sought.bindings, few, ...bindings, few],
+      with: (qb) => sought.with!(segments(qb)),
+    };
   }
   const { sql, bindings } = slice(base.clone().select(source.columns)).toSQL();
   return { sql, bindings };
@@ -392,12 +439,13 @@ function compile(source: ListSource, plan: Plan, query: ListQuery, window: Windo
   const { db, alias } = source;
   const base = baseOf(source, plan);
   const total = totalQuery(source, plan, base);
-  const walk = pageSql(source, plan, base, query, window);
+  const few = tuning.fewMatches ?? FEW_MATCHES;
+  const walk = pageSql(source, plan, base, query, window, few);
   const ranges = plan.residual.length > 0 ? rangesServe(source, plan, base) : null;
   const statement = walk.with
     ? { with: walk.with, total: ranges ? { sql: segmentsTotalSql, bindings: [] } : total.toSQL(), page: walk }
     : plan.residual.length > 0
-      ? probed(source, plan, base, query, walk, tuning.fewMatches ?? FEW_MATCHES, ranges ? withSegments(ranges) : undefined)
+      ? probed(source, plan, base, query, walk, few, ranges ? withSegments(ranges) : undefined)
       : { with: undefined, total: total.toSQL(), page: walk };
   // knex has no lateral join; the page's SQL goes in with its bindings still as placeholders.
   const combined = (statement.with ? statement.with(db.queryBuilder()) : db.queryBuilder())

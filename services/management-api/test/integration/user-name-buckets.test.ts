@@ -151,6 +151,16 @@ describe.each(DB_KINDS)('user name buckets on %s', (kind) => {
         expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
         expect({ params, ranges: statements.some((sql) => sql.includes('storage_user_name_buckets')) }).toEqual({ params, ranges: true });
       }
+      // A prefix that leaves out only a few users, ordered by id or cluster: the id buckets less those few.
+      for (const params of [
+        [['user__startswith', 'n00'], ['offset', '9000']],
+        [['user__startswith', 'n0'], ['order_by', '-cluster'], ['offset', '7000'], ['limit', '45']],
+        [['user__startswith', 'n01'], ['order_by', '-id'], ['cluster__in', `${clusters[0]},${clusters[1]}`], ['offset', '6000']],
+      ] as Params[]) {
+        statements.length = 0;
+        expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
+        expect({ params, sought: statements.some((sql) => sql.includes('storage_user_id_buckets') && sql.includes('outside')) }).toEqual({ params, sought: true });
+      }
     } finally {
       db.off('query', spy);
     }
