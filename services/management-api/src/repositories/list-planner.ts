@@ -22,7 +22,9 @@ import { type RangeBuckets, type RangeQuery, rangeSeekDirection, seekPage, segme
  *      - deep, no residual filters, with id-bucket counters (users), ordered by id or by a column
  *        the buckets are split by (users: cluster, enabled, is_superuser), then id: at the bucket
  *        where the offset falls, found by a running sum over the counters in the page's order, so
- *        fewer than one bucket of rows is walked;
+ *        fewer than one bucket of rows is walked; the same with a prefix of a column with range
+ *        counters that leaves out at most FEW_MATCHES rows of the partition: those rows, read from
+ *        the column's index on both sides of the matches, are subtracted from the buckets;
  *      - deep, ordered by a column with range counters (users: name), filtered by nothing else
  *        than the partition and a prefix of that column: in the range where the offset falls,
  *        found by a running sum over the ranges' counters in the page's order;
@@ -243,6 +245,8 @@ function seekOf(source: ListSource, plan: Plan, buckets = countersServe(source, 
 interface PageSql {
   sql: string;
   bindings: readonly Knex.Value[];
+  /** The page still goes behind the probe (see probed), which adds the range segments it refers to. */
+  probe?: boolean;
   /** Common table expressions the page refers to. */
   with?: (qb: Knex.QueryBuilder) => Knex.QueryBuilder;
 }
@@ -337,18 +341,30 @@ function pageSql(source: ListSource, plan: Plan, base: Knex.QueryBuilder, query:
     const partitionOnly = baseOf(source, { ...plan, residual: [] });
     const dim = prefixSeek.column ? db.raw('?? AS dim, ', [`${alias}.${prefixSeek.column.list}`]).toQuery() : '';
     // Each side walks the name index away from the matches (the ORDER BY keeps Postgres on it).
+    // Read only when the matches are many (`probed`: see probed): Postgres may evaluate the seek
+    // below even where its branch of the page is switched off.
     const side = (where: Knex.Raw, direction: 'asc' | 'desc') =>
-      partitionOnly.clone().select(db.raw(`${dim}?? >> ${idBuckets.bits} AS bucket`, [idCol])).where(where).orderBy(col, direction).limit(few + 1).toSQL();
+      partitionOnly
+        .clone()
+        .select(db.raw(`${dim}?? >> ${idBuckets.bits} AS bucket`, [idCol]))
+        .where(where)
+        .whereRaw('(SELECT n FROM probed) > ?', [few])
+        .orderBy(col, direction)
+        .limit(few + 1)
+        .toSQL();
     const below = side(db.raw('?? < ?', [col, String(ranges.prefix.values[0])]), 'desc');
     const lastMatch = base.clone().max(col).toSQL();
     const above = side(db.raw(`?? > (${lastMatch.sql})`, [col, ...lastMatch.bindings] as Knex.RawBinding[]), 'asc');
     const outside = db.raw(`(${below.sql}) UNION ALL (${above.sql})`, [...below.bindings, ...above.bindings] as Knex.RawBinding[]);
     const sought = idSeekPage(source, plan, base, window, idBuckets, prefixSeek, outside);
-    const segments = withSegments(ranges);
+    // Not final: compile puts it behind the probe (few matches: sorted from the matches), whose
+    // count is tested first, so the rows left out are only read when the matches are many.
+    const many = '(SELECT n FROM probed) > ?';
     return {
-      sql: `(SELECT * FROM (${sought.sql}) AS sought WHERE (SELECT count(*) FROM outside) <= ?) UNION ALL (SELECT * FROM (${sql}) AS walked WHERE (SELECT count(*) FROM outside) > ?)`,
-      bindings: [...sought.bindings, few, ...bindings, few],
-      with: (qb) => sought.with!(segments(qb)),
+      sql: `(SELECT * FROM (${sought.sql}) AS sought WHERE ${many} AND (SELECT count(*) FROM outside) <= ?) UNION ALL (SELECT * FROM (${sql}) AS walked WHERE ${many} AND (SELECT count(*) FROM outside) > ?)`,
+      bindings: [...sought.bindings, few, few, ...bindings, few, few],
+      with: sought.with,
+      probe: true,
     };
   }
   const { sql, bindings } = slice(base.clone().select(source.columns)).toSQL();
@@ -384,7 +400,7 @@ function probed(
   plan: Plan,
   base: Knex.QueryBuilder,
   query: ListQuery,
-  walk: Sql,
+  walk: PageSql,
   few: number,
   exact?: (qb: Knex.QueryBuilder) => Knex.QueryBuilder,
 ): { with: (qb: Knex.QueryBuilder) => Knex.QueryBuilder; total: Sql; page: Sql } {
@@ -410,7 +426,8 @@ function probed(
   // With range counters (`exact`: the segments of withSegments) the total is known without the probe.
   if (exact) {
     return {
-      with: (qb) => exact(qb).withMaterialized('probe', probe).with('probed', db.raw(`SELECT total AS n FROM (${segmentsTotalSql}) AS s`)),
+      // The walk's own expressions come last: they may test `probed`.
+      with: (qb) => (walk.with ?? ((q: Knex.QueryBuilder) => q))(exact(qb).withMaterialized('probe', probe).with('probed', db.raw(`SELECT total AS n FROM (${segmentsTotalSql}) AS s`))),
       total: { sql: 'SELECT n AS total FROM probed', bindings: [] },
       page: {
         sql: `(${fromMatches.sql}) UNION ALL (SELECT * FROM (${walk.sql}) AS walked WHERE (SELECT n FROM probed) > ?)`,
@@ -442,7 +459,7 @@ function compile(source: ListSource, plan: Plan, query: ListQuery, window: Windo
   const few = tuning.fewMatches ?? FEW_MATCHES;
   const walk = pageSql(source, plan, base, query, window, few);
   const ranges = plan.residual.length > 0 ? rangesServe(source, plan, base) : null;
-  const statement = walk.with
+  const statement = walk.with && !walk.probe
     ? { with: walk.with, total: ranges ? { sql: segmentsTotalSql, bindings: [] } : total.toSQL(), page: walk }
     : plan.residual.length > 0
       ? probed(source, plan, base, query, walk, few, ranges ? withSegments(ranges) : undefined)

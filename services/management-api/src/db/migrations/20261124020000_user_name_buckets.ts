@@ -50,7 +50,7 @@ const lockRanges = (names: string) => `
   END LOOP;`;
 
 /**
- * Each row's range: \`held\` lists the lower ends of the ranges covering the statement's names, in
+ * Each row's range: `held` lists the lower ends of the ranges covering the statement's names, in
  * order, and width_bucket finds a name's by binary search (no index probe per row on a bulk insert).
  */
 const assigned = (names: string, sign: string) => `
