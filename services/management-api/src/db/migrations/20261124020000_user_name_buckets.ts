@@ -30,11 +30,11 @@ const TARGET_SIZE = 4096;
 
 /**
  * Locks the ranges the statement's names (`names`: a transition table) fall in, one at a time in
- * name order, and lists them in `held`. Each range's end is read after its lock is held (a new
- * statement, a new snapshot under READ COMMITTED), so it is final, and it is the next range's
- * start: ranges cut while this statement waited are found, and every statement locks in the same
- * order, so they wait for each other but never deadlock. (A range's row is never deleted: a cut
- * keeps it as its first piece.)
+ * name order, and lists them in `held`. Each range's end is read with its lock (SELECT … FOR
+ * UPDATE under READ COMMITTED returns the row as the transaction it waited for left it), so it is
+ * final, and it is the next range's start: ranges cut while this statement waited are found, and
+ * every statement locks in the same order, so they wait for each other but never deadlock. (A
+ * range's row is never deleted: a cut keeps it as its first piece.)
  */
 const lockRanges = (names: string) => `
   SELECT min(username), max(username) INTO lo, hi FROM ${names};
@@ -42,8 +42,7 @@ const lockRanges = (names: string) => `
   held := '{}';
   SELECT max(lower_name) INTO cur FROM storage_user_name_ranges WHERE lower_name <= lo;
   LOOP
-    PERFORM 1 FROM storage_user_name_ranges WHERE lower_name = cur FOR UPDATE;
-    SELECT upper_name INTO nxt FROM storage_user_name_ranges WHERE lower_name = cur;
+    SELECT upper_name INTO nxt FROM storage_user_name_ranges WHERE lower_name = cur FOR UPDATE;
     IF nxt IS NULL OR nxt > lo THEN held := held || cur; END IF;
     EXIT WHEN nxt IS NULL OR nxt > hi;
     cur := nxt;
