@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/database';
 import type { Filter, ListQuery, Ordering, Page } from './list-types';
+import { type RangeBuckets, type RangeQuery, rangeSeekDirection, seekPage, segmentsTotalSql, withSegments } from './list-ranges';
 
 /**
  * The one way every list is read: a page of rows and an exact total_count, in plain knex queries
@@ -13,13 +14,20 @@ import type { Filter, ListQuery, Ordering, Page } from './list-types';
  *    caller's visibility narrow the same set. What is left is the residual filters.
  * 2. Fetch, in one statement (one snapshot): the total as a one-row subquery, laterally joined to
  *    the page. The total is read from trigger-kept counters when the residual filters are empty
- *    (users: cluster_user_counts), else counted. The page starts
+ *    (users: cluster_user_counts), from trigger-kept counters per range of names when the only
+ *    residual filter is a prefix of the name (users: storage_user_name_buckets: the ranges inside
+ *    the prefix summed, the two at its ends counted in the index), else counted. The page starts
  *      - near the start (offset ≤ DEEP_OFFSET): plain ORDER BY … LIMIT … OFFSET (an index on
  *        (field, id) serves it: the id tie-breaker follows the field's direction);
  *      - deep, no residual filters, with id-bucket counters (users), ordered by id or by a column
  *        the buckets are split by (users: cluster, enabled, is_superuser), then id: at the bucket
  *        where the offset falls, found by a running sum over the counters in the page's order, so
- *        fewer than one bucket of rows is walked;
+ *        fewer than one bucket of rows is walked; the same with a prefix of a column with range
+ *        counters that leaves out at most FEW_MATCHES rows of the partition: those rows, read from
+ *        the column's index on both sides of the matches, are subtracted from the buckets;
+ *      - deep, ordered by a column with range counters (users: name), filtered by nothing else
+ *        than the partition and a prefix of that column: in the range where the offset falls,
+ *        found by a running sum over the ranges' counters in the page's order;
  *      - otherwise deep: the page's ids first (an index-only walk over the skipped rows), then
  *        those rows.
  *    The statement's SQL depends only on the query's shape; it is compiled once per shape and each
@@ -43,6 +51,13 @@ export interface PartitionCounters {
     /** Other list columns the buckets are split by (list column → bucket table column). */
     dimensions?: Record<string, string>;
   };
+  /**
+   * Rows per partition value per range of one column's values (users: names). The ranges are
+   * shared by all partition values, each [lower, next lower): a range's `lower` is its first
+   * value, and the column's index sorts the same way (users: COLLATE "C"). Serves deep pages
+   * ordered by that column and exact totals of a prefix of it (`startswith`).
+   */
+  rangeBuckets?: RangeBuckets;
 }
 
 export interface ListSource {
@@ -180,6 +195,18 @@ function baseOf(source: ListSource, plan: Plan): Knex.QueryBuilder {
 const countersServe = (source: ListSource, plan: Plan): PartitionCounters | undefined =>
   plan.residual.length === 0 && !source.scope ? source.partition?.counters : undefined;
 
+/**
+ * The range counters answer when nothing but the partition and at most one prefix of their column
+ * restricts the rows.
+ */
+function rangesServe(source: ListSource, plan: Plan, base: Knex.QueryBuilder): RangeQuery | null {
+  const buckets = source.partition?.counters?.rangeBuckets;
+  if (!buckets || source.scope || plan.residual.length > 1) return null;
+  const [prefix] = plan.residual;
+  if (prefix && !(prefix.alias === source.alias && prefix.column === buckets.column && prefix.lookup === 'startswith')) return null;
+  return { db: source.db, alias: source.alias, buckets, partition: plan.partition, base, prefix, applyFilters };
+}
+
 function totalQuery(source: ListSource, plan: Plan, base: Knex.QueryBuilder): Knex.QueryBuilder {
   const counters = countersServe(source, plan);
   if (!counters) return base.clone().count({ total: '*' });
@@ -199,8 +226,7 @@ interface Seek {
   direction: 'asc' | 'desc';
 }
 
-function seekOf(source: ListSource, plan: Plan): Seek | null {
-  const buckets = countersServe(source, plan)?.idBuckets;
+function seekOf(source: ListSource, plan: Plan, buckets = countersServe(source, plan)?.idBuckets): Seek | null {
   if (!buckets) return null;
   const { alias } = source;
   const [first, second, ...rest] = plan.ordering;
@@ -219,6 +245,8 @@ function seekOf(source: ListSource, plan: Plan): Seek | null {
 interface PageSql {
   sql: string;
   bindings: readonly Knex.Value[];
+  /** The page still goes behind the probe (see probed), which adds the range segments it refers to. */
+  probe?: boolean;
   /** Common table expressions the page refers to. */
   with?: (qb: Knex.QueryBuilder) => Knex.QueryBuilder;
 }
@@ -229,44 +257,73 @@ interface Window {
   offset: Knex.Value;
 }
 
-function pageSql(source: ListSource, plan: Plan, base: Knex.QueryBuilder, query: ListQuery, window: Window): PageSql {
+/**
+ * A deep page sought through the id buckets. `outside`: rows of the partition the filters leave out
+ * (`dim`, `bucket` of each), subtracted from the buckets' counts; without it the filters must be
+ * none.
+ */
+function idSeekPage(
+  source: ListSource,
+  plan: Plan,
+  base: Knex.QueryBuilder,
+  window: Window,
+  buckets: NonNullable<PartitionCounters['idBuckets']>,
+  seek: Seek,
+  outside?: Knex.Raw,
+): PageSql {
+  const { db, alias } = source;
+  const idCol = `${alias}.id`;
+  const order = (qb: Knex.QueryBuilder) => applyOrdering(qb, plan.ordering, alias);
+  // The running sum over the buckets, in the page's order ((column,) bucket), names the bucket
+  // where the offset falls and how many rows come before it; the page is read from that bucket's
+  // first row (last, descending) with an OFFSET of the rest. Same rows as the plain OFFSET: every
+  // row before the bucket is counted and none inside it skipped.
+  const { direction, column } = seek;
+  const dim = column ? db.raw('?? AS dim, ', [column.counter]).toQuery() : '';
+  const counted = db(buckets.table)
+    .select(db.raw(`${dim}?? AS bucket`, [buckets.bucket]))
+    .sum({ n: buckets.count })
+    .groupBy(column ? ['dim', 'bucket'] : ['bucket']);
+  if (plan.partition !== 'all') counted.whereIn(buckets.key, [...plan.partition]);
+  const keys = column ? 'dim, bucket' : 'bucket';
+  const perBucket = outside
+    ? db.raw(
+        `SELECT ${keys}, c.n - coalesce(o.n, 0) AS n FROM (${counted.toSQL().sql}) AS c
+           LEFT JOIN (SELECT ${keys}, count(*) AS n FROM outside GROUP BY ${keys}) AS o USING (${keys})`,
+        counted.toSQL().bindings as Knex.RawBinding[],
+      )
+    : counted;
+  const bits = buckets.bits;
+  const key = column ? `dim ${direction}, bucket ${direction}` : `bucket ${direction}`;
+  const lower = `(SELECT bucket FROM seek) << ${bits}`;
+  const upper = `(((SELECT bucket FROM seek) + 1) << ${bits}) - 1`;
+  const op = direction === 'asc' ? '>=' : '<=';
+  const bound = column
+    ? db.raw(`(??, ??) ${op} ((SELECT dim FROM seek), ${direction === 'asc' ? lower : upper})`, [`${alias}.${column.list}`, idCol])
+    : db.raw(`?? ${op} ${direction === 'asc' ? lower : upper}`, [idCol]);
+  const ordered = order(base.clone().select(source.columns).where(bound)).toSQL();
+  return {
+    // knex takes only numbers for OFFSET; this one is an expression of the statement's own seek.
+    sql: `${ordered.sql} LIMIT ? OFFSET (?::bigint - (SELECT before FROM seek))::bigint`,
+    bindings: [...ordered.bindings, window.limit, window.offset],
+    with: (qb) =>
+      (outside ? qb.withMaterialized('outside', outside) : qb)
+        .with('per_bucket', perBucket)
+        .with('running', db.raw(`SELECT ${column ? 'dim, ' : ''}bucket, n, sum(n) OVER (ORDER BY ${key}) AS upto FROM per_bucket`))
+        .with('seek', db.raw(`SELECT ${column ? 'dim, ' : ''}bucket, upto - n AS before FROM running WHERE upto > ?::bigint ORDER BY ${key} LIMIT 1`, [window.offset])),
+  };
+}
+
+function pageSql(source: ListSource, plan: Plan, base: Knex.QueryBuilder, query: ListQuery, window: Window, few: number): PageSql {
   const { db, alias } = source;
   const idCol = `${alias}.id`;
   const order = (qb: Knex.QueryBuilder) => applyOrdering(qb, plan.ordering, alias);
   const buckets = countersServe(source, plan)?.idBuckets;
   const seek = seekOf(source, plan);
-  if (isDeep(query.offset) && buckets && seek) {
-    // The running sum over the buckets, in the page's order ((column,) bucket), names the bucket
-    // where the offset falls and how many rows come before it; the page is read from that bucket's
-    // first row (last, descending) with an OFFSET of the rest. Same rows as the plain OFFSET: every
-    // row before the bucket is counted and none inside it skipped.
-    const { direction, column } = seek;
-    const dim = column ? db.raw('?? AS dim, ', [column.counter]).toQuery() : '';
-    const perBucket = db(buckets.table)
-      .select(db.raw(`${dim}?? AS bucket`, [buckets.bucket]))
-      .sum({ n: buckets.count })
-      .groupBy(column ? ['dim', 'bucket'] : ['bucket']);
-    if (plan.partition !== 'all') perBucket.whereIn(buckets.key, [...plan.partition]);
-    const bits = buckets.bits;
-    const key = column ? `dim ${direction}, bucket ${direction}` : `bucket ${direction}`;
-    const lower = `(SELECT bucket FROM seek) << ${bits}`;
-    const upper = `(((SELECT bucket FROM seek) + 1) << ${bits}) - 1`;
-    const op = direction === 'asc' ? '>=' : '<=';
-    const bound = column
-      ? db.raw(`(??, ??) ${op} ((SELECT dim FROM seek), ${direction === 'asc' ? lower : upper})`, [`${alias}.${column.list}`, idCol])
-      : db.raw(`?? ${op} ${direction === 'asc' ? lower : upper}`, [idCol]);
-    const ordered = order(base.clone().select(source.columns).where(bound)).toSQL();
-    return {
-      // knex takes only numbers for OFFSET; this one is an expression of the statement's own seek.
-      sql: `${ordered.sql} LIMIT ? OFFSET (?::bigint - (SELECT before FROM seek))::bigint`,
-      bindings: [...ordered.bindings, window.limit, window.offset],
-      with: (qb) =>
-        qb
-          .with('per_bucket', perBucket)
-          .with('running', db.raw(`SELECT ${column ? 'dim, ' : ''}bucket, n, sum(n) OVER (ORDER BY ${key}) AS upto FROM per_bucket`))
-          .with('seek', db.raw(`SELECT ${column ? 'dim, ' : ''}bucket, upto - n AS before FROM running WHERE upto > ?::bigint ORDER BY ${key} LIMIT 1`, [window.offset])),
-    };
-  }
+  const ranges = rangesServe(source, plan, base);
+  const rangeDirection = ranges && rangeSeekDirection(plan.ordering, alias, ranges.buckets.column);
+  if (isDeep(query.offset) && ranges && rangeDirection) return seekPage(ranges, rangeDirection, source.columns, order, window);
+  if (isDeep(query.offset) && buckets && seek) return idSeekPage(source, plan, base, window, buckets, seek);
   // LIMIT and OFFSET written here (knex's take only numbers), so they stay bound values.
   const slice = (q: Knex.QueryBuilder): Knex.Raw => {
     const ordered = order(q).toSQL();
@@ -274,7 +331,41 @@ function pageSql(source: ListSource, plan: Plan, base: Knex.QueryBuilder, query:
   };
   if (isDeep(query.offset)) {
     const { sql, bindings } = db(`${source.table} as ${alias}`).select(source.columns).whereRaw('?? IN (?)', [idCol, slice(base.clone().select(idCol))]).toSQL();
-    return { sql, bindings };
+    const idBuckets = ranges?.prefix && source.partition?.counters?.idBuckets;
+    const prefixSeek = idBuckets && seekOf(source, plan, idBuckets);
+    if (!ranges?.prefix || !idBuckets || !prefixSeek) return { sql, bindings };
+    // A prefix that matches most of the partition, in an order the id buckets serve: the few rows
+    // it leaves out are found in the name index, on both sides of the matches (below the prefix,
+    // above the last match), and subtracted from the buckets. More than `few` left out: the walk.
+    const col = `${alias}.${ranges.buckets.column}`;
+    const partitionOnly = baseOf(source, { ...plan, residual: [] });
+    const dim = prefixSeek.column ? db.raw('?? AS dim, ', [`${alias}.${prefixSeek.column.list}`]).toQuery() : '';
+    // Each side walks the name index away from the matches (the ORDER BY keeps Postgres on it).
+    // Read only when the matches are many (`probed`: see probed): Postgres may evaluate the seek
+    // below even where its branch of the page is switched off.
+    const side = (where: Knex.Raw, direction: 'asc' | 'desc') =>
+      partitionOnly
+        .clone()
+        .select(db.raw(`${dim}?? >> ${idBuckets.bits} AS bucket`, [idCol]))
+        .where(where)
+        .whereRaw('(SELECT n FROM probed) > ?', [few])
+        .orderBy(col, direction)
+        .limit(few + 1)
+        .toSQL();
+    const below = side(db.raw('?? < ?', [col, String(ranges.prefix.values[0])]), 'desc');
+    const lastMatch = base.clone().max(col).toSQL();
+    const above = side(db.raw(`?? > (${lastMatch.sql})`, [col, ...lastMatch.bindings] as Knex.RawBinding[]), 'asc');
+    const outside = db.raw(`(${below.sql}) UNION ALL (${above.sql})`, [...below.bindings, ...above.bindings] as Knex.RawBinding[]);
+    const sought = idSeekPage(source, plan, base, window, idBuckets, prefixSeek, outside);
+    // Not final: compile puts it behind the probe (few matches: sorted from the matches), whose
+    // count is tested first, so the rows left out are only read when the matches are many.
+    const many = '(SELECT n FROM probed) > ?';
+    return {
+      sql: `(SELECT * FROM (${sought.sql}) AS sought WHERE ${many} AND (SELECT count(*) FROM outside) <= ?) UNION ALL (SELECT * FROM (${sql}) AS walked WHERE ${many} AND (SELECT count(*) FROM outside) > ?)`,
+      bindings: [...sought.bindings, few, few, ...bindings, few, few],
+      with: sought.with,
+      probe: true,
+    };
   }
   const { sql, bindings } = slice(base.clone().select(source.columns)).toSQL();
   return { sql, bindings };
@@ -304,7 +395,15 @@ interface Sql {
  * sorting the page from the matches (few) and the ordered walk with count(*) (many). Postgres runs
  * only the branch the probe selects (each is gated by a one-time condition).
  */
-function probed(source: ListSource, plan: Plan, base: Knex.QueryBuilder, query: ListQuery, walk: Sql, few: number): { with: (qb: Knex.QueryBuilder) => Knex.QueryBuilder; total: Sql; page: Sql } {
+function probed(
+  source: ListSource,
+  plan: Plan,
+  base: Knex.QueryBuilder,
+  query: ListQuery,
+  walk: PageSql,
+  few: number,
+  exact?: (qb: Knex.QueryBuilder) => Knex.QueryBuilder,
+): { with: (qb: Knex.QueryBuilder) => Knex.QueryBuilder; total: Sql; page: Sql } {
   const { db, alias } = source;
   // The probe keeps the ordering's columns, so the page is sorted from it, never by walking an index.
   const orderColumns = [...new Set(plan.ordering.map((o) => o.column).filter((c) => c !== 'id'))];
@@ -324,6 +423,18 @@ function probed(source: ListSource, plan: Plan, base: Knex.QueryBuilder, query: 
     plan.ordering,
     alias,
   ).toSQL();
+  // With range counters (`exact`: the segments of withSegments) the total is known without the probe.
+  if (exact) {
+    return {
+      // The walk's own expressions come last: they may test `probed`.
+      with: (qb) => (walk.with ?? ((q: Knex.QueryBuilder) => q))(exact(qb).withMaterialized('probe', probe).with('probed', db.raw(`SELECT total AS n FROM (${segmentsTotalSql}) AS s`))),
+      total: { sql: 'SELECT n AS total FROM probed', bindings: [] },
+      page: {
+        sql: `(${fromMatches.sql}) UNION ALL (SELECT * FROM (${walk.sql}) AS walked WHERE (SELECT n FROM probed) > ?)`,
+        bindings: [...fromMatches.bindings, ...walk.bindings, few],
+      },
+    };
+  }
   return {
     with: (qb) => qb.withMaterialized('probe', probe).with('probed', db.raw('SELECT count(*) AS n FROM probe')),
     total: { sql: `SELECT CASE WHEN n <= ? THEN n ELSE (${count.sql}) END AS total FROM probed`, bindings: [few, ...count.bindings] },
@@ -345,9 +456,14 @@ function compile(source: ListSource, plan: Plan, query: ListQuery, window: Windo
   const { db, alias } = source;
   const base = baseOf(source, plan);
   const total = totalQuery(source, plan, base);
-  const walk = pageSql(source, plan, base, query, window);
-  const statement =
-    plan.residual.length > 0 && !walk.with ? probed(source, plan, base, query, walk, tuning.fewMatches ?? FEW_MATCHES) : { with: walk.with, total: total.toSQL(), page: walk };
+  const few = tuning.fewMatches ?? FEW_MATCHES;
+  const walk = pageSql(source, plan, base, query, window, few);
+  const ranges = plan.residual.length > 0 ? rangesServe(source, plan, base) : null;
+  const statement = walk.with && !walk.probe
+    ? { with: walk.with, total: ranges ? { sql: segmentsTotalSql, bindings: [] } : total.toSQL(), page: walk }
+    : plan.residual.length > 0
+      ? probed(source, plan, base, query, walk, few, ranges ? withSegments(ranges) : undefined)
+      : { with: undefined, total: total.toSQL(), page: walk };
   // knex has no lateral join; the page's SQL goes in with its bindings still as placeholders.
   const combined = (statement.with ? statement.with(db.queryBuilder()) : db.queryBuilder())
     .select('t.total', `${alias}.*`)

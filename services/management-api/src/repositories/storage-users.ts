@@ -43,11 +43,13 @@ const toSummary = (r: SummaryRow): StorageUserSummary => ({ id: String(r.id), cl
  * ids (`cluster__name`, `cluster__uuid`, `cluster__id`) narrow it, and the counters the triggers
  * keep per cluster (migrations 20261122010000 and 20261122040000, buckets of 2^12 ids, split by the
  * two flags since 20261123220000) give exact totals and deep pages ordered by id, cluster, enabled
- * or is_superuser without walking the skipped rows.
+ * or is_superuser without walking the skipped rows; the counters per range of names (20261124020000)
+ * do the same for deep pages ordered by name and for totals of `user__startswith`.
  */
 const USER_COUNTERS: PartitionCounters = {
   totals: { table: 'cluster_user_counts', key: 'cluster_id', count: 'user_count' },
   idBuckets: { table: 'storage_user_id_buckets', key: 'cluster_id', bucket: 'bucket', count: 'n', bits: 12, dimensions: { enabled: 'enabled', is_superuser: 'is_superuser' } },
+  rangeBuckets: { table: 'storage_user_name_buckets', key: 'cluster_id', column: 'username', lower: 'lower_name', count: 'n' },
 };
 
 /** How the planner reads users; `visibleClusters`: the cluster ids an operator may see (undefined: all). */

@@ -10,6 +10,7 @@ import * as clusterChangeNotices from './20261123200000_cluster_change_notices';
 import * as userFlagOrdering from './20261123220000_user_flag_ordering';
 import * as utilization from './20261123230000_utilization';
 import * as s3Credentials from './20261124000000_s3_credentials';
+import * as userNameBuckets from './20261124020000_user_name_buckets';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -27,6 +28,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261123220000_user_flag_ordering': userFlagOrdering,
   '20261123230000_utilization': utilization,
   '20261124000000_s3_credentials': s3Credentials,
+  '20261124020000_user_name_buckets': userNameBuckets,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
