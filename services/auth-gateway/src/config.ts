@@ -157,6 +157,22 @@ export const configSpec = {
     doc: 'How long, in days, an address (IPv6: a /64) a user logged in from stays exempt from CAIRN_LOGIN_USER_FAILURE_LIMIT for that user; each login from it renews it.',
     schema: Joi.number().integer().min(1).max(365).default(30),
   },
+  s3SecretKeys: {
+    env: 'CAIRN_S3_SECRET_KEYS',
+    doc: "Keys that open S3 secrets (and seal new ones): comma-separated `<key id>:<base64 of 32 bytes>`, the same list the management API has. Unset: S3 credentials cannot be checked or created here (s3tokens refuses them all).",
+    schema: Joi.string().max(16384),
+    secret: true,
+  },
+  s3CurrentKeyId: {
+    env: 'CAIRN_S3_CURRENT_KEY_ID',
+    doc: 'The key id of CAIRN_S3_SECRET_KEYS new S3 secrets are sealed under (OS-EC2 credentials created here). Unset: the only key listed.',
+    schema: Joi.string().max(32),
+  },
+  s3tokensRequireServiceToken: {
+    env: 'CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN',
+    doc: "Whether `POST /v3/s3tokens` requires X-Auth-Token of a superuser (the Swift proxy's service user), as Keystone does. Set false for Swift releases whose s3token cannot send one (before 2.37, e.g. Debian 12's 2.30): then anyone who reaches the gateway can ask whether a signature is right (see SECURITY.md).",
+    schema: Joi.boolean().default(true),
+  },
   trustProxy: {
     env: 'CAIRN_TRUST_PROXY',
     doc: "Which X-Forwarded-For entries name the client (for the per-address login limit): 'false' (the socket's address), a hop count of trusted proxies in front, or a comma-separated list of the load balancers' addresses or CIDR ranges (also loopback, linklocal, uniquelocal). 'true' is refused: any client could then choose its address.",
@@ -204,6 +220,9 @@ export interface GatewayConfig {
   userFailureLimit: number;
   userFailureWindow: number;
   knownAddressDays: number;
+  s3SecretKeys?: string;
+  s3CurrentKeyId?: string;
+  s3tokensRequireServiceToken: boolean;
   /** express's `trust proxy`: false, a hop count, or the trusted proxies' addresses/ranges. */
   trustProxy: false | number | string[];
   poolMax: number;
