@@ -1,0 +1,62 @@
+import request from 'supertest';
+import { startStack, type Stack } from '../support/stack';
+import { createEc2, ensureS3Table, S3_KEYS, signedBody, v3Token } from './s3-client';
+
+const PW = 'pw-0123456789-abcdefgh';
+
+/**
+ * A credential deleted, or its user disabled or deleted, must fail the very next s3tokens call
+ * answered after the write, whoever wrote it: with the gateway hearing change notices (its cache
+ * behind the notice fence) and with notices off (every check reads Postgres).
+ */
+describe.each([
+  ['hearing change notices', {}],
+  ['with notices off', { userNoticesUrl: 'off' }],
+])('S3 credential revocation, %s', (_name, gatewayExtra) => {
+  let stack: Stack;
+  const check = (access: string, secret: string) => request(stack.gatewayUrl).post('/auth/v3/s3tokens').send(signedBody(access, secret));
+
+  beforeAll(async () => {
+    stack = await startStack({ database: 'postgres', redis: true, gateway: { s3SecretKeys: S3_KEYS, s3tokensRequireServiceToken: false, ...gatewayExtra } });
+    await ensureS3Table(stack.db);
+  });
+  afterAll(async () => {
+    await stack.close();
+  });
+
+  it('when a credential is deleted through OS-EC2 or straight in Postgres, then the next check fails, every time', async () => {
+    const { id } = await stack.createUser('frank', PW);
+    void id;
+    const token = await v3Token(stack.gatewayUrl, 'frank', PW);
+    for (let round = 0; round < 5; round++) {
+      const viaApi = await createEc2(stack.gatewayUrl, token, 'frank');
+      expect([round, (await check(viaApi.access, viaApi.secret)).status]).toEqual([round, 200]);
+      const del = await request(stack.gatewayUrl).delete(`/auth/v3/users/frank/credentials/OS-EC2/${viaApi.access}`).set('X-Auth-Token', token);
+      expect(del.status).toBe(204);
+      expect([round, (await check(viaApi.access, viaApi.secret)).status]).toEqual([round, 401]);
+
+      const direct = await createEc2(stack.gatewayUrl, token, 'frank');
+      expect([round, (await check(direct.access, direct.secret)).status]).toEqual([round, 200]);
+      // Another writer (the management API, an operator's SQL): the gateway hears it or reads it.
+      await stack.db('s3_credentials').where({ access_key: direct.access }).delete();
+      expect([round, (await check(direct.access, direct.secret)).status]).toEqual([round, 401]);
+    }
+  });
+
+  it('when the user is disabled, enabled again, then deleted, then the next check follows each change', async () => {
+    const { id } = await stack.createUser('gina', PW);
+    const cred = await createEc2(stack.gatewayUrl, await v3Token(stack.gatewayUrl, 'gina', PW), 'gina');
+    for (let round = 0; round < 5; round++) {
+      expect([round, (await check(cred.access, cred.secret)).status]).toEqual([round, 200]);
+      expect(await stack.patchUser(id, { enabled: false })).toBe(202);
+      expect([round, (await check(cred.access, cred.secret)).status]).toEqual([round, 401]);
+      expect(await stack.patchUser(id, { enabled: true })).toBe(202);
+    }
+    expect((await check(cred.access, cred.secret)).status).toBe(200);
+    expect(await stack.deleteUser(id)).toBe(204);
+    expect((await check(cred.access, cred.secret)).status).toBe(401);
+    // Re-created under the same name: the old credential is gone with the old user.
+    await stack.createUser('gina', PW);
+    expect((await check(cred.access, cred.secret)).status).toBe(401);
+  });
+});
