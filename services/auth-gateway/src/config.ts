@@ -69,7 +69,7 @@ export const configSpec = {
   },
   databaseUrl: {
     env: 'DATABASE_URL',
-    doc: 'Postgres connection URL the gateway reads clusters and storage users from; give it a read-only role (see docs/deployment.md).',
+    doc: 'Postgres connection URL the gateway reads clusters, storage users and S3 credentials from (and writes the OS-EC2 API\'s S3 credentials to); give it the gateway\'s role, not the owner\'s (see docs/deployment.md).',
     schema: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
     secret: true,
   },

@@ -25,6 +25,11 @@ const createSchema = Joi.object({ tenant_id: Joi.string().max(1024).allow(null) 
 const COLLECTION = '/v3/users/:userId/credentials/OS-EC2';
 const MEMBER = '/v3/users/:userId/credentials/OS-EC2/:accessKey';
 
+/** Postgres's insufficient_privilege: the gateway's role was granted the reads only (docs/deployment.md). */
+const isWriteRefused = (e: unknown): boolean => (e as { code?: unknown } | null)?.code === '42501';
+const sendWriteRefused = (res: ServerResponse) =>
+  sendKeystoneError(res, 403, "This gateway may not write S3 credentials (its database role has no INSERT/DELETE on them): manage them through the management API.");
+
 type Access = { caller: TokenRecord; user: UserRecord; own: boolean };
 
 /**
@@ -117,6 +122,7 @@ export function osEc2Router(deps: Deps): Router {
       res.setHeader('Location', rendered(found.user, created, null).links.self);
       sendJson(res, 201, { credential: rendered(found.user, created, created.secret) });
     } catch (e) {
+      if (isWriteRefused(e)) return sendWriteRefused(res);
       if (!(e instanceof TooManyS3Credentials)) throw e;
       sendKeystoneError(res, 409, `User '${found.user.username}' already holds ${MAX_S3_CREDENTIALS_PER_USER} S3 credentials, the most one user may have; delete one first.`);
     }
@@ -133,7 +139,13 @@ export function osEc2Router(deps: Deps): Router {
   router.delete(MEMBER, async (req, res) => {
     const found = await access(req, res, true);
     if (!found) return;
-    const gone = await store.delete({ user: found.user, requestId: requestIdOf(req) ?? null }, String(req.params.accessKey));
+    let gone: boolean;
+    try {
+      gone = await store.delete({ user: found.user, requestId: requestIdOf(req) ?? null }, String(req.params.accessKey));
+    } catch (e) {
+      if (isWriteRefused(e)) return sendWriteRefused(res);
+      throw e;
+    }
     if (!gone) return sendKeystoneError(res, 404, 'EC2 access key not found.');
     res.status(204).end();
   });
