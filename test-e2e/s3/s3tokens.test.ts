@@ -22,7 +22,8 @@ describe('s3tokens, with the service token required (the default)', () => {
   };
 
   beforeAll(async () => {
-    stack = await startStack({ database: 'postgres', redis: true, gateway: { s3SecretKeys: S3_KEYS } });
+    // Trace: every line the gateway can write is written, and checked for secrets below.
+    stack = await startStack({ database: 'postgres', redis: true, gateway: { s3SecretKeys: S3_KEYS }, logLevel: 'trace' });
     await ensureS3Table(stack.db);
     await stack.createUser('s3-service', PW, { is_superuser: true });
     await stack.createUser('alice', PW);
@@ -125,7 +126,11 @@ describe('s3tokens, with the service token required (the default)', () => {
     expect(res.body.token.roles.map((r: { name: string }) => r.name)).toEqual(['swiftoperator', 'ResellerAdmin']);
   });
 
-  it('when calls were made, then /metrics counts them by result, and no secret or signature reached the log', async () => {
+  it('when calls were made, then /metrics counts them by result, and no secret, signature, sealed secret or key reached the log', async () => {
+    const sts = v4StringToSign();
+    const signature = signV4(alice.secret, sts);
+    expect((await s3tokens(s3tokensBody(alice.access, sts, signature))).status).toBe(200);
+    const sealed = ((await stack.db('s3_credentials').where({ access_key: alice.access }).first('secret_sealed')) as { secret_sealed: string }).secret_sealed;
     const metrics = await request(stack.gatewayUrl).get('/metrics');
     expect(metrics.text).toMatch(/cairn_s3tokens_total\{result="valid",service="auth-gateway"\} [1-9]/);
     expect(metrics.text).toMatch(/cairn_s3tokens_total\{result="signature_mismatch",service="auth-gateway"\} [1-9]/);
@@ -133,7 +138,8 @@ describe('s3tokens, with the service token required (the default)', () => {
     expect(metrics.text).toMatch(/cairn_s3tokens_total\{result="service_forbidden",service="auth-gateway"\} [1-9]/);
     const logs = stack.gatewayLogs.lines.join('\n');
     expect(logs).toContain('/auth/v3/s3tokens');
-    expect(logs).not.toContain(alice.secret);
+    for (const secret of [alice.secret, signature, sealed, S3_KEYS.split(':')[1]!, PW]) expect(logs).not.toContain(secret);
+    expect(logs).not.toContain(alice.secret.slice(0, 12));
   });
 });
 
