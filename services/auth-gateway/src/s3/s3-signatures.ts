@@ -33,6 +33,12 @@ interface Found {
 }
 
 const failureKey = (userId: string): string => `s3owner:${createHash('sha256').update(userId, 'utf8').digest('base64url')}`;
+/**
+ * Where refusals that belong to no guessable owner are counted (unknown key, disabled user, a
+ * secret that does not open): one fixed key, so every 401 costs the same Redis write and an
+ * attacker's made-up keys add nothing to Redis. No user id hashes to it (it is no hash).
+ */
+const NO_OWNER_KEY = 's3owner:-';
 
 /**
  * Checks an s3tokens body: the credential's row (S3CredentialDirectory), its secret opened with
@@ -75,17 +81,19 @@ export class S3SignatureChecker {
       // A secret that does not open is checked against the dummy's (and so fails), at the same cost.
       return { secret: secret ?? openS3Secret(this.dummyKeyring, 'DUMMY', this.dummySealed), owner: { credential, usable: secret !== null } };
     });
+    // Every refusal below makes one failure count write, so that none is quicker than another.
     if (verdict.ok) {
       const { credential, usable } = verdict.owner;
-      if (!usable) return { ok: false, result: 'secret_unusable' };
-      if (!credential.user.enabled) return { ok: false, result: 'user_disabled' };
-      return { ok: true, user: credential.user, credentialId: credential.id };
+      if (usable && credential.user.enabled) return { ok: true, user: credential.user, credentialId: credential.id };
+      await this.store.recordFailure(NO_OWNER_KEY, this.limit.windowMs);
+      return { ok: false, result: usable ? 'user_disabled' : 'secret_unusable' };
     }
     if (verdict.reason === 'malformed') return { ok: false, result: 'malformed', message: verdict.message };
-    if (verdict.reason === 'unknown-access-key') return { ok: false, result: 'unknown_access_key' };
-    const { credential, usable } = verdict.owner;
-    if (!usable) return { ok: false, result: 'secret_unusable' };
-    await this.countFailure(credential);
+    if (verdict.reason === 'unknown-access-key' || !verdict.owner.usable) {
+      await this.store.recordFailure(NO_OWNER_KEY, this.limit.windowMs);
+      return { ok: false, result: verdict.reason === 'unknown-access-key' ? 'unknown_access_key' : 'secret_unusable' };
+    }
+    await this.countFailure(verdict.owner.credential);
     return { ok: false, result: 'signature_mismatch' };
   }
 
