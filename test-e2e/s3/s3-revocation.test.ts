@@ -1,5 +1,7 @@
 import request from 'supertest';
-import { startStack, type Stack } from '../support/stack';
+import * as gateway from '@cairn/auth-gateway';
+import { LogCapture } from '@cairn/runtime';
+import { REDIS_URL, startStack, type Stack } from '../support/stack';
 import { createEc2, ensureS3Table, S3_KEYS, signedBody, v3Token } from './s3-client';
 
 const PW = 'pw-0123456789-abcdefgh';
@@ -58,5 +60,25 @@ describe.each([
     // Re-created under the same name: the old credential is gone with the old user.
     await stack.createUser('gina', PW);
     expect((await check(cred.access, cred.secret)).status).toBe(401);
+  });
+
+  it('when a credential is deleted through one gateway, then a second gateway of the cluster refuses it on the next check too', async () => {
+    const config = { ...gateway.readConfig({ CAIRN_GATEWAY_HOST: '127.0.0.1', CAIRN_GATEWAY_PORT: '0', DATABASE_URL: stack.databaseUrl!, REDIS_URL }), s3SecretKeys: S3_KEYS, s3tokensRequireServiceToken: false, ...gatewayExtra };
+    const deps = await gateway.createDeps(config, { log: gateway.createLogger('warn', new LogCapture()) });
+    const second = await gateway.startAuthGateway(config, deps);
+    try {
+      const other = `http://127.0.0.1:${second.port}`;
+      await stack.createUser('hugo', PW);
+      const token = await v3Token(stack.gatewayUrl, 'hugo', PW);
+      for (let round = 0; round < 5; round++) {
+        const cred = await createEc2(stack.gatewayUrl, token, 'hugo');
+        const onSecond = () => request(other).post('/auth/v3/s3tokens').send(signedBody(cred.access, cred.secret));
+        expect([round, (await onSecond()).status]).toEqual([round, 200]);
+        expect((await request(stack.gatewayUrl).delete(`/auth/v3/users/hugo/credentials/OS-EC2/${cred.access}`).set('X-Auth-Token', token)).status).toBe(204);
+        expect([round, (await onSecond()).status]).toEqual([round, 401]);
+      }
+    } finally {
+      await second.close(0);
+    }
   });
 });
