@@ -89,6 +89,13 @@ describe('OS-EC2 credentials on the gateway', () => {
     expect((await as(service).post(base('dave'))).status).toBe(403);
     expect((await as(service).delete(`${base('dave')}/${daves[0]!.access}`)).status).toBe(403);
     expect((await as(service).get(base('nobody-here'))).status).toBe(404);
+    // A non-ASCII user, named as s3token's X-User-Id spells it (UTF-8 bytes as latin-1 characters).
+    await stack.createUser('zoë', PW);
+    const zoe = await createEc2(stack.gatewayUrl, await v3Token(stack.gatewayUrl, 'zoë', PW), 'zoë');
+    const wsgi = Buffer.from('zoë', 'utf8').toString('latin1');
+    const spelt = await as(service).get(`${base(wsgi)}/${zoe.access}`);
+    expect(spelt.status).toBe(200);
+    expect(spelt.body.credential.secret).toBe(zoe.secret);
   });
 
   it('when a user reaches the per-user cap, then the next creation is 409 with a sentence, and nothing was written', async () => {

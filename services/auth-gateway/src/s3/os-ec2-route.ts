@@ -61,12 +61,22 @@ export function osEc2Router(deps: Deps): Router {
       sendKeystoneError(res, 403, `You are not authorized to perform the requested action: identity:ec2_${action}_credential.`);
       return null;
     }
-    const user = await deps.users.findRecent(own ? caller.user : named);
+    const user = own ? await deps.users.findRecent(caller.user) : await findNamed(named);
     if (!user || (own && user.id !== caller.userId)) {
       sendKeystoneError(res, 404, `Could not find user: ${named}.`);
       return null;
     }
     return { caller, user, own };
+  }
+
+  /** Another user, by the id a token carries: as stored, or as a validation answer spelt it for a Python 3 proxy (s3token's cache asks with that). */
+  async function findNamed(named: string): Promise<UserRecord | null> {
+    const user = await deps.users.findRecent(named);
+    // Only a name of latin-1 characters, some not ASCII, can be such a spelling.
+    const codes = [...named].map((c) => c.codePointAt(0)!);
+    if (user || !codes.some((c) => c > 0x7f) || codes.some((c) => c > 0xff)) return user;
+    const decoded = Buffer.from(named, 'latin1').toString('utf8');
+    return decoded.includes('\ufffd') ? null : deps.users.findRecent(decoded);
   }
 
   const rendered = (user: UserRecord, c: StoredS3Credential, secret: string | null) => ({
