@@ -15,4 +15,32 @@ export default tseslint.config(
     files: ['**/config.ts', '**/test/**', 'test-e2e/**', 'bench/**'],
     rules: { 'no-restricted-properties': 'off' },
   },
+  // Layering: routes -> services -> repositories, never back. The layers below the routes know
+  // nothing of HTTP, so they can be called from the CLI, bootstrap and tests alike.
+  {
+    files: ['services/management-api/src/services/**', 'services/management-api/src/repositories/**', 'services/management-api/src/resources/**'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: [{ name: 'express', message: 'Only routes/ and http/ speak HTTP.' }],
+        patterns: [{ group: ['**/http/*', '**/routes/*'], message: 'Services, repositories and resources must not depend on HTTP code: routes call services, not the reverse.' }],
+      }],
+    },
+  },
+  {
+    files: ['services/management-api/src/repositories/**'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: [{ name: 'express', message: 'Only routes/ and http/ speak HTTP.' }],
+        patterns: [{ group: ['**/http/*', '**/routes/*', '**/services/*'], message: 'Repositories hold SQL only: services call them, not the reverse.' }],
+      }],
+    },
+  },
+  {
+    files: ['services/auth-gateway/src/flows/**', 'services/auth-gateway/src/credentials/**', 'services/auth-gateway/src/tokens/**'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ group: ['**/routes/*'], message: 'Routes call flows, credentials and tokens, not the reverse.' }],
+      }],
+    },
+  },
 );

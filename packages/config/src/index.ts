@@ -68,3 +68,4 @@ export function describeConfig(spec: ConfigSpec): string {
   });
   return ['| variable | default | meaning |', '| --- | --- | --- |', ...rows].join('\n');
 }
+export { s3KeyringConfig } from './s3-keys';

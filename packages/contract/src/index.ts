@@ -9,6 +9,10 @@
 export const TABLES = {
   clusters: 'clusters',
   storageUsers: 'storage_users',
+  /** Read, and written by the gateway's OS-EC2 endpoints (INSERT, DELETE). */
+  s3Credentials: 's3_credentials',
+  /** Written (INSERT only) by the gateway for the OS-EC2 writes it makes. */
+  audit: 'audit_log',
 } as const;
 
 /** A `clusters` row, as far as the gateway reads it. */
@@ -43,6 +47,27 @@ export const STORAGE_USER_COLUMNS = ['id', 'username', 'password_hash', 'enabled
   keyof StorageUserRow
 >;
 
+/** An `s3_credentials` row (migration 20261124000000_s3_credentials). */
+export interface S3CredentialRow {
+  /** Never reused: caches keyed by it cannot mistake a new credential for a deleted one. */
+  id: string | number;
+  storage_user_id: string | number;
+  /** `^[A-Z0-9]{20}$`, unique. */
+  access_key: string;
+  /** `v1:<key id>:<iv>:<ciphertext>:<tag>`, sealed with the access key as associated data. */
+  secret_sealed: string;
+  created_at: Date | string;
+}
+
+export const S3_CREDENTIAL_COLUMNS = ['id', 'storage_user_id', 'access_key', 'secret_sealed', 'created_at'] as const satisfies ReadonlyArray<keyof S3CredentialRow>;
+
+/**
+ * How many S3 credentials one storage user may hold, whoever creates them (the management API or
+ * the gateway's OS-EC2 endpoints): two, as AWS allows per IAM user — enough to rotate a key without
+ * downtime, few enough that a leaked token cannot mint keys without bound.
+ */
+export const MAX_S3_CREDENTIALS_PER_USER = 2;
+
 /**
  * NOTIFY channel of every committed insert, update or delete of `storage_users`, whoever wrote it
  * (migration 20261122041500_storage_user_change_notices).
@@ -66,6 +91,17 @@ export interface ClusterChangeNotice {
   id: number;
 }
 
+/**
+ * NOTIFY channel of every committed insert, update or delete of an `s3_credentials` row, cascaded
+ * deletes included (migration 20261124000000_s3_credentials).
+ */
+export const S3_CREDENTIAL_CHANGES_CHANNEL = 'cairn_s3_credentials';
+
+/** Its payload: the access key. */
+export interface S3CredentialChangeNotice {
+  access_key: string;
+}
+
 const parsed = (payload: string | undefined): Record<string, unknown> | null => {
   try {
     const value: unknown = JSON.parse(payload ?? '');
@@ -87,4 +123,10 @@ export function parseUserChangeNotice(payload: string | undefined): UserChangeNo
 export function parseClusterChangeNotice(payload: string | undefined): ClusterChangeNotice | null {
   const notice = parsed(payload);
   return notice && typeof notice.id === 'number' ? { id: notice.id } : null;
+}
+
+/** An S3 credential change notice, or null when the payload is not one (a listener then forgets every credential). */
+export function parseS3CredentialNotice(payload: string | undefined): S3CredentialChangeNotice | null {
+  const notice = parsed(payload);
+  return notice && typeof notice.access_key === 'string' ? { access_key: notice.access_key } : null;
 }

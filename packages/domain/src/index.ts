@@ -9,3 +9,4 @@ export * from './capacity';
 export * from './s3-signature';
 export * from './s3-secret-crypto';
 export * from './s3-keys';
+export * from './time-range';

@@ -116,6 +116,19 @@ export const userCreateSchema = Joi.object({
   enabled: bool().default(true),
 });
 
+/** The `user` reference of an S3 credential: a user resource URI or a bare id; resolved by the service. */
+const userRef = Joi.alternatives()
+  .try(Joi.number().integer().min(1).max(Number.MAX_SAFE_INTEGER), Joi.string().max(300))
+  .messages({
+    'alternatives.match': 'The {{#label}} field must be a user resource URI like /api/v1/users/1/ or an id.',
+    'alternatives.types': 'The {{#label}} field must be a user resource URI like /api/v1/users/1/ or an id.',
+  });
+
+/** The access key and secret are generated; an operator names only whose credential it is. */
+export const s3CredentialCreateSchema = Joi.object({
+  user: userRef.required(),
+});
+
 export const userPatchSchema = Joi.object({
   password: passwordSchema,
   is_superuser: bool(),
@@ -213,6 +226,9 @@ export interface UserCreateInput {
   password: string;
   is_superuser: boolean;
   enabled: boolean;
+}
+export interface S3CredentialCreateInput {
+  user: number | string;
 }
 export interface UserPatchInput {
   password?: string;

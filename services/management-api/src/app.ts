@@ -1,7 +1,7 @@
 import { metricsEndpoint, readinessEndpoint, requestLogger, requestLogging } from '@cairn/runtime';
 import express, { type Express } from 'express';
 import { randomUUID } from 'node:crypto';
-import { errors } from '@cairn/domain';
+import { DEFAULT_RETENTION, errors } from '@cairn/domain';
 import type { Deps } from './deps';
 import { authenticate, CredentialCache } from './http/auth';
 import { refuseDeclaredOver } from './http/body';
@@ -9,7 +9,7 @@ import { errorHandler } from './http/errors';
 import { consoleRouter } from './http/console';
 import { createApiMetrics } from './http/metrics';
 import { negotiateOnce, send } from './http/respond';
-import { API_ROOT } from './http/uris';
+import { API_ROOT } from './resources/uris';
 import { auditResource, auditRouter } from './routes/audit';
 import { clustersResource, clustersRouter } from './routes/clusters';
 import { operatorsResource, operatorsRouter } from './routes/operators';
@@ -17,9 +17,9 @@ import { devicesRouter, DEVICE_REPORT_LIMIT } from './routes/devices';
 import { openApiDocument } from './openapi/document';
 import { discoveryRouter } from './routes/root';
 import { usersResource, usersRouter } from './routes/users';
+import { s3CredentialsResource, s3CredentialsRouter } from './routes/s3-credentials';
 import { whoamiRouter } from './routes/whoami';
 import { utilizationRouter, UTILIZATION_WRITE_LIMIT } from './routes/utilization';
-import { DEFAULT_RETENTION } from './services/time-range';
 
 /** Bodies are small field sets; anything larger is refused with 413 before it is parsed. */
 export const BODY_LIMIT = '64kb';
@@ -62,11 +62,12 @@ export function createApp(deps: Deps): Express {
     negotiateOnce(req);
     next();
   });
-  const discoverable = [auditResource, clustersResource, operatorsResource, usersResource];
+  const discoverable = [auditResource, clustersResource, operatorsResource, s3CredentialsResource, usersResource];
   api.use(discoveryRouter(discoverable, auth, openApiDocument(discoverable)));
   // Users first among the resources (after discovery, whose /users/schema/ the users' /:id/ would
   // take): their lists are the busiest requests, and no two resources share a path.
   api.use(usersRouter(db, auth, deps.hashPassword));
+  api.use(s3CredentialsRouter(db, auth, deps.s3Keyring));
   api.use(clustersRouter(db, auth));
   api.use(devicesRouter(db, auth));
   api.use(operatorsRouter(db, auth, () => credentials.clear()));

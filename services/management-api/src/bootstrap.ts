@@ -4,7 +4,7 @@ import { countClusters, createCluster } from './repositories/clusters';
 import { countOperators } from './repositories/operators';
 import { clusterTarget } from './services/clusters';
 import { createOperatorWithKey } from './services/operators';
-import { clusterJson } from './routes/representations';
+import { clusterJson } from './resources/representations';
 
 /**
  * The advisory lock that serialises first-start setup across replicas and the migrate job's

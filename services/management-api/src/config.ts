@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import Joi from 'joi';
-import { ConfigError, loadConfig, type ConfigSpec, type Env } from '@cairn/config';
+import { ConfigError, loadConfig, s3KeyringConfig, type ConfigSpec, type Env } from '@cairn/config';
 import { logFormatConfig, type LogFormat } from '@cairn/runtime';
-import { apiKeySchema, clusterCreateSchema, operatorNameSchema } from '@cairn/domain';
+import { apiKeySchema, clusterCreateSchema, operatorNameSchema, parseS3SecretKeys, type S3SecretKeyring } from '@cairn/domain';
 
 /** The default cluster obeys the API's own rules for a cluster, checked before anything starts. */
 const clusterField = (key: 'name' | 'auth_url' | 'storage_url', env: string) => (clusterCreateSchema.extract(key) as Joi.StringSchema).optional().label(env);
@@ -54,6 +54,7 @@ export const configSpec = {
     doc: 'Days daily utilization rollups are kept (at least the hourly retention); summaries reaching further back are refused with 400.',
     schema: Joi.number().integer().min(2).max(36600).default(1095),
   },
+  ...s3KeyringConfig,
   logLevel: { env: 'LOG_LEVEL', doc: 'pino log level.', schema: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info') },
   logFormat: logFormatConfig,
 } satisfies ConfigSpec;
@@ -76,6 +77,8 @@ export interface ManagementApiConfig {
   startupTimeout: number;
   utilizationHourlyDays: number;
   utilizationDailyDays: number;
+  s3SecretKeys?: string;
+  s3CurrentKeyId?: string;
   logLevel: string;
   logFormat: LogFormat;
 }
@@ -88,5 +91,14 @@ export function readConfig(env: Env = process.env): ManagementApiConfig {
   if (config.utilizationDailyDays < config.utilizationHourlyDays) {
     throw new ConfigError(['CAIRN_UTILIZATION_DAILY_DAYS must be at least CAIRN_UTILIZATION_HOURLY_DAYS.']);
   }
+  s3KeyringOf(config);
   return config;
+}
+
+/** The keyring CAIRN_S3_SECRET_KEYS describes; undefined when unset; a ConfigError that lists every problem. */
+export function s3KeyringOf(config: Pick<ManagementApiConfig, 's3SecretKeys' | 's3CurrentKeyId'>): S3SecretKeyring | undefined {
+  if (config.s3SecretKeys === undefined) return undefined;
+  const parsed = parseS3SecretKeys(config.s3SecretKeys, config.s3CurrentKeyId);
+  if (!parsed.ok) throw new ConfigError(parsed.problems);
+  return parsed.keyring;
 }

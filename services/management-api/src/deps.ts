@@ -1,12 +1,11 @@
 import type { Knex } from 'knex';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { logDestination } from '@cairn/runtime';
-import { DEFAULT_SCRYPT_PARAMS, hashPassword, type ScryptParams } from '@cairn/domain';
-import type { ManagementApiConfig } from './config';
+import { DEFAULT_SCRYPT_PARAMS, hashPassword, type S3SecretKeyring, type ScryptParams, type UtilizationRetention } from '@cairn/domain';
+import { s3KeyringOf, type ManagementApiConfig } from './config';
 import { createDatabase } from './db/database';
 import { builtConsoleDir } from './http/console';
 import { createApiMetrics, type ApiMetrics } from './http/metrics';
-import type { UtilizationRetention } from './services/time-range';
 
 /** Everything the app needs from the outside world, built once from config and passed in. */
 export interface Deps {
@@ -21,6 +20,8 @@ export interface Deps {
   metrics?: ApiMetrics;
   /** The console's built files, served under /console/; absent: /console/ says it is not built. */
   consoleDir?: string;
+  /** Seals the secrets of new S3 credentials; absent: creating one is refused with a sentence that says what to configure. */
+  s3Keyring?: S3SecretKeyring;
 }
 
 /** Secrets never reach a log line, whatever logs them. */
@@ -51,6 +52,10 @@ export const REDACT_PATHS = [
   '*.adminKey',
   'databaseUrl',
   '*.databaseUrl',
+  'secret',
+  '*.secret',
+  's3SecretKeys',
+  '*.s3SecretKeys',
 ];
 
 /** `destination`: where lines go (default stdout); tests pass a LogCapture to read them back. */
@@ -60,6 +65,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
 }
 
 export function createDeps(config: ManagementApiConfig, scrypt: ScryptParams = DEFAULT_SCRYPT_PARAMS): Deps {
+  const s3Keyring = s3KeyringOf(config);
   const db = createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: config.poolMax });
   return {
     db,
@@ -69,5 +75,6 @@ export function createDeps(config: ManagementApiConfig, scrypt: ScryptParams = D
     utilization: { hourlyDays: config.utilizationHourlyDays, dailyDays: config.utilizationDailyDays },
     metrics: createApiMetrics(db),
     consoleDir: builtConsoleDir(),
+    ...(s3Keyring ? { s3Keyring } : {}),
   };
 }

@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { DEFAULT_RETENTION } from '@cairn/domain';
 import { closeGracefully, exitOnSignals, listen, logsAreJson, retryStartup } from '@cairn/runtime';
 import { ConfigError } from '@cairn/config';
 import { readConfig, type ManagementApiConfig } from './config';
@@ -7,7 +8,6 @@ import { bootstrap } from './bootstrap';
 import { migrateLatest, isEmbedded } from './db/database';
 import { createDeps, type Deps } from './deps';
 import { maintainUtilization } from './repositories/utilization-partitions';
-import { DEFAULT_RETENTION } from './services/time-range';
 
 /** Utilization partitions, rollups and retention are kept up by every replica (runs are idempotent). */
 const UTILIZATION_MAINTENANCE_MS = 15 * 60_000;

@@ -1,5 +1,5 @@
 import { errors, escapeHtml } from '@cairn/domain';
-import { API_ROOT, clusterIdFromRef } from './uris';
+import { API_ROOT, clusterIdFromRef } from '../resources/uris';
 
 /**
  * GET-modify-PATCH: a client may send back an object as it read it, read-only fields included.

@@ -41,8 +41,6 @@ export interface ResourceDef {
   fields: Record<string, FieldDef>;
 }
 
-export const INT4_MAX = 2147483647n;
-export const INT8_MAX = 9223372036854775807n;
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 1000;

@@ -1,19 +1,11 @@
 import { Builder } from 'xml2js';
+import { isResource, JsonText } from '../resources/marks';
 
 /**
  * Tastypie's wire formats. JSON: keys sorted at every level, Python's default separators (", " and
  * ": "), no indentation. XML: `<response>` for lists, errors and plain dicts, `<object>` for a single
  * resource; typed scalars; children sorted by tag.
  */
-
-const RESOURCE = Symbol('tastypie.resource');
-
-/** Marks a plain object as a resource, so XML renders it as `<object>` rather than `<object type="hash">`. */
-export function asResource<T extends object>(value: T): T {
-  Object.defineProperty(value, RESOURCE, { value: true, enumerable: false });
-  return value;
-}
-const isResource = (value: object): boolean => (value as Record<symbol, unknown>)[RESOURCE] === true;
 
 /** Object keys in sorted order; representations are usually built sorted, so check before sorting. */
 function sortedKeys(value: Record<string, unknown>): string[] {
@@ -22,15 +14,6 @@ function sortedKeys(value: Record<string, unknown>): string[] {
     if (keys[i - 1]! > keys[i]!) return keys.sort();
   }
   return keys;
-}
-
-/**
- * JSON text already in toJson's form (keys sorted, Python's separators), emitted as is: a list's
- * rows can be written straight from their fields, without an object per row to build, mark, walk
- * and collect. Only for JSON answers; XML needs the objects.
- */
-export class JsonText {
-  constructor(readonly text: string) {}
 }
 
 /**

@@ -1,9 +1,10 @@
-import { clusterCreateSchema, clusterPatchSchema, operatorCreateSchema, operatorPatchSchema, userCreateSchema, userPatchSchema } from '@cairn/domain';
-import { API_ROOT } from '../http/uris';
+import { clusterCreateSchema, clusterPatchSchema, operatorCreateSchema, operatorPatchSchema, s3CredentialCreateSchema, userCreateSchema, userPatchSchema } from '@cairn/domain';
+import { API_ROOT } from '../resources/uris';
 import { auditResource } from '../routes/audit';
 import { clustersResource } from '../routes/clusters';
 import { devicesResource } from '../routes/devices';
 import { operatorsResource } from '../routes/operators';
+import { s3CredentialsResource } from '../routes/s3-credentials';
 import { usersResource } from '../routes/users';
 import type { ResourceDef } from '../http/resource';
 import { API_ERRORS, authenticatedErrors, COMMON_PARAMETERS, LOCATION, pathParameters, requestBody, resourcePaths, schemaPath, WRITE_ERRORS, type MountedResource } from './resources';
@@ -27,6 +28,13 @@ export const MOUNTED: MountedResource[] = [
     globalAdminOnly: true,
     createdExtra: { api_key: { type: 'string', description: "The operator's first API key; shown only here." } },
     tag: 'operators',
+  },
+  {
+    resource: s3CredentialsResource,
+    list: `${API_ROOT}/s3_credentials/`,
+    detail: `${API_ROOT}/s3_credentials/{id}/`,
+    create: s3CredentialCreateSchema,
+    tag: 's3_credentials',
   },
   { resource: auditResource, list: `${API_ROOT}/audit/`, detail: `${API_ROOT}/audit/{id}/`, globalAdminOnly: true, tag: 'audit' },
   {

@@ -1,7 +1,6 @@
 import type { Knex } from 'knex';
-import { errors } from '@cairn/domain';
+import { DAY_MS, errors, type UtilizationRetention } from '@cairn/domain';
 import type { Db } from '../db/database';
-import { DAY_MS, type UtilizationRetention } from '../services/time-range';
 
 /**
  * Partitions of the utilization tables: hourly tables by UTC day, daily rollups by UTC month.

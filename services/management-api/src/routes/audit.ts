@@ -1,15 +1,13 @@
-import { requestIdOf } from '@cairn/runtime';
-import { Router, type Request, type RequestHandler, type Response } from 'express';
+import { Router, type RequestHandler } from 'express';
 import type { Db } from '../db/database';
-import { operatorOf } from '../http/auth';
-import { INT4_MAX, INT8_MAX, NUMBER_LOOKUPS, STRING_LOOKUPS, type Lookup, type ResourceDef } from '../http/resource';
+import { actingOf } from '../http/acting';
+import { NUMBER_LOOKUPS, STRING_LOOKUPS, type Lookup, type ResourceDef } from '../http/resource';
+import { API_ROOT, INT4_MAX, INT8_MAX } from '../resources/uris';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
-import { API_ROOT } from '../http/uris';
-import type { AuditActor, AuditRecord } from '../repositories/audit';
+import type { AuditRecord } from '../repositories/audit';
 import * as audit from '../services/audit';
-import { auditActorOf, type Acting } from '../services/context';
-import { asResource } from '../http/serialize';
+import { asResource } from '../resources/marks';
 import { sendList } from './list';
 
 const KEYWORD: readonly Lookup[] = ['exact', 'in'];
@@ -57,18 +55,6 @@ export const auditJson = (a: AuditRecord) =>
     target_uri: a.targetUri,
     time: a.time.toISOString(),
   });
-
-/** The authenticated operator and the request id the request-logging middleware assigned. */
-export function actingOf(req: Request, res: Response): Acting {
-  return { operator: operatorOf(res), requestId: requestIdOf(req) ?? null };
-}
-
-/** The audit actor of a request (routes not yet moved to a service record their own audit). */
-export const actorOf = (req: Request, res: Response): AuditActor => auditActorOf(actingOf(req, res));
-
-export { userTarget } from '../services/users';
-export { clusterTarget } from '../services/clusters';
-export { operatorTarget } from '../services/operators';
 
 /** Admins with access to every cluster only: the trail shows every cluster and every operator. */
 export function auditRouter(db: Db, auth: RequestHandler): Router {

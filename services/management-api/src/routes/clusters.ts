@@ -3,14 +3,14 @@ import { validate, clusterCreateSchema, clusterPatchSchema, type ClusterCreateIn
 import type { Db } from '../db/database';
 import { parseBody } from '../http/body';
 import { dropUnchangedReadOnly, sameId, sameUri, sameUuid, type SameAs } from '../http/read-only';
-import { INT4_MAX, NUMBER_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
+import { NUMBER_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
+import { INT4_MAX, API_ROOT, clusterUri } from '../resources/uris';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
-import { API_ROOT, clusterUri } from '../http/uris';
 import * as clusters from '../services/clusters';
-import { actingOf } from './audit';
+import { actingOf } from '../http/acting';
 import { sendList } from './list';
-import { clusterJson } from './representations';
+import { clusterJson } from '../resources/representations';
 
 export const clustersResource: ResourceDef = {
   name: 'clusters',

@@ -3,13 +3,13 @@ import { validateDeviceReport } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { parseBody } from '../http/body';
 import { queryPairs } from '../http/filters';
-import { EXACT_ONLY, INT8_MAX, NUMBER_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
+import { EXACT_ONLY, NUMBER_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
+import { INT8_MAX, API_ROOT } from '../resources/uris';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
-import { API_ROOT } from '../http/uris';
 import type { StoredDevice } from '../repositories/devices';
 import * as devices from '../services/devices';
-import { actingOf } from './audit';
+import { actingOf } from '../http/acting';
 import { sendList } from './list';
 
 export const devicesResource: ResourceDef = {

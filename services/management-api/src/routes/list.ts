@@ -3,7 +3,7 @@ import { buildMeta } from '../http/pagination';
 import { parseListQuery, queryPairs, type ListQuery } from '../http/filters';
 import { DEFAULT_LIMIT, MAX_LIMIT, type ResourceDef } from '../http/resource';
 import { formatOf, send } from '../http/respond';
-import type { JsonText } from '../http/serialize';
+import type { JsonText } from '../resources/marks';
 import type { Page } from '../repositories/list-types';
 
 /**

@@ -3,14 +3,14 @@ import { emptyBodySchema, operatorCreateSchema, operatorPatchSchema, validate, t
 import type { Db } from '../db/database';
 import { parseBody } from '../http/body';
 import { dropUnchangedReadOnly, sameId, sameText, sameUri, type SameAs } from '../http/read-only';
-import { EXACT_ONLY, INT4_MAX, NUMBER_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
+import { EXACT_ONLY, NUMBER_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
+import { INT4_MAX, API_ROOT, apiKeyUri, operatorUri } from '../resources/uris';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
-import { API_ROOT, apiKeyUri, operatorUri } from '../http/uris';
 import * as operators from '../services/operators';
-import { actingOf } from './audit';
+import { actingOf } from '../http/acting';
 import { sendList } from './list';
-import { apiKeyJson, operatorJson } from './representations';
+import { apiKeyJson, operatorJson } from '../resources/representations';
 
 export { createOperatorWithKey, resolveClusterRefs } from '../services/operators';
 

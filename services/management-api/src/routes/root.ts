@@ -3,7 +3,7 @@ import { errors } from '@cairn/domain';
 import { schemaDocument, type ResourceDef } from '../http/resource';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
-import { API_ROOT } from '../http/uris';
+import { API_ROOT } from '../resources/uris';
 
 /**
  * Tastypie discovery: `/api/v1/` lists resources (no key needed); `/<resource>/schema/` describes

@@ -3,16 +3,16 @@ import { validate, userCreateSchema, userPatchSchema, type StorageUser, type Use
 import type { Db } from '../db/database';
 import { parseBody } from '../http/body';
 import { dropUnchangedReadOnly, sameCluster, sameId, sameText, sameUri, type SameAs } from '../http/read-only';
-import { EXACT_ONLY, INT8_MAX, NUMBER_LOOKUPS, RELATED_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
+import { EXACT_ONLY, NUMBER_LOOKUPS, RELATED_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
+import { INT8_MAX, API_ROOT, clusterIdFromRef, userUri } from '../resources/uris';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
-import { API_ROOT, clusterIdFromRef, userUri } from '../http/uris';
 import * as users from '../services/users';
 import type { PasswordHasher } from '../services/users';
-import { actingOf } from './audit';
+import { actingOf } from '../http/acting';
 import { clustersResource } from './clusters';
 import { sendList } from './list';
-import { userJson, userJsonText } from './representations';
+import { userJson, userJsonText } from '../resources/representations';
 
 export const usersResource: ResourceDef = {
   name: 'users',

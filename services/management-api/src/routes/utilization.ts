@@ -1,6 +1,6 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Knex } from 'knex';
-import { errors } from '@cairn/domain';
+import { errors, formatUtc, parseTimeRange, type TimeRange, type UtilizationRetention } from '@cairn/domain';
 import { operatorOf } from '../http/auth';
 import { parseBody } from '../http/body';
 import { streamCsv, wantsCsv } from '../http/csv';
@@ -9,13 +9,12 @@ import { buildMeta } from '../http/pagination';
 import { DEFAULT_LIMIT, MAX_LIMIT, type ResourceDef } from '../http/resource';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
-import { API_ROOT, parseIntId } from '../http/uris';
+import { API_ROOT, parseIntId } from '../resources/uris';
 import type { UtilizationKind } from '../repositories/utilization';
-import { formatUtc, parseTimeRange, type TimeRange, type UtilizationRetention } from '../services/time-range';
 import * as utilization from '../services/utilization';
 import { recordStorage, recordTransfer } from '../services/utilization-record';
 import { summaryExport, summaryPage } from '../services/utilization-summary';
-import { actorOf } from './audit';
+import { actingOf } from '../http/acting';
 
 
 /** Only `account` filters (exact, startswith, gt for reading by key); everything else is ignored, as tastypie does. */
@@ -182,7 +181,7 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
         const raw = req.params.id ?? '';
         const cluster = await utilization.visibleCluster(db, op, parseIntId(raw), raw);
         const body = await parseBody(req);
-        const acting = { operator: op, audit: actorOf(req, res) };
+        const acting = actingOf(req, res);
         const result =
           kind === 'storage' ? await recordStorage(db, acting, cluster, body, settings) : await recordTransfer(db, acting, cluster, body, settings);
         send(req, res, 200, result);

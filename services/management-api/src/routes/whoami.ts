@@ -2,7 +2,7 @@ import { Router, type RequestHandler } from 'express';
 import { operatorOf } from '../http/auth';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
-import { operatorJson } from './representations';
+import { operatorJson } from '../resources/representations';
 
 /**
  * `GET /api/v1/whoami/`: the operator the key belongs to (name, role, cluster limits), for any

@@ -1,6 +1,6 @@
 import { errors, escapeHtml } from '@cairn/domain';
 import type { Db } from '../db/database';
-import { parseBigId } from '../http/uris';
+import { parseBigId } from '../resources/uris';
 import { getAudit, listAudit, type AuditRecord } from '../repositories/audit';
 import type { ListQuery, Page } from '../repositories/list-types';
 import type { Acting } from './context';

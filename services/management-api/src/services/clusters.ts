@@ -4,8 +4,8 @@ import { withDbErrors } from '../db/errors';
 import { recordAudit, type AuditTarget } from '../repositories/audit';
 import { createCluster, deleteCluster, getCluster, listClusters, updateCluster } from '../repositories/clusters';
 import type { ListQuery, Page } from '../repositories/list-types';
-import { clusterJson } from '../routes/representations';
-import { clusterUri, parseIntId } from '../http/uris';
+import { clusterJson } from '../resources/representations';
+import { clusterUri, parseIntId } from '../resources/uris';
 import { auditActorOf, type Acting } from './context';
 import { canSeeCluster, requireGlobalAdmin, visibleClusters } from './policy';
 

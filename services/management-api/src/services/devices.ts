@@ -1,7 +1,7 @@
 import { computeCapacity, errors, type Cluster, type DeviceReport } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
-import { API_ROOT } from '../http/uris';
+import { API_ROOT } from '../resources/uris';
 import { recordAudit } from '../repositories/audit';
 import { getCluster } from '../repositories/clusters';
 import { deviceReportSummary, getCapacity, listDevices, listPolicies, replaceDeviceReport, type StoredDevice, type StoredPolicy } from '../repositories/devices';

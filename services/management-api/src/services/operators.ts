@@ -1,14 +1,14 @@
 import { errors, escapeHtml, generateApiKey, hashApiKey, type Operator, type OperatorCreateInput, type OperatorPatchInput } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
-import { apiKeyUri, clusterIdFromRef, operatorUri, parseBigId, parseIntId } from '../http/uris';
+import { apiKeyUri, clusterIdFromRef, operatorUri, parseBigId, parseIntId } from '../resources/uris';
 import { CLI_ACTOR, recordAudit, type AuditActor, type AuditTarget } from '../repositories/audit';
 import { getCluster } from '../repositories/clusters';
 import type { ListQuery, Page } from '../repositories/list-types';
 import { addApiKey, countAdmins, createOperator, deleteApiKey, deleteOperator, getOperator, listApiKeys, listOperators, updateOperator, type ApiKeyInfo } from '../repositories/operators';
 import { auditActorOf, type Acting } from './context';
 import { requireGlobalAdmin } from './policy';
-import { apiKeyJson, operatorJson } from '../routes/representations';
+import { apiKeyJson, operatorJson } from '../resources/representations';
 
 export const operatorTarget = (o: Pick<Operator, 'id' | 'name'>): AuditTarget => ({ type: 'operators', id: o.id, name: o.name, uri: operatorUri(o.id) });
 

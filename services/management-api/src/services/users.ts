@@ -1,12 +1,12 @@
 import { errors, escapeHtml, type StorageUser, type UserCreateInput, type UserPatchInput } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
-import { clusterIdFromRef, parseBigId, userUri } from '../http/uris';
+import { clusterIdFromRef, parseBigId, userUri } from '../resources/uris';
 import { recordAudit, type AuditTarget } from '../repositories/audit';
 import { getCluster } from '../repositories/clusters';
 import type { ListQuery, Page } from '../repositories/list-types';
 import { createStorageUser, deleteStorageUser, getStorageUser, getStorageUserSummary, listStorageUsers, updateStorageUser, type StorageUserSummary } from '../repositories/storage-users';
-import { userJson } from '../routes/representations';
+import { userJson } from '../resources/representations';
 import { auditActorOf, type Acting } from './context';
 import { canSeeCluster, requireWriter, requireWriterOn, visibleClusters } from './policy';
 

@@ -1,14 +1,14 @@
 import Joi from 'joi';
 import type { Knex } from 'knex';
-import { errors, escapeHtml, validate, type Cluster } from '@cairn/domain';
+import { type Cluster, DAY_MS, errors, escapeHtml, floorHour, formatUtc, HOUR_MS, parseUtc, validate } from '@cairn/domain';
 import { recordAudit } from '../repositories/audit';
 import { listPolicies } from '../repositories/devices';
 import { ensureHourlyPartitions } from '../repositories/utilization-partitions';
 import * as repo from '../repositories/utilization';
 import { TOTAL_POLICY, type StorageRow, type TransferRow, type UtilizationKind } from '../repositories/utilization';
-import { DAY_MS, floorHour, formatUtc, HOUR_MS, parseUtc } from './time-range';
 import { requireWriterOn } from './policy';
-import type { Acting, UtilizationSettings } from './utilization';
+import { auditActorOf, type Acting } from './context';
+import type { UtilizationSettings } from './utilization';
 
 /**
  * Collector writes: storage samples and transfer batches. Each checks that the operator may write
@@ -107,7 +107,7 @@ export async function recordStorage(db: Knex, acting: Acting, cluster: Cluster, 
     await repo.invalidateRollups(trx, [hourMs]);
     await repo.rememberAccounts(trx, cluster.id, [...new Set(input.samples.map((s) => s.account))]);
     await repo.rememberPolicies(trx, cluster.id, [...new Set([...rows.values()].map((r) => r.policyIndex))].filter((p) => p !== TOTAL_POLICY));
-    await recordAudit(trx, acting.audit, {
+    await recordAudit(trx, auditActorOf(acting), {
       action: 'record_utilization',
       target: utilizationTarget(cluster, 'storage'),
       before: null,
@@ -180,7 +180,7 @@ export async function recordTransfer(db: Knex, acting: Acting, cluster: Cluster,
     await repo.addTransferCoverage(trx, cluster.id, coverage);
     // An account first met in a log (created outside Cairn, say) is HEADed from now on.
     await repo.rememberAccounts(trx, cluster.id, [...new Set(input.records.map((r) => r.account))]);
-    await recordAudit(trx, acting.audit, {
+    await recordAudit(trx, auditActorOf(acting), {
       action: 'record_utilization',
       target: utilizationTarget(cluster, 'transfer'),
       before: null,

@@ -1,10 +1,10 @@
 import type { Knex } from 'knex';
+import { type TimeRange } from '@cairn/domain';
 import type { Cluster } from '@cairn/domain';
-import type { Filter } from '../http/filters';
+import type { Filter } from '../repositories/list-types';
 import * as repo from '../repositories/utilization';
 import { TOTAL_POLICY } from '../repositories/utilization';
 import * as summaries from '../repositories/utilization-summary';
-import type { TimeRange } from './time-range';
 import { hourRange, pct } from './utilization';
 
 /** The billing summary: one row per account over a range, as a page or as an export read by key. */

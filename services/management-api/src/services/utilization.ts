@@ -1,12 +1,10 @@
 import type { Knex } from 'knex';
-import { errors, escapeHtml, type Cluster, type Operator } from '@cairn/domain';
-import type { Filter } from '../http/filters';
-import type { AuditActor } from '../repositories/audit';
+import { type Cluster, errors, escapeHtml, HOUR_MS, type Operator, type TimeRange, type UtilizationRetention } from '@cairn/domain';
+import type { Filter } from '../repositories/list-types';
 import { getCluster } from '../repositories/clusters';
 import * as repo from '../repositories/utilization';
 import { TOTAL_POLICY, type HourRange, type UtilizationKind } from '../repositories/utilization';
 import { canSeeCluster } from './policy';
-import { HOUR_MS, type TimeRange, type UtilizationRetention } from './time-range';
 
 /**
  * Utilization reads: account lists and hourly details (the summary is in utilization-summary.ts,
@@ -14,11 +12,6 @@ import { HOUR_MS, type TimeRange, type UtilizationRetention } from './time-range
  * cluster it may see) and a database handle and calls the repositories; no HTTP here: routes turn
  * requests into these inputs and the results into responses.
  */
-export interface Acting {
-  operator: Operator;
-  audit: AuditActor;
-}
-
 export interface UtilizationSettings {
   retention: UtilizationRetention;
   now: () => Date;

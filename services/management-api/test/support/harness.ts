@@ -77,7 +77,8 @@ export interface TestApp {
   close: () => Promise<void>;
 }
 
-export async function startTestApp(kind: DbKind): Promise<TestApp> {
+/** `extra`: deps beyond the defaults (a logger that captures, an S3 keyring). */
+export async function startTestApp(kind: DbKind, extra: Partial<Deps> = {}): Promise<TestApp> {
   const database = await createTestDatabase(kind);
   await migrateLatest(database.db);
   await bootstrap(database.db, {
@@ -87,7 +88,7 @@ export async function startTestApp(kind: DbKind): Promise<TestApp> {
     defaultAuthUrl: 'http://127.0.0.1:5000/auth',
     defaultStorageUrl: 'http://127.0.0.1:8080/v1',
   });
-  const deps: Deps = { db: database.db, log: createLogger('silent'), hashPassword: (p) => hashPassword(p), apiKeyCacheMs: 5000 };
+  const deps: Deps = { db: database.db, log: createLogger('silent'), hashPassword: (p) => hashPassword(p), apiKeyCacheMs: 5000, ...extra };
   const app = createApp(deps);
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));

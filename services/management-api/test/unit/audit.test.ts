@@ -2,8 +2,9 @@ import { CairnError, type StorageUser } from '@cairn/domain';
 import { parseListQuery } from '../../src/http/filters';
 import { DEFAULT_LIMIT, MAX_LIMIT, schemaDocument } from '../../src/http/resource';
 import { withoutSecrets } from '../../src/repositories/audit';
-import { auditResource, userTarget } from '../../src/routes/audit';
-import { apiKeyJson, operatorJson, userJson } from '../../src/routes/representations';
+import { auditResource } from '../../src/routes/audit';
+import { userTarget } from '../../src/services/users';
+import { apiKeyJson, operatorJson, userJson } from '../../src/resources/representations';
 
 const SECRET_NAMES = /^(password|password_?hash|api_?key|key|key_?hash(es)?)$/i;
 

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { parseStringPromise } from 'xml2js';
-import { asResource, toJson, toXml } from '../../src/http/serialize';
+import { toJson, toXml } from '../../src/http/serialize';
+import { asResource } from '../../src/resources/marks';
 
 /**
  * Properties of the wire formats over generated input. Strings are drawn from every UTF-16 code unit

@@ -1,5 +1,6 @@
 import { parseStringPromise } from 'xml2js';
-import { asResource, toJson, toXml } from '../../src/http/serialize';
+import { toJson, toXml } from '../../src/http/serialize';
+import { asResource } from '../../src/resources/marks';
 
 const DECLARATION = "<?xml version='1.0' encoding='utf-8'?>\n";
 

@@ -1,5 +1,4 @@
-import { INT4_MAX, INT8_MAX } from '../../src/http/resource';
-import { clusterIdFromRef, clusterUri, parseBigId, parseId, parseIntId, userUri } from '../../src/http/uris';
+import { clusterIdFromRef, clusterUri, INT4_MAX, INT8_MAX, parseBigId, parseId, parseIntId, userUri } from '../../src/resources/uris';
 
 describe('clusterIdFromRef', () => {
   it.each<[unknown, number | null]>([

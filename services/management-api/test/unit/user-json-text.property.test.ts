@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { toJson } from '../../src/http/serialize';
-import { userJson, userJsonText } from '../../src/routes/representations';
+import { userJson, userJsonText } from '../../src/resources/representations';
 
 /**
  * A list of users writes each row's JSON text directly (userJsonText) instead of building the

@@ -9,6 +9,7 @@ import * as userOrderingIndex from './20261123100000_user_ordering_index';
 import * as clusterChangeNotices from './20261123200000_cluster_change_notices';
 import * as userFlagOrdering from './20261123220000_user_flag_ordering';
 import * as utilization from './20261123230000_utilization';
+import * as s3Credentials from './20261124000000_s3_credentials';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -25,6 +26,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261123200000_cluster_change_notices': clusterChangeNotices,
   '20261123220000_user_flag_ordering': userFlagOrdering,
   '20261123230000_utilization': utilization,
+  '20261124000000_s3_credentials': s3Credentials,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

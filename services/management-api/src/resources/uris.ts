@@ -1,4 +1,6 @@
-import { INT4_MAX, INT8_MAX } from './resource';
+/** The largest values of Postgres's integer and bigint columns: ids beyond them cannot exist. */
+export const INT4_MAX = 2147483647n;
+export const INT8_MAX = 9223372036854775807n;
 
 export const API_ROOT = '/api/v1';
 export const clusterUri = (id: number): string => `${API_ROOT}/clusters/${id}/`;
@@ -27,4 +29,15 @@ export function clusterIdFromRef(ref: unknown): number | null {
   if (typeof ref !== 'string') return null;
   const m = CLUSTER_URI.exec(ref) ?? /^(\d{1,19})$/.exec(ref);
   return m ? parseIntId(m[1]) : null;
+}
+
+export const s3CredentialUri = (id: string): string => `${API_ROOT}/s3_credentials/${id}/`;
+const USER_URI = RESOURCE_URI('users');
+
+/** A related user given as a resource URI (`/api/v1/users/12/`) or a bare id, as a bigint string. */
+export function userIdFromRef(ref: unknown): string | null {
+  if (typeof ref === 'number') return Number.isSafeInteger(ref) && ref >= 1 ? String(ref) : null;
+  if (typeof ref !== 'string') return null;
+  const m = USER_URI.exec(ref) ?? /^(\d{1,19})$/.exec(ref);
+  return m ? parseBigId(m[1]) : null;
 }

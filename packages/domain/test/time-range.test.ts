@@ -1,5 +1,4 @@
-import { CairnError } from '@cairn/domain';
-import { formatUtc, parseTimeRange, parseUtc } from '../../src/services/time-range';
+import { CairnError, formatUtc, parseTimeRange, parseUtc } from '../src';
 
 const NOW = new Date('2026-11-24T22:17:00Z');
 const range = (start?: string, end?: string) => parseTimeRange(start, end, NOW, 90);

@@ -1,4 +1,5 @@
-import { errors, escapeHtml } from '@cairn/domain';
+import { errors } from './errors';
+import { escapeHtml } from './escape';
 
 /**
  * The time rules of the utilization API, pure: `start` (required) is rounded down to the half

@@ -1,7 +1,8 @@
 import type { Cluster, Operator, StorageUser } from '@cairn/domain';
-import { asResource, JsonText } from '../http/serialize';
-import { apiKeyUri, clusterUri, operatorUri, userUri } from '../http/uris';
+import { asResource, JsonText } from './marks';
+import { apiKeyUri, clusterUri, operatorUri, s3CredentialUri, userUri } from './uris';
 import type { ApiKeyInfo } from '../repositories/operators';
+import type { S3Credential } from '../repositories/s3-credentials';
 
 /** The public JSON of each resource; nothing else ever leaves the API (no hashes, no generation). */
 
@@ -52,4 +53,16 @@ export const apiKeyJson = (k: ApiKeyInfo, key?: string) =>
     ...(key !== undefined ? { key } : {}),
     operator: operatorUri(k.operatorId),
     resource_uri: apiKeyUri(k.operatorId, k.id),
+  });
+
+/** The secret appears once, in the response that created the credential; nowhere else, ever. */
+export const s3CredentialJson = (c: S3Credential, secret?: string) =>
+  asResource({
+    access_key: c.accessKey,
+    cluster: clusterUri(c.clusterId),
+    created_at: c.createdAt.toISOString(),
+    id: c.id,
+    resource_uri: s3CredentialUri(c.id),
+    ...(secret !== undefined ? { secret } : {}),
+    user: userUri(c.userId),
   });

@@ -1,0 +1,20 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+/**
+ * The embedded start's S3 keyring, so that S3 credentials work out of the box without anyone
+ * choosing a key: made once, 32 random bytes, kept beside the PGlite directory (mode 0600) and
+ * read at every later start, because secrets sealed under it must open again. A deployment with
+ * its own Postgres configures CAIRN_S3_SECRET_KEYS instead (docs/s3.md); this is never used there.
+ */
+export function embeddedS3Keys(dataDir: string): { s3SecretKeys: string; s3CurrentKeyId: string } {
+  const file = join(dirname(dataDir), 's3-secret-keys');
+  mkdirSync(dirname(file), { recursive: true });
+  try {
+    writeFileSync(file, `embedded:${randomBytes(32).toString('base64')}\n`, { flag: 'wx', mode: 0o600 });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  }
+  return { s3SecretKeys: readFileSync(file, 'utf8').trim(), s3CurrentKeyId: 'embedded' };
+}

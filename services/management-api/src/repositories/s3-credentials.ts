@@ -1,0 +1,96 @@
+import { MAX_S3_CREDENTIALS_PER_USER, TABLES } from '@cairn/contract';
+import { errors } from '@cairn/domain';
+import type { Knex } from 'knex';
+import type { Db } from '../db/database';
+import { withDbErrors } from '../db/errors';
+import { listPage } from './list-planner';
+import type { ListQuery, Page } from './list-types';
+
+/** A credential as the API shows it (the sealed secret is read only by resealing and the gateway). */
+export interface S3Credential {
+  id: string;
+  userId: string;
+  /** The owner's cluster (users never move between clusters). */
+  clusterId: number;
+  accessKey: string;
+  createdAt: Date;
+}
+
+type Row = { id: string | number; storage_user_id: string | number; cluster_id: number; access_key: string; created_at: Date | string };
+const toCredential = (r: Row): S3Credential => ({
+  id: String(r.id),
+  userId: String(r.storage_user_id),
+  clusterId: Number(r.cluster_id),
+  accessKey: r.access_key,
+  createdAt: new Date(r.created_at),
+});
+
+const TABLE = TABLES.s3Credentials;
+const COLUMNS = ['s.id', 's.storage_user_id', 'u.cluster_id', 's.access_key', 's.created_at'];
+const withOwner = (db: Db) => db(`${TABLE} as s`).join(`${TABLES.storageUsers} as u`, 'u.id', 's.storage_user_id');
+
+/**
+ * Lists through the one list planner. Credentials have no cluster column of their own (a user never
+ * changes cluster): the owner's cluster is read per row of the page, and an operator limited to
+ * some clusters sees the credentials of its clusters' users only.
+ */
+export async function listS3Credentials(db: Db, query: ListQuery, visibleClusters?: number[]): Promise<Page<S3Credential>> {
+  return withDbErrors(async () => {
+    const columns = ['s.id', 's.storage_user_id', db.raw(`(SELECT u.cluster_id FROM ${TABLES.storageUsers} AS u WHERE u.id = s.storage_user_id) AS cluster_id`), 's.access_key', 's.created_at'];
+    const scope = visibleClusters
+      ? (qb: Knex.QueryBuilder) => {
+          qb.whereExists((sub) => {
+            sub.select(db.raw('1')).from(`${TABLES.storageUsers} as u`).whereRaw('u.id = s.storage_user_id').whereIn('u.cluster_id', visibleClusters);
+          });
+        }
+      : undefined;
+    const related = { u: { table: TABLES.storageUsers, key: 'storage_user_id' } };
+    const page = await listPage<Row>({ db, table: TABLE, alias: 's', columns, related, ...(scope ? { scope } : {}) }, query);
+    return { total: page.total, rows: page.rows.map(toCredential) };
+  });
+}
+
+export async function getS3Credential(db: Db, id: string): Promise<S3Credential | null> {
+  const row = (await withDbErrors(() => withOwner(db).select(COLUMNS).where('s.id', id).first())) as Row | undefined;
+  return row ? toCredential(row) : null;
+}
+
+/**
+ * Inserts a credential for `userId` unless it already holds MAX_S3_CREDENTIALS_PER_USER. The
+ * per-user advisory lock is the one the gateway's OS-EC2 creation takes, so two creations at once,
+ * through either service, cannot pass the cap together. Call inside a transaction.
+ */
+export async function createS3Credential(trx: Knex.Transaction, userId: string, accessKey: string, sealedSecret: string): Promise<S3Credential> {
+  await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`cairn s3 credentials of user ${userId}`]);
+  const [{ count }] = (await trx(TABLE).where('storage_user_id', userId).count({ count: '*' })) as [{ count: string | number }];
+  if (Number(count) >= MAX_S3_CREDENTIALS_PER_USER) {
+    throw errors.invalidInput(`This user already has ${MAX_S3_CREDENTIALS_PER_USER} S3 credentials, the most a user may hold; delete one first.`);
+  }
+  const [inserted] = (await trx(TABLE).insert({ storage_user_id: userId, access_key: accessKey, secret_sealed: sealedSecret }).returning('id')) as Array<{ id: string | number }>;
+  const created = await getS3Credential(trx, String(inserted!.id));
+  return created!;
+}
+
+/** The deleted credential, or null when there was none. */
+export async function deleteS3Credential(trx: Knex.Transaction, id: string): Promise<S3Credential | null> {
+  const existing = (await withOwner(trx).select(COLUMNS).where('s.id', id).forUpdate('s').first()) as Row | undefined;
+  if (!existing) return null;
+  await trx(TABLE).where('id', id).delete();
+  return toCredential(existing);
+}
+
+/** A batch of sealed secrets after `afterId`, in id order, for resealing under a new key. */
+export async function sealedSecretsAfter(db: Db, afterId: string, limit: number): Promise<Array<{ id: string; accessKey: string; sealed: string }>> {
+  const rows = (await withDbErrors(() => db(TABLE).select('id', 'access_key', 'secret_sealed').where('id', '>', afterId).orderBy('id').limit(limit))) as Array<{
+    id: string | number;
+    access_key: string;
+    secret_sealed: string;
+  }>;
+  return rows.map((r) => ({ id: String(r.id), accessKey: r.access_key, sealed: r.secret_sealed }));
+}
+
+/** Replaces a sealed secret only if it is still the one read (a concurrent delete or reseal wins). */
+export async function replaceSealedSecret(db: Db, id: string, was: string, now: string): Promise<boolean> {
+  const n = await withDbErrors(() => db(TABLE).where({ id, secret_sealed: was }).update({ secret_sealed: now }));
+  return Number(n) === 1;
+}

@@ -1,0 +1,82 @@
+import { errors, escapeHtml, generateS3AccessKey, generateS3Secret, sealS3Secret, type S3CredentialCreateInput, type S3SecretKeyring } from '@cairn/domain';
+import type { Db } from '../db/database';
+import { withDbErrors } from '../db/errors';
+import { recordAudit, type AuditTarget } from '../repositories/audit';
+import type { ListQuery, Page } from '../repositories/list-types';
+import { createS3Credential, deleteS3Credential, getS3Credential, listS3Credentials, type S3Credential } from '../repositories/s3-credentials';
+import { getStorageUserSummary } from '../repositories/storage-users';
+import { s3CredentialJson } from '../resources/representations';
+import { parseBigId, s3CredentialUri, userIdFromRef } from '../resources/uris';
+import { auditActorOf, type Acting } from './context';
+import { canSeeCluster, requireWriter, requireWriterOn, visibleClusters } from './policy';
+
+/**
+ * S3 credentials of storage users. Whoever may manage a user may manage its credentials (admins,
+ * within their cluster limits); readers may list them. The secret is generated here, sealed under
+ * the keyring's current key before it is stored, returned once to the creating request and never
+ * again; the audit trail records the access key and the owner only.
+ */
+
+export const s3CredentialTarget = (c: Pick<S3Credential, 'id' | 'accessKey'>): AuditTarget => ({ type: 's3_credentials', id: c.id, name: c.accessKey, uri: s3CredentialUri(c.id) });
+
+const notFound = (raw: unknown) => errors.notFound(`No S3 credential with id '${escapeHtml(String(raw))}'.`);
+
+/** Without keys nothing can be sealed: say what to configure rather than store a secret in the clear. */
+const notConfigured = () =>
+  errors.unavailable('S3 credentials cannot be created: this management API has no CAIRN_S3_SECRET_KEYS to seal their secrets with (see docs/s3.md).');
+
+async function findVisible(db: Db, acting: Acting, raw: string | undefined): Promise<S3Credential> {
+  const id = parseBigId(raw);
+  const credential = id === null ? null : await getS3Credential(db, id);
+  if (!credential || !canSeeCluster(acting.operator, credential.clusterId)) throw notFound(raw);
+  return credential;
+}
+
+export const list = (db: Db, acting: Acting, query: ListQuery): Promise<Page<S3Credential>> => listS3Credentials(db, query, visibleClusters(acting.operator));
+
+export const show = (db: Db, acting: Acting, rawId: string | undefined): Promise<S3Credential> => findVisible(db, acting, rawId);
+
+/** A new credential and its secret, which the caller shows once. */
+export async function create(
+  db: Db,
+  acting: Acting,
+  inputOf: () => Promise<S3CredentialCreateInput>,
+  keyring: S3SecretKeyring | undefined,
+): Promise<{ credential: S3Credential; secret: string }> {
+  requireWriter(acting.operator);
+  const input = await inputOf();
+  const userId = userIdFromRef(input.user);
+  const user = userId === null ? null : await getStorageUserSummary(db, userId);
+  if (!user || !canSeeCluster(acting.operator, user.clusterId)) {
+    throw errors.invalidInput(`Could not find the provided users object via resource URI '${escapeHtml(String(input.user))}'.`);
+  }
+  requireWriterOn(acting.operator, user.clusterId);
+  if (!keyring) throw notConfigured();
+  const accessKey = generateS3AccessKey();
+  const secret = generateS3Secret();
+  const sealed = sealS3Secret(keyring, accessKey, secret);
+  const credential = await withDbErrors(
+    () =>
+      db.transaction(async (trx) => {
+        const created = await createS3Credential(trx, user.id, accessKey, sealed);
+        await recordAudit(trx, auditActorOf(acting), { action: 'create', target: s3CredentialTarget(created), before: null, after: s3CredentialJson(created) });
+        return created;
+      }),
+    // The user was deleted between the read above and the insert.
+    { s3_credentials_storage_user_id_fkey: () => errors.invalidInput(`Could not find the provided users object via resource URI '${escapeHtml(String(input.user))}'.`) },
+  );
+  return { credential, secret };
+}
+
+export async function remove(db: Db, acting: Acting, rawId: string | undefined): Promise<void> {
+  requireWriter(acting.operator);
+  const existing = await findVisible(db, acting, rawId);
+  requireWriterOn(acting.operator, existing.clusterId);
+  await withDbErrors(() =>
+    db.transaction(async (trx) => {
+      const deleted = await deleteS3Credential(trx, existing.id);
+      if (!deleted) throw notFound(existing.id);
+      await recordAudit(trx, auditActorOf(acting), { action: 'delete', target: s3CredentialTarget(deleted), before: s3CredentialJson(deleted), after: null });
+    }),
+  );
+}

@@ -1,0 +1,183 @@
+import { randomBytes } from 'node:crypto';
+import { S3_CREDENTIAL_CHANGES_CHANNEL, MAX_S3_CREDENTIALS_PER_USER } from '@cairn/contract';
+import { openS3Secret, parseS3SecretKeys, type S3SecretKeyring } from '@cairn/domain';
+import { LogCapture } from '@cairn/runtime';
+import { Client } from 'pg';
+import { createLogger } from '../../src/deps';
+import { ADMIN_AUTH, DB_KINDS, createCluster, createOperator, createUser, startTestApp, type TestApp } from '../support/harness';
+
+const keyring = (): S3SecretKeyring => {
+  const parsed = parseS3SecretKeys(`k1:${randomBytes(32).toString('base64')}`);
+  if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+  return parsed.keyring;
+};
+
+interface Credential {
+  id: string;
+  access_key: string;
+  secret?: string;
+  user: string;
+  cluster: string;
+  created_at: string;
+  resource_uri: string;
+}
+
+describe.each(DB_KINDS)('S3 credentials on %s', (kind) => {
+  let app: TestApp;
+  const log = new LogCapture();
+  const ring = keyring();
+  beforeAll(async () => {
+    app = await startTestApp(kind, { s3Keyring: ring, log: createLogger('trace', log) });
+  });
+  afterAll(() => app.close());
+
+  const post = (user: unknown, auth = ADMIN_AUTH) => app.http().post('/api/v1/s3_credentials/').set('Authorization', auth).send({ user });
+
+  it('when an admin creates one for a user, then 201 with the access key and the secret, once, not cached', async () => {
+    const user = await createUser(app, 's3-alice');
+    const res = await post(user.resource_uri);
+    expect(res.status).toBe(201);
+    const body = res.body as Credential;
+    expect(body).toEqual({
+      id: expect.any(String),
+      access_key: expect.stringMatching(/^[A-Z0-9]{20}$/),
+      secret: expect.stringMatching(/^[A-Za-z0-9+/]{40}$/),
+      user: user.resource_uri,
+      cluster: '/api/v1/clusters/1/',
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      resource_uri: `/api/v1/s3_credentials/${body.id}/`,
+    });
+    expect(res.headers.location).toBe(body.resource_uri);
+    expect(res.headers['cache-control']).toBe('no-store');
+
+    const shown = await app.http().get(body.resource_uri).set('Authorization', ADMIN_AUTH);
+    expect(shown.status).toBe(200);
+    expect(shown.body).toEqual({ ...body, secret: undefined });
+    expect(shown.text).not.toContain(body.secret);
+    const listed = await app.http().get(`/api/v1/s3_credentials/?user=${user.id as string}`).set('Authorization', ADMIN_AUTH);
+    expect(listed.status).toBe(200);
+    expect(listed.body.meta.total_count).toBe(1);
+    expect(listed.text).not.toContain(body.secret);
+  });
+
+  it('when a credential is stored, then the row holds the secret sealed under the configured key, and it opens to the secret shown', async () => {
+    const user = await createUser(app, 's3-sealed');
+    const body = (await post(user.id)).body as Credential;
+    const row = await app.db('s3_credentials').where({ access_key: body.access_key }).first();
+    expect(JSON.stringify(row)).not.toContain(body.secret);
+    expect(row.secret_sealed).toMatch(/^v1:k1:/);
+    expect(openS3Secret(ring, body.access_key, row.secret_sealed)).toBe(body.secret);
+  });
+
+  it('when credentials are created and deleted, then the audit trail and the logs name the access key but never hold the secret', async () => {
+    const user = await createUser(app, 's3-audited');
+    const body = (await post(user.resource_uri)).body as Credential;
+    expect((await app.http().delete(body.resource_uri).set('Authorization', ADMIN_AUTH)).status).toBe(204);
+    const audit = await app.db('audit_log').where({ target_type: 's3_credentials', target_id: body.id }).orderBy('id');
+    expect(audit.map((a) => a.action)).toEqual(['create', 'delete']);
+    expect(audit[0].target_name).toBe(body.access_key);
+    expect(audit[0].after).toMatchObject({ access_key: body.access_key, user: user.resource_uri });
+    expect(JSON.stringify(audit)).not.toContain(body.secret);
+    expect(log.text).toContain('/api/v1/s3_credentials/');
+    expect(log.text).not.toContain(body.secret!);
+  });
+
+  it(`when a user holds ${MAX_S3_CREDENTIALS_PER_USER} credentials, then another is refused with 400 and nothing is written`, async () => {
+    const user = await createUser(app, 's3-capped');
+    for (let i = 0; i < MAX_S3_CREDENTIALS_PER_USER; i++) expect((await post(user.id)).status).toBe(201);
+    const refused = await post(user.id);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatch(/already has 2 S3 credentials.*delete one first/);
+    expect(await app.db('s3_credentials').where({ storage_user_id: user.id as string }).count({ n: '*' })).toEqual([{ n: kind === 'postgres' ? '2' : 2 }]);
+  });
+
+  it('when concurrent creations race for the last slot, then exactly the cap is reached', async () => {
+    const user = await createUser(app, 's3-racing');
+    const answers = await Promise.all(Array.from({ length: 6 }, () => post(user.id)));
+    expect(answers.filter((r) => r.status === 201)).toHaveLength(MAX_S3_CREDENTIALS_PER_USER);
+    expect(answers.filter((r) => r.status === 400)).toHaveLength(6 - MAX_S3_CREDENTIALS_PER_USER);
+  });
+
+  it('when the body names no user, an unknown one or the wrong type, then 400 says what is wrong', async () => {
+    const cases: Array<[unknown, RegExp]> = [
+      [undefined, /'user' field has no data/],
+      ['/api/v1/users/999999/', /Could not find the provided users object/],
+      ['/api/v1/clusters/1/', /Could not find the provided users object/],
+      [{ id: 1 }, /must be a user resource URI/],
+    ];
+    for (const [user, message] of cases) {
+      const res = await app.http().post('/api/v1/s3_credentials/').set('Authorization', ADMIN_AUTH).send(user === undefined ? {} : { user });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatch(message);
+    }
+    const extra = await app.http().post('/api/v1/s3_credentials/').set('Authorization', ADMIN_AUTH).send({ user: 1, secret: 'mine' });
+    expect(extra.status).toBe(400);
+  });
+
+  it('when the user is deleted, then its credentials go with it, announced to listeners, and the access key is gone', async () => {
+    const user = await createUser(app, 's3-doomed');
+    const body = (await post(user.id)).body as Credential;
+    let heard: Promise<string> | undefined;
+    let listener: Client | undefined;
+    if (kind === 'postgres') {
+      listener = new Client(app.db.client.config.connection as string | object);
+      await listener.connect();
+      await listener.query(`LISTEN ${S3_CREDENTIAL_CHANGES_CHANNEL}`);
+      heard = new Promise((resolve) => listener!.on('notification', (n) => resolve(n.payload ?? '')));
+    }
+    expect((await app.http().delete(`/api/v1/users/${user.id as string}/`).set('Authorization', ADMIN_AUTH)).status).toBe(204);
+    expect(await app.db('s3_credentials').where({ access_key: body.access_key }).first()).toBeUndefined();
+    expect((await app.http().get(body.resource_uri).set('Authorization', ADMIN_AUTH)).status).toBe(404);
+    if (heard) {
+      expect(JSON.parse(await heard)).toEqual({ access_key: body.access_key });
+      await listener!.end();
+    }
+  });
+
+  it('when a reader or an admin limited to another cluster asks, then reads are filtered and writes refused', async () => {
+    const other = await createCluster(app, 's3-other');
+    const user = await createUser(app, 's3-readable');
+    const body = (await post(user.id)).body as Credential;
+    const reader = await createOperator(app, 's3reader', 'reader');
+    expect((await app.http().get(body.resource_uri).set('Authorization', reader)).status).toBe(200);
+    expect((await post(user.id, reader)).status).toBe(403);
+    expect((await app.http().delete(body.resource_uri).set('Authorization', reader)).status).toBe(403);
+
+    const limited = await createOperator(app, 's3limited', 'admin', [other.resource_uri as string]);
+    expect((await app.http().get(body.resource_uri).set('Authorization', limited)).status).toBe(404);
+    expect((await app.http().delete(body.resource_uri).set('Authorization', limited)).status).toBe(404);
+    expect((await post(user.id, limited)).status).toBe(400);
+    const list = await app.http().get('/api/v1/s3_credentials/').set('Authorization', limited);
+    expect(list.body.meta.total_count).toBe(0);
+  });
+
+  it('when the list is filtered by the owner\'s name or an access key, or asked as XML, then it answers like the other resources', async () => {
+    const user = await createUser(app, 's3-filtered');
+    const body = (await post(user.id)).body as Credential;
+    const byName = await app.http().get('/api/v1/s3_credentials/?user__user=s3-filtered').set('Authorization', ADMIN_AUTH);
+    expect(byName.body.objects.map((c: Credential) => c.access_key)).toEqual([body.access_key]);
+    const byKey = await app.http().get(`/api/v1/s3_credentials/?access_key=${body.access_key}`).set('Authorization', ADMIN_AUTH);
+    expect(byKey.body.meta.total_count).toBe(1);
+    const xml = await app.http().get(`${body.resource_uri}?format=xml`).set('Authorization', ADMIN_AUTH);
+    expect(xml.status).toBe(200);
+    expect(xml.text).toContain(`<access_key>${body.access_key}</access_key>`);
+    const wide = await app.http().get('/api/v1/s3_credentials/?user__cluster=1').set('Authorization', ADMIN_AUTH);
+    expect(wide.status).toBe(400);
+  });
+});
+
+describe('S3 credentials without CAIRN_S3_SECRET_KEYS', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp('postgres');
+  });
+  afterAll(() => app.close());
+
+  it('when one is asked for, then 503 says what to configure and nothing is stored', async () => {
+    const user = await createUser(app, 's3-unconfigured');
+    const res = await app.http().post('/api/v1/s3_credentials/').set('Authorization', ADMIN_AUTH).send({ user: user.id });
+    expect(res.status).toBe(503);
+    expect(res.body.error).toMatch(/CAIRN_S3_SECRET_KEYS/);
+    expect(await app.db('s3_credentials').count({ n: '*' })).toEqual([{ n: '0' }]);
+  });
+});
