@@ -1,7 +1,7 @@
 import request from 'supertest';
-import { startStack, type Stack } from '../support/stack';
-import { MAX_S3_CREDENTIALS_PER_USER } from '../../services/auth-gateway/src/s3/s3-contract';
-import { createEc2, ensureS3Table, S3_KEYS, signedBody, v3Token, type Ec2Credential } from './s3-client';
+import { ADMIN_AUTH, startStack, type Stack } from '../support/stack';
+import { MAX_S3_CREDENTIALS_PER_USER } from '@cairn/contract';
+import { createEc2, S3_KEYS, signedBody, v3Token, type Ec2Credential } from './s3-client';
 
 const PW = 'pw-0123456789-abcdefgh';
 
@@ -23,8 +23,7 @@ describe('OS-EC2 credentials on the gateway', () => {
   };
 
   beforeAll(async () => {
-    stack = await startStack({ database: 'postgres', redis: true, gateway: { s3SecretKeys: S3_KEYS, s3tokensRequireServiceToken: false } });
-    await ensureS3Table(stack.db);
+    stack = await startStack({ database: 'postgres', redis: true, s3SecretKeys: S3_KEYS, gateway: { s3tokensRequireServiceToken: false } });
     await stack.createUser('carol', PW);
     await stack.createUser('dave', PW);
     await stack.createUser('ec2-service', PW, { is_superuser: true });
@@ -111,6 +110,23 @@ describe('OS-EC2 credentials on the gateway', () => {
     expect((await as(erin).get(base('erin'))).body.credentials).toHaveLength(created);
   });
 
+  it("when the management API made the user's credentials up to the cap, then the gateway refuses one more; one deleted there makes room here", async () => {
+    const { id } = await stack.createUser('fay', PW);
+    const fay = await v3Token(stack.gatewayUrl, 'fay', PW);
+    const api = (method: string, path: string, body?: unknown) =>
+      fetch(`${stack.apiUrl}${path}`, { method, headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const made: Array<{ id: string; access_key: string }> = [];
+    for (let i = 0; i < MAX_S3_CREDENTIALS_PER_USER; i++) {
+      const res = await api('POST', '/api/v1/s3_credentials/', { user: `/api/v1/users/${id}/` });
+      expect(res.status).toBe(201);
+      made.push((await res.json()) as { id: string; access_key: string });
+    }
+    expect((await as(fay).get(base('fay'))).body.credentials.map((c: Ec2Credential) => c.access)).toEqual(made.map((m) => m.access_key));
+    expect((await as(fay).post(base('fay'))).status).toBe(409);
+    expect((await api('DELETE', `/api/v1/s3_credentials/${made[0]!.id}/`)).status).toBe(204);
+    expect((await as(fay).post(base('fay'))).status).toBe(201);
+  });
+
   it('when the tenant_id is not the user\'s own project, or the body is not JSON, then 403 and 400', async () => {
     expect((await as(carol).post(base('carol'), { tenant_id: 'dave' })).status).toBe(403);
     const garbage = await request(stack.gatewayUrl).post(base('carol')).set('X-Auth-Token', carol).set('Content-Type', 'application/json').send('{nope');
@@ -128,6 +144,17 @@ describe('OS-EC2 credentials on the gateway', () => {
       ['delete', expect.stringContaining('carol')],
     ]);
     expect(JSON.stringify(rows)).not.toContain(cred.secret);
+    // The same snapshot the management API's own records of S3 credentials hold.
+    const carolId = ((await stack.db('storage_users').where({ username: 'carol' }).first('id')) as { id: string }).id;
+    expect(rows[0]!.after).toEqual({
+      access_key: cred.access,
+      cluster: '/api/v1/clusters/1/',
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      id: rows[0]!.target_id,
+      resource_uri: `/api/v1/s3_credentials/${rows[0]!.target_id}/`,
+      user: `/api/v1/users/${carolId}/`,
+    });
+    expect(rows[1]!.before).toEqual(rows[0]!.after);
     const stored = await stack.db('s3_credentials').count({ n: '*' }).where({ access_key: cred.access });
     expect(Number(stored[0]!.n)).toBe(0);
   });

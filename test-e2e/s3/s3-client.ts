@@ -1,5 +1,4 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import type { Knex } from 'knex';
 import request from 'supertest';
 
 /**
@@ -64,16 +63,3 @@ export async function createEc2(gatewayUrl: string, token: string, user: string)
   return (res.body as { credential: Ec2Credential }).credential;
 }
 
-/** TEMPORARY until the management API's migration lands: the table and its notices as agreed. */
-export async function ensureS3Table(db: Knex): Promise<void> {
-  if (await db.schema.hasTable('s3_credentials')) return;
-  await db.raw(`CREATE TABLE s3_credentials (
-    id bigserial PRIMARY KEY,
-    storage_user_id bigint NOT NULL REFERENCES storage_users(id) ON DELETE CASCADE,
-    access_key varchar(128) NOT NULL UNIQUE,
-    secret_sealed text NOT NULL,
-    created_at timestamptz NOT NULL DEFAULT now())`);
-  await db.raw(`CREATE FUNCTION s3_cred_notify() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN PERFORM pg_notify('cairn_s3_credentials', json_build_object('access_key', COALESCE(NEW.access_key, OLD.access_key))::text); RETURN NULL; END $$`);
-  await db.raw(`CREATE TRIGGER s3_cred_notify AFTER INSERT OR UPDATE OR DELETE ON s3_credentials FOR EACH ROW EXECUTE FUNCTION s3_cred_notify()`);
-}

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { startStack, type Stack } from '../support/stack';
-import { createEc2, ensureS3Table, S3_KEYS, signedBody, v3Token } from './s3-client';
+import { createEc2, S3_KEYS, signedBody, v3Token } from './s3-client';
 
 const PW = 'pw-0123456789-abcdefgh';
 
@@ -17,7 +17,6 @@ describe('failed S3 signature checks and the login limits', () => {
       redis: true,
       gateway: { s3SecretKeys: S3_KEYS, s3tokensRequireServiceToken: false, userFailureLimit: 3, addressFailureLimit: 5, failureLimit: 5 },
     });
-    await ensureS3Table(stack.db);
     await stack.createUser('hank', PW);
     await stack.createUser('ivy', PW);
   });

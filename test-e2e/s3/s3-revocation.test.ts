@@ -1,8 +1,8 @@
 import request from 'supertest';
 import * as gateway from '@cairn/auth-gateway';
 import { LogCapture } from '@cairn/runtime';
-import { REDIS_URL, startStack, type Stack } from '../support/stack';
-import { createEc2, ensureS3Table, S3_KEYS, signedBody, v3Token } from './s3-client';
+import { ADMIN_AUTH, REDIS_URL, startStack, type Stack } from '../support/stack';
+import { createEc2, S3_KEYS, signedBody, v3Token } from './s3-client';
 
 const PW = 'pw-0123456789-abcdefgh';
 
@@ -19,8 +19,7 @@ describe.each([
   const check = (access: string, secret: string) => request(stack.gatewayUrl).post('/auth/v3/s3tokens').send(signedBody(access, secret));
 
   beforeAll(async () => {
-    stack = await startStack({ database: 'postgres', redis: true, gateway: { s3SecretKeys: S3_KEYS, s3tokensRequireServiceToken: false, ...gatewayExtra } });
-    await ensureS3Table(stack.db);
+    stack = await startStack({ database: 'postgres', redis: true, s3SecretKeys: S3_KEYS, gateway: { s3tokensRequireServiceToken: false, ...gatewayExtra } });
   });
   afterAll(async () => {
     await stack.close();
@@ -42,6 +41,20 @@ describe.each([
       // Another writer (the management API, an operator's SQL): the gateway hears it or reads it.
       await stack.db('s3_credentials').where({ access_key: direct.access }).delete();
       expect([round, (await check(direct.access, direct.secret)).status]).toEqual([round, 401]);
+    }
+  });
+
+  it('when the management API creates a credential, then it signs at the gateway; when the API deletes it, then the next check fails', async () => {
+    const { id } = await stack.createUser('iris', PW);
+    const api = (method: string, path: string, body?: unknown) =>
+      fetch(`${stack.apiUrl}${path}`, { method, headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    for (let round = 0; round < 5; round++) {
+      const created = await api('POST', '/api/v1/s3_credentials/', { user: `/api/v1/users/${id}/` });
+      expect(created.status).toBe(201);
+      const cred = (await created.json()) as { id: string; access_key: string; secret: string };
+      expect([round, (await check(cred.access_key, cred.secret)).status]).toEqual([round, 200]);
+      expect((await api('DELETE', `/api/v1/s3_credentials/${cred.id}/`)).status).toBe(204);
+      expect([round, (await check(cred.access_key, cred.secret)).status]).toEqual([round, 401]);
     }
   });
 

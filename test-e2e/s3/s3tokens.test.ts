@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { startStack, type Stack } from '../support/stack';
-import { createEc2, ensureS3Table, S3_KEYS, s3tokensBody, signedBody, signV2, signV4, v2StringToSign, v3Token, v4StringToSign, type Ec2Credential } from './s3-client';
+import { createEc2, S3_KEYS, s3tokensBody, signedBody, signV2, signV4, v2StringToSign, v3Token, v4StringToSign, type Ec2Credential } from './s3-client';
 
 const PW = 'pw-0123456789-abcdefgh';
 
@@ -24,7 +24,6 @@ describe('s3tokens, with the service token required (the default)', () => {
   beforeAll(async () => {
     // Trace: every line the gateway can write is written, and checked for secrets below.
     stack = await startStack({ database: 'postgres', redis: true, gateway: { s3SecretKeys: S3_KEYS }, logLevel: 'trace' });
-    await ensureS3Table(stack.db);
     await stack.createUser('s3-service', PW, { is_superuser: true });
     await stack.createUser('alice', PW);
     service = await v3Token(stack.gatewayUrl, 's3-service', PW);
@@ -147,7 +146,6 @@ describe('s3tokens, with the service token not required (Swift before 2.37)', ()
   let stack: Stack;
   beforeAll(async () => {
     stack = await startStack({ database: 'postgres', redis: true, gateway: { s3SecretKeys: S3_KEYS, s3tokensRequireServiceToken: false } });
-    await ensureS3Table(stack.db);
     await stack.createUser('bob', PW);
   });
   afterAll(async () => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import Joi from 'joi';
-import { loadConfig, type ConfigSpec, type Env } from '@cairn/config';
+import { loadConfig, s3KeyringConfig, type ConfigSpec, type Env } from '@cairn/config';
 import { logFormatConfig, type LogFormat } from '@cairn/runtime';
 import { parseRedisUrl, RedisUrlError } from './redis';
 
@@ -157,17 +157,7 @@ export const configSpec = {
     doc: 'How long, in days, an address (IPv6: a /64) a user logged in from stays exempt from CAIRN_LOGIN_USER_FAILURE_LIMIT for that user; each login from it renews it.',
     schema: Joi.number().integer().min(1).max(365).default(30),
   },
-  s3SecretKeys: {
-    env: 'CAIRN_S3_SECRET_KEYS',
-    doc: "Keys that open S3 secrets (and seal new ones): comma-separated `<key id>:<base64 of 32 bytes>`, the same list the management API has. Unset: S3 credentials cannot be checked or created here (s3tokens refuses them all).",
-    schema: Joi.string().max(16384),
-    secret: true,
-  },
-  s3CurrentKeyId: {
-    env: 'CAIRN_S3_CURRENT_KEY_ID',
-    doc: 'The key id of CAIRN_S3_SECRET_KEYS new S3 secrets are sealed under (OS-EC2 credentials created here). Unset: the only key listed.',
-    schema: Joi.string().max(32),
-  },
+  ...s3KeyringConfig,
   s3tokensRequireServiceToken: {
     env: 'CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN',
     doc: "Whether `POST /v3/s3tokens` requires X-Auth-Token of a superuser (the Swift proxy's service user), as Keystone does. Set false for Swift releases whose s3token cannot send one (before 2.37, e.g. Debian 12's 2.30): then anyone who reaches the gateway can ask whether a signature is right (see SECURITY.md).",

@@ -1,10 +1,16 @@
 import { Client, type Notification } from 'pg';
 import type { Logger } from 'pino';
-import { CLUSTER_CHANGES_CHANNEL, parseClusterChangeNotice, parseUserChangeNotice, USER_CHANGES_CHANNEL } from '@cairn/contract';
+import {
+  CLUSTER_CHANGES_CHANNEL,
+  parseClusterChangeNotice,
+  parseS3CredentialNotice,
+  parseUserChangeNotice,
+  S3_CREDENTIAL_CHANGES_CHANNEL,
+  USER_CHANGES_CHANNEL,
+} from '@cairn/contract';
 import type { ServedCluster } from './served-cluster';
 import type { UserDirectory } from './users';
 import type { S3CredentialDirectory } from '../s3/s3-credentials';
-import { parseS3CredentialNotice, S3_CREDENTIAL_CHANGES_CHANNEL } from '../s3/s3-contract';
 
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 2000;
@@ -161,9 +167,9 @@ export class UserChangeFeed {
   }
 
   private onS3Notice(n: Notification): void {
-    const accessKey = parseS3CredentialNotice(n.payload);
-    if (accessKey === null) this.s3?.forgetAll();
-    else this.s3?.forget(accessKey);
+    const notice = parseS3CredentialNotice(n.payload);
+    if (notice === null) this.s3?.forgetAll();
+    else this.s3?.forget(notice.access_key);
   }
 
   private onClusterNotice(n: Notification): void {

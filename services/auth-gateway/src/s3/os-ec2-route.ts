@@ -13,7 +13,7 @@ import { asWsgiString } from '../keystone/wsgi-names';
 import { keystoneUnauthorized } from '../routes/keystone-v3-validation';
 import { RESELLER_ADMIN_ROLE } from '../tokens/roles';
 import type { TokenRecord } from '../tokens/store';
-import { MAX_S3_CREDENTIALS_PER_USER } from './s3-contract';
+import { MAX_S3_CREDENTIALS_PER_USER } from '@cairn/contract';
 import { S3CredentialStore, TooManyS3Credentials, type StoredS3Credential } from './s3-credential-writes';
 
 const BAD_REQUEST_SUFFIX =
@@ -43,7 +43,7 @@ type Access = { caller: TokenRecord; user: UserRecord; own: boolean };
 export function osEc2Router(deps: Deps): Router {
   const router = Router();
   const unauthorized = keystoneUnauthorized(deps);
-  const store = new S3CredentialStore(deps.db);
+  const store = new S3CredentialStore(deps.db, deps.cluster.id);
   const json = express.json({ limit: '64kb', type: () => true });
 
   /** The caller's token and the user whose credentials the path names; null once answered. */

@@ -1,9 +1,8 @@
-import { STORAGE_USER_COLUMNS, TABLES } from '@cairn/contract';
+import { STORAGE_USER_COLUMNS, TABLES, type S3CredentialRow } from '@cairn/contract';
 import { errors } from '@cairn/domain';
 import { isDatabaseUnreachable } from '@cairn/runtime';
 import type { Knex } from 'knex';
 import type { UserRecord } from '../credentials/users';
-import { S3_CREDENTIAL_TABLE, S3_CREDENTIAL_USER_COLUMN } from './s3-contract';
 
 const unreachable = (err: unknown): never => {
   if (isDatabaseUnreachable(err)) throw errors.unavailable('The user database (Postgres) is unavailable.', { cause: (err as Error).message });
@@ -22,7 +21,7 @@ export interface S3CredentialRecord {
 
 const USER_COLUMNS = STORAGE_USER_COLUMNS.map((c) => `u.${c} as user_${c}`);
 
-type Row = { id: string | number; access_key: string; secret_sealed: string } & Record<string, unknown>;
+type Row = Pick<S3CredentialRow, 'id' | 'access_key' | 'secret_sealed'> & Record<string, unknown>;
 
 const toRecord = (row: Row): S3CredentialRecord => ({
   id: String(row.id),
@@ -66,8 +65,8 @@ export class S3CredentialDirectory {
   async read(accessKey: string): Promise<S3CredentialRecord | null> {
     const readAt = this.now();
     const forgetsBefore = this.forgets;
-    const row = (await this.db(`${S3_CREDENTIAL_TABLE} as c`)
-      .join(`${TABLES.storageUsers} as u`, 'u.id', `c.${S3_CREDENTIAL_USER_COLUMN}`)
+    const row = (await this.db(`${TABLES.s3Credentials} as c`)
+      .join(`${TABLES.storageUsers} as u`, 'u.id', 'c.storage_user_id')
       .select(['c.id', 'c.access_key', 'c.secret_sealed', ...USER_COLUMNS])
       .where({ 'c.access_key': accessKey, 'u.cluster_id': this.clusterId })
       .first()
