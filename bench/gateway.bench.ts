@@ -16,7 +16,7 @@
  *   BENCH_CONNECTIONS  concurrent autocannon connections, every scenario (default 32)
  *   BENCH_ROTATE_USERS distinct existing users the wrong-password and the cold scenario each rotate
  *                      over (default 2000)
- *   BENCH_SCENARIOS    comma-separated subset of v1,tempauth,issue,validate,wrong,cold (default all)
+ *   BENCH_SCENARIOS    comma-separated subset of v1,tempauth,issue,validate,s3tokens,wrong,cold (default all)
  *   BENCH_TEMPAUTH     0: skip Swift's tempauth even when the Debian Swift packages are installed
  *   BENCH_CPU_PROF     a directory: the gateway children run with --cpu-prof and write their profile there
  *
@@ -36,6 +36,11 @@
  *   - V3 token issue: POST /auth/v3/auth/tokens, password method, project scope, warm cache as above.
  *   - V3 token validate: GET /auth/v3/auth/tokens, a superuser's token as X-Auth-Token and another
  *     user's token as X-Subject-Token (what keystonemiddleware in a Swift proxy does), with catalog.
+ *   - s3tokens (V4): POST /auth/v3/s3tokens with the superuser's token as X-Auth-Token and a V4
+ *     string to sign and signature of another user's S3 credential (what Swift's s3token posts for
+ *     every S3 request): the service token's validation, the credential (remembered behind the
+ *     notice fence), one AES-GCM opening, the V4 HMAC chain and the V3 document. Compared with
+ *     V3 token validate, the call it stands beside in a proxy.
  *   - V1 wrong password: 401s; one full scrypt per request. The gateway answers 429 after
  *     CAIRN_LOGIN_FAILURE_LIMIT (10) failures per username from one address in 5 minutes, so the requests rotate over
  *     BENCH_ROTATE_USERS existing users (the limit is left at its default).
@@ -55,6 +60,10 @@ import { existsSync } from 'node:fs';
 import { createDatabase, bootstrap, findClusterByName, migrateLatest } from '@cairn/management-api';
 import { closeRedis, createLogger, createRedis, readConfig } from '../services/auth-gateway/src';
 import { DEFAULT_SCRYPT_PARAMS, hashPassword, parsePasswordHash, verifyPassword } from '../packages/domain/src/password-hash';
+import { generateS3AccessKey, generateS3Secret } from '../packages/domain/src/s3-keys';
+import { parseS3SecretKeys, sealS3Secret } from '../packages/domain/src/s3-secret-crypto';
+import { signatureV4 } from '../packages/domain/src/s3-signature';
+import { createHash, randomBytes } from 'node:crypto';
 import { startSwiftCluster } from '../test-e2e/interop/swift-cluster';
 import { BASELINE_ROLE, startChild, stopChild, type Child } from './lib/children';
 import { serveGateway } from './lib/gateway-child';
@@ -68,7 +77,7 @@ import { fmtInt, fmtMs, printResults, ratio, verdict, type Verdict } from './lib
 // ---------------------------------------------------------------------------------------------
 // Settings
 
-const ALL_SCENARIOS = ['v1', 'tempauth', 'issue', 'validate', 'wrong', 'cold'] as const;
+const ALL_SCENARIOS = ['v1', 'tempauth', 'issue', 'validate', 's3tokens', 'wrong', 'cold'] as const;
 type ScenarioKey = (typeof ALL_SCENARIOS)[number];
 
 function scenarioSelection(): Set<ScenarioKey> {
@@ -93,6 +102,8 @@ const TARGETS = {
   connections: 32,
   v1Ratio: 0.4,
   validateRatio: 0.5,
+  /** s3tokens' req/s as a fraction of V3 validate's (each relative to its own surrounding baselines). */
+  s3VsValidate: 0.8,
   issueRatio: 0.3,
   p99Ms: 20,
   v1VsTempauth: 5,
@@ -125,7 +136,8 @@ const COLD_GATEWAY_ROLE = 'gateway-cold';
 
 async function serve(role: string): Promise<void> {
   if (role !== GATEWAY_ROLE && role !== COLD_GATEWAY_ROLE) throw new Error(`unknown role ${role}`);
-  await serveGateway(CLUSTER, role === COLD_GATEWAY_ROLE ? { CAIRN_VERIFY_CACHE_SECONDS: '0' } : {});
+  const s3 = { CAIRN_S3_SECRET_KEYS: process.env.BENCH_CHILD_S3_KEYS ?? '' };
+  await serveGateway(CLUSTER, role === COLD_GATEWAY_ROLE ? { ...s3, CAIRN_VERIFY_CACHE_SECONDS: '0' } : s3);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -138,7 +150,12 @@ interface Setup {
   clusterId: number;
   clusterUuid: string;
   passwordHash: string;
+  /** SUBJECT's S3 credential, its secret sealed under S3_KEYS in the table. */
+  s3: { access: string; secret: string };
 }
+
+/** The run's S3 secret key (CAIRN_S3_SECRET_KEYS of the gateway children): random, never stored. */
+const S3_KEYS = `bench:${randomBytes(32).toString('base64')}`;
 
 /** Schema, first admin and the cluster through the management API's own functions, then the users. */
 async function setupDatabase(db: BenchDb): Promise<Setup> {
@@ -166,7 +183,13 @@ async function setupDatabase(db: BenchDb): Promise<Setup> {
     );
   }
   await db.raw('ANALYZE storage_users');
-  return { clusterId: cluster.id, clusterUuid: cluster.uuid, passwordHash };
+  // An S3 credential of SUBJECT, as the management API or the OS-EC2 API stores one.
+  const keyring = parseS3SecretKeys(S3_KEYS);
+  if (!keyring.ok) throw new Error(keyring.problems.join(' '));
+  const s3 = { access: generateS3AccessKey(), secret: generateS3Secret() };
+  const subject = (await db('storage_users').where({ cluster_id: cluster.id, username: SUBJECT }).first('id')) as { id: number };
+  await db('s3_credentials').insert({ storage_user_id: subject.id, access_key: s3.access, secret_sealed: sealS3Secret(keyring.keyring, s3.access, s3.secret) });
+  return { clusterId: cluster.id, clusterUuid: cluster.uuid, passwordHash, s3 };
 }
 
 async function scanKeys(redis: BenchRedis, prefix: string): Promise<string[]> {
@@ -228,6 +251,15 @@ const v3IssueRequest = (user: string) => {
   const body = v3IssueBody(user, PASSWORD);
   return () => ({ path: '/auth/v3/auth/tokens', method: 'POST' as const, headers: { 'content-type': 'application/json' }, body });
 };
+
+/** What s3token posts for one S3 GET signed with V4 (the string to sign is fixed: the gateway keeps no replay state). */
+function s3tokensBody(access: string, secret: string): string {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  const canonical = ['GET', '/bucket/object', '', `host:s3.example.com\nx-amz-date:${stamp}\n`, 'host;x-amz-date', 'UNSIGNED-PAYLOAD'].join('\n');
+  const stringToSign = ['AWS4-HMAC-SHA256', stamp, `${stamp.slice(0, 8)}/RegionOne/s3/aws4_request`, createHash('sha256').update(canonical).digest('hex')].join('\n');
+  const signature = signatureV4(Buffer.from(stringToSign), secret, { date: stamp.slice(0, 8), region: 'RegionOne', service: 's3' });
+  return JSON.stringify({ credentials: { access, token: Buffer.from(stringToSign).toString('base64url'), signature } });
+}
 
 const needHeader = (name: string) => (res: CheckedResponse) => (res.headers.get(name) ? null : `no ${name} in the answer`);
 
@@ -298,7 +330,7 @@ async function main(cleanups: Cleanups): Promise<void> {
   await redis.ping();
 
   // Children: hello world, the gateway, the gateway without verification cache.
-  const childEnv = { ...process.env, BENCH_CHILD_DATABASE_URL: created.url, BENCH_CHILD_REDIS_URL: SETTINGS.redisUrl };
+  const childEnv = { ...process.env, BENCH_CHILD_DATABASE_URL: created.url, BENCH_CHILD_REDIS_URL: SETTINGS.redisUrl, BENCH_CHILD_S3_KEYS: S3_KEYS };
   const profArgs = SETTINGS.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', SETTINGS.cpuProfDir] : [];
   const start = (role: string, execArgv: string[] = []): Promise<Child> => {
     const starting = startChild(__filename, role, childEnv, execArgv);
@@ -353,6 +385,7 @@ async function main(cleanups: Cleanups): Promise<void> {
       : undefined,
     issue: { key: 'issue', label: 'V3 token issue', target: gw, request: v3IssueRequest(USER), expectStatus: 201, prepare: warmCache },
     validate: undefined, // needs two tokens: below
+    s3tokens: undefined, // needs the service token: below
     wrong: {
       key: 'wrong',
       label: 'V1 wrong password',
@@ -390,6 +423,19 @@ async function main(cleanups: Cleanups): Promise<void> {
     expectStatus: 200,
   };
   await checkOnce(scenarios.validate, (r) => ((JSON.parse(r.text) as { token?: { user?: { name?: string } } }).token?.user?.name === SUBJECT ? null : 'wrong subject'));
+  const s3Body = s3tokensBody(setup.s3.access, setup.s3.secret);
+  scenarios.s3tokens = {
+    key: 's3tokens',
+    label: 's3tokens (V4)',
+    target: gw,
+    request: () => ({ path: '/auth/v3/s3tokens', method: 'POST' as const, headers: { 'content-type': 'application/json', 'x-auth-token': serviceToken }, body: s3Body }),
+    expectStatus: 200,
+  };
+  await checkOnce(scenarios.s3tokens, (r) => {
+    const doc = JSON.parse(r.text) as { token?: { user?: { name?: string }; methods?: string[] } };
+    if (doc.token?.user?.name !== SUBJECT || doc.token.methods?.[0] !== 'ec2credential') return `unexpected s3tokens answer ${r.text.slice(0, 300)}`;
+    return r.headers.get('x-subject-token') ? 'an s3tokens answer carried X-Subject-Token' : null;
+  });
   await checkOnce(scenarios.wrong!, (r) => (r.headers.get('www-authenticate') ? null : 'no WWW-Authenticate on the 401'));
   if (scenarios.cold) await checkOnce(scenarios.cold, needHeader('x-auth-token'));
   console.log('sanity checks passed (200 / 201 / 401 as expected, tokens in the answers)');
@@ -400,7 +446,7 @@ async function main(cleanups: Cleanups): Promise<void> {
   parties.push(party.self('loadgen'));
   const { connections, warmup, duration } = SETTINGS;
   const settings: LoadSettings = { connections, warmup, duration, parties };
-  const order: ScenarioKey[] = ['v1', 'tempauth', 'issue', 'validate', 'wrong', 'cold'];
+  const order: ScenarioKey[] = ['v1', 'tempauth', 'issue', 'validate', 's3tokens', 'wrong', 'cold'];
   // Warm-up and measurement on the same connections for every scenario (the baseline too): a
   // scrypt-bound scenario would otherwise start measuring behind a queue of abandoned warm-up requests.
   const continuous = (s: Scenario): Scenario => ({ ...s, continuous: true });
@@ -425,6 +471,13 @@ async function main(cleanups: Cleanups): Promise<void> {
   if (issue) verdicts.set('issue', [verdict(`>= ${pct(TARGETS.issueRatio)} of baseline`, ratio(issue) >= TARGETS.issueRatio), p99(issue)]);
   const validate = got('validate');
   if (validate) verdicts.set('validate', [verdict(`>= ${pct(TARGETS.validateRatio)} of baseline`, ratio(validate) >= TARGETS.validateRatio), p99(validate)]);
+  const s3tokens = got('s3tokens');
+  const s3VsValidate = s3tokens && validate ? ratio(s3tokens) / ratio(validate) : undefined;
+  if (s3tokens) {
+    const vs = [p99(s3tokens)];
+    if (s3VsValidate !== undefined) vs.unshift(verdict(`>= ${pct(TARGETS.s3VsValidate)} of V3 validate`, s3VsValidate >= TARGETS.s3VsValidate));
+    verdicts.set('s3tokens', vs);
+  }
 
   // ---- report --------------------------------------------------------------------------------
   const serverMsPerRequest = (m: Measured) => {
@@ -436,6 +489,9 @@ async function main(cleanups: Cleanups): Promise<void> {
     notes.push(
       `V1 auth vs tempauth: ${vsTempauth.toFixed(2)}x (each as a fraction of its own surrounding baselines; raw req/s ${(v1.rps / tempauth.rps).toFixed(2)}x).`,
     );
+  }
+  if (s3VsValidate !== undefined) {
+    notes.push(`s3tokens vs V3 validate: ${s3VsValidate.toFixed(2)}x (each as a fraction of its own surrounding baselines; raw req/s ${(s3tokens!.rps / validate!.rps).toFixed(2)}x).`);
   }
   if (swift) {
     const lines = swift.logs().split('\n').filter((l) => l.includes(' udp: ')).length;

@@ -72,6 +72,23 @@ export interface KeystoneOptions {
   /** Extra raw settings for [filter:authtoken] / [filter:keystoneauth]. */
   authtokenExtra?: Record<string, string>;
   keystoneauthExtra?: Record<string, string>;
+  /** S3 API through s3api + s3token, validated by the identity service's `/s3tokens`. */
+  s3?: S3Options;
+}
+
+export interface S3Options {
+  /** s3api's `location`: the region S3 clients sign V4 requests for; default 'us-east-1'. */
+  location?: string;
+  /**
+   * Send the service user's token (the keystone options' username/password) with every s3tokens
+   * call, as Swift releases with the s3tokens service-auth fix do; default true.
+   */
+  serviceAuth?: boolean;
+  /** s3token's `secret_cache_duration` in seconds; default 0 (every request asks the gateway). */
+  secretCacheDuration?: number;
+  /** Extra raw settings for [filter:s3api] / [filter:s3token]. */
+  s3apiExtra?: Record<string, string>;
+  s3tokenExtra?: Record<string, string>;
 }
 
 export interface StoragePolicySpec {
@@ -482,7 +499,11 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
       );
     }
 
-    const authFilters = options.pipeline === 'tempauth' ? ['tempauth'] : ['authtoken', 'keystoneauth'];
+    // With S3, s3api and s3token sit between authtoken and keystoneauth (s3api refuses to start
+    // otherwise): authtoken first, because it strips identity headers from every request it sees,
+    // and would strip the ones s3token sets from the s3tokens answer if it came after.
+    const s3 = options.pipeline === 'keystone' ? options.keystone!.s3 : undefined;
+    const authFilters = options.pipeline === 'tempauth' ? ['tempauth'] : s3 ? ['authtoken', 's3api', 's3token', 'keystoneauth'] : ['authtoken', 'keystoneauth'];
     const proxyPipeline = options.proxyPipeline ?? ['catch_errors', 'gatekeeper', 'healthcheck', 'proxy-logging', 'cache', ...authFilters, 'proxy-logging', 'proxy-server'];
     const proxySections: Array<[string, Record<string, string | number | boolean | undefined>]> = [
       ['DEFAULT', { bind_ip: LOOPBACK, bind_port: proxyPort, workers: 1, user, swift_dir: swiftDir, bind_timeout: 10, log_udp_host: LOOPBACK, log_udp_port: logPort, log_level: logLevel }],
@@ -533,6 +554,33 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
           ...k.keystoneauthExtra,
         },
       ]);
+      if (s3) {
+        proxySections.push(['filter:s3api', { use: 'egg:swift#s3api', location: s3.location ?? 'us-east-1', ...s3.s3apiExtra }]);
+        proxySections.push([
+          'filter:s3token',
+          {
+            use: 'egg:swift#s3token',
+            auth_uri: k.authUrl,
+            reseller_prefix: resellerPrefix,
+            delay_auth_decision: 'false',
+            http_timeout: 10,
+            secret_cache_duration: s3.secretCacheDuration ?? 0,
+            ...(s3.serviceAuth ?? true
+              ? {
+                  auth_type: 'password',
+                  auth_url: k.authUrl,
+                  username: k.username,
+                  password: k.password,
+                  project_name: k.projectName,
+                  user_domain_id: k.userDomainId ?? 'default',
+                  project_domain_id: k.projectDomainId ?? 'default',
+                  interface: k.interface ?? 'public',
+                }
+              : {}),
+            ...s3.s3tokenExtra,
+          },
+        ]);
+      }
     }
     writeFileSync(join(swiftDir, 'proxy-server.conf'), ini(proxySections) + (options.extraProxyConfig ? `\n${options.extraProxyConfig}\n` : ''));
     if (!resellerPrefix.endsWith('_')) resellerPrefix += '_';

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import knex, { type Knex } from 'knex';
 import request from 'supertest';
 import * as api from '@cairn/management-api';
@@ -6,14 +6,15 @@ import * as gateway from '@cairn/auth-gateway';
 import { POSTGRES_ADMIN_URL, startStack, type Stack } from '../support/stack';
 
 /**
- * The gateway connected to Postgres as its read-only role (the one `cairn migrate --gateway-role`
- * creates, SQL in docs/deployment.md): it serves logins and validations with SELECT on
- * clusters and storage_users alone, and the role can change nothing.
+ * The gateway connected to Postgres as its role (the one `cairn migrate --gateway-role` creates,
+ * SQL in docs/deployment.md): it serves logins, validations, s3tokens and the OS-EC2 API with
+ * SELECT on the tables it reads and the OS-EC2 writes (s3_credentials, audit records), and the
+ * role can change nothing else.
  */
 const PW = 'role-password-0123456789';
 const SERVICE_PW = 'service-password-0123456789';
 
-describe('auth-gateway as the read-only gateway role', () => {
+describe('auth-gateway as the gateway role', () => {
   let stack: Stack;
   let admin: Knex;
   let asRole: Knex;
@@ -40,8 +41,16 @@ describe('auth-gateway as the read-only gateway role', () => {
 
     await stack.createUser('alice', PW);
     await stack.createUser('swift-service', SERVICE_PW, { is_superuser: true });
+    await stack.createUser('bob', PW);
     // A second gateway that owns its database connection, as a deployed one does: DATABASE_URL = the role.
-    const config = gateway.readConfig({ CAIRN_GATEWAY_HOST: '127.0.0.1', CAIRN_GATEWAY_PORT: '0', DATABASE_URL: roleUrl, LOG_LEVEL: 'silent' });
+    const config = gateway.readConfig({
+      CAIRN_GATEWAY_HOST: '127.0.0.1',
+      CAIRN_GATEWAY_PORT: '0',
+      DATABASE_URL: roleUrl,
+      LOG_LEVEL: 'silent',
+      CAIRN_S3_SECRET_KEYS: `k:${randomBytes(32).toString('base64')}`,
+      CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN: 'false',
+    });
     const deps = await gateway.createDeps(config);
     running = await gateway.startAuthGateway(config, deps);
   });
@@ -80,6 +89,28 @@ describe('auth-gateway as the read-only gateway role', () => {
     }
   });
 
+  it('when a user creates, uses and deletes an S3 credential through the gateway as the role, then each step works and the audit trail has both writes', async () => {
+    const v3 = await gw()
+      .post('/auth/v3/auth/tokens')
+      .send({ auth: { identity: { methods: ['password'], password: { user: { name: 'bob', password: PW } } } } });
+    expect(v3.status).toBe(201);
+    const token = v3.headers['x-subject-token'] as string;
+    const created = await gw().post('/auth/v3/users/bob/credentials/OS-EC2').set('X-Auth-Token', token).send({});
+    expect(created.status).toBe(201);
+    const { access, secret } = created.body.credential as { access: string; secret: string };
+    const sts = `GET\n\n\n${new Date().toUTCString()}\n/bucket`;
+    const signature = createHmac('sha1', secret).update(sts).digest('base64');
+    const s3 = await gw().post('/auth/v3/s3tokens').send({ credentials: { access, token: Buffer.from(sts).toString('base64url'), signature } });
+    expect(s3.status).toBe(200);
+    expect((await gw().get('/auth/v3/users/bob/credentials/OS-EC2').set('X-Auth-Token', token)).body.credentials).toHaveLength(1);
+    expect((await gw().delete(`/auth/v3/users/bob/credentials/OS-EC2/${access}`).set('X-Auth-Token', token)).status).toBe(204);
+    const audit = (await stack.db('audit_log').where({ target_name: access }).orderBy('id')) as Array<{ action: string; operator_name: string }>;
+    expect(audit.map((a) => [a.action, a.operator_name])).toEqual([
+      ['create', 'storage user bob'],
+      ['delete', 'storage user bob'],
+    ]);
+  });
+
   it('when the role tries to write or to read operators and API keys, then Postgres refuses', async () => {
     expect((await asRole.raw('SELECT count(*) AS n FROM storage_users')).rows[0].n).not.toBe('0');
     const refusals = [
@@ -93,6 +124,12 @@ describe('auth-gateway as the read-only gateway role', () => {
       'DELETE FROM audit_log',
       'SELECT * FROM operators',
       'CREATE TABLE gateway_owned (id int)',
+      // The audit trail: written one record at a time, never read, changed or emptied.
+      'SELECT * FROM audit_log',
+      'UPDATE audit_log SET operator_name = operator_name',
+      'DELETE FROM audit_log',
+      // S3 credentials: created and deleted, never changed (a secret swapped under an access key).
+      "UPDATE s3_credentials SET secret_sealed = 'x'",
     ];
     for (const sql of refusals) await expect(asRole.raw(sql)).rejects.toThrow(/permission denied/);
     const alice = await stack.db('storage_users').where({ username: 'alice' }).first();

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import knex, { type Knex } from 'knex';
 import * as gateway from '@cairn/auth-gateway';
 import * as api from '@cairn/management-api';
-import { hashPassword, type ScryptParams } from '@cairn/domain';
+import { hashPassword, parseS3SecretKeys, type ScryptParams } from '@cairn/domain';
 import { LogCapture, listen } from '@cairn/runtime';
 
 /**
@@ -28,6 +28,8 @@ export interface StackOptions {
   hashParams?: ScryptParams;
   /** The console's built files for the management API to serve under /console/ (default: none). */
   consoleDir?: string;
+  /** CAIRN_S3_SECRET_KEYS of both services (default: none, so no S3 credential can be created or checked). */
+  s3SecretKeys?: string;
 }
 
 export interface Stack {
@@ -76,7 +78,16 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     defaultStorageUrl: 'http://127.0.0.1:8080/v1',
   });
   const apiLogs = new LogCapture();
-  const apiApp = api.createApp({ db, log: api.createLogger(options.logLevel ?? 'silent', apiLogs), hashPassword: (p) => hashPassword(p, options.hashParams), apiKeyCacheMs: 5000, consoleDir: options.consoleDir });
+  const keyring = options.s3SecretKeys === undefined ? undefined : parseS3SecretKeys(options.s3SecretKeys);
+  if (keyring && !keyring.ok) throw new Error(keyring.problems.join(' '));
+  const apiApp = api.createApp({
+    db,
+    log: api.createLogger(options.logLevel ?? 'silent', apiLogs),
+    hashPassword: (p) => hashPassword(p, options.hashParams),
+    apiKeyCacheMs: 5000,
+    consoleDir: options.consoleDir,
+    ...(keyring?.ok ? { s3Keyring: keyring.keyring } : {}),
+  });
   const listening = await listen(apiApp, 0, '127.0.0.1');
   const apiServer = { server: listening.server, url: `http://127.0.0.1:${listening.port}` };
 
@@ -89,7 +100,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...(options.redis ? { REDIS_URL: options.redisUrl ?? REDIS_URL } : {}),
   });
-  const gatewayConfig = { ...config, ...options.gateway };
+  const gatewayConfig = { ...config, ...(options.s3SecretKeys === undefined ? {} : { s3SecretKeys: options.s3SecretKeys }), ...options.gateway };
   const gatewayDeps = await gateway.createDeps(gatewayConfig, { db, log: gateway.createLogger(options.logLevel ?? 'info', gatewayLogs) });
   const running = await gateway.startAuthGateway(gatewayConfig, gatewayDeps);
   const gatewayUrl = `http://127.0.0.1:${running.port}`;

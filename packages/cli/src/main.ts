@@ -28,7 +28,7 @@ Commands:
   migrate [--cluster name=<n>,auth_url=<url>,storage_url=<url>[,region=<r>]]...
           [--gateway-role <role> [--gateway-password-file <path>]]
                                       apply the migrations, make sure the named clusters exist
-                                      with these URLs, grant <role> read access for the gateways
+                                      with these URLs, grant <role> what the gateways need
   migrate --rollback-all              revert every migration
   operator create --name <n> --role <admin|reader> [--cluster <id|name>]...
                                       create an operator and print its API key once

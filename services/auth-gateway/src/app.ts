@@ -10,6 +10,7 @@ import { discoveryRouter } from './routes/discovery';
 import { keystoneV2Router } from './routes/keystone-v2';
 import { keystoneV3Router } from './routes/keystone-v3';
 import { swiftV1Router } from './routes/swift-v1';
+import { s3Routers } from './s3/routes';
 
 /** Where the gateway's APIs are mounted; a cluster's auth_url ends in it. */
 export const AUTH_ROOT = '/auth';
@@ -75,6 +76,7 @@ export function createApp(deps: Deps): Express {
     keystoneV3Router(deps),
     swiftV1Router(deps),
     keystoneV2Router(deps),
+    ...s3Routers(deps),
     discoveryRouter(() => cluster.settings.endpoints.authUrl),
   );
 

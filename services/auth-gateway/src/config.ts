@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import Joi from 'joi';
-import { loadConfig, type ConfigSpec, type Env } from '@cairn/config';
+import { loadConfig, s3KeyringConfig, type ConfigSpec, type Env } from '@cairn/config';
 import { logFormatConfig, type LogFormat } from '@cairn/runtime';
 import { parseRedisUrl, RedisUrlError } from './redis';
 
@@ -69,7 +69,7 @@ export const configSpec = {
   },
   databaseUrl: {
     env: 'DATABASE_URL',
-    doc: 'Postgres connection URL the gateway reads clusters and storage users from; give it a read-only role (see docs/deployment.md).',
+    doc: 'Postgres connection URL the gateway reads clusters, storage users and S3 credentials from (and writes the OS-EC2 API\'s S3 credentials to); give it the gateway\'s role, not the owner\'s (see docs/deployment.md).',
     schema: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
     secret: true,
   },
@@ -157,6 +157,12 @@ export const configSpec = {
     doc: 'How long, in days, an address (IPv6: a /64) a user logged in from stays exempt from CAIRN_LOGIN_USER_FAILURE_LIMIT for that user; each login from it renews it.',
     schema: Joi.number().integer().min(1).max(365).default(30),
   },
+  ...s3KeyringConfig,
+  s3tokensRequireServiceToken: {
+    env: 'CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN',
+    doc: "Whether `POST /v3/s3tokens` requires X-Auth-Token of a superuser (the Swift proxy's service user), as Keystone does. Set false for Swift releases whose s3token cannot send one (before 2.37, e.g. Debian 12's 2.30): then anyone who reaches the gateway can ask whether a signature is right (see SECURITY.md).",
+    schema: Joi.boolean().default(true),
+  },
   trustProxy: {
     env: 'CAIRN_TRUST_PROXY',
     doc: "Which X-Forwarded-For entries name the client (for the per-address login limit): 'false' (the socket's address), a hop count of trusted proxies in front, or a comma-separated list of the load balancers' addresses or CIDR ranges (also loopback, linklocal, uniquelocal). 'true' is refused: any client could then choose its address.",
@@ -204,6 +210,9 @@ export interface GatewayConfig {
   userFailureLimit: number;
   userFailureWindow: number;
   knownAddressDays: number;
+  s3SecretKeys?: string;
+  s3CurrentKeyId?: string;
+  s3tokensRequireServiceToken: boolean;
   /** express's `trust proxy`: false, a hop count, or the trusted proxies' addresses/ranges. */
   trustProxy: false | number | string[];
   poolMax: number;

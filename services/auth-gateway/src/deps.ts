@@ -15,6 +15,7 @@ import { PasswordVerifier } from './credentials/verifier';
 import { RedisTokenStore } from './tokens/redis-store';
 import { TokenService } from './tokens/service';
 import { MemoryTokenStore, type TokenStore } from './tokens/store';
+import { createS3Deps, type S3Deps } from './s3/s3-deps';
 
 /** Everything the app needs from the outside world, built once from config and passed in. */
 export interface Deps {
@@ -41,6 +42,8 @@ export interface Deps {
   trustProxy?: false | number | string[];
   /** This app's Prometheus registry and the counters routes increment. */
   metrics: GatewayMetrics;
+  /** S3 credentials: s3tokens and the OS-EC2 credential API (src/s3). */
+  s3: S3Deps;
 }
 
 /** Secrets never reach a log line, whatever logs them: credentials, tokens and connection URLs. */
@@ -71,6 +74,16 @@ export const REDACT_PATHS = [
   '*.signingKey',
   'passwordHash',
   '*.passwordHash',
+  // S3: a secret in an OS-EC2 answer, a sealed one, or the keys that open them.
+  'secret',
+  '*.secret',
+  'sealedSecret',
+  '*.sealedSecret',
+  's3SecretKeys',
+  '*.s3SecretKeys',
+  'req.body.credentials.signature',
+  'req.body.credential.signature',
+  'req.body.ec2Credentials.signature',
 ];
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {
@@ -123,8 +136,9 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
     if (redis) await retryStartup('Redis connection', () => redis.ping(), startup);
     const signingKey = config.signingKey ?? (await retryStartup('signing key in Redis', () => store.getOrSet('signing-key', randomBytes(32).toString('base64')), startup));
     const users = new UserDirectory(db, cluster.id, config.userCacheMs);
+    const s3 = createS3Deps(config, { db, clusterId: cluster.id, store, log, metrics });
     const noticesUrl = config.userNoticesUrl ?? config.databaseUrl;
-    userChanges = noticesUrl && noticesUrl !== 'off' ? new UserChangeFeed(noticesUrl, cluster.id, users, log, served) : undefined;
+    userChanges = noticesUrl && noticesUrl !== 'off' ? new UserChangeFeed(noticesUrl, cluster.id, users, log, served, s3.credentials) : undefined;
     await userChanges?.start();
     const verifier = new PasswordVerifier(config.verifyCacheSeconds, Date.now, metrics.observeKdf);
     await verifier.warmUp();
@@ -141,6 +155,7 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
       tokens,
       trustProxy: config.trustProxy,
       metrics,
+      s3,
       logins: new LoginService(users, verifier, store, {
         limit: config.failureLimit,
         windowMs: config.failureWindow * 1000,

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, describeConfig } from '@cairn/config';
 import { configSpec, readConfig } from '../src';
+import { s3Keyring } from '../src/s3/s3-deps';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -16,7 +17,7 @@ function problemsOf(env: Record<string, string>): string[] {
 
 describe('readConfig', () => {
   it('when nothing is set, then the gateway listens on 0.0.0.0:5000 for the default cluster', () => {
-    expect(readConfig({})).toEqual({ host: '0.0.0.0', port: 5000, logLevel: 'info', logFormat: 'auto', tokenLifetime: 86400, verifyCacheSeconds: 60, userCacheMs: 250, failureLimit: 10, failureWindow: 300, addressFailureLimit: 100, addressFailureWindow: 300, userFailureLimit: 100, userFailureWindow: 3600, knownAddressDays: 30, trustProxy: false, poolMax: 10, startupTimeout: 60 });
+    expect(readConfig({})).toEqual({ host: '0.0.0.0', port: 5000, logLevel: 'info', logFormat: 'auto', tokenLifetime: 86400, verifyCacheSeconds: 60, userCacheMs: 250, failureLimit: 10, failureWindow: 300, addressFailureLimit: 100, addressFailureWindow: 300, userFailureLimit: 100, userFailureWindow: 3600, knownAddressDays: 30, trustProxy: false, poolMax: 10, startupTimeout: 60, s3tokensRequireServiceToken: true });
   });
 
   it('when every variable is set, then each is read and converted', () => {
@@ -40,7 +41,7 @@ describe('readConfig', () => {
       redisUrl: 'redis://redis:6379/0',
       logLevel: 'debug',
       logFormat: 'json',
-      tokenLifetime: 86400, verifyCacheSeconds: 60, userCacheMs: 250, failureLimit: 10, failureWindow: 300, addressFailureLimit: 100, addressFailureWindow: 300, userFailureLimit: 100, userFailureWindow: 3600, knownAddressDays: 30, trustProxy: false, poolMax: 10, startupTimeout: 60,
+      tokenLifetime: 86400, verifyCacheSeconds: 60, userCacheMs: 250, failureLimit: 10, failureWindow: 300, addressFailureLimit: 100, addressFailureWindow: 300, userFailureLimit: 100, userFailureWindow: 3600, knownAddressDays: 30, trustProxy: false, poolMax: 10, startupTimeout: 60, s3tokensRequireServiceToken: true,
     });
   });
 
@@ -116,5 +117,24 @@ describe('readConfig', () => {
     expect(table).toContain("| `CAIRN_GATEWAY_CLUSTER` | — | The cluster this gateway authenticates for: its id, name or uuid. Unset: 'default'");
     expect(table).toContain('`REDIS_URL` (or `REDIS_URL_FILE`)');
     expect(table).toContain('`DATABASE_URL` (or `DATABASE_URL_FILE`)');
+  });
+});
+
+describe('the S3 settings', () => {
+  it('when CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN is false, then s3tokens asks for no service token; anything but a boolean is named', () => {
+    expect(readConfig({ CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN: 'false' }).s3tokensRequireServiceToken).toBe(false);
+    expect(problemsOf({ CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN: 'maybe' })[0]).toContain('CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN');
+  });
+
+  it('when CAIRN_S3_SECRET_KEYS is malformed, then start-up fails with a ConfigError that names the entry and echoes no key', () => {
+    const key = 'c2hvcnQ=';
+    expect(() => s3Keyring({ s3SecretKeys: `a:${key}` })).toThrow(ConfigError);
+    try {
+      s3Keyring({ s3SecretKeys: `a:${key}` });
+    } catch (e) {
+      expect(String((e as Error).message)).toContain("key id 'a'");
+      expect(String((e as Error).message)).not.toContain(key);
+    }
+    expect(s3Keyring({})).toBeUndefined();
   });
 });

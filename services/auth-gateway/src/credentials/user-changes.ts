@@ -1,8 +1,16 @@
 import { Client, type Notification } from 'pg';
 import type { Logger } from 'pino';
-import { CLUSTER_CHANGES_CHANNEL, parseClusterChangeNotice, parseUserChangeNotice, USER_CHANGES_CHANNEL } from '@cairn/contract';
+import {
+  CLUSTER_CHANGES_CHANNEL,
+  parseClusterChangeNotice,
+  parseS3CredentialNotice,
+  parseUserChangeNotice,
+  S3_CREDENTIAL_CHANGES_CHANNEL,
+  USER_CHANGES_CHANNEL,
+} from '@cairn/contract';
 import type { ServedCluster } from './served-cluster';
 import type { UserDirectory } from './users';
+import type { S3CredentialDirectory } from '../s3/s3-credentials';
 
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 2000;
@@ -45,6 +53,8 @@ export class UserChangeFeed {
     private readonly log: Logger,
     /** Told of changes to its row, heard on the same connection (CLUSTER_CHANGES_CHANNEL). */
     private readonly cluster?: ServedCluster,
+    /** Told of S3 credential changes (S3_CREDENTIAL_CHANGES_CHANNEL) and of user changes, behind the same fence. */
+    private readonly s3?: S3CredentialDirectory,
   ) {}
 
   /** Starts listening in the background; resolves once the first attempt has succeeded or failed. */
@@ -56,6 +66,7 @@ export class UserChangeFeed {
     this.closed = true;
     clearTimeout(this.retryTimer);
     this.users.follow();
+    this.s3?.follow();
     await this.client?.end().catch(() => undefined);
   }
 
@@ -67,6 +78,7 @@ export class UserChangeFeed {
       if (lost) return;
       lost = true;
       this.users.follow();
+      this.s3?.follow();
       if (this.closed) return;
       this.cluster?.follow(false);
       this.log.warn({ err: e?.message }, 'user change feed lost: logins read users from Postgres until it is back');
@@ -82,9 +94,11 @@ export class UserChangeFeed {
       await client.connect();
       await client.query(`LISTEN ${USER_CHANGES_CHANNEL}`);
       if (this.cluster) await client.query(`LISTEN ${CLUSTER_CHANGES_CHANNEL}`);
+      if (this.s3) await client.query(`LISTEN ${S3_CREDENTIAL_CHANGES_CHANNEL}`);
       if (this.closed || lost) return;
       this.retryMs = RETRY_MIN_MS;
       this.users.follow(() => this.fence(client));
+      this.s3?.follow(() => this.fence(client));
       this.cluster?.follow(true);
     } catch (e) {
       onLost(e as Error);
@@ -135,12 +149,27 @@ export class UserChangeFeed {
 
   private onNotice(n: Notification): void {
     if (n.channel === CLUSTER_CHANGES_CHANNEL) return this.onClusterNotice(n);
+    if (n.channel === S3_CREDENTIAL_CHANGES_CHANNEL) return this.onS3Notice(n);
     const notice = parseUserChangeNotice(n.payload);
     // Not ours to parse: forget everything rather than guess.
-    if (!notice) return this.users.forgetAll();
+    if (!notice) {
+      this.s3?.forgetAll();
+      return this.users.forgetAll();
+    }
     if (notice.cluster_id !== this.clusterId) return;
-    if ('user' in notice) this.users.forget(notice.user);
-    else this.users.forgetAll();
+    if ('user' in notice) {
+      this.users.forget(notice.user);
+      this.s3?.forgetUser(notice.user);
+    } else {
+      this.users.forgetAll();
+      this.s3?.forgetAll();
+    }
+  }
+
+  private onS3Notice(n: Notification): void {
+    const notice = parseS3CredentialNotice(n.payload);
+    if (notice === null) this.s3?.forgetAll();
+    else this.s3?.forget(notice.access_key);
   }
 
   private onClusterNotice(n: Notification): void {

@@ -31,6 +31,33 @@ export type ValidationResult =
   | 'forbidden';
 const RESULTS: readonly ValidationResult[] = ['valid', 'not_found', 'caller_unauthorized', 'forbidden'];
 
+/** How an s3tokens call (a Swift proxy's s3token checking an S3 request's signature) ended. */
+export type S3TokensResult =
+  | 'valid'
+  /** No credential of this cluster has the access key. */
+  | 'unknown_access_key'
+  /** The credential exists; the signature is not its secret's. */
+  | 'signature_mismatch'
+  /** The signature is right but its user is disabled. */
+  | 'user_disabled'
+  /** The stored secret does not open under CAIRN_S3_SECRET_KEYS (its key id is missing, or it was altered). */
+  | 'secret_unusable'
+  /** The body is not an s3tokens request (400). */
+  | 'malformed'
+  /** The caller sent no valid service token (401) or one without the admin role (403). */
+  | 'service_unauthorized'
+  | 'service_forbidden';
+const S3_RESULTS: readonly S3TokensResult[] = [
+  'valid',
+  'unknown_access_key',
+  'signature_mismatch',
+  'user_disabled',
+  'secret_unusable',
+  'malformed',
+  'service_unauthorized',
+  'service_forbidden',
+];
+
 /** Only `.status` is read: works for ioredis' Redis and Cluster alike. */
 export interface RedisStatus {
   status: string;
@@ -48,6 +75,8 @@ export class GatewayMetrics {
   private readonly refusedBy: Record<AuthVersion, Record<RefusalReason, CounterChild>>;
   private readonly validatedBy: Record<KeystoneVersion, Record<ValidationResult, CounterChild>>;
   private readonly kdf: Histogram;
+  private readonly s3By: Record<S3TokensResult, CounterChild>;
+  private readonly s3OverLimit: CounterChild;
 
   constructor(sources: { db: Knex; redis?: RedisStatus }) {
     this.registry = createRegistry('auth-gateway');
@@ -63,6 +92,17 @@ export class GatewayMetrics {
     this.issuedBy = each(VERSIONS, (version) => issued.labels({ version }));
     this.refusedBy = each(VERSIONS, (version) => each(REASONS, (reason) => refused.labels({ version, reason })));
     this.validatedBy = each(KEYSTONE_VERSIONS, (version) => each(RESULTS, (result) => validated.labels({ version, result })));
+    const s3 = new CounterFamily<'result'>(
+      'cairn_s3tokens_total',
+      "s3tokens calls (a Swift proxy checking an S3 request's signature), by result; clients see 200, 400 or one 401 for every refusal.",
+      this.registry,
+    );
+    this.s3By = each(S3_RESULTS, (result) => s3.labels({ result }));
+    this.s3OverLimit = new CounterFamily<'limit'>(
+      'cairn_s3_signature_failures_over_limit_total',
+      "Failed S3 signature checks past CAIRN_LOGIN_USER_FAILURE_LIMIT for their access key's owner within its window (counted, logged, never a lockout: see SECURITY.md).",
+      this.registry,
+    ).labels({ limit: 'user' });
     this.kdf = new Histogram({
       name: 'cairn_password_kdf_seconds',
       help: 'Time of one password KDF run (scrypt), cache hits excluded; its queue shows here when logins outpace the CPU.',
@@ -92,6 +132,12 @@ export class GatewayMetrics {
   }
   validated(version: KeystoneVersion, result: ValidationResult): void {
     this.validatedBy[version][result].inc();
+  }
+  s3tokens(result: S3TokensResult): void {
+    this.s3By[result].inc();
+  }
+  s3FailureOverLimit(): void {
+    this.s3OverLimit.inc();
   }
   /** Seconds one KDF run took (the verifier calls this around scrypt only). */
   observeKdf = (seconds: number): void => {

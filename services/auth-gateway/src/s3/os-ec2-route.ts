@@ -1,0 +1,164 @@
+import type { ServerResponse } from 'node:http';
+import express, { Router, type Request } from 'express';
+import Joi from 'joi';
+import { openS3Secret, S3SecretError } from '@cairn/domain';
+import { requestIdOf } from '@cairn/runtime';
+import type { Deps } from '../deps';
+import type { UserRecord } from '../credentials/users';
+import { endpointsFor, header } from '../http/endpoints';
+import { isTooLarge, sendTooLarge } from '../http/body-limit';
+import { methodNotAllowed, sendKeystoneError } from '../http/errors';
+import { sendJson } from '../http/respond';
+import { asWsgiString } from '../keystone/wsgi-names';
+import { keystoneUnauthorized } from '../routes/keystone-v3-validation';
+import { RESELLER_ADMIN_ROLE } from '../tokens/roles';
+import type { TokenRecord } from '../tokens/store';
+import { MAX_S3_CREDENTIALS_PER_USER } from '@cairn/contract';
+import { S3CredentialStore, TooManyS3Credentials, type StoredS3Credential } from './s3-credential-writes';
+
+const BAD_REQUEST_SUFFIX =
+  'The server could not comply with the request since it is either malformed or otherwise incorrect. The client is assumed to be in error.';
+
+/** `openstack ec2 credentials create` sends the token's project as tenant_id; nothing else is read. */
+const createSchema = Joi.object({ tenant_id: Joi.string().max(1024).allow(null) }).unknown(true);
+
+const COLLECTION = '/v3/users/:userId/credentials/OS-EC2';
+const MEMBER = '/v3/users/:userId/credentials/OS-EC2/:accessKey';
+
+/** Postgres's insufficient_privilege: the gateway's role was granted the reads only (docs/deployment.md). */
+const isWriteRefused = (e: unknown): boolean => (e as { code?: unknown } | null)?.code === '42501';
+const sendWriteRefused = (res: ServerResponse) =>
+  sendKeystoneError(res, 403, "This gateway may not write S3 credentials (its database role has no INSERT/DELETE on them): manage them through the management API.");
+
+type Access = { caller: TokenRecord; user: UserRecord; own: boolean };
+
+/**
+ * Keystone's OS-EC2 credential API, what `openstack ec2 credentials create|list|show|delete`
+ * and Swift's s3token secret cache call. `<userId>` is the user id the gateway's V3 tokens carry
+ * (the username). A token may manage its own user's credentials; a superuser's token (the Swift
+ * proxy's service user) may also read anyone's, as s3token's cache does; nobody writes another
+ * user's. Another user's path answers 403 as Keystone's policy does; an access key that is not
+ * this user's is 404 whoever holds it.
+ */
+export function osEc2Router(deps: Deps): Router {
+  const router = Router();
+  const unauthorized = keystoneUnauthorized(deps);
+  const store = new S3CredentialStore(deps.db, deps.cluster.id);
+  const json = express.json({ limit: '64kb', type: () => true });
+
+  /** The caller's token and the user whose credentials the path names; null once answered. */
+  async function access(req: Request, res: ServerResponse, write: boolean): Promise<Access | null> {
+    const caller = await deps.tokens.validate(header(req, 'x-auth-token'));
+    if (!caller) {
+      unauthorized(res);
+      return null;
+    }
+    const named = String(req.params.userId);
+    // The id a validation answer spelt for a Python 3 proxy (wsgi-names.ts) names the same user.
+    const own = named === caller.user || named === asWsgiString(caller.user);
+    if (!own && (write || !caller.roles.includes(RESELLER_ADMIN_ROLE))) {
+      const action = req.method === 'POST' ? 'create' : req.method === 'DELETE' ? 'delete' : 'get';
+      sendKeystoneError(res, 403, `You are not authorized to perform the requested action: identity:ec2_${action}_credential.`);
+      return null;
+    }
+    const user = own ? await deps.users.findRecent(caller.user) : await findNamed(named);
+    if (!user || (own && user.id !== caller.userId)) {
+      sendKeystoneError(res, 404, `Could not find user: ${named}.`);
+      return null;
+    }
+    return { caller, user, own };
+  }
+
+  /** Another user, by the id a token carries: as stored, or as a validation answer spelt it for a Python 3 proxy (s3token's cache asks with that). */
+  async function findNamed(named: string): Promise<UserRecord | null> {
+    const user = await deps.users.findRecent(named);
+    // Only a name of latin-1 characters, some not ASCII, can be such a spelling.
+    const codes = [...named].map((c) => c.codePointAt(0)!);
+    if (user || !codes.some((c) => c > 0x7f) || codes.some((c) => c > 0xff)) return user;
+    const decoded = Buffer.from(named, 'latin1').toString('utf8');
+    return decoded.includes('\ufffd') ? null : deps.users.findRecent(decoded);
+  }
+
+  const rendered = (user: UserRecord, c: StoredS3Credential, secret: string | null) => ({
+    user_id: user.username,
+    tenant_id: user.username,
+    access: c.accessKey,
+    secret,
+    trust_id: null,
+    links: { self: `${endpointsFor(deps).authUrl}/v3/users/${encodeURIComponent(user.username)}/credentials/OS-EC2/${c.accessKey}` },
+  });
+
+  /** The secret, or null (logged) when it does not open with the keys configured here. */
+  const opened = (c: StoredS3Credential): string | null => {
+    if (!deps.s3.keyring) return null;
+    try {
+      return openS3Secret(deps.s3.keyring, c.accessKey, c.sealedSecret);
+    } catch (e) {
+      if (!(e instanceof S3SecretError)) throw e;
+      deps.log.error({ accessKey: c.accessKey, code: e.code }, e.message);
+      return null;
+    }
+  };
+
+  router.get(COLLECTION, async (req, res) => {
+    const found = await access(req, res, false);
+    if (!found) return;
+    const list = await store.list(found.user.id);
+    const self = `${endpointsFor(deps).authUrl}/v3/users/${encodeURIComponent(found.user.username)}/credentials/OS-EC2`;
+    sendJson(res, 200, { credentials: list.map((c) => rendered(found.user, c, opened(c))), links: { self, previous: null, next: null } });
+  });
+
+  router.post(COLLECTION, (req, res, next) => {
+    json(req, res, (err?: unknown) => {
+      if (!err) return next();
+      if (isTooLarge(err)) return sendTooLarge(res);
+      sendKeystoneError(res, 400, `Malformed JSON body. ${BAD_REQUEST_SUFFIX}`);
+    });
+  });
+  router.post(COLLECTION, async (req, res) => {
+    const { error, value } = createSchema.validate(req.body ?? {});
+    if (error) return sendKeystoneError(res, 400, `${error.message.replace(/"/g, "'")}. ${BAD_REQUEST_SUFFIX}`);
+    const found = await access(req, res, true);
+    if (!found) return;
+    const tenant = (value as { tenant_id?: string | null }).tenant_id;
+    if (tenant !== undefined && tenant !== null && tenant !== found.user.username && tenant !== asWsgiString(found.user.username)) {
+      return sendKeystoneError(res, 403, `An S3 credential is always for its user's own project ('${found.user.username}'), not '${tenant}'.`);
+    }
+    if (!deps.s3.keyring) {
+      return sendKeystoneError(res, 503, 'S3 credentials cannot be created here: the gateway has no CAIRN_S3_SECRET_KEYS to seal their secrets with.');
+    }
+    try {
+      const created = await store.create(deps.s3.keyring, { user: found.user, requestId: requestIdOf(req) ?? null });
+      res.setHeader('Location', rendered(found.user, created, null).links.self);
+      sendJson(res, 201, { credential: rendered(found.user, created, created.secret) });
+    } catch (e) {
+      if (isWriteRefused(e)) return sendWriteRefused(res);
+      if (!(e instanceof TooManyS3Credentials)) throw e;
+      sendKeystoneError(res, 409, `User '${found.user.username}' already holds ${MAX_S3_CREDENTIALS_PER_USER} S3 credentials, the most one user may have; delete one first.`);
+    }
+  });
+  router.all(COLLECTION, methodNotAllowed(['GET', 'HEAD', 'POST']));
+
+  router.get(MEMBER, async (req, res) => {
+    const found = await access(req, res, false);
+    if (!found) return;
+    const c = await store.get(found.user.id, String(req.params.accessKey));
+    if (!c) return sendKeystoneError(res, 404, 'EC2 access key not found.');
+    sendJson(res, 200, { credential: rendered(found.user, c, opened(c)) });
+  });
+  router.delete(MEMBER, async (req, res) => {
+    const found = await access(req, res, true);
+    if (!found) return;
+    let gone: boolean;
+    try {
+      gone = await store.delete({ user: found.user, requestId: requestIdOf(req) ?? null }, String(req.params.accessKey));
+    } catch (e) {
+      if (isWriteRefused(e)) return sendWriteRefused(res);
+      throw e;
+    }
+    if (!gone) return sendKeystoneError(res, 404, 'EC2 access key not found.');
+    res.status(204).end();
+  });
+  router.all(MEMBER, methodNotAllowed(['GET', 'HEAD', 'DELETE']));
+  return router;
+}

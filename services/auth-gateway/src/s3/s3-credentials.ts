@@ -1,0 +1,121 @@
+import { STORAGE_USER_COLUMNS, TABLES, type S3CredentialRow } from '@cairn/contract';
+import { errors } from '@cairn/domain';
+import { isDatabaseUnreachable } from '@cairn/runtime';
+import type { Knex } from 'knex';
+import type { UserRecord } from '../credentials/users';
+
+const unreachable = (err: unknown): never => {
+  if (isDatabaseUnreachable(err)) throw errors.unavailable('The user database (Postgres) is unavailable.', { cause: (err as Error).message });
+  throw err;
+};
+
+/** One S3 credential of a user of the served cluster, with that user's row as it read then. */
+export interface S3CredentialRecord {
+  /** The credential's row id: never reused, so a re-created credential is a different one. */
+  id: string;
+  accessKey: string;
+  /** The secret as stored, sealed (packages/domain/src/s3-secret-crypto.ts); opened per check. */
+  sealedSecret: string;
+  user: UserRecord;
+}
+
+const USER_COLUMNS = STORAGE_USER_COLUMNS.map((c) => `u.${c} as user_${c}`);
+
+type Row = Pick<S3CredentialRow, 'id' | 'access_key' | 'secret_sealed'> & Record<string, unknown>;
+
+const toRecord = (row: Row): S3CredentialRecord => ({
+  id: String(row.id),
+  accessKey: row.access_key,
+  sealedSecret: row.secret_sealed,
+  user: {
+    id: String(row.user_id),
+    username: row.user_username as string,
+    passwordHash: row.user_password_hash as string,
+    enabled: row.user_enabled as boolean,
+    isSuperuser: row.user_is_superuser as boolean,
+    generation: String(row.user_generation),
+  },
+});
+
+/**
+ * Reads S3 credentials by access key, joined with their user's row and restricted to the served
+ * cluster (a key of another cluster's user is unknown here), and remembers each answer (also
+ * "no such key") for at most `maxAgeMs`.
+ *
+ * Like the users' logins (UserDirectory.findForLogin), a signature check uses a remembered answer
+ * only behind the change feed's fence: the feed hears `cairn_s3_credentials` (a credential
+ * created, changed or deleted, by access key) and `cairn_storage_users` (its user disabled,
+ * changed or deleted) on one connection, so once the fence has passed every change committed
+ * before the request is reflected here. Without a feed every check reads its row: a deleted
+ * credential or a disabled user fails the very next check either way.
+ */
+export class S3CredentialDirectory {
+  private readonly recent = new Map<string, { at: number; credential: S3CredentialRecord | null }>();
+  private fence?: () => Promise<boolean>;
+  private forgets = 0;
+
+  constructor(
+    private readonly db: Knex,
+    private readonly clusterId: number,
+    private readonly maxAgeMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The credential as Postgres has it now. */
+  async read(accessKey: string): Promise<S3CredentialRecord | null> {
+    const readAt = this.now();
+    const forgetsBefore = this.forgets;
+    const row = (await this.db(`${TABLES.s3Credentials} as c`)
+      .join(`${TABLES.storageUsers} as u`, 'u.id', 'c.storage_user_id')
+      .select(['c.id', 'c.access_key', 'c.secret_sealed', ...USER_COLUMNS])
+      .where({ 'c.access_key': accessKey, 'u.cluster_id': this.clusterId })
+      .first()
+      .catch(unreachable)) as Row | undefined;
+    const credential = row ? toRecord(row) : null;
+    if (this.forgets === forgetsBefore) this.remember(accessKey, credential, readAt);
+    return credential;
+  }
+
+  /** The credential a signature check uses: remembered only behind the fence (see the class comment). */
+  async find(accessKey: string): Promise<S3CredentialRecord | null> {
+    if (this.fence && (await this.fence())) {
+      const hit = this.recent.get(accessKey);
+      if (hit && this.now() - hit.at <= this.maxAgeMs) return hit.credential;
+    }
+    return this.read(accessKey);
+  }
+
+  get isFollowing(): boolean {
+    return this.fence !== undefined;
+  }
+
+  /** Told by the change feed whether it hears changes (with its fence) or not; forgets everything either way. */
+  follow(fence?: () => Promise<boolean>): void {
+    this.fence = fence;
+    this.forgetAll();
+  }
+
+  /** A notice named this access key. */
+  forget(accessKey: string): void {
+    this.forgets++;
+    this.recent.delete(accessKey);
+  }
+
+  /** A notice named this user (by name): its credentials' remembered rows carry its old state. */
+  forgetUser(username: string): void {
+    this.forgets++;
+    for (const [key, entry] of this.recent) if (entry.credential?.user.username === username) this.recent.delete(key);
+  }
+
+  forgetAll(): void {
+    this.forgets++;
+    this.recent.clear();
+  }
+
+  private remember(accessKey: string, credential: S3CredentialRecord | null, at: number): void {
+    if (this.maxAgeMs <= 0) return;
+    this.recent.delete(accessKey);
+    if (this.recent.size >= 50_000) this.recent.delete(this.recent.keys().next().value as string);
+    this.recent.set(accessKey, { at, credential });
+  }
+}

@@ -1,0 +1,60 @@
+import express, { Router } from 'express';
+import type { Deps } from '../deps';
+import { endpointsFor } from '../http/endpoints';
+import { isTooLarge, sendTooLarge } from '../http/body-limit';
+import { methodNotAllowed, sendKeystoneError } from '../http/errors';
+import { sendJson } from '../http/respond';
+import { s3TokenRecord, s3TokensBody } from '../keystone/s3-token-document';
+import { keystoneUnauthorized } from '../routes/keystone-v3-validation';
+import { randomText } from '../tokens/random';
+import { serviceCaller } from './service-token';
+
+const BAD_REQUEST_SUFFIX =
+  'The server could not comply with the request since it is either malformed or otherwise incorrect. The client is assumed to be in error.';
+
+/**
+ * `POST /v3/s3tokens` (Keystone's, as Swift's s3token middleware calls it with `auth_uri =
+ * <gateway>/auth/v3`): checks an S3 request's signature and answers who made it, as a Keystone V3
+ * token document. Nothing in the answer is a token: no X-Subject-Token, no token id, nothing put
+ * in the token store.
+ *
+ * Every refusal of a well-formed body (unknown access key, wrong signature, disabled user,
+ * deleted credential, a secret that does not open) is the same 401; which one it was shows only in
+ * the metrics (`cairn_s3tokens_total`) and, for operators' problems, the log.
+ */
+export function s3TokensRouter(deps: Deps): Router {
+  const router = Router();
+  const unauthorized = keystoneUnauthorized(deps);
+  const json = express.json({ limit: '64kb', type: () => true });
+  const { s3 } = deps;
+
+  router.post('/v3/s3tokens', (req, res, next) => {
+    json(req, res, (err?: unknown) => {
+      if (!err) return next();
+      deps.metrics.s3tokens('malformed');
+      if (isTooLarge(err)) return sendTooLarge(res);
+      sendKeystoneError(res, 400, `Malformed JSON body. ${BAD_REQUEST_SUFFIX}`);
+    });
+  });
+  router.post('/v3/s3tokens', async (req, res) => {
+    if (s3.requireServiceToken) {
+      const service = await serviceCaller(deps.tokens, req);
+      if (!service.ok) {
+        deps.metrics.s3tokens(service.status === 401 ? 'service_unauthorized' : 'service_forbidden');
+        if (service.status === 401) return unauthorized(res);
+        return sendKeystoneError(res, 403, 'You are not authorized to perform the requested action: identity:s3tokens_validate.');
+      }
+    }
+    const outcome = await s3.checker.check(req.body);
+    if (!outcome.ok) {
+      deps.metrics.s3tokens(outcome.result);
+      if (outcome.result === 'malformed') return sendKeystoneError(res, 400, `${outcome.message} ${BAD_REQUEST_SUFFIX}`);
+      return unauthorized(res);
+    }
+    deps.metrics.s3tokens('valid');
+    const record = s3TokenRecord(outcome.user, { nowMs: Date.now(), lifetimeSeconds: deps.tokens.lifetime, auditId: randomText(16, 'base64url') });
+    sendJson(res, 200, s3TokensBody(record, endpointsFor(deps)));
+  });
+  router.all('/v3/s3tokens', methodNotAllowed(['POST']));
+  return router;
+}
