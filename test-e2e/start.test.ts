@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { cairn, launch } from './support/processes';
 
@@ -51,7 +51,7 @@ describe('pnpm start (the all-in-one launcher) as a real process', () => {
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('when started on embedded PGlite, then the seed walk-through works and data survives a restart', async () => {
-    const env = { CAIRN_DATA_DIR: join(dataDir, 'pglite') };
+    const env = { CAIRN_DATA_DIR: join(dataDir, 'pglite'), CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN: 'false' };
     const first = await launch(env);
     try {
       expect(first.adminAuth).toBeDefined();
@@ -67,6 +67,17 @@ describe('pnpm start (the all-in-one launcher) as a real process', () => {
       expect(created.status).toBe(201);
       expect(created.json.password).toBe(PASSWORD);
       const id = created.json.id as string;
+
+      // S3 out of the box: the API seals the secret with the embedded key, the gateway opens it.
+      const s3 = await api(first.apiUrl, auth, 'POST', '/api/v1/s3_credentials/', { user: `/api/v1/users/${id}/` });
+      expect(s3.status).toBe(201);
+      const stringToSign = `GET\n\n\n${new Date().toUTCString()}\n/bucket`;
+      const signed = (secret: string) => ({
+        credentials: { access: s3.json.access_key, token: Buffer.from(stringToSign).toString('base64url'), signature: createHmac('sha1', secret).update(stringToSign).digest('base64') },
+      });
+      const s3tokens = (secret: string) => fetch(`${first.gatewayUrl}/auth/v3/s3tokens`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(signed(secret)) });
+      expect((await s3tokens(s3.json.secret)).status).toBe(200);
+      expect((await s3tokens(`${s3.json.secret}x`)).status).toBe(401);
 
       const shown = await api(first.apiUrl, auth, 'GET', `/api/v1/users/${id}/`);
       expect(shown.status).toBe(200);

@@ -17,7 +17,8 @@ const CLUSTER_WAIT_MS = 1000;
  */
 export async function startAll(): Promise<void> {
   const apiConfig = withEmbeddedS3Keys(api.readConfig());
-  const gatewayConfig = gateway.readConfig();
+  // One process, one keyring: the gateway opens (and its OS-EC2 API seals) what the API seals.
+  const gatewayConfig = withKeysOf(gateway.readConfig(), apiConfig);
   const apiDeps = api.createDeps(apiConfig);
   const runningApi = await api.startManagementApi(apiConfig, apiDeps);
 
@@ -92,6 +93,12 @@ export async function startAll(): Promise<void> {
     process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
     process.exit(1);
   }
+}
+
+/** The gateway's S3 keys: its own when configured, else the API's (configured or embedded). */
+function withKeysOf(config: gateway.GatewayConfig, from: { s3SecretKeys?: string; s3CurrentKeyId?: string }): gateway.GatewayConfig {
+  if (config.s3SecretKeys !== undefined || from.s3SecretKeys === undefined) return config;
+  return { ...config, s3SecretKeys: from.s3SecretKeys, ...(from.s3CurrentKeyId !== undefined ? { s3CurrentKeyId: from.s3CurrentKeyId } : {}) };
 }
 
 /**
