@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
 import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, startStack, type Stack } from '../support/stack';
+import { describeProjection, historySamples, projectThreshold } from '../../packages/console/src/lib/projection';
 import { launch, PageProblems, type Browser } from './chromium';
 
 /**
@@ -60,6 +61,7 @@ describe('the console in chromium', () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     stack = await startStack({ database: 'postgres', hashParams: { logN: 10, r: 8, p: 1 }, consoleDir: CONSOLE_DIR });
     await api('PUT', 'clusters/1/devices/', deviceReport());
+    await seedCapacityHistory();
     await api('POST', 'clusters/', { name: 'east', auth_url: 'https://auth-east.example.com/auth', storage_url: 'https://swift-east.example.com/v1' });
     aliceId = (await stack.createUser('alice', 'a-long-password-for-alice')).id;
     await stack.createUser('bob', 'a-long-password-for-bob-x', { is_superuser: true });
@@ -71,6 +73,21 @@ describe('the console in chromium', () => {
     await browser?.close();
     await stack?.close();
   });
+
+  /** 20 days of daily samples before the report, each ring set growing 1 % of today's use a day. */
+  async function seedCapacityHistory(): Promise<void> {
+    const { capacity } = await api<{ capacity: Array<{ ring_set: string; total_raw_tb: number; total_used_tb: number }> }>('GET', 'clusters/1/capacity/list/');
+    const hourNow = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+    const rows = capacity.flatMap((e) =>
+      Array.from({ length: 20 }, (_, i) => {
+        const days = 20 - i;
+        const used = e.total_used_tb * (1 - 0.01 * days);
+        const hour = new Date(hourNow - days * 86_400_000);
+        return { cluster_id: 1, ring_set: e.ring_set, hour, total_raw_tb: e.total_raw_tb, total_used_tb: used, total_free_tb: e.total_raw_tb - used, total_used_pct: (used / e.total_raw_tb) * 100, reported_at: hour };
+      }),
+    );
+    await stack.db('capacity_history').insert(rows);
+  }
 
   async function openPage(): Promise<{ page: Page; problems: PageProblems }> {
     const page = await browser.context.newPage();
@@ -170,6 +187,28 @@ describe('the console in chromium', () => {
     await page.screenshot({ path: join(ARTIFACTS, 'capacity-full-1280.png'), fullPage: true });
     // The key went only into headers: no request URL carries it.
     expect(problems.urls.filter((u) => u.includes(ADMIN_KEY))).toEqual([]);
+    expect(problems.take()).toEqual([]);
+    await page.close();
+  });
+
+  it("when the cluster has capacity history, then the page draws each ring set's trend and the estimate the API's samples give", async () => {
+    const { page, problems } = await openPage();
+    await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
+    await visit(page, '#/clusters/1/capacity', /^Capacity planning/);
+    const start = new Date(Date.now() - 30 * 86_400_000).toISOString();
+    const { history } = await api<{ history: Array<{ ring_set: string; samples: Array<{ time: string; total_used_tb: number; total_raw_tb: number }> }> }>('GET', `clusters/1/capacity/history/?start=${start}`);
+    expect(history.map((h) => h.ring_set)).toEqual(['gold', 'gold,silver', 'silver']);
+    for (const h of history) {
+      expect(h.samples).toHaveLength(21);
+      const trend = page.locator(`.trend[data-ring-set="${h.ring_set}"]`);
+      await trend.locator('canvas').first().waitFor();
+      await expect(trend.getByRole('img', { name: new RegExp(`^Ring set ${h.ring_set}: bytes used`) }).count()).resolves.toBe(1);
+      const expected = describeProjection(projectThreshold(historySamples(h.samples)));
+      await expect(trend.locator('.estimate').textContent()).resolves.toBe(expected);
+      expect(expected).toMatch(/^(Estimate: |Already )/);
+    }
+    // The README's picture of the page: the table, the ring sets and the first trend.
+    await page.screenshot({ path: join(ARTIFACTS, 'capacity-trend-1280.png'), fullPage: true, clip: { x: 0, y: 0, width: 1280, height: 1150 } });
     expect(problems.take()).toEqual([]);
     await page.close();
   });

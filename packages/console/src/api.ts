@@ -66,6 +66,19 @@ export interface ApiKey {
   resource_uri: string;
 }
 
+/** GET clusters/<id>/capacity/history/: per ring set, capacity/list/'s numbers over time. */
+export interface CapacitySample {
+  time: string;
+  total_raw_tb: number;
+  total_used_tb: number;
+  total_free_tb: number;
+  total_used_pct: number | null;
+}
+export interface CapacityHistory {
+  meta: { start: string; end: string; resolution: 'hour' | 'day' };
+  history: Array<{ ring_set: string; samples: CapacitySample[] }>;
+}
+
 export interface CapacityElement {
   ring_set: string;
   total_raw_tb: number;

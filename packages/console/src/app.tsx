@@ -8,6 +8,7 @@ import { AuditPage } from './pages/audit';
 import { CapacityPage } from './pages/capacity';
 import { ClustersPage } from './pages/clusters';
 import { OperatorsPage } from './pages/operators';
+import { Lazy } from './lazy';
 import { SignIn } from './pages/signin';
 import { UserPage } from './pages/user';
 import { UsersPage } from './pages/users';
@@ -122,19 +123,6 @@ function Shell({ me, signOut }: { me: Operator; signOut: () => void }) {
 
 /** The utilization page and its chart library load only when it is first opened. */
 const loadUtilization = () => import('./pages/utilization').then((m) => m.UtilizationPage);
-
-function Lazy<P extends object>({ load, props }: { load: () => Promise<(p: P) => JSX.Element>; props: P }) {
-  const [Component, setComponent] = useState<{ c: (p: P) => JSX.Element }>();
-  const [error, setError] = useState<string>();
-  useEffect(() => {
-    load().then(
-      (c) => setComponent({ c }),
-      (e: unknown) => setError(`This page could not be loaded (${errorText(e)}); reload to try again.`),
-    );
-  }, [load]);
-  if (error) return <ErrorText error={error} />;
-  return Component ? <Component.c {...props} /> : <Loading what="the page" />;
-}
 
 function Page({ path, params, me }: { path: string; params: URLSearchParams; me: Operator }) {
   let m: RegExpExecArray | null;

@@ -41,3 +41,21 @@ export function projectThreshold(samples: readonly Sample[], threshold = 80): Pr
   const t = mt + (target - mu) / slope;
   return { kind: 'at', t: Math.max(t, last.t), bytesPerDay: slope * DAY };
 }
+
+/** What the page says of a projection; always labelled as an estimate. */
+export function describeProjection(p: Projection, threshold = 80): string {
+  switch (p.kind) {
+    case 'already':
+      return `Already ${p.pct.toFixed(1)} % used, past ${threshold} %.`;
+    case 'never':
+      return `Estimate: not growing over this period, so no date at which it reaches ${threshold} %.`;
+    case 'insufficient':
+      return `Too little history for an estimate yet: it needs samples from at least two different hours.`;
+    case 'at':
+      return `Estimate: at this period's rate (${(p.bytesPerDay / 1e12).toFixed(2)} TB a day, a straight line through the samples), it reaches ${threshold} % around ${new Date(p.t).toISOString().slice(0, 10)}.`;
+  }
+}
+
+/** The samples of a ring set's history in the projection's terms (TB are 10^12 bytes). */
+export const historySamples = (samples: ReadonlyArray<{ time: string; total_used_tb: number; total_raw_tb: number }>): Sample[] =>
+  samples.map((s) => ({ t: Date.parse(s.time), usedBytes: s.total_used_tb * 1e12, rawBytes: s.total_raw_tb * 1e12 }));

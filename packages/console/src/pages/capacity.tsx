@@ -1,5 +1,5 @@
 import { useMemo } from 'preact/hooks';
-import { listAll, type CapacityElement, type Device } from '../api';
+import { listAll, type CapacityElement, type CapacityHistory, type Device } from '../api';
 import { ErrorText, Loading, Section, ScrollBox } from '../components';
 import { useSession } from '../context';
 import { useLoad } from '../hooks';
@@ -7,6 +7,13 @@ import { devicePctUsed, formatBytes, formatPct, formatTb, formatTime } from '../
 import { binPercentages } from '../lib/histogram';
 import { Histogram, UsedBar, WARN_PCT } from './charts';
 import { DeviceTable, type DeviceRow } from './device-table';
+import { Lazy } from '../lazy';
+
+/** The trend charts and uPlot load only when there is a history to draw. */
+const loadTrend = () => import('./capacity-trend').then((m) => m.CapacityTrend);
+
+/** The trend covers this many days up to now. */
+const TREND_DAYS = 30;
 
 /** Devices read for the histograms and the table; a larger cluster is summarised by the API's statistics. */
 const DEVICE_READ_LIMIT = 50_000;
@@ -16,6 +23,10 @@ export function CapacityPage({ clusterId }: { clusterId: number; params: URLSear
   const { call, clusters } = useSession();
   const cluster = clusters.find((c) => c.id === clusterId);
   const capacity = useLoad(() => call<{ capacity: CapacityElement[] }>('GET', `clusters/${clusterId}/capacity/list/`), [clusterId]);
+  const history = useLoad(
+    () => call<CapacityHistory>('GET', `clusters/${clusterId}/capacity/history/?start=${new Date(Date.now() - TREND_DAYS * 86_400_000).toISOString()}`),
+    [clusterId],
+  );
   const devices = useLoad(() => listAll<Device>(call, `clusters/${clusterId}/devices/?limit=1000`, DEVICE_READ_LIMIT), [clusterId]);
   const rows: DeviceRow[] = useMemo(
     () => (devices.data?.rows ?? []).map((d) => ({ ...d, ringSet: d.policies.join(','), pct: devicePctUsed(d.used_bytes, d.avail_bytes) })),
@@ -52,11 +63,15 @@ export function CapacityPage({ clusterId }: { clusterId: number; params: URLSear
           <RingSetCard element={el} devices={rows.filter((r) => r.ringSet === el.ring_set)} devicesLoaded={!!devices.data} />
         ))}
       </div>
-      <Section title="Trend">
+      <Section title={`Trend of the last ${TREND_DAYS} days`}>
         <p class="hint">
-          The capacity API keeps the latest report only, so there is no history to draw a trend from yet. Once usage history is
-          available, this shows bytes used over time and an estimate of when each ring set reaches {WARN_PCT} %.
+          Bytes used per ring set, one sample per hour a report arrived in, and a straight-line estimate of when the ring set reaches {WARN_PCT} % of
+          its raw capacity — an estimate from past growth, not a promise.
         </p>
+        {history.loading && !history.data ? <Loading what="the capacity history" /> : null}
+        <ErrorText error={history.error} />
+        {history.data && history.data.history.length === 0 ? <p>No capacity history yet: it starts with the first device report.</p> : null}
+        {history.data?.history.map((h) => <Lazy load={loadTrend} props={{ ringSet: h.ring_set, samples: h.samples }} />)}
       </Section>
       <Section title="Devices">
         {devices.loading && !devices.data ? <Loading what="devices" /> : null}

@@ -291,6 +291,63 @@ function handKeptPaths(): Record<string, Record<string, JsonSchema>> {
         },
       },
     },
+    [`${API_ROOT}/clusters/{id}/capacity/history/`]: {
+      get: {
+        tags: ['capacity'],
+        operationId: 'capacity_history',
+        summary: "A cluster's capacity per set of storage policies over time, one sample per hour (per day past 31 days)",
+        parameters: [
+          format,
+          { name: 'start', in: 'query', required: false, description: 'ISO 8601 date or UTC date-time; default 90 days before end.', schema: { type: 'string' } },
+          { name: 'end', in: 'query', required: false, description: 'ISO 8601 date or UTC date-time, exclusive; default now. At most 1096 days after start.', schema: { type: 'string' } },
+        ],
+        responses: {
+          200: {
+            description: "Each ring set's samples in time order, with capacity/list/'s numbers as they were reported then; empty before the first report.",
+            content: jsonOrXml({
+              type: 'object',
+              required: ['history', 'meta'],
+              additionalProperties: false,
+              properties: {
+                meta: {
+                  type: 'object',
+                  required: ['end', 'resolution', 'start'],
+                  additionalProperties: false,
+                  properties: { start: { type: 'string', format: 'date-time' }, end: { type: 'string', format: 'date-time' }, resolution: { enum: ['hour', 'day'] } },
+                },
+                history: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    required: ['ring_set', 'samples'],
+                    additionalProperties: false,
+                    properties: {
+                      ring_set: { type: 'string' },
+                      samples: {
+                        type: 'array',
+                        items: {
+                          type: 'object',
+                          required: ['time', 'total_free_tb', 'total_raw_tb', 'total_used_pct', 'total_used_tb'],
+                          additionalProperties: false,
+                          properties: {
+                            time: { type: 'string', format: 'date-time', description: 'The start of the hour the sample is from.' },
+                            total_raw_tb: { type: 'number' },
+                            total_used_tb: { type: 'number' },
+                            total_free_tb: { type: 'number' },
+                            total_used_pct: { type: ['number', 'null'] },
+                          },
+                        },
+                      },
+                    },
+                  },
+                },
+              },
+            }),
+          },
+          ...authenticatedErrors({ 400: 'BadRequest', 404: 'NotFound' }),
+        },
+      },
+    },
     [`${API_ROOT}/operators/{id}/keys/`]: {
       get: {
         tags: ['operators'],

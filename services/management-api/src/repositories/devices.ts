@@ -63,7 +63,58 @@ export async function replaceDeviceReport(db: Db, clusterId: number, report: Dev
        ON CONFLICT (cluster_id) DO UPDATE SET elements = EXCLUDED.elements, computed_at = EXCLUDED.computed_at`,
       [clusterId, JSON.stringify(capacity)],
     );
+    // The hour's sample of each ring set: the last report of the hour wins.
+    if (capacity.length > 0) {
+      await db.raw(
+        `INSERT INTO capacity_history (cluster_id, ring_set, hour, total_raw_tb, total_used_tb, total_free_tb, total_used_pct, reported_at)
+         SELECT ?, t.ring_set, date_trunc('hour', now()), t.raw, t.used, t.free, t.pct, now()
+           FROM unnest(?::text[], ?::float8[], ?::float8[], ?::float8[], ?::float8[]) AS t(ring_set, raw, used, free, pct)
+         ON CONFLICT (cluster_id, hour, ring_set) DO UPDATE SET total_raw_tb = EXCLUDED.total_raw_tb, total_used_tb = EXCLUDED.total_used_tb,
+           total_free_tb = EXCLUDED.total_free_tb, total_used_pct = EXCLUDED.total_used_pct, reported_at = EXCLUDED.reported_at`,
+        [
+          clusterId,
+          capacity.map((c) => c.ring_set),
+          capacity.map((c) => c.total_raw_tb),
+          capacity.map((c) => c.total_used_tb),
+          capacity.map((c) => c.total_free_tb),
+          capacity.map((c) => c.total_used_pct),
+        ] as unknown as Knex.RawBinding[],
+      );
+    }
   });
+}
+
+/** One ring set's sample of an hour, as capacity/list/ showed it then. */
+export interface CapacitySample {
+  ringSet: string;
+  hour: Date;
+  totalRawTb: number;
+  totalUsedTb: number;
+  totalFreeTb: number;
+  totalUsedPct: number | null;
+}
+
+/**
+ * A cluster's samples with `start` ≤ hour < `end`, by ring set and hour; with `daily`, each day's
+ * last sample only (long ranges stay a few thousand rows).
+ */
+export async function capacityHistory(db: Db, clusterId: number, start: Date, end: Date, daily: boolean): Promise<CapacitySample[]> {
+  const rows = (await withDbErrors(() =>
+    db.raw(
+      `SELECT ${daily ? "DISTINCT ON (ring_set, date_trunc('day', hour, 'UTC'))" : ''} ring_set, hour, total_raw_tb, total_used_tb, total_free_tb, total_used_pct
+         FROM capacity_history WHERE cluster_id = ? AND hour >= ? AND hour < ?
+        ORDER BY ring_set, ${daily ? "date_trunc('day', hour, 'UTC'), hour DESC" : 'hour'}`,
+      [clusterId, start, end],
+    ),
+  ).then((r: { rows: unknown[] }) => r.rows)) as Array<{ ring_set: string; hour: Date | string; total_raw_tb: number; total_used_tb: number; total_free_tb: number; total_used_pct: number | null }>;
+  return rows.map((r) => ({
+    ringSet: r.ring_set,
+    hour: new Date(r.hour),
+    totalRawTb: Number(r.total_raw_tb),
+    totalUsedTb: Number(r.total_used_tb),
+    totalFreeTb: Number(r.total_free_tb),
+    totalUsedPct: r.total_used_pct === null ? null : Number(r.total_used_pct),
+  }));
 }
 
 /** What the audit trail keeps of a report: its size, not its 100,000 devices. */

@@ -1,6 +1,7 @@
 import type { Cluster, Operator, StorageUser } from '@cairn/domain';
 import { asResource, JsonText } from './marks';
 import { apiKeyUri, clusterUri, operatorUri, s3CredentialUri, userUri } from './uris';
+import type { CapacitySample } from '../repositories/devices';
 import type { ApiKeyInfo } from '../repositories/operators';
 import type { S3Credential } from '../repositories/s3-credentials';
 
@@ -66,3 +67,17 @@ export const s3CredentialJson = (c: S3Credential, secret?: string) =>
     ...(secret !== undefined ? { secret } : {}),
     user: userUri(c.userId),
   });
+
+/** capacity/history/: per ring set, its samples in time order, with capacity/list/'s field names. */
+export function capacityHistoryJson(h: { start: Date; end: Date; resolution: 'hour' | 'day'; samples: CapacitySample[] }) {
+  const bySet = new Map<string, object[]>();
+  for (const s of h.samples) {
+    const list = bySet.get(s.ringSet) ?? [];
+    list.push({ time: s.hour.toISOString(), total_free_tb: s.totalFreeTb, total_raw_tb: s.totalRawTb, total_used_pct: s.totalUsedPct, total_used_tb: s.totalUsedTb });
+    bySet.set(s.ringSet, list);
+  }
+  return {
+    history: [...bySet].map(([ring_set, samples]) => ({ ring_set, samples })),
+    meta: { end: h.end.toISOString(), resolution: h.resolution, start: h.start.toISOString() },
+  };
+}

@@ -11,6 +11,7 @@ import type { StoredDevice } from '../repositories/devices';
 import * as devices from '../services/devices';
 import { actingOf } from '../http/acting';
 import { sendList } from './list';
+import { capacityHistoryJson } from '../resources/representations';
 
 export const devicesResource: ResourceDef = {
   name: 'devices',
@@ -64,6 +65,15 @@ export function devicesRouter(db: Db, auth: RequestHandler): Router {
 
   resourceRoute(router, '/clusters/:id/capacity/list/', auth, {
     GET: async (req, res) => send(req, res, 200, { capacity: await devices.capacity(db, actingOf(req, res), req.params.id) }),
+  });
+
+  resourceRoute(router, '/clusters/:id/capacity/history/', auth, {
+    GET: async (req, res) => {
+      const params = queryPairs(req.originalUrl);
+      const last = (key: string) => params.filter(([k]) => k === key).pop()?.[1];
+      const h = await devices.history(db, actingOf(req, res), req.params.id, last('start'), last('end'), new Date());
+      send(req, res, 200, capacityHistoryJson(h));
+    },
   });
 
   return router;

@@ -1,10 +1,10 @@
-import { computeCapacity, errors, type Cluster, type DeviceReport } from '@cairn/domain';
+import { computeCapacity, DAY_MS, errors, escapeHtml, HOUR_MS, parseUtc, type Cluster, type DeviceReport } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import { API_ROOT } from '../resources/uris';
 import { recordAudit } from '../repositories/audit';
 import { getCluster } from '../repositories/clusters';
-import { deviceReportSummary, getCapacity, listDevices, listPolicies, replaceDeviceReport, type StoredDevice, type StoredPolicy } from '../repositories/devices';
+import { capacityHistory, deviceReportSummary, getCapacity, listDevices, listPolicies, replaceDeviceReport, type CapacitySample, type StoredDevice, type StoredPolicy } from '../repositories/devices';
 import type { ListQuery, Page } from '../repositories/list-types';
 import { clusterTarget, findVisibleCluster } from './clusters';
 import { auditActorOf, type Acting } from './context';
@@ -22,6 +22,40 @@ export const list = (db: Db, cluster: Cluster, query: ListQuery, policyIndex?: n
 export async function capacity(db: Db, acting: Acting, rawId: string | undefined) {
   const cluster = await findVisibleCluster(db, acting.operator, rawId);
   return getCapacity(db, cluster.id);
+}
+
+/** How far back a history may reach in one answer, and past which its samples are daily. */
+export const HISTORY_MAX_DAYS = 1096;
+const HOURLY_UP_TO_DAYS = 31;
+
+export interface CapacityHistory {
+  start: Date;
+  end: Date;
+  resolution: 'hour' | 'day';
+  samples: CapacitySample[];
+}
+
+function historyDate(name: string, raw: string): Date {
+  const parsed = parseUtc(raw);
+  if (!parsed) throw errors.invalidInput(`'${escapeHtml(raw)}' is not a valid ${name}: give an ISO 8601 date or UTC date-time such as 2026-11-24 or 2026-11-24T22:00:00Z.`);
+  return parsed;
+}
+
+/**
+ * A visible cluster's capacity samples over [start, end): by default the 90 days up to `now`;
+ * hourly up to 31 days, each day's last sample beyond, at most HISTORY_MAX_DAYS at once.
+ */
+export async function history(db: Db, acting: Acting, rawId: string | undefined, startRaw: string | undefined, endRaw: string | undefined, now: Date): Promise<CapacityHistory> {
+  const cluster = await findVisibleCluster(db, acting.operator, rawId);
+  const end = endRaw ? historyDate('end', endRaw) : now;
+  const start = startRaw ? historyDate('start', startRaw) : new Date(end.getTime() - 90 * DAY_MS);
+  if (end.getTime() <= start.getTime()) throw errors.invalidInput("'end' must be after 'start'.");
+  const days = (end.getTime() - start.getTime()) / DAY_MS;
+  if (days > HISTORY_MAX_DAYS) throw errors.invalidInput(`The range is ${Math.ceil(days)} days long; at most ${HISTORY_MAX_DAYS} days may be asked for at once.`);
+  const daily = days > HOURLY_UP_TO_DAYS;
+  // Samples are per hour: an hour that begins before `end` belongs to the range.
+  const from = new Date(Math.floor(start.getTime() / HOUR_MS) * HOUR_MS);
+  return { start: from, end, resolution: daily ? 'day' : 'hour', samples: await capacityHistory(db, cluster.id, from, end, daily) };
 }
 
 /** Replaces a cluster's device report; `reportOf` reads the body only once the writer is allowed. */

@@ -10,6 +10,7 @@ import * as clusterChangeNotices from './20261123200000_cluster_change_notices';
 import * as userFlagOrdering from './20261123220000_user_flag_ordering';
 import * as utilization from './20261123230000_utilization';
 import * as s3Credentials from './20261124000000_s3_credentials';
+import * as capacityHistory from './20261124010000_capacity_history';
 import * as userNameBuckets from './20261124020000_user_name_buckets';
 
 /**
@@ -28,6 +29,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261123220000_user_flag_ordering': userFlagOrdering,
   '20261123230000_utilization': utilization,
   '20261124000000_s3_credentials': s3Credentials,
+  '20261124010000_capacity_history': capacityHistory,
   '20261124020000_user_name_buckets': userNameBuckets,
 };
 
