@@ -160,7 +160,7 @@ export const configSpec = {
   ...s3KeyringConfig,
   s3tokensRequireServiceToken: {
     env: 'CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN',
-    doc: "Whether `POST /v3/s3tokens` requires X-Auth-Token of a superuser (the Swift proxy's service user), as Keystone does. Set false for Swift releases whose s3token cannot send one (before 2.37, e.g. Debian 12's 2.30): then anyone who reaches the gateway can ask whether a signature is right (see SECURITY.md).",
+    doc: "Whether `POST /v3/s3tokens` requires X-Auth-Token of a superuser (the Swift proxy's service user), as Keystone does. Set false for Swift releases whose s3token cannot send one (those without the s3tokens service-auth fix): then anyone who reaches the gateway can ask whether a signature is right (see SECURITY.md).",
     schema: Joi.boolean().default(true),
   },
   trustProxy: {
