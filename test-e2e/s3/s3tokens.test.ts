@@ -142,7 +142,7 @@ describe('s3tokens, with the service token required (the default)', () => {
   });
 });
 
-describe('s3tokens, with the service token not required (Swift before 2.37)', () => {
+describe('s3tokens, with the service token not required (a Swift whose s3token sends none)', () => {
   let stack: Stack;
   beforeAll(async () => {
     stack = await startStack({ database: 'postgres', redis: true, gateway: { s3SecretKeys: S3_KEYS, s3tokensRequireServiceToken: false } });
