@@ -92,3 +92,25 @@ fetch_in gateway-east-1 GET /auth/v3/auth/tokens "X-Auth-Token: $OPS_TOKEN" "X-S
 fetch_in gateway-east-2 GET /auth/v3/auth/tokens "X-Auth-Token: $OPS_TOKEN" "X-Subject-Token: $ALICE_TOKEN" | head -1
 step "curl -s -H \"\$AUTH\" $API/users/$ALICE/ -w '%{http_code}'"
 curl -s -o /dev/null -w '%{http_code}\n' -H "$AUTH" "$API/users/$ALICE/"
+
+step "curl -s -D - -o /dev/null http://$HOST:8000/console/   (the operators' console, served by the API replicas)"
+console=$(curl -s -D - -o /dev/null "http://$HOST:8000/console/" | tr -d '\r')
+printf '%s\n' "$console" | grep -iE '^HTTP/|^content-security-policy:' | cut -c1-100
+printf '%s\n' "$console" | grep -q '^HTTP/1.1 200' || { echo 'the console is not served' >&2; exit 1; }
+
+step "S3: an S3 credential for ops from the API, then east's gateway checks a V2 signature made with it"
+cred=$(curl -sf -H "$AUTH" -H 'Content-Type: application/json' -X POST "$API/s3_credentials/" \
+  -d "{\"user\": \"$(curl -sf -H "$AUTH" "$API/users/?user=ops" | json "d['objects'][0]['resource_uri']")\"}")
+ACCESS=$(printf %s "$cred" | json "d['access_key']")
+SECRET=$(printf %s "$cred" | json "d['secret']")
+echo "access key $ACCESS (the secret is in this answer only)"
+s3tokens() {
+  body=$(python3 -c "
+import base64, hashlib, hmac, json, sys
+sts = b'GET\n\n\nTue, 24 Nov 2026 00:00:00 GMT\n/bucket/object'
+sig = base64.b64encode(hmac.new(sys.argv[2].encode(), sts, hashlib.sha1).digest()).decode()
+print(json.dumps({'credentials': {'access': sys.argv[1], 'token': base64.urlsafe_b64encode(sts).decode(), 'signature': sig}}))" "$ACCESS" "$1")
+  curl -s -o /dev/null -w '%{http_code}\n' -H "X-Auth-Token: $OPS_TOKEN" -H 'Content-Type: application/json' -X POST "$EAST/v3/s3tokens" -d "$body"
+}
+echo "right secret: $(s3tokens "$SECRET")   wrong secret: $(s3tokens "not-the-secret")"
+[ "$(s3tokens "$SECRET")" = 200 ] || { echo 's3tokens refused the right signature' >&2; exit 1; }

@@ -13,6 +13,8 @@
 #   redis.conf, redis-url   Redis `requirepass`, and the URL with it (auth-gateways)
 #   admin-api-key           API key of the first admin operator `admin` (management-api, migrate job)
 #   signing-key-<cluster>   token signing key shared by that cluster's gateway replicas
+#   s3-secret-keys          the keyring that seals S3 secrets, `compose1:<base64 of 32 bytes>`
+#                           (management-api and every gateway; rotation: docs/s3.md)
 #
 # Values are hex from /dev/urandom (no quoting needed in URLs, SQL or config files). The files are
 # world-readable inside the volume because the consumers run as different users (postgres, redis,
@@ -44,3 +46,4 @@ put redis.conf "requirepass $(get redis-password)"
 put redis-url "redis://:$(get redis-password)@redis:6379/0"
 put admin-api-key "$(random_hex 24)"
 for c in $clusters; do put "signing-key-$c" "$(random_hex 32)"; done
+put s3-secret-keys "compose1:$(head -c 32 /dev/urandom | base64)"
