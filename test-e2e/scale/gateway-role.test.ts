@@ -133,6 +133,13 @@ describe('auth-gateway as the gateway role', () => {
     expect(alice.enabled).toBe(false);
   });
 
+  it('when the role writes what the OS-EC2 endpoints write, then Postgres allows a credential and its audit record', async () => {
+    const alice = await stack.db('storage_users').where({ username: 'alice' }).first();
+    const [row] = await asRole('s3_credentials').insert({ storage_user_id: alice.id, access_key: 'ROLETEST000000000001', secret_sealed: 'v1:x' }).returning(['id']);
+    await asRole('audit_log').insert({ operator_name: 'storage user alice', action: 'create', target_type: 's3_credentials', target_id: String(row.id), target_name: 'ROLETEST000000000001', target_uri: '/x/' });
+    expect(await asRole('s3_credentials').where({ id: row.id }).delete()).toBe(1);
+  });
+
   it('when the role lacks CONNECT on a hardened database, then it cannot even connect (the grant is needed)', async () => {
     const dbName = new URL(stack.databaseUrl!).pathname.slice(1);
     await stack.db.raw('REVOKE CONNECT ON DATABASE ?? FROM ??', [dbName, role]);

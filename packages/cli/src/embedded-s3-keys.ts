@@ -18,3 +18,8 @@ export function embeddedS3Keys(dataDir: string): { s3SecretKeys: string; s3Curre
   }
   return { s3SecretKeys: readFileSync(file, 'utf8').trim(), s3CurrentKeyId: 'embedded' };
 }
+
+/** Embedded (no DATABASE_URL) and no keys configured: the embedded keyring; otherwise the config as it is. */
+export function withEmbeddedS3Keys<C extends { databaseUrl?: string; dataDir: string; s3SecretKeys?: string }>(config: C): C {
+  return config.databaseUrl || config.s3SecretKeys ? config : { ...config, ...embeddedS3Keys(config.dataDir) };
+}

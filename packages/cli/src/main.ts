@@ -8,13 +8,16 @@ import {
   migrateLatest,
   migrateRollbackAll,
   readConfig,
+  resealAll,
   runMigrate,
+  s3KeyringOf,
 } from '@cairn/management-api';
 import { configSpec as gatewayConfigSpec } from '@cairn/auth-gateway';
 import { OPERATOR_ROLES, errors, isCairnError, operatorNameSchema, validate, type OperatorRole } from '@cairn/domain';
 import { collectOnce } from './capacity/collect';
 import { collectorConfigSpec, readCollectorConfig } from './config';
 import { createProgress } from './progress';
+import { withEmbeddedS3Keys } from './embedded-s3-keys';
 import { startAll } from './start';
 import { utilizationCommand } from './utilization/command';
 
@@ -41,6 +44,8 @@ Commands:
   utilization ingest-logs --cluster <id|name> [FILE...|-]
                                       sum Swift proxy access log lines per account, policy and
                                       hour and record them (idempotent batches)
+  s3 reseal                           re-encrypt every S3 secret under CAIRN_S3_CURRENT_KEY_ID (key
+                                      rotation; safe to interrupt and run again)
   config                              list every environment variable with its default
 
 The database comes from DATABASE_URL, or embedded PGlite under CAIRN_DATA_DIR (./data/pglite).`;
@@ -78,6 +83,26 @@ async function operatorCreate(args: string[]): Promise<void> {
         `  Authorization: ApiKey ${operator.name}:${key}\n`,
     );
   });
+}
+
+async function s3Reseal(): Promise<void> {
+  const config = withEmbeddedS3Keys(readConfig());
+  const keyring = s3KeyringOf(config);
+  if (!keyring) throw errors.invalidInput('s3 reseal needs CAIRN_S3_SECRET_KEYS (every key still in use) and CAIRN_S3_CURRENT_KEY_ID (the new one).');
+  const progress = createProgress();
+  const db = createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: 2 });
+  try {
+    const r = await resealAll(db, keyring, 500, (p) => progress.update(`${p.checked} checked, ${p.resealed} resealed`)).finally(() => progress.clear());
+    process.stdout.write(`${r.checked} S3 credential(s) checked, ${r.resealed} resealed under key '${keyring.currentKeyId}'.\n`);
+    if (r.unopenable.length > 0) {
+      process.stderr.write(
+        `${r.unopenable.length} could not be opened with the configured keys and were left as they are (their key was removed too early, or they were altered): ${r.unopenable.slice(0, 20).join(', ')}${r.unopenable.length > 20 ? ', …' : ''}\n`,
+      );
+      process.exitCode = 1;
+    }
+  } finally {
+    await db.destroy();
+  }
 }
 
 async function capacityCollect(args: string[]): Promise<void> {
@@ -139,6 +164,9 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'operator':
       if (sub === 'create') return operatorCreate(rest);
+      break;
+    case 's3':
+      if (sub === 'reseal') return s3Reseal();
       break;
     case 'capacity':
       if (sub === 'collect') return capacityCollect(rest);

@@ -1,7 +1,7 @@
 import * as gateway from '@cairn/auth-gateway';
 import { exitOnSignals, logsAreJson } from '@cairn/runtime';
 import * as api from '@cairn/management-api';
-import { embeddedS3Keys } from './embedded-s3-keys';
+import { withEmbeddedS3Keys } from './embedded-s3-keys';
 import { chooseCluster, type ChoiceContext } from './gateway-cluster';
 
 /** How often the launcher looks again for a cluster the gateway can serve while it has none. */
@@ -93,11 +93,6 @@ export async function startAll(): Promise<void> {
     process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
     process.exit(1);
   }
-}
-
-/** Embedded (no DATABASE_URL) and no keys configured: the embedded keyring, so S3 works out of the box. */
-function withEmbeddedS3Keys<C extends { databaseUrl?: string; dataDir: string; s3SecretKeys?: string }>(config: C): C {
-  return config.databaseUrl || config.s3SecretKeys ? config : { ...config, ...embeddedS3Keys(config.dataDir) };
 }
 
 /** The gateway's S3 keys: its own when configured, else the API's (configured or embedded). */

@@ -97,7 +97,7 @@ export interface ClusterChangeNotice {
  */
 export const S3_CREDENTIAL_CHANGES_CHANNEL = 'cairn_s3_credentials';
 
-/** Its payload: the access key. */
+/** Its payload: the access key; after a TRUNCATE, `{"all": true}` (parsed as null: forget every credential). */
 export interface S3CredentialChangeNotice {
   access_key: string;
 }

@@ -1,6 +1,6 @@
 export { createApp } from './app';
 export { createDeps, createLogger, type Deps } from './deps';
-export { readConfig, configSpec, type ManagementApiConfig } from './config';
+export { readConfig, configSpec, s3KeyringOf, type ManagementApiConfig } from './config';
 export { adminKeyBanner, startManagementApi, type RunningApi } from './server';
 export { createDatabase, migrateLatest, migrateRollbackAll } from './db/database';
 export { bootstrap } from './bootstrap';
@@ -8,3 +8,4 @@ export { ensureClusters, ensureGatewayRole, parseClusterSpec, parseMigrateArgs, 
 export { createOperatorWithKey, resolveClusterRefs } from './services/operators';
 export { findClusterByName, getCluster, listClusters } from './repositories/clusters';
 export { ensureHourlyPartitions, maintainUtilization, rollUpDay } from './repositories/utilization-partitions';
+export { resealAll, type ResealResult } from './services/s3-credentials';

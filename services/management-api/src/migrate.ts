@@ -1,7 +1,7 @@
+import { TABLES } from '@cairn/contract';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Knex } from 'knex';
-import { TABLES } from '@cairn/contract';
 import { clusterCreateSchema, errors, isCairnError, validate, type ClusterCreateInput } from '@cairn/domain';
 import { SETUP_LOCK_KEY } from './bootstrap';
 import { readConfig } from './config';
@@ -124,11 +124,13 @@ export async function ensureGatewayRole(db: Knex, role: { name: string; password
   const where = (await db.raw('SELECT current_database() AS database, current_schema() AS schema')).rows[0] as { database: string; schema: string };
   await db.raw('GRANT CONNECT ON DATABASE ?? TO ??', [where.database, role.name]);
   await db.raw('GRANT USAGE ON SCHEMA ?? TO ??', [where.schema, role.name]);
-  await db.raw('GRANT SELECT ON ??, ??, ?? TO ??', [TABLES.clusters, TABLES.storageUsers, TABLES.s3Credentials, role.name]);
-  await db.raw('GRANT INSERT, DELETE ON ?? TO ??', [TABLES.s3Credentials, role.name]);
-  // audit_log's ids come from its sequence (s3_credentials' from an identity column: no grant needed).
-  await db.raw('GRANT INSERT ON ?? TO ??', [TABLES.audit, role.name]);
-  await db.raw('GRANT USAGE ON SEQUENCE ?? TO ??', [`${TABLES.audit}_id_seq`, role.name]);
+  await db.raw(`GRANT SELECT ON ${TABLES.clusters}, ${TABLES.storageUsers} TO ??`, [role.name]);
+  // S3: signatures are checked against s3_credentials, and the OS-EC2 endpoints let a user create
+  // and delete its own, each with an audit record. Nothing else is written, and the trail cannot
+  // be read or changed.
+  await db.raw(`GRANT SELECT, INSERT, DELETE ON ${TABLES.s3Credentials} TO ??`, [role.name]);
+  await db.raw(`GRANT INSERT ON ${TABLES.audit} TO ??`, [role.name]);
+  await db.raw(`GRANT USAGE ON SEQUENCE ${TABLES.audit}_id_seq TO ??`, [role.name]);
   return outcome;
 }
 

@@ -1,9 +1,9 @@
-import { errors, escapeHtml, generateS3AccessKey, generateS3Secret, sealS3Secret, type S3CredentialCreateInput, type S3SecretKeyring } from '@cairn/domain';
+import { errors, escapeHtml, generateS3AccessKey, generateS3Secret, needsResealing, openS3Secret, S3SecretError, sealS3Secret, type S3CredentialCreateInput, type S3SecretKeyring } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import { recordAudit, type AuditTarget } from '../repositories/audit';
 import type { ListQuery, Page } from '../repositories/list-types';
-import { createS3Credential, deleteS3Credential, getS3Credential, listS3Credentials, type S3Credential } from '../repositories/s3-credentials';
+import { createS3Credential, deleteS3Credential, getS3Credential, listS3Credentials, replaceSealedSecret, sealedSecretsAfter, type S3Credential } from '../repositories/s3-credentials';
 import { getStorageUserSummary } from '../repositories/storage-users';
 import { s3CredentialJson } from '../resources/representations';
 import { parseBigId, s3CredentialUri, userIdFromRef } from '../resources/uris';
@@ -79,4 +79,42 @@ export async function remove(db: Db, acting: Acting, rawId: string | undefined):
       await recordAudit(trx, auditActorOf(acting), { action: 'delete', target: s3CredentialTarget(deleted), before: s3CredentialJson(deleted), after: null });
     }),
   );
+}
+
+export interface ResealResult {
+  checked: number;
+  resealed: number;
+  /** Access keys whose secret could not be opened (its key is no longer configured, or it was altered): left as they are. */
+  unopenable: string[];
+}
+
+/**
+ * Key rotation's last step: re-encrypts under the keyring's current key every secret sealed under
+ * another one, `batchSize` rows at a time in id order. Each row is replaced only if it still holds
+ * what was read, so a credential deleted or resealed meanwhile is left alone; a run that stops
+ * half-way is finished by running it again (rows already under the current key are skipped).
+ */
+export async function resealAll(db: Db, keyring: S3SecretKeyring, batchSize = 500, onBatch?: (r: ResealResult) => void): Promise<ResealResult> {
+  const result: ResealResult = { checked: 0, resealed: 0, unopenable: [] };
+  let after = '0';
+  for (;;) {
+    const batch = await sealedSecretsAfter(db, after, batchSize);
+    if (batch.length === 0) return result;
+    for (const row of batch) {
+      result.checked++;
+      if (!needsResealing(keyring, row.sealed)) continue;
+      let secret: string;
+      try {
+        secret = openS3Secret(keyring, row.accessKey, row.sealed);
+      } catch (e) {
+        if (!(e instanceof S3SecretError)) throw e;
+        result.unopenable.push(row.accessKey);
+        continue;
+      }
+      const resealed = sealS3Secret(keyring, row.accessKey, secret);
+      if (await replaceSealedSecret(db, row.id, row.sealed, resealed)) result.resealed++;
+    }
+    after = batch[batch.length - 1]!.id;
+    onBatch?.({ ...result, unopenable: [...result.unopenable] });
+  }
 }

@@ -4,6 +4,7 @@ import { openS3Secret, parseS3SecretKeys, type S3SecretKeyring } from '@cairn/do
 import { LogCapture } from '@cairn/runtime';
 import { Client } from 'pg';
 import { createLogger } from '../../src/deps';
+import { resealAll } from '../../src/services/s3-credentials';
 import { ADMIN_AUTH, DB_KINDS, createCluster, createOperator, createUser, startTestApp, type TestApp } from '../support/harness';
 
 const keyring = (): S3SecretKeyring => {
@@ -134,6 +135,17 @@ describe.each(DB_KINDS)('S3 credentials on %s', (kind) => {
     }
   });
 
+  // LISTEN needs a real Postgres connection; PGlite's single connection is the app's.
+  (kind === 'postgres' ? it : it.skip)('when the credentials are truncated, then listeners are told to forget them all', async () => {
+    const listener = new Client(app.db.client.config.connection as string | object);
+    await listener.connect();
+    await listener.query(`LISTEN ${S3_CREDENTIAL_CHANGES_CHANNEL}`);
+    const heard = new Promise<string>((resolve) => listener.on('notification', (n) => resolve(n.payload ?? '')));
+    await app.db.raw('TRUNCATE s3_credentials');
+    expect(JSON.parse(await heard)).toEqual({ all: true });
+    await listener.end();
+  });
+
   it('when a reader or an admin limited to another cluster asks, then reads are filtered and writes refused', async () => {
     const other = await createCluster(app, 's3-other');
     const user = await createUser(app, 's3-readable');
@@ -179,5 +191,45 @@ describe('S3 credentials without CAIRN_S3_SECRET_KEYS', () => {
     expect(res.status).toBe(503);
     expect(res.body.error).toMatch(/CAIRN_S3_SECRET_KEYS/);
     expect(await app.db('s3_credentials').count({ n: '*' })).toEqual([{ n: '0' }]);
+  });
+});
+
+describe('S3 key rotation (resealAll) on postgres', () => {
+  let app: TestApp;
+  const k1 = randomBytes(32).toString('base64');
+  const k2 = randomBytes(32).toString('base64');
+  const ring = (spec: string, current?: string): S3SecretKeyring => {
+    const parsed = parseS3SecretKeys(spec, current);
+    if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+    return parsed.keyring;
+  };
+  beforeAll(async () => {
+    app = await startTestApp('postgres', { s3Keyring: ring(`k1:${k1}`) });
+  });
+  afterAll(() => app.close());
+
+  it('when a new key becomes current, then reseal moves every secret under it, the secrets unchanged, and a second run has nothing to do', async () => {
+    const secrets = new Map<string, string>();
+    for (const name of ['rot-a', 'rot-b', 'rot-c']) {
+      const user = await createUser(app, name);
+      const body = (await app.http().post('/api/v1/s3_credentials/').set('Authorization', ADMIN_AUTH).send({ user: user.id })).body as Credential;
+      secrets.set(body.access_key, body.secret!);
+    }
+    // One credential whose key was removed too early: left alone and reported, never lost.
+    const stray = await createUser(app, 'rot-stray');
+    await app.db('s3_credentials').insert({ storage_user_id: stray.id, access_key: 'STRAY000000000000000', secret_sealed: 'v1:gone:AAAA:AAAA:AAAA' });
+
+    const rotated = ring(`k1:${k1},k2:${k2}`, 'k2');
+    const batches: number[] = [];
+    const first = await resealAll(app.db, rotated, 2, (p) => batches.push(p.checked));
+    expect(first).toEqual({ checked: 4, resealed: 3, unopenable: ['STRAY000000000000000'] });
+    expect(batches).toEqual([2, 4]);
+    const rows = await app.db('s3_credentials').whereIn('access_key', [...secrets.keys()]);
+    for (const row of rows) {
+      expect(row.secret_sealed).toMatch(/^v1:k2:/);
+      // k1 can go now: k2 alone opens every resealed secret.
+      expect(openS3Secret(ring(`k2:${k2}`), row.access_key, row.secret_sealed)).toBe(secrets.get(row.access_key));
+    }
+    expect(await resealAll(app.db, rotated)).toEqual({ checked: 4, resealed: 0, unopenable: ['STRAY000000000000000'] });
   });
 });

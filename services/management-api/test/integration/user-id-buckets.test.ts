@@ -88,7 +88,8 @@ describe.each(DB_KINDS)('user id buckets on %s', (kind) => {
 
   it('when storage_users is truncated, then the buckets and the per-cluster counter are empty too', async () => {
     await insertUsers(db, Array.from({ length: 500 }, (_, i) => ({ id: 1 + i * 50, cluster: clusters[i % 3]! })));
-    await db.raw('TRUNCATE storage_users');
+    // CASCADE: S3 credentials reference their users.
+    await db.raw('TRUNCATE storage_users CASCADE');
     expect(await wrongBuckets(db)).toEqual([]);
     for (const t of await tallies(db)) expect(t).toMatchObject({ buckets: 0, counter: 0, rows: 0 });
   });

@@ -31,9 +31,20 @@ export async function up(knex: Knex): Promise<void> {
     END $$`);
   await knex.raw(`CREATE TRIGGER s3_credentials_announced AFTER INSERT OR UPDATE OR DELETE ON ${TABLES.s3Credentials}
     FOR EACH ROW EXECUTE FUNCTION cairn_announce_s3_credential_changes()`);
+  // TRUNCATE (also `TRUNCATE storage_users CASCADE`) fires no row trigger: one notice without an
+  // access key tells listeners to forget every credential.
+  await knex.raw(`
+    CREATE FUNCTION cairn_announce_s3_credentials_truncated() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      PERFORM pg_notify('${S3_CREDENTIAL_CHANGES_CHANNEL}', json_build_object('all', true)::text);
+      RETURN NULL;
+    END $$`);
+  await knex.raw(`CREATE TRIGGER s3_credentials_truncate_announced AFTER TRUNCATE ON ${TABLES.s3Credentials}
+    FOR EACH STATEMENT EXECUTE FUNCTION cairn_announce_s3_credentials_truncated()`);
 }
 
 export async function down(knex: Knex): Promise<void> {
   await knex.raw(`DROP TABLE ${TABLES.s3Credentials}`);
   await knex.raw('DROP FUNCTION cairn_announce_s3_credential_changes()');
+  await knex.raw('DROP FUNCTION cairn_announce_s3_credentials_truncated()');
 }
