@@ -460,6 +460,13 @@ describe('the console in chromium', () => {
     expect(problems.take()).toEqual([]);
     expect(await axeFindings(page)).toEqual([]);
     await screenshots(page, 'utilization');
+    // The user's own page shows the same account's last 7 days.
+    await visit(page, `#/users/${aliceId}`, /^User alice$/);
+    await page.getByRole('heading', { level: 2, name: 'Account AUTH_alice' }).waitFor();
+    await page.waitForFunction(() => document.querySelectorAll('.timechart canvas').length === 2 && !document.querySelector('.loading'));
+    await expect(page.locator('.legend', { hasText: 'Over the range' }).textContent()).resolves.toMatch(/in 1\.00 MB · out 2\.00 MB · 30 requests/);
+    expect(problems.take()).toEqual([]);
+    expect(await axeFindings(page)).toEqual([]);
     await page.close();
   });
 

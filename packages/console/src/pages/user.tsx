@@ -3,8 +3,12 @@ import { clusterIdOf, errorText, type StorageUser } from '../api';
 import { CopyButton, ErrorText, Loading, Section, ShownOnce } from '../components';
 import { canWriteCluster, useSession } from '../context';
 import { navigate, useLoad } from '../hooks';
+import { Lazy } from '../lazy';
 import { connectionLines } from '../lib/connect';
 import { PasswordFields, usePasswordChoice } from './password';
+
+/** The account's charts come with the utilization chunk (and uPlot), loaded when a user is opened. */
+const loadUsage = () => import('./utilization').then((m) => m.UserUsage);
 
 /** One storage user: its state, the changes an admin may make, and how to connect to it. */
 export function UserPage({ id }: { id: string }) {
@@ -44,12 +48,14 @@ export function UserPage({ id }: { id: string }) {
           <dd data-field="is_superuser">{u.is_superuser ? 'yes (ResellerAdmin)' : 'no'}</dd>
           <dt>Usage</dt>
           <dd>
-            <a href={`#/clusters/${clusterId}/utilization?account=${encodeURIComponent(`AUTH_${u.user}`)}`}>Storage and transfer of AUTH_{u.user}</a>
+            Last 7 days below;{' '}
+            <a href={`#/clusters/${clusterId}/utilization?account=${encodeURIComponent(`AUTH_${u.user}`)}`}>any range on the utilization page</a>
           </dd>
         </dl>
         {writable ? <UserActions user={u} onChanged={user.reload} /> : null}
       </Section>
       {cluster ? <Connect authUrl={cluster.auth_url} user={u.user} /> : null}
+      <Lazy load={loadUsage} props={{ clusterId, account: `AUTH_${u.user}` }} />
     </>
   );
 }

@@ -185,6 +185,27 @@ export function UtilizationPage({ clusterId, params }: { clusterId: number; para
   );
 }
 
+/** A user's page: its account's last 7 days, the same charts and CSV as on the utilization page. */
+export function UserUsage({ clusterId, account }: { clusterId: number; account: string }) {
+  const { call, download } = useSession();
+  const [csvError, setCsvError] = useState<string>();
+  const range = useMemo(() => ({ start: presetStart(7) }), []);
+  const csv = async (path: string, filename: string) => {
+    setCsvError(undefined);
+    try {
+      await download(path, filename);
+    } catch (e) {
+      setCsvError(errorText(e));
+    }
+  };
+  return (
+    <>
+      <ErrorText error={csvError} />
+      <AccountDetail call={call} base={`clusters/${clusterId}/utilization`} account={account} range={range} onCsv={csv} />
+    </>
+  );
+}
+
 function AccountDetail({
   call,
   base,
