@@ -5,10 +5,10 @@
  * Redis are real too.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NEW_USERNAME_MAX_LENGTH } from '@cairn/domain';
+import { freePort } from '../support/processes';
 import { ADMIN_AUTH, startStack, type Stack } from '../support/stack';
 import { startSwiftCluster, swiftCli, type SwiftCluster } from './swift-cluster';
 
@@ -29,16 +29,6 @@ const NAMED_USERS = [
   [`${'ü'.repeat(NEW_USERNAME_MAX_LENGTH - 1)}z`, 'longest-interop-password-01'],
 ] as const;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 describe('the swift CLI and a Swift proxy with keystonemiddleware against the Cairn gateway', () => {
   let swift: SwiftCluster;

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import * as net from 'node:net';
+import { freePort } from '../support/processes';
 import { ADMIN_AUTH, startStack, type Stack, type StackOptions } from '../support/stack';
 import { aws, boto3, ClientHome, s3cmd, type Run, type S3Key } from './s3-clients';
 import { startSwiftCluster, type S3Options, type SwiftCluster } from './swift-cluster';
@@ -17,16 +17,6 @@ const ALICE_PW = 'alice-s3-interop-password';
 const REGION = 'us-east-1';
 const S3_KEYS = `interop:${randomBytes(32).toString('base64')}`;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** A Swift with s3api + s3token in front of keystoneauth, and a Cairn stack whose gateway it asks. */
 async function startS3World(s3: S3Options, gateway: StackOptions['gateway'] = {}): Promise<{ swift: SwiftCluster; stack: Stack; endpoint: string; hostPort: string }> {

@@ -524,19 +524,23 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
     } else {
       const k = options.keystone!;
       resellerPrefix = k.resellerPrefix ?? 'AUTH_';
+      // The service user's keystoneauth1 password plugin options, as authtoken and s3token read them.
+      const serviceAuth = {
+        auth_type: 'password',
+        auth_url: k.authUrl,
+        username: k.username,
+        password: k.password,
+        project_name: k.projectName,
+        user_domain_id: k.userDomainId ?? 'default',
+        project_domain_id: k.projectDomainId ?? 'default',
+        interface: k.interface ?? 'public',
+      };
       proxySections.push([
         'filter:authtoken',
         {
           'paste.filter_factory': 'keystonemiddleware.auth_token:filter_factory',
-          auth_type: 'password',
-          auth_url: k.authUrl,
+          ...serviceAuth,
           www_authenticate_uri: k.wwwAuthenticateUri ?? k.authUrl,
-          username: k.username,
-          password: k.password,
-          project_name: k.projectName,
-          user_domain_id: k.userDomainId ?? 'default',
-          project_domain_id: k.projectDomainId ?? 'default',
-          interface: k.interface ?? 'public',
           region_name: k.regionName,
           delay_auth_decision: String(k.delayAuthDecision ?? true),
           cache: 'swift.cache',
@@ -565,18 +569,7 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
             delay_auth_decision: 'false',
             http_timeout: 10,
             secret_cache_duration: s3.secretCacheDuration ?? 0,
-            ...(s3.serviceAuth ?? true
-              ? {
-                  auth_type: 'password',
-                  auth_url: k.authUrl,
-                  username: k.username,
-                  password: k.password,
-                  project_name: k.projectName,
-                  user_domain_id: k.userDomainId ?? 'default',
-                  project_domain_id: k.projectDomainId ?? 'default',
-                  interface: k.interface ?? 'public',
-                }
-              : {}),
+            ...(s3.serviceAuth ?? true ? serviceAuth : {}),
             ...s3.s3tokenExtra,
           },
         ]);

@@ -1,4 +1,3 @@
-import type { JSX } from 'preact';
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
 import { client, downloadCsv, errorText, listAll, type Call, type Cluster, type Credentials, type Operator } from './api';
 import { ErrorText, Loading } from './components';

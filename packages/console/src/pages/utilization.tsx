@@ -57,15 +57,7 @@ export function UtilizationPage({ clusterId, params }: { clusterId: number; para
     }),
     [clusterId, start, end, prefix, offset],
   );
-  const [csvError, setCsvError] = useState<string>();
-  const csv = async (path: string, filename: string) => {
-    setCsvError(undefined);
-    try {
-      await download(path, filename);
-    } catch (e) {
-      setCsvError(errorText(e));
-    }
-  };
+  const [csvError, csv] = useCsvDownload(download);
   const go = (changes: Record<string, string | number | undefined>) => navigate(`/clusters/${clusterId}/utilization`, { ...state, offset: undefined, ...changes });
   if (!cluster) return <ErrorText error={`No cluster with id ${clusterId} (or you may not see it).`} />;
   const count = summary.data?.meta.total_count ?? 0;
@@ -185,19 +177,25 @@ export function UtilizationPage({ clusterId, params }: { clusterId: number; para
   );
 }
 
-/** A user's page: its account's last 7 days, the same charts and CSV as on the utilization page. */
-export function UserUsage({ clusterId, account }: { clusterId: number; account: string }) {
-  const { call, download } = useSession();
-  const [csvError, setCsvError] = useState<string>();
-  const range = useMemo(() => ({ start: presetStart(7) }), []);
+/** Saves a CSV export as a file; a failure becomes the error to show next to the buttons. */
+function useCsvDownload(download: (path: string, filename: string) => Promise<void>): [string | undefined, (path: string, filename: string) => Promise<void>] {
+  const [error, setError] = useState<string>();
   const csv = async (path: string, filename: string) => {
-    setCsvError(undefined);
+    setError(undefined);
     try {
       await download(path, filename);
     } catch (e) {
-      setCsvError(errorText(e));
+      setError(errorText(e));
     }
   };
+  return [error, csv];
+}
+
+/** A user's page: its account's last 7 days, the same charts and CSV as on the utilization page. */
+export function UserUsage({ clusterId, account }: { clusterId: number; account: string }) {
+  const { call, download } = useSession();
+  const [csvError, csv] = useCsvDownload(download);
+  const range = useMemo(() => ({ start: presetStart(7) }), []);
   return (
     <>
       <ErrorText error={csvError} />
