@@ -39,3 +39,12 @@ export function send(req: Request, res: Response, status: number, body: unknown)
   res.setHeader('Content-Length', Buffer.byteLength(payload, 'utf8'));
   res.end(payload, 'utf8');
 }
+
+/**
+ * An answer that carries a secret (a password just set, a new API key, an S3 secret), shown once:
+ * no cache or proxy may keep a copy.
+ */
+export function sendSecret(req: Request, res: Response, status: number, body: unknown): void {
+  res.setHeader('Cache-Control', 'no-store');
+  send(req, res, status, body);
+}

@@ -5,7 +5,7 @@ import { parseBody } from '../http/body';
 import { dropUnchangedReadOnly, sameId, sameText, sameUri, type SameAs } from '../http/read-only';
 import { EXACT_ONLY, NUMBER_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
 import { INT4_MAX, API_ROOT, apiKeyUri, operatorUri } from '../resources/uris';
-import { send } from '../http/respond';
+import { send, sendSecret } from '../http/respond';
 import { resourceRoute } from '../http/routing';
 import * as operators from '../services/operators';
 import { actingOf } from '../http/acting';
@@ -52,7 +52,7 @@ export function operatorsRouter(db: Db, auth: RequestHandler, onChange: () => vo
       const { operator, key } = await operators.create(db, actingOf(req, res), inputOf);
       onChange();
       res.set('Location', operatorUri(operator.id));
-      send(req, res, 201, { ...operatorJson(operator), api_key: key });
+      sendSecret(req, res, 201, { ...operatorJson(operator), api_key: key });
     },
   });
 
@@ -84,7 +84,7 @@ export function operatorsRouter(db: Db, auth: RequestHandler, onChange: () => vo
       const { info, key } = await operators.addKey(db, actingOf(req, res), req.params.id, checkBody);
       onChange();
       res.set('Location', apiKeyUri(info.operatorId, info.id));
-      send(req, res, 201, apiKeyJson(info, key));
+      sendSecret(req, res, 201, apiKeyJson(info, key));
     },
   });
 

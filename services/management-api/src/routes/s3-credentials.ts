@@ -4,7 +4,7 @@ import type { Db } from '../db/database';
 import { actingOf } from '../http/acting';
 import { parseBody } from '../http/body';
 import { EXACT_ONLY, NUMBER_LOOKUPS, RELATED_LOOKUPS, type Lookup, type ResourceDef } from '../http/resource';
-import { send } from '../http/respond';
+import { send, sendSecret } from '../http/respond';
 import { resourceRoute } from '../http/routing';
 import { s3CredentialJson } from '../resources/representations';
 import { API_ROOT, INT8_MAX, s3CredentialUri, userIdFromRef } from '../resources/uris';
@@ -56,9 +56,8 @@ export function s3CredentialsRouter(db: Db, auth: RequestHandler, keyring: S3Sec
     POST: async (req, res) => {
       const inputOf = async () => validate<S3CredentialCreateInput>(s3CredentialCreateSchema, await parseBody(req));
       const { credential, secret } = await s3Credentials.create(db, actingOf(req, res), inputOf, keyring);
-      // The only answer that carries the secret: no cache or proxy may keep a copy.
-      res.set({ Location: s3CredentialUri(credential.id), 'Cache-Control': 'no-store' });
-      send(req, res, 201, s3CredentialJson(credential, secret));
+      res.set('Location', s3CredentialUri(credential.id));
+      sendSecret(req, res, 201, s3CredentialJson(credential, secret));
     },
   });
 

@@ -5,7 +5,7 @@ import { parseBody } from '../http/body';
 import { dropUnchangedReadOnly, sameCluster, sameId, sameText, sameUri, type SameAs } from '../http/read-only';
 import { EXACT_ONLY, NUMBER_LOOKUPS, RELATED_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
 import { INT8_MAX, API_ROOT, clusterIdFromRef, userUri } from '../resources/uris';
-import { send } from '../http/respond';
+import { send, sendSecret } from '../http/respond';
 import { resourceRoute } from '../http/routing';
 import * as users from '../services/users';
 import type { PasswordHasher } from '../services/users';
@@ -58,7 +58,7 @@ export function usersRouter(db: Db, auth: RequestHandler, hashPassword: Password
       const inputOf = async () => validate<UserCreateInput>(userCreateSchema, await parseBody(req));
       const { user, input } = await users.create(db, actingOf(req, res), inputOf, hashPassword);
       res.set('Location', userUri(user.id));
-      send(req, res, 201, userJson(user, input.password));
+      sendSecret(req, res, 201, userJson(user, input.password));
     },
   });
 
@@ -69,7 +69,7 @@ export function usersRouter(db: Db, auth: RequestHandler, hashPassword: Password
     PATCH: async (req, res) => {
       const patchOf = async (current: StorageUser) => validate<UserPatchInput>(userPatchSchema, dropUnchangedReadOnly(await parseBody(req), userReadOnly(current)));
       const { user, patch } = await users.update(db, actingOf(req, res), req.params.id, patchOf, hashPassword);
-      send(req, res, 202, userJson(user, patch.password));
+      (patch.password === undefined ? send : sendSecret)(req, res, 202, userJson(user, patch.password));
     },
     DELETE: async (req, res) => {
       await users.remove(db, actingOf(req, res), req.params.id);

@@ -87,6 +87,8 @@ describe.each(DB_KINDS)('operators and API keys on %s', (kind) => {
       expect(res.body).toMatchObject({ name: 'ops-bot', role: 'reader', clusters: [] });
       expect(res.body.api_key).toMatch(/^[A-Za-z0-9_-]{43}$/);
       expect(res.headers.location).toBe(res.body.resource_uri);
+      // The only answer with the key: no cache may keep it.
+      expect(res.headers['cache-control']).toBe('no-store');
       expect((await app.http().get('/api/v1/clusters/').set('Authorization', `ApiKey ops-bot:${res.body.api_key}`)).status).toBe(200);
       const detail = await app.http().get(res.body.resource_uri).set('Authorization', ADMIN_AUTH);
       expect(detail.body).not.toHaveProperty('api_key');
@@ -100,6 +102,7 @@ describe.each(DB_KINDS)('operators and API keys on %s', (kind) => {
       const first = `ApiKey rotator:${op.body.api_key}`;
       const issued = await app.http().post(`${op.body.resource_uri}keys/`).set('Authorization', ADMIN_AUTH).send({});
       expect(issued.status).toBe(201);
+      expect(issued.headers['cache-control']).toBe('no-store');
       const second = `ApiKey rotator:${issued.body.key}`;
       const keys = await app.http().get(`${op.body.resource_uri}keys/`).set('Authorization', ADMIN_AUTH);
       const firstId = keys.body.objects[0].id;

@@ -33,6 +33,17 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
       expect(res.text.startsWith('{"cluster": "/api/v1/clusters/1/", "enabled": true, "id": ')).toBe(true);
     });
 
+    it('when an answer shows a password, then it tells caches not to keep it; other answers do not', async () => {
+      const created = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: 1, user: 'nostore', password: PASSWORD });
+      expect(created.headers['cache-control']).toBe('no-store');
+      const id = (created.body as { id: string }).id;
+      const changed = await http().patch(`/api/v1/users/${id}/`).set('Authorization', ADMIN_AUTH).send({ password: `${PASSWORD}-2` });
+      expect(changed.status).toBe(202);
+      expect(changed.headers['cache-control']).toBe('no-store');
+      const flagged = await http().patch(`/api/v1/users/${id}/`).set('Authorization', ADMIN_AUTH).send({ enabled: false });
+      expect(flagged.headers['cache-control']).toBeUndefined();
+    });
+
     it('when a user is created, then only a memory-hard hash of the password is stored', async () => {
       const body = await createUser(app, 'hashcheck');
       const row = await app.db('storage_users').where({ id: body.id as string }).first();
