@@ -27,8 +27,10 @@ Commands:
   start                               management-api and auth-gateway in one process (embedded defaults)
   migrate [--cluster name=<n>,auth_url=<url>,storage_url=<url>[,region=<r>]]...
           [--gateway-role <role> [--gateway-password-file <path>]]
+          [--collector cluster=<n>,user=<u>,api_key_file=<path>,password_file=<path>]...
                                       apply the migrations, make sure the named clusters exist
-                                      with these URLs, grant <role> what the gateways need
+                                      with these URLs, grant <role> what the gateways need,
+                                      give each collector its operator, key and storage user
   migrate --rollback-all              revert every migration
   operator create --name <n> --role <admin|reader> [--cluster <id|name>]...
                                       create an operator and print its API key once

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { BOOTSTRAP_ACTOR, recordAudit } from './repositories/audit';
 import { countClusters, createCluster } from './repositories/clusters';
-import { countOperators } from './repositories/operators';
+import { countAdmins } from './repositories/operators';
 import { clusterTarget } from './services/clusters';
 import { createOperatorWithKey } from './services/operators';
 import { clusterJson } from './resources/representations';
@@ -31,12 +31,16 @@ export interface BootstrapResult {
 /**
  * First-start setup, idempotent and safe with several replicas starting at once (an advisory lock
  * serialises them): the first admin operator, and a default cluster when there is none.
+ *
+ * "First admin" means: no admin with access to every cluster exists yet. Operators limited to a
+ * cluster may already be there (the migrate job declares the collectors' before any replica
+ * starts), and they cannot manage operators; the API never lets the last unlimited admin go.
  */
 export async function bootstrap(db: Knex, options: BootstrapOptions): Promise<BootstrapResult> {
   return db.transaction(async (trx) => {
     await trx.raw('SELECT pg_advisory_xact_lock(?)', [SETUP_LOCK_KEY]);
     const result: BootstrapResult = {};
-    if ((await countOperators(trx)) === 0) {
+    if ((await countAdmins(trx)) === 0) {
       const name = options.adminUser ?? 'admin';
       const { key } = await createOperatorWithKey(trx, { name, role: 'admin', clusterIds: [], key: options.adminKey }, BOOTSTRAP_ACTOR);
       if (!options.adminKey) result.generatedAdmin = { name, key };

@@ -4,7 +4,8 @@ export { readConfig, configSpec, s3KeyringOf, type ManagementApiConfig } from '.
 export { adminKeyBanner, startManagementApi, type RunningApi } from './server';
 export { createDatabase, migrateLatest, migrateRollbackAll } from './db/database';
 export { bootstrap } from './bootstrap';
-export { ensureClusters, ensureGatewayRole, parseClusterSpec, parseMigrateArgs, runMigrate, MIGRATE_USAGE } from './migrate';
+export { ensureClusters, ensureGatewayRole, parseClusterSpec, parseCollectorSpec, parseMigrateArgs, runMigrate, MIGRATE_USAGE } from './migrate';
+export { ensureCollector, type CollectorSpec } from './services/collectors';
 export { createOperatorWithKey, resolveClusterRefs } from './services/operators';
 export { findClusterByName, getCluster, listClusters } from './repositories/clusters';
 export { ensureHourlyPartitions, maintainUtilization, rollUpDay } from './repositories/utilization-partitions';

@@ -2,11 +2,12 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Knex } from 'knex';
 import { TABLES } from '@cairn/contract';
-import { clusterCreateSchema, errors, isCairnError, validate, type ClusterCreateInput } from '@cairn/domain';
+import { clusterCreateSchema, errors, hashPassword, isCairnError, validate, type ClusterCreateInput } from '@cairn/domain';
 import { SETUP_LOCK_KEY } from './bootstrap';
 import { readConfig } from './config';
 import { createDatabase, migrateLatest } from './db/database';
 import { createCluster, findClusterByName, updateCluster } from './repositories/clusters';
+import { ensureCollector, type CollectorSpec } from './services/collectors';
 
 /*
  * The deployment's one-shot migration job (`node dist/migrate.js` in the container image,
@@ -21,11 +22,16 @@ import { createCluster, findClusterByName, updateCluster } from './repositories/
 
 export const MIGRATE_USAGE = `Usage: migrate [--cluster name=<n>,auth_url=<url>,storage_url=<url>[,region=<r>]]...
                [--gateway-role <role> [--gateway-password-file <path>]]
+               [--collector cluster=<n>,user=<u>,api_key_file=<path>,password_file=<path>]...
 
   --cluster      make sure this cluster exists with these URLs (created, or updated to match)
   --gateway-role grant <role> what the gateway needs: SELECT on clusters, storage_users and
                  s3_credentials, INSERT/DELETE on s3_credentials and INSERT on audit_log;
-                 with --gateway-password-file the role is created (or its password reset) first`;
+                 with --gateway-password-file the role is created (or its password reset) first
+  --collector    give that cluster's storage collector what it runs with: the operator and key
+                 in api_key_file ("<operator>:<key>", an admin limited to the cluster) and the
+                 superuser storage user <u> with the password in password_file (created, or
+                 brought to these)`;
 
 const ROLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 // Role passwords cannot be bound as parameters in CREATE/ALTER ROLE, so only characters that need no
@@ -35,17 +41,41 @@ const ROLE_PASSWORD = /^[A-Za-z0-9_-]{16,256}$/;
 export interface MigrateOptions {
   clusters: ClusterCreateInput[];
   gatewayRole?: { name: string; password?: string };
+  collectors: CollectorSpec[];
+}
+
+/** `key=value,key=value` of a --cluster or --collector argument. */
+function keyValues(option: string, spec: string): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const part of spec.split(',')) {
+    const eq = part.indexOf('=');
+    if (eq <= 0) throw errors.invalidInput(`${option} '${spec}': expected key=value pairs separated by commas.`);
+    fields[part.slice(0, eq).trim()] = part.slice(eq + 1).trim();
+  }
+  return fields;
 }
 
 /** `name=east,auth_url=http://…/auth,storage_url=http://…/v1[,region=…]`, validated like the API's POST. */
 export function parseClusterSpec(spec: string): ClusterCreateInput {
-  const fields: Record<string, string> = {};
-  for (const part of spec.split(',')) {
-    const eq = part.indexOf('=');
-    if (eq <= 0) throw errors.invalidInput(`--cluster '${spec}': expected key=value pairs separated by commas.`);
-    fields[part.slice(0, eq).trim()] = part.slice(eq + 1).trim();
+  return validate<ClusterCreateInput>(clusterCreateSchema, keyValues('--cluster', spec));
+}
+
+/** A secret file's one line: what the secrets job writes (a trailing newline is not part of it). */
+function readSecretFile(option: string, path: string, readFile: (path: string) => string): string {
+  try {
+    return readFile(path).replace(/\r?\n$/, '');
+  } catch (e) {
+    throw errors.invalidInput(`${option}: cannot read ${path} (${(e as NodeJS.ErrnoException).code ?? 'error'}).`);
   }
-  return validate<ClusterCreateInput>(clusterCreateSchema, fields);
+}
+
+/** `cluster=east,user=cairn-collector,api_key_file=…,password_file=…`; the secrets themselves are validated by ensureCollector. */
+export function parseCollectorSpec(spec: string, readFile: (path: string) => string): CollectorSpec {
+  const { cluster, user, api_key_file: keyFile, password_file: passwordFile, ...rest } = keyValues('--collector', spec);
+  const unknown = Object.keys(rest);
+  if (unknown.length > 0) throw errors.invalidInput(`--collector: unknown key '${unknown[0]}' (expected cluster, user, api_key_file, password_file).`);
+  if (!cluster || !user || !keyFile || !passwordFile) throw errors.invalidInput('--collector needs cluster=, user=, api_key_file= and password_file=.');
+  return { cluster, user, apiKey: readSecretFile('--collector api_key_file', keyFile, readFile), password: readSecretFile('--collector password_file', passwordFile, readFile) };
 }
 
 export function parseMigrateArgs(args: string[], readFile: (path: string) => string = (p) => readFileSync(p, 'utf8')): MigrateOptions {
@@ -55,27 +85,24 @@ export function parseMigrateArgs(args: string[], readFile: (path: string) => str
       cluster: { type: 'string', multiple: true },
       'gateway-role': { type: 'string' },
       'gateway-password-file': { type: 'string' },
+      collector: { type: 'string', multiple: true },
     },
   });
   const clusters = (values.cluster ?? []).map(parseClusterSpec);
   const names = clusters.map((c) => c.name);
   if (new Set(names).size !== names.length) throw errors.invalidInput('--cluster: each cluster name may appear once.');
+  const collectors = (values.collector ?? []).map((spec) => parseCollectorSpec(spec, readFile));
   const role = values['gateway-role'];
   const passwordFile = values['gateway-password-file'];
   if (passwordFile && !role) throw errors.invalidInput('--gateway-password-file needs --gateway-role.');
-  if (role === undefined) return { clusters };
+  if (role === undefined) return { clusters, collectors };
   if (!ROLE_NAME.test(role)) throw errors.invalidInput('--gateway-role must be 1 to 63 lower-case letters, digits or _, not starting with a digit.');
-  if (!passwordFile) return { clusters, gatewayRole: { name: role } };
-  let password: string;
-  try {
-    password = readFile(passwordFile).replace(/\r?\n$/, '');
-  } catch (e) {
-    throw errors.invalidInput(`--gateway-password-file: cannot read ${passwordFile} (${(e as NodeJS.ErrnoException).code ?? 'error'}).`);
-  }
+  if (!passwordFile) return { clusters, collectors, gatewayRole: { name: role } };
+  const password = readSecretFile('--gateway-password-file', passwordFile, readFile);
   if (!ROLE_PASSWORD.test(password)) {
     throw errors.invalidInput('--gateway-password-file: the password must be 16 to 256 characters of letters, digits, _ or -.');
   }
-  return { clusters, gatewayRole: { name: role, password } };
+  return { clusters, collectors, gatewayRole: { name: role, password } };
 }
 
 export type EnsureOutcome = 'created' | 'updated' | 'unchanged';
@@ -136,7 +163,7 @@ export async function ensureGatewayRole(db: Knex, role: { name: string; password
 }
 
 /**
- * Migrations, then the declared clusters, then the gateway role. The first admin operator and the
+ * Migrations, then the declared clusters, then the gateway role, then the collectors. The first admin operator and the
  * default cluster stay with the API's own start-up bootstrap, which finds the declared clusters.
  */
 export async function runMigrate(args: string[], write: (line: string) => void): Promise<void> {
@@ -148,6 +175,10 @@ export async function runMigrate(args: string[], write: (line: string) => void):
     write(applied.length ? `Applied: ${applied.join(', ')}` : 'Migrations: nothing to do.');
     for (const r of await ensureClusters(db, options.clusters)) write(`Cluster '${r.name}' (id ${r.id}): ${r.outcome}.`);
     if (options.gatewayRole) write(`Gateway role '${options.gatewayRole.name}': ${await ensureGatewayRole(db, options.gatewayRole)}.`);
+    for (const c of options.collectors) {
+      const outcome = await ensureCollector(db, c, (password) => hashPassword(password));
+      write(`Collector of '${c.cluster}': operator ${outcome.operator}, user '${c.user}' ${outcome.user}.`);
+    }
   } finally {
     await db.destroy();
   }

@@ -21,6 +21,8 @@ export interface AuditActor {
 
 export const CLI_ACTOR: AuditActor = Object.freeze({ operatorId: null, operatorName: 'cli', requestId: null });
 export const BOOTSTRAP_ACTOR: AuditActor = Object.freeze({ operatorId: null, operatorName: 'bootstrap', requestId: null });
+/** The deployment's migrate job (its declared collectors). */
+export const MIGRATE_ACTOR: AuditActor = Object.freeze({ operatorId: null, operatorName: 'migrate', requestId: null });
 
 export interface AuditTarget {
   /** The resource type, as in its URI: `users`, `clusters`, `operators`. */

@@ -32,11 +32,6 @@ const selectOperators = (db: Db) =>
     db.raw('ARRAY(SELECT oc.cluster_id FROM operator_clusters oc WHERE oc.operator_id = o.id) AS cluster_ids'),
   );
 
-export async function countOperators(db: Db): Promise<number> {
-  const [row] = await withDbErrors(() => db('operators').count({ count: '*' }));
-  return Number((row as { count: string | number }).count);
-}
-
 export async function listOperators(db: Db, query: ListQuery): Promise<Page<Operator>> {
   return withDbErrors(async () => {
     const columns = [

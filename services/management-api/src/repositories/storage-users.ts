@@ -84,6 +84,15 @@ export async function getStorageUser(db: Db, id: string, lock = false): Promise<
   return row ? toUser(row as UserRow) : null;
 }
 
+/** A cluster's user by its name (the migrate job's declared collector user). */
+export async function findStorageUserByName(db: Db, clusterId: number, username: string, lock = false): Promise<StorageUser | null> {
+  const row = await withDbErrors(() => {
+    const q = db('storage_users as u').select(COLUMNS).where({ 'u.cluster_id': clusterId, 'u.username': username }).first();
+    return lock ? q.forNoKeyUpdate() : q;
+  });
+  return row ? toUser(row as UserRow) : null;
+}
+
 export interface NewStorageUser {
   clusterId: number;
   username: string;
