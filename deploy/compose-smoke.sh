@@ -114,3 +114,19 @@ print(json.dumps({'credentials': {'access': sys.argv[1], 'token': base64.urlsafe
 }
 echo "right secret: $(s3tokens "$SECRET")   wrong secret: $(s3tokens "not-the-secret")"
 [ "$(s3tokens "$SECRET")" = 200 ] || { echo 's3tokens refused the right signature' >&2; exit 1; }
+
+step "collectors: the operator the migrate job made for east's collector reads east's utilization, not west's"
+CKEY=$(in_service management-api-1 cat /run/secrets/cairn/collector-east-api-key | tr -d '\r\n')
+ceast=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: ApiKey $CKEY" "$API/clusters/1/utilization/accounts/")
+cwest=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: ApiKey $CKEY" "$API/clusters/2/utilization/accounts/")
+echo "east: $ceast   west: $cwest"
+[ "$ceast" = 200 ] && [ "$cwest" != 200 ] || { echo "the collector's operator is not limited to east" >&2; exit 1; }
+collector_logs() { if [ "$EXEC" = podman-exec ]; then podman logs "${COMPOSE_PROJECT_NAME:-main}_collector-east_1" 2>&1; else docker compose logs --no-log-prefix collector-east 2>&1; fi; }
+if collector_logs >/dev/null 2>&1 && [ -n "$(collector_logs)" ]; then
+  step "collector-east (profile collectors): its first round"
+  for _ in $(seq 90); do collector_logs | grep -q 'account(s) sampled' && break; sleep 1; done
+  collector_logs | grep -E 'account\(s\) sampled|^error' | tail -n 3
+  collector_logs | grep -q 'account(s) sampled' || { echo 'collector-east finished no round' >&2; exit 1; }
+else
+  echo '(profile collectors not running: skipped)'
+fi

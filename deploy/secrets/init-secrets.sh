@@ -13,6 +13,10 @@
 #   redis.conf, redis-url   Redis `requirepass`, and the URL with it (auth-gateways)
 #   admin-api-key           API key of the first admin operator `admin` (management-api, migrate job)
 #   signing-key-<cluster>   token signing key shared by that cluster's gateway replicas
+#   collector-<cluster>-api-key   "collector-<cluster>:<key>", the storage collector's operator and
+#                           key (the migrate job creates that operator, an admin of the cluster only)
+#   collector-<cluster>-password  password of the collector's superuser storage user
+#                           `cairn-collector` (created by the migrate job)
 #   s3-secret-keys          the keyring that seals S3 secrets, `compose1:<base64 of 32 bytes>`
 #                           (management-api and every gateway; rotation: docs/s3.md)
 #
@@ -45,5 +49,9 @@ put redis-password "$(random_hex 24)"
 put redis.conf "requirepass $(get redis-password)"
 put redis-url "redis://:$(get redis-password)@redis:6379/0"
 put admin-api-key "$(random_hex 24)"
-for c in $clusters; do put "signing-key-$c" "$(random_hex 32)"; done
+for c in $clusters; do
+  put "signing-key-$c" "$(random_hex 32)"
+  put "collector-$c-api-key" "collector-$c:$(random_hex 24)"
+  put "collector-$c-password" "$(random_hex 24)"
+done
 put s3-secret-keys "compose1:$(head -c 32 /dev/urandom | base64)"

@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { configSpec as gatewaySpec } from '@cairn/auth-gateway';
 import { configSpec as apiSpec } from '@cairn/management-api';
+// The CLI is a command, not a library: its config spec is read from its source.
+import { collectorConfigSpec } from '../../packages/cli/src/config';
 
 /**
  * Cheap checks that the deployment files agree with each other and with the code, so a renamed
@@ -31,7 +33,7 @@ const knownKeys = (spec: Record<string, { env: string; secret?: boolean }>) =>
 describe('docker-compose.yml, deploy/ and the Dockerfiles', () => {
   it('when the compose file sets an environment variable, then a service config or an image knows it', () => {
     const images = ['POSTGRES_USER', 'POSTGRES_DB', 'SECRETS_DIR', 'CAIRN_CLUSTERS'];
-    const known = new Set([...knownKeys(apiSpec), ...knownKeys(gatewaySpec), ...images]);
+    const known = new Set([...knownKeys(apiSpec), ...knownKeys(gatewaySpec), ...knownKeys(collectorConfigSpec), ...images]);
     expect(envKeys.length).toBeGreaterThan(10);
     expect(envKeys.filter((k) => !known.has(k))).toEqual([]);
   });
@@ -41,7 +43,7 @@ describe('docker-compose.yml, deploy/ and the Dockerfiles', () => {
     const clusters = /CAIRN_CLUSTERS: (.+)$/m.exec(compose)![1]!.trim().split(/\s+/);
     const generated = new Set([
       ...[...secretsScript.matchAll(/^put ([a-z0-9.-]+) /gm)].map((m) => m[1]),
-      ...clusters.map((c) => `signing-key-${c}`),
+      ...clusters.flatMap((c) => [`signing-key-${c}`, `collector-${c}-api-key`, `collector-${c}-password`]),
     ]);
     const referenced = [...new Set([...compose.matchAll(/\/run\/secrets\/cairn\/([a-z0-9.-]+)/g)].map((m) => m[1]))];
     expect(referenced.length).toBeGreaterThan(5);
@@ -72,6 +74,19 @@ describe('docker-compose.yml, deploy/ and the Dockerfiles', () => {
     expect(apiSpec.migrateOnStart.env).toBe('CAIRN_MIGRATE_ON_START');
     expect(compose).toMatch(/^ {2}migrate:\n(?: {4}.*\n)*? {4}command:\n {6}- migrate\n/m);
     expect(compose).not.toMatch(/condition: service_healthy/);
+  });
+
+  it('when a cluster has a collector, then the migrate job declares its credentials from the files the collector reads, and it runs only in the collectors profile', () => {
+    const declared = [...compose.matchAll(/- cluster=([a-z0-9-]+),user=([a-z0-9-]+),api_key_file=(\S+),password_file=(\S+)$/gm)];
+    expect(declared.map((m) => m[1])).toEqual(['east', 'west']);
+    for (const [, cluster, user, keyFile, passwordFile] of declared) {
+      const service = compose.slice(compose.indexOf(`\n  collector-${cluster}:\n`)).split(/\n {2}[a-z0-9-]+:\n/)[1]!;
+      expect(service).toContain(`"--cluster", "${cluster}"`);
+      expect(service).toContain(`CAIRN_API_KEY_FILE: ${keyFile}`);
+      expect(service).toContain(`CAIRN_UTILIZATION_PASSWORD_FILE: ${passwordFile}`);
+      expect(compose).toMatch(new RegExp(`CAIRN_UTILIZATION_USER: ${user}$`, 'm'));
+    }
+    expect(compose).toMatch(/^x-collector: &collector\n(?: {2}.*\n)*? {2}profiles:\n {4}- collectors\n/m);
   });
 
   it('when an image is built, then it pins pnpm, runs as node under tini, and checks /healthz', () => {

@@ -191,4 +191,23 @@ describe('cairn utilization against a real Swift cluster', () => {
     expect(batches[1]).toBe(batches[2]);
     await check();
   });
+
+  it("when the collector reaches the cluster by other addresses than the cluster's record, then CAIRN_UTILIZATION_AUTH_URL and _STORAGE_URL take it there", async () => {
+    const setUrls = async (urls: { auth_url: string; storage_url: string }) => {
+      const res = await fetch(`${stack.apiUrl}/api/v1/clusters/1/`, { method: 'PATCH', headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' }, body: JSON.stringify(urls) });
+      expect(res.status).toBeLessThan(300);
+    };
+    // What a deployment records: addresses for clients elsewhere, which the collector's network cannot reach.
+    await setUrls({ auth_url: 'http://127.0.0.1:9/auth', storage_url: 'http://127.0.0.1:9/v1' });
+    try {
+      const onRecord = await cairn(['utilization', 'collect', '--cluster', 'default'], { ...env(), CAIRN_UTILIZATION_TIMEOUT_MS: '2000' });
+      expect(onRecord.code).not.toBe(0);
+      expect(onRecord.out).toContain('http://127.0.0.1:9/auth/v1.0');
+      const overridden = await cairn(['utilization', 'collect', '--cluster', 'default'], { ...env(), CAIRN_UTILIZATION_AUTH_URL: gwAuth, CAIRN_UTILIZATION_STORAGE_URL: `${swift.proxyUrl}/v1` });
+      expect(overridden.out).toMatch(/cluster 1: 6 of 6 account\(s\) sampled, 0 failed/);
+      expect(overridden.code).toBe(0);
+    } finally {
+      await setUrls({ auth_url: gwAuth, storage_url: `${swift.proxyUrl}/v1` });
+    }
+  });
 });

@@ -10,6 +10,8 @@ export const collectorConfigSpec = {
   reconConcurrency: { env: 'CAIRN_RECON_CONCURRENCY', doc: 'Storage nodes polled at once.', schema: Joi.number().integer().min(1).max(256).default(16) },
   utilizationUser: { env: 'CAIRN_UTILIZATION_USER', doc: 'Superuser storage user whose token the utilization collector HEADs every account with.', schema: Joi.string().max(255) },
   utilizationPassword: { env: 'CAIRN_UTILIZATION_PASSWORD', doc: 'Password of CAIRN_UTILIZATION_USER.', schema: Joi.string().max(1024), secret: true },
+  utilizationAuthUrl: { env: 'CAIRN_UTILIZATION_AUTH_URL', doc: "Where the utilization collector logs in, when it reaches the cluster's auth gateway by another address than the cluster's auth_url (a private network, a container network). Default: the cluster's auth_url.", schema: Joi.string().uri({ scheme: ['http', 'https'] }) },
+  utilizationStorageUrl: { env: 'CAIRN_UTILIZATION_STORAGE_URL', doc: "Where the utilization collector HEADs accounts, when it reaches the Swift proxy by another address than the cluster's storage_url. Default: the cluster's storage_url.", schema: Joi.string().uri({ scheme: ['http', 'https'] }) },
   utilizationConcurrency: { env: 'CAIRN_UTILIZATION_CONCURRENCY', doc: 'Account HEADs in flight at once.', schema: Joi.number().integer().min(1).max(512).default(16) },
   utilizationTimeoutMs: { env: 'CAIRN_UTILIZATION_TIMEOUT_MS', doc: 'Timeout of one account HEAD (and of the login).', schema: Joi.number().integer().min(100).max(120000).default(10000) },
   utilizationRetries: { env: 'CAIRN_UTILIZATION_RETRIES', doc: 'Retries of a failed account HEAD (with backoff) before the account counts as failed for the round.', schema: Joi.number().integer().min(0).max(10).default(3) },
@@ -22,6 +24,8 @@ export interface CollectorConfig {
   reconConcurrency: number;
   utilizationUser?: string;
   utilizationPassword?: string;
+  utilizationAuthUrl?: string;
+  utilizationStorageUrl?: string;
   utilizationConcurrency: number;
   utilizationTimeoutMs: number;
   utilizationRetries: number;

@@ -73,9 +73,16 @@ async function login(cluster: ClusterInfo, config: CollectorConfig): Promise<str
   if (!config.utilizationUser || !config.utilizationPassword) {
     throw new Error('CAIRN_UTILIZATION_USER and CAIRN_UTILIZATION_PASSWORD must name a superuser storage user of the cluster (its token HEADs every account).');
   }
-  const url = `${cluster.auth_url.replace(/\/+$/, '')}/v1.0`;
-  const res = await fetch(url, { headers: { 'X-Auth-User': config.utilizationUser, 'X-Auth-Key': config.utilizationPassword }, signal: AbortSignal.timeout(config.utilizationTimeoutMs) });
-  await res.arrayBuffer();
+  const url = `${(config.utilizationAuthUrl ?? cluster.auth_url).replace(/\/+$/, '')}/v1.0`;
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: { 'X-Auth-User': config.utilizationUser, 'X-Auth-Key': config.utilizationPassword }, signal: AbortSignal.timeout(config.utilizationTimeoutMs) });
+    await res.arrayBuffer();
+  } catch (e) {
+    // fetch says only "fetch failed": name the address, which may be the cluster's public one (CAIRN_UTILIZATION_AUTH_URL).
+    const cause = e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e);
+    throw new Error(`cannot reach the auth gateway at ${url}: ${cause}`);
+  }
   const token = res.headers.get('x-auth-token');
   if (res.status !== 200 || !token) throw new Error(`the auth gateway at ${url} refused the utilization user '${config.utilizationUser}' (HTTP ${res.status})`);
   return token;
@@ -91,7 +98,7 @@ export async function collectStorageOnce(options: StorageCollectOptions): Promis
   const cluster = await findCluster(config, options.cluster);
   let token = await login(cluster, config);
   let relogin: Promise<string> | null = null;
-  const storageBase = cluster.storage_url.replace(/\/+$/, '');
+  const storageBase = (config.utilizationStorageUrl ?? cluster.storage_url).replace(/\/+$/, '');
 
   const head = async (account: string): Promise<AccountSample> => {
     let lastError = '';
