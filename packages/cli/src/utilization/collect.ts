@@ -69,6 +69,9 @@ export function sampleFromHeaders(account: string, headers: Headers): AccountSam
   };
 }
 
+/** fetch says only "fetch failed"; its cause says why (ECONNREFUSED 127.0.0.1:8081, a timeout). */
+const failureText = (e: unknown): string => (e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e));
+
 async function login(cluster: ClusterInfo, config: CollectorConfig): Promise<string> {
   if (!config.utilizationUser || !config.utilizationPassword) {
     throw new Error('CAIRN_UTILIZATION_USER and CAIRN_UTILIZATION_PASSWORD must name a superuser storage user of the cluster (its token HEADs every account).');
@@ -79,9 +82,8 @@ async function login(cluster: ClusterInfo, config: CollectorConfig): Promise<str
     res = await fetch(url, { headers: { 'X-Auth-User': config.utilizationUser, 'X-Auth-Key': config.utilizationPassword }, signal: AbortSignal.timeout(config.utilizationTimeoutMs) });
     await res.arrayBuffer();
   } catch (e) {
-    // fetch says only "fetch failed": name the address, which may be the cluster's public one (CAIRN_UTILIZATION_AUTH_URL).
-    const cause = e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e);
-    throw new Error(`cannot reach the auth gateway at ${url}: ${cause}`);
+    // Named: it may be the cluster's public address, unreachable from here (CAIRN_UTILIZATION_AUTH_URL).
+    throw new Error(`cannot reach the auth gateway at ${url}: ${failureText(e)}`);
   }
   const token = res.headers.get('x-auth-token');
   if (res.status !== 200 || !token) throw new Error(`the auth gateway at ${url} refused the utilization user '${config.utilizationUser}' (HTTP ${res.status})`);
@@ -118,7 +120,7 @@ export async function collectStorageOnce(options: StorageCollectOptions): Promis
         lastError = `HTTP ${res.status}`;
         if (res.status === 403) break;
       } catch (e) {
-        lastError = e instanceof Error ? e.message : String(e);
+        lastError = failureText(e);
       }
     }
     throw new AccountFailure(`${account}: ${lastError}`);

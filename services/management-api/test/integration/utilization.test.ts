@@ -322,7 +322,8 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     expect((await get(summaryPath)).body.objects[0].bytes_used_peak).toBe(9000);
     // 100 days on, the hourly partitions of today are gone; the rollups stay.
     const later = await maintainUtilization(app.db, retention, new Date(Date.now() + 100 * DAY));
-    expect(later.dropped).toContain(`utilization_storage_hourly_p${new Date(base).toISOString().slice(0, 10).replace(/-/g, '')}`);
+    const monday = Math.floor((base - 4 * DAY) / (7 * DAY)) * 7 * DAY + 4 * DAY;
+    expect(later.dropped).toContain(`utilization_storage_hourly_w${new Date(monday).toISOString().slice(0, 10).replace(/-/g, '')}`);
     expect(await countRows(app.db, 'utilization_storage_hourly')).toBe(0);
     expect(await countRows(app.db, 'utilization_storage_daily')).toBeGreaterThan(0);
   });

@@ -12,6 +12,7 @@ import * as utilization from './20261123230000_utilization';
 import * as s3Credentials from './20261124000000_s3_credentials';
 import * as capacityHistory from './20261124010000_capacity_history';
 import * as userNameBuckets from './20261124020000_user_name_buckets';
+import * as utilizationHourBrin from './20261124030000_utilization_hour_brin';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -31,6 +32,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261124000000_s3_credentials': s3Credentials,
   '20261124010000_capacity_history': capacityHistory,
   '20261124020000_user_name_buckets': userNameBuckets,
+  '20261124030000_utilization_hour_brin': utilizationHourBrin,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
