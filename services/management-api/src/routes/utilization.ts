@@ -7,9 +7,10 @@ import { streamCsv, wantsCsv } from '../http/csv';
 import { parseLimit, parseListQuery, parseOffset, queryPairs, type QueryParams } from '../http/filters';
 import { buildMeta } from '../http/pagination';
 import { DEFAULT_LIMIT, MAX_LIMIT, type ResourceDef } from '../http/resource';
-import { send } from '../http/respond';
+import { formatOf, send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
 import { API_ROOT, parseIntId } from '../resources/uris';
+import { recordJson, recordJsonText } from '../resources/utilization-records';
 import type { UtilizationKind } from '../repositories/utilization';
 import * as utilization from '../services/utilization';
 import { recordStorage, recordTransfer } from '../services/utilization-record';
@@ -92,6 +93,8 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
       },
     });
 
+    const columns = kind === 'storage' ? storageColumns : transferColumns;
+    const sortedColumns = [...columns].sort();
     resourceRoute(router, `/clusters/:id/utilization/${kind}/:policy/:account/detail/`, auth, {
       GET: async (req, res) => {
         const policy = policyOf(req.params.policy);
@@ -101,8 +104,6 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
           (kind === 'storage'
             ? await utilization.storageDetail(db, r.cluster, policy, account, r.range, first, count)
             : await utilization.transferDetail(db, r.cluster, policy, account, r.range, first, count)) as Array<Record<string, unknown>> | null;
-        const columns = kind === 'storage' ? storageColumns : transferColumns;
-        const sortedColumns = [...columns].sort();
         if (wantsCsv(req)) {
           const first = r.paged ? r.offset : 0;
           const end = r.paged ? Math.min(r.range.hours, r.offset + r.limit) : r.range.hours;
@@ -117,11 +118,13 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
           return streamCsv(res, `${kind}-${r.cluster.id}-${account}.csv`, columns, batches());
         }
         const records = await detail(r.offset, r.limit);
+        const json = formatOf(req) === 'json';
         const path = `${API_ROOT}/clusters/${r.cluster.id}/utilization/${kind}/${req.params.policy}/${encodeURIComponent(account)}/detail/`;
         // An account never seen: total_count 0 and no objects, not a 404.
         send(req, res, 200, {
           meta: { ...buildMeta(path, r.params, r.limit, BigInt(r.offset), records ? r.range.hours : 0), ...rangeMeta(r.range), account, policy_index: policy },
-          objects: (records ?? []).map((rec) => recordJson(rec, sortedColumns)),
+          // XML needs the objects; JSON takes each record's text as it is.
+          objects: (records ?? []).map((rec): unknown => (json ? recordJsonText(rec, sortedColumns) : recordJson(rec, sortedColumns))),
         });
       },
     });
@@ -190,13 +193,6 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
   }
 
   return router;
-}
-
-/** A record with its times formatted, keys in sorted order (what toJson writes without re-sorting). */
-function recordJson(rec: Record<string, unknown>, sortedColumns: readonly string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const c of sortedColumns) out[c] = rec[c] instanceof Date ? formatUtc(rec[c] as Date) : rec[c];
-  return out;
 }
 
 async function* mapBatches<T>(batches: AsyncIterable<T[]>, row: (item: T) => unknown[]): AsyncGenerator<unknown[][]> {

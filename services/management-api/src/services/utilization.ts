@@ -103,18 +103,16 @@ export async function storageDetail(db: Knex, cluster: Cluster, policy: PolicySe
   if (n === 0) return (await repo.isKnownAccount(db, cluster.id, account)) ? [] : null;
   const from = range.firstHour.getTime() + first * HOUR_MS;
   const p = policy === 'total' ? TOTAL_POLICY : policy;
-  const rows = await repo.storageHours(db, cluster.id, account, [...new Set([TOTAL_POLICY, p])], { from: new Date(from), to: new Date(from + n * HOUR_MS) });
+  const rows = await repo.storageHours(db, cluster.id, account, p, { from: new Date(from), to: new Date(from + n * HOUR_MS) });
   if (rows.length === 0 && !(await repo.isKnownAccount(db, cluster.id, account))) return null;
-  const totals = new Map(rows.filter((r) => r.policyIndex === TOTAL_POLICY).map((r) => [r.hour, r]));
-  const values = new Map(rows.filter((r) => r.policyIndex === p).map((r) => [r.hour, r]));
+  const byHour = new Map(rows.map((r) => [r.hour, r]));
   const records: StorageRecord[] = [];
   for (let i = 0; i < n; i++) {
     const hour = from + i * HOUR_MS;
     const start = range.start.getTime() + (first + i) * HOUR_MS;
-    const v = values.get(hour);
-    // Coverage is the account's (its totals row): an hour sampled without this policy's header is a known zero.
-    const coverage = totals.get(hour)?.coverage ?? v?.coverage ?? 0;
-    records.push({ start: new Date(start), end: new Date(start + HOUR_MS), bytes_used: v?.bytesUsed ?? 0, object_count: v?.objectCount ?? 0, container_count: v?.containerCount ?? 0, pct_complete: pct(coverage) });
+    const v = byHour.get(hour);
+    // An hour sampled without this policy's header is a known zero, with the account's coverage.
+    records.push({ start: new Date(start), end: new Date(start + HOUR_MS), bytes_used: v?.bytesUsed ?? 0, object_count: v?.objectCount ?? 0, container_count: v?.containerCount ?? 0, pct_complete: pct(v?.coverage ?? 0) });
   }
   return records;
 }

@@ -3,9 +3,10 @@ import type { Knex } from 'knex';
 /**
  * Utilization: per account, per storage policy, per hour, storage (maxima) and transfer (sums).
  *
- * Hourly rows are partitioned by day and daily rollups by month (declarative range partitioning,
- * which embedded PGlite supports too): retention drops whole partitions instead of deleting
- * billions of rows, and a range query touches only its days. Partitions are created ahead by the
+ * Hourly rows are partitioned by time (by week, see repositories/utilization-partitions.ts) and
+ * daily rollups by month (declarative range partitioning, which embedded PGlite supports too):
+ * retention drops whole partitions instead of deleting billions of rows, and a range query touches
+ * only its partitions. Partitions are created ahead by the
  * maintenance run and on demand by writes (repositories/utilization-partitions.ts); there is no
  * default partition, so a row for a day without a partition is refused, never silently misplaced.
  *
