@@ -107,6 +107,20 @@ describe('docker-compose.yml, deploy/ and the Dockerfiles', () => {
     }
   });
 
+  it('when the CLI image is built, then it pins pnpm, runs the built cairn as node under tini', () => {
+    const pnpm = (JSON.parse(read('package.json')) as { packageManager: string }).packageManager;
+    const dockerfile = read('packages/cli/Dockerfile');
+    const final = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    expect(dockerfile).toContain(`npm install -g ${pnpm}`);
+    expect(dockerfile).toMatch(/&& pnpm build \\$/m);
+    expect(final).toMatch(/^FROM node:22-bookworm-slim$/m);
+    expect(final).toMatch(/^COPY --from=build \/out\/dist \.\/dist$/m);
+    expect(final).toMatch(/^USER node$/m);
+    expect(final).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "--", "node", "\/app\/bin\/cairn"\]$/m);
+    expect(final).not.toMatch(/tsx/);
+    expect(compose).toMatch(/dockerfile: packages\/cli\/Dockerfile/);
+  });
+
   it('when the build context is sent, then local dependencies, data and secrets stay out of it', () => {
     const ignored = read('.dockerignore').split('\n').map((l) => l.trim());
     for (const entry of ['**/node_modules', '**/data', '.git', '.env', 'bench/results', '**/dist']) expect(ignored).toContain(entry);
