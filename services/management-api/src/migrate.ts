@@ -163,8 +163,9 @@ export async function ensureGatewayRole(db: Knex, role: { name: string; password
 }
 
 /**
- * Migrations, then the declared clusters, then the gateway role, then the collectors. The first admin operator and the
- * default cluster stay with the API's own start-up bootstrap, which finds the declared clusters.
+ * Migrations, then the declared clusters, then the gateway role, then the collectors. The first
+ * admin operator and the default cluster stay with the API's own start-up bootstrap, which finds
+ * the declared clusters (and creates the first admin even when collector operators exist).
  */
 export async function runMigrate(args: string[], write: (line: string) => void): Promise<void> {
   const options = parseMigrateArgs(args);
