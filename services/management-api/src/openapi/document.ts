@@ -216,6 +216,28 @@ function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
       },
     },
   };
+  out[`${base}/policies/`] = {
+    get: {
+      tags: ['utilization'],
+      operationId: 'utilization_policies',
+      summary: "The cluster's storage policies: the names Swift uses in X-Account-Storage-Policy-<name>-* headers, with their indexes",
+      parameters: [format],
+      responses: {
+        200: {
+          description: 'Every storage policy last reported for the cluster (PUT .../devices/), by index.',
+          content: jsonOrXml(
+            envelope({
+              type: 'object',
+              required: ['default', 'index', 'name'],
+              additionalProperties: false,
+              properties: { index: { type: 'integer', minimum: 0 }, name: { type: 'string' }, default: { type: 'boolean' } },
+            }),
+          ),
+        },
+        ...authenticatedErrors({ 404: 'NotFound' }),
+      },
+    },
+  };
   out[`${base}/accounts/`] = {
     get: {
       tags: ['utilization'],

@@ -177,6 +177,19 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
     },
   });
 
+  // The names Swift puts in X-Account-Storage-Policy-<name>-* headers, with their indexes.
+  resourceRoute(router, '/clusters/:id/utilization/policies/', auth, {
+    GET: async (req, res) => {
+      const raw = req.params.id ?? '';
+      const cluster = await utilization.visibleCluster(db, operatorOf(res), parseIntId(raw), raw);
+      const policies = await utilization.clusterPolicies(db, cluster);
+      send(req, res, 200, {
+        meta: buildMeta(`${API_ROOT}/clusters/${cluster.id}/utilization/policies/`, [], Math.max(1, policies.length), 0n, policies.length),
+        objects: policies.map((p) => ({ index: p.index, name: p.name, default: p.isDefault })),
+      });
+    },
+  });
+
   for (const kind of KINDS) {
     resourceRoute(router, `/clusters/:id/utilization/${kind}/`, auth, {
       POST: async (req, res) => {

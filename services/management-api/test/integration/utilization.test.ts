@@ -300,6 +300,9 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     const range = `start=${iso(base)}&end=${iso(base + HOUR)}`;
     expect((await get(path(`summary/?${range}`), reader)).status).toBe(200);
     expect((await get(path(`summary/?${range}`), outsider)).status).toBe(404);
+    // The policies the collector maps Swift's header names with: readable like the rest.
+    expect((await get(path('policies/'), reader)).body).toMatchObject({ meta: { total_count: 0 }, objects: [] });
+    expect((await get(path('policies/'), outsider)).status).toBe(404);
     expect((await get(path(`storage/0/AUTH_alice/detail/?${range}`), outsider)).status).toBe(404);
     expect((await get(path(`summary/?${range}`), 'ApiKey root:wrong-key-0123456789abcdefghijklmnopqrstuv')).status).toBe(401);
     const body = { interval: 3600, sampled_at: iso(base + 60_000), samples: [sample('AUTH_alice', 1)] };
