@@ -216,6 +216,29 @@ function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
       },
     },
   };
+  out[`${base}/window/`] = {
+    get: {
+      tags: ['utilization'],
+      operationId: 'utilization_write_window',
+      summary: 'The times a collector may write now (sampled_at, log hours and coverage): older ones are past the hourly retention, later ones in the future',
+      parameters: [format],
+      responses: {
+        200: {
+          description: 'ISO 8601 UTC bounds, both inclusive.',
+          content: jsonOrXml({
+            type: 'object',
+            required: ['latest', 'oldest'],
+            additionalProperties: false,
+            properties: {
+              oldest: { type: 'string', format: 'date-time', description: 'Start of the oldest hour the hourly retention keeps, plus a day of margin.' },
+              latest: { type: 'string', format: 'date-time', description: 'Now plus 15 minutes.' },
+            },
+          }),
+        },
+        ...authenticatedErrors({ 404: 'NotFound' }),
+      },
+    },
+  };
   out[`${base}/policies/`] = {
     get: {
       tags: ['utilization'],

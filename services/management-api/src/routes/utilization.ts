@@ -13,7 +13,7 @@ import { API_ROOT, parseIntId } from '../resources/uris';
 import { recordJson, recordJsonText } from '../resources/utilization-records';
 import type { UtilizationKind } from '../repositories/utilization';
 import * as utilization from '../services/utilization';
-import { recordStorage, recordTransfer } from '../services/utilization-record';
+import { recordStorage, recordTransfer, writeWindow } from '../services/utilization-record';
 import { summaryExport, summaryPage } from '../services/utilization-summary';
 import { actingOf } from '../http/acting';
 
@@ -174,6 +174,16 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
         meta: { ...buildMeta(`${API_ROOT}/clusters/${cluster.id}/utilization/accounts/`, params, limit, 0n, page.total), next: null, previous: null },
         objects: page.accounts.map((account) => ({ account })),
       });
+    },
+  });
+
+  // What a collector may write now: ingest-logs skips (and reports) log lines outside it.
+  resourceRoute(router, '/clusters/:id/utilization/window/', auth, {
+    GET: async (req, res) => {
+      const raw = req.params.id ?? '';
+      await utilization.visibleCluster(db, operatorOf(res), parseIntId(raw), raw);
+      const { oldest, latest } = writeWindow(settings);
+      send(req, res, 200, { oldest: oldest.toISOString(), latest: latest.toISOString() });
     },
   });
 

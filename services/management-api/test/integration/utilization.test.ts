@@ -303,6 +303,13 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     // The policies the collector maps Swift's header names with: readable like the rest.
     expect((await get(path('policies/'), reader)).body).toMatchObject({ meta: { total_count: 0 }, objects: [] });
     expect((await get(path('policies/'), outsider)).status).toBe(404);
+    const window = await get(path('window/'), reader);
+    expect(window.status).toBe(200);
+    // The oldest hour a write may name: the retention's first whole hour plus a day of margin.
+    const oldest = Math.floor((Date.now() - 90 * DAY) / HOUR) * HOUR + DAY;
+    expect([oldest - HOUR, oldest]).toContain(Date.parse(window.body.oldest));
+    expect(Date.parse(window.body.latest) - Date.now()).toBeGreaterThan(14 * 60_000);
+    expect((await get(path('window/'), outsider)).status).toBe(404);
     expect((await get(path(`storage/0/AUTH_alice/detail/?${range}`), outsider)).status).toBe(404);
     expect((await get(path(`summary/?${range}`), 'ApiKey root:wrong-key-0123456789abcdefghijklmnopqrstuv')).status).toBe(401);
     const body = { interval: 3600, sampled_at: iso(base + 60_000), samples: [sample('AUTH_alice', 1)] };
