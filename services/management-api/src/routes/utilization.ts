@@ -48,7 +48,11 @@ const storageColumns = ['start', 'end', 'bytes_used', 'object_count', 'container
 const transferColumns = ['start', 'end', 'bytes_in', 'bytes_out', 'req_count', 'pct_complete'] as const;
 const summaryColumns = ['account', 'start', 'end', 'hours', 'bytes_used_avg', 'bytes_used_peak', 'object_count', 'container_count', 'bytes_in', 'bytes_out', 'req_count', 'storage_pct_complete', 'transfer_pct_complete', 'pct_complete'] as const;
 
-export function utilizationRouter(db: Knex, auth: RequestHandler, retention: UtilizationRetention, now: () => Date = () => new Date()): Router {
+/**
+ * `exportBatch`: accounts a CSV export reads per query (and holds at once). Tests pass a small one
+ * to cross batch boundaries with a few accounts.
+ */
+export function utilizationRouter(db: Knex, auth: RequestHandler, retention: UtilizationRetention, now: () => Date = () => new Date(), exportBatch = 5000): Router {
   const router = Router();
   const settings: utilization.UtilizationSettings = { retention, now };
 
@@ -81,7 +85,7 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
             ? (async function* () {
                 yield (await utilization.listAccounts(db, r.cluster, kind, policy, r.range, r.filters, r.limit, r.offset)).accounts.map((a) => [a]);
               })()
-            : mapBatches(utilization.exportAccounts(db, r.cluster, kind, policy, r.range, r.filters), (a) => [a]);
+            : mapBatches(utilization.exportAccounts(db, r.cluster, kind, policy, r.range, r.filters, exportBatch), (a) => [a]);
           return streamCsv(res, `${kind}-${r.cluster.id}-accounts.csv`, ['account'], batches);
         }
         const page = await utilization.listAccounts(db, r.cluster, kind, policy, r.range, r.filters, r.limit, r.offset);
@@ -139,7 +143,7 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
               const page = await summaryPage(db, r.cluster, r.range, r.filters, r.limit, r.offset);
               return { policies: page.policies, batches: (async function* () { yield page.rows; })() };
             })()
-          : await summaryExport(db, r.cluster, r.range, r.filters);
+          : await summaryExport(db, r.cluster, r.range, r.filters, exportBatch);
         const policyColumns = exported.policies.flatMap((p) => [`p${p}_bytes_used_avg`, `p${p}_bytes_used_peak`, `p${p}_object_count`, `p${p}_container_count`]);
         const times = rangeMeta(r.range);
         return streamCsv(
