@@ -73,7 +73,7 @@ export function createApp(deps: Deps): Express {
   api.use(operatorsRouter(db, auth, () => credentials.clear()));
   api.use(auditRouter(db, auth));
   api.use(whoamiRouter(auth));
-  api.use(utilizationRouter(db, auth, deps.utilization ?? DEFAULT_RETENTION));
+  api.use(utilizationRouter(db, auth, deps.utilization ?? DEFAULT_RETENTION, undefined, deps.utilizationExportBatch));
   api.use((req) => {
     throw errors.notFound(`No resource at ${req.path.replace(/[<>&"']/g, '')}.`);
   });

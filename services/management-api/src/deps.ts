@@ -16,6 +16,8 @@ export interface Deps {
   apiKeyCacheMs: number;
   /** Utilization retention; defaults (90 days hourly, 1095 days daily) when absent. */
   utilization?: UtilizationRetention;
+  /** Accounts a utilization CSV export reads per query; default 5000 (tests cross batch boundaries with a small one). */
+  utilizationExportBatch?: number;
   /** This app's Prometheus registry; createApp makes one when absent (tests building deps by hand). */
   metrics?: ApiMetrics;
   /** The console's built files, served under /console/; absent: /console/ says it is not built. */

@@ -7,6 +7,11 @@ import { api, apiError, backoff, findCluster, sleep, type ClusterInfo } from './
  * accounts too), a few at a time, with a timeout and retries per account. Samples go to the API
  * in batches as they come; an account that fails after its retries is reported and left out,
  * which lowers its hour's pct_complete. A 404 is an account never written to: zero.
+ *
+ * Swift names policies in its headers; the API stores indexes. The collector reads the cluster's
+ * policies first and sends indexes, so that an account naming a policy the API does not know
+ * (added to swift.conf since the capacity collector last ran) is reported and left out like any
+ * failed account instead of making the API refuse the whole page.
  */
 export interface StorageCollectOptions {
   cluster: string;
@@ -70,6 +75,26 @@ export function sampleFromHeaders(account: string, headers: Headers): AccountSam
 }
 
 /** fetch says only "fetch failed"; its cause says why (ECONNREFUSED 127.0.0.1:8081, a timeout). */
+/** Lower-cased policy name -> index, as the API reports the cluster's policies. */
+async function readPolicies(config: CollectorConfig, clusterId: number): Promise<Map<string, number>> {
+  const res = await api(config, 'GET', `/api/v1/clusters/${clusterId}/utilization/policies/`);
+  if (res.status !== 200) throw apiError("reading the cluster's storage policies", res);
+  // Swift matches policy names without regard to case (and title-cases them in headers).
+  return new Map((res.json as { objects: Array<{ index: number; name: string }> }).objects.map((p) => [p.name.toLowerCase(), p.index]));
+}
+
+/** The sample as the API takes it (policy indexes), or the policy names the map does not know. */
+function withIndexes(sample: AccountSample, policies: Map<string, number>): { sample: AccountSample | IndexedSample; unknown: string[] } {
+  const unknown = sample.policies.filter((p) => !policies.has(p.name.toLowerCase())).map((p) => p.name);
+  if (unknown.length > 0) return { sample, unknown };
+  const { policies: named, ...totals } = sample;
+  return { sample: { ...totals, policies: named.map(({ name, ...stats }) => ({ index: policies.get(name.toLowerCase())!, ...stats })) }, unknown };
+}
+
+interface IndexedSample extends Omit<AccountSample, 'policies'> {
+  policies: Array<Omit<PolicyStats, 'name'> & { index: number }>;
+}
+
 const failureText = (e: unknown): string => (e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e));
 
 async function login(cluster: ClusterInfo, config: CollectorConfig): Promise<string> {
@@ -101,6 +126,22 @@ export async function collectStorageOnce(options: StorageCollectOptions): Promis
   let token = await login(cluster, config);
   let relogin: Promise<string> | null = null;
   const storageBase = (config.utilizationStorageUrl ?? cluster.storage_url).replace(/\/+$/, '');
+  let policies = await readPolicies(config, cluster.id);
+  // A name not in the list may be a policy reported since the round began: read the list once more.
+  let reread: Promise<Map<string, number>> | null = null;
+  const indexed = async (sample: AccountSample): Promise<IndexedSample> => {
+    let r = withIndexes(sample, policies);
+    if (r.unknown.length > 0) {
+      reread ??= readPolicies(config, cluster.id).then((p) => (policies = p));
+      r = withIndexes(sample, await reread);
+    }
+    if (r.unknown.length > 0) {
+      throw new AccountFailure(
+        `${sample.account}: unknown storage policy ${r.unknown.map((n) => `'${n}'`).join(', ')} (the cluster's policies are reported by 'cairn capacity collect'); left out of this round`,
+      );
+    }
+    return r.sample as IndexedSample;
+  };
 
   const head = async (account: string): Promise<AccountSample> => {
     let lastError = '';
@@ -145,13 +186,13 @@ export async function collectStorageOnce(options: StorageCollectOptions): Promis
     if (total === null) total = body.meta.total_count;
     const names = body.objects.map((o) => o.account);
     if (names.length === 0) break;
-    const samples: AccountSample[] = [];
+    const samples: IndexedSample[] = [];
     let next = 0;
     const worker = async () => {
       while (next < names.length) {
         const account = names[next++]!;
         try {
-          samples.push(await head(account));
+          samples.push(await indexed(await head(account)));
           sampled++;
         } catch (e) {
           failed++;

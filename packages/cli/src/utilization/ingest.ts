@@ -11,6 +11,11 @@ import { api, apiError, findCluster } from './client';
  * start of each input, so reading the same file again yields the same batches with the same ids,
  * which the API counts once: re-running after a crash neither loses nor doubles anything. (A file
  * still being written should be read once it is rotated, or its last batch will differ later.)
+ *
+ * Lines the API would refuse for their time (older than its hourly retention keeps, or ahead of
+ * its clock) are counted, reported and skipped like malformed ones: the window is read from the
+ * API once, at the start. They still go into their batch's id, so that a re-run after the window
+ * has moved yields the same ids and counts nothing twice.
  */
 export interface IngestOptions {
   cluster: string;
@@ -27,18 +32,36 @@ export interface IngestResult {
   requests: number;
   skipped: number;
   malformed: number;
+  /** Requests older than the API's hourly retention keeps. */
+  tooOld: number;
+  /** Requests starting after the API's clock (plus its 15 minutes' leeway). */
+  future: number;
   batches: number;
   duplicates: number;
 }
 
 const MAX_REPORTED = 10;
+/**
+ * Lines this close to the oldest time the API accepts are skipped too: the window moves with the
+ * API's clock while a long file is read.
+ */
+const OLD_MARGIN_MS = 3_600_000;
+
+async function writeWindow(config: CollectorConfig, clusterId: number): Promise<{ oldest: number; latest: number }> {
+  const r = await api(config, 'GET', `/api/v1/clusters/${clusterId}/utilization/window/`);
+  if (r.status !== 200) throw apiError('reading the times the API accepts', r);
+  const w = r.json as { oldest: string; latest: string };
+  return { oldest: Date.parse(w.oldest) + OLD_MARGIN_MS, latest: Date.parse(w.latest) };
+}
 
 export async function ingestLogs(options: IngestOptions): Promise<IngestResult> {
   const { config } = options;
   if (!config.apiKey) throw new Error('CAIRN_API_KEY is not set: the collector needs "<operator>:<key>" to record utilization.');
   const cluster = await findCluster(config, options.cluster);
   const batchLines = options.batchLines ?? 20_000;
-  const result: IngestResult = { clusterId: cluster.id, lines: 0, requests: 0, skipped: 0, malformed: 0, batches: 0, duplicates: 0 };
+  const result: IngestResult = { clusterId: cluster.id, lines: 0, requests: 0, skipped: 0, malformed: 0, tooOld: 0, future: 0, batches: 0, duplicates: 0 };
+  const window = await writeWindow(config, cluster.id);
+  let outside = 0;
 
   const send = async (builder: BatchBuilder, coveredFrom: number | undefined) => {
     const batch = builder.build(coveredFrom);
@@ -60,15 +83,26 @@ export async function ingestLogs(options: IngestOptions): Promise<IngestResult> 
       if (!line.trim()) continue;
       result.lines++;
       const parsed = parseAccessLine(line);
+      const where = `${input === '-' ? 'stdin' : input}:${lineNo}`;
+      let record = parsed.kind === 'record' ? parsed.record : null;
       if (parsed.kind === 'malformed') {
         result.malformed++;
-        if (result.malformed <= MAX_REPORTED) options.warn(`${input === '-' ? 'stdin' : input}:${lineNo}: malformed line (${parsed.reason})`);
+        if (result.malformed <= MAX_REPORTED) options.warn(`${where}: malformed line (${parsed.reason})`);
       } else if (parsed.kind === 'skipped') {
         result.skipped++;
+      } else if (parsed.record.startMs < window.oldest || parsed.record.startMs > window.latest) {
+        const old = parsed.record.startMs < window.oldest;
+        if (old) result.tooOld++;
+        else result.future++;
+        if (++outside <= MAX_REPORTED) {
+          const when = new Date(parsed.record.startMs).toISOString();
+          options.warn(`${where}: request at ${when} skipped: ${old ? `older than the API keeps hourly records (${new Date(window.oldest).toISOString()})` : `later than the API's clock allows (${new Date(window.latest).toISOString()}); check the proxy's clock`}`);
+        }
+        record = null;
       } else {
         result.requests++;
       }
-      builder.addLine(line, parsed.kind === 'record' ? parsed.record : null);
+      builder.addLine(line, record);
       if (builder.lineCount >= batchLines) {
         await send(builder, coveredFrom);
         if (Number.isFinite(builder.lastMs)) coveredFrom = builder.lastMs;
@@ -78,5 +112,6 @@ export async function ingestLogs(options: IngestOptions): Promise<IngestResult> 
     await send(builder, coveredFrom);
   }
   if (result.malformed > MAX_REPORTED) options.warn(`${result.malformed - MAX_REPORTED} more malformed line(s) not shown`);
+  if (outside > MAX_REPORTED) options.warn(`${outside - MAX_REPORTED} more request(s) outside the accepted times not shown`);
   return result;
 }

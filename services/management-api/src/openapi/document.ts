@@ -125,8 +125,20 @@ const PUBLIC: JsonSchema[] = [];
 const format = { $ref: '#/components/parameters/format' };
 
 const utilParameters: JsonSchema[] = [
-  { name: 'start', in: 'query', required: false, description: 'First hour (UTC), inclusive.', schema: { type: 'string' } },
-  { name: 'end', in: 'query', required: false, description: 'Last hour (UTC), exclusive.', schema: { type: 'string' } },
+  {
+    name: 'start',
+    in: 'query',
+    required: true,
+    description: 'Start of the range: an ISO 8601 date or date-time, UTC unless it names an offset (2026-11-24, 2026-11-24T22:00:00Z). Rounded down to the half hour; meta.start gives the result.',
+    schema: { type: 'string' },
+  },
+  {
+    name: 'end',
+    in: 'query',
+    required: false,
+    description: 'End of the range (exclusive), same forms as start; default now. Rounded up to a whole number of hours after the rounded start; meta.end gives the result. Not after start.',
+    schema: { type: 'string' },
+  },
   { $ref: '#/components/parameters/limit' },
   { $ref: '#/components/parameters/offset' },
   { name: 'format', in: 'query', required: false, description: 'JSON, XML or CSV (also `Accept: text/csv`); CSV is the whole range unless limit or offset is given.', schema: { type: 'string', enum: ['json', 'xml', 'csv'] } },
@@ -161,6 +173,43 @@ const hourItem = (counters: string[]): JsonSchema => ({
     ...Object.fromEntries(counters.map((c) => [c, { type: 'integer', minimum: 0 }])),
   },
 });
+const count = (description: string): JsonSchema => ({ type: 'integer', minimum: 0, description });
+const share = (description: string): JsonSchema => ({ type: 'number', minimum: 0, maximum: 100, description });
+const policySummaryItem: JsonSchema = {
+  type: 'object',
+  required: ['bytes_used_avg', 'bytes_used_peak', 'container_count', 'object_count', 'policy_index'],
+  additionalProperties: false,
+  properties: {
+    policy_index: { type: 'integer', minimum: 0 },
+    bytes_used_avg: count("Byte-hours in this policy ÷ the hours the account was sampled; an hour sampled without the policy counts 0."),
+    bytes_used_peak: count('Largest hourly bytes_used in this policy.'),
+    object_count: count("At the account's latest sample (0 when the policy was not in it)."),
+    container_count: count("At the account's latest sample (0 when the policy was not in it)."),
+  },
+};
+const summaryItem: JsonSchema = {
+  type: 'object',
+  required: [
+    'account', 'bytes_in', 'bytes_out', 'bytes_used_avg', 'bytes_used_peak', 'container_count', 'hours', 'object_count', 'pct_complete', 'policies', 'req_count',
+    'storage_pct_complete', 'transfer_pct_complete',
+  ],
+  additionalProperties: false,
+  properties: {
+    account: { type: 'string', description: 'Swift account, AUTH_<user>.' },
+    hours: count('Hours in the range.'),
+    bytes_used_avg: count('Byte-hours ÷ the hours the account was sampled.'),
+    bytes_used_peak: count('Largest hourly bytes_used.'),
+    object_count: count('At the latest sampled hour of the range.'),
+    container_count: count('At the latest sampled hour of the range.'),
+    bytes_in: count('Sum over the range, all policies.'),
+    bytes_out: count('Sum over the range, all policies.'),
+    req_count: count('Sum over the range, all policies.'),
+    storage_pct_complete: share("Sampled share of the range's hours."),
+    transfer_pct_complete: share('Share of the range covered by ingested logs.'),
+    pct_complete: share('The lower of the two.'),
+    policies: { type: 'array', description: "One entry per storage policy the cluster's samples have named.", items: policySummaryItem },
+  },
+};
 const withCsv = (content: JsonSchema): JsonSchema => ({ ...content, 'text/csv': { schema: { type: 'string' } } });
 
 function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
@@ -211,7 +260,52 @@ function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
       summary: 'Per-account totals over the range, from daily rollups',
       parameters: utilParameters,
       responses: {
-        200: { description: 'One row per account.', content: withCsv(jsonOrXml(utilEnvelope(utilMeta({}, []), { type: 'object', required: ['account'] }))) },
+        200: { description: 'One row per account (CSV: the policies flattened into p<index>_ columns).', content: withCsv(jsonOrXml(utilEnvelope(utilMeta({}, []), summaryItem))) },
+        ...authenticatedErrors({ 404: 'NotFound' }),
+      },
+    },
+  };
+  out[`${base}/window/`] = {
+    get: {
+      tags: ['utilization'],
+      operationId: 'utilization_write_window',
+      summary: 'The times a collector may write now (sampled_at, log hours and coverage): older ones are past the hourly retention, later ones in the future',
+      parameters: [format],
+      responses: {
+        200: {
+          description: 'ISO 8601 UTC bounds, both inclusive.',
+          content: jsonOrXml({
+            type: 'object',
+            required: ['latest', 'oldest'],
+            additionalProperties: false,
+            properties: {
+              oldest: { type: 'string', format: 'date-time', description: 'Start of the oldest hour the hourly retention keeps, plus a day of margin.' },
+              latest: { type: 'string', format: 'date-time', description: 'Now plus 15 minutes.' },
+            },
+          }),
+        },
+        ...authenticatedErrors({ 404: 'NotFound' }),
+      },
+    },
+  };
+  out[`${base}/policies/`] = {
+    get: {
+      tags: ['utilization'],
+      operationId: 'utilization_policies',
+      summary: "The cluster's storage policies: the names Swift uses in X-Account-Storage-Policy-<name>-* headers, with their indexes",
+      parameters: [format],
+      responses: {
+        200: {
+          description: 'Every storage policy last reported for the cluster (PUT .../devices/), by index.',
+          content: jsonOrXml(
+            envelope({
+              type: 'object',
+              required: ['default', 'index', 'name'],
+              additionalProperties: false,
+              properties: { index: { type: 'integer', minimum: 0 }, name: { type: 'string' }, default: { type: 'boolean' } },
+            }),
+          ),
+        },
         ...authenticatedErrors({ 404: 'NotFound' }),
       },
     },

@@ -219,14 +219,21 @@ export async function rollUpDay(db: Knex, dayMs: number): Promise<void> {
   const day = isoDay(dayMs);
   await ensureDailyPartitions(db, [dayMs]);
   await db.transaction(async (trx) => {
+    // A day's counts are those of the account's last sampled hour. A policy with no row in that
+    // hour had no container left (Swift drops its headers), so its counts for the day are zero.
     await trx.raw(
       `INSERT INTO utilization_storage_daily AS d
          (cluster_id, policy_index, account, day, byte_hours, bytes_used_peak, object_count, container_count, covered_hours, sampled_hours)
-       SELECT cluster_id, policy_index, account, ?::date, sum(bytes_used), max(bytes_used),
-              (array_agg(object_count ORDER BY hour DESC))[1], (array_agg(container_count ORDER BY hour DESC))[1],
-              sum(bit_count(slots::bit(64))::real / slot_count), count(*)
-         FROM utilization_storage_hourly WHERE hour >= ? AND hour < ?
-        GROUP BY cluster_id, policy_index, account
+       SELECT cluster_id, policy_index, account, ?::date, byte_hours, peak,
+              CASE WHEN last_hour = max(last_hour) OVER w THEN object_count ELSE 0 END,
+              CASE WHEN last_hour = max(last_hour) OVER w THEN container_count ELSE 0 END,
+              covered, sampled
+         FROM (SELECT cluster_id, policy_index, account, sum(bytes_used) AS byte_hours, max(bytes_used) AS peak, max(hour) AS last_hour,
+                      (array_agg(object_count ORDER BY hour DESC))[1] AS object_count, (array_agg(container_count ORDER BY hour DESC))[1] AS container_count,
+                      sum(bit_count(slots::bit(64))::real / slot_count) AS covered, count(*) AS sampled
+                 FROM utilization_storage_hourly WHERE hour >= ? AND hour < ?
+                GROUP BY cluster_id, account, policy_index) g
+       WINDOW w AS (PARTITION BY cluster_id, account)
        ON CONFLICT (cluster_id, account, policy_index, day) DO UPDATE SET
          byte_hours = excluded.byte_hours, bytes_used_peak = excluded.bytes_used_peak, object_count = excluded.object_count,
          container_count = excluded.container_count, covered_hours = excluded.covered_hours,

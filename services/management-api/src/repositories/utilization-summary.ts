@@ -121,6 +121,8 @@ export interface PolicyFigures {
   byteHours: number;
   hours: number;
   peak: number;
+  /** Epoch seconds of the latest sample these figures hold (a rolled-up day counts as its 23:00). */
+  latestAt: number;
   objectCount: number;
   containerCount: number;
   covered: number;
@@ -178,11 +180,11 @@ export async function summarize(db: Db, clusterId: number, accounts: string[], s
   const storage = (await withDbErrors(() =>
     db.raw(
       `SELECT account, policy_index, sum(byte_hours) AS byte_hours, sum(hours) AS hours, max(peak) AS peak,
-              (max(latest))[2] AS object_count, (max(latest))[3] AS container_count, sum(covered) AS covered
+              (max(latest))[1] AS latest_at, (max(latest))[2] AS object_count, (max(latest))[3] AS container_count, sum(covered) AS covered
          FROM (${storageParts.join(' UNION ALL ')}) s GROUP BY account, policy_index`,
       storageBindings as Knex.RawBinding[],
     ),
-  )) as { rows: Array<{ account: string; policy_index: number; byte_hours: string; hours: string; peak: string; object_count: string; container_count: string; covered: number }> };
+  )) as { rows: Array<{ account: string; policy_index: number; byte_hours: string; hours: string; peak: string; latest_at: string; object_count: string; container_count: string; covered: number }> };
   const transfer = (await withDbErrors(() =>
     db.raw(
       `SELECT account, sum(bytes_in) AS bytes_in, sum(bytes_out) AS bytes_out, sum(req_count) AS req_count
@@ -196,6 +198,7 @@ export async function summarize(db: Db, clusterId: number, accounts: string[], s
       byteHours: Number(r.byte_hours),
       hours: Number(r.hours),
       peak: Number(r.peak),
+      latestAt: Number(r.latest_at),
       objectCount: Number(r.object_count),
       containerCount: Number(r.container_count),
       covered: Number(r.covered),

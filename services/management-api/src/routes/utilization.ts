@@ -13,7 +13,7 @@ import { API_ROOT, parseIntId } from '../resources/uris';
 import { recordJson, recordJsonText } from '../resources/utilization-records';
 import type { UtilizationKind } from '../repositories/utilization';
 import * as utilization from '../services/utilization';
-import { recordStorage, recordTransfer } from '../services/utilization-record';
+import { recordStorage, recordTransfer, writeWindow } from '../services/utilization-record';
 import { summaryExport, summaryPage } from '../services/utilization-summary';
 import { actingOf } from '../http/acting';
 
@@ -48,7 +48,11 @@ const storageColumns = ['start', 'end', 'bytes_used', 'object_count', 'container
 const transferColumns = ['start', 'end', 'bytes_in', 'bytes_out', 'req_count', 'pct_complete'] as const;
 const summaryColumns = ['account', 'start', 'end', 'hours', 'bytes_used_avg', 'bytes_used_peak', 'object_count', 'container_count', 'bytes_in', 'bytes_out', 'req_count', 'storage_pct_complete', 'transfer_pct_complete', 'pct_complete'] as const;
 
-export function utilizationRouter(db: Knex, auth: RequestHandler, retention: UtilizationRetention, now: () => Date = () => new Date()): Router {
+/**
+ * `exportBatch`: accounts a CSV export reads per query (and holds at once). Tests pass a small one
+ * to cross batch boundaries with a few accounts.
+ */
+export function utilizationRouter(db: Knex, auth: RequestHandler, retention: UtilizationRetention, now: () => Date = () => new Date(), exportBatch = 5000): Router {
   const router = Router();
   const settings: utilization.UtilizationSettings = { retention, now };
 
@@ -81,7 +85,7 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
             ? (async function* () {
                 yield (await utilization.listAccounts(db, r.cluster, kind, policy, r.range, r.filters, r.limit, r.offset)).accounts.map((a) => [a]);
               })()
-            : mapBatches(utilization.exportAccounts(db, r.cluster, kind, policy, r.range, r.filters), (a) => [a]);
+            : mapBatches(utilization.exportAccounts(db, r.cluster, kind, policy, r.range, r.filters, exportBatch), (a) => [a]);
           return streamCsv(res, `${kind}-${r.cluster.id}-accounts.csv`, ['account'], batches);
         }
         const page = await utilization.listAccounts(db, r.cluster, kind, policy, r.range, r.filters, r.limit, r.offset);
@@ -139,7 +143,7 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
               const page = await summaryPage(db, r.cluster, r.range, r.filters, r.limit, r.offset);
               return { policies: page.policies, batches: (async function* () { yield page.rows; })() };
             })()
-          : await summaryExport(db, r.cluster, r.range, r.filters);
+          : await summaryExport(db, r.cluster, r.range, r.filters, exportBatch);
         const policyColumns = exported.policies.flatMap((p) => [`p${p}_bytes_used_avg`, `p${p}_bytes_used_peak`, `p${p}_object_count`, `p${p}_container_count`]);
         const times = rangeMeta(r.range);
         return streamCsv(
@@ -173,6 +177,29 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
       send(req, res, 200, {
         meta: { ...buildMeta(`${API_ROOT}/clusters/${cluster.id}/utilization/accounts/`, params, limit, 0n, page.total), next: null, previous: null },
         objects: page.accounts.map((account) => ({ account })),
+      });
+    },
+  });
+
+  // What a collector may write now: ingest-logs skips (and reports) log lines outside it.
+  resourceRoute(router, '/clusters/:id/utilization/window/', auth, {
+    GET: async (req, res) => {
+      const raw = req.params.id ?? '';
+      await utilization.visibleCluster(db, operatorOf(res), parseIntId(raw), raw);
+      const { oldest, latest } = writeWindow(settings);
+      send(req, res, 200, { oldest: oldest.toISOString(), latest: latest.toISOString() });
+    },
+  });
+
+  // The names Swift puts in X-Account-Storage-Policy-<name>-* headers, with their indexes.
+  resourceRoute(router, '/clusters/:id/utilization/policies/', auth, {
+    GET: async (req, res) => {
+      const raw = req.params.id ?? '';
+      const cluster = await utilization.visibleCluster(db, operatorOf(res), parseIntId(raw), raw);
+      const policies = await utilization.clusterPolicies(db, cluster);
+      send(req, res, 200, {
+        meta: buildMeta(`${API_ROOT}/clusters/${cluster.id}/utilization/policies/`, [], Math.max(1, policies.length), 0n, policies.length),
+        objects: policies.map((p) => ({ index: p.index, name: p.name, default: p.isDefault })),
       });
     },
   });

@@ -50,13 +50,22 @@ interface StorageInput {
   samples: Array<{ account: string; bytes_used: number; object_count: number; container_count: number; policies: Array<{ index?: number; name?: string; bytes_used: number; object_count: number; container_count: number }> }>;
 }
 
+/**
+ * The times a collector may write now: from the start of the first hour the hourly retention still
+ * keeps (a day's margin, so that maintenance does not drop a partition under a write) to 15 minutes
+ * ahead of this clock (collectors' clocks drift).
+ */
+export function writeWindow(settings: UtilizationSettings): { oldest: Date; latest: Date } {
+  const now = settings.now().getTime();
+  return { oldest: new Date(floorHour(now - settings.retention.hourlyDays * DAY_MS) + DAY_MS), latest: new Date(now + 15 * 60_000) };
+}
+
 function checkWriteTime(label: string, raw: string, settings: UtilizationSettings): Date {
   const t = parseUtc(raw);
   if (!t) throw errors.invalidInput(`'${label}' must be an ISO 8601 UTC date-time, such as 2026-11-24T22:05:00Z.`);
-  const now = settings.now().getTime();
-  const oldest = floorHour(now - settings.retention.hourlyDays * DAY_MS) + DAY_MS;
-  if (t.getTime() < oldest) throw errors.invalidInput(`'${label}' (${formatUtc(t)}) is older than the hourly retention allows (${formatUtc(new Date(oldest))}).`);
-  if (t.getTime() > now + 15 * 60_000) throw errors.invalidInput(`'${label}' (${formatUtc(t)}) is in the future; check the collector's clock.`);
+  const { oldest, latest } = writeWindow(settings);
+  if (t.getTime() < oldest.getTime()) throw errors.invalidInput(`'${label}' (${formatUtc(t)}) is older than the hourly retention allows (${formatUtc(oldest)}).`);
+  if (t.getTime() > latest.getTime()) throw errors.invalidInput(`'${label}' (${formatUtc(t)}) is in the future; check the collector's clock.`);
   return t;
 }
 

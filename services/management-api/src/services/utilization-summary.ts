@@ -42,10 +42,15 @@ async function transferShare(db: Knex, cluster: Cluster, range: TimeRange): Prom
 }
 
 function toSummary(row: summaries.SummaryRow, range: TimeRange, transferPart: number, policies: readonly number[]): AccountSummary {
-  // Averages are byte-hours over the hours that have a sample: an hour the collector missed lowers
-  // pct_complete, not the bill.
-  const avg = (s: { byteHours: number; hours: number } | undefined) => (s && s.hours > 0 ? Math.round(s.byteHours / s.hours) : 0);
+  // Averages are byte-hours over the hours in which the account was sampled: an hour the collector
+  // missed lowers pct_complete, not the bill. Policies share the account's hours, because Swift
+  // drops a policy's headers once the account has no container in it: a sampled hour without a
+  // policy's row is a zero for that policy, so the per-policy averages add up to the total's.
   const total = row.storage.get(TOTAL_POLICY);
+  const hours = total?.hours ?? 0;
+  const avg = (s: { byteHours: number } | undefined) => (s && hours > 0 ? Math.round(s.byteHours / hours) : 0);
+  // Counts "at the end" are those of the account's latest sample; a policy missing from it is at zero.
+  const atEnd = (s: summaries.PolicyFigures | undefined) => (s && total && s.latestAt >= total.latestAt ? s : undefined);
   const storagePart = (total?.covered ?? 0) / range.hours;
   return {
     account: row.account,
@@ -62,7 +67,8 @@ function toSummary(row: summaries.SummaryRow, range: TimeRange, transferPart: nu
     pct_complete: pct(Math.min(storagePart, transferPart)),
     policies: policies.map((p) => {
       const s = row.storage.get(p);
-      return { policy_index: p, bytes_used_avg: avg(s), bytes_used_peak: s?.peak ?? 0, object_count: s?.objectCount ?? 0, container_count: s?.containerCount ?? 0 };
+      const end = atEnd(s);
+      return { policy_index: p, bytes_used_avg: avg(s), bytes_used_peak: s?.peak ?? 0, object_count: end?.objectCount ?? 0, container_count: end?.containerCount ?? 0 };
     }),
   };
 }

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { type Cluster, errors, escapeHtml, HOUR_MS, type Operator, type TimeRange, type UtilizationRetention } from '@cairn/domain';
 import type { Filter } from '../repositories/list-types';
 import { getCluster } from '../repositories/clusters';
+import { listPolicies, type StoredPolicy } from '../repositories/devices';
 import * as repo from '../repositories/utilization';
 import { TOTAL_POLICY, type HourRange, type UtilizationKind } from '../repositories/utilization';
 import { canSeeCluster } from './policy';
@@ -140,4 +141,9 @@ export async function transferDetail(db: Knex, cluster: Cluster, policy: PolicyS
 export async function knownAccountsPage(db: Knex, cluster: Cluster, filters: readonly Filter[], limit: number, after?: string): Promise<AccountPage> {
   const [total, accounts] = await Promise.all([repo.countKnownAccounts(db, cluster.id, filters), repo.knownAccounts(db, cluster.id, after, limit, filters)]);
   return { total, accounts };
+}
+
+/** The cluster's storage policies as last reported: the storage collector maps Swift's header names with them. */
+export async function clusterPolicies(db: Knex, cluster: Cluster): Promise<StoredPolicy[]> {
+  return listPolicies(db, cluster.id);
 }

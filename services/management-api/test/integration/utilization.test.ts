@@ -1,5 +1,5 @@
 import { parseStringPromise } from 'xml2js';
-import { maintainUtilization } from '../../src/repositories/utilization-partitions';
+import { maintainUtilization, rollUpDay } from '../../src/repositories/utilization-partitions';
 import { ADMIN_AUTH, DB_KINDS, countRows, createCluster, createOperator, createUser, startTestApp, type TestApp } from '../support/harness';
 
 const HOUR = 3_600_000;
@@ -204,9 +204,50 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     expect(alice).toMatchObject({ storage_pct_complete: 50, transfer_pct_complete: 37.5, pct_complete: 37.5 });
     expect(alice.policies).toEqual([
       { policy_index: 0, bytes_used_avg: Math.round((600 + 2000 + 2000) / 3), bytes_used_peak: 2000, object_count: 20, container_count: 1 },
-      { policy_index: 1, bytes_used_avg: 700, bytes_used_peak: 1000, object_count: 10, container_count: 1 },
+      // Hour 3 sampled alice without policy 1: a zero in the average, and zero at the end.
+      { policy_index: 1, bytes_used_avg: Math.round((400 + 1000 + 0) / 3), bytes_used_peak: 1000, object_count: 0, container_count: 0 },
     ]);
     expect(res.body.objects.map((o: { account: string }) => o.account)).toEqual(['AUTH_alice', 'AUTH_bob', 'AUTH_gone']);
+  });
+
+  it('when an account empties a policy, then that policy counts zero from then on and the policies add up to the total', async () => {
+    // A whole day of its own, two days before the other samples, so that it can be rolled up alone.
+    const day = Math.floor((base - 2 * DAY) / DAY) * DAY;
+    const hours: Array<[number, Array<[number, number]>]> = [
+      [3000, [[0, 1000], [1, 2000]]],
+      [3000, [[0, 1000], [1, 2000]]],
+      // Swift sends no policy-1 headers once the account has no container in it.
+      [1000, [[0, 1000]]],
+      [1000, [[0, 1000]]],
+    ];
+    for (const [i, [bytes, policies]] of hours.entries()) {
+      const res = await post(path('storage/'), { interval: 3600, sampled_at: iso(day + i * HOUR + 60_000), samples: [sample('AUTH_carol', bytes, policies)] });
+      expect(res.status).toBe(200);
+    }
+    const range = `start=${iso(day)}&end=${iso(day + DAY)}`;
+    const expected = {
+      account: 'AUTH_carol',
+      bytes_used_avg: 2000,
+      object_count: 10,
+      policies: [
+        { policy_index: 0, bytes_used_avg: 1000, bytes_used_peak: 1000, object_count: 10, container_count: 1 },
+        { policy_index: 1, bytes_used_avg: 1000, bytes_used_peak: 2000, object_count: 0, container_count: 0 },
+      ],
+    };
+    const hourly = (await get(path(`summary/?${range}&account=AUTH_carol`))).body.objects;
+    expect(hourly).toMatchObject([expected]);
+    const sum = hourly[0].policies.reduce((t: number, p: { bytes_used_avg: number }) => t + p.bytes_used_avg, 0);
+    expect(sum).toBe(hourly[0].bytes_used_avg);
+    // The detail of policy 1 says the same: its sampled hours average to the summary's figure.
+    const detail = (await get(path(`storage/1/AUTH_carol/detail/?${range}&limit=24`))).body.objects as Array<{ bytes_used: number; pct_complete: number }>;
+    const sampled = detail.filter((r) => r.pct_complete > 0);
+    expect(sampled.map((r) => r.bytes_used)).toEqual([2000, 2000, 0, 0]);
+    expect(sampled.reduce((t, r) => t + r.bytes_used, 0) / sampled.length).toBe(1000);
+    // Read from the day's rollup, the figures are the same.
+    await rollUpDay(app.db, day);
+    const rolled = await app.db('utilization_storage_daily').where({ account: 'AUTH_carol', policy_index: 1 }).first();
+    expect([Number(rolled.object_count), Number(rolled.container_count)]).toEqual([0, 0]);
+    expect((await get(path(`summary/?${range}&account=AUTH_carol`))).body.objects).toEqual(hourly);
   });
 
   it('when CSV is asked (format=csv or Accept: text/csv), then a header row and RFC 4180 rows', async () => {
@@ -259,6 +300,16 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     const range = `start=${iso(base)}&end=${iso(base + HOUR)}`;
     expect((await get(path(`summary/?${range}`), reader)).status).toBe(200);
     expect((await get(path(`summary/?${range}`), outsider)).status).toBe(404);
+    // The policies the collector maps Swift's header names with: readable like the rest.
+    expect((await get(path('policies/'), reader)).body).toMatchObject({ meta: { total_count: 0 }, objects: [] });
+    expect((await get(path('policies/'), outsider)).status).toBe(404);
+    const window = await get(path('window/'), reader);
+    expect(window.status).toBe(200);
+    // The oldest hour a write may name: the retention's first whole hour plus a day of margin.
+    const oldest = Math.floor((Date.now() - 90 * DAY) / HOUR) * HOUR + DAY;
+    expect([oldest - HOUR, oldest]).toContain(Date.parse(window.body.oldest));
+    expect(Date.parse(window.body.latest) - Date.now()).toBeGreaterThan(14 * 60_000);
+    expect((await get(path('window/'), outsider)).status).toBe(404);
     expect((await get(path(`storage/0/AUTH_alice/detail/?${range}`), outsider)).status).toBe(404);
     expect((await get(path(`summary/?${range}`), 'ApiKey root:wrong-key-0123456789abcdefghijklmnopqrstuv')).status).toBe(401);
     const body = { interval: 3600, sampled_at: iso(base + 60_000), samples: [sample('AUTH_alice', 1)] };
