@@ -35,6 +35,23 @@ export default tseslint.config(
       }],
     },
   },
+  // The other direction: the HTTP layer and the host commands reach the database only through
+  // services, which check permissions, own transactions and audit records. Types a route needs
+  // are exported by the services too.
+  {
+    files: [
+      'services/management-api/src/routes/**',
+      'services/management-api/src/http/**',
+      'services/management-api/src/app.ts',
+      'services/management-api/src/bootstrap.ts',
+      'services/management-api/src/migrate.ts',
+    ],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ group: ['**/repositories/*', '**/repositories'], message: 'Call a service (src/services/), not a repository: permission checks, transactions and audit records live there.' }],
+      }],
+    },
+  },
   {
     files: ['services/auth-gateway/src/flows/**', 'services/auth-gateway/src/credentials/**', 'services/auth-gateway/src/tokens/**'],
     rules: {

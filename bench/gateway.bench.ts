@@ -57,7 +57,7 @@
  * postgres, memcached, autocannon (this process) and the rest of the machine.
  */
 import { existsSync } from 'node:fs';
-import { createDatabase, bootstrap, findClusterByName, migrateLatest } from '@cairn/management-api';
+import { createDatabase, bootstrap, findClusterByName, migrateLatest, SYSTEM_ACTING } from '@cairn/management-api';
 import { closeRedis, createLogger, createRedis, readConfig } from '../services/auth-gateway/src';
 import { DEFAULT_SCRYPT_PARAMS, hashPassword, parsePasswordHash, verifyPassword } from '../packages/domain/src/password-hash';
 import { generateS3AccessKey, generateS3Secret } from '../packages/domain/src/s3-keys';
@@ -166,7 +166,7 @@ async function setupDatabase(db: BenchDb): Promise<Setup> {
     defaultAuthUrl: 'http://127.0.0.1:5000/auth',
     defaultStorageUrl: 'http://127.0.0.1:8080/v1',
   });
-  const cluster = await findClusterByName(db, CLUSTER);
+  const cluster = await findClusterByName(db, SYSTEM_ACTING.cli, CLUSTER);
   if (!cluster) throw new Error(`bootstrap did not create the cluster '${CLUSTER}'`);
   // One real scrypt hash with the default parameters, shared by every bench user (same password).
   const passwordHash = await hashPassword(PASSWORD);

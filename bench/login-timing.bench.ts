@@ -35,7 +35,7 @@
 import { request, Agent } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { randomInt } from 'node:crypto';
-import { bootstrap, createDatabase, findClusterByName, migrateLatest } from '@cairn/management-api';
+import { bootstrap, createDatabase, findClusterByName, migrateLatest, SYSTEM_ACTING } from '@cairn/management-api';
 import { closeRedis, createLogger, createRedis } from '../services/auth-gateway/src';
 import { hashPassword } from '../packages/domain/src/password-hash';
 import { createHash, randomBytes } from 'node:crypto';
@@ -160,7 +160,7 @@ async function main(cleanups: Cleanups): Promise<void> {
   cleanups.push(() => db.destroy());
   await migrateLatest(db);
   await bootstrap(db, { adminUser: 'bench-admin', defaultCluster: CLUSTER, defaultAuthUrl: 'http://127.0.0.1:5000/auth', defaultStorageUrl: 'http://127.0.0.1:8080/v1' });
-  const cluster = await findClusterByName(db, CLUSTER);
+  const cluster = await findClusterByName(db, SYSTEM_ACTING.cli, CLUSTER);
   if (!cluster) throw new Error(`bootstrap did not create the cluster '${CLUSTER}'`);
   // Real hashes with the default scrypt parameters, as the management API stores them; each its own salt.
   const ids = (await db('storage_users')

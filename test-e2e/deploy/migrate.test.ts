@@ -55,6 +55,16 @@ describe('the migrate job', () => {
     await api.ensureClusters(db, [EAST]);
   });
 
+  it('when declared clusters are created or moved, then each change is in the audit trail as done by migrate', async () => {
+    const entries = await db('audit_log').where({ operator_name: 'migrate', target_type: 'clusters', target_name: 'east' }).orderBy('id').select('action', 'operator_id');
+    // Created, moved, moved back; declaring it unchanged wrote nothing.
+    expect(entries).toEqual([
+      { action: 'create', operator_id: null },
+      { action: 'update', operator_id: null },
+      { action: 'update', operator_id: null },
+    ]);
+  });
+
   it('when the gateway role is ensured, then it can read clusters and storage users and nothing else', async () => {
     const role = `cairn_gw_test_${randomBytes(4).toString('hex')}`;
     roles.push(role);

@@ -3,14 +3,14 @@ import { describeConfig } from '@cairn/config';
 import {
   configSpec,
   createDatabase,
-  createOperatorWithKey,
-  findClusterByName,
+  createOperatorWithClusterNames,
   migrateLatest,
   migrateRollbackAll,
   readConfig,
   resealAll,
   runMigrate,
   s3KeyringOf,
+  SYSTEM_ACTING,
 } from '@cairn/management-api';
 import { configSpec as gatewayConfigSpec } from '@cairn/auth-gateway';
 import { OPERATOR_ROLES, errors, isCairnError, operatorNameSchema, validate, type OperatorRole } from '@cairn/domain';
@@ -73,13 +73,8 @@ async function operatorCreate(args: string[]): Promise<void> {
   }
   await withDatabase(async (db) => {
     await migrateLatest(db);
-    const clusterIds: number[] = [];
-    for (const ref of values.cluster ?? []) {
-      const cluster = /^\d+$/.test(ref) ? { id: Number(ref) } : await findClusterByName(db, ref);
-      if (!cluster) throw errors.invalidInput(`No cluster named '${ref}'.`);
-      clusterIds.push(cluster.id);
-    }
-    const { operator, key } = await db.transaction((trx) => createOperatorWithKey(trx, { name, role: values.role as OperatorRole, clusterIds }));
+    const input = { name, role: values.role as OperatorRole, clusters: values.cluster ?? [] };
+    const { operator, key } = await createOperatorWithClusterNames(db, SYSTEM_ACTING.cli, input);
     process.stdout.write(
       `Operator '${operator.name}' (${operator.role}) created. Its API key is shown only now:\n\n` +
         `  Authorization: ApiKey ${operator.name}:${key}\n`,

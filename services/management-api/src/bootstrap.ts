@@ -1,10 +1,7 @@
 import type { Knex } from 'knex';
-import { BOOTSTRAP_ACTOR, recordAudit } from './repositories/audit';
-import { countClusters, createCluster } from './repositories/clusters';
-import { countAdmins } from './repositories/operators';
-import { clusterTarget } from './services/clusters';
-import { createOperatorWithKey } from './services/operators';
-import { clusterJson } from './resources/representations';
+import * as clusters from './services/clusters';
+import { SYSTEM_ACTING } from './services/context';
+import * as operators from './services/operators';
 
 /**
  * The advisory lock that serialises first-start setup across replicas and the migrate job's
@@ -35,25 +32,18 @@ export interface BootstrapResult {
  * "First admin" means: no admin with access to every cluster exists yet. Operators limited to a
  * cluster may already be there (the migrate job declares the collectors' before any replica
  * starts), and they cannot manage operators; the API never lets the last unlimited admin go.
+ * Both writes go through the services as `bootstrap`, which audit them like any other.
  */
 export async function bootstrap(db: Knex, options: BootstrapOptions): Promise<BootstrapResult> {
   return db.transaction(async (trx) => {
     await trx.raw('SELECT pg_advisory_xact_lock(?)', [SETUP_LOCK_KEY]);
     const result: BootstrapResult = {};
-    if ((await countAdmins(trx)) === 0) {
-      const name = options.adminUser ?? 'admin';
-      const { key } = await createOperatorWithKey(trx, { name, role: 'admin', clusterIds: [], key: options.adminKey }, BOOTSTRAP_ACTOR);
-      if (!options.adminKey) result.generatedAdmin = { name, key };
-    }
-    if (options.createDefaultCluster !== false && (await countClusters(trx)) === 0) {
-      const cluster = await createCluster(trx, {
-        name: options.defaultCluster,
-        auth_url: options.defaultAuthUrl,
-        storage_url: options.defaultStorageUrl,
-        region: 'RegionOne',
-      });
-      await recordAudit(trx, BOOTSTRAP_ACTOR, { action: 'create', target: clusterTarget(cluster), before: null, after: clusterJson(cluster) });
-      result.createdCluster = options.defaultCluster;
+    const name = options.adminUser ?? 'admin';
+    const admin = await operators.ensureFirstAdmin(trx, SYSTEM_ACTING.bootstrap, { name, key: options.adminKey });
+    if (admin && !options.adminKey) result.generatedAdmin = { name, key: admin.key };
+    if (options.createDefaultCluster !== false) {
+      const input = { name: options.defaultCluster, auth_url: options.defaultAuthUrl, storage_url: options.defaultStorageUrl, region: 'RegionOne' };
+      if (await clusters.createIfNone(trx, SYSTEM_ACTING.bootstrap, input)) result.createdCluster = options.defaultCluster;
     }
     return result;
   });

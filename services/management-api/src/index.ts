@@ -6,7 +6,8 @@ export { createDatabase, migrateLatest, migrateRollbackAll } from './db/database
 export { bootstrap } from './bootstrap';
 export { ensureClusters, ensureGatewayRole, parseClusterSpec, parseCollectorSpec, parseMigrateArgs, runMigrate, MIGRATE_USAGE } from './migrate';
 export { ensureCollector, type CollectorSpec } from './services/collectors';
-export { createOperatorWithKey, resolveClusterRefs } from './services/operators';
-export { findClusterByName, getCluster, listClusters } from './repositories/clusters';
+export { SYSTEM_ACTING, type Acting } from './services/context';
+export { findByName as findClusterByName } from './services/clusters';
+export { createOperatorWithKey, createWithClusterNames as createOperatorWithClusterNames, resolveClusterRefs } from './services/operators';
 export { ensureHourlyPartitions, maintainUtilization, rollUpDay } from './repositories/utilization-partitions';
 export { resealAll, type ResealResult } from './services/s3-credentials';

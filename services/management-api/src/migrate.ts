@@ -6,8 +6,9 @@ import { clusterCreateSchema, errors, hashPassword, isCairnError, validate, type
 import { SETUP_LOCK_KEY } from './bootstrap';
 import { readConfig } from './config';
 import { createDatabase, migrateLatest } from './db/database';
-import { createCluster, findClusterByName, updateCluster } from './repositories/clusters';
+import * as clusters from './services/clusters';
 import { ensureCollector, type CollectorSpec } from './services/collectors';
+import { SYSTEM_ACTING } from './services/context';
 
 /*
  * The deployment's one-shot migration job (`node dist/migrate.js` in the container image,
@@ -105,28 +106,21 @@ export function parseMigrateArgs(args: string[], readFile: (path: string) => str
   return { clusters, collectors, gatewayRole: { name: role, password } };
 }
 
-export type EnsureOutcome = 'created' | 'updated' | 'unchanged';
+export type { EnsureOutcome } from './services/clusters';
 
 /**
  * Creates each cluster that does not exist and brings the URLs and region of one that does to the
- * declared values; other clusters are left alone. Serialised with bootstrap() by the same advisory
- * lock, so API replicas starting meanwhile see either none or all of them.
+ * declared values (the clusters service, as `migrate`, auditing each change); other clusters are
+ * left alone. Serialised with bootstrap() by the same advisory lock, so API replicas starting
+ * meanwhile see either none or all of them.
  */
-export async function ensureClusters(db: Knex, clusters: ClusterCreateInput[]): Promise<Array<{ name: string; id: number; outcome: EnsureOutcome }>> {
+export async function ensureClusters(db: Knex, declared: ClusterCreateInput[]): Promise<Array<{ name: string; id: number; outcome: clusters.EnsureOutcome }>> {
   return db.transaction(async (trx) => {
     await trx.raw('SELECT pg_advisory_xact_lock(?)', [SETUP_LOCK_KEY]);
-    const results: Array<{ name: string; id: number; outcome: EnsureOutcome }> = [];
-    for (const wanted of clusters) {
-      const found = await findClusterByName(trx, wanted.name);
-      if (!found) {
-        const created = await createCluster(trx, wanted);
-        results.push({ name: wanted.name, id: created.id, outcome: 'created' });
-      } else if (found.authUrl !== wanted.auth_url || found.storageUrl !== wanted.storage_url || found.region !== wanted.region) {
-        await updateCluster(trx, found.id, { auth_url: wanted.auth_url, storage_url: wanted.storage_url, region: wanted.region });
-        results.push({ name: wanted.name, id: found.id, outcome: 'updated' });
-      } else {
-        results.push({ name: wanted.name, id: found.id, outcome: 'unchanged' });
-      }
+    const results: Array<{ name: string; id: number; outcome: clusters.EnsureOutcome }> = [];
+    for (const wanted of declared) {
+      const { cluster, outcome } = await clusters.ensure(trx, SYSTEM_ACTING.migrate, wanted);
+      results.push({ name: wanted.name, id: cluster.id, outcome });
     }
     return results;
   });
@@ -177,7 +171,7 @@ export async function runMigrate(args: string[], write: (line: string) => void):
     for (const r of await ensureClusters(db, options.clusters)) write(`Cluster '${r.name}' (id ${r.id}): ${r.outcome}.`);
     if (options.gatewayRole) write(`Gateway role '${options.gatewayRole.name}': ${await ensureGatewayRole(db, options.gatewayRole)}.`);
     for (const c of options.collectors) {
-      const outcome = await ensureCollector(db, c, (password) => hashPassword(password));
+      const outcome = await ensureCollector(db, c, (password) => hashPassword(password), SYSTEM_ACTING.migrate);
       write(`Collector of '${c.cluster}': operator ${outcome.operator}, user '${c.user}' ${outcome.user}.`);
     }
   } finally {

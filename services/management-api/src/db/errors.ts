@@ -1,4 +1,5 @@
 import { CairnError, errors } from '@cairn/domain';
+import { isDatabaseUnreachable } from '@cairn/runtime';
 
 /**
  * Translates driver errors into domain errors, once, at the data layer. Repositories name what a
@@ -15,8 +16,6 @@ interface PgError {
   message?: string;
 }
 
-import { CONNECTION_CODES } from '@cairn/runtime';
-
 export function translateDbError(e: unknown, messages: ConstraintMessages = {}): unknown {
   if (e instanceof CairnError) return e;
   const err = (e ?? {}) as PgError;
@@ -31,7 +30,8 @@ export function translateDbError(e: unknown, messages: ConstraintMessages = {}):
   if (code === '22P02' || code === '22003' || code === '22001' || code === '22021') {
     return errors.invalidInput('A value is out of range or not valid for its field.');
   }
-  if (CONNECTION_CODES.has(code) || code.startsWith('08') || /timeout|Connection terminated|not queryable/i.test(err.message ?? '')) {
+  // The same test as the gateway's (@cairn/runtime), so both services call the same failures 503.
+  if (isDatabaseUnreachable(e)) {
     return errors.unavailable('The database is unavailable; try again shortly.');
   }
   return e;

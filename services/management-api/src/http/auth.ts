@@ -1,53 +1,18 @@
 import type { NextFunction, Request, Response } from 'express';
-import { apiKeyMatches, errors, hashApiKey, type Operator } from '@cairn/domain';
-import type { Db } from '../db/database';
-import { findOperatorCredentials, type OperatorCredential } from '../repositories/operators';
+import { errors, type Operator } from '@cairn/domain';
+import { operatorByApiKey, type CredentialCache } from '../services/authentication';
 
 /**
- * `Authorization: ApiKey <operator>:<key>` (scheme word case-insensitive, split on the first ':').
- * Unknown operators are compared against a dummy hash so a miss costs the same as a wrong key.
+ * `Authorization: ApiKey <operator>:<key>` (scheme word case-insensitive, split on the first ':');
+ * the key is checked by services/authentication.ts.
  */
 const HEADER = /^apikey[ \t]+([^:\s]+):(\S+)\s*$/i;
-const DUMMY_HASH = hashApiKey('cairn-dummy-key-for-constant-time-misses');
 
 export interface AuthenticatedLocals {
   operator: Operator;
 }
 
 export const operatorOf = (res: Response): Operator => (res.locals as AuthenticatedLocals).operator;
-
-/**
- * Operators' key hashes, remembered for a few seconds so a request costs no extra round trip.
- * The key itself is still checked on every request; only which hashes an operator has may be
- * that old. Changes made through this process clear it at once; other replicas see them within
- * `ttlMs`. Unknown operators are never remembered, so a new operator works at once everywhere.
- */
-export class CredentialCache {
-  private readonly entries = new Map<string, { at: number; credential: OperatorCredential }>();
-
-  constructor(
-    private readonly db: Db,
-    private readonly ttlMs: number,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  async find(name: string): Promise<OperatorCredential | null> {
-    const hit = this.entries.get(name);
-    if (hit && this.now() - hit.at < this.ttlMs) return hit.credential;
-    const credential = await findOperatorCredentials(this.db, name);
-    if (credential && this.ttlMs > 0) {
-      if (this.entries.size >= 10_000) this.entries.clear();
-      this.entries.set(name, { at: this.now(), credential });
-    } else {
-      this.entries.delete(name);
-    }
-    return credential;
-  }
-
-  clear(): void {
-    this.entries.clear();
-  }
-}
 
 export function authenticate(credentials: CredentialCache) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
@@ -62,14 +27,7 @@ export function authenticate(credentials: CredentialCache) {
     const m = HEADER.exec(header);
     if (!m) throw errors.unauthenticated('Malformed Authorization header: expected "ApiKey <operator>:<key>".');
     const [, name, key] = m as unknown as [string, string, string];
-    const credential = name.length <= 64 ? await credentials.find(name) : null;
-    let matched = false;
-    for (const hash of credential?.keyHashes.length ? credential.keyHashes : [DUMMY_HASH]) {
-      // No early exit: the time spent does not depend on which key matched.
-      matched = apiKeyMatches(key, hash) || matched;
-    }
-    if (!credential || !matched) throw errors.unauthenticated('Invalid operator name or API key.');
-    (res.locals as AuthenticatedLocals).operator = credential.operator;
+    (res.locals as AuthenticatedLocals).operator = await operatorByApiKey(credentials, name, key);
     next();
   };
 }

@@ -1,5 +1,5 @@
 import { errors, escapeHtml } from '@cairn/domain';
-import type { Filter, ListQuery, Lookup, Ordering } from '../repositories/list-types';
+import type { Filter, ListQuery, Lookup, Ordering } from '../services/list-query';
 import type { FieldDef, ResourceDef } from './resource';
 
 /**
@@ -7,7 +7,7 @@ import type { FieldDef, ResourceDef } from './resource';
  * into a validated, typed description of the query. Column names come only from resource
  * definitions, never from the request; values are always bound as parameters.
  */
-export type { Filter, ListQuery, Ordering } from '../repositories/list-types';
+export type { Filter, ListQuery, Ordering } from '../services/list-query';
 
 const RESERVED = new Set(['format', 'limit', 'offset', 'order_by', 'callback', 'username', 'api_key']);
 const ALL_LOOKUPS = new Set<string>(['exact', 'iexact', 'in', 'startswith', 'istartswith', 'contains', 'icontains', 'gt', 'gte', 'lt', 'lte', 'isnull', 'range', 'year', 'month', 'day', 'regex', 'iregex', 'endswith', 'iendswith']);

@@ -1,4 +1,4 @@
-import type { Lookup } from '../repositories/list-types';
+import type { Lookup } from '../services/list-query';
 
 /**
  * A resource's public shape, the single source for filtering, ordering, body rules and the

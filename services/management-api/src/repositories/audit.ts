@@ -1,3 +1,4 @@
+import { TABLES } from '@cairn/contract';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import { listPage } from './list-planner';
@@ -79,7 +80,7 @@ const snapshotJson = (s: Snapshot | null): string | null => (s === null ? null :
 
 export async function recordAudit(db: Db, actor: AuditActor, change: AuditChange): Promise<string> {
   const [row] = await withDbErrors(() =>
-    db('audit_log')
+    db(TABLES.audit)
       .insert({
         operator_id: actor.operatorId,
         operator_name: actor.operatorName,
@@ -140,12 +141,12 @@ const NEWEST_FIRST: Ordering[] = [
 
 export async function listAudit(db: Db, query: ListQuery): Promise<Page<AuditRecord>> {
   return withDbErrors(async () => {
-    const page = await listPage<AuditRow>({ db, table: 'audit_log', alias: 'a', columns: COLUMNS, defaultOrdering: NEWEST_FIRST }, query);
+    const page = await listPage<AuditRow>({ db, table: TABLES.audit, alias: 'a', columns: COLUMNS, defaultOrdering: NEWEST_FIRST }, query);
     return { total: page.total, rows: page.rows.map(toRecord) };
   });
 }
 
 export async function getAudit(db: Db, id: string): Promise<AuditRecord | null> {
-  const row = await withDbErrors(() => db('audit_log as a').select(COLUMNS).where('a.id', id).first());
+  const row = await withDbErrors(() => db(`${TABLES.audit} as a`).select(COLUMNS).where('a.id', id).first());
   return row ? toRecord(row as AuditRow) : null;
 }

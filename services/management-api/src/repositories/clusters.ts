@@ -1,23 +1,20 @@
 import { randomUUID } from 'node:crypto';
+import { CLUSTER_COLUMNS, TABLES, type ClusterRow as SharedClusterRow } from '@cairn/contract';
 import { errors, type Cluster, type ClusterCreateInput, type ClusterPatchInput, escapeHtml } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors, type ConstraintMessages } from '../db/errors';
 import { listPage } from './list-planner';
 import type { ListQuery, Page } from './list-types';
 
-interface ClusterRow {
-  id: number;
-  name: string;
-  uuid: string;
-  auth_url: string;
-  storage_url: string;
-  region: string;
+/** The row the gateway reads too (@cairn/contract), and what only the API shows. */
+interface ClusterRow extends SharedClusterRow {
   created_at: Date;
   updated_at: Date;
 }
 
-const COLUMNS = ['k.id', 'k.name', 'k.uuid', 'k.auth_url', 'k.storage_url', 'k.region', 'k.created_at', 'k.updated_at'];
-const RETURNING = COLUMNS.map((c) => c.slice(2));
+const TABLE = TABLES.clusters;
+const RETURNING = [...CLUSTER_COLUMNS, 'created_at', 'updated_at'];
+const COLUMNS = RETURNING.map((c) => `k.${c}`);
 
 const toCluster = (r: ClusterRow): Cluster => ({
   id: Number(r.id),
@@ -38,7 +35,7 @@ const uniqueMessages = (name?: string, uuid?: string): ConstraintMessages => ({
 /** `visible`: the cluster ids an operator may see; undefined means all. */
 export async function listClusters(db: Db, query: ListQuery, visible?: number[]): Promise<Page<Cluster>> {
   return withDbErrors(async () => {
-    const page = await listPage<ClusterRow>({ db, table: 'clusters', alias: 'k', columns: COLUMNS, partition: { column: 'id', only: visible } }, query);
+    const page = await listPage<ClusterRow>({ db, table: TABLE, alias: 'k', columns: COLUMNS, partition: { column: 'id', only: visible } }, query);
     return { total: page.total, rows: page.rows.map(toCluster) };
   });
 }
@@ -46,19 +43,19 @@ export async function listClusters(db: Db, query: ListQuery, visible?: number[])
 /** `lock`: inside a transaction, hold the row until it ends, so a change's "before" is exact. */
 export async function getCluster(db: Db, id: number, lock = false): Promise<Cluster | null> {
   const row = await withDbErrors(() => {
-    const q = db('clusters as k').select(COLUMNS).where('k.id', id).first();
+    const q = db(`${TABLE} as k`).select(COLUMNS).where('k.id', id).first();
     return lock ? q.forNoKeyUpdate() : q;
   });
   return row ? toCluster(row as ClusterRow) : null;
 }
 
 export async function findClusterByName(db: Db, name: string): Promise<Cluster | null> {
-  const row = await withDbErrors(() => db('clusters as k').select(COLUMNS).where('k.name', name).first());
+  const row = await withDbErrors(() => db(`${TABLE} as k`).select(COLUMNS).where('k.name', name).first());
   return row ? toCluster(row as ClusterRow) : null;
 }
 
 export async function countClusters(db: Db): Promise<number> {
-  const [row] = await withDbErrors(() => db('clusters').count({ count: '*' }));
+  const [row] = await withDbErrors(() => db(TABLE).count({ count: '*' }));
   return Number((row as { count: string | number }).count);
 }
 
@@ -66,7 +63,7 @@ export async function createCluster(db: Db, input: ClusterCreateInput): Promise<
   const uuid = input.uuid ?? randomUUID();
   const [row] = await withDbErrors(
     () =>
-      db('clusters')
+      db(TABLE)
         .insert({ name: input.name, uuid, auth_url: input.auth_url, storage_url: input.storage_url, region: input.region })
         .returning(RETURNING),
     uniqueMessages(input.name, uuid),
@@ -83,7 +80,7 @@ export async function updateCluster(db: Db, id: number, patch: ClusterPatchInput
   if (Object.keys(changes).length === 0) return getCluster(db, id);
   const [row] = await withDbErrors(
     () =>
-      db('clusters')
+      db(TABLE)
         .where({ id })
         .update({ ...changes, updated_at: db.fn.now() })
         .returning(RETURNING),
@@ -99,12 +96,12 @@ export async function updateCluster(db: Db, id: number, patch: ClusterPatchInput
 export async function deleteCluster(db: Db, id: number): Promise<Cluster | null> {
   return withDbErrors(
     async () => {
-      const [users] = await db('storage_users').where({ cluster_id: id }).count({ count: '*' });
+      const [users] = await db(TABLES.storageUsers).where({ cluster_id: id }).count({ count: '*' });
       const count = Number((users as { count: string | number }).count);
       if (count > 0) {
         throw errors.inUse(`The cluster still has ${count} storage user(s); delete them before deleting the cluster.`);
       }
-      const [row] = await db('clusters').where({ id }).delete().returning(RETURNING);
+      const [row] = await db(TABLE).where({ id }).delete().returning(RETURNING);
       return row ? toCluster(row as ClusterRow) : null;
     },
     {

@@ -1,23 +1,19 @@
+import { STORAGE_USER_COLUMNS, TABLES, type StorageUserRow } from '@cairn/contract';
 import { errors, type StorageUser, escapeHtml } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import { listPage, type ListSource, type PartitionCounters } from './list-planner';
 import type { ListQuery, Page } from './list-types';
 
-interface UserRow {
-  id: string | number;
-  cluster_id: number;
-  username: string;
-  password_hash: string;
-  is_superuser: boolean;
-  enabled: boolean;
-  generation: string | number;
+/** The row the gateway reads too (@cairn/contract), and what only the API shows. */
+interface UserRow extends StorageUserRow {
   created_at: Date;
   updated_at: Date;
 }
 
-const COLUMNS = ['u.id', 'u.cluster_id', 'u.username', 'u.password_hash', 'u.is_superuser', 'u.enabled', 'u.generation', 'u.created_at', 'u.updated_at'];
-const RETURNING = COLUMNS.map((c) => c.slice(2));
+const TABLE = TABLES.storageUsers;
+const RETURNING = ['cluster_id', ...STORAGE_USER_COLUMNS, 'created_at', 'updated_at'];
+const COLUMNS = RETURNING.map((c) => `u.${c}`);
 
 const toUser = (r: UserRow): StorageUser => ({
   id: String(r.id),
@@ -55,11 +51,11 @@ const USER_COUNTERS: PartitionCounters = {
 /** How the planner reads users; `visibleClusters`: the cluster ids an operator may see (undefined: all). */
 export const usersListSource = (db: Db, visibleClusters?: number[]): ListSource => ({
   db,
-  table: 'storage_users',
+  table: TABLE,
   alias: 'u',
   columns: SUMMARY_COLUMNS,
   partition: { column: 'cluster_id', only: visibleClusters, counters: USER_COUNTERS },
-  related: { c: { table: 'clusters', key: 'cluster_id' } },
+  related: { c: { table: TABLES.clusters, key: 'cluster_id' } },
 });
 
 export async function listStorageUsers(db: Db, query: ListQuery, visibleClusters?: number[]): Promise<Page<StorageUserSummary>> {
@@ -71,14 +67,14 @@ export async function listStorageUsers(db: Db, query: ListQuery, visibleClusters
 
 /** What a user's detail GET shows, by id. */
 export async function getStorageUserSummary(db: Db, id: string): Promise<StorageUserSummary | null> {
-  const row = await withDbErrors(() => db('storage_users as u').select(SUMMARY_COLUMNS).where('u.id', id).first());
+  const row = await withDbErrors(() => db(`${TABLE} as u`).select(SUMMARY_COLUMNS).where('u.id', id).first());
   return row ? toSummary(row as SummaryRow) : null;
 }
 
 /** `lock`: inside a transaction, hold the row until it ends, so a change's "before" is exact. */
 export async function getStorageUser(db: Db, id: string, lock = false): Promise<StorageUser | null> {
   const row = await withDbErrors(() => {
-    const q = db('storage_users as u').select(COLUMNS).where('u.id', id).first();
+    const q = db(`${TABLE} as u`).select(COLUMNS).where('u.id', id).first();
     return lock ? q.forNoKeyUpdate() : q;
   });
   return row ? toUser(row as UserRow) : null;
@@ -87,7 +83,7 @@ export async function getStorageUser(db: Db, id: string, lock = false): Promise<
 /** A cluster's user by its name (the migrate job's declared collector user). */
 export async function findStorageUserByName(db: Db, clusterId: number, username: string, lock = false): Promise<StorageUser | null> {
   const row = await withDbErrors(() => {
-    const q = db('storage_users as u').select(COLUMNS).where({ 'u.cluster_id': clusterId, 'u.username': username }).first();
+    const q = db(`${TABLE} as u`).select(COLUMNS).where({ 'u.cluster_id': clusterId, 'u.username': username }).first();
     return lock ? q.forNoKeyUpdate() : q;
   });
   return row ? toUser(row as UserRow) : null;
@@ -104,7 +100,7 @@ export interface NewStorageUser {
 export async function createStorageUser(db: Db, user: NewStorageUser, clusterName: string): Promise<StorageUser> {
   const [row] = await withDbErrors(
     () =>
-      db('storage_users')
+      db(TABLE)
         .insert({
           cluster_id: user.clusterId,
           username: user.username,
@@ -144,7 +140,7 @@ export async function updateStorageUser(db: Db, id: string, changes: StorageUser
          OR enabled IS DISTINCT FROM COALESCE(?::boolean, enabled) THEN 1 ELSE 0 END`,
       [changes.passwordHash !== undefined, changes.isSuperuser ?? null, changes.enabled ?? null],
     );
-    const [row] = await db('storage_users')
+    const [row] = await db(TABLE)
       .where({ id })
       .update({ ...sets, generation: bump, updated_at: db.fn.now() })
       .returning(RETURNING);
@@ -157,7 +153,7 @@ export async function updateStorageUser(db: Db, id: string, changes: StorageUser
 /** Deletes the login only; the Swift account AUTH_<user> and its data stay in Swift. */
 export async function deleteStorageUser(db: Db, id: string): Promise<StorageUser | null> {
   return withDbErrors(async () => {
-    const [row] = await db('storage_users').where({ id }).delete().returning(RETURNING);
+    const [row] = await db(TABLE).where({ id }).delete().returning(RETURNING);
     if (!row) return null;
     return toUser(row as UserRow);
   });

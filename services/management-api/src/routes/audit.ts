@@ -5,7 +5,7 @@ import { NUMBER_LOOKUPS, STRING_LOOKUPS, type Lookup, type ResourceDef } from '.
 import { API_ROOT, INT4_MAX, INT8_MAX } from '../resources/uris';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
-import type { AuditRecord } from '../repositories/audit';
+import type { AuditRecord } from '../services/audit';
 import * as audit from '../services/audit';
 import { asResource } from '../resources/marks';
 import { sendList } from './list';

@@ -7,7 +7,7 @@ import { EXACT_ONLY, NUMBER_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '..
 import { INT8_MAX, API_ROOT } from '../resources/uris';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
-import type { StoredDevice } from '../repositories/devices';
+import type { StoredDevice } from '../services/devices';
 import * as devices from '../services/devices';
 import { actingOf } from '../http/acting';
 import { sendList } from './list';

@@ -4,7 +4,7 @@ import { parseListQuery, queryPairs, type ListQuery } from '../http/filters';
 import { DEFAULT_LIMIT, MAX_LIMIT, type ResourceDef } from '../http/resource';
 import { formatOf, send } from '../http/respond';
 import type { JsonText } from '../resources/marks';
-import type { Page } from '../repositories/list-types';
+import type { Page } from '../services/list-query';
 
 /**
  * A tastypie list response: parse filters/paging, fetch one page, wrap it in the envelope.

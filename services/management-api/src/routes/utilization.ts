@@ -11,7 +11,7 @@ import { formatOf, send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
 import { API_ROOT, parseIntId } from '../resources/uris';
 import { recordJson, recordJsonText } from '../resources/utilization-records';
-import type { UtilizationKind } from '../repositories/utilization';
+import type { UtilizationKind } from '../services/utilization';
 import * as utilization from '../services/utilization';
 import { recordStorage, recordTransfer, writeWindow } from '../services/utilization-record';
 import { summaryExport, summaryPage } from '../services/utilization-summary';

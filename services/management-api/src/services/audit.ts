@@ -6,6 +6,8 @@ import type { ListQuery, Page } from '../repositories/list-types';
 import type { Acting } from './context';
 import { requireGlobalAdmin } from './policy';
 
+export type { AuditRecord };
+
 /** Admins with access to every cluster only: the trail shows every cluster and every operator. */
 export const authorize = (acting: Acting): void => requireGlobalAdmin(acting.operator);
 

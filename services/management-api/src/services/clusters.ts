@@ -2,7 +2,7 @@ import { errors, escapeHtml, type Cluster, type ClusterCreateInput, type Cluster
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import { recordAudit, type AuditTarget } from '../repositories/audit';
-import { createCluster, deleteCluster, getCluster, listClusters, updateCluster } from '../repositories/clusters';
+import { countClusters, createCluster, deleteCluster, findClusterByName, getCluster, listClusters, updateCluster } from '../repositories/clusters';
 import type { ListQuery, Page } from '../repositories/list-types';
 import { clusterJson } from '../resources/representations';
 import { clusterUri, parseIntId } from '../resources/uris';
@@ -28,6 +28,25 @@ export const list = (db: Db, acting: Acting, query: ListQuery): Promise<Page<Clu
 
 export const show = (db: Db, acting: Acting, rawId: string | undefined): Promise<Cluster> => findVisibleCluster(db, acting.operator, rawId);
 
+/** A cluster by its name, as commands name it; null when there is none or the operator may not see it. */
+export async function findByName(db: Db, acting: Acting, name: string): Promise<Cluster | null> {
+  const cluster = await findClusterByName(db, name);
+  return cluster && canSeeCluster(acting.operator, cluster.id) ? cluster : null;
+}
+
+/** The write and its audit record, in the caller's transaction. */
+async function createAudited(trx: Db, acting: Acting, input: ClusterCreateInput): Promise<Cluster> {
+  const created = await createCluster(trx, input);
+  await recordAudit(trx, auditActorOf(acting), { action: 'create', target: clusterTarget(created), before: null, after: clusterJson(created) });
+  return created;
+}
+
+async function updateAudited(trx: Db, acting: Acting, before: Cluster, patch: ClusterPatchInput): Promise<Cluster | null> {
+  const after = await updateCluster(trx, before.id, patch);
+  if (after) await recordAudit(trx, auditActorOf(acting), { action: 'update', target: clusterTarget(after), before: clusterJson(before), after: clusterJson(after) });
+  return after;
+}
+
 /**
  * Inputs come as functions so the permission check runs before the request body is even read:
  * a reader gets 403 whatever it sends.
@@ -36,10 +55,38 @@ export async function create(db: Db, acting: Acting, inputOf: () => Promise<Clus
   requireGlobalAdmin(acting.operator);
   const input = await inputOf();
   return withDbErrors(() =>
+    db.transaction((trx) => createAudited(trx, acting, input)),
+  );
+}
+
+/**
+ * First-start setup's default cluster: created only while there is no cluster at all (checked in
+ * the same transaction). Null when one exists.
+ */
+export async function createIfNone(db: Db, acting: Acting, input: ClusterCreateInput): Promise<Cluster | null> {
+  requireGlobalAdmin(acting.operator);
+  return withDbErrors(() => db.transaction(async (trx) => ((await countClusters(trx)) === 0 ? createAudited(trx, acting, input) : null)));
+}
+
+export type EnsureOutcome = 'created' | 'updated' | 'unchanged';
+
+/**
+ * A declared cluster (the migrate job's --cluster): created when missing, its URLs and region
+ * brought to the declared ones when they differ, left alone otherwise. Each change is audited.
+ */
+export async function ensure(db: Db, acting: Acting, wanted: ClusterCreateInput): Promise<{ cluster: Cluster; outcome: EnsureOutcome }> {
+  requireGlobalAdmin(acting.operator);
+  return withDbErrors(() =>
     db.transaction(async (trx) => {
-      const created = await createCluster(trx, input);
-      await recordAudit(trx, auditActorOf(acting), { action: 'create', target: clusterTarget(created), before: null, after: clusterJson(created) });
-      return created;
+      const found = await findClusterByName(trx, wanted.name);
+      const before = found && (await getCluster(trx, found.id, true));
+      if (!before) return { cluster: await createAudited(trx, acting, wanted), outcome: 'created' as const };
+      if (before.authUrl === wanted.auth_url && before.storageUrl === wanted.storage_url && before.region === wanted.region) {
+        return { cluster: before, outcome: 'unchanged' as const };
+      }
+      const after = await updateAudited(trx, acting, before, { auth_url: wanted.auth_url, storage_url: wanted.storage_url, region: wanted.region });
+      if (!after) throw notFound(before.id);
+      return { cluster: after, outcome: 'updated' as const };
     }),
   );
 }
@@ -52,9 +99,8 @@ export async function update(db: Db, acting: Acting, rawId: string | undefined, 
   return withDbErrors(() =>
     db.transaction(async (trx) => {
       const before = await getCluster(trx, cluster.id, true);
-      const after = before && (await updateCluster(trx, before.id, patch));
-      if (!before || !after) throw notFound(rawId);
-      await recordAudit(trx, auditActorOf(acting), { action: 'update', target: clusterTarget(after), before: clusterJson(before), after: clusterJson(after) });
+      const after = before && (await updateAudited(trx, acting, before, patch));
+      if (!after) throw notFound(rawId);
       return after;
     }),
   );

@@ -1,13 +1,14 @@
 import type { Knex } from 'knex';
 import Joi from 'joi';
 import { apiKeyMatches, apiKeySchema, errors, escapeHtml, hashApiKey, newUsernameSchema, operatorNameSchema, passwordSchema, validate, verifyPassword } from '@cairn/domain';
-import { MIGRATE_ACTOR, recordAudit } from '../repositories/audit';
+import { recordAudit } from '../repositories/audit';
 import { findClusterByName } from '../repositories/clusters';
 import { addApiKey, findOperatorCredentials, updateOperator } from '../repositories/operators';
 import { createStorageUser, findStorageUserByName, updateStorageUser } from '../repositories/storage-users';
 import { apiKeyUri } from '../resources/uris';
 import { apiKeyJson, operatorJson, userJson } from '../resources/representations';
-import { createOperatorWithKey, operatorTarget } from './operators';
+import { SYSTEM_ACTING, auditActorOf, type Acting } from './context';
+import { authorize, createOperatorWithKey, operatorTarget } from './operators';
 import { userTarget } from './users';
 
 /**
@@ -47,10 +48,17 @@ export type CollectorOutcome = { operator: 'created' | 'updated' | 'unchanged'; 
  * Creates what is missing and brings what exists to the declaration: the operator to admin of
  * this cluster only, with the key added when it lacks it (other keys stay: an operator may be
  * rotating); the user to an enabled superuser with this password. Each change is one audit record
- * by `migrate`; secrets are never recorded. Serialised per operator and user by row locks, so two
+ * by `acting` (the migrate job); secrets are never recorded. Serialised per operator and user by row locks, so two
  * migrate jobs at once end with one operator and one user.
  */
-export async function ensureCollector(db: Knex, rawSpec: CollectorSpec, hashPassword: (password: string) => Promise<string>): Promise<CollectorOutcome> {
+export async function ensureCollector(
+  db: Knex,
+  rawSpec: CollectorSpec,
+  hashPassword: (password: string) => Promise<string>,
+  acting: Acting = SYSTEM_ACTING.migrate,
+): Promise<CollectorOutcome> {
+  authorize(acting);
+  const actor = auditActorOf(acting);
   const spec = validate<CollectorSpec>(specSchema, rawSpec);
   const colon = spec.apiKey.indexOf(':');
   const operatorName = spec.apiKey.slice(0, colon);
@@ -66,18 +74,18 @@ export async function ensureCollector(db: Knex, rawSpec: CollectorSpec, hashPass
     const outcome: CollectorOutcome = { operator: 'unchanged', user: 'unchanged' };
     const found = await findOperatorCredentials(trx, operatorName);
     if (!found) {
-      await createOperatorWithKey(trx, { name: operatorName, role: 'admin', clusterIds: [cluster.id], key }, MIGRATE_ACTOR);
+      await createOperatorWithKey(trx, { name: operatorName, role: 'admin', clusterIds: [cluster.id], key }, acting);
       outcome.operator = 'created';
     } else {
       const { operator } = found;
       if (operator.role !== 'admin' || operator.clusterIds.length !== 1 || operator.clusterIds[0] !== cluster.id) {
         const after = await updateOperator(trx, operator.id, { role: 'admin', clusterIds: [cluster.id] });
-        await recordAudit(trx, MIGRATE_ACTOR, { action: 'update', target: operatorTarget(operator), before: operatorJson(operator), after: after && operatorJson(after) });
+        await recordAudit(trx, actor, { action: 'update', target: operatorTarget(operator), before: operatorJson(operator), after: after && operatorJson(after) });
         outcome.operator = 'updated';
       }
       if (!found.keyHashes.some((h) => apiKeyMatches(key, h))) {
         const added = await addApiKey(trx, operator.id, hashApiKey(key));
-        await recordAudit(trx, MIGRATE_ACTOR, { action: 'add_key', target: { ...operatorTarget(operator), uri: apiKeyUri(operator.id, added.id) }, before: null, after: apiKeyJson(added) });
+        await recordAudit(trx, actor, { action: 'add_key', target: { ...operatorTarget(operator), uri: apiKeyUri(operator.id, added.id) }, before: null, after: apiKeyJson(added) });
         outcome.operator = 'updated';
       }
     }
@@ -85,7 +93,7 @@ export async function ensureCollector(db: Knex, rawSpec: CollectorSpec, hashPass
     const user = await findStorageUserByName(trx, cluster.id, spec.user, true);
     if (!user) {
       const created = await createStorageUser(trx, { clusterId: cluster.id, username: spec.user, passwordHash: passwordHash ?? (await hashPassword(spec.password)), isSuperuser: true, enabled: true }, cluster.name);
-      await recordAudit(trx, MIGRATE_ACTOR, { action: 'create', target: userTarget(created), before: null, after: userJson(created) });
+      await recordAudit(trx, actor, { action: 'create', target: userTarget(created), before: null, after: userJson(created) });
       outcome.user = 'created';
     } else {
       // The password read before the lock may have changed since: check again against the locked row.
@@ -94,7 +102,7 @@ export async function ensureCollector(db: Knex, rawSpec: CollectorSpec, hashPass
       if (newHash !== undefined || !user.isSuperuser || !user.enabled) {
         const after = await updateStorageUser(trx, user.id, { passwordHash: newHash, isSuperuser: true, enabled: true });
         const changed = newHash === undefined ? {} : { password_changed: true };
-        await recordAudit(trx, MIGRATE_ACTOR, { action: 'update', target: userTarget(user), before: userJson(user), after: after && { ...userJson(after), ...changed } });
+        await recordAudit(trx, actor, { action: 'update', target: userTarget(user), before: userJson(user), after: after && { ...userJson(after), ...changed } });
         outcome.user = 'updated';
       }
     }

@@ -10,6 +10,8 @@ import { clusterTarget, findVisibleCluster } from './clusters';
 import { auditActorOf, type Acting } from './context';
 import { requireWriterOn } from './policy';
 
+export type { StoredDevice };
+
 /** The cluster a path names (if visible) and its storage policies, for listing its devices. */
 export async function clusterWithPolicies(db: Db, acting: Acting, rawId: string | undefined): Promise<{ cluster: Cluster; policies: StoredPolicy[] }> {
   const cluster = await findVisibleCluster(db, acting.operator, rawId);

@@ -1,12 +1,13 @@
-import { errors, escapeHtml, generateApiKey, hashApiKey, type Operator, type OperatorCreateInput, type OperatorPatchInput } from '@cairn/domain';
+import { errors, escapeHtml, generateApiKey, hashApiKey, type Operator, type OperatorCreateInput, type OperatorPatchInput, type OperatorRole } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import { apiKeyUri, clusterIdFromRef, operatorUri, parseBigId, parseIntId } from '../resources/uris';
-import { CLI_ACTOR, recordAudit, type AuditActor, type AuditTarget } from '../repositories/audit';
+import { recordAudit, type AuditTarget } from '../repositories/audit';
 import { getCluster } from '../repositories/clusters';
 import type { ListQuery, Page } from '../repositories/list-types';
 import { addApiKey, countAdmins, createOperator, deleteApiKey, deleteOperator, getOperator, listApiKeys, listOperators, updateOperator, type ApiKeyInfo } from '../repositories/operators';
-import { auditActorOf, type Acting } from './context';
+import { findByName as findClusterByName } from './clusters';
+import { SYSTEM_ACTING, auditActorOf, type Acting } from './context';
 import { requireGlobalAdmin } from './policy';
 import { apiKeyJson, operatorJson } from '../resources/representations';
 
@@ -26,17 +27,18 @@ export async function resolveClusterRefs(db: Db, refs: Array<number | string>): 
 
 /**
  * Create an operator with its first API key, inside the caller's transaction, and record it in the
- * audit trail as done by `actor` (the `cairn operator create` command when not given).
+ * audit trail as done by `acting` (the `cairn operator create` command when not given). The
+ * caller has checked the permission.
  */
 export async function createOperatorWithKey(
   db: Db,
   input: { name: string; role: 'admin' | 'reader'; clusterIds: number[]; key?: string },
-  actor: AuditActor = CLI_ACTOR,
+  acting: Acting = SYSTEM_ACTING.cli,
 ) {
   const operator = await createOperator(db, input);
   const key = input.key ?? generateApiKey();
   const keyInfo = await addApiKey(db, operator.id, hashApiKey(key));
-  await recordAudit(db, actor, {
+  await recordAudit(db, auditActorOf(acting), {
     action: 'create',
     target: operatorTarget(operator),
     before: null,
@@ -78,7 +80,36 @@ export async function create(db: Db, acting: Acting, inputOf: () => Promise<Oper
   authorize(acting);
   const input = await inputOf();
   const clusterIds = await resolveClusterRefs(db, input.clusters);
-  return withDbErrors(() => db.transaction((trx) => createOperatorWithKey(trx, { name: input.name, role: input.role, clusterIds }, auditActorOf(acting))));
+  return withDbErrors(() => db.transaction((trx) => createOperatorWithKey(trx, { name: input.name, role: input.role, clusterIds }, acting)));
+}
+
+/**
+ * `cairn operator create`: clusters as a person types them, an id (digits) or a name. The key is
+ * returned once, here.
+ */
+export async function createWithClusterNames(db: Db, acting: Acting, input: { name: string; role: OperatorRole; clusters: string[] }) {
+  authorize(acting);
+  const clusterIds: number[] = [];
+  for (const ref of input.clusters) {
+    const byId = /^\d+$/.test(ref);
+    const cluster = byId ? await getCluster(db, Number(ref)) : await findClusterByName(db, acting, ref);
+    if (!cluster) throw errors.invalidInput(byId ? `No cluster with id ${ref}.` : `No cluster named '${ref}'.`);
+    clusterIds.push(cluster.id);
+  }
+  return withDbErrors(() => db.transaction((trx) => createOperatorWithKey(trx, { name: input.name, role: input.role, clusterIds }, acting)));
+}
+
+/**
+ * First-start setup's admin: created only while no admin with access to every cluster exists
+ * (checked in the same transaction), with `key` or a generated one. Null when there is one.
+ */
+export async function ensureFirstAdmin(db: Db, acting: Acting, input: { name: string; key?: string }) {
+  authorize(acting);
+  return withDbErrors(() =>
+    db.transaction(async (trx) =>
+      (await countAdmins(trx)) === 0 ? createOperatorWithKey(trx, { name: input.name, role: 'admin', clusterIds: [], key: input.key }, acting) : null,
+    ),
+  );
 }
 
 export async function update(db: Db, acting: Acting, rawId: string | undefined, patchOf: (current: Operator) => Promise<OperatorPatchInput>): Promise<Operator> {

@@ -7,6 +7,8 @@ import * as repo from '../repositories/utilization';
 import { TOTAL_POLICY, type HourRange, type UtilizationKind } from '../repositories/utilization';
 import { canSeeCluster } from './policy';
 
+export type { UtilizationKind };
+
 /**
  * Utilization reads: account lists and hourly details (the summary is in utilization-summary.ts,
  * collector writes in utilization-record.ts). Each operation takes the acting operator's view (the
