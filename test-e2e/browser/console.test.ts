@@ -18,7 +18,10 @@ const ARTIFACTS = join(__dirname, 'artifacts');
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const WRITE_CONTROLS = /^(New cluster|New user|New operator|Edit|Disable|Enable|Delete|Make superuser|Remove superuser|Change password|Add key|Revoke)$/;
 
-/** A device report across three ring sets, some devices past 80 %, one unmounted. */
+/**
+ * A device report across three ring sets, some devices past 80 %, one unmounted, and one device
+ * that lists its policies out of policy-index order (silver before gold) yet belongs to gold,silver.
+ */
 function deviceReport() {
   const devices: Array<Record<string, unknown>> = [];
   const sets: Array<[string[], number]> = [
@@ -34,7 +37,8 @@ function deviceReport() {
       // Deterministic spread of fill levels, 12 % to 93 %; the silver-only set is fuller (77 % to 95 %).
       const pct = policies.length === 1 && policies[0] === 'silver' ? 77 + ((n * 7) % 19) : 12 + ((n * 37) % 82);
       const used = Math.round((raw * pct) / 100);
-      devices.push({ node: `10.0.${Math.ceil(n / 8)}.${n % 8}:6200`, device: `sd${String.fromCharCode(97 + (n % 20))}${n}`, policies, used_bytes: used, avail_bytes: raw - used });
+      const listed = policies.length === 2 && i === 0 ? [...policies].reverse() : policies;
+      devices.push({ node: `10.0.${Math.ceil(n / 8)}.${n % 8}:6200`, device: `sd${String.fromCharCode(97 + (n % 20))}${n}`, policies: listed, used_bytes: used, avail_bytes: raw - used });
     }
   }
   devices.push({ node: '10.0.9.9:6200', device: 'sdz1', policies: ['gold'], mounted: false });
@@ -247,6 +251,16 @@ describe('the console in chromium', () => {
     expect(over).toBeGreaterThan(0);
     await page.getByLabel(/only past 80/).check();
     await expect(page.locator('table.devices tbody tr').count()).resolves.toBe(over);
+    // A header click sorts by that column: Device A–Z (natural order), then Z–A.
+    const deviceColumn = () => page.locator('table.devices tbody tr td:nth-child(2)').allTextContents();
+    const natural = (names: string[]) => [...names].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+    await page.getByRole('button', { name: 'Device', exact: true }).click();
+    await expect(page.locator('table.devices th[aria-sort="ascending"]').textContent()).resolves.toMatch(/^Device/);
+    const ascending = await deviceColumn();
+    expect(ascending).toEqual(natural(ascending));
+    await page.getByRole('button', { name: 'Device', exact: true }).click();
+    await expect(page.locator('table.devices th[aria-sort="descending"]').textContent()).resolves.toMatch(/^Device/);
+    expect(await deviceColumn()).toEqual(natural(ascending).reverse());
     await page.getByLabel('Filter devices').fill('sdz1');
     await page.getByLabel(/only past 80/).uncheck();
     await expect(page.locator('table.devices tbody tr').textContent()).resolves.toMatch(/unmounted/);
