@@ -416,6 +416,55 @@ describe('the console in chromium', () => {
     await page.close();
   });
 
+  it('when the audit trail is filtered by target type and action, then only matching entries show, newest first', async () => {
+    const created = await api<{ id: string; access_key: string }>('POST', 's3_credentials/', { user: `/api/v1/users/${aliceId}/` });
+    await api('DELETE', `s3_credentials/${created.id}/`);
+    const { page, problems } = await openPage();
+    await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
+    await visit(page, '#/audit', /^Audit trail$/);
+    const rows = () =>
+      page.evaluate(() =>
+        [...document.querySelectorAll('table.audit tbody tr')].map((tr) => {
+          const td = tr.querySelectorAll('td');
+          return { action: td[2]?.textContent ?? '', target: td[3]?.textContent?.trim() ?? '' };
+        }),
+      );
+    const shows = async (expected: Array<{ action: string; target: string }>) => {
+      await page.waitForFunction((n) => document.querySelectorAll('table.audit tbody tr').length === n && !document.querySelector('[aria-busy="true"]'), expected.length);
+      expect(await rows()).toEqual(expected);
+    };
+    const fromApi = async (q: string) =>
+      (await api<{ objects: Array<{ action: string; target_type: string; target_name: string }> }>('GET', `audit/?${q}`)).objects.map((a) => ({
+        action: a.action,
+        target: `${a.target_type} ${a.target_name}`,
+      }));
+
+    await page.getByLabel('Target type').selectOption('s3_credentials');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    // Newest first: the delete after the create, exactly the API's entries for that type.
+    const s3 = [
+      { action: 'delete', target: `s3_credentials ${created.access_key}` },
+      { action: 'create', target: `s3_credentials ${created.access_key}` },
+    ];
+    expect(await fromApi('target_type=s3_credentials')).toEqual(s3);
+    await shows(s3);
+
+    await page.getByLabel('Action').selectOption('create');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await shows([s3[1]!]);
+
+    // Another type: every row is of that type and action, in the API's newest-first order.
+    await page.getByLabel('Target type').selectOption('users');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    const users = await fromApi('target_type=users&action=create');
+    expect(users.length).toBeGreaterThanOrEqual(2);
+    expect(users.every((u) => u.action === 'create' && u.target.startsWith('users '))).toBe(true);
+    await shows(users);
+    expect(await page.evaluate(() => location.hash)).toBe('#/audit?action=create&target_type=users');
+    expect(problems.take()).toEqual([]);
+    await page.close();
+  });
+
   it('when the key is revoked while signed in, then the console forgets it and asks to sign in again', async () => {
     const created = await api<{ id: number; api_key: string }>('POST', 'operators/', { name: 'short-lived', role: 'reader', clusters: [] });
     const { page } = await openPage();
