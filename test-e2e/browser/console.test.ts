@@ -139,9 +139,14 @@ describe('the console in chromium', () => {
   const writeControls = (page: Page) =>
     page.evaluate((pattern) => [...document.querySelectorAll('main button, main a.button')].map((b) => b.textContent?.trim() ?? '').filter((t) => new RegExp(pattern).test(t)), WRITE_CONTROLS.source);
 
-  it('when the key is wrong, then sign-in says so next to the form and keeps nothing', async () => {
+  it('when the key is wrong, then sign-in says so next to the form and keeps nothing (nor offers the key to a password store)', async () => {
     const { page } = await openPage();
     await page.goto(`${stack.apiUrl}/console/`);
+    // The key is typed hidden and not offered to the browser's password store.
+    await expect(page.getByLabel('API key').evaluate((i: HTMLInputElement) => ({ type: i.type, autocomplete: i.autocomplete }))).resolves.toEqual({
+      type: 'password',
+      autocomplete: 'off',
+    });
     await page.getByLabel('Operator name').fill(ADMIN_AUTH_NAME);
     await page.getByLabel('API key').fill('not-the-key');
     await page.getByRole('button', { name: 'Sign in' }).click();
