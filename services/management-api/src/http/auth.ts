@@ -12,9 +12,12 @@ const DUMMY_HASH = hashApiKey('cairn-dummy-key-for-constant-time-misses');
 
 export interface AuthenticatedLocals {
   operator: Operator;
+  /** Which of the operator's keys the request was made with (its id, never the key). */
+  apiKeyId: string;
 }
 
 export const operatorOf = (res: Response): Operator => (res.locals as AuthenticatedLocals).operator;
+export const apiKeyIdOf = (res: Response): string => (res.locals as AuthenticatedLocals).apiKeyId;
 
 /**
  * Operators' key hashes, remembered for a few seconds so a request costs no extra round trip.
@@ -63,13 +66,15 @@ export function authenticate(credentials: CredentialCache) {
     if (!m) throw errors.unauthenticated('Malformed Authorization header: expected "ApiKey <operator>:<key>".');
     const [, name, key] = m as unknown as [string, string, string];
     const credential = name.length <= 64 ? await credentials.find(name) : null;
-    let matched = false;
-    for (const hash of credential?.keyHashes.length ? credential.keyHashes : [DUMMY_HASH]) {
+    let matchedId: string | undefined;
+    const hashes = credential?.keyHashes.length ? credential.keyHashes : [DUMMY_HASH];
+    hashes.forEach((hash, i) => {
       // No early exit: the time spent does not depend on which key matched.
-      matched = apiKeyMatches(key, hash) || matched;
-    }
-    if (!credential || !matched) throw errors.unauthenticated('Invalid operator name or API key.');
+      if (apiKeyMatches(key, hash)) matchedId = credential?.keyIds[i];
+    });
+    if (!credential || matchedId === undefined) throw errors.unauthenticated('Invalid operator name or API key.');
     (res.locals as AuthenticatedLocals).operator = credential.operator;
+    (res.locals as AuthenticatedLocals).apiKeyId = matchedId;
     next();
   };
 }
