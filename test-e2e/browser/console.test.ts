@@ -415,6 +415,11 @@ describe('the console in chromium', () => {
     await page.getByRole('button', { name: 'Done' }).click();
     await page.getByRole('heading', { level: 2, name: 'nightly' }).waitFor();
     await page.getByRole('button', { name: /^Revoke key \S+ of nightly$/ }).click();
+    const confirm = page.getByRole('alertdialog', { name: /^Revoke key \S+ of nightly\?$/ });
+    await expect(confirm.textContent()).resolves.toMatch(/refused from then on/);
+    await expect(confirm.textContent()).resolves.not.toMatch(/signed in with/);
+    expect((await whoami(`ApiKey ${shown}`)).status).toBe(200);
+    await confirm.getByRole('button', { name: 'Revoke key' }).click();
     await page.waitForFunction(() => ![...document.querySelectorAll('button')].some((b) => /of nightly$/.test(b.getAttribute('aria-label') ?? '') && b.textContent === 'Revoke'));
     expect((await whoami(`ApiKey ${shown}`)).status).toBe(401);
     expect(problems.take()).toEqual([]);
@@ -466,6 +471,39 @@ describe('the console in chromium', () => {
     expect(users.every((u) => u.action === 'create' && u.target.startsWith('users '))).toBe(true);
     await shows(users);
     expect(await page.evaluate(() => location.hash)).toBe('#/audit?action=create&target_type=users');
+    expect(problems.take()).toEqual([]);
+    await page.close();
+  });
+
+  it('when an admin revokes its own keys, then the confirmation says which one it is signed in with, and revoking that one signs it out', async () => {
+    const created = await api<{ id: number; api_key: string }>('POST', 'operators/', { name: 'keyholder', role: 'admin', clusters: [] });
+    const added = await api<{ id: string; key: string }>('POST', `operators/${created.id}/keys/`);
+    const { objects: keys } = await api<{ objects: Array<{ id: string }> }>('GET', `operators/${created.id}/keys/`);
+    const signedInKey = keys.find((k) => k.id !== added.id)!.id;
+    const { page, problems } = await openPage();
+    await signIn(page, 'keyholder', created.api_key);
+    await visit(page, '#/operators', /^Operators$/);
+    const revoke = (id: string) => page.getByRole('button', { name: `Revoke key ${id} of keyholder` });
+    const confirm = (id: string) => page.getByRole('alertdialog', { name: `Revoke key ${id} of keyholder?` });
+
+    // The other key: no warning about this session; Cancel keeps it.
+    await revoke(added.id).click();
+    await expect(confirm(added.id).textContent()).resolves.not.toMatch(/signed in with/);
+    await confirm(added.id).getByRole('button', { name: 'Cancel' }).click();
+    await expect(confirm(added.id).count()).resolves.toBe(0);
+    const whoami = (key: string) => fetch(`${stack.apiUrl}/api/v1/whoami/`, { headers: { Authorization: `ApiKey keyholder:${key}` } });
+    expect((await whoami(added.key)).status).toBe(200);
+    expect(await axeFindings(page)).toEqual([]);
+
+    // The key of this session: the confirmation says so; revoking it signs out with a reason.
+    await revoke(signedInKey).click();
+    await expect(confirm(signedInKey).textContent()).resolves.toMatch(/This is the key you are signed in with\..*signs you out/);
+    await confirm(signedInKey).getByRole('button', { name: 'Revoke key' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await expect(page.getByRole('status').first().textContent()).resolves.toMatch(/revoked the API key you were signed in with/);
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect((await whoami(created.api_key)).status).toBe(401);
+    expect((await whoami(added.key)).status).toBe(200);
     expect(problems.take()).toEqual([]);
     await page.close();
   });
