@@ -538,9 +538,20 @@ describe('the console in chromium', () => {
     });
     await visit(page, '#/clusters/1/utilization', /^Utilization — default$/);
     const start = await page.getByLabel('From (UTC)').inputValue();
-    const summary = await api<{ objects: Array<{ account: string; bytes_used_avg: number; bytes_in: number; bytes_out: number }> }>('GET', `clusters/1/utilization/summary/?start=${encodeURIComponent(start)}`);
+    const summary = await api<{
+      meta: { total_count: number };
+      objects: Array<{ account: string; bytes_used_avg: number; bytes_in: number; bytes_out: number; policies: Array<{ policy_index: number; bytes_used_avg: number }> }>;
+    }>('GET', `clusters/1/utilization/summary/?start=${encodeURIComponent(start)}&limit=1000`);
     const alice = summary.objects.find((o) => o.account === 'AUTH_alice')!;
     expect(alice.bytes_in).toBe(1_000_000);
+    // The cluster's storage by policy: each bar is the sum of the accounts' averages in that policy.
+    expect(summary.meta.total_count).toBe(summary.objects.length);
+    const byPolicy = new Map<number, number>();
+    for (const o of summary.objects) for (const p of o.policies) byPolicy.set(p.policy_index, (byPolicy.get(p.policy_index) ?? 0) + p.bytes_used_avg);
+    expect(byPolicy.get(0)).toBeGreaterThanOrEqual(5e9);
+    const bars = await page.locator('svg.policybars g[data-policy]').evaluateAll((gs) => gs.map((g) => [Number(g.getAttribute('data-policy')), Number(g.getAttribute('data-raw'))]));
+    expect(bars).toEqual([...byPolicy.entries()].sort((a, b) => a[0] - b[0]));
+    await expect(page.getByRole('img', { name: /^Average bytes stored per storage policy, the cluster: policy 0 / }).count()).resolves.toBe(1);
     const row = page.locator('tr[data-account="AUTH_alice"]');
     await expect(row.locator('td').nth(0).getAttribute('data-raw')).resolves.toBe(String(alice.bytes_used_avg));
     await expect(row.locator('td').nth(4).getAttribute('data-raw')).resolves.toBe(String(alice.bytes_in));
