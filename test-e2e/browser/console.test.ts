@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -63,7 +64,8 @@ describe('the console in chromium', () => {
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    stack = await startStack({ database: 'postgres', hashParams: { logN: 10, r: 8, p: 1 }, consoleDir: CONSOLE_DIR });
+    // An S3 secret key, so the audit test can create (and audit) an S3 credential.
+    stack = await startStack({ database: 'postgres', hashParams: { logN: 10, r: 8, p: 1 }, consoleDir: CONSOLE_DIR, s3SecretKeys: `console:${randomBytes(32).toString('base64')}` });
     await api('PUT', 'clusters/1/devices/', deviceReport());
     await seedCapacityHistory();
     await api('POST', 'clusters/', { name: 'east', auth_url: 'https://auth-east.example.com/auth', storage_url: 'https://swift-east.example.com/v1' });
@@ -498,6 +500,7 @@ describe('the console in chromium', () => {
     // The key of this session: the confirmation says so; revoking it signs out with a reason.
     await revoke(signedInKey).click();
     await expect(confirm(signedInKey).textContent()).resolves.toMatch(/This is the key you are signed in with\..*signs you out/);
+    await page.screenshot({ path: join(ARTIFACTS, 'revoke-own-key-1280x800.png') });
     await confirm(signedInKey).getByRole('button', { name: 'Revoke key' }).click();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     await expect(page.getByRole('status').first().textContent()).resolves.toMatch(/revoked the API key you were signed in with/);
