@@ -209,7 +209,7 @@ function Keys({ op }: { op: Operator }) {
         <ul class="plain">
           {keys.data.objects.map((k) => (
             <li>
-              key {String(k.id)}, created {formatTime(k.created_at)}
+              key {String(k.id)}, created {formatTime(k.created_at)}{' '}
               {k.resource_uri === me.key_uri ? <span class="badge">signed in with this key</span> : null}{' '}
               <button type="button" class="danger small" onClick={() => setConfirming(k)} aria-label={`Revoke key ${String(k.id)} of ${op.name}`}>
                 Revoke

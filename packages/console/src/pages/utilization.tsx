@@ -194,7 +194,7 @@ function PolicySection({ load, prefix }: { load: Loaded<{ rows: AccountSummary[]
         <>
           <PolicyBars totals={totals} label={`Average bytes stored per storage policy, ${whose}`} />
           <p class="legend">
-            Average bytes stored over the range, summed over {load.data.rows.length.toLocaleString()} accounts
+            Average stored per policy in this range, across {load.data.rows.length.toLocaleString()} {load.data.rows.length === 1 ? 'account' : 'accounts'}
             {prefix ? ` starting with ${prefix}` : ''}
             {load.data.total > load.data.rows.length ? ` (the first ${load.data.rows.length.toLocaleString()} of ${load.data.total.toLocaleString()})` : ''}:{' '}
             {totals.map((t) => `policy ${t.policy_index} ${formatBytes(t.bytes_used_avg)} in ${t.object_count.toLocaleString()} objects`).join(' · ')}
