@@ -58,6 +58,9 @@ describe('pnpm start (the all-in-one launcher) as a real process', () => {
       expect(await rssMb(first.child.pid!)).toBeLessThan(FIRST_START_MAX_RSS_MB);
       const auth = first.adminAuth!;
       expect(first.output()).toContain(`curl -H 'Authorization: ${auth}' ${first.apiUrl}/api/v1/clusters/`);
+      // The banner gives the console's address (the management API's own), and the API serves it there.
+      expect(first.output()).toContain(`\n  console         ${first.apiUrl}/console/\n`);
+      expect((await fetch(`${first.apiUrl}/console/`)).status).not.toBe(404);
 
       const clusters = await api(first.apiUrl, auth, 'GET', '/api/v1/clusters/');
       expect(clusters.status).toBe(200);

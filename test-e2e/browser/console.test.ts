@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -18,7 +19,10 @@ const ARTIFACTS = join(__dirname, 'artifacts');
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const WRITE_CONTROLS = /^(New cluster|New user|New operator|Edit|Disable|Enable|Delete|Make superuser|Remove superuser|Change password|Add key|Revoke)$/;
 
-/** A device report across three ring sets, some devices past 80 %, one unmounted. */
+/**
+ * A device report across three ring sets, some devices past 80 %, one unmounted, and one device
+ * that lists its policies out of policy-index order (silver before gold) yet belongs to gold,silver.
+ */
 function deviceReport() {
   const devices: Array<Record<string, unknown>> = [];
   const sets: Array<[string[], number]> = [
@@ -34,7 +38,8 @@ function deviceReport() {
       // Deterministic spread of fill levels, 12 % to 93 %; the silver-only set is fuller (77 % to 95 %).
       const pct = policies.length === 1 && policies[0] === 'silver' ? 77 + ((n * 7) % 19) : 12 + ((n * 37) % 82);
       const used = Math.round((raw * pct) / 100);
-      devices.push({ node: `10.0.${Math.ceil(n / 8)}.${n % 8}:6200`, device: `sd${String.fromCharCode(97 + (n % 20))}${n}`, policies, used_bytes: used, avail_bytes: raw - used });
+      const listed = policies.length === 2 && i === 0 ? [...policies].reverse() : policies;
+      devices.push({ node: `10.0.${Math.ceil(n / 8)}.${n % 8}:6200`, device: `sd${String.fromCharCode(97 + (n % 20))}${n}`, policies: listed, used_bytes: used, avail_bytes: raw - used });
     }
   }
   devices.push({ node: '10.0.9.9:6200', device: 'sdz1', policies: ['gold'], mounted: false });
@@ -59,7 +64,8 @@ describe('the console in chromium', () => {
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    stack = await startStack({ database: 'postgres', hashParams: { logN: 10, r: 8, p: 1 }, consoleDir: CONSOLE_DIR });
+    // An S3 secret key, so the audit test can create (and audit) an S3 credential.
+    stack = await startStack({ database: 'postgres', hashParams: { logN: 10, r: 8, p: 1 }, consoleDir: CONSOLE_DIR, s3SecretKeys: `console:${randomBytes(32).toString('base64')}` });
     await api('PUT', 'clusters/1/devices/', deviceReport());
     await seedCapacityHistory();
     await api('POST', 'clusters/', { name: 'east', auth_url: 'https://auth-east.example.com/auth', storage_url: 'https://swift-east.example.com/v1' });
@@ -135,9 +141,14 @@ describe('the console in chromium', () => {
   const writeControls = (page: Page) =>
     page.evaluate((pattern) => [...document.querySelectorAll('main button, main a.button')].map((b) => b.textContent?.trim() ?? '').filter((t) => new RegExp(pattern).test(t)), WRITE_CONTROLS.source);
 
-  it('when the key is wrong, then sign-in says so next to the form and keeps nothing', async () => {
+  it('when the key is wrong, then sign-in says so next to the form and keeps nothing (nor offers the key to a password store)', async () => {
     const { page } = await openPage();
     await page.goto(`${stack.apiUrl}/console/`);
+    // The key is typed hidden and not offered to the browser's password store.
+    await expect(page.getByLabel('API key').evaluate((i: HTMLInputElement) => ({ type: i.type, autocomplete: i.autocomplete }))).resolves.toEqual({
+      type: 'password',
+      autocomplete: 'off',
+    });
     await page.getByLabel('Operator name').fill(ADMIN_AUTH_NAME);
     await page.getByLabel('API key').fill('not-the-key');
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -247,6 +258,16 @@ describe('the console in chromium', () => {
     expect(over).toBeGreaterThan(0);
     await page.getByLabel(/only past 80/).check();
     await expect(page.locator('table.devices tbody tr').count()).resolves.toBe(over);
+    // A header click sorts by that column: Device A–Z (natural order), then Z–A.
+    const deviceColumn = () => page.locator('table.devices tbody tr td:nth-child(2)').allTextContents();
+    const natural = (names: string[]) => [...names].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+    await page.getByRole('button', { name: 'Device', exact: true }).click();
+    await expect(page.locator('table.devices th[aria-sort="ascending"]').textContent()).resolves.toMatch(/^Device/);
+    const ascending = await deviceColumn();
+    expect(ascending).toEqual(natural(ascending));
+    await page.getByRole('button', { name: 'Device', exact: true }).click();
+    await expect(page.locator('table.devices th[aria-sort="descending"]').textContent()).resolves.toMatch(/^Device/);
+    expect(await deviceColumn()).toEqual(natural(ascending).reverse());
     await page.getByLabel('Filter devices').fill('sdz1');
     await page.getByLabel(/only past 80/).uncheck();
     await expect(page.locator('table.devices tbody tr').textContent()).resolves.toMatch(/unmounted/);
@@ -396,8 +417,96 @@ describe('the console in chromium', () => {
     await page.getByRole('button', { name: 'Done' }).click();
     await page.getByRole('heading', { level: 2, name: 'nightly' }).waitFor();
     await page.getByRole('button', { name: /^Revoke key \S+ of nightly$/ }).click();
+    const confirm = page.getByRole('alertdialog', { name: /^Revoke key \S+ of nightly\?$/ });
+    await expect(confirm.textContent()).resolves.toMatch(/refused from then on/);
+    await expect(confirm.textContent()).resolves.not.toMatch(/signed in with/);
+    expect((await whoami(`ApiKey ${shown}`)).status).toBe(200);
+    await confirm.getByRole('button', { name: 'Revoke key' }).click();
     await page.waitForFunction(() => ![...document.querySelectorAll('button')].some((b) => /of nightly$/.test(b.getAttribute('aria-label') ?? '') && b.textContent === 'Revoke'));
     expect((await whoami(`ApiKey ${shown}`)).status).toBe(401);
+    expect(problems.take()).toEqual([]);
+    await page.close();
+  });
+
+  it('when the audit trail is filtered by target type and action, then only matching entries show, newest first', async () => {
+    const created = await api<{ id: string; access_key: string }>('POST', 's3_credentials/', { user: `/api/v1/users/${aliceId}/` });
+    await api('DELETE', `s3_credentials/${created.id}/`);
+    const { page, problems } = await openPage();
+    await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
+    await visit(page, '#/audit', /^Audit trail$/);
+    const rows = () =>
+      page.evaluate(() =>
+        [...document.querySelectorAll('table.audit tbody tr')].map((tr) => {
+          const td = tr.querySelectorAll('td');
+          return { action: td[2]?.textContent ?? '', target: td[3]?.textContent?.trim() ?? '' };
+        }),
+      );
+    const shows = async (expected: Array<{ action: string; target: string }>) => {
+      await page.waitForFunction((n) => document.querySelectorAll('table.audit tbody tr').length === n && !document.querySelector('[aria-busy="true"]'), expected.length);
+      expect(await rows()).toEqual(expected);
+    };
+    const fromApi = async (q: string) =>
+      (await api<{ objects: Array<{ action: string; target_type: string; target_name: string }> }>('GET', `audit/?${q}`)).objects.map((a) => ({
+        action: a.action,
+        target: `${a.target_type} ${a.target_name}`,
+      }));
+
+    await page.getByLabel('Target type').selectOption('s3_credentials');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    // Newest first: the delete after the create, exactly the API's entries for that type.
+    const s3 = [
+      { action: 'delete', target: `s3_credentials ${created.access_key}` },
+      { action: 'create', target: `s3_credentials ${created.access_key}` },
+    ];
+    expect(await fromApi('target_type=s3_credentials')).toEqual(s3);
+    await shows(s3);
+
+    await page.getByLabel('Action').selectOption('create');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await shows([s3[1]!]);
+
+    // Another type: every row is of that type and action, in the API's newest-first order.
+    await page.getByLabel('Target type').selectOption('users');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    const users = await fromApi('target_type=users&action=create');
+    expect(users.length).toBeGreaterThanOrEqual(2);
+    expect(users.every((u) => u.action === 'create' && u.target.startsWith('users '))).toBe(true);
+    await shows(users);
+    expect(await page.evaluate(() => location.hash)).toBe('#/audit?action=create&target_type=users');
+    expect(problems.take()).toEqual([]);
+    await page.close();
+  });
+
+  it('when an admin revokes its own keys, then the confirmation says which one it is signed in with, and revoking that one signs it out', async () => {
+    const created = await api<{ id: number; api_key: string }>('POST', 'operators/', { name: 'keyholder', role: 'admin', clusters: [] });
+    const added = await api<{ id: string; key: string }>('POST', `operators/${created.id}/keys/`);
+    const { objects: keys } = await api<{ objects: Array<{ id: string }> }>('GET', `operators/${created.id}/keys/`);
+    const signedInKey = keys.find((k) => k.id !== added.id)!.id;
+    const { page, problems } = await openPage();
+    await signIn(page, 'keyholder', created.api_key);
+    await visit(page, '#/operators', /^Operators$/);
+    const revoke = (id: string) => page.getByRole('button', { name: `Revoke key ${id} of keyholder` });
+    const confirm = (id: string) => page.getByRole('alertdialog', { name: `Revoke key ${id} of keyholder?` });
+
+    // The other key: no warning about this session; Cancel keeps it.
+    await revoke(added.id).click();
+    await expect(confirm(added.id).textContent()).resolves.not.toMatch(/signed in with/);
+    await confirm(added.id).getByRole('button', { name: 'Cancel' }).click();
+    await expect(confirm(added.id).count()).resolves.toBe(0);
+    const whoami = (key: string) => fetch(`${stack.apiUrl}/api/v1/whoami/`, { headers: { Authorization: `ApiKey keyholder:${key}` } });
+    expect((await whoami(added.key)).status).toBe(200);
+    expect(await axeFindings(page)).toEqual([]);
+
+    // The key of this session: the confirmation says so; revoking it signs out with a reason.
+    await revoke(signedInKey).click();
+    await expect(confirm(signedInKey).textContent()).resolves.toMatch(/This is the key you are signed in with\..*signs you out/);
+    await page.screenshot({ path: join(ARTIFACTS, 'revoke-own-key-1280x800.png') });
+    await confirm(signedInKey).getByRole('button', { name: 'Revoke key' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await expect(page.getByRole('status').first().textContent()).resolves.toMatch(/revoked the API key you were signed in with/);
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect((await whoami(created.api_key)).status).toBe(401);
+    expect((await whoami(added.key)).status).toBe(200);
     expect(problems.take()).toEqual([]);
     await page.close();
   });
@@ -416,22 +525,10 @@ describe('the console in chromium', () => {
     await page.close();
   });
 
-  it("when the utilization page opens, then it shows the API's summary and an account's charts, or says the API is absent", async () => {
+  it("when the utilization page opens, then it shows the API's summary and an account's charts", async () => {
     const hourAgo = new Date(Date.now() - 3_600_000);
-    const probe = await fetch(`${stack.apiUrl}/api/v1/clusters/1/utilization/summary/?start=${new Date(Date.now() - 86_400_000).toISOString()}`, { headers: { Authorization: ADMIN_AUTH } });
     const { page, problems } = await openPage();
     await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
-    if (probe.status === 404) {
-      // A management API without the utilization routes: the page says so instead of failing.
-      await page.evaluate(() => {
-        location.hash = '#/clusters/1/utilization';
-      });
-      await page.getByText(/has no utilization API yet/).waitFor();
-      expect(problems.take().filter((p) => !/utilization\/summary|status of 404/.test(p))).toEqual([]);
-      await page.close();
-      return;
-    }
-    expect(probe.status).toBe(200);
     const hour = new Date(Math.floor(hourAgo.getTime() / 3_600_000) * 3_600_000);
     await api('POST', 'clusters/1/utilization/storage/', {
       sampled_at: hourAgo.toISOString(),
@@ -444,9 +541,20 @@ describe('the console in chromium', () => {
     });
     await visit(page, '#/clusters/1/utilization', /^Utilization — default$/);
     const start = await page.getByLabel('From (UTC)').inputValue();
-    const summary = await api<{ objects: Array<{ account: string; bytes_used_avg: number; bytes_in: number; bytes_out: number }> }>('GET', `clusters/1/utilization/summary/?start=${encodeURIComponent(start)}`);
+    const summary = await api<{
+      meta: { total_count: number };
+      objects: Array<{ account: string; bytes_used_avg: number; bytes_in: number; bytes_out: number; policies: Array<{ policy_index: number; bytes_used_avg: number }> }>;
+    }>('GET', `clusters/1/utilization/summary/?start=${encodeURIComponent(start)}&limit=1000`);
     const alice = summary.objects.find((o) => o.account === 'AUTH_alice')!;
     expect(alice.bytes_in).toBe(1_000_000);
+    // The cluster's storage by policy: each bar is the sum of the accounts' averages in that policy.
+    expect(summary.meta.total_count).toBe(summary.objects.length);
+    const byPolicy = new Map<number, number>();
+    for (const o of summary.objects) for (const p of o.policies) byPolicy.set(p.policy_index, (byPolicy.get(p.policy_index) ?? 0) + p.bytes_used_avg);
+    expect(byPolicy.get(0)).toBeGreaterThanOrEqual(5e9);
+    const bars = await page.locator('svg.policybars g[data-policy]').evaluateAll((gs) => gs.map((g) => [Number(g.getAttribute('data-policy')), Number(g.getAttribute('data-raw'))]));
+    expect(bars).toEqual([...byPolicy.entries()].sort((a, b) => a[0] - b[0]));
+    await expect(page.getByRole('img', { name: /^Average bytes stored per storage policy, the cluster: policy 0 / }).count()).resolves.toBe(1);
     const row = page.locator('tr[data-account="AUTH_alice"]');
     await expect(row.locator('td').nth(0).getAttribute('data-raw')).resolves.toBe(String(alice.bytes_used_avg));
     await expect(row.locator('td').nth(4).getAttribute('data-raw')).resolves.toBe(String(alice.bytes_in));

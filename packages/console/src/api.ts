@@ -58,6 +58,12 @@ export interface Operator {
   role: 'admin' | 'reader';
 }
 
+/** GET whoami/: the signed-in operator, and which of its keys the console runs on. */
+export interface Me extends Operator {
+  /** The resource of the key in use (absent from an API that predates it). */
+  key_uri?: string;
+}
+
 export interface ApiKey {
   created_at: string;
   id: string | number;

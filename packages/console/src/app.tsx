@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
-import { client, downloadCsv, errorText, listAll, type Call, type Cluster, type Credentials, type Operator } from './api';
+import { client, downloadCsv, errorText, listAll, type Call, type Cluster, type Credentials, type Me, type Operator } from './api';
 import { ErrorText, Loading } from './components';
 import { isGlobalAdmin, SessionContext, type Session } from './context';
 import { useRoute } from './hooks';
@@ -38,12 +38,12 @@ export function App() {
 
 function SignedIn({ creds, signOut }: { creds: Credentials; signOut: (why?: string) => void }) {
   const call: Call = useMemo(() => client(creds, () => signOut('The API key was refused (revoked or wrong); sign in again.')), [creds, signOut]);
-  const [me, setMe] = useState<Operator>();
+  const [me, setMe] = useState<Me>();
   const [clusters, setClusters] = useState<Cluster[]>();
   const [error, setError] = useState<string>();
   const [tick, setTick] = useState(0);
   useEffect(() => {
-    Promise.all([call<Operator>('GET', 'whoami/'), listAll<Cluster>(call, 'clusters/?limit=1000&order_by=name')]).then(
+    Promise.all([call<Me>('GET', 'whoami/'), listAll<Cluster>(call, 'clusters/?limit=1000&order_by=name')]).then(
       ([m, c]) => {
         setMe(m);
         setClusters(c.rows);
@@ -69,7 +69,7 @@ function SignedIn({ creds, signOut }: { creds: Credentials; signOut: (why?: stri
     );
   }
   if (!me || !clusters) return <main class="page"><Loading what="your session" /></main>;
-  const session: Session = { call, me, clusters, reloadClusters, download: (path, filename) => downloadCsv(creds, path, filename) };
+  const session: Session = { call, me, clusters, reloadClusters, signOut, download: (path, filename) => downloadCsv(creds, path, filename) };
   return (
     <SessionContext.Provider value={session}>
       <Shell me={me} signOut={() => signOut()} />

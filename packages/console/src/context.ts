@@ -1,13 +1,15 @@
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
-import { clusterIdOf, type Call, type Cluster, type Operator } from './api';
+import { clusterIdOf, type Call, type Cluster, type Me, type Operator } from './api';
 
 /** Who is signed in and what they may do: the API enforces it; the console only hides controls. */
 export interface Session {
   call: Call;
-  me: Operator;
+  me: Me;
   clusters: Cluster[];
   reloadClusters: () => void;
+  /** Forgets the key and shows the sign-in form with `why`. */
+  signOut: (why?: string) => void;
   /** A CSV export of `path` (under /api/v1/) saved as `filename`. */
   download: (path: string, filename: string) => Promise<void>;
 }

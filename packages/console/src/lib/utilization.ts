@@ -49,3 +49,40 @@ export function toSeries<R extends { start: string; pct_complete: number }>(reco
 
 /** Sum of a transfer field over the records (bytes or requests over the range). */
 export const total = <R>(records: readonly R[], value: (r: R) => number): number => records.reduce((a, r) => a + value(r), 0);
+
+/** What the summary gives per account and storage policy (policy indexes; the API has no names). */
+export interface PolicySummary {
+  policy_index: number;
+  bytes_used_avg: number;
+  bytes_used_peak: number;
+  object_count: number;
+  container_count: number;
+}
+
+export interface PolicyTotal {
+  policy_index: number;
+  /** Sum of the accounts' average bytes stored: the cluster's average over the range. */
+  bytes_used_avg: number;
+  /** Sum of the accounts' objects at their latest sampled hour. */
+  object_count: number;
+  /** Accounts with anything stored in the policy. */
+  accounts: number;
+}
+
+/**
+ * The cluster's storage per policy from summary rows, by policy index. Averages add up (each is
+ * byte-hours over the range); peaks do not (accounts peak at different hours), so none is summed.
+ */
+export function storageByPolicy(rows: ReadonlyArray<{ policies: readonly PolicySummary[] }>): PolicyTotal[] {
+  const by = new Map<number, PolicyTotal>();
+  for (const row of rows) {
+    for (const p of row.policies) {
+      const t = by.get(p.policy_index) ?? { policy_index: p.policy_index, bytes_used_avg: 0, object_count: 0, accounts: 0 };
+      t.bytes_used_avg += p.bytes_used_avg;
+      t.object_count += p.object_count;
+      if (p.bytes_used_avg > 0 || p.object_count > 0) t.accounts += 1;
+      by.set(p.policy_index, t);
+    }
+  }
+  return [...by.values()].sort((a, b) => a.policy_index - b.policy_index);
+}

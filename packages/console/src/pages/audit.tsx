@@ -6,6 +6,9 @@ import { formatTime } from '../lib/format';
 
 const PAGE = 50;
 const FILTERS = ['operator', 'action', 'target_type', 'target_name', 'from', 'to'] as const;
+/** Every action and target type the management API records (services/management-api, repositories/audit.ts). */
+const ACTIONS = ['create', 'update', 'delete', 'replace_devices', 'add_key', 'delete_key', 'record_utilization'];
+const TARGET_TYPES = ['users', 'clusters', 'operators', 's3_credentials'];
 
 /** The audit trail, newest first, with the API's own filters. */
 export function AuditPage({ params }: { params: URLSearchParams }) {
@@ -50,7 +53,7 @@ export function AuditPage({ params }: { params: URLSearchParams }) {
           Action
           <select name="action" value={f.action}>
             <option value="">any</option>
-            {['create', 'update', 'delete', 'replace_devices', 'add_key', 'delete_key'].map((a) => (
+            {ACTIONS.map((a) => (
               <option value={a}>{a}</option>
             ))}
           </select>
@@ -59,7 +62,7 @@ export function AuditPage({ params }: { params: URLSearchParams }) {
           Target type
           <select name="target_type" value={f.target_type}>
             <option value="">any</option>
-            {['users', 'clusters', 'operators'].map((a) => (
+            {TARGET_TYPES.map((a) => (
               <option value={a}>{a}</option>
             ))}
           </select>

@@ -5,8 +5,10 @@ import { useSession } from '../context';
 import { useLoad } from '../hooks';
 import { devicePctUsed, formatBytes, formatPct, formatTb, formatTime } from '../lib/format';
 import { binPercentages } from '../lib/histogram';
+import { ringSetMatcher } from '../lib/ring-sets';
+import type { DeviceRow } from '../lib/device-sort';
 import { Histogram, UsedBar, WARN_PCT } from './charts';
-import { DeviceTable, type DeviceRow } from './device-table';
+import { DeviceTable } from './device-table';
 import { Lazy } from '../lazy';
 
 /** The trend charts and uPlot load only when there is a history to draw. */
@@ -28,10 +30,10 @@ export function CapacityPage({ clusterId }: { clusterId: number; params: URLSear
     [clusterId],
   );
   const devices = useLoad(() => listAll<Device>(call, `clusters/${clusterId}/devices/?limit=1000`, DEVICE_READ_LIMIT), [clusterId]);
-  const rows: DeviceRow[] = useMemo(
-    () => (devices.data?.rows ?? []).map((d) => ({ ...d, ringSet: d.policies.join(','), pct: devicePctUsed(d.used_bytes, d.avail_bytes) })),
-    [devices.data],
-  );
+  const rows: DeviceRow[] = useMemo(() => {
+    const ringSetOf = ringSetMatcher((capacity.data?.capacity ?? []).map((e) => e.ring_set));
+    return (devices.data?.rows ?? []).map((d) => ({ ...d, ringSet: ringSetOf(d.policies), pct: devicePctUsed(d.used_bytes, d.avail_bytes) }));
+  }, [devices.data, capacity.data]);
   if (!cluster) {
     return (
       <>

@@ -1,27 +1,8 @@
 import { useMemo, useState } from 'preact/hooks';
-import type { Device } from '../api';
 import { ScrollBox } from '../components';
+import { compareDevices, nextSort, rawBytes as raw, type DeviceRow, type DeviceSortKey as Key } from '../lib/device-sort';
 import { formatBytes, formatPct } from '../lib/format';
 import { WARN_PCT } from './charts';
-
-export interface DeviceRow extends Device {
-  ringSet: string;
-  pct: number | null;
-}
-
-type Key = 'node' | 'device' | 'ringSet' | 'size' | 'used_bytes' | 'avail_bytes' | 'pct';
-
-const raw = (d: DeviceRow) => (d.used_bytes === null || d.avail_bytes === null ? null : d.used_bytes + d.avail_bytes);
-const value = (d: DeviceRow, k: Key): string | number | null => (k === 'size' ? (d.size_bytes ?? raw(d)) : d[k]);
-
-/** Compares for a sort; devices that report nothing always sort last. */
-export function compareDevices(a: DeviceRow, b: DeviceRow, key: Key, desc: boolean): number {
-  const x = value(a, key);
-  const y = value(b, key);
-  if (x === null || y === null) return x === y ? 0 : x === null ? 1 : -1;
-  const c = typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y), undefined, { numeric: true });
-  return desc ? -c : c;
-}
 
 const PAGE = 200;
 const HEADERS: Array<{ key: Key; label: string; num?: boolean }> = [
@@ -68,7 +49,7 @@ export function DeviceTable({ rows }: { rows: DeviceRow[] }) {
             <tr>
               {HEADERS.map((h) => (
                 <th scope="col" class={h.num ? 'num' : undefined} aria-sort={sort.key === h.key ? (sort.desc ? 'descending' : 'ascending') : undefined}>
-                  <button type="button" class="sort" onClick={() => setSort({ key: h.key, desc: sort.key === h.key ? !sort.desc : !!h.num })}>
+                  <button type="button" class="sort" onClick={() => setSort(nextSort(sort, h.key, !!h.num))}>
                     {h.label}
                     <span aria-hidden="true">{sort.key === h.key ? (sort.desc ? ' ▼' : ' ▲') : ''}</span>
                   </button>

@@ -167,10 +167,11 @@ function OperatorCard({ op, onChanged }: { op: Operator; onChanged: () => void }
 }
 
 function Keys({ op }: { op: Operator }) {
-  const { call } = useSession();
+  const { call, me, signOut } = useSession();
   const keys = useLoad(() => call<List<ApiKey>>('GET', `operators/${op.id}/keys/`), [op.id]);
   const [error, setError] = useState<string>();
   const [fresh, setFresh] = useState<string>();
+  const [confirming, setConfirming] = useState<ApiKey>();
   const add = async () => {
     setError(undefined);
     try {
@@ -185,9 +186,13 @@ function Keys({ op }: { op: Operator }) {
     setError(undefined);
     try {
       await call('DELETE', `operators/${op.id}/keys/${k.id}/`);
-      keys.reload();
+      setConfirming(undefined);
+      // The console's own key is gone: any further call would be refused, so say why now.
+      if (k.resource_uri === me.key_uri) signOut('You revoked the API key you were signed in with; sign in with another key.');
+      else keys.reload();
     } catch (err) {
       setError(errorText(err));
+      setConfirming(undefined);
     }
   };
   return (
@@ -205,13 +210,45 @@ function Keys({ op }: { op: Operator }) {
           {keys.data.objects.map((k) => (
             <li>
               key {String(k.id)}, created {formatTime(k.created_at)}{' '}
-              <button type="button" class="danger small" onClick={() => revoke(k)} aria-label={`Revoke key ${String(k.id)} of ${op.name}`}>
+              {k.resource_uri === me.key_uri ? <span class="badge">signed in with this key</span> : null}{' '}
+              <button type="button" class="danger small" onClick={() => setConfirming(k)} aria-label={`Revoke key ${String(k.id)} of ${op.name}`}>
                 Revoke
               </button>
+              {confirming?.id === k.id ? <ConfirmRevoke op={op} apiKey={k} current={k.resource_uri === me.key_uri} onRevoke={() => revoke(k)} onCancel={() => setConfirming(undefined)} /> : null}
             </li>
           ))}
         </ul>
       ) : null}
+    </div>
+  );
+}
+
+/** Revoking cannot be undone; revoking the key the console runs on also signs the operator out. */
+function ConfirmRevoke({ op, apiKey: k, current, onRevoke, onCancel }: { op: Operator; apiKey: ApiKey; current: boolean; onRevoke: () => void; onCancel: () => void }) {
+  const id = `revoke-${op.id}-${String(k.id)}`;
+  return (
+    <div class="confirm" role="alertdialog" aria-labelledby={`${id}-title`} aria-describedby={`${id}-text`}>
+      <p id={`${id}-title`}>
+        <strong>
+          Revoke key {String(k.id)} of {op.name}?
+        </strong>
+      </p>
+      <p id={`${id}-text`}>
+        {current ? (
+          <>
+            <strong>This is the key you are signed in with.</strong> The console signs you out at once; sign in again with another key.{' '}
+          </>
+        ) : null}
+        Whatever uses this key (a script, a collector, a console) is refused from then on. This cannot be undone.
+      </p>
+      <div class="row">
+        <button type="button" class="danger" onClick={onRevoke} ref={(b) => b?.focus()}>
+          Revoke key
+        </button>
+        <button type="button" class="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
     </div>
   );
 }

@@ -32,7 +32,8 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (c: Credentials) =>
         </label>
         <label>
           API key
-          <input name="key" type="password" autoComplete="current-password" required value={key} onInput={(e) => setKey(e.currentTarget.value)} />
+          {/* Hidden as typed, but not offered to a password manager: the key lives only for this session. */}
+          <input name="key" type="password" autoComplete="off" required value={key} onInput={(e) => setKey(e.currentTarget.value)} />
         </label>
         <ErrorText error={error} id="signin-error" />
         <button type="submit" disabled={busy}>

@@ -1,23 +1,18 @@
 import { useMemo, useState } from 'preact/hooks';
-import { ApiError, errorText, query, type Call, type List } from '../api';
+import { ApiError, errorText, listAll, query, type Call, type List } from '../api';
 import { ErrorText, Loading, ScrollBox, Section } from '../components';
 import { useSession } from '../context';
-import { navigate, useLoad } from '../hooks';
+import { navigate, useLoad, type Loaded } from '../hooks';
 import { formatBytes, formatPct } from '../lib/format';
-import { presetStart, toSeries, total, type StorageRecord, type TransferRecord } from '../lib/utilization';
+import { presetStart, storageByPolicy, toSeries, total, type PolicySummary, type StorageRecord, type TransferRecord } from '../lib/utilization';
+import { PolicyBars } from './policy-bars';
 import { TimeChart } from './timechart';
 
 const PAGE = 50;
 /** Hourly records read for an account's charts: a month and a bit. */
 const MAX_HOURS = 1000;
-
-interface PolicySummary {
-  policy_index: number;
-  bytes_used_avg: number;
-  bytes_used_peak: number;
-  object_count: number;
-  container_count: number;
-}
+/** Summary rows read for the cluster's storage by policy (10 requests); past it the chart says what it covers. */
+const POLICY_READ_LIMIT = 10_000;
 
 interface AccountSummary {
   account: string;
@@ -56,6 +51,14 @@ export function UtilizationPage({ clusterId, params }: { clusterId: number; para
       throw e;
     }),
     [clusterId, start, end, prefix, offset],
+  );
+  const everyAccount = useLoad(
+    () =>
+      listAll<AccountSummary>(call, `${base}/summary/${query({ ...range, account__startswith: prefix || undefined, limit: 1000 })}`, POLICY_READ_LIMIT).catch((e: unknown) => {
+        if (unavailable(e)) return null;
+        throw e;
+      }),
+    [clusterId, start, end, prefix],
   );
   const [csvError, csv] = useCsvDownload(download);
   const go = (changes: Record<string, string | number | undefined>) => navigate(`/clusters/${clusterId}/utilization`, { ...state, offset: undefined, ...changes });
@@ -107,6 +110,7 @@ export function UtilizationPage({ clusterId, params }: { clusterId: number; para
             </p>
           ) : null}
           <ErrorText error={summary.error} />
+          <PolicySection load={everyAccount} prefix={prefix} />
           <Section
             title="Accounts (billing summary)"
             actions={
@@ -174,6 +178,30 @@ export function UtilizationPage({ clusterId, params }: { clusterId: number; para
         </>
       )}
     </>
+  );
+}
+
+/** The cluster's (or the filtered accounts') average bytes stored per policy over the range. */
+function PolicySection({ load, prefix }: { load: Loaded<{ rows: AccountSummary[]; total: number } | null>; prefix: string }) {
+  const totals = useMemo(() => storageByPolicy(load.data?.rows ?? []), [load.data]);
+  const whose = prefix ? `accounts starting with ${prefix}` : 'the cluster';
+  return (
+    <Section title="Storage by policy">
+      {load.loading && !load.data ? <Loading what="storage by policy" /> : null}
+      <ErrorText error={load.error} />
+      {load.data && totals.length === 0 ? <p>No storage data in this range.</p> : null}
+      {load.data && totals.length > 0 ? (
+        <>
+          <PolicyBars totals={totals} label={`Average bytes stored per storage policy, ${whose}`} />
+          <p class="legend">
+            Average stored per policy in this range, across {load.data.rows.length.toLocaleString()} {load.data.rows.length === 1 ? 'account' : 'accounts'}
+            {prefix ? ` starting with ${prefix}` : ''}
+            {load.data.total > load.data.rows.length ? ` (the first ${load.data.rows.length.toLocaleString()} of ${load.data.total.toLocaleString()})` : ''}:{' '}
+            {totals.map((t) => `policy ${t.policy_index} ${formatBytes(t.bytes_used_avg)} in ${t.object_count.toLocaleString()} objects`).join(' · ')}
+          </p>
+        </>
+      ) : null}
+    </Section>
   );
 }
 

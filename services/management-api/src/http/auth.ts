@@ -10,9 +10,12 @@ const HEADER = /^apikey[ \t]+([^:\s]+):(\S+)\s*$/i;
 
 export interface AuthenticatedLocals {
   operator: Operator;
+  /** Which of the operator's keys the request was made with (its id, never the key). */
+  apiKeyId: string;
 }
 
 export const operatorOf = (res: Response): Operator => (res.locals as AuthenticatedLocals).operator;
+export const apiKeyIdOf = (res: Response): string => (res.locals as AuthenticatedLocals).apiKeyId;
 
 export function authenticate(credentials: CredentialCache) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
@@ -27,7 +30,9 @@ export function authenticate(credentials: CredentialCache) {
     const m = HEADER.exec(header);
     if (!m) throw errors.unauthenticated('Malformed Authorization header: expected "ApiKey <operator>:<key>".');
     const [, name, key] = m as unknown as [string, string, string];
-    (res.locals as AuthenticatedLocals).operator = await operatorByApiKey(credentials, name, key);
+    const { operator, apiKeyId } = await operatorByApiKey(credentials, name, key);
+    (res.locals as AuthenticatedLocals).operator = operator;
+    (res.locals as AuthenticatedLocals).apiKeyId = apiKeyId;
     next();
   };
 }

@@ -473,9 +473,9 @@ function handKeptPaths(): Record<string, Record<string, JsonSchema>> {
       get: {
         tags: ['operators'],
         operationId: 'whoami',
-        summary: 'The operator the key belongs to (any role)',
+        summary: 'The operator the key belongs to, and which key it is (any role)',
         parameters: [format],
-        responses: { 200: { description: 'The operator.', content: jsonOrXml(schemaRef('operators')) }, ...authenticatedErrors() },
+        responses: { 200: { description: 'The operator, and which of its keys was used.', content: jsonOrXml(schemaRef('Whoami')) }, ...authenticatedErrors() },
       },
     },
     ...utilizationPaths(),
@@ -553,6 +553,9 @@ export function openApiDocument(discoverable: readonly ResourceDef[]): JsonSchem
 
   const schemas: Record<string, JsonSchema> = { ...SHARED_SCHEMAS, ...HAND_KEPT_SCHEMAS };
   for (const m of MOUNTED) schemas[m.resource.name] = objectSchema(m.resource, 'omit');
+  schemas.Whoami = objectSchema(operatorsResource, 'omit', {
+    key_uri: { type: 'string', format: 'uri-reference', description: 'The resource of the API key the request was made with (never the key itself).' },
+  });
 
   return {
     openapi: '3.1.0',

@@ -103,20 +103,27 @@ export async function countAdmins(db: Db): Promise<number> {
 
 export interface OperatorCredential {
   operator: Operator;
+  /** SHA-256 of each API key, in key id order. */
   keyHashes: Buffer[];
+  /** The id of each key, in the same order as `keyHashes`. */
+  keyIds: string[];
 }
 
 /** Everything needed to authenticate one request, in one round trip. */
 export async function findOperatorCredentials(db: Db, name: string): Promise<OperatorCredential | null> {
   const row = await withDbErrors(() =>
     selectOperators(db)
-      .select(db.raw('ARRAY(SELECT k.key_hash FROM api_keys k WHERE k.operator_id = o.id) AS key_hashes'))
+      .select(
+        db.raw('ARRAY(SELECT k.key_hash FROM api_keys k WHERE k.operator_id = o.id ORDER BY k.id) AS key_hashes'),
+        db.raw('ARRAY(SELECT k.id::text FROM api_keys k WHERE k.operator_id = o.id ORDER BY k.id) AS key_ids'),
+      )
       .where('o.name', name)
       .first(),
   );
   if (!row) return null;
   const hashes = ((row as { key_hashes: unknown[] }).key_hashes ?? []).map((h) => toBuffer(h));
-  return { operator: toOperator(row as OperatorRow), keyHashes: hashes };
+  const ids = ((row as { key_ids: unknown[] }).key_ids ?? []).map(String);
+  return { operator: toOperator(row as OperatorRow), keyHashes: hashes, keyIds: ids };
 }
 
 /** node-postgres returns bytea as Buffer, inside arrays as "\\x…" text; PGlite as Uint8Array. */

@@ -38,14 +38,18 @@ export class CredentialCache {
   }
 }
 
-/** The operator whose API key this is; the same refusal, in the same time, for an unknown name and a wrong key. */
-export async function operatorByApiKey(credentials: CredentialCache, name: string, key: string): Promise<Operator> {
+/**
+ * The operator whose API key this is, and which of its keys it is (the key's id, never the key);
+ * the same refusal, in the same time, for an unknown name and a wrong key.
+ */
+export async function operatorByApiKey(credentials: CredentialCache, name: string, key: string): Promise<{ operator: Operator; apiKeyId: string }> {
   const credential = name.length <= 64 ? await credentials.find(name) : null;
-  let matched = false;
-  for (const hash of credential?.keyHashes.length ? credential.keyHashes : [DUMMY_HASH]) {
+  let matchedId: string | undefined;
+  const hashes = credential?.keyHashes.length ? credential.keyHashes : [DUMMY_HASH];
+  hashes.forEach((hash, i) => {
     // No early exit: the time spent does not depend on which key matched.
-    matched = apiKeyMatches(key, hash) || matched;
-  }
-  if (!credential || !matched) throw errors.unauthenticated('Invalid operator name or API key.');
-  return credential.operator;
+    if (apiKeyMatches(key, hash)) matchedId = credential?.keyIds[i];
+  });
+  if (!credential || matchedId === undefined) throw errors.unauthenticated('Invalid operator name or API key.');
+  return { operator: credential.operator, apiKeyId: matchedId };
 }

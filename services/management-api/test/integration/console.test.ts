@@ -54,6 +54,9 @@ describe('console files', () => {
     expect(res.headers['x-content-type-options']).toBe('nosniff');
     expect(res.headers['x-frame-options']).toBe('DENY');
     expect(res.headers['referrer-policy']).toBe('no-referrer');
+    expect(res.headers['cross-origin-opener-policy']).toBe('same-origin');
+    expect(res.headers['cross-origin-resource-policy']).toBe('same-origin');
+    expect(res.headers['permissions-policy']).toBe('camera=(), microphone=(), geolocation=(), payment=(), usb=()');
     expect(res.headers['x-powered-by']).toBeUndefined();
   });
 
@@ -90,6 +93,8 @@ describe('console files', () => {
     expect(res.status).toBe(200);
     expect(res.headers['content-security-policy']).toBeUndefined();
     expect(res.headers['x-frame-options']).toBeUndefined();
+    expect(res.headers['cross-origin-opener-policy']).toBeUndefined();
+    expect(res.headers['permissions-policy']).toBeUndefined();
   });
 
   it('when the console has not been built, then /console/ answers 503 saying how to build it', async () => {
