@@ -213,6 +213,23 @@ function tokenTests(backend: TokenSuiteBackend): void {
       const notJson = await gw().post('/auth/v3/auth/tokens').set('Content-Type', 'application/json').send('{');
       expect(notJson.status).toBe(400);
     });
+
+    it('when a user or project domain has a control character, then 400 says so and no token is issued', async () => {
+      const bodies = [
+        v3Body({ name: 'alice', domain: { name: 'Default\r\nX-Injected: 1' } }, PW),
+        v3Body({ name: 'alice', domain: { id: 'default' } }, PW, { project: { name: 'alice', domain: { id: 'de\u0000fault' } } }),
+      ];
+      for (const body of bodies) {
+        const res = await v3(body);
+        expect(res.status).toBe(400);
+        expect(res.body.error.message).toMatch(/domain.*must not contain control characters/);
+        expect(res.headers['x-subject-token']).toBeUndefined();
+      }
+      // Printable domains, Latin-1 included, are echoed as before.
+      const ok = await v3(v3Body({ name: 'alice', domain: { name: 'Dömäin 1' } }, PW));
+      expect(ok.status).toBe(201);
+      expect(ok.body.token.user.domain).toEqual({ id: 'Dömäin 1', name: 'Dömäin 1' });
+    });
   });
 
   describe('validation as keystonemiddleware does it', () => {

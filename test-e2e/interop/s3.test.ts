@@ -246,12 +246,14 @@ describe('S3 through a Swift proxy whose s3token sends no service token', () => 
 });
 
 describe('S3 through a Swift proxy that caches secrets (secret_cache_duration)', () => {
+  // Long enough for the first three requests below to land inside it on a busy machine.
+  const CACHE_SECONDS = 15;
   let world: Awaited<ReturnType<typeof startS3World>>;
   let home: ClientHome;
 
   beforeAll(async () => {
     home = new ClientHome();
-    world = await startS3World({ serviceAuth: true, secretCacheDuration: 60 });
+    world = await startS3World({ serviceAuth: true, secretCacheDuration: CACHE_SECONDS });
   });
   afterAll(async () => {
     await world?.stack.close();
@@ -260,15 +262,19 @@ describe('S3 through a Swift proxy that caches secrets (secret_cache_duration)',
   });
 
   // s3token fetches the secret with the service token from the gateway's OS-EC2 API and then checks
-  // signatures itself: a deleted credential keeps working on that proxy until the cache expires.
-  it('when a cached credential is deleted, then this proxy accepts it until its cache expires, while a wrong secret stays refused', async () => {
+  // signatures itself: a deleted credential keeps working on that proxy until the cache expires,
+  // and not after.
+  it('when a cached credential is deleted, then this proxy accepts it until its cache expires and refuses it after, while a wrong secret stays refused', async () => {
     const erin = await world.stack.createUser('erin', ALICE_PW);
     const key = await credentialFor(world.stack, erin);
     const put = async (k: S3Key) => (await boto3(home, world.endpoint, REGION, k, 'print(json.dumps(error_code(lambda: s3.list_buckets())))')).result;
+    const cachedAt = Date.now();
     expect(await put(key)).toBeNull();
     expect(await put({ ...key, secret: `${key.secret.slice(0, -1)}${key.secret.endsWith('A') ? 'B' : 'A'}` })).toBe('SignatureDoesNotMatch');
     expect((await fetch(`${world.stack.apiUrl}${key.uri}`, { method: 'DELETE', headers: { Authorization: ADMIN_AUTH } })).status).toBe(204);
     expect(await put(key)).toBeNull();
     expect(world.swift.logs()).not.toMatch(/Unable to cache secret/);
+    await new Promise((r) => setTimeout(r, Math.max(0, cachedAt + (CACHE_SECONDS + 1) * 1000 - Date.now())));
+    expect(await put(key)).toBe('SignatureDoesNotMatch');
   });
 });

@@ -30,7 +30,7 @@ const isWriteRefused = (e: unknown): boolean => (e as { code?: unknown } | null)
 const sendWriteRefused = (res: ServerResponse) =>
   sendKeystoneError(res, 403, "This gateway may not write S3 credentials (its database role has no INSERT/DELETE on them): manage them through the management API.");
 
-type Access = { caller: TokenRecord; user: UserRecord; own: boolean };
+type Access = { caller: TokenRecord; user: UserRecord; own: boolean; service: boolean };
 
 /**
  * Keystone's OS-EC2 credential API, what `openstack ec2 credentials create|list|show|delete`
@@ -39,6 +39,10 @@ type Access = { caller: TokenRecord; user: UserRecord; own: boolean };
  * proxy's service user) may also read anyone's, as s3token's cache does; nobody writes another
  * user's. Another user's path answers 403 as Keystone's policy does; an access key that is not
  * this user's is 404 whoever holds it.
+ *
+ * Secrets are shown once, in the answer that creates them. Reads give the secret only to a
+ * superuser's token, which s3token's secret cache needs; Keystone gives it to the owner too, but an
+ * owner's token is the one every Swift request carries, and it must not turn into the S3 secret.
  */
 export function osEc2Router(deps: Deps): Router {
   const router = Router();
@@ -66,7 +70,7 @@ export function osEc2Router(deps: Deps): Router {
       sendKeystoneError(res, 404, `Could not find user: ${named}.`);
       return null;
     }
-    return { caller, user, own };
+    return { caller, user, own, service: caller.roles.includes(RESELLER_ADMIN_ROLE) };
   }
 
   /** Another user, by the id a token carries: as stored, or as a validation answer spelt it for a Python 3 proxy (s3token's cache asks with that). */
@@ -88,9 +92,9 @@ export function osEc2Router(deps: Deps): Router {
     links: { self: `${endpointsFor(deps).authUrl}/v3/users/${encodeURIComponent(user.username)}/credentials/OS-EC2/${c.accessKey}` },
   });
 
-  /** The secret, or null (logged) when it does not open with the keys configured here. */
-  const opened = (c: StoredS3Credential): string | null => {
-    if (!deps.s3.keyring) return null;
+  /** The secret for a service caller, or null: for anyone else, or (logged) when it does not open with the keys configured here. */
+  const opened = (found: Access, c: StoredS3Credential): string | null => {
+    if (!found.service || !deps.s3.keyring) return null;
     try {
       return openS3Secret(deps.s3.keyring, c.accessKey, c.sealedSecret);
     } catch (e) {
@@ -105,7 +109,7 @@ export function osEc2Router(deps: Deps): Router {
     if (!found) return;
     const list = await store.list(found.user.id);
     const self = `${endpointsFor(deps).authUrl}/v3/users/${encodeURIComponent(found.user.username)}/credentials/OS-EC2`;
-    sendJson(res, 200, { credentials: list.map((c) => rendered(found.user, c, opened(c))), links: { self, previous: null, next: null } });
+    sendJson(res, 200, { credentials: list.map((c) => rendered(found.user, c, opened(found, c))), links: { self, previous: null, next: null } });
   });
 
   router.post(COLLECTION, (req, res, next) => {
@@ -144,7 +148,7 @@ export function osEc2Router(deps: Deps): Router {
     if (!found) return;
     const c = await store.get(found.user.id, String(req.params.accessKey));
     if (!c) return sendKeystoneError(res, 404, 'EC2 access key not found.');
-    sendJson(res, 200, { credential: rendered(found.user, c, opened(c)) });
+    sendJson(res, 200, { credential: rendered(found.user, c, opened(found, c)) });
   });
   router.delete(MEMBER, async (req, res) => {
     const found = await access(req, res, true);

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, renameSync, rmdirSync, rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 
 /**
  * Runs in a child `node`: opens the data directory once (PGlite runs initdb into it when it holds
@@ -24,15 +24,38 @@ export const needsSetUp = (dir: string): boolean => !existsSync(join(dir, 'PG_VE
  * memory is never given back while the process lives; a child that exits returns all of it, so
  * the long-running process opens a ready data directory at the size of any later start. Blocks:
  * it runs once, at the first start, before anything listens.
+ *
+ * initdb writes PG_VERSION, the mark of a set-up directory, early: killed after that, it would
+ * leave a directory that looks ready and is not. So it runs in a sibling staging directory that
+ * takes `dir`'s place in one rename when it is complete; a staging directory a killed set-up left
+ * behind is thrown away. `dir` must be empty (createDatabase makes it); where it cannot be replaced
+ * (a mount point), the set-up runs in it directly.
  */
 export function setUpDataDir(dir: string, options: { startParams: string[] }): void {
+  const fail = (why: string) => new Error(`could not set up the PGlite data directory ${dir}: ${why}`);
+  if (existsSync(dir) && readdirSync(dir).length > 0) {
+    throw fail('it is not empty but holds no database (no PG_VERSION); remove it, or choose another data directory');
+  }
+  const staging = join(dirname(dir), `.${basename(dir)}.setting-up`);
+  rmSync(staging, { recursive: true, force: true });
+  try {
+    runSetUp(staging, options, fail);
+    if (existsSync(dir)) rmdirSync(dir);
+    renameSync(staging, dir);
+  } catch (e) {
+    rmSync(staging, { recursive: true, force: true });
+    const code = (e as { code?: unknown }).code;
+    if (code === 'EBUSY' || code === 'EXDEV' || code === 'EPERM') return runSetUp(dir, options, fail);
+    throw e;
+  }
+}
+
+function runSetUp(dir: string, options: { startParams: string[] }, fail: (why: string) => Error): void {
   const entry = require.resolve('@electric-sql/pglite');
   const run = spawnSync(process.execPath, ['-e', SETUP_SCRIPT, entry, dir, JSON.stringify(options)], {
     stdio: ['ignore', 'ignore', 'pipe'],
     encoding: 'utf8',
   });
-  if (run.error) throw new Error(`could not set up the PGlite data directory ${dir}: ${run.error.message}`);
-  if (run.status !== 0) {
-    throw new Error(`could not set up the PGlite data directory ${dir} (exit ${run.status ?? run.signal}): ${run.stderr.trim()}`);
-  }
+  if (run.error) throw fail(run.error.message);
+  if (run.status !== 0) throw fail(`exit ${run.status ?? run.signal}: ${run.stderr.trim()}`);
 }

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDatabase, migrateLatest } from '../../src/db/database';
@@ -29,8 +29,25 @@ describe('embedded PGlite in a data directory', () => {
     }
   });
 
-  it('when set-up fails (a file stands where initdb makes a directory), then opening throws and names the directory', () => {
+  it('when the directory holds files but no database, then opening throws, names the directory and leaves the files', () => {
     writeFileSync(join(dir, 'global'), 'not a directory');
-    expect(() => createDatabase({ dataDir: dir })).toThrow(`could not set up the PGlite data directory ${dir}`);
+    expect(() => createDatabase({ dataDir: dir })).toThrow(`could not set up the PGlite data directory ${dir}: it is not empty but holds no database`);
+    expect(readdirSync(dir)).toEqual(['global']);
+  });
+
+  it('when a set-up was killed half-way, then what it left is thrown away and the next start sets the directory up afresh', async () => {
+    // initdb writes PG_VERSION early: a killed set-up leaves a staging directory that has one.
+    const dataDir = join(dir, 'data');
+    const staging = join(dir, '.data.setting-up');
+    mkdirSync(staging);
+    writeFileSync(join(staging, 'PG_VERSION'), '17\n');
+    const db = createDatabase({ dataDir });
+    try {
+      expect(existsSync(staging)).toBe(false);
+      expect(await migrateLatest(db)).not.toEqual([]);
+    } finally {
+      await db.destroy();
+    }
+    expect(readdirSync(dir)).toEqual(['data']);
   });
 });
