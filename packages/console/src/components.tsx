@@ -84,3 +84,27 @@ export function ScrollBox({ label, busy, children }: { label: string; busy?: boo
     </div>
   );
 }
+
+/**
+ * A confirmation for something that cannot be undone: what happens, then the one button that does
+ * it (focused, so Enter confirms and Tab reaches Cancel) and Cancel.
+ */
+export function Confirm({ id, title, children, action, onConfirm, onCancel, error }: { id: string; title: string; children: ComponentChildren; action: string; onConfirm: () => void; onCancel: () => void; error?: string }) {
+  return (
+    <div class="confirm" role="alertdialog" aria-labelledby={`${id}-title`} aria-describedby={`${id}-text`}>
+      <p id={`${id}-title`}>
+        <strong>{title}</strong>
+      </p>
+      <p id={`${id}-text`}>{children}</p>
+      <ErrorText error={error} />
+      <div class="row">
+        <button type="button" class="danger" onClick={onConfirm} ref={(b) => b?.focus()}>
+          {action}
+        </button>
+        <button type="button" class="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </div>
+  );
+}

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { clusterIdOf, errorText, listAll, type ApiKey, type List, type Operator } from '../api';
-import { ErrorText, Loading, Section, ShownOnce } from '../components';
+import { Confirm, ErrorText, Loading, Section, ShownOnce } from '../components';
 import { useSession } from '../context';
 import { useLoad } from '../hooks';
 import { formatTime } from '../lib/format';
@@ -225,30 +225,14 @@ function Keys({ op }: { op: Operator }) {
 
 /** Revoking cannot be undone; revoking the key the console runs on also signs the operator out. */
 function ConfirmRevoke({ op, apiKey: k, current, onRevoke, onCancel }: { op: Operator; apiKey: ApiKey; current: boolean; onRevoke: () => void; onCancel: () => void }) {
-  const id = `revoke-${op.id}-${String(k.id)}`;
   return (
-    <div class="confirm" role="alertdialog" aria-labelledby={`${id}-title`} aria-describedby={`${id}-text`}>
-      <p id={`${id}-title`}>
-        <strong>
-          Revoke key {String(k.id)} of {op.name}?
-        </strong>
-      </p>
-      <p id={`${id}-text`}>
-        {current ? (
-          <>
-            <strong>This is the key you are signed in with.</strong> The console signs you out at once; sign in again with another key.{' '}
-          </>
-        ) : null}
-        Whatever uses this key (a script, a collector, a console) is refused from then on. This cannot be undone.
-      </p>
-      <div class="row">
-        <button type="button" class="danger" onClick={onRevoke} ref={(b) => b?.focus()}>
-          Revoke key
-        </button>
-        <button type="button" class="secondary" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
-    </div>
+    <Confirm id={`revoke-${op.id}-${String(k.id)}`} title={`Revoke key ${String(k.id)} of ${op.name}?`} action="Revoke key" onConfirm={onRevoke} onCancel={onCancel}>
+      {current ? (
+        <>
+          <strong>This is the key you are signed in with.</strong> The console signs you out at once; sign in again with another key.{' '}
+        </>
+      ) : null}
+      Whatever uses this key (a script, a collector, a console) is refused from then on. This cannot be undone.
+    </Confirm>
   );
 }

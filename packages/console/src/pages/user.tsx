@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { clusterIdOf, errorText, type StorageUser } from '../api';
-import { CopyButton, ErrorText, Loading, Section, ShownOnce } from '../components';
+import { Confirm, CopyButton, ErrorText, Loading, Section, ShownOnce } from '../components';
 import { canWriteCluster, useSession } from '../context';
 import { navigate, useLoad } from '../hooks';
 import { Lazy } from '../lazy';
@@ -143,24 +143,10 @@ function ConfirmDelete({ user: u, onCancel }: { user: StorageUser; onCancel: () 
     }
   };
   return (
-    <div class="confirm" role="alertdialog" aria-labelledby="confirm-delete-title" aria-describedby="confirm-delete-text">
-      <p id="confirm-delete-title">
-        <strong>Delete the login of {u.user}?</strong>
-      </p>
-      <p id="confirm-delete-text">
-        This removes the login only. The Swift account <code>AUTH_{u.user}</code> and all its data stay in Swift, and a new user with the same name
-        in this cluster owns them again.
-      </p>
-      <ErrorText error={error} />
-      <div class="row">
-        <button type="button" class="danger" onClick={remove} ref={(b) => b?.focus()}>
-          Delete login
-        </button>
-        <button type="button" class="secondary" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
-    </div>
+    <Confirm id="confirm-delete" title={`Delete the login of ${u.user}?`} action="Delete login" onConfirm={remove} onCancel={onCancel} error={error}>
+      This removes the login only. The Swift account <code>AUTH_{u.user}</code> and all its data stay in Swift, and a new user with the same name in this
+      cluster owns them again.
+    </Confirm>
   );
 }
 
