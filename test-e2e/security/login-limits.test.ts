@@ -45,6 +45,17 @@ describe('the guesser is throttled, not the user it guesses at', () => {
     expect((await login(url, 'v2', 'bob', PW, { from: attacker })).status).toBe(200);
   });
 
+  it('when one address sends its guesses all at once, then only as many are checked as the limit allows and the rest get 429', async () => {
+    await stack.createUser('carol', PW);
+    const attacker = '127.0.8.4';
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => login(url, APIS[i % 3]!, 'carol', `${WRONG}-${i}`, { from: attacker })));
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses).toEqual([...Array(5).fill(401), ...Array(25).fill(429)]);
+    // Her own client's logins sent together from one address are not refused because of each other.
+    const own = await Promise.all(Array.from({ length: 12 }, (_, i) => login(url, APIS[i % 3]!, 'carol', PW, { from: '127.0.8.5' })));
+    expect(own.map((a, i) => a.status === OK[APIS[i % 3]!])).toEqual(Array(12).fill(true));
+  });
+
   it('when the owner mistypes from her own address and then gets it right, then her count for that address starts again', async () => {
     const own = '127.0.8.3';
     for (let round = 0; round < 3; round++) {

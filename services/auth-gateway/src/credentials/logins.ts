@@ -76,11 +76,22 @@ const NONE = { count: 0, resetInMs: 0 };
  * users it keeps naming. Unknown names are counted and refused exactly as known ones, and the
  * "known address" question is asked for them too (of a key that cannot exist), so neither the
  * answers nor their timing tell whether a name exists. Counts are read before the check and
- * added to after it, so concurrent guesses may overshoot a limit by the number in flight.
+ * added to after it. Attempts this process is still checking are in no count yet: when they would
+ * take a count to its limit, a new attempt waits for them and reads the counts again, so guesses
+ * sent to one gateway together cannot all pass a limit, and a client's own logins sent together
+ * are not refused because of each other. Attempts in flight on other replicas are not seen: with
+ * R replicas a limit can be passed by at most R - 1 times itself, and only while checks run.
  */
 export class LoginService {
   /** Known-address marks this process wrote recently (by key: expiry), so a busy user's logins do not each write one. */
   private readonly marked = new Map<string, number>();
+  /** The attempts this process is checking now, per counter key. */
+  private readonly inFlight = new Map<string, Set<Promise<LoginResult>>>();
+  /**
+   * Reads of counts under way, each with how many attempts on its keys ended while it ran: such an
+   * attempt may have added to its count after the read was answered, so it still counts as pending.
+   */
+  private readonly readsUnderWay = new Set<Map<string, number>>();
 
   constructor(
     private readonly users: UserDirectory,
@@ -96,14 +107,43 @@ export class LoginService {
     const userKey = hashed('user', username);
     const addressKey = unit !== undefined ? hashed('addr', unit) : undefined;
     const pairKey = unit !== undefined ? hashed('pair', `${unit}\0${username}`) : undefined;
-    // All reads in the same tick: one Redis round trip with auto-pipelining.
-    const [byUser, byAddress, byPair] = await Promise.all([
-      this.store.failures(userKey),
-      addressKey ? this.store.failures(addressKey) : NONE,
-      pairKey ? this.store.failures(pairKey) : NONE,
-    ]);
-    if (byAddress.count >= this.limits.addressLimit) return limited(byAddress.resetInMs, ADDRESS_LIMITED);
-    if (byPair.count >= this.limits.limit) return limited(byPair.resetInMs, PAIR_LIMITED);
+    const keys = [userKey, addressKey, pairKey].filter((k): k is string => k !== undefined);
+    for (;;) {
+      const ended = new Map(keys.map((key) => [key, 0]));
+      this.readsUnderWay.add(ended);
+      // All reads in the same tick: one Redis round trip with auto-pipelining.
+      const [byUser, byAddress, byPair] = await Promise.all([
+        this.store.failures(userKey),
+        addressKey ? this.store.failures(addressKey) : NONE,
+        pairKey ? this.store.failures(pairKey) : NONE,
+      ]).finally(() => this.readsUnderWay.delete(ended));
+      if (byAddress.count >= this.limits.addressLimit) return limited(byAddress.resetInMs, ADDRESS_LIMITED);
+      if (byPair.count >= this.limits.limit) return limited(byPair.resetInMs, PAIR_LIMITED);
+      const counted: Array<[string | undefined, number, number]> = [
+        [addressKey, byAddress.count, this.limits.addressLimit],
+        [pairKey, byPair.count, this.limits.limit],
+        [userKey, byUser.count, this.limits.userLimit],
+      ];
+      const pending = (key: string | undefined) => (key === undefined ? 0 : (this.inFlight.get(key)?.size ?? 0) + (ended.get(key) ?? 0));
+      const reached = counted.filter(([key, count, limit]) => count < limit && count + pending(key) >= limit).map(([key]) => key!);
+      if (reached.length > 0) {
+        await Promise.allSettled(reached.flatMap((key) => [...(this.inFlight.get(key) ?? [])]));
+        continue;
+      }
+      // Tracked in the same tick as the checks above, before any other attempt can run.
+      const attempt = this.check(username, password, unit, { byUser, byPair, userKey, addressKey, pairKey });
+      this.track(keys, attempt);
+      return attempt;
+    }
+  }
+
+  /** The password check, the per-user limit, and the counts a failure adds to. */
+  private async check(
+    username: string,
+    password: string,
+    unit: string | undefined,
+    { byUser, byPair, userKey, addressKey, pairKey }: { byUser: { count: number; resetInMs: number }; byPair: { count: number }; userKey: string; addressKey?: string; pairKey?: string },
+  ): Promise<LoginResult> {
     // A name that cannot exist is looked up nowhere, but still costs one password check.
     const wellFormed = !usernameSchema.validate(username).error && password.length <= 1024;
     const user = wellFormed ? await this.users.findForLogin(username) : null;
@@ -124,6 +164,23 @@ export class LoginService {
       pairKey ? this.store.recordFailure(pairKey, this.limits.windowMs) : undefined,
     ]);
     return { ok: false, reason: 'invalid' };
+  }
+
+  private track(keys: string[], attempt: Promise<LoginResult>): void {
+    for (const key of keys) {
+      const set = this.inFlight.get(key) ?? new Set();
+      set.add(attempt);
+      this.inFlight.set(key, set);
+    }
+    const done = () => {
+      for (const key of keys) {
+        const set = this.inFlight.get(key);
+        set?.delete(attempt);
+        if (set?.size === 0) this.inFlight.delete(key);
+        for (const ended of this.readsUnderWay) if (ended.has(key)) ended.set(key, ended.get(key)! + 1);
+      }
+    };
+    attempt.then(done, done);
   }
 
   /** The flag's key: the user's row id (never reused: a re-created user starts with no known address). */
