@@ -28,9 +28,10 @@ export function validationFlow(deps: Pick<Deps, 'tokens' | 'metrics'>, version: 
     return outcome;
 
     async function decide(): Promise<ValidationOutcome> {
-      const caller = await deps.tokens.validate(callerToken);
+      // Both looked up in the same tick, so their Redis reads share round trips (ioredis's
+      // auto-pipelining); a bad caller token still decides the answer before the subject's.
+      const [caller, subject] = await Promise.all([deps.tokens.validate(callerToken), deps.tokens.validate(subjectToken)]);
       if (!caller) return { result: 'caller_unauthorized' };
-      const subject = await deps.tokens.validate(subjectToken);
       if (!subject || !subjectToken || (scopedOnly && subject.project === undefined)) return { result: 'not_found' };
       if (!canValidate(caller, subject)) return { result: 'forbidden' };
       return { result: 'valid', subjectId: subjectToken, subject };
