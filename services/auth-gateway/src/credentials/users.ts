@@ -1,15 +1,8 @@
 import { STORAGE_USER_COLUMNS, TABLES, type StorageUserRow } from '@cairn/contract';
-import { errors } from '@cairn/domain';
-import { isDatabaseUnreachable } from '@cairn/runtime';
 import type { Knex } from 'knex';
+import { unreachable } from './unreachable';
 
 const COLUMNS = [...STORAGE_USER_COLUMNS];
-
-/** Postgres out of reach becomes UNAVAILABLE (a 503: never a 401, or clients would doubt their password). */
-const unreachable = (err: unknown): never => {
-  if (isDatabaseUnreachable(err)) throw errors.unavailable('The user database (Postgres) is unavailable.', { cause: (err as Error).message });
-  throw err;
-};
 
 /** What the gateway needs to know of a storage user (a `storage_users` row); it never writes users. */
 export interface UserRecord {

@@ -1,13 +1,8 @@
-import { errors, generateS3AccessKey, generateS3Secret, sealS3Secret, type S3SecretKeyring } from '@cairn/domain';
-import { isDatabaseUnreachable } from '@cairn/runtime';
+import { generateS3AccessKey, generateS3Secret, sealS3Secret, type S3SecretKeyring } from '@cairn/domain';
 import type { Knex } from 'knex';
+import { unreachable } from '../credentials/unreachable';
 import type { UserRecord } from '../credentials/users';
 import { MAX_S3_CREDENTIALS_PER_USER, S3_CREDENTIAL_COLUMNS, TABLES, type S3CredentialRow } from '@cairn/contract';
-
-const unreachable = (err: unknown): never => {
-  if (isDatabaseUnreachable(err)) throw errors.unavailable('The user database (Postgres) is unavailable.', { cause: (err as Error).message });
-  throw err;
-};
 
 /** A user's credential as the OS-EC2 API shows it, its secret still sealed. */
 export interface StoredS3Credential {

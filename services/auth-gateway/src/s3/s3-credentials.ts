@@ -1,13 +1,7 @@
 import { STORAGE_USER_COLUMNS, TABLES, type S3CredentialRow } from '@cairn/contract';
-import { errors } from '@cairn/domain';
-import { isDatabaseUnreachable } from '@cairn/runtime';
 import type { Knex } from 'knex';
+import { unreachable } from '../credentials/unreachable';
 import type { UserRecord } from '../credentials/users';
-
-const unreachable = (err: unknown): never => {
-  if (isDatabaseUnreachable(err)) throw errors.unavailable('The user database (Postgres) is unavailable.', { cause: (err as Error).message });
-  throw err;
-};
 
 /** One S3 credential of a user of the served cluster, with that user's row as it read then. */
 export interface S3CredentialRecord {
