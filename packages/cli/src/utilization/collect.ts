@@ -74,7 +74,6 @@ export function sampleFromHeaders(account: string, headers: Headers): AccountSam
   };
 }
 
-/** fetch says only "fetch failed"; its cause says why (ECONNREFUSED 127.0.0.1:8081, a timeout). */
 /** Lower-cased policy name -> index, as the API reports the cluster's policies. */
 async function readPolicies(config: CollectorConfig, clusterId: number): Promise<Map<string, number>> {
   const res = await api(config, 'GET', `/api/v1/clusters/${clusterId}/utilization/policies/`);
@@ -95,6 +94,7 @@ interface IndexedSample extends Omit<AccountSample, 'policies'> {
   policies: Array<Omit<PolicyStats, 'name'> & { index: number }>;
 }
 
+/** fetch says only "fetch failed"; its cause says why (ECONNREFUSED 127.0.0.1:8081, a timeout). */
 const failureText = (e: unknown): string => (e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e));
 
 async function login(cluster: ClusterInfo, config: CollectorConfig): Promise<string> {
