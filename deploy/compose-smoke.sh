@@ -27,11 +27,15 @@ echo '# admin key: read from the cairn-secrets volume (value not shown here)'
 echo 'AUTH="Authorization: ApiKey admin:$(podman exec main_management-api-1_1 cat /run/secrets/cairn/admin-api-key)"'
 
 # The stack may still be starting (services restart until Postgres, the schema and their cluster are there).
+# A gateway's root is Keystone version discovery, which answers 300 Multiple Choices when it is up.
+ready=false
 for _ in $(seq 60); do
   [ "$(curl -s -o /dev/null -w '%{http_code}' -H "$AUTH" "$API/clusters/")" = 200 ] \
-    && [ "$(curl -s -o /dev/null -w '%{http_code}' "$EAST/")" = 200 ] && [ "$(curl -s -o /dev/null -w '%{http_code}' "$WEST/")" = 200 ] && break
+    && [ "$(curl -s -o /dev/null -w '%{http_code}' "$EAST/")" = 300 ] && [ "$(curl -s -o /dev/null -w '%{http_code}' "$WEST/")" = 300 ] \
+    && ready=true && break
   sleep 1
 done
+$ready || { echo "the stack did not answer within 60 s: $API/clusters/ 200, $EAST/ and $WEST/ 300 expected" >&2; exit 1; }
 
 step "curl -s -H \"\$AUTH\" $API/clusters/"
 curl -sf -H "$AUTH" "$API/clusters/" | json "'\n'.join(f\"{c['id']} {c['name']} auth_url={c['auth_url']} storage_url={c['storage_url']}\" for c in d['objects'])"
