@@ -118,6 +118,12 @@ print(json.dumps({'credentials': {'access': sys.argv[1], 'token': base64.urlsafe
 }
 echo "right secret: $(s3tokens "$SECRET")   wrong secret: $(s3tokens "not-the-secret")"
 [ "$(s3tokens "$SECRET")" = 200 ] || { echo 's3tokens refused the right signature' >&2; exit 1; }
+# A user holds at most two credentials: delete this one so that the script can run again on the same volumes.
+CRED=$(printf %s "$cred" | json "d['resource_uri']")
+step "curl -s -H \"\$AUTH\" -X DELETE http://$HOST:8000$CRED -w '%{http_code}'"
+deleted=$(curl -s -o /dev/null -w '%{http_code}' -H "$AUTH" -X DELETE "http://$HOST:8000$CRED")
+echo "$deleted"
+[ "$deleted" = 204 ] || { echo "the S3 credential $CRED was not deleted" >&2; exit 1; }
 
 step "collectors: the operator the migrate job made for east's collector reads east's utilization, not west's"
 CKEY=$(in_service management-api-1 cat /run/secrets/cairn/collector-east-api-key | tr -d '\r\n')
