@@ -24,7 +24,8 @@ json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 KEY=$(in_service management-api-1 cat /run/secrets/cairn/admin-api-key | tr -d '\r\n')
 AUTH="Authorization: ApiKey admin:$KEY"
 echo '# admin key: read from the cairn-secrets volume (value not shown here)'
-echo 'AUTH="Authorization: ApiKey admin:$(podman exec main_management-api-1_1 cat /run/secrets/cairn/admin-api-key)"'
+if [ "$EXEC" = podman-exec ]; then reader="podman exec ${COMPOSE_PROJECT_NAME:-main}_management-api-1_1"; else reader="$EXEC management-api-1"; fi
+echo "AUTH=\"Authorization: ApiKey admin:\$($reader cat /run/secrets/cairn/admin-api-key)\""
 
 # The stack may still be starting (services restart until Postgres, the schema and their cluster are there).
 # A gateway's root is Keystone version discovery, which answers 300 Multiple Choices when it is up.
