@@ -55,6 +55,20 @@ const retryAfter = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
 
 const NONE = { count: 0, resetInMs: 0 };
 
+/** One login attempt past the limits that need no password check. */
+interface Attempt {
+  username: string;
+  password: string;
+  unit: string | undefined;
+  user: UserRecord | null;
+  /** Whether the user has logged in from this address (asked once, when it matters). */
+  isKnown: () => Promise<boolean>;
+  byPair: { count: number };
+  userKey: string;
+  addressKey?: string;
+  pairKey?: string;
+}
+
 /**
  * One login attempt, the same for V1, V2 and V3. Three failure counters, all in the token store
  * (so they hold across replicas), throttle the guesser rather than the user it guesses at:
@@ -76,11 +90,13 @@ const NONE = { count: 0, resetInMs: 0 };
  * users it keeps naming. Unknown names are counted and refused exactly as known ones, and the
  * "known address" question is asked for them too (of a key that cannot exist), so neither the
  * answers nor their timing tell whether a name exists. Counts are read before the check and
- * added to after it. Attempts this process is still checking are in no count yet: when they would
- * take a count to its limit, a new attempt waits for them and reads the counts again, so guesses
- * sent to one gateway together cannot all pass a limit, and a client's own logins sent together
- * are not refused because of each other. Attempts in flight on other replicas are not seen: with
- * R replicas a limit can be passed by at most R - 1 times itself, and only while checks run.
+ * added to after it. Password checks this process is still running are in no count yet: when they
+ * would take a count to its limit, a new attempt waits for them and reads the counts again, so
+ * guesses sent to one gateway together cannot all pass a limit, and a client's own logins sent
+ * together are delayed, not refused, because of each other. A password the verifier remembers as
+ * right (a client logging in again) is never held back: it cannot be a guess. Checks in flight on
+ * other replicas are not seen: with R replicas a limit can be passed by at most R - 1 times
+ * itself, and only while checks run.
  */
 export class LoginService {
   /** Known-address marks this process wrote recently (by key: expiry), so a busy user's logins do not each write one. */
@@ -111,46 +127,51 @@ export class LoginService {
     for (;;) {
       const ended = new Map(keys.map((key) => [key, 0]));
       this.readsUnderWay.add(ended);
-      // All reads in the same tick: one Redis round trip with auto-pipelining.
-      const [byUser, byAddress, byPair] = await Promise.all([
-        this.store.failures(userKey),
-        addressKey ? this.store.failures(addressKey) : NONE,
-        pairKey ? this.store.failures(pairKey) : NONE,
-      ]).finally(() => this.readsUnderWay.delete(ended));
-      if (byAddress.count >= this.limits.addressLimit) return limited(byAddress.resetInMs, ADDRESS_LIMITED);
-      if (byPair.count >= this.limits.limit) return limited(byPair.resetInMs, PAIR_LIMITED);
-      const counted: Array<[string | undefined, number, number]> = [
-        [addressKey, byAddress.count, this.limits.addressLimit],
-        [pairKey, byPair.count, this.limits.limit],
-        [userKey, byUser.count, this.limits.userLimit],
-      ];
-      const pending = (key: string | undefined) => (key === undefined ? 0 : (this.inFlight.get(key)?.size ?? 0) + (ended.get(key) ?? 0));
-      const reached = counted.filter(([key, count, limit]) => count < limit && count + pending(key) >= limit).map(([key]) => key!);
-      if (reached.length > 0) {
-        await Promise.allSettled(reached.flatMap((key) => [...(this.inFlight.get(key) ?? [])]));
-        continue;
+      let busy: Array<Promise<LoginResult>>;
+      try {
+        // All reads in the same tick: one Redis round trip with auto-pipelining.
+        const [byUser, byAddress, byPair] = await Promise.all([
+          this.store.failures(userKey),
+          addressKey ? this.store.failures(addressKey) : NONE,
+          pairKey ? this.store.failures(pairKey) : NONE,
+        ]);
+        if (byAddress.count >= this.limits.addressLimit) return limited(byAddress.resetInMs, ADDRESS_LIMITED);
+        if (byPair.count >= this.limits.limit) return limited(byPair.resetInMs, PAIR_LIMITED);
+        // A name that cannot exist is looked up nowhere, but still costs one password check.
+        const wellFormed = !usernameSchema.validate(username).error && password.length <= 1024;
+        const user = wellFormed ? await this.users.findForLogin(username) : null;
+        // Asked only when the answer matters: past the per-user limit, or to decide whether a failure counts.
+        let known: Promise<boolean> | undefined;
+        const isKnown = () => (known ??= this.isKnownAddress(user, unit));
+        if (byUser.count >= this.limits.userLimit && !(await isKnown())) return limited(byUser.resetInMs, USER_LIMITED);
+        const attempt: Attempt = { username, password, unit, user, isKnown, byPair, userKey, addressKey, pairKey };
+        // A password verified moments ago cannot be a guess: it is neither held back nor tracked.
+        if (this.verifier.remembers(username, user, password)) return this.check(attempt);
+        // From here to track() nothing awaits, so no other attempt runs in between.
+        const pending = (key: string) => (this.inFlight.get(key)?.size ?? 0) + (ended.get(key) ?? 0);
+        const counted: Array<[string | undefined, number, number]> = [
+          [addressKey, byAddress.count, this.limits.addressLimit],
+          [pairKey, byPair.count, this.limits.limit],
+          [userKey, byUser.count, this.limits.userLimit],
+        ];
+        const reached = counted.filter(([key, count, limit]) => key !== undefined && count < limit && count + pending(key) >= limit);
+        if (reached.length === 0) {
+          const checked = this.check(attempt);
+          this.track(keys, checked);
+          return checked;
+        }
+        // Wait for the checks still running, if any (those that ended during the reads may be in
+        // the counts by now), then read again.
+        busy = reached.flatMap(([key]) => [...(this.inFlight.get(key!) ?? [])]);
+      } finally {
+        this.readsUnderWay.delete(ended);
       }
-      // Tracked in the same tick as the checks above, before any other attempt can run.
-      const attempt = this.check(username, password, unit, { byUser, byPair, userKey, addressKey, pairKey });
-      this.track(keys, attempt);
-      return attempt;
+      await Promise.allSettled(busy);
     }
   }
 
-  /** The password check, the per-user limit, and the counts a failure adds to. */
-  private async check(
-    username: string,
-    password: string,
-    unit: string | undefined,
-    { byUser, byPair, userKey, addressKey, pairKey }: { byUser: { count: number; resetInMs: number }; byPair: { count: number }; userKey: string; addressKey?: string; pairKey?: string },
-  ): Promise<LoginResult> {
-    // A name that cannot exist is looked up nowhere, but still costs one password check.
-    const wellFormed = !usernameSchema.validate(username).error && password.length <= 1024;
-    const user = wellFormed ? await this.users.findForLogin(username) : null;
-    // Asked only when the answer matters: past the per-user limit, or to decide whether a failure counts.
-    let known: Promise<boolean> | undefined;
-    const isKnown = () => (known ??= this.isKnownAddress(user, unit));
-    if (byUser.count >= this.limits.userLimit && !(await isKnown())) return limited(byUser.resetInMs, USER_LIMITED);
+  /** The password check (one KDF run unless remembered), and what its outcome clears or counts. */
+  private async check({ username, password, unit, user, isKnown, byPair, userKey, addressKey, pairKey }: Attempt): Promise<LoginResult> {
     if (await this.verifier.check(username, user, password)) {
       // The address counter stays: a client holding one valid password must not be able to
       // reset its address's count by logging in between guesses (the pair count is per name).

@@ -45,6 +45,13 @@ export class PasswordVerifier {
     await this.dummy();
   }
 
+  /** True when check() would answer true at once from memory: the password was verified moments ago. */
+  remembers(username: string, user: UserRecord | null, password: string): boolean {
+    if (user === null || !user.enabled || this.ttlSeconds <= 0) return false;
+    const until = this.remembered.get(this.key(username, user, password));
+    return until !== undefined && until > this.now();
+  }
+
   /**
    * True only for an enabled user with the right password. Identical checks in flight share one
    * scrypt run — for unknown and disabled users too, so that sharing reveals nothing: when a hot
