@@ -20,6 +20,21 @@ describe('PasswordVerifier', () => {
     expect(unknown).toEqual(Array(8).fill(false));
   });
 
+  it('when asked whether it remembers a password, then only one it verified as right, still within its time, for the same enabled credential', async () => {
+    let now = 1_000;
+    const verifier = new PasswordVerifier(60, () => now);
+    expect(verifier.remembers('alice', alice, 'right-password-right-pw')).toBe(false);
+    expect(await verifier.check('alice', alice, 'wrong-password-wrong-pw')).toBe(false);
+    expect(verifier.remembers('alice', alice, 'wrong-password-wrong-pw')).toBe(false);
+    expect(await verifier.check('alice', alice, 'right-password-right-pw')).toBe(true);
+    expect(verifier.remembers('alice', alice, 'right-password-right-pw')).toBe(true);
+    expect(verifier.remembers('alice', { ...alice, enabled: false }, 'right-password-right-pw')).toBe(false);
+    expect(verifier.remembers('alice', { ...alice, generation: '2' }, 'right-password-right-pw')).toBe(false);
+    expect(verifier.remembers('alice', null, 'right-password-right-pw')).toBe(false);
+    now += 61_000;
+    expect(verifier.remembers('alice', alice, 'right-password-right-pw')).toBe(false);
+  });
+
   it('when the user is disabled, then even the right password fails, also after a cached success', async () => {
     const verifier = new PasswordVerifier(60);
     expect(await verifier.check('alice', alice, 'right-password-right-pw')).toBe(true);
