@@ -5,13 +5,12 @@
  * it there. The credentials they make are checked through the gateway's s3tokens, as a Swift
  * proxy's s3token would. Management API, gateway, Postgres and Redis are real; no Swift is needed.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { MAX_S3_CREDENTIALS_PER_USER } from '@cairn/contract';
 import { freePort } from '../support/processes';
 import { startStack, type Stack } from '../support/stack';
 import { signedBody } from '../s3/s3-client';
-import { ClientHome, type Run } from './s3-clients';
+import { ClientHome, run, type Run } from './s3-clients';
 
 const OPENSTACK = '/usr/bin/openstack';
 const ALICE_PW = 'alice-openstack-password-01';
@@ -38,31 +37,16 @@ describe('the OpenStack client managing EC2 credentials through the Cairn gatewa
 
   /** `openstack <args>` as `user`, with nothing from this process's environment or $HOME (no clouds.yaml, no OS_*). */
   const openstack = (user: string, password: string, args: string[]): Promise<Run> =>
-    new Promise((resolve) => {
-      const env = {
-        PATH: '/usr/bin:/bin',
-        LANG: 'C.UTF-8',
-        PYTHONNOUSERSITE: '1',
-        HOME: home.dir,
-        OS_AUTH_URL: `${gwAuth}/v3`,
-        OS_USERNAME: user,
-        OS_PASSWORD: password,
-        OS_PROJECT_NAME: user,
-        OS_USER_DOMAIN_ID: 'default',
-        OS_PROJECT_DOMAIN_ID: 'default',
-        OS_IDENTITY_API_VERSION: '3',
-        OS_INTERFACE: 'public',
-      };
-      const child = spawn(OPENSTACK, args, { env, cwd: home.dir, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-      child.on('close', (code) => {
-        clearTimeout(timer);
-        resolve({ code, stdout, stderr });
-      });
+    run(OPENSTACK, args, {
+      HOME: home.dir,
+      OS_AUTH_URL: `${gwAuth}/v3`,
+      OS_USERNAME: user,
+      OS_PASSWORD: password,
+      OS_PROJECT_NAME: user,
+      OS_USER_DOMAIN_ID: 'default',
+      OS_PROJECT_DOMAIN_ID: 'default',
+      OS_IDENTITY_API_VERSION: '3',
+      OS_INTERFACE: 'public',
     });
   const asAlice = (...args: string[]) => openstack('alice', ALICE_PW, args);
   const asBob = (...args: string[]) => openstack('bob', BOB_PW, args);

@@ -23,9 +23,14 @@ export interface Run {
   stderr: string;
 }
 
-function run(cmd: string, args: string[], env: Record<string, string>, input?: string): Promise<Run> {
+/**
+ * A client command with a clean environment (`env` on top of a bare PATH and locale), run in its
+ * $HOME when `env` names one (no config file of the directory it was started from is read), and
+ * killed after 60 s.
+ */
+export function run(cmd: string, args: string[], env: Record<string, string>, input?: string): Promise<Run> {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8', PYTHONNOUSERSITE: '1', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8', PYTHONNOUSERSITE: '1', ...env }, cwd: env.HOME, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
