@@ -1,5 +1,6 @@
 import { STORAGE_USER_COLUMNS, TABLES, type S3CredentialRow } from '@cairn/contract';
 import type { Knex } from 'knex';
+import { FencedCache } from '../credentials/fenced-cache';
 import { unreachable } from '../credentials/unreachable';
 import type { UserRecord } from '../credentials/users';
 
@@ -44,72 +45,57 @@ const toRecord = (row: Row): S3CredentialRecord => ({
  * credential or a disabled user fails the very next check either way.
  */
 export class S3CredentialDirectory {
-  private readonly recent = new Map<string, { at: number; credential: S3CredentialRecord | null }>();
-  private fence?: () => Promise<boolean>;
-  private forgets = 0;
+  private readonly credentials: FencedCache<S3CredentialRecord | null>;
 
   constructor(
     private readonly db: Knex,
     private readonly clusterId: number,
-    private readonly maxAgeMs: number,
-    private readonly now: () => number = Date.now,
-  ) {}
+    maxAgeMs: number,
+    now: () => number = Date.now,
+  ) {
+    this.credentials = new FencedCache(maxAgeMs, now);
+  }
 
   /** The credential as Postgres has it now. */
-  async read(accessKey: string): Promise<S3CredentialRecord | null> {
-    const readAt = this.now();
-    const forgetsBefore = this.forgets;
+  read(accessKey: string): Promise<S3CredentialRecord | null> {
+    return this.credentials.read(accessKey, () => this.query(accessKey));
+  }
+
+  /** The credential a signature check uses: remembered only behind the fence (see the class comment). */
+  find(accessKey: string): Promise<S3CredentialRecord | null> {
+    return this.credentials.current(accessKey, () => this.query(accessKey));
+  }
+
+  get isFollowing(): boolean {
+    return this.credentials.isFollowing;
+  }
+
+  /** Told by the change feed whether it hears changes (with its fence) or not; forgets everything either way. */
+  follow(fence?: () => Promise<boolean>): void {
+    this.credentials.follow(fence);
+  }
+
+  /** A notice named this access key. */
+  forget(accessKey: string): void {
+    this.credentials.forget(accessKey);
+  }
+
+  /** A notice named this user (by name): its credentials' remembered rows carry its old state. */
+  forgetUser(username: string): void {
+    this.credentials.forgetWhere((credential) => credential?.user.username === username);
+  }
+
+  forgetAll(): void {
+    this.credentials.forgetAll();
+  }
+
+  private async query(accessKey: string): Promise<S3CredentialRecord | null> {
     const row = (await this.db(`${TABLES.s3Credentials} as c`)
       .join(`${TABLES.storageUsers} as u`, 'u.id', 'c.storage_user_id')
       .select(['c.id', 'c.access_key', 'c.secret_sealed', ...USER_COLUMNS])
       .where({ 'c.access_key': accessKey, 'u.cluster_id': this.clusterId })
       .first()
       .catch(unreachable)) as Row | undefined;
-    const credential = row ? toRecord(row) : null;
-    if (this.forgets === forgetsBefore) this.remember(accessKey, credential, readAt);
-    return credential;
-  }
-
-  /** The credential a signature check uses: remembered only behind the fence (see the class comment). */
-  async find(accessKey: string): Promise<S3CredentialRecord | null> {
-    if (this.fence && (await this.fence())) {
-      const hit = this.recent.get(accessKey);
-      if (hit && this.now() - hit.at <= this.maxAgeMs) return hit.credential;
-    }
-    return this.read(accessKey);
-  }
-
-  get isFollowing(): boolean {
-    return this.fence !== undefined;
-  }
-
-  /** Told by the change feed whether it hears changes (with its fence) or not; forgets everything either way. */
-  follow(fence?: () => Promise<boolean>): void {
-    this.fence = fence;
-    this.forgetAll();
-  }
-
-  /** A notice named this access key. */
-  forget(accessKey: string): void {
-    this.forgets++;
-    this.recent.delete(accessKey);
-  }
-
-  /** A notice named this user (by name): its credentials' remembered rows carry its old state. */
-  forgetUser(username: string): void {
-    this.forgets++;
-    for (const [key, entry] of this.recent) if (entry.credential?.user.username === username) this.recent.delete(key);
-  }
-
-  forgetAll(): void {
-    this.forgets++;
-    this.recent.clear();
-  }
-
-  private remember(accessKey: string, credential: S3CredentialRecord | null, at: number): void {
-    if (this.maxAgeMs <= 0) return;
-    this.recent.delete(accessKey);
-    if (this.recent.size >= 50_000) this.recent.delete(this.recent.keys().next().value as string);
-    this.recent.set(accessKey, { at, credential });
+    return row ? toRecord(row) : null;
   }
 }

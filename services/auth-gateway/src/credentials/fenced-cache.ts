@@ -1,0 +1,89 @@
+/** At most this many answers are remembered; the oldest goes first. */
+const MAX_ENTRIES = 50_000;
+
+/**
+ * Answers read from Postgres (a user row, an S3 credential; also "none"), each remembered for at
+ * most `maxAgeMs` counted from before its query, and dropped as soon as a change notice names it.
+ * The user directory and the S3 credential directory both keep their rows this way, so the rules
+ * that make a remembered row safe to use live here once:
+ *
+ * - An answer's age counts from before its query: a change committed while the query ran may be
+ *   missing from it, so the `maxAgeMs` bound holds only when measured from there.
+ * - An answer read while a notice made this cache forget anything is not kept: it may predate the
+ *   change the notice announced.
+ * - `current` (what a login or a signature check uses) takes a remembered answer only behind the
+ *   change feed's fence, which resolves true once every change committed before the call has been
+ *   heard and applied; without a feed it reads afresh every time. `recent` (what token validation
+ *   uses) takes any answer younger than `maxAgeMs`.
+ */
+export class FencedCache<V> {
+  private readonly remembered = new Map<string, { at: number; value: V }>();
+  /** While change notices are heard: resolves true once every change committed before the call has been applied. */
+  private fence?: () => Promise<boolean>;
+  /** Counts forgets: an answer read while one happened may predate the change, so it is not kept. */
+  private forgets = 0;
+
+  constructor(
+    private readonly maxAgeMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Reads afresh with `query`, and remembers the answer unless something was forgotten meanwhile. */
+  async read(key: string, query: () => Promise<V>): Promise<V> {
+    const readAt = this.now();
+    const forgetsBefore = this.forgets;
+    const value = await query();
+    if (this.forgets === forgetsBefore) this.remember(key, value, readAt);
+    return value;
+  }
+
+  /** A remembered answer no older than `maxAgeMs`, or a fresh read. */
+  async recent(key: string, query: () => Promise<V>): Promise<V> {
+    const hit = this.remembered.get(key);
+    if (hit && this.now() - hit.at <= this.maxAgeMs) return hit.value;
+    return this.read(key, query);
+  }
+
+  /** A remembered answer only once the fence has passed (then it reflects every earlier change), else a fresh read. */
+  async current(key: string, query: () => Promise<V>): Promise<V> {
+    if (this.fence && (await this.fence())) return this.recent(key, query);
+    return this.read(key, query);
+  }
+
+  get isFollowing(): boolean {
+    return this.fence !== undefined;
+  }
+
+  /**
+   * Told by the change feed when it starts hearing changes (with its fence) or stops (without);
+   * either way what was remembered may have changed unheard, so it is forgotten.
+   */
+  follow(fence?: () => Promise<boolean>): void {
+    this.fence = fence;
+    this.forgetAll();
+  }
+
+  forget(key: string): void {
+    this.forgets++;
+    this.remembered.delete(key);
+  }
+
+  /** Forgets every answer `matches` picks (a notice named something the answers carry, not their key). */
+  forgetWhere(matches: (value: V) => boolean): void {
+    this.forgets++;
+    for (const [key, entry] of this.remembered) if (matches(entry.value)) this.remembered.delete(key);
+  }
+
+  forgetAll(): void {
+    this.forgets++;
+    this.remembered.clear();
+  }
+
+  private remember(key: string, value: V, at: number): void {
+    if (this.maxAgeMs <= 0) return;
+    // Map keeps insertion order: re-inserting makes this the newest, and the first key the oldest.
+    this.remembered.delete(key);
+    if (this.remembered.size >= MAX_ENTRIES) this.remembered.delete(this.remembered.keys().next().value as string);
+    this.remembered.set(key, { at, value });
+  }
+}

@@ -1,0 +1,118 @@
+import { FencedCache } from '../src/credentials/fenced-cache';
+
+/** A query that counts its calls and answers what `answer` holds when it is called. */
+function counted<V>(answer: { value: V }) {
+  const query = jest.fn(async () => answer.value);
+  return query;
+}
+
+/** A query held open until released, to let a notice arrive while it runs. */
+function held<V>(value: V) {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  return { query: async () => (await gate, value), release };
+}
+
+describe('FencedCache', () => {
+  it('when an answer is younger than maxAgeMs, then recent() gives it without a query; older, it queries again', async () => {
+    let now = 1_000;
+    const cache = new FencedCache<string>(250, () => now);
+    const answer = { value: 'v1' };
+    const query = counted(answer);
+    expect(await cache.recent('alice', query)).toBe('v1');
+    answer.value = 'v2';
+    now += 250;
+    expect(await cache.recent('alice', query)).toBe('v1');
+    expect(query).toHaveBeenCalledTimes(1);
+    now += 1;
+    expect(await cache.recent('alice', query)).toBe('v2');
+    expect(query).toHaveBeenCalledTimes(2);
+  });
+
+  it('when the query takes long, then the age counts from before it started', async () => {
+    let now = 1_000;
+    const cache = new FencedCache<string>(250, () => now);
+    const slow = held('v1');
+    const reading = cache.read('alice', slow.query);
+    now += 200;
+    slow.release();
+    await reading;
+    now += 51;
+    const query = counted({ value: 'v2' });
+    expect(await cache.recent('alice', query)).toBe('v2');
+  });
+
+  it('when a notice makes it forget anything while a query runs, then that answer is given but not kept', async () => {
+    const cache = new FencedCache<string>(250, () => 1_000);
+    for (const forget of [(c: FencedCache<string>) => c.forget('bob'), (c: FencedCache<string>) => c.forgetAll(), (c: FencedCache<string>) => c.forgetWhere(() => false)]) {
+      const slow = held('before the change');
+      const reading = cache.read('alice', slow.query);
+      forget(cache);
+      slow.release();
+      expect(await reading).toBe('before the change');
+      const query = counted({ value: 'after the change' });
+      expect(await cache.recent('alice', query)).toBe('after the change');
+      cache.forgetAll();
+    }
+  });
+
+  it('when no change feed is followed, then current() queries every time', async () => {
+    const cache = new FencedCache<string>(250, () => 1_000);
+    const query = counted({ value: 'v' });
+    await cache.current('alice', query);
+    await cache.current('alice', query);
+    expect(query).toHaveBeenCalledTimes(2);
+    expect(cache.isFollowing).toBe(false);
+  });
+
+  it('when a feed is followed, then current() uses a remembered answer only once the fence has passed', async () => {
+    const cache = new FencedCache<string>(250, () => 1_000);
+    let passed = false;
+    cache.follow(async () => passed);
+    expect(cache.isFollowing).toBe(true);
+    const query = counted({ value: 'v' });
+    await cache.current('alice', query);
+    await cache.current('alice', query);
+    expect(query).toHaveBeenCalledTimes(2);
+    passed = true;
+    await cache.current('alice', query);
+    expect(query).toHaveBeenCalledTimes(2);
+  });
+
+  it('when it starts or stops following a feed, or forgets, then remembered answers are gone', async () => {
+    const cache = new FencedCache<{ user: string } | null>(250, () => 1_000);
+    const query = counted<{ user: string } | null>({ value: { user: 'alice' } });
+    const refill = async () => {
+      await cache.read('k1', query);
+      await cache.read('k2', async () => ({ user: 'bob' }));
+      await cache.read('k3', async () => null);
+    };
+    const queriesFor = async (key: string) => {
+      const before = query.mock.calls.length;
+      await cache.recent(key, query);
+      return query.mock.calls.length - before;
+    };
+    await refill();
+    cache.follow(async () => true);
+    expect(await queriesFor('k1')).toBe(1);
+    await refill();
+    cache.follow();
+    expect(cache.isFollowing).toBe(false);
+    expect(await queriesFor('k2')).toBe(1);
+    await refill();
+    cache.forget('k1');
+    expect([await queriesFor('k1'), await queriesFor('k2')]).toEqual([1, 0]);
+    await refill();
+    cache.forgetWhere((v) => v?.user === 'bob');
+    expect([await queriesFor('k1'), await queriesFor('k2'), await queriesFor('k3')]).toEqual([0, 1, 0]);
+  });
+
+  it('when maxAgeMs is 0, then nothing is remembered', async () => {
+    const cache = new FencedCache<string>(0, () => 1_000);
+    cache.follow(async () => true);
+    const query = counted({ value: 'v' });
+    await cache.current('alice', query);
+    await cache.recent('alice', query);
+    expect(query).toHaveBeenCalledTimes(2);
+  });
+});
