@@ -20,7 +20,8 @@ export function translateDbError(e: unknown, messages: ConstraintMessages = {}):
   if (e instanceof CairnError) return e;
   const err = (e ?? {}) as PgError;
   const code = err.code ?? '';
-  if (code === '23505' || code === '23503') {
+  // 23001: a RESTRICT foreign key, as newer Postgres releases (and PGlite) report it; older ones say 23503.
+  if (code === '23505' || code === '23503' || code === '23001') {
     const make = err.constraint ? messages[err.constraint] : undefined;
     if (make) return make();
     return code === '23505'

@@ -93,6 +93,12 @@ export async function updateCluster(db: Db, id: number, patch: ClusterPatchInput
  * Refuses while storage users exist: their Swift accounts would be orphaned from any login.
  * Returns the deleted cluster, or null when there was none.
  */
+/** Refuses a cluster delete that would leave operators limited to it with no cluster, hence every cluster. */
+function limitedOperators(names: string[]) {
+  const who = names.length === 0 ? 'Operators are' : names.length === 1 ? `Operator '${names[0]}' is` : `Operators ${names.map((n) => `'${n}'`).join(', ')} are`;
+  return errors.inUse(`${who} limited to this cluster; change their clusters (PATCH /api/v1/operators/<id>/) before deleting the cluster.`);
+}
+
 export async function deleteCluster(db: Db, id: number): Promise<Cluster | null> {
   return withDbErrors(
     async () => {
@@ -101,12 +107,21 @@ export async function deleteCluster(db: Db, id: number): Promise<Cluster | null>
       if (count > 0) {
         throw errors.inUse(`The cluster still has ${count} storage user(s); delete them before deleting the cluster.`);
       }
+      // An operator limited to clusters and left with none would reach every cluster: the
+      // operators limited to this one must be changed first (the foreign key refuses it too).
+      const limited = (await db('operator_clusters as oc')
+        .join('operators as o', 'o.id', 'oc.operator_id')
+        .where('oc.cluster_id', id)
+        .orderBy('o.name')
+        .select('o.name')) as Array<{ name: string }>;
+      if (limited.length > 0) throw limitedOperators(limited.map((o) => o.name));
       const [row] = await db(TABLE).where({ id }).delete().returning(RETURNING);
       return row ? toCluster(row as ClusterRow) : null;
     },
     {
       storage_users_cluster_id_foreign: () =>
         errors.inUse('The cluster still has storage users; delete them before deleting the cluster.'),
+      operator_clusters_cluster_id_foreign: () => limitedOperators([]),
     },
   );
 }

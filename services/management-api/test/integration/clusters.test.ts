@@ -75,6 +75,33 @@ describe.each(DB_KINDS)('clusters on %s', (kind) => {
     expect((await as('get', `/api/v1/clusters/${created.body.id}/`)).status).toBe(404);
   });
 
+  it('when operators are limited to a cluster, then DELETE is refused naming them, and they stay limited', async () => {
+    const temp = await as('post', '/api/v1/clusters/').send({ name: 'temp', auth_url: 'https://t/auth', storage_url: 'https://t/v1' });
+    const other = await as('post', '/api/v1/clusters/').send({ name: 'temp-other', auth_url: 'https://to/auth', storage_url: 'https://to/v1' });
+    const only = await as('post', '/api/v1/operators/').send({ name: 'temp-admin', role: 'admin', clusters: [temp.body.id] });
+    const both = await as('post', '/api/v1/operators/').send({ name: 'temp-reader', role: 'reader', clusters: [temp.body.id, other.body.id] });
+    expect([only.status, both.status]).toEqual([201, 201]);
+
+    const refused = await as('delete', `/api/v1/clusters/${temp.body.id}/`);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe(
+      "Operators 'temp-admin', 'temp-reader' are limited to this cluster; change their clusters (PATCH /api/v1/operators/<id>/) before deleting the cluster.",
+    );
+    // Still limited: the operator whose only cluster it is reaches no other.
+    const limitedAuth = `ApiKey temp-admin:${only.body.api_key}`;
+    expect((await app.http().get('/api/v1/operators/').set('Authorization', limitedAuth)).status).toBe(403);
+    expect((await app.http().get(`/api/v1/clusters/${other.body.id}/`).set('Authorization', limitedAuth)).status).toBe(404);
+
+    expect((await as('patch', `/api/v1/operators/${both.body.id}/`).send({ clusters: [other.body.id] })).status).toBe(202);
+    const one = await as('delete', `/api/v1/clusters/${temp.body.id}/`);
+    expect(one.body.error).toBe(
+      "Operator 'temp-admin' is limited to this cluster; change their clusters (PATCH /api/v1/operators/<id>/) before deleting the cluster.",
+    );
+    expect((await as('delete', `/api/v1/operators/${only.body.id}/`)).status).toBe(204);
+    expect((await as('delete', `/api/v1/clusters/${temp.body.id}/`)).status).toBe(204);
+    expect((await as('get', `/api/v1/operators/${both.body.id}/`)).body.clusters).toEqual([other.body.resource_uri]);
+  });
+
   it('when the id is unknown or malformed, then 404', async () => {
     for (const id of ['9999', 'x', '4294967296']) {
       const res = await as('get', `/api/v1/clusters/${id}/`);

@@ -7,7 +7,7 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
     const { db, drop } = await createTestDatabase(kind);
     try {
       const applied = await migrateLatest(db);
-      expect(applied).toEqual(['20261122000000_initial_schema', '20261122010000_cluster_user_counts', '20261122020000_capacity_reports', '20261122030000_audit_log', '20261122040000_user_id_buckets', '20261122041500_storage_user_change_notices', '20261123100000_user_ordering_index', '20261123200000_cluster_change_notices', '20261123220000_user_flag_ordering', '20261123230000_utilization', '20261124000000_s3_credentials', '20261124010000_capacity_history', '20261124020000_user_name_buckets', '20261124030000_utilization_hour_brin']);
+      expect(applied).toEqual(['20261122000000_initial_schema', '20261122010000_cluster_user_counts', '20261122020000_capacity_reports', '20261122030000_audit_log', '20261122040000_user_id_buckets', '20261122041500_storage_user_change_notices', '20261123100000_user_ordering_index', '20261123200000_cluster_change_notices', '20261123220000_user_flag_ordering', '20261123230000_utilization', '20261124000000_s3_credentials', '20261124010000_capacity_history', '20261124020000_user_name_buckets', '20261124030000_utilization_hour_brin', '20261126000000_operator_clusters_restrict']);
       expect(await migrateLatest(db)).toEqual([]);
       for (const table of ['clusters', 'storage_users', 'operators', 'api_keys', 'storage_policies', 'devices', 'cluster_user_counts', 'capacity_reports', 'audit_log', 'storage_user_id_buckets', 'storage_user_name_ranges', 'storage_user_name_buckets', 'utilization_accounts', 'utilization_storage_hourly', 'utilization_transfer_daily']) {
         expect(await db.schema.hasTable(table)).toBe(true);
@@ -19,6 +19,23 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
       expect(await db.schema.hasTable('storage_users')).toBe(false);
       expect(await db.schema.hasTable('audit_log')).toBe(false);
       expect(await migrateLatest(db)).toHaveLength(applied.length);
+    } finally {
+      await drop();
+    }
+  });
+
+  it('when a cluster is the last one an operator is limited to, then Postgres itself refuses to delete it', async () => {
+    const { db, drop } = await createTestDatabase(kind);
+    try {
+      await migrateLatest(db);
+      const [cluster] = await db('clusters').insert({ name: 'c', uuid: '3f0c4a4e-2a7e-4d55-9a3b-1f2e3d4c5b6a', auth_url: 'https://c/auth', storage_url: 'https://c/v1' }).returning('id');
+      const [operator] = await db('operators').insert({ name: 'limited', role: 'admin' }).returning('id');
+      await db('operator_clusters').insert({ operator_id: operator.id, cluster_id: cluster.id });
+      await expect(db('clusters').where({ id: cluster.id }).delete()).rejects.toMatchObject({ code: expect.stringMatching(/^23(503|001)$/), constraint: 'operator_clusters_cluster_id_foreign' });
+      // Deleting the operator still takes its limits with it.
+      await db('operators').where({ id: operator.id }).delete();
+      await db('clusters').where({ id: cluster.id }).delete();
+      expect(await db('clusters').where({ id: cluster.id }).first()).toBeUndefined();
     } finally {
       await drop();
     }

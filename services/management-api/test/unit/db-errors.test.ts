@@ -16,6 +16,8 @@ describe('translateDbError', () => {
 
   it.each([
     ['a unique violation', Object.assign(new Error('duplicate key'), { code: '23505' }), 'ALREADY_EXISTS'],
+    ['a foreign key violation', Object.assign(new Error('violates foreign key constraint'), { code: '23503' }), 'IN_USE'],
+    ['a RESTRICT foreign key violation', Object.assign(new Error('violates RESTRICT setting of foreign key constraint'), { code: '23001' }), 'IN_USE'],
     ['a bad value', Object.assign(new Error('invalid input syntax'), { code: '22P02' }), 'INVALID_INPUT'],
     ['a plain bug', new TypeError("Cannot read properties of undefined (reading 'id')"), 'untranslated'],
   ])('when the error is %s, then it is not called a connection failure', (_what, err, expected) => {

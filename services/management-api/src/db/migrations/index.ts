@@ -13,6 +13,7 @@ import * as s3Credentials from './20261124000000_s3_credentials';
 import * as capacityHistory from './20261124010000_capacity_history';
 import * as userNameBuckets from './20261124020000_user_name_buckets';
 import * as utilizationHourBrin from './20261124030000_utilization_hour_brin';
+import * as operatorClustersRestrict from './20261126000000_operator_clusters_restrict';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -33,6 +34,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261124010000_capacity_history': capacityHistory,
   '20261124020000_user_name_buckets': userNameBuckets,
   '20261124030000_utilization_hour_brin': utilizationHourBrin,
+  '20261126000000_operator_clusters_restrict': operatorClustersRestrict,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
