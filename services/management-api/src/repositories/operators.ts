@@ -101,6 +101,18 @@ export async function countAdmins(db: Db): Promise<number> {
   return Number((row as { count: string | number }).count);
 }
 
+/** Admins limited to no cluster that hold at least one API key: those who can still sign in and manage everything. */
+export async function countUsableAdmins(db: Db): Promise<number> {
+  const [row] = await withDbErrors(() =>
+    db('operators as o')
+      .where('o.role', 'admin')
+      .whereNotExists(db('operator_clusters as oc').whereRaw('oc.operator_id = o.id'))
+      .whereExists(db('api_keys as k').whereRaw('k.operator_id = o.id'))
+      .count({ count: '*' }),
+  );
+  return Number((row as { count: string | number }).count);
+}
+
 export interface OperatorCredential {
   operator: Operator;
   /** SHA-256 of each API key, in key id order. */

@@ -5,7 +5,7 @@ import { apiKeyUri, clusterIdFromRef, operatorUri, parseBigId, parseIntId } from
 import { recordAudit, type AuditTarget } from '../repositories/audit';
 import { getCluster } from '../repositories/clusters';
 import type { ListQuery, Page } from '../repositories/list-types';
-import { addApiKey, countAdmins, createOperator, deleteApiKey, deleteOperator, getOperator, listApiKeys, listOperators, updateOperator, type ApiKeyInfo } from '../repositories/operators';
+import { addApiKey, countAdmins, countUsableAdmins, createOperator, deleteApiKey, deleteOperator, getOperator, listApiKeys, listOperators, updateOperator, type ApiKeyInfo } from '../repositories/operators';
 import { findByName as findClusterByName } from './clusters';
 import { SYSTEM_ACTING, auditActorOf, type Acting } from './context';
 import { requireGlobalAdmin } from './policy';
@@ -56,11 +56,16 @@ async function findOperator(db: Db, raw: string | undefined): Promise<Operator> 
   return op;
 }
 
-/** Refuses a change that would leave no admin able to manage clusters and operators. */
-async function keepOneGlobalAdmin(trx: Db, before: Operator): Promise<void> {
-  if (isGlobalAdmin(before) && (await countAdmins(trx)) === 0) {
-    throw errors.inUse('This is the last admin operator with access to every cluster; create another one first.');
-  }
+const LAST_ADMIN = 'This is the last admin operator with access to every cluster and an API key; create another one first.';
+const LAST_ADMIN_KEY =
+  'This is the last API key of the last admin operator with access to every cluster; add another key (POST /api/v1/operators/<id>/keys/) first.';
+
+/**
+ * Refuses a change that would leave no admin able to manage clusters and operators: one limited to
+ * no cluster and holding an API key to sign in with. Called inside the change's transaction, after it.
+ */
+async function keepOneGlobalAdmin(trx: Db, before: Operator, message = LAST_ADMIN): Promise<void> {
+  if (isGlobalAdmin(before) && (await countUsableAdmins(trx)) === 0) throw errors.inUse(message);
 }
 
 /** Managing operators needs an admin with access to every cluster; called before the query or body is read. */
@@ -174,6 +179,7 @@ export async function removeKey(db: Db, acting: Acting, rawId: string | undefine
     db.transaction(async (trx) => {
       const deleted = keyId === null ? null : await deleteApiKey(trx, op.id, keyId);
       if (!deleted) throw errors.notFound(`No API key with id '${escapeHtml(String(rawKeyId))}' for this operator.`);
+      await keepOneGlobalAdmin(trx, op, LAST_ADMIN_KEY);
       const target = { ...operatorTarget(op), uri: apiKeyUri(op.id, deleted.id) };
       await recordAudit(trx, auditActorOf(acting), { action: 'delete_key', target, before: apiKeyJson(deleted), after: null });
     }),

@@ -147,6 +147,38 @@ describe.each(DB_KINDS)('operators and API keys on %s', (kind) => {
       expect((await app.http().get('/api/v1/clusters/').set('Authorization', ADMIN_AUTH)).status).toBe(200);
     });
 
+    it('when the last key of the last global admin would be revoked, then 400 and the key still works; with a second key, 204', async () => {
+      const list = await app.http().get('/api/v1/operators/?role=admin&limit=0').set('Authorization', ADMIN_AUTH);
+      for (const o of list.body.objects as Array<{ name: string; clusters: string[]; resource_uri: string }>) {
+        if (o.name !== 'root' && o.clusters.length === 0) await app.http().delete(o.resource_uri).set('Authorization', ADMIN_AUTH);
+      }
+      const root = (list.body.objects as Array<{ name: string; resource_uri: string }>).find((o) => o.name === 'root')!;
+      // An admin limited to no cluster but holding no key cannot sign in, so it does not count.
+      const keyless = await app.http().post('/api/v1/operators/').set('Authorization', ADMIN_AUTH).send({ name: 'keyless', role: 'admin' });
+      const keys = await app.http().get(`${keyless.body.resource_uri}keys/`).set('Authorization', ADMIN_AUTH);
+      for (const k of keys.body.objects as Array<{ resource_uri: string }>) {
+        expect((await app.http().delete(k.resource_uri).set('Authorization', ADMIN_AUTH)).status).toBe(204);
+      }
+      const rootKeys = await app.http().get(`${root.resource_uri}keys/`).set('Authorization', ADMIN_AUTH);
+      expect(rootKeys.body.objects).toHaveLength(1);
+      const only = rootKeys.body.objects[0].resource_uri as string;
+      const refused = await app.http().delete(only).set('Authorization', ADMIN_AUTH);
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toBe(
+        'This is the last API key of the last admin operator with access to every cluster; add another key (POST /api/v1/operators/<id>/keys/) first.',
+      );
+      expect((await app.http().get('/api/v1/clusters/').set('Authorization', ADMIN_AUTH)).status).toBe(200);
+      // Deleting root is refused too: the keyless admin could not take over.
+      expect((await app.http().delete(root.resource_uri).set('Authorization', ADMIN_AUTH)).status).toBe(400);
+
+      const added = await app.http().post(`${root.resource_uri}keys/`).set('Authorization', ADMIN_AUTH);
+      expect(added.status).toBe(201);
+      // Two keys: either may go (the one this suite signs in with stays).
+      expect((await app.http().delete(added.body.resource_uri).set('Authorization', ADMIN_AUTH)).status).toBe(204);
+      expect((await app.http().get('/api/v1/clusters/').set('Authorization', `ApiKey root:${added.body.api_key}`)).status).toBe(401);
+      expect((await app.http().delete(keyless.body.resource_uri).set('Authorization', ADMIN_AUTH)).status).toBe(204);
+    });
+
     it('when an operator name is taken or invalid, then 400', async () => {
       const dup = await app.http().post('/api/v1/operators/').set('Authorization', ADMIN_AUTH).send({ name: 'root', role: 'admin' });
       expect(dup.status).toBe(400);
