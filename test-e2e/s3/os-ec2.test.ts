@@ -1,6 +1,8 @@
 import request from 'supertest';
 import { ADMIN_AUTH, startStack, type Stack } from '../support/stack';
 import { MAX_S3_CREDENTIALS_PER_USER } from '@cairn/contract';
+import { parseS3SecretKeys } from '@cairn/domain';
+import { S3CredentialStore, S3CredentialUserGone } from '../../services/auth-gateway/src/s3/s3-credential-writes';
 import { createEc2, S3_KEYS, signedBody, v3Token, type Ec2Credential } from './s3-client';
 
 const PW = 'pw-0123456789-abcdefgh';
@@ -128,6 +130,31 @@ describe('OS-EC2 credentials on the gateway', () => {
     expect((await as(fay).post(base('fay'))).status).toBe(409);
     expect((await api('DELETE', `/api/v1/s3_credentials/${made[0]!.id}/`)).status).toBe(204);
     expect((await as(fay).post(base('fay'))).status).toBe(201);
+  });
+
+  it('when a path holds a NUL or another control character, then 404 as for any name or key that does not exist, never 500', async () => {
+    for (const key of ['X%00', '%00', 'AAAAAAAAAAAAAAAAAAA%01', 'a'.repeat(300)]) {
+      const shown = await as(carol).get(`${base('carol')}/${key}`);
+      expect([shown.status, shown.body]).toEqual([404, { error: { code: 404, title: 'Not Found', message: 'EC2 access key not found.' } }]);
+      expect((await as(carol).delete(`${base('carol')}/${key}`)).status).toBe(404);
+    }
+    for (const user of ['a%00', 'carol%00', '%0D%0A']) {
+      const listed = await as(service).get(`/auth/v3/users/${user}/credentials/OS-EC2`);
+      expect(listed.status).toBe(404);
+      expect(listed.body.error.message).toMatch(/^Could not find user: /);
+    }
+    // Carol's own path still works after all that.
+    expect((await as(carol).get(base('carol'))).status).toBe(200);
+  });
+
+  it('when the user is deleted while its credential is being created, then the store says so (the route answers 404), and nothing is written', async () => {
+    const parsed = parseS3SecretKeys(S3_KEYS);
+    if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+    const store = new S3CredentialStore(stack.db, 1);
+    const ghost = { id: '987654321', username: 'ghost', passwordHash: '', enabled: true, isSuperuser: false, generation: '1' };
+    await expect(store.create(parsed.keyring, { user: ghost, requestId: null })).rejects.toBeInstanceOf(S3CredentialUserGone);
+    expect(Number(((await stack.db('s3_credentials').where({ storage_user_id: ghost.id }).count({ n: '*' })) as Array<{ n: string }>)[0]!.n)).toBe(0);
+    expect(Number(((await stack.db('audit_log').where({ target_name: 'ghost' }).count({ n: '*' })) as Array<{ n: string }>)[0]!.n)).toBe(0);
   });
 
   it('when the tenant_id is not the user\'s own project, or the body is not JSON, then 403 and 400', async () => {

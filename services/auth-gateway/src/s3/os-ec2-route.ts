@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import express, { Router, type Request } from 'express';
 import Joi from 'joi';
-import { openS3Secret, S3SecretError } from '@cairn/domain';
+import { isS3AccessKey, openS3Secret, S3SecretError } from '@cairn/domain';
 import { requestIdOf } from '@cairn/runtime';
 import type { Deps } from '../deps';
 import type { UserRecord } from '../credentials/users';
@@ -14,7 +14,7 @@ import { keystoneUnauthorized } from '../routes/keystone-v3-validation';
 import { RESELLER_ADMIN_ROLE } from '../tokens/roles';
 import type { TokenRecord } from '../tokens/store';
 import { MAX_S3_CREDENTIALS_PER_USER } from '@cairn/contract';
-import { S3CredentialStore, TooManyS3Credentials, type StoredS3Credential } from './s3-credential-writes';
+import { S3CredentialStore, S3CredentialUserGone, TooManyS3Credentials, type StoredS3Credential } from './s3-credential-writes';
 
 const BAD_REQUEST_SUFFIX =
   'The server could not comply with the request since it is either malformed or otherwise incorrect. The client is assumed to be in error.';
@@ -31,6 +31,16 @@ const sendWriteRefused = (res: ServerResponse) =>
   sendKeystoneError(res, 403, "This gateway may not write S3 credentials (its database role has no INSERT/DELETE on them): manage them through the management API.");
 
 type Access = { caller: TokenRecord; user: UserRecord; own: boolean; service: boolean };
+
+/**
+ * No user name, nor its spelling for a Python 3 proxy (wsgi-names.ts), holds a C0 control
+ * character or DEL; Postgres refuses a NUL outright. Such a path names nobody and is answered
+ * without a query.
+ */
+// eslint-disable-next-line no-control-regex -- these are the characters it looks for
+const CONTROL = /[\u0000-\u001f\u007f]/;
+const notFoundUser = (res: ServerResponse, named: string) => sendKeystoneError(res, 404, `Could not find user: ${named}.`);
+const notFoundKey = (res: ServerResponse) => sendKeystoneError(res, 404, 'EC2 access key not found.');
 
 /**
  * Keystone's OS-EC2 credential API, what `openstack ec2 credentials create|list|show|delete`
@@ -65,9 +75,13 @@ export function osEc2Router(deps: Deps): Router {
       sendKeystoneError(res, 403, `You are not authorized to perform the requested action: identity:ec2_${action}_credential.`);
       return null;
     }
+    if (!own && CONTROL.test(named)) {
+      notFoundUser(res, JSON.stringify(named).slice(1, -1));
+      return null;
+    }
     const user = own ? await deps.users.findRecent(caller.user) : await findNamed(named);
     if (!user || (own && user.id !== caller.userId)) {
-      sendKeystoneError(res, 404, `Could not find user: ${named}.`);
+      notFoundUser(res, named);
       return null;
     }
     return { caller, user, own, service: caller.roles.includes(RESELLER_ADMIN_ROLE) };
@@ -137,6 +151,7 @@ export function osEc2Router(deps: Deps): Router {
       sendJson(res, 201, { credential: rendered(found.user, created, created.secret) });
     } catch (e) {
       if (isWriteRefused(e)) return sendWriteRefused(res);
+      if (e instanceof S3CredentialUserGone) return notFoundUser(res, found.user.username);
       if (!(e instanceof TooManyS3Credentials)) throw e;
       sendKeystoneError(res, 409, `User '${found.user.username}' already holds ${MAX_S3_CREDENTIALS_PER_USER} S3 credentials, the most one user may have; delete one first.`);
     }
@@ -146,21 +161,25 @@ export function osEc2Router(deps: Deps): Router {
   router.get(MEMBER, async (req, res) => {
     const found = await access(req, res, false);
     if (!found) return;
-    const c = await store.get(found.user.id, String(req.params.accessKey));
-    if (!c) return sendKeystoneError(res, 404, 'EC2 access key not found.');
+    // Only a key of Cairn's own shape can exist, so nothing else reaches the query.
+    const accessKey = String(req.params.accessKey);
+    const c = isS3AccessKey(accessKey) ? await store.get(found.user.id, accessKey) : null;
+    if (!c) return notFoundKey(res);
     sendJson(res, 200, { credential: rendered(found.user, c, opened(found, c)) });
   });
   router.delete(MEMBER, async (req, res) => {
     const found = await access(req, res, true);
     if (!found) return;
+    const accessKey = String(req.params.accessKey);
+    if (!isS3AccessKey(accessKey)) return notFoundKey(res);
     let gone: boolean;
     try {
-      gone = await store.delete({ user: found.user, requestId: requestIdOf(req) ?? null }, String(req.params.accessKey));
+      gone = await store.delete({ user: found.user, requestId: requestIdOf(req) ?? null }, accessKey);
     } catch (e) {
       if (isWriteRefused(e)) return sendWriteRefused(res);
       throw e;
     }
-    if (!gone) return sendKeystoneError(res, 404, 'EC2 access key not found.');
+    if (!gone) return notFoundKey(res);
     res.status(204).end();
   });
   router.all(MEMBER, methodNotAllowed(['GET', 'HEAD', 'DELETE']));

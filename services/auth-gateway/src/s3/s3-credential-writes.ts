@@ -29,6 +29,12 @@ const COLUMNS = [...S3_CREDENTIAL_COLUMNS];
 
 export class TooManyS3Credentials extends Error {}
 
+/** The user was deleted after the request found it (its row, and so the foreign key's target, is gone). */
+export class S3CredentialUserGone extends Error {}
+
+/** Postgres's foreign_key_violation: the credential's storage_user_id no longer exists. */
+const isUserGone = (e: unknown): boolean => (e as { code?: unknown } | null)?.code === '23503';
+
 /**
  * The OS-EC2 credential API's reads and writes of `s3_credentials` (a user's own rows only: the
  * routes decide whose). Writes take the same transaction as their audit record, and a per-user
@@ -73,7 +79,10 @@ export class S3CredentialStore {
         await audit(trx, actor, 'create', null, this.snapshot(actor, stored));
         return { ...stored, secret };
       })
-      .catch(unreachable);
+      .catch((e: unknown) => {
+        if (isUserGone(e)) throw new S3CredentialUserGone();
+        return unreachable(e);
+      });
   }
 
   /** True when the user's credential existed and is gone. */
