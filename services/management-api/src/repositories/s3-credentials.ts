@@ -79,6 +79,19 @@ export async function deleteS3Credential(trx: Knex.Transaction, id: string): Pro
   return toCredential(existing);
 }
 
+/**
+ * Deletes every credential of a user about to be deleted, and returns them for the audit trail
+ * (the foreign key would take them with the user, unrecorded). Takes the per-user lock a creation
+ * takes, so none is added after this read: one that waited fails on the deleted user instead.
+ * Call inside the transaction that deletes the user.
+ */
+export async function deleteS3CredentialsOfUser(trx: Knex.Transaction, userId: string): Promise<S3Credential[]> {
+  await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`cairn s3 credentials of user ${userId}`]);
+  const rows = (await withOwner(trx).select(COLUMNS).where('s.storage_user_id', userId).orderBy('s.id')) as Row[];
+  if (rows.length > 0) await trx(TABLE).where('storage_user_id', userId).delete();
+  return rows.map(toCredential);
+}
+
 /** A batch of sealed secrets after `afterId`, in id order, for resealing under a new key. */
 export async function sealedSecretsAfter(db: Db, afterId: string, limit: number): Promise<Array<{ id: string; accessKey: string; sealed: string }>> {
   const rows = (await withDbErrors(() => db(TABLE).select('id', 'access_key', 'secret_sealed').where('id', '>', afterId).orderBy('id').limit(limit))) as Array<{

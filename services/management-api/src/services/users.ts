@@ -4,11 +4,13 @@ import { withDbErrors } from '../db/errors';
 import { clusterIdFromRef, parseBigId, userUri } from '../resources/uris';
 import { recordAudit, type AuditTarget } from '../repositories/audit';
 import { getCluster } from '../repositories/clusters';
+import { deleteS3CredentialsOfUser } from '../repositories/s3-credentials';
 import type { ListQuery, Page } from '../repositories/list-types';
 import { createStorageUser, deleteStorageUser, getStorageUser, getStorageUserSummary, listStorageUsers, updateStorageUser, type StorageUserSummary } from '../repositories/storage-users';
-import { userJson } from '../resources/representations';
+import { s3CredentialJson, userJson } from '../resources/representations';
 import { auditActorOf, type Acting } from './context';
 import { canSeeCluster, requireWriter, requireWriterOn, visibleClusters } from './policy';
+import { s3CredentialTarget } from './s3-credentials';
 
 export type PasswordHasher = (password: string) => Promise<string>;
 
@@ -82,9 +84,15 @@ export async function remove(db: Db, acting: Acting, rawId: string | undefined):
   requireWriterOn(acting.operator, existing.clusterId);
   await withDbErrors(() =>
     db.transaction(async (trx) => {
+      // Its S3 credentials go with it, each with its own audit record (access key, never the secret).
+      const credentials = await deleteS3CredentialsOfUser(trx, existing.id);
       const deleted = await deleteStorageUser(trx, existing.id);
       if (!deleted) throw notFound(existing.id);
-      await recordAudit(trx, auditActorOf(acting), { action: 'delete', target: userTarget(deleted), before: userJson(deleted), after: null });
+      const actor = auditActorOf(acting);
+      for (const c of credentials) {
+        await recordAudit(trx, actor, { action: 'delete', target: s3CredentialTarget(c), before: s3CredentialJson(c), after: null });
+      }
+      await recordAudit(trx, actor, { action: 'delete', target: userTarget(deleted), before: userJson(deleted), after: null });
     }),
   );
 }

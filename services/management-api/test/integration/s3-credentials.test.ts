@@ -133,6 +133,14 @@ describe.each(DB_KINDS)('S3 credentials on %s', (kind) => {
       expect(JSON.parse(await heard)).toEqual({ access_key: body.access_key });
       await listener!.end();
     }
+    // The trail says so: the credential's own delete record (access key, no secret), then the user's.
+    const trail = await app.http().get(`/api/v1/audit/?target_type=s3_credentials&target_id=${body.id}&action=delete`).set('Authorization', ADMIN_AUTH);
+    expect(trail.body.objects).toHaveLength(1);
+    expect(trail.body.objects[0]).toMatchObject({ action: 'delete', target_name: body.access_key, after: null, before: { access_key: body.access_key, user: `/api/v1/users/${user.id as string}/` } });
+    expect(JSON.stringify(trail.body)).not.toContain(body.secret);
+    const userTrail = await app.http().get(`/api/v1/audit/?target_type=users&target_id=${user.id as string}&action=delete`).set('Authorization', ADMIN_AUTH);
+    expect(userTrail.body.objects).toHaveLength(1);
+    expect(Number(userTrail.body.objects[0].id)).toBeGreaterThan(Number(trail.body.objects[0].id));
   });
 
   // LISTEN needs a real Postgres connection; PGlite's single connection is the app's.
