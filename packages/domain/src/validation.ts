@@ -72,13 +72,16 @@ export const passwordSchema = Joi.string()
   .max(PASSWORD_MAX_LENGTH)
   .custom((value: string, helpers) => {
     if ([...value].length < PASSWORD_MIN_LENGTH) return helpers.error('string.min', { limit: PASSWORD_MIN_LENGTH });
-    return CONTROL_CHARS.test(value) ? helpers.error('password.control') : value;
+    if (CONTROL_CHARS.test(value)) return helpers.error('password.control');
+    // Swift V1 sends the password in X-Auth-Key, and HTTP drops a header value's outer spaces.
+    return value.startsWith(' ') || value.endsWith(' ') ? helpers.error('password.spaces') : value;
   })
   .messages({
     'string.min': `The {{#label}} field must be at least ${PASSWORD_MIN_LENGTH} characters long.`,
     'string.empty': `The {{#label}} field must be at least ${PASSWORD_MIN_LENGTH} characters long.`,
     'string.max': `The {{#label}} field must be at most ${PASSWORD_MAX_LENGTH} characters long.`,
     'password.control': 'The {{#label}} field must not contain control characters.',
+    'password.spaces': 'The {{#label}} field must not begin or end with a space: Swift V1 clients send it in a header, which drops them.',
   });
 
 const httpUrl = Joi.string()

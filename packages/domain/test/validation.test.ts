@@ -150,9 +150,15 @@ describe('user passwords', () => {
     expect(error.message).toContain('control characters');
   });
 
-  it('when the password has leading and trailing spaces, then they are kept', () => {
-    const password = `  ${PASSWORD_20}  `;
-    expect(validate<UserCreateInput>(userCreateSchema, validUser({ password })).password).toBe(password);
+  it('when the password begins or ends with a space, then it is refused saying why (V1 sends it in a header); spaces inside are kept', () => {
+    for (const password of [`  ${PASSWORD_20}`, `${PASSWORD_20} `]) {
+      for (const schema of [userCreateSchema, userPatchSchema]) {
+        const error = refusal(schema, schema === userCreateSchema ? validUser({ password }) : { password });
+        expect(error.message).toBe("The 'password' field must not begin or end with a space: Swift V1 clients send it in a header, which drops them.");
+      }
+    }
+    const inside = `${PASSWORD_20.slice(0, 10)}  ${PASSWORD_20.slice(10)}`;
+    expect(validate<UserCreateInput>(userCreateSchema, validUser({ password: inside })).password).toBe(inside);
   });
 });
 
