@@ -160,11 +160,20 @@ export const clusterPatchSchema = Joi.object({
   resource_uri: Joi.any().forbidden(),
 });
 
+/**
+ * The names the audit trail gives commands run on the host (first-start setup, the migrate job, the
+ * `cairn` commands) in its `operator` field. No operator may take one, or its writes would read as theirs.
+ */
+export const HOST_COMMAND_NAMES = ['bootstrap', 'migrate', 'cli'] as const;
+export type HostCommandName = (typeof HOST_COMMAND_NAMES)[number];
+
 export const operatorNameSchema = Joi.string()
   .pattern(/^[A-Za-z0-9_.@-]{1,64}$/)
+  .custom((value: string, helpers) => ((HOST_COMMAND_NAMES as readonly string[]).includes(value.toLowerCase()) ? helpers.error('operator.reserved') : value))
   .messages({
     'string.pattern.base': 'The {{#label}} field must be 1 to 64 characters of letters, digits, _ . @ -.',
     'string.empty': 'The {{#label}} field must be 1 to 64 characters of letters, digits, _ . @ -.',
+    'operator.reserved': `The {{#label}} field cannot be 'bootstrap', 'migrate' or 'cli' (in any letter case): the audit trail names commands run on the host so.`,
   });
 
 const role = Joi.string()

@@ -1,8 +1,10 @@
 import type Joi from 'joi';
 import {
   CairnError,
+  HOST_COMMAND_NAMES,
   clusterCreateSchema,
   clusterPatchSchema,
+  operatorCreateSchema,
   userCreateSchema,
   userPatchSchema,
   usernameSchema,
@@ -310,5 +312,21 @@ describe('cluster create and patch', () => {
 
   it('when a cluster PATCH has a bad storage_url, then it is refused naming it', () => {
     expect(refusal(clusterPatchSchema, { storage_url: 'swift.example.com' }).message).toContain("'storage_url'");
+  });
+});
+
+describe('operator names', () => {
+  // HOST_COMMAND_NAMES is what the audit trail uses; the message spells the same three.
+  it('when the reserved names are listed, then they are the three the message names', () => {
+    expect([...HOST_COMMAND_NAMES]).toEqual(['bootstrap', 'migrate', 'cli']);
+  });
+
+  it.each(['bootstrap', 'migrate', 'cli', 'CLI', 'Migrate'])("when an operator would be named '%s', then it is refused: the audit trail names host commands so", (name) => {
+    const error = refusal(operatorCreateSchema, { name, role: 'reader' });
+    expect(error.message).toBe("The 'name' field cannot be 'bootstrap', 'migrate' or 'cli' (in any letter case): the audit trail names commands run on the host so.");
+  });
+
+  it.each(['ops', 'cli-reader', 'bootstrapper', 'migrate.bot'])("when an operator is named '%s', then it is accepted", (name) => {
+    expect(validate<{ name: string }>(operatorCreateSchema, { name, role: 'reader' }).name).toBe(name);
   });
 });

@@ -1,4 +1,5 @@
 import { TABLES } from '@cairn/contract';
+import type { HostCommandName } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import { listPage } from './list-planner';
@@ -20,10 +21,13 @@ export interface AuditActor {
   requestId: string | null;
 }
 
-export const CLI_ACTOR: AuditActor = Object.freeze({ operatorId: null, operatorName: 'cli', requestId: null });
-export const BOOTSTRAP_ACTOR: AuditActor = Object.freeze({ operatorId: null, operatorName: 'bootstrap', requestId: null });
+/** A command run on the host; its names are reserved (no operator may take one, see HOST_COMMAND_NAMES). */
+const hostActor = (name: HostCommandName): AuditActor => Object.freeze({ operatorId: null, operatorName: name, requestId: null });
+
+export const CLI_ACTOR = hostActor('cli');
+export const BOOTSTRAP_ACTOR = hostActor('bootstrap');
 /** The deployment's migrate job (its declared collectors). */
-export const MIGRATE_ACTOR: AuditActor = Object.freeze({ operatorId: null, operatorName: 'migrate', requestId: null });
+export const MIGRATE_ACTOR = hostActor('migrate');
 
 export interface AuditTarget {
   /** The resource type, as in its URI: `users`, `clusters`, `operators`. */
