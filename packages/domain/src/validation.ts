@@ -48,7 +48,29 @@ const common = {
   'number.integer': 'The {{#label}} field must be an integer.',
   'object.base': 'The request body must be an object of fields.',
   'string.empty': 'The {{#label}} field must not be empty.',
+  // Limits and shapes, in the same sentences whichever field carries them.
+  'number.min': 'The {{#label}} field must be at least {{#limit}}.',
+  'number.max': 'The {{#label}} field must be at most {{#limit}}.',
+  'number.greater': 'The {{#label}} field must be greater than {{#limit}}.',
+  'number.less': 'The {{#label}} field must be less than {{#limit}}.',
+  'number.positive': 'The {{#label}} field must be greater than 0.',
+  'number.unsafe': 'The {{#label}} field must be an integer of at most 9007199254740991.',
+  'string.min': 'The {{#label}} field must be at least {{#limit}} characters long.',
+  'string.max': 'The {{#label}} field must be at most {{#limit}} characters long.',
+  'string.length': 'The {{#label}} field must be exactly {{#limit}} characters long.',
+  'string.hex': 'The {{#label}} field must be hexadecimal digits.',
+  'string.guid': 'The {{#label}} field must be a UUID such as 3f0c4a4e-2a7e-4d55-9a3b-1f2e3d4c5b6a.',
+  'array.base': 'The {{#label}} field must be a list.',
+  'array.min': 'The {{#label}} field must hold at least {{#limit}} item(s).',
+  'array.max': 'The {{#label}} field must hold at most {{#limit}} items.',
+  'any.only': 'The {{#label}} field must be one of: {{#valids}}.',
+  'object.oxor': 'Give only one of the fields {{#peersWithLabels}}.',
+  'object.xor': 'Give exactly one of the fields {{#peersWithLabels}}.',
+  'object.missing': 'Give one of the fields {{#peersWithLabels}}.',
 };
+
+/** Every sentence of an answer ends like one, whichever message produced it. */
+const sentence = (message: string): string => (/[.!?]$/.test(message) ? message : `${message}.`);
 
 const bool = () => Joi.boolean().truthy('1', 'True', 1).falsy('0', 'False', 0);
 
@@ -214,7 +236,8 @@ export function validate<T>(schema: Joi.Schema, value: unknown): T {
   const { error, value: converted } = schema.validate(value, {
     abortEarly: false,
     convert: true,
-    errors: { wrap: { label: "'" } },
+    // Lists (allowed values, peers) as `'a', 'b'` rather than Joi's `[a, b]`.
+    errors: { wrap: { label: "'", array: false } },
     messages: common,
   });
   if (error) {
@@ -223,7 +246,7 @@ export function validate<T>(schema: Joi.Schema, value: unknown): T {
       ...new Set(
         error.details.map((d) => {
           const label = d.context?.label;
-          return label ? d.message.split(`'${label}'`).join(`'${escapeHtml(label)}'`) : d.message;
+          return sentence(label ? d.message.split(`'${label}'`).join(`'${escapeHtml(label)}'`) : d.message);
         }),
       ),
     ];

@@ -1,4 +1,4 @@
-import type Joi from 'joi';
+import Joi from 'joi';
 import {
   CairnError,
   HOST_COMMAND_NAMES,
@@ -328,5 +328,22 @@ describe('operator names', () => {
 
   it.each(['ops', 'cli-reader', 'bootstrapper', 'migrate.bot'])("when an operator is named '%s', then it is accepted", (name) => {
     expect(validate<{ name: string }>(operatorCreateSchema, { name, role: 'reader' }).name).toBe(name);
+  });
+});
+
+describe('the sentences of a refusal', () => {
+  it.each([
+    ['a cluster id of 0', userCreateSchema, validUser({ cluster: 0 }), "The 'cluster' field must be at least 1."],
+    ['a cluster id beyond exact integers', userCreateSchema, validUser({ cluster: 2 ** 64 }), "The 'cluster' field must be an integer of at most 9007199254740991."],
+    ['a URL over 2,048 characters', clusterCreateSchema, validCluster({ auth_url: `https://a/${'x'.repeat(2100)}` }), "The 'auth_url' field must be at most 2048 characters long."],
+    ['two problems', operatorCreateSchema, { name: 'x', role: 'boss', clusters: [0] }, "The 'role' field must be one of: admin, reader. The 'clusters[0]' field must be at least 1."],
+  ])('when the body has %s, then the answer says so in whole sentences, not in Joi’s words', (_what, schema, value, message) => {
+    expect(refusal(schema, value).message).toBe(message);
+  });
+
+  it('when a message of Joi’s own has no full stop, then one is added, and peers are listed plainly', () => {
+    const schema = Joi.object({ index: Joi.number(), name: Joi.string() }).oxor('index', 'name');
+    expect(refusal(schema, { index: 1, name: 'gold' }).message).toBe('Give only one of the fields index, name.');
+    expect(refusal(Joi.string().email(), 'x').message).toMatch(/\.$/);
   });
 });
