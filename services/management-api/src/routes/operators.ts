@@ -44,7 +44,7 @@ export function operatorsRouter(db: Db, auth: RequestHandler, onChange: () => vo
   resourceRoute(router, '/operators/', auth, {
     GET: async (req, res) => {
       const acting = actingOf(req, res);
-      operators.authorize(acting); // before the query string is parsed: a reader gets 403 whatever it sends
+      operators.authorizeRead(acting); // before the query string is parsed: a reader gets 403 whatever it sends
       await sendList(req, res, operatorsResource, LIST, (q) => operators.list(db, acting, q), operatorJson);
     },
     POST: async (req, res) => {

@@ -8,7 +8,7 @@ import type { ListQuery, Page } from '../repositories/list-types';
 import { addApiKey, countAdmins, countUsableAdmins, createOperator, deleteApiKey, deleteOperator, getOperator, listApiKeys, listOperators, updateOperator, type ApiKeyInfo } from '../repositories/operators';
 import { findByName as findClusterByName } from './clusters';
 import { SYSTEM_ACTING, auditActorOf, type Acting } from './context';
-import { requireGlobalAdmin } from './policy';
+import { requireGlobalAdmin, requireGlobalAdminToRead } from './policy';
 import { apiKeyJson, operatorJson } from '../resources/representations';
 
 export const operatorTarget = (o: Pick<Operator, 'id' | 'name'>): AuditTarget => ({ type: 'operators', id: o.id, name: o.name, uri: operatorUri(o.id) });
@@ -71,13 +71,16 @@ async function keepOneGlobalAdmin(trx: Db, before: Operator, message = LAST_ADMI
 /** Managing operators needs an admin with access to every cluster; called before the query or body is read. */
 export const authorize = (acting: Acting): void => requireGlobalAdmin(acting.operator);
 
+/** Reading operators and their keys: the same admins, with a refusal that speaks of reading. */
+export const authorizeRead = (acting: Acting): void => requireGlobalAdminToRead(acting.operator, 'the operators');
+
 export async function list(db: Db, acting: Acting, query: ListQuery): Promise<Page<Operator>> {
-  authorize(acting);
+  authorizeRead(acting);
   return listOperators(db, query);
 }
 
 export async function show(db: Db, acting: Acting, rawId: string | undefined): Promise<Operator> {
-  authorize(acting);
+  authorizeRead(acting);
   return findOperator(db, rawId);
 }
 
@@ -149,7 +152,7 @@ export async function remove(db: Db, acting: Acting, rawId: string | undefined):
 }
 
 export async function listKeys(db: Db, acting: Acting, rawId: string | undefined): Promise<ApiKeyInfo[]> {
-  authorize(acting);
+  authorizeRead(acting);
   const op = await findOperator(db, rawId);
   return listApiKeys(db, op.id);
 }

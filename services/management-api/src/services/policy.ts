@@ -25,3 +25,13 @@ export function requireGlobalAdmin(op: Operator): void {
   requireWriter(op);
   if (isRestricted(op)) throw errors.forbidden(`Operator '${op.name}' is limited to some clusters and may not manage clusters or operators.`);
 }
+
+/**
+ * Reading operators or the audit trail shows every cluster and every operator, so it is for admins
+ * with access to every cluster only; the refusal says so, rather than that a reader may only read.
+ */
+export function requireGlobalAdminToRead(op: Operator, what: string): void {
+  if (op.role === 'admin' && !isRestricted(op)) return;
+  const who = op.role === 'admin' ? 'is limited to some clusters' : 'is a reader';
+  throw errors.forbidden(`Operator '${op.name}' ${who}; only an admin with access to every cluster may read ${what}.`);
+}

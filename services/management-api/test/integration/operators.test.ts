@@ -47,6 +47,18 @@ describe.each(DB_KINDS)('operators and API keys on %s', (kind) => {
   });
 
   describe('roles', () => {
+    it('when a reader or a limited admin reads operators or the audit trail, then 403 says only an admin with access to every cluster may', async () => {
+      const reader = await createOperator(app, 'reader-ro', 'reader');
+      const limited = await app.http().post('/api/v1/operators/').set('Authorization', ADMIN_AUTH).send({ name: 'limited-ro', role: 'admin', clusters: [1] });
+      const limitedAuth = `ApiKey limited-ro:${limited.body.api_key as string}`;
+      for (const [path, what] of [['/api/v1/operators/', 'the operators'], [`/api/v1/operators/${limited.body.id as string}/keys/`, 'the operators'], ['/api/v1/audit/', 'the audit trail']] as const) {
+        const asReader = await app.http().get(path).set('Authorization', reader);
+        expect([asReader.status, asReader.body.error]).toEqual([403, `Operator 'reader-ro' is a reader; only an admin with access to every cluster may read ${what}.`]);
+        const asLimited = await app.http().get(path).set('Authorization', limitedAuth);
+        expect([asLimited.status, asLimited.body.error]).toEqual([403, `Operator 'limited-ro' is limited to some clusters; only an admin with access to every cluster may read ${what}.`]);
+      }
+    });
+
     it('when a reader reads, then 200; when it writes, then 403 and nothing changes', async () => {
       const reader = await createOperator(app, 'reader1', 'reader');
       expect((await app.http().get('/api/v1/users/').set('Authorization', reader)).status).toBe(200);
