@@ -101,7 +101,12 @@ function decodeToken(token: string): Buffer | null {
 }
 
 function parseV4(stringToSign: Buffer, allowed: readonly string[]): { scope: SigV4Scope } | { message: string } {
-  const lines = stringToSign.toString('latin1').split('\n');
+  // Read as UTF-8, the text clients sign: the scope's parts then encode back (signingKeyV4) to the
+  // very bytes the string carries, which is what Keystone feeds to HMAC. Bytes that are not UTF-8
+  // text cannot come from a client's string, and would not encode back.
+  const text = stringToSign.toString('utf8');
+  if (!Buffer.from(text, 'utf8').equals(stringToSign)) return { message: 'a V4 string to sign is UTF-8 text' };
+  const lines = text.split('\n');
   if (lines.length !== 4 || lines[0] !== V4_ALGORITHM) {
     return { message: `a V4 string to sign has four lines and starts with ${V4_ALGORITHM}` };
   }

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { parseS3TokensBody, signatureV2, signatureV4, verifyS3Signature, type S3SecretLookup } from '../src';
 
 /**
@@ -103,6 +104,24 @@ describe('AWS signature V4 against the published test suite', () => {
   it.each(sigV4S3Docs)('when the S3 reference example "$name" is posted, then it verifies with the default S3-only services', async ({ sts, signature }) => {
     const verdict = await verifyS3Signature(body('AKIAIOSFODNN7EXAMPLE', sts, signature), lookupOf({ AKIAIOSFODNN7EXAMPLE: S3_DOC_SECRET }));
     expect(verdict).toMatchObject({ ok: true, version: 'v4', scope: { date: '20130524', region: 'us-east-1', service: 's3' } });
+  });
+
+  it('when the region is not ASCII, then the signing key is derived from its UTF-8 bytes, as botocore signs and Keystone checks', async () => {
+    // Keystone splits the decoded bytes and feeds each scope part to HMAC as it is; so does this reference.
+    const scope = '20261126/ré-1/s3/aws4_request';
+    const sts = `AWS4-HMAC-SHA256\n20261126T120000Z\n${scope}\n${'ab'.repeat(32)}`;
+    const hmac = (key: Buffer, data: Buffer) => createHmac('sha256', key).update(data).digest();
+    const [date, region, service, terminator] = Buffer.from(scope, 'utf8').toString('latin1').split('/').map((part) => Buffer.from(part, 'latin1'));
+    const key = hmac(hmac(hmac(hmac(Buffer.from(`AWS4${S3_DOC_SECRET}`, 'utf8'), date!), region!), service!), terminator!);
+    const signature = createHmac('sha256', key).update(Buffer.from(sts, 'utf8')).digest('hex');
+    const verdict = await verifyS3Signature(body('AKIAIOSFODNN7EXAMPLE', sts, signature), lookupOf({ AKIAIOSFODNN7EXAMPLE: S3_DOC_SECRET }));
+    expect(verdict).toMatchObject({ ok: true, version: 'v4', scope: { date: '20261126', region: 'ré-1', service: 's3' } });
+  });
+
+  it('when a V4 string to sign is not UTF-8 text, then it is refused as malformed', () => {
+    const raw = Buffer.concat([Buffer.from('AWS4-HMAC-SHA256\n20261126T120000Z\n20261126/r'), Buffer.from([0xe9]), Buffer.from(`/s3/aws4_request\n${'ab'.repeat(32)}`)]);
+    const parsed = parseS3TokensBody({ credentials: { access: 'AKIAIOSFODNN7EXAMPLE', token: raw.toString('base64'), signature: 'x' } });
+    expect(parsed).toMatchObject({ ok: false });
   });
 
   it('when the signature is upper-case hex, then it does not match (AWS and Keystone compare exactly)', async () => {
