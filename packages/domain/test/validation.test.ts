@@ -3,6 +3,7 @@ import {
   CairnError,
   clusterCreateSchema,
   clusterPatchSchema,
+  isSwiftAccountName,
   userCreateSchema,
   userPatchSchema,
   usernameSchema,
@@ -304,5 +305,20 @@ describe('cluster create and patch', () => {
 
   it('when a cluster PATCH has a bad storage_url, then it is refused naming it', () => {
     expect(refusal(clusterPatchSchema, { storage_url: 'swift.example.com' }).message).toContain("'storage_url'");
+  });
+});
+
+describe('Swift account names', () => {
+  it('when a username is valid, then AUTH_<user> is a Swift account name, up to 256 characters counted as Swift counts them', () => {
+    for (const user of ['a b', ' ', '100% "sure", #1?', 'ü'.repeat(251), 'u'.repeat(251), '日本', '😀'.repeat(251)]) {
+      expect(usernameSchema.validate(user).error).toBeUndefined();
+      expect({ user, ok: isSwiftAccountName(`AUTH_${user}`) }).toEqual({ user, ok: true });
+    }
+  });
+
+  it("when a name has a '/', a control character or more than 256 characters, then it is not a Swift account name", () => {
+    for (const name of ['', 'AUTH_a/b', 'AUTH_a\u0000b', 'AUTH_a\tb', 'AUTH_a\u0085b', `AUTH_${'u'.repeat(252)}`, 'AUTH_\ud800']) {
+      expect({ name, ok: isSwiftAccountName(name) }).toEqual({ name, ok: false });
+    }
   });
 });

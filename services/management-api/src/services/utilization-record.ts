@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import type { Knex } from 'knex';
-import { type Cluster, DAY_MS, errors, escapeHtml, floorHour, formatUtc, HOUR_MS, parseUtc, validate } from '@cairn/domain';
+import { type Cluster, DAY_MS, errors, escapeHtml, floorHour, formatUtc, HOUR_MS, parseUtc, swiftAccountSchema, validate } from '@cairn/domain';
 import { recordAudit } from '../repositories/audit';
 import { listPolicies } from '../repositories/devices';
 import { ensureHourlyPartitions } from '../repositories/utilization-partitions';
@@ -19,7 +19,7 @@ import type { UtilizationSettings } from './utilization';
 /** Samples or records per request: a collector sends a round in several requests. */
 export const MAX_WRITE_ROWS = 20_000;
 const count = Joi.number().integer().min(0).max(Number.MAX_SAFE_INTEGER).required();
-const account = Joi.string().min(1).max(300).pattern(/^[^\s/]+$/).required().messages({ 'string.pattern.base': "{{#label}} must be a Swift account name (no '/' or spaces)" });
+const account = swiftAccountSchema.required();
 const utc = Joi.string().max(40).required();
 
 const storageSchema = Joi.object({

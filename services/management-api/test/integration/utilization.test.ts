@@ -281,6 +281,54 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     expect(json.headers['content-type']).toBe('application/json');
   });
 
+  it('when account names hold spaces or other characters a username may have, then samples and log sums are recorded and read back in JSON, CSV and XML', async () => {
+    await createUser(app, 'a b');
+    // An hour of its own, before the day the other tests' summaries read.
+    const hour = Math.floor(base / DAY) * DAY - 6 * HOUR;
+    const range = `start=${iso(hour)}&end=${iso(hour + HOUR)}`;
+    // A username of 251 characters gives Swift's longest account name (256); an older username
+    // may hold characters beyond Latin-1.
+    const longest = `AUTH_${'x'.repeat(251)}`;
+    const accounts = ['AUTH_100% "sure", #1?', 'AUTH_a b', longest, 'AUTH_日本'];
+    const stored = await post(path('storage/'), { interval: 3600, sampled_at: iso(hour + 60_000), samples: accounts.map((a, i) => sample(a, 100 * (i + 1))) });
+    expect(stored.status).toBe(200);
+    expect(stored.body).toEqual({ accepted: 4, duplicate: false });
+    const sums = await post(path('transfer/'), { batch_id: `batch-${kind}-spaces`, records: [{ account: 'AUTH_a b', hour: iso(hour), bytes_in: 7, bytes_out: 8, req_count: 1 }] });
+    expect(sums.body).toEqual({ accepted: 1, duplicate: false });
+
+    const detail = await get(path(`storage/total/${encodeURIComponent('AUTH_a b')}/detail/?${range}`));
+    expect(detail.status).toBe(200);
+    expect(detail.body.meta).toMatchObject({ account: 'AUTH_a b', total_count: 1 });
+    expect(detail.body.objects[0]).toMatchObject({ bytes_used: 200, pct_complete: 100 });
+    expect((await get(path(`transfer/total/${encodeURIComponent('AUTH_a b')}/detail/?${range}`))).body.objects[0]).toMatchObject({ bytes_in: 7, bytes_out: 8 });
+    expect((await get(path(`storage/total/${encodeURIComponent(accounts[0]!)}/detail/?${range}`))).body.objects[0]).toMatchObject({ bytes_used: 100 });
+    expect((await get(path(`storage/total/?${range}&account=${encodeURIComponent('AUTH_a b')}`))).body.objects).toEqual([{ account: 'AUTH_a b' }]);
+    expect((await get(path(`accounts/?account=${encodeURIComponent('AUTH_a b')}`))).body.objects).toEqual([{ account: 'AUTH_a b' }]);
+
+    // Byte order: ' ' and '1' sort before letters, and '日' after every ASCII character.
+    const csv = parseCsv((await get(path(`storage/total/?${range}&format=csv`))).text);
+    expect(csv).toEqual([['account'], ...accounts.map((a) => [a])]);
+    const summary = parseCsv((await get(path(`summary/?${range}&format=csv`))).text);
+    expect(summary.slice(1).map((r) => [r[0], r[4]])).toEqual(accounts.map((a, i) => [a, String(100 * (i + 1))]));
+    const detailCsv = parseCsv((await get(path(`storage/total/${encodeURIComponent('AUTH_a b')}/detail/?${range}&format=csv`))).text);
+    expect(detailCsv[1]!.slice(0, 3)).toEqual([utc(hour), utc(hour + HOUR), '200']);
+    const xml = await parseStringPromise((await get(path(`storage/total/?${range}&format=xml`))).text);
+    expect(xml.response.objects[0].object.map((o: { account: string[] }) => o.account[0])).toEqual(accounts);
+    const xmlDetail = await parseStringPromise((await get(path(`storage/total/${encodeURIComponent('AUTH_a b')}/detail/?${range}&format=xml`))).text);
+    expect(xmlDetail.response.meta[0].account[0]).toBe('AUTH_a b');
+
+    // Still refused: a '/', a control character, and a name longer than Swift allows.
+    for (const account of ['AUTH_a/b', 'AUTH_a\u0001b', 'AUTH_a\u0085b', `${longest}x`]) {
+      const res = await post(path('storage/'), { interval: 3600, sampled_at: iso(hour + 60_000), samples: [sample('AUTH_fine', 1), sample(account, 1)] });
+      expect({ account, status: res.status }).toEqual({ account, status: 400 });
+      expect(res.body.error).toMatch(/'samples\[1\]\.account' must be a Swift account name/);
+      const log = await post(path('transfer/'), { batch_id: `batch-${kind}-bad-account`, records: [{ account, hour: iso(hour), bytes_in: 1, bytes_out: 1, req_count: 1 }] });
+      expect(log.status).toBe(400);
+      expect(log.body.error).toMatch(/'records\[0\]\.account' must be a Swift account name/);
+    }
+    expect((await get(path(`accounts/?account=AUTH_fine`))).body.objects).toEqual([]);
+  });
+
   it('when XML is asked, then tastypie XML with typed numbers', async () => {
     const res = await get(path(`storage/0/AUTH_alice/detail/?start=${iso(base)}&end=${iso(base + HOUR)}&format=xml`));
     expect(res.headers['content-type']).toMatch(/^application\/xml/);
