@@ -91,7 +91,15 @@ const HAND_KEPT_SCHEMAS: Record<string, JsonSchema> = {
         items: {
           type: 'object',
           required: ['index', 'name'],
-          properties: { index: { type: 'integer', minimum: 0 }, name: { type: 'string' }, default: { type: 'boolean' } },
+          properties: {
+            index: { type: 'integer', minimum: 0 },
+            name: {
+              type: 'string',
+              pattern: '^[A-Za-z0-9-]{1,255}$',
+              description: "Swift's rule: letters, digits and '-'. Unique in the report without regard to case, as Swift requires: 'gold' and 'GOLD' are refused together.",
+            },
+            default: { type: 'boolean' },
+          },
         },
       },
       devices: {
@@ -380,7 +388,15 @@ function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
               type: 'object',
               required: ['default', 'index', 'name'],
               additionalProperties: false,
-              properties: { index: { type: 'integer', minimum: 0 }, name: { type: 'string' }, default: { type: 'boolean' } },
+              properties: {
+            index: { type: 'integer', minimum: 0 },
+            name: {
+              type: 'string',
+              pattern: '^[A-Za-z0-9-]{1,255}$',
+              description: "Swift's rule: letters, digits and '-'. Unique in the report without regard to case, as Swift requires: 'gold' and 'GOLD' are refused together.",
+            },
+            default: { type: 'boolean' },
+          },
             }),
           ),
         },

@@ -96,7 +96,8 @@ export async function recordStorage(db: Knex, acting: Acting, cluster: Cluster, 
   for (const s of input.samples) {
     add({ policyIndex: TOTAL_POLICY, account: s.account, hour, bytesUsed: s.bytes_used, objectCount: s.object_count, containerCount: s.container_count, slots, slotCount });
     for (const p of s.policies) {
-      // Swift matches policy names without regard to case (and title-cases them in headers).
+      // Swift matches policy names without regard to case (and title-cases them in headers); a
+      // device report never holds two names that differ only in case, so the match is unique.
       const index = p.index ?? byName.get(p.name!.toLowerCase());
       if (index === undefined) {
         unknown.add(p.name!);
