@@ -192,8 +192,8 @@ const storageWrite: JsonSchema = {
               additionalProperties: false,
               oneOf: [{ required: ['index'] }, { required: ['name'] }],
               properties: {
-                index: { type: 'integer', minimum: 0, maximum: 32767, description: 'A storage policy index.' },
-                name: { type: 'string', maxLength: 255, description: 'A storage policy name, matched without regard to case.' },
+                index: { type: 'integer', minimum: 0, maximum: 32767, description: "The index of one of the cluster's storage policies (GET .../utilization/policies/)." },
+                name: { type: 'string', maxLength: 255, description: "The name of one of the cluster's storage policies, matched without regard to case." },
                 bytes_used: writeCount,
                 object_count: writeCount,
                 container_count: writeCount,
@@ -333,7 +333,9 @@ function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
         tags: ['utilization'],
         operationId: `utilization_${kind}_record`,
         summary: `Record a round of ${kind} samples (collector)`,
-        description: 'Validated whole before anything is stored: one bad entry (an account name Swift cannot hold, a time outside the write window) refuses the request with a 400 that names it.',
+        description: `Validated whole before anything is stored: one bad entry (an account name Swift cannot hold, a time outside the write window${
+          kind === 'storage' ? ", a storage policy the cluster's device report does not list" : ''
+        }) refuses the request with a 400 that names it.`,
         requestBody: { required: true, content: { 'application/json': { schema: kind === 'storage' ? storageWrite : transferWrite } } },
         responses: { 200: { description: 'What was stored.', content: jsonOrXml({ type: 'object' }) }, ...authenticatedErrors({ ...WRITE_ERRORS, 404: 'NotFound' }) },
       },

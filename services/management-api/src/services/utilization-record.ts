@@ -18,6 +18,8 @@ import type { UtilizationSettings } from './utilization';
 
 /** Samples or records per request: a collector sends a round in several requests. */
 export const MAX_WRITE_ROWS = 20_000;
+/** Unknown policy indexes a 400 names one by one (a round may hold thousands). */
+const MAX_UNKNOWN_SHOWN = 10;
 const count = Joi.number().integer().min(0).max(Number.MAX_SAFE_INTEGER).required();
 const account = swiftAccountSchema.required();
 const utc = Joi.string().max(40).required();
@@ -84,32 +86,45 @@ export async function recordStorage(db: Knex, acting: Acting, cluster: Cluster, 
   const hour = new Date(hourMs);
   const slotCount = 3600 / input.interval;
   const slots = 1n << BigInt(Math.floor((at - hourMs) / (input.interval * 1000)));
-  const needsNames = input.samples.some((s) => s.policies.some((p) => p.name !== undefined));
-  const byName = needsNames ? new Map((await listPolicies(db, cluster.id)).map((p) => [p.name.toLowerCase(), p.index])) : new Map<string, number>();
+  // Every policy a sample names, by name or by index, must be one the cluster's device report lists.
+  const policies = input.samples.some((s) => s.policies.length > 0) ? await listPolicies(db, cluster.id) : [];
+  const byName = new Map(policies.map((p) => [p.name.toLowerCase(), p.index]));
+  const knownIndexes = new Set(policies.map((p) => p.index));
   const unknown = new Set<string>();
+  const unknownIndexes: string[] = [];
   const rows = new Map<string, StorageRow>();
   const add = (r: StorageRow) => {
     const key = `${r.policyIndex}\u0000${r.account}`;
     const prev = rows.get(key);
     rows.set(key, prev ? { ...r, bytesUsed: Math.max(prev.bytesUsed, r.bytesUsed), objectCount: Math.max(prev.objectCount, r.objectCount), containerCount: Math.max(prev.containerCount, r.containerCount) } : r);
   };
-  for (const s of input.samples) {
+  input.samples.forEach((s, i) => {
     add({ policyIndex: TOTAL_POLICY, account: s.account, hour, bytesUsed: s.bytes_used, objectCount: s.object_count, containerCount: s.container_count, slots, slotCount });
-    for (const p of s.policies) {
+    s.policies.forEach((p, j) => {
+      if (p.index !== undefined && !knownIndexes.has(p.index)) {
+        unknownIndexes.push(`samples[${i}].policies[${j}].index ${p.index}`);
+        return;
+      }
       // Swift matches policy names without regard to case (and title-cases them in headers); a
       // device report never holds two names that differ only in case, so the match is unique.
       const index = p.index ?? byName.get(p.name!.toLowerCase());
       if (index === undefined) {
         unknown.add(p.name!);
-        continue;
+        return;
       }
       add({ policyIndex: index, account: s.account, hour, bytesUsed: p.bytes_used, objectCount: p.object_count, containerCount: p.container_count, slots, slotCount });
+    });
+  });
+  if (unknown.size > 0 || unknownIndexes.length > 0) {
+    const problems: string[] = [];
+    if (unknown.size > 0) problems.push(`Unknown storage policy name(s) ${[...unknown].map((n) => `'${escapeHtml(n)}'`).join(', ')} for cluster ${cluster.id}.`);
+    if (unknownIndexes.length > 0) {
+      const shown = unknownIndexes.slice(0, MAX_UNKNOWN_SHOWN).join('; ');
+      const more = unknownIndexes.length > MAX_UNKNOWN_SHOWN ? `; and ${unknownIndexes.length - MAX_UNKNOWN_SHOWN} more` : '';
+      const has = policies.length > 0 ? `its policies are ${policies.map((p) => p.index).join(', ')}` : 'it has no storage policies reported';
+      problems.push(`Unknown storage policy index(es) for cluster ${cluster.id} (${has}): ${shown}${more}.`);
     }
-  }
-  if (unknown.size > 0) {
-    throw errors.invalidInput(
-      `Unknown storage policy name(s) ${[...unknown].map((n) => `'${escapeHtml(n)}'`).join(', ')} for cluster ${cluster.id}: report the cluster's policies (PUT .../devices/) or send policy indexes.`,
-    );
+    throw errors.invalidInput(`${problems.join(' ')} Report the cluster's policies first (PUT .../devices/, as 'cairn capacity collect' does).`);
   }
   await ensureHourlyPartitions(db, [hourMs]);
   await db.transaction(async (trx) => {

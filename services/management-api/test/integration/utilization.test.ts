@@ -55,6 +55,9 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
 
   beforeAll(async () => {
     app = await startTestApp(kind);
+    // The cluster's storage policies, as the capacity collector reports them: samples name these.
+    const policies = [{ index: 0, name: 'gold', default: true }, { index: 1, name: 'silver' }];
+    expect((await app.http().put('/api/v1/clusters/1/devices/').set('Authorization', ADMIN_AUTH).send({ policies, devices: [] })).status).toBe(204);
     // Known accounts come from user creation; a deleted user's account stays known.
     await createUser(app, 'alice');
     const gone = await createUser(app, 'gone');
@@ -349,7 +352,10 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     expect((await get(path(`summary/?${range}`), reader)).status).toBe(200);
     expect((await get(path(`summary/?${range}`), outsider)).status).toBe(404);
     // The policies the collector maps Swift's header names with: readable like the rest.
-    expect((await get(path('policies/'), reader)).body).toMatchObject({ meta: { total_count: 0 }, objects: [] });
+    expect((await get(path('policies/'), reader)).body).toMatchObject({
+      meta: { total_count: 2 },
+      objects: [{ index: 0, name: 'gold', default: true }, { index: 1, name: 'silver', default: false }],
+    });
     expect((await get(path('policies/'), outsider)).status).toBe(404);
     const window = await get(path('window/'), reader);
     expect(window.status).toBe(200);
@@ -389,6 +395,24 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     expect(transfer.body.error).toMatch(/must be the start of an hour/);
     expect(await countRows(app.db, 'utilization_storage_hourly')).toBe(before);
     expect((await post(path('transfer/'), { records: [] })).body.error).toMatch(/batch_id/);
+  });
+
+  it('when a storage sample names a policy index the cluster does not have, then 400 names the sample and the index and nothing is stored', async () => {
+    const before = await countRows(app.db, 'utilization_storage_hourly');
+    const res = await post(path('storage/'), {
+      interval: 3600,
+      sampled_at: iso(base + 60_000),
+      samples: [sample('AUTH_alice', 10, [[0, 5], [1, 5]]), sample('AUTH_x', 10, [[7, 10]]), sample('AUTH_y', 10, [[1, 5], [9, 5]])],
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(/Unknown storage policy index\(es\) for cluster 1 \(its policies are 0, 1\): samples\[1\]\.policies\[0\]\.index 7; samples\[2\]\.policies\[1\]\.index 9\./);
+    expect(await countRows(app.db, 'utilization_storage_hourly')).toBe(before);
+    // Neither a detail nor the summary's per-policy columns learn of it.
+    const range = `start=${iso(base)}&end=${iso(base + HOUR)}`;
+    expect((await get(path(`storage/7/?${range}`))).body.meta.total_count).toBe(0);
+    const header = parseCsv((await get(path(`summary/?${range}&format=csv&limit=1`))).text)[0]!;
+    expect(header.filter((c) => /^p\d+_bytes_used_avg$/.test(c))).toEqual(['p0_bytes_used_avg', 'p1_bytes_used_avg']);
+    expect((await get(path(`accounts/?account=AUTH_x`))).body.objects).toEqual([]);
   });
 
   it('when a log names an account no user creation recorded, then the storage collector learns it', async () => {
