@@ -493,7 +493,8 @@ function handKeptPaths(): Record<string, Record<string, JsonSchema>> {
         ],
         responses: {
           200: {
-            description: "Each ring set's samples in time order, with capacity/list/'s numbers as they were reported then; empty before the first report.",
+            description:
+              "Each ring set's samples in time order, with capacity/list/'s numbers as they were reported then; empty before the first report. An hour holds the ring sets of its last report only.",
             content: jsonOrXml({
               type: 'object',
               required: ['history', 'meta'],
