@@ -333,7 +333,7 @@ function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
         tags: ['utilization'],
         operationId: `utilization_${kind}_record`,
         summary: `Record a round of ${kind} samples (collector)`,
-        description: `Validated whole before anything is stored: one bad entry (an account name Swift cannot hold, a time outside the write window${
+        description: `An admin key (one limited to clusters: for one of them); a reader gets 403 before the body is read, whatever it holds. Validated whole before anything is stored: one bad entry (an account name Swift cannot hold, a time outside the write window${
           kind === 'storage' ? ", a storage policy the cluster's device report does not list" : ''
         }) refuses the request with a 400 that names it.`,
         requestBody: { required: true, content: { 'application/json': { schema: kind === 'storage' ? storageWrite : transferWrite } } },

@@ -12,8 +12,9 @@ import type { UtilizationSettings } from './utilization';
 
 /**
  * Collector writes: storage samples and transfer batches. Each checks that the operator may write
- * to the cluster, validates the whole body before touching anything, and writes in one
- * transaction with its audit record.
+ * to the cluster before the body is even read (the route passes a function that reads it: a
+ * reader gets 403 whatever it sends), validates the whole body before touching anything, and
+ * writes in one transaction with its audit record.
  */
 
 /** Samples or records per request: a collector sends a round in several requests. */
@@ -77,9 +78,9 @@ export interface WriteResult {
 }
 
 /** A round (or part of one) of account HEADs. Each hour keeps its maxima; re-sent samples count once. */
-export async function recordStorage(db: Knex, acting: Acting, cluster: Cluster, body: unknown, settings: UtilizationSettings): Promise<WriteResult> {
+export async function recordStorage(db: Knex, acting: Acting, cluster: Cluster, bodyOf: () => Promise<unknown>, settings: UtilizationSettings): Promise<WriteResult> {
   requireWriterOn(acting.operator, cluster.id);
-  const input = validate<StorageInput>(storageSchema, body);
+  const input = validate<StorageInput>(storageSchema, await bodyOf());
   if (3600 % input.interval !== 0) throw errors.invalidInput(`'interval' must divide an hour (3600 seconds) evenly; ${input.interval} does not.`);
   const at = checkWriteTime('sampled_at', input.sampled_at, settings).getTime();
   const hourMs = floorHour(at);
@@ -171,9 +172,9 @@ function minuteMasks(start: number, end: number): Map<number, bigint> {
  * A batch of access-log sums. A batch id already counted is acknowledged and ignored, so a
  * collector may re-send after a crash or a timeout without counting twice.
  */
-export async function recordTransfer(db: Knex, acting: Acting, cluster: Cluster, body: unknown, settings: UtilizationSettings): Promise<WriteResult> {
+export async function recordTransfer(db: Knex, acting: Acting, cluster: Cluster, bodyOf: () => Promise<unknown>, settings: UtilizationSettings): Promise<WriteResult> {
   requireWriterOn(acting.operator, cluster.id);
-  const input = validate<TransferInput>(transferSchema, body);
+  const input = validate<TransferInput>(transferSchema, await bodyOf());
   const rows = new Map<string, TransferRow>();
   input.records.forEach((r, i) => {
     const hour = checkWriteTime(`records[${i}].hour`, r.hour, settings);

@@ -374,6 +374,25 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     expect(audit).toHaveLength(1);
   });
 
+  it('when a reader writes, then 403 whatever it sends: a wrong Content-Type, bad JSON or a bad charset', async () => {
+    const reader = await createOperator(app, `u-reader-any-${kind}`, 'reader', ['/api/v1/clusters/1/']);
+    const bodies: Array<[string, string]> = [
+      ['text/plain', 'hello'],
+      ['application/json', '{"samples": ['],
+      ['application/json; charset=latin1', '{}'],
+      ['application/xml', '<object><samples>'],
+    ];
+    for (const write of ['storage/', 'transfer/']) {
+      for (const [type, text] of bodies) {
+        const res = await app.http().post(path(write)).set('Authorization', reader).set('Content-Type', type).send(text);
+        expect({ write, type, status: res.status }).toEqual({ write, type, status: 403 });
+      }
+    }
+    // An admin sending the same still learns what is wrong with it.
+    const admin = await app.http().post(path('storage/')).set('Authorization', ADMIN_AUTH).set('Content-Type', 'text/plain').send('hello');
+    expect(admin.status).toBe(415);
+  });
+
   it('when a write is malformed, then 400 names the problem and nothing is stored', async () => {
     const before = await countRows(app.db, 'utilization_storage_hourly');
     const bad: Array<[unknown, RegExp]> = [
