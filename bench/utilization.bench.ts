@@ -65,6 +65,13 @@ async function main(cleanups: Cleanups): Promise<void> {
   const child = await startChild(__filename, API_ROLE, { ...process.env, BENCH_CHILD_DATABASE_URL: created.url });
   cleanups.push(() => stopChild(child));
   const base = `http://127.0.0.1:${child.port}/api/v1/clusters`;
+  // The storage policies the samples name, as the capacity collector would report them.
+  const report = await fetch(`${base}/1/devices/`, {
+    method: 'PUT',
+    headers: { ...HEADERS, 'content-type': 'application/json' },
+    body: JSON.stringify({ policies: [{ index: 0, name: 'gold', default: true }, { index: 1, name: 'silver' }], devices: [] }),
+  });
+  if (report.status !== 204) throw new Error(`device report answered ${report.status}: ${(await report.text()).slice(0, 300)}`);
 
   // ---- 1. one collection round -------------------------------------------------------------
   const sampledAt = new Date(now).toISOString();

@@ -100,6 +100,8 @@ describe('storage collector against a stand-in Swift', () => {
   let fakeUrl = '';
   const bulk = Array.from({ length: 24 }, (_, i) => `bulk${i + 1}`);
   const problems = ['never', 'down', 'flaky', 'slow', 'platinum'];
+  // Usernames may hold spaces: 'ok 3' owns the Swift account 'AUTH_ok 3'.
+  const healthy = ['ok1', 'ok2', 'ok 3'];
 
   const config = (extra: Partial<CollectorConfig> = {}): CollectorConfig => ({
     apiUrl: stack.apiUrl,
@@ -126,7 +128,7 @@ describe('storage collector against a stand-in Swift', () => {
   const thisHour = async (account: string, ...more: string[]) => {
     const start = new Date(Math.floor(Date.now() / HOUR) * HOUR).toISOString();
     const read = async (policy: string) => {
-      const res = await fetch(`${stack.apiUrl}/api/v1/clusters/1/utilization/storage/${policy}/${account}/detail/?start=${start}`, { headers: { Authorization: ADMIN_AUTH } });
+      const res = await fetch(`${stack.apiUrl}/api/v1/clusters/1/utilization/storage/${policy}/${encodeURIComponent(account)}/detail/?start=${start}`, { headers: { Authorization: ADMIN_AUTH } });
       expect(res.status).toBe(200);
       return ((await res.json()) as { objects: Array<{ bytes_used: number; pct_complete: number }> }).objects[0];
     };
@@ -144,7 +146,7 @@ describe('storage collector against a stand-in Swift', () => {
       body: JSON.stringify({ policies: [{ index: 0, name: 'gold', default: true }, { index: 1, name: 'silver' }], devices: [] }),
     });
     expect(put.status).toBe(204);
-    for (const user of ['ok1', 'ok2', ...problems, ...bulk]) await stack.createUser(user, 'a-user-password-0123');
+    for (const user of [...healthy, ...problems, ...bulk]) await stack.createUser(user, 'a-user-password-0123');
   });
   afterAll(async () => {
     server?.closeAllConnections();
@@ -158,7 +160,7 @@ describe('storage collector against a stand-in Swift', () => {
   it('when accounts fail, time out or name an unknown policy, then each is retried, reported and left out while the rest of the round is recorded', async () => {
     const t0 = Date.now();
     const { result, warnings } = await collect();
-    const accounts = 2 + problems.length + bulk.length;
+    const accounts = healthy.length + problems.length + bulk.length;
     expect(result).toMatchObject({ clusterId: 1, accounts, sampled: accounts - 3, failed: 3 });
     // A 503 or a timeout is tried 1 + 2 retries times; the flaky account answers on its third try.
     expect(state.heads.get('AUTH_down')).toBe(3);
@@ -180,6 +182,13 @@ describe('storage collector against a stand-in Swift', () => {
       expect.objectContaining({ bytes_used: 4000, pct_complete: 100 }),
     ]);
     expect((await thisHour('AUTH_flaky'))[0]).toMatchObject({ bytes_used: 3000, pct_complete: 100 });
+    // A name with a space is HEADed and recorded like any other.
+    expect(state.heads.get('AUTH_ok 3')).toBe(1);
+    expect(await thisHour('AUTH_ok 3')).toEqual([
+      expect.objectContaining({ bytes_used: 9000, pct_complete: 100 }),
+      expect.objectContaining({ bytes_used: 3000, pct_complete: 100 }),
+      expect.objectContaining({ bytes_used: 6000, pct_complete: 100 }),
+    ]);
     // Never written to: a sampled zero.
     expect((await thisHour('AUTH_never'))[0]).toMatchObject({ bytes_used: 0, pct_complete: 100 });
     // Failed accounts have no sample: the hour is not complete for them.

@@ -41,6 +41,20 @@ describe('Swift proxy access log lines', () => {
     expect(record(UNICODE_ACCOUNT)).toMatchObject({ account: 'AUTH_été', method: 'DELETE', status: 204 });
   });
 
+  it('when the account name has a space or other characters a username may have, then it is decoded and counted', () => {
+    // Swift quotes path_qs (a space is %20) and its log formatter quotes that again (%2520).
+    const spaced = UNICODE_ACCOUNT.replace('AUTH_%25C3%25A9t%25C3%25A9', 'AUTH_a%2520b');
+    expect(record(spaced)).toMatchObject({ account: 'AUTH_a b' });
+    expect(record(UNICODE_ACCOUNT.replace('AUTH_%25C3%25A9t%25C3%25A9', 'AUTH_a%20b'))).toMatchObject({ account: 'AUTH_a b' });
+    expect(record(UNICODE_ACCOUNT.replace('AUTH_%25C3%25A9t%25C3%25A9', 'AUTH_100%2525%2520%2522sure%2522%252C%2520%25231%253F'))).toMatchObject({ account: 'AUTH_100% "sure", #1?' });
+    const longest = `AUTH_${'x'.repeat(251)}`;
+    expect(record(UNICODE_ACCOUNT.replace('AUTH_%25C3%25A9t%25C3%25A9', longest))).toMatchObject({ account: longest });
+    // What Swift cannot hold stays malformed: an encoded '/', a control character, a name over 256 characters.
+    for (const bad of ['AUTH_a%252Fb', 'AUTH_a%2501b', `${longest}x`]) {
+      expect(parseAccessLine(UNICODE_ACCOUNT.replace('AUTH_%25C3%25A9t%25C3%25A9', bad))).toEqual({ kind: 'malformed', reason: 'bad account name' });
+    }
+  });
+
   it('when a line is cut short or its fields are wrong, then it is malformed with a reason', () => {
     expect(parseAccessLine(PUT_OBJECT.slice(0, 80))).toMatchObject({ kind: 'malformed', reason: expect.stringMatching(/expected 21 fields/) });
     expect(parseAccessLine(PUT_OBJECT.replace(' 1234 ', ' lots '))).toMatchObject({ kind: 'malformed', reason: 'bad byte counts' });

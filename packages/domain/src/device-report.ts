@@ -102,9 +102,20 @@ export function validateDeviceReport(body: unknown): DeviceReport {
 
   const problems: string[] = [];
   const byName = new Map<string, ReportedPolicy>();
+  // Swift matches policy names without regard to case and refuses two that differ only in case.
+  const firstByFolded = new Map<string, number>();
   const indexes = new Set<number>();
   raw.policies.forEach((p, i) => {
-    if (byName.has(p.name)) problems.push(`policies[${i}]: the name '${p.name}' appears twice`);
+    const folded = p.name.toLowerCase();
+    const first = firstByFolded.get(folded);
+    if (first !== undefined) {
+      const other = raw.policies[first]!.name;
+      problems.push(
+        other === p.name
+          ? `policies[${i}]: the name '${p.name}' appears twice`
+          : `policies[${i}]: the name '${p.name}' is the name '${other}' of policies[${first}] in another case (Swift's policy names ignore case)`,
+      );
+    } else firstByFolded.set(folded, i);
     if (indexes.has(p.index)) problems.push(`policies[${i}]: the index ${p.index} appears twice`);
     byName.set(p.name, p);
     indexes.add(p.index);

@@ -90,6 +90,21 @@ export const newUsernameSchema = Joi.string()
     'string.empty': `The {{#label}} field ${NEW_USERNAME_RULE}.`,
   });
 
+/** Swift's limit on an account name (max_account_name_length), in characters. */
+export const SWIFT_ACCOUNT_MAX_LENGTH = 256;
+export const SWIFT_ACCOUNT_RULE = `must be a Swift account name: 1 to ${SWIFT_ACCOUNT_MAX_LENGTH} characters with no '/' and no control characters`;
+// Every AUTH_<user> a username can give, up to Swift's length: spaces, quotes, '%', '?', '#' and
+// letters beyond Latin-1 included. Characters are counted as code points, as Swift counts them.
+// eslint-disable-next-line no-control-regex
+const SWIFT_ACCOUNT_PATTERN = /^[^/\u0000-\u001f\u007f-\u009f\ud800-\udfff\ufffe\uffff]{1,256}$/u;
+
+/** Whether `name` can be a Swift account: what utilization records may name (a user's AUTH_<user>, or any account a proxy logged). */
+export const isSwiftAccountName = (name: string): boolean => SWIFT_ACCOUNT_PATTERN.test(name);
+
+export const swiftAccountSchema = Joi.string()
+  .pattern(SWIFT_ACCOUNT_PATTERN)
+  .messages({ 'string.pattern.base': `{{#label}} ${SWIFT_ACCOUNT_RULE}.`, 'string.empty': `{{#label}} ${SWIFT_ACCOUNT_RULE}.` });
+
 export const passwordSchema = Joi.string()
   .max(PASSWORD_MAX_LENGTH)
   .custom((value: string, helpers) => {

@@ -5,6 +5,7 @@ import {
   clusterCreateSchema,
   clusterPatchSchema,
   operatorCreateSchema,
+  isSwiftAccountName,
   userCreateSchema,
   userPatchSchema,
   usernameSchema,
@@ -345,5 +346,20 @@ describe('the sentences of a refusal', () => {
     const schema = Joi.object({ index: Joi.number(), name: Joi.string() }).oxor('index', 'name');
     expect(refusal(schema, { index: 1, name: 'gold' }).message).toBe('Give only one of the fields index, name.');
     expect(refusal(Joi.string().email(), 'x').message).toMatch(/\.$/);
+  });
+});
+
+describe('Swift account names', () => {
+  it('when a username is valid, then AUTH_<user> is a Swift account name, up to 256 characters counted as Swift counts them', () => {
+    for (const user of ['a b', ' ', '100% "sure", #1?', 'ü'.repeat(251), 'u'.repeat(251), '日本', '😀'.repeat(251)]) {
+      expect(usernameSchema.validate(user).error).toBeUndefined();
+      expect({ user, ok: isSwiftAccountName(`AUTH_${user}`) }).toEqual({ user, ok: true });
+    }
+  });
+
+  it("when a name has a '/', a control character or more than 256 characters, then it is not a Swift account name", () => {
+    for (const name of ['', 'AUTH_a/b', 'AUTH_a\u0000b', 'AUTH_a\tb', 'AUTH_a\u0085b', `AUTH_${'u'.repeat(252)}`, 'AUTH_\ud800']) {
+      expect({ name, ok: isSwiftAccountName(name) }).toEqual({ name, ok: false });
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isSwiftAccountName } from '@cairn/domain';
 
 /**
  * Swift's proxy-logging access lines, in its default `log_msg_template`:
@@ -59,7 +60,8 @@ export function parseAccessLine(line: string): ParseResult {
   // /v1/<account>[/...]; anything else (/info, /auth/..., /healthcheck) is no account's traffic.
   if (segments[1] !== 'v1' || !segments[2]) return { kind: 'skipped', reason: 'not-an-account' };
   const account = decode(segments[2]);
-  if (account === null || account.length > 300 || /[\s/]/.test(account)) return { kind: 'malformed', reason: 'bad account name' };
+  // Any name a Swift account can have (AUTH_<user>: spaces and the like included), as the API takes it.
+  if (account === null || !isSwiftAccountName(account)) return { kind: 'malformed', reason: 'bad account name' };
   return {
     kind: 'record',
     record: { account, policyIndex: policyRaw === '-' ? null : Number(policyRaw), startMs: Math.floor(Number(startRaw) * 1000), method, status: Number(statusRaw), bytesIn, bytesOut },

@@ -91,7 +91,15 @@ const HAND_KEPT_SCHEMAS: Record<string, JsonSchema> = {
         items: {
           type: 'object',
           required: ['index', 'name'],
-          properties: { index: { type: 'integer', minimum: 0 }, name: { type: 'string' }, default: { type: 'boolean' } },
+          properties: {
+            index: { type: 'integer', minimum: 0 },
+            name: {
+              type: 'string',
+              pattern: '^[A-Za-z0-9-]{1,255}$',
+              description: "Swift's rule: letters, digits and '-'. Unique in the report without regard to case, as Swift requires: 'gold' and 'GOLD' are refused together.",
+            },
+            default: { type: 'boolean' },
+          },
         },
       },
       devices: {
@@ -145,7 +153,84 @@ const utilParameters: JsonSchema[] = [
   ...['account', 'account__startswith', 'account__gt'].map((name) => ({ name, in: 'query', required: false, description: 'Only accounts matching (AUTH_<user>).', schema: { type: 'string' } })),
 ];
 const policyParameter: JsonSchema = { name: 'policy', in: 'path', required: true, description: "A storage policy index or 'total'.", schema: { type: 'string', pattern: '^([0-9]{1,5}|total)$' } };
-const accountParameter: JsonSchema = { name: 'account', in: 'path', required: true, description: 'Swift account, AUTH_<user>.', schema: { type: 'string' } };
+const accountParameter: JsonSchema = { name: 'account', in: 'path', required: true, description: 'Swift account, AUTH_<user>, percent-encoded (AUTH_a%20b).', schema: { type: 'string' } };
+/** What a collector may name: every AUTH_<user> (see SWIFT_ACCOUNT_RULE in the domain). */
+const swiftAccount: JsonSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 256,
+  pattern: '^[^/\\u0000-\\u001f\\u007f-\\u009f]+$',
+  description: "A Swift account name: AUTH_<user> for any username, spaces and other characters included; at most 256 characters (Swift's limit), no '/' and no control characters.",
+};
+const writeCount: JsonSchema = { type: 'integer', minimum: 0 };
+const collectorTime = (description: string): JsonSchema => ({ type: 'string', maxLength: 40, description: `${description}, ISO 8601 UTC; within GET .../utilization/window/.` });
+const storageWrite: JsonSchema = {
+  type: 'object',
+  required: ['sampled_at', 'samples'],
+  additionalProperties: false,
+  properties: {
+    interval: { type: 'integer', minimum: 60, maximum: 3600, default: 3600, description: 'Seconds between collection rounds; must divide 3600.' },
+    sampled_at: collectorTime('When the round began'),
+    samples: {
+      type: 'array',
+      maxItems: 20_000,
+      items: {
+        type: 'object',
+        required: ['account', 'bytes_used', 'container_count', 'object_count'],
+        additionalProperties: false,
+        properties: {
+          account: swiftAccount,
+          bytes_used: writeCount,
+          object_count: writeCount,
+          container_count: writeCount,
+          policies: {
+            type: 'array',
+            maxItems: 64,
+            items: {
+              type: 'object',
+              required: ['bytes_used', 'container_count', 'object_count'],
+              additionalProperties: false,
+              oneOf: [{ required: ['index'] }, { required: ['name'] }],
+              properties: {
+                index: { type: 'integer', minimum: 0, maximum: 32767, description: "The index of one of the cluster's storage policies (GET .../utilization/policies/)." },
+                name: { type: 'string', maxLength: 255, description: "The name of one of the cluster's storage policies, matched without regard to case." },
+                bytes_used: writeCount,
+                object_count: writeCount,
+                container_count: writeCount,
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+};
+const transferWrite: JsonSchema = {
+  type: 'object',
+  required: ['batch_id', 'records'],
+  additionalProperties: false,
+  properties: {
+    batch_id: { type: 'string', minLength: 8, maxLength: 128, pattern: '^[\\w.:-]+$', description: 'Counted once: a batch id already recorded is acknowledged as a duplicate.' },
+    covered: { type: 'object', required: ['end', 'start'], additionalProperties: false, properties: { start: collectorTime('First request of the batch'), end: collectorTime('Last request of the batch') } },
+    records: {
+      type: 'array',
+      maxItems: 20_000,
+      items: {
+        type: 'object',
+        required: ['account', 'bytes_in', 'bytes_out', 'hour', 'req_count'],
+        additionalProperties: false,
+        properties: {
+          account: swiftAccount,
+          policy_index: { type: ['integer', 'null'], minimum: 0, maximum: 32767, description: 'The policy the proxy logged; null for requests without one.' },
+          hour: collectorTime('The start of the hour'),
+          bytes_in: writeCount,
+          bytes_out: writeCount,
+          req_count: writeCount,
+        },
+      },
+    },
+  },
+};
 /** ListMeta plus the range (and the account or policy asked for). */
 const listMeta = SHARED_SCHEMAS.ListMeta as { required: string[]; properties: Record<string, JsonSchema> };
 const utilMeta = (extra: Record<string, JsonSchema>, required: string[]): JsonSchema => ({
@@ -248,7 +333,10 @@ function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
         tags: ['utilization'],
         operationId: `utilization_${kind}_record`,
         summary: `Record a round of ${kind} samples (collector)`,
-        requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
+        description: `An admin key (one limited to clusters: for one of them); a reader gets 403 before the body is read, whatever it holds. Validated whole before anything is stored: one bad entry (an account name Swift cannot hold, a time outside the write window${
+          kind === 'storage' ? ", a storage policy the cluster's device report does not list" : ''
+        }) refuses the request with a 400 that names it.`,
+        requestBody: { required: true, content: { 'application/json': { schema: kind === 'storage' ? storageWrite : transferWrite } } },
         responses: { 200: { description: 'What was stored.', content: jsonOrXml({ type: 'object' }) }, ...authenticatedErrors({ ...WRITE_ERRORS, 404: 'NotFound' }) },
       },
     };
@@ -302,7 +390,15 @@ function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
               type: 'object',
               required: ['default', 'index', 'name'],
               additionalProperties: false,
-              properties: { index: { type: 'integer', minimum: 0 }, name: { type: 'string' }, default: { type: 'boolean' } },
+              properties: {
+            index: { type: 'integer', minimum: 0 },
+            name: {
+              type: 'string',
+              pattern: '^[A-Za-z0-9-]{1,255}$',
+              description: "Swift's rule: letters, digits and '-'. Unique in the report without regard to case, as Swift requires: 'gold' and 'GOLD' are refused together.",
+            },
+            default: { type: 'boolean' },
+          },
             }),
           ),
         },
@@ -397,7 +493,8 @@ function handKeptPaths(): Record<string, Record<string, JsonSchema>> {
         ],
         responses: {
           200: {
-            description: "Each ring set's samples in time order, with capacity/list/'s numbers as they were reported then; empty before the first report.",
+            description:
+              "Each ring set's samples in time order, with capacity/list/'s numbers as they were reported then; empty before the first report. An hour holds the ring sets of its last report only.",
             content: jsonOrXml({
               type: 'object',
               required: ['history', 'meta'],

@@ -63,7 +63,9 @@ export async function replaceDeviceReport(db: Db, clusterId: number, report: Dev
        ON CONFLICT (cluster_id) DO UPDATE SET elements = EXCLUDED.elements, computed_at = EXCLUDED.computed_at`,
       [clusterId, JSON.stringify(capacity)],
     );
-    // The hour's sample of each ring set: the last report of the hour wins.
+    // The hour's samples are the last report's: its ring sets replace all of the hour's, so a ring
+    // set an earlier report of the hour had and this one has not leaves the hour too.
+    await db.raw(`DELETE FROM capacity_history WHERE cluster_id = ? AND hour = date_trunc('hour', now())`, [clusterId]);
     if (capacity.length > 0) {
       await db.raw(
         `INSERT INTO capacity_history (cluster_id, ring_set, hour, total_raw_tb, total_used_tb, total_free_tb, total_used_pct, reported_at)

@@ -210,10 +210,11 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
         const op = operatorOf(res);
         const raw = req.params.id ?? '';
         const cluster = await utilization.visibleCluster(db, op, parseIntId(raw), raw);
-        const body = await parseBody(req);
         const acting = actingOf(req, res);
+        // Read by the service once the operator may write: a reader gets 403 whatever it sends.
+        const bodyOf = () => parseBody(req);
         const result =
-          kind === 'storage' ? await recordStorage(db, acting, cluster, body, settings) : await recordTransfer(db, acting, cluster, body, settings);
+          kind === 'storage' ? await recordStorage(db, acting, cluster, bodyOf, settings) : await recordTransfer(db, acting, cluster, bodyOf, settings);
         send(req, res, 200, result);
       },
     });

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import type { Knex } from 'knex';
-import { type Cluster, DAY_MS, errors, escapeHtml, floorHour, formatUtc, HOUR_MS, parseUtc, validate } from '@cairn/domain';
+import { type Cluster, DAY_MS, errors, escapeHtml, floorHour, formatUtc, HOUR_MS, parseUtc, swiftAccountSchema, validate } from '@cairn/domain';
 import { recordAudit } from '../repositories/audit';
 import { listPolicies } from '../repositories/devices';
 import { ensureHourlyPartitions } from '../repositories/utilization-partitions';
@@ -12,14 +12,17 @@ import type { UtilizationSettings } from './utilization';
 
 /**
  * Collector writes: storage samples and transfer batches. Each checks that the operator may write
- * to the cluster, validates the whole body before touching anything, and writes in one
- * transaction with its audit record.
+ * to the cluster before the body is even read (the route passes a function that reads it: a
+ * reader gets 403 whatever it sends), validates the whole body before touching anything, and
+ * writes in one transaction with its audit record.
  */
 
 /** Samples or records per request: a collector sends a round in several requests. */
 export const MAX_WRITE_ROWS = 20_000;
+/** Unknown policy indexes a 400 names one by one (a round may hold thousands). */
+const MAX_UNKNOWN_SHOWN = 10;
 const count = Joi.number().integer().min(0).max(Number.MAX_SAFE_INTEGER).required();
-const account = Joi.string().min(1).max(300).pattern(/^[^\s/]+$/).required().messages({ 'string.pattern.base': "{{#label}} must be a Swift account name (no '/' or spaces)" });
+const account = swiftAccountSchema.required();
 const utc = Joi.string().max(40).required();
 
 const storageSchema = Joi.object({
@@ -75,40 +78,54 @@ export interface WriteResult {
 }
 
 /** A round (or part of one) of account HEADs. Each hour keeps its maxima; re-sent samples count once. */
-export async function recordStorage(db: Knex, acting: Acting, cluster: Cluster, body: unknown, settings: UtilizationSettings): Promise<WriteResult> {
+export async function recordStorage(db: Knex, acting: Acting, cluster: Cluster, bodyOf: () => Promise<unknown>, settings: UtilizationSettings): Promise<WriteResult> {
   requireWriterOn(acting.operator, cluster.id);
-  const input = validate<StorageInput>(storageSchema, body);
+  const input = validate<StorageInput>(storageSchema, await bodyOf());
   if (3600 % input.interval !== 0) throw errors.invalidInput(`'interval' must divide an hour (3600 seconds) evenly; ${input.interval} does not.`);
   const at = checkWriteTime('sampled_at', input.sampled_at, settings).getTime();
   const hourMs = floorHour(at);
   const hour = new Date(hourMs);
   const slotCount = 3600 / input.interval;
   const slots = 1n << BigInt(Math.floor((at - hourMs) / (input.interval * 1000)));
-  const needsNames = input.samples.some((s) => s.policies.some((p) => p.name !== undefined));
-  const byName = needsNames ? new Map((await listPolicies(db, cluster.id)).map((p) => [p.name.toLowerCase(), p.index])) : new Map<string, number>();
+  // Every policy a sample names, by name or by index, must be one the cluster's device report lists.
+  const policies = input.samples.some((s) => s.policies.length > 0) ? await listPolicies(db, cluster.id) : [];
+  const byName = new Map(policies.map((p) => [p.name.toLowerCase(), p.index]));
+  const knownIndexes = new Set(policies.map((p) => p.index));
   const unknown = new Set<string>();
+  const unknownIndexes: string[] = [];
   const rows = new Map<string, StorageRow>();
   const add = (r: StorageRow) => {
     const key = `${r.policyIndex}\u0000${r.account}`;
     const prev = rows.get(key);
     rows.set(key, prev ? { ...r, bytesUsed: Math.max(prev.bytesUsed, r.bytesUsed), objectCount: Math.max(prev.objectCount, r.objectCount), containerCount: Math.max(prev.containerCount, r.containerCount) } : r);
   };
-  for (const s of input.samples) {
+  input.samples.forEach((s, i) => {
     add({ policyIndex: TOTAL_POLICY, account: s.account, hour, bytesUsed: s.bytes_used, objectCount: s.object_count, containerCount: s.container_count, slots, slotCount });
-    for (const p of s.policies) {
-      // Swift matches policy names without regard to case (and title-cases them in headers).
+    s.policies.forEach((p, j) => {
+      if (p.index !== undefined && !knownIndexes.has(p.index)) {
+        unknownIndexes.push(`samples[${i}].policies[${j}].index ${p.index}`);
+        return;
+      }
+      // Swift matches policy names without regard to case (and title-cases them in headers); a
+      // device report never holds two names that differ only in case, so the match is unique.
       const index = p.index ?? byName.get(p.name!.toLowerCase());
       if (index === undefined) {
         unknown.add(p.name!);
-        continue;
+        return;
       }
       add({ policyIndex: index, account: s.account, hour, bytesUsed: p.bytes_used, objectCount: p.object_count, containerCount: p.container_count, slots, slotCount });
+    });
+  });
+  if (unknown.size > 0 || unknownIndexes.length > 0) {
+    const problems: string[] = [];
+    if (unknown.size > 0) problems.push(`Unknown storage policy name(s) ${[...unknown].map((n) => `'${escapeHtml(n)}'`).join(', ')} for cluster ${cluster.id}.`);
+    if (unknownIndexes.length > 0) {
+      const shown = unknownIndexes.slice(0, MAX_UNKNOWN_SHOWN).join('; ');
+      const more = unknownIndexes.length > MAX_UNKNOWN_SHOWN ? `; and ${unknownIndexes.length - MAX_UNKNOWN_SHOWN} more` : '';
+      const has = policies.length > 0 ? `its policies are ${policies.map((p) => p.index).join(', ')}` : 'it has no storage policies reported';
+      problems.push(`Unknown storage policy index(es) for cluster ${cluster.id} (${has}): ${shown}${more}.`);
     }
-  }
-  if (unknown.size > 0) {
-    throw errors.invalidInput(
-      `Unknown storage policy name(s) ${[...unknown].map((n) => `'${escapeHtml(n)}'`).join(', ')} for cluster ${cluster.id}: report the cluster's policies (PUT .../devices/) or send policy indexes.`,
-    );
+    throw errors.invalidInput(`${problems.join(' ')} Report the cluster's policies first (PUT .../devices/, as 'cairn capacity collect' does).`);
   }
   await ensureHourlyPartitions(db, [hourMs]);
   await db.transaction(async (trx) => {
@@ -155,9 +172,9 @@ function minuteMasks(start: number, end: number): Map<number, bigint> {
  * A batch of access-log sums. A batch id already counted is acknowledged and ignored, so a
  * collector may re-send after a crash or a timeout without counting twice.
  */
-export async function recordTransfer(db: Knex, acting: Acting, cluster: Cluster, body: unknown, settings: UtilizationSettings): Promise<WriteResult> {
+export async function recordTransfer(db: Knex, acting: Acting, cluster: Cluster, bodyOf: () => Promise<unknown>, settings: UtilizationSettings): Promise<WriteResult> {
   requireWriterOn(acting.operator, cluster.id);
-  const input = validate<TransferInput>(transferSchema, body);
+  const input = validate<TransferInput>(transferSchema, await bodyOf());
   const rows = new Map<string, TransferRow>();
   input.records.forEach((r, i) => {
     const hour = checkWriteTime(`records[${i}].hour`, r.hour, settings);

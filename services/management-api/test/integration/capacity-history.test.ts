@@ -54,6 +54,27 @@ describe.each(DB_KINDS)('capacity history on %s', (kind) => {
     expect(res.body.history[0].samples[0].total_used_tb).toBe(2);
   });
 
+  it('when reports in one hour list different ring sets, then the hour holds only the last report\'s, and nothing after a report without devices', async () => {
+    const own = await createCluster(app, 'history-changing');
+    const put = (body: object) => app.http().put(`/api/v1/clusters/${own.id}/devices/`).set('Authorization', ADMIN_AUTH).send(body);
+    /** The ring sets of the hour of the cluster's latest report, as history and capacity/list/ show them. */
+    const lastHour = async () => {
+      const computed = (await app.db('capacity_reports').where({ cluster_id: own.id }).first()).computed_at as Date;
+      const hour = new Date(Math.floor(new Date(computed).getTime() / HOUR) * HOUR).toISOString();
+      const history = (await get(`/api/v1/clusters/${own.id}/capacity/history/?start=${new Date(Date.now() - DAY).toISOString()}`)).body.history as Array<{ ring_set: string; samples: Array<{ time: string }> }>;
+      const list = (await get(`/api/v1/clusters/${own.id}/capacity/list/`)).body.capacity as Array<{ ring_set: string }>;
+      return { history: history.filter((h) => h.samples.some((s) => s.time === hour)).map((h) => h.ring_set), list: list.map((c) => c.ring_set) };
+    };
+    expect((await put(report(1))).status).toBe(204);
+    expect(await lastHour()).toEqual({ history: ['gold', 'silver'], list: ['gold', 'silver'] });
+    // silver's device goes; a device in both rings comes.
+    const changed = { policies: POLICIES, devices: [report(1).devices[0], { node: '10.0.0.3:6200', device: 'sdb3', policies: ['gold', 'silver'], used_bytes: TB, avail_bytes: TB }] };
+    expect((await put(changed)).status).toBe(204);
+    expect(await lastHour()).toEqual({ history: ['gold', 'gold,silver'], list: ['gold', 'gold,silver'] });
+    expect((await put({ policies: POLICIES, devices: [] })).status).toBe(204);
+    expect(await lastHour()).toEqual({ history: [], list: [] });
+  });
+
   it('when samples span weeks, then hourly samples come in time order, and past 31 days the last sample of each day', async () => {
     const at = (daysAgo: number, hour: number) => new Date(Math.floor((Date.now() - daysAgo * DAY) / DAY) * DAY + hour * HOUR);
     const rows = [

@@ -125,6 +125,20 @@ describe.each(DB_KINDS)('devices and capacity on %s', (kind) => {
     expect(none.body.error).toContain('policies must list at least one storage policy');
   });
 
+  it('when two policy names differ only in case, then 400 names both, as Swift refuses them, and nothing changes', async () => {
+    const policiesPath = `/api/v1/clusters/${cluster.id}/utilization/policies/`;
+    const before = await admin().get(devicesPath());
+    const policiesBefore = await admin().get(policiesPath);
+    const res = await admin().put(devicesPath(), {
+      policies: [{ index: 0, name: 'gold', default: true }, { index: 1, name: 'silver' }, { index: 2, name: 'GOLD' }],
+      devices: [{ node: 'n1', device: 'sdb1', policies: ['GOLD'], used_bytes: 1, avail_bytes: 1 }],
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toContain("policies[2]: the name 'GOLD' is the name 'gold' of policies[0] in another case");
+    expect((await admin().get(devicesPath())).body).toEqual(before.body);
+    expect((await admin().get(policiesPath)).body).toEqual(policiesBefore.body);
+  });
+
   it('when a new report arrives, then it replaces the old one entirely', async () => {
     const res = await admin().put(devicesPath(), { policies: [{ index: 0, name: 'gold' }], devices: [DEVICES[0]] });
     expect(res.status).toBe(204);

@@ -38,6 +38,9 @@ describe.each(DB_KINDS)('utilization CSV exports in batches on %s', (kind) => {
 
   beforeAll(async () => {
     app = await startTestApp(kind, { utilizationExportBatch: BATCH });
+    // The samples name policy 0: the cluster's device report lists it.
+    const report = await app.http().put('/api/v1/clusters/1/devices/').set('Authorization', ADMIN_AUTH).send({ policies: [{ index: 0, name: 'gold', default: true }], devices: [] });
+    expect(report.status).toBe(204);
     const samples = stored.map((account, i) => ({ account, bytes_used: 100 * (i + 1), object_count: i + 1, container_count: 1, policies: [{ index: 0, bytes_used: 100 * (i + 1), object_count: i + 1, container_count: 1 }] }));
     const storage = await app.http().post('/api/v1/clusters/1/utilization/storage/').set('Authorization', ADMIN_AUTH).send({ interval: 3600, sampled_at: iso(base + 60_000), samples });
     expect(storage.status).toBe(200);

@@ -55,6 +55,9 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
 
   beforeAll(async () => {
     app = await startTestApp(kind);
+    // The cluster's storage policies, as the capacity collector reports them: samples name these.
+    const policies = [{ index: 0, name: 'gold', default: true }, { index: 1, name: 'silver' }];
+    expect((await app.http().put('/api/v1/clusters/1/devices/').set('Authorization', ADMIN_AUTH).send({ policies, devices: [] })).status).toBe(204);
     // Known accounts come from user creation; a deleted user's account stays known.
     await createUser(app, 'alice');
     const gone = await createUser(app, 'gone');
@@ -281,6 +284,54 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     expect(json.headers['content-type']).toBe('application/json');
   });
 
+  it('when account names hold spaces or other characters a username may have, then samples and log sums are recorded and read back in JSON, CSV and XML', async () => {
+    await createUser(app, 'a b');
+    // An hour of its own, before the day the other tests' summaries read.
+    const hour = Math.floor(base / DAY) * DAY - 6 * HOUR;
+    const range = `start=${iso(hour)}&end=${iso(hour + HOUR)}`;
+    // A username of 251 characters gives Swift's longest account name (256); an older username
+    // may hold characters beyond Latin-1.
+    const longest = `AUTH_${'x'.repeat(251)}`;
+    const accounts = ['AUTH_100% "sure", #1?', 'AUTH_a b', longest, 'AUTH_日本'];
+    const stored = await post(path('storage/'), { interval: 3600, sampled_at: iso(hour + 60_000), samples: accounts.map((a, i) => sample(a, 100 * (i + 1))) });
+    expect(stored.status).toBe(200);
+    expect(stored.body).toEqual({ accepted: 4, duplicate: false });
+    const sums = await post(path('transfer/'), { batch_id: `batch-${kind}-spaces`, records: [{ account: 'AUTH_a b', hour: iso(hour), bytes_in: 7, bytes_out: 8, req_count: 1 }] });
+    expect(sums.body).toEqual({ accepted: 1, duplicate: false });
+
+    const detail = await get(path(`storage/total/${encodeURIComponent('AUTH_a b')}/detail/?${range}`));
+    expect(detail.status).toBe(200);
+    expect(detail.body.meta).toMatchObject({ account: 'AUTH_a b', total_count: 1 });
+    expect(detail.body.objects[0]).toMatchObject({ bytes_used: 200, pct_complete: 100 });
+    expect((await get(path(`transfer/total/${encodeURIComponent('AUTH_a b')}/detail/?${range}`))).body.objects[0]).toMatchObject({ bytes_in: 7, bytes_out: 8 });
+    expect((await get(path(`storage/total/${encodeURIComponent(accounts[0]!)}/detail/?${range}`))).body.objects[0]).toMatchObject({ bytes_used: 100 });
+    expect((await get(path(`storage/total/?${range}&account=${encodeURIComponent('AUTH_a b')}`))).body.objects).toEqual([{ account: 'AUTH_a b' }]);
+    expect((await get(path(`accounts/?account=${encodeURIComponent('AUTH_a b')}`))).body.objects).toEqual([{ account: 'AUTH_a b' }]);
+
+    // Byte order: ' ' and '1' sort before letters, and '日' after every ASCII character.
+    const csv = parseCsv((await get(path(`storage/total/?${range}&format=csv`))).text);
+    expect(csv).toEqual([['account'], ...accounts.map((a) => [a])]);
+    const summary = parseCsv((await get(path(`summary/?${range}&format=csv`))).text);
+    expect(summary.slice(1).map((r) => [r[0], r[4]])).toEqual(accounts.map((a, i) => [a, String(100 * (i + 1))]));
+    const detailCsv = parseCsv((await get(path(`storage/total/${encodeURIComponent('AUTH_a b')}/detail/?${range}&format=csv`))).text);
+    expect(detailCsv[1]!.slice(0, 3)).toEqual([utc(hour), utc(hour + HOUR), '200']);
+    const xml = await parseStringPromise((await get(path(`storage/total/?${range}&format=xml`))).text);
+    expect(xml.response.objects[0].object.map((o: { account: string[] }) => o.account[0])).toEqual(accounts);
+    const xmlDetail = await parseStringPromise((await get(path(`storage/total/${encodeURIComponent('AUTH_a b')}/detail/?${range}&format=xml`))).text);
+    expect(xmlDetail.response.meta[0].account[0]).toBe('AUTH_a b');
+
+    // Still refused: a '/', a control character, and a name longer than Swift allows.
+    for (const account of ['AUTH_a/b', 'AUTH_a\u0001b', 'AUTH_a\u0085b', `${longest}x`]) {
+      const res = await post(path('storage/'), { interval: 3600, sampled_at: iso(hour + 60_000), samples: [sample('AUTH_fine', 1), sample(account, 1)] });
+      expect({ account, status: res.status }).toEqual({ account, status: 400 });
+      expect(res.body.error).toMatch(/'samples\[1\]\.account' must be a Swift account name/);
+      const log = await post(path('transfer/'), { batch_id: `batch-${kind}-bad-account`, records: [{ account, hour: iso(hour), bytes_in: 1, bytes_out: 1, req_count: 1 }] });
+      expect(log.status).toBe(400);
+      expect(log.body.error).toMatch(/'records\[0\]\.account' must be a Swift account name/);
+    }
+    expect((await get(path(`accounts/?account=AUTH_fine`))).body.objects).toEqual([]);
+  });
+
   it('when XML is asked, then tastypie XML with typed numbers', async () => {
     const res = await get(path(`storage/0/AUTH_alice/detail/?start=${iso(base)}&end=${iso(base + HOUR)}&format=xml`));
     expect(res.headers['content-type']).toMatch(/^application\/xml/);
@@ -301,7 +352,10 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     expect((await get(path(`summary/?${range}`), reader)).status).toBe(200);
     expect((await get(path(`summary/?${range}`), outsider)).status).toBe(404);
     // The policies the collector maps Swift's header names with: readable like the rest.
-    expect((await get(path('policies/'), reader)).body).toMatchObject({ meta: { total_count: 0 }, objects: [] });
+    expect((await get(path('policies/'), reader)).body).toMatchObject({
+      meta: { total_count: 2 },
+      objects: [{ index: 0, name: 'gold', default: true }, { index: 1, name: 'silver', default: false }],
+    });
     expect((await get(path('policies/'), outsider)).status).toBe(404);
     const window = await get(path('window/'), reader);
     expect(window.status).toBe(200);
@@ -318,6 +372,25 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     expect((await post(path('storage/'), body, collector)).status).toBe(200);
     const audit = await app.db('audit_log').where({ action: 'record_utilization', operator_name: `u-collector-${kind}` });
     expect(audit).toHaveLength(1);
+  });
+
+  it('when a reader writes, then 403 whatever it sends: a wrong Content-Type, bad JSON or a bad charset', async () => {
+    const reader = await createOperator(app, `u-reader-any-${kind}`, 'reader', ['/api/v1/clusters/1/']);
+    const bodies: Array<[string, string]> = [
+      ['text/plain', 'hello'],
+      ['application/json', '{"samples": ['],
+      ['application/json; charset=latin1', '{}'],
+      ['application/xml', '<object><samples>'],
+    ];
+    for (const write of ['storage/', 'transfer/']) {
+      for (const [type, text] of bodies) {
+        const res = await app.http().post(path(write)).set('Authorization', reader).set('Content-Type', type).send(text);
+        expect({ write, type, status: res.status }).toEqual({ write, type, status: 403 });
+      }
+    }
+    // An admin sending the same still learns what is wrong with it.
+    const admin = await app.http().post(path('storage/')).set('Authorization', ADMIN_AUTH).set('Content-Type', 'text/plain').send('hello');
+    expect(admin.status).toBe(415);
   });
 
   it('when a write is malformed, then 400 names the problem and nothing is stored', async () => {
@@ -341,6 +414,24 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     expect(transfer.body.error).toMatch(/must be the start of an hour/);
     expect(await countRows(app.db, 'utilization_storage_hourly')).toBe(before);
     expect((await post(path('transfer/'), { records: [] })).body.error).toMatch(/batch_id/);
+  });
+
+  it('when a storage sample names a policy index the cluster does not have, then 400 names the sample and the index and nothing is stored', async () => {
+    const before = await countRows(app.db, 'utilization_storage_hourly');
+    const res = await post(path('storage/'), {
+      interval: 3600,
+      sampled_at: iso(base + 60_000),
+      samples: [sample('AUTH_alice', 10, [[0, 5], [1, 5]]), sample('AUTH_x', 10, [[7, 10]]), sample('AUTH_y', 10, [[1, 5], [9, 5]])],
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(/Unknown storage policy index\(es\) for cluster 1 \(its policies are 0, 1\): samples\[1\]\.policies\[0\]\.index 7; samples\[2\]\.policies\[1\]\.index 9\./);
+    expect(await countRows(app.db, 'utilization_storage_hourly')).toBe(before);
+    // Neither a detail nor the summary's per-policy columns learn of it.
+    const range = `start=${iso(base)}&end=${iso(base + HOUR)}`;
+    expect((await get(path(`storage/7/?${range}`))).body.meta.total_count).toBe(0);
+    const header = parseCsv((await get(path(`summary/?${range}&format=csv&limit=1`))).text)[0]!;
+    expect(header.filter((c) => /^p\d+_bytes_used_avg$/.test(c))).toEqual(['p0_bytes_used_avg', 'p1_bytes_used_avg']);
+    expect((await get(path(`accounts/?account=AUTH_x`))).body.objects).toEqual([]);
   });
 
   it('when a log names an account no user creation recorded, then the storage collector learns it', async () => {
