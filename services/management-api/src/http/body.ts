@@ -1,6 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import { parseStringPromise } from 'xml2js';
 import { errors } from '@cairn/domain';
+import type { ResourceDef } from './resource';
 
 /**
  * Request bodies arrive as JSON, form-encoded or tastypie XML; all become one plain object that the
@@ -46,11 +47,15 @@ function parseJson(text: string): unknown {
   }
 }
 
-function parseForm(text: string): Record<string, unknown> {
+/**
+ * A key given once is a value, a key repeated a list of its values in order; a field that takes a
+ * list (`lists`) is a list however many times it is given, so one value is a one-element list.
+ */
+function parseForm(text: string, lists: ReadonlySet<string>): Record<string, unknown> {
   const fields = new Map<string, string | string[]>();
   for (const [key, value] of new URLSearchParams(text)) {
     const prev = fields.get(key);
-    fields.set(key, prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value]);
+    fields.set(key, prev === undefined ? (lists.has(key) ? [value] : value) : Array.isArray(prev) ? [...prev, value] : [prev, value]);
   }
   return Object.fromEntries(fields);
 }
@@ -118,8 +123,15 @@ async function parseXml(text: string): Promise<unknown> {
   return fromXmlChildren(root as Record<string, unknown>, 0);
 }
 
-/** Parses the request body into a plain object of fields; an empty body is `{}`. */
-export async function parseBody(req: Request): Promise<Record<string, unknown>> {
+/** The fields of `resource` that take a list. */
+const listFieldsOf = (resource?: ResourceDef): ReadonlySet<string> =>
+  new Set(Object.entries(resource?.fields ?? {}).filter(([, f]) => f.type === 'list').map(([name]) => name));
+
+/**
+ * Parses the request body into a plain object of fields; an empty body is `{}`. `resource`: the
+ * resource the body is for, whose list fields a form may give a single value for.
+ */
+export async function parseBody(req: Request, resource?: ResourceDef): Promise<Record<string, unknown>> {
   const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
   const contentType = (req.get('content-type') ?? '').toLowerCase();
   const [mediaType = '', ...params] = contentType.split(';').map((s) => s.trim());
@@ -132,7 +144,7 @@ export async function parseBody(req: Request): Promise<Record<string, unknown>> 
   if (mediaType === '' || mediaType === 'application/json' || mediaType.endsWith('+json')) {
     parsed = text.trim() === '' ? {} : parseJson(text);
   } else if (mediaType === 'application/x-www-form-urlencoded') {
-    parsed = parseForm(text);
+    parsed = parseForm(text, listFieldsOf(resource));
   } else if (mediaType === 'application/xml' || mediaType === 'text/xml') {
     parsed = text.trim() === '' ? {} : await parseXml(text);
   } else {

@@ -143,7 +143,7 @@ export function bodySchema(resource: ResourceDef, joi: JoiSchema, patch: boolean
   };
 }
 
-/** The same fields as form values, which are all text: booleans as true/false/1/0, numbers as digits, a list as the key repeated. */
+/** The same fields as form values, which are all text: booleans as true/false/1/0, numbers as digits, a list as the key repeated (once for a list of one). */
 function asForm(schema: JsonSchema): JsonSchema {
   const text = (s: JsonSchema): JsonSchema => {
     const types = ([] as unknown[]).concat(s.type);

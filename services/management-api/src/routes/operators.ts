@@ -65,7 +65,7 @@ export function operatorsRouter(db: Db, auth: RequestHandler, onChange: () => vo
       await sendList(req, res, operatorsResource, LIST, (q) => operators.list(db, acting, q), operatorJson);
     },
     POST: async (req, res) => {
-      const inputOf = async () => validate<OperatorCreateInput>(operatorCreateSchema, await parseBody(req));
+      const inputOf = async () => validate<OperatorCreateInput>(operatorCreateSchema, await parseBody(req, operatorsResource));
       const { operator, key } = await operators.create(db, actingOf(req, res), inputOf);
       onChange();
       res.set('Location', operatorUri(operator.id));
@@ -76,7 +76,7 @@ export function operatorsRouter(db: Db, auth: RequestHandler, onChange: () => vo
   resourceRoute(router, '/operators/:id/', auth, {
     GET: async (req, res) => send(req, res, 200, operatorJson(await operators.show(db, actingOf(req, res), req.params.id))),
     PATCH: async (req, res) => {
-      const patchOf = async (current: Operator) => validate<OperatorPatchInput>(operatorPatchSchema, dropUnchangedReadOnly(await parseBody(req), operatorReadOnly(current)));
+      const patchOf = async (current: Operator) => validate<OperatorPatchInput>(operatorPatchSchema, dropUnchangedReadOnly(await parseBody(req, operatorsResource), operatorReadOnly(current)));
       const updated = await operators.update(db, actingOf(req, res), req.params.id, patchOf);
       onChange();
       send(req, res, 202, operatorJson(updated));

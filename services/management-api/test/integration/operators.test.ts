@@ -175,6 +175,18 @@ describe.each(DB_KINDS)('operators and API keys on %s', (kind) => {
       expect((await app.http().get('/api/v1/clusters/').set('Authorization', ADMIN_AUTH)).status).toBe(200);
     });
 
+    it('when a form body gives clusters once, then it is a list of one cluster, on create and on PATCH', async () => {
+      const second = await createCluster(app, 'form-second');
+      const created = await app.http().post('/api/v1/operators/').set('Authorization', ADMIN_AUTH).type('form').send('name=form-one&role=reader&clusters=1');
+      expect(created.status).toBe(201);
+      expect(created.body.clusters).toEqual(['/api/v1/clusters/1/']);
+      const patched = await app.http().patch(created.body.resource_uri).set('Authorization', ADMIN_AUTH).type('form').send(`clusters=${encodeURIComponent(second.resource_uri as string)}`);
+      expect(patched.status).toBe(202);
+      expect(patched.body.clusters).toEqual([second.resource_uri]);
+      const both = await app.http().patch(created.body.resource_uri).set('Authorization', ADMIN_AUTH).type('form').send(`clusters=1&clusters=${second.id}`);
+      expect(both.body.clusters).toEqual(['/api/v1/clusters/1/', second.resource_uri]);
+    });
+
     it('when an operator name is taken or invalid, then 400', async () => {
       const dup = await app.http().post('/api/v1/operators/').set('Authorization', ADMIN_AUTH).send({ name: 'root', role: 'admin' });
       expect(dup.status).toBe(400);

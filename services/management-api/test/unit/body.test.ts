@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import { CairnError } from '@cairn/domain';
 import { parseBody } from '../../src/http/body';
+import { operatorsResource } from '../../src/routes/operators';
 
 /** The two things parseBody reads from an express request: the raw body and the Content-Type header. */
 function fakeRequest(body: Buffer | string | undefined, contentType?: string): Request {
@@ -69,6 +70,15 @@ describe('form bodies', () => {
     await expect(
       parseBody(fakeRequest('name=ops&clusters=%2Fapi%2Fv1%2Fclusters%2F1%2F&clusters=2&clusters=3', 'application/x-www-form-urlencoded')),
     ).resolves.toEqual({ name: 'ops', clusters: ['/api/v1/clusters/1/', '2', '3'] });
+  });
+
+  it('when a list field is given once, then it is a one-element list; other fields stay values', async () => {
+    const form = fakeRequest('name=ops&role=reader&clusters=1', 'application/x-www-form-urlencoded');
+    await expect(parseBody(form, operatorsResource)).resolves.toEqual({ name: 'ops', role: 'reader', clusters: ['1'] });
+    const twice = fakeRequest('name=ops&clusters=1&clusters=%2Fapi%2Fv1%2Fclusters%2F2%2F', 'application/x-www-form-urlencoded');
+    await expect(parseBody(twice, operatorsResource)).resolves.toEqual({ name: 'ops', clusters: ['1', '/api/v1/clusters/2/'] });
+    // JSON says what is a list itself.
+    await expect(parseBody(fakeRequest('{"clusters": "1"}', 'application/json'), operatorsResource)).resolves.toEqual({ clusters: '1' });
   });
 
   it('when the form is empty, then the result is {}', async () => {
