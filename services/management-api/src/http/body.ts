@@ -80,7 +80,7 @@ function fromXmlElement(el: XmlElement, depth: number): unknown {
       return /^[+-]?\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : text;
     case 'list': {
       const items: unknown[] = [];
-      for (const tag of ['value', 'object']) for (const child of (el[tag] as XmlElement[] | undefined) ?? []) items.push(fromXmlElement(child, depth + 1));
+      for (const tag of ['value', 'object']) for (const child of occurrences(el, tag)) items.push(fromXmlElement(child, depth + 1));
       return items;
     }
     default: {
@@ -91,13 +91,27 @@ function fromXmlElement(el: XmlElement, depth: number): unknown {
   }
 }
 
+/**
+ * The occurrences of child element `tag` of `el`. xml2js asks `tag in el` before it stores a
+ * child, so an element named like a member of every object (`constructor`, `toString`,
+ * `__proto__`) finds the inherited value and keeps it as a first occurrence; it is not one.
+ */
+function occurrences(el: Record<string, unknown>, tag: string): XmlElement[] {
+  if (!Object.hasOwn(el, tag)) return [];
+  const values = el[tag] as XmlElement[];
+  return tag in EMPTY && values[0] === EMPTY[tag] ? values.slice(1) : values;
+}
+const EMPTY: Record<string, unknown> = {};
+
 function fromXmlChildren(el: Record<string, unknown>, depth: number): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(el)) {
     if (key === '$' || key === '_') continue;
-    const values = el[key] as XmlElement[];
+    const values = occurrences(el, key);
     if (values.length > 1) throw errors.invalidInput(`The XML element <${key}> appears more than once.`);
-    out[key] = fromXmlElement(values[0]!, depth);
+    // Defined, not assigned: an element named __proto__ stays a field (which validation refuses)
+    // instead of replacing the object's prototype.
+    Object.defineProperty(out, key, { value: fromXmlElement(values[0]!, depth), enumerable: true, writable: true, configurable: true });
   }
   return out;
 }
@@ -115,10 +129,12 @@ async function parseXml(text: string): Promise<unknown> {
   } catch {
     throw errors.invalidInput('Request is not valid XML.');
   }
-  const roots = Object.entries(wrapper).filter(([k]) => k !== '$' && k !== '_');
+  const roots = Object.keys(wrapper)
+    .filter((k) => k !== '$' && k !== '_')
+    .map((k) => occurrences(wrapper, k));
   const strayText = typeof wrapper._ === 'string' && wrapper._.trim() !== '';
-  if (roots.length !== 1 || (roots[0]![1] as unknown[]).length !== 1 || strayText) throw errors.invalidInput('Request is not valid XML.');
-  const root = (roots[0]![1] as unknown[])[0];
+  if (roots.length !== 1 || roots[0]!.length !== 1 || strayText) throw errors.invalidInput('Request is not valid XML.');
+  const root = roots[0]![0];
   if (!root || typeof root !== 'object') return typeof root === 'string' && root.trim() === '' ? {} : root;
   return fromXmlChildren(root as Record<string, unknown>, 0);
 }

@@ -135,6 +135,25 @@ describe('XML bodies', () => {
     await expect(parseBody(fakeRequest('<object/>', 'application/xml'))).resolves.toEqual({});
   });
 
+  it.each(['constructor', 'hasOwnProperty', 'toString', 'valueOf', '__proto__'])(
+    'when an element is named like a member of every object (%s), then it is an ordinary field and the prototype is untouched',
+    async (key) => {
+      const out = await parseBody(fakeRequest(`<object><${key}>x</${key}><user>alice</user></object>`, 'application/xml'));
+      expect(Object.getOwnPropertyDescriptor(out, key)?.value).toBe('x');
+      expect(Object.getOwnPropertyDescriptor(out, 'user')?.value).toBe('alice');
+      expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+      // Twice is still twice.
+      expect((await refusal(`<object><${key}>x</${key}><${key}>y</${key}></object>`, 'application/xml')).message).toBe(`The XML element <${key}> appears more than once.`);
+    },
+  );
+
+  it('when an element named __proto__ holds an object, then it stays a field and gives the result no prototype', async () => {
+    const out = await parseBody(fakeRequest('<object><__proto__><role>admin</role></__proto__></object>', 'application/xml'));
+    expect(Object.keys(out)).toEqual(['__proto__']);
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect((out as { role?: unknown }).role).toBeUndefined();
+  });
+
   it('when an element appears twice, then it is refused naming it', async () => {
     const error = await refusal('<object><user>a</user><user>b</user></object>', 'application/xml');
     expect(error.code).toBe('INVALID_INPUT');
