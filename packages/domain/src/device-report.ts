@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { errors } from './errors';
-import { escapeHtml } from './escape';
+import { escapeHtml, truncateName } from './escape';
 import { protoKeyLabels } from './validation';
 
 /**
@@ -98,8 +98,10 @@ function fail(problems: string[]): never {
 
 export function validateDeviceReport(body: unknown): DeviceReport {
   const { error, value } = reportSchema.validate(body, { abortEarly: false, convert: false, messages: MESSAGES, errors: { wrap: { label: false } } });
-  const proto = protoKeyLabels(body).map((label) => `${label} is not a known field`);
-  if (error || proto.length > 0) fail([...(error?.details ?? []).map((d) => d.message), ...proto]);
+  const proto = protoKeyLabels(body).map((label) => `${truncateName(label)} is not a known field`);
+  // Labels are paths of keys the client sent; a long one is cut.
+  const shown = (error?.details ?? []).map((d) => (d.context?.label ? d.message.split(d.context.label).join(truncateName(d.context.label)) : d.message));
+  if (error || proto.length > 0) fail([...shown, ...proto]);
   const raw = value as { policies: ReportedPolicy[]; devices: RawDevice[] };
 
   const problems: string[] = [];

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { errors } from './errors';
-import { escapeHtml } from './escape';
+import { echoName } from './escape';
 import { OPERATOR_ROLES } from './models';
 
 /**
@@ -243,14 +243,15 @@ export function validate<T>(schema: Joi.Schema, value: unknown): T {
   });
   const proto = protoKeyLabels(value);
   if (error || proto.length > 0) {
-    // A label is a key the client sent (an unknown field): echo it HTML-escaped, as every other echoed value.
+    // A label is a key the client sent (an unknown field): echo it HTML-escaped, as every other
+    // echoed value, and cut when long.
     const messages = [
       ...new Set([
         ...(error?.details ?? []).map((d) => {
           const label = d.context?.label;
-          return label ? d.message.split(`'${label}'`).join(`'${escapeHtml(label)}'`) : d.message;
+          return label ? d.message.split(`'${label}'`).join(`'${echoName(label)}'`) : d.message;
         }),
-        ...proto.map((label) => `The '${escapeHtml(label)}' field is not allowed here.`),
+        ...proto.map((label) => `The '${echoName(label)}' field is not allowed here.`),
       ]),
     ];
     const fields = [...(error?.details ?? []).map((d) => d.path.join('.')), ...proto];

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import { parseStringPromise } from 'xml2js';
-import { errors } from '@cairn/domain';
+import { echoName, errors } from '@cairn/domain';
 import type { ResourceDef } from './resource';
 
 /**
@@ -108,7 +108,7 @@ function fromXmlChildren(el: Record<string, unknown>, depth: number): Record<str
   for (const key of Object.keys(el)) {
     if (key === '$' || key === '_') continue;
     const values = occurrences(el, key);
-    if (values.length > 1) throw errors.invalidInput(`The XML element <${key}> appears more than once.`);
+    if (values.length > 1) throw errors.invalidInput(`The XML element <${echoName(key)}> appears more than once.`);
     // Defined, not assigned: an element named __proto__ stays a field (which validation refuses)
     // instead of replacing the object's prototype.
     Object.defineProperty(out, key, { value: fromXmlElement(values[0]!, depth), enumerable: true, writable: true, configurable: true });
@@ -139,6 +139,10 @@ async function parseXml(text: string): Promise<unknown> {
   return fromXmlChildren(root as Record<string, unknown>, 0);
 }
 
+const JSON_AS_FORM =
+  "The body looks like JSON but was sent as 'application/x-www-form-urlencoded' (what curl -d sends unless told otherwise); " +
+  "send it with the header 'Content-Type: application/json'.";
+
 /** The fields of `resource` that take a list. */
 const listFieldsOf = (resource?: ResourceDef): ReadonlySet<string> =>
   new Set(Object.entries(resource?.fields ?? {}).filter(([, f]) => f.type === 'list').map(([name]) => name));
@@ -160,6 +164,9 @@ export async function parseBody(req: Request, resource?: ResourceDef): Promise<R
   if (mediaType === '' || mediaType === 'application/json' || mediaType.endsWith('+json')) {
     parsed = text.trim() === '' ? {} : parseJson(text);
   } else if (mediaType === 'application/x-www-form-urlencoded') {
+    // `curl -d '{…}'` sends JSON as a form: its first "field" is then the document itself.
+    const first = (new URLSearchParams(text).keys().next().value ?? '').trimStart();
+    if (first.startsWith('{') || first.startsWith('[')) throw errors.unsupportedMediaType(JSON_AS_FORM);
     parsed = parseForm(text, listFieldsOf(resource));
   } else if (mediaType === 'application/xml' || mediaType === 'text/xml') {
     parsed = text.trim() === '' ? {} : await parseXml(text);

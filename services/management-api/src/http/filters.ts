@@ -1,4 +1,4 @@
-import { errors, escapeHtml } from '@cairn/domain';
+import { echoName, errors, escapeHtml } from '@cairn/domain';
 import type { Filter, ListQuery, Lookup, Ordering } from '../services/list-query';
 import type { FieldDef, ResourceDef } from './resource';
 
@@ -86,10 +86,10 @@ function parseFilter(resource: ResourceDef, key: string, values: string[]): Filt
     rest = rest.slice(1);
   }
   if (!field.filtering || !field.column) throw errors.invalidInput(`The '${escapeHtml(shownName)}' field does not allow filtering.`);
-  if (rest.length > 1) throw errors.invalidInput(`'${escapeHtml(rest.join('__'))}' is not an allowed filter on the '${escapeHtml(shownName)}' field.`);
+  if (rest.length > 1) throw errors.invalidInput(`'${echoName(rest.join('__'))}' is not an allowed filter on the '${escapeHtml(shownName)}' field.`);
   const lookup = (rest[0] ?? 'exact') as Lookup;
   if (!ALL_LOOKUPS.has(lookup) || !field.filtering.includes(lookup)) {
-    throw errors.invalidInput(`'${escapeHtml(lookup)}' is not an allowed filter on the '${escapeHtml(shownName)}' field.`);
+    throw errors.invalidInput(`'${echoName(lookup)}' is not an allowed filter on the '${escapeHtml(shownName)}' field.`);
   }
   const converted = lookup === 'in' ? values.flatMap((v) => convert(field, lookup, v)) : convert(field, lookup, values[values.length - 1]!);
   return { alias, column: field.column, lookup, values: converted };
@@ -100,7 +100,7 @@ function parseOrdering(resource: ResourceDef, values: string[]): Ordering[] {
     const desc = raw.startsWith('-');
     const name = desc ? raw.slice(1) : raw;
     const field = resource.fields[name];
-    if (!field) throw errors.invalidInput(`No matching '${escapeHtml(name)}' field for ordering on.`);
+    if (!field) throw errors.invalidInput(`No matching '${echoName(name)}' field for ordering on.`);
     if (!field.ordering || !field.column) throw errors.invalidInput(`The '${escapeHtml(name)}' field does not allow ordering.`);
     return { alias: resource.alias, column: field.column, desc };
   });

@@ -159,6 +159,33 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
       },
     );
 
+    it.each([
+      ['a JSON object', `{"cluster": 1, "user": "curl-user", "password": "${PASSWORD}"}`],
+      ['a JSON object holding & and =', `{"cluster": 1, "user": "curl-user", "password": "${PASSWORD}&x=y"}`],
+      ['a JSON list', `[{"cluster": 1, "user": "curl-user", "password": "${PASSWORD}"}]`],
+    ])('when %s is sent as a form (curl -d without a Content-Type), then 415 says to send application/json and echoes nothing', async (_what, text) => {
+      const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).type('form').send(text);
+      expect(res.status).toBe(415);
+      expect(res.body).toEqual({
+        error: "The body looks like JSON but was sent as 'application/x-www-form-urlencoded' (what curl -d sends unless told otherwise); send it with the header 'Content-Type: application/json'.",
+      });
+      const patch = await http().patch('/api/v1/clusters/1/').set('Authorization', ADMIN_AUTH).type('form').send('{"region": "RegionTwo"}');
+      expect(patch.status).toBe(415);
+      expect(patch.body.error).toContain("'Content-Type: application/json'");
+    });
+
+    it('when an unknown field name is long, then the message shows only its first 64 characters', async () => {
+      const name = `x${'y'.repeat(99)}`;
+      for (const send of [
+        () => http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).type('form').send(`cluster=1&user=long-field&password=${PASSWORD}&${name}=1`),
+        () => http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: 1, user: 'long-field', password: PASSWORD, [name]: 1 }),
+      ]) {
+        const res = await send();
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual({ error: `The '${name.slice(0, 64)}…' field is not allowed here.` });
+      }
+    });
+
     it('when the cluster URI is unknown, then 400 says the cluster could not be found', async () => {
       const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: '/api/v1/clusters/9/', user: 'lost', password: PASSWORD });
       expect(res.status).toBe(400);

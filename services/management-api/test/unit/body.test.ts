@@ -81,6 +81,18 @@ describe('form bodies', () => {
     await expect(parseBody(fakeRequest('{"clusters": "1"}', 'application/json'), operatorsResource)).resolves.toEqual({ clusters: '1' });
   });
 
+  it.each([
+    ['{"user": "alice", "password": "secret-secret-secret-secret"}'],
+    ['  [1, 2]'],
+    ['%7B%22user%22%3A%22alice%22%7D'],
+    ['{"password": "a&b=c"}'],
+  ])('when a form body is JSON (%s), then it is refused as UNSUPPORTED_MEDIA_TYPE saying to send application/json, echoing nothing', async (text) => {
+    const error = await refusal(text, 'application/x-www-form-urlencoded');
+    expect(error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+    expect(error.message).toContain("'Content-Type: application/json'");
+    expect(error.message).not.toMatch(/alice|secret|password/);
+  });
+
   it('when the form is empty, then the result is {}', async () => {
     await expect(parseBody(fakeRequest('', 'application/x-www-form-urlencoded'))).resolves.toEqual({});
   });
@@ -152,6 +164,11 @@ describe('XML bodies', () => {
     expect(Object.keys(out)).toEqual(['__proto__']);
     expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
     expect((out as { role?: unknown }).role).toBeUndefined();
+  });
+
+  it('when a long element appears twice, then the message shows only the first 64 characters of its name', async () => {
+    const tag = `e${'x'.repeat(200)}`;
+    expect((await refusal(`<object><${tag}>a</${tag}><${tag}>b</${tag}></object>`, 'application/xml')).message).toBe(`The XML element <${tag.slice(0, 64)}…> appears more than once.`);
   });
 
   it('when an element appears twice, then it is refused naming it', async () => {

@@ -297,6 +297,12 @@ describe('echoed values are HTML-escaped', () => {
   it('when a lookup is <script>, then the message shows it escaped', () => {
     expect(messageOf(() => users([['user__<script>', 'x']]))).toBe("'&lt;script&gt;' is not an allowed filter on the 'user' field.");
   });
+
+  it('when an ordering or lookup name is long, then the message shows only its first 64 characters', () => {
+    const long = 'z'.repeat(300);
+    expect(messageOf(() => users([['order_by', long]]))).toBe(`No matching '${'z'.repeat(64)}…' field for ordering on.`);
+    expect(messageOf(() => users([[`user__${long}`, 'x']]))).toBe(`'${'z'.repeat(64)}…' is not an allowed filter on the 'user' field.`);
+  });
 });
 
 describe('queryPairs', () => {
