@@ -20,7 +20,7 @@ export const clustersResource: ResourceDef = {
   fields: {
     id: { type: 'integer', help: 'Integer data. Ex: 2673', readonly: true, unique: true, column: 'id', filtering: NUMBER_LOOKUPS, max: INT4_MAX, ordering: true },
     name: { type: 'string', help: 'Unique cluster name.', unique: true, column: 'name', filtering: STRING_LOOKUPS, ordering: true },
-    uuid: { type: 'string', help: 'Unique cluster UUID; generated when not given.', unique: true, column: 'uuid', filtering: ['exact', 'in'], ordering: true },
+    uuid: { type: 'string', help: 'Unique cluster UUID; generated when not given.', unique: true, column: 'uuid', format: 'uuid', filtering: ['exact', 'in'], ordering: true },
     auth_url: { type: 'string', help: "Public address of the cluster's auth gateway, as users configure it." },
     storage_url: { type: 'string', help: "Base URL of the cluster's Swift proxy, e.g. https://swift.example.com/v1." },
     region: { type: 'string', help: 'Region shown in Keystone catalogs.', default: 'RegionOne', column: 'region', filtering: STRING_LOOKUPS, ordering: true },
