@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { errors } from './errors';
-import { escapeHtml } from './escape';
+import { escapeHtml, truncateName } from './escape';
+import { protoKeyLabels } from './validation';
 
 /**
  * A cluster's device report (PUT /api/v1/clusters/<id>/devices/): its storage policies and every
@@ -97,7 +98,10 @@ function fail(problems: string[]): never {
 
 export function validateDeviceReport(body: unknown): DeviceReport {
   const { error, value } = reportSchema.validate(body, { abortEarly: false, convert: false, messages: MESSAGES, errors: { wrap: { label: false } } });
-  if (error) fail(error.details.map((d) => d.message));
+  const proto = protoKeyLabels(body).map((label) => `${truncateName(label)} is not a known field`);
+  // Labels are paths of keys the client sent; a long one is cut.
+  const shown = (error?.details ?? []).map((d) => (d.context?.label ? d.message.split(d.context.label).join(truncateName(d.context.label)) : d.message));
+  if (error || proto.length > 0) fail([...shown, ...proto]);
   const raw = value as { policies: ReportedPolicy[]; devices: RawDevice[] };
 
   const problems: string[] = [];

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { errors } from './errors';
-import { escapeHtml } from './escape';
+import { echoName } from './escape';
 import { OPERATOR_ROLES } from './models';
 
 /**
@@ -244,6 +244,42 @@ export const apiKeySchema = Joi.string()
   });
 
 /**
+ * Where `value` has a field named `__proto__`, labelled as joi labels a field (`__proto__`,
+ * `samples[0].__proto__`). JSON.parse and the form and XML parsers keep such a key as an ordinary
+ * field, but joi drops it when it copies an object, so without this check it would pass as if it
+ * had never been sent. Walked without recursion: a body may nest deeply.
+ */
+export function protoKeyLabels(value: unknown): string[] {
+  interface At {
+    value: unknown;
+    key: string | number | null;
+    parent: At | null;
+  }
+  const labelOf = (at: At): string => {
+    const parts: Array<string | number> = [];
+    for (let a: At | null = at; a && a.key !== null; a = a.parent) parts.unshift(a.key);
+    return parts.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
+  };
+  const isContainer = (v: unknown): v is object => typeof v === 'object' && v !== null;
+  const found: At[] = [];
+  const stack: At[] = isContainer(value) ? [{ value, key: null, parent: null }] : [];
+  while (stack.length > 0) {
+    const at = stack.pop()!;
+    const v = at.value as object;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) if (isContainer(v[i])) stack.push({ value: v[i], key: i, parent: at });
+      continue;
+    }
+    for (const key of Object.keys(v)) {
+      const child = (v as Record<string, unknown>)[key];
+      if (key === '__proto__') found.push({ value: child, key, parent: at });
+      else if (isContainer(child)) stack.push({ value: child, key, parent: at });
+    }
+  }
+  return found.map(labelOf);
+}
+
+/**
  * Validates `value` against `schema`, reporting every problem in one message.
  * Throws INVALID_INPUT; returns the converted value (defaults applied, booleans parsed).
  */
@@ -255,17 +291,21 @@ export function validate<T>(schema: Joi.Schema, value: unknown): T {
     errors: { wrap: { label: "'", array: false } },
     messages: common,
   });
-  if (error) {
-    // A label is a key the client sent (an unknown field): echo it HTML-escaped, as every other echoed value.
+  const proto = protoKeyLabels(value);
+  if (error || proto.length > 0) {
+    // A label is a key the client sent (an unknown field): echo it HTML-escaped, as every other
+    // echoed value, and cut when long.
     const messages = [
-      ...new Set(
-        error.details.map((d) => {
+      ...new Set([
+        ...(error?.details ?? []).map((d) => {
           const label = d.context?.label;
-          return sentence(label ? d.message.split(`'${label}'`).join(`'${escapeHtml(label)}'`) : d.message);
+          return sentence(label ? d.message.split(`'${label}'`).join(`'${echoName(label)}'`) : d.message);
         }),
-      ),
+        ...proto.map((label) => `The '${echoName(label)}' field is not allowed here.`),
+      ]),
     ];
-    throw errors.invalidInput(messages.join(' '), { fields: error.details.map((d) => d.path.join('.')) });
+    const fields = [...(error?.details ?? []).map((d) => d.path.join('.')), ...proto];
+    throw errors.invalidInput(messages.join(' '), { fields });
   }
   return converted as T;
 }

@@ -74,12 +74,19 @@ export function sampleFromHeaders(account: string, headers: Headers): AccountSam
   };
 }
 
-/** Lower-cased policy name -> index, as the API reports the cluster's policies. */
+/** Lower-cased policy name -> index, as the API reports the cluster's policies (every page). */
 async function readPolicies(config: CollectorConfig, clusterId: number): Promise<Map<string, number>> {
-  const res = await api(config, 'GET', `/api/v1/clusters/${clusterId}/utilization/policies/`);
-  if (res.status !== 200) throw apiError("reading the cluster's storage policies", res);
-  // Swift matches policy names without regard to case (and title-cases them in headers).
-  return new Map((res.json as { objects: Array<{ index: number; name: string }> }).objects.map((p) => [p.name.toLowerCase(), p.index]));
+  const policies = new Map<string, number>();
+  let next: string | null = `/api/v1/clusters/${clusterId}/utilization/policies/?limit=${PAGE}`;
+  while (next) {
+    const res = await api(config, 'GET', next);
+    if (res.status !== 200) throw apiError("reading the cluster's storage policies", res);
+    const body = res.json as { meta?: { next?: string | null }; objects: Array<{ index: number; name: string }> };
+    // Swift matches policy names without regard to case (and title-cases them in headers).
+    for (const p of body.objects) policies.set(p.name.toLowerCase(), p.index);
+    next = body.objects.length > 0 ? (body.meta?.next ?? null) : null;
+  }
+  return policies;
 }
 
 /** The sample as the API takes it (policy indexes), or the policy names the map does not know. */

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { clusterIdOf, errorText, listAll, type ApiKey, type List, type Operator } from '../api';
+import { clusterIdOf, errorText, listAll, type ApiKey, type Operator } from '../api';
 import { Confirm, ErrorText, Loading, Section, ShownOnce } from '../components';
 import { useSession } from '../context';
 import { useLoad } from '../hooks';
@@ -168,7 +168,7 @@ function OperatorCard({ op, onChanged }: { op: Operator; onChanged: () => void }
 
 function Keys({ op }: { op: Operator }) {
   const { call, me, signOut } = useSession();
-  const keys = useLoad(() => call<List<ApiKey>>('GET', `operators/${op.id}/keys/`), [op.id]);
+  const keys = useLoad(() => listAll<ApiKey>(call, `operators/${op.id}/keys/?limit=1000`), [op.id]);
   const [error, setError] = useState<string>();
   const [fresh, setFresh] = useState<string>();
   const [confirming, setConfirming] = useState<ApiKey>();
@@ -207,7 +207,7 @@ function Keys({ op }: { op: Operator }) {
       <ErrorText error={error ?? keys.error} />
       {keys.data ? (
         <ul class="plain">
-          {keys.data.objects.map((k) => (
+          {keys.data.rows.map((k) => (
             <li>
               key {String(k.id)}, created {formatTime(k.created_at)}{' '}
               {k.resource_uri === me.key_uri ? <span class="badge">signed in with this key</span> : null}{' '}

@@ -1,6 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import { parseStringPromise } from 'xml2js';
-import { errors } from '@cairn/domain';
+import { echoName, errors } from '@cairn/domain';
+import type { ResourceDef } from './resource';
 
 /**
  * Request bodies arrive as JSON, form-encoded or tastypie XML; all become one plain object that the
@@ -46,11 +47,15 @@ function parseJson(text: string): unknown {
   }
 }
 
-function parseForm(text: string): Record<string, unknown> {
+/**
+ * A key given once is a value, a key repeated a list of its values in order; a field that takes a
+ * list (`lists`) is a list however many times it is given, so one value is a one-element list.
+ */
+function parseForm(text: string, lists: ReadonlySet<string>): Record<string, unknown> {
   const fields = new Map<string, string | string[]>();
   for (const [key, value] of new URLSearchParams(text)) {
     const prev = fields.get(key);
-    fields.set(key, prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value]);
+    fields.set(key, prev === undefined ? (lists.has(key) ? [value] : value) : Array.isArray(prev) ? [...prev, value] : [prev, value]);
   }
   return Object.fromEntries(fields);
 }
@@ -75,7 +80,7 @@ function fromXmlElement(el: XmlElement, depth: number): unknown {
       return /^[+-]?\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : text;
     case 'list': {
       const items: unknown[] = [];
-      for (const tag of ['value', 'object']) for (const child of (el[tag] as XmlElement[] | undefined) ?? []) items.push(fromXmlElement(child, depth + 1));
+      for (const tag of ['value', 'object']) for (const child of occurrences(el, tag)) items.push(fromXmlElement(child, depth + 1));
       return items;
     }
     default: {
@@ -86,13 +91,27 @@ function fromXmlElement(el: XmlElement, depth: number): unknown {
   }
 }
 
+/**
+ * The occurrences of child element `tag` of `el`. xml2js asks `tag in el` before it stores a
+ * child, so an element named like a member of every object (`constructor`, `toString`,
+ * `__proto__`) finds the inherited value and keeps it as a first occurrence; it is not one.
+ */
+function occurrences(el: Record<string, unknown>, tag: string): XmlElement[] {
+  if (!Object.hasOwn(el, tag)) return [];
+  const values = el[tag] as XmlElement[];
+  return tag in EMPTY && values[0] === EMPTY[tag] ? values.slice(1) : values;
+}
+const EMPTY: Record<string, unknown> = {};
+
 function fromXmlChildren(el: Record<string, unknown>, depth: number): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(el)) {
     if (key === '$' || key === '_') continue;
-    const values = el[key] as XmlElement[];
-    if (values.length > 1) throw errors.invalidInput(`The XML element <${key}> appears more than once.`);
-    out[key] = fromXmlElement(values[0]!, depth);
+    const values = occurrences(el, key);
+    if (values.length > 1) throw errors.invalidInput(`The XML element <${echoName(key)}> appears more than once.`);
+    // Defined, not assigned: an element named __proto__ stays a field (which validation refuses)
+    // instead of replacing the object's prototype.
+    Object.defineProperty(out, key, { value: fromXmlElement(values[0]!, depth), enumerable: true, writable: true, configurable: true });
   }
   return out;
 }
@@ -110,16 +129,29 @@ async function parseXml(text: string): Promise<unknown> {
   } catch {
     throw errors.invalidInput('Request is not valid XML.');
   }
-  const roots = Object.entries(wrapper).filter(([k]) => k !== '$' && k !== '_');
+  const roots = Object.keys(wrapper)
+    .filter((k) => k !== '$' && k !== '_')
+    .map((k) => occurrences(wrapper, k));
   const strayText = typeof wrapper._ === 'string' && wrapper._.trim() !== '';
-  if (roots.length !== 1 || (roots[0]![1] as unknown[]).length !== 1 || strayText) throw errors.invalidInput('Request is not valid XML.');
-  const root = (roots[0]![1] as unknown[])[0];
+  if (roots.length !== 1 || roots[0]!.length !== 1 || strayText) throw errors.invalidInput('Request is not valid XML.');
+  const root = roots[0]![0];
   if (!root || typeof root !== 'object') return typeof root === 'string' && root.trim() === '' ? {} : root;
   return fromXmlChildren(root as Record<string, unknown>, 0);
 }
 
-/** Parses the request body into a plain object of fields; an empty body is `{}`. */
-export async function parseBody(req: Request): Promise<Record<string, unknown>> {
+const JSON_AS_FORM =
+  "The body looks like JSON but was sent as 'application/x-www-form-urlencoded' (what curl -d sends unless told otherwise); " +
+  "send it with the header 'Content-Type: application/json'.";
+
+/** The fields of `resource` that take a list. */
+const listFieldsOf = (resource?: ResourceDef): ReadonlySet<string> =>
+  new Set(Object.entries(resource?.fields ?? {}).filter(([, f]) => f.type === 'list').map(([name]) => name));
+
+/**
+ * Parses the request body into a plain object of fields; an empty body is `{}`. `resource`: the
+ * resource the body is for, whose list fields a form may give a single value for.
+ */
+export async function parseBody(req: Request, resource?: ResourceDef): Promise<Record<string, unknown>> {
   const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
   const contentType = (req.get('content-type') ?? '').toLowerCase();
   const [mediaType = '', ...params] = contentType.split(';').map((s) => s.trim());
@@ -132,7 +164,10 @@ export async function parseBody(req: Request): Promise<Record<string, unknown>> 
   if (mediaType === '' || mediaType === 'application/json' || mediaType.endsWith('+json')) {
     parsed = text.trim() === '' ? {} : parseJson(text);
   } else if (mediaType === 'application/x-www-form-urlencoded') {
-    parsed = parseForm(text);
+    // `curl -d '{…}'` sends JSON as a form: its first "field" is then the document itself.
+    const first = (new URLSearchParams(text).keys().next().value ?? '').trimStart();
+    if (first.startsWith('{') || first.startsWith('[')) throw errors.unsupportedMediaType(JSON_AS_FORM);
+    parsed = parseForm(text, listFieldsOf(resource));
   } else if (mediaType === 'application/xml' || mediaType === 'text/xml') {
     parsed = text.trim() === '' ? {} : await parseXml(text);
   } else {

@@ -1,4 +1,4 @@
-import { errors, escapeHtml } from '@cairn/domain';
+import { echoName, errors, escapeHtml } from '@cairn/domain';
 import type { Filter, ListQuery, Lookup, Ordering } from '../services/list-query';
 import type { FieldDef, ResourceDef } from './resource';
 
@@ -41,7 +41,30 @@ function parseDatetime(value: string): string {
   return new Date(t).toISOString();
 }
 
-function convert(field: FieldDef, lookup: Lookup, raw: string): Array<string | boolean> {
+/**
+ * What Postgres accepts as a uuid: 32 hex digits, in any case, optionally with a hyphen after any
+ * group of four and optionally in braces. Anything else it would answer with an error naming no
+ * field.
+ */
+const UUID = /^(?:\{[0-9a-f]{4}(?:-?[0-9a-f]{4}){7}\}|[0-9a-f]{4}(?:-?[0-9a-f]{4}){7})$/i;
+// C0 controls, DEL and C1 controls: no stored name or key holds one, and Postgres refuses NUL.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** A filter value that would not match the column's type, refused naming the filter (`key`) as sent. */
+function checkText(field: FieldDef, lookup: Lookup, key: string, part: string): string {
+  if (field.format === 'uuid' && !UUID.test(part)) {
+    throw errors.invalidInput(
+      lookup === 'in'
+        ? `The '${echoName(key)}' filter takes UUIDs separated by commas, each like 6ba7b810-9dad-11d1-80b4-00c04fd430c8.`
+        : `The '${echoName(key)}' filter takes a UUID, like 6ba7b810-9dad-11d1-80b4-00c04fd430c8.`,
+    );
+  }
+  if (CONTROL.test(part)) throw errors.invalidInput(`The '${echoName(key)}' filter takes text without control characters.`);
+  return part;
+}
+
+function convert(field: FieldDef, lookup: Lookup, key: string, raw: string): Array<string | boolean> {
   if (lookup === 'isnull') return [parseBoolean(raw)];
   const parts = lookup === 'in' ? raw.split(',') : [raw];
   return parts.map((part) => {
@@ -63,7 +86,7 @@ function convert(field: FieldDef, lookup: Lookup, raw: string): Array<string | b
       case 'datetime':
         return parseDatetime(part);
       default:
-        return part;
+        return checkText(field, lookup, key, part);
     }
   });
 }
@@ -86,12 +109,12 @@ function parseFilter(resource: ResourceDef, key: string, values: string[]): Filt
     rest = rest.slice(1);
   }
   if (!field.filtering || !field.column) throw errors.invalidInput(`The '${escapeHtml(shownName)}' field does not allow filtering.`);
-  if (rest.length > 1) throw errors.invalidInput(`'${escapeHtml(rest.join('__'))}' is not an allowed filter on the '${escapeHtml(shownName)}' field.`);
+  if (rest.length > 1) throw errors.invalidInput(`'${echoName(rest.join('__'))}' is not an allowed filter on the '${escapeHtml(shownName)}' field.`);
   const lookup = (rest[0] ?? 'exact') as Lookup;
   if (!ALL_LOOKUPS.has(lookup) || !field.filtering.includes(lookup)) {
-    throw errors.invalidInput(`'${escapeHtml(lookup)}' is not an allowed filter on the '${escapeHtml(shownName)}' field.`);
+    throw errors.invalidInput(`'${echoName(lookup)}' is not an allowed filter on the '${escapeHtml(shownName)}' field.`);
   }
-  const converted = lookup === 'in' ? values.flatMap((v) => convert(field, lookup, v)) : convert(field, lookup, values[values.length - 1]!);
+  const converted = lookup === 'in' ? values.flatMap((v) => convert(field, lookup, key, v)) : convert(field, lookup, key, values[values.length - 1]!);
   return { alias, column: field.column, lookup, values: converted };
 }
 
@@ -100,7 +123,7 @@ function parseOrdering(resource: ResourceDef, values: string[]): Ordering[] {
     const desc = raw.startsWith('-');
     const name = desc ? raw.slice(1) : raw;
     const field = resource.fields[name];
-    if (!field) throw errors.invalidInput(`No matching '${escapeHtml(name)}' field for ordering on.`);
+    if (!field) throw errors.invalidInput(`No matching '${echoName(name)}' field for ordering on.`);
     if (!field.ordering || !field.column) throw errors.invalidInput(`The '${escapeHtml(name)}' field does not allow ordering.`);
     return { alias: resource.alias, column: field.column, desc };
   });

@@ -16,7 +16,8 @@ export function dropUnchangedReadOnly(body: Record<string, unknown>, current: Re
   for (const [field, value] of Object.entries(body)) {
     const same = Object.hasOwn(current, field) ? current[field]! : undefined;
     if (!same) {
-      kept[field] = value;
+      // Defined, not assigned: a field named __proto__ stays a field, which validation refuses.
+      Object.defineProperty(kept, field, { value, enumerable: true, writable: true, configurable: true });
       continue;
     }
     if (!same(value)) throw errors.invalidInput(`The '${escapeHtml(field)}' field is read-only and cannot be changed.`);

@@ -27,6 +27,8 @@ export interface FieldDef {
   filtering?: readonly Lookup[];
   /** Integer columns: the largest value the column holds (int4 or int8); filter values are checked against it. */
   max?: bigint;
+  /** A string column of a stricter type: filter values must be in its format (a UUID column). */
+  format?: 'uuid';
   ordering?: boolean;
   /** For related fields: the resource `__` chains into, its table alias, and how a value becomes an id. */
   related?: { resource: () => ResourceDef; alias: string; toId: (value: string) => string | null };

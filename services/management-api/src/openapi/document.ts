@@ -381,10 +381,10 @@ function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
       tags: ['utilization'],
       operationId: 'utilization_policies',
       summary: "The cluster's storage policies: the names Swift uses in X-Account-Storage-Policy-<name>-* headers, with their indexes",
-      parameters: [format],
+      parameters: [format, { $ref: '#/components/parameters/limit' }, { $ref: '#/components/parameters/offset' }],
       responses: {
         200: {
-          description: 'Every storage policy last reported for the cluster (PUT .../devices/), by index.',
+          description: 'One page of the storage policies last reported for the cluster (PUT .../devices/), by index.',
           content: jsonOrXml(
             envelope({
               type: 'object',
@@ -411,8 +411,8 @@ function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
       tags: ['utilization'],
       operationId: 'utilization_known_accounts',
       summary: 'Every account ever created on the cluster (what the storage collector reads)',
-      parameters: [format, { $ref: '#/components/parameters/limit' }, ...utilParameters.slice(5)],
-      responses: { 200: { description: 'One page of accounts.', content: jsonOrXml(envelope(accountItem)) }, ...authenticatedErrors({ 404: 'NotFound' }) },
+      parameters: [format, { $ref: '#/components/parameters/limit' }, { $ref: '#/components/parameters/offset' }, ...utilParameters.slice(5)],
+      responses: { 200: { description: 'One page of accounts, by name.', content: jsonOrXml(envelope(accountItem)) }, ...authenticatedErrors({ 404: 'NotFound' }) },
     },
   };
   return out;
@@ -544,8 +544,8 @@ function handKeptPaths(): Record<string, Record<string, JsonSchema>> {
         tags: ['operators'],
         operationId: 'list_keys',
         summary: "An operator's API keys (never the keys themselves)",
-        parameters: [format],
-        responses: { 200: { description: 'Every key, in one page.', content: jsonOrXml(envelope(schemaRef('ApiKey'))) }, ...authenticatedErrors({ 403: 'Forbidden', 404: 'NotFound' }) },
+        parameters: [format, { $ref: '#/components/parameters/limit' }, { $ref: '#/components/parameters/offset' }],
+        responses: { 200: { description: 'One page of keys, by id.', content: jsonOrXml(envelope(schemaRef('ApiKey'))) }, ...authenticatedErrors({ 403: 'Forbidden', 404: 'NotFound' }) },
       },
       post: {
         tags: ['operators'],

@@ -42,15 +42,20 @@ const LOOKUP_HELP: Record<Lookup, string> = {
   iendswith: 'ending with, ignoring case',
 } as Record<Lookup, string>;
 
+const HEX4 = '[0-9a-fA-F]{4}';
+const UUID_PATTERN = `^(\\{${HEX4}(-?${HEX4}){7}\\}|${HEX4}(-?${HEX4}){7})$`;
+const NO_CONTROL_PATTERN = '^[^\\u0000-\\u001f\\u007f-\\u009f]*$';
+
 /** The schema of one filter value (what parseListQuery accepts for this field and lookup). */
 function filterValueSchema(f: FieldDef, lookup: Lookup): JsonSchema {
   if (lookup === 'isnull') return { type: 'string', enum: BOOLEAN_VALUES };
-  if (lookup === 'in') return { type: 'string' };
+  if (lookup === 'in') return { type: 'string', pattern: NO_CONTROL_PATTERN, ...(f.format === 'uuid' ? { description: 'UUIDs, comma-separated.' } : {}) };
   if (f.related) return { type: 'string', description: 'Resource URI or id.' };
   if (f.max !== undefined || f.type === 'integer') return { type: 'string', pattern: '^-?[0-9]{1,20}$' };
   if (f.type === 'boolean') return { type: 'string', enum: BOOLEAN_VALUES };
   if (f.type === 'datetime') return { type: 'string', description: 'ISO 8601 date or date-time; UTC when no offset is given.' };
-  return { type: 'string' };
+  if (f.format === 'uuid') return { type: 'string', pattern: UUID_PATTERN, description: 'A UUID: 32 hex digits, hyphens optional (6ba7b810-9dad-11d1-80b4-00c04fd430c8).' };
+  return { type: 'string', pattern: NO_CONTROL_PATTERN, description: 'Text without control characters.' };
 }
 
 function filterParameters(resource: ResourceDef): JsonSchema[] {
@@ -143,7 +148,7 @@ export function bodySchema(resource: ResourceDef, joi: JoiSchema, patch: boolean
   };
 }
 
-/** The same fields as form values, which are all text: booleans as true/false/1/0, numbers as digits, a list as the key repeated. */
+/** The same fields as form values, which are all text: booleans as true/false/1/0, numbers as digits, a list as the key repeated (once for a list of one). */
 function asForm(schema: JsonSchema): JsonSchema {
   const text = (s: JsonSchema): JsonSchema => {
     const types = ([] as unknown[]).concat(s.type);

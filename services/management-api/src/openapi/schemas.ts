@@ -32,7 +32,7 @@ export const ERROR_RESPONSES: Record<string, JsonSchema> = {
     Allow: header('The methods the path takes, comma-separated, e.g. `GET,POST`.'),
   }),
   PayloadTooLarge: errorResponse('The body is over 64 KiB (200 MB for device reports).'),
-  UnsupportedMediaType: errorResponse("The body is not JSON, form-encoded or XML, or its charset is not UTF-8."),
+  UnsupportedMediaType: errorResponse('The body is not JSON, form-encoded or XML, its charset is not UTF-8, or it is JSON sent as form-encoded (send `Content-Type: application/json`).'),
   Unavailable: errorResponse('The database is unreachable; retry shortly.', { 'Retry-After': header('Seconds to wait: `1`.') }),
   InternalError: { description: 'An unexpected failure (logged with the request id).', content: jsonOrXml(schemaRef('InternalError')) },
   Options: {

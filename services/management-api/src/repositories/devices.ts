@@ -143,6 +143,20 @@ export async function listPolicies(db: Db, clusterId: number): Promise<StoredPol
   return (rows as Array<{ policy_index: number; name: string; is_default: boolean }>).map((r) => ({ index: Number(r.policy_index), name: r.name, isDefault: r.is_default }));
 }
 
+/** One page of a cluster's storage policies, by index. */
+export async function pagePolicies(db: Db, clusterId: number, query: ListQuery): Promise<Page<StoredPolicy>> {
+  return withDbErrors(async () => {
+    const scope = (qb: Knex.QueryBuilder) => {
+      qb.where('p.cluster_id', clusterId);
+    };
+    const page = await listPage<{ policy_index: number; name: string; is_default: boolean }>(
+      { db, table: 'storage_policies', alias: 'p', columns: ['p.id', 'p.policy_index', 'p.name', 'p.is_default'], scope, defaultOrdering: [{ alias: 'p', column: 'policy_index', desc: false }] },
+      query,
+    );
+    return { total: page.total, rows: page.rows.map((r) => ({ index: Number(r.policy_index), name: r.name, isDefault: r.is_default })) };
+  });
+}
+
 const DEVICE_COLUMNS = ['d.id', 'd.node', 'd.device', 'd.policy_indexes', 'd.size_bytes', 'd.used_bytes', 'd.avail_bytes', 'd.mounted', 'd.reported_at'];
 
 /** `policyIndex`: only devices in that policy; -1 matches nothing (an unknown policy name). */

@@ -1,4 +1,5 @@
 import { errors, type Operator, type OperatorRole, escapeHtml } from '@cairn/domain';
+import type { Knex } from 'knex';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import { listPage } from './list-planner';
@@ -160,13 +161,21 @@ export async function addApiKey(db: Db, operatorId: number, keyHash: Buffer): Pr
   return { id: String(r.id), operatorId: Number(r.operator_id), createdAt: new Date(r.created_at) };
 }
 
-export async function listApiKeys(db: Db, operatorId: number): Promise<ApiKeyInfo[]> {
-  const rows = await withDbErrors(() => db('api_keys').select('id', 'operator_id', 'created_at').where({ operator_id: operatorId }).orderBy('id'));
-  return (rows as Array<{ id: string | number; operator_id: number; created_at: Date }>).map((r) => ({
-    id: String(r.id),
-    operatorId: Number(r.operator_id),
-    createdAt: new Date(r.created_at),
-  }));
+/** One page of an operator's keys (ids and dates, never hashes), by id unless the query orders them. */
+export async function listApiKeys(db: Db, operatorId: number, query: ListQuery): Promise<Page<ApiKeyInfo>> {
+  return withDbErrors(async () => {
+    const scope = (qb: Knex.QueryBuilder) => {
+      qb.where('k.operator_id', operatorId);
+    };
+    const page = await listPage<{ id: string | number; operator_id: number; created_at: Date }>(
+      { db, table: 'api_keys', alias: 'k', columns: ['k.id', 'k.operator_id', 'k.created_at'], scope },
+      query,
+    );
+    return {
+      total: page.total,
+      rows: page.rows.map((r) => ({ id: String(r.id), operatorId: Number(r.operator_id), createdAt: new Date(r.created_at) })),
+    };
+  });
 }
 
 /** Returns the deleted key's record (never its hash), or null when the operator has no such key. */

@@ -256,10 +256,13 @@ export async function rememberPolicies(db: Db, clusterId: number, policies: numb
   );
 }
 
-/** Every account name ever created in the cluster (or seen by a collector), in order, by key. */
-export async function knownAccounts(db: Db, clusterId: number, after: string | undefined, limit: number, filters: readonly Filter[]): Promise<string[]> {
-  const q = applyFilters(db('utilization_accounts as u').select('u.account').where('u.cluster_id', clusterId), filters).orderBy('u.account').limit(limit);
-  if (after !== undefined) q.where('u.account', '>', after);
+/**
+ * Account names ever created in the cluster (or seen by a collector), in order: one page, by
+ * position (`offset`) after the filters (`account__gt` reads by key).
+ */
+export async function knownAccounts(db: Db, clusterId: number, filters: readonly Filter[], page: { limit: number; offset: number }): Promise<string[]> {
+  const q = applyFilters(db('utilization_accounts as u').select('u.account').where('u.cluster_id', clusterId), filters).orderBy('u.account').limit(page.limit);
+  if (page.offset) q.offset(page.offset);
   const rows = (await withDbErrors(() => q)) as Array<{ account: string }>;
   return rows.map((r) => r.account);
 }

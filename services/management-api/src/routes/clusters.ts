@@ -20,7 +20,7 @@ export const clustersResource: ResourceDef = {
   fields: {
     id: { type: 'integer', help: 'Integer data. Ex: 2673', readonly: true, unique: true, column: 'id', filtering: NUMBER_LOOKUPS, max: INT4_MAX, ordering: true },
     name: { type: 'string', help: 'Unique cluster name.', unique: true, column: 'name', filtering: STRING_LOOKUPS, ordering: true },
-    uuid: { type: 'string', help: 'Unique cluster UUID; generated when not given.', unique: true, column: 'uuid', filtering: ['exact', 'in'], ordering: true },
+    uuid: { type: 'string', help: 'Unique cluster UUID; generated when not given.', unique: true, column: 'uuid', format: 'uuid', filtering: ['exact', 'in'], ordering: true },
     auth_url: { type: 'string', help: "Public address of the cluster's auth gateway, as users configure it." },
     storage_url: { type: 'string', help: "Base URL of the cluster's Swift proxy, e.g. https://swift.example.com/v1." },
     region: { type: 'string', help: 'Region shown in Keystone catalogs.', default: 'RegionOne', column: 'region', filtering: STRING_LOOKUPS, ordering: true },
@@ -43,7 +43,7 @@ export function clustersRouter(db: Db, auth: RequestHandler): Router {
   resourceRoute(router, '/clusters/', auth, {
     GET: (req, res) => sendList(req, res, clustersResource, LIST, (q) => clusters.list(db, actingOf(req, res), q), clusterJson),
     POST: async (req, res) => {
-      const cluster = await clusters.create(db, actingOf(req, res), async () => validate<ClusterCreateInput>(clusterCreateSchema, await parseBody(req)));
+      const cluster = await clusters.create(db, actingOf(req, res), async () => validate<ClusterCreateInput>(clusterCreateSchema, await parseBody(req, clustersResource)));
       res.set('Location', clusterUri(cluster.id));
       send(req, res, 201, clusterJson(cluster));
     },
@@ -52,7 +52,7 @@ export function clustersRouter(db: Db, auth: RequestHandler): Router {
   resourceRoute(router, '/clusters/:id/', auth, {
     GET: async (req, res) => send(req, res, 200, clusterJson(await clusters.show(db, actingOf(req, res), req.params.id))),
     PATCH: async (req, res) => {
-      const patchOf = async (current: Cluster) => validate<ClusterPatchInput>(clusterPatchSchema, dropUnchangedReadOnly(await parseBody(req), clusterReadOnly(current)));
+      const patchOf = async (current: Cluster) => validate<ClusterPatchInput>(clusterPatchSchema, dropUnchangedReadOnly(await parseBody(req, clustersResource), clusterReadOnly(current)));
       send(req, res, 202, clusterJson(await clusters.update(db, actingOf(req, res), req.params.id, patchOf)));
     },
     DELETE: async (req, res) => {

@@ -28,6 +28,23 @@ export const operatorsResource: ResourceDef = {
   },
 };
 
+/**
+ * An operator's API keys, as a list: paged like every list, by id; no filters, no ordering (the
+ * keys themselves are never shown, only their ids and dates).
+ */
+export const apiKeysResource: ResourceDef = {
+  name: 'keys',
+  alias: 'k',
+  listMethods: ['GET', 'POST'],
+  detailMethods: ['DELETE'],
+  fields: {
+    id: { type: 'string', help: 'Id of the key (a bigint, always a string).', readonly: true, unique: true },
+    created_at: { type: 'datetime', help: 'When the key was issued, ISO 8601 UTC.', readonly: true },
+    operator: { type: 'string', help: 'URI of the operator the key belongs to.', readonly: true },
+    resource_uri: { type: 'string', help: 'URI of this key.', readonly: true },
+  },
+};
+
 const LIST = `${API_ROOT}/operators/`;
 
 /** What a client may send back unchanged from a GET (see dropUnchangedReadOnly). */
@@ -48,7 +65,7 @@ export function operatorsRouter(db: Db, auth: RequestHandler, onChange: () => vo
       await sendList(req, res, operatorsResource, LIST, (q) => operators.list(db, acting, q), operatorJson);
     },
     POST: async (req, res) => {
-      const inputOf = async () => validate<OperatorCreateInput>(operatorCreateSchema, await parseBody(req));
+      const inputOf = async () => validate<OperatorCreateInput>(operatorCreateSchema, await parseBody(req, operatorsResource));
       const { operator, key } = await operators.create(db, actingOf(req, res), inputOf);
       onChange();
       res.set('Location', operatorUri(operator.id));
@@ -59,7 +76,7 @@ export function operatorsRouter(db: Db, auth: RequestHandler, onChange: () => vo
   resourceRoute(router, '/operators/:id/', auth, {
     GET: async (req, res) => send(req, res, 200, operatorJson(await operators.show(db, actingOf(req, res), req.params.id))),
     PATCH: async (req, res) => {
-      const patchOf = async (current: Operator) => validate<OperatorPatchInput>(operatorPatchSchema, dropUnchangedReadOnly(await parseBody(req), operatorReadOnly(current)));
+      const patchOf = async (current: Operator) => validate<OperatorPatchInput>(operatorPatchSchema, dropUnchangedReadOnly(await parseBody(req, operatorsResource), operatorReadOnly(current)));
       const updated = await operators.update(db, actingOf(req, res), req.params.id, patchOf);
       onChange();
       send(req, res, 202, operatorJson(updated));
@@ -73,11 +90,10 @@ export function operatorsRouter(db: Db, auth: RequestHandler, onChange: () => vo
 
   resourceRoute(router, '/operators/:id/keys/', auth, {
     GET: async (req, res) => {
-      const keys = await operators.listKeys(db, actingOf(req, res), req.params.id);
-      send(req, res, 200, {
-        meta: { limit: keys.length, next: null, offset: 0, previous: null, total_count: keys.length },
-        objects: keys.map((k) => apiKeyJson(k)),
-      });
+      const acting = actingOf(req, res);
+      operators.authorize(acting); // before the query string is parsed, as for the operators list
+      const id = req.params.id;
+      await sendList(req, res, apiKeysResource, `${operatorUri(Number(id))}keys/`, (q) => operators.listKeys(db, acting, id, q), (k) => apiKeyJson(k));
     },
     POST: async (req, res) => {
       const checkBody = async () => void validate(emptyBodySchema, await parseBody(req));

@@ -54,7 +54,7 @@ export function s3CredentialsRouter(db: Db, auth: RequestHandler, keyring: S3Sec
   resourceRoute(router, '/s3_credentials/', auth, {
     GET: (req, res) => sendList(req, res, s3CredentialsResource, LIST, (q) => s3Credentials.list(db, actingOf(req, res), q), (c) => s3CredentialJson(c)),
     POST: async (req, res) => {
-      const inputOf = async () => validate<S3CredentialCreateInput>(s3CredentialCreateSchema, await parseBody(req));
+      const inputOf = async () => validate<S3CredentialCreateInput>(s3CredentialCreateSchema, await parseBody(req, s3CredentialsResource));
       const { credential, secret } = await s3Credentials.create(db, actingOf(req, res), inputOf, keyring);
       res.set('Location', s3CredentialUri(credential.id));
       sendSecret(req, res, 201, s3CredentialJson(credential, secret));

@@ -55,7 +55,7 @@ export function usersRouter(db: Db, auth: RequestHandler, hashPassword: Password
   resourceRoute(router, '/users/', auth, {
     GET: (req, res) => sendList(req, res, usersResource, LIST, (q) => users.list(db, actingOf(req, res), q), (u) => userJson(u), userJsonText),
     POST: async (req, res) => {
-      const inputOf = async () => validate<UserCreateInput>(userCreateSchema, await parseBody(req));
+      const inputOf = async () => validate<UserCreateInput>(userCreateSchema, await parseBody(req, usersResource));
       const { user, input } = await users.create(db, actingOf(req, res), inputOf, hashPassword);
       res.set('Location', userUri(user.id));
       sendSecret(req, res, 201, userJson(user, input.password));
@@ -67,7 +67,7 @@ export function usersRouter(db: Db, auth: RequestHandler, hashPassword: Password
   resourceRoute(router, '/users/:id/', auth, {
     GET: async (req, res) => send(req, res, 200, userJson(await users.show(db, actingOf(req, res), req.params.id))),
     PATCH: async (req, res) => {
-      const patchOf = async (current: StorageUser) => validate<UserPatchInput>(userPatchSchema, dropUnchangedReadOnly(await parseBody(req), userReadOnly(current)));
+      const patchOf = async (current: StorageUser) => validate<UserPatchInput>(userPatchSchema, dropUnchangedReadOnly(await parseBody(req, usersResource), userReadOnly(current)));
       const { user, patch } = await users.update(db, actingOf(req, res), req.params.id, patchOf, hashPassword);
       (patch.password === undefined ? send : sendSecret)(req, res, 202, userJson(user, patch.password));
     },

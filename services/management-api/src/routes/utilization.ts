@@ -16,6 +16,7 @@ import * as utilization from '../services/utilization';
 import { recordStorage, recordTransfer, writeWindow } from '../services/utilization-record';
 import { summaryExport, summaryPage } from '../services/utilization-summary';
 import { actingOf } from '../http/acting';
+import { sendList } from './list';
 
 
 /** Only `account` filters (exact, startswith, gt for reading by key); everything else is ignored, as tastypie does. */
@@ -28,6 +29,22 @@ export const utilizationResource: ResourceDef = {
     account: { type: 'string', help: 'Swift account, AUTH_<user>.', column: 'account', filtering: ['exact', 'startswith', 'gt'] },
   },
 };
+
+/** A cluster's storage policies: paged by index; no filters, no ordering. */
+export const policiesResource: ResourceDef = {
+  name: 'policies',
+  alias: 'p',
+  listMethods: ['GET'],
+  detailMethods: [],
+  fields: {
+    index: { type: 'integer', help: 'Storage policy index, as in swift.conf.' },
+    name: { type: 'string', help: 'Storage policy name, as in X-Account-Storage-Policy-<name>-* headers.' },
+    default: { type: 'boolean', help: "Whether it is the cluster's default policy." },
+  },
+};
+
+/** Offsets past 2^53 are past any table's end; SQL takes a number. */
+const safeOffset = (offset: bigint): number => (offset > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(offset));
 
 /** Collector writes carry a round of samples: larger than the API's usual 64 kB bodies. */
 export const UTILIZATION_WRITE_LIMIT = '16mb';
@@ -68,8 +85,7 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
     const range = parseTimeRange(last(params, 'start'), last(params, 'end'), now(), oldestDays);
     const { filters } = parseListQuery(utilizationResource, params, DEFAULT_LIMIT, MAX_LIMIT);
     const limit = parseLimit(last(params, 'limit'), DEFAULT_LIMIT, MAX_LIMIT);
-    const offsetBig = parseOffset(last(params, 'offset'));
-    const offset = offsetBig > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(offsetBig);
+    const offset = safeOffset(parseOffset(last(params, 'offset')));
     // An export is whole unless the client pages it explicitly.
     const paged = last(params, 'limit') !== undefined || last(params, 'offset') !== undefined;
     return { op, cluster, params, range, filters, limit, offset, paged };
@@ -172,10 +188,10 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
       const raw = req.params.id ?? '';
       const cluster = await utilization.visibleCluster(db, op, parseIntId(raw), raw);
       const params = queryPairs(req.originalUrl);
-      const { filters, limit } = parseListQuery(utilizationResource, params, DEFAULT_LIMIT, MAX_LIMIT);
-      const page = await utilization.knownAccountsPage(db, cluster, filters, limit);
+      const { filters, limit, offset } = parseListQuery(utilizationResource, params, DEFAULT_LIMIT, MAX_LIMIT);
+      const page = await utilization.knownAccountsPage(db, cluster, filters, limit, safeOffset(offset));
       send(req, res, 200, {
-        meta: { ...buildMeta(`${API_ROOT}/clusters/${cluster.id}/utilization/accounts/`, params, limit, 0n, page.total), next: null, previous: null },
+        meta: buildMeta(`${API_ROOT}/clusters/${cluster.id}/utilization/accounts/`, params, limit, offset, page.total),
         objects: page.accounts.map((account) => ({ account })),
       });
     },
@@ -196,11 +212,11 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
     GET: async (req, res) => {
       const raw = req.params.id ?? '';
       const cluster = await utilization.visibleCluster(db, operatorOf(res), parseIntId(raw), raw);
-      const policies = await utilization.clusterPolicies(db, cluster);
-      send(req, res, 200, {
-        meta: buildMeta(`${API_ROOT}/clusters/${cluster.id}/utilization/policies/`, [], Math.max(1, policies.length), 0n, policies.length),
-        objects: policies.map((p) => ({ index: p.index, name: p.name, default: p.isDefault })),
-      });
+      await sendList(req, res, policiesResource, `${API_ROOT}/clusters/${cluster.id}/utilization/policies/`, (q) => utilization.clusterPolicies(db, cluster, q), (p) => ({
+        default: p.isDefault,
+        index: p.index,
+        name: p.name,
+      }));
     },
   });
 

@@ -151,10 +151,10 @@ export async function remove(db: Db, acting: Acting, rawId: string | undefined):
   );
 }
 
-export async function listKeys(db: Db, acting: Acting, rawId: string | undefined): Promise<ApiKeyInfo[]> {
+export async function listKeys(db: Db, acting: Acting, rawId: string | undefined, query: ListQuery): Promise<Page<ApiKeyInfo>> {
   authorizeRead(acting);
   const op = await findOperator(db, rawId);
-  return listApiKeys(db, op.id);
+  return listApiKeys(db, op.id, query);
 }
 
 /** The new key is returned once, here, and stored only as a hash. */

@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import { type Cluster, errors, escapeHtml, HOUR_MS, type Operator, type TimeRange, type UtilizationRetention } from '@cairn/domain';
-import type { Filter } from '../repositories/list-types';
+import type { Filter, ListQuery, Page } from '../repositories/list-types';
 import { getCluster } from '../repositories/clusters';
-import { listPolicies, type StoredPolicy } from '../repositories/devices';
+import { pagePolicies, type StoredPolicy } from '../repositories/devices';
 import * as repo from '../repositories/utilization';
 import { TOTAL_POLICY, type HourRange, type UtilizationKind } from '../repositories/utilization';
 import { canSeeCluster } from './policy';
@@ -140,12 +140,12 @@ export async function transferDetail(db: Knex, cluster: Cluster, policy: PolicyS
 
 // ---- known accounts (what the storage collector HEADs) ------------------------------------
 
-export async function knownAccountsPage(db: Knex, cluster: Cluster, filters: readonly Filter[], limit: number, after?: string): Promise<AccountPage> {
-  const [total, accounts] = await Promise.all([repo.countKnownAccounts(db, cluster.id, filters), repo.knownAccounts(db, cluster.id, after, limit, filters)]);
+export async function knownAccountsPage(db: Knex, cluster: Cluster, filters: readonly Filter[], limit: number, offset: number): Promise<AccountPage> {
+  const [total, accounts] = await Promise.all([repo.countKnownAccounts(db, cluster.id, filters), repo.knownAccounts(db, cluster.id, filters, { limit, offset })]);
   return { total, accounts };
 }
 
-/** The cluster's storage policies as last reported: the storage collector maps Swift's header names with them. */
-export async function clusterPolicies(db: Knex, cluster: Cluster): Promise<StoredPolicy[]> {
-  return listPolicies(db, cluster.id);
+/** The cluster's storage policies as last reported, one page: the storage collector maps Swift's header names with them. */
+export async function clusterPolicies(db: Knex, cluster: Cluster, query: ListQuery): Promise<Page<StoredPolicy>> {
+  return pagePolicies(db, cluster.id, query);
 }

@@ -174,6 +174,34 @@ describe.each(DB_KINDS)('tastypie conventions on %s', (kind) => {
     });
   });
 
+  describe('filter values', () => {
+    const UUID_ONE = "takes a UUID, like 6ba7b810-9dad-11d1-80b4-00c04fd430c8.";
+    it.each([
+      ['/api/v1/clusters/?uuid=abc', `The 'uuid' filter ${UUID_ONE}`],
+      ['/api/v1/clusters/?uuid=', `The 'uuid' filter ${UUID_ONE}`],
+      ['/api/v1/clusters/?uuid__in=00000000-0000-4000-8000-000000000000,x', "The 'uuid__in' filter takes UUIDs separated by commas, each like 6ba7b810-9dad-11d1-80b4-00c04fd430c8."],
+      ['/api/v1/users/?cluster__uuid=x', `The 'cluster__uuid' filter ${UUID_ONE}`],
+      ['/api/v1/users/?user=%00', "The 'user' filter takes text without control characters."],
+      ['/api/v1/users/?user__startswith=a%00', "The 'user__startswith' filter takes text without control characters."],
+      ['/api/v1/users/?cluster__name=%1B', "The 'cluster__name' filter takes text without control characters."],
+      ['/api/v1/clusters/?name__in=default,%00', "The 'name__in' filter takes text without control characters."],
+      ['/api/v1/clusters/?region=%C2%85', "The 'region' filter takes text without control characters."],
+    ])('when %s, then 400 names the filter and what it takes', async (path, error) => {
+      const res = await get(path);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error });
+    });
+
+    it('when a UUID is written in any form Postgres reads, then it matches', async () => {
+      const uuid = second.uuid as string;
+      for (const spelling of [uuid, uuid.toUpperCase(), uuid.replace(/-/g, ''), `{${uuid}}`]) {
+        const res = await get(`/api/v1/clusters/?uuid=${encodeURIComponent(spelling)}`);
+        expect(res.body.objects).toEqual([second]);
+      }
+      expect((await get(`/api/v1/users/?cluster__uuid=${uuid}&limit=0`)).body.meta.total_count).toBe(5);
+    });
+  });
+
   describe('formats', () => {
     it('when format=xml, then tastypie XML with typed, sorted elements', async () => {
       const res = await get('/api/v1/clusters/?format=xml&name=default');

@@ -117,6 +117,15 @@ describe.each(DB_KINDS)('devices and capacity on %s', (kind) => {
     expect(await countRows(app.db, 'devices')).toBe(5);
   });
 
+  it('when a report or one of its devices has a __proto__ field, then 400 names it as any unknown field', async () => {
+    const device = '{"node": "n1", "device": "sdb1", "policies": ["gold"], "used_bytes": 1, "avail_bytes": 1';
+    const text = `{"policies": ${JSON.stringify(POLICIES)}, "devices": [${device}}, ${device}, "__proto__": {"mounted": false}}], "__proto__": {}}`;
+    const res = await app.http().put(devicesPath()).set('Authorization', ADMIN_AUTH).set('Content-Type', 'application/json').send(text);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toContain('devices[1].__proto__ is not a known field');
+    expect(res.body.error).toMatch(/(: |; )__proto__ is not a known field/);
+  });
+
   it('when policies are malformed, then 400 explains', async () => {
     const dupName = await admin().put(devicesPath(), { policies: [{ index: 0, name: 'a' }, { index: 1, name: 'a' }], devices: [] });
     expect(dupName.status).toBe(400);

@@ -123,6 +123,34 @@ describe.each(DB_KINDS)('operators and API keys on %s', (kind) => {
       expect((await app.http().get('/api/v1/clusters/').set('Authorization', second)).status).toBe(200);
     });
 
+    it('when an operator has more keys than a page, then limit and offset page them and meta tells the truth', async () => {
+      const op = await app.http().post('/api/v1/operators/').set('Authorization', ADMIN_AUTH).send({ name: 'many-keys', role: 'reader' });
+      const keysUri = `${op.body.resource_uri}keys/`;
+      for (let i = 0; i < 6; i++) expect((await app.http().post(keysUri).set('Authorization', ADMIN_AUTH)).status).toBe(201);
+      const all = await app.http().get(keysUri).set('Authorization', ADMIN_AUTH);
+      expect(all.body.meta).toEqual({ limit: 20, next: null, offset: 0, previous: null, total_count: 7 });
+      const ids = all.body.objects.map((k: { id: string }) => k.id);
+      expect(ids).toHaveLength(7);
+
+      const page = await app.http().get(`${keysUri}?limit=1&offset=5`).set('Authorization', ADMIN_AUTH);
+      expect(page.status).toBe(200);
+      expect(page.body.meta).toEqual({ limit: 1, next: `${keysUri}?limit=1&offset=6`, offset: 5, previous: `${keysUri}?limit=1&offset=4`, total_count: 7 });
+      expect(page.body.objects.map((k: { id: string }) => k.id)).toEqual([ids[5]]);
+
+      // Following next from the first page visits every key once.
+      const seen: string[] = [];
+      for (let next: string | null = `${keysUri}?limit=3`; next; ) {
+        const body: { meta: { next: string | null }; objects: Array<{ id: string }> } = (await app.http().get(next).set('Authorization', ADMIN_AUTH)).body;
+        seen.push(...body.objects.map((k) => k.id));
+        next = body.meta.next;
+      }
+      expect(seen).toEqual(ids);
+
+      const past = await app.http().get(`${keysUri}?offset=50`).set('Authorization', ADMIN_AUTH);
+      expect(past.body).toEqual({ meta: { limit: 20, next: null, offset: 50, previous: `${keysUri}?limit=20&offset=30`, total_count: 7 }, objects: [] });
+      expect((await app.http().get(`${keysUri}?limit=abc`).set('Authorization', ADMIN_AUTH)).body.error).toBe("Invalid limit 'abc' provided. Please provide a positive integer.");
+    });
+
     it('when an operator is demoted or deleted, then its rights change at once', async () => {
       const op = await app.http().post('/api/v1/operators/').set('Authorization', ADMIN_AUTH).send({ name: 'temp', role: 'admin' });
       const auth = `ApiKey temp:${op.body.api_key}`;
@@ -189,6 +217,18 @@ describe.each(DB_KINDS)('operators and API keys on %s', (kind) => {
       expect((await app.http().delete(added.body.resource_uri).set('Authorization', ADMIN_AUTH)).status).toBe(204);
       expect((await app.http().get('/api/v1/clusters/').set('Authorization', `ApiKey root:${added.body.api_key}`)).status).toBe(401);
       expect((await app.http().delete(keyless.body.resource_uri).set('Authorization', ADMIN_AUTH)).status).toBe(204);
+    });
+
+    it('when a form body gives clusters once, then it is a list of one cluster, on create and on PATCH', async () => {
+      const second = await createCluster(app, 'form-second');
+      const created = await app.http().post('/api/v1/operators/').set('Authorization', ADMIN_AUTH).type('form').send('name=form-one&role=reader&clusters=1');
+      expect(created.status).toBe(201);
+      expect(created.body.clusters).toEqual(['/api/v1/clusters/1/']);
+      const patched = await app.http().patch(created.body.resource_uri).set('Authorization', ADMIN_AUTH).type('form').send(`clusters=${encodeURIComponent(second.resource_uri as string)}`);
+      expect(patched.status).toBe(202);
+      expect(patched.body.clusters).toEqual([second.resource_uri]);
+      const both = await app.http().patch(created.body.resource_uri).set('Authorization', ADMIN_AUTH).type('form').send(`clusters=1&clusters=${second.id}`);
+      expect(both.body.clusters).toEqual(['/api/v1/clusters/1/', second.resource_uri]);
     });
 
     it('when an operator name is taken or invalid, then 400', async () => {

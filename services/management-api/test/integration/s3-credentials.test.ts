@@ -184,6 +184,15 @@ describe.each(DB_KINDS)('S3 credentials on %s', (kind) => {
     const wide = await app.http().get('/api/v1/s3_credentials/?user__cluster=1').set('Authorization', ADMIN_AUTH);
     expect(wide.status).toBe(400);
   });
+
+  it.each([
+    ['user__user=%00', "The 'user__user' filter takes text without control characters."],
+    ['access_key=AKIA%0A', "The 'access_key' filter takes text without control characters."],
+    ['user__user__in=a,%7F', "The 'user__user__in' filter takes text without control characters."],
+  ])('when the list is filtered with %s, then 400 names the filter and what it takes', async (query, error) => {
+    const res = await app.http().get(`/api/v1/s3_credentials/?${query}`).set('Authorization', ADMIN_AUTH);
+    expect([res.status, res.body]).toEqual([400, { error }]);
+  });
 });
 
 describe('S3 credentials without CAIRN_S3_SECRET_KEYS', () => {

@@ -132,6 +132,60 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
       expect(readOnly.body.error).toContain("'id'");
     });
 
+    it.each(['__proto__', 'constructor', 'prototype'])(
+      'when a JSON, form or XML body has a %s field, then 400 as for any unknown field and nothing is written',
+      async (key) => {
+        const before = await countRows(app.db, 'storage_users');
+        const expected = { error: `The '${key}' field is not allowed here.` };
+        const json = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).set('Content-Type', 'application/json')
+          .send(`{"cluster": 1, "user": "proto-json", "password": "${PASSWORD}", "${key}": {"is_superuser": true}}`);
+        expect([json.status, json.body]).toEqual([400, expected]);
+        const form = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).type('form').send(`cluster=1&user=proto-form&password=${PASSWORD}&${key}=x`);
+        expect([form.status, form.body]).toEqual([400, expected]);
+        const xml = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).set('Content-Type', 'application/xml')
+          .send(`<object><cluster>1</cluster><user>proto-xml</user><password>${PASSWORD}</password><${key}>x</${key}></object>`);
+        expect([xml.status, xml.body]).toEqual([400, expected]);
+        expect(await countRows(app.db, 'storage_users')).toBe(before);
+      },
+    );
+
+    it.each(['constructor', '__proto__', 'hasOwnProperty', 'toString'])(
+      'when an XML body has an element named %s once, then 400 names it as an unknown field, not as repeated',
+      async (key) => {
+        const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).set('Content-Type', 'application/xml')
+          .send(`<object><cluster>1</cluster><user>proto-xml</user><password>${PASSWORD}</password><${key}>x</${key}></object>`);
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual({ error: `The '${key}' field is not allowed here.` });
+      },
+    );
+
+    it.each([
+      ['a JSON object', `{"cluster": 1, "user": "curl-user", "password": "${PASSWORD}"}`],
+      ['a JSON object holding & and =', `{"cluster": 1, "user": "curl-user", "password": "${PASSWORD}&x=y"}`],
+      ['a JSON list', `[{"cluster": 1, "user": "curl-user", "password": "${PASSWORD}"}]`],
+    ])('when %s is sent as a form (curl -d without a Content-Type), then 415 says to send application/json and echoes nothing', async (_what, text) => {
+      const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).type('form').send(text);
+      expect(res.status).toBe(415);
+      expect(res.body).toEqual({
+        error: "The body looks like JSON but was sent as 'application/x-www-form-urlencoded' (what curl -d sends unless told otherwise); send it with the header 'Content-Type: application/json'.",
+      });
+      const patch = await http().patch('/api/v1/clusters/1/').set('Authorization', ADMIN_AUTH).type('form').send('{"region": "RegionTwo"}');
+      expect(patch.status).toBe(415);
+      expect(patch.body.error).toContain("'Content-Type: application/json'");
+    });
+
+    it('when an unknown field name is long, then the message shows only its first 64 characters', async () => {
+      const name = `x${'y'.repeat(99)}`;
+      for (const send of [
+        () => http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).type('form').send(`cluster=1&user=long-field&password=${PASSWORD}&${name}=1`),
+        () => http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: 1, user: 'long-field', password: PASSWORD, [name]: 1 }),
+      ]) {
+        const res = await send();
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual({ error: `The '${name.slice(0, 64)}…' field is not allowed here.` });
+      }
+    });
+
     it('when the cluster URI is unknown, then 400 says the cluster could not be found', async () => {
       const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: '/api/v1/clusters/9/', user: 'lost', password: PASSWORD });
       expect(res.status).toBe(400);
@@ -278,6 +332,18 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
       expect(res.status).toBe(400);
       const row = await app.db('storage_users').where({ id: created.id as string }).first();
       expect(row.enabled).toBe(true);
+    });
+
+    it.each(['__proto__', 'constructor'])('when a PATCH body has a %s field (JSON or form), then 400 and nothing changes', async (key) => {
+      const user = await createUser(app, `patch-${key.replace(/_/g, '')}`);
+      for (const send of [
+        () => http().patch(`/api/v1/users/${user.id}/`).set('Authorization', ADMIN_AUTH).set('Content-Type', 'application/json').send(`{"enabled": false, "${key}": {"x": 1}}`),
+        () => http().patch(`/api/v1/users/${user.id}/`).set('Authorization', ADMIN_AUTH).type('form').send(`enabled=false&${key}=x`),
+      ]) {
+        const res = await send();
+        expect([res.status, res.body]).toEqual([400, { error: `The '${key}' field is not allowed here.` }]);
+      }
+      expect((await app.db('storage_users').where({ id: user.id as string }).first()).enabled).toBe(true);
     });
 
     it('when the user does not exist, then 404', async () => {

@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import { CairnError } from '@cairn/domain';
 import { parseBody } from '../../src/http/body';
+import { operatorsResource } from '../../src/routes/operators';
 
 /** The two things parseBody reads from an express request: the raw body and the Content-Type header. */
 function fakeRequest(body: Buffer | string | undefined, contentType?: string): Request {
@@ -71,6 +72,27 @@ describe('form bodies', () => {
     ).resolves.toEqual({ name: 'ops', clusters: ['/api/v1/clusters/1/', '2', '3'] });
   });
 
+  it('when a list field is given once, then it is a one-element list; other fields stay values', async () => {
+    const form = fakeRequest('name=ops&role=reader&clusters=1', 'application/x-www-form-urlencoded');
+    await expect(parseBody(form, operatorsResource)).resolves.toEqual({ name: 'ops', role: 'reader', clusters: ['1'] });
+    const twice = fakeRequest('name=ops&clusters=1&clusters=%2Fapi%2Fv1%2Fclusters%2F2%2F', 'application/x-www-form-urlencoded');
+    await expect(parseBody(twice, operatorsResource)).resolves.toEqual({ name: 'ops', clusters: ['1', '/api/v1/clusters/2/'] });
+    // JSON says what is a list itself.
+    await expect(parseBody(fakeRequest('{"clusters": "1"}', 'application/json'), operatorsResource)).resolves.toEqual({ clusters: '1' });
+  });
+
+  it.each([
+    ['{"user": "alice", "password": "secret-secret-secret-secret"}'],
+    ['  [1, 2]'],
+    ['%7B%22user%22%3A%22alice%22%7D'],
+    ['{"password": "a&b=c"}'],
+  ])('when a form body is JSON (%s), then it is refused as UNSUPPORTED_MEDIA_TYPE saying to send application/json, echoing nothing', async (text) => {
+    const error = await refusal(text, 'application/x-www-form-urlencoded');
+    expect(error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+    expect(error.message).toContain("'Content-Type: application/json'");
+    expect(error.message).not.toMatch(/alice|secret|password/);
+  });
+
   it('when the form is empty, then the result is {}', async () => {
     await expect(parseBody(fakeRequest('', 'application/x-www-form-urlencoded'))).resolves.toEqual({});
   });
@@ -123,6 +145,30 @@ describe('XML bodies', () => {
 
   it('when the XML root is empty, then the result is {}', async () => {
     await expect(parseBody(fakeRequest('<object/>', 'application/xml'))).resolves.toEqual({});
+  });
+
+  it.each(['constructor', 'hasOwnProperty', 'toString', 'valueOf', '__proto__'])(
+    'when an element is named like a member of every object (%s), then it is an ordinary field and the prototype is untouched',
+    async (key) => {
+      const out = await parseBody(fakeRequest(`<object><${key}>x</${key}><user>alice</user></object>`, 'application/xml'));
+      expect(Object.getOwnPropertyDescriptor(out, key)?.value).toBe('x');
+      expect(Object.getOwnPropertyDescriptor(out, 'user')?.value).toBe('alice');
+      expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+      // Twice is still twice.
+      expect((await refusal(`<object><${key}>x</${key}><${key}>y</${key}></object>`, 'application/xml')).message).toBe(`The XML element <${key}> appears more than once.`);
+    },
+  );
+
+  it('when an element named __proto__ holds an object, then it stays a field and gives the result no prototype', async () => {
+    const out = await parseBody(fakeRequest('<object><__proto__><role>admin</role></__proto__></object>', 'application/xml'));
+    expect(Object.keys(out)).toEqual(['__proto__']);
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect((out as { role?: unknown }).role).toBeUndefined();
+  });
+
+  it('when a long element appears twice, then the message shows only the first 64 characters of its name', async () => {
+    const tag = `e${'x'.repeat(200)}`;
+    expect((await refusal(`<object><${tag}>a</${tag}><${tag}>b</${tag}></object>`, 'application/xml')).message).toBe(`The XML element <${tag.slice(0, 64)}…> appears more than once.`);
   });
 
   it('when an element appears twice, then it is refused naming it', async () => {

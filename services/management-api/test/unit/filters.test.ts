@@ -289,6 +289,39 @@ describe('offset', () => {
   });
 });
 
+describe('filter values the column could not hold', () => {
+  it.each(['abc', '', '6ba7b810-9dad-11d1-80b4-00c04fd430c', '6ba7b810-9dad-11d1-80b4-00c04fd430c8x', '{6ba7b810-9dad-11d1-80b4-00c04fd430c8', 'g'.repeat(32)])(
+    'when uuid=%j, then 400 names the filter and says it takes a UUID',
+    (value) => {
+      expect(messageOf(() => clusters([['uuid', value]]))).toBe("The 'uuid' filter takes a UUID, like 6ba7b810-9dad-11d1-80b4-00c04fd430c8.");
+    },
+  );
+
+  it.each(['6ba7b810-9dad-11d1-80b4-00c04fd430c8', '6BA7B8109DAD11D180B400C04FD430C8', '{6ba7b810-9dad-11d1-80b4-00c04fd430c8}', '6ba7-b810-9dad-11d1-80b4-00c0-4fd4-30c8'])(
+    'when uuid=%s (a spelling Postgres reads), then it is a filter value as given',
+    (value) => {
+      expect(clusters([['uuid', value]]).filters).toEqual([{ alias: 'k', column: 'uuid', lookup: 'exact', values: [value] }]);
+    },
+  );
+
+  it('when a chained uuid filter or one of an in list is not a UUID, then the message names the filter as sent', () => {
+    expect(messageOf(() => users([['cluster__uuid', 'x']]))).toBe("The 'cluster__uuid' filter takes a UUID, like 6ba7b810-9dad-11d1-80b4-00c04fd430c8.");
+    expect(messageOf(() => clusters([['uuid__in', '6ba7b810-9dad-11d1-80b4-00c04fd430c8,x']]))).toBe(
+      "The 'uuid__in' filter takes UUIDs separated by commas, each like 6ba7b810-9dad-11d1-80b4-00c04fd430c8.",
+    );
+  });
+
+  it.each(['\u0000', 'a\u0000b', '\t', '\n', '\u001b', '\u007f', '\u0085', '\u009f'])('when a text filter holds the control character %j, then 400 names the filter', (value) => {
+    expect(messageOf(() => users([['user', value]]))).toBe("The 'user' filter takes text without control characters.");
+    expect(messageOf(() => users([['user__in', `alice,${value}`]]))).toBe("The 'user__in' filter takes text without control characters.");
+    expect(messageOf(() => users([['cluster__name__startswith', value]]))).toBe("The 'cluster__name__startswith' filter takes text without control characters.");
+  });
+
+  it('when a text filter holds other characters (spaces, Latin-1, emoji), then it is a value as given', () => {
+    expect(users([['user', 'a b é \u00a0 🎉']]).filters[0]!.values).toEqual(['a b é \u00a0 🎉']);
+  });
+});
+
 describe('echoed values are HTML-escaped', () => {
   it('when order_by names <script>, then the message shows it escaped', () => {
     expect(messageOf(() => users([['order_by', '<script>']]))).toBe("No matching '&lt;script&gt;' field for ordering on.");
@@ -296,6 +329,12 @@ describe('echoed values are HTML-escaped', () => {
 
   it('when a lookup is <script>, then the message shows it escaped', () => {
     expect(messageOf(() => users([['user__<script>', 'x']]))).toBe("'&lt;script&gt;' is not an allowed filter on the 'user' field.");
+  });
+
+  it('when an ordering or lookup name is long, then the message shows only its first 64 characters', () => {
+    const long = 'z'.repeat(300);
+    expect(messageOf(() => users([['order_by', long]]))).toBe(`No matching '${'z'.repeat(64)}…' field for ordering on.`);
+    expect(messageOf(() => users([[`user__${long}`, 'x']]))).toBe(`'${'z'.repeat(64)}…' is not an allowed filter on the 'user' field.`);
   });
 });
 

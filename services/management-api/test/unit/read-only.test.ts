@@ -3,6 +3,14 @@ import { dropUnchangedReadOnly, sameCluster, sameId, sameText, sameUri, sameUuid
 describe('dropUnchangedReadOnly', () => {
   const user = { id: sameId('42'), cluster: sameCluster(3), user: sameText('eve'), resource_uri: sameUri('/api/v1/users/42/') };
 
+  it('when the body has a __proto__ field, then it is kept as a field (for validation to refuse), not made the prototype', () => {
+    const body = JSON.parse('{"__proto__": {"enabled": false}, "id": "42"}') as Record<string, unknown>;
+    const kept = dropUnchangedReadOnly(body, user);
+    expect(Object.keys(kept)).toEqual(['__proto__']);
+    expect(Object.getPrototypeOf(kept)).toBe(Object.prototype);
+    expect((kept as { enabled?: unknown }).enabled).toBeUndefined();
+  });
+
   it('when read-only fields equal their current values, then they are dropped and the rest is kept', () => {
     const body = { id: '42', cluster: '/api/v1/clusters/3/', user: 'eve', resource_uri: '/api/v1/users/42/', enabled: false };
     expect(dropUnchangedReadOnly(body, user)).toEqual({ enabled: false });
