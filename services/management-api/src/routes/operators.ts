@@ -91,7 +91,7 @@ export function operatorsRouter(db: Db, auth: RequestHandler, onChange: () => vo
   resourceRoute(router, '/operators/:id/keys/', auth, {
     GET: async (req, res) => {
       const acting = actingOf(req, res);
-      operators.authorize(acting); // before the query string is parsed, as for the operators list
+      operators.authorizeRead(acting); // before the query string is parsed, as for the operators list
       const id = req.params.id;
       await sendList(req, res, apiKeysResource, `${operatorUri(Number(id))}keys/`, (q) => operators.listKeys(db, acting, id, q), (k) => apiKeyJson(k));
     },
