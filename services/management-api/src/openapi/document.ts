@@ -45,6 +45,17 @@ export const MOUNTED: MountedResource[] = [
   },
 ];
 
+/** A storage policy as a device report sends it and the policies list answers it. */
+const POLICY_PROPERTIES: Record<string, JsonSchema> = {
+  index: { type: 'integer', minimum: 0 },
+  name: {
+    type: 'string',
+    pattern: '^[A-Za-z0-9-]{1,255}$',
+    description: "Swift's rule: letters, digits and '-'. Unique in the report without regard to case, as Swift requires: 'gold' and 'GOLD' are refused together.",
+  },
+  default: { type: 'boolean' },
+};
+
 const pctStats: JsonSchema = {
   type: 'object',
   required: ['avg', 'count', 'max', 'min', 'pct_95', 'stddev'],
@@ -91,15 +102,7 @@ const HAND_KEPT_SCHEMAS: Record<string, JsonSchema> = {
         items: {
           type: 'object',
           required: ['index', 'name'],
-          properties: {
-            index: { type: 'integer', minimum: 0 },
-            name: {
-              type: 'string',
-              pattern: '^[A-Za-z0-9-]{1,255}$',
-              description: "Swift's rule: letters, digits and '-'. Unique in the report without regard to case, as Swift requires: 'gold' and 'GOLD' are refused together.",
-            },
-            default: { type: 'boolean' },
-          },
+          properties: POLICY_PROPERTIES,
         },
       },
       devices: {
@@ -390,15 +393,7 @@ function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
               type: 'object',
               required: ['default', 'index', 'name'],
               additionalProperties: false,
-              properties: {
-            index: { type: 'integer', minimum: 0 },
-            name: {
-              type: 'string',
-              pattern: '^[A-Za-z0-9-]{1,255}$',
-              description: "Swift's rule: letters, digits and '-'. Unique in the report without regard to case, as Swift requires: 'gold' and 'GOLD' are refused together.",
-            },
-            default: { type: 'boolean' },
-          },
+              properties: POLICY_PROPERTIES,
             }),
           ),
         },
