@@ -4,16 +4,17 @@ const MAX_ENTRIES = 50_000;
 /**
  * Answers read from Postgres (a user row, an S3 credential; also "none"), each remembered for at
  * most `maxAgeMs` counted from before its query, and dropped as soon as a change notice names it.
- * The user directory and the S3 credential directory both keep their rows this way, so the rules
- * that make a remembered row safe to use live here once:
+ * The user directory and the S3 credential directory extend it with their queries, so the rules
+ * that make a remembered row safe to use live here once, and the change feed tells both alike
+ * (follow, forget, forgetAll):
  *
  * - An answer's age counts from before its query: a change committed while the query ran may be
  *   missing from it, so the `maxAgeMs` bound holds only when measured from there.
  * - An answer read while a notice made this cache forget anything is not kept: it may predate the
  *   change the notice announced.
- * - `current` (what a login or a signature check uses) takes a remembered answer only behind the
+ * - `readCurrent` (what a login or a signature check uses) takes a remembered answer only behind the
  *   change feed's fence, which resolves true once every change committed before the call has been
- *   heard and applied; without a feed it reads afresh every time. `recent` (what token validation
+ *   heard and applied; without a feed it reads afresh every time. `readRecent` (what token validation
  *   uses) takes any answer younger than `maxAgeMs`.
  */
 export class FencedCache<V> {
@@ -29,7 +30,7 @@ export class FencedCache<V> {
   ) {}
 
   /** Reads afresh with `query`, and remembers the answer unless something was forgotten meanwhile. */
-  async read(key: string, query: () => Promise<V>): Promise<V> {
+  protected async readFresh(key: string, query: () => Promise<V>): Promise<V> {
     const readAt = this.now();
     const forgetsBefore = this.forgets;
     const value = await query();
@@ -38,16 +39,16 @@ export class FencedCache<V> {
   }
 
   /** A remembered answer no older than `maxAgeMs`, or a fresh read. */
-  async recent(key: string, query: () => Promise<V>): Promise<V> {
+  protected async readRecent(key: string, query: () => Promise<V>): Promise<V> {
     const hit = this.remembered.get(key);
     if (hit && this.now() - hit.at <= this.maxAgeMs) return hit.value;
-    return this.read(key, query);
+    return this.readFresh(key, query);
   }
 
   /** A remembered answer only once the fence has passed (then it reflects every earlier change), else a fresh read. */
-  async current(key: string, query: () => Promise<V>): Promise<V> {
-    if (this.fence && (await this.fence())) return this.recent(key, query);
-    return this.read(key, query);
+  protected async readCurrent(key: string, query: () => Promise<V>): Promise<V> {
+    if (this.fence && (await this.fence())) return this.readRecent(key, query);
+    return this.readFresh(key, query);
   }
 
   get isFollowing(): boolean {

@@ -26,21 +26,19 @@ export interface UserRecord {
  * behind the feed's fence (findForLogin), and read the row afresh while there is no feed, so for
  * them a change takes effect at once either way.
  */
-export class UserDirectory {
-  private readonly rows: FencedCache<UserRecord | null>;
-
+export class UserDirectory extends FencedCache<UserRecord | null> {
   constructor(
     private readonly db: Knex,
     private readonly clusterId: number,
     maxAgeMs: number,
     now: () => number = Date.now,
   ) {
-    this.rows = new FencedCache(maxAgeMs, now);
+    super(maxAgeMs, now);
   }
 
   /** The row as Postgres has it now. */
   find(username: string): Promise<UserRecord | null> {
-    return this.rows.read(username, () => this.query(username));
+    return this.readFresh(username, () => this.query(username));
   }
 
   /**
@@ -49,29 +47,12 @@ export class UserDirectory {
    * so the row is current (a notice's own delay cannot let a just-disabled user in).
    */
   findForLogin(username: string): Promise<UserRecord | null> {
-    return this.rows.current(username, () => this.query(username));
+    return this.readCurrent(username, () => this.query(username));
   }
 
   /** A user row no older than `maxAgeMs`. */
   findRecent(username: string): Promise<UserRecord | null> {
-    return this.rows.recent(username, () => this.query(username));
-  }
-
-  get isFollowing(): boolean {
-    return this.rows.isFollowing;
-  }
-
-  /** Told by the change feed whether it hears changes (with its fence) or not; forgets every row either way. */
-  follow(fence?: () => Promise<boolean>): void {
-    this.rows.follow(fence);
-  }
-
-  forget(username: string): void {
-    this.rows.forget(username);
-  }
-
-  forgetAll(): void {
-    this.rows.forgetAll();
+    return this.readRecent(username, () => this.query(username));
   }
 
   private async query(username: string): Promise<UserRecord | null> {

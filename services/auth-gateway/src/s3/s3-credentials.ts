@@ -44,49 +44,29 @@ const toRecord = (row: Row): S3CredentialRecord => ({
  * before the request is reflected here. Without a feed every check reads its row: a deleted
  * credential or a disabled user fails the very next check either way.
  */
-export class S3CredentialDirectory {
-  private readonly credentials: FencedCache<S3CredentialRecord | null>;
-
+export class S3CredentialDirectory extends FencedCache<S3CredentialRecord | null> {
   constructor(
     private readonly db: Knex,
     private readonly clusterId: number,
     maxAgeMs: number,
     now: () => number = Date.now,
   ) {
-    this.credentials = new FencedCache(maxAgeMs, now);
+    super(maxAgeMs, now);
   }
 
   /** The credential as Postgres has it now. */
   read(accessKey: string): Promise<S3CredentialRecord | null> {
-    return this.credentials.read(accessKey, () => this.query(accessKey));
+    return this.readFresh(accessKey, () => this.query(accessKey));
   }
 
   /** The credential a signature check uses: remembered only behind the fence (see the class comment). */
   find(accessKey: string): Promise<S3CredentialRecord | null> {
-    return this.credentials.current(accessKey, () => this.query(accessKey));
-  }
-
-  get isFollowing(): boolean {
-    return this.credentials.isFollowing;
-  }
-
-  /** Told by the change feed whether it hears changes (with its fence) or not; forgets everything either way. */
-  follow(fence?: () => Promise<boolean>): void {
-    this.credentials.follow(fence);
-  }
-
-  /** A notice named this access key. */
-  forget(accessKey: string): void {
-    this.credentials.forget(accessKey);
+    return this.readCurrent(accessKey, () => this.query(accessKey));
   }
 
   /** A notice named this user (by name): its credentials' remembered rows carry its old state. */
   forgetUser(username: string): void {
-    this.credentials.forgetWhere((credential) => credential?.user.username === username);
-  }
-
-  forgetAll(): void {
-    this.credentials.forgetAll();
+    this.forgetWhere((credential) => credential?.user.username === username);
   }
 
   private async query(accessKey: string): Promise<S3CredentialRecord | null> {
