@@ -92,27 +92,18 @@ export async function deleteOperator(db: Db, id: number): Promise<boolean> {
   return withDbErrors(async () => (await db('operators').where({ id }).delete().returning('id')).length > 0);
 }
 
-export async function countAdmins(db: Db): Promise<number> {
-  const [row] = await withDbErrors(() =>
-    db('operators as o')
-      .where('o.role', 'admin')
-      .whereNotExists(db('operator_clusters as oc').whereRaw('oc.operator_id = o.id'))
-      .count({ count: '*' }),
-  );
+/** Admins limited to no cluster: those who may manage clusters, operators and the audit trail. */
+const globalAdmins = (db: Db) => db('operators as o').where('o.role', 'admin').whereNotExists(db('operator_clusters as oc').whereRaw('oc.operator_id = o.id'));
+
+async function countOf(query: Knex.QueryBuilder): Promise<number> {
+  const [row] = await withDbErrors(() => query.count({ count: '*' }));
   return Number((row as { count: string | number }).count);
 }
 
-/** Admins limited to no cluster that hold at least one API key: those who can still sign in and manage everything. */
-export async function countUsableAdmins(db: Db): Promise<number> {
-  const [row] = await withDbErrors(() =>
-    db('operators as o')
-      .where('o.role', 'admin')
-      .whereNotExists(db('operator_clusters as oc').whereRaw('oc.operator_id = o.id'))
-      .whereExists(db('api_keys as k').whereRaw('k.operator_id = o.id'))
-      .count({ count: '*' }),
-  );
-  return Number((row as { count: string | number }).count);
-}
+export const countAdmins = (db: Db): Promise<number> => countOf(globalAdmins(db));
+
+/** Global admins that hold at least one API key: those who can still sign in and manage everything. */
+export const countUsableAdmins = (db: Db): Promise<number> => countOf(globalAdmins(db).whereExists(db('api_keys as k').whereRaw('k.operator_id = o.id')));
 
 export interface OperatorCredential {
   operator: Operator;
