@@ -1,4 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hasControlCharacters } from './validation';
 
 /**
  * AWS signature checks for Keystone's `POST /v3/s3tokens`, the call Swift's `s3token` middleware
@@ -73,8 +74,6 @@ const V4_ALGORITHM = 'AWS4-HMAC-SHA256';
 const V4_TERMINATOR = 'aws4_request';
 const DEFAULT_SERVICES: readonly string[] = ['s3'];
 
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
 /** Standard or URL-safe alphabet (s3token sends URL-safe, as Keystone decodes), padding optional. */
 const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 
@@ -118,7 +117,7 @@ function parseV4(stringToSign: Buffer, allowed: readonly string[]): { scope: Sig
     return { message: `the V4 scope must be <date>/<region>/<service>/${V4_TERMINATOR}` };
   }
   if (date !== timestamp.slice(0, 8)) return { message: "the V4 scope's date must be the timestamp's date" };
-  if (region.length === 0 || region.length > 128 || CONTROL.test(region)) return { message: 'the V4 scope names no usable region' };
+  if (region.length === 0 || region.length > 128 || hasControlCharacters(region)) return { message: 'the V4 scope names no usable region' };
   if (!allowed.includes(service)) return { message: `the V4 scope's service must be ${allowed.join(' or ')}` };
   if (!/^[0-9a-f]{64}$/.test(requestHash)) return { message: "the V4 string to sign must end with the canonical request's hex SHA-256" };
   return { scope: { date, region, service } };
@@ -136,7 +135,7 @@ export function parseS3TokensBody(body: unknown, options: S3SignatureOptions = {
   if (!isObject(creds)) return malformed('"credentials" must be an object with "access", "token" and "signature".');
   const { access, token, signature } = creds;
   if (typeof access !== 'string' || access.length === 0) return malformed('"credentials.access" must be the access key, a non-empty string.');
-  if (access.length > MAX_ACCESS_KEY_CHARS || CONTROL.test(access)) {
+  if (access.length > MAX_ACCESS_KEY_CHARS || hasControlCharacters(access)) {
     return malformed(`"credentials.access" must be at most ${MAX_ACCESS_KEY_CHARS} characters with no control characters.`);
   }
   if (typeof token !== 'string') return malformed('"credentials.token" must be the base64 of the string to sign.');

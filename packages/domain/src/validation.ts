@@ -33,6 +33,9 @@ export const API_KEY_MIN_LENGTH = 32;
 // C0 controls, DEL and C1 controls: none of them survive an HTTP header or a Swift account path.
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** Whether `text` holds a C0 or C1 control character or DEL: no name, key or password Cairn keeps does. */
+export const hasControlCharacters = (text: string): boolean => CONTROL_CHARS.test(text);
 // eslint-disable-next-line no-control-regex
 const USERNAME_PATTERN = /^[^/:\u0000-\u001f\u007f-\u009f\ud800-\udfff\ufffe\uffff]{1,255}$/u;
 // Printable ASCII and Latin-1 but '/' and ':'; 251 is NEW_USERNAME_MAX_LENGTH.
@@ -109,7 +112,7 @@ export const passwordSchema = Joi.string()
   .max(PASSWORD_MAX_LENGTH)
   .custom((value: string, helpers) => {
     if ([...value].length < PASSWORD_MIN_LENGTH) return helpers.error('string.min', { limit: PASSWORD_MIN_LENGTH });
-    if (CONTROL_CHARS.test(value)) return helpers.error('password.control');
+    if (hasControlCharacters(value)) return helpers.error('password.control');
     // Swift V1 sends the password in X-Auth-Key, and HTTP drops a header value's outer spaces.
     return value.startsWith(' ') || value.endsWith(' ') ? helpers.error('password.spaces') : value;
   })

@@ -1,4 +1,4 @@
-import { echoName, errors, escapeHtml } from '@cairn/domain';
+import { echoName, errors, escapeHtml, hasControlCharacters } from '@cairn/domain';
 import type { Filter, ListQuery, Lookup, Ordering } from '../services/list-query';
 import type { FieldDef, ResourceDef } from './resource';
 
@@ -47,9 +47,6 @@ function parseDatetime(value: string): string {
  * field.
  */
 const UUID = /^(?:\{[0-9a-f]{4}(?:-?[0-9a-f]{4}){7}\}|[0-9a-f]{4}(?:-?[0-9a-f]{4}){7})$/i;
-// C0 controls, DEL and C1 controls: no stored name or key holds one, and Postgres refuses NUL.
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** A filter value that would not match the column's type, refused naming the filter (`key`) as sent. */
 function checkText(field: FieldDef, lookup: Lookup, key: string, part: string): string {
@@ -60,7 +57,8 @@ function checkText(field: FieldDef, lookup: Lookup, key: string, part: string): 
         : `The '${echoName(key)}' filter takes a UUID, like 6ba7b810-9dad-11d1-80b4-00c04fd430c8.`,
     );
   }
-  if (CONTROL.test(part)) throw errors.invalidInput(`The '${echoName(key)}' filter takes text without control characters.`);
+  // No stored name or key holds a control character, and Postgres refuses NUL.
+  if (hasControlCharacters(part)) throw errors.invalidInput(`The '${echoName(key)}' filter takes text without control characters.`);
   return part;
 }
 
