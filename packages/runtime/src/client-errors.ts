@@ -35,10 +35,16 @@ function describe(code: string | undefined): [number, string] {
 }
 
 export function answerClientErrors(server: Server, format: ErrorBodyFormat = jsonErrorBody): void {
+  // Sockets with a response under way, tracked through public events: a second answer written on such
+  // a connection would be garbled into the first.
+  const answering = new WeakSet<Duplex>();
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    answering.add(socket);
+    res.once('close', () => answering.delete(socket));
+  });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
-    // A response already under way on this connection would be garbled by a second one.
-    const inFlight = (socket as Duplex & { _httpMessage?: unknown })._httpMessage;
-    if (err.code === 'ECONNRESET' || !socket.writable || inFlight) {
+    if (err.code === 'ECONNRESET' || !socket.writable || answering.has(socket)) {
       socket.destroy();
       return;
     }
