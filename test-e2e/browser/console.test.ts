@@ -293,7 +293,7 @@ describe('the console in chromium', () => {
     await page.locator('tr[data-user="carol"]').waitFor();
     await page.locator('tr[data-user="carol"] a').click();
     await page.getByRole('heading', { level: 1, name: 'User carol' }).waitFor();
-    await expect(page.locator('pre code').first().textContent()).resolves.toContain('swift -A http://127.0.0.1:5000/auth/v1.0 -U carol');
+    await expect(page.locator('pre code').first().textContent()).resolves.toBe("swift -A 'http://127.0.0.1:5000/auth/v1.0' -U 'carol' -K '<password>' stat");
 
     await page.getByRole('button', { name: 'Disable' }).click();
     await page.getByRole('button', { name: 'Enable' }).waitFor();
@@ -309,6 +309,27 @@ describe('the console in chromium', () => {
     expect((await api<{ meta: { total_count: number } }>('GET', 'users/?user=carol')).meta.total_count).toBe(0);
     expect(problems.take()).toEqual([]);
     await page.close();
+  });
+
+  it("when a cluster row holds an auth URL with shell syntax (written by SQL), then the clusters page shows it and the user's swift lines carry it single-quoted", async () => {
+    const { page, problems } = await openPage();
+    const bad = 'http://legacy.example/auth$(id)';
+    const [row] = (await stack.db('clusters').insert({ name: 'legacy-url', uuid: '0c2d4e6f-8a9b-4c1d-9e2f-3a4b5c6d7e8f', auth_url: bad, storage_url: 'http://legacy.example/v1' }).returning('id')) as Array<{ id: number }>;
+    const user = await api<{ id: string }>('POST', 'users/', { cluster: `/api/v1/clusters/${row!.id}/`, user: 'dan', password: 'a-long-password-for-dan' });
+    try {
+      await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
+      await visit(page, '#/clusters', /^Clusters$/);
+      await page.getByRole('heading', { name: 'legacy-url' }).waitFor();
+      await visit(page, `#/users/${user.id}`, /^User dan$/);
+      const lines = await page.locator('pre code').allTextContents();
+      expect(lines[0]).toBe(`swift -A '${bad}/v1.0' -U 'dan' -K '<password>' stat`);
+      expect(lines[1]).toContain(`--os-auth-url '${bad}/v3' --os-username 'dan'`);
+      expect(problems.take()).toEqual([]);
+    } finally {
+      await api('DELETE', `users/${user.id}/`);
+      await api('DELETE', `clusters/${row!.id}/`);
+      await page.close();
+    }
   });
 
   it('when the keyboard alone is used, then a user can be created and its password copied', async () => {

@@ -15,6 +15,14 @@ export const TABLES = {
   audit: 'audit_log',
 } as const;
 
+/**
+ * The `operator_name` of an audit record the gateway writes for an OS-EC2 change, before the
+ * storage user's name (`operator_id` is null). The management API's retention tells these bulk
+ * entries from operators' and host commands' by it (its index `audit_log_storage_user_idx`
+ * holds the same predicate), so both sides must agree on it.
+ */
+export const STORAGE_USER_ACTOR_PREFIX = 'storage user ';
+
 /** A `clusters` row, as far as the gateway reads it. */
 export interface ClusterRow {
   id: number;

@@ -124,10 +124,34 @@ export const passwordSchema = Joi.string()
     'password.spaces': 'The {{#label}} field must not begin or end with a space: Swift V1 clients send it in a header, which drops them.',
   });
 
+/**
+ * What a cluster URL may hold beyond letters and digits: what an http(s) URL of a host, a port and
+ * a path needs. Shell syntax (`$ ( ) ; | & < > * ? ! ' " \`` and spaces) is refused: these URLs end
+ * up in command lines that operators copy and paste (the console quotes them, other tools may not).
+ */
+const CLUSTER_URL_CHARACTERS = /^[A-Za-z0-9\-._~%/:@[\]+,=]*$/;
+
+const URL_MESSAGE =
+  'The {{#label}} field must be an http:// or https:// URL of a host, an optional port and a path, written as a browser writes it (e.g. https://auth.example.com/auth): with no user name or password, query, fragment, spaces, control characters or shell characters such as $ ( ) ; | & \' " `.';
+
+/** An absolute http(s) URL that the WHATWG parser (`new URL`) accepts and leaves as written. */
 const httpUrl = Joi.string()
   .max(2048)
-  .uri({ scheme: ['http', 'https'] })
-  .messages({ 'string.uri': 'The {{#label}} field must be an absolute http:// or https:// URL.', 'string.uriCustomScheme': 'The {{#label}} field must be an absolute http:// or https:// URL.' });
+  .custom((value: string, helpers) => {
+    if (!CLUSTER_URL_CHARACTERS.test(value)) return helpers.error('clusterUrl.invalid');
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      return helpers.error('clusterUrl.invalid');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return helpers.error('clusterUrl.invalid');
+    if (url.username !== '' || url.password !== '') return helpers.error('clusterUrl.invalid');
+    // The parser adds the '/' of an empty path; anything else it would change is refused.
+    if (url.href !== value && url.href !== `${value}/`) return helpers.error('clusterUrl.invalid');
+    return value;
+  })
+  .messages({ 'clusterUrl.invalid': URL_MESSAGE, 'string.empty': URL_MESSAGE });
 
 const clusterName = Joi.string()
   .max(255)

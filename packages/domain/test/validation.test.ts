@@ -276,6 +276,39 @@ describe('cluster create and patch', () => {
     },
   );
 
+  it.each([
+    ['shell command substitution', 'https://auth.example.com/auth$(id)'],
+    ['backquotes', 'https://auth.example.com/`id`'],
+    ['a semicolon', 'https://auth.example.com/auth;id'],
+    ['a single quote', "https://auth.example.com/a'b"],
+    ['a space', 'https://auth.example.com/a b'],
+    ['a tab', 'https://auth.example.com/a\tb'],
+    ['a newline', 'https://auth.example.com/auth\nid'],
+    ['a leading space', ' https://auth.example.com/auth'],
+    ['a user name and password', 'https://user:secret@auth.example.com/auth'],
+    ['a user name', 'https://user@auth.example.com/auth'],
+    ['a query', 'https://auth.example.com/auth?x=1'],
+    ['a fragment', 'https://auth.example.com/auth#x'],
+    ['a backslash', 'https://auth.example.com\\auth'],
+    ['an upper-case host the parser would change', 'https://Auth.Example.com/auth'],
+    ['a dot segment the parser would remove', 'https://auth.example.com/a/../auth'],
+    ['no host', 'http:///auth'],
+  ])("when a cluster URL holds %s, then it is refused with a sentence, as auth_url and as storage_url, on create and on PATCH", (_what, url) => {
+    for (const field of ['auth_url', 'storage_url']) {
+      for (const error of [refusal(clusterCreateSchema, validCluster({ [field]: url })), refusal(clusterPatchSchema, { [field]: url })]) {
+        expect(error.code).toBe('INVALID_INPUT');
+        expect(error.message).toMatch(new RegExp(`^The '${field}' field must be an http:// or https:// URL .*\\.$`));
+      }
+    }
+  });
+
+  it.each(['https://auth.example.com', 'https://auth.example.com/auth', 'http://127.0.0.1:5000/auth', 'http://[::1]:5000/auth/', 'https://swift.example.com/v1', 'https://auth.example.com/%7Eops/auth', 'http://swift-proxy.internal:8080/v1'])(
+    'when a cluster URL is %p, then it is accepted as written',
+    (url) => {
+      expect(validate<ClusterCreateInput>(clusterCreateSchema, validCluster({ auth_url: url, storage_url: url }))).toMatchObject({ auth_url: url, storage_url: url });
+    },
+  );
+
   it('when storage_url is missing, then the tastypie missing-field message names it', () => {
     const { storage_url: _omit, ...body } = validCluster();
     expect(refusal(clusterCreateSchema, body).message).toBe(

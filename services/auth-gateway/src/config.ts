@@ -163,6 +163,16 @@ export const configSpec = {
     doc: "Whether `POST /v3/s3tokens` requires X-Auth-Token of a superuser (the Swift proxy's service user), as Keystone does. Set false for Swift releases whose s3token cannot send one (those without the s3tokens service-auth fix): then anyone who reaches the gateway can ask whether a signature is right (see SECURITY.md).",
     schema: Joi.boolean().default(true),
   },
+  ec2ChangeLimit: {
+    env: 'CAIRN_EC2_CHANGE_LIMIT',
+    doc: "S3 credential changes (creations and deletions together) one storage user may make through the OS-EC2 API within CAIRN_EC2_CHANGE_WINDOW; past it the gateway answers 429 with Retry-After. Each change writes an audit record: this bounds how fast one user can add to the audit trail.",
+    schema: Joi.number().integer().min(1).max(100000).default(20),
+  },
+  ec2ChangeWindow: {
+    env: 'CAIRN_EC2_CHANGE_WINDOW',
+    doc: 'The window, in seconds, over which one storage user\'s OS-EC2 credential changes are counted (fixed, opened by its first change).',
+    schema: Joi.number().integer().min(1).max(30 * 86400).default(3600),
+  },
   trustProxy: {
     env: 'CAIRN_TRUST_PROXY',
     doc: "Which X-Forwarded-For entries name the client (for the per-address login limit): 'false' (the socket's address), a hop count of trusted proxies in front, or a comma-separated list of the load balancers' addresses or CIDR ranges (also loopback, linklocal, uniquelocal). 'true' is refused: any client could then choose its address.",
@@ -213,6 +223,9 @@ export interface GatewayConfig {
   s3SecretKeys?: string;
   s3CurrentKeyId?: string;
   s3tokensRequireServiceToken: boolean;
+  ec2ChangeLimit: number;
+  /** Seconds. */
+  ec2ChangeWindow: number;
   /** express's `trust proxy`: false, a hop count, or the trusted proxies' addresses/ranges. */
   trustProxy: false | number | string[];
   poolMax: number;

@@ -54,6 +54,16 @@ export const configSpec = {
     doc: 'Days daily utilization rollups are kept (at least the hourly retention); summaries reaching further back are refused with 400.',
     schema: Joi.number().integer().min(2).max(36600).default(1095),
   },
+  auditRetentionDays: {
+    env: 'CAIRN_AUDIT_RETENTION_DAYS',
+    doc: "Days the audit trail keeps operators' entries and those of commands run on the host (cli, bootstrap, migrate); older ones are deleted by the maintenance every replica runs each 15 minutes. 0: kept for ever.",
+    schema: Joi.number().integer().min(0).max(36600).default(730),
+  },
+  auditStorageUserRetentionDays: {
+    env: 'CAIRN_AUDIT_STORAGE_USER_RETENTION_DAYS',
+    doc: "Days the audit trail keeps storage users' own entries (S3 credentials they created or deleted through the gateway's OS-EC2 API), deleted like operators' entries but on their own clock. 0: kept for ever.",
+    schema: Joi.number().integer().min(0).max(36600).default(90),
+  },
   ...s3KeyringConfig,
   logLevel: { env: 'LOG_LEVEL', doc: 'pino log level.', schema: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info') },
   logFormat: logFormatConfig,
@@ -77,6 +87,8 @@ export interface ManagementApiConfig {
   startupTimeout: number;
   utilizationHourlyDays: number;
   utilizationDailyDays: number;
+  auditRetentionDays: number;
+  auditStorageUserRetentionDays: number;
   s3SecretKeys?: string;
   s3CurrentKeyId?: string;
   logLevel: string;

@@ -5,6 +5,7 @@ import { DEFAULT_SCRYPT_PARAMS, hashPassword, type S3SecretKeyring, type ScryptP
 import { s3KeyringOf, type ManagementApiConfig } from './config';
 import { createDatabase } from './db/database';
 import { builtConsoleDir } from './http/console';
+import type { AuditRetention } from './repositories/audit-retention';
 import { createApiMetrics, type ApiMetrics } from './http/metrics';
 
 /** Everything the app needs from the outside world, built once from config and passed in. */
@@ -16,6 +17,8 @@ export interface Deps {
   apiKeyCacheMs: number;
   /** Utilization retention; defaults (90 days hourly, 1095 days daily) when absent. */
   utilization?: UtilizationRetention;
+  /** Audit trail retention; defaults (730 days for operators' entries, 90 for storage users') when absent. */
+  auditRetention?: AuditRetention;
   /** Accounts a utilization CSV export reads per query; default 5000 (tests cross batch boundaries with a small one). */
   utilizationExportBatch?: number;
   /** This app's Prometheus registry; createApp makes one when absent (tests building deps by hand). */
@@ -75,6 +78,7 @@ export function createDeps(config: ManagementApiConfig, scrypt: ScryptParams = D
     hashPassword: (password) => hashPassword(password, scrypt),
     apiKeyCacheMs: config.apiKeyCacheSeconds * 1000,
     utilization: { hourlyDays: config.utilizationHourlyDays, dailyDays: config.utilizationDailyDays },
+    auditRetention: { operatorDays: config.auditRetentionDays, storageUserDays: config.auditStorageUserRetentionDays },
     metrics: createApiMetrics(db),
     consoleDir: builtConsoleDir(),
     ...(s3Keyring ? { s3Keyring } : {}),

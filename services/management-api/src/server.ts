@@ -1,5 +1,4 @@
 import type { Server } from 'node:http';
-import { DEFAULT_RETENTION } from '@cairn/domain';
 import { closeGracefully, exitOnSignals, listen, logsAreJson, retryStartup } from '@cairn/runtime';
 import { ConfigError } from '@cairn/config';
 import { readConfig, type ManagementApiConfig } from './config';
@@ -7,10 +6,10 @@ import { createApp } from './app';
 import { bootstrap } from './bootstrap';
 import { migrateLatest, isEmbedded } from './db/database';
 import { createDeps, type Deps } from './deps';
-import { maintainUtilization } from './repositories/utilization-partitions';
+import { runMaintenance } from './services/maintenance';
 
-/** Utilization partitions, rollups and retention are kept up by every replica (runs are idempotent). */
-const UTILIZATION_MAINTENANCE_MS = 15 * 60_000;
+/** Utilization partitions, rollups and retention, and the audit trail's retention, are kept up by every replica (runs are idempotent). */
+const MAINTENANCE_MS = 15 * 60_000;
 
 export interface RunningApi {
   server: Server;
@@ -46,15 +45,9 @@ export async function startManagementApi(config: ManagementApiConfig, deps: Deps
   if (boot.createdCluster) log.info({ cluster: boot.createdCluster }, 'default cluster created');
   const app = createApp(deps);
   const { server, port } = await listen(app, config.port, config.host);
-  const maintain = () =>
-    maintainUtilization(db, deps.utilization ?? DEFAULT_RETENTION, new Date()).then(
-      (report) => {
-        if (report.dropped.length || report.created) log.info(report, 'utilization maintenance');
-      },
-      (err: unknown) => log.warn({ err }, 'utilization maintenance failed; retried at the next run'),
-    );
-  void maintain();
-  const maintenance = setInterval(() => void maintain(), UTILIZATION_MAINTENANCE_MS);
+  const maintain = () => void runMaintenance(deps, new Date());
+  maintain();
+  const maintenance = setInterval(maintain, MAINTENANCE_MS);
   maintenance.unref();
   log.info({ port, database: isEmbedded(db) ? 'embedded PGlite' : 'postgres' }, 'management-api listening');
   return {

@@ -1,8 +1,14 @@
 /** Ready-to-paste connection settings for a storage user, built from the cluster's auth URL. */
 
-/** POSIX shell single quoting: safe for any user name, including quotes and spaces. */
+/**
+ * One word for a POSIX shell, whatever it holds: always in single quotes, inside which the shell
+ * reads nothing (no `$(…)`, backquotes, `$VAR`, globs, `;`, newlines); a single quote itself is
+ * written as '\'' (close, an escaped quote, reopen). Every value a pasted command line carries
+ * goes through it, the cluster's URLs too: they come from the database, where a row may hold
+ * anything (the API checks URLs, a direct SQL write or a restored dump does not).
+ */
 export function shellQuote(s: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+  return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 const base = (authUrl: string) => authUrl.replace(/\/+$/, '');
@@ -19,12 +25,14 @@ export function connectionLines(authUrl: string, user: string, password = PASSWO
   const e = endpoints(authUrl);
   const u = shellQuote(user);
   const p = shellQuote(password);
+  const v1 = shellQuote(e.v1);
+  const v3 = shellQuote(e.v3);
   // rclone's config is an INI file: values run to the end of the line, no quoting.
   const remote = `cairn-${user.replace(/[^A-Za-z0-9_-]/g, '_')}`;
   return {
-    swiftV1: `swift -A ${e.v1} -U ${u} -K ${p} stat`,
+    swiftV1: `swift -A ${v1} -U ${u} -K ${p} stat`,
     swiftV3:
-      `swift --auth-version 3 --os-auth-url ${e.v3} --os-username ${u} --os-password ${p} ` +
+      `swift --auth-version 3 --os-auth-url ${v3} --os-username ${u} --os-password ${p} ` +
       `--os-project-name ${u} --os-user-domain-id default --os-project-domain-id default stat`,
     rclone: [`[${remote}]`, 'type = swift', `user = ${user}`, `key = ${password}`, `auth = ${e.v3}`, 'auth_version = 3', `tenant = ${user}`, 'domain = default', 'tenant_domain = default', ''].join('\n'),
   };

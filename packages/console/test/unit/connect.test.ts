@@ -9,17 +9,18 @@ describe('connection lines for a storage user', () => {
     });
   });
 
-  it('when a name has shell characters, then it is single-quoted so the line pastes safely', () => {
-    expect(shellQuote('alice')).toBe('alice');
+  it('when a value is quoted, then it is always single-quoted, a quote in it written as \'\\\'\'', () => {
+    expect(shellQuote('alice')).toBe(`'alice'`);
+    expect(shellQuote('')).toBe(`''`);
     expect(shellQuote("o'brien x")).toBe(`'o'\\''brien x'`);
     expect(shellQuote('$(rm -rf /)')).toBe(`'$(rm -rf /)'`);
   });
 
   it('when lines are built, then swift V1, V3 and an rclone remote name the user and the endpoints', () => {
     const l = connectionLines('http://127.0.0.1:5000/auth', 'alice');
-    expect(l.swiftV1).toBe("swift -A http://127.0.0.1:5000/auth/v1.0 -U alice -K '<password>' stat");
-    expect(l.swiftV3).toContain('--auth-version 3 --os-auth-url http://127.0.0.1:5000/auth/v3 --os-username alice');
-    expect(l.swiftV3).toContain('--os-project-name alice');
+    expect(l.swiftV1).toBe("swift -A 'http://127.0.0.1:5000/auth/v1.0' -U 'alice' -K '<password>' stat");
+    expect(l.swiftV3).toContain("--auth-version 3 --os-auth-url 'http://127.0.0.1:5000/auth/v3' --os-username 'alice'");
+    expect(l.swiftV3).toContain("--os-project-name 'alice'");
     expect(l.rclone.split('\n')).toEqual(expect.arrayContaining(['[cairn-alice]', 'type = swift', 'user = alice', 'auth = http://127.0.0.1:5000/auth/v3', 'tenant = alice']));
   });
 

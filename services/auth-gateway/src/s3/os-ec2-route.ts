@@ -97,6 +97,15 @@ export function osEc2Router(deps: Deps): Router {
     return decoded.includes('\ufffd') ? null : deps.users.findRecent(decoded);
   }
 
+  /** Counts one change by the user against CAIRN_EC2_CHANGE_LIMIT; false once answered 429. */
+  async function allowedChange(res: ServerResponse, found: Access): Promise<boolean> {
+    const verdict = await deps.s3.changes.take(found.user.id);
+    if (verdict.ok) return true;
+    res.setHeader('Retry-After', String(verdict.retryAfterSeconds));
+    sendKeystoneError(res, 429, verdict.message);
+    return false;
+  }
+
   const rendered = (user: UserRecord, c: StoredS3Credential, secret: string | null) => ({
     user_id: user.username,
     tenant_id: user.username,
@@ -145,6 +154,7 @@ export function osEc2Router(deps: Deps): Router {
     if (!deps.s3.keyring) {
       return sendKeystoneError(res, 503, 'S3 credentials cannot be created here: the gateway has no CAIRN_S3_SECRET_KEYS to seal their secrets with.');
     }
+    if (!(await allowedChange(res, found))) return;
     try {
       const created = await store.create(deps.s3.keyring, { user: found.user, requestId: requestIdOf(req) ?? null });
       res.setHeader('Location', rendered(found.user, created, null).links.self);
@@ -172,6 +182,7 @@ export function osEc2Router(deps: Deps): Router {
     if (!found) return;
     const accessKey = String(req.params.accessKey);
     if (!isS3AccessKey(accessKey)) return notFoundKey(res);
+    if (!(await allowedChange(res, found))) return;
     let gone: boolean;
     try {
       gone = await store.delete({ user: found.user, requestId: requestIdOf(req) ?? null }, accessKey);

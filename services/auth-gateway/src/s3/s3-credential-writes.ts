@@ -2,7 +2,7 @@ import { generateS3AccessKey, generateS3Secret, sealS3Secret, type S3SecretKeyri
 import type { Knex } from 'knex';
 import { unreachable } from '../credentials/unreachable';
 import type { UserRecord } from '../credentials/users';
-import { MAX_S3_CREDENTIALS_PER_USER, S3_CREDENTIAL_COLUMNS, TABLES, type S3CredentialRow } from '@cairn/contract';
+import { MAX_S3_CREDENTIALS_PER_USER, S3_CREDENTIAL_COLUMNS, STORAGE_USER_ACTOR_PREFIX, TABLES, type S3CredentialRow } from '@cairn/contract';
 
 /** A user's credential as the OS-EC2 API shows it, its secret still sealed. */
 export interface StoredS3Credential {
@@ -137,7 +137,7 @@ async function audit(trx: Knex.Transaction, actor: S3Actor, action: 'create' | '
   const credential = (before ?? after)!;
   await trx(TABLES.audit).insert({
     operator_id: null,
-    operator_name: `storage user ${actor.user.username}`.slice(0, 64),
+    operator_name: `${STORAGE_USER_ACTOR_PREFIX}${actor.user.username}`.slice(0, 64),
     action,
     target_type: 's3_credentials',
     target_id: credential.id,

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config';
 import type { GatewayMetrics } from '../http/metrics';
 import type { TokenStore } from '../tokens/store';
+import { Ec2ChangeLimiter } from './ec2-change-limit';
 import { S3CredentialDirectory } from './s3-credentials';
 import { S3SignatureChecker } from './s3-signatures';
 
@@ -16,6 +17,8 @@ export interface S3Deps {
   keyring?: S3SecretKeyring;
   /** CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN. */
   requireServiceToken: boolean;
+  /** CAIRN_EC2_CHANGE_LIMIT / _WINDOW: how often a user may create or delete its credentials. */
+  changes: Ec2ChangeLimiter;
 }
 
 /** The keyring from CAIRN_S3_SECRET_KEYS / CAIRN_S3_CURRENT_KEY_ID; a ConfigError listing what is wrong. */
@@ -27,7 +30,7 @@ export function s3Keyring(config: Pick<GatewayConfig, 's3SecretKeys' | 's3Curren
 }
 
 export function createS3Deps(
-  config: Pick<GatewayConfig, 's3SecretKeys' | 's3CurrentKeyId' | 's3tokensRequireServiceToken' | 'userCacheMs' | 'userFailureLimit' | 'userFailureWindow'>,
+  config: Pick<GatewayConfig, 's3SecretKeys' | 's3CurrentKeyId' | 's3tokensRequireServiceToken' | 'userCacheMs' | 'userFailureLimit' | 'userFailureWindow' | 'ec2ChangeLimit' | 'ec2ChangeWindow'>,
   parts: { db: Knex; clusterId: number; store: TokenStore; log: Logger; metrics: GatewayMetrics },
 ): S3Deps {
   const keyring = s3Keyring(config);
@@ -41,5 +44,6 @@ export function createS3Deps(
     parts.log,
     () => parts.metrics.s3FailureOverLimit(),
   );
-  return { credentials, checker, ...(keyring ? { keyring } : {}), requireServiceToken: config.s3tokensRequireServiceToken };
+  const changes = new Ec2ChangeLimiter(parts.store, { limit: config.ec2ChangeLimit, windowMs: config.ec2ChangeWindow * 1000 });
+  return { credentials, checker, ...(keyring ? { keyring } : {}), requireServiceToken: config.s3tokensRequireServiceToken, changes };
 }

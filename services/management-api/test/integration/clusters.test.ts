@@ -40,7 +40,46 @@ describe.each(DB_KINDS)('clusters on %s', (kind) => {
     expect(dup.body.error).toBe("A cluster named 'default' already exists.");
     const bad = await as('post', '/api/v1/clusters/').send({ name: 'ftp', auth_url: 'ftp://x/auth', storage_url: 'https://x/v1' });
     expect(bad.status).toBe(400);
-    expect(bad.body.error).toBe("The 'auth_url' field must be an absolute http:// or https:// URL.");
+    expect(bad.body.error).toMatch(/^The 'auth_url' field must be an http:\/\/ or https:\/\/ URL .*\.$/);
+  });
+
+  it('when a cluster URL holds shell syntax, a password or a space, then 400 with a sentence naming the field, and nothing is stored or changed', async () => {
+    const before = await countRows(app.db, 'clusters');
+    for (const [field, url] of [
+      ['auth_url', 'https://auth.example.com/auth$(id)'],
+      ['auth_url', 'https://auth.example.com/auth`id`'],
+      ['storage_url', 'https://swift.example.com/v1;id'],
+      ['storage_url', 'https://ops:secret@swift.example.com/v1'],
+      ['auth_url', 'https://auth.example.com/a b'],
+    ] as const) {
+      const body = { name: 'shelly', auth_url: 'https://auth.example.com/auth', storage_url: 'https://swift.example.com/v1', [field]: url };
+      const res = await as('post', '/api/v1/clusters/').send(body);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatch(new RegExp(`^The '${field}' field must be an http:// or https:// URL .*shell characters.*\\.$`));
+      expect(res.body.error).not.toContain('secret');
+      const patched = await as('patch', '/api/v1/clusters/1/').send({ [field]: url });
+      expect(patched.status).toBe(400);
+    }
+    expect(await countRows(app.db, 'clusters')).toBe(before);
+    const one = await as('get', '/api/v1/clusters/1/');
+    expect(one.body).toMatchObject({ auth_url: 'http://127.0.0.1:5000/auth', storage_url: 'http://127.0.0.1:8080/v1' });
+  });
+
+  it('when a cluster row already holds a URL the API would refuse (written by SQL), then it is still listed and shown as stored, and other fields can be changed', async () => {
+    const bad = 'https://auth.example.com/auth$(id)';
+    const [row] = (await app.db('clusters')
+      .insert({ name: 'legacy-url', uuid: '6b1c2d3e-4f50-4a61-8b72-9c8d7e6f5a4b', auth_url: bad, storage_url: 'https://swift.example.com/v1;id' })
+      .returning('id')) as Array<{ id: number }>;
+    const list = await as('get', '/api/v1/clusters/?limit=0');
+    expect(list.status).toBe(200);
+    expect(list.body.objects).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'legacy-url', auth_url: bad })]));
+    const shown = await as('get', `/api/v1/clusters/${row!.id}/`);
+    expect(shown.status).toBe(200);
+    expect(shown.body).toMatchObject({ auth_url: bad, storage_url: 'https://swift.example.com/v1;id' });
+    const renamed = await as('patch', `/api/v1/clusters/${row!.id}/`).send({ region: 'Legacy' });
+    expect(renamed.status).toBe(202);
+    const fixed = await as('patch', `/api/v1/clusters/${row!.id}/`).send({ auth_url: 'https://auth.example.com/auth', storage_url: 'https://swift.example.com/v1' });
+    expect(fixed.status).toBe(202);
   });
 
   it('when patched, then 202 with the change; uuid and id are read-only', async () => {
