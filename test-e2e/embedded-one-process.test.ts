@@ -75,6 +75,8 @@ describe('embedded PGlite: one process per data directory', () => {
     try {
       expect(JSON.parse(readFileSync(lockFile, 'utf8'))).toMatchObject({ pid: second.child.pid });
       expect(await operatorNames(second, auth)).toEqual(['admin', 'viaapi']);
+      // Its banner does not send anyone to a command that would be refused while it runs.
+      expect(second.output()).toContain("(The admin key was printed at the first start; with Cairn stopped, 'pnpm cairn operator create --name <name> --role admin' makes another.)");
     } finally {
       expect(await second.stop()).toBe(0);
     }
