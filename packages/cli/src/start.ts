@@ -65,7 +65,7 @@ export async function startAll(): Promise<void> {
       `  management API  ${apiUrl}/api/v1/\n` +
       (gatewayUrl ? `  auth gateway    ${gatewayUrl}/auth/\n\n` : `  auth gateway    not started: waiting for a cluster (below)\n\n`) +
       `Try:\n  curl -H 'Authorization: ${auth}' ${apiUrl}/api/v1/clusters/\n` +
-      (admin ? '' : `\n(The admin key was printed at the first start; 'pnpm cairn operator create' makes another.)\n`) +
+      (admin ? '' : `\n(The admin key was printed at the first start; ${anotherAdmin(apiConfig.databaseUrl !== undefined)}.)\n`) +
       '\n',
   );
   if ('waiting' in first) waitForCluster(first.waiting);
@@ -93,6 +93,12 @@ export async function startAll(): Promise<void> {
     process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
     process.exit(1);
   }
+}
+
+/** How to get another admin key: on PGlite the command is refused while this process runs. */
+function anotherAdmin(postgres: boolean): string {
+  const command = "'pnpm cairn operator create --name <name> --role admin'";
+  return postgres ? `${command} makes another` : `with Cairn stopped, ${command} makes another`;
 }
 
 /** The gateway's S3 keys: its own when configured, else the API's (configured or embedded). */

@@ -1,9 +1,10 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import knex, { type Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
 import { PGlite } from '@electric-sql/pglite';
 import { migrationSource } from './migrations';
+import { lockDataDir, type DataDirLock } from './data-dir-lock';
 import { needsSetUp, setUpDataDir } from './pglite-setup';
 
 /** A knex handle or a transaction: repositories accept either so one transaction can span steps. */
@@ -28,17 +29,52 @@ export function createDatabase(options: DatabaseOptions): Knex {
   }
   const dataDir = options.dataDir ?? 'memory://';
   const pgliteOptions = { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`] };
-  const inMemory = dataDir.startsWith('memory://');
-  if (!inMemory) {
-    mkdirSync(resolve(dataDir), { recursive: true });
-    if (needsSetUp(resolve(dataDir))) setUpDataDir(resolve(dataDir), pgliteOptions);
-  }
-  const pglite = new PGlite(inMemory ? dataDir : resolve(dataDir), pgliteOptions);
+  const pglite = dataDir.startsWith('memory://') ? new PGlite(dataDir, pgliteOptions) : openDataDir(dataDir, pgliteOptions);
   return knex({
     client: ClientPgLite as unknown as typeof knex.Client,
     dialect: 'postgres',
     connection: { pglite } as Knex.StaticConnectionConfig,
   });
+}
+
+/**
+ * Every open of a PGlite data directory goes through here: the directory is locked for this
+ * process (see lockDataDir) before anything reads or sets it up, and stays locked until the
+ * database is closed (db.destroy()) or the process exits. A second process is refused at once.
+ */
+function openDataDir(dataDir: string, options: PGliteOptions): PGlite {
+  mkdirSync(resolve(dataDir), { recursive: true });
+  // The real path: one directory reached through a symlink must give the same lock.
+  const dir = realpathSync(resolve(dataDir));
+  const lock = lockDataDir(dir);
+  try {
+    if (needsSetUp(dir)) setUpDataDir(dir, options);
+    return new LockedPGlite(dir, options, lock);
+  } catch (e) {
+    lock.release();
+    throw e;
+  }
+}
+
+type PGliteOptions = { startParams: string[] };
+
+/** A PGlite that gives its data directory's lock back when it is closed (knex's destroy closes it). */
+class LockedPGlite extends PGlite {
+  constructor(
+    dir: string,
+    options: PGliteOptions,
+    private readonly lock: DataDirLock,
+  ) {
+    super(dir, options);
+  }
+
+  override async close(): Promise<void> {
+    try {
+      await super.close();
+    } finally {
+      this.lock.release();
+    }
+  }
 }
 
 /**

@@ -1,7 +1,16 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDatabase, migrateLatest } from '../../src/db/database';
+
+/** A pid that ran a moment ago and is gone now. */
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+  return Number(child.stdout);
+}
+
+const lockOf = (pid: number, host = hostname()) => JSON.stringify({ pid, hostname: host, since: '2026-01-01T00:00:00.000Z' });
 
 describe('embedded PGlite in a data directory', () => {
   let dir: string;
@@ -49,5 +58,94 @@ describe('embedded PGlite in a data directory', () => {
       await db.destroy();
     }
     expect(readdirSync(dir)).toEqual(['data']);
+  });
+
+  describe('its lock', () => {
+    // One set-up directory, copied where a test opens one: initdb is what takes the time here.
+    let template: string;
+    beforeAll(async () => {
+      template = mkdtempSync(join(tmpdir(), 'cairn-pglite-template-'));
+      const db = createDatabase({ dataDir: join(template, 'data') });
+      await migrateLatest(db).finally(() => db.destroy());
+    });
+    afterAll(() => rmSync(template, { recursive: true, force: true }));
+    const setUpCopy = () => cpSync(join(template, 'data'), join(dir, 'data'), { recursive: true });
+
+    it('when the directory is open in this process, then a second open is refused until the first is closed', async () => {
+      const dataDir = join(dir, 'data');
+      setUpCopy();
+      const first = createDatabase({ dataDir });
+      try {
+        expect(await migrateLatest(first)).toEqual([]);
+        expect(JSON.parse(readFileSync(`${dataDir}.lock`, 'utf8'))).toMatchObject({ pid: process.pid, hostname: hostname() });
+        expect(() => createDatabase({ dataDir })).toThrow(`The embedded database in ${dataDir} is in use by process ${process.pid}`);
+        // The same directory by another path is the same database.
+        symlinkSync(dataDir, join(dir, 'link'));
+        expect(() => createDatabase({ dataDir: join(dir, 'link') })).toThrow(`The embedded database in ${dataDir} is in use`);
+      } finally {
+        await first.destroy();
+      }
+      expect(existsSync(`${dataDir}.lock`)).toBe(false);
+      const again = createDatabase({ dataDir });
+      try {
+        expect(await migrateLatest(again)).toEqual([]);
+      } finally {
+        await again.destroy();
+      }
+    });
+
+    it('when a live process on this host holds it, then opening is refused, and the lock is left alone', async () => {
+      const dataDir = join(dir, 'data');
+      const holder = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+      try {
+        writeFileSync(`${dataDir}.lock`, lockOf(holder.pid!));
+        expect(() => createDatabase({ dataDir })).toThrow(
+          `The embedded database in ${dataDir} is in use by process ${holder.pid} (since 2026-01-01T00:00:00.000Z), and it admits one process at a time. Nothing was done. Stop that process first`,
+        );
+        expect(readFileSync(`${dataDir}.lock`, 'utf8')).toBe(lockOf(holder.pid!));
+      } finally {
+        holder.kill('SIGKILL');
+      }
+    });
+
+    it('when another host holds it, then opening is refused and says which file to remove once that host is done', () => {
+      const dataDir = join(dir, 'data');
+      writeFileSync(`${dataDir}.lock`, lockOf(1, 'elsewhere.example'));
+      expect(() => createDatabase({ dataDir })).toThrow(`is in use by process 1 on host elsewhere.example`);
+      expect(() => createDatabase({ dataDir })).toThrow(`if it no longer uses this directory, remove ${dataDir}.lock.`);
+    });
+
+    it('when the file names no holder, then opening is refused and says to remove it', () => {
+      const dataDir = join(dir, 'data');
+      writeFileSync(`${dataDir}.lock`, '');
+      expect(() => createDatabase({ dataDir })).toThrow(`is locked by ${dataDir}.lock, which does not say which process holds it`);
+    });
+
+    it.each([
+      ['its process is gone', () => lockOf(deadPid())],
+      ['its pid is this process, which never took it (a pid reused after a restart)', () => lockOf(process.pid)],
+      ['its pid now runs another process (started later than the holder)', () => JSON.stringify({ ...JSON.parse(lockOf(process.ppid)), processStart: '1' })],
+    ])('when %s, then the lock is stale and taken over', async (_, content) => {
+      const dataDir = join(dir, 'data');
+      setUpCopy();
+      writeFileSync(`${dataDir}.lock`, content());
+      // A take-over guard left by a process killed half-way through one is stale too.
+      writeFileSync(`${dataDir}.lock.takeover`, lockOf(deadPid()));
+      const db = createDatabase({ dataDir });
+      try {
+        expect(await migrateLatest(db)).toEqual([]);
+        expect(JSON.parse(readFileSync(`${dataDir}.lock`, 'utf8'))).toMatchObject({ pid: process.pid });
+        expect(existsSync(`${dataDir}.lock.takeover`)).toBe(false);
+      } finally {
+        await db.destroy();
+      }
+    });
+
+    it('when another process is taking a stale lock over at this moment, then opening is refused', () => {
+      const dataDir = join(dir, 'data');
+      writeFileSync(`${dataDir}.lock`, lockOf(deadPid()));
+      writeFileSync(`${dataDir}.lock.takeover`, lockOf(process.ppid));
+      expect(() => createDatabase({ dataDir })).toThrow(`is in use by process ${process.ppid}`);
+    });
   });
 });
