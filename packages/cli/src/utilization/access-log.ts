@@ -64,7 +64,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * byte of a UTF-8 name is one character (U+0000–U+00FF): those are turned back into the name.
  */
 function fromWsgi(s: string): string {
-  if (!/[\u0080-\u00ff]/.test(s) || /[^\u0000-\u00ff]/.test(s)) return s;
+  const codes = [...s].map((c) => c.codePointAt(0)!);
+  if (!codes.some((c) => c >= 0x80) || codes.some((c) => c > 0xff)) return s;
   try {
     return utf8.decode(Buffer.from(s, 'latin1'));
   } catch {
