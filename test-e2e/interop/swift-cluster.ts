@@ -122,6 +122,8 @@ export interface SwiftClusterOptions {
   extraProxyConfig?: string;
   /** Extra settings for [app:proxy-server]. */
   proxyAppSettings?: Record<string, string>;
+  /** Extra settings for [filter:proxy-logging], such as `log_msg_template`. */
+  proxyLoggingSettings?: Record<string, string>;
   /** Swift log level; default INFO. */
   logLevel?: 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR';
   /** Default 60 s. */
@@ -512,7 +514,7 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
       ['filter:catch_errors', { use: 'egg:swift#catch_errors' }],
       ['filter:gatekeeper', { use: 'egg:swift#gatekeeper' }],
       ['filter:healthcheck', { use: 'egg:swift#healthcheck' }],
-      ['filter:proxy-logging', { use: 'egg:swift#proxy_logging' }],
+      ['filter:proxy-logging', { use: 'egg:swift#proxy_logging', ...options.proxyLoggingSettings }],
       ['filter:cache', { use: 'egg:swift#memcache', memcache_servers: `${LOOPBACK}:${memcachedPort}` }],
     ];
     let resellerPrefix = 'AUTH_';

@@ -4,20 +4,29 @@
  * proxy-logging. Known bytes go into several accounts and both policies; `cairn utilization
  * collect` HEADs every account with a reseller token from the gateway (a deleted user's account
  * included) and `cairn utilization ingest-logs` reads the proxy's access lines. The API's figures
- * must match `swift stat` and the bytes actually sent.
+ * must match `swift stat` and the bytes actually sent. The proxy also runs s3api + s3token and logs
+ * with the `log_msg_template` docs/utilization.md gives (the default one, then `{account}`), so
+ * that S3 transfer is billed to its owner like the Swift API's.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { cairn, freePort } from '../support/processes';
 import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, startStack, type Stack } from '../support/stack';
+import { aws, boto3, ClientHome, type Run, type S3Key } from './s3-clients';
 import { SWIFT_PYTHON, startSwiftCluster, swiftCli, type SwiftCluster } from './swift-cluster';
 
 const SERVICE_PW = 'swift-service-password-01';
 const METER_PW = 'metering-password-000001';
 const PW = 'utilization-password-0001';
 const HOUR = 3_600_000;
+const REGION = 'us-east-1';
+/** docs/utilization.md's template: Swift's default, then the account of every request, S3 included. */
+const LOG_MSG_TEMPLATE =
+  '{client_ip} {remote_addr} {end_time.datetime} {method} {path} {protocol} {status_int} {referer} {user_agent} {auth_token} {bytes_recvd} {bytes_sent} {client_etag} {transaction_id} {headers} {request_time} {source} {log_info} {start_time} {end_time} {policy_index} {account}';
 
 /** Bytes uploaded: account -> policy -> sizes. */
 const UPLOADS: Record<string, Record<'gold' | 'silver', number[]>> = {
@@ -70,9 +79,15 @@ describe('cairn utilization against a real Swift cluster', () => {
     gwAuth = `http://127.0.0.1:${gwPort}/auth`;
     swift = await startSwiftCluster({
       pipeline: 'keystone',
-      keystone: { authUrl: `${gwAuth}/v3`, username: 'swift-service', password: SERVICE_PW, projectName: 'swift-service', tokenCacheTime: 1 },
+      keystone: { authUrl: `${gwAuth}/v3`, username: 'swift-service', password: SERVICE_PW, projectName: 'swift-service', tokenCacheTime: 1, s3: { location: REGION } },
+      proxyLoggingSettings: { log_msg_template: LOG_MSG_TEMPLATE },
     });
-    stack = await startStack({ database: 'postgres', redis: true, gateway: { port: gwPort, publicUrl: gwAuth, storageUrl: `${swift.proxyUrl}/v1` } });
+    stack = await startStack({
+      database: 'postgres',
+      redis: true,
+      s3SecretKeys: `interop:${randomBytes(32).toString('base64')}`,
+      gateway: { port: gwPort, publicUrl: gwAuth, storageUrl: `${swift.proxyUrl}/v1` },
+    });
     const patch = await fetch(`${stack.apiUrl}/api/v1/clusters/1/`, {
       method: 'PATCH',
       headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' },
@@ -208,6 +223,83 @@ describe('cairn utilization against a real Swift cluster', () => {
       expect(overridden.code).toBe(0);
     } finally {
       await setUrls({ auth_url: gwAuth, storage_url: `${swift.proxyUrl}/v1` });
+    }
+  });
+  it("when a user moves bytes through S3 (awscli and boto3) and the Swift API, then ingest-logs bills them all to the owner's account, byte for byte; without {account} the S3 lines are reported unattributed", async () => {
+    const home = new ClientHome();
+    try {
+      const dave = await stack.createUser('dave', PW);
+      const res = await fetch(`${stack.apiUrl}/api/v1/s3_credentials/`, {
+        method: 'POST',
+        headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ user: `/api/v1/users/${dave.id}/` }),
+      });
+      expect(res.status).toBe(201);
+      const created = (await res.json()) as { access_key: string; secret: string };
+      const key: S3Key = { access: created.access_key, secret: created.secret };
+      const ok = (r: Run, what: string): Run => {
+        if (r.code !== 0) {
+          swift.dumpLogs(60);
+          throw new Error(`${what} failed (${r.code}):\n${r.stdout}\n${r.stderr}`);
+        }
+        return r;
+      };
+      const first = swift.logs().split('\n').length;
+      const sizes = { aws: 70_000, boto3: 12_345, swift: 5_000 };
+      const upload = join(home.dir, 'up.bin');
+      writeFileSync(upload, randomBytes(sizes.aws));
+      ok(await aws(home, swift.proxyUrl, REGION, key, ['s3', 'mb', 's3://dave-bucket']), 'aws s3 mb');
+      ok(await aws(home, swift.proxyUrl, REGION, key, ['s3', 'cp', upload, 's3://dave-bucket/up.bin']), 'aws s3 cp up');
+      ok(await aws(home, swift.proxyUrl, REGION, key, ['s3', 'cp', 's3://dave-bucket/up.bin', join(home.dir, 'down.bin')]), 'aws s3 cp down');
+      expect(readFileSync(join(home.dir, 'down.bin')).equals(readFileSync(upload))).toBe(true);
+      const { run, result } = await boto3(
+        home, swift.proxyUrl, REGION, key,
+        ['s3.put_object(Bucket="dave-bucket", Key="b.bin", Body=b"x" * args["size"])', 'got = len(s3.get_object(Bucket="dave-bucket", Key="b.bin")["Body"].read())', 'print(json.dumps({"got": got}))'].join('\n'),
+        { size: sizes.boto3 },
+      );
+      expect({ result, stderr: run.code === 0 ? '' : run.stderr }).toEqual({ result: { got: sizes.boto3 }, stderr: '' });
+      // The same account through the Swift API, in the same log.
+      writeFileSync(join(work, 'dave.bin'), Buffer.alloc(sizes.swift, 7));
+      await swiftOk('dave', ['upload', 'dave-bucket', 'dave.bin']);
+
+      const lines = swift
+        .logs()
+        .split('\n')
+        .slice(first)
+        .filter((l) => l.includes(' proxy-server: '))
+        .map((l) => l.slice(l.indexOf('proxy-server: ')));
+      // S3 requests are logged with their S3 path, and the account in the last field.
+      const s3Lines = lines.filter((l) => / (PUT|GET) \/dave-bucket\/(up|b)\.bin /.test(l));
+      expect(s3Lines).toHaveLength(4);
+      for (const l of s3Lines) expect(l).toMatch(/ AUTH_dave$/);
+
+      // In Swift's default template (the same lines without {account}) S3 requests name no account.
+      const defaultFormat = join(work, 'proxy-access-default.log');
+      writeFileSync(defaultFormat, `${lines.filter((l) => !/ \/v1\//.test(l)).map((l) => l.replace(/ \S+$/, '')).join('\n')}\n`);
+      const unattributed = await cairn(['utilization', 'ingest-logs', '--cluster', '1', defaultFormat], env());
+      expect(unattributed.code).toBe(0);
+      expect(unattributed.out).toMatch(/, 0 request\(s\) counted, (\d+) unattributed \(\1 with no account, 0 to accounts no user had\)/);
+      expect(unattributed.out).toContain('request with no account, not billed');
+
+      const logFile = join(work, 'proxy-access-s3.log');
+      writeFileSync(logFile, `${lines.join('\n')}\n`);
+      const ingested = await cairn(['utilization', 'ingest-logs', '--cluster', '1', logFile], env());
+      expect(ingested.code).toBe(0);
+      expect(ingested.out).toMatch(/, 0 unattributed/);
+      const start = new Date(Math.floor(since / HOUR) * HOUR).toISOString();
+      const d = await apiGet(`/api/v1/clusters/1/utilization/transfer/total/AUTH_dave/detail/?start=${start}&limit=0`);
+      const total = (d.objects as Array<{ bytes_in: number; bytes_out: number; req_count: number }>).reduce(
+        (t, r) => ({ bytes_in: t.bytes_in + r.bytes_in, bytes_out: t.bytes_out + r.bytes_out, req_count: t.req_count + r.req_count }),
+        { bytes_in: 0, bytes_out: 0, req_count: 0 },
+      );
+      // Every byte uploaded, through S3 and the Swift API; every byte downloaded, plus S3's short XML answers.
+      expect(total.bytes_in).toBe(sizes.aws + sizes.boto3 + sizes.swift);
+      expect(total.bytes_out).toBeGreaterThanOrEqual(sizes.aws + sizes.boto3);
+      expect(total.bytes_out).toBeLessThan(sizes.aws + sizes.boto3 + 4096);
+      // One request per line of dave's (no middleware subrequest: their `source` field is '-').
+      expect(total.req_count).toBe(lines.filter((l) => l.endsWith(' AUTH_dave') && l.split(' ').at(-6) === '-').length);
+    } finally {
+      home.close();
     }
   });
 });

@@ -24,6 +24,8 @@ describe('ingest-logs killed half-way', () => {
 
   beforeAll(async () => {
     stack = await startStack({ database: 'postgres' });
+    // Logs bill only accounts the cluster has had a user for.
+    for (let i = 0; i < ACCOUNTS; i++) await stack.createUser(`crash${i}`, 'crash-password-0000000001');
     work = mkdtempSync(join(tmpdir(), 'cairn-ingest-crash-'));
     logFile = join(work, 'proxy-access.log');
     // Swift 2.30 proxy_logging lines (the default template), spread over 5 hours and 40 accounts.

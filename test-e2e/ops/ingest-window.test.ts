@@ -24,6 +24,8 @@ describe('ingest-logs and the times the API accepts', () => {
 
   beforeAll(async () => {
     stack = await startStack({ database: 'postgres' });
+    // Logs bill only accounts the cluster has had a user for.
+    await stack.createUser('window', 'window-password-000000001');
     work = mkdtempSync(join(tmpdir(), 'cairn-ingest-window-'));
   });
   afterAll(async () => {
@@ -48,7 +50,7 @@ describe('ingest-logs and the times the API accepts', () => {
     // Batches of 2 lines: the out-of-range requests share batches with counted ones.
     const run = await cairn(['utilization', 'ingest-logs', '--cluster', '1', '--batch-lines', '2', file], env);
     expect(run.code).toBe(0);
-    expect(run.out).toContain('cluster 1: 7 line(s), 3 request(s) counted, 0 skipped, 1 malformed, 2 too old, 1 in the future;');
+    expect(run.out).toContain('cluster 1: 7 line(s), 3 request(s) counted, 0 unattributed (0 with no account, 0 to accounts no user had), 0 skipped, 1 malformed, 2 too old, 1 in the future;');
     expect(run.out).toMatch(new RegExp(`proxy-access\\.log:2: request at \\S+ skipped: older than the API keeps hourly records`));
     expect(run.out).toMatch(/proxy-access\.log:5: request at \S+ skipped: later than the API's clock allows .*check the proxy's clock/);
     expect(run.out).toMatch(/proxy-access\.log:6: request at \S+ skipped: older/);

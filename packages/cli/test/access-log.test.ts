@@ -13,6 +13,21 @@ const SYSLOG_SLO =
 const INFO = '127.0.0.1 127.0.0.1 23/Nov/2026/20/45/37 GET /info HTTP/1.0 200 - curl/8.0 - - 812 - tx4 - 0.0010 - - 1795466737.000000000 1795466737.001000000 -';
 const UNICODE_ACCOUNT = '10.0.0.8 10.0.0.8 23/Nov/2026/20/45/36 DELETE /v1/AUTH_%25C3%25A9t%25C3%25A9/c HTTP/1.1 204 - - - - - - tx5 - 0.0100 - - 1795466736.5 1795466736.6 -';
 
+/**
+ * The same template followed by ` {account}` (docs/utilization.md). An S3 request logs its S3 path;
+ * {account} comes from the Swift path s3api made of it, quoted once from Swift's WSGI string (each
+ * byte of a UTF-8 name one character: 'é' is logged %C3%83%C2%A9). A Swift API request's {account}
+ * is quoted twice, like its path. Values printed by Debian's Swift 2.30.1 LogStringFormatter.
+ */
+const S3_PUT =
+  '10.0.0.9 10.0.0.9 23/Nov/2026/20/45/36 PUT /alice-bucket/dir/upload.bin HTTP/1.0 200 - aws-cli/2.9.19 - 70000 - - tx6 - 0.0300 - - 1795466736.700000000 1795466736.730000000 0 AUTH_alice';
+const S3_GET_SPECIAL =
+  'Nov 23 20:45:36 proxy1 proxy-server: 10.0.0.9 10.0.0.9 23/Nov/2026/20/45/36 GET /b/k HTTP/1.0 200 - Boto3 - - 512 - tx7 - 0.0100 - - 1795466736.8 1795466736.9 0 AUTH_%C3%83%C2%A9t%C3%83%C2%A9%20b';
+const SWIFT_WITH_ACCOUNT =
+  '10.0.0.9 10.0.0.9 23/Nov/2026/20/45/36 PUT /v1/AUTH_%25C3%25A9t%25C3%25A9%2520b/c/o HTTP/1.0 201 - - - 10 - - tx8 - 0.0100 - - 1795466736.8 1795466736.9 1 AUTH_%25C3%25A9t%25C3%25A9%2520b';
+/** Refused by s3api before any Swift path was made: no account. */
+const S3_REFUSED = '10.0.0.9 10.0.0.9 23/Nov/2026/20/45/36 PUT /b/k HTTP/1.0 403 - - - 70000 243 - tx9 - 0.0100 - - 1795466736.8 1795466736.9 - -';
+
 const record = (line: string): AccessRecord => {
   const r = parseAccessLine(line);
   if (r.kind !== 'record') throw new Error(`not a record: ${JSON.stringify(r)}`);
@@ -53,6 +68,22 @@ describe('Swift proxy access log lines', () => {
     for (const bad of ['AUTH_a%252Fb', 'AUTH_a%2501b', `${longest}x`]) {
       expect(parseAccessLine(UNICODE_ACCOUNT.replace('AUTH_%25C3%25A9t%25C3%25A9', bad))).toEqual({ kind: 'malformed', reason: 'bad account name' });
     }
+  });
+
+  it('when the template ends in {account}, then an S3 request is billed to the account Swift logged, byte for byte', () => {
+    expect(record(S3_PUT)).toEqual({ account: 'AUTH_alice', policyIndex: 0, startMs: 1795466736700, method: 'PUT', status: 200, bytesIn: 70000, bytesOut: 0 });
+    expect(record(S3_GET_SPECIAL)).toMatchObject({ account: 'AUTH_été b', bytesOut: 512 });
+    // A Swift API request: path and {account} agree.
+    expect(record(SWIFT_WITH_ACCOUNT)).toMatchObject({ account: 'AUTH_été b', policyIndex: 1, bytesIn: 10 });
+    expect(parseAccessLine(`${INFO} -`)).toEqual({ kind: 'skipped', reason: 'not-an-account' });
+    expect(parseAccessLine(S3_PUT.replace(' - - 1795', ' S3 - 1795'))).toEqual({ kind: 'skipped', reason: 'subrequest' });
+    expect(parseAccessLine(S3_PUT.replace(/AUTH_alice$/, 'AUTH_a%2Fb'))).toEqual({ kind: 'malformed', reason: 'bad account name' });
+  });
+
+  it('when a request names no account (an S3 request in the default template, or one refused before it reached an account), then it is unattributed', () => {
+    expect(parseAccessLine(S3_PUT.replace(/ AUTH_alice$/, ''))).toEqual({ kind: 'unattributed' });
+    expect(parseAccessLine(S3_REFUSED)).toEqual({ kind: 'unattributed' });
+    expect(parseAccessLine(INFO.replace('/info', '/'))).toEqual({ kind: 'unattributed' });
   });
 
   it('when a line is cut short or its fields are wrong, then it is malformed with a reason', () => {

@@ -12,6 +12,9 @@ import { api, apiError, findCluster } from './client';
  * which the API counts once: re-running after a crash neither loses nor doubles anything. (A file
  * still being written should be read once it is rotated, or its last batch will differ later.)
  *
+ * Lines that name no account (see access-log.ts) are counted and the first ones reported; requests
+ * for accounts the cluster never had are left out by the API, which says how many.
+ *
  * Lines the API would refuse for their time (older than its hourly retention keeps, or ahead of
  * its clock) are counted, reported and skipped like malformed ones: the window is read from the
  * API once, at the start. They still go into their batch's id, so that a re-run after the window
@@ -29,8 +32,13 @@ export interface IngestOptions {
 export interface IngestResult {
   clusterId: number;
   lines: number;
+  /** Requests billed: read, inside the accepted times, for accounts the cluster has had. */
   requests: number;
   skipped: number;
+  /** Requests whose line names no account (S3 requests logged without `{account}`, among others). */
+  noAccount: number;
+  /** Requests for accounts the cluster never had a user for, as the API answered: not billed. */
+  unknownAccount: number;
   malformed: number;
   /** Requests older than the API's hourly retention keeps. */
   tooOld: number;
@@ -59,7 +67,7 @@ export async function ingestLogs(options: IngestOptions): Promise<IngestResult> 
   if (!config.apiKey) throw new Error('CAIRN_API_KEY is not set: the collector needs "<operator>:<key>" to record utilization.');
   const cluster = await findCluster(config, options.cluster);
   const batchLines = options.batchLines ?? 20_000;
-  const result: IngestResult = { clusterId: cluster.id, lines: 0, requests: 0, skipped: 0, malformed: 0, tooOld: 0, future: 0, batches: 0, duplicates: 0 };
+  const result: IngestResult = { clusterId: cluster.id, lines: 0, requests: 0, skipped: 0, noAccount: 0, unknownAccount: 0, malformed: 0, tooOld: 0, future: 0, batches: 0, duplicates: 0 };
   const window = await writeWindow(config, cluster.id);
   let outside = 0;
 
@@ -69,7 +77,12 @@ export async function ingestLogs(options: IngestOptions): Promise<IngestResult> 
     const r = await api(config, 'POST', `/api/v1/clusters/${cluster.id}/utilization/transfer/`, batch);
     if (r.status !== 200) throw apiError(`recording transfer batch ${batch.batch_id}`, r);
     result.batches++;
-    if ((r.json as { duplicate?: boolean }).duplicate) result.duplicates++;
+    const answer = r.json as { duplicate?: boolean; unattributed?: { records: number; requests: number } };
+    if (answer.duplicate) result.duplicates++;
+    // The API bills only accounts the cluster has had a user for; it says how many requests it left out.
+    const unknown = answer.unattributed?.requests ?? 0;
+    result.unknownAccount += unknown;
+    result.requests -= unknown;
   };
 
   for (const input of options.inputs.length ? options.inputs : ['-']) {
@@ -90,6 +103,8 @@ export async function ingestLogs(options: IngestOptions): Promise<IngestResult> 
         if (result.malformed <= MAX_REPORTED) options.warn(`${where}: malformed line (${parsed.reason})`);
       } else if (parsed.kind === 'skipped') {
         result.skipped++;
+      } else if (parsed.kind === 'unattributed') {
+        if (++result.noAccount <= MAX_REPORTED) options.warn(`${where}: request with no account, not billed (an S3 request? log Swift's {account} field: see docs/utilization.md)`);
       } else if (parsed.record.startMs < window.oldest || parsed.record.startMs > window.latest) {
         const old = parsed.record.startMs < window.oldest;
         if (old) result.tooOld++;
@@ -112,6 +127,7 @@ export async function ingestLogs(options: IngestOptions): Promise<IngestResult> 
     await send(builder, coveredFrom);
   }
   if (result.malformed > MAX_REPORTED) options.warn(`${result.malformed - MAX_REPORTED} more malformed line(s) not shown`);
+  if (result.noAccount > MAX_REPORTED) options.warn(`${result.noAccount - MAX_REPORTED} more request(s) with no account not shown`);
   if (outside > MAX_REPORTED) options.warn(`${outside - MAX_REPORTED} more request(s) outside the accepted times not shown`);
   return result;
 }

@@ -3,14 +3,26 @@ import type { Request, Response } from 'express';
 /**
  * CSV answers (RFC 4180): a header row, CRLF line ends, fields quoted when they hold a comma, a
  * quote, CR or LF (quotes doubled). Rows are written as they are read, waiting for the socket to
- * drain, so an export's size never sits in memory.
+ * drain, so an export's size never sits in memory. Every CSV the API writes goes through csvField.
  */
 export const CSV_TYPE = 'text/csv; charset=utf-8; header=present';
 
+/**
+ * Spreadsheets run a cell that starts with one of these as a formula (`=HYPERLINK(…)` becomes a
+ * live link). Text cells can hold names from outside (account names, from proxy logs among others).
+ */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * One cell. Numbers are written bare, negative ones too (they must stay numbers). A text cell that
+ * a spreadsheet would run as a formula is written as text, as OWASP's CSV-injection rule says: a
+ * single quote before it, and the cell quoted.
+ */
 export function csvField(value: unknown): string {
   if (value === null || value === undefined) return '';
-  if (typeof value === 'number') return String(value);
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
   const s = value instanceof Date ? value.toISOString() : String(value);
+  if (FORMULA_START.test(s)) return `"'${s.replace(/"/g, '""')}"`;
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 

@@ -340,7 +340,16 @@ function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
           kind === 'storage' ? ", a storage policy the cluster's device report does not list" : ''
         }) refuses the request with a 400 that names it.`,
         requestBody: { required: true, content: { 'application/json': { schema: kind === 'storage' ? storageWrite : transferWrite } } },
-        responses: { 200: { description: 'What was stored.', content: jsonOrXml({ type: 'object' }) }, ...authenticatedErrors({ ...WRITE_ERRORS, 404: 'NotFound' }) },
+        responses: {
+          200: {
+            description:
+              kind === 'storage'
+                ? 'What was stored: `accepted`, `duplicate`.'
+                : 'What was stored: `accepted`, `duplicate`, and `unattributed` (`records`, `requests`): records for accounts the cluster never had a user for, which are not stored.',
+            content: jsonOrXml({ type: 'object' }),
+          },
+          ...authenticatedErrors({ ...WRITE_ERRORS, 404: 'NotFound' }),
+        },
       },
     };
   }

@@ -8,10 +8,13 @@ import { type RangeBuckets, type RangeQuery, rangeSeekDirection, seekPage, segme
  * (so it runs the same on Postgres, on PGlite and behind PgBouncer in transaction mode, and every
  * statement passes through knex's query events).
  *
- * 1. Resolve. Filters on a related resource (`cluster__name`, `cluster__uuid`, `cluster__id`) are
- *    looked up first, in one small query on that resource's table, and become a set of ids of the
- *    list's own foreign key. Filters on the partition column (`cluster`, `cluster__in`) and the
- *    caller's visibility narrow the same set. What is left is the residual filters.
+ * 1. Resolve. Filters on a related resource (`cluster__name`, `user__id__gte`) become a subquery
+ *    of that resource's table (`s.storage_user_id IN (SELECT u.id FROM storage_users u WHERE …)`),
+ *    never a list of its ids, however many rows they match. Only where the related key is the
+ *    partition column are they looked up first, for at most MAX_RESOLVED_PARTITIONS values, which
+ *    then narrow the partition's set like filters on the partition column (`cluster`,
+ *    `cluster__in`) and the caller's visibility do; more than that stay a subquery. What is left is
+ *    the residual conditions.
  * 2. Fetch, in one statement (one snapshot): the total as a one-row subquery, laterally joined to
  *    the page. The total is read from trigger-kept counters when the residual filters are empty
  *    (users: cluster_user_counts), from trigger-kept counters per range of names when the only
@@ -149,10 +152,30 @@ export function applyOrdering(qb: Knex.QueryBuilder, ordering: readonly Ordering
   return qb;
 }
 
+/**
+ * Related rows the list's rows must point at: `column IN (SELECT alias.id FROM table AS alias
+ * WHERE filters)`, a semi-join Postgres plans as one.
+ */
+interface RelatedCondition {
+  column: string;
+  table: string;
+  alias: string;
+  filters: Filter[];
+}
+
+type Condition = Filter | RelatedCondition;
+const isFilter = (c: Condition): c is Filter => 'lookup' in c;
+
+/**
+ * Partition values a related filter may resolve to and still narrow the partition (so that the
+ * counters serve: users by `cluster__name`). A filter matching more stays a subquery.
+ */
+const MAX_RESOLVED_PARTITIONS = 100;
+
 /** The resolved query: partition values allowed ('all': unrestricted) and what else to filter on. */
 interface Plan {
   partition: Set<string> | 'all';
-  residual: Filter[];
+  residual: Condition[];
   ordering: Ordering[];
 }
 
@@ -161,11 +184,11 @@ const narrow = (current: Set<string> | 'all', values: Iterable<string>): Set<str
   return current === 'all' ? next : new Set([...current].filter((v) => next.has(v)));
 };
 
-/** Step 1: related filters to ids (one small query per related resource), partition narrowed. */
+/** Step 1: related filters to subqueries (or a few partition values), partition narrowed. */
 async function resolve(source: ListSource, query: ListQuery): Promise<Plan> {
   const { db, alias } = source;
   let partition: Set<string> | 'all' = 'all';
-  const residual: Filter[] = [];
+  const residual: Condition[] = [];
   const byRelated = new Map<string, Filter[]>();
   for (const f of query.filters) {
     if (f.alias !== alias && source.related?.[f.alias]) byRelated.set(f.alias, [...(byRelated.get(f.alias) ?? []), f]);
@@ -174,21 +197,33 @@ async function resolve(source: ListSource, query: ListQuery): Promise<Plan> {
   }
   for (const [relatedAlias, filters] of byRelated) {
     const related = source.related![relatedAlias]!;
-    const ids = ((await applyFilters(db(`${related.table} as ${relatedAlias}`).select(`${relatedAlias}.id`), filters)) as Array<{ id: unknown }>).map((r) => String(r.id));
-    if (related.key === source.partition?.column) partition = narrow(partition, ids);
-    else residual.push({ alias, column: related.key, lookup: 'in', values: ids });
+    const condition: RelatedCondition = { column: related.key, table: related.table, alias: relatedAlias, filters };
+    if (related.key === source.partition?.column) {
+      const rows = (await relatedIds(db, condition).limit(MAX_RESOLVED_PARTITIONS + 1)) as Array<{ id: unknown }>;
+      if (rows.length <= MAX_RESOLVED_PARTITIONS) {
+        partition = narrow(partition, rows.map((r) => String(r.id)));
+        continue;
+      }
+    }
+    residual.push(condition);
   }
   if (source.partition?.only) partition = narrow(partition, source.partition.only.map(String));
   const ordering = query.ordering.length > 0 ? query.ordering : (source.defaultOrdering ?? []);
   return { partition, residual, ordering };
 }
 
-/** The filtered rows (from, scope, partition, residual filters), without select or order. */
+const relatedIds = (db: Db, c: RelatedCondition): Knex.QueryBuilder => applyFilters(db(`${c.table} as ${c.alias}`).select(`${c.alias}.id`), c.filters);
+
+/** The filtered rows (from, scope, partition, residual conditions), without select or order. */
 function baseOf(source: ListSource, plan: Plan): Knex.QueryBuilder {
   const base = source.db(`${source.table} as ${source.alias}`);
   source.scope?.(base);
   if (source.partition && plan.partition !== 'all') base.whereIn(`${source.alias}.${source.partition.column}`, [...plan.partition]);
-  return applyFilters(base, plan.residual);
+  for (const c of plan.residual) {
+    if (isFilter(c)) applyFilters(base, [c]);
+    else base.whereIn(`${source.alias}.${c.column}`, relatedIds(source.db, c));
+  }
+  return base;
 }
 
 /** The counters answer exactly when nothing but the partition restricts the rows. */
@@ -203,7 +238,7 @@ function rangesServe(source: ListSource, plan: Plan, base: Knex.QueryBuilder): R
   const buckets = source.partition?.counters?.rangeBuckets;
   if (!buckets || source.scope || plan.residual.length > 1) return null;
   const [prefix] = plan.residual;
-  if (prefix && !(prefix.alias === source.alias && prefix.column === buckets.column && prefix.lookup === 'startswith')) return null;
+  if (prefix && !(isFilter(prefix) && prefix.alias === source.alias && prefix.column === buckets.column && prefix.lookup === 'startswith')) return null;
   return { db: source.db, alias: source.alias, buckets, partition: plan.partition, base, prefix, applyFilters };
 }
 

@@ -272,12 +272,21 @@ export async function countKnownAccounts(db: Db, clusterId: number, filters: rea
   return Number((row as { n: string | number }).n);
 }
 
-/** Accounts a collector met (in a log, say) that no user creation recorded. */
+/** Accounts a storage round sampled (the collector HEADs only known ones; a direct POST may name others). */
 export async function rememberAccounts(db: Db, clusterId: number, accounts: string[]): Promise<void> {
   if (accounts.length === 0) return;
   await withDbErrors(() =>
     db.raw(`INSERT INTO utilization_accounts (cluster_id, account) SELECT ?, unnest(?::varchar[]) ON CONFLICT DO NOTHING`, [clusterId, accounts]),
   );
+}
+
+/** Which of `accounts` (one write's, bounded by its size) the cluster knows. */
+export async function knownAmong(db: Db, clusterId: number, accounts: string[]): Promise<Set<string>> {
+  if (accounts.length === 0) return new Set();
+  const { rows } = (await withDbErrors(() =>
+    db.raw('SELECT account FROM utilization_accounts WHERE cluster_id = ? AND account = ANY(?::varchar[])', [clusterId, accounts]),
+  )) as { rows: Array<{ account: string }> };
+  return new Set(rows.map((r) => r.account));
 }
 
 export async function isKnownAccount(db: Db, clusterId: number, account: string): Promise<boolean> {

@@ -75,6 +75,8 @@ function checkWriteTime(label: string, raw: string, settings: UtilizationSetting
 export interface WriteResult {
   accepted: number;
   duplicate: boolean;
+  /** Transfer only: records (and the requests they sum) for accounts the cluster never had, not billed. */
+  unattributed?: { records: number; requests: number };
 }
 
 /** A round (or part of one) of account HEADs. Each hour keeps its maxima; re-sent samples count once. */
@@ -198,23 +200,28 @@ export async function recordTransfer(db: Knex, acting: Acting, cluster: Cluster,
     if (end < start) throw errors.invalidInput("'covered.end' must not be before 'covered.start'.");
     coverage = minuteMasks(start, Math.max(end, start + 1));
   }
-  await ensureHourlyPartitions(db, [...rows.values()].map((r) => r.hour.getTime()));
+  // Only accounts the cluster has had a user for are billed. A log line names whatever account its
+  // request asked for, refused or not: anyone can make the proxy log any name, and such a name
+  // must neither be billed nor become an account the storage collector HEADs.
+  const known = await repo.knownAmong(db, cluster.id, [...new Set(input.records.map((r) => r.account))]);
+  const billed = [...rows.values()].filter((r) => known.has(r.account));
+  const strangers = input.records.filter((r) => !known.has(r.account));
+  const unattributed = { records: strangers.length, requests: strangers.reduce((n, r) => n + r.req_count, 0) };
+  await ensureHourlyPartitions(db, billed.map((r) => r.hour.getTime()));
   const counted = await db.transaction(async (trx) => {
     if (!(await repo.claimTransferBatch(trx, cluster.id, input.batch_id))) return false;
-    await repo.addTransfer(trx, cluster.id, [...rows.values()]);
-    await repo.invalidateRollups(trx, [...rows.values()].map((r) => r.hour.getTime()));
+    await repo.addTransfer(trx, cluster.id, billed);
+    await repo.invalidateRollups(trx, billed.map((r) => r.hour.getTime()));
     await repo.addTransferCoverage(trx, cluster.id, coverage);
-    // An account first met in a log (created outside Cairn, say) is HEADed from now on.
-    await repo.rememberAccounts(trx, cluster.id, [...new Set(input.records.map((r) => r.account))]);
     await recordAudit(trx, auditActorOf(acting), {
       action: 'record_utilization',
       target: utilizationTarget(cluster, 'transfer'),
       before: null,
-      after: { kind: 'transfer', batch_id: input.batch_id, records: input.records.length },
+      after: { kind: 'transfer', batch_id: input.batch_id, records: input.records.length, unattributed: unattributed.records },
     });
     return true;
   });
-  return { accepted: counted ? input.records.length : 0, duplicate: !counted };
+  return { accepted: counted ? input.records.length - unattributed.records : 0, duplicate: !counted, unattributed };
 }
 
 const utilizationTarget = (cluster: Cluster, kind: UtilizationKind) => ({

@@ -188,4 +188,33 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
       db.off('query', spy);
     }
   });
+
+  it('when a cluster filter matches more clusters than are looked up first, then it stays a subquery, no list of ids, and pages equal the naive ones', async () => {
+    await fill(6000, 1, 1, 5, 7, 40);
+    const extra = (await db('clusters')
+      .insert(Array.from({ length: 150 }, (_, i) => ({ name: `many-${i}`, uuid: uuidOf(1000 + i), auth_url: 'http://x/auth', storage_url: 'http://x/v1' })))
+      .returning('id')) as Array<{ id: number }>;
+    const sent: Array<{ sql: string; bindings: unknown[] }> = [];
+    const spy = (q: { sql: string; bindings?: unknown[] }) => sent.push({ sql: q.sql, bindings: q.bindings ?? [] });
+    db.on('query', spy);
+    try {
+      for (const params of [
+        [['cluster__id__gte', '0']],
+        [['cluster__id__gte', '0'], ['order_by', '-id'], ['offset', '5300'], ['limit', '30']],
+        [['cluster__id__gte', '0'], ['order_by', 'cluster'], ['offset', '700']],
+        [['cluster__id__gte', '0'], ['user__startswith', 'al'], ['order_by', '-user']],
+      ] as Params[]) {
+        sent.length = 0;
+        expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
+        expect(Math.max(...sent.map((q) => q.bindings.length))).toBeLessThan(40);
+        expect(sent.some((q) => /"u"\."cluster_id" in \(select "c"\."id" from "clusters" as "c"/.test(q.sql))).toBe(true);
+      }
+      // With the caller's visibility as well: both narrow.
+      const visible = [clusters[0]!, clusters[2]!];
+      expect(await planned([['cluster__id__gte', '0']], visible)).toEqual(await naive([['cluster__id__gte', '0']], visible));
+    } finally {
+      db.off('query', spy);
+      await db('clusters').whereIn('id', extra.map((r) => r.id)).delete();
+    }
+  });
 });

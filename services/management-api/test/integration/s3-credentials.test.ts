@@ -185,6 +185,36 @@ describe.each(DB_KINDS)('S3 credentials on %s', (kind) => {
     expect(wide.status).toBe(400);
   });
 
+  it("when the list is filtered on its owners' ids over many users, then the SQL joins them through a subquery, never a list of ids, and answers right", async () => {
+    await app.db.raw(`INSERT INTO storage_users (cluster_id, username, password_hash) SELECT 1, 'many-' || g, 'x' FROM generate_series(1, 5000) AS g`);
+    await app.db.raw(
+      `INSERT INTO s3_credentials (storage_user_id, access_key, secret_sealed)
+       SELECT id, 'MANY' || lpad(id::text, 16, '0'), 'x' FROM storage_users WHERE username LIKE 'many-%' AND id % 40 = 0`,
+    );
+    const naive = async (min: number) =>
+      ((await app.db.raw('SELECT s.id FROM s3_credentials s JOIN storage_users u ON u.id = s.storage_user_id WHERE u.id >= ? ORDER BY s.id', [min])) as { rows: Array<{ id: string | number }> }).rows.map((r) => String(r.id));
+    const [{ mid }] = ((await app.db.raw("SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY id) AS mid FROM storage_users WHERE username LIKE 'many-%'")) as { rows: Array<{ mid: string | number }> }).rows as [{ mid: string | number }];
+    const statements: Array<{ sql: string; bindings: unknown[] }> = [];
+    const spy = (q: { sql: string; bindings?: unknown[] }) => statements.push({ sql: q.sql, bindings: q.bindings ?? [] });
+    app.db.on('query', spy);
+    try {
+      for (const min of [0, Number(mid)]) {
+        const expected = await naive(min);
+        expect(expected.length).toBeGreaterThan(50);
+        const res = await app.http().get(`/api/v1/s3_credentials/?user__id__gte=${min}&limit=0&order_by=id`).set('Authorization', ADMIN_AUTH);
+        expect(res.status).toBe(200);
+        expect({ min, total: res.body.meta.total_count, ids: res.body.objects.map((c: Credential) => c.id) }).toEqual({ min, total: expected.length, ids: expected });
+        const page = await app.http().get(`/api/v1/s3_credentials/?user__id__gte=${min}&limit=7&offset=11&order_by=-id`).set('Authorization', ADMIN_AUTH);
+        expect(page.body.objects.map((c: Credential) => c.id)).toEqual([...expected].reverse().slice(11, 18));
+      }
+    } finally {
+      app.db.off('query', spy);
+    }
+    // No statement carries the owners' ids, 5,000 users or not: a subquery of storage_users does the work.
+    expect(Math.max(...statements.map((s) => s.bindings.length))).toBeLessThan(40);
+    expect(statements.some((s) => /"s"\."storage_user_id" in \(select "u"\."id" from "storage_users" as "u" where "u"\."id" >= (\?|\$\d+)\)/i.test(s.sql))).toBe(true);
+  });
+
   it.each([
     ['user__user=%00', "The 'user__user' filter takes text without control characters."],
     ['access_key=AKIA%0A', "The 'access_key' filter takes text without control characters."],

@@ -1,4 +1,4 @@
-import { ADMIN_AUTH, DB_KINDS, startTestApp, type TestApp } from '../support/harness';
+import { ADMIN_AUTH, DB_KINDS, createUser, startTestApp, type TestApp } from '../support/harness';
 
 /**
  * CSV exports read accounts in batches by key and write each batch as it comes. With a batch of 3
@@ -38,6 +38,8 @@ describe.each(DB_KINDS)('utilization CSV exports in batches on %s', (kind) => {
 
   beforeAll(async () => {
     app = await startTestApp(kind, { utilizationExportBatch: BATCH });
+    // Logs bill only accounts the cluster has had a user for.
+    await createUser(app, 't00');
     // The samples name policy 0: the cluster's device report lists it.
     const report = await app.http().put('/api/v1/clusters/1/devices/').set('Authorization', ADMIN_AUTH).send({ policies: [{ index: 0, name: 'gold', default: true }], devices: [] });
     expect(report.status).toBe(204);

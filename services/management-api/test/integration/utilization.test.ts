@@ -230,9 +230,9 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     };
     const first = await post(path('transfer/'), batch);
     expect(first.status).toBe(200);
-    expect(first.body).toEqual({ accepted: 4, duplicate: false });
+    expect(first.body).toEqual({ accepted: 4, duplicate: false, unattributed: { records: 0, requests: 0 } });
     const again = await post(path('transfer/'), batch);
-    expect(again.body).toEqual({ accepted: 0, duplicate: true });
+    expect(again.body).toEqual({ accepted: 0, duplicate: true, unattributed: { records: 0, requests: 0 } });
     const range = `start=${iso(base)}&end=${iso(base + 2 * HOUR)}`;
     const total = await get(path(`transfer/total/AUTH_alice/detail/?${range}`));
     expect(total.body.objects).toEqual([
@@ -345,7 +345,7 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     expect(stored.status).toBe(200);
     expect(stored.body).toEqual({ accepted: 4, duplicate: false });
     const sums = await post(path('transfer/'), { batch_id: `batch-${kind}-spaces`, records: [{ account: 'AUTH_a b', hour: iso(hour), bytes_in: 7, bytes_out: 8, req_count: 1 }] });
-    expect(sums.body).toEqual({ accepted: 1, duplicate: false });
+    expect(sums.body).toEqual({ accepted: 1, duplicate: false, unattributed: { records: 0, requests: 0 } });
 
     const detail = await get(path(`storage/total/${encodeURIComponent('AUTH_a b')}/detail/?${range}`));
     expect(detail.status).toBe(200);
@@ -482,10 +482,53 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     expect((await get(path(`accounts/?account=AUTH_x`))).body.objects).toEqual([]);
   });
 
-  it('when a log names an account no user creation recorded, then the storage collector learns it', async () => {
-    const res = await post(path('transfer/'), { batch_id: `batch-${kind}-fromlog`, records: [{ account: 'AUTH_legacy', hour: iso(base), bytes_in: 1, bytes_out: 1, req_count: 1 }] });
-    expect(res.body).toEqual({ accepted: 1, duplicate: false });
-    expect((await get(path('accounts/?account=AUTH_legacy'))).body.objects).toEqual([{ account: 'AUTH_legacy' }]);
+  it('when a log names accounts the cluster never had a user for, then they are answered as unattributed, neither billed nor learnt', async () => {
+    // What an unauthenticated request to /v1/<anything> leaves in the proxy's log, refused or not.
+    const hour = Math.floor(base / DAY) * DAY - 12 * HOUR;
+    const range = `start=${iso(hour)}&end=${iso(hour + HOUR)}`;
+    const formula = '=HYPERLINK(CONCAT("http",CHAR(58),CHAR(47),CHAR(47),"evil.example"),"Open invoice")';
+    const res = await post(path('transfer/'), {
+      batch_id: `batch-${kind}-strangers`,
+      records: [
+        { account: formula, hour: iso(hour), bytes_in: 10, bytes_out: 20, req_count: 3 },
+        { account: 'AUTH_legacy', hour: iso(hour), bytes_in: 1, bytes_out: 1, req_count: 2 },
+        { account: 'AUTH_alice', policy_index: 0, hour: iso(hour), bytes_in: 5, bytes_out: 6, req_count: 1 },
+        // A deleted user's account is still known: billed.
+        { account: 'AUTH_gone', hour: iso(hour), bytes_in: 7, bytes_out: 8, req_count: 1 },
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ accepted: 2, duplicate: false, unattributed: { records: 2, requests: 5 } });
+    for (const account of [formula, 'AUTH_legacy']) {
+      expect((await get(path(`accounts/?account=${encodeURIComponent(account)}`))).body.objects).toEqual([]);
+      expect((await get(path(`transfer/total/${encodeURIComponent(account)}/detail/?${range}`))).body.meta.total_count).toBe(0);
+    }
+    expect(parseCsv((await get(path(`summary/?${range}&format=csv`))).text).slice(1).map((r) => [r[0], r[8]])).toEqual([['AUTH_alice', '5'], ['AUTH_gone', '7']]);
+    const audit = await get(`/api/v1/audit/?action=record_utilization&limit=1`);
+    expect(audit.body.objects[0].after).toMatchObject({ batch_id: `batch-${kind}-strangers`, records: 4, unattributed: 2 });
+  });
+
+  it('when an account name starts like a spreadsheet formula, then every CSV export writes it as quoted text behind a single quote, and numbers stay numbers', async () => {
+    const hour = Math.floor(base / DAY) * DAY - 14 * HOUR;
+    const range = `start=${iso(hour)}&end=${iso(hour + HOUR)}`;
+    const formula = '=HYPERLINK(CONCAT("http",CHAR(58),CHAR(47),CHAR(47),"evil.example"),"Open invoice")';
+    // (A tab or a CR is no account name: the unit tests cover those cells.)
+    const names = [formula, '+1+2', '-2+3', '@SUM(A1)'];
+    // Storage samples may name any account (the collector sends those it HEADs).
+    const stored = await post(path('storage/'), { interval: 3600, sampled_at: iso(hour + 60_000), samples: names.map((a, i) => sample(a, 100 * (i + 1))) });
+    expect(stored.status).toBe(200);
+    const escaped = (name: string) => `"'${name.replace(/"/g, '""')}"`;
+    const list = await get(path(`storage/total/?${range}&format=csv`));
+    expect(list.text.split('\r\n').slice(1, -1).sort()).toEqual(names.map(escaped).sort());
+    const summary = await get(path(`summary/?${range}&format=csv`));
+    const lines = summary.text.split('\r\n').slice(1, -1);
+    for (const [i, name] of names.entries()) {
+      const line = lines.find((l) => l.startsWith(`${escaped(name)},`));
+      // The figures right after the name and the two times are bare numbers.
+      expect({ name, line: line?.slice(escaped(name).length).split(',').slice(3, 5) }).toEqual({ name, line: ['1', String(100 * (i + 1))] });
+    }
+    // Read back by a CSV parser, the cell is the name behind a quote: text, never a formula.
+    expect(parseCsv(summary.text).slice(1).map((r) => r[0]).sort()).toEqual(names.map((n) => `'${n}`).sort());
   });
 
   it('when maintenance runs, then days roll up and partitions past the retention are dropped', async () => {
