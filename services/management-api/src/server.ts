@@ -7,7 +7,8 @@ import { createApp } from './app';
 import { bootstrap } from './bootstrap';
 import { migrateLatest, isEmbedded } from './db/database';
 import { createDeps, type Deps } from './deps';
-import { maintainUtilization } from './repositories/utilization-partitions';
+import { createApiMetrics } from './http/metrics';
+import { runUtilizationMaintenance } from './maintenance';
 
 /** Utilization partitions, rollups and retention are kept up by every replica (runs are idempotent). */
 const UTILIZATION_MAINTENANCE_MS = 15 * 60_000;
@@ -44,15 +45,10 @@ export async function startManagementApi(config: ManagementApiConfig, deps: Deps
     { log, deadlineMs: isEmbedded(db) ? 0 : config.startupTimeout * 1000, isFatal: (e) => e instanceof ConfigError },
   );
   if (boot.createdCluster) log.info({ cluster: boot.createdCluster }, 'default cluster created');
-  const app = createApp(deps);
+  const metrics = deps.metrics ?? createApiMetrics(db);
+  const app = createApp({ ...deps, metrics });
   const { server, port } = await listen(app, config.port, config.host);
-  const maintain = () =>
-    maintainUtilization(db, deps.utilization ?? DEFAULT_RETENTION, new Date()).then(
-      (report) => {
-        if (report.dropped.length || report.created) log.info(report, 'utilization maintenance');
-      },
-      (err: unknown) => log.warn({ err }, 'utilization maintenance failed; retried at the next run'),
-    );
+  const maintain = () => runUtilizationMaintenance(db, deps.utilization ?? DEFAULT_RETENTION, new Date(), log, metrics.rollups);
   void maintain();
   const maintenance = setInterval(() => void maintain(), UTILIZATION_MAINTENANCE_MS);
   maintenance.unref();
