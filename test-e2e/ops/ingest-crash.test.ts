@@ -24,6 +24,9 @@ describe('ingest-logs killed half-way', () => {
 
   beforeAll(async () => {
     stack = await startStack({ database: 'postgres' });
+    // Transfer records name policy indexes the cluster's device report must list (as 'cairn capacity collect' reports them).
+    const put = await fetch(`${stack.apiUrl}/api/v1/clusters/1/devices/`, { method: 'PUT', headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' }, body: JSON.stringify({ policies: [{ index: 0, name: 'gold', default: true }], devices: [] }) });
+    expect(put.status).toBe(204);
     work = mkdtempSync(join(tmpdir(), 'cairn-ingest-crash-'));
     logFile = join(work, 'proxy-access.log');
     // Swift 2.30 proxy_logging lines (the default template), spread over 5 hours and 40 accounts.
