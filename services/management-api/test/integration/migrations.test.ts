@@ -1,5 +1,6 @@
 import { DB_KINDS, createTestDatabase } from '../support/harness';
 import { migrateLatest, migrateRollbackAll } from '../../src/db/database';
+import { migrationSource } from '../../src/db/migrations';
 import { ensureHourlyPartitions } from '../../src/repositories/utilization-partitions';
 
 describe.each(DB_KINDS)('migrations on %s', (kind) => {
@@ -19,6 +20,28 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
       expect(await db.schema.hasTable('storage_users')).toBe(false);
       expect(await db.schema.hasTable('audit_log')).toBe(false);
       expect(await migrateLatest(db)).toHaveLength(applied.length);
+    } finally {
+      await drop();
+    }
+  });
+
+  it('when rollups become per cluster, then days rolled before are rolled for every cluster, and a day the previous release marks stale is stale for every cluster', async () => {
+    const { db, drop } = await createTestDatabase(kind);
+    try {
+      await migrateLatest(db);
+      await db.migrate.down({ migrationSource });
+      const clusters = await db('clusters')
+        .insert([1, 2].map((i) => ({ name: `c${i}`, uuid: `3f0c4a4e-2a7e-4d55-9a3b-1f2e3d4c5b6${i}`, auth_url: 'https://c/auth', storage_url: 'https://c/v1' })))
+        .returning('id');
+      // What the previous release wrote: one mark per day, for every cluster at once.
+      await db('utilization_rollups').insert([{ day: '2026-11-20' }, { day: '2026-11-21' }]);
+      await migrateLatest(db);
+      const marks = async () => (await db('utilization_cluster_rollups').select('cluster_id', db.raw('day::text AS day')).orderBy(['day', 'cluster_id'])).map((r) => `${r.cluster_id}:${r.day}`);
+      const ids = clusters.map((c: { id: number }) => c.id);
+      expect(await marks()).toEqual([`${ids[0]}:2026-11-20`, `${ids[1]}:2026-11-20`, `${ids[0]}:2026-11-21`, `${ids[1]}:2026-11-21`]);
+      // The previous release's write to a rolled day deletes the day's one mark (its invalidateRollups).
+      await db.raw("DELETE FROM utilization_rollups WHERE day = ANY('{2026-11-21}'::date[])");
+      expect(await marks()).toEqual([`${ids[0]}:2026-11-20`, `${ids[1]}:2026-11-20`]);
     } finally {
       await drop();
     }
