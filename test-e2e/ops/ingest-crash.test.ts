@@ -26,6 +26,9 @@ describe('ingest-logs killed half-way', () => {
     stack = await startStack({ database: 'postgres' });
     // Logs bill only accounts the cluster has had a user for.
     for (let i = 0; i < ACCOUNTS; i++) await stack.createUser(`crash${i}`, 'crash-password-0000000001');
+    // Transfer records name policy indexes the cluster's device report must list (as 'cairn capacity collect' reports them).
+    const put = await fetch(`${stack.apiUrl}/api/v1/clusters/1/devices/`, { method: 'PUT', headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' }, body: JSON.stringify({ policies: [{ index: 0, name: 'gold', default: true }], devices: [] }) });
+    expect(put.status).toBe(204);
     work = mkdtempSync(join(tmpdir(), 'cairn-ingest-crash-'));
     logFile = join(work, 'proxy-access.log');
     // Swift 2.30 proxy_logging lines (the default template), spread over 5 hours and 40 accounts.

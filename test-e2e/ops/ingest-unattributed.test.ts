@@ -27,6 +27,9 @@ describe('ingest-logs and requests it cannot bill', () => {
   beforeAll(async () => {
     stack = await startStack({ database: 'postgres' });
     await stack.createUser('owner', 'owner-password-0000000001');
+    // Transfer records name policy indexes the cluster's device report must list (as 'cairn capacity collect' reports them).
+    const put = await fetch(`${stack.apiUrl}/api/v1/clusters/1/devices/`, { method: 'PUT', headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' }, body: JSON.stringify({ policies: [{ index: 0, name: 'gold', default: true }], devices: [] }) });
+    expect(put.status).toBe(204);
     work = mkdtempSync(join(tmpdir(), 'cairn-ingest-unattributed-'));
   });
   afterAll(async () => {

@@ -26,6 +26,9 @@ describe('ingest-logs and the times the API accepts', () => {
     stack = await startStack({ database: 'postgres' });
     // Logs bill only accounts the cluster has had a user for.
     await stack.createUser('window', 'window-password-000000001');
+    // Transfer records name policy indexes the cluster's device report must list (as 'cairn capacity collect' reports them).
+    const put = await fetch(`${stack.apiUrl}/api/v1/clusters/1/devices/`, { method: 'PUT', headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' }, body: JSON.stringify({ policies: [{ index: 0, name: 'gold', default: true }], devices: [] }) });
+    expect(put.status).toBe(204);
     work = mkdtempSync(join(tmpdir(), 'cairn-ingest-window-'));
   });
   afterAll(async () => {

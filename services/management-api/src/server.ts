@@ -6,7 +6,8 @@ import { createApp } from './app';
 import { bootstrap } from './bootstrap';
 import { migrateLatest, isEmbedded } from './db/database';
 import { createDeps, type Deps } from './deps';
-import { runMaintenance } from './services/maintenance';
+import { createApiMetrics } from './http/metrics';
+import { runMaintenance } from './maintenance';
 
 /** Utilization partitions, rollups and retention, and the audit trail's retention, are kept up by every replica (runs are idempotent). */
 const MAINTENANCE_MS = 15 * 60_000;
@@ -43,9 +44,10 @@ export async function startManagementApi(config: ManagementApiConfig, deps: Deps
     { log, deadlineMs: isEmbedded(db) ? 0 : config.startupTimeout * 1000, isFatal: (e) => e instanceof ConfigError },
   );
   if (boot.createdCluster) log.info({ cluster: boot.createdCluster }, 'default cluster created');
-  const app = createApp(deps);
+  const metrics = deps.metrics ?? createApiMetrics(db);
+  const app = createApp({ ...deps, metrics });
   const { server, port } = await listen(app, config.port, config.host);
-  const maintain = () => void runMaintenance(deps, new Date());
+  const maintain = () => void runMaintenance({ ...deps, metrics }, new Date());
   maintain();
   const maintenance = setInterval(maintain, MAINTENANCE_MS);
   maintenance.unref();

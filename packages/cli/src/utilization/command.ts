@@ -16,7 +16,7 @@ export async function utilizationCommand(sub: 'collect' | 'ingest-logs', args: s
     const r = await ingestLogs({ cluster: values.cluster, inputs: positionals, config: readCollectorConfig(), batchLines, warn: (l) => line(process.stderr, `warning: ${l}`) });
     line(
       process.stdout,
-      `cluster ${r.clusterId}: ${r.lines} line(s), ${r.requests} request(s) counted, ${r.noAccount + r.unknownAccount} unattributed (${r.noAccount} with no account, ${r.unknownAccount} to accounts no user had), ${r.skipped} skipped, ${r.malformed} malformed, ${r.tooOld} too old, ${r.future} in the future; ${r.batches} batch(es) sent, ${r.duplicates} already recorded`,
+      `cluster ${r.clusterId}: ${r.lines} line(s), ${r.requests} request(s) counted, ${r.noAccount + r.unknownAccount} unattributed (${r.noAccount} with no account, ${r.unknownAccount} to accounts no user had), ${r.skipped} skipped, ${r.malformed} malformed, ${r.tooOld} too old, ${r.future} in the future; ${r.batches} batch(es) sent, ${r.duplicates} already recorded${r.refused ? `, ${r.refused} record(s) refused` : ''}`,
     );
     return;
   }

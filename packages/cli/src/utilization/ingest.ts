@@ -46,6 +46,8 @@ export interface IngestResult {
   future: number;
   batches: number;
   duplicates: number;
+  /** Records (one account, policy and hour each) the API refused as bad; the rest of their batch counted. */
+  refused: number;
 }
 
 const MAX_REPORTED = 10;
@@ -67,7 +69,7 @@ export async function ingestLogs(options: IngestOptions): Promise<IngestResult> 
   if (!config.apiKey) throw new Error('CAIRN_API_KEY is not set: the collector needs "<operator>:<key>" to record utilization.');
   const cluster = await findCluster(config, options.cluster);
   const batchLines = options.batchLines ?? 20_000;
-  const result: IngestResult = { clusterId: cluster.id, lines: 0, requests: 0, skipped: 0, noAccount: 0, unknownAccount: 0, malformed: 0, tooOld: 0, future: 0, batches: 0, duplicates: 0 };
+  const result: IngestResult = { clusterId: cluster.id, lines: 0, requests: 0, skipped: 0, noAccount: 0, unknownAccount: 0, malformed: 0, tooOld: 0, future: 0, batches: 0, duplicates: 0, refused: 0 };
   const window = await writeWindow(config, cluster.id);
   let outside = 0;
 
@@ -77,12 +79,18 @@ export async function ingestLogs(options: IngestOptions): Promise<IngestResult> 
     const r = await api(config, 'POST', `/api/v1/clusters/${cluster.id}/utilization/transfer/`, batch);
     if (r.status !== 200) throw apiError(`recording transfer batch ${batch.batch_id}`, r);
     result.batches++;
-    const answer = r.json as { duplicate?: boolean; unattributed?: { records: number; requests: number } };
+    const answer = r.json as { duplicate?: boolean; unattributed?: { records: number; requests: number }; refused?: Array<{ index: number; reason: string }>; refused_count?: number };
     if (answer.duplicate) result.duplicates++;
     // The API bills only accounts the cluster has had a user for; it says how many requests it left out.
     const unknown = answer.unattributed?.requests ?? 0;
     result.unknownAccount += unknown;
     result.requests -= unknown;
+    // The API keeps a batch's good records and names the bad ones (a policy index the cluster's
+    // device report does not list, say): their requests are not counted; say so, and go on.
+    for (const refused of answer.refused ?? []) {
+      if (result.refused++ < MAX_REPORTED) options.warn(`batch ${batch.batch_id}: record ${refused.index} refused by the API: ${refused.reason}`);
+    }
+    result.refused += (answer.refused_count ?? 0) - (answer.refused?.length ?? 0);
   };
 
   for (const input of options.inputs.length ? options.inputs : ['-']) {
@@ -129,5 +137,6 @@ export async function ingestLogs(options: IngestOptions): Promise<IngestResult> 
   if (result.malformed > MAX_REPORTED) options.warn(`${result.malformed - MAX_REPORTED} more malformed line(s) not shown`);
   if (result.noAccount > MAX_REPORTED) options.warn(`${result.noAccount - MAX_REPORTED} more request(s) with no account not shown`);
   if (outside > MAX_REPORTED) options.warn(`${outside - MAX_REPORTED} more request(s) outside the accepted times not shown`);
+  if (result.refused > MAX_REPORTED) options.warn(`${result.refused - MAX_REPORTED} more refused record(s) not shown`);
   return result;
 }

@@ -79,6 +79,7 @@ function scalarNode(value: unknown): XmlNode | string {
   if (value === null || value === undefined) return { $: { type: 'null' } };
   if (typeof value === 'boolean') return { $: { type: 'boolean' }, _: value ? 'True' : 'False' };
   if (typeof value === 'number') return { $: { type: Number.isInteger(value) ? 'integer' : 'float' }, _: String(value) };
+  if (typeof value === 'bigint') return { $: { type: 'integer' }, _: value.toString() };
   if (value instanceof Date) return value.toISOString();
   return xmlText(String(value));
 }

@@ -234,6 +234,27 @@ const transferWrite: JsonSchema = {
     },
   },
 };
+const transferWriteResult: JsonSchema = {
+  type: 'object',
+  required: ['accepted', 'duplicate'],
+  properties: {
+    accepted: { type: 'integer', minimum: 0, description: 'Records counted (0 for a duplicate batch).' },
+    duplicate: { type: 'boolean', description: 'The batch id was already counted; nothing was counted again.' },
+    refused: {
+      type: 'array',
+      maxItems: 100,
+      description: 'Only when records were refused: the first 100 of them, left out of the batch.',
+      items: { type: 'object', required: ['index', 'reason'], properties: { index: { type: 'integer', minimum: 0, description: 'Position in records.' }, reason: { type: 'string' } } },
+    },
+    refused_count: { type: 'integer', minimum: 1, description: 'Only when records were refused: how many.' },
+    unattributed: {
+      type: 'object',
+      required: ['records', 'requests'],
+      description: 'Records for accounts the cluster never had a user for, and the requests they sum: not stored, never billed.',
+      properties: { records: { type: 'integer', minimum: 0 }, requests: { type: 'integer', minimum: 0 } },
+    },
+  },
+};
 /** ListMeta plus the range (and the account or policy asked for). */
 const listMeta = SHARED_SCHEMAS.ListMeta as { required: string[]; properties: Record<string, JsonSchema> };
 const utilMeta = (extra: Record<string, JsonSchema>, required: string[]): JsonSchema => ({
@@ -336,20 +357,13 @@ function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
         tags: ['utilization'],
         operationId: `utilization_${kind}_record`,
         summary: `Record a round of ${kind} samples (collector)`,
-        description: `An admin key (one limited to clusters: for one of them); a reader gets 403 before the body is read, whatever it holds. Validated whole before anything is stored: one bad entry (an account name Swift cannot hold, a time outside the write window${
-          kind === 'storage' ? ", a storage policy the cluster's device report does not list" : ''
-        }) refuses the request with a 400 that names it.`,
+        description: `An admin key (one limited to clusters: for one of them); a reader gets 403 before the body is read, whatever it holds. ${
+          kind === 'storage'
+            ? "Validated whole before anything is stored: one bad entry (an account name Swift cannot hold, a time outside the write window, a storage policy the cluster's device report does not list) refuses the request with a 400 that names it."
+            : "The envelope (batch_id, covered, records as a list) is validated whole: a bad one is a 400. Each record is then checked alone: a bad record (an account name Swift cannot hold, a count out of range, an hour outside the write window or not on the hour, a policy index the cluster's device report does not list) is left out and named in `refused` by its index and the reason, and the batch's other records are counted. An hour's sums saturate at 2^53 − 1."
+        }`,
         requestBody: { required: true, content: { 'application/json': { schema: kind === 'storage' ? storageWrite : transferWrite } } },
-        responses: {
-          200: {
-            description:
-              kind === 'storage'
-                ? 'What was stored: `accepted`, `duplicate`.'
-                : 'What was stored: `accepted`, `duplicate`, and `unattributed` (`records`, `requests`): records for accounts the cluster never had a user for, which are not stored.',
-            content: jsonOrXml({ type: 'object' }),
-          },
-          ...authenticatedErrors({ ...WRITE_ERRORS, 404: 'NotFound' }),
-        },
+        responses: { 200: { description: 'What was stored.', content: jsonOrXml(kind === 'storage' ? { type: 'object' } : transferWriteResult) }, ...authenticatedErrors({ ...WRITE_ERRORS, 404: 'NotFound' }) },
       },
     };
   }

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { DAY_MS, errors, type UtilizationRetention } from '@cairn/domain';
 import type { Db } from '../db/database';
+import { forgetRollupsBefore, markDayRolledForAll, rollUpClusterDay, rolledDays } from './utilization-rollups';
 
 /**
  * Partitions of the utilization tables: hourly tables by UTC week (Monday to Monday), daily rollups
@@ -155,18 +156,39 @@ function partitionSpan(parent: string, name: string): { start: number; end: numb
   return { start, end: m[4] ? start + DAY_MS : nextMonth(new Date(start)).getTime() };
 }
 
+export interface RollupFailure {
+  clusterId: number;
+  day: string;
+  error: unknown;
+}
+
 export interface MaintenanceReport {
   created: number;
+  /** Days rolled up for every cluster in this pass. */
   rolledUp: string[];
+  /** (cluster, day) rollups that failed in this pass; each is tried again at the next. */
+  failed: RollupFailure[];
+  /** Per cluster id, the oldest finished day still not rolled up after this pass (epoch ms), or null. */
+  backlog: Map<number, number | null>;
   dropped: string[];
+  /** Hourly partitions past the retention kept because a day of theirs is not rolled up yet. */
+  kept: string[];
 }
+
+/** Told of each failed rollup as it happens (to log it and count it). */
+export type RollupFailed = (failure: RollupFailure) => void;
 
 /**
  * One maintenance pass: partitions for the next days and months, daily rollups of finished days
  * (the last two are rolled again: collectors may still send late samples for them), and dropping
  * of partitions wholly older than the retention. Safe to run from several replicas at once.
+ *
+ * Each cluster's day is rolled in a transaction of its own: a failure is reported, counted in
+ * `failed` and tried again next pass, and stops nothing else. An hourly partition past the
+ * retention is dropped only once every day of it is rolled up for every cluster (its rows are
+ * otherwise gone from every summary); until then it is kept and its days retried.
  */
-export async function maintainUtilization(db: Knex, retention: UtilizationRetention, now: Date): Promise<MaintenanceReport> {
+export async function maintainUtilization(db: Knex, retention: UtilizationRetention, now: Date, onFailure?: RollupFailed): Promise<MaintenanceReport> {
   const today = dayStart(now.getTime());
   const ahead = [0, 1, 2, 3].map((i) => today + i * DAY_MS);
   const before = knownOf(db).size;
@@ -175,21 +197,59 @@ export async function maintainUtilization(db: Knex, retention: UtilizationRetent
   const created = knownOf(db).size - before;
 
   const hourlyOldest = today - retention.hourlyDays * DAY_MS;
-  const rolledUp: string[] = [];
-  const rolledRows = (await db.raw('SELECT day::text AS day FROM utilization_rollups')) as { rows: Array<{ day: string }> };
-  const rolled = new Set(rolledRows.rows.map((r) => r.day));
+  const dailyOldest = today - retention.dailyDays * DAY_MS;
   const existing = await existingPartitions(db, [...HOURLY_TABLES, ...DAILY_TABLES]);
-  for (let day = hourlyOldest; day < today; day += DAY_MS) {
+  // Days before the hourly retention are rolled too while a partition still holds them (kept back below).
+  let firstDay = hourlyOldest;
+  for (const name of existing) {
+    const span = partitionSpan(HOURLY_TABLES[0], name) ?? partitionSpan(HOURLY_TABLES[1], name);
+    if (span && span.start < firstDay) firstDay = Math.max(span.start, dailyOldest);
+  }
+  const clusters = ((await db('clusters').select('id').orderBy('id')) as Array<{ id: number }>).map((c) => Number(c.id));
+  const rolled = await rolledDays(db, firstDay);
+  const rolledUp: string[] = [];
+  const failed: RollupFailure[] = [];
+  const fail = (failure: RollupFailure) => {
+    failed.push(failure);
+    onFailure?.(failure);
+  };
+  const days: number[] = [];
+  for (let day = firstDay; day < today; day += DAY_MS) {
+    if (HOURLY_TABLES.some((t) => hourlyPartitionOf(existing, t, day))) days.push(day);
+  }
+  for (const day of days) {
     const name = isoDay(day);
     const recent = today - day <= 2 * DAY_MS;
-    if (rolled.has(name) && !recent) continue;
-    if (!hourlyPartitionOf(existing, HOURLY_TABLES[0], day)) continue;
-    await rollUpDay(db, day);
-    rolledUp.push(name);
+    const todo = clusters.filter((c) => recent || !rolled.get(c)?.has(day));
+    if (todo.length === 0) continue;
+    try {
+      await ensureDailyPartitions(db, [day]);
+    } catch (error) {
+      for (const clusterId of todo) fail({ clusterId, day: name, error });
+      continue;
+    }
+    let all = true;
+    for (const clusterId of todo) {
+      try {
+        await rollUpClusterDay(db, clusterId, day);
+        if (!rolled.has(clusterId)) rolled.set(clusterId, new Set());
+        rolled.get(clusterId)!.add(day);
+      } catch (error) {
+        rolled.get(clusterId)?.delete(day);
+        all = false;
+        fail({ clusterId, day: name, error });
+      }
+    }
+    if (all) {
+      await markDayRolledForAll(db, day);
+      rolledUp.push(name);
+    }
   }
+  const isRolled = (day: number) => clusters.every((c) => rolled.get(c)?.has(day));
+  const backlog = new Map<number, number | null>(clusters.map((c) => [c, days.find((d) => !rolled.get(c)?.has(d)) ?? null]));
 
   const dropped: string[] = [];
-  const dailyOldest = today - retention.dailyDays * DAY_MS;
+  const kept: string[] = [];
   await db.transaction(async (trx) => {
     await lockPartitions(trx);
     for (const name of await existingPartitions(trx, [...HOURLY_TABLES, ...DAILY_TABLES])) {
@@ -198,57 +258,34 @@ export async function maintainUtilization(db: Knex, retention: UtilizationRetent
       const span = partitionSpan((hourly ?? daily)!, name);
       if (span === null) continue;
       // A partition goes when its whole span is older than the oldest day kept.
-      if (span.end <= (hourly ? hourlyOldest : dailyOldest)) {
-        await trx.raw('DROP TABLE ??', [name]);
-        dropped.push(name);
+      if (span.end > (hourly ? hourlyOldest : dailyOldest)) continue;
+      if (hourly && span.end > dailyOldest && !everyDay(span, isRolled)) {
+        kept.push(name);
+        continue;
       }
+      await trx.raw('DROP TABLE ??', [name]);
+      dropped.push(name);
     }
     // Coverage is one small row per cluster and hour: kept as long as the rollups it qualifies.
     await trx('utilization_transfer_coverage').where('hour', '<', new Date(dailyOldest)).delete();
     await trx('utilization_transfer_batches').where('received_at', '<', new Date(hourlyOldest - DAY_MS)).delete();
-    await trx('utilization_rollups').where('day', '<', isoDay(dailyOldest)).delete();
+    await forgetRollupsBefore(trx, dailyOldest);
   });
   for (const name of dropped) knownOf(db).delete(name);
-  return { created, rolledUp, dropped };
+  return { created, rolledUp, failed, backlog, dropped, kept };
 }
 
-/** Rolls one UTC day of hourly rows (all clusters) into the daily tables, replacing what was there. */
+function everyDay(span: { start: number; end: number }, test: (day: number) => boolean): boolean {
+  for (let day = span.start; day < span.end; day += DAY_MS) if (!test(day)) return false;
+  return true;
+}
+
+/** Rolls one UTC day of every cluster into the daily tables (each cluster on its own); throws the first failure after trying all. */
 export async function rollUpDay(db: Knex, dayMs: number): Promise<void> {
-  const from = new Date(dayMs);
-  const to = new Date(dayMs + DAY_MS);
-  const day = isoDay(dayMs);
   await ensureDailyPartitions(db, [dayMs]);
-  await db.transaction(async (trx) => {
-    // A day's counts are those of the account's last sampled hour. A policy with no row in that
-    // hour had no container left (Swift drops its headers), so its counts for the day are zero.
-    await trx.raw(
-      `INSERT INTO utilization_storage_daily AS d
-         (cluster_id, policy_index, account, day, byte_hours, bytes_used_peak, object_count, container_count, covered_hours, sampled_hours)
-       SELECT cluster_id, policy_index, account, ?::date, byte_hours, peak,
-              CASE WHEN last_hour = max(last_hour) OVER w THEN object_count ELSE 0 END,
-              CASE WHEN last_hour = max(last_hour) OVER w THEN container_count ELSE 0 END,
-              covered, sampled
-         FROM (SELECT cluster_id, policy_index, account, sum(bytes_used) AS byte_hours, max(bytes_used) AS peak, max(hour) AS last_hour,
-                      (array_agg(object_count ORDER BY hour DESC))[1] AS object_count, (array_agg(container_count ORDER BY hour DESC))[1] AS container_count,
-                      sum(bit_count(slots::bit(64))::real / slot_count) AS covered, count(*) AS sampled
-                 FROM utilization_storage_hourly WHERE hour >= ? AND hour < ?
-                GROUP BY cluster_id, account, policy_index) g
-       WINDOW w AS (PARTITION BY cluster_id, account)
-       ON CONFLICT (cluster_id, account, policy_index, day) DO UPDATE SET
-         byte_hours = excluded.byte_hours, bytes_used_peak = excluded.bytes_used_peak, object_count = excluded.object_count,
-         container_count = excluded.container_count, covered_hours = excluded.covered_hours,
-         sampled_hours = excluded.sampled_hours`,
-      [day, from, to],
-    );
-    await trx.raw(
-      `INSERT INTO utilization_transfer_daily AS d (cluster_id, policy_index, account, day, bytes_in, bytes_out, req_count)
-       SELECT cluster_id, policy_index, account, ?::date, sum(bytes_in), sum(bytes_out), sum(req_count)
-         FROM utilization_transfer_hourly WHERE hour >= ? AND hour < ?
-        GROUP BY cluster_id, policy_index, account
-       ON CONFLICT (cluster_id, account, policy_index, day) DO UPDATE SET
-         bytes_in = excluded.bytes_in, bytes_out = excluded.bytes_out, req_count = excluded.req_count`,
-      [day, from, to],
-    );
-    await trx.raw('INSERT INTO utilization_rollups (day) VALUES (?::date) ON CONFLICT (day) DO UPDATE SET rolled_at = now()', [day]);
-  });
+  const clusters = (await db('clusters').select('id').orderBy('id')) as Array<{ id: number }>;
+  let first: unknown;
+  for (const c of clusters) await rollUpClusterDay(db, Number(c.id), dayMs).catch((e: unknown) => (first ??= e));
+  if (first !== undefined) throw first;
+  await markDayRolledForAll(db, dayMs);
 }

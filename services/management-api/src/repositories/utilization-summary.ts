@@ -3,7 +3,8 @@ import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import type { Filter } from './list-types';
 import { applyFilters } from './list-planner';
-import { TOTAL_POLICY, type HourRange } from './utilization';
+import { exactCount, TOTAL_POLICY, type Count, type HourRange } from './utilization';
+import { clusterRolledDays } from './utilization-rollups';
 
 /**
  * The billing summary's reads. Whole days that maintenance has rolled up are read from the daily
@@ -22,18 +23,12 @@ export interface RangeSplit {
 }
 
 /** Splits a range of stored hours into rolled-up whole days and the hours around and between them. */
-export async function splitRange(db: Db, range: HourRange): Promise<RangeSplit> {
+export async function splitRange(db: Db, clusterId: number, range: HourRange): Promise<RangeSplit> {
   const from = range.from.getTime();
   const to = range.to.getTime();
   const firstDay = Math.ceil(from / DAY_MS) * DAY_MS;
   const lastDay = Math.floor(to / DAY_MS) * DAY_MS;
-  const rolled = new Set<number>();
-  if (firstDay < lastDay) {
-    const rows = (await withDbErrors(() =>
-      db.raw('SELECT day::text AS day FROM utilization_rollups WHERE day >= ?::date AND day < ?::date', [new Date(firstDay).toISOString().slice(0, 10), new Date(lastDay).toISOString().slice(0, 10)]),
-    )) as { rows: Array<{ day: string }> };
-    for (const r of rows.rows) rolled.add(Date.parse(`${r.day}T00:00:00Z`));
-  }
+  const rolled = firstDay < lastDay ? await clusterRolledDays(db, clusterId, firstDay, lastDay) : new Set<number>();
   const hourly: Span[] = [];
   const daily: Span[] = [];
   const push = (spans: Span[], a: number, b: number) => {
@@ -132,9 +127,9 @@ export interface SummaryRow {
   account: string;
   /** Per policy index (TOTAL_POLICY for the account's totals). */
   storage: Map<number, PolicyFigures>;
-  bytesIn: number;
-  bytesOut: number;
-  reqCount: number;
+  bytesIn: Count;
+  bytesOut: Count;
+  reqCount: Count;
 }
 
 /** The SQL and bindings of `(col >= ? AND col < ?) OR ...`. */
@@ -206,7 +201,7 @@ export async function summarize(db: Db, clusterId: number, accounts: string[], s
   }
   for (const r of transfer.rows) {
     const row = byAccount.get(String(r.account));
-    if (row) Object.assign(row, { bytesIn: Number(r.bytes_in), bytesOut: Number(r.bytes_out), reqCount: Number(r.req_count) });
+    if (row) Object.assign(row, { bytesIn: exactCount(r.bytes_in), bytesOut: exactCount(r.bytes_out), reqCount: exactCount(r.req_count) });
   }
   return [...byAccount.values()];
 }

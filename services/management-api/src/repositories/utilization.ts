@@ -3,6 +3,7 @@ import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import type { Filter } from './list-types';
 import { applyFilters } from './list-planner';
+import { TRANSFER_HOUR_MAX } from './utilization-rollups';
 
 /**
  * SQL of the utilization tables (see the migration for their layout). Writes are bulk upserts of
@@ -15,6 +16,17 @@ export const TOTAL_POLICY = -1;
 const CHUNK = 5000;
 
 export type UtilizationKind = 'storage' | 'transfer';
+
+/**
+ * A sum read back from the database: a number while it is one exactly (up to 2^53 − 1), a bigint
+ * beyond (sums over policies and days can pass it); the serializers write both as JSON integers.
+ */
+export type Count = number | bigint;
+export function exactCount(v: string | number | bigint | null | undefined): Count {
+  if (v === null || v === undefined) return 0;
+  const n = Number(v);
+  return Number.isSafeInteger(n) ? n : BigInt(v);
+}
 const HOURLY: Record<UtilizationKind, string> = { storage: 'utilization_storage_hourly', transfer: 'utilization_transfer_hourly' };
 
 export interface StorageRow {
@@ -74,7 +86,11 @@ export async function upsertStorage(db: Db, clusterId: number, rows: StorageRow[
   }
 }
 
-/** Adds to the hour's sums. Only for batches not counted before (see claimTransferBatch). */
+/**
+ * Adds to the hour's sums, saturating at TRANSFER_HOUR_MAX: an hour can never hold more, so no
+ * later write or rollup of it can overflow (both addends are at most 2^53 − 1, their sum fits a
+ * bigint). Only for batches not counted before (see claimTransferBatch).
+ */
 export async function addTransfer(db: Db, clusterId: number, rows: TransferRow[]): Promise<void> {
   for (const part of chunks(rows)) {
     await withDbErrors(() =>
@@ -82,7 +98,9 @@ export async function addTransfer(db: Db, clusterId: number, rows: TransferRow[]
         `INSERT INTO utilization_transfer_hourly AS h (cluster_id, policy_index, account, hour, bytes_in, bytes_out, req_count)
          SELECT ?, * FROM unnest(?::smallint[], ?::varchar[], ?::timestamptz[], ?::bigint[], ?::bigint[], ?::bigint[])
          ON CONFLICT (cluster_id, account, policy_index, hour) DO UPDATE SET
-           bytes_in = h.bytes_in + excluded.bytes_in, bytes_out = h.bytes_out + excluded.bytes_out, req_count = h.req_count + excluded.req_count`,
+           bytes_in = least(least(h.bytes_in, ?) + excluded.bytes_in, ?),
+           bytes_out = least(least(h.bytes_out, ?) + excluded.bytes_out, ?),
+           req_count = least(least(h.req_count, ?) + excluded.req_count, ?)`,
         [
           clusterId,
           part.map((r) => r.policyIndex),
@@ -91,6 +109,7 @@ export async function addTransfer(db: Db, clusterId: number, rows: TransferRow[]
           part.map((r) => r.bytesIn),
           part.map((r) => r.bytesOut),
           part.map((r) => r.reqCount),
+          ...Array<number>(6).fill(TRANSFER_HOUR_MAX),
         ],
       ),
     );
@@ -209,9 +228,9 @@ export async function storageHours(db: Db, clusterId: number, account: string, p
 
 export interface StoredTransferHour {
   hour: number;
-  bytesIn: number;
-  bytesOut: number;
-  reqCount: number;
+  bytesIn: Count;
+  bytesOut: Count;
+  reqCount: Count;
 }
 
 /** Sums per hour, for one policy or (null) all of them. */
@@ -225,7 +244,7 @@ export async function transferHours(db: Db, clusterId: number, account: string, 
     .groupBy('hour');
   if (policy !== null) q.where('policy_index', policy);
   const rows = (await withDbErrors(() => q)) as Array<Record<string, string | number | Date>>;
-  return rows.map((r) => ({ hour: Number(r.at) * 1000, bytesIn: Number(r.bytes_in), bytesOut: Number(r.bytes_out), reqCount: Number(r.req_count) }));
+  return rows.map((r) => ({ hour: Number(r.at) * 1000, bytesIn: exactCount(r.bytes_in as string), bytesOut: exactCount(r.bytes_out as string), reqCount: exactCount(r.req_count as string) }));
 }
 
 /** Hour (epoch ms) -> share of its minutes covered by ingested logs, 0..1. */
@@ -292,14 +311,4 @@ export async function knownAmong(db: Db, clusterId: number, accounts: string[]):
 export async function isKnownAccount(db: Db, clusterId: number, account: string): Promise<boolean> {
   const row = await withDbErrors(() => db('utilization_accounts').select('account').where({ cluster_id: clusterId, account }).first());
   return row !== undefined;
-}
-
-/**
- * A write to a day already rolled up makes its rollup stale: the day is read from the hourly rows
- * again until maintenance rolls it anew.
- */
-export async function invalidateRollups(db: Db, hoursMs: number[]): Promise<void> {
-  const days = [...new Set(hoursMs.map((h) => new Date(h).toISOString().slice(0, 10)))];
-  if (days.length === 0) return;
-  await withDbErrors(() => db.raw('DELETE FROM utilization_rollups WHERE day = ANY(?::date[])', [days]));
 }

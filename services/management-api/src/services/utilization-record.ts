@@ -5,6 +5,7 @@ import { recordAudit } from '../repositories/audit';
 import { listPolicies } from '../repositories/devices';
 import { ensureHourlyPartitions } from '../repositories/utilization-partitions';
 import * as repo from '../repositories/utilization';
+import { invalidateRollups, TRANSFER_HOUR_MAX } from '../repositories/utilization-rollups';
 import { TOTAL_POLICY, type StorageRow, type TransferRow, type UtilizationKind } from '../repositories/utilization';
 import { requireWriterOn } from './policy';
 import { auditActorOf, type Acting } from './context';
@@ -79,6 +80,18 @@ export interface WriteResult {
   unattributed?: { records: number; requests: number };
 }
 
+/** A transfer record left out of its batch: its position in `records` and why. */
+export interface RefusedRecord {
+  index: number;
+  reason: string;
+}
+
+/** `refused` and `refused_count` only when records were refused: a clean batch answers as it always has. */
+export interface TransferWriteResult extends WriteResult {
+  refused?: RefusedRecord[];
+  refused_count?: number;
+}
+
 /** A round (or part of one) of account HEADs. Each hour keeps its maxima; re-sent samples count once. */
 export async function recordStorage(db: Knex, acting: Acting, cluster: Cluster, bodyOf: () => Promise<unknown>, settings: UtilizationSettings): Promise<WriteResult> {
   requireWriterOn(acting.operator, cluster.id);
@@ -132,7 +145,7 @@ export async function recordStorage(db: Knex, acting: Acting, cluster: Cluster, 
   await ensureHourlyPartitions(db, [hourMs]);
   await db.transaction(async (trx) => {
     await repo.upsertStorage(trx, cluster.id, [...rows.values()]);
-    await repo.invalidateRollups(trx, [hourMs]);
+    await invalidateRollups(trx, cluster.id, [hourMs]);
     await repo.rememberAccounts(trx, cluster.id, [...new Set(input.samples.map((s) => s.account))]);
     await repo.rememberPolicies(trx, cluster.id, [...new Set([...rows.values()].map((r) => r.policyIndex))].filter((p) => p !== TOTAL_POLICY));
     await recordAudit(trx, auditActorOf(acting), {
@@ -145,19 +158,63 @@ export async function recordStorage(db: Knex, acting: Acting, cluster: Cluster, 
   return { accepted: input.samples.length, duplicate: false };
 }
 
+/**
+ * A transfer batch is checked in two steps: the envelope whole (a bad one is refused with a 400),
+ * then each record on its own: a bad record is left out and named in the answer, and the batch's
+ * other records are counted (a log batch holds thousands of accounts' requests; one line should not
+ * cost the others theirs).
+ */
 const transferSchema = Joi.object({
   batch_id: Joi.string().min(8).max(128).pattern(/^[\w.:-]+$/).required(),
   covered: Joi.object({ start: utc, end: utc }),
-  records: Joi.array()
-    .max(MAX_WRITE_ROWS)
-    .items(Joi.object({ account, policy_index: Joi.number().integer().min(0).max(32767).allow(null).default(null), hour: utc, bytes_in: count, bytes_out: count, req_count: count }))
-    .required(),
+  records: Joi.array().max(MAX_WRITE_ROWS).items(Joi.any()).required(),
 });
+const transferRecordSchema = Joi.object({
+  account,
+  policy_index: Joi.number().integer().min(0).max(32767).allow(null).default(null),
+  hour: utc,
+  bytes_in: count,
+  bytes_out: count,
+  req_count: count,
+});
+const RECORD_FIELD = /'(account|policy_index|hour|bytes_in|bytes_out|req_count)'/g;
+/** Refused records an answer names one by one (a batch may hold 20,000); `refused_count` counts them all. */
+const MAX_REFUSED_SHOWN = 100;
 
 interface TransferInput {
   batch_id: string;
   covered?: { start: string; end: string };
-  records: Array<{ account: string; policy_index: number | null; hour: string; bytes_in: number; bytes_out: number; req_count: number }>;
+  records: unknown[];
+}
+interface TransferRecordInput {
+  account: string;
+  policy_index: number | null;
+  hour: string;
+  bytes_in: number;
+  bytes_out: number;
+  req_count: number;
+}
+
+/** Adds two counts, saturating where an hour's sum stops (see TRANSFER_HOUR_MAX). */
+const addCapped = (a: number, b: number): number => Math.min(TRANSFER_HOUR_MAX, a + b);
+
+/** One record, checked alone: its hour, or why it is refused. */
+function checkTransferRecord(raw: unknown, i: number, knownIndexes: ReadonlySet<number>, settings: UtilizationSettings): { record: TransferRecordInput; hour: Date } | { reason: string } {
+  const label = `records[${i}]`;
+  try {
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { reason: `'${label}' must be an object.` };
+    const record = validate<TransferRecordInput>(transferRecordSchema, raw);
+    const hour = checkWriteTime(`${label}.hour`, record.hour, settings);
+    if (hour.getTime() % HOUR_MS !== 0) return { reason: `'${label}.hour' (${formatUtc(hour)}) must be the start of an hour.` };
+    if (record.policy_index !== null && !knownIndexes.has(record.policy_index)) {
+      const has = knownIndexes.size > 0 ? `its policies are ${[...knownIndexes].sort((a, b) => a - b).join(', ')}` : 'it has no storage policies reported';
+      return { reason: `'${label}.policy_index' ${record.policy_index} is not a storage policy of this cluster (${has}).` };
+    }
+    return { record, hour };
+  } catch (e) {
+    // validate() names a field without the record's position: name it as `records[i].field`.
+    return { reason: (e as Error).message.replace(RECORD_FIELD, (_, field: string) => `'${label}.${field}'`) };
+  }
 }
 
 /** Minutes [start, end) as a bit mask per hour. */
@@ -174,25 +231,9 @@ function minuteMasks(start: number, end: number): Map<number, bigint> {
  * A batch of access-log sums. A batch id already counted is acknowledged and ignored, so a
  * collector may re-send after a crash or a timeout without counting twice.
  */
-export async function recordTransfer(db: Knex, acting: Acting, cluster: Cluster, bodyOf: () => Promise<unknown>, settings: UtilizationSettings): Promise<WriteResult> {
+export async function recordTransfer(db: Knex, acting: Acting, cluster: Cluster, bodyOf: () => Promise<unknown>, settings: UtilizationSettings): Promise<TransferWriteResult> {
   requireWriterOn(acting.operator, cluster.id);
   const input = validate<TransferInput>(transferSchema, await bodyOf());
-  const rows = new Map<string, TransferRow>();
-  input.records.forEach((r, i) => {
-    const hour = checkWriteTime(`records[${i}].hour`, r.hour, settings);
-    if (hour.getTime() % HOUR_MS !== 0) throw errors.invalidInput(`'records[${i}].hour' (${formatUtc(hour)}) must be the start of an hour.`);
-    const policyIndex = r.policy_index ?? TOTAL_POLICY;
-    const key = `${policyIndex}\u0000${r.account}\u0000${hour.getTime()}`;
-    const prev = rows.get(key);
-    rows.set(key, {
-      policyIndex,
-      account: r.account,
-      hour,
-      bytesIn: (prev?.bytesIn ?? 0) + r.bytes_in,
-      bytesOut: (prev?.bytesOut ?? 0) + r.bytes_out,
-      reqCount: (prev?.reqCount ?? 0) + r.req_count,
-    });
-  });
   let coverage = new Map<number, bigint>();
   if (input.covered) {
     const start = checkWriteTime('covered.start', input.covered.start, settings).getTime();
@@ -200,28 +241,56 @@ export async function recordTransfer(db: Knex, acting: Acting, cluster: Cluster,
     if (end < start) throw errors.invalidInput("'covered.end' must not be before 'covered.start'.");
     coverage = minuteMasks(start, Math.max(end, start + 1));
   }
+  const needsPolicies = input.records.some((r) => r !== null && typeof r === 'object' && typeof (r as { policy_index?: unknown }).policy_index === 'number');
+  const knownIndexes = new Set((needsPolicies ? await listPolicies(db, cluster.id) : []).map((p) => p.index));
+  const checkedRecords: Array<{ account: string; reqCount: number; policyIndex: number; hour: Date; bytesIn: number; bytesOut: number }> = [];
+  const refused: RefusedRecord[] = [];
+  input.records.forEach((raw, i) => {
+    const checked = checkTransferRecord(raw, i, knownIndexes, settings);
+    if ('reason' in checked) refused.push({ index: i, reason: checked.reason });
+    else {
+      const { record: r, hour } = checked;
+      checkedRecords.push({ account: r.account, reqCount: r.req_count, policyIndex: r.policy_index ?? TOTAL_POLICY, hour, bytesIn: r.bytes_in, bytesOut: r.bytes_out });
+    }
+  });
   // Only accounts the cluster has had a user for are billed. A log line names whatever account its
   // request asked for, refused or not: anyone can make the proxy log any name, and such a name
   // must neither be billed nor become an account the storage collector HEADs.
-  const known = await repo.knownAmong(db, cluster.id, [...new Set(input.records.map((r) => r.account))]);
-  const billed = [...rows.values()].filter((r) => known.has(r.account));
-  const strangers = input.records.filter((r) => !known.has(r.account));
-  const unattributed = { records: strangers.length, requests: strangers.reduce((n, r) => n + r.req_count, 0) };
+  const known = await repo.knownAmong(db, cluster.id, [...new Set(checkedRecords.map((r) => r.account))]);
+  const strangers = checkedRecords.filter((r) => !known.has(r.account));
+  const unattributed = { records: strangers.length, requests: strangers.reduce((n, r) => n + r.reqCount, 0) };
+  const rows = new Map<string, TransferRow>();
+  for (const r of checkedRecords) {
+    if (!known.has(r.account)) continue;
+    const key = `${r.policyIndex}\u0000${r.account}\u0000${r.hour.getTime()}`;
+    const prev = rows.get(key);
+    rows.set(key, {
+      policyIndex: r.policyIndex,
+      account: r.account,
+      hour: r.hour,
+      bytesIn: addCapped(prev?.bytesIn ?? 0, r.bytesIn),
+      bytesOut: addCapped(prev?.bytesOut ?? 0, r.bytesOut),
+      reqCount: addCapped(prev?.reqCount ?? 0, r.reqCount),
+    });
+  }
+  const billed = [...rows.values()];
   await ensureHourlyPartitions(db, billed.map((r) => r.hour.getTime()));
   const counted = await db.transaction(async (trx) => {
     if (!(await repo.claimTransferBatch(trx, cluster.id, input.batch_id))) return false;
     await repo.addTransfer(trx, cluster.id, billed);
-    await repo.invalidateRollups(trx, billed.map((r) => r.hour.getTime()));
+    await invalidateRollups(trx, cluster.id, billed.map((r) => r.hour.getTime()));
     await repo.addTransferCoverage(trx, cluster.id, coverage);
     await recordAudit(trx, auditActorOf(acting), {
       action: 'record_utilization',
       target: utilizationTarget(cluster, 'transfer'),
       before: null,
-      after: { kind: 'transfer', batch_id: input.batch_id, records: input.records.length, unattributed: unattributed.records },
+      after: { kind: 'transfer', batch_id: input.batch_id, records: input.records.length, refused: refused.length, unattributed: unattributed.records },
     });
     return true;
   });
-  return { accepted: counted ? input.records.length - unattributed.records : 0, duplicate: !counted, unattributed };
+  const accepted = checkedRecords.length - unattributed.records;
+  const result: TransferWriteResult = { accepted: counted ? accepted : 0, duplicate: !counted, unattributed };
+  return refused.length === 0 ? result : { ...result, refused: refused.slice(0, MAX_REFUSED_SHOWN), refused_count: refused.length };
 }
 
 const utilizationTarget = (cluster: Cluster, kind: UtilizationKind) => ({

@@ -3,7 +3,7 @@ import { type TimeRange } from '@cairn/domain';
 import type { Cluster } from '@cairn/domain';
 import type { Filter } from '../repositories/list-types';
 import * as repo from '../repositories/utilization';
-import { TOTAL_POLICY } from '../repositories/utilization';
+import { TOTAL_POLICY, type Count } from '../repositories/utilization';
 import * as summaries from '../repositories/utilization-summary';
 import { hourRange, pct } from './utilization';
 
@@ -24,9 +24,9 @@ export interface AccountSummary {
   bytes_used_peak: number;
   object_count: number;
   container_count: number;
-  bytes_in: number;
-  bytes_out: number;
-  req_count: number;
+  bytes_in: Count;
+  bytes_out: Count;
+  req_count: Count;
   storage_pct_complete: number;
   transfer_pct_complete: number;
   pct_complete: number;
@@ -80,7 +80,7 @@ export interface SummaryPage {
 }
 
 export async function summaryPage(db: Knex, cluster: Cluster, range: TimeRange, filters: readonly Filter[], limit: number, offset: number): Promise<SummaryPage> {
-  const split = await summaries.splitRange(db, hourRange(range));
+  const split = await summaries.splitRange(db, cluster.id, hourRange(range));
   const [total, accounts, policies, transferPart] = await Promise.all([
     summaries.countSummaryAccounts(db, cluster.id, split, filters),
     summaries.summaryAccounts(db, cluster.id, split, filters, { limit, offset }),
@@ -99,7 +99,7 @@ export async function summaryExport(
   filters: readonly Filter[],
   batch = 5000,
 ): Promise<{ policies: number[]; batches: AsyncGenerator<AccountSummary[]> }> {
-  const split = await summaries.splitRange(db, hourRange(range));
+  const split = await summaries.splitRange(db, cluster.id, hourRange(range));
   const policies = await repo.storagePolicies(db, cluster.id);
   const transferPart = await transferShare(db, cluster, range);
   async function* batches(): AsyncGenerator<AccountSummary[]> {

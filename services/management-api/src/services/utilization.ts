@@ -4,7 +4,7 @@ import type { Filter, ListQuery, Page } from '../repositories/list-types';
 import { getCluster } from '../repositories/clusters';
 import { pagePolicies, type StoredPolicy } from '../repositories/devices';
 import * as repo from '../repositories/utilization';
-import { TOTAL_POLICY, type HourRange, type UtilizationKind } from '../repositories/utilization';
+import { TOTAL_POLICY, type Count, type HourRange, type UtilizationKind } from '../repositories/utilization';
 import { canSeeCluster } from './policy';
 
 export type { UtilizationKind };
@@ -88,9 +88,9 @@ export interface StorageRecord {
 export interface TransferRecord {
   start: Date;
   end: Date;
-  bytes_in: number;
-  bytes_out: number;
-  req_count: number;
+  bytes_in: Count;
+  bytes_out: Count;
+  req_count: Count;
   pct_complete: number;
 }
 

@@ -4,7 +4,7 @@ import { DB_KINDS, createTestDatabase, type TestDatabase } from '../support/harn
 import { migrateLatest } from '../../src/db/database';
 import { createLogger } from '../../src/deps';
 import { pruneAudit, STORAGE_USER_ENTRY } from '../../src/repositories/audit-retention';
-import { runMaintenance } from '../../src/services/maintenance';
+import { runMaintenance } from '../../src/maintenance';
 
 const NOW = new Date('2026-11-27T12:00:00Z');
 const daysAgo = (days: number) => new Date(NOW.getTime() - days * 86_400_000);

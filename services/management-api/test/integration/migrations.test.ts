@@ -1,5 +1,6 @@
 import { DB_KINDS, createTestDatabase } from '../support/harness';
 import { migrateLatest, migrateRollbackAll } from '../../src/db/database';
+import { migrationSource } from '../../src/db/migrations';
 import { ensureHourlyPartitions } from '../../src/repositories/utilization-partitions';
 
 describe.each(DB_KINDS)('migrations on %s', (kind) => {
@@ -7,7 +8,7 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
     const { db, drop } = await createTestDatabase(kind);
     try {
       const applied = await migrateLatest(db);
-      expect(applied).toEqual(['20261122000000_initial_schema', '20261122010000_cluster_user_counts', '20261122020000_capacity_reports', '20261122030000_audit_log', '20261122040000_user_id_buckets', '20261122041500_storage_user_change_notices', '20261123100000_user_ordering_index', '20261123200000_cluster_change_notices', '20261123220000_user_flag_ordering', '20261123230000_utilization', '20261124000000_s3_credentials', '20261124010000_capacity_history', '20261124020000_user_name_buckets', '20261124030000_utilization_hour_brin', '20261126000000_operator_clusters_restrict', '20261127000000_audit_retention']);
+      expect(applied).toEqual(['20261122000000_initial_schema', '20261122010000_cluster_user_counts', '20261122020000_capacity_reports', '20261122030000_audit_log', '20261122040000_user_id_buckets', '20261122041500_storage_user_change_notices', '20261123100000_user_ordering_index', '20261123200000_cluster_change_notices', '20261123220000_user_flag_ordering', '20261123230000_utilization', '20261124000000_s3_credentials', '20261124010000_capacity_history', '20261124020000_user_name_buckets', '20261124030000_utilization_hour_brin', '20261126000000_operator_clusters_restrict', '20261127000000_audit_retention', '20261127000000_utilization_cluster_rollups']);
       expect(await migrateLatest(db)).toEqual([]);
       for (const table of ['clusters', 'storage_users', 'operators', 'api_keys', 'storage_policies', 'devices', 'cluster_user_counts', 'capacity_reports', 'audit_log', 'storage_user_id_buckets', 'storage_user_name_ranges', 'storage_user_name_buckets', 'utilization_accounts', 'utilization_storage_hourly', 'utilization_transfer_daily']) {
         expect(await db.schema.hasTable(table)).toBe(true);
@@ -19,6 +20,28 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
       expect(await db.schema.hasTable('storage_users')).toBe(false);
       expect(await db.schema.hasTable('audit_log')).toBe(false);
       expect(await migrateLatest(db)).toHaveLength(applied.length);
+    } finally {
+      await drop();
+    }
+  });
+
+  it('when rollups become per cluster, then days rolled before are rolled for every cluster, and a day the previous release marks stale is stale for every cluster', async () => {
+    const { db, drop } = await createTestDatabase(kind);
+    try {
+      await migrateLatest(db);
+      await db.migrate.down({ migrationSource });
+      const clusters = await db('clusters')
+        .insert([1, 2].map((i) => ({ name: `c${i}`, uuid: `3f0c4a4e-2a7e-4d55-9a3b-1f2e3d4c5b6${i}`, auth_url: 'https://c/auth', storage_url: 'https://c/v1' })))
+        .returning('id');
+      // What the previous release wrote: one mark per day, for every cluster at once.
+      await db('utilization_rollups').insert([{ day: '2026-11-20' }, { day: '2026-11-21' }]);
+      await migrateLatest(db);
+      const marks = async () => (await db('utilization_cluster_rollups').select('cluster_id', db.raw('day::text AS day')).orderBy(['day', 'cluster_id'])).map((r) => `${r.cluster_id}:${r.day}`);
+      const ids = clusters.map((c: { id: number }) => c.id);
+      expect(await marks()).toEqual([`${ids[0]}:2026-11-20`, `${ids[1]}:2026-11-20`, `${ids[0]}:2026-11-21`, `${ids[1]}:2026-11-21`]);
+      // The previous release's write to a rolled day deletes the day's one mark (its invalidateRollups).
+      await db.raw("DELETE FROM utilization_rollups WHERE day = ANY('{2026-11-21}'::date[])");
+      expect(await marks()).toEqual([`${ids[0]}:2026-11-20`, `${ids[1]}:2026-11-20`]);
     } finally {
       await drop();
     }

@@ -6,6 +6,7 @@ import { createApp } from '../../src/app';
 import { bootstrap } from '../../src/bootstrap';
 import { createDatabase, migrateLatest } from '../../src/db/database';
 import { createLogger, type Deps } from '../../src/deps';
+import { createApiMetrics } from '../../src/http/metrics';
 import { hashPassword } from '@cairn/domain';
 import { responseCheckerFor } from './openapi-responses';
 
@@ -88,7 +89,8 @@ export async function startTestApp(kind: DbKind, extra: Partial<Deps> = {}): Pro
     defaultAuthUrl: 'http://127.0.0.1:5000/auth',
     defaultStorageUrl: 'http://127.0.0.1:8080/v1',
   });
-  const deps: Deps = { db: database.db, log: createLogger('silent'), hashPassword: (p) => hashPassword(p), apiKeyCacheMs: 5000, ...extra };
+  // The app's metrics are the deps' (as createDeps makes them), so a test can feed and read them.
+  const deps: Deps = { db: database.db, log: createLogger('silent'), hashPassword: (p) => hashPassword(p), apiKeyCacheMs: 5000, metrics: createApiMetrics(database.db), ...extra };
   const app = createApp(deps);
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));

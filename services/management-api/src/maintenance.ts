@@ -1,0 +1,57 @@
+import { DAY_MS, DEFAULT_RETENTION, type UtilizationRetention } from '@cairn/domain';
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { Deps } from './deps';
+import type { RollupMetrics } from './http/metrics';
+import { DEFAULT_AUDIT_RETENTION, pruneAudit, type AuditPruneReport } from './repositories/audit-retention';
+import { maintainUtilization, type MaintenanceReport } from './repositories/utilization-partitions';
+
+export interface MaintenancePass {
+  /** Absent when that task failed (its error was logged). */
+  utilization?: MaintenanceReport;
+  audit?: AuditPruneReport;
+}
+
+/**
+ * One maintenance pass of a replica (every replica runs them; each task is safe to run at once
+ * from several): utilization partitions, rollups and retention, then the audit trail's retention.
+ * Each task stands alone: a failure of one is logged and the other still runs, and the next pass
+ * tries again. Never rejects.
+ */
+export async function runMaintenance(deps: Pick<Deps, 'db' | 'log' | 'utilization' | 'auditRetention' | 'metrics'>, now: Date): Promise<MaintenancePass> {
+  const { db, log } = deps;
+  const pass: MaintenancePass = {};
+  pass.utilization = (await runUtilizationMaintenance(db, deps.utilization ?? DEFAULT_RETENTION, now, log, deps.metrics?.rollups)) ?? undefined;
+  try {
+    pass.audit = await pruneAudit(db, deps.auditRetention ?? DEFAULT_AUDIT_RETENTION, now);
+    if (pass.audit.operatorEntries || pass.audit.storageUserEntries) log.info(pass.audit, 'audit entries past their retention deleted');
+  } catch (err) {
+    log.warn({ err }, 'audit retention failed; retried at the next run');
+  }
+  return pass;
+}
+
+/**
+ * The utilization part of a pass: failures are logged and counted, never thrown (the next pass
+ * retries them). Each failed rollup names its cluster and day; the backlog gauge says, per
+ * cluster, how far behind its rollups are.
+ */
+export async function runUtilizationMaintenance(db: Knex, retention: UtilizationRetention, now: Date, log: Logger, metrics?: RollupMetrics): Promise<MaintenanceReport | null> {
+  let report: MaintenanceReport;
+  try {
+    report = await maintainUtilization(db, retention, now);
+  } catch (err) {
+    metrics?.passFailures.inc();
+    log.warn({ err }, 'utilization maintenance failed; retried at the next run');
+    return null;
+  }
+  const today = Math.floor(now.getTime() / DAY_MS) * DAY_MS;
+  for (const f of report.failed) {
+    metrics?.failures.inc({ cluster: String(f.clusterId) });
+    log.warn({ err: f.error, cluster: f.clusterId, day: f.day }, 'utilization rollup failed; retried at the next run');
+  }
+  for (const [cluster, oldest] of report.backlog) metrics?.backlogDays.set({ cluster: String(cluster) }, oldest === null ? 0 : Math.round((today - oldest) / DAY_MS));
+  if (report.kept.length) log.warn({ kept: report.kept }, 'utilization partitions past the retention kept: a day of theirs is not rolled up yet');
+  if (report.dropped.length || report.created) log.info({ created: report.created, dropped: report.dropped }, 'utilization maintenance');
+  return report;
+}
