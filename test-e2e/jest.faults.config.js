@@ -1,8 +1,10 @@
 /**
  * Fault-injection tests (`pnpm test:faults`): Postgres and Redis restarts and outages, and
- * SIGKILL of the management API mid-write, under load. They run their own Postgres cluster
+ * SIGKILL of the management API mid-write, under load, and TLS to Postgres and Redis with a
+ * private CA. They run their own Postgres cluster
  * (port 5433, created on first use with pg_createcluster) and their own redis-server (port 6390),
- * never the shared ones, and take about two minutes. Not part of `pnpm test`.
+ * never the shared ones; the TLS tests a TLS-only Postgres on 5434 and redis-server on 6391, with
+ * a CA made by openssl at test time. About three minutes. Not part of `pnpm test`.
  *
  *   node --experimental-vm-modules node_modules/jest/bin/jest.js -c test-e2e/jest.faults.config.js
  */

@@ -18,6 +18,17 @@ const read = (path: string) => readFileSync(join(root, path), 'utf8');
 const compose = read('docker-compose.yml').replace(/^\s*#.*\n/gm, '');
 const nginx = read('deploy/nginx/cairn.conf');
 const secretsScript = read('deploy/secrets/init-secrets.sh');
+const tlsCompose = read('docker-compose.tls.yml').replace(/^\s*#.*\n/gm, '');
+const tlsNginx = read('deploy/nginx/cairn-tls.conf');
+
+/** Each `server { … }` block of an nginx file: its listen line and its locations with their targets. */
+function nginxServers(conf: string): Array<{ listen: string; locations: string[]; upstreams: string[] }> {
+  return [...conf.matchAll(/^server \{\n([\s\S]*?)^\}/gm)].map((m) => ({
+    listen: /^\s+listen ([^;]+);/m.exec(m[1]!)![1]!,
+    locations: [...m[1]!.matchAll(/location ([^{]+?) \{\s*([^}]*?);\s*\}/g)].map((l) => `${l[1]} -> ${l[2]}`),
+    upstreams: [...m[1]!.matchAll(/proxy_pass http:\/\/(\w+);/g)].map((u) => u[1]!),
+  }));
+}
 
 const serviceNames = (() => {
   const body = compose.slice(compose.indexOf('\nservices:\n'), compose.indexOf('\nvolumes:\n'));
@@ -67,6 +78,33 @@ describe('docker-compose.yml, deploy/ and the Dockerfiles', () => {
       for (const s of servers) expect(serviceNames).toContain(s);
     }
     for (const s of ['postgres', 'redis', 'secrets', 'migrate', 'nginx']) expect(serviceNames).toContain(s);
+  });
+
+  it('when the TLS override is used, then nginx gets cairn-tls.conf beside cairn.conf and the certificate directory it names', () => {
+    expect(tlsCompose).toMatch(/^services:\n {2}nginx:\n {4}volumes:\n/m);
+    expect(tlsCompose).toContain('- ./deploy/nginx/cairn-tls.conf:/etc/nginx/conf.d/cairn-tls.conf:ro');
+    // Beside, not instead of, the base file's default.conf: the upstreams are defined there once.
+    expect(compose).toContain('- ./deploy/nginx/cairn.conf:/etc/nginx/conf.d/default.conf:ro');
+    expect(tlsCompose).toMatch(/- \$\{CAIRN_TLS_DIR:\?[^}]+\}:\/etc\/nginx\/tls:ro/);
+    for (const file of [...tlsNginx.matchAll(/^ssl_certificate(?:_key)? (\S+);/gm)].map((m) => m[1]!)) expect(file).toMatch(/^\/etc\/nginx\/tls\/cairn\.(crt|key)$/);
+    expect(tlsNginx).toMatch(/^ssl_protocols TLSv1\.2 TLSv1\.3;$/m);
+    expect(tlsNginx).not.toMatch(/^upstream /m);
+  });
+
+  it('when nginx terminates TLS, then each upstream of cairn.conf has one TLS listener, published by the override, serving the same paths as its plain one', () => {
+    const plain = nginxServers(nginx);
+    const tls = nginxServers(tlsNginx);
+    expect(tls.map((t) => t.listen)).toEqual(['8443 ssl', '5443 ssl', '5444 ssl']);
+    const upstreams = [...nginx.matchAll(/upstream (\S+) \{/g)].map((m) => m[1]);
+    expect(tls.map((t) => t.upstreams[0])).toEqual(upstreams);
+    for (const server of tls) {
+      expect(server.locations.length).toBeGreaterThan(0);
+      expect(new Set(server.upstreams).size).toBe(1);
+      const twin = plain.find((p) => p.upstreams[0] === server.upstreams[0])!;
+      expect(server.locations).toEqual(twin.locations);
+    }
+    const published = [...tlsCompose.matchAll(/- "\$\{CAIRN_TLS_BIND_ADDRESS:-[^}]+\}:(\d+):(\d+)"/g)].map((m) => [m[1], m[2]]);
+    expect(published).toEqual(tls.map((t) => [t.listen.split(' ')[0], t.listen.split(' ')[0]]));
   });
 
   it('when the API runs in compose, then it does not migrate at start and migrations run as a one-shot job', () => {

@@ -36,7 +36,10 @@ describe('gateway /readyz with Redis behind a relay the test controls', () => {
   it('when Postgres and Redis answer, then it is 200 and names both ok', async () => {
     const r = await readyz(stack.gatewayUrl);
     expect(r).toMatchObject({ status: 200, body: { status: 'ok', postgres: 'ok', redis: 'ok' } });
-    expect(sample(await (await fetch(`${stack.gatewayUrl}/metrics`)).text(), 'cairn_redis_connected')).toBe(1);
+    const page = await (await fetch(`${stack.gatewayUrl}/metrics`)).text();
+    expect(sample(page, 'cairn_redis_connected')).toBe(1);
+    expect(sample(page, 'cairn_dependency_up', { dependency: 'redis' })).toBe(1);
+    expect(sample(page, 'cairn_dependency_up', { dependency: 'postgres' })).toBe(1);
   });
 
   it('when Redis goes away (its port closed), then it is 503 naming redis, answered in under 3 s, and ready again once Redis is back', async () => {
@@ -44,7 +47,10 @@ describe('gateway /readyz with Redis behind a relay the test controls', () => {
     const down = await readyz(stack.gatewayUrl);
     expect(down).toMatchObject({ status: 503, body: { status: 'unavailable', postgres: 'ok', redis: 'unreachable' } });
     expect(down.ms).toBeLessThan(3000);
-    expect(sample(await (await fetch(`${stack.gatewayUrl}/metrics`)).text(), 'cairn_redis_connected')).toBe(0);
+    const page = await (await fetch(`${stack.gatewayUrl}/metrics`)).text();
+    expect(sample(page, 'cairn_redis_connected')).toBe(0);
+    expect(page).toMatch(/^cairn_dependency_up\{dependency="redis",service="auth-gateway"\} 0$/m);
+    expect(sample(page, 'cairn_dependency_up', { dependency: 'postgres' })).toBe(1);
     await relay.start();
     await eventually(async () => (await readyz(stack.gatewayUrl)).status === 200, 15_000);
   });
@@ -71,6 +77,7 @@ describe('gateway /readyz without REDIS_URL', () => {
 
   it('when tokens live in process, then it is ready and says Redis is not configured', async () => {
     expect(await readyz(stack.gatewayUrl)).toMatchObject({ status: 200, body: { status: 'ok', postgres: 'ok', redis: 'not configured (in-process store)' } });
+    expect(await (await fetch(`${stack.gatewayUrl}/metrics`)).text()).not.toMatch(/cairn_dependency_up\{dependency="redis"/);
   });
 });
 
@@ -104,8 +111,13 @@ describe('management-api /readyz with Postgres behind a relay the test controls'
     const down = await readyz(url);
     expect(down).toMatchObject({ status: 503, body: { status: 'unavailable', postgres: 'unreachable' } });
     expect(down.ms).toBeLessThan(3000);
+    // /metrics still answers while Postgres is down, and says so.
+    const metrics = await fetch(`${url}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toMatch(/^cairn_dependency_up\{dependency="postgres",service="management-api"\} 0$/m);
     await relay.start();
     await eventually(async () => (await readyz(url)).status === 200, 10_000);
+    expect(sample(await (await fetch(`${url}/metrics`)).text(), 'cairn_dependency_up', { dependency: 'postgres' })).toBe(1);
   });
 
   it('when Postgres hangs (accepts connections, never answers), then it is 503 within 3 s', async () => {

@@ -1,3 +1,4 @@
+import { Gauge, type Registry } from 'prom-client';
 import type { RequestHandler } from 'express';
 
 /**
@@ -69,4 +70,25 @@ export function readinessEndpoint(checks: Record<string, ReadinessCheck>, timeou
       res.status(ready ? 200 : 503).set('Cache-Control', 'no-store').json(body);
     }, next);
   };
+}
+
+/**
+ * `cairn_dependency_up{dependency}`: 1 when the dependency answers its readiness check within the
+ * timeout, else 0, checked when scraped (one `SELECT 1` or `PING` per scrape). Alerts read this
+ * rather than probe /readyz, which a load balancer already does. Fixed checks have no series.
+ */
+export function registerReadinessMetrics(registry: Registry, checks: Record<string, ReadinessCheck>, timeoutMs = READINESS_TIMEOUT_MS): void {
+  const probed = Object.fromEntries(Object.entries(checks).filter(([, check]) => typeof check === 'function'));
+  // An app built twice on one registry (tests do) reports its latest checks.
+  registry.removeSingleMetric('cairn_dependency_up');
+  new Gauge({
+    name: 'cairn_dependency_up',
+    help: 'Whether a dependency (postgres, redis) answered its readiness check when scraped (1) or not (0).',
+    labelNames: ['dependency'],
+    registers: [registry],
+    async collect() {
+      const { body } = await checkReadiness(probed, timeoutMs);
+      for (const name of Object.keys(probed)) this.set({ dependency: name }, body[name] === 'ok' ? 1 : 0);
+    },
+  });
 }

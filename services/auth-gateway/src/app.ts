@@ -1,4 +1,4 @@
-import { metricsEndpoint, NotReady, readinessEndpoint, requestLogger, requestLogging } from '@cairn/runtime';
+import { metricsEndpoint, NotReady, readinessEndpoint, registerReadinessMetrics, requestLogger, requestLogging } from '@cairn/runtime';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Deps } from './deps';
 import { BODY_LIMIT, declaredBodyLimit } from './http/body-limit';
@@ -50,20 +50,24 @@ export function createApp(deps: Deps): Express {
   // Ready when Postgres and Redis answer within 2 s and the cluster still exists; without Redis,
   // tokens live in this process.
   const { db, redis, cluster } = deps;
+  const dependencies = {
+    postgres: () => db.raw('SELECT 1'),
+    redis: redis
+      ? () => {
+          // Already known to be down: say so now rather than queue a PING behind the reconnection.
+          if (redis.status === 'reconnecting' || redis.status === 'end' || redis.status === 'close') return Promise.reject(new Error(redis.status));
+          return redis.ping();
+        }
+      : { fixed: 'not configured (in-process store)' },
+  };
   app.get(
     '/readyz',
     readinessEndpoint({
-      postgres: () => db.raw('SELECT 1'),
-      redis: redis
-        ? () => {
-            // Already known to be down: say so now rather than queue a PING behind the reconnection.
-            if (redis.status === 'reconnecting' || redis.status === 'end' || redis.status === 'close') return Promise.reject(new Error(redis.status));
-            return redis.ping();
-          }
-        : { fixed: 'not configured (in-process store)' },
+      ...dependencies,
       cluster: () => (cluster.deleted ? Promise.reject(new NotReady('deleted')) : Promise.resolve()),
     }),
   );
+  registerReadinessMetrics(deps.metrics.registry, dependencies);
   // Unauthenticated, like the probes: serve it on the internal network only (see docs/operations.md).
   app.get('/metrics', metricsEndpoint(deps.metrics.registry));
 

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import Joi from 'joi';
-import { loadConfig, s3KeyringConfig, type ConfigSpec, type Env } from '@cairn/config';
-import { logFormatConfig, type LogFormat } from '@cairn/runtime';
+import { ConfigError, loadConfig, s3KeyringConfig, type ConfigSpec, type Env } from '@cairn/config';
+import { logFormatConfig, postgresUrlWithCa, readCaFile, type LogFormat } from '@cairn/runtime';
 import { parseRedisUrl, RedisUrlError } from './redis';
 
 const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
@@ -73,6 +73,11 @@ export const configSpec = {
     schema: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
     secret: true,
   },
+  databaseCaFile: {
+    env: 'CAIRN_DATABASE_CA_FILE',
+    doc: "PEM file of the CA that signed Postgres' server certificate. Set: connections (DATABASE_URL and CAIRN_USER_NOTICES_URL) use TLS and verify the certificate and the URL's host name with it (sslmode=verify-full, unless the URL sets its own sslmode). The URLs' own sslmode and sslrootcert work too.",
+    schema: Joi.string(),
+  },
   userNoticesUrl: {
     env: 'CAIRN_USER_NOTICES_URL',
     doc: "Postgres URL of a direct session on the primary where the gateway LISTENs for user changes, so logins can skip reading each user's row (PgBouncer in transaction mode or a read replica cannot carry LISTEN). Unset: DATABASE_URL. `off`: every login reads its row from Postgres.",
@@ -95,7 +100,12 @@ export const configSpec = {
       })
       .messages({ 'redisUrl.invalid': 'is not a usable Redis URL: {#reason}' }),
     secret: true,
+  },  redisCaFile: {
+    env: 'CAIRN_REDIS_CA_FILE',
+    doc: "PEM file of the CA that signed Redis' certificates (servers, and sentinels with rediss+sentinel://), for a REDIS_URL that uses TLS (rediss…); the certificate must name the host the URL connects to. Unset: the system's CAs.",
+    schema: Joi.string(),
   },
+
   storageUrl: {
     env: 'CAIRN_GATEWAY_STORAGE_URL',
     doc: "Swift proxy base URL handed out (…/v1); accounts are <this>/AUTH_<user>. Unset: the cluster's storage_url.",
@@ -203,10 +213,15 @@ export interface GatewayConfig {
   cluster?: string;
   /** Without a trailing slash. */
   publicUrl?: string;
+  /** With databaseCaFile, readConfig has added it to this URL and userNoticesUrl (sslrootcert, sslmode). */
   databaseUrl?: string;
+  databaseCaFile?: string;
   /** `off`, a Postgres URL, or unset (then DATABASE_URL). */
   userNoticesUrl?: string;
   redisUrl?: string;
+  redisCaFile?: string;
+  /** The PEM text of redisCaFile, read by readConfig. */
+  redisCa?: string;
   /** Without a trailing slash. */
   storageUrl?: string;
   signingKey?: string;
@@ -237,5 +252,18 @@ export interface GatewayConfig {
 
 /** Reads and validates the whole configuration at once; throws a ConfigError listing every problem. */
 export function readConfig(env: Env = process.env): GatewayConfig {
-  return loadConfig<GatewayConfig>(configSpec, env, (p) => readFileSync(p, 'utf8'));
+  const config = loadConfig<GatewayConfig>(configSpec, env, (p) => readFileSync(p, 'utf8'));
+  if (config.databaseCaFile !== undefined) {
+    const ca = readCaFile('CAIRN_DATABASE_CA_FILE', config.databaseCaFile);
+    if ('problem' in ca) throw new ConfigError([ca.problem]);
+    if (config.databaseUrl) config.databaseUrl = postgresUrlWithCa(config.databaseUrl, config.databaseCaFile);
+    if (config.userNoticesUrl && config.userNoticesUrl !== 'off') config.userNoticesUrl = postgresUrlWithCa(config.userNoticesUrl, config.databaseCaFile);
+  }
+  if (config.redisCaFile !== undefined) {
+    if (!config.redisUrl || !/^rediss/i.test(config.redisUrl)) throw new ConfigError(['CAIRN_REDIS_CA_FILE is set, but REDIS_URL does not use TLS: use rediss://, rediss+cluster:// or rediss+sentinel://.']);
+    const ca = readCaFile('CAIRN_REDIS_CA_FILE', config.redisCaFile);
+    if ('problem' in ca) throw new ConfigError([ca.problem]);
+    config.redisCa = ca.pem;
+  }
+  return config;
 }

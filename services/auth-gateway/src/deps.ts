@@ -2,7 +2,7 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 import { randomBytes } from 'node:crypto';
 import knex, { type Knex } from 'knex';
 import { ConfigError } from '@cairn/config';
-import { logDestination, retryStartup } from '@cairn/runtime';
+import { isTlsFailure, logDestination, retryStartup, TlsFailure } from '@cairn/runtime';
 import { GatewayMetrics } from './http/metrics';
 import type { GatewayConfig } from './config';
 import { closeRedis, createRedis, type RedisClient } from './redis';
@@ -118,22 +118,36 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
       pool: { min: 0, max: config.poolMax },
       acquireConnectionTimeout: 5000,
     });
-  const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined;
+  const redis = config.redisUrl ? createRedis(config.redisUrl, log, config.redisCa) : undefined;
+  // A command that fails only says it timed out; why the connection failed comes as an event.
+  let redisError: unknown;
+  redis?.on('error', (e: unknown) => void (redisError = e));
   const metrics = new GatewayMetrics({ db, ...(redis ? { redis } : {}) });
   // Postgres, its tables and the cluster row (made by the migrate job) and Redis may come up after
   // us: retried until CAIRN_STARTUP_TIMEOUT. A shared handle was made ready by its owner.
-  const startup = { log, deadlineMs: config.startupTimeout * 1000, isFatal: (e: unknown) => e instanceof ConfigError };
+  // A certificate that does not verify will not verify on the next try either: stop at once.
+  const startup = { log, deadlineMs: config.startupTimeout * 1000, isFatal: (e: unknown) => e instanceof ConfigError || e instanceof TlsFailure };
+  const postgresTls = <T>(attempt: () => Promise<T>) => () =>
+    attempt().catch((e: unknown) => {
+      throw isTlsFailure(e) ? new TlsFailure('Postgres', 'CAIRN_DATABASE_CA_FILE (or sslrootcert in DATABASE_URL)', e) : e;
+    });
   let userChanges: UserChangeFeed | undefined;
   let served: ServedCluster | undefined;
   try {
-    const cluster = await retryStartup('cluster lookup in Postgres', () => resolveCluster(db, config.cluster ?? DEFAULT_CLUSTER), {
+    const cluster = await retryStartup('cluster lookup in Postgres', postgresTls(() => resolveCluster(db, config.cluster ?? DEFAULT_CLUSTER)), {
       ...startup,
       deadlineMs: ownsDb ? startup.deadlineMs : 0,
     });
     served = new ServedCluster(db, cluster, { publicUrl: config.publicUrl, storageUrl: config.storageUrl }, log);
     const store: TokenStore = redis ? new RedisTokenStore(redis, `cairn:${cluster.uuid}:`) : new MemoryTokenStore();
     if (!redis) log.warn('REDIS_URL is not set: tokens live in this process only (single instance, lost on restart)');
-    if (redis) await retryStartup('Redis connection', () => redis.ping(), startup);
+    if (redis) {
+      const ping = () =>
+        redis.ping().catch((e: unknown) => {
+          throw isTlsFailure(redisError) ? new TlsFailure('Redis', 'CAIRN_REDIS_CA_FILE', redisError) : e;
+        });
+      await retryStartup('Redis connection', ping, startup);
+    }
     const signingKey = config.signingKey ?? (await retryStartup('signing key in Redis', () => store.getOrSet('signing-key', randomBytes(32).toString('base64')), startup));
     const users = new UserDirectory(db, cluster.id, config.userCacheMs);
     const s3 = createS3Deps(config, { db, clusterId: cluster.id, store, log, metrics });

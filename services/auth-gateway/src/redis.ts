@@ -180,8 +180,10 @@ const COMMAND_TIMEOUT_MS = 1_500;
  * a command waits for at most RETRIES_PER_REQUEST reconnection attempts before it fails.
  * Connection errors are logged by message only: the URL (which may hold a password) never is.
  */
-export function createRedis(url: string, log: Logger): RedisClient {
+export function createRedis(url: string, log: Logger, ca?: string): RedisClient {
   const target = parseRedisUrl(url);
+  // With CAIRN_REDIS_CA_FILE, certificates are verified against that CA instead of the system's.
+  const tls = ca ? { ca } : {};
   const common = {
     lazyConnect: true,
     // Commands issued in the same tick (a login's reads, a validation's two lookups, other
@@ -195,7 +197,8 @@ export function createRedis(url: string, log: Logger): RedisClient {
   const perNode = { connectTimeout: CONNECT_TIMEOUT_MS, maxRetriesPerRequest: RETRIES_PER_REQUEST, commandTimeout: COMMAND_TIMEOUT_MS } as const;
   let client: RedisClient;
   if (target.kind === 'single') {
-    client = new Redis(url, { ...common, ...perNode, retryStrategy: backoff });
+    // ioredis turns TLS on for rediss:// by itself; the CA is given for it.
+    client = new Redis(url, { ...common, ...perNode, retryStrategy: backoff, ...(/^rediss:/i.test(url) ? { tls } : {}) });
   } else if (target.kind === 'sentinel') {
     const options: RedisOptions = {
       ...common,
@@ -216,11 +219,11 @@ export function createRedis(url: string, log: Logger): RedisClient {
       failoverDetector: true,
       // A demoted master answers writes with READONLY: reconnect (to the master Sentinel names) and resend.
       reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 2 : false),
-      ...(target.tls ? { tls: {}, enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
+      ...(target.tls ? { tls, enableTLSForSentinelMode: true, sentinelTLS: tls } : {}),
     };
     client = new Redis(options);
   } else {
-    client = createCluster(target, common, perNode, log);
+    client = createCluster(target, common, perNode, log, tls);
   }
   client.on('error', (err: Error) => log.warn({ err: { message: err.message } }, 'redis connection error'));
   return client;
@@ -234,6 +237,7 @@ function createCluster(
   common: { lazyConnect: true; enableAutoPipelining: true },
   perNode: { connectTimeout: number; maxRetriesPerRequest: number },
   log: Logger,
+  tls: { ca?: string },
 ): Cluster {
   // The cluster object keeps its own queue while no node is reachable, and ioredis fails those
   // commands only when the cluster ends. So past RETRIES_PER_REQUEST attempts the retry strategy
@@ -252,7 +256,7 @@ function createCluster(
       ...perNode,
       ...(target.username ? { username: target.username } : {}),
       ...(target.password ? { password: target.password } : {}),
-      ...(target.tls ? { tls: {} } : {}),
+      ...(target.tls ? { tls } : {}),
     },
   };
   const cluster = new Cluster(target.nodes, options);

@@ -1,4 +1,4 @@
-import { metricsEndpoint, readinessEndpoint, requestLogger, requestLogging } from '@cairn/runtime';
+import { metricsEndpoint, readinessEndpoint, registerReadinessMetrics, requestLogger, requestLogging } from '@cairn/runtime';
 import express, { type Express } from 'express';
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_RETENTION, errors } from '@cairn/domain';
@@ -47,7 +47,9 @@ export function createApp(deps: Deps): Express {
     res.json({ status: 'ok' });
   });
   // Ready when Postgres answers within 2 s (the API has no Redis).
-  app.get('/readyz', readinessEndpoint({ postgres: () => db.raw('SELECT 1') }));
+  const dependencies = { postgres: () => db.raw('SELECT 1') };
+  app.get('/readyz', readinessEndpoint(dependencies));
+  registerReadinessMetrics(metrics.registry, dependencies);
   // Unauthenticated, like the probes: serve it on the internal network only (see docs/operations.md).
   app.get('/metrics', metricsEndpoint(metrics.registry));
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import Joi from 'joi';
 import { ConfigError, loadConfig, s3KeyringConfig, type ConfigSpec, type Env } from '@cairn/config';
-import { logFormatConfig, type LogFormat } from '@cairn/runtime';
+import { logFormatConfig, postgresUrlWithCa, readCaFile, type LogFormat } from '@cairn/runtime';
 import { apiKeySchema, clusterCreateSchema, operatorNameSchema, parseS3SecretKeys, type S3SecretKeyring } from '@cairn/domain';
 
 /** The default cluster obeys the API's own rules for a cluster, checked before anything starts. */
@@ -16,6 +16,11 @@ export const configSpec = {
     doc: 'Postgres connection URL. Unset: embedded PGlite with data under CAIRN_DATA_DIR.',
     schema: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
     secret: true,
+  },
+  databaseCaFile: {
+    env: 'CAIRN_DATABASE_CA_FILE',
+    doc: "PEM file of the CA that signed Postgres' server certificate. Set: connections use TLS and verify the certificate and DATABASE_URL's host name with it (sslmode=verify-full, unless DATABASE_URL sets its own sslmode). DATABASE_URL's own sslmode and sslrootcert work too.",
+    schema: Joi.string(),
   },
   dataDir: { env: 'CAIRN_DATA_DIR', doc: 'Where embedded PGlite keeps its data (only without DATABASE_URL).', schema: Joi.string().default('./data/pglite') },
   poolMax: { env: 'DATABASE_POOL_MAX', doc: 'Postgres connections per process.', schema: Joi.number().integer().min(1).max(200).default(10) },
@@ -72,7 +77,9 @@ export const configSpec = {
 export interface ManagementApiConfig {
   host: string;
   port: number;
+  /** With databaseCaFile, readConfig has added it to this URL (sslrootcert, sslmode). */
   databaseUrl?: string;
+  databaseCaFile?: string;
   dataDir: string;
   poolMax: number;
   migrateOnStart: boolean;
@@ -104,6 +111,12 @@ export function readConfig(env: Env = process.env): ManagementApiConfig {
     throw new ConfigError(['CAIRN_UTILIZATION_DAILY_DAYS must be at least CAIRN_UTILIZATION_HOURLY_DAYS.']);
   }
   s3KeyringOf(config);
+  if (config.databaseCaFile !== undefined) {
+    if (!config.databaseUrl) throw new ConfigError(['CAIRN_DATABASE_CA_FILE needs DATABASE_URL: embedded PGlite has no connection to secure.']);
+    const ca = readCaFile('CAIRN_DATABASE_CA_FILE', config.databaseCaFile);
+    if ('problem' in ca) throw new ConfigError([ca.problem]);
+    config.databaseUrl = postgresUrlWithCa(config.databaseUrl, config.databaseCaFile);
+  }
   return config;
 }
 

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { closeGracefully, exitOnSignals, listen, logsAreJson, retryStartup } from '@cairn/runtime';
+import { closeGracefully, exitOnSignals, isTlsFailure, listen, logsAreJson, retryStartup, TlsFailure } from '@cairn/runtime';
 import { ConfigError } from '@cairn/config';
 import { readConfig, type ManagementApiConfig } from './config';
 import { createApp } from './app';
@@ -35,13 +35,18 @@ export async function startManagementApi(config: ManagementApiConfig, deps: Deps
   const boot = await retryStartup(
     'database preparation',
     async () => {
-      if (config.migrateOnStart) {
-        const applied = await migrateLatest(db);
-        if (applied.length) log.info({ applied }, 'migrations applied');
+      try {
+        if (config.migrateOnStart) {
+          const applied = await migrateLatest(db);
+          if (applied.length) log.info({ applied }, 'migrations applied');
+        }
+        return await bootstrap(db, config);
+      } catch (e) {
+        throw isTlsFailure(e) ? new TlsFailure('Postgres', 'CAIRN_DATABASE_CA_FILE (or sslrootcert in DATABASE_URL)', e) : e;
       }
-      return bootstrap(db, config);
     },
-    { log, deadlineMs: isEmbedded(db) ? 0 : config.startupTimeout * 1000, isFatal: (e) => e instanceof ConfigError },
+    // A certificate that does not verify will not verify on the next try either: stop at once.
+    { log, deadlineMs: isEmbedded(db) ? 0 : config.startupTimeout * 1000, isFatal: (e) => e instanceof ConfigError || e instanceof TlsFailure },
   );
   if (boot.createdCluster) log.info({ cluster: boot.createdCluster }, 'default cluster created');
   const metrics = deps.metrics ?? createApiMetrics(db);

@@ -5,6 +5,7 @@ import { API_ROOT } from '../resources/uris';
 import { recordAudit } from '../repositories/audit';
 import { getCluster } from '../repositories/clusters';
 import { capacityHistory, deviceReportSummary, getCapacity, listDevices, listPolicies, replaceDeviceReport, type CapacitySample, type StoredDevice, type StoredPolicy } from '../repositories/devices';
+import { recordCollectorRun } from '../repositories/monitoring';
 import type { ListQuery, Page } from '../repositories/list-types';
 import { clusterTarget, findVisibleCluster } from './clusters';
 import { auditActorOf, type Acting } from './context';
@@ -79,6 +80,7 @@ export async function replaceReport(db: Db, acting: Acting, rawId: string | unde
       if (!(await getCluster(trx, cluster.id, true))) throw errors.notFound(`No cluster with id '${cluster.id}'.`);
       const before = await deviceReportSummary(trx, cluster.id);
       await replaceDeviceReport(trx, cluster.id, report, policyIndexes, stats);
+      await recordCollectorRun(trx, cluster.id, 'capacity');
       // Counts only: a report may list a million devices.
       const after = { device_count: report.devices.length, policy_count: report.policies.length };
       const target = { ...clusterTarget(cluster), uri: `${API_ROOT}/clusters/${cluster.id}/devices/` };

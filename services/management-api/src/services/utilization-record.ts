@@ -2,6 +2,7 @@ import Joi from 'joi';
 import type { Knex } from 'knex';
 import { type Cluster, DAY_MS, errors, escapeHtml, floorHour, formatUtc, HOUR_MS, parseUtc, swiftAccountSchema, validate } from '@cairn/domain';
 import { recordAudit } from '../repositories/audit';
+import { addStorageCoverage, recordCollectorRun } from '../repositories/monitoring';
 import { listPolicies } from '../repositories/devices';
 import { ensureHourlyPartitions } from '../repositories/utilization-partitions';
 import * as repo from '../repositories/utilization';
@@ -155,6 +156,10 @@ export async function recordStorage(db: Knex, acting: Acting, cluster: Cluster, 
       after: { kind: 'storage', sampled_at: new Date(at).toISOString(), samples: input.samples.length },
     });
   });
+  // For monitoring, after the commit: these rows are shared by every post of the cluster, and
+  // holding their locks for a whole transaction would serialise concurrent batches.
+  await addStorageCoverage(db, cluster.id, hour, slots, slotCount);
+  await recordCollectorRun(db, cluster.id, 'storage');
   return { accepted: input.samples.length, duplicate: false };
 }
 
@@ -288,6 +293,8 @@ export async function recordTransfer(db: Knex, acting: Acting, cluster: Cluster,
     });
     return true;
   });
+  // After the commit (see recordStorage); a re-sent batch is the collector working too.
+  await recordCollectorRun(db, cluster.id, 'transfer');
   const accepted = checkedRecords.length - unattributed.records;
   const result: TransferWriteResult = { accepted: counted ? accepted : 0, duplicate: !counted, unattributed };
   return refused.length === 0 ? result : { ...result, refused: refused.slice(0, MAX_REFUSED_SHOWN), refused_count: refused.length };

@@ -16,6 +16,7 @@ import * as utilizationHourBrin from './20261124030000_utilization_hour_brin';
 import * as operatorClustersRestrict from './20261126000000_operator_clusters_restrict';
 import * as auditRetention from './20261127000000_audit_retention';
 import * as utilizationClusterRollups from './20261127000000_utilization_cluster_rollups';
+import * as collectorRuns from './20261127010000_collector_runs';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -39,6 +40,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261126000000_operator_clusters_restrict': operatorClustersRestrict,
   '20261127000000_audit_retention': auditRetention,
   '20261127000000_utilization_cluster_rollups': utilizationClusterRollups,
+  '20261127010000_collector_runs': collectorRuns,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

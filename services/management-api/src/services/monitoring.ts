@@ -1,0 +1,31 @@
+import type { Knex } from 'knex';
+import { collectorRuns, incompleteHours, ringSetUsage, type CollectorRun, type IncompleteHours, type RingSetUsage } from '../repositories/monitoring';
+
+export type { CollectorRun, IncompleteHours, RingSetUsage };
+
+/** What the management API's collector and capacity metrics show, read from Postgres. */
+export interface MonitoringSnapshot {
+  collectors: CollectorRun[];
+  capacity: RingSetUsage[];
+  incomplete: IncompleteHours[];
+}
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * The windows whose hours should be complete by now. Storage: the 24 hours before the current
+ * one (a round posts as it goes). Transfer: the 24 hours before those, because access logs are
+ * ingested once rotated, which may be daily.
+ */
+export function incompleteWindows(now: Date): Record<'storage' | 'transfer', { from: Date; to: Date }> {
+  const hour = Math.floor(now.getTime() / HOUR_MS) * HOUR_MS;
+  return {
+    storage: { from: new Date(hour - 24 * HOUR_MS), to: new Date(hour) },
+    transfer: { from: new Date(hour - 48 * HOUR_MS), to: new Date(hour - 24 * HOUR_MS) },
+  };
+}
+
+export async function monitoringSnapshot(db: Knex, now: Date): Promise<MonitoringSnapshot> {
+  const [collectors, capacity, incomplete] = await Promise.all([collectorRuns(db), ringSetUsage(db), incompleteHours(db, incompleteWindows(now))]);
+  return { collectors, capacity, incomplete };
+}
