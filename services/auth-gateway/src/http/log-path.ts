@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 
 /**
  * The path a request is logged under. A token must never reach a log line, and Keystone V2
@@ -25,7 +25,7 @@ export const TOKEN_PARAM = 'token';
  * Middleware, mounted at `mount` before the request is logged, that recognises requests for the
  * routes `paths` (declared under `mount` with `router.get(path, …)`) and marks how they are logged.
  */
-export function tokenRoutes(mount: string, paths: readonly string[]): Router {
+export function tokenRoutes(mount: string, paths: readonly string[]): RequestHandler {
   const router = Router();
   for (const path of paths) {
     const logged = `${mount}${path.replace(`:${TOKEN_PARAM}`, '[token]')}`;
@@ -34,7 +34,9 @@ export function tokenRoutes(mount: string, paths: readonly string[]): Router {
       next();
     });
   }
-  return router;
+  // Only a look ahead: a path the router cannot decode (a malformed escape) is answered where it
+  // is routed, after it was logged, not here.
+  return (req, res, next) => router(req, res, () => next());
 }
 
 const MAX_DECODES = 4;
