@@ -6,7 +6,7 @@
  * CAIRN_TOKENS_PER_USER). Reported: tokens handed out and kept (still valid afterwards), the token
  * store's size and memory, and idle login latency (another user, one login at a time) before and
  * after. It fails when more tokens are kept than the cap allows, when any login fails, or when
- * idle logins got markedly slower.
+ * idle logins got markedly slower (p50 over 3 times, and 10 ms above, what it was).
  *
  *   BENCH_HOSTILE_TOKEN_SECONDS   seconds of each flood (default 20; 0 skips the token flood)
  */
@@ -216,7 +216,9 @@ export async function runTokenFlood(s: TokenFloodSettings, cleanups: Cleanups): 
       ]);
       if (f.failed > 0) problems.push(`${g.name} ${api}: ${f.failed} logins failed during the flood`);
       if (f.kept > CAP) problems.push(`${g.name} ${api}: ${f.kept} tokens kept, more than the cap of ${CAP}`);
-      if (idleAfter[api].p50 > Math.max(2 * idleBefore[api].p50, idleBefore[api].p50 + 5)) {
+      // Coarse on purpose (a shared machine's noise is several ms): a store that slows with its size
+      // made every login take tens of milliseconds to seconds.
+      if (idleAfter[api].p50 > Math.max(3 * idleBefore[api].p50, idleBefore[api].p50 + 10)) {
         problems.push(`${g.name} ${api}: idle logins slowed from p50 ${fmtMs(idleBefore[api].p50)} ms to ${fmtMs(idleAfter[api].p50)} ms`);
       }
     }
