@@ -74,6 +74,15 @@ describe.each(['redis', 'memory'] as const)('the token store (%s): each user’s
     }
   });
 
+  it('when tokens issued in the same millisecond are added beyond the cap, then the one just added is never the one pushed out', async () => {
+    const record = recordOf('12');
+    for (const id of ids(30)) {
+      const pushed = await store.add(id, record, DAY, 1);
+      expect(pushed).not.toContain(id);
+      expect(await store.isListed('12', id)).toBe(true);
+    }
+  });
+
   it('when a token is deleted, then it leaves its user’s list and frees its place', async () => {
     const [a, b, c] = ids(3) as [string, string, string];
     await store.add(a, recordOf('10'), DAY, 2);

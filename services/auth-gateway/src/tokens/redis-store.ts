@@ -30,8 +30,9 @@ function reachable<T>(command: Promise<T>): Promise<T> {
 /**
  * Lists token ARGV[1] (expiring at ARGV[2], ms) in its user's sorted set KEYS[1] and pushes out the
  * oldest beyond ARGV[4], as one atomic step: any number of logins at once leave at most ARGV[4]
- * listed. Expired entries leave first. A new token is scored no lower than the newest listed, so
- * it is never the one pushed out even when replicas' clocks differ. Returns the ids pushed out.
+ * listed. Expired entries leave first. A new token is scored above the newest listed (tokens issued
+ * in the same millisecond tie, and ties are ordered by id), so it is never the one pushed out, also
+ * when replicas' clocks differ. Returns the ids pushed out.
  */
 const LIST_TOKEN = `
 local key = KEYS[1]
@@ -39,7 +40,7 @@ local score = ARGV[2]
 local now = tonumber(ARGV[3])
 redis.call('ZREMRANGEBYSCORE', key, '-inf', ARGV[3])
 local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
-if newest[2] and tonumber(newest[2]) > tonumber(score) then score = newest[2] end
+if newest[2] and tonumber(newest[2]) >= tonumber(score) then score = tostring(tonumber(newest[2]) + 1) end
 redis.call('ZADD', key, score, ARGV[1])
 local over = redis.call('ZCARD', key) - tonumber(ARGV[4])
 local pushed = {}
