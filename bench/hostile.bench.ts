@@ -10,6 +10,9 @@
  *   BENCH_HOSTILE_REQUESTS=20000 pnpm bench:hostile     # smoke run
  *   HOSTILE_SEED=123 pnpm bench:hostile                 # replay a run (same request count)
  *
+ * Then a token flood: one user logging in from 64 connections at once (lib/hostile-tokens.ts,
+ * BENCH_HOSTILE_TOKEN_SECONDS per flood, 0 to skip).
+ *
  * Environment (all optional):
  *   BENCH_PG_URL                     Postgres server for the throwaway database cairn_bench_hostile_<random>
  *                                    (default postgres://postgres@127.0.0.1:5432/postgres)
@@ -49,6 +52,7 @@ import { intEnv, stringEnv } from './lib/env';
 import { runHostileLoad, watchHealth } from './lib/hostile-load';
 import { kdfRuns, loadAverage, metricsSize, printChecks, printReport } from './lib/hostile-report';
 import { pidOf, ReplicaTargets, serveHostile, startServices } from './lib/hostile-services';
+import { runTokenFlood, serveTokenFloodGateway, TOKEN_FLOOD_GATEWAY_ROLE } from './lib/hostile-tokens';
 import { runBenchmark } from './lib/main';
 import { throwawayDatabase } from './lib/postgres';
 import { fmtCores, fmtInt } from './lib/report';
@@ -60,7 +64,7 @@ const ADMIN_KEY = 'bench-hostile-admin-key-0123456789abcdefgh';
 const SAMPLE_BATCH = 1000;
 
 runBenchmark({
-  serve: serveHostile,
+  serve: (role) => (role === TOKEN_FLOOD_GATEWAY_ROLE ? serveTokenFloodGateway() : serveHostile(role)),
   main: async (cleanups) => {
     const total = intEnv('BENCH_HOSTILE_REQUESTS', 1_000_000);
     const connections = intEnv('BENCH_CONNECTIONS', 32);
@@ -150,6 +154,9 @@ runBenchmark({
       seed,
       total,
     );
+    // After the checks above: the flood creates users of its own.
+    const floodFailed = await runTokenFlood({ script: __filename, apiUrl, adminAuth: `ApiKey ${ADMIN_NAME}:${ADMIN_KEY}`, databaseUrl: database.url, redisUrl, redisGateway: services.gateway }, cleanups);
     if (failed) throw new Error(`hostile input: a property failed (seed ${seed})`);
+    if (floodFailed) throw new Error('hostile input: the token flood failed');
   },
 });

@@ -17,9 +17,11 @@ export interface RequestIdOptions {
 export interface RequestLogOptions {
   /**
    * The path as it is logged (query strings never are): a service whose paths can carry a secret
-   * (a token in `/v2.0/tokens/<id>`) hides it here.
+   * (a token in `/v2.0/tokens/<id>`) hides it here. It is asked before the request is routed
+   * (every line about the request carries it), with the request, so that middleware placed
+   * before `requestLogging` can have told it what the request will be routed to.
    */
-  logPath?: (path: string) => string;
+  logPath?: (path: string, req: IncomingMessage) => string;
 }
 
 type WithId = IncomingMessage & { id?: unknown; log?: Logger; logPath?: string };
@@ -51,7 +53,7 @@ export function requestLogger(req: IncomingMessage, log: Logger): Logger {
  */
 export function requestLogging(log: Logger, id: RequestIdOptions, options: RequestLogOptions = {}): RequestHandler {
   const requestId = (req: IncomingMessage, res: ServerResponse): string => {
-    if (options.logPath) (req as WithId).logPath = options.logPath(String(req.url).split('?')[0]!);
+    if (options.logPath) (req as WithId).logPath = options.logPath(String(req.url).split('?')[0]!, req);
     let value: string | undefined;
     for (const header of id.accept) {
       const given = req.headers[header];

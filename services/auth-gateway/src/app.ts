@@ -4,10 +4,10 @@ import type { Deps } from './deps';
 import { BODY_LIMIT, declaredBodyLimit } from './http/body-limit';
 import { clusterGate } from './http/cluster-gate';
 import { errorHandler, notFound } from './http/errors';
-import { logPath } from './http/log-path';
+import { logPath, tokenRoutes } from './http/log-path';
 import { GATEWAY_REQUEST_ID } from './http/request-id';
 import { discoveryRouter } from './routes/discovery';
-import { keystoneV2Router } from './routes/keystone-v2';
+import { keystoneV2Router, V2_VALIDATION_PATH } from './routes/keystone-v2';
 import { keystoneV3Router } from './routes/keystone-v3';
 import { swiftV1Router } from './routes/swift-v1';
 import { s3Routers } from './s3/routes';
@@ -25,9 +25,12 @@ export function createApp(deps: Deps): Express {
   app.set('trust proxy', deps.trustProxy ?? false);
 
   const { http } = deps.metrics;
+  app.use(http.middleware);
+  // Before the request is logged: which requests the token routes below will take, so that they
+  // are logged under the route's pattern and never with the token (http/log-path.ts).
+  app.use(AUTH_ROOT, tokenRoutes(AUTH_ROOT, [V2_VALIDATION_PATH]));
   // What every request goes through first.
   const everyRequest: RequestHandler[] = [
-    http.middleware,
     requestLogging(log, GATEWAY_REQUEST_ID, { logPath }),
     // Answers depend on the caller's token (as in Keystone), so caches must key on it. Nothing
     // has set Vary yet.

@@ -122,6 +122,16 @@ export const configSpec = {
     doc: 'Token lifetime in seconds.',
     schema: Joi.number().integer().min(60).max(30 * 86400).default(86400),
   },
+  tokensPerUser: {
+    env: 'CAIRN_TOKENS_PER_USER',
+    doc: "Live tokens one storage user may hold; a new one pushes out (revokes) that user's oldest beyond it. Bounds what a client that logs in over and over, or a flood of logins, can keep in the token store. A client whose token was pushed out gets 401 and logs in again, as for an expired token.",
+    schema: Joi.number().integer().min(1).max(1_000_000).default(1000),
+  },
+  v1TokenReuse: {
+    env: 'CAIRN_V1_TOKEN_REUSE',
+    doc: 'Whether a V1 login (`GET /auth/v1.0`) is handed the live token of an earlier V1 login of the same user and account, as tempauth does, instead of a new one: only while that token has at least half its lifetime left and the user (row, generation) is unchanged. false: every login gets a new token.',
+    schema: Joi.boolean().default(true),
+  },
   verifyCacheSeconds: {
     env: 'CAIRN_VERIFY_CACHE_SECONDS',
     doc: "How long a successful password check is remembered in memory (0 disables); keyed by an HMAC of the user's row id, generation and stored hash with the password, so a re-created user never matches.",
@@ -226,6 +236,8 @@ export interface GatewayConfig {
   storageUrl?: string;
   signingKey?: string;
   tokenLifetime: number;
+  tokensPerUser: number;
+  v1TokenReuse: boolean;
   verifyCacheSeconds: number;
   userCacheMs: number;
   failureLimit: number;

@@ -14,7 +14,8 @@ import { UserDirectory } from './credentials/users';
 import { PasswordVerifier } from './credentials/verifier';
 import { RedisTokenStore } from './tokens/redis-store';
 import { TokenService } from './tokens/service';
-import { MemoryTokenStore, type TokenStore } from './tokens/store';
+import { MemoryTokenStore } from './tokens/memory-store';
+import type { TokenStore } from './tokens/store';
 import { createS3Deps, type S3Deps } from './s3/s3-deps';
 
 /** Everything the app needs from the outside world, built once from config and passed in. */
@@ -156,7 +157,11 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
     await userChanges?.start();
     const verifier = new PasswordVerifier(config.verifyCacheSeconds, Date.now, metrics.observeKdf);
     await verifier.warmUp();
-    const tokens = new TokenService(store, users, signingKey, cluster.uuid, config.tokenLifetime);
+    const tokens = new TokenService(store, users, signingKey, cluster.uuid, {
+      lifetimeSeconds: config.tokenLifetime,
+      perUser: config.tokensPerUser,
+      reuseV1: config.v1TokenReuse,
+    });
     return {
       log,
       db,

@@ -17,7 +17,7 @@ function problemsOf(env: Record<string, string>): string[] {
 
 describe('readConfig', () => {
   it('when nothing is set, then the gateway listens on 0.0.0.0:5000 for the default cluster', () => {
-    expect(readConfig({})).toEqual({ host: '0.0.0.0', port: 5000, logLevel: 'info', logFormat: 'auto', tokenLifetime: 86400, verifyCacheSeconds: 60, userCacheMs: 250, failureLimit: 10, failureWindow: 300, addressFailureLimit: 100, addressFailureWindow: 300, userFailureLimit: 100, userFailureWindow: 3600, knownAddressDays: 30, ec2ChangeLimit: 20, ec2ChangeWindow: 3600, trustProxy: false, poolMax: 10, startupTimeout: 60, s3tokensRequireServiceToken: true });
+    expect(readConfig({})).toEqual({ host: '0.0.0.0', port: 5000, logLevel: 'info', logFormat: 'auto', tokenLifetime: 86400, tokensPerUser: 1000, v1TokenReuse: true, verifyCacheSeconds: 60, userCacheMs: 250, failureLimit: 10, failureWindow: 300, addressFailureLimit: 100, addressFailureWindow: 300, userFailureLimit: 100, userFailureWindow: 3600, knownAddressDays: 30, ec2ChangeLimit: 20, ec2ChangeWindow: 3600, trustProxy: false, poolMax: 10, startupTimeout: 60, s3tokensRequireServiceToken: true });
   });
 
   it('when every variable is set, then each is read and converted', () => {
@@ -31,6 +31,8 @@ describe('readConfig', () => {
         REDIS_URL: 'redis://redis:6379/0',
         LOG_LEVEL: 'debug',
         LOG_FORMAT: 'json',
+        CAIRN_TOKENS_PER_USER: '50',
+        CAIRN_V1_TOKEN_REUSE: 'false',
       }),
     ).toEqual({
       host: '127.0.0.1',
@@ -41,7 +43,7 @@ describe('readConfig', () => {
       redisUrl: 'redis://redis:6379/0',
       logLevel: 'debug',
       logFormat: 'json',
-      tokenLifetime: 86400, verifyCacheSeconds: 60, userCacheMs: 250, failureLimit: 10, failureWindow: 300, addressFailureLimit: 100, addressFailureWindow: 300, userFailureLimit: 100, userFailureWindow: 3600, knownAddressDays: 30, ec2ChangeLimit: 20, ec2ChangeWindow: 3600, trustProxy: false, poolMax: 10, startupTimeout: 60, s3tokensRequireServiceToken: true,
+      tokenLifetime: 86400, tokensPerUser: 50, v1TokenReuse: false, verifyCacheSeconds: 60, userCacheMs: 250, failureLimit: 10, failureWindow: 300, addressFailureLimit: 100, addressFailureWindow: 300, userFailureLimit: 100, userFailureWindow: 3600, knownAddressDays: 30, ec2ChangeLimit: 20, ec2ChangeWindow: 3600, trustProxy: false, poolMax: 10, startupTimeout: 60, s3tokensRequireServiceToken: true,
     });
   });
 

@@ -120,7 +120,8 @@ export class Load {
   private async gatewayWorker(user: string): Promise<void> {
     const mine: TokenLedger[] = [];
     const keep = (token: string | null) => {
-      if (!token) return;
+      // A V1 login is handed the user's live V1 token again (as tempauth does): one ledger entry per token.
+      if (!token || mine.some((t) => t.token === token)) return;
       const t: TokenLedger = { token, user, state: 'live' };
       mine.push(t);
       this.tokens.push(t);

@@ -42,7 +42,8 @@ export function loginFlow(deps: Pick<Deps, 'logins' | 'tokens' | 'metrics'>, ver
       deps.metrics.refused(version, 'scope_refused');
       return { ok: false, refusal: 'invalid' };
     }
-    const token = await deps.tokens.issue({ user: result.user, project, methods: ['password'], userDomain, projectDomain });
+    // V1 logins get the live token of the same user and scope again, as tempauth hands it out.
+    const token = await deps.tokens.issue({ user: result.user, project, methods: ['password'], userDomain, projectDomain, reuse: version === 'v1' });
     deps.metrics.issued(version);
     return { ok: true, token };
   };

@@ -5,6 +5,7 @@ import { loginFlow } from '../flows/login';
 import { validationFlow } from '../flows/validate';
 import { endpointsFor } from '../http/endpoints';
 import { isTooLarge, sendTooLarge } from '../http/body-limit';
+import { TOKEN_PARAM } from '../http/log-path';
 import { methodNotAllowed, sendKeystoneError } from '../http/errors';
 import { v2AccessBody } from '../keystone/documents';
 import { asWsgiString } from '../keystone/wsgi-names';
@@ -22,6 +23,9 @@ const credentialsSchema = Joi.object({
 interface V2Body {
   auth: { passwordCredentials: { username: string; password: string }; tenantName?: string; tenantId?: string };
 }
+
+/** V2.0 token validation: the token is in the path, so it is logged as `[token]` (http/log-path.ts). */
+export const V2_VALIDATION_PATH = `/v2.0/tokens/:${TOKEN_PARAM}`;
 
 /** V2.0 answers every refusal alike, as the seed API did: 401 and a plain "Invalid credentials". */
 function invalid(res: Response): void {
@@ -73,8 +77,8 @@ export function keystoneV2Router(deps: Deps): Router {
     if (path !== '/v2.0') router.all(path, methodNotAllowed(['POST']));
   }
 
-  router.get('/v2.0/tokens/:token', async (req, res) => {
-    const outcome = await validation({ callerToken: req.get('x-auth-token'), subjectToken: String(req.params.token), scopedOnly: true });
+  router.get(V2_VALIDATION_PATH, async (req, res) => {
+    const outcome = await validation({ callerToken: req.get('x-auth-token'), subjectToken: String(req.params[TOKEN_PARAM]), scopedOnly: true });
     switch (outcome.result) {
       case 'caller_unauthorized':
         return sendKeystoneError(res, 401, 'The request you have made requires authentication.');

@@ -7,8 +7,11 @@ import type { TokenRecord, TokenStore } from './store';
  * Token records in Redis under `cairn:<cluster uuid>:…`, each with the token's remaining life as
  * its TTL, so an expired or revoked token is simply absent on every replica.
  *
- * Redis Cluster: every command here, and the one MULTI, touches a single key, so no two keys ever
- * need to share a hash slot and the keys carry no hash tag on purpose: a tag such as
+ * Each user's live tokens are also listed, under the user's row id, in a sorted set scored by
+ * expiry (`user-tokens:<row id>`), which the per-user cap keeps short (LIST_TOKEN below).
+ *
+ * Redis Cluster: every command here, the one MULTI and the one Lua script touch a single key, so
+ * no two keys ever need to share a hash slot and the keys carry no hash tag on purpose: a tag such as
  * `cairn:{<uuid>}:` would put all of a cluster's tokens (one gateway deployment's whole load) in
  * one slot, on one shard. Keep it that way: a new command over several keys (MGET, a Lua script, a
  * MULTI over two keys) needs those keys tagged into one slot, e.g. `…:{<user>}:…`.
@@ -24,6 +27,31 @@ function reachable<T>(command: Promise<T>): Promise<T> {
   });
 }
 
+/**
+ * Lists token ARGV[1] (expiring at ARGV[2], ms) in its user's sorted set KEYS[1] and pushes out the
+ * oldest beyond ARGV[4], as one atomic step: any number of logins at once leave at most ARGV[4]
+ * listed. Expired entries leave first. A new token is scored above the newest listed (tokens issued
+ * in the same millisecond tie, and ties are ordered by id), so it is never the one pushed out, also
+ * when replicas' clocks differ. Returns the ids pushed out.
+ */
+const LIST_TOKEN = `
+local key = KEYS[1]
+local score = ARGV[2]
+local now = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', key, '-inf', ARGV[3])
+local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+if newest[2] and tonumber(newest[2]) >= tonumber(score) then score = tostring(tonumber(newest[2]) + 1) end
+redis.call('ZADD', key, score, ARGV[1])
+local over = redis.call('ZCARD', key) - tonumber(ARGV[4])
+local pushed = {}
+if over > 0 then
+  pushed = redis.call('ZRANGE', key, 0, over - 1)
+  redis.call('ZREMRANGEBYRANK', key, 0, over - 1)
+end
+redis.call('PEXPIRE', key, tostring(math.max(1, math.floor(tonumber(score) - now))))
+return pushed
+`;
+
 export class RedisTokenStore implements TokenStore {
   readonly kind = 'redis' as const;
 
@@ -36,8 +64,21 @@ export class RedisTokenStore implements TokenStore {
     return `${this.prefix}${key}`;
   }
 
-  async put(id: string, record: TokenRecord, ttlMs: number): Promise<void> {
-    await reachable(this.redis.set(this.k(`tok:${id}`), JSON.stringify(record), 'PX', Math.max(1, Math.round(ttlMs))));
+  /** A user's list of tokens, under its row id (never reused), so it never passes to a later user of the same name. */
+  private list(userId: string): string {
+    return this.k(`user-tokens:${userId}`);
+  }
+
+  async add(id: string, record: TokenRecord, ttlMs: number, cap: number): Promise<string[]> {
+    const ttl = Math.max(1, Math.round(ttlMs));
+    // Scored by the record's expiry; "now" on the issuing gateway's clock, as the record's times are.
+    const expiresAt = Date.parse(record.expiresAt);
+    // The record first: a token is listed only once it can be read, so none is listed without one.
+    await reachable(this.redis.set(this.k(`tok:${id}`), JSON.stringify(record), 'PX', ttl));
+    const pushed = (await reachable(this.redis.eval(LIST_TOKEN, 1, this.list(record.userId), id, String(expiresAt), String(expiresAt - ttl), String(cap)))) as string[];
+    // Already void (no longer listed); their records go now rather than at their expiry.
+    await Promise.all(pushed.map((old) => reachable(this.redis.del(this.k(`tok:${old}`)))));
+    return pushed;
   }
 
   async get(id: string): Promise<TokenRecord | null> {
@@ -45,8 +86,15 @@ export class RedisTokenStore implements TokenStore {
     return v ? (JSON.parse(v) as TokenRecord) : null;
   }
 
+  async isListed(userId: string, id: string): Promise<boolean> {
+    return (await reachable(this.redis.zscore(this.list(userId), id))) !== null;
+  }
+
   async delete(id: string): Promise<boolean> {
-    return (await reachable(this.redis.del(this.k(`tok:${id}`)))) > 0;
+    const v = await reachable(this.redis.getdel(this.k(`tok:${id}`)));
+    if (!v) return false;
+    await reachable(this.redis.zrem(this.list((JSON.parse(v) as TokenRecord).userId), id));
+    return true;
   }
 
   async revokeUserBefore(userId: string, atMs: number, ttlMs: number): Promise<void> {
@@ -86,6 +134,14 @@ export class RedisTokenStore implements TokenStore {
 
   async hasFlag(key: string): Promise<boolean> {
     return (await reachable(this.redis.exists(this.k(`flag:${key}`)))) > 0;
+  }
+
+  async setValue(key: string, value: string, ttlMs: number): Promise<void> {
+    await reachable(this.redis.set(this.k(`val:${key}`), value, 'PX', Math.max(1, Math.round(ttlMs))));
+  }
+
+  async getValue(key: string): Promise<string | null> {
+    return reachable(this.redis.get(this.k(`val:${key}`)));
   }
 
   async getOrSet(key: string, value: string): Promise<string> {

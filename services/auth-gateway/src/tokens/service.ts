@@ -16,13 +16,35 @@ export interface IssueRequest {
   methods: string[];
   userDomain: string;
   projectDomain?: string;
+  /**
+   * Hand back the user's live token for the same scope when there is one (tempauth's V1 login
+   * does), rather than a new one: see `reusable`.
+   */
+  reuse?: boolean;
+}
+
+export interface TokenSettings {
+  lifetimeSeconds: number;
+  /** At most this many live tokens per user: a new one pushes out the oldest beyond it. */
+  perUser: number;
+  /** Whether V1 logins are handed the live token of an earlier V1 login (`IssueRequest.reuse`). */
+  reuseV1: boolean;
+}
+
+/**
+ * Where a V1 login finds the token an earlier one was handed: per user row id (never reused, so
+ * never shared with a later user of the same name), generation and scope.
+ */
+function reuseKey(req: IssueRequest): string {
+  return `v1-token:${req.user.id}:${req.user.generation}:${req.userDomain}:${req.projectDomain ?? ''}:${req.project ?? ''}`;
 }
 
 /**
  * Tokens are JWTs (HS256, the cluster's key) carrying 128 random bits as `jti`; the record they
  * point to lives in the token store with the token's life as TTL. A token is valid only while its
  * signature checks, its record exists, and its user still exists, is enabled, has the same
- * generation, and was not revoked wholesale after the token was issued.
+ * generation, and was not revoked wholesale after the token was issued; a token issued with the
+ * per-user cap must also still be among its user's listed tokens (the newest `perUser`).
  */
 export class TokenService {
   /**
@@ -30,23 +52,89 @@ export class TokenService {
    * PEM key on every call, which cost 0.3 ms per sign or verify (measured in bench/).
    */
   private readonly key: KeyObject;
+  /** V1 logins being answered, by reuse key: those that arrive together share one issue. */
+  private readonly reusing = new Map<string, Promise<IssuedToken>>();
 
   constructor(
     private readonly store: TokenStore,
     private readonly users: UserDirectory,
     signingKey: string,
     private readonly clusterUuid: string,
-    private readonly lifetimeSeconds: number,
+    private readonly settings: TokenSettings,
     private readonly now: () => number = Date.now,
   ) {
     this.key = createSecretKey(Buffer.from(signingKey, 'utf8'));
   }
 
   get lifetime(): number {
-    return this.lifetimeSeconds;
+    return this.settings.lifetimeSeconds;
   }
 
+  private get lifetimeSeconds(): number {
+    return this.settings.lifetimeSeconds;
+  }
+
+  /** Reuses (see IssueRequest.reuse) or issues; logins of one user and scope at once share one. */
   async issue(req: IssueRequest): Promise<IssuedToken> {
+    if (!req.reuse || !this.settings.reuseV1) {
+      const { id, record } = await this.issueNew(req);
+      return { id, record };
+    }
+    const key = reuseKey(req);
+    const pending = this.reusing.get(key);
+    if (pending) return pending;
+    const issued = this.reuseOrIssue(req, key).finally(() => this.reusing.delete(key));
+    this.reusing.set(key, issued);
+    return issued;
+  }
+
+  private async reuseOrIssue(req: IssueRequest, key: string): Promise<IssuedToken> {
+    const earlier = await this.store.getValue(key);
+    if (earlier) {
+      const record = await this.store.get(earlier);
+      if (record && this.reusable(record, req)) {
+        const [listed, revokedBefore] = await Promise.all([this.store.isListed(record.userId, earlier), this.store.userRevokedBefore(record.userId)]);
+        if (listed && !(revokedBefore && Date.parse(record.issuedAt) <= revokedBefore)) return { id: this.sign(earlier, record), record };
+      }
+    }
+    const issued = await this.issueNew(req);
+    // Handed out again only in the first half of its life, so none is handed out about to expire.
+    await this.store.setValue(key, issued.jti, (this.lifetimeSeconds * 1000) / 2);
+    return { id: issued.id, record: issued.record };
+  }
+
+  /**
+   * Whether an earlier token may be handed out for this login, as tempauth hands out a user's
+   * token while it lives: the same user row and generation (so the password, enabled and
+   * superuser flag are as they were), exactly the same scope, roles and methods, and at least half
+   * its life left. Its record still existing, being listed and not revoked is checked by the caller.
+   */
+  private reusable(record: TokenRecord, req: IssueRequest): boolean {
+    return (
+      record.userId === req.user.id &&
+      record.user === req.user.username &&
+      record.generation === req.user.generation &&
+      record.project === req.project &&
+      record.projectDomain === (req.project !== undefined ? (req.projectDomain ?? 'default') : undefined) &&
+      record.userDomain === req.userDomain &&
+      record.methods.join(' ') === req.methods.join(' ') &&
+      record.roles.join(' ') === rolesFor(req.user, req.project).join(' ') &&
+      record.listed === true &&
+      Date.parse(record.expiresAt) - this.now() >= (this.lifetimeSeconds * 1000) / 2
+    );
+  }
+
+  /**
+   * The token for a record: its iat and exp are the record's, so the same record always signs to
+   * the same token (a reused token is the one handed out before).
+   */
+  private sign(jti: string, record: TokenRecord): string {
+    const iat = Math.floor(Date.parse(record.issuedAt) / 1000);
+    const exp = Math.floor(Date.parse(record.expiresAt) / 1000);
+    return jwt.sign({ jti, aud: this.clusterUuid, iat, exp }, this.key, { algorithm: 'HS256' });
+  }
+
+  private async issueNew(req: IssueRequest): Promise<IssuedToken & { jti: string }> {
     const jti = randomText(16, 'base64url');
     const issuedAtMs = this.now();
     const expiresAtMs = issuedAtMs + this.lifetimeSeconds * 1000;
@@ -61,14 +149,10 @@ export class TokenService {
       expiresAt: new Date(expiresAtMs).toISOString(),
       generation: req.user.generation,
       auditId: randomText(16, 'base64url'),
+      listed: true,
     };
-    const id = jwt.sign({ jti, aud: this.clusterUuid }, this.key, {
-      algorithm: 'HS256',
-      expiresIn: this.lifetimeSeconds,
-      noTimestamp: false,
-    });
-    await this.store.put(jti, record, expiresAtMs - issuedAtMs);
-    return { id, record };
+    await this.store.add(jti, record, expiresAtMs - issuedAtMs, this.settings.perUser);
+    return { id: this.sign(jti, record), record, jti };
   }
 
   /** The token's `jti` when its signature, audience and expiry check out; null otherwise. */
@@ -89,9 +173,14 @@ export class TokenService {
     if (!jti) return null;
     const record = await this.store.get(jti);
     if (!record || Date.parse(record.expiresAt) <= this.now()) return null;
-    const [user, revokedBefore] = await Promise.all([this.users.findRecent(record.user), this.store.userRevokedBefore(record.userId)]);
+    const [user, revokedBefore, listed] = await Promise.all([
+      this.users.findRecent(record.user),
+      this.store.userRevokedBefore(record.userId),
+      record.listed ? this.store.isListed(record.userId, jti) : true,
+    ]);
     if (!user || !user.enabled || user.id !== record.userId || user.generation !== record.generation) return null;
     if (revokedBefore && Date.parse(record.issuedAt) <= revokedBefore) return null;
+    if (!listed) return null;
     return record;
   }
 

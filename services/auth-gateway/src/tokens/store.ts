@@ -18,13 +18,26 @@ export interface TokenRecord {
   /** The user's generation when the token was issued: any change of password/state voids it. */
   generation: string;
   auditId: string;
+  /**
+   * Set on every token issued with a per-user cap: it is live only while it is in its user's list
+   * of tokens (the cap pushes the oldest out). Records written without it are not checked there.
+   */
+  listed?: true;
 }
 
 export interface TokenStore {
   readonly kind: 'redis' | 'memory';
-  put(id: string, record: TokenRecord, ttlMs: number): Promise<void>;
+  /**
+   * Stores a token's record for `ttlMs` and lists it among its user's tokens (under the user's row
+   * id), of which at most `cap` stay listed: listing it and pushing out the oldest beyond the cap
+   * is one atomic step, so no number of logins at once can list more. The records of the tokens
+   * pushed out are deleted before this returns; their ids are returned.
+   */
+  add(id: string, record: TokenRecord, ttlMs: number, cap: number): Promise<string[]>;
   get(id: string): Promise<TokenRecord | null>;
-  /** True when a record was deleted. */
+  /** Whether token `id` is still listed among the tokens of the user with row id `userId`. */
+  isListed(userId: string, id: string): Promise<boolean>;
+  /** True when a record was deleted; the token leaves its user's list too. */
   delete(id: string): Promise<boolean>;
   /**
    * Tokens of the user with row id `userId` issued at or before `atMs` are void (SwiftStack's
@@ -40,100 +53,11 @@ export interface TokenStore {
   /** Sets a flag that disappears after `ttlMs` (e.g. "this user has logged in from this address"). */
   setFlag(key: string, ttlMs: number): Promise<void>;
   hasFlag(key: string): Promise<boolean>;
+  /** A value that disappears after `ttlMs` (e.g. which token a repeated V1 login is handed again). */
+  setValue(key: string, value: string, ttlMs: number): Promise<void>;
+  getValue(key: string): Promise<string | null>;
   /** Stores `value` under `key` unless one is there; returns the value that is there afterwards. */
   getOrSet(key: string, value: string): Promise<string>;
   ping(): Promise<void>;
 }
 
-interface Entry {
-  value: string;
-  expiresAt: number;
-}
-
-export class MemoryTokenStore implements TokenStore {
-  readonly kind = 'memory' as const;
-  private readonly entries = new Map<string, Entry>();
-
-  constructor(private readonly now: () => number = Date.now) {}
-
-  private read(key: string): string | null {
-    const e = this.entries.get(key);
-    if (!e) return null;
-    if (e.expiresAt <= this.now()) {
-      this.entries.delete(key);
-      return null;
-    }
-    return e.value;
-  }
-
-  private write(key: string, value: string, ttlMs: number): void {
-    this.entries.set(key, { value, expiresAt: this.now() + ttlMs });
-    if (this.entries.size > 200_000) this.sweep();
-  }
-
-  private sweep(): void {
-    const now = this.now();
-    for (const [k, e] of this.entries) if (e.expiresAt <= now) this.entries.delete(k);
-  }
-
-  async put(id: string, record: TokenRecord, ttlMs: number): Promise<void> {
-    this.write(`tok:${id}`, JSON.stringify(record), ttlMs);
-  }
-
-  async get(id: string): Promise<TokenRecord | null> {
-    const v = this.read(`tok:${id}`);
-    return v ? (JSON.parse(v) as TokenRecord) : null;
-  }
-
-  async delete(id: string): Promise<boolean> {
-    const had = this.read(`tok:${id}`) !== null;
-    this.entries.delete(`tok:${id}`);
-    return had;
-  }
-
-  async revokeUserBefore(userId: string, atMs: number, ttlMs: number): Promise<void> {
-    this.write(`revoked-user:${userId}`, String(atMs), ttlMs);
-  }
-
-  async userRevokedBefore(userId: string): Promise<number> {
-    return Number(this.read(`revoked-user:${userId}`) ?? 0);
-  }
-
-  async recordFailure(key: string, windowMs: number): Promise<{ count: number; resetInMs: number }> {
-    const e = this.entries.get(`fail:${key}`);
-    const now = this.now();
-    if (!e || e.expiresAt <= now) {
-      this.write(`fail:${key}`, '1', windowMs);
-      return { count: 1, resetInMs: windowMs };
-    }
-    e.value = String(Number(e.value) + 1);
-    return { count: Number(e.value), resetInMs: e.expiresAt - now };
-  }
-
-  async failures(key: string): Promise<{ count: number; resetInMs: number }> {
-    const e = this.entries.get(`fail:${key}`);
-    const now = this.now();
-    return !e || e.expiresAt <= now ? { count: 0, resetInMs: 0 } : { count: Number(e.value), resetInMs: e.expiresAt - now };
-  }
-
-  async clearFailures(key: string): Promise<void> {
-    this.entries.delete(`fail:${key}`);
-  }
-
-  async setFlag(key: string, ttlMs: number): Promise<void> {
-    this.write(`flag:${key}`, '1', ttlMs);
-  }
-
-  async hasFlag(key: string): Promise<boolean> {
-    return this.read(`flag:${key}`) !== null;
-  }
-
-  async getOrSet(key: string, value: string): Promise<string> {
-    const existing = this.read(`kv:${key}`);
-    if (existing !== null) return existing;
-    this.write(`kv:${key}`, value, Number.MAX_SAFE_INTEGER / 2);
-    return value;
-  }
-
-  async ping(): Promise<void> {}
-}
