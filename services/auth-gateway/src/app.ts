@@ -1,4 +1,4 @@
-import { metricsEndpoint, NotReady, readinessEndpoint, requestLogger, requestLogging } from '@cairn/runtime';
+import { lingerOverUnreadBodies, metricsEndpoint, NotReady, readinessEndpoint, requestLogger, requestLogging } from '@cairn/runtime';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Deps } from './deps';
 import { BODY_LIMIT, declaredBodyLimit } from './http/body-limit';
@@ -29,6 +29,9 @@ export function createApp(deps: Deps): Express {
   const everyRequest: RequestHandler[] = [
     http.middleware,
     requestLogging(log, GATEWAY_REQUEST_ID, { logPath }),
+    // Routes read bodies only after what they can check without them; after an answer given
+    // without reading a large body, the connection ends.
+    lingerOverUnreadBodies,
     // Answers depend on the caller's token (as in Keystone), so caches must key on it. Nothing
     // has set Vary yet.
     (_req, res, next) => {
