@@ -19,6 +19,8 @@ export interface FloodRequest {
   /** Bytes to stream (declared as Content-Length unless `chunked`), or a buffer sent as it is. */
   body: number | Buffer;
   chunked?: boolean;
+  /** Gives up (error 'timeout') when no answer has come by then; default 60 s. */
+  timeoutMs?: number;
 }
 
 export interface FloodAnswer {
@@ -45,9 +47,11 @@ export function sendFlood(r: FloodRequest): Promise<FloodAnswer> {
     const started = performance.now();
     let sent = 0;
     let done = false;
+    const timer = setTimeout(() => finish({ status: null, error: 'timeout' }), r.timeoutMs ?? 60_000);
     const finish = (a: Omit<FloodAnswer, 'ms' | 'sentBytes'>) => {
       if (done) return;
       done = true;
+      clearTimeout(timer);
       resolve({ ...a, ms: performance.now() - started, sentBytes: sent });
       req.destroy();
       agent.destroy();
