@@ -99,7 +99,7 @@ describe('a flood of large bodies against the embedded process', () => {
       body: bomb,
     });
     expect(res.status).toBe(413);
-    expect(await res.json()).toEqual({ error: 'The request body is larger than the 16 MB this endpoint accepts (counted after decompression).' });
+    expect(await res.json()).toEqual({ error: 'The request body is too large: this endpoint accepts at most 16 MB (counted after decompression).' });
     expect(rss.stop() - before).toBeLessThan(64 * MB);
   });
 

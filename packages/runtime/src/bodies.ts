@@ -77,7 +77,7 @@ const DECODERS: Record<string, () => Transform> = { gzip: createGunzip, 'x-gzip'
  * unread, and the connection is ended after the answer (lingerOverUnreadBodies).
  */
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const tooLarge = () => new BodyRefused('too-large', `The request body is larger than the ${formatLimit(limit)} this endpoint accepts (counted after decompression).`);
+  const tooLarge = () => new BodyRefused('too-large', `The request body is too large: this endpoint accepts at most ${formatLimit(limit)} (counted after decompression).`);
   const refuse = (err: BodyRefused) => {
     abandoned.add(req);
     return Promise.reject(err);
