@@ -148,6 +148,8 @@ async function parseXml(text: string): Promise<unknown> {
   return fromXmlChildren(root as Record<string, unknown>, 0);
 }
 
+const UNSUPPORTED_TYPE = "Unsupported content type; send 'application/json', 'application/x-www-form-urlencoded' or 'application/xml'.";
+
 const JSON_AS_FORM =
   "The body looks like JSON but was sent as 'application/x-www-form-urlencoded' (what curl -d sends unless told otherwise); " +
   "send it with the header 'Content-Type: application/json'.";
@@ -180,21 +182,22 @@ export async function parseBody(req: Request, resource?: ResourceDef, limit = BO
   if (charset && charset !== 'utf-8' && charset !== 'utf8' && charset !== 'us-ascii') {
     throw errors.unsupportedMediaType(`Unsupported charset '${charset}'; send UTF-8.`);
   }
+  const json = mediaType === '' || mediaType === 'application/json' || mediaType.endsWith('+json');
+  const form = mediaType === 'application/x-www-form-urlencoded';
+  const xml = mediaType === 'application/xml' || mediaType === 'text/xml';
+  // Known from the headers: refused before the body is read.
+  if (!json && !form && !xml) throw errors.unsupportedMediaType(UNSUPPORTED_TYPE);
   const text = decode(await rawBody(req, limit));
   let parsed: unknown;
-  if (mediaType === '' || mediaType === 'application/json' || mediaType.endsWith('+json')) {
+  if (json) {
     parsed = text.trim() === '' ? {} : parseJson(text);
-  } else if (mediaType === 'application/x-www-form-urlencoded') {
+  } else if (form) {
     // `curl -d '{…}'` sends JSON as a form: its first "field" is then the document itself.
     const first = (new URLSearchParams(text).keys().next().value ?? '').trimStart();
     if (first.startsWith('{') || first.startsWith('[')) throw errors.unsupportedMediaType(JSON_AS_FORM);
     parsed = parseForm(text, listFieldsOf(resource));
-  } else if (mediaType === 'application/xml' || mediaType === 'text/xml') {
-    parsed = text.trim() === '' ? {} : await parseXml(text);
   } else {
-    throw errors.unsupportedMediaType(
-      "Unsupported content type; send 'application/json', 'application/x-www-form-urlencoded' or 'application/xml'.",
-    );
+    parsed = text.trim() === '' ? {} : await parseXml(text);
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw errors.invalidInput('The request body must be an object of fields.');
