@@ -34,10 +34,13 @@ const abandoned = new WeakSet<IncomingMessage>();
  * close` is closed on by Node itself right after the answer, and may lose it to the reset.)
  */
 export function lingerOverUnreadBodies(req: IncomingMessage, res: ServerResponse, next: () => void): void {
+  const chunked = req.headers['transfer-encoding'] !== undefined;
+  const declared = Number(req.headers['content-length'] ?? 0);
+  // Most requests (GET, HEAD) carry no body: nothing to watch.
+  if (!chunked && !(declared > 0)) return next();
   res.once('finish', () => {
     if (req.complete) return;
-    const declared = Number(req.headers['content-length'] ?? 0);
-    const small = req.headers['transfer-encoding'] === undefined && declared <= DRAIN_LIMIT_BYTES;
+    const small = !chunked && declared <= DRAIN_LIMIT_BYTES;
     if (small && !abandoned.has(req)) return;
     const socket = req.socket;
     // Nothing more is read (Node would otherwise read and throw away the rest at full speed, a

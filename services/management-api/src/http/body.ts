@@ -23,9 +23,9 @@ export function limitBytes(limit: string): number {
 }
 
 /**
- * Refuses a body whose declared Content-Length is over `limit` ('64kb', '200mb') with 413 at once.
- * express.raw() would first read and discard the whole body, however large, before answering.
- * A body an earlier parser already read (a device report) passes.
+ * For the probes, which read a body sent to them with express.raw() (see app.ts): refuses one whose
+ * declared Content-Length is over `limit` ('64kb') with 413 at once. express.raw() would first read
+ * and discard the whole body, however large, before answering.
  */
 export function refuseDeclaredOver(limit: string): RequestHandler {
   const max = limitBytes(limit);
