@@ -50,6 +50,7 @@ import { changedTables, snapshot } from '../test-e2e/hostile/snapshot';
 import { cpuShares, cpuSnapshot, party, type ProcInfo } from './lib/cpu';
 import { intEnv, stringEnv } from './lib/env';
 import { runHostileLoad, watchHealth } from './lib/hostile-load';
+import { runBodyFlood } from './lib/hostile-bodies';
 import { kdfRuns, loadAverage, metricsSize, printChecks, printReport } from './lib/hostile-report';
 import { pidOf, ReplicaTargets, serveHostile, startServices } from './lib/hostile-services';
 import { runTokenFlood, serveTokenFloodGateway, TOKEN_FLOOD_GATEWAY_ROLE } from './lib/hostile-tokens';
@@ -132,6 +133,7 @@ runBenchmark({
     await health.stop();
     const changed = changedTables(before, await snapshot(db));
     const kdfAfter = await kdfRuns(gatewayUrl);
+    const bodies = await runBodyFlood({ base: apiUrl, pid: pidOf(services.apis[0]!) }, { base: gatewayUrl, pid: pidOf(services.gateway) });
     const alive = await Promise.all([...apiUrls, gatewayUrl].map((u) => fetch(`${u}/healthz`).then((r) => r.status === 200, () => false)));
 
     printReport(result, {
@@ -148,6 +150,7 @@ runBenchmark({
         ['every service process answers /healthz afterwards', alive.every(Boolean)],
         [`database unchanged (${Object.keys(before).join(', ')})`, changed.length === 0],
         [`no external entity fetched (trap connections: ${trap.connections.length})`, trap.connections.length === 0],
+        ...bodies.checks,
       ],
       [...services.crashes, ...health.failures.slice(0, 10), ...changed, ...trap.connections.slice(0, 5).map((c) => `trap: ${JSON.stringify(c)}`)],
       result,

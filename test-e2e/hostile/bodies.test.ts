@@ -67,6 +67,8 @@ describe('hostile bodies', () => {
   });
 
   it('when a body is over 64 KB on any write endpoint of either service, then the answer is 413 with a message that says so', async () => {
+    // The body is read after the object is found: PATCH an existing user (users/1/).
+    await stack.createUser('bodies-patch-target', 'a-password-of-twenty-plus');
     const before = await snapshot(stack.db);
     const big = JSON.stringify({ user: 'A'.repeat(70 * 1024) });
     for (const [method, path] of API_WRITES) {

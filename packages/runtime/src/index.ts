@@ -21,3 +21,4 @@ export { checkReadiness, NotReady, readinessEndpoint, registerReadinessMetrics, 
 export { retryStartup, scrubSecrets, type RetryOptions, type StartupLog } from './startup';
 export { logDestination, logFormatConfig, logsAreJson, type LogFormat } from './log-format';
 export { isTlsFailure, postgresUrlWithCa, readCaFile, TlsFailure } from './tls';
+export { BodyRefused, DRAIN_LIMIT_BYTES, formatLimit, LINGER_MS, lingerOverUnreadBodies, readBody, type BodyRefusal } from './bodies';

@@ -1,4 +1,4 @@
-import { metricsEndpoint, NotReady, readinessEndpoint, registerReadinessMetrics, requestLogger, requestLogging } from '@cairn/runtime';
+import { lingerOverUnreadBodies, metricsEndpoint, NotReady, readinessEndpoint, registerReadinessMetrics, requestLogger, requestLogging } from '@cairn/runtime';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Deps } from './deps';
 import { BODY_LIMIT, declaredBodyLimit } from './http/body-limit';
@@ -32,6 +32,9 @@ export function createApp(deps: Deps): Express {
   // What every request goes through first.
   const everyRequest: RequestHandler[] = [
     requestLogging(log, GATEWAY_REQUEST_ID, { logPath }),
+    // Routes read bodies only after what they can check without them; after an answer given
+    // without reading a large body, the connection ends.
+    lingerOverUnreadBodies,
     // Answers depend on the caller's token (as in Keystone), so caches must key on it. Nothing
     // has set Vary yet.
     (_req, res, next) => {

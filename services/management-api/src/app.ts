@@ -1,11 +1,11 @@
-import { metricsEndpoint, readinessEndpoint, registerReadinessMetrics, requestLogger, requestLogging } from '@cairn/runtime';
+import { lingerOverUnreadBodies, metricsEndpoint, readinessEndpoint, registerReadinessMetrics, requestLogger, requestLogging } from '@cairn/runtime';
 import express, { type Express } from 'express';
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_RETENTION, errors } from '@cairn/domain';
 import type { Deps } from './deps';
 import { authenticate } from './http/auth';
 import { CredentialCache } from './services/authentication';
-import { refuseDeclaredOver } from './http/body';
+import { BODY_LIMIT, refuseDeclaredOver } from './http/body';
 import { errorHandler } from './http/errors';
 import { consoleRouter } from './http/console';
 import { createApiMetrics } from './http/metrics';
@@ -14,16 +14,13 @@ import { API_ROOT } from './resources/uris';
 import { auditResource, auditRouter } from './routes/audit';
 import { clustersResource, clustersRouter } from './routes/clusters';
 import { operatorsResource, operatorsRouter } from './routes/operators';
-import { devicesRouter, DEVICE_REPORT_LIMIT } from './routes/devices';
+import { devicesRouter } from './routes/devices';
 import { openApiDocument } from './openapi/document';
 import { discoveryRouter } from './routes/root';
 import { usersResource, usersRouter } from './routes/users';
 import { s3CredentialsResource, s3CredentialsRouter } from './routes/s3-credentials';
 import { whoamiRouter } from './routes/whoami';
-import { utilizationRouter, UTILIZATION_WRITE_LIMIT } from './routes/utilization';
-
-/** Bodies are small field sets; anything larger is refused with 413 before it is parsed. */
-export const BODY_LIMIT = '64kb';
+import { utilizationRouter } from './routes/utilization';
 
 /** Builds the management API. No listening, no environment: everything comes in `deps`. */
 export function createApp(deps: Deps): Express {
@@ -38,6 +35,9 @@ export function createApp(deps: Deps): Express {
   app.use(metrics.http.middleware);
   // The caller's id (a load balancer's X-Request-Id, a Swift-style X-Trans-Id) when well-formed, else a new one.
   app.use(requestLogging(log, { accept: ['x-request-id', 'x-trans-id'], pattern: /^[\w.-]{1,128}$/, generate: () => randomUUID(), echo: ['X-Request-Id'] }));
+  // Bodies are read by the handlers that need them, after the operator's key and rights are
+  // checked (http/body.ts); after an answer given without reading a large body, the connection ends.
+  app.use(lingerOverUnreadBodies);
 
   // Probes take no body. One sent anyway is read first (refused past the limit): answering over an
   // unread body and then closing makes the kernel reset the connection, which can cut off a large
@@ -56,10 +56,6 @@ export function createApp(deps: Deps): Express {
   const credentials = new CredentialCache(db, deps.apiKeyCacheMs);
   const auth = authenticate(credentials);
   const api = express.Router();
-  // Device reports list every device of a cluster; every other body is a small set of fields.
-  api.use('/clusters/:id/devices', refuseDeclaredOver(DEVICE_REPORT_LIMIT), express.raw({ type: () => true, limit: DEVICE_REPORT_LIMIT }));
-  api.use('/clusters/:id/utilization', refuseDeclaredOver(UTILIZATION_WRITE_LIMIT), express.raw({ type: () => true, limit: UTILIZATION_WRITE_LIMIT }));
-  api.use(refuseDeclaredOver(BODY_LIMIT), express.raw({ type: () => true, limit: BODY_LIMIT }));
   // A malformed Accept header is refused up front (400), as tastypie does.
   api.use((req, _res, next) => {
     negotiateOnce(req);

@@ -1,10 +1,10 @@
-import express, { Router, type Request, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
 import Joi from 'joi';
 import type { Deps } from '../deps';
 import { loginFlow } from '../flows/login';
 import { validationFlow } from '../flows/validate';
 import { endpointsFor } from '../http/endpoints';
-import { isTooLarge, sendTooLarge } from '../http/body-limit';
+import { readJsonBody, sendTooLarge } from '../http/body-limit';
 import { TOKEN_PARAM } from '../http/log-path';
 import { methodNotAllowed, sendKeystoneError } from '../http/errors';
 import { v2AccessBody } from '../keystone/documents';
@@ -38,7 +38,6 @@ function invalid(res: Response): void {
  */
 export function keystoneV2Router(deps: Deps): Router {
   const router = Router();
-  const json = express.json({ limit: '64kb', type: () => true });
   const login = loginFlow(deps, 'v2');
   const validation = validationFlow(deps, 'v2');
 
@@ -62,14 +61,17 @@ export function keystoneV2Router(deps: Deps): Router {
   };
 
   // A body that is not JSON is as invalid as wrong credentials.
-  const parse = (req: Request, res: Response, next: (err?: unknown) => void) =>
-    json(req, res, (err?: unknown) => {
-      if (!err) return next();
-      deps.metrics.refused('v2', 'malformed');
-      // Too large is not "invalid credentials": the client must learn that its body was cut off.
-      if (isTooLarge(err)) return sendTooLarge(res);
-      invalid(res);
-    });
+  const parse = async (req: Request, res: Response, next: () => void) => {
+    const read = await readJsonBody(req);
+    if (read.ok) {
+      req.body = read.body;
+      return next();
+    }
+    deps.metrics.refused('v2', 'malformed');
+    // Too large is not "invalid credentials": the client must learn that its body was cut off.
+    if (read.tooLarge) return sendTooLarge(res);
+    invalid(res);
+  };
 
   // `/v3/tokens` too: a swift CLI with no version set and an OS_AUTH_URL ending in /v3 sends V2 there.
   for (const path of ['/v2.0/tokens', '/v2.0', '/v3/tokens']) {

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import express, { Router } from 'express';
+import { Router } from 'express';
 import Joi from 'joi';
 import type { Deps } from '../deps';
 import { loginFlow } from '../flows/login';
 import { endpointsFor } from '../http/endpoints';
-import { isTooLarge, sendTooLarge } from '../http/body-limit';
+import { readJsonBody, sendTooLarge } from '../http/body-limit';
 import { methodNotAllowed, sendKeystoneError } from '../http/errors';
 import { sendJson } from '../http/respond';
 import { v3TokenBody } from '../keystone/documents';
@@ -52,7 +52,7 @@ const pick = (ref: Named | undefined, fallback: string): string => ref?.id ?? re
 
 export interface V3Issue {
   /**
-   * The JSON body, read as express.json reads it (strict, at most 64 KB); null when it was refused
+   * The JSON body (http/body-limit.ts: strict, at most 64 KB); null when it was refused
    * and the refusal already answered (400, or 413 past the limit).
    */
   readBody(req: IncomingMessage, res: ServerResponse): Promise<{ body: unknown } | null>;
@@ -64,18 +64,15 @@ export interface V3Issue {
 export function v3Issue(deps: Deps): V3Issue {
   const unauthorized = keystoneUnauthorized(deps);
   const login = loginFlow(deps, 'v3');
-  const json = express.json({ limit: '64kb', type: () => true });
   return {
-    readBody: (req, res) =>
-      new Promise((resolve) => {
-        json(req as never, res as never, (err?: unknown) => {
-          if (!err) return resolve({ body: (req as { body?: unknown }).body });
-          deps.metrics.refused('v3', 'malformed');
-          if (isTooLarge(err)) sendTooLarge(res);
-          else sendKeystoneError(res, 400, `Malformed JSON body. ${BAD_REQUEST_SUFFIX}`);
-          resolve(null);
-        });
-      }),
+    readBody: async (req, res) => {
+      const read = await readJsonBody(req);
+      if (read.ok) return { body: read.body };
+      deps.metrics.refused('v3', 'malformed');
+      if (read.tooLarge) sendTooLarge(res);
+      else sendKeystoneError(res, 400, `Malformed JSON body. ${BAD_REQUEST_SUFFIX}`);
+      return null;
+    },
     answer: async (res, parsedBody, clientAddress) => {
       const { error, value } = v3Schema.validate(parsedBody);
       if (error) {

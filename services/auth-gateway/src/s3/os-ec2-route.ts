@@ -1,12 +1,12 @@
 import type { ServerResponse } from 'node:http';
-import express, { Router, type Request } from 'express';
+import { Router, type Request } from 'express';
 import Joi from 'joi';
 import { isS3AccessKey, openS3Secret, S3SecretError } from '@cairn/domain';
 import { requestIdOf } from '@cairn/runtime';
 import type { Deps } from '../deps';
 import type { UserRecord } from '../credentials/users';
 import { endpointsFor, header } from '../http/endpoints';
-import { isTooLarge, sendTooLarge } from '../http/body-limit';
+import { readJsonBody, sendTooLarge } from '../http/body-limit';
 import { methodNotAllowed, sendKeystoneError } from '../http/errors';
 import { sendJson } from '../http/respond';
 import { asWsgiString } from '../keystone/wsgi-names';
@@ -58,7 +58,6 @@ export function osEc2Router(deps: Deps): Router {
   const router = Router();
   const unauthorized = keystoneUnauthorized(deps);
   const store = new S3CredentialStore(deps.db, deps.cluster.id);
-  const json = express.json({ limit: '64kb', type: () => true });
 
   /** The caller's token and the user whose credentials the path names; null once answered. */
   async function access(req: Request, res: ServerResponse, write: boolean): Promise<Access | null> {
@@ -135,18 +134,17 @@ export function osEc2Router(deps: Deps): Router {
     sendJson(res, 200, { credentials: list.map((c) => rendered(found.user, c, opened(found, c))), links: { self, previous: null, next: null } });
   });
 
-  router.post(COLLECTION, (req, res, next) => {
-    json(req, res, (err?: unknown) => {
-      if (!err) return next();
-      if (isTooLarge(err)) return sendTooLarge(res);
-      sendKeystoneError(res, 400, `Malformed JSON body. ${BAD_REQUEST_SUFFIX}`);
-    });
-  });
   router.post(COLLECTION, async (req, res) => {
-    const { error, value } = createSchema.validate(req.body ?? {});
-    if (error) return sendKeystoneError(res, 400, `${error.message.replace(/"/g, "'")}. ${BAD_REQUEST_SUFFIX}`);
+    // Who may write here first: a refused caller's body is never read.
     const found = await access(req, res, true);
     if (!found) return;
+    const read = await readJsonBody(req);
+    if (!read.ok) {
+      if (read.tooLarge) return sendTooLarge(res);
+      return sendKeystoneError(res, 400, `Malformed JSON body. ${BAD_REQUEST_SUFFIX}`);
+    }
+    const { error, value } = createSchema.validate(read.body ?? {});
+    if (error) return sendKeystoneError(res, 400, `${error.message.replace(/"/g, "'")}. ${BAD_REQUEST_SUFFIX}`);
     const tenant = (value as { tenant_id?: string | null }).tenant_id;
     if (tenant !== undefined && tenant !== null && tenant !== found.user.username && tenant !== asWsgiString(found.user.username)) {
       return sendKeystoneError(res, 403, `An S3 credential is always for its user's own project ('${found.user.username}'), not '${tenant}'.`);

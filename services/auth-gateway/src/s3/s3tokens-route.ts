@@ -1,7 +1,7 @@
-import express, { Router } from 'express';
+import { Router } from 'express';
 import type { Deps } from '../deps';
 import { endpointsFor } from '../http/endpoints';
-import { isTooLarge, sendTooLarge } from '../http/body-limit';
+import { readJsonBody, sendTooLarge } from '../http/body-limit';
 import { methodNotAllowed, sendKeystoneError } from '../http/errors';
 import { sendJson } from '../http/respond';
 import { s3TokenRecord, s3TokensBody } from '../keystone/s3-token-document';
@@ -25,18 +25,10 @@ const BAD_REQUEST_SUFFIX =
 export function s3TokensRouter(deps: Deps): Router {
   const router = Router();
   const unauthorized = keystoneUnauthorized(deps);
-  const json = express.json({ limit: '64kb', type: () => true });
   const { s3 } = deps;
 
-  router.post('/v3/s3tokens', (req, res, next) => {
-    json(req, res, (err?: unknown) => {
-      if (!err) return next();
-      deps.metrics.s3tokens('malformed');
-      if (isTooLarge(err)) return sendTooLarge(res);
-      sendKeystoneError(res, 400, `Malformed JSON body. ${BAD_REQUEST_SUFFIX}`);
-    });
-  });
   router.post('/v3/s3tokens', async (req, res) => {
+    // The caller's token first: a caller that may not ask gets its refusal before its body is read.
     if (s3.requireServiceToken) {
       const service = await serviceCaller(deps.tokens, req);
       if (!service.ok) {
@@ -45,7 +37,13 @@ export function s3TokensRouter(deps: Deps): Router {
         return sendKeystoneError(res, 403, 'You are not authorized to perform the requested action: identity:s3tokens_validate.');
       }
     }
-    const outcome = await s3.checker.check(req.body);
+    const read = await readJsonBody(req);
+    if (!read.ok) {
+      deps.metrics.s3tokens('malformed');
+      if (read.tooLarge) return sendTooLarge(res);
+      return sendKeystoneError(res, 400, `Malformed JSON body. ${BAD_REQUEST_SUFFIX}`);
+    }
+    const outcome = await s3.checker.check(read.body);
     if (!outcome.ok) {
       deps.metrics.s3tokens(outcome.result);
       if (outcome.result === 'malformed') return sendKeystoneError(res, 400, `${outcome.message} ${BAD_REQUEST_SUFFIX}`);

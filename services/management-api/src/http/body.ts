@@ -1,28 +1,37 @@
 import type { Request, RequestHandler } from 'express';
 import { parseStringPromise } from 'xml2js';
+import { BodyRefused, readBody } from '@cairn/runtime';
 import { echoName, errors } from '@cairn/domain';
 import type { ResourceDef } from './resource';
 
 /**
  * Request bodies arrive as JSON, form-encoded or tastypie XML; all become one plain object that the
- * same joi schema validates. The raw bytes come from express.raw() with a size limit (413 past it).
+ * same joi schema validates. A body is read only when a service asks for it, which it does once the
+ * operator is known to be allowed the write: a refused request never costs the memory of its body.
  */
+
+/** Bodies are small field sets; anything larger is refused with 413 before it is parsed. */
+export const BODY_LIMIT = '64kb';
 
 const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2 };
 
-/**
- * Refuses a body whose declared Content-Length is over `limit` ('64kb', '200mb') with 413 at once.
- * express.raw() would first read and discard the whole body, however large, before answering.
- * A body an earlier parser already read (a device report) passes.
- */
-export function refuseDeclaredOver(limit: string): RequestHandler {
+/** '64kb', '200mb' in bytes. */
+export function limitBytes(limit: string): number {
   const m = /^(\d+)(b|kb|mb)$/.exec(limit);
   if (!m) throw new Error(`bad body limit ${limit}`);
-  const max = Number(m[1]) * UNITS[m[2]!]!;
-  return (req, res, next) => {
+  return Number(m[1]) * UNITS[m[2]!]!;
+}
+
+/**
+ * For the probes, which read a body sent to them with express.raw() (see app.ts): refuses one whose
+ * declared Content-Length is over `limit` ('64kb') with 413 at once. express.raw() would first read
+ * and discard the whole body, however large, before answering.
+ */
+export function refuseDeclaredOver(limit: string): RequestHandler {
+  const max = limitBytes(limit);
+  return (req, _res, next) => {
+    // The body stays unread; the connection ends after the answer (lingerOverUnreadBodies).
     if (req.body === undefined && Number(req.headers['content-length']) > max) {
-      // The body stays unread, so the connection cannot carry another request.
-      res.set('Connection', 'close');
       throw errors.payloadTooLarge('Request body is too large.');
     }
     next();
@@ -139,6 +148,8 @@ async function parseXml(text: string): Promise<unknown> {
   return fromXmlChildren(root as Record<string, unknown>, 0);
 }
 
+const UNSUPPORTED_TYPE = "Unsupported content type; send 'application/json', 'application/x-www-form-urlencoded' or 'application/xml'.";
+
 const JSON_AS_FORM =
   "The body looks like JSON but was sent as 'application/x-www-form-urlencoded' (what curl -d sends unless told otherwise); " +
   "send it with the header 'Content-Type: application/json'.";
@@ -147,33 +158,46 @@ const JSON_AS_FORM =
 const listFieldsOf = (resource?: ResourceDef): ReadonlySet<string> =>
   new Set(Object.entries(resource?.fields ?? {}).filter(([, f]) => f.type === 'list').map(([name]) => name));
 
+/** The request's body, at most `limit` ('64kb', '200mb') once decompressed; 413 past it. */
+async function rawBody(req: Request, limit: string): Promise<Buffer> {
+  try {
+    return await readBody(req, limitBytes(limit));
+  } catch (e) {
+    if (!(e instanceof BodyRefused)) throw e;
+    if (e.reason === 'too-large') throw errors.payloadTooLarge(e.message);
+    if (e.reason === 'encoding') throw errors.unsupportedMediaType(e.message);
+    throw errors.invalidInput(e.message);
+  }
+}
+
 /**
- * Parses the request body into a plain object of fields; an empty body is `{}`. `resource`: the
- * resource the body is for, whose list fields a form may give a single value for.
+ * Reads and parses the request body into a plain object of fields; an empty body is `{}`.
+ * `resource`: the resource the body is for, whose list fields a form may give a single value for;
+ * `limit`: the most the body may hold.
  */
-export async function parseBody(req: Request, resource?: ResourceDef): Promise<Record<string, unknown>> {
-  const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+export async function parseBody(req: Request, resource?: ResourceDef, limit = BODY_LIMIT): Promise<Record<string, unknown>> {
   const contentType = (req.get('content-type') ?? '').toLowerCase();
   const [mediaType = '', ...params] = contentType.split(';').map((s) => s.trim());
   const charset = params.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
   if (charset && charset !== 'utf-8' && charset !== 'utf8' && charset !== 'us-ascii') {
     throw errors.unsupportedMediaType(`Unsupported charset '${charset}'; send UTF-8.`);
   }
-  const text = decode(raw);
+  const json = mediaType === '' || mediaType === 'application/json' || mediaType.endsWith('+json');
+  const form = mediaType === 'application/x-www-form-urlencoded';
+  const xml = mediaType === 'application/xml' || mediaType === 'text/xml';
+  // Known from the headers: refused before the body is read.
+  if (!json && !form && !xml) throw errors.unsupportedMediaType(UNSUPPORTED_TYPE);
+  const text = decode(await rawBody(req, limit));
   let parsed: unknown;
-  if (mediaType === '' || mediaType === 'application/json' || mediaType.endsWith('+json')) {
+  if (json) {
     parsed = text.trim() === '' ? {} : parseJson(text);
-  } else if (mediaType === 'application/x-www-form-urlencoded') {
+  } else if (form) {
     // `curl -d '{…}'` sends JSON as a form: its first "field" is then the document itself.
     const first = (new URLSearchParams(text).keys().next().value ?? '').trimStart();
     if (first.startsWith('{') || first.startsWith('[')) throw errors.unsupportedMediaType(JSON_AS_FORM);
     parsed = parseForm(text, listFieldsOf(resource));
-  } else if (mediaType === 'application/xml' || mediaType === 'text/xml') {
-    parsed = text.trim() === '' ? {} : await parseXml(text);
   } else {
-    throw errors.unsupportedMediaType(
-      "Unsupported content type; send 'application/json', 'application/x-www-form-urlencoded' or 'application/xml'.",
-    );
+    parsed = text.trim() === '' ? {} : await parseXml(text);
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw errors.invalidInput('The request body must be an object of fields.');

@@ -58,7 +58,7 @@ export function devicesRouter(db: Db, auth: RequestHandler): Router {
       );
     },
     PUT: async (req, res) => {
-      await devices.replaceReport(db, actingOf(req, res), req.params.id, async () => validateDeviceReport(await parseBody(req)));
+      await devices.replaceReport(db, actingOf(req, res), req.params.id, async () => validateDeviceReport(await parseBody(req, undefined, DEVICE_REPORT_LIMIT)));
       res.status(204).end();
     },
   });

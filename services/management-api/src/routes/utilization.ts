@@ -228,7 +228,7 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
         const cluster = await utilization.visibleCluster(db, op, parseIntId(raw), raw);
         const acting = actingOf(req, res);
         // Read by the service once the operator may write: a reader gets 403 whatever it sends.
-        const bodyOf = () => parseBody(req);
+        const bodyOf = () => parseBody(req, undefined, UTILIZATION_WRITE_LIMIT);
         const result =
           kind === 'storage' ? await recordStorage(db, acting, cluster, bodyOf, settings) : await recordTransfer(db, acting, cluster, bodyOf, settings);
         send(req, res, 200, result);

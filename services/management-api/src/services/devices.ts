@@ -10,6 +10,7 @@ import type { ListQuery, Page } from '../repositories/list-types';
 import { clusterTarget, findVisibleCluster } from './clusters';
 import { auditActorOf, type Acting } from './context';
 import { requireWriterOn } from './policy';
+import { Slots } from './slots';
 
 export type { StoredDevice };
 
@@ -61,11 +62,20 @@ export async function history(db: Db, acting: Acting, rawId: string | undefined,
   return { start: from, end, resolution: daily ? 'day' : 'hour', samples: await capacityHistory(db, cluster.id, from, end, daily) };
 }
 
+/**
+ * A report of a million devices is some 150 MB of JSON, held as bytes, text and objects while it is
+ * written: one at a time per process (see slots.ts).
+ */
+const reportSlots = new Slots(1);
+
 /** Replaces a cluster's device report; `reportOf` reads the body only once the writer is allowed. */
 export async function replaceReport(db: Db, acting: Acting, rawId: string | undefined, reportOf: () => Promise<DeviceReport>): Promise<void> {
   const cluster = await findVisibleCluster(db, acting.operator, rawId);
   requireWriterOn(acting.operator, cluster.id);
-  const report = await reportOf();
+  await reportSlots.run(async () => writeReport(db, acting, cluster, await reportOf()));
+}
+
+async function writeReport(db: Db, acting: Acting, cluster: Cluster, report: DeviceReport): Promise<void> {
   // Each device's policies as indexes, once: the statistics and the stored rows both use them.
   const indexOf = new Map(report.policies.map((p) => [p.name, p.index]));
   const policyIndexes = report.devices.map((d) => d.policies.map((n) => indexOf.get(n)!));

@@ -9,6 +9,7 @@ import * as repo from '../repositories/utilization';
 import { invalidateRollups, TRANSFER_HOUR_MAX } from '../repositories/utilization-rollups';
 import { TOTAL_POLICY, type StorageRow, type TransferRow, type UtilizationKind } from '../repositories/utilization';
 import { requireWriterOn } from './policy';
+import { Slots } from './slots';
 import { auditActorOf, type Acting } from './context';
 import type { UtilizationSettings } from './utilization';
 
@@ -74,6 +75,9 @@ function checkWriteTime(label: string, raw: string, settings: UtilizationSetting
   return t;
 }
 
+/** Writes carry up to 16 MB each, held while they are stored: two at a time per process (see slots.ts). */
+const writeSlots = new Slots(2);
+
 export interface WriteResult {
   accepted: number;
   duplicate: boolean;
@@ -96,6 +100,10 @@ export interface TransferWriteResult extends WriteResult {
 /** A round (or part of one) of account HEADs. Each hour keeps its maxima; re-sent samples count once. */
 export async function recordStorage(db: Knex, acting: Acting, cluster: Cluster, bodyOf: () => Promise<unknown>, settings: UtilizationSettings): Promise<WriteResult> {
   requireWriterOn(acting.operator, cluster.id);
+  return writeSlots.run(() => storeStorage(db, acting, cluster, bodyOf, settings));
+}
+
+async function storeStorage(db: Knex, acting: Acting, cluster: Cluster, bodyOf: () => Promise<unknown>, settings: UtilizationSettings): Promise<WriteResult> {
   const input = validate<StorageInput>(storageSchema, await bodyOf());
   if (3600 % input.interval !== 0) throw errors.invalidInput(`'interval' must divide an hour (3600 seconds) evenly; ${input.interval} does not.`);
   const at = checkWriteTime('sampled_at', input.sampled_at, settings).getTime();
@@ -238,6 +246,10 @@ function minuteMasks(start: number, end: number): Map<number, bigint> {
  */
 export async function recordTransfer(db: Knex, acting: Acting, cluster: Cluster, bodyOf: () => Promise<unknown>, settings: UtilizationSettings): Promise<TransferWriteResult> {
   requireWriterOn(acting.operator, cluster.id);
+  return writeSlots.run(() => storeTransfer(db, acting, cluster, bodyOf, settings));
+}
+
+async function storeTransfer(db: Knex, acting: Acting, cluster: Cluster, bodyOf: () => Promise<unknown>, settings: UtilizationSettings): Promise<TransferWriteResult> {
   const input = validate<TransferInput>(transferSchema, await bodyOf());
   let coverage = new Map<number, bigint>();
   if (input.covered) {

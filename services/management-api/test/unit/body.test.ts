@@ -1,15 +1,16 @@
+import { Readable } from 'node:stream';
 import type { Request } from 'express';
 import { CairnError } from '@cairn/domain';
 import { parseBody } from '../../src/http/body';
 import { operatorsResource } from '../../src/routes/operators';
 
-/** The two things parseBody reads from an express request: the raw body and the Content-Type header. */
+/** What parseBody reads from an express request: the body as a stream, its headers and the Content-Type. */
 function fakeRequest(body: Buffer | string | undefined, contentType?: string): Request {
   const raw = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
-  return {
-    body: raw,
+  return Object.assign(Readable.from(raw ? [raw] : []), {
+    headers: contentType === undefined ? {} : { 'content-type': contentType },
     get: (name: string) => (name.toLowerCase() === 'content-type' ? contentType : undefined),
-  } as unknown as Request;
+  }) as unknown as Request;
 }
 
 async function refusal(body: Buffer | string | undefined, contentType?: string): Promise<CairnError> {
