@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
-import { client, downloadCsv, errorText, listAll, type Call, type Cluster, type Credentials, type Me, type Operator } from './api';
+import { client, downloadCsv, errorText, listAll, type Call, type Cluster, type Me, type Operator } from './api';
 import { ErrorText, Loading } from './components';
 import { isGlobalAdmin, SessionContext, type Session } from './context';
 import { useRoute } from './hooks';
@@ -11,33 +11,42 @@ import { Lazy } from './lazy';
 import { SignIn } from './pages/signin';
 import { UserPage } from './pages/user';
 import { UsersPage } from './pages/users';
-import { forgetCredentials, loadCredentials, saveCredentials } from './session';
+import { closeSession, currentSession, type ConsoleSession } from './session';
 
 export function App() {
-  const [creds, setCreds] = useState<Credentials | null>(loadCredentials);
+  // undefined: still asking the API whether the cookie names a session.
+  const [session, setSession] = useState<ConsoleSession | null>();
   const [notice, setNotice] = useState<string>();
+  useEffect(() => {
+    currentSession().then(setSession, (e: unknown) => {
+      setNotice(errorText(e));
+      setSession(null);
+    });
+  }, []);
   const signOut = useCallback((why?: string) => {
-    forgetCredentials();
-    setCreds(null);
+    setSession(null);
     setNotice(why);
   }, []);
-  if (!creds) {
+  if (session === undefined) return <main class="signin"><Loading what="your session" /></main>;
+  if (!session) {
     return (
       <SignIn
         notice={notice}
-        onSignedIn={(c) => {
-          saveCredentials(c);
+        onSignedIn={(s) => {
           setNotice(undefined);
-          setCreds(c);
+          setSession(s);
         }}
       />
     );
   }
-  return <SignedIn creds={creds} signOut={signOut} />;
+  return <SignedIn session={session} signOut={signOut} />;
 }
 
-function SignedIn({ creds, signOut }: { creds: Credentials; signOut: (why?: string) => void }) {
-  const call: Call = useMemo(() => client(creds, () => signOut('The API key was refused (revoked or wrong); sign in again.')), [creds, signOut]);
+function SignedIn({ session: signedIn, signOut }: { session: ConsoleSession; signOut: (why?: string) => void }) {
+  const call: Call = useMemo(
+    () => client(signedIn.csrf_token, () => signOut('Your session has ended (idle too long, signed out elsewhere, or its API key was revoked); sign in again.')),
+    [signedIn, signOut],
+  );
   const [me, setMe] = useState<Me>();
   const [clusters, setClusters] = useState<Cluster[]>();
   const [error, setError] = useState<string>();
@@ -52,6 +61,13 @@ function SignedIn({ creds, signOut }: { creds: Credentials; signOut: (why?: stri
     );
   }, [call, tick]);
   const reloadClusters = useCallback(() => setTick((t) => t + 1), []);
+  // Sign-out ends the session on the server first; the cookie is useless from then on.
+  const signOutNow = useCallback(() => {
+    closeSession(signedIn.csrf_token).then(
+      () => signOut(),
+      (e: unknown) => setError(errorText(e)),
+    );
+  }, [signedIn, signOut]);
   if (error) {
     return (
       <main class="page">
@@ -61,7 +77,7 @@ function SignedIn({ creds, signOut }: { creds: Credentials; signOut: (why?: stri
           <button type="button" onClick={() => (setError(undefined), setTick((t) => t + 1))}>
             Try again
           </button>
-          <button type="button" class="secondary" onClick={() => signOut()}>
+          <button type="button" class="secondary" onClick={signOutNow}>
             Sign out
           </button>
         </div>
@@ -69,10 +85,10 @@ function SignedIn({ creds, signOut }: { creds: Credentials; signOut: (why?: stri
     );
   }
   if (!me || !clusters) return <main class="page"><Loading what="your session" /></main>;
-  const session: Session = { call, me, clusters, reloadClusters, signOut, download: (path, filename) => downloadCsv(creds, path, filename) };
+  const session: Session = { call, me, clusters, reloadClusters, signOut, download: downloadCsv };
   return (
     <SessionContext.Provider value={session}>
-      <Shell me={me} signOut={() => signOut()} />
+      <Shell me={me} signOut={signOutNow} />
     </SessionContext.Provider>
   );
 }
