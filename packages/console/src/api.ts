@@ -49,6 +49,17 @@ export interface StorageUser {
   user: string;
 }
 
+/** An S3 access key of a storage user; `secret` only in the answer that created it. */
+export interface S3Credential {
+  access_key: string;
+  cluster: string;
+  created_at: string;
+  id: string;
+  resource_uri: string;
+  secret?: string;
+  user: string;
+}
+
 export interface Operator {
   clusters: string[];
   id: number;

@@ -2,13 +2,14 @@ import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
 import { client, downloadCsv, errorText, listAll, type Call, type Cluster, type Me, type Operator } from './api';
 import { ErrorText, Loading } from './components';
 import { isGlobalAdmin, SessionContext, type Session } from './context';
-import { useRoute } from './hooks';
+import { useRoute, useTitleFromHeading } from './hooks';
 import { AuditPage } from './pages/audit';
 import { CapacityPage } from './pages/capacity';
 import { ClustersPage } from './pages/clusters';
 import { OperatorsPage } from './pages/operators';
 import { Lazy } from './lazy';
 import { SignIn } from './pages/signin';
+import { S3CredentialsPage } from './pages/s3-credentials';
 import { UserPage } from './pages/user';
 import { UsersPage } from './pages/users';
 import { closeSession, currentSession, type ConsoleSession } from './session';
@@ -103,6 +104,7 @@ const NAV: Array<{ path: string; label: string; globalAdmin?: boolean }> = [
 function Shell({ me, signOut }: { me: Operator; signOut: () => void }) {
   const route = useRoute();
   const section = `/${route.path.split('/')[1] ?? ''}`;
+  useTitleFromHeading(() => document.getElementById('main'));
   useEffect(() => {
     // A new page: move focus to its heading so keyboard and screen-reader users start there.
     document.querySelector<HTMLElement>('main h1')?.focus();
@@ -146,6 +148,7 @@ function Page({ path, params, me }: { path: string; params: URLSearchParams; me:
   if ((m = /^\/clusters\/(\d+)\/utilization$/.exec(path))) return <Lazy load={loadUtilization} props={{ clusterId: Number(m[1]), params }} />;
   if (path === '/users') return <UsersPage params={params} />;
   if ((m = /^\/users\/(\d+)$/.exec(path))) return <UserPage id={m[1]!} />;
+  if ((m = /^\/users\/(\d+)\/s3$/.exec(path))) return <S3CredentialsPage id={m[1]!} />;
   if (path === '/operators' && isGlobalAdmin(me)) return <OperatorsPage />;
   if (path === '/audit' && isGlobalAdmin(me)) return <AuditPage params={params} />;
   return (

@@ -1,6 +1,7 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { errorText } from '../api';
 import { ErrorText } from '../components';
+import { titleFor } from '../hooks';
 import { openSession, type ConsoleSession } from '../session';
 
 /** Operator name and API key, traded at once for a session; the key is not kept anywhere. */
@@ -9,6 +10,9 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (s: ConsoleSession)
   const [key, setKey] = useState('');
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    document.title = titleFor('Sign in');
+  }, []);
   const submit = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
