@@ -17,7 +17,7 @@ import { launch, PageProblems, type Browser } from './chromium';
 const CONSOLE_DIR = join(__dirname, '..', '..', 'packages', 'console', 'dist');
 const ARTIFACTS = join(__dirname, 'artifacts');
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-const WRITE_CONTROLS = /^(New cluster|New user|New operator|Edit|Disable|Enable|Delete|Make superuser|Remove superuser|Change password|Add key|Revoke)$/;
+const WRITE_CONTROLS = /^(New cluster|New user|New operator|New S3 credential|Edit|Disable|Enable|Delete|Make superuser|Remove superuser|Change password|Add key|Revoke)$/;
 
 /**
  * A device report across three ring sets, some devices past 80 %, one unmounted, and one device
@@ -95,7 +95,9 @@ describe('the console in chromium', () => {
     await stack.db('capacity_history').insert(rows);
   }
 
+  /** A new page, signed out: the session cookie is shared by the whole browser, so it is dropped first. */
   async function openPage(): Promise<{ page: Page; problems: PageProblems }> {
+    await browser.context.clearCookies();
     const page = await browser.context.newPage();
     page.setDefaultTimeout(30000);
     return { page, problems: new PageProblems(page) };
@@ -216,10 +218,63 @@ describe('the console in chromium', () => {
       await expect(trend.getByRole('img', { name: new RegExp(`^Ring set ${h.ring_set}: bytes used`) }).count()).resolves.toBe(1);
       const expected = describeProjection(projectThreshold(historySamples(h.samples)));
       await expect(trend.locator('.estimate').textContent()).resolves.toBe(expected);
+      // The chart's label promises its figures in a table below: one row per sample, the API's numbers.
+      await expect(trend.getByRole('img').first().getAttribute('aria-label')).resolves.toMatch(/table below/);
+      const rows = await trend.locator('table.trend-samples tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.getAttribute('title') ?? td.textContent)));
+      expect(rows).toHaveLength(h.samples.length);
+      expect(rows.map((r) => [r[0], r[1], r[2]])).toEqual(h.samples.map((x) => [x.time.slice(0, 16).replace('T', ' '), `${x.total_used_tb} TB`, `${x.total_raw_tb} TB`]));
       expect(expected).toMatch(/^(Estimate: |Already )/);
     }
     // The README's picture of the page: the table, the ring sets and the first trend.
     await page.screenshot({ path: join(ARTIFACTS, 'capacity-trend-1280.png'), fullPage: true, clip: { x: 0, y: 0, width: 1280, height: 1150 } });
+    expect(problems.take()).toEqual([]);
+    await page.close();
+  });
+
+  it('when a ring set has a single capacity sample, then its trend axis spans the day around it (not years) and the table shows that sample', async () => {
+    const solo = await api<{ id: number }>('POST', 'clusters/', { name: 'solo', auth_url: 'https://auth-solo.example.com/auth', storage_url: 'https://swift-solo.example.com/v1' });
+    const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3 * 3_600_000);
+    await stack.db('capacity_history').insert({ cluster_id: solo.id, ring_set: 'gold', hour, total_raw_tb: 10, total_used_tb: 4, total_free_tb: 6, total_used_pct: 40, reported_at: hour });
+    const { page, problems } = await openPage();
+    await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
+    await visit(page, `#/clusters/${solo.id}/capacity`, /^Capacity planning — solo$/);
+    const chart = page.locator('.trend[data-ring-set="gold"] [data-x-min]');
+    await chart.waitFor();
+    const [min, max] = (await chart.evaluate((el: HTMLElement) => [Number(el.dataset.xMin), Number(el.dataset.xMax)])) as [number, number];
+    const t = hour.getTime() / 1000;
+    expect(min).toBeLessThanOrEqual(t);
+    expect(max).toBeGreaterThanOrEqual(t);
+    expect(max - min).toBeLessThanOrEqual(2 * 86_400);
+    const rows = await page.locator('.trend[data-ring-set="gold"] table.trend-samples tbody tr').allTextContents();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toContain(hour.toISOString().slice(0, 16).replace('T', ' '));
+    await page.screenshot({ path: join(ARTIFACTS, 'capacity-single-sample-1280.png'), fullPage: true });
+    expect(problems.take()).toEqual([]);
+    await page.close();
+  });
+
+  it('when pages are visited, then each has its own document title, the sign-in page too', async () => {
+    const { page, problems } = await openPage();
+    await page.goto(`${stack.apiUrl}/console/`);
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(await page.title()).toBe('Sign in · Cairn console');
+    await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
+    const titles: string[] = [];
+    for (const [hash, heading] of [
+      ['#/clusters', /^Clusters$/],
+      ['#/clusters/1/capacity', /^Capacity planning — default$/],
+      ['#/users', /^Users$/],
+      [`#/users/${aliceId}`, /^User alice$/],
+      [`#/users/${aliceId}/s3`, /^S3 credentials of alice$/],
+      ['#/operators', /^Operators$/],
+      ['#/audit', /^Audit trail$/],
+      ['#/clusters/1/utilization', /^Utilization — default$/],
+    ] as Array<[string, RegExp]>) {
+      await visit(page, hash, heading);
+      await page.waitForFunction((h) => new RegExp(h).test(document.title.replace(/ · Cairn console$/, '')), heading.source);
+      titles.push(await page.title());
+    }
+    expect(titles).toEqual(['Clusters', 'Capacity planning — default', 'Users', 'User alice', 'S3 credentials of alice', 'Operators', 'Audit trail', 'Utilization — default'].map((t) => `${t} · Cairn console`));
     expect(problems.take()).toEqual([]);
     await page.close();
   });
@@ -374,6 +429,7 @@ describe('the console in chromium', () => {
         ['#/clusters/1/capacity', /^Capacity planning/],
         ['#/users', /^Users$/],
         [`#/users/${aliceId}`, /^User alice$/],
+        [`#/users/${aliceId}/s3`, /^S3 credentials of alice$/],
       ] as Array<[string, RegExp]>) {
         await visit(page, hash, heading);
         found.push(...(await writeControls(page)));
@@ -541,7 +597,7 @@ describe('the console in chromium', () => {
       location.hash = '#/users';
     });
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
-    await expect(page.getByRole('status').first().textContent()).resolves.toMatch(/refused.*sign in again/);
+    await expect(page.getByRole('status').first().textContent()).resolves.toMatch(/session has ended.*sign in again/);
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
     await page.close();
   });
@@ -599,17 +655,45 @@ describe('the console in chromium', () => {
     await page.close();
   });
 
-  it('when an operator signs out, then the key is forgotten and a reload asks to sign in again', async () => {
+  it('when an operator signs out, then the key was never stored and a reload asks to sign in again', async () => {
     const { page, problems } = await openPage();
     await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
-    expect(await page.evaluate(() => JSON.stringify(sessionStorage))).toContain(ADMIN_KEY);
-    expect(await page.evaluate(() => JSON.stringify(localStorage) + document.cookie)).not.toContain(ADMIN_KEY);
+    expect(await page.evaluate(() => JSON.stringify(sessionStorage) + JSON.stringify(localStorage) + document.cookie)).not.toContain(ADMIN_KEY);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
-    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
     await page.reload();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     expect(problems.urls.filter((u) => u.includes(ADMIN_KEY))).toEqual([]);
+    expect(problems.take()).toEqual([]);
+    await page.close();
+  });
+
+  it("when an admin opens a user's S3 credentials, then it creates one whose secret is shown once, lists it and deletes it", async () => {
+    const { page, problems } = await openPage();
+    await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
+    await visit(page, `#/users/${aliceId}`, /^User alice$/);
+    await page.getByRole('link', { name: 'S3 credentials' }).click();
+    await page.getByRole('heading', { level: 1, name: 'S3 credentials of alice' }).waitFor();
+    const before = await api<{ objects: Array<{ access_key: string }> }>('GET', `s3_credentials/?user=${aliceId}`);
+    await page.getByRole('button', { name: 'New S3 credential' }).click();
+    const secret = (await page.locator('.shown-once code').textContent())!;
+    expect(secret).toMatch(/^\S{40}$/);
+    const after = await api<{ objects: Array<{ id: string; access_key: string; secret?: string }> }>('GET', `s3_credentials/?user=${aliceId}`);
+    expect(after.objects).toHaveLength(before.objects.length + 1);
+    const created = after.objects.find((o) => !before.objects.some((b) => b.access_key === o.access_key))!;
+    expect(created.secret).toBeUndefined();
+    await expect(page.getByText(created.access_key).first().isVisible()).resolves.toBe(true);
+    await page.getByRole('button', { name: 'Done' }).click();
+    // Shown once: gone from the page, and nowhere in what a script could read.
+    expect(await page.locator('.shown-once').count()).toBe(0);
+    expect(await page.evaluate(() => document.body.textContent ?? '')).not.toContain(secret);
+    await page.getByRole('button', { name: `Delete S3 credential ${created.access_key}` }).click();
+    const confirm = page.getByRole('alertdialog', { name: `Delete S3 credential ${created.access_key}?` });
+    await confirm.getByRole('button', { name: 'Delete credential' }).click();
+    await page.waitForFunction((k) => !document.body.textContent?.includes(k), created.access_key);
+    expect((await api<{ objects: unknown[] }>('GET', `s3_credentials/?user=${aliceId}`)).objects).toHaveLength(before.objects.length);
+    expect(await axeFindings(page)).toEqual([]);
+    await screenshots(page, 's3-credentials');
     expect(problems.take()).toEqual([]);
     await page.close();
   });

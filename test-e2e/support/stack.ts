@@ -30,6 +30,8 @@ export interface StackOptions {
   consoleDir?: string;
   /** CAIRN_S3_SECRET_KEYS of both services (default: none, so no S3 credential can be created or checked). */
   s3SecretKeys?: string;
+  /** The management API's console session lifetimes (default: 30 minutes idle, 12 hours at most). */
+  consoleSessions?: api.Deps['consoleSessions'];
 }
 
 export interface Stack {
@@ -86,6 +88,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     hashPassword: (p) => hashPassword(p, options.hashParams),
     apiKeyCacheMs: 5000,
     consoleDir: options.consoleDir,
+    ...(options.consoleSessions ? { consoleSessions: options.consoleSessions } : {}),
     ...(keyring?.ok ? { s3Keyring: keyring.keyring } : {}),
   });
   const listening = await listen(apiApp, 0, '127.0.0.1');

@@ -69,3 +69,4 @@ export function describeConfig(spec: ConfigSpec): string {
   return ['| variable | default | meaning |', '| --- | --- | --- |', ...rows].join('\n');
 }
 export { s3KeyringConfig } from './s3-keys';
+export { trustProxySchema, type TrustProxy } from './trust-proxy';

@@ -1,12 +1,11 @@
 /**
  * The console's only way out: fetch against the public /api/v1/ of the server that served it.
- * The API key travels in the Authorization header, never in a URL (so never in a log or history).
+ * Requests are authenticated by the session cookie (HttpOnly: this code never sees it); the API
+ * key is sent once, to open the session, in the Authorization header, and is not kept.
  */
 
-export interface Credentials {
-  operator: string;
-  key: string;
-}
+/** The CSRF header every write must carry, with the token the session answer gave. */
+export const CSRF_HEADER = 'X-Cairn-CSRF';
 
 export class ApiError extends Error {
   constructor(
@@ -47,6 +46,17 @@ export interface StorageUser {
   is_superuser: boolean;
   password?: string;
   resource_uri: string;
+  user: string;
+}
+
+/** An S3 access key of a storage user; `secret` only in the answer that created it. */
+export interface S3Credential {
+  access_key: string;
+  cluster: string;
+  created_at: string;
+  id: string;
+  resource_uri: string;
+  secret?: string;
   user: string;
 }
 
@@ -135,39 +145,57 @@ export const clusterIdOf = (uri: string): number => Number(/\/clusters\/(\d+)\/?
 
 export type Call = <T>(method: string, path: string, body?: unknown) => Promise<T>;
 
-/** A caller bound to one operator's credentials; `onUnauthorized` runs when the key stops working. */
-export function client(creds: Credentials, onUnauthorized: () => void): Call {
+const UNREACHABLE = 'The management API could not be reached. Check the network and try again.';
+
+/** The API's own sentence for a refusal, else its status line. */
+async function refusal(res: Response): Promise<ApiError> {
+  const text = await res.text();
+  let message = `The management API answered ${res.status} ${res.statusText}.`;
+  try {
+    const o = (text ? JSON.parse(text) : {}) as { error?: string; error_message?: string };
+    message = o.error ?? o.error_message ?? message;
+  } catch {
+    // An answer that is not JSON (a proxy's error page): keep the status line.
+  }
+  return new ApiError(res.status, message);
+}
+
+/** One request with the session cookie; `headers` add to the defaults (the CSRF token, a key). */
+export async function request(method: string, path: string, options: { body?: unknown; headers?: Record<string, string>; accept?: string } = {}): Promise<Response> {
+  try {
+    return await fetch(path.startsWith('/') ? path : `${API}/${path}`, {
+      method,
+      headers: {
+        Accept: options.accept ?? 'application/json',
+        ...(options.body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        ...options.headers,
+      },
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      credentials: 'same-origin',
+      cache: 'no-store',
+    });
+  } catch {
+    throw new ApiError(0, UNREACHABLE);
+  }
+}
+
+/** The JSON of an answer, or the API's refusal thrown as an ApiError. */
+export async function jsonOf<T>(res: Response): Promise<T> {
+  if (!res.ok) throw await refusal(res);
+  if (res.status === 204) return undefined as T;
+  const text = await res.text();
+  return (text ? JSON.parse(text) : null) as T;
+}
+
+/**
+ * A caller bound to the signed-in session: writes carry its CSRF token; `onUnauthorized` runs when
+ * the session has ended (signed out elsewhere, idle, too old, or its key revoked).
+ */
+export function client(csrfToken: string, onUnauthorized: () => void): Call {
   return async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    let res: Response;
-    try {
-      res = await fetch(path.startsWith('/') ? path : `${API}/${path}`, {
-        method,
-        headers: {
-          Accept: 'application/json',
-          Authorization: `ApiKey ${creds.operator}:${creds.key}`,
-          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        credentials: 'omit',
-        cache: 'no-store',
-      });
-    } catch {
-      throw new ApiError(0, 'The management API could not be reached. Check the network and try again.');
-    }
+    const res = await request(method, path, { body, headers: method === 'GET' ? {} : { [CSRF_HEADER]: csrfToken } });
     if (res.status === 401) onUnauthorized();
-    if (res.status === 204) return undefined as T;
-    const text = await res.text();
-    let json: unknown = null;
-    try {
-      json = text ? JSON.parse(text) : null;
-    } catch {
-      // An answer that is not JSON (a proxy's error page) is reported by status below.
-    }
-    if (!res.ok) {
-      const o = (json ?? {}) as { error?: string; error_message?: string };
-      throw new ApiError(res.status, o.error ?? o.error_message ?? `The management API answered ${res.status} ${res.statusText}.`);
-    }
-    return json as T;
+    return jsonOf<T>(res);
   };
 }
 
@@ -187,27 +215,10 @@ export async function listAll<T>(call: Call, path: string, max = 100_000): Promi
 
 export const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
-/**
- * Fetches a CSV export with the operator's key (a plain link could not send it) and hands it to
- * the browser as a download.
- */
-export async function downloadCsv(creds: Credentials, path: string, filename: string): Promise<void> {
-  let res: Response;
-  try {
-    res = await fetch(`${API}/${path}`, { headers: { Accept: 'text/csv', Authorization: `ApiKey ${creds.operator}:${creds.key}` }, credentials: 'omit', cache: 'no-store' });
-  } catch {
-    throw new ApiError(0, 'The management API could not be reached. Check the network and try again.');
-  }
-  if (!res.ok) {
-    const text = await res.text();
-    let message = `The management API answered ${res.status} ${res.statusText}.`;
-    try {
-      message = (JSON.parse(text) as { error?: string }).error ?? message;
-    } catch {
-      // Not JSON: keep the status line.
-    }
-    throw new ApiError(res.status, message);
-  }
+/** Fetches a CSV export (with the session cookie) and hands it to the browser as a download. */
+export async function downloadCsv(path: string, filename: string): Promise<void> {
+  const res = await request('GET', path, { accept: 'text/csv' });
+  if (!res.ok) throw await refusal(res);
   const url = URL.createObjectURL(await res.blob());
   const a = document.createElement('a');
   a.href = url;

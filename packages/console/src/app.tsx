@@ -1,43 +1,53 @@
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
-import { client, downloadCsv, errorText, listAll, type Call, type Cluster, type Credentials, type Me, type Operator } from './api';
+import { client, downloadCsv, errorText, listAll, type Call, type Cluster, type Me, type Operator } from './api';
 import { ErrorText, Loading } from './components';
 import { isGlobalAdmin, SessionContext, type Session } from './context';
-import { useRoute } from './hooks';
+import { useRoute, useTitleFromHeading } from './hooks';
 import { AuditPage } from './pages/audit';
 import { CapacityPage } from './pages/capacity';
 import { ClustersPage } from './pages/clusters';
 import { OperatorsPage } from './pages/operators';
 import { Lazy } from './lazy';
 import { SignIn } from './pages/signin';
+import { S3CredentialsPage } from './pages/s3-credentials';
 import { UserPage } from './pages/user';
 import { UsersPage } from './pages/users';
-import { forgetCredentials, loadCredentials, saveCredentials } from './session';
+import { closeSession, currentSession, type ConsoleSession } from './session';
 
 export function App() {
-  const [creds, setCreds] = useState<Credentials | null>(loadCredentials);
+  // undefined: still asking the API whether the cookie names a session.
+  const [session, setSession] = useState<ConsoleSession | null>();
   const [notice, setNotice] = useState<string>();
+  useEffect(() => {
+    currentSession().then(setSession, (e: unknown) => {
+      setNotice(errorText(e));
+      setSession(null);
+    });
+  }, []);
   const signOut = useCallback((why?: string) => {
-    forgetCredentials();
-    setCreds(null);
+    setSession(null);
     setNotice(why);
   }, []);
-  if (!creds) {
+  if (session === undefined) return <main class="signin"><Loading what="your session" /></main>;
+  if (!session) {
     return (
       <SignIn
         notice={notice}
-        onSignedIn={(c) => {
-          saveCredentials(c);
+        onSignedIn={(s) => {
           setNotice(undefined);
-          setCreds(c);
+          setSession(s);
         }}
       />
     );
   }
-  return <SignedIn creds={creds} signOut={signOut} />;
+  return <SignedIn session={session} signOut={signOut} />;
 }
 
-function SignedIn({ creds, signOut }: { creds: Credentials; signOut: (why?: string) => void }) {
-  const call: Call = useMemo(() => client(creds, () => signOut('The API key was refused (revoked or wrong); sign in again.')), [creds, signOut]);
+function SignedIn({ session: signedIn, signOut }: { session: ConsoleSession; signOut: (why?: string) => void }) {
+  const call: Call = useMemo(
+    () => client(signedIn.csrf_token, () => signOut('Your session has ended (idle too long, signed out elsewhere, or its API key was revoked); sign in again.')),
+    [signedIn, signOut],
+  );
   const [me, setMe] = useState<Me>();
   const [clusters, setClusters] = useState<Cluster[]>();
   const [error, setError] = useState<string>();
@@ -52,6 +62,13 @@ function SignedIn({ creds, signOut }: { creds: Credentials; signOut: (why?: stri
     );
   }, [call, tick]);
   const reloadClusters = useCallback(() => setTick((t) => t + 1), []);
+  // Sign-out ends the session on the server first; the cookie is useless from then on.
+  const signOutNow = useCallback(() => {
+    closeSession(signedIn.csrf_token).then(
+      () => signOut(),
+      (e: unknown) => setError(errorText(e)),
+    );
+  }, [signedIn, signOut]);
   if (error) {
     return (
       <main class="page">
@@ -61,7 +78,7 @@ function SignedIn({ creds, signOut }: { creds: Credentials; signOut: (why?: stri
           <button type="button" onClick={() => (setError(undefined), setTick((t) => t + 1))}>
             Try again
           </button>
-          <button type="button" class="secondary" onClick={() => signOut()}>
+          <button type="button" class="secondary" onClick={signOutNow}>
             Sign out
           </button>
         </div>
@@ -69,10 +86,10 @@ function SignedIn({ creds, signOut }: { creds: Credentials; signOut: (why?: stri
     );
   }
   if (!me || !clusters) return <main class="page"><Loading what="your session" /></main>;
-  const session: Session = { call, me, clusters, reloadClusters, signOut, download: (path, filename) => downloadCsv(creds, path, filename) };
+  const session: Session = { call, me, clusters, reloadClusters, signOut, download: downloadCsv };
   return (
     <SessionContext.Provider value={session}>
-      <Shell me={me} signOut={() => signOut()} />
+      <Shell me={me} signOut={signOutNow} />
     </SessionContext.Provider>
   );
 }
@@ -87,6 +104,7 @@ const NAV: Array<{ path: string; label: string; globalAdmin?: boolean }> = [
 function Shell({ me, signOut }: { me: Operator; signOut: () => void }) {
   const route = useRoute();
   const section = `/${route.path.split('/')[1] ?? ''}`;
+  useTitleFromHeading(() => document.getElementById('main'));
   useEffect(() => {
     // A new page: move focus to its heading so keyboard and screen-reader users start there.
     document.querySelector<HTMLElement>('main h1')?.focus();
@@ -130,6 +148,7 @@ function Page({ path, params, me }: { path: string; params: URLSearchParams; me:
   if ((m = /^\/clusters\/(\d+)\/utilization$/.exec(path))) return <Lazy load={loadUtilization} props={{ clusterId: Number(m[1]), params }} />;
   if (path === '/users') return <UsersPage params={params} />;
   if ((m = /^\/users\/(\d+)$/.exec(path))) return <UserPage id={m[1]!} />;
+  if ((m = /^\/users\/(\d+)\/s3$/.exec(path))) return <S3CredentialsPage id={m[1]!} />;
   if (path === '/operators' && isGlobalAdmin(me)) return <OperatorsPage />;
   if (path === '/audit' && isGlobalAdmin(me)) return <AuditPage params={params} />;
   return (

@@ -50,3 +50,25 @@ export function navigate(path: string, params?: Record<string, string | number |
   const s = q.toString();
   location.hash = `#${path}${s ? `?${s}` : ''}`;
 }
+
+/** What the browser's tab, history and window list show for a page heading. */
+export const titleFor = (heading: string | undefined): string => (heading ? `${heading} · Cairn console` : 'Cairn console');
+
+/**
+ * Keeps document.title equal to the page's h1 inside `container`, also when the heading changes
+ * after it loads ("User alice" once the user is read): one place, so no page can forget it.
+ */
+export function useTitleFromHeading(container: () => HTMLElement | null): void {
+  useEffect(() => {
+    const root = container();
+    if (!root) return;
+    const update = () => {
+      const title = titleFor(root.querySelector('h1')?.textContent?.trim());
+      if (document.title !== title) document.title = title;
+    };
+    update();
+    const observer = new MutationObserver(update);
+    observer.observe(root, { subtree: true, childList: true, characterData: true });
+    return () => observer.disconnect();
+  }, []);
+}

@@ -1,25 +1,29 @@
-import type { Credentials } from './api';
+import { CSRF_HEADER, jsonOf, request, type Me } from './api';
 
 /**
- * The operator's name and key live in sessionStorage only: gone when the tab closes, never in a
- * cookie (nothing sends them implicitly), never in the URL.
+ * The console's sign-in: the operator's key opens a session on the server (POST session/) and is
+ * then dropped; the browser holds only an HttpOnly cookie that no script can read, and this tab's
+ * memory holds the session's CSRF token. Nothing goes to sessionStorage, localStorage or a URL.
  */
-const KEY = 'cairn.console.credentials';
-
-export function loadCredentials(): Credentials | null {
-  try {
-    const raw = sessionStorage.getItem(KEY);
-    const c = raw ? (JSON.parse(raw) as Partial<Credentials>) : null;
-    return c && typeof c.operator === 'string' && typeof c.key === 'string' ? { operator: c.operator, key: c.key } : null;
-  } catch {
-    return null;
-  }
+export interface ConsoleSession {
+  operator: Me;
+  csrf_token: string;
+  expires_at: string;
+  idle_timeout: number;
 }
 
-export function saveCredentials(c: Credentials): void {
-  sessionStorage.setItem(KEY, JSON.stringify(c));
+/** The session the cookie names, or null (none, or it has ended). */
+export async function currentSession(): Promise<ConsoleSession | null> {
+  const s = await jsonOf<{ operator: Me | null } & Partial<ConsoleSession>>(await request('GET', 'session/'));
+  return s.operator && s.csrf_token ? (s as ConsoleSession) : null;
 }
 
-export function forgetCredentials(): void {
-  sessionStorage.removeItem(KEY);
+export async function openSession(operator: string, key: string): Promise<ConsoleSession> {
+  return jsonOf<ConsoleSession>(await request('POST', 'session/', { headers: { Authorization: `ApiKey ${operator}:${key}` } }));
+}
+
+/** Ends the session on the server; an already ended one (401) is fine. */
+export async function closeSession(csrfToken: string): Promise<void> {
+  const res = await request('DELETE', 'session/', { headers: { [CSRF_HEADER]: csrfToken } });
+  if (res.status !== 401) await jsonOf<void>(res);
 }

@@ -20,6 +20,8 @@ import { discoveryRouter } from './routes/root';
 import { usersResource, usersRouter } from './routes/users';
 import { s3CredentialsResource, s3CredentialsRouter } from './routes/s3-credentials';
 import { whoamiRouter } from './routes/whoami';
+import { sessionRouter } from './routes/session';
+import { ConsoleSessions, DEFAULT_CONSOLE_SESSIONS } from './services/console-sessions';
 import { utilizationRouter } from './routes/utilization';
 
 /** Builds the management API. No listening, no environment: everything comes in `deps`. */
@@ -30,6 +32,8 @@ export function createApp(deps: Deps): Express {
   // Tastypie sends no ETags, and hashing every body costs CPU on the hot path.
   app.disable('etag');
   app.set('query parser', 'simple');
+  // req.secure (the session cookie's Secure flag) believes X-Forwarded-Proto only from trusted proxies.
+  app.set('trust proxy', deps.trustProxy ?? false);
 
   const metrics = deps.metrics ?? createApiMetrics(db);
   app.use(metrics.http.middleware);
@@ -54,7 +58,8 @@ export function createApp(deps: Deps): Express {
   app.get('/metrics', metricsEndpoint(metrics.registry));
 
   const credentials = new CredentialCache(db, deps.apiKeyCacheMs);
-  const auth = authenticate(credentials);
+  const sessions = new ConsoleSessions(db, deps.consoleSessions ?? DEFAULT_CONSOLE_SESSIONS);
+  const auth = authenticate(credentials, sessions);
   const api = express.Router();
   // A malformed Accept header is refused up front (400), as tastypie does.
   api.use((req, _res, next) => {
@@ -72,6 +77,7 @@ export function createApp(deps: Deps): Express {
   api.use(operatorsRouter(db, auth, () => credentials.clear()));
   api.use(auditRouter(db, auth));
   api.use(whoamiRouter(auth));
+  api.use(sessionRouter(sessions, auth));
   api.use(utilizationRouter(db, auth, deps.utilization ?? DEFAULT_RETENTION, undefined, deps.utilizationExportBatch));
   api.use((req) => {
     throw errors.notFound(`No resource at ${req.path.replace(/[<>&"']/g, '')}.`);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import Joi from 'joi';
-import { ConfigError, loadConfig, s3KeyringConfig, type ConfigSpec, type Env } from '@cairn/config';
+import { ConfigError, loadConfig, s3KeyringConfig, trustProxySchema, type ConfigSpec, type Env, type TrustProxy } from '@cairn/config';
 import { logFormatConfig, postgresUrlWithCa, readCaFile, type LogFormat } from '@cairn/runtime';
 import { apiKeySchema, clusterCreateSchema, operatorNameSchema, parseS3SecretKeys, type S3SecretKeyring } from '@cairn/domain';
 
@@ -69,6 +69,21 @@ export const configSpec = {
     doc: "Days the audit trail keeps storage users' own entries (S3 credentials they created or deleted through the gateway's OS-EC2 API), deleted like operators' entries but on their own clock. 0: kept for ever.",
     schema: Joi.number().integer().min(0).max(36600).default(90),
   },
+  consoleSessionIdleSeconds: {
+    env: 'CAIRN_CONSOLE_SESSION_IDLE_SECONDS',
+    doc: "Seconds without a request after which a console session ends (the operator signs in again). A session's last use is recorded at most once a minute, so it may end up to a minute sooner.",
+    schema: Joi.number().integer().min(1).max(86400).default(1800),
+  },
+  consoleSessionMaxSeconds: {
+    env: 'CAIRN_CONSOLE_SESSION_MAX_SECONDS',
+    doc: 'Seconds after sign-in at which a console session ends however busy it is.',
+    schema: Joi.number().integer().min(1).max(7 * 86400).default(43200),
+  },
+  trustProxy: {
+    env: 'CAIRN_TRUST_PROXY',
+    doc: "Which proxies' X-Forwarded-Proto and X-Forwarded-For to believe (the console's session cookie is marked Secure when the request reached the proxy over HTTPS): 'false' (only the socket itself), a hop count of trusted proxies in front, or a comma-separated list of the load balancers' addresses or CIDR ranges (also loopback, linklocal, uniquelocal). 'true' is refused: any client could then claim HTTPS or an address.",
+    schema: trustProxySchema().default(false),
+  },
   ...s3KeyringConfig,
   logLevel: { env: 'LOG_LEVEL', doc: 'pino log level.', schema: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info') },
   logFormat: logFormatConfig,
@@ -96,6 +111,10 @@ export interface ManagementApiConfig {
   utilizationDailyDays: number;
   auditRetentionDays: number;
   auditStorageUserRetentionDays: number;
+  consoleSessionIdleSeconds: number;
+  consoleSessionMaxSeconds: number;
+  /** express's `trust proxy`: false, a hop count, or the trusted proxies' addresses/ranges. */
+  trustProxy: TrustProxy;
   s3SecretKeys?: string;
   s3CurrentKeyId?: string;
   logLevel: string;

@@ -6,6 +6,8 @@ import { s3KeyringOf, type ManagementApiConfig } from './config';
 import { createDatabase } from './db/database';
 import { builtConsoleDir } from './http/console';
 import type { AuditRetention } from './repositories/audit-retention';
+import type { ConsoleSessionSettings } from './services/console-sessions';
+import type { TrustProxy } from '@cairn/config';
 import { createApiMetrics, type ApiMetrics } from './http/metrics';
 
 /** Everything the app needs from the outside world, built once from config and passed in. */
@@ -25,6 +27,10 @@ export interface Deps {
   metrics?: ApiMetrics;
   /** The console's built files, served under /console/; absent: /console/ says it is not built. */
   consoleDir?: string;
+  /** How long console sessions live; defaults (30 minutes idle, 12 hours at most) when absent. */
+  consoleSessions?: ConsoleSessionSettings;
+  /** express's `trust proxy` (CAIRN_TRUST_PROXY): whose X-Forwarded-Proto/-For to believe; default none. */
+  trustProxy?: TrustProxy;
   /** Seals the secrets of new S3 credentials; absent: creating one is refused with a sentence that says what to configure. */
   s3Keyring?: S3SecretKeyring;
 }
@@ -81,6 +87,8 @@ export function createDeps(config: ManagementApiConfig, scrypt: ScryptParams = D
     auditRetention: { operatorDays: config.auditRetentionDays, storageUserDays: config.auditStorageUserRetentionDays },
     metrics: createApiMetrics(db),
     consoleDir: builtConsoleDir(),
+    consoleSessions: { idleSeconds: config.consoleSessionIdleSeconds, maxSeconds: config.consoleSessionMaxSeconds },
+    trustProxy: config.trustProxy,
     ...(s3Keyring ? { s3Keyring } : {}),
   };
 }

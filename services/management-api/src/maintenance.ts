@@ -4,21 +4,26 @@ import type { Logger } from 'pino';
 import type { Deps } from './deps';
 import type { RollupMetrics } from './http/metrics';
 import { DEFAULT_AUDIT_RETENTION, pruneAudit, type AuditPruneReport } from './repositories/audit-retention';
+import { deleteEndedConsoleSessions } from './repositories/console-sessions';
+import { DEFAULT_CONSOLE_SESSIONS } from './services/console-sessions';
 import { maintainUtilization, type MaintenanceReport } from './repositories/utilization-partitions';
 
 export interface MaintenancePass {
   /** Absent when that task failed (its error was logged). */
   utilization?: MaintenanceReport;
   audit?: AuditPruneReport;
+  /** Console sessions deleted because they had ended. */
+  consoleSessions?: number;
 }
 
 /**
  * One maintenance pass of a replica (every replica runs them; each task is safe to run at once
- * from several): utilization partitions, rollups and retention, then the audit trail's retention.
- * Each task stands alone: a failure of one is logged and the other still runs, and the next pass
+ * from several): utilization partitions, rollups and retention, the audit trail's retention, and
+ * ended console sessions.
+ * Each task stands alone: a failure of one is logged and the others still run, and the next pass
  * tries again. Never rejects.
  */
-export async function runMaintenance(deps: Pick<Deps, 'db' | 'log' | 'utilization' | 'auditRetention' | 'metrics'>, now: Date): Promise<MaintenancePass> {
+export async function runMaintenance(deps: Pick<Deps, 'db' | 'log' | 'utilization' | 'auditRetention' | 'consoleSessions' | 'metrics'>, now: Date): Promise<MaintenancePass> {
   const { db, log } = deps;
   const pass: MaintenancePass = {};
   pass.utilization = (await runUtilizationMaintenance(db, deps.utilization ?? DEFAULT_RETENTION, now, log, deps.metrics?.rollups)) ?? undefined;
@@ -27,6 +32,12 @@ export async function runMaintenance(deps: Pick<Deps, 'db' | 'log' | 'utilizatio
     if (pass.audit.operatorEntries || pass.audit.storageUserEntries) log.info(pass.audit, 'audit entries past their retention deleted');
   } catch (err) {
     log.warn({ err }, 'audit retention failed; retried at the next run');
+  }
+  try {
+    // Ended sessions are refused anyway; deleting them only keeps the table small.
+    pass.consoleSessions = await deleteEndedConsoleSessions(db, (deps.consoleSessions ?? DEFAULT_CONSOLE_SESSIONS).idleSeconds);
+  } catch (err) {
+    log.warn({ err }, 'deleting ended console sessions failed; retried at the next run');
   }
   return pass;
 }

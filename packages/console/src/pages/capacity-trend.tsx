@@ -1,6 +1,7 @@
 import { useMemo } from 'preact/hooks';
 import type { CapacitySample } from '../api';
-import { formatTb } from '../lib/format';
+import { formatPct, formatTb } from '../lib/format';
+import { ScrollBox } from '../components';
 import { describeProjection, historySamples, projectThreshold } from '../lib/projection';
 import { WARN_PCT } from './charts';
 import { TimeChart } from './timechart';
@@ -26,6 +27,31 @@ export function CapacityTrend({ ringSet, samples }: { ringSet: string; samples: 
       <p class="estimate" role="note">
         {estimate}
       </p>
+      <ScrollBox label={`Ring set ${ringSet}: samples`}>
+        <table class="trend-samples">
+          <caption>Ring set {ringSet}: the samples drawn above</caption>
+          <thead>
+            <tr>
+              <th scope="col">Time (UTC)</th>
+              <th scope="col" class="num">Used</th>
+              <th scope="col" class="num">Raw</th>
+              <th scope="col" class="num">{WARN_PCT} % of raw</th>
+              <th scope="col" class="num">Used %</th>
+            </tr>
+          </thead>
+          <tbody>
+            {samples.map((s) => (
+              <tr key={s.time}>
+                <td>{s.time.slice(0, 16).replace('T', ' ')}</td>
+                <td class="num" title={`${s.total_used_tb} TB`}>{formatTb(s.total_used_tb)}</td>
+                <td class="num" title={`${s.total_raw_tb} TB`}>{formatTb(s.total_raw_tb)}</td>
+                <td class="num">{formatTb((s.total_raw_tb * WARN_PCT) / 100)}</td>
+                <td class="num" title={s.total_used_pct === null ? undefined : `${s.total_used_pct} %`}>{formatPct(s.total_used_pct)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </ScrollBox>
       {last ? (
         <p class="legend">
           {samples.length} sample{samples.length === 1 ? '' : 's'}, from {samples[0]!.time.slice(0, 16).replace('T', ' ')} to {last.time.slice(0, 16).replace('T', ' ')} UTC;

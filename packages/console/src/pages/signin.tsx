@@ -1,21 +1,26 @@
-import { useState } from 'preact/hooks';
-import { client, errorText, type Credentials, type Operator } from '../api';
+import { useEffect, useState } from 'preact/hooks';
+import { errorText } from '../api';
 import { ErrorText } from '../components';
+import { titleFor } from '../hooks';
+import { openSession, type ConsoleSession } from '../session';
 
-/** Operator name and API key; checked against the API before anything is kept. */
-export function SignIn({ onSignedIn, notice }: { onSignedIn: (c: Credentials) => void; notice?: string }) {
+/** Operator name and API key, traded at once for a session; the key is not kept anywhere. */
+export function SignIn({ onSignedIn, notice }: { onSignedIn: (s: ConsoleSession) => void; notice?: string }) {
   const [operator, setOperator] = useState('');
   const [key, setKey] = useState('');
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    document.title = titleFor('Sign in');
+  }, []);
   const submit = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
     setError(undefined);
-    const creds = { operator: operator.trim(), key: key.trim() };
     try {
-      await client(creds, () => {})<Operator>('GET', 'whoami/');
-      onSignedIn(creds);
+      const session = await openSession(operator.trim(), key.trim());
+      setKey('');
+      onSignedIn(session);
     } catch (err) {
       setError(errorText(err));
       setBusy(false);
@@ -40,7 +45,7 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (c: Credentials) =>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
       </form>
-      <p class="hint">The key is kept only in this browser tab's session storage and forgotten when you sign out or close the tab.</p>
+      <p class="hint">The key opens a session and is not kept: the browser holds only a cookie no script can read. The session ends when you sign out, when it has been idle or open too long, or when the key is revoked.</p>
     </main>
   );
 }

@@ -46,6 +46,10 @@ export function UserPage({ id }: { id: string }) {
           <dd data-field="enabled">{u.enabled ? 'enabled' : 'disabled — cannot log in'}</dd>
           <dt>Superuser</dt>
           <dd data-field="is_superuser">{u.is_superuser ? 'yes (ResellerAdmin)' : 'no'}</dd>
+          <dt>S3</dt>
+          <dd>
+            <a href={`#/users/${u.id}/s3`}>S3 credentials</a>
+          </dd>
           <dt>Usage</dt>
           <dd>
             Last 7 days below;{' '}

@@ -593,6 +593,32 @@ function handKeptPaths(): Record<string, Record<string, JsonSchema>> {
         responses: { 200: { description: 'The operator, and which of its keys was used.', content: jsonOrXml(schemaRef('Whoami')) }, ...authenticatedErrors() },
       },
     },
+    [`${API_ROOT}/session/`]: {
+      get: {
+        tags: ['operators'],
+        operationId: 'show_session',
+        summary: "Who the console's session cookie signs in (operator null when nobody)",
+        security: PUBLIC,
+        parameters: [format],
+        responses: { 200: { description: 'The session, or operator null.', content: jsonOrXml(schemaRef('Session')) }, ...API_ERRORS },
+      },
+      post: {
+        tags: ['operators'],
+        operationId: 'sign_in',
+        summary: 'Open a console session with the API key in the Authorization header; the answer sets an HttpOnly, SameSite=Strict cookie',
+        requestBody: { ...requestBody({ type: 'object', additionalProperties: true }), required: false },
+        responses: {
+          201: { description: 'Signed in; Set-Cookie carries the session.', headers: LOCATION, content: jsonOrXml(schemaRef('Session')) },
+          ...authenticatedErrors(),
+        },
+      },
+      delete: {
+        tags: ['operators'],
+        operationId: 'sign_out',
+        summary: "Sign out: end the session the cookie names (cookie-authenticated, with X-Cairn-CSRF)",
+        responses: { 204: { description: 'Signed out; the cookie is cleared.' }, ...authenticatedErrors({ 403: 'Forbidden' }) },
+      },
+    },
     ...utilizationPaths(),
     '/healthz': {
       get: {
@@ -671,6 +697,18 @@ export function openApiDocument(discoverable: readonly ResourceDef[]): JsonSchem
   schemas.Whoami = objectSchema(operatorsResource, 'omit', {
     key_uri: { type: 'string', format: 'uri-reference', description: 'The resource of the API key the request was made with (never the key itself).' },
   });
+
+  schemas.Session = {
+    type: 'object',
+    required: ['operator', 'resource_uri'],
+    properties: {
+      operator: { oneOf: [schemaRef('Whoami'), { type: 'null' }], description: 'The signed-in operator and the key the session was opened with; null when the cookie names no live session.' },
+      csrf_token: { type: 'string', description: 'Every cookie-authenticated write must send it back in the X-Cairn-CSRF header.' },
+      expires_at: { type: 'string', format: 'date-time', description: 'When the session ends at the latest.' },
+      idle_timeout: { type: 'integer', description: 'Seconds without a request after which the session ends.' },
+      resource_uri: { type: 'string' },
+    },
+  };
 
   return {
     openapi: '3.1.0',

@@ -5,7 +5,7 @@ import { withDbErrors } from '../db/errors';
 import { listPage } from './list-planner';
 import type { ListQuery, Page } from './list-types';
 
-interface OperatorRow {
+export interface OperatorRow {
   id: number;
   name: string;
   role: OperatorRole;
@@ -14,7 +14,7 @@ interface OperatorRow {
   updated_at: Date;
 }
 
-const toOperator = (r: OperatorRow): Operator => ({
+export const operatorFromRow = (r: OperatorRow): Operator => ({
   id: Number(r.id),
   name: r.name,
   role: r.role,
@@ -23,7 +23,7 @@ const toOperator = (r: OperatorRow): Operator => ({
   updatedAt: new Date(r.updated_at),
 });
 
-const selectOperators = (db: Db) =>
+export const selectOperators = (db: Db) =>
   db('operators as o').select(
     'o.id',
     'o.name',
@@ -44,7 +44,7 @@ export async function listOperators(db: Db, query: ListQuery): Promise<Page<Oper
       db.raw('ARRAY(SELECT oc.cluster_id FROM operator_clusters oc WHERE oc.operator_id = o.id) AS cluster_ids'),
     ];
     const page = await listPage<OperatorRow>({ db, table: 'operators', alias: 'o', columns }, query);
-    return { total: page.total, rows: page.rows.map(toOperator) };
+    return { total: page.total, rows: page.rows.map(operatorFromRow) };
   });
 }
 
@@ -54,7 +54,7 @@ export async function getOperator(db: Db, id: number, lock = false): Promise<Ope
     const q = selectOperators(db).where('o.id', id).first();
     return lock ? q.forNoKeyUpdate('o') : q;
   });
-  return row ? toOperator(row as OperatorRow) : null;
+  return row ? operatorFromRow(row as OperatorRow) : null;
 }
 
 export async function createOperator(db: Db, input: { name: string; role: OperatorRole; clusterIds: number[] }): Promise<Operator> {
@@ -127,7 +127,7 @@ export async function findOperatorCredentials(db: Db, name: string): Promise<Ope
   if (!row) return null;
   const hashes = ((row as { key_hashes: unknown[] }).key_hashes ?? []).map((h) => toBuffer(h));
   const ids = ((row as { key_ids: unknown[] }).key_ids ?? []).map(String);
-  return { operator: toOperator(row as OperatorRow), keyHashes: hashes, keyIds: ids };
+  return { operator: operatorFromRow(row as OperatorRow), keyHashes: hashes, keyIds: ids };
 }
 
 /** node-postgres returns bytea as Buffer, inside arrays as "\\x…" text; PGlite as Uint8Array. */

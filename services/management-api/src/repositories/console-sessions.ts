@@ -1,0 +1,110 @@
+import type { Operator } from '@cairn/domain';
+import type { Db } from '../db/database';
+import { withDbErrors } from '../db/errors';
+import { operatorFromRow, selectOperators, type OperatorRow } from './operators';
+
+/**
+ * The console's sessions. Rows are found by the SHA-256 of the session id (the id itself is never
+ * stored). Every time comparison uses the database's clock, so replicas with drifting clocks agree.
+ */
+
+const TABLE = 'console_sessions';
+
+export interface ConsoleSessionRecord {
+  id: string;
+  apiKeyId: string;
+  createdAt: Date;
+  expiresAt: Date;
+  lastSeenAt: Date;
+}
+
+export interface LiveConsoleSession extends ConsoleSessionRecord {
+  operator: Operator;
+  /** Seconds since last_seen_at was last written. */
+  idleSeconds: number;
+}
+
+interface SessionRow {
+  session_id: string | number;
+  api_key_id: string | number;
+  session_created_at: Date | string;
+  expires_at: Date | string;
+  last_seen_at: Date | string;
+}
+
+const toRecord = (r: SessionRow): ConsoleSessionRecord => ({
+  id: String(r.session_id),
+  apiKeyId: String(r.api_key_id),
+  createdAt: new Date(r.session_created_at),
+  expiresAt: new Date(r.expires_at),
+  lastSeenAt: new Date(r.last_seen_at),
+});
+
+const seconds = (db: Db, n: number) => db.raw('? * interval \'1 second\'', [n]);
+
+export async function insertConsoleSession(db: Db, idHash: Buffer, apiKeyId: string, maxSeconds: number): Promise<ConsoleSessionRecord> {
+  const [row] = await withDbErrors(() =>
+    db(TABLE)
+      .insert({ id_hash: idHash, api_key_id: apiKeyId, expires_at: db.raw('now() + ?', [seconds(db, maxSeconds)]) })
+      .returning(['id as session_id', 'api_key_id', 'created_at as session_created_at', 'expires_at', 'last_seen_at']),
+  );
+  return toRecord(row as SessionRow);
+}
+
+/**
+ * The session with this id hash, with its operator, in one round trip; null when there is none,
+ * it has passed its end or been idle `idleSeconds`, or its API key (or operator) is gone: the joins
+ * decide that on every request, whatever any cache holds.
+ */
+export async function findLiveConsoleSession(db: Db, idHash: Buffer, idleSeconds: number): Promise<LiveConsoleSession | null> {
+  const row = await withDbErrors(() =>
+    selectOperators(db)
+      .join('api_keys as k', 'k.operator_id', 'o.id')
+      .join(`${TABLE} as s`, 's.api_key_id', 'k.id')
+      .select(
+        's.id as session_id',
+        's.api_key_id',
+        's.created_at as session_created_at',
+        's.expires_at',
+        's.last_seen_at',
+        db.raw('extract(epoch from now() - s.last_seen_at)::float8 AS idle_seconds'),
+      )
+      .where('s.id_hash', idHash)
+      .andWhere('s.expires_at', '>', db.fn.now())
+      .andWhere('s.last_seen_at', '>', db.raw('now() - ?', [seconds(db, idleSeconds)]))
+      .first(),
+  );
+  if (!row) return null;
+  const r = row as SessionRow & OperatorRow & { idle_seconds: number | string };
+  return { ...toRecord(r), operator: operatorFromRow(r), idleSeconds: Number(r.idle_seconds) };
+}
+
+/** Marks the session as used now, unless another request already did within `withinSeconds`. */
+export async function touchConsoleSession(db: Db, id: string, withinSeconds: number): Promise<void> {
+  await withDbErrors(() =>
+    db(TABLE)
+      .where('id', id)
+      .andWhere('last_seen_at', '<', db.raw('now() - ?', [seconds(db, withinSeconds)]))
+      .update({ last_seen_at: db.fn.now() }),
+  );
+}
+
+/** Deletes the session with this id hash; its record, or null when there was none. */
+export async function deleteConsoleSession(db: Db, idHash: Buffer): Promise<ConsoleSessionRecord | null> {
+  const [row] = await withDbErrors(() =>
+    db(TABLE).where('id_hash', idHash).delete().returning(['id as session_id', 'api_key_id', 'created_at as session_created_at', 'expires_at', 'last_seen_at']),
+  );
+  return row ? toRecord(row as SessionRow) : null;
+}
+
+/** Deletes sessions that have ended (past their end, or idle `idleSeconds`); how many. */
+export async function deleteEndedConsoleSessions(db: Db, idleSeconds: number): Promise<number> {
+  const rows = await withDbErrors(() =>
+    db(TABLE)
+      .where('expires_at', '<=', db.fn.now())
+      .orWhere('last_seen_at', '<=', db.raw('now() - ?', [seconds(db, idleSeconds)]))
+      .delete()
+      .returning('id'),
+  );
+  return rows.length;
+}
