@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import request from 'supertest';
+import { CAIRN_VERSION } from '@cairn/runtime';
 import { nodeCommand } from '../support/processes';
 import { startStack, type Stack } from '../support/stack';
 
@@ -79,7 +80,7 @@ describe('the auth-gateway process', () => {
           }
         });
       });
-      expect((await request(`http://127.0.0.1:${port}`).get('/healthz')).body).toEqual({ status: 'ok' });
+      expect((await request(`http://127.0.0.1:${port}`).get('/healthz')).body).toEqual({ status: 'ok', version: CAIRN_VERSION });
       expect(p.out()).not.toContain('postgres://');
       p.child.kill('SIGTERM');
       expect(await p.exited).toBe(0);

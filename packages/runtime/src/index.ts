@@ -20,3 +20,4 @@ export {
 export { checkReadiness, NotReady, readinessEndpoint, READINESS_TIMEOUT_MS, type ReadinessCheck, type ReadinessReport } from './readiness';
 export { retryStartup, scrubSecrets, type RetryOptions, type StartupLog } from './startup';
 export { logDestination, logFormatConfig, logsAreJson, type LogFormat } from './log-format';
+export { CAIRN_VERSION } from './version';
