@@ -19,9 +19,9 @@ export function filterParams(filters: string[] = []): [string, string][] {
  * Every object of a list endpoint: follows `meta.next` through every page, unless `limit` is
  * given, in which case at most that many (one request when it fits in a page).
  */
-export async function listAll(target: ApiTarget, path: string, params: [string, string][], limit?: number): Promise<Record<string, unknown>[]> {
+export async function listAll(target: ApiTarget, path: string, params: [string, string][], limit?: number, pageSize = 1000): Promise<Record<string, unknown>[]> {
   const query = new URLSearchParams(params);
-  query.set('limit', String(limit === undefined ? 1000 : Math.min(limit, 1000)));
+  query.set('limit', String(limit === undefined ? pageSize : Math.min(limit, pageSize)));
   let next: string | null = `${path}?${query.toString()}`;
   const out: Record<string, unknown>[] = [];
   while (next && (limit === undefined || out.length < limit)) {

@@ -28,10 +28,11 @@ export function addList(parent: Command, view: ResourceView, extra: (cmd: Comman
   return extra(withOutput(parent.command('list').description(`list ${view.noun}s (every page, unless --limit)`)))
     .option('--filter <field=value>', 'Tastypie filter, e.g. user__startswith=a (repeatable)', collect)
     .option('--limit <n>', 'at most this many')
-    .action(async (flags: OutputOptions & { filter?: string[]; limit?: string } & Record<string, unknown>, cmd: Command) => {
+    .option('--page-size <n>', 'objects asked for per request (at most 1000)', '1000')
+    .action(async (flags: OutputOptions & { filter?: string[]; limit?: string; pageSize: string } & Record<string, unknown>, cmd: Command) => {
       const target = await targetOf(cmd);
       const query = [...(await Promise.resolve(params(flags))), ...filterParams(flags.filter)];
-      print(await listAll(target, view.path, query, flags.limit === undefined ? undefined : parseLimit(flags.limit)), view, flags);
+      print(await listAll(target, view.path, query, flags.limit === undefined ? undefined : parseLimit(flags.limit), parseLimit(flags.pageSize)), view, flags);
     });
 }
 
