@@ -13,10 +13,10 @@ describe('auth-gateway over HTTP', () => {
   });
   afterAll(() => stack.close());
 
-  it('when /healthz is fetched, then it answers 200 {"status":"ok"}', async () => {
+  it('when /healthz is fetched, then it answers 200 {"status":"ok"} with the version', async () => {
     const res = await request(url).get('/healthz');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: 'ok' });
+    expect(res.body).toEqual({ status: 'ok', version: CAIRN_VERSION });
   });
 
   it("when a path is unknown, then the answer is 404 in Keystone's error shape", async () => {

@@ -24,7 +24,10 @@ export function registerCapacity(program: Command): void {
       const r = await api(target, 'GET', `/api/v1/clusters/${id}/capacity/list/`);
       if (r.status !== 200) throw apiError(`reading the capacity of cluster ${id}`, r);
       const rows = (r.json as { capacity: Record<string, unknown>[] }).capacity;
-      process.stdout.write(render(rows, ['ring_set', 'total_raw_tb', 'total_used_tb', 'total_free_tb', 'total_used_pct', 'count', 'min', 'max', 'avg', 'pct_95'], opts, 'ring_set'));
+      // The table and CSV flatten the device statistics into columns; JSON and YAML keep the API's shape.
+      const flat = rows.map(({ pct_used_stats: stats, ...r }) => ({ ...r, ...(stats as Record<string, unknown>) }));
+      const shown = opts.output === 'json' || opts.output === 'yaml' ? rows : flat;
+      process.stdout.write(render(shown, ['ring_set', 'total_raw_tb', 'total_used_tb', 'total_free_tb', 'total_used_pct', 'count', 'min', 'max', 'avg', 'pct_95'], opts, 'ring_set'));
     });
 }
 
