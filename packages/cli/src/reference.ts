@@ -24,6 +24,13 @@ export function cliReference(program: Command): string {
   const out = [
     '# `cairn` command reference\n',
     '<!-- Generated from the CLI\'s own help by `pnpm docs:cli`; do not edit (a test compares). -->\n',
+    '## Contexts and keys\n',
+    'API commands find the management API through a context in `$XDG_CONFIG_HOME/cairn/config.yaml` (default',
+    '`~/.config`; mode 0600): its URL, the operator, the path of a key file, and a default cluster. `--context`',
+    'picks one, else `CAIRN_CONTEXT`, else the current one. `CAIRN_API_URL` and `CAIRN_API_KEY` /',
+    '`CAIRN_API_KEY_FILE` override the context. Keys and passwords never go on the command line: a key comes',
+    'from a file, `--key-stdin` or a prompt; a password from `--password-stdin` or a prompt (no echo, on a',
+    'terminal only). Lists follow `next` through every page unless `--limit` is given.\n',
     '## Exit codes\n',
     '| code | meaning |\n| --- | --- |',
     ...Object.entries(EXIT).map(([k, v]) => `| ${v} | ${EXIT_MEANING[k as keyof typeof EXIT]} |`),
