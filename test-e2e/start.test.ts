@@ -139,7 +139,7 @@ describe('pnpm start (the all-in-one launcher) as a real process', () => {
       }
 
       const bad = await cairn(['operator', 'create', '--name', 'bad name', '--role', 'admin'], { DATABASE_URL: url.toString() });
-      expect(bad.code).toBe(1);
+      expect(bad.code).toBe(5); // refused input
       expect(bad.out).toContain("'name' field must be 1 to 64 characters");
     } finally {
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

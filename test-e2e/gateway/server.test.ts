@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import request from 'supertest';
+import { CAIRN_VERSION } from '@cairn/runtime';
 import { nodeCommand } from '../support/processes';
 import { startStack, type Stack } from '../support/stack';
 
@@ -12,10 +13,10 @@ describe('auth-gateway over HTTP', () => {
   });
   afterAll(() => stack.close());
 
-  it('when /healthz is fetched, then it answers 200 {"status":"ok"}', async () => {
+  it('when /healthz is fetched, then it answers 200 {"status":"ok"} with the version', async () => {
     const res = await request(url).get('/healthz');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: 'ok' });
+    expect(res.body).toEqual({ status: 'ok', version: CAIRN_VERSION });
   });
 
   it("when a path is unknown, then the answer is 404 in Keystone's error shape", async () => {
@@ -79,7 +80,7 @@ describe('the auth-gateway process', () => {
           }
         });
       });
-      expect((await request(`http://127.0.0.1:${port}`).get('/healthz')).body).toEqual({ status: 'ok' });
+      expect((await request(`http://127.0.0.1:${port}`).get('/healthz')).body).toEqual({ status: 'ok', version: CAIRN_VERSION });
       expect(p.out()).not.toContain('postgres://');
       p.child.kill('SIGTERM');
       expect(await p.exited).toBe(0);

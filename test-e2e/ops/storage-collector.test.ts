@@ -170,7 +170,7 @@ describe('storage collector against a stand-in Swift', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(750);
     // A 404 is answered once: an account never written to.
     expect(state.heads.get('AUTH_never')).toBe(1);
-    expect(warnings.sort()).toEqual([
+    expect([...warnings, ...result.firstFailures.map((f) => `account ${f}`)].sort()).toEqual([
       'account AUTH_down: HTTP 503',
       expect.stringMatching(/^account AUTH_platinum: unknown storage policy 'platinum' .*left out of this round$/),
       expect.stringMatching(/^account AUTH_slow: .*(timeout|aborted)/i),
@@ -201,7 +201,8 @@ describe('storage collector against a stand-in Swift', () => {
     state.delayMs = 20;
     const { result, warnings } = await collect();
     // Only the account naming the unreported policy is left out.
-    expect(warnings).toEqual([expect.stringMatching(/^account AUTH_platinum: unknown storage policy/)]);
+    expect(warnings).toEqual([]);
+    expect(result.firstFailures).toEqual([expect.stringMatching(/^AUTH_platinum: unknown storage policy/)]);
     expect(result).toMatchObject({ sampled: result.accounts - 1, failed: 1 });
     // Several HEADs in flight met the 401 at once; one new login served them all.
     expect(state.unauthorized).toBeGreaterThan(0);

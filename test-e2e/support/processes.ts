@@ -94,15 +94,18 @@ export async function launch(env: Record<string, string>, timeoutMs = 60_000, re
   };
 }
 
-/** Runs a `cairn` CLI command to completion. */
-export function cairn(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+/** Runs a `cairn` CLI command to completion; `stdout`/`stderr` apart, `out` both; `input` is its standard input. */
+export function cairn(args: string[], env: Record<string, string>, input = ''): Promise<{ code: number | null; out: string; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const [node, nodeArgs] = nodeCommand(CLI);
     const child = spawn(node, [...nodeArgs, ...args], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...env } });
     let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    child.once('exit', (code) => resolve({ code, out }));
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => ((out += d.toString()), (stdout += d.toString())));
+    child.stderr.on('data', (d: Buffer) => ((out += d.toString()), (stderr += d.toString())));
+    child.stdin.end(input);
+    child.once('exit', (code) => resolve({ code, out, stdout, stderr }));
   });
 }
 

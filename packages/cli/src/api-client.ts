@@ -1,9 +1,26 @@
-import type { CollectorConfig } from './config';
+import { errors } from '@cairn/domain';
 
-/** The management API as the collectors use it: JSON, retried on 5xx and network errors (`retries`). */
+/** Where the management API is and the "<operator>:<key>" to call it with. */
+export interface ApiTarget {
+  apiUrl: string;
+  apiKey?: string;
+}
+
+/** The management API as `cairn` uses it: JSON, retried on 5xx and network errors (`retries`). */
 export interface ApiAnswer {
   status: number;
   json: unknown;
+}
+
+/** A management API answer that is not a success; its status decides `cairn`'s exit code. */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -11,12 +28,16 @@ export const sleep = (ms: number): Promise<void> => new Promise((resolve) => set
 /** Exponential backoff with jitter: 0.5 s, 1 s, 2 s, ... capped at 10 s. */
 export const backoff = (attempt: number): number => Math.min(10_000, 500 * 2 ** attempt) * (0.5 + Math.random() / 2);
 
-export async function api(config: CollectorConfig, method: string, path: string, body?: unknown, retries = 3): Promise<ApiAnswer> {
+export async function api(config: ApiTarget, method: string, path: string, body?: unknown, retries = 3): Promise<ApiAnswer> {
   for (let attempt = 0; ; attempt++) {
     try {
       const res = await fetch(`${config.apiUrl}${path}`, {
         method,
-        headers: { Authorization: `ApiKey ${config.apiKey}`, Accept: 'application/json', ...(body ? { 'Content-Type': 'application/json' } : {}) },
+        headers: {
+          ...(config.apiKey ? { Authorization: `ApiKey ${config.apiKey}` } : {}),
+          Accept: 'application/json',
+          ...(body ? { 'Content-Type': 'application/json' } : {}),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(120_000),
       });
@@ -33,11 +54,13 @@ export async function api(config: CollectorConfig, method: string, path: string,
       }
       return { status: res.status, json };
     } catch (e) {
-      if (attempt >= retries) throw new Error(`the management API at ${config.apiUrl} did not answer ${method} ${path.split('?')[0]}: ${e instanceof Error ? e.message : String(e)}`);
+      if (attempt >= retries) {
+        throw errors.unavailable(`the management API at ${config.apiUrl} did not answer ${method} ${path.split('?')[0]}: ${e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e)}`);
+      }
       await sleep(backoff(attempt));
     }
   }
 }
 
-export const apiError = (what: string, r: ApiAnswer): Error =>
-  new Error(`${what}: the management API answered ${r.status}: ${(r.json as { error?: string } | null)?.error ?? 'no details'}`);
+export const apiError = (what: string, r: ApiAnswer): ApiError =>
+  new ApiError(`${what}: the management API answered ${r.status}: ${(r.json as { error?: string } | null)?.error ?? 'no details'}`, r.status);

@@ -4,8 +4,10 @@ import { loadConfig, type ConfigSpec, type Env } from '@cairn/config';
 
 /** The only place the cairn CLI reads the environment (the services read their own config.ts). */
 export const collectorConfigSpec = {
-  apiUrl: { env: 'CAIRN_API_URL', doc: 'Management API the capacity collector reports to.', schema: Joi.string().uri({ scheme: ['http', 'https'] }).replace(/\/+$/, '').default('http://127.0.0.1:8000') },
-  apiKey: { env: 'CAIRN_API_KEY', doc: 'The collector\'s "<operator>:<key>" (an admin, or an admin limited to the cluster).', schema: Joi.string().pattern(/^[^:\s]+:\S+$/).message('must be "<operator>:<key>"'), secret: true },
+  apiUrl: { env: 'CAIRN_API_URL', doc: "Management API that cairn's commands and the collectors call. Default: the current context's, else http://127.0.0.1:8000.", schema: Joi.string().uri({ scheme: ['http', 'https'] }).replace(/\/+$/, '') },
+  apiKey: { env: 'CAIRN_API_KEY', doc: 'The "<operator>:<key>" to call it with (for the collectors an admin, or an admin limited to the cluster). Default: the current context\'s key file.', schema: Joi.string().pattern(/^[^:\s]+:\S+$/).message('must be "<operator>:<key>"'), secret: true },
+  context: { env: 'CAIRN_CONTEXT', doc: 'The context (in the config file) commands use when --context is not given. Default: the file\'s current context.', schema: Joi.string().max(128) },
+  configHome: { env: 'XDG_CONFIG_HOME', doc: 'Directory of cairn/config.yaml, the contexts file. Default: ~/.config.', schema: Joi.string() },
   reconTimeoutMs: { env: 'CAIRN_RECON_TIMEOUT_MS', doc: 'Timeout of one GET /recon/diskusage.', schema: Joi.number().integer().min(100).max(120000).default(5000) },
   reconConcurrency: { env: 'CAIRN_RECON_CONCURRENCY', doc: 'Storage nodes polled at once.', schema: Joi.number().integer().min(1).max(256).default(16) },
   utilizationUser: { env: 'CAIRN_UTILIZATION_USER', doc: 'Superuser storage user whose token the utilization collector HEADs every account with.', schema: Joi.string().max(255) },
@@ -20,6 +22,8 @@ export const collectorConfigSpec = {
 export interface CollectorConfig {
   apiUrl: string;
   apiKey?: string;
+  context?: string;
+  configHome?: string;
   reconTimeoutMs: number;
   reconConcurrency: number;
   utilizationUser?: string;
@@ -31,6 +35,9 @@ export interface CollectorConfig {
   utilizationRetries: number;
 }
 
-export function readCollectorConfig(env: Env = process.env): CollectorConfig {
-  return loadConfig<CollectorConfig>(collectorConfigSpec, env, (p) => readFileSync(p, 'utf8'));
+/** The settings as the environment gives them; `apiUrl`/`apiKey` may still come from a context (see remote/target.ts). */
+export type CliSettings = Omit<CollectorConfig, 'apiUrl'> & { apiUrl?: string };
+
+export function readCliSettings(env: Env = process.env): CliSettings {
+  return loadConfig<CliSettings>(collectorConfigSpec, env, (p) => readFileSync(p, 'utf8'));
 }

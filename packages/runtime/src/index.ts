@@ -22,3 +22,4 @@ export { retryStartup, scrubSecrets, type RetryOptions, type StartupLog } from '
 export { logDestination, logFormatConfig, logsAreJson, type LogFormat } from './log-format';
 export { isTlsFailure, postgresUrlWithCa, readCaFile, TlsFailure } from './tls';
 export { BodyRefused, DRAIN_LIMIT_BYTES, formatLimit, LINGER_MS, lingerOverUnreadBodies, readBody, type BodyRefusal } from './bodies';
+export { CAIRN_VERSION } from './version';

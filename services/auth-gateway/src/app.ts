@@ -1,4 +1,4 @@
-import { lingerOverUnreadBodies, metricsEndpoint, NotReady, readinessEndpoint, registerReadinessMetrics, requestLogger, requestLogging } from '@cairn/runtime';
+import { CAIRN_VERSION, lingerOverUnreadBodies, metricsEndpoint, NotReady, readinessEndpoint, registerReadinessMetrics, requestLogger, requestLogging } from '@cairn/runtime';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Deps } from './deps';
 import { BODY_LIMIT, declaredBodyLimit } from './http/body-limit';
@@ -51,7 +51,7 @@ export function createApp(deps: Deps): Express {
   app.use(declaredBodyLimit);
   app.use(['/healthz', '/readyz', '/metrics'], express.raw({ type: () => true, limit: BODY_LIMIT }));
   app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
+    res.json({ status: 'ok', version: CAIRN_VERSION });
   });
   // Ready when Postgres and Redis answer within 2 s and the cluster still exists; without Redis,
   // tokens live in this process.

@@ -1,4 +1,4 @@
-import { lingerOverUnreadBodies, metricsEndpoint, readinessEndpoint, registerReadinessMetrics, requestLogger, requestLogging } from '@cairn/runtime';
+import { CAIRN_VERSION, lingerOverUnreadBodies, metricsEndpoint, readinessEndpoint, registerReadinessMetrics, requestLogger, requestLogging } from '@cairn/runtime';
 import express, { type Express } from 'express';
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_RETENTION, errors } from '@cairn/domain';
@@ -48,7 +48,7 @@ export function createApp(deps: Deps): Express {
   // answer such as /metrics before the client has read it (seen in the hostile-input bench).
   app.use(['/healthz', '/readyz', '/metrics'], refuseDeclaredOver(BODY_LIMIT), express.raw({ type: () => true, limit: BODY_LIMIT }));
   app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
+    res.json({ status: 'ok', version: CAIRN_VERSION });
   });
   // Ready when Postgres answers within 2 s (the API has no Redis).
   const dependencies = { postgres: () => db.raw('SELECT 1') };

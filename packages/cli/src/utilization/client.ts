@@ -1,7 +1,7 @@
-import type { CollectorConfig } from '../config';
-import { api, apiError } from '../api-client';
+import { errors } from '@cairn/domain';
+import { api, apiError, type ApiTarget } from '../api-client';
 
-export { api, apiError, backoff, sleep, type ApiAnswer } from '../api-client';
+export { api, apiError, backoff, sleep, type ApiAnswer, type ApiTarget } from '../api-client';
 
 export interface ClusterInfo {
   id: number;
@@ -10,7 +10,7 @@ export interface ClusterInfo {
   storage_url: string;
 }
 
-export async function findCluster(config: CollectorConfig, cluster: string): Promise<ClusterInfo> {
+export async function findCluster(config: ApiTarget, cluster: string): Promise<ClusterInfo> {
   if (/^\d+$/.test(cluster)) {
     const r = await api(config, 'GET', `/api/v1/clusters/${cluster}/`);
     if (r.status !== 200) throw apiError(`looking up cluster ${cluster}`, r);
@@ -19,6 +19,6 @@ export async function findCluster(config: CollectorConfig, cluster: string): Pro
   const r = await api(config, 'GET', `/api/v1/clusters/?name=${encodeURIComponent(cluster)}`);
   if (r.status !== 200) throw apiError(`looking up cluster '${cluster}'`, r);
   const found = (r.json as { objects: ClusterInfo[] }).objects[0];
-  if (!found) throw new Error(`the management API has no cluster named '${cluster}'`);
+  if (!found) throw errors.notFound(`the management API has no cluster named '${cluster}'`);
   return found;
 }

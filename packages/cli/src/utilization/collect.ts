@@ -28,6 +28,8 @@ export interface StorageCollectResult {
   accounts: number;
   sampled: number;
   failed: number;
+  /** The first few failed accounts with why ("AUTH_x: HTTP 503"), for the round's summary. */
+  firstFailures: string[];
   seconds: number;
 }
 
@@ -47,6 +49,7 @@ export interface AccountSample {
 }
 
 const PAGE = 1000;
+const FAILURES_SHOWN = 5;
 const POLICY_HEADER = /^x-account-storage-policy-(.+)-(bytes-used|object-count|container-count)$/;
 
 const num = (v: string | null): number => {
@@ -177,6 +180,7 @@ export async function collectStorageOnce(options: StorageCollectOptions): Promis
   let accounts = 0;
   let sampled = 0;
   let failed = 0;
+  const firstFailures: string[] = [];
   let total: number | null = null;
   let after: string | undefined;
   let lastProgress = 0;
@@ -202,8 +206,9 @@ export async function collectStorageOnce(options: StorageCollectOptions): Promis
           samples.push(await indexed(await head(account)));
           sampled++;
         } catch (e) {
+          // One summary per round instead of a line per account: a cluster-wide outage fails thousands.
           failed++;
-          options.warn(`account ${e instanceof Error ? e.message : String(e)}`);
+          if (firstFailures.length < FAILURES_SHOWN) firstFailures.push(e instanceof Error ? e.message : String(e));
         }
         accounts++;
         progress();
@@ -218,5 +223,5 @@ export async function collectStorageOnce(options: StorageCollectOptions): Promis
     after = names[names.length - 1];
   }
   progress(true);
-  return { clusterId: cluster.id, accounts, sampled, failed, seconds: (Date.now() - t0) / 1000 };
+  return { clusterId: cluster.id, accounts, sampled, failed, firstFailures, seconds: (Date.now() - t0) / 1000 };
 }

@@ -1,41 +1,43 @@
-import { parseArgs } from 'node:util';
 import { errors } from '@cairn/domain';
-import { readCollectorConfig } from '../config';
-import { collectStorageOnce } from './collect';
+import type { CollectorConfig } from '../config';
+import { collectStorageOnce, type StorageCollectResult } from './collect';
 import { ingestLogs } from './ingest';
 
 const line = (stream: NodeJS.WriteStream, text: string) => stream.write(`${text}\n`);
 
-/** `cairn utilization collect|ingest-logs ...` */
-export async function utilizationCommand(sub: 'collect' | 'ingest-logs', args: string[]): Promise<void> {
-  if (sub === 'ingest-logs') {
-    const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { cluster: { type: 'string' }, 'batch-lines': { type: 'string' } } });
-    if (!values.cluster) throw errors.invalidInput('utilization ingest-logs needs --cluster <id|name>.');
-    const batchLines = values['batch-lines'] === undefined ? undefined : Number(values['batch-lines']);
-    if (batchLines !== undefined && (!Number.isInteger(batchLines) || batchLines < 1)) throw errors.invalidInput('--batch-lines must be a positive whole number.');
-    const r = await ingestLogs({ cluster: values.cluster, inputs: positionals, config: readCollectorConfig(), batchLines, warn: (l) => line(process.stderr, `warning: ${l}`) });
-    line(
-      process.stdout,
-      `cluster ${r.clusterId}: ${r.lines} line(s), ${r.requests} request(s) counted, ${r.noAccount + r.unknownAccount} unattributed (${r.noAccount} with no account, ${r.unknownAccount} to accounts no user had), ${r.skipped} skipped, ${r.malformed} malformed, ${r.tooOld} too old, ${r.future} in the future; ${r.batches} batch(es) sent, ${r.duplicates} already recorded${r.refused ? `, ${r.refused} record(s) refused` : ''}`,
-    );
-    return;
-  }
-  const { values } = parseArgs({ args, options: { cluster: { type: 'string' }, interval: { type: 'string' }, once: { type: 'boolean' } } });
-  if (!values.cluster) throw errors.invalidInput('utilization collect needs --cluster <id|name>.');
-  const interval = values.interval === undefined ? 3600 : Number(values.interval);
+/** `cairn utilization ingest-logs --cluster … [FILE...|-]` */
+export async function ingestLogsCommand(config: CollectorConfig, flags: { cluster: string; batchLines?: string }, inputs: string[]): Promise<void> {
+  const batchLines = flags.batchLines === undefined ? undefined : Number(flags.batchLines);
+  if (batchLines !== undefined && (!Number.isInteger(batchLines) || batchLines < 1)) throw errors.invalidInput('--batch-lines must be a positive whole number.');
+  const r = await ingestLogs({ cluster: flags.cluster, inputs, config, batchLines, warn: (l) => line(process.stderr, `warning: ${l}`) });
+  line(
+    process.stdout,
+    `cluster ${r.clusterId}: ${r.lines} line(s), ${r.requests} request(s) counted, ${r.noAccount + r.unknownAccount} unattributed (${r.noAccount} with no account, ${r.unknownAccount} to accounts no user had), ${r.skipped} skipped, ${r.malformed} malformed, ${r.tooOld} too old, ${r.future} in the future; ${r.batches} batch(es) sent, ${r.duplicates} already recorded${r.refused ? `, ${r.refused} record(s) refused` : ''}`,
+  );
+}
+
+/** The round's failed accounts in a few lines: how many, the first few, and why. */
+export function failureSummary(r: StorageCollectResult): string {
+  const more = r.failed - r.firstFailures.length;
+  return `${r.failed} of ${r.accounts} account(s) failed, e.g.:\n${r.firstFailures.map((f) => `  ${f}\n`).join('')}${more > 0 ? `  … and ${more} more\n` : ''}`;
+}
+
+/**
+ * `cairn utilization collect --cluster … [--interval s] [--once]`. Exits 1 when an account failed
+ * in the (last) round: its hour is then incomplete, which a scheduler should notice.
+ */
+export async function collectCommand(config: CollectorConfig, flags: { cluster: string; interval?: string; once?: boolean }): Promise<void> {
+  const interval = flags.interval === undefined ? 3600 : Number(flags.interval);
   if (!Number.isInteger(interval) || interval < 60 || 3600 % interval !== 0) throw errors.invalidInput('--interval must be a number of seconds from 60 to 3600 that divides an hour (60, 300, 600, 900, 1800, 3600, ...).');
-  const config = readCollectorConfig();
+  // Progress lines only for a person watching; logs and schedulers get the result lines.
+  const progress = process.stderr.isTTY ? (l: string) => line(process.stderr, l) : () => undefined;
   const round = async () => {
-    const r = await collectStorageOnce({
-      cluster: values.cluster!,
-      config,
-      interval,
-      progress: (l) => line(process.stderr, l),
-      warn: (l) => line(process.stderr, `warning: ${l}`),
-    });
+    const r = await collectStorageOnce({ cluster: flags.cluster, config, interval, progress, warn: (l) => line(process.stderr, `warning: ${l}`) });
     line(process.stdout, `${new Date().toISOString()} cluster ${r.clusterId}: ${r.sampled} of ${r.accounts} account(s) sampled, ${r.failed} failed, in ${r.seconds.toFixed(1)} s`);
+    if (r.failed > 0) process.stderr.write(failureSummary(r));
+    process.exitCode = r.failed > 0 ? 1 : 0;
   };
-  if (values.once || values.interval === undefined) return round();
+  if (flags.once || flags.interval === undefined) return round();
   // On a schedule, aligned to the interval so each round falls in its own slot of the hour.
   let stopped = false;
   process.once('SIGTERM', () => (stopped = true));

@@ -447,9 +447,11 @@ function handKeptPaths(): Record<string, Record<string, JsonSchema>> {
         parameters: [format],
         responses: {
           200: {
-            description: 'Each resource with its list endpoint and schema.',
+            description: 'Each resource with its list endpoint and schema, and the running version.',
             content: jsonOrXml({
               type: 'object',
+              required: ['version'],
+              properties: { version: { type: 'string', description: "Cairn's release version." } },
               additionalProperties: {
                 type: 'object',
                 required: ['list_endpoint', 'schema'],
@@ -626,7 +628,7 @@ function handKeptPaths(): Record<string, Record<string, JsonSchema>> {
         operationId: 'healthz',
         summary: 'Liveness: the process answers',
         security: PUBLIC,
-        responses: { 200: { description: 'Alive.', content: { 'application/json': { schema: { type: 'object', required: ['status'], additionalProperties: false, properties: { status: { const: 'ok' } } } } } } },
+        responses: { 200: { description: 'Alive.', content: { 'application/json': { schema: { type: 'object', required: ['status', 'version'], additionalProperties: false, properties: { status: { const: 'ok' }, version: { type: 'string' } } } } } } },
       },
     },
     '/readyz': {

@@ -1,12 +1,13 @@
 import { Router, type RequestHandler } from 'express';
 import { errors } from '@cairn/domain';
+import { CAIRN_VERSION } from '@cairn/runtime';
 import { schemaDocument, type ResourceDef } from '../http/resource';
 import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
 import { API_ROOT } from '../resources/uris';
 
 /**
- * Tastypie discovery: `/api/v1/` lists resources (no key needed); `/<resource>/schema/` describes
+ * Tastypie discovery: `/api/v1/` lists resources and the running `version` (no key needed); `/<resource>/schema/` describes
  * one. `/api/v1/openapi.json` serves `openapi` (built once, at start) without a key, like
  * `/api/v1/`: it describes only the API's shape, which is public anyway, and tools that read it
  * (Swagger UI, client generators) fetch it without credentials.
@@ -18,7 +19,8 @@ export function discoveryRouter(resources: ResourceDef[], auth: RequestHandler, 
 
   resourceRoute(router, '/', noAuth, {
     GET: async (req, res) => {
-      const index: Record<string, unknown> = {};
+      // `version` beside the resources: what a client (and `cairn`) is talking to.
+      const index: Record<string, unknown> = { version: CAIRN_VERSION };
       for (const r of resources) {
         index[r.name] = { list_endpoint: `${API_ROOT}/${r.name}/`, schema: `${API_ROOT}/${r.name}/schema/` };
       }

@@ -1,4 +1,5 @@
 import { parseStringPromise } from 'xml2js';
+import { CAIRN_VERSION } from '@cairn/runtime';
 import { ADMIN_AUTH, DB_KINDS, PASSWORD, createCluster, startTestApp, type TestApp } from '../support/harness';
 
 /** Tastypie's list envelope, pagination, filtering, ordering, formats and method handling. */
@@ -267,6 +268,11 @@ describe.each(DB_KINDS)('tastypie conventions on %s', (kind) => {
       expect(res.status).toBe(200);
       expect(res.body.users).toEqual({ list_endpoint: '/api/v1/users/', schema: '/api/v1/users/schema/' });
       expect(res.body.clusters).toEqual({ list_endpoint: '/api/v1/clusters/', schema: '/api/v1/clusters/schema/' });
+      expect(res.body.version).toBe(CAIRN_VERSION);
+    });
+
+    it('when GET /healthz, then it reports the running version', async () => {
+      expect((await app.http().get('/healthz')).body).toEqual({ status: 'ok', version: CAIRN_VERSION });
     });
 
     it('when GET a schema, then fields, filtering and ordering are described', async () => {
@@ -285,8 +291,8 @@ describe.each(DB_KINDS)('tastypie conventions on %s', (kind) => {
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
       expect(res.body.openapi).toBe('3.1.0');
-      const root = await app.http().get('/api/v1/');
-      for (const [name, r] of Object.entries(root.body as Record<string, { list_endpoint: string; schema: string }>)) {
+      const { version: _version, ...resources } = (await app.http().get('/api/v1/')).body as Record<string, unknown>;
+      for (const [name, r] of Object.entries(resources as Record<string, { list_endpoint: string; schema: string }>)) {
         expect([name, Object.keys(res.body.paths[r.list_endpoint] ?? {})]).toEqual([name, expect.arrayContaining(['get', 'options'])]);
         expect([name, Object.keys(res.body.paths[r.schema] ?? {})]).toEqual([name, expect.arrayContaining(['get'])]);
       }

@@ -1,0 +1,50 @@
+import { errors } from '@cairn/domain';
+import type { Command } from 'commander';
+import { withOutput, type OutputOptions } from '../remote/output';
+import { addDelete, addList, addShow, call, print, type ResourceView } from '../remote/resource';
+import { readSecret } from '../remote/secret';
+import { clusterIdOf, targetOf } from '../remote/session';
+
+const VIEW: ResourceView = { path: '/api/v1/users/', noun: 'user', columns: ['id', 'user', 'cluster', 'is_superuser', 'enabled'] };
+
+const password = (flags: { passwordStdin?: boolean }) => readSecret(flags.passwordStdin, 'Password (at least 20 characters): ', '--password-stdin');
+
+/** A PATCH of one user, printed as the API answers it (never with the password). */
+function patch(users: Command, name: string, description: string, body: (flags: Record<string, unknown>) => Promise<Record<string, unknown>> | Record<string, unknown>, extra: (c: Command) => Command = (c) => c): void {
+  extra(withOutput(users.command(name).description(description)))
+    .argument('<id>', "the user's id")
+    .action(async (id: string, flags: OutputOptions & Record<string, unknown>, cmd: Command) => {
+      const target = await targetOf(cmd);
+      const { password: _shown, ...user } = await call(target, 'PATCH', `${VIEW.path}${encodeURIComponent(id)}/`, `changing user ${id}`, 202, await body(flags));
+      print(user, VIEW, flags);
+    });
+}
+
+export function registerUsers(program: Command): void {
+  const users = program.command('users').description("storage users: a cluster's logins, each owning the Swift account AUTH_<user> (management API)");
+  addList(users, VIEW, (c) => c.option('--cluster <id|name>', 'only this cluster'), (f) => (f.cluster ? [[/^\d+$/.test(String(f.cluster)) ? 'cluster' : 'cluster__name', String(f.cluster)]] : []));
+  addShow(users, VIEW);
+  withOutput(users.command('create').description('create a user; the password comes from a prompt or standard input, never the command line'))
+    .requiredOption('--user <name>', 'login name')
+    .option('--cluster <id|name>', "the cluster (default: the context's)")
+    .option('--superuser', 'ResellerAdmin: access to every account of the cluster')
+    .option('--disabled', 'create it disabled')
+    .option('--password-stdin', 'read the password from standard input')
+    .action(async (flags: OutputOptions & { user: string; cluster?: string; superuser?: boolean; disabled?: boolean; passwordStdin?: boolean }, cmd: Command) => {
+      const target = await targetOf(cmd);
+      const cluster = await clusterIdOf(target, flags.cluster);
+      const body = { cluster, user: flags.user, password: await password(flags), is_superuser: Boolean(flags.superuser), enabled: !flags.disabled };
+      const { password: _shown, ...user } = await call(target, 'POST', VIEW.path, 'creating the user', 201, body);
+      print(user, VIEW, flags);
+    });
+  patch(users, 'update', 'change whether a user is a superuser', (f) => {
+    if (f.superuser === undefined) throw errors.invalidInput('Say what to change: --superuser or --no-superuser.');
+    return { is_superuser: f.superuser };
+  }, (c) => c.option('--superuser', 'make it a superuser').option('--no-superuser', 'make it a normal user'));
+  patch(users, 'enable', 'let a user log in again', () => ({ enabled: true }));
+  patch(users, 'disable', "stop a user's logins; its tokens stop working at once", () => ({ enabled: false }));
+  patch(users, 'set-password', "replace a user's password (prompt or --password-stdin); its tokens stop working at once", async (f) => ({ password: await password(f) }), (c) =>
+    c.option('--password-stdin', 'read the password from standard input'),
+  );
+  addDelete(users, VIEW, ' (the login only; the Swift account and its data stay)');
+}

@@ -1,0 +1,41 @@
+import type { Command } from 'commander';
+import { EXIT } from './exit-codes';
+
+const EXIT_MEANING: Record<keyof typeof EXIT, string> = {
+  OK: 'success',
+  FAILED: 'any other failure (a partial one too: an S3 secret left unsealed, an account not collected)',
+  USAGE: 'the command line: an unknown command or option, a missing argument, a missing confirmation',
+  NOT_FOUND: 'what was named does not exist (API 404, an unknown context)',
+  FORBIDDEN: 'no key, a wrong key, or an operator not allowed to do this (API 401, 403)',
+  REFUSED: 'the input was refused (API 4xx validation, or a value refused before asking)',
+  UNAVAILABLE: 'worth a retry: the API did not answer, or answered 5xx',
+};
+
+function walk(cmd: Command, path: string[], out: string[]): void {
+  // A fixed width: the page must not depend on the terminal that generated it.
+  cmd.configureHelp({ helpWidth: 100 });
+  const name = [...path, cmd.name()].join(' ');
+  out.push(`## \`${name}\`\n\n\`\`\`text\n${cmd.helpInformation().trimEnd()}\n\`\`\`\n`);
+  for (const sub of cmd.commands) walk(sub, [...path, cmd.name()], out);
+}
+
+/** docs/cli.md: every command's own --help, generated (`pnpm docs:cli`), so the page cannot drift. */
+export function cliReference(program: Command): string {
+  const out = [
+    '# `cairn` command reference\n',
+    '<!-- Generated from the CLI\'s own help by `pnpm docs:cli`; do not edit (a test compares). -->\n',
+    '## Contexts and keys\n',
+    'API commands find the management API through a context in `$XDG_CONFIG_HOME/cairn/config.yaml` (default',
+    '`~/.config`; mode 0600): its URL, the operator, the path of a key file, and a default cluster. `--context`',
+    'picks one, else `CAIRN_CONTEXT`, else the current one. `CAIRN_API_URL` and `CAIRN_API_KEY` /',
+    '`CAIRN_API_KEY_FILE` override the context. Keys and passwords never go on the command line: a key comes',
+    'from a file, `--key-stdin` or a prompt; a password from `--password-stdin` or a prompt (no echo, on a',
+    'terminal only). Lists follow `next` through every page unless `--limit` is given.\n',
+    '## Exit codes\n',
+    '| code | meaning |\n| --- | --- |',
+    ...Object.entries(EXIT).map(([k, v]) => `| ${v} | ${EXIT_MEANING[k as keyof typeof EXIT]} |`),
+    '',
+  ];
+  walk(program, [], out);
+  return `${out.join('\n')}`;
+}

@@ -1,0 +1,162 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { CAIRN_VERSION } from '@cairn/runtime';
+import { cairn, launch, type Launched } from '../support/processes';
+
+const PASSWORD = 'a-password-of-twenty-plus';
+const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+describe('cairn as a command line', () => {
+  it('when asked for help at any level or the version, then it answers on stdout and exits 0', async () => {
+    const top = await cairn(['--help'], {});
+    expect([top.code, top.stderr]).toEqual([0, '']);
+    expect(top.stdout).toMatch(/^Usage: cairn /);
+    expect(top.stdout).toContain('Exit codes: 0 success');
+    const sub = await cairn(['utilization', 'collect', '--help'], {});
+    expect([sub.code, sub.stderr]).toEqual([0, '']);
+    expect(sub.stdout).toContain('--cluster <id|name>');
+    const version = await cairn(['--version'], {});
+    expect([version.code, version.stdout]).toEqual([0, `${CAIRN_VERSION}\n`]);
+  });
+
+  it('when a command or option is unknown, then one error line, a hint, and exit 2', async () => {
+    const typo = await cairn(['clustrs', 'list'], {});
+    expect(typo.code).toBe(2);
+    expect(typo.stdout).toBe('');
+    expect(typo.stderr).toBe("error: unknown command 'clustrs'\n(Did you mean clusters?)\nRun 'cairn --help' for usage.\n");
+    const option = await cairn(['users', 'list', '--colour'], {});
+    expect(option.code).toBe(2);
+    expect(option.stderr).toBe("error: unknown option '--colour'\nRun 'cairn users list --help' for usage.\n");
+  });
+
+  it('when migrate --rollback-all comes without its confirmation, then it says what it destroys, exits 2 and touches nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cairn-cli-'));
+    try {
+      const run = await cairn(['migrate', '--rollback-all'], { CAIRN_DATA_DIR: join(dir, 'never') });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain('drops every table and with them all clusters, storage users');
+      expect(run.stderr).toContain('--yes-destroy-all-data');
+      expect(() => statSync(join(dir, 'never'))).toThrow();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it.each(['bash', 'zsh'])('when a %s completion script is printed, then bash parses it and it names the commands', async (shell) => {
+    const run = await cairn(['completion', shell], {});
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("'users') echo 'list show create update enable disable set-password delete");
+    const dir = mkdtempSync(join(tmpdir(), 'cairn-cli-'));
+    try {
+      writeFileSync(join(dir, 'c.sh'), run.stdout);
+      await new Promise<void>((resolve, reject) => execFile('bash', ['-n', join(dir, 'c.sh')], (err, _o, stderr) => (err ? reject(new Error(stderr)) : resolve())));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** A running `cairn start` on PGlite or on a fresh Postgres database, and its admin's "<operator>:<key>". */
+async function startOn(kind: 'PGlite' | 'Postgres', dir: string): Promise<{ running: Launched; operator: string; key: string; cleanup: () => Promise<void> }> {
+  if (kind === 'PGlite') {
+    const running = await launch({ CAIRN_DATA_DIR: join(dir, 'pglite') });
+    const [operator, key] = running.adminAuth!.replace(/^ApiKey /, '').split(':') as [string, string];
+    return { running, operator, key, cleanup: async () => void (await running.stop()) };
+  }
+  const name = `cairn_cli_${randomBytes(4).toString('hex')}`;
+  const admin = new Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  const key = randomBytes(24).toString('base64url');
+  const running = await launch({ DATABASE_URL: url.toString(), CAIRN_ADMIN_USER: 'ops', CAIRN_ADMIN_KEY: key });
+  return {
+    running,
+    operator: 'ops',
+    key,
+    cleanup: async () => {
+      await running.stop();
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    },
+  };
+}
+
+describe.each(['PGlite', 'Postgres'] as const)('cairn against a running Cairn on %s', (kind) => {
+  let dir: string;
+  let server: Awaited<ReturnType<typeof startOn>>;
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cairn-cli-'));
+    server = await startOn(kind, dir);
+    env = { XDG_CONFIG_HOME: join(dir, 'config') };
+  }, 120_000);
+  afterAll(async () => {
+    await server?.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('when a context is added with the key on stdin, then the file is 0600, holds no key, and commands use it', async () => {
+    const added = await cairn(['context', 'add', 'local', '--api-url', server.running.apiUrl, '--operator', server.operator, '--key-stdin', '--cluster', 'default'], env, `${server.key}\n`);
+    expect(added.code).toBe(0);
+    const file = join(dir, 'config', 'cairn', 'config.yaml');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, 'config', 'cairn', 'keys', 'local')).mode & 0o777).toBe(0o600);
+    expect(readFileSync(file, 'utf8')).not.toContain(server.key);
+    expect(added.out).not.toContain(server.key);
+    const list = await cairn(['context', 'list', '-o', 'json'], env);
+    expect(JSON.parse(list.stdout)).toEqual([expect.objectContaining({ current: '*', name: 'local', 'api-url': server.running.apiUrl, cluster: 'default' })]);
+    const clusters = await cairn(['clusters', 'list', '-o', 'json'], env);
+    expect(clusters.code).toBe(0);
+    expect((JSON.parse(clusters.stdout) as Array<{ name: string }>).map((c) => c.name)).toEqual(['default']);
+  });
+
+  it('when a user is created with its password on stdin, then it logs in through the gateway, and the password is never printed', async () => {
+    const made = await cairn(['users', 'create', '--user', 'carol', '--password-stdin', '-o', 'json'], env, `${PASSWORD}\n`);
+    expect(made.code).toBe(0);
+    expect(made.out).not.toContain(PASSWORD);
+    expect(JSON.parse(made.stdout)).toMatchObject({ user: 'carol', enabled: true, is_superuser: false });
+    const login = await fetch(`${server.running.gatewayUrl}/auth/v1.0`, { headers: { 'X-Auth-User': 'carol', 'X-Auth-Key': PASSWORD } });
+    expect(login.status).toBe(200);
+    const id = (JSON.parse(made.stdout) as { id: string }).id;
+    expect((await cairn(['users', 'disable', id, '-q'], env)).stdout).toBe(`${id}\n`);
+    expect((await fetch(`${server.running.gatewayUrl}/auth/v1.0`, { headers: { 'X-Auth-User': 'carol', 'X-Auth-Key': PASSWORD } })).status).toBe(401);
+  });
+
+  it('when a list spans several pages, then every page is followed, unless --limit; -q, csv and filters shape the output', async () => {
+    for (const n of [1, 2, 3, 4, 5]) {
+      expect((await cairn(['users', 'create', '--user', `page${n}`, '--password-stdin', '-q'], env, PASSWORD)).code).toBe(0);
+    }
+    const all = await cairn(['users', 'list', '--filter', 'user__startswith=page', '--page-size', '2', '-q'], env);
+    expect(all.code).toBe(0);
+    expect(all.stdout.trim().split('\n')).toHaveLength(5);
+    const limited = await cairn(['users', 'list', '--filter', 'user__startswith=page', '--page-size', '2', '--limit', '3', '-o', 'json'], env);
+    expect((JSON.parse(limited.stdout) as Array<{ user: string }>).map((u) => u.user)).toEqual(['page1', 'page2', 'page3']);
+    const csv = await cairn(['users', 'list', '--filter', 'user=page4', '-o', 'csv'], env);
+    expect(csv.stdout).toMatch(/^id,user,cluster,is_superuser,enabled\r\n\d+,page4,\/api\/v1\/clusters\/1\/,false,true\r\n$/);
+  });
+
+  it('when the API answers not found, forbidden, refused or not at all, then the exit codes are 3, 4, 5 and 6', async () => {
+    const missing = await cairn(['users', 'show', '987654'], env);
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toMatch(/^cairn: reading user 987654: the management API answered 404/);
+    expect((await cairn(['clusters', 'list'], { ...env, CAIRN_API_KEY: `${server.operator}:wrong-key` })).code).toBe(4);
+    const short = await cairn(['users', 'create', '--user', 'shorty', '--password-stdin'], env, 'too-short');
+    expect(short.code).toBe(5);
+    expect(short.stderr).toContain('20 characters');
+    const down = await cairn(['clusters', 'list'], { ...env, CAIRN_API_URL: 'http://127.0.0.1:9' });
+    expect(down.code).toBe(6);
+    expect(down.stderr).toMatch(/did not answer GET \/api\/v1\/clusters\//);
+  }, 60_000);
+
+  it('when the servers are asked, then /healthz and GET /api/v1/ report the version cairn --version prints', async () => {
+    expect(await (await fetch(`${server.running.apiUrl}/healthz`)).json()).toEqual({ status: 'ok', version: CAIRN_VERSION });
+    expect(await (await fetch(`${server.running.gatewayUrl}/healthz`)).json()).toEqual({ status: 'ok', version: CAIRN_VERSION });
+    expect(((await (await fetch(`${server.running.apiUrl}/api/v1/`)).json()) as { version: string }).version).toBe(CAIRN_VERSION);
+  });
+});
