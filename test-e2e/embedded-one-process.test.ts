@@ -53,7 +53,7 @@ describe('embedded PGlite: one process per data directory', () => {
       expect(JSON.parse(readFileSync(lockFile, 'utf8'))).toMatchObject({ pid: first.child.pid });
 
       // Every other way in is refused alike: the other commands, a second launcher, the API's own server.
-      for (const args of [['migrate'], ['migrate', '--rollback-all'], ['s3', 'reseal'], ['start']]) {
+      for (const args of [['migrate'], ['migrate', '--rollback-all', '--yes-destroy-all-data'], ['s3', 'reseal'], ['start']]) {
         const other = await cairn(args, { ...env, CAIRN_API_PORT: '0', CAIRN_GATEWAY_PORT: '0' });
         expect({ args, code: other.code }).toEqual({ args, code: 1 });
         expect(other.out).toMatch(REFUSAL);
