@@ -2,6 +2,7 @@ import Joi from 'joi';
 import { errors } from './errors';
 import { echoName } from './escape';
 import { OPERATOR_ROLES } from './models';
+import { passwordScheme } from './foreign-password-hash';
 
 /**
  * Input rules shared by every entry point (HTTP bodies in any format, CLI arguments).
@@ -151,12 +152,55 @@ const clusterRef = Joi.alternatives()
     'alternatives.types': 'The {{#label}} field must be a cluster resource URI like /api/v1/clusters/1/ or an id.',
   });
 
-export const userCreateSchema = Joi.object({
+const ACCEPTED_HASHES =
+  "Cairn's $scrypt$, bcrypt ($2a$, $2b$, $2y$, cost 4 to 14), passlib's $pbkdf2-sha512$ (at most 2,000,000 rounds) or passlib's $scrypt$ (at most 256 MiB)";
+
+/** An existing hash of the user's password, for importing users from another system. */
+export const passwordHashSchema = Joi.string()
+  .max(1024)
+  .custom((value: string, helpers) => (passwordScheme(value) === null ? helpers.error('passwordHash.scheme') : value))
+  .messages({
+    'passwordHash.scheme': `The {{#label}} field must be a password hash in one of the accepted formats: ${ACCEPTED_HASHES}.`,
+    'string.empty': `The {{#label}} field must be a password hash in one of the accepted formats: ${ACCEPTED_HASHES}.`,
+    'string.max': `The {{#label}} field must be a password hash in one of the accepted formats: ${ACCEPTED_HASHES}.`,
+  });
+
+const userCreateFields = {
   cluster: clusterRef.required(),
   user: newUsernameSchema.required(),
-  password: passwordSchema.required(),
+  password: passwordSchema,
+  password_hash: passwordHashSchema,
   is_superuser: bool().default(false),
   enabled: bool().default(true),
+};
+const PASSWORD_OR_HASH = {
+  // Tastypie's wording when neither is given, as for any other missing field.
+  'object.missing': "The 'password' field has no data and doesn't allow a default or null value.",
+  'object.xor': 'Give either a password or a password_hash, not both.',
+};
+
+export const userCreateSchema = Joi.object(userCreateFields).xor('password', 'password_hash').messages(PASSWORD_OR_HASH);
+
+/** At most this many users in one bulk create (PATCH on the users' list). */
+export const USER_BULK_MAX = 1000;
+
+/**
+ * A bulk create (PATCH on the users' list, tastypie's `{"objects": [...]}`): each object like a
+ * create, but with a password_hash only: hashing a thousand passwords would hold the request (and
+ * the API's threads) for minutes; `cairn users import` hashes them on the operator's machine.
+ */
+export const userBulkItemSchema = Joi.object({
+  ...userCreateFields,
+  password: Joi.any().forbidden().messages({ 'any.unknown': 'A bulk create takes a password_hash, not a password: hash the password first, or create the user with POST.' }),
+  password_hash: passwordHashSchema.required(),
+});
+export const userBulkCreateSchema = Joi.object({
+  objects: Joi.array()
+    .items(userBulkItemSchema)
+    .min(1)
+    .max(USER_BULK_MAX)
+    .required()
+    .messages({ 'array.max': `At most ${USER_BULK_MAX} users can be created in one request.`, 'array.min': 'The objects list must hold at least one user.' }),
 });
 
 /** The `user` reference of an S3 credential: a user resource URI or a bare id; resolved by the service. */
@@ -313,12 +357,14 @@ export function validate<T>(schema: Joi.Schema, value: unknown): T {
   return converted as T;
 }
 
-export interface UserCreateInput {
+export type UserCreateInput = {
   cluster: number | string;
   user: string;
-  password: string;
   is_superuser: boolean;
   enabled: boolean;
+} & ({ password: string; password_hash?: undefined } | { password?: undefined; password_hash: string });
+export interface UserBulkCreateInput {
+  objects: Array<{ cluster: number | string; user: string; password_hash: string; is_superuser: boolean; enabled: boolean }>;
 }
 export interface S3CredentialCreateInput {
   user: number | string;

@@ -24,6 +24,7 @@ import { utilizationRouter, UTILIZATION_WRITE_LIMIT } from './routes/utilization
 
 /** Bodies are small field sets; anything larger is refused with 413 before it is parsed. */
 export const BODY_LIMIT = '64kb';
+export const USER_BULK_LIMIT = '1mb';
 
 /** Builds the management API. No listening, no environment: everything comes in `deps`. */
 export function createApp(deps: Deps): Express {
@@ -57,6 +58,8 @@ export function createApp(deps: Deps): Express {
   // Device reports list every device of a cluster; every other body is a small set of fields.
   api.use('/clusters/:id/devices', refuseDeclaredOver(DEVICE_REPORT_LIMIT), express.raw({ type: () => true, limit: DEVICE_REPORT_LIMIT }));
   api.use('/clusters/:id/utilization', refuseDeclaredOver(UTILIZATION_WRITE_LIMIT), express.raw({ type: () => true, limit: UTILIZATION_WRITE_LIMIT }));
+  // A bulk create of users (an import) holds up to 1000 names and password hashes.
+  api.patch('/users/', refuseDeclaredOver(USER_BULK_LIMIT), express.raw({ type: () => true, limit: USER_BULK_LIMIT }));
   api.use(refuseDeclaredOver(BODY_LIMIT), express.raw({ type: () => true, limit: BODY_LIMIT }));
   // A malformed Accept header is refused up front (400), as tastypie does.
   api.use((req, _res, next) => {
