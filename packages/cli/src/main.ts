@@ -20,6 +20,7 @@ import { createProgress } from './progress';
 import { withEmbeddedS3Keys } from './embedded-s3-keys';
 import { startAll } from './start';
 import { utilizationCommand } from './utilization/command';
+import { usersImportCommand } from './users/import-command';
 
 const USAGE = `Usage: cairn <command> [options]
 
@@ -46,6 +47,13 @@ Commands:
   utilization ingest-logs --cluster <id|name> [FILE...|-]
                                       sum Swift proxy access log lines per account, policy and
                                       hour and record them (idempotent batches)
+  users import --cluster <id|name> [--dry-run] FILE
+                                      create users from a CSV file (header line) or JSON lines:
+                                      user, password or password_hash, is_superuser, enabled;
+                                      existing names are skipped (CAIRN_API_URL, CAIRN_API_KEY)
+  users import --cluster <id|name> [--dry-run] --tempauth <proxy-server.conf>
+                                      create a user per tempauth account that has one user,
+                                      named after the account, with its key as the password
   s3 reseal                           re-encrypt every S3 secret under CAIRN_S3_CURRENT_KEY_ID (key
                                       rotation; safe to interrupt and run again)
   config                              list every environment variable with its default
@@ -161,6 +169,9 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'operator':
       if (sub === 'create') return operatorCreate(rest);
+      break;
+    case 'users':
+      if (sub === 'import') return usersImportCommand(rest);
       break;
     case 's3':
       if (sub === 'reseal') return s3Reseal();
