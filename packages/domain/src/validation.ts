@@ -173,13 +173,19 @@ const userCreateFields = {
   is_superuser: bool().default(false),
   enabled: bool().default(true),
 };
-const PASSWORD_OR_HASH = {
-  // Tastypie's wording when neither is given, as for any other missing field.
-  'object.missing': "The 'password' field has no data and doesn't allow a default or null value.",
-  'object.xor': 'Give either a password or a password_hash, not both.',
-};
 
-export const userCreateSchema = Joi.object(userCreateFields).xor('password', 'password_hash').messages(PASSWORD_OR_HASH);
+/**
+ * A password or, for an imported user, a password_hash: exactly one. Without either, tastypie's
+ * wording for a missing password.
+ */
+export const userCreateSchema = Joi.object({
+  ...userCreateFields,
+  password: passwordSchema.when('password_hash', {
+    is: Joi.exist(),
+    then: Joi.forbidden().messages({ 'any.unknown': 'Give either a password or a password_hash, not both.' }),
+    otherwise: Joi.required(),
+  }),
+});
 
 /** At most this many users in one bulk create (PATCH on the users' list). */
 export const USER_BULK_MAX = 1000;
