@@ -332,10 +332,6 @@ export function protoKeyLabels(value: unknown): string[] {
   return found.map(labelOf);
 }
 
-/**
- * Validates `value` against `schema`, reporting every problem in one message.
- * Throws INVALID_INPUT; returns the converted value (defaults applied, booleans parsed).
- */
 const PREFERENCES: Joi.ValidationOptions = {
   abortEarly: false,
   convert: true,
@@ -343,21 +339,30 @@ const PREFERENCES: Joi.ValidationOptions = {
   errors: { wrap: { label: "'", array: false } },
   messages: common,
 };
+
 /**
- * Each schema with the preferences above applied once: given to validate() on every call, joi
- * compiles the messages every time, ten times the cost of the validation itself (an import
- * validates 100,000 users). Concatenated onto `any` so that a schema's own messages still win
+ * Each schema prepared once, twice: joi compiles preferences' messages on every validate() that is
+ * given them, and merges the common messages into each field's own at every field it validates,
+ * each several times the cost of the validation itself (an import validates 100,000 users). So a
+ * value is first checked without messages at all; only one with a problem is checked again with
+ * them, to say what is wrong. Concatenated onto `any` so that a schema's own messages still win
  * over the common ones, as they do over validate()'s options.
  */
-const prepared = new WeakMap<Joi.Schema, Joi.Schema>();
+const prepared = new WeakMap<Joi.Schema, { quick: Joi.Schema; full: Joi.Schema }>();
 
+/**
+ * Validates `value` against `schema`, reporting every problem in one message.
+ * Throws INVALID_INPUT; returns the converted value (defaults applied, booleans parsed).
+ */
 export function validate<T>(schema: Joi.Schema, value: unknown): T {
-  let withPrefs = prepared.get(schema);
-  if (!withPrefs) {
-    withPrefs = Joi.any().prefs(PREFERENCES).concat(schema);
-    prepared.set(schema, withPrefs);
+  let ready = prepared.get(schema);
+  if (!ready) {
+    ready = { quick: Joi.any().prefs({ abortEarly: true, convert: true }).concat(schema), full: Joi.any().prefs(PREFERENCES).concat(schema) };
+    prepared.set(schema, ready);
   }
-  const { error, value: converted } = withPrefs.validate(value);
+  const quick = ready.quick.validate(value);
+  if (!quick.error && protoKeyLabels(value).length === 0) return quick.value as T;
+  const { error, value: converted } = ready.full.validate(value);
   const proto = protoKeyLabels(value);
   if (error || proto.length > 0) {
     // A label is a key the client sent (an unknown field): echo it HTML-escaped, as every other
