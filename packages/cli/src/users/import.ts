@@ -65,11 +65,10 @@ async function existingNames(config: CollectorConfig, clusterId: number, names: 
   return found;
 }
 
-/** Checks every record by the API's rules; duplicates within the input are refused after the first. */
-function plan(input: ImportInput, clusterId: number, refused: Refusal[]): Planned[] {
+/** Checks records by the API's rules; a name already in `seen` (earlier in the input) is refused. */
+function plan(records: ImportInput['records'], clusterId: number, seen: Map<string, string>, refused: Refusal[]): Planned[] {
   const planned: Planned[] = [];
-  const seen = new Map<string, string>();
-  for (const { where, fields } of input.records) {
+  for (const { where, fields } of records) {
     let v: UserCreateInput;
     try {
       v = validate<UserCreateInput>(userCreateSchema, { ...fields, cluster: clusterId });
@@ -88,12 +87,18 @@ function plan(input: ImportInput, clusterId: number, refused: Refusal[]): Planne
   return planned;
 }
 
+/** Batches sent before the oldest must be answered: the next one is checked while the API writes. */
+const IN_FLIGHT = 2;
+
 export async function importUsers(options: ImportOptions): Promise<ImportSummary> {
   const started = performance.now();
   const { config, out, err } = options;
   const cluster = await findCluster(config, options.cluster);
   const refused: Refusal[] = [...options.input.refused];
-  const planned = plan(options.input, cluster.id, refused);
+  const seen = new Map<string, string>();
+  const size = options.batchSize ?? BATCH;
+  // libuv's pool has 4 threads unless UV_THREADPOOL_SIZE says otherwise: more in flight would only queue.
+  const concurrency = options.hashConcurrency ?? Math.min(availableParallelism(), 4);
   let created = 0;
   let skipped = 0;
   const skip = (p: Planned) => {
@@ -101,44 +106,19 @@ export async function importUsers(options: ImportOptions): Promise<ImportSummary
     out(`${p.where}: ${p.user}: skipped, a user of that name already exists in cluster '${cluster.name}'.`);
   };
 
-  // Users given a plaintext password are looked up first so that no password of an existing user
-  // is hashed for nothing (a re-run); in a dry run every user is.
-  const toCheck = planned.filter((p) => options.dryRun || p.password !== undefined).map((p) => p.user);
-  const existing = toCheck.length ? await existingNames(config, cluster.id, toCheck) : new Set<string>();
-  const todo = planned.filter((p) => {
-    if (!existing.has(p.user)) return true;
-    skip(p);
-    return false;
-  });
-
-  if (options.dryRun) {
-    for (const p of todo) out(`${p.where}: ${p.user}: would be created (${p.passwordHash ? passwordScheme(p.passwordHash) : 'password, hashed with scrypt'}${p.isSuperuser ? ', superuser' : ''}${p.enabled ? '' : ', disabled'}).`);
-    created = todo.length;
-  } else {
-    // libuv's pool has 4 threads unless UV_THREADPOOL_SIZE says otherwise: more in flight would only queue.
-    const concurrency = options.hashConcurrency ?? Math.min(availableParallelism(), 4);
-    await mapConcurrent(
-      todo.filter((p) => p.password !== undefined),
-      concurrency,
-      async (p) => {
-        p.passwordHash = await hashPassword(p.password!);
-        p.password = undefined;
-      },
-    );
-    const size = options.batchSize ?? BATCH;
-    for (let i = 0; i < todo.length; i += size) {
-      const batch = todo.slice(i, i + size);
-      const objects = batch.map((p) => ({ cluster: cluster.id, user: p.user, password_hash: p.passwordHash!, is_superuser: p.isSuperuser, enabled: p.enabled }));
-      const r = await api(config, 'PATCH', '/api/v1/users/', { objects });
-      if (r.status !== 202) {
-        // Checked by the same rules beforehand, so this is the API refusing the whole batch (a
-        // permission, a cluster deleted meanwhile): every user of it is reported, the next batch still goes.
-        const reason = apiError('the management API refused this batch', r).message;
-        for (const p of batch) refused.push({ where: p.where, reason });
-        continue;
-      }
-      const answer = r.json as { objects: Array<{ user: string; password_scheme: string }>; skipped: Array<{ user: string }> };
-      const made = new Map(answer.objects.map((u) => [u.user, u.password_scheme]));
+  /** Sends one batch; its lines are printed when the caller awaits it, so in input order. */
+  const send = async (batch: Planned[]): Promise<() => void> => {
+    const objects = batch.map((p) => ({ cluster: cluster.id, user: p.user, password_hash: p.passwordHash!, is_superuser: p.isSuperuser, enabled: p.enabled }));
+    const r = await api(config, 'PATCH', '/api/v1/users/', { objects });
+    if (r.status !== 202) {
+      // Checked by the same rules beforehand, so this is the API refusing the whole batch (a
+      // permission, a cluster deleted meanwhile): every user of it is reported, the next batch still goes.
+      const reason = apiError('the management API refused this batch', r).message;
+      return () => batch.forEach((p) => refused.push({ where: p.where, reason }));
+    }
+    const answer = r.json as { objects: Array<{ user: string; password_scheme: string }> };
+    const made = new Map(answer.objects.map((u) => [u.user, u.password_scheme]));
+    return () => {
       for (const p of batch) {
         const scheme = made.get(p.user);
         if (scheme === undefined) {
@@ -148,8 +128,46 @@ export async function importUsers(options: ImportOptions): Promise<ImportSummary
           out(`${p.where}: ${p.user}: created (${scheme}).`);
         }
       }
+    };
+  };
+
+  const inFlight: Array<Promise<() => void>> = [];
+  const records = options.input.records;
+  for (let i = 0; i < records.length; i += size) {
+    const planned = plan(records.slice(i, i + size), cluster.id, seen, refused);
+    // Users given a plaintext password are looked up first so that no password of an existing
+    // user is hashed for nothing (a re-run); in a dry run every user is.
+    const toCheck = planned.filter((p) => options.dryRun || p.password !== undefined).map((p) => p.user);
+    const existing = toCheck.length ? await existingNames(config, cluster.id, toCheck) : new Set<string>();
+    const todo = planned.filter((p) => {
+      if (!existing.has(p.user)) return true;
+      skip(p);
+      return false;
+    });
+    if (options.dryRun) {
+      for (const p of todo) {
+        const how = p.passwordHash ? passwordScheme(p.passwordHash) : 'password, hashed with scrypt';
+        out(`${p.where}: ${p.user}: would be created (${how}${p.isSuperuser ? ', superuser' : ''}${p.enabled ? '' : ', disabled'}).`);
+      }
+      created += todo.length;
+      continue;
     }
+    await mapConcurrent(
+      todo.filter((p) => p.password !== undefined),
+      concurrency,
+      async (p) => {
+        p.passwordHash = await hashPassword(p.password!);
+        p.password = undefined;
+      },
+    );
+    if (todo.length === 0) continue;
+    const sending = send(todo);
+    // Awaited in order below; until then a failure must not count as unhandled.
+    sending.catch(() => {});
+    inFlight.push(sending);
+    if (inFlight.length >= IN_FLIGHT) (await inFlight.shift()!)();
   }
+  for (const sending of inFlight) (await sending)();
   for (const r of refused) err(`${r.where}: refused: ${r.reason}`);
   return { created, skipped, refused: refused.length, seconds: (performance.now() - started) / 1000 };
 }
