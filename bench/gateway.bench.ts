@@ -59,7 +59,7 @@
 import { existsSync } from 'node:fs';
 import { createDatabase, bootstrap, findClusterByName, migrateLatest, SYSTEM_ACTING } from '@cairn/management-api';
 import { closeRedis, createLogger, createRedis, readConfig } from '../services/auth-gateway/src';
-import { DEFAULT_SCRYPT_PARAMS, hashPassword, parsePasswordHash, verifyPassword } from '../packages/domain/src/password-hash';
+import { DEFAULT_SCRYPT_PARAMS, hashPassword, parsePasswordHash, verifyScryptPassword as verifyPassword } from '../packages/domain/src/password-hash';
 import { generateS3AccessKey, generateS3Secret } from '../packages/domain/src/s3-keys';
 import { parseS3SecretKeys, sealS3Secret } from '../packages/domain/src/s3-secret-crypto';
 import { signatureV4 } from '../packages/domain/src/s3-signature';

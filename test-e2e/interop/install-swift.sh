@@ -6,7 +6,7 @@
 # Idempotent: apt-get runs only when a package is missing. Debian/Ubuntu only; run as root (or with sudo).
 set -eu
 
-PACKAGES="python3-swiftclient swift swift-proxy swift-account swift-container swift-object python3-keystonemiddleware memcached python3-boto3 awscli s3cmd python3-openstackclient"
+PACKAGES="python3-swiftclient swift swift-proxy swift-account swift-container swift-object python3-keystonemiddleware memcached python3-boto3 awscli s3cmd python3-openstackclient python3-passlib"
 
 missing=""
 for p in $PACKAGES; do

@@ -20,6 +20,7 @@ describe('auth-gateway as the gateway role', () => {
   let asRole: Knex;
   let roleUrl: string;
   let running: gateway.RunningGateway | undefined;
+  let roleDeps: gateway.Deps;
   const role = `cairn_gw_scale_${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
@@ -51,8 +52,8 @@ describe('auth-gateway as the gateway role', () => {
       CAIRN_S3_SECRET_KEYS: `k:${randomBytes(32).toString('base64')}`,
       CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN: 'false',
     });
-    const deps = await gateway.createDeps(config);
-    running = await gateway.startAuthGateway(config, deps);
+    roleDeps = await gateway.createDeps(config);
+    running = await gateway.startAuthGateway(config, roleDeps);
   });
   afterAll(async () => {
     await running?.close(0);
@@ -116,6 +117,8 @@ describe('auth-gateway as the gateway role', () => {
     const refusals = [
       "INSERT INTO clusters (name, uuid, auth_url, storage_url) VALUES ('x', gen_random_uuid(), 'http://a/auth', 'http://a/v1')",
       "UPDATE storage_users SET enabled = true WHERE username = 'alice'",
+      // Its one change of a user goes through the compare-and-set function, never a direct UPDATE.
+      "UPDATE storage_users SET password_hash = '$scrypt$' WHERE username = 'alice'",
       "UPDATE clusters SET storage_url = 'http://evil/v1'",
       'DELETE FROM storage_users',
       'SELECT * FROM api_keys',
@@ -151,5 +154,53 @@ describe('auth-gateway as the gateway role', () => {
       await fresh.destroy();
       await stack.db.raw('GRANT CONNECT ON DATABASE ?? TO ??', [dbName, role]);
     }
+  });
+
+  describe('imported users', () => {
+    /** passlib's bcrypt (Keystone's default scheme), cost 4, of the password 'pw'. */
+    const BCRYPT = '$2y$04$mg6ee4TepYJKmiGWRMGL4OUSck7Clc7z5WSRrx66rXpvWi3mRu3/S';
+    const row = (username: string) => stack.db('storage_users').where({ username }).first();
+
+    it('when an imported user logs in through the gateway as the role, then its hash becomes scrypt without a new generation, and its token stays valid', async () => {
+      await stack.createUser('imported', '', { password: undefined, password_hash: BCRYPT });
+      const before = await row('imported');
+      expect(before.password_scheme).toBe('bcrypt');
+      const token = await login('imported', 'pw');
+      const after = await row('imported');
+      expect(after.password_scheme).toBe('scrypt');
+      expect(after.password_hash).not.toBe(BCRYPT);
+      expect(after.generation).toBe(before.generation);
+      const service = await login('swift-service', SERVICE_PW);
+      expect((await gw().get('/auth/v3/auth/tokens').set('X-Auth-Token', service).set('X-Subject-Token', token)).status).toBe(200);
+      // The new hash is the same password.
+      await login('imported', 'pw');
+      expect((await gw().get('/auth/v1.0').set('X-Auth-User', 'imported').set('X-Auth-Key', 'not-pw')).status).toBe(401);
+    });
+
+    it('when the role calls the replacement itself, then only a foreign hash still in place is replaced, and only by a Cairn scrypt hash', async () => {
+      await stack.createUser('imported2', '', { password: undefined, password_hash: BCRYPT });
+      const user = await row('imported2');
+      const own = (await row('bob')).password_hash as string;
+      const replace = async (id: string, oldHash: string, newHash: string) =>
+        (await asRole.raw('SELECT cairn_replace_foreign_password_hash(?::bigint, ?, ?) AS r', [id, oldHash, newHash])).rows[0].r as boolean;
+      // Not a Cairn hash as the replacement, not the hash in place, not a user whose hash is already Cairn's.
+      expect(await replace(user.id, BCRYPT, BCRYPT)).toBe(false);
+      expect(await replace(user.id, BCRYPT.replace('mg6', 'xx6'), own)).toBe(false);
+      const bob = await row('bob');
+      expect(await replace(bob.id, bob.password_hash, own)).toBe(false);
+      expect(await replace(user.id, BCRYPT, own)).toBe(true);
+      expect((await row('imported2')).password_scheme).toBe('scrypt');
+      expect(await replace(user.id, BCRYPT, own)).toBe(false);
+    });
+
+    it('when the hash was changed by an operator while the old one was being verified, then the compare-and-set leaves the new one', async () => {
+      await stack.createUser('imported3', '', { password: undefined, password_hash: BCRYPT });
+      const user = await row('imported3');
+      expect(await stack.patchUser(String(user.id), { password: 'an-operator-set-password-now' })).toBe(202);
+      const changed = await row('imported3');
+      const record = { id: String(user.id), username: 'imported3', passwordHash: BCRYPT, enabled: true, isSuperuser: false, generation: String(user.generation) };
+      expect(await roleDeps.users.replaceForeignHash(record, (await row('bob')).password_hash)).toBe(false);
+      expect((await row('imported3')).password_hash).toBe(changed.password_hash);
+    });
   });
 });

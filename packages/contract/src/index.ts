@@ -23,6 +23,15 @@ export const TABLES = {
  */
 export const STORAGE_USER_ACTOR_PREFIX = 'storage user ';
 
+/**
+ * The one write the gateway makes to `storage_users` (migration 20261127130000_password_scheme):
+ * `SELECT cairn_replace_foreign_password_hash(id, old_hash, new_hash)` swaps an imported hash for
+ * Cairn's scrypt hash of the same password, only while the stored hash is still `old_hash`. A
+ * SECURITY DEFINER function with EXECUTE granted to the gateway's role, so the role needs no
+ * UPDATE on the table.
+ */
+export const REPLACE_FOREIGN_HASH_FUNCTION = 'cairn_replace_foreign_password_hash';
+
 /** A `clusters` row, as far as the gateway reads it. */
 export interface ClusterRow {
   id: number;
@@ -42,7 +51,10 @@ export interface StorageUserRow {
   id: string | number;
   cluster_id: number;
   username: string;
-  /** A memory-hard hash in its PHC-style text form (packages/domain/src/password-hash.ts). */
+  /**
+   * A memory-hard hash in its PHC-style text form (packages/domain/src/password-hash.ts), or an
+   * imported one until its user's first login (foreign-password-hash.ts).
+   */
   password_hash: string;
   enabled: boolean;
   is_superuser: boolean;

@@ -2,6 +2,7 @@ export * from './errors';
 export * from './models';
 export * from './validation';
 export * from './password-hash';
+export * from './foreign-password-hash';
 export * from './api-key';
 export * from './escape';
 export * from './device-report';

@@ -17,6 +17,8 @@ export interface StorageUser {
   clusterId: number;
   username: string;
   passwordHash: string;
+  /** Whose hash it is: Cairn's `scrypt`, or an imported one until the user's first login. */
+  passwordScheme: string;
   isSuperuser: boolean;
   enabled: boolean;
   /** Bumped whenever the password, `enabled` or `isSuperuser` changes; lets gateways drop stale tokens. */

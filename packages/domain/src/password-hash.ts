@@ -35,18 +35,23 @@ export async function hashPassword(password: string, params: ScryptParams = DEFA
   return `$scrypt$ln=${params.logN},r=${params.r},p=${params.p}$${salt.toString('base64')}$${key.toString('base64')}`;
 }
 
-const FORMAT = /^\$scrypt\$ln=(\d{1,2}),r=(\d{1,2}),p=(\d{1,2})\$([A-Za-z0-9+/=]+)\$([A-Za-z0-9+/=]+)$/;
+/**
+ * Both parts are padded standard base64 (a length that is a multiple of 4), which is what tells
+ * Cairn's own `$scrypt$` apart from passlib's (unpadded, a 43-character checksum; see
+ * foreign-password-hash.ts).
+ */
+const FORMAT = /^\$scrypt\$ln=(\d{1,2}),r=(\d{1,2}),p=(\d{1,2})\$((?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)\$((?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)$/;
 
 export function parsePasswordHash(encoded: string): { params: ScryptParams; salt: Buffer; key: Buffer } | null {
   const m = FORMAT.exec(encoded);
-  if (!m) return null;
+  if (!m || m[4] === '' || m[5] === '') return null;
   const params = { logN: Number(m[1]), r: Number(m[2]), p: Number(m[3]) };
   if (params.logN < 1 || params.logN > 22 || params.r < 1 || params.p < 1) return null;
   return { params, salt: Buffer.from(m[4]!, 'base64'), key: Buffer.from(m[5]!, 'base64') };
 }
 
-/** Constant-time check of `password` against a stored hash; a malformed hash never verifies. */
-export async function verifyPassword(password: string, encoded: string): Promise<boolean> {
+/** Constant-time check of `password` against one of Cairn's own hashes; a malformed hash never verifies. */
+export async function verifyScryptPassword(password: string, encoded: string): Promise<boolean> {
   const parsed = parsePasswordHash(encoded);
   if (!parsed) return false;
   const key = await scryptAsync(password, parsed.salt, parsed.params);

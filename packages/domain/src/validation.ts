@@ -2,6 +2,7 @@ import Joi from 'joi';
 import { errors } from './errors';
 import { echoName } from './escape';
 import { OPERATOR_ROLES } from './models';
+import { passwordScheme } from './foreign-password-hash';
 
 /**
  * Input rules shared by every entry point (HTTP bodies in any format, CLI arguments).
@@ -175,12 +176,61 @@ const clusterRef = Joi.alternatives()
     'alternatives.types': 'The {{#label}} field must be a cluster resource URI like /api/v1/clusters/1/ or an id.',
   });
 
-export const userCreateSchema = Joi.object({
+const ACCEPTED_HASHES =
+  "Cairn's $scrypt$, bcrypt ($2a$, $2b$, $2y$, cost 4 to 14), passlib's $pbkdf2-sha512$ (at most 2,000,000 rounds) or passlib's $scrypt$ (at most 256 MiB)";
+
+/** An existing hash of the user's password, for importing users from another system. */
+export const passwordHashSchema = Joi.string()
+  .max(1024)
+  .custom((value: string, helpers) => (passwordScheme(value) === null ? helpers.error('passwordHash.scheme') : value))
+  .messages({
+    'passwordHash.scheme': `The {{#label}} field must be a password hash in one of the accepted formats: ${ACCEPTED_HASHES}.`,
+    'string.empty': `The {{#label}} field must be a password hash in one of the accepted formats: ${ACCEPTED_HASHES}.`,
+    'string.max': `The {{#label}} field must be a password hash in one of the accepted formats: ${ACCEPTED_HASHES}.`,
+  });
+
+const userCreateFields = {
   cluster: clusterRef.required(),
   user: newUsernameSchema.required(),
-  password: passwordSchema.required(),
+  password: passwordSchema,
+  password_hash: passwordHashSchema,
   is_superuser: bool().default(false),
   enabled: bool().default(true),
+};
+
+/**
+ * A password or, for an imported user, a password_hash: exactly one. Without either, tastypie's
+ * wording for a missing password.
+ */
+export const userCreateSchema = Joi.object({
+  ...userCreateFields,
+  password: passwordSchema.when('password_hash', {
+    is: Joi.exist(),
+    then: Joi.forbidden().messages({ 'any.unknown': 'Give either a password or a password_hash, not both.' }),
+    otherwise: Joi.required(),
+  }),
+});
+
+/** At most this many users in one bulk create (PATCH on the users' list). */
+export const USER_BULK_MAX = 1000;
+
+/**
+ * A bulk create (PATCH on the users' list, tastypie's `{"objects": [...]}`): each object like a
+ * create, but with a password_hash only: hashing a thousand passwords would hold the request (and
+ * the API's threads) for minutes; `cairn users import` hashes them on the operator's machine.
+ */
+export const userBulkItemSchema = Joi.object({
+  ...userCreateFields,
+  password: Joi.any().forbidden().messages({ 'any.unknown': 'A bulk create takes a password_hash, not a password: hash the password first, or create the user with POST.' }),
+  password_hash: passwordHashSchema.required(),
+});
+export const userBulkCreateSchema = Joi.object({
+  objects: Joi.array()
+    .items(userBulkItemSchema)
+    .min(1)
+    .max(USER_BULK_MAX)
+    .required()
+    .messages({ 'array.max': `At most ${USER_BULK_MAX} users can be created in one request.`, 'array.min': 'The objects list must hold at least one user.' }),
 });
 
 /** The `user` reference of an S3 credential: a user resource URI or a bare id; resolved by the service. */
@@ -306,18 +356,37 @@ export function protoKeyLabels(value: unknown): string[] {
   return found.map(labelOf);
 }
 
+const PREFERENCES: Joi.ValidationOptions = {
+  abortEarly: false,
+  convert: true,
+  // Lists (allowed values, peers) as `'a', 'b'` rather than Joi's `[a, b]`.
+  errors: { wrap: { label: "'", array: false } },
+  messages: common,
+};
+
+/**
+ * Each schema prepared once, twice: joi compiles preferences' messages on every validate() that is
+ * given them, and merges the common messages into each field's own at every field it validates,
+ * each several times the cost of the validation itself (an import validates 100,000 users). So a
+ * value is first checked without messages at all; only one with a problem is checked again with
+ * them, to say what is wrong. Concatenated onto `any` so that a schema's own messages still win
+ * over the common ones, as they do over validate()'s options.
+ */
+const prepared = new WeakMap<Joi.Schema, { quick: Joi.Schema; full: Joi.Schema }>();
+
 /**
  * Validates `value` against `schema`, reporting every problem in one message.
  * Throws INVALID_INPUT; returns the converted value (defaults applied, booleans parsed).
  */
 export function validate<T>(schema: Joi.Schema, value: unknown): T {
-  const { error, value: converted } = schema.validate(value, {
-    abortEarly: false,
-    convert: true,
-    // Lists (allowed values, peers) as `'a', 'b'` rather than Joi's `[a, b]`.
-    errors: { wrap: { label: "'", array: false } },
-    messages: common,
-  });
+  let ready = prepared.get(schema);
+  if (!ready) {
+    ready = { quick: Joi.any().prefs({ abortEarly: true, convert: true }).concat(schema), full: Joi.any().prefs(PREFERENCES).concat(schema) };
+    prepared.set(schema, ready);
+  }
+  const quick = ready.quick.validate(value);
+  if (!quick.error && protoKeyLabels(value).length === 0) return quick.value as T;
+  const { error, value: converted } = ready.full.validate(value);
   const proto = protoKeyLabels(value);
   if (error || proto.length > 0) {
     // A label is a key the client sent (an unknown field): echo it HTML-escaped, as every other
@@ -337,12 +406,14 @@ export function validate<T>(schema: Joi.Schema, value: unknown): T {
   return converted as T;
 }
 
-export interface UserCreateInput {
+export type UserCreateInput = {
   cluster: number | string;
   user: string;
-  password: string;
   is_superuser: boolean;
   enabled: boolean;
+} & ({ password: string; password_hash?: undefined } | { password?: undefined; password_hash: string });
+export interface UserBulkCreateInput {
+  objects: Array<{ cluster: number | string; user: string; password_hash: string; is_superuser: boolean; enabled: boolean }>;
 }
 export interface S3CredentialCreateInput {
   user: number | string;

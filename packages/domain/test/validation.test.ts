@@ -1,6 +1,8 @@
 import Joi from 'joi';
 import {
   CairnError,
+  apiKeySchema,
+  operatorNameSchema,
   HOST_COMMAND_NAMES,
   clusterCreateSchema,
   clusterPatchSchema,
@@ -394,5 +396,18 @@ describe('Swift account names', () => {
     for (const name of ['', 'AUTH_a/b', 'AUTH_a\u0000b', 'AUTH_a\tb', 'AUTH_a\u0085b', `AUTH_${'u'.repeat(252)}`, 'AUTH_\ud800']) {
       expect({ name, ok: isSwiftAccountName(name) }).toEqual({ name, ok: false });
     }
+  });
+});
+
+describe('validate() and the messages it renders', () => {
+  it('when a schema has its own message for a code the common messages also cover, then its own is used', () => {
+    expect(() => validate(apiKeySchema, 'short')).toThrow('An API key must be at least 32 characters.');
+    expect(() => validate(operatorNameSchema.required().label('name'), '')).toThrow("The 'name' field must be 1 to 64 characters of letters, digits, _ . @ -.");
+  });
+
+  it('when the same schema validates many values, then each gets its own answer (the prepared schema is reused)', () => {
+    expect(validate(userCreateSchema, { cluster: 1, user: 'a', password: 'p'.repeat(20) })).toMatchObject({ is_superuser: false, enabled: true });
+    expect(() => validate(userCreateSchema, { cluster: 1, user: 'a' })).toThrow("The 'password' field has no data and doesn't allow a default or null value.");
+    expect(validate(userCreateSchema, { cluster: 1, user: 'b', password: 'q'.repeat(20), is_superuser: '1' })).toMatchObject({ user: 'b', is_superuser: true });
   });
 });

@@ -6,3 +6,4 @@ export { parseSwiftConf, type ErasureCoding, type PolicyType, type StoragePolicy
 export { readSwiftDir, objectRingName, type SwiftDir } from './swift-dir';
 export { fetchDiskUsage, pollNodes, type DiskUsage, type NodeDiskUsage, type PollOptions, type ReconNode, type ReconOptions } from './recon';
 export { mapConcurrent } from './pool';
+export { IniError, parseIni, sectionItems, type IniFile } from './ini';

@@ -23,7 +23,11 @@ const SECTION_RE = /^\[(.+)\]/;
 const OPTION_RE = /^(.*?)\s*([=:])\s*(.*)$/;
 const MAX_INTERPOLATION_DEPTH = 10;
 
-export function parseIni(text: string): IniFile {
+/**
+ * `keepKeyCase`: keys as written, as paste.deploy reads a proxy-server.conf (its parser sets
+ * `optionxform = str`); swift.conf's plain ConfigParser lower-cases them.
+ */
+export function parseIni(text: string, options: { keepKeyCase?: boolean } = {}): IniFile {
   const defaults = new Map<string, string[]>();
   const sections = new Map<string, Map<string, string[]>>();
   const bad: string[] = [];
@@ -70,7 +74,7 @@ export function parseIni(text: string): IniFile {
       bad.push(`line ${lineNo}: ${JSON.stringify(line)}`);
       return;
     }
-    option = (match[1] as string).trimEnd().toLowerCase();
+    option = options.keepKeyCase ? (match[1] as string).trimEnd() : (match[1] as string).trimEnd().toLowerCase();
     current.set(option, [(match[3] as string).trim()]);
   });
   if (bad.length > 0) throw new IniError(`cannot parse ${bad.join(', ')} (expected "key = value" or a [section] header)`);

@@ -10,7 +10,7 @@ import { resolveCluster } from './credentials/cluster';
 import { ServedCluster } from './credentials/served-cluster';
 import { LoginService } from './credentials/logins';
 import { UserChangeFeed } from './credentials/user-changes';
-import { UserDirectory } from './credentials/users';
+import { UserDirectory, type UserRecord } from './credentials/users';
 import { PasswordVerifier } from './credentials/verifier';
 import { RedisTokenStore } from './tokens/redis-store';
 import { TokenService } from './tokens/service';
@@ -155,7 +155,19 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
     const noticesUrl = config.userNoticesUrl ?? config.databaseUrl;
     userChanges = noticesUrl && noticesUrl !== 'off' ? new UserChangeFeed(noticesUrl, cluster.id, users, log, served, s3.credentials) : undefined;
     await userChanges?.start();
-    const verifier = new PasswordVerifier(config.verifyCacheSeconds, Date.now, metrics.observeKdf);
+    // A failed replacement (a role without the grant, a database hiccup) costs the login nothing:
+    // the foreign hash stays, and the next login tries again.
+    const replaceForeignHash = async (user: UserRecord, hash: string) => {
+      try {
+        const replaced = await users.replaceForeignHash(user, hash);
+        log.info({ user: user.username, replaced }, 'imported password hash replaced by scrypt at login');
+      } catch (e) {
+        // The code only (42501: the role lacks EXECUTE): a driver's message may quote the statement.
+        const code = (e as { code?: unknown }).code;
+        log.warn({ user: user.username, code: typeof code === 'string' ? code : undefined }, 'could not replace an imported password hash; it is kept until the next login');
+      }
+    };
+    const verifier = new PasswordVerifier(config.verifyCacheSeconds, Date.now, metrics.observeKdf, replaceForeignHash);
     await verifier.warmUp();
     const tokens = new TokenService(store, users, signingKey, cluster.uuid, {
       lifetimeSeconds: config.tokenLifetime,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Knex } from 'knex';
-import { TABLES } from '@cairn/contract';
+import { REPLACE_FOREIGN_HASH_FUNCTION, TABLES } from '@cairn/contract';
 import { clusterCreateSchema, errors, hashPassword, isCairnError, validate, type ClusterCreateInput } from '@cairn/domain';
 import { SETUP_LOCK_KEY } from './bootstrap';
 import { readConfig } from './config';
@@ -128,8 +128,9 @@ export async function ensureClusters(db: Knex, declared: ClusterCreateInput[]): 
 
 /**
  * The gateway's role: CONNECT, schema USAGE, SELECT on the tables it reads, and the writes of its
- * OS-EC2 API (INSERT and DELETE on s3_credentials, INSERT on audit_log); nothing else (no
- * operators, no API keys, no user changes, no reading the audit trail).
+ * OS-EC2 API (INSERT and DELETE on s3_credentials, INSERT on audit_log), and the replacement of an
+ * imported user's hash at its first login; nothing else (no operators, no API keys, no other user
+ * changes, no reading the audit trail).
  */
 export async function ensureGatewayRole(db: Knex, role: { name: string; password?: string }): Promise<'created' | 'updated' | 'granted'> {
   let outcome: 'created' | 'updated' | 'granted' = 'granted';
@@ -153,6 +154,9 @@ export async function ensureGatewayRole(db: Knex, role: { name: string; password
   // audit_log's ids come from its sequence (s3_credentials' from an identity column: no grant needed).
   await db.raw('GRANT INSERT ON ?? TO ??', [TABLES.audit, role.name]);
   await db.raw('GRANT USAGE ON SEQUENCE ?? TO ??', [`${TABLES.audit}_id_seq`, role.name]);
+  // Imported users: the first login replaces their foreign hash through this compare-and-set
+  // function (migration 20261127130000), the role's only way to change a user.
+  await db.raw(`GRANT EXECUTE ON FUNCTION ??(bigint, text, text) TO ??`, [REPLACE_FOREIGN_HASH_FUNCTION, role.name]);
   return outcome;
 }
 

@@ -3,7 +3,8 @@ import type { Command } from 'commander';
 import { withOutput, type OutputOptions } from '../remote/output';
 import { addDelete, addList, addShow, call, print, type ResourceView } from '../remote/resource';
 import { readSecret } from '../remote/secret';
-import { clusterIdOf, targetOf } from '../remote/session';
+import { clusterIdOf, collectorConfigOf, targetOf } from '../remote/session';
+import { usersImportCommand, type ImportFlags } from '../users/import-command';
 
 const VIEW: ResourceView = { path: '/api/v1/users/', noun: 'user', columns: ['id', 'user', 'cluster', 'is_superuser', 'enabled'] };
 
@@ -47,4 +48,12 @@ export function registerUsers(program: Command): void {
     c.option('--password-stdin', 'read the password from standard input'),
   );
   addDelete(users, VIEW, ' (the login only; the Swift account and its data stay)');
+  users
+    .command('import')
+    .description('create users from a file of existing logins (CSV with a header line, or JSON lines: user, password or password_hash, is_superuser, enabled), or from tempauth; existing names are skipped')
+    .argument('[file]', 'the CSV or JSON lines file')
+    .requiredOption('--cluster <id|name>', 'the cluster to create them in')
+    .option('--tempauth <proxy-server.conf>', "read tempauth's user_<account>_<user> lines instead: one user per single-user account, named after it")
+    .option('--dry-run', 'say what would happen; change nothing')
+    .action(async (file: string | undefined, flags: ImportFlags, cmd: Command) => usersImportCommand(await collectorConfigOf(cmd), flags, file));
 }

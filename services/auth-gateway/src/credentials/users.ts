@@ -1,11 +1,14 @@
-import { STORAGE_USER_COLUMNS, TABLES, type StorageUserRow } from '@cairn/contract';
+import { REPLACE_FOREIGN_HASH_FUNCTION, STORAGE_USER_COLUMNS, TABLES, type StorageUserRow } from '@cairn/contract';
 import type { Knex } from 'knex';
 import { FencedCache } from './fenced-cache';
 import { unreachable } from './unreachable';
 
 const COLUMNS = [...STORAGE_USER_COLUMNS];
 
-/** What the gateway needs to know of a storage user (a `storage_users` row); it never writes users. */
+/**
+ * What the gateway needs to know of a storage user (a `storage_users` row). Its one write to users
+ * is replaceForeignHash().
+ */
 export interface UserRecord {
   /** Never reused, unlike a name: a re-created user is a different user to every old token. */
   id: string;
@@ -53,6 +56,21 @@ export class UserDirectory extends FencedCache<UserRecord | null> {
   /** A user row no older than `maxAgeMs`. */
   findRecent(username: string): Promise<UserRecord | null> {
     return this.readRecent(username, () => this.query(username));
+  }
+
+  /**
+   * Replaces an imported user's foreign hash with Cairn's hash of the same password, just verified
+   * against it: through the migration's compare-and-set function, so a hash changed meanwhile (a
+   * new password set by an operator) is left alone. Leaves `generation`, hence the user's tokens,
+   * as they are. True when this call replaced it.
+   */
+  async replaceForeignHash(user: UserRecord, newHash: string): Promise<boolean> {
+    const result = (await this.db
+      .raw(`SELECT ${REPLACE_FOREIGN_HASH_FUNCTION}(?::bigint, ?, ?) AS replaced`, [user.id, user.passwordHash, newHash])
+      .catch(unreachable)) as { rows: Array<{ replaced: boolean }> };
+    // The row changed: the next read sees the new hash (the change notice says so too).
+    this.forget(user.username);
+    return result.rows[0]?.replaced === true;
   }
 
   private async query(username: string): Promise<UserRecord | null> {

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { hashPassword, verifyPassword } from '@cairn/domain';
+import { hashPassword, passwordScheme, verifyPassword } from '@cairn/domain';
 import type { UserRecord } from './users';
 
 /**
@@ -14,6 +14,12 @@ import type { UserRecord } from './users';
  *
  * Unknown users, disabled users and wrong passwords all cost one full scrypt run, so they cannot
  * be told apart by timing.
+ *
+ * An imported user's foreign hash (bcrypt, passlib pbkdf2-sha512 or scrypt) is checked alongside
+ * one scrypt run of Cairn's own, which hashes the given password: on success that hash replaces the
+ * foreign one (`replaceForeignHash`, a compare-and-set), on failure it is dropped. Either way the
+ * check costs the longer of the two runs and never less than an unknown user's (the scrypt run
+ * alone); see SECURITY.md for what a foreign hash slower than scrypt still tells.
  */
 export class PasswordVerifier {
   private readonly secret = randomBytes(32);
@@ -27,6 +33,8 @@ export class PasswordVerifier {
     private readonly now: () => number = Date.now,
     /** Told the seconds of every real KDF run (not cache hits, not shared runs): a metrics histogram. */
     private readonly observeKdf: (seconds: number) => void = () => {},
+    /** Stores Cairn's hash of a password just verified against an imported user's foreign hash. */
+    private readonly replaceForeignHash: (user: UserRecord, hash: string) => Promise<void> = async () => {},
   ) {}
 
   /** Also for an unknown user (by name): identical checks in flight share a run whoever the user. */
@@ -81,14 +89,27 @@ export class PasswordVerifier {
     return pending;
   }
 
-  /** One scrypt run: against the user's hash, or a dummy one for an unknown user. */
+  /**
+   * One scrypt run: against the user's hash, or a dummy one for an unknown user. A foreign hash is
+   * verified while the scrypt run hashes the password, and replaced when it matched.
+   */
   private async verify(user: UserRecord | null, password: string): Promise<boolean> {
     const hash = user?.passwordHash ?? (await this.dummy());
+    const scheme = passwordScheme(hash);
     const started = performance.now();
+    let replacement: string | undefined;
+    let ok: boolean;
     try {
-      return await verifyPassword(password, hash);
+      if (scheme === 'scrypt' || scheme === null) {
+        ok = await verifyPassword(password, hash);
+      } else {
+        [ok, replacement] = await Promise.all([verifyPassword(password, hash), hashPassword(password)]);
+      }
     } finally {
       this.observeKdf((performance.now() - started) / 1000);
     }
+    // Only for a real login: a disabled user's foreign hash stays until it logs in.
+    if (ok && replacement !== undefined && user !== null && user.enabled) await this.replaceForeignHash(user, replacement);
+    return ok;
   }
 }

@@ -19,6 +19,8 @@ export interface FieldDef {
   readonly?: boolean;
   /** Sent by clients but shown only in the response that set it (a password), never in a GET. */
   writeOnly?: boolean;
+  /** Taken in a body, never in any answer (an imported password hash). */
+  neverShown?: boolean;
   nullable?: boolean;
   unique?: boolean;
   default?: unknown;

@@ -1,4 +1,4 @@
-import { clusterCreateSchema, clusterPatchSchema, operatorCreateSchema, operatorPatchSchema, s3CredentialCreateSchema, userCreateSchema, userPatchSchema } from '@cairn/domain';
+import { clusterCreateSchema, clusterPatchSchema, operatorCreateSchema, operatorPatchSchema, s3CredentialCreateSchema, userBulkItemSchema, userCreateSchema, userPatchSchema } from '@cairn/domain';
 import { API_ROOT } from '../resources/uris';
 import { auditResource } from '../routes/audit';
 import { clustersResource } from '../routes/clusters';
@@ -17,7 +17,7 @@ import { ERROR_RESPONSES, jsonOrXml, objectSchema, responseRef, schemaRef, SHARE
  */
 
 export const MOUNTED: MountedResource[] = [
-  { resource: usersResource, list: `${API_ROOT}/users/`, detail: `${API_ROOT}/users/{id}/`, create: userCreateSchema, patch: userPatchSchema, tag: 'users' },
+  { resource: usersResource, list: `${API_ROOT}/users/`, detail: `${API_ROOT}/users/{id}/`, create: userCreateSchema, patch: userPatchSchema, bulkCreate: userBulkItemSchema, tag: 'users' },
   { resource: clustersResource, list: `${API_ROOT}/clusters/`, detail: `${API_ROOT}/clusters/{id}/`, create: clusterCreateSchema, patch: clusterPatchSchema, tag: 'clusters' },
   {
     resource: operatorsResource,

@@ -16,6 +16,8 @@ export interface MountedResource {
   globalAdminOnly?: boolean;
   create?: JoiSchema;
   patch?: JoiSchema;
+  /** One object of a bulk create (PATCH on the list with `{"objects": [...]}`). */
+  bulkCreate?: JoiSchema;
   /** Keys added to the object in the answer to a create (an operator's first API key). */
   createdExtra?: Record<string, JsonSchema>;
   /** List query parameters of the route's own beyond the resource's filters. */
@@ -125,6 +127,10 @@ export const idParameter = (name: string, description: string): JsonSchema => ({
 /** Path parameters of a templated path (every one an id). */
 export const pathParameters = (path: string): JsonSchema[] => [...path.matchAll(/\{(\w+)\}/g)].map((m) => idParameter(m[1]!, m[1] === 'id' ? 'Id of the object.' : `Id (${m[1]}).`));
 
+/** The keys a joi object schema requires. */
+const requiredKeys = (joi: JoiSchema): Set<string> =>
+  new Set(Object.entries((joi.describe() as { keys?: Record<string, { flags?: { presence?: string } }> }).keys ?? {}).filter(([, d]) => d.flags?.presence === 'required').map(([k]) => k));
+
 /** The body of a create or PATCH: the keys the joi schema takes (never a forbidden one), typed by the resource's fields. */
 export function bodySchema(resource: ResourceDef, joi: JoiSchema, patch: boolean): JsonSchema {
   const keys = (joi.describe() as { keys?: Record<string, { flags?: { presence?: string } }> }).keys ?? {};
@@ -213,7 +219,24 @@ export function resourcePaths(m: MountedResource): Record<string, Record<string,
       summary: `Create one of ${name}`,
       requestBody: requestBody(bodySchema(r, m.create, false)),
       responses: {
-        201: { description: 'Created.', headers: LOCATION, content: jsonOrXml(objectSchema(r, 'required', m.createdExtra)) },
+        201: { description: 'Created.', headers: LOCATION, content: jsonOrXml(objectSchema(r, 'required', m.createdExtra, requiredKeys(m.create))) },
+        ...authenticatedErrors(WRITE_ERRORS),
+      },
+    };
+  }
+  if (r.listMethods.includes('PATCH') && m.bulkCreate) {
+    const skipped = { type: 'object', required: ['cluster', 'reason', 'user'], additionalProperties: false, properties: { cluster: { type: 'string' }, reason: { type: 'string' }, user: { type: 'string' } } };
+    list.patch = {
+      tags: [m.tag],
+      operationId: `bulk_create_${name}`,
+      summary: `Create many of ${name}`,
+      description: 'Tastypie\'s bulk write, for creates only: every object is created in one transaction, except those whose name is taken, which are skipped and listed.',
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: { type: 'object', required: ['objects'], additionalProperties: false, properties: { objects: { type: 'array', minItems: 1, maxItems: 1000, items: bodySchema(r, m.bulkCreate, false) } } } } },
+      },
+      responses: {
+        202: ok('The objects created, and those skipped.', { type: 'object', required: ['objects', 'skipped'], additionalProperties: false, properties: { objects: { type: 'array', items: objectSchema(r, 'omit') }, skipped: { type: 'array', items: skipped } } }),
         ...authenticatedErrors(WRITE_ERRORS),
       },
     };

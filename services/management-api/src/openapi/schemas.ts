@@ -150,13 +150,19 @@ export function inputFieldSchema(f: FieldDef): JsonSchema {
  * A resource's object. Write-only fields (a password) are left out of what a GET shows; the
  * response to the write that set one carries it (`writeOnly: 'required'` or `'optional'`).
  */
-export function objectSchema(resource: ResourceDef, writeOnly: 'omit' | 'optional' | 'required', extra: Record<string, JsonSchema> = {}): JsonSchema {
+export function objectSchema(
+  resource: ResourceDef,
+  writeOnly: 'omit' | 'optional' | 'required',
+  extra: Record<string, JsonSchema> = {},
+  /** With 'required': the input fields the create requires (a generated, read-only one always is). */
+  requiredInput: ReadonlySet<string> = new Set(),
+): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   for (const [name, f] of Object.entries(resource.fields)) {
-    if (f.writeOnly && writeOnly === 'omit') continue;
+    if (f.neverShown || (f.writeOnly && writeOnly === 'omit')) continue;
     properties[name] = fieldSchema(f);
-    if (!f.writeOnly || writeOnly === 'required') required.push(name);
+    if (!f.writeOnly || (writeOnly === 'required' && (f.readonly || requiredInput.has(name)))) required.push(name);
   }
   for (const [name, schema] of Object.entries(extra)) {
     properties[name] = schema;

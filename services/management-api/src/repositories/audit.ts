@@ -82,24 +82,30 @@ export function withoutSecrets(value: unknown): unknown {
 
 const snapshotJson = (s: Snapshot | null): string | null => (s === null ? null : JSON.stringify(withoutSecrets(s)));
 
+const auditRow = (actor: AuditActor, change: AuditChange) => ({
+  operator_id: actor.operatorId,
+  operator_name: actor.operatorName,
+  action: change.action,
+  target_type: change.target.type,
+  target_id: String(change.target.id),
+  target_name: change.target.name,
+  target_uri: change.target.uri,
+  before: snapshotJson(change.before),
+  after: snapshotJson(change.after),
+  request_id: actor.requestId,
+});
+
 export async function recordAudit(db: Db, actor: AuditActor, change: AuditChange): Promise<string> {
-  const [row] = await withDbErrors(() =>
-    db(TABLES.audit)
-      .insert({
-        operator_id: actor.operatorId,
-        operator_name: actor.operatorName,
-        action: change.action,
-        target_type: change.target.type,
-        target_id: String(change.target.id),
-        target_name: change.target.name,
-        target_uri: change.target.uri,
-        before: snapshotJson(change.before),
-        after: snapshotJson(change.after),
-        request_id: actor.requestId,
-      })
-      .returning('id'),
-  );
+  const [row] = await withDbErrors(() => db(TABLES.audit).insert(auditRow(actor, change)).returning('id'));
   return String((row as { id: string | number }).id);
+}
+
+/** One record per change, in statements of 1000 rows (a bulk create of users). */
+export async function recordAudits(db: Db, actor: AuditActor, changes: AuditChange[]): Promise<void> {
+  for (let i = 0; i < changes.length; i += 1000) {
+    const rows = changes.slice(i, i + 1000).map((c) => auditRow(actor, c));
+    await withDbErrors(() => db(TABLES.audit).insert(rows));
+  }
 }
 
 interface AuditRow {

@@ -7,12 +7,13 @@ import type { ListQuery, Page } from './list-types';
 
 /** The row the gateway reads too (@cairn/contract), and what only the API shows. */
 interface UserRow extends StorageUserRow {
+  password_scheme: string;
   created_at: Date;
   updated_at: Date;
 }
 
 const TABLE = TABLES.storageUsers;
-const RETURNING = ['cluster_id', ...STORAGE_USER_COLUMNS, 'created_at', 'updated_at'];
+const RETURNING = ['cluster_id', ...STORAGE_USER_COLUMNS, 'password_scheme', 'created_at', 'updated_at'];
 const COLUMNS = RETURNING.map((c) => `u.${c}`);
 
 const toUser = (r: UserRow): StorageUser => ({
@@ -20,6 +21,7 @@ const toUser = (r: UserRow): StorageUser => ({
   clusterId: Number(r.cluster_id),
   username: r.username,
   passwordHash: r.password_hash,
+  passwordScheme: r.password_scheme,
   isSuperuser: r.is_superuser,
   enabled: r.enabled,
   generation: String(r.generation),
@@ -28,11 +30,18 @@ const toUser = (r: UserRow): StorageUser => ({
 });
 
 /** What a list shows of a user: no hash, no generation, no timestamps are read for it. */
-export type StorageUserSummary = Pick<StorageUser, 'id' | 'clusterId' | 'username' | 'isSuperuser' | 'enabled'>;
-const SUMMARY_COLUMNS = ['u.id', 'u.cluster_id', 'u.username', 'u.is_superuser', 'u.enabled'];
+export type StorageUserSummary = Pick<StorageUser, 'id' | 'clusterId' | 'username' | 'passwordScheme' | 'isSuperuser' | 'enabled'>;
+const SUMMARY_COLUMNS = ['u.id', 'u.cluster_id', 'u.username', 'u.password_scheme', 'u.is_superuser', 'u.enabled'];
 
-type SummaryRow = Pick<UserRow, 'id' | 'cluster_id' | 'username' | 'is_superuser' | 'enabled'>;
-const toSummary = (r: SummaryRow): StorageUserSummary => ({ id: String(r.id), clusterId: Number(r.cluster_id), username: r.username, isSuperuser: r.is_superuser, enabled: r.enabled });
+type SummaryRow = Pick<UserRow, 'id' | 'cluster_id' | 'username' | 'password_scheme' | 'is_superuser' | 'enabled'>;
+const toSummary = (r: SummaryRow): StorageUserSummary => ({
+  id: String(r.id),
+  clusterId: Number(r.cluster_id),
+  username: r.username,
+  passwordScheme: r.password_scheme,
+  isSuperuser: r.is_superuser,
+  enabled: r.enabled,
+});
 
 /**
  * Users are partitioned by cluster: `cluster`, `cluster__in` and the cluster filters resolved to
@@ -116,6 +125,29 @@ export async function createStorageUser(db: Db, user: NewStorageUser, clusterNam
     },
   );
   return toUser(row as UserRow);
+}
+
+/**
+ * Creates those of `users` whose names are free in their cluster, in one statement per chunk, and
+ * returns them; a name already taken (also earlier in the same list) is skipped, not an error,
+ * which is what re-running an import needs.
+ */
+export async function createStorageUsersSkippingExisting(db: Db, users: NewStorageUser[]): Promise<StorageUser[]> {
+  const created: StorageUser[] = [];
+  // 5 parameters a row: well under Postgres' 65,535 per statement.
+  for (let i = 0; i < users.length; i += 1000) {
+    const rows = await withDbErrors(
+      () =>
+        db(TABLE)
+          .insert(users.slice(i, i + 1000).map((u) => ({ cluster_id: u.clusterId, username: u.username, password_hash: u.passwordHash, is_superuser: u.isSuperuser, enabled: u.enabled })))
+          .onConflict(['cluster_id', 'username'])
+          .ignore()
+          .returning(RETURNING),
+      { storage_users_cluster_id_foreign: () => errors.invalidInput('The cluster no longer exists.') },
+    );
+    created.push(...(rows as UserRow[]).map(toUser));
+  }
+  return created;
 }
 
 export interface StorageUserChanges {

@@ -19,22 +19,26 @@ export const clusterJson = (c: Cluster) =>
   });
 
 /** `password` only where the seed API shows it: the POST response and a PATCH that set it. */
-export const userJson = (u: Pick<StorageUser, 'id' | 'clusterId' | 'username' | 'isSuperuser' | 'enabled'>, password?: string) =>
+type UserShown = Pick<StorageUser, 'id' | 'clusterId' | 'username' | 'passwordScheme' | 'isSuperuser' | 'enabled'>;
+
+export const userJson = (u: UserShown, password?: string) =>
   asResource({
     cluster: clusterUri(u.clusterId),
     enabled: u.enabled,
     id: u.id,
     is_superuser: u.isSuperuser,
     ...(password !== undefined ? { password } : {}),
+    password_scheme: u.passwordScheme,
     resource_uri: userUri(u.id),
     user: u.username,
   });
 
 /** Exactly `toJson(userJson(u))`, written directly (a list writes thousands of them). */
-export const userJsonText = (u: Pick<StorageUser, 'id' | 'clusterId' | 'username' | 'isSuperuser' | 'enabled'>): JsonText =>
+export const userJsonText = (u: UserShown): JsonText =>
   new JsonText(
     `{"cluster": ${JSON.stringify(clusterUri(u.clusterId))}, "enabled": ${u.enabled ? 'true' : 'false'}, "id": ${JSON.stringify(u.id)}, ` +
-      `"is_superuser": ${u.isSuperuser ? 'true' : 'false'}, "resource_uri": ${JSON.stringify(userUri(u.id))}, "user": ${JSON.stringify(u.username)}}`,
+      `"is_superuser": ${u.isSuperuser ? 'true' : 'false'}, "password_scheme": ${JSON.stringify(u.passwordScheme)}, ` +
+      `"resource_uri": ${JSON.stringify(userUri(u.id))}, "user": ${JSON.stringify(u.username)}}`,
   );
 
 export const operatorJson = (o: Operator) =>

@@ -1,10 +1,10 @@
 import { Router, type RequestHandler } from 'express';
-import { validate, userCreateSchema, userPatchSchema, type StorageUser, type UserCreateInput, type UserPatchInput } from '@cairn/domain';
+import { PASSWORD_SCHEMES, validate, userBulkCreateSchema, userCreateSchema, userPatchSchema, type StorageUser, type UserBulkCreateInput, type UserCreateInput, type UserPatchInput } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { parseBody } from '../http/body';
 import { dropUnchangedReadOnly, sameCluster, sameId, sameText, sameUri, type SameAs } from '../http/read-only';
 import { EXACT_ONLY, NUMBER_LOOKUPS, RELATED_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
-import { INT8_MAX, API_ROOT, clusterIdFromRef, userUri } from '../resources/uris';
+import { INT8_MAX, API_ROOT, clusterIdFromRef, clusterUri, userUri } from '../resources/uris';
 import { send, sendSecret } from '../http/respond';
 import { resourceRoute } from '../http/routing';
 import * as users from '../services/users';
@@ -14,10 +14,13 @@ import { clustersResource } from './clusters';
 import { sendList } from './list';
 import { userJson, userJsonText } from '../resources/representations';
 
+/** A bulk create of users (an import) holds up to 1000 names and password hashes. */
+export const USER_BULK_LIMIT = '1mb';
+
 export const usersResource: ResourceDef = {
   name: 'users',
   alias: 'u',
-  listMethods: ['GET', 'POST'],
+  listMethods: ['GET', 'POST', 'PATCH'],
   detailMethods: ['GET', 'PATCH', 'DELETE'],
   fields: {
     id: { type: 'string', help: 'Unicode string data. Ex: "12" (a bigint id, always a string)', readonly: true, unique: true, column: 'id', filtering: NUMBER_LOOKUPS, max: INT8_MAX, ordering: true },
@@ -30,7 +33,20 @@ export const usersResource: ResourceDef = {
       related: { resource: () => clustersResource, alias: 'c', toId: (v) => (clusterIdFromRef(v) === null ? null : String(clusterIdFromRef(v))) },
     },
     user: { type: 'string', help: "Login name, 1-251 printable ASCII or Latin-1 characters without '/' or ':', so that a stock Swift can create and use the account AUTH_<user>. Cannot change.", column: 'username', filtering: STRING_LOOKUPS, ordering: true },
-    password: { type: 'string', help: 'At least 20 characters. Write-only: shown only in the response that set it.', writeOnly: true },
+    password: { type: 'string', help: 'At least 20 characters. Write-only: shown only in the response that set it. On create, either this or password_hash.', writeOnly: true },
+    password_hash: {
+      type: 'string',
+      help: "On create only, instead of password: the user's existing hash from another system (bcrypt $2a$/$2b$/$2y$, passlib $pbkdf2-sha512$ or $scrypt$, or Cairn's own $scrypt$). Replaced by Cairn's scrypt hash at the user's first login. Write-only: never shown.",
+      writeOnly: true,
+      neverShown: true,
+    },
+    password_scheme: {
+      type: 'string',
+      help: `Whose hash the user's password has: ${PASSWORD_SCHEMES.join(', ')}. Anything but scrypt means an imported user who has not logged in since.`,
+      readonly: true,
+      column: 'password_scheme',
+      filtering: ['exact', 'in'],
+    },
     is_superuser: { type: 'boolean', help: 'Superusers get ResellerAdmin: access to every account of the cluster.', default: false, column: 'is_superuser', filtering: EXACT_ONLY, ordering: true },
     enabled: { type: 'boolean', help: 'Disabled users cannot log in; their tokens stop working at once.', default: true, column: 'enabled', filtering: EXACT_ONLY, ordering: true },
     resource_uri: { type: 'string', help: 'URI of this user.', readonly: true },
@@ -40,8 +56,9 @@ export const usersResource: ResourceDef = {
 const LIST = `${API_ROOT}/users/`;
 
 /** What a client may send back unchanged from a GET (see dropUnchangedReadOnly). */
-const userReadOnly = (u: { id: string; clusterId: number; username: string }): Record<string, SameAs> => ({
+const userReadOnly = (u: { id: string; clusterId: number; username: string; passwordScheme: string }): Record<string, SameAs> => ({
   id: sameId(u.id),
+  password_scheme: sameText(u.passwordScheme),
   cluster: sameCluster(u.clusterId),
   user: sameText(u.username),
   resource_uri: sameUri(userUri(u.id)),
@@ -59,6 +76,16 @@ export function usersRouter(db: Db, auth: RequestHandler, hashPassword: Password
       const { user, input } = await users.create(db, actingOf(req, res), inputOf, hashPassword);
       res.set('Location', userUri(user.id));
       sendSecret(req, res, 201, userJson(user, input.password));
+    },
+    // Tastypie's bulk write on a list: {"objects": [...]}, here creates only, with password hashes
+    // (an import). Names already taken are skipped and listed, so an import can be run again.
+    PATCH: async (req, res) => {
+      const inputOf = async () => validate<UserBulkCreateInput>(userBulkCreateSchema, await parseBody(req, usersResource, USER_BULK_LIMIT));
+      const { created, skipped } = await users.createMany(db, actingOf(req, res), inputOf);
+      send(req, res, 202, {
+        objects: created.map((u) => userJson(u)),
+        skipped: skipped.map((s) => ({ cluster: clusterUri(s.clusterId), reason: 'A user of that name already exists in the cluster.', user: s.user })),
+      });
     },
   });
 

@@ -1,12 +1,12 @@
-import { errors, escapeHtml, type StorageUser, type UserCreateInput, type UserPatchInput } from '@cairn/domain';
+import { errors, escapeHtml, type StorageUser, type UserBulkCreateInput, type UserCreateInput, type UserPatchInput } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import { clusterIdFromRef, parseBigId, userUri } from '../resources/uris';
-import { recordAudit, type AuditTarget } from '../repositories/audit';
+import { recordAudit, recordAudits, type AuditTarget } from '../repositories/audit';
 import { getCluster } from '../repositories/clusters';
 import { deleteS3CredentialsOfUser } from '../repositories/s3-credentials';
 import type { ListQuery, Page } from '../repositories/list-types';
-import { createStorageUser, deleteStorageUser, getStorageUser, getStorageUserSummary, listStorageUsers, updateStorageUser, type StorageUserSummary } from '../repositories/storage-users';
+import { createStorageUser, createStorageUsersSkippingExisting, deleteStorageUser, getStorageUser, getStorageUserSummary, listStorageUsers, updateStorageUser, type StorageUserSummary } from '../repositories/storage-users';
 import { s3CredentialJson, userJson } from '../resources/representations';
 import { auditActorOf, type Acting } from './context';
 import { canSeeCluster, requireWriter, requireWriterOn, visibleClusters } from './policy';
@@ -30,18 +30,56 @@ export const list = (db: Db, acting: Acting, query: ListQuery): Promise<Page<Sto
 
 export const show = (db: Db, acting: Acting, rawId: string | undefined): Promise<StorageUserSummary> => findVisible(db, acting, rawId, getStorageUserSummary);
 
+/** The cluster `ref` names, if the operator may write to it. */
+async function writableCluster(db: Db, acting: Acting, ref: number | string) {
+  const clusterId = clusterIdFromRef(ref);
+  const cluster = clusterId === null ? null : await getCluster(db, clusterId);
+  if (!cluster || !canSeeCluster(acting.operator, cluster.id)) {
+    throw errors.invalidInput(`Could not find the provided clusters object via resource URI '${escapeHtml(String(ref))}'.`);
+  }
+  requireWriterOn(acting.operator, cluster.id);
+  return cluster;
+}
+
+export interface BulkOutcome {
+  created: StorageUser[];
+  /** Those whose name was taken in their cluster (by an existing user or earlier in the list). */
+  skipped: Array<{ user: string; clusterId: number }>;
+}
+
+/**
+ * Creates many users with existing hashes (an import) in one transaction, each with its own audit
+ * record; a name already taken is skipped and reported, so an import can be run again.
+ */
+export async function createMany(db: Db, acting: Acting, inputOf: () => Promise<UserBulkCreateInput>): Promise<BulkOutcome> {
+  requireWriter(acting.operator);
+  const { objects } = await inputOf();
+  const clusters = new Map<string, number>();
+  for (const o of objects) {
+    const key = String(o.cluster);
+    if (!clusters.has(key)) clusters.set(key, (await writableCluster(db, acting, o.cluster)).id);
+  }
+  const wanted = objects.map((o) => ({ clusterId: clusters.get(String(o.cluster))!, username: o.user, passwordHash: o.password_hash, isSuperuser: o.is_superuser, enabled: o.enabled }));
+  const created = await withDbErrors(() =>
+    db.transaction(async (trx) => {
+      const rows = await createStorageUsersSkippingExisting(trx, wanted);
+      await recordAudits(trx, auditActorOf(acting), rows.map((u) => ({ action: 'create', target: userTarget(u), before: null, after: userJson(u) })));
+      return rows;
+    }),
+  );
+  const made = new Set(created.map((u) => `${u.clusterId}\0${u.username}`));
+  const skipped = wanted.filter((w) => !made.delete(`${w.clusterId}\0${w.username}`)).map((w) => ({ user: w.username, clusterId: w.clusterId }));
+  return { created, skipped };
+}
+
 /** Inputs come as functions so a reader is refused before the body is read (see services/clusters). */
 export async function create(db: Db, acting: Acting, inputOf: () => Promise<UserCreateInput>, hashPassword: PasswordHasher): Promise<{ user: StorageUser; input: UserCreateInput }> {
   const op = acting.operator;
   requireWriter(op);
   const input = await inputOf();
-  const clusterId = clusterIdFromRef(input.cluster);
-  const cluster = clusterId === null ? null : await getCluster(db, clusterId);
-  if (!cluster || !canSeeCluster(op, cluster.id)) {
-    throw errors.invalidInput(`Could not find the provided clusters object via resource URI '${escapeHtml(String(input.cluster))}'.`);
-  }
-  requireWriterOn(op, cluster.id);
-  const passwordHash = await hashPassword(input.password);
+  const cluster = await writableCluster(db, acting, input.cluster);
+  // An imported user's hash was validated (an accepted scheme); it is stored as it is.
+  const passwordHash = input.password_hash ?? (await hashPassword(input.password));
   const user = await withDbErrors(() =>
     db.transaction(async (trx) => {
       const created = await createStorageUser(trx, { clusterId: cluster.id, username: input.user, passwordHash, isSuperuser: input.is_superuser, enabled: input.enabled }, cluster.name);

@@ -251,8 +251,8 @@ describe.each(DB_KINDS)('tastypie conventions on %s', (kind) => {
     it('when a method is not allowed, then 405 with Allow, even without a key', async () => {
       const res = await app.http().put('/api/v1/users/').send({});
       expect(res.status).toBe(405);
-      expect(res.headers.allow).toBe('GET,POST');
-      expect(res.body.error).toContain('GET,POST');
+      expect(res.headers.allow).toBe('GET,POST,PATCH');
+      expect(res.body.error).toContain('GET,POST,PATCH');
       const detail = await app.http().post('/api/v1/users/1/');
       expect(detail.headers.allow).toBe('GET,PATCH,DELETE');
     });
@@ -278,7 +278,7 @@ describe.each(DB_KINDS)('tastypie conventions on %s', (kind) => {
     it('when GET a schema, then fields, filtering and ordering are described', async () => {
       const res = await get('/api/v1/users/schema/');
       expect(res.status).toBe(200);
-      expect(res.body.allowed_list_http_methods).toEqual(['get', 'post']);
+      expect(res.body.allowed_list_http_methods).toEqual(['get', 'post', 'patch']);
       expect(res.body.default_limit).toBe(20);
       expect(res.body.fields.user).toMatchObject({ type: 'string', readonly: false, nullable: false });
       expect(res.body.fields.cluster).toMatchObject({ type: 'related', related_type: 'to_one' });

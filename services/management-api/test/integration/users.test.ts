@@ -27,6 +27,7 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
         id,
         is_superuser: false,
         password: PASSWORD,
+        password_scheme: 'scrypt',
         resource_uri: `/api/v1/users/${id}/`,
         user: 'alice',
       });

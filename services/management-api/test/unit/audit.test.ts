@@ -24,6 +24,7 @@ const USER: StorageUser = {
   id: '42',
   clusterId: 1,
   username: 'alice',
+  passwordScheme: 'scrypt',
   passwordHash: '$scrypt$ln=15,r=8,p=3$c2FsdA$aGFzaA',
   isSuperuser: false,
   enabled: true,

@@ -18,7 +18,7 @@ describe('OpenAPI response checks', () => {
     expect(checker.problem('GET', `${URL}/api/v1/clusters/1`, answer(200, cluster))).toBeNull();
     expect(checker.problem('GET', `${URL}/api/v1/clusters/?limit=1`, answer(200, { meta: { limit: 1, next: null, offset: 0, previous: null, total_count: 1 }, objects: [cluster] }))).toBeNull();
     expect(checker.problem('DELETE', `${URL}/api/v1/users/5/`, answer(204, undefined, {}))).toBeNull();
-    expect(checker.problem('PUT', `${URL}/api/v1/users/`, answer(405, { error: 'Method not allowed. Allowed: GET,POST' }, { ...JSON_TYPE, allow: 'GET,POST' }))).toBeNull();
+    expect(checker.problem('PUT', `${URL}/api/v1/users/`, answer(405, { error: 'Method not allowed. Allowed: GET,POST,PATCH' }, { ...JSON_TYPE, allow: 'GET,POST,PATCH' }))).toBeNull();
     expect(checker.problem('GET', `${URL}/made/up/`, answer(404, { anything: 1 }))).toBeNull();
   });
 

@@ -9,14 +9,14 @@ describe('schema document', () => {
   const fields = users.fields as Record<string, FieldDoc>;
 
   it('when built for users, then methods are lower case and defaults are tastypie’s', () => {
-    expect(users.allowed_list_http_methods).toEqual(['get', 'post']);
+    expect(users.allowed_list_http_methods).toEqual(['get', 'post', 'patch']);
     expect(users.allowed_detail_http_methods).toEqual(['get', 'patch', 'delete']);
     expect(users.default_format).toBe('application/json');
     expect(users.default_limit).toBe(20);
   });
 
   it('when built for users, then every field has type, nullable, readonly, help_text, unique, blank and default', () => {
-    expect(Object.keys(fields).sort()).toEqual(['cluster', 'enabled', 'id', 'is_superuser', 'password', 'resource_uri', 'user']);
+    expect(Object.keys(fields).sort()).toEqual(['cluster', 'enabled', 'id', 'is_superuser', 'password', 'password_hash', 'password_scheme', 'resource_uri', 'user']);
     for (const f of Object.values(fields)) {
       for (const key of ['blank', 'default', 'help_text', 'nullable', 'primary_key', 'readonly', 'type', 'unique', 'verbose_name']) expect(f).toHaveProperty(key);
     }

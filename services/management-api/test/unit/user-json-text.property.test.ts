@@ -12,6 +12,7 @@ const user = fc.record({
   id: fc.bigInt({ min: 1n, max: 2n ** 63n - 1n }).map(String),
   clusterId: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
   username: fc.string({ unit: anyCodeUnit, maxLength: 40 }),
+  passwordScheme: fc.constantFrom('scrypt', 'bcrypt', 'pbkdf2-sha512', 'passlib-scrypt'),
   isSuperuser: fc.boolean(),
   enabled: fc.boolean(),
 });
