@@ -100,7 +100,7 @@ describe.each(DB_KINDS)('audit trail on %s', (kind) => {
         target_name: 'alice',
         target_uri: `/api/v1/users/${userId}/`,
         before: null,
-        after: { cluster: '/api/v1/clusters/1/', enabled: true, id: userId, is_superuser: false, resource_uri: `/api/v1/users/${userId}/`, user: 'alice' },
+        after: { cluster: '/api/v1/clusters/1/', enabled: true, id: userId, is_superuser: false, password_scheme: 'scrypt', resource_uri: `/api/v1/users/${userId}/`, user: 'alice' },
         request_id: 'audit-test-create-alice',
         resource_uri: expect.any(String),
       });
@@ -111,8 +111,8 @@ describe.each(DB_KINDS)('audit trail on %s', (kind) => {
       const { res, entry } = await oneEntry(() => send('patch', `/api/v1/users/${userId}/`, { enabled: false, password: NEW_PASSWORD }));
       expect(res.status).toBe(202);
       expect(entry).toMatchObject({ ...byRoot, action: 'update', target_type: 'users', target_id: userId, target_name: 'alice' });
-      expect(entry.before).toEqual({ cluster: '/api/v1/clusters/1/', enabled: true, id: userId, is_superuser: false, resource_uri: `/api/v1/users/${userId}/`, user: 'alice' });
-      expect(entry.after).toEqual({ cluster: '/api/v1/clusters/1/', enabled: false, id: userId, is_superuser: false, password_changed: true, resource_uri: `/api/v1/users/${userId}/`, user: 'alice' });
+      expect(entry.before).toEqual({ cluster: '/api/v1/clusters/1/', enabled: true, id: userId, is_superuser: false, password_scheme: 'scrypt', resource_uri: `/api/v1/users/${userId}/`, user: 'alice' });
+      expect(entry.after).toEqual({ cluster: '/api/v1/clusters/1/', enabled: false, id: userId, is_superuser: false, password_changed: true, password_scheme: 'scrypt', resource_uri: `/api/v1/users/${userId}/`, user: 'alice' });
       expect(entry.request_id).toMatch(/^[0-9a-f-]{36}$/);
       secrets.push((await app.db('storage_users').where({ id: userId }).first()).password_hash as string);
     });
