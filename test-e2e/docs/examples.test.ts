@@ -9,7 +9,7 @@ import { launch, nodeCommand, REPO_ROOT, type Launched } from '../support/proces
  * The pages whose marked examples run, in this order, as a new user would try them: the README's
  * tour first, then the reference pages, all against one fresh `cairn start`.
  */
-const PAGES = ['README.md'];
+const PAGES = ['README.md', 'docs/management-api.md'];
 
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
