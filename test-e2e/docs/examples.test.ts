@@ -66,7 +66,7 @@ describe('the examples in the README and docs', () => {
     const run = await runBash(script, dir, { HOME: home });
     if (run.code !== 0 || !run.out.includes('### all examples ran')) {
       // The last "###" line names the example that failed; the server's log may say why.
-      throw new Error(`an example failed (exit ${run.code}):\n${run.out}\n--- cairn start:\n${running.output().slice(-4000)}`);
+      throw new Error(`an example failed (exit ${run.code}); the end of its output:\n${run.out.slice(-6000)}\n--- cairn start:\n${running.output().slice(-4000)}`);
     }
   }, 150_000);
 });
