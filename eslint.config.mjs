@@ -1,10 +1,17 @@
 import js from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist/**', 'data/**', '**/*.js', '**/*.mjs'] },
+  { ignores: ['**/node_modules/**', '**/dist/**', 'data/**', '**/*.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  // Plain ES modules run by node (scripts/, this file, vite.config.mjs): node's globals, and no
+  // TypeScript-only rules beyond what typescript-eslint's recommended set checks in JS too.
+  {
+    files: ['**/*.mjs'],
+    languageOptions: { globals: globals.node },
+  },
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],

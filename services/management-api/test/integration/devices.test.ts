@@ -93,7 +93,7 @@ describe.each(DB_KINDS)('devices and capacity on %s', (kind) => {
     expect((await admin().get(`${devicesPath()}?device__in=sdb1,sdb4&order_by=-device`)).body.objects.map((d: { device: string }) => d.device)).toEqual(['sdb4', 'sdb1']);
   });
 
-  it('when a report has bad entries, then 400 names every one by index and nothing changes', async () => {
+  it('when a report has bad entries, then 400 names every one by index, shape errors before the rest, and nothing changes', async () => {
     const before = await admin().get(capacityPath());
     const bad = [
       { node: 'n1', device: 'sdb1', policies: ['gold'], used_bytes: -1, avail_bytes: 5 },
@@ -108,6 +108,9 @@ describe.each(DB_KINDS)('devices and capacity on %s', (kind) => {
     expect(message).toContain('devices[0].used_bytes must not be negative');
     expect(message).toContain('devices[1].avail_bytes must be an integer');
     expect(message).toContain('devices[4].node is required');
+    // Two passes, as docs/management-api.md says: how entries fit together is checked only once
+    // every entry has its shape, so the unknown policy of devices[1] is not named yet.
+    expect(message).not.toContain('unknown policy');
     const second = await admin().put(devicesPath(), { policies: POLICIES, devices: bad.slice(1, 4).map((d) => ({ ...d, avail_bytes: 1 })) });
     expect(second.status).toBe(400);
     expect(second.body.error).toContain("devices[0]: unknown policy 'bronze'");
