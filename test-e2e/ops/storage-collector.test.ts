@@ -258,7 +258,7 @@ describe('storage collector against a stand-in Swift', () => {
     const summary = r.stderr.slice(r.stderr.indexOf(`${accounts} of ${accounts} account(s) failed, e.g.:`)).trimEnd().split('\n');
     expect(summary).toEqual([
       `${accounts} of ${accounts} account(s) failed, e.g.:`,
-      ...Array<unknown>(5).fill(expect.stringMatching(/^  AUTH_\S+: HTTP 503$/)),
+      ...Array<unknown>(5).fill(expect.stringMatching(/^ {2}AUTH_\S+: HTTP 503$/)),
       `  … and ${accounts - 5} more`,
     ]);
   });

@@ -1,6 +1,7 @@
 import { errors } from '@cairn/domain';
 import type { CollectorConfig } from '../config';
 import { EXIT } from '../exit-codes';
+import { createProgress } from '../progress';
 import { stopOnSignals } from '../stop-signal';
 import { collectStorageOnce, type StorageCollectResult } from './collect';
 import { ingestLogs } from './ingest';
@@ -11,7 +12,13 @@ const line = (stream: NodeJS.WriteStream, text: string) => stream.write(`${text}
 export async function ingestLogsCommand(config: CollectorConfig, flags: { cluster: string; batchLines?: string }, inputs: string[]): Promise<void> {
   const batchLines = flags.batchLines === undefined ? undefined : Number(flags.batchLines);
   if (batchLines !== undefined && (!Number.isInteger(batchLines) || batchLines < 1)) throw errors.invalidInput('--batch-lines must be a positive whole number.');
-  const r = await ingestLogs({ cluster: flags.cluster, inputs, config, batchLines, warn: (l) => line(process.stderr, `warning: ${l}`) });
+  // A status line on a terminal only (progress.ts); cleared before each warning and the result.
+  const progress = createProgress();
+  const warn = (l: string) => {
+    progress.clear();
+    line(process.stderr, `warning: ${l}`);
+  };
+  const r = await ingestLogs({ cluster: flags.cluster, inputs, config, batchLines, warn, progress: progress.update }).finally(() => progress.clear());
   line(
     process.stdout,
     `cluster ${r.clusterId}: ${r.lines} line(s), ${r.requests} request(s) counted, ${r.noAccount + r.unknownAccount} unattributed (${r.noAccount} with no account, ${r.unknownAccount} to accounts no user had), ${r.skipped} skipped, ${r.malformed} malformed, ${r.tooOld} too old, ${r.future} in the future; ${r.batches} batch(es) sent, ${r.duplicates} already recorded${r.refused ? `, ${r.refused} record(s) refused` : ''}`,
