@@ -12,7 +12,7 @@ export function registerCapacity(program: Command): void {
   const capacity = program.command('capacity').description('raw disk capacity per ring set');
   capacity
     .command('collect')
-    .description("read the object rings and every storage node's recon, report the devices to the management API; with --interval, repeat")
+    .description("read the object rings and every storage node's recon, report the devices to the management API; with --interval, repeat (SIGTERM or SIGINT then abandons the round, sends nothing and exits 0)")
     .requiredOption('--cluster <id|name>', 'the cluster')
     .requiredOption('--swift-dir <dir>', 'where the rings and swift.conf are (e.g. /etc/swift)')
     .option('--interval <seconds>', 'repeat every so many seconds')
