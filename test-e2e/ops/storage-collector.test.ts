@@ -3,10 +3,12 @@
  * cluster's auth gateway and Swift proxy (each account answers as its name says) and the real
  * management API on Postgres, where the collector posts its samples.
  */
+import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { collectStorageOnce, type StorageCollectOptions } from '../../packages/cli/src/utilization/collect';
 import type { CollectorConfig } from '../../packages/cli/src/config';
+import { cairn, nodeCommand, REPO_ROOT } from '../support/processes';
 import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, startStack, type Stack } from '../support/stack';
 
 const HOUR = 3_600_000;
@@ -17,6 +19,8 @@ const PASSWORD = 'metering-password-0123';
 interface FakeState {
   /** Every account answers 200 (no failures, no unknown policy). */
   healthy: boolean;
+  /** Every account HEAD answers 503. */
+  allDown: boolean;
   /** The first token issued is refused (401) once this many HEADs have used it. */
   firstTokenLife: number;
   /** Milliseconds each HEAD takes. */
@@ -29,7 +33,7 @@ interface FakeState {
   tokens: Map<string, number>;
 }
 
-const fresh = (): FakeState => ({ healthy: false, firstTokenLife: Infinity, delayMs: 0, logins: 0, heads: new Map(), unauthorized: 0, inFlight: 0, maxInFlight: 0, tokens: new Map() });
+const fresh = (): FakeState => ({ healthy: false, allDown: false, firstTokenLife: Infinity, delayMs: 0, logins: 0, heads: new Map(), unauthorized: 0, inFlight: 0, maxInFlight: 0, tokens: new Map() });
 
 /** An account's stats by name: AUTH_ok3 holds 3000 bytes, 1000 in gold and 2000 in silver. */
 const statsOf = (account: string) => {
@@ -63,6 +67,7 @@ function fakeSwift(state: () => FakeState): Server {
       }
       s.tokens.set(token, used + 1);
       const attempt = s.heads.get(account)!;
+      if (s.allDown) return res.writeHead(503).end();
       if (!s.healthy) {
         if (account === 'AUTH_never') return res.writeHead(404).end();
         if (account === 'AUTH_down') return res.writeHead(503).end();
@@ -115,6 +120,21 @@ describe('storage collector against a stand-in Swift', () => {
     utilizationRetries: 2,
     ...extra,
   }) as CollectorConfig;
+
+  /** `cairn utilization collect` as a process, configured like `config()` through its environment. */
+  const env = (extra: Record<string, string> = {}): Record<string, string> => ({
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/tmp',
+    XDG_CONFIG_HOME: '/nonexistent',
+    CAIRN_API_URL: stack.apiUrl,
+    CAIRN_API_KEY: `${ADMIN_AUTH_NAME}:${ADMIN_KEY}`,
+    CAIRN_UTILIZATION_USER: USER,
+    CAIRN_UTILIZATION_PASSWORD: PASSWORD,
+    CAIRN_UTILIZATION_AUTH_URL: `${fakeUrl}/auth`,
+    CAIRN_UTILIZATION_STORAGE_URL: `${fakeUrl}/v1`,
+    CAIRN_UTILIZATION_TIMEOUT_MS: '5000',
+    ...extra,
+  });
 
   const collect = async (extra: Partial<CollectorConfig> = {}) => {
     const progress: string[] = [];
@@ -225,5 +245,55 @@ describe('storage collector against a stand-in Swift', () => {
     // Its policy now reported, the account that named it is sampled too.
     expect((await thisHour('AUTH_platinum'))[0]).toMatchObject({ bytes_used: 3000, pct_complete: 100 });
     expect((await thisHour('AUTH_platinum', '2'))[3]).toMatchObject({ bytes_used: 5, pct_complete: 100 });
+  });
+
+  it('when every account HEAD fails, then cairn utilization collect exits 1 with a summary of the first five failures', async () => {
+    state.allDown = true;
+    const r = await cairn(['utilization', 'collect', '--cluster', '1', '--once'], env({ CAIRN_UTILIZATION_RETRIES: '0' }));
+    const accounts = state.heads.size;
+    expect(accounts).toBeGreaterThan(5);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(new RegExp(`cluster 1: 0 of ${accounts} account\\(s\\) sampled, ${accounts} failed`));
+    // Capped: five accounts named, the rest counted, not one line per account.
+    const summary = r.stderr.slice(r.stderr.indexOf(`${accounts} of ${accounts} account(s) failed, e.g.:`)).trimEnd().split('\n');
+    expect(summary).toEqual([
+      `${accounts} of ${accounts} account(s) failed, e.g.:`,
+      ...Array<unknown>(5).fill(expect.stringMatching(/^ {2}AUTH_\S+: HTTP 503$/)),
+      `  … and ${accounts - 5} more`,
+    ]);
+  });
+
+  it('when cairn utilization collect --interval gets SIGTERM mid-round, then it stops within 5 s, says what it sampled and exits 0', async () => {
+    state.healthy = true;
+    // 1 s per HEAD, two at a time: the round would take about 16 s.
+    state.delayMs = 1000;
+    const [node, args] = nodeCommand('packages/cli/src/main.ts');
+    const child = spawn(node, [...args, 'utilization', 'collect', '--cluster', '1', '--interval', '3600'], { cwd: REPO_ROOT, env: env({ CAIRN_UTILIZATION_CONCURRENCY: '2' }) });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() })));
+    try {
+      // Mid-round: a few accounts sampled, most still to go.
+      const deadline = Date.now() + 60_000;
+      while (state.heads.size < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(state.heads.size).toBeGreaterThanOrEqual(5);
+      const killedAt = Date.now();
+      const startedBeforeKill = state.heads.size;
+      child.kill('SIGTERM');
+      const { code, signal, at } = await Promise.race([exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no exit within 10 s:\n${stdout}\n${stderr}`)), 10_000))]);
+      expect(at - killedAt).toBeLessThan(5000);
+      expect({ code, signal }).toEqual({ code: 0, signal: null });
+      const m = /cluster 1: stopped early: (\d+) of (\d+) account\(s\) sampled, 0 failed/.exec(stdout);
+      expect(m).not.toBeNull();
+      expect(Number(m![1])).toBeGreaterThanOrEqual(3);
+      expect(Number(m![1])).toBeLessThan(20);
+      expect(stderr).toContain('stopped on request');
+      // No HEAD started after the stop, bar one racing the signal per worker.
+      expect(state.heads.size).toBeLessThanOrEqual(startedBeforeKill + 2);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
   });
 });

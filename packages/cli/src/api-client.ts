@@ -1,3 +1,4 @@
+import pRetry from 'p-retry';
 import { errors } from '@cairn/domain';
 
 /** Where the management API is and the "<operator>:<key>" to call it with. */
@@ -23,15 +24,32 @@ export class ApiError extends Error {
   }
 }
 
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * p-retry's waits between tries: 0.25-0.5 s, 0.5-1 s, 1-2 s, ... (doubling, with jitter so that
+ * many clients do not retry in step), capped at 10 s. Shared by every retried call of `cairn`.
+ */
+export const BACKOFF = { factor: 2, minTimeout: 250, maxTimeout: 10_000, randomize: true } as const;
 
-/** Exponential backoff with jitter: 0.5 s, 1 s, 2 s, ... capped at 10 s. */
-export const backoff = (attempt: number): number => Math.min(10_000, 500 * 2 ** attempt) * (0.5 + Math.random() / 2);
+/** A 5xx answer, thrown so that p-retry tries again; the last one is returned as the answer. */
+class ServerFailed extends Error {
+  constructor(readonly answer: ApiAnswer) {
+    super(`HTTP ${answer.status}`);
+  }
+}
+
+/**
+ * fetch rejects with a TypeError ("fetch failed", the cause says why), which p-retry takes for a
+ * programming mistake and does not retry: it is rethrown as a plain Error, its cause kept.
+ */
+export const unreachable = (e: unknown): Error =>
+  new Error(e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e), { cause: e });
 
 export async function api(config: ApiTarget, method: string, path: string, body?: unknown, retries = 3): Promise<ApiAnswer> {
-  for (let attempt = 0; ; attempt++) {
+  const attempt = async (): Promise<ApiAnswer> => {
+    let res: Response;
+    let text: string;
     try {
-      const res = await fetch(`${config.apiUrl}${path}`, {
+      res = await fetch(`${config.apiUrl}${path}`, {
         method,
         headers: {
           ...(config.apiKey ? { Authorization: `ApiKey ${config.apiKey}` } : {}),
@@ -41,24 +59,25 @@ export async function api(config: ApiTarget, method: string, path: string, body?
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(120_000),
       });
-      const text = await res.text();
-      let json: unknown = null;
-      try {
-        json = text ? JSON.parse(text) : null;
-      } catch {
-        json = { error: text.slice(0, 200) };
-      }
-      if (res.status >= 500 && attempt < retries) {
-        await sleep(backoff(attempt));
-        continue;
-      }
-      return { status: res.status, json };
+      text = await res.text();
     } catch (e) {
-      if (attempt >= retries) {
-        throw errors.unavailable(`the management API at ${config.apiUrl} did not answer ${method} ${path.split('?')[0]}: ${e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e)}`);
-      }
-      await sleep(backoff(attempt));
+      throw unreachable(e);
     }
+    let json: unknown = null;
+    try {
+      json = text ? JSON.parse(text) : null;
+    } catch {
+      json = { error: text.slice(0, 200) };
+    }
+    if (res.status >= 500) throw new ServerFailed({ status: res.status, json });
+    return { status: res.status, json };
+  };
+  try {
+    return await pRetry(attempt, { ...BACKOFF, retries });
+  } catch (e) {
+    // Still 5xx after the retries: the caller turns the answer into its error (and exit code).
+    if (e instanceof ServerFailed) return e.answer;
+    throw errors.unavailable(`the management API at ${config.apiUrl} did not answer ${method} ${path.split('?')[0]}: ${(e as Error).message}`);
   }
 }
 

@@ -31,7 +31,8 @@ The database of the host commands comes from DATABASE_URL, or embedded PGlite un
 API commands use the context (cairn context add …); CAIRN_API_URL and CAIRN_API_KEY / CAIRN_API_KEY_FILE override it.
 
 Exit codes: 0 success, 1 other failure, 2 usage, 3 not found, 4 not authenticated or forbidden,
-5 input refused, 6 unavailable (worth a retry).`,
+5 input refused, 6 unavailable (worth a retry). A collector running with --interval exits 0 when
+stopped by SIGTERM or SIGINT.`,
     );
   for (const register of [registerStart, registerMigrate, registerOperator, registerContext, registerClusters, registerUsers, registerS3Credentials, registerOperators, registerCapacity, registerUtilization, registerAudit, registerS3, registerConfig, registerCompletion]) {
     register(program);

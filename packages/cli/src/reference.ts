@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { EXIT } from './exit-codes';
 
 const EXIT_MEANING: Record<keyof typeof EXIT, string> = {
-  OK: 'success',
+  OK: 'success; also a collector running with `--interval` stopped by SIGTERM or SIGINT (its round ends at its next batch)',
   FAILED: 'any other failure (a partial one too: an S3 secret left unsealed, an account not collected)',
   USAGE: 'the command line: an unknown command or option, a missing argument, a missing confirmation',
   NOT_FOUND: 'what was named does not exist (API 404, an unknown context)',

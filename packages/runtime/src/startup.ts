@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import pRetry from 'p-retry';
 
 export interface StartupLog {
   warn: (obj: object, msg: string) => void;
@@ -20,31 +20,51 @@ export function scrubSecrets(message: string): string {
 }
 
 /**
- * Runs `attempt` until it succeeds, waiting between tries with a doubling delay capped at
- * `maxDelayMs`, for at most `deadlineMs`. In compose or Kubernetes the database and Redis often
+ * Runs `attempt` until it succeeds (p-retry), waiting between tries with a doubling delay capped
+ * at `maxDelayMs`; a failure once `deadlineMs` has passed is the last (so the last try may start
+ * up to one delay after the deadline). In compose or Kubernetes the database and Redis often
  * start after the services (and the migrate job creates the tables and the cluster row later
  * still); exiting at once would only have the orchestrator restart us in a tighter loop.
  * Each failure is logged as a warning with the error's message and code, never a URL's secrets.
  */
+/** Carries an attempt's error through p-retry, which would not retry a TypeError of a driver's. */
+class AttemptFailed extends Error {
+  constructor(readonly original: unknown) {
+    super('attempt failed');
+  }
+}
+
 export async function retryStartup<T>(what: string, attempt: () => Promise<T>, options: RetryOptions): Promise<T> {
   const { deadlineMs, log, isFatal = () => false, firstDelayMs = 250, maxDelayMs = 5_000 } = options;
   const giveUpAt = Date.now() + deadlineMs;
-  let delay = firstDelayMs;
-  for (let n = 1; ; n++) {
-    try {
-      return await attempt();
-    } catch (e) {
-      const left = giveUpAt - Date.now();
-      const err = e as { message?: unknown; code?: unknown };
-      const summary = { message: scrubSecrets(String(err.message ?? e)), ...(typeof err.code === 'string' ? { code: err.code } : {}) };
-      if (isFatal(e) || left <= 0) {
-        if (n > 1) log.warn({ step: what, attempts: n, err: summary }, `${what}: giving up`);
-        throw e;
+  return pRetry(
+    async () => {
+      try {
+        return await attempt();
+      } catch (e) {
+        throw new AttemptFailed(e);
       }
-      const wait = Math.min(delay, left);
-      log.warn({ step: what, attempt: n, retryInMs: wait, err: summary }, `${what}: not available yet, retrying`);
-      await sleep(wait);
-      delay = Math.min(delay * 2, maxDelayMs);
-    }
-  }
+    },
+    {
+      forever: true,
+      factor: 2,
+      minTimeout: firstDelayMs,
+      maxTimeout: maxDelayMs,
+      randomize: false,
+      // Decides and logs; throwing here ends the retries with that error.
+      onFailedAttempt: (failure) => {
+        const e = (failure as unknown as AttemptFailed).original;
+        const n = failure.attemptNumber;
+        const err = e as { message?: unknown; code?: unknown };
+        const summary = { message: scrubSecrets(String(err.message ?? e)), ...(typeof err.code === 'string' ? { code: err.code } : {}) };
+        if (isFatal(e) || Date.now() >= giveUpAt) {
+          if (n > 1) log.warn({ step: what, attempts: n, err: summary }, `${what}: giving up`);
+          throw e;
+        }
+        // The wait p-retry is about to make (its `retry` timeouts: first * 2^(n-1), capped).
+        const wait = Math.min(firstDelayMs * 2 ** (n - 1), maxDelayMs);
+        log.warn({ step: what, attempt: n, retryInMs: wait, err: summary }, `${what}: not available yet, retrying`);
+      },
+    },
+  );
 }

@@ -21,6 +21,8 @@ export interface ReconOptions {
   timeoutMs: number;
   /** Defaults to the global fetch. */
   fetch?: typeof fetch;
+  /** Abandons the request (a collector asked to stop): the node then fails with "stopped". */
+  signal?: AbortSignal;
 }
 
 export interface ReconNode {
@@ -85,10 +87,13 @@ export async function fetchDiskUsage(baseUrl: string, options: ReconOptions): Pr
   const doFetch = options.fetch ?? fetch;
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), options.timeoutMs);
-  const failed = (what: string, e: unknown): ReconError =>
-    e instanceof ReconError
-      ? e
-      : new ReconError(node, controller.signal.aborted ? `no complete answer within ${options.timeoutMs} ms` : `${what} (${describeFailure(e)})`);
+  const stop = () => controller.abort();
+  options.signal?.addEventListener('abort', stop, { once: true });
+  const failed = (what: string, e: unknown): ReconError => {
+    if (e instanceof ReconError) return e;
+    if (options.signal?.aborted) return new ReconError(node, 'stopped');
+    return new ReconError(node, controller.signal.aborted ? `no complete answer within ${options.timeoutMs} ms` : `${what} (${describeFailure(e)})`);
+  };
   try {
     let response: Response;
     try {
@@ -115,6 +120,7 @@ export async function fetchDiskUsage(baseUrl: string, options: ReconOptions): Pr
     return parseDiskUsage(body, node);
   } finally {
     clearTimeout(timer);
+    options.signal?.removeEventListener('abort', stop);
   }
 }
 
@@ -124,11 +130,13 @@ const baseUrlOf = (node: ReconNode): string => `http://${node.ip.includes(':') ?
  * Disk usage of every node, at most `concurrency` requests at a time, in the order given. A node that
  * fails (unreachable, timeout, HTTP error, bad body) is `{ ok: false, error }`; this never rejects
  * because of one node. `onPolled` hears of each node answered or failed (progress for a person).
+ * Once `signal` aborts, the nodes not yet answered fail with "stopped" at once.
  */
 export async function pollNodes(nodes: readonly ReconNode[], options: PollOptions, onPolled?: (done: number, total: number) => void): Promise<NodeDiskUsage[]> {
   let done = 0;
   return mapConcurrent(nodes, options.concurrency, async (node): Promise<NodeDiskUsage> => {
     try {
+      if (options.signal?.aborted) throw new ReconError(`${node.ip}:${node.port}`, 'stopped');
       return { node, ok: true, devices: await fetchDiskUsage(baseUrlOf(node), options) };
     } catch (e) {
       const error = e instanceof ReconError ? e : new ReconError(`${node.ip}:${node.port}`, (e as Error).message ?? String(e));

@@ -155,6 +155,23 @@ describe('pollNodes', () => {
     expect(traffic.maxInFlight).toBe(2);
   });
 
+  it('when the signal aborts mid-poll, then the requests in flight are abandoned at once and the nodes not yet polled fail as stopped', async () => {
+    const traffic = newTraffic();
+    const nodes = await Promise.all([0, 1, 2, 3, 4].map(() => serve(hang, traffic)));
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const started = Date.now();
+    const results = await pollNodes(
+      nodes.map((s) => ({ ip: '127.0.0.1', port: s.port })),
+      { concurrency: 2, timeoutMs: 10_000, signal: controller.signal },
+    );
+    // Well before the 10 s timeout of the two hanging requests.
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(results.map((r) => (r.ok ? 'ok' : r.error.reason))).toEqual(Array(5).fill('stopped'));
+    // The three nodes behind the first two were never asked.
+    expect(traffic.requests).toBe(2);
+  });
+
   it('when a node is unreachable, then pollNodes still resolves with that node as failed', async () => {
     const server = await serve(onPath(SAMPLE));
     const results = await pollNodes(

@@ -11,6 +11,8 @@ export interface CollectOptions {
   warn: (line: string) => void;
   /** Hears each step (and the storage nodes polled so far), for a progress line. */
   progress?: (step: string, done?: number, total?: number) => void;
+  /** Stops the round (SIGTERM with --interval): the polling is abandoned and no report is sent. */
+  signal?: AbortSignal;
 }
 
 export interface CollectResult {
@@ -18,6 +20,8 @@ export interface CollectResult {
   devices: number;
   reported: number;
   warnings: string[];
+  /** The signal stopped the round: nothing was sent; `polled` nodes had answered by then. */
+  stopped?: { polled: number; nodes: number };
 }
 
 /** One attempt per call: the operator reruns a failed collection. */
@@ -48,9 +52,15 @@ export async function collectOnce(options: CollectOptions): Promise<CollectResul
   const swift = await readSwiftDir(options.swiftDir);
   const nodes = storageNodes(swift);
   progress('polling storage nodes', 0, nodes.length);
-  const polled = await pollNodes(nodes, { concurrency: config.reconConcurrency, timeoutMs: config.reconTimeoutMs }, (done, total) =>
+  const { signal } = options;
+  const polled = await pollNodes(nodes, { concurrency: config.reconConcurrency, timeoutMs: config.reconTimeoutMs, signal }, (done, total) =>
     progress('polling storage nodes', done, total),
   );
+  // A report replaces the cluster's devices: one from a part of the nodes would hide the others.
+  if (signal?.aborted) {
+    const answered = polled.filter((p) => p.ok).length;
+    return { clusterId: 0, devices: 0, reported: 0, warnings: [], stopped: { polled: answered, nodes: nodes.length } };
+  }
   const report = buildDeviceReport(swift, polled);
   report.warnings.forEach(options.warn);
   if (report.reported === 0) {

@@ -2,7 +2,9 @@ import type { Command } from 'commander';
 import { errors } from '@cairn/domain';
 import { api, apiError } from '../api-client';
 import { collectOnce } from '../capacity/collect';
+import { EXIT } from '../exit-codes';
 import { createProgress } from '../progress';
+import { stopOnSignals } from '../stop-signal';
 import { render, withOutput, type OutputOptions } from '../remote/output';
 import { clusterIdOf, collectorConfigOf, targetOf } from '../remote/session';
 
@@ -10,7 +12,7 @@ export function registerCapacity(program: Command): void {
   const capacity = program.command('capacity').description('raw disk capacity per ring set');
   capacity
     .command('collect')
-    .description("read the object rings and every storage node's recon, report the devices to the management API; with --interval, repeat")
+    .description("read the object rings and every storage node's recon, report the devices to the management API; with --interval, repeat (SIGTERM or SIGINT then abandons the round, sends nothing and exits 0)")
     .requiredOption('--cluster <id|name>', 'the cluster')
     .requiredOption('--swift-dir <dir>', 'where the rings and swift.conf are (e.g. /etc/swift)')
     .option('--interval <seconds>', 'repeat every so many seconds')
@@ -45,17 +47,22 @@ async function capacityCollect(flags: { cluster: string; swiftDir: string; inter
     },
     progress: progress.update,
   };
-  const round = async () => {
-    const r = await collectOnce(options).finally(() => progress.clear());
+  const round = async (signal?: AbortSignal) => {
+    const r = await collectOnce({ ...options, signal }).finally(() => progress.clear());
+    if (r.stopped) {
+      process.stdout.write(`${new Date().toISOString()} stopped early: ${r.stopped.polled} of ${r.stopped.nodes} storage node(s) answered; no report sent\n`);
+      return;
+    }
     process.stdout.write(`${new Date().toISOString()} cluster ${r.clusterId}: reported ${r.devices} device(s), ${r.reported} with usage\n`);
   };
   if (interval === 0) return round();
-  // On a schedule: a failed round is reported and the next one still runs.
-  let stopped = false;
-  process.once('SIGTERM', () => (stopped = true));
-  process.once('SIGINT', () => (stopped = true));
-  while (!stopped) {
-    await round().catch((e: unknown) => process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`));
-    for (let waited = 0; waited < interval * 1000 && !stopped; waited += 200) await new Promise((r) => setTimeout(r, 200));
+  // On a schedule: a failed round is reported and the next one still runs; SIGTERM or SIGINT
+  // abandons the round at once and exits 0.
+  const stop = stopOnSignals();
+  while (!stop.signal.aborted) {
+    await round(stop.signal).catch((e: unknown) => process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`));
+    await stop.wait(interval * 1000);
   }
+  process.stderr.write('stopped on request\n');
+  process.exitCode = EXIT.OK;
 }

@@ -8,17 +8,17 @@ export function registerUtilization(program: Command): void {
   const utilization = program.command('utilization').description('storage and transfer per account, policy and hour');
   utilization
     .command('collect')
-    .description('HEAD every account of the cluster (deleted users\' too) with a reseller token (CAIRN_UTILIZATION_USER/_PASSWORD) and record bytes, objects and containers per policy; exits 1 when an account failed')
+    .description('HEAD every account of the cluster (deleted users\' too) with a reseller token (CAIRN_UTILIZATION_USER/_PASSWORD) and record bytes, objects and containers per policy; exits 1 when an account failed. With --interval, SIGTERM or SIGINT stops the round at its next batch (what it sampled is recorded) and exits 0')
     .requiredOption('--cluster <id|name>', 'the cluster')
     .option('--interval <seconds>', 'repeat every so many seconds (dividing 3600)')
     .option('--once', 'one round, recorded as one slot of --interval')
     .action(async (flags: { cluster: string; interval?: string; once?: boolean }, cmd: Command) => collectCommand(await collectorConfigOf(cmd), flags));
   utilization
     .command('ingest-logs')
-    .description('sum Swift proxy access log lines per account, policy and hour and record them (idempotent batches)')
+    .description('sum Swift proxy access log lines per account, policy and hour and record them (idempotent batches); gzipped logs are read as they are')
     .requiredOption('--cluster <id|name>', 'the cluster')
     .option('--batch-lines <n>', 'log lines per batch sent')
-    .argument('[file...]', "log files ('-' or none: standard input)")
+    .argument('[file...]', "log files, plain or gzip ('-' or none: standard input)")
     .action(async (files: string[], flags: { cluster: string; batchLines?: string }, cmd: Command) => ingestLogsCommand(await collectorConfigOf(cmd), flags, files));
   withOutput(utilization.command('summary').description("each account's storage and transfer over a time range"))
     .option('--cluster <id|name>', "the cluster (default: the context's)")

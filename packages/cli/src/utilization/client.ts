@@ -1,7 +1,7 @@
 import { errors } from '@cairn/domain';
 import { api, apiError, type ApiTarget } from '../api-client';
 
-export { api, apiError, backoff, sleep, type ApiAnswer, type ApiTarget } from '../api-client';
+export { api, apiError, BACKOFF, unreachable, type ApiAnswer, type ApiTarget } from '../api-client';
 
 export interface ClusterInfo {
   id: number;

@@ -1,5 +1,7 @@
+import pLimit from 'p-limit';
+import pRetry from 'p-retry';
 import type { CollectorConfig } from '../config';
-import { api, apiError, backoff, findCluster, sleep, type ClusterInfo } from './client';
+import { api, apiError, BACKOFF, findCluster, unreachable, type ClusterInfo } from './client';
 
 /**
  * One storage collection round: a reseller token from the cluster's own auth gateway (Swift V1
@@ -12,6 +14,10 @@ import { api, apiError, backoff, findCluster, sleep, type ClusterInfo } from './
  * policies first and sends indexes, so that an account naming a policy the API does not know
  * (added to swift.conf since the capacity collector last ran) is reported and left out like any
  * failed account instead of making the API refuse the whole page.
+ *
+ * `signal` stops a round early (SIGTERM): no new HEAD starts, those in flight are abandoned, the
+ * samples already taken are posted, and the result says `stopped`. The accounts not reached count
+ * as missed for this slot, as if the round had not run for them.
  */
 export interface StorageCollectOptions {
   cluster: string;
@@ -21,6 +27,7 @@ export interface StorageCollectOptions {
   progress: (line: string) => void;
   warn: (line: string) => void;
   now?: () => Date;
+  signal?: AbortSignal;
 }
 
 export interface StorageCollectResult {
@@ -31,6 +38,8 @@ export interface StorageCollectResult {
   /** The first few failed accounts with why ("AUTH_x: HTTP 503"), for the round's summary. */
   firstFailures: string[];
   seconds: number;
+  /** The signal stopped the round before every account was HEADed. */
+  stopped: boolean;
 }
 
 interface PolicyStats {
@@ -126,6 +135,8 @@ async function login(cluster: ClusterInfo, config: CollectorConfig): Promise<str
 }
 
 class AccountFailure extends Error {}
+/** Thrown out of a HEAD the round's signal abandoned: neither sampled nor failed. */
+class Stopped extends Error {}
 
 export async function collectStorageOnce(options: StorageCollectOptions): Promise<StorageCollectResult> {
   const { config } = options;
@@ -153,14 +164,21 @@ export async function collectStorageOnce(options: StorageCollectOptions): Promis
     return r.sample as IndexedSample;
   };
 
-  const head = async (account: string): Promise<AccountSample> => {
-    let lastError = '';
-    for (let attempt = 0; attempt <= config.utilizationRetries; attempt++) {
-      if (attempt > 0) await sleep(backoff(attempt - 1));
-      const used = token;
-      try {
-        const res = await fetch(`${storageBase}/${encodeURIComponent(account)}`, { method: 'HEAD', headers: { 'X-Auth-Token': used }, signal: AbortSignal.timeout(config.utilizationTimeoutMs) });
-        await res.arrayBuffer();
+  const { signal } = options;
+  const head = (account: string): Promise<AccountSample> =>
+    pRetry(
+      async () => {
+        if (signal?.aborted) throw new pRetry.AbortError(new Stopped());
+        const used = token;
+        let res: Response;
+        try {
+          const timeout = AbortSignal.timeout(config.utilizationTimeoutMs);
+          res = await fetch(`${storageBase}/${encodeURIComponent(account)}`, { method: 'HEAD', headers: { 'X-Auth-Token': used }, signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+          await res.arrayBuffer();
+        } catch (e) {
+          if (signal?.aborted) throw new pRetry.AbortError(new Stopped());
+          throw unreachable(e);
+        }
         if (res.status === 404) return { account, bytes_used: 0, object_count: 0, container_count: 0, policies: [] };
         if (res.status >= 200 && res.status < 300) return sampleFromHeaders(account, res.headers);
         if (res.status === 401) {
@@ -168,14 +186,14 @@ export async function collectStorageOnce(options: StorageCollectOptions): Promis
           if (token === used) relogin ??= login(cluster, config).finally(() => (relogin = null));
           token = await (relogin ?? Promise.resolve(token));
         }
-        lastError = `HTTP ${res.status}`;
-        if (res.status === 403) break;
-      } catch (e) {
-        lastError = failureText(e);
-      }
-    }
-    throw new AccountFailure(`${account}: ${lastError}`);
-  };
+        const failure = new Error(`HTTP ${res.status}`);
+        // Forbidden stays forbidden: no retry.
+        throw res.status === 403 ? new pRetry.AbortError(failure) : failure;
+      },
+      { ...BACKOFF, retries: config.utilizationRetries },
+    ).catch((e: unknown) => {
+      throw e instanceof Stopped ? e : new AccountFailure(`${account}: ${e instanceof Error ? e.message : String(e)}`);
+    });
 
   let accounts = 0;
   let sampled = 0;
@@ -190,7 +208,7 @@ export async function collectStorageOnce(options: StorageCollectOptions): Promis
     options.progress(`cluster ${cluster.id}: ${accounts}${total === null ? '' : `/${total}`} accounts, ${sampled} sampled, ${failed} failed, ${Math.round((Date.now() - t0) / 1000)} s`);
   };
 
-  for (;;) {
+  while (!signal?.aborted) {
     const page = await api(config, 'GET', `/api/v1/clusters/${cluster.id}/utilization/accounts/?limit=${PAGE}${after === undefined ? '' : `&account__gt=${encodeURIComponent(after)}`}`);
     if (page.status !== 200) throw apiError('listing the accounts to collect', page);
     const body = page.json as { meta: { total_count: number }; objects: Array<{ account: string }> };
@@ -198,30 +216,30 @@ export async function collectStorageOnce(options: StorageCollectOptions): Promis
     const names = body.objects.map((o) => o.account);
     if (names.length === 0) break;
     const samples: IndexedSample[] = [];
-    let next = 0;
-    const worker = async () => {
-      while (next < names.length) {
-        const account = names[next++]!;
-        try {
-          samples.push(await indexed(await head(account)));
-          sampled++;
-        } catch (e) {
-          // One summary per round instead of a line per account: a cluster-wide outage fails thousands.
-          failed++;
-          if (firstFailures.length < FAILURES_SHOWN) firstFailures.push(e instanceof Error ? e.message : String(e));
-        }
-        accounts++;
-        progress();
+    const limit = pLimit(config.utilizationConcurrency);
+    const one = async (account: string) => {
+      if (signal?.aborted) return;
+      try {
+        samples.push(await indexed(await head(account)));
+        sampled++;
+      } catch (e) {
+        if (e instanceof Stopped) return;
+        // One summary per round instead of a line per account: a cluster-wide outage fails thousands.
+        failed++;
+        if (firstFailures.length < FAILURES_SHOWN) firstFailures.push(e instanceof Error ? e.message : String(e));
       }
+      accounts++;
+      progress();
     };
-    await Promise.all(Array.from({ length: Math.min(config.utilizationConcurrency, names.length) }, worker));
+    await Promise.all(names.map((account) => limit(() => one(account))));
     if (samples.length > 0) {
       const posted = await api(config, 'POST', `/api/v1/clusters/${cluster.id}/utilization/storage/`, { interval: options.interval, sampled_at: sampledAt.toISOString(), samples });
       if (posted.status !== 200) throw apiError('recording storage samples', posted);
     }
-    if (names.length < PAGE) break;
+    if (signal?.aborted || names.length < PAGE) break;
     after = names[names.length - 1];
   }
   progress(true);
-  return { clusterId: cluster.id, accounts, sampled, failed, firstFailures, seconds: (Date.now() - t0) / 1000 };
+  const stopped = signal?.aborted === true && (total === null || accounts < total);
+  return { clusterId: cluster.id, accounts, sampled, failed, firstFailures, seconds: (Date.now() - t0) / 1000, stopped };
 }

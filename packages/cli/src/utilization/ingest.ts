@@ -1,12 +1,12 @@
-import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { CollectorConfig } from '../config';
 import { BatchBuilder, parseAccessLine } from './access-log';
 import { api, apiError, findCluster } from './client';
+import { openLogInput } from './log-input';
 
 /**
- * Reads proxy access logs (files, or '-' for stdin), sums requests per account, policy and hour,
+ * Reads proxy access logs (files, or '-' for stdin; gzip or not, see log-input.ts), sums requests per account, policy and hour,
  * and posts them in batches of `batchLines` lines. Batches are cut at fixed line counts from the
  * start of each input, so reading the same file again yields the same batches with the same ids,
  * which the API counts once: re-running after a crash neither loses nor doubles anything. (A file
@@ -27,6 +27,8 @@ export interface IngestOptions {
   batchLines?: number;
   stdin?: Readable;
   warn: (line: string) => void;
+  /** Hears how far each input is read (bytes as stored, of its size when known), for a progress line. */
+  progress?: (step: string, done?: number, total?: number) => void;
 }
 
 export interface IngestResult {
@@ -94,44 +96,55 @@ export async function ingestLogs(options: IngestOptions): Promise<IngestResult> 
   };
 
   for (const input of options.inputs.length ? options.inputs : ['-']) {
-    const stream = input === '-' ? (options.stdin ?? process.stdin) : createReadStream(input);
-    const lines = createInterface({ input: stream, crlfDelay: Infinity });
+    const name = input === '-' ? 'stdin' : input;
+    const opened = await openLogInput(input, options.stdin ?? process.stdin);
+    const lines = createInterface({ input: opened.text, crlfDelay: Infinity });
     let builder = new BatchBuilder(cluster.id);
     let coveredFrom: number | undefined;
     let lineNo = 0;
-    for await (const line of lines) {
-      lineNo++;
-      if (!line.trim()) continue;
-      result.lines++;
-      const parsed = parseAccessLine(line);
-      const where = `${input === '-' ? 'stdin' : input}:${lineNo}`;
-      let record = parsed.kind === 'record' ? parsed.record : null;
-      if (parsed.kind === 'malformed') {
-        result.malformed++;
-        if (result.malformed <= MAX_REPORTED) options.warn(`${where}: malformed line (${parsed.reason})`);
-      } else if (parsed.kind === 'skipped') {
-        result.skipped++;
-      } else if (parsed.kind === 'unattributed') {
-        if (++result.noAccount <= MAX_REPORTED) options.warn(`${where}: request with no account, not billed (an S3 request? log Swift's {account} field: see docs/utilization.md)`);
-      } else if (parsed.record.startMs < window.oldest || parsed.record.startMs > window.latest) {
-        const old = parsed.record.startMs < window.oldest;
-        if (old) result.tooOld++;
-        else result.future++;
-        if (++outside <= MAX_REPORTED) {
-          const when = new Date(parsed.record.startMs).toISOString();
-          options.warn(`${where}: request at ${when} skipped: ${old ? `older than the API keeps hourly records (${new Date(window.oldest).toISOString()})` : `later than the API's clock allows (${new Date(window.latest).toISOString()}); check the proxy's clock`}`);
+    // Bytes as stored (compressed for gzip) of the file's size; a pipe has no size: lines only.
+    const showProgress = () => options.progress?.(`reading ${name}, line ${lineNo}`, opened.size === undefined ? undefined : opened.bytesRead(), opened.size);
+    try {
+      for await (const line of lines) {
+        if (lineNo % 1000 === 0) showProgress();
+        lineNo++;
+        if (!line.trim()) continue;
+        result.lines++;
+        const parsed = parseAccessLine(line);
+        const where = `${name}:${lineNo}`;
+        let record = parsed.kind === 'record' ? parsed.record : null;
+        if (parsed.kind === 'malformed') {
+          result.malformed++;
+          if (result.malformed <= MAX_REPORTED) options.warn(`${where}: malformed line (${parsed.reason})`);
+        } else if (parsed.kind === 'skipped') {
+          result.skipped++;
+        } else if (parsed.kind === 'unattributed') {
+          if (++result.noAccount <= MAX_REPORTED) options.warn(`${where}: request with no account, not billed (an S3 request? log Swift's {account} field: see docs/utilization.md)`);
+        } else if (parsed.record.startMs < window.oldest || parsed.record.startMs > window.latest) {
+          const old = parsed.record.startMs < window.oldest;
+          if (old) result.tooOld++;
+          else result.future++;
+          if (++outside <= MAX_REPORTED) {
+            const when = new Date(parsed.record.startMs).toISOString();
+            options.warn(`${where}: request at ${when} skipped: ${old ? `older than the API keeps hourly records (${new Date(window.oldest).toISOString()})` : `later than the API's clock allows (${new Date(window.latest).toISOString()}); check the proxy's clock`}`);
+          }
+          record = null;
+        } else {
+          result.requests++;
         }
-        record = null;
-      } else {
-        result.requests++;
+        builder.addLine(line, record);
+        if (builder.lineCount >= batchLines) {
+          await send(builder, coveredFrom);
+          if (Number.isFinite(builder.lastMs)) coveredFrom = builder.lastMs;
+          builder = new BatchBuilder(cluster.id);
+        }
       }
-      builder.addLine(line, record);
-      if (builder.lineCount >= batchLines) {
-        await send(builder, coveredFrom);
-        if (Number.isFinite(builder.lastMs)) coveredFrom = builder.lastMs;
-        builder = new BatchBuilder(cluster.id);
-      }
+    } catch (e) {
+      // zlib's codes: a truncated or corrupt .gz (a rotation still being written, a bad copy).
+      if (String((e as { code?: unknown }).code).startsWith('Z_')) throw new Error(`${name}: not a readable gzip file (${(e as Error).message})`);
+      throw e;
     }
+    showProgress();
     await send(builder, coveredFrom);
   }
   if (result.malformed > MAX_REPORTED) options.warn(`${result.malformed - MAX_REPORTED} more malformed line(s) not shown`);

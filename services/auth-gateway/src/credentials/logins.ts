@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { usernameSchema } from '@cairn/domain';
 import type { TokenStore } from '../tokens/store';
 import type { UserDirectory, UserRecord } from './users';
@@ -37,18 +38,13 @@ const hashed = (kind: string, value: string): string => `${kind}:${createHash('s
  * or an IPv6 /64 — one client usually holds a whole /64 and could otherwise rotate through it.
  */
 export function addressUnit(address: string): string {
-  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
-  if (mapped) return mapped[1]!;
+  // Node's isIP is the gate: ipaddr.js would also take IPv4 shorthands ("127.1") that no socket reports.
   if (isIP(address) !== 6) return address;
-  // Expand "::" so the first four groups are the /64 prefix.
-  const [head = '', tail] = address.toLowerCase().split('%')[0]!.split('::') as [string, string | undefined];
-  // An embedded IPv4 tail (64:ff9b::1.2.3.4) is two groups.
-  const groupsOf = (part: string): string[] =>
-    part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g]));
-  const left = head ? groupsOf(head) : [];
-  const right = tail ? groupsOf(tail) : [];
-  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  const ip = ipaddr.IPv6.parse(address);
+  if (ip.isIPv4MappedAddress()) return ip.toIPv4Address().toString();
+  // The key's spelling (four hex groups without leading zeros, then "::/64") is what Redis holds
+  // counts under: it must not change between versions.
+  return `${ip.parts.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
 }
 
 const retryAfter = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
