@@ -14,6 +14,8 @@ import {
 } from '@cairn/management-api';
 import { configSpec as gatewayConfigSpec } from '@cairn/auth-gateway';
 import { OPERATOR_ROLES, errors, isCairnError, operatorNameSchema, validate, type OperatorRole } from '@cairn/domain';
+import { backupCommand } from './backup/backup';
+import { restoreCommand } from './backup/restore';
 import { collectOnce } from './capacity/collect';
 import { collectorConfigSpec, readCollectorConfig } from './config';
 import { createProgress } from './progress';
@@ -48,6 +50,11 @@ Commands:
                                       hour and record them (idempotent batches)
   s3 reseal                           re-encrypt every S3 secret under CAIRN_S3_CURRENT_KEY_ID (key
                                       rotation; safe to interrupt and run again)
+  backup FILE                         write a consistent copy of the embedded database to FILE; while
+                                      cairn start runs, through its management API (CAIRN_API_URL,
+                                      CAIRN_API_KEY of an admin)
+  restore FILE [--force]              make CAIRN_DATA_DIR the database in FILE (cairn stopped; --force
+                                      replaces a data directory that is not empty, keeping it aside)
   config                              list every environment variable with its default
 
 The database comes from DATABASE_URL, or embedded PGlite under CAIRN_DATA_DIR (./data/pglite).`;
@@ -171,6 +178,12 @@ async function main(argv: string[]): Promise<void> {
     case 'utilization':
       if (sub === 'collect' || sub === 'ingest-logs') return utilizationCommand(sub, rest);
       break;
+    case 'backup':
+      process.stdout.write(`${await backupCommand(argv.slice(1))}\n`);
+      return;
+    case 'restore':
+      process.stdout.write(`${await restoreCommand(argv.slice(1))}\n`);
+      return;
     case 'config':
       process.stdout.write(
         `management-api\n\n${describeConfig(configSpec)}\n\nauth-gateway\n\n${describeConfig(gatewayConfigSpec)}\n\n` +

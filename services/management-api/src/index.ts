@@ -11,3 +11,6 @@ export { findByName as findClusterByName } from './services/clusters';
 export { createOperatorWithKey, createWithClusterNames as createOperatorWithClusterNames, resolveClusterRefs } from './services/operators';
 export { ensureHourlyPartitions, maintainUtilization, rollUpDay } from './repositories/utilization-partitions';
 export { resealAll, type ResealResult } from './services/s3-credentials';
+export { backupDataDir, restoreDataDir, type RestoreResult } from './db/pglite-backup';
+export { DataDirInUseError } from './db/data-dir-lock';
+export { GZIP_MAGIC } from './db/embedded';

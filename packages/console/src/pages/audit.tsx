@@ -7,7 +7,7 @@ import { formatTime } from '../lib/format';
 const PAGE = 50;
 const FILTERS = ['operator', 'action', 'target_type', 'target_name', 'from', 'to'] as const;
 /** Every action and target type the management API records (services/management-api, repositories/audit.ts). */
-const ACTIONS = ['create', 'update', 'delete', 'replace_devices', 'add_key', 'delete_key', 'record_utilization'];
+const ACTIONS = ['create', 'update', 'delete', 'replace_devices', 'add_key', 'delete_key', 'record_utilization', 'backup'];
 const TARGET_TYPES = ['users', 'clusters', 'operators', 's3_credentials'];
 
 /** The audit trail, newest first, with the API's own filters. */

@@ -6,6 +6,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { migrationSource } from './migrations';
 import { lockDataDir, type DataDirLock } from './data-dir-lock';
 import { needsSetUp, setUpDataDir } from './pglite-setup';
+import { registerEmbedded } from './embedded';
 
 /** A knex handle or a transaction: repositories accept either so one transaction can span steps. */
 export type Db = Knex | Knex.Transaction;
@@ -28,13 +29,15 @@ export function createDatabase(options: DatabaseOptions): Knex {
     });
   }
   const dataDir = options.dataDir ?? 'memory://';
-  const pgliteOptions = { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`] };
+  const pgliteOptions = { startParams: pgliteStartParams() };
   const pglite = dataDir.startsWith('memory://') ? new PGlite(dataDir, pgliteOptions) : openDataDir(dataDir, pgliteOptions);
-  return knex({
+  const db = knex({
     client: ClientPgLite as unknown as typeof knex.Client,
     dialect: 'postgres',
     connection: { pglite } as Knex.StaticConnectionConfig,
   });
+  registerEmbedded(db, pglite);
+  return db;
 }
 
 /**
@@ -86,6 +89,9 @@ class LockedPGlite extends PGlite {
  * not apply.
  */
 const PGLITE_SHARED_BUFFERS = '16MB';
+
+/** How every embedded database here is started (a restored data directory is checked with the same). */
+export const pgliteStartParams = (): string[] => [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`];
 
 export async function migrateLatest(db: Knex): Promise<string[]> {
   const [, applied] = (await db.migrate.latest({ migrationSource })) as [number, string[]];
