@@ -67,7 +67,7 @@ describe('Postgres: pg_dump, then pg_restore into a new database', () => {
     }
 
     await admin.raw(`CREATE DATABASE ${copy}`);
-    execFileSync('pg_restore', ['--exit-on-error', '--no-owner', `--dbname=${urlOf(copy)}`, file]);
+    execFileSync('pg_restore', ['--exit-on-error', '--no-owner', '--no-acl', `--dbname=${urlOf(copy)}`, file]);
 
     running = await startBoth(urlOf(copy));
     try {
