@@ -6,6 +6,7 @@ import {
   createOperatorWithClusterNames,
   migrateLatest,
   migrateRollbackAll,
+  migrateRollbackLast,
   readConfig,
   resealAll,
   runMigrate,
@@ -33,6 +34,8 @@ Commands:
                                       apply the migrations, make sure the named clusters exist
                                       with these URLs, grant <role> what the gateways need,
                                       give each collector its operator, key and storage user
+  migrate --rollback                  revert the last batch of migrations (what the last migrate
+                                      applied; docs/releasing.md says what that loses)
   migrate --rollback-all              revert every migration
   operator create --name <n> --role <admin|reader> [--cluster <id|name>]...
                                       create an operator and print its API key once
@@ -147,7 +150,7 @@ async function main(argv: string[]): Promise<void> {
       await startAll();
       return;
     case 'migrate': {
-      if (sub !== '--rollback-all') {
+      if (sub !== '--rollback-all' && sub !== '--rollback') {
         // The same job the container image runs: migrations, declared clusters, gateway role.
         const progress = createProgress();
         progress.update('applying migrations');
@@ -161,7 +164,7 @@ async function main(argv: string[]): Promise<void> {
       const progress = createProgress();
       progress.update('reverting migrations');
       await withDatabase(async (db) => {
-        const names = await migrateRollbackAll(db).finally(() => progress.clear());
+        const names = await (sub === '--rollback' ? migrateRollbackLast(db) : migrateRollbackAll(db)).finally(() => progress.clear());
         process.stdout.write(names.length ? `Reverted: ${names.join(', ')}\n` : 'Nothing to do.\n');
       });
       return;

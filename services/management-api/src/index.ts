@@ -2,7 +2,7 @@ export { createApp } from './app';
 export { createDeps, createLogger, type Deps } from './deps';
 export { readConfig, configSpec, s3KeyringOf, type ManagementApiConfig } from './config';
 export { adminKeyBanner, startManagementApi, type RunningApi } from './server';
-export { createDatabase, migrateLatest, migrateRollbackAll } from './db/database';
+export { createDatabase, migrateLatest, migrateRollbackAll, migrateRollbackLast } from './db/database';
 export { bootstrap } from './bootstrap';
 export { ensureClusters, ensureGatewayRole, parseClusterSpec, parseCollectorSpec, parseMigrateArgs, runMigrate, MIGRATE_USAGE } from './migrate';
 export { ensureCollector, type CollectorSpec } from './services/collectors';

@@ -98,6 +98,12 @@ export async function migrateLatest(db: Knex): Promise<string[]> {
   return applied;
 }
 
+/** Reverts the last batch: the migrations the last `cairn migrate` (or start) applied together. */
+export async function migrateRollbackLast(db: Knex): Promise<string[]> {
+  const [, reverted] = (await db.migrate.rollback({ migrationSource }, false)) as [number, string[]];
+  return reverted;
+}
+
 export async function migrateRollbackAll(db: Knex): Promise<string[]> {
   const [, reverted] = (await db.migrate.rollback({ migrationSource }, true)) as [number, string[]];
   return reverted;
