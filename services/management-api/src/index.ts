@@ -1,6 +1,6 @@
 export { createApp } from './app';
 export { createDeps, createLogger, type Deps } from './deps';
-export { readConfig, configSpec, s3KeyringOf, type ManagementApiConfig } from './config';
+export { readConfig, configSpec, s3KeyringOf, DEFAULT_AUTH_URL, type ManagementApiConfig } from './config';
 export { adminKeyBanner, startManagementApi, type RunningApi } from './server';
 export { createDatabase, migrateLatest, migrateRollbackAll, migrateRollbackLast } from './db/database';
 export { bootstrap } from './bootstrap';
