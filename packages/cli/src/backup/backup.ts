@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { backupDataDir, DataDirInUseError, readConfig } from '@cairn/management-api';
 import { errors } from '@cairn/domain';
 import { readCollectorConfig, type CollectorConfig } from '../config';
+import { embeddedS3KeysFile } from '../embedded-s3-keys';
 
 type WebStream = Parameters<typeof Readable.fromWeb>[0];
 
@@ -36,7 +37,9 @@ export async function backupCommand(args: string[]): Promise<string> {
     how = `through the running management API at ${api.apiUrl}`;
   }
   const bytes = await writeWhole(file, source);
-  return `Backup of the embedded database written to ${file} (${bytes} bytes, ${how}). Keep it with CAIRN_S3_SECRET_KEYS: without those keys its S3 secrets cannot be opened.`;
+  // Without CAIRN_S3_SECRET_KEYS the embedded start made its own key, in a file beside the data directory.
+  const keys = config.s3SecretKeys ? 'CAIRN_S3_SECRET_KEYS' : `the file ${embeddedS3KeysFile(config.dataDir)}`;
+  return `Backup of the embedded database written to ${file} (${bytes} bytes, ${how}). Keep ${keys} too, apart from it: without those keys its S3 secrets cannot be opened.`;
 }
 
 async function throughApi(api: CollectorConfig, dataDir: string): Promise<WebStream> {
