@@ -75,7 +75,7 @@ export async function restoreDataDir(dataDir: string, archive: Uint8Array, repla
 async function openRestored(dir: string, archive: Uint8Array): Promise<void> {
   let pg: PGlite | undefined;
   try {
-    pg = await PGlite.create(dir, { loadDataDir: new Blob([archive]), startParams: pgliteStartParams() });
+    pg = await PGlite.create(dir, { loadDataDir: new Blob([new Uint8Array(archive)]), startParams: pgliteStartParams() });
     await pg.query('SELECT count(*) FROM knex_migrations');
   } catch (e) {
     throw errors.invalidInput(`That file could not be opened as a backup of an embedded Cairn database: ${e instanceof Error ? e.message : String(e)}. Nothing was done.`);
