@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createHmac, randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { cairn, launch } from './support/processes';
+import { cairn, freePort, launch } from './support/processes';
 
 const PASSWORD = 'a-password-of-twenty-plus';
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -144,6 +144,31 @@ describe('pnpm start (the all-in-one launcher) as a real process', () => {
     } finally {
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await admin.end();
+    }
+  });
+
+  it('when CAIRN_GATEWAY_PORT is set at the first start, then the default cluster, the gateway\'s discovery and its catalog name that port', async () => {
+    const port = await freePort();
+    const running = await launch({ CAIRN_DATA_DIR: join(dataDir, 'port'), CAIRN_GATEWAY_PORT: String(port) });
+    try {
+      const authUrl = `http://127.0.0.1:${port}/auth`;
+      expect(running.gatewayUrl).toBe(`http://127.0.0.1:${port}`);
+      // The console shows the cluster's auth_url in its connection lines.
+      const cluster = await api(running.apiUrl, running.adminAuth!, 'GET', '/api/v1/clusters/1/');
+      expect(cluster.json.auth_url).toBe(authUrl);
+      const discovery = await api(running.gatewayUrl, '', 'GET', '/auth/v3/');
+      expect(discovery.text).toContain(`${authUrl}/v3/`);
+      expect(discovery.text).not.toContain(':5000');
+      // A login's catalog hands the identity service out at that address too.
+      expect((await api(running.apiUrl, running.adminAuth!, 'POST', '/api/v1/users/', { cluster: 1, user: 'porter', password: PASSWORD })).status).toBe(201);
+      const login = await api(running.gatewayUrl, '', 'POST', '/auth/v3/auth/tokens', {
+        auth: { identity: { methods: ['password'], password: { user: { name: 'porter', domain: { id: 'default' }, password: PASSWORD } } } },
+      });
+      expect(login.status).toBe(201);
+      const identity = (login.json.token.catalog as { type: string; endpoints: { url: string }[] }[]).find((e) => e.type === 'identity');
+      expect(identity?.endpoints.map((e) => e.url)).toContain(`${authUrl}/v3`);
+    } finally {
+      expect(await running.stop()).toBe(0);
     }
   });
 

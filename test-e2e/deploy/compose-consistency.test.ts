@@ -159,6 +159,24 @@ describe('docker-compose.yml, deploy/ and the Dockerfiles', () => {
     expect(compose).toMatch(/dockerfile: packages\/cli\/Dockerfile/);
   });
 
+  it('when an image is built, then it carries the OCI labels (version from a build arg, title, source, Apache-2.0) and the LICENSE', () => {
+    expect(read('LICENSE')).toContain('Apache License\n                           Version 2.0, January 2004');
+    for (const [file, title] of [
+      ['services/management-api/Dockerfile', 'cairn-management-api'],
+      ['services/auth-gateway/Dockerfile', 'cairn-auth-gateway'],
+      ['packages/cli/Dockerfile', 'cairn-cli'],
+    ] as const) {
+      const final = read(file).slice(read(file).lastIndexOf('\nFROM '));
+      expect(final).toMatch(/^ARG CAIRN_VERSION=0\.0\.0-dev$/m);
+      expect(final).toContain('org.opencontainers.image.version="${CAIRN_VERSION}"');
+      expect(final).toContain(`org.opencontainers.image.title="${title}"`);
+      expect(final).toContain('org.opencontainers.image.source="${CAIRN_SOURCE}"');
+      expect(final).toContain('org.opencontainers.image.revision="${CAIRN_REVISION}"');
+      expect(final).toContain('org.opencontainers.image.licenses="Apache-2.0"');
+      expect(final).toMatch(/^COPY --from=build \/src\/LICENSE \.\/LICENSE$/m);
+    }
+  });
+
   it('when the build context is sent, then local dependencies, data and secrets stay out of it', () => {
     const ignored = read('.dockerignore').split('\n').map((l) => l.trim());
     for (const entry of ['**/node_modules', '**/data', '.git', '.env', 'bench/results', '**/dist']) expect(ignored).toContain(entry);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, resolve } from 'node:path';
 
 /**
  * The embedded start's S3 keyring, so that S3 credentials work out of the box without anyone
@@ -8,8 +8,11 @@ import { dirname, join } from 'node:path';
  * read at every later start, because secrets sealed under it must open again. A deployment with
  * its own Postgres configures CAIRN_S3_SECRET_KEYS instead (docs/s3.md); this is never used there.
  */
+/** Where the embedded keyring is kept: beside the data directory (outside it, so a backup of one is not a backup of the other). */
+export const embeddedS3KeysFile = (dataDir: string): string => resolve(dirname(dataDir), 's3-secret-keys');
+
 export function embeddedS3Keys(dataDir: string): { s3SecretKeys: string; s3CurrentKeyId: string } {
-  const file = join(dirname(dataDir), 's3-secret-keys');
+  const file = embeddedS3KeysFile(dataDir);
   mkdirSync(dirname(file), { recursive: true });
   try {
     writeFileSync(file, `embedded:${randomBytes(32).toString('base64')}\n`, { flag: 'wx', mode: 0o600 });

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { CAIRN_VERSION } from '@cairn/runtime';
 import { registerAudit } from './commands/audit';
+import { registerBackup } from './commands/backup';
 import { registerCapacity } from './commands/capacity';
 import { registerClusters } from './commands/clusters';
 import { registerCompletion } from './commands/completion';
@@ -34,7 +35,7 @@ Exit codes: 0 success, 1 other failure, 2 usage, 3 not found, 4 not authenticate
 5 input refused, 6 unavailable (worth a retry). A collector running with --interval exits 0 when
 stopped by SIGTERM or SIGINT.`,
     );
-  for (const register of [registerStart, registerMigrate, registerOperator, registerContext, registerClusters, registerUsers, registerS3Credentials, registerOperators, registerCapacity, registerUtilization, registerAudit, registerS3, registerConfig, registerCompletion]) {
+  for (const register of [registerStart, registerMigrate, registerOperator, registerContext, registerClusters, registerUsers, registerS3Credentials, registerOperators, registerCapacity, registerUtilization, registerAudit, registerBackup, registerS3, registerConfig, registerCompletion]) {
     register(program);
   }
   // After registration, so that every command has its own hint; every command exits through main's catch.

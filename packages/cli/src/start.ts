@@ -16,9 +16,10 @@ const CLUSTER_WAIT_MS = 1000;
  * as soon as one exists.
  */
 export async function startAll(): Promise<void> {
-  const apiConfig = withEmbeddedS3Keys(api.readConfig());
+  const ownConfig = withEmbeddedS3Keys(api.readConfig());
   // One process, one keyring: the gateway opens (and its OS-EC2 API seals) what the API seals.
-  const gatewayConfig = withKeysOf(gateway.readConfig(), apiConfig);
+  const gatewayConfig = withKeysOf(gateway.readConfig(), ownConfig);
+  const apiConfig = withGatewayAuthUrl(ownConfig, gatewayConfig);
   const apiDeps = api.createDeps(apiConfig);
   const runningApi = await api.startManagementApi(apiConfig, apiDeps);
 
@@ -31,7 +32,6 @@ export async function startAll(): Promise<void> {
     await Promise.all([runningGateway?.close(), runningApi.close()]);
   }, apiDeps.log);
 
-  const host = (h: string) => (h === '0.0.0.0' || h === '::' ? '127.0.0.1' : h);
   const apiUrl = `http://${host(apiConfig.host)}:${runningApi.port}`;
   const admin = runningApi.generatedAdmin;
   const auth = admin ? `ApiKey ${admin.name}:${admin.key}` : 'ApiKey <operator>:<key>';
@@ -40,7 +40,7 @@ export async function startAll(): Promise<void> {
     defaultName: apiConfig.defaultCluster,
     clustersUrl: `${apiUrl}/api/v1/clusters/`,
     auth,
-    authUrl: apiConfig.defaultAuthUrl,
+    authUrl: apiConfig.defaultAuthUrl ?? api.DEFAULT_AUTH_URL,
     storageUrl: apiConfig.defaultStorageUrl,
   };
 
@@ -93,6 +93,20 @@ export async function startAll(): Promise<void> {
     process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
     process.exit(1);
   }
+}
+
+/** Where this host reaches a service listening on `h`: loopback for a wildcard address. */
+const host = (h: string): string => (h === '0.0.0.0' || h === '::' ? '127.0.0.1' : h.includes(':') ? `[${h}]` : h);
+
+/**
+ * The default cluster (made at the first start) is the one this process's gateway serves, so
+ * unless CAIRN_DEFAULT_AUTH_URL says otherwise its auth_url, which catalogs, discovery and the
+ * console hand out, is where that gateway listens. With CAIRN_GATEWAY_PORT=0 the port is not
+ * known before the cluster is made, and the management API's default stays.
+ */
+function withGatewayAuthUrl(config: api.ManagementApiConfig, gw: gateway.GatewayConfig): api.ManagementApiConfig {
+  if (config.defaultAuthUrl !== undefined || gw.port === 0) return config;
+  return { ...config, defaultAuthUrl: `http://${host(gw.host)}:${gw.port}/auth` };
 }
 
 /** How to get another admin key: on PGlite the command is refused while this process runs. */

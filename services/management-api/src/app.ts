@@ -12,6 +12,7 @@ import { createApiMetrics } from './http/metrics';
 import { negotiateOnce, send } from './http/respond';
 import { API_ROOT } from './resources/uris';
 import { auditResource, auditRouter } from './routes/audit';
+import { backupRouter } from './routes/backup';
 import { clustersResource, clustersRouter } from './routes/clusters';
 import { operatorsResource, operatorsRouter } from './routes/operators';
 import { devicesRouter } from './routes/devices';
@@ -78,6 +79,7 @@ export function createApp(deps: Deps): Express {
   api.use(auditRouter(db, auth));
   api.use(whoamiRouter(auth));
   api.use(sessionRouter(sessions, auth));
+  api.use(backupRouter(db, auth));
   api.use(utilizationRouter(db, auth, deps.utilization ?? DEFAULT_RETENTION, undefined, deps.utilizationExportBatch));
   api.use((req) => {
     throw errors.notFound(`No resource at ${req.path.replace(/[<>&"']/g, '')}.`);

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { DEFAULT_AUTH_URL } from './config';
 import * as clusters from './services/clusters';
 import { SYSTEM_ACTING } from './services/context';
 import * as operators from './services/operators';
@@ -15,7 +16,8 @@ export interface BootstrapOptions {
   defaultCluster: string;
   /** Unset: true. */
   createDefaultCluster?: boolean;
-  defaultAuthUrl: string;
+  /** Unset: DEFAULT_AUTH_URL. */
+  defaultAuthUrl?: string;
   defaultStorageUrl: string;
 }
 
@@ -42,7 +44,7 @@ export async function bootstrap(db: Knex, options: BootstrapOptions): Promise<Bo
     const admin = await operators.ensureFirstAdmin(trx, SYSTEM_ACTING.bootstrap, { name, key: options.adminKey });
     if (admin && !options.adminKey) result.generatedAdmin = { name, key: admin.key };
     if (options.createDefaultCluster !== false) {
-      const input = { name: options.defaultCluster, auth_url: options.defaultAuthUrl, storage_url: options.defaultStorageUrl, region: 'RegionOne' };
+      const input = { name: options.defaultCluster, auth_url: options.defaultAuthUrl ?? DEFAULT_AUTH_URL, storage_url: options.defaultStorageUrl, region: 'RegionOne' };
       if (await clusters.createIfNone(trx, SYSTEM_ACTING.bootstrap, input)) result.createdCluster = options.defaultCluster;
     }
     return result;

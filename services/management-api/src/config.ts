@@ -8,6 +8,9 @@ import { apiKeySchema, clusterCreateSchema, operatorNameSchema, parseS3SecretKey
 const clusterField = (key: 'name' | 'auth_url' | 'storage_url', env: string) => (clusterCreateSchema.extract(key) as Joi.StringSchema).optional().label(env);
 
 /** The only place management-api reads the environment. Every key: env name, doc, default. */
+/** The default cluster's auth_url when nothing says where its gateway is: the gateway's default port on this host. */
+export const DEFAULT_AUTH_URL = 'http://127.0.0.1:5000/auth';
+
 export const configSpec = {
   host: { env: 'CAIRN_API_HOST', doc: 'Address management-api listens on.', schema: Joi.string().default('0.0.0.0') },
   port: { env: 'CAIRN_API_PORT', doc: 'Port management-api listens on (0 picks a free one).', schema: Joi.number().integer().min(0).max(65535).default(8000) },
@@ -37,7 +40,11 @@ export const configSpec = {
     doc: 'Whether the first start creates that default cluster (false: clusters come only from the API or the migrate job).',
     schema: Joi.boolean().default(true),
   },
-  defaultAuthUrl: { env: 'CAIRN_DEFAULT_AUTH_URL', doc: 'auth_url of that default cluster.', schema: clusterField('auth_url', 'CAIRN_DEFAULT_AUTH_URL').default('http://127.0.0.1:5000/auth') },
+  defaultAuthUrl: {
+    env: 'CAIRN_DEFAULT_AUTH_URL',
+    doc: `auth_url of that default cluster. Unset: the gateway's own address in the all-in-one \`cairn start\` (http://127.0.0.1:<CAIRN_GATEWAY_PORT>/auth, or its CAIRN_GATEWAY_HOST), else ${DEFAULT_AUTH_URL}.`,
+    schema: clusterField('auth_url', 'CAIRN_DEFAULT_AUTH_URL'),
+  },
   defaultStorageUrl: { env: 'CAIRN_DEFAULT_STORAGE_URL', doc: 'storage_url of that default cluster (the Swift proxy, ending in /v1).', schema: clusterField('storage_url', 'CAIRN_DEFAULT_STORAGE_URL').default('http://127.0.0.1:8080/v1') },
   apiKeyCacheSeconds: {
     env: 'CAIRN_API_KEY_CACHE_SECONDS',
@@ -102,7 +109,8 @@ export interface ManagementApiConfig {
   adminKey?: string;
   defaultCluster: string;
   createDefaultCluster: boolean;
-  defaultAuthUrl: string;
+  /** Unset: the launcher derives it from the gateway's address; bootstrap falls back to DEFAULT_AUTH_URL. */
+  defaultAuthUrl?: string;
   defaultStorageUrl: string;
   apiKeyCacheSeconds: number;
   /** Seconds start-up retries Postgres before giving up. */

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { migrateRollbackAll, runMigrate } from '@cairn/management-api';
+import { migrateRollbackAll, migrateRollbackLast, runMigrate } from '@cairn/management-api';
 import { errors } from '@cairn/domain';
 import { createProgress } from '../progress';
 import { collect } from '../remote/session';
@@ -10,6 +10,7 @@ interface MigrateFlags {
   gatewayRole?: string;
   gatewayPasswordFile?: string;
   collector?: string[];
+  rollback?: boolean;
   rollbackAll?: boolean;
   yesDestroyAllData?: boolean;
 }
@@ -25,10 +26,11 @@ export function registerMigrate(program: Command): void {
     .option('--gateway-role <role>', 'Postgres role the gateways connect as')
     .option('--gateway-password-file <path>', "file holding that role's password")
     .option('--collector <spec>', 'cluster=<n>,user=<u>,api_key_file=<path>,password_file=<path> (repeatable)', collect)
+    .option('--rollback', 'revert the last batch of migrations (what the last migrate applied; docs/releasing.md says what that loses)')
     .option('--rollback-all', 'revert every migration (destroys all data; needs --yes-destroy-all-data)')
     .option('--yes-destroy-all-data', 'confirm --rollback-all')
     .action(async (flags: MigrateFlags, cmd: Command) => {
-      if (flags.rollbackAll) return rollbackAll(flags, cmd);
+      if (flags.rollback || flags.rollbackAll) return rollback(flags, cmd);
       // The same job the container image runs: migrations, declared clusters, gateway role.
       const args = [
         ...(flags.cluster ?? []).flatMap((c) => ['--cluster', c]),
@@ -46,13 +48,15 @@ export function registerMigrate(program: Command): void {
     });
 }
 
-async function rollbackAll(flags: MigrateFlags, cmd: Command): Promise<void> {
-  if (flags.cluster || flags.gatewayRole || flags.collector) throw errors.invalidInput('--rollback-all takes no --cluster, --gateway-role or --collector.');
-  if (!flags.yesDestroyAllData) cmd.error(ROLLBACK_WARNING, { exitCode: 2, code: 'cairn.confirmationRequired' });
+async function rollback(flags: MigrateFlags, cmd: Command): Promise<void> {
+  const which = flags.rollbackAll ? '--rollback-all' : '--rollback';
+  if (flags.rollback && flags.rollbackAll) throw errors.invalidInput('Give --rollback (the last batch) or --rollback-all (every migration), not both.');
+  if (flags.cluster || flags.gatewayRole || flags.collector) throw errors.invalidInput(`${which} takes no --cluster, --gateway-role or --collector.`);
+  if (flags.rollbackAll && !flags.yesDestroyAllData) cmd.error(ROLLBACK_WARNING, { exitCode: 2, code: 'cairn.confirmationRequired' });
   const progress = createProgress();
   progress.update('reverting migrations');
   await withDatabase(async (db) => {
-    const names = await migrateRollbackAll(db).finally(() => progress.clear());
+    const names = await (flags.rollbackAll ? migrateRollbackAll(db) : migrateRollbackLast(db)).finally(() => progress.clear());
     process.stdout.write(names.length ? `Reverted: ${names.join(', ')}\n` : 'Nothing to do.\n');
   });
 }

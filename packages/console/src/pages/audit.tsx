@@ -7,8 +7,8 @@ import { formatTime } from '../lib/format';
 const PAGE = 50;
 const FILTERS = ['operator', 'action', 'target_type', 'target_name', 'from', 'to'] as const;
 /** Every action and target type the management API records (services/management-api, repositories/audit.ts). */
-const ACTIONS = ['create', 'update', 'delete', 'replace_devices', 'add_key', 'delete_key', 'record_utilization', 'sign_in', 'sign_out'];
-const TARGET_TYPES = ['users', 'clusters', 'operators', 's3_credentials', 'sessions'];
+const ACTIONS = ['create', 'update', 'delete', 'replace_devices', 'add_key', 'delete_key', 'record_utilization', 'sign_in', 'sign_out', 'backup'];
+const TARGET_TYPES = ['users', 'clusters', 'operators', 's3_credentials', 'sessions', 'backup'];
 
 /** The audit trail, newest first, with the API's own filters. */
 export function AuditPage({ params }: { params: URLSearchParams }) {

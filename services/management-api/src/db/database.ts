@@ -6,6 +6,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { migrationSource } from './migrations';
 import { lockDataDir, type DataDirLock } from './data-dir-lock';
 import { needsSetUp, setUpDataDir } from './pglite-setup';
+import { registerEmbedded } from './embedded';
 
 /** A knex handle or a transaction: repositories accept either so one transaction can span steps. */
 export type Db = Knex | Knex.Transaction;
@@ -28,13 +29,15 @@ export function createDatabase(options: DatabaseOptions): Knex {
     });
   }
   const dataDir = options.dataDir ?? 'memory://';
-  const pgliteOptions = { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`] };
+  const pgliteOptions = { startParams: pgliteStartParams() };
   const pglite = dataDir.startsWith('memory://') ? new PGlite(dataDir, pgliteOptions) : openDataDir(dataDir, pgliteOptions);
-  return knex({
+  const db = knex({
     client: ClientPgLite as unknown as typeof knex.Client,
     dialect: 'postgres',
     connection: { pglite } as Knex.StaticConnectionConfig,
   });
+  registerEmbedded(db, pglite);
+  return db;
 }
 
 /**
@@ -87,9 +90,24 @@ class LockedPGlite extends PGlite {
  */
 const PGLITE_SHARED_BUFFERS = '16MB';
 
+/** How every embedded database here is started (a restored data directory is checked with the same). */
+export const pgliteStartParams = (): string[] => [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`];
+
+/**
+ * Applies this release's pending migrations. Migrations recorded in the database that this
+ * release does not know are a newer release's (a rolling upgrade: its migrate job ran first, and
+ * a replica of this release restarts meanwhile). Expand/contract (docs/releasing.md) keeps this
+ * release working on that schema, so they are left alone rather than refused as a corrupt list.
+ */
 export async function migrateLatest(db: Knex): Promise<string[]> {
-  const [, applied] = (await db.migrate.latest({ migrationSource })) as [number, string[]];
+  const [, applied] = (await db.migrate.latest({ migrationSource, disableMigrationsListValidation: true })) as [number, string[]];
   return applied;
+}
+
+/** Reverts the last batch: the migrations the last `cairn migrate` (or start) applied together. */
+export async function migrateRollbackLast(db: Knex): Promise<string[]> {
+  const [, reverted] = (await db.migrate.rollback({ migrationSource }, false)) as [number, string[]];
+  return reverted;
 }
 
 export async function migrateRollbackAll(db: Knex): Promise<string[]> {

@@ -11,7 +11,7 @@ import type { ListQuery, Ordering, Page } from './list-types';
  * anything named like a secret once more, whatever a caller passes.
  */
 
-export type AuditAction = 'create' | 'update' | 'delete' | 'add_key' | 'delete_key' | 'replace_devices' | 'record_utilization' | 'sign_in' | 'sign_out';
+export type AuditAction = 'create' | 'update' | 'delete' | 'add_key' | 'delete_key' | 'replace_devices' | 'record_utilization' | 'sign_in' | 'sign_out' | 'backup';
 export type Snapshot = Record<string, unknown>;
 
 /** Who made a write: an authenticated operator over HTTP, or a command run on the host. */

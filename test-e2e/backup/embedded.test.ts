@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cairn, launch, type Launched } from '../support/processes';
+import { expectRestored, populate } from './support';
+
+/**
+ * `cairn backup` and `cairn restore` on embedded PGlite, as real processes: a backup taken while
+ * `cairn start` runs (through its management API, as the data directory admits one process),
+ * restored into a fresh data directory under a new `cairn start`, which must let the users log in,
+ * verify S3 signatures and read back the utilization history.
+ */
+const S3_KEYS = `k1:${randomBytes(32).toString('base64')}`;
+const BASE_ENV = { CAIRN_S3_SECRET_KEYS: S3_KEYS, CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN: 'false' };
+
+describe('cairn backup and cairn restore (embedded PGlite)', () => {
+  let root: string;
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'cairn-e2e-backup-'));
+  });
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it('when a backup is taken while cairn start runs and restored into a fresh data directory, then users log in, S3 signatures verify and utilization reads back', async () => {
+    const original = join(root, 'original');
+    const restored = join(root, 'restored');
+    const file = join(root, 'cairn.backup');
+    const env = { ...BASE_ENV, CAIRN_DATA_DIR: original };
+    let running: Launched | undefined = await launch(env);
+    const auth = running.adminAuth!;
+    const admin = auth.replace(/^ApiKey /, '');
+    let populated;
+    try {
+      populated = await populate(running.apiUrl, auth);
+
+      // Without a key the command cannot reach the running server's data: it says what to set.
+      const keyless = await cairn(['backup', file], env);
+      expect(keyless.code).toBe(1);
+      expect(keyless.out).toContain('set CAIRN_API_KEY="<operator>:<key>"');
+      expect(existsSync(file)).toBe(false);
+
+      // A reader may not take the whole database away.
+      const reader = await fetch(`${running.apiUrl}/api/v1/operators/`, {
+        method: 'POST',
+        headers: { Authorization: auth, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name: 'peeker', role: 'reader' }),
+      }).then((r) => r.json() as Promise<{ api_key: string }>);
+      const refused = await cairn(['backup', file], { ...env, CAIRN_API_URL: running.apiUrl, CAIRN_API_KEY: `peeker:${reader.api_key}` });
+      expect(refused.code).toBe(1);
+      expect(refused.out).toContain("refused the backup (403): Operator 'peeker' is a reader; only an admin with access to every cluster may read a backup of the whole database.");
+
+      const taken = await cairn(['backup', file], { ...env, CAIRN_API_URL: running.apiUrl, CAIRN_API_KEY: admin });
+      expect(taken.out).toContain(`Backup of the embedded database written to ${file}`);
+      expect(taken.out).toContain('through the running management API');
+      expect(taken.code).toBe(0);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(readdirSync(root).filter((f) => f.includes('.partial-'))).toEqual([]);
+
+      // Each backup is in the audit trail, under the operator who took it.
+      const audit = await fetch(`${running.apiUrl}/api/v1/audit/?action=backup`, { headers: { Authorization: auth } }).then((r) => r.json() as Promise<{ objects: { operator: string; action: string }[] }>);
+      expect(audit.objects.map((o) => o.action)).toEqual(['backup']);
+
+      // The running server's directory cannot be restored over.
+      const over = await cairn(['restore', file, '--force'], env);
+      expect(over.code).toBe(1);
+      expect(over.out).toContain('is in use by a running Cairn: stop it (Ctrl-C or SIGTERM), then restore. Nothing was done.');
+      expect(await running.stop()).toBe(0);
+      running = undefined;
+
+      // A directory that holds a database is not replaced without --force.
+      const occupied = await cairn(['restore', file], env);
+      expect(occupied.code).toBe(1);
+      expect(occupied.out).toContain(`The data directory ${original} is not empty. Nothing was done.`);
+
+      const done = await cairn(['restore', file], { ...env, CAIRN_DATA_DIR: restored });
+      expect(done.out).toContain(`Restored ${file} into ${restored}.`);
+      expect(done.code).toBe(0);
+    } finally {
+      await running?.stop();
+    }
+
+    const again = await launch({ ...BASE_ENV, CAIRN_DATA_DIR: restored });
+    try {
+      expect(again.adminAuth).toBeUndefined(); // the admin came back with the data: no new first start
+      await expectRestored(again.apiUrl, again.gatewayUrl, auth, populated);
+    } finally {
+      expect(await again.stop()).toBe(0);
+    }
+  });
+
+  it('when no server runs, then cairn backup copies the data directory itself, and --force restores over a used one, keeping it aside', async () => {
+    const dir = join(root, 'direct');
+    const env = { ...BASE_ENV, CAIRN_DATA_DIR: dir };
+    const first = await launch(env);
+    const auth = first.adminAuth!;
+    const populated = await populate(first.apiUrl, auth);
+    expect(await first.stop()).toBe(0);
+
+    const file = join(root, 'direct.backup');
+    const taken = await cairn(['backup', file], env);
+    expect(taken.out).toContain(`from ${dir}`);
+    expect(taken.code).toBe(0);
+
+    // Not a backup at all: refused before anything is touched.
+    const junk = join(root, 'junk');
+    writeFileSync(junk, 'not a backup');
+    const bad = await cairn(['restore', junk, '--force'], env);
+    expect(bad.code).toBe(1);
+    expect(bad.out).toContain('That file is not a backup of an embedded Cairn database');
+
+    const forced = await cairn(['restore', file, '--force'], env);
+    expect(forced.code).toBe(0);
+    const aside = /The data directory it replaced is now (\S+);/.exec(forced.out)?.[1];
+    expect(aside && existsSync(join(aside, 'PG_VERSION'))).toBe(true);
+
+    const again = await launch(env);
+    try {
+      await expectRestored(again.apiUrl, again.gatewayUrl, auth, populated);
+    } finally {
+      expect(await again.stop()).toBe(0);
+    }
+  });
+});
