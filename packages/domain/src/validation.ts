@@ -2,6 +2,7 @@ import Joi from 'joi';
 import { errors } from './errors';
 import { echoName } from './escape';
 import { OPERATOR_ROLES } from './models';
+import { quotaKeys } from './quotas';
 
 /**
  * Input rules shared by every entry point (HTTP bodies in any format, CLI arguments).
@@ -157,6 +158,8 @@ export const userCreateSchema = Joi.object({
   password: passwordSchema.required(),
   is_superuser: bool().default(false),
   enabled: bool().default(true),
+  // Absent: the cluster's default quotas (see services/users.ts).
+  ...quotaKeys(),
 });
 
 /** The `user` reference of an S3 credential: a user resource URI or a bare id; resolved by the service. */
@@ -176,6 +179,7 @@ export const userPatchSchema = Joi.object({
   password: passwordSchema,
   is_superuser: bool(),
   enabled: bool(),
+  ...quotaKeys(),
   id: Joi.any().forbidden(),
   resource_uri: Joi.any().forbidden(),
   cluster: Joi.any().forbidden(),
@@ -188,6 +192,7 @@ export const clusterCreateSchema = Joi.object({
   auth_url: httpUrl.required(),
   storage_url: httpUrl.required(),
   region: region.default('RegionOne'),
+  ...quotaKeys('default_'),
 });
 
 export const clusterPatchSchema = Joi.object({
@@ -195,6 +200,7 @@ export const clusterPatchSchema = Joi.object({
   auth_url: httpUrl,
   storage_url: httpUrl,
   region,
+  ...quotaKeys('default_'),
   id: Joi.any().forbidden(),
   uuid: Joi.any().forbidden(),
   resource_uri: Joi.any().forbidden(),
@@ -319,6 +325,10 @@ export interface UserCreateInput {
   password: string;
   is_superuser: boolean;
   enabled: boolean;
+  quota_bytes?: string | null;
+  quota_count?: string | null;
+  quota_bytes_policy?: Record<string, string> | null;
+  quota_count_policy?: Record<string, string> | null;
 }
 export interface S3CredentialCreateInput {
   user: number | string;
@@ -327,6 +337,10 @@ export interface UserPatchInput {
   password?: string;
   is_superuser?: boolean;
   enabled?: boolean;
+  quota_bytes?: string | null;
+  quota_count?: string | null;
+  quota_bytes_policy?: Record<string, string> | null;
+  quota_count_policy?: Record<string, string> | null;
 }
 export interface ClusterCreateInput {
   name: string;
@@ -334,6 +348,10 @@ export interface ClusterCreateInput {
   auth_url: string;
   storage_url: string;
   region: string;
+  default_quota_bytes?: string | null;
+  default_quota_count?: string | null;
+  default_quota_bytes_policy?: Record<string, string> | null;
+  default_quota_count_policy?: Record<string, string> | null;
 }
 export type ClusterPatchInput = Partial<Omit<ClusterCreateInput, 'uuid'>>;
 export interface OperatorCreateInput {

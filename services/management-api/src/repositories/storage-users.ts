@@ -1,18 +1,19 @@
 import { STORAGE_USER_COLUMNS, TABLES, type StorageUserRow } from '@cairn/contract';
-import { errors, type StorageUser, escapeHtml } from '@cairn/domain';
+import { errors, type StorageUser, escapeHtml, type Quotas } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import { listPage, type ListSource, type PartitionCounters } from './list-planner';
 import type { ListQuery, Page } from './list-types';
+import { QUOTA_COLUMNS, quotasOfRow, quotasToRow, type QuotaRow } from './quota-columns';
 
 /** The row the gateway reads too (@cairn/contract), and what only the API shows. */
-interface UserRow extends StorageUserRow {
+interface UserRow extends StorageUserRow, QuotaRow {
   created_at: Date;
   updated_at: Date;
 }
 
 const TABLE = TABLES.storageUsers;
-const RETURNING = ['cluster_id', ...STORAGE_USER_COLUMNS, 'created_at', 'updated_at'];
+const RETURNING = ['cluster_id', ...STORAGE_USER_COLUMNS, ...QUOTA_COLUMNS, 'created_at', 'updated_at'];
 const COLUMNS = RETURNING.map((c) => `u.${c}`);
 
 const toUser = (r: UserRow): StorageUser => ({
@@ -23,16 +24,24 @@ const toUser = (r: UserRow): StorageUser => ({
   isSuperuser: r.is_superuser,
   enabled: r.enabled,
   generation: String(r.generation),
+  quotas: quotasOfRow(r),
   createdAt: new Date(r.created_at),
   updatedAt: new Date(r.updated_at),
 });
 
 /** What a list shows of a user: no hash, no generation, no timestamps are read for it. */
-export type StorageUserSummary = Pick<StorageUser, 'id' | 'clusterId' | 'username' | 'isSuperuser' | 'enabled'>;
-const SUMMARY_COLUMNS = ['u.id', 'u.cluster_id', 'u.username', 'u.is_superuser', 'u.enabled'];
+export type StorageUserSummary = Pick<StorageUser, 'id' | 'clusterId' | 'username' | 'isSuperuser' | 'enabled' | 'quotas'>;
+const SUMMARY_COLUMNS = ['u.id', 'u.cluster_id', 'u.username', 'u.is_superuser', 'u.enabled', ...QUOTA_COLUMNS.map((c) => `u.${c}`)];
 
-type SummaryRow = Pick<UserRow, 'id' | 'cluster_id' | 'username' | 'is_superuser' | 'enabled'>;
-const toSummary = (r: SummaryRow): StorageUserSummary => ({ id: String(r.id), clusterId: Number(r.cluster_id), username: r.username, isSuperuser: r.is_superuser, enabled: r.enabled });
+type SummaryRow = Pick<UserRow, 'id' | 'cluster_id' | 'username' | 'is_superuser' | 'enabled' | keyof QuotaRow>;
+const toSummary = (r: SummaryRow): StorageUserSummary => ({
+  id: String(r.id),
+  clusterId: Number(r.cluster_id),
+  username: r.username,
+  isSuperuser: r.is_superuser,
+  enabled: r.enabled,
+  quotas: quotasOfRow(r),
+});
 
 /**
  * Users are partitioned by cluster: `cluster`, `cluster__in` and the cluster filters resolved to
@@ -95,6 +104,7 @@ export interface NewStorageUser {
   passwordHash: string;
   isSuperuser: boolean;
   enabled: boolean;
+  quotas: Quotas;
 }
 
 export async function createStorageUser(db: Db, user: NewStorageUser, clusterName: string): Promise<StorageUser> {
@@ -107,6 +117,7 @@ export async function createStorageUser(db: Db, user: NewStorageUser, clusterNam
           password_hash: user.passwordHash,
           is_superuser: user.isSuperuser,
           enabled: user.enabled,
+          ...quotasToRow(user.quotas),
         })
         .returning(RETURNING),
     {
@@ -122,6 +133,8 @@ export interface StorageUserChanges {
   passwordHash?: string;
   isSuperuser?: boolean;
   enabled?: boolean;
+  /** Only the quotas to change. */
+  quotas?: Partial<Quotas>;
 }
 
 /**
@@ -134,6 +147,7 @@ export async function updateStorageUser(db: Db, id: string, changes: StorageUser
     if (changes.passwordHash !== undefined) sets.password_hash = changes.passwordHash;
     if (changes.isSuperuser !== undefined) sets.is_superuser = changes.isSuperuser;
     if (changes.enabled !== undefined) sets.enabled = changes.enabled;
+    if (changes.quotas) Object.assign(sets, quotasToRow(changes.quotas));
     if (Object.keys(sets).length === 0) return getStorageUser(db, id);
     const bump = db.raw(
       `generation + CASE WHEN ?::boolean OR is_superuser IS DISTINCT FROM COALESCE(?::boolean, is_superuser)

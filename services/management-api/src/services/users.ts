@@ -1,4 +1,4 @@
-import { errors, escapeHtml, type StorageUser, type UserCreateInput, type UserPatchInput } from '@cairn/domain';
+import { errors, escapeHtml, quotasOfInput, sameQuotas, type StorageUser, type UserCreateInput, type UserPatchInput } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import { clusterIdFromRef, parseBigId, userUri } from '../resources/uris';
@@ -7,10 +7,13 @@ import { getCluster } from '../repositories/clusters';
 import { deleteS3CredentialsOfUser } from '../repositories/s3-credentials';
 import type { ListQuery, Page } from '../repositories/list-types';
 import { createStorageUser, deleteStorageUser, getStorageUser, getStorageUserSummary, listStorageUsers, updateStorageUser, type StorageUserSummary } from '../repositories/storage-users';
+import { quotaStatesOf, wantQuotas, type QuotaState } from '../repositories/quotas';
 import { s3CredentialJson, userJson } from '../resources/representations';
 import { auditActorOf, type Acting } from './context';
 import { canSeeCluster, requireWriter, requireWriterOn, visibleClusters } from './policy';
 import { s3CredentialTarget } from './s3-credentials';
+import { checkedQuotas } from './quotas';
+import { quotaChanged } from './quota-wake';
 
 export type PasswordHasher = (password: string) => Promise<string>;
 
@@ -26,12 +29,26 @@ async function findVisible<U extends { clusterId: number }>(db: Db, acting: Acti
   return user;
 }
 
-export const list = (db: Db, acting: Acting, query: ListQuery): Promise<Page<StorageUserSummary>> => listStorageUsers(db, query, visibleClusters(acting.operator));
+/** A user as the API shows it: with where its quotas stand in Swift (null: it never had one). */
+export type UserView = StorageUserSummary & { quotaState: QuotaState | null };
 
-export const show = (db: Db, acting: Acting, rawId: string | undefined): Promise<StorageUserSummary> => findVisible(db, acting, rawId, getStorageUserSummary);
+async function withQuotaStates(db: Db, users: StorageUserSummary[]): Promise<UserView[]> {
+  const states = await quotaStatesOf(db, users.map((u) => u.id));
+  return users.map((u) => ({ ...u, quotaState: states.get(u.id) ?? null }));
+}
+
+export async function list(db: Db, acting: Acting, query: ListQuery): Promise<Page<UserView>> {
+  const page = await listStorageUsers(db, query, visibleClusters(acting.operator));
+  return { total: page.total, rows: await withQuotaStates(db, page.rows) };
+}
+
+export async function show(db: Db, acting: Acting, rawId: string | undefined): Promise<UserView> {
+  const user = await findVisible(db, acting, rawId, getStorageUserSummary);
+  return (await withQuotaStates(db, [user]))[0]!;
+}
 
 /** Inputs come as functions so a reader is refused before the body is read (see services/clusters). */
-export async function create(db: Db, acting: Acting, inputOf: () => Promise<UserCreateInput>, hashPassword: PasswordHasher): Promise<{ user: StorageUser; input: UserCreateInput }> {
+export async function create(db: Db, acting: Acting, inputOf: () => Promise<UserCreateInput>, hashPassword: PasswordHasher): Promise<{ user: UserView; input: UserCreateInput }> {
   const op = acting.operator;
   requireWriter(op);
   const input = await inputOf();
@@ -41,15 +58,20 @@ export async function create(db: Db, acting: Acting, inputOf: () => Promise<User
     throw errors.invalidInput(`Could not find the provided clusters object via resource URI '${escapeHtml(String(input.cluster))}'.`);
   }
   requireWriterOn(op, cluster.id);
+  // The quotas sent, checked; the cluster's defaults for those not sent.
+  const quotas = { ...cluster.defaultQuotas, ...(await checkedQuotas(db, cluster, quotasOfInput(input))) };
   const passwordHash = await hashPassword(input.password);
+  const hasQuota = Object.values(quotas).some((v) => v !== null);
   const user = await withDbErrors(() =>
     db.transaction(async (trx) => {
-      const created = await createStorageUser(trx, { clusterId: cluster.id, username: input.user, passwordHash, isSuperuser: input.is_superuser, enabled: input.enabled }, cluster.name);
+      const created = await createStorageUser(trx, { clusterId: cluster.id, username: input.user, passwordHash, isSuperuser: input.is_superuser, enabled: input.enabled, quotas }, cluster.name);
+      if (hasQuota) await wantQuotas(trx, created.id, cluster.id);
       await recordAudit(trx, auditActorOf(acting), { action: 'create', target: userTarget(created), before: null, after: userJson(created) });
       return created;
     }),
   );
-  return { user, input };
+  if (hasQuota) quotaChanged(db);
+  return { user: (await withQuotaStates(db, [user]))[0]!, input };
 }
 
 export async function update(
@@ -58,24 +80,31 @@ export async function update(
   rawId: string | undefined,
   patchOf: (current: StorageUser) => Promise<UserPatchInput>,
   hashPassword: PasswordHasher,
-): Promise<{ user: StorageUser; patch: UserPatchInput }> {
+): Promise<{ user: UserView; patch: UserPatchInput }> {
   requireWriter(acting.operator);
   const existing = await findVisible(db, acting, rawId, getStorageUser);
   requireWriterOn(acting.operator, existing.clusterId);
   const patch = await patchOf(existing);
+  const sent = quotasOfInput(patch);
+  const cluster = Object.keys(sent).length > 0 ? await getCluster(db, existing.clusterId) : null;
+  const quotas = cluster ? await checkedQuotas(db, cluster, sent) : undefined;
   const passwordHash = patch.password === undefined ? undefined : await hashPassword(patch.password);
+  let quotasChanged = false;
   const user = await withDbErrors(() =>
     db.transaction(async (trx) => {
       const before = await getStorageUser(trx, existing.id, true);
-      const after = before && (await updateStorageUser(trx, before.id, { passwordHash, isSuperuser: patch.is_superuser, enabled: patch.enabled }));
+      const after = before && (await updateStorageUser(trx, before.id, { passwordHash, isSuperuser: patch.is_superuser, enabled: patch.enabled, quotas }));
       if (!before || !after) throw notFound(existing.id);
+      quotasChanged = !sameQuotas(before.quotas, after.quotas);
+      if (quotasChanged) await wantQuotas(trx, after.id, after.clusterId);
       // The password itself is never recorded, only that it changed.
       const changed = patch.password === undefined ? {} : { password_changed: true };
       await recordAudit(trx, auditActorOf(acting), { action: 'update', target: userTarget(after), before: userJson(before), after: { ...userJson(after), ...changed } });
       return after;
     }),
   );
-  return { user, patch };
+  if (quotasChanged) quotaChanged(db);
+  return { user: (await withQuotaStates(db, [user]))[0]!, patch };
 }
 
 export async function remove(db: Db, acting: Acting, rawId: string | undefined): Promise<void> {

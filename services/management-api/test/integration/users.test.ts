@@ -27,6 +27,13 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
         id,
         is_superuser: false,
         password: PASSWORD,
+        quota_applied_at: null,
+        quota_bytes: null,
+        quota_bytes_policy: null,
+        quota_count: null,
+        quota_count_policy: null,
+        quota_error: null,
+        quota_status: null,
         resource_uri: `/api/v1/users/${id}/`,
         user: 'alice',
       });

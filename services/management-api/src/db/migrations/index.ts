@@ -14,6 +14,7 @@ import * as capacityHistory from './20261124010000_capacity_history';
 import * as userNameBuckets from './20261124020000_user_name_buckets';
 import * as utilizationHourBrin from './20261124030000_utilization_hour_brin';
 import * as operatorClustersRestrict from './20261126000000_operator_clusters_restrict';
+import * as quotas from './20261127120000_quotas';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -35,6 +36,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261124020000_user_name_buckets': userNameBuckets,
   '20261124030000_utilization_hour_brin': utilizationHourBrin,
   '20261126000000_operator_clusters_restrict': operatorClustersRestrict,
+  '20261127120000_quotas': quotas,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
