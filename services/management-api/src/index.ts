@@ -11,3 +11,4 @@ export { findByName as findClusterByName } from './services/clusters';
 export { createOperatorWithKey, createWithClusterNames as createOperatorWithClusterNames, resolveClusterRefs } from './services/operators';
 export { ensureHourlyPartitions, maintainUtilization, rollUpDay } from './repositories/utilization-partitions';
 export { resealAll, type ResealResult } from './services/s3-credentials';
+export { QuotaReconciler, type QuotaReconcilerOptions } from './services/quota-reconciler';

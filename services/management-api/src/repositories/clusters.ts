@@ -60,6 +60,12 @@ export async function findClusterByName(db: Db, name: string): Promise<Cluster |
   return row ? toCluster(row as ClusterRow) : null;
 }
 
+/** Every cluster (there are few): the quota reconciler's round. */
+export async function listAllClusters(db: Db): Promise<Cluster[]> {
+  const rows = await withDbErrors(() => db(`${TABLE} as k`).select(COLUMNS).orderBy('k.id'));
+  return (rows as ClusterRow[]).map(toCluster);
+}
+
 export async function countClusters(db: Db): Promise<number> {
   const [row] = await withDbErrors(() => db(TABLE).count({ count: '*' }));
   return Number((row as { count: string | number }).count);

@@ -124,7 +124,6 @@ export async function recordQuotaOutcomes(db: Db, outcomes: readonly QuotaOutcom
       `UPDATE ${APPLICATIONS} AS a SET
          applied_version = CASE WHEN v.ok THEN v.version ELSE a.applied_version END,
          applied_at = CASE WHEN v.ok THEN now() ELSE a.applied_at END,
-         checked_at = CASE WHEN v.ok THEN now() ELSE a.checked_at END,
          error = CASE WHEN v.ok THEN NULL ELSE v.error END,
          attempts = CASE WHEN v.ok THEN 0 ELSE a.attempts + 1 END,
          retry_at = CASE WHEN v.ok THEN NULL ELSE now() + v.retry_ms * interval '1 millisecond' END
@@ -150,11 +149,6 @@ export async function markPendingFailed(db: Db, clusterId: number, error: string
 /** Clears an error that was about the cluster (it is reachable again), so those users are pending and retried at once. */
 export async function clearClusterErrors(db: Db, clusterId: number, error: string): Promise<void> {
   await withDbErrors(() => db(APPLICATIONS).where({ cluster_id: clusterId, error }).update({ error: null, retry_at: null }));
-}
-
-export async function markChecked(db: Db, userIds: readonly string[]): Promise<void> {
-  if (userIds.length === 0) return;
-  await withDbErrors(() => db(APPLICATIONS).whereIn('user_id', userIds as string[]).update({ checked_at: db.fn.now() }));
 }
 
 export interface StoredSwiftInfo extends SwiftQuotaInfo {

@@ -24,7 +24,7 @@ export const auditResource: ResourceDef = {
     time: { type: 'datetime', help: 'When the change was committed (its transaction), ISO 8601 UTC. Filters take ISO 8601 dates or date-times.', readonly: true, column: 'occurred_at', filtering: TIME_LOOKUPS, ordering: true },
     operator: { type: 'string', help: "Name of the operator who made the change; 'cli' or 'bootstrap' for changes made by a command on the host.", readonly: true, column: 'operator_name', filtering: STRING_LOOKUPS, ordering: true },
     operator_id: { type: 'integer', help: 'Id of that operator; null for cli and bootstrap. Kept after the operator is deleted.', readonly: true, nullable: true, column: 'operator_id', filtering: NUMBER_LOOKUPS, max: INT4_MAX, ordering: true },
-    action: { type: 'string', help: 'create, update, delete, add_key, delete_key, replace_devices or record_utilization.', readonly: true, column: 'action', filtering: KEYWORD, ordering: true },
+    action: { type: 'string', help: 'create, update, delete, add_key, delete_key, replace_devices, record_utilization or repair_quota_drift (the quota reconciler put back quotas changed in Swift: before is what Swift had).', readonly: true, column: 'action', filtering: KEYWORD, ordering: true },
     target_type: { type: 'string', help: 'Type of the changed resource: users, clusters, operators or s3_credentials.', readonly: true, column: 'target_type', filtering: KEYWORD, ordering: true },
     target_id: { type: 'string', help: 'Id of the changed resource.', readonly: true, column: 'target_id', filtering: KEYWORD },
     target_name: { type: 'string', help: 'Its name when changed: user name, cluster name or operator name.', readonly: true, column: 'target_name', filtering: STRING_LOOKUPS, ordering: true },

@@ -39,8 +39,7 @@ export async function up(knex: Knex): Promise<void> {
     applied_at timestamptz(3),
     error text,
     attempts integer NOT NULL DEFAULT 0,
-    retry_at timestamptz(3),
-    checked_at timestamptz(3)
+    retry_at timestamptz(3)
   )`);
   // The reconciler's two reads: what is pending (small), and every applied user for the drift check.
   await knex.raw('CREATE INDEX quota_applications_pending_idx ON quota_applications (cluster_id, user_id) WHERE wanted_version > applied_version');
