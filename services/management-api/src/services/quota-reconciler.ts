@@ -82,6 +82,11 @@ export class QuotaReconciler {
     this.leadership = new QuotaLeadership(o.sessionUrl, o.log, () => this.poke());
   }
 
+  /** Whether this replica leads (applies quotas) now. */
+  get isLeader(): boolean {
+    return this.leadership.isLeader && !this.stopped;
+  }
+
   start(): void {
     this.unsubscribe = onQuotaChange(this.o.db, () => this.poke());
     this.loop = this.run();
