@@ -81,12 +81,16 @@ describe.each(DB_KINDS)('quota reconciler on %s', (kind) => {
     const bob = await createUser(app, 'bob', { quota_bytes: 5000 });
     await until(bob.id, (u) => u.quota_status === 'applied');
     swift.state.accounts.get('AUTH_bob')!.set('x-account-meta-quota-bytes', '999999');
+    // The audit record is written right after Swift accepted the repair.
     const deadline = Date.now() + 3 * RESYNC_MS + 2000;
-    while (headersOf('bob')['x-account-meta-quota-bytes'] !== '5000') {
+    const drifts = () => app.http().get(`/api/v1/audit/?action=repair_quota_drift&target_id=${String(bob.id)}`).set('Authorization', ADMIN_AUTH);
+    let audit = await drifts();
+    while (audit.body.objects.length === 0) {
       if (Date.now() > deadline) throw new Error('drift not repaired');
       await new Promise((r) => setTimeout(r, 50));
+      audit = await drifts();
     }
-    const audit = await app.http().get(`/api/v1/audit/?action=repair_quota_drift&target_id=${String(bob.id)}`).set('Authorization', ADMIN_AUTH);
+    expect(headersOf('bob')['x-account-meta-quota-bytes']).toBe('5000');
     expect(audit.body.objects).toHaveLength(1);
     expect(audit.body.objects[0]).toMatchObject({ operator: 'quota reconciler', target_name: 'bob', before: { quota_bytes: 999999 }, after: { quota_bytes: 5000 } });
   });
