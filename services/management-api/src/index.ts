@@ -12,3 +12,4 @@ export { createOperatorWithKey, createWithClusterNames as createOperatorWithClus
 export { ensureHourlyPartitions, maintainUtilization, rollUpDay } from './repositories/utilization-partitions';
 export { resealAll, type ResealResult } from './services/s3-credentials';
 export { QuotaReconciler, type QuotaReconcilerOptions } from './services/quota-reconciler';
+export { appliedQuotas, pendingQuotas, recordQuotaOutcomes } from './repositories/quotas';

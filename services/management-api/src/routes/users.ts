@@ -42,7 +42,7 @@ export const usersResource: ResourceDef = {
       nullable: true,
     },
     quota_error: { type: 'string', help: 'Why the quotas are not applied, in one sentence; null unless quota_status is error.', readonly: true, nullable: true },
-    quota_applied_at: { type: 'datetime', help: 'When Swift last accepted the quotas (or confirmed them after a drift check); null before.', readonly: true, nullable: true },
+    quota_applied_at: { type: 'datetime', help: 'When Swift last accepted the quotas (a repair after drift included); null before.', readonly: true, nullable: true },
     resource_uri: { type: 'string', help: 'URI of this user.', readonly: true },
   },
 };
