@@ -26,7 +26,7 @@ const user = fc.record({
       fc.record({
         status: fc.constantFrom('applied' as const, 'pending' as const, 'error' as const),
         error: fc.option(fc.string({ unit: anyCodeUnit, maxLength: 30 })),
-        appliedAt: fc.option(fc.date({ min: new Date(0), max: new Date(4e12) })),
+        appliedAt: fc.option(fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true })),
       }),
     ),
     { nil: undefined },
