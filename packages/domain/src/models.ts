@@ -1,3 +1,5 @@
+import type { Quotas } from './quotas';
+
 /** Shapes of Cairn's records as the domain sees them (no persistence details). */
 
 export interface Cluster {
@@ -7,6 +9,8 @@ export interface Cluster {
   authUrl: string;
   storageUrl: string;
   region: string;
+  /** Quotas a user created without its own gets. */
+  defaultQuotas: Quotas;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -23,6 +27,8 @@ export interface StorageUser {
   enabled: boolean;
   /** Bumped whenever the password, `enabled` or `isSuperuser` changes; lets gateways drop stale tokens. */
   generation: string;
+  /** Desired account quotas, which the quota reconciler applies to Swift. */
+  quotas: Quotas;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -3,6 +3,7 @@ import { errors } from './errors';
 import { echoName } from './escape';
 import { OPERATOR_ROLES } from './models';
 import { passwordScheme } from './foreign-password-hash';
+import { quotaKeys } from './quotas';
 
 /**
  * Input rules shared by every entry point (HTTP bodies in any format, CLI arguments).
@@ -204,6 +205,8 @@ const userCreateFields = {
  */
 export const userCreateSchema = Joi.object({
   ...userCreateFields,
+  // Absent: the cluster's default quotas (see services/users.ts).
+  ...quotaKeys(),
   password: passwordSchema.when('password_hash', {
     is: Joi.exist(),
     then: Joi.forbidden().messages({ 'any.unknown': 'Give either a password or a password_hash, not both.' }),
@@ -250,6 +253,7 @@ export const userPatchSchema = Joi.object({
   password: passwordSchema,
   is_superuser: bool(),
   enabled: bool(),
+  ...quotaKeys(),
   id: Joi.any().forbidden(),
   resource_uri: Joi.any().forbidden(),
   cluster: Joi.any().forbidden(),
@@ -262,6 +266,7 @@ export const clusterCreateSchema = Joi.object({
   auth_url: httpUrl.required(),
   storage_url: httpUrl.required(),
   region: region.default('RegionOne'),
+  ...quotaKeys('default_'),
 });
 
 export const clusterPatchSchema = Joi.object({
@@ -269,6 +274,7 @@ export const clusterPatchSchema = Joi.object({
   auth_url: httpUrl,
   storage_url: httpUrl,
   region,
+  ...quotaKeys('default_'),
   id: Joi.any().forbidden(),
   uuid: Joi.any().forbidden(),
   resource_uri: Joi.any().forbidden(),
@@ -411,6 +417,10 @@ export type UserCreateInput = {
   user: string;
   is_superuser: boolean;
   enabled: boolean;
+  quota_bytes?: string | null;
+  quota_count?: string | null;
+  quota_bytes_policy?: Record<string, string> | null;
+  quota_count_policy?: Record<string, string> | null;
 } & ({ password: string; password_hash?: undefined } | { password?: undefined; password_hash: string });
 export interface UserBulkCreateInput {
   objects: Array<{ cluster: number | string; user: string; password_hash: string; is_superuser: boolean; enabled: boolean }>;
@@ -422,6 +432,10 @@ export interface UserPatchInput {
   password?: string;
   is_superuser?: boolean;
   enabled?: boolean;
+  quota_bytes?: string | null;
+  quota_count?: string | null;
+  quota_bytes_policy?: Record<string, string> | null;
+  quota_count_policy?: Record<string, string> | null;
 }
 export interface ClusterCreateInput {
   name: string;
@@ -429,6 +443,10 @@ export interface ClusterCreateInput {
   auth_url: string;
   storage_url: string;
   region: string;
+  default_quota_bytes?: string | null;
+  default_quota_count?: string | null;
+  default_quota_bytes_policy?: Record<string, string> | null;
+  default_quota_count_policy?: Record<string, string> | null;
 }
 export type ClusterPatchInput = Partial<Omit<ClusterCreateInput, 'uuid'>>;
 export interface OperatorCreateInput {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import Joi from 'joi';
 import { ConfigError, loadConfig, s3KeyringConfig, trustProxySchema, type ConfigSpec, type Env, type TrustProxy } from '@cairn/config';
 import { logFormatConfig, postgresUrlWithCa, readCaFile, type LogFormat } from '@cairn/runtime';
+import type { ResellerCredentials } from './services/swift-reseller';
 import { apiKeySchema, clusterCreateSchema, operatorNameSchema, parseS3SecretKeys, type S3SecretKeyring } from '@cairn/domain';
 
 /** The default cluster obeys the API's own rules for a cluster, checked before anything starts. */
@@ -92,6 +93,24 @@ export const configSpec = {
     schema: trustProxySchema().default(false),
   },
   ...s3KeyringConfig,
+  quotaCredentials: {
+    env: 'CAIRN_QUOTA_CREDENTIALS',
+    doc:
+      'Per cluster, the superuser storage user whose reseller token applies quotas to its Swift, as JSON: {"<cluster name>": {"user": "…", "password": "…"}} ' +
+      '(optional "auth_url" and "storage_url" when the cluster is reached by other addresses from here). Set: this process runs the quota reconciler (one replica at a time leads). Unset: quotas are stored but not applied.',
+    schema: Joi.string().max(1_000_000),
+    secret: true,
+  },
+  quotaResyncSeconds: { env: 'CAIRN_QUOTA_RESYNC_SECONDS', doc: "Seconds between the quota reconciler's drift checks (a HEAD of every account with a quota; changes made in Swift behind Cairn's back are put back) and its reads of each Swift's /info.", schema: Joi.number().integer().min(1).max(86400).default(300) },
+  quotaPollMs: { env: 'CAIRN_QUOTA_POLL_MS', doc: 'Milliseconds between the quota reconciler\'s polls for pending quotas and for the lock (changes also wake it at once).', schema: Joi.number().integer().min(50).max(60000).default(1000) },
+  quotaConcurrency: { env: 'CAIRN_QUOTA_CONCURRENCY', doc: 'Account requests the quota reconciler has in flight at once, per cluster.', schema: Joi.number().integer().min(1).max(256).default(16) },
+  quotaTimeoutMs: { env: 'CAIRN_QUOTA_TIMEOUT_MS', doc: 'Timeout of one request of the quota reconciler to Swift or the auth gateway.', schema: Joi.number().integer().min(100).max(120000).default(10000) },
+  quotaSessionUrl: {
+    env: 'CAIRN_QUOTA_SESSION_URL',
+    doc: "Postgres URL of a direct session where the quota reconciler holds its lock and LISTENs (PgBouncer in transaction mode cannot carry either). Unset: DATABASE_URL.",
+    schema: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
+    secret: true,
+  },
   logLevel: { env: 'LOG_LEVEL', doc: 'pino log level.', schema: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info') },
   logFormat: logFormatConfig,
 } satisfies ConfigSpec;
@@ -125,6 +144,12 @@ export interface ManagementApiConfig {
   trustProxy: TrustProxy;
   s3SecretKeys?: string;
   s3CurrentKeyId?: string;
+  quotaCredentials?: string;
+  quotaResyncSeconds: number;
+  quotaPollMs: number;
+  quotaConcurrency: number;
+  quotaTimeoutMs: number;
+  quotaSessionUrl?: string;
   logLevel: string;
   logFormat: LogFormat;
 }
@@ -144,7 +169,29 @@ export function readConfig(env: Env = process.env): ManagementApiConfig {
     if ('problem' in ca) throw new ConfigError([ca.problem]);
     config.databaseUrl = postgresUrlWithCa(config.databaseUrl, config.databaseCaFile);
   }
+  quotaCredentialsOf(config);
   return config;
+}
+
+const resellerCredentials = Joi.object({
+  user: Joi.string().min(1).max(255).required(),
+  password: Joi.string().min(1).max(1024).required(),
+  auth_url: Joi.string().uri({ scheme: ['http', 'https'] }),
+  storage_url: Joi.string().uri({ scheme: ['http', 'https'] }),
+});
+
+/** The reconciler's credentials by cluster name; undefined when unset (no reconciler). Problems name clusters, never values. */
+export function quotaCredentialsOf(config: Pick<ManagementApiConfig, 'quotaCredentials'>): Record<string, ResellerCredentials> | undefined {
+  if (config.quotaCredentials === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(config.quotaCredentials);
+  } catch {
+    throw new ConfigError(['CAIRN_QUOTA_CREDENTIALS must be JSON: {"<cluster name>": {"user": "…", "password": "…"}}.']);
+  }
+  const { error, value } = Joi.object().pattern(Joi.string().min(1), resellerCredentials).required().validate(parsed, { abortEarly: false });
+  if (error) throw new ConfigError(error.details.map((d) => `CAIRN_QUOTA_CREDENTIALS: cluster '${String(d.path[0] ?? '')}': ${d.path.slice(1).join('.') || 'value'} is missing or invalid.`));
+  return value as Record<string, ResellerCredentials>;
 }
 
 /** The keyring CAIRN_S3_SECRET_KEYS describes; undefined when unset; a ConfigError that lists every problem. */

@@ -67,6 +67,10 @@ export const REDACT_PATHS = [
   '*.secret',
   's3SecretKeys',
   '*.s3SecretKeys',
+  'quotaCredentials',
+  '*.quotaCredentials',
+  'quotaSessionUrl',
+  '*.quotaSessionUrl',
 ];
 
 /** `destination`: where lines go (default stdout); tests pass a LogCapture to read them back. */

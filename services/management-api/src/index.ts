@@ -14,3 +14,5 @@ export { resealAll, type ResealResult } from './services/s3-credentials';
 export { backupDataDir, restoreDataDir, type RestoreResult } from './db/pglite-backup';
 export { DataDirInUseError } from './db/data-dir-lock';
 export { GZIP_MAGIC } from './db/embedded';
+export { QuotaReconciler, type QuotaReconcilerOptions } from './services/quota-reconciler';
+export { appliedQuotas, pendingQuotas, recordQuotaOutcomes } from './repositories/quotas';

@@ -1,13 +1,14 @@
 import type { Server } from 'node:http';
 import { closeGracefully, exitOnSignals, isTlsFailure, listen, logsAreJson, retryStartup, TlsFailure } from '@cairn/runtime';
 import { ConfigError } from '@cairn/config';
-import { readConfig, type ManagementApiConfig } from './config';
+import { quotaCredentialsOf, readConfig, type ManagementApiConfig } from './config';
 import { createApp } from './app';
 import { bootstrap } from './bootstrap';
 import { migrateLatest, isEmbedded } from './db/database';
 import { createDeps, type Deps } from './deps';
 import { createApiMetrics } from './http/metrics';
 import { runMaintenance } from './maintenance';
+import { QuotaReconciler } from './services/quota-reconciler';
 
 /** Utilization partitions, rollups and retention, and the audit trail's retention, are kept up by every replica (runs are idempotent). */
 const MAINTENANCE_MS = 15 * 60_000;
@@ -56,18 +57,37 @@ export async function startManagementApi(config: ManagementApiConfig, deps: Deps
   maintain();
   const maintenance = setInterval(maintain, MAINTENANCE_MS);
   maintenance.unref();
-  log.info({ port, database: isEmbedded(db) ? 'embedded PGlite' : 'postgres' }, 'management-api listening');
+  const quotas = quotaReconcilerOf(config, deps);
+  quotas?.start();
+  log.info({ port, database: isEmbedded(db) ? 'embedded PGlite' : 'postgres', quotaReconciler: quotas !== undefined }, 'management-api listening');
   return {
     server,
     port,
     generatedAdmin: boot.generatedAdmin,
     close: async (idleGraceMs?: number) => {
       clearInterval(maintenance);
+      await quotas?.stop();
       // As the gateway: in-flight requests finish, idle keep-alive connections are not reset.
       await closeGracefully(server, idleGraceMs);
       await db.destroy();
     },
   };
+}
+
+/** The quota reconciler, when CAIRN_QUOTA_CREDENTIALS is set (docs/quotas.md). */
+function quotaReconcilerOf(config: ManagementApiConfig, deps: Deps): QuotaReconciler | undefined {
+  const credentials = quotaCredentialsOf(config);
+  if (!credentials) return undefined;
+  return new QuotaReconciler({
+    db: deps.db,
+    log: deps.log,
+    credentials,
+    sessionUrl: isEmbedded(deps.db) ? undefined : (config.quotaSessionUrl ?? config.databaseUrl),
+    resyncMs: config.quotaResyncSeconds * 1000,
+    pollMs: config.quotaPollMs,
+    concurrency: config.quotaConcurrency,
+    timeoutMs: config.quotaTimeoutMs,
+  });
 }
 
 async function main(): Promise<void> {

@@ -58,3 +58,6 @@ export const sameCluster =
   (current: number): SameAs =>
   (given) =>
     clusterIdFromRef(given) === current;
+
+/** A reported value (a status) that a client sending an object back cannot mean to change: always dropped. */
+export const anyValue: SameAs = () => true;

@@ -29,6 +29,11 @@ export interface FieldDef {
   filtering?: readonly Lookup[];
   /** Integer columns: the largest value the column holds (int4 or int8); filter values are checked against it. */
   max?: bigint;
+  /**
+   * An integer shown as a JSON number up to 2^53 - 1 and as a decimal string above (quotas); a
+   * `dict` field: such integers as its values. Clients may send either.
+   */
+  bigNumber?: boolean;
   /** A string column of a stricter type: filter values must be in its format (a UUID column). */
   format?: 'uuid';
   ordering?: boolean;

@@ -115,9 +115,6 @@ export const envelope = (item: JsonSchema): JsonSchema => ({
   properties: { meta: schemaRef('ListMeta'), objects: { type: 'array', items: item } },
 });
 
-const nullable = (schema: JsonSchema, isNullable: boolean | undefined): JsonSchema =>
-  isNullable ? { ...schema, type: [schema.type as string, 'null'] } : schema;
-
 /** A field as it appears in a response. */
 export function fieldSchema(f: FieldDef): JsonSchema {
   const base: Record<FieldDef['type'], JsonSchema> = {
@@ -129,8 +126,14 @@ export function fieldSchema(f: FieldDef): JsonSchema {
     datetime: { type: 'string', format: 'date-time' },
     dict: { type: 'object' },
   };
+  if (f.bigNumber) {
+    const big = { type: ['integer', 'string'], pattern: '^[0-9]+$' };
+    base.integer = big;
+    base.dict = { type: 'object', additionalProperties: big };
+  }
+  const typed = base[f.type];
   return {
-    ...nullable(base[f.type], f.nullable),
+    ...(f.nullable ? { ...typed, type: [...([] as unknown[]).concat(typed.type), 'null'] } : typed),
     description: f.help,
     ...(f.readonly ? { readOnly: true } : {}),
     ...(f.default !== undefined ? { default: f.default } : {}),

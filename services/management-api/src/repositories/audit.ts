@@ -11,7 +11,7 @@ import type { ListQuery, Ordering, Page } from './list-types';
  * anything named like a secret once more, whatever a caller passes.
  */
 
-export type AuditAction = 'create' | 'update' | 'delete' | 'add_key' | 'delete_key' | 'replace_devices' | 'record_utilization' | 'sign_in' | 'sign_out' | 'backup';
+export type AuditAction = 'create' | 'update' | 'delete' | 'add_key' | 'delete_key' | 'replace_devices' | 'record_utilization' | 'sign_in' | 'sign_out' | 'backup' | 'repair_quota_drift';
 export type Snapshot = Record<string, unknown>;
 
 /** Who made a write: an authenticated operator over HTTP, or a command run on the host. */
@@ -28,6 +28,12 @@ export const CLI_ACTOR = hostActor('cli');
 export const BOOTSTRAP_ACTOR = hostActor('bootstrap');
 /** The deployment's migrate job (its declared collectors). */
 export const MIGRATE_ACTOR = hostActor('migrate');
+
+/**
+ * The quota reconciler, running inside the management API: it records the quotas it puts back in
+ * Swift. Its name has a space, which no operator's name may have.
+ */
+export const QUOTA_RECONCILER_ACTOR: AuditActor = Object.freeze({ operatorId: null, operatorName: 'quota reconciler', requestId: null });
 
 export interface AuditTarget {
   /** The resource type, as in its URI: `users`, `clusters`, `operators`. */

@@ -1,19 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { CLUSTER_COLUMNS, TABLES, type ClusterRow as SharedClusterRow } from '@cairn/contract';
-import { errors, type Cluster, type ClusterCreateInput, type ClusterPatchInput, escapeHtml } from '@cairn/domain';
+import { errors, quotasOfInput, type Cluster, type ClusterCreateInput, type ClusterPatchInput, escapeHtml } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors, type ConstraintMessages } from '../db/errors';
 import { listPage } from './list-planner';
 import type { ListQuery, Page } from './list-types';
+import { QUOTA_COLUMNS, quotasOfRow, quotasToRow } from './quota-columns';
 
 /** The row the gateway reads too (@cairn/contract), and what only the API shows. */
 interface ClusterRow extends SharedClusterRow {
+  default_quota_bytes: string | null;
+  default_quota_count: string | null;
+  default_quota_bytes_policy: unknown;
+  default_quota_count_policy: unknown;
   created_at: Date;
   updated_at: Date;
 }
 
 const TABLE = TABLES.clusters;
-const RETURNING = [...CLUSTER_COLUMNS, 'created_at', 'updated_at'];
+const RETURNING = [...CLUSTER_COLUMNS, ...QUOTA_COLUMNS.map((c) => `default_${c}`), 'created_at', 'updated_at'];
 const COLUMNS = RETURNING.map((c) => `k.${c}`);
 
 const toCluster = (r: ClusterRow): Cluster => ({
@@ -23,6 +28,7 @@ const toCluster = (r: ClusterRow): Cluster => ({
   authUrl: r.auth_url,
   storageUrl: r.storage_url,
   region: r.region,
+  defaultQuotas: quotasOfRow(r as never, 'default_'),
   createdAt: new Date(r.created_at),
   updatedAt: new Date(r.updated_at),
 });
@@ -54,6 +60,12 @@ export async function findClusterByName(db: Db, name: string): Promise<Cluster |
   return row ? toCluster(row as ClusterRow) : null;
 }
 
+/** Every cluster (there are few): the quota reconciler's round. */
+export async function listAllClusters(db: Db): Promise<Cluster[]> {
+  const rows = await withDbErrors(() => db(`${TABLE} as k`).select(COLUMNS).orderBy('k.id'));
+  return (rows as ClusterRow[]).map(toCluster);
+}
+
 export async function countClusters(db: Db): Promise<number> {
   const [row] = await withDbErrors(() => db(TABLE).count({ count: '*' }));
   return Number((row as { count: string | number }).count);
@@ -64,7 +76,7 @@ export async function createCluster(db: Db, input: ClusterCreateInput): Promise<
   const [row] = await withDbErrors(
     () =>
       db(TABLE)
-        .insert({ name: input.name, uuid, auth_url: input.auth_url, storage_url: input.storage_url, region: input.region })
+        .insert({ name: input.name, uuid, auth_url: input.auth_url, storage_url: input.storage_url, region: input.region, ...quotasToRow(quotasOfInput(input, 'default_'), 'default_') })
         .returning(RETURNING),
     uniqueMessages(input.name, uuid),
   );
@@ -77,6 +89,7 @@ export async function updateCluster(db: Db, id: number, patch: ClusterPatchInput
   if (patch.auth_url !== undefined) changes.auth_url = patch.auth_url;
   if (patch.storage_url !== undefined) changes.storage_url = patch.storage_url;
   if (patch.region !== undefined) changes.region = patch.region;
+  Object.assign(changes, quotasToRow(quotasOfInput(patch, 'default_'), 'default_'));
   if (Object.keys(changes).length === 0) return getCluster(db, id);
   const [row] = await withDbErrors(
     () =>

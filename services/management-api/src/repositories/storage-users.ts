@@ -1,19 +1,20 @@
 import { STORAGE_USER_COLUMNS, TABLES, type StorageUserRow } from '@cairn/contract';
-import { errors, type StorageUser, escapeHtml } from '@cairn/domain';
+import { errors, type StorageUser, escapeHtml, type Quotas } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import { listPage, type ListSource, type PartitionCounters } from './list-planner';
 import type { ListQuery, Page } from './list-types';
+import { QUOTA_COLUMNS, quotasOfRow, quotasToRow, type QuotaRow } from './quota-columns';
 
 /** The row the gateway reads too (@cairn/contract), and what only the API shows. */
-interface UserRow extends StorageUserRow {
+interface UserRow extends StorageUserRow, QuotaRow {
   password_scheme: string;
   created_at: Date;
   updated_at: Date;
 }
 
 const TABLE = TABLES.storageUsers;
-const RETURNING = ['cluster_id', ...STORAGE_USER_COLUMNS, 'password_scheme', 'created_at', 'updated_at'];
+const RETURNING = ['cluster_id', ...STORAGE_USER_COLUMNS, 'password_scheme', ...QUOTA_COLUMNS, 'created_at', 'updated_at'];
 const COLUMNS = RETURNING.map((c) => `u.${c}`);
 
 const toUser = (r: UserRow): StorageUser => ({
@@ -25,15 +26,16 @@ const toUser = (r: UserRow): StorageUser => ({
   isSuperuser: r.is_superuser,
   enabled: r.enabled,
   generation: String(r.generation),
+  quotas: quotasOfRow(r),
   createdAt: new Date(r.created_at),
   updatedAt: new Date(r.updated_at),
 });
 
 /** What a list shows of a user: no hash, no generation, no timestamps are read for it. */
-export type StorageUserSummary = Pick<StorageUser, 'id' | 'clusterId' | 'username' | 'passwordScheme' | 'isSuperuser' | 'enabled'>;
-const SUMMARY_COLUMNS = ['u.id', 'u.cluster_id', 'u.username', 'u.password_scheme', 'u.is_superuser', 'u.enabled'];
+export type StorageUserSummary = Pick<StorageUser, 'id' | 'clusterId' | 'username' | 'passwordScheme' | 'isSuperuser' | 'enabled' | 'quotas'>;
+const SUMMARY_COLUMNS = ['u.id', 'u.cluster_id', 'u.username', 'u.password_scheme', 'u.is_superuser', 'u.enabled', ...QUOTA_COLUMNS.map((c) => `u.${c}`)];
 
-type SummaryRow = Pick<UserRow, 'id' | 'cluster_id' | 'username' | 'password_scheme' | 'is_superuser' | 'enabled'>;
+type SummaryRow = Pick<UserRow, 'id' | 'cluster_id' | 'username' | 'password_scheme' | 'is_superuser' | 'enabled' | keyof QuotaRow>;
 const toSummary = (r: SummaryRow): StorageUserSummary => ({
   id: String(r.id),
   clusterId: Number(r.cluster_id),
@@ -41,6 +43,7 @@ const toSummary = (r: SummaryRow): StorageUserSummary => ({
   passwordScheme: r.password_scheme,
   isSuperuser: r.is_superuser,
   enabled: r.enabled,
+  quotas: quotasOfRow(r),
 });
 
 /**
@@ -104,6 +107,7 @@ export interface NewStorageUser {
   passwordHash: string;
   isSuperuser: boolean;
   enabled: boolean;
+  quotas: Quotas;
 }
 
 export async function createStorageUser(db: Db, user: NewStorageUser, clusterName: string): Promise<StorageUser> {
@@ -116,6 +120,7 @@ export async function createStorageUser(db: Db, user: NewStorageUser, clusterNam
           password_hash: user.passwordHash,
           is_superuser: user.isSuperuser,
           enabled: user.enabled,
+          ...quotasToRow(user.quotas),
         })
         .returning(RETURNING),
     {
@@ -134,12 +139,12 @@ export async function createStorageUser(db: Db, user: NewStorageUser, clusterNam
  */
 export async function createStorageUsersSkippingExisting(db: Db, users: NewStorageUser[]): Promise<StorageUser[]> {
   const created: StorageUser[] = [];
-  // 5 parameters a row: well under Postgres' 65,535 per statement.
+  // 9 parameters a row: well under Postgres' 65,535 per statement.
   for (let i = 0; i < users.length; i += 1000) {
     const rows = await withDbErrors(
       () =>
         db(TABLE)
-          .insert(users.slice(i, i + 1000).map((u) => ({ cluster_id: u.clusterId, username: u.username, password_hash: u.passwordHash, is_superuser: u.isSuperuser, enabled: u.enabled })))
+          .insert(users.slice(i, i + 1000).map((u) => ({ cluster_id: u.clusterId, username: u.username, password_hash: u.passwordHash, is_superuser: u.isSuperuser, enabled: u.enabled, ...quotasToRow(u.quotas) })))
           .onConflict(['cluster_id', 'username'])
           .ignore()
           .returning(RETURNING),
@@ -154,6 +159,8 @@ export interface StorageUserChanges {
   passwordHash?: string;
   isSuperuser?: boolean;
   enabled?: boolean;
+  /** Only the quotas to change. */
+  quotas?: Partial<Quotas>;
 }
 
 /**
@@ -166,6 +173,7 @@ export async function updateStorageUser(db: Db, id: string, changes: StorageUser
     if (changes.passwordHash !== undefined) sets.password_hash = changes.passwordHash;
     if (changes.isSuperuser !== undefined) sets.is_superuser = changes.isSuperuser;
     if (changes.enabled !== undefined) sets.enabled = changes.enabled;
+    if (changes.quotas) Object.assign(sets, quotasToRow(changes.quotas));
     if (Object.keys(sets).length === 0) return getStorageUser(db, id);
     const bump = db.raw(
       `generation + CASE WHEN ?::boolean OR is_superuser IS DISTINCT FROM COALESCE(?::boolean, is_superuser)

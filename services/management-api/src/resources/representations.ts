@@ -1,26 +1,49 @@
-import type { Cluster, Operator, StorageUser } from '@cairn/domain';
+import { enforceableQuotaFields, quotaDialect, quotaJsonValue, quotasJson, type Cluster, type Operator, type StorageUser } from '@cairn/domain';
 import { asResource, JsonText } from './marks';
 import { apiKeyUri, clusterUri, operatorUri, s3CredentialUri, userUri } from './uris';
 import type { CapacitySample } from '../repositories/devices';
 import type { ApiKeyInfo } from '../repositories/operators';
 import type { S3Credential } from '../repositories/s3-credentials';
+import type { QuotaState, StoredSwiftInfo } from '../repositories/quotas';
 
 /** The public JSON of each resource; nothing else ever leaves the API (no hashes, no generation). */
 
-export const clusterJson = (c: Cluster) =>
+/** What the quota reconciler last read from the cluster's Swift /info; null before it has. */
+const quotaSupportJson = (info: StoredSwiftInfo | null) =>
+  info && {
+    fields: enforceableQuotaFields(quotaDialect(info)),
+    read_at: info.readAt.toISOString(),
+    swift_version: info.version,
+  };
+
+/** `swiftInfo`: given where the API shows a cluster (`quota_support`); left out of audit snapshots, which record what an operator set. */
+export const clusterJson = (c: Cluster, swiftInfo?: StoredSwiftInfo | null) =>
   asResource({
     auth_url: c.authUrl,
+    ...quotasJson(c.defaultQuotas, 'default_'),
     id: c.id,
     name: c.name,
+    ...(swiftInfo !== undefined ? { quota_support: quotaSupportJson(swiftInfo) } : {}),
     region: c.region,
     resource_uri: clusterUri(c.id),
     storage_url: c.storageUrl,
     uuid: c.uuid,
   });
 
-/** `password` only where the seed API shows it: the POST response and a PATCH that set it. */
-type UserShown = Pick<StorageUser, 'id' | 'clusterId' | 'username' | 'passwordScheme' | 'isSuperuser' | 'enabled'>;
+type UserShown = Pick<StorageUser, 'id' | 'clusterId' | 'username' | 'passwordScheme' | 'isSuperuser' | 'enabled' | 'quotas'> & { quotaState?: QuotaState | null };
 
+/** Where the user's quotas stand in Swift: null for a user that never had one. */
+const quotaStateJson = (s: QuotaState | null) => ({
+  quota_applied_at: s?.appliedAt ? s.appliedAt.toISOString() : null,
+  quota_error: s?.error ?? null,
+  quota_status: s?.status ?? null,
+});
+
+/**
+ * `password` only where the seed API shows it: the POST response and a PATCH that set it. The
+ * quota state appears where the API shows a user (`quotaState` given, null or not); audit snapshots
+ * record what an operator set, without it.
+ */
 export const userJson = (u: UserShown, password?: string) =>
   asResource({
     cluster: clusterUri(u.clusterId),
@@ -29,17 +52,37 @@ export const userJson = (u: UserShown, password?: string) =>
     is_superuser: u.isSuperuser,
     ...(password !== undefined ? { password } : {}),
     password_scheme: u.passwordScheme,
+    ...quotasJson(u.quotas),
+    ...(u.quotaState !== undefined ? quotaStateJson(u.quotaState) : {}),
     resource_uri: userUri(u.id),
     user: u.username,
   });
 
-/** Exactly `toJson(userJson(u))`, written directly (a list writes thousands of them). */
-export const userJsonText = (u: UserShown): JsonText =>
-  new JsonText(
+const quotaValueText = (v: string | null): string => (v === null ? 'null' : JSON.stringify(quotaJsonValue(v)));
+
+/** toJson's text of a policy map: keys sorted, Python's separators. */
+const policyText = (m: Record<string, string> | null): string =>
+  m === null
+    ? 'null'
+    : `{${Object.keys(m)
+        .sort()
+        .map((k) => `${JSON.stringify(k)}: ${JSON.stringify(quotaJsonValue(m[k]!))}`)
+        .join(', ')}}`;
+
+/** Exactly `toJson(userJson(u))`, written directly (a list writes thousands of them). Keys in sorted order. */
+export const userJsonText = (u: UserShown): JsonText => {
+  const state = u.quotaState === undefined ? null : quotaStateJson(u.quotaState);
+  const q = u.quotas;
+  return new JsonText(
     `{"cluster": ${JSON.stringify(clusterUri(u.clusterId))}, "enabled": ${u.enabled ? 'true' : 'false'}, "id": ${JSON.stringify(u.id)}, ` +
       `"is_superuser": ${u.isSuperuser ? 'true' : 'false'}, "password_scheme": ${JSON.stringify(u.passwordScheme)}, ` +
+      (state ? `"quota_applied_at": ${JSON.stringify(state.quota_applied_at)}, ` : '') +
+      `"quota_bytes": ${quotaValueText(q.bytes)}, "quota_bytes_policy": ${policyText(q.bytesPolicy)}, ` +
+      `"quota_count": ${quotaValueText(q.count)}, "quota_count_policy": ${policyText(q.countPolicy)}, ` +
+      (state ? `"quota_error": ${JSON.stringify(state.quota_error)}, "quota_status": ${JSON.stringify(state.quota_status)}, ` : '') +
       `"resource_uri": ${JSON.stringify(userUri(u.id))}, "user": ${JSON.stringify(u.username)}}`,
   );
+};
 
 export const operatorJson = (o: Operator) =>
   asResource({

@@ -2,7 +2,7 @@ import { Router, type RequestHandler } from 'express';
 import { validate, clusterCreateSchema, clusterPatchSchema, type ClusterCreateInput, type ClusterPatchInput, type Cluster } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { parseBody } from '../http/body';
-import { dropUnchangedReadOnly, sameId, sameUri, sameUuid, type SameAs } from '../http/read-only';
+import { anyValue, dropUnchangedReadOnly, sameId, sameUri, sameUuid, type SameAs } from '../http/read-only';
 import { NUMBER_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
 import { INT4_MAX, API_ROOT, clusterUri } from '../resources/uris';
 import { send } from '../http/respond';
@@ -10,6 +10,7 @@ import { resourceRoute } from '../http/routing';
 import * as clusters from '../services/clusters';
 import { actingOf } from '../http/acting';
 import { sendList } from './list';
+import { quotaFields } from './quota-fields';
 import { clusterJson } from '../resources/representations';
 
 export const clustersResource: ResourceDef = {
@@ -24,6 +25,13 @@ export const clustersResource: ResourceDef = {
     auth_url: { type: 'string', help: "Public address of the cluster's auth gateway, as users configure it." },
     storage_url: { type: 'string', help: "Base URL of the cluster's Swift proxy, e.g. https://swift.example.com/v1." },
     region: { type: 'string', help: 'Region shown in Keystone catalogs.', default: 'RegionOne', column: 'region', filtering: STRING_LOOKUPS, ordering: true },
+    ...quotaFields('default_', "a new user's"),
+    quota_support: {
+      type: 'dict',
+      help: "What the quota reconciler last read from the cluster's Swift /info: swift_version, fields (the quota fields it can enforce) and read_at; null before it has. Reported state, ignored when sent back.",
+      readonly: true,
+      nullable: true,
+    },
     resource_uri: { type: 'string', help: 'URI of this cluster.', readonly: true },
   },
 };
@@ -35,25 +43,30 @@ const clusterReadOnly = (c: Cluster): Record<string, SameAs> => ({
   id: sameId(c.id),
   uuid: sameUuid(c.uuid),
   resource_uri: sameUri(clusterUri(c.id)),
+  quota_support: anyValue,
 });
 
 export function clustersRouter(db: Db, auth: RequestHandler): Router {
   const router = Router();
 
   resourceRoute(router, '/clusters/', auth, {
-    GET: (req, res) => sendList(req, res, clustersResource, LIST, (q) => clusters.list(db, actingOf(req, res), q), clusterJson),
+    GET: (req, res) => sendList(req, res, clustersResource, LIST, (q) => clusters.list(db, actingOf(req, res), q), (c) => clusterJson(c, c.swiftInfo)),
     POST: async (req, res) => {
       const cluster = await clusters.create(db, actingOf(req, res), async () => validate<ClusterCreateInput>(clusterCreateSchema, await parseBody(req, clustersResource)));
       res.set('Location', clusterUri(cluster.id));
-      send(req, res, 201, clusterJson(cluster));
+      send(req, res, 201, clusterJson(cluster, cluster.swiftInfo));
     },
   });
 
   resourceRoute(router, '/clusters/:id/', auth, {
-    GET: async (req, res) => send(req, res, 200, clusterJson(await clusters.show(db, actingOf(req, res), req.params.id))),
+    GET: async (req, res) => {
+      const cluster = await clusters.show(db, actingOf(req, res), req.params.id);
+      send(req, res, 200, clusterJson(cluster, cluster.swiftInfo));
+    },
     PATCH: async (req, res) => {
       const patchOf = async (current: Cluster) => validate<ClusterPatchInput>(clusterPatchSchema, dropUnchangedReadOnly(await parseBody(req, clustersResource), clusterReadOnly(current)));
-      send(req, res, 202, clusterJson(await clusters.update(db, actingOf(req, res), req.params.id, patchOf)));
+      const cluster = await clusters.update(db, actingOf(req, res), req.params.id, patchOf);
+      send(req, res, 202, clusterJson(cluster, cluster.swiftInfo));
     },
     DELETE: async (req, res) => {
       await clusters.remove(db, actingOf(req, res), req.params.id);

@@ -2,8 +2,9 @@ import { Router, type RequestHandler } from 'express';
 import { PASSWORD_SCHEMES, validate, userBulkCreateSchema, userCreateSchema, userPatchSchema, type StorageUser, type UserBulkCreateInput, type UserCreateInput, type UserPatchInput } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { parseBody } from '../http/body';
-import { dropUnchangedReadOnly, sameCluster, sameId, sameText, sameUri, type SameAs } from '../http/read-only';
+import { anyValue, dropUnchangedReadOnly, sameCluster, sameId, sameText, sameUri, type SameAs } from '../http/read-only';
 import { EXACT_ONLY, NUMBER_LOOKUPS, RELATED_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
+import { quotaFields } from './quota-fields';
 import { INT8_MAX, API_ROOT, clusterIdFromRef, clusterUri, userUri } from '../resources/uris';
 import { send, sendSecret } from '../http/respond';
 import { resourceRoute } from '../http/routing';
@@ -49,6 +50,15 @@ export const usersResource: ResourceDef = {
     },
     is_superuser: { type: 'boolean', help: 'Superusers get ResellerAdmin: access to every account of the cluster.', default: false, column: 'is_superuser', filtering: EXACT_ONLY, ordering: true },
     enabled: { type: 'boolean', help: 'Disabled users cannot log in; their tokens stop working at once.', default: true, column: 'enabled', filtering: EXACT_ONLY, ordering: true },
+    ...quotaFields('', "the user's"),
+    quota_status: {
+      type: 'string',
+      help: "Where the user's quotas stand in Swift: applied, pending (not yet applied), error (see quota_error; retried), or null when the user never had a quota. Reported state: sent back unchanged or not, it is ignored.",
+      readonly: true,
+      nullable: true,
+    },
+    quota_error: { type: 'string', help: 'Why the quotas are not applied, in one sentence; null unless quota_status is error.', readonly: true, nullable: true },
+    quota_applied_at: { type: 'datetime', help: 'When Swift last accepted the quotas (a repair after drift included); null before.', readonly: true, nullable: true },
     resource_uri: { type: 'string', help: 'URI of this user.', readonly: true },
   },
 };
@@ -62,6 +72,10 @@ const userReadOnly = (u: { id: string; clusterId: number; username: string; pass
   cluster: sameCluster(u.clusterId),
   user: sameText(u.username),
   resource_uri: sameUri(userUri(u.id)),
+  // Reported state, which moves on its own between a GET and the PATCH that sends it back.
+  quota_status: anyValue,
+  quota_error: anyValue,
+  quota_applied_at: anyValue,
 });
 
 export type { PasswordHasher } from '../services/users';

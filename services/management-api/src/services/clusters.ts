@@ -1,13 +1,15 @@
-import { errors, escapeHtml, type Cluster, type ClusterCreateInput, type ClusterPatchInput } from '@cairn/domain';
+import { errors, escapeHtml, QUOTA_FIELDS, quotasOfInput, type Cluster, type ClusterCreateInput, type ClusterPatchInput } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import { recordAudit, type AuditTarget } from '../repositories/audit';
 import { countClusters, createCluster, deleteCluster, findClusterByName, getCluster, listClusters, updateCluster } from '../repositories/clusters';
 import type { ListQuery, Page } from '../repositories/list-types';
+import { swiftInfosOf, type StoredSwiftInfo } from '../repositories/quotas';
 import { clusterJson } from '../resources/representations';
 import { clusterUri, parseIntId } from '../resources/uris';
 import { auditActorOf, type Acting } from './context';
 import { canSeeCluster, requireGlobalAdmin, visibleClusters } from './policy';
+import { checkedQuotas } from './quotas';
 
 export const clusterTarget = (c: Pick<Cluster, 'id' | 'name'>): AuditTarget => ({ type: 'clusters', id: c.id, name: c.name, uri: clusterUri(c.id) });
 
@@ -24,9 +26,31 @@ export async function findVisibleCluster(db: Db, op: Acting['operator'] | null, 
   return cluster;
 }
 
-export const list = (db: Db, acting: Acting, query: ListQuery): Promise<Page<Cluster>> => listClusters(db, query, visibleClusters(acting.operator));
+/** A cluster as the API shows it: with what its Swift's /info said (null: not read yet). */
+export type ClusterView = Cluster & { swiftInfo: StoredSwiftInfo | null };
 
-export const show = (db: Db, acting: Acting, rawId: string | undefined): Promise<Cluster> => findVisibleCluster(db, acting.operator, rawId);
+async function withSwiftInfo(db: Db, clusters: Cluster[]): Promise<ClusterView[]> {
+  const infos = await swiftInfosOf(db, clusters.map((c) => c.id));
+  return clusters.map((c) => ({ ...c, swiftInfo: infos.get(c.id) ?? null }));
+}
+
+export async function list(db: Db, acting: Acting, query: ListQuery): Promise<Page<ClusterView>> {
+  const page = await listClusters(db, query, visibleClusters(acting.operator));
+  return { total: page.total, rows: await withSwiftInfo(db, page.rows) };
+}
+
+export async function show(db: Db, acting: Acting, rawId: string | undefined): Promise<ClusterView> {
+  return (await withSwiftInfo(db, [await findVisibleCluster(db, acting.operator, rawId)]))[0]!;
+}
+
+/** `body` with its default quotas checked as a user's would be (policies named as the cluster names them). */
+async function withCheckedDefaults<T extends ClusterPatchInput>(db: Db, cluster: { id: number; name: string }, body: T): Promise<T> {
+  const sent = quotasOfInput(body, 'default_');
+  if (Object.keys(sent).length === 0) return body;
+  const checked = await checkedQuotas(db, cluster, sent, 'default_');
+  const fields = Object.entries(QUOTA_FIELDS).filter(([, key]) => checked[key] !== undefined);
+  return { ...body, ...Object.fromEntries(fields.map(([field, key]) => [`default_${field}`, checked[key]])) };
+}
 
 /** A cluster by its name, as commands name it; null when there is none or the operator may not see it. */
 export async function findByName(db: Db, acting: Acting, name: string): Promise<Cluster | null> {
@@ -51,12 +75,13 @@ async function updateAudited(trx: Db, acting: Acting, before: Cluster, patch: Cl
  * Inputs come as functions so the permission check runs before the request body is even read:
  * a reader gets 403 whatever it sends.
  */
-export async function create(db: Db, acting: Acting, inputOf: () => Promise<ClusterCreateInput>): Promise<Cluster> {
+export async function create(db: Db, acting: Acting, inputOf: () => Promise<ClusterCreateInput>): Promise<ClusterView> {
   requireGlobalAdmin(acting.operator);
-  const input = await inputOf();
-  return withDbErrors(() =>
-    db.transaction((trx) => createAudited(trx, acting, input)),
-  );
+  // A new cluster has reported no policies and no /info yet: per-policy defaults come later.
+  const raw = await inputOf();
+  const input = await withCheckedDefaults(db, { id: 0, name: raw.name }, raw);
+  const created = await withDbErrors(() => db.transaction((trx) => createAudited(trx, acting, input)));
+  return { ...created, swiftInfo: null };
 }
 
 /**
@@ -92,11 +117,11 @@ export async function ensure(db: Db, acting: Acting, wanted: ClusterCreateInput)
 }
 
 /** `patchOf` turns the request body into a patch once the current row is known (read-only fields sent back unchanged are dropped). */
-export async function update(db: Db, acting: Acting, rawId: string | undefined, patchOf: (current: Cluster) => Promise<ClusterPatchInput>): Promise<Cluster> {
+export async function update(db: Db, acting: Acting, rawId: string | undefined, patchOf: (current: Cluster) => Promise<ClusterPatchInput>): Promise<ClusterView> {
   requireGlobalAdmin(acting.operator);
   const cluster = await findVisibleCluster(db, null, rawId);
-  const patch = await patchOf(cluster);
-  return withDbErrors(() =>
+  const patch = await withCheckedDefaults(db, cluster, await patchOf(cluster));
+  const updated = await withDbErrors(() =>
     db.transaction(async (trx) => {
       const before = await getCluster(trx, cluster.id, true);
       const after = before && (await updateAudited(trx, acting, before, patch));
@@ -104,6 +129,7 @@ export async function update(db: Db, acting: Acting, rawId: string | undefined, 
       return after;
     }),
   );
+  return (await withSwiftInfo(db, [updated]))[0]!;
 }
 
 export async function remove(db: Db, acting: Acting, rawId: string | undefined): Promise<void> {

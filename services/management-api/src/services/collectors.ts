@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import Joi from 'joi';
-import { apiKeyMatches, apiKeySchema, errors, escapeHtml, hashApiKey, newUsernameSchema, operatorNameSchema, passwordSchema, validate, verifyPassword } from '@cairn/domain';
+import { apiKeyMatches, apiKeySchema, errors, NO_QUOTAS, escapeHtml, hashApiKey, newUsernameSchema, operatorNameSchema, passwordSchema, validate, verifyPassword } from '@cairn/domain';
 import { recordAudit } from '../repositories/audit';
 import { findClusterByName } from '../repositories/clusters';
 import { addApiKey, findOperatorCredentials, updateOperator } from '../repositories/operators';
@@ -92,7 +92,7 @@ export async function ensureCollector(
 
     const user = await findStorageUserByName(trx, cluster.id, spec.user, true);
     if (!user) {
-      const created = await createStorageUser(trx, { clusterId: cluster.id, username: spec.user, passwordHash: passwordHash ?? (await hashPassword(spec.password)), isSuperuser: true, enabled: true }, cluster.name);
+      const created = await createStorageUser(trx, { clusterId: cluster.id, username: spec.user, passwordHash: passwordHash ?? (await hashPassword(spec.password)), isSuperuser: true, enabled: true, quotas: NO_QUOTAS }, cluster.name);
       await recordAudit(trx, actor, { action: 'create', target: userTarget(created), before: null, after: userJson(created) });
       outcome.user = 'created';
     } else {

@@ -1,4 +1,4 @@
-import { errors, escapeHtml, type StorageUser, type UserBulkCreateInput, type UserCreateInput, type UserPatchInput } from '@cairn/domain';
+import { errors, escapeHtml, quotasOfInput, sameQuotas, type StorageUser, type UserBulkCreateInput, type UserCreateInput, type UserPatchInput } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import { clusterIdFromRef, parseBigId, userUri } from '../resources/uris';
@@ -7,10 +7,13 @@ import { getCluster } from '../repositories/clusters';
 import { deleteS3CredentialsOfUser } from '../repositories/s3-credentials';
 import type { ListQuery, Page } from '../repositories/list-types';
 import { createStorageUser, createStorageUsersSkippingExisting, deleteStorageUser, getStorageUser, getStorageUserSummary, listStorageUsers, updateStorageUser, type StorageUserSummary } from '../repositories/storage-users';
+import { quotaStatesOf, wantQuotas, type QuotaState } from '../repositories/quotas';
 import { s3CredentialJson, userJson } from '../resources/representations';
 import { auditActorOf, type Acting } from './context';
 import { canSeeCluster, requireWriter, requireWriterOn, visibleClusters } from './policy';
 import { s3CredentialTarget } from './s3-credentials';
+import { checkedQuotas } from './quotas';
+import { quotaChanged } from './quota-wake';
 
 export type PasswordHasher = (password: string) => Promise<string>;
 
@@ -26,9 +29,23 @@ async function findVisible<U extends { clusterId: number }>(db: Db, acting: Acti
   return user;
 }
 
-export const list = (db: Db, acting: Acting, query: ListQuery): Promise<Page<StorageUserSummary>> => listStorageUsers(db, query, visibleClusters(acting.operator));
+/** A user as the API shows it: with where its quotas stand in Swift (null: it never had one). */
+export type UserView = StorageUserSummary & { quotaState: QuotaState | null };
 
-export const show = (db: Db, acting: Acting, rawId: string | undefined): Promise<StorageUserSummary> => findVisible(db, acting, rawId, getStorageUserSummary);
+async function withQuotaStates(db: Db, users: StorageUserSummary[]): Promise<UserView[]> {
+  const states = await quotaStatesOf(db, users.map((u) => u.id));
+  return users.map((u) => ({ ...u, quotaState: states.get(u.id) ?? null }));
+}
+
+export async function list(db: Db, acting: Acting, query: ListQuery): Promise<Page<UserView>> {
+  const page = await listStorageUsers(db, query, visibleClusters(acting.operator));
+  return { total: page.total, rows: await withQuotaStates(db, page.rows) };
+}
+
+export async function show(db: Db, acting: Acting, rawId: string | undefined): Promise<UserView> {
+  const user = await findVisible(db, acting, rawId, getStorageUserSummary);
+  return (await withQuotaStates(db, [user]))[0]!;
+}
 
 /** The cluster `ref` names, if the operator may write to it. */
 async function writableCluster(db: Db, acting: Acting, ref: number | string) {
@@ -54,40 +71,51 @@ export interface BulkOutcome {
 export async function createMany(db: Db, acting: Acting, inputOf: () => Promise<UserBulkCreateInput>): Promise<BulkOutcome> {
   requireWriter(acting.operator);
   const { objects } = await inputOf();
-  const clusters = new Map<string, number>();
+  const clusters = new Map<string, Awaited<ReturnType<typeof writableCluster>>>();
   for (const o of objects) {
     const key = String(o.cluster);
-    if (!clusters.has(key)) clusters.set(key, (await writableCluster(db, acting, o.cluster)).id);
+    if (!clusters.has(key)) clusters.set(key, await writableCluster(db, acting, o.cluster));
   }
-  const wanted = objects.map((o) => ({ clusterId: clusters.get(String(o.cluster))!, username: o.user, passwordHash: o.password_hash, isSuperuser: o.is_superuser, enabled: o.enabled }));
+  // Imported users get their cluster's default quotas, as users created one by one do.
+  const wanted = objects.map((o) => {
+    const cluster = clusters.get(String(o.cluster))!;
+    return { clusterId: cluster.id, username: o.user, passwordHash: o.password_hash, isSuperuser: o.is_superuser, enabled: o.enabled, quotas: cluster.defaultQuotas };
+  });
   const created = await withDbErrors(() =>
     db.transaction(async (trx) => {
       const rows = await createStorageUsersSkippingExisting(trx, wanted);
+      for (const u of rows) if (Object.values(u.quotas).some((v) => v !== null)) await wantQuotas(trx, u.id, u.clusterId);
       await recordAudits(trx, auditActorOf(acting), rows.map((u) => ({ action: 'create', target: userTarget(u), before: null, after: userJson(u) })));
       return rows;
     }),
   );
+  if (created.some((u) => Object.values(u.quotas).some((v) => v !== null))) quotaChanged(db);
   const made = new Set(created.map((u) => `${u.clusterId}\0${u.username}`));
   const skipped = wanted.filter((w) => !made.delete(`${w.clusterId}\0${w.username}`)).map((w) => ({ user: w.username, clusterId: w.clusterId }));
   return { created, skipped };
 }
 
 /** Inputs come as functions so a reader is refused before the body is read (see services/clusters). */
-export async function create(db: Db, acting: Acting, inputOf: () => Promise<UserCreateInput>, hashPassword: PasswordHasher): Promise<{ user: StorageUser; input: UserCreateInput }> {
+export async function create(db: Db, acting: Acting, inputOf: () => Promise<UserCreateInput>, hashPassword: PasswordHasher): Promise<{ user: UserView; input: UserCreateInput }> {
   const op = acting.operator;
   requireWriter(op);
   const input = await inputOf();
   const cluster = await writableCluster(db, acting, input.cluster);
+  // The quotas sent, checked; the cluster's defaults for those not sent.
+  const quotas = { ...cluster.defaultQuotas, ...(await checkedQuotas(db, cluster, quotasOfInput(input))) };
   // An imported user's hash was validated (an accepted scheme); it is stored as it is.
   const passwordHash = input.password_hash ?? (await hashPassword(input.password));
+  const hasQuota = Object.values(quotas).some((v) => v !== null);
   const user = await withDbErrors(() =>
     db.transaction(async (trx) => {
-      const created = await createStorageUser(trx, { clusterId: cluster.id, username: input.user, passwordHash, isSuperuser: input.is_superuser, enabled: input.enabled }, cluster.name);
+      const created = await createStorageUser(trx, { clusterId: cluster.id, username: input.user, passwordHash, isSuperuser: input.is_superuser, enabled: input.enabled, quotas }, cluster.name);
+      if (hasQuota) await wantQuotas(trx, created.id, cluster.id);
       await recordAudit(trx, auditActorOf(acting), { action: 'create', target: userTarget(created), before: null, after: userJson(created) });
       return created;
     }),
   );
-  return { user, input };
+  if (hasQuota) quotaChanged(db);
+  return { user: (await withQuotaStates(db, [user]))[0]!, input };
 }
 
 export async function update(
@@ -96,24 +124,31 @@ export async function update(
   rawId: string | undefined,
   patchOf: (current: StorageUser) => Promise<UserPatchInput>,
   hashPassword: PasswordHasher,
-): Promise<{ user: StorageUser; patch: UserPatchInput }> {
+): Promise<{ user: UserView; patch: UserPatchInput }> {
   requireWriter(acting.operator);
   const existing = await findVisible(db, acting, rawId, getStorageUser);
   requireWriterOn(acting.operator, existing.clusterId);
   const patch = await patchOf(existing);
+  const sent = quotasOfInput(patch);
+  const cluster = Object.keys(sent).length > 0 ? await getCluster(db, existing.clusterId) : null;
+  const quotas = cluster ? await checkedQuotas(db, cluster, sent) : undefined;
   const passwordHash = patch.password === undefined ? undefined : await hashPassword(patch.password);
+  let quotasChanged = false;
   const user = await withDbErrors(() =>
     db.transaction(async (trx) => {
       const before = await getStorageUser(trx, existing.id, true);
-      const after = before && (await updateStorageUser(trx, before.id, { passwordHash, isSuperuser: patch.is_superuser, enabled: patch.enabled }));
+      const after = before && (await updateStorageUser(trx, before.id, { passwordHash, isSuperuser: patch.is_superuser, enabled: patch.enabled, quotas }));
       if (!before || !after) throw notFound(existing.id);
+      quotasChanged = !sameQuotas(before.quotas, after.quotas);
+      if (quotasChanged) await wantQuotas(trx, after.id, after.clusterId);
       // The password itself is never recorded, only that it changed.
       const changed = patch.password === undefined ? {} : { password_changed: true };
       await recordAudit(trx, auditActorOf(acting), { action: 'update', target: userTarget(after), before: userJson(before), after: { ...userJson(after), ...changed } });
       return after;
     }),
   );
-  return { user, patch };
+  if (quotasChanged) quotaChanged(db);
+  return { user: (await withQuotaStates(db, [user]))[0]!, patch };
 }
 
 export async function remove(db: Db, acting: Acting, rawId: string | undefined): Promise<void> {

@@ -209,7 +209,7 @@ describe.each(DB_KINDS)('tastypie conventions on %s', (kind) => {
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toBe('application/xml; charset=utf-8');
       expect(res.text).toMatch(
-        /^<\?xml version='1.0' encoding='utf-8'\?>\n<response><meta type="hash"><limit type="integer">20<\/limit><next type="null"\/><offset type="integer">0<\/offset><previous type="null"\/><total_count type="integer">1<\/total_count><\/meta><objects type="list"><object><auth_url>http:\/\/127.0.0.1:5000\/auth<\/auth_url><id type="integer">1<\/id><name>default<\/name><region>RegionOne<\/region><resource_uri>\/api\/v1\/clusters\/1\/<\/resource_uri><storage_url>http:\/\/127.0.0.1:8080\/v1<\/storage_url><uuid>[0-9a-f-]{36}<\/uuid><\/object><\/objects><\/response>$/,
+        /^<\?xml version='1.0' encoding='utf-8'\?>\n<response><meta type="hash"><limit type="integer">20<\/limit><next type="null"\/><offset type="integer">0<\/offset><previous type="null"\/><total_count type="integer">1<\/total_count><\/meta><objects type="list"><object><auth_url>http:\/\/127.0.0.1:5000\/auth<\/auth_url><default_quota_bytes type="null"\/><default_quota_bytes_policy type="null"\/><default_quota_count type="null"\/><default_quota_count_policy type="null"\/><id type="integer">1<\/id><name>default<\/name><quota_support type="null"\/><region>RegionOne<\/region><resource_uri>\/api\/v1\/clusters\/1\/<\/resource_uri><storage_url>http:\/\/127.0.0.1:8080\/v1<\/storage_url><uuid>[0-9a-f-]{36}<\/uuid><\/object><\/objects><\/response>$/,
       );
       await expect(parseStringPromise(res.text)).resolves.toBeTruthy();
     });

@@ -28,6 +28,13 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
         is_superuser: false,
         password: PASSWORD,
         password_scheme: 'scrypt',
+        quota_applied_at: null,
+        quota_bytes: null,
+        quota_bytes_policy: null,
+        quota_count: null,
+        quota_count_policy: null,
+        quota_error: null,
+        quota_status: null,
         resource_uri: `/api/v1/users/${id}/`,
         user: 'alice',
       });

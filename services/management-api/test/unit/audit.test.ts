@@ -1,4 +1,4 @@
-import { CairnError, type StorageUser } from '@cairn/domain';
+import { CairnError, NO_QUOTAS, type StorageUser } from '@cairn/domain';
 import { parseListQuery } from '../../src/http/filters';
 import { DEFAULT_LIMIT, MAX_LIMIT, schemaDocument } from '../../src/http/resource';
 import { withoutSecrets } from '../../src/repositories/audit';
@@ -29,6 +29,7 @@ const USER: StorageUser = {
   isSuperuser: false,
   enabled: true,
   generation: '3',
+  quotas: NO_QUOTAS,
   createdAt: new Date('2026-01-01T00:00:00Z'),
   updatedAt: new Date('2026-01-02T00:00:00Z'),
 };

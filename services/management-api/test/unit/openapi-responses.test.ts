@@ -9,7 +9,14 @@ import { ResponseChecker } from '../support/openapi-responses';
 const checker = new ResponseChecker(openApiDocument([auditResource, clustersResource, operatorsResource, usersResource]) as Record<string, unknown>);
 const JSON_TYPE = { 'content-type': 'application/json' };
 const answer = (status: number, body: unknown, headers: Record<string, string> = JSON_TYPE) => ({ status, headers, text: body === undefined ? '' : JSON.stringify(body) }) as never;
-const cluster = { auth_url: 'http://a/auth', id: 1, name: 'default', region: 'RegionOne', resource_uri: '/api/v1/clusters/1/', storage_url: 'http://a/v1', uuid: '00000000-0000-4000-8000-000000000000' };
+const cluster = {
+  auth_url: 'http://a/auth',
+  default_quota_bytes: null,
+  default_quota_bytes_policy: null,
+  default_quota_count: null,
+  default_quota_count_policy: null,
+  quota_support: null,
+  id: 1, name: 'default', region: 'RegionOne', resource_uri: '/api/v1/clusters/1/', storage_url: 'http://a/v1', uuid: '00000000-0000-4000-8000-000000000000' };
 const URL = 'http://127.0.0.1:1';
 
 describe('OpenAPI response checks', () => {

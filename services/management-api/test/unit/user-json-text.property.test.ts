@@ -15,6 +15,23 @@ const user = fc.record({
   passwordScheme: fc.constantFrom('scrypt', 'bcrypt', 'pbkdf2-sha512', 'passlib-scrypt'),
   isSuperuser: fc.boolean(),
   enabled: fc.boolean(),
+  quotas: fc.record({
+    bytes: fc.option(fc.bigInt({ min: 0n, max: 2n ** 63n - 1n }).map(String)),
+    count: fc.option(fc.bigInt({ min: 0n, max: 2n ** 63n - 1n }).map(String)),
+    bytesPolicy: fc.option(fc.dictionary(fc.string({ unit: anyCodeUnit, minLength: 1, maxLength: 8 }), fc.bigInt({ min: 0n, max: 2n ** 63n - 1n }).map(String))),
+    countPolicy: fc.option(fc.dictionary(fc.string({ unit: anyCodeUnit, minLength: 1, maxLength: 8 }), fc.nat().map(String))),
+  }),
+  // Absent (an audit snapshot), null (never had a quota) or a state.
+  quotaState: fc.option(
+    fc.option(
+      fc.record({
+        status: fc.constantFrom('applied' as const, 'pending' as const, 'error' as const),
+        error: fc.option(fc.string({ unit: anyCodeUnit, maxLength: 30 })),
+        appliedAt: fc.option(fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true })),
+      }),
+    ),
+    { nil: undefined },
+  ),
 });
 
 describe('user JSON text', () => {

@@ -17,6 +17,7 @@ import * as operatorClustersRestrict from './20261126000000_operator_clusters_re
 import * as auditRetention from './20261127000000_audit_retention';
 import * as utilizationClusterRollups from './20261127000000_utilization_cluster_rollups';
 import * as collectorRuns from './20261127010000_collector_runs';
+import * as quotas from './20261127120000_quotas';
 import * as passwordScheme from './20261127130000_password_scheme';
 import * as consoleSessions from './20261127140000_console_sessions';
 
@@ -43,6 +44,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261127000000_audit_retention': auditRetention,
   '20261127000000_utilization_cluster_rollups': utilizationClusterRollups,
   '20261127010000_collector_runs': collectorRuns,
+  '20261127120000_quotas': quotas,
   '20261127130000_password_scheme': passwordScheme,
   '20261127140000_console_sessions': consoleSessions,
 };
