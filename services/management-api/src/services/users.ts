@@ -59,7 +59,7 @@ async function writableCluster(db: Db, acting: Acting, ref: number | string) {
 }
 
 export interface BulkOutcome {
-  created: StorageUser[];
+  created: UserView[];
   /** Those whose name was taken in their cluster (by an existing user or earlier in the list). */
   skipped: Array<{ user: string; clusterId: number }>;
 }
@@ -92,7 +92,7 @@ export async function createMany(db: Db, acting: Acting, inputOf: () => Promise<
   if (created.some((u) => Object.values(u.quotas).some((v) => v !== null))) quotaChanged(db);
   const made = new Set(created.map((u) => `${u.clusterId}\0${u.username}`));
   const skipped = wanted.filter((w) => !made.delete(`${w.clusterId}\0${w.username}`)).map((w) => ({ user: w.username, clusterId: w.clusterId }));
-  return { created, skipped };
+  return { created: await withQuotaStates(db, created), skipped };
 }
 
 /** Inputs come as functions so a reader is refused before the body is read (see services/clusters). */
