@@ -69,7 +69,13 @@ export const configSpec = {
   },
   databaseUrl: {
     env: 'DATABASE_URL',
-    doc: 'Postgres connection URL the gateway reads clusters, storage users and S3 credentials from (and writes the OS-EC2 API\'s S3 credentials to); give it the gateway\'s role, not the owner\'s (see docs/deployment.md).',
+    doc: "Postgres connection URL the gateway reads clusters, storage users and S3 credentials from: the primary, or a hot standby in the gateway's region (then it follows the change log and the heartbeat there, see docs/deployment.md#regions); give it the gateway's role, not the owner's (see docs/deployment.md).",
+    schema: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
+    secret: true,
+  },
+  primaryDatabaseUrl: {
+    env: 'CAIRN_PRIMARY_DATABASE_URL',
+    doc: "Postgres connection URL of the primary, where the gateway's few writes go (the OS-EC2 API's S3 credentials and their audit records; its list and show read there too, to see their own writes). While it is unreachable those answer 503 and logins and token validation carry on from DATABASE_URL. Unset: DATABASE_URL.",
     schema: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
     secret: true,
   },
@@ -204,6 +210,8 @@ export interface GatewayConfig {
   /** Without a trailing slash. */
   publicUrl?: string;
   databaseUrl?: string;
+  /** Unset: the gateway writes through DATABASE_URL. */
+  primaryDatabaseUrl?: string;
   /** `off`, a Postgres URL, or unset (then DATABASE_URL). */
   userNoticesUrl?: string;
   redisUrl?: string;

@@ -24,6 +24,13 @@ export interface Deps {
   db: Knex;
   /** Whether close() should end `db` (false when the launcher shares its own). */
   ownsDb: boolean;
+  /**
+   * Where the gateway's writes go (the OS-EC2 API's credentials and audit records): the primary
+   * (CAIRN_PRIMARY_DATABASE_URL), or `db` itself when that is unset.
+   */
+  primaryDb: Knex;
+  /** Whether close() should end `primaryDb` (true only when it is a handle of its own). */
+  ownsPrimaryDb: boolean;
   /** The token store's Redis connection (one server, Sentinel or Cluster); absent when REDIS_URL is unset. */
   redis?: RedisClient;
   /**
@@ -68,6 +75,8 @@ export const REDACT_PATHS = [
   '*.password',
   'databaseUrl',
   '*.databaseUrl',
+  'primaryDatabaseUrl',
+  '*.primaryDatabaseUrl',
   'redisUrl',
   '*.redisUrl',
   'signingKey',
@@ -118,6 +127,16 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
       pool: { min: 0, max: config.poolMax },
       acquireConnectionTimeout: 5000,
     });
+  // Its own handle only when it names another database: a standby reads here, writes go there.
+  const ownsPrimaryDb = config.primaryDatabaseUrl !== undefined && config.primaryDatabaseUrl !== config.databaseUrl;
+  const primaryDb = ownsPrimaryDb
+    ? knex({
+        client: 'pg',
+        connection: { connectionString: config.primaryDatabaseUrl, application_name: 'cairn-auth-gateway-writes' },
+        pool: { min: 0, max: Math.min(config.poolMax, 4) },
+        acquireConnectionTimeout: 5000,
+      })
+    : db;
   const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined;
   const metrics = new GatewayMetrics({ db, ...(redis ? { redis } : {}) });
   // Postgres, its tables and the cluster row (made by the migrate job) and Redis may come up after
@@ -147,6 +166,8 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
       log,
       db,
       ownsDb,
+      primaryDb,
+      ownsPrimaryDb,
       ...(redis ? { redis } : {}),
       cluster: served,
       store,
@@ -171,6 +192,7 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
     await userChanges?.close();
     if (redis) await closeRedis(redis);
     if (ownsDb) await db.destroy();
+    if (ownsPrimaryDb) await primaryDb.destroy();
     throw e;
   }
 }

@@ -33,6 +33,7 @@ export async function startAuthGateway(config: GatewayConfig, deps: Deps): Promi
       deps.cluster.close();
       if (redis) await closeRedis(redis);
       if (deps.ownsDb) await deps.db.destroy();
+      if (deps.ownsPrimaryDb) await deps.primaryDb.destroy();
     },
   };
 }

@@ -57,7 +57,7 @@ const notFoundKey = (res: ServerResponse) => sendKeystoneError(res, 404, 'EC2 ac
 export function osEc2Router(deps: Deps): Router {
   const router = Router();
   const unauthorized = keystoneUnauthorized(deps);
-  const store = new S3CredentialStore(deps.db, deps.cluster.id);
+  const store = new S3CredentialStore(deps.primaryDb, deps.cluster.id);
   const json = express.json({ limit: '64kb', type: () => true });
 
   /** The caller's token and the user whose credentials the path names; null once answered. */
