@@ -81,9 +81,19 @@ export const configSpec = {
   },
   userNoticesUrl: {
     env: 'CAIRN_USER_NOTICES_URL',
-    doc: "Postgres URL of a direct session on the primary where the gateway LISTENs for user changes, so logins can skip reading each user's row (PgBouncer in transaction mode or a read replica cannot carry LISTEN). Unset: DATABASE_URL. `off`: every login reads its row from Postgres.",
+    doc: "Postgres URL of a direct session on the primary where the gateway LISTENs for user changes, so logins can skip reading each user's row (PgBouncer in transaction mode cannot carry LISTEN). Unset: DATABASE_URL. `off`: every login reads its row from Postgres. Not used when DATABASE_URL is a hot standby: the gateway then follows the change log there.",
     schema: Joi.alternatives().try(Joi.string().valid('off'), Joi.string().uri({ scheme: ['postgres', 'postgresql'] })),
     secret: true,
+  },
+  standbyMaxLag: {
+    env: 'CAIRN_STANDBY_MAX_LAG',
+    doc: "Seconds a gateway reading a hot standby lets its copy fall behind the primary (measured by the heartbeat the management API writes every second) before CAIRN_STANDBY_STALE applies. A user disabled on the primary can still log in here for up to this long while the copy is behind. Ignored on the primary.",
+    schema: Joi.number().min(1).max(30 * 86400).default(5),
+  },
+  standbyStale: {
+    env: 'CAIRN_STANDBY_STALE',
+    doc: "What a gateway reading a hot standby does while its copy is more than CAIRN_STANDBY_MAX_LAG behind (a cut link to the primary, a paused or slow replay): 'refuse' answers 503 on every auth route and /readyz fails, so no change made on the primary meanwhile (a user disabled, deleted, its password changed) is missed; 'serve' keeps logging users in and validating tokens from the copy as it is, so logins survive a long cut but such changes wait until the link is back. Back within the limit, it serves again by itself.",
+    schema: Joi.string().valid('refuse', 'serve').default('refuse'),
   },
   redisUrl: {
     env: 'REDIS_URL',
@@ -212,6 +222,9 @@ export interface GatewayConfig {
   databaseUrl?: string;
   /** Unset: the gateway writes through DATABASE_URL. */
   primaryDatabaseUrl?: string;
+  /** Seconds. */
+  standbyMaxLag: number;
+  standbyStale: 'refuse' | 'serve';
   /** `off`, a Postgres URL, or unset (then DATABASE_URL). */
   userNoticesUrl?: string;
   redisUrl?: string;

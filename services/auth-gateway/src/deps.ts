@@ -10,6 +10,7 @@ import { resolveCluster } from './credentials/cluster';
 import { ServedCluster } from './credentials/served-cluster';
 import { LoginService } from './credentials/logins';
 import { UserChangeFeed } from './credentials/user-changes';
+import { ChangeLogFeed, readsStandby, type StalePolicy } from './credentials/change-log';
 import { UserDirectory } from './credentials/users';
 import { PasswordVerifier } from './credentials/verifier';
 import { RedisTokenStore } from './tokens/redis-store';
@@ -43,6 +44,13 @@ export interface Deps {
   users: UserDirectory;
   /** Keeps `users` and `cluster` told of changes as they commit (Postgres only: embedded PGlite has no second connection). */
   userChanges?: UserChangeFeed;
+  /**
+   * Instead of `userChanges` when DATABASE_URL is a hot standby: the change log read there, and how
+   * far behind the copy is (http/standby-gate.ts, /readyz, the lag gauge).
+   */
+  changeLog?: ChangeLogFeed;
+  /** CAIRN_STANDBY_STALE: what the gateway does while `changeLog` says its copy is stale. */
+  stalePolicy: StalePolicy;
   tokens: TokenService;
   logins: LoginService;
   /** express's `trust proxy` (CAIRN_TRUST_PROXY): which X-Forwarded-For entries name the client. */
@@ -143,6 +151,7 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
   // us: retried until CAIRN_STARTUP_TIMEOUT. A shared handle was made ready by its owner.
   const startup = { log, deadlineMs: config.startupTimeout * 1000, isFatal: (e: unknown) => e instanceof ConfigError };
   let userChanges: UserChangeFeed | undefined;
+  let changeLog: ChangeLogFeed | undefined;
   let served: ServedCluster | undefined;
   try {
     const cluster = await retryStartup('cluster lookup in Postgres', () => resolveCluster(db, config.cluster ?? DEFAULT_CLUSTER), {
@@ -156,9 +165,18 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
     const signingKey = config.signingKey ?? (await retryStartup('signing key in Redis', () => store.getOrSet('signing-key', randomBytes(32).toString('base64')), startup));
     const users = new UserDirectory(db, cluster.id, config.userCacheMs);
     const s3 = createS3Deps(config, { db, clusterId: cluster.id, store, log, metrics });
-    const noticesUrl = config.userNoticesUrl ?? config.databaseUrl;
-    userChanges = noticesUrl && noticesUrl !== 'off' ? new UserChangeFeed(noticesUrl, cluster.id, users, log, served, s3.credentials) : undefined;
-    await userChanges?.start();
+    // NOTIFY never reaches a standby, and hearing the primary's before the standby has replayed the
+    // change would re-read the old row: on a standby, only what was replayed there is followed.
+    if (config.databaseUrl && (await retryStartup('standby check', () => readsStandby(db), startup))) {
+      if (config.userNoticesUrl) log.info('DATABASE_URL is a hot standby: following its change log; CAIRN_USER_NOTICES_URL is not used');
+      changeLog = new ChangeLogFeed(config.databaseUrl, cluster.id, users, log, { maxLagMs: config.standbyMaxLag * 1000, cluster: served, s3: s3.credentials });
+      metrics.watchStandby(changeLog);
+      await changeLog.start();
+    } else {
+      const noticesUrl = config.userNoticesUrl ?? config.databaseUrl;
+      userChanges = noticesUrl && noticesUrl !== 'off' ? new UserChangeFeed(noticesUrl, cluster.id, users, log, served, s3.credentials) : undefined;
+      await userChanges?.start();
+    }
     const verifier = new PasswordVerifier(config.verifyCacheSeconds, Date.now, metrics.observeKdf);
     await verifier.warmUp();
     const tokens = new TokenService(store, users, signingKey, cluster.uuid, config.tokenLifetime);
@@ -173,6 +191,8 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
       store,
       users,
       ...(userChanges ? { userChanges } : {}),
+      ...(changeLog ? { changeLog } : {}),
+      stalePolicy: config.standbyStale,
       tokens,
       trustProxy: config.trustProxy,
       metrics,
@@ -190,6 +210,7 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
   } catch (e) {
     served?.close();
     await userChanges?.close();
+    await changeLog?.close();
     if (redis) await closeRedis(redis);
     if (ownsDb) await db.destroy();
     if (ownsPrimaryDb) await primaryDb.destroy();

@@ -64,6 +64,11 @@ export const configSpec = {
     doc: "Days the audit trail keeps storage users' own entries (S3 credentials they created or deleted through the gateway's OS-EC2 API), deleted like operators' entries but on their own clock. 0: kept for ever.",
     schema: Joi.number().integer().min(0).max(36600).default(90),
   },
+  heartbeatMs: {
+    env: 'CAIRN_HEARTBEAT_MS',
+    doc: "How often, in milliseconds, each replica sets the one-row replication_heartbeat table to now(); a gateway reading a hot standby measures how far behind its copy is by it (see docs/deployment.md#regions), so this bounds how precisely it can. 0: no heartbeat (no gateway reads a standby).",
+    schema: Joi.number().integer().min(0).max(60_000).default(1000),
+  },
   ...s3KeyringConfig,
   logLevel: { env: 'LOG_LEVEL', doc: 'pino log level.', schema: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info') },
   logFormat: logFormatConfig,
@@ -89,6 +94,8 @@ export interface ManagementApiConfig {
   utilizationDailyDays: number;
   auditRetentionDays: number;
   auditStorageUserRetentionDays: number;
+  /** Milliseconds; 0: none. */
+  heartbeatMs: number;
   s3SecretKeys?: string;
   s3CurrentKeyId?: string;
   logLevel: string;

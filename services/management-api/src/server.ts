@@ -6,7 +6,7 @@ import { createApp } from './app';
 import { bootstrap } from './bootstrap';
 import { migrateLatest, isEmbedded } from './db/database';
 import { createDeps, type Deps } from './deps';
-import { runMaintenance } from './services/maintenance';
+import { heartbeat, runMaintenance } from './services/maintenance';
 
 /** Utilization partitions, rollups and retention, and the audit trail's retention, are kept up by every replica (runs are idempotent). */
 const MAINTENANCE_MS = 15 * 60_000;
@@ -49,6 +49,10 @@ export async function startManagementApi(config: ManagementApiConfig, deps: Deps
   maintain();
   const maintenance = setInterval(maintain, MAINTENANCE_MS);
   maintenance.unref();
+  // The embedded database has no standby to measure.
+  const beat = config.heartbeatMs > 0 && !isEmbedded(db) ? heartbeat(deps) : undefined;
+  const heartbeats = beat ? setInterval(() => void beat(), config.heartbeatMs) : undefined;
+  heartbeats?.unref();
   log.info({ port, database: isEmbedded(db) ? 'embedded PGlite' : 'postgres' }, 'management-api listening');
   return {
     server,
@@ -56,6 +60,7 @@ export async function startManagementApi(config: ManagementApiConfig, deps: Deps
     generatedAdmin: boot.generatedAdmin,
     close: async (idleGraceMs?: number) => {
       clearInterval(maintenance);
+      clearInterval(heartbeats);
       // As the gateway: in-flight requests finish, idle keep-alive connections are not reset.
       await closeGracefully(server, idleGraceMs);
       await db.destroy();

@@ -7,9 +7,9 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
     const { db, drop } = await createTestDatabase(kind);
     try {
       const applied = await migrateLatest(db);
-      expect(applied).toEqual(['20261122000000_initial_schema', '20261122010000_cluster_user_counts', '20261122020000_capacity_reports', '20261122030000_audit_log', '20261122040000_user_id_buckets', '20261122041500_storage_user_change_notices', '20261123100000_user_ordering_index', '20261123200000_cluster_change_notices', '20261123220000_user_flag_ordering', '20261123230000_utilization', '20261124000000_s3_credentials', '20261124010000_capacity_history', '20261124020000_user_name_buckets', '20261124030000_utilization_hour_brin', '20261126000000_operator_clusters_restrict', '20261127000000_audit_retention']);
+      expect(applied).toEqual(['20261122000000_initial_schema', '20261122010000_cluster_user_counts', '20261122020000_capacity_reports', '20261122030000_audit_log', '20261122040000_user_id_buckets', '20261122041500_storage_user_change_notices', '20261123100000_user_ordering_index', '20261123200000_cluster_change_notices', '20261123220000_user_flag_ordering', '20261123230000_utilization', '20261124000000_s3_credentials', '20261124010000_capacity_history', '20261124020000_user_name_buckets', '20261124030000_utilization_hour_brin', '20261126000000_operator_clusters_restrict', '20261127000000_audit_retention', '20261127150000_change_log']);
       expect(await migrateLatest(db)).toEqual([]);
-      for (const table of ['clusters', 'storage_users', 'operators', 'api_keys', 'storage_policies', 'devices', 'cluster_user_counts', 'capacity_reports', 'audit_log', 'storage_user_id_buckets', 'storage_user_name_ranges', 'storage_user_name_buckets', 'utilization_accounts', 'utilization_storage_hourly', 'utilization_transfer_daily']) {
+      for (const table of ['clusters', 'storage_users', 'operators', 'api_keys', 'storage_policies', 'devices', 'cluster_user_counts', 'capacity_reports', 'audit_log', 'storage_user_id_buckets', 'storage_user_name_ranges', 'storage_user_name_buckets', 'utilization_accounts', 'utilization_storage_hourly', 'utilization_transfer_daily', 'change_log', 'replication_heartbeat']) {
         expect(await db.schema.hasTable(table)).toBe(true);
       }
       // Partitions go with their tables.

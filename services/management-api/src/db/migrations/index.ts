@@ -15,6 +15,7 @@ import * as userNameBuckets from './20261124020000_user_name_buckets';
 import * as utilizationHourBrin from './20261124030000_utilization_hour_brin';
 import * as operatorClustersRestrict from './20261126000000_operator_clusters_restrict';
 import * as auditRetention from './20261127000000_audit_retention';
+import * as changeLog from './20261127150000_change_log';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -37,6 +38,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261124030000_utilization_hour_brin': utilizationHourBrin,
   '20261126000000_operator_clusters_restrict': operatorClustersRestrict,
   '20261127000000_audit_retention': auditRetention,
+  '20261127150000_change_log': changeLog,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
