@@ -76,11 +76,11 @@ export class ReplicatedPostgres {
 
   /** Resolves once the standby has replayed everything the primary has written so far. */
   async caughtUp(timeoutMs = 10_000): Promise<void> {
-    const [{ lsn }] = await this.query<{ lsn: string }>('primary', 'SELECT pg_current_wal_lsn()::text AS lsn');
+    const [primary] = await this.query<{ lsn: string }>('primary', 'SELECT pg_current_wal_lsn()::text AS lsn');
     const until = Date.now() + timeoutMs;
     for (;;) {
-      const [{ behind }] = await this.query<{ behind: boolean }>('standby', `SELECT pg_last_wal_replay_lsn() < '${lsn}'::pg_lsn AS behind`);
-      if (!behind) return;
+      const [standby] = await this.query<{ behind: boolean }>('standby', `SELECT pg_last_wal_replay_lsn() < '${primary!.lsn}'::pg_lsn AS behind`);
+      if (standby?.behind === false) return;
       if (Date.now() > until) throw new Error('the standby did not catch up');
       await new Promise((r) => setTimeout(r, 20));
     }
