@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import knex from 'knex';
 import { RedisServer } from './support/redis-server';
 import { ReplicatedPostgres } from './support/replicated-postgres';
+import { signedBody } from '../s3/s3-client';
 import { ADMIN_AUTH, launchApi, launchGateway, type Service } from './support/services';
 
 const PW = 'regions-password-0123456789';
@@ -182,15 +183,28 @@ describe('a gateway reading a hot standby in its region', () => {
     expect(percentile([...effect].sort((a, b) => a - b), 99)).toBeLessThanOrEqual(1000);
   }, 150_000);
 
-  it('when replay is paused on the standby, then the lag grows, the refusing gateway answers 503 within lag limit + 1 s and /readyz says why, the serving one carries on; resumed, both catch up by themselves and a change made meanwhile applies', async () => {
+  it('when replay is paused on the standby, then the lag grows, the refusing gateway answers 503 within lag limit + 1 s and /readyz says why, the serving one carries on (an S3 credential it deleted stays deleted); resumed, both catch up by themselves and a change made meanwhile applies', async () => {
     const id = await createUser('paused-user');
     await until('paused-user logs in', async () => (await login(refusing, 'paused-user')).status === 200);
     const { token } = await login(serving, 'paused-user');
+    // An S3 credential made through the gateway (written on the primary), in use once replayed.
+    const ec2 = `${serving.url}/auth/v3/users/paused-user/credentials/OS-EC2`;
+    const made = await fetch(ec2, { method: 'POST', headers: { 'X-Auth-Token': token, 'Content-Type': 'application/json' }, body: '{}' });
+    expect(made.status).toBe(201);
+    const { access, secret } = ((await made.json()) as { credential: { access: string; secret: string } }).credential;
+    const s3tokens = async () =>
+      (await fetch(`${serving.url}/auth/v3/s3tokens`, { method: 'POST', headers: { 'X-Auth-Token': serviceToken, 'Content-Type': 'application/json' }, body: JSON.stringify(signedBody(access, secret)) })).status;
+    await until('the new credential signs through the standby', async () => (await s3tokens()) === 200);
     const pausedAt = Date.now();
     await pg.query('standby', 'SELECT pg_wal_replay_pause()');
     // Whatever fails below, the next test needs replay running.
     const resume = () => pg.query('standby', 'SELECT pg_wal_replay_resume()');
     try {
+    // The owner deletes its credential through the gateway: the standby still has it, the gateway
+    // knows it is gone.
+    expect((await fetch(`${ec2}/${access}`, { method: 'DELETE', headers: { 'X-Auth-Token': token } })).status).toBe(204);
+    expect(await s3tokens()).toBe(401);
+    expect(await pg.query('standby', `SELECT 1 FROM s3_credentials WHERE access_key = '${access}'`, 'cairn')).toHaveLength(1);
     // A change the standby does not replay yet.
     await patchUser(id, { enabled: false });
     const refusedAfter = await until('the refusing gateway answers 503', async () => (await login(refusing, 'paused-user')).status === 503, (MAX_LAG_S + 3) * 1000);

@@ -171,6 +171,8 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
       if (config.userNoticesUrl) log.info('DATABASE_URL is a hot standby: following its change log; CAIRN_USER_NOTICES_URL is not used');
       changeLog = new ChangeLogFeed(config.databaseUrl, cluster.id, users, log, { maxLagMs: config.standbyMaxLag * 1000, cluster: served, s3: s3.credentials });
       metrics.watchStandby(changeLog);
+      const feed = changeLog;
+      s3.credentials.watchReplay(() => feed.replayedUpTo);
       await changeLog.start();
     } else {
       const noticesUrl = config.userNoticesUrl ?? config.databaseUrl;

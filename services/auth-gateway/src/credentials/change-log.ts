@@ -70,8 +70,8 @@ export class ChangeLogFeed {
   private pollInFlight = false;
   /** Whether the database read is in recovery (a standby); unknown until the first poll. */
   private standby?: boolean;
-  /** The copy's age at the last successful poll, and when that was. */
-  private measured?: { ageMs: number; at: number };
+  /** The copy's age at the last successful poll, when that was, and the heartbeat's time (primary's clock, ms). */
+  private measured?: { ageMs: number; at: number; beatMs: number };
   private wasStale = false;
   /** Gives up the current connection (and reconnects). */
   private drop?: (e?: Error) => void;
@@ -110,6 +110,15 @@ export class ChangeLogFeed {
     if (this.standby === false) return 0;
     if (!this.measured) return Number.POSITIVE_INFINITY;
     return this.measured.ageMs + Math.max(0, this.now() - this.measured.at);
+  }
+
+  /**
+   * The primary's time (ms) before which every commit has been replayed where the gateway reads:
+   * the last heartbeat seen there (0 before the first). On the primary itself, now.
+   */
+  get replayedUpTo(): number {
+    if (this.standby === false) return this.now();
+    return this.measured?.beatMs ?? 0;
   }
 
   /** True while the copy may be older than the configured limit. */
@@ -202,8 +211,9 @@ export class ChangeLogFeed {
   private async pollOnce(client: Client): Promise<boolean> {
     try {
       const startedAt = this.now();
-      const beat = await client.query<{ standby: boolean; age_ms: number | null }>(
-        `SELECT pg_is_in_recovery() AS standby, (SELECT extract(epoch FROM now() - beat_at) * 1000 FROM ${TABLES.heartbeat} WHERE id = 1)::float8 AS age_ms`,
+      const beat = await client.query<{ standby: boolean; age_ms: number | null; beat_ms: number | null }>(
+        `SELECT pg_is_in_recovery() AS standby, (extract(epoch FROM now() - h.beat_at) * 1000)::float8 AS age_ms, (extract(epoch FROM h.beat_at) * 1000)::float8 AS beat_ms
+           FROM (SELECT 1) one LEFT JOIN ${TABLES.heartbeat} h ON h.id = 1`,
       );
       for (;;) {
         const gaps = [...this.gaps.keys()];
@@ -219,7 +229,7 @@ export class ChangeLogFeed {
       const row = beat.rows[0];
       this.standby = row?.standby === true;
       // Measured from before the query: the copy was at least this fresh then.
-      this.measured = { ageMs: Math.max(0, row?.age_ms ?? Number.POSITIVE_INFINITY), at: startedAt };
+      this.measured = { ageMs: Math.max(0, row?.age_ms ?? Number.POSITIVE_INFINITY), at: startedAt, beatMs: row?.beat_ms ?? 0 };
       this.noteStaleness();
       return true;
     } catch (e) {

@@ -191,6 +191,8 @@ export function osEc2Router(deps: Deps): Router {
       throw e;
     }
     if (!gone) return notFoundKey(res);
+    // Reading a standby, this gateway would otherwise see the key until it is replayed there.
+    deps.s3.credentials.deletedOnPrimary(accessKey);
     res.status(204).end();
   });
   router.all(MEMBER, methodNotAllowed(['GET', 'HEAD', 'DELETE']));
