@@ -11,6 +11,11 @@
 #   gateway-db-password     the gateways' read-only role `cairn_gateway` (created by the migrate job)
 #   gateway-database-url    postgres://cairn_gateway:…@postgres:5432/cairn (auth-gateways)
 #   redis.conf, redis-url   Redis `requirepass`, and the URL with it (auth-gateways)
+#   replication-password    the role `cairn_replicator` a standby streams the primary's WAL with
+#                           (profile `region`; created at initdb by deploy/postgres/replication.sh)
+#   standby-gateway-database-url  postgres://cairn_gateway:…@postgres-standby:5432/cairn (the
+#                           region's gateway reads its standby)
+#   region-redis-url        the region's own Redis (same password), for the region's gateway
 #   admin-api-key           API key of the first admin operator `admin` (management-api, migrate job)
 #   signing-key-<cluster>   token signing key shared by that cluster's gateway replicas
 #   collector-<cluster>-api-key   "collector-<cluster>:<key>", the storage collector's operator and
@@ -49,6 +54,9 @@ put redis-password "$(random_hex 24)"
 put redis.conf "requirepass $(get redis-password)"
 put redis-url "redis://:$(get redis-password)@redis:6379/0"
 put admin-api-key "$(random_hex 24)"
+put replication-password "$(random_hex 24)"
+put standby-gateway-database-url "postgres://cairn_gateway:$(get gateway-db-password)@postgres-standby:5432/cairn"
+put region-redis-url "redis://:$(get redis-password)@redis-region:6379/0"
 for c in $clusters; do
   put "signing-key-$c" "$(random_hex 32)"
   put "collector-$c-api-key" "collector-$c:$(random_hex 24)"

@@ -127,6 +127,30 @@ describe('docker-compose.yml, deploy/ and the Dockerfiles', () => {
     expect(compose).toMatch(/^x-collector: &collector\n(?: {2}.*\n)*? {2}profiles:\n {4}- collectors\n/m);
   });
 
+  it('when the region profile runs, then its gateway reads a streaming standby of the primary, writes to the primary, and keeps tokens in a Redis of its own', () => {
+    const service = (name: string) => compose.slice(compose.indexOf(`\n  ${name}:\n`)).split(/\n {2}[a-z0-9-]+:\n/)[1]!;
+    for (const name of ['postgres-standby', 'redis-region', 'gateway-region']) {
+      expect(serviceNames).toContain(name);
+      expect(service(name)).toMatch(/^ {4}profiles:\n {6}- region$/m);
+    }
+    // The secrets each URL file holds, as the secrets job writes them.
+    const urlOf = (file: string) => new RegExp(`^put ${file.replace(/[.]/g, '\\.')} "([^"]+)"$`, 'm').exec(secretsScript)?.[1];
+    const fileOf = (env: string) => new RegExp(`^ {6}${env}_FILE: /run/secrets/cairn/(\\S+)$`, 'm').exec(service('gateway-region'))?.[1];
+    expect(urlOf(fileOf('DATABASE_URL')!)).toMatch(/^postgres:\/\/cairn_gateway:.*@postgres-standby:5432\/cairn$/);
+    expect(urlOf(fileOf('CAIRN_PRIMARY_DATABASE_URL')!)).toMatch(/^postgres:\/\/cairn_gateway:.*@postgres:5432\/cairn$/);
+    expect(urlOf(fileOf('REDIS_URL')!)).toMatch(/@redis-region:6379\/0$/);
+    expect(gatewaySpec.primaryDatabaseUrl.env).toBe('CAIRN_PRIMARY_DATABASE_URL');
+    expect(service('gateway-region')).toMatch(new RegExp(`^ {6}${gatewaySpec.standbyStale.env}: refuse$`, 'm'));
+    // The standby copies the primary as the role the primary's initdb script creates and allows.
+    const replication = read('deploy/postgres/replication.sh');
+    expect(service('postgres')).toContain('./deploy/postgres/replication.sh:/docker-entrypoint-initdb.d/replication.sh:ro');
+    expect(replication).toMatch(/CREATE ROLE cairn_replicator WITH REPLICATION LOGIN/);
+    expect(replication).toMatch(/^echo "host replication cairn_replicator all scram-sha-256" >> "\$PGDATA\/pg_hba.conf"$/m);
+    expect(service('postgres-standby')).toMatch(/pg_basebackup -h postgres -U cairn_replicator -D "\$\$PGDATA" -R -X stream/);
+    expect(replication).toContain('/run/secrets/cairn/replication-password');
+    expect(secretsScript).toMatch(/^put replication-password /m);
+  });
+
   it('when an image is built, then it pins pnpm, runs as node under tini, and checks /healthz', () => {
     const pnpm = (JSON.parse(read('package.json')) as { packageManager: string }).packageManager;
     for (const service of ['management-api', 'auth-gateway']) {

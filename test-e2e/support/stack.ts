@@ -21,7 +21,8 @@ export interface StackOptions {
   redis?: boolean;
   /** The gateway's REDIS_URL when `redis` is true (a Cluster or Sentinel URL too); default REDIS_URL above. */
   redisUrl?: string;
-  gateway?: Partial<gateway.GatewayConfig>;
+  /** Gateway settings over the defaults; a function gets the database's URL (Postgres only). */
+  gateway?: Partial<gateway.GatewayConfig> | ((databaseUrl?: string) => Partial<gateway.GatewayConfig>);
   /** Both services' log level (default: the API silent, the gateway info); lines land in apiLogs / gatewayLogs. */
   logLevel?: string;
   /** scrypt parameters the management API hashes passwords with (default: production's); cheap ones keep many-user tests fast. */
@@ -103,7 +104,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...(options.redis ? { REDIS_URL: options.redisUrl ?? REDIS_URL } : {}),
   });
-  const gatewayConfig = { ...config, ...(options.s3SecretKeys === undefined ? {} : { s3SecretKeys: options.s3SecretKeys }), ...options.gateway };
+  const gatewayConfig = { ...config, ...(options.s3SecretKeys === undefined ? {} : { s3SecretKeys: options.s3SecretKeys }), ...(typeof options.gateway === 'function' ? options.gateway(databaseUrl) : options.gateway) };
   const gatewayDeps = await gateway.createDeps(gatewayConfig, { db, log: gateway.createLogger(options.logLevel ?? 'info', gatewayLogs) });
   const running = await gateway.startAuthGateway(gatewayConfig, gatewayDeps);
   const gatewayUrl = `http://127.0.0.1:${running.port}`;

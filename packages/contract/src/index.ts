@@ -13,6 +13,10 @@ export const TABLES = {
   s3Credentials: 's3_credentials',
   /** Written (INSERT only) by the gateway for the OS-EC2 writes it makes. */
   audit: 'audit_log',
+  /** Read by a gateway on a standby: what changed, in commit order (see ChangeLogRow). */
+  changeLog: 'change_log',
+  /** Read by a gateway on a standby: how far behind the primary its copy is (see HeartbeatRow). */
+  heartbeat: 'replication_heartbeat',
 } as const;
 
 /**
@@ -120,6 +124,37 @@ export const S3_CREDENTIAL_CHANGES_CHANNEL = 'cairn_s3_credentials';
 /** Its payload: the access key; after a TRUNCATE, `{"all": true}` (parsed as null: forget every credential). */
 export interface S3CredentialChangeNotice {
   access_key: string;
+}
+
+/**
+ * A `change_log` row (migration 20261127150000_change_log): written by triggers on the primary in
+ * the same transaction as every insert, update or delete of a storage user, a cluster or an S3
+ * credential, so it reaches a hot standby with the change itself, where NOTIFY never arrives. The
+ * same facts as the NOTIFY channels above, one row per notice.
+ */
+export interface ChangeLogRow {
+  /** From a sequence: rising in the order the triggers ran (commit order may differ; readers mind gaps). */
+  seq: string | number;
+  kind: ChangeKind;
+  /** `user`: the user's cluster (null: every cluster's users); `cluster`: the row's id; `s3_credential`: null. */
+  cluster_id: number | null;
+  /** `user`: the username; `s3_credential`: the access key; null: every row of that kind (and cluster). */
+  key: string | null;
+  logged_at: Date | string;
+}
+
+export type ChangeKind = 'user' | 'cluster' | 's3_credential';
+
+export const CHANGE_LOG_COLUMNS = ['seq', 'kind', 'cluster_id', 'key'] as const satisfies ReadonlyArray<keyof ChangeLogRow>;
+
+/**
+ * A `replication_heartbeat` row: one row (id 1) whose `beat_at` the management API sets to now()
+ * every second on the primary. On a standby, now() minus `beat_at` bounds how old its copy is:
+ * every change committed before `beat_at` has been replayed there.
+ */
+export interface HeartbeatRow {
+  id: 1;
+  beat_at: Date | string;
 }
 
 const parsed = (payload: string | undefined): Record<string, unknown> | null => {

@@ -17,7 +17,7 @@ export {
   type CounterChild,
   type PoolLike,
 } from './metrics';
-export { checkReadiness, NotReady, readinessEndpoint, registerReadinessMetrics, READINESS_TIMEOUT_MS, type ReadinessCheck, type ReadinessReport } from './readiness';
+export { checkReadiness, NotReady, ReadyAs, readinessEndpoint, registerReadinessMetrics, READINESS_TIMEOUT_MS, type ReadinessCheck, type ReadinessReport } from './readiness';
 export { retryStartup, scrubSecrets, type RetryOptions, type StartupLog } from './startup';
 export { logDestination, logFormatConfig, logsAreJson, type LogFormat } from './log-format';
 export { isTlsFailure, postgresUrlWithCa, readCaFile, TlsFailure } from './tls';

@@ -12,6 +12,11 @@ export class NotReady extends Error {
   }
 }
 
+/** A check resolving with this is ready and reported with its own status (e.g. a replication lag) rather than `ok`. */
+export class ReadyAs {
+  constructor(readonly status: string) {}
+}
+
 /** A dependency check: resolves when the dependency answers; or a fixed status that is always ready. */
 export type ReadinessCheck = (() => Promise<unknown>) | { fixed: string };
 
@@ -43,7 +48,7 @@ export async function checkReadiness(checks: Record<string, ReadinessCheck>, tim
         const answered = Promise.resolve()
           .then(check)
           .then(
-            () => ({ status: 'ok', ready: true }),
+            (value: unknown) => ({ status: value instanceof ReadyAs ? value.status : 'ok', ready: true }),
             (e: unknown) => ({ status: e instanceof NotReady ? e.status : 'unreachable', ready: false }),
           );
         return Promise.race([answered, expired.then((status) => ({ status, ready: false }))]);

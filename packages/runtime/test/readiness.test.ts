@@ -1,5 +1,5 @@
 import express from 'express';
-import { checkReadiness, NotReady, readinessEndpoint } from '../src';
+import { checkReadiness, NotReady, ReadyAs, readinessEndpoint } from '../src';
 import { serve } from './serve';
 
 const never = () => new Promise<never>(() => {});
@@ -18,6 +18,11 @@ describe('readiness', () => {
   it('when a check answers NotReady, then the report is unavailable and names that one with the status given', async () => {
     const report = await checkReadiness({ postgres: async () => 1, cluster: async () => Promise.reject(new NotReady('deleted')) });
     expect(report).toEqual({ ready: false, body: { status: 'unavailable', postgres: 'ok', cluster: 'deleted' } });
+  });
+
+  it('when a check answers ReadyAs, then it is ready and named with the status given; any other answer is ok', async () => {
+    const report = await checkReadiness({ redis: async () => 'PONG', standby: async () => new ReadyAs('ok, lag 0.4 s') });
+    expect(report).toEqual({ ready: true, body: { status: 'ok', redis: 'ok', standby: 'ok, lag 0.4 s' } });
   });
 
   it('when a check throws synchronously, then it is unreachable, not an exception', async () => {

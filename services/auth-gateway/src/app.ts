@@ -1,8 +1,9 @@
-import { CAIRN_VERSION, lingerOverUnreadBodies, metricsEndpoint, NotReady, readinessEndpoint, registerReadinessMetrics, requestLogger, requestLogging } from '@cairn/runtime';
+import { CAIRN_VERSION, lingerOverUnreadBodies, metricsEndpoint, NotReady, readinessEndpoint, ReadyAs, registerReadinessMetrics, requestLogger, requestLogging } from '@cairn/runtime';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Deps } from './deps';
 import { BODY_LIMIT, declaredBodyLimit } from './http/body-limit';
 import { clusterGate } from './http/cluster-gate';
+import { standbyGate, standbyReadiness } from './http/standby-gate';
 import { errorHandler, notFound } from './http/errors';
 import { logPath, tokenRoutes } from './http/log-path';
 import { GATEWAY_REQUEST_ID } from './http/request-id';
@@ -53,8 +54,8 @@ export function createApp(deps: Deps): Express {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok', version: CAIRN_VERSION });
   });
-  // Ready when Postgres and Redis answer within 2 s and the cluster still exists; without Redis,
-  // tokens live in this process.
+  // Ready when Postgres and Redis answer within 2 s, the cluster still exists and, on a standby,
+  // the copy is recent enough (or CAIRN_STANDBY_STALE=serve); without Redis, tokens live in this process.
   const { db, redis, cluster } = deps;
   const dependencies = {
     postgres: () => db.raw('SELECT 1'),
@@ -71,6 +72,10 @@ export function createApp(deps: Deps): Express {
     readinessEndpoint({
       ...dependencies,
       cluster: () => (cluster.deleted ? Promise.reject(new NotReady('deleted')) : Promise.resolve()),
+      standby: () => {
+        const { status, ready } = standbyReadiness(deps.changeLog, deps.stalePolicy);
+        return ready ? Promise.resolve(new ReadyAs(status)) : Promise.reject(new NotReady(status));
+      },
     }),
   );
   registerReadinessMetrics(deps.metrics.registry, dependencies);
@@ -83,6 +88,7 @@ export function createApp(deps: Deps): Express {
     AUTH_ROOT,
     http.mount,
     clusterGate(cluster),
+    standbyGate(deps.changeLog, deps.stalePolicy),
     keystoneV3Router(deps),
     swiftV1Router(deps),
     keystoneV2Router(deps),

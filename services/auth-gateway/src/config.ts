@@ -34,7 +34,13 @@ export const configSpec = {
   },
   databaseUrl: {
     env: 'DATABASE_URL',
-    doc: 'Postgres connection URL the gateway reads clusters, storage users and S3 credentials from (and writes the OS-EC2 API\'s S3 credentials to); give it the gateway\'s role, not the owner\'s (see docs/deployment.md).',
+    doc: "Postgres connection URL the gateway reads clusters, storage users and S3 credentials from: the primary, or a hot standby in the gateway's region (then it follows the change log and the heartbeat there, see docs/deployment.md#regions); give it the gateway's role, not the owner's (see docs/deployment.md).",
+    schema: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
+    secret: true,
+  },
+  primaryDatabaseUrl: {
+    env: 'CAIRN_PRIMARY_DATABASE_URL',
+    doc: "Postgres connection URL of the primary, where the gateway's few writes go (the OS-EC2 API's S3 credentials and their audit records; its list and show read there too, to see their own writes). While it is unreachable those answer 503 and logins and token validation carry on from DATABASE_URL. Unset: DATABASE_URL.",
     schema: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
     secret: true,
   },
@@ -45,9 +51,19 @@ export const configSpec = {
   },
   userNoticesUrl: {
     env: 'CAIRN_USER_NOTICES_URL',
-    doc: "Postgres URL of a direct session on the primary where the gateway LISTENs for user changes, so logins can skip reading each user's row (PgBouncer in transaction mode or a read replica cannot carry LISTEN). Unset: DATABASE_URL. `off`: every login reads its row from Postgres.",
+    doc: "Postgres URL of a direct session on the primary where the gateway LISTENs for user changes, so logins can skip reading each user's row (PgBouncer in transaction mode cannot carry LISTEN). Unset: DATABASE_URL. `off`: every login reads its row from Postgres. Not used when DATABASE_URL is a hot standby: the gateway then follows the change log there.",
     schema: Joi.alternatives().try(Joi.string().valid('off'), Joi.string().uri({ scheme: ['postgres', 'postgresql'] })),
     secret: true,
+  },
+  standbyMaxLag: {
+    env: 'CAIRN_STANDBY_MAX_LAG',
+    doc: "Seconds a gateway reading a hot standby lets its copy fall behind the primary (measured by the heartbeat the management API writes every second) before CAIRN_STANDBY_STALE applies. A user disabled on the primary can still log in here for up to this long while the copy is behind. Ignored on the primary.",
+    schema: Joi.number().min(1).max(30 * 86400).default(5),
+  },
+  standbyStale: {
+    env: 'CAIRN_STANDBY_STALE',
+    doc: "What a gateway reading a hot standby does while its copy is more than CAIRN_STANDBY_MAX_LAG behind (a cut link to the primary, a paused or slow replay): 'refuse' answers 503 on every auth route and /readyz fails, so no change made on the primary meanwhile (a user disabled, deleted, its password changed) is missed; 'serve' keeps logging users in and validating tokens from the copy as it is, so logins survive a long cut but such changes wait until the link is back. Back within the limit, it serves again by itself.",
+    schema: Joi.string().valid('refuse', 'serve').default('refuse'),
   },
   redisUrl: {
     env: 'REDIS_URL',
@@ -191,6 +207,11 @@ export interface GatewayConfig {
   /** With databaseCaFile, readConfig has added it to this URL and userNoticesUrl (sslrootcert, sslmode). */
   databaseUrl?: string;
   databaseCaFile?: string;
+  /** Unset: the gateway writes through DATABASE_URL. */
+  primaryDatabaseUrl?: string;
+  /** Seconds. */
+  standbyMaxLag: number;
+  standbyStale: 'refuse' | 'serve';
   /** `off`, a Postgres URL, or unset (then DATABASE_URL). */
   userNoticesUrl?: string;
   redisUrl?: string;

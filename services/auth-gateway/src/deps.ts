@@ -10,6 +10,7 @@ import { resolveCluster } from './credentials/cluster';
 import { ServedCluster } from './credentials/served-cluster';
 import { LoginService } from './credentials/logins';
 import { UserChangeFeed } from './credentials/user-changes';
+import { ChangeLogFeed, readsStandby, type StalePolicy } from './credentials/change-log';
 import { UserDirectory, type UserRecord } from './credentials/users';
 import { PasswordVerifier } from './credentials/verifier';
 import { RedisTokenStore } from './tokens/redis-store';
@@ -25,6 +26,13 @@ export interface Deps {
   db: Knex;
   /** Whether close() should end `db` (false when the launcher shares its own). */
   ownsDb: boolean;
+  /**
+   * Where the gateway's writes go (the OS-EC2 API's credentials and audit records): the primary
+   * (CAIRN_PRIMARY_DATABASE_URL), or `db` itself when that is unset.
+   */
+  primaryDb: Knex;
+  /** Whether close() should end `primaryDb` (true only when it is a handle of its own). */
+  ownsPrimaryDb: boolean;
   /** The token store's Redis connection (one server, Sentinel or Cluster); absent when REDIS_URL is unset. */
   redis?: RedisClient;
   /**
@@ -37,6 +45,13 @@ export interface Deps {
   users: UserDirectory;
   /** Keeps `users` and `cluster` told of changes as they commit (Postgres only: embedded PGlite has no second connection). */
   userChanges?: UserChangeFeed;
+  /**
+   * Instead of `userChanges` when DATABASE_URL is a hot standby: the change log read there, and how
+   * far behind the copy is (http/standby-gate.ts, /readyz, the lag gauge).
+   */
+  changeLog?: ChangeLogFeed;
+  /** CAIRN_STANDBY_STALE: what the gateway does while `changeLog` says its copy is stale. */
+  stalePolicy: StalePolicy;
   tokens: TokenService;
   logins: LoginService;
   /** express's `trust proxy` (CAIRN_TRUST_PROXY): which X-Forwarded-For entries name the client. */
@@ -69,6 +84,8 @@ export const REDACT_PATHS = [
   '*.password',
   'databaseUrl',
   '*.databaseUrl',
+  'primaryDatabaseUrl',
+  '*.primaryDatabaseUrl',
   'redisUrl',
   '*.redisUrl',
   'signingKey',
@@ -119,6 +136,16 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
       pool: { min: 0, max: config.poolMax },
       acquireConnectionTimeout: 5000,
     });
+  // Its own handle only when it names another database: a standby reads here, writes go there.
+  const ownsPrimaryDb = config.primaryDatabaseUrl !== undefined && config.primaryDatabaseUrl !== config.databaseUrl;
+  const primaryDb = ownsPrimaryDb
+    ? knex({
+        client: 'pg',
+        connection: { connectionString: config.primaryDatabaseUrl, application_name: 'cairn-auth-gateway-writes' },
+        pool: { min: 0, max: Math.min(config.poolMax, 4) },
+        acquireConnectionTimeout: 5000,
+      })
+    : db;
   const redis = config.redisUrl ? createRedis(config.redisUrl, log, config.redisCa) : undefined;
   // A command that fails only says it timed out; why the connection failed comes as an event.
   let redisError: unknown;
@@ -133,6 +160,7 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
       throw isTlsFailure(e) ? new TlsFailure('Postgres', 'CAIRN_DATABASE_CA_FILE (or sslrootcert in DATABASE_URL)', e) : e;
     });
   let userChanges: UserChangeFeed | undefined;
+  let changeLog: ChangeLogFeed | undefined;
   let served: ServedCluster | undefined;
   try {
     const cluster = await retryStartup('cluster lookup in Postgres', postgresTls(() => resolveCluster(db, config.cluster ?? DEFAULT_CLUSTER)), {
@@ -152,14 +180,25 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
     const signingKey = config.signingKey ?? (await retryStartup('signing key in Redis', () => store.getOrSet('signing-key', randomBytes(32).toString('base64')), startup));
     const users = new UserDirectory(db, cluster.id, config.userCacheMs);
     const s3 = createS3Deps(config, { db, clusterId: cluster.id, store, log, metrics });
-    const noticesUrl = config.userNoticesUrl ?? config.databaseUrl;
-    userChanges = noticesUrl && noticesUrl !== 'off' ? new UserChangeFeed(noticesUrl, cluster.id, users, log, served, s3.credentials) : undefined;
-    await userChanges?.start();
+    // NOTIFY never reaches a standby, and hearing the primary's before the standby has replayed the
+    // change would re-read the old row: on a standby, only what was replayed there is followed.
+    if (config.databaseUrl && (await retryStartup('standby check', () => readsStandby(db), startup))) {
+      if (config.userNoticesUrl) log.info('DATABASE_URL is a hot standby: following its change log; CAIRN_USER_NOTICES_URL is not used');
+      changeLog = new ChangeLogFeed(config.databaseUrl, cluster.id, users, log, { maxLagMs: config.standbyMaxLag * 1000, cluster: served, s3: s3.credentials });
+      metrics.watchStandby(changeLog);
+      const feed = changeLog;
+      s3.credentials.watchReplay(() => feed.replayedUpTo);
+      await changeLog.start();
+    } else {
+      const noticesUrl = config.userNoticesUrl ?? config.databaseUrl;
+      userChanges = noticesUrl && noticesUrl !== 'off' ? new UserChangeFeed(noticesUrl, cluster.id, users, log, served, s3.credentials) : undefined;
+      await userChanges?.start();
+    }
     // A failed replacement (a role without the grant, a database hiccup) costs the login nothing:
-    // the foreign hash stays, and the next login tries again.
+    // the foreign hash stays, and the next login tries again. Written to the primary.
     const replaceForeignHash = async (user: UserRecord, hash: string) => {
       try {
-        const replaced = await users.replaceForeignHash(user, hash);
+        const replaced = await users.replaceForeignHash(user, hash, primaryDb);
         log.info({ user: user.username, replaced }, 'imported password hash replaced by scrypt at login');
       } catch (e) {
         // The code only (42501: the role lacks EXECUTE): a driver's message may quote the statement.
@@ -178,11 +217,15 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
       log,
       db,
       ownsDb,
+      primaryDb,
+      ownsPrimaryDb,
       ...(redis ? { redis } : {}),
       cluster: served,
       store,
       users,
       ...(userChanges ? { userChanges } : {}),
+      ...(changeLog ? { changeLog } : {}),
+      stalePolicy: config.standbyStale,
       tokens,
       trustProxy: config.trustProxy,
       metrics,
@@ -200,8 +243,10 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
   } catch (e) {
     served?.close();
     await userChanges?.close();
+    await changeLog?.close();
     if (redis) await closeRedis(redis);
     if (ownsDb) await db.destroy();
+    if (ownsPrimaryDb) await primaryDb.destroy();
     throw e;
   }
 }

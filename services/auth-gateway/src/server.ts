@@ -30,9 +30,11 @@ export async function startAuthGateway(config: GatewayConfig, deps: Deps): Promi
       // back to their clients before closing them (no reset under a balancer's reused connection).
       await closeGracefully(server, idleGraceMs);
       await deps.userChanges?.close();
+      await deps.changeLog?.close();
       deps.cluster.close();
       if (redis) await closeRedis(redis);
       if (deps.ownsDb) await deps.db.destroy();
+      if (deps.ownsPrimaryDb) await deps.primaryDb.destroy();
     },
   };
 }

@@ -17,7 +17,7 @@ function problemsOf(env: Record<string, string>): string[] {
 
 describe('readConfig', () => {
   it('when nothing is set, then the gateway listens on 0.0.0.0:5000 for the default cluster', () => {
-    expect(readConfig({})).toEqual({ host: '0.0.0.0', port: 5000, logLevel: 'info', logFormat: 'auto', tokenLifetime: 86400, tokensPerUser: 1000, v1TokenReuse: true, verifyCacheSeconds: 60, userCacheMs: 250, failureLimit: 10, failureWindow: 300, addressFailureLimit: 100, addressFailureWindow: 300, userFailureLimit: 100, userFailureWindow: 3600, knownAddressDays: 30, ec2ChangeLimit: 20, ec2ChangeWindow: 3600, trustProxy: false, poolMax: 10, startupTimeout: 60, s3tokensRequireServiceToken: true });
+    expect(readConfig({})).toEqual({ host: '0.0.0.0', port: 5000, logLevel: 'info', logFormat: 'auto', tokenLifetime: 86400, tokensPerUser: 1000, v1TokenReuse: true, verifyCacheSeconds: 60, userCacheMs: 250, failureLimit: 10, failureWindow: 300, addressFailureLimit: 100, addressFailureWindow: 300, userFailureLimit: 100, userFailureWindow: 3600, knownAddressDays: 30, ec2ChangeLimit: 20, ec2ChangeWindow: 3600, trustProxy: false, poolMax: 10, startupTimeout: 60, s3tokensRequireServiceToken: true, standbyMaxLag: 5, standbyStale: 'refuse' });
   });
 
   it('when every variable is set, then each is read and converted', () => {
@@ -27,7 +27,10 @@ describe('readConfig', () => {
         CAIRN_GATEWAY_PORT: '5001',
         CAIRN_GATEWAY_CLUSTER: '0b8e1c1e-6f0c-4a4b-9a8e-2f1d3c4b5a69',
         CAIRN_GATEWAY_PUBLIC_URL: 'https://auth.example.com/auth',
-        DATABASE_URL: 'postgres://cairn:pw@db:5432/cairn',
+        DATABASE_URL: 'postgres://cairn:pw@standby:5432/cairn',
+        CAIRN_PRIMARY_DATABASE_URL: 'postgres://cairn:pw@primary:5432/cairn',
+        CAIRN_STANDBY_MAX_LAG: '30',
+        CAIRN_STANDBY_STALE: 'serve',
         REDIS_URL: 'redis://redis:6379/0',
         LOG_LEVEL: 'debug',
         LOG_FORMAT: 'json',
@@ -39,12 +42,22 @@ describe('readConfig', () => {
       port: 5001,
       cluster: '0b8e1c1e-6f0c-4a4b-9a8e-2f1d3c4b5a69',
       publicUrl: 'https://auth.example.com/auth',
-      databaseUrl: 'postgres://cairn:pw@db:5432/cairn',
+      databaseUrl: 'postgres://cairn:pw@standby:5432/cairn',
+      primaryDatabaseUrl: 'postgres://cairn:pw@primary:5432/cairn',
+      standbyMaxLag: 30,
+      standbyStale: 'serve',
       redisUrl: 'redis://redis:6379/0',
       logLevel: 'debug',
       logFormat: 'json',
       tokenLifetime: 86400, tokensPerUser: 50, v1TokenReuse: false, verifyCacheSeconds: 60, userCacheMs: 250, failureLimit: 10, failureWindow: 300, addressFailureLimit: 100, addressFailureWindow: 300, userFailureLimit: 100, userFailureWindow: 3600, knownAddressDays: 30, ec2ChangeLimit: 20, ec2ChangeWindow: 3600, trustProxy: false, poolMax: 10, startupTimeout: 60, s3tokensRequireServiceToken: true,
     });
+  });
+
+  it('when CAIRN_STANDBY_STALE is neither refuse nor serve, or the lag limit is under a second, then the error names them', () => {
+    const problems = problemsOf({ CAIRN_STANDBY_STALE: 'maybe', CAIRN_STANDBY_MAX_LAG: '0.5' });
+    expect(problems).toHaveLength(2);
+    expect(problems.join(' ')).toContain('CAIRN_STANDBY_STALE="maybe"');
+    expect(problems.join(' ')).toContain('CAIRN_STANDBY_MAX_LAG="0.5"');
   });
 
   it('when LOG_FORMAT is not auto, json or pretty, then the error names it', () => {

@@ -92,6 +92,11 @@ export const configSpec = {
     doc: "Which proxies' X-Forwarded-Proto and X-Forwarded-For to believe (the console's session cookie is marked Secure when the request reached the proxy over HTTPS): 'false' (only the socket itself), a hop count of trusted proxies in front, or a comma-separated list of the load balancers' addresses or CIDR ranges (also loopback, linklocal, uniquelocal). 'true' is refused: any client could then claim HTTPS or an address.",
     schema: trustProxySchema().default(false),
   },
+  heartbeatMs: {
+    env: 'CAIRN_HEARTBEAT_MS',
+    doc: "How often, in milliseconds, each replica sets the one-row replication_heartbeat table to now(); a gateway reading a hot standby measures how far behind its copy is by it (see docs/deployment.md#regions), so this bounds how precisely it can. 0: no heartbeat (no gateway reads a standby).",
+    schema: Joi.number().integer().min(0).max(60_000).default(1000),
+  },
   ...s3KeyringConfig,
   quotaCredentials: {
     env: 'CAIRN_QUOTA_CREDENTIALS',
@@ -142,6 +147,8 @@ export interface ManagementApiConfig {
   consoleSessionMaxSeconds: number;
   /** express's `trust proxy`: false, a hop count, or the trusted proxies' addresses/ranges. */
   trustProxy: TrustProxy;
+  /** Milliseconds; 0: none. */
+  heartbeatMs: number;
   s3SecretKeys?: string;
   s3CurrentKeyId?: string;
   quotaCredentials?: string;

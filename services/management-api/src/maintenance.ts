@@ -7,6 +7,7 @@ import { DEFAULT_AUDIT_RETENTION, pruneAudit, type AuditPruneReport } from './re
 import { deleteEndedConsoleSessions } from './repositories/console-sessions';
 import { DEFAULT_CONSOLE_SESSIONS } from './services/console-sessions';
 import { maintainUtilization, type MaintenanceReport } from './repositories/utilization-partitions';
+import { beatHeartbeat, pruneChangeLog } from './repositories/replication';
 
 export interface MaintenancePass {
   /** Absent when that task failed (its error was logged). */
@@ -14,12 +15,14 @@ export interface MaintenancePass {
   audit?: AuditPruneReport;
   /** Console sessions deleted because they had ended. */
   consoleSessions?: number;
+  /** Change-log rows past their retention, deleted. */
+  changeLog?: number;
 }
 
 /**
  * One maintenance pass of a replica (every replica runs them; each task is safe to run at once
- * from several): utilization partitions, rollups and retention, the audit trail's retention, and
- * ended console sessions.
+ * from several): utilization partitions, rollups and retention, the audit trail's retention,
+ * ended console sessions, and the change log's retention.
  * Each task stands alone: a failure of one is logged and the others still run, and the next pass
  * tries again. Never rejects.
  */
@@ -39,7 +42,30 @@ export async function runMaintenance(deps: Pick<Deps, 'db' | 'log' | 'utilizatio
   } catch (err) {
     log.warn({ err }, 'deleting ended console sessions failed; retried at the next run');
   }
+  try {
+    pass.changeLog = await pruneChangeLog(db, now);
+  } catch (err) {
+    log.warn({ err }, 'change log retention failed; retried at the next run');
+  }
   return pass;
+}
+
+/**
+ * One heartbeat (every CAIRN_HEARTBEAT_MS): gateways on standbys measure how old their copy is by
+ * it. Never rejects; a failure is logged once until a beat succeeds again, not every second.
+ */
+export function heartbeat(deps: Pick<Deps, 'db' | 'log'>): () => Promise<void> {
+  let failing = false;
+  return async () => {
+    try {
+      await beatHeartbeat(deps.db);
+      if (failing) deps.log.info('heartbeat written again');
+      failing = false;
+    } catch (err) {
+      if (!failing) deps.log.warn({ err }, 'could not write the heartbeat; gateways on standbys will see their copy age');
+      failing = true;
+    }
+  };
 }
 
 /**

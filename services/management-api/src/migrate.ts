@@ -127,10 +127,10 @@ export async function ensureClusters(db: Knex, declared: ClusterCreateInput[]): 
 }
 
 /**
- * The gateway's role: CONNECT, schema USAGE, SELECT on the tables it reads, and the writes of its
- * OS-EC2 API (INSERT and DELETE on s3_credentials, INSERT on audit_log), and the replacement of an
- * imported user's hash at its first login; nothing else (no operators, no API keys, no other user
- * changes, no reading the audit trail).
+ * The gateway's role: CONNECT, schema USAGE, SELECT on the tables it reads (the change log and
+ * the heartbeat too), and the writes of its OS-EC2 API (INSERT and DELETE on s3_credentials,
+ * INSERT on audit_log), and the replacement of an imported user's hash at its first login; nothing
+ * else (no operators, no API keys, no other user changes, no reading the audit trail).
  */
 export async function ensureGatewayRole(db: Knex, role: { name: string; password?: string }): Promise<'created' | 'updated' | 'granted'> {
   let outcome: 'created' | 'updated' | 'granted' = 'granted';
@@ -150,6 +150,8 @@ export async function ensureGatewayRole(db: Knex, role: { name: string; password
   // and delete its own, each with an audit record. Nothing else is written, and the trail cannot
   // be read or changed.
   await db.raw('GRANT SELECT ON ??, ??, ?? TO ??', [TABLES.clusters, TABLES.storageUsers, TABLES.s3Credentials, role.name]);
+  // A gateway on a standby follows the change log and the heartbeat there (read only).
+  await db.raw('GRANT SELECT ON ??, ?? TO ??', [TABLES.changeLog, TABLES.heartbeat, role.name]);
   await db.raw('GRANT INSERT, DELETE ON ?? TO ??', [TABLES.s3Credentials, role.name]);
   // audit_log's ids come from its sequence (s3_credentials' from an identity column: no grant needed).
   await db.raw('GRANT INSERT ON ?? TO ??', [TABLES.audit, role.name]);

@@ -7,7 +7,7 @@ import { bootstrap } from './bootstrap';
 import { migrateLatest, isEmbedded } from './db/database';
 import { createDeps, type Deps } from './deps';
 import { createApiMetrics } from './http/metrics';
-import { runMaintenance } from './maintenance';
+import { heartbeat, runMaintenance } from './maintenance';
 import { QuotaReconciler } from './services/quota-reconciler';
 
 /** Utilization partitions, rollups and retention, and the audit trail's retention, are kept up by every replica (runs are idempotent). */
@@ -57,6 +57,10 @@ export async function startManagementApi(config: ManagementApiConfig, deps: Deps
   maintain();
   const maintenance = setInterval(maintain, MAINTENANCE_MS);
   maintenance.unref();
+  // The embedded database has no standby to measure.
+  const beat = config.heartbeatMs > 0 && !isEmbedded(db) ? heartbeat(deps) : undefined;
+  const heartbeats = beat ? setInterval(() => void beat(), config.heartbeatMs) : undefined;
+  heartbeats?.unref();
   const quotas = quotaReconcilerOf(config, deps);
   quotas?.start();
   log.info({ port, database: isEmbedded(db) ? 'embedded PGlite' : 'postgres', quotaReconciler: quotas !== undefined }, 'management-api listening');
@@ -67,6 +71,7 @@ export async function startManagementApi(config: ManagementApiConfig, deps: Deps
     close: async (idleGraceMs?: number) => {
       clearInterval(maintenance);
       await quotas?.stop();
+      clearInterval(heartbeats);
       // As the gateway: in-flight requests finish, idle keep-alive connections are not reset.
       await closeGracefully(server, idleGraceMs);
       await db.destroy();

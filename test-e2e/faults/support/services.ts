@@ -67,8 +67,8 @@ export async function launchApi(databaseUrl: string): Promise<Service> {
   );
 }
 
-/** auth-gateway for the default cluster, its tokens in the Redis at `redisUrl`. */
-export async function launchGateway(databaseUrl: string, redisUrl: string): Promise<Service> {
+/** auth-gateway for the default cluster, its tokens in the Redis at `redisUrl`; `env` adds settings. */
+export async function launchGateway(databaseUrl: string, redisUrl: string, env: Record<string, string> = {}): Promise<Service> {
   const port = await freePort();
   return launch(
     'services/auth-gateway/src/server.ts',
@@ -78,6 +78,7 @@ export async function launchGateway(databaseUrl: string, redisUrl: string): Prom
       CAIRN_GATEWAY_HOST: '127.0.0.1',
       CAIRN_GATEWAY_PORT: String(port),
       CAIRN_GATEWAY_CLUSTER: 'default',
+      ...env,
     },
     port,
   );

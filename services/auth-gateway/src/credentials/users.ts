@@ -62,10 +62,11 @@ export class UserDirectory extends FencedCache<UserRecord | null> {
    * Replaces an imported user's foreign hash with Cairn's hash of the same password, just verified
    * against it: through the migration's compare-and-set function, so a hash changed meanwhile (a
    * new password set by an operator) is left alone. Leaves `generation`, hence the user's tokens,
-   * as they are. True when this call replaced it.
+   * as they are. True when this call replaced it. `through`: the primary, where the gateway reads a
+ * standby.
    */
-  async replaceForeignHash(user: UserRecord, newHash: string): Promise<boolean> {
-    const result = (await this.db
+  async replaceForeignHash(user: UserRecord, newHash: string, through: Knex = this.db): Promise<boolean> {
+    const result = (await through
       .raw(`SELECT ${REPLACE_FOREIGN_HASH_FUNCTION}(?::bigint, ?, ?) AS replaced`, [user.id, user.passwordHash, newHash])
       .catch(unreachable)) as { rows: Array<{ replaced: boolean }> };
     // The row changed: the next read sees the new hash (the change notice says so too).

@@ -54,7 +54,8 @@ export function errorAnswer(logFor: (req: IncomingMessage) => Logger): (err: unk
     if (isCairnError(err) && err.code === 'UNAVAILABLE') {
       logFor(req).warn({ err: { message: err.message, cause: err.details.cause } }, 'dependency unavailable');
       res.setHeader('Retry-After', '1');
-      sendKeystoneError(res, 503, 'The identity service is temporarily unavailable; retry shortly.');
+      // A message written for the client (details.shown) says what still works; others stay generic.
+      sendKeystoneError(res, 503, err.details.shown === true ? err.message : 'The identity service is temporarily unavailable; retry shortly.');
       return;
     }
     logFor(req).error({ err }, 'unhandled error');

@@ -113,6 +113,26 @@ export class GatewayMetrics {
     if (sources.redis) this.registerRedisGauge(sources.redis);
   }
 
+  /** The lag gauges of a gateway reading a hot standby (absent on the primary). */
+  watchStandby(standby: { readonly lagMs: number; readonly stale: boolean }): void {
+    new Gauge({
+      name: 'cairn_standby_lag_seconds',
+      help: "How far behind the primary the hot standby this gateway reads may be: the age of the primary's heartbeat there (rises while replay stops or the standby cannot be read; +Inf before the first read).",
+      registers: [this.registry],
+      collect() {
+        this.set(standby.lagMs / 1000);
+      },
+    });
+    new Gauge({
+      name: 'cairn_standby_stale',
+      help: 'Whether that lag is past CAIRN_STANDBY_MAX_LAG (1) or not (0); what the gateway then does is CAIRN_STANDBY_STALE.',
+      registers: [this.registry],
+      collect() {
+        this.set(standby.stale ? 1 : 0);
+      },
+    });
+  }
+
   private registerRedisGauge(redis: RedisStatus): void {
     new Gauge({
       name: 'cairn_redis_connected',

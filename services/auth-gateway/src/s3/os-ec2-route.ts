@@ -57,7 +57,7 @@ const notFoundKey = (res: ServerResponse) => sendKeystoneError(res, 404, 'EC2 ac
 export function osEc2Router(deps: Deps): Router {
   const router = Router();
   const unauthorized = keystoneUnauthorized(deps);
-  const store = new S3CredentialStore(deps.db, deps.cluster.id);
+  const store = new S3CredentialStore(deps.primaryDb, deps.cluster.id);
 
   /** The caller's token and the user whose credentials the path names; null once answered. */
   async function access(req: Request, res: ServerResponse, write: boolean): Promise<Access | null> {
@@ -189,6 +189,8 @@ export function osEc2Router(deps: Deps): Router {
       throw e;
     }
     if (!gone) return notFoundKey(res);
+    // Reading a standby, this gateway would otherwise see the key until it is replayed there.
+    deps.s3.credentials.deletedOnPrimary(accessKey);
     res.status(204).end();
   });
   router.all(MEMBER, methodNotAllowed(['GET', 'HEAD', 'DELETE']));

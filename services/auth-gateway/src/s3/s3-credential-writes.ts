@@ -1,6 +1,6 @@
 import { generateS3AccessKey, generateS3Secret, sealS3Secret, type S3SecretKeyring } from '@cairn/domain';
 import type { Knex } from 'knex';
-import { unreachable } from '../credentials/unreachable';
+import { primaryUnreachable as unreachable } from '../credentials/unreachable';
 import type { UserRecord } from '../credentials/users';
 import { MAX_S3_CREDENTIALS_PER_USER, S3_CREDENTIAL_COLUMNS, STORAGE_USER_ACTOR_PREFIX, TABLES, type S3CredentialRow } from '@cairn/contract';
 

@@ -45,6 +45,15 @@ const toRecord = (row: Row): S3CredentialRecord => ({
  * credential or a disabled user fails the very next check either way.
  */
 export class S3CredentialDirectory extends FencedCache<S3CredentialRecord | null> {
+  /**
+   * Access keys this gateway deleted on the primary (OS-EC2) while it reads a standby, with when:
+   * gone here too until the standby has replayed past that moment, so a key its owner was told is
+   * deleted never signs a request through this gateway again, replication lag or not.
+   */
+  private readonly deletedHere = new Map<string, number>();
+  /** Set on a standby (ChangeLogFeed.replayedUpTo): the primary's time up to which every commit is visible here. */
+  private replayedUpTo?: () => number;
+
   constructor(
     private readonly db: Knex,
     private readonly clusterId: number,
@@ -55,13 +64,37 @@ export class S3CredentialDirectory extends FencedCache<S3CredentialRecord | null
   }
 
   /** The credential as Postgres has it now. */
-  read(accessKey: string): Promise<S3CredentialRecord | null> {
+  async read(accessKey: string): Promise<S3CredentialRecord | null> {
+    if (this.deletedButNotReplayed(accessKey)) return null;
     return this.readFresh(accessKey, () => this.query(accessKey));
   }
 
   /** The credential a signature check uses: remembered only behind the fence (see the class comment). */
-  find(accessKey: string): Promise<S3CredentialRecord | null> {
+  async find(accessKey: string): Promise<S3CredentialRecord | null> {
+    if (this.deletedButNotReplayed(accessKey)) return null;
     return this.readCurrent(accessKey, () => this.query(accessKey));
+  }
+
+  /** Told by a change-log feed how far the standby read here has replayed. */
+  watchReplay(replayedUpTo: () => number): void {
+    this.replayedUpTo = replayedUpTo;
+  }
+
+  /** This gateway deleted `accessKey` on the primary, just now (its commit has returned). */
+  deletedOnPrimary(accessKey: string): void {
+    this.forget(accessKey);
+    if (!this.replayedUpTo) return;
+    const replayed = this.replayedUpTo();
+    for (const [key, at] of this.deletedHere) if (replayed > at) this.deletedHere.delete(key);
+    this.deletedHere.set(accessKey, Date.now());
+  }
+
+  private deletedButNotReplayed(accessKey: string): boolean {
+    const at = this.deletedHere.get(accessKey);
+    if (at === undefined) return false;
+    if ((this.replayedUpTo?.() ?? Number.POSITIVE_INFINITY) <= at) return true;
+    this.deletedHere.delete(accessKey);
+    return false;
   }
 
   /** A notice named this user (by name): its credentials' remembered rows carry its old state. */

@@ -20,6 +20,7 @@ import * as collectorRuns from './20261127010000_collector_runs';
 import * as quotas from './20261127120000_quotas';
 import * as passwordScheme from './20261127130000_password_scheme';
 import * as consoleSessions from './20261127140000_console_sessions';
+import * as changeLog from './20261127150000_change_log';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -47,6 +48,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261127120000_quotas': quotas,
   '20261127130000_password_scheme': passwordScheme,
   '20261127140000_console_sessions': consoleSessions,
+  '20261127150000_change_log': changeLog,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
