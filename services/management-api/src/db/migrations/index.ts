@@ -19,6 +19,7 @@ import * as utilizationClusterRollups from './20261127000000_utilization_cluster
 import * as collectorRuns from './20261127010000_collector_runs';
 import * as passwordScheme from './20261127130000_password_scheme';
 import * as consoleSessions from './20261127140000_console_sessions';
+import * as applicationCredentials from './20261127160000_application_credentials';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -45,6 +46,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261127010000_collector_runs': collectorRuns,
   '20261127130000_password_scheme': passwordScheme,
   '20261127140000_console_sessions': consoleSessions,
+  '20261127160000_application_credentials': applicationCredentials,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
