@@ -11,3 +11,4 @@ export * from './s3-signature';
 export * from './s3-secret-crypto';
 export * from './s3-keys';
 export * from './time-range';
+export * from './application-credential';

@@ -14,6 +14,7 @@ import { keystoneUnauthorized } from '../routes/keystone-v3-validation';
 import { RESELLER_ADMIN_ROLE } from '../tokens/roles';
 import type { TokenRecord } from '../tokens/store';
 import { MAX_S3_CREDENTIALS_PER_USER } from '@cairn/contract';
+import { mayManageCredentials, RESTRICTED_MESSAGE } from '../app-credentials/restricted';
 import { S3CredentialStore, S3CredentialUserGone, TooManyS3Credentials, type StoredS3Credential } from './s3-credential-writes';
 
 const BAD_REQUEST_SUFFIX =
@@ -26,7 +27,7 @@ const COLLECTION = '/v3/users/:userId/credentials/OS-EC2';
 const MEMBER = '/v3/users/:userId/credentials/OS-EC2/:accessKey';
 
 /** Postgres's insufficient_privilege: the gateway's role was granted the reads only (docs/deployment.md). */
-const isWriteRefused = (e: unknown): boolean => (e as { code?: unknown } | null)?.code === '42501';
+export const isWriteRefused = (e: unknown): boolean => (e as { code?: unknown } | null)?.code === '42501';
 const sendWriteRefused = (res: ServerResponse) =>
   sendKeystoneError(res, 403, "This gateway may not write S3 credentials (its database role has no INSERT/DELETE on them): manage them through the management API.");
 
@@ -138,6 +139,8 @@ export function osEc2Router(deps: Deps): Router {
     // Who may write here first: a refused caller's body is never read.
     const found = await access(req, res, true);
     if (!found) return;
+    // Keystone refuses a restricted application credential's token here too: an EC2 secret would outlive its limits.
+    if (!mayManageCredentials(found.caller)) return sendKeystoneError(res, 403, RESTRICTED_MESSAGE);
     const read = await readJsonBody(req);
     if (!read.ok) {
       if (read.tooLarge) return sendTooLarge(res);
