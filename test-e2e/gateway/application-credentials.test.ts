@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { startStack, type Stack, type StackOptions } from '../support/stack';
+import { ADMIN_AUTH, startStack, type Stack, type StackOptions } from '../support/stack';
 
 const PW = 'alice-password-0123456789';
 const SERVICE_PW = 'service-password-0123456789';
@@ -259,6 +259,57 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
       expect((await login(appCredBody({ id: c.id, secret: c.secret }))).status).toBe(401);
       expect(await stack.deleteUser(carol.id)).toBe(204);
       expect(await stack.db('application_credentials').where({ id: c.id })).toHaveLength(0);
+    });
+  });
+
+  describe('operators through the management API', () => {
+    const api = (method: string, path: string) => fetch(`${stack.apiUrl}${path}`, { method, headers: { Authorization: ADMIN_AUTH } });
+
+    it('when an operator lists by user, user__id and cluster, shows and revokes one, then its tokens are void within 1 s and the revocation is audited', async () => {
+      const dave = await stack.createUser('dave', PW);
+      const token = await tokenOf('dave');
+      const c = (await create('dave', token, { name: 'terraform', expires_at: new Date(Date.now() + 3_600_000).toISOString() })).body.application_credential;
+      const subject = (await login(appCredBody({ id: c.id, secret: c.secret }))).headers['x-subject-token'] as string;
+
+      for (const query of [`user=/api/v1/users/${dave.id}/`, `user__id=${dave.id}`, `user__user=dave`]) {
+        const listed = await api('GET', `/api/v1/application_credentials/?${query}`);
+        expect(listed.status).toBe(200);
+        const body = (await listed.json()) as { meta: { total_count: number }; objects: Array<Record<string, unknown>> };
+        expect(body.meta.total_count).toBe(1);
+        expect(body.objects[0]).toMatchObject({
+          id: c.id,
+          name: 'terraform',
+          user: `/api/v1/users/${dave.id}/`,
+          cluster: '/api/v1/clusters/1/',
+          roles: ['swiftoperator'],
+          unrestricted: false,
+          access_rules: [],
+          resource_uri: `/api/v1/application_credentials/${c.id}/`,
+        });
+        expect(JSON.stringify(body)).not.toContain(c.secret);
+        expect(JSON.stringify(body)).not.toContain('sha256:');
+      }
+      const inCluster = (await (await api('GET', `/api/v1/application_credentials/?cluster=1&user__id=${dave.id}`)).json()) as { meta: { total_count: number } };
+      expect(inCluster.meta.total_count).toBe(1);
+      const elsewhere = (await (await api('GET', `/api/v1/application_credentials/?cluster=/api/v1/clusters/999/`)).json()) as { meta: { total_count: number } };
+      expect(elsewhere.meta.total_count).toBe(0);
+      const badCluster = await api('GET', '/api/v1/application_credentials/?cluster=nope');
+      expect(badCluster.status).toBe(400);
+      expect(((await badCluster.json()) as { error: string }).error).toMatch(/cluster id or its resource URI/);
+      expect((await api('POST', '/api/v1/application_credentials/')).status).toBe(405);
+
+      const shown = await api('GET', `/api/v1/application_credentials/${c.id}/`);
+      expect(shown.status).toBe(200);
+      expect((await validate(subject)).status).toBe(200);
+      expect((await api('DELETE', `/api/v1/application_credentials/${c.id}/`)).status).toBe(204);
+      await within(1000, async () => (await validate(subject)).status === 404);
+      expect((await login(appCredBody({ id: c.id, secret: c.secret }))).status).toBe(401);
+      expect((await api('GET', `/api/v1/application_credentials/${c.id}/`)).status).toBe(404);
+      const audit = await stack.db('audit_log').where({ target_type: 'application_credentials', target_id: c.id }).orderBy('id');
+      expect(audit.map((a: { action: string; operator_name: string }) => [a.action, a.operator_name])).toEqual([
+        ['create', 'storage user dave'],
+        ['delete', 'root'],
+      ]);
     });
   });
 });
