@@ -248,7 +248,7 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
       expect((await login(appCredBody({ id: c.id, secret: c.secret }))).status).toBe(401);
     });
 
-    it('when its user is disabled, then the credential\'s tokens are void within 1 s and it no longer logs in', async () => {
+    it('when its user is disabled, then the credential\'s tokens are void within 1 s and it no longer logs in; deleting the user deletes it, audited', async () => {
       const carol = await stack.createUser('carol', PW);
       const token = await tokenOf('carol');
       const c = (await create('carol', token, { name: 'carol-ci' })).body.application_credential;
@@ -257,8 +257,14 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
       expect(await stack.patchUser(carol.id, { enabled: false })).toBe(202);
       await within(1000, async () => (await validate(subject)).status === 404);
       expect((await login(appCredBody({ id: c.id, secret: c.secret }))).status).toBe(401);
+      // Deleting the user deletes its credentials, each with its own audit record.
       expect(await stack.deleteUser(carol.id)).toBe(204);
       expect(await stack.db('application_credentials').where({ id: c.id })).toHaveLength(0);
+      const audit = await stack.db('audit_log').where({ target_type: 'application_credentials', target_id: c.id }).orderBy('id');
+      expect(audit.map((a: { action: string; operator_name: string }) => [a.action, a.operator_name])).toEqual([
+        ['create', 'storage user carol'],
+        ['delete', 'root'],
+      ]);
     });
   });
 

@@ -82,3 +82,15 @@ export async function deleteApplicationCredential(trx: Knex.Transaction, id: str
   await trx(TABLE).where('id', id).delete();
   return toCredential(existing);
 }
+
+/**
+ * Deletes every credential of a user about to be deleted, and returns them for the audit trail
+ * (the foreign key would take them with the user, unrecorded). Takes the per-user lock the
+ * gateway's creation takes, so none is added after this read. Call inside the user's delete.
+ */
+export async function deleteApplicationCredentialsOfUser(trx: Knex.Transaction, userId: string): Promise<ApplicationCredential[]> {
+  await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`cairn application credentials of user ${userId}`]);
+  const rows = (await withOwner(trx).select([...OWN, 'u.cluster_id']).where('a.storage_user_id', userId).orderBy('a.id')) as Row[];
+  if (rows.length > 0) await trx(TABLE).where('storage_user_id', userId).delete();
+  return rows.map(toCredential);
+}
