@@ -5,6 +5,7 @@
  * and a real Swift proxy whose keystonemiddleware (with `service_type = object-store`) enforces a
  * credential's access rules.
  */
+import { readFileSync } from 'node:fs';
 import { freePort } from '../support/processes';
 import { startStack, type Stack } from '../support/stack';
 import { ClientHome, run, type Run } from './s3-clients';
@@ -13,6 +14,7 @@ import { startSwiftCluster, swiftCli, type SwiftCluster } from './swift-cluster'
 const OPENSTACK = '/usr/bin/openstack';
 const ALICE_PW = 'alice-appcred-password-0001';
 const SERVICE_PW = 'swift-service-password-0001';
+const HOSTNAME_FILE = readFileSync('/etc/hostname', 'utf8');
 
 interface Created {
   id: string;
@@ -122,7 +124,7 @@ describe('application credentials with the openstack and swift CLIs and a Swift 
     const at = (path: string, method = 'GET') => fetch(`${swift.proxyUrl}${path}`, { method, headers: { 'X-Auth-Token': token } });
     const allowed = await at('/v1/AUTH_alice/public/hello.txt');
     expect(allowed.status).toBe(200);
-    expect(await allowed.text()).toBe(await (await import('node:fs/promises')).readFile('/etc/hostname', 'utf8'));
+    expect(await allowed.text()).toBe(HOSTNAME_FILE);
     for (const [path, method] of [
       ['/v1/AUTH_alice/private/secret.txt', 'GET'],
       ['/v1/AUTH_alice', 'GET'],
@@ -133,7 +135,7 @@ describe('application credentials with the openstack and swift CLIs and a Swift 
       expect([401, 403]).toContain(res.status);
     }
     // The swift CLI with the same credential: the allowed object downloads, the other does not.
-    expect(await swiftOk([...asAppCred(c), 'download', 'public', 'hello.txt', '-o', '-'])).toBe(await (await import('node:fs/promises')).readFile('/etc/hostname', 'utf8'));
+    expect(await swiftOk([...asAppCred(c), 'download', 'public', 'hello.txt', '-o', '-'])).toBe(HOSTNAME_FILE);
     expect((await swiftCli([...asAppCred(c), 'download', 'private', 'secret.txt', '-o', '-'], {}, { cwd: home.dir })).code).not.toBe(0);
   });
 });
