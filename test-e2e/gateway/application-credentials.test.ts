@@ -210,6 +210,19 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
     });
   });
 
+  describe('access rules and credential management', () => {
+    it('when an unrestricted credential has access rules, then its token cannot make credentials either (no escape from its rules)', async () => {
+      const token = await tokenOf('alice');
+      const rules = [{ service: 'object-store', method: 'GET', path: '/v1/AUTH_alice/public/**' }];
+      const c = (await create('alice', token, { name: 'ruled-unrestricted', unrestricted: true, access_rules: rules })).body.application_credential;
+      const ruled = (await login(appCredBody({ id: c.id, secret: c.secret }))).headers['x-subject-token'] as string;
+      const refused = await create('alice', ruled, { name: 'escape' });
+      expect(refused.status).toBe(403);
+      expect(refused.body.error.message).toMatch(/access rules, which allow only object-store requests/);
+      expect((await gw().post('/auth/v3/users/alice/credentials/OS-EC2').set('X-Auth-Token', ruled).send({ tenant_id: 'alice' })).status).toBe(403);
+    });
+  });
+
   describe('lifetimes', () => {
     it('when the credential is deleted, then its tokens are void within 1 s and it no longer logs in; the delete is audited', async () => {
       const token = await tokenOf('alice');

@@ -4,8 +4,19 @@ import type { TokenRecord } from '../tokens/store';
 export const RESTRICTED_MESSAGE =
   "You are not authorized to perform the requested action: Using method 'application_credential' is not allowed for managing additional application credentials.";
 
+/** A token with access rules reaches only the object-store paths they name, never the identity API. */
+export const ACCESS_RULES_MESSAGE =
+  "You are not authorized to perform the requested action: this token's application credential has access rules, which allow only object-store requests.";
+
 /**
- * Whether a token may make or remove credentials (application or EC2): not one from a restricted
- * application credential, whose holder could otherwise mint itself a credential without its limits.
+ * Why a token may not make or remove credentials (application or EC2), or null when it may. A
+ * restricted credential's token may not (Keystone's rule), nor one whose access rules limit it to
+ * Swift paths: either could otherwise mint itself a credential without its limits.
  */
-export const mayManageCredentials = (caller: TokenRecord): boolean => !caller.applicationCredential || !caller.applicationCredential.restricted;
+export function credentialManagementRefusal(caller: TokenRecord): string | null {
+  const appCred = caller.applicationCredential;
+  if (!appCred) return null;
+  if (appCred.restricted) return RESTRICTED_MESSAGE;
+  if (appCred.accessRules) return ACCESS_RULES_MESSAGE;
+  return null;
+}

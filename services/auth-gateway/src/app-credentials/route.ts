@@ -13,7 +13,7 @@ import { keystoneTime } from '../keystone/documents';
 import { asWsgiString } from '../keystone/wsgi-names';
 import { keystoneUnauthorized } from '../routes/keystone-v3-validation';
 import { isWriteRefused } from '../s3/os-ec2-route';
-import { mayManageCredentials, RESTRICTED_MESSAGE } from './restricted';
+import { credentialManagementRefusal } from './restricted';
 import type { TokenRecord } from '../tokens/store';
 import {
   ApplicationCredentialUserGone,
@@ -55,8 +55,9 @@ export function applicationCredentialsRouter(deps: Deps): Router {
       sendKeystoneError(res, 403, `You are not authorized to perform the requested action: identity:${action}_application_credential.`);
       return null;
     }
-    if ((action === 'create' || action === 'delete') && !mayManageCredentials(caller)) {
-      sendKeystoneError(res, 403, RESTRICTED_MESSAGE);
+    const refusal = action === 'create' || action === 'delete' ? credentialManagementRefusal(caller) : null;
+    if (refusal) {
+      sendKeystoneError(res, 403, refusal);
       return null;
     }
     const user = await deps.users.findRecent(caller.user);

@@ -14,7 +14,7 @@ import { keystoneUnauthorized } from '../routes/keystone-v3-validation';
 import { RESELLER_ADMIN_ROLE } from '../tokens/roles';
 import type { TokenRecord } from '../tokens/store';
 import { MAX_S3_CREDENTIALS_PER_USER } from '@cairn/contract';
-import { mayManageCredentials, RESTRICTED_MESSAGE } from '../app-credentials/restricted';
+import { credentialManagementRefusal } from '../app-credentials/restricted';
 import { S3CredentialStore, S3CredentialUserGone, TooManyS3Credentials, type StoredS3Credential } from './s3-credential-writes';
 
 const BAD_REQUEST_SUFFIX =
@@ -139,8 +139,9 @@ export function osEc2Router(deps: Deps): Router {
     // Who may write here first: a refused caller's body is never read.
     const found = await access(req, res, true);
     if (!found) return;
-    // Keystone refuses a restricted application credential's token here too: an EC2 secret would outlive its limits.
-    if (!mayManageCredentials(found.caller)) return sendKeystoneError(res, 403, RESTRICTED_MESSAGE);
+    // As Keystone, no EC2 secret for a restricted credential's token (nor one with access rules): it would outlive their limits.
+    const refusal = credentialManagementRefusal(found.caller);
+    if (refusal) return sendKeystoneError(res, 403, refusal);
     const read = await readJsonBody(req);
     if (!read.ok) {
       if (read.tooLarge) return sendTooLarge(res);
