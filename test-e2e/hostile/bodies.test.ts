@@ -51,7 +51,7 @@ describe('hostile bodies', () => {
     ['PATCH', '/api/v1/operators/1/'],
     ['POST', '/api/v1/operators/1/keys/'],
   ];
-  const GATEWAY_POSTS = ['/auth/v2.0/tokens', '/auth/v2.0', '/auth/v3/tokens', '/auth/v3/auth/tokens', '/auth/v3/s3tokens', '/auth/v3/users/alice/credentials/OS-EC2'];
+  const GATEWAY_POSTS = ['/auth/v2.0/tokens', '/auth/v2.0', '/auth/v3/tokens', '/auth/v3/auth/tokens', '/auth/v3/s3tokens', '/auth/v3/users/alice/credentials/OS-EC2', '/auth/v3/users/alice/application_credentials'];
 
   it('when a probe (/healthz, /readyz, /metrics) is sent a body, then a small one is read and the probe answers in full; one over 64 KB gets 413', async () => {
     for (const service of ['api', 'gateway'] as const) {

@@ -130,6 +130,8 @@ describe('auth-gateway as the gateway role', () => {
       'DELETE FROM audit_log',
       // S3 credentials: created and deleted, never changed (a secret swapped under an access key).
       "UPDATE s3_credentials SET secret_sealed = 'x'",
+      // Application credentials: created and deleted, never changed (a hash or a role swapped).
+      "UPDATE application_credentials SET secret_hash = 'x'",
     ];
     for (const sql of refusals) await expect(asRole.raw(sql)).rejects.toThrow(/permission denied/);
     const alice = await stack.db('storage_users').where({ username: 'alice' }).first();
@@ -141,6 +143,14 @@ describe('auth-gateway as the gateway role', () => {
     const [row] = await asRole('s3_credentials').insert({ storage_user_id: alice.id, access_key: 'ROLETEST000000000001', secret_sealed: 'v1:x' }).returning(['id']);
     await asRole('audit_log').insert({ operator_name: 'storage user alice', action: 'create', target_type: 's3_credentials', target_id: String(row.id), target_name: 'ROLETEST000000000001', target_uri: '/x/' });
     expect(await asRole('s3_credentials').where({ id: row.id }).delete()).toBe(1);
+  });
+
+  it('when the role writes what the application credential endpoints write, then Postgres allows reading, creating and deleting one', async () => {
+    const alice = await stack.db('storage_users').where({ username: 'alice' }).first();
+    const id = 'ab'.repeat(16);
+    await asRole('application_credentials').insert({ id, storage_user_id: alice.id, name: 'role-test', secret_hash: 'sha256:x', roles: JSON.stringify([]) });
+    expect(await asRole('application_credentials').where({ id }).first()).toMatchObject({ name: 'role-test' });
+    expect(await asRole('application_credentials').where({ id }).delete()).toBe(1);
   });
 
   it('when the role lacks CONNECT on a hardened database, then it cannot even connect (the grant is needed)', async () => {

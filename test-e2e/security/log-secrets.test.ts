@@ -70,6 +70,10 @@ describe('no secret in any log line', () => {
     const role = `cairn_log_${random(6).replace(/[^a-z0-9]/gi, '').toLowerCase()}`;
     await stack.db.raw(`CREATE ROLE ${role} LOGIN PASSWORD '${DB_PASSWORD}'`);
     await stack.db.raw(`GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${role}`);
+    // The application credentials it makes below, with their audit records.
+    await stack.db.raw(`GRANT INSERT, DELETE ON application_credentials TO ${role}`);
+    await stack.db.raw(`GRANT INSERT ON audit_log TO ${role}`);
+    await stack.db.raw(`GRANT USAGE ON SEQUENCE audit_log_id_seq TO ${role}`);
     const dbUrl = new URL(stack.databaseUrl!);
     dbUrl.username = role;
     dbUrl.password = DB_PASSWORD;
@@ -199,7 +203,30 @@ describe('no secret in any log line', () => {
     });
     expect(brokenV2.status).toBe(401);
 
-    // Validations as a Swift proxy does them (V3 GET/HEAD, V2 path), with good and bad tokens.
+    // Application credentials: one generated, one chosen; logins with each, a wrong and a broken one.
+    const bobToken = tokens[3]!;
+    const chosen = `chosen-appcred-secret-${random()}`;
+    keep('chosen application credential secret', chosen);
+    const appCreds: Array<{ id: string; secret: string }> = [];
+    for (const [name, secret] of [['generated', undefined], ['chosen', chosen]] as const) {
+      const made = await counted(
+        send(url, '/auth/v3/users/bob/application_credentials', { method: 'POST', headers: { 'X-Auth-Token': bobToken }, body: { application_credential: { name, ...(secret ? { secret } : {}) } } }),
+      );
+      expect(made.status).toBe(201);
+      const c = (JSON.parse(made.text) as { application_credential: { id: string; secret: string } }).application_credential;
+      keep(`${name} application credential secret`, c.secret);
+      appCreds.push(c);
+    }
+    const appCredLogin = (credential: Record<string, unknown>) =>
+      counted(send(url, '/auth/v3/auth/tokens', { method: 'POST', body: { auth: { identity: { methods: ['application_credential'], application_credential: credential } } } }));
+    for (const c of appCreds) {
+      const res = await appCredLogin({ id: c.id, secret: c.secret });
+      expect(res.status).toBe(201);
+      tokens.push(tokenOf('v3', res));
+      expect((await appCredLogin({ id: c.id, secret: `${c.secret}x` })).status).toBe(401);
+      expect((await appCredLogin({ name: 'generated', secret: c.secret })).status).toBe(400);
+    }
+
     for (const t of tokens) {
       expect((await counted(send(url, '/auth/v3/auth/tokens', { headers: { 'X-Auth-Token': serviceToken, 'X-Subject-Token': t } }))).status).toBe(200);
       expect((await counted(send(url, `/auth/v2.0/tokens/${t}`, { headers: { 'X-Auth-Token': serviceToken } }))).status).toBe(200);

@@ -17,6 +17,8 @@ export const TABLES = {
   changeLog: 'change_log',
   /** Read by a gateway on a standby: how far behind the primary its copy is (see HeartbeatRow). */
   heartbeat: 'replication_heartbeat',
+  /** Read, and written by the gateway's application credential endpoints (INSERT, DELETE). */
+  applicationCredentials: 'application_credentials',
 } as const;
 
 /**
@@ -185,3 +187,39 @@ export function parseS3CredentialNotice(payload: string | undefined): S3Credenti
   const notice = parsed(payload);
   return notice && typeof notice.access_key === 'string' ? { access_key: notice.access_key } : null;
 }
+
+/**
+ * An `application_credentials` row (migration 20261127160000_application_credentials): a Keystone
+ * V3 application credential a storage user made for itself.
+ */
+export interface ApplicationCredentialRow {
+  /** 32 hex digits, as Keystone's ids; never reused. */
+  id: string;
+  storage_user_id: string | number;
+  /** Unique per user. */
+  name: string;
+  description: string | null;
+  /** `sha256:<hex>` of the secret: the secret is 64 random bytes, so a fast hash suffices (SECURITY.md). */
+  secret_hash: string;
+  /** Null: never expires. */
+  expires_at: Date | string | null;
+  /** Role names, a subset of what the user's own token carried when it was made. */
+  roles: string[];
+  unrestricted: boolean;
+  /** Keystone access rules ({id, service, method, path}); null: no rules, every path. */
+  access_rules: Array<{ id: string; service: string; method: string; path: string }> | null;
+  created_at: Date | string;
+}
+
+export const APPLICATION_CREDENTIAL_COLUMNS = [
+  'id',
+  'storage_user_id',
+  'name',
+  'description',
+  'secret_hash',
+  'expires_at',
+  'roles',
+  'unrestricted',
+  'access_rules',
+  'created_at',
+] as const satisfies ReadonlyArray<keyof ApplicationCredentialRow>;

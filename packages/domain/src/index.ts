@@ -12,3 +12,4 @@ export * from './s3-secret-crypto';
 export * from './s3-keys';
 export * from './time-range';
 export * from './quotas';
+export * from './application-credential';

@@ -12,6 +12,7 @@ import { keystoneV2Router, V2_VALIDATION_PATH } from './routes/keystone-v2';
 import { keystoneV3Router } from './routes/keystone-v3';
 import { swiftV1Router } from './routes/swift-v1';
 import { s3Routers } from './s3/routes';
+import { applicationCredentialsRouter } from './app-credentials/route';
 
 /** Where the gateway's APIs are mounted; a cluster's auth_url ends in it. */
 export const AUTH_ROOT = '/auth';
@@ -93,6 +94,7 @@ export function createApp(deps: Deps): Express {
     swiftV1Router(deps),
     keystoneV2Router(deps),
     ...s3Routers(deps),
+    applicationCredentialsRouter(deps),
     discoveryRouter(() => cluster.settings.endpoints.authUrl),
   );
 

@@ -18,6 +18,8 @@ import { TokenService } from './tokens/service';
 import { MemoryTokenStore } from './tokens/memory-store';
 import type { TokenStore } from './tokens/store';
 import { createS3Deps, type S3Deps } from './s3/s3-deps';
+import { ApplicationCredentialStore } from './app-credentials/store';
+import { isCurrent } from './app-credentials/login';
 
 /** Everything the app needs from the outside world, built once from config and passed in. */
 export interface Deps {
@@ -60,6 +62,8 @@ export interface Deps {
   metrics: GatewayMetrics;
   /** S3 credentials: s3tokens and the OS-EC2 credential API (src/s3). */
   s3: S3Deps;
+  /** Keystone V3 application credentials: their API, logins and the check of their tokens (src/app-credentials). */
+  appCredentials: ApplicationCredentialStore;
 }
 
 /** Secrets never reach a log line, whatever logs them: credentials, tokens and connection URLs. */
@@ -78,6 +82,8 @@ export const REDACT_PATHS = [
   'res.headers["x-subject-token"]',
   'req.body.auth.passwordCredentials.password',
   'req.body.auth.identity.password.user.password',
+  'req.body.auth.identity.application_credential.secret',
+  'body.auth.identity.application_credential.secret',
   'body.auth.passwordCredentials.password',
   'body.auth.identity.password.user.password',
   'password',
@@ -208,11 +214,19 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
     };
     const verifier = new PasswordVerifier(config.verifyCacheSeconds, Date.now, metrics.observeKdf, replaceForeignHash);
     await verifier.warmUp();
-    const tokens = new TokenService(store, users, signingKey, cluster.uuid, {
-      lifetimeSeconds: config.tokenLifetime,
-      perUser: config.tokensPerUser,
-      reuseV1: config.v1TokenReuse,
-    });
+    const appCredentials = new ApplicationCredentialStore(db, cluster.id, config.userCacheMs, primaryDb);
+    const tokens = new TokenService(
+      store,
+      users,
+      signingKey,
+      cluster.uuid,
+      { lifetimeSeconds: config.tokenLifetime, perUser: config.tokensPerUser, reuseV1: config.v1TokenReuse },
+      Date.now,
+      async (id, userId) => {
+        const credential = await appCredentials.findRecent(id);
+        return credential !== null && credential.userId === userId && isCurrent(credential, Date.now());
+      },
+    );
     return {
       log,
       db,
@@ -230,6 +244,7 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
       trustProxy: config.trustProxy,
       metrics,
       s3,
+      appCredentials,
       logins: new LoginService(users, verifier, store, {
         limit: config.failureLimit,
         windowMs: config.failureWindow * 1000,

@@ -20,6 +20,7 @@ import { openApiDocument } from './openapi/document';
 import { discoveryRouter } from './routes/root';
 import { usersResource, usersRouter } from './routes/users';
 import { s3CredentialsResource, s3CredentialsRouter } from './routes/s3-credentials';
+import { applicationCredentialsResource, applicationCredentialsRouter } from './routes/application-credentials';
 import { whoamiRouter } from './routes/whoami';
 import { sessionRouter } from './routes/session';
 import { ConsoleSessions, DEFAULT_CONSOLE_SESSIONS } from './services/console-sessions';
@@ -67,12 +68,13 @@ export function createApp(deps: Deps): Express {
     negotiateOnce(req);
     next();
   });
-  const discoverable = [auditResource, clustersResource, operatorsResource, s3CredentialsResource, usersResource];
+  const discoverable = [applicationCredentialsResource, auditResource, clustersResource, operatorsResource, s3CredentialsResource, usersResource];
   api.use(discoveryRouter(discoverable, auth, openApiDocument(discoverable)));
   // Users first among the resources (after discovery, whose /users/schema/ the users' /:id/ would
   // take): their lists are the busiest requests, and no two resources share a path.
   api.use(usersRouter(db, auth, deps.hashPassword));
   api.use(s3CredentialsRouter(db, auth, deps.s3Keyring));
+  api.use(applicationCredentialsRouter(db, auth));
   api.use(clustersRouter(db, auth));
   api.use(devicesRouter(db, auth));
   api.use(operatorsRouter(db, auth, () => credentials.clear()));

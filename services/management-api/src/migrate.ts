@@ -27,7 +27,8 @@ export const MIGRATE_USAGE = `Usage: migrate [--cluster name=<n>,auth_url=<url>,
 
   --cluster      make sure this cluster exists with these URLs (created, or updated to match)
   --gateway-role grant <role> what the gateway needs: SELECT on clusters, storage_users and
-                 s3_credentials, INSERT/DELETE on s3_credentials and INSERT on audit_log;
+                 s3_credentials, INSERT/DELETE on s3_credentials, SELECT/INSERT/DELETE on
+                 application_credentials and INSERT on audit_log;
                  with --gateway-password-file the role is created (or its password reset) first
   --collector    give that cluster's storage collector what it runs with: the operator and key
                  in api_key_file ("<operator>:<key>", an admin limited to the cluster) and the
@@ -129,8 +130,9 @@ export async function ensureClusters(db: Knex, declared: ClusterCreateInput[]): 
 /**
  * The gateway's role: CONNECT, schema USAGE, SELECT on the tables it reads (the change log and
  * the heartbeat too), and the writes of its OS-EC2 API (INSERT and DELETE on s3_credentials,
- * INSERT on audit_log), and the replacement of an imported user's hash at its first login; nothing
- * else (no operators, no API keys, no other user changes, no reading the audit trail).
+ * INSERT on audit_log), its application credential API (SELECT, INSERT and DELETE on
+ * application_credentials), and the replacement of an imported user's hash at its first login;
+ * nothing else (no operators, no API keys, no other user changes, no reading the audit trail).
  */
 export async function ensureGatewayRole(db: Knex, role: { name: string; password?: string }): Promise<'created' | 'updated' | 'granted'> {
   let outcome: 'created' | 'updated' | 'granted' = 'granted';
@@ -153,6 +155,9 @@ export async function ensureGatewayRole(db: Knex, role: { name: string; password
   // A gateway on a standby follows the change log and the heartbeat there (read only).
   await db.raw('GRANT SELECT ON ??, ?? TO ??', [TABLES.changeLog, TABLES.heartbeat, role.name]);
   await db.raw('GRANT INSERT, DELETE ON ?? TO ??', [TABLES.s3Credentials, role.name]);
+  // Application credentials: a user creates, lists and deletes its own through the gateway, and
+  // logins and validations read them (ids are made by the gateway: no sequence).
+  await db.raw('GRANT SELECT, INSERT, DELETE ON ?? TO ??', [TABLES.applicationCredentials, role.name]);
   // audit_log's ids come from its sequence (s3_credentials' from an identity column: no grant needed).
   await db.raw('GRANT INSERT ON ?? TO ??', [TABLES.audit, role.name]);
   await db.raw('GRANT USAGE ON SEQUENCE ?? TO ??', [`${TABLES.audit}_id_seq`, role.name]);

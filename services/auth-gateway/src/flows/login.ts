@@ -2,6 +2,7 @@ import type { Deps } from '../deps';
 import { isValidProjectName } from '../credentials/logins';
 import type { AuthVersion } from '../http/metrics';
 import type { IssuedToken } from '../tokens/service';
+import { authenticateApplicationCredential, type ApplicationCredentialIdentity } from '../app-credentials/login';
 
 /** A password login as every protocol asks for it, once its request is parsed. */
 export interface PasswordLogin {
@@ -23,14 +24,39 @@ export type LoginOutcome =
   /** Past a failed-login limit: answer 429 with Retry-After. */
   | { ok: false; refusal: 'limited'; retryAfterSeconds: number; message: string };
 
-export type LoginFlow = (login: PasswordLogin) => Promise<LoginOutcome>;
+/** V3's `application_credential` method: the token is for the credential's user on its own account. */
+export interface ApplicationCredentialLogin {
+  method: 'application_credential';
+  identity: ApplicationCredentialIdentity;
+  userDomain: string;
+}
+
+export type LoginFlow = (login: PasswordLogin | ApplicationCredentialLogin) => Promise<LoginOutcome>;
 
 /**
  * The one login sequence of V1, V2 and V3: authenticate (under the failed-login limits, see
  * LoginService), check the project's name, issue the token, count the outcome under `version`.
  */
-export function loginFlow(deps: Pick<Deps, 'logins' | 'tokens' | 'metrics'>, version: AuthVersion): LoginFlow {
-  return async ({ username, password, project, clientAddress, userDomain, projectDomain }) => {
+export function loginFlow(deps: Pick<Deps, 'logins' | 'tokens' | 'metrics' | 'appCredentials' | 'users'>, version: AuthVersion): LoginFlow {
+  return async (login) => {
+    if ('method' in login) {
+      // Authenticated by the credential's secret; scoped, as Keystone binds it, to its user's project.
+      const result = await authenticateApplicationCredential(deps.appCredentials, deps.users, login.identity, Date.now());
+      if (!result.ok) {
+        deps.metrics.refused(version, 'invalid_credentials');
+        return { ok: false, refusal: 'invalid' };
+      }
+      const token = await deps.tokens.issue({
+        user: result.user,
+        project: result.user.username,
+        methods: ['application_credential'],
+        userDomain: login.userDomain,
+        applicationCredential: result.issue,
+      });
+      deps.metrics.issued(version);
+      return { ok: true, token };
+    }
+    const { username, password, project, clientAddress, userDomain, projectDomain } = login;
     const result = await deps.logins.login(username, password, clientAddress);
     if (!result.ok) {
       deps.metrics.refused(version, result.reason === 'limited' ? 'rate_limited' : 'invalid_credentials');

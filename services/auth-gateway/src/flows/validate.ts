@@ -13,6 +13,12 @@ export interface TokenCheck {
   scopedOnly?: boolean;
   /** Revocation shares the checks but is no validation: it is not counted. */
   count?: boolean;
+  /**
+   * Whether the caller enforces access rules (keystonemiddleware says so with
+   * `OpenStack-Identity-Access-Rules`). A token with access rules is not found by a caller that
+   * does not, as Keystone answers: a proxy that ignored the rules would grant the whole account.
+   */
+  accessRulesSupported?: boolean;
 }
 
 export type ValidationFlow = (check: TokenCheck) => Promise<ValidationOutcome>;
@@ -22,7 +28,7 @@ export type ValidationFlow = (check: TokenCheck) => Promise<ValidationOutcome>;
  * then the subject's, then the caller may see it (validation-policy.ts); counted under `version`.
  */
 export function validationFlow(deps: Pick<Deps, 'tokens' | 'metrics'>, version: KeystoneVersion): ValidationFlow {
-  return async ({ callerToken, subjectToken, scopedOnly = false, count = true }) => {
+  return async ({ callerToken, subjectToken, scopedOnly = false, count = true, accessRulesSupported = false }) => {
     const outcome = await decide();
     if (count) deps.metrics.validated(version, outcome.result);
     return outcome;
@@ -33,6 +39,7 @@ export function validationFlow(deps: Pick<Deps, 'tokens' | 'metrics'>, version: 
       const [caller, subject] = await Promise.all([deps.tokens.validate(callerToken), deps.tokens.validate(subjectToken)]);
       if (!caller) return { result: 'caller_unauthorized' };
       if (!subject || !subjectToken || (scopedOnly && subject.project === undefined)) return { result: 'not_found' };
+      if (subject.applicationCredential?.accessRules && !accessRulesSupported) return { result: 'not_found' };
       if (!canValidate(caller, subject)) return { result: 'forbidden' };
       return { result: 'valid', subjectId: subjectToken, subject };
     }

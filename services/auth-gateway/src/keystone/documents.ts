@@ -59,6 +59,17 @@ export function v3TokenBody(record: TokenRecord, e: Endpoints, withCatalog: bool
     token.roles = record.roles.map(named);
     if (withCatalog) token.catalog = v3Catalog(record, e);
   }
+  // Keystone's field for a token issued by an application credential; keystonemiddleware enforces
+  // `access_rules` against each request (docs/auth-gateway.md).
+  const appCred = record.applicationCredential;
+  if (appCred) {
+    token.application_credential = {
+      id: appCred.id,
+      name: appCred.name,
+      restricted: appCred.restricted,
+      ...(appCred.accessRules ? { access_rules: appCred.accessRules } : {}),
+    };
+  }
   return { token };
 }
 

@@ -33,6 +33,8 @@ export function v3Validation(deps: Deps): V3Validation {
       callerToken: header(req, 'x-auth-token'),
       subjectToken: header(req, 'x-subject-token'),
       count: req.method !== 'DELETE',
+      // Revoking a token needs no enforcement of its rules; validating it does.
+      accessRulesSupported: req.method === 'DELETE' || header(req, 'openstack-identity-access-rules') !== undefined,
     });
     switch (outcome.result) {
       case 'caller_unauthorized':

@@ -8,6 +8,7 @@ import { readJsonBody, sendTooLarge } from '../http/body-limit';
 import { methodNotAllowed, sendKeystoneError } from '../http/errors';
 import { sendJson } from '../http/respond';
 import { v3TokenBody } from '../keystone/documents';
+import type { TokenRecord } from '../tokens/store';
 import { keystoneUnauthorized, v3Validation } from './keystone-v3-validation';
 
 // A domain is echoed into the token document and from there, through keystonemiddleware, into the
@@ -37,6 +38,35 @@ const v3Schema = Joi.object({
     .required()
     .unknown(true),
 }).unknown(true);
+
+/** `methods: ["application_credential"]`: by id, or by name with the user by id or by name and domain. */
+const appCredSchema = Joi.object({
+  auth: Joi.object({
+    identity: Joi.object({
+      methods: Joi.array().items(Joi.string()).has(Joi.string().valid('application_credential')).required(),
+      application_credential: Joi.object({
+        id: Joi.string().max(64),
+        name: Joi.string().max(255),
+        secret: Joi.string().max(1024).required(),
+        user: namedRef,
+      })
+        .xor('id', 'name')
+        .with('name', 'user')
+        .required()
+        .unknown(true),
+    })
+      .required()
+      .unknown(true),
+  })
+    .required()
+    .unknown(true),
+}).unknown(true);
+
+/** Whether a body asks for the application credential method (then its schema applies, else the password one). */
+const asksApplicationCredential = (body: unknown): boolean => {
+  const methods = (body as { auth?: { identity?: { methods?: unknown } } } | null)?.auth?.identity?.methods;
+  return Array.isArray(methods) && methods.includes('application_credential');
+};
 
 interface Named {
   id?: string;
@@ -74,6 +104,7 @@ export function v3Issue(deps: Deps): V3Issue {
       return null;
     },
     answer: async (res, parsedBody, clientAddress) => {
+      if (asksApplicationCredential(parsedBody)) return answerApplicationCredential(res, parsedBody);
       const { error, value } = v3Schema.validate(parsedBody);
       if (error) {
         deps.metrics.refused('v3', 'malformed');
@@ -107,11 +138,37 @@ export function v3Issue(deps: Deps): V3Issue {
         res.setHeader('Retry-After', String(outcome.retryAfterSeconds));
         return sendKeystoneError(res, 429, outcome.message);
       }
-      // V3's rendering: the token in X-Subject-Token, the token document as the body.
-      res.setHeader('X-Subject-Token', outcome.token.id);
-      sendJson(res, 201, v3TokenBody(outcome.token.record, endpointsFor(deps), true));
+      render(res, outcome);
     },
   };
+
+  /** The application credential method: the same flow, its own body; any scope asked for is its user's own project. */
+  async function answerApplicationCredential(res: ServerResponse, parsedBody: unknown): Promise<void> {
+    const { error, value } = appCredSchema.validate(parsedBody);
+    if (error) {
+      deps.metrics.refused('v3', 'malformed');
+      return sendKeystoneError(res, 400, `${error.message.replace(/"/g, "'")}. ${BAD_REQUEST_SUFFIX}`);
+    }
+    const given = (value.auth as { identity: { application_credential: { id?: string; name?: string; secret: string; user?: Named } } }).identity
+      .application_credential;
+    const outcome = await login({
+      method: 'application_credential',
+      identity: {
+        ...(given.id !== undefined ? { id: given.id } : {}),
+        ...(given.name !== undefined ? { name: given.name, user: pick(given.user, '') } : {}),
+        secret: given.secret,
+      },
+      userDomain: pick(given.user?.domain, 'default'),
+    });
+    if (!outcome.ok) return unauthorized(res);
+    render(res, outcome);
+  }
+
+  /** V3's rendering: the token in X-Subject-Token, the token document as the body. */
+  function render(res: ServerResponse, outcome: { token: { id: string; record: TokenRecord } }): void {
+    res.setHeader('X-Subject-Token', outcome.token.id);
+    sendJson(res, 201, v3TokenBody(outcome.token.record, endpointsFor(deps), true));
+  }
 }
 
 /**

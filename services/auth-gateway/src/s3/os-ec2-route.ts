@@ -14,6 +14,7 @@ import { keystoneUnauthorized } from '../routes/keystone-v3-validation';
 import { RESELLER_ADMIN_ROLE } from '../tokens/roles';
 import type { TokenRecord } from '../tokens/store';
 import { MAX_S3_CREDENTIALS_PER_USER } from '@cairn/contract';
+import { credentialManagementRefusal } from '../app-credentials/restricted';
 import { S3CredentialStore, S3CredentialUserGone, TooManyS3Credentials, type StoredS3Credential } from './s3-credential-writes';
 
 const BAD_REQUEST_SUFFIX =
@@ -26,7 +27,7 @@ const COLLECTION = '/v3/users/:userId/credentials/OS-EC2';
 const MEMBER = '/v3/users/:userId/credentials/OS-EC2/:accessKey';
 
 /** Postgres's insufficient_privilege: the gateway's role was granted the reads only (docs/deployment.md). */
-const isWriteRefused = (e: unknown): boolean => (e as { code?: unknown } | null)?.code === '42501';
+export const isWriteRefused = (e: unknown): boolean => (e as { code?: unknown } | null)?.code === '42501';
 const sendWriteRefused = (res: ServerResponse) =>
   sendKeystoneError(res, 403, "This gateway may not write S3 credentials (its database role has no INSERT/DELETE on them): manage them through the management API.");
 
@@ -138,6 +139,9 @@ export function osEc2Router(deps: Deps): Router {
     // Who may write here first: a refused caller's body is never read.
     const found = await access(req, res, true);
     if (!found) return;
+    // As Keystone, no EC2 secret for a restricted credential's token (nor one with access rules): it would outlive their limits.
+    const refusal = credentialManagementRefusal(found.caller);
+    if (refusal) return sendKeystoneError(res, 403, refusal);
     const read = await readJsonBody(req);
     if (!read.ok) {
       if (read.tooLarge) return sendTooLarge(res);

@@ -3,7 +3,7 @@ import jwt from 'jsonwebtoken';
 import type { UserDirectory, UserRecord } from '../credentials/users';
 import { randomText } from './random';
 import { rolesFor } from './roles';
-import type { TokenRecord, TokenStore } from './store';
+import type { TokenApplicationCredential, TokenRecord, TokenStore } from './store';
 
 export interface IssuedToken {
   id: string;
@@ -21,7 +21,12 @@ export interface IssueRequest {
    * does), rather than a new one: see `reusable`.
    */
   reuse?: boolean;
+  /** An application credential login: the token carries its roles instead of the user's, and ends no later than `notAfterMs`. */
+  applicationCredential?: { credential: TokenApplicationCredential; roles: string[]; notAfterMs: number | null };
 }
+
+/** Whether an application credential's token may still live: the credential exists, is its user's, and has not expired. */
+export type ApplicationCredentialCheck = (credentialId: string, userId: string) => Promise<boolean>;
 
 export interface TokenSettings {
   lifetimeSeconds: number;
@@ -62,6 +67,7 @@ export class TokenService {
     private readonly clusterUuid: string,
     private readonly settings: TokenSettings,
     private readonly now: () => number = Date.now,
+    private readonly applicationCredentialLive: ApplicationCredentialCheck = async () => false,
   ) {
     this.key = createSecretKey(Buffer.from(signingKey, 'utf8'));
   }
@@ -120,6 +126,8 @@ export class TokenService {
       record.methods.join(' ') === req.methods.join(' ') &&
       record.roles.join(' ') === rolesFor(req.user, req.project).join(' ') &&
       record.listed === true &&
+      record.applicationCredential === undefined &&
+      req.applicationCredential === undefined &&
       Date.parse(record.expiresAt) - this.now() >= (this.lifetimeSeconds * 1000) / 2
     );
   }
@@ -137,12 +145,14 @@ export class TokenService {
   private async issueNew(req: IssueRequest): Promise<IssuedToken & { jti: string }> {
     const jti = randomText(16, 'base64url');
     const issuedAtMs = this.now();
-    const expiresAtMs = issuedAtMs + this.lifetimeSeconds * 1000;
+    const appCred = req.applicationCredential;
+    // A credential's token never outlives the credential.
+    const expiresAtMs = Math.min(issuedAtMs + this.lifetimeSeconds * 1000, appCred?.notAfterMs ?? Infinity);
     const record: TokenRecord = {
       user: req.user.username,
       userId: req.user.id,
       ...(req.project !== undefined ? { project: req.project, projectDomain: req.projectDomain ?? 'default' } : {}),
-      roles: rolesFor(req.user, req.project),
+      roles: appCred ? appCred.roles : rolesFor(req.user, req.project),
       methods: req.methods,
       userDomain: req.userDomain,
       issuedAt: new Date(issuedAtMs).toISOString(),
@@ -150,6 +160,7 @@ export class TokenService {
       generation: req.user.generation,
       auditId: randomText(16, 'base64url'),
       listed: true,
+      ...(appCred ? { applicationCredential: appCred.credential } : {}),
     };
     await this.store.add(jti, record, expiresAtMs - issuedAtMs, this.settings.perUser);
     return { id: this.sign(jti, record), record, jti };
@@ -173,11 +184,13 @@ export class TokenService {
     if (!jti) return null;
     const record = await this.store.get(jti);
     if (!record || Date.parse(record.expiresAt) <= this.now()) return null;
-    const [user, revokedBefore, listed] = await Promise.all([
+    const [user, revokedBefore, listed, credentialLive] = await Promise.all([
       this.users.findRecent(record.user),
       this.store.userRevokedBefore(record.userId),
       record.listed ? this.store.isListed(record.userId, jti) : true,
+      record.applicationCredential ? this.applicationCredentialLive(record.applicationCredential.id, record.userId) : true,
     ]);
+    if (!credentialLive) return null;
     if (!user || !user.enabled || user.id !== record.userId || user.generation !== record.generation) return null;
     if (revokedBefore && Date.parse(record.issuedAt) <= revokedBefore) return null;
     if (!listed) return null;

@@ -23,6 +23,20 @@ export interface TokenRecord {
    * of tokens (the cap pushes the oldest out). Records written without it are not checked there.
    */
   listed?: true;
+  /**
+   * Set on a token issued for an application credential login: the token lives only while the
+   * credential does (checked at every validation) and never past its expiry.
+   */
+  applicationCredential?: TokenApplicationCredential;
+}
+
+/** What a token remembers of the application credential it was issued for (Keystone's token field). */
+export interface TokenApplicationCredential {
+  id: string;
+  name: string;
+  /** Keystone's `restricted`: not `unrestricted`, so it may not make credentials (application or EC2). */
+  restricted: boolean;
+  accessRules?: Array<{ id: string; service: string; method: string; path: string }>;
 }
 
 export interface TokenStore {

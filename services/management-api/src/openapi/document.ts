@@ -5,6 +5,7 @@ import { clustersResource } from '../routes/clusters';
 import { devicesResource } from '../routes/devices';
 import { operatorsResource } from '../routes/operators';
 import { s3CredentialsResource } from '../routes/s3-credentials';
+import { applicationCredentialsResource } from '../routes/application-credentials';
 import { usersResource } from '../routes/users';
 import type { ResourceDef } from '../http/resource';
 import { API_ERRORS, authenticatedErrors, COMMON_PARAMETERS, LOCATION, pathParameters, requestBody, resourcePaths, schemaPath, WRITE_ERRORS, type MountedResource } from './resources';
@@ -35,6 +36,13 @@ export const MOUNTED: MountedResource[] = [
     detail: `${API_ROOT}/s3_credentials/{id}/`,
     create: s3CredentialCreateSchema,
     tag: 's3_credentials',
+  },
+  {
+    resource: applicationCredentialsResource,
+    list: `${API_ROOT}/application_credentials/`,
+    detail: `${API_ROOT}/application_credentials/{id}/`,
+    listParameters: [{ name: 'cluster', in: 'query', required: false, description: "Only the credentials of this cluster's users (an id or a cluster URI).", schema: { type: 'string' } }],
+    tag: 'application_credentials',
   },
   { resource: auditResource, list: `${API_ROOT}/audit/`, detail: `${API_ROOT}/audit/{id}/`, globalAdminOnly: true, tag: 'audit' },
   {

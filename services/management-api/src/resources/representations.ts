@@ -1,6 +1,7 @@
 import { enforceableQuotaFields, quotaDialect, quotaJsonValue, quotasJson, type Cluster, type Operator, type StorageUser } from '@cairn/domain';
 import { asResource, JsonText } from './marks';
-import { apiKeyUri, clusterUri, operatorUri, s3CredentialUri, userUri } from './uris';
+import { apiKeyUri, applicationCredentialUri, clusterUri, operatorUri, s3CredentialUri, userUri } from './uris';
+import type { ApplicationCredential } from '../repositories/application-credentials';
 import type { CapacitySample } from '../repositories/devices';
 import type { ApiKeyInfo } from '../repositories/operators';
 import type { S3Credential } from '../repositories/s3-credentials';
@@ -112,6 +113,22 @@ export const s3CredentialJson = (c: S3Credential, secret?: string) =>
     id: c.id,
     resource_uri: s3CredentialUri(c.id),
     ...(secret !== undefined ? { secret } : {}),
+    user: userUri(c.userId),
+  });
+
+/** No secret and no hash: the secret was shown once, by the gateway, to the user who made it. */
+export const applicationCredentialJson = (c: ApplicationCredential) =>
+  asResource({
+    access_rules: c.accessRules ?? [],
+    cluster: clusterUri(c.clusterId),
+    created_at: c.createdAt.toISOString(),
+    description: c.description,
+    expires_at: c.expiresAt === null ? null : c.expiresAt.toISOString(),
+    id: c.id,
+    name: c.name,
+    resource_uri: applicationCredentialUri(c.id),
+    roles: c.roles,
+    unrestricted: c.unrestricted,
     user: userUri(c.userId),
   });
 

@@ -32,6 +32,7 @@ export function clusterIdFromRef(ref: unknown): number | null {
 }
 
 export const s3CredentialUri = (id: string): string => `${API_ROOT}/s3_credentials/${id}/`;
+export const applicationCredentialUri = (id: string): string => `${API_ROOT}/application_credentials/${id}/`;
 const USER_URI = RESOURCE_URI('users');
 
 /** A related user given as a resource URI (`/api/v1/users/12/`) or a bare id, as a bigint string. */

@@ -5,13 +5,15 @@ import { clusterIdFromRef, parseBigId, userUri } from '../resources/uris';
 import { recordAudit, recordAudits, type AuditTarget } from '../repositories/audit';
 import { getCluster } from '../repositories/clusters';
 import { deleteS3CredentialsOfUser } from '../repositories/s3-credentials';
+import { deleteApplicationCredentialsOfUser } from '../repositories/application-credentials';
 import type { ListQuery, Page } from '../repositories/list-types';
 import { createStorageUser, createStorageUsersSkippingExisting, deleteStorageUser, getStorageUser, getStorageUserSummary, listStorageUsers, updateStorageUser, type StorageUserSummary } from '../repositories/storage-users';
 import { quotaStatesOf, wantQuotas, type QuotaState } from '../repositories/quotas';
-import { s3CredentialJson, userJson } from '../resources/representations';
+import { applicationCredentialJson, s3CredentialJson, userJson } from '../resources/representations';
 import { auditActorOf, type Acting } from './context';
 import { canSeeCluster, requireWriter, requireWriterOn, visibleClusters } from './policy';
 import { s3CredentialTarget } from './s3-credentials';
+import { applicationCredentialTarget } from './application-credentials';
 import { checkedQuotas } from './quotas';
 import { quotaChanged } from './quota-wake';
 
@@ -159,11 +161,16 @@ export async function remove(db: Db, acting: Acting, rawId: string | undefined):
     db.transaction(async (trx) => {
       // Its S3 credentials go with it, each with its own audit record (access key, never the secret).
       const credentials = await deleteS3CredentialsOfUser(trx, existing.id);
+      // Its application credentials too, likewise.
+      const appCredentials = await deleteApplicationCredentialsOfUser(trx, existing.id);
       const deleted = await deleteStorageUser(trx, existing.id);
       if (!deleted) throw notFound(existing.id);
       const actor = auditActorOf(acting);
       for (const c of credentials) {
         await recordAudit(trx, actor, { action: 'delete', target: s3CredentialTarget(c), before: s3CredentialJson(c), after: null });
+      }
+      for (const c of appCredentials) {
+        await recordAudit(trx, actor, { action: 'delete', target: applicationCredentialTarget(c), before: applicationCredentialJson(c), after: null });
       }
       await recordAudit(trx, actor, { action: 'delete', target: userTarget(deleted), before: userJson(deleted), after: null });
     }),

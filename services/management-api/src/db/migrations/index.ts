@@ -21,6 +21,7 @@ import * as quotas from './20261127120000_quotas';
 import * as passwordScheme from './20261127130000_password_scheme';
 import * as consoleSessions from './20261127140000_console_sessions';
 import * as changeLog from './20261127150000_change_log';
+import * as applicationCredentials from './20261127160000_application_credentials';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -49,6 +50,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261127130000_password_scheme': passwordScheme,
   '20261127140000_console_sessions': consoleSessions,
   '20261127150000_change_log': changeLog,
+  '20261127160000_application_credentials': applicationCredentials,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
