@@ -49,7 +49,7 @@ describe('cairn as a command line', () => {
   it.each(['bash', 'zsh'])('when a %s completion script is printed, then bash parses it and it names the commands', async (shell) => {
     const run = await cairn(['completion', shell], {});
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain("'users') echo 'list show create update enable disable set-password delete");
+    expect(run.stdout).toContain("'users') echo 'list show create update enable disable set-password set-quota quota delete import");
     const dir = mkdtempSync(join(tmpdir(), 'cairn-cli-'));
     try {
       writeFileSync(join(dir, 'c.sh'), run.stdout);
@@ -153,6 +153,29 @@ describe.each(['PGlite', 'Postgres'] as const)('cairn against a running Cairn on
     expect(down.code).toBe(6);
     expect(down.stderr).toMatch(/did not answer GET \/api\/v1\/clusters\//);
   }, 60_000);
+
+  it('when a quota is set, shown and cleared with cairn, then the API holds exactly that, and a bad value or an unknown policy is refused', async () => {
+    const made = await cairn(['users', 'create', '--user', 'quoted', '--password-stdin', '-q'], env, PASSWORD);
+    const id = made.stdout.trim();
+    const set = await cairn(['users', 'set-quota', id, '--bytes', '10737418240', '--count', '9223372036854775807', '-o', 'json'], env);
+    expect(set.code).toBe(0);
+    // Past 2^53 the API writes the quota as a decimal string, exact.
+    expect(JSON.parse(set.stdout)).toMatchObject({ quota_bytes: 10737418240, quota_count: '9223372036854775807', quota_status: 'pending' });
+    const shown = await cairn(['users', 'quota', id, '-o', 'json'], env);
+    expect(JSON.parse(shown.stdout)).toEqual(expect.objectContaining({ id, quota_bytes: 10737418240, quota_bytes_policy: null, quota_status: 'pending' }));
+    // As a table: the quota columns, not the user's other fields.
+    const table = (await cairn(['users', 'quota', id], env)).stdout;
+    expect(table).toMatch(/QUOTA_BYTES .*QUOTA_STATUS/);
+    expect(table).not.toContain('ENABLED');
+    expect((await cairn(['users', 'set-quota', id, '--bytes', 'none', '--count', 'none', '-o', 'json'], env)).stdout).toMatch(/"quota_bytes": null/);
+    const bad = await cairn(['users', 'set-quota', id, '--bytes', '10GB'], env);
+    expect(bad.code).toBe(5);
+    expect(bad.stderr).toContain("--bytes takes a whole number, or 'none'");
+    const unknown = await cairn(['users', 'set-quota', id, '--bytes-policy', 'platinum=5'], env);
+    expect(unknown.code).toBe(5);
+    expect(unknown.stderr).toContain('platinum');
+    expect((await cairn(['users', 'set-quota', id], env)).code).toBe(5);
+  });
 
   it('when the servers are asked, then /healthz and GET /api/v1/ report the version cairn --version prints', async () => {
     expect(await (await fetch(`${server.running.apiUrl}/healthz`)).json()).toEqual({ status: 'ok', version: CAIRN_VERSION });

@@ -3,10 +3,52 @@ import type { Command } from 'commander';
 import { withOutput, type OutputOptions } from '../remote/output';
 import { addDelete, addList, addShow, call, print, type ResourceView } from '../remote/resource';
 import { readSecret } from '../remote/secret';
-import { clusterIdOf, collectorConfigOf, targetOf } from '../remote/session';
+import { clusterIdOf, collect, collectorConfigOf, targetOf } from '../remote/session';
 import { usersImportCommand, type ImportFlags } from '../users/import-command';
 
 const VIEW: ResourceView = { path: '/api/v1/users/', noun: 'user', columns: ['id', 'user', 'cluster', 'is_superuser', 'enabled'] };
+
+const QUOTA_VIEW: ResourceView = { path: VIEW.path, noun: 'user', columns: ['id', 'user', 'quota_bytes', 'quota_count', 'quota_bytes_policy', 'quota_count_policy', 'quota_status', 'quota_error', 'quota_applied_at'] };
+
+/** `none` clears a quota (null); otherwise a whole number of bytes or objects, sent as a decimal string (exact past 2^53). */
+function quotaValue(option: string, value: string): string | null {
+  if (value === 'none') return null;
+  if (!/^\d{1,19}$/.test(value)) throw errors.invalidInput(`${option} takes a whole number, or 'none' to clear the quota; '${value}' is neither.`);
+  return value;
+}
+
+/** Repeated `--bytes-policy gold=<n>` into one map (a PATCH replaces the map whole); `none` alone clears it. */
+function policyQuotas(option: string, values: string[] | undefined): Record<string, string | null> | null | undefined {
+  if (values === undefined) return undefined;
+  if (values.length === 1 && values[0] === 'none') return null;
+  const map: Record<string, string | null> = {};
+  for (const v of values) {
+    const at = v.indexOf('=');
+    if (at < 1) throw errors.invalidInput(`${option} takes <policy>=<number|none> (or 'none' alone to clear them all); '${v}' is not that.`);
+    map[v.slice(0, at)] = quotaValue(option, v.slice(at + 1));
+  }
+  return map;
+}
+
+interface QuotaFlags {
+  bytes?: string;
+  count?: string;
+  bytesPolicy?: string[];
+  countPolicy?: string[];
+}
+
+/** The PATCH body of `users set-quota`: only the quotas named. */
+function quotaBody(f: QuotaFlags): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  if (f.bytes !== undefined) body.quota_bytes = quotaValue('--bytes', f.bytes);
+  if (f.count !== undefined) body.quota_count = quotaValue('--count', f.count);
+  const bytesPolicy = policyQuotas('--bytes-policy', f.bytesPolicy);
+  if (bytesPolicy !== undefined) body.quota_bytes_policy = bytesPolicy;
+  const countPolicy = policyQuotas('--count-policy', f.countPolicy);
+  if (countPolicy !== undefined) body.quota_count_policy = countPolicy;
+  if (Object.keys(body).length === 0) throw errors.invalidInput('Say which quota to set: --bytes, --count, --bytes-policy or --count-policy (a number, or none).');
+  return body;
+}
 
 const password = (flags: { passwordStdin?: boolean }) => readSecret(flags.passwordStdin, 'Password (at least 20 characters): ', '--password-stdin');
 
@@ -47,6 +89,19 @@ export function registerUsers(program: Command): void {
   patch(users, 'set-password', "replace a user's password (prompt or --password-stdin); its tokens stop working at once", async (f) => ({ password: await password(f) }), (c) =>
     c.option('--password-stdin', 'read the password from standard input'),
   );
+  patch(users, 'set-quota', "set or clear a user's quotas; the quota reconciler applies them to Swift (docs/quotas.md)", (f) => quotaBody(f as QuotaFlags), (c) =>
+    c
+      .option('--bytes <n|none>', 'bytes the account may store')
+      .option('--count <n|none>', 'objects the account may hold (Swift 2.34 or later)')
+      .option('--bytes-policy <policy=n|none>', 'bytes per storage policy (repeatable; replaces the whole map; Swift 2.32 or later)', collect)
+      .option('--count-policy <policy=n|none>', 'objects per storage policy (repeatable; replaces the whole map; Swift 2.34 or later)', collect),
+  );
+  withOutput(users.command('quota').description("show a user's quotas and whether Swift has them: quota_status applied, pending or error (with quota_error)"))
+    .argument('<id>', "the user's id")
+    .action(async (id: string, flags: OutputOptions, cmd: Command) => {
+      const target = await targetOf(cmd);
+      print(await call(target, 'GET', `${VIEW.path}${encodeURIComponent(id)}/`, `reading user ${id}`, 200), QUOTA_VIEW, flags);
+    });
   addDelete(users, VIEW, ' (the login only; the Swift account and its data stay)');
   users
     .command('import')
