@@ -15,7 +15,8 @@ import { REPO_ROOT } from '../support/processes';
  * (test-e2e/upgrade/smoke.test.ts, on its built dist/) against that database.
  *
  * The previous release: the newest `v*` tag that is an ancestor of HEAD (not HEAD itself), or,
- * where no tag exists, the last commit before HEAD that changed `"version"` in package.json;
+ * where no tag exists, the last commit before package.json's `"version"` last changed to another
+ * value (a version that only appeared, with none before it, has no previous release);
  * CAIRN_PREVIOUS_RELEASE=<commit or tag> names another (to check an upgrade from it by hand).
  */
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -30,8 +31,24 @@ function previousRelease(): { commit: string; name: string } | undefined {
     const commit = git('rev-list', '-n', '1', tag);
     if (commit !== head) return { commit, name: tag };
   }
-  const changed = git('log', '--format=%H', '-G"version"', 'HEAD', '--', 'package.json').split('\n').filter((c) => c && c !== head);
-  return changed[0] ? { commit: changed[0], name: `commit ${changed[0].slice(0, 12)} (last "version" change in package.json)` } : undefined;
+  // Without tags: the commit just before the last change of "version" to another value is the
+  // previous release's last state. A version that only appeared (no value before it) has none.
+  const current = versionAt(head);
+  for (const change of git('log', '--format=%H', '-G"version"', 'HEAD', '--', 'package.json').split('\n').filter(Boolean)) {
+    const before = git('rev-list', '--parents', '-n', '1', change).split(' ')[1];
+    const version = before ? versionAt(before) : undefined;
+    if (version && version !== current) return { commit: before!, name: `${version} (commit ${before!.slice(0, 12)}, before package.json said ${versionAt(change)})` };
+  }
+  return undefined;
+}
+
+/** The root package.json's "version" at a commit, or undefined. */
+function versionAt(commit: string): string | undefined {
+  try {
+    return (JSON.parse(git('show', `${commit}:package.json`)) as { version?: string }).version;
+  } catch {
+    return undefined;
+  }
 }
 
 const previous = previousRelease();
