@@ -35,7 +35,7 @@ describe('cairn backup and cairn restore (embedded PGlite)', () => {
 
       // Without a key the command cannot reach the running server's data: it says what to set.
       const keyless = await cairn(['backup', file], env);
-      expect(keyless.code).toBe(1);
+      expect(keyless.code).toBe(5);
       expect(keyless.out).toContain('set CAIRN_API_KEY="<operator>:<key>"');
       expect(existsSync(file)).toBe(false);
 
@@ -62,14 +62,14 @@ describe('cairn backup and cairn restore (embedded PGlite)', () => {
 
       // The running server's directory cannot be restored over.
       const over = await cairn(['restore', file, '--force'], env);
-      expect(over.code).toBe(1);
+      expect(over.code).toBe(5);
       expect(over.out).toContain('is in use by a running Cairn: stop it (Ctrl-C or SIGTERM), then restore. Nothing was done.');
       expect(await running.stop()).toBe(0);
       running = undefined;
 
       // A directory that holds a database is not replaced without --force.
       const occupied = await cairn(['restore', file], env);
-      expect(occupied.code).toBe(1);
+      expect(occupied.code).toBe(5);
       expect(occupied.out).toContain(`The data directory ${original} is not empty. Nothing was done.`);
 
       const done = await cairn(['restore', file], { ...env, CAIRN_DATA_DIR: restored });
@@ -105,7 +105,7 @@ describe('cairn backup and cairn restore (embedded PGlite)', () => {
     const junk = join(root, 'junk');
     writeFileSync(junk, 'not a backup');
     const bad = await cairn(['restore', junk, '--force'], env);
-    expect(bad.code).toBe(1);
+    expect(bad.code).toBe(5);
     expect(bad.out).toContain('That file is not a backup of an embedded Cairn database');
 
     const forced = await cairn(['restore', file, '--force'], env);

@@ -37,7 +37,8 @@ describe('cairn migrate --rollback', () => {
   it('when the last batch is rolled back, then exactly its migrations are reverted, and migrate applies them again', async () => {
     const first = await cairn(['migrate'], env);
     expect(first.code).toBe(0);
-    // As if the newest migration had come with an upgrade, in a batch of its own.
+    // As if this migration had come with an upgrade, in a batch of its own (newer ones do not
+    // depend on its index).
     await db('knex_migrations').where({ name: LAST }).update({ batch: 2 });
     const before = await applied();
     expect(await indexExists()).toBe(true);
@@ -50,7 +51,8 @@ describe('cairn migrate --rollback', () => {
 
     const again = await cairn(['migrate'], env);
     expect(again.code).toBe(0);
-    expect((await applied()).map((m) => m.name)).toEqual(before.map((m) => m.name));
+    // Re-applied last, so compared as a set: the same migrations, each once.
+    expect((await applied()).map((m) => m.name).sort()).toEqual(before.map((m) => m.name).sort());
     expect(await indexExists()).toBe(true);
   });
 });
