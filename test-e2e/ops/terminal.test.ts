@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nodeCommand, REPO_ROOT } from '../support/processes';
@@ -23,7 +23,12 @@ function startOnce(env: Record<string, string>, tty: boolean): Promise<{ stdout:
     child.stderr.on('data', (d: Buffer) => ((stderr += d.toString()), check()));
     child.once('exit', () => {
       clearTimeout(timer);
-      resolve({ stdout, stderr });
+      // Under `script`, cairn itself may still be shutting down when script exits: the next start
+      // on the same data directory waits until it has let go of its lock.
+      const lock = `${env.CAIRN_DATA_DIR}.lock`;
+      const deadline = Date.now() + 15_000;
+      const wait = () => (existsSync(lock) && Date.now() < deadline ? setTimeout(wait, 50) : resolve({ stdout, stderr }));
+      wait();
     });
   });
 }

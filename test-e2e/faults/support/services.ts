@@ -78,6 +78,14 @@ export async function launchGateway(databaseUrl: string, redisUrl: string, env: 
       CAIRN_GATEWAY_HOST: '127.0.0.1',
       CAIRN_GATEWAY_PORT: String(port),
       CAIRN_GATEWAY_CLUSTER: 'default',
+      // The load logs one user in thousands of times over a run and checks every token it was
+      // handed: the per-user cap (1000 by default) would push the oldest out, which is not what
+      // these tests are about.
+      CAIRN_TOKENS_PER_USER: '1000000',
+      // The ledger holds each login's token as that login's own, live until that login's revoke.
+      // Handing a V1 login the user's live token (tempauth's way) breaks that: a login racing a
+      // revoke of the shared token can answer with it (SECURITY.md, known limits).
+      CAIRN_V1_TOKEN_REUSE: 'false',
       ...env,
     },
     port,
