@@ -192,10 +192,11 @@ describe.each(DB_KINDS)('quota reconciler on %s', (kind) => {
 
   if (kind === 'postgres') {
     it('when two replicas run the reconciler, then one leads; when it stops, the other takes over and applies changes', async () => {
+      // The first replica (restarted by the test before) takes the lock before the second starts.
+      for (let i = 0; i < 200 && !reconciler.isLeader; i++) await new Promise((r) => setTimeout(r, 50));
       const second = new QuotaReconciler(options());
       second.start();
       try {
-        // The first replica has held the lock since beforeAll.
         await new Promise((r) => setTimeout(r, 500));
         expect([reconciler.isLeader, second.isLeader]).toEqual([true, false]);
         await reconciler.stop();
