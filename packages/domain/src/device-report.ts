@@ -48,9 +48,13 @@ const policySchema = Joi.object({
   default: Joi.boolean().default(false),
 });
 
+// A device name is a path segment under /srv/node: no slash, no control character.
+// eslint-disable-next-line no-control-regex
+const DEVICE_NAME = /^[^/\u0000-\u001f\u007f]{1,255}$/;
+
 const deviceSchema = Joi.object({
   node: Joi.string().pattern(NAME).required(),
-  device: Joi.string().pattern(/^[^/\u0000-\u001f\u007f]{1,255}$/).required(), // eslint-disable-line no-control-regex
+  device: Joi.string().pattern(DEVICE_NAME).required(),
   policies: Joi.array().items(Joi.string()).max(64).required(),
   used_bytes: bytes,
   avail_bytes: bytes,

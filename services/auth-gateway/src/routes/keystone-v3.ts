@@ -14,7 +14,8 @@ import { keystoneUnauthorized, v3Validation } from './keystone-v3-validation';
 // A domain is echoed into the token document and from there, through keystonemiddleware, into the
 // proxy's request headers: a control character there would break the proxy's request, not the login.
 // eslint-disable-next-line no-control-regex
-const domainPart = Joi.string().max(255).pattern(/^[^\u0000-\u001f\u007f-\u009f]*$/).messages({ 'string.pattern.base': '{{#label}} must not contain control characters' });
+const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f-\u009f]*$/;
+const domainPart = Joi.string().max(255).pattern(NO_CONTROL_CHARACTERS).messages({ 'string.pattern.base': '{{#label}} must not contain control characters' });
 const domainRef = Joi.object({ id: domainPart, name: domainPart }).unknown(true);
 const namedRef = Joi.object({ id: Joi.string().max(1024), name: Joi.string().max(1024), domain: domainRef })
   .or('id', 'name')

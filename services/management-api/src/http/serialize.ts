@@ -71,8 +71,9 @@ type XmlNode = Record<string, unknown>;
 
 // XML 1.0 cannot carry these at all, not even as character references; they are shown as U+FFFD
 // rather than letting a stored value make every XML response fail.
-// eslint-disable-next-line no-control-regex
-const XML_ILLEGAL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const XML_ILLEGAL =
+  // eslint-disable-next-line no-control-regex
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 const xmlText = (s: string): string => s.replace(XML_ILLEGAL, '\uFFFD');
 
 function scalarNode(value: unknown): XmlNode | string {
