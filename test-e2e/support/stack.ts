@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import knex, { type Knex } from 'knex';
+import { createMigratedPostgres, migratedPglite } from '../../services/management-api/test/support/migrated-template';
 import * as gateway from '@cairn/auth-gateway';
 import * as api from '@cairn/management-api';
 import { hashPassword, parseS3SecretKeys, type ScryptParams } from '@cairn/domain';
@@ -58,11 +59,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   let databaseUrl: string | undefined;
   let dropDatabase = async () => {};
   if (kind === 'pglite') {
-    db = api.createDatabase({ dataDir: 'memory://' });
+    db = await migratedPglite();
   } else {
     const name = `cairn_stack_${process.pid}_${randomBytes(4).toString('hex')}`;
     const admin = knex({ client: 'pg', connection: POSTGRES_ADMIN_URL, pool: { min: 0, max: 1 } });
-    await admin.raw(`CREATE DATABASE ${name}`);
+    await createMigratedPostgres(POSTGRES_ADMIN_URL, name);
     const url = new URL(POSTGRES_ADMIN_URL);
     url.pathname = `/${name}`;
     databaseUrl = url.toString();
@@ -72,6 +73,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       await admin.destroy();
     };
   }
+  // A copy of the migrated template (see migrated-template.ts); this only confirms nothing is pending.
   await api.migrateLatest(db);
   await api.bootstrap(db, {
     adminUser: ADMIN_AUTH_NAME,

@@ -16,6 +16,11 @@ export interface DatabaseOptions {
   url?: string;
   /** PGlite data directory; `memory://` keeps everything in memory (tests). */
   dataDir?: string;
+  /**
+   * For an in-memory PGlite: start from this archive of a data directory (what dumpEmbedded and
+   * `cairn backup` write) instead of an empty database. Tests start each file from one migrated copy.
+   */
+  loadDataDir?: Blob;
   poolMax?: number;
 }
 
@@ -30,7 +35,9 @@ export function createDatabase(options: DatabaseOptions): Knex {
   }
   const dataDir = options.dataDir ?? 'memory://';
   const pgliteOptions = { startParams: pgliteStartParams() };
-  const pglite = dataDir.startsWith('memory://') ? new PGlite(dataDir, pgliteOptions) : openDataDir(dataDir, pgliteOptions);
+  const pglite = dataDir.startsWith('memory://')
+    ? new PGlite(dataDir, { ...pgliteOptions, ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}) })
+    : openDataDir(dataDir, pgliteOptions);
   const db = knex({
     client: ClientPgLite as unknown as typeof knex.Client,
     dialect: 'postgres',

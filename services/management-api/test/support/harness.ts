@@ -4,10 +4,11 @@ import knex, { type Knex } from 'knex';
 import request from 'supertest';
 import { createApp } from '../../src/app';
 import { bootstrap } from '../../src/bootstrap';
-import { createDatabase, migrateLatest } from '../../src/db/database';
+import { createDatabase } from '../../src/db/database';
 import { createLogger, type Deps } from '../../src/deps';
 import { createApiMetrics } from '../../src/http/metrics';
 import { hashPassword } from '@cairn/domain';
+import { createMigratedPostgres, migratedPglite } from './migrated-template';
 import { responseCheckerFor } from './openapi-responses';
 
 /**
@@ -30,14 +31,16 @@ export interface TestDatabase {
   drop: () => Promise<void>;
 }
 
-export async function createTestDatabase(kind: DbKind): Promise<TestDatabase> {
+/** An empty database; `migrated`: holding the schema the migrations make (a copy of a template). */
+export async function createTestDatabase(kind: DbKind, { migrated = false } = {}): Promise<TestDatabase> {
   if (kind === 'pglite') {
-    const db = createDatabase({ dataDir: 'memory://' });
+    const db = migrated ? await migratedPglite() : createDatabase({ dataDir: 'memory://' });
     return { db, drop: () => db.destroy() };
   }
   const name = `cairn_test_${process.pid}_${randomBytes(4).toString('hex')}`;
   const admin = knex({ client: 'pg', connection: POSTGRES_ADMIN_URL, pool: { min: 0, max: 1 } });
-  await admin.raw(`CREATE DATABASE ${name}`);
+  if (migrated) await createMigratedPostgres(POSTGRES_ADMIN_URL, name);
+  else await admin.raw(`CREATE DATABASE ${name}`);
   const url = new URL(POSTGRES_ADMIN_URL);
   url.pathname = `/${name}`;
   const db = createDatabase({ url: url.toString(), poolMax: 10 });
@@ -59,8 +62,7 @@ export type TestDatabaseWithClusters = TestDatabase & { clusters: number[] };
  * URLs and UUIDs; their ids come back in the order of `names`.
  */
 export async function createDatabaseWithClusters(kind: DbKind, names: readonly string[]): Promise<TestDatabaseWithClusters> {
-  const database = await createTestDatabase(kind);
-  await migrateLatest(database.db);
+  const database = await createTestDatabase(kind, { migrated: true });
   const rows = (await database
     .db('clusters')
     .insert(names.map((name, i) => ({ name, uuid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, auth_url: `http://${name}/auth`, storage_url: `http://${name}/v1` })))
@@ -80,8 +82,7 @@ export interface TestApp {
 
 /** `extra`: deps beyond the defaults (a logger that captures, an S3 keyring). */
 export async function startTestApp(kind: DbKind, extra: Partial<Deps> = {}): Promise<TestApp> {
-  const database = await createTestDatabase(kind);
-  await migrateLatest(database.db);
+  const database = await createTestDatabase(kind, { migrated: true });
   await bootstrap(database.db, {
     adminUser: ADMIN.name,
     adminKey: ADMIN.key,

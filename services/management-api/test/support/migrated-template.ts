@@ -1,0 +1,84 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import knex, { type Knex } from 'knex';
+import { createDatabase, migrateLatest } from '../../src/db/database';
+import { dumpEmbedded } from '../../src/db/embedded';
+
+/**
+ * Most test files start from a freshly migrated database. Running every migration for each one
+ * costs seconds on PGlite (tens of seconds on a loaded machine), so the migrated state is made
+ * once and copied: on Postgres a template database (`CREATE DATABASE … TEMPLATE`), on PGlite an
+ * archive of the data directory loaded into a new in-memory database. Both are the database the
+ * migrations make, named by a hash of the migrations, the PGlite version and the UTC day
+ * (migrations may create date-based partitions), so an edited migration gets a template of its own.
+ */
+const MIGRATIONS_DIR = join(__dirname, '../../src/db/migrations');
+
+function templateKey(): string {
+  const hash = createHash('sha256');
+  for (const name of readdirSync(MIGRATIONS_DIR).sort()) {
+    hash.update(name).update('\0').update(readFileSync(join(MIGRATIONS_DIR, name))).update('\0');
+  }
+  // pnpm's real path of PGlite names its version (…/.pnpm/@electric-sql+pglite@<version>/…).
+  hash.update(realpathSync(require.resolve('@electric-sql/pglite'))).update(new Date().toISOString().slice(0, 10));
+  return hash.digest('hex').slice(0, 16);
+}
+
+/** An in-memory PGlite holding the migrated schema, from an archive made once per key (in the temp dir). */
+export async function migratedPglite(): Promise<Knex> {
+  const dir = join(tmpdir(), 'cairn-test-templates');
+  const file = join(dir, `pglite-${templateKey()}.tar.gz`);
+  let archive: Buffer | undefined;
+  try {
+    archive = readFileSync(file);
+  } catch {
+    const db = createDatabase({ dataDir: 'memory://' });
+    try {
+      await migrateLatest(db);
+      archive = Buffer.from(await (await dumpEmbedded(db))!.arrayBuffer());
+    } finally {
+      await db.destroy();
+    }
+    // Written whole under another name, then renamed: a concurrent reader sees all of it or none.
+    mkdirSync(dir, { recursive: true });
+    const partial = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+    writeFileSync(partial, archive);
+    renameSync(partial, file);
+  }
+  return createDatabase({ dataDir: 'memory://', loadDataDir: new Blob([new Uint8Array(archive)]) });
+}
+
+/**
+ * Creates database `name` on the server of `adminUrl` as a copy of the migrated template, making
+ * the template first when it is missing (under an advisory lock: test runs in other worktrees may
+ * want it at the same moment).
+ */
+export async function createMigratedPostgres(adminUrl: string, name: string): Promise<void> {
+  const template = `cairn_template_${templateKey()}`;
+  const admin = knex({ client: 'pg', connection: adminUrl, pool: { min: 1, max: 1 } });
+  try {
+    await admin.raw('SELECT pg_advisory_lock(hashtext(?))', [template]);
+    const exists = await admin('pg_database').where({ datname: template }).first();
+    if (!exists) {
+      const building = `${template}_${process.pid}`;
+      await admin.raw(`DROP DATABASE IF EXISTS ${building}`);
+      await admin.raw(`CREATE DATABASE ${building}`);
+      const url = new URL(adminUrl);
+      url.pathname = `/${building}`;
+      const db = createDatabase({ url: url.toString(), poolMax: 1 });
+      try {
+        await migrateLatest(db);
+      } finally {
+        await db.destroy();
+      }
+      // Renamed only once complete, so a template that exists is always a whole one.
+      await admin.raw(`ALTER DATABASE ${building} RENAME TO ${template}`);
+    }
+    await admin.raw(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+  } finally {
+    await admin.raw('SELECT pg_advisory_unlock(hashtext(?))', [template]).catch(() => undefined);
+    await admin.destroy();
+  }
+}
