@@ -82,7 +82,9 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
         .send(xml);
       expect(res.status).toBe(201);
       expect(res.headers['content-type']).toBe('application/xml; charset=utf-8');
-      expect(res.text).toMatch(/^<\?xml version='1.0' encoding='utf-8'\?>\n<object><cluster>\/api\/v1\/clusters\/1\/<\/cluster><enabled type="boolean">True<\/enabled><id>\d+<\/id><is_superuser type="boolean">True<\/is_superuser><password>/);
+      expect(res.text).toMatch(
+        /^<\?xml version='1.0' encoding='utf-8'\?>\n<object><bytes_used type="null"\/><cluster>\/api\/v1\/clusters\/1\/<\/cluster><enabled type="boolean">True<\/enabled><id>\d+<\/id><is_superuser type="boolean">True<\/is_superuser><object_count type="null"\/><password>/,
+      );
       expect(res.text).toContain('<user>xmluser</user></object>');
     });
 
