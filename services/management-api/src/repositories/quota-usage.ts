@@ -26,9 +26,12 @@ interface UsageRow {
 
 /**
  * The latest storage sample of each user's account `AUTH_<user>`, by user id; a user never sampled
- * (or whose samples are past the hourly retention) has none. One backward probe of the hourly
- * primary key per user: the partitions are by hour, so Postgres reads them newest first and stops at
- * the first row.
+ * (or whose samples are past the hourly retention) has none. Per user, a backward index-only probe
+ * of the hourly primary key (cluster_id, account, policy_index, hour): the partitions are by hour,
+ * so Postgres reads them newest first and stops at the first row. The name is compared in the
+ * account column's collation: usernames are COLLATE "C", and a comparison in another collation
+ * than the index's would leave the account out of the index condition and read every account of
+ * the cluster. Equality is byte equality in both, so the answer is the same.
  */
 export async function latestUsageOf(db: Db, users: ReadonlyArray<{ id: string; clusterId: number; username: string }>): Promise<Map<string, LatestUsage>> {
   if (users.length === 0) return new Map();
@@ -38,7 +41,7 @@ export async function latestUsageOf(db: Db, users: ReadonlyArray<{ id: string; c
          FROM ${TABLES.storageUsers} u
          CROSS JOIN LATERAL (
            SELECT h.bytes_used, h.object_count, h.hour FROM utilization_storage_hourly h
-            WHERE h.cluster_id = u.cluster_id AND h.account = 'AUTH_' || u.username AND h.policy_index = ?
+            WHERE h.cluster_id = u.cluster_id AND h.account = ('AUTH_' || u.username) COLLATE "default" AND h.policy_index = ?
             ORDER BY h.hour DESC LIMIT 1) s
         WHERE u.id = ANY(?::bigint[])`,
       [TOTAL_POLICY, users.map((u) => u.id)],

@@ -85,6 +85,26 @@ describe.each(DB_KINDS)('quota usage on %s', (kind) => {
     expect(patched.body).toMatchObject({ region: 'east', quota_bytes_total: '9223372036854795808' });
   });
 
+  it('when a page of users is read, then their usage is one query that finds each account through the index, not by reading the cluster', async () => {
+    const seen: Array<{ sql: string; bindings: unknown[] }> = [];
+    const listener = (q: { sql: string; bindings?: unknown[] }) => {
+      if (/utilization_storage_hourly/.test(q.sql)) seen.push({ sql: q.sql, bindings: q.bindings ?? [] });
+    };
+    app.db.on('query', listener);
+    try {
+      expect((await get(`/api/v1/users/?cluster=${encodeURIComponent(clusterUri)}`)).status).toBe(200);
+    } finally {
+      app.db.off('query', listener);
+    }
+    expect(seen).toHaveLength(1);
+    // The driver's text has numbered placeholders; knex's raw takes question marks.
+    const plan = (await app.db.raw(`EXPLAIN ${seen[0]!.sql.replace(/\$\d+/g, '?')}`, seen[0]!.bindings as never)) as { rows: Array<Record<string, string>> };
+    const text = plan.rows.map((r) => Object.values(r)[0]).join('\n');
+    // The account is part of every partition's index condition (a collation mismatch would make it a filter).
+    expect(text).toMatch(/Index Cond: \(.*account = /);
+    expect(text).not.toMatch(/Filter: .*account/);
+  });
+
   it('when the schema and OpenAPI are read, then they declare the usage and the quota total as read-only', async () => {
     const users = await get('/api/v1/users/schema/');
     expect(users.body.fields.bytes_used).toMatchObject({ nullable: true, readonly: true, type: 'integer' });
