@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { createLogger, QuotaReconciler } from '@cairn/management-api';
@@ -12,6 +13,7 @@ import { launch, PageProblems, type Browser } from './chromium';
  * usage against quota; the capacity page sets the quotas against the disks.
  */
 const CONSOLE_DIR = join(__dirname, '..', '..', 'packages', 'console', 'dist');
+const ARTIFACTS = join(__dirname, 'artifacts');
 const TIB = 2 ** 40;
 const GIB = 2 ** 30;
 
@@ -34,6 +36,7 @@ describe('quotas in the console', () => {
   const userOf = async (id: string) => (await api<Record<string, unknown>>('GET', `users/${id}/`)).body;
 
   beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
     swift = await startStandInSwift({ version: '2.30.1' });
     stack = await startStack({ database: 'postgres', hashParams: { logN: 10, r: 8, p: 1 }, consoleDir: CONSOLE_DIR });
     expect((await api('PATCH', 'clusters/1/', { auth_url: swift.authUrl, storage_url: swift.storageUrl })).status).toBe(202);
@@ -195,6 +198,7 @@ describe('quotas in the console', () => {
       const error = String((await userOf(aliceId)).quota_error);
       expect(error).toMatch(/unreachable/);
       await expect(status.textContent()).resolves.toContain(error);
+      await page.screenshot({ path: join(ARTIFACTS, 'quotas-user-error-1280.png'), fullPage: true });
     } finally {
       swift.state.down = false;
     }
@@ -213,6 +217,7 @@ describe('quotas in the console', () => {
     await expect(carol.textContent()).resolves.toBe('5 GiB');
     expect(await carol.getByRole('img').count()).toBe(0);
     await expect(page.locator('tr[data-user="quota-reseller"] td[data-field="usage"]').textContent()).resolves.toBe('not sampled');
+    await page.screenshot({ path: join(ARTIFACTS, 'quotas-users-1280.png'), fullPage: true });
     expect(problems.take()).toEqual([]);
     await page.close();
   });
@@ -234,6 +239,7 @@ describe('quotas in the console', () => {
     await section.getByLabel('Bytes written per byte stored').fill('1.5');
     await line.filter({ hasText: /^quota 0\.66× usable · 0\.44× raw$/ }).waitFor();
     await expect(section.locator('[data-field="usable"]').textContent()).resolves.toBe('6.67 TB');
+    await section.screenshot({ path: join(ARTIFACTS, 'quotas-capacity-1280.png') });
     expect(problems.take()).toEqual([]);
     await page.close();
   });

@@ -66,7 +66,9 @@ export function QuotaCommitment({ clusterId, elements }: { clusterId: number; el
           </dl>
           {total !== null && rawBytes > 0 && validFactor ? (
             <p class={overUsable !== null && overUsable > 1 ? 'warning' : undefined} data-field="overcommit" role="status">
-              quota {times(overUsable)} usable · {times(overRaw)} raw
+              <strong>
+                quota {times(overUsable)} usable · {times(overRaw)} raw
+              </strong>
               {overUsable !== null && overUsable > 1 ? ' — the quotas promise more than the disks hold if every account fills its quota.' : ''}
             </p>
           ) : null}

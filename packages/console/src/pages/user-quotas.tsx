@@ -97,7 +97,7 @@ function QuotaStatus({ user: u }: { user: StorageUser }) {
     case 'error':
       return (
         <p class="warning" data-field="quota_status" data-status="error" role="status">
-          <span class="badge off">error</span> Not applied: {u.quota_error} Cairn retries.
+          <span class="badge off">error</span> Not applied: {u.quota_error}
         </p>
       );
     default:
@@ -156,7 +156,7 @@ function QuotaRow({ line, user: u, writable, unsupported, onChanged }: { line: Q
     <tr data-quota={key}>
       <th scope="row">
         {label}
-        {unsupported ? <p class="hint">{unsupported}</p> : null}
+        {unsupported ? <span class="hint">{unsupported}</span> : null}
       </th>
       <td data-field="limit" title={line.value === null ? undefined : `${exactCount(line.value)}`}>
         {line.value === null ? 'none' : show(line.value)}
