@@ -29,24 +29,56 @@ export interface List<T> {
   objects: T[];
 }
 
+/** A bigint of the API: a JSON number up to 2^53, a decimal string above (where a number would lose digits). */
+export type BigCount = number | string;
+
+/** Per storage policy, by the policy's name as the cluster spells it. */
+export type PolicyQuotas = Record<string, BigCount>;
+
 export interface Cluster {
   auth_url: string;
   id: number;
   name: string;
+  /** The sum of its users' byte quotas; null when none has one (absent from an older API). */
+  quota_bytes_total?: BigCount | null;
+  /** What the quota reconciler last read from its Swift's /info; null before it has. */
+  quota_support?: { fields: QuotaField[]; read_at: string; swift_version: string | null } | null;
   region: string;
   resource_uri: string;
   storage_url: string;
   uuid: string;
 }
 
+/** The quotas of a user the API takes; null is no quota. */
+export type QuotaField = 'quota_bytes' | 'quota_count' | 'quota_bytes_policy' | 'quota_count_policy';
+
 export interface StorageUser {
+  /** The account's bytes at the latest storage sample; null before the first. */
+  bytes_used?: BigCount | null;
   cluster: string;
   enabled: boolean;
   id: string;
   is_superuser: boolean;
+  object_count?: BigCount | null;
   password?: string;
+  quota_applied_at?: string | null;
+  quota_bytes?: BigCount | null;
+  quota_bytes_policy?: PolicyQuotas | null;
+  quota_count?: BigCount | null;
+  quota_count_policy?: PolicyQuotas | null;
+  quota_error?: string | null;
+  /** null: the user never had a quota. */
+  quota_status?: 'applied' | 'pending' | 'error' | null;
   resource_uri: string;
+  usage_sampled_at?: string | null;
   user: string;
+}
+
+/** GET clusters/<id>/utilization/policies/: the cluster's storage policies. */
+export interface StoragePolicy {
+  default: boolean;
+  index: number;
+  name: string;
 }
 
 /** An S3 access key of a storage user; `secret` only in the answer that created it. */

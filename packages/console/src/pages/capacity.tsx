@@ -10,6 +10,7 @@ import type { DeviceRow } from '../lib/device-sort';
 import { Histogram, UsedBar, WARN_PCT } from './charts';
 import { DeviceTable } from './device-table';
 import { Lazy } from '../lazy';
+import { QuotaCommitment } from './quota-capacity';
 
 /** The trend charts and uPlot load only when there is a history to draw. */
 const loadTrend = () => import('./capacity-trend').then((m) => m.CapacityTrend);
@@ -60,6 +61,7 @@ export function CapacityPage({ clusterId }: { clusterId: number; params: URLSear
         {capacity.data && elements.length === 0 ? <p>No devices reported for this cluster yet (see “cairn capacity collect”).</p> : null}
         {elements.length > 0 ? <CapacityTable elements={elements} /> : null}
       </Section>
+      {capacity.data ? <QuotaCommitment clusterId={clusterId} elements={elements} /> : null}
       <div class="grid">
         {elements.map((el) => (
           <RingSetCard element={el} devices={rows.filter((r) => r.ringSet === el.ring_set)} devicesLoaded={!!devices.data} />

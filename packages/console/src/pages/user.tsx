@@ -6,6 +6,7 @@ import { navigate, useLoad } from '../hooks';
 import { Lazy } from '../lazy';
 import { connectionLines } from '../lib/connect';
 import { PasswordFields, usePasswordChoice } from './password';
+import { UserQuotas } from './user-quotas';
 
 /** The account's charts come with the utilization chunk (and uPlot), loaded when a user is opened. */
 const loadUsage = () => import('./utilization').then((m) => m.UserUsage);
@@ -58,6 +59,7 @@ export function UserPage({ id }: { id: string }) {
         </dl>
         {writable ? <UserActions user={u} onChanged={user.reload} /> : null}
       </Section>
+      <UserQuotas user={u} cluster={cluster} clusterId={clusterId} writable={writable} onChanged={user.reload} />
       {cluster ? <Connect authUrl={cluster.auth_url} user={u.user} /> : null}
       <Lazy load={loadUsage} props={{ clusterId, account: `AUTH_${u.user}` }} />
     </>

@@ -4,6 +4,8 @@ import { ErrorText, Loading, Section, ShownOnce, ScrollBox } from '../components
 import { canWriteCluster, useSession } from '../context';
 import { navigate, useLoad } from '../hooks';
 import { PasswordFields, usePasswordChoice } from './password';
+import { formatQuotaBytes, pctOfQuota } from '../lib/quota-units';
+import { UsedBar } from './charts';
 
 const PAGE = 50;
 
@@ -76,6 +78,7 @@ export function UsersPage({ params }: { params: URLSearchParams }) {
             <option value="">oldest first</option>
             <option value="user">by name</option>
             <option value="-id">newest first</option>
+            <option value="-quota_bytes">largest byte quota first</option>
           </select>
         </label>
         <button type="submit">Apply</button>
@@ -92,6 +95,7 @@ export function UsersPage({ params }: { params: URLSearchParams }) {
                 <th scope="col">Cluster</th>
                 <th scope="col">Status</th>
                 <th scope="col">Superuser</th>
+                <th scope="col">Used / quota</th>
               </tr>
             </thead>
             <tbody>
@@ -103,6 +107,9 @@ export function UsersPage({ params }: { params: URLSearchParams }) {
                   <td>{nameOf(u.cluster)}</td>
                   <td>{u.enabled ? 'enabled' : <span class="badge off">disabled</span>}</td>
                   <td>{u.is_superuser ? 'yes' : 'no'}</td>
+                  <td data-field="usage">
+                    <UsageCell user={u} />
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -124,6 +131,29 @@ export function UsersPage({ params }: { params: URLSearchParams }) {
         </nav>
       ) : null}
     </>
+  );
+}
+
+/**
+ * The account's bytes at the latest storage sample against its byte quota, with a bar; without a
+ * quota, just what it uses.
+ */
+function UsageCell({ user: u }: { user: StorageUser }) {
+  if (u.bytes_used === null || u.bytes_used === undefined) {
+    return <span class="hint">{u.quota_bytes === null || u.quota_bytes === undefined ? 'not sampled' : `— / ${formatQuotaBytes(u.quota_bytes)}`}</span>;
+  }
+  const used = formatQuotaBytes(u.bytes_used);
+  if (u.quota_bytes === null || u.quota_bytes === undefined) return <span>{used}</span>;
+  const pct = pctOfQuota(u.bytes_used, u.quota_bytes);
+  const shown = pct === null ? '' : Number.isFinite(pct) ? ` (${pct.toFixed(1)} %)` : ' (over)';
+  return (
+    <div class="usage-cell">
+      <span>
+        {used} / {formatQuotaBytes(u.quota_bytes)}
+        {shown}
+      </span>
+      {pct !== null ? <UsedBar pct={Number.isFinite(pct) ? pct : 100} label={`${u.user}'s byte quota`} /> : null}
+    </div>
   );
 }
 

@@ -6,6 +6,7 @@ import type { CapacitySample } from '../repositories/devices';
 import type { ApiKeyInfo } from '../repositories/operators';
 import type { S3Credential } from '../repositories/s3-credentials';
 import type { QuotaState, StoredSwiftInfo } from '../repositories/quotas';
+import type { LatestUsage } from '../repositories/quota-usage';
 
 /** The public JSON of each resource; nothing else ever leaves the API (no hashes, no generation). */
 
@@ -17,21 +18,34 @@ const quotaSupportJson = (info: StoredSwiftInfo | null) =>
     swift_version: info.version,
   };
 
-/** `swiftInfo`: given where the API shows a cluster (`quota_support`); left out of audit snapshots, which record what an operator set. */
-export const clusterJson = (c: Cluster, swiftInfo?: StoredSwiftInfo | null) =>
+/** What the API shows of a cluster beyond its record: reported and derived state. */
+export interface ClusterShown {
+  swiftInfo: StoredSwiftInfo | null;
+  /** The sum of its users' byte quotas (a decimal string); null when no user has one. */
+  quotaBytesTotal: string | null;
+}
+
+/**
+ * `shown`: given where the API shows a cluster (`quota_support`, `quota_bytes_total`); left out of
+ * audit snapshots, which record what an operator set.
+ */
+export const clusterJson = (c: Cluster, shown?: ClusterShown) =>
   asResource({
     auth_url: c.authUrl,
     ...quotasJson(c.defaultQuotas, 'default_'),
     id: c.id,
     name: c.name,
-    ...(swiftInfo !== undefined ? { quota_support: quotaSupportJson(swiftInfo) } : {}),
+    ...(shown ? { quota_bytes_total: shown.quotaBytesTotal === null ? null : quotaJsonValue(shown.quotaBytesTotal), quota_support: quotaSupportJson(shown.swiftInfo) } : {}),
     region: c.region,
     resource_uri: clusterUri(c.id),
     storage_url: c.storageUrl,
     uuid: c.uuid,
   });
 
-type UserShown = Pick<StorageUser, 'id' | 'clusterId' | 'username' | 'passwordScheme' | 'isSuperuser' | 'enabled' | 'quotas'> & { quotaState?: QuotaState | null };
+type UserShown = Pick<StorageUser, 'id' | 'clusterId' | 'username' | 'passwordScheme' | 'isSuperuser' | 'enabled' | 'quotas'> & {
+  quotaState?: QuotaState | null;
+  usage?: LatestUsage | null;
+};
 
 /** Where the user's quotas stand in Swift: null for a user that never had one. */
 const quotaStateJson = (s: QuotaState | null) => ({
@@ -40,24 +54,36 @@ const quotaStateJson = (s: QuotaState | null) => ({
   quota_status: s?.status ?? null,
 });
 
+/** The account's latest storage sample: null before the storage collector has sampled it. */
+const usageJson = (s: LatestUsage | null) => ({
+  bytes_used: s ? quotaJsonValue(s.bytesUsed) : null,
+  object_count: s ? quotaJsonValue(s.objectCount) : null,
+  usage_sampled_at: s ? s.hour.toISOString() : null,
+});
+
 /**
  * `password` only where the seed API shows it: the POST response and a PATCH that set it. The
- * quota state appears where the API shows a user (`quotaState` given, null or not); audit snapshots
- * record what an operator set, without it.
+ * quota state and the usage appear where the API shows a user (`quotaState` and `usage` given, null
+ * or not); audit snapshots record what an operator set, without them.
  */
-export const userJson = (u: UserShown, password?: string) =>
-  asResource({
+export const userJson = (u: UserShown, password?: string) => {
+  const usage = u.usage !== undefined ? usageJson(u.usage) : undefined;
+  return asResource({
+    ...(usage ? { bytes_used: usage.bytes_used } : {}),
     cluster: clusterUri(u.clusterId),
     enabled: u.enabled,
     id: u.id,
     is_superuser: u.isSuperuser,
+    ...(usage ? { object_count: usage.object_count } : {}),
     ...(password !== undefined ? { password } : {}),
     password_scheme: u.passwordScheme,
     ...quotasJson(u.quotas),
     ...(u.quotaState !== undefined ? quotaStateJson(u.quotaState) : {}),
     resource_uri: userUri(u.id),
+    ...(usage ? { usage_sampled_at: usage.usage_sampled_at } : {}),
     user: u.username,
   });
+};
 
 const quotaValueText = (v: string | null): string => (v === null ? 'null' : JSON.stringify(quotaJsonValue(v)));
 
@@ -73,15 +99,21 @@ const policyText = (m: Record<string, string> | null): string =>
 /** Exactly `toJson(userJson(u))`, written directly (a list writes thousands of them). Keys in sorted order. */
 export const userJsonText = (u: UserShown): JsonText => {
   const state = u.quotaState === undefined ? null : quotaStateJson(u.quotaState);
+  const usage = u.usage === undefined ? null : usageJson(u.usage);
   const q = u.quotas;
   return new JsonText(
-    `{"cluster": ${JSON.stringify(clusterUri(u.clusterId))}, "enabled": ${u.enabled ? 'true' : 'false'}, "id": ${JSON.stringify(u.id)}, ` +
-      `"is_superuser": ${u.isSuperuser ? 'true' : 'false'}, "password_scheme": ${JSON.stringify(u.passwordScheme)}, ` +
+    (usage ? `{"bytes_used": ${JSON.stringify(usage.bytes_used)}, ` : '{') +
+      `"cluster": ${JSON.stringify(clusterUri(u.clusterId))}, "enabled": ${u.enabled ? 'true' : 'false'}, "id": ${JSON.stringify(u.id)}, ` +
+      `"is_superuser": ${u.isSuperuser ? 'true' : 'false'}, ` +
+      (usage ? `"object_count": ${JSON.stringify(usage.object_count)}, ` : '') +
+      `"password_scheme": ${JSON.stringify(u.passwordScheme)}, ` +
       (state ? `"quota_applied_at": ${JSON.stringify(state.quota_applied_at)}, ` : '') +
       `"quota_bytes": ${quotaValueText(q.bytes)}, "quota_bytes_policy": ${policyText(q.bytesPolicy)}, ` +
       `"quota_count": ${quotaValueText(q.count)}, "quota_count_policy": ${policyText(q.countPolicy)}, ` +
       (state ? `"quota_error": ${JSON.stringify(state.quota_error)}, "quota_status": ${JSON.stringify(state.quota_status)}, ` : '') +
-      `"resource_uri": ${JSON.stringify(userUri(u.id))}, "user": ${JSON.stringify(u.username)}}`,
+      `"resource_uri": ${JSON.stringify(userUri(u.id))}, ` +
+      (usage ? `"usage_sampled_at": ${JSON.stringify(usage.usage_sampled_at)}, ` : '') +
+      `"user": ${JSON.stringify(u.username)}}`,
   );
 };
 

@@ -26,6 +26,13 @@ export const clustersResource: ResourceDef = {
     storage_url: { type: 'string', help: "Base URL of the cluster's Swift proxy, e.g. https://swift.example.com/v1." },
     region: { type: 'string', help: 'Region shown in Keystone catalogs.', default: 'RegionOne', column: 'region', filtering: STRING_LOOKUPS, ordering: true },
     ...quotaFields('default_', "a new user's"),
+    quota_bytes_total: {
+      type: 'integer',
+      bigNumber: true,
+      help: "The sum of the quota_bytes of the cluster's users (users without one add nothing; per-policy quotas are not counted); null when no user has one. A JSON number, a string above 2^53. Reported state, ignored when sent back.",
+      readonly: true,
+      nullable: true,
+    },
     quota_support: {
       type: 'dict',
       help: "What the quota reconciler last read from the cluster's Swift /info: swift_version, fields (the quota fields it can enforce) and read_at; null before it has. Reported state, ignored when sent back.",
@@ -43,6 +50,7 @@ const clusterReadOnly = (c: Cluster): Record<string, SameAs> => ({
   id: sameId(c.id),
   uuid: sameUuid(c.uuid),
   resource_uri: sameUri(clusterUri(c.id)),
+  quota_bytes_total: anyValue,
   quota_support: anyValue,
 });
 
@@ -50,23 +58,23 @@ export function clustersRouter(db: Db, auth: RequestHandler): Router {
   const router = Router();
 
   resourceRoute(router, '/clusters/', auth, {
-    GET: (req, res) => sendList(req, res, clustersResource, LIST, (q) => clusters.list(db, actingOf(req, res), q), (c) => clusterJson(c, c.swiftInfo)),
+    GET: (req, res) => sendList(req, res, clustersResource, LIST, (q) => clusters.list(db, actingOf(req, res), q), (c) => clusterJson(c, c)),
     POST: async (req, res) => {
       const cluster = await clusters.create(db, actingOf(req, res), async () => validate<ClusterCreateInput>(clusterCreateSchema, await parseBody(req, clustersResource)));
       res.set('Location', clusterUri(cluster.id));
-      send(req, res, 201, clusterJson(cluster, cluster.swiftInfo));
+      send(req, res, 201, clusterJson(cluster, cluster));
     },
   });
 
   resourceRoute(router, '/clusters/:id/', auth, {
     GET: async (req, res) => {
       const cluster = await clusters.show(db, actingOf(req, res), req.params.id);
-      send(req, res, 200, clusterJson(cluster, cluster.swiftInfo));
+      send(req, res, 200, clusterJson(cluster, cluster));
     },
     PATCH: async (req, res) => {
       const patchOf = async (current: Cluster) => validate<ClusterPatchInput>(clusterPatchSchema, dropUnchangedReadOnly(await parseBody(req, clustersResource), clusterReadOnly(current)));
       const cluster = await clusters.update(db, actingOf(req, res), req.params.id, patchOf);
-      send(req, res, 202, clusterJson(cluster, cluster.swiftInfo));
+      send(req, res, 202, clusterJson(cluster, cluster));
     },
     DELETE: async (req, res) => {
       await clusters.remove(db, actingOf(req, res), req.params.id);

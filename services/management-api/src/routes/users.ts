@@ -59,6 +59,15 @@ export const usersResource: ResourceDef = {
     },
     quota_error: { type: 'string', help: 'Why the quotas are not applied, in one sentence; null unless quota_status is error.', readonly: true, nullable: true },
     quota_applied_at: { type: 'datetime', help: 'When Swift last accepted the quotas (a repair after drift included); null before.', readonly: true, nullable: true },
+    bytes_used: {
+      type: 'integer',
+      bigNumber: true,
+      help: "Bytes the user's account held at the latest storage sample of the utilization collector (its totals over every policy); null before the first, or once its samples are past the hourly retention. Reported state, ignored when sent back.",
+      readonly: true,
+      nullable: true,
+    },
+    object_count: { type: 'integer', bigNumber: true, help: "Objects the user's account held at that sample; null likewise.", readonly: true, nullable: true },
+    usage_sampled_at: { type: 'datetime', help: 'The hour of that sample; null likewise.', readonly: true, nullable: true },
     resource_uri: { type: 'string', help: 'URI of this user.', readonly: true },
   },
 };
@@ -76,6 +85,9 @@ const userReadOnly = (u: { id: string; clusterId: number; username: string; pass
   quota_status: anyValue,
   quota_error: anyValue,
   quota_applied_at: anyValue,
+  bytes_used: anyValue,
+  object_count: anyValue,
+  usage_sampled_at: anyValue,
 });
 
 export type { PasswordHasher } from '../services/users';

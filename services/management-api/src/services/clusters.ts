@@ -4,8 +4,9 @@ import { withDbErrors } from '../db/errors';
 import { recordAudit, type AuditTarget } from '../repositories/audit';
 import { countClusters, createCluster, deleteCluster, findClusterByName, getCluster, listClusters, updateCluster } from '../repositories/clusters';
 import type { ListQuery, Page } from '../repositories/list-types';
-import { swiftInfosOf, type StoredSwiftInfo } from '../repositories/quotas';
-import { clusterJson } from '../resources/representations';
+import { swiftInfosOf } from '../repositories/quotas';
+import { quotaBytesTotalsOf } from '../repositories/quota-usage';
+import { clusterJson, type ClusterShown } from '../resources/representations';
 import { clusterUri, parseIntId } from '../resources/uris';
 import { auditActorOf, type Acting } from './context';
 import { canSeeCluster, requireGlobalAdmin, visibleClusters } from './policy';
@@ -26,12 +27,16 @@ export async function findVisibleCluster(db: Db, op: Acting['operator'] | null, 
   return cluster;
 }
 
-/** A cluster as the API shows it: with what its Swift's /info said (null: not read yet). */
-export type ClusterView = Cluster & { swiftInfo: StoredSwiftInfo | null };
+/**
+ * A cluster as the API shows it: with what its Swift's /info said (null: not read yet) and its
+ * users' byte quotas added up (null: no user has one).
+ */
+export type ClusterView = Cluster & ClusterShown;
 
 async function withSwiftInfo(db: Db, clusters: Cluster[]): Promise<ClusterView[]> {
-  const infos = await swiftInfosOf(db, clusters.map((c) => c.id));
-  return clusters.map((c) => ({ ...c, swiftInfo: infos.get(c.id) ?? null }));
+  const ids = clusters.map((c) => c.id);
+  const [infos, totals] = [await swiftInfosOf(db, ids), await quotaBytesTotalsOf(db, ids)];
+  return clusters.map((c) => ({ ...c, swiftInfo: infos.get(c.id) ?? null, quotaBytesTotal: totals.get(c.id) ?? null }));
 }
 
 export async function list(db: Db, acting: Acting, query: ListQuery): Promise<Page<ClusterView>> {
@@ -81,7 +86,7 @@ export async function create(db: Db, acting: Acting, inputOf: () => Promise<Clus
   const raw = await inputOf();
   const input = await withCheckedDefaults(db, { id: 0, name: raw.name }, raw);
   const created = await withDbErrors(() => db.transaction((trx) => createAudited(trx, acting, input)));
-  return { ...created, swiftInfo: null };
+  return { ...created, swiftInfo: null, quotaBytesTotal: null };
 }
 
 /**

@@ -9,6 +9,7 @@ import { deleteApplicationCredentialsOfUser } from '../repositories/application-
 import type { ListQuery, Page } from '../repositories/list-types';
 import { createStorageUser, createStorageUsersSkippingExisting, deleteStorageUser, getStorageUser, getStorageUserSummary, listStorageUsers, updateStorageUser, type StorageUserSummary } from '../repositories/storage-users';
 import { quotaStatesOf, wantQuotas, type QuotaState } from '../repositories/quotas';
+import { latestUsageOf, type LatestUsage } from '../repositories/quota-usage';
 import { applicationCredentialJson, s3CredentialJson, userJson } from '../resources/representations';
 import { auditActorOf, type Acting } from './context';
 import { canSeeCluster, requireWriter, requireWriterOn, visibleClusters } from './policy';
@@ -31,12 +32,16 @@ async function findVisible<U extends { clusterId: number }>(db: Db, acting: Acti
   return user;
 }
 
-/** A user as the API shows it: with where its quotas stand in Swift (null: it never had one). */
-export type UserView = StorageUserSummary & { quotaState: QuotaState | null };
+/**
+ * A user as the API shows it: with where its quotas stand in Swift (null: it never had one) and
+ * what its account held at the latest storage sample, to read the quotas against (null: none).
+ */
+export type UserView = StorageUserSummary & { quotaState: QuotaState | null; usage: LatestUsage | null };
 
 async function withQuotaStates(db: Db, users: StorageUserSummary[]): Promise<UserView[]> {
-  const states = await quotaStatesOf(db, users.map((u) => u.id));
-  return users.map((u) => ({ ...u, quotaState: states.get(u.id) ?? null }));
+  const ids = users.map((u) => u.id);
+  const [states, usage] = [await quotaStatesOf(db, ids), await latestUsageOf(db, users)];
+  return users.map((u) => ({ ...u, quotaState: states.get(u.id) ?? null, usage: usage.get(u.id) ?? null }));
 }
 
 export async function list(db: Db, acting: Acting, query: ListQuery): Promise<Page<UserView>> {

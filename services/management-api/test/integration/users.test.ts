@@ -22,10 +22,12 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
       expect(res.headers.location).toBe(`/api/v1/users/${id}/`);
       expect(res.headers['content-type']).toBe('application/json');
       expect(res.body).toEqual({
+        bytes_used: null,
         cluster: '/api/v1/clusters/1/',
         enabled: true,
         id,
         is_superuser: false,
+        object_count: null,
         password: PASSWORD,
         password_scheme: 'scrypt',
         quota_applied_at: null,
@@ -36,9 +38,10 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
         quota_error: null,
         quota_status: null,
         resource_uri: `/api/v1/users/${id}/`,
+        usage_sampled_at: null,
         user: 'alice',
       });
-      expect(res.text.startsWith('{"cluster": "/api/v1/clusters/1/", "enabled": true, "id": ')).toBe(true);
+      expect(res.text.startsWith('{"bytes_used": null, "cluster": "/api/v1/clusters/1/", "enabled": true, "id": ')).toBe(true);
     });
 
     it('when an answer shows a password, then it tells caches not to keep it; other answers do not', async () => {
@@ -79,7 +82,9 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
         .send(xml);
       expect(res.status).toBe(201);
       expect(res.headers['content-type']).toBe('application/xml; charset=utf-8');
-      expect(res.text).toMatch(/^<\?xml version='1.0' encoding='utf-8'\?>\n<object><cluster>\/api\/v1\/clusters\/1\/<\/cluster><enabled type="boolean">True<\/enabled><id>\d+<\/id><is_superuser type="boolean">True<\/is_superuser><password>/);
+      expect(res.text).toMatch(
+        /^<\?xml version='1.0' encoding='utf-8'\?>\n<object><bytes_used type="null"\/><cluster>\/api\/v1\/clusters\/1\/<\/cluster><enabled type="boolean">True<\/enabled><id>\d+<\/id><is_superuser type="boolean">True<\/is_superuser><object_count type="null"\/><password>/,
+      );
       expect(res.text).toContain('<user>xmluser</user></object>');
     });
 

@@ -15,6 +15,7 @@ const cluster = {
   default_quota_bytes_policy: null,
   default_quota_count: null,
   default_quota_count_policy: null,
+  quota_bytes_total: null,
   quota_support: null,
   id: 1, name: 'default', region: 'RegionOne', resource_uri: '/api/v1/clusters/1/', storage_url: 'http://a/v1', uuid: '00000000-0000-4000-8000-000000000000' };
 const URL = 'http://127.0.0.1:1';

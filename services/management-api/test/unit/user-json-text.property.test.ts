@@ -32,6 +32,17 @@ const user = fc.record({
     ),
     { nil: undefined },
   ),
+  // Absent (an audit snapshot), null (never sampled) or the latest sample.
+  usage: fc.option(
+    fc.option(
+      fc.record({
+        bytesUsed: fc.bigInt({ min: 0n, max: 2n ** 63n - 1n }).map(String),
+        objectCount: fc.bigInt({ min: 0n, max: 2n ** 63n - 1n }).map(String),
+        hour: fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }),
+      }),
+    ),
+    { nil: undefined },
+  ),
 });
 
 describe('user JSON text', () => {
