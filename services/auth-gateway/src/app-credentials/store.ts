@@ -193,12 +193,16 @@ export class ApplicationCredentialStore extends FencedCache<ApplicationCredentia
     if (!/^[0-9a-f]{32}$/.test(id)) return { deleted: false, boundAccessKeys: [] };
     const outcome = await this.writeDb
       .transaction(async (trx) => {
-        // Locked first, so a bound key cannot be added between the two deletes.
-        const owned = await trx(TABLE).where({ id, storage_user_id: actor.user.id }).forUpdate().first('id');
+        // Its bound S3 keys first, each audited (the cascade would take them unrecorded); under the
+        // user's S3 lock, which every S3 credential creation takes, so none is bound meanwhile.
+        await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`cairn s3 credentials of user ${actor.user.id}`]);
+        const owned = await trx(TABLE).where({ id, storage_user_id: actor.user.id }).first('id');
         if (!owned) return { deleted: false, boundAccessKeys: [] };
         const boundAccessKeys = await deleteS3CredentialsBoundTo(trx, actor, this.clusterId, id);
         const [row] = (await trx(TABLE).where({ id, storage_user_id: actor.user.id }).delete().returning([...APPLICATION_CREDENTIAL_COLUMNS])) as ApplicationCredentialRow[];
-        await auditApplicationCredential(trx, actorName(actor.user.username), actor.requestId, this.clusterId, 'delete', toCredential({ ...row!, username: actor.user.username }));
+        // Deleted meanwhile by another writer (the management API): nothing of it is left to audit here.
+        if (!row) return { deleted: false, boundAccessKeys };
+        await auditApplicationCredential(trx, actorName(actor.user.username), actor.requestId, this.clusterId, 'delete', toCredential({ ...row, username: actor.user.username }));
         return { deleted: true, boundAccessKeys };
       })
       .catch(unreachable);

@@ -119,7 +119,9 @@ export async function deleteS3CredentialsOfUser(trx: Knex.Transaction, userId: s
  * them for the audit trail (the foreign key's cascade would take them unrecorded). Call inside
  * the transaction that deletes the application credential.
  */
-export async function deleteS3CredentialsBoundTo(trx: Knex.Transaction, applicationCredentialId: string): Promise<S3Credential[]> {
+export async function deleteS3CredentialsBoundTo(trx: Knex.Transaction, applicationCredentialId: string, userId: string): Promise<S3Credential[]> {
+  // The lock every creation takes (here and at the gateway), so no key is bound to it meanwhile.
+  await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`cairn s3 credentials of user ${userId}`]);
   const rows = (await withOwner(trx).select(COLUMNS).where('s.application_credential_id', applicationCredentialId).orderBy('s.id').forUpdate('s')) as Row[];
   if (rows.length > 0) await trx(TABLE).whereIn('id', rows.map((r) => r.id)).delete();
   return rows.map(toCredential);

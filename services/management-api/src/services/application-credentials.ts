@@ -50,7 +50,7 @@ export async function remove(db: Db, acting: Acting, rawId: string | undefined):
   await withDbErrors(() =>
     db.transaction(async (trx) => {
       // The S3 keys made with its tokens end with it, each with its own audit record.
-      const bound = await deleteS3CredentialsBoundTo(trx, existing.id);
+      const bound = await deleteS3CredentialsBoundTo(trx, existing.id, existing.userId);
       const deleted = await deleteApplicationCredential(trx, existing.id);
       if (!deleted) throw notFound(existing.id);
       const actor = auditActorOf(acting);
