@@ -53,7 +53,7 @@ const NONE = { count: 0, resetInMs: 0 };
 
 /**
  * What a login presents and how it is checked: a password, or an application credential's secret.
- * Every kind goes through the same limits (LoginService.login), so none is a way around them.
+ * Every kind goes through the same limits (LoginService.loginWith), so none is a way around them.
  */
 export interface LoginCredential {
   /**
