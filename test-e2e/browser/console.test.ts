@@ -697,4 +697,38 @@ describe('the console in chromium', () => {
     expect(problems.take()).toEqual([]);
     await page.close();
   });
+
+  it('when an admin creates an S3 credential with an expiry, then the list shows when it ends; one past its expiry is marked expired', async () => {
+    // One that expires moments from now, made through the API (the form takes only future dates).
+    const soon = await api<{ access_key: string; id: string }>('POST', 's3_credentials/', { user: `/api/v1/users/${aliceId}/`, expires_at: new Date(Date.now() + 1500).toISOString() });
+    const { page, problems } = await openPage();
+    await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
+    await visit(page, `#/users/${aliceId}/s3`, /^S3 credentials of alice$/);
+    // A week from now, in the reader's local time as the input takes it.
+    const inAWeek = new Date(Date.now() + 7 * 86_400_000);
+    const pad = (n: number) => String(n).padStart(2, '0');
+    const local = `${inAWeek.getFullYear()}-${pad(inAWeek.getMonth() + 1)}-${pad(inAWeek.getDate())}T${pad(inAWeek.getHours())}:${pad(inAWeek.getMinutes())}`;
+    await page.getByLabel(/^Expires/).fill(local);
+    await page.getByRole('button', { name: 'New S3 credential' }).click();
+    await page.locator('.shown-once code').waitFor();
+    await page.getByRole('button', { name: 'Done' }).click();
+    const listed = await api<{ objects: Array<{ access_key: string; id: string; expires_at: string | null }> }>('GET', `s3_credentials/?user=${aliceId}&expires_at__gt=${encodeURIComponent(new Date(Date.now() + 86_400_000).toISOString())}`);
+    expect(listed.objects).toHaveLength(1);
+    const made = listed.objects[0]!;
+    expect(Math.abs(Date.parse(made.expires_at!) - inAWeek.getTime())).toBeLessThan(60_000);
+    const madeRow = page.getByRole('row').filter({ hasText: made.access_key });
+    await expect(madeRow.textContent()).resolves.toMatch(/\(in \d+ days\)/);
+    expect(await madeRow.getByText('expired', { exact: true }).count()).toBe(0);
+
+    await new Promise((r) => setTimeout(r, 1600));
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'S3 credentials of alice' }).waitFor();
+    const soonRow = page.getByRole('row').filter({ hasText: soon.access_key });
+    await soonRow.waitFor();
+    expect(await soonRow.getByText('expired', { exact: true }).count()).toBe(1);
+    expect(await axeFindings(page)).toEqual([]);
+    for (const id of [soon.id, made.id]) await api('DELETE', `s3_credentials/${id}/`);
+    expect(problems.take()).toEqual([]);
+    await page.close();
+  });
 });

@@ -74,7 +74,8 @@ async function startOn(kind: 'PGlite' | 'Postgres', dir: string): Promise<{ runn
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   const key = randomBytes(24).toString('base64url');
-  const running = await launch({ DATABASE_URL: url.toString(), CAIRN_ADMIN_USER: 'ops', CAIRN_ADMIN_KEY: key });
+  // With DATABASE_URL nothing makes S3 secret keys by itself: the S3 credential test needs one.
+  const running = await launch({ DATABASE_URL: url.toString(), CAIRN_ADMIN_USER: 'ops', CAIRN_ADMIN_KEY: key, CAIRN_S3_SECRET_KEYS: `cli:${randomBytes(32).toString('base64')}` });
   return {
     running,
     operator: 'ops',
@@ -175,6 +176,21 @@ describe.each(['PGlite', 'Postgres'] as const)('cairn against a running Cairn on
     expect(unknown.code).toBe(5);
     expect(unknown.stderr).toContain('platinum');
     expect((await cairn(['users', 'set-quota', id], env)).code).toBe(5);
+  });
+
+  it('when an S3 credential is created with --expires-at, then the API holds that expiry and lists it; a past one exits 5 with the API\'s sentence', async () => {
+    const id = (await cairn(['users', 'create', '--user', 's3-expiring', '--password-stdin', '-q'], env, PASSWORD)).stdout.trim();
+    const at = new Date(Date.now() + 86_400_000);
+    const made = await cairn(['s3-credentials', 'create', '--user', id, '--expires-at', at.toISOString(), '-o', 'json'], env);
+    expect([made.code, made.stderr]).toEqual([0, '']);
+    const body = JSON.parse(made.stdout) as { id: string; expires_at: string; secret: string };
+    expect(body.expires_at).toBe(at.toISOString());
+    expect(body.secret).toMatch(/^\S{40}$/);
+    const listed = await cairn(['s3-credentials', 'list', '--user', id, '-o', 'csv'], env);
+    expect(listed.stdout).toContain(`,${at.toISOString()}\r\n`);
+    const past = await cairn(['s3-credentials', 'create', '--user', id, '--expires-at', '2001-01-01T00:00:00Z'], env);
+    expect(past.code).toBe(5);
+    expect(past.stderr).toContain("'expires_at' field must be an ISO 8601 date-time in the future");
   });
 
   it('when the servers are asked, then /healthz and GET /api/v1/ report the version cairn --version prints', async () => {

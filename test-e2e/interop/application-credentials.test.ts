@@ -2,19 +2,22 @@
  * Application credentials as real OpenStack software uses them: `openstack application credential
  * create|list|show|delete` (python-openstackclient) against the gateway, the `swift` CLI
  * (python-swiftclient with keystoneauth1's v3applicationcredential plugin) logging in with one,
- * and a real Swift proxy whose keystonemiddleware (with `service_type = object-store`) enforces a
- * credential's access rules.
+ * a real Swift proxy whose keystonemiddleware (with `service_type = object-store`) enforces a
+ * credential's access rules, and `openstack ec2 credentials create` in an application credential's
+ * session, whose key awscli uses through the proxy's s3api + s3token until the credential is deleted.
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { freePort } from '../support/processes';
 import { startStack, type Stack } from '../support/stack';
-import { ClientHome, run, type Run } from './s3-clients';
+import { aws, ClientHome, run, type Run } from './s3-clients';
 import { startSwiftCluster, swiftCli, type SwiftCluster } from './swift-cluster';
 
 const OPENSTACK = '/usr/bin/openstack';
 const ALICE_PW = 'alice-appcred-password-0001';
 const SERVICE_PW = 'swift-service-password-0001';
 const HOSTNAME_FILE = readFileSync('/etc/hostname', 'utf8');
+const REGION = 'us-east-1';
 
 interface Created {
   id: string;
@@ -77,9 +80,15 @@ describe('application credentials with the openstack and swift CLIs and a Swift 
         tokenCacheTime: 1,
         // Access rules name a service type: the proxy must know its own, or no rule matches.
         authtokenExtra: { service_type: 'object-store' },
+        s3: { location: REGION, serviceAuth: true, secretCacheDuration: 0 },
       },
     });
-    stack = await startStack({ database: 'postgres', redis: true, gateway: { port: gwPort, publicUrl: gwAuth, storageUrl: `${swift.proxyUrl}/v1` } });
+    stack = await startStack({
+      database: 'postgres',
+      redis: true,
+      s3SecretKeys: `interop:${randomBytes(32).toString('base64')}`,
+      gateway: { port: gwPort, publicUrl: gwAuth, storageUrl: `${swift.proxyUrl}/v1` },
+    });
     await stack.createUser('swift-service', SERVICE_PW, { is_superuser: true });
     await stack.createUser('alice', ALICE_PW);
     await swiftOk([...asPassword(), 'upload', '--object-name', 'hello.txt', 'public', '/etc/hostname']);
@@ -115,6 +124,38 @@ describe('application credentials with the openstack and swift CLIs and a Swift 
     // Deleted: the next login fails.
     expect((await openstack(['application', 'credential', 'delete', c.id])).code).toBe(0);
     expect((await swiftCli([...asAppCred(c), 'list'], {}, { cwd: home.dir })).code).not.toBe(0);
+  });
+
+  it('when `openstack ec2 credentials create` runs in an unrestricted credential\'s session, then awscli reads through the proxy with that key until the credential is deleted', async () => {
+    const c = await json<Created>(['application', 'credential', 'create', 's3-maker', '--unrestricted']);
+    const asAppCredential = (args: string[]) =>
+      run(OPENSTACK, args, {
+        HOME: home.dir,
+        OS_AUTH_TYPE: 'v3applicationcredential',
+        OS_AUTH_URL: `${gwAuth}/v3`,
+        OS_APPLICATION_CREDENTIAL_ID: c.id,
+        OS_APPLICATION_CREDENTIAL_SECRET: c.secret,
+        OS_IDENTITY_API_VERSION: '3',
+        OS_INTERFACE: 'public',
+      });
+    const made = await asAppCredential(['ec2', 'credentials', 'create', '-f', 'json']);
+    if (made.code !== 0) throw new Error(`openstack ec2 credentials create failed (${made.code}):\n${made.stdout}\n${made.stderr}`);
+    const ec2 = JSON.parse(made.stdout) as { access: string; secret: string; project_id: string };
+    expect(ec2.project_id).toBe('alice');
+    // Bound to the application credential that made it, as Keystone keeps app_cred_id.
+    expect((await stack.db('s3_credentials').where({ access_key: ec2.access }).first()).application_credential_id).toBe(c.id);
+
+    const key = { access: ec2.access, secret: ec2.secret };
+    const listed = await aws(home, swift.proxyUrl, REGION, key, ['s3', 'ls', 's3://public']);
+    if (listed.code !== 0) swift.dumpLogs(60);
+    expect({ code: listed.code, stderr: listed.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(listed.stdout).toContain('hello.txt');
+
+    expect((await openstack(['application', 'credential', 'delete', c.id])).code).toBe(0);
+    // Its EC2 key went with it: the next S3 request is refused (s3token asks the gateway every time).
+    const refused = await aws(home, swift.proxyUrl, REGION, key, ['s3', 'ls', 's3://public']);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/InvalidAccessKeyId|AccessDenied|SignatureDoesNotMatch|403/);
   });
 
   it('when a credential may only GET /v1/AUTH_alice/public/**, then the proxy serves that and refuses everything else', async () => {

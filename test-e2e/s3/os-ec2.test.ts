@@ -178,8 +178,10 @@ describe('OS-EC2 credentials on the gateway', () => {
     const carolId = ((await stack.db('storage_users').where({ username: 'carol' }).first('id')) as { id: string }).id;
     expect(rows[0]!.after).toEqual({
       access_key: cred.access,
+      application_credential: null,
       cluster: '/api/v1/clusters/1/',
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      expires_at: null,
       id: rows[0]!.target_id,
       resource_uri: `/api/v1/s3_credentials/${rows[0]!.target_id}/`,
       user: `/api/v1/users/${carolId}/`,

@@ -112,6 +112,31 @@ describe('auth-gateway as the gateway role', () => {
     ]);
   });
 
+  it('when a user deletes an application credential with a bound EC2 key through the gateway as the role, then both are gone, each with its audit record', async () => {
+    await stack.createUser('carl', PW);
+    const v3 = await gw()
+      .post('/auth/v3/auth/tokens')
+      .send({ auth: { identity: { methods: ['password'], password: { user: { name: 'carl', password: PW } } } } });
+    const token = v3.headers['x-subject-token'] as string;
+    const made = await gw().post('/auth/v3/users/carl/application_credentials').set('X-Auth-Token', token).send({ application_credential: { name: 's3', unrestricted: true } });
+    expect(made.status).toBe(201);
+    const c = made.body.application_credential as { id: string; secret: string };
+    const appToken = (await gw().post('/auth/v3/auth/tokens').send({ auth: { identity: { methods: ['application_credential'], application_credential: { id: c.id, secret: c.secret } } } }))
+      .headers['x-subject-token'] as string;
+    const created = await gw().post('/auth/v3/users/carl/credentials/OS-EC2').set('X-Auth-Token', appToken).send({});
+    expect(created.status).toBe(201);
+    const access = (created.body.credential as { access: string }).access;
+    expect((await gw().delete(`/auth/v3/users/carl/application_credentials/${c.id}`).set('X-Auth-Token', token)).status).toBe(204);
+    expect(await stack.db('s3_credentials').where({ access_key: access })).toHaveLength(0);
+    const audit = (await stack.db('audit_log').whereIn('target_name', [access, 's3']).orderBy('id')) as Array<{ action: string; target_type: string }>;
+    expect(audit.map((a) => [a.action, a.target_type])).toEqual([
+      ['create', 'application_credentials'],
+      ['create', 's3_credentials'],
+      ['delete', 's3_credentials'],
+      ['delete', 'application_credentials'],
+    ]);
+  });
+
   it('when the role tries to write or to read operators and API keys, then Postgres refuses', async () => {
     expect((await asRole.raw('SELECT count(*) AS n FROM storage_users')).rows[0].n).not.toBe('0');
     const refusals = [

@@ -84,8 +84,12 @@ export interface StoragePolicy {
 /** An S3 access key of a storage user; `secret` only in the answer that created it. */
 export interface S3Credential {
   access_key: string;
+  /** The application credential whose token made it through the gateway (its roles, its lifetime), or null. */
+  application_credential: string | null;
   cluster: string;
   created_at: string;
+  /** When it stops signing, ISO 8601 UTC; null: never. */
+  expires_at: string | null;
   id: string;
   resource_uri: string;
   secret?: string;

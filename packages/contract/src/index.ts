@@ -83,9 +83,18 @@ export interface S3CredentialRow {
   /** `v1:<key id>:<iv>:<ciphertext>:<tag>`, sealed with the access key as associated data. */
   secret_sealed: string;
   created_at: Date | string;
+  /** When it stops signing; null: never (migration 20261127170000_s3_credential_lifetimes). */
+  expires_at: Date | string | null;
+  /**
+   * The application credential whose token made it (OS-EC2), or null: its signatures carry that
+   * credential's roles and end with it. Deleting the application credential deletes this row.
+   */
+  application_credential_id: string | null;
 }
 
-export const S3_CREDENTIAL_COLUMNS = ['id', 'storage_user_id', 'access_key', 'secret_sealed', 'created_at'] as const satisfies ReadonlyArray<keyof S3CredentialRow>;
+export const S3_CREDENTIAL_COLUMNS = ['id', 'storage_user_id', 'access_key', 'secret_sealed', 'created_at', 'expires_at', 'application_credential_id'] as const satisfies ReadonlyArray<
+  keyof S3CredentialRow
+>;
 
 /**
  * How many S3 credentials one storage user may hold, whoever creates them (the management API or

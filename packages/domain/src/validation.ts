@@ -244,9 +244,19 @@ const userRef = Joi.alternatives()
     'alternatives.types': 'The {{#label}} field must be a user resource URI like /api/v1/users/1/ or an id.',
   });
 
-/** The access key and secret are generated; an operator names only whose credential it is. */
+const EXPIRY_RULE = 'must be an ISO 8601 date-time in the future, such as 2027-01-31T00:00:00Z, or null for a credential that never expires';
+
+/**
+ * The access key and secret are generated; an operator names whose credential it is and, if it
+ * should end, when. `'now'` is read at each validation, so a date already past is refused.
+ */
 export const s3CredentialCreateSchema = Joi.object({
   user: userRef.required(),
+  expires_at: Joi.date()
+    .iso()
+    .greater('now')
+    .allow(null)
+    .messages({ 'date.base': `The {{#label}} field ${EXPIRY_RULE}.`, 'date.format': `The {{#label}} field ${EXPIRY_RULE}.`, 'date.greater': `The {{#label}} field ${EXPIRY_RULE}.` }),
 });
 
 export const userPatchSchema = Joi.object({
@@ -427,6 +437,8 @@ export interface UserBulkCreateInput {
 }
 export interface S3CredentialCreateInput {
   user: number | string;
+  /** Null or absent: never expires. */
+  expires_at?: Date | null;
 }
 export interface UserPatchInput {
   password?: string;

@@ -3,10 +3,12 @@ import { clusterIdOf, errorText, listAll, type S3Credential, type StorageUser } 
 import { Confirm, ErrorText, Loading, ScrollBox, Section, ShownOnce } from '../components';
 import { canWriteCluster, useSession } from '../context';
 import { useLoad } from '../hooks';
+import { expiryFromLocalInput, formatExpiry, isExpired } from '../lib/expiry';
 import { formatTime } from '../lib/format';
 
 /**
- * A storage user's S3 credentials (`s3_credentials/?user=<id>`): the access keys, a new one with
+ * A storage user's S3 credentials (`s3_credentials/?user=<id>`): the access keys with their
+ * expiry (expired ones marked: the gateway refuses them), a new one, optionally expiring, with
  * its secret shown once (the API keeps it sealed and never shows it again), and deleting one.
  */
 export function S3CredentialsPage({ id }: { id: string }) {
@@ -16,6 +18,7 @@ export function S3CredentialsPage({ id }: { id: string }) {
   const [shown, setShown] = useState<S3Credential>();
   const [deleting, setDeleting] = useState<S3Credential>();
   const [error, setError] = useState<string>();
+  const [expiry, setExpiry] = useState('');
   if (user.loading && !user.data) return <Loading what="the user" />;
   if (!user.data) {
     return (
@@ -28,15 +31,21 @@ export function S3CredentialsPage({ id }: { id: string }) {
   }
   const u = user.data;
   const writable = canWriteCluster(me, clusterIdOf(u.cluster));
-  const create = async () => {
+  const create = async (event: Event) => {
+    event.preventDefault();
     setError(undefined);
+    const expires_at = expiryFromLocalInput(expiry);
+    // The API says what it takes for a bad date; only what no browser sends is stopped here.
+    if (expires_at === undefined) return setError('The expiry must be a date and time, or empty for a credential that never expires.');
     try {
-      setShown(await call<S3Credential>('POST', 's3_credentials/', { user: u.resource_uri }));
+      setShown(await call<S3Credential>('POST', 's3_credentials/', { user: u.resource_uri, ...(expires_at ? { expires_at } : {}) }));
+      setExpiry('');
       credentials.reload();
     } catch (err) {
       setError(errorText(err));
     }
   };
+  const now = new Date();
   const rows = credentials.data?.rows ?? [];
   return (
     <>
@@ -44,17 +53,17 @@ export function S3CredentialsPage({ id }: { id: string }) {
         <h1 tabIndex={-1}>S3 credentials of {u.user}</h1>
         <a href={`#/users/${u.id}`}>User {u.user}</a>
       </div>
-      <Section
-        title="Access keys"
-        actions={
-          writable && !shown ? (
-            <button type="button" onClick={create}>
-              New S3 credential
-            </button>
-          ) : null
-        }
-      >
+      <Section title="Access keys">
         <p class="hint">S3 clients sign requests with an access key and its secret; they reach the Swift account <code>AUTH_{u.user}</code>.</p>
+        {writable && !shown ? (
+          <form class="row filters" onSubmit={create}>
+            <label>
+              Expires (your local time; empty: never)
+              <input name="expires_at" type="datetime-local" value={expiry} onInput={(e) => setExpiry((e.target as HTMLInputElement).value)} />
+            </label>
+            <button type="submit">New S3 credential</button>
+          </form>
+        ) : null}
         <ErrorText error={error} />
         {shown?.secret ? (
           <>
@@ -74,16 +83,34 @@ export function S3CredentialsPage({ id }: { id: string }) {
                 <tr>
                   <th scope="col">Access key</th>
                   <th scope="col">Created</th>
+                  <th scope="col">Expires</th>
                   {writable ? <th scope="col"><span class="sr-only">Actions</span></th> : null}
                 </tr>
               </thead>
               <tbody>
                 {rows.map((c) => (
-                  <tr key={c.id}>
+                  <tr key={c.id} class={isExpired(c.expires_at, now) ? 'expired' : undefined}>
                     <td>
                       <code>{c.access_key}</code>
+                      {c.application_credential ? (
+                        <>
+                          {' '}
+                          <span class="badge" title="Made with an application credential's token: it has that credential's roles and ends with it">
+                            application credential
+                          </span>
+                        </>
+                      ) : null}
                     </td>
                     <td title={c.created_at}>{formatTime(c.created_at)}</td>
+                    <td title={c.expires_at ?? undefined}>
+                      {formatExpiry(c.expires_at, now)}
+                      {isExpired(c.expires_at, now) ? (
+                        <>
+                          {' '}
+                          <span class="badge off">expired</span>
+                        </>
+                      ) : null}
+                    </td>
                     {writable ? (
                       <td>
                         <button type="button" class="danger" aria-label={`Delete S3 credential ${c.access_key}`} onClick={() => setDeleting(c)}>

@@ -159,14 +159,16 @@ export function applicationCredentialsRouter(deps: Deps): Router {
     const found = await access(req, res, 'delete');
     if (!found) return;
     const id = String(req.params.credentialId);
-    let gone: boolean;
+    let outcome: { deleted: boolean; boundAccessKeys: string[] };
     try {
-      gone = await store.delete({ user: found.user, requestId: requestIdOf(req) ?? null }, id);
+      outcome = await store.delete({ user: found.user, requestId: requestIdOf(req) ?? null }, id);
     } catch (e) {
       if (isWriteRefused(e)) return sendKeystoneError(res, 403, 'This gateway may not write application credentials (its database role has no INSERT/DELETE on them).');
       throw e;
     }
-    if (!gone) return notFound(res, id);
+    if (!outcome.deleted) return notFound(res, id);
+    // The S3 keys made with its tokens went with it; reading a standby, this gateway would otherwise see them until replayed there.
+    for (const accessKey of outcome.boundAccessKeys) deps.s3.credentials.deletedOnPrimary(accessKey);
     res.status(204).end();
   });
   router.all(MEMBER, methodNotAllowed(['GET', 'HEAD', 'DELETE']));

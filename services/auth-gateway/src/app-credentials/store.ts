@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { AccessRule } from '@cairn/domain';
-import { APPLICATION_CREDENTIAL_COLUMNS, STORAGE_USER_ACTOR_PREFIX, TABLES, type ApplicationCredentialRow } from '@cairn/contract';
+import { APPLICATION_CREDENTIAL_COLUMNS, STORAGE_USER_ACTOR_PREFIX, STORAGE_USER_COLUMNS, TABLES, type ApplicationCredentialRow } from '@cairn/contract';
 import type { Knex } from 'knex';
 import { FencedCache } from '../credentials/fenced-cache';
 import { unreachable } from '../credentials/unreachable';
 import type { UserRecord } from '../credentials/users';
+import { deleteS3CredentialsBoundTo } from '../s3/s3-credential-writes';
 
 /** An application credential as the gateway uses it; the secret only as its hash. */
 export interface ApplicationCredential {
@@ -114,6 +115,32 @@ export class ApplicationCredentialStore extends FencedCache<ApplicationCredentia
     return this.readRecent(id, () => this.one({ [`${TABLE}.id`]: id }));
   }
 
+  /**
+   * A login's lookup: the credential (by id, or by its user's name and its own name) with its
+   * owner's row, in one query read afresh, so that it costs the same whether either exists; a
+   * name that cannot be a user's still runs it. The owner is in the served cluster.
+   */
+  async findForLogin(by: { id: string } | { username: string; name: string }): Promise<{ credential: ApplicationCredential; user: UserRecord } | null> {
+    const q = this.db(TABLE)
+      .join(`${TABLES.storageUsers} as u`, 'u.id', `${TABLE}.storage_user_id`)
+      .where('u.cluster_id', this.clusterId)
+      .select([...APPLICATION_CREDENTIAL_COLUMNS.map((c) => `${TABLE}.${c}`), ...STORAGE_USER_COLUMNS.map((c) => `u.${c} as user_${c}`)]);
+    // An id not of Keystone's shape matches no row, but is asked all the same (the same cost).
+    if ('id' in by) void q.where(`${TABLE}.id`, by.id);
+    else void q.where({ 'u.username': by.username, [`${TABLE}.name`]: by.name });
+    const row = (await q.first().catch(unreachable)) as (ApplicationCredentialRow & Record<string, unknown>) | undefined;
+    if (!row) return null;
+    const user: UserRecord = {
+      id: String(row.user_id),
+      username: row.user_username as string,
+      passwordHash: row.user_password_hash as string,
+      enabled: row.user_enabled as boolean,
+      isSuperuser: row.user_is_superuser as boolean,
+      generation: String(row.user_generation),
+    };
+    return { credential: toCredential({ ...row, username: user.username }), user };
+  }
+
   findByName(userId: string, name: string): Promise<ApplicationCredential | null> {
     return this.one({ [`${TABLE}.storage_user_id`]: userId, [`${TABLE}.name`]: name });
   }
@@ -158,19 +185,29 @@ export class ApplicationCredentialStore extends FencedCache<ApplicationCredentia
       });
   }
 
-  /** True when the user's credential existed and is gone (with its audit record). */
-  async delete(actor: ApplicationCredentialActor, id: string): Promise<boolean> {
-    if (!/^[0-9a-f]{32}$/.test(id)) return false;
-    const gone = await this.writeDb
+  /**
+   * Whether the user's credential existed and is gone (with its audit record), and the access keys
+   * of the S3 credentials made with its tokens, deleted with it (each audited too).
+   */
+  async delete(actor: ApplicationCredentialActor, id: string): Promise<{ deleted: boolean; boundAccessKeys: string[] }> {
+    if (!/^[0-9a-f]{32}$/.test(id)) return { deleted: false, boundAccessKeys: [] };
+    const outcome = await this.writeDb
       .transaction(async (trx) => {
+        // Its bound S3 keys first, each audited (the cascade would take them unrecorded); under the
+        // user's S3 lock, which every S3 credential creation takes, so none is bound meanwhile.
+        await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`cairn s3 credentials of user ${actor.user.id}`]);
+        const owned = await trx(TABLE).where({ id, storage_user_id: actor.user.id }).first('id');
+        if (!owned) return { deleted: false, boundAccessKeys: [] };
+        const boundAccessKeys = await deleteS3CredentialsBoundTo(trx, actor, this.clusterId, id);
         const [row] = (await trx(TABLE).where({ id, storage_user_id: actor.user.id }).delete().returning([...APPLICATION_CREDENTIAL_COLUMNS])) as ApplicationCredentialRow[];
-        if (!row) return false;
+        // Deleted meanwhile by another writer (the management API): nothing of it is left to audit here.
+        if (!row) return { deleted: false, boundAccessKeys };
         await auditApplicationCredential(trx, actorName(actor.user.username), actor.requestId, this.clusterId, 'delete', toCredential({ ...row, username: actor.user.username }));
-        return true;
+        return { deleted: true, boundAccessKeys };
       })
       .catch(unreachable);
     this.forget(id);
-    return gone;
+    return outcome;
   }
 }
 

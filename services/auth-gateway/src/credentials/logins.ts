@@ -51,10 +51,38 @@ const retryAfter = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
 
 const NONE = { count: 0, resetInMs: 0 };
 
+/**
+ * What a login presents and how it is checked: a password, or an application credential's secret.
+ * Every kind goes through the same limits (LoginService.loginWith), so none is a way around them.
+ */
+export interface LoginCredential {
+  /**
+   * The name the failure counters are kept under, taken from the request alone (a username, or
+   * an application credential's id), so that counting costs the same whether it names anything.
+   */
+  subject: string;
+  /** The user it would log in, or null; one lookup that costs the same either way. */
+  find(): Promise<UserRecord | null>;
+  /** True when check() would pass from memory at once: verified moments ago, so not a guess. */
+  remembers(user: UserRecord | null): boolean;
+  /** True only for an enabled user and the right secret; costs the same when `user` is null. */
+  check(user: UserRecord | null): Promise<boolean>;
+}
+
+/** A username and password, checked by the verifier (one KDF run unless remembered). */
+export function passwordCredential(users: UserDirectory, verifier: PasswordVerifier, username: string, password: string): LoginCredential {
+  return {
+    subject: username,
+    // A name that cannot exist is looked up nowhere, but still costs one password check.
+    find: async () => (!usernameSchema.validate(username).error && password.length <= 1024 ? users.findForLogin(username) : null),
+    remembers: (user) => verifier.remembers(username, user, password),
+    check: (user) => verifier.check(username, user, password),
+  };
+}
+
 /** One login attempt past the limits that need no password check. */
 interface Attempt {
-  username: string;
-  password: string;
+  credential: LoginCredential;
   unit: string | undefined;
   user: UserRecord | null;
   /** Whether the user has logged in from this address (asked once, when it matters). */
@@ -66,7 +94,8 @@ interface Attempt {
 }
 
 /**
- * One login attempt, the same for V1, V2 and V3. Three failure counters, all in the token store
+ * One login attempt, the same for V1, V2 and V3, and for passwords and application credentials
+ * (LoginCredential; "username" below is its subject). Three failure counters, all in the token store
  * (so they hold across replicas), throttle the guesser rather than the user it guesses at:
  *
  * - per client address and username (`limit`): one address guessing one name. Past it that
@@ -113,8 +142,14 @@ export class LoginService {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** `clientAddress`: the caller's address as the app determined it (undefined: not limited by address, never a known address). */
-  async login(username: string, password: string, clientAddress?: string): Promise<LoginResult> {
+  /** A password login; `clientAddress`: the caller's address as the app determined it (undefined: not limited by address, never a known address). */
+  login(username: string, password: string, clientAddress?: string): Promise<LoginResult> {
+    return this.loginWith(passwordCredential(this.users, this.verifier, username, password), clientAddress);
+  }
+
+  /** Any login, under the limits: counted under `credential.subject` and the address. */
+  async loginWith(credential: LoginCredential, clientAddress?: string): Promise<LoginResult> {
+    const username = credential.subject;
     const unit = clientAddress ? addressUnit(clientAddress) : undefined;
     const userKey = hashed('user', username);
     const addressKey = unit !== undefined ? hashed('addr', unit) : undefined;
@@ -133,16 +168,14 @@ export class LoginService {
         ]);
         if (byAddress.count >= this.limits.addressLimit) return limited(byAddress.resetInMs, ADDRESS_LIMITED);
         if (byPair.count >= this.limits.limit) return limited(byPair.resetInMs, PAIR_LIMITED);
-        // A name that cannot exist is looked up nowhere, but still costs one password check.
-        const wellFormed = !usernameSchema.validate(username).error && password.length <= 1024;
-        const user = wellFormed ? await this.users.findForLogin(username) : null;
+        const user = await credential.find();
         // Asked only when the answer matters: past the per-user limit, or to decide whether a failure counts.
         let known: Promise<boolean> | undefined;
         const isKnown = () => (known ??= this.isKnownAddress(user, unit));
         if (byUser.count >= this.limits.userLimit && !(await isKnown())) return limited(byUser.resetInMs, USER_LIMITED);
-        const attempt: Attempt = { username, password, unit, user, isKnown, byPair, userKey, addressKey, pairKey };
+        const attempt: Attempt = { credential, unit, user, isKnown, byPair, userKey, addressKey, pairKey };
         // A password verified moments ago cannot be a guess: it is neither held back nor tracked.
-        if (this.verifier.remembers(username, user, password)) return this.check(attempt);
+        if (credential.remembers(user)) return this.check(attempt);
         // From here to track() nothing awaits, so no other attempt runs in between.
         const pending = (key: string) => (this.inFlight.get(key)?.size ?? 0) + (ended.get(key) ?? 0);
         const counted: Array<[string | undefined, number, number]> = [
@@ -167,8 +200,8 @@ export class LoginService {
   }
 
   /** The password check (one KDF run unless remembered), and what its outcome clears or counts. */
-  private async check({ username, password, unit, user, isKnown, byPair, userKey, addressKey, pairKey }: Attempt): Promise<LoginResult> {
-    if (await this.verifier.check(username, user, password)) {
+  private async check({ credential, unit, user, isKnown, byPair, userKey, addressKey, pairKey }: Attempt): Promise<LoginResult> {
+    if (await credential.check(user)) {
       // The address counter stays: a client holding one valid password must not be able to
       // reset its address's count by logging in between guesses (the pair count is per name).
       await Promise.all([pairKey && byPair.count > 0 ? this.store.clearFailures(pairKey) : undefined, this.markKnown(user!, unit)]);

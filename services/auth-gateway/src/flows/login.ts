@@ -28,6 +28,8 @@ export type LoginOutcome =
 export interface ApplicationCredentialLogin {
   method: 'application_credential';
   identity: ApplicationCredentialIdentity;
+  /** Whom the per-address failure limits count (req.ip), as for passwords. */
+  clientAddress: string | undefined;
   userDomain: string;
 }
 
@@ -37,14 +39,17 @@ export type LoginFlow = (login: PasswordLogin | ApplicationCredentialLogin) => P
  * The one login sequence of V1, V2 and V3: authenticate (under the failed-login limits, see
  * LoginService), check the project's name, issue the token, count the outcome under `version`.
  */
-export function loginFlow(deps: Pick<Deps, 'logins' | 'tokens' | 'metrics' | 'appCredentials' | 'users'>, version: AuthVersion): LoginFlow {
+export function loginFlow(deps: Pick<Deps, 'logins' | 'tokens' | 'metrics' | 'appCredentials'>, version: AuthVersion): LoginFlow {
   return async (login) => {
     if ('method' in login) {
-      // Authenticated by the credential's secret; scoped, as Keystone binds it, to its user's project.
-      const result = await authenticateApplicationCredential(deps.appCredentials, deps.users, login.identity, Date.now());
+      // Authenticated by the credential's secret, under the same failed-login limits as passwords;
+      // scoped, as Keystone binds it, to its user's project.
+      const result = await authenticateApplicationCredential(deps.logins, deps.appCredentials, login.identity, login.clientAddress, Date.now());
       if (!result.ok) {
-        deps.metrics.refused(version, 'invalid_credentials');
-        return { ok: false, refusal: 'invalid' };
+        deps.metrics.refused(version, result.reason === 'limited' ? 'rate_limited' : 'invalid_credentials');
+        return result.reason === 'limited'
+          ? { ok: false, refusal: 'limited', retryAfterSeconds: result.retryAfterSeconds, message: result.message }
+          : { ok: false, refusal: 'invalid' };
       }
       const token = await deps.tokens.issue({
         user: result.user,

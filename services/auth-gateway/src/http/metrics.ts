@@ -40,6 +40,10 @@ export type S3TokensResult =
   | 'signature_mismatch'
   /** The signature is right but its user is disabled. */
   | 'user_disabled'
+  /** The signature is right but the credential's expires_at has passed. */
+  | 'credential_expired'
+  /** The signature is right but the application credential the key is bound to is gone or expired. */
+  | 'application_credential_void'
   /** The stored secret does not open under CAIRN_S3_SECRET_KEYS (its key id is missing, or it was altered). */
   | 'secret_unusable'
   /** The body is not an s3tokens request (400). */
@@ -52,6 +56,8 @@ const S3_RESULTS: readonly S3TokensResult[] = [
   'unknown_access_key',
   'signature_mismatch',
   'user_disabled',
+  'credential_expired',
+  'application_credential_void',
   'secret_unusable',
   'malformed',
   'service_unauthorized',

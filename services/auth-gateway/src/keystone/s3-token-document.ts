@@ -1,6 +1,6 @@
 import type { UserRecord } from '../credentials/users';
 import { rolesFor } from '../tokens/roles';
-import type { TokenRecord } from '../tokens/store';
+import type { TokenApplicationCredential, TokenRecord } from '../tokens/store';
 import { v3TokenBody, type Endpoints } from './documents';
 import { asWsgiString, type Spelling } from './wsgi-names';
 
@@ -13,27 +13,42 @@ export interface S3TokenTimes {
   lifetimeSeconds: number;
   /** A fresh random audit id (tokens/random.ts), as every Keystone token carries one. */
   auditId: string;
+  /** The credential's (or its application credential's) expiry, epoch ms: the answer says no later. */
+  notAfterMs?: number | null;
+}
+
+/** A key bound to an application credential: the identity carries that credential's roles and names it, as Keystone's EC2 tokens do. */
+export interface S3TokenApplicationCredential {
+  credential: TokenApplicationCredential;
+  roles: string[];
 }
 
 /**
  * The identity a verified S3 signature proves: the credential's user, scoped to its own account
  * (project = username, as for a password login), with the roles a password token would carry
- * (swiftoperator; superusers also ResellerAdmin). It is only rendered, never put in the token
+ * (swiftoperator; superusers also ResellerAdmin), or, for a key made with an application
+ * credential's token, that credential's roles. It is only rendered, never put in the token
  * store: an s3tokens answer is not a token anyone can present again.
  */
-export function s3TokenRecord(user: Pick<UserRecord, 'id' | 'username' | 'isSuperuser' | 'generation'>, times: S3TokenTimes): TokenRecord {
+export function s3TokenRecord(
+  user: Pick<UserRecord, 'id' | 'username' | 'isSuperuser' | 'generation'>,
+  times: S3TokenTimes,
+  appCred?: S3TokenApplicationCredential,
+): TokenRecord {
+  const lifetimeEnd = times.nowMs + times.lifetimeSeconds * 1000;
   return {
     user: user.username,
     userId: user.id,
     project: user.username,
     projectDomain: 'default',
-    roles: rolesFor(user, user.username),
+    roles: appCred ? appCred.roles : rolesFor(user, user.username),
     methods: [EC2_CREDENTIAL_METHOD],
     userDomain: 'default',
     issuedAt: new Date(times.nowMs).toISOString(),
-    expiresAt: new Date(times.nowMs + times.lifetimeSeconds * 1000).toISOString(),
+    expiresAt: new Date(times.notAfterMs != null ? Math.min(lifetimeEnd, times.notAfterMs) : lifetimeEnd).toISOString(),
     generation: user.generation,
     auditId: times.auditId,
+    ...(appCred ? { applicationCredential: appCred.credential } : {}),
   };
 }
 

@@ -105,7 +105,7 @@ export function v3Issue(deps: Deps): V3Issue {
       return null;
     },
     answer: async (res, parsedBody, clientAddress) => {
-      if (asksApplicationCredential(parsedBody)) return answerApplicationCredential(res, parsedBody);
+      if (asksApplicationCredential(parsedBody)) return answerApplicationCredential(res, parsedBody, clientAddress);
       const { error, value } = v3Schema.validate(parsedBody);
       if (error) {
         deps.metrics.refused('v3', 'malformed');
@@ -144,7 +144,7 @@ export function v3Issue(deps: Deps): V3Issue {
   };
 
   /** The application credential method: the same flow, its own body; any scope asked for is its user's own project. */
-  async function answerApplicationCredential(res: ServerResponse, parsedBody: unknown): Promise<void> {
+  async function answerApplicationCredential(res: ServerResponse, parsedBody: unknown, clientAddress: string | undefined): Promise<void> {
     const { error, value } = appCredSchema.validate(parsedBody);
     if (error) {
       deps.metrics.refused('v3', 'malformed');
@@ -159,9 +159,14 @@ export function v3Issue(deps: Deps): V3Issue {
         ...(given.name !== undefined ? { name: given.name, user: pick(given.user, '') } : {}),
         secret: given.secret,
       },
+      clientAddress,
       userDomain: pick(given.user?.domain, 'default'),
     });
-    if (!outcome.ok) return unauthorized(res);
+    if (!outcome.ok) {
+      if (outcome.refusal === 'invalid') return unauthorized(res);
+      res.setHeader('Retry-After', String(outcome.retryAfterSeconds));
+      return sendKeystoneError(res, 429, outcome.message);
+    }
     render(res, outcome);
   }
 

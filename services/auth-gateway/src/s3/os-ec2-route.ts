@@ -139,7 +139,8 @@ export function osEc2Router(deps: Deps): Router {
     // Who may write here first: a refused caller's body is never read.
     const found = await access(req, res, true);
     if (!found) return;
-    // As Keystone, no EC2 secret for a restricted credential's token (nor one with access rules): it would outlive their limits.
+    // As Keystone, no EC2 secret for a restricted credential's token (nor one with access rules: the
+    // S3 path cannot enforce them). An unrestricted credential's key is bound to it (below).
     const refusal = credentialManagementRefusal(found.caller);
     if (refusal) return sendKeystoneError(res, 403, refusal);
     const read = await readJsonBody(req);
@@ -158,7 +159,9 @@ export function osEc2Router(deps: Deps): Router {
     }
     if (!(await allowedChange(res, found))) return;
     try {
-      const created = await store.create(deps.s3.keyring, { user: found.user, requestId: requestIdOf(req) ?? null });
+      // Made with an application credential's token: bound to it, as Keystone keeps app_cred_id in the blob.
+      const boundTo = found.caller.applicationCredential?.id ?? null;
+      const created = await store.create(deps.s3.keyring, { user: found.user, requestId: requestIdOf(req) ?? null }, boundTo);
       res.setHeader('Location', rendered(found.user, created, null).links.self);
       sendJson(res, 201, { credential: rendered(found.user, created, created.secret) });
     } catch (e) {

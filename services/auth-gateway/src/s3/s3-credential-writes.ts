@@ -10,6 +10,8 @@ export interface StoredS3Credential {
   accessKey: string;
   sealedSecret: string;
   createdAt: string;
+  expiresAt: string | null;
+  applicationCredentialId: string | null;
 }
 
 /** Who made an OS-EC2 write, for the audit record: the storage user whose token it was. */
@@ -24,6 +26,8 @@ const toStored = (r: Row): StoredS3Credential => ({
   accessKey: r.access_key,
   sealedSecret: r.secret_sealed,
   createdAt: new Date(r.created_at).toISOString(),
+  expiresAt: r.expires_at === null ? null : new Date(r.expires_at).toISOString(),
+  applicationCredentialId: r.application_credential_id,
 });
 const COLUMNS = [...S3_CREDENTIAL_COLUMNS];
 
@@ -61,8 +65,11 @@ export class S3CredentialStore {
     return row ? toStored(row) : null;
   }
 
-  /** A new credential for `actor.user`; the secret is returned once, here, and stored sealed. */
-  async create(keyring: S3SecretKeyring, actor: S3Actor): Promise<StoredS3Credential & { secret: string }> {
+  /**
+   * A new credential for `actor.user`; the secret is returned once, here, and stored sealed.
+   * `applicationCredentialId`: the application credential whose token asked, to which it is bound.
+   */
+  async create(keyring: S3SecretKeyring, actor: S3Actor, applicationCredentialId: string | null = null): Promise<StoredS3Credential & { secret: string }> {
     const userId = actor.user.id;
     const accessKey = generateS3AccessKey();
     const secret = generateS3Secret();
@@ -73,7 +80,7 @@ export class S3CredentialStore {
         const [{ count }] = (await trx(TABLES.s3Credentials).where('storage_user_id', userId).count({ count: '*' })) as [{ count: string | number }];
         if (Number(count) >= MAX_S3_CREDENTIALS_PER_USER) throw new TooManyS3Credentials();
         const [row] = (await trx(TABLES.s3Credentials)
-          .insert({ storage_user_id: userId, access_key: accessKey, secret_sealed: sealedSecret })
+          .insert({ storage_user_id: userId, access_key: accessKey, secret_sealed: sealedSecret, application_credential_id: applicationCredentialId })
           .returning(COLUMNS)) as Row[];
         const stored = toStored(row!);
         await audit(trx, actor, 'create', null, this.snapshot(actor, stored));
@@ -106,15 +113,30 @@ export class S3CredentialStore {
    * are), so that its audit trail reads the same whoever made the write. No secret, sealed or not.
    */
   private snapshot(actor: S3Actor, c: StoredS3Credential): CredentialSnapshot {
-    return {
-      access_key: c.accessKey,
-      cluster: `${API_ROOT}/clusters/${this.clusterId}/`,
-      created_at: c.createdAt,
-      id: c.id,
-      resource_uri: `${API_ROOT}/s3_credentials/${c.id}/`,
-      user: `${API_ROOT}/users/${actor.user.id}/`,
-    };
+    return snapshotOf(actor.user.id, this.clusterId, c);
   }
+}
+
+const snapshotOf = (userId: string, clusterId: number, c: StoredS3Credential): CredentialSnapshot => ({
+  access_key: c.accessKey,
+  application_credential: c.applicationCredentialId === null ? null : `${API_ROOT}/application_credentials/${c.applicationCredentialId}/`,
+  cluster: `${API_ROOT}/clusters/${clusterId}/`,
+  created_at: c.createdAt,
+  expires_at: c.expiresAt,
+  id: c.id,
+  resource_uri: `${API_ROOT}/s3_credentials/${c.id}/`,
+  user: `${API_ROOT}/users/${userId}/`,
+});
+
+/**
+ * Deletes the S3 credentials bound to an application credential about to be deleted, each with
+ * its audit record (the foreign key's cascade would take them unrecorded), and returns their
+ * access keys. Call inside the transaction that deletes the application credential.
+ */
+export async function deleteS3CredentialsBoundTo(trx: Knex.Transaction, actor: S3Actor, clusterId: number, applicationCredentialId: string): Promise<string[]> {
+  const rows = (await trx(TABLES.s3Credentials).where({ application_credential_id: applicationCredentialId }).delete().returning(COLUMNS)) as Row[];
+  for (const row of rows) await audit(trx, actor, 'delete', snapshotOf(String(row.storage_user_id), clusterId, toStored(row)), null);
+  return rows.map((r) => r.access_key);
 }
 
 /** The management API's root, where the audit records' URIs point. */
@@ -122,8 +144,10 @@ const API_ROOT = '/api/v1';
 
 interface CredentialSnapshot {
   access_key: string;
+  application_credential: string | null;
   cluster: string;
   created_at: string;
+  expires_at: string | null;
   id: string;
   resource_uri: string;
   user: string;

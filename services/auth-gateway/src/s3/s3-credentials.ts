@@ -1,8 +1,22 @@
-import { STORAGE_USER_COLUMNS, TABLES, type S3CredentialRow } from '@cairn/contract';
+import { STORAGE_USER_COLUMNS, TABLES, type ApplicationCredentialRow, type S3CredentialRow } from '@cairn/contract';
+import type { AccessRule } from '@cairn/domain';
 import type { Knex } from 'knex';
 import { FencedCache } from '../credentials/fenced-cache';
 import { unreachable } from '../credentials/unreachable';
 import type { UserRecord } from '../credentials/users';
+
+/** The application credential an EC2 credential was made with, as it read with the credential. */
+export interface BoundApplicationCredential {
+  id: string;
+  /** False when the row is gone (or is another user's): the credential then signs nothing. */
+  present: boolean;
+  name: string;
+  /** Epoch ms; null: never expires. */
+  expiresAt: number | null;
+  roles: string[];
+  unrestricted: boolean;
+  accessRules: AccessRule[] | null;
+}
 
 /** One S3 credential of a user of the served cluster, with that user's row as it read then. */
 export interface S3CredentialRecord {
@@ -11,17 +25,44 @@ export interface S3CredentialRecord {
   accessKey: string;
   /** The secret as stored, sealed (packages/domain/src/s3-secret-crypto.ts); opened per check. */
   sealedSecret: string;
+  /** Epoch ms; null: never expires. Compared with the clock at each check, never cached as a verdict. */
+  expiresAt: number | null;
+  /** Set when it was made with an application credential's token (OS-EC2). */
+  applicationCredential: BoundApplicationCredential | null;
   user: UserRecord;
 }
 
 const USER_COLUMNS = STORAGE_USER_COLUMNS.map((c) => `u.${c} as user_${c}`);
+const APP_CRED_COLUMNS = (['id', 'name', 'expires_at', 'roles', 'unrestricted', 'access_rules'] as const satisfies ReadonlyArray<keyof ApplicationCredentialRow>).map(
+  (c) => `a.${c} as app_cred_${c}`,
+);
 
-type Row = Pick<S3CredentialRow, 'id' | 'access_key' | 'secret_sealed'> & Record<string, unknown>;
+type Row = Pick<S3CredentialRow, 'id' | 'access_key' | 'secret_sealed' | 'expires_at' | 'application_credential_id'> & Record<string, unknown>;
+
+/** jsonb comes back parsed from pg, and as text from some drivers: either way a value. */
+const json = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as T) : (v as T));
+const epochMs = (v: unknown): number | null => (v === null || v === undefined ? null : new Date(v as string | Date).getTime());
+
+const boundOf = (row: Row): BoundApplicationCredential | null => {
+  if (row.application_credential_id === null || row.application_credential_id === undefined) return null;
+  const present = row.app_cred_id !== null && row.app_cred_id !== undefined;
+  return {
+    id: row.application_credential_id,
+    present,
+    name: present ? (row.app_cred_name as string) : '',
+    expiresAt: present ? epochMs(row.app_cred_expires_at) : null,
+    roles: present ? json<string[]>(row.app_cred_roles) : [],
+    unrestricted: present ? (row.app_cred_unrestricted as boolean) : false,
+    accessRules: present ? json<AccessRule[] | null>(row.app_cred_access_rules) : null,
+  };
+};
 
 const toRecord = (row: Row): S3CredentialRecord => ({
   id: String(row.id),
   accessKey: row.access_key,
   sealedSecret: row.secret_sealed,
+  expiresAt: epochMs(row.expires_at),
+  applicationCredential: boundOf(row),
   user: {
     id: String(row.user_id),
     username: row.user_username as string,
@@ -43,6 +84,12 @@ const toRecord = (row: Row): S3CredentialRecord => ({
  * changed or deleted) on one connection, so once the fence has passed every change committed
  * before the request is reflected here. Without a feed every check reads its row: a deleted
  * credential or a disabled user fails the very next check either way.
+ *
+ * The row carries the application credential it is bound to, if any, read in the same query.
+ * Deleting that credential deletes the S3 row (the foreign key's cascade), which is announced like
+ * any delete; and no remembered answer is older than `maxAgeMs` (CAIRN_USER_CACHE_MS, at most a
+ * second) in any case. Expiry times are compared with the clock by the check, not here, so an
+ * expired key is refused from its expiry on, remembered or not.
  */
 export class S3CredentialDirectory extends FencedCache<S3CredentialRecord | null> {
   /**
@@ -103,9 +150,14 @@ export class S3CredentialDirectory extends FencedCache<S3CredentialRecord | null
   }
 
   private async query(accessKey: string): Promise<S3CredentialRecord | null> {
+    // The bound application credential in the same read, only if it is the same user's: a row
+    // naming another user's credential reads as one that is gone, and signs nothing.
     const row = (await this.db(`${TABLES.s3Credentials} as c`)
       .join(`${TABLES.storageUsers} as u`, 'u.id', 'c.storage_user_id')
-      .select(['c.id', 'c.access_key', 'c.secret_sealed', ...USER_COLUMNS])
+      .leftJoin(`${TABLES.applicationCredentials} as a`, (on) => {
+        on.on('a.id', '=', 'c.application_credential_id').andOn('a.storage_user_id', '=', 'c.storage_user_id');
+      })
+      .select(['c.id', 'c.access_key', 'c.secret_sealed', 'c.expires_at', 'c.application_credential_id', ...USER_COLUMNS, ...APP_CRED_COLUMNS])
       .where({ 'c.access_key': accessKey, 'u.cluster_id': this.clusterId })
       .first()
       .catch(unreachable)) as Row | undefined;

@@ -10,12 +10,21 @@ import {
 import type { Logger } from 'pino';
 import type { UserRecord } from '../credentials/users';
 import type { S3TokensResult } from '../http/metrics';
-import type { TokenStore } from '../tokens/store';
+import { rolesFor } from '../tokens/roles';
+import type { TokenApplicationCredential, TokenStore } from '../tokens/store';
 import type { S3CredentialDirectory, S3CredentialRecord } from './s3-credentials';
 
 /** How a signature check ended. Every refusal but `malformed` is answered with the same 401. */
 export type S3CheckOutcome =
-  | { ok: true; user: UserRecord; credentialId: string }
+  | {
+      ok: true;
+      user: UserRecord;
+      credentialId: string;
+      /** Epoch ms after which the identity no longer holds (the credential's or its application credential's expiry); null: none. */
+      notAfterMs: number | null;
+      /** Set when the key is bound to an application credential: the answer carries its roles and names it. */
+      applicationCredential?: { credential: TokenApplicationCredential; roles: string[] };
+    }
   | { ok: false; result: 'malformed'; message: string }
   | { ok: false; result: Exclude<S3TokensResult, 'valid' | 'malformed' | 'service_unauthorized' | 'service_forbidden'> };
 
@@ -42,12 +51,13 @@ const NO_OWNER_KEY = 's3owner:-';
 
 /**
  * Checks an s3tokens body: the credential's row (S3CredentialDirectory), its secret opened with
- * the keyring, the AWS signature (V2 or V4, packages/domain), its user enabled.
+ * the keyring, the AWS signature (V2 or V4, packages/domain), its user enabled, and that neither
+ * it nor the application credential it is bound to has expired or gone.
  *
  * An unknown access key costs the same work as a known one with a wrong signature: the same
  * lookup, one AES-GCM opening (of a dummy sealed under a key of its own) and one HMAC computation
  * (verifyS3Signature signs with a dummy secret), so the answer's timing does not tell whether a
- * key exists. A disabled user's signature is checked all the same before it is refused.
+ * key exists. A disabled user's or an expired key's signature is checked all the same before it is refused.
  */
 export class S3SignatureChecker {
   private readonly dummyKeyring: S3SecretKeyring;
@@ -84,9 +94,10 @@ export class S3SignatureChecker {
     // Every refusal below makes one failure count write, so that none is quicker than another.
     if (verdict.ok) {
       const { credential, usable } = verdict.owner;
-      if (usable && credential.user.enabled) return { ok: true, user: credential.user, credentialId: credential.id };
+      const refusal = !usable ? 'secret_unusable' : !credential.user.enabled ? 'user_disabled' : this.lifetimeRefusal(credential);
+      if (refusal === null) return this.accepted(credential);
       await this.store.recordFailure(NO_OWNER_KEY, this.limit.windowMs);
-      return { ok: false, result: usable ? 'user_disabled' : 'secret_unusable' };
+      return { ok: false, result: refusal };
     }
     if (verdict.reason === 'malformed') return { ok: false, result: 'malformed', message: verdict.message };
     if (verdict.reason === 'unknown-access-key' || !verdict.owner.usable) {
@@ -95,6 +106,41 @@ export class S3SignatureChecker {
     }
     await this.countFailure(verdict.owner.credential);
     return { ok: false, result: 'signature_mismatch' };
+  }
+
+  /**
+   * Why a credential whose signature is right no longer signs, or null. Expiry is compared with
+   * the clock now, whenever the row was read, so a key stops at its expiry, cached or not. A key
+   * bound to an application credential ends with it (gone or expired), as Keystone's EC2 tokens
+   * do. It also fails when that credential has access rules: an S3 request's path is not in what
+   * s3token sends (a V4 string to sign holds only a hash of it), so the rules could not hold, and
+   * such a credential cannot make EC2 keys (app-credentials/restricted.ts) in the first place.
+   */
+  private lifetimeRefusal(credential: S3CredentialRecord): 'credential_expired' | 'application_credential_void' | null {
+    const now = this.now();
+    if (credential.expiresAt !== null && credential.expiresAt <= now) return 'credential_expired';
+    const bound = credential.applicationCredential;
+    if (!bound) return null;
+    if (!bound.present || (bound.expiresAt !== null && bound.expiresAt <= now) || (bound.accessRules?.length ?? 0) > 0) return 'application_credential_void';
+    // The roles it still carries: its own, less any its user no longer holds (as a login computes them).
+    const held = rolesFor(credential.user, credential.user.username);
+    if (!bound.roles.some((r) => held.includes(r))) return 'application_credential_void';
+    return null;
+  }
+
+  private accepted(credential: S3CredentialRecord): S3CheckOutcome {
+    const bound = credential.applicationCredential;
+    const ends = [credential.expiresAt, bound?.expiresAt ?? null].filter((t): t is number => t !== null);
+    const notAfterMs = ends.length > 0 ? Math.min(...ends) : null;
+    if (!bound) return { ok: true, user: credential.user, credentialId: credential.id, notAfterMs };
+    const held = rolesFor(credential.user, credential.user.username);
+    return {
+      ok: true,
+      user: credential.user,
+      credentialId: credential.id,
+      notAfterMs,
+      applicationCredential: { credential: { id: bound.id, name: bound.name, restricted: !bound.unrestricted }, roles: bound.roles.filter((r) => held.includes(r)) },
+    };
   }
 
   /** The secret, or null (logged) when it does not open: a missing key id or an altered row is the operator's to fix. */

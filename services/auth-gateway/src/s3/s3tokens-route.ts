@@ -19,7 +19,8 @@ const BAD_REQUEST_SUFFIX =
  * in the token store.
  *
  * Every refusal of a well-formed body (unknown access key, wrong signature, disabled user,
- * deleted credential, a secret that does not open) is the same 401; which one it was shows only in
+ * deleted or expired credential, its application credential gone or expired, a secret that does
+ * not open) is the same 401, as Keystone answers; which one it was shows only in
  * the metrics (`cairn_s3tokens_total`) and, for operators' problems, the log.
  */
 export function s3TokensRouter(deps: Deps): Router {
@@ -50,7 +51,11 @@ export function s3TokensRouter(deps: Deps): Router {
       return unauthorized(res);
     }
     deps.metrics.s3tokens('valid');
-    const record = s3TokenRecord(outcome.user, { nowMs: Date.now(), lifetimeSeconds: deps.tokens.lifetime, auditId: randomText(16, 'base64url') });
+    const record = s3TokenRecord(
+      outcome.user,
+      { nowMs: Date.now(), lifetimeSeconds: deps.tokens.lifetime, auditId: randomText(16, 'base64url'), notAfterMs: outcome.notAfterMs },
+      outcome.applicationCredential,
+    );
     sendJson(res, 200, s3TokensBody(record, endpointsFor(deps)));
   });
   router.all('/v3/s3tokens', methodNotAllowed(['POST']));

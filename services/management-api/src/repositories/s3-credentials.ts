@@ -14,19 +14,33 @@ export interface S3Credential {
   clusterId: number;
   accessKey: string;
   createdAt: Date;
+  /** Null: never expires. */
+  expiresAt: Date | null;
+  /** The application credential it is bound to (made with its token through OS-EC2), or null. */
+  applicationCredentialId: string | null;
 }
 
-type Row = { id: string | number; storage_user_id: string | number; cluster_id: number; access_key: string; created_at: Date | string };
+type Row = {
+  id: string | number;
+  storage_user_id: string | number;
+  cluster_id: number;
+  access_key: string;
+  created_at: Date | string;
+  expires_at: Date | string | null;
+  application_credential_id: string | null;
+};
 const toCredential = (r: Row): S3Credential => ({
   id: String(r.id),
   userId: String(r.storage_user_id),
   clusterId: Number(r.cluster_id),
   accessKey: r.access_key,
   createdAt: new Date(r.created_at),
+  expiresAt: r.expires_at === null ? null : new Date(r.expires_at),
+  applicationCredentialId: r.application_credential_id,
 });
 
 const TABLE = TABLES.s3Credentials;
-const COLUMNS = ['s.id', 's.storage_user_id', 'u.cluster_id', 's.access_key', 's.created_at'];
+const COLUMNS = ['s.id', 's.storage_user_id', 'u.cluster_id', 's.access_key', 's.created_at', 's.expires_at', 's.application_credential_id'];
 const withOwner = (db: Db) => db(`${TABLE} as s`).join(`${TABLES.storageUsers} as u`, 'u.id', 's.storage_user_id');
 
 /**
@@ -36,7 +50,15 @@ const withOwner = (db: Db) => db(`${TABLE} as s`).join(`${TABLES.storageUsers} a
  */
 export async function listS3Credentials(db: Db, query: ListQuery, visibleClusters?: number[]): Promise<Page<S3Credential>> {
   return withDbErrors(async () => {
-    const columns = ['s.id', 's.storage_user_id', db.raw(`(SELECT u.cluster_id FROM ${TABLES.storageUsers} AS u WHERE u.id = s.storage_user_id) AS cluster_id`), 's.access_key', 's.created_at'];
+    const columns = [
+      's.id',
+      's.storage_user_id',
+      db.raw(`(SELECT u.cluster_id FROM ${TABLES.storageUsers} AS u WHERE u.id = s.storage_user_id) AS cluster_id`),
+      's.access_key',
+      's.created_at',
+      's.expires_at',
+      's.application_credential_id',
+    ];
     const scope = visibleClusters
       ? (qb: Knex.QueryBuilder) => {
           qb.whereExists((sub) => {
@@ -60,13 +82,13 @@ export async function getS3Credential(db: Db, id: string): Promise<S3Credential 
  * per-user advisory lock is the one the gateway's OS-EC2 creation takes, so two creations at once,
  * through either service, cannot pass the cap together. Call inside a transaction.
  */
-export async function createS3Credential(trx: Knex.Transaction, userId: string, accessKey: string, sealedSecret: string): Promise<S3Credential> {
+export async function createS3Credential(trx: Knex.Transaction, userId: string, accessKey: string, sealedSecret: string, expiresAt: Date | null): Promise<S3Credential> {
   await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`cairn s3 credentials of user ${userId}`]);
   const [{ count }] = (await trx(TABLE).where('storage_user_id', userId).count({ count: '*' })) as [{ count: string | number }];
   if (Number(count) >= MAX_S3_CREDENTIALS_PER_USER) {
     throw errors.invalidInput(`This user already has ${MAX_S3_CREDENTIALS_PER_USER} S3 credentials, the most a user may hold; delete one first.`);
   }
-  const [inserted] = (await trx(TABLE).insert({ storage_user_id: userId, access_key: accessKey, secret_sealed: sealedSecret }).returning('id')) as Array<{ id: string | number }>;
+  const [inserted] = (await trx(TABLE).insert({ storage_user_id: userId, access_key: accessKey, secret_sealed: sealedSecret, expires_at: expiresAt }).returning('id')) as Array<{ id: string | number }>;
   const created = await getS3Credential(trx, String(inserted!.id));
   return created!;
 }
@@ -89,6 +111,19 @@ export async function deleteS3CredentialsOfUser(trx: Knex.Transaction, userId: s
   await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`cairn s3 credentials of user ${userId}`]);
   const rows = (await withOwner(trx).select(COLUMNS).where('s.storage_user_id', userId).orderBy('s.id')) as Row[];
   if (rows.length > 0) await trx(TABLE).where('storage_user_id', userId).delete();
+  return rows.map(toCredential);
+}
+
+/**
+ * Deletes the credentials bound to an application credential about to be deleted, and returns
+ * them for the audit trail (the foreign key's cascade would take them unrecorded). Call inside
+ * the transaction that deletes the application credential.
+ */
+export async function deleteS3CredentialsBoundTo(trx: Knex.Transaction, applicationCredentialId: string, userId: string): Promise<S3Credential[]> {
+  // The lock every creation takes (here and at the gateway), so no key is bound to it meanwhile.
+  await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`cairn s3 credentials of user ${userId}`]);
+  const rows = (await withOwner(trx).select(COLUMNS).where('s.application_credential_id', applicationCredentialId).orderBy('s.id').forUpdate('s')) as Row[];
+  if (rows.length > 0) await trx(TABLE).whereIn('id', rows.map((r) => r.id)).delete();
   return rows.map(toCredential);
 }
 

@@ -140,8 +140,10 @@ export const apiKeyJson = (k: ApiKeyInfo, key?: string) =>
 export const s3CredentialJson = (c: S3Credential, secret?: string) =>
   asResource({
     access_key: c.accessKey,
+    application_credential: c.applicationCredentialId === null ? null : applicationCredentialUri(c.applicationCredentialId),
     cluster: clusterUri(c.clusterId),
     created_at: c.createdAt.toISOString(),
+    expires_at: c.expiresAt === null ? null : c.expiresAt.toISOString(),
     id: c.id,
     resource_uri: s3CredentialUri(c.id),
     ...(secret !== undefined ? { secret } : {}),

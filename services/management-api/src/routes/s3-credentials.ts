@@ -42,6 +42,20 @@ export const s3CredentialsResource: ResourceDef = {
     secret: { type: 'string', help: 'The secret access key (40 characters), generated. Shown only in the response that created the credential; stored encrypted.', readonly: true, writeOnly: true },
     cluster: { type: 'string', help: "The user's cluster, as a resource URI.", readonly: true },
     created_at: { type: 'datetime', help: 'When the credential was created, ISO 8601 UTC.', readonly: true, column: 'created_at', filtering: TIME_LOOKUPS, ordering: true },
+    expires_at: {
+      type: 'datetime',
+      help: 'When the credential stops signing requests, ISO 8601 (UTC unless an offset is given); null: never. Set when creating, in the future. Cannot change.',
+      nullable: true,
+      column: 'expires_at',
+      filtering: TIME_LOOKUPS.concat(['isnull']),
+      ordering: true,
+    },
+    application_credential: {
+      type: 'string',
+      help: "The application credential whose token made this key through the gateway's OS-EC2 API, as a resource URI; null for none. A bound key signs with that credential's roles, fails once it expires, and is deleted with it.",
+      readonly: true,
+      nullable: true,
+    },
     resource_uri: { type: 'string', help: 'URI of this credential.', readonly: true },
   },
 };

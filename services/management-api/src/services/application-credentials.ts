@@ -4,15 +4,18 @@ import { withDbErrors } from '../db/errors';
 import { recordAudit, type AuditTarget } from '../repositories/audit';
 import { deleteApplicationCredential, getApplicationCredential, listApplicationCredentials, type ApplicationCredential } from '../repositories/application-credentials';
 import type { ListQuery, Page } from '../repositories/list-types';
-import { applicationCredentialJson } from '../resources/representations';
+import { deleteS3CredentialsBoundTo } from '../repositories/s3-credentials';
+import { applicationCredentialJson, s3CredentialJson } from '../resources/representations';
 import { applicationCredentialUri } from '../resources/uris';
 import { auditActorOf, type Acting } from './context';
 import { canSeeCluster, requireWriterOn, requireWriter, visibleClusters } from './policy';
+import { s3CredentialTarget } from './s3-credentials';
 
 /**
  * Keystone application credentials, made by storage users through the gateway. Operators list
  * and revoke them (readers list only); they are never created or changed here. Revoking one ends
- * its tokens on every gateway within a second (the gateways check the row at each validation).
+ * its tokens on every gateway within a second (the gateways check the row at each validation),
+ * and deletes the S3 credentials made with its tokens.
  */
 
 export const applicationCredentialTarget = (c: Pick<ApplicationCredential, 'id' | 'name'>): AuditTarget => ({
@@ -46,9 +49,13 @@ export async function remove(db: Db, acting: Acting, rawId: string | undefined):
   requireWriterOn(acting.operator, existing.clusterId);
   await withDbErrors(() =>
     db.transaction(async (trx) => {
+      // The S3 keys made with its tokens end with it, each with its own audit record.
+      const bound = await deleteS3CredentialsBoundTo(trx, existing.id, existing.userId);
       const deleted = await deleteApplicationCredential(trx, existing.id);
       if (!deleted) throw notFound(existing.id);
-      await recordAudit(trx, auditActorOf(acting), { action: 'delete', target: applicationCredentialTarget(deleted), before: applicationCredentialJson(deleted), after: null });
+      const actor = auditActorOf(acting);
+      for (const c of bound) await recordAudit(trx, actor, { action: 'delete', target: s3CredentialTarget(c), before: s3CredentialJson(c), after: null });
+      await recordAudit(trx, actor, { action: 'delete', target: applicationCredentialTarget(deleted), before: applicationCredentialJson(deleted), after: null });
     }),
   );
 }

@@ -58,7 +58,7 @@ export async function create(
   const credential = await withDbErrors(
     () =>
       db.transaction(async (trx) => {
-        const created = await createS3Credential(trx, user.id, accessKey, sealed);
+        const created = await createS3Credential(trx, user.id, accessKey, sealed, input.expires_at ?? null);
         await recordAudit(trx, auditActorOf(acting), { action: 'create', target: s3CredentialTarget(created), before: null, after: s3CredentialJson(created) });
         return created;
       }),

@@ -46,6 +46,8 @@ describe.each(DB_KINDS)('S3 credentials on %s', (kind) => {
       user: user.resource_uri,
       cluster: '/api/v1/clusters/1/',
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      expires_at: null,
+      application_credential: null,
       resource_uri: `/api/v1/s3_credentials/${body.id}/`,
     });
     expect(res.headers.location).toBe(body.resource_uri);
@@ -59,6 +61,32 @@ describe.each(DB_KINDS)('S3 credentials on %s', (kind) => {
     expect(listed.status).toBe(200);
     expect(listed.body.meta.total_count).toBe(1);
     expect(listed.text).not.toContain(body.secret);
+  });
+
+  it('when an expiry in the future is given, then it is stored, shown, audited and filterable; a past or malformed one is a 400 and nothing is written', async () => {
+    const user = await createUser(app, 's3-expiring');
+    const at = new Date(Date.now() + 3_600_000);
+    const res = await app.http().post('/api/v1/s3_credentials/').set('Authorization', ADMIN_AUTH).send({ user: user.resource_uri, expires_at: at.toISOString() });
+    expect(res.status).toBe(201);
+    const body = res.body as Credential & { expires_at: string | null };
+    expect(body.expires_at).toBe(at.toISOString());
+    expect((await app.http().get(body.resource_uri).set('Authorization', ADMIN_AUTH)).body.expires_at).toBe(at.toISOString());
+    const row = await app.db('s3_credentials').where({ access_key: body.access_key }).first();
+    expect(new Date(row.expires_at).getTime()).toBe(at.getTime());
+    const audit = await app.db('audit_log').where({ target_type: 's3_credentials', target_id: body.id }).first();
+    expect(audit.after).toMatchObject({ expires_at: at.toISOString() });
+    // Never-expiring ones (null, or left out) and expiring ones tell apart in a filtered list.
+    expect((await post(user.resource_uri)).status).toBe(201);
+    const expiring = await app.http().get(`/api/v1/s3_credentials/?user=${user.id as string}&expires_at__isnull=false`).set('Authorization', ADMIN_AUTH);
+    expect(expiring.body.objects.map((c: Credential) => c.access_key)).toEqual([body.access_key]);
+
+    const other = await createUser(app, 's3-expiry-refused');
+    for (const expires_at of ['2001-01-01T00:00:00Z', new Date(Date.now() - 1000).toISOString(), 'next tuesday', 12]) {
+      const refused = await app.http().post('/api/v1/s3_credentials/').set('Authorization', ADMIN_AUTH).send({ user: other.resource_uri, expires_at });
+      expect([expires_at, refused.status]).toEqual([expires_at, 400]);
+      expect(refused.body.error).toMatch(/'expires_at' field must be an ISO 8601 date-time in the future/);
+    }
+    expect(await app.db('s3_credentials').where({ storage_user_id: other.id })).toHaveLength(0);
   });
 
   it('when a credential is stored, then the row holds the secret sealed under the configured key, and it opens to the secret shown', async () => {
