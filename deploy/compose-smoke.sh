@@ -162,6 +162,9 @@ if [ -n "${CAIRN_TLS_CA:-}" ]; then
   section "TLS: docker-compose.tls.yml's listeners, verified with $CAIRN_TLS_CA"
   TLS_HOST=${CAIRN_TLS_HOST:-$HOST}
   tls() { curl -s --cacert "$CAIRN_TLS_CA" "$@"; }
+  # nginx may just have been recreated with the override.
+  up=; for _ in $(seq 30); do up=$(tls -o /dev/null -w '%{http_code}' "https://$TLS_HOST:8443/healthz" || true); [ "$up" = 200 ] && break; sleep 1; done
+  check "GET https://$TLS_HOST:8443/healthz" 200 "$up"
   check "GET https://$TLS_HOST:8443/api/v1/: the version" "$VERSION" "$(tls -f "https://$TLS_HOST:8443/api/v1/" | json "d['version']")"
   check "GET https://$TLS_HOST:8443/api/v1/clusters/ with the admin key" 200 "$(tls -o /dev/null -w '%{http_code}' -H "$AUTH" "https://$TLS_HOST:8443/api/v1/clusters/")"
   check "GET https://$TLS_HOST:8443/metrics is not published" 404 "$(tls -o /dev/null -w '%{http_code}' "https://$TLS_HOST:8443/metrics")"
