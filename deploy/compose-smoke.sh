@@ -14,8 +14,8 @@
 #   SMOKE_REGION=1 sh deploy/compose-smoke.sh                   also profile `region`
 #
 # COMPOSE is the compose command (`docker compose`, `docker-compose`, `podman-compose`); with
-# podman-compose the script runs `podman exec <project>_<service>_1` instead of its `exec`, whose
-# own messages go to stdout. COMPOSE_PROJECT_NAME defaults to the current directory's name.
+# podman-compose the script runs `podman exec <project>_<service>_1` instead of its `exec` (before
+# podman-compose 1.1, its own messages go to stdout with the command's). COMPOSE_PROJECT_NAME defaults to the current directory's name.
 # Runs again on the same volumes: what it creates, it deletes.
 set -eu
 COMPOSE=${COMPOSE:-docker compose}
