@@ -36,6 +36,13 @@ export interface FieldDef {
   bigNumber?: boolean;
   /** A string column of a stricter type: filter values must be in its format (a UUID column). */
   format?: 'uuid';
+  /** The only values the field takes: a filter value outside them is refused (a state). */
+  choices?: readonly string[];
+  /**
+   * The alias of a one-to-one table the list source joins that holds `column` (users' quota state);
+   * the resource's own table when unset.
+   */
+  alias?: string;
   ordering?: boolean;
   /** For related fields: the resource `__` chains into, its table alias, and how a value becomes an id. */
   related?: { resource: () => ResourceDef; alias: string; toId: (value: string) => string | null };

@@ -23,16 +23,26 @@ export interface QuotaState {
   appliedAt: Date | null;
 }
 
+export const QUOTA_STATUSES = ['applied', 'pending', 'error'] as const satisfies ReadonlyArray<QuotaState['status']>;
+
+/** A row's status, in SQL: what users show and what their list filters on, from one expression. */
+const STATUS_SQL = `CASE WHEN error IS NOT NULL THEN 'error' WHEN wanted_version > applied_version THEN 'pending' ELSE 'applied' END`;
+
+/**
+ * Each user's quota state as a table (`user_id`, `status`, `applied_at`) under `alias`, for the
+ * users list to join when it filters on it; Postgres folds the subquery into the join.
+ */
+export const quotaStateTable = (db: Db, alias: string) => db.raw(`(SELECT user_id, ${STATUS_SQL} AS status, applied_at FROM ${APPLICATIONS}) AS ??`, [alias]);
+
 interface ApplicationRow {
   user_id: string | number;
-  wanted_version: string | number;
-  applied_version: string | number;
+  status: QuotaState['status'];
   applied_at: Date | string | null;
   error: string | null;
 }
 
 const stateOf = (r: ApplicationRow): QuotaState => ({
-  status: r.error !== null ? 'error' : Number(r.wanted_version) > Number(r.applied_version) ? 'pending' : 'applied',
+  status: r.status,
   error: r.error,
   appliedAt: r.applied_at === null ? null : new Date(r.applied_at),
 });
@@ -41,7 +51,7 @@ const stateOf = (r: ApplicationRow): QuotaState => ({
 export async function quotaStatesOf(db: Db, userIds: readonly string[]): Promise<Map<string, QuotaState>> {
   if (userIds.length === 0) return new Map();
   const rows = (await withDbErrors(() =>
-    db(APPLICATIONS).select('user_id', 'wanted_version', 'applied_version', 'applied_at', 'error').whereIn('user_id', userIds as string[]),
+    db(APPLICATIONS).select('user_id', db.raw(`${STATUS_SQL} AS status`), 'applied_at', 'error').whereIn('user_id', userIds as string[]),
   )) as ApplicationRow[];
   return new Map(rows.map((r) => [String(r.user_id), stateOf(r)]));
 }
