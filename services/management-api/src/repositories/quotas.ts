@@ -213,3 +213,22 @@ export async function knownPolicyNames(db: Db, clusterId: number): Promise<strin
   for (const n of info?.policies ?? []) if (!names.some((m) => m.toLowerCase() === n.toLowerCase())) names.push(n);
   return names;
 }
+
+/** The account a user owns in Swift (see the utilization migration's known accounts). */
+const ACCOUNT_PREFIX = 'AUTH_';
+
+/**
+ * The desired quotas of the cluster's users owning these accounts (`AUTH_<user>`), as they stand
+ * now; an account with no user (deleted, or never Cairn's) is absent. One index read per batch.
+ */
+export async function quotasOfAccounts(db: Db, clusterId: number, accounts: readonly string[]): Promise<Map<string, Quotas>> {
+  const names = accounts.filter((a) => a.startsWith(ACCOUNT_PREFIX)).map((a) => a.slice(ACCOUNT_PREFIX.length));
+  if (names.length === 0) return new Map();
+  const rows = (await withDbErrors(() =>
+    db(TABLES.storageUsers)
+      .select('username', ...QUOTA_COLUMNS)
+      .where('cluster_id', clusterId)
+      .whereIn('username', names),
+  )) as Array<QuotaRow & { username: string }>;
+  return new Map(rows.map((r) => [`${ACCOUNT_PREFIX}${r.username}`, quotasOfRow(r)]));
+}
