@@ -52,7 +52,7 @@ async function transferShare(db: Knex, cluster: Cluster, range: TimeRange): Prom
 }
 
 /** A percentage of a quota, 2 decimals, not capped; null without a quota, or with 0 (any use of it is over). */
-export function usedPct(used: number, quota: Count | null): number | null {
+function usedPct(used: number, quota: Count | null): number | null {
   if (quota === null || Number(quota) === 0) return null;
   return Math.round((used / Number(quota)) * 10000) / 100;
 }
