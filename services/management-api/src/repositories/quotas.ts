@@ -219,16 +219,16 @@ const ACCOUNT_PREFIX = 'AUTH_';
 
 /**
  * The desired quotas of the cluster's users owning these accounts (`AUTH_<user>`), as they stand
- * now; an account with no user (deleted, or never Cairn's) is absent. One index read per batch.
+ * now; an account with no user (deleted, or never Cairn's) is absent. The names go as one array
+ * joined to the users' (cluster, name) index: a list of thousands of values (IN, or = ANY) makes
+ * Postgres weigh each one when planning, and at a few thousand it prefers to scan the table.
  */
 export async function quotasOfAccounts(db: Db, clusterId: number, accounts: readonly string[]): Promise<Map<string, Quotas>> {
   const names = accounts.filter((a) => a.startsWith(ACCOUNT_PREFIX)).map((a) => a.slice(ACCOUNT_PREFIX.length));
   if (names.length === 0) return new Map();
-  const rows = (await withDbErrors(() =>
-    db(TABLES.storageUsers)
-      .select('username', ...QUOTA_COLUMNS)
-      .where('cluster_id', clusterId)
-      .whereIn('username', names),
-  )) as Array<QuotaRow & { username: string }>;
-  return new Map(rows.map((r) => [`${ACCOUNT_PREFIX}${r.username}`, quotasOfRow(r)]));
+  const columns = QUOTA_COLUMNS.map((c) => `u.${c}`).join(', ');
+  const result = (await withDbErrors(() =>
+    db.raw(`SELECT u.username, ${columns} FROM unnest(?::text[]) AS n(name) JOIN ${TABLES.storageUsers} u ON u.cluster_id = ? AND u.username = n.name`, [names, clusterId]),
+  )) as { rows: Array<QuotaRow & { username: string }> };
+  return new Map(result.rows.map((r) => [`${ACCOUNT_PREFIX}${r.username}`, quotasOfRow(r)]));
 }

@@ -9,8 +9,9 @@ const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const iso = (ms: number) => new Date(ms).toISOString();
 const INT8_MAX = '9223372036854775807';
+const ODD = 'o,"{d}\\ n\'';
 
-/** Rows of a CSV whose fields hold no comma, quote or line break (true of every field here). */
+/** Rows of a CSV split at every comma: right for the rows read here, whose fields hold no comma or quote. */
 const rows = (text: string) => text.split('\r\n').filter((l) => l !== '').map((l) => l.split(','));
 
 describe.each(DB_KINDS)('quotas in the utilization summary on %s', (kind) => {
@@ -40,9 +41,11 @@ describe.each(DB_KINDS)('quotas in the utilization summary on %s', (kind) => {
     await createUser(app, 'huge', { quota_bytes: INT8_MAX });
     await createUser(app, 'zero', { quota_bytes: 0 });
     const gone = await createUser(app, 'gone', { quota_bytes: 1000 });
+    // A name with what array and CSV syntax use: it must still find its user.
+    await createUser(app, ODD, { quota_bytes: 500 });
     // Two hours: 'sold' peaks at 3000 bytes in the first and ends with 20 objects in the second.
     const rounds = [
-      [sample('AUTH_sold', 3000, 30, [[0, 2500, 25], [1, 500, 5]]), sample('AUTH_free', 100, 1, []), sample('AUTH_huge', 100, 1, []), sample('AUTH_zero', 100, 1, []), sample('AUTH_gone', 500, 5, [])],
+      [sample('AUTH_sold', 3000, 30, [[0, 2500, 25], [1, 500, 5]]), sample('AUTH_free', 100, 1, []), sample('AUTH_huge', 100, 1, []), sample('AUTH_zero', 100, 1, []), sample('AUTH_gone', 500, 5, []), sample(`AUTH_${ODD}`, 250, 1, [])],
       [sample('AUTH_sold', 2000, 20, [[0, 1500, 15], [1, 500, 5]])],
     ];
     for (const [i, samples] of rounds.entries()) {
@@ -73,6 +76,7 @@ describe.each(DB_KINDS)('quotas in the utilization summary on %s', (kind) => {
     expect(rows.get('AUTH_free')).toMatchObject(none);
     expect(rows.get('AUTH_gone')).toMatchObject({ bytes_used_peak: 500, ...none });
     expect(rows.get('AUTH_zero')).toMatchObject({ quota_bytes: 0, quota_bytes_used_pct: null });
+    expect(rows.get(`AUTH_${ODD}`)).toMatchObject({ quota_bytes: 500, quota_bytes_used_pct: 50 });
   });
 
   it('when a quota changes after the range, then the summary shows the quota as it stands now', async () => {
