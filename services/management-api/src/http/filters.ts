@@ -128,7 +128,8 @@ function parseOrdering(resource: ResourceDef, values: string[]): Ordering[] {
     const name = desc ? raw.slice(1) : raw;
     const field = resource.fields[name];
     if (!field) throw errors.invalidInput(`No matching '${echoName(name)}' field for ordering on.`);
-    if (!field.ordering || !field.column) throw errors.invalidInput(`The '${escapeHtml(name)}' field does not allow ordering.`);
+    // A joined table's field does not order: the page is ordered outside the join (list-planner).
+    if (!field.ordering || !field.column || field.alias) throw errors.invalidInput(`The '${escapeHtml(name)}' field does not allow ordering.`);
     return { alias: resource.alias, column: field.column, desc };
   });
 }

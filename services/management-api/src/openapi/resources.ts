@@ -87,7 +87,7 @@ function filterParameters(resource: ResourceDef): JsonSchema[] {
 
 function listParameters(resource: ResourceDef): JsonSchema[] {
   const orderable = Object.entries(resource.fields)
-    .filter(([, f]) => f.ordering && f.column)
+    .filter(([, f]) => f.ordering && f.column && !f.alias)
     .map(([name]) => name);
   return [
     { $ref: '#/components/parameters/limit' },
