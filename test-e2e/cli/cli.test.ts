@@ -193,6 +193,26 @@ describe.each(['PGlite', 'Postgres'] as const)('cairn against a running Cairn on
     expect(past.stderr).toContain("'expires_at' field must be an ISO 8601 date-time in the future");
   });
 
+  it('when the utilization summary is read with cairn, then each account shows its quota and the share of it used', async () => {
+    const id = (await cairn(['users', 'create', '--user', 'billed', '--password-stdin', '-q'], env, PASSWORD)).stdout.trim();
+    expect((await cairn(['users', 'set-quota', id, '--bytes', '4000', '-q'], env)).code).toBe(0);
+    const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3 * 3_600_000;
+    const sample = { account: 'AUTH_billed', bytes_used: 1000, object_count: 1, container_count: 1 };
+    const posted = await fetch(`${server.running.apiUrl}/api/v1/clusters/1/utilization/storage/`, {
+      method: 'POST',
+      headers: { Authorization: `ApiKey ${server.operator}:${server.key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ interval: 3600, sampled_at: new Date(hour + 60_000).toISOString(), samples: [sample] }),
+    });
+    expect(posted.status).toBe(200);
+    const range = ['--start', new Date(hour).toISOString(), '--end', new Date(hour + 3_600_000).toISOString()];
+    const json = await cairn(['utilization', 'summary', ...range, '-o', 'json'], env);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual([expect.objectContaining({ account: 'AUTH_billed', bytes_used_peak: 1000, quota_bytes: 4000, quota_bytes_used_pct: 25, quota_count: null })]);
+    const csv = (await cairn(['utilization', 'summary', ...range, '-o', 'csv'], env)).stdout.split('\r\n');
+    expect(csv[0]).toMatch(/,quota_bytes,quota_bytes_used_pct,quota_count,quota_count_used_pct$/);
+    expect(csv[1]).toMatch(/^AUTH_billed,.*,4000,25,,$/);
+  });
+
   it('when the servers are asked, then /healthz and GET /api/v1/ report the version cairn --version prints', async () => {
     expect(await (await fetch(`${server.running.apiUrl}/healthz`)).json()).toEqual({ status: 'ok', version: CAIRN_VERSION });
     expect(await (await fetch(`${server.running.gatewayUrl}/healthz`)).json()).toEqual({ status: 'ok', version: CAIRN_VERSION });

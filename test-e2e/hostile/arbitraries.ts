@@ -172,6 +172,8 @@ const API_QUERY_KEYS = [
   'user__regex', 'user__isnull', 'id', 'id__gt', 'id__lte', 'id__in', 'cluster', 'cluster__name', 'cluster__id', 'cluster__name__startswith',
   'cluster__in', 'enabled', 'is_superuser', 'name', 'name__icontains', 'region', 'uuid', 'role', 'node', 'device', 'policy', 'size_bytes__gt',
   'used_bytes__isnull', 'mounted', 'username', 'api_key', 'callback', 'password', 'password_hash', 'generation', 'id__range',
+  'quota_bytes', 'quota_bytes__gte', 'quota_bytes__isnull', 'quota_count__lt', 'quota_status', 'quota_status__in', 'quota_status__isnull',
+  'quota_applied_at__gt', 'quota_error', 'account', 'account__gt', 'start', 'end',
 ];
 const GATEWAY_QUERY_KEYS = ['nocatalog', 'allow_expired', 'format', 'tenantName', 'X-Auth-Token'];
 const HUGE_NUMBERS = ['1000000000000', '1001', '0', '-5', '9223372036854775807', '9223372036854775808', '1e3', '18446744073709551616', '1.0', '00000000000000000000001'];

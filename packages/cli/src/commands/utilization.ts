@@ -20,7 +20,7 @@ export function registerUtilization(program: Command): void {
     .option('--batch-lines <n>', 'log lines per batch sent')
     .argument('[file...]', "log files, plain or gzip ('-' or none: standard input)")
     .action(async (files: string[], flags: { cluster: string; batchLines?: string }, cmd: Command) => ingestLogsCommand(await collectorConfigOf(cmd), flags, files));
-  withOutput(utilization.command('summary').description("each account's storage and transfer over a time range"))
+  withOutput(utilization.command('summary').description("each account's storage, transfer and quota use over a time range (quotas as they stand now)"))
     .option('--cluster <id|name>', "the cluster (default: the context's)")
     .requiredOption('--start <time>', 'ISO 8601 date or date-time, UTC (rounded down to the half hour)')
     .requiredOption('--end <time>', 'ISO 8601 date or date-time, UTC (rounded up to the hour)')
@@ -29,6 +29,6 @@ export function registerUtilization(program: Command): void {
       const target = await targetOf(cmd);
       const id = await clusterIdOf(target, flags.cluster);
       const rows = await listAll(target, `/api/v1/clusters/${id}/utilization/summary/`, [['start', flags.start], ['end', flags.end]], flags.limit === undefined ? undefined : parseLimit(flags.limit));
-      process.stdout.write(render(rows, ['account', 'hours', 'bytes_used_avg', 'bytes_used_peak', 'object_count', 'bytes_in', 'bytes_out', 'req_count', 'pct_complete'], flags, 'account'));
+      process.stdout.write(render(rows, ['account', 'hours', 'bytes_used_avg', 'bytes_used_peak', 'object_count', 'bytes_in', 'bytes_out', 'req_count', 'pct_complete', 'quota_bytes', 'quota_bytes_used_pct', 'quota_count', 'quota_count_used_pct'], flags, 'account'));
     });
 }

@@ -50,6 +50,10 @@ const UUID = /^(?:\{[0-9a-f]{4}(?:-?[0-9a-f]{4}){7}\}|[0-9a-f]{4}(?:-?[0-9a-f]{4
 
 /** A filter value that would not match the column's type, refused naming the filter (`key`) as sent. */
 function checkText(field: FieldDef, lookup: Lookup, key: string, part: string): string {
+  if (field.choices && !field.choices.includes(part)) {
+    const one = field.choices.map((c) => `'${c}'`).join(', ');
+    throw errors.invalidInput(lookup === 'in' ? `The '${echoName(key)}' filter takes values among ${one}, separated by commas.` : `The '${echoName(key)}' filter takes one of ${one}.`);
+  }
   if (field.format === 'uuid' && !UUID.test(part)) {
     throw errors.invalidInput(
       lookup === 'in'
@@ -94,7 +98,7 @@ function parseFilter(resource: ResourceDef, key: string, values: string[]): Filt
   const fieldName = bits[0]!;
   let field = resource.fields[fieldName];
   if (!field) return null; // tastypie ignores query keys that are not fields
-  let alias = resource.alias;
+  let alias = field.alias ?? resource.alias;
   let shownName = fieldName;
   let rest = bits.slice(1);
   if (field.related && rest.length > 0 && field.related.resource().fields[rest[0]!]) {
@@ -103,6 +107,8 @@ function parseFilter(resource: ResourceDef, key: string, values: string[]): Filt
     const relatedResource = related.resource();
     shownName = rest[0]!;
     field = relatedResource.fields[shownName]!;
+    // A field of a table the related resource's own list joins is not reached through a chain.
+    if (field.alias) throw errors.invalidInput(`The '${escapeHtml(shownName)}' field does not allow filtering.`);
     alias = related.alias;
     rest = rest.slice(1);
   }
@@ -122,7 +128,8 @@ function parseOrdering(resource: ResourceDef, values: string[]): Ordering[] {
     const name = desc ? raw.slice(1) : raw;
     const field = resource.fields[name];
     if (!field) throw errors.invalidInput(`No matching '${echoName(name)}' field for ordering on.`);
-    if (!field.ordering || !field.column) throw errors.invalidInput(`The '${escapeHtml(name)}' field does not allow ordering.`);
+    // A joined table's field does not order: the page is ordered outside the join (list-planner).
+    if (!field.ordering || !field.column || field.alias) throw errors.invalidInput(`The '${escapeHtml(name)}' field does not allow ordering.`);
     return { alias: resource.alias, column: field.column, desc };
   });
 }

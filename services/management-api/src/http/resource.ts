@@ -36,6 +36,14 @@ export interface FieldDef {
   bigNumber?: boolean;
   /** A string column of a stricter type: filter values must be in its format (a UUID column). */
   format?: 'uuid';
+  /** The only values the field takes: a filter value outside them is refused (a state). */
+  choices?: readonly string[];
+  /**
+   * The alias of a one-to-one table the list source joins that holds `column` (users' quota state);
+   * the resource's own table when unset. Such a field filters, but neither orders nor is reached
+   * through a related resource's chain.
+   */
+  alias?: string;
   ordering?: boolean;
   /** For related fields: the resource `__` chains into, its table alias, and how a value becomes an id. */
   related?: { resource: () => ResourceDef; alias: string; toId: (value: string) => string | null };
@@ -77,7 +85,7 @@ export function schemaDocument(resource: ResourceDef): Record<string, unknown> {
       ...(f.type === 'related' ? { related_type: 'to_one' } : {}),
     };
     if (f.filtering) filtering[name] = f.related ? 2 : [...f.filtering];
-    if (f.ordering) ordering.push(name);
+    if (f.ordering && !f.alias) ordering.push(name);
   }
   return {
     allowed_detail_http_methods: resource.detailMethods.map((m) => m.toLowerCase()),

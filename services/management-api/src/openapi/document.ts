@@ -1,5 +1,6 @@
 import { clusterCreateSchema, clusterPatchSchema, operatorCreateSchema, operatorPatchSchema, s3CredentialCreateSchema, userBulkItemSchema, userCreateSchema, userPatchSchema } from '@cairn/domain';
 import { API_ROOT } from '../resources/uris';
+import { POLICY_SUMMARY_FIELDS, SUMMARY_FIELDS, type SummaryField } from '../resources/utilization-summary';
 import { auditResource } from '../routes/audit';
 import { clustersResource } from '../routes/clusters';
 import { devicesResource } from '../routes/devices';
@@ -292,41 +293,25 @@ const hourItem = (counters: string[]): JsonSchema => ({
 });
 const count = (description: string): JsonSchema => ({ type: 'integer', minimum: 0, description });
 const share = (description: string): JsonSchema => ({ type: 'number', minimum: 0, maximum: 100, description });
-const policySummaryItem: JsonSchema = {
+/** A summary field's schema, from its declared kind (resources/utilization-summary.ts). */
+const summaryFieldSchema = (f: SummaryField): JsonSchema =>
+  ({
+    text: { type: 'string', description: f.description },
+    count: count(f.description),
+    share: share(f.description),
+    quota: { type: ['integer', 'null'], minimum: 0, description: f.description },
+    used: { type: ['number', 'null'], minimum: 0, description: f.description },
+  })[f.kind];
+const summaryObject = (fields: Record<string, SummaryField>, extra: Record<string, JsonSchema> = {}): JsonSchema => ({
   type: 'object',
-  required: ['bytes_used_avg', 'bytes_used_peak', 'container_count', 'object_count', 'policy_index'],
+  required: [...Object.keys(fields), ...Object.keys(extra)].sort(),
   additionalProperties: false,
-  properties: {
-    policy_index: { type: 'integer', minimum: 0 },
-    bytes_used_avg: count("Byte-hours in this policy ÷ the hours the account was sampled; an hour sampled without the policy counts 0."),
-    bytes_used_peak: count('Largest hourly bytes_used in this policy.'),
-    object_count: count("At the account's latest sample (0 when the policy was not in it)."),
-    container_count: count("At the account's latest sample (0 when the policy was not in it)."),
-  },
-};
-const summaryItem: JsonSchema = {
-  type: 'object',
-  required: [
-    'account', 'bytes_in', 'bytes_out', 'bytes_used_avg', 'bytes_used_peak', 'container_count', 'hours', 'object_count', 'pct_complete', 'policies', 'req_count',
-    'storage_pct_complete', 'transfer_pct_complete',
-  ],
-  additionalProperties: false,
-  properties: {
-    account: { type: 'string', description: 'Swift account, AUTH_<user>.' },
-    hours: count('Hours in the range.'),
-    bytes_used_avg: count('Byte-hours ÷ the hours the account was sampled.'),
-    bytes_used_peak: count('Largest hourly bytes_used.'),
-    object_count: count('At the latest sampled hour of the range.'),
-    container_count: count('At the latest sampled hour of the range.'),
-    bytes_in: count('Sum over the range, all policies.'),
-    bytes_out: count('Sum over the range, all policies.'),
-    req_count: count('Sum over the range, all policies.'),
-    storage_pct_complete: share("Sampled share of the range's hours."),
-    transfer_pct_complete: share('Share of the range covered by ingested logs.'),
-    pct_complete: share('The lower of the two.'),
-    policies: { type: 'array', description: "One entry per storage policy the cluster's samples have named.", items: policySummaryItem },
-  },
-};
+  properties: { ...Object.fromEntries(Object.entries(fields).map(([name, f]) => [name, summaryFieldSchema(f)])), ...extra },
+});
+const policySummaryItem = summaryObject(POLICY_SUMMARY_FIELDS);
+const summaryItem = summaryObject(SUMMARY_FIELDS, {
+  policies: { type: 'array', description: "One entry per storage policy the cluster's samples have named.", items: policySummaryItem },
+});
 const withCsv = (content: JsonSchema): JsonSchema => ({ ...content, 'text/csv': { schema: { type: 'string' } } });
 
 function utilizationPaths(): Record<string, Record<string, JsonSchema>> {

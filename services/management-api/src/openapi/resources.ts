@@ -51,7 +51,9 @@ const NO_CONTROL_PATTERN = '^[^\\u0000-\\u001f\\u007f-\\u009f]*$';
 /** The schema of one filter value (what parseListQuery accepts for this field and lookup). */
 function filterValueSchema(f: FieldDef, lookup: Lookup): JsonSchema {
   if (lookup === 'isnull') return { type: 'string', enum: BOOLEAN_VALUES };
+  if (lookup === 'in' && f.choices) return { type: 'string', pattern: `^(${f.choices.join('|')})(,(${f.choices.join('|')}))*$`, description: `Comma-separated, among ${f.choices.join(', ')}.` };
   if (lookup === 'in') return { type: 'string', pattern: NO_CONTROL_PATTERN, ...(f.format === 'uuid' ? { description: 'UUIDs, comma-separated.' } : {}) };
+  if (f.choices) return { type: 'string', enum: [...f.choices] };
   if (f.related) return { type: 'string', description: 'Resource URI or id.' };
   if (f.max !== undefined || f.type === 'integer') return { type: 'string', pattern: '^-?[0-9]{1,20}$' };
   if (f.type === 'boolean') return { type: 'string', enum: BOOLEAN_VALUES };
@@ -75,7 +77,8 @@ function filterParameters(resource: ResourceDef): JsonSchema[] {
     add(name, `\`${name}\``, f);
     if (f.related) {
       for (const [relatedName, rf] of Object.entries(f.related.resource().fields)) {
-        if (rf.filtering && rf.column) add(`${name}__${relatedName}`, `${name}'s \`${relatedName}\``, rf);
+        // A field of a table the related list joins (FieldDef.alias) is not reached through a chain.
+        if (rf.filtering && rf.column && !rf.alias) add(`${name}__${relatedName}`, `${name}'s \`${relatedName}\``, rf);
       }
     }
   }
@@ -84,7 +87,7 @@ function filterParameters(resource: ResourceDef): JsonSchema[] {
 
 function listParameters(resource: ResourceDef): JsonSchema[] {
   const orderable = Object.entries(resource.fields)
-    .filter(([, f]) => f.ordering && f.column)
+    .filter(([, f]) => f.ordering && f.column && !f.alias)
     .map(([name]) => name);
   return [
     { $ref: '#/components/parameters/limit' },

@@ -134,6 +134,7 @@ export function fieldSchema(f: FieldDef): JsonSchema {
   const typed = base[f.type];
   return {
     ...(f.nullable ? { ...typed, type: [...([] as unknown[]).concat(typed.type), 'null'] } : typed),
+    ...(f.choices ? { enum: f.nullable ? [...f.choices, null] : [...f.choices] } : {}),
     description: f.help,
     ...(f.readonly ? { readOnly: true } : {}),
     ...(f.default !== undefined ? { default: f.default } : {}),

@@ -76,6 +76,12 @@ export interface ListSource {
   partition?: { column: string; only?: ReadonlyArray<string | number>; counters?: PartitionCounters };
   /** Related resources by alias: their table and the list's own column holding their id. */
   related?: Record<string, { table: string; key: string }>;
+  /**
+   * One-to-one tables by alias (users: their quota state), whose columns fields may filter on
+   * (FieldDef.alias): `from` names the table or subquery with its alias, `on` the list's column and
+   * theirs. Left-joined only when a filter names them, so a row without one reads as NULL there.
+   */
+  joined?: Record<string, { from: Knex.Raw | string; on: [own: string, theirs: string] }>;
   /** Conditions that are part of the list itself, not of the request (a device list's cluster). */
   scope?: (qb: Knex.QueryBuilder) => void;
   /** Used when the request asks for no ordering (the id tie-breaker is always added). */
@@ -217,6 +223,10 @@ const relatedIds = (db: Db, c: RelatedCondition): Knex.QueryBuilder => applyFilt
 /** The filtered rows (from, scope, partition, residual conditions), without select or order. */
 function baseOf(source: ListSource, plan: Plan): Knex.QueryBuilder {
   const base = source.db(`${source.table} as ${source.alias}`);
+  for (const joinAlias of new Set(plan.residual.filter(isFilter).map((f) => f.alias))) {
+    const joined = source.joined?.[joinAlias];
+    if (joined) base.leftJoin(joined.from, `${source.alias}.${joined.on[0]}`, `${joinAlias}.${joined.on[1]}`);
+  }
   source.scope?.(base);
   if (source.partition && plan.partition !== 'all') base.whereIn(`${source.alias}.${source.partition.column}`, [...plan.partition]);
   for (const c of plan.residual) {

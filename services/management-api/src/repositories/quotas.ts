@@ -23,16 +23,26 @@ export interface QuotaState {
   appliedAt: Date | null;
 }
 
+export const QUOTA_STATUSES = ['applied', 'pending', 'error'] as const satisfies ReadonlyArray<QuotaState['status']>;
+
+/** A row's status, in SQL: what users show and what their list filters on, from one expression. */
+const STATUS_SQL = `CASE WHEN error IS NOT NULL THEN 'error' WHEN wanted_version > applied_version THEN 'pending' ELSE 'applied' END`;
+
+/**
+ * Each user's quota state as a table (`user_id`, `status`, `applied_at`) under `alias`, for the
+ * users list to join when it filters on it; Postgres folds the subquery into the join.
+ */
+export const quotaStateTable = (db: Db, alias: string) => db.raw(`(SELECT user_id, ${STATUS_SQL} AS status, applied_at FROM ${APPLICATIONS}) AS ??`, [alias]);
+
 interface ApplicationRow {
   user_id: string | number;
-  wanted_version: string | number;
-  applied_version: string | number;
+  status: QuotaState['status'];
   applied_at: Date | string | null;
   error: string | null;
 }
 
 const stateOf = (r: ApplicationRow): QuotaState => ({
-  status: r.error !== null ? 'error' : Number(r.wanted_version) > Number(r.applied_version) ? 'pending' : 'applied',
+  status: r.status,
   error: r.error,
   appliedAt: r.applied_at === null ? null : new Date(r.applied_at),
 });
@@ -41,7 +51,7 @@ const stateOf = (r: ApplicationRow): QuotaState => ({
 export async function quotaStatesOf(db: Db, userIds: readonly string[]): Promise<Map<string, QuotaState>> {
   if (userIds.length === 0) return new Map();
   const rows = (await withDbErrors(() =>
-    db(APPLICATIONS).select('user_id', 'wanted_version', 'applied_version', 'applied_at', 'error').whereIn('user_id', userIds as string[]),
+    db(APPLICATIONS).select('user_id', db.raw(`${STATUS_SQL} AS status`), 'applied_at', 'error').whereIn('user_id', userIds as string[]),
   )) as ApplicationRow[];
   return new Map(rows.map((r) => [String(r.user_id), stateOf(r)]));
 }
@@ -202,4 +212,23 @@ export async function knownPolicyNames(db: Db, clusterId: number): Promise<strin
   const names = reported.map((r) => r.name);
   for (const n of info?.policies ?? []) if (!names.some((m) => m.toLowerCase() === n.toLowerCase())) names.push(n);
   return names;
+}
+
+/** The account a user owns in Swift (see the utilization migration's known accounts). */
+const ACCOUNT_PREFIX = 'AUTH_';
+
+/**
+ * The desired quotas of the cluster's users owning these accounts (`AUTH_<user>`), as they stand
+ * now; an account with no user (deleted, or never Cairn's) is absent. The names go as one array
+ * joined to the users' (cluster, name) index: a list of thousands of values (IN, or = ANY) makes
+ * Postgres weigh each one when planning, and at a few thousand it prefers to scan the table.
+ */
+export async function quotasOfAccounts(db: Db, clusterId: number, accounts: readonly string[]): Promise<Map<string, Quotas>> {
+  const names = accounts.filter((a) => a.startsWith(ACCOUNT_PREFIX)).map((a) => a.slice(ACCOUNT_PREFIX.length));
+  if (names.length === 0) return new Map();
+  const columns = QUOTA_COLUMNS.map((c) => `u.${c}`).join(', ');
+  const result = (await withDbErrors(() =>
+    db.raw(`SELECT u.username, ${columns} FROM unnest(?::text[]) AS n(name) JOIN ${TABLES.storageUsers} u ON u.cluster_id = ? AND u.username = n.name`, [names, clusterId]),
+  )) as { rows: Array<QuotaRow & { username: string }> };
+  return new Map(result.rows.map((r) => [`${ACCOUNT_PREFIX}${r.username}`, quotasOfRow(r)]));
 }

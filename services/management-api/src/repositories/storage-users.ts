@@ -5,6 +5,7 @@ import { withDbErrors } from '../db/errors';
 import { listPage, type ListSource, type PartitionCounters } from './list-planner';
 import type { ListQuery, Page } from './list-types';
 import { QUOTA_COLUMNS, quotasOfRow, quotasToRow, type QuotaRow } from './quota-columns';
+import { quotaStateTable } from './quotas';
 
 /** The row the gateway reads too (@cairn/contract), and what only the API shows. */
 interface UserRow extends StorageUserRow, QuotaRow {
@@ -60,6 +61,9 @@ const USER_COUNTERS: PartitionCounters = {
   rangeBuckets: { table: 'storage_user_name_buckets', key: 'cluster_id', column: 'username', lower: 'lower_name', count: 'n' },
 };
 
+/** The alias of the users' quota state (quota_status, quota_applied_at) in list filters. */
+export const QUOTA_STATE_ALIAS = 'qa';
+
 /** How the planner reads users; `visibleClusters`: the cluster ids an operator may see (undefined: all). */
 export const usersListSource = (db: Db, visibleClusters?: number[]): ListSource => ({
   db,
@@ -68,6 +72,7 @@ export const usersListSource = (db: Db, visibleClusters?: number[]): ListSource 
   columns: SUMMARY_COLUMNS,
   partition: { column: 'cluster_id', only: visibleClusters, counters: USER_COUNTERS },
   related: { c: { table: TABLES.clusters, key: 'cluster_id' } },
+  joined: { [QUOTA_STATE_ALIAS]: { from: quotaStateTable(db, QUOTA_STATE_ALIAS), on: ['id', 'user_id'] } },
 });
 
 export async function listStorageUsers(db: Db, query: ListQuery, visibleClusters?: number[]): Promise<Page<StorageUserSummary>> {

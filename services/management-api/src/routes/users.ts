@@ -51,14 +51,28 @@ export const usersResource: ResourceDef = {
     is_superuser: { type: 'boolean', help: 'Superusers get ResellerAdmin: access to every account of the cluster.', default: false, column: 'is_superuser', filtering: EXACT_ONLY, ordering: true },
     enabled: { type: 'boolean', help: 'Disabled users cannot log in; their tokens stop working at once.', default: true, column: 'enabled', filtering: EXACT_ONLY, ordering: true },
     ...quotaFields('', "the user's"),
+    // Filtered through the list's join of the users' quota state; not orderable (the page's order
+    // is applied outside that join).
     quota_status: {
       type: 'string',
       help: "Where the user's quotas stand in Swift: applied, pending (not yet applied), error (see quota_error; retried), or null when the user never had a quota. Reported state: sent back unchanged or not, it is ignored.",
       readonly: true,
       nullable: true,
+      column: 'status',
+      alias: users.QUOTA_STATE_ALIAS,
+      choices: users.QUOTA_STATUSES,
+      filtering: ['exact', 'in', 'isnull'],
     },
     quota_error: { type: 'string', help: 'Why the quotas are not applied, in one sentence; null unless quota_status is error.', readonly: true, nullable: true },
-    quota_applied_at: { type: 'datetime', help: 'When Swift last accepted the quotas (a repair after drift included); null before.', readonly: true, nullable: true },
+    quota_applied_at: {
+      type: 'datetime',
+      help: 'When Swift last accepted the quotas (a repair after drift included); null before.',
+      readonly: true,
+      nullable: true,
+      column: 'applied_at',
+      alias: users.QUOTA_STATE_ALIAS,
+      filtering: ['gt', 'gte', 'lt', 'lte', 'isnull'],
+    },
     bytes_used: {
       type: 'integer',
       bigNumber: true,

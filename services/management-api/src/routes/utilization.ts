@@ -11,6 +11,7 @@ import { formatOf, send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
 import { API_ROOT, parseIntId } from '../resources/uris';
 import { recordJson, recordJsonText } from '../resources/utilization-records';
+import { POLICY_SUMMARY_FIELDS, SUMMARY_FIELDS, type PolicySummaryFieldName, type SummaryFieldName } from '../resources/utilization-summary';
 import type { UtilizationKind } from '../services/utilization';
 import * as utilization from '../services/utilization';
 import { recordStorage, recordTransfer, writeWindow } from '../services/utilization-record';
@@ -63,7 +64,10 @@ const rangeMeta = (range: TimeRange) => ({ start: formatUtc(range.start), end: f
 
 const storageColumns = ['start', 'end', 'bytes_used', 'object_count', 'container_count', 'pct_complete'] as const;
 const transferColumns = ['start', 'end', 'bytes_in', 'bytes_out', 'req_count', 'pct_complete'] as const;
-const summaryColumns = ['account', 'start', 'end', 'hours', 'bytes_used_avg', 'bytes_used_peak', 'object_count', 'container_count', 'bytes_in', 'bytes_out', 'req_count', 'storage_pct_complete', 'transfer_pct_complete', 'pct_complete'] as const;
+/** The summary's CSV: the range after the account, then the declared fields, then each policy's as p<index>_<field>. */
+const summaryFigures = (Object.keys(SUMMARY_FIELDS) as SummaryFieldName[]).filter((f) => f !== 'account');
+const policyFigures = (Object.keys(POLICY_SUMMARY_FIELDS) as PolicySummaryFieldName[]).filter((f) => f !== 'policy_index');
+const summaryColumns = ['account', 'start', 'end', ...summaryFigures];
 
 /**
  * `exportBatch`: accounts a CSV export reads per query (and holds at once). Tests pass a small one
@@ -160,16 +164,16 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
               return { policies: page.policies, batches: (async function* () { yield page.rows; })() };
             })()
           : await summaryExport(db, r.cluster, r.range, r.filters, exportBatch);
-        const policyColumns = exported.policies.flatMap((p) => [`p${p}_bytes_used_avg`, `p${p}_bytes_used_peak`, `p${p}_object_count`, `p${p}_container_count`]);
+        const policyColumns = exported.policies.flatMap((p) => policyFigures.map((f) => `p${p}_${f}`));
         const times = rangeMeta(r.range);
         return streamCsv(
           res,
           `summary-${r.cluster.id}.csv`,
           [...summaryColumns, ...policyColumns],
           mapBatches(exported.batches, (s) => [
-            s.account, times.start, times.end, s.hours, s.bytes_used_avg, s.bytes_used_peak, s.object_count, s.container_count,
-            s.bytes_in, s.bytes_out, s.req_count, s.storage_pct_complete, s.transfer_pct_complete, s.pct_complete,
-            ...s.policies.flatMap((p) => [p.bytes_used_avg, p.bytes_used_peak, p.object_count, p.container_count]),
+            s.account, times.start, times.end,
+            ...summaryFigures.map((f) => s[f]),
+            ...s.policies.flatMap((p) => policyFigures.map((f) => p[f])),
           ]),
         );
       }

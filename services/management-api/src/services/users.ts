@@ -20,6 +20,10 @@ import { quotaChanged } from './quota-wake';
 
 export type PasswordHasher = (password: string) => Promise<string>;
 
+/** What the users resource declares its quota-state filters with (routes reach repositories through here). */
+export { QUOTA_STATE_ALIAS } from '../repositories/storage-users';
+export { QUOTA_STATUSES } from '../repositories/quotas';
+
 export const userTarget = (u: Pick<StorageUser, 'id' | 'username'>): AuditTarget => ({ type: 'users', id: u.id, name: u.username, uri: userUri(u.id) });
 
 const notFound = (raw: unknown) => errors.notFound(`No user with id '${escapeHtml(String(raw))}'.`);

@@ -1,15 +1,25 @@
 import type { Knex } from 'knex';
-import { type TimeRange } from '@cairn/domain';
+import { type Quotas, type TimeRange } from '@cairn/domain';
 import type { Cluster } from '@cairn/domain';
+import { listPolicies } from '../repositories/devices';
 import type { Filter } from '../repositories/list-types';
+import { quotasOfAccounts } from '../repositories/quotas';
 import * as repo from '../repositories/utilization';
-import { TOTAL_POLICY, type Count } from '../repositories/utilization';
+import { exactCount, TOTAL_POLICY, type Count } from '../repositories/utilization';
 import * as summaries from '../repositories/utilization-summary';
 import { hourRange, pct } from './utilization';
 
 /** The billing summary: one row per account over a range, as a page or as an export read by key. */
 
-export interface PolicySummary {
+/** What the summary shows of a quota (see resources/utilization-summary.ts). */
+export interface QuotaSummary {
+  quota_bytes: Count | null;
+  quota_count: Count | null;
+  quota_bytes_used_pct: number | null;
+  quota_count_used_pct: number | null;
+}
+
+export interface PolicySummary extends QuotaSummary {
   policy_index: number;
   bytes_used_avg: number;
   bytes_used_peak: number;
@@ -17,7 +27,7 @@ export interface PolicySummary {
   container_count: number;
 }
 
-export interface AccountSummary {
+export interface AccountSummary extends QuotaSummary {
   account: string;
   hours: number;
   bytes_used_avg: number;
@@ -41,7 +51,37 @@ async function transferShare(db: Knex, cluster: Cluster, range: TimeRange): Prom
   return sum / range.hours;
 }
 
-function toSummary(row: summaries.SummaryRow, range: TimeRange, transferPart: number, policies: readonly number[]): AccountSummary {
+/** A percentage of a quota, 2 decimals, not capped; null without a quota, or with 0 (any use of it is over). */
+function usedPct(used: number, quota: Count | null): number | null {
+  if (quota === null || Number(quota) === 0) return null;
+  return Math.round((used / Number(quota)) * 10000) / 100;
+}
+
+/**
+ * The quotas shown beside figures: the desired quotas as they stand now, not as they were during
+ * the range (a change is in the audit trail). Bytes are compared with the peak (did the account
+ * reach its quota), objects with the count at the end.
+ */
+function quotaSummary(bytes: string | null | undefined, count: string | null | undefined, peak: number, objects: number): QuotaSummary {
+  const quotaBytes = bytes == null ? null : exactCount(bytes);
+  const quotaCount = count == null ? null : exactCount(count);
+  return { quota_bytes: quotaBytes, quota_count: quotaCount, quota_bytes_used_pct: usedPct(peak, quotaBytes), quota_count_used_pct: usedPct(objects, quotaCount) };
+}
+
+/** A per-policy quota by the policy's name; Swift matches those names without regard to case. */
+const byPolicyName = (map: Record<string, string> | null | undefined, name: string | undefined): string | null => {
+  if (!map || name === undefined) return null;
+  const key = Object.keys(map).find((k) => k.toLowerCase() === name.toLowerCase());
+  return key === undefined ? null : map[key]!;
+};
+
+/** `names`: the cluster's policy names by index; `quotas`: the quotas of the accounts that have a user. */
+interface QuotaContext {
+  names: Map<number, string>;
+  quotas: Map<string, Quotas>;
+}
+
+function toSummary(row: summaries.SummaryRow, range: TimeRange, transferPart: number, policies: readonly number[], q: QuotaContext): AccountSummary {
   // Averages are byte-hours over the hours in which the account was sampled: an hour the collector
   // missed lowers pct_complete, not the bill. Policies share the account's hours, because Swift
   // drops a policy's headers once the account has no container in it: a sampled hour without a
@@ -52,6 +92,9 @@ function toSummary(row: summaries.SummaryRow, range: TimeRange, transferPart: nu
   // Counts "at the end" are those of the account's latest sample; a policy missing from it is at zero.
   const atEnd = (s: summaries.PolicyFigures | undefined) => (s && total && s.latestAt >= total.latestAt ? s : undefined);
   const storagePart = (total?.covered ?? 0) / range.hours;
+  const quotas = q.quotas.get(row.account);
+  const peak = total?.peak ?? 0;
+  const objects = total?.objectCount ?? 0;
   return {
     account: row.account,
     hours: range.hours,
@@ -65,12 +108,25 @@ function toSummary(row: summaries.SummaryRow, range: TimeRange, transferPart: nu
     storage_pct_complete: pct(storagePart),
     transfer_pct_complete: pct(transferPart),
     pct_complete: pct(Math.min(storagePart, transferPart)),
+    ...quotaSummary(quotas?.bytes, quotas?.count, peak, objects),
     policies: policies.map((p) => {
       const s = row.storage.get(p);
       const end = atEnd(s);
-      return { policy_index: p, bytes_used_avg: avg(s), bytes_used_peak: s?.peak ?? 0, object_count: end?.objectCount ?? 0, container_count: end?.containerCount ?? 0 };
+      const name = q.names.get(p);
+      const figures = { policy_index: p, bytes_used_avg: avg(s), bytes_used_peak: s?.peak ?? 0, object_count: end?.objectCount ?? 0, container_count: end?.containerCount ?? 0 };
+      return { ...figures, ...quotaSummary(byPolicyName(quotas?.bytesPolicy, name), byPolicyName(quotas?.countPolicy, name), figures.bytes_used_peak, figures.object_count) };
     }),
   };
+}
+
+async function policyNames(db: Knex, cluster: Cluster): Promise<Map<number, string>> {
+  return new Map((await listPolicies(db, cluster.id)).map((p) => [p.index, p.name]));
+}
+
+/** Summaries of a batch of accounts, with their users' quotas. */
+async function summarizeBatch(db: Knex, cluster: Cluster, accounts: string[], split: summaries.RangeSplit, range: TimeRange, transferPart: number, policies: readonly number[], names: Map<number, string>): Promise<AccountSummary[]> {
+  const [rows, quotas] = await Promise.all([summaries.summarize(db, cluster.id, accounts, split), quotasOfAccounts(db, cluster.id, accounts)]);
+  return rows.map((r) => toSummary(r, range, transferPart, policies, { names, quotas }));
 }
 
 export interface SummaryPage {
@@ -81,14 +137,14 @@ export interface SummaryPage {
 
 export async function summaryPage(db: Knex, cluster: Cluster, range: TimeRange, filters: readonly Filter[], limit: number, offset: number): Promise<SummaryPage> {
   const split = await summaries.splitRange(db, cluster.id, hourRange(range));
-  const [total, accounts, policies, transferPart] = await Promise.all([
+  const [total, accounts, policies, transferPart, names] = await Promise.all([
     summaries.countSummaryAccounts(db, cluster.id, split, filters),
     summaries.summaryAccounts(db, cluster.id, split, filters, { limit, offset }),
     repo.storagePolicies(db, cluster.id),
     transferShare(db, cluster, range),
+    policyNames(db, cluster),
   ]);
-  const rows = await summaries.summarize(db, cluster.id, accounts, split);
-  return { total, policies, rows: rows.map((r) => toSummary(r, range, transferPart, policies)) };
+  return { total, policies, rows: await summarizeBatch(db, cluster, accounts, split, range, transferPart, policies, names) };
 }
 
 /** The policies an export's columns name, then its rows in batches read by key. */
@@ -102,12 +158,13 @@ export async function summaryExport(
   const split = await summaries.splitRange(db, cluster.id, hourRange(range));
   const policies = await repo.storagePolicies(db, cluster.id);
   const transferPart = await transferShare(db, cluster, range);
+  const names = await policyNames(db, cluster);
   async function* batches(): AsyncGenerator<AccountSummary[]> {
     let after: string | undefined;
     for (;;) {
       const accounts = await summaries.summaryAccounts(db, cluster.id, split, filters, { limit: batch, after });
       if (accounts.length === 0) return;
-      yield (await summaries.summarize(db, cluster.id, accounts, split)).map((r) => toSummary(r, range, transferPart, policies));
+      yield await summarizeBatch(db, cluster, accounts, split, range, transferPart, policies, names);
       if (accounts.length < batch) return;
       after = accounts[accounts.length - 1];
     }

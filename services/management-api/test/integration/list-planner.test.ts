@@ -3,13 +3,14 @@ import type { Knex } from 'knex';
 import { DB_KINDS, createDatabaseWithClusters, type TestDatabaseWithClusters } from '../support/harness';
 import { parseListQuery } from '../../src/http/filters';
 import { applyFilters, applyOrdering, listPage } from '../../src/repositories/list-planner';
+import { quotaStateTable } from '../../src/repositories/quotas';
 import { listStorageUsers, usersListSource } from '../../src/repositories/storage-users';
 import { usersResource } from '../../src/routes/users';
 
 /**
  * The list planner resolves cluster filters to ids, reads totals from counters and deep pages from
  * id buckets. Whatever path it takes, a page must be exactly what the naive query gives: a join
- * on clusters, every filter as a WHERE, count(*), ORDER BY … LIMIT … OFFSET.
+ * on clusters (and on the quota state), every filter as a WHERE, count(*), ORDER BY … LIMIT … OFFSET.
  */
 
 const NAMES = ['north', 'south', 'east'];
@@ -40,11 +41,18 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
       [step, clusters, spread, PREFIXES, enabledEvery, superEvery, n],
     );
     await db.raw('DELETE FROM storage_users WHERE id % ? = 1', [deleteEvery]);
+    // Quotas on most users; the reconciler's state on some of those: applied, pending or error.
+    await db.raw('UPDATE storage_users SET quota_bytes = (id % 7) * 1000 WHERE id % 5 <> 0');
+    await db.raw(
+      `INSERT INTO quota_applications (user_id, cluster_id, wanted_version, applied_version, error)
+       SELECT id, cluster_id, 2, CASE WHEN id % 3 = 0 THEN 1 ELSE 2 END, CASE WHEN id % 4 = 0 THEN 'Swift is unreachable.' END
+         FROM storage_users WHERE id % 5 <> 0 AND id % 11 <> 0`,
+    );
   }
 
   async function naive(params: Params, visible?: number[]): Promise<{ total: number; ids: string[] }> {
     const query = parseListQuery(usersResource, params, 20, 1000);
-    const base = applyFilters(db('storage_users as u').join('clusters as c', 'c.id', 'u.cluster_id'), query.filters);
+    const base = applyFilters(db('storage_users as u').join('clusters as c', 'c.id', 'u.cluster_id').leftJoin(quotaStateTable(db, 'qa'), 'qa.user_id', 'u.id'), query.filters);
     if (visible) base.whereIn('u.cluster_id', visible);
     const [count] = await base.clone().count({ total: '*' });
     const rows = (await applyOrdering(base.clone().select('u.id'), query.ordering, 'u').limit(query.limit).offset(Number(query.offset))) as Array<{ id: string }>;
@@ -70,8 +78,13 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
       fc.constantFrom('a', 'al', 'a_', 'a%', 'b', 'b\\', 'al1', 'z').map((p): Params => [['user__startswith', p]]),
       fc.boolean().map((b): Params => [['enabled', String(b)]]),
       fc.boolean().map((b): Params => [['is_superuser', String(b)]]),
+      fc.constantFrom('applied', 'pending', 'error').map((st): Params => [['quota_status', st]]),
+      fc.uniqueArray(fc.constantFrom('applied', 'pending', 'error'), { minLength: 1, maxLength: 3 }).map((st): Params => [['quota_status__in', st.join(',')]]),
+      fc.boolean().map((b): Params => [['quota_status__isnull', String(b)]]),
+      fc.integer({ min: 0, max: 7 }).map((n): Params => [['quota_bytes__gte', String(n * 1000)]]),
+      fc.boolean().map((b): Params => [['quota_bytes__isnull', String(b)]]),
     );
-  const field = fc.constantFrom('id', '-id', 'user', '-user', 'cluster', '-cluster', 'enabled', '-enabled', 'is_superuser', '-is_superuser');
+  const field = fc.constantFrom('id', '-id', 'user', '-user', 'cluster', '-cluster', 'enabled', '-enabled', 'is_superuser', '-is_superuser', 'quota_bytes', '-quota_bytes');
   // Mostly one field (each has its own plan), sometimes two (an explicit id tie-breaker either way).
   const order = fc.oneof({ arbitrary: fc.constant([]), weight: 1 }, { arbitrary: field.map((f) => [f]), weight: 6 }, { arbitrary: fc.tuple(field, field).map(([a, b]) => [a, b]), weight: 2 });
 

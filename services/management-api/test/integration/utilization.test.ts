@@ -253,10 +253,13 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     expect(alice).toMatchObject({ account: 'AUTH_alice', hours: 4, bytes_used_avg: 2000, bytes_used_peak: 3000, object_count: 20, container_count: 1, bytes_in: 1005, bytes_out: 317, req_count: 4 });
     // Storage: 1 + 0.5 + 0 + 0.5 of 4 hours; transfer logs cover 1.5 of 4.
     expect(alice).toMatchObject({ storage_pct_complete: 50, transfer_pct_complete: 37.5, pct_complete: 37.5 });
+    // alice has no quota (utilization-quotas.test.ts covers those that have one).
+    const noQuota = { quota_bytes: null, quota_count: null, quota_bytes_used_pct: null, quota_count_used_pct: null };
+    expect(alice).toMatchObject(noQuota);
     expect(alice.policies).toEqual([
-      { policy_index: 0, bytes_used_avg: Math.round((600 + 2000 + 2000) / 3), bytes_used_peak: 2000, object_count: 20, container_count: 1 },
+      { policy_index: 0, bytes_used_avg: Math.round((600 + 2000 + 2000) / 3), bytes_used_peak: 2000, object_count: 20, container_count: 1, ...noQuota },
       // Hour 3 sampled alice without policy 1: a zero in the average, and zero at the end.
-      { policy_index: 1, bytes_used_avg: Math.round((400 + 1000 + 0) / 3), bytes_used_peak: 1000, object_count: 0, container_count: 0 },
+      { policy_index: 1, bytes_used_avg: Math.round((400 + 1000 + 0) / 3), bytes_used_peak: 1000, object_count: 0, container_count: 0, ...noQuota },
     ]);
     expect(res.body.objects.map((o: { account: string }) => o.account)).toEqual(['AUTH_alice', 'AUTH_bob', 'AUTH_gone']);
   });
@@ -320,8 +323,8 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     const summary = parseCsv((await get(path(`summary/?${range}&format=csv&account__startswith=AUTH_`))).text);
     expect(summary[0]).toEqual([
       'account', 'start', 'end', 'hours', 'bytes_used_avg', 'bytes_used_peak', 'object_count', 'container_count', 'bytes_in', 'bytes_out', 'req_count',
-      'storage_pct_complete', 'transfer_pct_complete', 'pct_complete',
-      'p0_bytes_used_avg', 'p0_bytes_used_peak', 'p0_object_count', 'p0_container_count', 'p1_bytes_used_avg', 'p1_bytes_used_peak', 'p1_object_count', 'p1_container_count',
+      'storage_pct_complete', 'transfer_pct_complete', 'pct_complete', 'quota_bytes', 'quota_count', 'quota_bytes_used_pct', 'quota_count_used_pct',
+      ...[0, 1].flatMap((p) => ['bytes_used_avg', 'bytes_used_peak', 'object_count', 'container_count', 'quota_bytes', 'quota_count', 'quota_bytes_used_pct', 'quota_count_used_pct'].map((f) => `p${p}_${f}`)),
     ]);
     expect(summary.slice(1).map((r) => r[0])).toEqual(['AUTH_alice', 'AUTH_bob', 'AUTH_gone', 'AUTH_we,ird"one']);
     expect(summary[1]!.slice(0, 11)).toEqual(['AUTH_alice', utc(base), utc(base + 4 * HOUR), '4', '2000', '3000', '20', '1', '1005', '317', '4']);

@@ -26,6 +26,16 @@ const messageOf = (fn: () => unknown): string => {
 const MISMATCHED = 'Invalid resource lookup data provided (mismatched type).';
 
 describe('filters on users', () => {
+  it("when quota_status is filtered, then the filter is on the joined quota state's alias, never the users' own table", () => {
+    expect(users([['quota_status__in', 'error,pending']]).filters).toEqual([{ alias: 'qa', column: 'status', lookup: 'in', values: ['error', 'pending'] }]);
+    expect(users([['quota_applied_at__isnull', 'true']]).filters).toEqual([{ alias: 'qa', column: 'applied_at', lookup: 'isnull', values: [true] }]);
+  });
+
+  it('when quota_status is given a value outside its states, or asked to order, then the refusal says what it takes', () => {
+    expect(messageOf(() => users([['quota_status', 'ok']]))).toBe("The 'quota_status' filter takes one of 'applied', 'pending', 'error'.");
+    expect(messageOf(() => users([['order_by', '-quota_status']]))).toBe("The 'quota_status' field does not allow ordering.");
+  });
+
   it('when a field is given without a lookup, then the lookup is exact', () => {
     expect(users([['user', 'alice']]).filters).toEqual([{ alias: 'u', column: 'username', lookup: 'exact', values: ['alice'] }]);
   });
