@@ -258,6 +258,29 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
       expect((await login(appCredBody({ id: c.id, secret: c.secret }))).status).toBe(401);
     });
 
+    it('when logins were answered from memory, then a credential made, deleted by name, or whose user is disabled behind the gateway is seen by the very next login', async () => {
+      const erin = await stack.createUser('erin', PW);
+      const token = await tokenOf('erin');
+      const secret = 'erin-chosen-secret-of-enough-length-0123456789';
+      const byName = appCredBody({ name: 'later', user: { name: 'erin', domain: { id: 'default' } }, secret });
+      // Not there yet: the refusal is remembered too, and must not outlive the credential's creation.
+      expect((await login(byName)).status).toBe(401);
+      const c = (await create('erin', token, { name: 'later', secret })).body.application_credential;
+      expect((await login(byName)).status).toBe(201);
+      expect((await login(appCredBody({ id: c.id, secret }))).status).toBe(201);
+      // Deleted behind the gateway: refused by name and by id at once.
+      await stack.db('application_credentials').where({ id: c.id }).delete();
+      expect((await login(byName)).status).toBe(401);
+      expect((await login(appCredBody({ id: c.id, secret }))).status).toBe(401);
+      // Another one, logged in with, then its user disabled through the management API.
+      const d = (await create('erin', token, { name: 'again', secret })).body.application_credential;
+      expect((await login(appCredBody({ id: d.id, secret }))).status).toBe(201);
+      expect(await stack.patchUser(erin.id, { enabled: false })).toBe(202);
+      expect((await login(appCredBody({ id: d.id, secret }))).status).toBe(401);
+      expect(await stack.patchUser(erin.id, { enabled: true })).toBe(202);
+      expect((await login(appCredBody({ id: d.id, secret }))).status).toBe(201);
+    });
+
     it('when the credential expires, then its token ends with it, and neither it nor a new login works afterwards', async () => {
       const token = await tokenOf('alice');
       const expiresAt = new Date(Date.now() + 2500);

@@ -164,15 +164,18 @@ export class UserChangeFeed {
     // Not ours to parse: forget everything rather than guess.
     if (!notice) {
       this.s3?.forgetAll();
+      this.appCredentials?.forgetAll();
       return this.users.forgetAll();
     }
     if (notice.cluster_id !== this.clusterId) return;
     if ('user' in notice) {
       this.users.forget(notice.user);
       this.s3?.forgetUser(notice.user);
+      this.appCredentials?.forgetUser(notice.user);
     } else {
       this.users.forgetAll();
       this.s3?.forgetAll();
+      this.appCredentials?.forgetAll();
     }
   }
 
