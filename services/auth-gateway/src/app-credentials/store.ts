@@ -78,9 +78,17 @@ const codeOf = (e: unknown): unknown => (e as { code?: unknown } | null)?.code;
  * The application credentials of one cluster's users. `findRecent` (token validation) remembers
  * an answer for at most `maxAgeMs` (the user cache's age, at most a second), so a credential
  * deleted anywhere (here, through the management API, or by deleting its user) voids its tokens
- * on every replica within that time without a notice; logins read afresh.
+ * on every replica within that time even without a notice. Logins (`findForLogin`) use a
+ * remembered answer only behind the change feed's fence, as password logins use user rows, so they
+ * see every change committed before they arrived without reading Postgres each time.
  */
 export class ApplicationCredentialStore extends FencedCache<ApplicationCredential | null> {
+  /**
+   * What logins found (the credential and its owner's row, or nothing), by `id:<id>` or
+   * `name:<user>\0<name>`: forgotten when the credential or its owner changes.
+   */
+  private readonly logins: LoginLookups;
+
   constructor(
     private readonly db: Knex,
     private readonly clusterId: number,
@@ -89,6 +97,29 @@ export class ApplicationCredentialStore extends FencedCache<ApplicationCredentia
     private readonly writeDb: Knex = db,
   ) {
     super(maxAgeMs);
+    this.logins = new LoginLookups(maxAgeMs);
+  }
+
+  override follow(fence?: () => Promise<boolean>): void {
+    this.logins.follow(fence);
+    super.follow(fence);
+  }
+
+  /** A credential changed (its notice, or a write here): also every login answer naming it, and every "none". */
+  override forget(id: string): void {
+    super.forget(id);
+    this.logins.forget(`id:${id}`);
+    this.logins.forgetWhere((found) => found === null || found.credential.id === id);
+  }
+
+  override forgetAll(): void {
+    super.forgetAll();
+    this.logins.forgetAll();
+  }
+
+  /** A user changed (its notice): login answers with its row, and every "none" (it may own credentials now). */
+  forgetUser(username: string): void {
+    this.logins.forgetWhere((found) => found === null || found.user.username === username);
   }
 
   private query() {
@@ -103,10 +134,15 @@ export class ApplicationCredentialStore extends FencedCache<ApplicationCredentia
     return row ? toCredential(row) : null;
   }
 
-  /** As Postgres has it now (logins). Only an id of Keystone's shape can exist, so nothing else is asked. */
+  /**
+   * As Postgres has it now: remembered only behind the change feed's fence, which has
+   * applied every change committed before the call (the notices of migration
+   * 20261127180000_application_credential_notices); without a feed, read afresh. Only an id of
+   * Keystone's shape can exist, so nothing else is asked.
+   */
   findById(id: string): Promise<ApplicationCredential | null> {
     if (!/^[0-9a-f]{32}$/.test(id)) return Promise.resolve(null);
-    return this.readFresh(id, () => this.one({ [`${TABLE}.id`]: id }));
+    return this.readCurrent(id, () => this.one({ [`${TABLE}.id`]: id }));
   }
 
   /** No older than `maxAgeMs` (token validation). */
@@ -117,10 +153,16 @@ export class ApplicationCredentialStore extends FencedCache<ApplicationCredentia
 
   /**
    * A login's lookup: the credential (by id, or by its user's name and its own name) with its
-   * owner's row, in one query read afresh, so that it costs the same whether either exists; a
-   * name that cannot be a user's still runs it. The owner is in the served cluster.
+   * owner's row, as Postgres had it when the login arrived: a remembered answer (found or not)
+   * behind the fence, else one query, so that it costs the same whether either exists; a name
+   * that cannot be a user's still runs it. The owner is in the served cluster.
    */
-  async findForLogin(by: { id: string } | { username: string; name: string }): Promise<{ credential: ApplicationCredential; user: UserRecord } | null> {
+  findForLogin(by: { id: string } | { username: string; name: string }): Promise<FoundForLogin | null> {
+    const key = 'id' in by ? `id:${by.id}` : `name:${by.username}\0${by.name}`;
+    return this.logins.read(key, () => this.queryForLogin(by));
+  }
+
+  private async queryForLogin(by: { id: string } | { username: string; name: string }): Promise<FoundForLogin | null> {
     const q = this.db(TABLE)
       .join(`${TABLES.storageUsers} as u`, 'u.id', `${TABLE}.storage_user_id`)
       .where('u.cluster_id', this.clusterId)
@@ -251,4 +293,17 @@ async function auditApplicationCredential(
     after: action === 'create' ? snapshot : null,
     request_id: requestId,
   });
+}
+
+/** A credential with its owner's row, as a login needs them. */
+export interface FoundForLogin {
+  credential: ApplicationCredential;
+  user: UserRecord;
+}
+
+/** The cache of login lookups (FencedCache's rules; the store tells it what changed). */
+class LoginLookups extends FencedCache<FoundForLogin | null> {
+  read(key: string, query: () => Promise<FoundForLogin | null>): Promise<FoundForLogin | null> {
+    return this.readCurrent(key, query);
+  }
 }
