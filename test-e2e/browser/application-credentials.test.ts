@@ -28,8 +28,12 @@ describe('application credentials in the console', () => {
   let aliceId: string;
   let gw: string;
 
-  const api = async <T>(method: string, path: string, auth = ADMIN_AUTH): Promise<T> => {
-    const res = await fetch(`${stack.apiUrl}/api/v1/${path}`, { method, headers: { Authorization: auth, Accept: 'application/json' } });
+  const api = async <T>(method: string, path: string, auth = ADMIN_AUTH, body?: unknown): Promise<T> => {
+    const res = await fetch(`${stack.apiUrl}/api/v1/${path}`, {
+      method,
+      headers: { Authorization: auth, Accept: 'application/json', 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
     return (res.status === 204 ? undefined : await res.json()) as T;
   };
@@ -66,14 +70,14 @@ describe('application credentials in the console', () => {
     await stack?.close();
   });
 
-  async function signedInPage(): Promise<{ page: Page; problems: PageProblems }> {
+  async function signedInPage(name = ADMIN_AUTH_NAME, key = ADMIN_KEY): Promise<{ page: Page; problems: PageProblems }> {
     await browser.context.clearCookies();
     const page = await browser.context.newPage();
     page.setDefaultTimeout(30000);
     const problems = new PageProblems(page);
     await page.goto(`${stack.apiUrl}/console/`);
-    await page.getByLabel('Operator name').fill(ADMIN_AUTH_NAME);
-    await page.getByLabel('API key').fill(ADMIN_KEY);
+    await page.getByLabel('Operator name').fill(name);
+    await page.getByLabel('API key').fill(key);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('navigation', { name: 'Main' }).waitFor();
     return { page, problems };
@@ -156,6 +160,18 @@ describe('application credentials in the console', () => {
     while ((await validates()) === 200 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(await validates()).not.toBe(200);
     expect((await api<{ objects: ApplicationCredentialResource[] }>('GET', `application_credentials/?user=${aliceId}`)).objects.map((o) => o.name)).toEqual(['ci-uploader']);
+    expect(problems.take()).toEqual([]);
+    await page.close();
+  });
+
+  it('when a reader opens the page, then it lists the credentials with no way to revoke one', async () => {
+    const kept = await make({ name: 'reader-sees-this' });
+    const { api_key: readerKey } = await api<{ api_key: string }>('POST', 'operators/', ADMIN_AUTH, { name: 'watcher', role: 'reader', clusters: [] });
+    const { page, problems } = await signedInPage('watcher', readerKey);
+    await page.evaluate((h) => (location.hash = h), `#/users/${aliceId}/application-credentials`);
+    await page.getByRole('heading', { level: 1, name: 'Application credentials of alice' }).waitFor();
+    await page.locator(`tr[data-credential="${kept.id}"]`).waitFor();
+    expect(await page.getByRole('button', { name: /Revoke/ }).count()).toBe(0);
     expect(problems.take()).toEqual([]);
     await page.close();
   });
