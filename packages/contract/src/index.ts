@@ -190,7 +190,7 @@ export function parseS3CredentialNotice(payload: string | undefined): S3Credenti
 
 /**
  * NOTIFY channel of every committed insert, update or delete of an `application_credentials` row,
- * cascaded deletes included (migration 20261127170000_application_credential_notices).
+ * cascaded deletes included (migration 20261127180000_application_credential_notices).
  */
 export const APPLICATION_CREDENTIAL_CHANGES_CHANNEL = 'cairn_application_credentials';
 

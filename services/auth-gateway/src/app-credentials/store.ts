@@ -107,7 +107,7 @@ export class ApplicationCredentialStore extends FencedCache<ApplicationCredentia
   /**
    * As Postgres has it now (logins): remembered only behind the change feed's fence, which has
    * applied every change committed before the call (the notices of migration
-   * 20261127170000_application_credential_notices); without a feed, read afresh. Only an id of
+   * 20261127180000_application_credential_notices); without a feed, read afresh. Only an id of
    * Keystone's shape can exist, so nothing else is asked.
    */
   findById(id: string): Promise<ApplicationCredential | null> {
