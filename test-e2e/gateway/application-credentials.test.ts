@@ -240,25 +240,13 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
       expect(audit.map((a: { action: string }) => a.action)).toEqual(['create', 'delete']);
     });
 
-    it('when the row is deleted behind the gateway (as the management API does), then the next login fails at once and its tokens are void within 1 s', async () => {
+    it('when the row is deleted behind the gateway (as the management API does), then its tokens are void within 1 s', async () => {
       const token = await tokenOf('alice');
       const c = (await create('alice', token, { name: 'behind' })).body.application_credential;
-      // Logged in twice: the gateway remembers the row (behind its change-notice fence, when it has one).
-      expect((await login(appCredBody({ id: c.id, secret: c.secret }))).status).toBe(201);
       const subject = (await login(appCredBody({ id: c.id, secret: c.secret }))).headers['x-subject-token'] as string;
       expect((await validate(subject)).status).toBe(200);
       await stack.db('application_credentials').where({ id: c.id }).delete();
-      // No wait: a login that arrives after the delete committed is refused.
-      expect((await login(appCredBody({ id: c.id, secret: c.secret }))).status).toBe(401);
       await within(1000, async () => (await validate(subject)).status === 404);
-    });
-
-    it('when the row changes behind the gateway, then the next login sees it at once', async () => {
-      const token = await tokenOf('alice');
-      const c = (await create('alice', token, { name: 'changed-behind' })).body.application_credential;
-      expect((await login(appCredBody({ id: c.id, secret: c.secret }))).body.token.roles).toEqual([{ id: 'swiftoperator', name: 'swiftoperator' }]);
-      await stack.db('application_credentials').where({ id: c.id }).update({ expires_at: new Date(Date.now() - 1000) });
-      expect((await login(appCredBody({ id: c.id, secret: c.secret }))).status).toBe(401);
     });
 
     it('when the credential expires, then its token ends with it, and neither it nor a new login works afterwards', async () => {

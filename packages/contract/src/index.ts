@@ -189,23 +189,6 @@ export function parseS3CredentialNotice(payload: string | undefined): S3Credenti
 }
 
 /**
- * NOTIFY channel of every committed insert, update or delete of an `application_credentials` row,
- * cascaded deletes included (migration 20261127180000_application_credential_notices).
- */
-export const APPLICATION_CREDENTIAL_CHANGES_CHANNEL = 'cairn_application_credentials';
-
-/** Its payload: the credential's id; after a TRUNCATE, `{"all": true}` (parsed as null: forget every credential). */
-export interface ApplicationCredentialChangeNotice {
-  id: string;
-}
-
-/** An application credential change notice, or null when the payload is not one (a listener then forgets every credential). */
-export function parseApplicationCredentialNotice(payload: string | undefined): ApplicationCredentialChangeNotice | null {
-  const notice = parsed(payload);
-  return notice && typeof notice.id === 'string' ? { id: notice.id } : null;
-}
-
-/**
  * An `application_credentials` row (migration 20261127160000_application_credentials): a Keystone
  * V3 application credential a storage user made for itself.
  */

@@ -1,4 +1,4 @@
-import { parseApplicationCredentialNotice, parseClusterChangeNotice, parseUserChangeNotice } from '../src';
+import { parseClusterChangeNotice, parseUserChangeNotice } from '../src';
 
 describe('change notice payloads', () => {
   it('when a user notice names one user, then it parses to that user of that cluster', () => {
@@ -18,10 +18,5 @@ describe('change notice payloads', () => {
   it('when a cluster notice names an id, then it parses to it; otherwise it is unreadable (null)', () => {
     expect(parseClusterChangeNotice('{"id": 7}')).toEqual({ id: 7 });
     for (const payload of [undefined, '', '7', '{"id": "7"}', '{}']) expect(parseClusterChangeNotice(payload)).toBeNull();
-  });
-
-  it('when an application credential notice names an id, then it parses to it; "all" and anything else is unreadable (null: forget every credential)', () => {
-    expect(parseApplicationCredentialNotice('{"id": "0123456789abcdef0123456789abcdef"}')).toEqual({ id: '0123456789abcdef0123456789abcdef' });
-    for (const payload of [undefined, '', '{"all": true}', '{"id": 7}', '[]']) expect(parseApplicationCredentialNotice(payload)).toBeNull();
   });
 });

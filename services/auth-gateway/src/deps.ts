@@ -186,7 +186,6 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
     const signingKey = config.signingKey ?? (await retryStartup('signing key in Redis', () => store.getOrSet('signing-key', randomBytes(32).toString('base64')), startup));
     const users = new UserDirectory(db, cluster.id, config.userCacheMs);
     const s3 = createS3Deps(config, { db, clusterId: cluster.id, store, log, metrics });
-    const appCredentials = new ApplicationCredentialStore(db, cluster.id, config.userCacheMs, primaryDb);
     // NOTIFY never reaches a standby, and hearing the primary's before the standby has replayed the
     // change would re-read the old row: on a standby, only what was replayed there is followed.
     if (config.databaseUrl && (await retryStartup('standby check', () => readsStandby(db), startup))) {
@@ -198,7 +197,7 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
       await changeLog.start();
     } else {
       const noticesUrl = config.userNoticesUrl ?? config.databaseUrl;
-      userChanges = noticesUrl && noticesUrl !== 'off' ? new UserChangeFeed(noticesUrl, cluster.id, users, log, served, s3.credentials, appCredentials) : undefined;
+      userChanges = noticesUrl && noticesUrl !== 'off' ? new UserChangeFeed(noticesUrl, cluster.id, users, log, served, s3.credentials) : undefined;
       await userChanges?.start();
     }
     // A failed replacement (a role without the grant, a database hiccup) costs the login nothing:
@@ -215,6 +214,7 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
     };
     const verifier = new PasswordVerifier(config.verifyCacheSeconds, Date.now, metrics.observeKdf, replaceForeignHash);
     await verifier.warmUp();
+    const appCredentials = new ApplicationCredentialStore(db, cluster.id, config.userCacheMs, primaryDb);
     const tokens = new TokenService(
       store,
       users,

@@ -77,9 +77,7 @@ const codeOf = (e: unknown): unknown => (e as { code?: unknown } | null)?.code;
  * The application credentials of one cluster's users. `findRecent` (token validation) remembers
  * an answer for at most `maxAgeMs` (the user cache's age, at most a second), so a credential
  * deleted anywhere (here, through the management API, or by deleting its user) voids its tokens
- * on every replica within that time even without a notice. Logins by id use a remembered answer
- * only behind the change feed's fence (as user rows), so they see every change committed before
- * they arrived without reading Postgres each time; logins by name read afresh.
+ * on every replica within that time without a notice; logins read afresh.
  */
 export class ApplicationCredentialStore extends FencedCache<ApplicationCredential | null> {
   constructor(
@@ -104,15 +102,10 @@ export class ApplicationCredentialStore extends FencedCache<ApplicationCredentia
     return row ? toCredential(row) : null;
   }
 
-  /**
-   * As Postgres has it now (logins): remembered only behind the change feed's fence, which has
-   * applied every change committed before the call (the notices of migration
-   * 20261127180000_application_credential_notices); without a feed, read afresh. Only an id of
-   * Keystone's shape can exist, so nothing else is asked.
-   */
+  /** As Postgres has it now (logins). Only an id of Keystone's shape can exist, so nothing else is asked. */
   findById(id: string): Promise<ApplicationCredential | null> {
     if (!/^[0-9a-f]{32}$/.test(id)) return Promise.resolve(null);
-    return this.readCurrent(id, () => this.one({ [`${TABLE}.id`]: id }));
+    return this.readFresh(id, () => this.one({ [`${TABLE}.id`]: id }));
   }
 
   /** No older than `maxAgeMs` (token validation). */

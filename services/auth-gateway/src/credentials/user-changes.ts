@@ -1,9 +1,7 @@
 import { Client, type Notification } from 'pg';
 import type { Logger } from 'pino';
 import {
-  APPLICATION_CREDENTIAL_CHANGES_CHANNEL,
   CLUSTER_CHANGES_CHANNEL,
-  parseApplicationCredentialNotice,
   parseClusterChangeNotice,
   parseS3CredentialNotice,
   parseUserChangeNotice,
@@ -12,7 +10,6 @@ import {
 } from '@cairn/contract';
 import type { ServedCluster } from './served-cluster';
 import type { UserDirectory } from './users';
-import type { ApplicationCredentialStore } from '../app-credentials/store';
 import type { S3CredentialDirectory } from '../s3/s3-credentials';
 
 const RETRY_MIN_MS = 100;
@@ -58,8 +55,6 @@ export class UserChangeFeed {
     private readonly cluster?: ServedCluster,
     /** Told of S3 credential changes (S3_CREDENTIAL_CHANGES_CHANNEL) and of user changes, behind the same fence. */
     private readonly s3?: S3CredentialDirectory,
-    /** Told of application credential changes (APPLICATION_CREDENTIAL_CHANGES_CHANNEL), behind the same fence. */
-    private readonly appCredentials?: ApplicationCredentialStore,
   ) {}
 
   /** Starts listening in the background; resolves once the first attempt has succeeded or failed. */
@@ -72,7 +67,6 @@ export class UserChangeFeed {
     clearTimeout(this.retryTimer);
     this.users.follow();
     this.s3?.follow();
-    this.appCredentials?.follow();
     await this.client?.end().catch(() => undefined);
   }
 
@@ -85,7 +79,6 @@ export class UserChangeFeed {
       lost = true;
       this.users.follow();
       this.s3?.follow();
-      this.appCredentials?.follow();
       if (this.closed) return;
       this.cluster?.follow(false);
       this.log.warn({ err: e?.message }, 'user change feed lost: logins read users from Postgres until it is back');
@@ -102,12 +95,10 @@ export class UserChangeFeed {
       await client.query(`LISTEN ${USER_CHANGES_CHANNEL}`);
       if (this.cluster) await client.query(`LISTEN ${CLUSTER_CHANGES_CHANNEL}`);
       if (this.s3) await client.query(`LISTEN ${S3_CREDENTIAL_CHANGES_CHANNEL}`);
-      if (this.appCredentials) await client.query(`LISTEN ${APPLICATION_CREDENTIAL_CHANGES_CHANNEL}`);
       if (this.closed || lost) return;
       this.retryMs = RETRY_MIN_MS;
       this.users.follow(() => this.fence(client));
       this.s3?.follow(() => this.fence(client));
-      this.appCredentials?.follow(() => this.fence(client));
       this.cluster?.follow(true);
     } catch (e) {
       onLost(e as Error);
@@ -159,7 +150,6 @@ export class UserChangeFeed {
   private onNotice(n: Notification): void {
     if (n.channel === CLUSTER_CHANGES_CHANNEL) return this.onClusterNotice(n);
     if (n.channel === S3_CREDENTIAL_CHANGES_CHANNEL) return this.onS3Notice(n);
-    if (n.channel === APPLICATION_CREDENTIAL_CHANGES_CHANNEL) return this.onAppCredentialNotice(n);
     const notice = parseUserChangeNotice(n.payload);
     // Not ours to parse: forget everything rather than guess.
     if (!notice) {
@@ -180,12 +170,6 @@ export class UserChangeFeed {
     const notice = parseS3CredentialNotice(n.payload);
     if (notice === null) this.s3?.forgetAll();
     else this.s3?.forget(notice.access_key);
-  }
-
-  private onAppCredentialNotice(n: Notification): void {
-    const notice = parseApplicationCredentialNotice(n.payload);
-    if (notice === null) this.appCredentials?.forgetAll();
-    else this.appCredentials?.forget(notice.id);
   }
 
   private onClusterNotice(n: Notification): void {

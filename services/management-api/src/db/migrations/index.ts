@@ -22,7 +22,6 @@ import * as passwordScheme from './20261127130000_password_scheme';
 import * as consoleSessions from './20261127140000_console_sessions';
 import * as changeLog from './20261127150000_change_log';
 import * as applicationCredentials from './20261127160000_application_credentials';
-import * as applicationCredentialNotices from './20261127180000_application_credential_notices';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -52,7 +51,6 @@ const migrations: Record<string, Knex.Migration> = {
   '20261127140000_console_sessions': consoleSessions,
   '20261127150000_change_log': changeLog,
   '20261127160000_application_credentials': applicationCredentials,
-  '20261127180000_application_credential_notices': applicationCredentialNotices,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
