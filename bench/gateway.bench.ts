@@ -16,7 +16,7 @@
  *   BENCH_CONNECTIONS  concurrent autocannon connections, every scenario (default 32)
  *   BENCH_ROTATE_USERS distinct existing users the wrong-password and the cold scenario each rotate
  *                      over (default 2000)
- *   BENCH_SCENARIOS    comma-separated subset of v1,tempauth,issue,validate,s3tokens,wrong,cold (default all)
+ *   BENCH_SCENARIOS    comma-separated subset of v1,tempauth,issue,appcred,validate,s3tokens,wrong,cold (default all)
  *   BENCH_TEMPAUTH     0: skip Swift's tempauth even when the Debian Swift packages are installed
  *   BENCH_CPU_PROF     a directory: the gateway children run with --cpu-prof and write their profile there
  *
@@ -34,6 +34,11 @@
  *     memcached, one proxy worker, started with test-e2e/interop/swift-cluster.ts. tempauth keeps
  *     keys in plain text in its config and hands out the user's existing token from memcached.
  *   - V3 token issue: POST /auth/v3/auth/tokens, password method, project scope, warm cache as above.
+ *   - V3 token issue, application credential: POST /auth/v3/auth/tokens, method
+ *     application_credential by id and secret, for the same user. The credential is read from
+ *     Postgres at every login (a revoked one must fail at once) and its secret checked by one
+ *     SHA-256 (it is 64 random bytes: no KDF, so no cache either). Compared with the password V3
+ *     issue, measured beside it in the same run: it must be at least as fast.
  *   - V3 token validate: GET /auth/v3/auth/tokens, a superuser's token as X-Auth-Token and another
  *     user's token as X-Subject-Token (what keystonemiddleware in a Swift proxy does), with catalog.
  *   - s3tokens (V4): POST /auth/v3/s3tokens with the superuser's token as X-Auth-Token and a V4
@@ -60,6 +65,7 @@ import { existsSync } from 'node:fs';
 import { createDatabase, bootstrap, findClusterByName, migrateLatest, SYSTEM_ACTING } from '@cairn/management-api';
 import { closeRedis, createLogger, createRedis, readConfig } from '../services/auth-gateway/src';
 import { DEFAULT_SCRYPT_PARAMS, hashPassword, parsePasswordHash, verifyScryptPassword as verifyPassword } from '../packages/domain/src/password-hash';
+import { generateApplicationCredentialSecret, hashApplicationCredentialSecret } from '../packages/domain/src/application-credential';
 import { generateS3AccessKey, generateS3Secret } from '../packages/domain/src/s3-keys';
 import { parseS3SecretKeys, sealS3Secret } from '../packages/domain/src/s3-secret-crypto';
 import { signatureV4 } from '../packages/domain/src/s3-signature';
@@ -77,7 +83,7 @@ import { fmtInt, fmtMs, printResults, ratio, verdict, type Verdict } from './lib
 // ---------------------------------------------------------------------------------------------
 // Settings
 
-const ALL_SCENARIOS = ['v1', 'tempauth', 'issue', 'validate', 's3tokens', 'wrong', 'cold'] as const;
+const ALL_SCENARIOS = ['v1', 'tempauth', 'issue', 'appcred', 'validate', 's3tokens', 'wrong', 'cold'] as const;
 type ScenarioKey = (typeof ALL_SCENARIOS)[number];
 
 function scenarioSelection(): Set<ScenarioKey> {
@@ -104,6 +110,8 @@ const TARGETS = {
   validateRatio: 0.5,
   /** s3tokens' req/s as a fraction of V3 validate's (each relative to its own surrounding baselines). */
   s3VsValidate: 0.8,
+  /** An application credential login's req/s as a fraction of the password V3 issue's (each relative to its own baselines). */
+  appcredVsIssue: 1,
   issueRatio: 0.3,
   p99Ms: 20,
   v1VsTempauth: 5,
@@ -152,6 +160,8 @@ interface Setup {
   passwordHash: string;
   /** SUBJECT's S3 credential, its secret sealed under S3_KEYS in the table. */
   s3: { access: string; secret: string };
+  /** USER's application credential, stored as the gateway's create stores it (the secret's hash only). */
+  appcred: { id: string; secret: string };
 }
 
 /** The run's S3 secret key (CAIRN_S3_SECRET_KEYS of the gateway children): random, never stored. */
@@ -189,7 +199,17 @@ async function setupDatabase(db: BenchDb): Promise<Setup> {
   const s3 = { access: generateS3AccessKey(), secret: generateS3Secret() };
   const subject = (await db('storage_users').where({ cluster_id: cluster.id, username: SUBJECT }).first('id')) as { id: number };
   await db('s3_credentials').insert({ storage_user_id: subject.id, access_key: s3.access, secret_sealed: sealS3Secret(keyring.keyring, s3.access, s3.secret) });
-  return { clusterId: cluster.id, clusterUuid: cluster.uuid, passwordHash, s3 };
+  // An application credential of USER, as `openstack application credential create` makes one.
+  const appcred = { id: randomBytes(16).toString('hex'), secret: generateApplicationCredentialSecret() };
+  const user = (await db('storage_users').where({ cluster_id: cluster.id, username: USER }).first('id')) as { id: number };
+  await db('application_credentials').insert({
+    id: appcred.id,
+    storage_user_id: user.id,
+    name: 'bench',
+    secret_hash: hashApplicationCredentialSecret(appcred.secret),
+    roles: JSON.stringify(['swiftoperator']),
+  });
+  return { clusterId: cluster.id, clusterUuid: cluster.uuid, passwordHash, s3, appcred };
 }
 
 async function scanKeys(redis: BenchRedis, prefix: string): Promise<string[]> {
@@ -249,6 +269,12 @@ const v3IssueBody = (user: string, password: string): string =>
 
 const v3IssueRequest = (user: string) => {
   const body = v3IssueBody(user, PASSWORD);
+  return () => ({ path: '/auth/v3/auth/tokens', method: 'POST' as const, headers: { 'content-type': 'application/json' }, body });
+};
+
+/** An application credential login by id and secret: the body rclone, gophercloud or keystoneauth send. */
+const appCredIssueRequest = (id: string, secret: string) => {
+  const body = JSON.stringify({ auth: { identity: { methods: ['application_credential'], application_credential: { id, secret } } } });
   return () => ({ path: '/auth/v3/auth/tokens', method: 'POST' as const, headers: { 'content-type': 'application/json' }, body });
 };
 
@@ -384,6 +410,7 @@ async function main(cleanups: Cleanups): Promise<void> {
         }
       : undefined,
     issue: { key: 'issue', label: 'V3 token issue', target: gw, request: v3IssueRequest(USER), expectStatus: 201, prepare: warmCache },
+    appcred: { key: 'appcred', label: 'V3 token issue, application credential', target: gw, request: appCredIssueRequest(setup.appcred.id, setup.appcred.secret), expectStatus: 201 },
     validate: undefined, // needs two tokens: below
     s3tokens: undefined, // needs the service token: below
     wrong: {
@@ -413,6 +440,7 @@ async function main(cleanups: Cleanups): Promise<void> {
   await checkOnce(v1Warm, (r) => needHeader('x-auth-token')(r) ?? (r.headers.get('x-storage-url')?.endsWith(`/AUTH_${USER}`) ? null : 'unexpected X-Storage-Url'));
   if (scenarios.tempauth) await checkOnce(scenarios.tempauth, needHeader('x-auth-token'));
   await issueToken(scenarios.issue!, USER);
+  await issueToken(scenarios.appcred!, USER);
   const subjectToken = await issueToken({ ...scenarios.issue!, request: v3IssueRequest(SUBJECT) }, SUBJECT);
   const serviceToken = await issueToken({ ...scenarios.issue!, request: v3IssueRequest(SERVICE) }, SERVICE);
   scenarios.validate = {
@@ -446,7 +474,7 @@ async function main(cleanups: Cleanups): Promise<void> {
   parties.push(party.self('loadgen'));
   const { connections, warmup, duration } = SETTINGS;
   const settings: LoadSettings = { connections, warmup, duration, parties };
-  const order: ScenarioKey[] = ['v1', 'tempauth', 'issue', 'validate', 's3tokens', 'wrong', 'cold'];
+  const order: ScenarioKey[] = ['v1', 'tempauth', 'issue', 'appcred', 'validate', 's3tokens', 'wrong', 'cold'];
   // Warm-up and measurement on the same connections for every scenario (the baseline too): a
   // scrypt-bound scenario would otherwise start measuring behind a queue of abandoned warm-up requests.
   const continuous = (s: Scenario): Scenario => ({ ...s, continuous: true });
@@ -469,6 +497,13 @@ async function main(cleanups: Cleanups): Promise<void> {
   }
   const issue = got('issue');
   if (issue) verdicts.set('issue', [verdict(`>= ${pct(TARGETS.issueRatio)} of baseline`, ratio(issue) >= TARGETS.issueRatio), p99(issue)]);
+  const appcred = got('appcred');
+  const appcredVsIssue = appcred && issue ? ratio(appcred) / ratio(issue) : undefined;
+  if (appcred) {
+    const vs = [p99(appcred)];
+    if (appcredVsIssue !== undefined) vs.unshift(verdict(`>= ${pct(TARGETS.appcredVsIssue)} of password V3 issue`, appcredVsIssue >= TARGETS.appcredVsIssue));
+    verdicts.set('appcred', vs);
+  }
   const validate = got('validate');
   if (validate) verdicts.set('validate', [verdict(`>= ${pct(TARGETS.validateRatio)} of baseline`, ratio(validate) >= TARGETS.validateRatio), p99(validate)]);
   const s3tokens = got('s3tokens');
@@ -488,6 +523,11 @@ async function main(cleanups: Cleanups): Promise<void> {
   if (v1 && tempauth && vsTempauth !== undefined) {
     notes.push(
       `V1 auth vs tempauth: ${vsTempauth.toFixed(2)}x (each as a fraction of its own surrounding baselines; raw req/s ${(v1.rps / tempauth.rps).toFixed(2)}x).`,
+    );
+  }
+  if (appcredVsIssue !== undefined) {
+    notes.push(
+      `Application credential vs password V3 issue: ${appcredVsIssue.toFixed(2)}x (each as a fraction of its own surrounding baselines; raw req/s ${(appcred!.rps / issue!.rps).toFixed(2)}x).`,
     );
   }
   if (s3VsValidate !== undefined) {

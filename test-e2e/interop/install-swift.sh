@@ -2,11 +2,12 @@
 # Installs what the interop harness (swift-cluster.ts) needs: a real OpenStack Swift (Debian packages),
 # python-swiftclient's `swift` CLI, keystonemiddleware for the keystone proxy pipeline, memcached,
 # the S3 clients (awscli, boto3/botocore, s3cmd) that sign requests for Swift's s3api, and the
-# OpenStack client (`openstack ec2 credentials ...` against the gateway's OS-EC2 API).
+# OpenStack client (`openstack ec2 credentials ...` against the gateway's OS-EC2 API), and rclone
+# (its swift backend logging in with application credentials).
 # Idempotent: apt-get runs only when a package is missing. Debian/Ubuntu only; run as root (or with sudo).
 set -eu
 
-PACKAGES="python3-swiftclient swift swift-proxy swift-account swift-container swift-object python3-keystonemiddleware memcached python3-boto3 awscli s3cmd python3-openstackclient python3-passlib"
+PACKAGES="python3-swiftclient swift swift-proxy swift-account swift-container swift-object python3-keystonemiddleware memcached python3-boto3 awscli s3cmd python3-openstackclient python3-passlib rclone"
 
 missing=""
 for p in $PACKAGES; do

@@ -3,6 +3,7 @@ import { client, downloadCsv, errorText, listAll, type Call, type Cluster, type 
 import { ErrorText, Loading } from './components';
 import { isGlobalAdmin, SessionContext, type Session } from './context';
 import { useRoute, useTitleFromHeading } from './hooks';
+import { ApplicationCredentialsPage } from './pages/application-credentials';
 import { AuditPage } from './pages/audit';
 import { CapacityPage } from './pages/capacity';
 import { ClustersPage } from './pages/clusters';
@@ -149,6 +150,7 @@ function Page({ path, params, me }: { path: string; params: URLSearchParams; me:
   if (path === '/users') return <UsersPage params={params} />;
   if ((m = /^\/users\/(\d+)$/.exec(path))) return <UserPage id={m[1]!} />;
   if ((m = /^\/users\/(\d+)\/s3$/.exec(path))) return <S3CredentialsPage id={m[1]!} />;
+  if ((m = /^\/users\/(\d+)\/application-credentials$/.exec(path))) return <ApplicationCredentialsPage id={m[1]!} />;
   if (path === '/operators' && isGlobalAdmin(me)) return <OperatorsPage />;
   if (path === '/audit' && isGlobalAdmin(me)) return <AuditPage params={params} />;
   return (

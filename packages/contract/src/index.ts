@@ -232,9 +232,46 @@ export interface ApplicationCredentialRow {
   /** Role names, a subset of what the user's own token carried when it was made. */
   roles: string[];
   unrestricted: boolean;
-  /** Keystone access rules ({id, service, method, path}); null: no rules, every path. */
-  access_rules: Array<{ id: string; service: string; method: string; path: string }> | null;
+  /** Keystone access rules; null: no rules, every path. */
+  access_rules: ApplicationCredentialAccessRule[] | null;
   created_at: Date | string;
+}
+
+/** One Keystone access rule of an application credential, as stored and as shown. */
+export interface ApplicationCredentialAccessRule {
+  id: string;
+  /** `object-store`: Cairn serves only Swift. */
+  service: string;
+  method: string;
+  /** A path glob as keystonemiddleware matches it (`*` one segment, `**` any number). */
+  path: string;
+}
+
+/**
+ * An application credential as the management API shows it (`/api/v1/application_credentials/`):
+ * the API's representation is declared with this type and the console reads the answer with it,
+ * so a field added, renamed or retyped is one change both sides see. Never the secret or its hash.
+ */
+export interface ApplicationCredentialResource {
+  /** 32 hex digits, Keystone's id. */
+  id: string;
+  /** The storage user who made it, as a resource URI. */
+  user: string;
+  /** The user's cluster, as a resource URI. */
+  cluster: string;
+  name: string;
+  description: string | null;
+  /** ISO 8601 UTC; null: never expires. */
+  expires_at: string | null;
+  /** Role names its tokens carry (swiftoperator, ResellerAdmin). */
+  roles: string[];
+  /** Whether its tokens may make further application or EC2 credentials. */
+  unrestricted: boolean;
+  /** Empty: the whole account. */
+  access_rules: ApplicationCredentialAccessRule[];
+  /** ISO 8601 UTC. */
+  created_at: string;
+  resource_uri: string;
 }
 
 export const APPLICATION_CREDENTIAL_COLUMNS = [

@@ -51,6 +51,10 @@ export function UserPage({ id }: { id: string }) {
           <dd>
             <a href={`#/users/${u.id}/s3`}>S3 credentials</a>
           </dd>
+          <dt>Application credentials</dt>
+          <dd>
+            <a href={`#/users/${u.id}/application-credentials`}>Application credentials</a>
+          </dd>
           <dt>Usage</dt>
           <dd>
             Last 7 days below;{' '}

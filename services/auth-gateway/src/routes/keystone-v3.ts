@@ -17,9 +17,9 @@ import { keystoneUnauthorized, v3Validation } from './keystone-v3-validation';
 const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f-\u009f]*$/;
 const domainPart = Joi.string().max(255).pattern(NO_CONTROL_CHARACTERS).messages({ 'string.pattern.base': '{{#label}} must not contain control characters' });
 const domainRef = Joi.object({ id: domainPart, name: domainPart }).unknown(true);
-const namedRef = Joi.object({ id: Joi.string().max(1024), name: Joi.string().max(1024), domain: domainRef })
-  .or('id', 'name')
-  .unknown(true);
+/** A user or project by id or by name; `anyRef` may name neither. */
+const anyRef = Joi.object({ id: Joi.string().max(1024), name: Joi.string().max(1024), domain: domainRef }).unknown(true);
+const namedRef = anyRef.or('id', 'name');
 
 const v3Schema = Joi.object({
   auth: Joi.object({
@@ -49,7 +49,9 @@ const appCredSchema = Joi.object({
         id: Joi.string().max(64),
         name: Joi.string().max(255),
         secret: Joi.string().max(1024).required(),
-        user: namedRef,
+        // With a name the user says whose credential it is; with an id Keystone ignores the user,
+        // and rclone's swift library (ncw/swift) sends an empty `"user": {}` beside the id.
+        user: Joi.when('name', { is: Joi.exist(), then: namedRef, otherwise: anyRef }),
       })
         .xor('id', 'name')
         .with('name', 'user')

@@ -1,4 +1,4 @@
-import { TABLES } from '@cairn/contract';
+import { TABLES, type ApplicationCredentialAccessRule } from '@cairn/contract';
 import type { Knex } from 'knex';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
@@ -16,7 +16,7 @@ export interface ApplicationCredential {
   expiresAt: Date | null;
   roles: string[];
   unrestricted: boolean;
-  accessRules: Array<{ id: string; service: string; method: string; path: string }> | null;
+  accessRules: ApplicationCredentialAccessRule[] | null;
   createdAt: Date;
 }
 

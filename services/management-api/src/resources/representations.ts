@@ -1,4 +1,5 @@
 import { enforceableQuotaFields, quotaDialect, quotaJsonValue, quotasJson, type Cluster, type Operator, type StorageUser } from '@cairn/domain';
+import type { ApplicationCredentialResource } from '@cairn/contract';
 import { asResource, JsonText } from './marks';
 import { apiKeyUri, applicationCredentialUri, clusterUri, operatorUri, s3CredentialUri, userUri } from './uris';
 import type { ApplicationCredential } from '../repositories/application-credentials';
@@ -164,7 +165,7 @@ export const applicationCredentialJson = (c: ApplicationCredential) =>
     roles: c.roles,
     unrestricted: c.unrestricted,
     user: userUri(c.userId),
-  });
+  } satisfies ApplicationCredentialResource);
 
 /** capacity/history/: per ring set, its samples in time order, with capacity/list/'s field names. */
 export function capacityHistoryJson(h: { start: Date; end: Date; resolution: 'hour' | 'day'; samples: CapacitySample[] }) {
