@@ -40,7 +40,6 @@ const POLICIES = 8;
 const TARGETS = { listP50Ms: 50, putSeconds: 5, ringParseMs: 1000 };
 const RING = { partPower: 18, replicas: 3, devices: 10_000 };
 
-
 /** mulberry32: a small seeded PRNG, so every run reports the same cluster. */
 function prng(seed: number): () => number {
   return () => {
@@ -86,7 +85,10 @@ function ringFile(): Buffer {
     weight: 8000,
     zone: 1 + (id % 8),
   }));
-  const json = Buffer.from(JSON.stringify({ byteorder: 'little', devs, part_shift: 32 - RING.partPower, replica_count: RING.replicas }), 'ascii');
+  const json = Buffer.from(
+    JSON.stringify({ byteorder: 'little', devs, part_shift: 32 - RING.partPower, replica_count: RING.replicas }),
+    'ascii',
+  );
   const rows = Buffer.alloc(RING.replicas * 2 ** RING.partPower * 2);
   for (let i = 0; i < rows.length / 2; i++) rows.writeUInt16LE(Math.floor(random() * RING.devices), i * 2);
   const prefix = Buffer.alloc(10);
@@ -100,7 +102,9 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 
 async function main(cleanups: Cleanups): Promise<void> {
   const started = new Date();
-  console.log(`capacity benchmark: ${fmtInt(SETTINGS.devices)} devices over ${POLICIES} policies, ${SETTINGS.connections} connections`);
+  console.log(
+    `capacity benchmark: ${fmtInt(SETTINGS.devices)} devices over ${POLICIES} policies, ${SETTINGS.connections} connections`,
+  );
 
   const created = await createThrowawayDatabase(SETTINGS.pgServerUrl);
   cleanups.push(async () => {
@@ -109,11 +113,20 @@ async function main(cleanups: Cleanups): Promise<void> {
   });
   const deps = createDeps(readConfig({ DATABASE_URL: created.url, LOG_LEVEL: 'warn' }));
   await migrateLatest(deps.db);
-  await bootstrap(deps.db, { adminUser: ADMIN_USER, adminKey: ADMIN_KEY, defaultCluster: 'bench', defaultAuthUrl: 'http://127.0.0.1:5000/auth', defaultStorageUrl: 'http://127.0.0.1:8080/v1' });
+  await bootstrap(deps.db, {
+    adminUser: ADMIN_USER,
+    adminKey: ADMIN_KEY,
+    defaultCluster: 'bench',
+    defaultAuthUrl: 'http://127.0.0.1:5000/auth',
+    defaultStorageUrl: 'http://127.0.0.1:8080/v1',
+  });
   await deps.db.destroy();
 
   const childEnv = { ...process.env, BENCH_CHILD_DATABASE_URL: created.url };
-  const [baseline, api] = await Promise.all([startChild(__filename, BASELINE_ROLE, childEnv), startChild(__filename, API_ROLE, childEnv)]);
+  const [baseline, api] = await Promise.all([
+    startChild(__filename, BASELINE_ROLE, childEnv),
+    startChild(__filename, API_ROLE, childEnv),
+  ]);
   cleanups.push(() => stopChild(baseline));
   cleanups.push(() => stopChild(api));
 
@@ -134,7 +147,12 @@ async function main(cleanups: Cleanups): Promise<void> {
   }
 
   const scenarios = {
-    baseline: { key: 'baseline', label: 'express hello world', target: { port: baseline.port, server: party.pid('server', baseline.proc.pid!) }, request: () => ({ path: '/' }) },
+    baseline: {
+      key: 'baseline',
+      label: 'express hello world',
+      target: { port: baseline.port, server: party.pid('server', baseline.proc.pid!) },
+      request: () => ({ path: '/' }),
+    },
     list: {
       key: 'list',
       label: 'capacity/list',
@@ -145,7 +163,9 @@ async function main(cleanups: Cleanups): Promise<void> {
   await checkOnce(scenarios.list, (res) => {
     const sets = (JSON.parse(res.text) as { capacity: Array<{ pct_used_stats: { count: number } }> }).capacity;
     const counted = sets.reduce((t, s) => t + s.pct_used_stats.count, 0);
-    return sets.length > 0 && counted > SETTINGS.devices * 0.9 ? null : `${sets.length} ring sets, ${counted} devices counted`;
+    return sets.length > 0 && counted > SETTINGS.devices * 0.9
+      ? null
+      : `${sets.length} ring sets, ${counted} devices counted`;
   });
   const settings: LoadSettings = {
     connections: SETTINGS.connections,
@@ -169,16 +189,24 @@ async function main(cleanups: Cleanups): Promise<void> {
 
   const putMedian = median(putSeconds);
   const parseWorst = Math.max(...parse.header!, ...parse.assignments!);
-  const verdicts = new Map<string, Verdict[]>([['list', [verdict(`p50 <= ${TARGETS.listP50Ms} ms`, list.p50 <= TARGETS.listP50Ms)]]]);
+  const verdicts = new Map<string, Verdict[]>([
+    ['list', [verdict(`p50 <= ${TARGETS.listP50Ms} ms`, list.p50 <= TARGETS.listP50Ms)]],
+  ]);
   printResults({
     title: `\nResults (${started.toISOString()}; ${fmtInt(SETTINGS.devices)} devices, ${SETTINGS.connections} connections, ${SETTINGS.duration} s)`,
     ...run,
     verdicts,
     notes: [],
   });
-  const line = (label: string, figure: string, pass: boolean, target: string) => console.log(`${label.padEnd(34)} ${figure.padEnd(34)} ${pass ? 'PASS' : 'FAIL'} ${target}`);
+  const line = (label: string, figure: string, pass: boolean, target: string) =>
+    console.log(`${label.padEnd(34)} ${figure.padEnd(34)} ${pass ? 'PASS' : 'FAIL'} ${target}`);
   console.log('');
-  line(`PUT of ${fmtInt(SETTINGS.devices)} devices`, `median ${putMedian.toFixed(2)} s (${putSeconds.map((s) => s.toFixed(2)).join(', ')})`, putMedian <= TARGETS.putSeconds, `<= ${TARGETS.putSeconds} s`);
+  line(
+    `PUT of ${fmtInt(SETTINGS.devices)} devices`,
+    `median ${putMedian.toFixed(2)} s (${putSeconds.map((s) => s.toFixed(2)).join(', ')})`,
+    putMedian <= TARGETS.putSeconds,
+    `<= ${TARGETS.putSeconds} s`,
+  );
   line(
     `ring parse 2^${RING.partPower} x ${RING.replicas}, ${fmtInt(RING.devices)} devs`,
     `header ${fmtMs(median(parse.header!))} ms, rows ${fmtMs(median(parse.assignments!))} ms (median)`,

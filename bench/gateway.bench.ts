@@ -64,8 +64,16 @@
 import { existsSync } from 'node:fs';
 import { createDatabase, bootstrap, findClusterByName, migrateLatest, SYSTEM_ACTING } from '@cairn/management-api';
 import { closeRedis, createLogger, createRedis, readConfig } from '../services/auth-gateway/src';
-import { DEFAULT_SCRYPT_PARAMS, hashPassword, parsePasswordHash, verifyScryptPassword as verifyPassword } from '../packages/domain/src/password-hash';
-import { generateApplicationCredentialSecret, hashApplicationCredentialSecret } from '../packages/domain/src/application-credential';
+import {
+  DEFAULT_SCRYPT_PARAMS,
+  hashPassword,
+  parsePasswordHash,
+  verifyScryptPassword as verifyPassword,
+} from '../packages/domain/src/password-hash';
+import {
+  generateApplicationCredentialSecret,
+  hashApplicationCredentialSecret,
+} from '../packages/domain/src/application-credential';
 import { generateS3AccessKey, generateS3Secret } from '../packages/domain/src/s3-keys';
 import { parseS3SecretKeys, sealS3Secret } from '../packages/domain/src/s3-secret-crypto';
 import { signatureV4 } from '../packages/domain/src/s3-signature';
@@ -75,7 +83,14 @@ import { BASELINE_ROLE, startChild, stopChild, type Child } from './lib/children
 import { serveGateway } from './lib/gateway-child';
 import { party, type Party } from './lib/cpu';
 import { intEnv, loadEnv, stringEnv } from './lib/env';
-import { checkOnce, measureBracketed, type CheckedResponse, type LoadSettings, type Measured, type Scenario } from './lib/load';
+import {
+  checkOnce,
+  measureBracketed,
+  type CheckedResponse,
+  type LoadSettings,
+  type Measured,
+  type Scenario,
+} from './lib/load';
 import { runBenchmark, type Cleanups } from './lib/main';
 import { throwawayDatabase } from './lib/postgres';
 import { fmtInt, fmtMs, printResults, ratio, verdict, type Verdict } from './lib/report';
@@ -91,7 +106,8 @@ function scenarioSelection(): Set<ScenarioKey> {
   if (!raw) return new Set(ALL_SCENARIOS);
   const keys = raw.split(',').map((k) => k.trim());
   const unknown = keys.filter((k) => !(ALL_SCENARIOS as readonly string[]).includes(k));
-  if (unknown.length) throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(', ')} (known: ${ALL_SCENARIOS.join(', ')})`);
+  if (unknown.length)
+    throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(', ')} (known: ${ALL_SCENARIOS.join(', ')})`);
   return new Set(keys as ScenarioKey[]);
 }
 
@@ -110,7 +126,10 @@ const TARGETS = {
   validateRatio: 0.5,
   /** s3tokens' req/s as a fraction of V3 validate's (each relative to its own surrounding baselines). */
   s3VsValidate: 0.8,
-  /** An application credential login's req/s as a fraction of the password V3 issue's (each relative to its own baselines). */
+  /**
+   * An application credential login's req/s as a fraction of the password V3 issue's (each relative to its own
+   * baselines).
+   */
   appcredVsIssue: 1,
   issueRatio: 0.3,
   p99Ms: 20,
@@ -197,11 +216,19 @@ async function setupDatabase(db: BenchDb): Promise<Setup> {
   const keyring = parseS3SecretKeys(S3_KEYS);
   if (!keyring.ok) throw new Error(keyring.problems.join(' '));
   const s3 = { access: generateS3AccessKey(), secret: generateS3Secret() };
-  const subject = (await db('storage_users').where({ cluster_id: cluster.id, username: SUBJECT }).first('id')) as { id: number };
-  await db('s3_credentials').insert({ storage_user_id: subject.id, access_key: s3.access, secret_sealed: sealS3Secret(keyring.keyring, s3.access, s3.secret) });
+  const subject = (await db('storage_users').where({ cluster_id: cluster.id, username: SUBJECT }).first('id')) as {
+    id: number;
+  };
+  await db('s3_credentials').insert({
+    storage_user_id: subject.id,
+    access_key: s3.access,
+    secret_sealed: sealS3Secret(keyring.keyring, s3.access, s3.secret),
+  });
   // An application credential of USER, as `openstack application credential create` makes one.
   const appcred = { id: randomBytes(16).toString('hex'), secret: generateApplicationCredentialSecret() };
-  const user = (await db('storage_users').where({ cluster_id: cluster.id, username: USER }).first('id')) as { id: number };
+  const user = (await db('storage_users').where({ cluster_id: cluster.id, username: USER }).first('id')) as {
+    id: number;
+  };
   await db('application_credentials').insert({
     id: appcred.id,
     storage_user_id: user.id,
@@ -242,7 +269,9 @@ async function redisFootprint(redis: BenchRedis, prefix: string): Promise<string
   return `Redis keys the run left (prefix ${prefix}): ${byKind || 'none'}; a token record takes ${fmtInt(mean)} bytes (MEMORY USAGE, mean of ${sizes.length}) and lives for the token's lifetime (24 h by default).`;
 }
 
-/** Time of one scrypt check with the given hash, alone on an otherwise idle machine (median of 5, after one unmeasured). */
+/**
+ * Time of one scrypt check with the given hash, alone on an otherwise idle machine (median of 5, after one unmeasured).
+ */
 async function kdfMs(passwordHash: string): Promise<number> {
   await verifyPassword(PASSWORD, passwordHash);
   const times: number[] = [];
@@ -257,7 +286,10 @@ async function kdfMs(passwordHash: string): Promise<number> {
 // ---------------------------------------------------------------------------------------------
 // Requests
 
-const v1Request = (user: string, key: string) => ({ path: '/auth/v1.0', headers: { 'x-auth-user': user, 'x-auth-key': key } });
+const v1Request = (user: string, key: string) => ({
+  path: '/auth/v1.0',
+  headers: { 'x-auth-user': user, 'x-auth-key': key },
+});
 
 const v3IssueBody = (user: string, password: string): string =>
   JSON.stringify({
@@ -269,31 +301,66 @@ const v3IssueBody = (user: string, password: string): string =>
 
 const v3IssueRequest = (user: string) => {
   const body = v3IssueBody(user, PASSWORD);
-  return () => ({ path: '/auth/v3/auth/tokens', method: 'POST' as const, headers: { 'content-type': 'application/json' }, body });
+  return () => ({
+    path: '/auth/v3/auth/tokens',
+    method: 'POST' as const,
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
 };
 
 /** An application credential login by id and secret: the body rclone, gophercloud or keystoneauth send. */
 const appCredIssueRequest = (id: string, secret: string) => {
-  const body = JSON.stringify({ auth: { identity: { methods: ['application_credential'], application_credential: { id, secret } } } });
-  return () => ({ path: '/auth/v3/auth/tokens', method: 'POST' as const, headers: { 'content-type': 'application/json' }, body });
+  const body = JSON.stringify({
+    auth: { identity: { methods: ['application_credential'], application_credential: { id, secret } } },
+  });
+  return () => ({
+    path: '/auth/v3/auth/tokens',
+    method: 'POST' as const,
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
 };
 
-/** What s3token posts for one S3 GET signed with V4 (the string to sign is fixed: the gateway keeps no replay state). */
+/**
+ * What s3token posts for one S3 GET signed with V4 (the string to sign is fixed: the gateway keeps no replay state).
+ */
 function s3tokensBody(access: string, secret: string): string {
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
-  const canonical = ['GET', '/bucket/object', '', `host:s3.example.com\nx-amz-date:${stamp}\n`, 'host;x-amz-date', 'UNSIGNED-PAYLOAD'].join('\n');
-  const stringToSign = ['AWS4-HMAC-SHA256', stamp, `${stamp.slice(0, 8)}/RegionOne/s3/aws4_request`, createHash('sha256').update(canonical).digest('hex')].join('\n');
-  const signature = signatureV4(Buffer.from(stringToSign), secret, { date: stamp.slice(0, 8), region: 'RegionOne', service: 's3' });
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
+  const canonical = [
+    'GET',
+    '/bucket/object',
+    '',
+    `host:s3.example.com\nx-amz-date:${stamp}\n`,
+    'host;x-amz-date',
+    'UNSIGNED-PAYLOAD',
+  ].join('\n');
+  const stringToSign = [
+    'AWS4-HMAC-SHA256',
+    stamp,
+    `${stamp.slice(0, 8)}/RegionOne/s3/aws4_request`,
+    createHash('sha256').update(canonical).digest('hex'),
+  ].join('\n');
+  const signature = signatureV4(Buffer.from(stringToSign), secret, {
+    date: stamp.slice(0, 8),
+    region: 'RegionOne',
+    service: 's3',
+  });
   return JSON.stringify({ credentials: { access, token: Buffer.from(stringToSign).toString('base64url'), signature } });
 }
 
-const needHeader = (name: string) => (res: CheckedResponse) => (res.headers.get(name) ? null : `no ${name} in the answer`);
+const needHeader = (name: string) => (res: CheckedResponse) =>
+  res.headers.get(name) ? null : `no ${name} in the answer`;
 
 /** The token of a V3 issue answer, after checking it. */
 async function issueToken(scenario: Scenario, user: string): Promise<string> {
   const res = await checkOnce(scenario, (r) => {
     const body = JSON.parse(r.text) as { token?: { user?: { name?: string }; project?: { name?: string } } };
-    if (body.token?.user?.name !== user || body.token.project?.name !== user) return `unexpected token document ${r.text.slice(0, 300)}`;
+    if (body.token?.user?.name !== user || body.token.project?.name !== user)
+      return `unexpected token document ${r.text.slice(0, 300)}`;
     return needHeader('x-subject-token')(r);
   });
   return res.headers.get('x-subject-token')!;
@@ -343,7 +410,9 @@ async function main(cleanups: Cleanups): Promise<void> {
   const db = createDatabase({ url: created.url, poolMax: 1 });
   cleanups.push(() => db.destroy());
   const setup = await setupDatabase(db);
-  console.log(`  migrated, bootstrapped cluster '${CLUSTER}' (${setup.clusterUuid}), ${fmtInt(3 + ROTATED.length * SETTINGS.rotateUsers)} storage users`);
+  console.log(
+    `  migrated, bootstrapped cluster '${CLUSTER}' (${setup.clusterUuid}), ${fmtInt(3 + ROTATED.length * SETTINGS.rotateUsers)} storage users`,
+  );
 
   const redis = createRedis(SETTINGS.redisUrl, createLogger('warn'));
   const prefix = `cairn:${setup.clusterUuid}:`;
@@ -356,7 +425,12 @@ async function main(cleanups: Cleanups): Promise<void> {
   await redis.ping();
 
   // Children: hello world, the gateway, the gateway without verification cache.
-  const childEnv = { ...process.env, BENCH_CHILD_DATABASE_URL: created.url, BENCH_CHILD_REDIS_URL: SETTINGS.redisUrl, BENCH_CHILD_S3_KEYS: S3_KEYS };
+  const childEnv = {
+    ...process.env,
+    BENCH_CHILD_DATABASE_URL: created.url,
+    BENCH_CHILD_REDIS_URL: SETTINGS.redisUrl,
+    BENCH_CHILD_S3_KEYS: S3_KEYS,
+  };
   const profArgs = SETTINGS.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', SETTINGS.cpuProfDir] : [];
   const start = (role: string, execArgv: string[] = []): Promise<Child> => {
     const starting = startChild(__filename, role, childEnv, execArgv);
@@ -372,15 +446,24 @@ async function main(cleanups: Cleanups): Promise<void> {
     selected.has('cold') ? start(COLD_GATEWAY_ROLE, profArgs) : undefined,
   ]);
   const swift = swiftStarting ? await swiftStarting : undefined;
-  if (swift) console.log(`  Swift proxy with tempauth at ${swift.proxyUrl} (one worker, memcached on ${swift.ports.memcached}), up in ${swift.startedInMs} ms`);
-  else console.log(`  tempauth skipped: ${!selected.has('tempauth') ? 'not in BENCH_SCENARIOS' : !SETTINGS.tempauth ? 'BENCH_TEMPAUTH=0' : `${SWIFT_PROXY} is not installed`}`);
+  if (swift)
+    console.log(
+      `  Swift proxy with tempauth at ${swift.proxyUrl} (one worker, memcached on ${swift.ports.memcached}), up in ${swift.startedInMs} ms`,
+    );
+  else
+    console.log(
+      `  tempauth skipped: ${!selected.has('tempauth') ? 'not in BENCH_SCENARIOS' : !SETTINGS.tempauth ? 'BENCH_TEMPAUTH=0' : `${SWIFT_PROXY} is not installed`}`,
+    );
 
   // Timed once everything is up and idle (Swift's start-up would otherwise share the cores).
   const kdf = parsePasswordHash(setup.passwordHash)!.params;
-  if (JSON.stringify(kdf) !== JSON.stringify(DEFAULT_SCRYPT_PARAMS)) throw new Error(`hash parameters ${JSON.stringify(kdf)} are not the defaults`);
+  if (JSON.stringify(kdf) !== JSON.stringify(DEFAULT_SCRYPT_PARAMS))
+    throw new Error(`hash parameters ${JSON.stringify(kdf)} are not the defaults`);
   const kdfAloneMs = await kdfMs(setup.passwordHash);
   const kdfText = `scrypt N=2^${kdf.logN}, r=${kdf.r}, p=${kdf.p} (${(128 * 2 ** kdf.logN * kdf.r) / 2 ** 20} MiB)`;
-  console.log(`  ${kdfText}: one check alone takes ${fmtMs(kdfAloneMs)} ms here (median of 5, in this process, before the load)`);
+  console.log(
+    `  ${kdfText}: one check alone takes ${fmtMs(kdfAloneMs)} ms here (median of 5, in this process, before the load)`,
+  );
 
   const target = (child: Child) => ({ port: child.port, server: party.pid('server', child.proc.pid!) });
   const gw = target(gateway);
@@ -388,7 +471,13 @@ async function main(cleanups: Cleanups): Promise<void> {
 
   // Right before a warm scenario: a new generation (as a password change makes) and one login, so
   // the verification cache holds a fresh entry for the whole warm-up + measurement.
-  const v1Warm: Scenario = { key: 'v1', label: 'V1 auth, warm cache', target: gw, request: () => v1Request(USER, PASSWORD), expectStatus: 200 };
+  const v1Warm: Scenario = {
+    key: 'v1',
+    label: 'V1 auth, warm cache',
+    target: gw,
+    request: () => v1Request(USER, PASSWORD),
+    expectStatus: 200,
+  };
   const warmCache = async () => {
     await db('storage_users').where({ cluster_id: setup.clusterId, username: USER }).increment('generation', 1);
     await checkOnce(v1Warm, needHeader('x-auth-token'));
@@ -398,7 +487,13 @@ async function main(cleanups: Cleanups): Promise<void> {
   const nextWrong = rotation('bench-wrong-');
   const nextCold = rotation('bench-cold-');
   const scenarios: Record<'baseline' | ScenarioKey, Scenario | undefined> = {
-    baseline: { key: 'baseline', label: 'express hello world', target: target(baseline), request: () => ({ path: '/' }), expectStatus: 200 },
+    baseline: {
+      key: 'baseline',
+      label: 'express hello world',
+      target: target(baseline),
+      request: () => ({ path: '/' }),
+      expectStatus: 200,
+    },
     v1: v1Warm,
     tempauth: swift
       ? {
@@ -409,8 +504,21 @@ async function main(cleanups: Cleanups): Promise<void> {
           expectStatus: 200,
         }
       : undefined,
-    issue: { key: 'issue', label: 'V3 token issue', target: gw, request: v3IssueRequest(USER), expectStatus: 201, prepare: warmCache },
-    appcred: { key: 'appcred', label: 'V3 token issue, application credential', target: gw, request: appCredIssueRequest(setup.appcred.id, setup.appcred.secret), expectStatus: 201 },
+    issue: {
+      key: 'issue',
+      label: 'V3 token issue',
+      target: gw,
+      request: v3IssueRequest(USER),
+      expectStatus: 201,
+      prepare: warmCache,
+    },
+    appcred: {
+      key: 'appcred',
+      label: 'V3 token issue, application credential',
+      target: gw,
+      request: appCredIssueRequest(setup.appcred.id, setup.appcred.secret),
+      expectStatus: 201,
+    },
     validate: undefined, // needs two tokens: below
     s3tokens: undefined, // needs the service token: below
     wrong: {
@@ -436,8 +544,15 @@ async function main(cleanups: Cleanups): Promise<void> {
   };
 
   // One answer of each scenario, checked before any load.
-  await checkOnce(scenarios.baseline!, (r) => ((JSON.parse(r.text) as { hello?: string }).hello === 'world' ? null : 'unexpected body'));
-  await checkOnce(v1Warm, (r) => needHeader('x-auth-token')(r) ?? (r.headers.get('x-storage-url')?.endsWith(`/AUTH_${USER}`) ? null : 'unexpected X-Storage-Url'));
+  await checkOnce(scenarios.baseline!, (r) =>
+    (JSON.parse(r.text) as { hello?: string }).hello === 'world' ? null : 'unexpected body',
+  );
+  await checkOnce(
+    v1Warm,
+    (r) =>
+      needHeader('x-auth-token')(r) ??
+      (r.headers.get('x-storage-url')?.endsWith(`/AUTH_${USER}`) ? null : 'unexpected X-Storage-Url'),
+  );
   if (scenarios.tempauth) await checkOnce(scenarios.tempauth, needHeader('x-auth-token'));
   await issueToken(scenarios.issue!, USER);
   await issueToken(scenarios.appcred!, USER);
@@ -447,24 +562,39 @@ async function main(cleanups: Cleanups): Promise<void> {
     key: 'validate',
     label: 'V3 token validate',
     target: gw,
-    request: () => ({ path: '/auth/v3/auth/tokens', headers: { 'x-auth-token': serviceToken, 'x-subject-token': subjectToken } }),
+    request: () => ({
+      path: '/auth/v3/auth/tokens',
+      headers: { 'x-auth-token': serviceToken, 'x-subject-token': subjectToken },
+    }),
     expectStatus: 200,
   };
-  await checkOnce(scenarios.validate, (r) => ((JSON.parse(r.text) as { token?: { user?: { name?: string } } }).token?.user?.name === SUBJECT ? null : 'wrong subject'));
+  await checkOnce(scenarios.validate, (r) =>
+    (JSON.parse(r.text) as { token?: { user?: { name?: string } } }).token?.user?.name === SUBJECT
+      ? null
+      : 'wrong subject',
+  );
   const s3Body = s3tokensBody(setup.s3.access, setup.s3.secret);
   scenarios.s3tokens = {
     key: 's3tokens',
     label: 's3tokens (V4)',
     target: gw,
-    request: () => ({ path: '/auth/v3/s3tokens', method: 'POST' as const, headers: { 'content-type': 'application/json', 'x-auth-token': serviceToken }, body: s3Body }),
+    request: () => ({
+      path: '/auth/v3/s3tokens',
+      method: 'POST' as const,
+      headers: { 'content-type': 'application/json', 'x-auth-token': serviceToken },
+      body: s3Body,
+    }),
     expectStatus: 200,
   };
   await checkOnce(scenarios.s3tokens, (r) => {
     const doc = JSON.parse(r.text) as { token?: { user?: { name?: string }; methods?: string[] } };
-    if (doc.token?.user?.name !== SUBJECT || doc.token.methods?.[0] !== 'ec2credential') return `unexpected s3tokens answer ${r.text.slice(0, 300)}`;
+    if (doc.token?.user?.name !== SUBJECT || doc.token.methods?.[0] !== 'ec2credential')
+      return `unexpected s3tokens answer ${r.text.slice(0, 300)}`;
     return r.headers.get('x-subject-token') ? 'an s3tokens answer carried X-Subject-Token' : null;
   });
-  await checkOnce(scenarios.wrong!, (r) => (r.headers.get('www-authenticate') ? null : 'no WWW-Authenticate on the 401'));
+  await checkOnce(scenarios.wrong!, (r) =>
+    r.headers.get('www-authenticate') ? null : 'no WWW-Authenticate on the 401',
+  );
   if (scenarios.cold) await checkOnce(scenarios.cold, needHeader('x-auth-token'));
   console.log('sanity checks passed (200 / 201 / 401 as expected, tokens in the answers)');
 
@@ -478,7 +608,10 @@ async function main(cleanups: Cleanups): Promise<void> {
   // Warm-up and measurement on the same connections for every scenario (the baseline too): a
   // scrypt-bound scenario would otherwise start measuring behind a queue of abandoned warm-up requests.
   const continuous = (s: Scenario): Scenario => ({ ...s, continuous: true });
-  const toRun = order.filter((k) => selected.has(k)).map((k) => scenarios[k]).filter((s): s is Scenario => s !== undefined);
+  const toRun = order
+    .filter((k) => selected.has(k))
+    .map((k) => scenarios[k])
+    .filter((s): s is Scenario => s !== undefined);
   const run = await measureBracketed(continuous(scenarios.baseline!), toRun.map(continuous), settings);
   const footprint = await redisFootprint(redis, prefix);
 
@@ -492,25 +625,38 @@ async function main(cleanups: Cleanups): Promise<void> {
   const verdicts = new Map<string, Verdict[]>();
   if (v1) {
     const vs = [verdict(`>= ${pct(TARGETS.v1Ratio)} of baseline`, ratio(v1) >= TARGETS.v1Ratio), p99(v1)];
-    if (vsTempauth !== undefined) vs.push(verdict(`>= ${TARGETS.v1VsTempauth}x tempauth`, vsTempauth >= TARGETS.v1VsTempauth));
+    if (vsTempauth !== undefined)
+      vs.push(verdict(`>= ${TARGETS.v1VsTempauth}x tempauth`, vsTempauth >= TARGETS.v1VsTempauth));
     verdicts.set('v1', vs);
   }
   const issue = got('issue');
-  if (issue) verdicts.set('issue', [verdict(`>= ${pct(TARGETS.issueRatio)} of baseline`, ratio(issue) >= TARGETS.issueRatio), p99(issue)]);
+  if (issue)
+    verdicts.set('issue', [
+      verdict(`>= ${pct(TARGETS.issueRatio)} of baseline`, ratio(issue) >= TARGETS.issueRatio),
+      p99(issue),
+    ]);
   const appcred = got('appcred');
   const appcredVsIssue = appcred && issue ? ratio(appcred) / ratio(issue) : undefined;
   if (appcred) {
     const vs = [p99(appcred)];
-    if (appcredVsIssue !== undefined) vs.unshift(verdict(`>= ${pct(TARGETS.appcredVsIssue)} of password V3 issue`, appcredVsIssue >= TARGETS.appcredVsIssue));
+    if (appcredVsIssue !== undefined)
+      vs.unshift(
+        verdict(`>= ${pct(TARGETS.appcredVsIssue)} of password V3 issue`, appcredVsIssue >= TARGETS.appcredVsIssue),
+      );
     verdicts.set('appcred', vs);
   }
   const validate = got('validate');
-  if (validate) verdicts.set('validate', [verdict(`>= ${pct(TARGETS.validateRatio)} of baseline`, ratio(validate) >= TARGETS.validateRatio), p99(validate)]);
+  if (validate)
+    verdicts.set('validate', [
+      verdict(`>= ${pct(TARGETS.validateRatio)} of baseline`, ratio(validate) >= TARGETS.validateRatio),
+      p99(validate),
+    ]);
   const s3tokens = got('s3tokens');
   const s3VsValidate = s3tokens && validate ? ratio(s3tokens) / ratio(validate) : undefined;
   if (s3tokens) {
     const vs = [p99(s3tokens)];
-    if (s3VsValidate !== undefined) vs.unshift(verdict(`>= ${pct(TARGETS.s3VsValidate)} of V3 validate`, s3VsValidate >= TARGETS.s3VsValidate));
+    if (s3VsValidate !== undefined)
+      vs.unshift(verdict(`>= ${pct(TARGETS.s3VsValidate)} of V3 validate`, s3VsValidate >= TARGETS.s3VsValidate));
     verdicts.set('s3tokens', vs);
   }
 
@@ -531,12 +677,22 @@ async function main(cleanups: Cleanups): Promise<void> {
     );
   }
   if (s3VsValidate !== undefined) {
-    notes.push(`s3tokens vs V3 validate: ${s3VsValidate.toFixed(2)}x (each as a fraction of its own surrounding baselines; raw req/s ${(s3tokens!.rps / validate!.rps).toFixed(2)}x).`);
+    notes.push(
+      `s3tokens vs V3 validate: ${s3VsValidate.toFixed(2)}x (each as a fraction of its own surrounding baselines; raw req/s ${(s3tokens!.rps / validate!.rps).toFixed(2)}x).`,
+    );
   }
   if (swift) {
-    const lines = swift.logs().split('\n').filter((l) => l.includes(' udp: ')).length;
-    notes.push(`Swift's servers sent ${fmtInt(lines)} log lines over the whole run (log level WARNING: no access log line per request).`);
-  } else notes.push(`tempauth was skipped (${swiftInstalled ? 'by request' : `${SWIFT_PROXY} is not installed`}): no verdict against it.`);
+    const lines = swift
+      .logs()
+      .split('\n')
+      .filter((l) => l.includes(' udp: ')).length;
+    notes.push(
+      `Swift's servers sent ${fmtInt(lines)} log lines over the whole run (log level WARNING: no access log line per request).`,
+    );
+  } else
+    notes.push(
+      `tempauth was skipped (${swiftInstalled ? 'by request' : `${SWIFT_PROXY} is not installed`}): no verdict against it.`,
+    );
   for (const key of ['wrong', 'cold'] as const) {
     const m = got(key);
     if (m) {
@@ -546,10 +702,14 @@ async function main(cleanups: Cleanups): Promise<void> {
       );
     }
   }
-  notes.push(`Warm scenarios: the verification cache was filled by one login right before each warm-up (entry valid ${verifyCacheSeconds} s).`);
+  notes.push(
+    `Warm scenarios: the verification cache was filled by one login right before each warm-up (entry valid ${verifyCacheSeconds} s).`,
+  );
   notes.push(footprint);
   if (SETTINGS.connections !== TARGETS.connections) {
-    notes.push(`The targets are defined at ${TARGETS.connections} connections; with ${SETTINGS.connections} these verdicts are only indicative.`);
+    notes.push(
+      `The targets are defined at ${TARGETS.connections} connections; with ${SETTINGS.connections} these verdicts are only indicative.`,
+    );
   }
   printResults({
     title: `\nResults (${started.toISOString()}; ${SETTINGS.connections} connections, ${SETTINGS.duration} s each)`,

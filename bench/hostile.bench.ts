@@ -79,7 +79,9 @@ runBenchmark({
     const pgUrl = stringEnv('BENCH_PG_URL', 'postgres://postgres@127.0.0.1:5432/postgres');
     const redisUrl = stringEnv('BENCH_REDIS_URL', 'redis://127.0.0.1:6379');
     const profDir = stringEnv('BENCH_CPU_PROF');
-    console.log(`hostile input: ${fmtInt(total)} requests, ${connections} in flight per service, ${apiReplicas} API replicas, seed ${seed} (replay: HOSTILE_SEED=${seed} BENCH_HOSTILE_REQUESTS=${total})`);
+    console.log(
+      `hostile input: ${fmtInt(total)} requests, ${connections} in flight per service, ${apiReplicas} API replicas, seed ${seed} (replay: HOSTILE_SEED=${seed} BENCH_HOSTILE_REQUESTS=${total})`,
+    );
     console.log(
       `gateway login limits: ${limits.perName} failures per name, ${limits.perAddress} per address, window ${limits.windowSeconds} s: ` +
         'most well-formed logins are refused 429 before the password KDF (bounded scrypt work, see the header of bench/hostile.bench.ts)',
@@ -87,7 +89,12 @@ runBenchmark({
     console.log(`load average before: ${loadAverage()}`);
 
     const database = await throwawayDatabase(cleanups, pgUrl, 'cairn_bench_hostile_');
-    const services = await startServices(__filename, { databaseUrl: database.url, redisUrl, adminUser: ADMIN_NAME, adminKey: ADMIN_KEY, limits }, apiReplicas, profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
+    const services = await startServices(
+      __filename,
+      { databaseUrl: database.url, redisUrl, adminUser: ADMIN_NAME, adminKey: ADMIN_KEY, limits },
+      apiReplicas,
+      profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
+    );
     cleanups.push(services.stop);
     const apiUrls = services.apis.map((a) => `http://127.0.0.1:${a.port}`);
     const apiUrl = apiUrls[0]!;
@@ -124,8 +131,12 @@ runBenchmark({
         const now = performance.now();
         if (now - last.at < 10_000) return;
         const cpu = cpuSnapshot();
-        const cores = cpuShares(last.cpu, cpu, parties).map((c) => `${c.name} ${fmtCores(c.cores)}`).join(', ');
-        console.log(`  ${fmtInt(done)} / ${fmtInt(total)}  ${fmtInt(((done - last.done) * 1000) / (now - last.at))} req/s  load ${loadAverage()}  cores: ${cores}`);
+        const cores = cpuShares(last.cpu, cpu, parties)
+          .map((c) => `${c.name} ${fmtCores(c.cores)}`)
+          .join(', ');
+        console.log(
+          `  ${fmtInt(done)} / ${fmtInt(total)}  ${fmtInt(((done - last.done) * 1000) / (now - last.at))} req/s  load ${loadAverage()}  cores: ${cores}`,
+        );
         last = { at: now, done, cpu };
       },
     });
@@ -133,32 +144,66 @@ runBenchmark({
     await health.stop();
     const changed = changedTables(before, await snapshot(db));
     const kdfAfter = await kdfRuns(gatewayUrl);
-    const bodies = await runBodyFlood({ base: apiUrl, pid: pidOf(services.apis[0]!) }, { base: gatewayUrl, pid: pidOf(services.gateway) });
-    const alive = await Promise.all([...apiUrls, gatewayUrl].map((u) => fetch(`${u}/healthz`).then((r) => r.status === 200, () => false)));
+    const bodies = await runBodyFlood(
+      { base: apiUrl, pid: pidOf(services.apis[0]!) },
+      { base: gatewayUrl, pid: pidOf(services.gateway) },
+    );
+    const alive = await Promise.all(
+      [...apiUrls, gatewayUrl].map((u) =>
+        fetch(`${u}/healthz`).then(
+          (r) => r.status === 200,
+          () => false,
+        ),
+      ),
+    );
 
     printReport(result, {
       cpu: cpuShares(cpuBefore, cpuAfter, parties),
       kdf: kdfBefore === null || kdfAfter === null ? null : kdfAfter - kdfBefore,
-      metrics: [`api (first replica) /metrics before / after the load: ${metricsBefore[0]} / ${await metricsSize(apiUrl)}`, `gateway /metrics before / after the load: ${metricsBefore[1]} / ${await metricsSize(gatewayUrl)}`],
+      metrics: [
+        `api (first replica) /metrics before / after the load: ${metricsBefore[0]} / ${await metricsSize(apiUrl)}`,
+        `gateway /metrics before / after the load: ${metricsBefore[1]} / ${await metricsSize(gatewayUrl)}`,
+      ],
     });
     const failed = printChecks(
       [
         ['5xx = 0', (result.all.byClass['5xx'] ?? 0) === 0],
-        ['every answer kept its properties (4xx with a clear message, no leak, no accepted write)', result.failureCount === 0],
+        [
+          'every answer kept its properties (4xx with a clear message, no leak, no accepted write)',
+          result.failureCount === 0,
+        ],
         ['every request was answered', (result.all.byClass.failed ?? 0) === 0],
-        [`crashes = 0 (process exits: ${services.crashes.length}, failed /healthz probes: ${health.failures.length} of ${health.probes()})`, services.crashes.length === 0 && health.failures.length === 0],
+        [
+          `crashes = 0 (process exits: ${services.crashes.length}, failed /healthz probes: ${health.failures.length} of ${health.probes()})`,
+          services.crashes.length === 0 && health.failures.length === 0,
+        ],
         ['every service process answers /healthz afterwards', alive.every(Boolean)],
         [`database unchanged (${Object.keys(before).join(', ')})`, changed.length === 0],
         [`no external entity fetched (trap connections: ${trap.connections.length})`, trap.connections.length === 0],
         ...bodies.checks,
       ],
-      [...services.crashes, ...health.failures.slice(0, 10), ...changed, ...trap.connections.slice(0, 5).map((c) => `trap: ${JSON.stringify(c)}`)],
+      [
+        ...services.crashes,
+        ...health.failures.slice(0, 10),
+        ...changed,
+        ...trap.connections.slice(0, 5).map((c) => `trap: ${JSON.stringify(c)}`),
+      ],
       result,
       seed,
       total,
     );
     // After the checks above: the flood creates users of its own.
-    const floodFailed = await runTokenFlood({ script: __filename, apiUrl, adminAuth: `ApiKey ${ADMIN_NAME}:${ADMIN_KEY}`, databaseUrl: database.url, redisUrl, redisGateway: services.gateway }, cleanups);
+    const floodFailed = await runTokenFlood(
+      {
+        script: __filename,
+        apiUrl,
+        adminAuth: `ApiKey ${ADMIN_NAME}:${ADMIN_KEY}`,
+        databaseUrl: database.url,
+        redisUrl,
+        redisGateway: services.gateway,
+      },
+      cleanups,
+    );
     if (failed) throw new Error(`hostile input: a property failed (seed ${seed})`);
     if (floodFailed) throw new Error('hostile input: the token flood failed');
   },

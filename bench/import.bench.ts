@@ -27,7 +27,9 @@ import { fmtInt } from './lib/report';
 
 const SETTINGS = {
   users: intEnv('BENCH_IMPORT_USERS', 100_000),
-  databases: stringEnv('BENCH_IMPORT_DATABASES', 'postgres,pglite').split(',').map((s) => s.trim()),
+  databases: stringEnv('BENCH_IMPORT_DATABASES', 'postgres,pglite')
+    .split(',')
+    .map((s) => s.trim()),
   pgServerUrl: stringEnv('BENCH_PG_URL', 'postgres://postgres@127.0.0.1:5432/postgres'),
 };
 const TARGET_SECONDS = 60;
@@ -40,16 +42,25 @@ const HASHES = [
   '$scrypt$ln=16,r=8,p=1$QKiVknKOcc5ZC6H0fs9Zaw$IX0ITKeHpM4OK8sq6yjN7hbyZCq62S3/jy/05ZQ7Et4',
 ];
 
-function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; seconds: number; last: string }> {
+function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; seconds: number; last: string }> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--conditions=cairn-source', '--import', 'tsx', join(REPO, 'packages/cli/src/main.ts'), ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      ['--conditions=cairn-source', '--import', 'tsx', join(REPO, 'packages/cli/src/main.ts'), ...args],
+      { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let tail = '';
     const keep = (d: Buffer) => (tail = (tail + d.toString()).slice(-2000));
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
     child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, seconds: (performance.now() - t0) / 1000, last: tail.trim().split('\n').pop() ?? '' }));
+    child.once('exit', (code) =>
+      resolve({ code, seconds: (performance.now() - t0) / 1000, last: tail.trim().split('\n').pop() ?? '' }),
+    );
   });
 }
 
@@ -73,12 +84,23 @@ async function benchOne(cleanups: Cleanups, database: string, file: string): Pro
   }
   const deps = createDeps(config);
   await migrateLatest(deps.db);
-  await bootstrap(deps.db, { adminUser: ADMIN_USER, adminKey: ADMIN_KEY, defaultCluster: 'bench', defaultAuthUrl: 'http://127.0.0.1:5000/auth', defaultStorageUrl: 'http://127.0.0.1:8080/v1' });
+  await bootstrap(deps.db, {
+    adminUser: ADMIN_USER,
+    adminKey: ADMIN_KEY,
+    defaultCluster: 'bench',
+    defaultAuthUrl: 'http://127.0.0.1:5000/auth',
+    defaultStorageUrl: 'http://127.0.0.1:8080/v1',
+  });
   await deps.db.destroy();
 
   const child = await startChild(__filename, API_ROLE, childEnv);
   cleanups.push(() => stopChild(child));
-  const cliEnv = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', CAIRN_API_URL: `http://127.0.0.1:${child.port}`, CAIRN_API_KEY: `${ADMIN_USER}:${ADMIN_KEY}` };
+  const cliEnv = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/tmp',
+    CAIRN_API_URL: `http://127.0.0.1:${child.port}`,
+    CAIRN_API_KEY: `${ADMIN_USER}:${ADMIN_KEY}`,
+  };
   const first = await runCli(['users', 'import', '--cluster', 'bench', file], cliEnv);
   console.log(`  ${database}: ${first.last}`);
   if (first.code !== 0) throw new Error(`${database}: the import exited with ${first.code}: ${first.last}`);
@@ -86,20 +108,30 @@ async function benchOne(cleanups: Cleanups, database: string, file: string): Pro
   if (count !== SETTINGS.users) throw new Error(`${database}: ${count} users after the import, not ${SETTINGS.users}`);
   const again = await runCli(['users', 'import', '--cluster', 'bench', file], cliEnv);
   console.log(`  ${database}, again: ${again.last}`);
-  if (again.code !== 0 || (await countUsers(child.port)) !== SETTINGS.users) throw new Error(`${database}: the second import changed something or failed: ${again.last}`);
+  if (again.code !== 0 || (await countUsers(child.port)) !== SETTINGS.users)
+    throw new Error(`${database}: the second import changed something or failed: ${again.last}`);
   await stopChild(child);
   return { first: first.seconds, again: again.seconds };
 }
 
 async function main(cleanups: Cleanups): Promise<void> {
   const started = new Date();
-  console.log(`import benchmark: ${fmtInt(SETTINGS.users)} users given as hashes, on ${SETTINGS.databases.join(' and ')}`);
+  console.log(
+    `import benchmark: ${fmtInt(SETTINGS.users)} users given as hashes, on ${SETTINGS.databases.join(' and ')}`,
+  );
   const work = mkdtempSync(join(tmpdir(), 'cairn-bench-import-file-'));
   cleanups.push(async () => rmSync(work, { recursive: true, force: true }));
   const file = join(work, 'users.jsonl');
   const lines: string[] = [];
   for (let i = 0; i < SETTINGS.users; i++) {
-    lines.push(JSON.stringify({ user: `imported${String(i).padStart(7, '0')}`, password_hash: HASHES[i % HASHES.length], is_superuser: false, enabled: true }));
+    lines.push(
+      JSON.stringify({
+        user: `imported${String(i).padStart(7, '0')}`,
+        password_hash: HASHES[i % HASHES.length],
+        is_superuser: false,
+        enabled: true,
+      }),
+    );
   }
   writeFileSync(file, `${lines.join('\n')}\n`);
 
@@ -109,7 +141,9 @@ async function main(cleanups: Cleanups): Promise<void> {
   console.log(`\nResults (${started.toISOString()}; one API process, the CLI timed from start to exit)`);
   for (const [database, r] of results) {
     const pass = r.first <= TARGET_SECONDS;
-    console.log(`${`import ${fmtInt(SETTINGS.users)} users, ${database}`.padEnd(40)} ${`${r.first.toFixed(1)} s (again, all skipped: ${r.again.toFixed(1)} s)`.padEnd(40)} ${pass ? 'PASS' : 'FAIL'} <= ${TARGET_SECONDS} s`);
+    console.log(
+      `${`import ${fmtInt(SETTINGS.users)} users, ${database}`.padEnd(40)} ${`${r.first.toFixed(1)} s (again, all skipped: ${r.again.toFixed(1)} s)`.padEnd(40)} ${pass ? 'PASS' : 'FAIL'} <= ${TARGET_SECONDS} s`,
+    );
   }
 }
 

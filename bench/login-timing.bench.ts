@@ -67,9 +67,21 @@ const FROZEN = 'timing-frozn';
 const ABSENT = 'timing-nouse';
 
 const CASES = [
-  { key: 'wrong', label: 'existing user, wrong password', s3Label: 'existing user, wrong signature', user: KNOWN, password: WRONG_PASSWORD },
+  {
+    key: 'wrong',
+    label: 'existing user, wrong password',
+    s3Label: 'existing user, wrong signature',
+    user: KNOWN,
+    password: WRONG_PASSWORD,
+  },
   { key: 'unknown', label: 'unknown user', s3Label: 'unknown access key', user: ABSENT, password: WRONG_PASSWORD },
-  { key: 'disabled', label: 'disabled user, right password', s3Label: 'disabled user, right signature', user: FROZEN, password: PASSWORD },
+  {
+    key: 'disabled',
+    label: 'disabled user, right password',
+    s3Label: 'disabled user, right signature',
+    user: FROZEN,
+    password: PASSWORD,
+  },
 ] as const;
 type CaseKey = (typeof CASES)[number]['key'];
 const APIS = ['v3', 'v1', 's3'] as const;
@@ -86,7 +98,10 @@ async function serve(role: string): Promise<void> {
   await serveGateway(CLUSTER, {
     CAIRN_S3_SECRET_KEYS: process.env.BENCH_CHILD_S3_KEYS ?? '',
     CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN: 'false',
-    CAIRN_LOGIN_FAILURE_LIMIT: '100000', CAIRN_LOGIN_ADDRESS_FAILURE_LIMIT: '1000000', CAIRN_LOGIN_USER_FAILURE_LIMIT: '10000000' });
+    CAIRN_LOGIN_FAILURE_LIMIT: '100000',
+    CAIRN_LOGIN_ADDRESS_FAILURE_LIMIT: '1000000',
+    CAIRN_LOGIN_USER_FAILURE_LIMIT: '10000000',
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -107,24 +122,44 @@ const S3_CREDENTIALS: Record<string, { access: string; secret: string }> = {
 function s3Body(user: string): string {
   const { access, secret } = S3_CREDENTIALS[user]!;
   const signWith = user === KNOWN ? generateS3Secret() : secret;
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
-  const canonical = createHash('sha256').update(`GET\n/bucket/object\n\nhost:s3.example.com\n\nhost\nUNSIGNED-PAYLOAD`).digest('hex');
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
+  const canonical = createHash('sha256')
+    .update(`GET\n/bucket/object\n\nhost:s3.example.com\n\nhost\nUNSIGNED-PAYLOAD`)
+    .digest('hex');
   const sts = ['AWS4-HMAC-SHA256', stamp, `${stamp.slice(0, 8)}/RegionOne/s3/aws4_request`, canonical].join('\n');
-  const signature = signatureV4(Buffer.from(sts), signWith, { date: stamp.slice(0, 8), region: 'RegionOne', service: 's3' });
+  const signature = signatureV4(Buffer.from(sts), signWith, {
+    date: stamp.slice(0, 8),
+    region: 'RegionOne',
+    service: 's3',
+  });
   return JSON.stringify({ credentials: { access, token: Buffer.from(sts).toString('base64url'), signature } });
 }
 
 function send(port: number, api: ApiKey, user: string, password: string): Promise<{ status: number; ms: number }> {
   const body =
     api === 'v3'
-      ? JSON.stringify({ auth: { identity: { methods: ['password'], password: { user: { name: user, domain: { id: 'default' }, password } } } } })
+      ? JSON.stringify({
+          auth: {
+            identity: {
+              methods: ['password'],
+              password: { user: { name: user, domain: { id: 'default' }, password } },
+            },
+          },
+        })
       : api === 's3'
         ? s3Body(user)
         : undefined;
   const options =
     api === 'v1'
       ? { path: '/auth/v1.0', method: 'GET', headers: { 'x-auth-user': user, 'x-auth-key': password } }
-      : { path: api === 'v3' ? '/auth/v3/auth/tokens' : '/auth/v3/s3tokens', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body!) } };
+      : {
+          path: api === 'v3' ? '/auth/v3/auth/tokens' : '/auth/v3/s3tokens',
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body!) },
+        };
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const req = request({ host: '127.0.0.1', port, agent, ...options }, (res) => {
@@ -146,20 +181,28 @@ function shuffled<T>(items: readonly T[]): T[] {
   return out;
 }
 
-const quantile = (sorted: number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+const quantile = (sorted: number[], q: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 
 // ---------------------------------------------------------------------------------------------
 // Main
 
 async function main(cleanups: Cleanups): Promise<void> {
   const started = new Date();
-  console.log(`login timing benchmark: ${SETTINGS.warmup} warm-up + ${SETTINGS.rounds} measured rounds of ${CASES.length} cases × ${APIS.length} APIs, one request at a time`);
+  console.log(
+    `login timing benchmark: ${SETTINGS.warmup} warm-up + ${SETTINGS.rounds} measured rounds of ${CASES.length} cases × ${APIS.length} APIs, one request at a time`,
+  );
 
   const created = await throwawayDatabase(cleanups, SETTINGS.pgServerUrl, 'cairn_bench_timing_');
   const db = createDatabase({ url: created.url, poolMax: 1 });
   cleanups.push(() => db.destroy());
   await migrateLatest(db);
-  await bootstrap(db, { adminUser: 'bench-admin', defaultCluster: CLUSTER, defaultAuthUrl: 'http://127.0.0.1:5000/auth', defaultStorageUrl: 'http://127.0.0.1:8080/v1' });
+  await bootstrap(db, {
+    adminUser: 'bench-admin',
+    defaultCluster: CLUSTER,
+    defaultAuthUrl: 'http://127.0.0.1:5000/auth',
+    defaultStorageUrl: 'http://127.0.0.1:8080/v1',
+  });
   const cluster = await findClusterByName(db, SYSTEM_ACTING.cli, CLUSTER);
   if (!cluster) throw new Error(`bootstrap did not create the cluster '${CLUSTER}'`);
   // Real hashes with the default scrypt parameters, as the management API stores them; each its own salt.
@@ -194,7 +237,12 @@ async function main(cleanups: Cleanups): Promise<void> {
   });
   await redis.ping();
 
-  const starting = startChild(__filename, GATEWAY_ROLE, { ...process.env, BENCH_CHILD_DATABASE_URL: created.url, BENCH_CHILD_REDIS_URL: SETTINGS.redisUrl, BENCH_CHILD_S3_KEYS: S3_KEYS });
+  const starting = startChild(__filename, GATEWAY_ROLE, {
+    ...process.env,
+    BENCH_CHILD_DATABASE_URL: created.url,
+    BENCH_CHILD_REDIS_URL: SETTINGS.redisUrl,
+    BENCH_CHILD_S3_KEYS: S3_KEYS,
+  });
   cleanups.push(async () => {
     agent.destroy();
     const child = await starting.catch(() => undefined);
@@ -230,14 +278,27 @@ async function main(cleanups: Cleanups): Promise<void> {
   const rows: string[][] = [];
   const misses: string[] = [];
   for (const api of APIS) {
-    const median = (key: CaseKey) => quantile(times.get(slot(api, key))!.slice().sort((a, b) => a - b), 0.5);
+    const median = (key: CaseKey) =>
+      quantile(
+        times
+          .get(slot(api, key))!
+          .slice()
+          .sort((a, b) => a - b),
+        0.5,
+      );
     const reference = median('wrong');
     for (const c of CASES) {
-      const sorted = times.get(slot(api, c.key))!.slice().sort((a, b) => a - b);
+      const sorted = times
+        .get(slot(api, c.key))!
+        .slice()
+        .sort((a, b) => a - b);
       const m = quantile(sorted, 0.5);
       const ratio = m / reference;
       const pass = Math.abs(ratio - 1) <= TARGET;
-      if (!pass) misses.push(`${api.toUpperCase()} ${api === 's3' ? c.s3Label : c.label}: median ${fmtMs(m)} ms is ${((ratio - 1) * 100).toFixed(1)} % off the reference (wrong password or signature) median`);
+      if (!pass)
+        misses.push(
+          `${api.toUpperCase()} ${api === 's3' ? c.s3Label : c.label}: median ${fmtMs(m)} ms is ${((ratio - 1) * 100).toFixed(1)} % off the reference (wrong password or signature) median`,
+        );
       rows.push([
         api.toUpperCase(),
         api === 's3' ? c.s3Label : c.label,
@@ -250,9 +311,14 @@ async function main(cleanups: Cleanups): Promise<void> {
       ]);
     }
   }
-  console.log(`\nResults (${started.toISOString()}; ${SETTINGS.rounds} rounds after ${SETTINGS.warmup} warm-up; latency in ms)`);
+  console.log(
+    `\nResults (${started.toISOString()}; ${SETTINGS.rounds} rounds after ${SETTINGS.warmup} warm-up; latency in ms)`,
+  );
   console.log(table(['API', 'case', 'n', 'p10', 'median', 'p90', 'median / wrong', 'target'], rows));
-  if (SETTINGS.rounds < 100) console.log(`\nnote: ${SETTINGS.rounds} rounds is a smoke run; medians of fewer than ~100 samples move by several % on a busy machine.`);
+  if (SETTINGS.rounds < 100)
+    console.log(
+      `\nnote: ${SETTINGS.rounds} rounds is a smoke run; medians of fewer than ~100 samples move by several % on a busy machine.`,
+    );
   console.log(misses.length ? `\nMissed targets:\n  ${misses.join('\n  ')}` : '\nAll targets met.');
 }
 

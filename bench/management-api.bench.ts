@@ -76,7 +76,18 @@ interface ListScenario {
   total: (s: Seeded) => number;
 }
 
-const ORDERABLE = ['id', '-id', 'user', '-user', 'cluster', '-cluster', 'enabled', '-enabled', 'is_superuser', '-is_superuser'];
+const ORDERABLE = [
+  'id',
+  '-id',
+  'user',
+  '-user',
+  'cluster',
+  '-cluster',
+  'enabled',
+  '-enabled',
+  'is_superuser',
+  '-is_superuser',
+];
 /** 'user0012' matches 10,000 of 1,000,000 seeded names (user00120000..user00129999); 'user0' matches them all. */
 const NARROW_PREFIX = 'user0012';
 
@@ -85,20 +96,77 @@ function listScenarios(users: number, clusters: number): ListScenario[] {
   const deepIn = (n: number) => Math.floor(n * 0.9);
   const nth = (s: Seeded, turn: number) => s.clusterIds[turn % s.clusterIds.length]!;
   const narrowCount = countPrefix(users, NARROW_PREFIX);
-  const both = (key: string, label: string, query: (s: Seeded, turn: number) => string, total: (s: Seeded) => number): ListScenario[] => [
+  const both = (
+    key: string,
+    label: string,
+    query: (s: Seeded, turn: number) => string,
+    total: (s: Seeded) => number,
+  ): ListScenario[] => [
     { key, label, path: (s, t) => `/api/v1/users/?${query(s, t)}`, total },
-    { key: `${key}_deep`, label: `${label}, deep`, path: (s, t) => `/api/v1/users/?${query(s, t)}&offset=${deepIn(total(s))}`, total },
+    {
+      key: `${key}_deep`,
+      label: `${label}, deep`,
+      path: (s, t) => `/api/v1/users/?${query(s, t)}&offset=${deepIn(total(s))}`,
+      total,
+    },
   ];
   return [
-    ...both('cluster', 'cluster=<id>', (s, t) => `cluster=${nth(s, t)}`, () => perCluster),
-    ...both('cluster__id', 'cluster__id=<id>', (s, t) => `cluster__id=${nth(s, t)}`, () => perCluster),
-    ...both('cluster__name', 'cluster__name=<name>', (s, t) => `cluster__name=${s.clusterNames[t % s.clusterNames.length]}`, () => perCluster),
-    ...both('cluster__uuid', 'cluster__uuid=<uuid>', (s, t) => `cluster__uuid=${s.clusterUuids[t % s.clusterUuids.length]}`, () => perCluster),
-    ...both('cluster__in', 'cluster__in=<id>,<id>', (s, t) => `cluster__in=${nth(s, t)},${nth(s, t + 1)}`, () => 2 * perCluster),
-    { key: 'user', label: 'user=<name>', path: (s, t) => `/api/v1/users/?user=user${String(1 + ((t * 7919) % users)).padStart(8, '0')}`, total: () => 1 },
-    ...both('user__startswith', `user__startswith=${NARROW_PREFIX}`, () => `user__startswith=${NARROW_PREFIX}`, () => narrowCount),
-    ...both('user__startswith_all', 'user__startswith=user0 (every user)', () => 'user__startswith=user0', () => users),
-    ...ORDERABLE.flatMap((o) => both(`order_by=${o}`, `order_by=${o}`, () => `order_by=${o}`, (s) => s.totalUsers)),
+    ...both(
+      'cluster',
+      'cluster=<id>',
+      (s, t) => `cluster=${nth(s, t)}`,
+      () => perCluster,
+    ),
+    ...both(
+      'cluster__id',
+      'cluster__id=<id>',
+      (s, t) => `cluster__id=${nth(s, t)}`,
+      () => perCluster,
+    ),
+    ...both(
+      'cluster__name',
+      'cluster__name=<name>',
+      (s, t) => `cluster__name=${s.clusterNames[t % s.clusterNames.length]}`,
+      () => perCluster,
+    ),
+    ...both(
+      'cluster__uuid',
+      'cluster__uuid=<uuid>',
+      (s, t) => `cluster__uuid=${s.clusterUuids[t % s.clusterUuids.length]}`,
+      () => perCluster,
+    ),
+    ...both(
+      'cluster__in',
+      'cluster__in=<id>,<id>',
+      (s, t) => `cluster__in=${nth(s, t)},${nth(s, t + 1)}`,
+      () => 2 * perCluster,
+    ),
+    {
+      key: 'user',
+      label: 'user=<name>',
+      path: (s, t) => `/api/v1/users/?user=user${String(1 + ((t * 7919) % users)).padStart(8, '0')}`,
+      total: () => 1,
+    },
+    ...both(
+      'user__startswith',
+      `user__startswith=${NARROW_PREFIX}`,
+      () => `user__startswith=${NARROW_PREFIX}`,
+      () => narrowCount,
+    ),
+    ...both(
+      'user__startswith_all',
+      'user__startswith=user0 (every user)',
+      () => 'user__startswith=user0',
+      () => users,
+    ),
+    ...ORDERABLE.flatMap((o) =>
+      both(
+        `order_by=${o}`,
+        `order_by=${o}`,
+        () => `order_by=${o}`,
+        (s) => s.totalUsers,
+      ),
+    ),
   ];
 }
 
@@ -118,9 +186,13 @@ const ALL_SCENARIOS = ['page1', 'deep', 'detail', ...LIST_SCENARIOS.map((s) => s
 function scenarioSelection(): Set<string> {
   const raw = stringEnv('BENCH_SCENARIOS');
   if (!raw) return new Set(ALL_SCENARIOS);
-  const keys = raw.split(',').map((k) => k.trim()).filter(Boolean);
+  const keys = raw
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
   const unknown = keys.filter((k) => !ALL_SCENARIOS.includes(k));
-  if (unknown.length) throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(', ')} (known: ${ALL_SCENARIOS.join(', ')})`);
+  if (unknown.length)
+    throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(', ')} (known: ${ALL_SCENARIOS.join(', ')})`);
   return new Set(keys);
 }
 
@@ -178,7 +250,9 @@ interface Seeded {
 }
 
 async function seed(databaseUrl: string): Promise<Seeded> {
-  const deps = createDeps(readConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', CAIRN_CREATE_DEFAULT_CLUSTER: 'false' }));
+  const deps = createDeps(
+    readConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', CAIRN_CREATE_DEFAULT_CLUSTER: 'false' }),
+  );
   const { db } = deps;
   try {
     await migrateLatest(db);
@@ -206,12 +280,17 @@ async function seed(databaseUrl: string): Promise<Seeded> {
        ON CONFLICT (name) DO NOTHING`,
       [SETTINGS.clusters],
     );
-    const clusterRows = (await db.raw(`SELECT id, name, uuid FROM clusters WHERE name LIKE 'bench-%' ORDER BY name LIMIT ?`, [SETTINGS.clusters])) as {
+    const clusterRows = (await db.raw(
+      `SELECT id, name, uuid FROM clusters WHERE name LIKE 'bench-%' ORDER BY name LIMIT ?`,
+      [SETTINGS.clusters],
+    )) as {
       rows: Array<{ id: number; name: string; uuid: string }>;
     };
     const clusterIds = clusterRows.rows.map((r) => Number(r.id));
 
-    const existing = await db.raw(`SELECT count(*)::bigint AS n FROM storage_users WHERE cluster_id = ANY(?::int[])`, [clusterIds]);
+    const existing = await db.raw(`SELECT count(*)::bigint AS n FROM storage_users WHERE cluster_id = ANY(?::int[])`, [
+      clusterIds,
+    ]);
     const reused = Number(existing.rows[0].n) === SETTINGS.users;
     let seedSeconds = 0;
     let vacuumSeconds = 0;
@@ -239,7 +318,9 @@ async function seed(databaseUrl: string): Promise<Seeded> {
       [clusterIds],
     );
     const total = await db.raw(`SELECT count(*)::bigint AS n FROM storage_users`);
-    const version = await db.raw(`SELECT current_setting('server_version') AS v, current_setting('shared_buffers') AS sb`);
+    const version = await db.raw(
+      `SELECT current_setting('server_version') AS v, current_setting('shared_buffers') AS sb`,
+    );
     const size = await db.raw(`SELECT pg_size_pretty(pg_total_relation_size('storage_users')) AS s`);
     const r = range.rows[0] as { lo: string; hi: string; n: string };
     if (Number(r.hi) - Number(r.lo) + 1 !== Number(r.n)) {
@@ -284,11 +365,16 @@ async function main(cleanups: Cleanups): Promise<void> {
       ? `  reusing ${fmtInt(SETTINGS.users)} bench users already present`
       : `  inserted ${fmtInt(SETTINGS.users)} users in ${seeded.seedSeconds.toFixed(1)} s, VACUUM ANALYZE ${seeded.vacuumSeconds.toFixed(1)} s`,
   );
-  console.log(`  storage_users: ${fmtInt(seeded.totalUsers)} rows, ${seeded.tableSize} with indexes; ${seeded.postgres}`);
+  console.log(
+    `  storage_users: ${fmtInt(seeded.totalUsers)} rows, ${seeded.tableSize} with indexes; ${seeded.postgres}`,
+  );
 
   const childEnv = { ...process.env, BENCH_CHILD_DATABASE_URL: databaseUrl };
   const profArgs = SETTINGS.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', SETTINGS.cpuProfDir] : [];
-  const [baseline, api] = await Promise.all([startChild(__filename, BASELINE_ROLE, childEnv), startChild(__filename, API_ROLE, childEnv, profArgs)]);
+  const [baseline, api] = await Promise.all([
+    startChild(__filename, BASELINE_ROLE, childEnv),
+    startChild(__filename, API_ROLE, childEnv, profArgs),
+  ]);
   cleanups.push(() => stopChild(baseline));
   cleanups.push(() => stopChild(api));
 
@@ -305,7 +391,12 @@ async function main(cleanups: Cleanups): Promise<void> {
       target: apiTarget,
       request: apiGet(() => `/api/v1/users/?cluster=${seeded.clusterIds[clusterTurn++ % seeded.clusterIds.length]}`),
     },
-    deep: { key: 'deep', label: `users offset=${DEEP_OFFSET}`, target: apiTarget, request: apiGet(() => `/api/v1/users/?offset=${DEEP_OFFSET}`) },
+    deep: {
+      key: 'deep',
+      label: `users offset=${DEEP_OFFSET}`,
+      target: apiTarget,
+      request: apiGet(() => `/api/v1/users/?offset=${DEEP_OFFSET}`),
+    },
     detail: {
       key: 'detail',
       label: 'user detail',
@@ -335,30 +426,45 @@ async function main(cleanups: Cleanups): Promise<void> {
   );
 
   const perCluster = Math.floor(SETTINGS.users / SETTINGS.clusters);
-  const json = <T>(check: (body: T) => string | null) => (res: { text: string }) => check(JSON.parse(res.text) as T);
-  await checkOnce(scenarios.baseline, json<{ hello?: string }>((b) => (b.hello === 'world' ? null : 'unexpected body')));
+  const json =
+    <T>(check: (body: T) => string | null) =>
+    (res: { text: string }) =>
+      check(JSON.parse(res.text) as T);
+  await checkOnce(
+    scenarios.baseline,
+    json<{ hello?: string }>((b) => (b.hello === 'world' ? null : 'unexpected body')),
+  );
   await checkOnce(
     scenarios.page1,
     json<{ meta: { total_count: number }; objects: unknown[] }>((body) => {
-      if (Math.abs(body.meta.total_count - perCluster) > 1) return `total_count ${body.meta.total_count}, expected ~${perCluster}`;
+      if (Math.abs(body.meta.total_count - perCluster) > 1)
+        return `total_count ${body.meta.total_count}, expected ~${perCluster}`;
       return body.objects.length === Math.min(20, perCluster) ? null : `${body.objects.length} objects on page 1`;
     }),
   );
   await checkOnce(
     scenarios.deep,
     json<{ meta: { total_count: number; offset: number }; objects: unknown[] }>((body) => {
-      if (body.meta.total_count !== seeded.totalUsers) return `total_count ${body.meta.total_count}, expected ${seeded.totalUsers}`;
-      return body.objects.length === Math.min(20, seeded.totalUsers - DEEP_OFFSET) ? null : `${body.objects.length} objects on the deep page`;
+      if (body.meta.total_count !== seeded.totalUsers)
+        return `total_count ${body.meta.total_count}, expected ${seeded.totalUsers}`;
+      return body.objects.length === Math.min(20, seeded.totalUsers - DEEP_OFFSET)
+        ? null
+        : `${body.objects.length} objects on the deep page`;
     }),
   );
-  await checkOnce(scenarios.detail, json<{ user?: string }>((b) => (typeof b.user === 'string' ? null : 'no user in detail')));
+  await checkOnce(
+    scenarios.detail,
+    json<{ user?: string }>((b) => (typeof b.user === 'string' ? null : 'no user in detail')),
+  );
   const selected = scenarioSelection();
   for (const l of LIST_SCENARIOS) {
     if (!selected.has(l.key)) continue;
     await checkOnce(
       listed.get(l.key)!,
       json<{ meta: { total_count: number }; objects: unknown[] }>((body) =>
-        body.meta.total_count === l.total(seeded) ? null : `total_count ${body.meta.total_count}, expected exactly ${l.total(seeded)}`,
+        body.meta.total_count === l.total(seeded)
+          ? null
+          : `total_count ${body.meta.total_count}, expected exactly ${l.total(seeded)}`,
       ),
     );
     listTurns.set(l.key, 0);
@@ -367,8 +473,15 @@ async function main(cleanups: Cleanups): Promise<void> {
 
   console.log('load (autocannon in this process; each server in its own child process):');
   const { connections, warmup, duration } = SETTINGS;
-  const settings: LoadSettings = { connections, warmup, duration, parties: [party.comm('postgres', 'postgres'), party.self('loadgen')] };
-  const measured = ALL_SCENARIOS.filter((k) => selected.has(k)).map((k) => (k in scenarios ? scenarios[k as keyof typeof scenarios] : listed.get(k)!));
+  const settings: LoadSettings = {
+    connections,
+    warmup,
+    duration,
+    parties: [party.comm('postgres', 'postgres'), party.self('loadgen')],
+  };
+  const measured = ALL_SCENARIOS.filter((k) => selected.has(k)).map((k) =>
+    k in scenarios ? scenarios[k as keyof typeof scenarios] : listed.get(k)!,
+  );
   const run = await measureBracketed(scenarios.baseline, measured, settings);
   const page1 = run.byKey.get('page1');
   const deep = run.byKey.get('deep');
@@ -382,7 +495,10 @@ async function main(cleanups: Cleanups): Promise<void> {
     ]);
   }
   if (deep) verdicts.set('deep', [verdict(`p50 <= ${TARGETS.deepP50Ms} ms`, deep.p50 <= TARGETS.deepP50Ms)]);
-  if (detail) verdicts.set('detail', [verdict(`>= ${TARGETS.detailRatio * 100} % of baseline`, ratio(detail) >= TARGETS.detailRatio)]);
+  if (detail)
+    verdicts.set('detail', [
+      verdict(`>= ${TARGETS.detailRatio * 100} % of baseline`, ratio(detail) >= TARGETS.detailRatio),
+    ]);
 
   for (const l of LIST_SCENARIOS) {
     const m = run.byKey.get(l.key);
@@ -394,7 +510,11 @@ async function main(cleanups: Cleanups): Promise<void> {
     title: `\nResults (${started.toISOString()}; ${fmtInt(SETTINGS.users)} users, ${SETTINGS.connections} connections, ${SETTINGS.duration} s each)`,
     ...run,
     verdicts,
-    notes: quick ? ['Quick mode: the targets are defined for 1,000,000 users over 10 clusters; these verdicts are only indicative.'] : [],
+    notes: quick
+      ? [
+          'Quick mode: the targets are defined for 1,000,000 users over 10 clusters; these verdicts are only indicative.',
+        ]
+      : [],
   });
 }
 

@@ -18,7 +18,16 @@
  */
 import { existsSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { appliedQuotas, bootstrap, createDatabase, createLogger, migrateLatest, pendingQuotas, QuotaReconciler, recordQuotaOutcomes } from '@cairn/management-api';
+import {
+  appliedQuotas,
+  bootstrap,
+  createDatabase,
+  createLogger,
+  migrateLatest,
+  pendingQuotas,
+  QuotaReconciler,
+  recordQuotaOutcomes,
+} from '@cairn/management-api';
 
 import { startSwiftCluster } from '../test-e2e/interop/swift-cluster';
 import { intEnv, stringEnv } from './lib/env';
@@ -53,7 +62,11 @@ async function insertUsers(db: Knex, clusterId: number, prefix: string, n: numbe
 /** Sets the quota of every user named `prefix…`, as one change: the same rows the API writes per user. */
 async function setQuotas(db: Knex, clusterId: number, prefix: string, quota = QUOTAS[0]!): Promise<void> {
   await db.transaction(async (trx) => {
-    await trx.raw('UPDATE storage_users SET quota_bytes = ? WHERE cluster_id = ? AND username LIKE ?', [quota, clusterId, `${prefix}%`]);
+    await trx.raw('UPDATE storage_users SET quota_bytes = ? WHERE cluster_id = ? AND username LIKE ?', [
+      quota,
+      clusterId,
+      `${prefix}%`,
+    ]);
     await trx.raw(
       `INSERT INTO quota_applications (user_id, cluster_id) SELECT id, cluster_id FROM storage_users WHERE cluster_id = ? AND username LIKE ?
        ON CONFLICT (user_id) DO UPDATE SET wanted_version = quota_applications.wanted_version + 1`,
@@ -63,18 +76,31 @@ async function setQuotas(db: Knex, clusterId: number, prefix: string, quota = QU
 }
 
 async function pendingCount(db: Knex, clusterId: number): Promise<number> {
-  const [row] = await db('quota_applications').where('cluster_id', clusterId).whereRaw('wanted_version > applied_version OR error IS NOT NULL').count({ n: '*' });
+  const [row] = await db('quota_applications')
+    .where('cluster_id', clusterId)
+    .whereRaw('wanted_version > applied_version OR error IS NOT NULL')
+    .count({ n: '*' });
   return Number((row as { n: string | number }).n);
 }
 
 /** The plain client: the same POSTs, `concurrency` at a time, nothing else. */
-async function plainClient(storageUrl: string, token: string, prefix: string, n: number, concurrency: number, quota = QUOTAS[0]!): Promise<number> {
+async function plainClient(
+  storageUrl: string,
+  token: string,
+  prefix: string,
+  n: number,
+  concurrency: number,
+  quota = QUOTAS[0]!,
+): Promise<number> {
   let next = 1;
   const t0 = performance.now();
   const worker = async () => {
     while (next <= n) {
       const account = `AUTH_${prefix}${String(next++).padStart(7, '0')}`;
-      const res = await fetch(`${storageUrl}/${account}`, { method: 'POST', headers: { 'X-Auth-Token': token, 'X-Account-Meta-Quota-Bytes': quota } });
+      const res = await fetch(`${storageUrl}/${account}`, {
+        method: 'POST',
+        headers: { 'X-Auth-Token': token, 'X-Account-Meta-Quota-Bytes': quota },
+      });
       await res.arrayBuffer();
       if (res.status !== 204) throw new Error(`plain POST ${account}: HTTP ${res.status}`);
     }
@@ -91,17 +117,32 @@ async function applyScenario(cleanups: Cleanups, db: Knex, url: string): Promise
   const swift = await startSwiftCluster({
     pipeline: 'tempauth',
     tempauthUsers: [{ ...RESELLER, groups: ['.reseller_admin'] }],
-    proxyPipeline: ['catch_errors', 'gatekeeper', 'healthcheck', 'proxy-logging', 'cache', 'tempauth', 'account_quotas', 'proxy-logging', 'proxy-server'],
+    proxyPipeline: [
+      'catch_errors',
+      'gatekeeper',
+      'healthcheck',
+      'proxy-logging',
+      'cache',
+      'tempauth',
+      'account_quotas',
+      'proxy-logging',
+      'proxy-server',
+    ],
     extraProxyConfig: '[filter:account_quotas]\nuse = egg:swift#account_quotas\n',
     logLevel: 'WARNING',
   });
   cleanups.push(() => swift.stop().then(() => undefined));
   console.log(`  Swift 2.30 proxy with tempauth and account_quotas at ${swift.proxyUrl} (one worker)`);
-  const [cluster] = (await db('clusters').where({ name: 'bench' }).update({ auth_url: `${swift.proxyUrl}/auth`, storage_url: `${swift.proxyUrl}/v1` }).returning('id')) as Array<{ id: number }>;
+  const [cluster] = (await db('clusters')
+    .where({ name: 'bench' })
+    .update({ auth_url: `${swift.proxyUrl}/auth`, storage_url: `${swift.proxyUrl}/v1` })
+    .returning('id')) as Array<{ id: number }>;
   const clusterId = cluster!.id;
   await insertUsers(db, clusterId, 'cairn', SETTINGS.users);
 
-  const login = await fetch(`${swift.proxyUrl}/auth/v1.0`, { headers: { 'X-Auth-User': `${RESELLER.account}:${RESELLER.user}`, 'X-Auth-Key': RESELLER.key } });
+  const login = await fetch(`${swift.proxyUrl}/auth/v1.0`, {
+    headers: { 'X-Auth-User': `${RESELLER.account}:${RESELLER.user}`, 'X-Auth-Key': RESELLER.key },
+  });
   const token = login.headers.get('x-auth-token')!;
   // Warm up both paths (a few accounts each) so neither pays for the first connections.
   await plainClient(`${swift.proxyUrl}/v1`, token, 'warm', 50, SETTINGS.concurrency);
@@ -132,18 +173,26 @@ async function applyScenario(cleanups: Cleanups, db: Knex, url: string): Promise
       while ((await pendingCount(db, clusterId)) > 0) await new Promise((r) => setTimeout(r, 20));
       return performance.now() - t0;
     };
-    const plain = () => plainClient(`${swift.proxyUrl}/v1`, token, 'plain', SETTINGS.users, SETTINGS.concurrency, quota);
+    const plain = () =>
+      plainClient(`${swift.proxyUrl}/v1`, token, 'plain', SETTINGS.users, SETTINGS.concurrency, quota);
     const plainMs = round === 1 ? await plain() : 0;
     const cairnMs = await cairn();
     const plainMs2 = round === 2 ? await plain() : plainMs;
-    const [errors] = await db('quota_applications').where('cluster_id', clusterId).whereNotNull('error').count({ n: '*' });
+    const [errors] = await db('quota_applications')
+      .where('cluster_id', clusterId)
+      .whereNotNull('error')
+      .count({ n: '*' });
     if (Number((errors as { n: string }).n) > 0) throw new Error('some quotas ended in error');
     const plainRate = SETTINGS.users / (plainMs2 / 1000);
     const cairnRate = SETTINGS.users / (cairnMs / 1000);
     const ratio = cairnRate / plainRate;
     console.log(`  round ${round} (${round === 1 ? 'new accounts' : 'existing accounts'}):`);
-    console.log(`    plain client: ${fmtInt(SETTINGS.users)} POSTs in ${seconds(plainMs2)} = ${plainRate.toFixed(0)}/s`);
-    console.log(`    Cairn:        ${fmtInt(SETTINGS.users)} quotas applied in ${seconds(cairnMs)} = ${cairnRate.toFixed(0)}/s (commit to last recorded)`);
+    console.log(
+      `    plain client: ${fmtInt(SETTINGS.users)} POSTs in ${seconds(plainMs2)} = ${plainRate.toFixed(0)}/s`,
+    );
+    console.log(
+      `    Cairn:        ${fmtInt(SETTINGS.users)} quotas applied in ${seconds(cairnMs)} = ${cairnRate.toFixed(0)}/s (commit to last recorded)`,
+    );
     const ok = ratio >= TARGET_RATIO;
     console.log(`    ratio ${(ratio * 100).toFixed(0)} % ${ok ? 'PASS' : 'FAIL'} (target >= ${TARGET_RATIO * 100} %)`);
     pass &&= ok;
@@ -152,7 +201,14 @@ async function applyScenario(cleanups: Cleanups, db: Knex, url: string): Promise
 }
 
 async function postgresScenario(db: Knex): Promise<void> {
-  const [cluster] = (await db('clusters').insert({ name: 'bench-db', uuid: '00000000-0000-4000-8000-00000000000d', auth_url: 'http://127.0.0.1:9/auth', storage_url: 'http://127.0.0.1:9/v1' }).returning('id')) as Array<{ id: number }>;
+  const [cluster] = (await db('clusters')
+    .insert({
+      name: 'bench-db',
+      uuid: '00000000-0000-4000-8000-00000000000d',
+      auth_url: 'http://127.0.0.1:9/auth',
+      storage_url: 'http://127.0.0.1:9/v1',
+    })
+    .returning('id')) as Array<{ id: number }>;
   const clusterId = cluster!.id;
   await insertUsers(db, clusterId, 'u', SETTINGS.dbUsers);
   await setQuotas(db, clusterId, 'u');
@@ -167,9 +223,14 @@ async function postgresScenario(db: Knex): Promise<void> {
     if (page.length === 0) break;
     after = page.at(-1)!.userId;
     n += page.length;
-    await recordQuotaOutcomes(db, page.map((w) => ({ userId: w.userId, version: w.version, ok: true as const })));
+    await recordQuotaOutcomes(
+      db,
+      page.map((w) => ({ userId: w.userId, version: w.version, ok: true as const })),
+    );
   }
-  console.log(`  apply pass, Postgres side: ${fmtInt(n)} users read pending and recorded applied, in pages of ${PAGE}: ${seconds(performance.now() - t0)}`);
+  console.log(
+    `  apply pass, Postgres side: ${fmtInt(n)} users read pending and recorded applied, in pages of ${PAGE}: ${seconds(performance.now() - t0)}`,
+  );
 
   t0 = performance.now();
   after = '0';
@@ -180,7 +241,9 @@ async function postgresScenario(db: Knex): Promise<void> {
     after = page.at(-1)!.userId;
     n += page.length;
   }
-  console.log(`  drift pass, Postgres side: ${fmtInt(n)} applied users read in pages of ${PAGE}: ${seconds(performance.now() - t0)}`);
+  console.log(
+    `  drift pass, Postgres side: ${fmtInt(n)} applied users read in pages of ${PAGE}: ${seconds(performance.now() - t0)}`,
+  );
 
   const idlePoll = async (when: string) => {
     t0 = performance.now();
@@ -194,12 +257,20 @@ async function postgresScenario(db: Knex): Promise<void> {
 }
 
 async function main(cleanups: Cleanups): Promise<void> {
-  console.log(`quota benchmark: ${fmtInt(SETTINGS.users)} users at concurrency ${SETTINGS.concurrency}; Postgres side at ${fmtInt(SETTINGS.dbUsers)} users`);
+  console.log(
+    `quota benchmark: ${fmtInt(SETTINGS.users)} users at concurrency ${SETTINGS.concurrency}; Postgres side at ${fmtInt(SETTINGS.dbUsers)} users`,
+  );
   const created = await throwawayDatabase(cleanups, SETTINGS.pgServerUrl, 'cairn_bench_quotas_');
   const db = createDatabase({ url: created.url, poolMax: 10 });
   cleanups.push(() => db.destroy());
   await migrateLatest(db);
-  await bootstrap(db, { adminUser: 'root', adminKey: 'bench-admin-key-0123456789abcdefghijklmn', defaultCluster: 'bench', defaultAuthUrl: 'http://127.0.0.1:5000/auth', defaultStorageUrl: 'http://127.0.0.1:8080/v1' });
+  await bootstrap(db, {
+    adminUser: 'root',
+    adminKey: 'bench-admin-key-0123456789abcdefghijklmn',
+    defaultCluster: 'bench',
+    defaultAuthUrl: 'http://127.0.0.1:5000/auth',
+    defaultStorageUrl: 'http://127.0.0.1:8080/v1',
+  });
   console.log('1. apply through a real Swift proxy');
   const pass = await applyScenario(cleanups, db, created.url);
   console.log('2. Postgres side of a reconcile pass');

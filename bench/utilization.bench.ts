@@ -18,7 +18,14 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
-import { bootstrap, createDeps, ensureHourlyPartitions, migrateLatest, readConfig, rollUpDay } from '@cairn/management-api';
+import {
+  bootstrap,
+  createDeps,
+  ensureHourlyPartitions,
+  migrateLatest,
+  readConfig,
+  rollUpDay,
+} from '@cairn/management-api';
 import { startChild, stopChild } from './lib/children';
 import { intEnv, stringEnv } from './lib/env';
 import { ADMIN_KEY, ADMIN_USER, API_ROLE, HEADERS, serveApi } from './lib/api-child';
@@ -37,10 +44,11 @@ const TARGETS = { writeSeconds: 30, detailP50Ms: 10, summaryCsvSeconds: 2 };
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
-
 const account = (prefix: string, i: number) => `AUTH_${prefix}${String(i).padStart(7, '0')}`;
-const quantile = (xs: number[], q: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))]!;
-const line = (label: string, figure: string, pass: boolean, target: string) => console.log(`${label.padEnd(44)} ${figure.padEnd(40)} ${pass ? 'PASS' : 'FAIL'} ${target}`);
+const quantile = (xs: number[], q: number): number =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))]!;
+const line = (label: string, figure: string, pass: boolean, target: string) =>
+  console.log(`${label.padEnd(44)} ${figure.padEnd(40)} ${pass ? 'PASS' : 'FAIL'} ${target}`);
 
 async function timed<T>(what: string, fn: () => Promise<T>): Promise<T> {
   const t0 = performance.now();
@@ -51,15 +59,31 @@ async function timed<T>(what: string, fn: () => Promise<T>): Promise<T> {
 
 async function main(cleanups: Cleanups): Promise<void> {
   const started = new Date();
-  console.log(`utilization benchmark: ${fmtInt(SETTINGS.accounts)} accounts per round and summary, ${fmtInt(SETTINGS.detailAccounts)} accounts x 31 days for detail`);
+  console.log(
+    `utilization benchmark: ${fmtInt(SETTINGS.accounts)} accounts per round and summary, ${fmtInt(SETTINGS.detailAccounts)} accounts x 31 days for detail`,
+  );
   const created = await throwawayDatabase(cleanups, SETTINGS.pgServerUrl);
   const deps = createDeps(readConfig({ DATABASE_URL: created.url, LOG_LEVEL: 'warn' }));
   await migrateLatest(deps.db);
-  await bootstrap(deps.db, { adminUser: ADMIN_USER, adminKey: ADMIN_KEY, defaultCluster: 'bench', defaultAuthUrl: 'http://127.0.0.1:5000/auth', defaultStorageUrl: 'http://127.0.0.1:8080/v1' });
-  await deps.db('clusters').insert({ name: 'bench-detail', uuid: '00000000-0000-4000-8000-000000000002', auth_url: 'http://127.0.0.1:5000/auth', storage_url: 'http://127.0.0.1:8080/v1' });
+  await bootstrap(deps.db, {
+    adminUser: ADMIN_USER,
+    adminKey: ADMIN_KEY,
+    defaultCluster: 'bench',
+    defaultAuthUrl: 'http://127.0.0.1:5000/auth',
+    defaultStorageUrl: 'http://127.0.0.1:8080/v1',
+  });
+  await deps.db('clusters').insert({
+    name: 'bench-detail',
+    uuid: '00000000-0000-4000-8000-000000000002',
+    auth_url: 'http://127.0.0.1:5000/auth',
+    storage_url: 'http://127.0.0.1:8080/v1',
+  });
   const now = Date.now();
   const today = Math.floor(now / DAY) * DAY;
-  await ensureHourlyPartitions(deps.db, Array.from({ length: 33 }, (_, i) => today - (31 - i) * DAY));
+  await ensureHourlyPartitions(
+    deps.db,
+    Array.from({ length: 33 }, (_, i) => today - (31 - i) * DAY),
+  );
   await deps.db.destroy();
 
   const child = await startChild(__filename, API_ROLE, { ...process.env, BENCH_CHILD_DATABASE_URL: created.url });
@@ -69,9 +93,16 @@ async function main(cleanups: Cleanups): Promise<void> {
   const report = await fetch(`${base}/1/devices/`, {
     method: 'PUT',
     headers: { ...HEADERS, 'content-type': 'application/json' },
-    body: JSON.stringify({ policies: [{ index: 0, name: 'gold', default: true }, { index: 1, name: 'silver' }], devices: [] }),
+    body: JSON.stringify({
+      policies: [
+        { index: 0, name: 'gold', default: true },
+        { index: 1, name: 'silver' },
+      ],
+      devices: [],
+    }),
   });
-  if (report.status !== 204) throw new Error(`device report answered ${report.status}: ${(await report.text()).slice(0, 300)}`);
+  if (report.status !== 204)
+    throw new Error(`device report answered ${report.status}: ${(await report.text()).slice(0, 300)}`);
 
   // ---- 1. one collection round -------------------------------------------------------------
   const sampledAt = new Date(now).toISOString();
@@ -95,7 +126,11 @@ async function main(cleanups: Cleanups): Promise<void> {
       }
       const body = JSON.stringify({ interval: 3600, sampled_at: sampledAt, samples });
       const t0 = performance.now();
-      const res = await fetch(`${base}/1/utilization/storage/`, { method: 'POST', headers: { ...HEADERS, 'content-type': 'application/json' }, body });
+      const res = await fetch(`${base}/1/utilization/storage/`, {
+        method: 'POST',
+        headers: { ...HEADERS, 'content-type': 'application/json' },
+        body,
+      });
       const text = await res.text();
       apiMs += performance.now() - t0;
       if (res.status !== 200) throw new Error(`storage POST answered ${res.status}: ${text.slice(0, 300)}`);
@@ -118,7 +153,10 @@ async function main(cleanups: Cleanups): Promise<void> {
       [SETTINGS.detailAccounts, new Date(detailStart).toISOString(), new Date(today - HOUR).toISOString()],
     ),
   );
-  await pg.query(`INSERT INTO utilization_accounts (cluster_id, account) SELECT 2, 'AUTH_d' || lpad(a::text, 7, '0') FROM generate_series(0, $1 - 1) a`, [SETTINGS.detailAccounts]);
+  await pg.query(
+    `INSERT INTO utilization_accounts (cluster_id, account) SELECT 2, 'AUTH_d' || lpad(a::text, 7, '0') FROM generate_series(0, $1 - 1) a`,
+    [SETTINGS.detailAccounts],
+  );
   const yesterday = today - DAY;
   await timed(`seed ${fmtInt(SETTINGS.accounts)} accounts x 24 hours x 3 rows + transfer`, async () => {
     await pg.query(
@@ -155,7 +193,8 @@ async function main(cleanups: Cleanups): Promise<void> {
     const res = await fetch(`${base}/2/utilization/storage/0/${a}/detail/?${range}`, { headers: HEADERS });
     const body = (await res.json()) as { objects: unknown[] };
     detailMs.push(performance.now() - t0);
-    if (res.status !== 200 || body.objects.length !== 744) throw new Error(`detail of ${a}: ${res.status}, ${body.objects?.length} records`);
+    if (res.status !== 200 || body.objects.length !== 744)
+      throw new Error(`detail of ${a}: ${res.status}, ${body.objects?.length} records`);
   }
 
   // ---- 3. summary as CSV ------------------------------------------------------------------
@@ -163,7 +202,10 @@ async function main(cleanups: Cleanups): Promise<void> {
   let rows = 0;
   for (let i = 0; i < 3; i++) {
     const t0 = performance.now();
-    const res = await fetch(`${base}/1/utilization/summary/?start=${new Date(yesterday).toISOString()}&end=${new Date(today).toISOString()}&format=csv`, { headers: HEADERS });
+    const res = await fetch(
+      `${base}/1/utilization/summary/?start=${new Date(yesterday).toISOString()}&end=${new Date(today).toISOString()}&format=csv`,
+      { headers: HEADERS },
+    );
     rows = 0;
     const reader = res.body!.getReader();
     for (;;) {
@@ -172,11 +214,17 @@ async function main(cleanups: Cleanups): Promise<void> {
       for (const byte of value) if (byte === 10) rows++;
     }
     summaryRuns.push((performance.now() - t0) / 1000);
-    if (res.status !== 200 || rows - 1 < SETTINGS.accounts) throw new Error(`summary CSV: ${res.status}, ${rows - 1} rows`);
+    if (res.status !== 200 || rows - 1 < SETTINGS.accounts)
+      throw new Error(`summary CSV: ${res.status}, ${rows - 1} rows`);
   }
 
   console.log(`\nResults (${started.toISOString()}; Postgres, one API process)`);
-  line(`collection round, ${fmtInt(SETTINGS.accounts)} accounts x 2 policies`, `${firstRound.toFixed(1)} s new, ${secondRound.toFixed(1)} s again`, Math.max(firstRound, secondRound) <= TARGETS.writeSeconds, `<= ${TARGETS.writeSeconds} s of API time`);
+  line(
+    `collection round, ${fmtInt(SETTINGS.accounts)} accounts x 2 policies`,
+    `${firstRound.toFixed(1)} s new, ${secondRound.toFixed(1)} s again`,
+    Math.max(firstRound, secondRound) <= TARGETS.writeSeconds,
+    `<= ${TARGETS.writeSeconds} s of API time`,
+  );
   line(
     `31-day detail, ${fmtInt(SETTINGS.detailAccounts)} accounts stored`,
     `p50 ${fmtMs(quantile(detailMs, 0.5))} ms, p95 ${fmtMs(quantile(detailMs, 0.95))} ms`,

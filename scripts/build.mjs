@@ -32,14 +32,18 @@ const workspaceDirs = ['packages', 'services'].flatMap((group) =>
 );
 
 function allFiles(dir) {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? allFiles(join(dir, e.name)) : [join(dir, e.name)]));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? allFiles(join(dir, e.name)) : [join(dir, e.name)],
+  );
 }
 
 /** Vite's production build of a browser package, unless its dist/ is already newer than its inputs. */
 function viteBuild(dir, pkg, quiet) {
   const built = statSync(join(dir, 'dist', 'index.html'), { throwIfNoEntry: false })?.mtimeMs ?? 0;
-  const inputs = [join(root, 'pnpm-lock.yaml'), ...['package.json', 'index.html', 'vite.config.mjs'].map((f) => join(dir, f))]
-    .concat(...['src', 'public'].filter((d) => existsSync(join(dir, d))).map((d) => allFiles(join(dir, d))));
+  const inputs = [
+    join(root, 'pnpm-lock.yaml'),
+    ...['package.json', 'index.html', 'vite.config.mjs'].map((f) => join(dir, f)),
+  ].concat(...['src', 'public'].filter((d) => existsSync(join(dir, d))).map((d) => allFiles(join(dir, d))));
   if (built > 0 && inputs.every((f) => statSync(f).mtimeMs < built)) {
     if (!quiet) process.stdout.write(`${pkg.name}: up to date -> ${relative(root, join(dir, 'dist'))}/\n`);
     return;
@@ -49,10 +53,15 @@ function viteBuild(dir, pkg, quiet) {
     vite = join(dirname(createRequire(join(dir, 'package.json')).resolve('vite/package.json')), 'bin', 'vite.js');
   } catch {
     // An install filtered to other packages (the auth-gateway image) has no Vite: nothing needs the console there.
-    process.stderr.write(`${pkg.name}: skipped: its dependencies are not installed (a full 'pnpm install', then 'pnpm build')\n`);
+    process.stderr.write(
+      `${pkg.name}: skipped: its dependencies are not installed (a full 'pnpm install', then 'pnpm build')\n`,
+    );
     return;
   }
-  const run = spawnSync(process.execPath, [vite, 'build', '--logLevel', quiet ? 'warn' : 'info'], { cwd: dir, stdio: 'inherit' });
+  const run = spawnSync(process.execPath, [vite, 'build', '--logLevel', quiet ? 'warn' : 'info'], {
+    cwd: dir,
+    stdio: 'inherit',
+  });
   if (run.status !== 0) throw new Error(`${pkg.name}: vite build failed (exit ${run.status ?? run.signal})`);
 }
 
@@ -93,5 +102,6 @@ for (const dir of targets) {
     keepNames: true,
     logLevel: 'warning',
   });
-  if (!quiet) process.stdout.write(`${pkg.name}: ${entryPoints.length} files -> ${relative(root, join(dir, 'dist'))}/\n`);
+  if (!quiet)
+    process.stdout.write(`${pkg.name}: ${entryPoints.length} files -> ${relative(root, join(dir, 'dist'))}/\n`);
 }

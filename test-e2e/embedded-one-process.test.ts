@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { cairn, launch, startService, type Launched } from './support/processes';
 
 /** The refusal's own words: who holds the directory, and what to do instead. */
-const REFUSAL = /The embedded database in \S+ is in use by process (\d+) \(since [^)]+\), and it admits one process at a time\. Nothing was done\. Stop that process first .*, or, while it runs, do this through its management API/;
+const REFUSAL =
+  /The embedded database in \S+ is in use by process (\d+) \(since [^)]+\), and it admits one process at a time\. Nothing was done\. Stop that process first .*, or, while it runs, do this through its management API/;
 
 /** Well under any timeout the test would hit if the second process waited or worked instead. */
 const AT_ONCE_MS = 20_000;
@@ -53,7 +54,12 @@ describe('embedded PGlite: one process per data directory', () => {
       expect(JSON.parse(readFileSync(lockFile, 'utf8'))).toMatchObject({ pid: first.child.pid });
 
       // Every other way in is refused alike: the other commands, a second launcher, the API's own server.
-      for (const args of [['migrate'], ['migrate', '--rollback-all', '--yes-destroy-all-data'], ['s3', 'reseal'], ['start']]) {
+      for (const args of [
+        ['migrate'],
+        ['migrate', '--rollback-all', '--yes-destroy-all-data'],
+        ['s3', 'reseal'],
+        ['start'],
+      ]) {
         const other = await cairn(args, { ...env, CAIRN_API_PORT: '0', CAIRN_GATEWAY_PORT: '0' });
         expect({ args, code: other.code }).toEqual({ args, code: 1 });
         expect(other.out).toMatch(REFUSAL);
@@ -66,7 +72,9 @@ describe('embedded PGlite: one process per data directory', () => {
       expect(await operatorNames(first, auth)).toEqual(['admin', 'viaapi']);
     } finally {
       first.child.kill('SIGKILL');
-      await new Promise((r) => (first.child.exitCode === null && first.child.signalCode === null ? first.child.once('exit', r) : r(null)));
+      await new Promise((r) =>
+        first.child.exitCode === null && first.child.signalCode === null ? first.child.once('exit', r) : r(null),
+      );
     }
 
     // Killed, it could not remove its lock: the next start finds its holder gone and takes over.
@@ -76,7 +84,9 @@ describe('embedded PGlite: one process per data directory', () => {
       expect(JSON.parse(readFileSync(lockFile, 'utf8'))).toMatchObject({ pid: second.child.pid });
       expect(await operatorNames(second, auth)).toEqual(['admin', 'viaapi']);
       // Its banner does not send anyone to a command that would be refused while it runs.
-      expect(second.output()).toContain("(The admin key was printed at the first start; with Cairn stopped, 'pnpm cairn operator create --name <name> --role admin' makes another.)");
+      expect(second.output()).toContain(
+        "(The admin key was printed at the first start; with Cairn stopped, 'pnpm cairn operator create --name <name> --role admin' makes another.)",
+      );
     } finally {
       expect(await second.stop()).toBe(0);
     }

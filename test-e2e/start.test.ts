@@ -25,7 +25,9 @@ const FIRST_START_MAX_RSS_MB = 500;
 
 /** Runs a command line as an operator pastes it into a shell. */
 function shell(line: string): Promise<string> {
-  return new Promise((resolve, reject) => execFile('/bin/sh', ['-c', line], (err, stdout) => (err ? reject(err) : resolve(stdout))));
+  return new Promise((resolve, reject) =>
+    execFile('/bin/sh', ['-c', line], (err, stdout) => (err ? reject(err) : resolve(stdout))),
+  );
 }
 
 async function v1(gatewayUrl: string, user: string) {
@@ -40,7 +42,12 @@ async function api(base: string, auth: string, method: string, path: string, bod
     body: body ? JSON.stringify(body) : undefined,
   });
   const text = await res.text();
-  return { status: res.status, text, json: text ? JSON.parse(text.startsWith('<') ? 'null' : text) : null, headers: res.headers };
+  return {
+    status: res.status,
+    text,
+    json: text ? JSON.parse(text.startsWith('<') ? 'null' : text) : null,
+    headers: res.headers,
+  };
 }
 
 describe('pnpm start (the all-in-one launcher) as a real process', () => {
@@ -66,7 +73,11 @@ describe('pnpm start (the all-in-one launcher) as a real process', () => {
       expect(clusters.status).toBe(200);
       expect(clusters.json.objects[0].name).toBe('default');
 
-      const created = await api(first.apiUrl, auth, 'POST', '/api/v1/users/', { cluster: '/api/v1/clusters/1/', user: 'alice', password: PASSWORD });
+      const created = await api(first.apiUrl, auth, 'POST', '/api/v1/users/', {
+        cluster: '/api/v1/clusters/1/',
+        user: 'alice',
+        password: PASSWORD,
+      });
       expect(created.status).toBe(201);
       expect(created.json.password).toBe(PASSWORD);
       const id = created.json.id as string;
@@ -76,9 +87,18 @@ describe('pnpm start (the all-in-one launcher) as a real process', () => {
       expect(s3.status).toBe(201);
       const stringToSign = `GET\n\n\n${new Date().toUTCString()}\n/bucket`;
       const signed = (secret: string) => ({
-        credentials: { access: s3.json.access_key, token: Buffer.from(stringToSign).toString('base64url'), signature: createHmac('sha1', secret).update(stringToSign).digest('base64') },
+        credentials: {
+          access: s3.json.access_key,
+          token: Buffer.from(stringToSign).toString('base64url'),
+          signature: createHmac('sha1', secret).update(stringToSign).digest('base64'),
+        },
       });
-      const s3tokens = (secret: string) => fetch(`${first.gatewayUrl}/auth/v3/s3tokens`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(signed(secret)) });
+      const s3tokens = (secret: string) =>
+        fetch(`${first.gatewayUrl}/auth/v3/s3tokens`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify(signed(secret)),
+        });
       expect((await s3tokens(s3.json.secret)).status).toBe(200);
       expect((await s3tokens(`${s3.json.secret}x`)).status).toBe(401);
 
@@ -117,7 +137,11 @@ describe('pnpm start (the all-in-one launcher) as a real process', () => {
     url.pathname = `/${name}`;
     const key = randomBytes(24).toString('base64url');
     try {
-      const running = await launch({ DATABASE_URL: url.toString(), CAIRN_ADMIN_USER: 'automation', CAIRN_ADMIN_KEY: key });
+      const running = await launch({
+        DATABASE_URL: url.toString(),
+        CAIRN_ADMIN_USER: 'automation',
+        CAIRN_ADMIN_KEY: key,
+      });
       try {
         expect(running.output()).not.toContain(key);
         expect(running.output()).toContain('Cairn is running (Postgres)');
@@ -127,18 +151,26 @@ describe('pnpm start (the all-in-one launcher) as a real process', () => {
         expect(await running.stop()).toBe(0);
       }
 
-      const made = await cairn(['operator', 'create', '--name', 'reader-bot', '--role', 'reader', '--cluster', 'default'], { DATABASE_URL: url.toString() });
+      const made = await cairn(
+        ['operator', 'create', '--name', 'reader-bot', '--role', 'reader', '--cluster', 'default'],
+        { DATABASE_URL: url.toString() },
+      );
       expect(made.code).toBe(0);
       const reader = /Authorization: (ApiKey reader-bot:\S+)/.exec(made.out)![1]!;
       const again = await launch({ DATABASE_URL: url.toString() });
       try {
         expect((await api(again.apiUrl, reader, 'GET', '/api/v1/users/')).status).toBe(200);
-        expect((await api(again.apiUrl, reader, 'POST', '/api/v1/users/', { cluster: 1, user: 'x', password: PASSWORD })).status).toBe(403);
+        expect(
+          (await api(again.apiUrl, reader, 'POST', '/api/v1/users/', { cluster: 1, user: 'x', password: PASSWORD }))
+            .status,
+        ).toBe(403);
       } finally {
         await again.stop();
       }
 
-      const bad = await cairn(['operator', 'create', '--name', 'bad name', '--role', 'admin'], { DATABASE_URL: url.toString() });
+      const bad = await cairn(['operator', 'create', '--name', 'bad name', '--role', 'admin'], {
+        DATABASE_URL: url.toString(),
+      });
       expect(bad.code).toBe(5); // refused input
       expect(bad.out).toContain("'name' field must be 1 to 64 characters");
     } finally {
@@ -147,7 +179,7 @@ describe('pnpm start (the all-in-one launcher) as a real process', () => {
     }
   });
 
-  it('when CAIRN_GATEWAY_PORT is set at the first start, then the default cluster, the gateway\'s discovery and its catalog name that port', async () => {
+  it("when CAIRN_GATEWAY_PORT is set at the first start, then the default cluster, the gateway's discovery and its catalog name that port", async () => {
     const port = await freePort();
     const running = await launch({ CAIRN_DATA_DIR: join(dataDir, 'port'), CAIRN_GATEWAY_PORT: String(port) });
     try {
@@ -160,12 +192,27 @@ describe('pnpm start (the all-in-one launcher) as a real process', () => {
       expect(discovery.text).toContain(`${authUrl}/v3/`);
       expect(discovery.text).not.toContain(':5000');
       // A login's catalog hands the identity service out at that address too.
-      expect((await api(running.apiUrl, running.adminAuth!, 'POST', '/api/v1/users/', { cluster: 1, user: 'porter', password: PASSWORD })).status).toBe(201);
+      expect(
+        (
+          await api(running.apiUrl, running.adminAuth!, 'POST', '/api/v1/users/', {
+            cluster: 1,
+            user: 'porter',
+            password: PASSWORD,
+          })
+        ).status,
+      ).toBe(201);
       const login = await api(running.gatewayUrl, '', 'POST', '/auth/v3/auth/tokens', {
-        auth: { identity: { methods: ['password'], password: { user: { name: 'porter', domain: { id: 'default' }, password: PASSWORD } } } },
+        auth: {
+          identity: {
+            methods: ['password'],
+            password: { user: { name: 'porter', domain: { id: 'default' }, password: PASSWORD } },
+          },
+        },
       });
       expect(login.status).toBe(201);
-      const identity = (login.json.token.catalog as { type: string; endpoints: { url: string }[] }[]).find((e) => e.type === 'identity');
+      const identity = (login.json.token.catalog as { type: string; endpoints: { url: string }[] }[]).find(
+        (e) => e.type === 'identity',
+      );
       expect(identity?.endpoints.map((e) => e.url)).toContain(`${authUrl}/v3`);
     } finally {
       expect(await running.stop()).toBe(0);
@@ -173,13 +220,23 @@ describe('pnpm start (the all-in-one launcher) as a real process', () => {
   });
 
   it('when CAIRN_DEFAULT_CLUSTER renames the default cluster, then the gateway serves the cluster created under that name', async () => {
-    const running = await launch({ CAIRN_DATA_DIR: join(dataDir, 'east'), CAIRN_DEFAULT_CLUSTER: 'east', CAIRN_DEFAULT_STORAGE_URL: 'http://east.example:8080/v1' });
+    const running = await launch({
+      CAIRN_DATA_DIR: join(dataDir, 'east'),
+      CAIRN_DEFAULT_CLUSTER: 'east',
+      CAIRN_DEFAULT_STORAGE_URL: 'http://east.example:8080/v1',
+    });
     try {
       const auth = running.adminAuth!;
       const clusters = await api(running.apiUrl, auth, 'GET', '/api/v1/clusters/');
       expect(clusters.json.objects.map((c: { name: string }) => c.name)).toEqual(['east']);
-      expect((await api(running.apiUrl, auth, 'POST', '/api/v1/users/', { cluster: 1, user: 'erin', password: PASSWORD })).status).toBe(201);
-      expect(await v1(running.gatewayUrl, 'erin')).toEqual({ status: 200, storageUrl: 'http://east.example:8080/v1/AUTH_erin' });
+      expect(
+        (await api(running.apiUrl, auth, 'POST', '/api/v1/users/', { cluster: 1, user: 'erin', password: PASSWORD }))
+          .status,
+      ).toBe(201);
+      expect(await v1(running.gatewayUrl, 'erin')).toEqual({
+        status: 200,
+        storageUrl: 'http://east.example:8080/v1/AUTH_erin',
+      });
     } finally {
       expect(await running.stop()).toBe(0);
     }
@@ -191,13 +248,26 @@ describe('pnpm start (the all-in-one launcher) as a real process', () => {
     try {
       expect(running.gatewayUrl).toBe('');
       expect(running.output()).toContain('auth gateway    not started: waiting for a cluster (below)');
-      const told = await running.waitFor(/^No cluster exists yet; the auth gateway starts once one does\. Create it: (curl .*)$/m);
+      const told = await running.waitFor(
+        /^No cluster exists yet; the auth gateway starts once one does\. Create it: (curl .*)$/m,
+      );
       expect(told![1]).toContain(`-H 'Authorization: ${running.adminAuth!}'`);
       // The line works as given.
       const made = JSON.parse(await shell(told![1]!)) as { name: string; id: number };
       expect(made).toMatchObject({ name: 'default', id: 1 });
-      const [, gatewayUrl] = await running.waitFor(/auth gateway\s+(http:\/\/\S+)\/auth\/ now serves cluster 'default'\./, 10_000);
-      expect((await api(running.apiUrl, running.adminAuth!, 'POST', '/api/v1/users/', { cluster: 1, user: 'nina', password: PASSWORD })).status).toBe(201);
+      const [, gatewayUrl] = await running.waitFor(
+        /auth gateway\s+(http:\/\/\S+)\/auth\/ now serves cluster 'default'\./,
+        10_000,
+      );
+      expect(
+        (
+          await api(running.apiUrl, running.adminAuth!, 'POST', '/api/v1/users/', {
+            cluster: 1,
+            user: 'nina',
+            password: PASSWORD,
+          })
+        ).status,
+      ).toBe(201);
       expect(await v1(gatewayUrl!, 'nina')).toEqual({ status: 200, storageUrl: 'http://127.0.0.1:8080/v1/AUTH_nina' });
     } finally {
       expect(await running.stop()).toBe(0);
@@ -224,10 +294,17 @@ describe('pnpm start (the all-in-one launcher) as a real process', () => {
 
   it('when a default cluster setting is invalid, then nothing starts and the setting is named', async () => {
     const dir = join(dataDir, 'never');
-    const res = await cairn(['start'], { CAIRN_DATA_DIR: dir, CAIRN_DEFAULT_CLUSTER: 'east/west', CAIRN_DEFAULT_STORAGE_URL: 'swift.example/v1', CAIRN_GATEWAY_CLUSTER: 'a/b' });
+    const res = await cairn(['start'], {
+      CAIRN_DATA_DIR: dir,
+      CAIRN_DEFAULT_CLUSTER: 'east/west',
+      CAIRN_DEFAULT_STORAGE_URL: 'swift.example/v1',
+      CAIRN_GATEWAY_CLUSTER: 'a/b',
+    });
     expect(res.code).toBe(1);
     expect(res.out).toContain('CAIRN_DEFAULT_CLUSTER="east/west"');
-    expect(res.out).toContain('CAIRN_DEFAULT_STORAGE_URL="swift.example/v1": The "CAIRN_DEFAULT_STORAGE_URL" field must be an http:// or https:// URL of a host');
+    expect(res.out).toContain(
+      'CAIRN_DEFAULT_STORAGE_URL="swift.example/v1": The "CAIRN_DEFAULT_STORAGE_URL" field must be an http:// or https:// URL of a host',
+    );
     expect(res.out).not.toContain('Cairn is running');
     expect(existsSync(dir)).toBe(false);
   });

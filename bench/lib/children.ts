@@ -28,7 +28,12 @@ export interface Child {
  * Forks `script` as a server child for `role` and resolves with the port it listens on. `extraExecArgv`
  * is added to this process's Node options (e.g. `--cpu-prof`).
  */
-export function startChild(script: string, role: string, env: NodeJS.ProcessEnv, extraExecArgv: string[] = []): Promise<Child> {
+export function startChild(
+  script: string,
+  role: string,
+  env: NodeJS.ProcessEnv,
+  extraExecArgv: string[] = [],
+): Promise<Child> {
   const proc = fork(script, [`${ROLE_FLAG}${role}`], {
     env,
     execArgv: [...process.execArgv, ...extraExecArgv],
@@ -92,5 +97,7 @@ export function serveHelloWorld(): void {
     res.json({ hello: 'world' });
   });
   // Stock express, as the issues define the baseline: app.listen, not the services' listen.
-  const server: Server = app.listen(0, '127.0.0.1', () => announceListening((server.address() as AddressInfo).port, () => closed(server, async () => {})));
+  const server: Server = app.listen(0, '127.0.0.1', () =>
+    announceListening((server.address() as AddressInfo).port, () => closed(server, async () => {})),
+  );
 }

@@ -9,14 +9,24 @@
  *
  *   BENCH_BODY_FLOOD   bodies of each kind per service (default 20)
  */
-import { gzipBomb, rssBytes, sendFlood, watchRss, type FloodAnswer, type FloodRequest } from '../../test-e2e/support/body-flood';
+import {
+  gzipBomb,
+  rssBytes,
+  sendFlood,
+  watchRss,
+  type FloodAnswer,
+  type FloodRequest,
+} from '../../test-e2e/support/body-flood';
 import { intEnv } from './env';
 import { fmtInt, fmtMs, table } from './report';
 
 const MB = 1024 * 1024;
 /** Per service: what may be added to its resident memory by the whole flood. */
 const MAX_GROWTH = 64 * MB;
-/** Target (printed, not a failure): the slowest answer within this much of the slowest of as many 1 KB requests sent together. */
+/**
+ * Target (printed, not a failure): the slowest answer within this much of the slowest of as many 1 KB requests sent
+ * together.
+ */
 const MAX_EXTRA_MS = 100;
 
 /** The routes that read a body, a cluster that exists (1) and one that does not. */
@@ -70,9 +80,14 @@ export async function runBodyFlood(api: FloodedService, gateway: FloodedService)
   const kinds: Kind[] = [
     { label: '150 MB', request: (method, path) => ({ method, path, body: 150 * MB }) },
     { label: `150 MB chunked`, request: (method, path) => ({ method, path, body: 150 * MB, chunked: true }) },
-    { label: `gzip ${fmtInt(bomb.length / 1024)} KB → 190 MB`, request: (method, path) => ({ method, path, body: bomb, headers: { 'Content-Encoding': 'gzip' } }) },
+    {
+      label: `gzip ${fmtInt(bomb.length / 1024)} KB → 190 MB`,
+      request: (method, path) => ({ method, path, body: bomb, headers: { 'Content-Encoding': 'gzip' } }),
+    },
   ];
-  console.log(`\nbody flood: per service, ${count} bodies of each kind at once, no credentials, over every route that reads a body`);
+  console.log(
+    `\nbody flood: per service, ${count} bodies of each kind at once, no credentials, over every route that reads a body`,
+  );
   const rows: string[][] = [];
   const checks: Array<[string, boolean]> = [];
   for (const target of targets) {
@@ -85,7 +100,12 @@ export async function runBodyFlood(api: FloodedService, gateway: FloodedService)
     }
     // As many requests with 1 KB bodies, at once, before and after: what that many answers take on
     // this machine around the flood.
-    const tiny = async () => Math.max(...(await Promise.all(requests.map((r) => sendFlood({ ...r, body: 1024, chunked: false, headers: {} })))).map((a) => a.ms));
+    const tiny = async () =>
+      Math.max(
+        ...(await Promise.all(requests.map((r) => sendFlood({ ...r, body: 1024, chunked: false, headers: {} })))).map(
+          (a) => a.ms,
+        ),
+      );
     const tinyBefore = await tiny();
     const before = rssBytes(target.pid);
     const rss = watchRss(target.pid);
@@ -107,18 +127,27 @@ export async function runBodyFlood(api: FloodedService, gateway: FloodedService)
     );
     // Broken, not a missed target: an answer that is not a refusal, or memory taken by bodies.
     checks.push(
-      [`body flood, ${target.name}: every answer a refusal (${target.accept.join(' or ')}; others: ${wrong})`, wrong === 0],
-      [`body flood, ${target.name}: RSS grew ${(grown / MB).toFixed(1)} MB (< ${MAX_GROWTH / MB} MB)`, grown < MAX_GROWTH],
+      [
+        `body flood, ${target.name}: every answer a refusal (${target.accept.join(' or ')}; others: ${wrong})`,
+        wrong === 0,
+      ],
+      [
+        `body flood, ${target.name}: RSS grew ${(grown / MB).toFixed(1)} MB (< ${MAX_GROWTH / MB} MB)`,
+        grown < MAX_GROWTH,
+      ],
     );
   }
-  console.log(table(['service', 'bodies', 'answers', 'p50 ms', 'p99 ms', 'max ms', 'sent before the answer (mean)'], rows));
+  console.log(
+    table(['service', 'bodies', 'answers', 'p50 ms', 'p99 ms', 'max ms', 'sent before the answer (mean)'], rows),
+  );
   return { checks };
 }
 
 function row(service: string, label: string, answers: FloodAnswer[]): string[] {
   const ms = answers.map((a) => a.ms).sort((x, y) => x - y);
   const statuses = new Map<string, number>();
-  for (const a of answers) statuses.set(String(a.status ?? a.error), (statuses.get(String(a.status ?? a.error)) ?? 0) + 1);
+  for (const a of answers)
+    statuses.set(String(a.status ?? a.error), (statuses.get(String(a.status ?? a.error)) ?? 0) + 1);
   const sent = answers.reduce((n, a) => n + a.sentBytes, 0) / answers.length;
   return [
     service,

@@ -49,7 +49,8 @@ export interface LoadResult {
 }
 
 /** "POST /auth/v3/tokens" -> "gateway /auth/v3/tokens" (methods may hold spaces, templates do not). */
-export const groupOf = (req: HostileRequest): string => `${req.service} ${req.label.slice(req.label.lastIndexOf(' ') + 1)}`;
+export const groupOf = (req: HostileRequest): string =>
+  `${req.service} ${req.label.slice(req.label.lastIndexOf(' ') + 1)}`;
 
 const tallyIn = (map: Map<string, GroupTally>, key: string): GroupTally => {
   let t = map.get(key);
@@ -62,7 +63,15 @@ export async function runHostileLoad(
   targets: HostileTargets,
   options: CheckOptions & { concurrency: number; keepFailures: number; onProgress?: (done: number) => void },
 ): Promise<LoadResult> {
-  const result: LoadResult = { all: new GroupTally(), byService: new Map(), byGroup: new Map(), byStatus: new Map(), failures: [], failureCount: 0, seconds: 0 };
+  const result: LoadResult = {
+    all: new GroupTally(),
+    byService: new Map(),
+    byGroup: new Map(),
+    byStatus: new Map(),
+    failures: [],
+    failureCount: 0,
+    seconds: 0,
+  };
   const started = performance.now();
   const worker = async () => {
     for (let req = next(); req; req = next()) {
@@ -83,7 +92,8 @@ export async function runHostileLoad(
       if (status !== null) result.byStatus.set(status, (result.byStatus.get(status) ?? 0) + 1);
       if (problems.length) {
         result.failureCount += 1;
-        if (result.failures.length < options.keepFailures) result.failures.push({ request: describeRequest(req), status, problems });
+        if (result.failures.length < options.keepFailures)
+          result.failures.push({ request: describeRequest(req), status, problems });
       }
       if (options.onProgress && result.all.requests % 1000 === 0) options.onProgress(result.all.requests);
     }

@@ -4,7 +4,10 @@ import type { CpuShare } from './cpu';
 import { CLASSES, type GroupTally, type LoadResult } from './hostile-load';
 import { fmtCores, fmtInt, fmtMs, table } from './report';
 
-export const loadAverage = (): string => loadavg().map((l) => l.toFixed(2)).join(' ');
+export const loadAverage = (): string =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 /**
  * Password KDF runs so far, from the gateway's cairn_password_kdf_seconds histogram; null when
@@ -46,27 +49,52 @@ const row = (name: string, t: GroupTally): string[] => [
 ];
 const HEADERS = ['', 'requests', ...CLASSES, 'mean ms', 'max ms'];
 
-export function printReport(result: LoadResult, extra: { cpu: CpuShare[]; kdf: number | null; metrics: string[] }): void {
+export function printReport(
+  result: LoadResult,
+  extra: { cpu: CpuShare[]; kdf: number | null; metrics: string[] },
+): void {
   const rps = result.all.requests / result.seconds;
-  console.log(`\n${fmtInt(result.all.requests)} requests in ${result.seconds.toFixed(1)} s = ${fmtInt(rps)} req/s (load average now ${loadAverage()})`);
-  console.log(table(HEADERS, [...[...result.byService].sort().map(([name, t]) => row(name, t)), row('all', result.all)]));
+  console.log(
+    `\n${fmtInt(result.all.requests)} requests in ${result.seconds.toFixed(1)} s = ${fmtInt(rps)} req/s (load average now ${loadAverage()})`,
+  );
+  console.log(
+    table(HEADERS, [...[...result.byService].sort().map(([name, t]) => row(name, t)), row('all', result.all)]),
+  );
   console.log('\nby endpoint group:');
-  console.log(table(HEADERS, [...result.byGroup].sort((a, b) => a[0].localeCompare(b[0])).map(([name, t]) => row(name, t))));
+  console.log(
+    table(
+      HEADERS,
+      [...result.byGroup].sort((a, b) => a[0].localeCompare(b[0])).map(([name, t]) => row(name, t)),
+    ),
+  );
   const statuses = [...result.byStatus.entries()].sort((a, b) => b[1] - a[1]);
   console.log(`\nstatuses: ${statuses.map(([s, n]) => `${s}: ${fmtInt(n)}`).join(', ')}`);
-  console.log(`password KDF runs during the load: ${extra.kdf === null ? 'not exported by this gateway' : fmtInt(extra.kdf)}`);
+  console.log(
+    `password KDF runs during the load: ${extra.kdf === null ? 'not exported by this gateway' : fmtInt(extra.kdf)}`,
+  );
   for (const line of extra.metrics) console.log(line);
-  console.log(`CPU cores during the load: ${extra.cpu.map((c) => `${c.name} ${fmtCores(c.cores)}`).join(', ')} (postgres: all backends on the machine)`);
+  console.log(
+    `CPU cores during the load: ${extra.cpu.map((c) => `${c.name} ${fmtCores(c.cores)}`).join(', ')} (postgres: all backends on the machine)`,
+  );
 }
 
 /** Prints the checks and the details of what failed; true when any check failed. */
-export function printChecks(checks: Array<[string, boolean]>, details: string[], result: LoadResult, seed: number, total: number): boolean {
+export function printChecks(
+  checks: Array<[string, boolean]>,
+  details: string[],
+  result: LoadResult,
+  seed: number,
+  total: number,
+): boolean {
   console.log('');
   for (const [text, ok] of checks) console.log(`${ok ? 'PASS' : 'FAIL'}  ${text}`);
   for (const d of details) console.log(`  ${d}`);
   if (result.failureCount) {
-    console.log(`\n${fmtInt(result.failureCount)} requests broke a property (replay: HOSTILE_SEED=${seed} BENCH_HOSTILE_REQUESTS=${total}); the first ${result.failures.length}:`);
-    for (const f of result.failures) console.log(`- ${f.status ?? 'no answer'}: ${f.problems.join('; ')}\n    ${f.request}`);
+    console.log(
+      `\n${fmtInt(result.failureCount)} requests broke a property (replay: HOSTILE_SEED=${seed} BENCH_HOSTILE_REQUESTS=${total}); the first ${result.failures.length}:`,
+    );
+    for (const f of result.failures)
+      console.log(`- ${f.status ?? 'no answer'}: ${f.problems.join('; ')}\n    ${f.request}`);
   }
   return checks.some(([, ok]) => !ok);
 }

@@ -17,7 +17,9 @@ export const GATEWAY_ROLE = 'hostile-gateway';
 
 /** The gateway's login limits for the run (see hostileLimits). */
 export interface LoginLimits {
-  /** Failed logins per name from one address before 429 (CAIRN_LOGIN_FAILURE_LIMIT; the load comes from one address). */
+  /**
+   * Failed logins per name from one address before 429 (CAIRN_LOGIN_FAILURE_LIMIT; the load comes from one address).
+   */
   perName: number;
   /** Failed logins per client address before 429 (CAIRN_LOGIN_ADDRESS_FAILURE_LIMIT). */
   perAddress: number;
@@ -79,7 +81,12 @@ export interface Services {
 }
 
 /** Starts the API replicas (the first prepares the database), then the gateway; watches all for exits. */
-export async function startServices(script: string, s: ServiceSettings, apiReplicas: number, extraExecArgv: string[] = []): Promise<Services> {
+export async function startServices(
+  script: string,
+  s: ServiceSettings,
+  apiReplicas: number,
+  extraExecArgv: string[] = [],
+): Promise<Services> {
   const env = {
     ...process.env,
     BENCH_HOSTILE_DATABASE_URL: s.databaseUrl,

@@ -67,15 +67,27 @@ interface Idle {
   p99: number;
 }
 
-const rssMb = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+const rssMb = (pid: number): number =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
-async function json(url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
+async function json(
+  url: string,
+  init: RequestInit = {},
+): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
   const res = await fetch(url, { ...init, headers: { 'Content-Type': 'application/json', ...init.headers } });
   const text = await res.text();
   return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {}, headers: res.headers };
 }
 
-const v3Body = (user: string) => JSON.stringify({ auth: { identity: { methods: ['password'], password: { user: { name: user, domain: { id: 'default' }, password: PASSWORD } } } } });
+const v3Body = (user: string) =>
+  JSON.stringify({
+    auth: {
+      identity: {
+        methods: ['password'],
+        password: { user: { name: user, domain: { id: 'default' }, password: PASSWORD } },
+      },
+    },
+  });
 
 /**
  * Requests from a loopback address of the flood's own (every 127.x.y.z is this machine): the
@@ -84,14 +96,27 @@ const v3Body = (user: string) => JSON.stringify({ auth: { identity: { methods: [
  */
 const agent = new Agent({ keepAlive: true, localAddress: '127.0.0.77' });
 
-function get(url: string, init: { method?: string; headers: Record<string, string>; body?: string }): Promise<{ status: number; headers: IncomingHttpHeaders }> {
+function get(
+  url: string,
+  init: { method?: string; headers: Record<string, string>; body?: string },
+): Promise<{ status: number; headers: IncomingHttpHeaders }> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, path: `${u.pathname}${u.search}`, method: init.method ?? 'GET', headers: init.headers, agent }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
-      res.on('error', reject);
-    });
+    const req = request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: `${u.pathname}${u.search}`,
+        method: init.method ?? 'GET',
+        headers: init.headers,
+        agent,
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(init.body);
   });
@@ -102,7 +127,11 @@ async function login(url: string, api: 'v1' | 'v3', user: string): Promise<{ tok
   const res =
     api === 'v1'
       ? await get(`${url}/auth/v1.0`, { headers: { 'X-Auth-User': user, 'X-Auth-Key': PASSWORD } })
-      : await get(`${url}/auth/v3/auth/tokens`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: v3Body(user) });
+      : await get(`${url}/auth/v3/auth/tokens`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: v3Body(user),
+        });
   const token = res.headers[api === 'v1' ? 'x-auth-token' : 'x-subject-token'];
   return { token: res.status < 300 && typeof token === 'string' ? token : null, status: res.status };
 }
@@ -119,7 +148,13 @@ async function idleLatency(url: string, api: 'v1' | 'v3', user: string): Promise
   return { p50: percentile(ms, 50), p99: percentile(ms, 99) };
 }
 
-async function flood(url: string, api: 'v1' | 'v3', user: string, seconds: number, serviceToken: string): Promise<Flood> {
+async function flood(
+  url: string,
+  api: 'v1' | 'v3',
+  user: string,
+  seconds: number,
+  serviceToken: string,
+): Promise<Flood> {
   const deadline = performance.now() + seconds * 1000;
   const ms: number[] = [];
   const tokens = new Set<string>();
@@ -141,7 +176,9 @@ async function flood(url: string, api: 'v1' | 'v3', user: string, seconds: numbe
   for (let i = 0; i < handed.length; i += FLOOD_CONNECTIONS) {
     const answers = await Promise.all(
       handed.slice(i, i + FLOOD_CONNECTIONS).map(async (t) => {
-        const res = await get(`${url}/auth/v3/auth/tokens?nocatalog`, { headers: { 'X-Auth-Token': serviceToken, 'X-Subject-Token': t } });
+        const res = await get(`${url}/auth/v3/auth/tokens?nocatalog`, {
+          headers: { 'X-Auth-Token': serviceToken, 'X-Subject-Token': t },
+        });
         return res.status === 200;
       }),
     );
@@ -170,24 +207,49 @@ async function redisSize(redis: RedisClient, prefix: string): Promise<{ records:
 export async function runTokenFlood(s: TokenFloodSettings, cleanups: Cleanups): Promise<boolean> {
   const seconds = intEnv('BENCH_HOSTILE_TOKEN_SECONDS', 20, 0);
   if (seconds === 0) return false;
-  console.log(`\ntoken flood: ${FLOOD_CONNECTIONS} connections logging in one user for ${seconds} s per flood (V1, then V3), on Redis and on the in-process store`);
-  const api = (path: string, body: unknown) => json(`${s.apiUrl}${path}`, { method: 'POST', headers: { Authorization: s.adminAuth }, body: JSON.stringify(body) });
+  console.log(
+    `\ntoken flood: ${FLOOD_CONNECTIONS} connections logging in one user for ${seconds} s per flood (V1, then V3), on Redis and on the in-process store`,
+  );
+  const api = (path: string, body: unknown) =>
+    json(`${s.apiUrl}${path}`, { method: 'POST', headers: { Authorization: s.adminAuth }, body: JSON.stringify(body) });
   const suffix = randomBytes(4).toString('hex');
   const users = { flood: `flood-${suffix}`, idle: `idle-${suffix}`, service: `flood-svc-${suffix}` };
-  for (const [name, extra] of [[users.flood, {}], [users.idle, {}], [users.service, { is_superuser: true }]] as const) {
-    const created = await api('/api/v1/users/', { cluster: '/api/v1/clusters/1/', user: name, password: PASSWORD, ...extra });
+  for (const [name, extra] of [
+    [users.flood, {}],
+    [users.idle, {}],
+    [users.service, { is_superuser: true }],
+  ] as const) {
+    const created = await api('/api/v1/users/', {
+      cluster: '/api/v1/clusters/1/',
+      user: name,
+      password: PASSWORD,
+      ...extra,
+    });
     if (created.status !== 201) throw new Error(`token flood: creating ${name}: ${created.status}`);
   }
   const cluster = await json(`${s.apiUrl}/api/v1/clusters/1/`, { headers: { Authorization: s.adminAuth } });
   const redis = createRedis(s.redisUrl, createLogger('silent'));
   cleanups.push(() => closeRedis(redis));
   cleanups.push(async () => agent.destroy());
-  const memoryChild = await startChild(s.script, TOKEN_FLOOD_GATEWAY_ROLE, { ...process.env, BENCH_HOSTILE_DATABASE_URL: s.databaseUrl });
+  const memoryChild = await startChild(s.script, TOKEN_FLOOD_GATEWAY_ROLE, {
+    ...process.env,
+    BENCH_HOSTILE_DATABASE_URL: s.databaseUrl,
+  });
   cleanups.push(() => stopChild(memoryChild));
   const pidOf = (c: Child) => (c.proc as ChildProcess).pid!;
   const gateways: Gateway[] = [
-    { name: 'Redis', url: `http://127.0.0.1:${s.redisGateway.port}`, pid: pidOf(s.redisGateway), storeSize: () => redisSize(redis, `cairn:${String(cluster.body.uuid)}:`) },
-    { name: 'in-process', url: `http://127.0.0.1:${memoryChild.port}`, pid: pidOf(memoryChild), storeSize: async () => ({ records: null, memoryMb: rssMb(pidOf(memoryChild)) }) },
+    {
+      name: 'Redis',
+      url: `http://127.0.0.1:${s.redisGateway.port}`,
+      pid: pidOf(s.redisGateway),
+      storeSize: () => redisSize(redis, `cairn:${String(cluster.body.uuid)}:`),
+    },
+    {
+      name: 'in-process',
+      url: `http://127.0.0.1:${memoryChild.port}`,
+      pid: pidOf(memoryChild),
+      storeSize: async () => ({ records: null, memoryMb: rssMb(pidOf(memoryChild)) }),
+    },
   ];
 
   const rows: string[][] = [];
@@ -196,9 +258,18 @@ export async function runTokenFlood(s: TokenFloodSettings, cleanups: Cleanups): 
     const serviceToken = (await login(g.url, 'v3', users.service)).token!;
     const sizeBefore = await g.storeSize();
     const rssBefore = rssMb(g.pid);
-    const idleBefore = { v1: await idleLatency(g.url, 'v1', users.idle), v3: await idleLatency(g.url, 'v3', users.idle) };
-    const floods = { v1: await flood(g.url, 'v1', users.flood, seconds, serviceToken), v3: await flood(g.url, 'v3', users.flood, seconds, serviceToken) };
-    const idleAfter = { v1: await idleLatency(g.url, 'v1', users.idle), v3: await idleLatency(g.url, 'v3', users.idle) };
+    const idleBefore = {
+      v1: await idleLatency(g.url, 'v1', users.idle),
+      v3: await idleLatency(g.url, 'v3', users.idle),
+    };
+    const floods = {
+      v1: await flood(g.url, 'v1', users.flood, seconds, serviceToken),
+      v3: await flood(g.url, 'v3', users.flood, seconds, serviceToken),
+    };
+    const idleAfter = {
+      v1: await idleLatency(g.url, 'v1', users.idle),
+      v3: await idleLatency(g.url, 'v3', users.idle),
+    };
     const sizeAfter = await g.storeSize();
     const rssAfter = rssMb(g.pid);
     for (const api of ['v1', 'v3'] as const) {
@@ -219,22 +290,40 @@ export async function runTokenFlood(s: TokenFloodSettings, cleanups: Cleanups): 
       // Coarse on purpose (a shared machine's noise is several ms): a store that slows with its size
       // made every login take tens of milliseconds to seconds.
       if (idleAfter[api].p50 > Math.max(3 * idleBefore[api].p50, idleBefore[api].p50 + 10)) {
-        problems.push(`${g.name} ${api}: idle logins slowed from p50 ${fmtMs(idleBefore[api].p50)} ms to ${fmtMs(idleAfter[api].p50)} ms`);
+        problems.push(
+          `${g.name} ${api}: idle logins slowed from p50 ${fmtMs(idleBefore[api].p50)} ms to ${fmtMs(idleAfter[api].p50)} ms`,
+        );
       }
     }
     const records = (n: number | null) => (n === null ? '' : `, token records ${fmtInt(n)}`);
     console.log(
       `${g.name}: gateway RSS ${rssBefore.toFixed(0)} → ${rssAfter.toFixed(0)} MB` +
-        (sizeBefore.records === null ? '' : `; the run's keys in Redis ${sizeBefore.memoryMb.toFixed(2)} → ${sizeAfter.memoryMb.toFixed(2)} MB${records(sizeBefore.records)} → ${fmtInt(sizeAfter.records ?? 0)}`),
+        (sizeBefore.records === null
+          ? ''
+          : `; the run's keys in Redis ${sizeBefore.memoryMb.toFixed(2)} → ${sizeAfter.memoryMb.toFixed(2)} MB${records(sizeBefore.records)} → ${fmtInt(sizeAfter.records ?? 0)}`),
     );
   }
   console.log(
     table(
-      ['store', 'flood', 'logins', 'failed', 'tokens handed out', 'kept (valid after)', 'flood login ms p50 / p99', 'idle login ms p50 / p99 before', 'after'],
+      [
+        'store',
+        'flood',
+        'logins',
+        'failed',
+        'tokens handed out',
+        'kept (valid after)',
+        'flood login ms p50 / p99',
+        'idle login ms p50 / p99 before',
+        'after',
+      ],
       rows,
     ),
   );
   for (const p of problems) console.log(`  FAIL ${p}`);
-  console.log(problems.length ? 'token flood: FAILED' : `token flood: passed (kept ≤ ${CAP} per user, no failed login, idle logins as fast after as before)`);
+  console.log(
+    problems.length
+      ? 'token flood: FAILED'
+      : `token flood: passed (kept ≤ ${CAP} per user, no failed login, idle logins as fast after as before)`,
+  );
   return problems.length > 0;
 }

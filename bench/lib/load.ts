@@ -67,7 +67,12 @@ export const percentile = (sorted: number[], p: number): number => {
   return sorted[i]!;
 };
 
-function fire(scenario: Scenario, connections: number, seconds: number, onResponse?: (ms: number) => void): Promise<autocannon.Result> {
+function fire(
+  scenario: Scenario,
+  connections: number,
+  seconds: number,
+  onResponse?: (ms: number) => void,
+): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
@@ -95,7 +100,9 @@ function assertClean(scenario: Scenario, result: autocannon.Result, phase: strin
   const stats = (result.statusCodeStats ?? {}) as Record<string, { count?: number }>;
   const expect = scenario.expectStatus;
   const unexpected =
-    expect === undefined ? result.non2xx : Object.entries(stats).reduce((n, [code, s]) => (Number(code) === expect ? n : n + (s.count ?? 0)), 0);
+    expect === undefined
+      ? result.non2xx
+      : Object.entries(stats).reduce((n, [code, s]) => (Number(code) === expect ? n : n + (s.count ?? 0)), 0);
   const bad = unexpected + result.errors + result.timeouts + result.mismatches;
   if (bad === 0 && result.requests.total > 0) return;
   throw new Error(
@@ -106,7 +113,9 @@ function assertClean(scenario: Scenario, result: autocannon.Result, phase: strin
 
 export async function measure(scenario: Scenario, settings: LoadSettings): Promise<Measured> {
   if (scenario.prepare) await scenario.prepare();
-  const m = scenario.continuous ? await measureContinuous(scenario, settings) : await measureAfterWarmup(scenario, settings);
+  const m = scenario.continuous
+    ? await measureContinuous(scenario, settings)
+    : await measureAfterWarmup(scenario, settings);
   process.stdout.write(`${fmtInt(m.rps)} req/s, p50 ${fmtMs(m.p50)} ms\n`);
   if (scenario.drain) await drain(scenario);
   return m;
@@ -144,7 +153,9 @@ async function measureAfterWarmup(scenario: Scenario, settings: LoadSettings): P
  * measurement, which matters when requests take seconds (a password hash each).
  */
 async function measureContinuous(scenario: Scenario, settings: LoadSettings): Promise<Measured> {
-  process.stdout.write(`  ${scenario.label}: ${settings.warmup > 0 ? `warm-up ${settings.warmup} s, then ` : ''}measuring ${settings.duration} s ... `);
+  process.stdout.write(
+    `  ${scenario.label}: ${settings.warmup > 0 ? `warm-up ${settings.warmup} s, then ` : ''}measuring ${settings.duration} s ... `,
+  );
   const done: Array<{ at: number; ms: number }> = [];
   const window: { from?: number; to?: number } = {};
   let before: CpuSnapshot | null = null;
@@ -160,7 +171,9 @@ async function measureContinuous(scenario: Scenario, settings: LoadSettings): Pr
   };
   const opening = setTimeout(open, settings.warmup * 1000);
   const closing = setTimeout(close, (settings.warmup + settings.duration) * 1000);
-  const result = await fire(scenario, settings.connections, settings.warmup + settings.duration, (ms) => done.push({ at: performance.now(), ms }));
+  const result = await fire(scenario, settings.connections, settings.warmup + settings.duration, (ms) =>
+    done.push({ at: performance.now(), ms }),
+  );
   clearTimeout(opening);
   clearTimeout(closing);
   if (window.from === undefined) open();
@@ -203,12 +216,20 @@ export interface CheckedResponse {
  * One request of the scenario before loading it, to check the answer is what the scenario claims:
  * the expected status (default 200), then `check` (a problem, or null when all is well).
  */
-export async function checkOnce(scenario: Scenario, check: (res: CheckedResponse) => string | null = () => null): Promise<CheckedResponse> {
+export async function checkOnce(
+  scenario: Scenario,
+  check: (res: CheckedResponse) => string | null = () => null,
+): Promise<CheckedResponse> {
   const r = scenario.request();
-  const res = await fetch(`http://127.0.0.1:${scenario.target.port}${r.path}`, { method: r.method ?? 'GET', headers: r.headers ?? {}, body: r.body });
+  const res = await fetch(`http://127.0.0.1:${scenario.target.port}${r.path}`, {
+    method: r.method ?? 'GET',
+    headers: r.headers ?? {},
+    body: r.body,
+  });
   const checked = { status: res.status, headers: res.headers, text: await res.text() };
   const expected = scenario.expectStatus ?? 200;
-  if (checked.status !== expected) throw new Error(`${scenario.label}: expected ${expected}, got ${checked.status}: ${checked.text.slice(0, 500)}`);
+  if (checked.status !== expected)
+    throw new Error(`${scenario.label}: expected ${expected}, got ${checked.status}: ${checked.text.slice(0, 500)}`);
   const problem = check(checked);
   if (problem) throw new Error(`${scenario.label}: ${problem}`);
   return checked;
@@ -226,7 +247,11 @@ export interface BracketedRun {
  * the baseline measured right around it, so a noisy neighbour that comes and goes during the run
  * hurts both sides of a ratio instead of only one.
  */
-export async function measureBracketed(baseline: Scenario, scenarios: Scenario[], settings: LoadSettings): Promise<BracketedRun> {
+export async function measureBracketed(
+  baseline: Scenario,
+  scenarios: Scenario[],
+  settings: LoadSettings,
+): Promise<BracketedRun> {
   const measureBaseline = (n: number) => measure({ ...baseline, label: `${baseline.label} #${n}` }, settings);
   const baselines = [await measureBaseline(1)];
   const measured: Measured[] = [baselines[0]!];

@@ -17,7 +17,10 @@ async function withServer<T>(serverUrl: string, fn: (c: Client) => Promise<T>): 
 }
 
 /** Creates `<prefix><8 hex>` on the server of `serverUrl`; returns its name and URL. */
-export async function createThrowawayDatabase(serverUrl: string, prefix = 'cairn_bench_'): Promise<{ name: string; url: string }> {
+export async function createThrowawayDatabase(
+  serverUrl: string,
+  prefix = 'cairn_bench_',
+): Promise<{ name: string; url: string }> {
   const name = `${prefix}${randomBytes(4).toString('hex')}`;
   await withServer(serverUrl, (c) => c.query(`CREATE DATABASE ${quoteIdent(name)}`));
   const url = new URL(serverUrl);
@@ -34,7 +37,11 @@ export async function dropDatabase(serverUrl: string, name: string): Promise<voi
  * A throwaway database for one run: created now (and said so), dropped by `cleanups` at the end of
  * the run, also on Ctrl-C.
  */
-export async function throwawayDatabase(cleanups: Cleanups, serverUrl: string, prefix?: string): Promise<{ name: string; url: string }> {
+export async function throwawayDatabase(
+  cleanups: Cleanups,
+  serverUrl: string,
+  prefix?: string,
+): Promise<{ name: string; url: string }> {
   const created = await createThrowawayDatabase(serverUrl, prefix);
   cleanups.push(async () => {
     await dropDatabase(serverUrl, created.name);

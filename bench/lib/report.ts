@@ -54,7 +54,9 @@ export function printResults(r: ResultsReport): string[] {
     ];
   });
   const labels = new Map(r.measured.map((m) => [m.scenario.key, m.scenario.label]));
-  const misses = [...r.verdicts.entries()].flatMap(([key, vs]) => vs.filter((v) => !v.pass).map((v) => `${labels.get(key) ?? key}: ${v.text}`));
+  const misses = [...r.verdicts.entries()].flatMap(([key, vs]) =>
+    vs.filter((v) => !v.pass).map((v) => `${labels.get(key) ?? key}: ${v.text}`),
+  );
   const baseRps = r.baselines.map((b) => b.rps);
 
   console.log(r.title);
@@ -63,7 +65,10 @@ export function printResults(r: ResultsReport): string[] {
       `${fmtInt(Math.min(...baseRps))}..${fmtInt(Math.max(...baseRps))} req/s over the run.\n`,
   );
   console.log(
-    table(['scenario', 'req/s', 'p50 ms', 'p99 ms', 'vs baseline', ...extra.map((c) => c.header), cpuHeader, 'target'], rows),
+    table(
+      ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'vs baseline', ...extra.map((c) => c.header), cpuHeader, 'target'],
+      rows,
+    ),
   );
   console.log('');
   for (const note of r.notes ?? []) console.log(note);

@@ -45,9 +45,15 @@ describe('cairn backup and cairn restore (embedded PGlite)', () => {
         headers: { Authorization: auth, 'Content-Type': 'application/json' },
         body: JSON.stringify({ name: 'peeker', role: 'reader' }),
       }).then((r) => r.json() as Promise<{ api_key: string }>);
-      const refused = await cairn(['backup', file], { ...env, CAIRN_API_URL: running.apiUrl, CAIRN_API_KEY: `peeker:${reader.api_key}` });
+      const refused = await cairn(['backup', file], {
+        ...env,
+        CAIRN_API_URL: running.apiUrl,
+        CAIRN_API_KEY: `peeker:${reader.api_key}`,
+      });
       expect(refused.code).toBe(1);
-      expect(refused.out).toContain("refused the backup (403): Operator 'peeker' is a reader; only an admin with access to every cluster may read a backup of the whole database.");
+      expect(refused.out).toContain(
+        "refused the backup (403): Operator 'peeker' is a reader; only an admin with access to every cluster may read a backup of the whole database.",
+      );
 
       const taken = await cairn(['backup', file], { ...env, CAIRN_API_URL: running.apiUrl, CAIRN_API_KEY: admin });
       expect(taken.out).toContain(`Backup of the embedded database written to ${file}`);
@@ -57,13 +63,17 @@ describe('cairn backup and cairn restore (embedded PGlite)', () => {
       expect(readdirSync(root).filter((f) => f.includes('.partial-'))).toEqual([]);
 
       // Each backup is in the audit trail, under the operator who took it.
-      const audit = await fetch(`${running.apiUrl}/api/v1/audit/?action=backup`, { headers: { Authorization: auth } }).then((r) => r.json() as Promise<{ objects: { operator: string; action: string }[] }>);
+      const audit = await fetch(`${running.apiUrl}/api/v1/audit/?action=backup`, {
+        headers: { Authorization: auth },
+      }).then((r) => r.json() as Promise<{ objects: { operator: string; action: string }[] }>);
       expect(audit.objects.map((o) => o.action)).toEqual(['backup']);
 
       // The running server's directory cannot be restored over.
       const over = await cairn(['restore', file, '--force'], env);
       expect(over.code).toBe(5);
-      expect(over.out).toContain('is in use by a running Cairn: stop it (Ctrl-C or SIGTERM), then restore. Nothing was done.');
+      expect(over.out).toContain(
+        'is in use by a running Cairn: stop it (Ctrl-C or SIGTERM), then restore. Nothing was done.',
+      );
       expect(await running.stop()).toBe(0);
       running = undefined;
 

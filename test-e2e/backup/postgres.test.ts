@@ -26,8 +26,17 @@ const urlOf = (name: string) => {
 
 async function startBoth(databaseUrl: string): Promise<[ServiceProcess, ServiceProcess]> {
   const shared = { DATABASE_URL: databaseUrl, CAIRN_S3_SECRET_KEYS: S3_KEYS };
-  const api = await startService('management-api', { ...shared, CAIRN_ADMIN_USER: 'admin', CAIRN_ADMIN_KEY: ADMIN_KEY });
-  const gateway = await startService('auth-gateway', { ...shared, REDIS_URL, CAIRN_GATEWAY_CLUSTER: 'default', CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN: 'false' });
+  const api = await startService('management-api', {
+    ...shared,
+    CAIRN_ADMIN_USER: 'admin',
+    CAIRN_ADMIN_KEY: ADMIN_KEY,
+  });
+  const gateway = await startService('auth-gateway', {
+    ...shared,
+    REDIS_URL,
+    CAIRN_GATEWAY_CLUSTER: 'default',
+    CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN: 'false',
+  });
   return [api, gateway];
 }
 
@@ -56,7 +65,10 @@ describe('Postgres: pg_dump, then pg_restore into a new database', () => {
     try {
       populated = await populate(running[0].url, AUTH);
       // On Postgres the API takes no backups itself: it says which tools do.
-      const refused = await fetch(`${running[0].url}/api/v1/backup/`, { method: 'POST', headers: { Authorization: AUTH } });
+      const refused = await fetch(`${running[0].url}/api/v1/backup/`, {
+        method: 'POST',
+        headers: { Authorization: AUTH },
+      });
       expect(refused.status).toBe(400);
       expect(((await refused.json()) as { error: string }).error).toContain('back it up with pg_dump');
 

@@ -20,7 +20,11 @@ export interface Populated {
 async function api(apiUrl: string, auth: string, method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown) {
   const res = await fetch(`${apiUrl}/api/v1/${path}`, {
     method,
-    headers: { Authorization: auth, Accept: 'application/json', ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    headers: {
+      Authorization: auth,
+      Accept: 'application/json',
+      ...(body ? { 'Content-Type': 'application/json' } : {}),
+    },
     body: body ? JSON.stringify(body) : undefined,
   });
   const text = await res.text();
@@ -37,16 +41,27 @@ export async function populate(apiUrl: string, auth: string): Promise<Populated>
   const hourMs = Math.floor((Date.now() - 3_600_000) / 3_600_000) * 3_600_000;
   const hour = new Date(hourMs).toISOString();
   const sample = { account: `AUTH_${user}`, bytes_used: 123_456_789, object_count: 42, container_count: 3 };
-  const rec = await api(apiUrl, auth, 'POST', 'clusters/1/utilization/storage/', { interval: 3600, sampled_at: new Date(hourMs + 60_000).toISOString(), samples: [sample] });
+  const rec = await api(apiUrl, auth, 'POST', 'clusters/1/utilization/storage/', {
+    interval: 3600,
+    sampled_at: new Date(hourMs + 60_000).toISOString(),
+    samples: [sample],
+  });
   expect(rec.status).toBe(200);
   const detail = await readDetail(apiUrl, auth, user, hour);
-  expect(detail).toEqual([expect.objectContaining({ bytes_used: 123_456_789, object_count: 42, container_count: 3, pct_complete: 100 })]);
+  expect(detail).toEqual([
+    expect.objectContaining({ bytes_used: 123_456_789, object_count: 42, container_count: 3, pct_complete: 100 }),
+  ]);
   return { user, password, access: cred.json.access_key as string, secret: cred.json.secret as string, hour, detail };
 }
 
 async function readDetail(apiUrl: string, auth: string, user: string, hour: string): Promise<unknown> {
   const end = new Date(Date.parse(hour) + 3_600_000).toISOString();
-  const res = await api(apiUrl, auth, 'GET', `clusters/1/utilization/storage/total/AUTH_${user}/detail/?start=${hour}&end=${end}`);
+  const res = await api(
+    apiUrl,
+    auth,
+    'GET',
+    `clusters/1/utilization/storage/total/AUTH_${user}/detail/?start=${hour}&end=${end}`,
+  );
   expect(res.status).toBe(200);
   return res.json.objects;
 }
@@ -57,9 +72,13 @@ export async function expectRestored(apiUrl: string, gatewayUrl: string, auth: s
   const token = await v3Token(gatewayUrl, p.user, p.password);
   expect(token).toBeTruthy();
   // The S3 secret opens: a signature made with it verifies, and one made with another does not.
-  const ok = await request(gatewayUrl).post('/auth/v3/s3tokens').send(signedBody(p.access, p.secret, 'v4'));
+  const ok = await request(gatewayUrl)
+    .post('/auth/v3/s3tokens')
+    .send(signedBody(p.access, p.secret, 'v4'));
   expect(ok.status).toBe(200);
-  const bad = await request(gatewayUrl).post('/auth/v3/s3tokens').send(signedBody(p.access, `${p.secret}x`, 'v4'));
+  const bad = await request(gatewayUrl)
+    .post('/auth/v3/s3tokens')
+    .send(signedBody(p.access, `${p.secret}x`, 'v4'));
   expect(bad.status).toBe(401);
   // The utilization history reads back as it was recorded.
   expect(await readDetail(apiUrl, auth, p.user, p.hour)).toEqual(p.detail);

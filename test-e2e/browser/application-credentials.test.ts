@@ -40,15 +40,23 @@ describe('application credentials in the console', () => {
 
   /** A V3 login at the gateway; the answer's status and token. */
   const login = async (identity: object): Promise<{ status: number; token: string | null }> => {
-    const res = await fetch(`${gw}/v3/auth/tokens`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ auth: { identity } }) });
+    const res = await fetch(`${gw}/v3/auth/tokens`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ auth: { identity } }),
+    });
     await res.arrayBuffer();
     return { status: res.status, token: res.headers.get('x-subject-token') };
   };
-  const appCredLogin = (c: Made) => login({ methods: ['application_credential'], application_credential: { id: c.id, secret: c.secret } });
+  const appCredLogin = (c: Made) =>
+    login({ methods: ['application_credential'], application_credential: { id: c.id, secret: c.secret } });
 
   /** What alice's `openstack application credential create` posts, with her own password token. */
   const make = async (body: Record<string, unknown>): Promise<Made> => {
-    const { token } = await login({ methods: ['password'], password: { user: { name: 'alice', domain: { id: 'default' }, password: ALICE_PW } } });
+    const { token } = await login({
+      methods: ['password'],
+      password: { user: { name: 'alice', domain: { id: 'default' }, password: ALICE_PW } },
+    });
     const res = await fetch(`${gw}/v3/users/alice/application_credentials`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'X-Auth-Token': token! },
@@ -70,7 +78,10 @@ describe('application credentials in the console', () => {
     await stack?.close();
   });
 
-  async function signedInPage(name = ADMIN_AUTH_NAME, key = ADMIN_KEY): Promise<{ page: Page; problems: PageProblems }> {
+  async function signedInPage(
+    name = ADMIN_AUTH_NAME,
+    key = ADMIN_KEY,
+  ): Promise<{ page: Page; problems: PageProblems }> {
     await browser.context.clearCookies();
     const page = await browser.context.newPage();
     page.setDefaultTimeout(30000);
@@ -86,16 +97,38 @@ describe('application credentials in the console', () => {
   async function axeFindings(page: Page): Promise<string[]> {
     await page.evaluate(AXE);
     const violations = await page.evaluate(async () => {
-      const axe = (window as unknown as { axe: { run: (c: unknown, o: unknown) => Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: unknown }> }> }> } }).axe;
+      const axe = (
+        window as unknown as {
+          axe: {
+            run: (
+              c: unknown,
+              o: unknown,
+            ) => Promise<{
+              violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: unknown }> }>;
+            }>;
+          };
+        }
+      ).axe;
       const r = await axe.run(document, { resultTypes: ['violations'] });
-      return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)) }));
+      return r.violations.map((v) => ({
+        id: v.id,
+        impact: v.impact,
+        help: v.help,
+        targets: v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)),
+      }));
     });
-    return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.impact} ${v.id}: ${v.help} ${v.targets.join(' ')}`);
+    return violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.impact} ${v.id}: ${v.help} ${v.targets.join(' ')}`);
   }
 
   /** The cells of the credential's row, as the page shows them (header cell first). */
   const rowCells = (page: Page, id: string) =>
-    page.locator(`tr[data-credential="${id}"]`).evaluate((tr) => [...tr.querySelectorAll('th, td')].map((c) => (c.textContent ?? '').replace(/\s+/g, ' ').trim()));
+    page
+      .locator(`tr[data-credential="${id}"]`)
+      .evaluate((tr) =>
+        [...tr.querySelectorAll('th, td')].map((c) => (c.textContent ?? '').replace(/\s+/g, ' ').trim()),
+      );
 
   it("when alice made credentials through the gateway and an admin revokes one in the console, then the list showed them as made and the gateway refuses the revoked one's login with 401", async () => {
     const expires = new Date(Date.now() + 3 * 86_400_000 + 3_600_000).toISOString();
@@ -120,14 +153,38 @@ describe('application credentials in the console', () => {
     expect(await page.title()).toBe('Application credentials of alice · Cairn console');
 
     // Each row is the API's record, field by field.
-    const listed = await api<{ objects: ApplicationCredentialResource[] }>('GET', `application_credentials/?user=${aliceId}`);
+    const listed = await api<{ objects: ApplicationCredentialResource[] }>(
+      'GET',
+      `application_credentials/?user=${aliceId}`,
+    );
     const apiReader = listed.objects.find((o) => o.id === reader.id)!;
-    expect(apiReader).toMatchObject({ name: 'backup-reader', description: 'nightly restore check', roles: ['swiftoperator'], unrestricted: false, expires_at: expires });
+    expect(apiReader).toMatchObject({
+      name: 'backup-reader',
+      description: 'nightly restore check',
+      roles: ['swiftoperator'],
+      unrestricted: false,
+      expires_at: expires,
+    });
     const readerCells = await rowCells(page, reader.id);
-    expect(readerCells.slice(0, 6)).toEqual(['backup-reader', 'nightly restore check', reader.id, 'swiftoperator', 'no', 'GET /v1/AUTH_alice/backups/**']);
+    expect(readerCells.slice(0, 6)).toEqual([
+      'backup-reader',
+      'nightly restore check',
+      reader.id,
+      'swiftoperator',
+      'no',
+      'GET /v1/AUTH_alice/backups/**',
+    ]);
     expect(readerCells[6]).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} \(in 3 days\)$/);
     expect(readerCells[7]).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} \(just now\)$/);
-    expect((await rowCells(page, ci.id)).slice(0, 7)).toEqual(['ci-uploader', '—', ci.id, 'swiftoperator', 'yes', 'whole account', 'never']);
+    expect((await rowCells(page, ci.id)).slice(0, 7)).toEqual([
+      'ci-uploader',
+      '—',
+      ci.id,
+      'swiftoperator',
+      'yes',
+      'whole account',
+      'never',
+    ]);
     // The secrets never reach the console.
     const text = await page.evaluate(() => document.body.textContent ?? '');
     expect(text).not.toContain(reader.secret);
@@ -155,18 +212,30 @@ describe('application credentials in the console', () => {
     expect((await appCredLogin(ci)).status).toBe(201);
     // A token it gave before stops validating too (each validation checks the credential's row).
     const validates = async () =>
-      (await fetch(`${gw}/v3/auth/tokens`, { headers: { 'X-Auth-Token': tokenBefore, 'X-Subject-Token': tokenBefore } })).status;
+      (
+        await fetch(`${gw}/v3/auth/tokens`, {
+          headers: { 'X-Auth-Token': tokenBefore, 'X-Subject-Token': tokenBefore },
+        })
+      ).status;
     const deadline = Date.now() + 5000;
     while ((await validates()) === 200 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(await validates()).not.toBe(200);
-    expect((await api<{ objects: ApplicationCredentialResource[] }>('GET', `application_credentials/?user=${aliceId}`)).objects.map((o) => o.name)).toEqual(['ci-uploader']);
+    expect(
+      (
+        await api<{ objects: ApplicationCredentialResource[] }>('GET', `application_credentials/?user=${aliceId}`)
+      ).objects.map((o) => o.name),
+    ).toEqual(['ci-uploader']);
     expect(problems.take()).toEqual([]);
     await page.close();
   });
 
   it('when a reader opens the page, then it lists the credentials with no way to revoke one', async () => {
     const kept = await make({ name: 'reader-sees-this' });
-    const { api_key: readerKey } = await api<{ api_key: string }>('POST', 'operators/', ADMIN_AUTH, { name: 'watcher', role: 'reader', clusters: [] });
+    const { api_key: readerKey } = await api<{ api_key: string }>('POST', 'operators/', ADMIN_AUTH, {
+      name: 'watcher',
+      role: 'reader',
+      clusters: [],
+    });
     const { page, problems } = await signedInPage('watcher', readerKey);
     await page.evaluate((h) => (location.hash = h), `#/users/${aliceId}/application-credentials`);
     await page.getByRole('heading', { level: 1, name: 'Application credentials of alice' }).waitFor();

@@ -50,7 +50,9 @@ export class PageProblems {
       if (m.type() === 'error') this.problems.push(`console: ${m.text()}`);
     });
     page.on('pageerror', (e) => this.problems.push(`exception: ${e.message}`));
-    page.on('requestfailed', (r) => this.problems.push(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText ?? ''}`));
+    page.on('requestfailed', (r) =>
+      this.problems.push(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText ?? ''}`),
+    );
     page.on('request', (r) => this.urls.push(r.url()));
     page.on('response', (r) => {
       if (r.status() >= 400) this.problems.push(`HTTP ${r.status()}: ${r.request().method()} ${r.url()}`);

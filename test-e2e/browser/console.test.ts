@@ -17,7 +17,8 @@ import { launch, PageProblems, type Browser } from './chromium';
 const CONSOLE_DIR = join(__dirname, '..', '..', 'packages', 'console', 'dist');
 const ARTIFACTS = join(__dirname, 'artifacts');
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-const WRITE_CONTROLS = /^(New cluster|New user|New operator|New S3 credential|Edit|Disable|Enable|Delete|Make superuser|Remove superuser|Change password|Add key|Revoke)$/;
+const WRITE_CONTROLS =
+  /^(New cluster|New user|New operator|New S3 credential|Edit|Disable|Enable|Delete|Make superuser|Remove superuser|Change password|Add key|Revoke)$/;
 
 /**
  * A device report across three ring sets, some devices past 80 %, one unmounted, and one device
@@ -39,11 +40,23 @@ function deviceReport() {
       const pct = policies.length === 1 && policies[0] === 'silver' ? 77 + ((n * 7) % 19) : 12 + ((n * 37) % 82);
       const used = Math.round((raw * pct) / 100);
       const listed = policies.length === 2 && i === 0 ? [...policies].reverse() : policies;
-      devices.push({ node: `10.0.${Math.ceil(n / 8)}.${n % 8}:6200`, device: `sd${String.fromCharCode(97 + (n % 20))}${n}`, policies: listed, used_bytes: used, avail_bytes: raw - used });
+      devices.push({
+        node: `10.0.${Math.ceil(n / 8)}.${n % 8}:6200`,
+        device: `sd${String.fromCharCode(97 + (n % 20))}${n}`,
+        policies: listed,
+        used_bytes: used,
+        avail_bytes: raw - used,
+      });
     }
   }
   devices.push({ node: '10.0.9.9:6200', device: 'sdz1', policies: ['gold'], mounted: false });
-  return { policies: [{ index: 0, name: 'gold', default: true }, { index: 1, name: 'silver' }], devices };
+  return {
+    policies: [
+      { index: 0, name: 'gold', default: true },
+      { index: 1, name: 'silver' },
+    ],
+    devices,
+  };
 }
 
 describe('the console in chromium', () => {
@@ -65,13 +78,26 @@ describe('the console in chromium', () => {
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     // An S3 secret key, so the audit test can create (and audit) an S3 credential.
-    stack = await startStack({ database: 'postgres', hashParams: { logN: 10, r: 8, p: 1 }, consoleDir: CONSOLE_DIR, s3SecretKeys: `console:${randomBytes(32).toString('base64')}` });
+    stack = await startStack({
+      database: 'postgres',
+      hashParams: { logN: 10, r: 8, p: 1 },
+      consoleDir: CONSOLE_DIR,
+      s3SecretKeys: `console:${randomBytes(32).toString('base64')}`,
+    });
     await api('PUT', 'clusters/1/devices/', deviceReport());
     await seedCapacityHistory();
-    await api('POST', 'clusters/', { name: 'east', auth_url: 'https://auth-east.example.com/auth', storage_url: 'https://swift-east.example.com/v1' });
+    await api('POST', 'clusters/', {
+      name: 'east',
+      auth_url: 'https://auth-east.example.com/auth',
+      storage_url: 'https://swift-east.example.com/v1',
+    });
     aliceId = (await stack.createUser('alice', 'a-long-password-for-alice')).id;
     await stack.createUser('bob', 'a-long-password-for-bob-x', { is_superuser: true });
-    const reader = await api<{ api_key: string }>('POST', 'operators/', { name: 'watcher', role: 'reader', clusters: [] });
+    const reader = await api<{ api_key: string }>('POST', 'operators/', {
+      name: 'watcher',
+      role: 'reader',
+      clusters: [],
+    });
     readerKey = reader.api_key;
     browser = await launch();
   });
@@ -82,14 +108,25 @@ describe('the console in chromium', () => {
 
   /** 20 days of daily samples before the report, each ring set growing 1 % of today's use a day. */
   async function seedCapacityHistory(): Promise<void> {
-    const { capacity } = await api<{ capacity: Array<{ ring_set: string; total_raw_tb: number; total_used_tb: number }> }>('GET', 'clusters/1/capacity/list/');
+    const { capacity } = await api<{
+      capacity: Array<{ ring_set: string; total_raw_tb: number; total_used_tb: number }>;
+    }>('GET', 'clusters/1/capacity/list/');
     const hourNow = Math.floor(Date.now() / 3_600_000) * 3_600_000;
     const rows = capacity.flatMap((e) =>
       Array.from({ length: 20 }, (_, i) => {
         const days = 20 - i;
         const used = e.total_used_tb * (1 - 0.01 * days);
         const hour = new Date(hourNow - days * 86_400_000);
-        return { cluster_id: 1, ring_set: e.ring_set, hour, total_raw_tb: e.total_raw_tb, total_used_tb: used, total_free_tb: e.total_raw_tb - used, total_used_pct: (used / e.total_raw_tb) * 100, reported_at: hour };
+        return {
+          cluster_id: 1,
+          ring_set: e.ring_set,
+          hour,
+          total_raw_tb: e.total_raw_tb,
+          total_used_tb: used,
+          total_free_tb: e.total_raw_tb - used,
+          total_used_pct: (used / e.total_raw_tb) * 100,
+          reported_at: hour,
+        };
       }),
     );
     await stack.db('capacity_history').insert(rows);
@@ -133,28 +170,56 @@ describe('the console in chromium', () => {
   async function axeFindings(page: Page): Promise<string[]> {
     if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
     const violations = await page.evaluate(async () => {
-      const axe = (window as unknown as { axe: { run: (c: unknown, o: unknown) => Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: unknown }> }> }> } }).axe;
+      const axe = (
+        window as unknown as {
+          axe: {
+            run: (
+              c: unknown,
+              o: unknown,
+            ) => Promise<{
+              violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: unknown }> }>;
+            }>;
+          };
+        }
+      ).axe;
       const r = await axe.run(document, { resultTypes: ['violations'] });
-      return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)) }));
+      return r.violations.map((v) => ({
+        id: v.id,
+        impact: v.impact,
+        help: v.help,
+        targets: v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)),
+      }));
     });
-    return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.impact} ${v.id}: ${v.help} ${v.targets.join(' ')}`);
+    return violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.impact} ${v.id}: ${v.help} ${v.targets.join(' ')}`);
   }
 
   const writeControls = (page: Page) =>
-    page.evaluate((pattern) => [...document.querySelectorAll('main button, main a.button')].map((b) => b.textContent?.trim() ?? '').filter((t) => new RegExp(pattern).test(t)), WRITE_CONTROLS.source);
+    page.evaluate(
+      (pattern) =>
+        [...document.querySelectorAll('main button, main a.button')]
+          .map((b) => b.textContent?.trim() ?? '')
+          .filter((t) => new RegExp(pattern).test(t)),
+      WRITE_CONTROLS.source,
+    );
 
   it('when the key is wrong, then sign-in says so next to the form and keeps nothing (nor offers the key to a password store)', async () => {
     const { page } = await openPage();
     await page.goto(`${stack.apiUrl}/console/`);
     // The key is typed hidden and not offered to the browser's password store.
-    await expect(page.getByLabel('API key').evaluate((i: HTMLInputElement) => ({ type: i.type, autocomplete: i.autocomplete }))).resolves.toEqual({
+    await expect(
+      page.getByLabel('API key').evaluate((i: HTMLInputElement) => ({ type: i.type, autocomplete: i.autocomplete })),
+    ).resolves.toEqual({
       type: 'password',
       autocomplete: 'off',
     });
     await page.getByLabel('Operator name').fill(ADMIN_AUTH_NAME);
     await page.getByLabel('API key').fill('not-the-key');
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect(page.locator('form [role="alert"]').textContent()).resolves.toMatch(/Invalid operator name or API key/);
+    await expect(page.locator('form [role="alert"]').textContent()).resolves.toMatch(
+      /Invalid operator name or API key/,
+    );
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
     await page.close();
   });
@@ -163,7 +228,8 @@ describe('the console in chromium', () => {
     const { page, problems } = await openPage();
     const scripts: Array<Promise<{ url: string; raw: number; gzip: number }>> = [];
     page.on('response', (r) => {
-      if (r.request().resourceType() === 'script') scripts.push(r.body().then((b) => ({ url: r.url(), raw: b.length, gzip: gzipSync(b, { level: 9 }).length })));
+      if (r.request().resourceType() === 'script')
+        scripts.push(r.body().then((b) => ({ url: r.url(), raw: b.length, gzip: gzipSync(b, { level: 9 }).length })));
     });
     await page.goto(`${stack.apiUrl}/console/`);
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
@@ -171,7 +237,9 @@ describe('the console in chromium', () => {
     expect(loaded.length).toBeGreaterThan(0);
     const gzip = loaded.reduce((a, s) => a + s.gzip, 0);
     const raw = loaded.reduce((a, s) => a + s.raw, 0);
-    process.stdout.write(`console initial JavaScript: ${loaded.length} file(s), ${raw} bytes, ${gzip} bytes gzipped (level 9)\n`);
+    process.stdout.write(
+      `console initial JavaScript: ${loaded.length} file(s), ${raw} bytes, ${gzip} bytes gzipped (level 9)\n`,
+    );
     expect(gzip).toBeLessThanOrEqual(200 * 1024);
     expect(problems.take()).toEqual([]);
     await page.close();
@@ -209,38 +277,71 @@ describe('the console in chromium', () => {
     await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
     await visit(page, '#/clusters/1/capacity', /^Capacity planning/);
     const start = new Date(Date.now() - 30 * 86_400_000).toISOString();
-    const { history } = await api<{ history: Array<{ ring_set: string; samples: Array<{ time: string; total_used_tb: number; total_raw_tb: number }> }> }>('GET', `clusters/1/capacity/history/?start=${start}`);
+    const { history } = await api<{
+      history: Array<{
+        ring_set: string;
+        samples: Array<{ time: string; total_used_tb: number; total_raw_tb: number }>;
+      }>;
+    }>('GET', `clusters/1/capacity/history/?start=${start}`);
     expect(history.map((h) => h.ring_set)).toEqual(['gold', 'gold,silver', 'silver']);
     for (const h of history) {
       expect(h.samples).toHaveLength(21);
       const trend = page.locator(`.trend[data-ring-set="${h.ring_set}"]`);
       await trend.locator('canvas').first().waitFor();
-      await expect(trend.getByRole('img', { name: new RegExp(`^Ring set ${h.ring_set}: bytes used`) }).count()).resolves.toBe(1);
+      await expect(
+        trend.getByRole('img', { name: new RegExp(`^Ring set ${h.ring_set}: bytes used`) }).count(),
+      ).resolves.toBe(1);
       const expected = describeProjection(projectThreshold(historySamples(h.samples)));
       await expect(trend.locator('.estimate').textContent()).resolves.toBe(expected);
       // The chart's label promises its figures in a table below: one row per sample, the API's numbers.
       await expect(trend.getByRole('img').first().getAttribute('aria-label')).resolves.toMatch(/table below/);
-      const rows = await trend.locator('table.trend-samples tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.getAttribute('title') ?? td.textContent)));
+      const rows = await trend
+        .locator('table.trend-samples tbody tr')
+        .evaluateAll((trs) =>
+          trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.getAttribute('title') ?? td.textContent)),
+        );
       expect(rows).toHaveLength(h.samples.length);
-      expect(rows.map((r) => [r[0], r[1], r[2]])).toEqual(h.samples.map((x) => [x.time.slice(0, 16).replace('T', ' '), `${x.total_used_tb} TB`, `${x.total_raw_tb} TB`]));
+      expect(rows.map((r) => [r[0], r[1], r[2]])).toEqual(
+        h.samples.map((x) => [x.time.slice(0, 16).replace('T', ' '), `${x.total_used_tb} TB`, `${x.total_raw_tb} TB`]),
+      );
       expect(expected).toMatch(/^(Estimate: |Already )/);
     }
     // The README's picture of the page: the table, the ring sets and the first trend.
-    await page.screenshot({ path: join(ARTIFACTS, 'capacity-trend-1280.png'), fullPage: true, clip: { x: 0, y: 0, width: 1280, height: 1150 } });
+    await page.screenshot({
+      path: join(ARTIFACTS, 'capacity-trend-1280.png'),
+      fullPage: true,
+      clip: { x: 0, y: 0, width: 1280, height: 1150 },
+    });
     expect(problems.take()).toEqual([]);
     await page.close();
   });
 
   it('when a ring set has a single capacity sample, then its trend axis spans the day around it (not years) and the table shows that sample', async () => {
-    const solo = await api<{ id: number }>('POST', 'clusters/', { name: 'solo', auth_url: 'https://auth-solo.example.com/auth', storage_url: 'https://swift-solo.example.com/v1' });
+    const solo = await api<{ id: number }>('POST', 'clusters/', {
+      name: 'solo',
+      auth_url: 'https://auth-solo.example.com/auth',
+      storage_url: 'https://swift-solo.example.com/v1',
+    });
     const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3 * 3_600_000);
-    await stack.db('capacity_history').insert({ cluster_id: solo.id, ring_set: 'gold', hour, total_raw_tb: 10, total_used_tb: 4, total_free_tb: 6, total_used_pct: 40, reported_at: hour });
+    await stack.db('capacity_history').insert({
+      cluster_id: solo.id,
+      ring_set: 'gold',
+      hour,
+      total_raw_tb: 10,
+      total_used_tb: 4,
+      total_free_tb: 6,
+      total_used_pct: 40,
+      reported_at: hour,
+    });
     const { page, problems } = await openPage();
     await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
     await visit(page, `#/clusters/${solo.id}/capacity`, /^Capacity planning — solo$/);
     const chart = page.locator('.trend[data-ring-set="gold"] [data-x-min]');
     await chart.waitFor();
-    const [min, max] = (await chart.evaluate((el: HTMLElement) => [Number(el.dataset.xMin), Number(el.dataset.xMax)])) as [number, number];
+    const [min, max] = (await chart.evaluate((el: HTMLElement) => [
+      Number(el.dataset.xMin),
+      Number(el.dataset.xMax),
+    ])) as [number, number];
     const t = hour.getTime() / 1000;
     expect(min).toBeLessThanOrEqual(t);
     expect(max).toBeGreaterThanOrEqual(t);
@@ -271,10 +372,24 @@ describe('the console in chromium', () => {
       ['#/clusters/1/utilization', /^Utilization — default$/],
     ] as Array<[string, RegExp]>) {
       await visit(page, hash, heading);
-      await page.waitForFunction((h) => new RegExp(h).test(document.title.replace(/ · Cairn console$/, '')), heading.source);
+      await page.waitForFunction(
+        (h) => new RegExp(h).test(document.title.replace(/ · Cairn console$/, '')),
+        heading.source,
+      );
       titles.push(await page.title());
     }
-    expect(titles).toEqual(['Clusters', 'Capacity planning — default', 'Users', 'User alice', 'S3 credentials of alice', 'Operators', 'Audit trail', 'Utilization — default'].map((t) => `${t} · Cairn console`));
+    expect(titles).toEqual(
+      [
+        'Clusters',
+        'Capacity planning — default',
+        'Users',
+        'User alice',
+        'S3 credentials of alice',
+        'Operators',
+        'Audit trail',
+        'Utilization — default',
+      ].map((t) => `${t} · Cairn console`),
+    );
     expect(problems.take()).toEqual([]);
     await page.close();
   });
@@ -283,7 +398,9 @@ describe('the console in chromium', () => {
     const { page, problems } = await openPage();
     await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
     await visit(page, '#/clusters/1/capacity', /^Capacity planning/);
-    const { capacity } = await api<{ capacity: Array<Record<string, number | string> & { pct_used_stats: Record<string, number> }> }>('GET', 'clusters/1/capacity/list/');
+    const { capacity } = await api<{
+      capacity: Array<Record<string, number | string> & { pct_used_stats: Record<string, number> }>;
+    }>('GET', 'clusters/1/capacity/list/');
     expect(capacity.map((e) => e.ring_set)).toEqual(['gold', 'gold,silver', 'silver']);
     for (const e of capacity) {
       const row = page.locator(`tr[data-ring-set="${e.ring_set}"]`);
@@ -295,21 +412,30 @@ describe('the console in chromium', () => {
         const v = e[f] as number;
         expect(await cell(f)).toEqual({ raw: v, text: `${v.toFixed(2)} TB` });
       }
-      expect(await cell('total_used_pct')).toEqual({ raw: e.total_used_pct, text: `${(e.total_used_pct as number).toFixed(1)} %` });
+      expect(await cell('total_used_pct')).toEqual({
+        raw: e.total_used_pct,
+        text: `${(e.total_used_pct as number).toFixed(1)} %`,
+      });
       for (const f of ['min', 'avg', 'pct_95', 'max']) {
         const v = e.pct_used_stats[f]!;
         expect(await cell(f)).toEqual({ raw: v, text: `${v.toFixed(1)} %` });
       }
       expect(await cell('count')).toEqual({ raw: e.pct_used_stats.count, text: String(e.pct_used_stats.count) });
       // The histogram counts the same devices the statistics cover.
-      const chart = page.getByRole('img', { name: new RegExp(`^Devices of ring set ${e.ring_set} by percent used: ${e.pct_used_stats.count} devices`) });
+      const chart = page.getByRole('img', {
+        name: new RegExp(`^Devices of ring set ${e.ring_set} by percent used: ${e.pct_used_stats.count} devices`),
+      });
       await expect(chart.count()).resolves.toBe(1);
     }
     // Past 80 %: the ring set is flagged, and the device table can be narrowed to those devices.
     const warned = capacity.filter((e) => (e.total_used_pct as number) >= 80).length;
     expect(warned).toBeGreaterThan(0);
     await expect(page.locator('.card .warning').count()).resolves.toBe(warned);
-    const over = deviceReport().devices.filter((d) => typeof d.used_bytes === 'number' && (d.used_bytes as number) / ((d.used_bytes as number) + (d.avail_bytes as number)) >= 0.8).length;
+    const over = deviceReport().devices.filter(
+      (d) =>
+        typeof d.used_bytes === 'number' &&
+        (d.used_bytes as number) / ((d.used_bytes as number) + (d.avail_bytes as number)) >= 0.8,
+    ).length;
     expect(over).toBeGreaterThan(0);
     await page.getByLabel(/only past 80/).check();
     await expect(page.locator('table.devices tbody tr').count()).resolves.toBe(over);
@@ -342,13 +468,17 @@ describe('the console in chromium', () => {
     const password = (await shown.textContent())!;
     expect(password).toMatch(/^[A-Za-z0-9_-]{32}$/);
     // The password shown is the one the gateway accepts.
-    const login = await fetch(`${stack.gatewayUrl}/auth/v1.0`, { headers: { 'X-Auth-User': 'carol', 'X-Auth-Key': password } });
+    const login = await fetch(`${stack.gatewayUrl}/auth/v1.0`, {
+      headers: { 'X-Auth-User': 'carol', 'X-Auth-Key': password },
+    });
     expect(login.status).toBe(200);
     await page.getByRole('button', { name: 'Done' }).click();
     await page.locator('tr[data-user="carol"]').waitFor();
     await page.locator('tr[data-user="carol"] a').click();
     await page.getByRole('heading', { level: 1, name: 'User carol' }).waitFor();
-    await expect(page.locator('pre code').first().textContent()).resolves.toBe("swift -A 'http://127.0.0.1:5000/auth/v1.0' -U 'carol' -K '<password>' stat");
+    await expect(page.locator('pre code').first().textContent()).resolves.toBe(
+      "swift -A 'http://127.0.0.1:5000/auth/v1.0' -U 'carol' -K '<password>' stat",
+    );
 
     await page.getByRole('button', { name: 'Disable' }).click();
     await page.getByRole('button', { name: 'Enable' }).waitFor();
@@ -357,10 +487,14 @@ describe('the console in chromium', () => {
 
     await page.getByRole('button', { name: 'Delete', exact: true }).click();
     const confirm = page.getByRole('alertdialog');
-    await expect(confirm.textContent()).resolves.toMatch(/AUTH_carol and all its data stay in Swift.*same name.*owns them again/);
+    await expect(confirm.textContent()).resolves.toMatch(
+      /AUTH_carol and all its data stay in Swift.*same name.*owns them again/,
+    );
     await page.getByRole('button', { name: 'Delete login' }).click();
     await page.getByRole('heading', { level: 1, name: 'Users' }).waitFor();
-    await page.waitForFunction(() => !document.querySelector('tr[data-user="carol"]') && document.querySelector('tr[data-user="alice"]'));
+    await page.waitForFunction(
+      () => !document.querySelector('tr[data-user="carol"]') && document.querySelector('tr[data-user="alice"]'),
+    );
     expect((await api<{ meta: { total_count: number } }>('GET', 'users/?user=carol')).meta.total_count).toBe(0);
     expect(problems.take()).toEqual([]);
     await page.close();
@@ -369,8 +503,20 @@ describe('the console in chromium', () => {
   it("when a cluster row holds an auth URL with shell syntax (written by SQL), then the clusters page shows it and the user's swift lines carry it single-quoted", async () => {
     const { page, problems } = await openPage();
     const bad = 'http://legacy.example/auth$(id)';
-    const [row] = (await stack.db('clusters').insert({ name: 'legacy-url', uuid: '0c2d4e6f-8a9b-4c1d-9e2f-3a4b5c6d7e8f', auth_url: bad, storage_url: 'http://legacy.example/v1' }).returning('id')) as Array<{ id: number }>;
-    const user = await api<{ id: string }>('POST', 'users/', { cluster: `/api/v1/clusters/${row!.id}/`, user: 'dan', password: 'a-long-password-for-dan' });
+    const [row] = (await stack
+      .db('clusters')
+      .insert({
+        name: 'legacy-url',
+        uuid: '0c2d4e6f-8a9b-4c1d-9e2f-3a4b5c6d7e8f',
+        auth_url: bad,
+        storage_url: 'http://legacy.example/v1',
+      })
+      .returning('id')) as Array<{ id: number }>;
+    const user = await api<{ id: string }>('POST', 'users/', {
+      cluster: `/api/v1/clusters/${row!.id}/`,
+      user: 'dan',
+      password: 'a-long-password-for-dan',
+    });
     try {
       await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
       await visit(page, '#/clusters', /^Clusters$/);
@@ -446,7 +592,9 @@ describe('the console in chromium', () => {
     expect(reader.found).toEqual([]);
     expect(reader.nav).not.toMatch(/Operators|Audit/);
     const admin = await seen(ADMIN_AUTH_NAME, ADMIN_KEY);
-    expect(admin.found).toEqual(expect.arrayContaining(['New cluster', 'Edit', 'New user', 'Disable', 'Delete', 'Change password']));
+    expect(admin.found).toEqual(
+      expect.arrayContaining(['New cluster', 'Edit', 'New user', 'Disable', 'Delete', 'Change password']),
+    );
     expect(admin.nav).toMatch(/Operators.*Audit/);
   });
 
@@ -466,7 +614,9 @@ describe('the console in chromium', () => {
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.waitForFunction(() => document.body.textContent?.includes('RegionTwo'));
     const west = await api<{ objects: Array<{ region: string; auth_url: string }> }>('GET', 'clusters/?name=west');
-    expect(west.objects).toEqual([expect.objectContaining({ region: 'RegionTwo', auth_url: 'https://auth-west.example.com/auth' })]);
+    expect(west.objects).toEqual([
+      expect.objectContaining({ region: 'RegionTwo', auth_url: 'https://auth-west.example.com/auth' }),
+    ]);
     // A refused change is explained next to the form, and nothing is written.
     await page.getByRole('button', { name: 'New cluster' }).click();
     await page.getByLabel('Name').fill('west');
@@ -499,14 +649,21 @@ describe('the console in chromium', () => {
     await expect(confirm.textContent()).resolves.not.toMatch(/signed in with/);
     expect((await whoami(`ApiKey ${shown}`)).status).toBe(200);
     await confirm.getByRole('button', { name: 'Revoke key' }).click();
-    await page.waitForFunction(() => ![...document.querySelectorAll('button')].some((b) => /of nightly$/.test(b.getAttribute('aria-label') ?? '') && b.textContent === 'Revoke'));
+    await page.waitForFunction(
+      () =>
+        ![...document.querySelectorAll('button')].some(
+          (b) => /of nightly$/.test(b.getAttribute('aria-label') ?? '') && b.textContent === 'Revoke',
+        ),
+    );
     expect((await whoami(`ApiKey ${shown}`)).status).toBe(401);
     expect(problems.take()).toEqual([]);
     await page.close();
   });
 
   it('when the audit trail is filtered by target type and action, then only matching entries show, newest first', async () => {
-    const created = await api<{ id: string; access_key: string }>('POST', 's3_credentials/', { user: `/api/v1/users/${aliceId}/` });
+    const created = await api<{ id: string; access_key: string }>('POST', 's3_credentials/', {
+      user: `/api/v1/users/${aliceId}/`,
+    });
     await api('DELETE', `s3_credentials/${created.id}/`);
     const { page, problems } = await openPage();
     await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
@@ -519,11 +676,21 @@ describe('the console in chromium', () => {
         }),
       );
     const shows = async (expected: Array<{ action: string; target: string }>) => {
-      await page.waitForFunction((n) => document.querySelectorAll('table.audit tbody tr').length === n && !document.querySelector('[aria-busy="true"]'), expected.length);
+      await page.waitForFunction(
+        (n) =>
+          document.querySelectorAll('table.audit tbody tr').length === n &&
+          !document.querySelector('[aria-busy="true"]'),
+        expected.length,
+      );
       expect(await rows()).toEqual(expected);
     };
     const fromApi = async (q: string) =>
-      (await api<{ objects: Array<{ action: string; target_type: string; target_name: string }> }>('GET', `audit/?${q}`)).objects.map((a) => ({
+      (
+        await api<{ objects: Array<{ action: string; target_type: string; target_name: string }> }>(
+          'GET',
+          `audit/?${q}`,
+        )
+      ).objects.map((a) => ({
         action: a.action,
         target: `${a.target_type} ${a.target_name}`,
       }));
@@ -555,7 +722,11 @@ describe('the console in chromium', () => {
   });
 
   it('when an admin revokes its own keys, then the confirmation says which one it is signed in with, and revoking that one signs it out', async () => {
-    const created = await api<{ id: number; api_key: string }>('POST', 'operators/', { name: 'keyholder', role: 'admin', clusters: [] });
+    const created = await api<{ id: number; api_key: string }>('POST', 'operators/', {
+      name: 'keyholder',
+      role: 'admin',
+      clusters: [],
+    });
     const added = await api<{ id: string; key: string }>('POST', `operators/${created.id}/keys/`);
     const { objects: keys } = await api<{ objects: Array<{ id: string }> }>('GET', `operators/${created.id}/keys/`);
     const signedInKey = keys.find((k) => k.id !== added.id)!.id;
@@ -570,17 +741,22 @@ describe('the console in chromium', () => {
     await expect(confirm(added.id).textContent()).resolves.not.toMatch(/signed in with/);
     await confirm(added.id).getByRole('button', { name: 'Cancel' }).click();
     await expect(confirm(added.id).count()).resolves.toBe(0);
-    const whoami = (key: string) => fetch(`${stack.apiUrl}/api/v1/whoami/`, { headers: { Authorization: `ApiKey keyholder:${key}` } });
+    const whoami = (key: string) =>
+      fetch(`${stack.apiUrl}/api/v1/whoami/`, { headers: { Authorization: `ApiKey keyholder:${key}` } });
     expect((await whoami(added.key)).status).toBe(200);
     expect(await axeFindings(page)).toEqual([]);
 
     // The key of this session: the confirmation says so; revoking it signs out with a reason.
     await revoke(signedInKey).click();
-    await expect(confirm(signedInKey).textContent()).resolves.toMatch(/This is the key you are signed in with\..*signs you out/);
+    await expect(confirm(signedInKey).textContent()).resolves.toMatch(
+      /This is the key you are signed in with\..*signs you out/,
+    );
     await page.screenshot({ path: join(ARTIFACTS, 'revoke-own-key-1280x800.png') });
     await confirm(signedInKey).getByRole('button', { name: 'Revoke key' }).click();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
-    await expect(page.getByRole('status').first().textContent()).resolves.toMatch(/revoked the API key you were signed in with/);
+    await expect(page.getByRole('status').first().textContent()).resolves.toMatch(
+      /revoked the API key you were signed in with/,
+    );
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
     expect((await whoami(created.api_key)).status).toBe(401);
     expect((await whoami(added.key)).status).toBe(200);
@@ -589,7 +765,11 @@ describe('the console in chromium', () => {
   });
 
   it('when the key is revoked while signed in, then the console forgets it and asks to sign in again', async () => {
-    const created = await api<{ id: number; api_key: string }>('POST', 'operators/', { name: 'short-lived', role: 'reader', clusters: [] });
+    const created = await api<{ id: number; api_key: string }>('POST', 'operators/', {
+      name: 'short-lived',
+      role: 'reader',
+      clusters: [],
+    });
     const { page } = await openPage();
     await signIn(page, 'short-lived', created.api_key);
     await api('DELETE', `operators/${created.id}/`);
@@ -609,47 +789,88 @@ describe('the console in chromium', () => {
     const hour = new Date(Math.floor(hourAgo.getTime() / 3_600_000) * 3_600_000);
     await api('POST', 'clusters/1/utilization/storage/', {
       sampled_at: hourAgo.toISOString(),
-      samples: [{ account: 'AUTH_alice', bytes_used: 5e9, object_count: 10, container_count: 2, policies: [{ index: 0, bytes_used: 5e9, object_count: 10, container_count: 2 }] }],
+      samples: [
+        {
+          account: 'AUTH_alice',
+          bytes_used: 5e9,
+          object_count: 10,
+          container_count: 2,
+          policies: [{ index: 0, bytes_used: 5e9, object_count: 10, container_count: 2 }],
+        },
+      ],
     });
     await api('POST', 'clusters/1/utilization/transfer/', {
       batch_id: 'console-browser-test',
       covered: { start: hour.toISOString(), end: new Date(hour.getTime() + 3_600_000).toISOString() },
-      records: [{ account: 'AUTH_alice', policy_index: 0, hour: hour.toISOString(), bytes_in: 1_000_000, bytes_out: 2_000_000, req_count: 30 }],
+      records: [
+        {
+          account: 'AUTH_alice',
+          policy_index: 0,
+          hour: hour.toISOString(),
+          bytes_in: 1_000_000,
+          bytes_out: 2_000_000,
+          req_count: 30,
+        },
+      ],
     });
     await visit(page, '#/clusters/1/utilization', /^Utilization — default$/);
     const start = await page.getByLabel('From (UTC)').inputValue();
     const summary = await api<{
       meta: { total_count: number };
-      objects: Array<{ account: string; bytes_used_avg: number; bytes_in: number; bytes_out: number; policies: Array<{ policy_index: number; bytes_used_avg: number }> }>;
+      objects: Array<{
+        account: string;
+        bytes_used_avg: number;
+        bytes_in: number;
+        bytes_out: number;
+        policies: Array<{ policy_index: number; bytes_used_avg: number }>;
+      }>;
     }>('GET', `clusters/1/utilization/summary/?start=${encodeURIComponent(start)}&limit=1000`);
     const alice = summary.objects.find((o) => o.account === 'AUTH_alice')!;
     expect(alice.bytes_in).toBe(1_000_000);
     // The cluster's storage by policy: each bar is the sum of the accounts' averages in that policy.
     expect(summary.meta.total_count).toBe(summary.objects.length);
     const byPolicy = new Map<number, number>();
-    for (const o of summary.objects) for (const p of o.policies) byPolicy.set(p.policy_index, (byPolicy.get(p.policy_index) ?? 0) + p.bytes_used_avg);
+    for (const o of summary.objects)
+      for (const p of o.policies) byPolicy.set(p.policy_index, (byPolicy.get(p.policy_index) ?? 0) + p.bytes_used_avg);
     expect(byPolicy.get(0)).toBeGreaterThanOrEqual(5e9);
-    const bars = await page.locator('svg.policybars g[data-policy]').evaluateAll((gs) => gs.map((g) => [Number(g.getAttribute('data-policy')), Number(g.getAttribute('data-raw'))]));
+    const bars = await page
+      .locator('svg.policybars g[data-policy]')
+      .evaluateAll((gs) => gs.map((g) => [Number(g.getAttribute('data-policy')), Number(g.getAttribute('data-raw'))]));
     expect(bars).toEqual([...byPolicy.entries()].sort((a, b) => a[0] - b[0]));
-    await expect(page.getByRole('img', { name: /^Average bytes stored per storage policy, the cluster: policy 0 / }).count()).resolves.toBe(1);
+    await expect(
+      page.getByRole('img', { name: /^Average bytes stored per storage policy, the cluster: policy 0 / }).count(),
+    ).resolves.toBe(1);
     const row = page.locator('tr[data-account="AUTH_alice"]');
     await expect(row.locator('td').nth(0).getAttribute('data-raw')).resolves.toBe(String(alice.bytes_used_avg));
     await expect(row.locator('td').nth(4).getAttribute('data-raw')).resolves.toBe(String(alice.bytes_in));
     await expect(row.locator('td').nth(5).getAttribute('data-raw')).resolves.toBe(String(alice.bytes_out));
-    const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
-    expect(readFileSync((await csv.path())!, 'utf8')).toMatch(/^account,start,end,hours,bytes_used_avg[^\n]*\r?\n(.*\r?\n)*AUTH_alice,/);
+    const [csv] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download CSV' }).click(),
+    ]);
+    expect(readFileSync((await csv.path())!, 'utf8')).toMatch(
+      /^account,start,end,hours,bytes_used_avg[^\n]*\r?\n(.*\r?\n)*AUTH_alice,/,
+    );
     await row.getByRole('link', { name: 'AUTH_alice' }).click();
     await page.getByRole('heading', { level: 2, name: 'Account AUTH_alice' }).waitFor();
-    await page.waitForFunction(() => document.querySelectorAll('.timechart canvas').length === 2 && !document.querySelector('.loading'));
-    await expect(page.locator('.legend', { hasText: 'Over the range' }).textContent()).resolves.toMatch(/in 1\.00 MB · out 2\.00 MB · 30 requests/);
+    await page.waitForFunction(
+      () => document.querySelectorAll('.timechart canvas').length === 2 && !document.querySelector('.loading'),
+    );
+    await expect(page.locator('.legend', { hasText: 'Over the range' }).textContent()).resolves.toMatch(
+      /in 1\.00 MB · out 2\.00 MB · 30 requests/,
+    );
     expect(problems.take()).toEqual([]);
     expect(await axeFindings(page)).toEqual([]);
     await screenshots(page, 'utilization');
     // The user's own page shows the same account's last 7 days.
     await visit(page, `#/users/${aliceId}`, /^User alice$/);
     await page.getByRole('heading', { level: 2, name: 'Account AUTH_alice' }).waitFor();
-    await page.waitForFunction(() => document.querySelectorAll('.timechart canvas').length === 2 && !document.querySelector('.loading'));
-    await expect(page.locator('.legend', { hasText: 'Over the range' }).textContent()).resolves.toMatch(/in 1\.00 MB · out 2\.00 MB · 30 requests/);
+    await page.waitForFunction(
+      () => document.querySelectorAll('.timechart canvas').length === 2 && !document.querySelector('.loading'),
+    );
+    await expect(page.locator('.legend', { hasText: 'Over the range' }).textContent()).resolves.toMatch(
+      /in 1\.00 MB · out 2\.00 MB · 30 requests/,
+    );
     expect(problems.take()).toEqual([]);
     expect(await axeFindings(page)).toEqual([]);
     await page.close();
@@ -658,7 +879,9 @@ describe('the console in chromium', () => {
   it('when an operator signs out, then the key was never stored and a reload asks to sign in again', async () => {
     const { page, problems } = await openPage();
     await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
-    expect(await page.evaluate(() => JSON.stringify(sessionStorage) + JSON.stringify(localStorage) + document.cookie)).not.toContain(ADMIN_KEY);
+    expect(
+      await page.evaluate(() => JSON.stringify(sessionStorage) + JSON.stringify(localStorage) + document.cookie),
+    ).not.toContain(ADMIN_KEY);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     await page.reload();
@@ -678,7 +901,10 @@ describe('the console in chromium', () => {
     await page.getByRole('button', { name: 'New S3 credential' }).click();
     const secret = (await page.locator('.shown-once code').textContent())!;
     expect(secret).toMatch(/^\S{40}$/);
-    const after = await api<{ objects: Array<{ id: string; access_key: string; secret?: string }> }>('GET', `s3_credentials/?user=${aliceId}`);
+    const after = await api<{ objects: Array<{ id: string; access_key: string; secret?: string }> }>(
+      'GET',
+      `s3_credentials/?user=${aliceId}`,
+    );
     expect(after.objects).toHaveLength(before.objects.length + 1);
     const created = after.objects.find((o) => !before.objects.some((b) => b.access_key === o.access_key))!;
     expect(created.secret).toBeUndefined();
@@ -691,7 +917,9 @@ describe('the console in chromium', () => {
     const confirm = page.getByRole('alertdialog', { name: `Delete S3 credential ${created.access_key}?` });
     await confirm.getByRole('button', { name: 'Delete credential' }).click();
     await page.waitForFunction((k) => !document.body.textContent?.includes(k), created.access_key);
-    expect((await api<{ objects: unknown[] }>('GET', `s3_credentials/?user=${aliceId}`)).objects).toHaveLength(before.objects.length);
+    expect((await api<{ objects: unknown[] }>('GET', `s3_credentials/?user=${aliceId}`)).objects).toHaveLength(
+      before.objects.length,
+    );
     expect(await axeFindings(page)).toEqual([]);
     await screenshots(page, 's3-credentials');
     expect(problems.take()).toEqual([]);
@@ -700,7 +928,10 @@ describe('the console in chromium', () => {
 
   it('when an admin creates an S3 credential with an expiry, then the list shows when it ends; one past its expiry is marked expired', async () => {
     // One that expires moments from now, made through the API (the form takes only future dates).
-    const soon = await api<{ access_key: string; id: string }>('POST', 's3_credentials/', { user: `/api/v1/users/${aliceId}/`, expires_at: new Date(Date.now() + 1500).toISOString() });
+    const soon = await api<{ access_key: string; id: string }>('POST', 's3_credentials/', {
+      user: `/api/v1/users/${aliceId}/`,
+      expires_at: new Date(Date.now() + 1500).toISOString(),
+    });
     const { page, problems } = await openPage();
     await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
     await visit(page, `#/users/${aliceId}/s3`, /^S3 credentials of alice$/);
@@ -712,7 +943,10 @@ describe('the console in chromium', () => {
     await page.getByRole('button', { name: 'New S3 credential' }).click();
     await page.locator('.shown-once code').waitFor();
     await page.getByRole('button', { name: 'Done' }).click();
-    const listed = await api<{ objects: Array<{ access_key: string; id: string; expires_at: string | null }> }>('GET', `s3_credentials/?user=${aliceId}&expires_at__gt=${encodeURIComponent(new Date(Date.now() + 86_400_000).toISOString())}`);
+    const listed = await api<{ objects: Array<{ access_key: string; id: string; expires_at: string | null }> }>(
+      'GET',
+      `s3_credentials/?user=${aliceId}&expires_at__gt=${encodeURIComponent(new Date(Date.now() + 86_400_000).toISOString())}`,
+    );
     expect(listed.objects).toHaveLength(1);
     const made = listed.objects[0]!;
     expect(Math.abs(Date.parse(made.expires_at!) - inAWeek.getTime())).toBeLessThan(60_000);

@@ -39,10 +39,15 @@ describe('quotas in the console', () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     swift = await startStandInSwift({ version: '2.30.1' });
     stack = await startStack({ database: 'postgres', hashParams: { logN: 10, r: 8, p: 1 }, consoleDir: CONSOLE_DIR });
-    expect((await api('PATCH', 'clusters/1/', { auth_url: swift.authUrl, storage_url: swift.storageUrl })).status).toBe(202);
+    expect((await api('PATCH', 'clusters/1/', { auth_url: swift.authUrl, storage_url: swift.storageUrl })).status).toBe(
+      202,
+    );
     // Two devices of 5 TB raw each: 10 TB raw.
     const report = {
-      policies: [{ index: 0, name: 'gold', default: true }, { index: 1, name: 'Silver' }],
+      policies: [
+        { index: 0, name: 'gold', default: true },
+        { index: 1, name: 'Silver' },
+      ],
       devices: [
         { node: '10.0.0.1:6200', device: 'sdb1', policies: ['gold'], used_bytes: 1e12, avail_bytes: 4e12 },
         { node: '10.0.0.2:6200', device: 'sdb1', policies: ['Silver'], used_bytes: 2e12, avail_bytes: 3e12 },
@@ -76,7 +81,10 @@ describe('quotas in the console', () => {
     });
     reconciler.start();
     // Once it has read /info, the API refuses what Swift 2.30 cannot enforce.
-    for (const t0 = Date.now(); (await api<{ quota_support: unknown }>('GET', 'clusters/1/')).body.quota_support === null; ) {
+    for (
+      const t0 = Date.now();
+      (await api<{ quota_support: unknown }>('GET', 'clusters/1/')).body.quota_support === null;
+    ) {
       if (Date.now() - t0 > 10_000) throw new Error('the reconciler did not read /info within 10 s');
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -127,7 +135,9 @@ describe('quotas in the console', () => {
     // The reconciler applies it; the page reads the user again until it says so.
     await page.locator('[data-field="quota_status"][data-status="applied"]').waitFor({ timeout: 20_000 });
     expect(await userOf(aliceId)).toMatchObject({ quota_bytes: 10 * GIB, quota_status: 'applied' });
-    expect(Object.fromEntries(swift.state.accounts.get('AUTH_alice') ?? [])).toMatchObject({ 'x-account-meta-quota-bytes': String(10 * GIB) });
+    expect(Object.fromEntries(swift.state.accounts.get('AUTH_alice') ?? [])).toMatchObject({
+      'x-account-meta-quota-bytes': String(10 * GIB),
+    });
 
     await page.reload();
     await page.getByRole('heading', { level: 1, name: /^User alice$/ }).waitFor();
@@ -143,10 +153,14 @@ describe('quotas in the console', () => {
     const cleared = page.waitForRequest((r) => r.method() === 'PATCH' && r.url().endsWith(`/api/v1/users/${aliceId}/`));
     await page.getByRole('button', { name: 'Clear byte quota', exact: true }).click();
     expect((await cleared).postDataJSON()).toEqual({ quota_bytes: null });
-    await limitCell(page, 'quota_bytes-all').filter({ hasText: /^none$/ }).waitFor();
+    await limitCell(page, 'quota_bytes-all')
+      .filter({ hasText: /^none$/ })
+      .waitFor();
     expect(await userOf(aliceId)).toMatchObject({ quota_bytes: null });
     await page.reload();
-    await limitCell(page, 'quota_bytes-all').filter({ hasText: /^none$/ }).waitFor();
+    await limitCell(page, 'quota_bytes-all')
+      .filter({ hasText: /^none$/ })
+      .waitFor();
     // Swift's header is removed once the reconciler applies the clearing.
     await page.locator('[data-field="quota_status"][data-status="applied"]').waitFor({ timeout: 20_000 });
     expect(swift.state.accounts.get('AUTH_alice')?.has('x-account-meta-quota-bytes')).toBe(false);
@@ -166,21 +180,34 @@ describe('quotas in the console', () => {
     await row.getByRole('textbox', { name: 'New object quota', exact: true }).fill('1,000');
     await row.getByRole('button', { name: 'Set object quota', exact: true }).click();
     await expect(row.getByRole('alert').textContent()).resolves.toBe(refused.body.error);
-    await expect(row.getByRole('textbox', { name: 'New object quota', exact: true }).getAttribute('aria-describedby')).resolves.toBe('quota_count-all-error');
+    await expect(
+      row.getByRole('textbox', { name: 'New object quota', exact: true }).getAttribute('aria-describedby'),
+    ).resolves.toBe('quota_count-all-error');
     expect(await userOf(aliceId)).toMatchObject({ quota_count: null });
     // A per-policy byte quota needs Swift 2.32: the policy's row says so too.
     const gold = page.locator('tr[data-quota="quota_bytes_policy-gold"]');
     await gold.getByRole('textbox', { name: 'New byte quota, policy gold', exact: true }).fill('1 TiB');
     await gold.getByRole('button', { name: 'Set byte quota, policy gold', exact: true }).click();
-    await expect(gold.getByRole('alert').textContent()).resolves.toMatch(/^The cluster's Swift 2\.30\.1 cannot enforce 'quota_bytes_policy'/);
+    await expect(gold.getByRole('alert').textContent()).resolves.toMatch(
+      /^The cluster's Swift 2\.30\.1 cannot enforce 'quota_bytes_policy'/,
+    );
     // A size the console cannot read is refused before anything is sent.
     await page.getByRole('textbox', { name: 'New byte quota', exact: true }).fill('ten GiB');
     await page.getByRole('button', { name: 'Set byte quota', exact: true }).click();
-    await expect(page.locator('tr[data-quota="quota_bytes-all"]').getByRole('alert').textContent()).resolves.toMatch(/^'ten GiB' is not a size/);
+    await expect(page.locator('tr[data-quota="quota_bytes-all"]').getByRole('alert').textContent()).resolves.toMatch(
+      /^'ten GiB' is not a size/,
+    );
     // The two refusals, and nothing else (the browser logs each refused request as a console error too).
     const seen = problems.take();
     expect(seen.filter((p) => /^HTTP 400: PATCH .*\/api\/v1\/users\//.test(p))).toHaveLength(2);
-    expect(seen.filter((p) => !/^HTTP 400: PATCH .*\/api\/v1\/users\/|^console: Failed to load resource: the server responded with a status of 400/.test(p))).toEqual([]);
+    expect(
+      seen.filter(
+        (p) =>
+          !/^HTTP 400: PATCH .*\/api\/v1\/users\/|^console: Failed to load resource: the server responded with a status of 400/.test(
+            p,
+          ),
+      ),
+    ).toEqual([]);
     await page.close();
   });
 
@@ -216,7 +243,9 @@ describe('quotas in the console', () => {
     const carol = page.locator('tr[data-user="carol"] td[data-field="usage"]');
     await expect(carol.textContent()).resolves.toBe('5 GiB');
     expect(await carol.getByRole('img').count()).toBe(0);
-    await expect(page.locator('tr[data-user="quota-reseller"] td[data-field="usage"]').textContent()).resolves.toBe('not sampled');
+    await expect(page.locator('tr[data-user="quota-reseller"] td[data-field="usage"]').textContent()).resolves.toBe(
+      'not sampled',
+    );
     await page.screenshot({ path: join(ARTIFACTS, 'quotas-users-1280.png'), fullPage: true });
     expect(problems.take()).toEqual([]);
     await page.close();
@@ -231,7 +260,8 @@ describe('quotas in the console', () => {
     const section = page.locator('section', { has: page.getByRole('heading', { name: 'Quotas against capacity' }) });
     await expect(section.locator('[data-field="quota_bytes_total"]').textContent()).resolves.toBe('4.00 TiB (4.40 TB)');
     const raw = 10e12;
-    const expected = (copies: number) => `quota ${((4 * TIB + 5 * GIB) / (raw / copies)).toFixed(2)}× usable · ${((4 * TIB + 5 * GIB) / raw).toFixed(2)}× raw`;
+    const expected = (copies: number) =>
+      `quota ${((4 * TIB + 5 * GIB) / (raw / copies)).toFixed(2)}× usable · ${((4 * TIB + 5 * GIB) / raw).toFixed(2)}× raw`;
     const line = section.locator('[data-field="overcommit"]');
     expect(expected(3)).toBe('quota 1.32× usable · 0.44× raw');
     expect((await line.textContent())?.startsWith(expected(3))).toBe(true);

@@ -32,7 +32,11 @@ describe('console sessions in chromium', () => {
 
   /** A new admin operator, signed in by key in a fresh page. */
   async function signedIn(name: string): Promise<{ page: Page; problems: PageProblems; key: string; keyUri: string }> {
-    const created = await api<{ api_key: string; id: number }>('POST', 'operators/', { name, role: 'admin', clusters: [] });
+    const created = await api<{ api_key: string; id: number }>('POST', 'operators/', {
+      name,
+      role: 'admin',
+      clusters: [],
+    });
     await browser.context.clearCookies();
     const page = await browser.context.newPage();
     page.setDefaultTimeout(30000);
@@ -50,7 +54,12 @@ describe('console sessions in chromium', () => {
   const readableStorage = (page: Page) =>
     page.evaluate(async () => {
       const databases = 'databases' in indexedDB ? await indexedDB.databases() : [];
-      return JSON.stringify({ session: { ...sessionStorage }, local: { ...localStorage }, cookie: document.cookie, indexedDB: databases });
+      return JSON.stringify({
+        session: { ...sessionStorage },
+        local: { ...localStorage },
+        cookie: document.cookie,
+        indexedDB: databases,
+      });
     });
 
   const go = (page: Page, hash: string) =>
@@ -59,12 +68,19 @@ describe('console sessions in chromium', () => {
     }, hash);
 
   beforeAll(async () => {
-    stack = await startStack({ database: 'postgres', hashParams: { logN: 10, r: 8, p: 1 }, consoleDir: CONSOLE_DIR, consoleSessions: { idleSeconds: IDLE_SECONDS, maxSeconds: 3600 } });
+    stack = await startStack({
+      database: 'postgres',
+      hashParams: { logN: 10, r: 8, p: 1 },
+      consoleDir: CONSOLE_DIR,
+      consoleSessions: { idleSeconds: IDLE_SECONDS, maxSeconds: 3600 },
+    });
     browser = await launch();
     // Another site (localhost is not the same site as 127.0.0.1): a page whose form posts to the API.
     attacker = createServer((_req, res) => {
       res.setHeader('Content-Type', 'text/html');
-      res.end(`<!doctype html><form method="post" action="${stack.apiUrl}/api/v1/operators/"><input name="name" value="planted"><input name="role" value="admin"></form><script>document.forms[0].submit()</script>`);
+      res.end(
+        `<!doctype html><form method="post" action="${stack.apiUrl}/api/v1/operators/"><input name="name" value="planted"><input name="role" value="admin"></form><script>document.forms[0].submit()</script>`,
+      );
     });
     await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', () => resolve()));
     const address = attacker.address();
@@ -81,7 +97,9 @@ describe('console sessions in chromium', () => {
     expect(await readableStorage(page)).not.toContain(key);
     expect(await page.evaluate(() => document.cookie)).toBe('');
     const cookies = (await browser.context.cookies(stack.apiUrl)).filter((c) => c.name === COOKIE);
-    expect(cookies).toEqual([expect.objectContaining({ httpOnly: true, sameSite: 'Strict', path: '/', secure: false, expires: -1 })]);
+    expect(cookies).toEqual([
+      expect.objectContaining({ httpOnly: true, sameSite: 'Strict', path: '/', secure: false, expires: -1 }),
+    ]);
     expect(cookies[0]!.value).not.toContain(key);
     await page.reload();
     await page.getByRole('navigation', { name: 'Main' }).waitFor();
@@ -90,7 +108,9 @@ describe('console sessions in chromium', () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     // The old cookie value no longer opens anything, even if someone had kept it.
-    const stale = await fetch(`${stack.apiUrl}/api/v1/whoami/`, { headers: { Cookie: `${COOKIE}=${cookies[0]!.value}` } });
+    const stale = await fetch(`${stack.apiUrl}/api/v1/whoami/`, {
+      headers: { Cookie: `${COOKIE}=${cookies[0]!.value}` },
+    });
     expect(stale.status).toBe(401);
     await page.reload();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
@@ -124,7 +144,9 @@ describe('console sessions in chromium', () => {
   it('when a page on another site posts a form to the API, then it is refused and nothing is written; a same-origin write without the CSRF header is refused too', async () => {
     const { page } = await signedIn('session-csrf');
     const attack = await browser.context.newPage();
-    const answer = attack.waitForResponse((r) => r.url() === `${stack.apiUrl}/api/v1/operators/` && r.request().method() === 'POST');
+    const answer = attack.waitForResponse(
+      (r) => r.url() === `${stack.apiUrl}/api/v1/operators/` && r.request().method() === 'POST',
+    );
     await attack.goto(attackerUrl);
     const res = await answer;
     // SameSite=Strict: the browser did not even send the cookie.
@@ -135,7 +157,12 @@ describe('console sessions in chromium', () => {
     await attack.close();
     // The second defence: a write that does carry the cookie still needs the session's token.
     const status = await page.evaluate(async () => {
-      const r = await fetch('/api/v1/operators/', { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'planted', role: 'admin', clusters: [] }) });
+      const r = await fetch('/api/v1/operators/', {
+        method: 'POST',
+        credentials: 'same-origin',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name: 'planted', role: 'admin', clusters: [] }),
+      });
       return r.status;
     });
     expect(status).toBe(403);

@@ -27,7 +27,9 @@ describe('cairn as a command line', () => {
     const typo = await cairn(['clustrs', 'list'], {});
     expect(typo.code).toBe(2);
     expect(typo.stdout).toBe('');
-    expect(typo.stderr).toBe("error: unknown command 'clustrs'\n(Did you mean clusters?)\nRun 'cairn --help' for usage.\n");
+    expect(typo.stderr).toBe(
+      "error: unknown command 'clustrs'\n(Did you mean clusters?)\nRun 'cairn --help' for usage.\n",
+    );
     const option = await cairn(['users', 'list', '--colour'], {});
     expect(option.code).toBe(2);
     expect(option.stderr).toBe("error: unknown option '--colour'\nRun 'cairn users list --help' for usage.\n");
@@ -46,22 +48,34 @@ describe('cairn as a command line', () => {
     }
   });
 
-  it.each(['bash', 'zsh'])('when a %s completion script is printed, then bash parses it and it names the commands', async (shell) => {
-    const run = await cairn(['completion', shell], {});
-    expect(run.code).toBe(0);
-    expect(run.stdout).toContain("'users') echo 'list show create update enable disable set-password set-quota quota delete import");
-    const dir = mkdtempSync(join(tmpdir(), 'cairn-cli-'));
-    try {
-      writeFileSync(join(dir, 'c.sh'), run.stdout);
-      await new Promise<void>((resolve, reject) => execFile('bash', ['-n', join(dir, 'c.sh')], (err, _o, stderr) => (err ? reject(new Error(stderr)) : resolve())));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  it.each(['bash', 'zsh'])(
+    'when a %s completion script is printed, then bash parses it and it names the commands',
+    async (shell) => {
+      const run = await cairn(['completion', shell], {});
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain(
+        "'users') echo 'list show create update enable disable set-password set-quota quota delete import",
+      );
+      const dir = mkdtempSync(join(tmpdir(), 'cairn-cli-'));
+      try {
+        writeFileSync(join(dir, 'c.sh'), run.stdout);
+        await new Promise<void>((resolve, reject) =>
+          execFile('bash', ['-n', join(dir, 'c.sh')], (err, _o, stderr) =>
+            err ? reject(new Error(stderr)) : resolve(),
+          ),
+        );
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
 /** A running `cairn start` on PGlite or on a fresh Postgres database, and its admin's "<operator>:<key>". */
-async function startOn(kind: 'PGlite' | 'Postgres', dir: string): Promise<{ running: Launched; operator: string; key: string; cleanup: () => Promise<void> }> {
+async function startOn(
+  kind: 'PGlite' | 'Postgres',
+  dir: string,
+): Promise<{ running: Launched; operator: string; key: string; cleanup: () => Promise<void> }> {
   if (kind === 'PGlite') {
     const running = await launch({ CAIRN_DATA_DIR: join(dir, 'pglite') });
     const [operator, key] = running.adminAuth!.replace(/^ApiKey /, '').split(':') as [string, string];
@@ -75,7 +89,12 @@ async function startOn(kind: 'PGlite' | 'Postgres', dir: string): Promise<{ runn
   url.pathname = `/${name}`;
   const key = randomBytes(24).toString('base64url');
   // With DATABASE_URL nothing makes S3 secret keys by itself: the S3 credential test needs one.
-  const running = await launch({ DATABASE_URL: url.toString(), CAIRN_ADMIN_USER: 'ops', CAIRN_ADMIN_KEY: key, CAIRN_S3_SECRET_KEYS: `cli:${randomBytes(32).toString('base64')}` });
+  const running = await launch({
+    DATABASE_URL: url.toString(),
+    CAIRN_ADMIN_USER: 'ops',
+    CAIRN_ADMIN_KEY: key,
+    CAIRN_S3_SECRET_KEYS: `cli:${randomBytes(32).toString('base64')}`,
+  });
   return {
     running,
     operator: 'ops',
@@ -103,7 +122,22 @@ describe.each(['PGlite', 'Postgres'] as const)('cairn against a running Cairn on
   });
 
   it('when a context is added with the key on stdin, then the file is 0600, holds no key, and commands use it', async () => {
-    const added = await cairn(['context', 'add', 'local', '--api-url', server.running.apiUrl, '--operator', server.operator, '--key-stdin', '--cluster', 'default'], env, `${server.key}\n`);
+    const added = await cairn(
+      [
+        'context',
+        'add',
+        'local',
+        '--api-url',
+        server.running.apiUrl,
+        '--operator',
+        server.operator,
+        '--key-stdin',
+        '--cluster',
+        'default',
+      ],
+      env,
+      `${server.key}\n`,
+    );
     expect(added.code).toBe(0);
     const file = join(dir, 'config', 'cairn', 'config.yaml');
     expect(statSync(file).mode & 0o777).toBe(0o600);
@@ -111,35 +145,60 @@ describe.each(['PGlite', 'Postgres'] as const)('cairn against a running Cairn on
     expect(readFileSync(file, 'utf8')).not.toContain(server.key);
     expect(added.out).not.toContain(server.key);
     const list = await cairn(['context', 'list', '-o', 'json'], env);
-    expect(JSON.parse(list.stdout)).toEqual([expect.objectContaining({ current: '*', name: 'local', 'api-url': server.running.apiUrl, cluster: 'default' })]);
+    expect(JSON.parse(list.stdout)).toEqual([
+      expect.objectContaining({ current: '*', name: 'local', 'api-url': server.running.apiUrl, cluster: 'default' }),
+    ]);
     const clusters = await cairn(['clusters', 'list', '-o', 'json'], env);
     expect(clusters.code).toBe(0);
     expect((JSON.parse(clusters.stdout) as Array<{ name: string }>).map((c) => c.name)).toEqual(['default']);
   });
 
   it('when a user is created with its password on stdin, then it logs in through the gateway, and the password is never printed', async () => {
-    const made = await cairn(['users', 'create', '--user', 'carol', '--password-stdin', '-o', 'json'], env, `${PASSWORD}\n`);
+    const made = await cairn(
+      ['users', 'create', '--user', 'carol', '--password-stdin', '-o', 'json'],
+      env,
+      `${PASSWORD}\n`,
+    );
     expect(made.code).toBe(0);
     expect(made.out).not.toContain(PASSWORD);
     expect(JSON.parse(made.stdout)).toMatchObject({ user: 'carol', enabled: true, is_superuser: false });
-    const login = await fetch(`${server.running.gatewayUrl}/auth/v1.0`, { headers: { 'X-Auth-User': 'carol', 'X-Auth-Key': PASSWORD } });
+    const login = await fetch(`${server.running.gatewayUrl}/auth/v1.0`, {
+      headers: { 'X-Auth-User': 'carol', 'X-Auth-Key': PASSWORD },
+    });
     expect(login.status).toBe(200);
     const id = (JSON.parse(made.stdout) as { id: string }).id;
     expect((await cairn(['users', 'disable', id, '-q'], env)).stdout).toBe(`${id}\n`);
-    expect((await fetch(`${server.running.gatewayUrl}/auth/v1.0`, { headers: { 'X-Auth-User': 'carol', 'X-Auth-Key': PASSWORD } })).status).toBe(401);
+    expect(
+      (
+        await fetch(`${server.running.gatewayUrl}/auth/v1.0`, {
+          headers: { 'X-Auth-User': 'carol', 'X-Auth-Key': PASSWORD },
+        })
+      ).status,
+    ).toBe(401);
   });
 
   it('when a list spans several pages, then every page is followed, unless --limit; -q, csv and filters shape the output', async () => {
     for (const n of [1, 2, 3, 4, 5]) {
-      expect((await cairn(['users', 'create', '--user', `page${n}`, '--password-stdin', '-q'], env, PASSWORD)).code).toBe(0);
+      expect(
+        (await cairn(['users', 'create', '--user', `page${n}`, '--password-stdin', '-q'], env, PASSWORD)).code,
+      ).toBe(0);
     }
     const all = await cairn(['users', 'list', '--filter', 'user__startswith=page', '--page-size', '2', '-q'], env);
     expect(all.code).toBe(0);
     expect(all.stdout.trim().split('\n')).toHaveLength(5);
-    const limited = await cairn(['users', 'list', '--filter', 'user__startswith=page', '--page-size', '2', '--limit', '3', '-o', 'json'], env);
-    expect((JSON.parse(limited.stdout) as Array<{ user: string }>).map((u) => u.user)).toEqual(['page1', 'page2', 'page3']);
+    const limited = await cairn(
+      ['users', 'list', '--filter', 'user__startswith=page', '--page-size', '2', '--limit', '3', '-o', 'json'],
+      env,
+    );
+    expect((JSON.parse(limited.stdout) as Array<{ user: string }>).map((u) => u.user)).toEqual([
+      'page1',
+      'page2',
+      'page3',
+    ]);
     const csv = await cairn(['users', 'list', '--filter', 'user=page4', '-o', 'csv'], env);
-    expect(csv.stdout).toMatch(/^id,user,cluster,is_superuser,enabled\r\n\d+,page4,\/api\/v1\/clusters\/1\/,false,true\r\n$/);
+    expect(csv.stdout).toMatch(
+      /^id,user,cluster,is_superuser,enabled\r\n\d+,page4,\/api\/v1\/clusters\/1\/,false,true\r\n$/,
+    );
   });
 
   it('when the API answers not found, forbidden, refused or not at all, then the exit codes are 3, 4, 5 and 6', async () => {
@@ -158,17 +217,28 @@ describe.each(['PGlite', 'Postgres'] as const)('cairn against a running Cairn on
   it('when a quota is set, shown and cleared with cairn, then the API holds exactly that, and a bad value or an unknown policy is refused', async () => {
     const made = await cairn(['users', 'create', '--user', 'quoted', '--password-stdin', '-q'], env, PASSWORD);
     const id = made.stdout.trim();
-    const set = await cairn(['users', 'set-quota', id, '--bytes', '10737418240', '--count', '9223372036854775807', '-o', 'json'], env);
+    const set = await cairn(
+      ['users', 'set-quota', id, '--bytes', '10737418240', '--count', '9223372036854775807', '-o', 'json'],
+      env,
+    );
     expect(set.code).toBe(0);
     // Past 2^53 the API writes the quota as a decimal string, exact.
-    expect(JSON.parse(set.stdout)).toMatchObject({ quota_bytes: 10737418240, quota_count: '9223372036854775807', quota_status: 'pending' });
+    expect(JSON.parse(set.stdout)).toMatchObject({
+      quota_bytes: 10737418240,
+      quota_count: '9223372036854775807',
+      quota_status: 'pending',
+    });
     const shown = await cairn(['users', 'quota', id, '-o', 'json'], env);
-    expect(JSON.parse(shown.stdout)).toEqual(expect.objectContaining({ id, quota_bytes: 10737418240, quota_bytes_policy: null, quota_status: 'pending' }));
+    expect(JSON.parse(shown.stdout)).toEqual(
+      expect.objectContaining({ id, quota_bytes: 10737418240, quota_bytes_policy: null, quota_status: 'pending' }),
+    );
     // As a table: the quota columns, not the user's other fields.
     const table = (await cairn(['users', 'quota', id], env)).stdout;
     expect(table).toMatch(/QUOTA_BYTES .*QUOTA_STATUS/);
     expect(table).not.toContain('ENABLED');
-    expect((await cairn(['users', 'set-quota', id, '--bytes', 'none', '--count', 'none', '-o', 'json'], env)).stdout).toMatch(/"quota_bytes": null/);
+    expect(
+      (await cairn(['users', 'set-quota', id, '--bytes', 'none', '--count', 'none', '-o', 'json'], env)).stdout,
+    ).toMatch(/"quota_bytes": null/);
     const bad = await cairn(['users', 'set-quota', id, '--bytes', '10GB'], env);
     expect(bad.code).toBe(5);
     expect(bad.stderr).toContain("--bytes takes a whole number, or 'none'");
@@ -178,10 +248,15 @@ describe.each(['PGlite', 'Postgres'] as const)('cairn against a running Cairn on
     expect((await cairn(['users', 'set-quota', id], env)).code).toBe(5);
   });
 
-  it('when an S3 credential is created with --expires-at, then the API holds that expiry and lists it; a past one exits 5 with the API\'s sentence', async () => {
-    const id = (await cairn(['users', 'create', '--user', 's3-expiring', '--password-stdin', '-q'], env, PASSWORD)).stdout.trim();
+  it("when an S3 credential is created with --expires-at, then the API holds that expiry and lists it; a past one exits 5 with the API's sentence", async () => {
+    const id = (
+      await cairn(['users', 'create', '--user', 's3-expiring', '--password-stdin', '-q'], env, PASSWORD)
+    ).stdout.trim();
     const at = new Date(Date.now() + 86_400_000);
-    const made = await cairn(['s3-credentials', 'create', '--user', id, '--expires-at', at.toISOString(), '-o', 'json'], env);
+    const made = await cairn(
+      ['s3-credentials', 'create', '--user', id, '--expires-at', at.toISOString(), '-o', 'json'],
+      env,
+    );
     expect([made.code, made.stderr]).toEqual([0, '']);
     const body = JSON.parse(made.stdout) as { id: string; expires_at: string; secret: string };
     expect(body.expires_at).toBe(at.toISOString());
@@ -194,7 +269,9 @@ describe.each(['PGlite', 'Postgres'] as const)('cairn against a running Cairn on
   });
 
   it('when the utilization summary is read with cairn, then each account shows its quota and the share of it used', async () => {
-    const id = (await cairn(['users', 'create', '--user', 'billed', '--password-stdin', '-q'], env, PASSWORD)).stdout.trim();
+    const id = (
+      await cairn(['users', 'create', '--user', 'billed', '--password-stdin', '-q'], env, PASSWORD)
+    ).stdout.trim();
     expect((await cairn(['users', 'set-quota', id, '--bytes', '4000', '-q'], env)).code).toBe(0);
     const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3 * 3_600_000;
     const sample = { account: 'AUTH_billed', bytes_used: 1000, object_count: 1, container_count: 1 };
@@ -207,15 +284,31 @@ describe.each(['PGlite', 'Postgres'] as const)('cairn against a running Cairn on
     const range = ['--start', new Date(hour).toISOString(), '--end', new Date(hour + 3_600_000).toISOString()];
     const json = await cairn(['utilization', 'summary', ...range, '-o', 'json'], env);
     expect(json.code).toBe(0);
-    expect(JSON.parse(json.stdout)).toEqual([expect.objectContaining({ account: 'AUTH_billed', bytes_used_peak: 1000, quota_bytes: 4000, quota_bytes_used_pct: 25, quota_count: null })]);
+    expect(JSON.parse(json.stdout)).toEqual([
+      expect.objectContaining({
+        account: 'AUTH_billed',
+        bytes_used_peak: 1000,
+        quota_bytes: 4000,
+        quota_bytes_used_pct: 25,
+        quota_count: null,
+      }),
+    ]);
     const csv = (await cairn(['utilization', 'summary', ...range, '-o', 'csv'], env)).stdout.split('\r\n');
     expect(csv[0]).toMatch(/,quota_bytes,quota_bytes_used_pct,quota_count,quota_count_used_pct$/);
     expect(csv[1]).toMatch(/^AUTH_billed,.*,4000,25,,$/);
   });
 
   it('when the servers are asked, then /healthz and GET /api/v1/ report the version cairn --version prints', async () => {
-    expect(await (await fetch(`${server.running.apiUrl}/healthz`)).json()).toEqual({ status: 'ok', version: CAIRN_VERSION });
-    expect(await (await fetch(`${server.running.gatewayUrl}/healthz`)).json()).toEqual({ status: 'ok', version: CAIRN_VERSION });
-    expect(((await (await fetch(`${server.running.apiUrl}/api/v1/`)).json()) as { version: string }).version).toBe(CAIRN_VERSION);
+    expect(await (await fetch(`${server.running.apiUrl}/healthz`)).json()).toEqual({
+      status: 'ok',
+      version: CAIRN_VERSION,
+    });
+    expect(await (await fetch(`${server.running.gatewayUrl}/healthz`)).json()).toEqual({
+      status: 'ok',
+      version: CAIRN_VERSION,
+    });
+    expect(((await (await fetch(`${server.running.apiUrl}/api/v1/`)).json()) as { version: string }).version).toBe(
+      CAIRN_VERSION,
+    );
   });
 });

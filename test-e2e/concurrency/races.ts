@@ -17,7 +17,9 @@ export async function timed<T>(delayMs: number, fn: () => Promise<T>): Promise<T
 
 export function permutations<T>(items: readonly T[]): T[][] {
   if (items.length <= 1) return [items.slice()];
-  return items.flatMap((item, i) => permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]));
+  return items.flatMap((item, i) =>
+    permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]),
+  );
 }
 
 /** How many times each race runs (CAIRN_RACE_REPEAT, default `fallback`): the file stays under a minute. */

@@ -45,31 +45,56 @@ describe('concurrent changes to one storage user', () => {
     return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
   }
 
-  const create = (user: string, password: string, auth?: string) => api('POST', '/api/v1/users/', { cluster: '/api/v1/clusters/1/', user, password }, auth);
-  const patch = (id: string, body: Record<string, unknown>, auth?: string) => api('PATCH', `/api/v1/users/${id}/`, body, auth);
+  const create = (user: string, password: string, auth?: string) =>
+    api('POST', '/api/v1/users/', { cluster: '/api/v1/clusters/1/', user, password }, auth);
+  const patch = (id: string, body: Record<string, unknown>, auth?: string) =>
+    api('PATCH', `/api/v1/users/${id}/`, body, auth);
   const remove = (id: string, auth?: string) => api('DELETE', `/api/v1/users/${id}`, undefined, auth);
   const rowsNamed = async (user: string): Promise<Row[]> =>
-    (await stack.db('storage_users').select('id', 'password_hash', 'enabled', 'is_superuser', 'generation').where({ username: user })).map((r: Row) => ({
+    (
+      await stack
+        .db('storage_users')
+        .select('id', 'password_hash', 'enabled', 'is_superuser', 'generation')
+        .where({ username: user })
+    ).map((r: Row) => ({
       ...r,
       id: String(r.id),
       generation: String(r.generation),
     }));
   const fresh = (prefix: string) => `${prefix}-${++seq}`;
 
-  const validate = (subject: string) => send(stack.gatewayUrl, '/auth/v3/auth/tokens', { headers: { 'X-Auth-Token': serviceToken, 'X-Subject-Token': subject } });
+  const validate = (subject: string) =>
+    send(stack.gatewayUrl, '/auth/v3/auth/tokens', {
+      headers: { 'X-Auth-Token': serviceToken, 'X-Subject-Token': subject },
+    });
 
   /** After the staleness bound, every token in `tokens` is refused, as subject and as caller. */
   async function expectAllDead(tokens: string[]): Promise<void> {
     await sleep(USER_CACHE_MS);
     const answers = await Promise.all(tokens.map((t) => validate(t)));
     expect(answers.map((a) => a.status)).toEqual(tokens.map(() => 404));
-    const asCaller = await Promise.all(tokens.map((t) => send(stack.gatewayUrl, '/auth/v3/auth/tokens', { headers: { 'X-Auth-Token': t, 'X-Subject-Token': serviceToken } })));
+    const asCaller = await Promise.all(
+      tokens.map((t) =>
+        send(stack.gatewayUrl, '/auth/v3/auth/tokens', {
+          headers: { 'X-Auth-Token': t, 'X-Subject-Token': serviceToken },
+        }),
+      ),
+    );
     expect(asCaller.map((a) => a.status)).toEqual(tokens.map(() => 401));
   }
 
   beforeAll(async () => {
     // Cheap scrypt for the stored hashes: the races are about order, not hashing cost.
-    stack = await startStack({ redis: true, hashParams: { logN: 10, r: 8, p: 1 }, gateway: { userCacheMs: USER_CACHE_MS, failureLimit: 100_000, addressFailureLimit: 1_000_000, userFailureLimit: 1_000_000 } });
+    stack = await startStack({
+      redis: true,
+      hashParams: { logN: 10, r: 8, p: 1 },
+      gateway: {
+        userCacheMs: USER_CACHE_MS,
+        failureLimit: 100_000,
+        addressFailureLimit: 1_000_000,
+        userFailureLimit: 1_000_000,
+      },
+    });
     // A second admin operator, created through the API: its key is shown once, in this answer.
     const op = await api('POST', '/api/v1/operators/', { name: 'second-admin', role: 'admin' });
     expect(op.status).toBe(201);
@@ -120,8 +145,13 @@ describe('concurrent changes to one storage user', () => {
       const explains = permutations([0, 1, 2, 3]).some((order) => {
         const state = { enabled: true, is_superuser: false };
         for (const i of order) {
-          Object.assign(state, ops[i]!.body.enabled !== undefined ? { enabled: false } : {}, ops[i]!.body.is_superuser ? { is_superuser: true } : {});
-          if (answers[i]!.body.enabled !== state.enabled || answers[i]!.body.is_superuser !== state.is_superuser) return false;
+          Object.assign(
+            state,
+            ops[i]!.body.enabled !== undefined ? { enabled: false } : {},
+            ops[i]!.body.is_superuser ? { is_superuser: true } : {},
+          );
+          if (answers[i]!.body.enabled !== state.enabled || answers[i]!.body.is_superuser !== state.is_superuser)
+            return false;
         }
         const lastPassword = order.filter((i) => i < 2).at(-1);
         return lastPassword === finalPassword;
@@ -177,7 +207,11 @@ describe('concurrent changes to one storage user', () => {
   describe.each([
     { change: 'disabled', act: (id: string, auth: string) => patch(id, { enabled: false }, auth), status: 202 },
     { change: 'deleted', act: (id: string, auth: string) => remove(id, auth), status: 204 },
-    { change: 'given a new password', act: (id: string, auth: string) => patch(id, { password: 'a-brand-new-password-0123456789' }, auth), status: 202 },
+    {
+      change: 'given a new password',
+      act: (id: string, auth: string) => patch(id, { password: 'a-brand-new-password-0123456789' }, auth),
+      status: 202,
+    },
   ])('logins in flight while the user is $change', ({ act, status }) => {
     it('when logins (V1, V2, V3) race the change, then each is a success before it or a refusal after it, and no token validates afterwards', async () => {
       for (let r = 0; r < REPEAT; r++) {
@@ -195,7 +229,11 @@ describe('concurrent changes to one storage user', () => {
           logins.push(
             timed(i * 4, async () => {
               const answer = await login(stack.gatewayUrl, a, name, PW);
-              return { api: a, status: answer.status, ...(answer.status === OK[a] ? { token: tokenOf(a, answer) } : {}) };
+              return {
+                api: a,
+                status: answer.status,
+                ...(answer.status === OK[a] ? { token: tokenOf(a, answer) } : {}),
+              };
             }),
           );
         }
@@ -252,8 +290,13 @@ describe('concurrent changes to one storage user', () => {
       const { id } = await stack.createUser(name, PW);
       const [{ generation }] = (await rowsNamed(name)) as [Row];
       const tokens = [tokenOf('v1', await login(stack.gatewayUrl, 'v1', name, PW))];
-      const racing = Array.from({ length: 12 }, (_, i) => timed(i * 5, () => login(stack.gatewayUrl, APIS[i % 3]!, name, PW)));
-      const [off, on] = await Promise.all([patch(id, { enabled: false }, ADMIN_AUTH), patch(id, { enabled: true }, secondAuth)]);
+      const racing = Array.from({ length: 12 }, (_, i) =>
+        timed(i * 5, () => login(stack.gatewayUrl, APIS[i % 3]!, name, PW)),
+      );
+      const [off, on] = await Promise.all([
+        patch(id, { enabled: false }, ADMIN_AUTH),
+        patch(id, { enabled: true }, secondAuth),
+      ]);
       expect([off.status, on.status]).toEqual([202, 202]);
       const [row] = await rowsNamed(name);
       // Each answer is the state right after its own change, whatever the order.

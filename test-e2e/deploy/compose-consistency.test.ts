@@ -44,13 +44,20 @@ const knownKeys = (spec: Record<string, { env: string; secret?: boolean }>) =>
 describe('docker-compose.yml, deploy/ and the Dockerfiles', () => {
   it('when the compose file sets an environment variable, then a service config or an image knows it', () => {
     const images = ['POSTGRES_USER', 'POSTGRES_DB', 'SECRETS_DIR', 'CAIRN_CLUSTERS'];
-    const known = new Set([...knownKeys(apiSpec), ...knownKeys(gatewaySpec), ...knownKeys(collectorConfigSpec), ...images]);
+    const known = new Set([
+      ...knownKeys(apiSpec),
+      ...knownKeys(gatewaySpec),
+      ...knownKeys(collectorConfigSpec),
+      ...images,
+    ]);
     expect(envKeys.length).toBeGreaterThan(10);
     expect(envKeys.filter((k) => !known.has(k))).toEqual([]);
   });
 
   it('when a value is a secret, then it comes through <ENV>_FILE and the secrets job generates that file', () => {
-    expect(compose).not.toMatch(/^\s+(DATABASE_URL|REDIS_URL|CAIRN_ADMIN_KEY|CAIRN_GATEWAY_SIGNING_KEY|POSTGRES_PASSWORD):/m);
+    expect(compose).not.toMatch(
+      /^\s+(DATABASE_URL|REDIS_URL|CAIRN_ADMIN_KEY|CAIRN_GATEWAY_SIGNING_KEY|POSTGRES_PASSWORD):/m,
+    );
     const clusters = /CAIRN_CLUSTERS: (.+)$/m.exec(compose)![1]!.trim().split(/\s+/);
     const generated = new Set([
       ...[...secretsScript.matchAll(/^put ([a-z0-9.-]+) /gm)].map((m) => m[1]),
@@ -86,7 +93,8 @@ describe('docker-compose.yml, deploy/ and the Dockerfiles', () => {
     // Beside, not instead of, the base file's default.conf: the upstreams are defined there once.
     expect(compose).toContain('- ./deploy/nginx/cairn.conf:/etc/nginx/conf.d/default.conf:ro');
     expect(tlsCompose).toMatch(/- \$\{CAIRN_TLS_DIR:\?[^}]+\}:\/etc\/nginx\/tls:ro/);
-    for (const file of [...tlsNginx.matchAll(/^ssl_certificate(?:_key)? (\S+);/gm)].map((m) => m[1]!)) expect(file).toMatch(/^\/etc\/nginx\/tls\/cairn\.(crt|key)$/);
+    for (const file of [...tlsNginx.matchAll(/^ssl_certificate(?:_key)? (\S+);/gm)].map((m) => m[1]!))
+      expect(file).toMatch(/^\/etc\/nginx\/tls\/cairn\.(crt|key)$/);
     expect(tlsNginx).toMatch(/^ssl_protocols TLSv1\.2 TLSv1\.3;$/m);
     expect(tlsNginx).not.toMatch(/^upstream /m);
   });
@@ -103,7 +111,10 @@ describe('docker-compose.yml, deploy/ and the Dockerfiles', () => {
       const twin = plain.find((p) => p.upstreams[0] === server.upstreams[0])!;
       expect(server.locations).toEqual(twin.locations);
     }
-    const published = [...tlsCompose.matchAll(/- "\$\{CAIRN_TLS_BIND_ADDRESS:-[^}]+\}:(\d+):(\d+)"/g)].map((m) => [m[1], m[2]]);
+    const published = [...tlsCompose.matchAll(/- "\$\{CAIRN_TLS_BIND_ADDRESS:-[^}]+\}:(\d+):(\d+)"/g)].map((m) => [
+      m[1],
+      m[2],
+    ]);
     expect(published).toEqual(tls.map((t) => [t.listen.split(' ')[0], t.listen.split(' ')[0]]));
   });
 
@@ -115,7 +126,9 @@ describe('docker-compose.yml, deploy/ and the Dockerfiles', () => {
   });
 
   it('when a cluster has a collector, then the migrate job declares its credentials from the files the collector reads, and it runs only in the collectors profile', () => {
-    const declared = [...compose.matchAll(/- cluster=([a-z0-9-]+),user=([a-z0-9-]+),api_key_file=(\S+),password_file=(\S+)$/gm)];
+    const declared = [
+      ...compose.matchAll(/- cluster=([a-z0-9-]+),user=([a-z0-9-]+),api_key_file=(\S+),password_file=(\S+)$/gm),
+    ];
     expect(declared.map((m) => m[1])).toEqual(['east', 'west']);
     for (const [, cluster, user, keyFile, passwordFile] of declared) {
       const service = compose.slice(compose.indexOf(`\n  collector-${cluster}:\n`)).split(/\n {2}[a-z0-9-]+:\n/)[1]!;
@@ -134,19 +147,29 @@ describe('docker-compose.yml, deploy/ and the Dockerfiles', () => {
       expect(service(name)).toMatch(/^ {4}profiles:\n {6}- region$/m);
     }
     // The secrets each URL file holds, as the secrets job writes them.
-    const urlOf = (file: string) => new RegExp(`^put ${file.replace(/[.]/g, '\\.')} "([^"]+)"$`, 'm').exec(secretsScript)?.[1];
-    const fileOf = (env: string) => new RegExp(`^ {6}${env}_FILE: /run/secrets/cairn/(\\S+)$`, 'm').exec(service('gateway-region'))?.[1];
+    const urlOf = (file: string) =>
+      new RegExp(`^put ${file.replace(/[.]/g, '\\.')} "([^"]+)"$`, 'm').exec(secretsScript)?.[1];
+    const fileOf = (env: string) =>
+      new RegExp(`^ {6}${env}_FILE: /run/secrets/cairn/(\\S+)$`, 'm').exec(service('gateway-region'))?.[1];
     expect(urlOf(fileOf('DATABASE_URL')!)).toMatch(/^postgres:\/\/cairn_gateway:.*@postgres-standby:5432\/cairn$/);
-    expect(urlOf(fileOf('CAIRN_PRIMARY_DATABASE_URL')!)).toMatch(/^postgres:\/\/cairn_gateway:.*@postgres:5432\/cairn$/);
+    expect(urlOf(fileOf('CAIRN_PRIMARY_DATABASE_URL')!)).toMatch(
+      /^postgres:\/\/cairn_gateway:.*@postgres:5432\/cairn$/,
+    );
     expect(urlOf(fileOf('REDIS_URL')!)).toMatch(/@redis-region:6379\/0$/);
     expect(gatewaySpec.primaryDatabaseUrl.env).toBe('CAIRN_PRIMARY_DATABASE_URL');
     expect(service('gateway-region')).toMatch(new RegExp(`^ {6}${gatewaySpec.standbyStale.env}: refuse$`, 'm'));
     // The standby copies the primary as the role the primary's initdb script creates and allows.
     const replication = read('deploy/postgres/replication.sh');
-    expect(service('postgres')).toContain('./deploy/postgres/replication.sh:/docker-entrypoint-initdb.d/replication.sh:ro');
+    expect(service('postgres')).toContain(
+      './deploy/postgres/replication.sh:/docker-entrypoint-initdb.d/replication.sh:ro',
+    );
     expect(replication).toMatch(/CREATE ROLE cairn_replicator WITH REPLICATION LOGIN/);
-    expect(replication).toMatch(/^echo "host replication cairn_replicator all scram-sha-256" >> "\$PGDATA\/pg_hba.conf"$/m);
-    expect(service('postgres-standby')).toMatch(/pg_basebackup -h postgres -U cairn_replicator -D "\$\$PGDATA" -R -X stream/);
+    expect(replication).toMatch(
+      /^echo "host replication cairn_replicator all scram-sha-256" >> "\$PGDATA\/pg_hba.conf"$/m,
+    );
+    expect(service('postgres-standby')).toMatch(
+      /pg_basebackup -h postgres -U cairn_replicator -D "\$\$PGDATA" -R -X stream/,
+    );
     expect(replication).toContain('/run/secrets/cairn/replication-password');
     expect(secretsScript).toMatch(/^put replication-password /m);
   });
@@ -202,7 +225,10 @@ describe('docker-compose.yml, deploy/ and the Dockerfiles', () => {
   });
 
   it('when the build context is sent, then local dependencies, data and secrets stay out of it', () => {
-    const ignored = read('.dockerignore').split('\n').map((l) => l.trim());
-    for (const entry of ['**/node_modules', '**/data', '.git', '.env', 'bench/results', '**/dist']) expect(ignored).toContain(entry);
+    const ignored = read('.dockerignore')
+      .split('\n')
+      .map((l) => l.trim());
+    for (const entry of ['**/node_modules', '**/data', '.git', '.env', 'bench/results', '**/dist'])
+      expect(ignored).toContain(entry);
   });
 });

@@ -12,12 +12,36 @@ const dashboard = JSON.parse(readFileSync(join(__dirname, '..', '..', 'deploy', 
   uid: string;
   schemaVersion: number;
   templating: { list: Array<{ name: string; type: string }> };
-  panels: Array<{ id: number; type: string; title: string; gridPos: Record<string, number>; datasource?: { uid: string }; targets?: Array<{ refId: string; expr: string }> }>;
+  panels: Array<{
+    id: number;
+    type: string;
+    title: string;
+    gridPos: Record<string, number>;
+    datasource?: { uid: string };
+    targets?: Array<{ refId: string; expr: string }>;
+  }>;
 };
 
-const PROMQL_WORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'and', 'or', 'unless', 'offset', 'inf', 'nan']);
+const PROMQL_WORDS = new Set([
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'bool',
+  'and',
+  'or',
+  'unless',
+  'offset',
+  'inf',
+  'nan',
+]);
 
-/** The metric names a PromQL expression selects: identifiers outside strings, label matchers, ranges and grouping clauses, not calls. */
+/**
+ * The metric names a PromQL expression selects: identifiers outside strings, label matchers, ranges and grouping
+ * clauses, not calls.
+ */
 function metricNames(expr: string): string[] {
   const bare = expr
     .replace(/"(?:[^"\\]|\\.)*"/g, '""')
@@ -76,14 +100,19 @@ describe('deploy/grafana/cairn.json', () => {
       for (const t of p.targets!) expect(t.expr.trim()).not.toBe('');
     }
     const titles = dashboard.panels.map((p) => p.title.toLowerCase()).join(' | ');
-    for (const topic of ['request rate', '5xx', 'latency', 'logins', 'token validations', 'collector', 'ring sets']) expect(titles).toContain(topic);
+    for (const topic of ['request rate', '5xx', 'latency', 'logins', 'token validations', 'collector', 'ring sets'])
+      expect(titles).toContain(topic);
   });
 
   it('when an expression is read, then the metric names are the selected series, not functions, labels or keywords', () => {
-    expect(metricNames('histogram_quantile(0.99, sum by (service, le) (rate(http_request_duration_seconds_bucket{job=~"a|b", le!="x"}[$__rate_interval])))')).toEqual([
-      'http_request_duration_seconds_bucket',
-    ]);
-    expect(metricNames('time() - max by (cluster) (a_seconds{x="y"}) > 2 * 3600 or b_total offset 5m unless on(job) up')).toEqual(['a_seconds', 'b_total', 'up']);
+    expect(
+      metricNames(
+        'histogram_quantile(0.99, sum by (service, le) (rate(http_request_duration_seconds_bucket{job=~"a|b", le!="x"}[$__rate_interval])))',
+      ),
+    ).toEqual(['http_request_duration_seconds_bucket']);
+    expect(
+      metricNames('time() - max by (cluster) (a_seconds{x="y"}) > 2 * 3600 or b_total offset 5m unless on(job) up'),
+    ).toEqual(['a_seconds', 'b_total', 'up']);
   });
 
   describe('against both real services', () => {
@@ -100,28 +129,68 @@ describe('deploy/grafana/cairn.json', () => {
         fetch(`${stack.gatewayUrl}/auth/v3/auth/tokens`, {
           method: 'POST',
           headers: { 'Content-Type': 'application/json' },
-          body: JSON.stringify({ auth: { identity: { methods: ['password'], password: { user: { name: 'grafana-alice', domain: { id: 'default' }, password: pass } } } } }),
+          body: JSON.stringify({
+            auth: {
+              identity: {
+                methods: ['password'],
+                password: { user: { name: 'grafana-alice', domain: { id: 'default' }, password: pass } },
+              },
+            },
+          }),
         });
       const ok = await login(password);
       expect(ok.status).toBe(201);
       const token = ok.headers.get('x-subject-token')!;
       expect((await login('wrong-password-0123456789')).status).toBe(401);
-      expect((await fetch(`${stack.gatewayUrl}/auth/v3/auth/tokens`, { headers: { 'X-Auth-Token': token, 'X-Subject-Token': token } })).status).toBe(200);
-      expect((await fetch(`${stack.gatewayUrl}/auth/s3tokens`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' })).status).toBeGreaterThanOrEqual(400);
+      expect(
+        (
+          await fetch(`${stack.gatewayUrl}/auth/v3/auth/tokens`, {
+            headers: { 'X-Auth-Token': token, 'X-Subject-Token': token },
+          })
+        ).status,
+      ).toBe(200);
+      expect(
+        (
+          await fetch(`${stack.gatewayUrl}/auth/s3tokens`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json' },
+            body: '{}',
+          })
+        ).status,
+      ).toBeGreaterThanOrEqual(400);
       // The collectors' posts: a device report and a storage round.
       const api = (method: string, path: string, body: unknown) =>
-        fetch(`${stack.apiUrl}${path}`, { method, headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+        fetch(`${stack.apiUrl}${path}`, {
+          method,
+          headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' },
+          body: JSON.stringify(body),
+        });
       const report = {
         policies: [{ index: 0, name: 'gold', default: true }],
         devices: [{ node: '10.0.0.1:6200', device: 'sdb1', policies: ['gold'], used_bytes: 1e12, avail_bytes: 3e12 }],
       };
       expect((await api('PUT', '/api/v1/clusters/1/devices/', report)).status).toBe(204);
-      const samples = [{ account: 'AUTH_grafana-alice', bytes_used: 1, object_count: 1, container_count: 1, policies: [] }];
-      expect((await api('POST', '/api/v1/clusters/1/utilization/storage/', { interval: 3600, sampled_at: new Date().toISOString(), samples })).status).toBe(200);
+      const samples = [
+        { account: 'AUTH_grafana-alice', bytes_used: 1, object_count: 1, container_count: 1, policies: [] },
+      ];
+      expect(
+        (
+          await api('POST', '/api/v1/clusters/1/utilization/storage/', {
+            interval: 3600,
+            sampled_at: new Date().toISOString(),
+            samples,
+          })
+        ).status,
+      ).toBe(200);
 
-      const pages = await Promise.all([stack.apiUrl, stack.gatewayUrl].map(async (url) => (await fetch(`${url}/metrics`)).text()));
+      const pages = await Promise.all(
+        [stack.apiUrl, stack.gatewayUrl].map(async (url) => (await fetch(`${url}/metrics`)).text()),
+      );
       const both = pages.map(parsePage);
-      const page = { types: new Map(both.flatMap((p) => [...p.types])), samples: new Set(both.flatMap((p) => [...p.samples])) };
+      const page = {
+        types: new Map(both.flatMap((p) => [...p.types])),
+        samples: new Set(both.flatMap((p) => [...p.samples])),
+      };
       const names = queries.flatMap((q) => metricNames(q.expr).map((name) => ({ panel: q.panel, name })));
       expect(names.length).toBeGreaterThan(20);
       // `up` is Prometheus' own, for every target.

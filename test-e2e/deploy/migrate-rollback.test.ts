@@ -31,8 +31,11 @@ describe('cairn migrate --rollback', () => {
     await admin.destroy();
   });
 
-  const applied = async () => (await db('knex_migrations').orderBy('id').select('name', 'batch')) as { name: string; batch: number }[];
-  const indexExists = async () => ((await db.raw("SELECT to_regclass('audit_log_storage_user_idx') AS i")).rows[0] as { i: string | null }).i !== null;
+  const applied = async () =>
+    (await db('knex_migrations').orderBy('id').select('name', 'batch')) as { name: string; batch: number }[];
+  const indexExists = async () =>
+    ((await db.raw("SELECT to_regclass('audit_log_storage_user_idx') AS i")).rows[0] as { i: string | null }).i !==
+    null;
 
   it('when the last batch is rolled back, then exactly its migrations are reverted, and migrate applies them again', async () => {
     const first = await cairn(['migrate'], env);

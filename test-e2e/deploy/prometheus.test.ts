@@ -21,7 +21,8 @@ async function promtool(...args: string[]): Promise<{ code: number; out: string 
     return { code: 0, out: stdout + stderr };
   } catch (e) {
     const err = e as { code?: number | string; stdout?: string; stderr?: string };
-    if (err.code === 'ENOENT') throw Object.assign(new Error(`${PROMTOOL} is not installed (apt-get install prometheus)`), { code: 'ENOENT' });
+    if (err.code === 'ENOENT')
+      throw Object.assign(new Error(`${PROMTOOL} is not installed (apt-get install prometheus)`), { code: 'ENOENT' });
     return { code: typeof err.code === 'number' ? err.code : -1, out: (err.stdout ?? '') + (err.stderr ?? '') };
   }
 }
@@ -39,7 +40,8 @@ describe('deploy/prometheus: alerting rules', () => {
   /** Skips locally without promtool; CI (CI=true) fails instead. */
   const withPromtool = async (body: () => Promise<void>) => {
     if (!(await available)) {
-      if (process.env.CI === 'true') throw new Error('promtool is missing in CI: .ci/run installs Debian\'s prometheus package for it.');
+      if (process.env.CI === 'true')
+        throw new Error("promtool is missing in CI: .ci/run installs Debian's prometheus package for it.");
       console.warn('promtool not installed: skipping the alert rule tests (apt-get install prometheus)');
       return;
     }
@@ -67,7 +69,16 @@ describe('deploy/prometheus: alerting rules', () => {
     const tests = readFileSync(join(dir, 'alerts.test.yml'), 'utf8');
     const alerts = [...new Set([...rules.matchAll(/^\s+- alert: (\w+)$/gm)].map((m) => m[1]!))];
     expect(alerts.sort()).toEqual(
-      ['CairnCollectorStale', 'CairnHigh5xxRate', 'CairnLoginFailureSpike', 'CairnPostgresUnavailable', 'CairnRedisUnavailable', 'CairnRingSetNearlyFull', 'CairnServiceDown', 'CairnUtilizationIncomplete'].sort(),
+      [
+        'CairnCollectorStale',
+        'CairnHigh5xxRate',
+        'CairnLoginFailureSpike',
+        'CairnPostgresUnavailable',
+        'CairnRedisUnavailable',
+        'CairnRingSetNearlyFull',
+        'CairnServiceDown',
+        'CairnUtilizationIncomplete',
+      ].sort(),
     );
     for (const alert of alerts) {
       const cases = [...tests.matchAll(new RegExp(`alertname: ${alert}\\n\\s+exp_alerts:( \\[\\])?`, 'g'))];
@@ -81,7 +92,13 @@ describe('deploy/prometheus: alerting rules', () => {
       const scratch = mkdtempSync(join(tmpdir(), 'cairn-alerts-'));
       try {
         copyFileSync(join(dir, 'alerts.test.yml'), join(scratch, 'alerts.test.yml'));
-        writeFileSync(join(scratch, 'alerts.yml'), readFileSync(join(dir, 'alerts.yml'), 'utf8').replace('(cairn_capacity_used_ratio) >= 0.8', '(cairn_capacity_used_ratio) >= 0.9'));
+        writeFileSync(
+          join(scratch, 'alerts.yml'),
+          readFileSync(join(dir, 'alerts.yml'), 'utf8').replace(
+            '(cairn_capacity_used_ratio) >= 0.8',
+            '(cairn_capacity_used_ratio) >= 0.9',
+          ),
+        );
         const result = await promtool('test', 'rules', join(scratch, 'alerts.test.yml'));
         expect(result.code).not.toBe(0);
         expect(result.out).toContain('CairnRingSetNearlyFull');

@@ -28,7 +28,11 @@ function prelude(): string {
   ].join('\n');
 }
 
-function runBash(script: string, cwd: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+function runBash(
+  script: string,
+  cwd: string,
+  env: Record<string, string>,
+): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
     const child = spawn('bash', [script], { cwd, env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env } });
     let out = '';
@@ -58,7 +62,9 @@ describe('the examples in the README and docs', () => {
     running = await launch({ CAIRN_DATA_DIR: join(dir, 'pglite') });
     const adminKey = running.adminAuth!.replace(/^ApiKey admin:/, '');
     const values = { apiUrl: running.apiUrl, gatewayUrl: running.gatewayUrl, adminKey };
-    const body = examples.map((e) => `echo ${quote(`### ${e.where} (${e.group})`)}\n${substitute(e.code, values)}\n`).join('\n');
+    const body = examples
+      .map((e) => `echo ${quote(`### ${e.where} (${e.group})`)}\n${substitute(e.code, values)}\n`)
+      .join('\n');
     const script = join(dir, 'examples.sh');
     writeFileSync(script, `${prelude()}\n${body}\necho '### all examples ran'\n`);
     const home = join(dir, 'home');
@@ -66,7 +72,9 @@ describe('the examples in the README and docs', () => {
     const run = await runBash(script, dir, { HOME: home });
     if (run.code !== 0 || !run.out.includes('### all examples ran')) {
       // The last "###" line names the example that failed; the server's log may say why.
-      throw new Error(`an example failed (exit ${run.code}); the end of its output:\n${run.out.slice(-6000)}\n--- cairn start:\n${running.output().slice(-4000)}`);
+      throw new Error(
+        `an example failed (exit ${run.code}); the end of its output:\n${run.out.slice(-6000)}\n--- cairn start:\n${running.output().slice(-4000)}`,
+      );
     }
   }, 150_000);
 });

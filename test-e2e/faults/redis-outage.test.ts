@@ -28,7 +28,9 @@ describe('Redis outages under load', () => {
     });
     expectOutageContract(run, ['gateway']);
     // The management API has no Redis: not one of its requests may fail.
-    expect(run.load.rec.outcomes.filter((o) => o.service === 'api' && !o.ok).map((o) => `${o.op} ${o.status} ${o.body}`)).toEqual([]);
+    expect(
+      run.load.rec.outcomes.filter((o) => o.service === 'api' && !o.ok).map((o) => `${o.op} ${o.status} ${o.body}`),
+    ).toEqual([]);
   });
 
   test('when Redis hangs for 6 s (SIGSTOP: connections open, no answers), then the gateway answers 503 within 5 s instead of waiting for it, and recovers within 5 s after it resumes', async () => {
@@ -43,7 +45,9 @@ describe('Redis outages under load', () => {
   test('when the outages are over, then tokens issued before them still validate, revoked ones (acknowledged 204) stay revoked, and the database matches what was acknowledged', async () => {
     expect(sys.loads.length).toBe(3);
     for (const load of sys.loads) {
-      expect(load.tokens.filter((t) => t.state === 'revoked' && t.how?.startsWith('gateway')).length).toBeGreaterThan(0);
+      expect(load.tokens.filter((t) => t.state === 'revoked' && t.how?.startsWith('gateway')).length).toBeGreaterThan(
+        0,
+      );
       expect(await tokenBreaches(load)).toEqual([]);
       expect(await databaseBreaches(sys.db, load)).toEqual([]);
     }

@@ -21,7 +21,8 @@ async function until(what: string, check: () => Promise<boolean>, ms = 10_000): 
   return Date.now() - start;
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
 /**
  * A region: the primary (with the management API) in one place, a streaming hot standby and two
@@ -38,9 +39,19 @@ describe('a gateway reading a hot standby in its region', () => {
   const started: Service[] = [];
 
   const adminCall = (method: string, path: string, body?: unknown) =>
-    fetch(`${api.url}${path}`, { method, headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(5000) });
+    fetch(`${api.url}${path}`, {
+      method,
+      headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(5000),
+    });
   const createUser = async (user: string, extra: object = {}): Promise<string> => {
-    const res = await adminCall('POST', '/api/v1/users/', { cluster: '/api/v1/clusters/1/', user, password: PW, ...extra });
+    const res = await adminCall('POST', '/api/v1/users/', {
+      cluster: '/api/v1/clusters/1/',
+      user,
+      password: PW,
+      ...extra,
+    });
     if (res.status !== 201) throw new Error(`create ${user}: ${res.status} ${await res.text()}`);
     return ((await res.json()) as { id: string }).id;
   };
@@ -50,13 +61,21 @@ describe('a gateway reading a hot standby in its region', () => {
   };
   /** A V1 login: its status and token. */
   const login = async (gw: Service, user: string) => {
-    const res = await fetch(`${gw.url}/auth/v1.0`, { headers: { 'X-Auth-User': user, 'X-Auth-Key': PW }, signal: AbortSignal.timeout(5000) });
+    const res = await fetch(`${gw.url}/auth/v1.0`, {
+      headers: { 'X-Auth-User': user, 'X-Auth-Key': PW },
+      signal: AbortSignal.timeout(5000),
+    });
     return { status: res.status, token: res.headers.get('x-auth-token') ?? '', body: await res.text() };
   };
   let serviceToken = '';
   /** A V3 validation of `token` by the Swift proxy's service user: 200 valid, 404 not. */
   const validate = async (gw: Service, token: string) =>
-    (await fetch(`${gw.url}/auth/v3/auth/tokens`, { headers: { 'X-Auth-Token': serviceToken, 'X-Subject-Token': token }, signal: AbortSignal.timeout(5000) })).status;
+    (
+      await fetch(`${gw.url}/auth/v3/auth/tokens`, {
+        headers: { 'X-Auth-Token': serviceToken, 'X-Subject-Token': token },
+        signal: AbortSignal.timeout(5000),
+      })
+    ).status;
   const readyz = async (gw: Service) => {
     const res = await fetch(`${gw.url}/readyz`, { signal: AbortSignal.timeout(5000) });
     return { status: res.status, body: (await res.json()) as Record<string, string> };
@@ -70,7 +89,10 @@ describe('a gateway reading a hot standby in its region', () => {
       api = await launchApi(pg.url('primary', 'cairn'));
       started.push(api);
       await pg.caughtUp();
-      const region = { CAIRN_PRIMARY_DATABASE_URL: pg.url('primary', 'cairn'), CAIRN_STANDBY_MAX_LAG: String(MAX_LAG_S), CAIRN_S3_SECRET_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+      const region = {
+        CAIRN_PRIMARY_DATABASE_URL: pg.url('primary', 'cairn'),
+        CAIRN_STANDBY_MAX_LAG: String(MAX_LAG_S),
+        CAIRN_S3_SECRET_KEYS: `k1:${randomBytes(32).toString('base64')}`,
         // The trials refuse the same few users hundreds of times: not what the login limits are about.
         CAIRN_LOGIN_FAILURE_LIMIT: '100000',
         CAIRN_LOGIN_ADDRESS_FAILURE_LIMIT: '1000000',
@@ -81,11 +103,21 @@ describe('a gateway reading a hot standby in its region', () => {
       serving = await launchGateway(pg.url('standby', 'cairn'), redis.url, { ...region, CAIRN_STANDBY_STALE: 'serve' });
       started.push(serving);
       await createUser('swift-proxy', { is_superuser: true });
-      await until('the service user logs in through the standby', async () => (await login(refusing, 'swift-proxy')).status === 200);
+      await until(
+        'the service user logs in through the standby',
+        async () => (await login(refusing, 'swift-proxy')).status === 200,
+      );
       const res = await fetch(`${refusing.url}/auth/v3/auth/tokens`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ auth: { identity: { methods: ['password'], password: { user: { name: 'swift-proxy', domain: { id: 'default' }, password: PW } } } } }),
+        body: JSON.stringify({
+          auth: {
+            identity: {
+              methods: ['password'],
+              password: { user: { name: 'swift-proxy', domain: { id: 'default' }, password: PW } },
+            },
+          },
+        }),
       });
       serviceToken = res.headers.get('x-subject-token') ?? '';
     } catch (e) {
@@ -113,14 +145,23 @@ describe('a gateway reading a hot standby in its region', () => {
   it('when a user is created on the primary, then it logs in through the standby gateway as soon as the standby has replayed it', async () => {
     const t0 = Date.now();
     await createUser('newcomer');
-    const ms = await until('the new user logs in', async () => (await login(refusing, 'newcomer')).status === 200, 5000);
-    process.stdout.write(`regions: a user created on the primary logged in through the standby's gateway after ${Date.now() - t0} ms (${ms} ms after the POST answered)\n`);
+    const ms = await until(
+      'the new user logs in',
+      async () => (await login(refusing, 'newcomer')).status === 200,
+      5000,
+    );
+    process.stdout.write(
+      `regions: a user created on the primary logged in through the standby's gateway after ${Date.now() - t0} ms (${ms} ms after the POST answered)\n`,
+    );
   });
 
   it('when a user is disabled on the primary, 100 times over, then every trial ends refused (login 401, token 404), in effect within 1 s at p99 of the PATCH', async () => {
     const users = ['trial-0', 'trial-1', 'trial-2', 'trial-3'];
     const ids = await Promise.all(users.map((u) => createUser(u)));
-    /** Per trial: ms from sending the PATCH to the start of the first request refused (login and token both), and to its answer. */
+    /**
+     * Per trial: ms from sending the PATCH to the start of the first request refused (login and token both), and to its
+     * answer.
+     */
     const effect: number[] = [];
     const answered: number[] = [];
     /** Per trial: ms from sending the PATCH until the standby itself shows the user disabled. */
@@ -180,7 +221,12 @@ describe('a gateway reading a hot standby in its region', () => {
       `regions: disabled on the primary -> refused by the standby's gateway (login 401 and token 404), ${effect.length} trials, ms from sending the PATCH: the standby shows it ${line(replayed)}; first refused request sent ${line(effect)}; its answer ${line(answered)}\n`,
     );
     expect(effect).toHaveLength(100);
-    expect(percentile([...effect].sort((a, b) => a - b), 99)).toBeLessThanOrEqual(1000);
+    expect(
+      percentile(
+        [...effect].sort((a, b) => a - b),
+        99,
+      ),
+    ).toBeLessThanOrEqual(1000);
   }, 150_000);
 
   it('when replay is paused on the standby, then the lag grows, the refusing gateway answers 503 within lag limit + 1 s and /readyz says why, the serving one carries on (an S3 credential it deleted stays deleted); resumed, both catch up by themselves and a change made meanwhile applies', async () => {
@@ -189,51 +235,78 @@ describe('a gateway reading a hot standby in its region', () => {
     const { token } = await login(serving, 'paused-user');
     // An S3 credential made through the gateway (written on the primary), in use once replayed.
     const ec2 = `${serving.url}/auth/v3/users/paused-user/credentials/OS-EC2`;
-    const made = await fetch(ec2, { method: 'POST', headers: { 'X-Auth-Token': token, 'Content-Type': 'application/json' }, body: '{}' });
+    const made = await fetch(ec2, {
+      method: 'POST',
+      headers: { 'X-Auth-Token': token, 'Content-Type': 'application/json' },
+      body: '{}',
+    });
     expect(made.status).toBe(201);
     const { access, secret } = ((await made.json()) as { credential: { access: string; secret: string } }).credential;
     const s3tokens = async () =>
-      (await fetch(`${serving.url}/auth/v3/s3tokens`, { method: 'POST', headers: { 'X-Auth-Token': serviceToken, 'Content-Type': 'application/json' }, body: JSON.stringify(signedBody(access, secret)) })).status;
+      (
+        await fetch(`${serving.url}/auth/v3/s3tokens`, {
+          method: 'POST',
+          headers: { 'X-Auth-Token': serviceToken, 'Content-Type': 'application/json' },
+          body: JSON.stringify(signedBody(access, secret)),
+        })
+      ).status;
     await until('the new credential signs through the standby', async () => (await s3tokens()) === 200);
     const pausedAt = Date.now();
     await pg.query('standby', 'SELECT pg_wal_replay_pause()');
     // Whatever fails below, the next test needs replay running.
     const resume = () => pg.query('standby', 'SELECT pg_wal_replay_resume()');
     try {
-    // The owner deletes its credential through the gateway: the standby still has it, the gateway
-    // knows it is gone.
-    expect((await fetch(`${ec2}/${access}`, { method: 'DELETE', headers: { 'X-Auth-Token': token } })).status).toBe(204);
-    expect(await s3tokens()).toBe(401);
-    expect(await pg.query('standby', `SELECT 1 FROM s3_credentials WHERE access_key = '${access}'`, 'cairn')).toHaveLength(1);
-    // A change the standby does not replay yet.
-    await patchUser(id, { enabled: false });
-    const refusedAfter = await until('the refusing gateway answers 503', async () => (await login(refusing, 'paused-user')).status === 503, (MAX_LAG_S + 3) * 1000);
-    const refusedMs = Date.now() - pausedAt;
-    process.stdout.write(`regions: replay paused -> the refusing gateway answered 503 after ${refusedMs} ms (limit ${MAX_LAG_S} s)\n`);
-    expect(refusedMs).toBeLessThanOrEqual((MAX_LAG_S + 1) * 1000);
-    expect(refusedAfter).toBeGreaterThan(0);
-    const v1 = await login(refusing, 'paused-user');
-    expect(v1.status).toBe(503);
-    expect(v1.body).toMatch(/behind the primary/);
-    const ready = await readyz(refusing);
-    expect(ready.status).toBe(503);
-    expect(ready.body.standby).toMatch(/^stale, lag \d+\.\d s over the 2\.0 s limit: refusing logins/);
-    expect(await (await fetch(`${refusing.url}/metrics`)).text()).toMatch(/^cairn_standby_stale(\{[^}]*\})? 1$/m);
-    // The serving gateway keeps answering from its copy, and says so.
-    expect((await login(serving, 'paused-user')).status).toBe(200);
-    expect(await validate(serving, token)).toBe(200);
-    const servingReady = await readyz(serving);
-    expect(servingReady.status).toBe(200);
-    expect(servingReady.body.standby).toMatch(/^stale, .* serving the copy as it is/);
-
+      // The owner deletes its credential through the gateway: the standby still has it, the gateway
+      // knows it is gone.
+      expect((await fetch(`${ec2}/${access}`, { method: 'DELETE', headers: { 'X-Auth-Token': token } })).status).toBe(
+        204,
+      );
+      expect(await s3tokens()).toBe(401);
+      expect(
+        await pg.query('standby', `SELECT 1 FROM s3_credentials WHERE access_key = '${access}'`, 'cairn'),
+      ).toHaveLength(1);
+      // A change the standby does not replay yet.
+      await patchUser(id, { enabled: false });
+      const refusedAfter = await until(
+        'the refusing gateway answers 503',
+        async () => (await login(refusing, 'paused-user')).status === 503,
+        (MAX_LAG_S + 3) * 1000,
+      );
+      const refusedMs = Date.now() - pausedAt;
+      process.stdout.write(
+        `regions: replay paused -> the refusing gateway answered 503 after ${refusedMs} ms (limit ${MAX_LAG_S} s)\n`,
+      );
+      expect(refusedMs).toBeLessThanOrEqual((MAX_LAG_S + 1) * 1000);
+      expect(refusedAfter).toBeGreaterThan(0);
+      const v1 = await login(refusing, 'paused-user');
+      expect(v1.status).toBe(503);
+      expect(v1.body).toMatch(/behind the primary/);
+      const ready = await readyz(refusing);
+      expect(ready.status).toBe(503);
+      expect(ready.body.standby).toMatch(/^stale, lag \d+\.\d s over the 2\.0 s limit: refusing logins/);
+      expect(await (await fetch(`${refusing.url}/metrics`)).text()).toMatch(/^cairn_standby_stale(\{[^}]*\})? 1$/m);
+      // The serving gateway keeps answering from its copy, and says so.
+      expect((await login(serving, 'paused-user')).status).toBe(200);
+      expect(await validate(serving, token)).toBe(200);
+      const servingReady = await readyz(serving);
+      expect(servingReady.status).toBe(200);
+      expect(servingReady.body.standby).toMatch(/^stale, .* serving the copy as it is/);
     } catch (e) {
       await resume();
       throw e;
     }
     await resume();
     const resumedAt = Date.now();
-    await until('the serving gateway applies the change made meanwhile', async () => (await validate(serving, token)) === 404 && (await login(serving, 'paused-user')).status === 401, 5000);
-    await until('the refusing gateway serves again', async () => (await readyz(refusing)).status === 200 && (await login(refusing, 'swift-proxy')).status === 200, 5000);
+    await until(
+      'the serving gateway applies the change made meanwhile',
+      async () => (await validate(serving, token)) === 404 && (await login(serving, 'paused-user')).status === 401,
+      5000,
+    );
+    await until(
+      'the refusing gateway serves again',
+      async () => (await readyz(refusing)).status === 200 && (await login(refusing, 'swift-proxy')).status === 200,
+      5000,
+    );
     process.stdout.write(`regions: replay resumed -> both gateways current again after ${Date.now() - resumedAt} ms\n`);
     expect((await login(refusing, 'paused-user')).status).toBe(401);
   }, 60_000);
@@ -256,9 +329,15 @@ describe('a gateway reading a hot standby in its region', () => {
       signal: AbortSignal.timeout(15_000),
     });
     expect(ec2.status).toBe(503);
-    expect(((await ec2.json()) as { error: { message: string } }).error.message).toMatch(/primary database .* unreachable/);
+    expect(((await ec2.json()) as { error: { message: string } }).error.message).toMatch(
+      /primary database .* unreachable/,
+    );
     // Past the limit: the refusing gateway stops, the serving one carries on.
-    await until('the refusing gateway answers 503', async () => (await login(refusing, 'cut-user')).status === 503, (MAX_LAG_S + 3) * 1000);
+    await until(
+      'the refusing gateway answers 503',
+      async () => (await login(refusing, 'cut-user')).status === 503,
+      (MAX_LAG_S + 3) * 1000,
+    );
     const refusedMs = Date.now() - cutAt;
     expect(refusedMs).toBeLessThanOrEqual((MAX_LAG_S + 1) * 1000 + 1500);
     let served = 0;
@@ -268,15 +347,31 @@ describe('a gateway reading a hot standby in its region', () => {
       served++;
       await sleep(100);
     }
-    process.stdout.write(`regions: primary stopped -> refusing gateway 503 after ${refusedMs} ms; serving gateway answered ${served} logins and validations, the last ${Date.now() - cutAt} ms into the cut\n`);
+    process.stdout.write(
+      `regions: primary stopped -> refusing gateway 503 after ${refusedMs} ms; serving gateway answered ${served} logins and validations, the last ${Date.now() - cutAt} ms into the cut\n`,
+    );
 
     await pg.ctl('primary', 'start');
     const backAt = Date.now();
-    await until('the refusing gateway serves again', async () => (await login(refusing, 'cut-user')).status === 200, 20_000);
-    process.stdout.write(`regions: primary started -> the refusing gateway served again after ${Date.now() - backAt} ms\n`);
+    await until(
+      'the refusing gateway serves again',
+      async () => (await login(refusing, 'cut-user')).status === 200,
+      20_000,
+    );
+    process.stdout.write(
+      `regions: primary started -> the refusing gateway served again after ${Date.now() - backAt} ms\n`,
+    );
     // Writes and new users flow again, through the standby.
-    await until('the API writes again', async () => (await adminCall('GET', '/api/v1/users/?limit=1').catch(() => null))?.status === 200, 20_000);
+    await until(
+      'the API writes again',
+      async () => (await adminCall('GET', '/api/v1/users/?limit=1').catch(() => null))?.status === 200,
+      20_000,
+    );
     await createUser('after-cut');
-    await until('a user created after the cut logs in', async () => (await login(refusing, 'after-cut')).status === 200, 5000);
+    await until(
+      'a user created after the cut logs in',
+      async () => (await login(refusing, 'after-cut')).status === 200,
+      5000,
+    );
   }, 90_000);
 });

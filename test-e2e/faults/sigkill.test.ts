@@ -34,7 +34,12 @@ describe('SIGKILL of the management API mid-write', () => {
    * written (it holds a transaction id), watching pg_stat_activity from the outside.
    * Starts watching once `ready()` holds. Resolves with whether such a moment was seen before `timeoutMs`.
    */
-  async function killMidWrite(db: Knex, timeoutMs: number, what: RegExp, ready: () => boolean = () => true): Promise<boolean> {
+  async function killMidWrite(
+    db: Knex,
+    timeoutMs: number,
+    what: RegExp,
+    ready: () => boolean = () => true,
+  ): Promise<boolean> {
     const until = Date.now() + timeoutMs;
     let seen = false;
     while (Date.now() < until && !seen) {
@@ -54,7 +59,9 @@ describe('SIGKILL of the management API mid-write', () => {
   /** After the kill, Postgres rolls back what the dead sessions left open; wait until they are gone. */
   async function waitSessionsGone(db: Knex): Promise<void> {
     for (let i = 0; i < 200; i++) {
-      const { rows } = (await db.raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'cairn-management-api'`)) as { rows: Array<{ n: number }> };
+      const { rows } = (await db.raw(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'cairn-management-api'`,
+      )) as { rows: Array<{ n: number }> };
       if (rows[0]!.n === 0) return;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -65,21 +72,38 @@ describe('SIGKILL of the management API mid-write', () => {
     // Users to PATCH: each PATCH changes three fields at once and bumps the generation once.
     const targets: Array<{ id: string; generation: string; hash: string }> = [];
     for (let i = 0; i < 12; i++) {
-      const r = await call('POST', '/api/v1/users/', { cluster: '/api/v1/clusters/1/', user: `kill-patch-${i}`, password: PASSWORD });
+      const r = await call('POST', '/api/v1/users/', {
+        cluster: '/api/v1/clusters/1/',
+        user: `kill-patch-${i}`,
+        password: PASSWORD,
+      });
       expect(r.status).toBe(201);
       const id = String((JSON.parse(r.body) as { id: string }).id);
-      const row = (await sys.db('storage_users').where({ id }).first('generation', 'password_hash')) as { generation: string; password_hash: string };
+      const row = (await sys.db('storage_users').where({ id }).first('generation', 'password_hash')) as {
+        generation: string;
+        password_hash: string;
+      };
       targets.push({ id, generation: String(row.generation), hash: row.password_hash });
     }
 
     const creates = Array.from({ length: 24 }, (_, i) => `kill-new-${i}`);
     let answered = 0;
-    const counted = <T,>(p: Promise<T>) => p.finally(() => answered++);
+    const counted = <T>(p: Promise<T>) => p.finally(() => answered++);
     // Creates and PATCHes both hash a password first, so their writes interleave.
     const inFlight = [
-      ...creates.map((user) => counted(call('POST', '/api/v1/users/', { cluster: '/api/v1/clusters/1/', user, password: PASSWORD })).then((r) => ({ kind: 'create', user, ...r }))),
+      ...creates.map((user) =>
+        counted(call('POST', '/api/v1/users/', { cluster: '/api/v1/clusters/1/', user, password: PASSWORD })).then(
+          (r) => ({ kind: 'create', user, ...r }),
+        ),
+      ),
       ...targets.map((t) =>
-        counted(call('PATCH', `/api/v1/users/${t.id}/`, { enabled: false, is_superuser: true, password: `${PASSWORD}-changed` })).then((r) => ({ kind: 'patch', user: t.id, ...r })),
+        counted(
+          call('PATCH', `/api/v1/users/${t.id}/`, {
+            enabled: false,
+            is_superuser: true,
+            password: `${PASSWORD}-changed`,
+          }),
+        ).then((r) => ({ kind: 'patch', user: t.id, ...r })),
       ),
     ];
     // Some answered, the rest cut off: kill at the next write in progress after a few answers.
@@ -95,7 +119,9 @@ describe('SIGKILL of the management API mid-write', () => {
     expect(answers.some((a) => a.status === 201 || a.status === 202)).toBe(true);
 
     const bad: string[] = [];
-    const rows = (await sys.db('storage_users').select('id', 'username', 'password_hash', 'enabled', 'is_superuser', 'generation')) as Array<{
+    const rows = (await sys
+      .db('storage_users')
+      .select('id', 'username', 'password_hash', 'enabled', 'is_superuser', 'generation')) as Array<{
       id: string;
       username: string;
       password_hash: string;
@@ -114,11 +140,17 @@ describe('SIGKILL of the management API mid-write', () => {
       } else {
         const t = targets.find((x) => x.id === a.user)!;
         const row = byId.get(t.id)!;
-        const applied = !row.enabled && row.is_superuser && row.password_hash !== t.hash && Number(row.generation) === Number(t.generation) + 1;
-        const untouched = row.enabled && !row.is_superuser && row.password_hash === t.hash && String(row.generation) === t.generation;
+        const applied =
+          !row.enabled &&
+          row.is_superuser &&
+          row.password_hash !== t.hash &&
+          Number(row.generation) === Number(t.generation) + 1;
+        const untouched =
+          row.enabled && !row.is_superuser && row.password_hash === t.hash && String(row.generation) === t.generation;
         if (!applied && !untouched) bad.push(`user ${t.id}: partial PATCH ${JSON.stringify(row)}`);
         if (a.status === 202 && !applied) bad.push(`user ${t.id}: answered 202, not applied`);
-        if (a.status !== 202 && a.status !== 0 && !untouched) bad.push(`user ${t.id}: answered ${a.status}, yet applied`);
+        if (a.status !== 202 && a.status !== 0 && !untouched)
+          bad.push(`user ${t.id}: answered ${a.status}, yet applied`);
       }
     }
     expect(bad).toEqual([]);
@@ -155,12 +187,21 @@ describe('SIGKILL of the management API mid-write', () => {
     expect(caught).toBe(true);
     expect(answer.status).toBe(0);
 
-    const devices = (await sys.db('devices').where({ cluster_id: 1 }).select('node', 'used_bytes')) as Array<{ node: string; used_bytes: string }>;
+    const devices = (await sys.db('devices').where({ cluster_id: 1 }).select('node', 'used_bytes')) as Array<{
+      node: string;
+      used_bytes: string;
+    }>;
     const tags = new Set(devices.map((d) => d.node.split('-')[0]));
-    const policies = ((await sys.db('storage_policies').where({ cluster_id: 1 }).select('name')) as Array<{ name: string }>).map((p) => p.name);
-    const capacity = (await sys.db('capacity_reports').where({ cluster_id: 1 }).first('elements')) as { elements: unknown };
+    const policies = (
+      (await sys.db('storage_policies').where({ cluster_id: 1 }).select('name')) as Array<{ name: string }>
+    ).map((p) => p.name);
+    const capacity = (await sys.db('capacity_reports').where({ cluster_id: 1 }).first('elements')) as {
+      elements: unknown;
+    };
     type Element = { ring_set: string; pct_used_stats: { count: number } };
-    const elements = (typeof capacity.elements === 'string' ? JSON.parse(capacity.elements) : capacity.elements) as Element[];
+    const elements = (
+      typeof capacity.elements === 'string' ? JSON.parse(capacity.elements) : capacity.elements
+    ) as Element[];
     const state = {
       tags: [...tags],
       devices: devices.length,

@@ -48,7 +48,11 @@ describe('TLS to Postgres and Redis with a private CA', () => {
     redis = new TlsRedis(ca);
     await redis.start();
     // The database itself, made over TLS with the CA given in the URL the way libpq takes it.
-    const admin = knex({ client: 'pg', connection: `${postgres.url()}?sslmode=verify-full&sslrootcert=${encodeURIComponent(ca.caFile)}`, pool: { min: 0, max: 1 } });
+    const admin = knex({
+      client: 'pg',
+      connection: `${postgres.url()}?sslmode=verify-full&sslrootcert=${encodeURIComponent(ca.caFile)}`,
+      pool: { min: 0, max: 1 },
+    });
     await admin.raw('CREATE DATABASE cairn').finally(() => admin.destroy());
   }, 120_000);
 
@@ -59,14 +63,16 @@ describe('TLS to Postgres and Redis with a private CA', () => {
     if (ca) rmSync(ca.dir, { recursive: true, force: true });
   });
 
-  it('when the management API is given the CA that signed Postgres\' certificate, then it starts, migrates and serves over a verified TLS connection', async () => {
+  it("when the management API is given the CA that signed Postgres' certificate, then it starts, migrates and serves over a verified TLS connection", async () => {
     const config = api.readConfig(apiEnv(ca.caFile));
     expect(config.databaseUrl).toContain('sslmode=verify-full');
     const deps = api.createDeps(config);
     apiRunning = await api.startManagementApi(config, deps);
     apiUrl = `http://127.0.0.1:${apiRunning.port}`;
     expect((await fetch(`${apiUrl}/readyz`)).status).toBe(200);
-    const { rows } = (await deps.db.raw('SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()')) as { rows: Array<{ ssl: boolean }> };
+    const { rows } = (await deps.db.raw('SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()')) as {
+      rows: Array<{ ssl: boolean }>;
+    };
     expect(rows).toEqual([{ ssl: true }]);
     const created = await fetch(`${apiUrl}/api/v1/users/`, {
       method: 'POST',
@@ -85,7 +91,9 @@ describe('TLS to Postgres and Redis with a private CA', () => {
       (e: unknown) => e as Error,
     );
     await deps.db.destroy();
-    expect(failure?.message).toMatch(/^The TLS connection to Postgres failed \((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE): .*\)\. Check that CAIRN_DATABASE_CA_FILE/);
+    expect(failure?.message).toMatch(
+      /^The TLS connection to Postgres failed \((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE): .*\)\. Check that CAIRN_DATABASE_CA_FILE/,
+    );
     // Not retried until CAIRN_STARTUP_TIMEOUT (30 s): a certificate does not start verifying later.
     expect(Date.now() - started).toBeLessThan(5_000);
   });
@@ -99,11 +107,20 @@ describe('TLS to Postgres and Redis with a private CA', () => {
       const login = await fetch(`${url}/auth/v3/auth/tokens`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ auth: { identity: { methods: ['password'], password: { user: { name: 'tls-alice', domain: { id: 'default' }, password: PASSWORD } } } } }),
+        body: JSON.stringify({
+          auth: {
+            identity: {
+              methods: ['password'],
+              password: { user: { name: 'tls-alice', domain: { id: 'default' }, password: PASSWORD } },
+            },
+          },
+        }),
       });
       expect(login.status).toBe(201);
       const token = login.headers.get('x-subject-token')!;
-      const validated = await fetch(`${url}/auth/v3/auth/tokens`, { headers: { 'X-Auth-Token': token, 'X-Subject-Token': token } });
+      const validated = await fetch(`${url}/auth/v3/auth/tokens`, {
+        headers: { 'X-Auth-Token': token, 'X-Subject-Token': token },
+      });
       expect(validated.status).toBe(200);
       // The token went to Redis over TLS.
       expect(await deps.redis!.dbsize()).toBeGreaterThan(0);
@@ -121,12 +138,16 @@ describe('TLS to Postgres and Redis with a private CA', () => {
     const started = Date.now();
     const failure = await gateway.createDeps(gateway.readConfig(gatewayEnv(ca.caFile, ca.wrongCaFile))).then(
       async (deps) => {
-        await gateway.startAuthGateway(gateway.readConfig(gatewayEnv(ca.caFile, ca.wrongCaFile)), deps).then((r) => r.close());
+        await gateway
+          .startAuthGateway(gateway.readConfig(gatewayEnv(ca.caFile, ca.wrongCaFile)), deps)
+          .then((r) => r.close());
         return undefined;
       },
       (e: unknown) => e as Error,
     );
-    expect(failure?.message).toMatch(/^The TLS connection to Redis failed \((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE): .*\)\. Check that CAIRN_REDIS_CA_FILE/);
+    expect(failure?.message).toMatch(
+      /^The TLS connection to Redis failed \((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE): .*\)\. Check that CAIRN_REDIS_CA_FILE/,
+    );
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
@@ -136,13 +157,19 @@ describe('TLS to Postgres and Redis with a private CA', () => {
       () => undefined,
       (e: unknown) => e as Error,
     );
-    expect(failure?.message).toMatch(/^The TLS connection to Postgres failed \((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE): .*\)\. Check that CAIRN_DATABASE_CA_FILE/);
+    expect(failure?.message).toMatch(
+      /^The TLS connection to Postgres failed \((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE): .*\)\. Check that CAIRN_DATABASE_CA_FILE/,
+    );
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it('when a CA file is missing or the Redis URL does not use TLS, then the configuration is refused with a sentence saying so', () => {
-    expect(() => api.readConfig(apiEnv(`${ca.dir}/missing.pem`))).toThrow(/CAIRN_DATABASE_CA_FILE \(.*missing\.pem\) cannot be read: ENOENT/);
-    expect(() => gateway.readConfig({ ...gatewayEnv(ca.caFile, ca.caFile), REDIS_URL: 'redis://127.0.0.1:6379' })).toThrow(/CAIRN_REDIS_CA_FILE is set, but REDIS_URL does not use TLS/);
+    expect(() => api.readConfig(apiEnv(`${ca.dir}/missing.pem`))).toThrow(
+      /CAIRN_DATABASE_CA_FILE \(.*missing\.pem\) cannot be read: ENOENT/,
+    );
+    expect(() =>
+      gateway.readConfig({ ...gatewayEnv(ca.caFile, ca.caFile), REDIS_URL: 'redis://127.0.0.1:6379' }),
+    ).toThrow(/CAIRN_REDIS_CA_FILE is set, but REDIS_URL does not use TLS/);
     expect(() => gateway.readConfig(gatewayEnv(ca.caFile, ca.keyFile))).toThrow(/holds no PEM certificate/);
   });
 });

@@ -55,7 +55,9 @@ describe('the change log on postgres', () => {
     expect(ms).toBeLessThan(1000);
     expect(await stack.deleteUser(id)).toBe(204);
     await until(async () => (await users.findRecent('heidi')) === null);
-    const rows = (await admin('change_log').where({ kind: 'user', key: 'heidi' }).orderBy('seq')) as Array<{ cluster_id: number }>;
+    const rows = (await admin('change_log').where({ kind: 'user', key: 'heidi' }).orderBy('seq')) as Array<{
+      cluster_id: number;
+    }>;
     expect(rows.length).toBe(3);
     expect(rows.every((r) => r.cluster_id === 1)).toBe(true);
   });
@@ -87,15 +89,28 @@ describe('the change log on postgres', () => {
 
   it('when an S3 credential is deleted, then the credential directory forgets it', async () => {
     const { id } = await stack.createUser('kim', PW);
-    await admin('s3_credentials').insert({ storage_user_id: id, access_key: 'AKIAKIMKIMKIMKIMKIM1', secret_sealed: 'v1:k:iv:ct:tag' });
+    await admin('s3_credentials').insert({
+      storage_user_id: id,
+      access_key: 'AKIAKIMKIMKIMKIMKIM1',
+      secret_sealed: 'v1:k:iv:ct:tag',
+    });
     expect((await s3.read('AKIAKIMKIMKIMKIMKIM1'))?.accessKey).toBe('AKIAKIMKIMKIMKIMKIM1');
     await admin('s3_credentials').where({ access_key: 'AKIAKIMKIMKIMKIMKIM1' }).delete();
     await until(async () => (await s3.read('AKIAKIMKIMKIMKIMKIM1')) === null);
-    expect(await admin('change_log').where({ kind: 's3_credential', key: 'AKIAKIMKIMKIMKIMKIM1' }).count({ n: '*' }).first()).toEqual({ n: '2' });
+    expect(
+      await admin('change_log').where({ kind: 's3_credential', key: 'AKIAKIMKIMKIMKIMKIM1' }).count({ n: '*' }).first(),
+    ).toEqual({ n: '2' });
   });
 
-  it("when a cluster row changes, then it is logged under its id", async () => {
-    const count = async () => Number(((await admin('change_log').where({ kind: 'cluster', cluster_id: 1 }).count({ n: '*' }).first()) as { n: string }).n);
+  it('when a cluster row changes, then it is logged under its id', async () => {
+    const count = async () =>
+      Number(
+        (
+          (await admin('change_log').where({ kind: 'cluster', cluster_id: 1 }).count({ n: '*' }).first()) as {
+            n: string;
+          }
+        ).n,
+      );
     const before = await count();
     await admin('clusters').where({ id: 1 }).update({ region: 'RegionTwo' });
     expect(await count()).toBe(before + 1);

@@ -73,7 +73,7 @@ describe('identity version discovery', () => {
     expect(res.text ?? '').toBe('');
   });
 
-  it('when a discovery document is posted to, then the answer is 405 in Keystone\'s error shape with Allow', async () => {
+  it("when a discovery document is posted to, then the answer is 405 in Keystone's error shape with Allow", async () => {
     const res = await request(url).post('/auth/v3').send({});
     expect(res.status).toBe(405);
     expect(res.headers.allow).toBe('GET, HEAD');

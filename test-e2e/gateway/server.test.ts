@@ -24,7 +24,9 @@ describe('auth-gateway over HTTP', () => {
       const res = await request(url).get(path);
       expect(res.status).toBe(404);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
-      expect(res.body).toEqual({ error: { code: 404, title: 'Not Found', message: 'The resource could not be found.' } });
+      expect(res.body).toEqual({
+        error: { code: 404, title: 'Not Found', message: 'The resource could not be found.' },
+      });
     }
   });
 
@@ -58,7 +60,10 @@ describe('the auth-gateway process', () => {
   afterAll(() => stack.close());
 
   function run(env: Record<string, string>) {
-    const child = spawn(node, serverArgs, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(node, serverArgs, {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -68,19 +73,31 @@ describe('the auth-gateway process', () => {
   }
 
   it('when it gets SIGTERM, then it stops listening and exits 0', async () => {
-    const p = run({ CAIRN_GATEWAY_HOST: '127.0.0.1', CAIRN_GATEWAY_PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: stack.databaseUrl!, REDIS_URL: 'redis://127.0.0.1:6379' });
+    const p = run({
+      CAIRN_GATEWAY_HOST: '127.0.0.1',
+      CAIRN_GATEWAY_PORT: '0',
+      LOG_LEVEL: 'info',
+      DATABASE_URL: stack.databaseUrl!,
+      REDIS_URL: 'redis://127.0.0.1:6379',
+    });
     try {
       const port = await new Promise<number>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`not listening: ${p.out()}${p.err()}`)), 30_000);
         p.child.stdout.on('data', () => {
-          const line = p.out().split('\n').find((l) => l.includes('auth-gateway listening'));
+          const line = p
+            .out()
+            .split('\n')
+            .find((l) => l.includes('auth-gateway listening'));
           if (line) {
             clearTimeout(timer);
             resolve((JSON.parse(line) as { port: number }).port);
           }
         });
       });
-      expect((await request(`http://127.0.0.1:${port}`).get('/healthz')).body).toEqual({ status: 'ok', version: CAIRN_VERSION });
+      expect((await request(`http://127.0.0.1:${port}`).get('/healthz')).body).toEqual({
+        status: 'ok',
+        version: CAIRN_VERSION,
+      });
       expect(p.out()).not.toContain('postgres://');
       p.child.kill('SIGTERM');
       expect(await p.exited).toBe(0);
@@ -104,7 +121,12 @@ describe('the auth-gateway process', () => {
 
   it('when the configured cluster does not exist, then it exits 1 naming it', async () => {
     // A missing row is retried (the migrate job may not have made it yet) until CAIRN_STARTUP_TIMEOUT.
-    const p = run({ CAIRN_GATEWAY_PORT: '0', DATABASE_URL: stack.databaseUrl!, CAIRN_GATEWAY_CLUSTER: 'atlantis', CAIRN_STARTUP_TIMEOUT: '1' });
+    const p = run({
+      CAIRN_GATEWAY_PORT: '0',
+      DATABASE_URL: stack.databaseUrl!,
+      CAIRN_GATEWAY_CLUSTER: 'atlantis',
+      CAIRN_STARTUP_TIMEOUT: '1',
+    });
     expect(await p.exited).toBe(1);
     expect(p.err()).toContain("no cluster with id, uuid or name 'atlantis'");
   });

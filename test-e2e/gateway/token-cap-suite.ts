@@ -17,7 +17,8 @@ export function describeTokenCapSuite(name: string, backend: TokenSuiteBackend):
     let stack: Stack;
     let serviceToken: string;
     const gw = () => request(stack.gatewayUrl);
-    const v1 = (user: string, password = PW, account = user) => gw().get('/auth/v1.0').set('X-Auth-User', `${account}:${user}`).set('X-Auth-Key', password);
+    const v1 = (user: string, password = PW, account = user) =>
+      gw().get('/auth/v1.0').set('X-Auth-User', `${account}:${user}`).set('X-Auth-Key', password);
     const v1Token = async (user: string, password = PW, account = user) => {
       const res = await v1(user, password, account);
       expect(res.status).toBe(200);
@@ -26,12 +27,22 @@ export function describeTokenCapSuite(name: string, backend: TokenSuiteBackend):
     const v3Token = async (user: string) => {
       const res = await gw()
         .post('/auth/v3/auth/tokens')
-        .send({ auth: { identity: { methods: ['password'], password: { user: { name: user, domain: { id: 'default' }, password: PW } } } } });
+        .send({
+          auth: {
+            identity: {
+              methods: ['password'],
+              password: { user: { name: user, domain: { id: 'default' }, password: PW } },
+            },
+          },
+        });
       expect(res.status).toBe(201);
       return res.headers['x-subject-token'] as string;
     };
     const valid = async (token: string) => {
-      const res = await gw().get('/auth/v3/auth/tokens').set('X-Auth-Token', serviceToken).set('X-Subject-Token', token);
+      const res = await gw()
+        .get('/auth/v3/auth/tokens')
+        .set('X-Auth-Token', serviceToken)
+        .set('X-Subject-Token', token);
       expect([200, 404]).toContain(res.status);
       return res.status === 200;
     };
@@ -84,7 +95,10 @@ export function describeTokenCapSuite(name: string, backend: TokenSuiteBackend):
     it('when the live token was revoked, the user revoked wholesale, pushed out by the cap, or the password changed, then the next V1 login gets a new token', async () => {
       const { id } = await stack.createUser('fred', PW);
       const first = await v1Token('fred');
-      expect((await gw().delete('/auth/v3/auth/tokens').set('X-Auth-Token', serviceToken).set('X-Subject-Token', first)).status).toBe(204);
+      expect(
+        (await gw().delete('/auth/v3/auth/tokens').set('X-Auth-Token', serviceToken).set('X-Subject-Token', first))
+          .status,
+      ).toBe(204);
       const second = await v1Token('fred');
       expect(second).not.toBe(first);
       expect(await valid(second)).toBe(true);

@@ -6,7 +6,10 @@ const PW = 'alice-password-0123456789';
 const SERVICE_PW = 'service-password-0123456789';
 
 const v3Body = (user: Record<string, unknown>, password: string, scope?: unknown) => ({
-  auth: { identity: { methods: ['password'], password: { user: { ...user, password } } }, ...(scope === undefined ? {} : { scope }) },
+  auth: {
+    identity: { methods: ['password'], password: { user: { ...user, password } } },
+    ...(scope === undefined ? {} : { scope }),
+  },
 });
 
 /** Polls `check` until it is true or `ms` have passed; returns how long it took. */
@@ -19,7 +22,10 @@ async function within(ms: number, check: () => Promise<boolean>): Promise<number
   }
 }
 
-/** Where the suite runs: a database and a token store; read in beforeAll, so a caller's own beforeAll may start them first. */
+/**
+ * Where the suite runs: a database and a token store; read in beforeAll, so a caller's own beforeAll may start them
+ * first.
+ */
 export type TokenSuiteBackend = () => Pick<StackOptions, 'database' | 'redis' | 'redisUrl'>;
 
 /**
@@ -38,8 +44,12 @@ function tokenTests(backend: TokenSuiteBackend): void {
   let serviceToken: string;
 
   const v1 = (user: string, key: string) => gw().get('/auth/v1.0').set('X-Auth-User', user).set('X-Auth-Key', key);
-  const v3 = (body: unknown) => gw().post('/auth/v3/auth/tokens').send(body as object);
-  const validate = (subject: string, caller = serviceToken) => gw().get('/auth/v3/auth/tokens').set('X-Auth-Token', caller).set('X-Subject-Token', subject);
+  const v3 = (body: unknown) =>
+    gw()
+      .post('/auth/v3/auth/tokens')
+      .send(body as object);
+  const validate = (subject: string, caller = serviceToken) =>
+    gw().get('/auth/v3/auth/tokens').set('X-Auth-Token', caller).set('X-Subject-Token', subject);
   const aliceToken = async () => (await v1('alice', PW)).headers['x-auth-token'] as string;
 
   beforeAll(async () => {
@@ -47,7 +57,11 @@ function tokenTests(backend: TokenSuiteBackend): void {
     gw = () => request.agent(stack.gatewayUrl);
     await stack.createUser('alice', PW);
     await stack.createUser('swift-service', SERVICE_PW, { is_superuser: true });
-    const res = await v3(v3Body({ name: 'swift-service', domain: { id: 'default' } }, SERVICE_PW, { project: { name: 'swift-service', domain: { id: 'default' } } }));
+    const res = await v3(
+      v3Body({ name: 'swift-service', domain: { id: 'default' } }, SERVICE_PW, {
+        project: { name: 'swift-service', domain: { id: 'default' } },
+      }),
+    );
     serviceToken = res.headers['x-subject-token'] as string;
   });
   afterAll(() => stack.close());
@@ -77,7 +91,12 @@ function tokenTests(backend: TokenSuiteBackend): void {
     it('when the key is wrong, the user unknown or disabled, then the same 401 every time', async () => {
       const disabled = await stack.createUser('dora', PW, { enabled: false });
       expect(disabled.id).toBeTruthy();
-      const answers = await Promise.all([v1('alice', 'wrong-password-wrong-pw'), v1('nobody', PW), v1('dora', PW), gw().get('/auth/v1.0')]);
+      const answers = await Promise.all([
+        v1('alice', 'wrong-password-wrong-pw'),
+        v1('nobody', PW),
+        v1('dora', PW),
+        gw().get('/auth/v1.0'),
+      ]);
       for (const res of answers) {
         expect(res.status).toBe(401);
         expect(res.headers['www-authenticate']).toBe('Swift realm="unknown"');
@@ -91,8 +110,16 @@ function tokenTests(backend: TokenSuiteBackend): void {
       const res = await validate(token);
       expect(res.status).toBe(200);
       expect(res.headers['x-subject-token']).toBe(token);
-      expect(res.body.token.project).toEqual({ domain: { id: 'default', name: 'default' }, id: 'alice', name: 'alice' });
-      expect(res.body.token.user).toMatchObject({ id: 'alice', name: 'alice', domain: { id: 'default', name: 'default' } });
+      expect(res.body.token.project).toEqual({
+        domain: { id: 'default', name: 'default' },
+        id: 'alice',
+        name: 'alice',
+      });
+      expect(res.body.token.user).toMatchObject({
+        id: 'alice',
+        name: 'alice',
+        domain: { id: 'default', name: 'default' },
+      });
       expect(res.body.token.roles).toEqual([{ id: 'swiftoperator', name: 'swiftoperator' }]);
     });
   });
@@ -100,13 +127,19 @@ function tokenTests(backend: TokenSuiteBackend): void {
   describe('Keystone V2.0', () => {
     it('when alice posts passwordCredentials with her tenant, then the access document has her token, tenant and catalog', async () => {
       for (const path of ['/auth/v2.0/tokens', '/auth/v2.0']) {
-        const res = await gw().post(path).send({ auth: { passwordCredentials: { username: 'alice', password: PW }, tenantName: 'alice' } });
+        const res = await gw()
+          .post(path)
+          .send({ auth: { passwordCredentials: { username: 'alice', password: PW }, tenantName: 'alice' } });
         expect(res.status).toBe(200);
         const access = res.body.access;
         expect(access.token.id).toBeTruthy();
         expect(access.token.expires).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
         expect(access.token.tenant).toMatchObject({ id: 'alice', name: 'alice' });
-        expect(access.user).toMatchObject({ id: 'alice', name: 'alice', roles: [{ id: 'swiftoperator', name: 'swiftoperator' }] });
+        expect(access.user).toMatchObject({
+          id: 'alice',
+          name: 'alice',
+          roles: [{ id: 'swiftoperator', name: 'swiftoperator' }],
+        });
         const swift = access.serviceCatalog.find((s: { type: string }) => s.type === 'object-store');
         expect(swift.endpoints[0]).toMatchObject({
           region: 'RegionOne',
@@ -121,42 +154,65 @@ function tokenTests(backend: TokenSuiteBackend): void {
     });
 
     it('when no tenant is given, then the default account; another tenant gives that account without a role', async () => {
-      const own = await gw().post('/auth/v2.0/tokens').send({ auth: { passwordCredentials: { username: 'alice', password: PW } } });
+      const own = await gw()
+        .post('/auth/v2.0/tokens')
+        .send({ auth: { passwordCredentials: { username: 'alice', password: PW } } });
       expect(own.body.access.token.tenant.id).toBe('alice');
-      const other = await gw().post('/auth/v2.0/tokens').send({ auth: { passwordCredentials: { username: 'alice', password: PW }, tenantId: 'bob' } });
+      const other = await gw()
+        .post('/auth/v2.0/tokens')
+        .send({ auth: { passwordCredentials: { username: 'alice', password: PW }, tenantId: 'bob' } });
       expect(other.status).toBe(200);
       expect(other.body.access.serviceCatalog[0].endpoints[0].publicURL).toBe('http://127.0.0.1:8080/v1/AUTH_bob');
       expect(other.body.access.user.roles).toEqual([]);
     });
 
     it.each([
-      ['wrong password', { auth: { passwordCredentials: { username: 'alice', password: 'nope-nope-nope-nope-nope' } } }],
+      [
+        'wrong password',
+        { auth: { passwordCredentials: { username: 'alice', password: 'nope-nope-nope-nope-nope' } } },
+      ],
       ['no credentials', { auth: {} }],
       ['not an object', 'garbage'],
     ])('when the request has %s, then 401 "Invalid credentials"', async (_what, body) => {
-      const res = await gw().post('/auth/v2.0/tokens').set('Content-Type', 'application/json').send(typeof body === 'string' ? body : JSON.stringify(body));
+      const res = await gw()
+        .post('/auth/v2.0/tokens')
+        .set('Content-Type', 'application/json')
+        .send(typeof body === 'string' ? body : JSON.stringify(body));
       expect(res.status).toBe(401);
       expect(res.text).toBe('Invalid credentials');
     });
 
     it('when a V2 token is validated at /v2.0/tokens/<id>, then the access document comes back', async () => {
-      const issued = await gw().post('/auth/v2.0/tokens').send({ auth: { passwordCredentials: { username: 'alice', password: PW } } });
+      const issued = await gw()
+        .post('/auth/v2.0/tokens')
+        .send({ auth: { passwordCredentials: { username: 'alice', password: PW } } });
       const res = await gw().get(`/auth/v2.0/tokens/${issued.body.access.token.id}`).set('X-Auth-Token', serviceToken);
       expect(res.status).toBe(200);
       expect(res.body.access.user.id).toBe('alice');
       expect((await gw().get('/auth/v2.0/tokens/garbage').set('X-Auth-Token', serviceToken)).status).toBe(404);
-      expect((await gw().get(`/auth/v2.0/tokens/${issued.body.access.token.id}`).set('X-Auth-Token', 'garbage')).status).toBe(401);
+      expect(
+        (await gw().get(`/auth/v2.0/tokens/${issued.body.access.token.id}`).set('X-Auth-Token', 'garbage')).status,
+      ).toBe(401);
     });
   });
 
   describe('Keystone V3', () => {
     it('when alice authenticates by name with domain ids, then 201, X-Subject-Token and the full token document', async () => {
-      const res = await v3(v3Body({ name: 'alice', domain: { id: 'default' } }, PW, { project: { name: 'alice', domain: { id: 'default' } } }));
+      const res = await v3(
+        v3Body({ name: 'alice', domain: { id: 'default' } }, PW, {
+          project: { name: 'alice', domain: { id: 'default' } },
+        }),
+      );
       expect(res.status).toBe(201);
       expect(res.headers['x-subject-token']).toBeTruthy();
       const t = res.body.token;
       expect(t.methods).toEqual(['password']);
-      expect(t.user).toEqual({ domain: { id: 'default', name: 'default' }, id: 'alice', name: 'alice', password_expires_at: null });
+      expect(t.user).toEqual({
+        domain: { id: 'default', name: 'default' },
+        id: 'alice',
+        name: 'alice',
+        password_expires_at: null,
+      });
       expect(t.project).toEqual({ domain: { id: 'default', name: 'default' }, id: 'alice', name: 'alice' });
       expect(t.roles).toEqual([{ id: 'swiftoperator', name: 'swiftoperator' }]);
       expect(t.expires_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
@@ -165,17 +221,27 @@ function tokenTests(backend: TokenSuiteBackend): void {
       const types = t.catalog.map((s: { type: string }) => s.type).sort();
       expect(types).toEqual(['identity', 'object-store']);
       for (const service of t.catalog) {
-        expect(service.endpoints.map((e: { interface: string }) => e.interface).sort()).toEqual(['admin', 'internal', 'public']);
+        expect(service.endpoints.map((e: { interface: string }) => e.interface).sort()).toEqual([
+          'admin',
+          'internal',
+          'public',
+        ]);
         for (const e of service.endpoints) expect(e).toMatchObject({ region: 'RegionOne', region_id: 'RegionOne' });
       }
       const swift = t.catalog.find((s: { type: string }) => s.type === 'object-store');
-      expect(swift.endpoints.find((e: { interface: string }) => e.interface === 'public').url).toBe('http://127.0.0.1:8080/v1/AUTH_alice');
+      expect(swift.endpoints.find((e: { interface: string }) => e.interface === 'public').url).toBe(
+        'http://127.0.0.1:8080/v1/AUTH_alice',
+      );
       const identity = t.catalog.find((s: { type: string }) => s.type === 'identity');
       expect(identity.endpoints[0].url).toBe('http://auth.test/auth/v3');
     });
 
     it('when ids and names are given in any mix, then each object echoes the id given, else the name given', async () => {
-      const byNames = await v3(v3Body({ name: 'alice', domain: { name: 'Default' } }, PW, { project: { name: 'alice', domain: { name: 'Default' } } }));
+      const byNames = await v3(
+        v3Body({ name: 'alice', domain: { name: 'Default' } }, PW, {
+          project: { name: 'alice', domain: { name: 'Default' } },
+        }),
+      );
       expect(byNames.status).toBe(201);
       expect(byNames.body.token.user.domain).toEqual({ id: 'Default', name: 'Default' });
       expect(byNames.body.token.project.domain).toEqual({ id: 'Default', name: 'Default' });
@@ -202,7 +268,9 @@ function tokenTests(backend: TokenSuiteBackend): void {
         const res = await v3(body);
         expect(res.status).toBe(401);
         expect(res.headers['www-authenticate']).toBe('Keystone uri="http://auth.test/auth/v3"');
-        expect(res.body).toEqual({ error: { code: 401, message: 'The request you have made requires authentication.', title: 'Unauthorized' } });
+        expect(res.body).toEqual({
+          error: { code: 401, message: 'The request you have made requires authentication.', title: 'Unauthorized' },
+        });
       }
     });
 
@@ -217,7 +285,9 @@ function tokenTests(backend: TokenSuiteBackend): void {
     it('when a user or project domain has a control character, then 400 says so and no token is issued', async () => {
       const bodies = [
         v3Body({ name: 'alice', domain: { name: 'Default\r\nX-Injected: 1' } }, PW),
-        v3Body({ name: 'alice', domain: { id: 'default' } }, PW, { project: { name: 'alice', domain: { id: 'de\u0000fault' } } }),
+        v3Body({ name: 'alice', domain: { id: 'default' } }, PW, {
+          project: { name: 'alice', domain: { id: 'de\u0000fault' } },
+        }),
       ];
       for (const body of bodies) {
         const res = await v3(body);
@@ -243,7 +313,10 @@ function tokenTests(backend: TokenSuiteBackend): void {
       expect(res.status).toBe(200);
       expect(res.body.token).not.toHaveProperty('catalog');
       expect(res.body.token.roles).toEqual([{ id: 'swiftoperator', name: 'swiftoperator' }]);
-      const head = await gw().head('/auth/v3/auth/tokens').set('X-Auth-Token', serviceToken).set('X-Subject-Token', token);
+      const head = await gw()
+        .head('/auth/v3/auth/tokens')
+        .set('X-Auth-Token', serviceToken)
+        .set('X-Subject-Token', token);
       expect(head.status).toBe(200);
     });
 
@@ -260,13 +333,21 @@ function tokenTests(backend: TokenSuiteBackend): void {
       const v3Valid = await validate(login.headers['x-subject-token'] as string);
       expect(v3Valid.status).toBe(200);
       expect(v3Valid.body.token.project).toEqual({ domain: { id: 'default', name: 'default' }, id: wsgi, name: wsgi });
-      expect(v3Valid.body.token.user).toMatchObject({ id: wsgi, name: wsgi, domain: { id: 'default', name: 'default' } });
+      expect(v3Valid.body.token.user).toMatchObject({
+        id: wsgi,
+        name: wsgi,
+        domain: { id: 'default', name: 'default' },
+      });
       const swift = v3Valid.body.token.catalog.find((s: { type: string }) => s.type === 'object-store');
       expect(swift.endpoints.find((e: { interface: string }) => e.interface === 'public').url).toBe(url);
 
-      const v2Login = await gw().post('/auth/v2.0/tokens').send({ auth: { passwordCredentials: { username: 'zoë', password: PW } } });
+      const v2Login = await gw()
+        .post('/auth/v2.0/tokens')
+        .send({ auth: { passwordCredentials: { username: 'zoë', password: PW } } });
       expect(v2Login.body.access.token.tenant).toMatchObject({ id: 'zoë', name: 'zoë' });
-      const v2Valid = await gw().get(`/auth/v2.0/tokens/${v2Login.body.access.token.id}`).set('X-Auth-Token', serviceToken);
+      const v2Valid = await gw()
+        .get(`/auth/v2.0/tokens/${v2Login.body.access.token.id}`)
+        .set('X-Auth-Token', serviceToken);
       expect(v2Valid.status).toBe(200);
       expect(v2Valid.body.access.token.tenant).toMatchObject({ id: wsgi, name: wsgi });
       expect(v2Valid.body.access.user).toMatchObject({ id: wsgi, name: wsgi, username: wsgi });
@@ -278,7 +359,9 @@ function tokenTests(backend: TokenSuiteBackend): void {
 
     it('when the subject token is unknown, forged or tampered, then 404 (never 401)', async () => {
       const token = await aliceToken();
-      const forged = jwt.sign({ jti: 'x'.repeat(22), aud: 'anything' }, 'not-the-cluster-key-not-the-cluster-key', { expiresIn: 3600 });
+      const forged = jwt.sign({ jti: 'x'.repeat(22), aud: 'anything' }, 'not-the-cluster-key-not-the-cluster-key', {
+        expiresIn: 3600,
+      });
       const [head, payload] = token.split('.');
       const tampered = `${head}.${payload}.${'A'.repeat(43)}`;
       for (const subject of ['garbage', forged, tampered, `${token}x`]) {
@@ -309,7 +392,9 @@ function tokenTests(backend: TokenSuiteBackend): void {
       expect(Buffer.from(claims.jti, 'base64url').length).toBeGreaterThanOrEqual(16);
       expect(claims.exp - claims.iat).toBe(86400);
       // V1 hands alice her live token again (as tempauth does); a V3 login always gets a new one.
-      const v3Token = (await v3(v3Body({ name: 'alice', domain: { id: 'default' } }, PW))).headers['x-subject-token'] as string;
+      const v3Token = (await v3(v3Body({ name: 'alice', domain: { id: 'default' } }, PW))).headers[
+        'x-subject-token'
+      ] as string;
       expect(jwt.decode(v3Token)).toMatchObject({ exp: expect.any(Number) });
       expect((jwt.decode(v3Token) as { jti: string }).jti).not.toBe(claims.jti);
     });
@@ -328,9 +413,13 @@ function tokenTests(backend: TokenSuiteBackend): void {
         { id: 'swiftoperator', name: 'swiftoperator' },
         { id: 'ResellerAdmin', name: 'ResellerAdmin' },
       ];
-      const v2issued = await gw().post('/auth/v2.0/tokens').send({ auth: { passwordCredentials: { username: 'swift-service', password: SERVICE_PW } } });
+      const v2issued = await gw()
+        .post('/auth/v2.0/tokens')
+        .send({ auth: { passwordCredentials: { username: 'swift-service', password: SERVICE_PW } } });
       expect(v2issued.body.access.user.roles).toEqual(expected);
-      const v2validated = await gw().get(`/auth/v2.0/tokens/${v2issued.body.access.token.id}`).set('X-Auth-Token', serviceToken);
+      const v2validated = await gw()
+        .get(`/auth/v2.0/tokens/${v2issued.body.access.token.id}`)
+        .set('X-Auth-Token', serviceToken);
       expect(v2validated.body.access.user.roles).toEqual(expected);
       const v3issued = await v3(v3Body({ name: 'swift-service' }, SERVICE_PW));
       expect(v3issued.body.token.roles).toEqual(expected);
@@ -354,10 +443,16 @@ function tokenTests(backend: TokenSuiteBackend): void {
   describe('revocation', () => {
     it('when a token is deleted, then it no longer validates, and deleting it again is 404', async () => {
       const token = await aliceToken();
-      const del = await gw().delete('/auth/v3/auth/tokens').set('X-Auth-Token', serviceToken).set('X-Subject-Token', token);
+      const del = await gw()
+        .delete('/auth/v3/auth/tokens')
+        .set('X-Auth-Token', serviceToken)
+        .set('X-Subject-Token', token);
       expect(del.status).toBe(204);
       expect((await validate(token)).status).toBe(404);
-      expect((await gw().delete('/auth/v3/auth/tokens').set('X-Auth-Token', serviceToken).set('X-Subject-Token', token)).status).toBe(404);
+      expect(
+        (await gw().delete('/auth/v3/auth/tokens').set('X-Auth-Token', serviceToken).set('X-Subject-Token', token))
+          .status,
+      ).toBe(404);
     });
 
     it("when a superuser revokes a user's tokens over V1, then all of them fail and new ones work", async () => {

@@ -20,9 +20,12 @@ async function until(check: () => boolean, ms = 5000): Promise<void> {
 describe('auth-gateway logins and user changes on postgres', () => {
   let stack: Stack;
   let admin: Knex;
-  const v1 = (user: string, key = PW) => request(stack.gatewayUrl).get('/auth/v1.0').set('X-Auth-User', user).set('X-Auth-Key', key);
+  const v1 = (user: string, key = PW) =>
+    request(stack.gatewayUrl).get('/auth/v1.0').set('X-Auth-User', user).set('X-Auth-Key', key);
   const listenBackends = () =>
-    admin.raw(`SELECT pid FROM pg_stat_activity WHERE application_name = 'cairn-auth-gateway-listen' AND datname = current_database()`);
+    admin.raw(
+      `SELECT pid FROM pg_stat_activity WHERE application_name = 'cairn-auth-gateway-listen' AND datname = current_database()`,
+    );
 
   beforeAll(async () => {
     stack = await startStack({ database: 'postgres', redis: true });
@@ -54,14 +57,31 @@ describe('auth-gateway logins and user changes on postgres', () => {
     const { id } = await stack.createUser('judy', PW);
     await stack.createUser('judy-service', PW, { is_superuser: true });
     const serviceToken = (await v1('judy-service')).headers['x-auth-token'] as string;
-    const v2 = (password: string) => request(stack.gatewayUrl).post('/auth/v2.0/tokens').send({ auth: { passwordCredentials: { username: 'judy', password } } });
+    const v2 = (password: string) =>
+      request(stack.gatewayUrl)
+        .post('/auth/v2.0/tokens')
+        .send({ auth: { passwordCredentials: { username: 'judy', password } } });
     const v3 = (password: string) =>
       request(stack.gatewayUrl)
         .post('/auth/v3/auth/tokens')
-        .send({ auth: { identity: { methods: ['password'], password: { user: { name: 'judy', domain: { id: 'default' }, password } } } } });
-    const validate = (token: string) => request(stack.gatewayUrl).get('/auth/v3/auth/tokens').set('X-Auth-Token', serviceToken).set('X-Subject-Token', token);
+        .send({
+          auth: {
+            identity: {
+              methods: ['password'],
+              password: { user: { name: 'judy', domain: { id: 'default' }, password } },
+            },
+          },
+        });
+    const validate = (token: string) =>
+      request(stack.gatewayUrl)
+        .get('/auth/v3/auth/tokens')
+        .set('X-Auth-Token', serviceToken)
+        .set('X-Subject-Token', token);
     // Every cache warm with the old password: the remembered check (the second login hits it) and the row.
-    const before = [(await v1('judy')).headers['x-auth-token'] as string, (await v1('judy')).headers['x-auth-token'] as string];
+    const before = [
+      (await v1('judy')).headers['x-auth-token'] as string,
+      (await v1('judy')).headers['x-auth-token'] as string,
+    ];
     expect((await v2(PW)).status).toBe(200);
     expect((await v3(PW)).status).toBe(201);
     for (const token of before) expect((await validate(token)).status).toBe(200);
@@ -118,7 +138,9 @@ describe('auth-gateway with CAIRN_USER_NOTICES_URL=off', () => {
 
   it('when notices are off, then no notice connection is opened and every login reads its row, so a change is seen at once', async () => {
     expect(stack.gatewayDeps.userChanges).toBeUndefined();
-    const listening = await stack.db.raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'cairn-auth-gateway-listen' AND datname = current_database()`);
+    const listening = await stack.db.raw(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'cairn-auth-gateway-listen' AND datname = current_database()`,
+    );
     expect((listening as { rows: Array<{ n: number }> }).rows[0]!.n).toBe(0);
     await stack.createUser('kim', PW);
     const v1 = () => request(stack.gatewayUrl).get('/auth/v1.0').set('X-Auth-User', 'kim').set('X-Auth-Key', PW);

@@ -28,7 +28,14 @@ describe('hostile bodies', () => {
     await stack?.close();
   });
 
-  const send = (service: 'api' | 'gateway', method: string, path: string, body: Buffer | string, headers: Array<[string, string]> = [], fresh = false) => {
+  const send = (
+    service: 'api' | 'gateway',
+    method: string,
+    path: string,
+    body: Buffer | string,
+    headers: Array<[string, string]> = [],
+    fresh = false,
+  ) => {
     const req: HostileRequest = {
       service,
       method,
@@ -51,15 +58,37 @@ describe('hostile bodies', () => {
     ['PATCH', '/api/v1/operators/1/'],
     ['POST', '/api/v1/operators/1/keys/'],
   ];
-  const GATEWAY_POSTS = ['/auth/v2.0/tokens', '/auth/v2.0', '/auth/v3/tokens', '/auth/v3/auth/tokens', '/auth/v3/s3tokens', '/auth/v3/users/alice/credentials/OS-EC2', '/auth/v3/users/alice/application_credentials'];
+  const GATEWAY_POSTS = [
+    '/auth/v2.0/tokens',
+    '/auth/v2.0',
+    '/auth/v3/tokens',
+    '/auth/v3/auth/tokens',
+    '/auth/v3/s3tokens',
+    '/auth/v3/users/alice/credentials/OS-EC2',
+    '/auth/v3/users/alice/application_credentials',
+  ];
 
   it('when a probe (/healthz, /readyz, /metrics) is sent a body, then a small one is read and the probe answers in full; one over 64 KB gets 413', async () => {
     for (const service of ['api', 'gateway'] as const) {
       for (const path of ['/healthz', '/readyz', '/metrics']) {
-        const small = await send(service, 'GET', path, JSON.stringify({ user: 'A'.repeat(10 * 1024) }), [['Connection', 'close']], true);
+        const small = await send(
+          service,
+          'GET',
+          path,
+          JSON.stringify({ user: 'A'.repeat(10 * 1024) }),
+          [['Connection', 'close']],
+          true,
+        );
         expect([service, path, small.res.status]).toEqual([service, path, 200]);
         expect(small.res.body.length).toBe(Number(small.res.headers['content-length']));
-        const big = await send(service, 'GET', path, JSON.stringify({ user: 'A'.repeat(100 * 1024) }), [['Connection', 'close']], true);
+        const big = await send(
+          service,
+          'GET',
+          path,
+          JSON.stringify({ user: 'A'.repeat(100 * 1024) }),
+          [['Connection', 'close']],
+          true,
+        );
         expect([service, path, big.res.status]).toEqual([service, path, 413]);
         expect(big.message).toMatch(/too large|64 KB|limit/i);
       }
@@ -85,7 +114,17 @@ describe('hostile bodies', () => {
     }
     // V1 takes no body: one that is over the limit is refused the same way.
     for (const path of ['/auth/v1.0', '/auth/v1']) {
-      const { res, message } = await send('gateway', 'GET', path, big, [['X-Auth-User', 'x'], ['X-Auth-Key', 'y']], true);
+      const { res, message } = await send(
+        'gateway',
+        'GET',
+        path,
+        big,
+        [
+          ['X-Auth-User', 'x'],
+          ['X-Auth-Key', 'y'],
+        ],
+        true,
+      );
       expect([path, res.status]).toEqual([path, 413]);
       expect(message).toMatch(/too large/i);
     }
@@ -94,13 +133,25 @@ describe('hostile bodies', () => {
 
   it('when a body is sent chunked and grows past the limit, then the answer is 413 too', async () => {
     const chunk = 'A'.repeat(16 * 1024);
-    const chunked = Buffer.from(`1\r\n{\r\n${Array.from({ length: 6 }, () => `${chunk.length.toString(16)}\r\n${chunk}\r\n`).join('')}0\r\n\r\n`);
+    const chunked = Buffer.from(
+      `1\r\n{\r\n${Array.from({ length: 6 }, () => `${chunk.length.toString(16)}\r\n${chunk}\r\n`).join('')}0\r\n\r\n`,
+    );
     for (const [service, path] of [
       ['api', '/api/v1/users/'],
       ['gateway', '/auth/v2.0/tokens'],
       ['gateway', '/auth/v3/auth/tokens'],
     ] as const) {
-      const { res, message } = await send(service, 'POST', path, chunked, [['Content-Type', 'application/json'], ['Transfer-Encoding', 'chunked']], true);
+      const { res, message } = await send(
+        service,
+        'POST',
+        path,
+        chunked,
+        [
+          ['Content-Type', 'application/json'],
+          ['Transfer-Encoding', 'chunked'],
+        ],
+        true,
+      );
       expect([path, res.status]).toEqual([path, 413]);
       expect(message).toMatch(/too large/i);
     }
@@ -108,7 +159,17 @@ describe('hostile bodies', () => {
 
   it('when a device report declares a body over 200 MB, then it is refused with 413 before it is read', async () => {
     const started = Date.now();
-    const { res, message } = await send('api', 'PUT', '/api/v1/clusters/1/devices/', '{"policies":[', [['Content-Type', 'application/json'], ['Content-Length', String(300 * 1024 * 1024)]], true);
+    const { res, message } = await send(
+      'api',
+      'PUT',
+      '/api/v1/clusters/1/devices/',
+      '{"policies":[',
+      [
+        ['Content-Type', 'application/json'],
+        ['Content-Length', String(300 * 1024 * 1024)],
+      ],
+      true,
+    );
     expect(res.status).toBe(413);
     expect(message).toMatch(/too large/i);
     expect(Date.now() - started).toBeLessThan(5000);
@@ -135,7 +196,9 @@ describe('hostile bodies', () => {
       }
     }
     // The ones with a DOCTYPE are refused for it by name.
-    const { res, message } = await send('api', 'POST', '/api/v1/users/', bodies[1]!, [['Content-Type', 'application/xml']]);
+    const { res, message } = await send('api', 'POST', '/api/v1/users/', bodies[1]!, [
+      ['Content-Type', 'application/xml'],
+    ]);
     expect(res.status).toBe(400);
     expect(message).toBe('XML bodies may not contain a DOCTYPE or entity declarations.');
     // Give a fetch that something started a moment to arrive.
@@ -151,9 +214,12 @@ describe('hostile bodies', () => {
     const answers: RawResponse[] = [];
     for (const body of [deep(30_000), deepObject(10_000)]) {
       answers.push((await send('api', 'POST', '/api/v1/users/', body, [['Content-Type', 'application/json']])).res);
-      for (const path of GATEWAY_POSTS) answers.push((await send('gateway', 'POST', path, body, [['Content-Type', 'application/json']])).res);
+      for (const path of GATEWAY_POSTS)
+        answers.push((await send('gateway', 'POST', path, body, [['Content-Type', 'application/json']])).res);
     }
-    answers.push((await send('api', 'POST', '/api/v1/users/', deepXml(7000), [['Content-Type', 'application/xml']])).res);
+    answers.push(
+      (await send('api', 'POST', '/api/v1/users/', deepXml(7000), [['Content-Type', 'application/xml']])).res,
+    );
     for (const res of answers) {
       expect(res.status).toBeGreaterThanOrEqual(400);
       expect(res.status).toBeLessThan(500);
@@ -163,7 +229,11 @@ describe('hostile bodies', () => {
 
   it('when a body is not valid UTF-8, then the API answers 400 saying so and stores nothing', async () => {
     const before = await snapshot(stack.db);
-    const body = Buffer.concat([Buffer.from('{"cluster":"/api/v1/clusters/1/","password":"aaaaaaaaaaaaaaaaaaaaaaaa","user":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]);
+    const body = Buffer.concat([
+      Buffer.from('{"cluster":"/api/v1/clusters/1/","password":"aaaaaaaaaaaaaaaaaaaaaaaa","user":"'),
+      Buffer.from([0xc3, 0x28]),
+      Buffer.from('"}'),
+    ]);
     const { res, message } = await send('api', 'POST', '/api/v1/users/', body, [['Content-Type', 'application/json']]);
     expect(res.status).toBe(400);
     expect(message).toBe('Request body is not valid UTF-8.');

@@ -35,7 +35,11 @@ describe('a flood of large bodies against the embedded process', () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'cairn-body-flood-'));
-    running = await launch({ CAIRN_DATA_DIR: join(dataDir, 'pglite'), CAIRN_ADMIN_USER: 'admin', CAIRN_ADMIN_KEY: ADMIN_KEY });
+    running = await launch({
+      CAIRN_DATA_DIR: join(dataDir, 'pglite'),
+      CAIRN_ADMIN_USER: 'admin',
+      CAIRN_ADMIN_KEY: ADMIN_KEY,
+    });
     // What the issue measured: 184 KB of gzip, 190 MB once inflated.
     bomb = await gzipBomb(190 * MB);
     const made = await fetch(`${running.apiUrl}/api/v1/operators/`, {
@@ -62,7 +66,8 @@ describe('a flood of large bodies against the embedded process', () => {
     }
     // The same 40 requests with 1 KB bodies, at once: what 40 answers take on this machine now
     // (on a busy one, more than the body's share). It also warms the paths.
-    const tiny = async () => slowest(await Promise.all(requests.map((r) => sendFlood({ ...r, body: 1024, headers: {} }))));
+    const tiny = async () =>
+      slowest(await Promise.all(requests.map((r) => sendFlood({ ...r, body: 1024, headers: {} }))));
     const baseline = Math.max(await tiny(), await tiny());
     const before = rssBytes(pid());
     const rss = watchRss(pid());
@@ -70,7 +75,9 @@ describe('a flood of large bodies against the embedded process', () => {
     // The answers are in; give the process a moment in which a late read would still show.
     await new Promise((r) => setTimeout(r, 300));
     const grown = rss.stop() - before;
-    console.log(`40 answers with 1 KB bodies: slowest ${baseline.toFixed(0)} ms; with the flood: slowest ${slowest(answers).toFixed(0)} ms, RSS +${(grown / MB).toFixed(1)} MB`);
+    console.log(
+      `40 answers with 1 KB bodies: slowest ${baseline.toFixed(0)} ms; with the flood: slowest ${slowest(answers).toFixed(0)} ms, RSS +${(grown / MB).toFixed(1)} MB`,
+    );
 
     expect(statuses(answers)).toEqual(requests.map(() => 401));
     expect(slowest(answers)).toBeLessThan(100 + baseline);
@@ -83,7 +90,9 @@ describe('a flood of large bodies against the embedded process', () => {
 
   it('when a reader sends a body over the write limit, then it gets 403 (not 413) at once', async () => {
     const reads = await Promise.all(
-      API_BODY_ROUTES.filter(([, path]) => !path.includes('999')).map(([method, path]) => sendFlood({ base: running.apiUrl, method, path, body: 220 * MB, headers: { Authorization: reader } })),
+      API_BODY_ROUTES.filter(([, path]) => !path.includes('999')).map(([method, path]) =>
+        sendFlood({ base: running.apiUrl, method, path, body: 220 * MB, headers: { Authorization: reader } }),
+      ),
     );
     expect(statuses(reads)).toEqual([403, 403, 403, 403]);
     expect(slowest(reads)).toBeLessThan(1000);
@@ -99,12 +108,27 @@ describe('a flood of large bodies against the embedded process', () => {
       body: bomb,
     });
     expect(res.status).toBe(413);
-    expect(await res.json()).toEqual({ error: 'The request body is too large: this endpoint accepts at most 16 MB (counted after decompression).' });
+    expect(await res.json()).toEqual({
+      error: 'The request body is too large: this endpoint accepts at most 16 MB (counted after decompression).',
+    });
     expect(rss.stop() - before).toBeLessThan(64 * MB);
   });
 
   it('when an admin sends a device report gzip-compressed, then it is read and stored', async () => {
-    const report = { policies: [{ index: 0, name: 'gold', default: true }], devices: [{ node: '10.0.0.1:6200', device: 'sdb1', policies: ['gold'], size_bytes: 100, used_bytes: 40, avail_bytes: 60, mounted: true }] };
+    const report = {
+      policies: [{ index: 0, name: 'gold', default: true }],
+      devices: [
+        {
+          node: '10.0.0.1:6200',
+          device: 'sdb1',
+          policies: ['gold'],
+          size_bytes: 100,
+          used_bytes: 40,
+          avail_bytes: 60,
+          mounted: true,
+        },
+      ],
+    };
     const put = await fetch(`${running.apiUrl}/api/v1/clusters/1/devices/`, {
       method: 'PUT',
       headers: { Authorization: ADMIN, 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
@@ -112,11 +136,19 @@ describe('a flood of large bodies against the embedded process', () => {
     });
     expect(put.status).toBe(204);
     const list = await fetch(`${running.apiUrl}/api/v1/clusters/1/devices/`, { headers: { Authorization: ADMIN } });
-    expect(((await list.json()) as { objects: Array<{ device: string }> }).objects.map((d) => d.device)).toEqual(['sdb1']);
+    expect(((await list.json()) as { objects: Array<{ device: string }> }).objects.map((d) => d.device)).toEqual([
+      'sdb1',
+    ]);
   });
 
   it('when the gateway is sent large chunked bodies without a token, then s3tokens and OS-EC2 answer 401 and the logins 413 at once', async () => {
-    const gateway = (path: string): FloodRequest => ({ base: running.gatewayUrl, method: 'POST', path, body: 50 * MB, chunked: true });
+    const gateway = (path: string): FloodRequest => ({
+      base: running.gatewayUrl,
+      method: 'POST',
+      path,
+      body: 50 * MB,
+      chunked: true,
+    });
     const answers = await Promise.all([
       ...Array.from({ length: 5 }, () => sendFlood(gateway('/auth/v3/s3tokens'))),
       ...Array.from({ length: 5 }, () => sendFlood(gateway('/auth/v3/users/alice/credentials/OS-EC2'))),

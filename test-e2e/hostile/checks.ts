@@ -7,7 +7,8 @@ import type { RawResponse } from './raw-http';
  * secrets, the content of local files).
  */
 
-const STACK_TRACE = /\n\s+at [\w.<>]+ \(|\bat [\w.]+ \(\/|node_modules|\/work\/|\/home\/|\/usr\/|\.ts:\d+:\d+|\.js:\d+:\d+|Error: [^"]*\n/;
+const STACK_TRACE =
+  /\n\s+at [\w.<>]+ \(|\bat [\w.]+ \(\/|node_modules|\/work\/|\/home\/|\/usr\/|\.ts:\d+:\d+|\.js:\d+:\d+|Error: [^"]*\n/;
 const LOCAL_FILE = /root:x?:0:0|daemon:x?:\d|\[fonts\]|\[extensions\]/;
 
 /** Keystone's error body, as the gateway sends it. */
@@ -58,13 +59,17 @@ export function checkResponse(req: HostileRequest, res: RawResponse, options: Ch
   if (res.status >= 400 && res.status < 500 && req.method !== 'HEAD') {
     const message = errorMessage(req, res);
     if (!message || !message.trim()) {
-      problems.push(`a ${res.status} without a clear message (content-type ${JSON.stringify(res.headers['content-type'])}, body ${JSON.stringify(text.slice(0, 200))})`);
+      problems.push(
+        `a ${res.status} without a clear message (content-type ${JSON.stringify(res.headers['content-type'])}, body ${JSON.stringify(text.slice(0, 200))})`,
+      );
     }
   }
-  if (STACK_TRACE.test(text)) problems.push(`the body looks like it holds a stack trace or an internal path: ${text.slice(0, 300)}`);
+  if (STACK_TRACE.test(text))
+    problems.push(`the body looks like it holds a stack trace or an internal path: ${text.slice(0, 300)}`);
   if (LOCAL_FILE.test(text)) problems.push('the body holds the content of a local file');
   for (const secret of options.secrets) if (secret && text.includes(secret)) problems.push('the body holds a secret');
-  if (req.service === 'api' && req.write && res.status >= 200 && res.status < 300) problems.push(`a write that must be refused was accepted (${res.status})`);
+  if (req.service === 'api' && req.write && res.status >= 200 && res.status < 300)
+    problems.push(`a write that must be refused was accepted (${res.status})`);
   return problems;
 }
 

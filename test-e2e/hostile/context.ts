@@ -42,7 +42,10 @@ export function startTrap(): Promise<Trap> {
   });
 }
 
-async function call(url: string, init: { method: string; headers?: Record<string, string>; body?: unknown }): Promise<{ status: number; body: unknown; headers: Headers }> {
+async function call(
+  url: string,
+  init: { method: string; headers?: Record<string, string>; body?: unknown },
+): Promise<{ status: number; body: unknown; headers: Headers }> {
   const res = await fetch(url, {
     method: init.method,
     headers: { 'Content-Type': 'application/json', ...init.headers },
@@ -61,7 +64,13 @@ async function call(url: string, init: { method: string; headers?: Record<string
 export const LOGIN_PASSWORD = 'hostile-login-password-0123456789';
 
 /** Creates the fixtures; `tag` keeps names apart when several runs share a database. */
-export async function prepareContext(apiUrl: string, gatewayUrl: string, adminAuth: string, trapUrl: string, tag = 'h'): Promise<HostileContext> {
+export async function prepareContext(
+  apiUrl: string,
+  gatewayUrl: string,
+  adminAuth: string,
+  trapUrl: string,
+  tag = 'h',
+): Promise<HostileContext> {
   const admin = { Authorization: adminAuth };
   const expect = (what: string, res: { status: number; body: unknown }, status: number) => {
     if (res.status !== status) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
@@ -69,7 +78,11 @@ export async function prepareContext(apiUrl: string, gatewayUrl: string, adminAu
   };
   const reader = expect(
     'create reader',
-    await call(`${apiUrl}/api/v1/operators/`, { method: 'POST', headers: admin, body: { name: `${tag}-reader`, role: 'reader' } }),
+    await call(`${apiUrl}/api/v1/operators/`, {
+      method: 'POST',
+      headers: admin,
+      body: { name: `${tag}-reader`, role: 'reader' },
+    }),
     201,
   );
   const userIds: string[] = [];
@@ -82,20 +95,39 @@ export async function prepareContext(apiUrl: string, gatewayUrl: string, adminAu
   ] as const) {
     const created = expect(
       `create ${user}`,
-      await call(`${apiUrl}/api/v1/users/`, { method: 'POST', headers: admin, body: { cluster: '/api/v1/clusters/1/', user, password: LOGIN_PASSWORD, ...extra } }),
+      await call(`${apiUrl}/api/v1/users/`, {
+        method: 'POST',
+        headers: admin,
+        body: { cluster: '/api/v1/clusters/1/', user, password: LOGIN_PASSWORD, ...extra },
+      }),
       201,
     );
     userIds.push(String(created.id));
   }
-  const operators = expect('list operators', await call(`${apiUrl}/api/v1/operators/`, { method: 'GET', headers: admin }), 200);
+  const operators = expect(
+    'list operators',
+    await call(`${apiUrl}/api/v1/operators/`, { method: 'GET', headers: admin }),
+    200,
+  );
   const operatorIds = (operators.objects as Array<{ id: number }>).map((o) => o.id);
-  const keys = expect('list keys', await call(`${apiUrl}/api/v1/operators/${operatorIds[0]}/keys/`, { method: 'GET', headers: admin }), 200);
+  const keys = expect(
+    'list keys',
+    await call(`${apiUrl}/api/v1/operators/${operatorIds[0]}/keys/`, { method: 'GET', headers: admin }),
+    200,
+  );
   const keyIds = (keys.objects as Array<{ id: string }>).map((k) => String(k.id));
 
   const token = async (user: string) => {
     const res = await call(`${gatewayUrl}/auth/v3/auth/tokens`, {
       method: 'POST',
-      body: { auth: { identity: { methods: ['password'], password: { user: { name: user, domain: { id: 'default' }, password: LOGIN_PASSWORD } } } } },
+      body: {
+        auth: {
+          identity: {
+            methods: ['password'],
+            password: { user: { name: user, domain: { id: 'default' }, password: LOGIN_PASSWORD } },
+          },
+        },
+      },
     });
     expect(`token for ${user}`, res, 201);
     return res.headers.get('x-subject-token')!;

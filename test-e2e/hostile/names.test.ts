@@ -37,7 +37,10 @@ describe('hostile names and headers', () => {
     });
 
   const validName = fc
-    .oneof(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 }), fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 30 }))
+    .oneof(
+      fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 }),
+      fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 30 }),
+    )
     .map((s) => s.trim())
     .filter((s) => s.length > 0 && !newUsernameSchema.validate(s).error && !s.startsWith('hostile-'));
 
@@ -47,19 +50,32 @@ describe('hostile names and headers', () => {
       fc.asyncProperty(validName, async (name) => {
         if (seen.has(name)) return;
         seen.add(name);
-        const created = await apiCall('POST', '/api/v1/users/', { cluster: '/api/v1/clusters/1/', user: name, password: PASSWORD });
+        const created = await apiCall('POST', '/api/v1/users/', {
+          cluster: '/api/v1/clusters/1/',
+          user: name,
+          password: PASSWORD,
+        });
         expect(created.status).toBe(201);
         const { id, user } = (await created.json()) as { id: string; user: string };
         expect(user).toBe(name);
         const detail = (await (await apiCall('GET', `/api/v1/users/${id}/`)).json()) as { user: string };
         expect(detail.user).toBe(name);
-        const filtered = (await (await apiCall('GET', `/api/v1/users/?user=${percentEncode(name)}`)).json()) as { objects: Array<{ id: string }> };
+        const filtered = (await (await apiCall('GET', `/api/v1/users/?user=${percentEncode(name)}`)).json()) as {
+          objects: Array<{ id: string }>;
+        };
         expect(filtered.objects.map((o) => o.id)).toEqual([id]);
 
         const v3 = await fetch(`${stack.gatewayUrl}/auth/v3/auth/tokens`, {
           method: 'POST',
           headers: { 'Content-Type': 'application/json' },
-          body: JSON.stringify({ auth: { identity: { methods: ['password'], password: { user: { name, domain: { id: 'default' }, password: PASSWORD } } } } }),
+          body: JSON.stringify({
+            auth: {
+              identity: {
+                methods: ['password'],
+                password: { user: { name, domain: { id: 'default' }, password: PASSWORD } },
+              },
+            },
+          }),
         });
         expect(v3.status).toBe(201);
         const token = (await v3.json()) as { token: { user: { name: string }; project: { name: string } } };
@@ -67,19 +83,48 @@ describe('hostile names and headers', () => {
         expect(token.token.project.name).toBe(name);
 
         // V1: the name travels as UTF-8 bytes in X-Auth-User, as swiftclient sends it.
-        const req: HostileRequest = { service: 'gateway', method: 'GET', path: '/auth/v1.0', headers: [['X-Auth-User', name], ['X-Auth-Key', PASSWORD]], label: 'v1', write: false };
+        const req: HostileRequest = {
+          service: 'gateway',
+          method: 'GET',
+          path: '/auth/v1.0',
+          headers: [
+            ['X-Auth-User', name],
+            ['X-Auth-Key', PASSWORD],
+          ],
+          label: 'v1',
+          write: false,
+        };
         const v1 = await gateway.send(req);
         expect(v1.status).toBe(200);
         expect(v1.headers['x-storage-url']).toBe(`http://127.0.0.1:8080/v1/${encodeURIComponent(`AUTH_${name}`)}`);
       }),
       // Each run hashes a password and checks it: a few runs plus names chosen to be awkward.
-      { numRuns: 4, seed, endOnFailure: true, examples: [['ünïcödé-ÆØÅ-ÿ©'], ['\u00a0spaced  name ß\u00ad'], ['x%41_\'quoted\'']] },
+      {
+        numRuns: 4,
+        seed,
+        endOnFailure: true,
+        examples: [['ünïcödé-ÆØÅ-ÿ©'], ['\u00a0spaced  name ß\u00ad'], ["x%41_'quoted'"]],
+      },
     );
   });
 
   it("when a user name holds '/', ':', a control character, NUL, CR/LF, a lone surrogate or a character beyond Latin-1, then the API answers 400 with the rule and stores nothing", async () => {
     const before = await snapshot(stack.db);
-    for (const user of ['a/b', 'a:b', 'a\u0000b', 'a\r\nb', '\u0007', 'a\u0085b', '\ud800', 'x\udfffy', '', 'x'.repeat(252), '\uffff', '用户', 'ǅ']) {
+    for (const user of [
+      'a/b',
+      'a:b',
+      'a\u0000b',
+      'a\r\nb',
+      '\u0007',
+      'a\u0085b',
+      '\ud800',
+      'x\udfffy',
+      '',
+      'x'.repeat(252),
+      '\uffff',
+      '用户',
+      'ǅ',
+    ]) {
       const res = await apiCall('POST', '/api/v1/users/', { cluster: '/api/v1/clusters/1/', user, password: PASSWORD });
       expect([JSON.stringify(user), res.status]).toEqual([JSON.stringify(user), 400]);
       const body = (await res.json()) as { error: string };
@@ -89,7 +134,11 @@ describe('hostile names and headers', () => {
   });
 
   it('when filter values hold SQL metacharacters or NUL, then they are matched literally or refused with 400, never a 5xx', async () => {
-    const created = await apiCall('POST', '/api/v1/users/', { cluster: '/api/v1/clusters/1/', user: "zq'brien%_\\", password: PASSWORD });
+    const created = await apiCall('POST', '/api/v1/users/', {
+      cluster: '/api/v1/clusters/1/',
+      user: "zq'brien%_\\",
+      password: PASSWORD,
+    });
     expect(created.status).toBe(201);
     const count = async (query: string) => {
       const res = await apiCall('GET', `/api/v1/users/?${query}`);
@@ -103,7 +152,14 @@ describe('hostile names and headers', () => {
     expect(await count(`user__startswith=zq&user__contains=${percentEncode('b_')}`)).toBe(0);
     expect(await count(`user__icontains=${percentEncode('%_\\')}`)).toBe(1);
     expect(await count(`user=${percentEncode("' OR '1'='1")}`)).toBe(0);
-    for (const query of ['user=a%00b', 'user__startswith=%00', 'cluster__name=%00', 'user__in=a,%00', 'user=%ff%fe', 'name=%c0%80']) {
+    for (const query of [
+      'user=a%00b',
+      'user__startswith=%00',
+      'cluster__name=%00',
+      'user__in=a,%00',
+      'user=%ff%fe',
+      'name=%c0%80',
+    ]) {
       const res = await apiCall('GET', `/api/v1/users/?${query}`);
       expect([query, res.status < 500]).toEqual([query, true]);
       if (res.status >= 400) expect(((await res.json()) as { error: string }).error).toBeTruthy();
@@ -113,7 +169,10 @@ describe('hostile names and headers', () => {
   it('when limit and offset are huge, negative or not numbers, then the answer is the capped page or a 400 naming the value', async () => {
     const meta = async (query: string) => {
       const res = await apiCall('GET', `/api/v1/users/?${query}`);
-      return { status: res.status, body: (await res.json()) as { meta?: { limit: number; offset: number }; error?: string } };
+      return {
+        status: res.status,
+        body: (await res.json()) as { meta?: { limit: number; offset: number }; error?: string },
+      };
     };
     expect((await meta('limit=1000000000000')).body.meta?.limit).toBe(1000);
     expect((await meta('limit=99999999999999999999999999')).body.meta?.limit).toBe(1000);
@@ -134,12 +193,52 @@ describe('hostile names and headers', () => {
 
   it('when a header holds NUL or a bare CR, is malformed, or is too long, then the answer is a 4xx that says why, and the server keeps answering', async () => {
     const cases: Array<[RawPool, 'api' | 'gateway', string, Array<[string, string]>]> = [
-      [gateway, 'gateway', '/auth/v1.0', [['X-Auth-User', 'a\u0000b'], ['X-Auth-Key', 'x']]],
-      [gateway, 'gateway', '/auth/v1.0', [['X-Auth-User', 'a\rb'], ['X-Auth-Key', 'x']]],
-      [gateway, 'gateway', '/auth/v1.0', [['X Auth User', 'a'], ['X-Auth-Key', 'x']]],
-      [gateway, 'gateway', '/auth/v1.0', [['X-Auth-User', 'a'.repeat(40_000)], ['X-Auth-Key', 'x']]],
+      [
+        gateway,
+        'gateway',
+        '/auth/v1.0',
+        [
+          ['X-Auth-User', 'a\u0000b'],
+          ['X-Auth-Key', 'x'],
+        ],
+      ],
+      [
+        gateway,
+        'gateway',
+        '/auth/v1.0',
+        [
+          ['X-Auth-User', 'a\rb'],
+          ['X-Auth-Key', 'x'],
+        ],
+      ],
+      [
+        gateway,
+        'gateway',
+        '/auth/v1.0',
+        [
+          ['X Auth User', 'a'],
+          ['X-Auth-Key', 'x'],
+        ],
+      ],
+      [
+        gateway,
+        'gateway',
+        '/auth/v1.0',
+        [
+          ['X-Auth-User', 'a'.repeat(40_000)],
+          ['X-Auth-Key', 'x'],
+        ],
+      ],
       [api, 'api', '/api/v1/users/', [['Authorization', `${ADMIN_AUTH}\u0000`]]],
-      [api, 'api', '/api/v1/users/', [['Authorization', ADMIN_AUTH], ['X-Request-Id', 'x'.repeat(40_000)]]],
+      [
+        api,
+        'api',
+        '/api/v1/users/',
+        [
+          ['Authorization', ADMIN_AUTH],
+          ['X-Request-Id', 'x'.repeat(40_000)],
+        ],
+      ],
       [api, 'api', `/api/v1/users/?user=${'u'.repeat(40_000)}`, [['Authorization', ADMIN_AUTH]]],
     ];
     for (const [pool, service, path, headers] of cases) {
@@ -150,7 +249,18 @@ describe('hostile names and headers', () => {
       expect(errorMessage(req, res)).toBeTruthy();
     }
     // CR LF inside a value ends the header: the rest is a header of its own, never a second response.
-    const split: HostileRequest = { service: 'gateway', method: 'GET', path: '/auth/v1.0', headers: [['X-Auth-User', 'a\r\nX-Injected: 1'], ['X-Auth-Key', 'x']], label: 'v1', write: false, fresh: true };
+    const split: HostileRequest = {
+      service: 'gateway',
+      method: 'GET',
+      path: '/auth/v1.0',
+      headers: [
+        ['X-Auth-User', 'a\r\nX-Injected: 1'],
+        ['X-Auth-Key', 'x'],
+      ],
+      label: 'v1',
+      write: false,
+      fresh: true,
+    };
     const res = await gateway.send(split);
     expect(res.status).toBe(401);
     expect(res.headers['x-injected']).toBeUndefined();
@@ -163,7 +273,15 @@ describe('hostile names and headers', () => {
         [api, 'api', '/api/v1/users/'],
         [gateway, 'gateway', '/auth/v3/auth/tokens'],
       ] as const) {
-        const req: HostileRequest = { service, method, path, headers: service === 'api' ? [['Authorization', ADMIN_AUTH]] : [], label: path, write: false, fresh: true };
+        const req: HostileRequest = {
+          service,
+          method,
+          path,
+          headers: service === 'api' ? [['Authorization', ADMIN_AUTH]] : [],
+          label: path,
+          write: false,
+          fresh: true,
+        };
         const res = await pool.send(req);
         expect([method, path, res.status >= 400 && res.status < 500]).toEqual([method, path, true]);
         expect(errorMessage(req, res)).toBeTruthy();

@@ -37,7 +37,11 @@ function serializeHead(req: RawRequest, host: string): Buffer {
   if (!names.has('host')) lines.push(`Host: ${host}`);
   for (const [k, v] of req.headers) lines.push(`${k}: ${v}`);
   const body = req.body ?? Buffer.alloc(0);
-  if (!names.has('content-length') && !names.has('transfer-encoding') && (body.length > 0 || ['POST', 'PUT', 'PATCH'].includes(req.method))) {
+  if (
+    !names.has('content-length') &&
+    !names.has('transfer-encoding') &&
+    (body.length > 0 || ['POST', 'PUT', 'PATCH'].includes(req.method))
+  ) {
     lines.push(`Content-Length: ${body.length}`);
   }
   if (req.fresh && !names.has('connection')) lines.push('Connection: close');
@@ -68,7 +72,8 @@ function parseResponse(buf: Buffer, headRequest: boolean, ended: boolean): { res
       start = pos; // 100 Continue and friends: the real answer follows
       continue;
     }
-    if (headRequest || status === 204 || status === 304) return { res: { status, headers, body: Buffer.alloc(0) }, used: pos };
+    if (headRequest || status === 204 || status === 304)
+      return { res: { status, headers, body: Buffer.alloc(0) }, used: pos };
     if (/chunked/i.test(headers['transfer-encoding'] ?? '')) {
       const parts: Buffer[] = [];
       for (;;) {
@@ -78,7 +83,8 @@ function parseResponse(buf: Buffer, headRequest: boolean, ended: boolean): { res
         if (Number.isNaN(size)) throw new RawHttpError('bad chunk size');
         if (size === 0) {
           const trailerEnd = buf.indexOf(HEADER_END, lineEnd);
-          if (trailerEnd === lineEnd) return { res: { status, headers, body: Buffer.concat(parts) }, used: lineEnd + 4 };
+          if (trailerEnd === lineEnd)
+            return { res: { status, headers, body: Buffer.concat(parts) }, used: lineEnd + 4 };
           if (buf.length < lineEnd + 4) return null;
           if (trailerEnd < 0) return null;
           return { res: { status, headers, body: Buffer.concat(parts) }, used: trailerEnd + 4 };
@@ -104,7 +110,12 @@ class Connection {
   private socket: Socket | null = null;
   private buf: Buffer = Buffer.alloc(0);
   private ended = false;
-  private pending: { head: boolean; resolve: (r: RawResponse) => void; reject: (e: Error) => void; timer: NodeJS.Timeout } | null = null;
+  private pending: {
+    head: boolean;
+    resolve: (r: RawResponse) => void;
+    reject: (e: Error) => void;
+    timer: NodeJS.Timeout;
+  } | null = null;
 
   constructor(
     private readonly host: string,
@@ -181,7 +192,10 @@ class Connection {
     const socket = this.alive ? this.socket! : this.open();
     this.buf = Buffer.alloc(0);
     return new Promise<RawResponse>((resolve, reject) => {
-      const timer = setTimeout(() => this.fail(new RawHttpError(`no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
+      const timer = setTimeout(
+        () => this.fail(new RawHttpError(`no answer within ${this.timeoutMs} ms`)),
+        this.timeoutMs,
+      );
       this.pending = { head: req.method === 'HEAD', resolve, reject, timer };
       // Head and body in one segment when they fit (cork), without copying the body into the head.
       socket.cork();

@@ -24,7 +24,10 @@ export interface RunResult {
 export class Targets {
   readonly pools: Record<Service, RawPool>;
   constructor(apiUrl: string, gatewayUrl: string, connections: number, timeoutMs?: number) {
-    this.pools = { api: new RawPool(apiUrl, connections, timeoutMs), gateway: new RawPool(gatewayUrl, connections, timeoutMs) };
+    this.pools = {
+      api: new RawPool(apiUrl, connections, timeoutMs),
+      gateway: new RawPool(gatewayUrl, connections, timeoutMs),
+    };
   }
   send(req: HostileRequest): Promise<RawResponse> {
     return this.pools[req.service].send(req);
@@ -105,4 +108,5 @@ export function sampleStream<T>(arb: fc.Arbitrary<T>, seed: number, total: numbe
 }
 
 /** The run's seed: HOSTILE_SEED when set (to replay a failure), else a fresh one. */
-export const runSeed = (): number => (process.env.HOSTILE_SEED ? Number(process.env.HOSTILE_SEED) : Math.floor(Math.random() * 2 ** 31));
+export const runSeed = (): number =>
+  process.env.HOSTILE_SEED ? Number(process.env.HOSTILE_SEED) : Math.floor(Math.random() * 2 ** 31);

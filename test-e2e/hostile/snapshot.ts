@@ -28,7 +28,9 @@ export async function snapshot(db: Knex): Promise<Snapshot> {
   const out: Snapshot = {};
   for (const table of STATE_TABLES.filter((t) => present.includes(t))) {
     // Table names come from the list above only.
-    const result = await db.raw(`SELECT count(*)::int AS count, coalesce(md5(string_agg(t::text, '|' ORDER BY t::text)), '') AS checksum FROM "${table}" t`);
+    const result = await db.raw(
+      `SELECT count(*)::int AS count, coalesce(md5(string_agg(t::text, '|' ORDER BY t::text)), '') AS checksum FROM "${table}" t`,
+    );
     const row = (result.rows ?? result)[0] as { count: number; checksum: string };
     out[table] = { count: Number(row.count), checksum: row.checksum };
   }

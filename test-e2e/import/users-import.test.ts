@@ -15,7 +15,13 @@ import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, startStack, type Stack } from '
 const withPasslib = PASSLIB_PYTHON ? describe : describe.skip;
 if (!PASSLIB_PYTHON) console.warn(PASSLIB_MISSING);
 
-const PW = { v1: 'keystone-user-one-password', v2: 'keystone-user-two-password', v3: 'keystone-user-three-password', pbkdf2: 'a-pbkdf2-sha512-password', scrypt: 'a-passlib-scrypt-password' };
+const PW = {
+  v1: 'keystone-user-one-password',
+  v2: 'keystone-user-two-password',
+  v3: 'keystone-user-three-password',
+  pbkdf2: 'a-pbkdf2-sha512-password',
+  scrypt: 'a-passlib-scrypt-password',
+};
 const PLAIN = 'a-plaintext-password-of-20+';
 
 withPasslib.each(['postgres', 'pglite'] as const)('cairn users import on %s', (database) => {
@@ -44,16 +50,29 @@ withPasslib.each(['postgres', 'pglite'] as const)('cairn users import on %s', (d
 
   const users = async (query: string) => {
     const res = await request(stack.apiUrl).get(`/api/v1/users/?limit=0&${query}`).set('Authorization', ADMIN_AUTH);
-    return res.body.objects as Array<{ user: string; password_scheme: string; is_superuser: boolean; enabled: boolean }>;
+    return res.body.objects as Array<{
+      user: string;
+      password_scheme: string;
+      is_superuser: boolean;
+      enabled: boolean;
+    }>;
   };
   const scheme = async (user: string) => (await users(`user=${encodeURIComponent(user)}`))[0]?.password_scheme;
   const gw = () => request(stack.gatewayUrl);
   const v1 = (user: string, key: string) => gw().get('/auth/v1.0').set('X-Auth-User', user).set('X-Auth-Key', key);
-  const v2 = (user: string, password: string) => gw().post('/auth/v2.0/tokens').send({ auth: { passwordCredentials: { username: user, password }, tenantName: user } });
+  const v2 = (user: string, password: string) =>
+    gw()
+      .post('/auth/v2.0/tokens')
+      .send({ auth: { passwordCredentials: { username: user, password }, tenantName: user } });
   const v3 = (user: string, password: string) =>
     gw()
       .post('/auth/v3/auth/tokens')
-      .send({ auth: { identity: { methods: ['password'], password: { user: { name: user, domain: { id: 'default' }, password } } }, scope: { project: { name: user, domain: { id: 'default' } } } } });
+      .send({
+        auth: {
+          identity: { methods: ['password'], password: { user: { name: user, domain: { id: 'default' }, password } } },
+          scope: { project: { name: user, domain: { id: 'default' } } },
+        },
+      });
 
   it('when a CSV file is imported, then a dry run changes nothing, the run creates the good lines and refuses the bad ones by line, and a re-run skips them', async () => {
     const [b1, b2, b3, pbkdf2, scrypt] = hashes as [string, string, string, string, string];
@@ -81,7 +100,9 @@ withPasslib.each(['postgres', 'pglite'] as const)('cairn users import on %s', (d
     expect(dry.out).toContain('line 2: ks-v1: would be created (bcrypt).');
     expect(dry.out).toContain('line 4: ks-v3: would be created (bcrypt, superuser).');
     expect(dry.out).toContain('line 7: plain: would be created (password, hashed with scrypt, disabled).');
-    expect(dry.out).toContain('Dry run: 7 user(s) would be created, 0 skipped (already exist), 5 refused. Nothing was changed.');
+    expect(dry.out).toContain(
+      'Dry run: 7 user(s) would be created, 0 skipped (already exist), 5 refused. Nothing was changed.',
+    );
     expect(dry.code).toBe(1);
     expect((await users('')).length).toBe(before);
 
@@ -92,7 +113,9 @@ withPasslib.each(['postgres', 'pglite'] as const)('cairn users import on %s', (d
     expect(run.out).toContain('line 7: plain: created (scrypt).');
     expect(run.out).toContain('line 13: quoted, name: created (scrypt).');
     expect(run.out).toContain("line 8: refused: The 'password' field must be at least 20 characters long.");
-    expect(run.out).toMatch(/line 9: refused: The 'password_hash' field must be a password hash in one of the accepted formats/);
+    expect(run.out).toMatch(
+      /line 9: refused: The 'password_hash' field must be a password hash in one of the accepted formats/,
+    );
     expect(run.out).toContain('line 10: refused: Give either a password or a password_hash, not both.');
     expect(run.out).toContain("line 11: refused: user 'ks-v1' appears again (first on line 2).");
     expect(run.out).toContain('line 12: refused: 2 field(s), but the header names 5.');
@@ -131,13 +154,24 @@ withPasslib.each(['postgres', 'pglite'] as const)('cairn users import on %s', (d
 
     expect((await v3('ks-pbkdf2', PW.pbkdf2)).status).toBe(201);
     expect((await v1('ks-scrypt', PW.scrypt)).status).toBe(200);
-    expect((await users('password_scheme__in=bcrypt,pbkdf2-sha512,passlib-scrypt')).filter((u) => u.user.startsWith('ks-'))).toEqual([]);
+    expect(
+      (await users('password_scheme__in=bcrypt,pbkdf2-sha512,passlib-scrypt')).filter((u) => u.user.startsWith('ks-')),
+    ).toEqual([]);
     expect((await v2('ks-pbkdf2', 'not-the-pbkdf2-password')).status).toBe(401);
   });
 
   it('when a JSON lines file has a line that is not JSON, then that line is refused and the others are created', async () => {
     const file = join(work, 'users.jsonl');
-    writeFileSync(file, [`{"user": "json-a", "password_hash": ${JSON.stringify(hashes[3])}}`, '{not json', '', `{"user": "json-b", "password": "${PLAIN}", "is_superuser": true}`, '{"user": "json-c", "pasword": "typo"}'].join('\n'));
+    writeFileSync(
+      file,
+      [
+        `{"user": "json-a", "password_hash": ${JSON.stringify(hashes[3])}}`,
+        '{not json',
+        '',
+        `{"user": "json-b", "password": "${PLAIN}", "is_superuser": true}`,
+        '{"user": "json-c", "pasword": "typo"}',
+      ].join('\n'),
+    );
     const run = await cairn(['users', 'import', '--cluster', '1', file], env);
     expect(run.out).toContain('line 1: json-a: created (pbkdf2-sha512).');
     expect(run.out).toContain('line 2: refused: not a JSON object');
@@ -169,8 +203,12 @@ withPasslib.each(['postgres', 'pglite'] as const)('cairn users import on %s', (d
     expect(run.out).toContain('[filter:tempauth] user_admin_admin: admin: created (scrypt).');
     expect(run.out).toContain('[filter:tempauth] user_solo_one: solo: created (scrypt).');
     expect(run.out).toMatch(/user64_\S+: un_der: created \(scrypt\)\./);
-    expect(run.out).toContain("[filter:tempauth] user_test_tester: refused: the key of test:tester is shorter than 20 characters");
-    expect(run.out).toContain("[filter:tempauth] user_shared_alice: refused: account 'shared' has 2 users (alice, bob)");
+    expect(run.out).toContain(
+      '[filter:tempauth] user_test_tester: refused: the key of test:tester is shorter than 20 characters',
+    );
+    expect(run.out).toContain(
+      "[filter:tempauth] user_shared_alice: refused: account 'shared' has 2 users (alice, bob)",
+    );
     expect(run.out).toContain("[filter:tempauth] user_shared_bob: refused: account 'shared' has 2 users (alice, bob)");
     expect(run.out).not.toContain('solo-key-long-enough');
     expect((await users('user=admin'))[0]?.is_superuser).toBe(true);

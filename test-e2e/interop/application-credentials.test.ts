@@ -48,8 +48,32 @@ describe('application credentials with the openstack and swift CLIs and a Swift 
     if (r.code !== 0) throw new Error(`openstack ${args.join(' ')} failed (${r.code}):\n${r.stdout}\n${r.stderr}`);
     return JSON.parse(r.stdout) as T;
   };
-  const asPassword = () => ['--auth-version', '3', '--os-auth-url', `${gwAuth}/v3`, '--os-username', 'alice', '--os-password', ALICE_PW, '--os-project-name', 'alice', '--os-user-domain-id', 'default', '--os-project-domain-id', 'default'];
-  const asAppCred = (c: Created) => ['--os-auth-type', 'v3applicationcredential', '--os-auth-url', `${gwAuth}/v3`, '--os-application-credential-id', c.id, '--os-application-credential-secret', c.secret];
+  const asPassword = () => [
+    '--auth-version',
+    '3',
+    '--os-auth-url',
+    `${gwAuth}/v3`,
+    '--os-username',
+    'alice',
+    '--os-password',
+    ALICE_PW,
+    '--os-project-name',
+    'alice',
+    '--os-user-domain-id',
+    'default',
+    '--os-project-domain-id',
+    'default',
+  ];
+  const asAppCred = (c: Created) => [
+    '--os-auth-type',
+    'v3applicationcredential',
+    '--os-auth-url',
+    `${gwAuth}/v3`,
+    '--os-application-credential-id',
+    c.id,
+    '--os-application-credential-secret',
+    c.secret,
+  ];
   const swiftOk = async (args: string[]) => {
     const res = await swiftCli(args, {}, { cwd: home.dir });
     if (res.code !== 0) throw new Error(`swift ${args.join(' ')} failed (${res.code}):\n${res.stdout}\n${res.stderr}`);
@@ -60,7 +84,11 @@ describe('application credentials with the openstack and swift CLIs and a Swift 
     const res = await fetch(`${gwAuth}/v3/auth/tokens`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ auth: { identity: { methods: ['application_credential'], application_credential: { id: c.id, secret: c.secret } } } }),
+      body: JSON.stringify({
+        auth: {
+          identity: { methods: ['application_credential'], application_credential: { id: c.id, secret: c.secret } },
+        },
+      }),
     });
     expect(res.status).toBe(201);
     return res.headers.get('x-subject-token')!;
@@ -101,7 +129,14 @@ describe('application credentials with the openstack and swift CLIs and a Swift 
   });
 
   it('when the openstack client creates, lists, shows and deletes a credential, then the secret is shown once and the credential goes away', async () => {
-    const created = await json<Created & { roles: unknown; unrestricted: boolean }>(['application', 'credential', 'create', 'cli-key', '--description', 'from the CLI']);
+    const created = await json<Created & { roles: unknown; unrestricted: boolean }>([
+      'application',
+      'credential',
+      'create',
+      'cli-key',
+      '--description',
+      'from the CLI',
+    ]);
     expect(created.name).toBe('cli-key');
     expect(created.id).toMatch(/^[0-9a-f]{32}$/);
     expect(created.secret.length).toBeGreaterThanOrEqual(80);
@@ -113,12 +148,16 @@ describe('application credentials with the openstack and swift CLIs and a Swift 
     expect(shown.secret ?? null).toBeNull();
     const deleted = await openstack(['application', 'credential', 'delete', 'cli-key']);
     expect(deleted.code).toBe(0);
-    expect((await json<Array<Record<string, unknown>>>(['application', 'credential', 'list'])).map((c) => c.Name)).not.toContain('cli-key');
+    expect(
+      (await json<Array<Record<string, unknown>>>(['application', 'credential', 'list'])).map((c) => c.Name),
+    ).not.toContain('cli-key');
   });
 
-  it('when the swift CLI logs in with v3applicationcredential, then it lists, uploads and reads alice\'s account', async () => {
+  it("when the swift CLI logs in with v3applicationcredential, then it lists, uploads and reads alice's account", async () => {
     const c = await json<Created>(['application', 'credential', 'create', 'swift-key']);
-    expect((await swiftOk([...asAppCred(c), 'list'])).split('\n')).toEqual(expect.arrayContaining(['private', 'public']));
+    expect((await swiftOk([...asAppCred(c), 'list'])).split('\n')).toEqual(
+      expect.arrayContaining(['private', 'public']),
+    );
     await swiftOk([...asAppCred(c), 'upload', '--object-name', 'by-appcred.txt', 'public', '/etc/hostname']);
     expect((await swiftOk([...asAppCred(c), 'list', 'public'])).split('\n')).toContain('by-appcred.txt');
     // Deleted: the next login fails.
@@ -126,7 +165,7 @@ describe('application credentials with the openstack and swift CLIs and a Swift 
     expect((await swiftCli([...asAppCred(c), 'list'], {}, { cwd: home.dir })).code).not.toBe(0);
   });
 
-  it('when `openstack ec2 credentials create` runs in an unrestricted credential\'s session, then awscli reads through the proxy with that key until the credential is deleted', async () => {
+  it("when `openstack ec2 credentials create` runs in an unrestricted credential's session, then awscli reads through the proxy with that key until the credential is deleted", async () => {
     const c = await json<Created>(['application', 'credential', 'create', 's3-maker', '--unrestricted']);
     const asAppCredential = (args: string[]) =>
       run(OPENSTACK, args, {
@@ -139,11 +178,14 @@ describe('application credentials with the openstack and swift CLIs and a Swift 
         OS_INTERFACE: 'public',
       });
     const made = await asAppCredential(['ec2', 'credentials', 'create', '-f', 'json']);
-    if (made.code !== 0) throw new Error(`openstack ec2 credentials create failed (${made.code}):\n${made.stdout}\n${made.stderr}`);
+    if (made.code !== 0)
+      throw new Error(`openstack ec2 credentials create failed (${made.code}):\n${made.stdout}\n${made.stderr}`);
     const ec2 = JSON.parse(made.stdout) as { access: string; secret: string; project_id: string };
     expect(ec2.project_id).toBe('alice');
     // Bound to the application credential that made it, as Keystone keeps app_cred_id.
-    expect((await stack.db('s3_credentials').where({ access_key: ec2.access }).first()).application_credential_id).toBe(c.id);
+    expect((await stack.db('s3_credentials').where({ access_key: ec2.access }).first()).application_credential_id).toBe(
+      c.id,
+    );
 
     const key = { access: ec2.access, secret: ec2.secret };
     const listed = await aws(home, swift.proxyUrl, REGION, key, ['s3', 'ls', 's3://public']);
@@ -162,7 +204,8 @@ describe('application credentials with the openstack and swift CLIs and a Swift 
     const rules = JSON.stringify([{ service: 'object-store', method: 'GET', path: '/v1/AUTH_alice/public/**' }]);
     const c = await json<Created>(['application', 'credential', 'create', 'public-reader', '--access-rules', rules]);
     const token = await tokenFor(c);
-    const at = (path: string, method = 'GET') => fetch(`${swift.proxyUrl}${path}`, { method, headers: { 'X-Auth-Token': token } });
+    const at = (path: string, method = 'GET') =>
+      fetch(`${swift.proxyUrl}${path}`, { method, headers: { 'X-Auth-Token': token } });
     const allowed = await at('/v1/AUTH_alice/public/hello.txt');
     expect(allowed.status).toBe(200);
     expect(await allowed.text()).toBe(HOSTNAME_FILE);
@@ -177,6 +220,8 @@ describe('application credentials with the openstack and swift CLIs and a Swift 
     }
     // The swift CLI with the same credential: the allowed object downloads, the other does not.
     expect(await swiftOk([...asAppCred(c), 'download', 'public', 'hello.txt', '-o', '-'])).toBe(HOSTNAME_FILE);
-    expect((await swiftCli([...asAppCred(c), 'download', 'private', 'secret.txt', '-o', '-'], {}, { cwd: home.dir })).code).not.toBe(0);
+    expect(
+      (await swiftCli([...asAppCred(c), 'download', 'private', 'secret.txt', '-o', '-'], {}, { cwd: home.dir })).code,
+    ).not.toBe(0);
   });
 });

@@ -38,11 +38,18 @@ describe('cairn capacity collect against a real Swift cluster', () => {
     expect(run.out).toContain('reported 4 device(s), 4 with usage');
     expect(run.code).toBe(0);
 
-    const recon = (await (await fetch(swift.nodes.object.reconUrl + '/diskusage')).json()) as Array<{ device: string; size: number; avail: number }>;
+    const recon = (await (await fetch(swift.nodes.object.reconUrl + '/diskusage')).json()) as Array<{
+      device: string;
+      size: number;
+      avail: number;
+    }>;
     const bytes = new Map(recon.map((d) => [d.device, { raw: d.size, used: d.size - d.avail, free: d.avail }]));
-    const sum = (devices: string[], key: 'raw' | 'used' | 'free') => devices.reduce((t, d) => t + bytes.get(d)![key], 0) / 1e12;
+    const sum = (devices: string[], key: 'raw' | 'used' | 'free') =>
+      devices.reduce((t, d) => t + bytes.get(d)![key], 0) / 1e12;
 
-    const res = await fetch(`${stack.apiUrl}/api/v1/clusters/1/capacity/list/`, { headers: { Authorization: ADMIN_AUTH } });
+    const res = await fetch(`${stack.apiUrl}/api/v1/clusters/1/capacity/list/`, {
+      headers: { Authorization: ADMIN_AUTH },
+    });
     const { capacity } = (await res.json()) as { capacity: Element[] };
     expect(capacity.map((c) => [c.ring_set, c.pct_used_stats.count])).toEqual([
       ['gold', 1],
@@ -60,8 +67,14 @@ describe('cairn capacity collect against a real Swift cluster', () => {
   });
 
   it('when no storage node answers, then it exits non-zero, names the node and sends nothing', async () => {
-    const env = { CAIRN_API_URL: stack.apiUrl, CAIRN_API_KEY: `${ADMIN_AUTH_NAME}:${ADMIN_KEY}`, CAIRN_RECON_TIMEOUT_MS: '500' };
-    const before = await (await fetch(`${stack.apiUrl}/api/v1/clusters/1/capacity/list/`, { headers: { Authorization: ADMIN_AUTH } })).text();
+    const env = {
+      CAIRN_API_URL: stack.apiUrl,
+      CAIRN_API_KEY: `${ADMIN_AUTH_NAME}:${ADMIN_KEY}`,
+      CAIRN_RECON_TIMEOUT_MS: '500',
+    };
+    const before = await (
+      await fetch(`${stack.apiUrl}/api/v1/clusters/1/capacity/list/`, { headers: { Authorization: ADMIN_AUTH } })
+    ).text();
     // Keep the rings; stop every Swift server.
     const swiftDir = mkdtempSync(join(tmpdir(), 'cairn-swift-dir-'));
     cpSync(swift.swiftDir, swiftDir, { recursive: true });
@@ -72,7 +85,9 @@ describe('cairn capacity collect against a real Swift cluster', () => {
     expect(run.code).toBe(1);
     expect(run.out).toMatch(/warning: node 127\.0\.0\.1:\d+/);
     expect(run.out).toContain('nothing could be collected');
-    const after = await (await fetch(`${stack.apiUrl}/api/v1/clusters/1/capacity/list/`, { headers: { Authorization: ADMIN_AUTH } })).text();
+    const after = await (
+      await fetch(`${stack.apiUrl}/api/v1/clusters/1/capacity/list/`, { headers: { Authorization: ADMIN_AUTH } })
+    ).text();
     expect(after).toBe(before);
   });
 });

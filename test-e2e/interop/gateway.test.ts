@@ -29,7 +29,6 @@ const NAMED_USERS = [
   [`${'ü'.repeat(NEW_USERNAME_MAX_LENGTH - 1)}z`, 'longest-interop-password-01'],
 ] as const;
 
-
 describe('the swift CLI and a Swift proxy with keystonemiddleware against the Cairn gateway', () => {
   let swift: SwiftCluster;
   let stack: Stack;
@@ -38,9 +37,29 @@ describe('the swift CLI and a Swift proxy with keystonemiddleware against the Ca
   let alice: { id: string };
 
   const v1 = (user: string, key: string) => ['-A', `${gwAuth}/v1.0`, '-U', user, '-K', key];
-  const v2 = (user: string, key: string, tenant = user) => ['--auth-version', '2', '--os-auth-url', `${gwAuth}/v2.0`, '--os-username', user, '--os-password', key, '--os-tenant-name', tenant];
+  const v2 = (user: string, key: string, tenant = user) => [
+    '--auth-version',
+    '2',
+    '--os-auth-url',
+    `${gwAuth}/v2.0`,
+    '--os-username',
+    user,
+    '--os-password',
+    key,
+    '--os-tenant-name',
+    tenant,
+  ];
   const v3 = (user: string, key: string, project = user, domains = true) => [
-    '--auth-version', '3', '--os-auth-url', `${gwAuth}/v3`, '--os-username', user, '--os-password', key, '--os-project-name', project,
+    '--auth-version',
+    '3',
+    '--os-auth-url',
+    `${gwAuth}/v3`,
+    '--os-username',
+    user,
+    '--os-password',
+    key,
+    '--os-project-name',
+    project,
     ...(domains ? ['--os-user-domain-id', 'default', '--os-project-domain-id', 'default'] : []),
   ];
   const cli = (args: string[], env: Record<string, string> = {}) => swiftCli(args, env, { cwd: work });
@@ -59,7 +78,13 @@ describe('the swift CLI and a Swift proxy with keystonemiddleware against the Ca
     gwAuth = `http://127.0.0.1:${gwPort}/auth`;
     swift = await startSwiftCluster({
       pipeline: 'keystone',
-      keystone: { authUrl: `${gwAuth}/v3`, username: 'swift-service', password: SERVICE_PW, projectName: 'swift-service', tokenCacheTime: 1 },
+      keystone: {
+        authUrl: `${gwAuth}/v3`,
+        username: 'swift-service',
+        password: SERVICE_PW,
+        projectName: 'swift-service',
+        tokenCacheTime: 1,
+      },
     });
     stack = await startStack({
       database: 'postgres',
@@ -86,15 +111,34 @@ describe('the swift CLI and a Swift proxy with keystonemiddleware against the Ca
   });
 
   it('when `swift auth` uses V2 flags or OS_* variables, then the same storage URL', async () => {
-    expect(await ok([...v2('alice', ALICE_PW), 'auth'])).toContain(`export OS_STORAGE_URL=${swift.proxyUrl}/v1/AUTH_alice\n`);
-    const env = { OS_AUTH_VERSION: '2', OS_AUTH_URL: `${gwAuth}/v2.0`, OS_USERNAME: 'alice', OS_PASSWORD: ALICE_PW, OS_TENANT_NAME: 'alice' };
+    expect(await ok([...v2('alice', ALICE_PW), 'auth'])).toContain(
+      `export OS_STORAGE_URL=${swift.proxyUrl}/v1/AUTH_alice\n`,
+    );
+    const env = {
+      OS_AUTH_VERSION: '2',
+      OS_AUTH_URL: `${gwAuth}/v2.0`,
+      OS_USERNAME: 'alice',
+      OS_PASSWORD: ALICE_PW,
+      OS_TENANT_NAME: 'alice',
+    };
     expect(await ok(['auth'], env)).toContain(`export OS_STORAGE_URL=${swift.proxyUrl}/v1/AUTH_alice\n`);
   });
 
   it('when `swift auth` uses V3 with and without domain options, then the same storage URL', async () => {
-    expect(await ok([...v3('alice', ALICE_PW), 'auth'])).toContain(`export OS_STORAGE_URL=${swift.proxyUrl}/v1/AUTH_alice\n`);
-    expect(await ok([...v3('alice', ALICE_PW, 'alice', false), 'auth'])).toContain(`export OS_STORAGE_URL=${swift.proxyUrl}/v1/AUTH_alice\n`);
-    const env = { OS_AUTH_URL: `${gwAuth}/v3`, OS_USERNAME: 'alice', OS_PASSWORD: ALICE_PW, OS_PROJECT_NAME: 'alice', OS_USER_DOMAIN_NAME: 'Default', OS_PROJECT_DOMAIN_NAME: 'Default' };
+    expect(await ok([...v3('alice', ALICE_PW), 'auth'])).toContain(
+      `export OS_STORAGE_URL=${swift.proxyUrl}/v1/AUTH_alice\n`,
+    );
+    expect(await ok([...v3('alice', ALICE_PW, 'alice', false), 'auth'])).toContain(
+      `export OS_STORAGE_URL=${swift.proxyUrl}/v1/AUTH_alice\n`,
+    );
+    const env = {
+      OS_AUTH_URL: `${gwAuth}/v3`,
+      OS_USERNAME: 'alice',
+      OS_PASSWORD: ALICE_PW,
+      OS_PROJECT_NAME: 'alice',
+      OS_USER_DOMAIN_NAME: 'Default',
+      OS_PROJECT_DOMAIN_NAME: 'Default',
+    };
     expect(await ok(['auth'], env)).toContain(`export OS_STORAGE_URL=${swift.proxyUrl}/v1/AUTH_alice\n`);
   });
 
@@ -115,24 +159,30 @@ describe('the swift CLI and a Swift proxy with keystonemiddleware against the Ca
     expect(readFileSync(join(work, file), 'utf8')).toBe(content);
   });
 
-  const named = NAMED_USERS.flatMap(([user, password]) => [
-    ['V1', user, () => v1(user, password)],
-    ['V2', user, () => v2(user, password)],
-    ['V3', user, () => v3(user, password)],
-  ] as const);
+  const named = NAMED_USERS.flatMap(
+    ([user, password]) =>
+      [
+        ['V1', user, () => v1(user, password)],
+        ['V2', user, () => v2(user, password)],
+        ['V3', user, () => v3(user, password)],
+      ] as const,
+  );
 
-  it.each(named)('when a %s token of %j is used, then stat, upload, list and download work through the proxy', async (version, user, creds) => {
-    const container = `box-${version.toLowerCase()}`;
-    const file = `named-${version}.txt`;
-    const content = `hello ${user} from ${version} ${Date.now()}\n`;
-    writeFileSync(join(work, file), content);
-    expect(await ok([...creds(), 'stat'])).toContain(`Account: ${encodeURIComponent(`AUTH_${user}`)}\n`);
-    await ok([...creds(), 'upload', container, file]);
-    expect((await ok([...creds(), 'list', container])).split('\n')).toContain(file);
-    rmSync(join(work, file));
-    await ok([...creds(), 'download', container, file]);
-    expect(readFileSync(join(work, file), 'utf8')).toBe(content);
-  });
+  it.each(named)(
+    'when a %s token of %j is used, then stat, upload, list and download work through the proxy',
+    async (version, user, creds) => {
+      const container = `box-${version.toLowerCase()}`;
+      const file = `named-${version}.txt`;
+      const content = `hello ${user} from ${version} ${Date.now()}\n`;
+      writeFileSync(join(work, file), content);
+      expect(await ok([...creds(), 'stat'])).toContain(`Account: ${encodeURIComponent(`AUTH_${user}`)}\n`);
+      await ok([...creds(), 'upload', container, file]);
+      expect((await ok([...creds(), 'list', container])).split('\n')).toContain(file);
+      rmSync(join(work, file));
+      await ok([...creds(), 'download', container, file]);
+      expect(readFileSync(join(work, file), 'utf8')).toBe(content);
+    },
+  );
 
   it('when a container ACL names a non-ASCII project, then that project reads it and others do not', async () => {
     const [[zoe, zoePw], [aero, aeroPw]] = NAMED_USERS;
@@ -147,34 +197,54 @@ describe('the swift CLI and a Swift proxy with keystonemiddleware against the Ca
   });
 
   it('when an account name has a character beyond Latin-1, then this Swift cannot create it, so the API refuses such user names', async () => {
-    const rootToken = /export OS_AUTH_TOKEN=(\S+)/.exec(await ok([...v1('root', 'root-interop-password-001'), 'auth']))![1]!;
+    const rootToken = /export OS_AUTH_TOKEN=(\S+)/.exec(
+      await ok([...v1('root', 'root-interop-password-001'), 'auth']),
+    )![1]!;
     const putContainer = (account: string) =>
-      fetch(`${swift.proxyUrl}/v1/${encodeURIComponent(`AUTH_${account}`)}/probe`, { method: 'PUT', headers: { 'X-Auth-Token': rootToken } });
+      fetch(`${swift.proxyUrl}/v1/${encodeURIComponent(`AUTH_${account}`)}/probe`, {
+        method: 'PUT',
+        headers: { 'X-Auth-Token': rootToken },
+      });
     // Swift 2.30's account_autocreate fails on the decoded name (fixed in Swift 2.32); Latin-1 is fine.
     expect((await putContainer('用户-probe')).status).toBe(500);
     expect((await putContainer('zoë-probe')).status).toBe(201);
     const refused = await fetch(`${stack.apiUrl}/api/v1/users/`, {
       method: 'POST',
       headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ cluster: '/api/v1/clusters/1/', user: '用户-interop', password: 'yonghu-interop-password-01' }),
+      body: JSON.stringify({
+        cluster: '/api/v1/clusters/1/',
+        user: '用户-interop',
+        password: 'yonghu-interop-password-01',
+      }),
     });
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { error: string }).error).toContain('beyond Latin-1');
   });
 
   it('when an account name is one character longer than the API allows, then the proxy itself refuses it', async () => {
-    const rootToken = /export OS_AUTH_TOKEN=(\S+)/.exec(await ok([...v1('root', 'root-interop-password-001'), 'auth']))![1]!;
+    const rootToken = /export OS_AUTH_TOKEN=(\S+)/.exec(
+      await ok([...v1('root', 'root-interop-password-001'), 'auth']),
+    )![1]!;
     const account = async (name: string) => {
-      const res = await fetch(`${swift.proxyUrl}/v1/${encodeURIComponent(`AUTH_${name}`)}`, { headers: { 'X-Auth-Token': rootToken } });
+      const res = await fetch(`${swift.proxyUrl}/v1/${encodeURIComponent(`AUTH_${name}`)}`, {
+        headers: { 'X-Auth-Token': rootToken },
+      });
       return { status: res.status, body: await res.text() };
     };
     // Python 3 Swift counts characters, not bytes: 251 three-byte characters are fine, 252 are not.
     expect((await account('ü'.repeat(NEW_USERNAME_MAX_LENGTH))).status).toBeLessThan(300);
-    expect(await account('ü'.repeat(NEW_USERNAME_MAX_LENGTH + 1))).toEqual({ status: 400, body: 'Account name length of 257 longer than 256' });
+    expect(await account('ü'.repeat(NEW_USERNAME_MAX_LENGTH + 1))).toEqual({
+      status: 400,
+      body: 'Account name length of 257 longer than 256',
+    });
     const refused = await fetch(`${stack.apiUrl}/api/v1/users/`, {
       method: 'POST',
       headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ cluster: '/api/v1/clusters/1/', user: 'ü'.repeat(NEW_USERNAME_MAX_LENGTH + 1), password: 'too-long-interop-password-1' }),
+      body: JSON.stringify({
+        cluster: '/api/v1/clusters/1/',
+        user: 'ü'.repeat(NEW_USERNAME_MAX_LENGTH + 1),
+        password: 'too-long-interop-password-1',
+      }),
     });
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { error: string }).error).toContain('at most 256 characters in an account name');
@@ -182,7 +252,14 @@ describe('the swift CLI and a Swift proxy with keystonemiddleware against the Ca
 
   it("when alice tries to write into bob's account, then the proxy refuses", async () => {
     writeFileSync(join(work, 'intruder.txt'), 'x');
-    const res = await cli([...v1('alice', ALICE_PW), '--os-storage-url', `${swift.proxyUrl}/v1/AUTH_bob`, 'upload', 'stolen', 'intruder.txt']);
+    const res = await cli([
+      ...v1('alice', ALICE_PW),
+      '--os-storage-url',
+      `${swift.proxyUrl}/v1/AUTH_bob`,
+      'upload',
+      'stolen',
+      'intruder.txt',
+    ]);
     expect(res.code).not.toBe(0);
     expect(`${res.stdout}${res.stderr}`).toMatch(/403|Forbidden/);
     const asBobTenant = await cli([...v3('alice', ALICE_PW, 'bob'), 'upload', 'stolen', 'intruder.txt']);
@@ -191,7 +268,12 @@ describe('the swift CLI and a Swift proxy with keystonemiddleware against the Ca
   });
 
   it("when a superuser lists another user's account, then it sees alice's containers", async () => {
-    const out = await ok([...v1('root', 'root-interop-password-001'), '--os-storage-url', `${swift.proxyUrl}/v1/AUTH_alice`, 'list']);
+    const out = await ok([
+      ...v1('root', 'root-interop-password-001'),
+      '--os-storage-url',
+      `${swift.proxyUrl}/v1/AUTH_alice`,
+      'list',
+    ]);
     expect(out.split('\n')).toEqual(expect.arrayContaining(['box-v1', 'box-v2', 'box-v3']));
   });
 

@@ -58,7 +58,11 @@ describe('the OpenStack client managing EC2 credentials through the Cairn gatewa
       return JSON.parse(r.stdout) as T;
     });
   const s3tokens = (access: string, secret: string) =>
-    fetch(`${gwAuth}/v3/s3tokens`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(signedBody(access, secret)) });
+    fetch(`${gwAuth}/v3/s3tokens`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(signedBody(access, secret)),
+    });
 
   beforeAll(async () => {
     home = new ClientHome();
@@ -82,7 +86,12 @@ describe('the OpenStack client managing EC2 credentials through the Cairn gatewa
 
   it('when a user creates, lists, shows and deletes a credential, then the secret is shown once, signs S3 requests, and stops at the delete', async () => {
     const created = await json<CliCredential>(asAlice, 'ec2', 'credentials', 'create');
-    expect(created).toMatchObject({ user_id: 'alice', project_id: 'alice', access: expect.stringMatching(/^[A-Z0-9]{20}$/), secret: expect.stringMatching(/^\S{40}$/) });
+    expect(created).toMatchObject({
+      user_id: 'alice',
+      project_id: 'alice',
+      access: expect.stringMatching(/^[A-Z0-9]{20}$/),
+      secret: expect.stringMatching(/^\S{40}$/),
+    });
     const secret = created.secret!;
 
     const listed = await json<CliListed[]>(asAlice, 'ec2', 'credentials', 'list');
@@ -105,10 +114,13 @@ describe('the OpenStack client managing EC2 credentials through the Cairn gatewa
 
   it("when a user already holds the most credentials, then another create fails with the gateway's sentence in the client's error", async () => {
     const made: string[] = [];
-    for (let i = 0; i < MAX_S3_CREDENTIALS_PER_USER; i++) made.push((await json<CliCredential>(asCarol, 'ec2', 'credentials', 'create')).access);
+    for (let i = 0; i < MAX_S3_CREDENTIALS_PER_USER; i++)
+      made.push((await json<CliCredential>(asCarol, 'ec2', 'credentials', 'create')).access);
     const refused = await asCarol('ec2', 'credentials', 'create');
     expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toContain(`User 'carol' already holds ${MAX_S3_CREDENTIALS_PER_USER} S3 credentials, the most one user may have; delete one first. (HTTP 409)`);
+    expect(refused.stderr).toContain(
+      `User 'carol' already holds ${MAX_S3_CREDENTIALS_PER_USER} S3 credentials, the most one user may have; delete one first. (HTTP 409)`,
+    );
     const listed = await json<CliListed[]>(asCarol, 'ec2', 'credentials', 'list');
     expect(listed.map((c) => c.Access).sort()).toEqual([...made].sort());
   });
@@ -116,7 +128,9 @@ describe('the OpenStack client managing EC2 credentials through the Cairn gatewa
   it("when another user holds a credential, then a user's list does not show it and show by its access key fails", async () => {
     const bobs = await json<CliCredential>(asBob, 'ec2', 'credentials', 'create');
     expect((await json<CliListed[]>(asBob, 'ec2', 'credentials', 'list')).map((c) => c.Access)).toEqual([bobs.access]);
-    expect((await json<CliListed[]>(asAlice, 'ec2', 'credentials', 'list')).map((c) => c.Access)).not.toContain(bobs.access);
+    expect((await json<CliListed[]>(asAlice, 'ec2', 'credentials', 'list')).map((c) => c.Access)).not.toContain(
+      bobs.access,
+    );
     const peek = await asAlice('ec2', 'credentials', 'show', bobs.access, '-f', 'json');
     expect(peek.code).not.toBe(0);
     expect(peek.stderr).toContain('EC2 access key not found. (HTTP 404)');

@@ -37,7 +37,8 @@ describe('quotas set through Cairn, enforced by a real Swift proxy', () => {
       headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    return { status: res.status, body: (await res.json().catch(() => null)) as Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    return { status: res.status, body: (await res.json().catch(() => null)) as Record<string, any> };
   };
   /** Sets alice's quota through the API and waits until the reconciler says Swift has it (at most 5 s). */
   const setQuota = async (quota: number | null) => {
@@ -54,10 +55,13 @@ describe('quotas set through Cairn, enforced by a real Swift proxy', () => {
     writeFileSync(join(work, name), randomBytes(size));
     return name;
   };
-  const swiftAs = (user: string, pw: string, args: string[]) => swiftCli(['-A', `${gwAuth}/v1.0`, '-U', user, '-K', pw, ...args], {}, { cwd: work });
+  const swiftAs = (user: string, pw: string, args: string[]) =>
+    swiftCli(['-A', `${gwAuth}/v1.0`, '-U', user, '-K', pw, ...args], {}, { cwd: work });
   /** The account's headers as the reseller sees them (a HEAD with a reseller token). */
   const head = async () => {
-    const login = await fetch(`${gwAuth}/v1.0`, { headers: { 'X-Auth-User': 'quota-reseller', 'X-Auth-Key': RESELLER_PW } });
+    const login = await fetch(`${gwAuth}/v1.0`, {
+      headers: { 'X-Auth-User': 'quota-reseller', 'X-Auth-Key': RESELLER_PW },
+    });
     const token = login.headers.get('x-auth-token')!;
     const res = await fetch(`${swift.proxyUrl}/v1/AUTH_alice`, { method: 'HEAD', headers: { 'X-Auth-Token': token } });
     expect(res.status).toBe(204);
@@ -71,9 +75,29 @@ describe('quotas set through Cairn, enforced by a real Swift proxy', () => {
     gwAuth = `http://127.0.0.1:${gwPort}/auth`;
     swift = await startSwiftCluster({
       pipeline: 'keystone',
-      keystone: { authUrl: `${gwAuth}/v3`, username: 'swift-service', password: SERVICE_PW, projectName: 'swift-service', tokenCacheTime: 1, s3: { location: REGION, secretCacheDuration: 0 } },
+      keystone: {
+        authUrl: `${gwAuth}/v3`,
+        username: 'swift-service',
+        password: SERVICE_PW,
+        projectName: 'swift-service',
+        tokenCacheTime: 1,
+        s3: { location: REGION, secretCacheDuration: 0 },
+      },
       // account_quotas right after the auth middleware, as Swift's documentation places it.
-      proxyPipeline: ['catch_errors', 'gatekeeper', 'healthcheck', 'proxy-logging', 'cache', 'authtoken', 's3api', 's3token', 'keystoneauth', 'account_quotas', 'proxy-logging', 'proxy-server'],
+      proxyPipeline: [
+        'catch_errors',
+        'gatekeeper',
+        'healthcheck',
+        'proxy-logging',
+        'cache',
+        'authtoken',
+        's3api',
+        's3token',
+        'keystoneauth',
+        'account_quotas',
+        'proxy-logging',
+        'proxy-server',
+      ],
       extraProxyConfig: '[filter:account_quotas]\nuse = egg:swift#account_quotas\n',
     });
     stack = await startStack({
@@ -82,7 +106,9 @@ describe('quotas set through Cairn, enforced by a real Swift proxy', () => {
       s3SecretKeys: `interop:${randomBytes(32).toString('base64')}`,
       gateway: { port: gwPort, publicUrl: gwAuth, storageUrl: `${swift.proxyUrl}/v1` },
     });
-    expect((await api('PATCH', '/api/v1/clusters/1/', { auth_url: gwAuth, storage_url: `${swift.proxyUrl}/v1` })).status).toBe(202);
+    expect(
+      (await api('PATCH', '/api/v1/clusters/1/', { auth_url: gwAuth, storage_url: `${swift.proxyUrl}/v1` })).status,
+    ).toBe(202);
     await stack.createUser('swift-service', SERVICE_PW, { is_superuser: true });
     await stack.createUser('quota-reseller', RESELLER_PW, { is_superuser: true });
     alice = await stack.createUser('alice', ALICE_PW);
@@ -134,17 +160,30 @@ describe('quotas set through Cairn, enforced by a real Swift proxy', () => {
 
   it('when an S3 upload (awscli through s3api) would go over the quota, then Swift refuses it', async () => {
     await setQuota(10 * KiB);
-    const res = await aws(home, swift.proxyUrl, REGION, aliceKey, ['s3', 'cp', join(work, 'big.bin'), 's3://files/over.bin']);
+    const res = await aws(home, swift.proxyUrl, REGION, aliceKey, [
+      's3',
+      'cp',
+      join(work, 'big.bin'),
+      's3://files/over.bin',
+    ]);
     expect(res.code).not.toBe(0);
     expect(`${res.stdout}${res.stderr}`).toMatch(/EntityTooLarge|413|Request Entity Too Large/);
-    const fits = await aws(home, swift.proxyUrl, REGION, aliceKey, ['s3', 'cp', join(work, 'small.bin'), 's3://files/fits.bin']);
+    const fits = await aws(home, swift.proxyUrl, REGION, aliceKey, [
+      's3',
+      'cp',
+      join(work, 'small.bin'),
+      's3://files/fits.bin',
+    ]);
     expect(fits.code).toBe(0);
   });
 
   it('when the quota is changed directly in Swift by a reseller, then Cairn puts it back within a resync period and audits the drift', async () => {
     await setQuota(10 * KiB);
     const { token } = await head();
-    const drift = await fetch(`${swift.proxyUrl}/v1/AUTH_alice`, { method: 'POST', headers: { 'X-Auth-Token': token, 'X-Account-Meta-Quota-Bytes': '999999999' } });
+    const drift = await fetch(`${swift.proxyUrl}/v1/AUTH_alice`, {
+      method: 'POST',
+      headers: { 'X-Auth-Token': token, 'X-Account-Meta-Quota-Bytes': '999999999' },
+    });
     expect(drift.status).toBe(204);
     expect((await head()).headers.get('x-account-meta-quota-bytes')).toBe('999999999');
     // The audit record is written right after Swift accepted the repair.
@@ -155,13 +194,19 @@ describe('quotas set through Cairn, enforced by a real Swift proxy', () => {
       await new Promise((r) => setTimeout(r, 250));
       audit = await api('GET', `/api/v1/audit/?action=repair_quota_drift&target_id=${alice.id}`);
     }
-    expect(audit.body.objects[0]).toMatchObject({ operator: 'quota reconciler', before: { quota_bytes: 999999999 }, after: { quota_bytes: 10 * KiB } });
+    expect(audit.body.objects[0]).toMatchObject({
+      operator: 'quota reconciler',
+      before: { quota_bytes: 999999999 },
+      after: { quota_bytes: 10 * KiB },
+    });
     expect((await head()).headers.get('x-account-meta-quota-bytes')).toBe(String(10 * KiB));
   });
 
-  it("when an object-count quota is asked of this Swift 2.30, then Cairn refuses it naming the release needed", async () => {
+  it('when an object-count quota is asked of this Swift 2.30, then Cairn refuses it naming the release needed', async () => {
     const res = await api('PATCH', `/api/v1/users/${alice.id}/`, { quota_count: 10 });
     expect(res.status).toBe(400);
-    expect(res.body.error).toMatch(/^The cluster's Swift 2\.30\.\d+ cannot enforce 'quota_count': object-count quotas need Swift 2\.34 or later\.$/);
+    expect(res.body.error).toMatch(
+      /^The cluster's Swift 2\.30\.\d+ cannot enforce 'quota_count': object-count quotas need Swift 2\.34 or later\.$/,
+    );
   });
 });

@@ -30,11 +30,21 @@ describe('rclone with application credentials against the gateway and a Swift pr
 
   /** A V3 login at the gateway; the answer's status and token. */
   const login = async (identity: object) => {
-    const res = await fetch(`${gwAuth}/v3/auth/tokens`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ auth: { identity } }) });
+    const res = await fetch(`${gwAuth}/v3/auth/tokens`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ auth: { identity } }),
+    });
     await res.arrayBuffer();
     return { status: res.status, token: res.headers.get('x-subject-token') };
   };
-  const aliceToken = async () => (await login({ methods: ['password'], password: { user: { name: 'alice', domain: { id: 'default' }, password: ALICE_PW } } })).token!;
+  const aliceToken = async () =>
+    (
+      await login({
+        methods: ['password'],
+        password: { user: { name: 'alice', domain: { id: 'default' }, password: ALICE_PW } },
+      })
+    ).token!;
 
   /** alice makes a credential with her own token, as `openstack application credential create` does. */
   const make = async (name: string): Promise<Made> => {
@@ -66,7 +76,12 @@ describe('rclone with application credentials against the gateway and a Swift pr
     return r.stdout;
   };
   const byId = (c: Made) => ({ application_credential_id: c.id, application_credential_secret: c.secret });
-  const byName = (c: Made) => ({ application_credential_name: c.name, application_credential_secret: c.secret, user: 'alice', domain: 'Default' });
+  const byName = (c: Made) => ({
+    application_credential_name: c.name,
+    application_credential_secret: c.secret,
+    user: 'alice',
+    domain: 'Default',
+  });
 
   /** Up, list, down: the bytes that come back are the bytes that went up. */
   const roundTrip = async (remote: Record<string, string>, object: string) => {
@@ -75,7 +90,10 @@ describe('rclone with application credentials against the gateway and a Swift pr
     const down = join(home.dir, `${object}.down`);
     writeFileSync(up, data);
     await rcloneOk(remote, ['copyto', up, `cairn:rclone/${object}`]);
-    const listed = JSON.parse(await rcloneOk(remote, ['lsjson', 'cairn:rclone'])) as Array<{ Path: string; Size: number }>;
+    const listed = JSON.parse(await rcloneOk(remote, ['lsjson', 'cairn:rclone'])) as Array<{
+      Path: string;
+      Size: number;
+    }>;
     expect(listed).toEqual(expect.arrayContaining([expect.objectContaining({ Path: object, Size: data.length })]));
     await rcloneOk(remote, ['copyto', `cairn:rclone/${object}`, down]);
     expect(readFileSync(down).equals(data)).toBe(true);
@@ -87,9 +105,19 @@ describe('rclone with application credentials against the gateway and a Swift pr
     gwAuth = `http://127.0.0.1:${gwPort}/auth`;
     swift = await startSwiftCluster({
       pipeline: 'keystone',
-      keystone: { authUrl: `${gwAuth}/v3`, username: 'swift-service', password: SERVICE_PW, projectName: 'swift-service', tokenCacheTime: 1 },
+      keystone: {
+        authUrl: `${gwAuth}/v3`,
+        username: 'swift-service',
+        password: SERVICE_PW,
+        projectName: 'swift-service',
+        tokenCacheTime: 1,
+      },
     });
-    stack = await startStack({ database: 'postgres', redis: true, gateway: { port: gwPort, publicUrl: gwAuth, storageUrl: `${swift.proxyUrl}/v1` } });
+    stack = await startStack({
+      database: 'postgres',
+      redis: true,
+      gateway: { port: gwPort, publicUrl: gwAuth, storageUrl: `${swift.proxyUrl}/v1` },
+    });
     await stack.createUser('swift-service', SERVICE_PW, { is_superuser: true });
     await stack.createUser('alice', ALICE_PW);
   });
@@ -99,11 +127,14 @@ describe('rclone with application credentials against the gateway and a Swift pr
     home?.close();
   });
 
-  it('when rclone logs in with application_credential_id and _secret, then it copies a file up, lists it and copies back the same bytes into alice\'s account', async () => {
+  it("when rclone logs in with application_credential_id and _secret, then it copies a file up, lists it and copies back the same bytes into alice's account", async () => {
     const c = await make('rclone-by-id');
     await roundTrip(byId(c), 'by-id.bin');
     // It is alice's account: her password token sees the object at the proxy.
-    const head = await fetch(`${swift.proxyUrl}/v1/AUTH_alice/rclone/by-id.bin`, { method: 'HEAD', headers: { 'X-Auth-Token': await aliceToken() } });
+    const head = await fetch(`${swift.proxyUrl}/v1/AUTH_alice/rclone/by-id.bin`, {
+      method: 'HEAD',
+      headers: { 'X-Auth-Token': await aliceToken() },
+    });
     expect(head.status).toBe(200);
   });
 
@@ -116,9 +147,19 @@ describe('rclone with application credentials against the gateway and a Swift pr
     const other = await make('rclone-other');
     await rcloneOk(byId(doomed), ['lsf', 'cairn:']);
     await rcloneOk(byName(doomed), ['lsf', 'cairn:']);
-    const res = await fetch(`${gwAuth}/v3/users/alice/application_credentials/${doomed.id}`, { method: 'DELETE', headers: { 'X-Auth-Token': await aliceToken() } });
+    const res = await fetch(`${gwAuth}/v3/users/alice/application_credentials/${doomed.id}`, {
+      method: 'DELETE',
+      headers: { 'X-Auth-Token': await aliceToken() },
+    });
     expect(res.status).toBe(204);
-    expect((await login({ methods: ['application_credential'], application_credential: { id: doomed.id, secret: doomed.secret } })).status).toBe(401);
+    expect(
+      (
+        await login({
+          methods: ['application_credential'],
+          application_credential: { id: doomed.id, secret: doomed.secret },
+        })
+      ).status,
+    ).toBe(401);
     for (const remote of [byId(doomed), byName(doomed)]) {
       const failed = await rclone(remote, ['lsf', 'cairn:']);
       expect(failed.code).not.toBe(0);

@@ -30,7 +30,11 @@ export interface Run {
  */
 export function run(cmd: string, args: string[], env: Record<string, string>, input?: string): Promise<Run> {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8', PYTHONNOUSERSITE: '1', ...env }, cwd: env.HOME, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, {
+      env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8', PYTHONNOUSERSITE: '1', ...env },
+      cwd: env.HOME,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -71,7 +75,14 @@ export function aws(home: ClientHome, endpoint: string, region: string, key: S3K
  * Runs a boto3 script: `s3` is a client for the proxy (SigV4, path-style), `args` the JSON given
  * here; the script prints its result as JSON on the last line of stdout.
  */
-export async function boto3(home: ClientHome, endpoint: string, region: string, key: S3Key, script: string, args: unknown = null): Promise<{ run: Run; result: unknown }> {
+export async function boto3(
+  home: ClientHome,
+  endpoint: string,
+  region: string,
+  key: S3Key,
+  script: string,
+  args: unknown = null,
+): Promise<{ run: Run; result: unknown }> {
   const program = [
     'import json, sys, boto3, botocore',
     'from botocore.config import Config',
@@ -85,7 +96,17 @@ export async function boto3(home: ClientHome, endpoint: string, region: string, 
     '        return e.response["Error"]["Code"]',
     script,
   ].join('\n');
-  const r = await run(PYTHON, ['-c', program], { HOME: home.dir, AWS_CONFIG_FILE: join(home.dir, 'none'), AWS_SHARED_CREDENTIALS_FILE: join(home.dir, 'none'), AWS_EC2_METADATA_DISABLED: 'true' }, JSON.stringify(args));
+  const r = await run(
+    PYTHON,
+    ['-c', program],
+    {
+      HOME: home.dir,
+      AWS_CONFIG_FILE: join(home.dir, 'none'),
+      AWS_SHARED_CREDENTIALS_FILE: join(home.dir, 'none'),
+      AWS_EC2_METADATA_DISABLED: 'true',
+    },
+    JSON.stringify(args),
+  );
   const last = r.stdout.trim().split('\n').pop() ?? '';
   let result: unknown;
   try {

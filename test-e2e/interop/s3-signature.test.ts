@@ -24,7 +24,11 @@ interface Case {
 
 async function stringsToSign(access: string, secret: string): Promise<Case[]> {
   const { stdout } = await run(SWIFT_PYTHON, [SCRIPT, access, secret], {
-    env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C.UTF-8', PYTHONNOUSERSITE: '1' },
+    env: {
+      PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+      LC_ALL: 'C.UTF-8',
+      PYTHONNOUSERSITE: '1',
+    },
     timeout: 60_000,
   });
   return JSON.parse(stdout) as Case[];
@@ -52,14 +56,20 @@ describe("Swift s3api's strings to sign, checked by Cairn", () => {
     for (const c of cases) {
       expect({ name: c.name, s3apiAccepts: c.s3apiAccepts }).toEqual({ name: c.name, s3apiAccepts: true });
       const verdict = await verifyS3Signature(c.body, (key) => (key === access ? { secret, owner: 'alice' } : null));
-      expect({ name: c.name, verdict }).toMatchObject({ name: c.name, verdict: { ok: true, accessKey: access, owner: 'alice', version: c.name.slice(0, 2) } });
+      expect({ name: c.name, verdict }).toMatchObject({
+        name: c.name,
+        verdict: { ok: true, accessKey: access, owner: 'alice', version: c.name.slice(0, 2) },
+      });
     }
   });
 
   it('when the secret on file is another one, then none of them verifies', async () => {
     const other = generateS3Secret();
     for (const c of cases) {
-      expect(await verifyS3Signature(c.body, () => ({ secret: other, owner: 'alice' }))).toMatchObject({ ok: false, reason: 'signature-mismatch' });
+      expect(await verifyS3Signature(c.body, () => ({ secret: other, owner: 'alice' }))).toMatchObject({
+        ok: false,
+        reason: 'signature-mismatch',
+      });
     }
   });
 

@@ -17,14 +17,23 @@ const ALICE_PW = 'alice-s3-interop-password';
 const REGION = 'us-east-1';
 const S3_KEYS = `interop:${randomBytes(32).toString('base64')}`;
 
-
 /** A Swift with s3api + s3token in front of keystoneauth, and a Cairn stack whose gateway it asks. */
-async function startS3World(s3: S3Options, gateway: StackOptions['gateway'] = {}): Promise<{ swift: SwiftCluster; stack: Stack; endpoint: string; hostPort: string }> {
+async function startS3World(
+  s3: S3Options,
+  gateway: StackOptions['gateway'] = {},
+): Promise<{ swift: SwiftCluster; stack: Stack; endpoint: string; hostPort: string }> {
   const gwPort = await freePort();
   const gwAuth = `http://127.0.0.1:${gwPort}/auth`;
   const swift = await startSwiftCluster({
     pipeline: 'keystone',
-    keystone: { authUrl: `${gwAuth}/v3`, username: 'swift-service', password: SERVICE_PW, projectName: 'swift-service', tokenCacheTime: 1, s3: { location: REGION, ...s3 } },
+    keystone: {
+      authUrl: `${gwAuth}/v3`,
+      username: 'swift-service',
+      password: SERVICE_PW,
+      projectName: 'swift-service',
+      tokenCacheTime: 1,
+      s3: { location: REGION, ...s3 },
+    },
   });
   const stack = await startStack({
     database: 'postgres',
@@ -84,17 +93,32 @@ describe('S3 clients through a Swift proxy (s3api + s3token with a service token
     writeFileSync(file, body);
     ok(await awsAs(aliceKey, ['s3', 'mb', 's3://alice-aws']), 'aws s3 mb', world.swift);
     ok(await awsAs(aliceKey, ['s3', 'cp', file, 's3://alice-aws/dir/upload.bin']), 'aws s3 cp up', world.swift);
-    expect(ok(await awsAs(aliceKey, ['s3', 'ls', 's3://alice-aws/dir/']), 'aws s3 ls', world.swift).stdout).toMatch(/100000 upload\.bin/);
-    ok(await awsAs(aliceKey, ['s3', 'cp', 's3://alice-aws/dir/upload.bin', `${home.dir}/download.bin`]), 'aws s3 cp down', world.swift);
+    expect(ok(await awsAs(aliceKey, ['s3', 'ls', 's3://alice-aws/dir/']), 'aws s3 ls', world.swift).stdout).toMatch(
+      /100000 upload\.bin/,
+    );
+    ok(
+      await awsAs(aliceKey, ['s3', 'cp', 's3://alice-aws/dir/upload.bin', `${home.dir}/download.bin`]),
+      'aws s3 cp down',
+      world.swift,
+    );
     expect(readFileSync(`${home.dir}/download.bin`).equals(body)).toBe(true);
     ok(await awsAs(aliceKey, ['s3', 'rm', 's3://alice-aws/dir/upload.bin']), 'aws s3 rm', world.swift);
     ok(await awsAs(aliceKey, ['s3', 'rb', 's3://alice-aws']), 'aws s3 rb', world.swift);
-    expect(ok(await awsAs(aliceKey, ['s3api', 'list-buckets', '--query', 'Buckets[].Name', '--output', 'text']), 'aws list-buckets', world.swift).stdout).not.toContain('alice-aws');
+    expect(
+      ok(
+        await awsAs(aliceKey, ['s3api', 'list-buckets', '--query', 'Buckets[].Name', '--output', 'text']),
+        'aws list-buckets',
+        world.swift,
+      ).stdout,
+    ).not.toContain('alice-aws');
   });
 
   it('when boto3 (SigV4) makes a bucket, puts, lists, gets and deletes an object, then each step works and the bytes come back', async () => {
     const { run, result } = await boto3(
-      home, world.endpoint, REGION, aliceKey,
+      home,
+      world.endpoint,
+      REGION,
+      aliceKey,
       [
         's3.create_bucket(Bucket="alice-boto")',
         's3.put_object(Bucket="alice-boto", Key="a/b c.txt", Body=args["body"].encode())',
@@ -114,7 +138,8 @@ describe('S3 clients through a Swift proxy (s3api + s3token with a service token
   it('when s3cmd (SigV2) makes a bucket, puts, lists, gets and deletes an object, then each step works and the bytes come back', async () => {
     const body = randomBytes(20_000);
     writeFileSync(`${home.dir}/s3cmd-up.bin`, body);
-    const cmd = async (args: string[]) => ok(await s3cmd(home, world.hostPort, aliceKey, args), `s3cmd ${args.join(' ')}`, world.swift);
+    const cmd = async (args: string[]) =>
+      ok(await s3cmd(home, world.hostPort, aliceKey, args), `s3cmd ${args.join(' ')}`, world.swift);
     await cmd(['mb', 's3://alice-s3cmd']);
     await cmd(['put', `${home.dir}/s3cmd-up.bin`, 's3://alice-s3cmd/v2.bin']);
     expect((await cmd(['ls', 's3://alice-s3cmd'])).stdout).toMatch(/20000\s+s3:\/\/alice-s3cmd\/v2\.bin/);
@@ -125,17 +150,30 @@ describe('S3 clients through a Swift proxy (s3api + s3token with a service token
   });
 
   it('when objects are written through S3, then the Swift API shows them in AUTH_alice', async () => {
-    await boto3(home, world.endpoint, REGION, aliceKey, 's3.create_bucket(Bucket="alice-both")\ns3.put_object(Bucket="alice-both", Key="from-s3", Body=b"x")\nprint(1)');
-    const login = await fetch(`${world.stack.gatewayUrl}/auth/v1.0`, { headers: { 'X-Auth-User': 'alice', 'X-Auth-Key': ALICE_PW } });
+    await boto3(
+      home,
+      world.endpoint,
+      REGION,
+      aliceKey,
+      's3.create_bucket(Bucket="alice-both")\ns3.put_object(Bucket="alice-both", Key="from-s3", Body=b"x")\nprint(1)',
+    );
+    const login = await fetch(`${world.stack.gatewayUrl}/auth/v1.0`, {
+      headers: { 'X-Auth-User': 'alice', 'X-Auth-Key': ALICE_PW },
+    });
     expect(login.status).toBe(200);
-    const listing = await fetch(`${world.swift.storageUrl('alice')}/alice-both?format=json`, { headers: { 'X-Auth-Token': login.headers.get('x-auth-token')! } });
+    const listing = await fetch(`${world.swift.storageUrl('alice')}/alice-both?format=json`, {
+      headers: { 'X-Auth-Token': login.headers.get('x-auth-token')! },
+    });
     expect(listing.status).toBe(200);
     expect(((await listing.json()) as Array<{ name: string }>).map((o) => o.name)).toEqual(['from-s3']);
   });
 
   it('when a boto3 presigned GET URL is used, then plain HTTP gets the object until it expires, and 403 after', async () => {
     const { result } = await boto3(
-      home, world.endpoint, REGION, aliceKey,
+      home,
+      world.endpoint,
+      REGION,
+      aliceKey,
       [
         's3.create_bucket(Bucket="alice-presigned")',
         's3.put_object(Bucket="alice-presigned", Key="shared.txt", Body=b"shared bytes")',
@@ -154,16 +192,35 @@ describe('S3 clients through a Swift proxy (s3api + s3token with a service token
   });
 
   const errorOf = async (key: S3Key) =>
-    (await boto3(home, world.endpoint, REGION, key, 'print(json.dumps(error_code(lambda: s3.put_object(Bucket="alice-guarded", Key="intruder", Body=b"x"))))')).result;
+    (
+      await boto3(
+        home,
+        world.endpoint,
+        REGION,
+        key,
+        'print(json.dumps(error_code(lambda: s3.put_object(Bucket="alice-guarded", Key="intruder", Body=b"x"))))',
+      )
+    ).result;
   const guardedKeys = async () =>
-    (await boto3(home, world.endpoint, REGION, aliceKey, 'print(json.dumps([o["Key"] for o in s3.list_objects_v2(Bucket="alice-guarded").get("Contents", [])]))')).result;
+    (
+      await boto3(
+        home,
+        world.endpoint,
+        REGION,
+        aliceKey,
+        'print(json.dumps([o["Key"] for o in s3.list_objects_v2(Bucket="alice-guarded").get("Contents", [])]))',
+      )
+    ).result;
 
   // Swift's s3token answers every refusal of the identity service with 401, and s3api reports a
   // 401 as SignatureDoesNotMatch: a wrong secret, an unknown or deleted access key and a disabled
   // user look alike to the client, as they do with Keystone, and nothing is written.
   it('when the secret is wrong or the access key unknown, then SignatureDoesNotMatch and nothing is written', async () => {
     await boto3(home, world.endpoint, REGION, aliceKey, 's3.create_bucket(Bucket="alice-guarded")\nprint(1)');
-    const wrong = { ...aliceKey, secret: `${aliceKey.secret.slice(0, -1)}${aliceKey.secret.endsWith('A') ? 'B' : 'A'}` };
+    const wrong = {
+      ...aliceKey,
+      secret: `${aliceKey.secret.slice(0, -1)}${aliceKey.secret.endsWith('A') ? 'B' : 'A'}`,
+    };
     expect(await errorOf(wrong)).toBe('SignatureDoesNotMatch');
     expect(await errorOf({ access: 'AKIDNOTAKEYATALL0000', secret: aliceKey.secret })).toBe('SignatureDoesNotMatch');
     expect(await guardedKeys()).toEqual([]);
@@ -177,10 +234,13 @@ describe('S3 clients through a Swift proxy (s3api + s3token with a service token
     expect(await errorOf(aliceKey)).toBeNull();
   });
 
-  it('when the credential is deleted, then it is refused on the next request while the user\'s other key still works', async () => {
+  it("when the credential is deleted, then it is refused on the next request while the user's other key still works", async () => {
     const spare = await credentialFor(world.stack, alice);
     expect(await errorOf(spare)).toBeNull();
-    const gone = await fetch(`${world.stack.apiUrl}${spare.uri}`, { method: 'DELETE', headers: { Authorization: ADMIN_AUTH } });
+    const gone = await fetch(`${world.stack.apiUrl}${spare.uri}`, {
+      method: 'DELETE',
+      headers: { Authorization: ADMIN_AUTH },
+    });
     expect(gone.status).toBe(204);
     expect(await errorOf(spare)).toBe('SignatureDoesNotMatch');
     expect(await errorOf(aliceKey)).toBeNull();
@@ -190,14 +250,26 @@ describe('S3 clients through a Swift proxy (s3api + s3token with a service token
   // way to name another account, except s3token's `<access key>:<account>` form, which asks for
   // another project's account. keystoneauth then decides as for any token: the reseller role
   // (superusers) may act on every account, others only on their own.
-  it('when a superuser\'s key names another account, then Swift\'s reseller rules let it in, and refuse an ordinary user', async () => {
+  it("when a superuser's key names another account, then Swift's reseller rules let it in, and refuse an ordinary user", async () => {
     const root = await world.stack.createUser('root', 'root-s3-interop-password', { is_superuser: true });
     const bob = await world.stack.createUser('bob', 'bob-s3-interop-password-1');
     const rootKey = await credentialFor(world.stack, root);
     const bobKey = await credentialFor(world.stack, bob);
-    await boto3(home, world.endpoint, REGION, aliceKey, 's3.create_bucket(Bucket="alice-reseller")\ns3.put_object(Bucket="alice-reseller", Key="k", Body=b"alice")\nprint(1)');
+    await boto3(
+      home,
+      world.endpoint,
+      REGION,
+      aliceKey,
+      's3.create_bucket(Bucket="alice-reseller")\ns3.put_object(Bucket="alice-reseller", Key="k", Body=b"alice")\nprint(1)',
+    );
     const list = (key: S3Key) =>
-      boto3(home, world.endpoint, REGION, key, 'r = {}\ntry:\n    r["keys"] = [o["Key"] for o in s3.list_objects_v2(Bucket="alice-reseller").get("Contents", [])]\nexcept botocore.exceptions.ClientError as e:\n    r["error"] = e.response["Error"]["Code"]\nprint(json.dumps(r))');
+      boto3(
+        home,
+        world.endpoint,
+        REGION,
+        key,
+        'r = {}\ntry:\n    r["keys"] = [o["Key"] for o in s3.list_objects_v2(Bucket="alice-reseller").get("Contents", [])]\nexcept botocore.exceptions.ClientError as e:\n    r["error"] = e.response["Error"]["Code"]\nprint(json.dumps(r))',
+      );
     // Their own accounts have no such bucket.
     expect((await list(rootKey)).result).toEqual({ error: 'NoSuchBucket' });
     expect((await list(bobKey)).result).toEqual({ error: 'NoSuchBucket' });
@@ -206,7 +278,6 @@ describe('S3 clients through a Swift proxy (s3api + s3token with a service token
     expect((await list({ ...bobKey, access: `${bobKey.access}:alice` })).result).toEqual({ error: 'AccessDenied' });
   });
 });
-
 
 describe('S3 through a Swift proxy whose s3token sends no service token', () => {
   let world: Awaited<ReturnType<typeof startS3World>>;
@@ -228,7 +299,9 @@ describe('S3 through a Swift proxy whose s3token sends no service token', () => 
 
   it('when the gateway does not require the token, then awscli works as with one', async () => {
     ok(await aws(home, world.endpoint, REGION, key, ['s3', 'mb', 's3://carol-untokened']), 'aws s3 mb', world.swift);
-    expect(ok(await aws(home, world.endpoint, REGION, key, ['s3', 'ls']), 'aws s3 ls', world.swift).stdout).toContain('carol-untokened');
+    expect(ok(await aws(home, world.endpoint, REGION, key, ['s3', 'ls']), 'aws s3 ls', world.swift).stdout).toContain(
+      'carol-untokened',
+    );
   });
 
   it('when the gateway requires the token that this proxy cannot send, then every S3 request is refused', async () => {
@@ -267,11 +340,17 @@ describe('S3 through a Swift proxy that caches secrets (secret_cache_duration)',
   it('when a cached credential is deleted, then this proxy accepts it until its cache expires and refuses it after, while a wrong secret stays refused', async () => {
     const erin = await world.stack.createUser('erin', ALICE_PW);
     const key = await credentialFor(world.stack, erin);
-    const put = async (k: S3Key) => (await boto3(home, world.endpoint, REGION, k, 'print(json.dumps(error_code(lambda: s3.list_buckets())))')).result;
+    const put = async (k: S3Key) =>
+      (await boto3(home, world.endpoint, REGION, k, 'print(json.dumps(error_code(lambda: s3.list_buckets())))')).result;
     const cachedAt = Date.now();
     expect(await put(key)).toBeNull();
-    expect(await put({ ...key, secret: `${key.secret.slice(0, -1)}${key.secret.endsWith('A') ? 'B' : 'A'}` })).toBe('SignatureDoesNotMatch');
-    expect((await fetch(`${world.stack.apiUrl}${key.uri}`, { method: 'DELETE', headers: { Authorization: ADMIN_AUTH } })).status).toBe(204);
+    expect(await put({ ...key, secret: `${key.secret.slice(0, -1)}${key.secret.endsWith('A') ? 'B' : 'A'}` })).toBe(
+      'SignatureDoesNotMatch',
+    );
+    expect(
+      (await fetch(`${world.stack.apiUrl}${key.uri}`, { method: 'DELETE', headers: { Authorization: ADMIN_AUTH } }))
+        .status,
+    ).toBe(204);
     expect(await put(key)).toBeNull();
     expect(world.swift.logs()).not.toMatch(/Unable to cache secret/);
     await new Promise((r) => setTimeout(r, Math.max(0, cachedAt + (CACHE_SECONDS + 1) * 1000 - Date.now())));

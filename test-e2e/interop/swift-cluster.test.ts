@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSwiftCluster, swiftCli, type SwiftCluster } from './swift-cluster';
 
-
 /** Runs a test body; on failure prints the cluster's logs before rethrowing. */
 async function withLogs(cluster: () => SwiftCluster | undefined, body: () => Promise<void>): Promise<void> {
   try {
@@ -123,7 +122,13 @@ describe('Swift test cluster with tempauth, driven by the real swift CLI', () =>
         // 3 replicas over 3 devices: one copy on each device of the policy, none elsewhere.
         await eventually(() => {
           const placement = Object.fromEntries(
-            c.devices.map((d) => [d, { gold: dataFiles(c.devicesDir, d, 'objects').length, silver: dataFiles(c.devicesDir, d, 'objects-1').length }]),
+            c.devices.map((d) => [
+              d,
+              {
+                gold: dataFiles(c.devicesDir, d, 'objects').length,
+                silver: dataFiles(c.devicesDir, d, 'objects-1').length,
+              },
+            ]),
           );
           expect(placement).toEqual({
             d1: { gold: 1, silver: 0 },
@@ -142,7 +147,13 @@ describe('Swift test cluster with tempauth, driven by the real swift CLI', () =>
         const c = cluster!;
         const res = await fetch(`http://127.0.0.1:${c.nodes.object.port}/recon/diskusage`);
         expect(res.status).toBe(200);
-        const body = (await res.json()) as Array<{ device: string; mounted: unknown; size: unknown; used: unknown; avail: unknown }>;
+        const body = (await res.json()) as Array<{
+          device: string;
+          mounted: unknown;
+          size: unknown;
+          used: unknown;
+          avail: unknown;
+        }>;
         expect(body.map((d) => d.device).sort()).toEqual(['d1', 'd2', 'd3', 'd4']);
         for (const d of body) {
           expect(d.mounted).toBe(true);

@@ -20,7 +20,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as dgram from 'node:dgram';
-import { copyFileSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
+import {
+  copyFileSync,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  writeFileSync,
+  type WriteStream,
+} from 'node:fs';
 import * as net from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -182,7 +191,9 @@ export const DEFAULT_POLICIES: StoragePolicySpec[] = [
   { index: 1, name: 'silver', devices: ['d2', 'd3', 'd4'] },
 ];
 
-export const DEFAULT_TEMPAUTH_USERS: TempauthUser[] = [{ account: 'test', user: 'tester', key: 'testing', groups: ['.admin'] }];
+export const DEFAULT_TEMPAUTH_USERS: TempauthUser[] = [
+  { account: 'test', user: 'tester', key: 'testing', groups: ['.admin'] },
+];
 
 export interface CliResult {
   code: number | null;
@@ -207,11 +218,19 @@ function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
  * Runs python-swiftclient's `swift` CLI (/usr/bin/swift) with a clean environment: only `env` is
  * passed on (plus PATH/HOME/locale), so OS_* / ST_* variables of the test process never leak in.
  */
-export function swiftCli(args: string[], env: Record<string, string> = {}, opts: { cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+export function swiftCli(
+  args: string[],
+  env: Record<string, string> = {},
+  opts: { cwd?: string; timeoutMs?: number } = {},
+): Promise<CliResult> {
   return runCommand(SWIFT_CLI, args, { env: cleanEnv(env), cwd: opts.cwd, timeoutMs: opts.timeoutMs ?? 60_000 });
 }
 
-function runCommand(cmd: string, args: string[], opts: { env: Record<string, string>; cwd?: string; timeoutMs: number }): Promise<CliResult> {
+function runCommand(
+  cmd: string,
+  args: string[],
+  opts: { env: Record<string, string>; cwd?: string; timeoutMs: number },
+): Promise<CliResult> {
   return new Promise((resolve) => {
     let stdout = '';
     let stderr = '';
@@ -282,7 +301,8 @@ function tempauthKey(u: TempauthUser): string {
 function normalisePolicies(policies: StoragePolicySpec[]): StoragePolicySpec[] {
   if (policies.length === 0) throw new Error('startSwiftCluster: at least one storage policy is needed');
   const sorted = [...policies].sort((a, b) => a.index - b.index);
-  if (sorted[0]!.index !== 0) throw new Error('startSwiftCluster: storage policy index 0 must be defined (it uses object.ring.gz)');
+  if (sorted[0]!.index !== 0)
+    throw new Error('startSwiftCluster: storage policy index 0 must be defined (it uses object.ring.gz)');
   const indexes = new Set<number>();
   for (const p of sorted) {
     if (indexes.has(p.index)) throw new Error(`startSwiftCluster: duplicate storage policy index ${p.index}`);
@@ -309,10 +329,17 @@ interface ManagedProcess {
 /** Starts a cluster and resolves once every server answers. On failure everything started is torn down. */
 export async function startSwiftCluster(options: SwiftClusterOptions): Promise<SwiftCluster> {
   const t0 = Date.now();
-  for (const bin of [SWIFT_PYTHON, SWIFT_RING_BUILDER, MEMCACHED, '/usr/bin/swift-proxy-server', '/usr/bin/swift-object-server']) {
+  for (const bin of [
+    SWIFT_PYTHON,
+    SWIFT_RING_BUILDER,
+    MEMCACHED,
+    '/usr/bin/swift-proxy-server',
+    '/usr/bin/swift-object-server',
+  ]) {
     if (!existsSync(bin)) throw new Error(`startSwiftCluster: ${bin} is missing; run ${INSTALL_SCRIPT}`);
   }
-  if (options.pipeline === 'keystone' && !options.keystone) throw new Error("startSwiftCluster: pipeline 'keystone' needs the keystone options");
+  if (options.pipeline === 'keystone' && !options.keystone)
+    throw new Error("startSwiftCluster: pipeline 'keystone' needs the keystone options");
   const policies = normalisePolicies(options.policies ?? DEFAULT_POLICIES);
   const devices = [...new Set(policies.flatMap((p) => p.devices))].sort();
   const partPower = options.partPower ?? 8;
@@ -348,7 +375,13 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
   const udp = dgram.createSocket('udp4');
   udp.on('message', (msg) => {
     // Swift's SysLogHandler sends "<PRI>server-name: message\0"
-    addLog('udp', msg.toString('utf8').replace(/\0+$/, '').replace(/^<\d+>/, ''));
+    addLog(
+      'udp',
+      msg
+        .toString('utf8')
+        .replace(/\0+$/, '')
+        .replace(/^<\d+>/, ''),
+    );
   });
   await new Promise<void>((resolve, reject) => {
     udp.once('error', reject);
@@ -368,7 +401,12 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
   const launch = (name: string, cmd: string, args: string[]): ManagedProcess => {
     // detached: each server becomes its own process group (Swift forks a worker), so stop() can
     // signal the whole group.
-    const child = spawn(cmd, args, { cwd: rootDir, env: cleanEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, {
+      cwd: rootDir,
+      env: cleanEnv(),
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const p: ManagedProcess = { name, child, exited: false, exitPromise: Promise.resolve() };
     p.exitPromise = new Promise<void>((resolve) => {
       child.once('exit', (code, signal) => {
@@ -426,28 +464,51 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
   };
 
   try {
-    const [proxyPort, accountPort, containerPort, objectPort, memcachedPort] = (await freePorts(5)) as [number, number, number, number, number];
-    const ports = { proxy: proxyPort, account: accountPort, container: containerPort, object: objectPort, memcached: memcachedPort, log: logPort };
+    const [proxyPort, accountPort, containerPort, objectPort, memcachedPort] = (await freePorts(5)) as [
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
+    const ports = {
+      proxy: proxyPort,
+      account: accountPort,
+      container: containerPort,
+      object: objectPort,
+      memcached: memcachedPort,
+      log: logPort,
+    };
 
     // ---- swift.conf and rings --------------------------------------------------------------
     const hash = randomBytes(8).toString('hex');
     writeFileSync(
       join(swiftDir, 'swift.conf'),
       ini([
-        ['swift-hash', { swift_hash_path_prefix: `cairn-prefix-${hash}`, swift_hash_path_suffix: `cairn-suffix-${hash}` }],
-        ...policies.map(
-          (p): [string, Record<string, string | undefined>] => [
-            `storage-policy:${p.index}`,
-            { name: p.name, aliases: p.aliases?.length ? p.aliases.join(', ') : undefined, default: p.default ? 'yes' : undefined, deprecated: p.deprecated ? 'yes' : undefined },
-          ],
-        ),
+        [
+          'swift-hash',
+          { swift_hash_path_prefix: `cairn-prefix-${hash}`, swift_hash_path_suffix: `cairn-suffix-${hash}` },
+        ],
+        ...policies.map((p): [string, Record<string, string | undefined>] => [
+          `storage-policy:${p.index}`,
+          {
+            name: p.name,
+            aliases: p.aliases?.length ? p.aliases.join(', ') : undefined,
+            default: p.default ? 'yes' : undefined,
+            deprecated: p.deprecated ? 'yes' : undefined,
+          },
+        ]),
       ]),
     );
     const zoneOf = (dev: string) => devices.indexOf(dev) + 1; // one zone per device: no dispersion warnings
     const rings: Array<{ file: string; port: number; devs: string[] }> = [
       { file: 'account', port: accountPort, devs: devices },
       { file: 'container', port: containerPort, devs: devices },
-      ...policies.map((p) => ({ file: p.index === 0 ? 'object' : `object-${p.index}`, port: objectPort, devs: p.devices })),
+      ...policies.map((p) => ({
+        file: p.index === 0 ? 'object' : `object-${p.index}`,
+        port: objectPort,
+        devs: p.devices,
+      })),
     ];
     await Promise.all(
       rings.map(async (r) => {
@@ -459,13 +520,21 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
           ['rebalance', '--seed', '1'],
         ];
         for (const step of steps) {
-          const res = await runCommand(SWIFT_RING_BUILDER, [builder, ...step], { env: cleanEnv(), cwd: swiftDir, timeoutMs: 60_000 });
+          const res = await runCommand(SWIFT_RING_BUILDER, [builder, ...step], {
+            env: cleanEnv(),
+            cwd: swiftDir,
+            timeoutMs: 60_000,
+          });
           addLog('swift-ring-builder', `${r.file} ${step.join(' ')} -> ${res.code}\n${res.stdout}${res.stderr}`);
           // rebalance exits 1 on warnings (e.g. few devices); only >= 2 is an error.
           const ok = res.code === 0 || (step[0] === 'rebalance' && res.code === 1);
-          if (!ok) throw new Error(`swift-ring-builder ${r.file}.builder ${step.join(' ')} failed (exit ${res.code}):\n${res.stdout}${res.stderr}`);
+          if (!ok)
+            throw new Error(
+              `swift-ring-builder ${r.file}.builder ${step.join(' ')} failed (exit ${res.code}):\n${res.stdout}${res.stderr}`,
+            );
         }
-        if (!existsSync(join(swiftDir, `${r.file}.ring.gz`))) throw new Error(`swift-ring-builder did not write ${r.file}.ring.gz`);
+        if (!existsSync(join(swiftDir, `${r.file}.ring.gz`)))
+          throw new Error(`swift-ring-builder did not write ${r.file}.ring.gz`);
       }),
     );
 
@@ -505,10 +574,37 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
     // otherwise): authtoken first, because it strips identity headers from every request it sees,
     // and would strip the ones s3token sets from the s3tokens answer if it came after.
     const s3 = options.pipeline === 'keystone' ? options.keystone!.s3 : undefined;
-    const authFilters = options.pipeline === 'tempauth' ? ['tempauth'] : s3 ? ['authtoken', 's3api', 's3token', 'keystoneauth'] : ['authtoken', 'keystoneauth'];
-    const proxyPipeline = options.proxyPipeline ?? ['catch_errors', 'gatekeeper', 'healthcheck', 'proxy-logging', 'cache', ...authFilters, 'proxy-logging', 'proxy-server'];
+    const authFilters =
+      options.pipeline === 'tempauth'
+        ? ['tempauth']
+        : s3
+          ? ['authtoken', 's3api', 's3token', 'keystoneauth']
+          : ['authtoken', 'keystoneauth'];
+    const proxyPipeline = options.proxyPipeline ?? [
+      'catch_errors',
+      'gatekeeper',
+      'healthcheck',
+      'proxy-logging',
+      'cache',
+      ...authFilters,
+      'proxy-logging',
+      'proxy-server',
+    ];
     const proxySections: Array<[string, Record<string, string | number | boolean | undefined>]> = [
-      ['DEFAULT', { bind_ip: LOOPBACK, bind_port: proxyPort, workers: 1, user, swift_dir: swiftDir, bind_timeout: 10, log_udp_host: LOOPBACK, log_udp_port: logPort, log_level: logLevel }],
+      [
+        'DEFAULT',
+        {
+          bind_ip: LOOPBACK,
+          bind_port: proxyPort,
+          workers: 1,
+          user,
+          swift_dir: swiftDir,
+          bind_timeout: 10,
+          log_udp_host: LOOPBACK,
+          log_udp_port: logPort,
+          log_level: logLevel,
+        },
+      ],
       ['pipeline:main', { pipeline: proxyPipeline.join(' ') }],
       ['app:proxy-server', { use: 'egg:swift#proxy', account_autocreate: 'true', ...options.proxyAppSettings }],
       ['filter:catch_errors', { use: 'egg:swift#catch_errors' }],
@@ -561,7 +657,10 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
         },
       ]);
       if (s3) {
-        proxySections.push(['filter:s3api', { use: 'egg:swift#s3api', location: s3.location ?? 'us-east-1', ...s3.s3apiExtra }]);
+        proxySections.push([
+          'filter:s3api',
+          { use: 'egg:swift#s3api', location: s3.location ?? 'us-east-1', ...s3.s3apiExtra },
+        ]);
         proxySections.push([
           'filter:s3token',
           {
@@ -571,13 +670,16 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
             delay_auth_decision: 'false',
             http_timeout: 10,
             secret_cache_duration: s3.secretCacheDuration ?? 0,
-            ...(s3.serviceAuth ?? true ? serviceAuth : {}),
+            ...((s3.serviceAuth ?? true) ? serviceAuth : {}),
             ...s3.s3tokenExtra,
           },
         ]);
       }
     }
-    writeFileSync(join(swiftDir, 'proxy-server.conf'), ini(proxySections) + (options.extraProxyConfig ? `\n${options.extraProxyConfig}\n` : ''));
+    writeFileSync(
+      join(swiftDir, 'proxy-server.conf'),
+      ini(proxySections) + (options.extraProxyConfig ? `\n${options.extraProxyConfig}\n` : ''),
+    );
     if (!resellerPrefix.endsWith('_')) resellerPrefix += '_';
 
     // ---- start -----------------------------------------------------------------------------
@@ -585,13 +687,25 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
     if (process.getuid?.() === 0) memcachedArgs.push('-u', 'root'); // memcached refuses root without -u
     launch('memcached', MEMCACHED, memcachedArgs);
     for (const server of ['account', 'container', 'object', 'proxy'] as const) {
-      launch(`${server}-server`, SWIFT_PYTHON, [SWIFT_LAUNCHER, swiftDir, server, join(swiftDir, `${server}-server.conf`)]);
+      launch(`${server}-server`, SWIFT_PYTHON, [
+        SWIFT_LAUNCHER,
+        swiftDir,
+        server,
+        join(swiftDir, `${server}-server.conf`),
+      ]);
     }
 
     const proxyUrl = `http://${LOOPBACK}:${proxyPort}`;
     const checks: Array<{ name: string; probe: () => Promise<boolean> }> = [
       { name: `memcached ${LOOPBACK}:${memcachedPort}`, probe: () => tcpOpen(memcachedPort) },
-      ...([['account', accountPort], ['container', containerPort], ['object', objectPort], ['proxy', proxyPort]] as const).map(([server, port]) => ({
+      ...(
+        [
+          ['account', accountPort],
+          ['container', containerPort],
+          ['object', objectPort],
+          ['proxy', proxyPort],
+        ] as const
+      ).map(([server, port]) => ({
         name: `${server}-server http://${LOOPBACK}:${port}/healthcheck`,
         probe: () => httpOk(`http://${LOOPBACK}:${port}/healthcheck`),
       })),
@@ -600,29 +714,46 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
     let pending = checks;
     while (pending.length) {
       const dead = procs.filter((p) => p.exited);
-      if (dead.length) throw new Error(`Swift test cluster: ${dead.map((p) => `${p.name} ${p.exitInfo}`).join(', ')} during start-up`);
-      if (Date.now() > deadline) throw new Error(`Swift test cluster did not come up within ${startTimeoutMs} ms; not answering: ${pending.map((c) => c.name).join(', ')}`);
+      if (dead.length)
+        throw new Error(`Swift test cluster: ${dead.map((p) => `${p.name} ${p.exitInfo}`).join(', ')} during start-up`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `Swift test cluster did not come up within ${startTimeoutMs} ms; not answering: ${pending.map((c) => c.name).join(', ')}`,
+        );
       const results = await Promise.all(pending.map((c) => c.probe()));
       pending = pending.filter((_, i) => !results[i]);
       if (pending.length) await sleep(200);
     }
 
     // Prove the proxy loaded our swift.conf (policy names), not /etc/swift/swift.conf.
-    const info = (await (await fetch(`${proxyUrl}/info`, { signal: AbortSignal.timeout(5_000) })).json()) as { swift?: { policies?: Array<{ name: string }> } };
+    const info = (await (await fetch(`${proxyUrl}/info`, { signal: AbortSignal.timeout(5_000) })).json()) as {
+      swift?: { policies?: Array<{ name: string }> };
+    };
     const served = (info.swift?.policies ?? []).map((p) => p.name).sort();
-    const wanted = policies.filter((p) => !p.deprecated).map((p) => p.name).sort();
+    const wanted = policies
+      .filter((p) => !p.deprecated)
+      .map((p) => p.name)
+      .sort();
     if (JSON.stringify(served) !== JSON.stringify(wanted)) {
-      throw new Error(`Swift proxy serves storage policies ${JSON.stringify(served)}, expected ${JSON.stringify(wanted)} (swift.conf not picked up?)`);
+      throw new Error(
+        `Swift proxy serves storage policies ${JSON.stringify(served)}, expected ${JSON.stringify(wanted)} (swift.conf not picked up?)`,
+      );
     }
     const startedInMs = Date.now() - t0;
     addLog('harness', `cluster ready in ${startedInMs} ms at ${proxyUrl} (pipeline ${proxyPipeline.join(' ')})`);
 
-    const node = (server: SwiftNode['server'], port: number): SwiftNode => ({ server, ip: LOOPBACK, port, reconUrl: `http://${LOOPBACK}:${port}/recon` });
+    const node = (server: SwiftNode['server'], port: number): SwiftNode => ({
+      server,
+      ip: LOOPBACK,
+      port,
+      reconUrl: `http://${LOOPBACK}:${port}/recon`,
+    });
     const logs = () => logLines.join('\n');
     return {
       proxyUrl,
       authUrl: options.pipeline === 'tempauth' ? `${proxyUrl}/auth/v1.0` : undefined,
-      storageUrl: (account: string) => `${proxyUrl}/v1/${account.startsWith(resellerPrefix) ? account : resellerPrefix + account}`,
+      storageUrl: (account: string) =>
+        `${proxyUrl}/v1/${account.startsWith(resellerPrefix) ? account : resellerPrefix + account}`,
       pipeline: options.pipeline,
       proxyPipeline,
       rootDir,
@@ -631,13 +762,19 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
       devices,
       policies,
       ports,
-      nodes: { account: node('account', accountPort), container: node('container', containerPort), object: node('object', objectPort) },
+      nodes: {
+        account: node('account', accountPort),
+        container: node('container', containerPort),
+        object: node('object', objectPort),
+      },
       startedInMs,
       logFile,
       logs,
       dumpLogs: (lastLines?: number) => {
         const lines = lastLines ? logLines.slice(-lastLines) : logLines;
-        process.stderr.write(`\n===== Swift test cluster logs (${rootDir}) =====\n${lines.join('\n')}\n===== end of Swift logs =====\n`);
+        process.stderr.write(
+          `\n===== Swift test cluster logs (${rootDir}) =====\n${lines.join('\n')}\n===== end of Swift logs =====\n`,
+        );
       },
       pids: () => Object.fromEntries(procs.map((p) => [p.name, p.child.pid])),
       stop,

@@ -39,7 +39,9 @@ const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
 function run(cmd: string, args: string[]): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { env: { PATH: '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', LANG: 'C.UTF-8' } });
+    const child = spawn(cmd, args, {
+      env: { PATH: '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', LANG: 'C.UTF-8' },
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -53,14 +55,23 @@ describe('cairn utilization against a real Swift cluster', () => {
   let gwAuth: string;
   let work: string;
   let since: number;
-  const env = () => ({ CAIRN_API_URL: stack.apiUrl, CAIRN_API_KEY: `${ADMIN_AUTH_NAME}:${ADMIN_KEY}`, CAIRN_UTILIZATION_USER: 'metering', CAIRN_UTILIZATION_PASSWORD: METER_PW });
+  const env = () => ({
+    CAIRN_API_URL: stack.apiUrl,
+    CAIRN_API_KEY: `${ADMIN_AUTH_NAME}:${ADMIN_KEY}`,
+    CAIRN_UTILIZATION_USER: 'metering',
+    CAIRN_UTILIZATION_PASSWORD: METER_PW,
+  });
   const apiGet = async (path: string) => {
     const res = await fetch(`${stack.apiUrl}${path}`, { headers: { Authorization: ADMIN_AUTH } });
     expect(res.status).toBe(200);
     return res.json() as Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
   };
   const swiftOk = async (user: string, args: string[]) => {
-    const res = await swiftCli(['-A', `${gwAuth}/v1.0`, '-U', user, '-K', user === 'metering' ? METER_PW : PW, ...args], {}, { cwd: work });
+    const res = await swiftCli(
+      ['-A', `${gwAuth}/v1.0`, '-U', user, '-K', user === 'metering' ? METER_PW : PW, ...args],
+      {},
+      { cwd: work },
+    );
     if (res.code !== 0) {
       swift.dumpLogs(60);
       throw new Error(`swift ${args.join(' ')} as ${user} failed (${res.code}):\n${res.stdout}\n${res.stderr}`);
@@ -70,7 +81,12 @@ describe('cairn utilization against a real Swift cluster', () => {
   /** `swift stat` of an account, as the metering reseller sees it: "Bytes: 3345" -> { Bytes: '3345' }. */
   const stat = async (account: string) => {
     const out = await swiftOk('metering', ['--os-storage-url', `${swift.proxyUrl}/v1/AUTH_${account}`, 'stat']);
-    return Object.fromEntries(out.split('\n').map((l) => l.split(/:\s+/).map((s) => s.trim())).filter((kv) => kv.length === 2)) as Record<string, string>;
+    return Object.fromEntries(
+      out
+        .split('\n')
+        .map((l) => l.split(/:\s+/).map((s) => s.trim()))
+        .filter((kv) => kv.length === 2),
+    ) as Record<string, string>;
   };
 
   beforeAll(async () => {
@@ -79,7 +95,14 @@ describe('cairn utilization against a real Swift cluster', () => {
     gwAuth = `http://127.0.0.1:${gwPort}/auth`;
     swift = await startSwiftCluster({
       pipeline: 'keystone',
-      keystone: { authUrl: `${gwAuth}/v3`, username: 'swift-service', password: SERVICE_PW, projectName: 'swift-service', tokenCacheTime: 1, s3: { location: REGION } },
+      keystone: {
+        authUrl: `${gwAuth}/v3`,
+        username: 'swift-service',
+        password: SERVICE_PW,
+        projectName: 'swift-service',
+        tokenCacheTime: 1,
+        s3: { location: REGION },
+      },
       proxyLoggingSettings: { log_msg_template: LOG_MSG_TEMPLATE },
     });
     stack = await startStack({
@@ -98,7 +121,13 @@ describe('cairn utilization against a real Swift cluster', () => {
     const put = await fetch(`${stack.apiUrl}/api/v1/clusters/1/devices/`, {
       method: 'PUT',
       headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ policies: [{ index: 0, name: 'gold', default: true }, { index: 1, name: 'silver' }], devices: [] }),
+      body: JSON.stringify({
+        policies: [
+          { index: 0, name: 'gold', default: true },
+          { index: 1, name: 'silver' },
+        ],
+        devices: [],
+      }),
     });
     expect(put.status).toBe(204);
     await stack.createUser('swift-service', SERVICE_PW, { is_superuser: true });
@@ -124,7 +153,11 @@ describe('cairn utilization against a real Swift cluster', () => {
     await swiftOk('alice', ['download', 'c-gold', 'alice-gold-0.bin', '-o', '-']);
     // Carol leaves; her objects stay in Swift and still cost.
     expect(await stack.deleteUser(users.carol!.id)).toBe(204);
-    const updater = await run(SWIFT_PYTHON, [join(__dirname, 'swift-container-updater.py'), swift.swiftDir, swift.devicesDir]);
+    const updater = await run(SWIFT_PYTHON, [
+      join(__dirname, 'swift-container-updater.py'),
+      swift.swiftDir,
+      swift.devicesDir,
+    ]);
     if (updater.code !== 0) throw new Error(`container updater failed:\n${updater.out}`);
   });
 
@@ -140,13 +173,21 @@ describe('cairn utilization against a real Swift cluster', () => {
     expect(collected.code).toBe(0);
     const start = new Date(Math.floor(since / HOUR) * HOUR).toISOString();
     const summary = await apiGet(`/api/v1/clusters/1/utilization/summary/?start=${start}&limit=0`);
-    const byAccount = new Map<string, any>(summary.objects.map((o: { account: string }) => [o.account, o])); // eslint-disable-line @typescript-eslint/no-explicit-any
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const byAccount = new Map<string, any>(summary.objects.map((o: { account: string }) => [o.account, o]));
     for (const [user, byPolicy] of Object.entries(UPLOADS)) {
       const s = await stat(user);
       const row = byAccount.get(`AUTH_${user}`);
-      expect({ user, bytes: row.bytes_used_peak, objects: row.object_count }).toEqual({ user, bytes: Number(s.Bytes), objects: Number(s.Objects) });
+      expect({ user, bytes: row.bytes_used_peak, objects: row.object_count }).toEqual({
+        user,
+        bytes: Number(s.Bytes),
+        objects: Number(s.Objects),
+      });
       expect(Number(s.Bytes)).toBe(sum(byPolicy.gold) + sum(byPolicy.silver));
-      for (const [index, policy] of [[0, 'gold'], [1, 'silver']] as const) {
+      for (const [index, policy] of [
+        [0, 'gold'],
+        [1, 'silver'],
+      ] as const) {
         const p = row.policies.find((x: { policy_index: number }) => x.policy_index === index);
         const inSwift = Number(s[`Bytes in policy "${policy}"`] ?? 0);
         expect({ user, policy, bytes: p?.bytes_used_peak ?? 0 }).toEqual({ user, policy, bytes: inSwift });
@@ -176,15 +217,24 @@ describe('cairn utilization against a real Swift cluster', () => {
 
     const start = new Date(Math.floor(since / HOUR) * HOUR).toISOString();
     const detail = async (account: string, policy: number | 'total') => {
-      const d = await apiGet(`/api/v1/clusters/1/utilization/transfer/${policy}/AUTH_${account}/detail/?start=${start}&limit=0`);
+      const d = await apiGet(
+        `/api/v1/clusters/1/utilization/transfer/${policy}/AUTH_${account}/detail/?start=${start}&limit=0`,
+      );
       return (d.objects as Array<{ bytes_in: number; bytes_out: number; req_count: number }>).reduce(
-        (t, r) => ({ bytes_in: t.bytes_in + r.bytes_in, bytes_out: t.bytes_out + r.bytes_out, req_count: t.req_count + r.req_count }),
+        (t, r) => ({
+          bytes_in: t.bytes_in + r.bytes_in,
+          bytes_out: t.bytes_out + r.bytes_out,
+          req_count: t.req_count + r.req_count,
+        }),
         { bytes_in: 0, bytes_out: 0, req_count: 0 },
       );
     };
     const check = async () => {
       for (const [user, byPolicy] of Object.entries(UPLOADS)) {
-        for (const [index, policy] of [[0, 'gold'], [1, 'silver']] as const) {
+        for (const [index, policy] of [
+          [0, 'gold'],
+          [1, 'silver'],
+        ] as const) {
           const got = await detail(user, index);
           // Object PUTs carry the policy; the bytes in are exactly the files' sizes.
           expect({ user, policy, bytes_in: got.bytes_in }).toEqual({ user, policy, bytes_in: sum(byPolicy[policy]) });
@@ -209,16 +259,27 @@ describe('cairn utilization against a real Swift cluster', () => {
 
   it("when the collector reaches the cluster by other addresses than the cluster's record, then CAIRN_UTILIZATION_AUTH_URL and _STORAGE_URL take it there", async () => {
     const setUrls = async (urls: { auth_url: string; storage_url: string }) => {
-      const res = await fetch(`${stack.apiUrl}/api/v1/clusters/1/`, { method: 'PATCH', headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' }, body: JSON.stringify(urls) });
+      const res = await fetch(`${stack.apiUrl}/api/v1/clusters/1/`, {
+        method: 'PATCH',
+        headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' },
+        body: JSON.stringify(urls),
+      });
       expect(res.status).toBeLessThan(300);
     };
     // What a deployment records: addresses for clients elsewhere, which the collector's network cannot reach.
     await setUrls({ auth_url: 'http://127.0.0.1:9/auth', storage_url: 'http://127.0.0.1:9/v1' });
     try {
-      const onRecord = await cairn(['utilization', 'collect', '--cluster', 'default'], { ...env(), CAIRN_UTILIZATION_TIMEOUT_MS: '2000' });
+      const onRecord = await cairn(['utilization', 'collect', '--cluster', 'default'], {
+        ...env(),
+        CAIRN_UTILIZATION_TIMEOUT_MS: '2000',
+      });
       expect(onRecord.code).not.toBe(0);
       expect(onRecord.out).toContain('http://127.0.0.1:9/auth/v1.0');
-      const overridden = await cairn(['utilization', 'collect', '--cluster', 'default'], { ...env(), CAIRN_UTILIZATION_AUTH_URL: gwAuth, CAIRN_UTILIZATION_STORAGE_URL: `${swift.proxyUrl}/v1` });
+      const overridden = await cairn(['utilization', 'collect', '--cluster', 'default'], {
+        ...env(),
+        CAIRN_UTILIZATION_AUTH_URL: gwAuth,
+        CAIRN_UTILIZATION_STORAGE_URL: `${swift.proxyUrl}/v1`,
+      });
       expect(overridden.out).toMatch(/cluster 1: 6 of 6 account\(s\) sampled, 0 failed/);
       expect(overridden.code).toBe(0);
     } finally {
@@ -250,14 +311,32 @@ describe('cairn utilization against a real Swift cluster', () => {
       writeFileSync(upload, randomBytes(sizes.aws));
       ok(await aws(home, swift.proxyUrl, REGION, key, ['s3', 'mb', 's3://dave-bucket']), 'aws s3 mb');
       ok(await aws(home, swift.proxyUrl, REGION, key, ['s3', 'cp', upload, 's3://dave-bucket/up.bin']), 'aws s3 cp up');
-      ok(await aws(home, swift.proxyUrl, REGION, key, ['s3', 'cp', 's3://dave-bucket/up.bin', join(home.dir, 'down.bin')]), 'aws s3 cp down');
+      ok(
+        await aws(home, swift.proxyUrl, REGION, key, [
+          's3',
+          'cp',
+          's3://dave-bucket/up.bin',
+          join(home.dir, 'down.bin'),
+        ]),
+        'aws s3 cp down',
+      );
       expect(readFileSync(join(home.dir, 'down.bin')).equals(readFileSync(upload))).toBe(true);
       const { run, result } = await boto3(
-        home, swift.proxyUrl, REGION, key,
-        ['s3.put_object(Bucket="dave-bucket", Key="b.bin", Body=b"x" * args["size"])', 'got = len(s3.get_object(Bucket="dave-bucket", Key="b.bin")["Body"].read())', 'print(json.dumps({"got": got}))'].join('\n'),
+        home,
+        swift.proxyUrl,
+        REGION,
+        key,
+        [
+          's3.put_object(Bucket="dave-bucket", Key="b.bin", Body=b"x" * args["size"])',
+          'got = len(s3.get_object(Bucket="dave-bucket", Key="b.bin")["Body"].read())',
+          'print(json.dumps({"got": got}))',
+        ].join('\n'),
         { size: sizes.boto3 },
       );
-      expect({ result, stderr: run.code === 0 ? '' : run.stderr }).toEqual({ result: { got: sizes.boto3 }, stderr: '' });
+      expect({ result, stderr: run.code === 0 ? '' : run.stderr }).toEqual({
+        result: { got: sizes.boto3 },
+        stderr: '',
+      });
       // The same account through the Swift API, in the same log.
       writeFileSync(join(work, 'dave.bin'), Buffer.alloc(sizes.swift, 7));
       await swiftOk('dave', ['upload', 'dave-bucket', 'dave.bin']);
@@ -275,10 +354,18 @@ describe('cairn utilization against a real Swift cluster', () => {
 
       // In Swift's default template (the same lines without {account}) S3 requests name no account.
       const defaultFormat = join(work, 'proxy-access-default.log');
-      writeFileSync(defaultFormat, `${lines.filter((l) => !/ \/v1\//.test(l)).map((l) => l.replace(/ \S+$/, '')).join('\n')}\n`);
+      writeFileSync(
+        defaultFormat,
+        `${lines
+          .filter((l) => !/ \/v1\//.test(l))
+          .map((l) => l.replace(/ \S+$/, ''))
+          .join('\n')}\n`,
+      );
       const unattributed = await cairn(['utilization', 'ingest-logs', '--cluster', '1', defaultFormat], env());
       expect(unattributed.code).toBe(0);
-      expect(unattributed.out).toMatch(/, 0 request\(s\) counted, (\d+) unattributed \(\1 with no account, 0 to accounts no user had\)/);
+      expect(unattributed.out).toMatch(
+        /, 0 request\(s\) counted, (\d+) unattributed \(\1 with no account, 0 to accounts no user had\)/,
+      );
       expect(unattributed.out).toContain('request with no account, not billed');
 
       const logFile = join(work, 'proxy-access-s3.log');
@@ -289,7 +376,11 @@ describe('cairn utilization against a real Swift cluster', () => {
       const start = new Date(Math.floor(since / HOUR) * HOUR).toISOString();
       const d = await apiGet(`/api/v1/clusters/1/utilization/transfer/total/AUTH_dave/detail/?start=${start}&limit=0`);
       const total = (d.objects as Array<{ bytes_in: number; bytes_out: number; req_count: number }>).reduce(
-        (t, r) => ({ bytes_in: t.bytes_in + r.bytes_in, bytes_out: t.bytes_out + r.bytes_out, req_count: t.req_count + r.req_count }),
+        (t, r) => ({
+          bytes_in: t.bytes_in + r.bytes_in,
+          bytes_out: t.bytes_out + r.bytes_out,
+          req_count: t.req_count + r.req_count,
+        }),
         { bytes_in: 0, bytes_out: 0, req_count: 0 },
       );
       // Every byte uploaded, through S3 and the Swift API; every byte downloaded, plus S3's short XML answers.

@@ -26,8 +26,13 @@ describe('ingest-logs killed half-way', () => {
     stack = await startStack({ database: 'postgres' });
     // Logs bill only accounts the cluster has had a user for.
     for (let i = 0; i < ACCOUNTS; i++) await stack.createUser(`crash${i}`, 'crash-password-0000000001');
-    // Transfer records name policy indexes the cluster's device report must list (as 'cairn capacity collect' reports them).
-    const put = await fetch(`${stack.apiUrl}/api/v1/clusters/1/devices/`, { method: 'PUT', headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' }, body: JSON.stringify({ policies: [{ index: 0, name: 'gold', default: true }], devices: [] }) });
+    // Transfer records name policy indexes the cluster's device report must list (as 'cairn capacity collect' reports
+    // them).
+    const put = await fetch(`${stack.apiUrl}/api/v1/clusters/1/devices/`, {
+      method: 'PUT',
+      headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ policies: [{ index: 0, name: 'gold', default: true }], devices: [] }),
+    });
     expect(put.status).toBe(204);
     work = mkdtempSync(join(tmpdir(), 'cairn-ingest-crash-'));
     logFile = join(work, 'proxy-access.log');
@@ -40,7 +45,9 @@ describe('ingest-logs killed half-way', () => {
       const start = (firstHour + ((i * 997) % (5 * HOUR))) / 1000;
       const e = expected.get(account) ?? { in: 0, out: 0 };
       expected.set(account, { in: e.in + bytesIn, out: e.out + bytesOut });
-      lines.push(`10.0.0.8 10.0.0.8 24/Nov/2026/00/00/00 PUT /v1/${account}/c/o${i} HTTP/1.0 201 - - - ${bytesIn} ${bytesOut} - tx${i} - 0.0010 - - ${start.toFixed(6)} ${(start + 0.001).toFixed(6)} 0`);
+      lines.push(
+        `10.0.0.8 10.0.0.8 24/Nov/2026/00/00/00 PUT /v1/${account}/c/o${i} HTTP/1.0 201 - - - ${bytesIn} ${bytesOut} - tx${i} - 0.0010 - - ${start.toFixed(6)} ${(start + 0.001).toFixed(6)} 0`,
+      );
     }
     writeFileSync(logFile, `${lines.join('\n')}\n`);
   });
@@ -55,10 +62,15 @@ describe('ingest-logs killed half-way', () => {
 
   it('when the collector is killed mid-file and run again, then every account totals exactly what the log says', async () => {
     const [node, nodeArgs] = nodeCommand('packages/cli/src/main.ts');
-    const child = spawn(node, [...nodeArgs, ...args, logFile], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env() }, stdio: 'ignore' });
+    const child = spawn(node, [...nodeArgs, ...args, logFile], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env() },
+      stdio: 'ignore',
+    });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const total = LINES / BATCH_LINES;
-    for (let i = 0; i < 3000 && (await batchesRecorded()) < total / 10; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 3000 && (await batchesRecorded()) < total / 10; i++)
+      await new Promise((r) => setTimeout(r, 10));
     child.kill('SIGKILL');
     await exited;
     const before = await batchesRecorded();
@@ -78,10 +90,17 @@ describe('ingest-logs killed half-way', () => {
 
     const start = new Date(firstHour).toISOString();
     const end = new Date(firstHour + 6 * HOUR).toISOString();
-    const res = await fetch(`${stack.apiUrl}/api/v1/clusters/1/utilization/summary/?start=${start}&end=${end}&limit=1000`, { headers: { Authorization: ADMIN_AUTH } });
+    const res = await fetch(
+      `${stack.apiUrl}/api/v1/clusters/1/utilization/summary/?start=${start}&end=${end}&limit=1000`,
+      { headers: { Authorization: ADMIN_AUTH } },
+    );
     expect(res.status).toBe(200);
     const body = (await res.json()) as { objects: Array<{ account: string; bytes_in: number; bytes_out: number }> };
-    const got = new Map(body.objects.filter((o) => o.account.startsWith('AUTH_crash')).map((o) => [o.account, { in: o.bytes_in, out: o.bytes_out }]));
+    const got = new Map(
+      body.objects
+        .filter((o) => o.account.startsWith('AUTH_crash'))
+        .map((o) => [o.account, { in: o.bytes_in, out: o.bytes_out }]),
+    );
     expect(got).toEqual(expected);
 
     // A third reading changes nothing.

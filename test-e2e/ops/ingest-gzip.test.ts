@@ -23,7 +23,10 @@ function onTerminal(args: string[], env: Record<string, string>): Promise<{ code
   const [node, nodeArgs] = nodeCommand('packages/cli/src/main.ts');
   // A pseudo-terminal starts with no width: give it one, as a person's terminal has.
   const quoted = `stty cols 200; ${[node, ...nodeArgs, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')}`;
-  const child = spawn('script', ['-qec', quoted, '/dev/null'], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', TERM: 'dumb', ...env } });
+  const child = spawn('script', ['-qec', quoted, '/dev/null'], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', TERM: 'dumb', ...env },
+  });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -35,15 +38,24 @@ describe('ingest-logs on gzipped logs', () => {
   let work: string;
   let env: Record<string, string>;
   const hour = Math.floor(Date.now() / HOUR) * HOUR - 2 * HOUR;
-  const text = (from: number, to: number) => `${Array.from({ length: to - from }, (_, k) => line(from + k, hour + (from + k) * 10)).join('\n')}\n`;
+  const text = (from: number, to: number) =>
+    `${Array.from({ length: to - from }, (_, k) => line(from + k, hour + (from + k) * 10)).join('\n')}\n`;
 
   beforeAll(async () => {
     stack = await startStack({ database: 'postgres' });
     await stack.createUser('owner', 'owner-password-0000000001');
-    const put = await fetch(`${stack.apiUrl}/api/v1/clusters/1/devices/`, { method: 'PUT', headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' }, body: JSON.stringify({ policies: [{ index: 0, name: 'gold', default: true }], devices: [] }) });
+    const put = await fetch(`${stack.apiUrl}/api/v1/clusters/1/devices/`, {
+      method: 'PUT',
+      headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ policies: [{ index: 0, name: 'gold', default: true }], devices: [] }),
+    });
     expect(put.status).toBe(204);
     work = mkdtempSync(join(tmpdir(), 'cairn-ingest-gzip-'));
-    env = { CAIRN_API_URL: stack.apiUrl, CAIRN_API_KEY: `${ADMIN_AUTH_NAME}:${ADMIN_KEY}`, XDG_CONFIG_HOME: '/nonexistent' };
+    env = {
+      CAIRN_API_URL: stack.apiUrl,
+      CAIRN_API_KEY: `${ADMIN_AUTH_NAME}:${ADMIN_KEY}`,
+      XDG_CONFIG_HOME: '/nonexistent',
+    };
   });
   afterAll(async () => {
     await stack?.close();
@@ -70,10 +82,14 @@ describe('ingest-logs on gzipped logs', () => {
     const appended = join(work, 'appended.gz');
     writeFileSync(appended, members);
     const third = await cairn(['utilization', 'ingest-logs', '--cluster', '1', appended], env);
-    expect(third.stdout).toMatch(/cluster 1: 90 line\(s\), 90 request\(s\) counted, .*0 malformed.*1 batch\(es\) sent, 0 already recorded/);
+    expect(third.stdout).toMatch(
+      /cluster 1: 90 line\(s\), 90 request\(s\) counted, .*0 malformed.*1 batch\(es\) sent, 0 already recorded/,
+    );
 
     const range = `start=${new Date(hour).toISOString()}&end=${new Date(hour + HOUR).toISOString()}`;
-    const res = await fetch(`${stack.apiUrl}/api/v1/clusters/1/utilization/summary/?${range}`, { headers: { Authorization: ADMIN_AUTH } });
+    const res = await fetch(`${stack.apiUrl}/api/v1/clusters/1/utilization/summary/?${range}`, {
+      headers: { Authorization: ADMIN_AUTH },
+    });
     const summary = (await res.json()) as { objects: Array<{ account: string; bytes_in: number; req_count: number }> };
     expect(summary.objects.map((o) => [o.account, o.bytes_in, o.req_count])).toEqual([['AUTH_owner', 340 * 100, 340]]);
   });
@@ -92,7 +108,9 @@ describe('ingest-logs on gzipped logs', () => {
     const tty = await onTerminal(['utilization', 'ingest-logs', '--cluster', '1', file], env);
     expect(tty.code).toBe(0);
     // Redrawn in place: carriage return, then "erase line" (ESC [ K).
-    expect(tty.out).toMatch(new RegExp(`\r${String.fromCharCode(27)}\\[Kreading \\S+progress\\.log\\.gz, line \\d+ \\d+/\\d+ \\(\\d+ %\\)`));
+    expect(tty.out).toMatch(
+      new RegExp(`\r${String.fromCharCode(27)}\\[Kreading \\S+progress\\.log\\.gz, line \\d+ \\d+/\\d+ \\(\\d+ %\\)`),
+    );
     expect(tty.out).toContain('3000 line(s)');
     const pipe = await cairn(['utilization', 'ingest-logs', '--cluster', '1', file], env);
     expect(pipe.code).toBe(0);

@@ -14,7 +14,15 @@ import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, startStack, type Stack } from '
 const HOUR = 3_600_000;
 
 /** A Swift proxy-logging line: the default template, or with ` {account}` after it. */
-function line(o: { method?: string; path: string; status?: number; bytesIn?: number; startMs: number; i: number; account?: string }): string {
+function line(o: {
+  method?: string;
+  path: string;
+  status?: number;
+  bytesIn?: number;
+  startMs: number;
+  i: number;
+  account?: string;
+}): string {
   const start = (o.startMs / 1000).toFixed(6);
   const tail = o.account === undefined ? '' : ` ${o.account}`;
   return `10.0.0.8 10.0.0.8 24/Nov/2026/00/00/00 ${o.method ?? 'PUT'} ${o.path} HTTP/1.0 ${o.status ?? 201} - - - ${o.bytesIn ?? 0} 0 - tx${o.i} - 0.0010 - - ${start} ${start} 0${tail}`;
@@ -27,8 +35,13 @@ describe('ingest-logs and requests it cannot bill', () => {
   beforeAll(async () => {
     stack = await startStack({ database: 'postgres' });
     await stack.createUser('owner', 'owner-password-0000000001');
-    // Transfer records name policy indexes the cluster's device report must list (as 'cairn capacity collect' reports them).
-    const put = await fetch(`${stack.apiUrl}/api/v1/clusters/1/devices/`, { method: 'PUT', headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' }, body: JSON.stringify({ policies: [{ index: 0, name: 'gold', default: true }], devices: [] }) });
+    // Transfer records name policy indexes the cluster's device report must list (as 'cairn capacity collect' reports
+    // them).
+    const put = await fetch(`${stack.apiUrl}/api/v1/clusters/1/devices/`, {
+      method: 'PUT',
+      headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ policies: [{ index: 0, name: 'gold', default: true }], devices: [] }),
+    });
     expect(put.status).toBe(204);
     work = mkdtempSync(join(tmpdir(), 'cairn-ingest-unattributed-'));
   });
@@ -59,17 +72,23 @@ describe('ingest-logs and requests it cannot bill', () => {
     const env = { CAIRN_API_URL: stack.apiUrl, CAIRN_API_KEY: `${ADMIN_AUTH_NAME}:${ADMIN_KEY}` };
     const run = await cairn(['utilization', 'ingest-logs', '--cluster', '1', '--batch-lines', '3', file], env);
     expect(run.code).toBe(0);
-    expect(run.out).toContain('cluster 1: 7 line(s), 2 request(s) counted, 4 unattributed (2 with no account, 2 to accounts no user had), 1 skipped, 0 malformed,');
+    expect(run.out).toContain(
+      'cluster 1: 7 line(s), 2 request(s) counted, 4 unattributed (2 with no account, 2 to accounts no user had), 1 skipped, 0 malformed,',
+    );
     expect(run.out).toMatch(/proxy-access\.log:4: request with no account, not billed/);
     expect(run.out).toMatch(/proxy-access\.log:5: request with no account, not billed/);
 
     const get = async (path: string) => {
-      const res = await fetch(`${stack.apiUrl}/api/v1/clusters/1/utilization/${path}`, { headers: { Authorization: ADMIN_AUTH } });
+      const res = await fetch(`${stack.apiUrl}/api/v1/clusters/1/utilization/${path}`, {
+        headers: { Authorization: ADMIN_AUTH },
+      });
       expect(res.status).toBe(200);
       return res;
     };
     const range = `start=${new Date(hour).toISOString()}&end=${new Date(hour + HOUR).toISOString()}`;
-    const summary = (await (await get(`summary/?${range}`)).json()) as { objects: Array<{ account: string; bytes_in: number; req_count: number }> };
+    const summary = (await (await get(`summary/?${range}`)).json()) as {
+      objects: Array<{ account: string; bytes_in: number; req_count: number }>;
+    };
     expect(summary.objects.map((o) => [o.account, o.bytes_in, o.req_count])).toEqual([['AUTH_owner', 70_100, 2]]);
     const accounts = (await (await get('accounts/?limit=0')).json()) as { objects: Array<{ account: string }> };
     expect(accounts.objects.map((o) => o.account)).toEqual(['AUTH_owner']);

@@ -26,8 +26,13 @@ describe('ingest-logs and the times the API accepts', () => {
     stack = await startStack({ database: 'postgres' });
     // Logs bill only accounts the cluster has had a user for.
     await stack.createUser('window', 'window-password-000000001');
-    // Transfer records name policy indexes the cluster's device report must list (as 'cairn capacity collect' reports them).
-    const put = await fetch(`${stack.apiUrl}/api/v1/clusters/1/devices/`, { method: 'PUT', headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' }, body: JSON.stringify({ policies: [{ index: 0, name: 'gold', default: true }], devices: [] }) });
+    // Transfer records name policy indexes the cluster's device report must list (as 'cairn capacity collect' reports
+    // them).
+    const put = await fetch(`${stack.apiUrl}/api/v1/clusters/1/devices/`, {
+      method: 'PUT',
+      headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ policies: [{ index: 0, name: 'gold', default: true }], devices: [] }),
+    });
     expect(put.status).toBe(204);
     work = mkdtempSync(join(tmpdir(), 'cairn-ingest-window-'));
   });
@@ -53,12 +58,21 @@ describe('ingest-logs and the times the API accepts', () => {
     // Batches of 2 lines: the out-of-range requests share batches with counted ones.
     const run = await cairn(['utilization', 'ingest-logs', '--cluster', '1', '--batch-lines', '2', file], env);
     expect(run.code).toBe(0);
-    expect(run.out).toContain('cluster 1: 7 line(s), 3 request(s) counted, 0 unattributed (0 with no account, 0 to accounts no user had), 0 skipped, 1 malformed, 2 too old, 1 in the future;');
-    expect(run.out).toMatch(new RegExp(`proxy-access\\.log:2: request at \\S+ skipped: older than the API keeps hourly records`));
-    expect(run.out).toMatch(/proxy-access\.log:5: request at \S+ skipped: later than the API's clock allows .*check the proxy's clock/);
+    expect(run.out).toContain(
+      'cluster 1: 7 line(s), 3 request(s) counted, 0 unattributed (0 with no account, 0 to accounts no user had), 0 skipped, 1 malformed, 2 too old, 1 in the future;',
+    );
+    expect(run.out).toMatch(
+      new RegExp(`proxy-access\\.log:2: request at \\S+ skipped: older than the API keeps hourly records`),
+    );
+    expect(run.out).toMatch(
+      /proxy-access\.log:5: request at \S+ skipped: later than the API's clock allows .*check the proxy's clock/,
+    );
     expect(run.out).toMatch(/proxy-access\.log:6: request at \S+ skipped: older/);
 
-    const res = await fetch(`${stack.apiUrl}/api/v1/clusters/1/utilization/transfer/total/AUTH_window/detail/?start=${new Date(hour).toISOString()}`, { headers: { Authorization: ADMIN_AUTH } });
+    const res = await fetch(
+      `${stack.apiUrl}/api/v1/clusters/1/utilization/transfer/total/AUTH_window/detail/?start=${new Date(hour).toISOString()}`,
+      { headers: { Authorization: ADMIN_AUTH } },
+    );
     expect(res.status).toBe(200);
     const body = (await res.json()) as { objects: Array<{ bytes_in: number; req_count: number }> };
     expect(body.objects[0]).toMatchObject({ bytes_in: 600, req_count: 3 });

@@ -21,7 +21,14 @@ describe('/metrics of both services', () => {
     fetch(`${stack.gatewayUrl}/auth/v3/auth/tokens`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ auth: { identity: { methods: ['password'], password: { user: { name: 'metrics-alice', domain: { id: 'default' }, password } } } } }),
+      body: JSON.stringify({
+        auth: {
+          identity: {
+            methods: ['password'],
+            password: { user: { name: 'metrics-alice', domain: { id: 'default' }, password } },
+          },
+        },
+      }),
     });
 
   it('when /metrics is fetched without credentials, then it answers in Prometheus text format with process metrics', async () => {
@@ -40,11 +47,18 @@ describe('/metrics of both services', () => {
     const res = await v3Login(PASSWORD);
     expect(res.status).toBe(201);
     const after = await gatewayPage();
-    const issued = (page: string) => sample(page, 'cairn_tokens_issued_total', { version: 'v3', service: 'auth-gateway' });
+    const issued = (page: string) =>
+      sample(page, 'cairn_tokens_issued_total', { version: 'v3', service: 'auth-gateway' });
     expect(issued(after) - issued(before)).toBe(1);
-    const requests = (page: string) => sample(page, 'http_requests_total', { method: 'POST', route: '/auth/v3/auth/tokens', status: '201' });
+    const requests = (page: string) =>
+      sample(page, 'http_requests_total', { method: 'POST', route: '/auth/v3/auth/tokens', status: '201' });
     expect(requests(after) - requests(before)).toBe(1);
-    const latency = (page: string) => sample(page, 'http_request_duration_seconds_count', { method: 'POST', route: '/auth/v3/auth/tokens', status: '201' });
+    const latency = (page: string) =>
+      sample(page, 'http_request_duration_seconds_count', {
+        method: 'POST',
+        route: '/auth/v3/auth/tokens',
+        status: '201',
+      });
     expect(latency(after) - latency(before)).toBe(1);
   });
 
@@ -52,13 +66,20 @@ describe('/metrics of both services', () => {
     const before = await gatewayPage();
     expect((await v3Login('wrong-password-0123456789')).status).toBe(401);
     const after = await gatewayPage();
-    expect(sample(after, 'cairn_tokens_refused_total', { version: 'v3', reason: 'invalid_credentials' }) - sample(before, 'cairn_tokens_refused_total', { version: 'v3', reason: 'invalid_credentials' })).toBe(1);
-    expect(sample(after, 'cairn_tokens_issued_total', { version: 'v3' })).toBe(sample(before, 'cairn_tokens_issued_total', { version: 'v3' }));
+    expect(
+      sample(after, 'cairn_tokens_refused_total', { version: 'v3', reason: 'invalid_credentials' }) -
+        sample(before, 'cairn_tokens_refused_total', { version: 'v3', reason: 'invalid_credentials' }),
+    ).toBe(1);
+    expect(sample(after, 'cairn_tokens_issued_total', { version: 'v3' })).toBe(
+      sample(before, 'cairn_tokens_issued_total', { version: 'v3' }),
+    );
   });
 
   it('when V1 and V2 logins succeed or fail, then they count under their own version', async () => {
     const before = await gatewayPage();
-    const v1 = await fetch(`${stack.gatewayUrl}/auth/v1.0`, { headers: { 'X-Auth-User': 'metrics-alice', 'X-Auth-Key': PASSWORD } });
+    const v1 = await fetch(`${stack.gatewayUrl}/auth/v1.0`, {
+      headers: { 'X-Auth-User': 'metrics-alice', 'X-Auth-Key': PASSWORD },
+    });
     expect(v1.status).toBe(200);
     const v1bad = await fetch(`${stack.gatewayUrl}/auth/v1.0`, { headers: { 'X-Auth-User': 'metrics-alice' } });
     expect(v1bad.status).toBe(401);
@@ -69,7 +90,8 @@ describe('/metrics of both services', () => {
     });
     expect(v2.status).toBe(200);
     const after = await gatewayPage();
-    const delta = (name: string, labels: Record<string, string>) => sample(after, name, labels) - sample(before, name, labels);
+    const delta = (name: string, labels: Record<string, string>) =>
+      sample(after, name, labels) - sample(before, name, labels);
     expect(delta('cairn_tokens_issued_total', { version: 'v1' })).toBe(1);
     expect(delta('cairn_tokens_refused_total', { version: 'v1', reason: 'malformed' })).toBe(1);
     expect(delta('cairn_tokens_issued_total', { version: 'v2' })).toBe(1);
@@ -80,12 +102,18 @@ describe('/metrics of both services', () => {
   it('when a token is validated, then the validation counter for v3 / valid grows, and an unknown subject counts as not_found', async () => {
     const token = (await v3Login(PASSWORD)).headers.get('x-subject-token')!;
     const before = await gatewayPage();
-    const ok = await fetch(`${stack.gatewayUrl}/auth/v3/auth/tokens`, { headers: { 'X-Auth-Token': token, 'X-Subject-Token': token } });
+    const ok = await fetch(`${stack.gatewayUrl}/auth/v3/auth/tokens`, {
+      headers: { 'X-Auth-Token': token, 'X-Subject-Token': token },
+    });
     expect(ok.status).toBe(200);
-    const missing = await fetch(`${stack.gatewayUrl}/auth/v3/auth/tokens`, { headers: { 'X-Auth-Token': token, 'X-Subject-Token': 'no-such-token' } });
+    const missing = await fetch(`${stack.gatewayUrl}/auth/v3/auth/tokens`, {
+      headers: { 'X-Auth-Token': token, 'X-Subject-Token': 'no-such-token' },
+    });
     expect(missing.status).toBe(404);
     const after = await gatewayPage();
-    const delta = (result: string) => sample(after, 'cairn_token_validations_total', { version: 'v3', result }) - sample(before, 'cairn_token_validations_total', { version: 'v3', result });
+    const delta = (result: string) =>
+      sample(after, 'cairn_token_validations_total', { version: 'v3', result }) -
+      sample(before, 'cairn_token_validations_total', { version: 'v3', result });
     expect(delta('valid')).toBe(1);
     expect(delta('not_found')).toBe(1);
   });
@@ -93,7 +121,9 @@ describe('/metrics of both services', () => {
   it('when a login runs the KDF, then the KDF histogram counts it; a login answered from the verification cache does not', async () => {
     await stack.createUser('metrics-bob', PASSWORD);
     const login = () =>
-      fetch(`${stack.gatewayUrl}/auth/v1.0`, { headers: { 'X-Auth-User': 'metrics-bob', 'X-Auth-Key': PASSWORD } }).then((r) => expect(r.status).toBe(200));
+      fetch(`${stack.gatewayUrl}/auth/v1.0`, {
+        headers: { 'X-Auth-User': 'metrics-bob', 'X-Auth-Key': PASSWORD },
+      }).then((r) => expect(r.status).toBe(200));
     const count = async () => sample(await gatewayPage(), 'cairn_password_kdf_seconds_count');
     const before = await count();
     await login();
@@ -114,12 +144,17 @@ describe('/metrics of both services', () => {
 
   it('when API requests name a user by id, then they count under the route template, for success and refusal alike, never the id', async () => {
     const before = await (await fetch(`${stack.apiUrl}/metrics`)).text();
-    expect((await fetch(`${stack.apiUrl}/api/v1/users/${userId}/`, { headers: { Authorization: ADMIN_AUTH } })).status).toBe(200);
+    expect(
+      (await fetch(`${stack.apiUrl}/api/v1/users/${userId}/`, { headers: { Authorization: ADMIN_AUTH } })).status,
+    ).toBe(200);
     expect((await fetch(`${stack.apiUrl}/api/v1/users/${userId}/`)).status).toBe(401);
-    expect((await fetch(`${stack.apiUrl}/api/v1/users/987654321/`, { headers: { Authorization: ADMIN_AUTH } })).status).toBe(404);
+    expect(
+      (await fetch(`${stack.apiUrl}/api/v1/users/987654321/`, { headers: { Authorization: ADMIN_AUTH } })).status,
+    ).toBe(404);
     expect((await fetch(`${stack.apiUrl}/no/such/place-42`)).status).toBe(404);
     const after = await (await fetch(`${stack.apiUrl}/metrics`)).text();
-    const delta = (labels: Record<string, string>) => sample(after, 'http_requests_total', labels) - sample(before, 'http_requests_total', labels);
+    const delta = (labels: Record<string, string>) =>
+      sample(after, 'http_requests_total', labels) - sample(before, 'http_requests_total', labels);
     expect(delta({ method: 'GET', route: '/api/v1/users/:id/', status: '200', service: 'management-api' })).toBe(1);
     expect(delta({ method: 'GET', route: '/api/v1/users/:id/', status: '401' })).toBe(1);
     expect(delta({ method: 'GET', route: '/api/v1/users/:id/', status: '404' })).toBe(1);

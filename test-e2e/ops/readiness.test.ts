@@ -76,8 +76,13 @@ describe('gateway /readyz without REDIS_URL', () => {
   afterAll(() => stack.close());
 
   it('when tokens live in process, then it is ready and says Redis is not configured', async () => {
-    expect(await readyz(stack.gatewayUrl)).toMatchObject({ status: 200, body: { status: 'ok', postgres: 'ok', redis: 'not configured (in-process store)' } });
-    expect(await (await fetch(`${stack.gatewayUrl}/metrics`)).text()).not.toMatch(/cairn_dependency_up\{dependency="redis"/);
+    expect(await readyz(stack.gatewayUrl)).toMatchObject({
+      status: 200,
+      body: { status: 'ok', postgres: 'ok', redis: 'not configured (in-process store)' },
+    });
+    expect(await (await fetch(`${stack.gatewayUrl}/metrics`)).text()).not.toMatch(
+      /cairn_dependency_up\{dependency="redis"/,
+    );
   });
 });
 
@@ -90,7 +95,12 @@ describe('management-api /readyz with Postgres behind a relay the test controls'
     relay = await TcpRelay.to(5432);
     await relay.start();
     db = api.createDatabase({ url: `postgres://postgres@127.0.0.1:${relay.port}/postgres`, poolMax: 2 });
-    const app = api.createApp({ db, log: api.createLogger('silent'), hashPassword: (p) => hashPassword(p), apiKeyCacheMs: 0 });
+    const app = api.createApp({
+      db,
+      log: api.createLogger('silent'),
+      hashPassword: (p) => hashPassword(p),
+      apiKeyCacheMs: 0,
+    });
     const listening = await listen(app, 0, '127.0.0.1');
     server = listening.server;
     url = `http://127.0.0.1:${listening.port}`;
@@ -117,7 +127,9 @@ describe('management-api /readyz with Postgres behind a relay the test controls'
     expect(await metrics.text()).toMatch(/^cairn_dependency_up\{dependency="postgres",service="management-api"\} 0$/m);
     await relay.start();
     await eventually(async () => (await readyz(url)).status === 200, 10_000);
-    expect(sample(await (await fetch(`${url}/metrics`)).text(), 'cairn_dependency_up', { dependency: 'postgres' })).toBe(1);
+    expect(
+      sample(await (await fetch(`${url}/metrics`)).text(), 'cairn_dependency_up', { dependency: 'postgres' }),
+    ).toBe(1);
   });
 
   it('when Postgres hangs (accepts connections, never answers), then it is 503 within 3 s', async () => {

@@ -36,17 +36,31 @@ describe('the auth-gateway process on SIGTERM', () => {
   });
 
   it('when a login is in flight, then it completes with its normal 201, new connections are refused, and the process exits 0 within 10 s', async () => {
-    gateway = spawnService('auth-gateway', { CAIRN_GATEWAY_HOST: '127.0.0.1', CAIRN_GATEWAY_PORT: '0', DATABASE_URL: stack.databaseUrl!, REDIS_URL });
+    gateway = spawnService('auth-gateway', {
+      CAIRN_GATEWAY_HOST: '127.0.0.1',
+      CAIRN_GATEWAY_PORT: '0',
+      DATABASE_URL: stack.databaseUrl!,
+      REDIS_URL,
+    });
     const port = await within(gateway.listening, 60_000, 'gateway listening');
 
     // A V3 login whose body is only half sent: the request is in flight (headers parsed, handler
     // waiting) when the signal arrives. Its first login runs the real scrypt.
-    const body = JSON.stringify({ auth: { identity: { methods: ['password'], password: { user: { name: 'shutdown-alice', domain: { id: 'default' }, password: PASSWORD } } } } });
+    const body = JSON.stringify({
+      auth: {
+        identity: {
+          methods: ['password'],
+          password: { user: { name: 'shutdown-alice', domain: { id: 'default' }, password: PASSWORD } },
+        },
+      },
+    });
     const socket = connect(port, '127.0.0.1');
     await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
     const answer = readAll(socket);
     const half = Math.floor(body.length / 2);
-    socket.write(`POST /auth/v3/auth/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body.slice(0, half)}`);
+    socket.write(
+      `POST /auth/v3/auth/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body.slice(0, half)}`,
+    );
     await new Promise((r) => setTimeout(r, 300));
 
     const signalledAt = Date.now();

@@ -12,7 +12,8 @@ const withPassword = (url: string, port: number) => {
   return u.toString();
 };
 const ready = async (port: number) => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200;
-const retryWarnings = (p: ServiceProcess, step: string) => p.logLines().filter((l) => l.step === step && l.msg === `${step}: not available yet, retrying`);
+const retryWarnings = (p: ServiceProcess, step: string) =>
+  p.logLines().filter((l) => l.step === step && l.msg === `${step}: not available yet, retrying`);
 /** Waits (the process has to start first: tsx takes seconds) until `step` has failed `n` times. */
 async function failures(p: ServiceProcess, step: string, n: number): Promise<Array<Record<string, unknown>>> {
   const until = Date.now() + 30_000;
@@ -36,7 +37,12 @@ describe('start-up retries of the auth-gateway', () => {
     await stack.close();
   });
   const gateway = (env: Record<string, string>) => {
-    const p = spawnService('auth-gateway', { CAIRN_GATEWAY_HOST: '127.0.0.1', CAIRN_GATEWAY_PORT: '0', REDIS_URL, ...env });
+    const p = spawnService('auth-gateway', {
+      CAIRN_GATEWAY_HOST: '127.0.0.1',
+      CAIRN_GATEWAY_PORT: '0',
+      REDIS_URL,
+      ...env,
+    });
     started.push(p);
     return p;
   };
@@ -55,16 +61,24 @@ describe('start-up retries of the auth-gateway', () => {
 
   it('when its cluster row does not exist yet (the migrate job has not run), then it waits for it and serves that cluster', async () => {
     const p = gateway({ DATABASE_URL: stack.databaseUrl!, CAIRN_GATEWAY_CLUSTER: 'late-cluster' });
-    expect((await failures(p, 'cluster lookup in Postgres', 2)).at(-1)?.err).toMatchObject({ message: expect.stringContaining("no cluster with id, uuid or name 'late-cluster'") });
+    expect((await failures(p, 'cluster lookup in Postgres', 2)).at(-1)?.err).toMatchObject({
+      message: expect.stringContaining("no cluster with id, uuid or name 'late-cluster'"),
+    });
     const res = await fetch(`${stack.apiUrl}/api/v1/clusters/`, {
       method: 'POST',
       headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ name: 'late-cluster', auth_url: 'https://late.example.com/auth', storage_url: 'https://late.example.com/v1' }),
+      body: JSON.stringify({
+        name: 'late-cluster',
+        auth_url: 'https://late.example.com/auth',
+        storage_url: 'https://late.example.com/v1',
+      }),
     });
     expect(res.status).toBe(201);
     const port = await within(p.listening, 15_000, 'listening after the cluster row appeared');
     const discovery = await fetch(`http://127.0.0.1:${port}/auth/v3`);
-    expect(((await discovery.json()) as { version: { links: Array<{ href: string }> } }).version.links[0]!.href).toBe('https://late.example.com/auth/v3/');
+    expect(((await discovery.json()) as { version: { links: Array<{ href: string }> } }).version.links[0]!.href).toBe(
+      'https://late.example.com/auth/v3/',
+    );
   });
 
   it('when Postgres stays away past CAIRN_STARTUP_TIMEOUT, then it exits 1 with the cause and no password', async () => {
@@ -109,7 +123,9 @@ describe('start-up retries of the management-api', () => {
     await relay.start();
     const port = await within(p.listening, 20_000, 'listening after Postgres came');
     expect(await ready(port)).toBe(true);
-    const clusters = await fetch(`http://127.0.0.1:${port}/api/v1/clusters/`, { headers: { Authorization: 'ApiKey root:startup-admin-key-0123456789abcdefghijklmn' } });
+    const clusters = await fetch(`http://127.0.0.1:${port}/api/v1/clusters/`, {
+      headers: { Authorization: 'ApiKey root:startup-admin-key-0123456789abcdefghijklmn' },
+    });
     expect(clusters.status).toBe(200);
     expect(p.output()).not.toContain(DB_PASSWORD);
   });

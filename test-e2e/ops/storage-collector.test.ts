@@ -33,7 +33,18 @@ interface FakeState {
   tokens: Map<string, number>;
 }
 
-const fresh = (): FakeState => ({ healthy: false, allDown: false, firstTokenLife: Infinity, delayMs: 0, logins: 0, heads: new Map(), unauthorized: 0, inFlight: 0, maxInFlight: 0, tokens: new Map() });
+const fresh = (): FakeState => ({
+  healthy: false,
+  allDown: false,
+  firstTokenLife: Infinity,
+  delayMs: 0,
+  logins: 0,
+  heads: new Map(),
+  unauthorized: 0,
+  inFlight: 0,
+  maxInFlight: 0,
+  tokens: new Map(),
+});
 
 /** An account's stats by name: AUTH_ok3 holds 3000 bytes, 1000 in gold and 2000 in silver. */
 const statsOf = (account: string) => {
@@ -46,7 +57,8 @@ function fakeSwift(state: () => FakeState): Server {
     const s = state();
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname === '/auth/v1.0') {
-      if (req.headers['x-auth-user'] !== USER || req.headers['x-auth-key'] !== PASSWORD) return res.writeHead(401).end();
+      if (req.headers['x-auth-user'] !== USER || req.headers['x-auth-key'] !== PASSWORD)
+        return res.writeHead(401).end();
       s.logins++;
       const token = `tok-${s.logins}`;
       s.tokens.set(token, 0);
@@ -73,7 +85,8 @@ function fakeSwift(state: () => FakeState): Server {
         if (account === 'AUTH_down') return res.writeHead(503).end();
         if (account === 'AUTH_flaky' && attempt <= 2) return res.writeHead(500).end();
         // Never answers within the collector's timeout.
-        if (account === 'AUTH_slow') return await new Promise((r) => setTimeout(r, 2000)).then(() => res.writeHead(204).end());
+        if (account === 'AUTH_slow')
+          return await new Promise((r) => setTimeout(r, 2000)).then(() => res.writeHead(204).end());
       }
       const { gold, silver } = statsOf(account);
       const headers: Record<string, string> = {
@@ -108,18 +121,19 @@ describe('storage collector against a stand-in Swift', () => {
   // Usernames may hold spaces: 'ok 3' owns the Swift account 'AUTH_ok 3'.
   const healthy = ['ok1', 'ok2', 'ok 3'];
 
-  const config = (extra: Partial<CollectorConfig> = {}): CollectorConfig => ({
-    apiUrl: stack.apiUrl,
-    apiKey: `${ADMIN_AUTH_NAME}:${ADMIN_KEY}`,
-    utilizationUser: USER,
-    utilizationPassword: PASSWORD,
-    utilizationAuthUrl: `${fakeUrl}/auth`,
-    utilizationStorageUrl: `${fakeUrl}/v1`,
-    utilizationConcurrency: 4,
-    utilizationTimeoutMs: 300,
-    utilizationRetries: 2,
-    ...extra,
-  }) as CollectorConfig;
+  const config = (extra: Partial<CollectorConfig> = {}): CollectorConfig =>
+    ({
+      apiUrl: stack.apiUrl,
+      apiKey: `${ADMIN_AUTH_NAME}:${ADMIN_KEY}`,
+      utilizationUser: USER,
+      utilizationPassword: PASSWORD,
+      utilizationAuthUrl: `${fakeUrl}/auth`,
+      utilizationStorageUrl: `${fakeUrl}/v1`,
+      utilizationConcurrency: 4,
+      utilizationTimeoutMs: 300,
+      utilizationRetries: 2,
+      ...extra,
+    }) as CollectorConfig;
 
   /** `cairn utilization collect` as a process, configured like `config()` through its environment. */
   const env = (extra: Record<string, string> = {}): Record<string, string> => ({
@@ -139,7 +153,13 @@ describe('storage collector against a stand-in Swift', () => {
   const collect = async (extra: Partial<CollectorConfig> = {}) => {
     const progress: string[] = [];
     const warnings: string[] = [];
-    const options: StorageCollectOptions = { cluster: '1', config: config(extra), interval: 3600, progress: (l) => progress.push(l), warn: (l) => warnings.push(l) };
+    const options: StorageCollectOptions = {
+      cluster: '1',
+      config: config(extra),
+      interval: 3600,
+      progress: (l) => progress.push(l),
+      warn: (l) => warnings.push(l),
+    };
     const result = await collectStorageOnce(options);
     return { result, progress, warnings };
   };
@@ -148,7 +168,10 @@ describe('storage collector against a stand-in Swift', () => {
   const thisHour = async (account: string, ...more: string[]) => {
     const start = new Date(Math.floor(Date.now() / HOUR) * HOUR).toISOString();
     const read = async (policy: string) => {
-      const res = await fetch(`${stack.apiUrl}/api/v1/clusters/1/utilization/storage/${policy}/${encodeURIComponent(account)}/detail/?start=${start}`, { headers: { Authorization: ADMIN_AUTH } });
+      const res = await fetch(
+        `${stack.apiUrl}/api/v1/clusters/1/utilization/storage/${policy}/${encodeURIComponent(account)}/detail/?start=${start}`,
+        { headers: { Authorization: ADMIN_AUTH } },
+      );
       expect(res.status).toBe(200);
       return ((await res.json()) as { objects: Array<{ bytes_used: number; pct_complete: number }> }).objects[0];
     };
@@ -163,7 +186,13 @@ describe('storage collector against a stand-in Swift', () => {
     const put = await fetch(`${stack.apiUrl}/api/v1/clusters/1/devices/`, {
       method: 'PUT',
       headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ policies: [{ index: 0, name: 'gold', default: true }, { index: 1, name: 'silver' }], devices: [] }),
+      body: JSON.stringify({
+        policies: [
+          { index: 0, name: 'gold', default: true },
+          { index: 1, name: 'silver' },
+        ],
+        devices: [],
+      }),
     });
     expect(put.status).toBe(204);
     for (const user of [...healthy, ...problems, ...bulk]) await stack.createUser(user, 'a-user-password-0123');
@@ -212,7 +241,8 @@ describe('storage collector against a stand-in Swift', () => {
     // Never written to: a sampled zero.
     expect((await thisHour('AUTH_never'))[0]).toMatchObject({ bytes_used: 0, pct_complete: 100 });
     // Failed accounts have no sample: the hour is not complete for them.
-    for (const account of ['AUTH_down', 'AUTH_slow', 'AUTH_platinum']) expect((await thisHour(account))[0]).toMatchObject({ bytes_used: 0, pct_complete: 0 });
+    for (const account of ['AUTH_down', 'AUTH_slow', 'AUTH_platinum'])
+      expect((await thisHour(account))[0]).toMatchObject({ bytes_used: 0, pct_complete: 0 });
   });
 
   it('when the token expires mid-round, then the collector logs in once more for all its workers and samples every account', async () => {
@@ -235,13 +265,22 @@ describe('storage collector against a stand-in Swift', () => {
     const put = await fetch(`${stack.apiUrl}/api/v1/clusters/1/devices/`, {
       method: 'PUT',
       headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ policies: [{ index: 0, name: 'gold', default: true }, { index: 1, name: 'silver' }, { index: 2, name: 'platinum' }], devices: [] }),
+      body: JSON.stringify({
+        policies: [
+          { index: 0, name: 'gold', default: true },
+          { index: 1, name: 'silver' },
+          { index: 2, name: 'platinum' },
+        ],
+        devices: [],
+      }),
     });
     expect(put.status).toBe(204);
     const { result, progress } = await collect({ utilizationConcurrency: 3 });
     expect(state.maxInFlight).toBe(3);
     const accounts = result.accounts;
-    expect(progress.at(-1)).toMatch(new RegExp(`^cluster 1: ${accounts}/${accounts} accounts, ${accounts} sampled, 0 failed, \\d+ s$`));
+    expect(progress.at(-1)).toMatch(
+      new RegExp(`^cluster 1: ${accounts}/${accounts} accounts, ${accounts} sampled, 0 failed, \\d+ s$`),
+    );
     // Its policy now reported, the account that named it is sampled too.
     expect((await thisHour('AUTH_platinum'))[0]).toMatchObject({ bytes_used: 3000, pct_complete: 100 });
     expect((await thisHour('AUTH_platinum', '2'))[3]).toMatchObject({ bytes_used: 5, pct_complete: 100 });
@@ -249,13 +288,19 @@ describe('storage collector against a stand-in Swift', () => {
 
   it('when every account HEAD fails, then cairn utilization collect exits 1 with a summary of the first five failures', async () => {
     state.allDown = true;
-    const r = await cairn(['utilization', 'collect', '--cluster', '1', '--once'], env({ CAIRN_UTILIZATION_RETRIES: '0' }));
+    const r = await cairn(
+      ['utilization', 'collect', '--cluster', '1', '--once'],
+      env({ CAIRN_UTILIZATION_RETRIES: '0' }),
+    );
     const accounts = state.heads.size;
     expect(accounts).toBeGreaterThan(5);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(new RegExp(`cluster 1: 0 of ${accounts} account\\(s\\) sampled, ${accounts} failed`));
     // Capped: five accounts named, the rest counted, not one line per account.
-    const summary = r.stderr.slice(r.stderr.indexOf(`${accounts} of ${accounts} account(s) failed, e.g.:`)).trimEnd().split('\n');
+    const summary = r.stderr
+      .slice(r.stderr.indexOf(`${accounts} of ${accounts} account(s) failed, e.g.:`))
+      .trimEnd()
+      .split('\n');
     expect(summary).toEqual([
       `${accounts} of ${accounts} account(s) failed, e.g.:`,
       ...Array<unknown>(5).fill(expect.stringMatching(/^ {2}AUTH_\S+: HTTP 503$/)),
@@ -268,12 +313,17 @@ describe('storage collector against a stand-in Swift', () => {
     // 1 s per HEAD, two at a time: the round would take about 16 s.
     state.delayMs = 1000;
     const [node, args] = nodeCommand('packages/cli/src/main.ts');
-    const child = spawn(node, [...args, 'utilization', 'collect', '--cluster', '1', '--interval', '3600'], { cwd: REPO_ROOT, env: env({ CAIRN_UTILIZATION_CONCURRENCY: '2' }) });
+    const child = spawn(node, [...args, 'utilization', 'collect', '--cluster', '1', '--interval', '3600'], {
+      cwd: REPO_ROOT,
+      env: env({ CAIRN_UTILIZATION_CONCURRENCY: '2' }),
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() })));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() })),
+    );
     try {
       // Mid-round: a few accounts sampled, most still to go.
       const deadline = Date.now() + 60_000;
@@ -282,7 +332,12 @@ describe('storage collector against a stand-in Swift', () => {
       const killedAt = Date.now();
       const startedBeforeKill = state.heads.size;
       child.kill('SIGTERM');
-      const { code, signal, at } = await Promise.race([exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no exit within 10 s:\n${stdout}\n${stderr}`)), 10_000))]);
+      const { code, signal, at } = await Promise.race([
+        exited,
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new Error(`no exit within 10 s:\n${stdout}\n${stderr}`)), 10_000),
+        ),
+      ]);
       expect(at - killedAt).toBeLessThan(5000);
       expect({ code, signal }).toEqual({ code: 0, signal: null });
       const m = /cluster 1: stopped early: (\d+) of (\d+) account\(s\) sampled, 0 failed/.exec(stdout);

@@ -8,7 +8,9 @@ import { nodeCommand, REPO_ROOT } from '../support/processes';
 function startOnce(env: Record<string, string>, tty: boolean): Promise<{ stdout: string; stderr: string }> {
   const [node, args] = nodeCommand('packages/cli/src/main.ts');
   const quoted = [node, ...args, 'start'].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-  const child = tty ? spawn('script', ['-qec', quoted, '/dev/null'], { cwd: REPO_ROOT, env }) : spawn(node, [...args, 'start'], { cwd: REPO_ROOT, env });
+  const child = tty
+    ? spawn('script', ['-qec', quoted, '/dev/null'], { cwd: REPO_ROOT, env })
+    : spawn(node, [...args, 'start'], { cwd: REPO_ROOT, env });
   let stdout = '';
   let stderr = '';
   return new Promise((resolve, reject) => {
@@ -27,7 +29,8 @@ function startOnce(env: Record<string, string>, tty: boolean): Promise<{ stdout:
       // on the same data directory waits until it has let go of its lock.
       const lock = `${env.CAIRN_DATA_DIR}.lock`;
       const deadline = Date.now() + 15_000;
-      const wait = () => (existsSync(lock) && Date.now() < deadline ? setTimeout(wait, 50) : resolve({ stdout, stderr }));
+      const wait = () =>
+        existsSync(lock) && Date.now() < deadline ? setTimeout(wait, 50) : resolve({ stdout, stderr });
       wait();
     });
   });
@@ -38,7 +41,17 @@ describe('cairn start on a terminal and in a pipe', () => {
   let env: Record<string, string>;
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'cairn-tty-'));
-    env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', TERM: 'dumb', LOG_LEVEL: 'info', CAIRN_DATA_DIR: join(dir, 'pglite'), CAIRN_API_PORT: '0', CAIRN_GATEWAY_PORT: '0', CAIRN_API_HOST: '127.0.0.1', CAIRN_GATEWAY_HOST: '127.0.0.1' };
+    env = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      TERM: 'dumb',
+      LOG_LEVEL: 'info',
+      CAIRN_DATA_DIR: join(dir, 'pglite'),
+      CAIRN_API_PORT: '0',
+      CAIRN_GATEWAY_PORT: '0',
+      CAIRN_API_HOST: '127.0.0.1',
+      CAIRN_GATEWAY_HOST: '127.0.0.1',
+    };
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -52,14 +52,31 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   const tokens: string[] = [];
   let faultAt = -1;
 
-  const record = async <T extends { status: number; headers: Headers }>(kind: Outcome['kind'], user: string | undefined, call: () => Promise<T>): Promise<T | undefined> => {
+  const record = async <T extends { status: number; headers: Headers }>(
+    kind: Outcome['kind'],
+    user: string | undefined,
+    call: () => Promise<T>,
+  ): Promise<T | undefined> => {
     try {
       const res = await call();
-      outcomes.push({ kind, status: res.status, at: now(), upstream: res.headers.get('x-upstream-addr') ?? '', ...(user ? { user } : {}) });
+      outcomes.push({
+        kind,
+        status: res.status,
+        at: now(),
+        upstream: res.headers.get('x-upstream-addr') ?? '',
+        ...(user ? { user } : {}),
+      });
       return res;
     } catch (e) {
       const cause = e instanceof Error && e.cause instanceof Error ? `: ${e.cause.message}` : '';
-      outcomes.push({ kind, status: 0, at: now(), upstream: '', ...(user ? { user } : {}), error: `${e instanceof Error ? e.message : String(e)}${cause}` });
+      outcomes.push({
+        kind,
+        status: 0,
+        at: now(),
+        upstream: '',
+        ...(user ? { user } : {}),
+        error: `${e instanceof Error ? e.message : String(e)}${cause}`,
+      });
       return undefined;
     }
   };
@@ -67,11 +84,14 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   const writer = async (w: number) => {
     for (let i = 0; Date.now() < until; i++) {
       const user = `${o.prefix}-${w}-${i}`;
-      await record('create', user, () => apiCall(o.lb, o.adminAuth, 'POST', '/api/v1/users/', { cluster: o.clusterUri, user, password: o.password }));
+      await record('create', user, () =>
+        apiCall(o.lb, o.adminAuth, 'POST', '/api/v1/users/', { cluster: o.clusterUri, user, password: o.password }),
+      );
     }
   };
   const reader = async () => {
-    while (Date.now() < until) await record('list', undefined, () => apiCall(o.lb, o.adminAuth, 'GET', '/api/v1/users/?limit=5'));
+    while (Date.now() < until)
+      await record('list', undefined, () => apiCall(o.lb, o.adminAuth, 'GET', '/api/v1/users/?limit=5'));
   };
   const gatewayClient = async () => {
     for (let i = 0; Date.now() < until; i++) {

@@ -19,7 +19,12 @@ export interface Upstreams {
  * deployment; only the paths (pid, logs, temp files in `dir`) and the loopback listener are
  * particular to the test.
  */
-export function nginxConfig(dir: string, port: number, upstreams: Upstreams, options: { exposeUpstream?: boolean } = {}): string {
+export function nginxConfig(
+  dir: string,
+  port: number,
+  upstreams: Upstreams,
+  options: { exposeUpstream?: boolean } = {},
+): string {
   // max_fails=1 fail_timeout=3s: one failed connection takes a replica out of rotation for 3 s,
   // then one request probes it again (and goes to the next replica if the probe fails). A dead
   // replica therefore costs a retry at most every 3 s instead of one per request.
@@ -114,7 +119,9 @@ export function requireNginx(): void {
   try {
     accessSync(NGINX, constants.X_OK);
   } catch {
-    throw new Error(`The multi-replica test needs nginx at ${NGINX} (Debian: apt-get install nginx; .ci/run installs it). Set NGINX_BIN to use another path.`);
+    throw new Error(
+      `The multi-replica test needs nginx at ${NGINX} (Debian: apt-get install nginx; .ci/run installs it). Set NGINX_BIN to use another path.`,
+    );
   }
 }
 
@@ -122,7 +129,12 @@ export function requireNginx(): void {
  * Runs nginx in the foreground (`daemon off`) as a child process with its own configuration in
  * `dir`, on a free loopback port; resolves once it answers.
  */
-export async function startNginx(dir: string, upstreams: Upstreams, options: { exposeUpstream?: boolean } = {}, timeoutMs = 15_000): Promise<RunningNginx> {
+export async function startNginx(
+  dir: string,
+  upstreams: Upstreams,
+  options: { exposeUpstream?: boolean } = {},
+  timeoutMs = 15_000,
+): Promise<RunningNginx> {
   requireNginx();
   // The master runs as root in CI; its workers then run as `nobody` and must reach the temp paths.
   chmodSync(dir, 0o755);
@@ -130,7 +142,9 @@ export async function startNginx(dir: string, upstreams: Upstreams, options: { e
   const confFile = join(dir, 'nginx.conf');
   writeFileSync(confFile, nginxConfig(dir, port, upstreams, options));
   // -e: the error log from the very start (before the config is read), not the packaged path.
-  const child = spawn(NGINX, ['-p', dir, '-c', confFile, '-e', join(dir, 'error.log')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(NGINX, ['-p', dir, '-c', confFile, '-e', join(dir, 'error.log')], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));

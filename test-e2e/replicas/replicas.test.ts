@@ -20,7 +20,9 @@ const PASSWORD = 'replica-test-password-0123';
 const SERVICE_PASSWORD = 'replica-service-password-0123';
 
 /** Every child this file starts, so that they are all ended whatever happens (also on a crash). */
-const children = new Set<{ child: { kill: (s: NodeJS.Signals) => boolean; exitCode: number | null; signalCode: NodeJS.Signals | null } }>();
+const children = new Set<{
+  child: { kill: (s: NodeJS.Signals) => boolean; exitCode: number | null; signalCode: NodeJS.Signals | null };
+}>();
 const killAll = () => {
   for (const c of children) if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');
 };
@@ -31,7 +33,11 @@ process.once('exit', killAll);
  * attempt's start is measured from `from`. Returns when the first refused attempt started (or
  * Infinity after `limitMs`) and the attempts, to report.
  */
-async function firstRefusal(from: number, limitMs: number, refused: () => Promise<boolean>): Promise<{ startedAt: number; attempts: string[] }> {
+async function firstRefusal(
+  from: number,
+  limitMs: number,
+  refused: () => Promise<boolean>,
+): Promise<{ startedAt: number; attempts: string[] }> {
   const attempts: string[] = [];
   for (;;) {
     const started = Date.now() - from;
@@ -52,7 +58,13 @@ describe('two management-api and two auth-gateway replicas behind nginx (Postgre
   })();
   const adminKey = randomBytes(24).toString('base64url');
   const adminAuth = `ApiKey replica-admin:${adminKey}`;
-  const apiEnv = { DATABASE_URL: dbUrl, CAIRN_MIGRATE_ON_START: 'false', CAIRN_ADMIN_USER: 'replica-admin', CAIRN_ADMIN_KEY: adminKey, DATABASE_POOL_MAX: '5' };
+  const apiEnv = {
+    DATABASE_URL: dbUrl,
+    CAIRN_MIGRATE_ON_START: 'false',
+    CAIRN_ADMIN_USER: 'replica-admin',
+    CAIRN_ADMIN_KEY: adminKey,
+    DATABASE_POOL_MAX: '5',
+  };
   const gwEnv = { DATABASE_URL: dbUrl, REDIS_URL, CAIRN_GATEWAY_CLUSTER: 'default', DATABASE_POOL_MAX: '5' };
   let dir: string;
   let pgAdmin: Client | undefined;
@@ -64,7 +76,12 @@ describe('two management-api and two auth-gateway replicas behind nginx (Postgre
   let serviceToken: string;
 
   const createUser = async (user: string, extra: Record<string, unknown> = {}) => {
-    const res = await apiCall(lb!.url, adminAuth, 'POST', '/api/v1/users/', { cluster: clusterUri, user, password: PASSWORD, ...extra });
+    const res = await apiCall(lb!.url, adminAuth, 'POST', '/api/v1/users/', {
+      cluster: clusterUri,
+      user,
+      password: PASSWORD,
+      ...extra,
+    });
     if (res.status !== 201) throw new Error(`creating ${user}: ${res.status} ${JSON.stringify(res.json)}`);
     return res.json as { id: string };
   };
@@ -74,7 +91,11 @@ describe('two management-api and two auth-gateway replicas behind nginx (Postgre
     const db = new Client({ connectionString: dbUrl });
     await db.connect();
     try {
-      const rows = (await db.query<{ username: string }>('SELECT username FROM storage_users WHERE starts_with(username, $1)', [prefix])).rows;
+      const rows = (
+        await db.query<{ username: string }>('SELECT username FROM storage_users WHERE starts_with(username, $1)', [
+          prefix,
+        ])
+      ).rows;
       return new Set(rows.map((r) => r.username));
     } finally {
       await db.end();
@@ -86,7 +107,9 @@ describe('two management-api and two auth-gateway replicas behind nginx (Postgre
   const warmLoader = async () => {
     await (loaderCreated ??= createUser('loader'));
     // The first check on a gateway costs a full scrypt run; later ones hit the remembered check.
-    expect((await Promise.all(gw.map((g) => v1Login(g.url, 'loader', PASSWORD)))).map((l) => l.status)).toEqual([200, 200]);
+    expect((await Promise.all(gw.map((g) => v1Login(g.url, 'loader', PASSWORD)))).map((l) => l.status)).toEqual([
+      200, 200,
+    ]);
   };
 
   beforeAll(async () => {
@@ -107,17 +130,29 @@ describe('two management-api and two auth-gateway replicas behind nginx (Postgre
 
     // Both at once: their first-start bootstrap (admin, default cluster) must not race.
     const apiStarts = [startService('management-api', apiEnv), startService('management-api', apiEnv)];
-    for (const p of apiStarts) void p.then((s) => children.add(s), () => undefined);
+    for (const p of apiStarts)
+      void p.then(
+        (s) => children.add(s),
+        () => undefined,
+      );
     api = await Promise.all(apiStarts);
     phase('api replicas up');
 
     // Both at once too: without CAIRN_GATEWAY_SIGNING_KEY they agree on one key through Redis.
     const gwStarts = [startService('auth-gateway', gwEnv), startService('auth-gateway', gwEnv)];
-    for (const p of gwStarts) void p.then((s) => children.add(s), () => undefined);
+    for (const p of gwStarts)
+      void p.then(
+        (s) => children.add(s),
+        () => undefined,
+      );
     gw = await Promise.all(gwStarts);
     phase('gateway replicas up');
 
-    lb = await startNginx(dir, { api: api.map((a) => `127.0.0.1:${a.port}`), gateway: gw.map((g) => `127.0.0.1:${g.port}`) }, { exposeUpstream: true });
+    lb = await startNginx(
+      dir,
+      { api: api.map((a) => `127.0.0.1:${a.port}`), gateway: gw.map((g) => `127.0.0.1:${g.port}`) },
+      { exposeUpstream: true },
+    );
     children.add(lb);
 
     const clusters = await apiCall(lb.url, adminAuth, 'GET', '/api/v1/clusters/');
@@ -183,7 +218,10 @@ describe('two management-api and two auth-gateway replicas behind nginx (Postgre
     expect((await validate(a.url, serviceToken, fromB.token!)).status).toBe(200);
 
     // A token revoked on one replica is dead on the other (Redis is the only token state).
-    const revoke = await fetch(`${a.url}/auth/v3/auth/tokens`, { method: 'DELETE', headers: { 'X-Auth-Token': serviceToken, 'X-Subject-Token': fromB.token! } });
+    const revoke = await fetch(`${a.url}/auth/v3/auth/tokens`, {
+      method: 'DELETE',
+      headers: { 'X-Auth-Token': serviceToken, 'X-Subject-Token': fromB.token! },
+    });
     expect(revoke.status).toBe(204);
     expect((await validate(b.url, serviceToken, fromB.token!)).status).toBe(404);
   });
@@ -196,7 +234,9 @@ describe('two management-api and two auth-gateway replicas behind nginx (Postgre
     const logins = await Promise.all(gw.map((g) => v1Login(g.url, 'bob', PASSWORD)));
     expect(logins.map((l) => l.status)).toEqual([200, 200]);
     const token = logins[0]!.token!;
-    expect((await Promise.all(gw.map((g) => validate(g.url, serviceToken, token)))).map((r) => r.status)).toEqual([200, 200]);
+    expect((await Promise.all(gw.map((g) => validate(g.url, serviceToken, token)))).map((r) => r.status)).toEqual([
+      200, 200,
+    ]);
 
     const sent = Date.now();
     const patched = await apiCall(api[0]!.url, adminAuth, 'PATCH', `/api/v1/users/${bob.id}/`, { enabled: false });
@@ -243,10 +283,19 @@ describe('two management-api and two auth-gateway replicas behind nginx (Postgre
 
     expect((await apiCall(api[0]!.url, adminAuth, 'DELETE', `/api/v1/users/${eve.id}/`)).status).toBe(204);
     const next = `${PASSWORD}-re-created`;
-    const recreated = await apiCall(api[1]!.url, adminAuth, 'POST', '/api/v1/users/', { cluster: clusterUri, user: 'eve', password: next });
+    const recreated = await apiCall(api[1]!.url, adminAuth, 'POST', '/api/v1/users/', {
+      cluster: clusterUri,
+      user: 'eve',
+      password: next,
+    });
     expect(recreated.status).toBe(201);
     // No waiting: the first requests after the re-creating POST was answered.
-    const old = await Promise.all([v1Login(a.url, 'eve', PASSWORD), v1Login(b.url, 'eve', PASSWORD), v3Login(a.url, 'eve', PASSWORD), v3Login(b.url, 'eve', PASSWORD)]);
+    const old = await Promise.all([
+      v1Login(a.url, 'eve', PASSWORD),
+      v1Login(b.url, 'eve', PASSWORD),
+      v3Login(a.url, 'eve', PASSWORD),
+      v3Login(b.url, 'eve', PASSWORD),
+    ]);
     expect(old.map((l) => l.status)).toEqual([401, 401, 401, 401]);
     expect((await Promise.all(gw.map((g) => v1Login(g.url, 'eve', next)))).map((l) => l.status)).toEqual([200, 200]);
     const validations = await Promise.all(tokens.flatMap((t) => gw.map((g) => validate(g.url, serviceToken, t))));
@@ -257,7 +306,8 @@ describe('two management-api and two auth-gateway replicas behind nginx (Postgre
     await createUser('frank');
     const [a, b] = gw as [ServiceProcess, ServiceProcess];
     const answers: number[] = [];
-    for (let i = 0; i < 10; i++) answers.push((await v1Login(i % 2 ? b.url : a.url, 'frank', `${PASSWORD}-wrong-${i}`)).status);
+    for (let i = 0; i < 10; i++)
+      answers.push((await v1Login(i % 2 ? b.url : a.url, 'frank', `${PASSWORD}-wrong-${i}`)).status);
     expect(answers).toEqual(Array(10).fill(401));
     const refused = await Promise.all([v1Login(a.url, 'frank', PASSWORD), v1Login(b.url, 'frank', PASSWORD)]);
     expect(refused.map((r) => r.status)).toEqual([429, 429]);
@@ -287,15 +337,23 @@ describe('two management-api and two auth-gateway replicas behind nginx (Postgre
         run: async () => {
           await Promise.all([api2.stop(10_000), gw2.stop(10_000)]);
           exitCodes.push(await api2.exited, await gw2.exited);
-          const [a, g] = await Promise.all([startService('management-api', apiEnv, 60_000, api2.port), startService('auth-gateway', gwEnv, 60_000, gw2.port)]);
+          const [a, g] = await Promise.all([
+            startService('management-api', apiEnv, 60_000, api2.port),
+            startService('auth-gateway', gwEnv, 60_000, gw2.port),
+          ]);
           children.add(a).add(g);
           api[1] = a;
           gw[1] = g;
         },
       },
     });
-    const count = load.outcomes.reduce<Record<string, number>>((acc, o) => ((acc[`${o.kind} ${o.status}`] = (acc[`${o.kind} ${o.status}`] ?? 0) + 1), acc), {});
-    console.log(`rolling restart: ${load.outcomes.length} requests, stop at ${load.faultAt} ms; answers: ${JSON.stringify(count)}`);
+    const count = load.outcomes.reduce<Record<string, number>>(
+      (acc, o) => ((acc[`${o.kind} ${o.status}`] = (acc[`${o.kind} ${o.status}`] ?? 0) + 1), acc),
+      {},
+    );
+    console.log(
+      `rolling restart: ${load.outcomes.length} requests, stop at ${load.faultAt} ms; answers: ${JSON.stringify(count)}`,
+    );
 
     // Both stopped cleanly (exit code 0, not killed by the grace timeout)...
     expect(exitCodes).toEqual([0, 0]);
@@ -340,8 +398,13 @@ describe('two management-api and two auth-gateway replicas behind nginx (Postgre
     const { outcomes, faultAt } = load;
     const before = outcomes.filter((o) => o.at < faultAt);
     const after = outcomes.filter((o) => o.at > faultAt + 500);
-    const count = (list: typeof outcomes) => list.reduce<Record<string, number>>((acc, o) => ((acc[`${o.kind} ${o.status}`] = (acc[`${o.kind} ${o.status}`] ?? 0) + 1), acc), {});
-    const byUpstream = (list: typeof outcomes) => list.reduce<Record<string, number>>((acc, o) => ((acc[o.upstream] = (acc[o.upstream] ?? 0) + 1), acc), {});
+    const count = (list: typeof outcomes) =>
+      list.reduce<Record<string, number>>(
+        (acc, o) => ((acc[`${o.kind} ${o.status}`] = (acc[`${o.kind} ${o.status}`] ?? 0) + 1), acc),
+        {},
+      );
+    const byUpstream = (list: typeof outcomes) =>
+      list.reduce<Record<string, number>>((acc, o) => ((acc[o.upstream] = (acc[o.upstream] ?? 0) + 1), acc), {});
     const failedOver = outcomes.filter((o) => o.upstream.includes(','));
     console.log(
       `load: ${outcomes.length} requests, fault at ${faultAt} ms\n` +
@@ -382,7 +445,9 @@ describe('two management-api and two auth-gateway replicas behind nginx (Postgre
     // A 502 create is "outcome unknown" to its client: the replica may have committed just before
     // dying. Reported, not hidden: a client retrying it gets 201 or "already exists".
     const committedDespite502 = lost.filter((o) => stored.has(o.user!)).map((o) => o.user!);
-    console.log(`creates: ${acknowledged.length} acknowledged (all stored); 502: ${lost.length}, of which committed anyway: ${JSON.stringify(committedDespite502)}`);
+    console.log(
+      `creates: ${acknowledged.length} acknowledged (all stored); 502: ${lost.length}, of which committed anyway: ${JSON.stringify(committedDespite502)}`,
+    );
 
     // A POST that never reached a replica is safe to send elsewhere, and nginx does so without
     // `non_idempotent`: once the dead replica's fail_timeout (3 s) has passed it is tried again,
@@ -390,7 +455,11 @@ describe('two management-api and two auth-gateway replicas behind nginx (Postgre
     await new Promise((r) => setTimeout(r, 3_100));
     const probes: { status: number; upstream: string }[] = [];
     for (let i = 0; i < 3; i++) {
-      const res = await apiCall(lb!.url, adminAuth, 'POST', '/api/v1/users/', { cluster: clusterUri, user: `probe-${i}`, password: PASSWORD });
+      const res = await apiCall(lb!.url, adminAuth, 'POST', '/api/v1/users/', {
+        cluster: clusterUri,
+        user: `probe-${i}`,
+        password: PASSWORD,
+      });
       probes.push({ status: res.status, upstream: res.headers.get('x-upstream-addr') ?? '' });
     }
     expect(probes.map((p) => p.status)).toEqual([201, 201, 201]);

@@ -28,7 +28,10 @@ describe('the gateway writes through CAIRN_PRIMARY_DATABASE_URL', () => {
         database: 'postgres',
         redis: true,
         s3SecretKeys: S3_KEYS,
-        gateway: { s3tokensRequireServiceToken: false, primaryDatabaseUrl: `postgres://postgres@127.0.0.1:${await closedPort()}/postgres` },
+        gateway: {
+          s3tokensRequireServiceToken: false,
+          primaryDatabaseUrl: `postgres://postgres@127.0.0.1:${await closedPort()}/postgres`,
+        },
       });
       await stack.createUser('erin', PW);
     });
@@ -40,15 +43,25 @@ describe('the gateway writes through CAIRN_PRIMARY_DATABASE_URL', () => {
       const token = await v3Token(stack.gatewayUrl, 'erin', PW);
       const v1 = await request(stack.gatewayUrl).get('/auth/v1.0').set('X-Auth-User', 'erin').set('X-Auth-Key', PW);
       expect(v1.status).toBe(200);
-      const validated = await request(stack.gatewayUrl).get('/auth/v3/auth/tokens').set('X-Auth-Token', token).set('X-Subject-Token', token);
+      const validated = await request(stack.gatewayUrl)
+        .get('/auth/v3/auth/tokens')
+        .set('X-Auth-Token', token)
+        .set('X-Subject-Token', token);
       expect(validated.status).toBe(200);
 
-      const created = await request(stack.gatewayUrl).post(base('erin')).set('X-Auth-Token', token).send({ tenant_id: 'erin' });
+      const created = await request(stack.gatewayUrl)
+        .post(base('erin'))
+        .set('X-Auth-Token', token)
+        .send({ tenant_id: 'erin' });
       expect(created.status).toBe(503);
-      expect(created.body.error.message).toMatch(/primary database .* unreachable .* logins and tokens are not affected/);
+      expect(created.body.error.message).toMatch(
+        /primary database .* unreachable .* logins and tokens are not affected/,
+      );
       expect((await request(stack.gatewayUrl).get(base('erin')).set('X-Auth-Token', token)).status).toBe(503);
       expect(await stack.db('s3_credentials').count({ n: '*' }).first()).toEqual({ n: '0' });
-      expect(await stack.db('audit_log').where('target_type', 's3_credentials').count({ n: '*' }).first()).toEqual({ n: '0' });
+      expect(await stack.db('audit_log').where('target_type', 's3_credentials').count({ n: '*' }).first()).toEqual({
+        n: '0',
+      });
     });
   });
 
@@ -61,7 +74,12 @@ describe('the gateway writes through CAIRN_PRIMARY_DATABASE_URL', () => {
         primary.searchParams.set('application_name', 'cairn-test-primary');
         return primary.toString();
       };
-      stack = await startStack({ database: 'postgres', redis: true, s3SecretKeys: S3_KEYS, gateway: (url) => ({ s3tokensRequireServiceToken: false, primaryDatabaseUrl: primaryOf(url) }) });
+      stack = await startStack({
+        database: 'postgres',
+        redis: true,
+        s3SecretKeys: S3_KEYS,
+        gateway: (url) => ({ s3tokensRequireServiceToken: false, primaryDatabaseUrl: primaryOf(url) }),
+      });
       await stack.createUser('frank', PW);
     });
     afterAll(async () => {
@@ -72,11 +90,22 @@ describe('the gateway writes through CAIRN_PRIMARY_DATABASE_URL', () => {
       expect(stack.gatewayDeps.ownsPrimaryDb).toBe(true);
       expect(stack.gatewayDeps.primaryDb).not.toBe(stack.gatewayDeps.db);
       const token = await v3Token(stack.gatewayUrl, 'frank', PW);
-      const created = await request(stack.gatewayUrl).post(base('frank')).set('X-Auth-Token', token).send({ tenant_id: 'frank' });
+      const created = await request(stack.gatewayUrl)
+        .post(base('frank'))
+        .set('X-Auth-Token', token)
+        .send({ tenant_id: 'frank' });
       expect(created.status).toBe(201);
       const { access, secret } = created.body.credential as { access: string; secret: string };
-      expect(await stack.db('audit_log').where({ target_type: 's3_credentials', target_name: access }).count({ n: '*' }).first()).toEqual({ n: '1' });
-      expect((await request(stack.gatewayUrl).post('/auth/v3/s3tokens').send(signedBody(access, secret))).status).toBe(200);
+      expect(
+        await stack
+          .db('audit_log')
+          .where({ target_type: 's3_credentials', target_name: access })
+          .count({ n: '*' })
+          .first(),
+      ).toEqual({ n: '1' });
+      expect((await request(stack.gatewayUrl).post('/auth/v3/s3tokens').send(signedBody(access, secret))).status).toBe(
+        200,
+      );
     });
   });
 });

@@ -25,11 +25,20 @@ describe('OS-EC2 credentials on the gateway', () => {
   };
 
   beforeAll(async () => {
-    stack = await startStack({ database: 'postgres', redis: true, s3SecretKeys: S3_KEYS, gateway: { s3tokensRequireServiceToken: false } });
+    stack = await startStack({
+      database: 'postgres',
+      redis: true,
+      s3SecretKeys: S3_KEYS,
+      gateway: { s3tokensRequireServiceToken: false },
+    });
     await stack.createUser('carol', PW);
     await stack.createUser('dave', PW);
     await stack.createUser('ec2-service', PW, { is_superuser: true });
-    [carol, dave, service] = await Promise.all([v3Token(stack.gatewayUrl, 'carol', PW), v3Token(stack.gatewayUrl, 'dave', PW), v3Token(stack.gatewayUrl, 'ec2-service', PW)]);
+    [carol, dave, service] = await Promise.all([
+      v3Token(stack.gatewayUrl, 'carol', PW),
+      v3Token(stack.gatewayUrl, 'dave', PW),
+      v3Token(stack.gatewayUrl, 'ec2-service', PW),
+    ]);
   });
   afterAll(async () => {
     await stack.close();
@@ -53,12 +62,17 @@ describe('OS-EC2 credentials on the gateway', () => {
     const list = await as(carol).get(base('carol'));
     expect(list.status).toBe(200);
     expect(list.body.credentials).toEqual([{ ...cred, secret: null }]);
-    expect(list.body.links).toEqual({ self: 'http://127.0.0.1:5000/auth/v3/users/carol/credentials/OS-EC2', previous: null, next: null });
+    expect(list.body.links).toEqual({
+      self: 'http://127.0.0.1:5000/auth/v3/users/carol/credentials/OS-EC2',
+      previous: null,
+      next: null,
+    });
     const shown = await as(carol).get(`${base('carol')}/${cred.access}`);
     expect(shown.status).toBe(200);
     expect(shown.body).toEqual({ credential: { ...cred, secret: null } });
 
-    const s3tokens = () => request(stack.gatewayUrl).post('/auth/v3/s3tokens').send(signedBody(cred.access, cred.secret));
+    const s3tokens = () =>
+      request(stack.gatewayUrl).post('/auth/v3/s3tokens').send(signedBody(cred.access, cred.secret));
     expect((await s3tokens()).status).toBe(200);
     expect((await as(carol).delete(`${base('carol')}/${cred.access}`)).status).toBe(204);
     expect((await s3tokens()).status).toBe(401);
@@ -88,7 +102,13 @@ describe('OS-EC2 credentials on the gateway', () => {
     expect(one.status).toBe(200);
     // The secret the credential was created with: it signs for dave.
     expect(one.body.credential.secret).toMatch(/^[A-Za-z0-9+/]{40}$/);
-    expect((await request(stack.gatewayUrl).post('/auth/v3/s3tokens').send(signedBody(daves[0]!.access, one.body.credential.secret))).status).toBe(200);
+    expect(
+      (
+        await request(stack.gatewayUrl)
+          .post('/auth/v3/s3tokens')
+          .send(signedBody(daves[0]!.access, one.body.credential.secret))
+      ).status,
+    ).toBe(200);
     expect((await as(service).get(base('dave'))).status).toBe(200);
     expect((await as(service).post(base('dave'))).status).toBe(403);
     expect((await as(service).delete(`${base('dave')}/${daves[0]!.access}`)).status).toBe(403);
@@ -119,14 +139,20 @@ describe('OS-EC2 credentials on the gateway', () => {
     const { id } = await stack.createUser('fay', PW);
     const fay = await v3Token(stack.gatewayUrl, 'fay', PW);
     const api = (method: string, path: string, body?: unknown) =>
-      fetch(`${stack.apiUrl}${path}`, { method, headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      fetch(`${stack.apiUrl}${path}`, {
+        method,
+        headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
     const made: Array<{ id: string; access_key: string }> = [];
     for (let i = 0; i < MAX_S3_CREDENTIALS_PER_USER; i++) {
       const res = await api('POST', '/api/v1/s3_credentials/', { user: `/api/v1/users/${id}/` });
       expect(res.status).toBe(201);
       made.push((await res.json()) as { id: string; access_key: string });
     }
-    expect((await as(fay).get(base('fay'))).body.credentials.map((c: Ec2Credential) => c.access)).toEqual(made.map((m) => m.access_key));
+    expect((await as(fay).get(base('fay'))).body.credentials.map((c: Ec2Credential) => c.access)).toEqual(
+      made.map((m) => m.access_key),
+    );
     expect((await as(fay).post(base('fay'))).status).toBe(409);
     expect((await api('DELETE', `/api/v1/s3_credentials/${made[0]!.id}/`)).status).toBe(204);
     expect((await as(fay).post(base('fay'))).status).toBe(201);
@@ -135,7 +161,10 @@ describe('OS-EC2 credentials on the gateway', () => {
   it('when a path holds a NUL or another control character, then 404 as for any name or key that does not exist, never 500', async () => {
     for (const key of ['X%00', '%00', 'AAAAAAAAAAAAAAAAAAA%01', 'a'.repeat(300)]) {
       const shown = await as(carol).get(`${base('carol')}/${key}`);
-      expect([shown.status, shown.body]).toEqual([404, { error: { code: 404, title: 'Not Found', message: 'EC2 access key not found.' } }]);
+      expect([shown.status, shown.body]).toEqual([
+        404,
+        { error: { code: 404, title: 'Not Found', message: 'EC2 access key not found.' } },
+      ]);
       expect((await as(carol).delete(`${base('carol')}/${key}`)).status).toBe(404);
     }
     for (const user of ['a%00', 'carol%00', '%0D%0A']) {
@@ -151,15 +180,40 @@ describe('OS-EC2 credentials on the gateway', () => {
     const parsed = parseS3SecretKeys(S3_KEYS);
     if (!parsed.ok) throw new Error(parsed.problems.join('; '));
     const store = new S3CredentialStore(stack.db, 1);
-    const ghost = { id: '987654321', username: 'ghost', passwordHash: '', enabled: true, isSuperuser: false, generation: '1' };
-    await expect(store.create(parsed.keyring, { user: ghost, requestId: null })).rejects.toBeInstanceOf(S3CredentialUserGone);
-    expect(Number(((await stack.db('s3_credentials').where({ storage_user_id: ghost.id }).count({ n: '*' })) as Array<{ n: string }>)[0]!.n)).toBe(0);
-    expect(Number(((await stack.db('audit_log').where({ target_name: 'ghost' }).count({ n: '*' })) as Array<{ n: string }>)[0]!.n)).toBe(0);
+    const ghost = {
+      id: '987654321',
+      username: 'ghost',
+      passwordHash: '',
+      enabled: true,
+      isSuperuser: false,
+      generation: '1',
+    };
+    await expect(store.create(parsed.keyring, { user: ghost, requestId: null })).rejects.toBeInstanceOf(
+      S3CredentialUserGone,
+    );
+    expect(
+      Number(
+        (
+          (await stack.db('s3_credentials').where({ storage_user_id: ghost.id }).count({ n: '*' })) as Array<{
+            n: string;
+          }>
+        )[0]!.n,
+      ),
+    ).toBe(0);
+    expect(
+      Number(
+        ((await stack.db('audit_log').where({ target_name: 'ghost' }).count({ n: '*' })) as Array<{ n: string }>)[0]!.n,
+      ),
+    ).toBe(0);
   });
 
-  it('when the tenant_id is not the user\'s own project, or the body is not JSON, then 403 and 400', async () => {
+  it("when the tenant_id is not the user's own project, or the body is not JSON, then 403 and 400", async () => {
     expect((await as(carol).post(base('carol'), { tenant_id: 'dave' })).status).toBe(403);
-    const garbage = await request(stack.gatewayUrl).post(base('carol')).set('X-Auth-Token', carol).set('Content-Type', 'application/json').send('{nope');
+    const garbage = await request(stack.gatewayUrl)
+      .post(base('carol'))
+      .set('X-Auth-Token', carol)
+      .set('Content-Type', 'application/json')
+      .send('{nope');
     expect(garbage.status).toBe(400);
     const wrongType = await as(carol).post(base('carol'), { tenant_id: 5 });
     expect(wrongType.status).toBe(400);
@@ -168,7 +222,9 @@ describe('OS-EC2 credentials on the gateway', () => {
   it('when credentials are created and deleted, then audit records name the storage user and the access key, and hold no secret', async () => {
     const cred = await createEc2(stack.gatewayUrl, carol, 'carol');
     expect((await as(carol).delete(`${base('carol')}/${cred.access}`)).status).toBe(204);
-    const rows = (await stack.db('audit_log').where({ target_name: cred.access }).orderBy('id')) as Array<Record<string, unknown>>;
+    const rows = (await stack.db('audit_log').where({ target_name: cred.access }).orderBy('id')) as Array<
+      Record<string, unknown>
+    >;
     expect(rows.map((r) => [r.action, r.operator_name])).toEqual([
       ['create', expect.stringContaining('carol')],
       ['delete', expect.stringContaining('carol')],
@@ -192,7 +248,9 @@ describe('OS-EC2 credentials on the gateway', () => {
   });
 
   it('when secrets were handed out, then none of them reached the log, and none is stored in the clear', async () => {
-    const cred = await createEc2(stack.gatewayUrl, dave, 'dave').catch(async () => ((await as(dave).get(base('dave'))).body.credentials as Ec2Credential[])[0]!);
+    const cred = await createEc2(stack.gatewayUrl, dave, 'dave').catch(
+      async () => ((await as(dave).get(base('dave'))).body.credentials as Ec2Credential[])[0]!,
+    );
     const logs = stack.gatewayLogs.lines.join('\n');
     expect(logs).toContain('OS-EC2');
     expect(logs).not.toContain(cred.secret);

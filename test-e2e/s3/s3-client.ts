@@ -18,9 +18,24 @@ export function signV2(secret: string, stringToSign: string): string {
 }
 
 export function v4StringToSign(region = 'RegionOne', path = '/bucket/object'): string {
-  const now = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
-  const canonical = ['GET', path, '', `host:swift.example.com\nx-amz-date:${now}\n`, 'host;x-amz-date', 'UNSIGNED-PAYLOAD'].join('\n');
-  return ['AWS4-HMAC-SHA256', now, `${now.slice(0, 8)}/${region}/s3/aws4_request`, createHash('sha256').update(canonical).digest('hex')].join('\n');
+  const now = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
+  const canonical = [
+    'GET',
+    path,
+    '',
+    `host:swift.example.com\nx-amz-date:${now}\n`,
+    'host;x-amz-date',
+    'UNSIGNED-PAYLOAD',
+  ].join('\n');
+  return [
+    'AWS4-HMAC-SHA256',
+    now,
+    `${now.slice(0, 8)}/${region}/s3/aws4_request`,
+    createHash('sha256').update(canonical).digest('hex'),
+  ].join('\n');
 }
 
 export function signV4(secret: string, stringToSign: string): string {
@@ -32,12 +47,22 @@ export function signV4(secret: string, stringToSign: string): string {
 }
 
 /** s3token's body: the string to sign urlsafe-base64-encoded, as swift's s3token sends it. */
-export function s3tokensBody(access: string, stringToSign: string, signature: string, spelling: 'credentials' | 'credential' | 'ec2Credentials' = 'credentials') {
+export function s3tokensBody(
+  access: string,
+  stringToSign: string,
+  signature: string,
+  spelling: 'credentials' | 'credential' | 'ec2Credentials' = 'credentials',
+) {
   const token = Buffer.from(stringToSign, 'utf8').toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
   return { [spelling]: { access, token, signature } };
 }
 
-export function signedBody(access: string, secret: string, version: 'v2' | 'v4' = 'v4', spelling?: 'credentials' | 'credential' | 'ec2Credentials') {
+export function signedBody(
+  access: string,
+  secret: string,
+  version: 'v2' | 'v4' = 'v4',
+  spelling?: 'credentials' | 'credential' | 'ec2Credentials',
+) {
   const sts = version === 'v4' ? v4StringToSign() : v2StringToSign();
   return s3tokensBody(access, sts, version === 'v4' ? signV4(secret, sts) : signV2(secret, sts), spelling);
 }
@@ -45,7 +70,12 @@ export function signedBody(access: string, secret: string, version: 'v2' | 'v4' 
 export async function v3Token(gatewayUrl: string, user: string, password: string): Promise<string> {
   const res = await request(gatewayUrl)
     .post('/auth/v3/auth/tokens')
-    .send({ auth: { identity: { methods: ['password'], password: { user: { name: user, domain: { id: 'default' }, password } } }, scope: { project: { name: user, domain: { id: 'default' } } } } });
+    .send({
+      auth: {
+        identity: { methods: ['password'], password: { user: { name: user, domain: { id: 'default' }, password } } },
+        scope: { project: { name: user, domain: { id: 'default' } } },
+      },
+    });
   if (res.status !== 201) throw new Error(`login ${user}: ${res.status} ${res.text}`);
   return res.headers['x-subject-token'] as string;
 }
@@ -58,8 +88,10 @@ export interface Ec2Credential {
 }
 
 export async function createEc2(gatewayUrl: string, token: string, user: string): Promise<Ec2Credential> {
-  const res = await request(gatewayUrl).post(`/auth/v3/users/${encodeURIComponent(user)}/credentials/OS-EC2`).set('X-Auth-Token', token).send({ tenant_id: user });
+  const res = await request(gatewayUrl)
+    .post(`/auth/v3/users/${encodeURIComponent(user)}/credentials/OS-EC2`)
+    .set('X-Auth-Token', token)
+    .send({ tenant_id: user });
   if (res.status !== 201) throw new Error(`create credential for ${user}: ${res.status} ${res.text}`);
   return (res.body as { credential: Ec2Credential }).credential;
 }
-

@@ -38,8 +38,17 @@ describe('cairn s3 reseal', () => {
     dbUrl = url.toString();
     db = api.createDatabase({ url: dbUrl, poolMax: 2 });
     await api.migrateLatest(db);
-    const [cluster] = await db('clusters').insert({ name: 'c1', uuid: '0b7f5a52-3c49-4a53-9a0c-4f0bb0f0b001', auth_url: 'http://127.0.0.1:5000/auth', storage_url: 'http://127.0.0.1:8080/v1' }).returning('id');
-    const [user] = await db('storage_users').insert({ cluster_id: (cluster as { id: number }).id, username: 'rotor', password_hash: 'not-used-here' }).returning('id');
+    const [cluster] = await db('clusters')
+      .insert({
+        name: 'c1',
+        uuid: '0b7f5a52-3c49-4a53-9a0c-4f0bb0f0b001',
+        auth_url: 'http://127.0.0.1:5000/auth',
+        storage_url: 'http://127.0.0.1:8080/v1',
+      })
+      .returning('id');
+    const [user] = await db('storage_users')
+      .insert({ cluster_id: (cluster as { id: number }).id, username: 'rotor', password_hash: 'not-used-here' })
+      .returning('id');
     userId = String((user as { id: string }).id);
   });
 
@@ -57,7 +66,9 @@ describe('cairn s3 reseal', () => {
     const first = await cairn(['s3', 'reseal'], env);
     expect(first.out).toContain("1 S3 credential(s) checked, 1 resealed under key 'k2'.");
     expect(first.code).toBe(0);
-    const row = (await db('s3_credentials').where({ access_key: 'ROTORKEY000000000001' }).first()) as { secret_sealed: string };
+    const row = (await db('s3_credentials').where({ access_key: 'ROTORKEY000000000001' }).first()) as {
+      secret_sealed: string;
+    };
     expect(openS3Secret(ring(`k2:${k2}`), 'ROTORKEY000000000001', row.secret_sealed)).toBe(secret);
 
     const again = await cairn(['s3', 'reseal'], env);
@@ -68,9 +79,14 @@ describe('cairn s3 reseal', () => {
   it('when a secret opens with none of the keys, then it is left as it is, named, and the command exits 1', async () => {
     await addCredential('ROTORSTRAY0000000001', 'v1:gone:AAAA:AAAA:AAAA');
     const run = await cairn(['s3', 'reseal'], { DATABASE_URL: dbUrl, CAIRN_S3_SECRET_KEYS: `k2:${k2}` });
-    expect(run.out).toMatch(/1 could not be opened with the configured keys and were left as they are .*: ROTORSTRAY0000000001/);
+    expect(run.out).toMatch(
+      /1 could not be opened with the configured keys and were left as they are .*: ROTORSTRAY0000000001/,
+    );
     expect(run.code).toBe(1);
-    expect(((await db('s3_credentials').where({ access_key: 'ROTORSTRAY0000000001' }).first()) as { secret_sealed: string }).secret_sealed).toBe('v1:gone:AAAA:AAAA:AAAA');
+    expect(
+      ((await db('s3_credentials').where({ access_key: 'ROTORSTRAY0000000001' }).first()) as { secret_sealed: string })
+        .secret_sealed,
+    ).toBe('v1:gone:AAAA:AAAA:AAAA');
   });
 
   it('when no keys are configured, then it says which settings it needs, exits non-zero and changes nothing', async () => {

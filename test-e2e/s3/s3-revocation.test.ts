@@ -16,10 +16,16 @@ describe.each([
   ['with notices off', { userNoticesUrl: 'off' }],
 ])('S3 credential revocation, %s', (_name, gatewayExtra) => {
   let stack: Stack;
-  const check = (access: string, secret: string) => request(stack.gatewayUrl).post('/auth/v3/s3tokens').send(signedBody(access, secret));
+  const check = (access: string, secret: string) =>
+    request(stack.gatewayUrl).post('/auth/v3/s3tokens').send(signedBody(access, secret));
 
   beforeAll(async () => {
-    stack = await startStack({ database: 'postgres', redis: true, s3SecretKeys: S3_KEYS, gateway: { s3tokensRequireServiceToken: false, ...gatewayExtra } });
+    stack = await startStack({
+      database: 'postgres',
+      redis: true,
+      s3SecretKeys: S3_KEYS,
+      gateway: { s3tokensRequireServiceToken: false, ...gatewayExtra },
+    });
   });
   afterAll(async () => {
     await stack.close();
@@ -32,7 +38,9 @@ describe.each([
     for (let round = 0; round < 5; round++) {
       const viaApi = await createEc2(stack.gatewayUrl, token, 'frank');
       expect([round, (await check(viaApi.access, viaApi.secret)).status]).toEqual([round, 200]);
-      const del = await request(stack.gatewayUrl).delete(`/auth/v3/users/frank/credentials/OS-EC2/${viaApi.access}`).set('X-Auth-Token', token);
+      const del = await request(stack.gatewayUrl)
+        .delete(`/auth/v3/users/frank/credentials/OS-EC2/${viaApi.access}`)
+        .set('X-Auth-Token', token);
       expect(del.status).toBe(204);
       expect([round, (await check(viaApi.access, viaApi.secret)).status]).toEqual([round, 401]);
 
@@ -47,7 +55,11 @@ describe.each([
   it('when the management API creates a credential, then it signs at the gateway; when the API deletes it, then the next check fails', async () => {
     const { id } = await stack.createUser('iris', PW);
     const api = (method: string, path: string, body?: unknown) =>
-      fetch(`${stack.apiUrl}${path}`, { method, headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      fetch(`${stack.apiUrl}${path}`, {
+        method,
+        headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
     for (let round = 0; round < 5; round++) {
       const created = await api('POST', '/api/v1/s3_credentials/', { user: `/api/v1/users/${id}/` });
       expect(created.status).toBe(201);
@@ -76,7 +88,17 @@ describe.each([
   });
 
   it('when a credential is deleted through one gateway, then a second gateway of the cluster refuses it on the next check too', async () => {
-    const config = { ...gateway.readConfig({ CAIRN_GATEWAY_HOST: '127.0.0.1', CAIRN_GATEWAY_PORT: '0', DATABASE_URL: stack.databaseUrl!, REDIS_URL }), s3SecretKeys: S3_KEYS, s3tokensRequireServiceToken: false, ...gatewayExtra };
+    const config = {
+      ...gateway.readConfig({
+        CAIRN_GATEWAY_HOST: '127.0.0.1',
+        CAIRN_GATEWAY_PORT: '0',
+        DATABASE_URL: stack.databaseUrl!,
+        REDIS_URL,
+      }),
+      s3SecretKeys: S3_KEYS,
+      s3tokensRequireServiceToken: false,
+      ...gatewayExtra,
+    };
     const deps = await gateway.createDeps(config, { log: gateway.createLogger('warn', new LogCapture()) });
     const second = await gateway.startAuthGateway(config, deps);
     try {
@@ -87,7 +109,13 @@ describe.each([
         const cred = await createEc2(stack.gatewayUrl, token, 'hugo');
         const onSecond = () => request(other).post('/auth/v3/s3tokens').send(signedBody(cred.access, cred.secret));
         expect([round, (await onSecond()).status]).toEqual([round, 200]);
-        expect((await request(stack.gatewayUrl).delete(`/auth/v3/users/hugo/credentials/OS-EC2/${cred.access}`).set('X-Auth-Token', token)).status).toBe(204);
+        expect(
+          (
+            await request(stack.gatewayUrl)
+              .delete(`/auth/v3/users/hugo/credentials/OS-EC2/${cred.access}`)
+              .set('X-Auth-Token', token)
+          ).status,
+        ).toBe(204);
         expect([round, (await onSecond()).status]).toEqual([round, 401]);
       }
     } finally {

@@ -1,6 +1,17 @@
 import request from 'supertest';
 import { startStack, type Stack } from '../support/stack';
-import { createEc2, S3_KEYS, s3tokensBody, signedBody, signV2, signV4, v2StringToSign, v3Token, v4StringToSign, type Ec2Credential } from './s3-client';
+import {
+  createEc2,
+  S3_KEYS,
+  s3tokensBody,
+  signedBody,
+  signV2,
+  signV4,
+  v2StringToSign,
+  v3Token,
+  v4StringToSign,
+  type Ec2Credential,
+} from './s3-client';
 
 const PW = 'pw-0123456789-abcdefgh';
 
@@ -23,7 +34,12 @@ describe('s3tokens, with the service token required (the default)', () => {
 
   beforeAll(async () => {
     // Trace: every line the gateway can write is written, and checked for secrets below.
-    stack = await startStack({ database: 'postgres', redis: true, gateway: { s3SecretKeys: S3_KEYS }, logLevel: 'trace' });
+    stack = await startStack({
+      database: 'postgres',
+      redis: true,
+      gateway: { s3SecretKeys: S3_KEYS },
+      logLevel: 'trace',
+    });
     await stack.createUser('s3-service', PW, { is_superuser: true });
     await stack.createUser('alice', PW);
     service = await v3Token(stack.gatewayUrl, 's3-service', PW);
@@ -34,24 +50,33 @@ describe('s3tokens, with the service token required (the default)', () => {
     await stack.close();
   });
 
-  it.each(['v2', 'v4'] as const)('when the proxy posts a right %s signature, then it gets 200 and a V3 document naming alice, her project and swiftoperator', async (version) => {
-    const res = await s3tokens(signedBody(alice.access, alice.secret, version));
-    expect(res.status).toBe(200);
-    expect(res.body.token).toMatchObject({
-      methods: ['ec2credential'],
-      user: { id: 'alice', name: 'alice', domain: { id: 'default', name: 'default' } },
-      project: { id: 'alice', name: 'alice', domain: { id: 'default', name: 'default' } },
-      roles: [{ id: 'swiftoperator', name: 'swiftoperator' }],
-    });
-  });
+  it.each(['v2', 'v4'] as const)(
+    'when the proxy posts a right %s signature, then it gets 200 and a V3 document naming alice, her project and swiftoperator',
+    async (version) => {
+      const res = await s3tokens(signedBody(alice.access, alice.secret, version));
+      expect(res.status).toBe(200);
+      expect(res.body.token).toMatchObject({
+        methods: ['ec2credential'],
+        user: { id: 'alice', name: 'alice', domain: { id: 'default', name: 'default' } },
+        project: { id: 'alice', name: 'alice', domain: { id: 'default', name: 'default' } },
+        roles: [{ id: 'swiftoperator', name: 'swiftoperator' }],
+      });
+    },
+  );
 
-  it.each(['credentials', 'credential', 'ec2Credentials'] as const)('when the body spells its object %s, then it is read the same', async (spelling) => {
-    expect((await s3tokens(signedBody(alice.access, alice.secret, 'v4', spelling))).status).toBe(200);
-    expect((await s3tokens(signedBody(alice.access, 'wrong-secret', 'v4', spelling))).status).toBe(401);
-  });
+  it.each(['credentials', 'credential', 'ec2Credentials'] as const)(
+    'when the body spells its object %s, then it is read the same',
+    async (spelling) => {
+      expect((await s3tokens(signedBody(alice.access, alice.secret, 'v4', spelling))).status).toBe(200);
+      expect((await s3tokens(signedBody(alice.access, 'wrong-secret', 'v4', spelling))).status).toBe(401);
+    },
+  );
 
   it('when the path has a trailing slash, then it is the same endpoint', async () => {
-    const res = await request(stack.gatewayUrl).post('/auth/v3/s3tokens/').set('X-Auth-Token', service).send(signedBody(alice.access, alice.secret));
+    const res = await request(stack.gatewayUrl)
+      .post('/auth/v3/s3tokens/')
+      .set('X-Auth-Token', service)
+      .send(signedBody(alice.access, alice.secret));
     expect(res.status).toBe(200);
   });
 
@@ -69,14 +94,20 @@ describe('s3tokens, with the service token required (the default)', () => {
     walk(res.body);
     expect(strings.size).toBeGreaterThan(3);
     for (const s of strings) {
-      const validate = await request(stack.gatewayUrl).get('/auth/v3/auth/tokens').set('X-Auth-Token', service).set('X-Subject-Token', s);
+      const validate = await request(stack.gatewayUrl)
+        .get('/auth/v3/auth/tokens')
+        .set('X-Auth-Token', service)
+        .set('X-Subject-Token', s);
       expect([s, validate.status]).toEqual([s, 404]);
-      const asCaller = await request(stack.gatewayUrl).get('/auth/v3/auth/tokens').set('X-Auth-Token', s).set('X-Subject-Token', service);
+      const asCaller = await request(stack.gatewayUrl)
+        .get('/auth/v3/auth/tokens')
+        .set('X-Auth-Token', s)
+        .set('X-Subject-Token', service);
       expect([s, asCaller.status]).toEqual([s, 401]);
     }
   });
 
-  it('when the access key is unknown, the signature wrong, or the string to sign altered, then each is the same 401 in Keystone\'s shape', async () => {
+  it("when the access key is unknown, the signature wrong, or the string to sign altered, then each is the same 401 in Keystone's shape", async () => {
     const sts = v4StringToSign();
     const answers = await Promise.all([
       s3tokens(s3tokensBody('AKIAUNKNOWN000000000', sts, signV4(alice.secret, sts))),
@@ -86,11 +117,13 @@ describe('s3tokens, with the service token required (the default)', () => {
     ]);
     for (const res of answers) {
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ error: { code: 401, title: 'Unauthorized', message: 'The request you have made requires authentication.' } });
+      expect(res.body).toEqual({
+        error: { code: 401, title: 'Unauthorized', message: 'The request you have made requires authentication.' },
+      });
     }
   });
 
-  it('when no service token, a bad one, or a normal user\'s is sent, then 401, 401 and 403, before the signature is looked at', async () => {
+  it("when no service token, a bad one, or a normal user's is sent, then 401, 401 and 403, before the signature is looked at", async () => {
     const body = signedBody(alice.access, alice.secret);
     expect((await s3tokens(body, null)).status).toBe(401);
     expect((await s3tokens(body, 'garbage')).status).toBe(401);
@@ -100,13 +133,30 @@ describe('s3tokens, with the service token required (the default)', () => {
   });
 
   it('when the body is garbage, huge, not JSON or lacks a field, then 400 or 413 with a sentence, never a 500', async () => {
-    const post = (body: string, type = 'application/json') => request(stack.gatewayUrl).post('/auth/v3/s3tokens').set('X-Auth-Token', service).set('Content-Type', type).send(body);
-    for (const body of ['{', 'null', '[]', '"x"', '{}', '{"credentials": {}}', '{"credentials": {"access": "A"}}', '{"credentials": {"access": "A", "token": "!!!", "signature": "s"}}', '{"credentials": {"access": 5, "token": "QQ", "signature": "s"}}']) {
+    const post = (body: string, type = 'application/json') =>
+      request(stack.gatewayUrl)
+        .post('/auth/v3/s3tokens')
+        .set('X-Auth-Token', service)
+        .set('Content-Type', type)
+        .send(body);
+    for (const body of [
+      '{',
+      'null',
+      '[]',
+      '"x"',
+      '{}',
+      '{"credentials": {}}',
+      '{"credentials": {"access": "A"}}',
+      '{"credentials": {"access": "A", "token": "!!!", "signature": "s"}}',
+      '{"credentials": {"access": 5, "token": "QQ", "signature": "s"}}',
+    ]) {
       const res = await post(body);
       expect([body, res.status]).toEqual([body, 400]);
       expect(res.body.error.message.length).toBeGreaterThan(20);
     }
-    const huge = await post(JSON.stringify({ credentials: { access: 'A', token: 'Q'.repeat(70 * 1024), signature: 's' } }));
+    const huge = await post(
+      JSON.stringify({ credentials: { access: 'A', token: 'Q'.repeat(70 * 1024), signature: 's' } }),
+    );
     expect(huge.status).toBe(413);
     const v4bad = await post(JSON.stringify(s3tokensBody(alice.access, 'AWS4-HMAC-SHA256\nnot-a-date\nx\ny', 'sig')));
     expect(v4bad.status).toBe(400);
@@ -129,7 +179,11 @@ describe('s3tokens, with the service token required (the default)', () => {
     const sts = v4StringToSign();
     const signature = signV4(alice.secret, sts);
     expect((await s3tokens(s3tokensBody(alice.access, sts, signature))).status).toBe(200);
-    const sealed = ((await stack.db('s3_credentials').where({ access_key: alice.access }).first('secret_sealed')) as { secret_sealed: string }).secret_sealed;
+    const sealed = (
+      (await stack.db('s3_credentials').where({ access_key: alice.access }).first('secret_sealed')) as {
+        secret_sealed: string;
+      }
+    ).secret_sealed;
     const metrics = await request(stack.gatewayUrl).get('/metrics');
     expect(metrics.text).toMatch(/cairn_s3tokens_total\{result="valid",service="auth-gateway"\} [1-9]/);
     expect(metrics.text).toMatch(/cairn_s3tokens_total\{result="signature_mismatch",service="auth-gateway"\} [1-9]/);
@@ -137,7 +191,8 @@ describe('s3tokens, with the service token required (the default)', () => {
     expect(metrics.text).toMatch(/cairn_s3tokens_total\{result="service_forbidden",service="auth-gateway"\} [1-9]/);
     const logs = stack.gatewayLogs.lines.join('\n');
     expect(logs).toContain('/auth/v3/s3tokens');
-    for (const secret of [alice.secret, signature, sealed, S3_KEYS.split(':')[1]!, PW]) expect(logs).not.toContain(secret);
+    for (const secret of [alice.secret, signature, sealed, S3_KEYS.split(':')[1]!, PW])
+      expect(logs).not.toContain(secret);
     expect(logs).not.toContain(alice.secret.slice(0, 12));
   });
 });
@@ -145,7 +200,11 @@ describe('s3tokens, with the service token required (the default)', () => {
 describe('s3tokens, with the service token not required (a Swift whose s3token sends none)', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ database: 'postgres', redis: true, gateway: { s3SecretKeys: S3_KEYS, s3tokensRequireServiceToken: false } });
+    stack = await startStack({
+      database: 'postgres',
+      redis: true,
+      gateway: { s3SecretKeys: S3_KEYS, s3tokensRequireServiceToken: false },
+    });
     await stack.createUser('bob', PW);
   });
   afterAll(async () => {
@@ -154,10 +213,14 @@ describe('s3tokens, with the service token not required (a Swift whose s3token s
 
   it('when the proxy posts without X-Auth-Token, then a right signature gets 200 and a wrong one 401', async () => {
     const bob = await createEc2(stack.gatewayUrl, await v3Token(stack.gatewayUrl, 'bob', PW), 'bob');
-    const ok = await request(stack.gatewayUrl).post('/auth/v3/s3tokens').send(signedBody(bob.access, bob.secret, 'v4'));
+    const ok = await request(stack.gatewayUrl)
+      .post('/auth/v3/s3tokens')
+      .send(signedBody(bob.access, bob.secret, 'v4'));
     expect(ok.status).toBe(200);
     expect(ok.body.token.user.name).toBe('bob');
-    const bad = await request(stack.gatewayUrl).post('/auth/v3/s3tokens').send(signedBody(bob.access, 'not-the-secret', 'v4'));
+    const bad = await request(stack.gatewayUrl)
+      .post('/auth/v3/s3tokens')
+      .send(signedBody(bob.access, 'not-the-secret', 'v4'));
     expect(bad.status).toBe(401);
   });
 });

@@ -31,7 +31,9 @@ describe('auth-gateway as the gateway role', () => {
     const dbName = new URL(stack.databaseUrl!).pathname.slice(1);
     await stack.db.raw('REVOKE CONNECT, TEMPORARY ON DATABASE ?? FROM PUBLIC', [dbName]);
     await stack.db.raw('REVOKE ALL ON SCHEMA public FROM PUBLIC');
-    expect(await api.ensureGatewayRole(stack.db, { name: role, password: randomBytes(16).toString('hex') })).toBe('created');
+    expect(await api.ensureGatewayRole(stack.db, { name: role, password: randomBytes(16).toString('hex') })).toBe(
+      'created',
+    );
     // ensureGatewayRole's own grants (CONNECT, USAGE, SELECT) are all the role has.
 
     const url = new URL(stack.databaseUrl!);
@@ -101,11 +103,20 @@ describe('auth-gateway as the gateway role', () => {
     const { access, secret } = created.body.credential as { access: string; secret: string };
     const sts = `GET\n\n\n${new Date().toUTCString()}\n/bucket`;
     const signature = createHmac('sha1', secret).update(sts).digest('base64');
-    const s3 = await gw().post('/auth/v3/s3tokens').send({ credentials: { access, token: Buffer.from(sts).toString('base64url'), signature } });
+    const s3 = await gw()
+      .post('/auth/v3/s3tokens')
+      .send({ credentials: { access, token: Buffer.from(sts).toString('base64url'), signature } });
     expect(s3.status).toBe(200);
-    expect((await gw().get('/auth/v3/users/bob/credentials/OS-EC2').set('X-Auth-Token', token)).body.credentials).toHaveLength(1);
-    expect((await gw().delete(`/auth/v3/users/bob/credentials/OS-EC2/${access}`).set('X-Auth-Token', token)).status).toBe(204);
-    const audit = (await stack.db('audit_log').where({ target_name: access }).orderBy('id')) as Array<{ action: string; operator_name: string }>;
+    expect(
+      (await gw().get('/auth/v3/users/bob/credentials/OS-EC2').set('X-Auth-Token', token)).body.credentials,
+    ).toHaveLength(1);
+    expect(
+      (await gw().delete(`/auth/v3/users/bob/credentials/OS-EC2/${access}`).set('X-Auth-Token', token)).status,
+    ).toBe(204);
+    const audit = (await stack.db('audit_log').where({ target_name: access }).orderBy('id')) as Array<{
+      action: string;
+      operator_name: string;
+    }>;
     expect(audit.map((a) => [a.action, a.operator_name])).toEqual([
       ['create', 'storage user bob'],
       ['delete', 'storage user bob'],
@@ -118,17 +129,32 @@ describe('auth-gateway as the gateway role', () => {
       .post('/auth/v3/auth/tokens')
       .send({ auth: { identity: { methods: ['password'], password: { user: { name: 'carl', password: PW } } } } });
     const token = v3.headers['x-subject-token'] as string;
-    const made = await gw().post('/auth/v3/users/carl/application_credentials').set('X-Auth-Token', token).send({ application_credential: { name: 's3', unrestricted: true } });
+    const made = await gw()
+      .post('/auth/v3/users/carl/application_credentials')
+      .set('X-Auth-Token', token)
+      .send({ application_credential: { name: 's3', unrestricted: true } });
     expect(made.status).toBe(201);
     const c = made.body.application_credential as { id: string; secret: string };
-    const appToken = (await gw().post('/auth/v3/auth/tokens').send({ auth: { identity: { methods: ['application_credential'], application_credential: { id: c.id, secret: c.secret } } } }))
-      .headers['x-subject-token'] as string;
+    const appToken = (
+      await gw()
+        .post('/auth/v3/auth/tokens')
+        .send({
+          auth: {
+            identity: { methods: ['application_credential'], application_credential: { id: c.id, secret: c.secret } },
+          },
+        })
+    ).headers['x-subject-token'] as string;
     const created = await gw().post('/auth/v3/users/carl/credentials/OS-EC2').set('X-Auth-Token', appToken).send({});
     expect(created.status).toBe(201);
     const access = (created.body.credential as { access: string }).access;
-    expect((await gw().delete(`/auth/v3/users/carl/application_credentials/${c.id}`).set('X-Auth-Token', token)).status).toBe(204);
+    expect(
+      (await gw().delete(`/auth/v3/users/carl/application_credentials/${c.id}`).set('X-Auth-Token', token)).status,
+    ).toBe(204);
     expect(await stack.db('s3_credentials').where({ access_key: access })).toHaveLength(0);
-    const audit = (await stack.db('audit_log').whereIn('target_name', [access, 's3']).orderBy('id')) as Array<{ action: string; target_type: string }>;
+    const audit = (await stack.db('audit_log').whereIn('target_name', [access, 's3']).orderBy('id')) as Array<{
+      action: string;
+      target_type: string;
+    }>;
     expect(audit.map((a) => [a.action, a.target_type])).toEqual([
       ['create', 'application_credentials'],
       ['create', 's3_credentials'],
@@ -165,15 +191,30 @@ describe('auth-gateway as the gateway role', () => {
 
   it('when the role writes what the OS-EC2 endpoints write, then Postgres allows a credential and its audit record', async () => {
     const alice = await stack.db('storage_users').where({ username: 'alice' }).first();
-    const [row] = await asRole('s3_credentials').insert({ storage_user_id: alice.id, access_key: 'ROLETEST000000000001', secret_sealed: 'v1:x' }).returning(['id']);
-    await asRole('audit_log').insert({ operator_name: 'storage user alice', action: 'create', target_type: 's3_credentials', target_id: String(row.id), target_name: 'ROLETEST000000000001', target_uri: '/x/' });
+    const [row] = await asRole('s3_credentials')
+      .insert({ storage_user_id: alice.id, access_key: 'ROLETEST000000000001', secret_sealed: 'v1:x' })
+      .returning(['id']);
+    await asRole('audit_log').insert({
+      operator_name: 'storage user alice',
+      action: 'create',
+      target_type: 's3_credentials',
+      target_id: String(row.id),
+      target_name: 'ROLETEST000000000001',
+      target_uri: '/x/',
+    });
     expect(await asRole('s3_credentials').where({ id: row.id }).delete()).toBe(1);
   });
 
   it('when the role writes what the application credential endpoints write, then Postgres allows reading, creating and deleting one', async () => {
     const alice = await stack.db('storage_users').where({ username: 'alice' }).first();
     const id = 'ab'.repeat(16);
-    await asRole('application_credentials').insert({ id, storage_user_id: alice.id, name: 'role-test', secret_hash: 'sha256:x', roles: JSON.stringify([]) });
+    await asRole('application_credentials').insert({
+      id,
+      storage_user_id: alice.id,
+      name: 'role-test',
+      secret_hash: 'sha256:x',
+      roles: JSON.stringify([]),
+    });
     expect(await asRole('application_credentials').where({ id }).first()).toMatchObject({ name: 'role-test' });
     expect(await asRole('application_credentials').where({ id }).delete()).toBe(1);
   });
@@ -206,10 +247,14 @@ describe('auth-gateway as the gateway role', () => {
       expect(after.password_hash).not.toBe(BCRYPT);
       expect(after.generation).toBe(before.generation);
       const service = await login('swift-service', SERVICE_PW);
-      expect((await gw().get('/auth/v3/auth/tokens').set('X-Auth-Token', service).set('X-Subject-Token', token)).status).toBe(200);
+      expect(
+        (await gw().get('/auth/v3/auth/tokens').set('X-Auth-Token', service).set('X-Subject-Token', token)).status,
+      ).toBe(200);
       // The new hash is the same password.
       await login('imported', 'pw');
-      expect((await gw().get('/auth/v1.0').set('X-Auth-User', 'imported').set('X-Auth-Key', 'not-pw')).status).toBe(401);
+      expect((await gw().get('/auth/v1.0').set('X-Auth-User', 'imported').set('X-Auth-Key', 'not-pw')).status).toBe(
+        401,
+      );
     });
 
     it('when the role calls the replacement itself, then only a foreign hash still in place is replaced, and only by a Cairn scrypt hash', async () => {
@@ -217,7 +262,8 @@ describe('auth-gateway as the gateway role', () => {
       const user = await row('imported2');
       const own = (await row('bob')).password_hash as string;
       const replace = async (id: string, oldHash: string, newHash: string) =>
-        (await asRole.raw('SELECT cairn_replace_foreign_password_hash(?::bigint, ?, ?) AS r', [id, oldHash, newHash])).rows[0].r as boolean;
+        (await asRole.raw('SELECT cairn_replace_foreign_password_hash(?::bigint, ?, ?) AS r', [id, oldHash, newHash]))
+          .rows[0].r as boolean;
       // Not a Cairn hash as the replacement, not the hash in place, not a user whose hash is already Cairn's.
       expect(await replace(user.id, BCRYPT, BCRYPT)).toBe(false);
       expect(await replace(user.id, BCRYPT.replace('mg6', 'xx6'), own)).toBe(false);
@@ -233,7 +279,14 @@ describe('auth-gateway as the gateway role', () => {
       const user = await row('imported3');
       expect(await stack.patchUser(String(user.id), { password: 'an-operator-set-password-now' })).toBe(202);
       const changed = await row('imported3');
-      const record = { id: String(user.id), username: 'imported3', passwordHash: BCRYPT, enabled: true, isSuperuser: false, generation: String(user.generation) };
+      const record = {
+        id: String(user.id),
+        username: 'imported3',
+        passwordHash: BCRYPT,
+        enabled: true,
+        isSuperuser: false,
+        generation: String(user.generation),
+      };
       expect(await roleDeps.users.replaceForeignHash(record, (await row('bob')).password_hash)).toBe(false);
       expect((await row('imported3')).password_hash).toBe(changed.password_hash);
     });

@@ -20,8 +20,16 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-describeTokenSuite('Postgres + Redis Cluster (redis+cluster://)', () => ({ database: 'postgres', redis: true, redisUrl: cluster!.url }));
-describeTokenCapSuite('Postgres + Redis Cluster (redis+cluster://)', () => ({ database: 'postgres', redis: true, redisUrl: cluster!.url }));
+describeTokenSuite('Postgres + Redis Cluster (redis+cluster://)', () => ({
+  database: 'postgres',
+  redis: true,
+  redisUrl: cluster!.url,
+}));
+describeTokenCapSuite('Postgres + Redis Cluster (redis+cluster://)', () => ({
+  database: 'postgres',
+  redis: true,
+  redisUrl: cluster!.url,
+}));
 
 describe('auth-gateway on a Redis Cluster', () => {
   let stack: Stack;
@@ -39,14 +47,23 @@ describe('auth-gateway on a Redis Cluster', () => {
   });
 
   it('when many tokens are issued, then their records spread over every master (no hash tag pins a cluster to one slot)', async () => {
-    const masters = (await Promise.all(PORTS.map(async (p) => ((await command(p, 'ROLE')) as string[])[0] === 'master' ? p : null))).filter((p) => p !== null);
+    const masters = (
+      await Promise.all(PORTS.map(async (p) => (((await command(p, 'ROLE')) as string[])[0] === 'master' ? p : null)))
+    ).filter((p) => p !== null);
     expect(masters).toHaveLength(3);
     const before = await Promise.all(masters.map((p) => command(p, 'DBSIZE') as Promise<number>));
     // V3: every login a new token (a V1 login is handed the live one again).
     const v3 = () =>
       request(stack.gatewayUrl)
         .post('/auth/v3/auth/tokens')
-        .send({ auth: { identity: { methods: ['password'], password: { user: { name: 'dave', domain: { id: 'default' }, password: PW } } } } });
+        .send({
+          auth: {
+            identity: {
+              methods: ['password'],
+              password: { user: { name: 'dave', domain: { id: 'default' }, password: PW } },
+            },
+          },
+        });
     for (let i = 0; i < 30; i++) expect((await v3()).status).toBe(201);
     const after = await Promise.all(masters.map((p) => command(p, 'DBSIZE') as Promise<number>));
     for (let i = 0; i < masters.length; i++) expect(after[i]! - before[i]!).toBeGreaterThan(0);

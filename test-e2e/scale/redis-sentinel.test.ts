@@ -21,11 +21,16 @@ describe('auth-gateway on Redis Sentinel (redis+sentinel://)', () => {
   const login = async (user: string, password: string) => {
     const res = await gw()
       .post('/auth/v3/auth/tokens')
-      .send({ auth: { identity: { methods: ['password'], password: { user: { name: user, domain: { id: 'default' }, password } } } } });
+      .send({
+        auth: {
+          identity: { methods: ['password'], password: { user: { name: user, domain: { id: 'default' }, password } } },
+        },
+      });
     expect(res.status).toBe(201);
     return res.headers['x-subject-token'] as string;
   };
-  const validate = (subject: string) => gw().get('/auth/v3/auth/tokens').set('X-Auth-Token', serviceToken).set('X-Subject-Token', subject);
+  const validate = (subject: string) =>
+    gw().get('/auth/v3/auth/tokens').set('X-Auth-Token', serviceToken).set('X-Subject-Token', subject);
 
   beforeAll(async () => {
     sentinel = await startSentinelSet(PORTS);
@@ -66,7 +71,11 @@ describe('auth-gateway on Redis Sentinel (redis+sentinel://)', () => {
     // client would log in again; the test waits for that window to close.
     const demoted = new Redis({ host: '127.0.0.1', port: oldMaster, lazyConnect: true });
     try {
-      await waitFor('old master demoted', 15_000, async () => ((await demoted.call('ROLE')) as unknown[])[0] === 'slave');
+      await waitFor(
+        'old master demoted',
+        15_000,
+        async () => ((await demoted.call('ROLE')) as unknown[])[0] === 'slave',
+      );
     } finally {
       demoted.disconnect();
     }
@@ -76,7 +85,10 @@ describe('auth-gateway on Redis Sentinel (redis+sentinel://)', () => {
     expect((await validate(before)).status).toBe(200);
     const after = await login('alice', PW);
     expect((await validate(after)).status).toBe(200);
-    const del = await gw().delete('/auth/v3/auth/tokens').set('X-Auth-Token', serviceToken).set('X-Subject-Token', revokedLater);
+    const del = await gw()
+      .delete('/auth/v3/auth/tokens')
+      .set('X-Auth-Token', serviceToken)
+      .set('X-Subject-Token', revokedLater);
     expect(del.status).toBe(204);
     expect((await validate(revokedLater)).status).toBe(404);
     expect((await validate(before)).status).toBe(200);

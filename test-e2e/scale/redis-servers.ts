@@ -29,7 +29,9 @@ export function requireRedisBinaries(): void {
   for (const bin of ['redis-server', 'redis-cli']) {
     const probe = spawnSync(bin, ['--version'], { encoding: 'utf8' });
     if (probe.error || probe.status !== 0) {
-      throw new Error(`${bin} is not installed or not runnable (${probe.error?.message ?? probe.stderr}); the scale-out tests need Debian's redis-server package: apt-get install redis-server`);
+      throw new Error(
+        `${bin} is not installed or not runnable (${probe.error?.message ?? probe.stderr}); the scale-out tests need Debian's redis-server package: apt-get install redis-server`,
+      );
     }
   }
 }
@@ -81,7 +83,12 @@ class Processes {
 }
 
 /** Polls until `check` returns true; throws `what` after `ms`. */
-export async function waitFor(what: string, ms: number, check: () => Promise<boolean>, procs?: { check: () => void }): Promise<void> {
+export async function waitFor(
+  what: string,
+  ms: number,
+  check: () => Promise<boolean>,
+  procs?: { check: () => void },
+): Promise<void> {
   const deadline = Date.now() + ms;
   for (;;) {
     procs?.check();
@@ -93,7 +100,14 @@ export async function waitFor(what: string, ms: number, check: () => Promise<boo
 
 /** One short-lived connection for a single command (no retries: a refused port is an answer). */
 export async function command(port: number, ...args: (string | number)[]): Promise<unknown> {
-  const redis = new Redis({ host: HOST, port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
+  const redis = new Redis({
+    host: HOST,
+    port,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 1000,
+  });
   redis.on('error', () => {});
   try {
     await redis.connect();
@@ -103,7 +117,20 @@ export async function command(port: number, ...args: (string | number)[]): Promi
   }
 }
 
-const serverArgs = (port: number) => ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no', '--protected-mode', 'no', '--daemonize', 'no'];
+const serverArgs = (port: number) => [
+  '--port',
+  String(port),
+  '--bind',
+  HOST,
+  '--save',
+  '',
+  '--appendonly',
+  'no',
+  '--protected-mode',
+  'no',
+  '--daemonize',
+  'no',
+];
 
 async function portsFree(ports: number[]): Promise<void> {
   for (const port of ports) {
@@ -111,7 +138,10 @@ async function portsFree(ports: number[]): Promise<void> {
       () => true,
       () => false,
     );
-    if (answered) throw new Error(`port ${port} already has a Redis on it (a leftover from an earlier run?); the scale tests need ports ${ports[0]}-${ports.at(-1)} free`);
+    if (answered)
+      throw new Error(
+        `port ${port} already has a Redis on it (a leftover from an earlier run?); the scale tests need ports ${ports[0]}-${ports.at(-1)} free`,
+      );
   }
 }
 
@@ -124,17 +154,32 @@ export async function startRedisCluster(ports: number[]): Promise<RedisTopology>
     for (const port of ports) {
       procs.start(`cluster node ${port}`, [
         ...serverArgs(port),
-        '--cluster-enabled', 'yes',
-        '--cluster-config-file', `nodes-${port}.conf`,
-        '--cluster-node-timeout', '2000',
-        '--dbfilename', `dump-${port}.rdb`,
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        `nodes-${port}.conf`,
+        '--cluster-node-timeout',
+        '2000',
+        '--dbfilename',
+        `dump-${port}.rdb`,
       ]);
     }
-    for (const port of ports) await waitFor(`redis-server on ${port}`, 5000, async () => (await command(port, 'PING')) === 'PONG', procs);
-    const create = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `${HOST}:${p}`), '--cluster-replicas', '1', '--cluster-yes'], { encoding: 'utf8', timeout: 30_000 });
-    if (create.status !== 0) throw new Error(`redis-cli --cluster create failed (${create.status}):\n${create.stdout}\n${create.stderr}`);
+    for (const port of ports)
+      await waitFor(`redis-server on ${port}`, 5000, async () => (await command(port, 'PING')) === 'PONG', procs);
+    const create = spawnSync(
+      'redis-cli',
+      ['--cluster', 'create', ...ports.map((p) => `${HOST}:${p}`), '--cluster-replicas', '1', '--cluster-yes'],
+      { encoding: 'utf8', timeout: 30_000 },
+    );
+    if (create.status !== 0)
+      throw new Error(`redis-cli --cluster create failed (${create.status}):\n${create.stdout}\n${create.stderr}`);
     for (const port of ports) {
-      await waitFor(`cluster_state:ok on ${port}`, 15_000, async () => String(await command(port, 'CLUSTER', 'INFO')).includes('cluster_state:ok'), procs);
+      await waitFor(
+        `cluster_state:ok on ${port}`,
+        15_000,
+        async () => String(await command(port, 'CLUSTER', 'INFO')).includes('cluster_state:ok'),
+        procs,
+      );
     }
     return { url: `redis+cluster://${ports.map((p) => `${HOST}:${p}`).join(',')}`, ports, stop: () => procs.stop() };
   } catch (e) {
@@ -164,7 +209,14 @@ export async function startSentinelSet(ports: number[], masterName = 'cairn'): P
   const procs = new Processes();
   try {
     procs.start(`master ${master}`, [...serverArgs(master), '--dbfilename', `dump-${master}.rdb`]);
-    procs.start(`replica ${replica}`, [...serverArgs(replica), '--dbfilename', `dump-${replica}.rdb`, '--replicaof', HOST, String(master)]);
+    procs.start(`replica ${replica}`, [
+      ...serverArgs(replica),
+      '--dbfilename',
+      `dump-${replica}.rdb`,
+      '--replicaof',
+      HOST,
+      String(master),
+    ]);
     for (const port of sentinels) {
       const conf = join(procs.dir, `sentinel-${port}.conf`);
       // Sentinel rewrites its own config file (it records what it learns), so each one gets its own.
@@ -185,21 +237,33 @@ export async function startSentinelSet(ports: number[], masterName = 'cairn'): P
       procs.start(`sentinel ${port}`, [conf, '--sentinel']);
     }
     const sentinel = sentinels[0]!;
-    await waitFor('master and replica in sync', 10_000, async () => String(await command(replica, 'INFO', 'replication')).includes('master_link_status:up'), procs);
-    await waitFor('sentinels see the replica', 15_000, async () => {
-      for (const port of sentinels) {
-        const replicas = (await command(port, 'SENTINEL', 'REPLICAS', masterName)) as string[][];
-        const healthy = replicas.some((r) => {
-          const fields = Object.fromEntries(r.flatMap((v, i) => (i % 2 === 0 ? [[v, r[i + 1]]] : [])));
-          return fields.port === String(replica) && fields.flags === 'slave' && fields['master-link-status'] === 'ok';
-        });
-        if (!healthy) return false;
-      }
-      return true;
-    }, procs);
+    await waitFor(
+      'master and replica in sync',
+      10_000,
+      async () => String(await command(replica, 'INFO', 'replication')).includes('master_link_status:up'),
+      procs,
+    );
+    await waitFor(
+      'sentinels see the replica',
+      15_000,
+      async () => {
+        for (const port of sentinels) {
+          const replicas = (await command(port, 'SENTINEL', 'REPLICAS', masterName)) as string[][];
+          const healthy = replicas.some((r) => {
+            const fields = Object.fromEntries(r.flatMap((v, i) => (i % 2 === 0 ? [[v, r[i + 1]]] : [])));
+            return fields.port === String(replica) && fields.flags === 'slave' && fields['master-link-status'] === 'ok';
+          });
+          if (!healthy) return false;
+        }
+        return true;
+      },
+      procs,
+    );
 
-    const masterPort = async () => Number(((await command(sentinel, 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', masterName)) as string[])[1]);
-    const offset = async (port: number) => Number(/master_repl_offset:(\d+)/.exec(String(await command(port, 'INFO', 'replication')))?.[1] ?? -1);
+    const masterPort = async () =>
+      Number(((await command(sentinel, 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', masterName)) as string[])[1]);
+    const offset = async (port: number) =>
+      Number(/master_repl_offset:(\d+)/.exec(String(await command(port, 'INFO', 'replication')))?.[1] ?? -1);
     const waitReplicated = async () => {
       const current = await masterPort();
       const other = current === master ? replica : master;
@@ -217,7 +281,12 @@ export async function startSentinelSet(ports: number[], masterName = 'cairn'): P
         await waitReplicated();
         await command(sentinel, 'SENTINEL', 'FAILOVER', masterName);
         await waitFor('Sentinel names the new master', 15_000, async () => (await masterPort()) === after, procs);
-        await waitFor('the new master is a master', 10_000, async () => String(await command(after, 'ROLE')).startsWith('master'), procs);
+        await waitFor(
+          'the new master is a master',
+          10_000,
+          async () => String(await command(after, 'ROLE')).startsWith('master'),
+          procs,
+        );
         return after;
       },
       stop: () => procs.stop(),

@@ -13,7 +13,11 @@ const PW = 'the-right-password-0123456789';
 const CHEAP = { logN: 10, r: 8, p: 1 };
 
 const appCredLogin = (url: string, credential: Record<string, unknown>, from: string): Promise<Answer> =>
-  send(url, '/auth/v3/auth/tokens', { method: 'POST', from, body: { auth: { identity: { methods: ['application_credential'], application_credential: credential } } } });
+  send(url, '/auth/v3/auth/tokens', {
+    method: 'POST',
+    from,
+    body: { auth: { identity: { methods: ['application_credential'], application_credential: credential } } },
+  });
 
 describe('application credential logins under the failed-login limits', () => {
   let stack: Stack;
@@ -21,37 +25,70 @@ describe('application credential logins under the failed-login limits', () => {
   let credential: { id: string; secret: string };
 
   beforeAll(async () => {
-    stack = await startStack({ redis: true, hashParams: CHEAP, gateway: { failureLimit: 5, addressFailureLimit: 100, userFailureLimit: 1000 } });
+    stack = await startStack({
+      redis: true,
+      hashParams: CHEAP,
+      gateway: { failureLimit: 5, addressFailureLimit: 100, userFailureLimit: 1000 },
+    });
     url = stack.gatewayUrl;
     await stack.createUser('alice', PW);
     const token = (await login(url, 'v3', 'alice', PW, { from: '127.0.10.1' })).headers['x-subject-token'] as string;
-    const made = await send(url, '/auth/v3/users/alice/application_credentials', { method: 'POST', headers: { 'X-Auth-Token': token }, body: { application_credential: { name: 'ci' } } });
+    const made = await send(url, '/auth/v3/users/alice/application_credentials', {
+      method: 'POST',
+      headers: { 'X-Auth-Token': token },
+      body: { application_credential: { name: 'ci' } },
+    });
     expect(made.status).toBe(201);
-    credential = (JSON.parse(made.text) as { application_credential: { id: string; secret: string } }).application_credential;
+    credential = (JSON.parse(made.text) as { application_credential: { id: string; secret: string } })
+      .application_credential;
   });
   afterAll(() => stack.close());
 
-  it('when one address keeps guessing a credential\'s secret by id, then past the limit it gets 429 even with the right secret, while another address logs in with it', async () => {
+  it("when one address keeps guessing a credential's secret by id, then past the limit it gets 429 even with the right secret, while another address logs in with it", async () => {
     const attacker = '127.0.10.2';
     const answers: number[] = [];
-    for (let i = 0; i < 8; i++) answers.push((await appCredLogin(url, { id: credential.id, secret: `wrong-secret-${i}-0123456789abcdefghij` }, attacker)).status);
+    for (let i = 0; i < 8; i++)
+      answers.push(
+        (await appCredLogin(url, { id: credential.id, secret: `wrong-secret-${i}-0123456789abcdefghij` }, attacker))
+          .status,
+      );
     expect(answers).toEqual([...Array(5).fill(401), ...Array(3).fill(429)]);
     const refused = await appCredLogin(url, { id: credential.id, secret: credential.secret }, attacker);
     expect(refused.status).toBe(429);
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
-    expect(JSON.parse(refused.text)).toEqual({ error: { code: 429, title: 'Too Many Requests', message: expect.stringContaining('Too many failed logins') } });
+    expect(JSON.parse(refused.text)).toEqual({
+      error: { code: 429, title: 'Too Many Requests', message: expect.stringContaining('Too many failed logins') },
+    });
     expect((await appCredLogin(url, { id: credential.id, secret: credential.secret }, '127.0.10.3')).status).toBe(201);
   });
 
   it('when guesses by name and by password for the same user come from one address, then they add up in one count', async () => {
     const attacker = '127.0.10.4';
     for (let i = 0; i < 3; i++) {
-      expect((await appCredLogin(url, { name: 'ci', user: { name: 'alice', domain: { id: 'default' } }, secret: `wrong-secret-${i}-0123456789abcdefghij` }, attacker)).status).toBe(401);
+      expect(
+        (
+          await appCredLogin(
+            url,
+            {
+              name: 'ci',
+              user: { name: 'alice', domain: { id: 'default' } },
+              secret: `wrong-secret-${i}-0123456789abcdefghij`,
+            },
+            attacker,
+          )
+        ).status,
+      ).toBe(401);
     }
-    for (let i = 0; i < 2; i++) expect((await login(url, 'v3', 'alice', `a-wrong-password-${i}-0123456789`, { from: attacker })).status).toBe(401);
-    // Five failures for alice from this address: her right password is refused there now, and so is the credential by name.
+    for (let i = 0; i < 2; i++)
+      expect((await login(url, 'v3', 'alice', `a-wrong-password-${i}-0123456789`, { from: attacker })).status).toBe(
+        401,
+      );
+    // Five failures for alice from this address: her right password is refused there now, and so is the credential by
+    // name.
     expect((await login(url, 'v3', 'alice', PW, { from: attacker })).status).toBe(429);
-    expect((await appCredLogin(url, { name: 'ci', user: { id: 'alice' }, secret: credential.secret }, attacker)).status).toBe(429);
+    expect(
+      (await appCredLogin(url, { name: 'ci', user: { id: 'alice' }, secret: credential.secret }, attacker)).status,
+    ).toBe(429);
     expect((await login(url, 'v3', 'alice', PW, { from: '127.0.10.5' })).status).toBe(201);
   });
 
@@ -76,7 +113,10 @@ describe('application credential logins under the failed-login limits', () => {
         queries = 0;
         storeCalls.length = 0;
         const statuses: number[] = [];
-        for (let i = 0; i < 6; i++) statuses.push((await appCredLogin(url, { ...body, secret: `wrong-secret-${i}-0123456789abcdefghij` }, from)).status);
+        for (let i = 0; i < 6; i++)
+          statuses.push(
+            (await appCredLogin(url, { ...body, secret: `wrong-secret-${i}-0123456789abcdefghij` }, from)).status,
+          );
         return { queries, storeCalls: [...storeCalls].sort().join(','), statuses };
       };
       const knownId = await cost({ id: credential.id }, '127.0.11.1');

@@ -35,7 +35,9 @@ export function send(baseUrl: string, path: string, call: Call = {}): Promise<An
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }),
+        );
         res.on('error', reject);
       },
     );
@@ -48,14 +50,27 @@ export const v3Body = (name: string, password: string) => ({
   auth: { identity: { methods: ['password'], password: { user: { name, domain: { id: 'default' }, password } } } },
 });
 
-export const v2Body = (username: string, password: string) => ({ auth: { passwordCredentials: { username, password } } });
+export const v2Body = (username: string, password: string) => ({
+  auth: { passwordCredentials: { username, password } },
+});
 
 export type Api = 'v1' | 'v2' | 'v3';
 
 /** A login through one of the three auth APIs. */
-export function login(baseUrl: string, api: Api, user: string, password: string, call: Omit<Call, 'body' | 'method'> = {}): Promise<Answer> {
-  if (api === 'v1') return send(baseUrl, '/auth/v1.0', { ...call, headers: { ...call.headers, 'X-Auth-User': user, 'X-Auth-Key': password } });
-  if (api === 'v2') return send(baseUrl, '/auth/v2.0/tokens', { ...call, method: 'POST', body: v2Body(user, password) });
+export function login(
+  baseUrl: string,
+  api: Api,
+  user: string,
+  password: string,
+  call: Omit<Call, 'body' | 'method'> = {},
+): Promise<Answer> {
+  if (api === 'v1')
+    return send(baseUrl, '/auth/v1.0', {
+      ...call,
+      headers: { ...call.headers, 'X-Auth-User': user, 'X-Auth-Key': password },
+    });
+  if (api === 'v2')
+    return send(baseUrl, '/auth/v2.0/tokens', { ...call, method: 'POST', body: v2Body(user, password) });
   return send(baseUrl, '/auth/v3/auth/tokens', { ...call, method: 'POST', body: v3Body(user, password) });
 }
 

@@ -20,7 +20,13 @@ const FRAGMENT = 12;
 
 /** What a secret may look like in a log line: itself, a piece of it, or an encoding of it. */
 function needles(secret: string): string[] {
-  const out = new Set<string>([secret, Buffer.from(secret).toString('base64'), Buffer.from(secret).toString('base64url'), Buffer.from(secret).toString('hex'), encodeURIComponent(secret)]);
+  const out = new Set<string>([
+    secret,
+    Buffer.from(secret).toString('base64'),
+    Buffer.from(secret).toString('base64url'),
+    Buffer.from(secret).toString('hex'),
+    encodeURIComponent(secret),
+  ]);
   for (let i = 0; i + FRAGMENT <= secret.length; i++) out.add(secret.slice(i, i + FRAGMENT));
   // base64 without its padding, as a JSON encoder or a URL might show it.
   out.add(Buffer.from(secret).toString('base64').replace(/=+$/, ''));
@@ -52,7 +58,12 @@ describe('no secret in any log line', () => {
     return p;
   };
 
-  async function api(method: string, path: string, body?: unknown, auth = ADMIN_AUTH): Promise<{ status: number; body: Record<string, unknown> }> {
+  async function api(
+    method: string,
+    path: string,
+    body?: unknown,
+    auth = ADMIN_AUTH,
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
     apiRequests++;
     const res = await fetch(`${stack.apiUrl}${path}`, {
       method,
@@ -67,7 +78,9 @@ describe('no secret in any log line', () => {
     stack = await startStack({ redis: true, logLevel: 'trace', hashParams: { logN: 10, r: 8, p: 1 } });
     // A gateway of its own, at trace, reaching Postgres as a role with a password (the stack's
     // shares the API's connection, which has none), with a configured signing key.
-    const role = `cairn_log_${random(6).replace(/[^a-z0-9]/gi, '').toLowerCase()}`;
+    const role = `cairn_log_${random(6)
+      .replace(/[^a-z0-9]/gi, '')
+      .toLowerCase()}`;
     await stack.db.raw(`CREATE ROLE ${role} LOGIN PASSWORD '${DB_PASSWORD}'`);
     await stack.db.raw(`GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${role}`);
     // The application credentials it makes below, with their audit records.
@@ -116,8 +129,12 @@ describe('no secret in any log line', () => {
     keep('second operator key', String(extra.body.key));
     const reader = await api('POST', '/api/v1/operators/', { name: 'log-reader', role: 'reader' }, opAuth);
     keep('reader key', String(reader.body.api_key));
-    expect((await api('GET', '/api/v1/users/', undefined, `ApiKey log-reader:${String(reader.body.api_key)}`)).status).toBe(200);
-    expect((await api('GET', '/api/v1/users/', undefined, `ApiKey log-admin:${String(extra.body.key)}`)).status).toBe(200);
+    expect(
+      (await api('GET', '/api/v1/users/', undefined, `ApiKey log-reader:${String(reader.body.api_key)}`)).status,
+    ).toBe(200);
+    expect((await api('GET', '/api/v1/users/', undefined, `ApiKey log-admin:${String(extra.body.key)}`)).status).toBe(
+      200,
+    );
     const wrongKey = random(32);
     keep('wrong API key', wrongKey);
     expect((await api('GET', '/api/v1/users/', undefined, `ApiKey log-admin:${wrongKey}`)).status).toBe(401);
@@ -126,7 +143,12 @@ describe('no secret in any log line', () => {
     // Users: created with passwords (JSON and form bodies), one password changed, one disabled.
     const passwords = { alice: `alice-${random()}`, bob: `bob-${random()}`, svc: `svc-${random()}` };
     for (const [name, pw] of Object.entries(passwords)) keep(`${name}'s password`, pw);
-    const alice = await api('POST', '/api/v1/users/', { cluster: '/api/v1/clusters/1/', user: 'alice', password: passwords.alice }, opAuth);
+    const alice = await api(
+      'POST',
+      '/api/v1/users/',
+      { cluster: '/api/v1/clusters/1/', user: 'alice', password: passwords.alice },
+      opAuth,
+    );
     expect(alice.status).toBe(201);
     apiRequests++;
     const bobForm = await fetch(`${stack.apiUrl}/api/v1/users/`, {
@@ -136,11 +158,27 @@ describe('no secret in any log line', () => {
     });
     expect(bobForm.status).toBe(201);
     const bobId = ((await bobForm.json()) as { id: string }).id;
-    expect((await api('POST', '/api/v1/users/', { cluster: '/api/v1/clusters/1/', user: 'svc', password: passwords.svc, is_superuser: true })).status).toBe(201);
+    expect(
+      (
+        await api('POST', '/api/v1/users/', {
+          cluster: '/api/v1/clusters/1/',
+          user: 'svc',
+          password: passwords.svc,
+          is_superuser: true,
+        })
+      ).status,
+    ).toBe(201);
     const tooShort = `short-${random(9)}`;
     keep('refused short password', tooShort);
-    expect((await api('POST', '/api/v1/users/', { cluster: '/api/v1/clusters/1/', user: 'carol', password: tooShort })).status).toBe(400);
-    const malformed = await api('POST', '/api/v1/users/', { cluster: '/api/v1/clusters/1/', user: 'x:y', password: `bad-user-${random()}` });
+    expect(
+      (await api('POST', '/api/v1/users/', { cluster: '/api/v1/clusters/1/', user: 'carol', password: tooShort }))
+        .status,
+    ).toBe(400);
+    const malformed = await api('POST', '/api/v1/users/', {
+      cluster: '/api/v1/clusters/1/',
+      user: 'x:y',
+      password: `bad-user-${random()}`,
+    });
     expect(malformed.status).toBe(400);
     // Bodies that fail to parse (parsers keep the raw body on their error) and XML.
     const inBrokenJson = `broken-json-${random()}`;
@@ -176,7 +214,9 @@ describe('no secret in any log line', () => {
     tokens.push(serviceToken);
     const bobV3 = await counted(login(url, 'v3', 'bob', passwords.bob));
     tokens.push(tokenOf('v3', bobV3));
-    const tempauth = await counted(send(url, '/auth/v1.0', { headers: { 'X-Storage-User': 'alice:alice', 'X-Storage-Pass': passwords.alice } }));
+    const tempauth = await counted(
+      send(url, '/auth/v1.0', { headers: { 'X-Storage-User': 'alice:alice', 'X-Storage-Pass': passwords.alice } }),
+    );
     expect(tempauth.status).toBe(200);
     tokens.push(tokenOf('v1', tempauth));
     const wrong = `wrong-${random()}`;
@@ -186,7 +226,16 @@ describe('no secret in any log line', () => {
       expect((await counted(login(url, a, 'nobody', wrong))).status).not.toBe(200);
     }
     expect((await counted(login(url, 'v3', 'bob', passwords.bob))).status).toBe(429);
-    expect((await counted(send(url, '/auth/v3/auth/tokens', { method: 'POST', body: { auth: { identity: { methods: ['password'], password: { user: { password: wrong } } } } } }))).status).toBe(400);
+    expect(
+      (
+        await counted(
+          send(url, '/auth/v3/auth/tokens', {
+            method: 'POST',
+            body: { auth: { identity: { methods: ['password'], password: { user: { password: wrong } } } } },
+          }),
+        )
+      ).status,
+    ).toBe(400);
     const v3Broken = `v3-broken-${random()}`;
     keep('password in a broken V3 body', v3Broken);
     gatewayRequests += 2;
@@ -208,17 +257,30 @@ describe('no secret in any log line', () => {
     const chosen = `chosen-appcred-secret-${random()}`;
     keep('chosen application credential secret', chosen);
     const appCreds: Array<{ id: string; secret: string }> = [];
-    for (const [name, secret] of [['generated', undefined], ['chosen', chosen]] as const) {
+    for (const [name, secret] of [
+      ['generated', undefined],
+      ['chosen', chosen],
+    ] as const) {
       const made = await counted(
-        send(url, '/auth/v3/users/bob/application_credentials', { method: 'POST', headers: { 'X-Auth-Token': bobToken }, body: { application_credential: { name, ...(secret ? { secret } : {}) } } }),
+        send(url, '/auth/v3/users/bob/application_credentials', {
+          method: 'POST',
+          headers: { 'X-Auth-Token': bobToken },
+          body: { application_credential: { name, ...(secret ? { secret } : {}) } },
+        }),
       );
       expect(made.status).toBe(201);
-      const c = (JSON.parse(made.text) as { application_credential: { id: string; secret: string } }).application_credential;
+      const c = (JSON.parse(made.text) as { application_credential: { id: string; secret: string } })
+        .application_credential;
       keep(`${name} application credential secret`, c.secret);
       appCreds.push(c);
     }
     const appCredLogin = (credential: Record<string, unknown>) =>
-      counted(send(url, '/auth/v3/auth/tokens', { method: 'POST', body: { auth: { identity: { methods: ['application_credential'], application_credential: credential } } } }));
+      counted(
+        send(url, '/auth/v3/auth/tokens', {
+          method: 'POST',
+          body: { auth: { identity: { methods: ['application_credential'], application_credential: credential } } },
+        }),
+      );
     for (const c of appCreds) {
       const res = await appCredLogin({ id: c.id, secret: c.secret });
       expect(res.status).toBe(201);
@@ -228,15 +290,49 @@ describe('no secret in any log line', () => {
     }
 
     for (const t of tokens) {
-      expect((await counted(send(url, '/auth/v3/auth/tokens', { headers: { 'X-Auth-Token': serviceToken, 'X-Subject-Token': t } }))).status).toBe(200);
-      expect((await counted(send(url, `/auth/v2.0/tokens/${t}`, { headers: { 'X-Auth-Token': serviceToken } }))).status).toBe(200);
+      expect(
+        (
+          await counted(
+            send(url, '/auth/v3/auth/tokens', { headers: { 'X-Auth-Token': serviceToken, 'X-Subject-Token': t } }),
+          )
+        ).status,
+      ).toBe(200);
+      expect(
+        (await counted(send(url, `/auth/v2.0/tokens/${t}`, { headers: { 'X-Auth-Token': serviceToken } }))).status,
+      ).toBe(200);
     }
-    expect((await counted(send(url, '/auth/v3/auth/tokens', { method: 'HEAD', headers: { 'X-Auth-Token': serviceToken, 'X-Subject-Token': tokens[0]! } }))).status).toBe(200);
-    expect((await counted(send(url, '/auth/v3/auth/tokens', { headers: { 'X-Auth-Token': `${tokens[0]}x`, 'X-Subject-Token': tokens[1]! } }))).status).toBe(401);
-    expect((await counted(send(url, `/auth/v2.0/tokens/${tokens[0]}x`, { headers: { 'X-Auth-Token': serviceToken } }))).status).toBe(404);
+    expect(
+      (
+        await counted(
+          send(url, '/auth/v3/auth/tokens', {
+            method: 'HEAD',
+            headers: { 'X-Auth-Token': serviceToken, 'X-Subject-Token': tokens[0]! },
+          }),
+        )
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await counted(
+          send(url, '/auth/v3/auth/tokens', {
+            headers: { 'X-Auth-Token': `${tokens[0]}x`, 'X-Subject-Token': tokens[1]! },
+          }),
+        )
+      ).status,
+    ).toBe(401);
+    expect(
+      (await counted(send(url, `/auth/v2.0/tokens/${tokens[0]}x`, { headers: { 'X-Auth-Token': serviceToken } })))
+        .status,
+    ).toBe(404);
     // express matches routes whatever the letter case, so these validate too; none may log the token.
-    expect((await counted(send(url, `/auth/V2.0/TOKENS/${tokens[1]}`, { headers: { 'X-Auth-Token': serviceToken } }))).status).toBe(200);
-    expect((await counted(send(url, `/auth/v2.0/Tokens/${tokens[2]}`, { headers: { 'X-Auth-Token': serviceToken } }))).status).toBe(200);
+    expect(
+      (await counted(send(url, `/auth/V2.0/TOKENS/${tokens[1]}`, { headers: { 'X-Auth-Token': serviceToken } })))
+        .status,
+    ).toBe(200);
+    expect(
+      (await counted(send(url, `/auth/v2.0/Tokens/${tokens[2]}`, { headers: { 'X-Auth-Token': serviceToken } })))
+        .status,
+    ).toBe(200);
     await counted(send(url, `/auth/v2.0//tokens/${tokens[3]}`, { headers: { 'X-Auth-Token': serviceToken } }));
 
     // Changes that void tokens: a new password, a revoked token, a user's tokens revoked, a deletion.
@@ -246,15 +342,32 @@ describe('no secret in any log line', () => {
     expect(patched.status).toBe(202);
     const aliceNew = await counted(login(url, 'v1', 'alice', newPassword));
     tokens.push(tokenOf('v1', aliceNew));
-    expect((await counted(send(url, '/auth/v3/auth/tokens', { method: 'DELETE', headers: { 'X-Auth-Token': serviceToken, 'X-Subject-Token': tokens.at(-1)! } }))).status).toBe(204);
-    expect((await counted(send(url, '/auth/v1.0/users/bob/token', { method: 'DELETE', headers: { 'X-Auth-Token': serviceToken } }))).status).toBe(204);
+    expect(
+      (
+        await counted(
+          send(url, '/auth/v3/auth/tokens', {
+            method: 'DELETE',
+            headers: { 'X-Auth-Token': serviceToken, 'X-Subject-Token': tokens.at(-1)! },
+          }),
+        )
+      ).status,
+    ).toBe(204);
+    expect(
+      (
+        await counted(
+          send(url, '/auth/v1.0/users/bob/token', { method: 'DELETE', headers: { 'X-Auth-Token': serviceToken } }),
+        )
+      ).status,
+    ).toBe(204);
     expect((await api('PATCH', `/api/v1/users/${bobId}/`, { enabled: false })).status).toBe(202);
     expect((await api('DELETE', `/api/v1/users/${bobId}`, undefined, opAuth)).status).toBe(204);
 
-    for (const t of tokens) for (const [i, part] of tokenParts(t).entries()) keep(`token ${i ? 'jti' : 'signature'}`, part);
+    for (const t of tokens)
+      for (const [i, part] of tokenParts(t).entries()) keep(`token ${i ? 'jti' : 'signature'}`, part);
     // The stored password hashes (salt and key) are secrets too.
     const hashes = (await stack.db('storage_users').select('password_hash')) as Array<{ password_hash: string }>;
-    for (const { password_hash } of hashes) for (const part of password_hash.split('$').slice(3)) keep('stored password hash part', part);
+    for (const { password_hash } of hashes)
+      for (const part of password_hash.split('$').slice(3)) keep('stored password hash part', part);
 
     // Request lines are written when the answer has been sent: give the last ones a moment.
     await new Promise((r) => setTimeout(r, 100));
@@ -286,7 +399,9 @@ describe('no secret in any log line', () => {
     expect(audit.status).toBe(200);
     const text = await audit.text();
     expect(text.length).toBeGreaterThan(100);
-    const found = [...secrets].filter(([, secret]) => needles(secret).some((n) => text.includes(n))).map(([what]) => what);
+    const found = [...secrets]
+      .filter(([, secret]) => needles(secret).some((n) => text.includes(n)))
+      .map(([what]) => what);
     expect(found).toEqual([]);
   });
 });

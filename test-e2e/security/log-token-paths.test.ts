@@ -12,7 +12,11 @@ const PASSWORD = 'alice-password-long-enough-1';
 const SVC_PASSWORD = 'svc-password-long-enough-12';
 
 /** One GET with the path sent byte for byte (fetch and URL would normalise `..`, `//` and escapes). */
-function rawGet(base: string, path: string, headers: Record<string, string>): Promise<{ status: number; text: string }> {
+function rawGet(
+  base: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; text: string }> {
   const { hostname, port } = new URL(base);
   return new Promise((resolve, reject) => {
     const req = request({ host: hostname, port, path, method: 'GET', headers, agent: false }, (res) => {
@@ -26,7 +30,8 @@ function rawGet(base: string, path: string, headers: Record<string, string>): Pr
   });
 }
 
-const encodeLetters = (text: string, which: RegExp) => text.replace(which, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+const encodeLetters = (text: string, which: RegExp) =>
+  text.replace(which, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 /** Spellings express's router hands to `GET /v2.0/tokens/:token` (each must answer with the token). */
 const routed = (t: string): Record<string, string> => ({
@@ -73,12 +78,18 @@ describe('a live token in any spelling of the V2 validation path', () => {
   afterAll(() => stack?.close());
 
   const requestLines = () =>
-    stack.gatewayLogs.lines.map((l) => JSON.parse(l) as { req?: { url?: string } }).filter((l) => l.req?.url !== undefined);
+    stack.gatewayLogs.lines
+      .map((l) => JSON.parse(l) as { req?: { url?: string } })
+      .filter((l) => l.req?.url !== undefined);
 
   const expectNoTokenInLogs = () => {
     const text = stack.gatewayLogs.text;
-    const secret = [token.split('.')[2]!, (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { jti: string }).jti];
-    for (const part of secret) for (let i = 0; i + 12 <= part.length; i++) expect(text).not.toContain(part.slice(i, i + 12));
+    const secret = [
+      token.split('.')[2]!,
+      (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { jti: string }).jti,
+    ];
+    for (const part of secret)
+      for (let i = 0; i + 12 <= part.length; i++) expect(text).not.toContain(part.slice(i, i + 12));
   };
 
   it('when each spelling the router accepts is sent, then it reaches the validation handler, and is logged only as /auth/v2.0/tokens/[token]', async () => {
@@ -90,7 +101,8 @@ describe('a live token in any spelling of the V2 validation path', () => {
       expect((JSON.parse(answer.text) as { access: { token: { id: string } } }).access.token.id).toBe(token);
       const lines = requestLines().slice(before);
       expect(lines.length).toBeGreaterThan(0);
-      for (const line of lines) expect({ what, url: line.req?.url }).toEqual({ what, url: '/auth/v2.0/tokens/[token]' });
+      for (const line of lines)
+        expect({ what, url: line.req?.url }).toEqual({ what, url: '/auth/v2.0/tokens/[token]' });
     }
     expectNoTokenInLogs();
   });

@@ -22,7 +22,11 @@ describe('the guesser is throttled, not the user it guesses at', () => {
   let url: string;
 
   beforeAll(async () => {
-    stack = await startStack({ redis: true, hashParams: CHEAP, gateway: { failureLimit: 5, addressFailureLimit: 100, userFailureLimit: 1000 } });
+    stack = await startStack({
+      redis: true,
+      hashParams: CHEAP,
+      gateway: { failureLimit: 5, addressFailureLimit: 100, userFailureLimit: 1000 },
+    });
     url = stack.gatewayUrl;
     await stack.createUser('alice', PW);
     await stack.createUser('bob', PW);
@@ -32,7 +36,8 @@ describe('the guesser is throttled, not the user it guesses at', () => {
   it('when one address keeps guessing alice, then it gets 429 for alice (even with the right password) while alice logs in from an address that has not been failing, on V1, V2 and V3', async () => {
     const attacker = '127.0.8.1';
     const answers: number[] = [];
-    for (let i = 0; i < 30; i++) answers.push((await login(url, APIS[i % 3]!, 'alice', `${WRONG}-${i}`, { from: attacker })).status);
+    for (let i = 0; i < 30; i++)
+      answers.push((await login(url, APIS[i % 3]!, 'alice', `${WRONG}-${i}`, { from: attacker })).status);
     expect(answers).toEqual([...Array(5).fill(401), ...Array(25).fill(429)]);
     const refused = await login(url, 'v1', 'alice', PW, { from: attacker });
     expect(refused.status).toBe(429);
@@ -48,11 +53,15 @@ describe('the guesser is throttled, not the user it guesses at', () => {
   it('when one address sends its guesses all at once, then only as many are checked as the limit allows and the rest get 429', async () => {
     await stack.createUser('carol', PW);
     const attacker = '127.0.8.4';
-    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => login(url, APIS[i % 3]!, 'carol', `${WRONG}-${i}`, { from: attacker })));
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => login(url, APIS[i % 3]!, 'carol', `${WRONG}-${i}`, { from: attacker })),
+    );
     const statuses = answers.map((a) => a.status).sort();
     expect(statuses).toEqual([...Array(5).fill(401), ...Array(25).fill(429)]);
     // Her own client's logins sent together from one address are not refused because of each other.
-    const own = await Promise.all(Array.from({ length: 12 }, (_, i) => login(url, APIS[i % 3]!, 'carol', PW, { from: '127.0.8.5' })));
+    const own = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => login(url, APIS[i % 3]!, 'carol', PW, { from: '127.0.8.5' })),
+    );
     expect(own.map((a, i) => a.status === OK[APIS[i % 3]!])).toEqual(Array(12).fill(true));
   });
 
@@ -71,7 +80,11 @@ describe('guessing one username from many addresses', () => {
   const home = '127.0.9.1';
 
   beforeAll(async () => {
-    stack = await startStack({ redis: true, hashParams: CHEAP, gateway: { failureLimit: 3, addressFailureLimit: 100, userFailureLimit: 10, userFailureWindow: 300 } });
+    stack = await startStack({
+      redis: true,
+      hashParams: CHEAP,
+      gateway: { failureLimit: 3, addressFailureLimit: 100, userFailureLimit: 10, userFailureWindow: 300 },
+    });
     url = stack.gatewayUrl;
     await stack.createUser('alice', PW);
     // alice's usual client: this address becomes one she has logged in from.
@@ -83,7 +96,10 @@ describe('guessing one username from many addresses', () => {
     const statuses: number[] = [];
     for (let a = 1; a <= 30; a++) {
       // Two guesses per address: under the per-address-and-name limit (3), so only the per-user limit can stop them.
-      for (let i = 0; i < 2; i++) statuses.push((await login(url, APIS[(a + i) % 3]!, 'alice', `${WRONG}-${a}-${i}`, { from: `127.0.10.${a}` })).status);
+      for (let i = 0; i < 2; i++)
+        statuses.push(
+          (await login(url, APIS[(a + i) % 3]!, 'alice', `${WRONG}-${a}-${i}`, { from: `127.0.10.${a}` })).status,
+        );
     }
     expect(statuses.filter((s) => s === 401)).toHaveLength(10);
     expect(statuses.filter((s) => s === 429)).toHaveLength(50);
@@ -103,9 +119,12 @@ describe('guessing one username from many addresses', () => {
 
   it('when a name that does not exist is guessed from many addresses, then it is answered exactly like an existing one (no enumeration)', async () => {
     const statuses: number[] = [];
-    for (let a = 1; a <= 15; a++) statuses.push((await login(url, 'v1', 'nobody-here', WRONG, { from: `127.0.12.${a}` })).status);
+    for (let a = 1; a <= 15; a++)
+      statuses.push((await login(url, 'v1', 'nobody-here', WRONG, { from: `127.0.12.${a}` })).status);
     expect(statuses).toEqual([...Array(10).fill(401), ...Array(5).fill(429)]);
-    expect((await login(url, 'v1', 'nobody-here', WRONG, { from: '127.0.12.99' })).text).toContain('from many addresses');
+    expect((await login(url, 'v1', 'nobody-here', WRONG, { from: '127.0.12.99' })).text).toContain(
+      'from many addresses',
+    );
   });
 
   it('when alice is deleted and re-created, then her old usual address is not known to the new user (the mark is kept under the row id)', async () => {
@@ -123,7 +142,11 @@ describe('per-address failure limit', () => {
 
   beforeAll(async () => {
     // The username limit is far away, so every refusal here is the address limit's.
-    stack = await startStack({ redis: true, hashParams: CHEAP, gateway: { failureLimit: 1000, addressFailureLimit: 6, addressFailureWindow: 300 } });
+    stack = await startStack({
+      redis: true,
+      hashParams: CHEAP,
+      gateway: { failureLimit: 1000, addressFailureLimit: 6, addressFailureWindow: 300 },
+    });
     url = stack.gatewayUrl;
     await stack.createUser('alice', PW);
     await stack.createUser('bob', PW);
@@ -157,13 +180,20 @@ describe('per-address failure limit', () => {
   });
 
   it('when an address is past its limit, then its further attempts are not counted against the users it names', async () => {
-    const local = await startStack({ redis: true, hashParams: CHEAP, gateway: { failureLimit: 100, addressFailureLimit: 3, userFailureLimit: 5 } });
+    const local = await startStack({
+      redis: true,
+      hashParams: CHEAP,
+      gateway: { failureLimit: 100, addressFailureLimit: 3, userFailureLimit: 5 },
+    });
     try {
       await local.createUser('carol', PW);
       const attacker = '127.0.0.4';
-      for (let i = 0; i < 3; i++) expect((await login(local.gatewayUrl, 'v1', 'carol', WRONG, { from: attacker })).status).toBe(401);
+      for (let i = 0; i < 3; i++)
+        expect((await login(local.gatewayUrl, 'v1', 'carol', WRONG, { from: attacker })).status).toBe(401);
       // Thirty more tries from the blocked address: all refused before any password check.
-      const more = await Promise.all(Array.from({ length: 30 }, (_, i) => login(local.gatewayUrl, APIS[i % 3]!, 'carol', WRONG, { from: attacker })));
+      const more = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => login(local.gatewayUrl, APIS[i % 3]!, 'carol', WRONG, { from: attacker })),
+      );
       expect(more.map((a) => a.status)).toEqual(Array(30).fill(429));
       // carol's count is 3 of 5: one more failure from a fresh address still leaves a fresh address in.
       expect((await login(local.gatewayUrl, 'v3', 'carol', WRONG, { from: '127.0.0.5' })).status).toBe(401);
@@ -186,7 +216,10 @@ describe('per-address failure limit', () => {
   it('when X-Forwarded-For is sent but no proxy is trusted (the default), then it is ignored: rotating it does not escape the limit', async () => {
     const from = '127.0.0.7';
     for (let i = 0; i < 6; i++) {
-      const answer = await login(url, 'v3', `xff-${i}`, WRONG, { from, headers: { 'X-Forwarded-For': `198.51.100.${i + 1}` } });
+      const answer = await login(url, 'v3', `xff-${i}`, WRONG, {
+        from,
+        headers: { 'X-Forwarded-For': `198.51.100.${i + 1}` },
+      });
       expect(answer.status).toBe(401);
     }
     const refused = await login(url, 'v3', 'alice', PW, { from, headers: { 'X-Forwarded-For': '198.51.100.200' } });
@@ -200,7 +233,11 @@ describe('per-address failure limit behind a trusted load balancer (CAIRN_TRUST_
   const balancer = '127.0.0.1';
 
   beforeAll(async () => {
-    stack = await startStack({ redis: true, hashParams: CHEAP, gateway: { failureLimit: 1000, addressFailureLimit: 4, trustProxy: [balancer] } });
+    stack = await startStack({
+      redis: true,
+      hashParams: CHEAP,
+      gateway: { failureLimit: 1000, addressFailureLimit: 4, trustProxy: [balancer] },
+    });
     url = stack.gatewayUrl;
     await stack.createUser('alice', PW);
   });
@@ -211,28 +248,43 @@ describe('per-address failure limit behind a trusted load balancer (CAIRN_TRUST_
     for (let i = 0; i < 4; i++) expect((await login(url, 'v2', `who-${i}`, WRONG, attacker)).status).toBe(401);
     expect((await login(url, 'v1', 'alice', PW, attacker)).status).toBe(429);
     // Another client behind the same balancer (same socket address) is not affected.
-    expect((await login(url, 'v1', 'alice', PW, { from: balancer, headers: { 'X-Forwarded-For': '203.0.113.6' } })).status).toBe(200);
+    expect(
+      (await login(url, 'v1', 'alice', PW, { from: balancer, headers: { 'X-Forwarded-For': '203.0.113.6' } })).status,
+    ).toBe(200);
   });
 
   it('when a client prepends its own X-Forwarded-For entries, then only the entry the balancer added counts', async () => {
     const from = { from: balancer };
     for (let i = 0; i < 4; i++) {
       // The client claims a new address each time; the balancer appends the real one (203.0.113.7).
-      const answer = await login(url, 'v3', `spoof-${i}`, WRONG, { ...from, headers: { 'X-Forwarded-For': `192.0.2.${i + 1}, 203.0.113.7` } });
+      const answer = await login(url, 'v3', `spoof-${i}`, WRONG, {
+        ...from,
+        headers: { 'X-Forwarded-For': `192.0.2.${i + 1}, 203.0.113.7` },
+      });
       expect(answer.status).toBe(401);
     }
-    expect((await login(url, 'v3', 'alice', PW, { ...from, headers: { 'X-Forwarded-For': '192.0.2.99, 203.0.113.7' } })).status).toBe(429);
+    expect(
+      (await login(url, 'v3', 'alice', PW, { ...from, headers: { 'X-Forwarded-For': '192.0.2.99, 203.0.113.7' } }))
+        .status,
+    ).toBe(429);
   });
 
   it('when X-Forwarded-For comes from an address that is not the trusted balancer, then it is ignored', async () => {
     const from = '127.0.0.8';
     for (let i = 0; i < 4; i++) {
-      const answer = await login(url, 'v1', `direct-${i}`, WRONG, { from, headers: { 'X-Forwarded-For': `203.0.113.${100 + i}` } });
+      const answer = await login(url, 'v1', `direct-${i}`, WRONG, {
+        from,
+        headers: { 'X-Forwarded-For': `203.0.113.${100 + i}` },
+      });
       expect(answer.status).toBe(401);
     }
-    expect((await login(url, 'v1', 'alice', PW, { from, headers: { 'X-Forwarded-For': '203.0.113.200' } })).status).toBe(429);
+    expect(
+      (await login(url, 'v1', 'alice', PW, { from, headers: { 'X-Forwarded-For': '203.0.113.200' } })).status,
+    ).toBe(429);
     // The forwarded address it claimed last is clean when a real balancer forwards it.
-    expect((await login(url, 'v1', 'alice', PW, { from: balancer, headers: { 'X-Forwarded-For': '203.0.113.103' } })).status).toBe(200);
+    expect(
+      (await login(url, 'v1', 'alice', PW, { from: balancer, headers: { 'X-Forwarded-For': '203.0.113.103' } })).status,
+    ).toBe(200);
   });
 });
 
@@ -296,11 +348,17 @@ describe('all three limits expire with their windows', () => {
 
 describe('the address limit on the embedded start (PGlite, in-process store)', () => {
   it('when one address fails past its limit, then 429 there and 200 from another address', async () => {
-    const stack = await startStack({ database: 'pglite', redis: false, hashParams: CHEAP, gateway: { failureLimit: 1000, addressFailureLimit: 2 } });
+    const stack = await startStack({
+      database: 'pglite',
+      redis: false,
+      hashParams: CHEAP,
+      gateway: { failureLimit: 1000, addressFailureLimit: 2 },
+    });
     try {
       await stack.createUser('alice', PW);
       const url = stack.gatewayUrl;
-      for (let i = 0; i < 2; i++) expect((await login(url, 'v3', 'alice', WRONG, { from: '127.0.4.1' })).status).toBe(401);
+      for (let i = 0; i < 2; i++)
+        expect((await login(url, 'v3', 'alice', WRONG, { from: '127.0.4.1' })).status).toBe(401);
       const refused = await login(url, 'v2', 'alice', PW, { from: '127.0.4.1' });
       expect(refused.status).toBe(429);
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);

@@ -16,10 +16,15 @@ const SIGNING_KEY = 'forgery-test-signing-key-0123456789abcdef';
 const PW = 'alice-password-0123456789';
 const SERVICE_PW = 'service-password-0123456789';
 
-const b64url = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+const b64url = (value: unknown) =>
+  Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
 
 /** A JWT with any header, signed (or not) by hand. */
-function rawJwt(header: Record<string, unknown>, payload: Record<string, unknown>, sign?: { hash: 'sha256' | 'sha384' | 'sha512'; key: string }): string {
+function rawJwt(
+  header: Record<string, unknown>,
+  payload: Record<string, unknown>,
+  sign?: { hash: 'sha256' | 'sha384' | 'sha512'; key: string },
+): string {
   const input = `${b64url(header)}.${b64url(payload)}`;
   const signature = sign ? createHmac(sign.hash, sign.key).update(input).digest('base64url') : '';
   return `${input}.${signature}`;
@@ -42,13 +47,32 @@ describe('forged and doctored tokens', () => {
   async function expectRefused(token: string): Promise<void> {
     const v3 = await validateV3(token);
     expect(v3.status).toBe(404);
-    expect(JSON.parse(v3.text)).toEqual({ error: { code: 404, message: 'Failed to validate token', title: 'Not Found' } });
-    expect((await send(url, '/auth/v3/auth/tokens', { method: 'HEAD', headers: { 'X-Auth-Token': serviceToken, 'X-Subject-Token': token } })).status).toBe(404);
+    expect(JSON.parse(v3.text)).toEqual({
+      error: { code: 404, message: 'Failed to validate token', title: 'Not Found' },
+    });
+    expect(
+      (
+        await send(url, '/auth/v3/auth/tokens', {
+          method: 'HEAD',
+          headers: { 'X-Auth-Token': serviceToken, 'X-Subject-Token': token },
+        })
+      ).status,
+    ).toBe(404);
     expect((await validateV2(token)).status).toBe(404);
     expect((await validateV3(aliceToken, token)).status).toBe(401);
     expect((await validateV2(aliceToken, token)).status).toBe(401);
-    expect((await send(url, '/auth/v3/auth/tokens', { method: 'DELETE', headers: { 'X-Auth-Token': token, 'X-Subject-Token': aliceToken } })).status).toBe(401);
-    expect((await send(url, '/auth/v1.0/users/alice/token', { method: 'DELETE', headers: { 'X-Auth-Token': token } })).status).toBe(401);
+    expect(
+      (
+        await send(url, '/auth/v3/auth/tokens', {
+          method: 'DELETE',
+          headers: { 'X-Auth-Token': token, 'X-Subject-Token': aliceToken },
+        })
+      ).status,
+    ).toBe(401);
+    expect(
+      (await send(url, '/auth/v1.0/users/alice/token', { method: 'DELETE', headers: { 'X-Auth-Token': token } }))
+        .status,
+    ).toBe(401);
   }
 
   beforeAll(async () => {
@@ -84,7 +108,9 @@ describe('forged and doctored tokens', () => {
   });
 
   it("when a live token's claims are signed with another key, then it is refused", async () => {
-    await expectRefused(jwt.sign(claims, 'another-key-another-key-another-key-0123', { algorithm: 'HS256', noTimestamp: true }));
+    await expectRefused(
+      jwt.sign(claims, 'another-key-another-key-another-key-0123', { algorithm: 'HS256', noTimestamp: true }),
+    );
   });
 
   it("when a live token's claims come with alg none (no signature, or the real signature kept), then it is refused", async () => {
@@ -97,7 +123,8 @@ describe('forged and doctored tokens', () => {
     await expectRefused(rawJwt({ alg: 'HS384', typ: 'JWT' }, claims, { hash: 'sha384', key: SIGNING_KEY }));
     await expectRefused(rawJwt({ alg: 'HS512', typ: 'JWT' }, claims, { hash: 'sha512', key: SIGNING_KEY }));
     // Algorithm confusion: an asymmetric algorithm named, an HMAC made with the (secret) key.
-    for (const alg of ['RS256', 'ES256', 'PS256']) await expectRefused(rawJwt({ alg, typ: 'JWT' }, claims, { hash: 'sha256', key: SIGNING_KEY }));
+    for (const alg of ['RS256', 'ES256', 'PS256'])
+      await expectRefused(rawJwt({ alg, typ: 'JWT' }, claims, { hash: 'sha256', key: SIGNING_KEY }));
   });
 
   it('when the payload is edited and the original signature kept, then it is refused', async () => {
@@ -116,7 +143,9 @@ describe('forged and doctored tokens', () => {
   });
 
   it('when a token correctly signed with the real key names another cluster as its audience, then it is refused', async () => {
-    await expectRefused(jwt.sign({ jti: claims.jti, aud: randomUUID() }, SIGNING_KEY, { algorithm: 'HS256', expiresIn: 3600 }));
+    await expectRefused(
+      jwt.sign({ jti: claims.jti, aud: randomUUID() }, SIGNING_KEY, { algorithm: 'HS256', expiresIn: 3600 }),
+    );
     const { aud: _dropped, ...noAudience } = claims;
     await expectRefused(jwt.sign(noAudience, SIGNING_KEY, { algorithm: 'HS256', noTimestamp: true }));
   });
@@ -135,7 +164,11 @@ describe('forged and doctored tokens', () => {
       body: JSON.stringify({ cluster: `/api/v1/clusters/${otherId}/`, user: 'alice', password: PW }),
     });
     expect(user.status).toBe(201);
-    const config = { ...gateway.readConfig({ CAIRN_GATEWAY_HOST: '127.0.0.1', CAIRN_GATEWAY_PORT: '0', REDIS_URL }), cluster: 'other', signingKey: SIGNING_KEY };
+    const config = {
+      ...gateway.readConfig({ CAIRN_GATEWAY_HOST: '127.0.0.1', CAIRN_GATEWAY_PORT: '0', REDIS_URL }),
+      cluster: 'other',
+      signingKey: SIGNING_KEY,
+    };
     const deps = await gateway.createDeps(config, { db: stack.db, log: gateway.createLogger('silent') });
     const other = await gateway.startAuthGateway(config, deps);
     try {
@@ -143,7 +176,13 @@ describe('forged and doctored tokens', () => {
       const foreign = tokenOf('v1', await login(otherUrl, 'v1', 'alice', PW));
       expect((jwt.decode(foreign) as { aud: string }).aud).not.toBe(uuid);
       // Good at home…
-      expect((await send(otherUrl, '/auth/v3/auth/tokens', { headers: { 'X-Auth-Token': foreign, 'X-Subject-Token': foreign } })).status).toBe(200);
+      expect(
+        (
+          await send(otherUrl, '/auth/v3/auth/tokens', {
+            headers: { 'X-Auth-Token': foreign, 'X-Subject-Token': foreign },
+          })
+        ).status,
+      ).toBe(200);
       // …refused here.
       await expectRefused(foreign);
     } finally {
@@ -153,13 +192,22 @@ describe('forged and doctored tokens', () => {
 
   it('when a token correctly signed with the real key has expired, then it is refused, even with a live record', async () => {
     const now = Math.floor(Date.now() / 1000);
-    await expectRefused(jwt.sign({ jti: claims.jti, aud: uuid, iat: now - 7200, exp: now - 3600 }, SIGNING_KEY, { algorithm: 'HS256' }));
-    await expectRefused(jwt.sign({ jti: claims.jti, aud: uuid, iat: now - 120, exp: now - 1 }, SIGNING_KEY, { algorithm: 'HS256' }));
+    await expectRefused(
+      jwt.sign({ jti: claims.jti, aud: uuid, iat: now - 7200, exp: now - 3600 }, SIGNING_KEY, { algorithm: 'HS256' }),
+    );
+    await expectRefused(
+      jwt.sign({ jti: claims.jti, aud: uuid, iat: now - 120, exp: now - 1 }, SIGNING_KEY, { algorithm: 'HS256' }),
+    );
   });
 
   it('when a token is correctly signed with the real key but no record exists for it in Redis, then it is refused', async () => {
     // A jti that was never issued…
-    await expectRefused(jwt.sign({ jti: randomBytes(16).toString('base64url'), aud: uuid }, SIGNING_KEY, { algorithm: 'HS256', expiresIn: 3600 }));
+    await expectRefused(
+      jwt.sign({ jti: randomBytes(16).toString('base64url'), aud: uuid }, SIGNING_KEY, {
+        algorithm: 'HS256',
+        expiresIn: 3600,
+      }),
+    );
     // …and a real token whose record has gone from Redis (expired there, or evicted).
     const token = tokenOf('v3', await login(url, 'v3', 'alice', PW));
     expect((await validateV3(token)).status).toBe(200);
@@ -176,6 +224,8 @@ describe('forged and doctored tokens', () => {
   it('when a token without a jti, or with a non-string jti, is correctly signed, then it is refused', async () => {
     await expectRefused(jwt.sign({ aud: uuid }, SIGNING_KEY, { algorithm: 'HS256', expiresIn: 3600 }));
     await expectRefused(jwt.sign({ jti: 12345, aud: uuid }, SIGNING_KEY, { algorithm: 'HS256', expiresIn: 3600 }));
-    await expectRefused(jwt.sign({ jti: { $gt: '' }, aud: uuid }, SIGNING_KEY, { algorithm: 'HS256', expiresIn: 3600 }));
+    await expectRefused(
+      jwt.sign({ jti: { $gt: '' }, aud: uuid }, SIGNING_KEY, { algorithm: 'HS256', expiresIn: 3600 }),
+    );
   });
 });

@@ -59,7 +59,14 @@ export function sendFlood(r: FloodRequest): Promise<FloodAnswer> {
     // A connection of its own, kept alive as browsers, curl and fetch keep theirs: a client that
     // sends `Connection: close` is closed on by Node right after the answer (see readBody).
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    const req = request({ host: url.hostname, port: url.port, method: r.method, path: url.pathname + url.search, headers, agent });
+    const req = request({
+      host: url.hostname,
+      port: url.port,
+      method: r.method,
+      path: url.pathname + url.search,
+      headers,
+      agent,
+    });
     req.on('response', (res) => {
       res.resume();
       finish({ status: res.statusCode ?? null });
@@ -67,7 +74,10 @@ export function sendFlood(r: FloodRequest): Promise<FloodAnswer> {
     req.on('error', (e) => finish({ status: null, error: (e as NodeJS.ErrnoException).code ?? e.message }));
     const pump = () => {
       while (!done && sent < size) {
-        const piece = typeof r.body === 'number' ? CHUNK.subarray(0, Math.min(CHUNK.length, size - sent)) : r.body.subarray(sent, sent + CHUNK.length);
+        const piece =
+          typeof r.body === 'number'
+            ? CHUNK.subarray(0, Math.min(CHUNK.length, size - sent))
+            : r.body.subarray(sent, sent + CHUNK.length);
         sent += piece.length;
         // The next chunk waits for the event loop's next turn: answers that arrived meanwhile are
         // seen first, so the time measured is the server's, not this process's writing.

@@ -22,7 +22,8 @@ export function docExamples(root: string, files: string[]): DocExample[] {
     lines.forEach((line, i) => {
       const mark = MARK.exec(line.trim());
       if (!mark) return;
-      if (lines[i + 1] !== '```sh') throw new Error(`${file}:${i + 1}: an example mark must stand right above a \`\`\`sh fence`);
+      if (lines[i + 1] !== '```sh')
+        throw new Error(`${file}:${i + 1}: an example mark must stand right above a \`\`\`sh fence`);
       const end = lines.indexOf('```', i + 2);
       if (end < 0) throw new Error(`${file}:${i + 2}: the example's fence is never closed`);
       found.push({ group: mark[1]!, where: `${file}:${i + 2}`, code: lines.slice(i + 2, end).join('\n') });

@@ -8,7 +8,11 @@ import { execFileSync } from 'node:child_process';
  */
 const CANDIDATES = ['python3', '/usr/bin/python3'];
 
-export type PasslibHash = { scheme: 'bcrypt' | 'pbkdf2_sha512' | 'scrypt'; password: string; settings?: Record<string, string | number> };
+export type PasslibHash = {
+  scheme: 'bcrypt' | 'pbkdf2_sha512' | 'scrypt';
+  password: string;
+  settings?: Record<string, string | number>;
+};
 
 const SCRIPT = `
 import json, sys
@@ -34,10 +38,13 @@ function findPython(): string | null {
 /** The interpreter with passlib, or null (the callers skip, saying why). */
 export const PASSLIB_PYTHON = findPython();
 
-export const PASSLIB_MISSING = 'python3-passlib is not installed (apt-get install -y python3-passlib): tests of hashes made by passlib are skipped.';
+export const PASSLIB_MISSING =
+  'python3-passlib is not installed (apt-get install -y python3-passlib): tests of hashes made by passlib are skipped.';
 
 /** One python run for all of them (passwords go through stdin, never a command line). */
 export function passlibHashes(wanted: PasslibHash[]): string[] {
   if (!PASSLIB_PYTHON) throw new Error(PASSLIB_MISSING);
-  return JSON.parse(execFileSync(PASSLIB_PYTHON, ['-c', SCRIPT], { input: JSON.stringify(wanted), encoding: 'utf8' })) as string[];
+  return JSON.parse(
+    execFileSync(PASSLIB_PYTHON, ['-c', SCRIPT], { input: JSON.stringify(wanted), encoding: 'utf8' }),
+  ) as string[];
 }

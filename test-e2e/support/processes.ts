@@ -15,7 +15,8 @@ export const RUN_DIST = process.env.CAIRN_E2E_DIST === '1';
  * `<package>/dist/….js` (`pnpm build` first), no TypeScript loader at all.
  */
 export function nodeCommand(sourcePath: string): [string, string[]] {
-  if (!RUN_DIST) return [process.execPath, ['--conditions=cairn-source', '--import', 'tsx', join(REPO_ROOT, sourcePath)]];
+  if (!RUN_DIST)
+    return [process.execPath, ['--conditions=cairn-source', '--import', 'tsx', join(REPO_ROOT, sourcePath)]];
   const built = join(REPO_ROOT, sourcePath.replace(/(^|\/)src\//, '$1dist/').replace(/\.ts$/, '.js'));
   return [process.execPath, ['--enable-source-maps', built]];
 }
@@ -42,11 +43,24 @@ export const GATEWAY_LINE = /auth gateway\s+(http:\/\/\S+)\/auth\//;
  * Runs `cairn start` (what `pnpm start` runs) as a real process and waits for its banner: by
  * default for the gateway's line (`ready` names another, e.g. the management API's).
  */
-export async function launch(env: Record<string, string>, timeoutMs = 60_000, ready: RegExp = GATEWAY_LINE): Promise<Launched> {
+export async function launch(
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+  ready: RegExp = GATEWAY_LINE,
+): Promise<Launched> {
   const [node, args] = nodeCommand(CLI);
   const child = spawn(node, [...args, 'start'], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', CAIRN_API_PORT: '0', CAIRN_GATEWAY_PORT: '0', CAIRN_API_HOST: '127.0.0.1', CAIRN_GATEWAY_HOST: '127.0.0.1', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      LOG_LEVEL: 'warn',
+      CAIRN_API_PORT: '0',
+      CAIRN_GATEWAY_PORT: '0',
+      CAIRN_API_HOST: '127.0.0.1',
+      CAIRN_GATEWAY_HOST: '127.0.0.1',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -95,10 +109,17 @@ export async function launch(env: Record<string, string>, timeoutMs = 60_000, re
 }
 
 /** Runs a `cairn` CLI command to completion; `stdout`/`stderr` apart, `out` both; `input` is its standard input. */
-export function cairn(args: string[], env: Record<string, string>, input = ''): Promise<{ code: number | null; out: string; stdout: string; stderr: string }> {
+export function cairn(
+  args: string[],
+  env: Record<string, string>,
+  input = '',
+): Promise<{ code: number | null; out: string; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const [node, nodeArgs] = nodeCommand(CLI);
-    const child = spawn(node, [...nodeArgs, ...args], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...env } });
+    const child = spawn(node, [...nodeArgs, ...args], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...env },
+    });
     let out = '';
     let stdout = '';
     let stderr = '';
@@ -135,10 +156,14 @@ export async function freePort(): Promise<number> {
   });
 }
 
-const SERVICE_PORT_ENV = { 'management-api': ['CAIRN_API_HOST', 'CAIRN_API_PORT'], 'auth-gateway': ['CAIRN_GATEWAY_HOST', 'CAIRN_GATEWAY_PORT'] } as const;
+const SERVICE_PORT_ENV = {
+  'management-api': ['CAIRN_API_HOST', 'CAIRN_API_PORT'],
+  'auth-gateway': ['CAIRN_GATEWAY_HOST', 'CAIRN_GATEWAY_PORT'],
+} as const;
 
 /**
- * Starts `services/<service>/src/server.ts` (or its dist/server.js, see nodeCommand) as a real process (`child` is the server itself, so
+ * Starts `services/<service>/src/server.ts` (or its dist/server.js, see nodeCommand) as a real process (`child` is the
+ * server itself, so
  * signals reach it directly) on a free loopback port and waits
  * until its /healthz answers. The port is chosen before the start (so a load balancer's config can
  * name it); if another process took it meanwhile the start fails with EADDRINUSE and is retried.
@@ -157,7 +182,14 @@ export async function startService(
     const [node, args] = nodeCommand(`services/${service}/src/server.ts`);
     const child = spawn(node, args, {
       cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...env, [hostVar]: '127.0.0.1', [portVar]: String(port) },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '/tmp',
+        LOG_LEVEL: 'warn',
+        ...env,
+        [hostVar]: '127.0.0.1',
+        [portVar]: String(port),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     // Keep only the tail: enough to explain a failure, bounded whatever the process prints.
@@ -180,7 +212,10 @@ export async function startService(
     };
     for (;;) {
       if (gone) break;
-      const ok = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.ok, () => false);
+      const ok = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) }).then(
+        (r) => r.ok,
+        () => false,
+      );
       // Still ours: a process that lost the port race exits with EADDRINUSE instead of staying up.
       if (ok && !gone) return { child, port, url, output: () => out, exited, stop };
       if (Date.now() > deadline) {
@@ -189,7 +224,8 @@ export async function startService(
       }
       await new Promise((r) => setTimeout(r, 100));
     }
-    if (!out.includes('EADDRINUSE') || attempt >= 3) throw new Error(`${service} exited during start (code ${child.exitCode}):\n${out}`);
+    if (!out.includes('EADDRINUSE') || attempt >= 3)
+      throw new Error(`${service} exited during start (code ${child.exitCode}):\n${out}`);
     if (fixedPort !== undefined) await new Promise((r) => setTimeout(r, 500));
   }
 }

@@ -26,7 +26,10 @@ export interface StackOptions {
   gateway?: Partial<gateway.GatewayConfig> | ((databaseUrl?: string) => Partial<gateway.GatewayConfig>);
   /** Both services' log level (default: the API silent, the gateway info); lines land in apiLogs / gatewayLogs. */
   logLevel?: string;
-  /** scrypt parameters the management API hashes passwords with (default: production's); cheap ones keep many-user tests fast. */
+  /**
+   * scrypt parameters the management API hashes passwords with (default: production's); cheap ones keep many-user tests
+   * fast.
+   */
   hashParams?: ScryptParams;
   /** The console's built files for the management API to serve under /console/ (default: none). */
   consoleDir?: string;
@@ -106,8 +109,15 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...(options.redis ? { REDIS_URL: options.redisUrl ?? REDIS_URL } : {}),
   });
-  const gatewayConfig = { ...config, ...(options.s3SecretKeys === undefined ? {} : { s3SecretKeys: options.s3SecretKeys }), ...(typeof options.gateway === 'function' ? options.gateway(databaseUrl) : options.gateway) };
-  const gatewayDeps = await gateway.createDeps(gatewayConfig, { db, log: gateway.createLogger(options.logLevel ?? 'info', gatewayLogs) });
+  const gatewayConfig = {
+    ...config,
+    ...(options.s3SecretKeys === undefined ? {} : { s3SecretKeys: options.s3SecretKeys }),
+    ...(typeof options.gateway === 'function' ? options.gateway(databaseUrl) : options.gateway),
+  };
+  const gatewayDeps = await gateway.createDeps(gatewayConfig, {
+    db,
+    log: gateway.createLogger(options.logLevel ?? 'info', gatewayLogs),
+  });
   const running = await gateway.startAuthGateway(gatewayConfig, gatewayDeps);
   const gatewayUrl = `http://127.0.0.1:${running.port}`;
 

@@ -34,10 +34,16 @@ function previousRelease(): { commit: string; name: string } | undefined {
   // Without tags: the commit just before the last change of "version" to another value is the
   // previous release's last state. A version that only appeared (no value before it) has none.
   const current = versionAt(head);
-  for (const change of git('log', '--format=%H', '-G"version"', 'HEAD', '--', 'package.json').split('\n').filter(Boolean)) {
+  for (const change of git('log', '--format=%H', '-G"version"', 'HEAD', '--', 'package.json')
+    .split('\n')
+    .filter(Boolean)) {
     const before = git('rev-list', '--parents', '-n', '1', change).split(' ')[1];
     const version = before ? versionAt(before) : undefined;
-    if (version && version !== current) return { commit: before!, name: `${version} (commit ${before!.slice(0, 12)}, before package.json said ${versionAt(change)})` };
+    if (version && version !== current)
+      return {
+        commit: before!,
+        name: `${version} (commit ${before!.slice(0, 12)}, before package.json said ${versionAt(change)})`,
+      };
   }
   return undefined;
 }
@@ -56,7 +62,8 @@ const NONE = 'skipped: there is no previous release yet (no v* tag, and no commi
 
 describe('upgrade: the previous release runs on a database migrated by this one', () => {
   if (!previous) {
-    it.skip(`when the previous release runs its smoke test on this release's schema, then it passes (${NONE})`, () => undefined);
+    it.skip(`when the previous release runs its smoke test on this release's schema, then it passes (${NONE})`, () =>
+      undefined);
     return;
   }
 
@@ -79,12 +86,21 @@ describe('upgrade: the previous release runs on a database migrated by this one'
 
   it(`when ${previous.name} runs its smoke test on this release's schema, then it passes`, async () => {
     const run = (cmd: string, args: string[], env: Record<string, string> = {}) => {
-      const r = spawnSync(cmd, args, { cwd: worktree, env: { ...process.env, ...env }, encoding: 'utf8', maxBuffer: 64 << 20 });
-      if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} in ${previous.name} failed (${r.status ?? r.signal}):\n${r.stdout.slice(-8000)}\n${r.stderr.slice(-8000)}`);
+      const r = spawnSync(cmd, args, {
+        cwd: worktree,
+        env: { ...process.env, ...env },
+        encoding: 'utf8',
+        maxBuffer: 64 << 20,
+      });
+      if (r.status !== 0)
+        throw new Error(
+          `${cmd} ${args.join(' ')} in ${previous.name} failed (${r.status ?? r.signal}):\n${r.stdout.slice(-8000)}\n${r.stderr.slice(-8000)}`,
+        );
     };
     run('pnpm', ['install', '--frozen-lockfile', '--offline']);
     run('pnpm', ['build']);
-    if (!existsSync(join(worktree, 'test-e2e/upgrade/smoke.test.ts'))) throw new Error(`${previous.name} has no test-e2e/upgrade/smoke.test.ts to run.`);
+    if (!existsSync(join(worktree, 'test-e2e/upgrade/smoke.test.ts')))
+      throw new Error(`${previous.name} has no test-e2e/upgrade/smoke.test.ts to run.`);
 
     await admin.raw(`CREATE DATABASE ${dbName}`);
     const url = new URL(ADMIN_URL);
@@ -97,9 +113,19 @@ describe('upgrade: the previous release runs on a database migrated by this one'
     }
 
     // The path only: an option that takes a list (--selectProjects) would swallow it and run every suite.
-    run(process.execPath, ['--experimental-vm-modules', 'node_modules/jest/bin/jest.js', '--runInBand', '--runTestsByPath', 'test-e2e/upgrade/smoke.test.ts'], {
-      CAIRN_SMOKE_DATABASE_URL: url.toString(),
-      CAIRN_E2E_DIST: '1',
-    });
+    run(
+      process.execPath,
+      [
+        '--experimental-vm-modules',
+        'node_modules/jest/bin/jest.js',
+        '--runInBand',
+        '--runTestsByPath',
+        'test-e2e/upgrade/smoke.test.ts',
+      ],
+      {
+        CAIRN_SMOKE_DATABASE_URL: url.toString(),
+        CAIRN_E2E_DIST: '1',
+      },
+    );
   }, 1_200_000);
 });

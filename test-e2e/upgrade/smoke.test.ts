@@ -40,7 +40,11 @@ describe('smoke: the services on a database migrated by a newer release', () => 
     try {
       await api.migrateLatest(db);
       const { max } = (await db('knex_migrations').max('batch as max').first()) as { max: number };
-      await db('knex_migrations').insert({ name: '29991231000000_from_a_newer_release', batch: max + 1, migration_time: new Date() });
+      await db('knex_migrations').insert({
+        name: '29991231000000_from_a_newer_release',
+        batch: max + 1,
+        migration_time: new Date(),
+      });
     } finally {
       await db.destroy();
     }
@@ -54,14 +58,26 @@ describe('smoke: the services on a database migrated by a newer release', () => 
   it('when both services start on it (migrating at start), then a user is created, logs in with V1 and V3, its token validates and its S3 signature verifies', async () => {
     const shared = { DATABASE_URL: databaseUrl, CAIRN_S3_SECRET_KEYS: S3_KEYS };
     // CAIRN_MIGRATE_ON_START stays on: a replica of the older release restarting mid-upgrade runs it.
-    const apiProc = await startService('management-api', { ...shared, CAIRN_ADMIN_USER: 'smoke-admin', CAIRN_ADMIN_KEY: ADMIN_KEY });
+    const apiProc = await startService('management-api', {
+      ...shared,
+      CAIRN_ADMIN_USER: 'smoke-admin',
+      CAIRN_ADMIN_KEY: ADMIN_KEY,
+    });
     running.push(apiProc);
-    const gateway = await startService('auth-gateway', { ...shared, REDIS_URL, CAIRN_GATEWAY_CLUSTER: 'default', CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN: 'false' });
+    const gateway = await startService('auth-gateway', {
+      ...shared,
+      REDIS_URL,
+      CAIRN_GATEWAY_CLUSTER: 'default',
+      CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN: 'false',
+    });
     running.push(gateway);
 
     const user = `smoke${randomBytes(3).toString('hex')}`;
     const password = `${randomBytes(18).toString('base64url')}-pw`;
-    const made = await request(apiProc.url).post('/api/v1/users/').set('Authorization', AUTH).send({ cluster: '/api/v1/clusters/1/', user, password });
+    const made = await request(apiProc.url)
+      .post('/api/v1/users/')
+      .set('Authorization', AUTH)
+      .send({ cluster: '/api/v1/clusters/1/', user, password });
     expect(made.status).toBe(201);
     const listed = await request(apiProc.url).get(`/api/v1/users/?user=${user}`).set('Authorization', AUTH);
     expect(listed.body.objects.map((u: { user: string }) => u.user)).toEqual([user]);
@@ -69,12 +85,20 @@ describe('smoke: the services on a database migrated by a newer release', () => 
     const v1 = await request(gateway.url).get('/auth/v1.0').set('X-Auth-User', user).set('X-Auth-Key', password);
     expect(v1.status).toBe(200);
     const token = await v3Token(gateway.url, user, password);
-    const validated = await request(gateway.url).get('/auth/v3/auth/tokens').set('X-Auth-Token', token).set('X-Subject-Token', token);
+    const validated = await request(gateway.url)
+      .get('/auth/v3/auth/tokens')
+      .set('X-Auth-Token', token)
+      .set('X-Subject-Token', token);
     expect(validated.status).toBe(200);
 
-    const cred = await request(apiProc.url).post('/api/v1/s3_credentials/').set('Authorization', AUTH).send({ user: made.body.resource_uri });
+    const cred = await request(apiProc.url)
+      .post('/api/v1/s3_credentials/')
+      .set('Authorization', AUTH)
+      .send({ user: made.body.resource_uri });
     expect(cred.status).toBe(201);
-    const s3 = await request(gateway.url).post('/auth/v3/s3tokens').send(signedBody(cred.body.access_key, cred.body.secret, 'v4'));
+    const s3 = await request(gateway.url)
+      .post('/auth/v3/s3tokens')
+      .send(signedBody(cred.body.access_key, cred.body.secret, 'v4'));
     expect(s3.status).toBe(200);
   });
 });

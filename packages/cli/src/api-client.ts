@@ -44,7 +44,13 @@ class ServerFailed extends Error {
 export const unreachable = (e: unknown): Error =>
   new Error(e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e), { cause: e });
 
-export async function api(config: ApiTarget, method: string, path: string, body?: unknown, retries = 3): Promise<ApiAnswer> {
+export async function api(
+  config: ApiTarget,
+  method: string,
+  path: string,
+  body?: unknown,
+  retries = 3,
+): Promise<ApiAnswer> {
   const attempt = async (): Promise<ApiAnswer> => {
     let res: Response;
     let text: string;
@@ -77,9 +83,14 @@ export async function api(config: ApiTarget, method: string, path: string, body?
   } catch (e) {
     // Still 5xx after the retries: the caller turns the answer into its error (and exit code).
     if (e instanceof ServerFailed) return e.answer;
-    throw errors.unavailable(`the management API at ${config.apiUrl} did not answer ${method} ${path.split('?')[0]}: ${(e as Error).message}`);
+    throw errors.unavailable(
+      `the management API at ${config.apiUrl} did not answer ${method} ${path.split('?')[0]}: ${(e as Error).message}`,
+    );
   }
 }
 
 export const apiError = (what: string, r: ApiAnswer): ApiError =>
-  new ApiError(`${what}: the management API answered ${r.status}: ${(r.json as { error?: string } | null)?.error ?? 'no details'}`, r.status);
+  new ApiError(
+    `${what}: the management API answered ${r.status}: ${(r.json as { error?: string } | null)?.error ?? 'no details'}`,
+    r.status,
+  );

@@ -4,19 +4,77 @@ import { loadConfig, type ConfigSpec, type Env } from '@cairn/config';
 
 /** The only place the cairn CLI reads the environment (the services read their own config.ts). */
 export const collectorConfigSpec = {
-  apiUrl: { env: 'CAIRN_API_URL', doc: "Management API that cairn's commands and the collectors call. Default: the current context's, else http://127.0.0.1:8000.", schema: Joi.string().uri({ scheme: ['http', 'https'] }).replace(/\/+$/, '') },
-  apiKey: { env: 'CAIRN_API_KEY', doc: 'The "<operator>:<key>" to call it with (for the collectors an admin, or an admin limited to the cluster). Default: the current context\'s key file.', schema: Joi.string().pattern(/^[^:\s]+:\S+$/).message('must be "<operator>:<key>"'), secret: true },
-  context: { env: 'CAIRN_CONTEXT', doc: 'The context (in the config file) commands use when --context is not given. Default: the file\'s current context.', schema: Joi.string().max(128) },
-  configHome: { env: 'XDG_CONFIG_HOME', doc: 'Directory of cairn/config.yaml, the contexts file. Default: ~/.config.', schema: Joi.string() },
-  reconTimeoutMs: { env: 'CAIRN_RECON_TIMEOUT_MS', doc: 'Timeout of one GET /recon/diskusage.', schema: Joi.number().integer().min(100).max(120000).default(5000) },
-  reconConcurrency: { env: 'CAIRN_RECON_CONCURRENCY', doc: 'Storage nodes polled at once.', schema: Joi.number().integer().min(1).max(256).default(16) },
-  utilizationUser: { env: 'CAIRN_UTILIZATION_USER', doc: 'Superuser storage user whose token the utilization collector HEADs every account with.', schema: Joi.string().max(255) },
-  utilizationPassword: { env: 'CAIRN_UTILIZATION_PASSWORD', doc: 'Password of CAIRN_UTILIZATION_USER.', schema: Joi.string().max(1024), secret: true },
-  utilizationAuthUrl: { env: 'CAIRN_UTILIZATION_AUTH_URL', doc: "Where the utilization collector logs in, when it reaches the cluster's auth gateway by another address than the cluster's auth_url (a private network, a container network). Default: the cluster's auth_url.", schema: Joi.string().uri({ scheme: ['http', 'https'] }) },
-  utilizationStorageUrl: { env: 'CAIRN_UTILIZATION_STORAGE_URL', doc: "Where the utilization collector HEADs accounts, when it reaches the Swift proxy by another address than the cluster's storage_url. Default: the cluster's storage_url.", schema: Joi.string().uri({ scheme: ['http', 'https'] }) },
-  utilizationConcurrency: { env: 'CAIRN_UTILIZATION_CONCURRENCY', doc: 'Account HEADs in flight at once.', schema: Joi.number().integer().min(1).max(512).default(16) },
-  utilizationTimeoutMs: { env: 'CAIRN_UTILIZATION_TIMEOUT_MS', doc: 'Timeout of one account HEAD (and of the login).', schema: Joi.number().integer().min(100).max(120000).default(10000) },
-  utilizationRetries: { env: 'CAIRN_UTILIZATION_RETRIES', doc: 'Retries of a failed account HEAD (with backoff) before the account counts as failed for the round.', schema: Joi.number().integer().min(0).max(10).default(3) },
+  apiUrl: {
+    env: 'CAIRN_API_URL',
+    doc: "Management API that cairn's commands and the collectors call. Default: the current context's, else http://127.0.0.1:8000.",
+    schema: Joi.string()
+      .uri({ scheme: ['http', 'https'] })
+      .replace(/\/+$/, ''),
+  },
+  apiKey: {
+    env: 'CAIRN_API_KEY',
+    doc: 'The "<operator>:<key>" to call it with (for the collectors an admin, or an admin limited to the cluster). Default: the current context\'s key file.',
+    schema: Joi.string()
+      .pattern(/^[^:\s]+:\S+$/)
+      .message('must be "<operator>:<key>"'),
+    secret: true,
+  },
+  context: {
+    env: 'CAIRN_CONTEXT',
+    doc: "The context (in the config file) commands use when --context is not given. Default: the file's current context.",
+    schema: Joi.string().max(128),
+  },
+  configHome: {
+    env: 'XDG_CONFIG_HOME',
+    doc: 'Directory of cairn/config.yaml, the contexts file. Default: ~/.config.',
+    schema: Joi.string(),
+  },
+  reconTimeoutMs: {
+    env: 'CAIRN_RECON_TIMEOUT_MS',
+    doc: 'Timeout of one GET /recon/diskusage.',
+    schema: Joi.number().integer().min(100).max(120000).default(5000),
+  },
+  reconConcurrency: {
+    env: 'CAIRN_RECON_CONCURRENCY',
+    doc: 'Storage nodes polled at once.',
+    schema: Joi.number().integer().min(1).max(256).default(16),
+  },
+  utilizationUser: {
+    env: 'CAIRN_UTILIZATION_USER',
+    doc: 'Superuser storage user whose token the utilization collector HEADs every account with.',
+    schema: Joi.string().max(255),
+  },
+  utilizationPassword: {
+    env: 'CAIRN_UTILIZATION_PASSWORD',
+    doc: 'Password of CAIRN_UTILIZATION_USER.',
+    schema: Joi.string().max(1024),
+    secret: true,
+  },
+  utilizationAuthUrl: {
+    env: 'CAIRN_UTILIZATION_AUTH_URL',
+    doc: "Where the utilization collector logs in, when it reaches the cluster's auth gateway by another address than the cluster's auth_url (a private network, a container network). Default: the cluster's auth_url.",
+    schema: Joi.string().uri({ scheme: ['http', 'https'] }),
+  },
+  utilizationStorageUrl: {
+    env: 'CAIRN_UTILIZATION_STORAGE_URL',
+    doc: "Where the utilization collector HEADs accounts, when it reaches the Swift proxy by another address than the cluster's storage_url. Default: the cluster's storage_url.",
+    schema: Joi.string().uri({ scheme: ['http', 'https'] }),
+  },
+  utilizationConcurrency: {
+    env: 'CAIRN_UTILIZATION_CONCURRENCY',
+    doc: 'Account HEADs in flight at once.',
+    schema: Joi.number().integer().min(1).max(512).default(16),
+  },
+  utilizationTimeoutMs: {
+    env: 'CAIRN_UTILIZATION_TIMEOUT_MS',
+    doc: 'Timeout of one account HEAD (and of the login).',
+    schema: Joi.number().integer().min(100).max(120000).default(10000),
+  },
+  utilizationRetries: {
+    env: 'CAIRN_UTILIZATION_RETRIES',
+    doc: 'Retries of a failed account HEAD (with backoff) before the account counts as failed for the round.',
+    schema: Joi.number().integer().min(0).max(10).default(3),
+  },
 } satisfies ConfigSpec;
 
 export interface CollectorConfig {
@@ -35,7 +93,9 @@ export interface CollectorConfig {
   utilizationRetries: number;
 }
 
-/** The settings as the environment gives them; `apiUrl`/`apiKey` may still come from a context (see remote/target.ts). */
+/**
+ * The settings as the environment gives them; `apiUrl`/`apiKey` may still come from a context (see remote/target.ts).
+ */
 export type CliSettings = Omit<CollectorConfig, 'apiUrl'> & { apiUrl?: string };
 
 export function readCliSettings(env: Env = process.env): CliSettings {

@@ -8,7 +8,10 @@ import { dirname, resolve } from 'node:path';
  * read at every later start, because secrets sealed under it must open again. A deployment with
  * its own Postgres configures CAIRN_S3_SECRET_KEYS instead (docs/s3.md); this is never used there.
  */
-/** Where the embedded keyring is kept: beside the data directory (outside it, so a backup of one is not a backup of the other). */
+/**
+ * Where the embedded keyring is kept: beside the data directory (outside it, so a backup of one is not a backup of the
+ * other).
+ */
 export const embeddedS3KeysFile = (dataDir: string): string => resolve(dirname(dataDir), 's3-secret-keys');
 
 export function embeddedS3Keys(dataDir: string): { s3SecretKeys: string; s3CurrentKeyId: string } {
@@ -23,6 +26,8 @@ export function embeddedS3Keys(dataDir: string): { s3SecretKeys: string; s3Curre
 }
 
 /** Embedded (no DATABASE_URL) and no keys configured: the embedded keyring; otherwise the config as it is. */
-export function withEmbeddedS3Keys<C extends { databaseUrl?: string; dataDir: string; s3SecretKeys?: string }>(config: C): C {
+export function withEmbeddedS3Keys<C extends { databaseUrl?: string; dataDir: string; s3SecretKeys?: string }>(
+  config: C,
+): C {
   return config.databaseUrl || config.s3SecretKeys ? config : { ...config, ...embeddedS3Keys(config.dataDir) };
 }

@@ -22,7 +22,9 @@ import { registerUtilization } from './commands/utilization';
  */
 export function createProgram(): Command {
   const program = new Command('cairn')
-    .description('Cairn, the control plane for OpenStack Swift: host commands (start, migrate, collectors) and a client of the management API')
+    .description(
+      'Cairn, the control plane for OpenStack Swift: host commands (start, migrate, collectors) and a client of the management API',
+    )
     .version(CAIRN_VERSION, '-V, --version', 'print the version')
     .option('--context <name>', 'the context to use (default: CAIRN_CONTEXT, else the current one)')
     .addHelpText(
@@ -35,7 +37,23 @@ Exit codes: 0 success, 1 other failure, 2 usage, 3 not found, 4 not authenticate
 5 input refused, 6 unavailable (worth a retry). A collector running with --interval exits 0 when
 stopped by SIGTERM or SIGINT.`,
     );
-  for (const register of [registerStart, registerMigrate, registerOperator, registerContext, registerClusters, registerUsers, registerS3Credentials, registerOperators, registerCapacity, registerUtilization, registerAudit, registerBackup, registerS3, registerConfig, registerCompletion]) {
+  for (const register of [
+    registerStart,
+    registerMigrate,
+    registerOperator,
+    registerContext,
+    registerClusters,
+    registerUsers,
+    registerS3Credentials,
+    registerOperators,
+    registerCapacity,
+    registerUtilization,
+    registerAudit,
+    registerBackup,
+    registerS3,
+    registerConfig,
+    registerCompletion,
+  ]) {
     register(program);
   }
   // After registration, so that every command has its own hint; every command exits through main's catch.

@@ -23,7 +23,7 @@ function walk(cmd: Command, path: string[], out: string[]): void {
 export function cliReference(program: Command): string {
   const out = [
     '# `cairn` command reference\n',
-    '<!-- Generated from the CLI\'s own help by `pnpm docs:cli`; do not edit (a test compares). -->\n',
+    "<!-- Generated from the CLI's own help by `pnpm docs:cli`; do not edit (a test compares). -->\n",
     '## Contexts and keys\n',
     'API commands find the management API through a context in `$XDG_CONFIG_HOME/cairn/config.yaml` (default',
     '`~/.config`; mode 0600): its URL, the operator, the path of a key file, and a default cluster. `--context`',

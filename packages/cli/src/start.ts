@@ -63,9 +63,13 @@ export async function startAll(): Promise<void> {
       `Cairn is running (${apiConfig.databaseUrl ? 'Postgres' : `embedded PGlite in ${apiConfig.dataDir}`}).\n` +
       `  console         ${apiUrl}/console/\n` +
       `  management API  ${apiUrl}/api/v1/\n` +
-      (gatewayUrl ? `  auth gateway    ${gatewayUrl}/auth/\n\n` : `  auth gateway    not started: waiting for a cluster (below)\n\n`) +
+      (gatewayUrl
+        ? `  auth gateway    ${gatewayUrl}/auth/\n\n`
+        : `  auth gateway    not started: waiting for a cluster (below)\n\n`) +
       `Try:\n  curl -H 'Authorization: ${auth}' ${apiUrl}/api/v1/clusters/\n` +
-      (admin ? '' : `\n(The admin key was printed at the first start; ${anotherAdmin(apiConfig.databaseUrl !== undefined)}.)\n`) +
+      (admin
+        ? ''
+        : `\n(The admin key was printed at the first start; ${anotherAdmin(apiConfig.databaseUrl !== undefined)}.)\n`) +
       '\n',
   );
   if ('waiting' in first) waitForCluster(first.waiting);
@@ -76,7 +80,11 @@ export async function startAll(): Promise<void> {
     const look = async () => {
       if (stopping) return;
       const choice = await chooseCluster(apiDeps.db, ctx).catch((e: unknown) => ({ waiting: told, error: e }));
-      if ('error' in choice) apiDeps.log.warn({ err: { message: (choice.error as Error).message } }, 'could not look for a cluster to serve');
+      if ('error' in choice)
+        apiDeps.log.warn(
+          { err: { message: (choice.error as Error).message } },
+          'could not look for a cluster to serve',
+        );
       if ('ref' in choice) {
         const url = await startGateway(choice.ref);
         banner.write(`  auth gateway    ${url}/auth/ now serves cluster '${choice.name}'.\n`);
@@ -116,9 +124,16 @@ function anotherAdmin(postgres: boolean): string {
 }
 
 /** The gateway's S3 keys: its own when configured, else the API's (configured or embedded). */
-function withKeysOf(config: gateway.GatewayConfig, from: { s3SecretKeys?: string; s3CurrentKeyId?: string }): gateway.GatewayConfig {
+function withKeysOf(
+  config: gateway.GatewayConfig,
+  from: { s3SecretKeys?: string; s3CurrentKeyId?: string },
+): gateway.GatewayConfig {
   if (config.s3SecretKeys !== undefined || from.s3SecretKeys === undefined) return config;
-  return { ...config, s3SecretKeys: from.s3SecretKeys, ...(from.s3CurrentKeyId !== undefined ? { s3CurrentKeyId: from.s3CurrentKeyId } : {}) };
+  return {
+    ...config,
+    s3SecretKeys: from.s3SecretKeys,
+    ...(from.s3CurrentKeyId !== undefined ? { s3CurrentKeyId: from.s3CurrentKeyId } : {}),
+  };
 }
 
 /**

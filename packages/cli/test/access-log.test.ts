@@ -7,11 +7,14 @@ import { sampleFromHeaders } from '../src/utilization/collect';
  */
 const PUT_OBJECT =
   '10.0.0.9 10.0.0.9 23/Nov/2026/20/45/36 PUT /v1/AUTH_alice/photos/cat%2520pic.jpg%3Fmultipart-manifest%3Dput HTTP/1.0 201 - python-swiftclient-4.1.0%20x gAAAAAsecret 1234 - - tx0123456789abcdef-0063e1c2f0 - 0.0000 - - 1795466736.667692661 1795466736.667725801 1';
-const GET_ACCOUNT = '10.0.0.8 10.0.0.8 23/Nov/2026/20/45/36 GET /v1/AUTH_bob HTTP/1.0 200 - - - - 5 - tx2 - 0.0001 - - 1795466736.669792652 1795466736.669847965 -';
+const GET_ACCOUNT =
+  '10.0.0.8 10.0.0.8 23/Nov/2026/20/45/36 GET /v1/AUTH_bob HTTP/1.0 200 - - - - 5 - tx2 - 0.0001 - - 1795466736.669792652 1795466736.669847965 -';
 const SYSLOG_SLO =
   'Nov 23 20:45:36 proxy1 proxy-server: 10.0.0.8 10.0.0.8 23/Nov/2026/20/45/36 GET /v1/AUTH_bob/c/o HTTP/1.0 200 - - - - 5 - tx3 - 0.0000 SLO - 1795466736.670028687 1795466736.670050859 -';
-const INFO = '127.0.0.1 127.0.0.1 23/Nov/2026/20/45/37 GET /info HTTP/1.0 200 - curl/8.0 - - 812 - tx4 - 0.0010 - - 1795466737.000000000 1795466737.001000000 -';
-const UNICODE_ACCOUNT = '10.0.0.8 10.0.0.8 23/Nov/2026/20/45/36 DELETE /v1/AUTH_%25C3%25A9t%25C3%25A9/c HTTP/1.1 204 - - - - - - tx5 - 0.0100 - - 1795466736.5 1795466736.6 -';
+const INFO =
+  '127.0.0.1 127.0.0.1 23/Nov/2026/20/45/37 GET /info HTTP/1.0 200 - curl/8.0 - - 812 - tx4 - 0.0010 - - 1795466737.000000000 1795466737.001000000 -';
+const UNICODE_ACCOUNT =
+  '10.0.0.8 10.0.0.8 23/Nov/2026/20/45/36 DELETE /v1/AUTH_%25C3%25A9t%25C3%25A9/c HTTP/1.1 204 - - - - - - tx5 - 0.0100 - - 1795466736.5 1795466736.6 -';
 
 /**
  * The same template followed by ` {account}` (docs/utilization.md). An S3 request logs its S3 path;
@@ -26,7 +29,8 @@ const S3_GET_SPECIAL =
 const SWIFT_WITH_ACCOUNT =
   '10.0.0.9 10.0.0.9 23/Nov/2026/20/45/36 PUT /v1/AUTH_%25C3%25A9t%25C3%25A9%2520b/c/o HTTP/1.0 201 - - - 10 - - tx8 - 0.0100 - - 1795466736.8 1795466736.9 1 AUTH_%25C3%25A9t%25C3%25A9%2520b';
 /** Refused by s3api before any Swift path was made: no account. */
-const S3_REFUSED = '10.0.0.9 10.0.0.9 23/Nov/2026/20/45/36 PUT /b/k HTTP/1.0 403 - - - 70000 243 - tx9 - 0.0100 - - 1795466736.8 1795466736.9 - -';
+const S3_REFUSED =
+  '10.0.0.9 10.0.0.9 23/Nov/2026/20/45/36 PUT /b/k HTTP/1.0 403 - - - 70000 243 - tx9 - 0.0100 - - 1795466736.8 1795466736.9 - -';
 
 const record = (line: string): AccessRecord => {
   const r = parseAccessLine(line);
@@ -36,7 +40,15 @@ const record = (line: string): AccessRecord => {
 
 describe('Swift proxy access log lines', () => {
   it('when an object PUT is read, then the account, policy, start time and bytes received come out', () => {
-    expect(record(PUT_OBJECT)).toEqual({ account: 'AUTH_alice', policyIndex: 1, startMs: 1795466736667, method: 'PUT', status: 201, bytesIn: 1234, bytesOut: 0 });
+    expect(record(PUT_OBJECT)).toEqual({
+      account: 'AUTH_alice',
+      policyIndex: 1,
+      startMs: 1795466736667,
+      method: 'PUT',
+      status: 201,
+      bytesIn: 1234,
+      bytesOut: 0,
+    });
   });
 
   it("when an account GET without policy is read, then '-' fields are zero and the policy is null", () => {
@@ -45,7 +57,10 @@ describe('Swift proxy access log lines', () => {
 
   it('when a syslog prefix comes first, then the message is still found; middleware subrequests are skipped', () => {
     expect(parseAccessLine(SYSLOG_SLO)).toEqual({ kind: 'skipped', reason: 'subrequest' });
-    expect(parseAccessLine(SYSLOG_SLO.replace(' SLO ', ' - '))).toMatchObject({ kind: 'record', record: { account: 'AUTH_bob', bytesOut: 5 } });
+    expect(parseAccessLine(SYSLOG_SLO.replace(' SLO ', ' - '))).toMatchObject({
+      kind: 'record',
+      record: { account: 'AUTH_bob', bytesOut: 5 },
+    });
   });
 
   it('when a request is not for an account, then it is skipped, not malformed', () => {
@@ -60,24 +75,47 @@ describe('Swift proxy access log lines', () => {
     // Swift quotes path_qs (a space is %20) and its log formatter quotes that again (%2520).
     const spaced = UNICODE_ACCOUNT.replace('AUTH_%25C3%25A9t%25C3%25A9', 'AUTH_a%2520b');
     expect(record(spaced)).toMatchObject({ account: 'AUTH_a b' });
-    expect(record(UNICODE_ACCOUNT.replace('AUTH_%25C3%25A9t%25C3%25A9', 'AUTH_a%20b'))).toMatchObject({ account: 'AUTH_a b' });
-    expect(record(UNICODE_ACCOUNT.replace('AUTH_%25C3%25A9t%25C3%25A9', 'AUTH_100%2525%2520%2522sure%2522%252C%2520%25231%253F'))).toMatchObject({ account: 'AUTH_100% "sure", #1?' });
+    expect(record(UNICODE_ACCOUNT.replace('AUTH_%25C3%25A9t%25C3%25A9', 'AUTH_a%20b'))).toMatchObject({
+      account: 'AUTH_a b',
+    });
+    expect(
+      record(
+        UNICODE_ACCOUNT.replace('AUTH_%25C3%25A9t%25C3%25A9', 'AUTH_100%2525%2520%2522sure%2522%252C%2520%25231%253F'),
+      ),
+    ).toMatchObject({ account: 'AUTH_100% "sure", #1?' });
     const longest = `AUTH_${'x'.repeat(251)}`;
     expect(record(UNICODE_ACCOUNT.replace('AUTH_%25C3%25A9t%25C3%25A9', longest))).toMatchObject({ account: longest });
     // What Swift cannot hold stays malformed: an encoded '/', a control character, a name over 256 characters.
     for (const bad of ['AUTH_a%252Fb', 'AUTH_a%2501b', `${longest}x`]) {
-      expect(parseAccessLine(UNICODE_ACCOUNT.replace('AUTH_%25C3%25A9t%25C3%25A9', bad))).toEqual({ kind: 'malformed', reason: 'bad account name' });
+      expect(parseAccessLine(UNICODE_ACCOUNT.replace('AUTH_%25C3%25A9t%25C3%25A9', bad))).toEqual({
+        kind: 'malformed',
+        reason: 'bad account name',
+      });
     }
   });
 
   it('when the template ends in {account}, then an S3 request is billed to the account Swift logged, byte for byte', () => {
-    expect(record(S3_PUT)).toEqual({ account: 'AUTH_alice', policyIndex: 0, startMs: 1795466736700, method: 'PUT', status: 200, bytesIn: 70000, bytesOut: 0 });
+    expect(record(S3_PUT)).toEqual({
+      account: 'AUTH_alice',
+      policyIndex: 0,
+      startMs: 1795466736700,
+      method: 'PUT',
+      status: 200,
+      bytesIn: 70000,
+      bytesOut: 0,
+    });
     expect(record(S3_GET_SPECIAL)).toMatchObject({ account: 'AUTH_été b', bytesOut: 512 });
     // A Swift API request: path and {account} agree.
     expect(record(SWIFT_WITH_ACCOUNT)).toMatchObject({ account: 'AUTH_été b', policyIndex: 1, bytesIn: 10 });
     expect(parseAccessLine(`${INFO} -`)).toEqual({ kind: 'skipped', reason: 'not-an-account' });
-    expect(parseAccessLine(S3_PUT.replace(' - - 1795', ' S3 - 1795'))).toEqual({ kind: 'skipped', reason: 'subrequest' });
-    expect(parseAccessLine(S3_PUT.replace(/AUTH_alice$/, 'AUTH_a%2Fb'))).toEqual({ kind: 'malformed', reason: 'bad account name' });
+    expect(parseAccessLine(S3_PUT.replace(' - - 1795', ' S3 - 1795'))).toEqual({
+      kind: 'skipped',
+      reason: 'subrequest',
+    });
+    expect(parseAccessLine(S3_PUT.replace(/AUTH_alice$/, 'AUTH_a%2Fb'))).toEqual({
+      kind: 'malformed',
+      reason: 'bad account name',
+    });
   });
 
   it('when a request names no account (an S3 request in the default template, or one refused before it reached an account), then it is unattributed', () => {
@@ -87,11 +125,25 @@ describe('Swift proxy access log lines', () => {
   });
 
   it('when a line is cut short or its fields are wrong, then it is malformed with a reason', () => {
-    expect(parseAccessLine(PUT_OBJECT.slice(0, 80))).toMatchObject({ kind: 'malformed', reason: expect.stringMatching(/expected 21 fields/) });
-    expect(parseAccessLine(PUT_OBJECT.replace(' 1234 ', ' lots '))).toMatchObject({ kind: 'malformed', reason: 'bad byte counts' });
-    expect(parseAccessLine(PUT_OBJECT.replace(' 201 ', ' 2O1 '))).toMatchObject({ kind: 'malformed', reason: expect.stringMatching(/bad status/) });
-    expect(parseAccessLine(PUT_OBJECT.replace('1795466736.667692661', 'yesterday'))).toMatchObject({ kind: 'malformed' });
-    expect(parseAccessLine(PUT_OBJECT.replace(/ 1$/, ' x'))).toMatchObject({ kind: 'malformed', reason: expect.stringMatching(/policy/) });
+    expect(parseAccessLine(PUT_OBJECT.slice(0, 80))).toMatchObject({
+      kind: 'malformed',
+      reason: expect.stringMatching(/expected 21 fields/),
+    });
+    expect(parseAccessLine(PUT_OBJECT.replace(' 1234 ', ' lots '))).toMatchObject({
+      kind: 'malformed',
+      reason: 'bad byte counts',
+    });
+    expect(parseAccessLine(PUT_OBJECT.replace(' 201 ', ' 2O1 '))).toMatchObject({
+      kind: 'malformed',
+      reason: expect.stringMatching(/bad status/),
+    });
+    expect(parseAccessLine(PUT_OBJECT.replace('1795466736.667692661', 'yesterday'))).toMatchObject({
+      kind: 'malformed',
+    });
+    expect(parseAccessLine(PUT_OBJECT.replace(/ 1$/, ' x'))).toMatchObject({
+      kind: 'malformed',
+      reason: expect.stringMatching(/policy/),
+    });
     expect(parseAccessLine('')).toMatchObject({ kind: 'malformed' });
   });
 });
@@ -109,8 +161,22 @@ describe('transfer batches', () => {
   it('when lines are summed, then per account, policy and hour, with the covered span', () => {
     const batch = build([PUT_OBJECT, PUT_OBJECT.replace('tx0123', 'tx9999'), GET_ACCOUNT, INFO])!;
     expect(batch.records).toEqual([
-      { account: 'AUTH_alice', policy_index: 1, hour: '2026-11-23T20:00:00.000Z', bytes_in: 2468, bytes_out: 0, req_count: 2 },
-      { account: 'AUTH_bob', policy_index: null, hour: '2026-11-23T20:00:00.000Z', bytes_in: 0, bytes_out: 5, req_count: 1 },
+      {
+        account: 'AUTH_alice',
+        policy_index: 1,
+        hour: '2026-11-23T20:00:00.000Z',
+        bytes_in: 2468,
+        bytes_out: 0,
+        req_count: 2,
+      },
+      {
+        account: 'AUTH_bob',
+        policy_index: null,
+        hour: '2026-11-23T20:00:00.000Z',
+        bytes_in: 0,
+        bytes_out: 5,
+        req_count: 1,
+      },
     ]);
     expect(batch.covered).toEqual({ start: '2026-11-23T20:45:36.667Z', end: '2026-11-23T20:45:36.669Z' });
   });

@@ -15,7 +15,8 @@ async function runBin(withDist: boolean): Promise<{ code: number | null; stdout:
     }
     return await new Promise((resolve) =>
       execFile(process.execPath, [join(dir, 'bin', 'cairn')], (err, stdout, stderr) =>
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr })),
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr }),
+      ),
     );
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -12,7 +12,10 @@ describe('the configuration tables in docs/operations.md', () => {
     ['management-api', apiConfigSpec],
     ['auth-gateway', gatewayConfigSpec],
     ['the cairn CLI', collectorConfigSpec],
-  ] as const)('when the %s config changes, then the doc shows the same table (re-run `pnpm cairn config`)', (_name, spec) => {
-    expect(doc).toContain(describeConfig(spec as never));
-  });
+  ] as const)(
+    'when the %s config changes, then the doc shows the same table (re-run `pnpm cairn config`)',
+    (_name, spec) => {
+      expect(doc).toContain(describeConfig(spec as never));
+    },
+  );
 });

@@ -53,7 +53,9 @@ export function loadConfig<T>(spec: ConfigSpec, env: Env, readFile: ReadFile): T
   for (const d of error?.details ?? []) {
     const entry = spec[String(d.path[0])];
     const shown = entry?.secret ? '(secret)' : JSON.stringify(raw[String(d.path[0])]);
-    problems.push(`${entry?.env ?? d.path.join('.')}=${shown}: ${d.message.replace(/^"[^"]*" /, '')} — ${entry?.doc ?? ''}`);
+    problems.push(
+      `${entry?.env ?? d.path.join('.')}=${shown}: ${d.message.replace(/^"[^"]*" /, '')} — ${entry?.doc ?? ''}`,
+    );
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return value as T;

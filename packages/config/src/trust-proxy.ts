@@ -23,15 +23,23 @@ export function trustProxySchema() {
         .max(4096)
         .custom((value: string, helpers) => {
           if (value.trim().toLowerCase() === 'true') return helpers.error('trustProxy.everyone');
-          const list = value.split(',').map((e) => e.trim()).filter(Boolean);
+          const list = value
+            .split(',')
+            .map((e) => e.trim())
+            .filter(Boolean);
           if (list.length === 0 || !list.every(isProxyRange)) return helpers.error('any.invalid');
           return list;
         })
-        .messages({ 'trustProxy.everyone': "must not be 'true': every client could then choose its own address; give the load balancers' addresses or a hop count" }),
+        .messages({
+          'trustProxy.everyone':
+            "must not be 'true': every client could then choose its own address; give the load balancers' addresses or a hop count",
+        }),
     )
     .messages({
-      'alternatives.match': "must be false, a hop count (1-32) or a comma-separated list of proxy addresses/CIDR ranges ('true' is refused: every client could choose its own address)",
-      'any.invalid': 'must be a comma-separated list of proxy addresses, CIDR ranges, loopback, linklocal or uniquelocal',
+      'alternatives.match':
+        "must be false, a hop count (1-32) or a comma-separated list of proxy addresses/CIDR ranges ('true' is refused: every client could choose its own address)",
+      'any.invalid':
+        'must be a comma-separated list of proxy addresses, CIDR ranges, loopback, linklocal or uniquelocal',
     });
 }
 

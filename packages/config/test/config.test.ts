@@ -44,6 +44,8 @@ describe('loadConfig', () => {
   });
 
   it('when a secret file cannot be read, then the variable and path are named', () => {
-    expect(() => loadConfig(spec, { DB_URL_FILE: '/nope' }, noFiles)).toThrow(/DB_URL_FILE: cannot read \/nope \(ENOENT\)/);
+    expect(() => loadConfig(spec, { DB_URL_FILE: '/nope' }, noFiles)).toThrow(
+      /DB_URL_FILE: cannot read \/nope \(ENOENT\)/,
+    );
   });
 });

@@ -197,7 +197,11 @@ async function refusal(res: Response): Promise<ApiError> {
 }
 
 /** One request with the session cookie; `headers` add to the defaults (the CSRF token, a key). */
-export async function request(method: string, path: string, options: { body?: unknown; headers?: Record<string, string>; accept?: string } = {}): Promise<Response> {
+export async function request(
+  method: string,
+  path: string,
+  options: { body?: unknown; headers?: Record<string, string>; accept?: string } = {},
+): Promise<Response> {
   try {
     return await fetch(path.startsWith('/') ? path : `${API}/${path}`, {
       method,

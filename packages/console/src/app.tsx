@@ -29,7 +29,12 @@ export function App() {
     setSession(null);
     setNotice(why);
   }, []);
-  if (session === undefined) return <main class="signin"><Loading what="your session" /></main>;
+  if (session === undefined)
+    return (
+      <main class="signin">
+        <Loading what="your session" />
+      </main>
+    );
   if (!session) {
     return (
       <SignIn
@@ -46,7 +51,12 @@ export function App() {
 
 function SignedIn({ session: signedIn, signOut }: { session: ConsoleSession; signOut: (why?: string) => void }) {
   const call: Call = useMemo(
-    () => client(signedIn.csrf_token, () => signOut('Your session has ended (idle too long, signed out elsewhere, or its API key was revoked); sign in again.')),
+    () =>
+      client(signedIn.csrf_token, () =>
+        signOut(
+          'Your session has ended (idle too long, signed out elsewhere, or its API key was revoked); sign in again.',
+        ),
+      ),
     [signedIn, signOut],
   );
   const [me, setMe] = useState<Me>();
@@ -86,7 +96,12 @@ function SignedIn({ session: signedIn, signOut }: { session: ConsoleSession; sig
       </main>
     );
   }
-  if (!me || !clusters) return <main class="page"><Loading what="your session" /></main>;
+  if (!me || !clusters)
+    return (
+      <main class="page">
+        <Loading what="your session" />
+      </main>
+    );
   const session: Session = { call, me, clusters, reloadClusters, signOut, download: downloadCsv };
   return (
     <SessionContext.Provider value={session}>
@@ -112,7 +127,14 @@ function Shell({ me, signOut }: { me: Operator; signOut: () => void }) {
   }, [route.path]);
   return (
     <>
-      <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); document.querySelector<HTMLElement>('main h1')?.focus(); }}>
+      <a
+        class="skip"
+        href="#main"
+        onClick={(e) => {
+          e.preventDefault();
+          document.querySelector<HTMLElement>('main h1')?.focus();
+        }}
+      >
         Skip to content
       </a>
       <header class="top">
@@ -145,8 +167,10 @@ const loadUtilization = () => import('./pages/utilization').then((m) => m.Utiliz
 function Page({ path, params, me }: { path: string; params: URLSearchParams; me: Operator }) {
   let m: RegExpExecArray | null;
   if (path === '/clusters' || path === '/') return <ClustersPage />;
-  if ((m = /^\/clusters\/(\d+)\/capacity$/.exec(path))) return <CapacityPage clusterId={Number(m[1])} params={params} />;
-  if ((m = /^\/clusters\/(\d+)\/utilization$/.exec(path))) return <Lazy load={loadUtilization} props={{ clusterId: Number(m[1]), params }} />;
+  if ((m = /^\/clusters\/(\d+)\/capacity$/.exec(path)))
+    return <CapacityPage clusterId={Number(m[1])} params={params} />;
+  if ((m = /^\/clusters\/(\d+)\/utilization$/.exec(path)))
+    return <Lazy load={loadUtilization} props={{ clusterId: Number(m[1]), params }} />;
   if (path === '/users') return <UsersPage params={params} />;
   if ((m = /^\/users\/(\d+)$/.exec(path))) return <UserPage id={m[1]!} />;
   if ((m = /^\/users\/(\d+)\/s3$/.exec(path))) return <S3CredentialsPage id={m[1]!} />;

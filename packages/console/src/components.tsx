@@ -47,7 +47,15 @@ export function Copyable({ value, label, secret }: { value: string; label: strin
   );
 }
 
-export function Section({ title, children, actions }: { title: string; children: ComponentChildren; actions?: ComponentChildren }) {
+export function Section({
+  title,
+  children,
+  actions,
+}: {
+  title: string;
+  children: ComponentChildren;
+  actions?: ComponentChildren;
+}) {
   return (
     <section class="card">
       <div class="card-head">
@@ -89,7 +97,23 @@ export function ScrollBox({ label, busy, children }: { label: string; busy?: boo
  * A confirmation for something that cannot be undone: what happens, then the one button that does
  * it (focused, so Enter confirms and Tab reaches Cancel) and Cancel.
  */
-export function Confirm({ id, title, children, action, onConfirm, onCancel, error }: { id: string; title: string; children: ComponentChildren; action: string; onConfirm: () => void; onCancel: () => void; error?: string }) {
+export function Confirm({
+  id,
+  title,
+  children,
+  action,
+  onConfirm,
+  onCancel,
+  error,
+}: {
+  id: string;
+  title: string;
+  children: ComponentChildren;
+  action: string;
+  onConfirm: () => void;
+  onCancel: () => void;
+  error?: string;
+}) {
   return (
     <div class="confirm" role="alertdialog" aria-labelledby={`${id}-title`} aria-describedby={`${id}-text`}>
       <p id={`${id}-title`}>

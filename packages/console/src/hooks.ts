@@ -52,7 +52,8 @@ export function navigate(path: string, params?: Record<string, string | number |
 }
 
 /** What the browser's tab, history and window list show for a page heading. */
-export const titleFor = (heading: string | undefined): string => (heading ? `${heading} · Cairn console` : 'Cairn console');
+export const titleFor = (heading: string | undefined): string =>
+  heading ? `${heading} · Cairn console` : 'Cairn console';
 
 /**
  * Keeps document.title equal to the page's h1 inside `container`, also when the heading changes

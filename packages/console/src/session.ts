@@ -19,7 +19,9 @@ export async function currentSession(): Promise<ConsoleSession | null> {
 }
 
 export async function openSession(operator: string, key: string): Promise<ConsoleSession> {
-  return jsonOf<ConsoleSession>(await request('POST', 'session/', { headers: { Authorization: `ApiKey ${operator}:${key}` } }));
+  return jsonOf<ConsoleSession>(
+    await request('POST', 'session/', { headers: { Authorization: `ApiKey ${operator}:${key}` } }),
+  );
 }
 
 /** Ends the session on the server; an already ended one (401) is fine. */

@@ -49,7 +49,14 @@ export interface ClusterRow {
   region: string;
 }
 
-export const CLUSTER_COLUMNS = ['id', 'name', 'uuid', 'auth_url', 'storage_url', 'region'] as const satisfies ReadonlyArray<keyof ClusterRow>;
+export const CLUSTER_COLUMNS = [
+  'id',
+  'name',
+  'uuid',
+  'auth_url',
+  'storage_url',
+  'region',
+] as const satisfies ReadonlyArray<keyof ClusterRow>;
 
 /** A `storage_users` row, as far as the gateway reads it (pg gives bigints as strings). */
 export interface StorageUserRow {
@@ -69,9 +76,14 @@ export interface StorageUserRow {
 }
 
 /** The columns a login or a validation needs; `cluster_id` is the filter, not read back. */
-export const STORAGE_USER_COLUMNS = ['id', 'username', 'password_hash', 'enabled', 'is_superuser', 'generation'] as const satisfies ReadonlyArray<
-  keyof StorageUserRow
->;
+export const STORAGE_USER_COLUMNS = [
+  'id',
+  'username',
+  'password_hash',
+  'enabled',
+  'is_superuser',
+  'generation',
+] as const satisfies ReadonlyArray<keyof StorageUserRow>;
 
 /** An `s3_credentials` row (migration 20261124000000_s3_credentials). */
 export interface S3CredentialRow {
@@ -92,9 +104,15 @@ export interface S3CredentialRow {
   application_credential_id: string | null;
 }
 
-export const S3_CREDENTIAL_COLUMNS = ['id', 'storage_user_id', 'access_key', 'secret_sealed', 'created_at', 'expires_at', 'application_credential_id'] as const satisfies ReadonlyArray<
-  keyof S3CredentialRow
->;
+export const S3_CREDENTIAL_COLUMNS = [
+  'id',
+  'storage_user_id',
+  'access_key',
+  'secret_sealed',
+  'created_at',
+  'expires_at',
+  'application_credential_id',
+] as const satisfies ReadonlyArray<keyof S3CredentialRow>;
 
 /**
  * How many S3 credentials one storage user may hold, whoever creates them (the management API or
@@ -156,7 +174,9 @@ export interface ChangeLogRow {
 
 export type ChangeKind = 'user' | 'cluster' | 's3_credential';
 
-export const CHANGE_LOG_COLUMNS = ['seq', 'kind', 'cluster_id', 'key'] as const satisfies ReadonlyArray<keyof ChangeLogRow>;
+export const CHANGE_LOG_COLUMNS = ['seq', 'kind', 'cluster_id', 'key'] as const satisfies ReadonlyArray<
+  keyof ChangeLogRow
+>;
 
 /**
  * A `replication_heartbeat` row: one row (id 1) whose `beat_at` the management API sets to now()
@@ -208,8 +228,13 @@ export interface ApplicationCredentialChangeNotice {
   id: string;
 }
 
-/** An application credential change notice, or null when the payload is not one (a listener then forgets every credential). */
-export function parseApplicationCredentialNotice(payload: string | undefined): ApplicationCredentialChangeNotice | null {
+/**
+ * An application credential change notice, or null when the payload is not one (a listener then forgets every
+ * credential).
+ */
+export function parseApplicationCredentialNotice(
+  payload: string | undefined,
+): ApplicationCredentialChangeNotice | null {
   const notice = parsed(payload);
   return notice && typeof notice.id === 'string' ? { id: notice.id } : null;
 }

@@ -46,21 +46,32 @@ export const applicationCredentialCreateSchema = Joi.object({
       .min(MIN_APPLICATION_CREDENTIAL_SECRET)
       .max(1024)
       .allow(null)
-      .messages({ 'string.min': `a chosen secret must be at least ${MIN_APPLICATION_CREDENTIAL_SECRET} characters long; leave it out to have one generated` }),
+      .messages({
+        'string.min': `a chosen secret must be at least ${MIN_APPLICATION_CREDENTIAL_SECRET} characters long; leave it out to have one generated`,
+      }),
     expires_at: Joi.date().iso().allow(null),
     roles: Joi.array()
-      .items(Joi.object({ id: Joi.string().max(255), name: Joi.string().max(255), domain_id: Joi.any() }).or('id', 'name'))
+      .items(
+        Joi.object({ id: Joi.string().max(255), name: Joi.string().max(255), domain_id: Joi.any() }).or('id', 'name'),
+      )
       .max(16),
     unrestricted: Joi.boolean(),
     access_rules: Joi.array()
       .items(
         Joi.object({
           // Cairn serves only Swift, so only Swift's rules mean anything.
-          service: Joi.string().valid('object-store').required().messages({ 'any.only': "access rules apply to the service 'object-store' only" }),
+          service: Joi.string()
+            .valid('object-store')
+            .required()
+            .messages({ 'any.only': "access rules apply to the service 'object-store' only" }),
           method: Joi.string()
             .valid(...ACCESS_RULE_METHODS)
             .required(),
-          path: Joi.string().max(225).pattern(/^\//).required().messages({ 'string.pattern.base': "an access rule's path starts with '/'" }),
+          path: Joi.string()
+            .max(225)
+            .pattern(/^\//)
+            .required()
+            .messages({ 'string.pattern.base': "an access rule's path starts with '/'" }),
           id: Joi.any().strip(),
         }),
       )

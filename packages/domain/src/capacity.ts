@@ -79,10 +79,14 @@ function policyTable(policies: readonly CapacityPolicy[]): PolicyTable {
   const names: string[] = [];
   sorted.forEach((p, position) => {
     if (!Number.isSafeInteger(p.index) || p.index < 0) {
-      throw errors.invalidInput(`Storage policy index ${String(p.index)} is not a non-negative integer.`, { policyIndex: p.index });
+      throw errors.invalidInput(`Storage policy index ${String(p.index)} is not a non-negative integer.`, {
+        policyIndex: p.index,
+      });
     }
-    if (positionOf.has(p.index)) throw errors.invalidInput(`Storage policy index ${p.index} appears twice.`, { policyIndex: p.index });
-    if (seenNames.has(p.name)) throw errors.invalidInput(`Storage policy name '${escapeHtml(p.name)}' appears twice.`, { policyName: p.name });
+    if (positionOf.has(p.index))
+      throw errors.invalidInput(`Storage policy index ${p.index} appears twice.`, { policyIndex: p.index });
+    if (seenNames.has(p.name))
+      throw errors.invalidInput(`Storage policy name '${escapeHtml(p.name)}' appears twice.`, { policyName: p.name });
     positionOf.set(p.index, position);
     seenNames.add(p.name);
     names.push(p.name);
@@ -92,7 +96,10 @@ function policyTable(policies: readonly CapacityPolicy[]): PolicyTable {
 
 function unknownPolicy(policyIndex: number, device?: number): never {
   const where = device === undefined ? '' : ` (devices[${device}])`;
-  throw errors.invalidInput(`Policy index ${String(policyIndex)} is not a known storage policy${where}.`, device === undefined ? { policyIndex } : { policyIndex, device });
+  throw errors.invalidInput(
+    `Policy index ${String(policyIndex)} is not a known storage policy${where}.`,
+    device === undefined ? { policyIndex } : { policyIndex, device },
+  );
 }
 
 /** Sorted, distinct policy positions of `indexes`; throws INVALID_INPUT for an unknown index. */
@@ -107,7 +114,8 @@ function positionsOf(table: PolicyTable, indexes: readonly number[], device?: nu
   return positions.filter((p, i) => i === 0 || p !== positions[i - 1]);
 }
 
-const nameOf = (table: PolicyTable, positions: readonly number[]): string => positions.map((p) => table.names[p]).join(',');
+const nameOf = (table: PolicyTable, positions: readonly number[]): string =>
+  positions.map((p) => table.names[p]).join(',');
 
 /** The printed name of the ring set made of the policies `indexes` (any order, repeats allowed); '' for none. */
 export function ringSetName(policies: readonly CapacityPolicy[], indexes: readonly number[]): string {
@@ -184,7 +192,8 @@ class RingSets {
 
   private add(mask: Int32Array): Group {
     const positions: number[] = [];
-    for (let p = 0; p < this.table.names.length; p++) if (((mask[p >>> 5] as number) & (1 << (p & 31))) !== 0) positions.push(p);
+    for (let p = 0; p < this.table.names.length; p++)
+      if (((mask[p >>> 5] as number) & (1 << (p & 31))) !== 0) positions.push(p);
     const g: Group = { mask, positions, usedSmall: 0, usedBig: 0n, freeSmall: 0, freeBig: 0n, pcts: [] };
     this.groups.push(g);
     return g;
@@ -245,7 +254,10 @@ function stats(values: number[]): PctUsedStats {
  * One element per distinct non-empty ring set, sorted by `ring_set` (JS string order). Devices in
  * no policy are left out. A policy index not in `policies` is INVALID_INPUT.
  */
-export function computeCapacity(policies: readonly CapacityPolicy[], devices: Iterable<CapacityDevice>): CapacityElement[] {
+export function computeCapacity(
+  policies: readonly CapacityPolicy[],
+  devices: Iterable<CapacityDevice>,
+): CapacityElement[] {
   const table = policyTable(policies);
   const ringSets = new RingSets(table);
   let deviceNo = -1;
@@ -300,7 +312,9 @@ export function computeCapacity(policies: readonly CapacityPolicy[], devices: It
       },
     });
   }
-  elements.sort((a, b) => compareStrings(a.element.ring_set, b.element.ring_set) || comparePositions(a.positions, b.positions));
+  elements.sort(
+    (a, b) => compareStrings(a.element.ring_set, b.element.ring_set) || comparePositions(a.positions, b.positions),
+  );
   return elements.map((e) => e.element);
 }
 

@@ -75,7 +75,8 @@ const MESSAGES = {
   'number.max': '{{#label}} is too large',
   'string.base': '{{#label}} must be a string',
   'string.empty': '{{#label}} must not be empty',
-  'string.pattern.base': '{{#label}} must be 1 to 255 characters without control characters (and no "/" in a device name)',
+  'string.pattern.base':
+    '{{#label}} must be 1 to 255 characters without control characters (and no "/" in a device name)',
   'array.base': '{{#label}} must be a list',
   'array.min': '{{#label}} must list at least one storage policy',
   'array.max': '{{#label}} has too many entries',
@@ -101,10 +102,17 @@ function fail(problems: string[]): never {
 }
 
 export function validateDeviceReport(body: unknown): DeviceReport {
-  const { error, value } = reportSchema.validate(body, { abortEarly: false, convert: false, messages: MESSAGES, errors: { wrap: { label: false } } });
+  const { error, value } = reportSchema.validate(body, {
+    abortEarly: false,
+    convert: false,
+    messages: MESSAGES,
+    errors: { wrap: { label: false } },
+  });
   const proto = protoKeyLabels(body).map((label) => `${truncateName(label)} is not a known field`);
   // Labels are paths of keys the client sent; a long one is cut.
-  const shown = (error?.details ?? []).map((d) => (d.context?.label ? d.message.split(d.context.label).join(truncateName(d.context.label)) : d.message));
+  const shown = (error?.details ?? []).map((d) =>
+    d.context?.label ? d.message.split(d.context.label).join(truncateName(d.context.label)) : d.message,
+  );
   if (error || proto.length > 0) fail([...shown, ...proto]);
   const raw = value as { policies: ReportedPolicy[]; devices: RawDevice[] };
 
@@ -134,13 +142,16 @@ export function validateDeviceReport(body: unknown): DeviceReport {
   const devices: ReportedDevice[] = raw.devices.map((d, i) => {
     const key = `${d.node}\u0000${d.device}`;
     const first = seen.get(key);
-    if (first !== undefined) problems.push(`devices[${i}]: duplicate node+device '${d.node}/${d.device}' (also devices[${first}])`);
+    if (first !== undefined)
+      problems.push(`devices[${i}]: duplicate node+device '${d.node}/${d.device}' (also devices[${first}])`);
     else seen.set(key, i);
     for (const name of d.policies) if (!byName.has(name)) problems.push(`devices[${i}]: unknown policy '${name}'`);
     const used = d.used_bytes ?? null;
     const avail = d.avail_bytes ?? null;
     if (d.mounted && (used === null || avail === null)) {
-      problems.push(`devices[${i}]: a mounted device needs used_bytes and avail_bytes (send "mounted": false for a device without usage)`);
+      problems.push(
+        `devices[${i}]: a mounted device needs used_bytes and avail_bytes (send "mounted": false for a device without usage)`,
+      );
     }
     const reported = d.mounted && used !== null && avail !== null;
     return {

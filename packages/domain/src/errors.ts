@@ -29,9 +29,11 @@ export class CairnError extends Error {
 export const isCairnError = (e: unknown): e is CairnError => e instanceof CairnError;
 
 export const errors = {
-  invalidInput: (message: string, details?: Record<string, unknown>) => new CairnError('INVALID_INPUT', message, details),
+  invalidInput: (message: string, details?: Record<string, unknown>) =>
+    new CairnError('INVALID_INPUT', message, details),
   notFound: (message: string, details?: Record<string, unknown>) => new CairnError('NOT_FOUND', message, details),
-  alreadyExists: (message: string, details?: Record<string, unknown>) => new CairnError('ALREADY_EXISTS', message, details),
+  alreadyExists: (message: string, details?: Record<string, unknown>) =>
+    new CairnError('ALREADY_EXISTS', message, details),
   inUse: (message: string, details?: Record<string, unknown>) => new CairnError('IN_USE', message, details),
   unauthenticated: (message = 'Authentication required: send "Authorization: ApiKey <operator>:<key>".') =>
     new CairnError('UNAUTHENTICATED', message),

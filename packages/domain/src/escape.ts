@@ -2,7 +2,8 @@
  * Values echoed back in messages are HTML-escaped, as tastypie does (`<`, `>`, `&`), so nothing a
  * client sent is ever reflected as markup.
  */
-export const escapeHtml = (value: string): string => value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+export const escapeHtml = (value: string): string =>
+  value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** The longest name (of a field, filter or element a client sent) a message echoes whole. */
 export const MAX_ECHOED_NAME = 64;

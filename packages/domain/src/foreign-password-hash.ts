@@ -27,15 +27,26 @@ const PASSLIB_SCRYPT_MAX_MEMORY = 256 * 2 ** 20;
 
 const BCRYPT = /^\$2[aby]\$(\d\d)\$[./A-Za-z0-9]{53}$/;
 const PBKDF2_SHA512 = /^\$pbkdf2-sha512\$([1-9]\d{0,8})\$([./A-Za-z0-9]*)\$([./A-Za-z0-9]{86})$/;
-const PASSLIB_SCRYPT = /^\$scrypt\$ln=([1-9]\d?),r=([1-9]\d{0,2}),p=([1-9]\d{0,2})\$([+/A-Za-z0-9]*)\$([+/A-Za-z0-9]{43})$/;
+const PASSLIB_SCRYPT =
+  /^\$scrypt\$ln=([1-9]\d?),r=([1-9]\d{0,2}),p=([1-9]\d{0,2})\$([+/A-Za-z0-9]*)\$([+/A-Za-z0-9]{43})$/;
 
 /** passlib's "adapted base64" (pbkdf2): standard base64 with '.' for '+', without padding. */
 const ab64 = (text: string): Buffer => Buffer.from(text.replace(/\./g, '+'), 'base64');
 /** passlib's "b64s" (scrypt): standard base64 without padding. */
 const b64s = (text: string): Buffer => Buffer.from(text, 'base64');
 
-interface Pbkdf2Hash { rounds: number; salt: Buffer; checksum: Buffer }
-interface PasslibScryptHash { logN: number; r: number; p: number; salt: Buffer; checksum: Buffer }
+interface Pbkdf2Hash {
+  rounds: number;
+  salt: Buffer;
+  checksum: Buffer;
+}
+interface PasslibScryptHash {
+  logN: number;
+  r: number;
+  p: number;
+  salt: Buffer;
+  checksum: Buffer;
+}
 
 function parsePbkdf2(encoded: string): Pbkdf2Hash | null {
   const m = PBKDF2_SHA512.exec(encoded);
@@ -66,11 +77,19 @@ export function passwordScheme(encoded: string): PasswordScheme | null {
 }
 
 const pbkdf2Async = (password: string, h: Pbkdf2Hash): Promise<Buffer> =>
-  new Promise((resolve, reject) => pbkdf2(Buffer.from(password, 'utf8'), h.salt, h.rounds, 64, 'sha512', (e, key) => (e ? reject(e) : resolve(key))));
+  new Promise((resolve, reject) =>
+    pbkdf2(Buffer.from(password, 'utf8'), h.salt, h.rounds, 64, 'sha512', (e, key) => (e ? reject(e) : resolve(key))),
+  );
 
 const passlibScryptAsync = (password: string, h: PasslibScryptHash): Promise<Buffer> =>
   new Promise((resolve, reject) =>
-    scrypt(Buffer.from(password, 'utf8'), h.salt, 32, { N: 2 ** h.logN, r: h.r, p: h.p, maxmem: 2 * PASSLIB_SCRYPT_MAX_MEMORY }, (e, key) => (e ? reject(e) : resolve(key))),
+    scrypt(
+      Buffer.from(password, 'utf8'),
+      h.salt,
+      32,
+      { N: 2 ** h.logN, r: h.r, p: h.p, maxmem: 2 * PASSLIB_SCRYPT_MAX_MEMORY },
+      (e, key) => (e ? reject(e) : resolve(key)),
+    ),
   );
 
 const sameBytes = (a: Buffer, b: Buffer): boolean => a.length === b.length && timingSafeEqual(a, b);

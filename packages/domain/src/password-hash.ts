@@ -40,7 +40,8 @@ export async function hashPassword(password: string, params: ScryptParams = DEFA
  * Cairn's own `$scrypt$` apart from passlib's (unpadded, a 43-character checksum; see
  * foreign-password-hash.ts).
  */
-const FORMAT = /^\$scrypt\$ln=(\d{1,2}),r=(\d{1,2}),p=(\d{1,2})\$((?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)\$((?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)$/;
+const FORMAT =
+  /^\$scrypt\$ln=(\d{1,2}),r=(\d{1,2}),p=(\d{1,2})\$((?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)\$((?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)$/;
 
 export function parsePasswordHash(encoded: string): { params: ScryptParams; salt: Buffer; key: Buffer } | null {
   const m = FORMAT.exec(encoded);

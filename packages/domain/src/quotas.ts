@@ -31,7 +31,12 @@ export const NO_QUOTAS: Quotas = Object.freeze({ bytes: null, count: null, bytes
 
 /** The API's names of the four quota fields (a cluster's defaults carry the prefix `default_`). */
 export type QuotaField = 'quota_bytes' | 'quota_count' | 'quota_bytes_policy' | 'quota_count_policy';
-export const QUOTA_FIELDS: Record<QuotaField, keyof Quotas> = { quota_bytes: 'bytes', quota_count: 'count', quota_bytes_policy: 'bytesPolicy', quota_count_policy: 'countPolicy' };
+export const QUOTA_FIELDS: Record<QuotaField, keyof Quotas> = {
+  quota_bytes: 'bytes',
+  quota_count: 'count',
+  quota_bytes_policy: 'bytesPolicy',
+  quota_count_policy: 'countPolicy',
+};
 
 const QUOTA_RULE = `must be null (no quota) or a whole number from 0 to ${QUOTA_MAX_TEXT}`;
 
@@ -43,7 +48,9 @@ function quotaText(value: unknown): string | null {
   return n <= QUOTA_MAX ? n.toString() : null;
 }
 
-/** One quota: null, or an integer as a JSON number (up to 2^53) or a decimal string (up to 2^63 - 1); becomes a string. */
+/**
+ * One quota: null, or an integer as a JSON number (up to 2^53) or a decimal string (up to 2^63 - 1); becomes a string.
+ */
 export const quotaValueSchema = Joi.any()
   .custom((value: unknown, helpers) => {
     if (value === null) return null;
@@ -68,7 +75,8 @@ export const policyQuotasSchema = Joi.any()
     return Object.keys(out).length === 0 ? null : out;
   })
   .messages({
-    'quota.policies': 'The {{#label}} field must be null or an object from storage policy name to quota, such as "gold": 1099511627776 in braces.',
+    'quota.policies':
+      'The {{#label}} field must be null or an object from storage policy name to quota, such as "gold": 1099511627776 in braces.',
     'quota.policyValue': `The {{#label}} field's quota for policy '{{#policy}}' ${QUOTA_RULE}.`,
   });
 
@@ -92,7 +100,10 @@ export function quotasOfInput(body: object, prefix = ''): Partial<Quotas> {
 }
 
 export const sameQuotas = (a: Quotas, b: Quotas): boolean =>
-  a.bytes === b.bytes && a.count === b.count && samePolicyQuotas(a.bytesPolicy, b.bytesPolicy) && samePolicyQuotas(a.countPolicy, b.countPolicy);
+  a.bytes === b.bytes &&
+  a.count === b.count &&
+  samePolicyQuotas(a.bytesPolicy, b.bytesPolicy) &&
+  samePolicyQuotas(a.countPolicy, b.countPolicy);
 
 function samePolicyQuotas(a: Record<string, string> | null, b: Record<string, string> | null): boolean {
   const ea = Object.entries(a ?? {}).map(([k, v]) => [k.toLowerCase(), v] as const);
@@ -117,7 +128,8 @@ const versionOf = (version: string | null): [number, number] | null => {
   const m = /^(\d+)\.(\d+)/.exec(version ?? '');
   return m ? [Number(m[1]), Number(m[2])] : null;
 };
-const atLeast = (v: [number, number] | null, major: number, minor: number) => v !== null && (v[0] > major || (v[0] === major && v[1] >= minor));
+const atLeast = (v: [number, number] | null, major: number, minor: number) =>
+  v !== null && (v[0] > major || (v[0] === major && v[1] >= minor));
 
 /** The newest way of setting quotas this Swift understands; null when it has no account_quotas. */
 export function quotaDialect(info: SwiftQuotaInfo): QuotaDialect | null {
@@ -131,7 +143,11 @@ export function quotaDialect(info: SwiftQuotaInfo): QuotaDialect | null {
 /** The Swift release each quota needs (the byte quota: any with account_quotas). */
 const NEEDS: Record<QuotaField, { release: string; what: string; dialects: QuotaDialect[] }> = {
   quota_bytes: { release: '1.8', what: 'byte quotas', dialects: ['meta', 'policy-bytes', 'sysmeta'] },
-  quota_bytes_policy: { release: '2.32', what: 'byte quotas per storage policy', dialects: ['policy-bytes', 'sysmeta'] },
+  quota_bytes_policy: {
+    release: '2.32',
+    what: 'byte quotas per storage policy',
+    dialects: ['policy-bytes', 'sysmeta'],
+  },
   quota_count: { release: '2.34', what: 'object-count quotas', dialects: ['sysmeta'] },
   quota_count_policy: { release: '2.34', what: 'object-count quotas per storage policy', dialects: ['sysmeta'] },
 };
@@ -142,7 +158,9 @@ const NEEDS: Record<QuotaField, { release: string; what: string; dialects: Quota
  */
 export function unenforceableQuotas(quotas: Partial<Quotas>, info: SwiftQuotaInfo, prefix = ''): string | null {
   const dialect = quotaDialect(info);
-  const set = (Object.entries(QUOTA_FIELDS) as Array<[QuotaField, keyof Quotas]>).filter(([, key]) => quotas[key] !== undefined && quotas[key] !== null);
+  const set = (Object.entries(QUOTA_FIELDS) as Array<[QuotaField, keyof Quotas]>).filter(
+    ([, key]) => quotas[key] !== undefined && quotas[key] !== null,
+  );
   if (set.length === 0) return null;
   if (dialect === null) {
     return (
@@ -153,7 +171,12 @@ export function unenforceableQuotas(quotas: Partial<Quotas>, info: SwiftQuotaInf
   const refused = set.filter(([field]) => !NEEDS[field].dialects.includes(dialect));
   if (refused.length === 0) return null;
   const version = info.version ?? 'of unknown version';
-  return refused.map(([field]) => `The cluster's Swift ${version} cannot enforce '${prefix}${field}': ${NEEDS[field].what} need Swift ${NEEDS[field].release} or later.`).join(' ');
+  return refused
+    .map(
+      ([field]) =>
+        `The cluster's Swift ${version} cannot enforce '${prefix}${field}': ${NEEDS[field].what} need Swift ${NEEDS[field].release} or later.`,
+    )
+    .join(' ');
 }
 
 /** The quota fields a Swift of this dialect enforces (for the cluster's `quota_fields`). */
@@ -165,9 +188,14 @@ export const enforceableQuotaFields = (dialect: QuotaDialect | null): QuotaField
  * quota this Swift knows is sent: an empty value removes one, so a cleared quota is cleared and a
  * quota set behind Cairn's back is put back. `policies`: every policy name of the cluster.
  */
-export function quotaHeaders(quotas: Quotas, dialect: QuotaDialect, policies: readonly string[]): Record<string, string> {
+export function quotaHeaders(
+  quotas: Quotas,
+  dialect: QuotaDialect,
+  policies: readonly string[],
+): Record<string, string> {
   const h: Record<string, string> = {};
-  const policyValue = (map: Record<string, string> | null, name: string) => Object.entries(map ?? {}).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1] ?? '';
+  const policyValue = (map: Record<string, string> | null, name: string) =>
+    Object.entries(map ?? {}).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1] ?? '';
   if (dialect === 'sysmeta') {
     h['X-Account-Quota-Bytes'] = quotas.bytes ?? '';
     // The old header would still be shown (and honoured were the new one removed): always clear it.
@@ -186,7 +214,11 @@ export function quotaHeaders(quotas: Quotas, dialect: QuotaDialect, policies: re
 }
 
 /** The quotas an account HEAD shows, as far as `dialect` can show them (for the drift check). */
-export function quotasFromHeaders(get: (name: string) => string | null, dialect: QuotaDialect, policies: readonly string[]): Quotas {
+export function quotasFromHeaders(
+  get: (name: string) => string | null,
+  dialect: QuotaDialect,
+  policies: readonly string[],
+): Quotas {
   const value = (name: string) => quotaText(get(name) ?? '');
   const perPolicy = (prefix: string) => {
     const out: Record<string, string> = {};
@@ -197,7 +229,10 @@ export function quotasFromHeaders(get: (name: string) => string | null, dialect:
     return Object.keys(out).length ? out : null;
   };
   return {
-    bytes: dialect === 'sysmeta' ? (value('X-Account-Quota-Bytes') ?? value('X-Account-Meta-Quota-Bytes')) : value('X-Account-Meta-Quota-Bytes'),
+    bytes:
+      dialect === 'sysmeta'
+        ? (value('X-Account-Quota-Bytes') ?? value('X-Account-Meta-Quota-Bytes'))
+        : value('X-Account-Meta-Quota-Bytes'),
     count: dialect === 'sysmeta' ? value('X-Account-Quota-Count') : null,
     bytesPolicy: dialect === 'meta' ? null : perPolicy('X-Account-Quota-Bytes-Policy-'),
     countPolicy: dialect === 'sysmeta' ? perPolicy('X-Account-Quota-Count-Policy-') : null,
@@ -218,9 +253,11 @@ export function enforceablePart(quotas: Quotas, dialect: QuotaDialect): Quotas {
  * A quota as the API shows it: a JSON number, or a decimal string above 2^53 - 1, where a number
  * would lose digits (as list metas show a deep offset).
  */
-export const quotaJsonValue = (v: string): number | string => (v.length < 16 || BigInt(v) <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v);
+export const quotaJsonValue = (v: string): number | string =>
+  v.length < 16 || BigInt(v) <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
 
-const policyJson = (m: Record<string, string> | null) => m && Object.fromEntries(Object.entries(m).map(([k, v]) => [k, quotaJsonValue(v)]));
+const policyJson = (m: Record<string, string> | null) =>
+  m && Object.fromEntries(Object.entries(m).map(([k, v]) => [k, quotaJsonValue(v)]));
 
 /** The API's JSON of quotas (with `prefix`: a cluster's defaults). */
 export const quotasJson = (q: Quotas, prefix = '') => ({

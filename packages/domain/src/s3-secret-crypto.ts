@@ -86,7 +86,10 @@ export function parseS3SecretKeys(spec: string, currentKeyId?: string): S3Secret
   const seenMaterial = new Map<string, string>();
   const entries = spec.split(',').map((e) => e.trim());
   if (entries.every((e) => e === '')) {
-    return { ok: false, problems: ['CAIRN_S3_SECRET_KEYS lists no key: give at least one `<key id>:<base64 of 32 bytes>`.'] };
+    return {
+      ok: false,
+      problems: ['CAIRN_S3_SECRET_KEYS lists no key: give at least one `<key id>:<base64 of 32 bytes>`.'],
+    };
   }
   for (const [index, entry] of entries.entries()) {
     const parsed = parseEntry(entry, `CAIRN_S3_SECRET_KEYS entry ${index + 1}`);
@@ -98,7 +101,10 @@ export function parseS3SecretKeys(spec: string, currentKeyId?: string): S3Secret
     const fingerprint = key.toString('hex');
     const twin = seenMaterial.get(fingerprint);
     if (keys.has(id)) problems.push(`CAIRN_S3_SECRET_KEYS entry ${index + 1}: key id '${id}' is listed twice.`);
-    else if (twin !== undefined) problems.push(`CAIRN_S3_SECRET_KEYS entry ${index + 1}: key id '${id}' has the same key as '${twin}'; give each id its own key.`);
+    else if (twin !== undefined)
+      problems.push(
+        `CAIRN_S3_SECRET_KEYS entry ${index + 1}: key id '${id}' has the same key as '${twin}'; give each id its own key.`,
+      );
     else {
       seenMaterial.set(fingerprint, id);
       keys.set(id, createSecretKey(key));
@@ -107,12 +113,17 @@ export function parseS3SecretKeys(spec: string, currentKeyId?: string): S3Secret
   }
   let current = currentKeyId?.trim();
   if (current === undefined || current === '') {
-    if (entries.length > 1) problems.push('CAIRN_S3_CURRENT_KEY_ID must name the key new secrets are sealed under (required when more than one key is listed).');
+    if (entries.length > 1)
+      problems.push(
+        'CAIRN_S3_CURRENT_KEY_ID must name the key new secrets are sealed under (required when more than one key is listed).',
+      );
     else current = [...keys.keys()][0];
   } else if (!KEY_ID.test(current)) {
     problems.push('CAIRN_S3_CURRENT_KEY_ID must be a key id: 1 to 32 characters of A-Z, a-z, 0-9, _ and -.');
   } else if (problems.length === 0 && !keys.has(current)) {
-    problems.push(`CAIRN_S3_CURRENT_KEY_ID is '${current}', which is not among the ids in CAIRN_S3_SECRET_KEYS (${[...keys.keys()].join(', ')}).`);
+    problems.push(
+      `CAIRN_S3_CURRENT_KEY_ID is '${current}', which is not among the ids in CAIRN_S3_SECRET_KEYS (${[...keys.keys()].join(', ')}).`,
+    );
   }
   if (problems.length > 0) return { ok: false, problems };
   return { ok: true, keyring: { currentKeyId: current!, keys } };
@@ -128,13 +139,16 @@ export function sealS3Secret(keyring: S3SecretKeyring, accessKey: string, secret
   if (secret.length === 0) throw new RangeError('an empty S3 secret cannot be sealed');
   const keyId = keyring.currentKeyId;
   const key = keyring.keys.get(keyId);
-  if (key === undefined) throw new S3SecretError('UNKNOWN_KEY_ID', `The current S3 secret key '${keyId}' is not in the keyring.`);
+  if (key === undefined)
+    throw new S3SecretError('UNKNOWN_KEY_ID', `The current S3 secret key '${keyId}' is not in the keyring.`);
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
   cipher.setAAD(associatedData(keyId, accessKey));
   const ciphertext = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
   const tag = cipher.getAuthTag();
-  return [FORMAT, keyId, iv.toString('base64url'), ciphertext.toString('base64url'), tag.toString('base64url')].join(':');
+  return [FORMAT, keyId, iv.toString('base64url'), ciphertext.toString('base64url'), tag.toString('base64url')].join(
+    ':',
+  );
 }
 
 interface SealedParts {
@@ -149,7 +163,12 @@ function parseSealed(sealed: string): SealedParts | null {
   if (parts.length !== 5) return null;
   const [format, keyId = '', iv = '', ciphertext = '', tag = ''] = parts;
   if (format !== FORMAT || !KEY_ID.test(keyId) || ![iv, ciphertext, tag].every((p) => BASE64URL.test(p))) return null;
-  const parsed = { keyId, iv: Buffer.from(iv, 'base64url'), ciphertext: Buffer.from(ciphertext, 'base64url'), tag: Buffer.from(tag, 'base64url') };
+  const parsed = {
+    keyId,
+    iv: Buffer.from(iv, 'base64url'),
+    ciphertext: Buffer.from(ciphertext, 'base64url'),
+    tag: Buffer.from(tag, 'base64url'),
+  };
   if (parsed.iv.length !== IV_BYTES || parsed.tag.length !== TAG_BYTES || parsed.ciphertext.length === 0) return null;
   return parsed;
 }
@@ -171,10 +190,17 @@ export function needsResealing(keyring: S3SecretKeyring, sealed: string): boolea
  */
 export function openS3Secret(keyring: S3SecretKeyring, accessKey: string, sealed: string): string {
   const parts = parseSealed(sealed);
-  if (parts === null) throw new S3SecretError('MALFORMED_SEALED_SECRET', `The stored secret of S3 credential '${accessKey}' is not a sealed value (${FORMAT}:<key id>:<iv>:<ciphertext>:<tag>).`);
+  if (parts === null)
+    throw new S3SecretError(
+      'MALFORMED_SEALED_SECRET',
+      `The stored secret of S3 credential '${accessKey}' is not a sealed value (${FORMAT}:<key id>:<iv>:<ciphertext>:<tag>).`,
+    );
   const key = keyring.keys.get(parts.keyId);
   if (key === undefined) {
-    throw new S3SecretError('UNKNOWN_KEY_ID', `The secret of S3 credential '${accessKey}' is sealed under key id '${parts.keyId}', which is not in CAIRN_S3_SECRET_KEYS.`);
+    throw new S3SecretError(
+      'UNKNOWN_KEY_ID',
+      `The secret of S3 credential '${accessKey}' is sealed under key id '${parts.keyId}', which is not in CAIRN_S3_SECRET_KEYS.`,
+    );
   }
   const decipher = createDecipheriv('aes-256-gcm', key, parts.iv, { authTagLength: TAG_BYTES });
   decipher.setAAD(associatedData(parts.keyId, accessKey));

@@ -54,7 +54,9 @@ export type S3SignatureVerdict<O> =
   | { ok: false; reason: 'signature-mismatch'; accessKey: string; owner: O; message: string };
 
 /** The secret of an access key and whom it belongs to; null when there is no such key. */
-export type S3SecretLookup<O> = (accessKey: string) => Promise<{ secret: string; owner: O } | null> | { secret: string; owner: O } | null;
+export type S3SecretLookup<O> = (
+  accessKey: string,
+) => Promise<{ secret: string; owner: O } | null> | { secret: string; owner: O } | null;
 
 export interface S3SignatureOptions {
   /**
@@ -117,9 +119,11 @@ function parseV4(stringToSign: Buffer, allowed: readonly string[]): { scope: Sig
     return { message: `the V4 scope must be <date>/<region>/<service>/${V4_TERMINATOR}` };
   }
   if (date !== timestamp.slice(0, 8)) return { message: "the V4 scope's date must be the timestamp's date" };
-  if (region.length === 0 || region.length > 128 || hasControlCharacters(region)) return { message: 'the V4 scope names no usable region' };
+  if (region.length === 0 || region.length > 128 || hasControlCharacters(region))
+    return { message: 'the V4 scope names no usable region' };
   if (!allowed.includes(service)) return { message: `the V4 scope's service must be ${allowed.join(' or ')}` };
-  if (!/^[0-9a-f]{64}$/.test(requestHash)) return { message: "the V4 string to sign must end with the canonical request's hex SHA-256" };
+  if (!/^[0-9a-f]{64}$/.test(requestHash))
+    return { message: "the V4 string to sign must end with the canonical request's hex SHA-256" };
   return { scope: { date, region, service } };
 }
 
@@ -131,20 +135,28 @@ export function parseS3TokensBody(body: unknown, options: S3SignatureOptions = {
   if (!isObject(body)) return malformed('The request body must be a JSON object with "credentials".');
   // Keystone: `credentials or credential or ec2Credentials`, the first that Python finds truthy.
   const creds = [body.credentials, body.credential, body.ec2Credentials].find(pythonTruthy);
-  if (creds === undefined) return malformed('The request body must carry "credentials" with "access", "token" and "signature".');
+  if (creds === undefined)
+    return malformed('The request body must carry "credentials" with "access", "token" and "signature".');
   if (!isObject(creds)) return malformed('"credentials" must be an object with "access", "token" and "signature".');
   const { access, token, signature } = creds;
-  if (typeof access !== 'string' || access.length === 0) return malformed('"credentials.access" must be the access key, a non-empty string.');
+  if (typeof access !== 'string' || access.length === 0)
+    return malformed('"credentials.access" must be the access key, a non-empty string.');
   if (access.length > MAX_ACCESS_KEY_CHARS || hasControlCharacters(access)) {
-    return malformed(`"credentials.access" must be at most ${MAX_ACCESS_KEY_CHARS} characters with no control characters.`);
+    return malformed(
+      `"credentials.access" must be at most ${MAX_ACCESS_KEY_CHARS} characters with no control characters.`,
+    );
   }
   if (typeof token !== 'string') return malformed('"credentials.token" must be the base64 of the string to sign.');
   const stringToSign = decodeToken(token);
   if (stringToSign === null || stringToSign.length === 0) {
-    return malformed(`"credentials.token" must be the base64 of a string to sign of 1 to ${MAX_STRING_TO_SIGN_BYTES} bytes.`);
+    return malformed(
+      `"credentials.token" must be the base64 of a string to sign of 1 to ${MAX_STRING_TO_SIGN_BYTES} bytes.`,
+    );
   }
   if (typeof signature !== 'string' || signature.length === 0 || signature.length > MAX_SIGNATURE_CHARS) {
-    return malformed(`"credentials.signature" must be a non-empty string of at most ${MAX_SIGNATURE_CHARS} characters.`);
+    return malformed(
+      `"credentials.signature" must be a non-empty string of at most ${MAX_SIGNATURE_CHARS} characters.`,
+    );
   }
   if (stringToSign.subarray(0, 4).toString('latin1') === 'AWS4') {
     const v4 = parseV4(stringToSign, options.allowedServices ?? DEFAULT_SERVICES);
@@ -172,7 +184,9 @@ export function signatureV4(stringToSign: Buffer, secret: string, scope: SigV4Sc
 }
 
 function expectedSignature(request: S3TokensRequest, secret: string): string {
-  return request.version === 'v4' ? signatureV4(request.stringToSign, secret, request.scope!) : signatureV2(request.stringToSign, secret);
+  return request.version === 'v4'
+    ? signatureV4(request.stringToSign, secret, request.scope!)
+    : signatureV2(request.stringToSign, secret);
 }
 
 /**
@@ -207,10 +221,21 @@ export async function verifyS3Signature<O>(
   const found = await lookup(request.accessKey);
   const matches = sameText(request.signature, expectedSignature(request, found?.secret ?? DUMMY_SECRET));
   if (found === null) {
-    return { ok: false, reason: 'unknown-access-key', accessKey: request.accessKey, message: 'No S3 credential has this access key.' };
+    return {
+      ok: false,
+      reason: 'unknown-access-key',
+      accessKey: request.accessKey,
+      message: 'No S3 credential has this access key.',
+    };
   }
   if (!matches) {
-    return { ok: false, reason: 'signature-mismatch', accessKey: request.accessKey, owner: found.owner, message: 'The signature does not match the credential.' };
+    return {
+      ok: false,
+      reason: 'signature-mismatch',
+      accessKey: request.accessKey,
+      owner: found.owner,
+      message: 'The signature does not match the credential.',
+    };
   }
   return {
     ok: true,

@@ -59,7 +59,8 @@ let lastDayText = '';
  */
 export function formatUtc(d: Date): string {
   const ms = d.getTime();
-  if (ms % 60_000 !== 0 || ms < 0 || ms >= 253_402_300_800_000) return `${d.toISOString().slice(0, 19).replace('T', ' ')}Z`;
+  if (ms % 60_000 !== 0 || ms < 0 || ms >= 253_402_300_800_000)
+    return `${d.toISOString().slice(0, 19).replace('T', ' ')}Z`;
   const day = Math.floor(ms / DAY_MS);
   if (day !== lastDay) {
     lastDayText = new Date(day * DAY_MS).toISOString().slice(0, 10);
@@ -74,7 +75,9 @@ export const floorHour = (ms: number): number => Math.floor(ms / HOUR_MS) * HOUR
 function parseParam(name: string, raw: string): Date {
   const parsed = parseUtc(raw);
   if (!parsed) {
-    throw errors.invalidInput(`'${escapeHtml(raw)}' is not a valid ${name}: give an ISO 8601 date or UTC date-time such as 2026-11-24 or 2026-11-24T22:00:00Z.`);
+    throw errors.invalidInput(
+      `'${escapeHtml(raw)}' is not a valid ${name}: give an ISO 8601 date or UTC date-time such as 2026-11-24 or 2026-11-24T22:00:00Z.`,
+    );
   }
   return parsed;
 }
@@ -83,20 +86,34 @@ function parseParam(name: string, raw: string): Date {
  * The range asked for. `oldestDays`: how far back records are kept; a start before that is a 400
  * saying so. The range is also capped at that many days (plus a day) so an answer stays bounded.
  */
-export function parseTimeRange(startRaw: string | undefined, endRaw: string | undefined, now: Date, oldestDays: number): TimeRange {
-  if (startRaw === undefined || startRaw === '') throw errors.invalidInput("'start' is required: give an ISO 8601 date or UTC date-time such as 2026-11-24T22:00:00Z.");
+export function parseTimeRange(
+  startRaw: string | undefined,
+  endRaw: string | undefined,
+  now: Date,
+  oldestDays: number,
+): TimeRange {
+  if (startRaw === undefined || startRaw === '')
+    throw errors.invalidInput(
+      "'start' is required: give an ISO 8601 date or UTC date-time such as 2026-11-24T22:00:00Z.",
+    );
   const start = new Date(Math.floor(parseParam('start', startRaw).getTime() / HALF_HOUR_MS) * HALF_HOUR_MS);
   const endAsked = endRaw === undefined || endRaw === '' ? now : parseParam('end', endRaw);
   if (endAsked.getTime() <= start.getTime()) {
-    throw errors.invalidInput(`'end' (${formatUtc(endAsked)}) must be after 'start' (${formatUtc(start)}, rounded down to the half hour).`);
+    throw errors.invalidInput(
+      `'end' (${formatUtc(endAsked)}) must be after 'start' (${formatUtc(start)}, rounded down to the half hour).`,
+    );
   }
   const oldest = floorHour(now.getTime() - oldestDays * DAY_MS);
   if (start.getTime() < oldest) {
-    throw errors.invalidInput(`'start' (${formatUtc(start)}) is beyond the retention: records are kept ${oldestDays} days, so the earliest start is ${formatUtc(new Date(oldest))}.`);
+    throw errors.invalidInput(
+      `'start' (${formatUtc(start)}) is beyond the retention: records are kept ${oldestDays} days, so the earliest start is ${formatUtc(new Date(oldest))}.`,
+    );
   }
   const hours = Math.ceil((endAsked.getTime() - start.getTime()) / HOUR_MS);
   if (hours > (oldestDays + 1) * 24) {
-    throw errors.invalidInput(`The range is ${hours} hours long; at most ${(oldestDays + 1) * 24} hours (the retention of ${oldestDays} days, plus one) may be asked for at once.`);
+    throw errors.invalidInput(
+      `The range is ${hours} hours long; at most ${(oldestDays + 1) * 24} hours (the retention of ${oldestDays} days, plus one) may be asked for at once.`,
+    );
   }
   const firstHour = new Date(Math.ceil(start.getTime() / HOUR_MS) * HOUR_MS);
   return { start, end: new Date(start.getTime() + hours * HOUR_MS), hours, firstHour };

@@ -103,12 +103,18 @@ export const SWIFT_ACCOUNT_RULE = `must be a Swift account name: 1 to ${SWIFT_AC
 // eslint-disable-next-line no-control-regex
 const SWIFT_ACCOUNT_PATTERN = /^[^/\u0000-\u001f\u007f-\u009f\ud800-\udfff\ufffe\uffff]{1,256}$/u;
 
-/** Whether `name` can be a Swift account: what utilization records may name (a user's AUTH_<user>, or any account a proxy logged). */
+/**
+ * Whether `name` can be a Swift account: what utilization records may name (a user's AUTH_<user>, or any account a
+ * proxy logged).
+ */
 export const isSwiftAccountName = (name: string): boolean => SWIFT_ACCOUNT_PATTERN.test(name);
 
 export const swiftAccountSchema = Joi.string()
   .pattern(SWIFT_ACCOUNT_PATTERN)
-  .messages({ 'string.pattern.base': `{{#label}} ${SWIFT_ACCOUNT_RULE}.`, 'string.empty': `{{#label}} ${SWIFT_ACCOUNT_RULE}.` });
+  .messages({
+    'string.pattern.base': `{{#label}} ${SWIFT_ACCOUNT_RULE}.`,
+    'string.empty': `{{#label}} ${SWIFT_ACCOUNT_RULE}.`,
+  });
 
 export const passwordSchema = Joi.string()
   .max(PASSWORD_MAX_LENGTH)
@@ -123,7 +129,8 @@ export const passwordSchema = Joi.string()
     'string.empty': `The {{#label}} field must be at least ${PASSWORD_MIN_LENGTH} characters long.`,
     'string.max': `The {{#label}} field must be at most ${PASSWORD_MAX_LENGTH} characters long.`,
     'password.control': 'The {{#label}} field must not contain control characters.',
-    'password.spaces': 'The {{#label}} field must not begin or end with a space: Swift V1 clients send it in a header, which drops them.',
+    'password.spaces':
+      'The {{#label}} field must not begin or end with a space: Swift V1 clients send it in a header, which drops them.',
   });
 
 /**
@@ -163,11 +170,17 @@ const clusterName = Joi.string()
     'string.max': "The {{#label}} field must be 1 to 255 characters with no '/' and no control characters.",
   });
 
-const uuid = Joi.string().guid({ version: ['uuidv1', 'uuidv4', 'uuidv5', 'uuidv7'] }).lowercase().messages({ 'string.guid': 'The {{#label}} field must be a UUID.' });
-const region = Joi.string().max(255).pattern(/^[\x21-\x7e]+$/).messages({
-  'string.pattern.base': 'The {{#label}} field must be printable ASCII without spaces.',
-  'string.max': 'The {{#label}} field must be at most 255 characters.',
-});
+const uuid = Joi.string()
+  .guid({ version: ['uuidv1', 'uuidv4', 'uuidv5', 'uuidv7'] })
+  .lowercase()
+  .messages({ 'string.guid': 'The {{#label}} field must be a UUID.' });
+const region = Joi.string()
+  .max(255)
+  .pattern(/^[\x21-\x7e]+$/)
+  .messages({
+    'string.pattern.base': 'The {{#label}} field must be printable ASCII without spaces.',
+    'string.max': 'The {{#label}} field must be at most 255 characters.',
+  });
 
 /** The `cluster` reference of a user: a resource URI or a bare id; resolved by the service. */
 const clusterRef = Joi.alternatives()
@@ -224,7 +237,10 @@ export const USER_BULK_MAX = 1000;
  */
 export const userBulkItemSchema = Joi.object({
   ...userCreateFields,
-  password: Joi.any().forbidden().messages({ 'any.unknown': 'A bulk create takes a password_hash, not a password: hash the password first, or create the user with POST.' }),
+  password: Joi.any().forbidden().messages({
+    'any.unknown':
+      'A bulk create takes a password_hash, not a password: hash the password first, or create the user with POST.',
+  }),
   password_hash: passwordHashSchema.required(),
 });
 export const userBulkCreateSchema = Joi.object({
@@ -233,7 +249,10 @@ export const userBulkCreateSchema = Joi.object({
     .min(1)
     .max(USER_BULK_MAX)
     .required()
-    .messages({ 'array.max': `At most ${USER_BULK_MAX} users can be created in one request.`, 'array.min': 'The objects list must hold at least one user.' }),
+    .messages({
+      'array.max': `At most ${USER_BULK_MAX} users can be created in one request.`,
+      'array.min': 'The objects list must hold at least one user.',
+    }),
 });
 
 /** The `user` reference of an S3 credential: a user resource URI or a bare id; resolved by the service. */
@@ -244,7 +263,8 @@ const userRef = Joi.alternatives()
     'alternatives.types': 'The {{#label}} field must be a user resource URI like /api/v1/users/1/ or an id.',
   });
 
-const EXPIRY_RULE = 'must be an ISO 8601 date-time in the future, such as 2027-01-31T00:00:00Z, or null for a credential that never expires';
+const EXPIRY_RULE =
+  'must be an ISO 8601 date-time in the future, such as 2027-01-31T00:00:00Z, or null for a credential that never expires';
 
 /**
  * The access key and secret are generated; an operator names whose credential it is and, if it
@@ -256,7 +276,11 @@ export const s3CredentialCreateSchema = Joi.object({
     .iso()
     .greater('now')
     .allow(null)
-    .messages({ 'date.base': `The {{#label}} field ${EXPIRY_RULE}.`, 'date.format': `The {{#label}} field ${EXPIRY_RULE}.`, 'date.greater': `The {{#label}} field ${EXPIRY_RULE}.` }),
+    .messages({
+      'date.base': `The {{#label}} field ${EXPIRY_RULE}.`,
+      'date.format': `The {{#label}} field ${EXPIRY_RULE}.`,
+      'date.greater': `The {{#label}} field ${EXPIRY_RULE}.`,
+    }),
 });
 
 export const userPatchSchema = Joi.object({
@@ -299,7 +323,11 @@ export type HostCommandName = (typeof HOST_COMMAND_NAMES)[number];
 
 export const operatorNameSchema = Joi.string()
   .pattern(/^[A-Za-z0-9_.@-]{1,64}$/)
-  .custom((value: string, helpers) => ((HOST_COMMAND_NAMES as readonly string[]).includes(value.toLowerCase()) ? helpers.error('operator.reserved') : value))
+  .custom((value: string, helpers) =>
+    (HOST_COMMAND_NAMES as readonly string[]).includes(value.toLowerCase())
+      ? helpers.error('operator.reserved')
+      : value,
+  )
   .messages({
     'string.pattern.base': 'The {{#label}} field must be 1 to 64 characters of letters, digits, _ . @ -.',
     'string.empty': 'The {{#label}} field must be 1 to 64 characters of letters, digits, _ . @ -.',
@@ -310,7 +338,10 @@ const role = Joi.string()
   .valid(...OPERATOR_ROLES)
   .messages({ 'any.only': `The {{#label}} field must be one of: ${OPERATOR_ROLES.join(', ')}.` });
 
-const clusterRefs = Joi.array().items(clusterRef).max(1000).messages({ 'array.base': 'The {{#label}} field must be a list of cluster resource URIs (empty: every cluster).' });
+const clusterRefs = Joi.array()
+  .items(clusterRef)
+  .max(1000)
+  .messages({ 'array.base': 'The {{#label}} field must be a list of cluster resource URIs (empty: every cluster).' });
 
 export const operatorCreateSchema = Joi.object({
   name: operatorNameSchema.required(),
@@ -397,7 +428,10 @@ const prepared = new WeakMap<Joi.Schema, { quick: Joi.Schema; full: Joi.Schema }
 export function validate<T>(schema: Joi.Schema, value: unknown): T {
   let ready = prepared.get(schema);
   if (!ready) {
-    ready = { quick: Joi.any().prefs({ abortEarly: true, convert: true }).concat(schema), full: Joi.any().prefs(PREFERENCES).concat(schema) };
+    ready = {
+      quick: Joi.any().prefs({ abortEarly: true, convert: true }).concat(schema),
+      full: Joi.any().prefs(PREFERENCES).concat(schema),
+    };
     prepared.set(schema, ready);
   }
   const quick = ready.quick.validate(value);
@@ -433,7 +467,13 @@ export type UserCreateInput = {
   quota_count_policy?: Record<string, string> | null;
 } & ({ password: string; password_hash?: undefined } | { password?: undefined; password_hash: string });
 export interface UserBulkCreateInput {
-  objects: Array<{ cluster: number | string; user: string; password_hash: string; is_superuser: boolean; enabled: boolean }>;
+  objects: Array<{
+    cluster: number | string;
+    user: string;
+    password_hash: string;
+    is_superuser: boolean;
+    enabled: boolean;
+  }>;
 }
 export interface S3CredentialCreateInput {
   user: number | string;

@@ -28,11 +28,21 @@ describe('application credential secrets', () => {
   });
 
   it('when a create body chooses a short secret, a foreign service or a bad method, then it is refused saying why', () => {
-    const check = (c: Record<string, unknown>) => applicationCredentialCreateSchema.validate({ application_credential: { name: 'n', ...c } }).error?.message;
+    const check = (c: Record<string, unknown>) =>
+      applicationCredentialCreateSchema.validate({ application_credential: { name: 'n', ...c } }).error?.message;
     expect(check({ secret: 'short' })).toMatch(/at least 32 characters/);
     expect(check({ access_rules: [{ service: 'compute', method: 'GET', path: '/x' }] })).toMatch(/object-store/);
     expect(check({ access_rules: [{ service: 'object-store', method: 'COPY', path: '/x' }] })).toMatch(/method/);
-    expect(check({ access_rules: [{ service: 'object-store', method: 'GET', path: 'x' }] })).toMatch(/starts with '\/'/);
-    expect(check({ secret: 'a'.repeat(32), expires_at: '2030-01-01T00:00:00Z', roles: [{ name: 'swiftoperator' }], unrestricted: true })).toBeUndefined();
+    expect(check({ access_rules: [{ service: 'object-store', method: 'GET', path: 'x' }] })).toMatch(
+      /starts with '\/'/,
+    );
+    expect(
+      check({
+        secret: 'a'.repeat(32),
+        expires_at: '2030-01-01T00:00:00Z',
+        roles: [{ name: 'swiftoperator' }],
+        unrestricted: true,
+      }),
+    ).toBeUndefined();
   });
 });

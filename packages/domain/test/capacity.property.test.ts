@@ -1,5 +1,12 @@
 import fc from 'fast-check';
-import { computeCapacity, ringSetName, type CapacityDevice, type CapacityElement, type CapacityPolicy, type PctUsedStats } from '../src';
+import {
+  computeCapacity,
+  ringSetName,
+  type CapacityDevice,
+  type CapacityElement,
+  type CapacityPolicy,
+  type PctUsedStats,
+} from '../src';
 
 // ---------------------------------------------------------------------------------------------
 // Naive reference, written apart from src/capacity.ts: plain loops, bigint byte sums, the
@@ -88,10 +95,16 @@ const bytesArb = fc.oneof(
 );
 
 const deviceArb = (policies: CapacityPolicy[]): fc.Arbitrary<CapacityDevice> =>
-  fc.record({
-    policyIndexes: fc.array(fc.constantFrom(...policies.map((p) => p.index)), { maxLength: 6 }),
-    usage: fc.option(fc.tuple(bytesArb, bytesArb), { nil: null, freq: 5 }),
-  }).map(({ policyIndexes, usage }) => ({ policyIndexes, usedBytes: usage?.[0] ?? null, freeBytes: usage?.[1] ?? null }));
+  fc
+    .record({
+      policyIndexes: fc.array(fc.constantFrom(...policies.map((p) => p.index)), { maxLength: 6 }),
+      usage: fc.option(fc.tuple(bytesArb, bytesArb), { nil: null, freq: 5 }),
+    })
+    .map(({ policyIndexes, usage }) => ({
+      policyIndexes,
+      usedBytes: usage?.[0] ?? null,
+      freeBytes: usage?.[1] ?? null,
+    }));
 
 const clusterArb = (minPolicies: number, maxPolicies: number) =>
   policiesArb(minPolicies, maxPolicies).chain((policies) =>
@@ -104,14 +117,21 @@ const clusterArb = (minPolicies: number, maxPolicies: number) =>
 
 /** Relative tolerance 1e-9, with an absolute floor of 1e-12 for results that are 0 up to rounding. */
 const close = (actual: number | null, expected: number | null): boolean =>
-  actual === null || expected === null ? actual === expected : Math.abs(actual - expected) <= 1e-9 * Math.max(Math.abs(actual), Math.abs(expected)) + 1e-12;
+  actual === null || expected === null
+    ? actual === expected
+    : Math.abs(actual - expected) <= 1e-9 * Math.max(Math.abs(actual), Math.abs(expected)) + 1e-12;
 
 function expectMatchesReference(actual: CapacityElement[], expected: CapacityElement[]): void {
   expect(actual.map((e) => e.ring_set)).toEqual(expected.map((e) => e.ring_set));
   actual.forEach((a, i) => {
     const e = expected[i] as CapacityElement;
     const at = `ring set '${a.ring_set}'`;
-    expect([at, a.total_raw_tb, a.total_used_tb, a.total_free_tb]).toEqual([at, e.total_raw_tb, e.total_used_tb, e.total_free_tb]);
+    expect([at, a.total_raw_tb, a.total_used_tb, a.total_free_tb]).toEqual([
+      at,
+      e.total_raw_tb,
+      e.total_used_tb,
+      e.total_free_tb,
+    ]);
     expect([at, a.pct_used_stats.count, a.pct_used_stats.min, a.pct_used_stats.max, a.pct_used_stats.pct_95]).toEqual([
       at,
       e.pct_used_stats.count,
@@ -131,7 +151,8 @@ function expectMatchesReference(actual: CapacityElement[], expected: CapacityEle
 }
 
 const inSomePolicy = (d: CapacityDevice) => d.policyIndexes.length > 0;
-const countsInStats = (d: CapacityDevice) => d.usedBytes !== null && d.freeBytes !== null && d.usedBytes + d.freeBytes > 0;
+const countsInStats = (d: CapacityDevice) =>
+  d.usedBytes !== null && d.freeBytes !== null && d.usedBytes + d.freeBytes > 0;
 
 // ---------------------------------------------------------------------------------------------
 // Properties
@@ -161,7 +182,9 @@ describe('computeCapacity: properties', () => {
       fc.property(clusterArb(1, 8), ({ policies, devices }) => {
         const elements = computeCapacity(policies, devices);
         for (const e of elements) {
-          const members = devices.filter((d) => inSomePolicy(d) && ringSetName(policies, d.policyIndexes) === e.ring_set);
+          const members = devices.filter(
+            (d) => inSomePolicy(d) && ringSetName(policies, d.policyIndexes) === e.ring_set,
+          );
           expect(e.pct_used_stats.count).toBe(members.filter(countsInStats).length);
         }
         const total = elements.reduce((n, e) => n + e.pct_used_stats.count, 0);
@@ -219,7 +242,8 @@ describe('computeCapacity: properties', () => {
     fc.assert(
       fc.property(clusterArb(1, 8), ({ policies, devices }) => {
         const names = new Set(computeCapacity(policies, devices).map((e) => e.ring_set));
-        for (const d of devices.filter(inSomePolicy)) expect(names.has(ringSetName(policies, d.policyIndexes))).toBe(true);
+        for (const d of devices.filter(inSomePolicy))
+          expect(names.has(ringSetName(policies, d.policyIndexes))).toBe(true);
       }),
     );
   });

@@ -1,4 +1,11 @@
-import { CairnError, computeCapacity, ringSetName, type CapacityDevice, type CapacityElement, type CapacityPolicy } from '../src';
+import {
+  CairnError,
+  computeCapacity,
+  ringSetName,
+  type CapacityDevice,
+  type CapacityElement,
+  type CapacityPolicy,
+} from '../src';
 
 /** Index order differs from name order on purpose: index 0 'silver', 1 'gold', 2 'bronze'. */
 const POLICIES: CapacityPolicy[] = [
@@ -7,7 +14,11 @@ const POLICIES: CapacityPolicy[] = [
   { index: 2, name: 'bronze' },
 ];
 
-const dev = (policyIndexes: number[], usedBytes: number | null, freeBytes: number | null): CapacityDevice => ({ policyIndexes, usedBytes, freeBytes });
+const dev = (policyIndexes: number[], usedBytes: number | null, freeBytes: number | null): CapacityDevice => ({
+  policyIndexes,
+  usedBytes,
+  freeBytes,
+});
 const unreported = (policyIndexes: number[]): CapacityDevice => dev(policyIndexes, null, null);
 
 const EMPTY_STATS = { count: 0, min: null, max: null, avg: null, stddev: null, pct_95: null };
@@ -75,7 +86,9 @@ describe('computeCapacity: totals', () => {
   });
 
   it('when some devices report no usage, then they are left out of the totals and the statistics', () => {
-    const e = only(computeCapacity(POLICIES, [dev([0], 1e12, 3e12), unreported([0]), dev([0], 3e12, 1e12), unreported([0])]));
+    const e = only(
+      computeCapacity(POLICIES, [dev([0], 1e12, 3e12), unreported([0]), dev([0], 3e12, 1e12), unreported([0])]),
+    );
     expect(e.total_raw_tb).toBe(8);
     expect(e.total_used_tb).toBe(4);
     expect(e.total_free_tb).toBe(4);
@@ -187,7 +200,12 @@ describe('computeCapacity: pct_used_stats', () => {
 
   it('when many devices have the same percentage, then stddev is exactly 0 and avg is exactly that percentage', () => {
     const v = (600 / 1000) * 100; // 60.00000000000001 in doubles: a naive mean would drift
-    const e = only(computeCapacity(POLICIES, Array.from({ length: 1000 }, () => dev([0], 600, 400))));
+    const e = only(
+      computeCapacity(
+        POLICIES,
+        Array.from({ length: 1000 }, () => dev([0], 600, 400)),
+      ),
+    );
     expect(e.pct_used_stats).toEqual({ count: 1000, min: v, max: v, avg: v, stddev: 0, pct_95: v });
   });
 
@@ -253,8 +271,20 @@ describe('computeCapacity: refusals', () => {
   });
 
   it.each([
-    ['an index appears twice', [{ index: 0, name: 'a' }, { index: 0, name: 'b' }]],
-    ['a name appears twice', [{ index: 0, name: 'a' }, { index: 1, name: 'a' }]],
+    [
+      'an index appears twice',
+      [
+        { index: 0, name: 'a' },
+        { index: 0, name: 'b' },
+      ],
+    ],
+    [
+      'a name appears twice',
+      [
+        { index: 0, name: 'a' },
+        { index: 1, name: 'a' },
+      ],
+    ],
     ['an index is negative', [{ index: -1, name: 'a' }]],
     ['an index is fractional', [{ index: 0.5, name: 'a' }]],
   ])('when in the policies %s, then it is INVALID_INPUT', (_label, policies) => {

@@ -32,14 +32,17 @@ withPasslib('hashes made by passlib', () => {
     ['bcryptKeystone', 'bcrypt'],
     ['pbkdf2', 'pbkdf2-sha512'],
     ['scrypt', 'passlib-scrypt'],
-  ])('when passlib made a %s hash, then it is recognised as %s, verifies the password and refuses others', async (name, scheme) => {
-    const stored = made[name]!;
-    expect(passwordScheme(stored)).toBe(scheme);
-    const password = name === 'bcryptKeystone' ? UNICODE : PASSWORD;
-    await expect(verifyPassword(password, stored)).resolves.toBe(true);
-    await expect(verifyPassword(`${password}x`, stored)).resolves.toBe(false);
-    await expect(verifyPassword('', stored)).resolves.toBe(false);
-  });
+  ])(
+    'when passlib made a %s hash, then it is recognised as %s, verifies the password and refuses others',
+    async (name, scheme) => {
+      const stored = made[name]!;
+      expect(passwordScheme(stored)).toBe(scheme);
+      const password = name === 'bcryptKeystone' ? UNICODE : PASSWORD;
+      await expect(verifyPassword(password, stored)).resolves.toBe(true);
+      await expect(verifyPassword(`${password}x`, stored)).resolves.toBe(false);
+      await expect(verifyPassword('', stored)).resolves.toBe(false);
+    },
+  );
 
   it('when the password holds non-ASCII characters, then pbkdf2-sha512 and passlib scrypt verify its UTF-8 bytes', async () => {
     await expect(verifyPassword(UNICODE, made.pbkdf2Unicode!)).resolves.toBe(true);
@@ -59,7 +62,8 @@ withPasslib('hashes made by passlib', () => {
 
 describe('malformed or unaccepted hashes', () => {
   const bcrypt = '$2b$04$mg6ee4TepYJKmiGWRMGL4OUSck7Clc7z5WSRrx66rXpvWi3mRu3/S';
-  const pbkdf2 = '$pbkdf2-sha512$25000$f08pJWRMidE6R2jtPafUWg$etF1jpysf6F5uScQV1dFw8ez6h2fVT4djlty8r9VDwlwVoDn9YuRsq2p3k5hzMttxqrkUk9Z8TmrcN21oJ5HFQ';
+  const pbkdf2 =
+    '$pbkdf2-sha512$25000$f08pJWRMidE6R2jtPafUWg$etF1jpysf6F5uScQV1dFw8ez6h2fVT4djlty8r9VDwlwVoDn9YuRsq2p3k5hzMttxqrkUk9Z8TmrcN21oJ5HFQ';
   const scrypt = '$scrypt$ln=16,r=8,p=1$QKiVknKOcc5ZC6H0fs9Zaw$IX0ITKeHpM4OK8sq6yjN7hbyZCq62S3/jy/05ZQ7Et4';
 
   it('when the well-formed samples are read, then each has its scheme', () => {
@@ -84,7 +88,10 @@ describe('malformed or unaccepted hashes', () => {
     ['passlib scrypt with a short checksum', scrypt.slice(0, -1)],
     ['passlib scrypt asking for 1 GiB', scrypt.replace('ln=16', 'ln=20')],
     ['passlib scrypt with p=0', scrypt.replace('p=1', 'p=0')],
-    ['scrypt with padded salt but an unpadded key', scrypt.replace('$QKiVknKOcc5ZC6H0fs9Zaw$', '$QKiVknKOcc5ZC6H0fs9Zaw==$')],
+    [
+      'scrypt with padded salt but an unpadded key',
+      scrypt.replace('$QKiVknKOcc5ZC6H0fs9Zaw$', '$QKiVknKOcc5ZC6H0fs9Zaw==$'),
+    ],
     ['a hash with a trailing newline', `${bcrypt}\n`],
   ])('when the hash is %s, then it has no scheme and never verifies', async (_what, stored) => {
     expect(passwordScheme(stored)).toBeNull();

@@ -6,7 +6,9 @@ const byIso = (d: Date) => `${d.toISOString().slice(0, 19).replace('T', ' ')}Z`;
 describe('formatUtc', () => {
   it('when given any instant, then it writes what toISOString says, to the second', () => {
     fc.assert(
-      fc.property(fc.date({ min: new Date(-1e14), max: new Date(8.64e15), noInvalidDate: true }), (d) => expect(formatUtc(d)).toBe(byIso(d))),
+      fc.property(fc.date({ min: new Date(-1e14), max: new Date(8.64e15), noInvalidDate: true }), (d) =>
+        expect(formatUtc(d)).toBe(byIso(d)),
+      ),
       { numRuns: 5000 },
     );
   });

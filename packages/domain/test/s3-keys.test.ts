@@ -34,7 +34,14 @@ describe('S3 access keys and secrets', () => {
   });
 
   it('when a string is not shaped like an access key, then isS3AccessKey says so', () => {
-    for (const text of ['', 'akiaiosfodnn7example', 'AKIAIOSFODNN7EXAMPL', 'AKIAIOSFODNN7EXAMPLEX', 'AKIAIOSFODNN7EXAMPL-', 'AKIAIOSFODNN7EXAMPL\n']) {
+    for (const text of [
+      '',
+      'akiaiosfodnn7example',
+      'AKIAIOSFODNN7EXAMPL',
+      'AKIAIOSFODNN7EXAMPLEX',
+      'AKIAIOSFODNN7EXAMPL-',
+      'AKIAIOSFODNN7EXAMPL\n',
+    ]) {
       expect(isS3AccessKey(text)).toBe(false);
     }
     expect(isS3AccessKey('AKIAIOSFODNN7EXAMPLE')).toBe(true);

@@ -5,7 +5,8 @@ import { verifyS3Signature, type S3SecretLookup } from '../src';
 // ---------------------------------------------------------------------------------------------
 // Reference signers written apart from src/s3-signature.ts, straight from AWS's descriptions.
 // ---------------------------------------------------------------------------------------------
-const hmac = (algorithm: 'sha1' | 'sha256', key: Buffer | string, data: Buffer | string) => createHmac(algorithm, key).update(data).digest();
+const hmac = (algorithm: 'sha1' | 'sha256', key: Buffer | string, data: Buffer | string) =>
+  createHmac(algorithm, key).update(data).digest();
 
 function referenceV2(stringToSign: Buffer, secret: string): string {
   return hmac('sha1', Buffer.from(secret, 'utf8'), stringToSign).toString('base64');
@@ -20,7 +21,9 @@ function referenceV4(stringToSign: Buffer, secret: string, date: string, region:
 }
 
 const token = (sts: Buffer) => sts.toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
-const bodyOf = (sts: Buffer, signature: string) => ({ credentials: { access: 'AKIAPROPERTYTEST0000', token: token(sts), signature } });
+const bodyOf = (sts: Buffer, signature: string) => ({
+  credentials: { access: 'AKIAPROPERTYTEST0000', token: token(sts), signature },
+});
 const lookupFor =
   (secret: string): S3SecretLookup<string> =>
   () => ({ secret, owner: 'owner' });
@@ -41,7 +44,11 @@ const v2StringArb = fc
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 const v4Arb = fc
   .record({
-    when: fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2099-12-31T23:59:59Z'), noInvalidDate: true }),
+    when: fc.date({
+      min: new Date('2000-01-01T00:00:00Z'),
+      max: new Date('2099-12-31T23:59:59Z'),
+      noInvalidDate: true,
+    }),
     region: fc.stringMatching(/^[a-z0-9-]{1,24}$/),
     hash: fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => Buffer.from(b).toString('hex')),
   })
@@ -73,13 +80,24 @@ describe('S3 signatures, for any secret and string to sign', () => {
         fc.string({ minLength: 1, maxLength: 256 }),
         async (secret, other, sts, at, delta, forged) => {
           const right = referenceV2(sts, secret);
-          expect(await verifyS3Signature(bodyOf(sts, right), lookupFor(secret))).toMatchObject({ ok: true, version: 'v2' });
+          expect(await verifyS3Signature(bodyOf(sts, right), lookupFor(secret))).toMatchObject({
+            ok: true,
+            version: 'v2',
+          });
           if (other !== secret) {
-            expect(await verifyS3Signature(bodyOf(sts, right), lookupFor(other))).toMatchObject({ ok: false, reason: 'signature-mismatch' });
+            expect(await verifyS3Signature(bodyOf(sts, right), lookupFor(other))).toMatchObject({
+              ok: false,
+              reason: 'signature-mismatch',
+            });
           }
-          expect(await verifyS3Signature(bodyOf(withOneByteChanged(sts, at, delta), right), lookupFor(secret))).toMatchObject({ ok: false });
+          expect(
+            await verifyS3Signature(bodyOf(withOneByteChanged(sts, at, delta), right), lookupFor(secret)),
+          ).toMatchObject({ ok: false });
           if (forged !== right) {
-            expect(await verifyS3Signature(bodyOf(sts, forged), lookupFor(secret))).toMatchObject({ ok: false, reason: 'signature-mismatch' });
+            expect(await verifyS3Signature(bodyOf(sts, forged), lookupFor(secret))).toMatchObject({
+              ok: false,
+              reason: 'signature-mismatch',
+            });
           }
         },
       ),
@@ -98,14 +116,26 @@ describe('S3 signatures, for any secret and string to sign', () => {
         fc.string({ minLength: 1, maxLength: 256 }),
         async (secret, other, { date, region, sts }, at, delta, forged) => {
           const right = referenceV4(sts, secret, date, region, 's3');
-          expect(await verifyS3Signature(bodyOf(sts, right), lookupFor(secret))).toMatchObject({ ok: true, version: 'v4', scope: { date, region, service: 's3' } });
+          expect(await verifyS3Signature(bodyOf(sts, right), lookupFor(secret))).toMatchObject({
+            ok: true,
+            version: 'v4',
+            scope: { date, region, service: 's3' },
+          });
           if (other !== secret) {
-            expect(await verifyS3Signature(bodyOf(sts, right), lookupFor(other))).toMatchObject({ ok: false, reason: 'signature-mismatch' });
+            expect(await verifyS3Signature(bodyOf(sts, right), lookupFor(other))).toMatchObject({
+              ok: false,
+              reason: 'signature-mismatch',
+            });
           }
           // A changed byte either breaks the V4 shape (malformed) or changes what was signed.
-          expect(await verifyS3Signature(bodyOf(withOneByteChanged(sts, at, delta), right), lookupFor(secret))).toMatchObject({ ok: false });
+          expect(
+            await verifyS3Signature(bodyOf(withOneByteChanged(sts, at, delta), right), lookupFor(secret)),
+          ).toMatchObject({ ok: false });
           if (forged !== right) {
-            expect(await verifyS3Signature(bodyOf(sts, forged), lookupFor(secret))).toMatchObject({ ok: false, reason: 'signature-mismatch' });
+            expect(await verifyS3Signature(bodyOf(sts, forged), lookupFor(secret))).toMatchObject({
+              ok: false,
+              reason: 'signature-mismatch',
+            });
           }
         },
       ),
@@ -116,7 +146,10 @@ describe('S3 signatures, for any secret and string to sign', () => {
   it('when the key is unknown, then no signature verifies, whatever it is', async () => {
     await fc.assert(
       fc.asyncProperty(v2StringArb, fc.string({ minLength: 1, maxLength: 256 }), async (sts, signature) => {
-        expect(await verifyS3Signature(bodyOf(sts, signature), () => null)).toMatchObject({ ok: false, reason: 'unknown-access-key' });
+        expect(await verifyS3Signature(bodyOf(sts, signature), () => null)).toMatchObject({
+          ok: false,
+          reason: 'unknown-access-key',
+        });
       }),
       { numRuns: NUM_RUNS },
     );

@@ -52,11 +52,31 @@ const sigV4S3Docs = [
 ];
 
 const sigV2S3Docs = [
-  { name: 'Object GET', sts: 'GET\n\n\nTue, 27 Mar 2007 19:36:42 +0000\n/awsexamplebucket1/photos/puppy.jpg', signature: 'qgk2+6Sv9/oM7G3qLEjTH1a1l1g=' },
-  { name: 'Object PUT', sts: 'PUT\n\nimage/jpeg\nTue, 27 Mar 2007 21:15:45 +0000\n/awsexamplebucket1/photos/puppy.jpg', signature: 'iqRzw+ileNPu1fhspnRs8nOjjIA=' },
-  { name: 'List', sts: 'GET\n\n\nTue, 27 Mar 2007 19:42:41 +0000\n/awsexamplebucket1/', signature: 'm0WP8eCtspQl5Ahe6L1SozdX9YA=' },
-  { name: 'Fetch (?acl)', sts: 'GET\n\n\nTue, 27 Mar 2007 19:44:46 +0000\n/awsexamplebucket1/?acl', signature: '82ZHiFIjc+WbcwFKGUVEQspPn+0=' },
-  { name: 'Delete (x-amz-date)', sts: 'DELETE\n\n\nTue, 27 Mar 2007 21:20:26 +0000\n/awsexamplebucket1/photos/puppy.jpg', signature: 'XbyTlbQdu9Xw5o8P4iMwPktxQd8=' },
+  {
+    name: 'Object GET',
+    sts: 'GET\n\n\nTue, 27 Mar 2007 19:36:42 +0000\n/awsexamplebucket1/photos/puppy.jpg',
+    signature: 'qgk2+6Sv9/oM7G3qLEjTH1a1l1g=',
+  },
+  {
+    name: 'Object PUT',
+    sts: 'PUT\n\nimage/jpeg\nTue, 27 Mar 2007 21:15:45 +0000\n/awsexamplebucket1/photos/puppy.jpg',
+    signature: 'iqRzw+ileNPu1fhspnRs8nOjjIA=',
+  },
+  {
+    name: 'List',
+    sts: 'GET\n\n\nTue, 27 Mar 2007 19:42:41 +0000\n/awsexamplebucket1/',
+    signature: 'm0WP8eCtspQl5Ahe6L1SozdX9YA=',
+  },
+  {
+    name: 'Fetch (?acl)',
+    sts: 'GET\n\n\nTue, 27 Mar 2007 19:44:46 +0000\n/awsexamplebucket1/?acl',
+    signature: '82ZHiFIjc+WbcwFKGUVEQspPn+0=',
+  },
+  {
+    name: 'Delete (x-amz-date)',
+    sts: 'DELETE\n\n\nTue, 27 Mar 2007 21:20:26 +0000\n/awsexamplebucket1/photos/puppy.jpg',
+    signature: 'XbyTlbQdu9Xw5o8P4iMwPktxQd8=',
+  },
   {
     name: 'Upload (x-amz- headers)',
     sts:
@@ -65,17 +85,32 @@ const sigV2S3Docs = [
       'x-amz-meta-reviewedby:joe@awsexamplebucket1.net,jane@awsexamplebucket1.net\n/static.awsexamplebucket1.net/db-backup.dat.gz',
     signature: 'dKZcB+bz2EPXgSdXZp9ozGeOM4I=',
   },
-  { name: 'List all my buckets', sts: 'GET\n\n\nWed, 28 Mar 2007 01:29:59 +0000\n/', signature: 'qGdzdERIC03wnaRNKh6OqZehG9s=' },
-  { name: 'Unicode keys', sts: 'GET\n\n\nWed, 28 Mar 2007 01:49:49 +0000\n/dictionary/fran%C3%A7ais/pr%c3%a9f%c3%a8re', signature: 'DNEZGsoieTZ92F3bUfSPQcbGmlM=' },
+  {
+    name: 'List all my buckets',
+    sts: 'GET\n\n\nWed, 28 Mar 2007 01:29:59 +0000\n/',
+    signature: 'qGdzdERIC03wnaRNKh6OqZehG9s=',
+  },
+  {
+    name: 'Unicode keys',
+    sts: 'GET\n\n\nWed, 28 Mar 2007 01:49:49 +0000\n/dictionary/fran%C3%A7ais/pr%c3%a9f%c3%a8re',
+    signature: 'DNEZGsoieTZ92F3bUfSPQcbGmlM=',
+  },
   // Query string authentication, percent-encoded in the published URL (NpgCjnDzrM%2BWFzoENXmpNDUsSn8%3D).
   // The guide signed it for the bucket "johnsmith"; when its examples were moved to
   // "awsexamplebucket1" this row kept the old signature, so the older string to sign is the one it fits.
-  { name: 'query string (presigned)', sts: 'GET\n\n\n1175139620\n/johnsmith/photos/puppy.jpg', signature: 'NpgCjnDzrM+WFzoENXmpNDUsSn8=' },
+  {
+    name: 'query string (presigned)',
+    sts: 'GET\n\n\n1175139620\n/johnsmith/photos/puppy.jpg',
+    signature: 'NpgCjnDzrM+WFzoENXmpNDUsSn8=',
+  },
 ];
 
 /** As Swift's s3token sends it: base64.urlsafe_b64encode(string_to_sign), padded. */
-const s3tokenToken = (sts: string) => Buffer.from(sts, 'utf8').toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
-const body = (access: string, sts: string, signature: string) => ({ credentials: { access, token: s3tokenToken(sts), signature } });
+const s3tokenToken = (sts: string) =>
+  Buffer.from(sts, 'utf8').toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
+const body = (access: string, sts: string, signature: string) => ({
+  credentials: { access, token: s3tokenToken(sts), signature },
+});
 
 interface Owner {
   userId: string;
@@ -86,65 +121,128 @@ const lookupOf =
     access in keys ? { secret: keys[access]!, owner: { userId: `user-of-${access}` } } : null;
 
 describe('AWS signature V4 against the published test suite', () => {
-  it.each(sigV4Suite)('when the $name string to sign is signed with the suite secret, then the signature is the published one', ({ sts, signature }) => {
-    expect(signatureV4(Buffer.from(sts), SUITE_SECRET, { date: '20150830', region: 'us-east-1', service: 'service' })).toBe(signature);
-  });
+  it.each(sigV4Suite)(
+    'when the $name string to sign is signed with the suite secret, then the signature is the published one',
+    ({ sts, signature }) => {
+      expect(
+        signatureV4(Buffer.from(sts), SUITE_SECRET, { date: '20150830', region: 'us-east-1', service: 'service' }),
+      ).toBe(signature);
+    },
+  );
 
-  it.each(sigV4Suite)('when s3token posts the $name case, then it verifies as V4 with its scope', async ({ sts, signature }) => {
-    const verdict = await verifyS3Signature(body('AKIDEXAMPLE', sts, signature), lookupOf({ AKIDEXAMPLE: SUITE_SECRET }), SUITE);
-    expect(verdict).toEqual({
-      ok: true,
-      accessKey: 'AKIDEXAMPLE',
-      owner: { userId: 'user-of-AKIDEXAMPLE' },
-      version: 'v4',
-      scope: { date: '20150830', region: 'us-east-1', service: 'service' },
-    });
-  });
+  it.each(sigV4Suite)(
+    'when s3token posts the $name case, then it verifies as V4 with its scope',
+    async ({ sts, signature }) => {
+      const verdict = await verifyS3Signature(
+        body('AKIDEXAMPLE', sts, signature),
+        lookupOf({ AKIDEXAMPLE: SUITE_SECRET }),
+        SUITE,
+      );
+      expect(verdict).toEqual({
+        ok: true,
+        accessKey: 'AKIDEXAMPLE',
+        owner: { userId: 'user-of-AKIDEXAMPLE' },
+        version: 'v4',
+        scope: { date: '20150830', region: 'us-east-1', service: 'service' },
+      });
+    },
+  );
 
-  it.each(sigV4S3Docs)('when the S3 reference example "$name" is posted, then it verifies with the default S3-only services', async ({ sts, signature }) => {
-    const verdict = await verifyS3Signature(body('AKIAIOSFODNN7EXAMPLE', sts, signature), lookupOf({ AKIAIOSFODNN7EXAMPLE: S3_DOC_SECRET }));
-    expect(verdict).toMatchObject({ ok: true, version: 'v4', scope: { date: '20130524', region: 'us-east-1', service: 's3' } });
-  });
+  it.each(sigV4S3Docs)(
+    'when the S3 reference example "$name" is posted, then it verifies with the default S3-only services',
+    async ({ sts, signature }) => {
+      const verdict = await verifyS3Signature(
+        body('AKIAIOSFODNN7EXAMPLE', sts, signature),
+        lookupOf({ AKIAIOSFODNN7EXAMPLE: S3_DOC_SECRET }),
+      );
+      expect(verdict).toMatchObject({
+        ok: true,
+        version: 'v4',
+        scope: { date: '20130524', region: 'us-east-1', service: 's3' },
+      });
+    },
+  );
 
   it('when the region is not ASCII, then the signing key is derived from its UTF-8 bytes, as botocore signs and Keystone checks', async () => {
     // Keystone splits the decoded bytes and feeds each scope part to HMAC as it is; so does this reference.
     const scope = '20261126/ré-1/s3/aws4_request';
     const sts = `AWS4-HMAC-SHA256\n20261126T120000Z\n${scope}\n${'ab'.repeat(32)}`;
     const hmac = (key: Buffer, data: Buffer) => createHmac('sha256', key).update(data).digest();
-    const [date, region, service, terminator] = Buffer.from(scope, 'utf8').toString('latin1').split('/').map((part) => Buffer.from(part, 'latin1'));
-    const key = hmac(hmac(hmac(hmac(Buffer.from(`AWS4${S3_DOC_SECRET}`, 'utf8'), date!), region!), service!), terminator!);
+    const [date, region, service, terminator] = Buffer.from(scope, 'utf8')
+      .toString('latin1')
+      .split('/')
+      .map((part) => Buffer.from(part, 'latin1'));
+    const key = hmac(
+      hmac(hmac(hmac(Buffer.from(`AWS4${S3_DOC_SECRET}`, 'utf8'), date!), region!), service!),
+      terminator!,
+    );
     const signature = createHmac('sha256', key).update(Buffer.from(sts, 'utf8')).digest('hex');
-    const verdict = await verifyS3Signature(body('AKIAIOSFODNN7EXAMPLE', sts, signature), lookupOf({ AKIAIOSFODNN7EXAMPLE: S3_DOC_SECRET }));
-    expect(verdict).toMatchObject({ ok: true, version: 'v4', scope: { date: '20261126', region: 'ré-1', service: 's3' } });
+    const verdict = await verifyS3Signature(
+      body('AKIAIOSFODNN7EXAMPLE', sts, signature),
+      lookupOf({ AKIAIOSFODNN7EXAMPLE: S3_DOC_SECRET }),
+    );
+    expect(verdict).toMatchObject({
+      ok: true,
+      version: 'v4',
+      scope: { date: '20261126', region: 'ré-1', service: 's3' },
+    });
   });
 
   it('when a V4 string to sign is not UTF-8 text, then it is refused as malformed', () => {
-    const raw = Buffer.concat([Buffer.from('AWS4-HMAC-SHA256\n20261126T120000Z\n20261126/r'), Buffer.from([0xe9]), Buffer.from(`/s3/aws4_request\n${'ab'.repeat(32)}`)]);
-    const parsed = parseS3TokensBody({ credentials: { access: 'AKIAIOSFODNN7EXAMPLE', token: raw.toString('base64'), signature: 'x' } });
+    const raw = Buffer.concat([
+      Buffer.from('AWS4-HMAC-SHA256\n20261126T120000Z\n20261126/r'),
+      Buffer.from([0xe9]),
+      Buffer.from(`/s3/aws4_request\n${'ab'.repeat(32)}`),
+    ]);
+    const parsed = parseS3TokensBody({
+      credentials: { access: 'AKIAIOSFODNN7EXAMPLE', token: raw.toString('base64'), signature: 'x' },
+    });
     expect(parsed).toMatchObject({ ok: false });
   });
 
   it('when the signature is upper-case hex, then it does not match (AWS and Keystone compare exactly)', async () => {
     const { sts, signature } = sigV4Suite[0]!;
-    const verdict = await verifyS3Signature(body('AKIDEXAMPLE', sts, signature.toUpperCase()), lookupOf({ AKIDEXAMPLE: SUITE_SECRET }), SUITE);
+    const verdict = await verifyS3Signature(
+      body('AKIDEXAMPLE', sts, signature.toUpperCase()),
+      lookupOf({ AKIDEXAMPLE: SUITE_SECRET }),
+      SUITE,
+    );
     expect(verdict).toMatchObject({ ok: false, reason: 'signature-mismatch' });
   });
 });
 
 describe('AWS signature V2 against the S3 developer guide', () => {
-  it.each(sigV2S3Docs)('when the "$name" string to sign is signed, then the signature is the published one', ({ sts, signature }) => {
-    expect(signatureV2(Buffer.from(sts), S3_DOC_SECRET)).toBe(signature);
-  });
+  it.each(sigV2S3Docs)(
+    'when the "$name" string to sign is signed, then the signature is the published one',
+    ({ sts, signature }) => {
+      expect(signatureV2(Buffer.from(sts), S3_DOC_SECRET)).toBe(signature);
+    },
+  );
 
   it.each(sigV2S3Docs)('when s3token posts the "$name" example, then it verifies as V2', async ({ sts, signature }) => {
-    const verdict = await verifyS3Signature(body('AKIAIOSFODNN7EXAMPLE', sts, signature), lookupOf({ AKIAIOSFODNN7EXAMPLE: S3_DOC_SECRET }));
-    expect(verdict).toEqual({ ok: true, accessKey: 'AKIAIOSFODNN7EXAMPLE', owner: { userId: 'user-of-AKIAIOSFODNN7EXAMPLE' }, version: 'v2' });
+    const verdict = await verifyS3Signature(
+      body('AKIAIOSFODNN7EXAMPLE', sts, signature),
+      lookupOf({ AKIAIOSFODNN7EXAMPLE: S3_DOC_SECRET }),
+    );
+    expect(verdict).toEqual({
+      ok: true,
+      accessKey: 'AKIAIOSFODNN7EXAMPLE',
+      owner: { userId: 'user-of-AKIAIOSFODNN7EXAMPLE' },
+      version: 'v2',
+    });
   });
 
   it('when the secret differs from the published one by one character (+ for /), then the published signature does not match', async () => {
     const { sts, signature } = sigV2S3Docs[0]!;
-    const verdict = await verifyS3Signature(body('AKIAIOSFODNN7EXAMPLE', sts, signature), lookupOf({ AKIAIOSFODNN7EXAMPLE: SUITE_SECRET }));
-    expect(verdict).toMatchObject({ ok: false, reason: 'signature-mismatch', owner: { userId: 'user-of-AKIAIOSFODNN7EXAMPLE' } });
+    const verdict = await verifyS3Signature(
+      body('AKIAIOSFODNN7EXAMPLE', sts, signature),
+      lookupOf({ AKIAIOSFODNN7EXAMPLE: SUITE_SECRET }),
+    );
+    expect(verdict).toMatchObject({
+      ok: false,
+      reason: 'signature-mismatch',
+      owner: { userId: 'user-of-AKIAIOSFODNN7EXAMPLE' },
+    });
   });
 });
 
@@ -153,9 +251,12 @@ describe('the s3tokens body as Keystone reads it', () => {
   const creds = { access: 'AKIAIOSFODNN7EXAMPLE', token: s3tokenToken(sts), signature };
   const lookup = lookupOf({ AKIAIOSFODNN7EXAMPLE: S3_DOC_SECRET });
 
-  it.each([['credentials'], ['credential'], ['ec2Credentials']])('when the credentials come under "%s", then they are read', async (key) => {
-    expect(await verifyS3Signature({ [key]: creds }, lookup)).toMatchObject({ ok: true });
-  });
+  it.each([['credentials'], ['credential'], ['ec2Credentials']])(
+    'when the credentials come under "%s", then they are read',
+    async (key) => {
+      expect(await verifyS3Signature({ [key]: creds }, lookup)).toMatchObject({ ok: true });
+    },
+  );
 
   it('when "credentials" is empty, then "credential" is read, as Python\'s `or` falls through', async () => {
     expect(await verifyS3Signature({ credentials: {}, credential: creds }, lookup)).toMatchObject({ ok: true });
@@ -170,7 +271,9 @@ describe('the s3tokens body as Keystone reads it', () => {
   });
 
   it('when other fields come along (EC2-style host, params, headers), then they are ignored', async () => {
-    expect(await verifyS3Signature({ credentials: { ...creds, host: 'x', params: {}, headers: {} } }, lookup)).toMatchObject({ ok: true });
+    expect(
+      await verifyS3Signature({ credentials: { ...creds, host: 'x', params: {}, headers: {} } }, lookup),
+    ).toMatchObject({ ok: true });
   });
 
   const v4 = sigV4S3Docs[0]!;
@@ -199,28 +302,57 @@ describe('the s3tokens body as Keystone reads it', () => {
     ['signature is empty', { credentials: { ...creds, signature: '' } }],
     ['signature is too long', { credentials: { ...creds, signature: 'a'.repeat(257) } }],
     ['signature is a number', { credentials: { ...creds, signature: 1 } }],
-    ['a V4 string to sign has three lines', { credentials: { ...creds, token: v4Token(v4.sts.split('\n').slice(0, 3).join('\n')) } }],
+    [
+      'a V4 string to sign has three lines',
+      { credentials: { ...creds, token: v4Token(v4.sts.split('\n').slice(0, 3).join('\n')) } },
+    ],
     ['a V4 string to sign has five lines', { credentials: { ...creds, token: v4Token(`${v4.sts}\n`) } }],
-    ['a V4 string to sign names another algorithm', { credentials: { ...creds, token: v4Token(v4.sts.replace('AWS4-HMAC-SHA256', 'AWS4-ECDSA-P256-SHA256')) } }],
-    ['a V4 timestamp is not compact ISO 8601', { credentials: { ...creds, token: v4Token(v4.sts.replace('20130524T000000Z', '2013-05-24T00:00:00Z')) } }],
-    ['a V4 scope date differs from the timestamp', { credentials: { ...creds, token: v4Token(v4.sts.replace('20130524/', '20130525/')) } }],
-    ['a V4 scope has no terminator', { credentials: { ...creds, token: v4Token(v4.sts.replace('/aws4_request', '/aws5_request')) } }],
-    ['a V4 scope has an empty region', { credentials: { ...creds, token: v4Token(v4.sts.replace('/us-east-1/', '//')) } }],
-    ['a V4 scope names a service other than s3', { credentials: { ...creds, token: v4Token(v4.sts.replace('/s3/', '/iam/')) } }],
-    ['a V4 request hash is not 64 lower-case hex digits', { credentials: { ...creds, token: v4Token(v4.sts.replace(/[0-9a-f]{64}$/, 'ABCDEF'.repeat(10) + 'ABCD')) } }],
+    [
+      'a V4 string to sign names another algorithm',
+      { credentials: { ...creds, token: v4Token(v4.sts.replace('AWS4-HMAC-SHA256', 'AWS4-ECDSA-P256-SHA256')) } },
+    ],
+    [
+      'a V4 timestamp is not compact ISO 8601',
+      { credentials: { ...creds, token: v4Token(v4.sts.replace('20130524T000000Z', '2013-05-24T00:00:00Z')) } },
+    ],
+    [
+      'a V4 scope date differs from the timestamp',
+      { credentials: { ...creds, token: v4Token(v4.sts.replace('20130524/', '20130525/')) } },
+    ],
+    [
+      'a V4 scope has no terminator',
+      { credentials: { ...creds, token: v4Token(v4.sts.replace('/aws4_request', '/aws5_request')) } },
+    ],
+    [
+      'a V4 scope has an empty region',
+      { credentials: { ...creds, token: v4Token(v4.sts.replace('/us-east-1/', '//')) } },
+    ],
+    [
+      'a V4 scope names a service other than s3',
+      { credentials: { ...creds, token: v4Token(v4.sts.replace('/s3/', '/iam/')) } },
+    ],
+    [
+      'a V4 request hash is not 64 lower-case hex digits',
+      { credentials: { ...creds, token: v4Token(v4.sts.replace(/[0-9a-f]{64}$/, 'ABCDEF'.repeat(10) + 'ABCD')) } },
+    ],
   ];
 
-  it.each(malformedBodies)('when %s, then the request is malformed, with a sentence saying why, and no key is looked up', async (_, bad) => {
-    const lookupSpy = jest.fn(lookup);
-    const verdict = await verifyS3Signature(bad, lookupSpy);
-    expect(verdict).toMatchObject({ ok: false, reason: 'malformed' });
-    expect((verdict as { message: string }).message).toMatch(/^\S.*\.$/);
-    expect(lookupSpy).not.toHaveBeenCalled();
-  });
+  it.each(malformedBodies)(
+    'when %s, then the request is malformed, with a sentence saying why, and no key is looked up',
+    async (_, bad) => {
+      const lookupSpy = jest.fn(lookup);
+      const verdict = await verifyS3Signature(bad, lookupSpy);
+      expect(verdict).toMatchObject({ ok: false, reason: 'malformed' });
+      expect((verdict as { message: string }).message).toMatch(/^\S.*\.$/);
+      expect(lookupSpy).not.toHaveBeenCalled();
+    },
+  );
 
   it('when the caller allows another service, then a V4 scope naming it is accepted by the parser', () => {
     const iam = v4.sts.replace('/s3/', '/iam/');
-    expect(parseS3TokensBody({ credentials: { ...creds, token: v4Token(iam) } }, { allowedServices: ['s3', 'iam', 'sts'] })).toMatchObject({
+    expect(
+      parseS3TokensBody({ credentials: { ...creds, token: v4Token(iam) } }, { allowedServices: ['s3', 'iam', 'sts'] }),
+    ).toMatchObject({
       ok: true,
       request: { version: 'v4', scope: { service: 'iam' } },
     });
@@ -233,20 +365,36 @@ describe('unknown access keys and wrong signatures', () => {
   it('when the access key is unknown, then the verdict says so, the lookup ran once, and a signature that would match any secret was not consulted', async () => {
     const lookup = jest.fn(lookupOf({}));
     const verdict = await verifyS3Signature(body('AKIAIOSFODNN7EXAMPLE', sts, signature), lookup);
-    expect(verdict).toEqual({ ok: false, reason: 'unknown-access-key', accessKey: 'AKIAIOSFODNN7EXAMPLE', message: expect.stringMatching(/\.$/) });
+    expect(verdict).toEqual({
+      ok: false,
+      reason: 'unknown-access-key',
+      accessKey: 'AKIAIOSFODNN7EXAMPLE',
+      message: expect.stringMatching(/\.$/),
+    });
     expect(lookup).toHaveBeenCalledTimes(1);
     expect(lookup).toHaveBeenCalledWith('AKIAIOSFODNN7EXAMPLE');
   });
 
   it('when the signature is wrong, then the verdict names the owner but never the secret', async () => {
-    const verdict = await verifyS3Signature(body('AKIAIOSFODNN7EXAMPLE', sts, 'iqRzw+ileNPu1fhspnRs8nOjjIA='), lookupOf({ AKIAIOSFODNN7EXAMPLE: S3_DOC_SECRET }));
-    expect(verdict).toMatchObject({ ok: false, reason: 'signature-mismatch', accessKey: 'AKIAIOSFODNN7EXAMPLE', owner: { userId: 'user-of-AKIAIOSFODNN7EXAMPLE' } });
+    const verdict = await verifyS3Signature(
+      body('AKIAIOSFODNN7EXAMPLE', sts, 'iqRzw+ileNPu1fhspnRs8nOjjIA='),
+      lookupOf({ AKIAIOSFODNN7EXAMPLE: S3_DOC_SECRET }),
+    );
+    expect(verdict).toMatchObject({
+      ok: false,
+      reason: 'signature-mismatch',
+      accessKey: 'AKIAIOSFODNN7EXAMPLE',
+      owner: { userId: 'user-of-AKIAIOSFODNN7EXAMPLE' },
+    });
     expect(JSON.stringify(verdict)).not.toContain(S3_DOC_SECRET);
   });
 
   it('when the lookup is asynchronous, then it is awaited', async () => {
     const lookup: S3SecretLookup<Owner> = async (access) => ({ secret: S3_DOC_SECRET, owner: { userId: access } });
-    expect(await verifyS3Signature(body('K', sts, signature), lookup)).toMatchObject({ ok: true, owner: { userId: 'K' } });
+    expect(await verifyS3Signature(body('K', sts, signature), lookup)).toMatchObject({
+      ok: true,
+      owner: { userId: 'K' },
+    });
   });
 
   it('when the lookup fails, then the error reaches the caller rather than turning into a verdict', async () => {
@@ -284,29 +432,41 @@ describe('constant-time S3 signature checks', () => {
   it.each([
     ['V2', sigV2S3Docs[0]!.sts, sigV2S3Docs[0]!.signature],
     ['V4', sigV4S3Docs[0]!.sts, sigV4S3Docs[0]!.signature],
-  ])('when a %s request comes for an unknown key, a wrong signature or the right one, then the same HMACs and one 32-byte comparison run', async (_, sts, signature) => {
-    // A generated secret is 40 characters, as long as the examples' and the stand-in's.
-    const lookup = lookupOf({ AKIAIOSFODNN7EXAMPLE: S3_DOC_SECRET });
-    const cases = [
-      body('AKIAUNKNOWNEXAMPLE00', sts, signature),
-      body('AKIAIOSFODNN7EXAMPLE', sts, signature.replace(/^./, (c) => (c === 'a' ? 'b' : 'a'))),
-      body('AKIAIOSFODNN7EXAMPLE', sts, 'x'),
-      body('AKIAIOSFODNN7EXAMPLE', sts, signature),
-    ];
-    const observed = [];
-    for (const c of cases) {
-      hmacSpy.mockClear();
-      equalSpy.mockClear();
-      const verdict = await verifyS3Signature(c, lookup);
-      observed.push({ reason: verdict.ok ? 'ok' : verdict.reason, ...work() });
-    }
-    expect(observed.map((o) => o.reason)).toEqual(['unknown-access-key', 'signature-mismatch', 'signature-mismatch', 'ok']);
-    const [first, ...rest] = observed;
-    for (const o of rest) {
-      expect(o.hmacs).toEqual(first!.hmacs);
-      expect(o.comparisons).toEqual([[32, 32]]);
-    }
-    expect(first!.comparisons).toEqual([[32, 32]]);
-    expect(first!.hmacs.length).toBe(sts.startsWith('AWS4') ? 5 : 1);
-  });
+  ])(
+    'when a %s request comes for an unknown key, a wrong signature or the right one, then the same HMACs and one 32-byte comparison run',
+    async (_, sts, signature) => {
+      // A generated secret is 40 characters, as long as the examples' and the stand-in's.
+      const lookup = lookupOf({ AKIAIOSFODNN7EXAMPLE: S3_DOC_SECRET });
+      const cases = [
+        body('AKIAUNKNOWNEXAMPLE00', sts, signature),
+        body(
+          'AKIAIOSFODNN7EXAMPLE',
+          sts,
+          signature.replace(/^./, (c) => (c === 'a' ? 'b' : 'a')),
+        ),
+        body('AKIAIOSFODNN7EXAMPLE', sts, 'x'),
+        body('AKIAIOSFODNN7EXAMPLE', sts, signature),
+      ];
+      const observed = [];
+      for (const c of cases) {
+        hmacSpy.mockClear();
+        equalSpy.mockClear();
+        const verdict = await verifyS3Signature(c, lookup);
+        observed.push({ reason: verdict.ok ? 'ok' : verdict.reason, ...work() });
+      }
+      expect(observed.map((o) => o.reason)).toEqual([
+        'unknown-access-key',
+        'signature-mismatch',
+        'signature-mismatch',
+        'ok',
+      ]);
+      const [first, ...rest] = observed;
+      for (const o of rest) {
+        expect(o.hmacs).toEqual(first!.hmacs);
+        expect(o.comparisons).toEqual([[32, 32]]);
+      }
+      expect(first!.comparisons).toEqual([[32, 32]]);
+      expect(first!.hmacs.length).toBe(sts.startsWith('AWS4') ? 5 : 1);
+    },
+  );
 });

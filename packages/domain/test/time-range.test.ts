@@ -18,8 +18,18 @@ const message = (f: () => unknown): string => {
 
 describe('utilization time range', () => {
   it('when start is off the half hour, then it rounds down; end rounds up to whole hours after start', () => {
-    expect(shown('2026-11-24T10:29:59Z', '2026-11-24T12:00:00Z')).toEqual({ start: '2026-11-24 10:00:00Z', end: '2026-11-24 12:00:00Z', hours: 2, firstHour: '2026-11-24 10:00:00Z' });
-    expect(shown('2026-11-24T10:31:00Z', '2026-11-24T11:31:00Z')).toEqual({ start: '2026-11-24 10:30:00Z', end: '2026-11-24 12:30:00Z', hours: 2, firstHour: '2026-11-24 11:00:00Z' });
+    expect(shown('2026-11-24T10:29:59Z', '2026-11-24T12:00:00Z')).toEqual({
+      start: '2026-11-24 10:00:00Z',
+      end: '2026-11-24 12:00:00Z',
+      hours: 2,
+      firstHour: '2026-11-24 10:00:00Z',
+    });
+    expect(shown('2026-11-24T10:31:00Z', '2026-11-24T11:31:00Z')).toEqual({
+      start: '2026-11-24 10:30:00Z',
+      end: '2026-11-24 12:30:00Z',
+      hours: 2,
+      firstHour: '2026-11-24 11:00:00Z',
+    });
     expect(shown('2026-11-24 10:00', '2026-11-24T10:00:01Z').hours).toBe(1);
   });
 

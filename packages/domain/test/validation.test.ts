@@ -60,7 +60,7 @@ function expectUsernameRuleMessage(error: CairnError): void {
 describe('user usernames', () => {
   it.each([
     ['a single character', 'a'],
-    ['251 characters (AUTH_ + 251 is Swift\'s limit of 256)', 'u'.repeat(251)],
+    ["251 characters (AUTH_ + 251 is Swift's limit of 256)", 'u'.repeat(251)],
     ['251 Latin-1 letters', 'ü'.repeat(251)],
     ['non-ASCII letters', 'jöhn'],
     ['Latin-1 letters and signs', 'Ærøskøbing ÿ© ß ñ'],
@@ -113,12 +113,15 @@ describe('names an existing user may have (logins and scopes at the gateway)', (
     expect(usernameSchema.validate(name).error).toBeUndefined();
   });
 
-  it.each([['256 characters', 'u'.repeat(256)], ["'/'", 'a/b'], ["':'", 'a:b'], ['NUL', 'a\u0000b'], ['a lone surrogate', '\ud800']])(
-    'when a name has %s, then it is not',
-    (_label, name) => {
-      expect(usernameSchema.validate(name).error).toBeDefined();
-    },
-  );
+  it.each([
+    ['256 characters', 'u'.repeat(256)],
+    ["'/'", 'a/b'],
+    ["':'", 'a:b'],
+    ['NUL', 'a\u0000b'],
+    ['a lone surrogate', '\ud800'],
+  ])('when a name has %s, then it is not', (_label, name) => {
+    expect(usernameSchema.validate(name).error).toBeDefined();
+  });
 });
 
 describe('user passwords', () => {
@@ -130,7 +133,9 @@ describe('user passwords', () => {
   });
 
   it('when the password is exactly 20 characters, then it is accepted', () => {
-    expect(validate<UserCreateInput>(userCreateSchema, validUser({ password: 'p'.repeat(20) })).password).toBe('p'.repeat(20));
+    expect(validate<UserCreateInput>(userCreateSchema, validUser({ password: 'p'.repeat(20) })).password).toBe(
+      'p'.repeat(20),
+    );
   });
 
   it('when the password is empty, then it is refused saying at least 20 characters', () => {
@@ -159,7 +164,9 @@ describe('user passwords', () => {
     for (const password of [`  ${PASSWORD_20}`, `${PASSWORD_20} `]) {
       for (const schema of [userCreateSchema, userPatchSchema]) {
         const error = refusal(schema, schema === userCreateSchema ? validUser({ password }) : { password });
-        expect(error.message).toBe("The 'password' field must not begin or end with a space: Swift V1 clients send it in a header, which drops them.");
+        expect(error.message).toBe(
+          "The 'password' field must not begin or end with a space: Swift V1 clients send it in a header, which drops them.",
+        );
       }
     }
     const inside = `${PASSWORD_20.slice(0, 10)}  ${PASSWORD_20.slice(10)}`;
@@ -185,7 +192,13 @@ describe('boolean fields from form strings', () => {
 
   it('when enabled and is_superuser are absent on create, then enabled defaults to true and is_superuser to false', () => {
     const out = validate<UserCreateInput>(userCreateSchema, validUser());
-    expect(out).toEqual({ cluster: '/api/v1/clusters/1/', user: 'alice', password: PASSWORD_20, enabled: true, is_superuser: false });
+    expect(out).toEqual({
+      cluster: '/api/v1/clusters/1/',
+      user: 'alice',
+      password: PASSWORD_20,
+      enabled: true,
+      is_superuser: false,
+    });
   });
 
   it("when a boolean field is 'maybe', then it is refused naming the field", () => {
@@ -212,12 +225,15 @@ describe('unknown and read-only fields', () => {
     expect(error.message).not.toContain('<script>');
   });
 
-  it.each(['id', 'cluster', 'user', 'resource_uri'])('when a user PATCH sends read-only %s, then it is refused naming it', (field) => {
-    const error = refusal(userPatchSchema, { [field]: field === 'id' ? '5' : 'x' });
-    expect(error.code).toBe('INVALID_INPUT');
-    expect(error.message).toContain(`'${field}'`);
-    expect(error.message).toContain('read-only');
-  });
+  it.each(['id', 'cluster', 'user', 'resource_uri'])(
+    'when a user PATCH sends read-only %s, then it is refused naming it',
+    (field) => {
+      const error = refusal(userPatchSchema, { [field]: field === 'id' ? '5' : 'x' });
+      expect(error.code).toBe('INVALID_INPUT');
+      expect(error.message).toContain(`'${field}'`);
+      expect(error.message).toContain('read-only');
+    },
+  );
 
   it('when a user PATCH sends only a valid password, then the patch holds only the password', () => {
     expect(validate<UserPatchInput>(userPatchSchema, { password: PASSWORD_20 })).toEqual({ password: PASSWORD_20 });
@@ -295,21 +311,34 @@ describe('cluster create and patch', () => {
     ['an upper-case host the parser would change', 'https://Auth.Example.com/auth'],
     ['a dot segment the parser would remove', 'https://auth.example.com/a/../auth'],
     ['no host', 'http:///auth'],
-  ])("when a cluster URL holds %s, then it is refused with a sentence, as auth_url and as storage_url, on create and on PATCH", (_what, url) => {
-    for (const field of ['auth_url', 'storage_url']) {
-      for (const error of [refusal(clusterCreateSchema, validCluster({ [field]: url })), refusal(clusterPatchSchema, { [field]: url })]) {
-        expect(error.code).toBe('INVALID_INPUT');
-        expect(error.message).toMatch(new RegExp(`^The '${field}' field must be an http:// or https:// URL .*\\.$`));
+  ])(
+    'when a cluster URL holds %s, then it is refused with a sentence, as auth_url and as storage_url, on create and on PATCH',
+    (_what, url) => {
+      for (const field of ['auth_url', 'storage_url']) {
+        for (const error of [
+          refusal(clusterCreateSchema, validCluster({ [field]: url })),
+          refusal(clusterPatchSchema, { [field]: url }),
+        ]) {
+          expect(error.code).toBe('INVALID_INPUT');
+          expect(error.message).toMatch(new RegExp(`^The '${field}' field must be an http:// or https:// URL .*\\.$`));
+        }
       }
-    }
-  });
-
-  it.each(['https://auth.example.com', 'https://auth.example.com/auth', 'http://127.0.0.1:5000/auth', 'http://[::1]:5000/auth/', 'https://swift.example.com/v1', 'https://auth.example.com/%7Eops/auth', 'http://swift-proxy.internal:8080/v1'])(
-    'when a cluster URL is %p, then it is accepted as written',
-    (url) => {
-      expect(validate<ClusterCreateInput>(clusterCreateSchema, validCluster({ auth_url: url, storage_url: url }))).toMatchObject({ auth_url: url, storage_url: url });
     },
   );
+
+  it.each([
+    'https://auth.example.com',
+    'https://auth.example.com/auth',
+    'http://127.0.0.1:5000/auth',
+    'http://[::1]:5000/auth/',
+    'https://swift.example.com/v1',
+    'https://auth.example.com/%7Eops/auth',
+    'http://swift-proxy.internal:8080/v1',
+  ])('when a cluster URL is %p, then it is accepted as written', (url) => {
+    expect(
+      validate<ClusterCreateInput>(clusterCreateSchema, validCluster({ auth_url: url, storage_url: url })),
+    ).toMatchObject({ auth_url: url, storage_url: url });
+  });
 
   it('when storage_url is missing, then the tastypie missing-field message names it', () => {
     const { storage_url: _omit, ...body } = validCluster();
@@ -340,11 +369,14 @@ describe('cluster create and patch', () => {
     expect(validate<ClusterPatchInput>(clusterPatchSchema, { name: 'Renamed' })).toEqual({ name: 'Renamed' });
   });
 
-  it.each(['id', 'uuid', 'resource_uri'])('when a cluster PATCH sends read-only %s, then it is refused naming it', (field) => {
-    const error = refusal(clusterPatchSchema, { [field]: 'x' });
-    expect(error.message).toContain(`'${field}'`);
-    expect(error.message).toContain('read-only');
-  });
+  it.each(['id', 'uuid', 'resource_uri'])(
+    'when a cluster PATCH sends read-only %s, then it is refused naming it',
+    (field) => {
+      const error = refusal(clusterPatchSchema, { [field]: 'x' });
+      expect(error.message).toContain(`'${field}'`);
+      expect(error.message).toContain('read-only');
+    },
+  );
 
   it('when a cluster PATCH has a bad storage_url, then it is refused naming it', () => {
     expect(refusal(clusterPatchSchema, { storage_url: 'swift.example.com' }).message).toContain("'storage_url'");
@@ -357,25 +389,51 @@ describe('operator names', () => {
     expect([...HOST_COMMAND_NAMES]).toEqual(['bootstrap', 'migrate', 'cli']);
   });
 
-  it.each(['bootstrap', 'migrate', 'cli', 'CLI', 'Migrate'])("when an operator would be named '%s', then it is refused: the audit trail names host commands so", (name) => {
-    const error = refusal(operatorCreateSchema, { name, role: 'reader' });
-    expect(error.message).toBe("The 'name' field cannot be 'bootstrap', 'migrate' or 'cli' (in any letter case): the audit trail names commands run on the host so.");
-  });
+  it.each(['bootstrap', 'migrate', 'cli', 'CLI', 'Migrate'])(
+    "when an operator would be named '%s', then it is refused: the audit trail names host commands so",
+    (name) => {
+      const error = refusal(operatorCreateSchema, { name, role: 'reader' });
+      expect(error.message).toBe(
+        "The 'name' field cannot be 'bootstrap', 'migrate' or 'cli' (in any letter case): the audit trail names commands run on the host so.",
+      );
+    },
+  );
 
-  it.each(['ops', 'cli-reader', 'bootstrapper', 'migrate.bot'])("when an operator is named '%s', then it is accepted", (name) => {
-    expect(validate<{ name: string }>(operatorCreateSchema, { name, role: 'reader' }).name).toBe(name);
-  });
+  it.each(['ops', 'cli-reader', 'bootstrapper', 'migrate.bot'])(
+    "when an operator is named '%s', then it is accepted",
+    (name) => {
+      expect(validate<{ name: string }>(operatorCreateSchema, { name, role: 'reader' }).name).toBe(name);
+    },
+  );
 });
 
 describe('the sentences of a refusal', () => {
   it.each([
     ['a cluster id of 0', userCreateSchema, validUser({ cluster: 0 }), "The 'cluster' field must be at least 1."],
-    ['a cluster id beyond exact integers', userCreateSchema, validUser({ cluster: 2 ** 64 }), "The 'cluster' field must be an integer of at most 9007199254740991."],
-    ['a URL over 2,048 characters', clusterCreateSchema, validCluster({ auth_url: `https://a/${'x'.repeat(2100)}` }), "The 'auth_url' field must be at most 2048 characters long."],
-    ['two problems', operatorCreateSchema, { name: 'x', role: 'boss', clusters: [0] }, "The 'role' field must be one of: admin, reader. The 'clusters[0]' field must be at least 1."],
-  ])('when the body has %s, then the answer says so in whole sentences, not in Joi’s words', (_what, schema, value, message) => {
-    expect(refusal(schema, value).message).toBe(message);
-  });
+    [
+      'a cluster id beyond exact integers',
+      userCreateSchema,
+      validUser({ cluster: 2 ** 64 }),
+      "The 'cluster' field must be an integer of at most 9007199254740991.",
+    ],
+    [
+      'a URL over 2,048 characters',
+      clusterCreateSchema,
+      validCluster({ auth_url: `https://a/${'x'.repeat(2100)}` }),
+      "The 'auth_url' field must be at most 2048 characters long.",
+    ],
+    [
+      'two problems',
+      operatorCreateSchema,
+      { name: 'x', role: 'boss', clusters: [0] },
+      "The 'role' field must be one of: admin, reader. The 'clusters[0]' field must be at least 1.",
+    ],
+  ])(
+    'when the body has %s, then the answer says so in whole sentences, not in Joi’s words',
+    (_what, schema, value, message) => {
+      expect(refusal(schema, value).message).toBe(message);
+    },
+  );
 
   it('when a message of Joi’s own has no full stop, then one is added, and peers are listed plainly', () => {
     const schema = Joi.object({ index: Joi.number(), name: Joi.string() }).oxor('index', 'name');
@@ -393,7 +451,15 @@ describe('Swift account names', () => {
   });
 
   it("when a name has a '/', a control character or more than 256 characters, then it is not a Swift account name", () => {
-    for (const name of ['', 'AUTH_a/b', 'AUTH_a\u0000b', 'AUTH_a\tb', 'AUTH_a\u0085b', `AUTH_${'u'.repeat(252)}`, 'AUTH_\ud800']) {
+    for (const name of [
+      '',
+      'AUTH_a/b',
+      'AUTH_a\u0000b',
+      'AUTH_a\tb',
+      'AUTH_a\u0085b',
+      `AUTH_${'u'.repeat(252)}`,
+      'AUTH_\ud800',
+    ]) {
       expect({ name, ok: isSwiftAccountName(name) }).toEqual({ name, ok: false });
     }
   });
@@ -402,12 +468,21 @@ describe('Swift account names', () => {
 describe('validate() and the messages it renders', () => {
   it('when a schema has its own message for a code the common messages also cover, then its own is used', () => {
     expect(() => validate(apiKeySchema, 'short')).toThrow('An API key must be at least 32 characters.');
-    expect(() => validate(operatorNameSchema.required().label('name'), '')).toThrow("The 'name' field must be 1 to 64 characters of letters, digits, _ . @ -.");
+    expect(() => validate(operatorNameSchema.required().label('name'), '')).toThrow(
+      "The 'name' field must be 1 to 64 characters of letters, digits, _ . @ -.",
+    );
   });
 
   it('when the same schema validates many values, then each gets its own answer (the prepared schema is reused)', () => {
-    expect(validate(userCreateSchema, { cluster: 1, user: 'a', password: 'p'.repeat(20) })).toMatchObject({ is_superuser: false, enabled: true });
-    expect(() => validate(userCreateSchema, { cluster: 1, user: 'a' })).toThrow("The 'password' field has no data and doesn't allow a default or null value.");
-    expect(validate(userCreateSchema, { cluster: 1, user: 'b', password: 'q'.repeat(20), is_superuser: '1' })).toMatchObject({ user: 'b', is_superuser: true });
+    expect(validate(userCreateSchema, { cluster: 1, user: 'a', password: 'p'.repeat(20) })).toMatchObject({
+      is_superuser: false,
+      enabled: true,
+    });
+    expect(() => validate(userCreateSchema, { cluster: 1, user: 'a' })).toThrow(
+      "The 'password' field has no data and doesn't allow a default or null value.",
+    );
+    expect(
+      validate(userCreateSchema, { cluster: 1, user: 'b', password: 'q'.repeat(20), is_superuser: '1' }),
+    ).toMatchObject({ user: 'b', is_superuser: true });
   });
 });

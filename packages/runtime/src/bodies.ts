@@ -68,9 +68,15 @@ export class BodyRefused extends Error {
 }
 
 /** "64 KB", "16 MB": how a limit is spelt in a refusal. */
-export const formatLimit = (bytes: number): string => (bytes >= 1024 ** 2 ? `${bytes / 1024 ** 2} MB` : `${bytes / 1024} KB`);
+export const formatLimit = (bytes: number): string =>
+  bytes >= 1024 ** 2 ? `${bytes / 1024 ** 2} MB` : `${bytes / 1024} KB`;
 
-const DECODERS: Record<string, () => Transform> = { gzip: createGunzip, 'x-gzip': createGunzip, deflate: createInflate, br: createBrotliDecompress };
+const DECODERS: Record<string, () => Transform> = {
+  gzip: createGunzip,
+  'x-gzip': createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress,
+};
 
 /**
  * Reads the request's body whole, decompressing it as it arrives (Content-Encoding gzip, deflate,
@@ -80,15 +86,26 @@ const DECODERS: Record<string, () => Transform> = { gzip: createGunzip, 'x-gzip'
  * unread, and the connection is ended after the answer (lingerOverUnreadBodies).
  */
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const tooLarge = () => new BodyRefused('too-large', `The request body is too large: this endpoint accepts at most ${formatLimit(limit)} (counted after decompression).`);
+  const tooLarge = () =>
+    new BodyRefused(
+      'too-large',
+      `The request body is too large: this endpoint accepts at most ${formatLimit(limit)} (counted after decompression).`,
+    );
   const refuse = (err: BodyRefused) => {
     abandoned.add(req);
     return Promise.reject(err);
   };
-  const encoding = String(req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  const encoding = String(req.headers['content-encoding'] ?? 'identity')
+    .trim()
+    .toLowerCase();
   const decoder = encoding === 'identity' || encoding === '' ? null : DECODERS[encoding];
   if (decoder === undefined) {
-    return refuse(new BodyRefused('encoding', `Unsupported Content-Encoding '${encoding.replace(/[^\w.-]/g, '').slice(0, 40)}'; send the body as it is, or as gzip, deflate or br.`));
+    return refuse(
+      new BodyRefused(
+        'encoding',
+        `Unsupported Content-Encoding '${encoding.replace(/[^\w.-]/g, '').slice(0, 40)}'; send the body as it is, or as gzip, deflate or br.`,
+      ),
+    );
   }
   if (Number(req.headers['content-length']) > limit) return refuse(tooLarge());
   if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
@@ -136,8 +153,15 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     source.on('data', onData);
     source.on('end', onEnd);
     // Listeners stay after settling so that a late error is not an unhandled one.
-    source.on('error', () => fail(inflate ? new BodyRefused('corrupt', `The request body is not valid ${encoding} data.`) : new BodyRefused('aborted', 'The request was aborted before its body arrived.')));
-    if (inflate) req.on('error', () => fail(new BodyRefused('aborted', 'The request was aborted before its body arrived.')));
+    source.on('error', () =>
+      fail(
+        inflate
+          ? new BodyRefused('corrupt', `The request body is not valid ${encoding} data.`)
+          : new BodyRefused('aborted', 'The request was aborted before its body arrived.'),
+      ),
+    );
+    if (inflate)
+      req.on('error', () => fail(new BodyRefused('aborted', 'The request was aborted before its body arrived.')));
     req.on('close', onClose);
     if (inflate) req.pipe(inflate);
   });

@@ -9,7 +9,10 @@ import type { Duplex } from 'node:stream';
 export type ErrorBodyFormat = (status: number, message: string) => { contentType: string; body: string };
 
 /** `{"error": "<message>"}`: the management API's shape, and the default. */
-export const jsonErrorBody: ErrorBodyFormat = (_status, message) => ({ contentType: 'application/json', body: JSON.stringify({ error: message }) });
+export const jsonErrorBody: ErrorBodyFormat = (_status, message) => ({
+  contentType: 'application/json',
+  body: JSON.stringify({ error: message }),
+});
 
 function describe(code: string | undefined): [number, string] {
   switch (code) {
@@ -23,7 +26,10 @@ function describe(code: string | undefined): [number, string] {
     case 'HPE_INVALID_URL':
       return [400, 'Malformed HTTP request: invalid characters in the URL.'];
     case 'HPE_INVALID_HEADER_TOKEN':
-      return [400, 'Malformed HTTP request: invalid characters in a header (control characters such as NUL or a bare CR are not allowed).'];
+      return [
+        400,
+        'Malformed HTTP request: invalid characters in a header (control characters such as NUL or a bare CR are not allowed).',
+      ];
     case 'HPE_INVALID_CONTENT_LENGTH':
     case 'HPE_UNEXPECTED_CONTENT_LENGTH':
     case 'HPE_INVALID_TRANSFER_ENCODING':

@@ -28,7 +28,8 @@ export const isConnectionCode = (code: string): boolean => CONNECTION_CODES.has(
  * know them is the text. Not anchored: knex puts the failed statement's SQL before the driver's
  * message ("select … - Connection terminated unexpectedly").
  */
-const CODELESS_CONNECTION_FAILURE = /Connection terminated|Connection ended unexpectedly|is not queryable|Timeout acquiring a connection/i;
+const CODELESS_CONNECTION_FAILURE =
+  /Connection terminated|Connection ended unexpectedly|is not queryable|Timeout acquiring a connection/i;
 
 /** Whether a Postgres driver error means the database could not be reached (a 503, not a bug). */
 export function isDatabaseUnreachable(err: unknown): boolean {

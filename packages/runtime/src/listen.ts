@@ -1,4 +1,11 @@
-import { createServer, IncomingMessage, ServerResponse, type RequestListener, type Server, type ServerOptions } from 'node:http';
+import {
+  createServer,
+  IncomingMessage,
+  ServerResponse,
+  type RequestListener,
+  type Server,
+  type ServerOptions,
+} from 'node:http';
 import type { Socket } from 'node:net';
 import { answerClientErrors, type ErrorBodyFormat } from './client-errors';
 
@@ -34,14 +41,29 @@ function bornWithExpressPrototypes(app: ExpressLike): ServerOptions {
   }
   ExpressRequest.prototype = request;
   function ExpressResponse(this: ServerResponse, req: IncomingMessage, options?: object) {
-    (ServerResponse as unknown as (this: ServerResponse, req: IncomingMessage, options?: object) => void).call(this, req, options);
+    (ServerResponse as unknown as (this: ServerResponse, req: IncomingMessage, options?: object) => void).call(
+      this,
+      req,
+      options,
+    );
   }
   ExpressResponse.prototype = response;
-  return { IncomingMessage: ExpressRequest as unknown as typeof IncomingMessage, ServerResponse: ExpressResponse as unknown as typeof ServerResponse };
+  return {
+    IncomingMessage: ExpressRequest as unknown as typeof IncomingMessage,
+    ServerResponse: ExpressResponse as unknown as typeof ServerResponse,
+  };
 }
 
-/** Starts `app` (an express app, or any request listener) listening and resolves once it is bound, or rejects (e.g. EADDRINUSE). */
-export function listen(app: RequestListener & ExpressLike, port: number, host: string, options: ListenOptions = {}): Promise<Listening> {
+/**
+ * Starts `app` (an express app, or any request listener) listening and resolves once it is bound, or rejects (e.g.
+ * EADDRINUSE).
+ */
+export function listen(
+  app: RequestListener & ExpressLike,
+  port: number,
+  host: string,
+  options: ListenOptions = {},
+): Promise<Listening> {
   return new Promise((resolve, reject) => {
     const server = createServer(bornWithExpressPrototypes(app), app);
     server.once('error', reject);

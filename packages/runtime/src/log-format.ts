@@ -12,7 +12,8 @@ export const logFormatConfig = {
 };
 
 /** Whether log lines come out as JSON, given LOG_FORMAT and whether stdout is a terminal. */
-export const logsAreJson = (format: LogFormat, stdoutIsTTY: boolean): boolean => format === 'json' || (format === 'auto' && !stdoutIsTTY);
+export const logsAreJson = (format: LogFormat, stdoutIsTTY: boolean): boolean =>
+  format === 'json' || (format === 'auto' && !stdoutIsTTY);
 
 /**
  * Where a service's pino logger writes: undefined (pino's own JSON on stdout) or, for a person at a

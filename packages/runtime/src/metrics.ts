@@ -66,7 +66,10 @@ export interface CounterChild {
  * a plain addition: `const issued = family.labels({ version: 'v3' }); … issued.inc()`.
  */
 export class CounterFamily<L extends string> extends ScrapedMetric {
-  private readonly children = new Map<string, { labels: Record<L, string>; value: number; inc: (by?: number) => void }>();
+  private readonly children = new Map<
+    string,
+    { labels: Record<L, string>; value: number; inc: (by?: number) => void }
+  >();
   constructor(name: string, help: string, registry: Registry) {
     super(name, help, 'counter');
     this.register(registry);
@@ -153,7 +156,8 @@ export class HttpMetrics {
     const requests = new (class extends ScrapedMetric {
       protected samples(): Sample[] {
         const out: Sample[] = [];
-        for (const s of allSeries(table)) out.push({ labels: { method: s.method, route: s.route, status: s.status }, value: s.count });
+        for (const s of allSeries(table))
+          out.push({ labels: { method: s.method, route: s.route, status: s.status }, value: s.count });
         return out;
       }
       reset() {
@@ -180,7 +184,11 @@ export class HttpMetrics {
       reset() {
         table.clear();
       }
-    })('http_request_duration_seconds', 'Time from the request reaching the app to the last byte of its answer, by method, route template and status.', 'histogram');
+    })(
+      'http_request_duration_seconds',
+      'Time from the request reaching the app to the last byte of its answer, by method, route template and status.',
+      'histogram',
+    );
     requests.register(registry);
     latency.register(registry);
   }
@@ -206,7 +214,14 @@ export class HttpMetrics {
     if (!byStatus) byMethod.set(method, (byStatus = new Map()));
     let series = byStatus.get(status);
     if (!series) {
-      series = { method, route, status: String(status), count: 0, sum: 0, buckets: new Float64Array(this.bounds.length + 1) };
+      series = {
+        method,
+        route,
+        status: String(status),
+        count: 0,
+        sum: 0,
+        buckets: new Float64Array(this.bounds.length + 1),
+      };
       byStatus.set(status, series);
     }
     series.count += 1;

@@ -34,7 +34,10 @@ export const READINESS_TIMEOUT_MS = 2_000;
  * then is `unreachable` (a half-open connection or a black-holed address would otherwise hang
  * the probe until the load balancer gives up on it).
  */
-export async function checkReadiness(checks: Record<string, ReadinessCheck>, timeoutMs = READINESS_TIMEOUT_MS): Promise<ReadinessReport> {
+export async function checkReadiness(
+  checks: Record<string, ReadinessCheck>,
+  timeoutMs = READINESS_TIMEOUT_MS,
+): Promise<ReadinessReport> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<'unreachable'>((resolve) => {
     timer = setTimeout(() => resolve('unreachable'), timeoutMs);
@@ -69,10 +72,16 @@ export async function checkReadiness(checks: Record<string, ReadinessCheck>, tim
 }
 
 /** `/readyz`: 200 when every dependency answers, else 503 naming the ones that do not. */
-export function readinessEndpoint(checks: Record<string, ReadinessCheck>, timeoutMs = READINESS_TIMEOUT_MS): RequestHandler {
+export function readinessEndpoint(
+  checks: Record<string, ReadinessCheck>,
+  timeoutMs = READINESS_TIMEOUT_MS,
+): RequestHandler {
   return (_req, res, next) => {
     checkReadiness(checks, timeoutMs).then(({ ready, body }) => {
-      res.status(ready ? 200 : 503).set('Cache-Control', 'no-store').json(body);
+      res
+        .status(ready ? 200 : 503)
+        .set('Cache-Control', 'no-store')
+        .json(body);
     }, next);
   };
 }
@@ -82,7 +91,11 @@ export function readinessEndpoint(checks: Record<string, ReadinessCheck>, timeou
  * timeout, else 0, checked when scraped (one `SELECT 1` or `PING` per scrape). Alerts read this
  * rather than probe /readyz, which a load balancer already does. Fixed checks have no series.
  */
-export function registerReadinessMetrics(registry: Registry, checks: Record<string, ReadinessCheck>, timeoutMs = READINESS_TIMEOUT_MS): void {
+export function registerReadinessMetrics(
+  registry: Registry,
+  checks: Record<string, ReadinessCheck>,
+  timeoutMs = READINESS_TIMEOUT_MS,
+): void {
   const probed = Object.fromEntries(Object.entries(checks).filter(([, check]) => typeof check === 'function'));
   // An app built twice on one registry (tests do) reports its latest checks.
   registry.removeSingleMetric('cairn_dependency_up');

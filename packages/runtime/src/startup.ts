@@ -56,7 +56,10 @@ export async function retryStartup<T>(what: string, attempt: () => Promise<T>, o
         const e = (failure as unknown as AttemptFailed).original;
         const n = failure.attemptNumber;
         const err = e as { message?: unknown; code?: unknown };
-        const summary = { message: scrubSecrets(String(err.message ?? e)), ...(typeof err.code === 'string' ? { code: err.code } : {}) };
+        const summary = {
+          message: scrubSecrets(String(err.message ?? e)),
+          ...(typeof err.code === 'string' ? { code: err.code } : {}),
+        };
         if (isFatal(e) || Date.now() >= giveUpAt) {
           if (n > 1) log.warn({ step: what, attempts: n, err: summary }, `${what}: giving up`);
           throw e;

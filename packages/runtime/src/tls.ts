@@ -54,7 +54,8 @@ export function readCaFile(setting: string, path: string): { pem: string } | { p
   } catch (e) {
     return { problem: `${setting} (${path}) cannot be read: ${(e as NodeJS.ErrnoException).code ?? String(e)}.` };
   }
-  if (!pem.includes('-----BEGIN CERTIFICATE-----')) return { problem: `${setting} (${path}) holds no PEM certificate (-----BEGIN CERTIFICATE-----).` };
+  if (!pem.includes('-----BEGIN CERTIFICATE-----'))
+    return { problem: `${setting} (${path}) holds no PEM certificate (-----BEGIN CERTIFICATE-----).` };
   return { pem };
 }
 

@@ -7,4 +7,6 @@ import { join } from 'node:path';
  * and dist/ and ships in every image; every workspace package carries the same version (a test
  * holds them equal), so a release bumps them together.
  */
-export const CAIRN_VERSION: string = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
+export const CAIRN_VERSION: string = (
+  JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }
+).version;

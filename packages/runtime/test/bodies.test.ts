@@ -24,7 +24,10 @@ function app() {
   return a;
 }
 
-/** Writes a raw request on a socket of its own and collects everything that comes back until the server ends the connection. */
+/**
+ * Writes a raw request on a socket of its own and collects everything that comes back until the server ends the
+ * connection.
+ */
 function raw(port: number, head: string, body: Buffer, keepWriting = false): Promise<{ text: string; ended: boolean }> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
@@ -62,11 +65,18 @@ describe('reading request bodies', () => {
   afterAll(() => server.close());
 
   const post = (path: string, body: Buffer, headers: Record<string, string> = {}) =>
-    fetch(`${server.url}${path}`, { method: 'POST', body, headers: { 'Content-Type': 'application/json', ...headers } });
+    fetch(`${server.url}${path}`, {
+      method: 'POST',
+      body,
+      headers: { 'Content-Type': 'application/json', ...headers },
+    });
 
   it('when a body is sent gzip or deflate compressed, then it is read decompressed', async () => {
     const body = Buffer.alloc(300 * 1024, 'x');
-    for (const [encoding, packed] of [['gzip', gzipSync(body)], ['deflate', deflateSync(body)]] as const) {
+    for (const [encoding, packed] of [
+      ['gzip', gzipSync(body)],
+      ['deflate', deflateSync(body)],
+    ] as const) {
       const res = await post('/read', packed, { 'Content-Encoding': encoding });
       expect(await res.json()).toEqual({ length: body.length });
     }
@@ -76,7 +86,10 @@ describe('reading request bodies', () => {
     const bomb = gzipSync(Buffer.alloc(50 * LIMIT));
     expect(bomb.length).toBeLessThan(LIMIT / 4);
     const res = await post('/read', bomb, { 'Content-Encoding': 'gzip' });
-    expect(await res.json()).toEqual({ reason: 'too-large', message: 'The request body is too large: this endpoint accepts at most 1 MB (counted after decompression).' });
+    expect(await res.json()).toEqual({
+      reason: 'too-large',
+      message: 'The request body is too large: this endpoint accepts at most 1 MB (counted after decompression).',
+    });
   });
 
   it('when the encoding is unknown or the compressed data is corrupt, then it is refused saying so', async () => {
@@ -84,12 +97,20 @@ describe('reading request bodies', () => {
       reason: 'encoding',
       message: "Unsupported Content-Encoding 'compress'; send the body as it is, or as gzip, deflate or br.",
     });
-    expect(await (await post('/read', Buffer.from('not gzip at all'), { 'Content-Encoding': 'gzip' })).json()).toEqual({ reason: 'corrupt', message: 'The request body is not valid gzip data.' });
+    expect(await (await post('/read', Buffer.from('not gzip at all'), { 'Content-Encoding': 'gzip' })).json()).toEqual({
+      reason: 'corrupt',
+      message: 'The request body is not valid gzip data.',
+    });
   });
 
   it('when a client keeps sending a large body it was refused, then it gets the answer and the end of the connection at once', async () => {
     const started = performance.now();
-    const { text, ended } = await raw(port, `POST /refuse HTTP/1.1\r\nHost: x\r\nContent-Length: ${200 * LIMIT}\r\n\r\n`, Buffer.alloc(0), true);
+    const { text, ended } = await raw(
+      port,
+      `POST /refuse HTTP/1.1\r\nHost: x\r\nContent-Length: ${200 * LIMIT}\r\n\r\n`,
+      Buffer.alloc(0),
+      true,
+    );
     expect(text).toMatch(/^HTTP\/1\.1 401 /);
     expect(ended).toBe(true);
     expect(performance.now() - started).toBeLessThan(1000);

@@ -20,7 +20,13 @@ describe('listen', () => {
       seen.resProto = Object.getPrototypeOf(res) as object;
       res.send('ok');
     });
-    const born: { req?: IncomingMessage; res?: ServerResponse; reqProto?: object; resProto?: object; hasGet?: boolean } = {};
+    const born: {
+      req?: IncomingMessage;
+      res?: ServerResponse;
+      reqProto?: object;
+      resProto?: object;
+      hasGet?: boolean;
+    } = {};
     // The listener listen() is given: it looks at the objects as Node built them, before express does.
     const listener = Object.assign(
       (req: IncomingMessage, res: ServerResponse) => {

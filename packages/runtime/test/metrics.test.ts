@@ -35,7 +35,14 @@ describe('HttpMetrics', () => {
   it('when requests hit a route with ids in its path, then they are counted under the route template and status, never the raw path', async () => {
     for (const id of ['1', '22', 'alice']) expect((await fetch(`${server.url}/api/v1/users/${id}/`)).status).toBe(200);
     const text = await page();
-    expect(sample(text, 'http_requests_total', { method: 'GET', route: '/api/v1/users/:id/', status: '200', service: 'test-service' })).toBe(3);
+    expect(
+      sample(text, 'http_requests_total', {
+        method: 'GET',
+        route: '/api/v1/users/:id/',
+        status: '200',
+        service: 'test-service',
+      }),
+    ).toBe(3);
     expect(text).not.toMatch(/route="\/api\/v1\/users\/(1|22|alice)\/"/);
   });
 

@@ -6,22 +6,37 @@ const never = () => new Promise<never>(() => {});
 
 describe('readiness', () => {
   it('when every dependency answers, then the report is ok and names each one ok', async () => {
-    const report = await checkReadiness({ postgres: async () => 1, redis: { fixed: 'not configured (in-process store)' } });
-    expect(report).toEqual({ ready: true, body: { status: 'ok', postgres: 'ok', redis: 'not configured (in-process store)' } });
+    const report = await checkReadiness({
+      postgres: async () => 1,
+      redis: { fixed: 'not configured (in-process store)' },
+    });
+    expect(report).toEqual({
+      ready: true,
+      body: { status: 'ok', postgres: 'ok', redis: 'not configured (in-process store)' },
+    });
   });
 
   it('when one dependency fails, then the report is unavailable and names that one unreachable', async () => {
-    const report = await checkReadiness({ postgres: async () => 1, redis: async () => Promise.reject(new Error('ECONNREFUSED')) });
+    const report = await checkReadiness({
+      postgres: async () => 1,
+      redis: async () => Promise.reject(new Error('ECONNREFUSED')),
+    });
     expect(report).toEqual({ ready: false, body: { status: 'unavailable', postgres: 'ok', redis: 'unreachable' } });
   });
 
   it('when a check answers NotReady, then the report is unavailable and names that one with the status given', async () => {
-    const report = await checkReadiness({ postgres: async () => 1, cluster: async () => Promise.reject(new NotReady('deleted')) });
+    const report = await checkReadiness({
+      postgres: async () => 1,
+      cluster: async () => Promise.reject(new NotReady('deleted')),
+    });
     expect(report).toEqual({ ready: false, body: { status: 'unavailable', postgres: 'ok', cluster: 'deleted' } });
   });
 
   it('when a check answers ReadyAs, then it is ready and named with the status given; any other answer is ok', async () => {
-    const report = await checkReadiness({ redis: async () => 'PONG', standby: async () => new ReadyAs('ok, lag 0.4 s') });
+    const report = await checkReadiness({
+      redis: async () => 'PONG',
+      standby: async () => new ReadyAs('ok, lag 0.4 s'),
+    });
     expect(report).toEqual({ ready: true, body: { status: 'ok', redis: 'ok', standby: 'ok, lag 0.4 s' } });
   });
 
@@ -44,7 +59,10 @@ describe('readiness', () => {
   it('when /readyz is served over HTTP, then it answers 200 or 503 with the report and no caching', async () => {
     let redisUp = true;
     const app = express();
-    app.get('/readyz', readinessEndpoint({ postgres: async () => 1, redis: () => (redisUp ? Promise.resolve() : never()) }, 300));
+    app.get(
+      '/readyz',
+      readinessEndpoint({ postgres: async () => 1, redis: () => (redisUp ? Promise.resolve() : never()) }, 300),
+    );
     const s = await serve(app);
     try {
       const ok = await fetch(`${s.url}/readyz`);

@@ -23,7 +23,8 @@ async function start(level: 'info' | 'warn') {
   return { out, ...(await serve(app)) };
 }
 
-const parsed = (out: LogCapture) => out.lines.map((l) => JSON.parse(l) as { msg: string; req?: { id?: string; url?: string } });
+const parsed = (out: LogCapture) =>
+  out.lines.map((l) => JSON.parse(l) as { msg: string; req?: { id?: string; url?: string } });
 
 describe.each(['info', 'warn'] as const)('request ids at log level %s', (level) => {
   let s: Awaited<ReturnType<typeof start>>;

@@ -2,7 +2,10 @@ import { retryStartup, scrubSecrets } from '../src';
 
 function recorder() {
   const lines: Array<{ obj: Record<string, unknown>; msg: string }> = [];
-  return { lines, log: { warn: (obj: object, msg: string) => void lines.push({ obj: obj as Record<string, unknown>, msg }) } };
+  return {
+    lines,
+    log: { warn: (obj: object, msg: string) => void lines.push({ obj: obj as Record<string, unknown>, msg }) },
+  };
 }
 
 describe('retryStartup', () => {
@@ -23,7 +26,11 @@ describe('retryStartup', () => {
     expect(lines.map((l) => l.obj.retryInMs)).toEqual([20, 40, 80]);
     expect(at[3]! - at[0]!).toBeGreaterThanOrEqual(20 + 40 + 80 - 5);
     expect(lines[0]!.msg).toBe('postgres: not available yet, retrying');
-    expect(lines[0]!.obj).toMatchObject({ step: 'postgres', attempt: 1, err: { message: 'connect ECONNREFUSED 127.0.0.1:1', code: 'ECONNREFUSED' } });
+    expect(lines[0]!.obj).toMatchObject({
+      step: 'postgres',
+      attempt: 1,
+      err: { message: 'connect ECONNREFUSED 127.0.0.1:1', code: 'ECONNREFUSED' },
+    });
   });
 
   it('when the deadline passes, then it rethrows the last error and logs that it gave up', async () => {
@@ -31,7 +38,12 @@ describe('retryStartup', () => {
     let n = 0;
     const started = Date.now();
     await expect(
-      retryStartup('cluster', async () => Promise.reject(new Error(`missing ${++n}`)), { log, deadlineMs: 300, firstDelayMs: 50, maxDelayMs: 100 }),
+      retryStartup('cluster', async () => Promise.reject(new Error(`missing ${++n}`)), {
+        log,
+        deadlineMs: 300,
+        firstDelayMs: 50,
+        maxDelayMs: 100,
+      }),
     ).rejects.toThrow(/^missing \d+$/);
     expect(Date.now() - started).toBeGreaterThanOrEqual(300);
     expect(Date.now() - started).toBeLessThan(1500);
@@ -42,7 +54,9 @@ describe('retryStartup', () => {
   it('when the deadline is 0, then a failure is rethrown at once without retry', async () => {
     const { lines, log } = recorder();
     let n = 0;
-    await expect(retryStartup('x', async () => Promise.reject(new Error(`e${++n}`)), { log, deadlineMs: 0 })).rejects.toThrow('e1');
+    await expect(
+      retryStartup('x', async () => Promise.reject(new Error(`e${++n}`)), { log, deadlineMs: 0 }),
+    ).rejects.toThrow('e1');
     expect(n).toBe(1);
     expect(lines).toEqual([]);
   });
@@ -52,7 +66,11 @@ describe('retryStartup', () => {
     let n = 0;
     class Fatal extends Error {}
     await expect(
-      retryStartup('x', async () => Promise.reject(new Fatal(`f${++n}`)), { log, deadlineMs: 10_000, isFatal: (e) => e instanceof Fatal }),
+      retryStartup('x', async () => Promise.reject(new Fatal(`f${++n}`)), {
+        log,
+        deadlineMs: 10_000,
+        isFatal: (e) => e instanceof Fatal,
+      }),
     ).rejects.toThrow('f1');
     expect(n).toBe(1);
   });

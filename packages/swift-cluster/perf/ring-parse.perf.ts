@@ -16,7 +16,8 @@ const BUDGET_MS = 1000;
 const RUNS = 5;
 
 /** Python's json.dumps(sort_keys=True) layout: ", " and ": " separators. */
-const pyJson = (value: unknown): string => JSON.stringify(value).replace(/","/g, '", "').replace(/":/g, '": ').replace(/,\{/g, ', {');
+const pyJson = (value: unknown): string =>
+  JSON.stringify(value).replace(/","/g, '", "').replace(/":/g, '": ').replace(/,\{/g, ', {');
 
 function buildRing(): Buffer {
   const devs = Array.from({ length: DEVICES }, (_, id) => ({
@@ -31,7 +32,10 @@ function buildRing(): Buffer {
     weight: 8000.0 + (id % 7),
     zone: 1 + (id % 12),
   }));
-  const json = Buffer.from(pyJson({ byteorder: 'little', devs, part_shift: 32 - PART_POWER, replica_count: REPLICAS, version: 123 }), 'ascii');
+  const json = Buffer.from(
+    pyJson({ byteorder: 'little', devs, part_shift: 32 - PART_POWER, replica_count: REPLICAS, version: 123 }),
+    'ascii',
+  );
   const parts = 2 ** PART_POWER;
   const rows = Buffer.alloc(REPLICAS * parts * 2);
   // Like a balanced ring: device ids spread evenly and (nearly) incompressibly. mulberry32, fixed seed.
@@ -56,7 +60,9 @@ function time(fn: () => void): number {
 }
 
 const ring = buildRing();
-console.log(`ring: 2^${PART_POWER} partitions, ${REPLICAS} replicas, ${DEVICES} devices, ${(ring.length / 1e6).toFixed(2)} MB gzip'd`);
+console.log(
+  `ring: 2^${PART_POWER} partitions, ${REPLICAS} replicas, ${DEVICES} devices, ${(ring.length / 1e6).toFixed(2)} MB gzip'd`,
+);
 
 let worst = 0;
 for (const withAssignments of [false, true]) {
@@ -75,5 +81,7 @@ for (const withAssignments of [false, true]) {
     `${withAssignments ? 'with assignments ' : 'header only      '}: first ${times[0]?.toFixed(1)} ms, median ${sorted[Math.floor(RUNS / 2)]?.toFixed(1)} ms, max ${sorted[RUNS - 1]?.toFixed(1)} ms`,
   );
 }
-console.log(worst <= BUDGET_MS ? `OK: every run within ${BUDGET_MS} ms` : `TOO SLOW: ${worst.toFixed(1)} ms > ${BUDGET_MS} ms`);
+console.log(
+  worst <= BUDGET_MS ? `OK: every run within ${BUDGET_MS} ms` : `TOO SLOW: ${worst.toFixed(1)} ms > ${BUDGET_MS} ms`,
+);
 process.exitCode = worst <= BUDGET_MS ? 0 : 1;

@@ -77,10 +77,14 @@ export function parseIni(text: string, options: { keepKeyCase?: boolean } = {}):
     option = options.keepKeyCase ? (match[1] as string).trimEnd() : (match[1] as string).trimEnd().toLowerCase();
     current.set(option, [(match[3] as string).trim()]);
   });
-  if (bad.length > 0) throw new IniError(`cannot parse ${bad.join(', ')} (expected "key = value" or a [section] header)`);
+  if (bad.length > 0)
+    throw new IniError(`cannot parse ${bad.join(', ')} (expected "key = value" or a [section] header)`);
 
   const join = (raw: Map<string, string[]>) => new Map([...raw].map(([k, v]) => [k, v.join('\n').trimEnd()] as const));
-  return { defaults: join(defaults), sections: new Map([...sections].map(([name, raw]) => [name, join(raw)] as const)) };
+  return {
+    defaults: join(defaults),
+    sections: new Map([...sections].map(([name, raw]) => [name, join(raw)] as const)),
+  };
 }
 
 /**
@@ -97,7 +101,8 @@ export function sectionItems(ini: IniFile, section: string): Map<string, string>
 }
 
 function interpolate(raw: string, vars: Map<string, string>, section: string, key: string, depth: number): string {
-  if (depth > MAX_INTERPOLATION_DEPTH) throw new IniError(`[${section}] ${key}: interpolation nested deeper than ${MAX_INTERPOLATION_DEPTH}`);
+  if (depth > MAX_INTERPOLATION_DEPTH)
+    throw new IniError(`[${section}] ${key}: interpolation nested deeper than ${MAX_INTERPOLATION_DEPTH}`);
   let out = '';
   let rest = raw;
   while (rest !== '') {
@@ -113,7 +118,8 @@ function interpolate(raw: string, vars: Map<string, string>, section: string, ke
       if (!ref) throw new IniError(`[${section}] ${key}: bad interpolation variable reference ${JSON.stringify(rest)}`);
       const name = (ref[1] as string).toLowerCase();
       const value = vars.get(name);
-      if (value === undefined) throw new IniError(`[${section}] ${key}: interpolation refers to missing option ${JSON.stringify(name)}`);
+      if (value === undefined)
+        throw new IniError(`[${section}] ${key}: interpolation refers to missing option ${JSON.stringify(name)}`);
       rest = rest.slice(ref[0].length);
       out += value.includes('%') ? interpolate(value, vars, section, key, depth + 1) : value;
     } else {

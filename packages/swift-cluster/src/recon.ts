@@ -31,8 +31,7 @@ export interface ReconNode {
 }
 
 export type NodeDiskUsage =
-  | { node: ReconNode; ok: true; devices: DiskUsage[] }
-  | { node: ReconNode; ok: false; error: ReconError };
+  { node: ReconNode; ok: true; devices: DiskUsage[] } | { node: ReconNode; ok: false; error: ReconError };
 
 export interface PollOptions extends ReconOptions {
   /** Most requests in flight at once. */
@@ -43,11 +42,15 @@ const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isS
 
 function parseDiskUsage(body: unknown, node: string): DiskUsage[] {
   if (!Array.isArray(body)) {
-    throw new ReconError(node, `expected a JSON list from /recon/diskusage, got ${body === null ? 'null' : typeof body}`);
+    throw new ReconError(
+      node,
+      `expected a JSON list from /recon/diskusage, got ${body === null ? 'null' : typeof body}`,
+    );
   }
   const seen = new Set<string>();
   return body.map((entry: unknown, i): DiskUsage => {
-    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new ReconError(node, `entry ${i} is not an object`);
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry))
+      throw new ReconError(node, `entry ${i} is not an object`);
     const e = entry as Record<string, unknown>;
     const device = e['device'];
     if (typeof device !== 'string' || device === '') throw new ReconError(node, `entry ${i} has no device name`);
@@ -59,7 +62,11 @@ function parseDiskUsage(body: unknown, node: string): DiskUsage[] {
       return usage;
     }
     for (const key of ['size', 'used', 'avail']) {
-      if (!isCount(e[key])) throw new ReconError(node, `device ${device}: '${key}' must be a byte count (got ${JSON.stringify(e[key]) ?? 'nothing'})`);
+      if (!isCount(e[key]))
+        throw new ReconError(
+          node,
+          `device ${device}: '${key}' must be a byte count (got ${JSON.stringify(e[key]) ?? 'nothing'})`,
+        );
     }
     return { device, mounted: true, size: e['size'] as number, used: e['used'] as number, avail: e['avail'] as number };
   });
@@ -92,7 +99,12 @@ export async function fetchDiskUsage(baseUrl: string, options: ReconOptions): Pr
   const failed = (what: string, e: unknown): ReconError => {
     if (e instanceof ReconError) return e;
     if (options.signal?.aborted) return new ReconError(node, 'stopped');
-    return new ReconError(node, controller.signal.aborted ? `no complete answer within ${options.timeoutMs} ms` : `${what} (${describeFailure(e)})`);
+    return new ReconError(
+      node,
+      controller.signal.aborted
+        ? `no complete answer within ${options.timeoutMs} ms`
+        : `${what} (${describeFailure(e)})`,
+    );
   };
   try {
     let response: Response;
@@ -124,7 +136,8 @@ export async function fetchDiskUsage(baseUrl: string, options: ReconOptions): Pr
   }
 }
 
-const baseUrlOf = (node: ReconNode): string => `http://${node.ip.includes(':') ? `[${node.ip}]` : node.ip}:${node.port}`;
+const baseUrlOf = (node: ReconNode): string =>
+  `http://${node.ip.includes(':') ? `[${node.ip}]` : node.ip}:${node.port}`;
 
 /**
  * Disk usage of every node, at most `concurrency` requests at a time, in the order given. A node that
@@ -132,14 +145,19 @@ const baseUrlOf = (node: ReconNode): string => `http://${node.ip.includes(':') ?
  * because of one node. `onPolled` hears of each node answered or failed (progress for a person).
  * Once `signal` aborts, the nodes not yet answered fail with "stopped" at once.
  */
-export async function pollNodes(nodes: readonly ReconNode[], options: PollOptions, onPolled?: (done: number, total: number) => void): Promise<NodeDiskUsage[]> {
+export async function pollNodes(
+  nodes: readonly ReconNode[],
+  options: PollOptions,
+  onPolled?: (done: number, total: number) => void,
+): Promise<NodeDiskUsage[]> {
   let done = 0;
   return mapConcurrent(nodes, options.concurrency, async (node): Promise<NodeDiskUsage> => {
     try {
       if (options.signal?.aborted) throw new ReconError(`${node.ip}:${node.port}`, 'stopped');
       return { node, ok: true, devices: await fetchDiskUsage(baseUrlOf(node), options) };
     } catch (e) {
-      const error = e instanceof ReconError ? e : new ReconError(`${node.ip}:${node.port}`, (e as Error).message ?? String(e));
+      const error =
+        e instanceof ReconError ? e : new ReconError(`${node.ip}:${node.port}`, (e as Error).message ?? String(e));
       return { node, ok: false, error };
     } finally {
       onPolled?.(++done, nodes.length);

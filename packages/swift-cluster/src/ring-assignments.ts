@@ -32,7 +32,9 @@ export function readAssignments(rowBytes: Buffer, ring: Ring, slots: number): As
     );
   }
   if (size > maxSize) {
-    throw new RingProblem(`${size - maxSize} unexpected bytes after the last assignment row (expected at most ${maxSize})`);
+    throw new RingProblem(
+      `${size - maxSize} unexpected bytes after the last assignment row (expected at most ${maxSize})`,
+    );
   }
   if (size % 2 !== 0) throw new RingProblem(`assignments truncated: ${size} bytes ends inside a 16-bit device id`);
 
@@ -56,7 +58,8 @@ export function readAssignments(rowBytes: Buffer, ring: Ring, slots: number): As
   }
 
   const rows: Uint16Array[] = [];
-  for (let start = 0; start < all.length; start += parts) rows.push(all.subarray(start, Math.min(start + parts, all.length)));
+  for (let start = 0; start < all.length; start += parts)
+    rows.push(all.subarray(start, Math.min(start + parts, all.length)));
   const last = rows[rows.length - 1] as Uint16Array;
   return { rows, replicas: rowCount - 1 + last.length / parts };
 }

@@ -70,7 +70,8 @@ export interface ParsedHeader {
 export function parseHeader(header: unknown): ParsedHeader {
   if (!isObject(header)) fail(`expected a JSON object, got ${Array.isArray(header) ? 'a list' : show(header)}`);
   const byteorder = header['byteorder'];
-  if (byteorder !== 'little' && byteorder !== 'big') fail(`'byteorder' must be "little" or "big" (got ${show(byteorder)})`);
+  if (byteorder !== 'little' && byteorder !== 'big')
+    fail(`'byteorder' must be "little" or "big" (got ${show(byteorder)})`);
   const partShift = int(header, 'part_shift', '', 0, 32);
   const replicaCount = int(header, 'replica_count', '', 0, 0xffff);
   const devs = header['devs'];

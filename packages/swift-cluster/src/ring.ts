@@ -23,12 +23,26 @@ function failRing(file: string, reason: string): never {
 }
 
 function describeMagic(bytes: Buffer): string {
-  return [...bytes].map((b) => (b >= 0x20 && b < 0x7f && b !== 0x27 && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`)).join('');
+  return [...bytes]
+    .map((b) =>
+      b >= 0x20 && b < 0x7f && b !== 0x27 && b !== 0x5c
+        ? String.fromCharCode(b)
+        : `\\x${b.toString(16).padStart(2, '0')}`,
+    )
+    .join('');
 }
 
-export function parseRing(buffer: Buffer, fileName: string, options: ParseRingOptions & { withAssignments: true }): RingWithAssignments;
+export function parseRing(
+  buffer: Buffer,
+  fileName: string,
+  options: ParseRingOptions & { withAssignments: true },
+): RingWithAssignments;
 export function parseRing(buffer: Buffer, fileName: string, options?: ParseRingOptions): Ring;
-export function parseRing(buffer: Buffer, fileName: string, options: ParseRingOptions = {}): Ring | RingWithAssignments {
+export function parseRing(
+  buffer: Buffer,
+  fileName: string,
+  options: ParseRingOptions = {},
+): Ring | RingWithAssignments {
   const fail = (reason: string): never => failRing(fileName, reason);
   const gunzipped = boundedGunzip(buffer, options.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES);
   if ('reason' in gunzipped) return fail(gunzipped.reason);
@@ -38,7 +52,9 @@ export function parseRing(buffer: Buffer, fileName: string, options: ParseRingOp
   const magic = payload.subarray(0, 4);
   if (magic.toString('latin1') !== MAGIC) {
     if (magic[0] === 0x80) {
-      fail(`old-style pickled ring (pickle protocol ${magic[1]}), not supported: rewrite it with \`swift-ring-builder <builder> write_ring\``);
+      fail(
+        `old-style pickled ring (pickle protocol ${magic[1]}), not supported: rewrite it with \`swift-ring-builder <builder> write_ring\``,
+      );
     }
     fail(`not a ring file (magic '${describeMagic(magic)}')`);
   }
@@ -70,7 +86,10 @@ export function parseRing(buffer: Buffer, fileName: string, options: ParseRingOp
 }
 
 /** Reads a ring file and parses it under its base name (`object-1.ring.gz`). */
-export async function readRingFile(path: string, options: ParseRingOptions & { withAssignments: true }): Promise<RingWithAssignments>;
+export async function readRingFile(
+  path: string,
+  options: ParseRingOptions & { withAssignments: true },
+): Promise<RingWithAssignments>;
 export async function readRingFile(path: string, options?: ParseRingOptions): Promise<Ring>;
 export async function readRingFile(path: string, options: ParseRingOptions = {}): Promise<Ring> {
   const name = basename(path);

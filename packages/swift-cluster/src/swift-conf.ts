@@ -38,7 +38,13 @@ const VALID_NAME = /^[-A-Za-z0-9]+$/;
 const TRUE_VALUES = new Set(['true', '1', 'yes', 'on', 't', 'y']);
 const SECTION_PREFIX = 'storage-policy:';
 const BASE_OPTIONS = ['name', 'aliases', 'policy_type', 'default', 'deprecated', 'diskfile_module'];
-const EC_OPTIONS = ['ec_type', 'ec_object_segment_size', 'ec_num_data_fragments', 'ec_num_parity_fragments', 'ec_duplication_factor'];
+const EC_OPTIONS = [
+  'ec_type',
+  'ec_object_segment_size',
+  'ec_num_data_fragments',
+  'ec_num_parity_fragments',
+  'ec_duplication_factor',
+];
 const DEFAULT_EC_SEGMENT_SIZE = 1048576;
 
 class Problem extends Error {}
@@ -59,20 +65,29 @@ function pyInt(value: string | undefined): number | undefined {
 
 function positiveInt(where: string, option: string, value: string | undefined): number {
   const n = pyInt(value);
-  if (n === undefined || n <= 0) fail(`${where}: ${option} must be a positive integer (got ${JSON.stringify(value ?? null)})`);
+  if (n === undefined || n <= 0)
+    fail(`${where}: ${option} must be a positive integer (got ${JSON.stringify(value ?? null)})`);
   return n;
 }
 
 /** Python's `list_from_csv`. */
-const csv = (value: string | undefined): string[] => (value ?? '').split(',').map((v) => v.trim()).filter((v) => v !== '');
+const csv = (value: string | undefined): string[] =>
+  (value ?? '')
+    .split(',')
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
 
 function checkName(where: string, index: number, name: string, taken: string[]): void {
   if (name === '') fail(`${where}: a policy needs a name`);
-  if (!VALID_NAME.test(name)) fail(`${where}: invalid name ${JSON.stringify(name)} (names are used as HTTP headers: only letters, digits and '-')`);
+  if (!VALID_NAME.test(name))
+    fail(
+      `${where}: invalid name ${JSON.stringify(name)} (names are used as HTTP headers: only letters, digits and '-')`,
+    );
   if (name.toUpperCase() === LEGACY_POLICY_NAME.toUpperCase() && index !== 0) {
     fail(`${where}: the name ${LEGACY_POLICY_NAME} is reserved for policy index 0 (got ${JSON.stringify(name)})`);
   }
-  if (taken.some((t) => t.toUpperCase() === name.toUpperCase())) fail(`${where}: the name ${JSON.stringify(name)} is given twice`);
+  if (taken.some((t) => t.toUpperCase() === name.toUpperCase()))
+    fail(`${where}: the name ${JSON.stringify(name)} is given twice`);
 }
 
 function parseEc(where: string, options: Map<string, string>, names: string[], isDeprecated: boolean): ErasureCoding {
@@ -84,12 +99,18 @@ function parseEc(where: string, options: Map<string, string>, names: string[], i
     type,
     dataFragments,
     parityFragments,
-    segmentSize: positiveInt(where, 'ec_object_segment_size', options.get('ec_object_segment_size') ?? String(DEFAULT_EC_SEGMENT_SIZE)),
+    segmentSize: positiveInt(
+      where,
+      'ec_object_segment_size',
+      options.get('ec_object_segment_size') ?? String(DEFAULT_EC_SEGMENT_SIZE),
+    ),
     duplicationFactor: 1,
   };
   // Same order as Swift: ec_type, data, parity, segment size, the isa_l check, duplication factor.
   if (ec.type === 'isa_l_rs_vand' && parityFragments >= 5 && !isDeprecated) {
-    fail(`${where}: policy ${names[0]} uses isa_l_rs_vand with ${parityFragments} parity fragments, known to harm data durability; it must be deprecated`);
+    fail(
+      `${where}: policy ${names[0]} uses isa_l_rs_vand with ${parityFragments} parity fragments, known to harm data durability; it must be deprecated`,
+    );
   }
   ec.duplicationFactor = positiveInt(where, 'ec_duplication_factor', options.get('ec_duplication_factor') ?? '1');
   return ec;
@@ -103,11 +124,15 @@ function parsePolicy(section: string, options: Map<string, string>, fromDefaults
   }
   const allowed = policyType === 'erasure_coding' ? [...BASE_OPTIONS, ...EC_OPTIONS] : BASE_OPTIONS;
   for (const key of options.keys()) {
-    if (!allowed.includes(key)) fail(`${where}: invalid option ${JSON.stringify(key)}${fromDefaults.has(key) ? ' (inherited from [DEFAULT])' : ''} for a ${policyType} policy`);
+    if (!allowed.includes(key))
+      fail(
+        `${where}: invalid option ${JSON.stringify(key)}${fromDefaults.has(key) ? ' (inherited from [DEFAULT])' : ''} for a ${policyType} policy`,
+      );
   }
   const rawIndex = section.slice(SECTION_PREFIX.length);
   const index = pyInt(rawIndex);
-  if (index === undefined || index < 0) fail(`${where}: invalid policy index ${JSON.stringify(rawIndex)} (must be a non-negative integer)`);
+  if (index === undefined || index < 0)
+    fail(`${where}: invalid policy index ${JSON.stringify(rawIndex)} (must be a non-negative integer)`);
   const name = options.get('name') ?? '';
   const names: string[] = [];
   checkName(where, index, name, names);
@@ -127,7 +152,9 @@ function parsePolicy(section: string, options: Map<string, string>, fromDefaults
     isDefault,
     isDeprecated,
     policyType,
-    diskfileModule: options.get('diskfile_module') ?? (policyType === 'replication' ? 'egg:swift#replication.fs' : 'egg:swift#erasure_coding.fs'),
+    diskfileModule:
+      options.get('diskfile_module') ??
+      (policyType === 'replication' ? 'egg:swift#replication.fs' : 'egg:swift#erasure_coding.fs'),
   };
   if (policyType === 'erasure_coding') policy.ec = parseEc(where, options, names, isDeprecated);
   return policy;
@@ -144,7 +171,10 @@ function validateCollection(policies: StoragePolicy[]): StoragePolicy[] {
     if (same) fail(`duplicate policy index ${p.index}: ${label(p)} conflicts with ${label(same)}`);
     for (const n of [p.name, ...p.aliases]) {
       const other = byName.get(n.toUpperCase());
-      if (other) fail(`duplicate policy name ${JSON.stringify(n)}: ${label(p)} conflicts with ${label(other)} (names are case-insensitive)`);
+      if (other)
+        fail(
+          `duplicate policy name ${JSON.stringify(n)}: ${label(p)} conflicts with ${label(other)} (names are case-insensitive)`,
+        );
     }
     if (p.isDefault) {
       if (defaultPolicy) fail(`two default policies: ${label(p)} conflicts with ${label(defaultPolicy)}`);
@@ -154,7 +184,8 @@ function validateCollection(policies: StoragePolicy[]): StoragePolicy[] {
     byIndex.set(p.index, p);
   }
   if (!byIndex.has(0)) {
-    if (byIndex.size > 0) fail('no [storage-policy:0] section: Swift needs one for policy index 0 as soon as any policy is defined');
+    if (byIndex.size > 0)
+      fail('no [storage-policy:0] section: Swift needs one for policy index 0 as soon as any policy is defined');
     byIndex.set(0, {
       index: 0,
       name: LEGACY_POLICY_NAME,

@@ -48,11 +48,13 @@ export async function readSwiftDir(dir: string, options: ParseRingOptions = {}):
     }
   }
   for (const p of policies) {
-    if (!ringFiles.has(p.index)) problems.push(`policy ${p.index} (${p.name}) has no ring file ${objectRingName(p.index)}`);
+    if (!ringFiles.has(p.index))
+      problems.push(`policy ${p.index} (${p.name}) has no ring file ${objectRingName(p.index)}`);
   }
   if (problems.length > 0) throw new SwiftDirError(dir, problems);
 
   const rings = new Map<number, Ring>();
-  for (const p of policies) rings.set(p.index, await readRingFile(join(dir, ringFiles.get(p.index) as string), options));
+  for (const p of policies)
+    rings.set(p.index, await readRingFile(join(dir, ringFiles.get(p.index) as string), options));
   return { policies, rings };
 }

@@ -41,6 +41,8 @@ describe('parseIni (ConfigParser rules)', () => {
   });
 
   it('when a line has no delimiter, then it is reported with its number', () => {
-    expect(() => parseIni('[a]\nk = v\nnovalue\n')).toThrow(new IniError('cannot parse line 3: "novalue" (expected "key = value" or a [section] header)'));
+    expect(() => parseIni('[a]\nk = v\nnovalue\n')).toThrow(
+      new IniError('cannot parse line 3: "novalue" (expected "key = value" or a [section] header)'),
+    );
   });
 });

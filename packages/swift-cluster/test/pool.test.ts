@@ -24,10 +24,12 @@ describe('mapConcurrent', () => {
   });
 
   it('when fn throws, then the returned promise rejects with that error', async () => {
-    await expect(mapConcurrent([1, 2], 1, async (n) => {
-      if (n === 2) throw new Error('two');
-      return n;
-    })).rejects.toThrow('two');
+    await expect(
+      mapConcurrent([1, 2], 1, async (n) => {
+        if (n === 2) throw new Error('two');
+        return n;
+      }),
+    ).rejects.toThrow('two');
   });
 
   it.each([0, -1, 1.5, Number.NaN])('when concurrency is %p, then it is refused', async (c) => {

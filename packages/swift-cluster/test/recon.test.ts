@@ -20,14 +20,18 @@ async function serve(handler: Handler, traffic = newTraffic()): Promise<TestServ
   return server;
 }
 
-const onPath = (body: string, status = 200): Handler => (req, res) => {
-  if (req.url?.endsWith('/recon/diskusage')) sendJson(res, status, body);
-  else sendJson(res, 404, '"not found"');
-};
+const onPath =
+  (body: string, status = 200): Handler =>
+  (req, res) => {
+    if (req.url?.endsWith('/recon/diskusage')) sendJson(res, status, body);
+    else sendJson(res, 404, '"not found"');
+  };
 const hang: Handler = () => undefined;
-const after = (ms: number, handler: Handler): Handler => (req, res) => {
-  setTimeout(() => handler(req, res), ms);
-};
+const after =
+  (ms: number, handler: Handler): Handler =>
+  (req, res) => {
+    setTimeout(() => handler(req, res), ms);
+  };
 
 async function reconFailure(baseUrl: string, timeoutMs = 2000): Promise<ReconError> {
   const error = await fetchDiskUsage(baseUrl, { timeoutMs }).then(
@@ -43,7 +47,13 @@ describe('fetchDiskUsage', () => {
     const server = await serve(onPath(SAMPLE));
     const devices = await fetchDiskUsage(server.baseUrl, { timeoutMs: 2000 });
     expect(devices).toEqual(
-      ['sdb4', 'sdb2', 'sdb1', 'sdb3'].map((device) => ({ device, mounted: true, size: 270553174016, used: 187830935552, avail: 82722238464 })),
+      ['sdb4', 'sdb2', 'sdb1', 'sdb3'].map((device) => ({
+        device,
+        mounted: true,
+        size: 270553174016,
+        used: 187830935552,
+        avail: 82722238464,
+      })),
     );
   });
 
@@ -63,7 +73,14 @@ describe('fetchDiskUsage', () => {
     ]);
     const server = await serve(onPath(body));
     expect(await fetchDiskUsage(server.baseUrl, { timeoutMs: 2000 })).toEqual([
-      { device: 'sdb1', mounted: false, size: null, used: null, avail: null, mountError: '[Errno 5] Input/output error' },
+      {
+        device: 'sdb1',
+        mounted: false,
+        size: null,
+        used: null,
+        avail: null,
+        mountError: '[Errno 5] Input/output error',
+      },
       { device: 'sdb2', mounted: false, size: null, used: null, avail: null, mountError: 'true' },
       { device: 'sdb3', mounted: false, size: null, used: null, avail: null },
       { device: 'sdb4', mounted: false, size: null, used: null, avail: null },
@@ -107,9 +124,21 @@ describe('fetchDiskUsage', () => {
     ['null', 'null', 'expected a JSON list from /recon/diskusage, got null'],
     ['an entry that is not an object', '["sdb1"]', 'entry 0 is not an object'],
     ['an entry without a device', '[{"mounted": false}]', 'entry 0 has no device name'],
-    ['a mounted device without sizes', '[{"device": "sdb1", "mounted": true, "size": "", "used": "", "avail": ""}]', `device sdb1: 'size' must be a byte count (got "")`],
-    ['a negative size', '[{"device": "sdb1", "mounted": true, "size": 10, "used": 20, "avail": -10}]', "device sdb1: 'avail' must be a byte count (got -10)"],
-    ['a device listed twice', '[{"device": "sdb1", "mounted": false}, {"device": "sdb1", "mounted": false}]', 'device sdb1 is listed twice'],
+    [
+      'a mounted device without sizes',
+      '[{"device": "sdb1", "mounted": true, "size": "", "used": "", "avail": ""}]',
+      `device sdb1: 'size' must be a byte count (got "")`,
+    ],
+    [
+      'a negative size',
+      '[{"device": "sdb1", "mounted": true, "size": 10, "used": 20, "avail": -10}]',
+      "device sdb1: 'avail' must be a byte count (got -10)",
+    ],
+    [
+      'a device listed twice',
+      '[{"device": "sdb1", "mounted": false}, {"device": "sdb1", "mounted": false}]',
+      'device sdb1 is listed twice',
+    ],
   ])('when recon answers %s, then the node is reported with the reason', async (_what, body, reason) => {
     const server = await serve(onPath(body));
     const error = await reconFailure(server.baseUrl);
@@ -147,7 +176,10 @@ describe('pollNodes', () => {
     expect(results.map((r) => r.ok)).toEqual([true, false, true, false, true]);
     expect(results.map((r) => r.node.port)).toEqual(nodes.map((s) => s.port));
     const failures = results.flatMap((r) => (r.ok ? [] : [r.error]));
-    expect(failures.map((e) => e.reason)).toEqual(['HTTP 500 from GET /recon/diskusage', 'no complete answer within 300 ms']);
+    expect(failures.map((e) => e.reason)).toEqual([
+      'HTTP 500 from GET /recon/diskusage',
+      'no complete answer within 300 ms',
+    ]);
     expect(failures.every((e) => e instanceof ReconError)).toBe(true);
     for (const r of results) if (r.ok) expect(r.devices).toHaveLength(4);
     expect(traffic.requests).toBe(5);
@@ -190,7 +222,9 @@ describe('pollNodes', () => {
   });
 
   it('when concurrency is not a positive integer, then that is a programming error', async () => {
-    await expect(pollNodes([{ ip: '127.0.0.1', port: 1 }], { concurrency: 0, timeoutMs: 100 })).rejects.toThrow(RangeError);
+    await expect(pollNodes([{ ip: '127.0.0.1', port: 1 }], { concurrency: 0, timeoutMs: 100 })).rejects.toThrow(
+      RangeError,
+    );
   });
 
   it('when a node has an IPv6 address, then the URL brackets it', async () => {
@@ -199,7 +233,11 @@ describe('pollNodes', () => {
       urls.push(String(input));
       return new Response('[]');
     };
-    await pollNodes([{ ip: 'fd00::1', port: 6200 }], { concurrency: 1, timeoutMs: 100, fetch: fakeFetch as typeof fetch });
+    await pollNodes([{ ip: 'fd00::1', port: 6200 }], {
+      concurrency: 1,
+      timeoutMs: 100,
+      fetch: fakeFetch as typeof fetch,
+    });
     expect(urls).toEqual(['http://[fd00::1]:6200/recon/diskusage']);
   });
 });

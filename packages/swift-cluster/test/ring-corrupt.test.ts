@@ -1,7 +1,9 @@
 import { parseRing, RingError } from '../src';
 import { fixtureRing, gzip, joinPayload, payloadOf, splitPayload } from './helpers/ring-bytes';
 
-/** Damaged variants of a real ring (object-2.ring.gz: 2.5 replicas, a hole): each is a RingError naming file and reason. */
+/**
+ * Damaged variants of a real ring (object-2.ring.gz: 2.5 replicas, a hole): each is a RingError naming file and reason.
+ */
 
 const FILE = 'object-2.ring.gz';
 const good = fixtureRing('swift', FILE);
@@ -27,7 +29,8 @@ function expectFailure(data: Buffer, reason: string | RegExp, options: { withAss
   expect(error.message).toBe(`${FILE}: ${error.reason}`);
 }
 
-const withHeader = (changes: Record<string, unknown>): Buffer => gzip(joinPayload({ header: { ...header, ...changes }, rows }));
+const withHeader = (changes: Record<string, unknown>): Buffer =>
+  gzip(joinPayload({ header: { ...header, ...changes }, rows }));
 
 describe('parseRing on damaged files', () => {
   it('when the file is not gzip, then the reason is "not gzip data"', () => {
@@ -66,7 +69,10 @@ describe('parseRing on damaged files', () => {
     [9, /^truncated header \(no JSON header length\)$/],
     [10, new RegExp(`^truncated header \\(JSON header of ${jsonLength} bytes, only 0 present\\)$`)],
     [11, new RegExp(`^truncated header \\(JSON header of ${jsonLength} bytes, only 1 present\\)$`)],
-    [10 + jsonLength - 1, new RegExp(`^truncated header \\(JSON header of ${jsonLength} bytes, only ${jsonLength - 1} present\\)$`)],
+    [
+      10 + jsonLength - 1,
+      new RegExp(`^truncated header \\(JSON header of ${jsonLength} bytes, only ${jsonLength - 1} present\\)$`),
+    ],
   ])('when the payload is cut at %i bytes, then the header is reported truncated', (cut, reason) => {
     expectFailure(gzip(payload.subarray(0, cut)), reason);
   });
@@ -74,12 +80,22 @@ describe('parseRing on damaged files', () => {
   it('when the payload is cut right after the JSON header, then the header parses but the assignments are truncated', () => {
     const cut = gzip(payload.subarray(0, 10 + jsonLength));
     expect(parseRing(cut, FILE).devices).toHaveLength(3);
-    expectFailure(cut, 'assignments truncated: replica_count 3 with 1024 partitions needs 4098..6144 bytes, found 0', { withAssignments: true });
+    expectFailure(cut, 'assignments truncated: replica_count 3 with 1024 partitions needs 4098..6144 bytes, found 0', {
+      withAssignments: true,
+    });
   });
 
   it.each([
-    ['the short last row is missing', 512 * 2, /^assignments truncated: replica_count 3 with 1024 partitions needs 4098\.\.6144 bytes, found 4096$/],
-    ["a full row's worth is missing", 1024 * 2, /^assignments truncated: replica_count 3 with 1024 partitions needs 4098\.\.6144 bytes, found 3072$/],
+    [
+      'the short last row is missing',
+      512 * 2,
+      /^assignments truncated: replica_count 3 with 1024 partitions needs 4098\.\.6144 bytes, found 4096$/,
+    ],
+    [
+      "a full row's worth is missing",
+      1024 * 2,
+      /^assignments truncated: replica_count 3 with 1024 partitions needs 4098\.\.6144 bytes, found 3072$/,
+    ],
     ['a byte is missing', 1, /^assignments truncated: 5119 bytes ends inside a 16-bit device id$/],
   ])('when %s from the assignments, then they are reported truncated', (_what, missing, reason) => {
     expectFailure(gzip(payload.subarray(0, payload.length - missing)), reason, { withAssignments: true });
@@ -87,28 +103,41 @@ describe('parseRing on damaged files', () => {
 
   it('when the assignments hold more than replica_count rows, then the extra bytes are reported', () => {
     const extra = gzip(joinPayload({ header, rows: Buffer.concat([rows, Buffer.alloc(2048 * 2)]) }));
-    expectFailure(extra, '3072 unexpected bytes after the last assignment row (expected at most 6144)', { withAssignments: true });
+    expectFailure(extra, '3072 unexpected bytes after the last assignment row (expected at most 6144)', {
+      withAssignments: true,
+    });
   });
 
   it('when an assignment refers to the removed device, then the row and partition are named', () => {
     const damaged = Buffer.from(rows);
     damaged.writeUInt16LE(1, 2 * (1024 + 7)); // row 1, partition 7 -> device id 1 (the hole)
-    expectFailure(gzip(joinPayload({ header, rows: damaged })), 'assignment row 1, partition 7 refers to device id 1, a removed device (a hole in devs)', {
-      withAssignments: true,
-    });
+    expectFailure(
+      gzip(joinPayload({ header, rows: damaged })),
+      'assignment row 1, partition 7 refers to device id 1, a removed device (a hole in devs)',
+      {
+        withAssignments: true,
+      },
+    );
   });
 
   it('when an assignment refers to a device id past the device list, then it is reported', () => {
     const damaged = Buffer.from(rows);
     damaged.writeUInt16LE(0xffff, 2 * (2048 + 511)); // last entry of the short last row
-    expectFailure(gzip(joinPayload({ header, rows: damaged })), 'assignment row 2, partition 511 refers to device id 65535, beyond devs (4 entries)', {
-      withAssignments: true,
-    });
+    expectFailure(
+      gzip(joinPayload({ header, rows: damaged })),
+      'assignment row 2, partition 511 refers to device id 65535, beyond devs (4 entries)',
+      {
+        withAssignments: true,
+      },
+    );
   });
 
   it('when the magic is wrong, then it is quoted', () => {
     expectFailure(gzip(joinPayload({ magic: 'XXXX', header, rows })), "not a ring file (magic 'XXXX')");
-    expectFailure(gzip(Buffer.concat([Buffer.from([0, 1, 0x27, 0xff]), payload.subarray(4)])), "not a ring file (magic '\\x00\\x01\\x27\\xff')");
+    expectFailure(
+      gzip(Buffer.concat([Buffer.from([0, 1, 0x27, 0xff]), payload.subarray(4)])),
+      "not a ring file (magic '\\x00\\x01\\x27\\xff')",
+    );
   });
 
   it('when the format version is 2 (or 0), then it is unsupported', () => {
@@ -133,7 +162,10 @@ describe('parseRing on damaged files', () => {
     ['a list', []],
     ['a number', 3],
   ])('when the JSON header is %s, then it is not an object', (_what, value) => {
-    expectFailure(gzip(joinPayload({ header: JSON.stringify(value), rows })), /^invalid header: expected a JSON object/);
+    expectFailure(
+      gzip(joinPayload({ header: JSON.stringify(value), rows })),
+      /^invalid header: expected a JSON object/,
+    );
   });
 
   it.each([
@@ -150,10 +182,11 @@ describe('parseRing on damaged files', () => {
   });
 
   const devs = header['devs'] as (Record<string, unknown> | null)[];
-  const withDev0 = (changes: Record<string, unknown>): Buffer => withHeader({ devs: [{ ...devs[0], ...changes }, ...devs.slice(1)] });
+  const withDev0 = (changes: Record<string, unknown>): Buffer =>
+    withHeader({ devs: [{ ...devs[0], ...changes }, ...devs.slice(1)] });
 
   it.each([
-    [{ id: 5 }, 'invalid header: devs[0] has id 5; a device\'s id must be its index in devs'],
+    [{ id: 5 }, "invalid header: devs[0] has id 5; a device's id must be its index in devs"],
     [{ port: '6200' }, `invalid header: devs[0]: 'port' must be an integer 0..65535 (got "6200")`],
     [{ port: 70000 }, "invalid header: devs[0]: 'port' must be an integer 0..65535 (got 70000)"],
     [{ ip: '' }, `invalid header: devs[0]: 'ip' must be a non-empty string (got "")`],
@@ -167,6 +200,9 @@ describe('parseRing on damaged files', () => {
   });
 
   it('when a device entry is neither an object nor null, then it is named', () => {
-    expectFailure(withHeader({ devs: [devs[0], 'sdb2', ...devs.slice(2)] }), 'invalid header: devs[1] must be an object or null (got "sdb2")');
+    expectFailure(
+      withHeader({ devs: [devs[0], 'sdb2', ...devs.slice(2)] }),
+      'invalid header: devs[1] must be an object or null (got "sdb2")',
+    );
   });
 });

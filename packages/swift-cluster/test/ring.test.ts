@@ -36,12 +36,17 @@ describe('parseRing on rings written by swift-ring-builder', () => {
     expect('assignments' in ring).toBe(false);
   });
 
-  it.each(SWIFT_DIR_RINGS)('when %s.ring.gz is parsed with assignments, then each device holds as many partitions as the builder says', (name) => {
-    const dump = readBuilderDump(name);
-    const ring = parseRing(fixtureRing('swift', `${name}.ring.gz`), `${name}.ring.gz`, { withAssignments: true });
-    expect(ring.replicas).toBeCloseTo(dump.replicas, 6);
-    expect(Object.fromEntries(partitionsPerDevice(ring))).toEqual(Object.fromEntries(dump.devices.map((d) => [d.id, d.partitions])));
-  });
+  it.each(SWIFT_DIR_RINGS)(
+    'when %s.ring.gz is parsed with assignments, then each device holds as many partitions as the builder says',
+    (name) => {
+      const dump = readBuilderDump(name);
+      const ring = parseRing(fixtureRing('swift', `${name}.ring.gz`), `${name}.ring.gz`, { withAssignments: true });
+      expect(ring.replicas).toBeCloseTo(dump.replicas, 6);
+      expect(Object.fromEntries(partitionsPerDevice(ring))).toEqual(
+        Object.fromEntries(dump.devices.map((d) => [d.id, d.partitions])),
+      );
+    },
+  );
 
   it('when the policy 0 ring is parsed, then it has the header values the builder wrote', () => {
     const ring = parseRing(fixtureRing('swift', 'object.ring.gz'), 'object.ring.gz');
@@ -118,7 +123,9 @@ describe('parseRing on rings written by swift-ring-builder', () => {
   });
 
   it('when devices predate regions and replication networks, then region is 1 and replication ip/port are ip/port', () => {
-    const ring = parseRing(fixtureRing('rings', 'object-noregion.ring.gz'), 'object-noregion.ring.gz', { withAssignments: true });
+    const ring = parseRing(fixtureRing('rings', 'object-noregion.ring.gz'), 'object-noregion.ring.gz', {
+      withAssignments: true,
+    });
     const current = parseRing(fixtureRing('swift', 'object.ring.gz'), 'object.ring.gz', { withAssignments: true });
     expect(ring.devices).toEqual(current.devices);
     expect(ring.assignments).toEqual(current.assignments);
@@ -126,7 +133,10 @@ describe('parseRing on rings written by swift-ring-builder', () => {
 
   it('when the ring is an old pickled one, then it is refused as such', () => {
     expect(() => parseRing(fixtureRing('rings', 'object-pickled.ring.gz'), 'object-pickled.ring.gz')).toThrow(
-      new RingError('object-pickled.ring.gz', 'old-style pickled ring (pickle protocol 2), not supported: rewrite it with `swift-ring-builder <builder> write_ring`'),
+      new RingError(
+        'object-pickled.ring.gz',
+        'old-style pickled ring (pickle protocol 2), not supported: rewrite it with `swift-ring-builder <builder> write_ring`',
+      ),
     );
   });
 
@@ -134,7 +144,11 @@ describe('parseRing on rings written by swift-ring-builder', () => {
     const original = parseRing(fixtureRing('swift', 'object-2.ring.gz'), 'object-2.ring.gz', { withAssignments: true });
     const { header, rows } = splitPayload(payloadOf(fixtureRing('swift', 'object-2.ring.gz')));
     const swapped = Buffer.from(rows).swap16();
-    const big = parseRing(gzip(joinPayload({ header: { ...header, byteorder: 'big' }, rows: swapped })), 'big.ring.gz', { withAssignments: true });
+    const big = parseRing(
+      gzip(joinPayload({ header: { ...header, byteorder: 'big' }, rows: swapped })),
+      'big.ring.gz',
+      { withAssignments: true },
+    );
     expect(big.byteorder).toBe('big');
     expect(big.assignments).toEqual(original.assignments);
   });
@@ -149,9 +163,13 @@ describe('parseRing on rings written by swift-ring-builder', () => {
   });
 
   it('when a ring has no devices and no rows (never rebalanced), then it parses to empty lists', () => {
-    const ring = parseRing(gzip(joinPayload({ header: { byteorder: 'little', devs: [], part_shift: 24, replica_count: 0 } })), 'empty.ring.gz', {
-      withAssignments: true,
-    });
+    const ring = parseRing(
+      gzip(joinPayload({ header: { byteorder: 'little', devs: [], part_shift: 24, replica_count: 0 } })),
+      'empty.ring.gz',
+      {
+        withAssignments: true,
+      },
+    );
     expect(ring).toMatchObject({ devices: [], partPower: 8, replicaCount: 0, assignments: [], replicas: 0 });
   });
 });

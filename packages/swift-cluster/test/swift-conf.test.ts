@@ -51,7 +51,9 @@ describe('parseSwiftConf', () => {
   });
 
   it('when there is no storage-policy section, then Policy-0 exists and is the default', () => {
-    expect(parseSwiftConf('[swift-hash]\nswift_hash_path_suffix = x\n')).toEqual([replication(0, 'Policy-0', { isDefault: true })]);
+    expect(parseSwiftConf('[swift-hash]\nswift_hash_path_suffix = x\n')).toEqual([
+      replication(0, 'Policy-0', { isDefault: true }),
+    ]);
     expect(parseSwiftConf('')).toEqual([replication(0, 'Policy-0', { isDefault: true })]);
   });
 
@@ -77,31 +79,46 @@ describe('parseSwiftConf', () => {
     );
   });
 
-  it.each(['yes', 'Y', 'true', 'TRUE', '1', 'on', 't'])('when default = %s, then the policy is the default', (value) => {
-    expect(parseSwiftConf(`[storage-policy:0]\nname = gold\n[storage-policy:1]\nname = s\ndefault = ${value}\n`)[1]?.isDefault).toBe(true);
-  });
+  it.each(['yes', 'Y', 'true', 'TRUE', '1', 'on', 't'])(
+    'when default = %s, then the policy is the default',
+    (value) => {
+      expect(
+        parseSwiftConf(`[storage-policy:0]\nname = gold\n[storage-policy:1]\nname = s\ndefault = ${value}\n`)[1]
+          ?.isDefault,
+      ).toBe(true);
+    },
+  );
 
   it.each(['no', 'yes please', '2', ''])('when default = %j, then it is not a default', (value) => {
-    expect(reasonFor(`[storage-policy:0]\nname = gold\ndefault = ${value}\n[storage-policy:1]\nname = silver\n`)).toMatch(/^no default policy/);
+    expect(
+      reasonFor(`[storage-policy:0]\nname = gold\ndefault = ${value}\n[storage-policy:1]\nname = silver\n`),
+    ).toMatch(/^no default policy/);
   });
 
   it('when the default policy is deprecated, then that is an error', () => {
-    expect(reasonFor(`${GOLD_DEFAULT}deprecated = yes\n`)).toBe('[storage-policy:0]: a deprecated policy cannot be the default');
+    expect(reasonFor(`${GOLD_DEFAULT}deprecated = yes\n`)).toBe(
+      '[storage-policy:0]: a deprecated policy cannot be the default',
+    );
   });
 
   it('when every policy is deprecated, then that is an error', () => {
-    expect(reasonFor('[storage-policy:0]\nname = gold\ndeprecated = yes\n')).toBe('every policy is deprecated; at least one must not be');
+    expect(reasonFor('[storage-policy:0]\nname = gold\ndeprecated = yes\n')).toBe(
+      'every policy is deprecated; at least one must not be',
+    );
   });
 
   it('when a deprecated policy 0 sits next to a default policy 1, then both are kept', () => {
-    expect(parseSwiftConf('[storage-policy:0]\nname = gold\ndeprecated = yes\n[storage-policy:1]\nname = silver\ndefault = 1\n')).toEqual([
-      replication(0, 'gold', { isDeprecated: true }),
-      replication(1, 'silver', { isDefault: true }),
-    ]);
+    expect(
+      parseSwiftConf(
+        '[storage-policy:0]\nname = gold\ndeprecated = yes\n[storage-policy:1]\nname = silver\ndefault = 1\n',
+      ),
+    ).toEqual([replication(0, 'gold', { isDeprecated: true }), replication(1, 'silver', { isDefault: true })]);
   });
 
   it('when keys differ in case, use ":" or are indented, then they are read like ConfigParser does', () => {
-    expect(parseSwiftConf('[storage-policy:0]\n  NAME : gold\n  Default: Y\n')).toEqual([replication(0, 'gold', { isDefault: true })]);
+    expect(parseSwiftConf('[storage-policy:0]\n  NAME : gold\n  Default: Y\n')).toEqual([
+      replication(0, 'gold', { isDefault: true }),
+    ]);
   });
 
   it('when lines are commented with # or ;, then they are skipped, but a # after a value is part of it', () => {
@@ -120,18 +137,22 @@ describe('parseSwiftConf', () => {
   });
 
   it('when a section or key repeats, then sections merge and the last value wins', () => {
-    expect(parseSwiftConf('[storage-policy:0]\nname = gold\n[storage-policy:0]\nname = platinum\ndefault = yes\n')).toEqual([
-      replication(0, 'platinum', { isDefault: true }),
-    ]);
+    expect(
+      parseSwiftConf('[storage-policy:0]\nname = gold\n[storage-policy:0]\nname = platinum\ndefault = yes\n'),
+    ).toEqual([replication(0, 'platinum', { isDefault: true })]);
   });
 
   it('when an index is written differently (" 1 ", "+2", "1_0"), then it is read as Python int() reads it', () => {
-    const policies = parseSwiftConf(`${GOLD_DEFAULT}[storage-policy: 1 ]\nname = one\n[storage-policy:+2]\nname = two\n[storage-policy:1_0]\nname = ten\n`);
+    const policies = parseSwiftConf(
+      `${GOLD_DEFAULT}[storage-policy: 1 ]\nname = one\n[storage-policy:+2]\nname = two\n[storage-policy:1_0]\nname = ten\n`,
+    );
     expect(policies.map((p) => p.index)).toEqual([0, 1, 2, 10]);
   });
 
   it('when two sections give the same index, then the duplicate is named', () => {
-    expect(reasonFor(`${GOLD_DEFAULT}[storage-policy:00]\nname = silver\n`)).toBe('duplicate policy index 0: policy 0 (silver) conflicts with policy 0 (gold)');
+    expect(reasonFor(`${GOLD_DEFAULT}[storage-policy:00]\nname = silver\n`)).toBe(
+      'duplicate policy index 0: policy 0 (silver) conflicts with policy 0 (gold)',
+    );
   });
 
   it.each(['abc', '-1', '1.5', ''])('when the index is %j, then it is invalid', (index) => {
@@ -145,9 +166,12 @@ describe('parseSwiftConf', () => {
     expect(reasonFor('[storage-policy:0]\nname =\n')).toBe('[storage-policy:0]: a policy needs a name');
   });
 
-  it.each(['gold bar', 'gold_bar', 'g\u00f6ld'])('when the name is %j, then it is refused (letters, digits and - only)', (name) => {
-    expect(reasonFor(`[storage-policy:0]\nname = ${name}\n`)).toMatch(/^\[storage-policy:0\]: invalid name /);
-  });
+  it.each(['gold bar', 'gold_bar', 'g\u00f6ld'])(
+    'when the name is %j, then it is refused (letters, digits and - only)',
+    (name) => {
+      expect(reasonFor(`[storage-policy:0]\nname = ${name}\n`)).toMatch(/^\[storage-policy:0\]: invalid name /);
+    },
+  );
 
   it('when another policy than 0 is named Policy-0 (any case), then that is refused', () => {
     expect(reasonFor(`${GOLD_DEFAULT}[storage-policy:1]\nname = policy-0\n`)).toBe(
@@ -160,19 +184,28 @@ describe('parseSwiftConf', () => {
     expect(reasonFor(`${GOLD_DEFAULT}[storage-policy:1]\nname = GOLD\n`)).toBe(
       'duplicate policy name "GOLD": policy 1 (GOLD) conflicts with policy 0 (gold) (names are case-insensitive)',
     );
-    expect(reasonFor(`${GOLD_DEFAULT}[storage-policy:1]\nname = silver\naliases = gold\n`)).toMatch(/^duplicate policy name "gold": policy 1 \(silver\)/);
+    expect(reasonFor(`${GOLD_DEFAULT}[storage-policy:1]\nname = silver\naliases = gold\n`)).toMatch(
+      /^duplicate policy name "gold": policy 1 \(silver\)/,
+    );
   });
 
   it('when aliases are listed, then they are trimmed, empty ones and the primary name are dropped', () => {
-    expect(parseSwiftConf('[storage-policy:0]\nname = gold\naliases = gold, yellow , ,au\n')[0]?.aliases).toEqual(['yellow', 'au']);
+    expect(parseSwiftConf('[storage-policy:0]\nname = gold\naliases = gold, yellow , ,au\n')[0]?.aliases).toEqual([
+      'yellow',
+      'au',
+    ]);
   });
 
   it('when an alias repeats a name of the same policy in another case, then that is refused', () => {
-    expect(reasonFor('[storage-policy:0]\nname = gold\naliases = Gold\n')).toBe('[storage-policy:0]: the name "Gold" is given twice');
+    expect(reasonFor('[storage-policy:0]\nname = gold\naliases = Gold\n')).toBe(
+      '[storage-policy:0]: the name "Gold" is given twice',
+    );
   });
 
   it('when an option is unknown, then it is named (including options inherited from [DEFAULT])', () => {
-    expect(reasonFor('[storage-policy:0]\nname = gold\nfoo = bar\n')).toBe('[storage-policy:0]: invalid option "foo" for a replication policy');
+    expect(reasonFor('[storage-policy:0]\nname = gold\nfoo = bar\n')).toBe(
+      '[storage-policy:0]: invalid option "foo" for a replication policy',
+    );
     expect(reasonFor('[DEFAULT]\nfoo = bar\n[storage-policy:0]\nname = gold\n')).toBe(
       '[storage-policy:0]: invalid option "foo" (inherited from [DEFAULT]) for a replication policy',
     );
@@ -185,7 +218,9 @@ describe('parseSwiftConf', () => {
   });
 
   it('when a value holds a % that is not an interpolation, then it is refused as ConfigParser does; %% is a %', () => {
-    expect(reasonFor('[storage-policy:0]\nname = go%ld\n')).toBe(`[storage-policy:0] name: '%' must be followed by '%' or '(', found "%ld"`);
+    expect(reasonFor('[storage-policy:0]\nname = go%ld\n')).toBe(
+      `[storage-policy:0] name: '%' must be followed by '%' or '(', found "%ld"`,
+    );
     expect(reasonFor('[storage-policy:0]\nname = %%gold\n')).toMatch(/invalid name "%gold"/);
   });
 
@@ -193,7 +228,9 @@ describe('parseSwiftConf', () => {
     expect(reasonFor('[storage-policy:0]\nname = gold\njunk\n= value\n')).toBe(
       'cannot parse line 3: "junk", line 4: "= value" (expected "key = value" or a [section] header)',
     );
-    expect(reasonFor('name = gold\n[storage-policy:0]\n')).toBe('line 1: "name = gold" comes before any [section] header');
+    expect(reasonFor('name = gold\n[storage-policy:0]\n')).toBe(
+      'line 1: "name = gold" comes before any [section] header',
+    );
   });
 
   it('when a policy is erasure coded, then its EC settings are read with Swift defaults', () => {
@@ -208,14 +245,32 @@ describe('parseSwiftConf', () => {
       isDeprecated: false,
       policyType: 'erasure_coding',
       diskfileModule: 'egg:swift#erasure_coding.fs',
-      ec: { type: 'liberasurecode_rs_vand', dataFragments: 4, parityFragments: 2, segmentSize: 1048576, duplicationFactor: 1 },
+      ec: {
+        type: 'liberasurecode_rs_vand',
+        dataFragments: 4,
+        parityFragments: 2,
+        segmentSize: 1048576,
+        duplicationFactor: 1,
+      },
     });
   });
 
   it.each([
-    ['ec_type', 'ec_num_data_fragments = 4\nec_num_parity_fragments = 2\n', '[storage-policy:1]: an erasure_coding policy needs ec_type'],
-    ['data fragments', 'ec_type = x\nec_num_data_fragments = 0\nec_num_parity_fragments = 2\n', '[storage-policy:1]: ec_num_data_fragments must be a positive integer (got "0")'],
-    ['parity fragments', 'ec_type = x\nec_num_data_fragments = 4\n', '[storage-policy:1]: ec_num_parity_fragments must be a positive integer (got null)'],
+    [
+      'ec_type',
+      'ec_num_data_fragments = 4\nec_num_parity_fragments = 2\n',
+      '[storage-policy:1]: an erasure_coding policy needs ec_type',
+    ],
+    [
+      'data fragments',
+      'ec_type = x\nec_num_data_fragments = 0\nec_num_parity_fragments = 2\n',
+      '[storage-policy:1]: ec_num_data_fragments must be a positive integer (got "0")',
+    ],
+    [
+      'parity fragments',
+      'ec_type = x\nec_num_data_fragments = 4\n',
+      '[storage-policy:1]: ec_num_parity_fragments must be a positive integer (got null)',
+    ],
     [
       'a duplication factor',
       'ec_type = x\nec_num_data_fragments = 4\nec_num_parity_fragments = 2\nec_duplication_factor = 0\n',
@@ -227,7 +282,9 @@ describe('parseSwiftConf', () => {
       '[storage-policy:1]: policy ec uses isa_l_rs_vand with 5 parity fragments, known to harm data durability; it must be deprecated',
     ],
   ])('when an EC policy has a bad %s, then that is refused', (_what, options, reason) => {
-    expect(reasonFor(`${GOLD_DEFAULT}[storage-policy:1]\nname = ec\npolicy_type = erasure_coding\n${options}`)).toBe(reason);
+    expect(reasonFor(`${GOLD_DEFAULT}[storage-policy:1]\nname = ec\npolicy_type = erasure_coding\n${options}`)).toBe(
+      reason,
+    );
   });
 
   it('when EC options appear in a replication policy, then they are invalid options', () => {
@@ -237,6 +294,8 @@ describe('parseSwiftConf', () => {
   });
 
   it('when the file name is given, then errors name it', () => {
-    expect(() => parseSwiftConf('[storage-policy:0]\n', '/etc/swift/swift.conf')).toThrow('/etc/swift/swift.conf: [storage-policy:0]: a policy needs a name');
+    expect(() => parseSwiftConf('[storage-policy:0]\n', '/etc/swift/swift.conf')).toThrow(
+      '/etc/swift/swift.conf: [storage-policy:0]: a policy needs a name',
+    );
   });
 });

@@ -17,12 +17,17 @@ describe('readSwiftDir', () => {
 
   const put = async (files: Record<string, string>): Promise<void> => {
     for (const [name, source] of Object.entries(files)) {
-      if (source.startsWith('fixture:')) await copyFile(fixturePath('swift', source.slice('fixture:'.length)), join(dir, name));
+      if (source.startsWith('fixture:'))
+        await copyFile(fixturePath('swift', source.slice('fixture:'.length)), join(dir, name));
       else await writeFile(join(dir, name), source);
     }
   };
 
-  const failure = async (): Promise<unknown> => readSwiftDir(dir).then(() => new Error('readSwiftDir succeeded'), (e: unknown) => e);
+  const failure = async (): Promise<unknown> =>
+    readSwiftDir(dir).then(
+      () => new Error('readSwiftDir succeeded'),
+      (e: unknown) => e,
+    );
 
   it('when the fixture swift dir is read, then each policy gets its object ring and account/container rings are ignored', async () => {
     const { policies, rings } = await readSwiftDir(fixturePath('swift'));
@@ -45,7 +50,11 @@ describe('readSwiftDir', () => {
   });
 
   it('when a ring has no policy in swift.conf and a policy has no ring, then both are named together', async () => {
-    await put({ 'swift.conf': CONF_0_1, 'object.ring.gz': 'fixture:object.ring.gz', 'object-2.ring.gz': 'fixture:object-2.ring.gz' });
+    await put({
+      'swift.conf': CONF_0_1,
+      'object.ring.gz': 'fixture:object.ring.gz',
+      'object-2.ring.gz': 'fixture:object-2.ring.gz',
+    });
     const error = await failure();
     expect(error).toBeInstanceOf(SwiftDirError);
     expect((error as SwiftDirError).problems).toEqual([
@@ -59,7 +68,9 @@ describe('readSwiftDir', () => {
 
   it('when swift.conf defines no policy, then Policy-0 needs object.ring.gz', async () => {
     await put({ 'swift.conf': '[swift-hash]\nswift_hash_path_suffix = x\n' });
-    expect(((await failure()) as SwiftDirError).problems).toEqual(['policy 0 (Policy-0) has no ring file object.ring.gz']);
+    expect(((await failure()) as SwiftDirError).problems).toEqual([
+      'policy 0 (Policy-0) has no ring file object.ring.gz',
+    ]);
   });
 
   it('when a ring file has a name Swift never reads (object-0, object-01), then it is reported', async () => {
@@ -97,6 +108,11 @@ describe('readSwiftDir', () => {
     expect(missing).toBeInstanceOf(SwiftConfError);
     expect((missing as SwiftConfError).message).toBe(`${join(dir, 'swift.conf')}: cannot read (ENOENT)`);
     await put({ 'swift.conf': '[storage-policy:0]\nname = gold\n[storage-policy:1]\nname = silver\n' });
-    expect(await failure()).toEqual(new SwiftConfError(join(dir, 'swift.conf'), 'no default policy: with 2 policies, exactly one needs "default = yes"'));
+    expect(await failure()).toEqual(
+      new SwiftConfError(
+        join(dir, 'swift.conf'),
+        'no default policy: with 2 policies, exactly one needs "default = yes"',
+      ),
+    );
   });
 });

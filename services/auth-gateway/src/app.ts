@@ -1,4 +1,14 @@
-import { CAIRN_VERSION, lingerOverUnreadBodies, metricsEndpoint, NotReady, readinessEndpoint, ReadyAs, registerReadinessMetrics, requestLogger, requestLogging } from '@cairn/runtime';
+import {
+  CAIRN_VERSION,
+  lingerOverUnreadBodies,
+  metricsEndpoint,
+  NotReady,
+  readinessEndpoint,
+  ReadyAs,
+  registerReadinessMetrics,
+  requestLogger,
+  requestLogging,
+} from '@cairn/runtime';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Deps } from './deps';
 import { BODY_LIMIT, declaredBodyLimit } from './http/body-limit';
@@ -63,7 +73,8 @@ export function createApp(deps: Deps): Express {
     redis: redis
       ? () => {
           // Already known to be down: say so now rather than queue a PING behind the reconnection.
-          if (redis.status === 'reconnecting' || redis.status === 'end' || redis.status === 'close') return Promise.reject(new Error(redis.status));
+          if (redis.status === 'reconnecting' || redis.status === 'end' || redis.status === 'close')
+            return Promise.reject(new Error(redis.status));
           return redis.ping();
         }
       : { fixed: 'not configured (in-process store)' },

@@ -57,8 +57,11 @@ export const configSpec = {
   },
   standbyMaxLag: {
     env: 'CAIRN_STANDBY_MAX_LAG',
-    doc: "Seconds a gateway reading a hot standby lets its copy fall behind the primary (measured by the heartbeat the management API writes every second) before CAIRN_STANDBY_STALE applies. A user disabled on the primary can still log in here for up to this long while the copy is behind. Ignored on the primary.",
-    schema: Joi.number().min(1).max(30 * 86400).default(5),
+    doc: 'Seconds a gateway reading a hot standby lets its copy fall behind the primary (measured by the heartbeat the management API writes every second) before CAIRN_STANDBY_STALE applies. A user disabled on the primary can still log in here for up to this long while the copy is behind. Ignored on the primary.',
+    schema: Joi.number()
+      .min(1)
+      .max(30 * 86400)
+      .default(5),
   },
   standbyStale: {
     env: 'CAIRN_STANDBY_STALE',
@@ -81,7 +84,8 @@ export const configSpec = {
       })
       .messages({ 'redisUrl.invalid': 'is not a usable Redis URL: {#reason}' }),
     secret: true,
-  },  redisCaFile: {
+  },
+  redisCaFile: {
     env: 'CAIRN_REDIS_CA_FILE',
     doc: "PEM file of the CA that signed Redis' certificates (servers, and sentinels with rediss+sentinel://), for a REDIS_URL that uses TLS (rediss…); the certificate must name the host the URL connects to. Unset: the system's CAs.",
     schema: Joi.string(),
@@ -90,7 +94,10 @@ export const configSpec = {
   storageUrl: {
     env: 'CAIRN_GATEWAY_STORAGE_URL',
     doc: "Swift proxy base URL handed out (…/v1); accounts are <this>/AUTH_<user>. Unset: the cluster's storage_url.",
-    schema: Joi.string().uri({ scheme: ['http', 'https'] }).max(2048).replace(/\/+$/, ''),
+    schema: Joi.string()
+      .uri({ scheme: ['http', 'https'] })
+      .max(2048)
+      .replace(/\/+$/, ''),
   },
   signingKey: {
     env: 'CAIRN_GATEWAY_SIGNING_KEY',
@@ -101,7 +108,11 @@ export const configSpec = {
   tokenLifetime: {
     env: 'CAIRN_TOKEN_LIFETIME',
     doc: 'Token lifetime in seconds.',
-    schema: Joi.number().integer().min(60).max(30 * 86400).default(86400),
+    schema: Joi.number()
+      .integer()
+      .min(60)
+      .max(30 * 86400)
+      .default(86400),
   },
   tokensPerUser: {
     env: 'CAIRN_TOKENS_PER_USER',
@@ -145,13 +156,17 @@ export const configSpec = {
   },
   userFailureLimit: {
     env: 'CAIRN_LOGIN_USER_FAILURE_LIMIT',
-    doc: "Failed logins allowed per username from all addresses together within its window, not counting addresses the user has logged in from (see CAIRN_LOGIN_KNOWN_ADDRESS_DAYS); past it only those addresses may still try that username, all others get 429. Bounds guessing spread over many addresses (see SECURITY.md).",
+    doc: 'Failed logins allowed per username from all addresses together within its window, not counting addresses the user has logged in from (see CAIRN_LOGIN_KNOWN_ADDRESS_DAYS); past it only those addresses may still try that username, all others get 429. Bounds guessing spread over many addresses (see SECURITY.md).',
     schema: Joi.number().integer().min(1).max(10000000).default(100),
   },
   userFailureWindow: {
     env: 'CAIRN_LOGIN_USER_FAILURE_WINDOW',
     doc: 'The window, in seconds, over which failed logins per username from all addresses are counted.',
-    schema: Joi.number().integer().min(1).max(30 * 86400).default(3600),
+    schema: Joi.number()
+      .integer()
+      .min(1)
+      .max(30 * 86400)
+      .default(3600),
   },
   knownAddressDays: {
     env: 'CAIRN_LOGIN_KNOWN_ADDRESS_DAYS',
@@ -166,13 +181,17 @@ export const configSpec = {
   },
   ec2ChangeLimit: {
     env: 'CAIRN_EC2_CHANGE_LIMIT',
-    doc: "S3 credential changes (creations and deletions together) one storage user may make through the OS-EC2 API within CAIRN_EC2_CHANGE_WINDOW; past it the gateway answers 429 with Retry-After. Each change writes an audit record: this bounds how fast one user can add to the audit trail.",
+    doc: 'S3 credential changes (creations and deletions together) one storage user may make through the OS-EC2 API within CAIRN_EC2_CHANGE_WINDOW; past it the gateway answers 429 with Retry-After. Each change writes an audit record: this bounds how fast one user can add to the audit trail.',
     schema: Joi.number().integer().min(1).max(100000).default(20),
   },
   ec2ChangeWindow: {
     env: 'CAIRN_EC2_CHANGE_WINDOW',
-    doc: 'The window, in seconds, over which one storage user\'s OS-EC2 credential changes are counted (fixed, opened by its first change).',
-    schema: Joi.number().integer().min(1).max(30 * 86400).default(3600),
+    doc: "The window, in seconds, over which one storage user's OS-EC2 credential changes are counted (fixed, opened by its first change).",
+    schema: Joi.number()
+      .integer()
+      .min(1)
+      .max(30 * 86400)
+      .default(3600),
   },
   trustProxy: {
     env: 'CAIRN_TRUST_PROXY',
@@ -255,10 +274,14 @@ export function readConfig(env: Env = process.env): GatewayConfig {
     const ca = readCaFile('CAIRN_DATABASE_CA_FILE', config.databaseCaFile);
     if ('problem' in ca) throw new ConfigError([ca.problem]);
     if (config.databaseUrl) config.databaseUrl = postgresUrlWithCa(config.databaseUrl, config.databaseCaFile);
-    if (config.userNoticesUrl && config.userNoticesUrl !== 'off') config.userNoticesUrl = postgresUrlWithCa(config.userNoticesUrl, config.databaseCaFile);
+    if (config.userNoticesUrl && config.userNoticesUrl !== 'off')
+      config.userNoticesUrl = postgresUrlWithCa(config.userNoticesUrl, config.databaseCaFile);
   }
   if (config.redisCaFile !== undefined) {
-    if (!config.redisUrl || !/^rediss/i.test(config.redisUrl)) throw new ConfigError(['CAIRN_REDIS_CA_FILE is set, but REDIS_URL does not use TLS: use rediss://, rediss+cluster:// or rediss+sentinel://.']);
+    if (!config.redisUrl || !/^rediss/i.test(config.redisUrl))
+      throw new ConfigError([
+        'CAIRN_REDIS_CA_FILE is set, but REDIS_URL does not use TLS: use rediss://, rediss+cluster:// or rediss+sentinel://.',
+      ]);
     const ca = readCaFile('CAIRN_REDIS_CA_FILE', config.redisCaFile);
     if ('problem' in ca) throw new ConfigError([ca.problem]);
     config.redisCa = ca.pem;

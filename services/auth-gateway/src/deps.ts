@@ -45,7 +45,10 @@ export interface Deps {
   cluster: ServedCluster;
   store: TokenStore;
   users: UserDirectory;
-  /** Keeps `users` and `cluster` told of changes as they commit (Postgres only: embedded PGlite has no second connection). */
+  /**
+   * Keeps `users` and `cluster` told of changes as they commit (Postgres only: embedded PGlite has no second
+   * connection).
+   */
   userChanges?: UserChangeFeed;
   /**
    * Instead of `userChanges` when DATABASE_URL is a hot standby: the change log read there, and how
@@ -129,10 +132,13 @@ export interface CreateDepsOptions {
  * (Redis, or memory without REDIS_URL), the signing key and the services on top of them.
  */
 export async function createDeps(config: GatewayConfig, options: CreateDepsOptions = {}): Promise<Deps> {
-  const log = options.log ?? createLogger(config.logLevel, logDestination(config.logFormat, process.stdout.isTTY === true));
+  const log =
+    options.log ?? createLogger(config.logLevel, logDestination(config.logFormat, process.stdout.isTTY === true));
   const ownsDb = !options.db;
   if (!options.db && !config.databaseUrl) {
-    throw new ConfigError(['DATABASE_URL is required: the gateway reads the storage users of its cluster from Postgres.']);
+    throw new ConfigError([
+      'DATABASE_URL is required: the gateway reads the storage users of its cluster from Postgres.',
+    ]);
   }
   const db =
     options.db ??
@@ -160,19 +166,31 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
   // Postgres, its tables and the cluster row (made by the migrate job) and Redis may come up after
   // us: retried until CAIRN_STARTUP_TIMEOUT. A shared handle was made ready by its owner.
   // A certificate that does not verify will not verify on the next try either: stop at once.
-  const startup = { log, deadlineMs: config.startupTimeout * 1000, isFatal: (e: unknown) => e instanceof ConfigError || e instanceof TlsFailure };
-  const postgresTls = <T>(attempt: () => Promise<T>) => () =>
-    attempt().catch((e: unknown) => {
-      throw isTlsFailure(e) ? new TlsFailure('Postgres', 'CAIRN_DATABASE_CA_FILE (or sslrootcert in DATABASE_URL)', e) : e;
-    });
+  const startup = {
+    log,
+    deadlineMs: config.startupTimeout * 1000,
+    isFatal: (e: unknown) => e instanceof ConfigError || e instanceof TlsFailure,
+  };
+  const postgresTls =
+    <T>(attempt: () => Promise<T>) =>
+    () =>
+      attempt().catch((e: unknown) => {
+        throw isTlsFailure(e)
+          ? new TlsFailure('Postgres', 'CAIRN_DATABASE_CA_FILE (or sslrootcert in DATABASE_URL)', e)
+          : e;
+      });
   let userChanges: UserChangeFeed | undefined;
   let changeLog: ChangeLogFeed | undefined;
   let served: ServedCluster | undefined;
   try {
-    const cluster = await retryStartup('cluster lookup in Postgres', postgresTls(() => resolveCluster(db, config.cluster ?? DEFAULT_CLUSTER)), {
-      ...startup,
-      deadlineMs: ownsDb ? startup.deadlineMs : 0,
-    });
+    const cluster = await retryStartup(
+      'cluster lookup in Postgres',
+      postgresTls(() => resolveCluster(db, config.cluster ?? DEFAULT_CLUSTER)),
+      {
+        ...startup,
+        deadlineMs: ownsDb ? startup.deadlineMs : 0,
+      },
+    );
     served = new ServedCluster(db, cluster, { publicUrl: config.publicUrl, storageUrl: config.storageUrl }, log);
     const store: TokenStore = redis ? new RedisTokenStore(redis, `cairn:${cluster.uuid}:`) : new MemoryTokenStore();
     if (!redis) log.warn('REDIS_URL is not set: tokens live in this process only (single instance, lost on restart)');
@@ -183,22 +201,36 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
         });
       await retryStartup('Redis connection', ping, startup);
     }
-    const signingKey = config.signingKey ?? (await retryStartup('signing key in Redis', () => store.getOrSet('signing-key', randomBytes(32).toString('base64')), startup));
+    const signingKey =
+      config.signingKey ??
+      (await retryStartup(
+        'signing key in Redis',
+        () => store.getOrSet('signing-key', randomBytes(32).toString('base64')),
+        startup,
+      ));
     const users = new UserDirectory(db, cluster.id, config.userCacheMs);
     const s3 = createS3Deps(config, { db, clusterId: cluster.id, store, log, metrics });
     const appCredentials = new ApplicationCredentialStore(db, cluster.id, config.userCacheMs, primaryDb);
     // NOTIFY never reaches a standby, and hearing the primary's before the standby has replayed the
     // change would re-read the old row: on a standby, only what was replayed there is followed.
     if (config.databaseUrl && (await retryStartup('standby check', () => readsStandby(db), startup))) {
-      if (config.userNoticesUrl) log.info('DATABASE_URL is a hot standby: following its change log; CAIRN_USER_NOTICES_URL is not used');
-      changeLog = new ChangeLogFeed(config.databaseUrl, cluster.id, users, log, { maxLagMs: config.standbyMaxLag * 1000, cluster: served, s3: s3.credentials });
+      if (config.userNoticesUrl)
+        log.info('DATABASE_URL is a hot standby: following its change log; CAIRN_USER_NOTICES_URL is not used');
+      changeLog = new ChangeLogFeed(config.databaseUrl, cluster.id, users, log, {
+        maxLagMs: config.standbyMaxLag * 1000,
+        cluster: served,
+        s3: s3.credentials,
+      });
       metrics.watchStandby(changeLog);
       const feed = changeLog;
       s3.credentials.watchReplay(() => feed.replayedUpTo);
       await changeLog.start();
     } else {
       const noticesUrl = config.userNoticesUrl ?? config.databaseUrl;
-      userChanges = noticesUrl && noticesUrl !== 'off' ? new UserChangeFeed(noticesUrl, cluster.id, users, log, served, s3.credentials, appCredentials) : undefined;
+      userChanges =
+        noticesUrl && noticesUrl !== 'off'
+          ? new UserChangeFeed(noticesUrl, cluster.id, users, log, served, s3.credentials, appCredentials)
+          : undefined;
       await userChanges?.start();
     }
     // A failed replacement (a role without the grant, a database hiccup) costs the login nothing:
@@ -210,7 +242,10 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
       } catch (e) {
         // The code only (42501: the role lacks EXECUTE): a driver's message may quote the statement.
         const code = (e as { code?: unknown }).code;
-        log.warn({ user: user.username, code: typeof code === 'string' ? code : undefined }, 'could not replace an imported password hash; it is kept until the next login');
+        log.warn(
+          { user: user.username, code: typeof code === 'string' ? code : undefined },
+          'could not replace an imported password hash; it is kept until the next login',
+        );
       }
     };
     const verifier = new PasswordVerifier(config.verifyCacheSeconds, Date.now, metrics.observeKdf, replaceForeignHash);

@@ -84,14 +84,18 @@ function parseNode(text: string, defaultPort: number): RedisNode {
     if (!HOSTNAME.test(host)) fail('a host is not a valid hostname or IP address (IPv6 addresses go in brackets)');
   }
   if (portText === undefined) return { host, port: defaultPort };
-  if (!/^\d{1,5}$/.test(portText) || Number(portText) < 1 || Number(portText) > 65535) fail('a port is not a number from 1 to 65535');
+  if (!/^\d{1,5}$/.test(portText) || Number(portText) < 1 || Number(portText) > 65535)
+    fail('a port is not a number from 1 to 65535');
   return { host, port: Number(portText) };
 }
 
 /** Parses and checks a REDIS_URL; throws RedisUrlError with a reason that does not echo the URL. */
 export function parseRedisUrl(url: string): RedisTarget {
   const scheme = SCHEME.exec(url);
-  if (!scheme) fail(`the scheme must be one of redis://, rediss://, redis+cluster://, rediss+cluster://, redis+sentinel://, rediss+sentinel://`);
+  if (!scheme)
+    fail(
+      `the scheme must be one of redis://, rediss://, redis+cluster://, rediss+cluster://, redis+sentinel://, rediss+sentinel://`,
+    );
   const tls = scheme[1]!.toLowerCase() === 'rediss';
   const topology = scheme[2]?.toLowerCase() as 'cluster' | 'sentinel' | undefined;
   if (!topology) {
@@ -102,7 +106,8 @@ export function parseRedisUrl(url: string): RedisTarget {
       return fail('it is not a valid URL');
     }
     if (!parsed.hostname) fail('it names no host');
-    if (parsed.pathname !== '' && parsed.pathname !== '/' && !/^\/\d{1,5}$/.test(parsed.pathname)) fail('the path may only be a database number, e.g. /0');
+    if (parsed.pathname !== '' && parsed.pathname !== '/' && !/^\/\d{1,5}$/.test(parsed.pathname))
+      fail('the path may only be a database number, e.g. /0');
     return { kind: 'single', url };
   }
 
@@ -141,11 +146,16 @@ export function parseRedisUrl(url: string): RedisTarget {
 
   const segments = path.split('/').slice(1);
   const name = segments[0] === undefined ? '' : decode(segments[0], 'master name');
-  if (name === '') fail('a Sentinel URL needs the master name as its path, e.g. redis+sentinel://sentinel1:26379,sentinel2:26379/mymaster');
+  if (name === '')
+    fail(
+      'a Sentinel URL needs the master name as its path, e.g. redis+sentinel://sentinel1:26379,sentinel2:26379/mymaster',
+    );
   if (!MASTER_NAME.test(name)) fail('the master name may only hold letters, digits, ".", "_" and "-" (at most 128)');
-  if (segments.length > 2 || (segments.length === 2 && !/^\d{1,5}$/.test(segments[1]!))) fail('after the master name the path may only hold a database number, e.g. /mymaster/0');
+  if (segments.length > 2 || (segments.length === 2 && !/^\d{1,5}$/.test(segments[1]!)))
+    fail('after the master name the path may only hold a database number, e.g. /mymaster/0');
   for (const key of params.keys()) {
-    if (!SENTINEL_PARAMS.has(key)) fail(`${paramName(key)} is not supported: redis+sentinel:// takes sentinel_username and sentinel_password`);
+    if (!SENTINEL_PARAMS.has(key))
+      fail(`${paramName(key)} is not supported: redis+sentinel:// takes sentinel_username and sentinel_password`);
   }
   return {
     kind: 'sentinel',
@@ -194,11 +204,20 @@ export function createRedis(url: string, log: Logger, ca?: string): RedisClient 
   // sent to a Redis that does not answer; retries alone let it wait for several backoff rounds
   // (and connect timeouts of 5 s each), longer than any client waits. With auto-pipelining a command
   // may first wait for the pipeline in flight to time out: at most 2 × 1.5 s in all.
-  const perNode = { connectTimeout: CONNECT_TIMEOUT_MS, maxRetriesPerRequest: RETRIES_PER_REQUEST, commandTimeout: COMMAND_TIMEOUT_MS } as const;
+  const perNode = {
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    maxRetriesPerRequest: RETRIES_PER_REQUEST,
+    commandTimeout: COMMAND_TIMEOUT_MS,
+  } as const;
   let client: RedisClient;
   if (target.kind === 'single') {
     // ioredis turns TLS on for rediss:// by itself; the CA is given for it.
-    client = new Redis(url, { ...common, ...perNode, retryStrategy: backoff, ...(/^rediss:/i.test(url) ? { tls } : {}) });
+    client = new Redis(url, {
+      ...common,
+      ...perNode,
+      retryStrategy: backoff,
+      ...(/^rediss:/i.test(url) ? { tls } : {}),
+    });
   } else if (target.kind === 'sentinel') {
     const options: RedisOptions = {
       ...common,
@@ -263,13 +282,18 @@ function createCluster(
   cluster.on('end', () => {
     if (!gaveUp || closing.has(cluster)) return;
     gaveUp = false;
-    const again = setTimeout(() => {
-      if (!closing.has(cluster) && cluster.status === 'end') cluster.connect().catch(() => undefined);
-    }, backoff(RETRIES_PER_REQUEST + 1));
+    const again = setTimeout(
+      () => {
+        if (!closing.has(cluster) && cluster.status === 'end') cluster.connect().catch(() => undefined);
+      },
+      backoff(RETRIES_PER_REQUEST + 1),
+    );
     again.unref();
   });
   // Per-node errors come with the node's host:port (no secret in it).
-  cluster.on('node error', (err: Error, node: string) => log.warn({ err: { message: err.message }, node }, 'redis cluster node error'));
+  cluster.on('node error', (err: Error, node: string) =>
+    log.warn({ err: { message: err.message }, node }, 'redis cluster node error'),
+  );
   return cluster;
 }
 

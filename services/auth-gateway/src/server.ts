@@ -9,7 +9,9 @@ import { closeRedis } from './redis';
 export interface RunningGateway {
   server: Server;
   port: number;
-  /** Graceful: see closeGracefully; `idleGraceMs` bounds how long idle keep-alive connections are left to their clients. */
+  /**
+   * Graceful: see closeGracefully; `idleGraceMs` bounds how long idle keep-alive connections are left to their clients.
+   */
   close: (idleGraceMs?: number) => Promise<void>;
 }
 
@@ -19,7 +21,14 @@ export async function startAuthGateway(config: GatewayConfig, deps: Deps): Promi
   const app = createApp(deps);
   const { server, port } = await listen(app, config.port, config.host, { errorBody: keystoneErrorBody });
   log.info(
-    { host: config.host, port, cluster: deps.cluster.settings.name, publicUrl: deps.cluster.settings.endpoints.authUrl, storageUrl: deps.cluster.settings.endpoints.storageUrl, tokenStore: deps.store.kind },
+    {
+      host: config.host,
+      port,
+      cluster: deps.cluster.settings.name,
+      publicUrl: deps.cluster.settings.endpoints.authUrl,
+      storageUrl: deps.cluster.settings.endpoints.storageUrl,
+      tokenStore: deps.store.kind,
+    },
     'auth-gateway listening',
   );
   return {

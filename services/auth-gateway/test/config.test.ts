@@ -17,7 +17,32 @@ function problemsOf(env: Record<string, string>): string[] {
 
 describe('readConfig', () => {
   it('when nothing is set, then the gateway listens on 0.0.0.0:5000 for the default cluster', () => {
-    expect(readConfig({})).toEqual({ host: '0.0.0.0', port: 5000, logLevel: 'info', logFormat: 'auto', tokenLifetime: 86400, tokensPerUser: 1000, v1TokenReuse: true, verifyCacheSeconds: 60, userCacheMs: 250, failureLimit: 10, failureWindow: 300, addressFailureLimit: 100, addressFailureWindow: 300, userFailureLimit: 100, userFailureWindow: 3600, knownAddressDays: 30, ec2ChangeLimit: 20, ec2ChangeWindow: 3600, trustProxy: false, poolMax: 10, startupTimeout: 60, s3tokensRequireServiceToken: true, standbyMaxLag: 5, standbyStale: 'refuse' });
+    expect(readConfig({})).toEqual({
+      host: '0.0.0.0',
+      port: 5000,
+      logLevel: 'info',
+      logFormat: 'auto',
+      tokenLifetime: 86400,
+      tokensPerUser: 1000,
+      v1TokenReuse: true,
+      verifyCacheSeconds: 60,
+      userCacheMs: 250,
+      failureLimit: 10,
+      failureWindow: 300,
+      addressFailureLimit: 100,
+      addressFailureWindow: 300,
+      userFailureLimit: 100,
+      userFailureWindow: 3600,
+      knownAddressDays: 30,
+      ec2ChangeLimit: 20,
+      ec2ChangeWindow: 3600,
+      trustProxy: false,
+      poolMax: 10,
+      startupTimeout: 60,
+      s3tokensRequireServiceToken: true,
+      standbyMaxLag: 5,
+      standbyStale: 'refuse',
+    });
   });
 
   it('when every variable is set, then each is read and converted', () => {
@@ -49,7 +74,24 @@ describe('readConfig', () => {
       redisUrl: 'redis://redis:6379/0',
       logLevel: 'debug',
       logFormat: 'json',
-      tokenLifetime: 86400, tokensPerUser: 50, v1TokenReuse: false, verifyCacheSeconds: 60, userCacheMs: 250, failureLimit: 10, failureWindow: 300, addressFailureLimit: 100, addressFailureWindow: 300, userFailureLimit: 100, userFailureWindow: 3600, knownAddressDays: 30, ec2ChangeLimit: 20, ec2ChangeWindow: 3600, trustProxy: false, poolMax: 10, startupTimeout: 60, s3tokensRequireServiceToken: true,
+      tokenLifetime: 86400,
+      tokensPerUser: 50,
+      v1TokenReuse: false,
+      verifyCacheSeconds: 60,
+      userCacheMs: 250,
+      failureLimit: 10,
+      failureWindow: 300,
+      addressFailureLimit: 100,
+      addressFailureWindow: 300,
+      userFailureLimit: 100,
+      userFailureWindow: 3600,
+      knownAddressDays: 30,
+      ec2ChangeLimit: 20,
+      ec2ChangeWindow: 3600,
+      trustProxy: false,
+      poolMax: 10,
+      startupTimeout: 60,
+      s3tokensRequireServiceToken: true,
     });
   });
 
@@ -85,7 +127,15 @@ describe('readConfig', () => {
       LOG_LEVEL: 'loud',
     });
     const text = problems.join('\n');
-    for (const name of ['CAIRN_GATEWAY_PORT', 'CAIRN_GATEWAY_HOST', 'CAIRN_GATEWAY_CLUSTER', 'CAIRN_GATEWAY_PUBLIC_URL', 'REDIS_URL', 'DATABASE_URL', 'LOG_LEVEL']) {
+    for (const name of [
+      'CAIRN_GATEWAY_PORT',
+      'CAIRN_GATEWAY_HOST',
+      'CAIRN_GATEWAY_CLUSTER',
+      'CAIRN_GATEWAY_PUBLIC_URL',
+      'REDIS_URL',
+      'DATABASE_URL',
+      'LOG_LEVEL',
+    ]) {
       expect(text).toContain(`${name}=`);
     }
     expect(problems).toHaveLength(7);
@@ -95,12 +145,16 @@ describe('readConfig', () => {
 
   it('when CAIRN_USER_NOTICES_URL is off or a Postgres URL, then it is kept; anything else is refused by name', () => {
     expect(readConfig({ CAIRN_USER_NOTICES_URL: 'off' }).userNoticesUrl).toBe('off');
-    expect(readConfig({ CAIRN_USER_NOTICES_URL: 'postgres://gw@db:5432/cairn' }).userNoticesUrl).toBe('postgres://gw@db:5432/cairn');
+    expect(readConfig({ CAIRN_USER_NOTICES_URL: 'postgres://gw@db:5432/cairn' }).userNoticesUrl).toBe(
+      'postgres://gw@db:5432/cairn',
+    );
     expect(problemsOf({ CAIRN_USER_NOTICES_URL: 'redis://x' }).join('\n')).toMatch(/CAIRN_USER_NOTICES_URL/);
   });
 
   it('when the public URL ends in slashes, then they are dropped', () => {
-    expect(readConfig({ CAIRN_GATEWAY_PUBLIC_URL: 'https://auth.example.com/auth//' }).publicUrl).toBe('https://auth.example.com/auth');
+    expect(readConfig({ CAIRN_GATEWAY_PUBLIC_URL: 'https://auth.example.com/auth//' }).publicUrl).toBe(
+      'https://auth.example.com/auth',
+    );
   });
 
   describe('with secret files', () => {
@@ -129,7 +183,9 @@ describe('readConfig', () => {
   it('when the spec is described, then every variable appears with its default', () => {
     const table = describeConfig(configSpec);
     expect(table).toContain('| `CAIRN_GATEWAY_PORT` | `5000` |');
-    expect(table).toContain("| `CAIRN_GATEWAY_CLUSTER` | — | The cluster this gateway authenticates for: its id, name or uuid. Unset: 'default'");
+    expect(table).toContain(
+      "| `CAIRN_GATEWAY_CLUSTER` | — | The cluster this gateway authenticates for: its id, name or uuid. Unset: 'default'",
+    );
     expect(table).toContain('`REDIS_URL` (or `REDIS_URL_FILE`)');
     expect(table).toContain('`DATABASE_URL` (or `DATABASE_URL_FILE`)');
   });
@@ -138,7 +194,9 @@ describe('readConfig', () => {
 describe('the S3 settings', () => {
   it('when CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN is false, then s3tokens asks for no service token; anything but a boolean is named', () => {
     expect(readConfig({ CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN: 'false' }).s3tokensRequireServiceToken).toBe(false);
-    expect(problemsOf({ CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN: 'maybe' })[0]).toContain('CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN');
+    expect(problemsOf({ CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN: 'maybe' })[0]).toContain(
+      'CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN',
+    );
   });
 
   it('when CAIRN_S3_SECRET_KEYS is malformed, then start-up fails with a ConfigError that names the entry and echoes no key', () => {

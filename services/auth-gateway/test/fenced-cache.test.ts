@@ -51,7 +51,11 @@ describe('FencedCache', () => {
 
   it('when a notice makes it forget anything while a query runs, then that answer is given but not kept', async () => {
     const cache = new Cache<string>(250, () => 1_000);
-    for (const forget of [(c: Cache<string>) => c.forget('bob'), (c: Cache<string>) => c.forgetAll(), (c: Cache<string>) => c.forgetWhere(() => false)]) {
+    for (const forget of [
+      (c: Cache<string>) => c.forget('bob'),
+      (c: Cache<string>) => c.forgetAll(),
+      (c: Cache<string>) => c.forgetWhere(() => false),
+    ]) {
       const slow = held('before the change');
       const reading = cache.read('alice', slow.query);
       forget(cache);

@@ -18,7 +18,10 @@ describe('the path a request no token route takes is logged under', () => {
     ['a backslash', `/auth/v2.0\\tokens\\${token}`],
     ['dot segments', `/auth/v2.0/x/../tokens/./${token}`],
     ['percent-encoded letters in the word', `/auth/v2.0/%74%6Fkens/${token}`],
-    ['percent-encoded letters in the token', `/auth/v2.0/tokens/${token.replace(/[a-z]/g, (c) => `%${c.charCodeAt(0).toString(16)}`)}`],
+    [
+      'percent-encoded letters in the token',
+      `/auth/v2.0/tokens/${token.replace(/[a-z]/g, (c) => `%${c.charCodeAt(0).toString(16)}`)}`,
+    ],
     ['an escape encoded twice', `/auth/v2.0/%2574okens/${token}`],
     ['no separator at all', `/auth/v2.0/tokens${token}`],
     ['a path under another name', `/auth/${token}`],
@@ -29,7 +32,16 @@ describe('the path a request no token route takes is logged under', () => {
   });
 
   it('when the path carries no token, then it is logged as it was sent', () => {
-    for (const path of ['/auth/v2.0/tokens', '/auth/v2.0/tokens/', '/auth/v2.0//tokens//', '/auth/v3/auth/tokens', '/auth/v3/s3tokens', '/auth/v1.0', '/auth/v1.0/users/alice/token', '/auth/v3/users/al%20ice/credentials/OS-EC2']) {
+    for (const path of [
+      '/auth/v2.0/tokens',
+      '/auth/v2.0/tokens/',
+      '/auth/v2.0//tokens//',
+      '/auth/v3/auth/tokens',
+      '/auth/v3/s3tokens',
+      '/auth/v1.0',
+      '/auth/v1.0/users/alice/token',
+      '/auth/v3/users/al%20ice/credentials/OS-EC2',
+    ]) {
       expect(redactTokens(path)).toBe(path);
     }
   });

@@ -16,7 +16,9 @@ describe('the gateway logger', () => {
             'x-storage-pass': 's5',
             'x-storage-token': 's6',
           },
-          body: { auth: { passwordCredentials: { password: 's7' }, identity: { password: { user: { password: 's8' } } } } },
+          body: {
+            auth: { passwordCredentials: { password: 's7' }, identity: { password: { user: { password: 's8' } } } },
+          },
         },
         res: { headers: { 'x-auth-token': 's9', 'x-subject-token': 's10' } },
         password: 's11',
@@ -33,7 +35,12 @@ describe('the gateway logger', () => {
   it('when proxy credentials, signing keys or password hashes are logged, then they are written as [redacted]', () => {
     const out = new LogCapture();
     createLogger('info', out).info(
-      { req: { headers: { 'proxy-authorization': 's1', 'x-service-token': 's2' } }, signingKey: 's3', config: { signingKey: 's4' }, user: { passwordHash: 's5' } },
+      {
+        req: { headers: { 'proxy-authorization': 's1', 'x-service-token': 's2' } },
+        signingKey: 's3',
+        config: { signingKey: 's4' },
+        user: { passwordHash: 's5' },
+      },
       'more',
     );
     expect(out.text).not.toMatch(/"s\d+"/);

@@ -15,13 +15,22 @@ function problemsOf(env: Record<string, string>): string[] {
 describe('login limit settings', () => {
   it('when nothing is set, then 10 failures per username and address and 100 per address, each per 300 s, 100 per username from unknown addresses per hour, addresses known for 30 days, and no proxy trusted', () => {
     const config = readConfig({});
-    expect([config.failureLimit, config.failureWindow, config.addressFailureLimit, config.addressFailureWindow]).toEqual([10, 300, 100, 300]);
+    expect([
+      config.failureLimit,
+      config.failureWindow,
+      config.addressFailureLimit,
+      config.addressFailureWindow,
+    ]).toEqual([10, 300, 100, 300]);
     expect([config.userFailureLimit, config.userFailureWindow, config.knownAddressDays]).toEqual([100, 3600, 30]);
     expect(config.trustProxy).toBe(false);
   });
 
   it('when the per-username limit, its window and the known-address days are set, then they are read; out-of-range values name their variable', () => {
-    const config = readConfig({ CAIRN_LOGIN_USER_FAILURE_LIMIT: '50', CAIRN_LOGIN_USER_FAILURE_WINDOW: '86400', CAIRN_LOGIN_KNOWN_ADDRESS_DAYS: '7' });
+    const config = readConfig({
+      CAIRN_LOGIN_USER_FAILURE_LIMIT: '50',
+      CAIRN_LOGIN_USER_FAILURE_WINDOW: '86400',
+      CAIRN_LOGIN_KNOWN_ADDRESS_DAYS: '7',
+    });
     expect([config.userFailureLimit, config.userFailureWindow, config.knownAddressDays]).toEqual([50, 86400, 7]);
     expect(problemsOf({ CAIRN_LOGIN_USER_FAILURE_LIMIT: '0' })[0]).toContain('CAIRN_LOGIN_USER_FAILURE_LIMIT="0"');
     expect(problemsOf({ CAIRN_LOGIN_USER_FAILURE_WINDOW: '1h' })[0]).toContain('CAIRN_LOGIN_USER_FAILURE_WINDOW="1h"');
@@ -31,8 +40,12 @@ describe('login limit settings', () => {
   it('when the address limit and window are set, then they are read; out-of-range values name their variable', () => {
     const config = readConfig({ CAIRN_LOGIN_ADDRESS_FAILURE_LIMIT: '500', CAIRN_LOGIN_ADDRESS_FAILURE_WINDOW: '60' });
     expect([config.addressFailureLimit, config.addressFailureWindow]).toEqual([500, 60]);
-    expect(problemsOf({ CAIRN_LOGIN_ADDRESS_FAILURE_LIMIT: '0' })[0]).toContain('CAIRN_LOGIN_ADDRESS_FAILURE_LIMIT="0"');
-    expect(problemsOf({ CAIRN_LOGIN_ADDRESS_FAILURE_WINDOW: 'soon' })[0]).toContain('CAIRN_LOGIN_ADDRESS_FAILURE_WINDOW="soon"');
+    expect(problemsOf({ CAIRN_LOGIN_ADDRESS_FAILURE_LIMIT: '0' })[0]).toContain(
+      'CAIRN_LOGIN_ADDRESS_FAILURE_LIMIT="0"',
+    );
+    expect(problemsOf({ CAIRN_LOGIN_ADDRESS_FAILURE_WINDOW: 'soon' })[0]).toContain(
+      'CAIRN_LOGIN_ADDRESS_FAILURE_WINDOW="soon"',
+    );
   });
 
   it.each([

@@ -31,11 +31,17 @@ describe('REDIS_URL forms', () => {
       username: 'app',
       password: 'p@ss:w',
     });
-    expect(parseRedisUrl('rediss+cluster://:secret@a.example.com:7000/')).toMatchObject({ kind: 'cluster', tls: true, password: 'secret' });
+    expect(parseRedisUrl('rediss+cluster://:secret@a.example.com:7000/')).toMatchObject({
+      kind: 'cluster',
+      tls: true,
+      password: 'secret',
+    });
   });
 
   it('when redis+sentinel:// names sentinels and a master, then sentinels (26379 by default), master, db and sentinel credentials', () => {
-    expect(parseRedisUrl('redis+sentinel://:datapw@s1,s2:26380/mymaster/3?sentinel_username=watch&sentinel_password=sp')).toEqual({
+    expect(
+      parseRedisUrl('redis+sentinel://:datapw@s1,s2:26380/mymaster/3?sentinel_username=watch&sentinel_password=sp'),
+    ).toEqual({
       kind: 'sentinel',
       tls: false,
       sentinels: [
@@ -48,7 +54,12 @@ describe('REDIS_URL forms', () => {
       sentinelUsername: 'watch',
       sentinelPassword: 'sp',
     });
-    expect(parseRedisUrl('REDISS+SENTINEL://s1/cairn')).toMatchObject({ kind: 'sentinel', tls: true, name: 'cairn', db: 0 });
+    expect(parseRedisUrl('REDISS+SENTINEL://s1/cairn')).toMatchObject({
+      kind: 'sentinel',
+      tls: true,
+      name: 'cairn',
+      db: 0,
+    });
   });
 
   it.each([
@@ -78,6 +89,8 @@ describe('REDIS_URL forms', () => {
   it('when a Cluster or Sentinel URL is well formed, then config accepts it as is', () => {
     const url = 'redis+sentinel://s1:26379,s2:26379/mymaster';
     expect(readConfig({ REDIS_URL: url }).redisUrl).toBe(url);
-    expect(readConfig({ REDIS_URL: 'redis+cluster://127.0.0.1:7101,127.0.0.1:7102' }).redisUrl).toBe('redis+cluster://127.0.0.1:7101,127.0.0.1:7102');
+    expect(readConfig({ REDIS_URL: 'redis+cluster://127.0.0.1:7101,127.0.0.1:7102' }).redisUrl).toBe(
+      'redis+cluster://127.0.0.1:7101,127.0.0.1:7102',
+    );
   });
 });

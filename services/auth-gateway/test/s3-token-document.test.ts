@@ -2,13 +2,18 @@ import type { Endpoints } from '../src/keystone/documents';
 import { EC2_CREDENTIAL_METHOD, s3TokenRecord, s3TokensBody } from '../src/keystone/s3-token-document';
 import { asText } from '../src/keystone/wsgi-names';
 
-const endpoints: Endpoints = { authUrl: 'https://auth.example.com/auth', storageUrl: 'https://swift.example.com/v1', region: 'RegionOne' };
+const endpoints: Endpoints = {
+  authUrl: 'https://auth.example.com/auth',
+  storageUrl: 'https://swift.example.com/v1',
+  region: 'RegionOne',
+};
 const times = { nowMs: Date.parse('2026-11-23T21:30:00.123Z'), lifetimeSeconds: 3600, auditId: 'audit-id-0123456789' };
 const alice = { id: '7f0c1c9e-user-row-id', username: 'alice', isSuperuser: false, generation: 'gen-42' };
 const root = { id: '11111111-user-row-id', username: 'root', isSuperuser: true, generation: 'gen-7' };
 
 type Doc = { token: Record<string, unknown> & { roles: { id: string; name: string }[] } };
-const render = (user: typeof alice, options = {}) => s3TokensBody(s3TokenRecord(user, times), endpoints, options) as unknown as Doc;
+const render = (user: typeof alice, options = {}) =>
+  s3TokensBody(s3TokenRecord(user, times), endpoints, options) as unknown as Doc;
 
 /**
  * What Swift's s3token does with the answer (swift/common/middleware/s3api/s3token.py,
@@ -53,7 +58,12 @@ describe('the Keystone V3 document answering a verified s3tokens request', () =>
   it("when s3token reads it, then keystoneauth gets the user's headers and the request goes to AUTH_<user> as its operator", () => {
     const { headers, account } = parseV3Response(render(alice));
     expect(account).toBe('AUTH_alice');
-    expect(headers).toMatchObject({ 'X-User-Id': 'alice', 'X-Project-Id': 'alice', 'X-Roles': 'swiftoperator', 'X-Project-Domain-Id': 'default' });
+    expect(headers).toMatchObject({
+      'X-User-Id': 'alice',
+      'X-Project-Id': 'alice',
+      'X-Roles': 'swiftoperator',
+      'X-Project-Domain-Id': 'default',
+    });
   });
 
   it('when a superuser signed, then it has the same roles a password token gets: swiftoperator on its own account and ResellerAdmin', () => {
@@ -76,7 +86,10 @@ describe('the Keystone V3 document answering a verified s3tokens request', () =>
 
   it('when no catalog is asked for, then there is none; when it is, then it points object-store at AUTH_<user>', () => {
     expect(render(alice).token).not.toHaveProperty('catalog');
-    const catalog = render(alice, { withCatalog: true }).token.catalog as { type: string; endpoints: { interface: string; url: string }[] }[];
+    const catalog = render(alice, { withCatalog: true }).token.catalog as {
+      type: string;
+      endpoints: { interface: string; url: string }[];
+    }[];
     const swift = catalog.find((s) => s.type === 'object-store')!;
     expect(swift.endpoints.find((e) => e.interface === 'public')!.url).toBe('https://swift.example.com/v1/AUTH_alice');
   });

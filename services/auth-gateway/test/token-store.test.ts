@@ -46,13 +46,15 @@ describe.each(['redis', 'memory'] as const)('the token store (%s): each user’s
   });
 
   const ids = (n: number) => Array.from({ length: n }, () => randomBytes(16).toString('base64url'));
-  const readable = async (list: string[]) => (await Promise.all(list.map((id) => store.get(id)))).map((r) => r !== null);
+  const readable = async (list: string[]) =>
+    (await Promise.all(list.map((id) => store.get(id)))).map((r) => r !== null);
   const listed = async (userId: string, list: string[]) => Promise.all(list.map((id) => store.isListed(userId, id)));
 
   it('when more tokens than the cap are added one by one, then the oldest are pushed out: neither listed nor stored', async () => {
     const tokens = ids(8);
     const pushed: string[] = [];
-    for (const [i, id] of tokens.entries()) pushed.push(...(await store.add(id, recordOf('7', Date.now() + i), DAY, 5)));
+    for (const [i, id] of tokens.entries())
+      pushed.push(...(await store.add(id, recordOf('7', Date.now() + i), DAY, 5)));
     expect(pushed).toEqual(tokens.slice(0, 3));
     expect(await listed('7', tokens)).toEqual([false, false, false, true, true, true, true, true]);
     expect(await readable(tokens)).toEqual([false, false, false, true, true, true, true, true]);

@@ -23,7 +23,13 @@ describe('dependency failures become typed errors at the data edge', () => {
     await Promise.all(dbs.map((db) => db.destroy()));
   });
   const database = (url: string) => {
-    const db = knex({ client: 'pg', connection: url, pool: { min: 0, max: 1 }, acquireConnectionTimeout: 2_000, log: { warn: () => undefined, error: () => undefined, debug: () => undefined, deprecate: () => undefined } });
+    const db = knex({
+      client: 'pg',
+      connection: url,
+      pool: { min: 0, max: 1 },
+      acquireConnectionTimeout: 2_000,
+      log: { warn: () => undefined, error: () => undefined, debug: () => undefined, deprecate: () => undefined },
+    });
     dbs.push(db);
     return db;
   };

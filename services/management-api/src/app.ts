@@ -1,4 +1,12 @@
-import { CAIRN_VERSION, lingerOverUnreadBodies, metricsEndpoint, readinessEndpoint, registerReadinessMetrics, requestLogger, requestLogging } from '@cairn/runtime';
+import {
+  CAIRN_VERSION,
+  lingerOverUnreadBodies,
+  metricsEndpoint,
+  readinessEndpoint,
+  registerReadinessMetrics,
+  requestLogger,
+  requestLogging,
+} from '@cairn/runtime';
 import express, { type Express } from 'express';
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_RETENTION, errors } from '@cairn/domain';
@@ -40,7 +48,14 @@ export function createApp(deps: Deps): Express {
   const metrics = deps.metrics ?? createApiMetrics(db);
   app.use(metrics.http.middleware);
   // The caller's id (a load balancer's X-Request-Id, a Swift-style X-Trans-Id) when well-formed, else a new one.
-  app.use(requestLogging(log, { accept: ['x-request-id', 'x-trans-id'], pattern: /^[\w.-]{1,128}$/, generate: () => randomUUID(), echo: ['X-Request-Id'] }));
+  app.use(
+    requestLogging(log, {
+      accept: ['x-request-id', 'x-trans-id'],
+      pattern: /^[\w.-]{1,128}$/,
+      generate: () => randomUUID(),
+      echo: ['X-Request-Id'],
+    }),
+  );
   // Bodies are read by the handlers that need them, after the operator's key and rights are
   // checked (http/body.ts); after an answer given without reading a large body, the connection ends.
   app.use(lingerOverUnreadBodies);
@@ -48,7 +63,11 @@ export function createApp(deps: Deps): Express {
   // Probes take no body. One sent anyway is read first (refused past the limit): answering over an
   // unread body and then closing makes the kernel reset the connection, which can cut off a large
   // answer such as /metrics before the client has read it (seen in the hostile-input bench).
-  app.use(['/healthz', '/readyz', '/metrics'], refuseDeclaredOver(BODY_LIMIT), express.raw({ type: () => true, limit: BODY_LIMIT }));
+  app.use(
+    ['/healthz', '/readyz', '/metrics'],
+    refuseDeclaredOver(BODY_LIMIT),
+    express.raw({ type: () => true, limit: BODY_LIMIT }),
+  );
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok', version: CAIRN_VERSION });
   });
@@ -68,7 +87,14 @@ export function createApp(deps: Deps): Express {
     negotiateOnce(req);
     next();
   });
-  const discoverable = [applicationCredentialsResource, auditResource, clustersResource, operatorsResource, s3CredentialsResource, usersResource];
+  const discoverable = [
+    applicationCredentialsResource,
+    auditResource,
+    clustersResource,
+    operatorsResource,
+    s3CredentialsResource,
+    usersResource,
+  ];
   api.use(discoveryRouter(discoverable, auth, openApiDocument(discoverable)));
   // Users first among the resources (after discovery, whose /users/schema/ the users' /:id/ would
   // take): their lists are the busiest requests, and no two resources share a path.

@@ -44,8 +44,14 @@ export async function bootstrap(db: Knex, options: BootstrapOptions): Promise<Bo
     const admin = await operators.ensureFirstAdmin(trx, SYSTEM_ACTING.bootstrap, { name, key: options.adminKey });
     if (admin && !options.adminKey) result.generatedAdmin = { name, key: admin.key };
     if (options.createDefaultCluster !== false) {
-      const input = { name: options.defaultCluster, auth_url: options.defaultAuthUrl ?? DEFAULT_AUTH_URL, storage_url: options.defaultStorageUrl, region: 'RegionOne' };
-      if (await clusters.createIfNone(trx, SYSTEM_ACTING.bootstrap, input)) result.createdCluster = options.defaultCluster;
+      const input = {
+        name: options.defaultCluster,
+        auth_url: options.defaultAuthUrl ?? DEFAULT_AUTH_URL,
+        storage_url: options.defaultStorageUrl,
+        region: 'RegionOne',
+      };
+      if (await clusters.createIfNone(trx, SYSTEM_ACTING.bootstrap, input))
+        result.createdCluster = options.defaultCluster;
     }
     return result;
   });

@@ -1,12 +1,27 @@
 import { readFileSync } from 'node:fs';
 import Joi from 'joi';
-import { ConfigError, loadConfig, s3KeyringConfig, trustProxySchema, type ConfigSpec, type Env, type TrustProxy } from '@cairn/config';
+import {
+  ConfigError,
+  loadConfig,
+  s3KeyringConfig,
+  trustProxySchema,
+  type ConfigSpec,
+  type Env,
+  type TrustProxy,
+} from '@cairn/config';
 import { logFormatConfig, postgresUrlWithCa, readCaFile, type LogFormat } from '@cairn/runtime';
 import type { ResellerCredentials } from './services/swift-reseller';
-import { apiKeySchema, clusterCreateSchema, operatorNameSchema, parseS3SecretKeys, type S3SecretKeyring } from '@cairn/domain';
+import {
+  apiKeySchema,
+  clusterCreateSchema,
+  operatorNameSchema,
+  parseS3SecretKeys,
+  type S3SecretKeyring,
+} from '@cairn/domain';
 
 /** The default cluster obeys the API's own rules for a cluster, checked before anything starts. */
-const clusterField = (key: 'name' | 'auth_url' | 'storage_url', env: string) => (clusterCreateSchema.extract(key) as Joi.StringSchema).optional().label(env);
+const clusterField = (key: 'name' | 'auth_url' | 'storage_url', env: string) =>
+  (clusterCreateSchema.extract(key) as Joi.StringSchema).optional().label(env);
 
 /** The only place management-api reads the environment. Every key: env name, doc, default. */
 /** The default cluster's auth_url when nothing says where its gateway is: the gateway's default port on this host. */
@@ -14,7 +29,11 @@ export const DEFAULT_AUTH_URL = 'http://127.0.0.1:5000/auth';
 
 export const configSpec = {
   host: { env: 'CAIRN_API_HOST', doc: 'Address management-api listens on.', schema: Joi.string().default('0.0.0.0') },
-  port: { env: 'CAIRN_API_PORT', doc: 'Port management-api listens on (0 picks a free one).', schema: Joi.number().integer().min(0).max(65535).default(8000) },
+  port: {
+    env: 'CAIRN_API_PORT',
+    doc: 'Port management-api listens on (0 picks a free one).',
+    schema: Joi.number().integer().min(0).max(65535).default(8000),
+  },
   databaseUrl: {
     env: 'DATABASE_URL',
     doc: 'Postgres connection URL. Unset: embedded PGlite with data under CAIRN_DATA_DIR.',
@@ -26,11 +45,32 @@ export const configSpec = {
     doc: "PEM file of the CA that signed Postgres' server certificate. Set: connections use TLS and verify the certificate and DATABASE_URL's host name with it (sslmode=verify-full, unless DATABASE_URL sets its own sslmode). DATABASE_URL's own sslmode and sslrootcert work too.",
     schema: Joi.string(),
   },
-  dataDir: { env: 'CAIRN_DATA_DIR', doc: 'Where embedded PGlite keeps its data (only without DATABASE_URL).', schema: Joi.string().default('./data/pglite') },
-  poolMax: { env: 'DATABASE_POOL_MAX', doc: 'Postgres connections per process.', schema: Joi.number().integer().min(1).max(200).default(10) },
-  migrateOnStart: { env: 'CAIRN_MIGRATE_ON_START', doc: 'Apply pending migrations at start (set false when a migrate job does it).', schema: Joi.boolean().default(true) },
-  adminUser: { env: 'CAIRN_ADMIN_USER', doc: 'With CAIRN_ADMIN_KEY: the first admin operator, created only while no operator exists.', schema: operatorNameSchema },
-  adminKey: { env: 'CAIRN_ADMIN_KEY', doc: 'API key of CAIRN_ADMIN_USER (at least 32 printable characters).', schema: apiKeySchema, secret: true },
+  dataDir: {
+    env: 'CAIRN_DATA_DIR',
+    doc: 'Where embedded PGlite keeps its data (only without DATABASE_URL).',
+    schema: Joi.string().default('./data/pglite'),
+  },
+  poolMax: {
+    env: 'DATABASE_POOL_MAX',
+    doc: 'Postgres connections per process.',
+    schema: Joi.number().integer().min(1).max(200).default(10),
+  },
+  migrateOnStart: {
+    env: 'CAIRN_MIGRATE_ON_START',
+    doc: 'Apply pending migrations at start (set false when a migrate job does it).',
+    schema: Joi.boolean().default(true),
+  },
+  adminUser: {
+    env: 'CAIRN_ADMIN_USER',
+    doc: 'With CAIRN_ADMIN_KEY: the first admin operator, created only while no operator exists.',
+    schema: operatorNameSchema,
+  },
+  adminKey: {
+    env: 'CAIRN_ADMIN_KEY',
+    doc: 'API key of CAIRN_ADMIN_USER (at least 32 printable characters).',
+    schema: apiKeySchema,
+    secret: true,
+  },
   defaultCluster: {
     env: 'CAIRN_DEFAULT_CLUSTER',
     doc: 'Name of the cluster the first start creates when the database has none.',
@@ -46,10 +86,14 @@ export const configSpec = {
     doc: `auth_url of that default cluster. Unset: the gateway's own address in the all-in-one \`cairn start\` (http://127.0.0.1:<CAIRN_GATEWAY_PORT>/auth, or its CAIRN_GATEWAY_HOST), else ${DEFAULT_AUTH_URL}.`,
     schema: clusterField('auth_url', 'CAIRN_DEFAULT_AUTH_URL'),
   },
-  defaultStorageUrl: { env: 'CAIRN_DEFAULT_STORAGE_URL', doc: 'storage_url of that default cluster (the Swift proxy, ending in /v1).', schema: clusterField('storage_url', 'CAIRN_DEFAULT_STORAGE_URL').default('http://127.0.0.1:8080/v1') },
+  defaultStorageUrl: {
+    env: 'CAIRN_DEFAULT_STORAGE_URL',
+    doc: 'storage_url of that default cluster (the Swift proxy, ending in /v1).',
+    schema: clusterField('storage_url', 'CAIRN_DEFAULT_STORAGE_URL').default('http://127.0.0.1:8080/v1'),
+  },
   apiKeyCacheSeconds: {
     env: 'CAIRN_API_KEY_CACHE_SECONDS',
-    doc: 'How long a replica may reuse an operator\'s key hashes before reading them again (a revoked key can work that long on other replicas; 0: read on every request).',
+    doc: "How long a replica may reuse an operator's key hashes before reading them again (a revoked key can work that long on other replicas; 0: read on every request).",
     schema: Joi.number().integer().min(0).max(300).default(5),
   },
   startupTimeout: {
@@ -85,7 +129,11 @@ export const configSpec = {
   consoleSessionMaxSeconds: {
     env: 'CAIRN_CONSOLE_SESSION_MAX_SECONDS',
     doc: 'Seconds after sign-in at which a console session ends however busy it is.',
-    schema: Joi.number().integer().min(1).max(7 * 86400).default(43200),
+    schema: Joi.number()
+      .integer()
+      .min(1)
+      .max(7 * 86400)
+      .default(43200),
   },
   trustProxy: {
     env: 'CAIRN_TRUST_PROXY',
@@ -94,7 +142,7 @@ export const configSpec = {
   },
   heartbeatMs: {
     env: 'CAIRN_HEARTBEAT_MS',
-    doc: "How often, in milliseconds, each replica sets the one-row replication_heartbeat table to now(); a gateway reading a hot standby measures how far behind its copy is by it (see docs/deployment.md#regions), so this bounds how precisely it can. 0: no heartbeat (no gateway reads a standby).",
+    doc: 'How often, in milliseconds, each replica sets the one-row replication_heartbeat table to now(); a gateway reading a hot standby measures how far behind its copy is by it (see docs/deployment.md#regions), so this bounds how precisely it can. 0: no heartbeat (no gateway reads a standby).',
     schema: Joi.number().integer().min(0).max(60_000).default(1000),
   },
   ...s3KeyringConfig,
@@ -106,17 +154,37 @@ export const configSpec = {
     schema: Joi.string().max(1_000_000),
     secret: true,
   },
-  quotaResyncSeconds: { env: 'CAIRN_QUOTA_RESYNC_SECONDS', doc: "Seconds between the quota reconciler's drift checks (a HEAD of every account with a quota; changes made in Swift behind Cairn's back are put back) and its reads of each Swift's /info.", schema: Joi.number().integer().min(1).max(86400).default(300) },
-  quotaPollMs: { env: 'CAIRN_QUOTA_POLL_MS', doc: 'Milliseconds between the quota reconciler\'s polls for pending quotas and for the lock (changes also wake it at once).', schema: Joi.number().integer().min(50).max(60000).default(1000) },
-  quotaConcurrency: { env: 'CAIRN_QUOTA_CONCURRENCY', doc: 'Account requests the quota reconciler has in flight at once, per cluster.', schema: Joi.number().integer().min(1).max(256).default(16) },
-  quotaTimeoutMs: { env: 'CAIRN_QUOTA_TIMEOUT_MS', doc: 'Timeout of one request of the quota reconciler to Swift or the auth gateway.', schema: Joi.number().integer().min(100).max(120000).default(10000) },
+  quotaResyncSeconds: {
+    env: 'CAIRN_QUOTA_RESYNC_SECONDS',
+    doc: "Seconds between the quota reconciler's drift checks (a HEAD of every account with a quota; changes made in Swift behind Cairn's back are put back) and its reads of each Swift's /info.",
+    schema: Joi.number().integer().min(1).max(86400).default(300),
+  },
+  quotaPollMs: {
+    env: 'CAIRN_QUOTA_POLL_MS',
+    doc: "Milliseconds between the quota reconciler's polls for pending quotas and for the lock (changes also wake it at once).",
+    schema: Joi.number().integer().min(50).max(60000).default(1000),
+  },
+  quotaConcurrency: {
+    env: 'CAIRN_QUOTA_CONCURRENCY',
+    doc: 'Account requests the quota reconciler has in flight at once, per cluster.',
+    schema: Joi.number().integer().min(1).max(256).default(16),
+  },
+  quotaTimeoutMs: {
+    env: 'CAIRN_QUOTA_TIMEOUT_MS',
+    doc: 'Timeout of one request of the quota reconciler to Swift or the auth gateway.',
+    schema: Joi.number().integer().min(100).max(120000).default(10000),
+  },
   quotaSessionUrl: {
     env: 'CAIRN_QUOTA_SESSION_URL',
-    doc: "Postgres URL of a direct session where the quota reconciler holds its lock and LISTENs (PgBouncer in transaction mode cannot carry either). Unset: DATABASE_URL.",
+    doc: 'Postgres URL of a direct session where the quota reconciler holds its lock and LISTENs (PgBouncer in transaction mode cannot carry either). Unset: DATABASE_URL.',
     schema: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
     secret: true,
   },
-  logLevel: { env: 'LOG_LEVEL', doc: 'pino log level.', schema: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info') },
+  logLevel: {
+    env: 'LOG_LEVEL',
+    doc: 'pino log level.',
+    schema: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
+  },
   logFormat: logFormatConfig,
 } satisfies ConfigSpec;
 
@@ -171,7 +239,10 @@ export function readConfig(env: Env = process.env): ManagementApiConfig {
   }
   s3KeyringOf(config);
   if (config.databaseCaFile !== undefined) {
-    if (!config.databaseUrl) throw new ConfigError(['CAIRN_DATABASE_CA_FILE needs DATABASE_URL: embedded PGlite has no connection to secure.']);
+    if (!config.databaseUrl)
+      throw new ConfigError([
+        'CAIRN_DATABASE_CA_FILE needs DATABASE_URL: embedded PGlite has no connection to secure.',
+      ]);
     const ca = readCaFile('CAIRN_DATABASE_CA_FILE', config.databaseCaFile);
     if ('problem' in ca) throw new ConfigError([ca.problem]);
     config.databaseUrl = postgresUrlWithCa(config.databaseUrl, config.databaseCaFile);
@@ -187,22 +258,40 @@ const resellerCredentials = Joi.object({
   storage_url: Joi.string().uri({ scheme: ['http', 'https'] }),
 });
 
-/** The reconciler's credentials by cluster name; undefined when unset (no reconciler). Problems name clusters, never values. */
-export function quotaCredentialsOf(config: Pick<ManagementApiConfig, 'quotaCredentials'>): Record<string, ResellerCredentials> | undefined {
+/**
+ * The reconciler's credentials by cluster name; undefined when unset (no reconciler). Problems name clusters, never
+ * values.
+ */
+export function quotaCredentialsOf(
+  config: Pick<ManagementApiConfig, 'quotaCredentials'>,
+): Record<string, ResellerCredentials> | undefined {
   if (config.quotaCredentials === undefined) return undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(config.quotaCredentials);
   } catch {
-    throw new ConfigError(['CAIRN_QUOTA_CREDENTIALS must be JSON: {"<cluster name>": {"user": "…", "password": "…"}}.']);
+    throw new ConfigError([
+      'CAIRN_QUOTA_CREDENTIALS must be JSON: {"<cluster name>": {"user": "…", "password": "…"}}.',
+    ]);
   }
-  const { error, value } = Joi.object().pattern(Joi.string().min(1), resellerCredentials).required().validate(parsed, { abortEarly: false });
-  if (error) throw new ConfigError(error.details.map((d) => `CAIRN_QUOTA_CREDENTIALS: cluster '${String(d.path[0] ?? '')}': ${d.path.slice(1).join('.') || 'value'} is missing or invalid.`));
+  const { error, value } = Joi.object()
+    .pattern(Joi.string().min(1), resellerCredentials)
+    .required()
+    .validate(parsed, { abortEarly: false });
+  if (error)
+    throw new ConfigError(
+      error.details.map(
+        (d) =>
+          `CAIRN_QUOTA_CREDENTIALS: cluster '${String(d.path[0] ?? '')}': ${d.path.slice(1).join('.') || 'value'} is missing or invalid.`,
+      ),
+    );
   return value as Record<string, ResellerCredentials>;
 }
 
 /** The keyring CAIRN_S3_SECRET_KEYS describes; undefined when unset; a ConfigError that lists every problem. */
-export function s3KeyringOf(config: Pick<ManagementApiConfig, 's3SecretKeys' | 's3CurrentKeyId'>): S3SecretKeyring | undefined {
+export function s3KeyringOf(
+  config: Pick<ManagementApiConfig, 's3SecretKeys' | 's3CurrentKeyId'>,
+): S3SecretKeyring | undefined {
   if (config.s3SecretKeys === undefined) return undefined;
   const parsed = parseS3SecretKeys(config.s3SecretKeys, config.s3CurrentKeyId);
   if (!parsed.ok) throw new ConfigError(parsed.problems);

@@ -1,7 +1,13 @@
 import type { Knex } from 'knex';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { logDestination } from '@cairn/runtime';
-import { DEFAULT_SCRYPT_PARAMS, hashPassword, type S3SecretKeyring, type ScryptParams, type UtilizationRetention } from '@cairn/domain';
+import {
+  DEFAULT_SCRYPT_PARAMS,
+  hashPassword,
+  type S3SecretKeyring,
+  type ScryptParams,
+  type UtilizationRetention,
+} from '@cairn/domain';
 import { s3KeyringOf, type ManagementApiConfig } from './config';
 import { createDatabase } from './db/database';
 import { builtConsoleDir } from './http/console';
@@ -21,7 +27,9 @@ export interface Deps {
   utilization?: UtilizationRetention;
   /** Audit trail retention; defaults (730 days for operators' entries, 90 for storage users') when absent. */
   auditRetention?: AuditRetention;
-  /** Accounts a utilization CSV export reads per query; default 5000 (tests cross batch boundaries with a small one). */
+  /**
+   * Accounts a utilization CSV export reads per query; default 5000 (tests cross batch boundaries with a small one).
+   */
   utilizationExportBatch?: number;
   /** This app's Prometheus registry; createApp makes one when absent (tests building deps by hand). */
   metrics?: ApiMetrics;
@@ -31,7 +39,10 @@ export interface Deps {
   consoleSessions?: ConsoleSessionSettings;
   /** express's `trust proxy` (CAIRN_TRUST_PROXY): whose X-Forwarded-Proto/-For to believe; default none. */
   trustProxy?: TrustProxy;
-  /** Seals the secrets of new S3 credentials; absent: creating one is refused with a sentence that says what to configure. */
+  /**
+   * Seals the secrets of new S3 credentials; absent: creating one is refused with a sentence that says what to
+   * configure.
+   */
   s3Keyring?: S3SecretKeyring;
 }
 

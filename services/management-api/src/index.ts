@@ -4,11 +4,23 @@ export { readConfig, configSpec, s3KeyringOf, DEFAULT_AUTH_URL, type ManagementA
 export { adminKeyBanner, startManagementApi, type RunningApi } from './server';
 export { createDatabase, migrateLatest, migrateRollbackAll, migrateRollbackLast } from './db/database';
 export { bootstrap } from './bootstrap';
-export { ensureClusters, ensureGatewayRole, parseClusterSpec, parseCollectorSpec, parseMigrateArgs, runMigrate, MIGRATE_USAGE } from './migrate';
+export {
+  ensureClusters,
+  ensureGatewayRole,
+  parseClusterSpec,
+  parseCollectorSpec,
+  parseMigrateArgs,
+  runMigrate,
+  MIGRATE_USAGE,
+} from './migrate';
 export { ensureCollector, type CollectorSpec } from './services/collectors';
 export { SYSTEM_ACTING, type Acting } from './services/context';
 export { findByName as findClusterByName } from './services/clusters';
-export { createOperatorWithKey, createWithClusterNames as createOperatorWithClusterNames, resolveClusterRefs } from './services/operators';
+export {
+  createOperatorWithKey,
+  createWithClusterNames as createOperatorWithClusterNames,
+  resolveClusterRefs,
+} from './services/operators';
 export { ensureHourlyPartitions, maintainUtilization, rollUpDay } from './repositories/utilization-partitions';
 export { resealAll, type ResealResult } from './services/s3-credentials';
 export { backupDataDir, restoreDataDir, type RestoreResult } from './db/pglite-backup';

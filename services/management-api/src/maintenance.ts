@@ -26,19 +26,28 @@ export interface MaintenancePass {
  * Each task stands alone: a failure of one is logged and the others still run, and the next pass
  * tries again. Never rejects.
  */
-export async function runMaintenance(deps: Pick<Deps, 'db' | 'log' | 'utilization' | 'auditRetention' | 'consoleSessions' | 'metrics'>, now: Date): Promise<MaintenancePass> {
+export async function runMaintenance(
+  deps: Pick<Deps, 'db' | 'log' | 'utilization' | 'auditRetention' | 'consoleSessions' | 'metrics'>,
+  now: Date,
+): Promise<MaintenancePass> {
   const { db, log } = deps;
   const pass: MaintenancePass = {};
-  pass.utilization = (await runUtilizationMaintenance(db, deps.utilization ?? DEFAULT_RETENTION, now, log, deps.metrics?.rollups)) ?? undefined;
+  pass.utilization =
+    (await runUtilizationMaintenance(db, deps.utilization ?? DEFAULT_RETENTION, now, log, deps.metrics?.rollups)) ??
+    undefined;
   try {
     pass.audit = await pruneAudit(db, deps.auditRetention ?? DEFAULT_AUDIT_RETENTION, now);
-    if (pass.audit.operatorEntries || pass.audit.storageUserEntries) log.info(pass.audit, 'audit entries past their retention deleted');
+    if (pass.audit.operatorEntries || pass.audit.storageUserEntries)
+      log.info(pass.audit, 'audit entries past their retention deleted');
   } catch (err) {
     log.warn({ err }, 'audit retention failed; retried at the next run');
   }
   try {
     // Ended sessions are refused anyway; deleting them only keeps the table small.
-    pass.consoleSessions = await deleteEndedConsoleSessions(db, (deps.consoleSessions ?? DEFAULT_CONSOLE_SESSIONS).idleSeconds);
+    pass.consoleSessions = await deleteEndedConsoleSessions(
+      db,
+      (deps.consoleSessions ?? DEFAULT_CONSOLE_SESSIONS).idleSeconds,
+    );
   } catch (err) {
     log.warn({ err }, 'deleting ended console sessions failed; retried at the next run');
   }
@@ -62,7 +71,8 @@ export function heartbeat(deps: Pick<Deps, 'db' | 'log'>): () => Promise<void> {
       if (failing) deps.log.info('heartbeat written again');
       failing = false;
     } catch (err) {
-      if (!failing) deps.log.warn({ err }, 'could not write the heartbeat; gateways on standbys will see their copy age');
+      if (!failing)
+        deps.log.warn({ err }, 'could not write the heartbeat; gateways on standbys will see their copy age');
       failing = true;
     }
   };
@@ -73,7 +83,13 @@ export function heartbeat(deps: Pick<Deps, 'db' | 'log'>): () => Promise<void> {
  * retries them). Each failed rollup names its cluster and day; the backlog gauge says, per
  * cluster, how far behind its rollups are.
  */
-export async function runUtilizationMaintenance(db: Knex, retention: UtilizationRetention, now: Date, log: Logger, metrics?: RollupMetrics): Promise<MaintenanceReport | null> {
+export async function runUtilizationMaintenance(
+  db: Knex,
+  retention: UtilizationRetention,
+  now: Date,
+  log: Logger,
+  metrics?: RollupMetrics,
+): Promise<MaintenanceReport | null> {
   let report: MaintenanceReport;
   try {
     report = await maintainUtilization(db, retention, now);
@@ -87,8 +103,14 @@ export async function runUtilizationMaintenance(db: Knex, retention: Utilization
     metrics?.failures.inc({ cluster: String(f.clusterId) });
     log.warn({ err: f.error, cluster: f.clusterId, day: f.day }, 'utilization rollup failed; retried at the next run');
   }
-  for (const [cluster, oldest] of report.backlog) metrics?.backlogDays.set({ cluster: String(cluster) }, oldest === null ? 0 : Math.round((today - oldest) / DAY_MS));
-  if (report.kept.length) log.warn({ kept: report.kept }, 'utilization partitions past the retention kept: a day of theirs is not rolled up yet');
-  if (report.dropped.length || report.created) log.info({ created: report.created, dropped: report.dropped }, 'utilization maintenance');
+  for (const [cluster, oldest] of report.backlog)
+    metrics?.backlogDays.set({ cluster: String(cluster) }, oldest === null ? 0 : Math.round((today - oldest) / DAY_MS));
+  if (report.kept.length)
+    log.warn(
+      { kept: report.kept },
+      'utilization partitions past the retention kept: a day of theirs is not rolled up yet',
+    );
+  if (report.dropped.length || report.created)
+    log.info({ created: report.created, dropped: report.dropped }, 'utilization maintenance');
   return report;
 }

@@ -2,7 +2,14 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Knex } from 'knex';
 import { REPLACE_FOREIGN_HASH_FUNCTION, TABLES } from '@cairn/contract';
-import { clusterCreateSchema, errors, hashPassword, isCairnError, validate, type ClusterCreateInput } from '@cairn/domain';
+import {
+  clusterCreateSchema,
+  errors,
+  hashPassword,
+  isCairnError,
+  validate,
+  type ClusterCreateInput,
+} from '@cairn/domain';
 import { SETUP_LOCK_KEY } from './bootstrap';
 import { readConfig } from './config';
 import { createDatabase, migrateLatest } from './db/database';
@@ -71,16 +78,31 @@ function readSecretFile(option: string, path: string, readFile: (path: string) =
   }
 }
 
-/** `cluster=east,user=cairn-collector,api_key_file=…,password_file=…`; the secrets themselves are validated by ensureCollector. */
+/**
+ * `cluster=east,user=cairn-collector,api_key_file=…,password_file=…`; the secrets themselves are validated by
+ * ensureCollector.
+ */
 export function parseCollectorSpec(spec: string, readFile: (path: string) => string): CollectorSpec {
   const { cluster, user, api_key_file: keyFile, password_file: passwordFile, ...rest } = keyValues('--collector', spec);
   const unknown = Object.keys(rest);
-  if (unknown.length > 0) throw errors.invalidInput(`--collector: unknown key '${unknown[0]}' (expected cluster, user, api_key_file, password_file).`);
-  if (!cluster || !user || !keyFile || !passwordFile) throw errors.invalidInput('--collector needs cluster=, user=, api_key_file= and password_file=.');
-  return { cluster, user, apiKey: readSecretFile('--collector api_key_file', keyFile, readFile), password: readSecretFile('--collector password_file', passwordFile, readFile) };
+  if (unknown.length > 0)
+    throw errors.invalidInput(
+      `--collector: unknown key '${unknown[0]}' (expected cluster, user, api_key_file, password_file).`,
+    );
+  if (!cluster || !user || !keyFile || !passwordFile)
+    throw errors.invalidInput('--collector needs cluster=, user=, api_key_file= and password_file=.');
+  return {
+    cluster,
+    user,
+    apiKey: readSecretFile('--collector api_key_file', keyFile, readFile),
+    password: readSecretFile('--collector password_file', passwordFile, readFile),
+  };
 }
 
-export function parseMigrateArgs(args: string[], readFile: (path: string) => string = (p) => readFileSync(p, 'utf8')): MigrateOptions {
+export function parseMigrateArgs(
+  args: string[],
+  readFile: (path: string) => string = (p) => readFileSync(p, 'utf8'),
+): MigrateOptions {
   const { values } = parseArgs({
     args,
     options: {
@@ -98,11 +120,16 @@ export function parseMigrateArgs(args: string[], readFile: (path: string) => str
   const passwordFile = values['gateway-password-file'];
   if (passwordFile && !role) throw errors.invalidInput('--gateway-password-file needs --gateway-role.');
   if (role === undefined) return { clusters, collectors };
-  if (!ROLE_NAME.test(role)) throw errors.invalidInput('--gateway-role must be 1 to 63 lower-case letters, digits or _, not starting with a digit.');
+  if (!ROLE_NAME.test(role))
+    throw errors.invalidInput(
+      '--gateway-role must be 1 to 63 lower-case letters, digits or _, not starting with a digit.',
+    );
   if (!passwordFile) return { clusters, collectors, gatewayRole: { name: role } };
   const password = readSecretFile('--gateway-password-file', passwordFile, readFile);
   if (!ROLE_PASSWORD.test(password)) {
-    throw errors.invalidInput('--gateway-password-file: the password must be 16 to 256 characters of letters, digits, _ or -.');
+    throw errors.invalidInput(
+      '--gateway-password-file: the password must be 16 to 256 characters of letters, digits, _ or -.',
+    );
   }
   return { clusters, collectors, gatewayRole: { name: role, password } };
 }
@@ -115,7 +142,10 @@ export type { EnsureOutcome } from './services/clusters';
  * left alone. Serialised with bootstrap() by the same advisory lock, so API replicas starting
  * meanwhile see either none or all of them.
  */
-export async function ensureClusters(db: Knex, declared: ClusterCreateInput[]): Promise<Array<{ name: string; id: number; outcome: clusters.EnsureOutcome }>> {
+export async function ensureClusters(
+  db: Knex,
+  declared: ClusterCreateInput[],
+): Promise<Array<{ name: string; id: number; outcome: clusters.EnsureOutcome }>> {
   return db.transaction(async (trx) => {
     await trx.raw('SELECT pg_advisory_xact_lock(?)', [SETUP_LOCK_KEY]);
     const results: Array<{ name: string; id: number; outcome: clusters.EnsureOutcome }> = [];
@@ -134,24 +164,39 @@ export async function ensureClusters(db: Knex, declared: ClusterCreateInput[]): 
  * application_credentials), and the replacement of an imported user's hash at its first login;
  * nothing else (no operators, no API keys, no other user changes, no reading the audit trail).
  */
-export async function ensureGatewayRole(db: Knex, role: { name: string; password?: string }): Promise<'created' | 'updated' | 'granted'> {
+export async function ensureGatewayRole(
+  db: Knex,
+  role: { name: string; password?: string },
+): Promise<'created' | 'updated' | 'granted'> {
   let outcome: 'created' | 'updated' | 'granted' = 'granted';
   if (role.password !== undefined) {
-    if (!ROLE_NAME.test(role.name) || !ROLE_PASSWORD.test(role.password)) throw errors.invalidInput('Invalid gateway role name or password.');
+    if (!ROLE_NAME.test(role.name) || !ROLE_PASSWORD.test(role.password))
+      throw errors.invalidInput('Invalid gateway role name or password.');
     const exists = (await db.raw('SELECT 1 FROM pg_roles WHERE rolname = ?', [role.name])).rows.length > 0;
     // Checked above to need no quoting; `??` quotes the identifier.
-    await db.raw(`${exists ? 'ALTER' : 'CREATE'} ROLE ?? WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD '${role.password}'`, [role.name]);
+    await db.raw(
+      `${exists ? 'ALTER' : 'CREATE'} ROLE ?? WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD '${role.password}'`,
+      [role.name],
+    );
     outcome = exists ? 'updated' : 'created';
   }
   // CONNECT and USAGE as well: a hardened database revokes them from PUBLIC, and the role must
   // still be able to reach the two tables.
-  const where = (await db.raw('SELECT current_database() AS database, current_schema() AS schema')).rows[0] as { database: string; schema: string };
+  const where = (await db.raw('SELECT current_database() AS database, current_schema() AS schema')).rows[0] as {
+    database: string;
+    schema: string;
+  };
   await db.raw('GRANT CONNECT ON DATABASE ?? TO ??', [where.database, role.name]);
   await db.raw('GRANT USAGE ON SCHEMA ?? TO ??', [where.schema, role.name]);
   // S3: signatures are checked against s3_credentials, and the OS-EC2 endpoints let a user create
   // and delete its own, each with an audit record. Nothing else is written, and the trail cannot
   // be read or changed.
-  await db.raw('GRANT SELECT ON ??, ??, ?? TO ??', [TABLES.clusters, TABLES.storageUsers, TABLES.s3Credentials, role.name]);
+  await db.raw('GRANT SELECT ON ??, ??, ?? TO ??', [
+    TABLES.clusters,
+    TABLES.storageUsers,
+    TABLES.s3Credentials,
+    role.name,
+  ]);
   // A gateway on a standby follows the change log and the heartbeat there (read only).
   await db.raw('GRANT SELECT ON ??, ?? TO ??', [TABLES.changeLog, TABLES.heartbeat, role.name]);
   await db.raw('GRANT INSERT, DELETE ON ?? TO ??', [TABLES.s3Credentials, role.name]);
@@ -179,8 +224,10 @@ export async function runMigrate(args: string[], write: (line: string) => void):
   try {
     const applied = await migrateLatest(db);
     write(applied.length ? `Applied: ${applied.join(', ')}` : 'Migrations: nothing to do.');
-    for (const r of await ensureClusters(db, options.clusters)) write(`Cluster '${r.name}' (id ${r.id}): ${r.outcome}.`);
-    if (options.gatewayRole) write(`Gateway role '${options.gatewayRole.name}': ${await ensureGatewayRole(db, options.gatewayRole)}.`);
+    for (const r of await ensureClusters(db, options.clusters))
+      write(`Cluster '${r.name}' (id ${r.id}): ${r.outcome}.`);
+    if (options.gatewayRole)
+      write(`Gateway role '${options.gatewayRole.name}': ${await ensureGatewayRole(db, options.gatewayRole)}.`);
     for (const c of options.collectors) {
       const outcome = await ensureCollector(db, c, (password) => hashPassword(password), SYSTEM_ACTING.migrate);
       write(`Collector of '${c.cluster}': operator ${outcome.operator}, user '${c.user}' ${outcome.user}.`);

@@ -1,5 +1,13 @@
 import type { Server } from 'node:http';
-import { closeGracefully, exitOnSignals, isTlsFailure, listen, logsAreJson, retryStartup, TlsFailure } from '@cairn/runtime';
+import {
+  closeGracefully,
+  exitOnSignals,
+  isTlsFailure,
+  listen,
+  logsAreJson,
+  retryStartup,
+  TlsFailure,
+} from '@cairn/runtime';
 import { ConfigError } from '@cairn/config';
 import { quotaCredentialsOf, readConfig, type ManagementApiConfig } from './config';
 import { createApp } from './app';
@@ -10,7 +18,10 @@ import { createApiMetrics } from './http/metrics';
 import { heartbeat, runMaintenance } from './maintenance';
 import { QuotaReconciler } from './services/quota-reconciler';
 
-/** Utilization partitions, rollups and retention, and the audit trail's retention, are kept up by every replica (runs are idempotent). */
+/**
+ * Utilization partitions, rollups and retention, and the audit trail's retention, are kept up by every replica (runs
+ * are idempotent).
+ */
 const MAINTENANCE_MS = 15 * 60_000;
 
 export interface RunningApi {
@@ -18,7 +29,9 @@ export interface RunningApi {
   port: number;
   /** Set when this start created the first admin: the caller prints it once (never logs it). */
   generatedAdmin?: { name: string; key: string };
-  /** Graceful: see closeGracefully; `idleGraceMs` bounds how long idle keep-alive connections are left to their clients. */
+  /**
+   * Graceful: see closeGracefully; `idleGraceMs` bounds how long idle keep-alive connections are left to their clients.
+   */
   close: (idleGraceMs?: number) => Promise<void>;
 }
 
@@ -43,11 +56,17 @@ export async function startManagementApi(config: ManagementApiConfig, deps: Deps
         }
         return await bootstrap(db, config);
       } catch (e) {
-        throw isTlsFailure(e) ? new TlsFailure('Postgres', 'CAIRN_DATABASE_CA_FILE (or sslrootcert in DATABASE_URL)', e) : e;
+        throw isTlsFailure(e)
+          ? new TlsFailure('Postgres', 'CAIRN_DATABASE_CA_FILE (or sslrootcert in DATABASE_URL)', e)
+          : e;
       }
     },
     // A certificate that does not verify will not verify on the next try either: stop at once.
-    { log, deadlineMs: isEmbedded(db) ? 0 : config.startupTimeout * 1000, isFatal: (e) => e instanceof ConfigError || e instanceof TlsFailure },
+    {
+      log,
+      deadlineMs: isEmbedded(db) ? 0 : config.startupTimeout * 1000,
+      isFatal: (e) => e instanceof ConfigError || e instanceof TlsFailure,
+    },
   );
   if (boot.createdCluster) log.info({ cluster: boot.createdCluster }, 'default cluster created');
   const metrics = deps.metrics ?? createApiMetrics(db);
@@ -63,7 +82,10 @@ export async function startManagementApi(config: ManagementApiConfig, deps: Deps
   heartbeats?.unref();
   const quotas = quotaReconcilerOf(config, deps);
   quotas?.start();
-  log.info({ port, database: isEmbedded(db) ? 'embedded PGlite' : 'postgres', quotaReconciler: quotas !== undefined }, 'management-api listening');
+  log.info(
+    { port, database: isEmbedded(db) ? 'embedded PGlite' : 'postgres', quotaReconciler: quotas !== undefined },
+    'management-api listening',
+  );
   return {
     server,
     port,

@@ -13,9 +13,16 @@ export function expectOutageContract(run: LoadRun, felt: Array<'api' | 'gateway'
   const { load, faultAt, readyAt, endAt } = run;
   expect(contractBreaches(load.rec.outcomes, faultAt, readyAt)).toEqual([]);
   for (const service of ['api', 'gateway'] as const) {
-    if (felt.includes(service)) expect({ service, failedDuringOutage: failuresBetween(load.rec, service, faultAt, readyAt) > 0 }).toEqual({ service, failedDuringOutage: true });
+    if (felt.includes(service))
+      expect({ service, failedDuringOutage: failuresBetween(load.rec, service, faultAt, readyAt) > 0 }).toEqual({
+        service,
+        failedDuringOutage: true,
+      });
     const r = recovery(load.rec, service, readyAt, endAt);
     expect({ service, lateFailures: r.lateFailures }).toEqual({ service, lateFailures: [] });
-    expect({ service, recovered: r.firstSuccessMs !== null && r.firstSuccessMs <= RECOVERY_MS }).toEqual({ service, recovered: true });
+    expect({ service, recovered: r.firstSuccessMs !== null && r.firstSuccessMs <= RECOVERY_MS }).toEqual({
+      service,
+      recovered: true,
+    });
   }
 }

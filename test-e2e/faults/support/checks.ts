@@ -51,13 +51,18 @@ export const failuresBetween = (rec: Recorder, service: ServiceName, from: numbe
  */
 export async function databaseBreaches(db: Knex, load: Load): Promise<string[]> {
   const bad: string[] = [];
-  const rows = (await db('storage_users').select('username', 'enabled')) as Array<{ username: string; enabled: boolean }>;
+  const rows = (await db('storage_users').select('username', 'enabled')) as Array<{
+    username: string;
+    enabled: boolean;
+  }>;
   const byName = new Map(rows.map((r) => [r.username, r]));
   for (const u of load.users) {
     const row = byName.get(u.name);
     if (u.exists === true && !row) bad.push(`${u.name}: acknowledged (${u.create.status}) but missing`);
-    if (u.exists === false && row) bad.push(`${u.name}: answered with an error or deleted (204), yet in the database: ${show(u.create)}`);
-    if (row && u.enabled !== 'unknown' && row.enabled !== u.enabled) bad.push(`${u.name}: enabled=${row.enabled}, but the acknowledged state is ${u.enabled}`);
+    if (u.exists === false && row)
+      bad.push(`${u.name}: answered with an error or deleted (204), yet in the database: ${show(u.create)}`);
+    if (row && u.enabled !== 'unknown' && row.enabled !== u.enabled)
+      bad.push(`${u.name}: enabled=${row.enabled}, but the acknowledged state is ${u.enabled}`);
   }
   bad.push(...(await counterBreaches(db)));
   return bad;
@@ -67,8 +72,12 @@ export async function databaseBreaches(db: Knex, load: Load): Promise<string[]> 
 export async function counterBreaches(db: Knex): Promise<string[]> {
   const { rows } = (await db.raw(`
     SELECT c.id, coalesce(k.user_count, 0)::int AS counted, (SELECT count(*) FROM storage_users u WHERE u.cluster_id = c.id)::int AS real
-      FROM clusters c LEFT JOIN cluster_user_counts k ON k.cluster_id = c.id`)) as { rows: Array<{ id: number; counted: number; real: number }> };
-  return rows.filter((r) => r.counted !== r.real).map((r) => `cluster ${r.id}: user_count ${r.counted} but ${r.real} rows`);
+      FROM clusters c LEFT JOIN cluster_user_counts k ON k.cluster_id = c.id`)) as {
+    rows: Array<{ id: number; counted: number; real: number }>;
+  };
+  return rows
+    .filter((r) => r.counted !== r.real)
+    .map((r) => `cluster ${r.id}: user_count ${r.counted} but ${r.real} rows`);
 }
 
 /** The API's total_count for the default cluster: what an operator sees. */
@@ -98,10 +107,15 @@ export function summary(title: string, rec: Recorder, faultAt: number, readyAt: 
     const slowest = Math.max(...list.map((o) => o.end - o.start));
     return `  ${op.padEnd(22)} ${[...statuses].map(([s, n]) => `${s || 'no answer'}×${n}`).join(' ')}  slowest ${slowest} ms`;
   });
-  const rec1 = (['api', 'gateway'] as const).map((s) => `${s} ${recovery(rec, s, readyAt, Infinity).firstSuccessMs} ms`).join(', ');
+  const rec1 = (['api', 'gateway'] as const)
+    .map((s) => `${s} ${recovery(rec, s, readyAt, Infinity).firstSuccessMs} ms`)
+    .join(', ');
   const slow = rec.outcomes
     .filter((o) => o.end - o.start > 2000)
     .slice(0, 10)
-    .map((o) => `  slow: ${o.service} ${o.op} ${o.status || 'no answer'} in ${o.end - o.start} ms, started ${o.start - faultAt} ms after the fault`);
+    .map(
+      (o) =>
+        `  slow: ${o.service} ${o.op} ${o.status || 'no answer'} in ${o.end - o.start} ms, started ${o.start - faultAt} ms after the fault`,
+    );
   return `${title}: dependency back ${readyAt - faultAt} ms after the fault; first success after it: ${rec1}\n${[...lines, ...slow].join('\n')}\n`;
 }

@@ -31,10 +31,29 @@ export class Recorder {
     try {
       const res = await fetch(url, { ...init, signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS) });
       const body = await res.text();
-      outcome = { service, op, start, end: Date.now(), status: res.status, ok: okStatuses.includes(res.status), body, headers: res.headers };
+      outcome = {
+        service,
+        op,
+        start,
+        end: Date.now(),
+        status: res.status,
+        ok: okStatuses.includes(res.status),
+        body,
+        headers: res.headers,
+      };
     } catch (e) {
       const err = e as Error & { cause?: { code?: string } };
-      outcome = { service, op, start, end: Date.now(), status: 0, ok: false, body: '', headers: null, error: `${err.name}: ${err.message} ${err.cause?.code ?? ''}` };
+      outcome = {
+        service,
+        op,
+        start,
+        end: Date.now(),
+        status: 0,
+        ok: false,
+        body: '',
+        headers: null,
+        error: `${err.name}: ${err.message} ${err.cause?.code ?? ''}`,
+      };
     }
     this.outcomes.push(outcome);
     return outcome;

@@ -67,7 +67,8 @@ export class Load {
   start(): void {
     this.running = true;
     for (let i = 0; i < this.o.apiWorkers; i++) this.workers.push(this.apiWorker(i));
-    for (let i = 0; i < this.o.gatewayWorkers; i++) this.workers.push(this.gatewayWorker(this.o.gatewayUsers[i % this.o.gatewayUsers.length]!));
+    for (let i = 0; i < this.o.gatewayWorkers; i++)
+      this.workers.push(this.gatewayWorker(this.o.gatewayUsers[i % this.o.gatewayUsers.length]!));
   }
 
   async stop(): Promise<void> {
@@ -86,7 +87,14 @@ export class Load {
       {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ auth: { identity: { methods: ['password'], password: { user: { name: user, domain: { id: 'default' }, password } } } } }),
+        body: JSON.stringify({
+          auth: {
+            identity: {
+              methods: ['password'],
+              password: { user: { name: user, domain: { id: 'default' }, password } },
+            },
+          },
+        }),
       },
       [201],
     );
@@ -94,7 +102,13 @@ export class Load {
   }
 
   private async loginV1(user: string): Promise<string | null> {
-    const o = await this.rec.call('gateway', 'v1 login', `${this.o.gatewayUrl}/auth/v1.0`, { headers: { 'X-Auth-User': user, 'X-Auth-Key': PASSWORD } }, [200]);
+    const o = await this.rec.call(
+      'gateway',
+      'v1 login',
+      `${this.o.gatewayUrl}/auth/v1.0`,
+      { headers: { 'X-Auth-User': user, 'X-Auth-Key': PASSWORD } },
+      [200],
+    );
     return o.ok ? o.headers!.get('x-auth-token') : null;
   }
 
@@ -103,18 +117,34 @@ export class Load {
       'gateway',
       'v2 login',
       `${this.o.gatewayUrl}/auth/v2.0/tokens`,
-      { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ auth: { passwordCredentials: { username: user, password: PASSWORD } } }) },
+      {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ auth: { passwordCredentials: { username: user, password: PASSWORD } } }),
+      },
       [200],
     );
   }
 
   /** Validates as a Swift proxy would; `expect` is the status a healthy gateway gives. */
   validate(token: string, expect: 200 | 404, op = 'validate'): Promise<Outcome> {
-    return this.rec.call('gateway', op, `${this.o.gatewayUrl}/auth/v3/auth/tokens?nocatalog`, { headers: { 'X-Auth-Token': this.o.serviceToken, 'X-Subject-Token': token } }, [expect]);
+    return this.rec.call(
+      'gateway',
+      op,
+      `${this.o.gatewayUrl}/auth/v3/auth/tokens?nocatalog`,
+      { headers: { 'X-Auth-Token': this.o.serviceToken, 'X-Subject-Token': token } },
+      [expect],
+    );
   }
 
   private revoke(token: string): Promise<Outcome> {
-    return this.rec.call('gateway', 'revoke', `${this.o.gatewayUrl}/auth/v3/auth/tokens`, { method: 'DELETE', headers: { 'X-Auth-Token': this.o.serviceToken, 'X-Subject-Token': token } }, [204]);
+    return this.rec.call(
+      'gateway',
+      'revoke',
+      `${this.o.gatewayUrl}/auth/v3/auth/tokens`,
+      { method: 'DELETE', headers: { 'X-Auth-Token': this.o.serviceToken, 'X-Subject-Token': token } },
+      [204],
+    );
   }
 
   private async gatewayWorker(user: string): Promise<void> {
@@ -148,13 +178,23 @@ export class Load {
   // --- management API calls ------------------------------------------------------------------
 
   private api(op: string, method: string, path: string, ok: number[], body?: unknown): Promise<Outcome> {
-    return this.rec.call('api', op, `${this.o.apiUrl}${path}`, { method, headers: JSON_HEADERS, body: body === undefined ? undefined : JSON.stringify(body) }, ok);
+    return this.rec.call(
+      'api',
+      op,
+      `${this.o.apiUrl}${path}`,
+      { method, headers: JSON_HEADERS, body: body === undefined ? undefined : JSON.stringify(body) },
+      ok,
+    );
   }
 
   private async apiWorker(worker: number): Promise<void> {
     for (let n = 0; this.running; n++) {
       const name = `${this.prefix}-w${worker}-${n}`;
-      const create = await this.api('create user', 'POST', '/api/v1/users/', [201], { cluster: '/api/v1/clusters/1/', user: name, password: PASSWORD });
+      const create = await this.api('create user', 'POST', '/api/v1/users/', [201], {
+        cluster: '/api/v1/clusters/1/',
+        user: name,
+        password: PASSWORD,
+      });
       const ledger: UserLedger = { name, create, exists: verdict(create), enabled: true };
       this.users.push(ledger);
       if (create.ok) {
@@ -162,7 +202,8 @@ export class Load {
         const token = await this.loginV3(name);
         const t: TokenLedger | null = token ? { token, user: name, state: 'live' } : null;
         if (t) this.tokens.push(t);
-        const revokeAll = (state: TokenState, how: string) => t && t.state !== 'revoked' && Object.assign(t, { state, how });
+        const revokeAll = (state: TokenState, how: string) =>
+          t && t.state !== 'revoked' && Object.assign(t, { state, how });
 
         const patch = await this.api('disable user', 'PATCH', `/api/v1/users/${ledger.id}/`, [202], { enabled: false });
         // Refused: still enabled. Acknowledged: disabled, and its tokens are void. No answer: either.

@@ -16,7 +16,8 @@ const CLUSTER = 'cairnfaults';
 
 function version(): string {
   const versions = existsSync('/etc/postgresql') ? readdirSync('/etc/postgresql').filter((v) => /^\d+$/.test(v)) : [];
-  if (versions.length === 0) throw new Error('No Debian Postgres installation (/etc/postgresql): install postgresql (see .ci/run).');
+  if (versions.length === 0)
+    throw new Error('No Debian Postgres installation (/etc/postgresql): install postgresql (see .ci/run).');
   return versions.sort((a, b) => Number(a) - Number(b)).at(-1)!;
 }
 
@@ -26,11 +27,16 @@ async function ctl(action: 'start' | 'stop' | 'restart'): Promise<void> {
   await run('pg_ctlcluster', ['--skip-systemctl-redirect', version(), CLUSTER, action]);
 }
 
-export const adminUrl = (database = 'postgres'): string => `postgres://postgres@127.0.0.1:${FAULTS_PG_PORT}/${database}`;
+export const adminUrl = (database = 'postgres'): string =>
+  `postgres://postgres@127.0.0.1:${FAULTS_PG_PORT}/${database}`;
 
 /** True when a new connection gets an answer to a query. */
 export async function postgresReady(): Promise<boolean> {
-  const db = knex({ client: 'pg', connection: { connectionString: adminUrl(), connectionTimeoutMillis: 1000 }, pool: { min: 0, max: 1 } });
+  const db = knex({
+    client: 'pg',
+    connection: { connectionString: adminUrl(), connectionTimeoutMillis: 1000 },
+    pool: { min: 0, max: 1 },
+  });
   try {
     await db.raw('select 1');
     return true;
@@ -44,7 +50,8 @@ export async function postgresReady(): Promise<boolean> {
 async function waitReady(timeoutMs = 30_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (!(await postgresReady())) {
-    if (Date.now() > until) throw new Error(`Postgres cluster ${CLUSTER} on port ${FAULTS_PG_PORT} did not become ready`);
+    if (Date.now() > until)
+      throw new Error(`Postgres cluster ${CLUSTER} on port ${FAULTS_PG_PORT} did not become ready`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -64,10 +71,13 @@ export async function ensurePostgres(): Promise<void> {
 async function dropLeftovers(): Promise<void> {
   const admin = knex({ client: 'pg', connection: adminUrl(), pool: { min: 0, max: 1 } });
   try {
-    const { rows } = (await admin.raw(`SELECT datname FROM pg_database WHERE datname LIKE 'cairn\\_faults\\_%'`)) as { rows: Array<{ datname: string }> };
+    const { rows } = (await admin.raw(`SELECT datname FROM pg_database WHERE datname LIKE 'cairn\\_faults\\_%'`)) as {
+      rows: Array<{ datname: string }>;
+    };
     for (const { datname } of rows) {
       const pid = Number(/^cairn_faults_(\d+)_/.exec(datname)?.[1]);
-      if (pid && pid !== process.pid && !existsSync(`/proc/${pid}`)) await admin.raw(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
+      if (pid && pid !== process.pid && !existsSync(`/proc/${pid}`))
+        await admin.raw(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
     }
   } finally {
     await admin.destroy();

@@ -20,7 +20,24 @@ export class RedisServer {
   async start(): Promise<number> {
     const child = spawn(
       'redis-server',
-      ['--port', String(FAULTS_REDIS_PORT), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--daemonize', 'no', '--loglevel', 'warning'],
+      [
+        '--port',
+        String(FAULTS_REDIS_PORT),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        this.dir,
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'always',
+        '--save',
+        '',
+        '--daemonize',
+        'no',
+        '--loglevel',
+        'warning',
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
@@ -29,7 +46,8 @@ export class RedisServer {
     this.child = child;
     const until = Date.now() + 10_000;
     while (!(await this.ready())) {
-      if (child.exitCode !== null || Date.now() > until) throw new Error(`redis-server on ${FAULTS_REDIS_PORT} did not start:\n${out}`);
+      if (child.exitCode !== null || Date.now() > until)
+        throw new Error(`redis-server on ${FAULTS_REDIS_PORT} did not start:\n${out}`);
       await new Promise((r) => setTimeout(r, 20));
     }
     return Date.now();
@@ -62,7 +80,12 @@ export class RedisServer {
   }
 
   async ready(): Promise<boolean> {
-    const probe = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 500 });
+    const probe = new Redis(this.url, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      connectTimeout: 500,
+    });
     probe.on('error', () => {});
     try {
       await probe.connect();

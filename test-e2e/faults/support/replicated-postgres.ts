@@ -14,7 +14,8 @@ export const REGIONS_STANDBY_PORT = Number(process.env.CAIRN_FAULTS_STANDBY_PORT
 function binDir(): string {
   const root = '/usr/lib/postgresql';
   const versions = existsSync(root) ? readdirSync(root).filter((v) => /^\d+$/.test(v)) : [];
-  if (versions.length === 0) throw new Error('No Debian Postgres binaries (/usr/lib/postgresql/*/bin): install postgresql (see .ci/run).');
+  if (versions.length === 0)
+    throw new Error('No Debian Postgres binaries (/usr/lib/postgresql/*/bin): install postgresql (see .ci/run).');
   return join(root, versions.sort((a, b) => Number(a) - Number(b)).at(-1)!, 'bin');
 }
 
@@ -30,11 +31,18 @@ export class ReplicatedPostgres {
   private readonly bin = binDir();
   private readonly owner =
     process.getuid?.() === 0
-      ? { uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })) }
+      ? {
+          uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })),
+          gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })),
+        }
       : undefined;
 
   private async as(command: string, args: string[]): Promise<string> {
-    const { stdout } = await run(join(this.bin, command), args, { ...(this.owner ?? {}), cwd: this.dir, env: { PATH: process.env.PATH ?? '' } });
+    const { stdout } = await run(join(this.bin, command), args, {
+      ...(this.owner ?? {}),
+      cwd: this.dir,
+      env: { PATH: process.env.PATH ?? '' },
+    });
     return stdout;
   }
 
@@ -51,7 +59,20 @@ export class ReplicatedPostgres {
     if (this.owner) chownSync(this.dir, this.owner.uid, this.owner.gid);
     await this.as('initdb', ['-D', this.dataDir('primary'), '-A', 'trust', '-U', 'postgres', '--no-sync']);
     await this.ctl('primary', 'start');
-    await this.as('pg_basebackup', ['-h', '127.0.0.1', '-p', String(REGIONS_PRIMARY_PORT), '-U', 'postgres', '-D', this.dataDir('standby'), '-R', '-X', 'stream', '--no-sync']);
+    await this.as('pg_basebackup', [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(REGIONS_PRIMARY_PORT),
+      '-U',
+      'postgres',
+      '-D',
+      this.dataDir('standby'),
+      '-R',
+      '-X',
+      'stream',
+      '--no-sync',
+    ]);
     await this.ctl('standby', 'start');
   }
 
@@ -60,13 +81,20 @@ export class ReplicatedPostgres {
     const port = which === 'primary' ? REGIONS_PRIMARY_PORT : REGIONS_STANDBY_PORT;
     // fsync off: a test cluster; a quick retry of the WAL stream after the primary comes back.
     const options = `-p ${port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c wal_retrieve_retry_interval=500ms`;
-    const args = action === 'start' ? ['-D', this.dataDir(which), '-o', options, '-l', join(this.dir, `${which}.log`), '-w', '-t', '60', 'start'] : ['-D', this.dataDir(which), '-m', 'fast', '-w', 'stop'];
+    const args =
+      action === 'start'
+        ? ['-D', this.dataDir(which), '-o', options, '-l', join(this.dir, `${which}.log`), '-w', '-t', '60', 'start']
+        : ['-D', this.dataDir(which), '-m', 'fast', '-w', 'stop'];
     await this.as('pg_ctl', args);
   }
 
   /** Runs `sql` on one server through a connection of its own. */
   async query<T>(which: 'primary' | 'standby', sql: string, database = 'postgres'): Promise<T[]> {
-    const db: Knex = knex({ client: 'pg', connection: { connectionString: this.url(which, database), connectionTimeoutMillis: 2000 }, pool: { min: 0, max: 1 } });
+    const db: Knex = knex({
+      client: 'pg',
+      connection: { connectionString: this.url(which, database), connectionTimeoutMillis: 2000 },
+      pool: { min: 0, max: 1 },
+    });
     try {
       return ((await db.raw(sql)) as { rows: T[] }).rows;
     } finally {
@@ -79,7 +107,10 @@ export class ReplicatedPostgres {
     const [primary] = await this.query<{ lsn: string }>('primary', 'SELECT pg_current_wal_lsn()::text AS lsn');
     const until = Date.now() + timeoutMs;
     for (;;) {
-      const [standby] = await this.query<{ behind: boolean }>('standby', `SELECT pg_last_wal_replay_lsn() < '${primary!.lsn}'::pg_lsn AS behind`);
+      const [standby] = await this.query<{ behind: boolean }>(
+        'standby',
+        `SELECT pg_last_wal_replay_lsn() < '${primary!.lsn}'::pg_lsn AS behind`,
+      );
       if (standby?.behind === false) return;
       if (Date.now() > until) throw new Error('the standby did not catch up');
       await new Promise((r) => setTimeout(r, 20));

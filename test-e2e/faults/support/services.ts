@@ -38,7 +38,10 @@ async function launch(entry: string, env: Record<string, string>, port: number):
       child.kill('SIGKILL');
       throw new Error(`${entry} did not come up:\n${out}`);
     }
-    const up = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) }).then((r) => r.ok, () => false);
+    const up = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (up) break;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -68,7 +71,11 @@ export async function launchApi(databaseUrl: string): Promise<Service> {
 }
 
 /** auth-gateway for the default cluster, its tokens in the Redis at `redisUrl`; `env` adds settings. */
-export async function launchGateway(databaseUrl: string, redisUrl: string, env: Record<string, string> = {}): Promise<Service> {
+export async function launchGateway(
+  databaseUrl: string,
+  redisUrl: string,
+  env: Record<string, string> = {},
+): Promise<Service> {
   const port = await freePort();
   return launch(
     'services/auth-gateway/src/server.ts',

@@ -23,7 +23,10 @@ export interface System {
    * Runs `fault` under a steady load: the load starts, warms up, the fault runs and resolves with
    * the moment its dependency is ready again, the load continues for RECOVERY_MS and 2 s more.
    */
-  underLoad: (title: string, fault: () => Promise<number>) => Promise<{ load: Load; faultAt: number; readyAt: number; endAt: number }>;
+  underLoad: (
+    title: string,
+    fault: () => Promise<number>,
+  ) => Promise<{ load: Load; faultAt: number; readyAt: number; endAt: number }>;
   /** A new management-api process (after one was killed). */
   relaunchApi: () => Promise<void>;
   close: () => Promise<void>;
@@ -58,7 +61,15 @@ export async function startSystem(): Promise<System> {
     if (res.status !== 201) throw new Error(`create ${user}: ${res.status} ${await res.text()}`);
   };
   const gatewayUsers = Array.from({ length: GATEWAY_USERS }, (_, i) => `gw-${i}`);
-  const probe = new Load({ apiUrl: api.url, gatewayUrl: gateway.url, apiWorkers: 0, gatewayWorkers: 0, gatewayUsers, serviceToken: '', pauseMs: 0 });
+  const probe = new Load({
+    apiUrl: api.url,
+    gatewayUrl: gateway.url,
+    apiWorkers: 0,
+    gatewayWorkers: 0,
+    gatewayUsers,
+    serviceToken: '',
+    pauseMs: 0,
+  });
   const serviceToken = await (async () => {
     for (const u of gatewayUsers) await create(u);
     await create('swift-proxy', { is_superuser: true });
@@ -80,7 +91,15 @@ export async function startSystem(): Promise<System> {
     serviceToken,
     loads: [],
     underLoad: async (title, fault) => {
-      const load = new Load({ apiUrl: system.api.url, gatewayUrl: system.gateway.url, apiWorkers: 2, gatewayWorkers: GATEWAY_USERS, gatewayUsers, serviceToken, pauseMs: 50 });
+      const load = new Load({
+        apiUrl: system.api.url,
+        gatewayUrl: system.gateway.url,
+        apiWorkers: 2,
+        gatewayWorkers: GATEWAY_USERS,
+        gatewayUsers,
+        serviceToken,
+        pauseMs: 50,
+      });
       system.loads.push(load);
       load.start();
       await new Promise((r) => setTimeout(r, 1500));

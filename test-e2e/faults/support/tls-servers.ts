@@ -1,5 +1,14 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -29,24 +38,74 @@ export async function makeTestCa(): Promise<TestCa> {
   const p = (name: string) => join(dir, name);
   const openssl = (...args: string[]) => run('openssl', args, { cwd: dir });
   for (const ca of ['ca', 'wrong-ca']) {
-    await openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', `/CN=Cairn test ${ca}`, '-keyout', p(`${ca}.key`), '-out', p(`${ca}.pem`));
+    await openssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      `/CN=Cairn test ${ca}`,
+      '-keyout',
+      p(`${ca}.key`),
+      '-out',
+      p(`${ca}.pem`),
+    );
   }
-  await openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-keyout', p('server.key'), '-out', p('server.csr'));
+  await openssl(
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-keyout',
+    p('server.key'),
+    '-out',
+    p('server.csr'),
+  );
   writeFileSync(p('server.ext'), 'subjectAltName = IP:127.0.0.1\nextendedKeyUsage = serverAuth\n');
-  await openssl('x509', '-req', '-in', p('server.csr'), '-CA', p('ca.pem'), '-CAkey', p('ca.key'), '-CAcreateserial', '-days', '2', '-extfile', p('server.ext'), '-out', p('server.pem'));
-  return { dir, caFile: p('ca.pem'), wrongCaFile: p('wrong-ca.pem'), certFile: p('server.pem'), keyFile: p('server.key') };
+  await openssl(
+    'x509',
+    '-req',
+    '-in',
+    p('server.csr'),
+    '-CA',
+    p('ca.pem'),
+    '-CAkey',
+    p('ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    p('server.ext'),
+    '-out',
+    p('server.pem'),
+  );
+  return {
+    dir,
+    caFile: p('ca.pem'),
+    wrongCaFile: p('wrong-ca.pem'),
+    certFile: p('server.pem'),
+    keyFile: p('server.key'),
+  };
 }
 
 function pgBin(tool: string): string {
   const root = '/usr/lib/postgresql';
   const versions = existsSync(root) ? readdirSync(root).filter((v) => /^\d+$/.test(v)) : [];
-  if (versions.length === 0) throw new Error('No Debian Postgres binaries under /usr/lib/postgresql: install postgresql (see .ci/run).');
+  if (versions.length === 0)
+    throw new Error('No Debian Postgres binaries under /usr/lib/postgresql: install postgresql (see .ci/run).');
   return join(root, versions.sort((a, b) => Number(a) - Number(b)).at(-1)!, 'bin', tool);
 }
 
 /** Runs a Postgres tool as the postgres user when we are root (initdb and postgres refuse root). */
 function asPostgres(tool: string, args: string[]) {
-  return process.getuid?.() === 0 ? run('runuser', ['-u', 'postgres', '--', pgBin(tool), ...args]) : run(pgBin(tool), args);
+  return process.getuid?.() === 0
+    ? run('runuser', ['-u', 'postgres', '--', pgBin(tool), ...args])
+    : run(pgBin(tool), args);
 }
 
 /**
@@ -89,7 +148,8 @@ export class TlsPostgres {
   }
 
   async stop(): Promise<void> {
-    if (existsSync(join(this.dir, 'data', 'postmaster.pid'))) await asPostgres('pg_ctl', ['-D', join(this.dir, 'data'), '-m', 'immediate', '-w', 'stop']);
+    if (existsSync(join(this.dir, 'data', 'postmaster.pid')))
+      await asPostgres('pg_ctl', ['-D', join(this.dir, 'data'), '-m', 'immediate', '-w', 'stop']);
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
@@ -102,15 +162,38 @@ export class TlsRedis {
   constructor(private readonly ca: TestCa) {}
 
   async start(): Promise<void> {
-    const args = ['--port', '0', '--tls-port', String(TLS_REDIS_PORT), '--bind', '127.0.0.1', '--tls-cert-file', this.ca.certFile, '--tls-key-file', this.ca.keyFile];
-    args.push('--tls-ca-cert-file', this.ca.caFile, '--tls-auth-clients', 'no', '--save', '', '--appendonly', 'no', '--daemonize', 'no');
+    const args = [
+      '--port',
+      '0',
+      '--tls-port',
+      String(TLS_REDIS_PORT),
+      '--bind',
+      '127.0.0.1',
+      '--tls-cert-file',
+      this.ca.certFile,
+      '--tls-key-file',
+      this.ca.keyFile,
+    ];
+    args.push(
+      '--tls-ca-cert-file',
+      this.ca.caFile,
+      '--tls-auth-clients',
+      'no',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--daemonize',
+      'no',
+    );
     const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.on('data', (d: Buffer) => (this.output += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (this.output += d.toString()));
     this.child = child;
     const until = Date.now() + 10_000;
     while (!this.output.includes('Ready to accept connections')) {
-      if (child.exitCode !== null || Date.now() > until) throw new Error(`redis-server with TLS on ${TLS_REDIS_PORT} did not start:\n${this.output}`);
+      if (child.exitCode !== null || Date.now() > until)
+        throw new Error(`redis-server with TLS on ${TLS_REDIS_PORT} did not start:\n${this.output}`);
       await new Promise((r) => setTimeout(r, 20));
     }
   }

@@ -19,7 +19,9 @@ type WebStream = Parameters<typeof Readable.fromWeb>[0];
 export async function backupCommand(file: string, apiConfig: () => Promise<CollectorConfig>): Promise<string> {
   const config = readConfig();
   if (config.databaseUrl) {
-    throw errors.invalidInput('cairn backup copies the embedded database; with DATABASE_URL set, back Postgres up with pg_dump or a base backup (docs/backup.md).');
+    throw errors.invalidInput(
+      'cairn backup copies the embedded database; with DATABASE_URL set, back Postgres up with pg_dump or a base backup (docs/backup.md).',
+    );
   }
   let source: WebStream;
   let how: string;
@@ -47,13 +49,20 @@ async function throughApi(api: CollectorConfig, dataDir: string): Promise<WebStr
   }
   let res: Response;
   try {
-    res = await fetch(`${api.apiUrl}/api/v1/backup/`, { method: 'POST', headers: { Authorization: `ApiKey ${api.apiKey}` } });
+    res = await fetch(`${api.apiUrl}/api/v1/backup/`, {
+      method: 'POST',
+      headers: { Authorization: `ApiKey ${api.apiKey}` },
+    });
   } catch (e) {
-    throw new Error(`Cairn is running on ${resolve(dataDir)}, but its management API at ${api.apiUrl} did not answer (${e instanceof Error ? e.message : String(e)}); set CAIRN_API_URL to where it listens. Nothing was done.`);
+    throw new Error(
+      `Cairn is running on ${resolve(dataDir)}, but its management API at ${api.apiUrl} did not answer (${e instanceof Error ? e.message : String(e)}); set CAIRN_API_URL to where it listens. Nothing was done.`,
+    );
   }
   if (res.status !== 200 || !res.body) {
     const body = (await res.json().catch(() => null)) as { error?: string } | null;
-    throw new Error(`The management API at ${api.apiUrl} refused the backup (${res.status}): ${body?.error ?? 'no details'}`);
+    throw new Error(
+      `The management API at ${api.apiUrl} refused the backup (${res.status}): ${body?.error ?? 'no details'}`,
+    );
   }
   return res.body as WebStream;
 }

@@ -12,13 +12,17 @@ import { errors } from '@cairn/domain';
 export async function restoreCommand(file: string, flags: { force?: boolean }): Promise<string> {
   const config = readConfig();
   if (config.databaseUrl) {
-    throw errors.invalidInput('cairn restore restores the embedded database; with DATABASE_URL set, restore Postgres with pg_restore (docs/backup.md).');
+    throw errors.invalidInput(
+      'cairn restore restores the embedded database; with DATABASE_URL set, restore Postgres with pg_restore (docs/backup.md).',
+    );
   }
   let archive: Buffer;
   try {
     archive = await readFile(file);
   } catch (e) {
-    throw errors.invalidInput(`Cannot read ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}.`);
+    throw errors.invalidInput(
+      `Cannot read ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}.`,
+    );
   }
   const dir = resolve(config.dataDir);
   try {
@@ -30,6 +34,8 @@ export async function restoreCommand(file: string, flags: { force?: boolean }): 
     );
   } catch (e) {
     if (!(e instanceof DataDirInUseError)) throw e;
-    throw errors.invalidInput(`The embedded database in ${dir} is in use by a running Cairn: stop it (Ctrl-C or SIGTERM), then restore. Nothing was done.`);
+    throw errors.invalidInput(
+      `The embedded database in ${dir} is in use by a running Cairn: stop it (Ctrl-C or SIGTERM), then restore. Nothing was done.`,
+    );
   }
 }

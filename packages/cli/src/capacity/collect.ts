@@ -25,10 +25,13 @@ export interface CollectResult {
 }
 
 /** One attempt per call: the operator reruns a failed collection. */
-const once = (config: CollectorConfig, method: string, path: string, body?: unknown) => api(config, method, path, body, 0);
+const once = (config: CollectorConfig, method: string, path: string, body?: unknown) =>
+  api(config, method, path, body, 0);
 
 const apiError = (what: string, r: { status: number; json: unknown }) =>
-  new Error(`${what}: the management API answered ${r.status}: ${(r.json as { error?: string } | null)?.error ?? 'no details'}`);
+  new Error(
+    `${what}: the management API answered ${r.status}: ${(r.json as { error?: string } | null)?.error ?? 'no details'}`,
+  );
 
 async function resolveClusterId(config: CollectorConfig, cluster: string): Promise<number> {
   if (/^\d+$/.test(cluster)) return Number(cluster);
@@ -46,15 +49,18 @@ async function resolveClusterId(config: CollectorConfig, cluster: string): Promi
  */
 export async function collectOnce(options: CollectOptions): Promise<CollectResult> {
   const { config } = options;
-  if (!config.apiKey) throw new Error('CAIRN_API_KEY is not set: the collector needs "<operator>:<key>" to report devices.');
+  if (!config.apiKey)
+    throw new Error('CAIRN_API_KEY is not set: the collector needs "<operator>:<key>" to report devices.');
   const progress = options.progress ?? (() => undefined);
   progress(`reading rings in ${options.swiftDir}`);
   const swift = await readSwiftDir(options.swiftDir);
   const nodes = storageNodes(swift);
   progress('polling storage nodes', 0, nodes.length);
   const { signal } = options;
-  const polled = await pollNodes(nodes, { concurrency: config.reconConcurrency, timeoutMs: config.reconTimeoutMs, signal }, (done, total) =>
-    progress('polling storage nodes', done, total),
+  const polled = await pollNodes(
+    nodes,
+    { concurrency: config.reconConcurrency, timeoutMs: config.reconTimeoutMs, signal },
+    (done, total) => progress('polling storage nodes', done, total),
   );
   // A report replaces the cluster's devices: one from a part of the nodes would hide the others.
   if (signal?.aborted) {
@@ -64,7 +70,9 @@ export async function collectOnce(options: CollectOptions): Promise<CollectResul
   const report = buildDeviceReport(swift, polled);
   report.warnings.forEach(options.warn);
   if (report.reported === 0) {
-    throw new Error(`nothing could be collected: none of the ${nodes.length} storage node(s) reported disk usage; no report sent`);
+    throw new Error(
+      `nothing could be collected: none of the ${nodes.length} storage node(s) reported disk usage; no report sent`,
+    );
   }
   progress('sending the device report');
   const clusterId = await resolveClusterId(config, options.cluster);

@@ -27,7 +27,8 @@ const nodeKey = (ip: string, port: number): string => (ip.includes(':') ? `[${ip
 /** The storage nodes of every object ring, once each. */
 export function storageNodes(swift: SwiftDir): Array<{ ip: string; port: number }> {
   const nodes = new Map<string, { ip: string; port: number }>();
-  for (const ring of swift.rings.values()) for (const d of ring.devices) nodes.set(nodeKey(d.ip, d.port), { ip: d.ip, port: d.port });
+  for (const ring of swift.rings.values())
+    for (const d of ring.devices) nodes.set(nodeKey(d.ip, d.port), { ip: d.ip, port: d.port });
   return [...nodes.values()];
 }
 
@@ -42,7 +43,10 @@ export function storageNodes(swift: SwiftDir): Array<{ ip: string; port: number 
  */
 export function buildDeviceReport(swift: SwiftDir, polled: readonly NodeDiskUsage[]): CollectedReport {
   const warnings: string[] = [];
-  const usageByNode = new Map<string, Map<string, { size: number | null; used: number | null; avail: number | null; mounted: boolean }>>();
+  const usageByNode = new Map<
+    string,
+    Map<string, { size: number | null; used: number | null; avail: number | null; mounted: boolean }>
+  >();
   for (const result of polled) {
     const key = nodeKey(result.node.ip, result.node.port);
     if (!result.ok) {
@@ -66,7 +70,8 @@ export function buildDeviceReport(swift: SwiftDir, polled: readonly NodeDiskUsag
       }
       const nodeUsage = usageByNode.get(node);
       const usage = nodeUsage?.get(d.device);
-      if (nodeUsage && !usage) warnings.push(`node ${node}: recon does not list device ${d.device}; reported without usage`);
+      if (nodeUsage && !usage)
+        warnings.push(`node ${node}: recon does not list device ${d.device}; reported without usage`);
       const reported = usage?.mounted === true && usage.size !== null && usage.avail !== null;
       devices.set(id, {
         node,
@@ -81,7 +86,10 @@ export function buildDeviceReport(swift: SwiftDir, polled: readonly NodeDiskUsag
   }
   const list = [...devices.values()];
   return {
-    body: { policies: swift.policies.map((p) => ({ index: p.index, name: p.name, default: p.isDefault })), devices: list },
+    body: {
+      policies: swift.policies.map((p) => ({ index: p.index, name: p.name, default: p.isDefault })),
+      devices: list,
+    },
     warnings,
     reported: list.filter((d) => d.mounted).length,
   };

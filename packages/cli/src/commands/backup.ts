@@ -7,13 +7,21 @@ import { collectorConfigOf } from '../remote/session';
 export function registerBackup(program: Command): void {
   program
     .command('backup')
-    .description('write a consistent copy of the embedded database to FILE; while cairn start runs, through its management API (an admin key with access to every cluster)')
+    .description(
+      'write a consistent copy of the embedded database to FILE; while cairn start runs, through its management API (an admin key with access to every cluster)',
+    )
     .argument('<file>', 'where to write the backup (written whole, then renamed into place, mode 0600)')
-    .action(async (file: string, _flags: unknown, cmd: Command) => void process.stdout.write(`${await backupCommand(file, () => collectorConfigOf(cmd))}\n`));
+    .action(
+      async (file: string, _flags: unknown, cmd: Command) =>
+        void process.stdout.write(`${await backupCommand(file, () => collectorConfigOf(cmd))}\n`),
+    );
   program
     .command('restore')
     .description('make CAIRN_DATA_DIR the database in FILE (with cairn stopped)')
     .argument('<file>', 'a backup written by cairn backup')
     .option('--force', 'replace a data directory that is not empty (the old one is moved aside, not deleted)')
-    .action(async (file: string, flags: { force?: boolean }) => void process.stdout.write(`${await restoreCommand(file, flags)}\n`));
+    .action(
+      async (file: string, flags: { force?: boolean }) =>
+        void process.stdout.write(`${await restoreCommand(file, flags)}\n`),
+    );
 }

@@ -12,13 +12,21 @@ export function registerCapacity(program: Command): void {
   const capacity = program.command('capacity').description('raw disk capacity per ring set');
   capacity
     .command('collect')
-    .description("read the object rings and every storage node's recon, report the devices to the management API; with --interval, repeat (SIGTERM or SIGINT then abandons the round, sends nothing and exits 0)")
+    .description(
+      "read the object rings and every storage node's recon, report the devices to the management API; with --interval, repeat (SIGTERM or SIGINT then abandons the round, sends nothing and exits 0)",
+    )
     .requiredOption('--cluster <id|name>', 'the cluster')
     .requiredOption('--swift-dir <dir>', 'where the rings and swift.conf are (e.g. /etc/swift)')
     .option('--interval <seconds>', 'repeat every so many seconds')
-    .action(async (flags: { cluster: string; swiftDir: string; interval?: string }, cmd: Command) => capacityCollect(flags, cmd));
+    .action(async (flags: { cluster: string; swiftDir: string; interval?: string }, cmd: Command) =>
+      capacityCollect(flags, cmd),
+    );
 
-  withOutput(capacity.command('show').description('the capacity table of a cluster: raw, used and free TB and device fill per ring set'))
+  withOutput(
+    capacity
+      .command('show')
+      .description('the capacity table of a cluster: raw, used and free TB and device fill per ring set'),
+  )
     .argument('[cluster]', "the cluster's id or name (default: the context's cluster)")
     .action(async (cluster: string | undefined, opts: OutputOptions, cmd: Command) => {
       const target = await targetOf(cmd);
@@ -29,13 +37,35 @@ export function registerCapacity(program: Command): void {
       // The table and CSV flatten the device statistics into columns; JSON and YAML keep the API's shape.
       const flat = rows.map(({ pct_used_stats: stats, ...r }) => ({ ...r, ...(stats as Record<string, unknown>) }));
       const shown = opts.output === 'json' || opts.output === 'yaml' ? rows : flat;
-      process.stdout.write(render(shown, ['ring_set', 'total_raw_tb', 'total_used_tb', 'total_free_tb', 'total_used_pct', 'count', 'min', 'max', 'avg', 'pct_95'], opts, 'ring_set'));
+      process.stdout.write(
+        render(
+          shown,
+          [
+            'ring_set',
+            'total_raw_tb',
+            'total_used_tb',
+            'total_free_tb',
+            'total_used_pct',
+            'count',
+            'min',
+            'max',
+            'avg',
+            'pct_95',
+          ],
+          opts,
+          'ring_set',
+        ),
+      );
     });
 }
 
-async function capacityCollect(flags: { cluster: string; swiftDir: string; interval?: string }, cmd: Command): Promise<void> {
+async function capacityCollect(
+  flags: { cluster: string; swiftDir: string; interval?: string },
+  cmd: Command,
+): Promise<void> {
   const interval = flags.interval === undefined ? 0 : Number(flags.interval);
-  if (!Number.isInteger(interval) || interval < 0) throw errors.invalidInput('--interval must be a whole number of seconds.');
+  if (!Number.isInteger(interval) || interval < 0)
+    throw errors.invalidInput('--interval must be a whole number of seconds.');
   const progress = createProgress();
   const options = {
     cluster: flags.cluster,
@@ -50,17 +80,23 @@ async function capacityCollect(flags: { cluster: string; swiftDir: string; inter
   const round = async (signal?: AbortSignal) => {
     const r = await collectOnce({ ...options, signal }).finally(() => progress.clear());
     if (r.stopped) {
-      process.stdout.write(`${new Date().toISOString()} stopped early: ${r.stopped.polled} of ${r.stopped.nodes} storage node(s) answered; no report sent\n`);
+      process.stdout.write(
+        `${new Date().toISOString()} stopped early: ${r.stopped.polled} of ${r.stopped.nodes} storage node(s) answered; no report sent\n`,
+      );
       return;
     }
-    process.stdout.write(`${new Date().toISOString()} cluster ${r.clusterId}: reported ${r.devices} device(s), ${r.reported} with usage\n`);
+    process.stdout.write(
+      `${new Date().toISOString()} cluster ${r.clusterId}: reported ${r.devices} device(s), ${r.reported} with usage\n`,
+    );
   };
   if (interval === 0) return round();
   // On a schedule: a failed round is reported and the next one still runs; SIGTERM or SIGINT
   // abandons the round at once and exits 0.
   const stop = stopOnSignals();
   while (!stop.signal.aborted) {
-    await round(stop.signal).catch((e: unknown) => process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`));
+    await round(stop.signal).catch((e: unknown) =>
+      process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`),
+    );
     await stop.wait(interval * 1000);
   }
   process.stderr.write('stopped on request\n');

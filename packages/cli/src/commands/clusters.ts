@@ -3,7 +3,11 @@ import { withOutput, type OutputOptions } from '../remote/output';
 import { addDelete, addList, addShow, call, print, type ResourceView } from '../remote/resource';
 import { targetOf } from '../remote/session';
 
-const VIEW: ResourceView = { path: '/api/v1/clusters/', noun: 'cluster', columns: ['id', 'name', 'region', 'auth_url', 'storage_url'] };
+const VIEW: ResourceView = {
+  path: '/api/v1/clusters/',
+  noun: 'cluster',
+  columns: ['id', 'name', 'region', 'auth_url', 'storage_url'],
+};
 
 interface ClusterFlags extends OutputOptions {
   name?: string;
@@ -13,7 +17,11 @@ interface ClusterFlags extends OutputOptions {
 }
 
 const bodyOf = (f: ClusterFlags) =>
-  Object.fromEntries(Object.entries({ name: f.name, auth_url: f.authUrl, storage_url: f.storageUrl, region: f.region }).filter(([, v]) => v !== undefined));
+  Object.fromEntries(
+    Object.entries({ name: f.name, auth_url: f.authUrl, storage_url: f.storageUrl, region: f.region }).filter(
+      ([, v]) => v !== undefined,
+    ),
+  );
 
 export function registerClusters(program: Command): void {
   const clusters = program.command('clusters').description('the Swift clusters Cairn manages (management API)');
@@ -25,7 +33,11 @@ export function registerClusters(program: Command): void {
     .requiredOption('--storage-url <url>', "the Swift proxy's base URL, e.g. https://swift.example.com/v1")
     .option('--region <region>', 'region shown in Keystone catalogs (default RegionOne)')
     .action(async (flags: ClusterFlags, cmd: Command) => {
-      print(await call(await targetOf(cmd), 'POST', VIEW.path, 'creating the cluster', 201, bodyOf(flags)), VIEW, flags);
+      print(
+        await call(await targetOf(cmd), 'POST', VIEW.path, 'creating the cluster', 201, bodyOf(flags)),
+        VIEW,
+        flags,
+      );
     });
   withOutput(clusters.command('update').description("change a cluster's name, URLs or region"))
     .argument('<id>', "the cluster's id")
@@ -34,7 +46,18 @@ export function registerClusters(program: Command): void {
     .option('--storage-url <url>', 'new storage URL')
     .option('--region <region>', 'new region')
     .action(async (id: string, flags: ClusterFlags, cmd: Command) => {
-      print(await call(await targetOf(cmd), 'PATCH', `${VIEW.path}${encodeURIComponent(id)}/`, `changing cluster ${id}`, 202, bodyOf(flags)), VIEW, flags);
+      print(
+        await call(
+          await targetOf(cmd),
+          'PATCH',
+          `${VIEW.path}${encodeURIComponent(id)}/`,
+          `changing cluster ${id}`,
+          202,
+          bodyOf(flags),
+        ),
+        VIEW,
+        flags,
+      );
     });
   addDelete(clusters, VIEW, ' (refused while it has users)');
 }

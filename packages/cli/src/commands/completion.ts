@@ -1,7 +1,11 @@
 import { Argument, type Command } from 'commander';
 
 /** Every command path ("" for the top) with the words that may follow it: subcommands, then options. */
-export function commandWords(cmd: Command, path: string[] = [], out: Array<[string, string[]]> = []): Array<[string, string[]]> {
+export function commandWords(
+  cmd: Command,
+  path: string[] = [],
+  out: Array<[string, string[]]> = [],
+): Array<[string, string[]]> {
   const subs = cmd.commands.map((c) => c.name());
   const options = cmd.options.flatMap((o) => [o.long, o.short].filter((f): f is string => Boolean(f)));
   out.push([path.join(' '), [...subs, ...options, '--help']]);

@@ -3,7 +3,14 @@ import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { errors, validate } from '@cairn/domain';
 import { readCliSettings } from '../config';
-import { contextNameSchema, contextsPath, loadContexts, parseContext, saveContexts, type Context } from '../remote/contexts';
+import {
+  contextNameSchema,
+  contextsPath,
+  loadContexts,
+  parseContext,
+  saveContexts,
+  type Context,
+} from '../remote/contexts';
 import { render, withOutput, type OutputOptions } from '../remote/output';
 import { readSecret } from '../remote/secret';
 
@@ -19,10 +26,14 @@ interface AddFlags {
 }
 
 export function registerContext(program: Command): void {
-  const context = program.command('context').description('named contexts (API URL, operator, key file, default cluster) in $XDG_CONFIG_HOME/cairn/config.yaml');
+  const context = program
+    .command('context')
+    .description('named contexts (API URL, operator, key file, default cluster) in $XDG_CONFIG_HOME/cairn/config.yaml');
   context
     .command('add')
-    .description('add or replace a context; without --key-file the key is asked for (or read with --key-stdin) and kept in a file of mode 0600 beside the config')
+    .description(
+      'add or replace a context; without --key-file the key is asked for (or read with --key-stdin) and kept in a file of mode 0600 beside the config',
+    )
     .argument('<name>', 'context name')
     .requiredOption('--api-url <url>', 'the management API, e.g. https://cairn.example.com')
     .requiredOption('--operator <name>', 'the operator whose key it is')
@@ -42,11 +53,18 @@ export function registerContext(program: Command): void {
         await writeFile(keyFile, `${key}\n`, { mode: 0o600 });
         await chmod(keyFile, 0o600);
       }
-      const entry = parseContext({ 'api-url': flags.apiUrl, operator: flags.operator, 'key-file': keyFile, ...(flags.cluster ? { cluster: flags.cluster } : {}) });
+      const entry = parseContext({
+        'api-url': flags.apiUrl,
+        operator: flags.operator,
+        'key-file': keyFile,
+        ...(flags.cluster ? { cluster: flags.cluster } : {}),
+      });
       file.contexts[name] = entry;
       if (flags.use || !file['current-context']) file['current-context'] = name;
       await saveContexts(path, file);
-      process.stderr.write(`Context '${name}' saved in ${path}${file['current-context'] === name ? ' (current)' : ''}.\n`);
+      process.stderr.write(
+        `Context '${name}' saved in ${path}${file['current-context'] === name ? ' (current)' : ''}.\n`,
+      );
     });
   context
     .command('use')
@@ -60,15 +78,19 @@ export function registerContext(program: Command): void {
       await saveContexts(path, file);
       process.stderr.write(`Now using context '${name}'.\n`);
     });
-  withOutput(context.command('list').description('list the contexts (the current one marked *)')).action(async (flags: OutputOptions) => {
-    const file = await loadContexts(pathOf());
-    const rows = Object.entries(file.contexts).map(([name, c]: [string, Context]) => ({
-      current: file['current-context'] === name ? '*' : '',
-      name,
-      ...c,
-    }));
-    process.stdout.write(render(rows, ['current', 'name', 'api-url', 'operator', 'cluster', 'key-file'], flags, 'name'));
-  });
+  withOutput(context.command('list').description('list the contexts (the current one marked *)')).action(
+    async (flags: OutputOptions) => {
+      const file = await loadContexts(pathOf());
+      const rows = Object.entries(file.contexts).map(([name, c]: [string, Context]) => ({
+        current: file['current-context'] === name ? '*' : '',
+        name,
+        ...c,
+      }));
+      process.stdout.write(
+        render(rows, ['current', 'name', 'api-url', 'operator', 'cluster', 'key-file'], flags, 'name'),
+      );
+    },
+  );
   context
     .command('remove')
     .description('remove a context (its key file stays)')

@@ -21,12 +21,17 @@ export const ROLLBACK_WARNING =
 export function registerMigrate(program: Command): void {
   program
     .command('migrate')
-    .description('apply the migrations, make sure the named clusters exist with these URLs, grant the gateway role what the gateways need, give each collector its operator, key and storage user')
+    .description(
+      'apply the migrations, make sure the named clusters exist with these URLs, grant the gateway role what the gateways need, give each collector its operator, key and storage user',
+    )
     .option('--cluster <spec>', 'name=<n>,auth_url=<url>,storage_url=<url>[,region=<r>] (repeatable)', collect)
     .option('--gateway-role <role>', 'Postgres role the gateways connect as')
     .option('--gateway-password-file <path>', "file holding that role's password")
     .option('--collector <spec>', 'cluster=<n>,user=<u>,api_key_file=<path>,password_file=<path> (repeatable)', collect)
-    .option('--rollback', 'revert the last batch of migrations (what the last migrate applied; docs/releasing.md says what that loses)')
+    .option(
+      '--rollback',
+      'revert the last batch of migrations (what the last migrate applied; docs/releasing.md says what that loses)',
+    )
     .option('--rollback-all', 'revert every migration (destroys all data; needs --yes-destroy-all-data)')
     .option('--yes-destroy-all-data', 'confirm --rollback-all')
     .action(async (flags: MigrateFlags, cmd: Command) => {
@@ -50,13 +55,18 @@ export function registerMigrate(program: Command): void {
 
 async function rollback(flags: MigrateFlags, cmd: Command): Promise<void> {
   const which = flags.rollbackAll ? '--rollback-all' : '--rollback';
-  if (flags.rollback && flags.rollbackAll) throw errors.invalidInput('Give --rollback (the last batch) or --rollback-all (every migration), not both.');
-  if (flags.cluster || flags.gatewayRole || flags.collector) throw errors.invalidInput(`${which} takes no --cluster, --gateway-role or --collector.`);
-  if (flags.rollbackAll && !flags.yesDestroyAllData) cmd.error(ROLLBACK_WARNING, { exitCode: 2, code: 'cairn.confirmationRequired' });
+  if (flags.rollback && flags.rollbackAll)
+    throw errors.invalidInput('Give --rollback (the last batch) or --rollback-all (every migration), not both.');
+  if (flags.cluster || flags.gatewayRole || flags.collector)
+    throw errors.invalidInput(`${which} takes no --cluster, --gateway-role or --collector.`);
+  if (flags.rollbackAll && !flags.yesDestroyAllData)
+    cmd.error(ROLLBACK_WARNING, { exitCode: 2, code: 'cairn.confirmationRequired' });
   const progress = createProgress();
   progress.update('reverting migrations');
   await withDatabase(async (db) => {
-    const names = await (flags.rollbackAll ? migrateRollbackAll(db) : migrateRollbackLast(db)).finally(() => progress.clear());
+    const names = await (flags.rollbackAll ? migrateRollbackAll(db) : migrateRollbackLast(db)).finally(() =>
+      progress.clear(),
+    );
     process.stdout.write(names.length ? `Reverted: ${names.join(', ')}\n` : 'Nothing to do.\n');
   });
 }

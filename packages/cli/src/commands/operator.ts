@@ -6,7 +6,11 @@ import { withDatabase } from './database';
 
 /** `cairn operator create`: on the host, straight into the database (the first admin, automation). */
 export function registerOperator(program: Command): void {
-  const operator = program.command('operator').description("host command: create an operator in the database directly (the API's own commands are 'cairn operators')");
+  const operator = program
+    .command('operator')
+    .description(
+      "host command: create an operator in the database directly (the API's own commands are 'cairn operators')",
+    );
   operator
     .command('create')
     .description('create an operator in the database and print its API key once')
@@ -20,7 +24,8 @@ export function registerOperator(program: Command): void {
         const input = { name, role: flags.role, clusters: flags.cluster ?? [] };
         const { operator: made, key } = await createOperatorWithClusterNames(db, SYSTEM_ACTING.cli, input);
         process.stdout.write(
-          `Operator '${made.name}' (${made.role}) created. Its API key is shown only now:\n\n` + `  Authorization: ApiKey ${made.name}:${key}\n`,
+          `Operator '${made.name}' (${made.role}) created. Its API key is shown only now:\n\n` +
+            `  Authorization: ApiKey ${made.name}:${key}\n`,
         );
       });
     });

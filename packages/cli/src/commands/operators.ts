@@ -5,12 +5,18 @@ import { addDelete, addList, addShow, call, print, type ResourceView } from '../
 import { collect, targetOf } from '../remote/session';
 import { listAll } from '../remote/list';
 
-const VIEW: ResourceView = { path: '/api/v1/operators/', noun: 'operator', columns: ['id', 'name', 'role', 'clusters'] };
+const VIEW: ResourceView = {
+  path: '/api/v1/operators/',
+  noun: 'operator',
+  columns: ['id', 'name', 'role', 'clusters'],
+};
 const KEYS: ResourceView = { path: '', noun: 'API key', columns: ['id', 'created_at'] };
 const keysPath = (operator: string) => `${VIEW.path}${encodeURIComponent(operator)}/keys/`;
 
 export function registerOperators(program: Command): void {
-  const operators = program.command('operators').description('who may call the management API, and their API keys (management API; admins only)');
+  const operators = program
+    .command('operators')
+    .description('who may call the management API, and their API keys (management API; admins only)');
   addList(operators, VIEW);
   addShow(operators, VIEW);
   withOutput(operators.command('create').description('create an operator; its first API key is shown only now'))
@@ -19,7 +25,11 @@ export function registerOperators(program: Command): void {
     .option('--cluster <uri|id>', 'limit it to this cluster (repeatable)', collect)
     .action(async (flags: OutputOptions & { name: string; role: string; cluster?: string[] }, cmd: Command) => {
       const clusters = (flags.cluster ?? []).map((c) => (/^\d+$/.test(c) ? `/api/v1/clusters/${c}/` : c));
-      const made = await call(await targetOf(cmd), 'POST', VIEW.path, 'creating the operator', 201, { name: flags.name, role: flags.role, clusters });
+      const made = await call(await targetOf(cmd), 'POST', VIEW.path, 'creating the operator', 201, {
+        name: flags.name,
+        role: flags.role,
+        clusters,
+      });
       print(made, { ...VIEW, columns: [...VIEW.columns, 'api_key'] }, flags);
     });
   addDelete(operators, VIEW, ' and its keys');
@@ -27,11 +37,17 @@ export function registerOperators(program: Command): void {
   const keys = operators.command('keys').description("an operator's API keys");
   withOutput(keys.command('list').description("list an operator's keys (never the keys themselves)"))
     .argument('<operator>', "the operator's id")
-    .action(async (operator: string, flags: OutputOptions, cmd: Command) => print(await listAll(await targetOf(cmd), keysPath(operator), []), KEYS, flags));
+    .action(async (operator: string, flags: OutputOptions, cmd: Command) =>
+      print(await listAll(await targetOf(cmd), keysPath(operator), []), KEYS, flags),
+    );
   withOutput(keys.command('create').description('issue another key; it is shown only now'))
     .argument('<operator>', "the operator's id")
     .action(async (operator: string, flags: OutputOptions, cmd: Command) => {
-      print(await call(await targetOf(cmd), 'POST', keysPath(operator), `issuing a key to operator ${operator}`, 201, {}), { ...KEYS, columns: [...KEYS.columns, 'key'] }, flags);
+      print(
+        await call(await targetOf(cmd), 'POST', keysPath(operator), `issuing a key to operator ${operator}`, 201, {}),
+        { ...KEYS, columns: [...KEYS.columns, 'key'] },
+        flags,
+      );
     });
   keys
     .command('revoke')
@@ -39,7 +55,13 @@ export function registerOperators(program: Command): void {
     .argument('<operator>', "the operator's id")
     .argument('<key-id>', "the key's id")
     .action(async (operator: string, keyId: string, _flags: unknown, cmd: Command) => {
-      await call(await targetOf(cmd), 'DELETE', `${keysPath(operator)}${encodeURIComponent(keyId)}/`, `revoking key ${keyId}`, 204);
+      await call(
+        await targetOf(cmd),
+        'DELETE',
+        `${keysPath(operator)}${encodeURIComponent(keyId)}/`,
+        `revoking key ${keyId}`,
+        204,
+      );
       process.stderr.write(`Revoked key ${keyId} of operator ${operator}.\n`);
     });
 }

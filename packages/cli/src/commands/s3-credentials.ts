@@ -3,18 +3,31 @@ import { withOutput, type OutputOptions } from '../remote/output';
 import { addDelete, addList, call, print, type ResourceView } from '../remote/resource';
 import { targetOf } from '../remote/session';
 
-const VIEW: ResourceView = { path: '/api/v1/s3_credentials/', noun: 's3 credential', columns: ['id', 'access_key', 'user', 'created_at', 'expires_at'] };
+const VIEW: ResourceView = {
+  path: '/api/v1/s3_credentials/',
+  noun: 's3 credential',
+  columns: ['id', 'access_key', 'user', 'created_at', 'expires_at'],
+};
 
 export function registerS3Credentials(program: Command): void {
   const creds = program.command('s3-credentials').description("storage users' S3 access keys (management API)");
-  addList(creds, VIEW, (c) => c.option('--user <id>', "only this user's"), (f) => (f.user ? [['user', String(f.user)]] : []));
+  addList(
+    creds,
+    VIEW,
+    (c) => c.option('--user <id>', "only this user's"),
+    (f) => (f.user ? [['user', String(f.user)]] : []),
+  );
   withOutput(creds.command('create').description('create an S3 credential for a user; its secret is shown only now'))
     .requiredOption('--user <id>', "the storage user's id")
     .option('--expires-at <time>', 'when it stops signing, ISO 8601 (2027-01-31T00:00:00Z); default: never')
     .action(async (flags: OutputOptions & { user: string; expiresAt?: string }, cmd: Command) => {
       // The API checks the time (ISO 8601, in the future) and says what is wrong with it.
       const body = { user: flags.user, ...(flags.expiresAt !== undefined ? { expires_at: flags.expiresAt } : {}) };
-      print(await call(await targetOf(cmd), 'POST', VIEW.path, 'creating the S3 credential', 201, body), { ...VIEW, columns: [...VIEW.columns, 'secret'] }, flags);
+      print(
+        await call(await targetOf(cmd), 'POST', VIEW.path, 'creating the S3 credential', 201, body),
+        { ...VIEW, columns: [...VIEW.columns, 'secret'] },
+        flags,
+      );
     });
   addDelete(creds, VIEW);
 }

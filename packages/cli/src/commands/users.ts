@@ -6,14 +6,36 @@ import { readSecret } from '../remote/secret';
 import { clusterIdOf, collect, collectorConfigOf, targetOf } from '../remote/session';
 import { usersImportCommand, type ImportFlags } from '../users/import-command';
 
-const VIEW: ResourceView = { path: '/api/v1/users/', noun: 'user', columns: ['id', 'user', 'cluster', 'is_superuser', 'enabled'] };
+const VIEW: ResourceView = {
+  path: '/api/v1/users/',
+  noun: 'user',
+  columns: ['id', 'user', 'cluster', 'is_superuser', 'enabled'],
+};
 
-const QUOTA_VIEW: ResourceView = { path: VIEW.path, noun: 'user', columns: ['id', 'user', 'quota_bytes', 'quota_count', 'quota_bytes_policy', 'quota_count_policy', 'quota_status', 'quota_error', 'quota_applied_at'] };
+const QUOTA_VIEW: ResourceView = {
+  path: VIEW.path,
+  noun: 'user',
+  columns: [
+    'id',
+    'user',
+    'quota_bytes',
+    'quota_count',
+    'quota_bytes_policy',
+    'quota_count_policy',
+    'quota_status',
+    'quota_error',
+    'quota_applied_at',
+  ],
+};
 
-/** `none` clears a quota (null); otherwise a whole number of bytes or objects, sent as a decimal string (exact past 2^53). */
+/**
+ * `none` clears a quota (null); otherwise a whole number of bytes or objects, sent as a decimal string (exact past
+ * 2^53).
+ */
 function quotaValue(option: string, value: string): string | null {
   if (value === 'none') return null;
-  if (!/^\d{1,19}$/.test(value)) throw errors.invalidInput(`${option} takes a whole number, or 'none' to clear the quota; '${value}' is neither.`);
+  if (!/^\d{1,19}$/.test(value))
+    throw errors.invalidInput(`${option} takes a whole number, or 'none' to clear the quota; '${value}' is neither.`);
   return value;
 }
 
@@ -24,7 +46,10 @@ function policyQuotas(option: string, values: string[] | undefined): Record<stri
   const map: Record<string, string | null> = {};
   for (const v of values) {
     const at = v.indexOf('=');
-    if (at < 1) throw errors.invalidInput(`${option} takes <policy>=<number|none> (or 'none' alone to clear them all); '${v}' is not that.`);
+    if (at < 1)
+      throw errors.invalidInput(
+        `${option} takes <policy>=<number|none> (or 'none' alone to clear them all); '${v}' is not that.`,
+      );
     map[v.slice(0, at)] = quotaValue(option, v.slice(at + 1));
   }
   return map;
@@ -46,69 +71,154 @@ function quotaBody(f: QuotaFlags): Record<string, unknown> {
   if (bytesPolicy !== undefined) body.quota_bytes_policy = bytesPolicy;
   const countPolicy = policyQuotas('--count-policy', f.countPolicy);
   if (countPolicy !== undefined) body.quota_count_policy = countPolicy;
-  if (Object.keys(body).length === 0) throw errors.invalidInput('Say which quota to set: --bytes, --count, --bytes-policy or --count-policy (a number, or none).');
+  if (Object.keys(body).length === 0)
+    throw errors.invalidInput(
+      'Say which quota to set: --bytes, --count, --bytes-policy or --count-policy (a number, or none).',
+    );
   return body;
 }
 
-const password = (flags: { passwordStdin?: boolean }) => readSecret(flags.passwordStdin, 'Password (at least 20 characters): ', '--password-stdin');
+const password = (flags: { passwordStdin?: boolean }) =>
+  readSecret(flags.passwordStdin, 'Password (at least 20 characters): ', '--password-stdin');
 
 /** A PATCH of one user, printed as the API answers it (never with the password). */
-function patch(users: Command, name: string, description: string, body: (flags: Record<string, unknown>) => Promise<Record<string, unknown>> | Record<string, unknown>, extra: (c: Command) => Command = (c) => c): void {
+function patch(
+  users: Command,
+  name: string,
+  description: string,
+  body: (flags: Record<string, unknown>) => Promise<Record<string, unknown>> | Record<string, unknown>,
+  extra: (c: Command) => Command = (c) => c,
+): void {
   extra(withOutput(users.command(name).description(description)))
     .argument('<id>', "the user's id")
     .action(async (id: string, flags: OutputOptions & Record<string, unknown>, cmd: Command) => {
       const target = await targetOf(cmd);
-      const { password: _shown, ...user } = await call(target, 'PATCH', `${VIEW.path}${encodeURIComponent(id)}/`, `changing user ${id}`, 202, await body(flags));
+      const { password: _shown, ...user } = await call(
+        target,
+        'PATCH',
+        `${VIEW.path}${encodeURIComponent(id)}/`,
+        `changing user ${id}`,
+        202,
+        await body(flags),
+      );
       print(user, VIEW, flags);
     });
 }
 
 export function registerUsers(program: Command): void {
-  const users = program.command('users').description("storage users: a cluster's logins, each owning the Swift account AUTH_<user> (management API)");
-  addList(users, VIEW, (c) => c.option('--cluster <id|name>', 'only this cluster'), (f) => (f.cluster ? [[/^\d+$/.test(String(f.cluster)) ? 'cluster' : 'cluster__name', String(f.cluster)]] : []));
+  const users = program
+    .command('users')
+    .description("storage users: a cluster's logins, each owning the Swift account AUTH_<user> (management API)");
+  addList(
+    users,
+    VIEW,
+    (c) => c.option('--cluster <id|name>', 'only this cluster'),
+    (f) => (f.cluster ? [[/^\d+$/.test(String(f.cluster)) ? 'cluster' : 'cluster__name', String(f.cluster)]] : []),
+  );
   addShow(users, VIEW);
-  withOutput(users.command('create').description('create a user; the password comes from a prompt or standard input, never the command line'))
+  withOutput(
+    users
+      .command('create')
+      .description('create a user; the password comes from a prompt or standard input, never the command line'),
+  )
     .requiredOption('--user <name>', 'login name')
     .option('--cluster <id|name>', "the cluster (default: the context's)")
     .option('--superuser', 'ResellerAdmin: access to every account of the cluster')
     .option('--disabled', 'create it disabled')
     .option('--password-stdin', 'read the password from standard input')
-    .action(async (flags: OutputOptions & { user: string; cluster?: string; superuser?: boolean; disabled?: boolean; passwordStdin?: boolean }, cmd: Command) => {
-      const target = await targetOf(cmd);
-      const cluster = await clusterIdOf(target, flags.cluster);
-      const body = { cluster, user: flags.user, password: await password(flags), is_superuser: Boolean(flags.superuser), enabled: !flags.disabled };
-      const { password: _shown, ...user } = await call(target, 'POST', VIEW.path, 'creating the user', 201, body);
-      print(user, VIEW, flags);
-    });
-  patch(users, 'update', 'change whether a user is a superuser', (f) => {
-    if (f.superuser === undefined) throw errors.invalidInput('Say what to change: --superuser or --no-superuser.');
-    return { is_superuser: f.superuser };
-  }, (c) => c.option('--superuser', 'make it a superuser').option('--no-superuser', 'make it a normal user'));
+    .action(
+      async (
+        flags: OutputOptions & {
+          user: string;
+          cluster?: string;
+          superuser?: boolean;
+          disabled?: boolean;
+          passwordStdin?: boolean;
+        },
+        cmd: Command,
+      ) => {
+        const target = await targetOf(cmd);
+        const cluster = await clusterIdOf(target, flags.cluster);
+        const body = {
+          cluster,
+          user: flags.user,
+          password: await password(flags),
+          is_superuser: Boolean(flags.superuser),
+          enabled: !flags.disabled,
+        };
+        const { password: _shown, ...user } = await call(target, 'POST', VIEW.path, 'creating the user', 201, body);
+        print(user, VIEW, flags);
+      },
+    );
+  patch(
+    users,
+    'update',
+    'change whether a user is a superuser',
+    (f) => {
+      if (f.superuser === undefined) throw errors.invalidInput('Say what to change: --superuser or --no-superuser.');
+      return { is_superuser: f.superuser };
+    },
+    (c) => c.option('--superuser', 'make it a superuser').option('--no-superuser', 'make it a normal user'),
+  );
   patch(users, 'enable', 'let a user log in again', () => ({ enabled: true }));
   patch(users, 'disable', "stop a user's logins; its tokens stop working at once", () => ({ enabled: false }));
-  patch(users, 'set-password', "replace a user's password (prompt or --password-stdin); its tokens stop working at once", async (f) => ({ password: await password(f) }), (c) =>
-    c.option('--password-stdin', 'read the password from standard input'),
+  patch(
+    users,
+    'set-password',
+    "replace a user's password (prompt or --password-stdin); its tokens stop working at once",
+    async (f) => ({ password: await password(f) }),
+    (c) => c.option('--password-stdin', 'read the password from standard input'),
   );
-  patch(users, 'set-quota', "set or clear a user's quotas; the quota reconciler applies them to Swift (docs/quotas.md)", (f) => quotaBody(f as QuotaFlags), (c) =>
-    c
-      .option('--bytes <n|none>', 'bytes the account may store')
-      .option('--count <n|none>', 'objects the account may hold (Swift 2.34 or later)')
-      .option('--bytes-policy <policy=n|none>', 'bytes per storage policy (repeatable; replaces the whole map; Swift 2.32 or later)', collect)
-      .option('--count-policy <policy=n|none>', 'objects per storage policy (repeatable; replaces the whole map; Swift 2.34 or later)', collect),
+  patch(
+    users,
+    'set-quota',
+    "set or clear a user's quotas; the quota reconciler applies them to Swift (docs/quotas.md)",
+    (f) => quotaBody(f as QuotaFlags),
+    (c) =>
+      c
+        .option('--bytes <n|none>', 'bytes the account may store')
+        .option('--count <n|none>', 'objects the account may hold (Swift 2.34 or later)')
+        .option(
+          '--bytes-policy <policy=n|none>',
+          'bytes per storage policy (repeatable; replaces the whole map; Swift 2.32 or later)',
+          collect,
+        )
+        .option(
+          '--count-policy <policy=n|none>',
+          'objects per storage policy (repeatable; replaces the whole map; Swift 2.34 or later)',
+          collect,
+        ),
   );
-  withOutput(users.command('quota').description("show a user's quotas and whether Swift has them: quota_status applied, pending or error (with quota_error)"))
+  withOutput(
+    users
+      .command('quota')
+      .description(
+        "show a user's quotas and whether Swift has them: quota_status applied, pending or error (with quota_error)",
+      ),
+  )
     .argument('<id>', "the user's id")
     .action(async (id: string, flags: OutputOptions, cmd: Command) => {
       const target = await targetOf(cmd);
-      print(await call(target, 'GET', `${VIEW.path}${encodeURIComponent(id)}/`, `reading user ${id}`, 200), QUOTA_VIEW, flags);
+      print(
+        await call(target, 'GET', `${VIEW.path}${encodeURIComponent(id)}/`, `reading user ${id}`, 200),
+        QUOTA_VIEW,
+        flags,
+      );
     });
   addDelete(users, VIEW, ' (the login only; the Swift account and its data stay)');
   users
     .command('import')
-    .description('create users from a file of existing logins (CSV with a header line, or JSON lines: user, password or password_hash, is_superuser, enabled), or from tempauth; existing names are skipped')
+    .description(
+      'create users from a file of existing logins (CSV with a header line, or JSON lines: user, password or password_hash, is_superuser, enabled), or from tempauth; existing names are skipped',
+    )
     .argument('[file]', 'the CSV or JSON lines file')
     .requiredOption('--cluster <id|name>', 'the cluster to create them in')
-    .option('--tempauth <proxy-server.conf>', "read tempauth's user_<account>_<user> lines instead: one user per single-user account, named after it")
+    .option(
+      '--tempauth <proxy-server.conf>',
+      "read tempauth's user_<account>_<user> lines instead: one user per single-user account, named after it",
+    )
     .option('--dry-run', 'say what would happen; change nothing')
-    .action(async (file: string | undefined, flags: ImportFlags, cmd: Command) => usersImportCommand(await collectorConfigOf(cmd), flags, file));
+    .action(async (file: string | undefined, flags: ImportFlags, cmd: Command) =>
+      usersImportCommand(await collectorConfigOf(cmd), flags, file),
+    );
 }

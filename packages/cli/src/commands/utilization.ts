@@ -8,27 +8,70 @@ export function registerUtilization(program: Command): void {
   const utilization = program.command('utilization').description('storage and transfer per account, policy and hour');
   utilization
     .command('collect')
-    .description('HEAD every account of the cluster (deleted users\' too) with a reseller token (CAIRN_UTILIZATION_USER/_PASSWORD) and record bytes, objects and containers per policy; exits 1 when an account failed. With --interval, SIGTERM or SIGINT stops the round at its next batch (what it sampled is recorded) and exits 0')
+    .description(
+      "HEAD every account of the cluster (deleted users' too) with a reseller token (CAIRN_UTILIZATION_USER/_PASSWORD) and record bytes, objects and containers per policy; exits 1 when an account failed. With --interval, SIGTERM or SIGINT stops the round at its next batch (what it sampled is recorded) and exits 0",
+    )
     .requiredOption('--cluster <id|name>', 'the cluster')
     .option('--interval <seconds>', 'repeat every so many seconds (dividing 3600)')
     .option('--once', 'one round, recorded as one slot of --interval')
-    .action(async (flags: { cluster: string; interval?: string; once?: boolean }, cmd: Command) => collectCommand(await collectorConfigOf(cmd), flags));
+    .action(async (flags: { cluster: string; interval?: string; once?: boolean }, cmd: Command) =>
+      collectCommand(await collectorConfigOf(cmd), flags),
+    );
   utilization
     .command('ingest-logs')
-    .description('sum Swift proxy access log lines per account, policy and hour and record them (idempotent batches); gzipped logs are read as they are')
+    .description(
+      'sum Swift proxy access log lines per account, policy and hour and record them (idempotent batches); gzipped logs are read as they are',
+    )
     .requiredOption('--cluster <id|name>', 'the cluster')
     .option('--batch-lines <n>', 'log lines per batch sent')
     .argument('[file...]', "log files, plain or gzip ('-' or none: standard input)")
-    .action(async (files: string[], flags: { cluster: string; batchLines?: string }, cmd: Command) => ingestLogsCommand(await collectorConfigOf(cmd), flags, files));
-  withOutput(utilization.command('summary').description("each account's storage, transfer and quota use over a time range (quotas as they stand now)"))
+    .action(async (files: string[], flags: { cluster: string; batchLines?: string }, cmd: Command) =>
+      ingestLogsCommand(await collectorConfigOf(cmd), flags, files),
+    );
+  withOutput(
+    utilization
+      .command('summary')
+      .description("each account's storage, transfer and quota use over a time range (quotas as they stand now)"),
+  )
     .option('--cluster <id|name>', "the cluster (default: the context's)")
     .requiredOption('--start <time>', 'ISO 8601 date or date-time, UTC (rounded down to the half hour)')
     .requiredOption('--end <time>', 'ISO 8601 date or date-time, UTC (rounded up to the hour)')
     .option('--limit <n>', 'at most this many accounts')
-    .action(async (flags: OutputOptions & { cluster?: string; start: string; end: string; limit?: string }, cmd: Command) => {
-      const target = await targetOf(cmd);
-      const id = await clusterIdOf(target, flags.cluster);
-      const rows = await listAll(target, `/api/v1/clusters/${id}/utilization/summary/`, [['start', flags.start], ['end', flags.end]], flags.limit === undefined ? undefined : parseLimit(flags.limit));
-      process.stdout.write(render(rows, ['account', 'hours', 'bytes_used_avg', 'bytes_used_peak', 'object_count', 'bytes_in', 'bytes_out', 'req_count', 'pct_complete', 'quota_bytes', 'quota_bytes_used_pct', 'quota_count', 'quota_count_used_pct'], flags, 'account'));
-    });
+    .action(
+      async (flags: OutputOptions & { cluster?: string; start: string; end: string; limit?: string }, cmd: Command) => {
+        const target = await targetOf(cmd);
+        const id = await clusterIdOf(target, flags.cluster);
+        const rows = await listAll(
+          target,
+          `/api/v1/clusters/${id}/utilization/summary/`,
+          [
+            ['start', flags.start],
+            ['end', flags.end],
+          ],
+          flags.limit === undefined ? undefined : parseLimit(flags.limit),
+        );
+        process.stdout.write(
+          render(
+            rows,
+            [
+              'account',
+              'hours',
+              'bytes_used_avg',
+              'bytes_used_peak',
+              'object_count',
+              'bytes_in',
+              'bytes_out',
+              'req_count',
+              'pct_complete',
+              'quota_bytes',
+              'quota_bytes_used_pct',
+              'quota_count',
+              'quota_count_used_pct',
+            ],
+            flags,
+            'account',
+          ),
+        );
+      },
+    );
 }

@@ -22,11 +22,19 @@ export interface ContextFile {
   contexts: Record<string, Context>;
 }
 
-export const contextNameSchema = Joi.string().pattern(/^[A-Za-z0-9][\w.-]{0,63}$/).message('"{#label}" must be 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit');
+export const contextNameSchema = Joi.string()
+  .pattern(/^[A-Za-z0-9][\w.-]{0,63}$/)
+  .message('"{#label}" must be 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit');
 
 const contextSchema = Joi.object<Context>({
-  'api-url': Joi.string().uri({ scheme: ['http', 'https'] }).replace(/\/+$/, '').required(),
-  operator: Joi.string().pattern(/^[^:\s]+$/).max(64).required(),
+  'api-url': Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .replace(/\/+$/, '')
+    .required(),
+  operator: Joi.string()
+    .pattern(/^[^:\s]+$/)
+    .max(64)
+    .required(),
   'key-file': Joi.string(),
   cluster: Joi.string().max(255),
 });
@@ -36,7 +44,8 @@ const fileSchema = Joi.object<ContextFile>({
   contexts: Joi.object().pattern(Joi.string(), contextSchema).default({}),
 }).unknown(false);
 
-export const contextsPath = (configHome?: string): string => join(configHome || join(homedir(), '.config'), 'cairn', 'config.yaml');
+export const contextsPath = (configHome?: string): string =>
+  join(configHome || join(homedir(), '.config'), 'cairn', 'config.yaml');
 
 export function parseContext(input: unknown): Context {
   return validate<Context>(contextSchema, input);

@@ -10,7 +10,8 @@ export interface Page {
 export function filterParams(filters: string[] = []): [string, string][] {
   return filters.map((f) => {
     const eq = f.indexOf('=');
-    if (eq < 1) throw errors.invalidInput(`--filter '${f}' must be <field>[__<lookup>]=<value>, e.g. user__startswith=a.`);
+    if (eq < 1)
+      throw errors.invalidInput(`--filter '${f}' must be <field>[__<lookup>]=<value>, e.g. user__startswith=a.`);
     return [f.slice(0, eq), f.slice(eq + 1)];
   });
 }
@@ -19,7 +20,13 @@ export function filterParams(filters: string[] = []): [string, string][] {
  * Every object of a list endpoint: follows `meta.next` through every page, unless `limit` is
  * given, in which case at most that many (one request when it fits in a page).
  */
-export async function listAll(target: ApiTarget, path: string, params: [string, string][], limit?: number, pageSize = 1000): Promise<Record<string, unknown>[]> {
+export async function listAll(
+  target: ApiTarget,
+  path: string,
+  params: [string, string][],
+  limit?: number,
+  pageSize = 1000,
+): Promise<Record<string, unknown>[]> {
   const query = new URLSearchParams(params);
   query.set('limit', String(limit === undefined ? pageSize : Math.min(limit, pageSize)));
   let next: string | null = `${path}?${query.toString()}`;

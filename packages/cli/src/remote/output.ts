@@ -18,7 +18,8 @@ export function withOutput(cmd: Command): Command {
 
 type Row = Record<string, unknown>;
 
-const cell = (v: unknown): string => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+const cell = (v: unknown): string =>
+  v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
 
 /** RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled. */
 const csvField = (v: unknown): string => {
@@ -29,7 +30,11 @@ const csvField = (v: unknown): string => {
 function table(rows: Row[], columns: string[]): string {
   const cells = rows.map((r) => columns.map((c) => cell(r[c]).replace(/[\r\n\t]/g, ' ')));
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((r) => r[i]!.length)));
-  const line = (values: string[]) => values.map((v, i) => (i === values.length - 1 ? v : v.padEnd(widths[i]!))).join('  ').trimEnd();
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => (i === values.length - 1 ? v : v.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(columns.map((c) => c.toUpperCase())), ...cells.map(line)].join('\n') + '\n';
 }
 
@@ -46,7 +51,9 @@ export function render(data: Row | Row[], columns: string[], opts: OutputOptions
     case 'yaml':
       return YAML.stringify(data);
     case 'csv':
-      return [columns.join(','), ...rows.map((r) => columns.map((c) => csvField(r[c])).join(','))].join('\r\n') + '\r\n';
+      return (
+        [columns.join(','), ...rows.map((r) => columns.map((c) => csvField(r[c])).join(','))].join('\r\n') + '\r\n'
+      );
     default:
       return table(rows, columns);
   }

@@ -8,7 +8,9 @@ import { resolveTarget, type Target } from './target';
 export async function targetOf(cmd: Command): Promise<Target> {
   const target = await resolveTarget(readCliSettings(), cmd.optsWithGlobals<{ context?: string }>().context);
   if (!target.apiKey) {
-    throw errors.unauthenticated(`No API key for ${target.apiUrl}: add a context ('cairn context add <name> --api-url <url> --operator <name> --key-file <path>') or set CAIRN_API_KEY_FILE.`);
+    throw errors.unauthenticated(
+      `No API key for ${target.apiUrl}: add a context ('cairn context add <name> --api-url <url> --operator <name> --key-file <path>') or set CAIRN_API_KEY_FILE.`,
+    );
   }
   return target;
 }
@@ -16,7 +18,10 @@ export async function targetOf(cmd: Command): Promise<Target> {
 /** The cluster id a command works on: --cluster <id|name>, else the context's default cluster. */
 export async function clusterIdOf(target: Target, asked: string | undefined): Promise<number> {
   const cluster = asked ?? target.cluster;
-  if (!cluster) throw errors.invalidInput("Name the cluster: --cluster <id|name> (or give the context a default with 'cairn context add … --cluster <name>').");
+  if (!cluster)
+    throw errors.invalidInput(
+      "Name the cluster: --cluster <id|name> (or give the context a default with 'cairn context add … --cluster <name>').",
+    );
   return (await findCluster(target, cluster)).id;
 }
 

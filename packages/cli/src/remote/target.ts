@@ -20,7 +20,9 @@ export async function currentContext(settings: CliSettings, asked?: string): Pro
   const context = file.contexts[name];
   if (!context) {
     const known = Object.keys(file.contexts);
-    throw errors.notFound(`No context named '${name}' in ${path}${known.length ? ` (there are: ${known.join(', ')})` : ''}; add it with 'cairn context add ${name} …'.`);
+    throw errors.notFound(
+      `No context named '${name}' in ${path}${known.length ? ` (there are: ${known.join(', ')})` : ''}; add it with 'cairn context add ${name} …'.`,
+    );
   }
   return [name, context];
 }

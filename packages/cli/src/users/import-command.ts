@@ -14,9 +14,15 @@ export interface ImportFlags {
 }
 
 /** `cairn users import --cluster <c> [--dry-run] (FILE | --tempauth proxy-server.conf)` */
-export async function usersImportCommand(config: CollectorConfig, flags: ImportFlags, file: string | undefined): Promise<void> {
+export async function usersImportCommand(
+  config: CollectorConfig,
+  flags: ImportFlags,
+  file: string | undefined,
+): Promise<void> {
   if ((file === undefined) === (flags.tempauth === undefined)) {
-    throw errors.invalidInput('users import needs one FILE (CSV with a header line, or JSON lines), or --tempauth <proxy-server.conf>.');
+    throw errors.invalidInput(
+      'users import needs one FILE (CSV with a header line, or JSON lines), or --tempauth <proxy-server.conf>.',
+    );
   }
   const path = flags.tempauth ?? file!;
   const text = await readFile(path, 'utf8');

@@ -28,7 +28,9 @@ export const IMPORT_FIELDS = ['user', 'password', 'password_hash', 'is_superuser
 /** Unknown keys are refused by line, not silently dropped (a typo in `pasword_hash` would lose it). */
 function checkKeys(fields: Record<string, unknown>): string | null {
   const unknown = Object.keys(fields).filter((k) => !(IMPORT_FIELDS as readonly string[]).includes(k));
-  return unknown.length ? `unknown field(s) ${unknown.map((k) => `'${k}'`).join(', ')}; the fields are ${IMPORT_FIELDS.join(', ')}.` : null;
+  return unknown.length
+    ? `unknown field(s) ${unknown.map((k) => `'${k}'`).join(', ')}; the fields are ${IMPORT_FIELDS.join(', ')}.`
+    : null;
 }
 
 /** One JSON object a line; blank lines are skipped. */
@@ -67,7 +69,11 @@ function parseCsv(text: string): ImportInput {
     skip_empty_lines: true,
     skip_records_with_error: true,
     on_skip: (err) => {
-      if (err) out.refused.push({ where: `line ${(err as { lines?: number }).lines ?? '?'}`, reason: `not valid CSV: ${err.message}` });
+      if (err)
+        out.refused.push({
+          where: `line ${(err as { lines?: number }).lines ?? '?'}`,
+          reason: `not valid CSV: ${err.message}`,
+        });
       return undefined;
     },
   }) as unknown as Array<{ record: string[]; info: { lines: number } }>;
@@ -76,7 +82,8 @@ function parseCsv(text: string): ImportInput {
       header = record.map((c) => c.trim());
       const bad = checkKeys(Object.fromEntries(header.map((h) => [h, true])));
       if (bad) throw new Error(`the header line has ${bad}`);
-      if (!header.includes('user')) throw new Error("the header line must name a 'user' column (and password or password_hash).");
+      if (!header.includes('user'))
+        throw new Error("the header line must name a 'user' column (and password or password_hash).");
       return;
     }
     const where = `line ${info.lines}`;

@@ -17,7 +17,9 @@ import type { ImportInput } from './import-input';
  */
 export function parseTempauth(text: string): ImportInput {
   const ini = parseIni(text, { keepKeyCase: true });
-  const section = [...ini.sections.keys()].find((name) => sectionItems(ini, name).get('use')?.trim() === 'egg:swift#tempauth');
+  const section = [...ini.sections.keys()].find(
+    (name) => sectionItems(ini, name).get('use')?.trim() === 'egg:swift#tempauth',
+  );
   if (!section) throw new Error('no tempauth filter in this file (a section with use = egg:swift#tempauth).');
   const out: ImportInput = { records: [], refused: [] };
   const accounts = new Map<string, Array<{ where: string; user: string; key: string; groups: string[] }>>();
@@ -27,7 +29,10 @@ export function parseTempauth(text: string): ImportInput {
     if (!m) continue;
     const parts = m[2]!.split('_');
     if (parts.length !== 2) {
-      out.refused.push({ where, reason: "tempauth needs exactly one '_' between account and user (user64_ for names that hold '_')." });
+      out.refused.push({
+        where,
+        reason: "tempauth needs exactly one '_' between account and user (user64_ for names that hold '_').",
+      });
       continue;
     }
     let [account, user] = parts as [string, string];
@@ -66,7 +71,10 @@ export function parseTempauth(text: string): ImportInput {
       });
       continue;
     }
-    out.records.push({ where: u.where, fields: { user: account, password: u.key, is_superuser: u.groups.includes('.reseller_admin'), enabled: true } });
+    out.records.push({
+      where: u.where,
+      fields: { user: account, password: u.key, is_superuser: u.groups.includes('.reseller_admin'), enabled: true },
+    });
   }
   return out;
 }

@@ -66,7 +66,12 @@ async function existingNames(config: CollectorConfig, clusterId: number, names: 
 }
 
 /** Checks records by the API's rules; a name already in `seen` (earlier in the input) is refused. */
-function plan(records: ImportInput['records'], clusterId: number, seen: Map<string, string>, refused: Refusal[]): Planned[] {
+function plan(
+  records: ImportInput['records'],
+  clusterId: number,
+  seen: Map<string, string>,
+  refused: Refusal[],
+): Planned[] {
   const planned: Planned[] = [];
   for (const { where, fields } of records) {
     let v: UserCreateInput;
@@ -82,7 +87,14 @@ function plan(records: ImportInput['records'], clusterId: number, seen: Map<stri
       continue;
     }
     seen.set(v.user, where);
-    planned.push({ where, user: v.user, password: v.password, passwordHash: v.password_hash, isSuperuser: v.is_superuser, enabled: v.enabled });
+    planned.push({
+      where,
+      user: v.user,
+      password: v.password,
+      passwordHash: v.password_hash,
+      isSuperuser: v.is_superuser,
+      enabled: v.enabled,
+    });
   }
   return planned;
 }
@@ -108,7 +120,13 @@ export async function importUsers(options: ImportOptions): Promise<ImportSummary
 
   /** Sends one batch; its lines are printed when the caller awaits it, so in input order. */
   const send = async (batch: Planned[]): Promise<() => void> => {
-    const objects = batch.map((p) => ({ cluster: cluster.id, user: p.user, password_hash: p.passwordHash!, is_superuser: p.isSuperuser, enabled: p.enabled }));
+    const objects = batch.map((p) => ({
+      cluster: cluster.id,
+      user: p.user,
+      password_hash: p.passwordHash!,
+      is_superuser: p.isSuperuser,
+      enabled: p.enabled,
+    }));
     const r = await api(config, 'PATCH', '/api/v1/users/', { objects });
     if (r.status !== 202) {
       // Checked by the same rules beforehand, so this is the API refusing the whole batch (a
@@ -147,7 +165,9 @@ export async function importUsers(options: ImportOptions): Promise<ImportSummary
     if (options.dryRun) {
       for (const p of todo) {
         const how = p.passwordHash ? passwordScheme(p.passwordHash) : 'password, hashed with scrypt';
-        out(`${p.where}: ${p.user}: would be created (${how}${p.isSuperuser ? ', superuser' : ''}${p.enabled ? '' : ', disabled'}).`);
+        out(
+          `${p.where}: ${p.user}: would be created (${how}${p.isSuperuser ? ', superuser' : ''}${p.enabled ? '' : ', disabled'}).`,
+        );
       }
       created += todo.length;
       continue;

@@ -44,7 +44,8 @@ export type ParseResult =
 
 const count = (field: string): number | null => (field === '-' ? 0 : /^\d{1,16}$/.test(field) ? Number(field) : null);
 const isTime = (field: string | undefined): boolean => field !== undefined && /^\d{9,11}(\.\d+)?$/.test(field);
-const isPolicy = (field: string | undefined): boolean => field === '-' || (field !== undefined && /^\d{1,5}$/.test(field));
+const isPolicy = (field: string | undefined): boolean =>
+  field === '-' || (field !== undefined && /^\d{1,5}$/.test(field));
 
 /** Paths the proxy answers itself, for no account: never anyone's traffic. */
 const SWIFT_OWN_PATH = /^\/(?:info|healthcheck|crossdomain\.xml|v1\/?|auth(?:\/.*)?)$/;
@@ -77,15 +78,63 @@ export function parseAccessLine(line: string): ParseResult {
   const fields = line.trim().split(/\s+/);
   if (fields.length < FIELDS) return { kind: 'malformed', reason: `expected ${FIELDS} fields, found ${fields.length}` };
   // The template with {account} ends "<start> <end> <policy> <account>"; the default "<start> <end> <policy>".
-  const withAccount = fields.length > FIELDS && isTime(fields.at(-4)) && isTime(fields.at(-3)) && isPolicy(fields.at(-2));
+  const withAccount =
+    fields.length > FIELDS && isTime(fields.at(-4)) && isTime(fields.at(-3)) && isPolicy(fields.at(-2));
   const f = fields.slice(fields.length - FIELDS - (withAccount ? 1 : 0));
-  const [, , , method, quotedPath, , statusRaw, , , , recvd, sent, , , , , source, , startRaw, , policyRaw, accountRaw] = f as [string, string, string, string, string, string, string, string, string, string, string, string, string, string, string, string, string, string, string, string, string, string | undefined];
+  const [
+    ,
+    ,
+    ,
+    method,
+    quotedPath,
+    ,
+    statusRaw,
+    ,
+    ,
+    ,
+    recvd,
+    sent,
+    ,
+    ,
+    ,
+    ,
+    source,
+    ,
+    startRaw,
+    ,
+    policyRaw,
+    accountRaw,
+  ] = f as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string | undefined,
+  ];
   if (!/^[A-Z]{1,16}$/.test(method)) return { kind: 'malformed', reason: `bad method '${method.slice(0, 20)}'` };
   if (!/^\d{3}$/.test(statusRaw)) return { kind: 'malformed', reason: `bad status '${statusRaw.slice(0, 20)}'` };
   const bytesIn = count(recvd);
   const bytesOut = count(sent);
   if (bytesIn === null || bytesOut === null) return { kind: 'malformed', reason: 'bad byte counts' };
-  if (!/^\d{9,11}(\.\d+)?$/.test(startRaw)) return { kind: 'malformed', reason: `bad start time '${startRaw.slice(0, 30)}'` };
+  if (!/^\d{9,11}(\.\d+)?$/.test(startRaw))
+    return { kind: 'malformed', reason: `bad start time '${startRaw.slice(0, 30)}'` };
   if (!isPolicy(policyRaw)) return { kind: 'malformed', reason: `bad policy index '${policyRaw.slice(0, 20)}'` };
   // The path field is path_qs quoted once more by the log formatter.
   const pathQs = decode(quotedPath);
@@ -106,7 +155,15 @@ export function parseAccessLine(line: string): ParseResult {
   if (account === null || !isSwiftAccountName(account)) return { kind: 'malformed', reason: 'bad account name' };
   return {
     kind: 'record',
-    record: { account, policyIndex: policyRaw === '-' ? null : Number(policyRaw), startMs: Math.floor(Number(startRaw) * 1000), method, status: Number(statusRaw), bytesIn, bytesOut },
+    record: {
+      account,
+      policyIndex: policyRaw === '-' ? null : Number(policyRaw),
+      startMs: Math.floor(Number(startRaw) * 1000),
+      method,
+      status: Number(statusRaw),
+      bytesIn,
+      bytesOut,
+    },
   };
 }
 
@@ -115,7 +172,14 @@ const HOUR = 3_600_000;
 export interface TransferBatch {
   batch_id: string;
   covered: { start: string; end: string };
-  records: Array<{ account: string; policy_index: number | null; hour: string; bytes_in: number; bytes_out: number; req_count: number }>;
+  records: Array<{
+    account: string;
+    policy_index: number | null;
+    hour: string;
+    bytes_in: number;
+    bytes_out: number;
+    req_count: number;
+  }>;
 }
 
 /**
@@ -143,7 +207,14 @@ export class BatchBuilder {
     const key = `${record.account}\u0000${record.policyIndex ?? '-'}\u0000${hourMs}`;
     let sum = this.sums.get(key);
     if (!sum) {
-      sum = { account: record.account, policy_index: record.policyIndex, hour: new Date(hourMs).toISOString(), bytes_in: 0, bytes_out: 0, req_count: 0 };
+      sum = {
+        account: record.account,
+        policy_index: record.policyIndex,
+        hour: new Date(hourMs).toISOString(),
+        bytes_in: 0,
+        bytes_out: 0,
+        req_count: 0,
+      };
       this.sums.set(key, sum);
     }
     sum.bytes_in += record.bytesIn;
@@ -157,7 +228,10 @@ export class BatchBuilder {
     return this.lines;
   }
 
-  /** Null when no line counted. `coveredFrom`: where the previous batch of this run ended, so runs cover time without gaps. */
+  /**
+   * Null when no line counted. `coveredFrom`: where the previous batch of this run ended, so runs cover time without
+   * gaps.
+   */
   build(coveredFrom?: number): TransferBatch | null {
     if (this.sums.size === 0) return null;
     const start = Math.min(this.minMs, coveredFrom ?? Infinity);

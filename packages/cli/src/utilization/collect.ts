@@ -102,11 +102,20 @@ async function readPolicies(config: CollectorConfig, clusterId: number): Promise
 }
 
 /** The sample as the API takes it (policy indexes), or the policy names the map does not know. */
-function withIndexes(sample: AccountSample, policies: Map<string, number>): { sample: AccountSample | IndexedSample; unknown: string[] } {
+function withIndexes(
+  sample: AccountSample,
+  policies: Map<string, number>,
+): { sample: AccountSample | IndexedSample; unknown: string[] } {
   const unknown = sample.policies.filter((p) => !policies.has(p.name.toLowerCase())).map((p) => p.name);
   if (unknown.length > 0) return { sample, unknown };
   const { policies: named, ...totals } = sample;
-  return { sample: { ...totals, policies: named.map(({ name, ...stats }) => ({ index: policies.get(name.toLowerCase())!, ...stats })) }, unknown };
+  return {
+    sample: {
+      ...totals,
+      policies: named.map(({ name, ...stats }) => ({ index: policies.get(name.toLowerCase())!, ...stats })),
+    },
+    unknown,
+  };
 }
 
 interface IndexedSample extends Omit<AccountSample, 'policies'> {
@@ -114,23 +123,32 @@ interface IndexedSample extends Omit<AccountSample, 'policies'> {
 }
 
 /** fetch says only "fetch failed"; its cause says why (ECONNREFUSED 127.0.0.1:8081, a timeout). */
-const failureText = (e: unknown): string => (e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e));
+const failureText = (e: unknown): string =>
+  e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e);
 
 async function login(cluster: ClusterInfo, config: CollectorConfig): Promise<string> {
   if (!config.utilizationUser || !config.utilizationPassword) {
-    throw new Error('CAIRN_UTILIZATION_USER and CAIRN_UTILIZATION_PASSWORD must name a superuser storage user of the cluster (its token HEADs every account).');
+    throw new Error(
+      'CAIRN_UTILIZATION_USER and CAIRN_UTILIZATION_PASSWORD must name a superuser storage user of the cluster (its token HEADs every account).',
+    );
   }
   const url = `${(config.utilizationAuthUrl ?? cluster.auth_url).replace(/\/+$/, '')}/v1.0`;
   let res: Response;
   try {
-    res = await fetch(url, { headers: { 'X-Auth-User': config.utilizationUser, 'X-Auth-Key': config.utilizationPassword }, signal: AbortSignal.timeout(config.utilizationTimeoutMs) });
+    res = await fetch(url, {
+      headers: { 'X-Auth-User': config.utilizationUser, 'X-Auth-Key': config.utilizationPassword },
+      signal: AbortSignal.timeout(config.utilizationTimeoutMs),
+    });
     await res.arrayBuffer();
   } catch (e) {
     // Named: it may be the cluster's public address, unreachable from here (CAIRN_UTILIZATION_AUTH_URL).
     throw new Error(`cannot reach the auth gateway at ${url}: ${failureText(e)}`);
   }
   const token = res.headers.get('x-auth-token');
-  if (res.status !== 200 || !token) throw new Error(`the auth gateway at ${url} refused the utilization user '${config.utilizationUser}' (HTTP ${res.status})`);
+  if (res.status !== 200 || !token)
+    throw new Error(
+      `the auth gateway at ${url} refused the utilization user '${config.utilizationUser}' (HTTP ${res.status})`,
+    );
   return token;
 }
 
@@ -140,7 +158,8 @@ class Stopped extends Error {}
 
 export async function collectStorageOnce(options: StorageCollectOptions): Promise<StorageCollectResult> {
   const { config } = options;
-  if (!config.apiKey) throw new Error('CAIRN_API_KEY is not set: the collector needs "<operator>:<key>" to record utilization.');
+  if (!config.apiKey)
+    throw new Error('CAIRN_API_KEY is not set: the collector needs "<operator>:<key>" to record utilization.');
   const t0 = Date.now();
   const sampledAt = (options.now ?? (() => new Date()))();
   const cluster = await findCluster(config, options.cluster);
@@ -173,7 +192,11 @@ export async function collectStorageOnce(options: StorageCollectOptions): Promis
         let res: Response;
         try {
           const timeout = AbortSignal.timeout(config.utilizationTimeoutMs);
-          res = await fetch(`${storageBase}/${encodeURIComponent(account)}`, { method: 'HEAD', headers: { 'X-Auth-Token': used }, signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+          res = await fetch(`${storageBase}/${encodeURIComponent(account)}`, {
+            method: 'HEAD',
+            headers: { 'X-Auth-Token': used },
+            signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+          });
           await res.arrayBuffer();
         } catch (e) {
           if (signal?.aborted) throw new pRetry.AbortError(new Stopped());
@@ -205,11 +228,17 @@ export async function collectStorageOnce(options: StorageCollectOptions): Promis
   const progress = (force = false) => {
     if (!force && Date.now() - lastProgress < 2000) return;
     lastProgress = Date.now();
-    options.progress(`cluster ${cluster.id}: ${accounts}${total === null ? '' : `/${total}`} accounts, ${sampled} sampled, ${failed} failed, ${Math.round((Date.now() - t0) / 1000)} s`);
+    options.progress(
+      `cluster ${cluster.id}: ${accounts}${total === null ? '' : `/${total}`} accounts, ${sampled} sampled, ${failed} failed, ${Math.round((Date.now() - t0) / 1000)} s`,
+    );
   };
 
   while (!signal?.aborted) {
-    const page = await api(config, 'GET', `/api/v1/clusters/${cluster.id}/utilization/accounts/?limit=${PAGE}${after === undefined ? '' : `&account__gt=${encodeURIComponent(after)}`}`);
+    const page = await api(
+      config,
+      'GET',
+      `/api/v1/clusters/${cluster.id}/utilization/accounts/?limit=${PAGE}${after === undefined ? '' : `&account__gt=${encodeURIComponent(after)}`}`,
+    );
     if (page.status !== 200) throw apiError('listing the accounts to collect', page);
     const body = page.json as { meta: { total_count: number }; objects: Array<{ account: string }> };
     if (total === null) total = body.meta.total_count;
@@ -233,7 +262,11 @@ export async function collectStorageOnce(options: StorageCollectOptions): Promis
     };
     await Promise.all(names.map((account) => limit(() => one(account))));
     if (samples.length > 0) {
-      const posted = await api(config, 'POST', `/api/v1/clusters/${cluster.id}/utilization/storage/`, { interval: options.interval, sampled_at: sampledAt.toISOString(), samples });
+      const posted = await api(config, 'POST', `/api/v1/clusters/${cluster.id}/utilization/storage/`, {
+        interval: options.interval,
+        sampled_at: sampledAt.toISOString(),
+        samples,
+      });
       if (posted.status !== 200) throw apiError('recording storage samples', posted);
     }
     if (signal?.aborted || names.length < PAGE) break;
@@ -241,5 +274,13 @@ export async function collectStorageOnce(options: StorageCollectOptions): Promis
   }
   progress(true);
   const stopped = signal?.aborted === true && (total === null || accounts < total);
-  return { clusterId: cluster.id, accounts, sampled, failed, firstFailures, seconds: (Date.now() - t0) / 1000, stopped };
+  return {
+    clusterId: cluster.id,
+    accounts,
+    sampled,
+    failed,
+    firstFailures,
+    seconds: (Date.now() - t0) / 1000,
+    stopped,
+  };
 }

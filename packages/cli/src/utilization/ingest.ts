@@ -6,7 +6,8 @@ import { api, apiError, findCluster } from './client';
 import { openLogInput } from './log-input';
 
 /**
- * Reads proxy access logs (files, or '-' for stdin; gzip or not, see log-input.ts), sums requests per account, policy and hour,
+ * Reads proxy access logs (files, or '-' for stdin; gzip or not, see log-input.ts), sums requests per account, policy
+ * and hour,
  * and posts them in batches of `batchLines` lines. Batches are cut at fixed line counts from the
  * start of each input, so reading the same file again yields the same batches with the same ids,
  * which the API counts once: re-running after a crash neither loses nor doubles anything. (A file
@@ -68,10 +69,24 @@ async function writeWindow(config: CollectorConfig, clusterId: number): Promise<
 
 export async function ingestLogs(options: IngestOptions): Promise<IngestResult> {
   const { config } = options;
-  if (!config.apiKey) throw new Error('CAIRN_API_KEY is not set: the collector needs "<operator>:<key>" to record utilization.');
+  if (!config.apiKey)
+    throw new Error('CAIRN_API_KEY is not set: the collector needs "<operator>:<key>" to record utilization.');
   const cluster = await findCluster(config, options.cluster);
   const batchLines = options.batchLines ?? 20_000;
-  const result: IngestResult = { clusterId: cluster.id, lines: 0, requests: 0, skipped: 0, noAccount: 0, unknownAccount: 0, malformed: 0, tooOld: 0, future: 0, batches: 0, duplicates: 0, refused: 0 };
+  const result: IngestResult = {
+    clusterId: cluster.id,
+    lines: 0,
+    requests: 0,
+    skipped: 0,
+    noAccount: 0,
+    unknownAccount: 0,
+    malformed: 0,
+    tooOld: 0,
+    future: 0,
+    batches: 0,
+    duplicates: 0,
+    refused: 0,
+  };
   const window = await writeWindow(config, cluster.id);
   let outside = 0;
 
@@ -81,7 +96,12 @@ export async function ingestLogs(options: IngestOptions): Promise<IngestResult> 
     const r = await api(config, 'POST', `/api/v1/clusters/${cluster.id}/utilization/transfer/`, batch);
     if (r.status !== 200) throw apiError(`recording transfer batch ${batch.batch_id}`, r);
     result.batches++;
-    const answer = r.json as { duplicate?: boolean; unattributed?: { records: number; requests: number }; refused?: Array<{ index: number; reason: string }>; refused_count?: number };
+    const answer = r.json as {
+      duplicate?: boolean;
+      unattributed?: { records: number; requests: number };
+      refused?: Array<{ index: number; reason: string }>;
+      refused_count?: number;
+    };
     if (answer.duplicate) result.duplicates++;
     // The API bills only accounts the cluster has had a user for; it says how many requests it left out.
     const unknown = answer.unattributed?.requests ?? 0;
@@ -90,7 +110,8 @@ export async function ingestLogs(options: IngestOptions): Promise<IngestResult> 
     // The API keeps a batch's good records and names the bad ones (a policy index the cluster's
     // device report does not list, say): their requests are not counted; say so, and go on.
     for (const refused of answer.refused ?? []) {
-      if (result.refused++ < MAX_REPORTED) options.warn(`batch ${batch.batch_id}: record ${refused.index} refused by the API: ${refused.reason}`);
+      if (result.refused++ < MAX_REPORTED)
+        options.warn(`batch ${batch.batch_id}: record ${refused.index} refused by the API: ${refused.reason}`);
     }
     result.refused += (answer.refused_count ?? 0) - (answer.refused?.length ?? 0);
   };
@@ -103,7 +124,12 @@ export async function ingestLogs(options: IngestOptions): Promise<IngestResult> 
     let coveredFrom: number | undefined;
     let lineNo = 0;
     // Bytes as stored (compressed for gzip) of the file's size; a pipe has no size: lines only.
-    const showProgress = () => options.progress?.(`reading ${name}, line ${lineNo}`, opened.size === undefined ? undefined : opened.bytesRead(), opened.size);
+    const showProgress = () =>
+      options.progress?.(
+        `reading ${name}, line ${lineNo}`,
+        opened.size === undefined ? undefined : opened.bytesRead(),
+        opened.size,
+      );
     try {
       for await (const line of lines) {
         if (lineNo % 1000 === 0) showProgress();
@@ -119,14 +145,19 @@ export async function ingestLogs(options: IngestOptions): Promise<IngestResult> 
         } else if (parsed.kind === 'skipped') {
           result.skipped++;
         } else if (parsed.kind === 'unattributed') {
-          if (++result.noAccount <= MAX_REPORTED) options.warn(`${where}: request with no account, not billed (an S3 request? log Swift's {account} field: see docs/utilization.md)`);
+          if (++result.noAccount <= MAX_REPORTED)
+            options.warn(
+              `${where}: request with no account, not billed (an S3 request? log Swift's {account} field: see docs/utilization.md)`,
+            );
         } else if (parsed.record.startMs < window.oldest || parsed.record.startMs > window.latest) {
           const old = parsed.record.startMs < window.oldest;
           if (old) result.tooOld++;
           else result.future++;
           if (++outside <= MAX_REPORTED) {
             const when = new Date(parsed.record.startMs).toISOString();
-            options.warn(`${where}: request at ${when} skipped: ${old ? `older than the API keeps hourly records (${new Date(window.oldest).toISOString()})` : `later than the API's clock allows (${new Date(window.latest).toISOString()}); check the proxy's clock`}`);
+            options.warn(
+              `${where}: request at ${when} skipped: ${old ? `older than the API keeps hourly records (${new Date(window.oldest).toISOString()})` : `later than the API's clock allows (${new Date(window.latest).toISOString()}); check the proxy's clock`}`,
+            );
           }
           record = null;
         } else {
@@ -141,15 +172,19 @@ export async function ingestLogs(options: IngestOptions): Promise<IngestResult> 
       }
     } catch (e) {
       // zlib's codes: a truncated or corrupt .gz (a rotation still being written, a bad copy).
-      if (String((e as { code?: unknown }).code).startsWith('Z_')) throw new Error(`${name}: not a readable gzip file (${(e as Error).message})`);
+      if (String((e as { code?: unknown }).code).startsWith('Z_'))
+        throw new Error(`${name}: not a readable gzip file (${(e as Error).message})`);
       throw e;
     }
     showProgress();
     await send(builder, coveredFrom);
   }
-  if (result.malformed > MAX_REPORTED) options.warn(`${result.malformed - MAX_REPORTED} more malformed line(s) not shown`);
-  if (result.noAccount > MAX_REPORTED) options.warn(`${result.noAccount - MAX_REPORTED} more request(s) with no account not shown`);
-  if (outside > MAX_REPORTED) options.warn(`${outside - MAX_REPORTED} more request(s) outside the accepted times not shown`);
+  if (result.malformed > MAX_REPORTED)
+    options.warn(`${result.malformed - MAX_REPORTED} more malformed line(s) not shown`);
+  if (result.noAccount > MAX_REPORTED)
+    options.warn(`${result.noAccount - MAX_REPORTED} more request(s) with no account not shown`);
+  if (outside > MAX_REPORTED)
+    options.warn(`${outside - MAX_REPORTED} more request(s) outside the accepted times not shown`);
   if (result.refused > MAX_REPORTED) options.warn(`${result.refused - MAX_REPORTED} more refused record(s) not shown`);
   return result;
 }

@@ -21,7 +21,11 @@ export function endpoints(authUrl: string): { v1: string; v2: string; v3: string
 
 export const PASSWORD_PLACEHOLDER = '<password>';
 
-export function connectionLines(authUrl: string, user: string, password = PASSWORD_PLACEHOLDER): { swiftV1: string; swiftV3: string; rclone: string } {
+export function connectionLines(
+  authUrl: string,
+  user: string,
+  password = PASSWORD_PLACEHOLDER,
+): { swiftV1: string; swiftV3: string; rclone: string } {
   const e = endpoints(authUrl);
   const u = shellQuote(user);
   const p = shellQuote(password);
@@ -34,7 +38,18 @@ export function connectionLines(authUrl: string, user: string, password = PASSWO
     swiftV3:
       `swift --auth-version 3 --os-auth-url ${v3} --os-username ${u} --os-password ${p} ` +
       `--os-project-name ${u} --os-user-domain-id default --os-project-domain-id default stat`,
-    rclone: [`[${remote}]`, 'type = swift', `user = ${user}`, `key = ${password}`, `auth = ${e.v3}`, 'auth_version = 3', `tenant = ${user}`, 'domain = default', 'tenant_domain = default', ''].join('\n'),
+    rclone: [
+      `[${remote}]`,
+      'type = swift',
+      `user = ${user}`,
+      `key = ${password}`,
+      `auth = ${e.v3}`,
+      'auth_version = 3',
+      `tenant = ${user}`,
+      'domain = default',
+      'tenant_domain = default',
+      '',
+    ].join('\n'),
   };
 }
 

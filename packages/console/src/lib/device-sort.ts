@@ -12,10 +12,12 @@ export interface DeviceRow extends Device {
 export type DeviceSortKey = 'node' | 'device' | 'ringSet' | 'size' | 'used_bytes' | 'avail_bytes' | 'pct';
 
 /** Used + free, the device's raw capacity; null when it reports no usage. */
-export const rawBytes = (d: DeviceRow): number | null => (d.used_bytes === null || d.avail_bytes === null ? null : d.used_bytes + d.avail_bytes);
+export const rawBytes = (d: DeviceRow): number | null =>
+  d.used_bytes === null || d.avail_bytes === null ? null : d.used_bytes + d.avail_bytes;
 
 /** Size column: the reported size, else the raw capacity. */
-const value = (d: DeviceRow, k: DeviceSortKey): string | number | null => (k === 'size' ? (d.size_bytes ?? rawBytes(d)) : d[k]);
+const value = (d: DeviceRow, k: DeviceSortKey): string | number | null =>
+  k === 'size' ? (d.size_bytes ?? rawBytes(d)) : d[k];
 
 /**
  * Compares for a sort: numbers as numbers, text in natural order (sdb2 before sdb10); devices that
@@ -26,11 +28,18 @@ export function compareDevices(a: DeviceRow, b: DeviceRow, key: DeviceSortKey, d
   const x = value(a, key);
   const y = value(b, key);
   if (x === null || y === null) return x === y ? 0 : x === null ? 1 : -1;
-  const c = typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y), undefined, { numeric: true });
+  const c =
+    typeof x === 'number' && typeof y === 'number'
+      ? x - y
+      : String(x).localeCompare(String(y), undefined, { numeric: true });
   return desc ? -c : c;
 }
 
 /** A header click: the same column flips direction; a new one starts largest first for numbers, A–Z for text. */
-export function nextSort(current: { key: DeviceSortKey; desc: boolean }, key: DeviceSortKey, numeric: boolean): { key: DeviceSortKey; desc: boolean } {
+export function nextSort(
+  current: { key: DeviceSortKey; desc: boolean },
+  key: DeviceSortKey,
+  numeric: boolean,
+): { key: DeviceSortKey; desc: boolean } {
   return { key, desc: current.key === key ? !current.desc : numeric };
 }

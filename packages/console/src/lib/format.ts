@@ -53,7 +53,9 @@ export function formatExpiry(iso: string | null | undefined, now: Date = new Dat
   if (Number.isNaN(t.getTime())) return iso;
   const ms = t.getTime() - now.getTime();
   const local = localMinute(t);
-  return ms <= 0 ? `${local} (expired)` : `${local} (in ${formatAge(ms).replace(/ ago$/, '').replace('just now', 'less than a minute')})`;
+  return ms <= 0
+    ? `${local} (expired)`
+    : `${local} (in ${formatAge(ms).replace(/ ago$/, '').replace('just now', 'less than a minute')})`;
 }
 
 /** "just now", "5 min ago", "3 h ago", "2 days ago"; a future time (clock skew) reads "just now". */

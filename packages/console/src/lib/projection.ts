@@ -57,5 +57,7 @@ export function describeProjection(p: Projection, threshold = 80): string {
 }
 
 /** The samples of a ring set's history in the projection's terms (TB are 10^12 bytes). */
-export const historySamples = (samples: ReadonlyArray<{ time: string; total_used_tb: number; total_raw_tb: number }>): Sample[] =>
+export const historySamples = (
+  samples: ReadonlyArray<{ time: string; total_used_tb: number; total_raw_tb: number }>,
+): Sample[] =>
   samples.map((s) => ({ t: Date.parse(s.time), usedBytes: s.total_used_tb * 1e12, rawBytes: s.total_raw_tb * 1e12 }));

@@ -39,10 +39,18 @@ const RANGE = `from 0 to ${QUOTA_MAX.toLocaleString('en-US')}`;
  */
 export function parseBytes(text: string, unit = 'bytes'): Parsed {
   const m = /^\s*(\d[\d,_ ]*)(?:\.(\d+))?\s*([a-z]*)\s*$/i.exec(text);
-  if (!m) return { ok: false, error: `'${text.trim()}' is not a size: write a whole or decimal number with a unit, such as 10 GiB or 500 GB.` };
+  if (!m)
+    return {
+      ok: false,
+      error: `'${text.trim()}' is not a size: write a whole or decimal number with a unit, such as 10 GiB or 500 GB.`,
+    };
   const name = (m[3] || unit).toLowerCase().replace(/^bytes?$/, 'b');
   const factor = BYTE_UNITS[name];
-  if (factor === undefined) return { ok: false, error: `'${m[3] || unit}' is not a unit of size: use bytes, KiB, MiB, GiB, TiB, PiB, EiB or KB, MB, GB, TB, PB, EB.` };
+  if (factor === undefined)
+    return {
+      ok: false,
+      error: `'${m[3] || unit}' is not a unit of size: use bytes, KiB, MiB, GiB, TiB, PiB, EiB or KB, MB, GB, TB, PB, EB.`,
+    };
   const whole = BigInt(m[1]!.replace(/[,_ ]/g, ''));
   const fraction = m[2] ?? '';
   const scale = 10n ** BigInt(fraction.length);
@@ -58,12 +66,17 @@ export function parseCount(text: string): Parsed {
   return inRange(BigInt(t));
 }
 
-const inRange = (n: bigint): Parsed => (n <= QUOTA_MAX ? { ok: true, value: n.toString() } : { ok: false, error: `A quota must be ${RANGE}.` });
+const inRange = (n: bigint): Parsed =>
+  n <= QUOTA_MAX ? { ok: true, value: n.toString() } : { ok: false, error: `A quota must be ${RANGE}.` };
 
 /** What the API should be sent: a JSON number while it is exact, the decimal string beyond. */
-export const quotaBody = (value: string): BigCount => (BigInt(value) <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value);
+export const quotaBody = (value: string): BigCount =>
+  BigInt(value) <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value;
 
-/** A byte count in the largest binary unit that divides it exactly, else to two decimals: "10 GiB", "1.50 GiB", "512 bytes". */
+/**
+ * A byte count in the largest binary unit that divides it exactly, else to two decimals: "10 GiB", "1.50 GiB", "512
+ * bytes".
+ */
 export function formatQuotaBytes(value: BigCount): string {
   const n = BigInt(value);
   const units: Array<[string, bigint]> = [
@@ -87,7 +100,10 @@ export function formatQuotaBytes(value: BigCount): string {
 /** The exact figure with thousands separators: "10,737,418,240". */
 export const exactCount = (value: BigCount): string => BigInt(value).toLocaleString('en-US');
 
-/** used ÷ quota in percent (a float is close enough to draw a bar); null without a quota, or with a quota of 0 and nothing used. */
+/**
+ * used ÷ quota in percent (a float is close enough to draw a bar); null without a quota, or with a quota of 0 and
+ * nothing used.
+ */
 export function pctOfQuota(used: BigCount, quota: BigCount | null | undefined): number | null {
   if (quota === null || quota === undefined) return null;
   const q = BigInt(quota);

@@ -4,7 +4,9 @@ const DAY = 86_400_000;
 
 /** A preset range ending now, as the API's `start` (UTC date-time; it rounds down to the half hour). */
 export function presetStart(days: number, now: Date = new Date()): string {
-  return new Date(Math.floor((now.getTime() - days * DAY) / 1_800_000) * 1_800_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return new Date(Math.floor((now.getTime() - days * DAY) / 1_800_000) * 1_800_000)
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z');
 }
 
 /** '2026-11-24 22:00:00Z' (the API's record bounds) → milliseconds. */
@@ -34,7 +36,10 @@ export interface TransferRecord {
  * Chart data: x in seconds (uPlot's unit), one y series per input; an hour with nothing known
  * (pct_complete 0) is a gap (null), not a drop to zero.
  */
-export function toSeries<R extends { start: string; pct_complete: number }>(records: readonly R[][], value: (r: R) => number): { x: number[]; ys: Array<Array<number | null>> } {
+export function toSeries<R extends { start: string; pct_complete: number }>(
+  records: readonly R[][],
+  value: (r: R) => number,
+): { x: number[]; ys: Array<Array<number | null>> } {
   const times = new Set<number>();
   for (const list of records) for (const r of list) times.add(parseRecordTime(r.start));
   const x = [...times].sort((a, b) => a - b);
@@ -48,7 +53,8 @@ export function toSeries<R extends { start: string; pct_complete: number }>(reco
 }
 
 /** Sum of a transfer field over the records (bytes or requests over the range). */
-export const total = <R>(records: readonly R[], value: (r: R) => number): number => records.reduce((a, r) => a + value(r), 0);
+export const total = <R>(records: readonly R[], value: (r: R) => number): number =>
+  records.reduce((a, r) => a + value(r), 0);
 
 /** What the summary gives per account and storage policy (policy indexes; the API has no names). */
 export interface PolicySummary {
@@ -77,7 +83,12 @@ export function storageByPolicy(rows: ReadonlyArray<{ policies: readonly PolicyS
   const by = new Map<number, PolicyTotal>();
   for (const row of rows) {
     for (const p of row.policies) {
-      const t = by.get(p.policy_index) ?? { policy_index: p.policy_index, bytes_used_avg: 0, object_count: 0, accounts: 0 };
+      const t = by.get(p.policy_index) ?? {
+        policy_index: p.policy_index,
+        bytes_used_avg: 0,
+        object_count: 0,
+        accounts: 0,
+      };
       t.bytes_used_avg += p.bytes_used_avg;
       t.object_count += p.object_count;
       if (p.bytes_used_avg > 0 || p.object_count > 0) t.accounts += 1;

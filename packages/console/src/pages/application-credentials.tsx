@@ -15,7 +15,11 @@ export function ApplicationCredentialsPage({ id }: { id: string }) {
   const { call, me } = useSession();
   const user = useLoad(() => call<StorageUser>('GET', `users/${id}/`), [id]);
   const credentials = useLoad(
-    () => listAll<ApplicationCredentialResource>(call, `application_credentials/?user=${encodeURIComponent(id)}&limit=100&order_by=created_at`),
+    () =>
+      listAll<ApplicationCredentialResource>(
+        call,
+        `application_credentials/?user=${encodeURIComponent(id)}&limit=100&order_by=created_at`,
+      ),
     [id],
   );
   const [revoking, setRevoking] = useState<ApplicationCredentialResource>();
@@ -40,9 +44,9 @@ export function ApplicationCredentialsPage({ id }: { id: string }) {
       </div>
       <Section title="Credentials">
         <p class="hint">
-          Scripts and tools (rclone, Terraform, backups) log in to the gateway with one of these instead of {u.user}'s password. {u.user} makes them with{' '}
-          <code>openstack application credential create</code>. An unrestricted one's tokens may make further credentials. Revoking one
-          here ends its tokens within a second.
+          Scripts and tools (rclone, Terraform, backups) log in to the gateway with one of these instead of {u.user}'s
+          password. {u.user} makes them with <code>openstack application credential create</code>. An unrestricted one's
+          tokens may make further credentials. Revoking one here ends its tokens within a second.
         </p>
         {credentials.loading && !credentials.data ? <Loading what="the application credentials" /> : null}
         <ErrorText error={credentials.error} />
@@ -62,7 +66,11 @@ export function ApplicationCredentialsPage({ id }: { id: string }) {
                   <th scope="col">Access rules</th>
                   <th scope="col">Expires</th>
                   <th scope="col">Created</th>
-                  {writable ? <th scope="col"><span class="sr-only">Actions</span></th> : null}
+                  {writable ? (
+                    <th scope="col">
+                      <span class="sr-only">Actions</span>
+                    </th>
+                  ) : null}
                 </tr>
               </thead>
               <tbody>
@@ -78,11 +86,20 @@ export function ApplicationCredentialsPage({ id }: { id: string }) {
                     <td class="wrap">
                       <AccessRules credential={c} />
                     </td>
-                    <td class="wrap" title={c.expires_at ?? undefined}>{formatExpiry(c.expires_at)}</td>
-                    <td class="wrap" title={c.created_at}>{formatTime(c.created_at)}</td>
+                    <td class="wrap" title={c.expires_at ?? undefined}>
+                      {formatExpiry(c.expires_at)}
+                    </td>
+                    <td class="wrap" title={c.created_at}>
+                      {formatTime(c.created_at)}
+                    </td>
                     {writable ? (
                       <td>
-                        <button type="button" class="danger" aria-label={`Revoke application credential ${c.name}`} onClick={() => setRevoking(c)}>
+                        <button
+                          type="button"
+                          class="danger"
+                          aria-label={`Revoke application credential ${c.name}`}
+                          onClick={() => setRevoking(c)}
+                        >
                           Revoke
                         </button>
                       </td>
@@ -123,7 +140,15 @@ function AccessRules({ credential: c }: { credential: ApplicationCredentialResou
   );
 }
 
-function ConfirmRevoke({ credential: c, user, onDone }: { credential: ApplicationCredentialResource; user: string; onDone: () => void }) {
+function ConfirmRevoke({
+  credential: c,
+  user,
+  onDone,
+}: {
+  credential: ApplicationCredentialResource;
+  user: string;
+  onDone: () => void;
+}) {
   const { call } = useSession();
   const [error, setError] = useState<string>();
   const revoke = async () => {
@@ -136,8 +161,16 @@ function ConfirmRevoke({ credential: c, user, onDone }: { credential: Applicatio
     }
   };
   return (
-    <Confirm id="confirm-revoke-appcred" title={`Revoke application credential ${c.name}?`} action="Revoke credential" onConfirm={revoke} onCancel={onDone} error={error}>
-      Logins with it are refused from then on and its tokens stop working within a second. {user} and the account's data are not touched.
+    <Confirm
+      id="confirm-revoke-appcred"
+      title={`Revoke application credential ${c.name}?`}
+      action="Revoke credential"
+      onConfirm={revoke}
+      onCancel={onDone}
+      error={error}
+    >
+      Logins with it are refused from then on and its tokens stop working within a second. {user} and the account's data
+      are not touched.
     </Confirm>
   );
 }

@@ -7,13 +7,27 @@ import { formatTime } from '../lib/format';
 const PAGE = 50;
 const FILTERS = ['operator', 'action', 'target_type', 'target_name', 'from', 'to'] as const;
 /** Every action and target type the management API records (services/management-api, repositories/audit.ts). */
-const ACTIONS = ['create', 'update', 'delete', 'replace_devices', 'add_key', 'delete_key', 'record_utilization', 'sign_in', 'sign_out', 'backup'];
+const ACTIONS = [
+  'create',
+  'update',
+  'delete',
+  'replace_devices',
+  'add_key',
+  'delete_key',
+  'record_utilization',
+  'sign_in',
+  'sign_out',
+  'backup',
+];
 const TARGET_TYPES = ['users', 'clusters', 'operators', 's3_credentials', 'sessions', 'backup'];
 
 /** The audit trail, newest first, with the API's own filters. */
 export function AuditPage({ params }: { params: URLSearchParams }) {
   const { call } = useSession();
-  const f = Object.fromEntries(FILTERS.map((k) => [k, params.get(k) ?? ''])) as Record<(typeof FILTERS)[number], string>;
+  const f = Object.fromEntries(FILTERS.map((k) => [k, params.get(k) ?? ''])) as Record<
+    (typeof FILTERS)[number],
+    string
+  >;
   const offset = Math.max(0, Number(params.get('offset') ?? 0) || 0);
   const list = useLoad(
     () =>
@@ -121,13 +135,23 @@ export function AuditPage({ params }: { params: URLSearchParams }) {
       ) : null}
       {list.data ? (
         <nav class="pager row" aria-label="Pages">
-          <button type="button" class="secondary" disabled={offset === 0} onClick={() => navigate('/audit', { ...f, offset: Math.max(0, offset - PAGE) || undefined })}>
+          <button
+            type="button"
+            class="secondary"
+            disabled={offset === 0}
+            onClick={() => navigate('/audit', { ...f, offset: Math.max(0, offset - PAGE) || undefined })}
+          >
             Newer
           </button>
           <span role="status">
             {total === 0 ? 0 : offset + 1}–{Math.min(offset + PAGE, total)} of {total.toLocaleString()}
           </span>
-          <button type="button" class="secondary" disabled={offset + PAGE >= total} onClick={() => navigate('/audit', { ...f, offset: offset + PAGE })}>
+          <button
+            type="button"
+            class="secondary"
+            disabled={offset + PAGE >= total}
+            onClick={() => navigate('/audit', { ...f, offset: offset + PAGE })}
+          >
             Older
           </button>
         </nav>

@@ -33,20 +33,34 @@ export function CapacityTrend({ ringSet, samples }: { ringSet: string; samples: 
           <thead>
             <tr>
               <th scope="col">Time (UTC)</th>
-              <th scope="col" class="num">Used</th>
-              <th scope="col" class="num">Raw</th>
-              <th scope="col" class="num">{WARN_PCT} % of raw</th>
-              <th scope="col" class="num">Used %</th>
+              <th scope="col" class="num">
+                Used
+              </th>
+              <th scope="col" class="num">
+                Raw
+              </th>
+              <th scope="col" class="num">
+                {WARN_PCT} % of raw
+              </th>
+              <th scope="col" class="num">
+                Used %
+              </th>
             </tr>
           </thead>
           <tbody>
             {samples.map((s) => (
               <tr key={s.time}>
                 <td>{s.time.slice(0, 16).replace('T', ' ')}</td>
-                <td class="num" title={`${s.total_used_tb} TB`}>{formatTb(s.total_used_tb)}</td>
-                <td class="num" title={`${s.total_raw_tb} TB`}>{formatTb(s.total_raw_tb)}</td>
+                <td class="num" title={`${s.total_used_tb} TB`}>
+                  {formatTb(s.total_used_tb)}
+                </td>
+                <td class="num" title={`${s.total_raw_tb} TB`}>
+                  {formatTb(s.total_raw_tb)}
+                </td>
                 <td class="num">{formatTb((s.total_raw_tb * WARN_PCT) / 100)}</td>
-                <td class="num" title={s.total_used_pct === null ? undefined : `${s.total_used_pct} %`}>{formatPct(s.total_used_pct)}</td>
+                <td class="num" title={s.total_used_pct === null ? undefined : `${s.total_used_pct} %`}>
+                  {formatPct(s.total_used_pct)}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -54,8 +68,9 @@ export function CapacityTrend({ ringSet, samples }: { ringSet: string; samples: 
       </ScrollBox>
       {last ? (
         <p class="legend">
-          {samples.length} sample{samples.length === 1 ? '' : 's'}, from {samples[0]!.time.slice(0, 16).replace('T', ' ')} to {last.time.slice(0, 16).replace('T', ' ')} UTC;
-          last {formatTb(last.total_used_tb)} used of {formatTb(last.total_raw_tb)}.
+          {samples.length} sample{samples.length === 1 ? '' : 's'}, from{' '}
+          {samples[0]!.time.slice(0, 16).replace('T', ' ')} to {last.time.slice(0, 16).replace('T', ' ')} UTC; last{' '}
+          {formatTb(last.total_used_tb)} used of {formatTb(last.total_raw_tb)}.
         </p>
       ) : null}
     </div>

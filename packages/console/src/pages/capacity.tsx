@@ -25,15 +25,29 @@ const DEVICE_READ_LIMIT = 50_000;
 export function CapacityPage({ clusterId }: { clusterId: number; params: URLSearchParams }) {
   const { call, clusters } = useSession();
   const cluster = clusters.find((c) => c.id === clusterId);
-  const capacity = useLoad(() => call<{ capacity: CapacityElement[] }>('GET', `clusters/${clusterId}/capacity/list/`), [clusterId]);
-  const history = useLoad(
-    () => call<CapacityHistory>('GET', `clusters/${clusterId}/capacity/history/?start=${new Date(Date.now() - TREND_DAYS * 86_400_000).toISOString()}`),
+  const capacity = useLoad(
+    () => call<{ capacity: CapacityElement[] }>('GET', `clusters/${clusterId}/capacity/list/`),
     [clusterId],
   );
-  const devices = useLoad(() => listAll<Device>(call, `clusters/${clusterId}/devices/?limit=1000`, DEVICE_READ_LIMIT), [clusterId]);
+  const history = useLoad(
+    () =>
+      call<CapacityHistory>(
+        'GET',
+        `clusters/${clusterId}/capacity/history/?start=${new Date(Date.now() - TREND_DAYS * 86_400_000).toISOString()}`,
+      ),
+    [clusterId],
+  );
+  const devices = useLoad(
+    () => listAll<Device>(call, `clusters/${clusterId}/devices/?limit=1000`, DEVICE_READ_LIMIT),
+    [clusterId],
+  );
   const rows: DeviceRow[] = useMemo(() => {
     const ringSetOf = ringSetMatcher((capacity.data?.capacity ?? []).map((e) => e.ring_set));
-    return (devices.data?.rows ?? []).map((d) => ({ ...d, ringSet: ringSetOf(d.policies), pct: devicePctUsed(d.used_bytes, d.avail_bytes) }));
+    return (devices.data?.rows ?? []).map((d) => ({
+      ...d,
+      ringSet: ringSetOf(d.policies),
+      pct: devicePctUsed(d.used_bytes, d.avail_bytes),
+    }));
   }, [devices.data, capacity.data]);
   if (!cluster) {
     return (
@@ -51,39 +65,49 @@ export function CapacityPage({ clusterId }: { clusterId: number; params: URLSear
         <a href="#/clusters">All clusters</a>
       </div>
       <p class="hint">
-        Raw disk capacity per ring set (the set of storage policies whose object rings list a device). TB are 10<sup>12</sup> bytes; figures are
-        rounded for display only — hover a cell for the exact value.
+        Raw disk capacity per ring set (the set of storage policies whose object rings list a device). TB are 10
+        <sup>12</sup> bytes; figures are rounded for display only — hover a cell for the exact value.
         {devices.data?.rows[0] ? ` Devices last reported ${formatTime(devices.data.rows[0].reported_at)}.` : ''}
       </p>
       <Section title="Capacity by ring set">
         {capacity.loading && !capacity.data ? <Loading what="capacity" /> : null}
         <ErrorText error={capacity.error} />
-        {capacity.data && elements.length === 0 ? <p>No devices reported for this cluster yet (see “cairn capacity collect”).</p> : null}
+        {capacity.data && elements.length === 0 ? (
+          <p>No devices reported for this cluster yet (see “cairn capacity collect”).</p>
+        ) : null}
         {elements.length > 0 ? <CapacityTable elements={elements} /> : null}
       </Section>
       {capacity.data ? <QuotaCommitment clusterId={clusterId} elements={elements} /> : null}
       <div class="grid">
         {elements.map((el) => (
-          <RingSetCard element={el} devices={rows.filter((r) => r.ringSet === el.ring_set)} devicesLoaded={!!devices.data} />
+          <RingSetCard
+            element={el}
+            devices={rows.filter((r) => r.ringSet === el.ring_set)}
+            devicesLoaded={!!devices.data}
+          />
         ))}
       </div>
       <Section title={`Trend of the last ${TREND_DAYS} days`}>
         <p class="hint">
-          Bytes used per ring set, one sample per hour a report arrived in, and a straight-line estimate of when the ring set reaches {WARN_PCT} % of
-          its raw capacity — an estimate from past growth, not a promise.
+          Bytes used per ring set, one sample per hour a report arrived in, and a straight-line estimate of when the
+          ring set reaches {WARN_PCT} % of its raw capacity — an estimate from past growth, not a promise.
         </p>
         {history.loading && !history.data ? <Loading what="the capacity history" /> : null}
         <ErrorText error={history.error} />
-        {history.data && history.data.history.length === 0 ? <p>No capacity history yet: it starts with the first device report.</p> : null}
-        {history.data?.history.map((h) => <Lazy load={loadTrend} props={{ ringSet: h.ring_set, samples: h.samples }} />)}
+        {history.data && history.data.history.length === 0 ? (
+          <p>No capacity history yet: it starts with the first device report.</p>
+        ) : null}
+        {history.data?.history.map((h) => (
+          <Lazy load={loadTrend} props={{ ringSet: h.ring_set, samples: h.samples }} />
+        ))}
       </Section>
       <Section title="Devices">
         {devices.loading && !devices.data ? <Loading what="devices" /> : null}
         <ErrorText error={devices.error} />
         {devices.data && devices.data.total > devices.data.rows.length ? (
           <p class="warning">
-            Showing the first {devices.data.rows.length.toLocaleString()} of {devices.data.total.toLocaleString()} devices; the capacity table above covers
-            all of them.
+            Showing the first {devices.data.rows.length.toLocaleString()} of {devices.data.total.toLocaleString()}{' '}
+            devices; the capacity table above covers all of them.
           </p>
         ) : null}
         {devices.data ? <DeviceTable rows={rows} /> : null}
@@ -92,18 +116,19 @@ export function CapacityPage({ clusterId }: { clusterId: number; params: URLSear
   );
 }
 
-const COLUMNS: Array<{ key: string; label: string; get: (e: CapacityElement) => number; show: (v: number) => string }> = [
-  { key: 'total_raw_tb', label: 'Raw', get: (e) => e.total_raw_tb, show: formatTb },
-  { key: 'total_used_tb', label: 'Used', get: (e) => e.total_used_tb, show: formatTb },
-  { key: 'total_free_tb', label: 'Free', get: (e) => e.total_free_tb, show: formatTb },
-  { key: 'total_used_pct', label: 'Used %', get: (e) => e.total_used_pct, show: formatPct },
-  { key: 'count', label: 'Devices', get: (e) => e.pct_used_stats.count, show: (v) => v.toLocaleString() },
-  { key: 'min', label: 'Min %', get: (e) => e.pct_used_stats.min, show: formatPct },
-  { key: 'avg', label: 'Avg %', get: (e) => e.pct_used_stats.avg, show: formatPct },
-  { key: 'pct_95', label: 'P95 %', get: (e) => e.pct_used_stats.pct_95, show: formatPct },
-  { key: 'max', label: 'Max %', get: (e) => e.pct_used_stats.max, show: formatPct },
-  { key: 'stddev', label: 'Std dev', get: (e) => e.pct_used_stats.stddev, show: (v) => v.toFixed(2) },
-];
+const COLUMNS: Array<{ key: string; label: string; get: (e: CapacityElement) => number; show: (v: number) => string }> =
+  [
+    { key: 'total_raw_tb', label: 'Raw', get: (e) => e.total_raw_tb, show: formatTb },
+    { key: 'total_used_tb', label: 'Used', get: (e) => e.total_used_tb, show: formatTb },
+    { key: 'total_free_tb', label: 'Free', get: (e) => e.total_free_tb, show: formatTb },
+    { key: 'total_used_pct', label: 'Used %', get: (e) => e.total_used_pct, show: formatPct },
+    { key: 'count', label: 'Devices', get: (e) => e.pct_used_stats.count, show: (v) => v.toLocaleString() },
+    { key: 'min', label: 'Min %', get: (e) => e.pct_used_stats.min, show: formatPct },
+    { key: 'avg', label: 'Avg %', get: (e) => e.pct_used_stats.avg, show: formatPct },
+    { key: 'pct_95', label: 'P95 %', get: (e) => e.pct_used_stats.pct_95, show: formatPct },
+    { key: 'max', label: 'Max %', get: (e) => e.pct_used_stats.max, show: formatPct },
+    { key: 'stddev', label: 'Std dev', get: (e) => e.pct_used_stats.stddev, show: (v) => v.toFixed(2) },
+  ];
 
 /** The capacity API's answer, one row per ring set, every number as returned (exact in data-raw and title). */
 function CapacityTable({ elements }: { elements: CapacityElement[] }) {
@@ -138,7 +163,15 @@ function CapacityTable({ elements }: { elements: CapacityElement[] }) {
   );
 }
 
-function RingSetCard({ element: e, devices, devicesLoaded }: { element: CapacityElement; devices: DeviceRow[]; devicesLoaded: boolean }) {
+function RingSetCard({
+  element: e,
+  devices,
+  devicesLoaded,
+}: {
+  element: CapacityElement;
+  devices: DeviceRow[];
+  devicesLoaded: boolean;
+}) {
   const s = e.pct_used_stats;
   const pcts = devices.map((d) => d.pct).filter((p): p is number => p !== null);
   const over = pcts.filter((p) => p >= WARN_PCT).length;
@@ -157,19 +190,26 @@ function RingSetCard({ element: e, devices, devicesLoaded }: { element: Capacity
       ) : null}
       <UsedBar pct={e.total_used_pct} label={`Ring set ${e.ring_set}`} />
       <p class="legend">
-        <span class="swatch used" /> used {formatTb(e.total_used_tb)} · <span class="swatch free" /> free {formatTb(e.total_free_tb)} · raw {formatTb(e.total_raw_tb)} ·{' '}
-        {formatPct(e.total_used_pct)} used
+        <span class="swatch used" /> used {formatTb(e.total_used_tb)} · <span class="swatch free" /> free{' '}
+        {formatTb(e.total_free_tb)} · raw {formatTb(e.total_raw_tb)} · {formatPct(e.total_used_pct)} used
       </p>
       <h3>Devices by percent used</h3>
       {devicesLoaded ? (
-        <Histogram bins={binPercentages(pcts)} marks={marks} label={`Devices of ring set ${e.ring_set} by percent used`} />
+        <Histogram
+          bins={binPercentages(pcts)}
+          marks={marks}
+          label={`Devices of ring set ${e.ring_set} by percent used`}
+        />
       ) : (
         <Loading what="devices" />
       )}
       <p class="legend">
-        min {formatPct(s.min)} · avg {formatPct(s.avg)} · p95 {formatPct(s.pct_95)} · max {formatPct(s.max)} · {s.count} devices reporting
+        min {formatPct(s.min)} · avg {formatPct(s.avg)} · p95 {formatPct(s.pct_95)} · max {formatPct(s.max)} · {s.count}{' '}
+        devices reporting
         {over > 0 ? ` · ${over} past ${WARN_PCT} %` : ''}
-        {devicesLoaded && pcts.length > 0 ? ` · largest ${formatBytes(Math.max(...devices.map((d) => (d.used_bytes ?? 0) + (d.avail_bytes ?? 0))))}` : ''}
+        {devicesLoaded && pcts.length > 0
+          ? ` · largest ${formatBytes(Math.max(...devices.map((d) => (d.used_bytes ?? 0) + (d.avail_bytes ?? 0))))}`
+          : ''}
       </p>
     </Section>
   );

@@ -7,7 +7,13 @@ export const WARN_PCT = 80;
 export function UsedBar({ pct, label }: { pct: number; label: string }) {
   const w = Math.max(0, Math.min(100, pct));
   return (
-    <svg class={pct >= WARN_PCT ? 'usedbar warn' : 'usedbar'} viewBox="0 0 100 10" preserveAspectRatio="none" role="img" aria-label={`${label}: ${pct.toFixed(1)} % used`}>
+    <svg
+      class={pct >= WARN_PCT ? 'usedbar warn' : 'usedbar'}
+      viewBox="0 0 100 10"
+      preserveAspectRatio="none"
+      role="img"
+      aria-label={`${label}: ${pct.toFixed(1)} % used`}
+    >
       <rect class="free" x="0" y="0" width="100" height="10" />
       <rect class="used" x="0" y="0" width={w} height="10" />
       <line class="limit" x1={WARN_PCT} x2={WARN_PCT} y1="0" y2="10" />
@@ -37,7 +43,15 @@ export function Histogram({ bins, marks, label }: { bins: Bin[]; marks: Mark[]; 
     <svg class="histogram" viewBox={`0 0 ${W} ${H}`} role="img" aria-label={described}>
       <rect class="warnzone" x={x(WARN_PCT)} y={pad.t} width={x(100) - x(WARN_PCT)} height={H - pad.t - pad.b} />
       {bins.map((b) =>
-        b.count > 0 ? <rect class="bin" x={x(b.from) + 0.5} y={y(b.count)} width={Math.max(1, x(b.to) - x(b.from) - 1)} height={H - pad.b - y(b.count)} /> : null,
+        b.count > 0 ? (
+          <rect
+            class="bin"
+            x={x(b.from) + 0.5}
+            y={y(b.count)}
+            width={Math.max(1, x(b.to) - x(b.from) - 1)}
+            height={H - pad.b - y(b.count)}
+          />
+        ) : null,
       )}
       <line class="axis" x1={pad.l} x2={W - pad.r} y1={H - pad.b} y2={H - pad.b} />
       {[0, 20, 40, 60, 80, 100].map((p) => (

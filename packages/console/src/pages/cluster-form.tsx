@@ -38,7 +38,15 @@ export function ClusterForm({ cluster, onDone }: { cluster?: Cluster; onDone: ()
   const field = (k: keyof Fields, label: string, inputMode: 'text' | 'url' = 'text') => (
     <label>
       {label}
-      <input id={`${prefix}-${k}`} name={k} type="text" inputMode={inputMode} required value={f[k]} onInput={(e) => setF({ ...f, [k]: e.currentTarget.value })} />
+      <input
+        id={`${prefix}-${k}`}
+        name={k}
+        type="text"
+        inputMode={inputMode}
+        required
+        value={f[k]}
+        onInput={(e) => setF({ ...f, [k]: e.currentTarget.value })}
+      />
     </label>
   );
   return (

@@ -54,7 +54,12 @@ function ClusterCard({ cluster: c, admin }: { cluster: Cluster; admin: boolean }
             Users
           </a>
           {admin && !editing ? (
-            <button type="button" class="secondary" onClick={() => setEditing(true)} aria-label={`Edit cluster ${c.name}`}>
+            <button
+              type="button"
+              class="secondary"
+              onClick={() => setEditing(true)}
+              aria-label={`Edit cluster ${c.name}`}
+            >
               Edit
             </button>
           ) : null}
@@ -102,14 +107,22 @@ function ClusterCard({ cluster: c, admin }: { cluster: Cluster; admin: boolean }
 function ClusterGlance({ cluster: c }: { cluster: Cluster }) {
   const { call } = useSession();
   const users = useLoad(() => call<List<unknown>>('GET', `users/${query({ cluster: c.id, limit: 1 })}`), [c.id]);
-  const capacity = useLoad(() => call<{ capacity: CapacityElement[] }>('GET', `clusters/${c.id}/capacity/list/`), [c.id]);
+  const capacity = useLoad(
+    () => call<{ capacity: CapacityElement[] }>('GET', `clusters/${c.id}/capacity/list/`),
+    [c.id],
+  );
   const devices = useLoad(() => call<List<Device>>('GET', `clusters/${c.id}/devices/${query({ limit: 1 })}`), [c.id]);
-  const totals = capacity.data?.capacity.reduce((a, r) => ({ raw: a.raw + r.total_raw_tb, used: a.used + r.total_used_tb }), { raw: 0, used: 0 });
+  const totals = capacity.data?.capacity.reduce(
+    (a, r) => ({ raw: a.raw + r.total_raw_tb, used: a.used + r.total_used_tb }),
+    { raw: 0, used: 0 },
+  );
   const pct = totals && totals.raw > 0 ? (totals.used / totals.raw) * 100 : null;
   return (
     <>
       <dt>Users</dt>
-      <dd aria-busy={users.loading}>{users.error ? <ErrorText error={users.error} /> : (users.data?.meta.total_count.toLocaleString() ?? '…')}</dd>
+      <dd aria-busy={users.loading}>
+        {users.error ? <ErrorText error={users.error} /> : (users.data?.meta.total_count.toLocaleString() ?? '…')}
+      </dd>
       <dt>Capacity used</dt>
       <dd aria-busy={capacity.loading}>
         {capacity.error ? (
@@ -126,7 +139,15 @@ function ClusterGlance({ cluster: c }: { cluster: Cluster }) {
         )}
       </dd>
       <dt>Devices last reported</dt>
-      <dd aria-busy={devices.loading}>{devices.error ? <ErrorText error={devices.error} /> : devices.data ? formatTime(devices.data.objects[0]?.reported_at) : '…'}</dd>
+      <dd aria-busy={devices.loading}>
+        {devices.error ? (
+          <ErrorText error={devices.error} />
+        ) : devices.data ? (
+          formatTime(devices.data.objects[0]?.reported_at)
+        ) : (
+          '…'
+        )}
+      </dd>
     </>
   );
 }

@@ -1,6 +1,12 @@
 import { useMemo, useState } from 'preact/hooks';
 import { ScrollBox } from '../components';
-import { compareDevices, nextSort, rawBytes as raw, type DeviceRow, type DeviceSortKey as Key } from '../lib/device-sort';
+import {
+  compareDevices,
+  nextSort,
+  rawBytes as raw,
+  type DeviceRow,
+  type DeviceSortKey as Key,
+} from '../lib/device-sort';
 import { formatBytes, formatPct } from '../lib/format';
 import { WARN_PCT } from './charts';
 
@@ -33,10 +39,16 @@ export function DeviceTable({ rows }: { rows: DeviceRow[] }) {
       <div class="row filters">
         <label>
           Filter devices
-          <input type="search" value={filter} placeholder="node, device or policy" onInput={(e) => (setFilter(e.currentTarget.value), setShown(PAGE))} />
+          <input
+            type="search"
+            value={filter}
+            placeholder="node, device or policy"
+            onInput={(e) => (setFilter(e.currentTarget.value), setShown(PAGE))}
+          />
         </label>
         <label class="check">
-          <input type="checkbox" checked={onlyOver} onChange={(e) => setOnlyOver(e.currentTarget.checked)} /> only past {WARN_PCT} %
+          <input type="checkbox" checked={onlyOver} onChange={(e) => setOnlyOver(e.currentTarget.checked)} /> only past{' '}
+          {WARN_PCT} %
         </label>
         <span role="status">
           {visible.length.toLocaleString()} of {rows.length.toLocaleString()} devices
@@ -48,7 +60,11 @@ export function DeviceTable({ rows }: { rows: DeviceRow[] }) {
           <thead>
             <tr>
               {HEADERS.map((h) => (
-                <th scope="col" class={h.num ? 'num' : undefined} aria-sort={sort.key === h.key ? (sort.desc ? 'descending' : 'ascending') : undefined}>
+                <th
+                  scope="col"
+                  class={h.num ? 'num' : undefined}
+                  aria-sort={sort.key === h.key ? (sort.desc ? 'descending' : 'ascending') : undefined}
+                >
                   <button type="button" class="sort" onClick={() => setSort(nextSort(sort, h.key, !!h.num))}>
                     {h.label}
                     <span aria-hidden="true">{sort.key === h.key ? (sort.desc ? ' ▼' : ' ▲') : ''}</span>

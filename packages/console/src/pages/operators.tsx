@@ -23,7 +23,9 @@ export function OperatorsPage() {
       {creating ? <OperatorForm onClose={() => setCreating(false)} onSaved={ops.reload} /> : null}
       <ErrorText error={ops.error} />
       {ops.loading && !ops.data ? <Loading what="operators" /> : null}
-      {ops.data?.rows.map((o) => <OperatorCard key={o.id} op={o} onChanged={ops.reload} />)}
+      {ops.data?.rows.map((o) => (
+        <OperatorCard key={o.id} op={o} onChanged={ops.reload} />
+      ))}
     </>
   );
 }
@@ -130,12 +132,22 @@ function OperatorCard({ op, onChanged }: { op: Operator; onChanged: () => void }
         <span class="row">
           <span class="badge">{op.role}</span>
           {!editing ? (
-            <button type="button" class="secondary" onClick={() => setEditing(true)} aria-label={`Edit operator ${op.name}`}>
+            <button
+              type="button"
+              class="secondary"
+              onClick={() => setEditing(true)}
+              aria-label={`Edit operator ${op.name}`}
+            >
               Edit
             </button>
           ) : null}
           {op.id !== me.id ? (
-            <button type="button" class="danger" onClick={() => setConfirming(true)} aria-label={`Delete operator ${op.name}`}>
+            <button
+              type="button"
+              class="danger"
+              onClick={() => setConfirming(true)}
+              aria-label={`Delete operator ${op.name}`}
+            >
               Delete
             </button>
           ) : null}
@@ -188,7 +200,8 @@ function Keys({ op }: { op: Operator }) {
       await call('DELETE', `operators/${op.id}/keys/${k.id}/`);
       setConfirming(undefined);
       // The console's own key is gone: any further call would be refused, so say why now.
-      if (k.resource_uri === me.key_uri) signOut('You revoked the API key you were signed in with; sign in with another key.');
+      if (k.resource_uri === me.key_uri)
+        signOut('You revoked the API key you were signed in with; sign in with another key.');
       else keys.reload();
     } catch (err) {
       setError(errorText(err));
@@ -203,7 +216,13 @@ function Keys({ op }: { op: Operator }) {
           Add key
         </button>
       </div>
-      {fresh ? <ShownOnce title={`New API key of ${op.name}`} value={`${op.name}:${fresh}`} onDone={() => setFresh(undefined)} /> : null}
+      {fresh ? (
+        <ShownOnce
+          title={`New API key of ${op.name}`}
+          value={`${op.name}:${fresh}`}
+          onDone={() => setFresh(undefined)}
+        />
+      ) : null}
       <ErrorText error={error ?? keys.error} />
       {keys.data ? (
         <ul class="plain">
@@ -211,10 +230,23 @@ function Keys({ op }: { op: Operator }) {
             <li>
               key {String(k.id)}, created {formatTime(k.created_at)}{' '}
               {k.resource_uri === me.key_uri ? <span class="badge">signed in with this key</span> : null}{' '}
-              <button type="button" class="danger small" onClick={() => setConfirming(k)} aria-label={`Revoke key ${String(k.id)} of ${op.name}`}>
+              <button
+                type="button"
+                class="danger small"
+                onClick={() => setConfirming(k)}
+                aria-label={`Revoke key ${String(k.id)} of ${op.name}`}
+              >
                 Revoke
               </button>
-              {confirming?.id === k.id ? <ConfirmRevoke op={op} apiKey={k} current={k.resource_uri === me.key_uri} onRevoke={() => revoke(k)} onCancel={() => setConfirming(undefined)} /> : null}
+              {confirming?.id === k.id ? (
+                <ConfirmRevoke
+                  op={op}
+                  apiKey={k}
+                  current={k.resource_uri === me.key_uri}
+                  onRevoke={() => revoke(k)}
+                  onCancel={() => setConfirming(undefined)}
+                />
+              ) : null}
             </li>
           ))}
         </ul>
@@ -224,12 +256,31 @@ function Keys({ op }: { op: Operator }) {
 }
 
 /** Revoking cannot be undone; revoking the key the console runs on also signs the operator out. */
-function ConfirmRevoke({ op, apiKey: k, current, onRevoke, onCancel }: { op: Operator; apiKey: ApiKey; current: boolean; onRevoke: () => void; onCancel: () => void }) {
+function ConfirmRevoke({
+  op,
+  apiKey: k,
+  current,
+  onRevoke,
+  onCancel,
+}: {
+  op: Operator;
+  apiKey: ApiKey;
+  current: boolean;
+  onRevoke: () => void;
+  onCancel: () => void;
+}) {
   return (
-    <Confirm id={`revoke-${op.id}-${String(k.id)}`} title={`Revoke key ${String(k.id)} of ${op.name}?`} action="Revoke key" onConfirm={onRevoke} onCancel={onCancel}>
+    <Confirm
+      id={`revoke-${op.id}-${String(k.id)}`}
+      title={`Revoke key ${String(k.id)} of ${op.name}?`}
+      action="Revoke key"
+      onConfirm={onRevoke}
+      onCancel={onCancel}
+    >
       {current ? (
         <>
-          <strong>This is the key you are signed in with.</strong> The console signs you out at once; sign in again with another key.{' '}
+          <strong>This is the key you are signed in with.</strong> The console signs you out at once; sign in again with
+          another key.{' '}
         </>
       ) : null}
       Whatever uses this key (a script, a collector, a console) is refused from then on. This cannot be undone.

@@ -23,16 +23,37 @@ export function PasswordFields({ choice }: { choice: PasswordChoice }) {
     <fieldset>
       <legend>Password</legend>
       <label class="check">
-        <input type="radio" name="pwmode" value="generate" checked={choice.mode === 'generate'} onChange={() => choice.setMode('generate')} /> Generate one (32
-        random characters)
+        <input
+          type="radio"
+          name="pwmode"
+          value="generate"
+          checked={choice.mode === 'generate'}
+          onChange={() => choice.setMode('generate')}
+        />{' '}
+        Generate one (32 random characters)
       </label>
       <label class="check">
-        <input type="radio" name="pwmode" value="type" checked={choice.mode === 'type'} onChange={() => choice.setMode('type')} /> Type one (at least 20 characters)
+        <input
+          type="radio"
+          name="pwmode"
+          value="type"
+          checked={choice.mode === 'type'}
+          onChange={() => choice.setMode('type')}
+        />{' '}
+        Type one (at least 20 characters)
       </label>
       {choice.mode === 'type' ? (
         <label>
           Password
-          <input name="password" type="password" autoComplete="new-password" minLength={20} required value={choice.typed} onInput={(e) => choice.setTyped(e.currentTarget.value)} />
+          <input
+            name="password"
+            type="password"
+            autoComplete="new-password"
+            minLength={20}
+            required
+            value={choice.typed}
+            onInput={(e) => choice.setTyped(e.currentTarget.value)}
+          />
         </label>
       ) : null}
     </fieldset>

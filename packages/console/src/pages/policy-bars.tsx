@@ -23,7 +23,13 @@ export function PolicyBars({ totals, label }: { totals: PolicyTotal[]; label: st
             <text class="tick" x={pad.l - 6} y={y + ROW / 2 + 4} text-anchor="end">
               policy {t.policy_index}
             </text>
-            <rect class="bar" x={pad.l} y={y + 4} width={Math.max(t.bytes_used_avg > 0 ? 1 : 0, width(t.bytes_used_avg))} height={ROW - 8} />
+            <rect
+              class="bar"
+              x={pad.l}
+              y={y + 4}
+              width={Math.max(t.bytes_used_avg > 0 ? 1 : 0, width(t.bytes_used_avg))}
+              height={ROW - 8}
+            />
             <text class="tick" x={pad.l + width(t.bytes_used_avg) + 4} y={y + ROW / 2 + 4}>
               {formatBytes(t.bytes_used_avg)}
             </text>

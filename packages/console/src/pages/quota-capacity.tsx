@@ -38,7 +38,9 @@ export function QuotaCommitment({ clusterId, elements }: { clusterId: number; el
           <dl class="facts">
             <dt>Byte quotas of all users</dt>
             <dd data-field="quota_bytes_total" title={total === null ? undefined : `${exactCount(total)} bytes`}>
-              {total === null ? 'none — no user of this cluster has a byte quota' : `${formatQuotaBytes(total)} (${formatTb(Number(BigInt(total)) / TB)})`}
+              {total === null
+                ? 'none — no user of this cluster has a byte quota'
+                : `${formatQuotaBytes(total)} (${formatTb(Number(BigInt(total)) / TB)})`}
             </dd>
             <dt>Raw capacity</dt>
             <dd>{formatTb(rawBytes / TB)}</dd>
@@ -62,18 +64,28 @@ export function QuotaCommitment({ clusterId, elements }: { clusterId: number; el
               </span>
             </dd>
             <dt>Usable capacity</dt>
-            <dd data-field="usable">{validFactor ? formatTb(usableBytes / TB) : 'give the bytes written per byte stored (1 or more)'}</dd>
+            <dd data-field="usable">
+              {validFactor ? formatTb(usableBytes / TB) : 'give the bytes written per byte stored (1 or more)'}
+            </dd>
           </dl>
           {total !== null && rawBytes > 0 && validFactor ? (
-            <p class={overUsable !== null && overUsable > 1 ? 'warning' : undefined} data-field="overcommit" role="status">
+            <p
+              class={overUsable !== null && overUsable > 1 ? 'warning' : undefined}
+              data-field="overcommit"
+              role="status"
+            >
               <strong>
                 quota {times(overUsable)} usable · {times(overRaw)} raw
               </strong>
-              {overUsable !== null && overUsable > 1 ? ' — the quotas promise more than the disks hold if every account fills its quota.' : ''}
+              {overUsable !== null && overUsable > 1
+                ? ' — the quotas promise more than the disks hold if every account fills its quota.'
+                : ''}
             </p>
           ) : null}
           {total !== null && rawBytes === 0 ? <p>No device capacity reported yet to compare the quotas with.</p> : null}
-          <p class="hint">Per-policy quotas are not in this sum. Raw capacity is every ring set's added up, as in the table above.</p>
+          <p class="hint">
+            Per-policy quotas are not in this sum. Raw capacity is every ring set's added up, as in the table above.
+          </p>
         </>
       ) : null}
     </Section>

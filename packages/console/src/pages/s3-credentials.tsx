@@ -14,7 +14,10 @@ import { formatTime } from '../lib/format';
 export function S3CredentialsPage({ id }: { id: string }) {
   const { call, me } = useSession();
   const user = useLoad(() => call<StorageUser>('GET', `users/${id}/`), [id]);
-  const credentials = useLoad(() => listAll<S3Credential>(call, `s3_credentials/?user=${encodeURIComponent(id)}&limit=100&order_by=id`), [id]);
+  const credentials = useLoad(
+    () => listAll<S3Credential>(call, `s3_credentials/?user=${encodeURIComponent(id)}&limit=100&order_by=id`),
+    [id],
+  );
   const [shown, setShown] = useState<S3Credential>();
   const [deleting, setDeleting] = useState<S3Credential>();
   const [error, setError] = useState<string>();
@@ -36,9 +39,15 @@ export function S3CredentialsPage({ id }: { id: string }) {
     setError(undefined);
     const expires_at = expiryFromLocalInput(expiry);
     // The API says what it takes for a bad date; only what no browser sends is stopped here.
-    if (expires_at === undefined) return setError('The expiry must be a date and time, or empty for a credential that never expires.');
+    if (expires_at === undefined)
+      return setError('The expiry must be a date and time, or empty for a credential that never expires.');
     try {
-      setShown(await call<S3Credential>('POST', 's3_credentials/', { user: u.resource_uri, ...(expires_at ? { expires_at } : {}) }));
+      setShown(
+        await call<S3Credential>('POST', 's3_credentials/', {
+          user: u.resource_uri,
+          ...(expires_at ? { expires_at } : {}),
+        }),
+      );
       setExpiry('');
       credentials.reload();
     } catch (err) {
@@ -54,12 +63,20 @@ export function S3CredentialsPage({ id }: { id: string }) {
         <a href={`#/users/${u.id}`}>User {u.user}</a>
       </div>
       <Section title="Access keys">
-        <p class="hint">S3 clients sign requests with an access key and its secret; they reach the Swift account <code>AUTH_{u.user}</code>.</p>
+        <p class="hint">
+          S3 clients sign requests with an access key and its secret; they reach the Swift account{' '}
+          <code>AUTH_{u.user}</code>.
+        </p>
         {writable && !shown ? (
           <form class="row filters" onSubmit={create}>
             <label>
               Expires (your local time; empty: never)
-              <input name="expires_at" type="datetime-local" value={expiry} onInput={(e) => setExpiry((e.target as HTMLInputElement).value)} />
+              <input
+                name="expires_at"
+                type="datetime-local"
+                value={expiry}
+                onInput={(e) => setExpiry((e.target as HTMLInputElement).value)}
+              />
             </label>
             <button type="submit">New S3 credential</button>
           </form>
@@ -70,7 +87,11 @@ export function S3CredentialsPage({ id }: { id: string }) {
             <p>
               Access key <code>{shown.access_key}</code>
             </p>
-            <ShownOnce title={`Secret of ${shown.access_key}`} value={shown.secret} onDone={() => setShown(undefined)} />
+            <ShownOnce
+              title={`Secret of ${shown.access_key}`}
+              value={shown.secret}
+              onDone={() => setShown(undefined)}
+            />
           </>
         ) : null}
         {credentials.loading && !credentials.data ? <Loading what="the S3 credentials" /> : null}
@@ -84,7 +105,11 @@ export function S3CredentialsPage({ id }: { id: string }) {
                   <th scope="col">Access key</th>
                   <th scope="col">Created</th>
                   <th scope="col">Expires</th>
-                  {writable ? <th scope="col"><span class="sr-only">Actions</span></th> : null}
+                  {writable ? (
+                    <th scope="col">
+                      <span class="sr-only">Actions</span>
+                    </th>
+                  ) : null}
                 </tr>
               </thead>
               <tbody>
@@ -95,7 +120,10 @@ export function S3CredentialsPage({ id }: { id: string }) {
                       {c.application_credential ? (
                         <>
                           {' '}
-                          <span class="badge" title="Made with an application credential's token: it has that credential's roles and ends with it">
+                          <span
+                            class="badge"
+                            title="Made with an application credential's token: it has that credential's roles and ends with it"
+                          >
                             application credential
                           </span>
                         </>
@@ -113,7 +141,12 @@ export function S3CredentialsPage({ id }: { id: string }) {
                     </td>
                     {writable ? (
                       <td>
-                        <button type="button" class="danger" aria-label={`Delete S3 credential ${c.access_key}`} onClick={() => setDeleting(c)}>
+                        <button
+                          type="button"
+                          class="danger"
+                          aria-label={`Delete S3 credential ${c.access_key}`}
+                          onClick={() => setDeleting(c)}
+                        >
                           Delete
                         </button>
                       </td>
@@ -151,7 +184,14 @@ function ConfirmDelete({ credential: c, onDone }: { credential: S3Credential; on
     }
   };
   return (
-    <Confirm id="confirm-delete-s3" title={`Delete S3 credential ${c.access_key}?`} action="Delete credential" onConfirm={remove} onCancel={onDone} error={error}>
+    <Confirm
+      id="confirm-delete-s3"
+      title={`Delete S3 credential ${c.access_key}?`}
+      action="Delete credential"
+      onConfirm={remove}
+      onCancel={onDone}
+      error={error}
+    >
       S3 clients using this access key are refused from then on. The account's data stays.
     </Confirm>
   );

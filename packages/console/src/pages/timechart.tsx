@@ -15,7 +15,17 @@ export interface TimeSeries {
  * A time-series chart (uPlot, canvas). Every caller puts the same figures in a table right below
  * it (the label says so); the chart is labelled for assistive technology by its title.
  */
-export function TimeChart({ title, x, series, unit }: { title: string; x: number[]; series: TimeSeries[]; unit: 'bytes' | 'count' }) {
+export function TimeChart({
+  title,
+  x,
+  series,
+  unit,
+}: {
+  title: string;
+  x: number[];
+  series: TimeSeries[];
+  unit: 'bytes' | 'count';
+}) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const el = box.current;
@@ -26,7 +36,16 @@ export function TimeChart({ title, x, series, unit }: { title: string; x: number
         width: Math.max(280, el.clientWidth),
         height: 220,
         // Points as well as lines: an hour between two unknown ones (a gap) has no line to draw.
-        series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length], width: 2, points: { show: true, size: 5, fill: COLORS[i % COLORS.length] }, value: (_u: uPlot, v: number | null) => fmt(v) }))],
+        series: [
+          {},
+          ...series.map((s, i) => ({
+            label: s.label,
+            stroke: COLORS[i % COLORS.length],
+            width: 2,
+            points: { show: true, size: 5, fill: COLORS[i % COLORS.length] },
+            value: (_u: uPlot, v: number | null) => fmt(v),
+          })),
+        ],
         axes: [{}, { size: 80, values: (_u: uPlot, splits: number[]) => splits.map((v) => fmt(v)) }],
         // The time axis's span, readable by tests and tools (the axis itself is drawn on the canvas).
         hooks: {

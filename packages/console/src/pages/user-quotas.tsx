@@ -1,10 +1,28 @@
 import { useEffect, useState } from 'preact/hooks';
-import { errorText, type BigCount, type Cluster, type List, type PolicyQuotas, type QuotaField, type StoragePolicy, type StorageUser } from '../api';
+import {
+  errorText,
+  type BigCount,
+  type Cluster,
+  type List,
+  type PolicyQuotas,
+  type QuotaField,
+  type StoragePolicy,
+  type StorageUser,
+} from '../api';
 import { ErrorText, Section, ScrollBox } from '../components';
 import { useSession } from '../context';
 import { useLoad } from '../hooks';
 import { formatTime } from '../lib/format';
-import { BYTE_UNIT_CHOICES, exactCount, formatQuotaBytes, parseBytes, parseCount, pctOfQuota, quotaBody, type Parsed } from '../lib/quota-units';
+import {
+  BYTE_UNIT_CHOICES,
+  exactCount,
+  formatQuotaBytes,
+  parseBytes,
+  parseCount,
+  pctOfQuota,
+  quotaBody,
+  type Parsed,
+} from '../lib/quota-units';
 import { UsedBar } from './charts';
 
 /** While Swift has not taken a change yet, the page reads the user again this often, this many times. */
@@ -24,9 +42,24 @@ interface QuotaLine {
  * quota to set or clear it. Clearing sends null; a per-policy map is sent whole, as the API
  * replaces it whole.
  */
-export function UserQuotas({ user: u, cluster, clusterId, writable, onChanged }: { user: StorageUser; cluster: Cluster | undefined; clusterId: number; writable: boolean; onChanged: () => void }) {
+export function UserQuotas({
+  user: u,
+  cluster,
+  clusterId,
+  writable,
+  onChanged,
+}: {
+  user: StorageUser;
+  cluster: Cluster | undefined;
+  clusterId: number;
+  writable: boolean;
+  onChanged: () => void;
+}) {
   const { call } = useSession();
-  const policies = useLoad(() => call<List<StoragePolicy>>('GET', `clusters/${clusterId}/utilization/policies/?limit=1000`), [clusterId]);
+  const policies = useLoad(
+    () => call<List<StoragePolicy>>('GET', `clusters/${clusterId}/utilization/policies/?limit=1000`),
+    [clusterId],
+  );
   usePendingPoll(u.quota_status === 'pending', onChanged);
   // The cluster's policies, and any a quota names that the cluster no longer reports.
   const names = [...(policies.data?.objects.map((p) => p.name) ?? [])];
@@ -46,8 +79,10 @@ export function UserQuotas({ user: u, cluster, clusterId, writable, onChanged }:
     <Section title="Quotas">
       <QuotaStatus user={u} />
       <p class="hint">
-        Swift's account_quotas middleware enforces them: an upload that would go over is refused (413). Usage is the account's at the latest storage sample
-        {u.usage_sampled_at ? ` (${formatTime(u.usage_sampled_at)})` : ' (none yet)'}; per-policy usage is on the utilization page.
+        Swift's account_quotas middleware enforces them: an upload that would go over is refused (413). Usage is the
+        account's at the latest storage sample
+        {u.usage_sampled_at ? ` (${formatTime(u.usage_sampled_at)})` : ' (none yet)'}; per-policy usage is on the
+        utilization page.
       </p>
       <ScrollBox label={`Quotas of ${u.user}`}>
         <table class="quotas">
@@ -67,7 +102,11 @@ export function UserQuotas({ user: u, cluster, clusterId, writable, onChanged }:
                 line={line}
                 user={u}
                 writable={writable}
-                unsupported={support && !support.fields.includes(line.field) ? `This cluster's Swift ${support.swift_version ?? ''} cannot enforce it.` : undefined}
+                unsupported={
+                  support && !support.fields.includes(line.field)
+                    ? `This cluster's Swift ${support.swift_version ?? ''} cannot enforce it.`
+                    : undefined
+                }
                 onChanged={onChanged}
               />
             ))}
@@ -109,9 +148,22 @@ function QuotaStatus({ user: u }: { user: StorageUser }) {
   }
 }
 
-const labelOf = (line: QuotaLine): string => `${line.kind === 'bytes' ? 'Byte quota' : 'Object quota'}${line.policy === null ? '' : `, policy ${line.policy}`}`;
+const labelOf = (line: QuotaLine): string =>
+  `${line.kind === 'bytes' ? 'Byte quota' : 'Object quota'}${line.policy === null ? '' : `, policy ${line.policy}`}`;
 
-function QuotaRow({ line, user: u, writable, unsupported, onChanged }: { line: QuotaLine; user: StorageUser; writable: boolean; unsupported?: string; onChanged: () => void }) {
+function QuotaRow({
+  line,
+  user: u,
+  writable,
+  unsupported,
+  onChanged,
+}: {
+  line: QuotaLine;
+  user: StorageUser;
+  writable: boolean;
+  unsupported?: string;
+  onChanged: () => void;
+}) {
   const { call } = useSession();
   const [text, setText] = useState('');
   const [unit, setUnit] = useState<string>('GiB');
@@ -125,7 +177,8 @@ function QuotaRow({ line, user: u, writable, unsupported, onChanged }: { line: Q
   /** The PATCH body that sets this quota to `value` (null: none). */
   const bodyOf = (value: BigCount | null): Record<string, unknown> => {
     if (line.policy === null) return { [line.field]: value };
-    const current: PolicyQuotas = (line.field === 'quota_bytes_policy' ? u.quota_bytes_policy : u.quota_count_policy) ?? {};
+    const current: PolicyQuotas =
+      (line.field === 'quota_bytes_policy' ? u.quota_bytes_policy : u.quota_count_policy) ?? {};
     const map: Record<string, BigCount | null> = { ...current };
     map[line.policy] = value;
     return { [line.field]: map };
@@ -209,7 +262,12 @@ function QuotaRow({ line, user: u, writable, unsupported, onChanged }: { line: Q
             <button type="submit" disabled={busy}>
               Set<span class="sr-only"> {label.toLowerCase()}</span>
             </button>
-            <button type="button" class="secondary" disabled={busy || line.value === null} onClick={() => void send(null)}>
+            <button
+              type="button"
+              class="secondary"
+              disabled={busy || line.value === null}
+              onClick={() => void send(null)}
+            >
               Clear<span class="sr-only"> {label.toLowerCase()}</span>
             </button>
           </form>

@@ -58,7 +58,9 @@ export function UserPage({ id }: { id: string }) {
           <dt>Usage</dt>
           <dd>
             Last 7 days below;{' '}
-            <a href={`#/clusters/${clusterId}/utilization?account=${encodeURIComponent(`AUTH_${u.user}`)}`}>any range on the utilization page</a>
+            <a href={`#/clusters/${clusterId}/utilization?account=${encodeURIComponent(`AUTH_${u.user}`)}`}>
+              any range on the utilization page
+            </a>
           </dd>
         </dl>
         {writable ? <UserActions user={u} onChanged={user.reload} /> : null}
@@ -92,7 +94,12 @@ function UserActions({ user: u, onChanged }: { user: StorageUser; onChanged: () 
         <button type="button" disabled={busy} onClick={() => patch({ enabled: !u.enabled })}>
           {u.enabled ? 'Disable' : 'Enable'}
         </button>
-        <button type="button" class="secondary" disabled={busy} onClick={() => patch({ is_superuser: !u.is_superuser })}>
+        <button
+          type="button"
+          class="secondary"
+          disabled={busy}
+          onClick={() => patch({ is_superuser: !u.is_superuser })}
+        >
           {u.is_superuser ? 'Remove superuser' : 'Make superuser'}
         </button>
         <button type="button" class="secondary" onClick={() => setMode('password')}>
@@ -153,9 +160,16 @@ function ConfirmDelete({ user: u, onCancel }: { user: StorageUser; onCancel: () 
     }
   };
   return (
-    <Confirm id="confirm-delete" title={`Delete the login of ${u.user}?`} action="Delete login" onConfirm={remove} onCancel={onCancel} error={error}>
-      This removes the login only. The Swift account <code>AUTH_{u.user}</code> and all its data stay in Swift, and a new user with the same name in this
-      cluster owns them again.
+    <Confirm
+      id="confirm-delete"
+      title={`Delete the login of ${u.user}?`}
+      action="Delete login"
+      onConfirm={remove}
+      onCancel={onCancel}
+      error={error}
+    >
+      This removes the login only. The Swift account <code>AUTH_{u.user}</code> and all its data stay in Swift, and a
+      new user with the same name in this cluster owns them again.
     </Confirm>
   );
 }
@@ -175,7 +189,9 @@ function Connect({ authUrl, user }: { authUrl: string; user: string }) {
   );
   return (
     <Section title="Connect">
-      <p class="hint">Replace &lt;password&gt; with the user's password (the console never shows it again after it was set).</p>
+      <p class="hint">
+        Replace &lt;password&gt; with the user's password (the console never shows it again after it was set).
+      </p>
       {block('swift CLI, V1', lines.swiftV1)}
       {block('swift CLI, Keystone V3', lines.swiftV3)}
       {block('rclone (rclone.conf)', lines.rclone)}

@@ -29,7 +29,8 @@ export function UsersPage({ params }: { params: URLSearchParams }) {
   const writable = clusters.filter((c) => canWriteCluster(me, c.id));
   const [creating, setCreating] = useState(false);
   const nameOf = (uri: string) => clusters.find((c) => c.id === clusterIdOf(uri))?.name ?? uri;
-  const go = (changes: Record<string, string | number | undefined>) => navigate('/users', { ...state, offset: undefined, ...changes });
+  const go = (changes: Record<string, string | number | undefined>) =>
+    navigate('/users', { ...state, offset: undefined, ...changes });
   const total = list.data?.meta.total_count ?? 0;
   return (
     <>
@@ -41,14 +42,25 @@ export function UsersPage({ params }: { params: URLSearchParams }) {
           </button>
         ) : null}
       </div>
-      {creating ? <CreateUser onClose={() => setCreating(false)} onCreated={list.reload} defaultCluster={Number(cluster) || undefined} /> : null}
+      {creating ? (
+        <CreateUser
+          onClose={() => setCreating(false)}
+          onCreated={list.reload}
+          defaultCluster={Number(cluster) || undefined}
+        />
+      ) : null}
       <form
         class="row filters"
         role="search"
         onSubmit={(e) => {
           e.preventDefault();
           const f = new FormData(e.currentTarget);
-          go({ cluster: String(f.get('cluster') ?? ''), q: String(f.get('q') ?? ''), enabled: String(f.get('enabled') ?? ''), order: String(f.get('order') ?? '') });
+          go({
+            cluster: String(f.get('cluster') ?? ''),
+            q: String(f.get('q') ?? ''),
+            enabled: String(f.get('enabled') ?? ''),
+            order: String(f.get('order') ?? ''),
+          });
         }}
       >
         <label>
@@ -119,13 +131,23 @@ export function UsersPage({ params }: { params: URLSearchParams }) {
       ) : null}
       {list.data ? (
         <nav class="pager row" aria-label="Pages">
-          <button type="button" class="secondary" disabled={offset === 0} onClick={() => go({ offset: Math.max(0, offset - PAGE) || undefined })}>
+          <button
+            type="button"
+            class="secondary"
+            disabled={offset === 0}
+            onClick={() => go({ offset: Math.max(0, offset - PAGE) || undefined })}
+          >
             Previous
           </button>
           <span role="status">
             {total === 0 ? 0 : offset + 1}–{Math.min(offset + PAGE, total)} of {total.toLocaleString()}
           </span>
-          <button type="button" class="secondary" disabled={offset + PAGE >= total} onClick={() => go({ offset: offset + PAGE })}>
+          <button
+            type="button"
+            class="secondary"
+            disabled={offset + PAGE >= total}
+            onClick={() => go({ offset: offset + PAGE })}
+          >
             Next
           </button>
         </nav>
@@ -140,7 +162,13 @@ export function UsersPage({ params }: { params: URLSearchParams }) {
  */
 function UsageCell({ user: u }: { user: StorageUser }) {
   if (u.bytes_used === null || u.bytes_used === undefined) {
-    return <span class="hint">{u.quota_bytes === null || u.quota_bytes === undefined ? 'not sampled' : `— / ${formatQuotaBytes(u.quota_bytes)}`}</span>;
+    return (
+      <span class="hint">
+        {u.quota_bytes === null || u.quota_bytes === undefined
+          ? 'not sampled'
+          : `— / ${formatQuotaBytes(u.quota_bytes)}`}
+      </span>
+    );
   }
   const used = formatQuotaBytes(u.bytes_used);
   if (u.quota_bytes === null || u.quota_bytes === undefined) return <span>{used}</span>;
@@ -157,10 +185,20 @@ function UsageCell({ user: u }: { user: StorageUser }) {
   );
 }
 
-function CreateUser({ onClose, onCreated, defaultCluster }: { onClose: () => void; onCreated: () => void; defaultCluster?: number }) {
+function CreateUser({
+  onClose,
+  onCreated,
+  defaultCluster,
+}: {
+  onClose: () => void;
+  onCreated: () => void;
+  defaultCluster?: number;
+}) {
   const { call, clusters, me } = useSession();
   const writable = clusters.filter((c) => canWriteCluster(me, c.id));
-  const [cluster, setCluster] = useState(String(writable.find((c) => c.id === defaultCluster)?.id ?? writable[0]?.id ?? ''));
+  const [cluster, setCluster] = useState(
+    String(writable.find((c) => c.id === defaultCluster)?.id ?? writable[0]?.id ?? ''),
+  );
   const [user, setUser] = useState('');
   const [superuser, setSuperuser] = useState(false);
   const pw = usePasswordChoice();
@@ -182,7 +220,12 @@ function CreateUser({ onClose, onCreated, defaultCluster }: { onClose: () => voi
     setBusy(true);
     setError(undefined);
     try {
-      const u = await call<StorageUser>('POST', 'users/', { cluster: `/api/v1/clusters/${cluster}/`, user, password: pw.password, is_superuser: superuser });
+      const u = await call<StorageUser>('POST', 'users/', {
+        cluster: `/api/v1/clusters/${cluster}/`,
+        user,
+        password: pw.password,
+        is_superuser: superuser,
+      });
       setCreated(u);
       onCreated();
     } catch (err) {
@@ -207,8 +250,13 @@ function CreateUser({ onClose, onCreated, defaultCluster }: { onClose: () => voi
         </label>
         <PasswordFields choice={pw} />
         <label class="check">
-          <input name="is_superuser" type="checkbox" checked={superuser} onChange={(e) => setSuperuser(e.currentTarget.checked)} /> Superuser (ResellerAdmin: every
-          account of the cluster)
+          <input
+            name="is_superuser"
+            type="checkbox"
+            checked={superuser}
+            onChange={(e) => setSuperuser(e.currentTarget.checked)}
+          />{' '}
+          Superuser (ResellerAdmin: every account of the cluster)
         </label>
         <ErrorText error={error} />
         <div class="row">

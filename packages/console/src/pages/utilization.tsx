@@ -4,7 +4,15 @@ import { ErrorText, Loading, ScrollBox, Section } from '../components';
 import { useSession } from '../context';
 import { navigate, useLoad, type Loaded } from '../hooks';
 import { formatBytes, formatPct } from '../lib/format';
-import { presetStart, storageByPolicy, toSeries, total, type PolicySummary, type StorageRecord, type TransferRecord } from '../lib/utilization';
+import {
+  presetStart,
+  storageByPolicy,
+  toSeries,
+  total,
+  type PolicySummary,
+  type StorageRecord,
+  type TransferRecord,
+} from '../lib/utilization';
 import { PolicyBars } from './policy-bars';
 import { TimeChart } from './timechart';
 
@@ -46,22 +54,31 @@ export function UtilizationPage({ clusterId, params }: { clusterId: number; para
   const base = `clusters/${clusterId}/utilization`;
   const range = { start, end: end || undefined };
   const summary = useLoad(
-    () => call<Summary>('GET', `${base}/summary/${query({ ...range, account__startswith: prefix || undefined, limit: PAGE, offset })}`).catch((e: unknown) => {
-      if (unavailable(e)) return null;
-      throw e;
-    }),
+    () =>
+      call<Summary>(
+        'GET',
+        `${base}/summary/${query({ ...range, account__startswith: prefix || undefined, limit: PAGE, offset })}`,
+      ).catch((e: unknown) => {
+        if (unavailable(e)) return null;
+        throw e;
+      }),
     [clusterId, start, end, prefix, offset],
   );
   const everyAccount = useLoad(
     () =>
-      listAll<AccountSummary>(call, `${base}/summary/${query({ ...range, account__startswith: prefix || undefined, limit: 1000 })}`, POLICY_READ_LIMIT).catch((e: unknown) => {
+      listAll<AccountSummary>(
+        call,
+        `${base}/summary/${query({ ...range, account__startswith: prefix || undefined, limit: 1000 })}`,
+        POLICY_READ_LIMIT,
+      ).catch((e: unknown) => {
         if (unavailable(e)) return null;
         throw e;
       }),
     [clusterId, start, end, prefix],
   );
   const [csvError, csv] = useCsvDownload(download);
-  const go = (changes: Record<string, string | number | undefined>) => navigate(`/clusters/${clusterId}/utilization`, { ...state, offset: undefined, ...changes });
+  const go = (changes: Record<string, string | number | undefined>) =>
+    navigate(`/clusters/${clusterId}/utilization`, { ...state, offset: undefined, ...changes });
   if (!cluster) return <ErrorText error={`No cluster with id ${clusterId} (or you may not see it).`} />;
   const count = summary.data?.meta.total_count ?? 0;
   return (
@@ -81,7 +98,11 @@ export function UtilizationPage({ clusterId, params }: { clusterId: number; para
             onSubmit={(e) => {
               e.preventDefault();
               const f = new FormData(e.currentTarget);
-              go({ start: String(f.get('start') ?? '') || undefined, end: String(f.get('end') ?? ''), q: String(f.get('q') ?? '') });
+              go({
+                start: String(f.get('start') ?? '') || undefined,
+                end: String(f.get('end') ?? ''),
+                q: String(f.get('q') ?? ''),
+              });
             }}
           >
             <label>
@@ -105,8 +126,9 @@ export function UtilizationPage({ clusterId, params }: { clusterId: number; para
           </form>
           {summary.data ? (
             <p class="hint">
-              {summary.data.meta.start} to {summary.data.meta.end} (the API rounds the start down to the half hour and the end up to whole hours).
-              Swift's account statistics are eventually consistent: the latest hours may still grow.
+              {summary.data.meta.start} to {summary.data.meta.end} (the API rounds the start down to the half hour and
+              the end up to whole hours). Swift's account statistics are eventually consistent: the latest hours may
+              still grow.
             </p>
           ) : null}
           <ErrorText error={summary.error} />
@@ -114,7 +136,16 @@ export function UtilizationPage({ clusterId, params }: { clusterId: number; para
           <Section
             title="Accounts (billing summary)"
             actions={
-              <button type="button" class="secondary" onClick={() => csv(`${base}/summary/${query({ ...range, account__startswith: prefix || undefined })}`, `summary-${cluster.name}.csv`)}>
+              <button
+                type="button"
+                class="secondary"
+                onClick={() =>
+                  csv(
+                    `${base}/summary/${query({ ...range, account__startswith: prefix || undefined })}`,
+                    `summary-${cluster.name}.csv`,
+                  )
+                }
+              >
                 Download CSV
               </button>
             }
@@ -127,30 +158,54 @@ export function UtilizationPage({ clusterId, params }: { clusterId: number; para
                   <thead>
                     <tr>
                       <th scope="col">Account</th>
-                      <th scope="col" class="num">Stored (avg)</th>
-                      <th scope="col" class="num">Peak</th>
-                      <th scope="col" class="num">Objects</th>
-                      <th scope="col" class="num">Containers</th>
-                      <th scope="col" class="num">In</th>
-                      <th scope="col" class="num">Out</th>
-                      <th scope="col" class="num">Requests</th>
-                      <th scope="col" class="num">Complete</th>
+                      <th scope="col" class="num">
+                        Stored (avg)
+                      </th>
+                      <th scope="col" class="num">
+                        Peak
+                      </th>
+                      <th scope="col" class="num">
+                        Objects
+                      </th>
+                      <th scope="col" class="num">
+                        Containers
+                      </th>
+                      <th scope="col" class="num">
+                        In
+                      </th>
+                      <th scope="col" class="num">
+                        Out
+                      </th>
+                      <th scope="col" class="num">
+                        Requests
+                      </th>
+                      <th scope="col" class="num">
+                        Complete
+                      </th>
                     </tr>
                   </thead>
                   <tbody>
                     {summary.data.objects.map((s) => (
                       <tr data-account={s.account} aria-current={s.account === account ? 'true' : undefined}>
                         <th scope="row">
-                          <a href={`#/clusters/${clusterId}/utilization?${new URLSearchParams({ ...(params.get('start') ? { start } : {}), ...(end ? { end } : {}), ...(prefix ? { q: prefix } : {}), account: s.account })}`}>
+                          <a
+                            href={`#/clusters/${clusterId}/utilization?${new URLSearchParams({ ...(params.get('start') ? { start } : {}), ...(end ? { end } : {}), ...(prefix ? { q: prefix } : {}), account: s.account })}`}
+                          >
                             {s.account}
                           </a>
                         </th>
-                        <td class="num" data-raw={String(s.bytes_used_avg)}>{formatBytes(s.bytes_used_avg)}</td>
+                        <td class="num" data-raw={String(s.bytes_used_avg)}>
+                          {formatBytes(s.bytes_used_avg)}
+                        </td>
                         <td class="num">{formatBytes(s.bytes_used_peak)}</td>
                         <td class="num">{s.object_count.toLocaleString()}</td>
                         <td class="num">{s.container_count.toLocaleString()}</td>
-                        <td class="num" data-raw={String(s.bytes_in)}>{formatBytes(s.bytes_in)}</td>
-                        <td class="num" data-raw={String(s.bytes_out)}>{formatBytes(s.bytes_out)}</td>
+                        <td class="num" data-raw={String(s.bytes_in)}>
+                          {formatBytes(s.bytes_in)}
+                        </td>
+                        <td class="num" data-raw={String(s.bytes_out)}>
+                          {formatBytes(s.bytes_out)}
+                        </td>
                         <td class="num">{s.req_count.toLocaleString()}</td>
                         <td class="num">{formatPct(s.pct_complete)}</td>
                       </tr>
@@ -162,19 +217,31 @@ export function UtilizationPage({ clusterId, params }: { clusterId: number; para
             ) : null}
             {summary.data && count > PAGE ? (
               <nav class="pager row" aria-label="Pages">
-                <button type="button" class="secondary" disabled={offset === 0} onClick={() => go({ offset: Math.max(0, offset - PAGE) || undefined })}>
+                <button
+                  type="button"
+                  class="secondary"
+                  disabled={offset === 0}
+                  onClick={() => go({ offset: Math.max(0, offset - PAGE) || undefined })}
+                >
                   Previous
                 </button>
                 <span role="status">
                   {offset + 1}–{Math.min(offset + PAGE, count)} of {count.toLocaleString()}
                 </span>
-                <button type="button" class="secondary" disabled={offset + PAGE >= count} onClick={() => go({ offset: offset + PAGE })}>
+                <button
+                  type="button"
+                  class="secondary"
+                  disabled={offset + PAGE >= count}
+                  onClick={() => go({ offset: offset + PAGE })}
+                >
                   Next
                 </button>
               </nav>
             ) : null}
           </Section>
-          {account && summary.data ? <AccountDetail call={call} base={base} account={account} range={range} onCsv={csv} /> : null}
+          {account && summary.data ? (
+            <AccountDetail call={call} base={base} account={account} range={range} onCsv={csv} />
+          ) : null}
         </>
       )}
     </>
@@ -182,7 +249,13 @@ export function UtilizationPage({ clusterId, params }: { clusterId: number; para
 }
 
 /** The cluster's (or the filtered accounts') average bytes stored per policy over the range. */
-function PolicySection({ load, prefix }: { load: Loaded<{ rows: AccountSummary[]; total: number } | null>; prefix: string }) {
+function PolicySection({
+  load,
+  prefix,
+}: {
+  load: Loaded<{ rows: AccountSummary[]; total: number } | null>;
+  prefix: string;
+}) {
   const totals = useMemo(() => storageByPolicy(load.data?.rows ?? []), [load.data]);
   const whose = prefix ? `accounts starting with ${prefix}` : 'the cluster';
   return (
@@ -194,10 +267,19 @@ function PolicySection({ load, prefix }: { load: Loaded<{ rows: AccountSummary[]
         <>
           <PolicyBars totals={totals} label={`Average bytes stored per storage policy, ${whose}`} />
           <p class="legend">
-            Average stored per policy in this range, across {load.data.rows.length.toLocaleString()} {load.data.rows.length === 1 ? 'account' : 'accounts'}
+            Average stored per policy in this range, across {load.data.rows.length.toLocaleString()}{' '}
+            {load.data.rows.length === 1 ? 'account' : 'accounts'}
             {prefix ? ` starting with ${prefix}` : ''}
-            {load.data.total > load.data.rows.length ? ` (the first ${load.data.rows.length.toLocaleString()} of ${load.data.total.toLocaleString()})` : ''}:{' '}
-            {totals.map((t) => `policy ${t.policy_index} ${formatBytes(t.bytes_used_avg)} in ${t.object_count.toLocaleString()} objects`).join(' · ')}
+            {load.data.total > load.data.rows.length
+              ? ` (the first ${load.data.rows.length.toLocaleString()} of ${load.data.total.toLocaleString()})`
+              : ''}
+            :{' '}
+            {totals
+              .map(
+                (t) =>
+                  `policy ${t.policy_index} ${formatBytes(t.bytes_used_avg)} in ${t.object_count.toLocaleString()} objects`,
+              )
+              .join(' · ')}
           </p>
         </>
       ) : null}
@@ -206,7 +288,9 @@ function PolicySection({ load, prefix }: { load: Loaded<{ rows: AccountSummary[]
 }
 
 /** Saves a CSV export as a file; a failure becomes the error to show next to the buttons. */
-function useCsvDownload(download: (path: string, filename: string) => Promise<void>): [string | undefined, (path: string, filename: string) => Promise<void>] {
+function useCsvDownload(
+  download: (path: string, filename: string) => Promise<void>,
+): [string | undefined, (path: string, filename: string) => Promise<void>] {
   const [error, setError] = useState<string>();
   const csv = async (path: string, filename: string) => {
     setError(undefined);
@@ -227,7 +311,13 @@ export function UserUsage({ clusterId, account }: { clusterId: number; account: 
   return (
     <>
       <ErrorText error={csvError} />
-      <AccountDetail call={call} base={`clusters/${clusterId}/utilization`} account={account} range={range} onCsv={csv} />
+      <AccountDetail
+        call={call}
+        base={`clusters/${clusterId}/utilization`}
+        account={account}
+        range={range}
+        onCsv={csv}
+      />
     </>
   );
 }
@@ -248,14 +338,21 @@ function AccountDetail({
   const enc = encodeURIComponent(account);
   const detail = useLoad(async () => {
     const q = query({ ...range, limit: MAX_HOURS });
-    const [row] = (await call<List<AccountSummary>>('GET', `${base}/summary/${query({ ...range, account, limit: 1 })}`)).objects;
+    const [row] = (await call<List<AccountSummary>>('GET', `${base}/summary/${query({ ...range, account, limit: 1 })}`))
+      .objects;
     const policies = row?.policies.map((p) => p.policy_index) ?? [];
     const [storage, transfer, ...byPolicy] = await Promise.all([
       call<List<StorageRecord>>('GET', `${base}/storage/total/${enc}/detail/${q}`),
       call<List<TransferRecord>>('GET', `${base}/transfer/total/${enc}/detail/${q}`),
       ...policies.map((p) => call<List<StorageRecord>>('GET', `${base}/storage/${p}/${enc}/detail/${q}`)),
     ]);
-    return { storage: storage.objects, transfer: transfer.objects, policies, byPolicy: byPolicy.map((l) => l.objects), truncated: storage.meta.total_count > MAX_HOURS };
+    return {
+      storage: storage.objects,
+      transfer: transfer.objects,
+      policies,
+      byPolicy: byPolicy.map((l) => l.objects),
+      truncated: storage.meta.total_count > MAX_HOURS,
+    };
   }, [base, account, range.start, range.end]);
   const charts = useMemo(() => {
     const d = detail.data;
@@ -271,10 +368,18 @@ function AccountDetail({
       title={`Account ${account}`}
       actions={
         <span class="row">
-          <button type="button" class="secondary" onClick={() => onCsv(`${base}/storage/total/${enc}/detail/${q}`, `storage-${account}.csv`)}>
+          <button
+            type="button"
+            class="secondary"
+            onClick={() => onCsv(`${base}/storage/total/${enc}/detail/${q}`, `storage-${account}.csv`)}
+          >
             Storage CSV
           </button>
-          <button type="button" class="secondary" onClick={() => onCsv(`${base}/transfer/total/${enc}/detail/${q}`, `transfer-${account}.csv`)}>
+          <button
+            type="button"
+            class="secondary"
+            onClick={() => onCsv(`${base}/transfer/total/${enc}/detail/${q}`, `transfer-${account}.csv`)}
+          >
             Transfer CSV
           </button>
         </span>
@@ -284,14 +389,19 @@ function AccountDetail({
       {detail.loading && !detail.data ? <Loading what="the account's hours" /> : null}
       {detail.data && charts ? (
         <>
-          {detail.data.truncated ? <p class="warning">Showing the first {MAX_HOURS} hours; narrow the range to see the rest.</p> : null}
+          {detail.data.truncated ? (
+            <p class="warning">Showing the first {MAX_HOURS} hours; narrow the range to see the rest.</p>
+          ) : null}
           {detail.data.storage.length === 0 ? <p>No records for this account in the range.</p> : null}
           <div class="grid">
             <TimeChart
               title="Bytes stored, by storage policy"
               x={charts.stored.x}
               unit="bytes"
-              series={charts.stored.ys.map((values, i) => ({ label: detail.data!.policies.length > 0 ? `policy ${detail.data!.policies[i]}` : 'all policies', values }))}
+              series={charts.stored.ys.map((values, i) => ({
+                label: detail.data!.policies.length > 0 ? `policy ${detail.data!.policies[i]}` : 'all policies',
+                values,
+              }))}
             />
             <TimeChart
               title="Bytes transferred"
@@ -304,7 +414,8 @@ function AccountDetail({
             />
           </div>
           <p class="legend">
-            Over the range: in {formatBytes(total(detail.data.transfer, (r) => r.bytes_in))} · out {formatBytes(total(detail.data.transfer, (r) => r.bytes_out))} ·{' '}
+            Over the range: in {formatBytes(total(detail.data.transfer, (r) => r.bytes_in))} · out{' '}
+            {formatBytes(total(detail.data.transfer, (r) => r.bytes_out))} ·{' '}
             {total(detail.data.transfer, (r) => r.req_count).toLocaleString()} requests
           </p>
           <details>
@@ -314,12 +425,24 @@ function AccountDetail({
                 <thead>
                   <tr>
                     <th scope="col">Hour (UTC)</th>
-                    <th scope="col" class="num">Stored</th>
-                    <th scope="col" class="num">Objects</th>
-                    <th scope="col" class="num">In</th>
-                    <th scope="col" class="num">Out</th>
-                    <th scope="col" class="num">Requests</th>
-                    <th scope="col" class="num">Complete</th>
+                    <th scope="col" class="num">
+                      Stored
+                    </th>
+                    <th scope="col" class="num">
+                      Objects
+                    </th>
+                    <th scope="col" class="num">
+                      In
+                    </th>
+                    <th scope="col" class="num">
+                      Out
+                    </th>
+                    <th scope="col" class="num">
+                      Requests
+                    </th>
+                    <th scope="col" class="num">
+                      Complete
+                    </th>
                   </tr>
                 </thead>
                 <tbody>

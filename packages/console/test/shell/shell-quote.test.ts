@@ -9,24 +9,66 @@ const shellValue = (word: string): string => execFileSync('/bin/sh', ['-c', `pri
 describe('shell quoting through a real /bin/sh', () => {
   it('when /bin/sh reads a quoted random string, then it gets back exactly that string, shell metacharacters, newlines and any unicode included', () => {
     // NUL is left out: no shell word, and no Postgres text, can hold it.
-    const nasty = fc.constantFrom("'", '"', '\\', '$', '`', '(', ')', ';', '&', '|', '<', '>', '*', '?', '[', ']', '{', '}', '~', '#', '!', ' ', '\t', '\n', '\r', '%', '-');
-    const text = fc.array(fc.oneof(nasty, fc.string({ unit: 'grapheme', maxLength: 3 })), { maxLength: 24 }).map((parts) => parts.join('')).filter((s) => !s.includes('\0'));
+    const nasty = fc.constantFrom(
+      "'",
+      '"',
+      '\\',
+      '$',
+      '`',
+      '(',
+      ')',
+      ';',
+      '&',
+      '|',
+      '<',
+      '>',
+      '*',
+      '?',
+      '[',
+      ']',
+      '{',
+      '}',
+      '~',
+      '#',
+      '!',
+      ' ',
+      '\t',
+      '\n',
+      '\r',
+      '%',
+      '-',
+    );
+    const text = fc
+      .array(fc.oneof(nasty, fc.string({ unit: 'grapheme', maxLength: 3 })), { maxLength: 24 })
+      .map((parts) => parts.join(''))
+      .filter((s) => !s.includes('\0'));
     fc.assert(
       fc.property(text, (s) => {
         expect(shellValue(shellQuote(s))).toBe(s);
       }),
       { numRuns: 300 },
     );
-    for (const fixed of ['$(id)', '`id`', "'; id; '", "a'b'c", '\\', '\n$(id)\n', '-n']) expect(shellValue(shellQuote(fixed))).toBe(fixed);
+    for (const fixed of ['$(id)', '`id`', "'; id; '", "a'b'c", '\\', '\n$(id)\n', '-n'])
+      expect(shellValue(shellQuote(fixed))).toBe(fixed);
   });
 
   it("when a cluster's auth URL holds shell syntax, then the swift lines carry it as plain text and the shell runs nothing", () => {
     const l = connectionLines('https://auth.example.com/auth$(id)', "o'brien");
     expect(l.swiftV1).toBe(`swift -A 'https://auth.example.com/auth$(id)/v1.0' -U 'o'\\''brien' -K '<password>' stat`);
     // The words the shell hands to swift, read back through a real shell.
-    const words = (line: string) => execFileSync('/bin/sh', ['-c', `printf '%s\\n' ${line.replace(/^swift /, '')}`], { encoding: 'utf8' }).split('\n').slice(0, -1);
-    expect(words(l.swiftV1)).toEqual(['-A', 'https://auth.example.com/auth$(id)/v1.0', '-U', "o'brien", '-K', '<password>', 'stat']);
+    const words = (line: string) =>
+      execFileSync('/bin/sh', ['-c', `printf '%s\\n' ${line.replace(/^swift /, '')}`], { encoding: 'utf8' })
+        .split('\n')
+        .slice(0, -1);
+    expect(words(l.swiftV1)).toEqual([
+      '-A',
+      'https://auth.example.com/auth$(id)/v1.0',
+      '-U',
+      "o'brien",
+      '-K',
+      '<password>',
+      'stat',
+    ]);
     expect(words(l.swiftV3)).toContain('https://auth.example.com/auth$(id)/v3');
   });
-
 });

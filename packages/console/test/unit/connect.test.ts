@@ -9,7 +9,7 @@ describe('connection lines for a storage user', () => {
     });
   });
 
-  it('when a value is quoted, then it is always single-quoted, a quote in it written as \'\\\'\'', () => {
+  it("when a value is quoted, then it is always single-quoted, a quote in it written as '\\''", () => {
     expect(shellQuote('alice')).toBe(`'alice'`);
     expect(shellQuote('')).toBe(`''`);
     expect(shellQuote("o'brien x")).toBe(`'o'\\''brien x'`);
@@ -21,7 +21,15 @@ describe('connection lines for a storage user', () => {
     expect(l.swiftV1).toBe("swift -A 'http://127.0.0.1:5000/auth/v1.0' -U 'alice' -K '<password>' stat");
     expect(l.swiftV3).toContain("--auth-version 3 --os-auth-url 'http://127.0.0.1:5000/auth/v3' --os-username 'alice'");
     expect(l.swiftV3).toContain("--os-project-name 'alice'");
-    expect(l.rclone.split('\n')).toEqual(expect.arrayContaining(['[cairn-alice]', 'type = swift', 'user = alice', 'auth = http://127.0.0.1:5000/auth/v3', 'tenant = alice']));
+    expect(l.rclone.split('\n')).toEqual(
+      expect.arrayContaining([
+        '[cairn-alice]',
+        'type = swift',
+        'user = alice',
+        'auth = http://127.0.0.1:5000/auth/v3',
+        'tenant = alice',
+      ]),
+    );
   });
 
   it('when a password is generated, then it is 32 URL-safe characters from the random source', () => {

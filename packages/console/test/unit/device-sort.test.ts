@@ -2,7 +2,12 @@ import { compareDevices, nextSort, type DeviceRow, type DeviceSortKey } from '..
 import { devicePctUsed } from '../../src/lib/format';
 
 const TB = 1e12;
-const device = (device: string, used: number | null, avail: number | null, extra: Partial<DeviceRow> = {}): DeviceRow => ({
+const device = (
+  device: string,
+  used: number | null,
+  avail: number | null,
+  extra: Partial<DeviceRow> = {},
+): DeviceRow => ({
   node: '10.0.0.1:6200',
   device,
   policies: ['gold'],
@@ -16,7 +21,8 @@ const device = (device: string, used: number | null, avail: number | null, extra
   ...extra,
 });
 
-const sorted = (rows: DeviceRow[], key: DeviceSortKey, desc: boolean) => [...rows].sort((a, b) => compareDevices(a, b, key, desc)).map((d) => d.device);
+const sorted = (rows: DeviceRow[], key: DeviceSortKey, desc: boolean) =>
+  [...rows].sort((a, b) => compareDevices(a, b, key, desc)).map((d) => d.device);
 
 describe('sorting the device table', () => {
   const rows = [

@@ -1,4 +1,12 @@
-import { devicePctUsed, formatAge, formatBytes, formatExpiry, formatPct, formatTb, formatTime } from '../../src/lib/format';
+import {
+  devicePctUsed,
+  formatAge,
+  formatBytes,
+  formatExpiry,
+  formatPct,
+  formatTb,
+  formatTime,
+} from '../../src/lib/format';
 
 describe('display formatting', () => {
   it('when bytes are shown, then decimal units with two decimals, as the capacity API counts TB', () => {

@@ -14,8 +14,12 @@ describe('projection of when a ring set reaches 80 %', () => {
   });
 
   it('when usage is flat or shrinking, then it never gets there', () => {
-    expect(projectThreshold([0, 1].map((d) => ({ t: d * DAY, usedBytes: 10, rawBytes: 100 })))).toEqual({ kind: 'never' });
-    expect(projectThreshold([0, 1].map((d) => ({ t: d * DAY, usedBytes: 10 - d, rawBytes: 100 })))).toEqual({ kind: 'never' });
+    expect(projectThreshold([0, 1].map((d) => ({ t: d * DAY, usedBytes: 10, rawBytes: 100 })))).toEqual({
+      kind: 'never',
+    });
+    expect(projectThreshold([0, 1].map((d) => ({ t: d * DAY, usedBytes: 10 - d, rawBytes: 100 })))).toEqual({
+      kind: 'never',
+    });
   });
 
   it('when the latest sample is already past the threshold, then it says so', () => {
@@ -25,14 +29,21 @@ describe('projection of when a ring set reaches 80 %', () => {
   it('when there is one sample, or all at one time, then there is not enough to say', () => {
     expect(projectThreshold([])).toEqual({ kind: 'insufficient' });
     expect(projectThreshold([{ t: 0, usedBytes: 1, rawBytes: 100 }])).toEqual({ kind: 'insufficient' });
-    expect(projectThreshold([{ t: 5, usedBytes: 1, rawBytes: 100 }, { t: 5, usedBytes: 2, rawBytes: 100 }])).toEqual({ kind: 'insufficient' });
+    expect(
+      projectThreshold([
+        { t: 5, usedBytes: 1, rawBytes: 100 },
+        { t: 5, usedBytes: 2, rawBytes: 100 },
+      ]),
+    ).toEqual({ kind: 'insufficient' });
   });
 });
 
 describe('what the capacity page says of a projection', () => {
   it('when the projection has a date, then the sentence says it is an estimate, the rate and the day', () => {
     const text = describeProjection({ kind: 'at', t: Date.parse('2027-03-14T10:00:00Z'), bytesPerDay: 2.5e12 });
-    expect(text).toBe('Estimate: at this period\'s rate (2.50 TB a day, a straight line through the samples), it reaches 80 % around 2027-03-14.');
+    expect(text).toBe(
+      "Estimate: at this period's rate (2.50 TB a day, a straight line through the samples), it reaches 80 % around 2027-03-14.",
+    );
   });
 
   it('when there is no growth, too little history or the set is past the line, then the sentence says so', () => {

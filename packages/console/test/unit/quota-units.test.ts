@@ -1,5 +1,14 @@
 import fc from 'fast-check';
-import { QUOTA_MAX, exactCount, formatQuotaBytes, parseBytes, parseCount, pctOfQuota, quotaBody, ratio } from '../../src/lib/quota-units';
+import {
+  QUOTA_MAX,
+  exactCount,
+  formatQuotaBytes,
+  parseBytes,
+  parseCount,
+  pctOfQuota,
+  quotaBody,
+  ratio,
+} from '../../src/lib/quota-units';
 
 describe('quota units', () => {
   it('when a size is typed with a binary or decimal unit, then it is the exact byte count', () => {
@@ -20,7 +29,10 @@ describe('quota units', () => {
     expect(parseBytes('ten GiB')).toMatchObject({ ok: false, error: expect.stringMatching(/is not a size/) });
     expect(parseBytes('10 GiBs')).toMatchObject({ ok: false, error: expect.stringMatching(/not a unit of size/) });
     expect(parseBytes('0.5 bytes')).toMatchObject({ ok: false, error: '0.5 bytes is not a whole number of bytes.' });
-    expect(parseBytes('8 EiB')).toMatchObject({ ok: false, error: expect.stringMatching(/^A quota must be from 0 to 9,223,372,036,854,775,807/) });
+    expect(parseBytes('8 EiB')).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^A quota must be from 0 to 9,223,372,036,854,775,807/),
+    });
     expect(parseBytes('-1 GiB').ok).toBe(false);
     expect(parseCount('1.5').ok).toBe(false);
     expect(parseCount('1,000')).toEqual({ ok: true, value: '1000' });

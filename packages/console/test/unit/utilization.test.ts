@@ -1,6 +1,13 @@
 import { parseRecordTime, presetStart, storageByPolicy, toSeries, total } from '../../src/lib/utilization';
 
-const rec = (start: string, bytes: number, pct = 100) => ({ start, end: '', bytes_used: bytes, object_count: 0, container_count: 0, pct_complete: pct });
+const rec = (start: string, bytes: number, pct = 100) => ({
+  start,
+  end: '',
+  bytes_used: bytes,
+  object_count: 0,
+  container_count: 0,
+  pct_complete: pct,
+});
 
 describe('utilization chart data', () => {
   it('when a preset range is asked for, then start is that many days back, on the half hour, in UTC', () => {
@@ -28,8 +35,18 @@ describe('utilization chart data', () => {
   });
 
   it("when the cluster's storage by policy is summed from summary rows, then averages and objects add up per policy index, in index order", () => {
-    const p = (policy_index: number, bytes_used_avg: number, object_count: number) => ({ policy_index, bytes_used_avg, bytes_used_peak: bytes_used_avg * 2, object_count, container_count: 1 });
-    const totals = storageByPolicy([{ policies: [p(2, 100, 1), p(0, 5e9, 10)] }, { policies: [p(0, 1e9, 3), p(2, 0, 0)] }, { policies: [] }]);
+    const p = (policy_index: number, bytes_used_avg: number, object_count: number) => ({
+      policy_index,
+      bytes_used_avg,
+      bytes_used_peak: bytes_used_avg * 2,
+      object_count,
+      container_count: 1,
+    });
+    const totals = storageByPolicy([
+      { policies: [p(2, 100, 1), p(0, 5e9, 10)] },
+      { policies: [p(0, 1e9, 3), p(2, 0, 0)] },
+      { policies: [] },
+    ]);
     expect(totals).toEqual([
       { policy_index: 0, bytes_used_avg: 6e9, object_count: 13, accounts: 2 },
       { policy_index: 2, bytes_used_avg: 100, object_count: 1, accounts: 1 },

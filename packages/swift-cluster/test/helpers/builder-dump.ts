@@ -39,7 +39,9 @@ export function readBuilderDump(name: string): BuilderDump {
     .slice(1)
     .filter((line) => /^\s+\d+\s/.test(line))
     .map((line) => {
-      const [id, region, zone, ipPort, replication, device, weight, partitions, _balance, ...rest] = line.trim().split(/\s+/);
+      const [id, region, zone, ipPort, replication, device, weight, partitions, _balance, ...rest] = line
+        .trim()
+        .split(/\s+/);
       const [ip, port] = hostPort(ipPort as string);
       const [replicationIp, replicationPort] = hostPort(replication as string);
       const meta = rest.filter((t) => t !== 'DEL').join(' ');

@@ -20,7 +20,8 @@ export type ApplicationCredentialResult =
   | { ok: false; reason: 'limited'; retryAfterSeconds: number; message: string };
 
 /** Not expired at `nowMs`. */
-export const isCurrent = (c: Pick<ApplicationCredential, 'expiresAt'>, nowMs: number): boolean => c.expiresAt === null || Date.parse(c.expiresAt) > nowMs;
+export const isCurrent = (c: Pick<ApplicationCredential, 'expiresAt'>, nowMs: number): boolean =>
+  c.expiresAt === null || Date.parse(c.expiresAt) > nowMs;
 
 /**
  * Stand-ins for a lookup that cannot match: an id that breaks the table's id format, a username
@@ -40,7 +41,11 @@ const NUL = /\u0000/;
  * logins count there too. So the counters touched, and the one query, are the same whether the
  * credential or the user exists.
  */
-function applicationCredentialLogin(store: ApplicationCredentialStore, identity: ApplicationCredentialIdentity, nowMs: number) {
+function applicationCredentialLogin(
+  store: ApplicationCredentialStore,
+  identity: ApplicationCredentialIdentity,
+  nowMs: number,
+) {
   let found: { credential: ApplicationCredential; user: UserRecord } | null = null;
   const byId = identity.id !== undefined;
   const subject = byId ? `appcred:${identity.id!}` : identity.user!;
@@ -50,8 +55,11 @@ function applicationCredentialLogin(store: ApplicationCredentialStore, identity:
       if (byId) {
         found = await store.findForLogin({ id: ID_FORMAT.test(identity.id!) ? identity.id! : NO_ID });
       } else {
-        const usable = !usernameSchema.validate(identity.user).error && !NUL.test(identity.name!) && identity.name!.length <= 255;
-        found = await store.findForLogin(usable ? { username: identity.user!, name: identity.name! } : { username: NO_USER, name: '-' });
+        const usable =
+          !usernameSchema.validate(identity.user).error && !NUL.test(identity.name!) && identity.name!.length <= 255;
+        found = await store.findForLogin(
+          usable ? { username: identity.user!, name: identity.name! } : { username: NO_USER, name: '-' },
+        );
       }
       return found?.user ?? null;
     },
@@ -60,7 +68,14 @@ function applicationCredentialLogin(store: ApplicationCredentialStore, identity:
     check: async (user) => {
       // Compared in constant time also when nothing was found.
       const matches = applicationCredentialSecretMatches(identity.secret, found?.credential.secretHash ?? null);
-      return matches && found !== null && user !== null && user.enabled && user.id === found.credential.userId && isCurrent(found.credential, nowMs);
+      return (
+        matches &&
+        found !== null &&
+        user !== null &&
+        user.enabled &&
+        user.id === found.credential.userId &&
+        isCurrent(found.credential, nowMs)
+      );
     },
   };
   return { credential, found: () => found };
@@ -79,7 +94,8 @@ export async function authenticateApplicationCredential(
   clientAddress: string | undefined,
   nowMs: number,
 ): Promise<ApplicationCredentialResult> {
-  if (identity.id === undefined && (identity.name === undefined || identity.user === undefined)) return { ok: false, reason: 'invalid' };
+  if (identity.id === undefined && (identity.name === undefined || identity.user === undefined))
+    return { ok: false, reason: 'invalid' };
   const login = applicationCredentialLogin(store, identity, nowMs);
   const result = await logins.loginWith(login.credential, clientAddress);
   if (!result.ok) return result;

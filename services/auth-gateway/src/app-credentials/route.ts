@@ -1,7 +1,12 @@
 import type { ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { Router, type Request } from 'express';
-import { applicationCredentialCreateSchema, generateApplicationCredentialSecret, hashApplicationCredentialSecret, type AccessRule } from '@cairn/domain';
+import {
+  applicationCredentialCreateSchema,
+  generateApplicationCredentialSecret,
+  hashApplicationCredentialSecret,
+  type AccessRule,
+} from '@cairn/domain';
 import { requestIdOf } from '@cairn/runtime';
 import type { Deps } from '../deps';
 import type { UserRecord } from '../credentials/users';
@@ -44,7 +49,11 @@ export function applicationCredentialsRouter(deps: Deps): Router {
   const unauthorized = keystoneUnauthorized(deps);
   const store = deps.appCredentials;
 
-  async function access(req: Request, res: ServerResponse, action: 'create' | 'list' | 'get' | 'delete'): Promise<Access | null> {
+  async function access(
+    req: Request,
+    res: ServerResponse,
+    action: 'create' | 'list' | 'get' | 'delete',
+  ): Promise<Access | null> {
     const caller = await deps.tokens.validate(header(req, 'x-auth-token'));
     if (!caller) {
       unauthorized(res);
@@ -52,7 +61,11 @@ export function applicationCredentialsRouter(deps: Deps): Router {
     }
     const named = String(req.params.userId);
     if (named !== caller.user && named !== asWsgiString(caller.user)) {
-      sendKeystoneError(res, 403, `You are not authorized to perform the requested action: identity:${action}_application_credential.`);
+      sendKeystoneError(
+        res,
+        403,
+        `You are not authorized to perform the requested action: identity:${action}_application_credential.`,
+      );
       return null;
     }
     const refusal = action === 'create' || action === 'delete' ? credentialManagementRefusal(caller) : null;
@@ -85,15 +98,20 @@ export function applicationCredentialsRouter(deps: Deps): Router {
     ...(secret !== undefined ? { secret } : {}),
     links: { self: selfUrl(user, c.id) },
   });
-  const notFound = (res: ServerResponse, id: string) => sendKeystoneError(res, 404, `Could not find Application Credential: ${id}.`);
-  const invalid = (res: ServerResponse, detail: string) => sendKeystoneError(res, 400, `Invalid application credential: ${detail}`);
+  const notFound = (res: ServerResponse, id: string) =>
+    sendKeystoneError(res, 404, `Could not find Application Credential: ${id}.`);
+  const invalid = (res: ServerResponse, detail: string) =>
+    sendKeystoneError(res, 400, `Invalid application credential: ${detail}`);
 
   router.get(COLLECTION, async (req, res) => {
     const found = await access(req, res, 'list');
     if (!found) return;
     const name = typeof req.query.name === 'string' ? req.query.name : undefined;
     const list = await store.list(found.user.id, name);
-    sendJson(res, 200, { application_credentials: list.map((c) => rendered(found.user, c)), links: { self: selfUrl(found.user), previous: null, next: null } });
+    sendJson(res, 200, {
+      application_credentials: list.map((c) => rendered(found.user, c)),
+      links: { self: selfUrl(found.user), previous: null, next: null },
+    });
   });
 
   router.post(COLLECTION, async (req, res) => {
@@ -106,14 +124,21 @@ export function applicationCredentialsRouter(deps: Deps): Router {
       return sendKeystoneError(res, 400, `Malformed JSON body. ${BAD_REQUEST_SUFFIX}`);
     }
     const { error, value } = applicationCredentialCreateSchema.validate(read.body ?? {});
-    if (error) return sendKeystoneError(res, 400, `Invalid input for field '${error.details[0]?.path.join('.') ?? 'application_credential'}': ${error.message.replace(/"/g, "'")}. ${BAD_REQUEST_SUFFIX}`);
+    if (error)
+      return sendKeystoneError(
+        res,
+        400,
+        `Invalid input for field '${error.details[0]?.path.join('.') ?? 'application_credential'}': ${error.message.replace(/"/g, "'")}. ${BAD_REQUEST_SUFFIX}`,
+      );
     const input = (value as { application_credential: CreateInput }).application_credential;
     const { caller, user } = found;
     // The token's roles are what the credential can carry: a token for another account holds none.
-    if (caller.project !== caller.user) return invalid(res, "an application credential is made with a token for the user's own project.");
+    if (caller.project !== caller.user)
+      return invalid(res, "an application credential is made with a token for the user's own project.");
     const asked = input.roles?.map((r) => r.name ?? r.id!) ?? caller.roles;
     const unassigned = asked.filter((r) => !caller.roles.includes(r));
-    if (unassigned.length > 0) return invalid(res, `Cannot create an application credential with unassigned role (${unassigned.join(', ')}).`);
+    if (unassigned.length > 0)
+      return invalid(res, `Cannot create an application credential with unassigned role (${unassigned.join(', ')}).`);
     if (input.expires_at && input.expires_at.getTime() <= Date.now()) {
       return sendKeystoneError(res, 400, `The 'expires_at' must not be before now. ${BAD_REQUEST_SUFFIX}`);
     }
@@ -128,20 +153,41 @@ export function applicationCredentialsRouter(deps: Deps): Router {
           expiresAt: input.expires_at ? input.expires_at.toISOString() : null,
           roles: [...new Set(asked)],
           unrestricted: input.unrestricted ?? false,
-          accessRules: input.access_rules?.length ? input.access_rules.map((r) => ({ id: randomRuleId(), service: r.service, method: r.method, path: r.path })) : null,
+          accessRules: input.access_rules?.length
+            ? input.access_rules.map((r) => ({
+                id: randomRuleId(),
+                service: r.service,
+                method: r.method,
+                path: r.path,
+              }))
+            : null,
         },
       );
       res.setHeader('Location', selfUrl(user, created.id));
       sendJson(res, 201, { application_credential: rendered(user, created, secret) });
     } catch (e) {
       if (e instanceof DuplicateApplicationCredential) {
-        return sendKeystoneError(res, 409, `Conflict occurred attempting to store application_credential - Duplicate entry found with name ${input.name}.`);
+        return sendKeystoneError(
+          res,
+          409,
+          `Conflict occurred attempting to store application_credential - Duplicate entry found with name ${input.name}.`,
+        );
       }
       if (e instanceof TooManyApplicationCredentials) {
-        return sendKeystoneError(res, 403, `Unable to create additional application credentials, maximum of ${MAX_APPLICATION_CREDENTIALS_PER_USER} already exceeded for user.`);
+        return sendKeystoneError(
+          res,
+          403,
+          `Unable to create additional application credentials, maximum of ${MAX_APPLICATION_CREDENTIALS_PER_USER} already exceeded for user.`,
+        );
       }
-      if (e instanceof ApplicationCredentialUserGone) return sendKeystoneError(res, 404, `Could not find user: ${user.username}.`);
-      if (isWriteRefused(e)) return sendKeystoneError(res, 403, 'This gateway may not write application credentials (its database role has no INSERT/DELETE on them).');
+      if (e instanceof ApplicationCredentialUserGone)
+        return sendKeystoneError(res, 404, `Could not find user: ${user.username}.`);
+      if (isWriteRefused(e))
+        return sendKeystoneError(
+          res,
+          403,
+          'This gateway may not write application credentials (its database role has no INSERT/DELETE on them).',
+        );
       throw e;
     }
   });
@@ -163,11 +209,17 @@ export function applicationCredentialsRouter(deps: Deps): Router {
     try {
       outcome = await store.delete({ user: found.user, requestId: requestIdOf(req) ?? null }, id);
     } catch (e) {
-      if (isWriteRefused(e)) return sendKeystoneError(res, 403, 'This gateway may not write application credentials (its database role has no INSERT/DELETE on them).');
+      if (isWriteRefused(e))
+        return sendKeystoneError(
+          res,
+          403,
+          'This gateway may not write application credentials (its database role has no INSERT/DELETE on them).',
+        );
       throw e;
     }
     if (!outcome.deleted) return notFound(res, id);
-    // The S3 keys made with its tokens went with it; reading a standby, this gateway would otherwise see them until replayed there.
+    // The S3 keys made with its tokens went with it; reading a standby, this gateway would otherwise see them until
+    // replayed there.
     for (const accessKey of outcome.boundAccessKeys) deps.s3.credentials.deletedOnPrimary(accessKey);
     res.status(204).end();
   });

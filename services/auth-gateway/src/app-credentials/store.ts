@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { AccessRule } from '@cairn/domain';
-import { APPLICATION_CREDENTIAL_COLUMNS, STORAGE_USER_ACTOR_PREFIX, STORAGE_USER_COLUMNS, TABLES, type ApplicationCredentialRow } from '@cairn/contract';
+import {
+  APPLICATION_CREDENTIAL_COLUMNS,
+  STORAGE_USER_ACTOR_PREFIX,
+  STORAGE_USER_COLUMNS,
+  TABLES,
+  type ApplicationCredentialRow,
+} from '@cairn/contract';
 import type { Knex } from 'knex';
 import { FencedCache } from '../credentials/fenced-cache';
 import { unreachable } from '../credentials/unreachable';
@@ -166,11 +172,15 @@ export class ApplicationCredentialStore extends FencedCache<ApplicationCredentia
     const q = this.db(TABLE)
       .join(`${TABLES.storageUsers} as u`, 'u.id', `${TABLE}.storage_user_id`)
       .where('u.cluster_id', this.clusterId)
-      .select([...APPLICATION_CREDENTIAL_COLUMNS.map((c) => `${TABLE}.${c}`), ...STORAGE_USER_COLUMNS.map((c) => `u.${c} as user_${c}`)]);
+      .select([
+        ...APPLICATION_CREDENTIAL_COLUMNS.map((c) => `${TABLE}.${c}`),
+        ...STORAGE_USER_COLUMNS.map((c) => `u.${c} as user_${c}`),
+      ]);
     // An id not of Keystone's shape matches no row, but is asked all the same (the same cost).
     if ('id' in by) void q.where(`${TABLE}.id`, by.id);
     else void q.where({ 'u.username': by.username, [`${TABLE}.name`]: by.name });
-    const row = (await q.first().catch(unreachable)) as (ApplicationCredentialRow & Record<string, unknown>) | undefined;
+    const row = (await q.first().catch(unreachable)) as
+      (ApplicationCredentialRow & Record<string, unknown>) | undefined;
     if (!row) return null;
     const user: UserRecord = {
       id: String(row.user_id),
@@ -188,7 +198,10 @@ export class ApplicationCredentialStore extends FencedCache<ApplicationCredentia
   }
 
   async list(userId: string, name?: string): Promise<ApplicationCredential[]> {
-    const q = this.query().where(`${TABLE}.storage_user_id`, userId).orderBy(`${TABLE}.created_at`).orderBy(`${TABLE}.id`);
+    const q = this.query()
+      .where(`${TABLE}.storage_user_id`, userId)
+      .orderBy(`${TABLE}.created_at`)
+      .orderBy(`${TABLE}.id`);
     if (name !== undefined) void q.where(`${TABLE}.name`, name);
     const rows = (await q.catch(unreachable)) as Row[];
     return rows.map(toCredential);
@@ -200,8 +213,12 @@ export class ApplicationCredentialStore extends FencedCache<ApplicationCredentia
     const id = randomBytes(16).toString('hex');
     return this.writeDb
       .transaction(async (trx) => {
-        await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`cairn application credentials of user ${userId}`]);
-        const [{ count }] = (await trx(TABLE).where('storage_user_id', userId).count({ count: '*' })) as [{ count: string | number }];
+        await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [
+          `cairn application credentials of user ${userId}`,
+        ]);
+        const [{ count }] = (await trx(TABLE).where('storage_user_id', userId).count({ count: '*' })) as [
+          { count: string | number },
+        ];
         if (Number(count) >= MAX_APPLICATION_CREDENTIALS_PER_USER) throw new TooManyApplicationCredentials();
         const [row] = (await trx(TABLE)
           .insert({
@@ -217,7 +234,14 @@ export class ApplicationCredentialStore extends FencedCache<ApplicationCredentia
           })
           .returning([...APPLICATION_CREDENTIAL_COLUMNS])) as ApplicationCredentialRow[];
         const created = toCredential({ ...row!, username: actor.user.username });
-        await auditApplicationCredential(trx, actorName(actor.user.username), actor.requestId, this.clusterId, 'create', created);
+        await auditApplicationCredential(
+          trx,
+          actorName(actor.user.username),
+          actor.requestId,
+          this.clusterId,
+          'create',
+          created,
+        );
         return created;
       })
       .catch((e: unknown) => {
@@ -231,20 +255,35 @@ export class ApplicationCredentialStore extends FencedCache<ApplicationCredentia
    * Whether the user's credential existed and is gone (with its audit record), and the access keys
    * of the S3 credentials made with its tokens, deleted with it (each audited too).
    */
-  async delete(actor: ApplicationCredentialActor, id: string): Promise<{ deleted: boolean; boundAccessKeys: string[] }> {
+  async delete(
+    actor: ApplicationCredentialActor,
+    id: string,
+  ): Promise<{ deleted: boolean; boundAccessKeys: string[] }> {
     if (!/^[0-9a-f]{32}$/.test(id)) return { deleted: false, boundAccessKeys: [] };
     const outcome = await this.writeDb
       .transaction(async (trx) => {
         // Its bound S3 keys first, each audited (the cascade would take them unrecorded); under the
         // user's S3 lock, which every S3 credential creation takes, so none is bound meanwhile.
-        await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`cairn s3 credentials of user ${actor.user.id}`]);
+        await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [
+          `cairn s3 credentials of user ${actor.user.id}`,
+        ]);
         const owned = await trx(TABLE).where({ id, storage_user_id: actor.user.id }).first('id');
         if (!owned) return { deleted: false, boundAccessKeys: [] };
         const boundAccessKeys = await deleteS3CredentialsBoundTo(trx, actor, this.clusterId, id);
-        const [row] = (await trx(TABLE).where({ id, storage_user_id: actor.user.id }).delete().returning([...APPLICATION_CREDENTIAL_COLUMNS])) as ApplicationCredentialRow[];
+        const [row] = (await trx(TABLE)
+          .where({ id, storage_user_id: actor.user.id })
+          .delete()
+          .returning([...APPLICATION_CREDENTIAL_COLUMNS])) as ApplicationCredentialRow[];
         // Deleted meanwhile by another writer (the management API): nothing of it is left to audit here.
         if (!row) return { deleted: false, boundAccessKeys };
-        await auditApplicationCredential(trx, actorName(actor.user.username), actor.requestId, this.clusterId, 'delete', toCredential({ ...row, username: actor.user.username }));
+        await auditApplicationCredential(
+          trx,
+          actorName(actor.user.username),
+          actor.requestId,
+          this.clusterId,
+          'delete',
+          toCredential({ ...row, username: actor.user.username }),
+        );
         return { deleted: true, boundAccessKeys };
       })
       .catch(unreachable);

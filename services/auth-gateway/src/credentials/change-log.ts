@@ -81,7 +81,13 @@ export class ChangeLogFeed {
     private readonly clusterId: number,
     private readonly users: UserDirectory,
     private readonly log: Logger,
-    private readonly options: { maxLagMs: number; cluster?: ServedCluster; s3?: S3CredentialDirectory; pollMs?: number; now?: () => number },
+    private readonly options: {
+      maxLagMs: number;
+      cluster?: ServedCluster;
+      s3?: S3CredentialDirectory;
+      pollMs?: number;
+      now?: () => number;
+    },
   ) {}
 
   /** Starts following in the background; resolves once the first attempt has succeeded or failed. */
@@ -135,7 +141,11 @@ export class ChangeLogFeed {
   }
 
   private async connect(): Promise<void> {
-    const client = new Client({ connectionString: this.connectionString, application_name: 'cairn-auth-gateway-changes', keepAlive: true });
+    const client = new Client({
+      connectionString: this.connectionString,
+      application_name: 'cairn-auth-gateway-changes',
+      keepAlive: true,
+    });
     this.client = client;
     let lost = false;
     const onLost = (e?: Error) => {
@@ -203,7 +213,8 @@ export class ChangeLogFeed {
     this.pollInFlight = false;
     const live = client === this.client;
     waiting.release(passed && live && this.users.isFollowing);
-    if (!passed && live) this.drop?.(new Error(`the change log could not be read (or not within ${POLL_TIMEOUT_MS} ms)`));
+    if (!passed && live)
+      this.drop?.(new Error(`the change log could not be read (or not within ${POLL_TIMEOUT_MS} ms)`));
     if (this.nextPoll && client === this.client) void this.sendPoll(client);
   }
 
@@ -229,7 +240,11 @@ export class ChangeLogFeed {
       const row = beat.rows[0];
       this.standby = row?.standby === true;
       // Measured from before the query: the copy was at least this fresh then.
-      this.measured = { ageMs: Math.max(0, row?.age_ms ?? Number.POSITIVE_INFINITY), at: startedAt, beatMs: row?.beat_ms ?? 0 };
+      this.measured = {
+        ageMs: Math.max(0, row?.age_ms ?? Number.POSITIVE_INFINITY),
+        at: startedAt,
+        beatMs: row?.beat_ms ?? 0,
+      };
       this.noteStaleness();
       return true;
     } catch (e) {
@@ -299,7 +314,10 @@ export class ChangeLogFeed {
     if (stale === this.wasStale) return;
     this.wasStale = stale;
     if (stale) {
-      this.log.warn({ lagMs: Math.round(this.lagMs), maxLagMs: this.options.maxLagMs }, 'the standby this gateway reads is behind the primary by more than CAIRN_STANDBY_MAX_LAG');
+      this.log.warn(
+        { lagMs: Math.round(this.lagMs), maxLagMs: this.options.maxLagMs },
+        'the standby this gateway reads is behind the primary by more than CAIRN_STANDBY_MAX_LAG',
+      );
     } else {
       // Rows the log named while this gateway could not keep up may have been pruned unread.
       this.forgetAll();

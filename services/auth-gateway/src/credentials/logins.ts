@@ -31,7 +31,8 @@ const USER_LIMITED =
   'Too many failed logins for this user from many addresses; retry later, or from an address this user has logged in from before.';
 
 /** A counter key of bounded size whatever the client sent. */
-const hashed = (kind: string, value: string): string => `${kind}:${createHash('sha256').update(value, 'utf8').digest('base64url')}`;
+const hashed = (kind: string, value: string): string =>
+  `${kind}:${createHash('sha256').update(value, 'utf8').digest('base64url')}`;
 
 /**
  * The unit an address limit counts: an IPv4 address (also when written IPv4-mapped, ::ffff:a.b.c.d)
@@ -44,7 +45,10 @@ export function addressUnit(address: string): string {
   if (ip.isIPv4MappedAddress()) return ip.toIPv4Address().toString();
   // The key's spelling (four hex groups without leading zeros, then "::/64") is what Redis holds
   // counts under: it must not change between versions.
-  return `${ip.parts.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+  return `${ip.parts
+    .slice(0, 4)
+    .map((g) => g.toString(16))
+    .join(':')}::/64`;
 }
 
 const retryAfter = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
@@ -70,11 +74,17 @@ export interface LoginCredential {
 }
 
 /** A username and password, checked by the verifier (one KDF run unless remembered). */
-export function passwordCredential(users: UserDirectory, verifier: PasswordVerifier, username: string, password: string): LoginCredential {
+export function passwordCredential(
+  users: UserDirectory,
+  verifier: PasswordVerifier,
+  username: string,
+  password: string,
+): LoginCredential {
   return {
     subject: username,
     // A name that cannot exist is looked up nowhere, but still costs one password check.
-    find: async () => (!usernameSchema.validate(username).error && password.length <= 1024 ? users.findForLogin(username) : null),
+    find: async () =>
+      !usernameSchema.validate(username).error && password.length <= 1024 ? users.findForLogin(username) : null,
     remembers: (user) => verifier.remembers(username, user, password),
     check: (user) => verifier.check(username, user, password),
   };
@@ -124,7 +134,9 @@ interface Attempt {
  * itself, and only while checks run.
  */
 export class LoginService {
-  /** Known-address marks this process wrote recently (by key: expiry), so a busy user's logins do not each write one. */
+  /**
+   * Known-address marks this process wrote recently (by key: expiry), so a busy user's logins do not each write one.
+   */
   private readonly marked = new Map<string, number>();
   /** The attempts this process is checking now, per counter key. */
   private readonly inFlight = new Map<string, Set<Promise<LoginResult>>>();
@@ -142,7 +154,10 @@ export class LoginService {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** A password login; `clientAddress`: the caller's address as the app determined it (undefined: not limited by address, never a known address). */
+  /**
+   * A password login; `clientAddress`: the caller's address as the app determined it (undefined: not limited by
+   * address, never a known address).
+   */
   login(username: string, password: string, clientAddress?: string): Promise<LoginResult> {
     return this.loginWith(passwordCredential(this.users, this.verifier, username, password), clientAddress);
   }
@@ -183,7 +198,9 @@ export class LoginService {
           [pairKey, byPair.count, this.limits.limit],
           [userKey, byUser.count, this.limits.userLimit],
         ];
-        const reached = counted.filter(([key, count, limit]) => key !== undefined && count < limit && count + pending(key) >= limit);
+        const reached = counted.filter(
+          ([key, count, limit]) => key !== undefined && count < limit && count + pending(key) >= limit,
+        );
         if (reached.length === 0) {
           const checked = this.check(attempt);
           this.track(keys, checked);
@@ -200,11 +217,23 @@ export class LoginService {
   }
 
   /** The password check (one KDF run unless remembered), and what its outcome clears or counts. */
-  private async check({ credential, unit, user, isKnown, byPair, userKey, addressKey, pairKey }: Attempt): Promise<LoginResult> {
+  private async check({
+    credential,
+    unit,
+    user,
+    isKnown,
+    byPair,
+    userKey,
+    addressKey,
+    pairKey,
+  }: Attempt): Promise<LoginResult> {
     if (await credential.check(user)) {
       // The address counter stays: a client holding one valid password must not be able to
       // reset its address's count by logging in between guesses (the pair count is per name).
-      await Promise.all([pairKey && byPair.count > 0 ? this.store.clearFailures(pairKey) : undefined, this.markKnown(user!, unit)]);
+      await Promise.all([
+        pairKey && byPair.count > 0 ? this.store.clearFailures(pairKey) : undefined,
+        this.markKnown(user!, unit),
+      ]);
       return { ok: true, user: user! };
     }
     const fromKnown = await isKnown();
@@ -265,4 +294,5 @@ function limited(resetInMs: number, message: string): LoginResult {
 }
 
 /** A project (Swift account owner name) a client may ask for: the same rule as usernames. */
-export const isValidProjectName = (name: unknown): name is string => typeof name === 'string' && !usernameSchema.validate(name).error;
+export const isValidProjectName = (name: unknown): name is string =>
+  typeof name === 'string' && !usernameSchema.validate(name).error;

@@ -121,14 +121,22 @@ export class ServedCluster {
     } catch (e) {
       // Postgres unreachable says nothing about the cluster: keep the settings last read. Said
       // once per outage, not at every poll.
-      if (!this.readFailing) this.log.warn({ err: { message: (e as Error).message } }, "could not read this gateway's cluster row; keeping its last settings");
+      if (!this.readFailing)
+        this.log.warn(
+          { err: { message: (e as Error).message } },
+          "could not read this gateway's cluster row; keeping its last settings",
+        );
       this.readFailing = true;
       return;
     }
     if (this.readFailing) this.log.info('cluster row readable again');
     this.readFailing = false;
     if (!row) {
-      if (!this.gone) this.log.error({ cluster: this.current.name, uuid: this.uuid }, 'the cluster this gateway serves was deleted: answering 503');
+      if (!this.gone)
+        this.log.error(
+          { cluster: this.current.name, uuid: this.uuid },
+          'the cluster this gateway serves was deleted: answering 503',
+        );
       this.gone = true;
       return;
     }
@@ -143,7 +151,15 @@ export class ServedCluster {
     if (same) return;
     this.current = next;
     this.gone = false;
-    this.log.info({ cluster: next.name, publicUrl: next.endpoints.authUrl, storageUrl: next.endpoints.storageUrl, region: next.endpoints.region }, 'cluster settings changed');
+    this.log.info(
+      {
+        cluster: next.name,
+        publicUrl: next.endpoints.authUrl,
+        storageUrl: next.endpoints.storageUrl,
+        region: next.endpoints.region,
+      },
+      'cluster settings changed',
+    );
   }
 
   private settingsOf(row: ClusterInfo): ClusterSettings {

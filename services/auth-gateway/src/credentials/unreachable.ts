@@ -6,7 +6,8 @@ import { isDatabaseUnreachable } from '@cairn/runtime';
  * UNAVAILABLE (a 503: never a 401, or clients would doubt their password); anything else as it is.
  */
 export const unreachable = (err: unknown): never => {
-  if (isDatabaseUnreachable(err)) throw errors.unavailable('The user database (Postgres) is unavailable.', { cause: (err as Error).message });
+  if (isDatabaseUnreachable(err))
+    throw errors.unavailable('The user database (Postgres) is unavailable.', { cause: (err as Error).message });
   throw err;
 };
 
@@ -16,10 +17,13 @@ export const unreachable = (err: unknown): never => {
  */
 export const primaryUnreachable = (err: unknown): never => {
   if (isDatabaseUnreachable(err)) {
-    throw errors.unavailable('The primary database (Postgres) is unreachable from this gateway, so S3 credentials cannot be listed, created or deleted here now; logins and tokens are not affected. Try again later.', {
-      cause: (err as Error).message,
-      shown: true,
-    });
+    throw errors.unavailable(
+      'The primary database (Postgres) is unreachable from this gateway, so S3 credentials cannot be listed, created or deleted here now; logins and tokens are not affected. Try again later.',
+      {
+        cause: (err as Error).message,
+        shown: true,
+      },
+    );
   }
   throw err;
 };

@@ -77,7 +77,11 @@ export class UserChangeFeed {
   }
 
   private async connect(): Promise<void> {
-    const client = new Client({ connectionString: this.connectionString, application_name: 'cairn-auth-gateway-listen', keepAlive: true });
+    const client = new Client({
+      connectionString: this.connectionString,
+      application_name: 'cairn-auth-gateway-listen',
+      keepAlive: true,
+    });
     this.client = client;
     let lost = false;
     const onLost = (e?: Error) => {

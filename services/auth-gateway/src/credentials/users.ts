@@ -63,11 +63,15 @@ export class UserDirectory extends FencedCache<UserRecord | null> {
    * against it: through the migration's compare-and-set function, so a hash changed meanwhile (a
    * new password set by an operator) is left alone. Leaves `generation`, hence the user's tokens,
    * as they are. True when this call replaced it. `through`: the primary, where the gateway reads a
- * standby.
+   * standby.
    */
   async replaceForeignHash(user: UserRecord, newHash: string, through: Knex = this.db): Promise<boolean> {
     const result = (await through
-      .raw(`SELECT ${REPLACE_FOREIGN_HASH_FUNCTION}(?::bigint, ?, ?) AS replaced`, [user.id, user.passwordHash, newHash])
+      .raw(`SELECT ${REPLACE_FOREIGN_HASH_FUNCTION}(?::bigint, ?, ?) AS replaced`, [
+        user.id,
+        user.passwordHash,
+        newHash,
+      ])
       .catch(unreachable)) as { rows: Array<{ replaced: boolean }> };
     // The row changed: the next read sees the new hash (the change notice says so too).
     this.forget(user.username);
@@ -76,13 +80,17 @@ export class UserDirectory extends FencedCache<UserRecord | null> {
 
   private async query(username: string): Promise<UserRecord | null> {
     const where: Pick<StorageUserRow, 'cluster_id' | 'username'> = { cluster_id: this.clusterId, username };
-    const row = (await this.db(TABLES.storageUsers)
-      .select(COLUMNS)
-      .where(where)
-      .first()
-      .catch(unreachable)) as Omit<StorageUserRow, 'cluster_id'> | undefined;
+    const row = (await this.db(TABLES.storageUsers).select(COLUMNS).where(where).first().catch(unreachable)) as
+      Omit<StorageUserRow, 'cluster_id'> | undefined;
     return row
-      ? { id: String(row.id), username: row.username, passwordHash: row.password_hash, enabled: row.enabled, isSuperuser: row.is_superuser, generation: String(row.generation) }
+      ? {
+          id: String(row.id),
+          username: row.username,
+          passwordHash: row.password_hash,
+          enabled: row.enabled,
+          isSuperuser: row.is_superuser,
+          generation: String(row.generation),
+        }
       : null;
   }
 }

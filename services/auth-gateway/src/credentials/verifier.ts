@@ -109,7 +109,8 @@ export class PasswordVerifier {
       this.observeKdf((performance.now() - started) / 1000);
     }
     // Only for a real login: a disabled user's foreign hash stays until it logs in.
-    if (ok && replacement !== undefined && user !== null && user.enabled) await this.replaceForeignHash(user, replacement);
+    if (ok && replacement !== undefined && user !== null && user.enabled)
+      await this.replaceForeignHash(user, replacement);
     return ok;
   }
 }

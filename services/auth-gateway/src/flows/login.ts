@@ -39,12 +39,21 @@ export type LoginFlow = (login: PasswordLogin | ApplicationCredentialLogin) => P
  * The one login sequence of V1, V2 and V3: authenticate (under the failed-login limits, see
  * LoginService), check the project's name, issue the token, count the outcome under `version`.
  */
-export function loginFlow(deps: Pick<Deps, 'logins' | 'tokens' | 'metrics' | 'appCredentials'>, version: AuthVersion): LoginFlow {
+export function loginFlow(
+  deps: Pick<Deps, 'logins' | 'tokens' | 'metrics' | 'appCredentials'>,
+  version: AuthVersion,
+): LoginFlow {
   return async (login) => {
     if ('method' in login) {
       // Authenticated by the credential's secret, under the same failed-login limits as passwords;
       // scoped, as Keystone binds it, to its user's project.
-      const result = await authenticateApplicationCredential(deps.logins, deps.appCredentials, login.identity, login.clientAddress, Date.now());
+      const result = await authenticateApplicationCredential(
+        deps.logins,
+        deps.appCredentials,
+        login.identity,
+        login.clientAddress,
+        Date.now(),
+      );
       if (!result.ok) {
         deps.metrics.refused(version, result.reason === 'limited' ? 'rate_limited' : 'invalid_credentials');
         return result.reason === 'limited'
@@ -74,7 +83,14 @@ export function loginFlow(deps: Pick<Deps, 'logins' | 'tokens' | 'metrics' | 'ap
       return { ok: false, refusal: 'invalid' };
     }
     // V1 logins get the live token of the same user and scope again, as tempauth hands it out.
-    const token = await deps.tokens.issue({ user: result.user, project, methods: ['password'], userDomain, projectDomain, reuse: version === 'v1' });
+    const token = await deps.tokens.issue({
+      user: result.user,
+      project,
+      methods: ['password'],
+      userDomain,
+      projectDomain,
+      reuse: version === 'v1',
+    });
     deps.metrics.issued(version);
     return { ok: true, token };
   };

@@ -4,7 +4,8 @@ import { canValidate } from './validation-policy';
 import type { TokenRecord } from '../tokens/store';
 
 /** How a validation ended: the subject's record when `valid`. */
-export type ValidationOutcome = { result: 'valid'; subjectId: string; subject: TokenRecord } | { result: Exclude<ValidationResult, 'valid'> };
+export type ValidationOutcome =
+  { result: 'valid'; subjectId: string; subject: TokenRecord } | { result: Exclude<ValidationResult, 'valid'> };
 
 export interface TokenCheck {
   callerToken: string | undefined;
@@ -36,7 +37,10 @@ export function validationFlow(deps: Pick<Deps, 'tokens' | 'metrics'>, version: 
     async function decide(): Promise<ValidationOutcome> {
       // Both looked up in the same tick, so their Redis reads share round trips (ioredis's
       // auto-pipelining); a bad caller token still decides the answer before the subject's.
-      const [caller, subject] = await Promise.all([deps.tokens.validate(callerToken), deps.tokens.validate(subjectToken)]);
+      const [caller, subject] = await Promise.all([
+        deps.tokens.validate(callerToken),
+        deps.tokens.validate(subjectToken),
+      ]);
       if (!caller) return { result: 'caller_unauthorized' };
       if (!subject || !subjectToken || (scopedOnly && subject.project === undefined)) return { result: 'not_found' };
       if (subject.applicationCredential?.accessRules && !accessRulesSupported) return { result: 'not_found' };

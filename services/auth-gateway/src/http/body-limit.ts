@@ -35,7 +35,8 @@ const utf8 = new TextDecoder('utf-8');
  * its end before the refusal.
  */
 export async function readJsonBody(req: IncomingMessage): Promise<JsonBody> {
-  const hasBody = req.headers['transfer-encoding'] !== undefined || !Number.isNaN(Number(req.headers['content-length'] ?? NaN));
+  const hasBody =
+    req.headers['transfer-encoding'] !== undefined || !Number.isNaN(Number(req.headers['content-length'] ?? NaN));
   if (!hasBody) return { ok: true, body: undefined };
   const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(req.headers['content-type'] ?? '')?.[1]?.toLowerCase();
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return { ok: false, tooLarge: false };

@@ -14,7 +14,10 @@ export function keystoneError(code: number, message: string): KeystoneErrorBody 
 }
 
 /** The same shape for requests Node's HTTP parser refuses before express sees them (see listen()). */
-export const keystoneErrorBody = (code: number, message: string) => ({ contentType: 'application/json', body: JSON.stringify(keystoneError(code, message)) });
+export const keystoneErrorBody = (code: number, message: string) => ({
+  contentType: 'application/json',
+  body: JSON.stringify(keystoneError(code, message)),
+});
 
 export function sendKeystoneError(res: ServerResponse, code: number, message: string): void {
   sendJson(res, code, keystoneError(code, message));
@@ -35,13 +38,14 @@ export function methodNotAllowed(allowed: readonly string[]): RequestHandler {
   };
 }
 
-
 /**
  * Client errors raised by express itself keep their status; anything else is logged and is a 500.
  * `logFor(req)` gives the logger for a line about that request (with its id); it is only called
  * when a line is written (503 and 500), not for the 4xx most errors are.
  */
-export function errorAnswer(logFor: (req: IncomingMessage) => Logger): (err: unknown, req: IncomingMessage, res: ServerResponse) => void {
+export function errorAnswer(
+  logFor: (req: IncomingMessage) => Logger,
+): (err: unknown, req: IncomingMessage, res: ServerResponse) => void {
   return (err, req, res) => {
     if (res.headersSent) return;
     const status = (err as { status?: unknown }).status;
@@ -55,7 +59,11 @@ export function errorAnswer(logFor: (req: IncomingMessage) => Logger): (err: unk
       logFor(req).warn({ err: { message: err.message, cause: err.details.cause } }, 'dependency unavailable');
       res.setHeader('Retry-After', '1');
       // A message written for the client (details.shown) says what still works; others stay generic.
-      sendKeystoneError(res, 503, err.details.shown === true ? err.message : 'The identity service is temporarily unavailable; retry shortly.');
+      sendKeystoneError(
+        res,
+        503,
+        err.details.shown === true ? err.message : 'The identity service is temporarily unavailable; retry shortly.',
+      );
       return;
     }
     logFor(req).error({ err }, 'unhandled error');

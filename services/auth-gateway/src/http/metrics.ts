@@ -1,4 +1,11 @@
-import { CounterFamily, createRegistry, HttpMetrics, knexPool, registerPoolMetrics, type CounterChild } from '@cairn/runtime';
+import {
+  CounterFamily,
+  createRegistry,
+  HttpMetrics,
+  knexPool,
+  registerPoolMetrics,
+  type CounterChild,
+} from '@cairn/runtime';
 import type { Knex } from 'knex';
 import { Gauge, Histogram, type Registry } from 'prom-client';
 
@@ -87,17 +94,28 @@ export class GatewayMetrics {
   constructor(sources: { db: Knex; redis?: RedisStatus }) {
     this.registry = createRegistry('auth-gateway');
     this.http = new HttpMetrics(this.registry);
-    const issued = new CounterFamily<'version'>('cairn_tokens_issued_total', 'Tokens issued, by auth API version (v1: Swift, v2: Keystone V2.0, v3: Keystone V3).', this.registry);
-    const refused = new CounterFamily<'version' | 'reason'>('cairn_tokens_refused_total', 'Logins refused, by auth API version and reason.', this.registry);
+    const issued = new CounterFamily<'version'>(
+      'cairn_tokens_issued_total',
+      'Tokens issued, by auth API version (v1: Swift, v2: Keystone V2.0, v3: Keystone V3).',
+      this.registry,
+    );
+    const refused = new CounterFamily<'version' | 'reason'>(
+      'cairn_tokens_refused_total',
+      'Logins refused, by auth API version and reason.',
+      this.registry,
+    );
     const validated = new CounterFamily<'version' | 'result'>(
       'cairn_token_validations_total',
       'Token validation calls (a Swift proxy or a user checking a token), by auth API version and result.',
       this.registry,
     );
-    const each = <K extends string, V>(keys: readonly K[], f: (k: K) => V) => Object.fromEntries(keys.map((k) => [k, f(k)])) as Record<K, V>;
+    const each = <K extends string, V>(keys: readonly K[], f: (k: K) => V) =>
+      Object.fromEntries(keys.map((k) => [k, f(k)])) as Record<K, V>;
     this.issuedBy = each(VERSIONS, (version) => issued.labels({ version }));
     this.refusedBy = each(VERSIONS, (version) => each(REASONS, (reason) => refused.labels({ version, reason })));
-    this.validatedBy = each(KEYSTONE_VERSIONS, (version) => each(RESULTS, (result) => validated.labels({ version, result })));
+    this.validatedBy = each(KEYSTONE_VERSIONS, (version) =>
+      each(RESULTS, (result) => validated.labels({ version, result })),
+    );
     const s3 = new CounterFamily<'result'>(
       'cairn_s3tokens_total',
       "s3tokens calls (a Swift proxy checking an S3 request's signature), by result; clients see 200, 400 or one 401 for every refusal.",

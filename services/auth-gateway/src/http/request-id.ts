@@ -4,7 +4,10 @@ import type { RequestIdOptions } from '@cairn/runtime';
 import { randomText } from '../tokens/random';
 
 /** Swift's transaction id shape: tx + 21 hex + '-' + the epoch second in hex. */
-export const transId = (): string => `tx${randomText(11, 'hex').slice(0, 21)}-${Math.floor(Date.now() / 1000).toString(16).padStart(10, '0')}`;
+export const transId = (): string =>
+  `tx${randomText(11, 'hex').slice(0, 21)}-${Math.floor(Date.now() / 1000)
+    .toString(16)
+    .padStart(10, '0')}`;
 
 /**
  * One id per request, in the response headers and on every log line: the caller's (a load
@@ -16,6 +19,7 @@ export const transId = (): string => `tx${randomText(11, 'hex').slice(0, 21)}-${
 export const GATEWAY_REQUEST_ID: RequestIdOptions = {
   accept: ['x-request-id', 'x-trans-id', 'x-openstack-request-id'],
   pattern: /^[\w.-]{1,128}$/,
-  generate: (req: IncomingMessage) => (req.url !== undefined && req.url.startsWith('/auth/v1') ? transId() : `req-${randomUUID()}`),
+  generate: (req: IncomingMessage) =>
+    req.url !== undefined && req.url.startsWith('/auth/v1') ? transId() : `req-${randomUUID()}`,
   echo: ['X-Request-Id', 'X-Openstack-Request-Id'],
 };

@@ -31,10 +31,20 @@ export function standbyGate(standby: ChangeLogFeed | undefined, policy: StalePol
  * and not ready while it is past the limit with `refuse` (a balancer then sends clients to a
  * gateway that can answer). With `serve` it stays ready and says it is serving a stale copy.
  */
-export function standbyReadiness(standby: ChangeLogFeed | undefined, policy: StalePolicy): { status: string; ready: boolean } {
+export function standbyReadiness(
+  standby: ChangeLogFeed | undefined,
+  policy: StalePolicy,
+): { status: string; ready: boolean } {
   if (!standby) return { status: 'primary', ready: true };
   const lag = `lag ${seconds(standby.lagMs)}`;
   if (!standby.stale) return { status: `ok, ${lag}`, ready: true };
-  if (policy === 'serve') return { status: `stale, ${lag} over the ${seconds(standby.maxLagMs)} limit: serving the copy as it is (CAIRN_STANDBY_STALE=serve)`, ready: true };
-  return { status: `stale, ${lag} over the ${seconds(standby.maxLagMs)} limit: refusing logins (CAIRN_STANDBY_STALE=refuse)`, ready: false };
+  if (policy === 'serve')
+    return {
+      status: `stale, ${lag} over the ${seconds(standby.maxLagMs)} limit: serving the copy as it is (CAIRN_STANDBY_STALE=serve)`,
+      ready: true,
+    };
+  return {
+    status: `stale, ${lag} over the ${seconds(standby.maxLagMs)} limit: refusing logins (CAIRN_STANDBY_STALE=refuse)`,
+    ready: false,
+  };
 }

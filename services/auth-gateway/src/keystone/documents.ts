@@ -18,7 +18,8 @@ export interface Endpoints {
 export const keystoneTime = (iso: string): string => iso.replace(/\.(\d{3})Z$/, '.$1000Z');
 
 /** Swift's account URL path segment for a project, percent-encoded as it travels in a URL. */
-export const accountUrl = (storageUrl: string, project: string): string => `${storageUrl}/${encodeURIComponent(`AUTH_${project}`)}`;
+export const accountUrl = (storageUrl: string, project: string): string =>
+  `${storageUrl}/${encodeURIComponent(`AUTH_${project}`)}`;
 
 const named = (value: string) => ({ id: value, name: value });
 
@@ -34,7 +35,12 @@ function v3Catalog(record: TokenRecord, e: Endpoints): unknown[] {
   const identityUrl = `${e.authUrl}/v3`;
   const account = accountUrl(e.storageUrl, record.project!);
   return [
-    { endpoints: interfaces.map((i) => endpoint('identity', i, identityUrl)), id: 'keystone', name: 'keystone', type: 'identity' },
+    {
+      endpoints: interfaces.map((i) => endpoint('identity', i, identityUrl)),
+      id: 'keystone',
+      name: 'keystone',
+      type: 'identity',
+    },
     {
       endpoints: interfaces.map((i) => endpoint('swift', i, i === 'admin' ? e.storageUrl : account)),
       id: 'swift',
@@ -45,7 +51,12 @@ function v3Catalog(record: TokenRecord, e: Endpoints): unknown[] {
 }
 
 /** `spell`: how user, project and domain ids and names are written (validation answers: wsgi-names.ts). */
-export function v3TokenBody(record: TokenRecord, e: Endpoints, withCatalog: boolean, spell: Spelling = asText): Record<string, unknown> {
+export function v3TokenBody(
+  record: TokenRecord,
+  e: Endpoints,
+  withCatalog: boolean,
+  spell: Spelling = asText,
+): Record<string, unknown> {
   const token: Record<string, unknown> = {
     audit_ids: [record.auditId],
     expires_at: keystoneTime(record.expiresAt),
@@ -74,7 +85,12 @@ export function v3TokenBody(record: TokenRecord, e: Endpoints, withCatalog: bool
 }
 
 /** `spell` as for v3TokenBody (URLs always name the account as stored). */
-export function v2AccessBody(id: string, record: TokenRecord, e: Endpoints, spell: Spelling = asText): Record<string, unknown> {
+export function v2AccessBody(
+  id: string,
+  record: TokenRecord,
+  e: Endpoints,
+  spell: Spelling = asText,
+): Record<string, unknown> {
   const project = record.project!;
   const user = spell(record.user);
   const account = accountUrl(e.storageUrl, project);
@@ -84,7 +100,15 @@ export function v2AccessBody(id: string, record: TokenRecord, e: Endpoints, spel
       serviceCatalog: [
         {
           endpoints: [
-            { adminURL: e.storageUrl, id: 'swift', internalURL: account, publicURL: account, region: e.region, tenantId: spell(project), versionId: 1 },
+            {
+              adminURL: e.storageUrl,
+              id: 'swift',
+              internalURL: account,
+              publicURL: account,
+              region: e.region,
+              tenantId: spell(project),
+              versionId: 1,
+            },
           ],
           endpoints_links: [],
           name: 'swift',
@@ -92,7 +116,14 @@ export function v2AccessBody(id: string, record: TokenRecord, e: Endpoints, spel
         },
         {
           endpoints: [
-            { adminURL: `${e.authUrl}/v2.0`, id: 'keystone', internalURL: `${e.authUrl}/v2.0`, publicURL: `${e.authUrl}/v2.0`, region: e.region, versionId: 2 },
+            {
+              adminURL: `${e.authUrl}/v2.0`,
+              id: 'keystone',
+              internalURL: `${e.authUrl}/v2.0`,
+              publicURL: `${e.authUrl}/v2.0`,
+              region: e.region,
+              versionId: 2,
+            },
           ],
           endpoints_links: [],
           name: 'keystone',

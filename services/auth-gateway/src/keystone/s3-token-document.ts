@@ -17,7 +17,10 @@ export interface S3TokenTimes {
   notAfterMs?: number | null;
 }
 
-/** A key bound to an application credential: the identity carries that credential's roles and names it, as Keystone's EC2 tokens do. */
+/**
+ * A key bound to an application credential: the identity carries that credential's roles and names it, as Keystone's
+ * EC2 tokens do.
+ */
 export interface S3TokenApplicationCredential {
   credential: TokenApplicationCredential;
   roles: string[];
@@ -70,7 +73,17 @@ export interface S3TokensBodyOptions {
  * token id, and the route must send no X-Subject-Token: a signature seen once (in a presigned
  * URL, say) must not become a bearer token.
  */
-export function s3TokensBody(record: TokenRecord, endpoints: Endpoints, options: S3TokensBodyOptions = {}): Record<string, unknown> {
-  if (record.project === undefined) throw new RangeError('an s3tokens answer is always scoped to the credential owner\'s project');
-  return v3TokenBody({ ...record, methods: [EC2_CREDENTIAL_METHOD] }, endpoints, options.withCatalog ?? false, options.spell ?? asWsgiString);
+export function s3TokensBody(
+  record: TokenRecord,
+  endpoints: Endpoints,
+  options: S3TokensBodyOptions = {},
+): Record<string, unknown> {
+  if (record.project === undefined)
+    throw new RangeError("an s3tokens answer is always scoped to the credential owner's project");
+  return v3TokenBody(
+    { ...record, methods: [EC2_CREDENTIAL_METHOD] },
+    endpoints,
+    options.withCatalog ?? false,
+    options.spell ?? asWsgiString,
+  );
 }

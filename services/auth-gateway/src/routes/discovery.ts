@@ -31,7 +31,10 @@ export function discoveryRouter(root: () => string): Router {
   // Keystone answers its root with 300 Multiple Choices and points Location at the one version.
   router.get('/', (_req, res) => {
     const url = root();
-    res.status(300).location(`${url}/v3/`).json({ versions: { values: [v3VersionEntry(url)] } });
+    res
+      .status(300)
+      .location(`${url}/v3/`)
+      .json({ versions: { values: [v3VersionEntry(url)] } });
   });
   router.all('/', readOnly);
 

@@ -12,7 +12,9 @@ import { asWsgiString } from '../keystone/wsgi-names';
 
 const credentialsSchema = Joi.object({
   auth: Joi.object({
-    passwordCredentials: Joi.object({ username: Joi.string().required(), password: Joi.string().required() }).required().unknown(true),
+    passwordCredentials: Joi.object({ username: Joi.string().required(), password: Joi.string().required() })
+      .required()
+      .unknown(true),
     tenantName: Joi.string().allow(''),
     tenantId: Joi.string().allow(''),
   })
@@ -80,14 +82,22 @@ export function keystoneV2Router(deps: Deps): Router {
   }
 
   router.get(V2_VALIDATION_PATH, async (req, res) => {
-    const outcome = await validation({ callerToken: req.get('x-auth-token'), subjectToken: String(req.params[TOKEN_PARAM]), scopedOnly: true });
+    const outcome = await validation({
+      callerToken: req.get('x-auth-token'),
+      subjectToken: String(req.params[TOKEN_PARAM]),
+      scopedOnly: true,
+    });
     switch (outcome.result) {
       case 'caller_unauthorized':
         return sendKeystoneError(res, 401, 'The request you have made requires authentication.');
       case 'not_found':
         return sendKeystoneError(res, 404, 'Could not find token.');
       case 'forbidden':
-        return sendKeystoneError(res, 403, 'You are not authorized to perform the requested action: identity:validate_token.');
+        return sendKeystoneError(
+          res,
+          403,
+          'You are not authorized to perform the requested action: identity:validate_token.',
+        );
       case 'valid':
         // Spelt for keystonemiddleware in a Python 3 Swift proxy: see wsgi-names.ts.
         return res.status(200).json(v2AccessBody(outcome.subjectId, outcome.subject, endpointsFor(deps), asWsgiString));

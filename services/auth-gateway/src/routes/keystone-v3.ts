@@ -15,17 +15,24 @@ import { keystoneUnauthorized, v3Validation } from './keystone-v3-validation';
 // proxy's request headers: a control character there would break the proxy's request, not the login.
 // eslint-disable-next-line no-control-regex
 const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f-\u009f]*$/;
-const domainPart = Joi.string().max(255).pattern(NO_CONTROL_CHARACTERS).messages({ 'string.pattern.base': '{{#label}} must not contain control characters' });
+const domainPart = Joi.string()
+  .max(255)
+  .pattern(NO_CONTROL_CHARACTERS)
+  .messages({ 'string.pattern.base': '{{#label}} must not contain control characters' });
 const domainRef = Joi.object({ id: domainPart, name: domainPart }).unknown(true);
 /** A user or project by id or by name; `anyRef` may name neither. */
-const anyRef = Joi.object({ id: Joi.string().max(1024), name: Joi.string().max(1024), domain: domainRef }).unknown(true);
+const anyRef = Joi.object({ id: Joi.string().max(1024), name: Joi.string().max(1024), domain: domainRef }).unknown(
+  true,
+);
 const namedRef = anyRef.or('id', 'name');
 
 const v3Schema = Joi.object({
   auth: Joi.object({
     identity: Joi.object({
       methods: Joi.array().items(Joi.string()).has(Joi.string().valid('password')).required(),
-      password: Joi.object({ user: namedRef.keys({ password: Joi.string().required() }).required() }).required().unknown(true),
+      password: Joi.object({ user: namedRef.keys({ password: Joi.string().required() }).required() })
+        .required()
+        .unknown(true),
     })
       .required()
       .unknown(true),
@@ -119,8 +126,10 @@ export function v3Issue(deps: Deps): V3Issue {
       const scope = auth.scope;
       let project: Named | undefined;
       if (scope === undefined) project = undefined;
-      else if (scope === 'unscoped' || (typeof scope === 'object' && scope !== null && 'unscoped' in scope)) project = undefined;
-      else if (typeof scope === 'object' && scope !== null && 'project' in scope) project = (scope as { project: Named }).project;
+      else if (scope === 'unscoped' || (typeof scope === 'object' && scope !== null && 'unscoped' in scope))
+        project = undefined;
+      else if (typeof scope === 'object' && scope !== null && 'project' in scope)
+        project = (scope as { project: Named }).project;
       else {
         deps.metrics.refused('v3', 'scope_refused');
         return unauthorized(res); // domain and system scopes: Cairn users hold no roles there
@@ -146,14 +155,21 @@ export function v3Issue(deps: Deps): V3Issue {
   };
 
   /** The application credential method: the same flow, its own body; any scope asked for is its user's own project. */
-  async function answerApplicationCredential(res: ServerResponse, parsedBody: unknown, clientAddress: string | undefined): Promise<void> {
+  async function answerApplicationCredential(
+    res: ServerResponse,
+    parsedBody: unknown,
+    clientAddress: string | undefined,
+  ): Promise<void> {
     const { error, value } = appCredSchema.validate(parsedBody);
     if (error) {
       deps.metrics.refused('v3', 'malformed');
       return sendKeystoneError(res, 400, `${error.message.replace(/"/g, "'")}. ${BAD_REQUEST_SUFFIX}`);
     }
-    const given = (value.auth as { identity: { application_credential: { id?: string; name?: string; secret: string; user?: Named } } }).identity
-      .application_credential;
+    const given = (
+      value.auth as {
+        identity: { application_credential: { id?: string; name?: string; secret: string; user?: Named } };
+      }
+    ).identity.application_credential;
     const outcome = await login({
       method: 'application_credential',
       identity: {

@@ -15,7 +15,12 @@ import { RESELLER_ADMIN_ROLE } from '../tokens/roles';
 import type { TokenRecord } from '../tokens/store';
 import { MAX_S3_CREDENTIALS_PER_USER } from '@cairn/contract';
 import { credentialManagementRefusal } from '../app-credentials/restricted';
-import { S3CredentialStore, S3CredentialUserGone, TooManyS3Credentials, type StoredS3Credential } from './s3-credential-writes';
+import {
+  S3CredentialStore,
+  S3CredentialUserGone,
+  TooManyS3Credentials,
+  type StoredS3Credential,
+} from './s3-credential-writes';
 
 const BAD_REQUEST_SUFFIX =
   'The server could not comply with the request since it is either malformed or otherwise incorrect. The client is assumed to be in error.';
@@ -29,7 +34,11 @@ const MEMBER = '/v3/users/:userId/credentials/OS-EC2/:accessKey';
 /** Postgres's insufficient_privilege: the gateway's role was granted the reads only (docs/deployment.md). */
 export const isWriteRefused = (e: unknown): boolean => (e as { code?: unknown } | null)?.code === '42501';
 const sendWriteRefused = (res: ServerResponse) =>
-  sendKeystoneError(res, 403, "This gateway may not write S3 credentials (its database role has no INSERT/DELETE on them): manage them through the management API.");
+  sendKeystoneError(
+    res,
+    403,
+    'This gateway may not write S3 credentials (its database role has no INSERT/DELETE on them): manage them through the management API.',
+  );
 
 type Access = { caller: TokenRecord; user: UserRecord; own: boolean; service: boolean };
 
@@ -40,7 +49,8 @@ type Access = { caller: TokenRecord; user: UserRecord; own: boolean; service: bo
  */
 // eslint-disable-next-line no-control-regex -- these are the characters it looks for
 const CONTROL = /[\u0000-\u001f\u007f]/;
-const notFoundUser = (res: ServerResponse, named: string) => sendKeystoneError(res, 404, `Could not find user: ${named}.`);
+const notFoundUser = (res: ServerResponse, named: string) =>
+  sendKeystoneError(res, 404, `Could not find user: ${named}.`);
 const notFoundKey = (res: ServerResponse) => sendKeystoneError(res, 404, 'EC2 access key not found.');
 
 /**
@@ -72,7 +82,11 @@ export function osEc2Router(deps: Deps): Router {
     const own = named === caller.user || named === asWsgiString(caller.user);
     if (!own && (write || !caller.roles.includes(RESELLER_ADMIN_ROLE))) {
       const action = req.method === 'POST' ? 'create' : req.method === 'DELETE' ? 'delete' : 'get';
-      sendKeystoneError(res, 403, `You are not authorized to perform the requested action: identity:ec2_${action}_credential.`);
+      sendKeystoneError(
+        res,
+        403,
+        `You are not authorized to perform the requested action: identity:ec2_${action}_credential.`,
+      );
       return null;
     }
     if (!own && CONTROL.test(named)) {
@@ -87,7 +101,10 @@ export function osEc2Router(deps: Deps): Router {
     return { caller, user, own, service: caller.roles.includes(RESELLER_ADMIN_ROLE) };
   }
 
-  /** Another user, by the id a token carries: as stored, or as a validation answer spelt it for a Python 3 proxy (s3token's cache asks with that). */
+  /**
+   * Another user, by the id a token carries: as stored, or as a validation answer spelt it for a Python 3 proxy
+   * (s3token's cache asks with that).
+   */
   async function findNamed(named: string): Promise<UserRecord | null> {
     const user = await deps.users.findRecent(named);
     // Only a name of latin-1 characters, some not ASCII, can be such a spelling.
@@ -112,10 +129,15 @@ export function osEc2Router(deps: Deps): Router {
     access: c.accessKey,
     secret,
     trust_id: null,
-    links: { self: `${endpointsFor(deps).authUrl}/v3/users/${encodeURIComponent(user.username)}/credentials/OS-EC2/${c.accessKey}` },
+    links: {
+      self: `${endpointsFor(deps).authUrl}/v3/users/${encodeURIComponent(user.username)}/credentials/OS-EC2/${c.accessKey}`,
+    },
   });
 
-  /** The secret for a service caller, or null: for anyone else, or (logged) when it does not open with the keys configured here. */
+  /**
+   * The secret for a service caller, or null: for anyone else, or (logged) when it does not open with the keys
+   * configured here.
+   */
   const opened = (found: Access, c: StoredS3Credential): string | null => {
     if (!found.service || !deps.s3.keyring) return null;
     try {
@@ -132,7 +154,10 @@ export function osEc2Router(deps: Deps): Router {
     if (!found) return;
     const list = await store.list(found.user.id);
     const self = `${endpointsFor(deps).authUrl}/v3/users/${encodeURIComponent(found.user.username)}/credentials/OS-EC2`;
-    sendJson(res, 200, { credentials: list.map((c) => rendered(found.user, c, opened(found, c))), links: { self, previous: null, next: null } });
+    sendJson(res, 200, {
+      credentials: list.map((c) => rendered(found.user, c, opened(found, c))),
+      links: { self, previous: null, next: null },
+    });
   });
 
   router.post(COLLECTION, async (req, res) => {
@@ -151,24 +176,45 @@ export function osEc2Router(deps: Deps): Router {
     const { error, value } = createSchema.validate(read.body ?? {});
     if (error) return sendKeystoneError(res, 400, `${error.message.replace(/"/g, "'")}. ${BAD_REQUEST_SUFFIX}`);
     const tenant = (value as { tenant_id?: string | null }).tenant_id;
-    if (tenant !== undefined && tenant !== null && tenant !== found.user.username && tenant !== asWsgiString(found.user.username)) {
-      return sendKeystoneError(res, 403, `An S3 credential is always for its user's own project ('${found.user.username}'), not '${tenant}'.`);
+    if (
+      tenant !== undefined &&
+      tenant !== null &&
+      tenant !== found.user.username &&
+      tenant !== asWsgiString(found.user.username)
+    ) {
+      return sendKeystoneError(
+        res,
+        403,
+        `An S3 credential is always for its user's own project ('${found.user.username}'), not '${tenant}'.`,
+      );
     }
     if (!deps.s3.keyring) {
-      return sendKeystoneError(res, 503, 'S3 credentials cannot be created here: the gateway has no CAIRN_S3_SECRET_KEYS to seal their secrets with.');
+      return sendKeystoneError(
+        res,
+        503,
+        'S3 credentials cannot be created here: the gateway has no CAIRN_S3_SECRET_KEYS to seal their secrets with.',
+      );
     }
     if (!(await allowedChange(res, found))) return;
     try {
       // Made with an application credential's token: bound to it, as Keystone keeps app_cred_id in the blob.
       const boundTo = found.caller.applicationCredential?.id ?? null;
-      const created = await store.create(deps.s3.keyring, { user: found.user, requestId: requestIdOf(req) ?? null }, boundTo);
+      const created = await store.create(
+        deps.s3.keyring,
+        { user: found.user, requestId: requestIdOf(req) ?? null },
+        boundTo,
+      );
       res.setHeader('Location', rendered(found.user, created, null).links.self);
       sendJson(res, 201, { credential: rendered(found.user, created, created.secret) });
     } catch (e) {
       if (isWriteRefused(e)) return sendWriteRefused(res);
       if (e instanceof S3CredentialUserGone) return notFoundUser(res, found.user.username);
       if (!(e instanceof TooManyS3Credentials)) throw e;
-      sendKeystoneError(res, 409, `User '${found.user.username}' already holds ${MAX_S3_CREDENTIALS_PER_USER} S3 credentials, the most one user may have; delete one first.`);
+      sendKeystoneError(
+        res,
+        409,
+        `User '${found.user.username}' already holds ${MAX_S3_CREDENTIALS_PER_USER} S3 credentials, the most one user may have; delete one first.`,
+      );
     }
   });
   router.all(COLLECTION, methodNotAllowed(['GET', 'HEAD', 'POST']));

@@ -2,7 +2,13 @@ import { generateS3AccessKey, generateS3Secret, sealS3Secret, type S3SecretKeyri
 import type { Knex } from 'knex';
 import { primaryUnreachable as unreachable } from '../credentials/unreachable';
 import type { UserRecord } from '../credentials/users';
-import { MAX_S3_CREDENTIALS_PER_USER, S3_CREDENTIAL_COLUMNS, STORAGE_USER_ACTOR_PREFIX, TABLES, type S3CredentialRow } from '@cairn/contract';
+import {
+  MAX_S3_CREDENTIALS_PER_USER,
+  S3_CREDENTIAL_COLUMNS,
+  STORAGE_USER_ACTOR_PREFIX,
+  TABLES,
+  type S3CredentialRow,
+} from '@cairn/contract';
 
 /** A user's credential as the OS-EC2 API shows it, its secret still sealed. */
 export interface StoredS3Credential {
@@ -52,7 +58,11 @@ export class S3CredentialStore {
   ) {}
 
   async list(userId: string): Promise<StoredS3Credential[]> {
-    const rows = (await this.db(TABLES.s3Credentials).select(COLUMNS).where('storage_user_id', userId).orderBy('id').catch(unreachable)) as Row[];
+    const rows = (await this.db(TABLES.s3Credentials)
+      .select(COLUMNS)
+      .where('storage_user_id', userId)
+      .orderBy('id')
+      .catch(unreachable)) as Row[];
     return rows.map(toStored);
   }
 
@@ -69,18 +79,31 @@ export class S3CredentialStore {
    * A new credential for `actor.user`; the secret is returned once, here, and stored sealed.
    * `applicationCredentialId`: the application credential whose token asked, to which it is bound.
    */
-  async create(keyring: S3SecretKeyring, actor: S3Actor, applicationCredentialId: string | null = null): Promise<StoredS3Credential & { secret: string }> {
+  async create(
+    keyring: S3SecretKeyring,
+    actor: S3Actor,
+    applicationCredentialId: string | null = null,
+  ): Promise<StoredS3Credential & { secret: string }> {
     const userId = actor.user.id;
     const accessKey = generateS3AccessKey();
     const secret = generateS3Secret();
     const sealedSecret = sealS3Secret(keyring, accessKey, secret);
     return this.db
       .transaction(async (trx) => {
-        await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`cairn s3 credentials of user ${userId}`]);
-        const [{ count }] = (await trx(TABLES.s3Credentials).where('storage_user_id', userId).count({ count: '*' })) as [{ count: string | number }];
+        await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [
+          `cairn s3 credentials of user ${userId}`,
+        ]);
+        const [{ count }] = (await trx(TABLES.s3Credentials)
+          .where('storage_user_id', userId)
+          .count({ count: '*' })) as [{ count: string | number }];
         if (Number(count) >= MAX_S3_CREDENTIALS_PER_USER) throw new TooManyS3Credentials();
         const [row] = (await trx(TABLES.s3Credentials)
-          .insert({ storage_user_id: userId, access_key: accessKey, secret_sealed: sealedSecret, application_credential_id: applicationCredentialId })
+          .insert({
+            storage_user_id: userId,
+            access_key: accessKey,
+            secret_sealed: sealedSecret,
+            application_credential_id: applicationCredentialId,
+          })
           .returning(COLUMNS)) as Row[];
         const stored = toStored(row!);
         await audit(trx, actor, 'create', null, this.snapshot(actor, stored));
@@ -119,7 +142,8 @@ export class S3CredentialStore {
 
 const snapshotOf = (userId: string, clusterId: number, c: StoredS3Credential): CredentialSnapshot => ({
   access_key: c.accessKey,
-  application_credential: c.applicationCredentialId === null ? null : `${API_ROOT}/application_credentials/${c.applicationCredentialId}/`,
+  application_credential:
+    c.applicationCredentialId === null ? null : `${API_ROOT}/application_credentials/${c.applicationCredentialId}/`,
   cluster: `${API_ROOT}/clusters/${clusterId}/`,
   created_at: c.createdAt,
   expires_at: c.expiresAt,
@@ -133,9 +157,18 @@ const snapshotOf = (userId: string, clusterId: number, c: StoredS3Credential): C
  * its audit record (the foreign key's cascade would take them unrecorded), and returns their
  * access keys. Call inside the transaction that deletes the application credential.
  */
-export async function deleteS3CredentialsBoundTo(trx: Knex.Transaction, actor: S3Actor, clusterId: number, applicationCredentialId: string): Promise<string[]> {
-  const rows = (await trx(TABLES.s3Credentials).where({ application_credential_id: applicationCredentialId }).delete().returning(COLUMNS)) as Row[];
-  for (const row of rows) await audit(trx, actor, 'delete', snapshotOf(String(row.storage_user_id), clusterId, toStored(row)), null);
+export async function deleteS3CredentialsBoundTo(
+  trx: Knex.Transaction,
+  actor: S3Actor,
+  clusterId: number,
+  applicationCredentialId: string,
+): Promise<string[]> {
+  const rows = (await trx(TABLES.s3Credentials)
+    .where({ application_credential_id: applicationCredentialId })
+    .delete()
+    .returning(COLUMNS)) as Row[];
+  for (const row of rows)
+    await audit(trx, actor, 'delete', snapshotOf(String(row.storage_user_id), clusterId, toStored(row)), null);
   return rows.map((r) => r.access_key);
 }
 
@@ -157,7 +190,13 @@ interface CredentialSnapshot {
  * The audit record of an OS-EC2 write, in the management API's trail: no operator made it, so the
  * actor is the storage user whose token it was (`storage user <name>`, no operator id).
  */
-async function audit(trx: Knex.Transaction, actor: S3Actor, action: 'create' | 'delete', before: CredentialSnapshot | null, after: CredentialSnapshot | null): Promise<void> {
+async function audit(
+  trx: Knex.Transaction,
+  actor: S3Actor,
+  action: 'create' | 'delete',
+  before: CredentialSnapshot | null,
+  after: CredentialSnapshot | null,
+): Promise<void> {
   const credential = (before ?? after)!;
   await trx(TABLES.audit).insert({
     operator_id: null,

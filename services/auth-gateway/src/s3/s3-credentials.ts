@@ -33,15 +33,19 @@ export interface S3CredentialRecord {
 }
 
 const USER_COLUMNS = STORAGE_USER_COLUMNS.map((c) => `u.${c} as user_${c}`);
-const APP_CRED_COLUMNS = (['id', 'name', 'expires_at', 'roles', 'unrestricted', 'access_rules'] as const satisfies ReadonlyArray<keyof ApplicationCredentialRow>).map(
-  (c) => `a.${c} as app_cred_${c}`,
-);
+const APP_CRED_COLUMNS = (
+  ['id', 'name', 'expires_at', 'roles', 'unrestricted', 'access_rules'] as const satisfies ReadonlyArray<
+    keyof ApplicationCredentialRow
+  >
+).map((c) => `a.${c} as app_cred_${c}`);
 
-type Row = Pick<S3CredentialRow, 'id' | 'access_key' | 'secret_sealed' | 'expires_at' | 'application_credential_id'> & Record<string, unknown>;
+type Row = Pick<S3CredentialRow, 'id' | 'access_key' | 'secret_sealed' | 'expires_at' | 'application_credential_id'> &
+  Record<string, unknown>;
 
 /** jsonb comes back parsed from pg, and as text from some drivers: either way a value. */
 const json = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as T) : (v as T));
-const epochMs = (v: unknown): number | null => (v === null || v === undefined ? null : new Date(v as string | Date).getTime());
+const epochMs = (v: unknown): number | null =>
+  v === null || v === undefined ? null : new Date(v as string | Date).getTime();
 
 const boundOf = (row: Row): BoundApplicationCredential | null => {
   if (row.application_credential_id === null || row.application_credential_id === undefined) return null;
@@ -157,7 +161,15 @@ export class S3CredentialDirectory extends FencedCache<S3CredentialRecord | null
       .leftJoin(`${TABLES.applicationCredentials} as a`, (on) => {
         on.on('a.id', '=', 'c.application_credential_id').andOn('a.storage_user_id', '=', 'c.storage_user_id');
       })
-      .select(['c.id', 'c.access_key', 'c.secret_sealed', 'c.expires_at', 'c.application_credential_id', ...USER_COLUMNS, ...APP_CRED_COLUMNS])
+      .select([
+        'c.id',
+        'c.access_key',
+        'c.secret_sealed',
+        'c.expires_at',
+        'c.application_credential_id',
+        ...USER_COLUMNS,
+        ...APP_CRED_COLUMNS,
+      ])
       .where({ 'c.access_key': accessKey, 'u.cluster_id': this.clusterId })
       .first()
       .catch(unreachable)) as Row | undefined;

@@ -30,11 +30,24 @@ export function s3Keyring(config: Pick<GatewayConfig, 's3SecretKeys' | 's3Curren
 }
 
 export function createS3Deps(
-  config: Pick<GatewayConfig, 's3SecretKeys' | 's3CurrentKeyId' | 's3tokensRequireServiceToken' | 'userCacheMs' | 'userFailureLimit' | 'userFailureWindow' | 'ec2ChangeLimit' | 'ec2ChangeWindow'>,
+  config: Pick<
+    GatewayConfig,
+    | 's3SecretKeys'
+    | 's3CurrentKeyId'
+    | 's3tokensRequireServiceToken'
+    | 'userCacheMs'
+    | 'userFailureLimit'
+    | 'userFailureWindow'
+    | 'ec2ChangeLimit'
+    | 'ec2ChangeWindow'
+  >,
   parts: { db: Knex; clusterId: number; store: TokenStore; log: Logger; metrics: GatewayMetrics },
 ): S3Deps {
   const keyring = s3Keyring(config);
-  if (!keyring) parts.log.warn('CAIRN_S3_SECRET_KEYS is not set: S3 signatures cannot be checked and OS-EC2 credentials cannot be created here');
+  if (!keyring)
+    parts.log.warn(
+      'CAIRN_S3_SECRET_KEYS is not set: S3 signatures cannot be checked and OS-EC2 credentials cannot be created here',
+    );
   const credentials = new S3CredentialDirectory(parts.db, parts.clusterId, config.userCacheMs);
   const checker = new S3SignatureChecker(
     credentials,
@@ -44,6 +57,15 @@ export function createS3Deps(
     parts.log,
     () => parts.metrics.s3FailureOverLimit(),
   );
-  const changes = new Ec2ChangeLimiter(parts.store, { limit: config.ec2ChangeLimit, windowMs: config.ec2ChangeWindow * 1000 });
-  return { credentials, checker, ...(keyring ? { keyring } : {}), requireServiceToken: config.s3tokensRequireServiceToken, changes };
+  const changes = new Ec2ChangeLimiter(parts.store, {
+    limit: config.ec2ChangeLimit,
+    windowMs: config.ec2ChangeWindow * 1000,
+  });
+  return {
+    credentials,
+    checker,
+    ...(keyring ? { keyring } : {}),
+    requireServiceToken: config.s3tokensRequireServiceToken,
+    changes,
+  };
 }

@@ -20,13 +20,19 @@ export type S3CheckOutcome =
       ok: true;
       user: UserRecord;
       credentialId: string;
-      /** Epoch ms after which the identity no longer holds (the credential's or its application credential's expiry); null: none. */
+      /**
+       * Epoch ms after which the identity no longer holds (the credential's or its application credential's expiry);
+       * null: none.
+       */
       notAfterMs: number | null;
       /** Set when the key is bound to an application credential: the answer carries its roles and names it. */
       applicationCredential?: { credential: TokenApplicationCredential; roles: string[] };
     }
   | { ok: false; result: 'malformed'; message: string }
-  | { ok: false; result: Exclude<S3TokensResult, 'valid' | 'malformed' | 'service_unauthorized' | 'service_forbidden'> };
+  | {
+      ok: false;
+      result: Exclude<S3TokensResult, 'valid' | 'malformed' | 'service_unauthorized' | 'service_forbidden'>;
+    };
 
 export interface S3FailureLimit {
   /** Failed checks per access key owner within `windowMs` past which they are reported (never refused: SECURITY.md). */
@@ -41,7 +47,8 @@ interface Found {
   usable: boolean;
 }
 
-const failureKey = (userId: string): string => `s3owner:${createHash('sha256').update(userId, 'utf8').digest('base64url')}`;
+const failureKey = (userId: string): string =>
+  `s3owner:${createHash('sha256').update(userId, 'utf8').digest('base64url')}`;
 /**
  * Where refusals that belong to no guessable owner are counted (unknown key, disabled user, a
  * secret that does not open): one fixed key, so every 401 costs the same Redis write and an
@@ -89,12 +96,19 @@ export class S3SignatureChecker {
       }
       const secret = this.open(credential);
       // A secret that does not open is checked against the dummy's (and so fails), at the same cost.
-      return { secret: secret ?? openS3Secret(this.dummyKeyring, 'DUMMY', this.dummySealed), owner: { credential, usable: secret !== null } };
+      return {
+        secret: secret ?? openS3Secret(this.dummyKeyring, 'DUMMY', this.dummySealed),
+        owner: { credential, usable: secret !== null },
+      };
     });
     // Every refusal below makes one failure count write, so that none is quicker than another.
     if (verdict.ok) {
       const { credential, usable } = verdict.owner;
-      const refusal = !usable ? 'secret_unusable' : !credential.user.enabled ? 'user_disabled' : this.lifetimeRefusal(credential);
+      const refusal = !usable
+        ? 'secret_unusable'
+        : !credential.user.enabled
+          ? 'user_disabled'
+          : this.lifetimeRefusal(credential);
       if (refusal === null) return this.accepted(credential);
       await this.store.recordFailure(NO_OWNER_KEY, this.limit.windowMs);
       return { ok: false, result: refusal };
@@ -121,7 +135,8 @@ export class S3SignatureChecker {
     if (credential.expiresAt !== null && credential.expiresAt <= now) return 'credential_expired';
     const bound = credential.applicationCredential;
     if (!bound) return null;
-    if (!bound.present || (bound.expiresAt !== null && bound.expiresAt <= now) || (bound.accessRules?.length ?? 0) > 0) return 'application_credential_void';
+    if (!bound.present || (bound.expiresAt !== null && bound.expiresAt <= now) || (bound.accessRules?.length ?? 0) > 0)
+      return 'application_credential_void';
     // The roles it still carries: its own, less any its user no longer holds (as a login computes them).
     const held = rolesFor(credential.user, credential.user.username);
     if (!bound.roles.some((r) => held.includes(r))) return 'application_credential_void';
@@ -139,14 +154,22 @@ export class S3SignatureChecker {
       user: credential.user,
       credentialId: credential.id,
       notAfterMs,
-      applicationCredential: { credential: { id: bound.id, name: bound.name, restricted: !bound.unrestricted }, roles: bound.roles.filter((r) => held.includes(r)) },
+      applicationCredential: {
+        credential: { id: bound.id, name: bound.name, restricted: !bound.unrestricted },
+        roles: bound.roles.filter((r) => held.includes(r)),
+      },
     };
   }
 
-  /** The secret, or null (logged) when it does not open: a missing key id or an altered row is the operator's to fix. */
+  /**
+   * The secret, or null (logged) when it does not open: a missing key id or an altered row is the operator's to fix.
+   */
   private open(credential: S3CredentialRecord): string | null {
     if (!this.keyring) {
-      this.log.error({ accessKey: credential.accessKey }, 'S3 credential cannot be checked: CAIRN_S3_SECRET_KEYS is not set on this gateway');
+      this.log.error(
+        { accessKey: credential.accessKey },
+        'S3 credential cannot be checked: CAIRN_S3_SECRET_KEYS is not set on this gateway',
+      );
       return null;
     }
     try {
@@ -173,7 +196,12 @@ export class S3SignatureChecker {
     if (this.warned.size >= 10_000) this.warned.delete(this.warned.keys().next().value as string);
     this.warned.set(credential.user.id, now + resetInMs);
     this.log.warn(
-      { user: credential.user.username, accessKey: credential.accessKey, failures: count, windowSeconds: Math.round(this.limit.windowMs / 1000) },
+      {
+        user: credential.user.username,
+        accessKey: credential.accessKey,
+        failures: count,
+        windowSeconds: Math.round(this.limit.windowMs / 1000),
+      },
       "many wrong S3 signatures for this user's access keys: someone may be guessing (signatures with the right secret still pass)",
     );
   }

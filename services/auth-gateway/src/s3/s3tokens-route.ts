@@ -35,7 +35,11 @@ export function s3TokensRouter(deps: Deps): Router {
       if (!service.ok) {
         deps.metrics.s3tokens(service.status === 401 ? 'service_unauthorized' : 'service_forbidden');
         if (service.status === 401) return unauthorized(res);
-        return sendKeystoneError(res, 403, 'You are not authorized to perform the requested action: identity:s3tokens_validate.');
+        return sendKeystoneError(
+          res,
+          403,
+          'You are not authorized to perform the requested action: identity:s3tokens_validate.',
+        );
       }
     }
     const read = await readJsonBody(req);
@@ -47,13 +51,19 @@ export function s3TokensRouter(deps: Deps): Router {
     const outcome = await s3.checker.check(read.body);
     if (!outcome.ok) {
       deps.metrics.s3tokens(outcome.result);
-      if (outcome.result === 'malformed') return sendKeystoneError(res, 400, `${outcome.message} ${BAD_REQUEST_SUFFIX}`);
+      if (outcome.result === 'malformed')
+        return sendKeystoneError(res, 400, `${outcome.message} ${BAD_REQUEST_SUFFIX}`);
       return unauthorized(res);
     }
     deps.metrics.s3tokens('valid');
     const record = s3TokenRecord(
       outcome.user,
-      { nowMs: Date.now(), lifetimeSeconds: deps.tokens.lifetime, auditId: randomText(16, 'base64url'), notAfterMs: outcome.notAfterMs },
+      {
+        nowMs: Date.now(),
+        lifetimeSeconds: deps.tokens.lifetime,
+        auditId: randomText(16, 'base64url'),
+        notAfterMs: outcome.notAfterMs,
+      },
       outcome.applicationCredential,
     );
     sendJson(res, 200, s3TokensBody(record, endpointsFor(deps)));

@@ -75,7 +75,17 @@ export class RedisTokenStore implements TokenStore {
     const expiresAt = Date.parse(record.expiresAt);
     // The record first: a token is listed only once it can be read, so none is listed without one.
     await reachable(this.redis.set(this.k(`tok:${id}`), JSON.stringify(record), 'PX', ttl));
-    const pushed = (await reachable(this.redis.eval(LIST_TOKEN, 1, this.list(record.userId), id, String(expiresAt), String(expiresAt - ttl), String(cap)))) as string[];
+    const pushed = (await reachable(
+      this.redis.eval(
+        LIST_TOKEN,
+        1,
+        this.list(record.userId),
+        id,
+        String(expiresAt),
+        String(expiresAt - ttl),
+        String(cap),
+      ),
+    )) as string[];
     // Already void (no longer listed); their records go now rather than at their expiry.
     await Promise.all(pushed.map((old) => reachable(this.redis.del(this.k(`tok:${old}`)))));
     return pushed;
@@ -98,7 +108,9 @@ export class RedisTokenStore implements TokenStore {
   }
 
   async revokeUserBefore(userId: string, atMs: number, ttlMs: number): Promise<void> {
-    await reachable(this.redis.set(this.k(`revoked-user:${userId}`), String(atMs), 'PX', Math.max(1, Math.round(ttlMs))));
+    await reachable(
+      this.redis.set(this.k(`revoked-user:${userId}`), String(atMs), 'PX', Math.max(1, Math.round(ttlMs))),
+    );
   }
 
   async userRevokedBefore(userId: string): Promise<number> {

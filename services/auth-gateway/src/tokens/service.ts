@@ -21,11 +21,16 @@ export interface IssueRequest {
    * does), rather than a new one: see `reusable`.
    */
   reuse?: boolean;
-  /** An application credential login: the token carries its roles instead of the user's, and ends no later than `notAfterMs`. */
+  /**
+   * An application credential login: the token carries its roles instead of the user's, and ends no later than
+   * `notAfterMs`.
+   */
   applicationCredential?: { credential: TokenApplicationCredential; roles: string[]; notAfterMs: number | null };
 }
 
-/** Whether an application credential's token may still live: the credential exists, is its user's, and has not expired. */
+/**
+ * Whether an application credential's token may still live: the credential exists, is its user's, and has not expired.
+ */
 export type ApplicationCredentialCheck = (credentialId: string, userId: string) => Promise<boolean>;
 
 export interface TokenSettings {
@@ -99,8 +104,12 @@ export class TokenService {
     if (earlier) {
       const record = await this.store.get(earlier);
       if (record && this.reusable(record, req)) {
-        const [listed, revokedBefore] = await Promise.all([this.store.isListed(record.userId, earlier), this.store.userRevokedBefore(record.userId)]);
-        if (listed && !(revokedBefore && Date.parse(record.issuedAt) <= revokedBefore)) return { id: this.sign(earlier, record), record };
+        const [listed, revokedBefore] = await Promise.all([
+          this.store.isListed(record.userId, earlier),
+          this.store.userRevokedBefore(record.userId),
+        ]);
+        if (listed && !(revokedBefore && Date.parse(record.issuedAt) <= revokedBefore))
+          return { id: this.sign(earlier, record), record };
       }
     }
     const issued = await this.issueNew(req);
@@ -170,7 +179,10 @@ export class TokenService {
   private idOf(token: string): string | null {
     if (token.length > 4096) return null;
     try {
-      const payload = jwt.verify(token, this.key, { algorithms: ['HS256'], audience: this.clusterUuid }) as jwt.JwtPayload;
+      const payload = jwt.verify(token, this.key, {
+        algorithms: ['HS256'],
+        audience: this.clusterUuid,
+      }) as jwt.JwtPayload;
       return typeof payload.jti === 'string' ? payload.jti : null;
     } catch {
       return null;
@@ -188,7 +200,9 @@ export class TokenService {
       this.users.findRecent(record.user),
       this.store.userRevokedBefore(record.userId),
       record.listed ? this.store.isListed(record.userId, jti) : true,
-      record.applicationCredential ? this.applicationCredentialLive(record.applicationCredential.id, record.userId) : true,
+      record.applicationCredential
+        ? this.applicationCredentialLive(record.applicationCredential.id, record.userId)
+        : true,
     ]);
     if (!credentialLive) return null;
     if (!user || !user.enabled || user.id !== record.userId || user.generation !== record.generation) return null;

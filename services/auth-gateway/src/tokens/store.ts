@@ -60,7 +60,10 @@ export interface TokenStore {
    */
   revokeUserBefore(userId: string, atMs: number, ttlMs: number): Promise<void>;
   userRevokedBefore(userId: string): Promise<number>;
-  /** Counts one event (a failed login, an OS-EC2 credential change) in a fixed window opened by the first; returns the count in the current window and the window's remaining ms. */
+  /**
+   * Counts one event (a failed login, an OS-EC2 credential change) in a fixed window opened by the first; returns the
+   * count in the current window and the window's remaining ms.
+   */
   recordFailure(key: string, windowMs: number): Promise<{ count: number; resetInMs: number }>;
   failures(key: string): Promise<{ count: number; resetInMs: number }>;
   clearFailures(key: string): Promise<void>;
@@ -74,4 +77,3 @@ export interface TokenStore {
   getOrSet(key: string, value: string): Promise<string>;
   ping(): Promise<void>;
 }
-

@@ -41,7 +41,12 @@ const heldHere = new Set<string>();
 /** `dir` must be an absolute, resolved path (the same directory always gives the same lock file). */
 export function lockDataDir(dir: string): DataDirLock {
   const file = `${dir}.lock`;
-  const mine: Holder = { pid: process.pid, hostname: hostname(), since: new Date().toISOString(), processStart: processStartOf(process.pid) };
+  const mine: Holder = {
+    pid: process.pid,
+    hostname: hostname(),
+    since: new Date().toISOString(),
+    processStart: processStartOf(process.pid),
+  };
   const content = `${JSON.stringify(mine)}\n`;
   // A few rounds: each lost race (the file vanished, a stale lock was just taken over) looks again.
   for (let round = 0; round < 5; round++) {
@@ -52,7 +57,9 @@ export function lockDataDir(dir: string): DataDirLock {
     if (isAlive(file, found.holder)) throw inUse(dir, file, found.holder);
     takeOver(dir, file, found.raw, content);
   }
-  throw new DataDirInUseError(`The embedded database in ${dir} is being opened by other processes at this moment; try again.`);
+  throw new DataDirInUseError(
+    `The embedded database in ${dir} is being opened by other processes at this moment; try again.`,
+  );
 }
 
 function hold(file: string, content: string): DataDirLock {
@@ -115,7 +122,8 @@ function readLock(file: string): { raw: string; holder?: Holder } | undefined {
   }
   try {
     const parsed = JSON.parse(raw) as Partial<Holder>;
-    if (Number.isInteger(parsed.pid) && typeof parsed.hostname === 'string' && typeof parsed.since === 'string') return { raw, holder: parsed as Holder };
+    if (Number.isInteger(parsed.pid) && typeof parsed.hostname === 'string' && typeof parsed.since === 'string')
+      return { raw, holder: parsed as Holder };
   } catch {
     // Not JSON: not a lock this code wrote whole.
   }
@@ -147,12 +155,15 @@ function processStartOf(pid: number): string | undefined {
 }
 
 function inUse(dir: string, file: string, holder: Holder): DataDirInUseError {
-  const who = holder.hostname === hostname() ? `process ${holder.pid}` : `process ${holder.pid} on host ${holder.hostname}`;
+  const who =
+    holder.hostname === hostname() ? `process ${holder.pid}` : `process ${holder.pid} on host ${holder.hostname}`;
   return new DataDirInUseError(
     `The embedded database in ${dir} is in use by ${who} (since ${holder.since}), and it admits one process at a time. ` +
       'Nothing was done. Stop that process first (a running `cairn start` stops with Ctrl-C or SIGTERM), ' +
       'or, while it runs, do this through its management API (for example POST /api/v1/operators/ creates an operator).' +
-      (holder.hostname === hostname() ? '' : ` The holder cannot be checked from here: if it no longer uses this directory, remove ${file}.`),
+      (holder.hostname === hostname()
+        ? ''
+        : ` The holder cannot be checked from here: if it no longer uses this directory, remove ${file}.`),
   );
 }
 

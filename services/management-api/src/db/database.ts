@@ -98,7 +98,11 @@ class LockedPGlite extends PGlite {
 const PGLITE_SHARED_BUFFERS = '16MB';
 
 /** How every embedded database here is started (a restored data directory is checked with the same). */
-export const pgliteStartParams = (): string[] => [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`];
+export const pgliteStartParams = (): string[] => [
+  ...PGlite.defaultStartParams,
+  '-c',
+  `shared_buffers=${PGLITE_SHARED_BUFFERS}`,
+];
 
 /**
  * Applies this release's pending migrations. Migrations recorded in the database that this
@@ -107,7 +111,10 @@ export const pgliteStartParams = (): string[] => [...PGlite.defaultStartParams, 
  * release working on that schema, so they are left alone rather than refused as a corrupt list.
  */
 export async function migrateLatest(db: Knex): Promise<string[]> {
-  const [, applied] = (await db.migrate.latest({ migrationSource, disableMigrationsListValidation: true })) as [number, string[]];
+  const [, applied] = (await db.migrate.latest({ migrationSource, disableMigrationsListValidation: true })) as [
+    number,
+    string[],
+  ];
   return applied;
 }
 

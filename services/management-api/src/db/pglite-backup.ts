@@ -17,7 +17,10 @@ import { needsSetUp } from './pglite-setup';
 /** The archive of a data directory no other process has open (opened, copied, closed). */
 export async function backupDataDir(dataDir: string): Promise<Blob> {
   const dir = resolve(dataDir);
-  if (!existsSync(dir) || needsSetUp(dir)) throw errors.invalidInput(`There is no embedded database in ${dir} to back up (set CAIRN_DATA_DIR to the directory Cairn runs on).`);
+  if (!existsSync(dir) || needsSetUp(dir))
+    throw errors.invalidInput(
+      `There is no embedded database in ${dir} to back up (set CAIRN_DATA_DIR to the directory Cairn runs on).`,
+    );
   const db = createDatabase({ dataDir: dir });
   try {
     // A query first: it checks this is Cairn's database, and knex closes (and unlocks) only a
@@ -43,7 +46,9 @@ export interface RestoreResult {
  */
 export async function restoreDataDir(dataDir: string, archive: Uint8Array, replace: boolean): Promise<RestoreResult> {
   if (archive.length < 2 || !GZIP_MAGIC.equals(Buffer.from(archive.subarray(0, 2)))) {
-    throw errors.invalidInput('That file is not a backup of an embedded Cairn database (it is not a gzip archive); a Postgres dump is restored with pg_restore (docs/backup.md).');
+    throw errors.invalidInput(
+      'That file is not a backup of an embedded Cairn database (it is not a gzip archive); a Postgres dump is restored with pg_restore (docs/backup.md).',
+    );
   }
   mkdirSync(resolve(dataDir), { recursive: true });
   const dir = realpathSync(resolve(dataDir));
@@ -52,7 +57,9 @@ export async function restoreDataDir(dataDir: string, archive: Uint8Array, repla
   try {
     const occupied = readdirSync(dir).length > 0;
     if (occupied && !replace) {
-      throw errors.invalidInput(`The data directory ${dir} is not empty. Nothing was done. Restore into an empty directory, or add --force to replace it (it is kept as ${dir}.before-restore-<time>).`);
+      throw errors.invalidInput(
+        `The data directory ${dir} is not empty. Nothing was done. Restore into an empty directory, or add --force to replace it (it is kept as ${dir}.before-restore-<time>).`,
+      );
     }
     rmSync(staging, { recursive: true, force: true });
     await openRestored(staging, archive);
@@ -75,10 +82,15 @@ export async function restoreDataDir(dataDir: string, archive: Uint8Array, repla
 async function openRestored(dir: string, archive: Uint8Array): Promise<void> {
   let pg: PGlite | undefined;
   try {
-    pg = await PGlite.create(dir, { loadDataDir: new Blob([new Uint8Array(archive)]), startParams: pgliteStartParams() });
+    pg = await PGlite.create(dir, {
+      loadDataDir: new Blob([new Uint8Array(archive)]),
+      startParams: pgliteStartParams(),
+    });
     await pg.query('SELECT count(*) FROM knex_migrations');
   } catch (e) {
-    throw errors.invalidInput(`That file could not be opened as a backup of an embedded Cairn database: ${e instanceof Error ? e.message : String(e)}. Nothing was done.`);
+    throw errors.invalidInput(
+      `That file could not be opened as a backup of an embedded Cairn database: ${e instanceof Error ? e.message : String(e)}. Nothing was done.`,
+    );
   } finally {
     await pg?.close().catch(() => undefined);
   }

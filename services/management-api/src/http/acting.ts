@@ -3,7 +3,10 @@ import type { Request, Response } from 'express';
 import type { Acting } from '../services/context';
 import { operatorOf } from './auth';
 
-/** Who a request acts as, for the services: the authenticated operator and the request id the request-logging middleware assigned. */
+/**
+ * Who a request acts as, for the services: the authenticated operator and the request id the request-logging middleware
+ * assigned.
+ */
 export function actingOf(req: Request, res: Response): Acting {
   return { operator: operatorOf(res), requestId: requestIdOf(req) ?? null };
 }

@@ -34,11 +34,15 @@ function refuseCrossSite(req: Request, sessionId: string): void {
   if (SAFE_METHODS.has(req.method)) return;
   const site = req.get('sec-fetch-site');
   if (site !== undefined && site !== 'same-origin') {
-    throw errors.forbidden('This request came from another site; the console session only accepts changes made from the console itself.');
+    throw errors.forbidden(
+      'This request came from another site; the console session only accepts changes made from the console itself.',
+    );
   }
   const token = req.get(CSRF_HEADER);
   if (!token || !csrfTokenMatches(sessionId, token)) {
-    throw errors.forbidden(`A change made with the console's session cookie must carry the session's ${CSRF_HEADER} header; send the API key in the Authorization header instead, or use the console.`);
+    throw errors.forbidden(
+      `A change made with the console's session cookie must carry the session's ${CSRF_HEADER} header; send the API key in the Authorization header instead, or use the console.`,
+    );
   }
 }
 
@@ -49,7 +53,9 @@ export function authenticate(credentials: CredentialCache, sessions: ConsoleSess
     if (!header) {
       // Tastypie read `?username=&api_key=`; Cairn does not (a key in a URL ends up in logs), so say so.
       if (req.query.api_key !== undefined) {
-        throw errors.unauthenticated('API keys are not accepted in the query string; send "Authorization: ApiKey <operator>:<key>" instead.');
+        throw errors.unauthenticated(
+          'API keys are not accepted in the query string; send "Authorization: ApiKey <operator>:<key>" instead.',
+        );
       }
       const sessionId = sessionIdOf(req);
       if (sessionId === undefined) throw errors.unauthenticated();

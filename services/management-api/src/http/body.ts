@@ -64,7 +64,10 @@ function parseForm(text: string, lists: ReadonlySet<string>): Record<string, unk
   const fields = new Map<string, string | string[]>();
   for (const [key, value] of new URLSearchParams(text)) {
     const prev = fields.get(key);
-    fields.set(key, prev === undefined ? (lists.has(key) ? [value] : value) : Array.isArray(prev) ? [...prev, value] : [prev, value]);
+    fields.set(
+      key,
+      prev === undefined ? (lists.has(key) ? [value] : value) : Array.isArray(prev) ? [...prev, value] : [prev, value],
+    );
   }
   return Object.fromEntries(fields);
 }
@@ -76,20 +79,26 @@ const MAX_XML_DEPTH = 32;
 
 function fromXmlElement(el: XmlElement, depth: number): unknown {
   if (typeof el === 'string') return el;
-  if (depth > MAX_XML_DEPTH) throw errors.invalidInput(`The XML body is nested more than ${MAX_XML_DEPTH} levels deep.`);
+  if (depth > MAX_XML_DEPTH)
+    throw errors.invalidInput(`The XML body is nested more than ${MAX_XML_DEPTH} levels deep.`);
   const type = el.$?.type;
   const text = el._ ?? '';
   switch (type) {
     case 'null':
       return null;
     case 'boolean':
-      return text === 'True' || text === 'true' || text === '1' ? true : text === 'False' || text === 'false' || text === '0' ? false : text;
+      return text === 'True' || text === 'true' || text === '1'
+        ? true
+        : text === 'False' || text === 'false' || text === '0'
+          ? false
+          : text;
     case 'integer':
     case 'float':
       return /^[+-]?\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : text;
     case 'list': {
       const items: unknown[] = [];
-      for (const tag of ['value', 'object']) for (const child of occurrences(el, tag)) items.push(fromXmlElement(child, depth + 1));
+      for (const tag of ['value', 'object'])
+        for (const child of occurrences(el, tag)) items.push(fromXmlElement(child, depth + 1));
       return items;
     }
     default: {
@@ -120,20 +129,31 @@ function fromXmlChildren(el: Record<string, unknown>, depth: number): Record<str
     if (values.length > 1) throw errors.invalidInput(`The XML element <${echoName(key)}> appears more than once.`);
     // Defined, not assigned: an element named __proto__ stays a field (which validation refuses)
     // instead of replacing the object's prototype.
-    Object.defineProperty(out, key, { value: fromXmlElement(values[0]!, depth), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, key, {
+      value: fromXmlElement(values[0]!, depth),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return out;
 }
 
 async function parseXml(text: string): Promise<unknown> {
   // No DTDs at all: nothing to expand, nothing external to fetch.
-  if (/<!DOCTYPE|<!ENTITY/i.test(text)) throw errors.invalidInput('XML bodies may not contain a DOCTYPE or entity declarations.');
+  if (/<!DOCTYPE|<!ENTITY/i.test(text))
+    throw errors.invalidInput('XML bodies may not contain a DOCTYPE or entity declarations.');
   // xml2js stops at the first root's end tag and ignores whatever follows; parse the document inside a
   // wrapper so trailing text or a second root element is seen and refused.
   const body = text.replace(/^\uFEFF?\s*<\?xml[^>]*\?>/, '');
   let wrapper: Record<string, unknown>;
   try {
-    const doc = await parseStringPromise(`<cairn-body>${body}</cairn-body>`, { explicitArray: true, explicitRoot: false, strict: true, async: false });
+    const doc = await parseStringPromise(`<cairn-body>${body}</cairn-body>`, {
+      explicitArray: true,
+      explicitRoot: false,
+      strict: true,
+      async: false,
+    });
     wrapper = typeof doc === 'object' && doc !== null ? doc : {};
   } catch {
     throw errors.invalidInput('Request is not valid XML.');
@@ -148,7 +168,8 @@ async function parseXml(text: string): Promise<unknown> {
   return fromXmlChildren(root as Record<string, unknown>, 0);
 }
 
-const UNSUPPORTED_TYPE = "Unsupported content type; send 'application/json', 'application/x-www-form-urlencoded' or 'application/xml'.";
+const UNSUPPORTED_TYPE =
+  "Unsupported content type; send 'application/json', 'application/x-www-form-urlencoded' or 'application/xml'.";
 
 const JSON_AS_FORM =
   "The body looks like JSON but was sent as 'application/x-www-form-urlencoded' (what curl -d sends unless told otherwise); " +
@@ -156,7 +177,11 @@ const JSON_AS_FORM =
 
 /** The fields of `resource` that take a list. */
 const listFieldsOf = (resource?: ResourceDef): ReadonlySet<string> =>
-  new Set(Object.entries(resource?.fields ?? {}).filter(([, f]) => f.type === 'list').map(([name]) => name));
+  new Set(
+    Object.entries(resource?.fields ?? {})
+      .filter(([, f]) => f.type === 'list')
+      .map(([name]) => name),
+  );
 
 /** The request's body, at most `limit` ('64kb', '200mb') once decompressed; 413 past it. */
 async function rawBody(req: Request, limit: string): Promise<Buffer> {
@@ -175,10 +200,17 @@ async function rawBody(req: Request, limit: string): Promise<Buffer> {
  * `resource`: the resource the body is for, whose list fields a form may give a single value for;
  * `limit`: the most the body may hold.
  */
-export async function parseBody(req: Request, resource?: ResourceDef, limit = BODY_LIMIT): Promise<Record<string, unknown>> {
+export async function parseBody(
+  req: Request,
+  resource?: ResourceDef,
+  limit = BODY_LIMIT,
+): Promise<Record<string, unknown>> {
   const contentType = (req.get('content-type') ?? '').toLowerCase();
   const [mediaType = '', ...params] = contentType.split(';').map((s) => s.trim());
-  const charset = params.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
+  const charset = params
+    .find((p) => p.startsWith('charset='))
+    ?.slice('charset='.length)
+    .replace(/"/g, '');
   if (charset && charset !== 'utf-8' && charset !== 'utf8' && charset !== 'us-ascii') {
     throw errors.unsupportedMediaType(`Unsupported charset '${charset}'; send UTF-8.`);
   }

@@ -59,7 +59,9 @@ export function consoleRouter(dir: string | undefined): Router {
       .status(503)
       .type('text/plain')
       .set('Cache-Control', 'no-store')
-      .send('The console has not been built. Run `pnpm build` (or `node scripts/build.mjs packages/console`) and reload.\n');
+      .send(
+        'The console has not been built. Run `pnpm build` (or `node scripts/build.mjs packages/console`) and reload.\n',
+      );
   });
   router.get('/', (req, res) => {
     if (!req.originalUrl.split('?')[0]!.endsWith('/')) return res.redirect(301, '/console/');
@@ -77,7 +79,11 @@ export function consoleRouter(dir: string | undefined): Router {
     }),
   );
   router.use((_req, res) => {
-    res.status(404).type('text/plain').set('Cache-Control', 'no-cache').send('Not found in the console. Open /console/.\n');
+    res
+      .status(404)
+      .type('text/plain')
+      .set('Cache-Control', 'no-cache')
+      .send('Not found in the console. Open /console/.\n');
   });
   return router;
 }

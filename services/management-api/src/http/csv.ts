@@ -46,7 +46,8 @@ export function wantsCsv(req: Request): boolean {
     const q = qParam ? Number(qParam.slice(2)) : 1;
     if (!Number.isFinite(q)) continue;
     if (range === 'text/csv') csv = Math.max(csv, q);
-    else if (range === 'application/json' || range === 'application/xml' || range === 'text/xml') other = Math.max(other, q);
+    else if (range === 'application/json' || range === 'application/xml' || range === 'text/xml')
+      other = Math.max(other, q);
   }
   return csv > 0 && csv > other;
 }
@@ -72,7 +73,12 @@ function drained(res: Response): Promise<void> {
  * sent: a failure after that cuts the connection, so a client never takes a truncated export for
  * a whole one (chunked encoding ends without its last chunk).
  */
-export async function streamCsv(res: Response, filename: string, header: readonly string[], batches: AsyncIterable<ReadonlyArray<readonly unknown[]>>): Promise<void> {
+export async function streamCsv(
+  res: Response,
+  filename: string,
+  header: readonly string[],
+  batches: AsyncIterable<ReadonlyArray<readonly unknown[]>>,
+): Promise<void> {
   res.statusCode = 200;
   res.setHeader('Content-Type', CSV_TYPE);
   res.setHeader('Content-Disposition', `attachment; filename="${filename.replace(/[^\w.-]/g, '_')}"`);

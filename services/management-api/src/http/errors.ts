@@ -18,7 +18,9 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   UNAVAILABLE: 503,
 };
 
-export const INTERNAL_ERROR_BODY = { error_message: 'Sorry, this request could not be processed. Please try again later.' };
+export const INTERNAL_ERROR_BODY = {
+  error_message: 'Sorry, this request could not be processed. Please try again later.',
+};
 
 export function sendError(req: Request, res: Response, error: CairnError): void {
   if (error.code === 'METHOD_NOT_ALLOWED') res.set('Allow', (error.details.allowed as string[]).join(','));
@@ -31,8 +33,10 @@ export function sendError(req: Request, res: Response, error: CairnError): void 
 function fromExpressError(err: { type?: string; status?: number }): CairnError | null {
   if (err.type === 'entity.too.large') return errors.payloadTooLarge('Request body is too large.');
   if (err.type === 'request.aborted') return errors.invalidInput('Request was aborted.');
-  if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') return errors.unsupportedMediaType('Unsupported body encoding or charset.');
-  if (typeof err.status === 'number' && err.status >= 400 && err.status < 500) return errors.invalidInput('Malformed request.');
+  if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported')
+    return errors.unsupportedMediaType('Unsupported body encoding or charset.');
+  if (typeof err.status === 'number' && err.status >= 400 && err.status < 500)
+    return errors.invalidInput('Malformed request.');
   return null;
 }
 
@@ -40,7 +44,9 @@ function fromExpressError(err: { type?: string; status?: number }): CairnError |
  * `logFor(req)` gives the logger for a line about that request (with its id); it is only called
  * when a line is written: most errors are 4xx that log nothing.
  */
-export function errorHandler(logFor: (req: Request) => { error: (obj: object, msg: string) => void }): ErrorRequestHandler {
+export function errorHandler(
+  logFor: (req: Request) => { error: (obj: object, msg: string) => void },
+): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const translated = translateDbError(err);
     const known = translated instanceof CairnError ? translated : fromExpressError(err as { type?: string });

@@ -10,7 +10,28 @@ import type { FieldDef, ResourceDef } from './resource';
 export type { Filter, ListQuery, Ordering } from '../services/list-query';
 
 const RESERVED = new Set(['format', 'limit', 'offset', 'order_by', 'callback', 'username', 'api_key']);
-const ALL_LOOKUPS = new Set<string>(['exact', 'iexact', 'in', 'startswith', 'istartswith', 'contains', 'icontains', 'gt', 'gte', 'lt', 'lte', 'isnull', 'range', 'year', 'month', 'day', 'regex', 'iregex', 'endswith', 'iendswith']);
+const ALL_LOOKUPS = new Set<string>([
+  'exact',
+  'iexact',
+  'in',
+  'startswith',
+  'istartswith',
+  'contains',
+  'icontains',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'isnull',
+  'range',
+  'year',
+  'month',
+  'day',
+  'regex',
+  'iregex',
+  'endswith',
+  'iendswith',
+]);
 
 export type QueryParams = Array<[string, string]>;
 
@@ -52,7 +73,11 @@ const UUID = /^(?:\{[0-9a-f]{4}(?:-?[0-9a-f]{4}){7}\}|[0-9a-f]{4}(?:-?[0-9a-f]{4
 function checkText(field: FieldDef, lookup: Lookup, key: string, part: string): string {
   if (field.choices && !field.choices.includes(part)) {
     const one = field.choices.map((c) => `'${c}'`).join(', ');
-    throw errors.invalidInput(lookup === 'in' ? `The '${echoName(key)}' filter takes values among ${one}, separated by commas.` : `The '${echoName(key)}' filter takes one of ${one}.`);
+    throw errors.invalidInput(
+      lookup === 'in'
+        ? `The '${echoName(key)}' filter takes values among ${one}, separated by commas.`
+        : `The '${echoName(key)}' filter takes one of ${one}.`,
+    );
   }
   if (field.format === 'uuid' && !UUID.test(part)) {
     throw errors.invalidInput(
@@ -62,7 +87,8 @@ function checkText(field: FieldDef, lookup: Lookup, key: string, part: string): 
     );
   }
   // No stored name or key holds a control character, and Postgres refuses NUL.
-  if (hasControlCharacters(part)) throw errors.invalidInput(`The '${echoName(key)}' filter takes text without control characters.`);
+  if (hasControlCharacters(part))
+    throw errors.invalidInput(`The '${echoName(key)}' filter takes text without control characters.`);
   return part;
 }
 
@@ -112,13 +138,22 @@ function parseFilter(resource: ResourceDef, key: string, values: string[]): Filt
     alias = related.alias;
     rest = rest.slice(1);
   }
-  if (!field.filtering || !field.column) throw errors.invalidInput(`The '${escapeHtml(shownName)}' field does not allow filtering.`);
-  if (rest.length > 1) throw errors.invalidInput(`'${echoName(rest.join('__'))}' is not an allowed filter on the '${escapeHtml(shownName)}' field.`);
+  if (!field.filtering || !field.column)
+    throw errors.invalidInput(`The '${escapeHtml(shownName)}' field does not allow filtering.`);
+  if (rest.length > 1)
+    throw errors.invalidInput(
+      `'${echoName(rest.join('__'))}' is not an allowed filter on the '${escapeHtml(shownName)}' field.`,
+    );
   const lookup = (rest[0] ?? 'exact') as Lookup;
   if (!ALL_LOOKUPS.has(lookup) || !field.filtering.includes(lookup)) {
-    throw errors.invalidInput(`'${echoName(lookup)}' is not an allowed filter on the '${escapeHtml(shownName)}' field.`);
+    throw errors.invalidInput(
+      `'${echoName(lookup)}' is not an allowed filter on the '${escapeHtml(shownName)}' field.`,
+    );
   }
-  const converted = lookup === 'in' ? values.flatMap((v) => convert(field, lookup, key, v)) : convert(field, lookup, key, values[values.length - 1]!);
+  const converted =
+    lookup === 'in'
+      ? values.flatMap((v) => convert(field, lookup, key, v))
+      : convert(field, lookup, key, values[values.length - 1]!);
   return { alias, column: field.column, lookup, values: converted };
 }
 
@@ -129,7 +164,8 @@ function parseOrdering(resource: ResourceDef, values: string[]): Ordering[] {
     const field = resource.fields[name];
     if (!field) throw errors.invalidInput(`No matching '${echoName(name)}' field for ordering on.`);
     // A joined table's field does not order: the page is ordered outside the join (list-planner).
-    if (!field.ordering || !field.column || field.alias) throw errors.invalidInput(`The '${escapeHtml(name)}' field does not allow ordering.`);
+    if (!field.ordering || !field.column || field.alias)
+      throw errors.invalidInput(`The '${escapeHtml(name)}' field does not allow ordering.`);
     return { alias: resource.alias, column: field.column, desc };
   });
 }
@@ -142,8 +178,10 @@ function parseInteger(raw: string): bigint | null {
 export function parseLimit(raw: string | undefined, defaultLimit: number, maxLimit: number): number {
   if (raw === undefined) return defaultLimit;
   const n = parseInteger(raw);
-  if (n === null) throw errors.invalidInput(`Invalid limit '${escapeHtml(raw)}' provided. Please provide a positive integer.`);
-  if (n < 0n) throw errors.invalidInput(`Invalid limit '${escapeHtml(raw)}' provided. Please provide a positive integer >= 0.`);
+  if (n === null)
+    throw errors.invalidInput(`Invalid limit '${escapeHtml(raw)}' provided. Please provide a positive integer.`);
+  if (n < 0n)
+    throw errors.invalidInput(`Invalid limit '${escapeHtml(raw)}' provided. Please provide a positive integer >= 0.`);
   return n === 0n || n > BigInt(maxLimit) ? maxLimit : Number(n);
 }
 
@@ -151,7 +189,8 @@ export function parseOffset(raw: string | undefined): bigint {
   if (raw === undefined) return 0n;
   const n = parseInteger(raw);
   if (n === null) throw errors.invalidInput(`Invalid offset '${escapeHtml(raw)}' provided. Please provide an integer.`);
-  if (n < 0n) throw errors.invalidInput(`Invalid offset '${escapeHtml(raw)}' provided. Please provide a positive integer >= 0.`);
+  if (n < 0n)
+    throw errors.invalidInput(`Invalid offset '${escapeHtml(raw)}' provided. Please provide a positive integer >= 0.`);
   return n;
 }
 
@@ -160,7 +199,12 @@ const lastOf = (params: QueryParams, key: string): string | undefined => {
   return found.length ? found[found.length - 1]![1] : undefined;
 };
 
-export function parseListQuery(resource: ResourceDef, params: QueryParams, defaultLimit: number, maxLimit: number): ListQuery {
+export function parseListQuery(
+  resource: ResourceDef,
+  params: QueryParams,
+  defaultLimit: number,
+  maxLimit: number,
+): ListQuery {
   const grouped = new Map<string, string[]>();
   for (const [k, v] of params) {
     if (RESERVED.has(k)) continue;

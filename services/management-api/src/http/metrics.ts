@@ -28,14 +28,23 @@ export interface RollupMetrics {
 
 function createRollupMetrics(registry: Registry): RollupMetrics {
   return {
-    failures: new Counter({ name: 'cairn_utilization_rollup_failures_total', help: "Daily rollups of one cluster's day that failed (each is retried at the next maintenance pass).", labelNames: ['cluster'], registers: [registry] }),
+    failures: new Counter({
+      name: 'cairn_utilization_rollup_failures_total',
+      help: "Daily rollups of one cluster's day that failed (each is retried at the next maintenance pass).",
+      labelNames: ['cluster'],
+      registers: [registry],
+    }),
     backlogDays: new Gauge({
       name: 'cairn_utilization_rollup_backlog_days',
       help: 'Days from the oldest finished day not rolled up to today, per cluster, after the last maintenance pass (0: every finished day is rolled up).',
       labelNames: ['cluster'],
       registers: [registry],
     }),
-    passFailures: new Counter({ name: 'cairn_utilization_maintenance_failures_total', help: 'Utilization maintenance passes that failed outside a rollup (creating or dropping partitions).', registers: [registry] }),
+    passFailures: new Counter({
+      name: 'cairn_utilization_maintenance_failures_total',
+      help: 'Utilization maintenance passes that failed outside a rollup (creating or dropping partitions).',
+      registers: [registry],
+    }),
   };
 }
 
@@ -53,7 +62,10 @@ export interface ApiMetricsOptions {
 export function createApiMetrics(db: Knex, options: ApiMetricsOptions = {}): ApiMetrics {
   const registry = createRegistry('management-api');
   registerPoolMetrics(registry, () => knexPool(db));
-  registerCollectorMetrics(registry, cachedSnapshot(db, options.now ?? (() => new Date()), options.cacheMs ?? SNAPSHOT_CACHE_MS));
+  registerCollectorMetrics(
+    registry,
+    cachedSnapshot(db, options.now ?? (() => new Date()), options.cacheMs ?? SNAPSHOT_CACHE_MS),
+  );
   return { registry, http: new HttpMetrics(registry), rollups: createRollupMetrics(registry) };
 }
 
@@ -84,7 +96,7 @@ function cachedSnapshot(db: Knex, now: () => Date, cacheMs: number): () => Promi
 function registerCollectorMetrics(registry: Registry, snapshot: () => Promise<MonitoringSnapshot>): void {
   new Gauge({
     name: 'cairn_collector_last_success_timestamp_seconds',
-    help: 'When the API last accepted a post from a cluster\'s collector (capacity: device report; storage: account samples; transfer: access-log batch), Unix seconds.',
+    help: "When the API last accepted a post from a cluster's collector (capacity: device report; storage: account samples; transfer: access-log batch), Unix seconds.",
     labelNames: ['cluster', 'collector'],
     registers: [registry],
     async collect() {
@@ -101,7 +113,8 @@ function registerCollectorMetrics(registry: Registry, snapshot: () => Promise<Mo
     async collect() {
       const { capacity } = await snapshot();
       this.reset();
-      for (const r of capacity) if (r.usedPct !== null) this.set({ cluster: r.cluster, ring_set: r.ringSet }, r.usedPct / 100);
+      for (const r of capacity)
+        if (r.usedPct !== null) this.set({ cluster: r.cluster, ring_set: r.ringSet }, r.usedPct / 100);
     },
   });
   new Gauge({

@@ -11,7 +11,10 @@ import { API_ROOT, clusterIdFromRef } from '../resources/uris';
  */
 export type SameAs = (given: unknown) => boolean;
 
-export function dropUnchangedReadOnly(body: Record<string, unknown>, current: Record<string, SameAs>): Record<string, unknown> {
+export function dropUnchangedReadOnly(
+  body: Record<string, unknown>,
+  current: Record<string, SameAs>,
+): Record<string, unknown> {
   const kept: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(body)) {
     const same = Object.hasOwn(current, field) ? current[field]! : undefined;
@@ -29,7 +32,12 @@ export function dropUnchangedReadOnly(body: Record<string, unknown>, current: Re
 export const sameId =
   (current: number | string): SameAs =>
   (given) => {
-    const text = typeof given === 'number' && Number.isSafeInteger(given) ? String(given) : typeof given === 'string' ? given.trim() : null;
+    const text =
+      typeof given === 'number' && Number.isSafeInteger(given)
+        ? String(given)
+        : typeof given === 'string'
+          ? given.trim()
+          : null;
     return text !== null && /^\d{1,19}$/.test(text) && BigInt(text) === BigInt(current);
   };
 

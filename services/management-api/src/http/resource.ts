@@ -8,7 +8,20 @@ export type FieldType = 'integer' | 'string' | 'boolean' | 'related' | 'list' | 
 
 export type { Lookup };
 
-export const STRING_LOOKUPS: readonly Lookup[] = ['exact', 'iexact', 'in', 'startswith', 'istartswith', 'contains', 'icontains', 'gt', 'gte', 'lt', 'lte', 'isnull'];
+export const STRING_LOOKUPS: readonly Lookup[] = [
+  'exact',
+  'iexact',
+  'in',
+  'startswith',
+  'istartswith',
+  'contains',
+  'icontains',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'isnull',
+];
 export const NUMBER_LOOKUPS: readonly Lookup[] = ['exact', 'in', 'gt', 'gte', 'lt', 'lte', 'isnull'];
 export const EXACT_ONLY: readonly Lookup[] = ['exact'];
 export const RELATED_LOOKUPS: readonly Lookup[] = ['exact', 'in', 'isnull'];
@@ -57,7 +70,6 @@ export interface ResourceDef {
   detailMethods: readonly string[];
   fields: Record<string, FieldDef>;
 }
-
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 1000;

@@ -24,6 +24,8 @@ export function resourceRoute(
     const handler = handlers[method];
     if (!handler) throw errors.methodNotAllowed(allowed);
     // express 5 forwards rejected promises to the error handler.
-    return auth(req, res, (err?: unknown) => (err ? next(err) : handler(req as Request<Record<string, string>>, res).catch(next)));
+    return auth(req, res, (err?: unknown) =>
+      err ? next(err) : handler(req as Request<Record<string, string>>, res).catch(next),
+    );
   });
 }

@@ -79,7 +79,8 @@ const xmlText = (s: string): string => s.replace(XML_ILLEGAL, '\uFFFD');
 function scalarNode(value: unknown): XmlNode | string {
   if (value === null || value === undefined) return { $: { type: 'null' } };
   if (typeof value === 'boolean') return { $: { type: 'boolean' }, _: value ? 'True' : 'False' };
-  if (typeof value === 'number') return { $: { type: Number.isInteger(value) ? 'integer' : 'float' }, _: String(value) };
+  if (typeof value === 'number')
+    return { $: { type: Number.isInteger(value) ? 'integer' : 'float' }, _: String(value) };
   if (typeof value === 'bigint') return { $: { type: 'integer' }, _: value.toString() };
   if (value instanceof Date) return value.toISOString();
   return xmlText(String(value));
@@ -103,7 +104,11 @@ function toNode(value: unknown): unknown {
     const values: unknown[] = [];
     for (const item of value) {
       if (item !== null && typeof item === 'object' && !(item instanceof Date)) {
-        objects.push(isResource(item) ? dictChildren(item as Record<string, unknown>) : { $: { type: 'hash' }, ...dictChildren(item as Record<string, unknown>) });
+        objects.push(
+          isResource(item)
+            ? dictChildren(item as Record<string, unknown>)
+            : { $: { type: 'hash' }, ...dictChildren(item as Record<string, unknown>) },
+        );
       } else {
         values.push(scalarNode(item));
       }

@@ -22,7 +22,12 @@ export function sessionIdOf(req: Request): string | undefined {
  * X-Forwarded-Proto (express's req.secure honours it only for CAIRN_TRUST_PROXY's addresses).
  * No Max-Age: the browser forgets the cookie when it closes; the server ends the session sooner.
  */
-const options = (req: Request): CookieOptions => ({ httpOnly: true, secure: req.secure, sameSite: 'strict', path: '/' });
+const options = (req: Request): CookieOptions => ({
+  httpOnly: true,
+  secure: req.secure,
+  sameSite: 'strict',
+  path: '/',
+});
 
 export function setSessionCookie(req: Request, res: Response, sessionId: string): void {
   res.cookie(SESSION_COOKIE, sessionId, options(req));

@@ -1,4 +1,13 @@
-import { clusterCreateSchema, clusterPatchSchema, operatorCreateSchema, operatorPatchSchema, s3CredentialCreateSchema, userBulkItemSchema, userCreateSchema, userPatchSchema } from '@cairn/domain';
+import {
+  clusterCreateSchema,
+  clusterPatchSchema,
+  operatorCreateSchema,
+  operatorPatchSchema,
+  s3CredentialCreateSchema,
+  userBulkItemSchema,
+  userCreateSchema,
+  userPatchSchema,
+} from '@cairn/domain';
 import { API_ROOT } from '../resources/uris';
 import { POLICY_SUMMARY_FIELDS, SUMMARY_FIELDS, type SummaryField } from '../resources/utilization-summary';
 import { auditResource } from '../routes/audit';
@@ -9,8 +18,28 @@ import { s3CredentialsResource } from '../routes/s3-credentials';
 import { applicationCredentialsResource } from '../routes/application-credentials';
 import { usersResource } from '../routes/users';
 import type { ResourceDef } from '../http/resource';
-import { API_ERRORS, authenticatedErrors, COMMON_PARAMETERS, LOCATION, pathParameters, requestBody, resourcePaths, schemaPath, WRITE_ERRORS, type MountedResource } from './resources';
-import { ERROR_RESPONSES, jsonOrXml, objectSchema, responseRef, schemaRef, SHARED_SCHEMAS, envelope, type JsonSchema } from './schemas';
+import {
+  API_ERRORS,
+  authenticatedErrors,
+  COMMON_PARAMETERS,
+  LOCATION,
+  pathParameters,
+  requestBody,
+  resourcePaths,
+  schemaPath,
+  WRITE_ERRORS,
+  type MountedResource,
+} from './resources';
+import {
+  ERROR_RESPONSES,
+  jsonOrXml,
+  objectSchema,
+  responseRef,
+  schemaRef,
+  SHARED_SCHEMAS,
+  envelope,
+  type JsonSchema,
+} from './schemas';
 
 /**
  * The OpenAPI 3.1 description of the management API. The resources' paths, fields, filters,
@@ -19,8 +48,23 @@ import { ERROR_RESPONSES, jsonOrXml, objectSchema, responseRef, schemaRef, SHARE
  */
 
 export const MOUNTED: MountedResource[] = [
-  { resource: usersResource, list: `${API_ROOT}/users/`, detail: `${API_ROOT}/users/{id}/`, create: userCreateSchema, patch: userPatchSchema, bulkCreate: userBulkItemSchema, tag: 'users' },
-  { resource: clustersResource, list: `${API_ROOT}/clusters/`, detail: `${API_ROOT}/clusters/{id}/`, create: clusterCreateSchema, patch: clusterPatchSchema, tag: 'clusters' },
+  {
+    resource: usersResource,
+    list: `${API_ROOT}/users/`,
+    detail: `${API_ROOT}/users/{id}/`,
+    create: userCreateSchema,
+    patch: userPatchSchema,
+    bulkCreate: userBulkItemSchema,
+    tag: 'users',
+  },
+  {
+    resource: clustersResource,
+    list: `${API_ROOT}/clusters/`,
+    detail: `${API_ROOT}/clusters/{id}/`,
+    create: clusterCreateSchema,
+    patch: clusterPatchSchema,
+    tag: 'clusters',
+  },
   {
     resource: operatorsResource,
     list: `${API_ROOT}/operators/`,
@@ -42,14 +86,36 @@ export const MOUNTED: MountedResource[] = [
     resource: applicationCredentialsResource,
     list: `${API_ROOT}/application_credentials/`,
     detail: `${API_ROOT}/application_credentials/{id}/`,
-    listParameters: [{ name: 'cluster', in: 'query', required: false, description: "Only the credentials of this cluster's users (an id or a cluster URI).", schema: { type: 'string' } }],
+    listParameters: [
+      {
+        name: 'cluster',
+        in: 'query',
+        required: false,
+        description: "Only the credentials of this cluster's users (an id or a cluster URI).",
+        schema: { type: 'string' },
+      },
+    ],
     tag: 'application_credentials',
   },
-  { resource: auditResource, list: `${API_ROOT}/audit/`, detail: `${API_ROOT}/audit/{id}/`, globalAdminOnly: true, tag: 'audit' },
+  {
+    resource: auditResource,
+    list: `${API_ROOT}/audit/`,
+    detail: `${API_ROOT}/audit/{id}/`,
+    globalAdminOnly: true,
+    tag: 'audit',
+  },
   {
     resource: devicesResource,
     list: `${API_ROOT}/clusters/{id}/devices/`,
-    listParameters: [{ name: 'policy', in: 'query', required: false, description: 'Only devices in the object ring of the storage policy with this name.', schema: { type: 'string' } }],
+    listParameters: [
+      {
+        name: 'policy',
+        in: 'query',
+        required: false,
+        description: 'Only devices in the object ring of the storage policy with this name.',
+        schema: { type: 'string' },
+      },
+    ],
     tag: 'capacity',
   },
 ];
@@ -60,7 +126,8 @@ const POLICY_PROPERTIES: Record<string, JsonSchema> = {
   name: {
     type: 'string',
     pattern: '^[A-Za-z0-9-]{1,255}$',
-    description: "Swift's rule: letters, digits and '-'. Unique in the report without regard to case, as Swift requires: 'gold' and 'GOLD' are refused together.",
+    description:
+      "Swift's rule: letters, digits and '-'. Unique in the report without regard to case, as Swift requires: 'gold' and 'GOLD' are refused together.",
   },
   default: { type: 'boolean' },
 };
@@ -149,39 +216,76 @@ const utilParameters: JsonSchema[] = [
     name: 'start',
     in: 'query',
     required: true,
-    description: 'Start of the range: an ISO 8601 date or date-time, UTC unless it names an offset (2026-11-24, 2026-11-24T22:00:00Z). Rounded down to the half hour; meta.start gives the result.',
+    description:
+      'Start of the range: an ISO 8601 date or date-time, UTC unless it names an offset (2026-11-24, 2026-11-24T22:00:00Z). Rounded down to the half hour; meta.start gives the result.',
     schema: { type: 'string' },
   },
   {
     name: 'end',
     in: 'query',
     required: false,
-    description: 'End of the range (exclusive), same forms as start; default now. Rounded up to a whole number of hours after the rounded start; meta.end gives the result. Not after start.',
+    description:
+      'End of the range (exclusive), same forms as start; default now. Rounded up to a whole number of hours after the rounded start; meta.end gives the result. Not after start.',
     schema: { type: 'string' },
   },
   { $ref: '#/components/parameters/limit' },
   { $ref: '#/components/parameters/offset' },
-  { name: 'format', in: 'query', required: false, description: 'JSON, XML or CSV (also `Accept: text/csv`); CSV is the whole range unless limit or offset is given.', schema: { type: 'string', enum: ['json', 'xml', 'csv'] } },
-  ...['account', 'account__startswith', 'account__gt'].map((name) => ({ name, in: 'query', required: false, description: 'Only accounts matching (AUTH_<user>).', schema: { type: 'string' } })),
+  {
+    name: 'format',
+    in: 'query',
+    required: false,
+    description: 'JSON, XML or CSV (also `Accept: text/csv`); CSV is the whole range unless limit or offset is given.',
+    schema: { type: 'string', enum: ['json', 'xml', 'csv'] },
+  },
+  ...['account', 'account__startswith', 'account__gt'].map((name) => ({
+    name,
+    in: 'query',
+    required: false,
+    description: 'Only accounts matching (AUTH_<user>).',
+    schema: { type: 'string' },
+  })),
 ];
-const policyParameter: JsonSchema = { name: 'policy', in: 'path', required: true, description: "A storage policy index or 'total'.", schema: { type: 'string', pattern: '^([0-9]{1,5}|total)$' } };
-const accountParameter: JsonSchema = { name: 'account', in: 'path', required: true, description: 'Swift account, AUTH_<user>, percent-encoded (AUTH_a%20b).', schema: { type: 'string' } };
+const policyParameter: JsonSchema = {
+  name: 'policy',
+  in: 'path',
+  required: true,
+  description: "A storage policy index or 'total'.",
+  schema: { type: 'string', pattern: '^([0-9]{1,5}|total)$' },
+};
+const accountParameter: JsonSchema = {
+  name: 'account',
+  in: 'path',
+  required: true,
+  description: 'Swift account, AUTH_<user>, percent-encoded (AUTH_a%20b).',
+  schema: { type: 'string' },
+};
 /** What a collector may name: every AUTH_<user> (see SWIFT_ACCOUNT_RULE in the domain). */
 const swiftAccount: JsonSchema = {
   type: 'string',
   minLength: 1,
   maxLength: 256,
   pattern: '^[^/\\u0000-\\u001f\\u007f-\\u009f]+$',
-  description: "A Swift account name: AUTH_<user> for any username, spaces and other characters included; at most 256 characters (Swift's limit), no '/' and no control characters.",
+  description:
+    "A Swift account name: AUTH_<user> for any username, spaces and other characters included; at most 256 characters (Swift's limit), no '/' and no control characters.",
 };
 const writeCount: JsonSchema = { type: 'integer', minimum: 0 };
-const collectorTime = (description: string): JsonSchema => ({ type: 'string', maxLength: 40, description: `${description}, ISO 8601 UTC; within GET .../utilization/window/.` });
+const collectorTime = (description: string): JsonSchema => ({
+  type: 'string',
+  maxLength: 40,
+  description: `${description}, ISO 8601 UTC; within GET .../utilization/window/.`,
+});
 const storageWrite: JsonSchema = {
   type: 'object',
   required: ['sampled_at', 'samples'],
   additionalProperties: false,
   properties: {
-    interval: { type: 'integer', minimum: 60, maximum: 3600, default: 3600, description: 'Seconds between collection rounds; must divide 3600.' },
+    interval: {
+      type: 'integer',
+      minimum: 60,
+      maximum: 3600,
+      default: 3600,
+      description: 'Seconds between collection rounds; must divide 3600.',
+    },
     sampled_at: collectorTime('When the round began'),
     samples: {
       type: 'array',
@@ -204,8 +308,17 @@ const storageWrite: JsonSchema = {
               additionalProperties: false,
               oneOf: [{ required: ['index'] }, { required: ['name'] }],
               properties: {
-                index: { type: 'integer', minimum: 0, maximum: 32767, description: "The index of one of the cluster's storage policies (GET .../utilization/policies/)." },
-                name: { type: 'string', maxLength: 255, description: "The name of one of the cluster's storage policies, matched without regard to case." },
+                index: {
+                  type: 'integer',
+                  minimum: 0,
+                  maximum: 32767,
+                  description: "The index of one of the cluster's storage policies (GET .../utilization/policies/).",
+                },
+                name: {
+                  type: 'string',
+                  maxLength: 255,
+                  description: "The name of one of the cluster's storage policies, matched without regard to case.",
+                },
                 bytes_used: writeCount,
                 object_count: writeCount,
                 container_count: writeCount,
@@ -222,8 +335,22 @@ const transferWrite: JsonSchema = {
   required: ['batch_id', 'records'],
   additionalProperties: false,
   properties: {
-    batch_id: { type: 'string', minLength: 8, maxLength: 128, pattern: '^[\\w.:-]+$', description: 'Counted once: a batch id already recorded is acknowledged as a duplicate.' },
-    covered: { type: 'object', required: ['end', 'start'], additionalProperties: false, properties: { start: collectorTime('First request of the batch'), end: collectorTime('Last request of the batch') } },
+    batch_id: {
+      type: 'string',
+      minLength: 8,
+      maxLength: 128,
+      pattern: '^[\\w.:-]+$',
+      description: 'Counted once: a batch id already recorded is acknowledged as a duplicate.',
+    },
+    covered: {
+      type: 'object',
+      required: ['end', 'start'],
+      additionalProperties: false,
+      properties: {
+        start: collectorTime('First request of the batch'),
+        end: collectorTime('Last request of the batch'),
+      },
+    },
     records: {
       type: 'array',
       maxItems: 20_000,
@@ -233,7 +360,12 @@ const transferWrite: JsonSchema = {
         additionalProperties: false,
         properties: {
           account: swiftAccount,
-          policy_index: { type: ['integer', 'null'], minimum: 0, maximum: 32767, description: 'The policy the proxy logged; null for requests without one.' },
+          policy_index: {
+            type: ['integer', 'null'],
+            minimum: 0,
+            maximum: 32767,
+            description: 'The policy the proxy logged; null for requests without one.',
+          },
           hour: collectorTime('The start of the hour'),
           bytes_in: writeCount,
           bytes_out: writeCount,
@@ -253,13 +385,21 @@ const transferWriteResult: JsonSchema = {
       type: 'array',
       maxItems: 100,
       description: 'Only when records were refused: the first 100 of them, left out of the batch.',
-      items: { type: 'object', required: ['index', 'reason'], properties: { index: { type: 'integer', minimum: 0, description: 'Position in records.' }, reason: { type: 'string' } } },
+      items: {
+        type: 'object',
+        required: ['index', 'reason'],
+        properties: {
+          index: { type: 'integer', minimum: 0, description: 'Position in records.' },
+          reason: { type: 'string' },
+        },
+      },
     },
     refused_count: { type: 'integer', minimum: 1, description: 'Only when records were refused: how many.' },
     unattributed: {
       type: 'object',
       required: ['records', 'requests'],
-      description: 'Records for accounts the cluster never had a user for, and the requests they sum: not stored, never billed.',
+      description:
+        'Records for accounts the cluster never had a user for, and the requests they sum: not stored, never billed.',
       properties: { records: { type: 'integer', minimum: 0 }, requests: { type: 'integer', minimum: 0 } },
     },
   },
@@ -270,7 +410,12 @@ const utilMeta = (extra: Record<string, JsonSchema>, required: string[]): JsonSc
   type: 'object',
   required: [...listMeta.required, 'end', 'start', ...required],
   additionalProperties: false,
-  properties: { ...listMeta.properties, start: { type: 'string', description: 'First hour, UTC.' }, end: { type: 'string', description: 'End of the last hour, UTC.' }, ...extra },
+  properties: {
+    ...listMeta.properties,
+    start: { type: 'string', description: 'First hour, UTC.' },
+    end: { type: 'string', description: 'End of the last hour, UTC.' },
+    ...extra,
+  },
 });
 const utilEnvelope = (meta: JsonSchema, item: JsonSchema): JsonSchema => ({
   type: 'object',
@@ -278,7 +423,12 @@ const utilEnvelope = (meta: JsonSchema, item: JsonSchema): JsonSchema => ({
   additionalProperties: false,
   properties: { meta, objects: { type: 'array', items: item } },
 });
-const accountItem: JsonSchema = { type: 'object', required: ['account'], additionalProperties: false, properties: { account: { type: 'string' } } };
+const accountItem: JsonSchema = {
+  type: 'object',
+  required: ['account'],
+  additionalProperties: false,
+  properties: { account: { type: 'string' } },
+};
 const policyIndex = { policy_index: { type: ['integer', 'string'] } };
 const hourItem = (counters: string[]): JsonSchema => ({
   type: 'object',
@@ -306,11 +456,18 @@ const summaryObject = (fields: Record<string, SummaryField>, extra: Record<strin
   type: 'object',
   required: [...Object.keys(fields), ...Object.keys(extra)].sort(),
   additionalProperties: false,
-  properties: { ...Object.fromEntries(Object.entries(fields).map(([name, f]) => [name, summaryFieldSchema(f)])), ...extra },
+  properties: {
+    ...Object.fromEntries(Object.entries(fields).map(([name, f]) => [name, summaryFieldSchema(f)])),
+    ...extra,
+  },
 });
 const policySummaryItem = summaryObject(POLICY_SUMMARY_FIELDS);
 const summaryItem = summaryObject(SUMMARY_FIELDS, {
-  policies: { type: 'array', description: "One entry per storage policy the cluster's samples have named.", items: policySummaryItem },
+  policies: {
+    type: 'array',
+    description: "One entry per storage policy the cluster's samples have named.",
+    items: policySummaryItem,
+  },
 });
 const withCsv = (content: JsonSchema): JsonSchema => ({ ...content, 'text/csv': { schema: { type: 'string' } } });
 
@@ -325,7 +482,10 @@ function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
         summary: `Accounts with ${kind} records in the range`,
         parameters: [policyParameter, ...utilParameters],
         responses: {
-          200: { description: 'The accounts, one page (CSV: one `account` column).', content: withCsv(jsonOrXml(utilEnvelope(utilMeta(policyIndex, ['policy_index']), accountItem))) },
+          200: {
+            description: 'The accounts, one page (CSV: one `account` column).',
+            content: withCsv(jsonOrXml(utilEnvelope(utilMeta(policyIndex, ['policy_index']), accountItem))),
+          },
           ...authenticatedErrors({ 404: 'NotFound' }),
         },
       },
@@ -339,7 +499,18 @@ function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
         responses: {
           200: {
             description: 'One record per hour; an account never seen has none.',
-            content: withCsv(jsonOrXml(utilEnvelope(utilMeta({ account: { type: 'string' }, ...policyIndex }, ['account', 'policy_index']), hourItem(kind === 'storage' ? ['bytes_used', 'container_count', 'object_count'] : ['bytes_in', 'bytes_out', 'req_count'])))),
+            content: withCsv(
+              jsonOrXml(
+                utilEnvelope(
+                  utilMeta({ account: { type: 'string' }, ...policyIndex }, ['account', 'policy_index']),
+                  hourItem(
+                    kind === 'storage'
+                      ? ['bytes_used', 'container_count', 'object_count']
+                      : ['bytes_in', 'bytes_out', 'req_count'],
+                  ),
+                ),
+              ),
+            ),
           },
           ...authenticatedErrors({ 404: 'NotFound' }),
         },
@@ -355,8 +526,17 @@ function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
             ? "Validated whole before anything is stored: one bad entry (an account name Swift cannot hold, a time outside the write window, a storage policy the cluster's device report does not list) refuses the request with a 400 that names it."
             : "The envelope (batch_id, covered, records as a list) is validated whole: a bad one is a 400. Each record is then checked alone: a bad record (an account name Swift cannot hold, a count out of range, an hour outside the write window or not on the hour, a policy index the cluster's device report does not list) is left out and named in `refused` by its index and the reason, and the batch's other records are counted. An hour's sums saturate at 2^53 − 1."
         }`,
-        requestBody: { required: true, content: { 'application/json': { schema: kind === 'storage' ? storageWrite : transferWrite } } },
-        responses: { 200: { description: 'What was stored.', content: jsonOrXml(kind === 'storage' ? { type: 'object' } : transferWriteResult) }, ...authenticatedErrors({ ...WRITE_ERRORS, 404: 'NotFound' }) },
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: kind === 'storage' ? storageWrite : transferWrite } },
+        },
+        responses: {
+          200: {
+            description: 'What was stored.',
+            content: jsonOrXml(kind === 'storage' ? { type: 'object' } : transferWriteResult),
+          },
+          ...authenticatedErrors({ ...WRITE_ERRORS, 404: 'NotFound' }),
+        },
       },
     };
   }
@@ -367,7 +547,10 @@ function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
       summary: 'Per-account totals over the range, from daily rollups',
       parameters: utilParameters,
       responses: {
-        200: { description: 'One row per account (CSV: the policies flattened into p<index>_ columns).', content: withCsv(jsonOrXml(utilEnvelope(utilMeta({}, []), summaryItem))) },
+        200: {
+          description: 'One row per account (CSV: the policies flattened into p<index>_ columns).',
+          content: withCsv(jsonOrXml(utilEnvelope(utilMeta({}, []), summaryItem))),
+        },
         ...authenticatedErrors({ 404: 'NotFound' }),
       },
     },
@@ -376,7 +559,8 @@ function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
     get: {
       tags: ['utilization'],
       operationId: 'utilization_write_window',
-      summary: 'The times a collector may write now (sampled_at, log hours and coverage): older ones are past the hourly retention, later ones in the future',
+      summary:
+        'The times a collector may write now (sampled_at, log hours and coverage): older ones are past the hourly retention, later ones in the future',
       parameters: [format],
       responses: {
         200: {
@@ -386,7 +570,11 @@ function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
             required: ['latest', 'oldest'],
             additionalProperties: false,
             properties: {
-              oldest: { type: 'string', format: 'date-time', description: 'Start of the oldest hour the hourly retention keeps, plus a day of margin.' },
+              oldest: {
+                type: 'string',
+                format: 'date-time',
+                description: 'Start of the oldest hour the hourly retention keeps, plus a day of margin.',
+              },
               latest: { type: 'string', format: 'date-time', description: 'Now plus 15 minutes.' },
             },
           }),
@@ -399,7 +587,8 @@ function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
     get: {
       tags: ['utilization'],
       operationId: 'utilization_policies',
-      summary: "The cluster's storage policies: the names Swift uses in X-Account-Storage-Policy-<name>-* headers, with their indexes",
+      summary:
+        "The cluster's storage policies: the names Swift uses in X-Account-Storage-Policy-<name>-* headers, with their indexes",
       parameters: [format, { $ref: '#/components/parameters/limit' }, { $ref: '#/components/parameters/offset' }],
       responses: {
         200: {
@@ -422,8 +611,16 @@ function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
       tags: ['utilization'],
       operationId: 'utilization_known_accounts',
       summary: 'Every account ever created on the cluster (what the storage collector reads)',
-      parameters: [format, { $ref: '#/components/parameters/limit' }, { $ref: '#/components/parameters/offset' }, ...utilParameters.slice(5)],
-      responses: { 200: { description: 'One page of accounts, by name.', content: jsonOrXml(envelope(accountItem)) }, ...authenticatedErrors({ 404: 'NotFound' }) },
+      parameters: [
+        format,
+        { $ref: '#/components/parameters/limit' },
+        { $ref: '#/components/parameters/offset' },
+        ...utilParameters.slice(5),
+      ],
+      responses: {
+        200: { description: 'One page of accounts, by name.', content: jsonOrXml(envelope(accountItem)) },
+        ...authenticatedErrors({ 404: 'NotFound' }),
+      },
     },
   };
   return out;
@@ -464,7 +661,10 @@ function handKeptPaths(): Record<string, Record<string, JsonSchema>> {
         summary: 'This document (no key needed)',
         security: PUBLIC,
         responses: {
-          200: { description: 'The OpenAPI 3.1 document, always JSON.', content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'paths'] } } } },
+          200: {
+            description: 'The OpenAPI 3.1 document, always JSON.',
+            content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'paths'] } } },
+          },
           ...API_ERRORS,
         },
       },
@@ -476,7 +676,10 @@ function handKeptPaths(): Record<string, Record<string, JsonSchema>> {
         summary: "Replace a cluster's device report",
         description: 'Sent by `cairn capacity collect`. Up to 200 MB; nothing is written unless all of it is valid.',
         requestBody: { required: true, content: { 'application/json': { schema: schemaRef('DeviceReport') } } },
-        responses: { 204: { description: 'Stored; the capacity is recomputed.' }, ...authenticatedErrors({ ...WRITE_ERRORS, 404: 'NotFound' }) },
+        responses: {
+          204: { description: 'Stored; the capacity is recomputed.' },
+          ...authenticatedErrors({ ...WRITE_ERRORS, 404: 'NotFound' }),
+        },
       },
     },
     [`${API_ROOT}/clusters/{id}/capacity/list/`]: {
@@ -488,7 +691,12 @@ function handKeptPaths(): Record<string, Record<string, JsonSchema>> {
         responses: {
           200: {
             description: 'Empty before the first report.',
-            content: jsonOrXml({ type: 'object', required: ['capacity'], additionalProperties: false, properties: { capacity: { type: 'array', items: schemaRef('CapacityElement') } } }),
+            content: jsonOrXml({
+              type: 'object',
+              required: ['capacity'],
+              additionalProperties: false,
+              properties: { capacity: { type: 'array', items: schemaRef('CapacityElement') } },
+            }),
           },
           ...authenticatedErrors({ 404: 'NotFound' }),
         },
@@ -498,11 +706,24 @@ function handKeptPaths(): Record<string, Record<string, JsonSchema>> {
       get: {
         tags: ['capacity'],
         operationId: 'capacity_history',
-        summary: "A cluster's capacity per set of storage policies over time, one sample per hour (per day past 31 days)",
+        summary:
+          "A cluster's capacity per set of storage policies over time, one sample per hour (per day past 31 days)",
         parameters: [
           format,
-          { name: 'start', in: 'query', required: false, description: 'ISO 8601 date or UTC date-time; default 90 days before end.', schema: { type: 'string' } },
-          { name: 'end', in: 'query', required: false, description: 'ISO 8601 date or UTC date-time, exclusive; default now. At most 1096 days after start.', schema: { type: 'string' } },
+          {
+            name: 'start',
+            in: 'query',
+            required: false,
+            description: 'ISO 8601 date or UTC date-time; default 90 days before end.',
+            schema: { type: 'string' },
+          },
+          {
+            name: 'end',
+            in: 'query',
+            required: false,
+            description: 'ISO 8601 date or UTC date-time, exclusive; default now. At most 1096 days after start.',
+            schema: { type: 'string' },
+          },
         ],
         responses: {
           200: {
@@ -517,7 +738,11 @@ function handKeptPaths(): Record<string, Record<string, JsonSchema>> {
                   type: 'object',
                   required: ['end', 'resolution', 'start'],
                   additionalProperties: false,
-                  properties: { start: { type: 'string', format: 'date-time' }, end: { type: 'string', format: 'date-time' }, resolution: { enum: ['hour', 'day'] } },
+                  properties: {
+                    start: { type: 'string', format: 'date-time' },
+                    end: { type: 'string', format: 'date-time' },
+                    resolution: { enum: ['hour', 'day'] },
+                  },
                 },
                 history: {
                   type: 'array',
@@ -534,7 +759,11 @@ function handKeptPaths(): Record<string, Record<string, JsonSchema>> {
                           required: ['time', 'total_free_tb', 'total_raw_tb', 'total_used_pct', 'total_used_tb'],
                           additionalProperties: false,
                           properties: {
-                            time: { type: 'string', format: 'date-time', description: 'The start of the hour the sample is from.' },
+                            time: {
+                              type: 'string',
+                              format: 'date-time',
+                              description: 'The start of the hour the sample is from.',
+                            },
                             total_raw_tb: { type: 'number' },
                             total_used_tb: { type: 'number' },
                             total_free_tb: { type: 'number' },
@@ -558,15 +787,25 @@ function handKeptPaths(): Record<string, Record<string, JsonSchema>> {
         operationId: 'list_keys',
         summary: "An operator's API keys (never the keys themselves)",
         parameters: [format, { $ref: '#/components/parameters/limit' }, { $ref: '#/components/parameters/offset' }],
-        responses: { 200: { description: 'One page of keys, by id.', content: jsonOrXml(envelope(schemaRef('ApiKey'))) }, ...authenticatedErrors({ 403: 'Forbidden', 404: 'NotFound' }) },
+        responses: {
+          200: { description: 'One page of keys, by id.', content: jsonOrXml(envelope(schemaRef('ApiKey'))) },
+          ...authenticatedErrors({ 403: 'Forbidden', 404: 'NotFound' }),
+        },
       },
       post: {
         tags: ['operators'],
         operationId: 'add_key',
         summary: 'Add an API key; the answer is the only place the key is shown',
-        requestBody: { ...requestBody({ type: 'object', additionalProperties: false, maxProperties: 0 }), required: false },
+        requestBody: {
+          ...requestBody({ type: 'object', additionalProperties: false, maxProperties: 0 }),
+          required: false,
+        },
         responses: {
-          201: { description: 'Created.', headers: LOCATION, content: jsonOrXml({ allOf: [schemaRef('ApiKey')], required: ['key'] }) },
+          201: {
+            description: 'Created.',
+            headers: LOCATION,
+            content: jsonOrXml({ allOf: [schemaRef('ApiKey')], required: ['key'] }),
+          },
           ...authenticatedErrors({ ...WRITE_ERRORS, 404: 'NotFound' }),
         },
       },
@@ -585,7 +824,13 @@ function handKeptPaths(): Record<string, Record<string, JsonSchema>> {
         operationId: 'whoami',
         summary: 'The operator the key belongs to, and which key it is (any role)',
         parameters: [format],
-        responses: { 200: { description: 'The operator, and which of its keys was used.', content: jsonOrXml(schemaRef('Whoami')) }, ...authenticatedErrors() },
+        responses: {
+          200: {
+            description: 'The operator, and which of its keys was used.',
+            content: jsonOrXml(schemaRef('Whoami')),
+          },
+          ...authenticatedErrors(),
+        },
       },
     },
     [`${API_ROOT}/session/`]: {
@@ -595,23 +840,34 @@ function handKeptPaths(): Record<string, Record<string, JsonSchema>> {
         summary: "Who the console's session cookie signs in (operator null when nobody)",
         security: PUBLIC,
         parameters: [format],
-        responses: { 200: { description: 'The session, or operator null.', content: jsonOrXml(schemaRef('Session')) }, ...API_ERRORS },
+        responses: {
+          200: { description: 'The session, or operator null.', content: jsonOrXml(schemaRef('Session')) },
+          ...API_ERRORS,
+        },
       },
       post: {
         tags: ['operators'],
         operationId: 'sign_in',
-        summary: 'Open a console session with the API key in the Authorization header; the answer sets an HttpOnly, SameSite=Strict cookie',
+        summary:
+          'Open a console session with the API key in the Authorization header; the answer sets an HttpOnly, SameSite=Strict cookie',
         requestBody: { ...requestBody({ type: 'object', additionalProperties: true }), required: false },
         responses: {
-          201: { description: 'Signed in; Set-Cookie carries the session.', headers: LOCATION, content: jsonOrXml(schemaRef('Session')) },
+          201: {
+            description: 'Signed in; Set-Cookie carries the session.',
+            headers: LOCATION,
+            content: jsonOrXml(schemaRef('Session')),
+          },
           ...authenticatedErrors(),
         },
       },
       delete: {
         tags: ['operators'],
         operationId: 'sign_out',
-        summary: "Sign out: end the session the cookie names (cookie-authenticated, with X-Cairn-CSRF)",
-        responses: { 204: { description: 'Signed out; the cookie is cleared.' }, ...authenticatedErrors({ 403: 'Forbidden' }) },
+        summary: 'Sign out: end the session the cookie names (cookie-authenticated, with X-Cairn-CSRF)',
+        responses: {
+          204: { description: 'Signed out; the cookie is cleared.' },
+          ...authenticatedErrors({ 403: 'Forbidden' }),
+        },
       },
     },
     ...utilizationPaths(),
@@ -621,7 +877,21 @@ function handKeptPaths(): Record<string, Record<string, JsonSchema>> {
         operationId: 'healthz',
         summary: 'Liveness: the process answers',
         security: PUBLIC,
-        responses: { 200: { description: 'Alive.', content: { 'application/json': { schema: { type: 'object', required: ['status', 'version'], additionalProperties: false, properties: { status: { const: 'ok' }, version: { type: 'string' } } } } } } },
+        responses: {
+          200: {
+            description: 'Alive.',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['status', 'version'],
+                  additionalProperties: false,
+                  properties: { status: { const: 'ok' }, version: { type: 'string' } },
+                },
+              },
+            },
+          },
+        },
       },
     },
     '/readyz': {
@@ -632,7 +902,10 @@ function handKeptPaths(): Record<string, Record<string, JsonSchema>> {
         security: PUBLIC,
         responses: {
           200: { description: 'Ready.', content: { 'application/json': { schema: schemaRef('Probe') } } },
-          503: { description: 'Not ready; names the dependency that did not answer.', content: { 'application/json': { schema: schemaRef('Probe') } } },
+          503: {
+            description: 'Not ready; names the dependency that did not answer.',
+            content: { 'application/json': { schema: schemaRef('Probe') } },
+          },
         },
       },
     },
@@ -642,7 +915,9 @@ function handKeptPaths(): Record<string, Record<string, JsonSchema>> {
         operationId: 'metrics',
         summary: 'Prometheus metrics (serve on the internal network only)',
         security: PUBLIC,
-        responses: { 200: { description: 'Prometheus text format.', content: { 'text/plain': { schema: { type: 'string' } } } } },
+        responses: {
+          200: { description: 'Prometheus text format.', content: { 'text/plain': { schema: { type: 'string' } } } },
+        },
       },
     },
   };
@@ -658,11 +933,20 @@ function finishApiPath(path: string, item: Record<string, JsonSchema>): Record<s
     ...(templated ? { parameters: pathParameters(path) } : {}),
     description: `Takes ${allowed.join(', ')}; any other method is answered 405 with \`Allow: ${allowed.join(',')}\` (before the key is checked), HEAD as GET without the body.`,
     ...item,
-    options: { tags: ['discovery'], operationId: `options_${path.replace(/\W+/g, '_')}`, summary: 'The methods this path takes', security: PUBLIC, responses: { 200: responseRef('Options') } },
+    options: {
+      tags: ['discovery'],
+      operationId: `options_${path.replace(/\W+/g, '_')}`,
+      summary: 'The methods this path takes',
+      security: PUBLIC,
+      responses: { 200: responseRef('Options') },
+    },
   };
 }
 
-function merge(into: Record<string, Record<string, JsonSchema>>, paths: Record<string, Record<string, JsonSchema>>): void {
+function merge(
+  into: Record<string, Record<string, JsonSchema>>,
+  paths: Record<string, Record<string, JsonSchema>>,
+): void {
   for (const [path, item] of Object.entries(paths)) {
     for (const method of Object.keys(item)) {
       if (into[path]?.[method]) throw new Error(`OpenAPI: ${method.toUpperCase()} ${path} is described twice`);
@@ -690,15 +974,26 @@ export function openApiDocument(discoverable: readonly ResourceDef[]): JsonSchem
   const schemas: Record<string, JsonSchema> = { ...SHARED_SCHEMAS, ...HAND_KEPT_SCHEMAS };
   for (const m of MOUNTED) schemas[m.resource.name] = objectSchema(m.resource, 'omit');
   schemas.Whoami = objectSchema(operatorsResource, 'omit', {
-    key_uri: { type: 'string', format: 'uri-reference', description: 'The resource of the API key the request was made with (never the key itself).' },
+    key_uri: {
+      type: 'string',
+      format: 'uri-reference',
+      description: 'The resource of the API key the request was made with (never the key itself).',
+    },
   });
 
   schemas.Session = {
     type: 'object',
     required: ['operator', 'resource_uri'],
     properties: {
-      operator: { oneOf: [schemaRef('Whoami'), { type: 'null' }], description: 'The signed-in operator and the key the session was opened with; null when the cookie names no live session.' },
-      csrf_token: { type: 'string', description: 'Every cookie-authenticated write must send it back in the X-Cairn-CSRF header.' },
+      operator: {
+        oneOf: [schemaRef('Whoami'), { type: 'null' }],
+        description:
+          'The signed-in operator and the key the session was opened with; null when the cookie names no live session.',
+      },
+      csrf_token: {
+        type: 'string',
+        description: 'Every cookie-authenticated write must send it back in the X-Cairn-CSRF header.',
+      },
       expires_at: { type: 'string', format: 'date-time', description: 'When the session ends at the latest.' },
       idle_timeout: { type: 'integer', description: 'Seconds without a request after which the session ends.' },
       resource_uri: { type: 'string' },
@@ -718,11 +1013,18 @@ export function openApiDocument(discoverable: readonly ResourceDef[]): JsonSchem
     },
     servers: [{ url: '/' }],
     security: [{ apiKey: [] }],
-    tags: ['users', 'clusters', 'operators', 'audit', 'capacity', 'utilization', 'discovery', 'probes'].map((name) => ({ name })),
+    tags: ['users', 'clusters', 'operators', 'audit', 'capacity', 'utilization', 'discovery', 'probes'].map((name) => ({
+      name,
+    })),
     paths: finished,
     components: {
       securitySchemes: {
-        apiKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'The value `ApiKey <operator>:<key>` (the scheme word in any case).' },
+        apiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Authorization',
+          description: 'The value `ApiKey <operator>:<key>` (the scheme word in any case).',
+        },
       },
       parameters: COMMON_PARAMETERS,
       responses: ERROR_RESPONSES,

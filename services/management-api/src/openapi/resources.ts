@@ -1,6 +1,14 @@
 import type { Schema as JoiSchema } from 'joi';
 import { DEFAULT_LIMIT, MAX_LIMIT, type FieldDef, type Lookup, type ResourceDef } from '../http/resource';
-import { envelope, inputFieldSchema, jsonOrXml, objectSchema, responseRef, schemaRef, type JsonSchema } from './schemas';
+import {
+  envelope,
+  inputFieldSchema,
+  jsonOrXml,
+  objectSchema,
+  responseRef,
+  schemaRef,
+  type JsonSchema,
+} from './schemas';
 
 /**
  * The paths of one resource, generated from its ResourceDef (fields, filters, ordering, methods)
@@ -51,14 +59,30 @@ const NO_CONTROL_PATTERN = '^[^\\u0000-\\u001f\\u007f-\\u009f]*$';
 /** The schema of one filter value (what parseListQuery accepts for this field and lookup). */
 function filterValueSchema(f: FieldDef, lookup: Lookup): JsonSchema {
   if (lookup === 'isnull') return { type: 'string', enum: BOOLEAN_VALUES };
-  if (lookup === 'in' && f.choices) return { type: 'string', pattern: `^(${f.choices.join('|')})(,(${f.choices.join('|')}))*$`, description: `Comma-separated, among ${f.choices.join(', ')}.` };
-  if (lookup === 'in') return { type: 'string', pattern: NO_CONTROL_PATTERN, ...(f.format === 'uuid' ? { description: 'UUIDs, comma-separated.' } : {}) };
+  if (lookup === 'in' && f.choices)
+    return {
+      type: 'string',
+      pattern: `^(${f.choices.join('|')})(,(${f.choices.join('|')}))*$`,
+      description: `Comma-separated, among ${f.choices.join(', ')}.`,
+    };
+  if (lookup === 'in')
+    return {
+      type: 'string',
+      pattern: NO_CONTROL_PATTERN,
+      ...(f.format === 'uuid' ? { description: 'UUIDs, comma-separated.' } : {}),
+    };
   if (f.choices) return { type: 'string', enum: [...f.choices] };
   if (f.related) return { type: 'string', description: 'Resource URI or id.' };
   if (f.max !== undefined || f.type === 'integer') return { type: 'string', pattern: '^-?[0-9]{1,20}$' };
   if (f.type === 'boolean') return { type: 'string', enum: BOOLEAN_VALUES };
-  if (f.type === 'datetime') return { type: 'string', description: 'ISO 8601 date or date-time; UTC when no offset is given.' };
-  if (f.format === 'uuid') return { type: 'string', pattern: UUID_PATTERN, description: 'A UUID: 32 hex digits, hyphens optional (6ba7b810-9dad-11d1-80b4-00c04fd430c8).' };
+  if (f.type === 'datetime')
+    return { type: 'string', description: 'ISO 8601 date or date-time; UTC when no offset is given.' };
+  if (f.format === 'uuid')
+    return {
+      type: 'string',
+      pattern: UUID_PATTERN,
+      description: 'A UUID: 32 hex digits, hyphens optional (6ba7b810-9dad-11d1-80b4-00c04fd430c8).',
+    };
   return { type: 'string', pattern: NO_CONTROL_PATTERN, description: 'Text without control characters.' };
 }
 
@@ -68,7 +92,13 @@ function filterParameters(resource: ResourceDef): JsonSchema[] {
     for (const lookup of f.filtering ?? []) {
       const names = lookup === 'exact' ? [prefix, `${prefix}__exact`] : [`${prefix}__${lookup}`];
       for (const name of names) {
-        params.push({ name, in: 'query', required: false, description: `Only objects whose ${shown} is ${LOOKUP_HELP[lookup] ?? lookup} this value.`, schema: filterValueSchema(f, lookup) });
+        params.push({
+          name,
+          in: 'query',
+          required: false,
+          description: `Only objects whose ${shown} is ${LOOKUP_HELP[lookup] ?? lookup} this value.`,
+          schema: filterValueSchema(f, lookup),
+        });
       }
     }
   };
@@ -114,27 +144,49 @@ export const COMMON_PARAMETERS: Record<string, JsonSchema> = {
     description: `Objects per page; ${DEFAULT_LIMIT} by default, 0 or anything above ${MAX_LIMIT} means ${MAX_LIMIT}.`,
     schema: { type: 'integer', minimum: 0 },
   },
-  offset: { name: 'offset', in: 'query', required: false, description: 'Objects to skip.', schema: { type: 'integer', minimum: 0 } },
+  offset: {
+    name: 'offset',
+    in: 'query',
+    required: false,
+    description: 'Objects to skip.',
+    schema: { type: 'integer', minimum: 0 },
+  },
   format: {
     name: 'format',
     in: 'query',
     required: false,
-    description: 'Answer as JSON or XML; other values are ignored (then `Accept` decides: `application/xml` or `text/xml` give XML).',
+    description:
+      'Answer as JSON or XML; other values are ignored (then `Accept` decides: `application/xml` or `text/xml` give XML).',
     schema: { type: 'string', enum: ['json', 'xml'] },
   },
 };
 
 /** A `{name}` path parameter holding a numeric id. */
-export const idParameter = (name: string, description: string): JsonSchema => ({ name, in: 'path', required: true, description, schema: { type: 'string', pattern: '^[0-9]+$' } });
+export const idParameter = (name: string, description: string): JsonSchema => ({
+  name,
+  in: 'path',
+  required: true,
+  description,
+  schema: { type: 'string', pattern: '^[0-9]+$' },
+});
 
 /** Path parameters of a templated path (every one an id). */
-export const pathParameters = (path: string): JsonSchema[] => [...path.matchAll(/\{(\w+)\}/g)].map((m) => idParameter(m[1]!, m[1] === 'id' ? 'Id of the object.' : `Id (${m[1]}).`));
+export const pathParameters = (path: string): JsonSchema[] =>
+  [...path.matchAll(/\{(\w+)\}/g)].map((m) =>
+    idParameter(m[1]!, m[1] === 'id' ? 'Id of the object.' : `Id (${m[1]}).`),
+  );
 
 /** The keys a joi object schema requires. */
 const requiredKeys = (joi: JoiSchema): Set<string> =>
-  new Set(Object.entries((joi.describe() as { keys?: Record<string, { flags?: { presence?: string } }> }).keys ?? {}).filter(([, d]) => d.flags?.presence === 'required').map(([k]) => k));
+  new Set(
+    Object.entries((joi.describe() as { keys?: Record<string, { flags?: { presence?: string } }> }).keys ?? {})
+      .filter(([, d]) => d.flags?.presence === 'required')
+      .map(([k]) => k),
+  );
 
-/** The body of a create or PATCH: the keys the joi schema takes (never a forbidden one), typed by the resource's fields. */
+/**
+ * The body of a create or PATCH: the keys the joi schema takes (never a forbidden one), typed by the resource's fields.
+ */
 export function bodySchema(resource: ResourceDef, joi: JoiSchema, patch: boolean): JsonSchema {
   const keys = (joi.describe() as { keys?: Record<string, { flags?: { presence?: string } }> }).keys ?? {};
   const properties: Record<string, JsonSchema> = {};
@@ -157,30 +209,50 @@ export function bodySchema(resource: ResourceDef, joi: JoiSchema, patch: boolean
   };
 }
 
-/** The same fields as form values, which are all text: booleans as true/false/1/0, numbers as digits, a list as the key repeated (once for a list of one). */
+/**
+ * The same fields as form values, which are all text: booleans as true/false/1/0, numbers as digits, a list as the key
+ * repeated (once for a list of one).
+ */
 function asForm(schema: JsonSchema): JsonSchema {
   const text = (s: JsonSchema): JsonSchema => {
     const types = ([] as unknown[]).concat(s.type);
     if (types.includes('array')) return { ...s, items: text(s.items as JsonSchema) };
-    if (types.includes('boolean')) return { ...s, type: 'string', enum: BOOLEAN_VALUES, ...(s.default !== undefined ? { default: String(s.default) } : {}) };
+    if (types.includes('boolean'))
+      return {
+        ...s,
+        type: 'string',
+        enum: BOOLEAN_VALUES,
+        ...(s.default !== undefined ? { default: String(s.default) } : {}),
+      };
     if (types.includes('integer')) return { ...s, type: 'string' };
     return s;
   };
-  const properties = Object.fromEntries(Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>).map(([k, v]) => [k, text(v)]));
+  const properties = Object.fromEntries(
+    Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>).map(([k, v]) => [k, text(v)]),
+  );
   return { ...schema, properties };
 }
 
 /** Bodies are JSON, form-encoded or tastypie XML (`<object>` with typed children), all with the same fields. */
 export const requestBody = (schema: JsonSchema): JsonSchema => ({
   required: true,
-  content: { 'application/json': { schema }, 'application/x-www-form-urlencoded': { schema: asForm(schema) }, 'application/xml': {} },
+  content: {
+    'application/json': { schema },
+    'application/x-www-form-urlencoded': { schema: asForm(schema) },
+    'application/xml': {},
+  },
 });
 
 const ok = (description: string, schema: JsonSchema): JsonSchema => ({ description, content: jsonOrXml(schema) });
 
-export const LOCATION = { Location: { required: true, description: 'URI of the new object.', schema: { type: 'string' } } };
+export const LOCATION = {
+  Location: { required: true, description: 'URI of the new object.', schema: { type: 'string' } },
+};
 
-/** Errors any /api/v1/ operation can answer: a malformed Accept header or query string, a body over the limit (even on a GET), a failure. */
+/**
+ * Errors any /api/v1/ operation can answer: a malformed Accept header or query string, a body over the limit (even on a
+ * GET), a failure.
+ */
 export const API_ERRORS: Record<string, JsonSchema> = {
   400: responseRef('BadRequest'),
   413: responseRef('PayloadTooLarge'),
@@ -212,7 +284,10 @@ export function resourcePaths(m: MountedResource): Record<string, Record<string,
       operationId: `list_${name}`,
       summary: `List ${name}`,
       parameters: [...listParameters(r), ...(m.listParameters ?? [])],
-      responses: { 200: ok('One page of objects.', envelope(schemaRef(componentName))), ...authenticatedErrors({ ...readErrors, ...(nested ? { 404: 'NotFound' } : {}) }) },
+      responses: {
+        200: ok('One page of objects.', envelope(schemaRef(componentName))),
+        ...authenticatedErrors({ ...readErrors, ...(nested ? { 404: 'NotFound' } : {}) }),
+      },
     };
   }
   if (r.listMethods.includes('POST') && m.create) {
@@ -222,24 +297,53 @@ export function resourcePaths(m: MountedResource): Record<string, Record<string,
       summary: `Create one of ${name}`,
       requestBody: requestBody(bodySchema(r, m.create, false)),
       responses: {
-        201: { description: 'Created.', headers: LOCATION, content: jsonOrXml(objectSchema(r, 'required', m.createdExtra, requiredKeys(m.create))) },
+        201: {
+          description: 'Created.',
+          headers: LOCATION,
+          content: jsonOrXml(objectSchema(r, 'required', m.createdExtra, requiredKeys(m.create))),
+        },
         ...authenticatedErrors(WRITE_ERRORS),
       },
     };
   }
   if (r.listMethods.includes('PATCH') && m.bulkCreate) {
-    const skipped = { type: 'object', required: ['cluster', 'reason', 'user'], additionalProperties: false, properties: { cluster: { type: 'string' }, reason: { type: 'string' }, user: { type: 'string' } } };
+    const skipped = {
+      type: 'object',
+      required: ['cluster', 'reason', 'user'],
+      additionalProperties: false,
+      properties: { cluster: { type: 'string' }, reason: { type: 'string' }, user: { type: 'string' } },
+    };
     list.patch = {
       tags: [m.tag],
       operationId: `bulk_create_${name}`,
       summary: `Create many of ${name}`,
-      description: 'Tastypie\'s bulk write, for creates only: every object is created in one transaction, except those whose name is taken, which are skipped and listed.',
+      description:
+        "Tastypie's bulk write, for creates only: every object is created in one transaction, except those whose name is taken, which are skipped and listed.",
       requestBody: {
         required: true,
-        content: { 'application/json': { schema: { type: 'object', required: ['objects'], additionalProperties: false, properties: { objects: { type: 'array', minItems: 1, maxItems: 1000, items: bodySchema(r, m.bulkCreate, false) } } } } },
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['objects'],
+              additionalProperties: false,
+              properties: {
+                objects: { type: 'array', minItems: 1, maxItems: 1000, items: bodySchema(r, m.bulkCreate, false) },
+              },
+            },
+          },
+        },
       },
       responses: {
-        202: ok('The objects created, and those skipped.', { type: 'object', required: ['objects', 'skipped'], additionalProperties: false, properties: { objects: { type: 'array', items: objectSchema(r, 'omit') }, skipped: { type: 'array', items: skipped } } }),
+        202: ok('The objects created, and those skipped.', {
+          type: 'object',
+          required: ['objects', 'skipped'],
+          additionalProperties: false,
+          properties: {
+            objects: { type: 'array', items: objectSchema(r, 'omit') },
+            skipped: { type: 'array', items: skipped },
+          },
+        }),
         ...authenticatedErrors(WRITE_ERRORS),
       },
     };
@@ -254,7 +358,10 @@ export function resourcePaths(m: MountedResource): Record<string, Record<string,
         operationId: `get_${name}`,
         summary: `Get one of ${name}`,
         parameters: [{ $ref: '#/components/parameters/format' }],
-        responses: { 200: ok('The object.', schemaRef(componentName)), ...authenticatedErrors({ ...readErrors, 404: 'NotFound' }) },
+        responses: {
+          200: ok('The object.', schemaRef(componentName)),
+          ...authenticatedErrors({ ...readErrors, 404: 'NotFound' }),
+        },
       };
     }
     if (r.detailMethods.includes('PATCH') && m.patch) {
@@ -263,7 +370,10 @@ export function resourcePaths(m: MountedResource): Record<string, Record<string,
         operationId: `update_${name}`,
         summary: `Change one of ${name}`,
         requestBody: requestBody(bodySchema(r, m.patch, true)),
-        responses: { 202: ok('Changed; the object as it is now.', objectSchema(r, 'optional')), ...authenticatedErrors({ ...WRITE_ERRORS, 404: 'NotFound' }) },
+        responses: {
+          202: ok('Changed; the object as it is now.', objectSchema(r, 'optional')),
+          ...authenticatedErrors({ ...WRITE_ERRORS, 404: 'NotFound' }),
+        },
       };
     }
     if (r.detailMethods.includes('DELETE')) {

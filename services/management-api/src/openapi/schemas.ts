@@ -9,9 +9,16 @@ export const schemaRef = (name: string): JsonSchema => ({ $ref: `#/components/sc
 export const responseRef = (name: string): JsonSchema => ({ $ref: `#/components/responses/${name}` });
 
 /** Every answer under /api/v1/ is JSON by default, XML on request; the XML mirrors the JSON. */
-export const jsonOrXml = (schema: JsonSchema): JsonSchema => ({ 'application/json': { schema }, 'application/xml': {} });
+export const jsonOrXml = (schema: JsonSchema): JsonSchema => ({
+  'application/json': { schema },
+  'application/xml': {},
+});
 
-const header = (description: string, schema: JsonSchema = { type: 'string' }): JsonSchema => ({ required: true, description, schema });
+const header = (description: string, schema: JsonSchema = { type: 'string' }): JsonSchema => ({
+  required: true,
+  description,
+  schema,
+});
 
 const errorResponse = (description: string, headers?: JsonSchema): JsonSchema => ({
   description,
@@ -23,18 +30,30 @@ export const ERROR_RESPONSES: Record<string, JsonSchema> = {
   BadRequest: errorResponse(
     'The request is not valid: a field, filter, ordering, limit or offset, a malformed body, query string or Accept header. The message says which.',
   ),
-  Unauthorized: errorResponse('No key, a malformed Authorization header, an unknown operator or a wrong key (also a key sent in the query string).', {
-    'WWW-Authenticate': header('Always `ApiKey`.', { const: 'ApiKey' }),
-  }),
-  Forbidden: errorResponse('The key is valid but this operator may not do this (a reader writing, or an admin limited to some clusters).'),
+  Unauthorized: errorResponse(
+    'No key, a malformed Authorization header, an unknown operator or a wrong key (also a key sent in the query string).',
+    {
+      'WWW-Authenticate': header('Always `ApiKey`.', { const: 'ApiKey' }),
+    },
+  ),
+  Forbidden: errorResponse(
+    'The key is valid but this operator may not do this (a reader writing, or an admin limited to some clusters).',
+  ),
   NotFound: errorResponse('No such object, or not one this operator may see.'),
   MethodNotAllowed: errorResponse('The path does not take this method; checked before the key.', {
     Allow: header('The methods the path takes, comma-separated, e.g. `GET,POST`.'),
   }),
   PayloadTooLarge: errorResponse('The body is over 64 KiB (200 MB for device reports).'),
-  UnsupportedMediaType: errorResponse('The body is not JSON, form-encoded or XML, its charset is not UTF-8, or it is JSON sent as form-encoded (send `Content-Type: application/json`).'),
-  Unavailable: errorResponse('The database is unreachable; retry shortly.', { 'Retry-After': header('Seconds to wait: `1`.') }),
-  InternalError: { description: 'An unexpected failure (logged with the request id).', content: jsonOrXml(schemaRef('InternalError')) },
+  UnsupportedMediaType: errorResponse(
+    'The body is not JSON, form-encoded or XML, its charset is not UTF-8, or it is JSON sent as form-encoded (send `Content-Type: application/json`).',
+  ),
+  Unavailable: errorResponse('The database is unreachable; retry shortly.', {
+    'Retry-After': header('Seconds to wait: `1`.'),
+  }),
+  InternalError: {
+    description: 'An unexpected failure (logged with the request id).',
+    content: jsonOrXml(schemaRef('InternalError')),
+  },
   Options: {
     description: 'The methods the path takes (no key needed).',
     headers: { Allow: header('The methods, comma-separated.') },
@@ -47,7 +66,12 @@ export const SHARED_SCHEMAS: Record<string, JsonSchema> = {
     type: 'object',
     required: ['error'],
     additionalProperties: false,
-    properties: { error: { type: 'string', description: 'What was wrong, in sentences; text taken from the request has `<`, `>` and `&` escaped.' } },
+    properties: {
+      error: {
+        type: 'string',
+        description: 'What was wrong, in sentences; text taken from the request has `<`, `>` and `&` escaped.',
+      },
+    },
   },
   InternalError: {
     type: 'object',
@@ -62,15 +86,29 @@ export const SHARED_SCHEMAS: Record<string, JsonSchema> = {
     properties: {
       limit: { type: 'integer', minimum: 0 },
       next: { type: ['string', 'null'], description: 'Relative URL of the next page, or null on the last page.' },
-      offset: { type: ['integer', 'string'], description: 'A string only above 2^53, where a JSON number would lose digits.' },
-      previous: { type: ['string', 'null'], description: 'Relative URL of the previous page, or null on the first page.' },
+      offset: {
+        type: ['integer', 'string'],
+        description: 'A string only above 2^53, where a JSON number would lose digits.',
+      },
+      previous: {
+        type: ['string', 'null'],
+        description: 'Relative URL of the previous page, or null on the first page.',
+      },
       total_count: { type: 'integer', minimum: 0 },
     },
   },
   SchemaDocument: {
     type: 'object',
     description: "Tastypie's description of a resource.",
-    required: ['allowed_detail_http_methods', 'allowed_list_http_methods', 'default_format', 'default_limit', 'fields', 'filtering', 'ordering'],
+    required: [
+      'allowed_detail_http_methods',
+      'allowed_list_http_methods',
+      'default_format',
+      'default_limit',
+      'fields',
+      'filtering',
+      'ordering',
+    ],
     additionalProperties: false,
     properties: {
       allowed_detail_http_methods: { type: 'array', items: { type: 'string' } },
@@ -81,7 +119,17 @@ export const SHARED_SCHEMAS: Record<string, JsonSchema> = {
         type: 'object',
         additionalProperties: {
           type: 'object',
-          required: ['blank', 'default', 'help_text', 'nullable', 'primary_key', 'readonly', 'type', 'unique', 'verbose_name'],
+          required: [
+            'blank',
+            'default',
+            'help_text',
+            'nullable',
+            'primary_key',
+            'readonly',
+            'type',
+            'unique',
+            'verbose_name',
+          ],
           additionalProperties: false,
           properties: {
             blank: { type: 'boolean' },
@@ -99,7 +147,8 @@ export const SHARED_SCHEMAS: Record<string, JsonSchema> = {
       },
       filtering: {
         type: 'object',
-        description: 'Each field\'s lookups; `2` for a relation (its own lookups, and the related resource\'s filters after `__`).',
+        description:
+          "Each field's lookups; `2` for a relation (its own lookups, and the related resource's filters after `__`).",
         additionalProperties: { oneOf: [{ type: 'array', items: { type: 'string' } }, { const: 2 }] },
       },
       ordering: { type: 'array', items: { type: 'string' } },
@@ -145,7 +194,13 @@ export function fieldSchema(f: FieldDef): JsonSchema {
 export function inputFieldSchema(f: FieldDef): JsonSchema {
   const ref = { type: ['string', 'integer'], description: 'Resource URI (`/api/v1/clusters/1/`) or id.' };
   if (f.type === 'related') return { ...ref, description: f.help };
-  if (f.type === 'list') return { type: 'array', items: { type: ['string', 'integer'] }, description: f.help, ...(f.default !== undefined ? { default: f.default } : {}) };
+  if (f.type === 'list')
+    return {
+      type: 'array',
+      items: { type: ['string', 'integer'] },
+      description: f.help,
+      ...(f.default !== undefined ? { default: f.default } : {}),
+    };
   const { readOnly: _readOnly, ...rest } = fieldSchema(f);
   return rest;
 }

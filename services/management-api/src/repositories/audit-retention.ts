@@ -28,7 +28,9 @@ export const STORAGE_USER_ENTRY = `operator_id IS NULL AND operator_name LIKE '$
 export interface PruneOptions {
   /** Rows per DELETE: each batch is its own short statement, so no long lock is held and writers are not held up. */
   batchSize?: number;
-  /** Batches per call; the rest waits for the next maintenance pass (a first pass over years of entries stays bounded). */
+  /**
+   * Batches per call; the rest waits for the next maintenance pass (a first pass over years of entries stays bounded).
+   */
   maxBatches?: number;
 }
 
@@ -36,7 +38,12 @@ export interface PruneOptions {
  * Deletes the entries older than their kind's retention, oldest first, in batches. Safe from
  * several replicas at once (two batches may pick the same rows; the second deletes fewer).
  */
-export async function pruneAudit(db: Db, retention: AuditRetention, now: Date, options: PruneOptions = {}): Promise<AuditPruneReport> {
+export async function pruneAudit(
+  db: Db,
+  retention: AuditRetention,
+  now: Date,
+  options: PruneOptions = {},
+): Promise<AuditPruneReport> {
   const batchSize = options.batchSize ?? 5000;
   const maxBatches = options.maxBatches ?? 200;
   const prune = async (days: number, kind: string): Promise<number> => {
@@ -44,7 +51,12 @@ export async function pruneAudit(db: Db, retention: AuditRetention, now: Date, o
     const cutoff = new Date(now.getTime() - days * DAY_MS);
     let deleted = 0;
     for (let batch = 0; batch < maxBatches; batch++) {
-      const oldest = db(TABLES.audit).select('id').whereRaw(kind).where('occurred_at', '<', cutoff).orderBy('occurred_at').limit(batchSize);
+      const oldest = db(TABLES.audit)
+        .select('id')
+        .whereRaw(kind)
+        .where('occurred_at', '<', cutoff)
+        .orderBy('occurred_at')
+        .limit(batchSize);
       // returning() rather than the affected-row count: PGlite's driver does not report the count.
       const count = ((await db(TABLES.audit).whereIn('id', oldest).delete().returning('id')) as unknown[]).length;
       deleted += count;

@@ -11,7 +11,18 @@ import type { ListQuery, Ordering, Page } from './list-types';
  * anything named like a secret once more, whatever a caller passes.
  */
 
-export type AuditAction = 'create' | 'update' | 'delete' | 'add_key' | 'delete_key' | 'replace_devices' | 'record_utilization' | 'sign_in' | 'sign_out' | 'backup' | 'repair_quota_drift';
+export type AuditAction =
+  | 'create'
+  | 'update'
+  | 'delete'
+  | 'add_key'
+  | 'delete_key'
+  | 'replace_devices'
+  | 'record_utilization'
+  | 'sign_in'
+  | 'sign_out'
+  | 'backup'
+  | 'repair_quota_drift';
 export type Snapshot = Record<string, unknown>;
 
 /** Who made a write: an authenticated operator over HTTP, or a command run on the host. */
@@ -22,7 +33,8 @@ export interface AuditActor {
 }
 
 /** A command run on the host; its names are reserved (no operator may take one, see HOST_COMMAND_NAMES). */
-const hostActor = (name: HostCommandName): AuditActor => Object.freeze({ operatorId: null, operatorName: name, requestId: null });
+const hostActor = (name: HostCommandName): AuditActor =>
+  Object.freeze({ operatorId: null, operatorName: name, requestId: null });
 
 export const CLI_ACTOR = hostActor('cli');
 export const BOOTSTRAP_ACTOR = hostActor('bootstrap');
@@ -33,7 +45,11 @@ export const MIGRATE_ACTOR = hostActor('migrate');
  * The quota reconciler, running inside the management API: it records the quotas it puts back in
  * Swift. Its name has a space, which no operator's name may have.
  */
-export const QUOTA_RECONCILER_ACTOR: AuditActor = Object.freeze({ operatorId: null, operatorName: 'quota reconciler', requestId: null });
+export const QUOTA_RECONCILER_ACTOR: AuditActor = Object.freeze({
+  operatorId: null,
+  operatorName: 'quota reconciler',
+  requestId: null,
+});
 
 export interface AuditTarget {
   /** The resource type, as in its URI: `users`, `clusters`, `operators`. */
@@ -129,10 +145,24 @@ interface AuditRow {
   request_id: string | null;
 }
 
-const COLUMNS = ['a.id', 'a.occurred_at', 'a.operator_id', 'a.operator_name', 'a.action', 'a.target_type', 'a.target_id', 'a.target_name', 'a.target_uri', 'a.before', 'a.after', 'a.request_id'];
+const COLUMNS = [
+  'a.id',
+  'a.occurred_at',
+  'a.operator_id',
+  'a.operator_name',
+  'a.action',
+  'a.target_type',
+  'a.target_id',
+  'a.target_name',
+  'a.target_uri',
+  'a.before',
+  'a.after',
+  'a.request_id',
+];
 
 /** node-postgres parses jsonb; other drivers may hand back its text. */
-const json = (v: unknown): Snapshot | null => (v === null || v === undefined ? null : ((typeof v === 'string' ? JSON.parse(v) : v) as Snapshot));
+const json = (v: unknown): Snapshot | null =>
+  v === null || v === undefined ? null : ((typeof v === 'string' ? JSON.parse(v) : v) as Snapshot);
 
 const toRecord = (r: AuditRow): AuditRecord => ({
   id: String(r.id),
@@ -157,7 +187,10 @@ const NEWEST_FIRST: Ordering[] = [
 
 export async function listAudit(db: Db, query: ListQuery): Promise<Page<AuditRecord>> {
   return withDbErrors(async () => {
-    const page = await listPage<AuditRow>({ db, table: TABLES.audit, alias: 'a', columns: COLUMNS, defaultOrdering: NEWEST_FIRST }, query);
+    const page = await listPage<AuditRow>(
+      { db, table: TABLES.audit, alias: 'a', columns: COLUMNS, defaultOrdering: NEWEST_FIRST },
+      query,
+    );
     return { total: page.total, rows: page.rows.map(toRecord) };
   });
 }

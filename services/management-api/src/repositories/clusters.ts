@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { CLUSTER_COLUMNS, TABLES, type ClusterRow as SharedClusterRow } from '@cairn/contract';
-import { errors, quotasOfInput, type Cluster, type ClusterCreateInput, type ClusterPatchInput, escapeHtml } from '@cairn/domain';
+import {
+  errors,
+  quotasOfInput,
+  type Cluster,
+  type ClusterCreateInput,
+  type ClusterPatchInput,
+  escapeHtml,
+} from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors, type ConstraintMessages } from '../db/errors';
 import { listPage } from './list-planner';
@@ -41,7 +48,10 @@ const uniqueMessages = (name?: string, uuid?: string): ConstraintMessages => ({
 /** `visible`: the cluster ids an operator may see; undefined means all. */
 export async function listClusters(db: Db, query: ListQuery, visible?: number[]): Promise<Page<Cluster>> {
   return withDbErrors(async () => {
-    const page = await listPage<ClusterRow>({ db, table: TABLE, alias: 'k', columns: COLUMNS, partition: { column: 'id', only: visible } }, query);
+    const page = await listPage<ClusterRow>(
+      { db, table: TABLE, alias: 'k', columns: COLUMNS, partition: { column: 'id', only: visible } },
+      query,
+    );
     return { total: page.total, rows: page.rows.map(toCluster) };
   });
 }
@@ -76,7 +86,14 @@ export async function createCluster(db: Db, input: ClusterCreateInput): Promise<
   const [row] = await withDbErrors(
     () =>
       db(TABLE)
-        .insert({ name: input.name, uuid, auth_url: input.auth_url, storage_url: input.storage_url, region: input.region, ...quotasToRow(quotasOfInput(input, 'default_'), 'default_') })
+        .insert({
+          name: input.name,
+          uuid,
+          auth_url: input.auth_url,
+          storage_url: input.storage_url,
+          region: input.region,
+          ...quotasToRow(quotasOfInput(input, 'default_'), 'default_'),
+        })
         .returning(RETURNING),
     uniqueMessages(input.name, uuid),
   );
@@ -108,8 +125,15 @@ export async function updateCluster(db: Db, id: number, patch: ClusterPatchInput
  */
 /** Refuses a cluster delete that would leave operators limited to it with no cluster, hence every cluster. */
 function limitedOperators(names: string[]) {
-  const who = names.length === 0 ? 'Operators are' : names.length === 1 ? `Operator '${names[0]}' is` : `Operators ${names.map((n) => `'${n}'`).join(', ')} are`;
-  return errors.inUse(`${who} limited to this cluster; change their clusters (PATCH /api/v1/operators/<id>/) before deleting the cluster.`);
+  const who =
+    names.length === 0
+      ? 'Operators are'
+      : names.length === 1
+        ? `Operator '${names[0]}' is`
+        : `Operators ${names.map((n) => `'${n}'`).join(', ')} are`;
+  return errors.inUse(
+    `${who} limited to this cluster; change their clusters (PATCH /api/v1/operators/<id>/) before deleting the cluster.`,
+  );
 }
 
 export async function deleteCluster(db: Db, id: number): Promise<Cluster | null> {

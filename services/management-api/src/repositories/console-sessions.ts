@@ -40,9 +40,14 @@ const toRecord = (r: SessionRow): ConsoleSessionRecord => ({
   lastSeenAt: new Date(r.last_seen_at),
 });
 
-const seconds = (db: Db, n: number) => db.raw('? * interval \'1 second\'', [n]);
+const seconds = (db: Db, n: number) => db.raw("? * interval '1 second'", [n]);
 
-export async function insertConsoleSession(db: Db, idHash: Buffer, apiKeyId: string, maxSeconds: number): Promise<ConsoleSessionRecord> {
+export async function insertConsoleSession(
+  db: Db,
+  idHash: Buffer,
+  apiKeyId: string,
+  maxSeconds: number,
+): Promise<ConsoleSessionRecord> {
   const [row] = await withDbErrors(() =>
     db(TABLE)
       .insert({ id_hash: idHash, api_key_id: apiKeyId, expires_at: db.raw('now() + ?', [seconds(db, maxSeconds)]) })
@@ -56,7 +61,11 @@ export async function insertConsoleSession(db: Db, idHash: Buffer, apiKeyId: str
  * it has passed its end or been idle `idleSeconds`, or its API key (or operator) is gone: the joins
  * decide that on every request, whatever any cache holds.
  */
-export async function findLiveConsoleSession(db: Db, idHash: Buffer, idleSeconds: number): Promise<LiveConsoleSession | null> {
+export async function findLiveConsoleSession(
+  db: Db,
+  idHash: Buffer,
+  idleSeconds: number,
+): Promise<LiveConsoleSession | null> {
   const row = await withDbErrors(() =>
     selectOperators(db)
       .join('api_keys as k', 'k.operator_id', 'o.id')
@@ -92,7 +101,10 @@ export async function touchConsoleSession(db: Db, id: string, withinSeconds: num
 /** Deletes the session with this id hash; its record, or null when there was none. */
 export async function deleteConsoleSession(db: Db, idHash: Buffer): Promise<ConsoleSessionRecord | null> {
   const [row] = await withDbErrors(() =>
-    db(TABLE).where('id_hash', idHash).delete().returning(['id as session_id', 'api_key_id', 'created_at as session_created_at', 'expires_at', 'last_seen_at']),
+    db(TABLE)
+      .where('id_hash', idHash)
+      .delete()
+      .returning(['id as session_id', 'api_key_id', 'created_at as session_created_at', 'expires_at', 'last_seen_at']),
   );
   return row ? toRecord(row as SessionRow) : null;
 }

@@ -30,12 +30,23 @@ const num = (v: unknown): number | null => (v === null || v === undefined ? null
  * transaction: readers see the old report or the new one, never a mix. `policyIndexes[i]`: the
  * policy indexes of `report.devices[i]`.
  */
-export async function replaceDeviceReport(db: Db, clusterId: number, report: DeviceReport, policyIndexes: number[][], capacity: CapacityElement[]): Promise<void> {
+export async function replaceDeviceReport(
+  db: Db,
+  clusterId: number,
+  report: DeviceReport,
+  policyIndexes: number[][],
+  capacity: CapacityElement[],
+): Promise<void> {
   await withDbErrors(async () => {
     await db('devices').where({ cluster_id: clusterId }).delete();
     await db('storage_policies').where({ cluster_id: clusterId }).delete();
     await db('storage_policies').insert(
-      report.policies.map((p) => ({ cluster_id: clusterId, policy_index: p.index, name: p.name, is_default: p.default })),
+      report.policies.map((p) => ({
+        cluster_id: clusterId,
+        policy_index: p.index,
+        name: p.name,
+        is_default: p.default,
+      })),
     );
     const d = report.devices;
     if (d.length > 0) {
@@ -100,7 +111,13 @@ export interface CapacitySample {
  * A cluster's samples with `start` ≤ hour < `end`, by ring set and hour; with `daily`, each day's
  * last sample only (long ranges stay a few thousand rows).
  */
-export async function capacityHistory(db: Db, clusterId: number, start: Date, end: Date, daily: boolean): Promise<CapacitySample[]> {
+export async function capacityHistory(
+  db: Db,
+  clusterId: number,
+  start: Date,
+  end: Date,
+  daily: boolean,
+): Promise<CapacitySample[]> {
   const rows = (await withDbErrors(() =>
     db.raw(
       `SELECT ${daily ? "DISTINCT ON (ring_set, date_trunc('day', hour, 'UTC'))" : ''} ring_set, hour, total_raw_tb, total_used_tb, total_free_tb, total_used_pct
@@ -108,7 +125,14 @@ export async function capacityHistory(db: Db, clusterId: number, start: Date, en
         ORDER BY ring_set, ${daily ? "date_trunc('day', hour, 'UTC'), hour DESC" : 'hour'}`,
       [clusterId, start, end],
     ),
-  ).then((r: { rows: unknown[] }) => r.rows)) as Array<{ ring_set: string; hour: Date | string; total_raw_tb: number; total_used_tb: number; total_free_tb: number; total_used_pct: number | null }>;
+  ).then((r: { rows: unknown[] }) => r.rows)) as Array<{
+    ring_set: string;
+    hour: Date | string;
+    total_raw_tb: number;
+    total_used_tb: number;
+    total_free_tb: number;
+    total_used_pct: number | null;
+  }>;
   return rows.map((r) => ({
     ringSet: r.ring_set,
     hour: new Date(r.hour),
@@ -139,8 +163,17 @@ export async function deviceReportSummary(db: Db, clusterId: number): Promise<De
 }
 
 export async function listPolicies(db: Db, clusterId: number): Promise<StoredPolicy[]> {
-  const rows = await withDbErrors(() => db('storage_policies').select('policy_index', 'name', 'is_default').where({ cluster_id: clusterId }).orderBy('policy_index'));
-  return (rows as Array<{ policy_index: number; name: string; is_default: boolean }>).map((r) => ({ index: Number(r.policy_index), name: r.name, isDefault: r.is_default }));
+  const rows = await withDbErrors(() =>
+    db('storage_policies')
+      .select('policy_index', 'name', 'is_default')
+      .where({ cluster_id: clusterId })
+      .orderBy('policy_index'),
+  );
+  return (rows as Array<{ policy_index: number; name: string; is_default: boolean }>).map((r) => ({
+    index: Number(r.policy_index),
+    name: r.name,
+    isDefault: r.is_default,
+  }));
 }
 
 /** One page of a cluster's storage policies, by index. */
@@ -150,23 +183,51 @@ export async function pagePolicies(db: Db, clusterId: number, query: ListQuery):
       qb.where('p.cluster_id', clusterId);
     };
     const page = await listPage<{ policy_index: number; name: string; is_default: boolean }>(
-      { db, table: 'storage_policies', alias: 'p', columns: ['p.id', 'p.policy_index', 'p.name', 'p.is_default'], scope, defaultOrdering: [{ alias: 'p', column: 'policy_index', desc: false }] },
+      {
+        db,
+        table: 'storage_policies',
+        alias: 'p',
+        columns: ['p.id', 'p.policy_index', 'p.name', 'p.is_default'],
+        scope,
+        defaultOrdering: [{ alias: 'p', column: 'policy_index', desc: false }],
+      },
       query,
     );
-    return { total: page.total, rows: page.rows.map((r) => ({ index: Number(r.policy_index), name: r.name, isDefault: r.is_default })) };
+    return {
+      total: page.total,
+      rows: page.rows.map((r) => ({ index: Number(r.policy_index), name: r.name, isDefault: r.is_default })),
+    };
   });
 }
 
-const DEVICE_COLUMNS = ['d.id', 'd.node', 'd.device', 'd.policy_indexes', 'd.size_bytes', 'd.used_bytes', 'd.avail_bytes', 'd.mounted', 'd.reported_at'];
+const DEVICE_COLUMNS = [
+  'd.id',
+  'd.node',
+  'd.device',
+  'd.policy_indexes',
+  'd.size_bytes',
+  'd.used_bytes',
+  'd.avail_bytes',
+  'd.mounted',
+  'd.reported_at',
+];
 
 /** `policyIndex`: only devices in that policy; -1 matches nothing (an unknown policy name). */
-export async function listDevices(db: Db, clusterId: number, query: ListQuery, policyIndex?: number): Promise<Page<StoredDevice>> {
+export async function listDevices(
+  db: Db,
+  clusterId: number,
+  query: ListQuery,
+  policyIndex?: number,
+): Promise<Page<StoredDevice>> {
   return withDbErrors(async () => {
     const scope = (qb: Knex.QueryBuilder) => {
       qb.where('d.cluster_id', clusterId);
       if (policyIndex !== undefined) qb.whereRaw('d.policy_indexes @> ARRAY[?]::int[]', [policyIndex]);
     };
-    const page = await listPage<Record<string, unknown>>({ db, table: 'devices', alias: 'd', columns: DEVICE_COLUMNS, scope }, query);
+    const page = await listPage<Record<string, unknown>>(
+      { db, table: 'devices', alias: 'd', columns: DEVICE_COLUMNS, scope },
+      query,
+    );
     return {
       total: page.total,
       rows: page.rows.map((r) => ({
@@ -185,7 +246,9 @@ export async function listDevices(db: Db, clusterId: number, query: ListQuery, p
 }
 
 export async function getCapacity(db: Db, clusterId: number): Promise<CapacityElement[]> {
-  const row = await withDbErrors(() => db('capacity_reports').select('elements').where({ cluster_id: clusterId }).first());
+  const row = await withDbErrors(() =>
+    db('capacity_reports').select('elements').where({ cluster_id: clusterId }).first(),
+  );
   if (!row) return [];
   const elements = (row as { elements: unknown }).elements;
   return (typeof elements === 'string' ? JSON.parse(elements) : elements) as CapacityElement[];

@@ -1,7 +1,14 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/database';
 import type { Filter, ListQuery, Ordering, Page } from './list-types';
-import { type RangeBuckets, type RangeQuery, rangeSeekDirection, seekPage, segmentsTotalSql, withSegments } from './list-ranges';
+import {
+  type RangeBuckets,
+  type RangeQuery,
+  rangeSeekDirection,
+  seekPage,
+  segmentsTotalSql,
+  withSegments,
+} from './list-ranges';
 
 /**
  * The one way every list is read: a page of rows and an exact total_count, in plain knex queries
@@ -154,7 +161,8 @@ export function applyFilters(qb: Knex.QueryBuilder, filters: readonly Filter[]):
  */
 export function applyOrdering(qb: Knex.QueryBuilder, ordering: readonly Ordering[], alias: string): Knex.QueryBuilder {
   for (const o of ordering) qb.orderBy(`${o.alias}.${o.column}`, o.desc ? 'desc' : 'asc');
-  if (!ordering.some((o) => o.column === 'id' && o.alias === alias)) qb.orderBy(`${alias}.id`, ordering.at(-1)?.desc ? 'desc' : 'asc');
+  if (!ordering.some((o) => o.column === 'id' && o.alias === alias))
+    qb.orderBy(`${alias}.id`, ordering.at(-1)?.desc ? 'desc' : 'asc');
   return qb;
 }
 
@@ -198,7 +206,8 @@ async function resolve(source: ListSource, query: ListQuery): Promise<Plan> {
   const byRelated = new Map<string, Filter[]>();
   for (const f of query.filters) {
     if (f.alias !== alias && source.related?.[f.alias]) byRelated.set(f.alias, [...(byRelated.get(f.alias) ?? []), f]);
-    else if (f.alias === alias && f.column === source.partition?.column && (f.lookup === 'exact' || f.lookup === 'in')) partition = narrow(partition, f.values.map(String));
+    else if (f.alias === alias && f.column === source.partition?.column && (f.lookup === 'exact' || f.lookup === 'in'))
+      partition = narrow(partition, f.values.map(String));
     else residual.push(f);
   }
   for (const [relatedAlias, filters] of byRelated) {
@@ -207,7 +216,10 @@ async function resolve(source: ListSource, query: ListQuery): Promise<Plan> {
     if (related.key === source.partition?.column) {
       const rows = (await relatedIds(db, condition).limit(MAX_RESOLVED_PARTITIONS + 1)) as Array<{ id: unknown }>;
       if (rows.length <= MAX_RESOLVED_PARTITIONS) {
-        partition = narrow(partition, rows.map((r) => String(r.id)));
+        partition = narrow(
+          partition,
+          rows.map((r) => String(r.id)),
+        );
         continue;
       }
     }
@@ -218,7 +230,8 @@ async function resolve(source: ListSource, query: ListQuery): Promise<Plan> {
   return { partition, residual, ordering };
 }
 
-const relatedIds = (db: Db, c: RelatedCondition): Knex.QueryBuilder => applyFilters(db(`${c.table} as ${c.alias}`).select(`${c.alias}.id`), c.filters);
+const relatedIds = (db: Db, c: RelatedCondition): Knex.QueryBuilder =>
+  applyFilters(db(`${c.table} as ${c.alias}`).select(`${c.alias}.id`), c.filters);
 
 /** The filtered rows (from, scope, partition, residual conditions), without select or order. */
 function baseOf(source: ListSource, plan: Plan): Knex.QueryBuilder {
@@ -228,7 +241,8 @@ function baseOf(source: ListSource, plan: Plan): Knex.QueryBuilder {
     if (joined) base.leftJoin(joined.from, `${source.alias}.${joined.on[0]}`, `${joinAlias}.${joined.on[1]}`);
   }
   source.scope?.(base);
-  if (source.partition && plan.partition !== 'all') base.whereIn(`${source.alias}.${source.partition.column}`, [...plan.partition]);
+  if (source.partition && plan.partition !== 'all')
+    base.whereIn(`${source.alias}.${source.partition.column}`, [...plan.partition]);
   for (const c of plan.residual) {
     if (isFilter(c)) applyFilters(base, [c]);
     else base.whereIn(`${source.alias}.${c.column}`, relatedIds(source.db, c));
@@ -248,7 +262,16 @@ function rangesServe(source: ListSource, plan: Plan, base: Knex.QueryBuilder): R
   const buckets = source.partition?.counters?.rangeBuckets;
   if (!buckets || source.scope || plan.residual.length > 1) return null;
   const [prefix] = plan.residual;
-  if (prefix && !(isFilter(prefix) && prefix.alias === source.alias && prefix.column === buckets.column && prefix.lookup === 'startswith')) return null;
+  if (
+    prefix &&
+    !(
+      isFilter(prefix) &&
+      prefix.alias === source.alias &&
+      prefix.column === buckets.column &&
+      prefix.lookup === 'startswith'
+    )
+  )
+    return null;
   return { db: source.db, alias: source.alias, buckets, partition: plan.partition, base, prefix, applyFilters };
 }
 
@@ -344,7 +367,10 @@ function idSeekPage(
   const upper = `(((SELECT bucket FROM seek) + 1) << ${bits}) - 1`;
   const op = direction === 'asc' ? '>=' : '<=';
   const bound = column
-    ? db.raw(`(??, ??) ${op} ((SELECT dim FROM seek), ${direction === 'asc' ? lower : upper})`, [`${alias}.${column.list}`, idCol])
+    ? db.raw(`(??, ??) ${op} ((SELECT dim FROM seek), ${direction === 'asc' ? lower : upper})`, [
+        `${alias}.${column.list}`,
+        idCol,
+      ])
     : db.raw(`?? ${op} ${direction === 'asc' ? lower : upper}`, [idCol]);
   const ordered = order(base.clone().select(source.columns).where(bound)).toSQL();
   return {
@@ -354,12 +380,28 @@ function idSeekPage(
     with: (qb) =>
       (outside ? qb.withMaterialized('outside', outside) : qb)
         .with('per_bucket', perBucket)
-        .with('running', db.raw(`SELECT ${column ? 'dim, ' : ''}bucket, n, sum(n) OVER (ORDER BY ${key}) AS upto FROM per_bucket`))
-        .with('seek', db.raw(`SELECT ${column ? 'dim, ' : ''}bucket, upto - n AS before FROM running WHERE upto > ?::bigint ORDER BY ${key} LIMIT 1`, [window.offset])),
+        .with(
+          'running',
+          db.raw(`SELECT ${column ? 'dim, ' : ''}bucket, n, sum(n) OVER (ORDER BY ${key}) AS upto FROM per_bucket`),
+        )
+        .with(
+          'seek',
+          db.raw(
+            `SELECT ${column ? 'dim, ' : ''}bucket, upto - n AS before FROM running WHERE upto > ?::bigint ORDER BY ${key} LIMIT 1`,
+            [window.offset],
+          ),
+        ),
   };
 }
 
-function pageSql(source: ListSource, plan: Plan, base: Knex.QueryBuilder, query: ListQuery, window: Window, few: number): PageSql {
+function pageSql(
+  source: ListSource,
+  plan: Plan,
+  base: Knex.QueryBuilder,
+  query: ListQuery,
+  window: Window,
+  few: number,
+): PageSql {
   const { db, alias } = source;
   const idCol = `${alias}.id`;
   const order = (qb: Knex.QueryBuilder) => applyOrdering(qb, plan.ordering, alias);
@@ -367,15 +409,23 @@ function pageSql(source: ListSource, plan: Plan, base: Knex.QueryBuilder, query:
   const seek = seekOf(source, plan);
   const ranges = rangesServe(source, plan, base);
   const rangeDirection = ranges && rangeSeekDirection(plan.ordering, alias, ranges.buckets.column);
-  if (isDeep(query.offset) && ranges && rangeDirection) return seekPage(ranges, rangeDirection, source.columns, order, window);
+  if (isDeep(query.offset) && ranges && rangeDirection)
+    return seekPage(ranges, rangeDirection, source.columns, order, window);
   if (isDeep(query.offset) && buckets && seek) return idSeekPage(source, plan, base, window, buckets, seek);
   // LIMIT and OFFSET written here (knex's take only numbers), so they stay bound values.
   const slice = (q: Knex.QueryBuilder): Knex.Raw => {
     const ordered = order(q).toSQL();
-    return db.raw(`${ordered.sql} LIMIT ?::bigint OFFSET ?::bigint`, [...ordered.bindings, window.limit, window.offset] as Knex.RawBinding[]);
+    return db.raw(`${ordered.sql} LIMIT ?::bigint OFFSET ?::bigint`, [
+      ...ordered.bindings,
+      window.limit,
+      window.offset,
+    ] as Knex.RawBinding[]);
   };
   if (isDeep(query.offset)) {
-    const { sql, bindings } = db(`${source.table} as ${alias}`).select(source.columns).whereRaw('?? IN (?)', [idCol, slice(base.clone().select(idCol))]).toSQL();
+    const { sql, bindings } = db(`${source.table} as ${alias}`)
+      .select(source.columns)
+      .whereRaw('?? IN (?)', [idCol, slice(base.clone().select(idCol))])
+      .toSQL();
     const idBuckets = ranges?.prefix && source.partition?.counters?.idBuckets;
     const prefixSeek = idBuckets && seekOf(source, plan, idBuckets);
     if (!ranges?.prefix || !idBuckets || !prefixSeek) return { sql, bindings };
@@ -400,7 +450,10 @@ function pageSql(source: ListSource, plan: Plan, base: Knex.QueryBuilder, query:
     const below = side(db.raw('?? < ?', [col, String(ranges.prefix.values[0])]), 'desc');
     const lastMatch = base.clone().max(col).toSQL();
     const above = side(db.raw(`?? > (${lastMatch.sql})`, [col, ...lastMatch.bindings] as Knex.RawBinding[]), 'asc');
-    const outside = db.raw(`(${below.sql}) UNION ALL (${above.sql})`, [...below.bindings, ...above.bindings] as Knex.RawBinding[]);
+    const outside = db.raw(`(${below.sql}) UNION ALL (${above.sql})`, [
+      ...below.bindings,
+      ...above.bindings,
+    ] as Knex.RawBinding[]);
     const sought = idSeekPage(source, plan, base, window, idBuckets, prefixSeek, outside);
     // Not final: compile puts it behind the probe (few matches: sorted from the matches), whose
     // count is tested first, so the rows left out are only read when the matches are many.
@@ -457,7 +510,11 @@ function probed(
     .select([`${alias}.id`, ...orderColumns.map((c) => `${alias}.${c}`)])
     .limit(few + 1);
   const count = base.clone().count({ n: '*' }).toSQL();
-  const pageIds = applyOrdering(db('probe').select('probe.id'), plan.ordering.map((o) => ({ ...o, alias: 'probe' })), 'probe')
+  const pageIds = applyOrdering(
+    db('probe').select('probe.id'),
+    plan.ordering.map((o) => ({ ...o, alias: 'probe' })),
+    'probe',
+  )
     .limit(query.limit)
     .offset(Number(query.offset));
   const fromMatches = applyOrdering(
@@ -472,7 +529,12 @@ function probed(
   if (exact) {
     return {
       // The walk's own expressions come last: they may test `probed`.
-      with: (qb) => (walk.with ?? ((q: Knex.QueryBuilder) => q))(exact(qb).withMaterialized('probe', probe).with('probed', db.raw(`SELECT total AS n FROM (${segmentsTotalSql}) AS s`))),
+      with: (qb) =>
+        (walk.with ?? ((q: Knex.QueryBuilder) => q))(
+          exact(qb)
+            .withMaterialized('probe', probe)
+            .with('probed', db.raw(`SELECT total AS n FROM (${segmentsTotalSql}) AS s`)),
+        ),
       total: { sql: 'SELECT n AS total FROM probed', bindings: [] },
       page: {
         sql: `(${fromMatches.sql}) UNION ALL (SELECT * FROM (${walk.sql}) AS walked WHERE (SELECT n FROM probed) > ?)`,
@@ -482,7 +544,10 @@ function probed(
   }
   return {
     with: (qb) => qb.withMaterialized('probe', probe).with('probed', db.raw('SELECT count(*) AS n FROM probe')),
-    total: { sql: `SELECT CASE WHEN n <= ? THEN n ELSE (${count.sql}) END AS total FROM probed`, bindings: [few, ...count.bindings] },
+    total: {
+      sql: `SELECT CASE WHEN n <= ? THEN n ELSE (${count.sql}) END AS total FROM probed`,
+      bindings: [few, ...count.bindings],
+    },
     page: {
       sql: `(${fromMatches.sql}) UNION ALL (SELECT * FROM (${walk.sql}) AS walked WHERE (SELECT n FROM probed) > ?)`,
       bindings: [...fromMatches.bindings, ...walk.bindings, few],
@@ -504,11 +569,12 @@ function compile(source: ListSource, plan: Plan, query: ListQuery, window: Windo
   const few = tuning.fewMatches ?? FEW_MATCHES;
   const walk = pageSql(source, plan, base, query, window, few);
   const ranges = plan.residual.length > 0 ? rangesServe(source, plan, base) : null;
-  const statement = walk.with && !walk.probe
-    ? { with: walk.with, total: ranges ? { sql: segmentsTotalSql, bindings: [] } : total.toSQL(), page: walk }
-    : plan.residual.length > 0
-      ? probed(source, plan, base, query, walk, few, ranges ? withSegments(ranges) : undefined)
-      : { with: undefined, total: total.toSQL(), page: walk };
+  const statement =
+    walk.with && !walk.probe
+      ? { with: walk.with, total: ranges ? { sql: segmentsTotalSql, bindings: [] } : total.toSQL(), page: walk }
+      : plan.residual.length > 0
+        ? probed(source, plan, base, query, walk, few, ranges ? withSegments(ranges) : undefined)
+        : { with: undefined, total: total.toSQL(), page: walk };
   // knex has no lateral join; the page's SQL goes in with its bindings still as placeholders.
   const combined = (statement.with ? statement.with(db.queryBuilder()) : db.queryBuilder())
     .select('t.total', `${alias}.*`)
@@ -540,7 +606,17 @@ const MAX_SHAPES = 1000;
 function shapeKey(source: ListSource, plan: Plan, query: ListQuery): string | null {
   if (plan.residual.length > 0 || source.scope || !source.columns.every((c) => typeof c === 'string')) return null;
   const { table, alias, columns, partition, defaultOrdering } = source;
-  return JSON.stringify([table, alias, columns, partition?.column, partition?.counters, defaultOrdering, plan.partition === 'all' ? 'all' : plan.partition.size, plan.ordering, isDeep(query.offset)]);
+  return JSON.stringify([
+    table,
+    alias,
+    columns,
+    partition?.column,
+    partition?.counters,
+    defaultOrdering,
+    plan.partition === 'all' ? 'all' : plan.partition.size,
+    plan.ordering,
+    isDeep(query.offset),
+  ]);
 }
 
 function statementFor(source: ListSource, plan: Plan, query: ListQuery, tuning: PlannerTuning): Sql {
@@ -573,7 +649,9 @@ export async function listPage<T>(source: ListSource, query: ListQuery, tuning: 
     return { total: Number((row as { total: string | number | null }).total ?? 0), rows: [] };
   }
   const { sql, bindings } = statementFor(source, plan, query, tuning);
-  const result = (await source.db.raw(sql, bindings as Knex.RawBinding[])) as { rows: Array<T & { total: string | number | null; id: unknown }> };
+  const result = (await source.db.raw(sql, bindings as Knex.RawBinding[])) as {
+    rows: Array<T & { total: string | number | null; id: unknown }>;
+  };
   // Every row carries the total; an empty page is one row whose page columns are null.
   return { total: Number(result.rows[0]?.total ?? 0), rows: result.rows.filter((r) => r.id !== null) };
 }

@@ -39,11 +39,19 @@ export interface RangeQuery {
 /** The ranges' counts summed over the partition (`range_counts`) and the segments (`segments`). */
 export function withSegments(q: RangeQuery): (qb: Knex.QueryBuilder) => Knex.QueryBuilder {
   const { db, buckets: b, partition, base, prefix } = q;
-  const rangeCounts = db(b.table).select(db.raw('?? AS lower', [b.lower])).sum({ n: b.count }).groupBy(b.lower);
+  const rangeCounts = db(b.table)
+    .select(db.raw('?? AS lower', [b.lower]))
+    .sum({ n: b.count })
+    .groupBy(b.lower);
   if (partition !== 'all') rangeCounts.whereIn(b.key, [...partition]);
   if (!prefix) {
     return (qb) =>
-      qb.with('range_counts', rangeCounts).with('segments', db.raw('SELECT 1 AS seq, lower, lead(lower) OVER (ORDER BY lower) AS upper, n FROM range_counts'));
+      qb
+        .with('range_counts', rangeCounts)
+        .with(
+          'segments',
+          db.raw('SELECT 1 AS seq, lower, lead(lower) OVER (ORDER BY lower) AS upper, n FROM range_counts'),
+        );
   }
   q.applyFilters(rangeCounts, [{ ...prefix, alias: b.table, column: b.lower }]);
   const col = `${q.alias}.${b.column}`;
@@ -79,7 +87,11 @@ export function withSegments(q: RangeQuery): (qb: Knex.QueryBuilder) => Knex.Que
 export const segmentsTotalSql = 'SELECT coalesce(sum(n), 0) AS total FROM segments';
 
 /** The direction of a page the ranges can seek to: ordered by the column (then id, the same way). */
-export function rangeSeekDirection(ordering: readonly Ordering[], alias: string, column: string): 'asc' | 'desc' | null {
+export function rangeSeekDirection(
+  ordering: readonly Ordering[],
+  alias: string,
+  column: string,
+): 'asc' | 'desc' | null {
   const [first, second, ...rest] = ordering;
   if (!first || first.alias !== alias || first.column !== column || rest.length > 0) return null;
   if (second && !(second.alias === alias && second.column === 'id' && second.desc === first.desc)) return null;
@@ -117,7 +129,12 @@ export function seekPage(
   const lastAll = probe('max');
   const lastBelow = probe('max', `< (SELECT upper FROM ${high})`);
   // Past the end there is no segment to seek, and no page (the span alone would be every row).
-  const page = order(base.clone().select(columns).whereRaw('?? BETWEEN (SELECT first FROM span) AND (SELECT last FROM span) AND EXISTS (SELECT FROM seek)', [col])).toSQL();
+  const page = order(
+    base
+      .clone()
+      .select(columns)
+      .whereRaw('?? BETWEEN (SELECT first FROM span) AND (SELECT last FROM span) AND EXISTS (SELECT FROM seek)', [col]),
+  ).toSQL();
   const segments = withSegments(q);
   return {
     // knex takes only numbers for OFFSET; this one is an expression of the statement's own seek.
@@ -126,7 +143,13 @@ export function seekPage(
     with: (qb) =>
       segments(qb)
         .with('running', db.raw(`SELECT seq, lower, upper, n, sum(n) OVER (ORDER BY ${key}) AS upto FROM segments`))
-        .with('seek', db.raw(`SELECT lower, upper, upto - n AS before FROM running WHERE upto > ?::bigint ORDER BY ${key} LIMIT 1`, [window.offset]))
+        .with(
+          'seek',
+          db.raw(
+            `SELECT lower, upper, upto - n AS before FROM running WHERE upto > ?::bigint ORDER BY ${key} LIMIT 1`,
+            [window.offset],
+          ),
+        )
         // The segment holding the page's last row, or the list's last segment.
         .with(
           'stop',
@@ -141,7 +164,12 @@ export function seekPage(
           db.raw(
             `SELECT CASE WHEN (SELECT lower FROM ${low}) IS NULL THEN (${firstAll.sql}) ELSE (${firstFrom.sql}) END AS first,
                     CASE WHEN (SELECT upper FROM ${high}) IS NULL THEN (${lastAll.sql}) ELSE (${lastBelow.sql}) END AS last`,
-            [...firstAll.bindings, ...firstFrom.bindings, ...lastAll.bindings, ...lastBelow.bindings] as Knex.RawBinding[],
+            [
+              ...firstAll.bindings,
+              ...firstFrom.bindings,
+              ...lastAll.bindings,
+              ...lastBelow.bindings,
+            ] as Knex.RawBinding[],
           ),
         ),
   };

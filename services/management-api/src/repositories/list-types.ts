@@ -5,8 +5,18 @@
  */
 
 export type Lookup =
-  | 'exact' | 'iexact' | 'in' | 'startswith' | 'istartswith' | 'contains' | 'icontains'
-  | 'gt' | 'gte' | 'lt' | 'lte' | 'isnull';
+  | 'exact'
+  | 'iexact'
+  | 'in'
+  | 'startswith'
+  | 'istartswith'
+  | 'contains'
+  | 'icontains'
+  | 'gt'
+  | 'gte'
+  | 'lt'
+  | 'lte'
+  | 'isnull';
 
 export interface Filter {
   /** The table alias: the resource's own, or a related resource's (`cluster__name` → clusters). */

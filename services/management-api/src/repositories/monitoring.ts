@@ -17,7 +17,13 @@ export async function recordCollectorRun(db: Db, clusterId: number, collector: C
 }
 
 /** ORs a storage round's slot into its hour's cluster-wide coverage. */
-export async function addStorageCoverage(db: Db, clusterId: number, hour: Date, slots: bigint, slotCount: number): Promise<void> {
+export async function addStorageCoverage(
+  db: Db,
+  clusterId: number,
+  hour: Date,
+  slots: bigint,
+  slotCount: number,
+): Promise<void> {
   await withDbErrors(() =>
     db.raw(
       `INSERT INTO utilization_storage_coverage AS c (cluster_id, hour, slots, slot_count) VALUES (?, ?, ?, ?)
@@ -54,7 +60,11 @@ export async function ringSetUsage(db: Db): Promise<RingSetUsage[]> {
     db.raw(`SELECT c.name AS cluster, e->>'ring_set' AS ring_set, (e->>'total_used_pct')::float8 AS used_pct
               FROM capacity_reports r JOIN clusters c ON c.id = r.cluster_id, jsonb_array_elements(r.elements) AS e`),
   )) as { rows: Array<{ cluster: string; ring_set: string; used_pct: number | null }> };
-  return rows.rows.map((r) => ({ cluster: r.cluster, ringSet: r.ring_set, usedPct: r.used_pct === null ? null : Number(r.used_pct) }));
+  return rows.rows.map((r) => ({
+    cluster: r.cluster,
+    ringSet: r.ring_set,
+    usedPct: r.used_pct === null ? null : Number(r.used_pct),
+  }));
 }
 
 export interface IncompleteHours {
@@ -69,7 +79,10 @@ export interface IncompleteHours {
  * covered by ingested logs. Only hours from the collector's first post count. Each window is at
  * most a day of hours: at most a few dozen primary-key lookups per cluster.
  */
-export async function incompleteHours(db: Db, windows: Record<'storage' | 'transfer', { from: Date; to: Date }>): Promise<IncompleteHours[]> {
+export async function incompleteHours(
+  db: Db,
+  windows: Record<'storage' | 'transfer', { from: Date; to: Date }>,
+): Promise<IncompleteHours[]> {
   const query = (kind: 'storage' | 'transfer', table: string, complete: string) =>
     withDbErrors(() =>
       db.raw(

@@ -57,7 +57,10 @@ export async function getOperator(db: Db, id: number, lock = false): Promise<Ope
   return row ? operatorFromRow(row as OperatorRow) : null;
 }
 
-export async function createOperator(db: Db, input: { name: string; role: OperatorRole; clusterIds: number[] }): Promise<Operator> {
+export async function createOperator(
+  db: Db,
+  input: { name: string; role: OperatorRole; clusterIds: number[] },
+): Promise<Operator> {
   return withDbErrors(
     async () => {
       const [row] = await db('operators').insert({ name: input.name, role: input.role }).returning(['id']);
@@ -65,17 +68,25 @@ export async function createOperator(db: Db, input: { name: string; role: Operat
       await setOperatorClusters(db, id, input.clusterIds);
       return (await getOperator(db, id))!;
     },
-    { operators_name_unique: () => errors.alreadyExists(`An operator named '${escapeHtml(input.name)}' already exists.`) },
+    {
+      operators_name_unique: () =>
+        errors.alreadyExists(`An operator named '${escapeHtml(input.name)}' already exists.`),
+    },
   );
 }
 
 async function setOperatorClusters(db: Db, operatorId: number, clusterIds: number[]): Promise<void> {
   await db('operator_clusters').where({ operator_id: operatorId }).delete();
   const unique = [...new Set(clusterIds)];
-  if (unique.length > 0) await db('operator_clusters').insert(unique.map((cluster_id) => ({ operator_id: operatorId, cluster_id })));
+  if (unique.length > 0)
+    await db('operator_clusters').insert(unique.map((cluster_id) => ({ operator_id: operatorId, cluster_id })));
 }
 
-export async function updateOperator(db: Db, id: number, changes: { role?: OperatorRole; clusterIds?: number[] }): Promise<Operator | null> {
+export async function updateOperator(
+  db: Db,
+  id: number,
+  changes: { role?: OperatorRole; clusterIds?: number[] },
+): Promise<Operator | null> {
   return withDbErrors(async () => {
     const updated = await db('operators')
       .where({ id })
@@ -93,7 +104,10 @@ export async function deleteOperator(db: Db, id: number): Promise<boolean> {
 }
 
 /** Admins limited to no cluster: those who may manage clusters, operators and the audit trail. */
-const globalAdmins = (db: Db) => db('operators as o').where('o.role', 'admin').whereNotExists(db('operator_clusters as oc').whereRaw('oc.operator_id = o.id'));
+const globalAdmins = (db: Db) =>
+  db('operators as o')
+    .where('o.role', 'admin')
+    .whereNotExists(db('operator_clusters as oc').whereRaw('oc.operator_id = o.id'));
 
 async function countOf(query: Knex.QueryBuilder): Promise<number> {
   const [row] = await withDbErrors(() => query.count({ count: '*' }));
@@ -103,7 +117,8 @@ async function countOf(query: Knex.QueryBuilder): Promise<number> {
 export const countAdmins = (db: Db): Promise<number> => countOf(globalAdmins(db));
 
 /** Global admins that hold at least one API key: those who can still sign in and manage everything. */
-export const countUsableAdmins = (db: Db): Promise<number> => countOf(globalAdmins(db).whereExists(db('api_keys as k').whereRaw('k.operator_id = o.id')));
+export const countUsableAdmins = (db: Db): Promise<number> =>
+  countOf(globalAdmins(db).whereExists(db('api_keys as k').whereRaw('k.operator_id = o.id')));
 
 export interface OperatorCredential {
   operator: Operator;
@@ -146,7 +161,9 @@ export interface ApiKeyInfo {
 
 export async function addApiKey(db: Db, operatorId: number, keyHash: Buffer): Promise<ApiKeyInfo> {
   const [row] = await withDbErrors(() =>
-    db('api_keys').insert({ operator_id: operatorId, key_hash: keyHash }).returning(['id', 'operator_id', 'created_at']),
+    db('api_keys')
+      .insert({ operator_id: operatorId, key_hash: keyHash })
+      .returning(['id', 'operator_id', 'created_at']),
   );
   const r = row as { id: string | number; operator_id: number; created_at: Date };
   return { id: String(r.id), operatorId: Number(r.operator_id), createdAt: new Date(r.created_at) };
@@ -164,14 +181,23 @@ export async function listApiKeys(db: Db, operatorId: number, query: ListQuery):
     );
     return {
       total: page.total,
-      rows: page.rows.map((r) => ({ id: String(r.id), operatorId: Number(r.operator_id), createdAt: new Date(r.created_at) })),
+      rows: page.rows.map((r) => ({
+        id: String(r.id),
+        operatorId: Number(r.operator_id),
+        createdAt: new Date(r.created_at),
+      })),
     };
   });
 }
 
 /** Returns the deleted key's record (never its hash), or null when the operator has no such key. */
 export async function deleteApiKey(db: Db, operatorId: number, keyId: string): Promise<ApiKeyInfo | null> {
-  const [row] = await withDbErrors(() => db('api_keys').where({ operator_id: operatorId, id: keyId }).delete().returning(['id', 'operator_id', 'created_at']));
+  const [row] = await withDbErrors(() =>
+    db('api_keys')
+      .where({ operator_id: operatorId, id: keyId })
+      .delete()
+      .returning(['id', 'operator_id', 'created_at']),
+  );
   if (!row) return null;
   const r = row as { id: string | number; operator_id: number; created_at: Date };
   return { id: String(r.id), operatorId: Number(r.operator_id), createdAt: new Date(r.created_at) };

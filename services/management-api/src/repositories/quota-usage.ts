@@ -33,7 +33,10 @@ interface UsageRow {
  * than the index's would leave the account out of the index condition and read every account of
  * the cluster. Equality is byte equality in both, so the answer is the same.
  */
-export async function latestUsageOf(db: Db, users: ReadonlyArray<{ id: string; clusterId: number; username: string }>): Promise<Map<string, LatestUsage>> {
+export async function latestUsageOf(
+  db: Db,
+  users: ReadonlyArray<{ id: string; clusterId: number; username: string }>,
+): Promise<Map<string, LatestUsage>> {
   if (users.length === 0) return new Map();
   const rows = (await withDbErrors(() =>
     db.raw(
@@ -47,10 +50,18 @@ export async function latestUsageOf(db: Db, users: ReadonlyArray<{ id: string; c
       [TOTAL_POLICY, users.map((u) => u.id)],
     ),
   )) as { rows: UsageRow[] };
-  return new Map(rows.rows.map((r) => [String(r.id), { bytesUsed: String(r.bytes_used), objectCount: String(r.object_count), hour: new Date(r.hour) }]));
+  return new Map(
+    rows.rows.map((r) => [
+      String(r.id),
+      { bytesUsed: String(r.bytes_used), objectCount: String(r.object_count), hour: new Date(r.hour) },
+    ]),
+  );
 }
 
-/** The sum of the byte quotas of each cluster's users (a decimal string: it may pass 2^63), by cluster id; clusters without one are absent. */
+/**
+ * The sum of the byte quotas of each cluster's users (a decimal string: it may pass 2^63), by cluster id; clusters
+ * without one are absent.
+ */
 export async function quotaBytesTotalsOf(db: Db, clusterIds: readonly number[]): Promise<Map<number, string>> {
   if (clusterIds.length === 0) return new Map();
   const rows = (await withDbErrors(() =>

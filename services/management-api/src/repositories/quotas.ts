@@ -32,7 +32,8 @@ const STATUS_SQL = `CASE WHEN error IS NOT NULL THEN 'error' WHEN wanted_version
  * Each user's quota state as a table (`user_id`, `status`, `applied_at`) under `alias`, for the
  * users list to join when it filters on it; Postgres folds the subquery into the join.
  */
-export const quotaStateTable = (db: Db, alias: string) => db.raw(`(SELECT user_id, ${STATUS_SQL} AS status, applied_at FROM ${APPLICATIONS}) AS ??`, [alias]);
+export const quotaStateTable = (db: Db, alias: string) =>
+  db.raw(`(SELECT user_id, ${STATUS_SQL} AS status, applied_at FROM ${APPLICATIONS}) AS ??`, [alias]);
 
 interface ApplicationRow {
   user_id: string | number;
@@ -51,7 +52,9 @@ const stateOf = (r: ApplicationRow): QuotaState => ({
 export async function quotaStatesOf(db: Db, userIds: readonly string[]): Promise<Map<string, QuotaState>> {
   if (userIds.length === 0) return new Map();
   const rows = (await withDbErrors(() =>
-    db(APPLICATIONS).select('user_id', db.raw(`${STATUS_SQL} AS status`), 'applied_at', 'error').whereIn('user_id', userIds as string[]),
+    db(APPLICATIONS)
+      .select('user_id', db.raw(`${STATUS_SQL} AS status`), 'applied_at', 'error')
+      .whereIn('user_id', userIds as string[]),
   )) as ApplicationRow[];
   return new Map(rows.map((r) => [String(r.user_id), stateOf(r)]));
 }
@@ -86,8 +89,20 @@ interface WorkRow extends QuotaRow {
   attempts: number;
 }
 
-const WORK_COLUMNS = ['a.user_id', 'u.username', 'a.wanted_version', 'a.attempts', ...QUOTA_COLUMNS.map((c) => `u.${c}`)];
-const toWork = (r: WorkRow): QuotaWork => ({ userId: String(r.user_id), username: r.username, version: String(r.wanted_version), attempts: Number(r.attempts), quotas: quotasOfRow(r) });
+const WORK_COLUMNS = [
+  'a.user_id',
+  'u.username',
+  'a.wanted_version',
+  'a.attempts',
+  ...QUOTA_COLUMNS.map((c) => `u.${c}`),
+];
+const toWork = (r: WorkRow): QuotaWork => ({
+  userId: String(r.user_id),
+  username: r.username,
+  version: String(r.wanted_version),
+  attempts: Number(r.attempts),
+  quotas: quotasOfRow(r),
+});
 
 /** Users of the cluster whose wanted quotas are not applied and not waiting for a retry, after `afterId`. */
 export async function pendingQuotas(db: Db, clusterId: number, afterId: string, limit: number): Promise<QuotaWork[]> {
@@ -120,7 +135,9 @@ export async function appliedQuotas(db: Db, clusterId: number, afterId: string, 
   return rows.map(toWork);
 }
 
-export type QuotaOutcome = { userId: string; version: string; ok: true } | { userId: string; version: string; ok: false; error: string; retryInMs: number };
+export type QuotaOutcome =
+  | { userId: string; version: string; ok: true }
+  | { userId: string; version: string; ok: false; error: string; retryInMs: number };
 
 /**
  * Records what Swift said, in one statement for many users. A success counts only for the version
@@ -139,12 +156,19 @@ export async function recordQuotaOutcomes(db: Db, outcomes: readonly QuotaOutcom
          retry_at = CASE WHEN v.ok THEN NULL ELSE now() + v.retry_ms * interval '1 millisecond' END
        FROM (SELECT * FROM json_to_recordset(?::json) AS x(user_id bigint, version bigint, ok boolean, error text, retry_ms bigint)) AS v
        WHERE a.user_id = v.user_id AND a.wanted_version = v.version`,
-      [JSON.stringify(values.map(([user_id, version, ok, error, retry_ms]) => ({ user_id, version, ok, error, retry_ms })))],
+      [
+        JSON.stringify(
+          values.map(([user_id, version, ok, error, retry_ms]) => ({ user_id, version, ok, error, retry_ms })),
+        ),
+      ],
     ),
   );
 }
 
-/** Marks every pending user of the cluster with one error (Swift unreachable, no credentials…), unchanged rows untouched. */
+/**
+ * Marks every pending user of the cluster with one error (Swift unreachable, no credentials…), unchanged rows
+ * untouched.
+ */
 export async function markPendingFailed(db: Db, clusterId: number, error: string): Promise<number> {
   return withDbErrors(async () => {
     const n = await db(APPLICATIONS)
@@ -156,9 +180,13 @@ export async function markPendingFailed(db: Db, clusterId: number, error: string
   });
 }
 
-/** Clears an error that was about the cluster (it is reachable again), so those users are pending and retried at once. */
+/**
+ * Clears an error that was about the cluster (it is reachable again), so those users are pending and retried at once.
+ */
 export async function clearClusterErrors(db: Db, clusterId: number, error: string): Promise<void> {
-  await withDbErrors(() => db(APPLICATIONS).where({ cluster_id: clusterId, error }).update({ error: null, retry_at: null }));
+  await withDbErrors(() =>
+    db(APPLICATIONS).where({ cluster_id: clusterId, error }).update({ error: null, retry_at: null }),
+  );
 }
 
 export interface StoredSwiftInfo extends SwiftQuotaInfo {
@@ -181,14 +209,17 @@ const toSwiftInfo = (row: SwiftInfoRow): StoredSwiftInfo => ({
 });
 
 export async function getSwiftInfo(db: Db, clusterId: number): Promise<StoredSwiftInfo | null> {
-  const row = (await withDbErrors(() => db(SWIFT_INFO).where('cluster_id', clusterId).first())) as SwiftInfoRow | undefined;
+  const row = (await withDbErrors(() => db(SWIFT_INFO).where('cluster_id', clusterId).first())) as
+    SwiftInfoRow | undefined;
   return row ? toSwiftInfo(row) : null;
 }
 
 /** What /info said of each of these clusters (absent: not read yet). */
 export async function swiftInfosOf(db: Db, clusterIds: readonly number[]): Promise<Map<number, StoredSwiftInfo>> {
   if (clusterIds.length === 0) return new Map();
-  const rows = (await withDbErrors(() => db(SWIFT_INFO).whereIn('cluster_id', clusterIds as number[]))) as SwiftInfoRow[];
+  const rows = (await withDbErrors(() =>
+    db(SWIFT_INFO).whereIn('cluster_id', clusterIds as number[]),
+  )) as SwiftInfoRow[];
   return new Map(rows.map((r) => [Number(r.cluster_id), toSwiftInfo(r)]));
 }
 
@@ -206,7 +237,9 @@ export async function putSwiftInfo(db: Db, clusterId: number, info: SwiftQuotaIn
 /** The policy names the cluster reports: its device reports' policies and its Swift's /info. */
 export async function knownPolicyNames(db: Db, clusterId: number): Promise<string[]> {
   const [reported, info] = await Promise.all([
-    withDbErrors(() => db('storage_policies').where('cluster_id', clusterId).orderBy('policy_index').select('name')) as Promise<Array<{ name: string }>>,
+    withDbErrors(() =>
+      db('storage_policies').where('cluster_id', clusterId).orderBy('policy_index').select('name'),
+    ) as Promise<Array<{ name: string }>>,
     getSwiftInfo(db, clusterId),
   ]);
   const names = reported.map((r) => r.name);
@@ -223,12 +256,19 @@ const ACCOUNT_PREFIX = 'AUTH_';
  * joined to the users' (cluster, name) index: a list of thousands of values (IN, or = ANY) makes
  * Postgres weigh each one when planning, and at a few thousand it prefers to scan the table.
  */
-export async function quotasOfAccounts(db: Db, clusterId: number, accounts: readonly string[]): Promise<Map<string, Quotas>> {
+export async function quotasOfAccounts(
+  db: Db,
+  clusterId: number,
+  accounts: readonly string[],
+): Promise<Map<string, Quotas>> {
   const names = accounts.filter((a) => a.startsWith(ACCOUNT_PREFIX)).map((a) => a.slice(ACCOUNT_PREFIX.length));
   if (names.length === 0) return new Map();
   const columns = QUOTA_COLUMNS.map((c) => `u.${c}`).join(', ');
   const result = (await withDbErrors(() =>
-    db.raw(`SELECT u.username, ${columns} FROM unnest(?::text[]) AS n(name) JOIN ${TABLES.storageUsers} u ON u.cluster_id = ? AND u.username = n.name`, [names, clusterId]),
+    db.raw(
+      `SELECT u.username, ${columns} FROM unnest(?::text[]) AS n(name) JOIN ${TABLES.storageUsers} u ON u.cluster_id = ? AND u.username = n.name`,
+      [names, clusterId],
+    ),
   )) as { rows: Array<QuotaRow & { username: string }> };
   return new Map(result.rows.map((r) => [`${ACCOUNT_PREFIX}${r.username}`, quotasOfRow(r)]));
 }

@@ -21,5 +21,10 @@ export const CHANGE_LOG_RETENTION_MS = 3_600_000;
 /** Deletes change-log rows older than the retention; returns how many. */
 export async function pruneChangeLog(db: Db, now: Date, retentionMs = CHANGE_LOG_RETENTION_MS): Promise<number> {
   // returning() rather than the affected-row count: PGlite's driver does not report the count.
-  return ((await db(TABLES.changeLog).where('logged_at', '<', new Date(now.getTime() - retentionMs)).delete().returning('seq')) as unknown[]).length;
+  return (
+    (await db(TABLES.changeLog)
+      .where('logged_at', '<', new Date(now.getTime() - retentionMs))
+      .delete()
+      .returning('seq')) as unknown[]
+  ).length;
 }

@@ -40,7 +40,15 @@ const toCredential = (r: Row): S3Credential => ({
 });
 
 const TABLE = TABLES.s3Credentials;
-const COLUMNS = ['s.id', 's.storage_user_id', 'u.cluster_id', 's.access_key', 's.created_at', 's.expires_at', 's.application_credential_id'];
+const COLUMNS = [
+  's.id',
+  's.storage_user_id',
+  'u.cluster_id',
+  's.access_key',
+  's.created_at',
+  's.expires_at',
+  's.application_credential_id',
+];
 const withOwner = (db: Db) => db(`${TABLE} as s`).join(`${TABLES.storageUsers} as u`, 'u.id', 's.storage_user_id');
 
 /**
@@ -48,7 +56,11 @@ const withOwner = (db: Db) => db(`${TABLE} as s`).join(`${TABLES.storageUsers} a
  * changes cluster): the owner's cluster is read per row of the page, and an operator limited to
  * some clusters sees the credentials of its clusters' users only.
  */
-export async function listS3Credentials(db: Db, query: ListQuery, visibleClusters?: number[]): Promise<Page<S3Credential>> {
+export async function listS3Credentials(
+  db: Db,
+  query: ListQuery,
+  visibleClusters?: number[],
+): Promise<Page<S3Credential>> {
   return withDbErrors(async () => {
     const columns = [
       's.id',
@@ -62,12 +74,19 @@ export async function listS3Credentials(db: Db, query: ListQuery, visibleCluster
     const scope = visibleClusters
       ? (qb: Knex.QueryBuilder) => {
           qb.whereExists((sub) => {
-            sub.select(db.raw('1')).from(`${TABLES.storageUsers} as u`).whereRaw('u.id = s.storage_user_id').whereIn('u.cluster_id', visibleClusters);
+            sub
+              .select(db.raw('1'))
+              .from(`${TABLES.storageUsers} as u`)
+              .whereRaw('u.id = s.storage_user_id')
+              .whereIn('u.cluster_id', visibleClusters);
           });
         }
       : undefined;
     const related = { u: { table: TABLES.storageUsers, key: 'storage_user_id' } };
-    const page = await listPage<Row>({ db, table: TABLE, alias: 's', columns, related, ...(scope ? { scope } : {}) }, query);
+    const page = await listPage<Row>(
+      { db, table: TABLE, alias: 's', columns, related, ...(scope ? { scope } : {}) },
+      query,
+    );
     return { total: page.total, rows: page.rows.map(toCredential) };
   });
 }
@@ -82,13 +101,25 @@ export async function getS3Credential(db: Db, id: string): Promise<S3Credential 
  * per-user advisory lock is the one the gateway's OS-EC2 creation takes, so two creations at once,
  * through either service, cannot pass the cap together. Call inside a transaction.
  */
-export async function createS3Credential(trx: Knex.Transaction, userId: string, accessKey: string, sealedSecret: string, expiresAt: Date | null): Promise<S3Credential> {
+export async function createS3Credential(
+  trx: Knex.Transaction,
+  userId: string,
+  accessKey: string,
+  sealedSecret: string,
+  expiresAt: Date | null,
+): Promise<S3Credential> {
   await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`cairn s3 credentials of user ${userId}`]);
-  const [{ count }] = (await trx(TABLE).where('storage_user_id', userId).count({ count: '*' })) as [{ count: string | number }];
+  const [{ count }] = (await trx(TABLE).where('storage_user_id', userId).count({ count: '*' })) as [
+    { count: string | number },
+  ];
   if (Number(count) >= MAX_S3_CREDENTIALS_PER_USER) {
-    throw errors.invalidInput(`This user already has ${MAX_S3_CREDENTIALS_PER_USER} S3 credentials, the most a user may hold; delete one first.`);
+    throw errors.invalidInput(
+      `This user already has ${MAX_S3_CREDENTIALS_PER_USER} S3 credentials, the most a user may hold; delete one first.`,
+    );
   }
-  const [inserted] = (await trx(TABLE).insert({ storage_user_id: userId, access_key: accessKey, secret_sealed: sealedSecret, expires_at: expiresAt }).returning('id')) as Array<{ id: string | number }>;
+  const [inserted] = (await trx(TABLE)
+    .insert({ storage_user_id: userId, access_key: accessKey, secret_sealed: sealedSecret, expires_at: expiresAt })
+    .returning('id')) as Array<{ id: string | number }>;
   const created = await getS3Credential(trx, String(inserted!.id));
   return created!;
 }
@@ -119,17 +150,37 @@ export async function deleteS3CredentialsOfUser(trx: Knex.Transaction, userId: s
  * them for the audit trail (the foreign key's cascade would take them unrecorded). Call inside
  * the transaction that deletes the application credential.
  */
-export async function deleteS3CredentialsBoundTo(trx: Knex.Transaction, applicationCredentialId: string, userId: string): Promise<S3Credential[]> {
+export async function deleteS3CredentialsBoundTo(
+  trx: Knex.Transaction,
+  applicationCredentialId: string,
+  userId: string,
+): Promise<S3Credential[]> {
   // The lock every creation takes (here and at the gateway), so no key is bound to it meanwhile.
   await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`cairn s3 credentials of user ${userId}`]);
-  const rows = (await withOwner(trx).select(COLUMNS).where('s.application_credential_id', applicationCredentialId).orderBy('s.id').forUpdate('s')) as Row[];
-  if (rows.length > 0) await trx(TABLE).whereIn('id', rows.map((r) => r.id)).delete();
+  const rows = (await withOwner(trx)
+    .select(COLUMNS)
+    .where('s.application_credential_id', applicationCredentialId)
+    .orderBy('s.id')
+    .forUpdate('s')) as Row[];
+  if (rows.length > 0)
+    await trx(TABLE)
+      .whereIn(
+        'id',
+        rows.map((r) => r.id),
+      )
+      .delete();
   return rows.map(toCredential);
 }
 
 /** A batch of sealed secrets after `afterId`, in id order, for resealing under a new key. */
-export async function sealedSecretsAfter(db: Db, afterId: string, limit: number): Promise<Array<{ id: string; accessKey: string; sealed: string }>> {
-  const rows = (await withDbErrors(() => db(TABLE).select('id', 'access_key', 'secret_sealed').where('id', '>', afterId).orderBy('id').limit(limit))) as Array<{
+export async function sealedSecretsAfter(
+  db: Db,
+  afterId: string,
+  limit: number,
+): Promise<Array<{ id: string; accessKey: string; sealed: string }>> {
+  const rows = (await withDbErrors(() =>
+    db(TABLE).select('id', 'access_key', 'secret_sealed').where('id', '>', afterId).orderBy('id').limit(limit),
+  )) as Array<{
     id: string | number;
     access_key: string;
     secret_sealed: string;

@@ -15,7 +15,14 @@ interface UserRow extends StorageUserRow, QuotaRow {
 }
 
 const TABLE = TABLES.storageUsers;
-const RETURNING = ['cluster_id', ...STORAGE_USER_COLUMNS, 'password_scheme', ...QUOTA_COLUMNS, 'created_at', 'updated_at'];
+const RETURNING = [
+  'cluster_id',
+  ...STORAGE_USER_COLUMNS,
+  'password_scheme',
+  ...QUOTA_COLUMNS,
+  'created_at',
+  'updated_at',
+];
 const COLUMNS = RETURNING.map((c) => `u.${c}`);
 
 const toUser = (r: UserRow): StorageUser => ({
@@ -33,10 +40,24 @@ const toUser = (r: UserRow): StorageUser => ({
 });
 
 /** What a list shows of a user: no hash, no generation, no timestamps are read for it. */
-export type StorageUserSummary = Pick<StorageUser, 'id' | 'clusterId' | 'username' | 'passwordScheme' | 'isSuperuser' | 'enabled' | 'quotas'>;
-const SUMMARY_COLUMNS = ['u.id', 'u.cluster_id', 'u.username', 'u.password_scheme', 'u.is_superuser', 'u.enabled', ...QUOTA_COLUMNS.map((c) => `u.${c}`)];
+export type StorageUserSummary = Pick<
+  StorageUser,
+  'id' | 'clusterId' | 'username' | 'passwordScheme' | 'isSuperuser' | 'enabled' | 'quotas'
+>;
+const SUMMARY_COLUMNS = [
+  'u.id',
+  'u.cluster_id',
+  'u.username',
+  'u.password_scheme',
+  'u.is_superuser',
+  'u.enabled',
+  ...QUOTA_COLUMNS.map((c) => `u.${c}`),
+];
 
-type SummaryRow = Pick<UserRow, 'id' | 'cluster_id' | 'username' | 'password_scheme' | 'is_superuser' | 'enabled' | keyof QuotaRow>;
+type SummaryRow = Pick<
+  UserRow,
+  'id' | 'cluster_id' | 'username' | 'password_scheme' | 'is_superuser' | 'enabled' | keyof QuotaRow
+>;
 const toSummary = (r: SummaryRow): StorageUserSummary => ({
   id: String(r.id),
   clusterId: Number(r.cluster_id),
@@ -57,8 +78,21 @@ const toSummary = (r: SummaryRow): StorageUserSummary => ({
  */
 const USER_COUNTERS: PartitionCounters = {
   totals: { table: 'cluster_user_counts', key: 'cluster_id', count: 'user_count' },
-  idBuckets: { table: 'storage_user_id_buckets', key: 'cluster_id', bucket: 'bucket', count: 'n', bits: 12, dimensions: { enabled: 'enabled', is_superuser: 'is_superuser' } },
-  rangeBuckets: { table: 'storage_user_name_buckets', key: 'cluster_id', column: 'username', lower: 'lower_name', count: 'n' },
+  idBuckets: {
+    table: 'storage_user_id_buckets',
+    key: 'cluster_id',
+    bucket: 'bucket',
+    count: 'n',
+    bits: 12,
+    dimensions: { enabled: 'enabled', is_superuser: 'is_superuser' },
+  },
+  rangeBuckets: {
+    table: 'storage_user_name_buckets',
+    key: 'cluster_id',
+    column: 'username',
+    lower: 'lower_name',
+    count: 'n',
+  },
 };
 
 /** The alias of the users' quota state (quota_status, quota_applied_at) in list filters. */
@@ -75,7 +109,11 @@ export const usersListSource = (db: Db, visibleClusters?: number[]): ListSource 
   joined: { [QUOTA_STATE_ALIAS]: { from: quotaStateTable(db, QUOTA_STATE_ALIAS), on: ['id', 'user_id'] } },
 });
 
-export async function listStorageUsers(db: Db, query: ListQuery, visibleClusters?: number[]): Promise<Page<StorageUserSummary>> {
+export async function listStorageUsers(
+  db: Db,
+  query: ListQuery,
+  visibleClusters?: number[],
+): Promise<Page<StorageUserSummary>> {
   return withDbErrors(async () => {
     const page = await listPage<SummaryRow>(usersListSource(db, visibleClusters), query);
     return { total: page.total, rows: page.rows.map(toSummary) };
@@ -98,7 +136,12 @@ export async function getStorageUser(db: Db, id: string, lock = false): Promise<
 }
 
 /** A cluster's user by its name (the migrate job's declared collector user). */
-export async function findStorageUserByName(db: Db, clusterId: number, username: string, lock = false): Promise<StorageUser | null> {
+export async function findStorageUserByName(
+  db: Db,
+  clusterId: number,
+  username: string,
+  lock = false,
+): Promise<StorageUser | null> {
   const row = await withDbErrors(() => {
     const q = db(`${TABLE} as u`).select(COLUMNS).where({ 'u.cluster_id': clusterId, 'u.username': username }).first();
     return lock ? q.forNoKeyUpdate() : q;
@@ -130,7 +173,9 @@ export async function createStorageUser(db: Db, user: NewStorageUser, clusterNam
         .returning(RETURNING),
     {
       storage_users_cluster_username_unique: () =>
-        errors.alreadyExists(`A user named '${escapeHtml(user.username)}' already exists in cluster '${escapeHtml(clusterName)}'.`),
+        errors.alreadyExists(
+          `A user named '${escapeHtml(user.username)}' already exists in cluster '${escapeHtml(clusterName)}'.`,
+        ),
       storage_users_cluster_id_foreign: () => errors.invalidInput('The cluster no longer exists.'),
     },
   );
@@ -149,7 +194,16 @@ export async function createStorageUsersSkippingExisting(db: Db, users: NewStora
     const rows = await withDbErrors(
       () =>
         db(TABLE)
-          .insert(users.slice(i, i + 1000).map((u) => ({ cluster_id: u.clusterId, username: u.username, password_hash: u.passwordHash, is_superuser: u.isSuperuser, enabled: u.enabled, ...quotasToRow(u.quotas) })))
+          .insert(
+            users.slice(i, i + 1000).map((u) => ({
+              cluster_id: u.clusterId,
+              username: u.username,
+              password_hash: u.passwordHash,
+              is_superuser: u.isSuperuser,
+              enabled: u.enabled,
+              ...quotasToRow(u.quotas),
+            })),
+          )
           .onConflict(['cluster_id', 'username'])
           .ignore()
           .returning(RETURNING),

@@ -45,7 +45,12 @@ interface PartitionSpec {
 }
 
 function spanPartition(parent: string, tag: 'p' | 'w', startMs: number, lengthMs: number): PartitionSpec {
-  return { parent, name: `${parent}_${tag}${isoDay(startMs).replace(/-/g, '')}`, from: `${isoDay(startMs)} 00:00:00+00`, to: `${isoDay(startMs + lengthMs)} 00:00:00+00` };
+  return {
+    parent,
+    name: `${parent}_${tag}${isoDay(startMs).replace(/-/g, '')}`,
+    from: `${isoDay(startMs)} 00:00:00+00`,
+    to: `${isoDay(startMs + lengthMs)} 00:00:00+00`,
+  };
 }
 const weekPartition = (parent: string, ms: number): PartitionSpec => spanPartition(parent, 'w', weekStart(ms), WEEK_MS);
 /** Hourly partitions of one day: made before weekly partitions, still used for the weeks that have them. */
@@ -53,7 +58,12 @@ const dayPartition = (parent: string, ms: number): PartitionSpec => spanPartitio
 
 function monthPartition(parent: string, ms: number): PartitionSpec {
   const from = monthStart(ms);
-  return { parent, name: `${parent}_p${isoDay(from.getTime()).slice(0, 7).replace('-', '')}`, from: isoDay(from.getTime()), to: isoDay(nextMonth(from).getTime()) };
+  return {
+    parent,
+    name: `${parent}_p${isoDay(from.getTime()).slice(0, 7).replace('-', '')}`,
+    from: isoDay(from.getTime()),
+    to: isoDay(nextMonth(from).getTime()),
+  };
 }
 
 /** Partitions known to exist, per database handle: writes check the catalog once per process and day. */
@@ -79,14 +89,20 @@ async function createPartitions(db: Knex, specs: PartitionSpec[]): Promise<void>
   const cache = knownOf(db);
   const missing = specs.filter((s) => !cache.has(s.name));
   if (missing.length === 0) return;
-  await unavailableOnLockTimeout(() => db.transaction(async (trx) => {
-    await lockPartitions(trx);
-    const existing = await existingPartitions(trx, [...new Set(missing.map((s) => s.parent))]);
-    for (const s of missing) {
-      // Identifiers come from the fixed table names and a date; the bounds are literals built here.
-      if (!existing.has(s.name)) await trx.raw(`CREATE TABLE ?? PARTITION OF ?? FOR VALUES FROM ('${s.from}') TO ('${s.to}')`, [s.name, s.parent]);
-    }
-  }));
+  await unavailableOnLockTimeout(() =>
+    db.transaction(async (trx) => {
+      await lockPartitions(trx);
+      const existing = await existingPartitions(trx, [...new Set(missing.map((s) => s.parent))]);
+      for (const s of missing) {
+        // Identifiers come from the fixed table names and a date; the bounds are literals built here.
+        if (!existing.has(s.name))
+          await trx.raw(`CREATE TABLE ?? PARTITION OF ?? FOR VALUES FROM ('${s.from}') TO ('${s.to}')`, [
+            s.name,
+            s.parent,
+          ]);
+      }
+    }),
+  );
   for (const s of missing) cache.add(s.name);
 }
 
@@ -105,19 +121,25 @@ async function unavailableOnLockTimeout(fn: () => Promise<void>): Promise<void> 
   try {
     await fn();
   } catch (e) {
-    if ((e as { code?: string }).code === '55P03') throw errors.unavailable('A utilization partition is being created or dropped; try again shortly.');
+    if ((e as { code?: string }).code === '55P03')
+      throw errors.unavailable('A utilization partition is being created or dropped; try again shortly.');
     throw e;
   }
 }
 
 /** The hourly partition holding `dayMs`, if one exists: the week's, or (made before weeks) the day's. */
 function hourlyPartitionOf(existing: ReadonlySet<string>, parent: string, dayMs: number): string | null {
-  for (const spec of [weekPartition(parent, dayMs), dayPartition(parent, dayMs)]) if (existing.has(spec.name)) return spec.name;
+  for (const spec of [weekPartition(parent, dayMs), dayPartition(parent, dayMs)])
+    if (existing.has(spec.name)) return spec.name;
   return null;
 }
 
 /** Makes sure the hourly partitions for these hours (epoch ms) exist. */
-export async function ensureHourlyPartitions(db: Knex, hoursMs: Iterable<number>, tables: readonly string[] = HOURLY_TABLES): Promise<void> {
+export async function ensureHourlyPartitions(
+  db: Knex,
+  hoursMs: Iterable<number>,
+  tables: readonly string[] = HOURLY_TABLES,
+): Promise<void> {
   const days = new Set<number>();
   for (const h of hoursMs) days.add(dayStart(h));
   const cache = knownOf(db);
@@ -133,7 +155,9 @@ export async function ensureHourlyPartitions(db: Knex, hoursMs: Iterable<number>
         cache.add(found);
         continue;
       }
-      const weekHasDays = Array.from({ length: 7 }, (_, i) => weekStart(day) + i * DAY_MS).some((d) => existing!.has(dayPartition(parent, d).name));
+      const weekHasDays = Array.from({ length: 7 }, (_, i) => weekStart(day) + i * DAY_MS).some((d) =>
+        existing!.has(dayPartition(parent, d).name),
+      );
       const spec = weekHasDays ? dayPartition(parent, day) : weekPartition(parent, day);
       wanted.set(spec.name, spec);
     }
@@ -144,10 +168,16 @@ export async function ensureHourlyPartitions(db: Knex, hoursMs: Iterable<number>
 export async function ensureDailyPartitions(db: Knex, daysMs: Iterable<number>): Promise<void> {
   const months = new Set<number>();
   for (const d of daysMs) months.add(monthStart(d).getTime());
-  await createPartitions(db, [...months].flatMap((m) => DAILY_TABLES.map((t) => monthPartition(t, m))));
+  await createPartitions(
+    db,
+    [...months].flatMap((m) => DAILY_TABLES.map((t) => monthPartition(t, m))),
+  );
 }
 
-/** The span of a partition, from its name (`_wYYYYMMDD` a week, `_pYYYYMMDD` a day, `_pYYYYMM` a month); null for a name this module did not make. */
+/**
+ * The span of a partition, from its name (`_wYYYYMMDD` a week, `_pYYYYMMDD` a day, `_pYYYYMM` a month); null for a name
+ * this module did not make.
+ */
 function partitionSpan(parent: string, name: string): { start: number; end: number } | null {
   const m = new RegExp(`^${parent}_([pw])(\\d{4})(\\d{2})(\\d{2})?$`).exec(name);
   if (!m) return null;
@@ -188,7 +218,12 @@ export type RollupFailed = (failure: RollupFailure) => void;
  * retention is dropped only once every day of it is rolled up for every cluster (its rows are
  * otherwise gone from every summary); until then it is kept and its days retried.
  */
-export async function maintainUtilization(db: Knex, retention: UtilizationRetention, now: Date, onFailure?: RollupFailed): Promise<MaintenanceReport> {
+export async function maintainUtilization(
+  db: Knex,
+  retention: UtilizationRetention,
+  now: Date,
+  onFailure?: RollupFailed,
+): Promise<MaintenanceReport> {
   const today = dayStart(now.getTime());
   const ahead = [0, 1, 2, 3].map((i) => today + i * DAY_MS);
   const before = knownOf(db).size;
@@ -205,7 +240,9 @@ export async function maintainUtilization(db: Knex, retention: UtilizationRetent
     const span = partitionSpan(HOURLY_TABLES[0], name) ?? partitionSpan(HOURLY_TABLES[1], name);
     if (span && span.start < firstDay) firstDay = Math.max(span.start, dailyOldest);
   }
-  const clusters = ((await db('clusters').select('id').orderBy('id')) as Array<{ id: number }>).map((c) => Number(c.id));
+  const clusters = ((await db('clusters').select('id').orderBy('id')) as Array<{ id: number }>).map((c) =>
+    Number(c.id),
+  );
   const rolled = await rolledDays(db, firstDay);
   const rolledUp: string[] = [];
   const failed: RollupFailure[] = [];
@@ -246,7 +283,9 @@ export async function maintainUtilization(db: Knex, retention: UtilizationRetent
     }
   }
   const isRolled = (day: number) => clusters.every((c) => rolled.get(c)?.has(day));
-  const backlog = new Map<number, number | null>(clusters.map((c) => [c, days.find((d) => !rolled.get(c)?.has(d)) ?? null]));
+  const backlog = new Map<number, number | null>(
+    clusters.map((c) => [c, days.find((d) => !rolled.get(c)?.has(d)) ?? null]),
+  );
 
   const dropped: string[] = [];
   const kept: string[] = [];
@@ -268,7 +307,9 @@ export async function maintainUtilization(db: Knex, retention: UtilizationRetent
     }
     // Coverage is one small row per cluster and hour: kept as long as the rollups it qualifies.
     await trx('utilization_transfer_coverage').where('hour', '<', new Date(dailyOldest)).delete();
-    await trx('utilization_transfer_batches').where('received_at', '<', new Date(hourlyOldest - DAY_MS)).delete();
+    await trx('utilization_transfer_batches')
+      .where('received_at', '<', new Date(hourlyOldest - DAY_MS))
+      .delete();
     await forgetRollupsBefore(trx, dailyOldest);
   });
   for (const name of dropped) knownOf(db).delete(name);
@@ -280,7 +321,10 @@ function everyDay(span: { start: number; end: number }, test: (day: number) => b
   return true;
 }
 
-/** Rolls one UTC day of every cluster into the daily tables (each cluster on its own); throws the first failure after trying all. */
+/**
+ * Rolls one UTC day of every cluster into the daily tables (each cluster on its own); throws the first failure after
+ * trying all.
+ */
 export async function rollUpDay(db: Knex, dayMs: number): Promise<void> {
   await ensureDailyPartitions(db, [dayMs]);
   const clusters = (await db('clusters').select('id').orderBy('id')) as Array<{ id: number }>;

@@ -20,7 +20,10 @@ export const TRANSFER_HOUR_MAX = Number.MAX_SAFE_INTEGER;
 
 const isoDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
-/** Rolls one cluster's UTC day of hourly rows into the daily tables, replacing what was there; the day's daily partitions must exist. */
+/**
+ * Rolls one cluster's UTC day of hourly rows into the daily tables, replacing what was there; the day's daily
+ * partitions must exist.
+ */
 export async function rollUpClusterDay(db: Db, clusterId: number, dayMs: number): Promise<void> {
   const from = new Date(dayMs);
   const to = new Date(dayMs + DAY_MS);
@@ -67,12 +70,18 @@ export async function rollUpClusterDay(db: Db, clusterId: number, dayMs: number)
 
 /** Marks a day rolled for the previous release's readers: only once every cluster's rollup of it is in place. */
 export async function markDayRolledForAll(db: Db, dayMs: number): Promise<void> {
-  await db.raw('INSERT INTO utilization_rollups (day) VALUES (?::date) ON CONFLICT (day) DO UPDATE SET rolled_at = now()', [isoDay(dayMs)]);
+  await db.raw(
+    'INSERT INTO utilization_rollups (day) VALUES (?::date) ON CONFLICT (day) DO UPDATE SET rolled_at = now()',
+    [isoDay(dayMs)],
+  );
 }
 
 /** The (cluster, day) pairs rolled up from `fromMs` on: cluster id -> set of days (epoch ms). */
 export async function rolledDays(db: Db, fromMs: number): Promise<Map<number, Set<number>>> {
-  const { rows } = (await db.raw('SELECT cluster_id, day::text AS day FROM utilization_cluster_rollups WHERE day >= ?::date', [isoDay(fromMs)])) as {
+  const { rows } = (await db.raw(
+    'SELECT cluster_id, day::text AS day FROM utilization_cluster_rollups WHERE day >= ?::date',
+    [isoDay(fromMs)],
+  )) as {
     rows: Array<{ cluster_id: number; day: string }>;
   };
   const out = new Map<number, Set<number>>();
@@ -87,7 +96,10 @@ export async function rolledDays(db: Db, fromMs: number): Promise<Map<number, Se
 /** The days of [fromMs, toMs) rolled up for one cluster, as epoch ms of their UTC midnights. */
 export async function clusterRolledDays(db: Db, clusterId: number, fromMs: number, toMs: number): Promise<Set<number>> {
   const { rows } = (await withDbErrors(() =>
-    db.raw('SELECT day::text AS day FROM utilization_cluster_rollups WHERE cluster_id = ? AND day >= ?::date AND day < ?::date', [clusterId, isoDay(fromMs), isoDay(toMs)]),
+    db.raw(
+      'SELECT day::text AS day FROM utilization_cluster_rollups WHERE cluster_id = ? AND day >= ?::date AND day < ?::date',
+      [clusterId, isoDay(fromMs), isoDay(toMs)],
+    ),
   )) as { rows: Array<{ day: string }> };
   return new Set(rows.map((r) => Date.parse(`${r.day}T00:00:00Z`)));
 }
@@ -100,7 +112,9 @@ export async function clusterRolledDays(db: Db, clusterId: number, fromMs: numbe
 export async function invalidateRollups(db: Db, clusterId: number, hoursMs: number[]): Promise<void> {
   const days = [...new Set(hoursMs.map(isoDay))];
   if (days.length === 0) return;
-  await withDbErrors(() => db.raw('DELETE FROM utilization_cluster_rollups WHERE cluster_id = ? AND day = ANY(?::date[])', [clusterId, days]));
+  await withDbErrors(() =>
+    db.raw('DELETE FROM utilization_cluster_rollups WHERE cluster_id = ? AND day = ANY(?::date[])', [clusterId, days]),
+  );
   await withDbErrors(() => db.raw('DELETE FROM utilization_rollups WHERE day = ANY(?::date[])', [days]));
 }
 

@@ -66,7 +66,14 @@ const PARTS = [
 ] as const;
 
 /** One DISTINCT account query per table that has part of the range; `u` is the alias filters use. */
-function accountParts(db: Db, clusterId: number, split: RangeSplit, filters: readonly Filter[], after: string | undefined, limit: number | null): Knex.QueryBuilder[] {
+function accountParts(
+  db: Db,
+  clusterId: number,
+  split: RangeSplit,
+  filters: readonly Filter[],
+  after: string | undefined,
+  limit: number | null,
+): Knex.QueryBuilder[] {
   const parts: Knex.QueryBuilder[] = [];
   for (const part of PARTS) {
     const spans = part.daily ? split.daily : split.hourly;
@@ -105,10 +112,17 @@ export async function summaryAccounts(
   return rows.map((r) => r.account);
 }
 
-export async function countSummaryAccounts(db: Db, clusterId: number, split: RangeSplit, filters: readonly Filter[]): Promise<number> {
+export async function countSummaryAccounts(
+  db: Db,
+  clusterId: number,
+  split: RangeSplit,
+  filters: readonly Filter[],
+): Promise<number> {
   const parts = accountParts(db, clusterId, split, filters, undefined, null);
   if (parts.length === 0) return 0;
-  const [row] = (await withDbErrors(() => db.count({ n: '*' }).from(db.raw('(?) AS a', [unionOf(db, parts)])))) as Array<{ n: string | number }>;
+  const [row] = (await withDbErrors(() =>
+    db.count({ n: '*' }).from(db.raw('(?) AS a', [unionOf(db, parts)])),
+  )) as Array<{ n: string | number }>;
   return Number(row!.n);
 }
 
@@ -136,7 +150,9 @@ export interface SummaryRow {
 function spansSql(column: string, spans: Span[], asDate: boolean): { sql: string; bindings: unknown[] } {
   return {
     sql: `(${spans.map(() => `(${column} >= ? AND ${column} < ?)`).join(' OR ')})`,
-    bindings: spans.flatMap(([a, b]): unknown[] => (asDate ? [a.toISOString().slice(0, 10), b.toISOString().slice(0, 10)] : [a, b])),
+    bindings: spans.flatMap(([a, b]): unknown[] =>
+      asDate ? [a.toISOString().slice(0, 10), b.toISOString().slice(0, 10)] : [a, b],
+    ),
   };
 }
 
@@ -145,7 +161,12 @@ function spansSql(column: string, spans: Span[], asDate: boolean): { sql: string
  * contiguous key range, first to last account. The counts "at the end" are those of the latest
  * sample: max() over [epoch, objects, containers] arrays picks the latest hour's pair.
  */
-export async function summarize(db: Db, clusterId: number, accounts: string[], split: RangeSplit): Promise<SummaryRow[]> {
+export async function summarize(
+  db: Db,
+  clusterId: number,
+  accounts: string[],
+  split: RangeSplit,
+): Promise<SummaryRow[]> {
   if (accounts.length === 0) return [];
   const first = accounts[0]!;
   const last = accounts[accounts.length - 1]!;
@@ -159,7 +180,9 @@ export async function summarize(db: Db, clusterId: number, accounts: string[], s
         ARRAY[extract(epoch FROM hour)::bigint, object_count, container_count] AS latest, bit_count(slots::bit(64))::float8 / slot_count AS covered
       FROM utilization_storage_hourly WHERE cluster_id = ? AND account >= ? AND account <= ? AND ${w.sql}`);
     storageBindings.push(clusterId, first, last, ...w.bindings);
-    transferParts.push(`SELECT account, bytes_in, bytes_out, req_count FROM utilization_transfer_hourly WHERE cluster_id = ? AND account >= ? AND account <= ? AND ${w.sql}`);
+    transferParts.push(
+      `SELECT account, bytes_in, bytes_out, req_count FROM utilization_transfer_hourly WHERE cluster_id = ? AND account >= ? AND account <= ? AND ${w.sql}`,
+    );
     transferBindings.push(clusterId, first, last, ...w.bindings);
   }
   if (split.daily.length) {
@@ -169,7 +192,9 @@ export async function summarize(db: Db, clusterId: number, accounts: string[], s
         ARRAY[extract(epoch FROM day::timestamp AT TIME ZONE 'UTC')::bigint + 82800, object_count, container_count] AS latest, covered_hours::float8 AS covered
       FROM utilization_storage_daily WHERE cluster_id = ? AND account >= ? AND account <= ? AND ${w.sql}`);
     storageBindings.push(clusterId, first, last, ...w.bindings);
-    transferParts.push(`SELECT account, bytes_in, bytes_out, req_count FROM utilization_transfer_daily WHERE cluster_id = ? AND account >= ? AND account <= ? AND ${w.sql}`);
+    transferParts.push(
+      `SELECT account, bytes_in, bytes_out, req_count FROM utilization_transfer_daily WHERE cluster_id = ? AND account >= ? AND account <= ? AND ${w.sql}`,
+    );
     transferBindings.push(clusterId, first, last, ...w.bindings);
   }
   const storage = (await withDbErrors(() =>
@@ -179,7 +204,19 @@ export async function summarize(db: Db, clusterId: number, accounts: string[], s
          FROM (${storageParts.join(' UNION ALL ')}) s GROUP BY account, policy_index`,
       storageBindings as Knex.RawBinding[],
     ),
-  )) as { rows: Array<{ account: string; policy_index: number; byte_hours: string; hours: string; peak: string; latest_at: string; object_count: string; container_count: string; covered: number }> };
+  )) as {
+    rows: Array<{
+      account: string;
+      policy_index: number;
+      byte_hours: string;
+      hours: string;
+      peak: string;
+      latest_at: string;
+      object_count: string;
+      container_count: string;
+      covered: number;
+    }>;
+  };
   const transfer = (await withDbErrors(() =>
     db.raw(
       `SELECT account, sum(bytes_in) AS bytes_in, sum(bytes_out) AS bytes_out, sum(req_count) AS req_count
@@ -187,7 +224,9 @@ export async function summarize(db: Db, clusterId: number, accounts: string[], s
       transferBindings as Knex.RawBinding[],
     ),
   )) as { rows: Array<Record<string, string | number>> };
-  const byAccount = new Map<string, SummaryRow>(accounts.map((a) => [a, { account: a, storage: new Map(), bytesIn: 0, bytesOut: 0, reqCount: 0 }]));
+  const byAccount = new Map<string, SummaryRow>(
+    accounts.map((a) => [a, { account: a, storage: new Map(), bytesIn: 0, bytesOut: 0, reqCount: 0 }]),
+  );
   for (const r of storage.rows) {
     byAccount.get(r.account)?.storage.set(Number(r.policy_index), {
       byteHours: Number(r.byte_hours),
@@ -201,7 +240,12 @@ export async function summarize(db: Db, clusterId: number, accounts: string[], s
   }
   for (const r of transfer.rows) {
     const row = byAccount.get(String(r.account));
-    if (row) Object.assign(row, { bytesIn: exactCount(r.bytes_in), bytesOut: exactCount(r.bytes_out), reqCount: exactCount(r.req_count) });
+    if (row)
+      Object.assign(row, {
+        bytesIn: exactCount(r.bytes_in),
+        bytesOut: exactCount(r.bytes_out),
+        reqCount: exactCount(r.req_count),
+      });
   }
   return [...byAccount.values()];
 }

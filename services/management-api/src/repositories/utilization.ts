@@ -27,7 +27,10 @@ export function exactCount(v: string | number | bigint | null | undefined): Coun
   const n = Number(v);
   return Number.isSafeInteger(n) ? n : BigInt(v);
 }
-const HOURLY: Record<UtilizationKind, string> = { storage: 'utilization_storage_hourly', transfer: 'utilization_transfer_hourly' };
+const HOURLY: Record<UtilizationKind, string> = {
+  storage: 'utilization_storage_hourly',
+  transfer: 'utilization_transfer_hourly',
+};
 
 export interface StorageRow {
   policyIndex: number;
@@ -119,7 +122,11 @@ export async function addTransfer(db: Db, clusterId: number, rows: TransferRow[]
 /** True when this batch id is new for the cluster (and is now taken); false for a re-sent batch. */
 export async function claimTransferBatch(db: Db, clusterId: number, batchId: string): Promise<boolean> {
   const rows = (await withDbErrors(() =>
-    db('utilization_transfer_batches').insert({ cluster_id: clusterId, batch_id: batchId }).onConflict(['cluster_id', 'batch_id']).ignore().returning('batch_id'),
+    db('utilization_transfer_batches')
+      .insert({ cluster_id: clusterId, batch_id: batchId })
+      .onConflict(['cluster_id', 'batch_id'])
+      .ignore()
+      .returning('batch_id'),
   )) as unknown[];
   return rows.length > 0;
 }
@@ -147,14 +154,33 @@ export interface HourRange {
 }
 
 /** The accounts with rows in the range, for one policy or (null) any; `u` is the table's alias for filters. */
-function accountsWithData(db: Db, kind: UtilizationKind, clusterId: number, policy: number | null, range: HourRange, filters: readonly Filter[]): Knex.QueryBuilder {
-  const q = db(`${HOURLY[kind]} as u`).where('u.cluster_id', clusterId).where('u.hour', '>=', range.from).where('u.hour', '<', range.to);
+function accountsWithData(
+  db: Db,
+  kind: UtilizationKind,
+  clusterId: number,
+  policy: number | null,
+  range: HourRange,
+  filters: readonly Filter[],
+): Knex.QueryBuilder {
+  const q = db(`${HOURLY[kind]} as u`)
+    .where('u.cluster_id', clusterId)
+    .where('u.hour', '>=', range.from)
+    .where('u.hour', '<', range.to);
   if (policy !== null) q.where('u.policy_index', policy);
   return applyFilters(q, filters);
 }
 
-export async function countAccounts(db: Db, kind: UtilizationKind, clusterId: number, policy: number | null, range: HourRange, filters: readonly Filter[]): Promise<number> {
-  const [row] = await withDbErrors(() => accountsWithData(db, kind, clusterId, policy, range, filters).countDistinct({ n: 'u.account' }));
+export async function countAccounts(
+  db: Db,
+  kind: UtilizationKind,
+  clusterId: number,
+  policy: number | null,
+  range: HourRange,
+  filters: readonly Filter[],
+): Promise<number> {
+  const [row] = await withDbErrors(() =>
+    accountsWithData(db, kind, clusterId, policy, range, filters).countDistinct({ n: 'u.account' }),
+  );
   return Number((row as { n: string | number }).n);
 }
 
@@ -168,7 +194,10 @@ export async function pageAccounts(
   filters: readonly Filter[],
   page: { limit: number; offset?: number; after?: string },
 ): Promise<string[]> {
-  const q = accountsWithData(db, kind, clusterId, policy, range, filters).distinct('u.account').orderBy('u.account').limit(page.limit);
+  const q = accountsWithData(db, kind, clusterId, policy, range, filters)
+    .distinct('u.account')
+    .orderBy('u.account')
+    .limit(page.limit);
   if (page.after !== undefined) q.where('u.account', '>', page.after);
   if (page.offset) q.offset(page.offset);
   const rows = (await withDbErrors(() => q)) as Array<{ account: string }>;
@@ -195,7 +224,13 @@ const COVERAGE = 'bit_count(slots::bit(64))::float8 / slot_count';
  * 31-day detail parses (1,488 -> 744). Hours as epoch seconds: parsing a timestamptz per row costs
  * more than the query itself.
  */
-export async function storageHours(db: Db, clusterId: number, account: string, policy: number, range: HourRange): Promise<StoredStorageHour[]> {
+export async function storageHours(
+  db: Db,
+  clusterId: number,
+  account: string,
+  policy: number,
+  range: HourRange,
+): Promise<StoredStorageHour[]> {
   const where = 'cluster_id = ? AND account = ? AND hour >= ? AND hour < ?';
   const bounds = [clusterId, account, range.from, range.to];
   const query =
@@ -234,7 +269,13 @@ export interface StoredTransferHour {
 }
 
 /** Sums per hour, for one policy or (null) all of them. */
-export async function transferHours(db: Db, clusterId: number, account: string, policy: number | null, range: HourRange): Promise<StoredTransferHour[]> {
+export async function transferHours(
+  db: Db,
+  clusterId: number,
+  account: string,
+  policy: number | null,
+  range: HourRange,
+): Promise<StoredTransferHour[]> {
   const q = db('utilization_transfer_hourly')
     .select(db.raw('extract(epoch FROM hour)::int AS at'))
     .sum({ bytes_in: 'bytes_in', bytes_out: 'bytes_out', req_count: 'req_count' })
@@ -244,7 +285,12 @@ export async function transferHours(db: Db, clusterId: number, account: string, 
     .groupBy('hour');
   if (policy !== null) q.where('policy_index', policy);
   const rows = (await withDbErrors(() => q)) as Array<Record<string, string | number | Date>>;
-  return rows.map((r) => ({ hour: Number(r.at) * 1000, bytesIn: exactCount(r.bytes_in as string), bytesOut: exactCount(r.bytes_out as string), reqCount: exactCount(r.req_count as string) }));
+  return rows.map((r) => ({
+    hour: Number(r.at) * 1000,
+    bytesIn: exactCount(r.bytes_in as string),
+    bytesOut: exactCount(r.bytes_out as string),
+    reqCount: exactCount(r.req_count as string),
+  }));
 }
 
 /** Hour (epoch ms) -> share of its minutes covered by ingested logs, 0..1. */
@@ -261,7 +307,9 @@ export async function transferCoverage(db: Db, clusterId: number, range: HourRan
 
 /** The policy indexes the cluster's storage samples have named, in order. */
 export async function storagePolicies(db: Db, clusterId: number): Promise<number[]> {
-  const rows = (await withDbErrors(() => db('utilization_policies').select('policy_index').where('cluster_id', clusterId).orderBy('policy_index'))) as Array<{ policy_index: number }>;
+  const rows = (await withDbErrors(() =>
+    db('utilization_policies').select('policy_index').where('cluster_id', clusterId).orderBy('policy_index'),
+  )) as Array<{ policy_index: number }>;
   return rows.map((r) => Number(r.policy_index));
 }
 
@@ -279,15 +327,24 @@ export async function rememberPolicies(db: Db, clusterId: number, policies: numb
  * Account names ever created in the cluster (or seen by a collector), in order: one page, by
  * position (`offset`) after the filters (`account__gt` reads by key).
  */
-export async function knownAccounts(db: Db, clusterId: number, filters: readonly Filter[], page: { limit: number; offset: number }): Promise<string[]> {
-  const q = applyFilters(db('utilization_accounts as u').select('u.account').where('u.cluster_id', clusterId), filters).orderBy('u.account').limit(page.limit);
+export async function knownAccounts(
+  db: Db,
+  clusterId: number,
+  filters: readonly Filter[],
+  page: { limit: number; offset: number },
+): Promise<string[]> {
+  const q = applyFilters(db('utilization_accounts as u').select('u.account').where('u.cluster_id', clusterId), filters)
+    .orderBy('u.account')
+    .limit(page.limit);
   if (page.offset) q.offset(page.offset);
   const rows = (await withDbErrors(() => q)) as Array<{ account: string }>;
   return rows.map((r) => r.account);
 }
 
 export async function countKnownAccounts(db: Db, clusterId: number, filters: readonly Filter[]): Promise<number> {
-  const [row] = await withDbErrors(() => applyFilters(db('utilization_accounts as u').where('u.cluster_id', clusterId), filters).count({ n: '*' }));
+  const [row] = await withDbErrors(() =>
+    applyFilters(db('utilization_accounts as u').where('u.cluster_id', clusterId), filters).count({ n: '*' }),
+  );
   return Number((row as { n: string | number }).n);
 }
 
@@ -295,7 +352,10 @@ export async function countKnownAccounts(db: Db, clusterId: number, filters: rea
 export async function rememberAccounts(db: Db, clusterId: number, accounts: string[]): Promise<void> {
   if (accounts.length === 0) return;
   await withDbErrors(() =>
-    db.raw(`INSERT INTO utilization_accounts (cluster_id, account) SELECT ?, unnest(?::varchar[]) ON CONFLICT DO NOTHING`, [clusterId, accounts]),
+    db.raw(
+      `INSERT INTO utilization_accounts (cluster_id, account) SELECT ?, unnest(?::varchar[]) ON CONFLICT DO NOTHING`,
+      [clusterId, accounts],
+    ),
   );
 }
 
@@ -303,12 +363,17 @@ export async function rememberAccounts(db: Db, clusterId: number, accounts: stri
 export async function knownAmong(db: Db, clusterId: number, accounts: string[]): Promise<Set<string>> {
   if (accounts.length === 0) return new Set();
   const { rows } = (await withDbErrors(() =>
-    db.raw('SELECT account FROM utilization_accounts WHERE cluster_id = ? AND account = ANY(?::varchar[])', [clusterId, accounts]),
+    db.raw('SELECT account FROM utilization_accounts WHERE cluster_id = ? AND account = ANY(?::varchar[])', [
+      clusterId,
+      accounts,
+    ]),
   )) as { rows: Array<{ account: string }> };
   return new Set(rows.map((r) => r.account));
 }
 
 export async function isKnownAccount(db: Db, clusterId: number, account: string): Promise<boolean> {
-  const row = await withDbErrors(() => db('utilization_accounts').select('account').where({ cluster_id: clusterId, account }).first());
+  const row = await withDbErrors(() =>
+    db('utilization_accounts').select('account').where({ cluster_id: clusterId, account }).first(),
+  );
   return row !== undefined;
 }

@@ -1,4 +1,12 @@
-import { enforceableQuotaFields, quotaDialect, quotaJsonValue, quotasJson, type Cluster, type Operator, type StorageUser } from '@cairn/domain';
+import {
+  enforceableQuotaFields,
+  quotaDialect,
+  quotaJsonValue,
+  quotasJson,
+  type Cluster,
+  type Operator,
+  type StorageUser,
+} from '@cairn/domain';
 import type { ApplicationCredentialResource } from '@cairn/contract';
 import { asResource, JsonText } from './marks';
 import { apiKeyUri, applicationCredentialUri, clusterUri, operatorUri, s3CredentialUri, userUri } from './uris';
@@ -36,14 +44,22 @@ export const clusterJson = (c: Cluster, shown?: ClusterShown) =>
     ...quotasJson(c.defaultQuotas, 'default_'),
     id: c.id,
     name: c.name,
-    ...(shown ? { quota_bytes_total: shown.quotaBytesTotal === null ? null : quotaJsonValue(shown.quotaBytesTotal), quota_support: quotaSupportJson(shown.swiftInfo) } : {}),
+    ...(shown
+      ? {
+          quota_bytes_total: shown.quotaBytesTotal === null ? null : quotaJsonValue(shown.quotaBytesTotal),
+          quota_support: quotaSupportJson(shown.swiftInfo),
+        }
+      : {}),
     region: c.region,
     resource_uri: clusterUri(c.id),
     storage_url: c.storageUrl,
     uuid: c.uuid,
   });
 
-type UserShown = Pick<StorageUser, 'id' | 'clusterId' | 'username' | 'passwordScheme' | 'isSuperuser' | 'enabled' | 'quotas'> & {
+type UserShown = Pick<
+  StorageUser,
+  'id' | 'clusterId' | 'username' | 'passwordScheme' | 'isSuperuser' | 'enabled' | 'quotas'
+> & {
   quotaState?: QuotaState | null;
   usage?: LatestUsage | null;
 };
@@ -111,7 +127,9 @@ export const userJsonText = (u: UserShown): JsonText => {
       (state ? `"quota_applied_at": ${JSON.stringify(state.quota_applied_at)}, ` : '') +
       `"quota_bytes": ${quotaValueText(q.bytes)}, "quota_bytes_policy": ${policyText(q.bytesPolicy)}, ` +
       `"quota_count": ${quotaValueText(q.count)}, "quota_count_policy": ${policyText(q.countPolicy)}, ` +
-      (state ? `"quota_error": ${JSON.stringify(state.quota_error)}, "quota_status": ${JSON.stringify(state.quota_status)}, ` : '') +
+      (state
+        ? `"quota_error": ${JSON.stringify(state.quota_error)}, "quota_status": ${JSON.stringify(state.quota_status)}, `
+        : '') +
       `"resource_uri": ${JSON.stringify(userUri(u.id))}, ` +
       (usage ? `"usage_sampled_at": ${JSON.stringify(usage.usage_sampled_at)}, ` : '') +
       `"user": ${JSON.stringify(u.username)}}`,
@@ -141,7 +159,8 @@ export const apiKeyJson = (k: ApiKeyInfo, key?: string) =>
 export const s3CredentialJson = (c: S3Credential, secret?: string) =>
   asResource({
     access_key: c.accessKey,
-    application_credential: c.applicationCredentialId === null ? null : applicationCredentialUri(c.applicationCredentialId),
+    application_credential:
+      c.applicationCredentialId === null ? null : applicationCredentialUri(c.applicationCredentialId),
     cluster: clusterUri(c.clusterId),
     created_at: c.createdAt.toISOString(),
     expires_at: c.expiresAt === null ? null : c.expiresAt.toISOString(),
@@ -168,11 +187,22 @@ export const applicationCredentialJson = (c: ApplicationCredential) =>
   } satisfies ApplicationCredentialResource);
 
 /** capacity/history/: per ring set, its samples in time order, with capacity/list/'s field names. */
-export function capacityHistoryJson(h: { start: Date; end: Date; resolution: 'hour' | 'day'; samples: CapacitySample[] }) {
+export function capacityHistoryJson(h: {
+  start: Date;
+  end: Date;
+  resolution: 'hour' | 'day';
+  samples: CapacitySample[];
+}) {
   const bySet = new Map<string, object[]>();
   for (const s of h.samples) {
     const list = bySet.get(s.ringSet) ?? [];
-    list.push({ time: s.hour.toISOString(), total_free_tb: s.totalFreeTb, total_raw_tb: s.totalRawTb, total_used_pct: s.totalUsedPct, total_used_tb: s.totalUsedTb });
+    list.push({
+      time: s.hour.toISOString(),
+      total_free_tb: s.totalFreeTb,
+      total_raw_tb: s.totalRawTb,
+      total_used_pct: s.totalUsedPct,
+      total_used_tb: s.totalUsedTb,
+    });
     bySet.set(s.ringSet, list);
   }
   return {

@@ -23,7 +23,12 @@ export function recordJsonText(rec: Record<string, unknown>, sortedColumns: read
   for (let i = 0; i < sortedColumns.length; i++) {
     const c = sortedColumns[i]!;
     const v = rec[c];
-    const text = v instanceof Date ? `"${formatUtc(v)}"` : (typeof v === 'number' && Number.isFinite(v)) || typeof v === 'bigint' ? String(v) : 'null';
+    const text =
+      v instanceof Date
+        ? `"${formatUtc(v)}"`
+        : (typeof v === 'number' && Number.isFinite(v)) || typeof v === 'bigint'
+          ? String(v)
+          : 'null';
     out += `${i ? ', ' : ''}"${c}": ${text}`;
   }
   return new JsonText(`${out}}`);

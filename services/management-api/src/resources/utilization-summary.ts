@@ -16,15 +16,28 @@ export interface SummaryField {
 /** What a billing operator reads of an account's quotas in the summary (per account and per policy). */
 const quotaFields = (whose: string, objects: string) =>
   ({
-    quota_bytes: { kind: 'quota', description: `The byte quota ${whose} as it stands now (not as it was during the range); null: none.` },
+    quota_bytes: {
+      kind: 'quota',
+      description: `The byte quota ${whose} as it stands now (not as it was during the range); null: none.`,
+    },
     quota_count: { kind: 'quota', description: `The object-count quota ${whose} as it stands now; null: none.` },
-    quota_bytes_used_pct: { kind: 'used', description: `bytes_used_peak as a percentage of quota_bytes (over 100: the account went over); null without a byte quota, or with a quota of 0.` },
-    quota_count_used_pct: { kind: 'used', description: `${objects} as a percentage of quota_count; null without an object-count quota, or with a quota of 0.` },
+    quota_bytes_used_pct: {
+      kind: 'used',
+      description: `bytes_used_peak as a percentage of quota_bytes (over 100: the account went over); null without a byte quota, or with a quota of 0.`,
+    },
+    quota_count_used_pct: {
+      kind: 'used',
+      description: `${objects} as a percentage of quota_count; null without an object-count quota, or with a quota of 0.`,
+    },
   }) as const satisfies Record<string, SummaryField>;
 
 export const POLICY_SUMMARY_FIELDS = {
   policy_index: { kind: 'count', description: 'Storage policy index, as in swift.conf.' },
-  bytes_used_avg: { kind: 'count', description: 'Byte-hours in this policy ÷ the hours the account was sampled; an hour sampled without the policy counts 0.' },
+  bytes_used_avg: {
+    kind: 'count',
+    description:
+      'Byte-hours in this policy ÷ the hours the account was sampled; an hour sampled without the policy counts 0.',
+  },
   bytes_used_peak: { kind: 'count', description: 'Largest hourly bytes_used in this policy.' },
   object_count: { kind: 'count', description: "At the account's latest sample (0 when the policy was not in it)." },
   container_count: { kind: 'count', description: "At the account's latest sample (0 when the policy was not in it)." },

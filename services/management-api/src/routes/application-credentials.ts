@@ -26,7 +26,15 @@ export const applicationCredentialsResource: ResourceDef = {
   listMethods: ['GET'],
   detailMethods: ['GET', 'DELETE'],
   fields: {
-    id: { type: 'string', help: 'Unicode string data. Ex: "5f7c…" (32 hex digits, Keystone\'s id)', readonly: true, unique: true, column: 'id', filtering: EXACT_ONLY.concat(['in']), ordering: true },
+    id: {
+      type: 'string',
+      help: 'Unicode string data. Ex: "5f7c…" (32 hex digits, Keystone\'s id)',
+      readonly: true,
+      unique: true,
+      column: 'id',
+      filtering: EXACT_ONLY.concat(['in']),
+      ordering: true,
+    },
     user: {
       type: 'related',
       help: 'The storage user who made the credential, as a resource URI.',
@@ -36,14 +44,52 @@ export const applicationCredentialsResource: ResourceDef = {
       ordering: true,
       related: { resource: () => ownerResource, alias: 'u', toId: (v) => userIdFromRef(v) },
     },
-    cluster: { type: 'string', help: "The user's cluster, as a resource URI. Filter with ?cluster=<id or URI>.", readonly: true },
-    name: { type: 'string', help: 'The name its user gave it (unique per user).', readonly: true, column: 'name', filtering: EXACT_ONLY, ordering: true },
+    cluster: {
+      type: 'string',
+      help: "The user's cluster, as a resource URI. Filter with ?cluster=<id or URI>.",
+      readonly: true,
+    },
+    name: {
+      type: 'string',
+      help: 'The name its user gave it (unique per user).',
+      readonly: true,
+      column: 'name',
+      filtering: EXACT_ONLY,
+      ordering: true,
+    },
     description: { type: 'string', help: 'What its user wrote about it.', readonly: true, nullable: true },
-    expires_at: { type: 'datetime', help: 'When it stops working, ISO 8601 UTC; null: never.', readonly: true, nullable: true, column: 'expires_at', filtering: TIME_LOOKUPS.concat(['isnull']), ordering: true },
-    roles: { type: 'list', help: "The roles its tokens carry (swiftoperator, ResellerAdmin), a subset of its user's.", readonly: true },
-    unrestricted: { type: 'boolean', help: 'Whether its tokens may make further application or EC2 credentials.', readonly: true },
-    access_rules: { type: 'list', help: 'Keystone access rules ({id, service, method, path}) a Swift proxy enforces; empty: the whole account.', readonly: true },
-    created_at: { type: 'datetime', help: 'When it was made, ISO 8601 UTC.', readonly: true, column: 'created_at', filtering: TIME_LOOKUPS, ordering: true },
+    expires_at: {
+      type: 'datetime',
+      help: 'When it stops working, ISO 8601 UTC; null: never.',
+      readonly: true,
+      nullable: true,
+      column: 'expires_at',
+      filtering: TIME_LOOKUPS.concat(['isnull']),
+      ordering: true,
+    },
+    roles: {
+      type: 'list',
+      help: "The roles its tokens carry (swiftoperator, ResellerAdmin), a subset of its user's.",
+      readonly: true,
+    },
+    unrestricted: {
+      type: 'boolean',
+      help: 'Whether its tokens may make further application or EC2 credentials.',
+      readonly: true,
+    },
+    access_rules: {
+      type: 'list',
+      help: 'Keystone access rules ({id, service, method, path}) a Swift proxy enforces; empty: the whole account.',
+      readonly: true,
+    },
+    created_at: {
+      type: 'datetime',
+      help: 'When it was made, ISO 8601 UTC.',
+      readonly: true,
+      column: 'created_at',
+      filtering: TIME_LOOKUPS,
+      ordering: true,
+    },
     resource_uri: { type: 'string', help: 'URI of this credential.', readonly: true },
   },
 };
@@ -56,7 +102,8 @@ function clusterParam(originalUrl: string): number | undefined {
   if (values.length === 0) return undefined;
   const raw = values[values.length - 1]![1];
   const id = clusterIdFromRef(raw);
-  if (id === null) throw errors.invalidInput(`Invalid cluster '${escapeHtml(raw)}': give a cluster id or its resource URI.`);
+  if (id === null)
+    throw errors.invalidInput(`Invalid cluster '${escapeHtml(raw)}': give a cluster id or its resource URI.`);
   return id;
 }
 
@@ -82,7 +129,13 @@ export function applicationCredentialsRouter(db: Db, auth: RequestHandler): Rout
     },
   });
   resourceRoute(router, '/application_credentials/:id/', auth, {
-    GET: async (req, res) => send(req, res, 200, applicationCredentialJson(await applicationCredentials.show(db, actingOf(req, res), req.params.id))),
+    GET: async (req, res) =>
+      send(
+        req,
+        res,
+        200,
+        applicationCredentialJson(await applicationCredentials.show(db, actingOf(req, res), req.params.id)),
+      ),
     DELETE: async (req, res) => {
       await applicationCredentials.remove(db, actingOf(req, res), req.params.id);
       res.status(204).end();

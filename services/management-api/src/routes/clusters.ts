@@ -1,5 +1,12 @@
 import { Router, type RequestHandler } from 'express';
-import { validate, clusterCreateSchema, clusterPatchSchema, type ClusterCreateInput, type ClusterPatchInput, type Cluster } from '@cairn/domain';
+import {
+  validate,
+  clusterCreateSchema,
+  clusterPatchSchema,
+  type ClusterCreateInput,
+  type ClusterPatchInput,
+  type Cluster,
+} from '@cairn/domain';
 import type { Db } from '../db/database';
 import { parseBody } from '../http/body';
 import { anyValue, dropUnchangedReadOnly, sameId, sameUri, sameUuid, type SameAs } from '../http/read-only';
@@ -19,12 +26,43 @@ export const clustersResource: ResourceDef = {
   listMethods: ['GET', 'POST'],
   detailMethods: ['GET', 'PATCH', 'DELETE'],
   fields: {
-    id: { type: 'integer', help: 'Integer data. Ex: 2673', readonly: true, unique: true, column: 'id', filtering: NUMBER_LOOKUPS, max: INT4_MAX, ordering: true },
-    name: { type: 'string', help: 'Unique cluster name.', unique: true, column: 'name', filtering: STRING_LOOKUPS, ordering: true },
-    uuid: { type: 'string', help: 'Unique cluster UUID; generated when not given.', unique: true, column: 'uuid', format: 'uuid', filtering: ['exact', 'in'], ordering: true },
+    id: {
+      type: 'integer',
+      help: 'Integer data. Ex: 2673',
+      readonly: true,
+      unique: true,
+      column: 'id',
+      filtering: NUMBER_LOOKUPS,
+      max: INT4_MAX,
+      ordering: true,
+    },
+    name: {
+      type: 'string',
+      help: 'Unique cluster name.',
+      unique: true,
+      column: 'name',
+      filtering: STRING_LOOKUPS,
+      ordering: true,
+    },
+    uuid: {
+      type: 'string',
+      help: 'Unique cluster UUID; generated when not given.',
+      unique: true,
+      column: 'uuid',
+      format: 'uuid',
+      filtering: ['exact', 'in'],
+      ordering: true,
+    },
     auth_url: { type: 'string', help: "Public address of the cluster's auth gateway, as users configure it." },
     storage_url: { type: 'string', help: "Base URL of the cluster's Swift proxy, e.g. https://swift.example.com/v1." },
-    region: { type: 'string', help: 'Region shown in Keystone catalogs.', default: 'RegionOne', column: 'region', filtering: STRING_LOOKUPS, ordering: true },
+    region: {
+      type: 'string',
+      help: 'Region shown in Keystone catalogs.',
+      default: 'RegionOne',
+      column: 'region',
+      filtering: STRING_LOOKUPS,
+      ordering: true,
+    },
     ...quotaFields('default_', "a new user's"),
     quota_bytes_total: {
       type: 'integer',
@@ -58,9 +96,19 @@ export function clustersRouter(db: Db, auth: RequestHandler): Router {
   const router = Router();
 
   resourceRoute(router, '/clusters/', auth, {
-    GET: (req, res) => sendList(req, res, clustersResource, LIST, (q) => clusters.list(db, actingOf(req, res), q), (c) => clusterJson(c, c)),
+    GET: (req, res) =>
+      sendList(
+        req,
+        res,
+        clustersResource,
+        LIST,
+        (q) => clusters.list(db, actingOf(req, res), q),
+        (c) => clusterJson(c, c),
+      ),
     POST: async (req, res) => {
-      const cluster = await clusters.create(db, actingOf(req, res), async () => validate<ClusterCreateInput>(clusterCreateSchema, await parseBody(req, clustersResource)));
+      const cluster = await clusters.create(db, actingOf(req, res), async () =>
+        validate<ClusterCreateInput>(clusterCreateSchema, await parseBody(req, clustersResource)),
+      );
       res.set('Location', clusterUri(cluster.id));
       send(req, res, 201, clusterJson(cluster, cluster));
     },
@@ -72,7 +120,11 @@ export function clustersRouter(db: Db, auth: RequestHandler): Router {
       send(req, res, 200, clusterJson(cluster, cluster));
     },
     PATCH: async (req, res) => {
-      const patchOf = async (current: Cluster) => validate<ClusterPatchInput>(clusterPatchSchema, dropUnchangedReadOnly(await parseBody(req, clustersResource), clusterReadOnly(current)));
+      const patchOf = async (current: Cluster) =>
+        validate<ClusterPatchInput>(
+          clusterPatchSchema,
+          dropUnchangedReadOnly(await parseBody(req, clustersResource), clusterReadOnly(current)),
+        );
       const cluster = await clusters.update(db, actingOf(req, res), req.params.id, patchOf);
       send(req, res, 202, clusterJson(cluster, cluster));
     },

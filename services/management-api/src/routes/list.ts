@@ -19,11 +19,19 @@ export async function sendList<T>(
   fetch: (query: ListQuery) => Promise<Page<T>>,
   represent: (row: T) => object,
   representJson?: (row: T) => JsonText,
-  /** Query parameters the route reads itself (a filter the planner cannot express): not parsed as filters, kept in the paging links. */
+  /**
+   * Query parameters the route reads itself (a filter the planner cannot express): not parsed as filters, kept in the
+   * paging links.
+   */
   routeParams: readonly string[] = [],
 ): Promise<void> {
   const params = queryPairs(req.originalUrl);
-  const query = parseListQuery(resource, params.filter(([k]) => !routeParams.includes(k)), DEFAULT_LIMIT, MAX_LIMIT);
+  const query = parseListQuery(
+    resource,
+    params.filter(([k]) => !routeParams.includes(k)),
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+  );
   const page = await fetch(query);
   send(req, res, 200, {
     meta: buildMeta(listPath, params, query.limit, query.offset, page.total),

@@ -1,5 +1,13 @@
 import { Router, type RequestHandler } from 'express';
-import { emptyBodySchema, operatorCreateSchema, operatorPatchSchema, validate, type Operator, type OperatorCreateInput, type OperatorPatchInput } from '@cairn/domain';
+import {
+  emptyBodySchema,
+  operatorCreateSchema,
+  operatorPatchSchema,
+  validate,
+  type Operator,
+  type OperatorCreateInput,
+  type OperatorPatchInput,
+} from '@cairn/domain';
 import type { Db } from '../db/database';
 import { parseBody } from '../http/body';
 import { dropUnchangedReadOnly, sameId, sameText, sameUri, type SameAs } from '../http/read-only';
@@ -20,10 +28,36 @@ export const operatorsResource: ResourceDef = {
   listMethods: ['GET', 'POST'],
   detailMethods: ['GET', 'PATCH', 'DELETE'],
   fields: {
-    id: { type: 'integer', help: 'Integer data. Ex: 2673', readonly: true, unique: true, column: 'id', filtering: NUMBER_LOOKUPS, max: INT4_MAX, ordering: true },
-    name: { type: 'string', help: 'Operator name used in "Authorization: ApiKey <name>:<key>". Cannot change.', unique: true, column: 'name', filtering: STRING_LOOKUPS, ordering: true },
-    role: { type: 'string', help: "'admin' (every operation) or 'reader' (GET only).", column: 'role', filtering: EXACT_ONLY, ordering: true },
-    clusters: { type: 'list', help: 'Cluster resource URIs this operator is limited to; empty means every cluster.', default: [] },
+    id: {
+      type: 'integer',
+      help: 'Integer data. Ex: 2673',
+      readonly: true,
+      unique: true,
+      column: 'id',
+      filtering: NUMBER_LOOKUPS,
+      max: INT4_MAX,
+      ordering: true,
+    },
+    name: {
+      type: 'string',
+      help: 'Operator name used in "Authorization: ApiKey <name>:<key>". Cannot change.',
+      unique: true,
+      column: 'name',
+      filtering: STRING_LOOKUPS,
+      ordering: true,
+    },
+    role: {
+      type: 'string',
+      help: "'admin' (every operation) or 'reader' (GET only).",
+      column: 'role',
+      filtering: EXACT_ONLY,
+      ordering: true,
+    },
+    clusters: {
+      type: 'list',
+      help: 'Cluster resource URIs this operator is limited to; empty means every cluster.',
+      default: [],
+    },
     resource_uri: { type: 'string', help: 'URI of this operator.', readonly: true },
   },
 };
@@ -65,7 +99,8 @@ export function operatorsRouter(db: Db, auth: RequestHandler, onChange: () => vo
       await sendList(req, res, operatorsResource, LIST, (q) => operators.list(db, acting, q), operatorJson);
     },
     POST: async (req, res) => {
-      const inputOf = async () => validate<OperatorCreateInput>(operatorCreateSchema, await parseBody(req, operatorsResource));
+      const inputOf = async () =>
+        validate<OperatorCreateInput>(operatorCreateSchema, await parseBody(req, operatorsResource));
       const { operator, key } = await operators.create(db, actingOf(req, res), inputOf);
       onChange();
       res.set('Location', operatorUri(operator.id));
@@ -74,9 +109,14 @@ export function operatorsRouter(db: Db, auth: RequestHandler, onChange: () => vo
   });
 
   resourceRoute(router, '/operators/:id/', auth, {
-    GET: async (req, res) => send(req, res, 200, operatorJson(await operators.show(db, actingOf(req, res), req.params.id))),
+    GET: async (req, res) =>
+      send(req, res, 200, operatorJson(await operators.show(db, actingOf(req, res), req.params.id))),
     PATCH: async (req, res) => {
-      const patchOf = async (current: Operator) => validate<OperatorPatchInput>(operatorPatchSchema, dropUnchangedReadOnly(await parseBody(req, operatorsResource), operatorReadOnly(current)));
+      const patchOf = async (current: Operator) =>
+        validate<OperatorPatchInput>(
+          operatorPatchSchema,
+          dropUnchangedReadOnly(await parseBody(req, operatorsResource), operatorReadOnly(current)),
+        );
       const updated = await operators.update(db, actingOf(req, res), req.params.id, patchOf);
       onChange();
       send(req, res, 202, operatorJson(updated));
@@ -93,7 +133,14 @@ export function operatorsRouter(db: Db, auth: RequestHandler, onChange: () => vo
       const acting = actingOf(req, res);
       operators.authorizeRead(acting); // before the query string is parsed, as for the operators list
       const id = req.params.id;
-      await sendList(req, res, apiKeysResource, `${operatorUri(Number(id))}keys/`, (q) => operators.listKeys(db, acting, id, q), (k) => apiKeyJson(k));
+      await sendList(
+        req,
+        res,
+        apiKeysResource,
+        `${operatorUri(Number(id))}keys/`,
+        (q) => operators.listKeys(db, acting, id, q),
+        (k) => apiKeyJson(k),
+      );
     },
     POST: async (req, res) => {
       const checkBody = async () => void validate(emptyBodySchema, await parseBody(req));

@@ -7,7 +7,8 @@ import { resourceRoute } from '../http/routing';
 import { API_ROOT } from '../resources/uris';
 
 /**
- * Tastypie discovery: `/api/v1/` lists resources and the running `version` (no key needed); `/<resource>/schema/` describes
+ * Tastypie discovery: `/api/v1/` lists resources and the running `version` (no key needed); `/<resource>/schema/`
+ * describes
  * one. `/api/v1/openapi.json` serves `openapi` (built once, at start) without a key, like
  * `/api/v1/`: it describes only the API's shape, which is public anyway, and tools that read it
  * (Swagger UI, client generators) fetch it without credentials.

@@ -29,7 +29,16 @@ export const s3CredentialsResource: ResourceDef = {
   listMethods: ['GET', 'POST'],
   detailMethods: ['GET', 'DELETE'],
   fields: {
-    id: { type: 'string', help: 'Unicode string data. Ex: "12" (a bigint id, always a string)', readonly: true, unique: true, column: 'id', filtering: NUMBER_LOOKUPS, max: INT8_MAX, ordering: true },
+    id: {
+      type: 'string',
+      help: 'Unicode string data. Ex: "12" (a bigint id, always a string)',
+      readonly: true,
+      unique: true,
+      column: 'id',
+      filtering: NUMBER_LOOKUPS,
+      max: INT8_MAX,
+      ordering: true,
+    },
     user: {
       type: 'related',
       help: 'The storage user whose Swift account these S3 keys reach, as a resource URI. Cannot change.',
@@ -38,10 +47,30 @@ export const s3CredentialsResource: ResourceDef = {
       ordering: true,
       related: { resource: () => ownerResource, alias: 'u', toId: (v) => userIdFromRef(v) },
     },
-    access_key: { type: 'string', help: 'The access key id S3 clients send (20 characters A-Z, 0-9), generated. Unique.', readonly: true, unique: true, column: 'access_key', filtering: EXACT_ONLY.concat(['in']), ordering: true },
-    secret: { type: 'string', help: 'The secret access key (40 characters), generated. Shown only in the response that created the credential; stored encrypted.', readonly: true, writeOnly: true },
+    access_key: {
+      type: 'string',
+      help: 'The access key id S3 clients send (20 characters A-Z, 0-9), generated. Unique.',
+      readonly: true,
+      unique: true,
+      column: 'access_key',
+      filtering: EXACT_ONLY.concat(['in']),
+      ordering: true,
+    },
+    secret: {
+      type: 'string',
+      help: 'The secret access key (40 characters), generated. Shown only in the response that created the credential; stored encrypted.',
+      readonly: true,
+      writeOnly: true,
+    },
     cluster: { type: 'string', help: "The user's cluster, as a resource URI.", readonly: true },
-    created_at: { type: 'datetime', help: 'When the credential was created, ISO 8601 UTC.', readonly: true, column: 'created_at', filtering: TIME_LOOKUPS, ordering: true },
+    created_at: {
+      type: 'datetime',
+      help: 'When the credential was created, ISO 8601 UTC.',
+      readonly: true,
+      column: 'created_at',
+      filtering: TIME_LOOKUPS,
+      ordering: true,
+    },
     expires_at: {
       type: 'datetime',
       help: 'When the credential stops signing requests, ISO 8601 (UTC unless an offset is given); null: never. Set when creating, in the future. Cannot change.',
@@ -66,9 +95,18 @@ export function s3CredentialsRouter(db: Db, auth: RequestHandler, keyring: S3Sec
   const router = Router();
 
   resourceRoute(router, '/s3_credentials/', auth, {
-    GET: (req, res) => sendList(req, res, s3CredentialsResource, LIST, (q) => s3Credentials.list(db, actingOf(req, res), q), (c) => s3CredentialJson(c)),
+    GET: (req, res) =>
+      sendList(
+        req,
+        res,
+        s3CredentialsResource,
+        LIST,
+        (q) => s3Credentials.list(db, actingOf(req, res), q),
+        (c) => s3CredentialJson(c),
+      ),
     POST: async (req, res) => {
-      const inputOf = async () => validate<S3CredentialCreateInput>(s3CredentialCreateSchema, await parseBody(req, s3CredentialsResource));
+      const inputOf = async () =>
+        validate<S3CredentialCreateInput>(s3CredentialCreateSchema, await parseBody(req, s3CredentialsResource));
       const { credential, secret } = await s3Credentials.create(db, actingOf(req, res), inputOf, keyring);
       res.set('Location', s3CredentialUri(credential.id));
       sendSecret(req, res, 201, s3CredentialJson(credential, secret));
@@ -76,7 +114,8 @@ export function s3CredentialsRouter(db: Db, auth: RequestHandler, keyring: S3Sec
   });
 
   resourceRoute(router, '/s3_credentials/:id/', auth, {
-    GET: async (req, res) => send(req, res, 200, s3CredentialJson(await s3Credentials.show(db, actingOf(req, res), req.params.id))),
+    GET: async (req, res) =>
+      send(req, res, 200, s3CredentialJson(await s3Credentials.show(db, actingOf(req, res), req.params.id))),
     DELETE: async (req, res) => {
       await s3Credentials.remove(db, actingOf(req, res), req.params.id);
       res.status(204).end();

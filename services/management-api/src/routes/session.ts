@@ -13,7 +13,13 @@ import { csrfTokenOf, type ConsoleSessions } from '../services/console-sessions'
 const URI = `${API_ROOT}/session/`;
 
 /** The session's representation: who, on which key, until when, and the token writes must echo. */
-function sessionJson(sessions: ConsoleSessions, sessionId: string, operator: Operator, apiKeyId: string, expiresAt: Date) {
+function sessionJson(
+  sessions: ConsoleSessions,
+  sessionId: string,
+  operator: Operator,
+  apiKeyId: string,
+  expiresAt: Date,
+) {
   return asResource({
     csrf_token: csrfTokenOf(sessionId),
     expires_at: expiresAt.toISOString(),
@@ -49,7 +55,12 @@ export function sessionRouter(sessions: ConsoleSessions, auth: RequestHandler): 
         sendSecret(req, res, 200, asResource({ operator: null, resource_uri: URI }));
         return;
       }
-      sendSecret(req, res, 200, sessionJson(sessions, sessionId, session.operator, session.apiKeyId, session.expiresAt));
+      sendSecret(
+        req,
+        res,
+        200,
+        sessionJson(sessions, sessionId, session.operator, session.apiKeyId, session.expiresAt),
+      );
     },
     POST: async (req, res) => {
       const acting = actingOf(req, res);
@@ -61,7 +72,9 @@ export function sessionRouter(sessions: ConsoleSessions, auth: RequestHandler): 
     DELETE: async (req, res) => {
       const sessionId = sessionOf(res);
       if (sessionId === undefined) {
-        throw errors.invalidInput('DELETE session/ signs out the console session its cookie names; this request was made with an API key and has none.');
+        throw errors.invalidInput(
+          'DELETE session/ signs out the console session its cookie names; this request was made with an API key and has none.',
+        );
       }
       await sessions.close(actingOf(req, res), sessionId);
       clearSessionCookie(req, res);

@@ -1,8 +1,26 @@
 import { Router, type RequestHandler } from 'express';
-import { PASSWORD_SCHEMES, validate, userBulkCreateSchema, userCreateSchema, userPatchSchema, type StorageUser, type UserBulkCreateInput, type UserCreateInput, type UserPatchInput } from '@cairn/domain';
+import {
+  PASSWORD_SCHEMES,
+  validate,
+  userBulkCreateSchema,
+  userCreateSchema,
+  userPatchSchema,
+  type StorageUser,
+  type UserBulkCreateInput,
+  type UserCreateInput,
+  type UserPatchInput,
+} from '@cairn/domain';
 import type { Db } from '../db/database';
 import { parseBody } from '../http/body';
-import { anyValue, dropUnchangedReadOnly, sameCluster, sameId, sameText, sameUri, type SameAs } from '../http/read-only';
+import {
+  anyValue,
+  dropUnchangedReadOnly,
+  sameCluster,
+  sameId,
+  sameText,
+  sameUri,
+  type SameAs,
+} from '../http/read-only';
 import { EXACT_ONLY, NUMBER_LOOKUPS, RELATED_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
 import { quotaFields } from './quota-fields';
 import { INT8_MAX, API_ROOT, clusterIdFromRef, clusterUri, userUri } from '../resources/uris';
@@ -24,17 +42,40 @@ export const usersResource: ResourceDef = {
   listMethods: ['GET', 'POST', 'PATCH'],
   detailMethods: ['GET', 'PATCH', 'DELETE'],
   fields: {
-    id: { type: 'string', help: 'Unicode string data. Ex: "12" (a bigint id, always a string)', readonly: true, unique: true, column: 'id', filtering: NUMBER_LOOKUPS, max: INT8_MAX, ordering: true },
+    id: {
+      type: 'string',
+      help: 'Unicode string data. Ex: "12" (a bigint id, always a string)',
+      readonly: true,
+      unique: true,
+      column: 'id',
+      filtering: NUMBER_LOOKUPS,
+      max: INT8_MAX,
+      ordering: true,
+    },
     cluster: {
       type: 'related',
       help: 'The cluster this user logs in to, as a resource URI. Cannot change.',
       column: 'cluster_id',
       filtering: RELATED_LOOKUPS,
       ordering: true,
-      related: { resource: () => clustersResource, alias: 'c', toId: (v) => (clusterIdFromRef(v) === null ? null : String(clusterIdFromRef(v))) },
+      related: {
+        resource: () => clustersResource,
+        alias: 'c',
+        toId: (v) => (clusterIdFromRef(v) === null ? null : String(clusterIdFromRef(v))),
+      },
     },
-    user: { type: 'string', help: "Login name, 1-251 printable ASCII or Latin-1 characters without '/' or ':', so that a stock Swift can create and use the account AUTH_<user>. Cannot change.", column: 'username', filtering: STRING_LOOKUPS, ordering: true },
-    password: { type: 'string', help: 'At least 20 characters. Write-only: shown only in the response that set it. On create, either this or password_hash.', writeOnly: true },
+    user: {
+      type: 'string',
+      help: "Login name, 1-251 printable ASCII or Latin-1 characters without '/' or ':', so that a stock Swift can create and use the account AUTH_<user>. Cannot change.",
+      column: 'username',
+      filtering: STRING_LOOKUPS,
+      ordering: true,
+    },
+    password: {
+      type: 'string',
+      help: 'At least 20 characters. Write-only: shown only in the response that set it. On create, either this or password_hash.',
+      writeOnly: true,
+    },
     password_hash: {
       type: 'string',
       help: "On create only, instead of password: the user's existing hash from another system (bcrypt $2a$/$2b$/$2y$, passlib $pbkdf2-sha512$ or $scrypt$, or Cairn's own $scrypt$). Replaced by Cairn's scrypt hash at the user's first login. Write-only: never shown.",
@@ -48,8 +89,22 @@ export const usersResource: ResourceDef = {
       column: 'password_scheme',
       filtering: ['exact', 'in'],
     },
-    is_superuser: { type: 'boolean', help: 'Superusers get ResellerAdmin: access to every account of the cluster.', default: false, column: 'is_superuser', filtering: EXACT_ONLY, ordering: true },
-    enabled: { type: 'boolean', help: 'Disabled users cannot log in; their tokens stop working at once.', default: true, column: 'enabled', filtering: EXACT_ONLY, ordering: true },
+    is_superuser: {
+      type: 'boolean',
+      help: 'Superusers get ResellerAdmin: access to every account of the cluster.',
+      default: false,
+      column: 'is_superuser',
+      filtering: EXACT_ONLY,
+      ordering: true,
+    },
+    enabled: {
+      type: 'boolean',
+      help: 'Disabled users cannot log in; their tokens stop working at once.',
+      default: true,
+      column: 'enabled',
+      filtering: EXACT_ONLY,
+      ordering: true,
+    },
     ...quotaFields('', "the user's"),
     // Filtered through the list's join of the users' quota state; not orderable (the page's order
     // is applied outside that join).
@@ -63,7 +118,12 @@ export const usersResource: ResourceDef = {
       choices: users.QUOTA_STATUSES,
       filtering: ['exact', 'in', 'isnull'],
     },
-    quota_error: { type: 'string', help: 'Why the quotas are not applied, in one sentence; null unless quota_status is error.', readonly: true, nullable: true },
+    quota_error: {
+      type: 'string',
+      help: 'Why the quotas are not applied, in one sentence; null unless quota_status is error.',
+      readonly: true,
+      nullable: true,
+    },
     quota_applied_at: {
       type: 'datetime',
       help: 'When Swift last accepted the quotas (a repair after drift included); null before.',
@@ -80,8 +140,19 @@ export const usersResource: ResourceDef = {
       readonly: true,
       nullable: true,
     },
-    object_count: { type: 'integer', bigNumber: true, help: "Objects the user's account held at that sample; null likewise.", readonly: true, nullable: true },
-    usage_sampled_at: { type: 'datetime', help: 'The hour of that sample; null likewise.', readonly: true, nullable: true },
+    object_count: {
+      type: 'integer',
+      bigNumber: true,
+      help: "Objects the user's account held at that sample; null likewise.",
+      readonly: true,
+      nullable: true,
+    },
+    usage_sampled_at: {
+      type: 'datetime',
+      help: 'The hour of that sample; null likewise.',
+      readonly: true,
+      nullable: true,
+    },
     resource_uri: { type: 'string', help: 'URI of this user.', readonly: true },
   },
 };
@@ -89,7 +160,12 @@ export const usersResource: ResourceDef = {
 const LIST = `${API_ROOT}/users/`;
 
 /** What a client may send back unchanged from a GET (see dropUnchangedReadOnly). */
-const userReadOnly = (u: { id: string; clusterId: number; username: string; passwordScheme: string }): Record<string, SameAs> => ({
+const userReadOnly = (u: {
+  id: string;
+  clusterId: number;
+  username: string;
+  passwordScheme: string;
+}): Record<string, SameAs> => ({
   id: sameId(u.id),
   password_scheme: sameText(u.passwordScheme),
   cluster: sameCluster(u.clusterId),
@@ -110,7 +186,16 @@ export function usersRouter(db: Db, auth: RequestHandler, hashPassword: Password
   const router = Router();
 
   resourceRoute(router, '/users/', auth, {
-    GET: (req, res) => sendList(req, res, usersResource, LIST, (q) => users.list(db, actingOf(req, res), q), (u) => userJson(u), userJsonText),
+    GET: (req, res) =>
+      sendList(
+        req,
+        res,
+        usersResource,
+        LIST,
+        (q) => users.list(db, actingOf(req, res), q),
+        (u) => userJson(u),
+        userJsonText,
+      ),
     POST: async (req, res) => {
       const inputOf = async () => validate<UserCreateInput>(userCreateSchema, await parseBody(req, usersResource));
       const { user, input } = await users.create(db, actingOf(req, res), inputOf, hashPassword);
@@ -120,11 +205,16 @@ export function usersRouter(db: Db, auth: RequestHandler, hashPassword: Password
     // Tastypie's bulk write on a list: {"objects": [...]}, here creates only, with password hashes
     // (an import). Names already taken are skipped and listed, so an import can be run again.
     PATCH: async (req, res) => {
-      const inputOf = async () => validate<UserBulkCreateInput>(userBulkCreateSchema, await parseBody(req, usersResource, USER_BULK_LIMIT));
+      const inputOf = async () =>
+        validate<UserBulkCreateInput>(userBulkCreateSchema, await parseBody(req, usersResource, USER_BULK_LIMIT));
       const { created, skipped } = await users.createMany(db, actingOf(req, res), inputOf);
       send(req, res, 202, {
         objects: created.map((u) => userJson(u)),
-        skipped: skipped.map((s) => ({ cluster: clusterUri(s.clusterId), reason: 'A user of that name already exists in the cluster.', user: s.user })),
+        skipped: skipped.map((s) => ({
+          cluster: clusterUri(s.clusterId),
+          reason: 'A user of that name already exists in the cluster.',
+          user: s.user,
+        })),
       });
     },
   });
@@ -134,7 +224,11 @@ export function usersRouter(db: Db, auth: RequestHandler, hashPassword: Password
   resourceRoute(router, '/users/:id/', auth, {
     GET: async (req, res) => send(req, res, 200, userJson(await users.show(db, actingOf(req, res), req.params.id))),
     PATCH: async (req, res) => {
-      const patchOf = async (current: StorageUser) => validate<UserPatchInput>(userPatchSchema, dropUnchangedReadOnly(await parseBody(req, usersResource), userReadOnly(current)));
+      const patchOf = async (current: StorageUser) =>
+        validate<UserPatchInput>(
+          userPatchSchema,
+          dropUnchangedReadOnly(await parseBody(req, usersResource), userReadOnly(current)),
+        );
       const { user, patch } = await users.update(db, actingOf(req, res), req.params.id, patchOf, hashPassword);
       (patch.password === undefined ? send : sendSecret)(req, res, 202, userJson(user, patch.password));
     },

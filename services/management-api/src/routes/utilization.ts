@@ -11,14 +11,18 @@ import { formatOf, send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
 import { API_ROOT, parseIntId } from '../resources/uris';
 import { recordJson, recordJsonText } from '../resources/utilization-records';
-import { POLICY_SUMMARY_FIELDS, SUMMARY_FIELDS, type PolicySummaryFieldName, type SummaryFieldName } from '../resources/utilization-summary';
+import {
+  POLICY_SUMMARY_FIELDS,
+  SUMMARY_FIELDS,
+  type PolicySummaryFieldName,
+  type SummaryFieldName,
+} from '../resources/utilization-summary';
 import type { UtilizationKind } from '../services/utilization';
 import * as utilization from '../services/utilization';
 import { recordStorage, recordTransfer, writeWindow } from '../services/utilization-record';
 import { summaryExport, summaryPage } from '../services/utilization-summary';
 import { actingOf } from '../http/acting';
 import { sendList } from './list';
-
 
 /** Only `account` filters (exact, startswith, gt for reading by key); everything else is ignored, as tastypie does. */
 export const utilizationResource: ResourceDef = {
@@ -27,7 +31,12 @@ export const utilizationResource: ResourceDef = {
   listMethods: ['GET'],
   detailMethods: ['GET'],
   fields: {
-    account: { type: 'string', help: 'Swift account, AUTH_<user>.', column: 'account', filtering: ['exact', 'startswith', 'gt'] },
+    account: {
+      type: 'string',
+      help: 'Swift account, AUTH_<user>.',
+      column: 'account',
+      filtering: ['exact', 'startswith', 'gt'],
+    },
   },
 };
 
@@ -45,7 +54,8 @@ export const policiesResource: ResourceDef = {
 };
 
 /** Offsets past 2^53 are past any table's end; SQL takes a number. */
-const safeOffset = (offset: bigint): number => (offset > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(offset));
+const safeOffset = (offset: bigint): number =>
+  offset > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(offset);
 
 /** Collector writes carry a round of samples: larger than the API's usual 64 kB bodies. */
 export const UTILIZATION_WRITE_LIMIT = '16mb';
@@ -55,7 +65,9 @@ const KINDS: readonly UtilizationKind[] = ['storage', 'transfer'];
 function policyOf(raw: string | undefined): utilization.PolicySelector {
   if (raw === 'total') return 'total';
   if (raw && /^\d{1,5}$/.test(raw) && Number(raw) <= 32767) return Number(raw);
-  throw errors.notFound(`No storage policy '${String(raw).replace(/[<>&"']/g, '')}': use a policy index (0, 1, ...) or 'total'.`);
+  throw errors.notFound(
+    `No storage policy '${String(raw).replace(/[<>&"']/g, '')}': use a policy index (0, 1, ...) or 'total'.`,
+  );
 }
 
 const last = (params: QueryParams, key: string): string | undefined => params.filter(([k]) => k === key).pop()?.[1];
@@ -66,14 +78,22 @@ const storageColumns = ['start', 'end', 'bytes_used', 'object_count', 'container
 const transferColumns = ['start', 'end', 'bytes_in', 'bytes_out', 'req_count', 'pct_complete'] as const;
 /** The summary's CSV: the range after the account, then the declared fields, then each policy's as p<index>_<field>. */
 const summaryFigures = (Object.keys(SUMMARY_FIELDS) as SummaryFieldName[]).filter((f) => f !== 'account');
-const policyFigures = (Object.keys(POLICY_SUMMARY_FIELDS) as PolicySummaryFieldName[]).filter((f) => f !== 'policy_index');
+const policyFigures = (Object.keys(POLICY_SUMMARY_FIELDS) as PolicySummaryFieldName[]).filter(
+  (f) => f !== 'policy_index',
+);
 const summaryColumns = ['account', 'start', 'end', ...summaryFigures];
 
 /**
  * `exportBatch`: accounts a CSV export reads per query (and holds at once). Tests pass a small one
  * to cross batch boundaries with a few accounts.
  */
-export function utilizationRouter(db: Knex, auth: RequestHandler, retention: UtilizationRetention, now: () => Date = () => new Date(), exportBatch = 5000): Router {
+export function utilizationRouter(
+  db: Knex,
+  auth: RequestHandler,
+  retention: UtilizationRetention,
+  now: () => Date = () => new Date(),
+  exportBatch = 5000,
+): Router {
   const router = Router();
   const settings: utilization.UtilizationSettings = { retention, now };
 
@@ -103,15 +123,24 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
         if (wantsCsv(req)) {
           const batches = r.paged
             ? (async function* () {
-                yield (await utilization.listAccounts(db, r.cluster, kind, policy, r.range, r.filters, r.limit, r.offset)).accounts.map((a) => [a]);
+                yield (
+                  await utilization.listAccounts(db, r.cluster, kind, policy, r.range, r.filters, r.limit, r.offset)
+                ).accounts.map((a) => [a]);
               })()
-            : mapBatches(utilization.exportAccounts(db, r.cluster, kind, policy, r.range, r.filters, exportBatch), (a) => [a]);
+            : mapBatches(
+                utilization.exportAccounts(db, r.cluster, kind, policy, r.range, r.filters, exportBatch),
+                (a) => [a],
+              );
           return streamCsv(res, `${kind}-${r.cluster.id}-accounts.csv`, ['account'], batches);
         }
         const page = await utilization.listAccounts(db, r.cluster, kind, policy, r.range, r.filters, r.limit, r.offset);
         const path = `${API_ROOT}/clusters/${r.cluster.id}/utilization/${kind}/${req.params.policy}/`;
         send(req, res, 200, {
-          meta: { ...buildMeta(path, r.params, r.limit, BigInt(r.offset), page.total), ...rangeMeta(r.range), policy_index: policy },
+          meta: {
+            ...buildMeta(path, r.params, r.limit, BigInt(r.offset), page.total),
+            ...rangeMeta(r.range),
+            policy_index: policy,
+          },
           objects: page.accounts.map((account) => ({ account })),
         });
       },
@@ -127,7 +156,9 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
         const detail = async (first: number, count: number): Promise<Array<Record<string, unknown>> | null> =>
           (kind === 'storage'
             ? await utilization.storageDetail(db, r.cluster, policy, account, r.range, first, count)
-            : await utilization.transferDetail(db, r.cluster, policy, account, r.range, first, count)) as Array<Record<string, unknown>> | null;
+            : await utilization.transferDetail(db, r.cluster, policy, account, r.range, first, count)) as Array<
+            Record<string, unknown>
+          > | null;
         if (wantsCsv(req)) {
           const first = r.paged ? r.offset : 0;
           const end = r.paged ? Math.min(r.range.hours, r.offset + r.limit) : r.range.hours;
@@ -136,7 +167,9 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
               // An account never seen has no rows at all.
               const records = await detail(at, Math.min(744, end - at));
               if (!records) return;
-              yield records.map((rec) => columns.map((c) => (rec[c] instanceof Date ? formatUtc(rec[c] as Date) : rec[c])));
+              yield records.map((rec) =>
+                columns.map((c) => (rec[c] instanceof Date ? formatUtc(rec[c] as Date) : rec[c])),
+              );
             }
           }
           return streamCsv(res, `${kind}-${r.cluster.id}-${account}.csv`, columns, batches());
@@ -146,9 +179,16 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
         const path = `${API_ROOT}/clusters/${r.cluster.id}/utilization/${kind}/${req.params.policy}/${encodeURIComponent(account)}/detail/`;
         // An account never seen: total_count 0 and no objects, not a 404.
         send(req, res, 200, {
-          meta: { ...buildMeta(path, r.params, r.limit, BigInt(r.offset), records ? r.range.hours : 0), ...rangeMeta(r.range), account, policy_index: policy },
+          meta: {
+            ...buildMeta(path, r.params, r.limit, BigInt(r.offset), records ? r.range.hours : 0),
+            ...rangeMeta(r.range),
+            account,
+            policy_index: policy,
+          },
           // XML needs the objects; JSON takes each record's text as it is.
-          objects: (records ?? []).map((rec): unknown => (json ? recordJsonText(rec, sortedColumns) : recordJson(rec, sortedColumns))),
+          objects: (records ?? []).map((rec): unknown =>
+            json ? recordJsonText(rec, sortedColumns) : recordJson(rec, sortedColumns),
+          ),
         });
       },
     });
@@ -161,7 +201,12 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
         const exported = r.paged
           ? await (async () => {
               const page = await summaryPage(db, r.cluster, r.range, r.filters, r.limit, r.offset);
-              return { policies: page.policies, batches: (async function* () { yield page.rows; })() };
+              return {
+                policies: page.policies,
+                batches: (async function* () {
+                  yield page.rows;
+                })(),
+              };
             })()
           : await summaryExport(db, r.cluster, r.range, r.filters, exportBatch);
         const policyColumns = exported.policies.flatMap((p) => policyFigures.map((f) => `p${p}_${f}`));
@@ -171,7 +216,9 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
           `summary-${r.cluster.id}.csv`,
           [...summaryColumns, ...policyColumns],
           mapBatches(exported.batches, (s) => [
-            s.account, times.start, times.end,
+            s.account,
+            times.start,
+            times.end,
             ...summaryFigures.map((f) => s[f]),
             ...s.policies.flatMap((p) => policyFigures.map((f) => p[f])),
           ]),
@@ -179,7 +226,16 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
       }
       const page = await summaryPage(db, r.cluster, r.range, r.filters, r.limit, r.offset);
       send(req, res, 200, {
-        meta: { ...buildMeta(`${API_ROOT}/clusters/${r.cluster.id}/utilization/summary/`, r.params, r.limit, BigInt(r.offset), page.total), ...rangeMeta(r.range) },
+        meta: {
+          ...buildMeta(
+            `${API_ROOT}/clusters/${r.cluster.id}/utilization/summary/`,
+            r.params,
+            r.limit,
+            BigInt(r.offset),
+            page.total,
+          ),
+          ...rangeMeta(r.range),
+        },
         objects: page.rows,
       });
     },
@@ -216,11 +272,18 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
     GET: async (req, res) => {
       const raw = req.params.id ?? '';
       const cluster = await utilization.visibleCluster(db, operatorOf(res), parseIntId(raw), raw);
-      await sendList(req, res, policiesResource, `${API_ROOT}/clusters/${cluster.id}/utilization/policies/`, (q) => utilization.clusterPolicies(db, cluster, q), (p) => ({
-        default: p.isDefault,
-        index: p.index,
-        name: p.name,
-      }));
+      await sendList(
+        req,
+        res,
+        policiesResource,
+        `${API_ROOT}/clusters/${cluster.id}/utilization/policies/`,
+        (q) => utilization.clusterPolicies(db, cluster, q),
+        (p) => ({
+          default: p.isDefault,
+          index: p.index,
+          name: p.name,
+        }),
+      );
     },
   });
 
@@ -234,7 +297,9 @@ export function utilizationRouter(db: Knex, auth: RequestHandler, retention: Uti
         // Read by the service once the operator may write: a reader gets 403 whatever it sends.
         const bodyOf = () => parseBody(req, undefined, UTILIZATION_WRITE_LIMIT);
         const result =
-          kind === 'storage' ? await recordStorage(db, acting, cluster, bodyOf, settings) : await recordTransfer(db, acting, cluster, bodyOf, settings);
+          kind === 'storage'
+            ? await recordStorage(db, acting, cluster, bodyOf, settings)
+            : await recordTransfer(db, acting, cluster, bodyOf, settings);
         send(req, res, 200, result);
       },
     });

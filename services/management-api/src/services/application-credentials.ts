@@ -2,7 +2,12 @@ import { errors, escapeHtml } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import { recordAudit, type AuditTarget } from '../repositories/audit';
-import { deleteApplicationCredential, getApplicationCredential, listApplicationCredentials, type ApplicationCredential } from '../repositories/application-credentials';
+import {
+  deleteApplicationCredential,
+  getApplicationCredential,
+  listApplicationCredentials,
+  type ApplicationCredential,
+} from '../repositories/application-credentials';
 import type { ListQuery, Page } from '../repositories/list-types';
 import { deleteS3CredentialsBoundTo } from '../repositories/s3-credentials';
 import { applicationCredentialJson, s3CredentialJson } from '../resources/representations';
@@ -41,7 +46,8 @@ export function list(db: Db, acting: Acting, query: ListQuery, cluster?: number)
   return listApplicationCredentials(db, query, clusters);
 }
 
-export const show = (db: Db, acting: Acting, rawId: string | undefined): Promise<ApplicationCredential> => findVisible(db, acting, rawId);
+export const show = (db: Db, acting: Acting, rawId: string | undefined): Promise<ApplicationCredential> =>
+  findVisible(db, acting, rawId);
 
 export async function remove(db: Db, acting: Acting, rawId: string | undefined): Promise<void> {
   requireWriter(acting.operator);
@@ -54,8 +60,19 @@ export async function remove(db: Db, acting: Acting, rawId: string | undefined):
       const deleted = await deleteApplicationCredential(trx, existing.id);
       if (!deleted) throw notFound(existing.id);
       const actor = auditActorOf(acting);
-      for (const c of bound) await recordAudit(trx, actor, { action: 'delete', target: s3CredentialTarget(c), before: s3CredentialJson(c), after: null });
-      await recordAudit(trx, actor, { action: 'delete', target: applicationCredentialTarget(deleted), before: applicationCredentialJson(deleted), after: null });
+      for (const c of bound)
+        await recordAudit(trx, actor, {
+          action: 'delete',
+          target: s3CredentialTarget(c),
+          before: s3CredentialJson(c),
+          after: null,
+        });
+      await recordAudit(trx, actor, {
+        action: 'delete',
+        target: applicationCredentialTarget(deleted),
+        before: applicationCredentialJson(deleted),
+        after: null,
+      });
     }),
   );
 }

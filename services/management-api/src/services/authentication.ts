@@ -42,7 +42,11 @@ export class CredentialCache {
  * The operator whose API key this is, and which of its keys it is (the key's id, never the key);
  * the same refusal, in the same time, for an unknown name and a wrong key.
  */
-export async function operatorByApiKey(credentials: CredentialCache, name: string, key: string): Promise<{ operator: Operator; apiKeyId: string }> {
+export async function operatorByApiKey(
+  credentials: CredentialCache,
+  name: string,
+  key: string,
+): Promise<{ operator: Operator; apiKeyId: string }> {
   const credential = name.length <= 64 ? await credentials.find(name) : null;
   let matchedId: string | undefined;
   const hashes = credential?.keyHashes.length ? credential.keyHashes : [DUMMY_HASH];

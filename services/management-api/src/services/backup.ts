@@ -18,7 +18,9 @@ import { requireGlobalAdminToRead } from './policy';
 export async function embeddedBackup(db: Knex, acting: Acting): Promise<Blob> {
   requireGlobalAdminToRead(acting.operator, 'a backup of the whole database');
   if (!isEmbedded(db)) {
-    throw errors.invalidInput('This management API runs on Postgres, not the embedded database: back it up with pg_dump or a base backup (docs/backup.md).');
+    throw errors.invalidInput(
+      'This management API runs on Postgres, not the embedded database: back it up with pg_dump or a base backup (docs/backup.md).',
+    );
   }
   await withDbErrors(() =>
     recordAudit(db, auditActorOf(acting), {

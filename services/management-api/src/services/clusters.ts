@@ -1,8 +1,24 @@
-import { errors, escapeHtml, QUOTA_FIELDS, quotasOfInput, type Cluster, type ClusterCreateInput, type ClusterPatchInput } from '@cairn/domain';
+import {
+  errors,
+  escapeHtml,
+  QUOTA_FIELDS,
+  quotasOfInput,
+  type Cluster,
+  type ClusterCreateInput,
+  type ClusterPatchInput,
+} from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import { recordAudit, type AuditTarget } from '../repositories/audit';
-import { countClusters, createCluster, deleteCluster, findClusterByName, getCluster, listClusters, updateCluster } from '../repositories/clusters';
+import {
+  countClusters,
+  createCluster,
+  deleteCluster,
+  findClusterByName,
+  getCluster,
+  listClusters,
+  updateCluster,
+} from '../repositories/clusters';
 import type { ListQuery, Page } from '../repositories/list-types';
 import { swiftInfosOf } from '../repositories/quotas';
 import { quotaBytesTotalsOf } from '../repositories/quota-usage';
@@ -12,7 +28,12 @@ import { auditActorOf, type Acting } from './context';
 import { canSeeCluster, requireGlobalAdmin, visibleClusters } from './policy';
 import { checkedQuotas } from './quotas';
 
-export const clusterTarget = (c: Pick<Cluster, 'id' | 'name'>): AuditTarget => ({ type: 'clusters', id: c.id, name: c.name, uri: clusterUri(c.id) });
+export const clusterTarget = (c: Pick<Cluster, 'id' | 'name'>): AuditTarget => ({
+  type: 'clusters',
+  id: c.id,
+  name: c.name,
+  uri: clusterUri(c.id),
+});
 
 const notFound = (raw: unknown) => errors.notFound(`No cluster with id '${escapeHtml(String(raw))}'.`);
 
@@ -20,7 +41,11 @@ const notFound = (raw: unknown) => errors.notFound(`No cluster with id '${escape
  * The cluster a path names, if `op` may see it; a cluster hidden from the operator is simply not
  * found, so restricted operators cannot learn which ids exist.
  */
-export async function findVisibleCluster(db: Db, op: Acting['operator'] | null, raw: string | undefined): Promise<Cluster> {
+export async function findVisibleCluster(
+  db: Db,
+  op: Acting['operator'] | null,
+  raw: string | undefined,
+): Promise<Cluster> {
   const id = parseIntId(raw);
   const cluster = id === null || (op && !canSeeCluster(op, id)) ? null : await getCluster(db, id);
   if (!cluster) throw notFound(raw);
@@ -49,7 +74,11 @@ export async function show(db: Db, acting: Acting, rawId: string | undefined): P
 }
 
 /** `body` with its default quotas checked as a user's would be (policies named as the cluster names them). */
-async function withCheckedDefaults<T extends ClusterPatchInput>(db: Db, cluster: { id: number; name: string }, body: T): Promise<T> {
+async function withCheckedDefaults<T extends ClusterPatchInput>(
+  db: Db,
+  cluster: { id: number; name: string },
+  body: T,
+): Promise<T> {
   const sent = quotasOfInput(body, 'default_');
   if (Object.keys(sent).length === 0) return body;
   const checked = await checkedQuotas(db, cluster, sent, 'default_');
@@ -66,13 +95,29 @@ export async function findByName(db: Db, acting: Acting, name: string): Promise<
 /** The write and its audit record, in the caller's transaction. */
 async function createAudited(trx: Db, acting: Acting, input: ClusterCreateInput): Promise<Cluster> {
   const created = await createCluster(trx, input);
-  await recordAudit(trx, auditActorOf(acting), { action: 'create', target: clusterTarget(created), before: null, after: clusterJson(created) });
+  await recordAudit(trx, auditActorOf(acting), {
+    action: 'create',
+    target: clusterTarget(created),
+    before: null,
+    after: clusterJson(created),
+  });
   return created;
 }
 
-async function updateAudited(trx: Db, acting: Acting, before: Cluster, patch: ClusterPatchInput): Promise<Cluster | null> {
+async function updateAudited(
+  trx: Db,
+  acting: Acting,
+  before: Cluster,
+  patch: ClusterPatchInput,
+): Promise<Cluster | null> {
   const after = await updateCluster(trx, before.id, patch);
-  if (after) await recordAudit(trx, auditActorOf(acting), { action: 'update', target: clusterTarget(after), before: clusterJson(before), after: clusterJson(after) });
+  if (after)
+    await recordAudit(trx, auditActorOf(acting), {
+      action: 'update',
+      target: clusterTarget(after),
+      before: clusterJson(before),
+      after: clusterJson(after),
+    });
   return after;
 }
 
@@ -95,7 +140,9 @@ export async function create(db: Db, acting: Acting, inputOf: () => Promise<Clus
  */
 export async function createIfNone(db: Db, acting: Acting, input: ClusterCreateInput): Promise<Cluster | null> {
   requireGlobalAdmin(acting.operator);
-  return withDbErrors(() => db.transaction(async (trx) => ((await countClusters(trx)) === 0 ? createAudited(trx, acting, input) : null)));
+  return withDbErrors(() =>
+    db.transaction(async (trx) => ((await countClusters(trx)) === 0 ? createAudited(trx, acting, input) : null)),
+  );
 }
 
 export type EnsureOutcome = 'created' | 'updated' | 'unchanged';
@@ -104,25 +151,45 @@ export type EnsureOutcome = 'created' | 'updated' | 'unchanged';
  * A declared cluster (the migrate job's --cluster): created when missing, its URLs and region
  * brought to the declared ones when they differ, left alone otherwise. Each change is audited.
  */
-export async function ensure(db: Db, acting: Acting, wanted: ClusterCreateInput): Promise<{ cluster: Cluster; outcome: EnsureOutcome }> {
+export async function ensure(
+  db: Db,
+  acting: Acting,
+  wanted: ClusterCreateInput,
+): Promise<{ cluster: Cluster; outcome: EnsureOutcome }> {
   requireGlobalAdmin(acting.operator);
   return withDbErrors(() =>
     db.transaction(async (trx) => {
       const found = await findClusterByName(trx, wanted.name);
       const before = found && (await getCluster(trx, found.id, true));
       if (!before) return { cluster: await createAudited(trx, acting, wanted), outcome: 'created' as const };
-      if (before.authUrl === wanted.auth_url && before.storageUrl === wanted.storage_url && before.region === wanted.region) {
+      if (
+        before.authUrl === wanted.auth_url &&
+        before.storageUrl === wanted.storage_url &&
+        before.region === wanted.region
+      ) {
         return { cluster: before, outcome: 'unchanged' as const };
       }
-      const after = await updateAudited(trx, acting, before, { auth_url: wanted.auth_url, storage_url: wanted.storage_url, region: wanted.region });
+      const after = await updateAudited(trx, acting, before, {
+        auth_url: wanted.auth_url,
+        storage_url: wanted.storage_url,
+        region: wanted.region,
+      });
       if (!after) throw notFound(before.id);
       return { cluster: after, outcome: 'updated' as const };
     }),
   );
 }
 
-/** `patchOf` turns the request body into a patch once the current row is known (read-only fields sent back unchanged are dropped). */
-export async function update(db: Db, acting: Acting, rawId: string | undefined, patchOf: (current: Cluster) => Promise<ClusterPatchInput>): Promise<ClusterView> {
+/**
+ * `patchOf` turns the request body into a patch once the current row is known (read-only fields sent back unchanged are
+ * dropped).
+ */
+export async function update(
+  db: Db,
+  acting: Acting,
+  rawId: string | undefined,
+  patchOf: (current: Cluster) => Promise<ClusterPatchInput>,
+): Promise<ClusterView> {
   requireGlobalAdmin(acting.operator);
   const cluster = await findVisibleCluster(db, null, rawId);
   const patch = await withCheckedDefaults(db, cluster, await patchOf(cluster));
@@ -144,7 +211,12 @@ export async function remove(db: Db, acting: Acting, rawId: string | undefined):
     db.transaction(async (trx) => {
       const deleted = await deleteCluster(trx, cluster.id);
       if (!deleted) throw notFound(rawId);
-      await recordAudit(trx, auditActorOf(acting), { action: 'delete', target: clusterTarget(deleted), before: clusterJson(deleted), after: null });
+      await recordAudit(trx, auditActorOf(acting), {
+        action: 'delete',
+        target: clusterTarget(deleted),
+        before: clusterJson(deleted),
+        after: null,
+      });
     }),
   );
 }

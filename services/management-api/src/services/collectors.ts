@@ -1,6 +1,18 @@
 import type { Knex } from 'knex';
 import Joi from 'joi';
-import { apiKeyMatches, apiKeySchema, errors, NO_QUOTAS, escapeHtml, hashApiKey, newUsernameSchema, operatorNameSchema, passwordSchema, validate, verifyPassword } from '@cairn/domain';
+import {
+  apiKeyMatches,
+  apiKeySchema,
+  errors,
+  NO_QUOTAS,
+  escapeHtml,
+  hashApiKey,
+  newUsernameSchema,
+  operatorNameSchema,
+  passwordSchema,
+  validate,
+  verifyPassword,
+} from '@cairn/domain';
 import { recordAudit } from '../repositories/audit';
 import { findClusterByName } from '../repositories/clusters';
 import { addApiKey, findOperatorCredentials, updateOperator } from '../repositories/operators';
@@ -37,12 +49,18 @@ const specSchema = Joi.object({
       validate(apiKeySchema, value.slice(colon + 1));
       return value;
     })
-    .messages({ 'any.custom': 'The collector\'s API key must be "<operator>:<key>" with a valid operator name and a key of at least 32 printable characters.' }),
+    .messages({
+      'any.custom':
+        'The collector\'s API key must be "<operator>:<key>" with a valid operator name and a key of at least 32 printable characters.',
+    }),
   user: newUsernameSchema.required(),
   password: passwordSchema.required(),
 });
 
-export type CollectorOutcome = { operator: 'created' | 'updated' | 'unchanged'; user: 'created' | 'updated' | 'unchanged' };
+export type CollectorOutcome = {
+  operator: 'created' | 'updated' | 'unchanged';
+  user: 'created' | 'updated' | 'unchanged';
+};
 
 /**
  * Creates what is missing and brings what exists to the declaration: the operator to admin of
@@ -64,7 +82,10 @@ export async function ensureCollector(
   const operatorName = spec.apiKey.slice(0, colon);
   const key = spec.apiKey.slice(colon + 1);
   const cluster = await findClusterByName(db, spec.cluster);
-  if (!cluster) throw errors.invalidInput(`--collector: no cluster named '${escapeHtml(spec.cluster)}' (declare it with --cluster).`);
+  if (!cluster)
+    throw errors.invalidInput(
+      `--collector: no cluster named '${escapeHtml(spec.cluster)}' (declare it with --cluster).`,
+    );
   // Hashed outside the transaction: scrypt takes a while and needs no lock.
   const existingUser = await findStorageUserByName(db, cluster.id, spec.user);
   const passwordMatches = existingUser !== null && (await verifyPassword(spec.password, existingUser.passwordHash));
@@ -80,29 +101,67 @@ export async function ensureCollector(
       const { operator } = found;
       if (operator.role !== 'admin' || operator.clusterIds.length !== 1 || operator.clusterIds[0] !== cluster.id) {
         const after = await updateOperator(trx, operator.id, { role: 'admin', clusterIds: [cluster.id] });
-        await recordAudit(trx, actor, { action: 'update', target: operatorTarget(operator), before: operatorJson(operator), after: after && operatorJson(after) });
+        await recordAudit(trx, actor, {
+          action: 'update',
+          target: operatorTarget(operator),
+          before: operatorJson(operator),
+          after: after && operatorJson(after),
+        });
         outcome.operator = 'updated';
       }
       if (!found.keyHashes.some((h) => apiKeyMatches(key, h))) {
         const added = await addApiKey(trx, operator.id, hashApiKey(key));
-        await recordAudit(trx, actor, { action: 'add_key', target: { ...operatorTarget(operator), uri: apiKeyUri(operator.id, added.id) }, before: null, after: apiKeyJson(added) });
+        await recordAudit(trx, actor, {
+          action: 'add_key',
+          target: { ...operatorTarget(operator), uri: apiKeyUri(operator.id, added.id) },
+          before: null,
+          after: apiKeyJson(added),
+        });
         outcome.operator = 'updated';
       }
     }
 
     const user = await findStorageUserByName(trx, cluster.id, spec.user, true);
     if (!user) {
-      const created = await createStorageUser(trx, { clusterId: cluster.id, username: spec.user, passwordHash: passwordHash ?? (await hashPassword(spec.password)), isSuperuser: true, enabled: true, quotas: NO_QUOTAS }, cluster.name);
-      await recordAudit(trx, actor, { action: 'create', target: userTarget(created), before: null, after: userJson(created) });
+      const created = await createStorageUser(
+        trx,
+        {
+          clusterId: cluster.id,
+          username: spec.user,
+          passwordHash: passwordHash ?? (await hashPassword(spec.password)),
+          isSuperuser: true,
+          enabled: true,
+          quotas: NO_QUOTAS,
+        },
+        cluster.name,
+      );
+      await recordAudit(trx, actor, {
+        action: 'create',
+        target: userTarget(created),
+        before: null,
+        after: userJson(created),
+      });
       outcome.user = 'created';
     } else {
       // The password read before the lock may have changed since: check again against the locked row.
-      const samePassword = user.passwordHash === existingUser?.passwordHash ? passwordMatches : await verifyPassword(spec.password, user.passwordHash);
+      const samePassword =
+        user.passwordHash === existingUser?.passwordHash
+          ? passwordMatches
+          : await verifyPassword(spec.password, user.passwordHash);
       const newHash = samePassword ? undefined : (passwordHash ?? (await hashPassword(spec.password)));
       if (newHash !== undefined || !user.isSuperuser || !user.enabled) {
-        const after = await updateStorageUser(trx, user.id, { passwordHash: newHash, isSuperuser: true, enabled: true });
+        const after = await updateStorageUser(trx, user.id, {
+          passwordHash: newHash,
+          isSuperuser: true,
+          enabled: true,
+        });
         const changed = newHash === undefined ? {} : { password_changed: true };
-        await recordAudit(trx, actor, { action: 'update', target: userTarget(user), before: userJson(user), after: after && { ...userJson(after), ...changed } });
+        await recordAudit(trx, actor, {
+          action: 'update',
+          target: userTarget(user),
+          before: userJson(user),
+          after: after && { ...userJson(after), ...changed },
+        });
         outcome.user = 'updated';
       }
     }

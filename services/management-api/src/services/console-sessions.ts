@@ -15,7 +15,10 @@ import { auditActorOf, type Acting } from './context';
 
 export type { LiveConsoleSession };
 
-/** How long a console session lives: ended after `idleSeconds` without a request, and `maxSeconds` after sign-in at the latest. */
+/**
+ * How long a console session lives: ended after `idleSeconds` without a request, and `maxSeconds` after sign-in at the
+ * latest.
+ */
 export interface ConsoleSessionSettings {
   idleSeconds: number;
   maxSeconds: number;
@@ -30,9 +33,11 @@ const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
  * The token a cookie-authenticated write must echo in X-Cairn-CSRF: derived from the session id
  * (so nothing more is stored), readable only by the console's own origin through GET session/.
  */
-export const csrfTokenOf = (sessionId: string): string => createHash('sha256').update('cairn console csrf\0').update(sessionId).digest('base64url');
+export const csrfTokenOf = (sessionId: string): string =>
+  createHash('sha256').update('cairn console csrf\0').update(sessionId).digest('base64url');
 
-export const csrfTokenMatches = (sessionId: string, presented: string): boolean => apiKeyMatches(presented, hashApiKey(csrfTokenOf(sessionId)));
+export const csrfTokenMatches = (sessionId: string, presented: string): boolean =>
+  apiKeyMatches(presented, hashApiKey(csrfTokenOf(sessionId)));
 
 /**
  * How often a session's last_seen_at is written: at most once a minute (a busy console must not
@@ -66,7 +71,12 @@ export class ConsoleSessions {
     const sessionId = generateApiKey();
     const session = await this.db.transaction(async (trx) => {
       const created = await insertConsoleSession(trx, hashApiKey(sessionId), apiKeyId, this.settings.maxSeconds);
-      await recordAudit(trx, auditActorOf(acting), { action: 'sign_in', target: target(acting, created), before: null, after: snapshot(acting, created) });
+      await recordAudit(trx, auditActorOf(acting), {
+        action: 'sign_in',
+        target: target(acting, created),
+        before: null,
+        after: snapshot(acting, created),
+      });
       return created;
     });
     return { sessionId, session };
@@ -96,7 +106,13 @@ export class ConsoleSessions {
   async close(acting: Acting, sessionId: string): Promise<void> {
     await this.db.transaction(async (trx) => {
       const deleted = await deleteConsoleSession(trx, hashApiKey(sessionId));
-      if (deleted) await recordAudit(trx, auditActorOf(acting), { action: 'sign_out', target: target(acting, deleted), before: snapshot(acting, deleted), after: null });
+      if (deleted)
+        await recordAudit(trx, auditActorOf(acting), {
+          action: 'sign_out',
+          target: target(acting, deleted),
+          before: snapshot(acting, deleted),
+          after: null,
+        });
     });
   }
 }

@@ -15,7 +15,14 @@ export interface Acting {
  * assigned); its audit records name the command with no operator id, like any other write's.
  */
 function systemActing(actor: AuditActor): Acting {
-  const operator: Operator = { id: 0, name: actor.operatorName, role: 'admin', clusterIds: [], createdAt: new Date(0), updatedAt: new Date(0) };
+  const operator: Operator = {
+    id: 0,
+    name: actor.operatorName,
+    role: 'admin',
+    clusterIds: [],
+    createdAt: new Date(0),
+    updatedAt: new Date(0),
+  };
   return Object.freeze({ operator: Object.freeze(operator), requestId: null, system: actor });
 }
 

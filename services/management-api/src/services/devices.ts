@@ -1,10 +1,29 @@
-import { computeCapacity, DAY_MS, errors, escapeHtml, HOUR_MS, parseUtc, type Cluster, type DeviceReport } from '@cairn/domain';
+import {
+  computeCapacity,
+  DAY_MS,
+  errors,
+  escapeHtml,
+  HOUR_MS,
+  parseUtc,
+  type Cluster,
+  type DeviceReport,
+} from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import { API_ROOT } from '../resources/uris';
 import { recordAudit } from '../repositories/audit';
 import { getCluster } from '../repositories/clusters';
-import { capacityHistory, deviceReportSummary, getCapacity, listDevices, listPolicies, replaceDeviceReport, type CapacitySample, type StoredDevice, type StoredPolicy } from '../repositories/devices';
+import {
+  capacityHistory,
+  deviceReportSummary,
+  getCapacity,
+  listDevices,
+  listPolicies,
+  replaceDeviceReport,
+  type CapacitySample,
+  type StoredDevice,
+  type StoredPolicy,
+} from '../repositories/devices';
 import { recordCollectorRun } from '../repositories/monitoring';
 import type { ListQuery, Page } from '../repositories/list-types';
 import { clusterTarget, findVisibleCluster } from './clusters';
@@ -15,13 +34,18 @@ import { Slots } from './slots';
 export type { StoredDevice };
 
 /** The cluster a path names (if visible) and its storage policies, for listing its devices. */
-export async function clusterWithPolicies(db: Db, acting: Acting, rawId: string | undefined): Promise<{ cluster: Cluster; policies: StoredPolicy[] }> {
+export async function clusterWithPolicies(
+  db: Db,
+  acting: Acting,
+  rawId: string | undefined,
+): Promise<{ cluster: Cluster; policies: StoredPolicy[] }> {
   const cluster = await findVisibleCluster(db, acting.operator, rawId);
   return { cluster, policies: await listPolicies(db, cluster.id) };
 }
 
 /** One page of a visible cluster's devices (`clusterWithPolicies` checked the visibility). */
-export const list = (db: Db, cluster: Cluster, query: ListQuery, policyIndex?: number): Promise<Page<StoredDevice>> => listDevices(db, cluster.id, query, policyIndex);
+export const list = (db: Db, cluster: Cluster, query: ListQuery, policyIndex?: number): Promise<Page<StoredDevice>> =>
+  listDevices(db, cluster.id, query, policyIndex);
 
 export async function capacity(db: Db, acting: Acting, rawId: string | undefined) {
   const cluster = await findVisibleCluster(db, acting.operator, rawId);
@@ -41,7 +65,10 @@ export interface CapacityHistory {
 
 function historyDate(name: string, raw: string): Date {
   const parsed = parseUtc(raw);
-  if (!parsed) throw errors.invalidInput(`'${escapeHtml(raw)}' is not a valid ${name}: give an ISO 8601 date or UTC date-time such as 2026-11-24 or 2026-11-24T22:00:00Z.`);
+  if (!parsed)
+    throw errors.invalidInput(
+      `'${escapeHtml(raw)}' is not a valid ${name}: give an ISO 8601 date or UTC date-time such as 2026-11-24 or 2026-11-24T22:00:00Z.`,
+    );
   return parsed;
 }
 
@@ -49,17 +76,32 @@ function historyDate(name: string, raw: string): Date {
  * A visible cluster's capacity samples over [start, end): by default the 90 days up to `now`;
  * hourly up to 31 days, each day's last sample beyond, at most HISTORY_MAX_DAYS at once.
  */
-export async function history(db: Db, acting: Acting, rawId: string | undefined, startRaw: string | undefined, endRaw: string | undefined, now: Date): Promise<CapacityHistory> {
+export async function history(
+  db: Db,
+  acting: Acting,
+  rawId: string | undefined,
+  startRaw: string | undefined,
+  endRaw: string | undefined,
+  now: Date,
+): Promise<CapacityHistory> {
   const cluster = await findVisibleCluster(db, acting.operator, rawId);
   const end = endRaw ? historyDate('end', endRaw) : now;
   const start = startRaw ? historyDate('start', startRaw) : new Date(end.getTime() - 90 * DAY_MS);
   if (end.getTime() <= start.getTime()) throw errors.invalidInput("'end' must be after 'start'.");
   const days = (end.getTime() - start.getTime()) / DAY_MS;
-  if (days > HISTORY_MAX_DAYS) throw errors.invalidInput(`The range is ${Math.ceil(days)} days long; at most ${HISTORY_MAX_DAYS} days may be asked for at once.`);
+  if (days > HISTORY_MAX_DAYS)
+    throw errors.invalidInput(
+      `The range is ${Math.ceil(days)} days long; at most ${HISTORY_MAX_DAYS} days may be asked for at once.`,
+    );
   const daily = days > HOURLY_UP_TO_DAYS;
   // Samples are per hour: an hour that begins before `end` belongs to the range.
   const from = new Date(Math.floor(start.getTime() / HOUR_MS) * HOUR_MS);
-  return { start: from, end, resolution: daily ? 'day' : 'hour', samples: await capacityHistory(db, cluster.id, from, end, daily) };
+  return {
+    start: from,
+    end,
+    resolution: daily ? 'day' : 'hour',
+    samples: await capacityHistory(db, cluster.id, from, end, daily),
+  };
 }
 
 /**
@@ -69,7 +111,12 @@ export async function history(db: Db, acting: Acting, rawId: string | undefined,
 const reportSlots = new Slots(1);
 
 /** Replaces a cluster's device report; `reportOf` reads the body only once the writer is allowed. */
-export async function replaceReport(db: Db, acting: Acting, rawId: string | undefined, reportOf: () => Promise<DeviceReport>): Promise<void> {
+export async function replaceReport(
+  db: Db,
+  acting: Acting,
+  rawId: string | undefined,
+  reportOf: () => Promise<DeviceReport>,
+): Promise<void> {
   const cluster = await findVisibleCluster(db, acting.operator, rawId);
   requireWriterOn(acting.operator, cluster.id);
   await reportSlots.run(async () => writeReport(db, acting, cluster, await reportOf()));
@@ -81,7 +128,11 @@ async function writeReport(db: Db, acting: Acting, cluster: Cluster, report: Dev
   const policyIndexes = report.devices.map((d) => d.policies.map((n) => indexOf.get(n)!));
   const stats = computeCapacity(
     report.policies,
-    report.devices.map((d, i) => ({ policyIndexes: policyIndexes[i]!, usedBytes: d.usedBytes, freeBytes: d.availBytes })),
+    report.devices.map((d, i) => ({
+      policyIndexes: policyIndexes[i]!,
+      usedBytes: d.usedBytes,
+      freeBytes: d.availBytes,
+    })),
   );
   await withDbErrors(() =>
     db.transaction(async (trx) => {

@@ -1,5 +1,12 @@
 import type { Knex } from 'knex';
-import { collectorRuns, incompleteHours, ringSetUsage, type CollectorRun, type IncompleteHours, type RingSetUsage } from '../repositories/monitoring';
+import {
+  collectorRuns,
+  incompleteHours,
+  ringSetUsage,
+  type CollectorRun,
+  type IncompleteHours,
+  type RingSetUsage,
+} from '../repositories/monitoring';
 
 export type { CollectorRun, IncompleteHours, RingSetUsage };
 
@@ -26,6 +33,10 @@ export function incompleteWindows(now: Date): Record<'storage' | 'transfer', { f
 }
 
 export async function monitoringSnapshot(db: Knex, now: Date): Promise<MonitoringSnapshot> {
-  const [collectors, capacity, incomplete] = await Promise.all([collectorRuns(db), ringSetUsage(db), incompleteHours(db, incompleteWindows(now))]);
+  const [collectors, capacity, incomplete] = await Promise.all([
+    collectorRuns(db),
+    ringSetUsage(db),
+    incompleteHours(db, incompleteWindows(now)),
+  ]);
   return { collectors, capacity, incomplete };
 }

@@ -1,24 +1,52 @@
-import { errors, escapeHtml, generateApiKey, hashApiKey, type Operator, type OperatorCreateInput, type OperatorPatchInput, type OperatorRole } from '@cairn/domain';
+import {
+  errors,
+  escapeHtml,
+  generateApiKey,
+  hashApiKey,
+  type Operator,
+  type OperatorCreateInput,
+  type OperatorPatchInput,
+  type OperatorRole,
+} from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import { apiKeyUri, clusterIdFromRef, operatorUri, parseBigId, parseIntId } from '../resources/uris';
 import { recordAudit, type AuditTarget } from '../repositories/audit';
 import { getCluster } from '../repositories/clusters';
 import type { ListQuery, Page } from '../repositories/list-types';
-import { addApiKey, countAdmins, countUsableAdmins, createOperator, deleteApiKey, deleteOperator, getOperator, listApiKeys, listOperators, updateOperator, type ApiKeyInfo } from '../repositories/operators';
+import {
+  addApiKey,
+  countAdmins,
+  countUsableAdmins,
+  createOperator,
+  deleteApiKey,
+  deleteOperator,
+  getOperator,
+  listApiKeys,
+  listOperators,
+  updateOperator,
+  type ApiKeyInfo,
+} from '../repositories/operators';
 import { findByName as findClusterByName } from './clusters';
 import { SYSTEM_ACTING, auditActorOf, type Acting } from './context';
 import { requireGlobalAdmin, requireGlobalAdminToRead } from './policy';
 import { apiKeyJson, operatorJson } from '../resources/representations';
 
-export const operatorTarget = (o: Pick<Operator, 'id' | 'name'>): AuditTarget => ({ type: 'operators', id: o.id, name: o.name, uri: operatorUri(o.id) });
+export const operatorTarget = (o: Pick<Operator, 'id' | 'name'>): AuditTarget => ({
+  type: 'operators',
+  id: o.id,
+  name: o.name,
+  uri: operatorUri(o.id),
+});
 
 export async function resolveClusterRefs(db: Db, refs: Array<number | string>): Promise<number[]> {
   const ids: number[] = [];
   for (const ref of refs) {
     const id = clusterIdFromRef(ref);
     if (id === null || !(await getCluster(db, id))) {
-      throw errors.invalidInput(`Could not find the provided clusters object via resource URI '${escapeHtml(String(ref))}'.`);
+      throw errors.invalidInput(
+        `Could not find the provided clusters object via resource URI '${escapeHtml(String(ref))}'.`,
+      );
     }
     ids.push(id);
   }
@@ -56,7 +84,8 @@ async function findOperator(db: Db, raw: string | undefined): Promise<Operator> 
   return op;
 }
 
-const LAST_ADMIN = 'This is the last admin operator with access to every cluster and an API key; create another one first.';
+const LAST_ADMIN =
+  'This is the last admin operator with access to every cluster and an API key; create another one first.';
 const LAST_ADMIN_KEY =
   'This is the last API key of the last admin operator with access to every cluster; add another key (POST /api/v1/operators/<id>/keys/) first.';
 
@@ -88,14 +117,20 @@ export async function create(db: Db, acting: Acting, inputOf: () => Promise<Oper
   authorize(acting);
   const input = await inputOf();
   const clusterIds = await resolveClusterRefs(db, input.clusters);
-  return withDbErrors(() => db.transaction((trx) => createOperatorWithKey(trx, { name: input.name, role: input.role, clusterIds }, acting)));
+  return withDbErrors(() =>
+    db.transaction((trx) => createOperatorWithKey(trx, { name: input.name, role: input.role, clusterIds }, acting)),
+  );
 }
 
 /**
  * `cairn operator create`: clusters as a person types them, an id (digits) or a name. The key is
  * returned once, here.
  */
-export async function createWithClusterNames(db: Db, acting: Acting, input: { name: string; role: OperatorRole; clusters: string[] }) {
+export async function createWithClusterNames(
+  db: Db,
+  acting: Acting,
+  input: { name: string; role: OperatorRole; clusters: string[] },
+) {
   authorize(acting);
   const clusterIds: number[] = [];
   for (const ref of input.clusters) {
@@ -104,7 +139,9 @@ export async function createWithClusterNames(db: Db, acting: Acting, input: { na
     if (!cluster) throw errors.invalidInput(byId ? `No cluster with id ${ref}.` : `No cluster named '${ref}'.`);
     clusterIds.push(cluster.id);
   }
-  return withDbErrors(() => db.transaction((trx) => createOperatorWithKey(trx, { name: input.name, role: input.role, clusterIds }, acting)));
+  return withDbErrors(() =>
+    db.transaction((trx) => createOperatorWithKey(trx, { name: input.name, role: input.role, clusterIds }, acting)),
+  );
 }
 
 /**
@@ -115,12 +152,19 @@ export async function ensureFirstAdmin(db: Db, acting: Acting, input: { name: st
   authorize(acting);
   return withDbErrors(() =>
     db.transaction(async (trx) =>
-      (await countAdmins(trx)) === 0 ? createOperatorWithKey(trx, { name: input.name, role: 'admin', clusterIds: [], key: input.key }, acting) : null,
+      (await countAdmins(trx)) === 0
+        ? createOperatorWithKey(trx, { name: input.name, role: 'admin', clusterIds: [], key: input.key }, acting)
+        : null,
     ),
   );
 }
 
-export async function update(db: Db, acting: Acting, rawId: string | undefined, patchOf: (current: Operator) => Promise<OperatorPatchInput>): Promise<Operator> {
+export async function update(
+  db: Db,
+  acting: Acting,
+  rawId: string | undefined,
+  patchOf: (current: Operator) => Promise<OperatorPatchInput>,
+): Promise<Operator> {
   authorize(acting);
   const found = await findOperator(db, rawId);
   const patch = await patchOf(found);
@@ -131,7 +175,12 @@ export async function update(db: Db, acting: Acting, rawId: string | undefined, 
       const result = before && (await updateOperator(trx, before.id, { role: patch.role, clusterIds }));
       if (!before || !result) throw errors.notFound(`No operator with id '${escapeHtml(String(rawId))}'.`);
       await keepOneGlobalAdmin(trx, before);
-      await recordAudit(trx, auditActorOf(acting), { action: 'update', target: operatorTarget(result), before: operatorJson(before), after: operatorJson(result) });
+      await recordAudit(trx, auditActorOf(acting), {
+        action: 'update',
+        target: operatorTarget(result),
+        before: operatorJson(before),
+        after: operatorJson(result),
+      });
       return result;
     }),
   );
@@ -146,19 +195,34 @@ export async function remove(db: Db, acting: Acting, rawId: string | undefined):
       const gone = before !== null && (await deleteOperator(trx, before.id));
       if (!before || !gone) throw errors.notFound(`No operator with id '${escapeHtml(String(rawId))}'.`);
       await keepOneGlobalAdmin(trx, before);
-      await recordAudit(trx, auditActorOf(acting), { action: 'delete', target: operatorTarget(before), before: operatorJson(before), after: null });
+      await recordAudit(trx, auditActorOf(acting), {
+        action: 'delete',
+        target: operatorTarget(before),
+        before: operatorJson(before),
+        after: null,
+      });
     }),
   );
 }
 
-export async function listKeys(db: Db, acting: Acting, rawId: string | undefined, query: ListQuery): Promise<Page<ApiKeyInfo>> {
+export async function listKeys(
+  db: Db,
+  acting: Acting,
+  rawId: string | undefined,
+  query: ListQuery,
+): Promise<Page<ApiKeyInfo>> {
   authorizeRead(acting);
   const op = await findOperator(db, rawId);
   return listApiKeys(db, op.id, query);
 }
 
 /** The new key is returned once, here, and stored only as a hash. */
-export async function addKey(db: Db, acting: Acting, rawId: string | undefined, checkBody: () => Promise<void>): Promise<{ info: ApiKeyInfo; key: string }> {
+export async function addKey(
+  db: Db,
+  acting: Acting,
+  rawId: string | undefined,
+  checkBody: () => Promise<void>,
+): Promise<{ info: ApiKeyInfo; key: string }> {
   authorize(acting);
   const op = await findOperator(db, rawId);
   await checkBody();
@@ -167,14 +231,24 @@ export async function addKey(db: Db, acting: Acting, rawId: string | undefined, 
     db.transaction(async (trx) => {
       const added = await addApiKey(trx, op.id, hashApiKey(key));
       const target = { ...operatorTarget(op), uri: apiKeyUri(op.id, added.id) };
-      await recordAudit(trx, auditActorOf(acting), { action: 'add_key', target, before: null, after: apiKeyJson(added) });
+      await recordAudit(trx, auditActorOf(acting), {
+        action: 'add_key',
+        target,
+        before: null,
+        after: apiKeyJson(added),
+      });
       return added;
     }),
   );
   return { info, key };
 }
 
-export async function removeKey(db: Db, acting: Acting, rawId: string | undefined, rawKeyId: string | undefined): Promise<void> {
+export async function removeKey(
+  db: Db,
+  acting: Acting,
+  rawId: string | undefined,
+  rawKeyId: string | undefined,
+): Promise<void> {
   authorize(acting);
   const op = await findOperator(db, rawId);
   const keyId = parseBigId(rawKeyId);
@@ -184,7 +258,12 @@ export async function removeKey(db: Db, acting: Acting, rawId: string | undefine
       if (!deleted) throw errors.notFound(`No API key with id '${escapeHtml(String(rawKeyId))}' for this operator.`);
       await keepOneGlobalAdmin(trx, op, LAST_ADMIN_KEY);
       const target = { ...operatorTarget(op), uri: apiKeyUri(op.id, deleted.id) };
-      await recordAudit(trx, auditActorOf(acting), { action: 'delete_key', target, before: apiKeyJson(deleted), after: null });
+      await recordAudit(trx, auditActorOf(acting), {
+        action: 'delete_key',
+        target,
+        before: apiKeyJson(deleted),
+        after: null,
+      });
     }),
   );
 }

@@ -9,7 +9,8 @@ const isRestricted = (op: Operator): boolean => op.clusterIds.length > 0;
 /** Cluster ids the operator may see, or undefined for all. */
 export const visibleClusters = (op: Operator): number[] | undefined => (isRestricted(op) ? op.clusterIds : undefined);
 
-export const canSeeCluster = (op: Operator, clusterId: number): boolean => !isRestricted(op) || op.clusterIds.includes(clusterId);
+export const canSeeCluster = (op: Operator, clusterId: number): boolean =>
+  !isRestricted(op) || op.clusterIds.includes(clusterId);
 
 export function requireWriter(op: Operator): void {
   if (op.role !== 'admin') throw errors.forbidden(`Operator '${op.name}' has the reader role and may only read.`);
@@ -17,13 +18,17 @@ export function requireWriter(op: Operator): void {
 
 export function requireWriterOn(op: Operator, clusterId: number): void {
   requireWriter(op);
-  if (!canSeeCluster(op, clusterId)) throw errors.forbidden(`Operator '${op.name}' may not change cluster ${clusterId}.`);
+  if (!canSeeCluster(op, clusterId))
+    throw errors.forbidden(`Operator '${op.name}' may not change cluster ${clusterId}.`);
 }
 
 /** Managing clusters and operators needs an admin who is not limited to some clusters. */
 export function requireGlobalAdmin(op: Operator): void {
   requireWriter(op);
-  if (isRestricted(op)) throw errors.forbidden(`Operator '${op.name}' is limited to some clusters and may not manage clusters or operators.`);
+  if (isRestricted(op))
+    throw errors.forbidden(
+      `Operator '${op.name}' is limited to some clusters and may not manage clusters or operators.`,
+    );
 }
 
 /**

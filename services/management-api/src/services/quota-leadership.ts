@@ -41,7 +41,9 @@ export class QuotaLeadership {
         await client.query('SELECT 1');
         return this.leader;
       }
-      const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS locked', [QUOTA_LOCK_KEY]);
+      const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS locked', [
+        QUOTA_LOCK_KEY,
+      ]);
       if (rows[0]?.locked) {
         await client.query(`LISTEN ${QUOTA_CHANGES_CHANNEL}`);
         this.leader = true;
@@ -55,7 +57,11 @@ export class QuotaLeadership {
   }
 
   private async connect(): Promise<Client> {
-    const client = new Client({ connectionString: this.sessionUrl, application_name: 'cairn-quota-reconciler', keepAlive: true });
+    const client = new Client({
+      connectionString: this.sessionUrl,
+      application_name: 'cairn-quota-reconciler',
+      keepAlive: true,
+    });
     client.on('error', (e) => this.lost(e, client));
     client.on('end', () => this.lost(undefined, client));
     client.on('notification', () => this.onChange());
@@ -66,7 +72,8 @@ export class QuotaLeadership {
 
   private lost(err?: Error, client: Client | null = this.client): void {
     if (client !== this.client || !client) return;
-    if (this.leader) this.log.warn({ err: err?.message }, 'quota reconciler: lock session lost; another replica may lead');
+    if (this.leader)
+      this.log.warn({ err: err?.message }, 'quota reconciler: lock session lost; another replica may lead');
     this.leader = false;
     this.client = null;
     client.end().catch(() => undefined);

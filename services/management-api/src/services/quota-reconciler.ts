@@ -137,12 +137,23 @@ export class QuotaReconciler {
       if (this.stopped || !this.leadership.isLeader) return;
       const creds = credentials[cluster.name];
       if (!creds) {
-        await markPendingFailed(db, cluster.id, `Cairn has no reseller credentials for the cluster '${cluster.name}' (CAIRN_QUOTA_CREDENTIALS), so nothing applies its quotas.`);
+        await markPendingFailed(
+          db,
+          cluster.id,
+          `Cairn has no reseller credentials for the cluster '${cluster.name}' (CAIRN_QUOTA_CREDENTIALS), so nothing applies its quotas.`,
+        );
         continue;
       }
       let state = this.states.get(cluster.id);
       if (!state) {
-        state = { reseller: new SwiftReseller(cluster.authUrl, cluster.storageUrl, creds, this.o.timeoutMs), info: null, lastResync: 0, backoffMs: 0, retryAt: 0, error: null };
+        state = {
+          reseller: new SwiftReseller(cluster.authUrl, cluster.storageUrl, creds, this.o.timeoutMs),
+          info: null,
+          lastResync: 0,
+          backoffMs: 0,
+          retryAt: 0,
+          error: null,
+        };
         this.states.set(cluster.id, state);
       }
       if (Date.now() < state.retryAt) continue;
@@ -159,7 +170,10 @@ export class QuotaReconciler {
         if (state.error && state.error !== error) await clearClusterErrors(db, cluster.id, state.error);
         state.error = error;
         await markPendingFailed(db, cluster.id, error);
-        this.o.log.warn({ cluster: cluster.name, retryInMs: state.backoffMs, reason: e.message }, 'quota reconciler cannot reach the cluster');
+        this.o.log.warn(
+          { cluster: cluster.name, retryInMs: state.backoffMs, reason: e.message },
+          'quota reconciler cannot reach the cluster',
+        );
       }
     }
   }
@@ -175,7 +189,11 @@ export class QuotaReconciler {
     }
     const dialect = quotaDialect(state.info);
     if (dialect === null) {
-      await markPendingFailed(this.o.db, clusterId, "Not supported by this Swift: its proxy does not run the account_quotas middleware (/info has no account_quotas); add it after the auth middleware.");
+      await markPendingFailed(
+        this.o.db,
+        clusterId,
+        'Not supported by this Swift: its proxy does not run the account_quotas middleware (/info has no account_quotas); add it after the auth middleware.',
+      );
       return;
     }
     await this.applyPending(clusterId, state, dialect);
@@ -185,7 +203,10 @@ export class QuotaReconciler {
     }
   }
 
-  /** Runs `work` over `items`, `concurrency` at a time, stopping at the first SwiftUnreachable (rethrown once all have settled). */
+  /**
+   * Runs `work` over `items`, `concurrency` at a time, stopping at the first SwiftUnreachable (rethrown once all have
+   * settled).
+   */
   private async pool<T, R>(items: T[], work: (item: T) => Promise<R>): Promise<R[]> {
     const results: R[] = [];
     let next = 0;
@@ -226,21 +247,36 @@ export class QuotaReconciler {
   }
 
   /** POSTs the account's quotas; creates the account (PUT) when Swift says it does not exist. */
-  private async send(w: Pick<QuotaWork, 'username' | 'quotas'>, state: ClusterState, dialect: QuotaDialect): Promise<string | null> {
+  private async send(
+    w: Pick<QuotaWork, 'username' | 'quotas'>,
+    state: ClusterState,
+    dialect: QuotaDialect,
+  ): Promise<string | null> {
     const headers = quotaHeaders(w.quotas, dialect, state.info!.policies);
     let res = await state.reseller.account('POST', w.username, headers);
     if (res.status === 404 && res.headers.get('x-account-status')?.toLowerCase() !== 'deleted') {
       res = await state.reseller.account('PUT', w.username, headers);
     }
-    return res.status >= 200 && res.status < 300 ? null : accountFailure(res, w.username, res.status === 405 ? 'PUT' : 'POST', state.reseller.user);
+    return res.status >= 200 && res.status < 300
+      ? null
+      : accountFailure(res, w.username, res.status === 405 ? 'PUT' : 'POST', state.reseller.user);
   }
 
   private async apply(w: QuotaWork, state: ClusterState, dialect: QuotaDialect): Promise<QuotaOutcome> {
     const refused = unenforceableQuotas(w.quotas, state.info!);
     // Waits for the next /info read: an upgraded Swift lifts it.
-    if (refused) return { userId: w.userId, version: w.version, ok: false, error: `Not supported by this Swift: ${refused}`, retryInMs: this.o.resyncMs };
+    if (refused)
+      return {
+        userId: w.userId,
+        version: w.version,
+        ok: false,
+        error: `Not supported by this Swift: ${refused}`,
+        retryInMs: this.o.resyncMs,
+      };
     const failure = await this.send(w, state, dialect);
-    return failure === null ? { userId: w.userId, version: w.version, ok: true } : { userId: w.userId, version: w.version, ok: false, error: failure, retryInMs: userRetryMs(w.attempts) };
+    return failure === null
+      ? { userId: w.userId, version: w.version, ok: true }
+      : { userId: w.userId, version: w.version, ok: false, error: failure, retryInMs: userRetryMs(w.attempts) };
   }
 
   /** HEADs every applied account; quotas that differ from the desired ones are put back and audited. */
@@ -251,11 +287,16 @@ export class QuotaReconciler {
       const page = await appliedQuotas(this.o.db, clusterId, after, PAGE);
       if (page.length === 0 || this.stopped) break;
       after = page.at(-1)!.userId;
-      const drifted = (await this.pool(page, (w) => this.check(w, state, dialect))).filter((d): d is Drift => d !== null);
+      const drifted = (await this.pool(page, (w) => this.check(w, state, dialect))).filter(
+        (d): d is Drift => d !== null,
+      );
       for (const d of drifted) {
         const failure = await this.send(d.work, state, dialect);
         if (failure !== null) {
-          this.o.log.warn({ user: d.work.username, reason: failure }, 'quota drift found but not repaired; retried at the next resync');
+          this.o.log.warn(
+            { user: d.work.username, reason: failure },
+            'quota drift found but not repaired; retried at the next resync',
+          );
           continue;
         }
         await this.o.db.transaction(async (trx) => {
@@ -276,7 +317,8 @@ export class QuotaReconciler {
   private async check(w: QuotaWork, state: ClusterState, dialect: QuotaDialect): Promise<Drift | null> {
     const res = await state.reseller.account('HEAD', w.username);
     const wanted = enforceablePart(w.quotas, dialect);
-    if (res.status === 404) return { work: w, found: { bytes: null, count: null, bytesPolicy: null, countPolicy: null }, wanted };
+    if (res.status === 404)
+      return { work: w, found: { bytes: null, count: null, bytesPolicy: null, countPolicy: null }, wanted };
     if (res.status < 200 || res.status >= 300) return null;
     const found = quotasFromHeaders((name) => res.headers.get(name), dialect, state.info!.policies);
     return sameQuotas(found, wanted) ? null : { work: w, found, wanted };

@@ -9,7 +9,12 @@ import { getSwiftInfo, knownPolicyNames } from '../repositories/quotas';
  * been read (a new cluster, no reconciler credentials yet) quotas are accepted, and the user's
  * quota_status says why one cannot be applied once the reconciler knows.
  */
-export async function checkedQuotas(db: Db, cluster: { id: number; name: string }, quotas: Partial<Quotas>, prefix = ''): Promise<Partial<Quotas>> {
+export async function checkedQuotas(
+  db: Db,
+  cluster: { id: number; name: string },
+  quotas: Partial<Quotas>,
+  prefix = '',
+): Promise<Partial<Quotas>> {
   const out: Partial<Quotas> = { ...quotas };
   const perPolicy = (['bytesPolicy', 'countPolicy'] as const).filter((k) => quotas[k]);
   if (perPolicy.length > 0) {
@@ -27,8 +32,12 @@ export async function checkedQuotas(db: Db, cluster: { id: number; name: string 
     }
     if (unknown.size > 0) {
       const names = [...unknown].map((n) => `'${escapeHtml(n)}'`).join(', ');
-      const have = known.length ? `its policies are ${known.map((n) => `'${escapeHtml(n)}'`).join(', ')}` : "it has reported none yet (run 'cairn capacity collect', or wait for the quota reconciler to read its Swift's /info)";
-      throw errors.invalidInput(`The cluster '${escapeHtml(cluster.name)}' reports no storage policy named ${names}: ${have}.`);
+      const have = known.length
+        ? `its policies are ${known.map((n) => `'${escapeHtml(n)}'`).join(', ')}`
+        : "it has reported none yet (run 'cairn capacity collect', or wait for the quota reconciler to read its Swift's /info)";
+      throw errors.invalidInput(
+        `The cluster '${escapeHtml(cluster.name)}' reports no storage policy named ${names}: ${have}.`,
+      );
     }
   }
   const info = await getSwiftInfo(db, cluster.id);

@@ -1,9 +1,28 @@
-import { errors, escapeHtml, generateS3AccessKey, generateS3Secret, needsResealing, openS3Secret, S3SecretError, sealS3Secret, type S3CredentialCreateInput, type S3SecretKeyring } from '@cairn/domain';
+import {
+  errors,
+  escapeHtml,
+  generateS3AccessKey,
+  generateS3Secret,
+  needsResealing,
+  openS3Secret,
+  S3SecretError,
+  sealS3Secret,
+  type S3CredentialCreateInput,
+  type S3SecretKeyring,
+} from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import { recordAudit, type AuditTarget } from '../repositories/audit';
 import type { ListQuery, Page } from '../repositories/list-types';
-import { createS3Credential, deleteS3Credential, getS3Credential, listS3Credentials, replaceSealedSecret, sealedSecretsAfter, type S3Credential } from '../repositories/s3-credentials';
+import {
+  createS3Credential,
+  deleteS3Credential,
+  getS3Credential,
+  listS3Credentials,
+  replaceSealedSecret,
+  sealedSecretsAfter,
+  type S3Credential,
+} from '../repositories/s3-credentials';
 import { getStorageUserSummary } from '../repositories/storage-users';
 import { s3CredentialJson } from '../resources/representations';
 import { parseBigId, s3CredentialUri, userIdFromRef } from '../resources/uris';
@@ -17,13 +36,20 @@ import { canSeeCluster, requireWriter, requireWriterOn, visibleClusters } from '
  * again; the audit trail records the access key and the owner only.
  */
 
-export const s3CredentialTarget = (c: Pick<S3Credential, 'id' | 'accessKey'>): AuditTarget => ({ type: 's3_credentials', id: c.id, name: c.accessKey, uri: s3CredentialUri(c.id) });
+export const s3CredentialTarget = (c: Pick<S3Credential, 'id' | 'accessKey'>): AuditTarget => ({
+  type: 's3_credentials',
+  id: c.id,
+  name: c.accessKey,
+  uri: s3CredentialUri(c.id),
+});
 
 const notFound = (raw: unknown) => errors.notFound(`No S3 credential with id '${escapeHtml(String(raw))}'.`);
 
 /** Without keys nothing can be sealed: say what to configure rather than store a secret in the clear. */
 const notConfigured = () =>
-  errors.unavailable('S3 credentials cannot be created: this management API has no CAIRN_S3_SECRET_KEYS to seal their secrets with (see docs/s3.md).');
+  errors.unavailable(
+    'S3 credentials cannot be created: this management API has no CAIRN_S3_SECRET_KEYS to seal their secrets with (see docs/s3.md).',
+  );
 
 async function findVisible(db: Db, acting: Acting, raw: string | undefined): Promise<S3Credential> {
   const id = parseBigId(raw);
@@ -32,9 +58,11 @@ async function findVisible(db: Db, acting: Acting, raw: string | undefined): Pro
   return credential;
 }
 
-export const list = (db: Db, acting: Acting, query: ListQuery): Promise<Page<S3Credential>> => listS3Credentials(db, query, visibleClusters(acting.operator));
+export const list = (db: Db, acting: Acting, query: ListQuery): Promise<Page<S3Credential>> =>
+  listS3Credentials(db, query, visibleClusters(acting.operator));
 
-export const show = (db: Db, acting: Acting, rawId: string | undefined): Promise<S3Credential> => findVisible(db, acting, rawId);
+export const show = (db: Db, acting: Acting, rawId: string | undefined): Promise<S3Credential> =>
+  findVisible(db, acting, rawId);
 
 /** A new credential and its secret, which the caller shows once. */
 export async function create(
@@ -48,7 +76,9 @@ export async function create(
   const userId = userIdFromRef(input.user);
   const user = userId === null ? null : await getStorageUserSummary(db, userId);
   if (!user || !canSeeCluster(acting.operator, user.clusterId)) {
-    throw errors.invalidInput(`Could not find the provided users object via resource URI '${escapeHtml(String(input.user))}'.`);
+    throw errors.invalidInput(
+      `Could not find the provided users object via resource URI '${escapeHtml(String(input.user))}'.`,
+    );
   }
   requireWriterOn(acting.operator, user.clusterId);
   if (!keyring) throw notConfigured();
@@ -59,11 +89,21 @@ export async function create(
     () =>
       db.transaction(async (trx) => {
         const created = await createS3Credential(trx, user.id, accessKey, sealed, input.expires_at ?? null);
-        await recordAudit(trx, auditActorOf(acting), { action: 'create', target: s3CredentialTarget(created), before: null, after: s3CredentialJson(created) });
+        await recordAudit(trx, auditActorOf(acting), {
+          action: 'create',
+          target: s3CredentialTarget(created),
+          before: null,
+          after: s3CredentialJson(created),
+        });
         return created;
       }),
     // The user was deleted between the read above and the insert.
-    { s3_credentials_storage_user_id_fkey: () => errors.invalidInput(`Could not find the provided users object via resource URI '${escapeHtml(String(input.user))}'.`) },
+    {
+      s3_credentials_storage_user_id_fkey: () =>
+        errors.invalidInput(
+          `Could not find the provided users object via resource URI '${escapeHtml(String(input.user))}'.`,
+        ),
+    },
   );
   return { credential, secret };
 }
@@ -76,7 +116,12 @@ export async function remove(db: Db, acting: Acting, rawId: string | undefined):
     db.transaction(async (trx) => {
       const deleted = await deleteS3Credential(trx, existing.id);
       if (!deleted) throw notFound(existing.id);
-      await recordAudit(trx, auditActorOf(acting), { action: 'delete', target: s3CredentialTarget(deleted), before: s3CredentialJson(deleted), after: null });
+      await recordAudit(trx, auditActorOf(acting), {
+        action: 'delete',
+        target: s3CredentialTarget(deleted),
+        before: s3CredentialJson(deleted),
+        after: null,
+      });
     }),
   );
 }
@@ -84,7 +129,10 @@ export async function remove(db: Db, acting: Acting, rawId: string | undefined):
 export interface ResealResult {
   checked: number;
   resealed: number;
-  /** Access keys whose secret could not be opened (its key is no longer configured, or it was altered): left as they are. */
+  /**
+   * Access keys whose secret could not be opened (its key is no longer configured, or it was altered): left as they
+   * are.
+   */
   unopenable: string[];
 }
 
@@ -94,7 +142,12 @@ export interface ResealResult {
  * what was read, so a credential deleted or resealed meanwhile is left alone; a run that stops
  * half-way is finished by running it again (rows already under the current key are skipped).
  */
-export async function resealAll(db: Db, keyring: S3SecretKeyring, batchSize = 500, onBatch?: (r: ResealResult) => void): Promise<ResealResult> {
+export async function resealAll(
+  db: Db,
+  keyring: S3SecretKeyring,
+  batchSize = 500,
+  onBatch?: (r: ResealResult) => void,
+): Promise<ResealResult> {
   const result: ResealResult = { checked: 0, resealed: 0, unopenable: [] };
   let after = '0';
   for (;;) {

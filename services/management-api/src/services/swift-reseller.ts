@@ -20,7 +20,8 @@ export interface ResellerCredentials {
 export class SwiftUnreachable extends Error {}
 
 /** fetch says only "fetch failed"; its cause says why (ECONNREFUSED 127.0.0.1:8080, a timeout). */
-const causeOf = (e: unknown): string => (e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e));
+const causeOf = (e: unknown): string =>
+  e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e);
 
 export class SwiftReseller {
   private token: string | null = null;
@@ -52,7 +53,9 @@ export class SwiftReseller {
     const res = await this.call(url, { headers: { Accept: 'application/json' } });
     const text = await res.text();
     if (res.status !== 200) {
-      throw new SwiftUnreachable(`Swift's ${url} answered HTTP ${res.status}; Cairn reads it to learn which quota headers this Swift takes (set expose_info = true in the proxy).`);
+      throw new SwiftUnreachable(
+        `Swift's ${url} answered HTTP ${res.status}; Cairn reads it to learn which quota headers this Swift takes (set expose_info = true in the proxy).`,
+      );
     }
     let body: { swift?: { version?: unknown; policies?: Array<{ name?: unknown }> }; account_quotas?: unknown };
     try {
@@ -71,26 +74,39 @@ export class SwiftReseller {
     const url = `${(this.credentials.auth_url ?? this.authUrl).replace(/\/+$/, '')}/v1.0`;
     let res: Response;
     try {
-      res = await fetch(url, { headers: { 'X-Auth-User': this.credentials.user, 'X-Auth-Key': this.credentials.password }, signal: AbortSignal.timeout(this.timeoutMs) });
+      res = await fetch(url, {
+        headers: { 'X-Auth-User': this.credentials.user, 'X-Auth-Key': this.credentials.password },
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
       await res.arrayBuffer();
     } catch (e) {
       throw new SwiftUnreachable(`The auth gateway is unreachable at ${url}: ${causeOf(e)}.`);
     }
     const token = res.headers.get('x-auth-token');
     if (res.status !== 200 || !token) {
-      throw new SwiftUnreachable(`The auth gateway at ${url} refused the reseller user '${this.credentials.user}' (HTTP ${res.status}); check CAIRN_QUOTA_CREDENTIALS.`);
+      throw new SwiftUnreachable(
+        `The auth gateway at ${url} refused the reseller user '${this.credentials.user}' (HTTP ${res.status}); check CAIRN_QUOTA_CREDENTIALS.`,
+      );
     }
     return token;
   }
 
   /** A request on the account with the reseller token; one new login when Swift refuses the token. */
-  async account(method: 'POST' | 'PUT' | 'HEAD', username: string, headers: Record<string, string> = {}): Promise<Response> {
+  async account(
+    method: 'POST' | 'PUT' | 'HEAD',
+    username: string,
+    headers: Record<string, string> = {},
+  ): Promise<Response> {
     const url = `${(this.credentials.storage_url ?? this.storageUrl).replace(/\/+$/, '')}/${encodeURIComponent(swiftAccountOf(username))}`;
     for (let attempt = 0; ; attempt++) {
       this.token ??= await this.login();
       const res = await this.call(url, { method, headers: { ...headers, 'X-Auth-Token': this.token } });
       if (method !== 'HEAD') await res.arrayBuffer().catch(() => undefined);
-      if ((res.status === 401 || res.status === 403) && attempt === 0 && res.headers.get('x-account-status')?.toLowerCase() !== 'deleted') {
+      if (
+        (res.status === 401 || res.status === 403) &&
+        attempt === 0 &&
+        res.headers.get('x-account-status')?.toLowerCase() !== 'deleted'
+      ) {
         this.token = null;
         continue;
       }
@@ -111,6 +127,7 @@ export function accountFailure(res: Response, username: string, method: string, 
   if (res.status === 401 || res.status === 403) {
     return `Swift refused the reseller token of '${user}' (HTTP ${res.status}): that storage user must be a superuser (ResellerAdmin) and the proxy's keystoneauth must accept it.`;
   }
-  if (res.status === 400) return `Swift refused the quota headers (HTTP 400); is account_quotas after the auth middleware in the proxy pipeline?`;
+  if (res.status === 400)
+    return `Swift refused the quota headers (HTTP 400); is account_quotas after the auth middleware in the proxy pipeline?`;
   return `Swift answered HTTP ${res.status} to ${method} ${account}; retrying.`;
 }

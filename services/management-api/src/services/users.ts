@@ -1,4 +1,13 @@
-import { errors, escapeHtml, quotasOfInput, sameQuotas, type StorageUser, type UserBulkCreateInput, type UserCreateInput, type UserPatchInput } from '@cairn/domain';
+import {
+  errors,
+  escapeHtml,
+  quotasOfInput,
+  sameQuotas,
+  type StorageUser,
+  type UserBulkCreateInput,
+  type UserCreateInput,
+  type UserPatchInput,
+} from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import { clusterIdFromRef, parseBigId, userUri } from '../resources/uris';
@@ -7,7 +16,16 @@ import { getCluster } from '../repositories/clusters';
 import { deleteS3CredentialsOfUser } from '../repositories/s3-credentials';
 import { deleteApplicationCredentialsOfUser } from '../repositories/application-credentials';
 import type { ListQuery, Page } from '../repositories/list-types';
-import { createStorageUser, createStorageUsersSkippingExisting, deleteStorageUser, getStorageUser, getStorageUserSummary, listStorageUsers, updateStorageUser, type StorageUserSummary } from '../repositories/storage-users';
+import {
+  createStorageUser,
+  createStorageUsersSkippingExisting,
+  deleteStorageUser,
+  getStorageUser,
+  getStorageUserSummary,
+  listStorageUsers,
+  updateStorageUser,
+  type StorageUserSummary,
+} from '../repositories/storage-users';
 import { quotaStatesOf, wantQuotas, type QuotaState } from '../repositories/quotas';
 import { latestUsageOf, type LatestUsage } from '../repositories/quota-usage';
 import { applicationCredentialJson, s3CredentialJson, userJson } from '../resources/representations';
@@ -24,12 +42,22 @@ export type PasswordHasher = (password: string) => Promise<string>;
 export { QUOTA_STATE_ALIAS } from '../repositories/storage-users';
 export { QUOTA_STATUSES } from '../repositories/quotas';
 
-export const userTarget = (u: Pick<StorageUser, 'id' | 'username'>): AuditTarget => ({ type: 'users', id: u.id, name: u.username, uri: userUri(u.id) });
+export const userTarget = (u: Pick<StorageUser, 'id' | 'username'>): AuditTarget => ({
+  type: 'users',
+  id: u.id,
+  name: u.username,
+  uri: userUri(u.id),
+});
 
 const notFound = (raw: unknown) => errors.notFound(`No user with id '${escapeHtml(String(raw))}'.`);
 
 /** The user `raw` names, if the operator may see its cluster; anything else is simply not found. */
-async function findVisible<U extends { clusterId: number }>(db: Db, acting: Acting, raw: string | undefined, read: (db: Db, id: string) => Promise<U | null>): Promise<U> {
+async function findVisible<U extends { clusterId: number }>(
+  db: Db,
+  acting: Acting,
+  raw: string | undefined,
+  read: (db: Db, id: string) => Promise<U | null>,
+): Promise<U> {
   const id = parseBigId(raw);
   const user = id === null ? null : await read(db, id);
   if (!user || !canSeeCluster(acting.operator, user.clusterId)) throw notFound(raw);
@@ -63,7 +91,9 @@ async function writableCluster(db: Db, acting: Acting, ref: number | string) {
   const clusterId = clusterIdFromRef(ref);
   const cluster = clusterId === null ? null : await getCluster(db, clusterId);
   if (!cluster || !canSeeCluster(acting.operator, cluster.id)) {
-    throw errors.invalidInput(`Could not find the provided clusters object via resource URI '${escapeHtml(String(ref))}'.`);
+    throw errors.invalidInput(
+      `Could not find the provided clusters object via resource URI '${escapeHtml(String(ref))}'.`,
+    );
   }
   requireWriterOn(acting.operator, cluster.id);
   return cluster;
@@ -79,7 +109,11 @@ export interface BulkOutcome {
  * Creates many users with existing hashes (an import) in one transaction, each with its own audit
  * record; a name already taken is skipped and reported, so an import can be run again.
  */
-export async function createMany(db: Db, acting: Acting, inputOf: () => Promise<UserBulkCreateInput>): Promise<BulkOutcome> {
+export async function createMany(
+  db: Db,
+  acting: Acting,
+  inputOf: () => Promise<UserBulkCreateInput>,
+): Promise<BulkOutcome> {
   requireWriter(acting.operator);
   const { objects } = await inputOf();
   const clusters = new Map<string, Awaited<ReturnType<typeof writableCluster>>>();
@@ -90,24 +124,43 @@ export async function createMany(db: Db, acting: Acting, inputOf: () => Promise<
   // Imported users get their cluster's default quotas, as users created one by one do.
   const wanted = objects.map((o) => {
     const cluster = clusters.get(String(o.cluster))!;
-    return { clusterId: cluster.id, username: o.user, passwordHash: o.password_hash, isSuperuser: o.is_superuser, enabled: o.enabled, quotas: cluster.defaultQuotas };
+    return {
+      clusterId: cluster.id,
+      username: o.user,
+      passwordHash: o.password_hash,
+      isSuperuser: o.is_superuser,
+      enabled: o.enabled,
+      quotas: cluster.defaultQuotas,
+    };
   });
   const created = await withDbErrors(() =>
     db.transaction(async (trx) => {
       const rows = await createStorageUsersSkippingExisting(trx, wanted);
-      for (const u of rows) if (Object.values(u.quotas).some((v) => v !== null)) await wantQuotas(trx, u.id, u.clusterId);
-      await recordAudits(trx, auditActorOf(acting), rows.map((u) => ({ action: 'create', target: userTarget(u), before: null, after: userJson(u) })));
+      for (const u of rows)
+        if (Object.values(u.quotas).some((v) => v !== null)) await wantQuotas(trx, u.id, u.clusterId);
+      await recordAudits(
+        trx,
+        auditActorOf(acting),
+        rows.map((u) => ({ action: 'create', target: userTarget(u), before: null, after: userJson(u) })),
+      );
       return rows;
     }),
   );
   if (created.some((u) => Object.values(u.quotas).some((v) => v !== null))) quotaChanged(db);
   const made = new Set(created.map((u) => `${u.clusterId}\0${u.username}`));
-  const skipped = wanted.filter((w) => !made.delete(`${w.clusterId}\0${w.username}`)).map((w) => ({ user: w.username, clusterId: w.clusterId }));
+  const skipped = wanted
+    .filter((w) => !made.delete(`${w.clusterId}\0${w.username}`))
+    .map((w) => ({ user: w.username, clusterId: w.clusterId }));
   return { created: await withQuotaStates(db, created), skipped };
 }
 
 /** Inputs come as functions so a reader is refused before the body is read (see services/clusters). */
-export async function create(db: Db, acting: Acting, inputOf: () => Promise<UserCreateInput>, hashPassword: PasswordHasher): Promise<{ user: UserView; input: UserCreateInput }> {
+export async function create(
+  db: Db,
+  acting: Acting,
+  inputOf: () => Promise<UserCreateInput>,
+  hashPassword: PasswordHasher,
+): Promise<{ user: UserView; input: UserCreateInput }> {
   const op = acting.operator;
   requireWriter(op);
   const input = await inputOf();
@@ -119,9 +172,25 @@ export async function create(db: Db, acting: Acting, inputOf: () => Promise<User
   const hasQuota = Object.values(quotas).some((v) => v !== null);
   const user = await withDbErrors(() =>
     db.transaction(async (trx) => {
-      const created = await createStorageUser(trx, { clusterId: cluster.id, username: input.user, passwordHash, isSuperuser: input.is_superuser, enabled: input.enabled, quotas }, cluster.name);
+      const created = await createStorageUser(
+        trx,
+        {
+          clusterId: cluster.id,
+          username: input.user,
+          passwordHash,
+          isSuperuser: input.is_superuser,
+          enabled: input.enabled,
+          quotas,
+        },
+        cluster.name,
+      );
       if (hasQuota) await wantQuotas(trx, created.id, cluster.id);
-      await recordAudit(trx, auditActorOf(acting), { action: 'create', target: userTarget(created), before: null, after: userJson(created) });
+      await recordAudit(trx, auditActorOf(acting), {
+        action: 'create',
+        target: userTarget(created),
+        before: null,
+        after: userJson(created),
+      });
       return created;
     }),
   );
@@ -148,13 +217,25 @@ export async function update(
   const user = await withDbErrors(() =>
     db.transaction(async (trx) => {
       const before = await getStorageUser(trx, existing.id, true);
-      const after = before && (await updateStorageUser(trx, before.id, { passwordHash, isSuperuser: patch.is_superuser, enabled: patch.enabled, quotas }));
+      const after =
+        before &&
+        (await updateStorageUser(trx, before.id, {
+          passwordHash,
+          isSuperuser: patch.is_superuser,
+          enabled: patch.enabled,
+          quotas,
+        }));
       if (!before || !after) throw notFound(existing.id);
       quotasChanged = !sameQuotas(before.quotas, after.quotas);
       if (quotasChanged) await wantQuotas(trx, after.id, after.clusterId);
       // The password itself is never recorded, only that it changed.
       const changed = patch.password === undefined ? {} : { password_changed: true };
-      await recordAudit(trx, auditActorOf(acting), { action: 'update', target: userTarget(after), before: userJson(before), after: { ...userJson(after), ...changed } });
+      await recordAudit(trx, auditActorOf(acting), {
+        action: 'update',
+        target: userTarget(after),
+        before: userJson(before),
+        after: { ...userJson(after), ...changed },
+      });
       return after;
     }),
   );
@@ -176,12 +257,27 @@ export async function remove(db: Db, acting: Acting, rawId: string | undefined):
       if (!deleted) throw notFound(existing.id);
       const actor = auditActorOf(acting);
       for (const c of credentials) {
-        await recordAudit(trx, actor, { action: 'delete', target: s3CredentialTarget(c), before: s3CredentialJson(c), after: null });
+        await recordAudit(trx, actor, {
+          action: 'delete',
+          target: s3CredentialTarget(c),
+          before: s3CredentialJson(c),
+          after: null,
+        });
       }
       for (const c of appCredentials) {
-        await recordAudit(trx, actor, { action: 'delete', target: applicationCredentialTarget(c), before: applicationCredentialJson(c), after: null });
+        await recordAudit(trx, actor, {
+          action: 'delete',
+          target: applicationCredentialTarget(c),
+          before: applicationCredentialJson(c),
+          after: null,
+        });
       }
-      await recordAudit(trx, actor, { action: 'delete', target: userTarget(deleted), before: userJson(deleted), after: null });
+      await recordAudit(trx, actor, {
+        action: 'delete',
+        target: userTarget(deleted),
+        before: userJson(deleted),
+        after: null,
+      });
     }),
   );
 }

@@ -1,6 +1,17 @@
 import Joi from 'joi';
 import type { Knex } from 'knex';
-import { type Cluster, DAY_MS, errors, escapeHtml, floorHour, formatUtc, HOUR_MS, parseUtc, swiftAccountSchema, validate } from '@cairn/domain';
+import {
+  type Cluster,
+  DAY_MS,
+  errors,
+  escapeHtml,
+  floorHour,
+  formatUtc,
+  HOUR_MS,
+  parseUtc,
+  swiftAccountSchema,
+  validate,
+} from '@cairn/domain';
 import { recordAudit } from '../repositories/audit';
 import { addStorageCoverage, recordCollectorRun } from '../repositories/monitoring';
 import { listPolicies } from '../repositories/devices';
@@ -42,7 +53,13 @@ const storageSchema = Joi.object({
         policies: Joi.array()
           .max(64)
           .items(
-            Joi.object({ index: Joi.number().integer().min(0).max(32767), name: Joi.string().max(255), bytes_used: count, object_count: count, container_count: count }).xor('index', 'name'),
+            Joi.object({
+              index: Joi.number().integer().min(0).max(32767),
+              name: Joi.string().max(255),
+              bytes_used: count,
+              object_count: count,
+              container_count: count,
+            }).xor('index', 'name'),
           )
           .default([]),
       }),
@@ -53,7 +70,19 @@ const storageSchema = Joi.object({
 interface StorageInput {
   interval: number;
   sampled_at: string;
-  samples: Array<{ account: string; bytes_used: number; object_count: number; container_count: number; policies: Array<{ index?: number; name?: string; bytes_used: number; object_count: number; container_count: number }> }>;
+  samples: Array<{
+    account: string;
+    bytes_used: number;
+    object_count: number;
+    container_count: number;
+    policies: Array<{
+      index?: number;
+      name?: string;
+      bytes_used: number;
+      object_count: number;
+      container_count: number;
+    }>;
+  }>;
 }
 
 /**
@@ -63,15 +92,22 @@ interface StorageInput {
  */
 export function writeWindow(settings: UtilizationSettings): { oldest: Date; latest: Date } {
   const now = settings.now().getTime();
-  return { oldest: new Date(floorHour(now - settings.retention.hourlyDays * DAY_MS) + DAY_MS), latest: new Date(now + 15 * 60_000) };
+  return {
+    oldest: new Date(floorHour(now - settings.retention.hourlyDays * DAY_MS) + DAY_MS),
+    latest: new Date(now + 15 * 60_000),
+  };
 }
 
 function checkWriteTime(label: string, raw: string, settings: UtilizationSettings): Date {
   const t = parseUtc(raw);
   if (!t) throw errors.invalidInput(`'${label}' must be an ISO 8601 UTC date-time, such as 2026-11-24T22:05:00Z.`);
   const { oldest, latest } = writeWindow(settings);
-  if (t.getTime() < oldest.getTime()) throw errors.invalidInput(`'${label}' (${formatUtc(t)}) is older than the hourly retention allows (${formatUtc(oldest)}).`);
-  if (t.getTime() > latest.getTime()) throw errors.invalidInput(`'${label}' (${formatUtc(t)}) is in the future; check the collector's clock.`);
+  if (t.getTime() < oldest.getTime())
+    throw errors.invalidInput(
+      `'${label}' (${formatUtc(t)}) is older than the hourly retention allows (${formatUtc(oldest)}).`,
+    );
+  if (t.getTime() > latest.getTime())
+    throw errors.invalidInput(`'${label}' (${formatUtc(t)}) is in the future; check the collector's clock.`);
   return t;
 }
 
@@ -98,14 +134,27 @@ export interface TransferWriteResult extends WriteResult {
 }
 
 /** A round (or part of one) of account HEADs. Each hour keeps its maxima; re-sent samples count once. */
-export async function recordStorage(db: Knex, acting: Acting, cluster: Cluster, bodyOf: () => Promise<unknown>, settings: UtilizationSettings): Promise<WriteResult> {
+export async function recordStorage(
+  db: Knex,
+  acting: Acting,
+  cluster: Cluster,
+  bodyOf: () => Promise<unknown>,
+  settings: UtilizationSettings,
+): Promise<WriteResult> {
   requireWriterOn(acting.operator, cluster.id);
   return writeSlots.run(() => storeStorage(db, acting, cluster, bodyOf, settings));
 }
 
-async function storeStorage(db: Knex, acting: Acting, cluster: Cluster, bodyOf: () => Promise<unknown>, settings: UtilizationSettings): Promise<WriteResult> {
+async function storeStorage(
+  db: Knex,
+  acting: Acting,
+  cluster: Cluster,
+  bodyOf: () => Promise<unknown>,
+  settings: UtilizationSettings,
+): Promise<WriteResult> {
   const input = validate<StorageInput>(storageSchema, await bodyOf());
-  if (3600 % input.interval !== 0) throw errors.invalidInput(`'interval' must divide an hour (3600 seconds) evenly; ${input.interval} does not.`);
+  if (3600 % input.interval !== 0)
+    throw errors.invalidInput(`'interval' must divide an hour (3600 seconds) evenly; ${input.interval} does not.`);
   const at = checkWriteTime('sampled_at', input.sampled_at, settings).getTime();
   const hourMs = floorHour(at);
   const hour = new Date(hourMs);
@@ -121,10 +170,29 @@ async function storeStorage(db: Knex, acting: Acting, cluster: Cluster, bodyOf: 
   const add = (r: StorageRow) => {
     const key = `${r.policyIndex}\u0000${r.account}`;
     const prev = rows.get(key);
-    rows.set(key, prev ? { ...r, bytesUsed: Math.max(prev.bytesUsed, r.bytesUsed), objectCount: Math.max(prev.objectCount, r.objectCount), containerCount: Math.max(prev.containerCount, r.containerCount) } : r);
+    rows.set(
+      key,
+      prev
+        ? {
+            ...r,
+            bytesUsed: Math.max(prev.bytesUsed, r.bytesUsed),
+            objectCount: Math.max(prev.objectCount, r.objectCount),
+            containerCount: Math.max(prev.containerCount, r.containerCount),
+          }
+        : r,
+    );
   };
   input.samples.forEach((s, i) => {
-    add({ policyIndex: TOTAL_POLICY, account: s.account, hour, bytesUsed: s.bytes_used, objectCount: s.object_count, containerCount: s.container_count, slots, slotCount });
+    add({
+      policyIndex: TOTAL_POLICY,
+      account: s.account,
+      hour,
+      bytesUsed: s.bytes_used,
+      objectCount: s.object_count,
+      containerCount: s.container_count,
+      slots,
+      slotCount,
+    });
     s.policies.forEach((p, j) => {
       if (p.index !== undefined && !knownIndexes.has(p.index)) {
         unknownIndexes.push(`samples[${i}].policies[${j}].index ${p.index}`);
@@ -137,26 +205,48 @@ async function storeStorage(db: Knex, acting: Acting, cluster: Cluster, bodyOf: 
         unknown.add(p.name!);
         return;
       }
-      add({ policyIndex: index, account: s.account, hour, bytesUsed: p.bytes_used, objectCount: p.object_count, containerCount: p.container_count, slots, slotCount });
+      add({
+        policyIndex: index,
+        account: s.account,
+        hour,
+        bytesUsed: p.bytes_used,
+        objectCount: p.object_count,
+        containerCount: p.container_count,
+        slots,
+        slotCount,
+      });
     });
   });
   if (unknown.size > 0 || unknownIndexes.length > 0) {
     const problems: string[] = [];
-    if (unknown.size > 0) problems.push(`Unknown storage policy name(s) ${[...unknown].map((n) => `'${escapeHtml(n)}'`).join(', ')} for cluster ${cluster.id}.`);
+    if (unknown.size > 0)
+      problems.push(
+        `Unknown storage policy name(s) ${[...unknown].map((n) => `'${escapeHtml(n)}'`).join(', ')} for cluster ${cluster.id}.`,
+      );
     if (unknownIndexes.length > 0) {
       const shown = unknownIndexes.slice(0, MAX_UNKNOWN_SHOWN).join('; ');
-      const more = unknownIndexes.length > MAX_UNKNOWN_SHOWN ? `; and ${unknownIndexes.length - MAX_UNKNOWN_SHOWN} more` : '';
-      const has = policies.length > 0 ? `its policies are ${policies.map((p) => p.index).join(', ')}` : 'it has no storage policies reported';
+      const more =
+        unknownIndexes.length > MAX_UNKNOWN_SHOWN ? `; and ${unknownIndexes.length - MAX_UNKNOWN_SHOWN} more` : '';
+      const has =
+        policies.length > 0
+          ? `its policies are ${policies.map((p) => p.index).join(', ')}`
+          : 'it has no storage policies reported';
       problems.push(`Unknown storage policy index(es) for cluster ${cluster.id} (${has}): ${shown}${more}.`);
     }
-    throw errors.invalidInput(`${problems.join(' ')} Report the cluster's policies first (PUT .../devices/, as 'cairn capacity collect' does).`);
+    throw errors.invalidInput(
+      `${problems.join(' ')} Report the cluster's policies first (PUT .../devices/, as 'cairn capacity collect' does).`,
+    );
   }
   await ensureHourlyPartitions(db, [hourMs]);
   await db.transaction(async (trx) => {
     await repo.upsertStorage(trx, cluster.id, [...rows.values()]);
     await invalidateRollups(trx, cluster.id, [hourMs]);
     await repo.rememberAccounts(trx, cluster.id, [...new Set(input.samples.map((s) => s.account))]);
-    await repo.rememberPolicies(trx, cluster.id, [...new Set([...rows.values()].map((r) => r.policyIndex))].filter((p) => p !== TOTAL_POLICY));
+    await repo.rememberPolicies(
+      trx,
+      cluster.id,
+      [...new Set([...rows.values()].map((r) => r.policyIndex))].filter((p) => p !== TOTAL_POLICY),
+    );
     await recordAudit(trx, auditActorOf(acting), {
       action: 'record_utilization',
       target: utilizationTarget(cluster, 'storage'),
@@ -178,7 +268,11 @@ async function storeStorage(db: Knex, acting: Acting, cluster: Cluster, bodyOf: 
  * cost the others theirs).
  */
 const transferSchema = Joi.object({
-  batch_id: Joi.string().min(8).max(128).pattern(/^[\w.:-]+$/).required(),
+  batch_id: Joi.string()
+    .min(8)
+    .max(128)
+    .pattern(/^[\w.:-]+$/)
+    .required(),
   covered: Joi.object({ start: utc, end: utc }),
   records: Joi.array().max(MAX_WRITE_ROWS).items(Joi.any()).required(),
 });
@@ -212,16 +306,28 @@ interface TransferRecordInput {
 const addCapped = (a: number, b: number): number => Math.min(TRANSFER_HOUR_MAX, a + b);
 
 /** One record, checked alone: its hour, or why it is refused. */
-function checkTransferRecord(raw: unknown, i: number, knownIndexes: ReadonlySet<number>, settings: UtilizationSettings): { record: TransferRecordInput; hour: Date } | { reason: string } {
+function checkTransferRecord(
+  raw: unknown,
+  i: number,
+  knownIndexes: ReadonlySet<number>,
+  settings: UtilizationSettings,
+): { record: TransferRecordInput; hour: Date } | { reason: string } {
   const label = `records[${i}]`;
   try {
-    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { reason: `'${label}' must be an object.` };
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+      return { reason: `'${label}' must be an object.` };
     const record = validate<TransferRecordInput>(transferRecordSchema, raw);
     const hour = checkWriteTime(`${label}.hour`, record.hour, settings);
-    if (hour.getTime() % HOUR_MS !== 0) return { reason: `'${label}.hour' (${formatUtc(hour)}) must be the start of an hour.` };
+    if (hour.getTime() % HOUR_MS !== 0)
+      return { reason: `'${label}.hour' (${formatUtc(hour)}) must be the start of an hour.` };
     if (record.policy_index !== null && !knownIndexes.has(record.policy_index)) {
-      const has = knownIndexes.size > 0 ? `its policies are ${[...knownIndexes].sort((a, b) => a - b).join(', ')}` : 'it has no storage policies reported';
-      return { reason: `'${label}.policy_index' ${record.policy_index} is not a storage policy of this cluster (${has}).` };
+      const has =
+        knownIndexes.size > 0
+          ? `its policies are ${[...knownIndexes].sort((a, b) => a - b).join(', ')}`
+          : 'it has no storage policies reported';
+      return {
+        reason: `'${label}.policy_index' ${record.policy_index} is not a storage policy of this cluster (${has}).`,
+      };
     }
     return { record, hour };
   } catch (e) {
@@ -244,12 +350,24 @@ function minuteMasks(start: number, end: number): Map<number, bigint> {
  * A batch of access-log sums. A batch id already counted is acknowledged and ignored, so a
  * collector may re-send after a crash or a timeout without counting twice.
  */
-export async function recordTransfer(db: Knex, acting: Acting, cluster: Cluster, bodyOf: () => Promise<unknown>, settings: UtilizationSettings): Promise<TransferWriteResult> {
+export async function recordTransfer(
+  db: Knex,
+  acting: Acting,
+  cluster: Cluster,
+  bodyOf: () => Promise<unknown>,
+  settings: UtilizationSettings,
+): Promise<TransferWriteResult> {
   requireWriterOn(acting.operator, cluster.id);
   return writeSlots.run(() => storeTransfer(db, acting, cluster, bodyOf, settings));
 }
 
-async function storeTransfer(db: Knex, acting: Acting, cluster: Cluster, bodyOf: () => Promise<unknown>, settings: UtilizationSettings): Promise<TransferWriteResult> {
+async function storeTransfer(
+  db: Knex,
+  acting: Acting,
+  cluster: Cluster,
+  bodyOf: () => Promise<unknown>,
+  settings: UtilizationSettings,
+): Promise<TransferWriteResult> {
   const input = validate<TransferInput>(transferSchema, await bodyOf());
   let coverage = new Map<number, bigint>();
   if (input.covered) {
@@ -258,16 +376,32 @@ async function storeTransfer(db: Knex, acting: Acting, cluster: Cluster, bodyOf:
     if (end < start) throw errors.invalidInput("'covered.end' must not be before 'covered.start'.");
     coverage = minuteMasks(start, Math.max(end, start + 1));
   }
-  const needsPolicies = input.records.some((r) => r !== null && typeof r === 'object' && typeof (r as { policy_index?: unknown }).policy_index === 'number');
+  const needsPolicies = input.records.some(
+    (r) => r !== null && typeof r === 'object' && typeof (r as { policy_index?: unknown }).policy_index === 'number',
+  );
   const knownIndexes = new Set((needsPolicies ? await listPolicies(db, cluster.id) : []).map((p) => p.index));
-  const checkedRecords: Array<{ account: string; reqCount: number; policyIndex: number; hour: Date; bytesIn: number; bytesOut: number }> = [];
+  const checkedRecords: Array<{
+    account: string;
+    reqCount: number;
+    policyIndex: number;
+    hour: Date;
+    bytesIn: number;
+    bytesOut: number;
+  }> = [];
   const refused: RefusedRecord[] = [];
   input.records.forEach((raw, i) => {
     const checked = checkTransferRecord(raw, i, knownIndexes, settings);
     if ('reason' in checked) refused.push({ index: i, reason: checked.reason });
     else {
       const { record: r, hour } = checked;
-      checkedRecords.push({ account: r.account, reqCount: r.req_count, policyIndex: r.policy_index ?? TOTAL_POLICY, hour, bytesIn: r.bytes_in, bytesOut: r.bytes_out });
+      checkedRecords.push({
+        account: r.account,
+        reqCount: r.req_count,
+        policyIndex: r.policy_index ?? TOTAL_POLICY,
+        hour,
+        bytesIn: r.bytes_in,
+        bytesOut: r.bytes_out,
+      });
     }
   });
   // Only accounts the cluster has had a user for are billed. A log line names whatever account its
@@ -291,17 +425,30 @@ async function storeTransfer(db: Knex, acting: Acting, cluster: Cluster, bodyOf:
     });
   }
   const billed = [...rows.values()];
-  await ensureHourlyPartitions(db, billed.map((r) => r.hour.getTime()));
+  await ensureHourlyPartitions(
+    db,
+    billed.map((r) => r.hour.getTime()),
+  );
   const counted = await db.transaction(async (trx) => {
     if (!(await repo.claimTransferBatch(trx, cluster.id, input.batch_id))) return false;
     await repo.addTransfer(trx, cluster.id, billed);
-    await invalidateRollups(trx, cluster.id, billed.map((r) => r.hour.getTime()));
+    await invalidateRollups(
+      trx,
+      cluster.id,
+      billed.map((r) => r.hour.getTime()),
+    );
     await repo.addTransferCoverage(trx, cluster.id, coverage);
     await recordAudit(trx, auditActorOf(acting), {
       action: 'record_utilization',
       target: utilizationTarget(cluster, 'transfer'),
       before: null,
-      after: { kind: 'transfer', batch_id: input.batch_id, records: input.records.length, refused: refused.length, unattributed: unattributed.records },
+      after: {
+        kind: 'transfer',
+        batch_id: input.batch_id,
+        records: input.records.length,
+        refused: refused.length,
+        unattributed: unattributed.records,
+      },
     });
     return true;
   });
@@ -309,7 +456,9 @@ async function storeTransfer(db: Knex, acting: Acting, cluster: Cluster, bodyOf:
   await recordCollectorRun(db, cluster.id, 'transfer');
   const accepted = checkedRecords.length - unattributed.records;
   const result: TransferWriteResult = { accepted: counted ? accepted : 0, duplicate: !counted, unattributed };
-  return refused.length === 0 ? result : { ...result, refused: refused.slice(0, MAX_REFUSED_SHOWN), refused_count: refused.length };
+  return refused.length === 0
+    ? result
+    : { ...result, refused: refused.slice(0, MAX_REFUSED_SHOWN), refused_count: refused.length };
 }
 
 const utilizationTarget = (cluster: Cluster, kind: UtilizationKind) => ({

@@ -62,10 +62,20 @@ function usedPct(used: number, quota: Count | null): number | null {
  * the range (a change is in the audit trail). Bytes are compared with the peak (did the account
  * reach its quota), objects with the count at the end.
  */
-function quotaSummary(bytes: string | null | undefined, count: string | null | undefined, peak: number, objects: number): QuotaSummary {
+function quotaSummary(
+  bytes: string | null | undefined,
+  count: string | null | undefined,
+  peak: number,
+  objects: number,
+): QuotaSummary {
   const quotaBytes = bytes == null ? null : exactCount(bytes);
   const quotaCount = count == null ? null : exactCount(count);
-  return { quota_bytes: quotaBytes, quota_count: quotaCount, quota_bytes_used_pct: usedPct(peak, quotaBytes), quota_count_used_pct: usedPct(objects, quotaCount) };
+  return {
+    quota_bytes: quotaBytes,
+    quota_count: quotaCount,
+    quota_bytes_used_pct: usedPct(peak, quotaBytes),
+    quota_count_used_pct: usedPct(objects, quotaCount),
+  };
 }
 
 /** A per-policy quota by the policy's name; Swift matches those names without regard to case. */
@@ -81,7 +91,13 @@ interface QuotaContext {
   quotas: Map<string, Quotas>;
 }
 
-function toSummary(row: summaries.SummaryRow, range: TimeRange, transferPart: number, policies: readonly number[], q: QuotaContext): AccountSummary {
+function toSummary(
+  row: summaries.SummaryRow,
+  range: TimeRange,
+  transferPart: number,
+  policies: readonly number[],
+  q: QuotaContext,
+): AccountSummary {
   // Averages are byte-hours over the hours in which the account was sampled: an hour the collector
   // missed lowers pct_complete, not the bill. Policies share the account's hours, because Swift
   // drops a policy's headers once the account has no container in it: a sampled hour without a
@@ -90,7 +106,8 @@ function toSummary(row: summaries.SummaryRow, range: TimeRange, transferPart: nu
   const hours = total?.hours ?? 0;
   const avg = (s: { byteHours: number } | undefined) => (s && hours > 0 ? Math.round(s.byteHours / hours) : 0);
   // Counts "at the end" are those of the account's latest sample; a policy missing from it is at zero.
-  const atEnd = (s: summaries.PolicyFigures | undefined) => (s && total && s.latestAt >= total.latestAt ? s : undefined);
+  const atEnd = (s: summaries.PolicyFigures | undefined) =>
+    s && total && s.latestAt >= total.latestAt ? s : undefined;
   const storagePart = (total?.covered ?? 0) / range.hours;
   const quotas = q.quotas.get(row.account);
   const peak = total?.peak ?? 0;
@@ -113,8 +130,22 @@ function toSummary(row: summaries.SummaryRow, range: TimeRange, transferPart: nu
       const s = row.storage.get(p);
       const end = atEnd(s);
       const name = q.names.get(p);
-      const figures = { policy_index: p, bytes_used_avg: avg(s), bytes_used_peak: s?.peak ?? 0, object_count: end?.objectCount ?? 0, container_count: end?.containerCount ?? 0 };
-      return { ...figures, ...quotaSummary(byPolicyName(quotas?.bytesPolicy, name), byPolicyName(quotas?.countPolicy, name), figures.bytes_used_peak, figures.object_count) };
+      const figures = {
+        policy_index: p,
+        bytes_used_avg: avg(s),
+        bytes_used_peak: s?.peak ?? 0,
+        object_count: end?.objectCount ?? 0,
+        container_count: end?.containerCount ?? 0,
+      };
+      return {
+        ...figures,
+        ...quotaSummary(
+          byPolicyName(quotas?.bytesPolicy, name),
+          byPolicyName(quotas?.countPolicy, name),
+          figures.bytes_used_peak,
+          figures.object_count,
+        ),
+      };
     }),
   };
 }
@@ -124,8 +155,20 @@ async function policyNames(db: Knex, cluster: Cluster): Promise<Map<number, stri
 }
 
 /** Summaries of a batch of accounts, with their users' quotas. */
-async function summarizeBatch(db: Knex, cluster: Cluster, accounts: string[], split: summaries.RangeSplit, range: TimeRange, transferPart: number, policies: readonly number[], names: Map<number, string>): Promise<AccountSummary[]> {
-  const [rows, quotas] = await Promise.all([summaries.summarize(db, cluster.id, accounts, split), quotasOfAccounts(db, cluster.id, accounts)]);
+async function summarizeBatch(
+  db: Knex,
+  cluster: Cluster,
+  accounts: string[],
+  split: summaries.RangeSplit,
+  range: TimeRange,
+  transferPart: number,
+  policies: readonly number[],
+  names: Map<number, string>,
+): Promise<AccountSummary[]> {
+  const [rows, quotas] = await Promise.all([
+    summaries.summarize(db, cluster.id, accounts, split),
+    quotasOfAccounts(db, cluster.id, accounts),
+  ]);
   return rows.map((r) => toSummary(r, range, transferPart, policies, { names, quotas }));
 }
 
@@ -135,7 +178,14 @@ export interface SummaryPage {
   rows: AccountSummary[];
 }
 
-export async function summaryPage(db: Knex, cluster: Cluster, range: TimeRange, filters: readonly Filter[], limit: number, offset: number): Promise<SummaryPage> {
+export async function summaryPage(
+  db: Knex,
+  cluster: Cluster,
+  range: TimeRange,
+  filters: readonly Filter[],
+  limit: number,
+  offset: number,
+): Promise<SummaryPage> {
   const split = await summaries.splitRange(db, cluster.id, hourRange(range));
   const [total, accounts, policies, transferPart, names] = await Promise.all([
     summaries.countSummaryAccounts(db, cluster.id, split, filters),
@@ -144,7 +194,11 @@ export async function summaryPage(db: Knex, cluster: Cluster, range: TimeRange, 
     transferShare(db, cluster, range),
     policyNames(db, cluster),
   ]);
-  return { total, policies, rows: await summarizeBatch(db, cluster, accounts, split, range, transferPart, policies, names) };
+  return {
+    total,
+    policies,
+    rows: await summarizeBatch(db, cluster, accounts, split, range, transferPart, policies, names),
+  };
 }
 
 /** The policies an export's columns name, then its rows in batches read by key. */

@@ -1,5 +1,13 @@
 import type { Knex } from 'knex';
-import { type Cluster, errors, escapeHtml, HOUR_MS, type Operator, type TimeRange, type UtilizationRetention } from '@cairn/domain';
+import {
+  type Cluster,
+  errors,
+  escapeHtml,
+  HOUR_MS,
+  type Operator,
+  type TimeRange,
+  type UtilizationRetention,
+} from '@cairn/domain';
 import type { Filter, ListQuery, Page } from '../repositories/list-types';
 import { getCluster } from '../repositories/clusters';
 import { pagePolicies, type StoredPolicy } from '../repositories/devices';
@@ -22,7 +30,6 @@ export interface UtilizationSettings {
 
 export type PolicySelector = number | 'total';
 
-
 /** The cluster when the operator may see it; otherwise not found, as for any cluster path. */
 export async function visibleCluster(db: Knex, op: Operator, clusterId: number | null, raw: string): Promise<Cluster> {
   const cluster = clusterId === null || !canSeeCluster(op, clusterId) ? null : await getCluster(db, clusterId);
@@ -31,9 +38,13 @@ export async function visibleCluster(db: Knex, op: Operator, clusterId: number |
 }
 
 /** Stored hours read for a range: each record reports the stored hour that begins inside it. */
-export const hourRange = (range: TimeRange): HourRange => ({ from: range.firstHour, to: new Date(range.firstHour.getTime() + range.hours * HOUR_MS) });
+export const hourRange = (range: TimeRange): HourRange => ({
+  from: range.firstHour,
+  to: new Date(range.firstHour.getTime() + range.hours * HOUR_MS),
+});
 
-const policyFilter = (kind: UtilizationKind, policy: PolicySelector): number | null => (policy === 'total' ? (kind === 'storage' ? TOTAL_POLICY : null) : policy);
+const policyFilter = (kind: UtilizationKind, policy: PolicySelector): number | null =>
+  policy === 'total' ? (kind === 'storage' ? TOTAL_POLICY : null) : policy;
 
 // ---- account lists ------------------------------------------------------------------------
 
@@ -62,11 +73,22 @@ export async function listAccounts(
 }
 
 /** Batches of account names in order, read by key: an export of any size holds one batch at a time. */
-export async function* exportAccounts(db: Knex, cluster: Cluster, kind: UtilizationKind, policy: PolicySelector, range: TimeRange, filters: readonly Filter[], batch = 5000): AsyncGenerator<string[]> {
+export async function* exportAccounts(
+  db: Knex,
+  cluster: Cluster,
+  kind: UtilizationKind,
+  policy: PolicySelector,
+  range: TimeRange,
+  filters: readonly Filter[],
+  batch = 5000,
+): AsyncGenerator<string[]> {
   const hours = hourRange(range);
   let after: string | undefined;
   for (;;) {
-    const accounts = await repo.pageAccounts(db, kind, cluster.id, policyFilter(kind, policy), hours, filters, { limit: batch, after });
+    const accounts = await repo.pageAccounts(db, kind, cluster.id, policyFilter(kind, policy), hours, filters, {
+      limit: batch,
+      after,
+    });
     if (accounts.length === 0) return;
     yield accounts;
     if (accounts.length < batch) return;
@@ -101,12 +123,23 @@ export const pct = (share: number): number => Math.round(Math.min(1, Math.max(0,
  * never seen (no records at all rather than a range of zeros). Whether it was ever seen is only
  * asked when the range holds nothing for it.
  */
-export async function storageDetail(db: Knex, cluster: Cluster, policy: PolicySelector, account: string, range: TimeRange, first: number, count: number): Promise<StorageRecord[] | null> {
+export async function storageDetail(
+  db: Knex,
+  cluster: Cluster,
+  policy: PolicySelector,
+  account: string,
+  range: TimeRange,
+  first: number,
+  count: number,
+): Promise<StorageRecord[] | null> {
   const n = Math.max(0, Math.min(count, range.hours - first));
   if (n === 0) return (await repo.isKnownAccount(db, cluster.id, account)) ? [] : null;
   const from = range.firstHour.getTime() + first * HOUR_MS;
   const p = policy === 'total' ? TOTAL_POLICY : policy;
-  const rows = await repo.storageHours(db, cluster.id, account, p, { from: new Date(from), to: new Date(from + n * HOUR_MS) });
+  const rows = await repo.storageHours(db, cluster.id, account, p, {
+    from: new Date(from),
+    to: new Date(from + n * HOUR_MS),
+  });
   if (rows.length === 0 && !(await repo.isKnownAccount(db, cluster.id, account))) return null;
   const byHour = new Map(rows.map((r) => [r.hour, r]));
   const records: StorageRecord[] = [];
@@ -115,17 +148,35 @@ export async function storageDetail(db: Knex, cluster: Cluster, policy: PolicySe
     const start = range.start.getTime() + (first + i) * HOUR_MS;
     const v = byHour.get(hour);
     // An hour sampled without this policy's header is a known zero, with the account's coverage.
-    records.push({ start: new Date(start), end: new Date(start + HOUR_MS), bytes_used: v?.bytesUsed ?? 0, object_count: v?.objectCount ?? 0, container_count: v?.containerCount ?? 0, pct_complete: pct(v?.coverage ?? 0) });
+    records.push({
+      start: new Date(start),
+      end: new Date(start + HOUR_MS),
+      bytes_used: v?.bytesUsed ?? 0,
+      object_count: v?.objectCount ?? 0,
+      container_count: v?.containerCount ?? 0,
+      pct_complete: pct(v?.coverage ?? 0),
+    });
   }
   return records;
 }
 
-export async function transferDetail(db: Knex, cluster: Cluster, policy: PolicySelector, account: string, range: TimeRange, first: number, count: number): Promise<TransferRecord[] | null> {
+export async function transferDetail(
+  db: Knex,
+  cluster: Cluster,
+  policy: PolicySelector,
+  account: string,
+  range: TimeRange,
+  first: number,
+  count: number,
+): Promise<TransferRecord[] | null> {
   const n = Math.max(0, Math.min(count, range.hours - first));
   if (n === 0) return (await repo.isKnownAccount(db, cluster.id, account)) ? [] : null;
   const from = range.firstHour.getTime() + first * HOUR_MS;
   const span = { from: new Date(from), to: new Date(from + n * HOUR_MS) };
-  const [rows, coverage] = await Promise.all([repo.transferHours(db, cluster.id, account, policy === 'total' ? null : policy, span), repo.transferCoverage(db, cluster.id, span)]);
+  const [rows, coverage] = await Promise.all([
+    repo.transferHours(db, cluster.id, account, policy === 'total' ? null : policy, span),
+    repo.transferCoverage(db, cluster.id, span),
+  ]);
   if (rows.length === 0 && !(await repo.isKnownAccount(db, cluster.id, account))) return null;
   const byHour = new Map(rows.map((r) => [r.hour, r]));
   const records: TransferRecord[] = [];
@@ -133,19 +184,37 @@ export async function transferDetail(db: Knex, cluster: Cluster, policy: PolicyS
     const hour = from + i * HOUR_MS;
     const start = range.start.getTime() + (first + i) * HOUR_MS;
     const v = byHour.get(hour);
-    records.push({ start: new Date(start), end: new Date(start + HOUR_MS), bytes_in: v?.bytesIn ?? 0, bytes_out: v?.bytesOut ?? 0, req_count: v?.reqCount ?? 0, pct_complete: pct(coverage.get(hour) ?? 0) });
+    records.push({
+      start: new Date(start),
+      end: new Date(start + HOUR_MS),
+      bytes_in: v?.bytesIn ?? 0,
+      bytes_out: v?.bytesOut ?? 0,
+      req_count: v?.reqCount ?? 0,
+      pct_complete: pct(coverage.get(hour) ?? 0),
+    });
   }
   return records;
 }
 
 // ---- known accounts (what the storage collector HEADs) ------------------------------------
 
-export async function knownAccountsPage(db: Knex, cluster: Cluster, filters: readonly Filter[], limit: number, offset: number): Promise<AccountPage> {
-  const [total, accounts] = await Promise.all([repo.countKnownAccounts(db, cluster.id, filters), repo.knownAccounts(db, cluster.id, filters, { limit, offset })]);
+export async function knownAccountsPage(
+  db: Knex,
+  cluster: Cluster,
+  filters: readonly Filter[],
+  limit: number,
+  offset: number,
+): Promise<AccountPage> {
+  const [total, accounts] = await Promise.all([
+    repo.countKnownAccounts(db, cluster.id, filters),
+    repo.knownAccounts(db, cluster.id, filters, { limit, offset }),
+  ]);
   return { total, accounts };
 }
 
-/** The cluster's storage policies as last reported, one page: the storage collector maps Swift's header names with them. */
+/**
+ * The cluster's storage policies as last reported, one page: the storage collector maps Swift's header names with them.
+ */
 export async function clusterPolicies(db: Knex, cluster: Cluster, query: ListQuery): Promise<Page<StoredPolicy>> {
   return pagePolicies(db, cluster.id, query);
 }

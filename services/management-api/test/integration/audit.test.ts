@@ -1,8 +1,23 @@
 import { parseStringPromise } from 'xml2js';
 import type { Response } from 'supertest';
-import { ADMIN, ADMIN_AUTH, DB_KINDS, PASSWORD, countRows, createCluster, createOperator, createUser, startTestApp, type TestApp } from '../support/harness';
+import {
+  ADMIN,
+  ADMIN_AUTH,
+  DB_KINDS,
+  PASSWORD,
+  countRows,
+  createCluster,
+  createOperator,
+  createUser,
+  startTestApp,
+  type TestApp,
+} from '../support/harness';
 
-type Entry = Record<string, unknown> & { id: string; before: Record<string, unknown> | null; after: Record<string, unknown> | null };
+type Entry = Record<string, unknown> & {
+  id: string;
+  before: Record<string, unknown> | null;
+  after: Record<string, unknown> | null;
+};
 
 const NEW_PASSWORD = 'another-long-password-for-alice';
 const REPORT = {
@@ -78,15 +93,50 @@ describe.each(DB_KINDS)('audit trail on %s', (kind) => {
       expect(res.status).toBe(200);
       const [op, cluster] = res.body.objects as Entry[];
       expect(res.body.objects).toHaveLength(2);
-      expect(op).toMatchObject({ operator: 'bootstrap', operator_id: null, request_id: null, action: 'create', target_type: 'operators', target_id: '1', target_name: 'root', target_uri: '/api/v1/operators/1/', before: null });
-      expect(op!.after).toMatchObject({ id: 1, name: 'root', role: 'admin', clusters: [], resource_uri: '/api/v1/operators/1/' });
-      expect((op!.after!.api_keys as Array<Record<string, unknown>>)[0]).toEqual({ created_at: expect.stringMatching(ISO), id: '1', operator: '/api/v1/operators/1/', resource_uri: '/api/v1/operators/1/keys/1/' });
-      expect(cluster).toMatchObject({ operator: 'bootstrap', operator_id: null, request_id: null, action: 'create', target_type: 'clusters', target_id: '1', target_name: 'default', before: null });
+      expect(op).toMatchObject({
+        operator: 'bootstrap',
+        operator_id: null,
+        request_id: null,
+        action: 'create',
+        target_type: 'operators',
+        target_id: '1',
+        target_name: 'root',
+        target_uri: '/api/v1/operators/1/',
+        before: null,
+      });
+      expect(op!.after).toMatchObject({
+        id: 1,
+        name: 'root',
+        role: 'admin',
+        clusters: [],
+        resource_uri: '/api/v1/operators/1/',
+      });
+      expect((op!.after!.api_keys as Array<Record<string, unknown>>)[0]).toEqual({
+        created_at: expect.stringMatching(ISO),
+        id: '1',
+        operator: '/api/v1/operators/1/',
+        resource_uri: '/api/v1/operators/1/keys/1/',
+      });
+      expect(cluster).toMatchObject({
+        operator: 'bootstrap',
+        operator_id: null,
+        request_id: null,
+        action: 'create',
+        target_type: 'clusters',
+        target_id: '1',
+        target_name: 'default',
+        before: null,
+      });
     });
 
-    it('when a user is created, then one create entry with the user as after, its request id (the caller\'s), and no password', async () => {
+    it("when a user is created, then one create entry with the user as after, its request id (the caller's), and no password", async () => {
       const { res, entry } = await oneEntry(() =>
-        app.http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).set('X-Request-Id', 'audit-test-create-alice').send({ cluster: '/api/v1/clusters/1/', user: 'alice', password: PASSWORD }),
+        app
+          .http()
+          .post('/api/v1/users/')
+          .set('Authorization', ADMIN_AUTH)
+          .set('X-Request-Id', 'audit-test-create-alice')
+          .send({ cluster: '/api/v1/clusters/1/', user: 'alice', password: PASSWORD }),
       );
       expect(res.status).toBe(201);
       userId = res.body.id as string;
@@ -100,7 +150,19 @@ describe.each(DB_KINDS)('audit trail on %s', (kind) => {
         target_name: 'alice',
         target_uri: `/api/v1/users/${userId}/`,
         before: null,
-        after: { cluster: '/api/v1/clusters/1/', enabled: true, id: userId, is_superuser: false, password_scheme: 'scrypt', quota_bytes: null, quota_bytes_policy: null, quota_count: null, quota_count_policy: null, resource_uri: `/api/v1/users/${userId}/`, user: 'alice' },
+        after: {
+          cluster: '/api/v1/clusters/1/',
+          enabled: true,
+          id: userId,
+          is_superuser: false,
+          password_scheme: 'scrypt',
+          quota_bytes: null,
+          quota_bytes_policy: null,
+          quota_count: null,
+          quota_count_policy: null,
+          resource_uri: `/api/v1/users/${userId}/`,
+          user: 'alice',
+        },
         request_id: 'audit-test-create-alice',
         resource_uri: expect.any(String),
       });
@@ -108,11 +170,44 @@ describe.each(DB_KINDS)('audit trail on %s', (kind) => {
     });
 
     it('when a user is patched, then before and after differ in what changed, and a new password shows only as password_changed', async () => {
-      const { res, entry } = await oneEntry(() => send('patch', `/api/v1/users/${userId}/`, { enabled: false, password: NEW_PASSWORD }));
+      const { res, entry } = await oneEntry(() =>
+        send('patch', `/api/v1/users/${userId}/`, { enabled: false, password: NEW_PASSWORD }),
+      );
       expect(res.status).toBe(202);
-      expect(entry).toMatchObject({ ...byRoot, action: 'update', target_type: 'users', target_id: userId, target_name: 'alice' });
-      expect(entry.before).toEqual({ cluster: '/api/v1/clusters/1/', enabled: true, id: userId, is_superuser: false, password_scheme: 'scrypt', quota_bytes: null, quota_bytes_policy: null, quota_count: null, quota_count_policy: null, resource_uri: `/api/v1/users/${userId}/`, user: 'alice' });
-      expect(entry.after).toEqual({ cluster: '/api/v1/clusters/1/', enabled: false, id: userId, is_superuser: false, password_changed: true, password_scheme: 'scrypt', quota_bytes: null, quota_bytes_policy: null, quota_count: null, quota_count_policy: null, resource_uri: `/api/v1/users/${userId}/`, user: 'alice' });
+      expect(entry).toMatchObject({
+        ...byRoot,
+        action: 'update',
+        target_type: 'users',
+        target_id: userId,
+        target_name: 'alice',
+      });
+      expect(entry.before).toEqual({
+        cluster: '/api/v1/clusters/1/',
+        enabled: true,
+        id: userId,
+        is_superuser: false,
+        password_scheme: 'scrypt',
+        quota_bytes: null,
+        quota_bytes_policy: null,
+        quota_count: null,
+        quota_count_policy: null,
+        resource_uri: `/api/v1/users/${userId}/`,
+        user: 'alice',
+      });
+      expect(entry.after).toEqual({
+        cluster: '/api/v1/clusters/1/',
+        enabled: false,
+        id: userId,
+        is_superuser: false,
+        password_changed: true,
+        password_scheme: 'scrypt',
+        quota_bytes: null,
+        quota_bytes_policy: null,
+        quota_count: null,
+        quota_count_policy: null,
+        resource_uri: `/api/v1/users/${userId}/`,
+        user: 'alice',
+      });
       expect(entry.request_id).toMatch(/^[0-9a-f-]{36}$/);
       secrets.push((await app.db('storage_users').where({ id: userId }).first()).password_hash as string);
     });
@@ -120,20 +215,47 @@ describe.each(DB_KINDS)('audit trail on %s', (kind) => {
     it('when a user is deleted, then one delete entry holds the user as before and null after', async () => {
       const { res, entry } = await oneEntry(() => send('delete', `/api/v1/users/${userId}`));
       expect(res.status).toBe(204);
-      expect(entry).toMatchObject({ ...byRoot, action: 'delete', target_type: 'users', target_id: userId, target_name: 'alice', after: null });
+      expect(entry).toMatchObject({
+        ...byRoot,
+        action: 'delete',
+        target_type: 'users',
+        target_id: userId,
+        target_name: 'alice',
+        after: null,
+      });
       expect(entry.before).toMatchObject({ enabled: false, user: 'alice' });
     });
 
     it('when a cluster is created, patched and deleted, then three entries with the right snapshots', async () => {
-      const created = await oneEntry(() => send('post', '/api/v1/clusters/', { name: 'audited', auth_url: 'https://a.example.com/auth', storage_url: 'https://a.example.com/v1' }));
+      const created = await oneEntry(() =>
+        send('post', '/api/v1/clusters/', {
+          name: 'audited',
+          auth_url: 'https://a.example.com/auth',
+          storage_url: 'https://a.example.com/v1',
+        }),
+      );
       expect(created.res.status).toBe(201);
       clusterId = created.res.body.id as number;
-      expect(created.entry).toMatchObject({ ...byRoot, action: 'create', target_type: 'clusters', target_id: String(clusterId), target_name: 'audited', target_uri: `/api/v1/clusters/${clusterId}/`, before: null });
+      expect(created.entry).toMatchObject({
+        ...byRoot,
+        action: 'create',
+        target_type: 'clusters',
+        target_id: String(clusterId),
+        target_name: 'audited',
+        target_uri: `/api/v1/clusters/${clusterId}/`,
+        before: null,
+      });
       // The reconciler's reading of the cluster's Swift, and its users' quotas added up, are shown, not audited.
-      const { quota_support: _support, quota_bytes_total: _total, ...shown } = created.res.body as Record<string, unknown>;
+      const {
+        quota_support: _support,
+        quota_bytes_total: _total,
+        ...shown
+      } = created.res.body as Record<string, unknown>;
       expect(created.entry.after).toEqual(shown);
 
-      const patched = await oneEntry(() => send('patch', `/api/v1/clusters/${clusterId}/`, { name: 'audited-2', region: 'RegionTwo' }));
+      const patched = await oneEntry(() =>
+        send('patch', `/api/v1/clusters/${clusterId}/`, { name: 'audited-2', region: 'RegionTwo' }),
+      );
       expect(patched.res.status).toBe(202);
       expect(patched.entry).toMatchObject({ action: 'update', target_name: 'audited-2' });
       expect(patched.entry.before).toEqual(shown);
@@ -141,7 +263,13 @@ describe.each(DB_KINDS)('audit trail on %s', (kind) => {
 
       const deleted = await oneEntry(() => send('delete', `/api/v1/clusters/${clusterId}/`));
       expect(deleted.res.status).toBe(204);
-      expect(deleted.entry).toMatchObject({ action: 'delete', target_type: 'clusters', target_id: String(clusterId), target_name: 'audited-2', after: null });
+      expect(deleted.entry).toMatchObject({
+        action: 'delete',
+        target_type: 'clusters',
+        target_id: String(clusterId),
+        target_name: 'audited-2',
+        after: null,
+      });
       expect(deleted.entry.before).toEqual(patched.entry.after);
     });
 
@@ -158,7 +286,12 @@ describe.each(DB_KINDS)('audit trail on %s', (kind) => {
         before: { device_count: 0, policy_count: 0 },
         after: { device_count: 3, policy_count: 2 },
       });
-      const second = await oneEntry(() => send('put', '/api/v1/clusters/1/devices/', { policies: REPORT.policies.slice(0, 1), devices: REPORT.devices.slice(0, 1) }));
+      const second = await oneEntry(() =>
+        send('put', '/api/v1/clusters/1/devices/', {
+          policies: REPORT.policies.slice(0, 1),
+          devices: REPORT.devices.slice(0, 1),
+        }),
+      );
       expect(second.res.status).toBe(204);
       expect(second.entry.before).toEqual({ device_count: 3, policy_count: 2 });
       expect(second.entry.after).toEqual({ device_count: 1, policy_count: 1 });
@@ -170,12 +303,26 @@ describe.each(DB_KINDS)('audit trail on %s', (kind) => {
       expect(created.res.status).toBe(201);
       operatorId = created.res.body.id as number;
       secrets.push(created.res.body.api_key as string);
-      expect(created.entry).toMatchObject({ ...byRoot, action: 'create', target_type: 'operators', target_id: String(operatorId), target_name: 'auditee', target_uri: `/api/v1/operators/${operatorId}/`, before: null });
+      expect(created.entry).toMatchObject({
+        ...byRoot,
+        action: 'create',
+        target_type: 'operators',
+        target_id: String(operatorId),
+        target_name: 'auditee',
+        target_uri: `/api/v1/operators/${operatorId}/`,
+        before: null,
+      });
       expect(created.entry.after).toMatchObject({ name: 'auditee', role: 'reader', clusters: [] });
 
-      const patched = await oneEntry(() => send('patch', `/api/v1/operators/${operatorId}/`, { role: 'admin', clusters: ['/api/v1/clusters/1/'] }));
+      const patched = await oneEntry(() =>
+        send('patch', `/api/v1/operators/${operatorId}/`, { role: 'admin', clusters: ['/api/v1/clusters/1/'] }),
+      );
       expect(patched.res.status).toBe(202);
-      expect(patched.entry).toMatchObject({ action: 'update', before: { role: 'reader', clusters: [] }, after: { role: 'admin', clusters: ['/api/v1/clusters/1/'] } });
+      expect(patched.entry).toMatchObject({
+        action: 'update',
+        before: { role: 'reader', clusters: [] },
+        after: { role: 'admin', clusters: ['/api/v1/clusters/1/'] },
+      });
 
       const added = await oneEntry(() => send('post', `/api/v1/operators/${operatorId}/keys/`));
       expect(added.res.status).toBe(201);
@@ -189,17 +336,37 @@ describe.each(DB_KINDS)('audit trail on %s', (kind) => {
         target_name: 'auditee',
         target_uri: `/api/v1/operators/${operatorId}/keys/${keyId}/`,
         before: null,
-        after: { id: keyId, operator: `/api/v1/operators/${operatorId}/`, resource_uri: `/api/v1/operators/${operatorId}/keys/${keyId}/`, created_at: expect.stringMatching(ISO) },
+        after: {
+          id: keyId,
+          operator: `/api/v1/operators/${operatorId}/`,
+          resource_uri: `/api/v1/operators/${operatorId}/keys/${keyId}/`,
+          created_at: expect.stringMatching(ISO),
+        },
       });
-      for (const row of await app.db('api_keys').select('key_hash')) secrets.push(Buffer.from(row.key_hash as Uint8Array).toString('hex'), Buffer.from(row.key_hash as Uint8Array).toString('base64'));
+      for (const row of await app.db('api_keys').select('key_hash'))
+        secrets.push(
+          Buffer.from(row.key_hash as Uint8Array).toString('hex'),
+          Buffer.from(row.key_hash as Uint8Array).toString('base64'),
+        );
 
       const revoked = await oneEntry(() => send('delete', `/api/v1/operators/${operatorId}/keys/${keyId}/`));
       expect(revoked.res.status).toBe(204);
-      expect(revoked.entry).toMatchObject({ action: 'delete_key', target_uri: `/api/v1/operators/${operatorId}/keys/${keyId}/`, before: added.entry.after, after: null });
+      expect(revoked.entry).toMatchObject({
+        action: 'delete_key',
+        target_uri: `/api/v1/operators/${operatorId}/keys/${keyId}/`,
+        before: added.entry.after,
+        after: null,
+      });
 
       const deleted = await oneEntry(() => send('delete', `/api/v1/operators/${operatorId}/`));
       expect(deleted.res.status).toBe(204);
-      expect(deleted.entry).toMatchObject({ action: 'delete', target_type: 'operators', target_id: String(operatorId), after: null, before: patched.entry.after });
+      expect(deleted.entry).toMatchObject({
+        action: 'delete',
+        target_type: 'operators',
+        target_id: String(operatorId),
+        after: null,
+        before: patched.entry.after,
+      });
     });
 
     it('when every kind of write has been made, then no entry holds a password, a password hash, an API key or a key hash', async () => {
@@ -223,10 +390,18 @@ describe.each(DB_KINDS)('audit trail on %s', (kind) => {
 
     it('when a write comes from the operator create command, then the entry names cli', async () => {
       const { createOperatorWithKey } = await import('../../src/routes/operators');
-      const { key } = await app.db.transaction((trx) => createOperatorWithKey(trx, { name: 'from-cli', role: 'reader', clusterIds: [] }));
+      const { key } = await app.db.transaction((trx) =>
+        createOperatorWithKey(trx, { name: 'from-cli', role: 'reader', clusterIds: [] }),
+      );
       const res = await get('/api/v1/audit/?target_name=from-cli');
       expect(res.body.objects).toHaveLength(1);
-      expect(res.body.objects[0]).toMatchObject({ operator: 'cli', operator_id: null, request_id: null, action: 'create', target_type: 'operators' });
+      expect(res.body.objects[0]).toMatchObject({
+        operator: 'cli',
+        operator_id: null,
+        request_id: null,
+        action: 'create',
+        target_type: 'operators',
+      });
       expect(res.text).not.toContain(key);
     });
   });
@@ -246,7 +421,13 @@ describe.each(DB_KINDS)('audit trail on %s', (kind) => {
       const res = await get('/api/v1/audit/');
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toBe('application/json');
-      expect(res.body.meta).toEqual({ limit: 20, next: all.length > 20 ? '/api/v1/audit/?limit=20&offset=20' : null, offset: 0, previous: null, total_count: all.length });
+      expect(res.body.meta).toEqual({
+        limit: 20,
+        next: all.length > 20 ? '/api/v1/audit/?limit=20&offset=20' : null,
+        offset: 0,
+        previous: null,
+        total_count: all.length,
+      });
       expect(all.length).toBe(await countRows(app.db, 'audit_log'));
       const ids = all.map((e) => BigInt(e.id));
       expect([...ids].sort((a, b) => (a < b ? 1 : a > b ? -1 : 0))).toEqual(ids);
@@ -270,10 +451,16 @@ describe.each(DB_KINDS)('audit trail on %s', (kind) => {
       ['action=delete', (e: Entry) => e.action === 'delete'],
       ['action__in=delete,update', (e: Entry) => e.action === 'delete' || e.action === 'update'],
       ['target_type=users', (e: Entry) => e.target_type === 'users'],
-      ['target_type__in=operators&target_type__in=clusters', (e: Entry) => e.target_type === 'operators' || e.target_type === 'clusters'],
+      [
+        'target_type__in=operators&target_type__in=clusters',
+        (e: Entry) => e.target_type === 'operators' || e.target_type === 'clusters',
+      ],
       ['target_name__startswith=reader-fixture', (e: Entry) => String(e.target_name).startsWith('reader-fixture')],
       ['request_id=audit-test-create-alice', (e: Entry) => e.request_id === 'audit-test-create-alice'],
-      ['target_uri__startswith=/api/v1/operators/', (e: Entry) => String(e.target_uri).startsWith('/api/v1/operators/')],
+      [
+        'target_uri__startswith=/api/v1/operators/',
+        (e: Entry) => String(e.target_uri).startsWith('/api/v1/operators/'),
+      ],
     ])('when filtered by %s, then exactly the matching entries', async (query, match) => {
       const res = await get(`/api/v1/audit/?${query}&limit=0`);
       expect(res.status).toBe(200);
@@ -348,9 +535,15 @@ describe.each(DB_KINDS)('audit trail on %s', (kind) => {
       expect(list.status).toBe(200);
       expect(list.headers['content-type']).toBe('application/xml; charset=utf-8');
       expect(list.text.startsWith("<?xml version='1.0' encoding='utf-8'?>\n<response><meta type=\"hash\">")).toBe(true);
-      expect(list.text).toContain('<objects type="list"><object><action>delete</action><after type="null"/><before type="hash"><cluster>/api/v1/clusters/1/</cluster><enabled type="boolean">True</enabled>');
+      expect(list.text).toContain(
+        '<objects type="list"><object><action>delete</action><after type="null"/><before type="hash"><cluster>/api/v1/clusters/1/</cluster><enabled type="boolean">True</enabled>',
+      );
       await expect(parseStringPromise(list.text)).resolves.toBeTruthy();
-      const detail = await app.http().get(all[0]!.resource_uri as string).set('Authorization', ADMIN_AUTH).set('Accept', 'application/xml');
+      const detail = await app
+        .http()
+        .get(all[0]!.resource_uri as string)
+        .set('Authorization', ADMIN_AUTH)
+        .set('Accept', 'application/xml');
       expect(detail.status).toBe(200);
       expect(detail.text).toContain(`<object><action>delete</action>`);
       expect(detail.text).toContain(`<id>${all[0]!.id}</id>`);
@@ -370,7 +563,10 @@ describe.each(DB_KINDS)('audit trail on %s', (kind) => {
         }
       }
       expect((await app.http().get('/api/v1/audit/')).status).toBe(401);
-      expect((await app.http().get('/api/v1/audit/').set('Authorization', 'ApiKey root:wrong-key-wrong-key-wrong-key')).status).toBe(401);
+      expect(
+        (await app.http().get('/api/v1/audit/').set('Authorization', 'ApiKey root:wrong-key-wrong-key-wrong-key'))
+          .status,
+      ).toBe(401);
       expect(await lastId()).toBe(afterSetup);
     });
 
@@ -410,14 +606,37 @@ describe.each(DB_KINDS)('audit trail on %s', (kind) => {
     it('when writes are refused with 4xx, then nothing is recorded', async () => {
       const taken = await createUser(app, 'taken');
       const reader = await createOperator(app, 'refused-reader', 'reader');
-      await unchanged(() => send('post', '/api/v1/users/', { cluster: '/api/v1/clusters/1/', user: 'taken', password: PASSWORD }), 400);
-      await unchanged(() => send('post', '/api/v1/users/', { cluster: '/api/v1/clusters/1/', user: 'short', password: 'short' }), 400);
-      await unchanged(() => send('post', '/api/v1/users/', { cluster: '/api/v1/clusters/1/', user: 'by-reader', password: PASSWORD }, reader), 403);
+      await unchanged(
+        () => send('post', '/api/v1/users/', { cluster: '/api/v1/clusters/1/', user: 'taken', password: PASSWORD }),
+        400,
+      );
+      await unchanged(
+        () => send('post', '/api/v1/users/', { cluster: '/api/v1/clusters/1/', user: 'short', password: 'short' }),
+        400,
+      );
+      await unchanged(
+        () =>
+          send(
+            'post',
+            '/api/v1/users/',
+            { cluster: '/api/v1/clusters/1/', user: 'by-reader', password: PASSWORD },
+            reader,
+          ),
+        403,
+      );
       await unchanged(() => send('patch', `/api/v1/users/${taken.id as string}/`, { enabled: false }, reader), 403);
       await unchanged(() => send('patch', '/api/v1/users/999999/', { enabled: false }), 404);
       await unchanged(() => send('patch', `/api/v1/users/${taken.id as string}/`, { user: 'renamed' }), 400);
       await unchanged(() => send('delete', '/api/v1/users/999999/'), 404);
-      await unchanged(() => send('post', '/api/v1/clusters/', { name: 'default', auth_url: 'https://x/auth', storage_url: 'https://x/v1' }), 400);
+      await unchanged(
+        () =>
+          send('post', '/api/v1/clusters/', {
+            name: 'default',
+            auth_url: 'https://x/auth',
+            storage_url: 'https://x/v1',
+          }),
+        400,
+      );
       await unchanged(() => send('delete', '/api/v1/clusters/1/'), 400);
       await unchanged(() => send('patch', '/api/v1/clusters/999/', { region: 'X' }), 404);
       await unchanged(() => send('put', '/api/v1/clusters/1/devices/', { policies: [], devices: 'nope' }), 400);
@@ -429,7 +648,10 @@ describe.each(DB_KINDS)('audit trail on %s', (kind) => {
     });
 
     it('when the change would remove the last global admin, then the refusal records nothing', async () => {
-      const admins = await app.db('operators').where({ role: 'admin' }).whereNotExists(app.db('operator_clusters').whereRaw('operator_clusters.operator_id = operators.id'));
+      const admins = await app
+        .db('operators')
+        .where({ role: 'admin' })
+        .whereNotExists(app.db('operator_clusters').whereRaw('operator_clusters.operator_id = operators.id'));
       // Only root is a global admin in this app's history; the others are readers or limited.
       expect(admins.map((o) => o.name)).toEqual(['root']);
       const res = await unchanged(() => send('patch', '/api/v1/operators/1/', { role: 'reader' }), 400);
@@ -438,7 +660,9 @@ describe.each(DB_KINDS)('audit trail on %s', (kind) => {
 
     describe('when the database refuses the audit insert (a real constraint violation)', () => {
       beforeAll(async () => {
-        await app.db.raw("ALTER TABLE audit_log ADD CONSTRAINT audit_test_refuse CHECK (request_id IS DISTINCT FROM 'refuse-audit')");
+        await app.db.raw(
+          "ALTER TABLE audit_log ADD CONSTRAINT audit_test_refuse CHECK (request_id IS DISTINCT FROM 'refuse-audit')",
+        );
       });
       afterAll(async () => {
         await app.db.raw('ALTER TABLE audit_log DROP CONSTRAINT audit_test_refuse');
@@ -458,33 +682,60 @@ describe.each(DB_KINDS)('audit trail on %s', (kind) => {
         const keysBefore = await countRows(app.db, 'api_keys');
         const devicesBefore = await countRows(app.db, 'devices');
 
-        await failing('post', '/api/v1/users/', { cluster: '/api/v1/clusters/1/', user: 'never-created', password: PASSWORD });
+        await failing('post', '/api/v1/users/', {
+          cluster: '/api/v1/clusters/1/',
+          user: 'never-created',
+          password: PASSWORD,
+        });
         expect(await app.db('storage_users').where({ username: 'never-created' })).toEqual([]);
         await failing('patch', `/api/v1/users/${victim.id as string}/`, { enabled: false, password: NEW_PASSWORD });
-        const row = await app.db('storage_users').where({ id: victim.id as string }).first();
+        const row = await app
+          .db('storage_users')
+          .where({ id: victim.id as string })
+          .first();
         expect(row).toMatchObject({ enabled: true });
         expect(String(row.generation)).toBe('1');
         await failing('delete', `/api/v1/users/${victim.id as string}/`);
         expect(await app.db('storage_users').where({ id: victim.id as string })).toHaveLength(1);
 
-        await failing('post', '/api/v1/clusters/', { name: 'never-cluster', auth_url: 'https://n/auth', storage_url: 'https://n/v1' });
+        await failing('post', '/api/v1/clusters/', {
+          name: 'never-cluster',
+          auth_url: 'https://n/auth',
+          storage_url: 'https://n/v1',
+        });
         await failing('patch', `/api/v1/clusters/${cluster.id as number}/`, { name: 'never-renamed' });
         await failing('delete', `/api/v1/clusters/${cluster.id as number}/`);
-        expect((await app.db('clusters').where({ id: cluster.id as number }).first()).name).toBe('atomic-cluster');
+        expect(
+          (
+            await app
+              .db('clusters')
+              .where({ id: cluster.id as number })
+              .first()
+          ).name,
+        ).toBe('atomic-cluster');
         expect(await app.db('clusters').where({ name: 'never-cluster' })).toEqual([]);
 
         await failing('put', `/api/v1/clusters/${cluster.id as number}/devices/`, REPORT);
         expect(await countRows(app.db, 'devices')).toBe(devicesBefore);
 
         await failing('post', '/api/v1/operators/', { name: 'never-operator', role: 'reader' });
-        await failing('patch', `/api/v1/operators/${atomicOperator}/`, { role: 'admin', clusters: ['/api/v1/clusters/1/'] });
+        await failing('patch', `/api/v1/operators/${atomicOperator}/`, {
+          role: 'admin',
+          clusters: ['/api/v1/clusters/1/'],
+        });
         await failing('post', `/api/v1/operators/${atomicOperator}/keys/`);
-        await failing('delete', `/api/v1/operators/${atomicOperator}/keys/${(await app.db('api_keys').where({ operator_id: atomicOperator }).first()).id as string}/`);
+        await failing(
+          'delete',
+          `/api/v1/operators/${atomicOperator}/keys/${(await app.db('api_keys').where({ operator_id: atomicOperator }).first()).id as string}/`,
+        );
         await failing('delete', `/api/v1/operators/${atomicOperator}/`);
         expect(await countRows(app.db, 'operators')).toBe(operatorsBefore);
         expect(await countRows(app.db, 'api_keys')).toBe(keysBefore);
         expect(await app.db('operator_clusters').where({ operator_id: atomicOperator })).toEqual([]);
-        expect((await get(`/api/v1/operators/${atomicOperator}/`)).body).toMatchObject({ role: 'reader', clusters: [] });
+        expect((await get(`/api/v1/operators/${atomicOperator}/`)).body).toMatchObject({
+          role: 'reader',
+          clusters: [],
+        });
       });
     });
 
@@ -492,18 +743,30 @@ describe.each(DB_KINDS)('audit trail on %s', (kind) => {
       // A deferred constraint trigger fails at COMMIT, i.e. after both the change and its entry were written.
       await app.db.raw(`CREATE FUNCTION audit_test_fail_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN RAISE EXCEPTION 'refused at commit'; END $$`);
-      await app.db.raw(`CREATE CONSTRAINT TRIGGER audit_test_commit AFTER INSERT ON audit_log DEFERRABLE INITIALLY DEFERRED
+      await app.db
+        .raw(`CREATE CONSTRAINT TRIGGER audit_test_commit AFTER INSERT ON audit_log DEFERRABLE INITIALLY DEFERRED
         FOR EACH ROW WHEN (NEW.request_id = 'fail-at-commit') EXECUTE FUNCTION audit_test_fail_at_commit()`);
       try {
         const victim = await createUser(app, 'commit-victim');
         const del = await unchanged(
-          () => app.http().delete(`/api/v1/users/${victim.id as string}/`).set('Authorization', ADMIN_AUTH).set('X-Request-Id', 'fail-at-commit'),
+          () =>
+            app
+              .http()
+              .delete(`/api/v1/users/${victim.id as string}/`)
+              .set('Authorization', ADMIN_AUTH)
+              .set('X-Request-Id', 'fail-at-commit'),
           500,
         );
-        expect(del.body).toEqual({ error_message: 'Sorry, this request could not be processed. Please try again later.' });
+        expect(del.body).toEqual({
+          error_message: 'Sorry, this request could not be processed. Please try again later.',
+        });
         expect(await app.db('storage_users').where({ id: victim.id as string })).toHaveLength(1);
         // The same request without the fault goes through and is recorded once.
-        const ok = await app.http().delete(`/api/v1/users/${victim.id as string}/`).set('Authorization', ADMIN_AUTH).set('X-Request-Id', 'commit-ok');
+        const ok = await app
+          .http()
+          .delete(`/api/v1/users/${victim.id as string}/`)
+          .set('Authorization', ADMIN_AUTH)
+          .set('X-Request-Id', 'commit-ok');
         expect(ok.status).toBe(204);
         expect((await get('/api/v1/audit/?request_id=commit-ok')).body.objects).toHaveLength(1);
       } finally {

@@ -1,5 +1,13 @@
 import { gunzipSync } from 'node:zlib';
-import { ADMIN, ADMIN_AUTH, createCluster, createOperator, DB_KINDS, startTestApp, type TestApp } from '../support/harness';
+import {
+  ADMIN,
+  ADMIN_AUTH,
+  createCluster,
+  createOperator,
+  DB_KINDS,
+  startTestApp,
+  type TestApp,
+} from '../support/harness';
 
 /** POST /api/v1/backup/: who may take the embedded database away, and what each call leaves behind. */
 describe.each(DB_KINDS)('POST /api/v1/backup/ (%s)', (kind) => {
@@ -9,7 +17,8 @@ describe.each(DB_KINDS)('POST /api/v1/backup/ (%s)', (kind) => {
   });
   afterAll(() => app.close());
 
-  const backups = async () => app.db('audit_log').where({ action: 'backup' }).select('operator_name', 'target_uri', 'request_id');
+  const backups = async () =>
+    app.db('audit_log').where({ action: 'backup' }).select('operator_name', 'target_uri', 'request_id');
 
   it('when a reader or an admin limited to a cluster asks, then 403 with a sentence and nothing is recorded', async () => {
     const cluster = await createCluster(app, 'bk-limited');
@@ -21,7 +30,9 @@ describe.each(DB_KINDS)('POST /api/v1/backup/ (%s)', (kind) => {
     ] as const) {
       const res = await app.http().post('/api/v1/backup/').set('Authorization', auth);
       expect(res.status).toBe(403);
-      expect(res.body.error).toContain(`${who}; only an admin with access to every cluster may read a backup of the whole database.`);
+      expect(res.body.error).toContain(
+        `${who}; only an admin with access to every cluster may read a backup of the whole database.`,
+      );
     }
     expect(await backups()).toEqual([]);
   });
@@ -49,13 +60,17 @@ describe.each(DB_KINDS)('POST /api/v1/backup/ (%s)', (kind) => {
       expect(res.headers['cache-control']).toBe('no-store');
       const tar = gunzipSync(res.body as Buffer);
       expect(tar.includes(Buffer.from('PG_VERSION'))).toBe(true);
-      expect(await backups()).toEqual([{ operator_name: ADMIN.name, target_uri: '/api/v1/backup/', request_id: expect.any(String) }]);
+      expect(await backups()).toEqual([
+        { operator_name: ADMIN.name, target_uri: '/api/v1/backup/', request_id: expect.any(String) },
+      ]);
     });
   } else {
     it('when the API runs on Postgres, then 400 pointing to pg_dump, and nothing is recorded', async () => {
       const res = await app.http().post('/api/v1/backup/').set('Authorization', ADMIN_AUTH);
       expect(res.status).toBe(400);
-      expect(res.body.error).toBe('This management API runs on Postgres, not the embedded database: back it up with pg_dump or a base backup (docs/backup.md).');
+      expect(res.body.error).toBe(
+        'This management API runs on Postgres, not the embedded database: back it up with pg_dump or a base backup (docs/backup.md).',
+      );
       expect(await backups()).toEqual([]);
     });
   }

@@ -21,7 +21,15 @@ describe.each(DB_KINDS)('the change log and the heartbeat on %s', (kind) => {
   const log = () => t.db('change_log').orderBy('seq').select('kind', 'cluster_id', 'key');
 
   it('when users are written one by one, in bulk, or truncated, then each change is logged in its own transaction, one row per cluster past 64 rows', async () => {
-    const [{ id: cluster }] = (await t.db('clusters').insert({ name: 'logged', uuid: '6f1c3b1e-0000-4000-8000-000000000001', auth_url: 'http://a/auth', storage_url: 'http://s/v1' }).returning('id')) as [{ id: number }];
+    const [{ id: cluster }] = (await t
+      .db('clusters')
+      .insert({
+        name: 'logged',
+        uuid: '6f1c3b1e-0000-4000-8000-000000000001',
+        auth_url: 'http://a/auth',
+        storage_url: 'http://s/v1',
+      })
+      .returning('id')) as [{ id: number }];
     const user = (username: string) => ({ cluster_id: cluster, username, password_hash: 'x' });
     await t.db('change_log').delete();
     await t.db('storage_users').insert(user('alice'));

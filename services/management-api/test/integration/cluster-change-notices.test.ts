@@ -34,7 +34,15 @@ describe('cluster change notices on postgres', () => {
 
   it('when clusters are inserted, updated and deleted, then each committed row is announced by its id', async () => {
     const [a] = database.clusters as [number];
-    const [made] = (await database.db('clusters').insert({ name: 'b', uuid: '0b6a1c2e-3f4d-4e5f-8a9b-0c1d2e3f4a5b', auth_url: 'http://b/auth', storage_url: 'http://b/v1' }).returning('id')) as Array<{ id: number }>;
+    const [made] = (await database
+      .db('clusters')
+      .insert({
+        name: 'b',
+        uuid: '0b6a1c2e-3f4d-4e5f-8a9b-0c1d2e3f4a5b',
+        auth_url: 'http://b/auth',
+        storage_url: 'http://b/v1',
+      })
+      .returning('id')) as Array<{ id: number }>;
     await database.db('clusters').where({ id: a }).update({ storage_url: 'http://a2/v1' });
     await database.db('clusters').where({ id: made!.id }).delete();
     expect(await received()).toEqual([

@@ -31,7 +31,13 @@ async function signIn(app: TestApp, auth = ADMIN_AUTH, headers: Record<string, s
   const res = await app.http().post('/api/v1/session/').set('Authorization', auth).set(headers);
   expect(res.status).toBe(201);
   const { value, attributes } = cookieOf(res);
-  return { cookie: `${COOKIE}=${value}`, csrf: res.body.csrf_token as string, sessionId: value, body: res.body as Record<string, unknown>, attributes };
+  return {
+    cookie: `${COOKIE}=${value}`,
+    csrf: res.body.csrf_token as string,
+    sessionId: value,
+    body: res.body as Record<string, unknown>,
+    attributes,
+  };
 }
 
 const whoami = (app: TestApp, cookie: string) => app.http().get('/api/v1/whoami/').set('Cookie', cookie);
@@ -45,11 +51,20 @@ describe('console sessions', () => {
 
   it('when an operator signs in with its key, then 201 sets an HttpOnly, SameSite=Strict cookie for the whole origin, and only a hash of the id is stored', async () => {
     const s = await signIn(app);
-    expect(s.attributes.map((a) => a.toLowerCase())).toEqual(expect.arrayContaining(['path=/', 'httponly', 'samesite=strict']));
+    expect(s.attributes.map((a) => a.toLowerCase())).toEqual(
+      expect.arrayContaining(['path=/', 'httponly', 'samesite=strict']),
+    );
     // Plain HTTP with no trusted proxy: not Secure (the browser would drop it).
     expect(s.attributes.map((a) => a.toLowerCase())).not.toContain('secure');
     expect(s.sessionId).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(s.body).toMatchObject({ operator: { name: ADMIN.name, role: 'admin', key_uri: expect.stringMatching(/^\/api\/v1\/operators\/\d+\/keys\/\d+\/$/) }, idle_timeout: 1800 });
+    expect(s.body).toMatchObject({
+      operator: {
+        name: ADMIN.name,
+        role: 'admin',
+        key_uri: expect.stringMatching(/^\/api\/v1\/operators\/\d+\/keys\/\d+\/$/),
+      },
+      idle_timeout: 1800,
+    });
     expect(JSON.stringify(s.body)).not.toContain(ADMIN.key);
     expect(JSON.stringify(s.body)).not.toContain(s.sessionId);
     const rows = await app.db('console_sessions').select('id_hash');
@@ -70,13 +85,18 @@ describe('console sessions', () => {
     const none = await app.http().get('/api/v1/session/');
     expect(none.status).toBe(200);
     expect(none.body).toEqual({ operator: null, resource_uri: '/api/v1/session/' });
-    const bogus = await app.http().get('/api/v1/session/').set('Cookie', `${COOKIE}=${'x'.repeat(43)}`);
+    const bogus = await app
+      .http()
+      .get('/api/v1/session/')
+      .set('Cookie', `${COOKIE}=${'x'.repeat(43)}`);
     expect(bogus.body.operator).toBeNull();
     const s = await signIn(app);
     const again = await app.http().post('/api/v1/session/').set('Cookie', s.cookie).set('X-Cairn-CSRF', s.csrf);
     expect(again.status).toBe(401);
     expect(again.body.error).toMatch(/Signing in takes the API key/);
-    expect((await app.http().post('/api/v1/session/').set('Authorization', `ApiKey ${ADMIN.name}:wrong`)).status).toBe(401);
+    expect((await app.http().post('/api/v1/session/').set('Authorization', `ApiKey ${ADMIN.name}:wrong`)).status).toBe(
+      401,
+    );
   });
 
   it('when the operator signs out, then the cookie is cleared and stops working, and the audit trail has sign-in and sign-out without any secret', async () => {
@@ -89,8 +109,12 @@ describe('console sessions', () => {
     const audit = await app.db('audit_log').whereIn('action', ['sign_in', 'sign_out']).orderBy('id');
     expect(audit.map((a: { action: string }) => a.action)).toEqual(expect.arrayContaining(['sign_in', 'sign_out']));
     const text = JSON.stringify(audit);
-    for (const secret of [s.sessionId, s.csrf, ADMIN.key, createHash('sha256').update(s.sessionId).digest('hex')]) expect(text).not.toContain(secret);
-    expect(audit.find((a: { action: string }) => a.action === 'sign_out')).toMatchObject({ target_type: 'sessions', operator_name: ADMIN.name });
+    for (const secret of [s.sessionId, s.csrf, ADMIN.key, createHash('sha256').update(s.sessionId).digest('hex')])
+      expect(text).not.toContain(secret);
+    expect(audit.find((a: { action: string }) => a.action === 'sign_out')).toMatchObject({
+      target_type: 'sessions',
+      operator_name: ADMIN.name,
+    });
     // Signing out with only an API key: there is no session to end.
     expect((await app.http().delete('/api/v1/session/').set('Authorization', ADMIN_AUTH)).status).toBe(400);
   });
@@ -122,28 +146,61 @@ describe('console sessions', () => {
     const noToken = await app.http().post('/api/v1/operators/').set('Cookie', s.cookie).send(body);
     expect(noToken.status).toBe(403);
     expect(noToken.body.error).toMatch(/X-Cairn-CSRF/);
-    const wrongToken = await app.http().post('/api/v1/operators/').set('Cookie', s.cookie).set('X-Cairn-CSRF', 'A'.repeat(43)).send(body);
+    const wrongToken = await app
+      .http()
+      .post('/api/v1/operators/')
+      .set('Cookie', s.cookie)
+      .set('X-Cairn-CSRF', 'A'.repeat(43))
+      .send(body);
     expect(wrongToken.status).toBe(403);
-    const crossSite = await app.http().post('/api/v1/operators/').set('Cookie', s.cookie).set('X-Cairn-CSRF', s.csrf).set('Sec-Fetch-Site', 'cross-site').send(body);
+    const crossSite = await app
+      .http()
+      .post('/api/v1/operators/')
+      .set('Cookie', s.cookie)
+      .set('X-Cairn-CSRF', s.csrf)
+      .set('Sec-Fetch-Site', 'cross-site')
+      .send(body);
     expect(crossSite.status).toBe(403);
     expect(crossSite.body.error).toMatch(/another site/);
     expect(await app.db('operators').where({ name: 'csrf-probe' }).first()).toBeUndefined();
-    const ok = await app.http().post('/api/v1/operators/').set('Cookie', s.cookie).set('X-Cairn-CSRF', s.csrf).set('Sec-Fetch-Site', 'same-origin').send(body);
+    const ok = await app
+      .http()
+      .post('/api/v1/operators/')
+      .set('Cookie', s.cookie)
+      .set('X-Cairn-CSRF', s.csrf)
+      .set('Sec-Fetch-Site', 'same-origin')
+      .send(body);
     expect(ok.status).toBe(201);
     // Reads need no token; an API-key request ignores the whole mechanism.
-    expect((await app.http().get('/api/v1/operators/').set('Cookie', s.cookie).set('Sec-Fetch-Site', 'cross-site')).status).toBe(200);
-    const byKey = await app.http().delete(`/api/v1/operators/${ok.body.id as number}/`).set('Authorization', ADMIN_AUTH).set('Sec-Fetch-Site', 'cross-site');
+    expect(
+      (await app.http().get('/api/v1/operators/').set('Cookie', s.cookie).set('Sec-Fetch-Site', 'cross-site')).status,
+    ).toBe(200);
+    const byKey = await app
+      .http()
+      .delete(`/api/v1/operators/${ok.body.id as number}/`)
+      .set('Authorization', ADMIN_AUTH)
+      .set('Sec-Fetch-Site', 'cross-site');
     expect(byKey.status).toBe(204);
   });
 
   it('when requests keep coming, then last_seen_at is written at most once a minute, not on every request', async () => {
     const s = await signIn(app);
-    const seen = async () => new Date((await app.db('console_sessions').where('id_hash', createHash('sha256').update(s.sessionId).digest()).first()).last_seen_at as string).getTime();
-    await app.db('console_sessions').where('id_hash', createHash('sha256').update(s.sessionId).digest()).update({ last_seen_at: app.db.raw("now() - interval '30 seconds'") });
+    const seen = async () =>
+      new Date(
+        (await app.db('console_sessions').where('id_hash', createHash('sha256').update(s.sessionId).digest()).first())
+          .last_seen_at as string,
+      ).getTime();
+    await app
+      .db('console_sessions')
+      .where('id_hash', createHash('sha256').update(s.sessionId).digest())
+      .update({ last_seen_at: app.db.raw("now() - interval '30 seconds'") });
     const before = await seen();
     for (let i = 0; i < 5; i += 1) expect((await whoami(app, s.cookie)).status).toBe(200);
     expect(await seen()).toBe(before);
-    await app.db('console_sessions').where('id_hash', createHash('sha256').update(s.sessionId).digest()).update({ last_seen_at: app.db.raw("now() - interval '61 seconds'") });
+    await app
+      .db('console_sessions')
+      .where('id_hash', createHash('sha256').update(s.sessionId).digest())
+      .update({ last_seen_at: app.db.raw("now() - interval '61 seconds'") });
     const stale = await seen();
     expect((await whoami(app, s.cookie)).status).toBe(200);
     expect(await seen()).toBeGreaterThan(stale + 60_000);
@@ -184,7 +241,9 @@ describe('console sessions', () => {
     const behindProxy = await startTestApp('postgres', { trustProxy: ['loopback'] });
     try {
       const viaTls = await signIn(behindProxy, ADMIN_AUTH, { 'X-Forwarded-Proto': 'https' });
-      expect(viaTls.attributes.map((a) => a.toLowerCase())).toEqual(expect.arrayContaining(['secure', 'httponly', 'samesite=strict', 'path=/']));
+      expect(viaTls.attributes.map((a) => a.toLowerCase())).toEqual(
+        expect.arrayContaining(['secure', 'httponly', 'samesite=strict', 'path=/']),
+      );
       const plain = await signIn(behindProxy, ADMIN_AUTH, { 'X-Forwarded-Proto': 'http' });
       expect(plain.attributes.map((a) => a.toLowerCase())).not.toContain('secure');
     } finally {
@@ -199,5 +258,10 @@ async function startSecondApp(first: TestApp): Promise<TestApp & { close: () => 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const address = server.address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  return { ...first, baseUrl, http: () => request.agent(baseUrl), close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    ...first,
+    baseUrl,
+    http: () => request.agent(baseUrl),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }

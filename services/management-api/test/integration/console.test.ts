@@ -24,7 +24,10 @@ describe('console files', () => {
     app = await startTestApp('pglite');
     dir = mkdtempSync(join(tmpdir(), 'cairn-console-'));
     mkdirSync(join(dir, 'assets'));
-    writeFileSync(join(dir, 'index.html'), '<!doctype html><title>Cairn console</title><script type="module" src="/console/assets/index-AbC123.js"></script>');
+    writeFileSync(
+      join(dir, 'index.html'),
+      '<!doctype html><title>Cairn console</title><script type="module" src="/console/assets/index-AbC123.js"></script>',
+    );
     writeFileSync(join(dir, 'assets', 'index-AbC123.js'), 'console.log("hi")');
     writeFileSync(join(dir, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
   });

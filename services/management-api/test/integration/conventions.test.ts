@@ -14,8 +14,18 @@ describe.each(DB_KINDS)('tastypie conventions on %s', (kind) => {
     // 25 users in cluster 1, 5 in cluster 2; inserted directly (one real hash) to keep setup fast.
     const hash = await app.deps.hashPassword(PASSWORD);
     const rows = [
-      ...Array.from({ length: 25 }, (_, i) => ({ cluster_id: 1, username: `user${String(i).padStart(2, '0')}`, password_hash: hash })),
-      ...Array.from({ length: 5 }, (_, i) => ({ cluster_id: second.id, username: `other${i}`, password_hash: hash, is_superuser: i === 0, enabled: i !== 4 })),
+      ...Array.from({ length: 25 }, (_, i) => ({
+        cluster_id: 1,
+        username: `user${String(i).padStart(2, '0')}`,
+        password_hash: hash,
+      })),
+      ...Array.from({ length: 5 }, (_, i) => ({
+        cluster_id: second.id,
+        username: `other${i}`,
+        password_hash: hash,
+        is_superuser: i === 0,
+        enabled: i !== 4,
+      })),
     ];
     await app.db('storage_users').insert(rows);
   });
@@ -25,9 +35,17 @@ describe.each(DB_KINDS)('tastypie conventions on %s', (kind) => {
     it('when no limit is given, then 20 objects, total_count and a relative next URL', async () => {
       const res = await get('/api/v1/users/');
       expect(res.status).toBe(200);
-      expect(res.body.meta).toEqual({ limit: 20, next: '/api/v1/users/?limit=20&offset=20', offset: 0, previous: null, total_count: 30 });
+      expect(res.body.meta).toEqual({
+        limit: 20,
+        next: '/api/v1/users/?limit=20&offset=20',
+        offset: 0,
+        previous: null,
+        total_count: 30,
+      });
       expect(res.body.objects).toHaveLength(20);
-      expect(res.text.startsWith('{"meta": {"limit": 20, "next": "/api/v1/users/?limit=20&offset=20", "offset": 0')).toBe(true);
+      expect(
+        res.text.startsWith('{"meta": {"limit": 20, "next": "/api/v1/users/?limit=20&offset=20", "offset": 0'),
+      ).toBe(true);
     });
 
     it('when on the last page, then next is null and previous keeps the other parameters in order', async () => {
@@ -49,12 +67,15 @@ describe.each(DB_KINDS)('tastypie conventions on %s', (kind) => {
       expect(res.body.objects[0].user).toBe('user05');
     });
 
-    it.each([['0'], ['5000'], ['99999999999999999999999']])('when limit=%s, then the cap of 1000 applies', async (limit) => {
-      const res = await get(`/api/v1/users/?limit=${limit}`);
-      expect(res.status).toBe(200);
-      expect(res.body.meta.limit).toBe(1000);
-      expect(res.body.objects).toHaveLength(30);
-    });
+    it.each([['0'], ['5000'], ['99999999999999999999999']])(
+      'when limit=%s, then the cap of 1000 applies',
+      async (limit) => {
+        const res = await get(`/api/v1/users/?limit=${limit}`);
+        expect(res.status).toBe(200);
+        expect(res.body.meta.limit).toBe(1000);
+        expect(res.body.objects).toHaveLength(30);
+      },
+    );
 
     it.each([
       ['limit=abc', "Invalid limit 'abc' provided. Please provide a positive integer."],
@@ -76,11 +97,19 @@ describe.each(DB_KINDS)('tastypie conventions on %s', (kind) => {
       };
       expect((await get('/api/v1/users/')).body.meta.total_count).toBe(await real());
       expect((await get('/api/v1/users/?cluster=1')).body.meta.total_count).toBe(await real([1]));
-      expect((await get(`/api/v1/users/?cluster__in=1,${second.id}`)).body.meta.total_count).toBe(await real([1, second.id as number]));
+      expect((await get(`/api/v1/users/?cluster__in=1,${second.id}`)).body.meta.total_count).toBe(
+        await real([1, second.id as number]),
+      );
       expect((await get(`/api/v1/users/?cluster=1&cluster__id=${second.id}`)).body.meta.total_count).toBe(0);
-      const [extra] = await app.db('storage_users').insert({ cluster_id: 1, username: 'counted', password_hash: 'x' }).returning('id');
+      const [extra] = await app
+        .db('storage_users')
+        .insert({ cluster_id: 1, username: 'counted', password_hash: 'x' })
+        .returning('id');
       expect((await get('/api/v1/users/?cluster=1')).body.meta.total_count).toBe(await real([1]));
-      await app.db('storage_users').where({ id: (extra as { id: string }).id }).delete();
+      await app
+        .db('storage_users')
+        .where({ id: (extra as { id: string }).id })
+        .delete();
       expect((await get('/api/v1/users/?cluster=1')).body.meta.total_count).toBe(25);
     });
 
@@ -101,7 +130,13 @@ describe.each(DB_KINDS)('tastypie conventions on %s', (kind) => {
     };
 
     it('when filtering by cluster as a URI or an id, then only that cluster', async () => {
-      expect(await users(`cluster=${encodeURIComponent(String(second.resource_uri))}`)).toEqual(['other0', 'other1', 'other2', 'other3', 'other4']);
+      expect(await users(`cluster=${encodeURIComponent(String(second.resource_uri))}`)).toEqual([
+        'other0',
+        'other1',
+        'other2',
+        'other3',
+        'other4',
+      ]);
       expect(await users(`cluster=${second.id}`)).toHaveLength(5);
     });
 
@@ -137,8 +172,8 @@ describe.each(DB_KINDS)('tastypie conventions on %s', (kind) => {
     });
 
     it('when ordering, then order_by and -field apply with id as the tie-breaker', async () => {
-      expect((await users('order_by=-user&limit=3'))).toEqual(['user24', 'user23', 'user22']);
-      expect((await users('order_by=-is_superuser&limit=1'))).toEqual(['other0']);
+      expect(await users('order_by=-user&limit=3')).toEqual(['user24', 'user23', 'user22']);
+      expect(await users('order_by=-is_superuser&limit=1')).toEqual(['other0']);
     });
 
     it.each([
@@ -160,7 +195,7 @@ describe.each(DB_KINDS)('tastypie conventions on %s', (kind) => {
       expect((await get('/api/v1/users/?colour=blue&limit=0')).body.meta.total_count).toBe(30);
     });
 
-    it("when filtering with SQL metacharacters, then they are just values", async () => {
+    it('when filtering with SQL metacharacters, then they are just values', async () => {
       expect(await users(`user=${encodeURIComponent("x' OR '1'='1")}`)).toEqual([]);
       expect(await users(`cluster__name=${encodeURIComponent("'; DROP TABLE storage_users; --")}`)).toEqual([]);
       expect((await get('/api/v1/users/?limit=0')).body.meta.total_count).toBe(30);
@@ -176,11 +211,14 @@ describe.each(DB_KINDS)('tastypie conventions on %s', (kind) => {
   });
 
   describe('filter values', () => {
-    const UUID_ONE = "takes a UUID, like 6ba7b810-9dad-11d1-80b4-00c04fd430c8.";
+    const UUID_ONE = 'takes a UUID, like 6ba7b810-9dad-11d1-80b4-00c04fd430c8.';
     it.each([
       ['/api/v1/clusters/?uuid=abc', `The 'uuid' filter ${UUID_ONE}`],
       ['/api/v1/clusters/?uuid=', `The 'uuid' filter ${UUID_ONE}`],
-      ['/api/v1/clusters/?uuid__in=00000000-0000-4000-8000-000000000000,x', "The 'uuid__in' filter takes UUIDs separated by commas, each like 6ba7b810-9dad-11d1-80b4-00c04fd430c8."],
+      [
+        '/api/v1/clusters/?uuid__in=00000000-0000-4000-8000-000000000000,x',
+        "The 'uuid__in' filter takes UUIDs separated by commas, each like 6ba7b810-9dad-11d1-80b4-00c04fd430c8.",
+      ],
       ['/api/v1/users/?cluster__uuid=x', `The 'cluster__uuid' filter ${UUID_ONE}`],
       ['/api/v1/users/?user=%00', "The 'user' filter takes text without control characters."],
       ['/api/v1/users/?user__startswith=a%00', "The 'user__startswith' filter takes text without control characters."],
@@ -293,16 +331,28 @@ describe.each(DB_KINDS)('tastypie conventions on %s', (kind) => {
       expect(res.body.openapi).toBe('3.1.0');
       const { version: _version, ...resources } = (await app.http().get('/api/v1/')).body as Record<string, unknown>;
       for (const [name, r] of Object.entries(resources as Record<string, { list_endpoint: string; schema: string }>)) {
-        expect([name, Object.keys(res.body.paths[r.list_endpoint] ?? {})]).toEqual([name, expect.arrayContaining(['get', 'options'])]);
+        expect([name, Object.keys(res.body.paths[r.list_endpoint] ?? {})]).toEqual([
+          name,
+          expect.arrayContaining(['get', 'options']),
+        ]);
         expect([name, Object.keys(res.body.paths[r.schema] ?? {})]).toEqual([name, expect.arrayContaining(['get'])]);
       }
       expect(res.body.paths['/api/v1/users/'].get.parameters.map((p: { name?: string }) => p.name)).toEqual(
-        expect.arrayContaining(['user', 'user__exact', 'user__startswith', 'id__in', 'cluster', 'cluster__name', 'cluster__name__istartswith', 'enabled']),
+        expect.arrayContaining([
+          'user',
+          'user__exact',
+          'user__startswith',
+          'id__in',
+          'cluster',
+          'cluster__name',
+          'cluster__name__istartswith',
+          'enabled',
+        ]),
       );
       expect((await app.http().post('/api/v1/openapi.json')).headers.allow).toBe('GET');
     });
 
-    it('when GET a schema, then each field has tastypie\'s primary_key and verbose_name', async () => {
+    it("when GET a schema, then each field has tastypie's primary_key and verbose_name", async () => {
       const res = await get('/api/v1/clusters/schema/');
       expect(res.body.fields.id).toMatchObject({ primary_key: true, verbose_name: 'id' });
       expect(res.body.fields.storage_url).toMatchObject({ primary_key: false, verbose_name: 'storage url' });

@@ -1,5 +1,13 @@
 import { parseStringPromise } from 'xml2js';
-import { ADMIN_AUTH, DB_KINDS, countRows, createCluster, createOperator, startTestApp, type TestApp } from '../support/harness';
+import {
+  ADMIN_AUTH,
+  DB_KINDS,
+  countRows,
+  createCluster,
+  createOperator,
+  startTestApp,
+  type TestApp,
+} from '../support/harness';
 
 const TB = 1e12;
 const POLICIES = [
@@ -8,7 +16,14 @@ const POLICIES = [
 ];
 /** gold = sdb1..sdb3, silver = sdb2..sdb4 (overlapping rings), sdb5 unmounted in gold. */
 const DEVICES = [
-  { node: '10.0.0.1:6200', device: 'sdb1', policies: ['gold'], used_bytes: 1 * TB, avail_bytes: 3 * TB, size_bytes: 4.2 * TB },
+  {
+    node: '10.0.0.1:6200',
+    device: 'sdb1',
+    policies: ['gold'],
+    used_bytes: 1 * TB,
+    avail_bytes: 3 * TB,
+    size_bytes: 4.2 * TB,
+  },
   { node: '10.0.0.1:6200', device: 'sdb2', policies: ['silver', 'gold'], used_bytes: 2 * TB, avail_bytes: 2 * TB },
   { node: '10.0.0.2:6200', device: 'sdb3', policies: ['gold', 'silver'], used_bytes: 3 * TB, avail_bytes: 1 * TB },
   { node: '10.0.0.2:6200', device: 'sdb4', policies: ['silver'], used_bytes: 0.5 * TB, avail_bytes: 1.5 * TB },
@@ -20,7 +35,12 @@ describe.each(DB_KINDS)('devices and capacity on %s', (kind) => {
   let cluster: Record<string, unknown>;
   const as = (auth: string) => ({
     get: (path: string) => app.http().get(path).set('Authorization', auth),
-    put: (path: string, body: unknown) => app.http().put(path).set('Authorization', auth).send(body as object),
+    put: (path: string, body: unknown) =>
+      app
+        .http()
+        .put(path)
+        .set('Authorization', auth)
+        .send(body as object),
   });
   const admin = () => as(ADMIN_AUTH);
   const devicesPath = () => `/api/v1/clusters/${cluster.id}/devices/`;
@@ -74,7 +94,9 @@ describe.each(DB_KINDS)('devices and capacity on %s', (kind) => {
 
   it('when capacity is asked as XML, then tastypie XML with typed numbers', async () => {
     const res = await admin().get(`${capacityPath()}?format=xml`);
-    expect(res.text).toContain('<response><capacity type="list"><object type="hash"><pct_used_stats type="hash"><avg type="integer">25</avg>');
+    expect(res.text).toContain(
+      '<response><capacity type="list"><object type="hash"><pct_used_stats type="hash"><avg type="integer">25</avg>',
+    );
     expect(res.text).toContain('<ring_set>gold,silver</ring_set>');
     await expect(parseStringPromise(res.text)).resolves.toBeTruthy();
   });
@@ -84,13 +106,24 @@ describe.each(DB_KINDS)('devices and capacity on %s', (kind) => {
     expect(all.status).toBe(200);
     expect(all.body.meta.total_count).toBe(5);
     const sdb2 = all.body.objects.find((d: { device: string }) => d.device === 'sdb2');
-    expect(sdb2).toMatchObject({ node: '10.0.0.1:6200', policies: ['gold', 'silver'], used_bytes: 2 * TB, avail_bytes: 2 * TB, mounted: true, size_bytes: null });
+    expect(sdb2).toMatchObject({
+      node: '10.0.0.1:6200',
+      policies: ['gold', 'silver'],
+      used_bytes: 2 * TB,
+      avail_bytes: 2 * TB,
+      mounted: true,
+      size_bytes: null,
+    });
     const sdb5 = all.body.objects.find((d: { device: string }) => d.device === 'sdb5');
     expect(sdb5).toMatchObject({ mounted: false, used_bytes: null, avail_bytes: null });
     expect((await admin().get(`${devicesPath()}?policy=silver`)).body.meta.total_count).toBe(3);
     expect((await admin().get(`${devicesPath()}?policy=bronze`)).body.meta.total_count).toBe(0);
     expect((await admin().get(`${devicesPath()}?node=10.0.0.2:6200`)).body.meta.total_count).toBe(2);
-    expect((await admin().get(`${devicesPath()}?device__in=sdb1,sdb4&order_by=-device`)).body.objects.map((d: { device: string }) => d.device)).toEqual(['sdb4', 'sdb1']);
+    expect(
+      (await admin().get(`${devicesPath()}?device__in=sdb1,sdb4&order_by=-device`)).body.objects.map(
+        (d: { device: string }) => d.device,
+      ),
+    ).toEqual(['sdb4', 'sdb1']);
   });
 
   it('when a report has bad entries, then 400 names every one by index, shape errors before the rest, and nothing changes', async () => {
@@ -111,7 +144,10 @@ describe.each(DB_KINDS)('devices and capacity on %s', (kind) => {
     // Two passes, as docs/management-api.md says: how entries fit together is checked only once
     // every entry has its shape, so the unknown policy of devices[1] is not named yet.
     expect(message).not.toContain('unknown policy');
-    const second = await admin().put(devicesPath(), { policies: POLICIES, devices: bad.slice(1, 4).map((d) => ({ ...d, avail_bytes: 1 })) });
+    const second = await admin().put(devicesPath(), {
+      policies: POLICIES,
+      devices: bad.slice(1, 4).map((d) => ({ ...d, avail_bytes: 1 })),
+    });
     expect(second.status).toBe(400);
     expect(second.body.error).toContain("devices[0]: unknown policy 'bronze'");
     expect(second.body.error).toContain('devices[1]: a mounted device needs used_bytes and avail_bytes');
@@ -123,14 +159,25 @@ describe.each(DB_KINDS)('devices and capacity on %s', (kind) => {
   it('when a report or one of its devices has a __proto__ field, then 400 names it as any unknown field', async () => {
     const device = '{"node": "n1", "device": "sdb1", "policies": ["gold"], "used_bytes": 1, "avail_bytes": 1';
     const text = `{"policies": ${JSON.stringify(POLICIES)}, "devices": [${device}}, ${device}, "__proto__": {"mounted": false}}], "__proto__": {}}`;
-    const res = await app.http().put(devicesPath()).set('Authorization', ADMIN_AUTH).set('Content-Type', 'application/json').send(text);
+    const res = await app
+      .http()
+      .put(devicesPath())
+      .set('Authorization', ADMIN_AUTH)
+      .set('Content-Type', 'application/json')
+      .send(text);
     expect(res.status).toBe(400);
     expect(res.body.error).toContain('devices[1].__proto__ is not a known field');
     expect(res.body.error).toMatch(/(: |; )__proto__ is not a known field/);
   });
 
   it('when policies are malformed, then 400 explains', async () => {
-    const dupName = await admin().put(devicesPath(), { policies: [{ index: 0, name: 'a' }, { index: 1, name: 'a' }], devices: [] });
+    const dupName = await admin().put(devicesPath(), {
+      policies: [
+        { index: 0, name: 'a' },
+        { index: 1, name: 'a' },
+      ],
+      devices: [],
+    });
     expect(dupName.status).toBe(400);
     expect(dupName.body.error).toContain("the name 'a' appears twice");
     const none = await admin().put(devicesPath(), { policies: [], devices: [] });
@@ -142,7 +189,11 @@ describe.each(DB_KINDS)('devices and capacity on %s', (kind) => {
     const before = await admin().get(devicesPath());
     const policiesBefore = await admin().get(policiesPath);
     const res = await admin().put(devicesPath(), {
-      policies: [{ index: 0, name: 'gold', default: true }, { index: 1, name: 'silver' }, { index: 2, name: 'GOLD' }],
+      policies: [
+        { index: 0, name: 'gold', default: true },
+        { index: 1, name: 'silver' },
+        { index: 2, name: 'GOLD' },
+      ],
       devices: [{ node: 'n1', device: 'sdb1', policies: ['GOLD'], used_bytes: 1, avail_bytes: 1 }],
     });
     expect(res.status).toBe(400);
@@ -155,7 +206,9 @@ describe.each(DB_KINDS)('devices and capacity on %s', (kind) => {
     const res = await admin().put(devicesPath(), { policies: [{ index: 0, name: 'gold' }], devices: [DEVICES[0]] });
     expect(res.status).toBe(204);
     expect((await admin().get(devicesPath())).body.meta.total_count).toBe(1);
-    expect((await admin().get(capacityPath())).body.capacity.map((c: { ring_set: string }) => c.ring_set)).toEqual(['gold']);
+    expect((await admin().get(capacityPath())).body.capacity.map((c: { ring_set: string }) => c.ring_set)).toEqual([
+      'gold',
+    ]);
     await admin().put(devicesPath(), { policies: POLICIES, devices: DEVICES });
   });
 
@@ -173,6 +226,15 @@ describe.each(DB_KINDS)('devices and capacity on %s', (kind) => {
     const temp = await createCluster(app, 'short-lived');
     await admin().put(`/api/v1/clusters/${temp.id}/devices/`, { policies: POLICIES, devices: DEVICES });
     expect((await app.http().delete(`/api/v1/clusters/${temp.id}/`).set('Authorization', ADMIN_AUTH)).status).toBe(204);
-    expect(Number((await app.db('devices').where({ cluster_id: temp.id as number }).count({ n: '*' }))[0]!.n)).toBe(0);
+    expect(
+      Number(
+        (
+          await app
+            .db('devices')
+            .where({ cluster_id: temp.id as number })
+            .count({ n: '*' })
+        )[0]!.n,
+      ),
+    ).toBe(0);
   });
 });

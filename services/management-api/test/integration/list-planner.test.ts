@@ -32,7 +32,14 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
   afterAll(() => database.drop());
 
   /** `n` users with ids spread by `step`, clusters, names and flags decided by the other numbers. */
-  async function fill(n: number, step: number, spread: number, enabledEvery: number, superEvery: number, deleteEvery: number): Promise<void> {
+  async function fill(
+    n: number,
+    step: number,
+    spread: number,
+    enabledEvery: number,
+    superEvery: number,
+    deleteEvery: number,
+  ): Promise<void> {
     await db('storage_users').delete();
     await db.raw(
       `INSERT INTO storage_users (id, cluster_id, username, password_hash, enabled, is_superuser)
@@ -52,17 +59,31 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
 
   async function naive(params: Params, visible?: number[]): Promise<{ total: number; ids: string[] }> {
     const query = parseListQuery(usersResource, params, 20, 1000);
-    const base = applyFilters(db('storage_users as u').join('clusters as c', 'c.id', 'u.cluster_id').leftJoin(quotaStateTable(db, 'qa'), 'qa.user_id', 'u.id'), query.filters);
+    const base = applyFilters(
+      db('storage_users as u')
+        .join('clusters as c', 'c.id', 'u.cluster_id')
+        .leftJoin(quotaStateTable(db, 'qa'), 'qa.user_id', 'u.id'),
+      query.filters,
+    );
     if (visible) base.whereIn('u.cluster_id', visible);
     const [count] = await base.clone().count({ total: '*' });
-    const rows = (await applyOrdering(base.clone().select('u.id'), query.ordering, 'u').limit(query.limit).offset(Number(query.offset))) as Array<{ id: string }>;
+    const rows = (await applyOrdering(base.clone().select('u.id'), query.ordering, 'u')
+      .limit(query.limit)
+      .offset(Number(query.offset))) as Array<{ id: string }>;
     return { total: Number((count as { total: string }).total), ids: rows.map((r) => String(r.id)) };
   }
 
   /** `fewMatches`: the planner's probe threshold, lowered so small tables reach both of its branches. */
-  async function planned(params: Params, visible?: number[], fewMatches?: number): Promise<{ total: number; ids: string[] }> {
+  async function planned(
+    params: Params,
+    visible?: number[],
+    fewMatches?: number,
+  ): Promise<{ total: number; ids: string[] }> {
     const query = parseListQuery(usersResource, params, 20, 1000);
-    const page = fewMatches === undefined ? await listStorageUsers(db, query, visible) : await listPage<{ id: string }>(usersListSource(db, visible), query, { fewMatches });
+    const page =
+      fewMatches === undefined
+        ? await listStorageUsers(db, query, visible)
+        : await listPage<{ id: string }>(usersListSource(db, visible), query, { fewMatches });
     return { total: page.total, ids: page.rows.map((r) => String(r.id)) };
   }
 
@@ -73,26 +94,56 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
       fc.integer({ min: 0, max: 2 }).map((i): Params => [['cluster__id', String(clusterIds()[i])]]),
       fc.integer({ min: 0, max: 3 }).map((i): Params => [['cluster__name', NAMES[i] ?? 'nowhere']]),
       fc.integer({ min: 0, max: 3 }).map((i): Params => [['cluster__uuid', uuidOf(i)]]),
-      fc.uniqueArray(fc.integer({ min: 0, max: 2 }), { minLength: 1, maxLength: 3 }).map((is): Params => [['cluster__in', is.map((i) => clusterIds()[i]).join(',')]]),
-      fc.tuple(fc.constantFrom(...PREFIXES), fc.integer({ min: 0, max: 996 })).map(([p, i]): Params => [['user', `${p}${i}`]]),
+      fc
+        .uniqueArray(fc.integer({ min: 0, max: 2 }), { minLength: 1, maxLength: 3 })
+        .map((is): Params => [['cluster__in', is.map((i) => clusterIds()[i]).join(',')]]),
+      fc
+        .tuple(fc.constantFrom(...PREFIXES), fc.integer({ min: 0, max: 996 }))
+        .map(([p, i]): Params => [['user', `${p}${i}`]]),
       fc.constantFrom('a', 'al', 'a_', 'a%', 'b', 'b\\', 'al1', 'z').map((p): Params => [['user__startswith', p]]),
       fc.boolean().map((b): Params => [['enabled', String(b)]]),
       fc.boolean().map((b): Params => [['is_superuser', String(b)]]),
       fc.constantFrom('applied', 'pending', 'error').map((st): Params => [['quota_status', st]]),
-      fc.uniqueArray(fc.constantFrom('applied', 'pending', 'error'), { minLength: 1, maxLength: 3 }).map((st): Params => [['quota_status__in', st.join(',')]]),
+      fc
+        .uniqueArray(fc.constantFrom('applied', 'pending', 'error'), { minLength: 1, maxLength: 3 })
+        .map((st): Params => [['quota_status__in', st.join(',')]]),
       fc.boolean().map((b): Params => [['quota_status__isnull', String(b)]]),
       fc.integer({ min: 0, max: 7 }).map((n): Params => [['quota_bytes__gte', String(n * 1000)]]),
       fc.boolean().map((b): Params => [['quota_bytes__isnull', String(b)]]),
     );
-  const field = fc.constantFrom('id', '-id', 'user', '-user', 'cluster', '-cluster', 'enabled', '-enabled', 'is_superuser', '-is_superuser', 'quota_bytes', '-quota_bytes');
+  const field = fc.constantFrom(
+    'id',
+    '-id',
+    'user',
+    '-user',
+    'cluster',
+    '-cluster',
+    'enabled',
+    '-enabled',
+    'is_superuser',
+    '-is_superuser',
+    'quota_bytes',
+    '-quota_bytes',
+  );
   // Mostly one field (each has its own plan), sometimes two (an explicit id tie-breaker either way).
-  const order = fc.oneof({ arbitrary: fc.constant([]), weight: 1 }, { arbitrary: field.map((f) => [f]), weight: 6 }, { arbitrary: fc.tuple(field, field).map(([a, b]) => [a, b]), weight: 2 });
+  const order = fc.oneof(
+    { arbitrary: fc.constant([]), weight: 1 },
+    { arbitrary: field.map((f) => [f]), weight: 6 },
+    { arbitrary: fc.tuple(field, field).map(([a, b]) => [a, b]), weight: 2 },
+  );
 
   it('when users, filters, orderings, offsets and visibility are random, then every page and total equal the naive OFFSET and count(*)', async () => {
     const page = fc.record({
-      filters: fc.array(filter(() => clusters), { maxLength: 3 }),
+      filters: fc.array(
+        filter(() => clusters),
+        { maxLength: 3 },
+      ),
       order,
-      offset: fc.oneof(fc.integer({ min: 0, max: 60 }), fc.integer({ min: 4900, max: 9500 }), fc.integer({ min: 0, max: 9500 })),
+      offset: fc.oneof(
+        fc.integer({ min: 0, max: 60 }),
+        fc.integer({ min: 4900, max: 9500 }),
+        fc.integer({ min: 0, max: 9500 }),
+      ),
       limit: fc.integer({ min: 1, max: 40 }),
       visible: fc.option(fc.uniqueArray(fc.integer({ min: 0, max: 2 }), { maxLength: 3 }), { nil: undefined }),
       fewMatches: fc.option(fc.integer({ min: 0, max: 3000 }), { nil: undefined }),
@@ -115,7 +166,11 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
             const params: Params = [...p.filters.flat(), ['offset', String(p.offset)], ['limit', String(p.limit)]];
             for (const o of p.order) params.push(['order_by', o]);
             const visible = p.visible?.map((i) => clusters[i]!);
-            expect({ params, visible, page: await planned(params, visible, p.fewMatches) }).toEqual({ params, visible, page: await naive(params, visible) });
+            expect({ params, visible, page: await planned(params, visible, p.fewMatches) }).toEqual({
+              params,
+              visible,
+              page: await naive(params, visible),
+            });
           }
         },
       ),
@@ -129,14 +184,40 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
     const spy = (q: { sql: string }) => statements.push(q.sql);
     db.on('query', spy);
     try {
-      const flagged = ['enabled', '-enabled', 'is_superuser', '-is_superuser', 'enabled', 'is_superuser', '-enabled', '-is_superuser'];
-      for (const order of [[], ['id'], ['-id'], ['cluster'], ['-cluster'], ['cluster', 'id'], ['-cluster', '-id'], ...flagged.map((f, i) => (i < 4 ? [f] : [f, f.startsWith('-') ? '-id' : 'id']))]) {
+      const flagged = [
+        'enabled',
+        '-enabled',
+        'is_superuser',
+        '-is_superuser',
+        'enabled',
+        'is_superuser',
+        '-enabled',
+        '-is_superuser',
+      ];
+      for (const order of [
+        [],
+        ['id'],
+        ['-id'],
+        ['cluster'],
+        ['-cluster'],
+        ['cluster', 'id'],
+        ['-cluster', '-id'],
+        ...flagged.map((f, i) => (i < 4 ? [f] : [f, f.startsWith('-') ? '-id' : 'id'])),
+      ]) {
         for (const narrowing of [[], [['cluster__in', `${clusters[2]},${clusters[0]}`]]] as Params[]) {
           for (const offset of [5001, 5555, 6100, 8000, 8999, 20000]) {
-            const params: Params = [...narrowing, ...order.map((o): [string, string] => ['order_by', o]), ['offset', String(offset)], ['limit', '37']];
+            const params: Params = [
+              ...narrowing,
+              ...order.map((o): [string, string] => ['order_by', o]),
+              ['offset', String(offset)],
+              ['limit', '37'],
+            ];
             statements.length = 0;
             expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
-            expect({ params, sought: statements.some((sql) => sql.includes('storage_user_id_buckets')) }).toEqual({ params, sought: true });
+            expect({ params, sought: statements.some((sql) => sql.includes('storage_user_id_buckets')) }).toEqual({
+              params,
+              sought: true,
+            });
           }
         }
       }
@@ -154,8 +235,14 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
       for (const shape of [[], ['order_by', '-cluster'], ['order_by', 'enabled']]) {
         for (const deep of [false, true]) {
           sent.length = 0;
-          const requests: Params[] = [0, 1, 2].map((i) => [['cluster', String(clusters[i])], ['limit', String(5 + i)], ['offset', String(deep ? 5001 + i * 97 : i * 3)], ...(shape.length ? [shape as [string, string]] : [])]);
-          for (const params of requests) expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
+          const requests: Params[] = [0, 1, 2].map((i) => [
+            ['cluster', String(clusters[i])],
+            ['limit', String(5 + i)],
+            ['offset', String(deep ? 5001 + i * 97 : i * 3)],
+            ...(shape.length ? [shape as [string, string]] : []),
+          ]);
+          for (const params of requests)
+            expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
           const listing = sent.filter((q) => q.sql.includes('cluster_user_counts'));
           expect(listing).toHaveLength(3);
           expect(new Set(listing.map((q) => q.sql)).size).toBe(1);
@@ -176,8 +263,15 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
     try {
       for (const params of [
         [['cluster__name', 'south']],
-        [['cluster__uuid', uuidOf(1)], ['offset', '1500']],
-        [['cluster__name', 'south'], ['order_by', '-id'], ['offset', '1800']],
+        [
+          ['cluster__uuid', uuidOf(1)],
+          ['offset', '1500'],
+        ],
+        [
+          ['cluster__name', 'south'],
+          ['order_by', '-id'],
+          ['offset', '1800'],
+        ],
       ] as Params[]) {
         statements.length = 0;
         expect(await planned(params)).toEqual(await naive(params));
@@ -188,7 +282,22 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
         expect(listing[1]).not.toMatch(/count\(\*\)|join "clusters"/);
       }
       // Every value travels as a bind parameter, none is written into the SQL.
-      for (const params of [[['user__startswith', "a'%"]], [['cluster__name', 'south'], ['user__startswith', "b'"], ['offset', '5200']], [['cluster', String(clusters[0])], ['offset', '5200']], [['user', 'al1'], ['order_by', '-user']]] as Params[]) {
+      for (const params of [
+        [['user__startswith', "a'%"]],
+        [
+          ['cluster__name', 'south'],
+          ['user__startswith', "b'"],
+          ['offset', '5200'],
+        ],
+        [
+          ['cluster', String(clusters[0])],
+          ['offset', '5200'],
+        ],
+        [
+          ['user', 'al1'],
+          ['order_by', '-user'],
+        ],
+      ] as Params[]) {
         statements.length = 0;
         await planned(params);
         expect(statements.length).toBeGreaterThan(0);
@@ -205,7 +314,14 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
   it('when a cluster filter matches more clusters than are looked up first, then it stays a subquery, no list of ids, and pages equal the naive ones', async () => {
     await fill(6000, 1, 1, 5, 7, 40);
     const extra = (await db('clusters')
-      .insert(Array.from({ length: 150 }, (_, i) => ({ name: `many-${i}`, uuid: uuidOf(1000 + i), auth_url: 'http://x/auth', storage_url: 'http://x/v1' })))
+      .insert(
+        Array.from({ length: 150 }, (_, i) => ({
+          name: `many-${i}`,
+          uuid: uuidOf(1000 + i),
+          auth_url: 'http://x/auth',
+          storage_url: 'http://x/v1',
+        })),
+      )
       .returning('id')) as Array<{ id: number }>;
     const sent: Array<{ sql: string; bindings: unknown[] }> = [];
     const spy = (q: { sql: string; bindings?: unknown[] }) => sent.push({ sql: q.sql, bindings: q.bindings ?? [] });
@@ -213,21 +329,43 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
     try {
       for (const params of [
         [['cluster__id__gte', '0']],
-        [['cluster__id__gte', '0'], ['order_by', '-id'], ['offset', '5300'], ['limit', '30']],
-        [['cluster__id__gte', '0'], ['order_by', 'cluster'], ['offset', '700']],
-        [['cluster__id__gte', '0'], ['user__startswith', 'al'], ['order_by', '-user']],
+        [
+          ['cluster__id__gte', '0'],
+          ['order_by', '-id'],
+          ['offset', '5300'],
+          ['limit', '30'],
+        ],
+        [
+          ['cluster__id__gte', '0'],
+          ['order_by', 'cluster'],
+          ['offset', '700'],
+        ],
+        [
+          ['cluster__id__gte', '0'],
+          ['user__startswith', 'al'],
+          ['order_by', '-user'],
+        ],
       ] as Params[]) {
         sent.length = 0;
         expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
         expect(Math.max(...sent.map((q) => q.bindings.length))).toBeLessThan(40);
-        expect(sent.some((q) => /"u"\."cluster_id" in \(select "c"\."id" from "clusters" as "c"/.test(q.sql))).toBe(true);
+        expect(sent.some((q) => /"u"\."cluster_id" in \(select "c"\."id" from "clusters" as "c"/.test(q.sql))).toBe(
+          true,
+        );
       }
       // With the caller's visibility as well: both narrow.
       const visible = [clusters[0]!, clusters[2]!];
-      expect(await planned([['cluster__id__gte', '0']], visible)).toEqual(await naive([['cluster__id__gte', '0']], visible));
+      expect(await planned([['cluster__id__gte', '0']], visible)).toEqual(
+        await naive([['cluster__id__gte', '0']], visible),
+      );
     } finally {
       db.off('query', spy);
-      await db('clusters').whereIn('id', extra.map((r) => r.id)).delete();
+      await db('clusters')
+        .whereIn(
+          'id',
+          extra.map((r) => r.id),
+        )
+        .delete();
     }
   });
 });

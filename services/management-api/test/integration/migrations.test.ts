@@ -8,9 +8,57 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
     const { db, drop } = await createTestDatabase(kind);
     try {
       const applied = await migrateLatest(db);
-      expect(applied).toEqual(['20261122000000_initial_schema', '20261122010000_cluster_user_counts', '20261122020000_capacity_reports', '20261122030000_audit_log', '20261122040000_user_id_buckets', '20261122041500_storage_user_change_notices', '20261123100000_user_ordering_index', '20261123200000_cluster_change_notices', '20261123220000_user_flag_ordering', '20261123230000_utilization', '20261124000000_s3_credentials', '20261124010000_capacity_history', '20261124020000_user_name_buckets', '20261124030000_utilization_hour_brin', '20261126000000_operator_clusters_restrict', '20261127000000_audit_retention', '20261127000000_utilization_cluster_rollups', '20261127010000_collector_runs', '20261127120000_quotas', '20261127130000_password_scheme', '20261127140000_console_sessions', '20261127150000_change_log', '20261127160000_application_credentials', '20261127170000_s3_credential_lifetimes', '20261127180000_application_credential_notices']);
+      expect(applied).toEqual([
+        '20261122000000_initial_schema',
+        '20261122010000_cluster_user_counts',
+        '20261122020000_capacity_reports',
+        '20261122030000_audit_log',
+        '20261122040000_user_id_buckets',
+        '20261122041500_storage_user_change_notices',
+        '20261123100000_user_ordering_index',
+        '20261123200000_cluster_change_notices',
+        '20261123220000_user_flag_ordering',
+        '20261123230000_utilization',
+        '20261124000000_s3_credentials',
+        '20261124010000_capacity_history',
+        '20261124020000_user_name_buckets',
+        '20261124030000_utilization_hour_brin',
+        '20261126000000_operator_clusters_restrict',
+        '20261127000000_audit_retention',
+        '20261127000000_utilization_cluster_rollups',
+        '20261127010000_collector_runs',
+        '20261127120000_quotas',
+        '20261127130000_password_scheme',
+        '20261127140000_console_sessions',
+        '20261127150000_change_log',
+        '20261127160000_application_credentials',
+        '20261127170000_s3_credential_lifetimes',
+        '20261127180000_application_credential_notices',
+      ]);
       expect(await migrateLatest(db)).toEqual([]);
-      for (const table of ['clusters', 'storage_users', 'operators', 'api_keys', 'storage_policies', 'devices', 'cluster_user_counts', 'capacity_reports', 'audit_log', 'storage_user_id_buckets', 'storage_user_name_ranges', 'storage_user_name_buckets', 'utilization_accounts', 'utilization_storage_hourly', 'utilization_transfer_daily', 'collector_runs', 'utilization_storage_coverage', 'quota_applications', 'cluster_swift_info', 'change_log', 'replication_heartbeat']) {
+      for (const table of [
+        'clusters',
+        'storage_users',
+        'operators',
+        'api_keys',
+        'storage_policies',
+        'devices',
+        'cluster_user_counts',
+        'capacity_reports',
+        'audit_log',
+        'storage_user_id_buckets',
+        'storage_user_name_ranges',
+        'storage_user_name_buckets',
+        'utilization_accounts',
+        'utilization_storage_hourly',
+        'utilization_transfer_daily',
+        'collector_runs',
+        'utilization_storage_coverage',
+        'quota_applications',
+        'cluster_swift_info',
+        'change_log',
+        'replication_heartbeat',
+      ]) {
         expect(await db.schema.hasTable(table)).toBe(true);
       }
       // Partitions go with their tables.
@@ -32,14 +80,31 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
       // Back to just before per-cluster rollups (later migrations do not touch them).
       await db.migrate.down({ migrationSource, name: '20261127000000_utilization_cluster_rollups' });
       const clusters = await db('clusters')
-        .insert([1, 2].map((i) => ({ name: `c${i}`, uuid: `3f0c4a4e-2a7e-4d55-9a3b-1f2e3d4c5b6${i}`, auth_url: 'https://c/auth', storage_url: 'https://c/v1' })))
+        .insert(
+          [1, 2].map((i) => ({
+            name: `c${i}`,
+            uuid: `3f0c4a4e-2a7e-4d55-9a3b-1f2e3d4c5b6${i}`,
+            auth_url: 'https://c/auth',
+            storage_url: 'https://c/v1',
+          })),
+        )
         .returning('id');
       // What the previous release wrote: one mark per day, for every cluster at once.
       await db('utilization_rollups').insert([{ day: '2026-11-20' }, { day: '2026-11-21' }]);
       await migrateLatest(db);
-      const marks = async () => (await db('utilization_cluster_rollups').select('cluster_id', db.raw('day::text AS day')).orderBy(['day', 'cluster_id'])).map((r) => `${r.cluster_id}:${r.day}`);
+      const marks = async () =>
+        (
+          await db('utilization_cluster_rollups')
+            .select('cluster_id', db.raw('day::text AS day'))
+            .orderBy(['day', 'cluster_id'])
+        ).map((r) => `${r.cluster_id}:${r.day}`);
       const ids = clusters.map((c: { id: number }) => c.id);
-      expect(await marks()).toEqual([`${ids[0]}:2026-11-20`, `${ids[1]}:2026-11-20`, `${ids[0]}:2026-11-21`, `${ids[1]}:2026-11-21`]);
+      expect(await marks()).toEqual([
+        `${ids[0]}:2026-11-20`,
+        `${ids[1]}:2026-11-20`,
+        `${ids[0]}:2026-11-21`,
+        `${ids[1]}:2026-11-21`,
+      ]);
       // The previous release's write to a rolled day deletes the day's one mark (its invalidateRollups).
       await db.raw("DELETE FROM utilization_rollups WHERE day = ANY('{2026-11-21}'::date[])");
       expect(await marks()).toEqual([`${ids[0]}:2026-11-20`, `${ids[1]}:2026-11-20`]);
@@ -52,10 +117,20 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
     const { db, drop } = await createTestDatabase(kind);
     try {
       await migrateLatest(db);
-      const [cluster] = await db('clusters').insert({ name: 'c', uuid: '3f0c4a4e-2a7e-4d55-9a3b-1f2e3d4c5b6a', auth_url: 'https://c/auth', storage_url: 'https://c/v1' }).returning('id');
+      const [cluster] = await db('clusters')
+        .insert({
+          name: 'c',
+          uuid: '3f0c4a4e-2a7e-4d55-9a3b-1f2e3d4c5b6a',
+          auth_url: 'https://c/auth',
+          storage_url: 'https://c/v1',
+        })
+        .returning('id');
       const [operator] = await db('operators').insert({ name: 'limited', role: 'admin' }).returning('id');
       await db('operator_clusters').insert({ operator_id: operator.id, cluster_id: cluster.id });
-      await expect(db('clusters').where({ id: cluster.id }).delete()).rejects.toMatchObject({ code: expect.stringMatching(/^23(503|001)$/), constraint: 'operator_clusters_cluster_id_foreign' });
+      await expect(db('clusters').where({ id: cluster.id }).delete()).rejects.toMatchObject({
+        code: expect.stringMatching(/^23(503|001)$/),
+        constraint: 'operator_clusters_cluster_id_foreign',
+      });
       // Deleting the operator still takes its limits with it.
       await db('operators').where({ id: operator.id }).delete();
       await db('clusters').where({ id: cluster.id }).delete();

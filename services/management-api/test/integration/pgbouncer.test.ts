@@ -81,7 +81,9 @@ logfile = ${dir}/pgbouncer.log
   );
   // PgBouncer refuses to run as root; -u drops to an unprivileged user when started as root.
   const asRoot = process.getuid?.() === 0;
-  const child = spawn(PGBOUNCER, [...(asRoot ? ['-u', 'postgres'] : []), join(dir, 'pgbouncer.ini')], { stdio: 'ignore' });
+  const child = spawn(PGBOUNCER, [...(asRoot ? ['-u', 'postgres'] : []), join(dir, 'pgbouncer.ini')], {
+    stdio: 'ignore',
+  });
   await waitForPort(port, child, join(dir, 'pgbouncer.log'));
   return {
     url: (database) => `postgres://${upstream.username || 'postgres'}@127.0.0.1:${port}/${database}`,
@@ -107,8 +109,24 @@ describe('management API behind PgBouncer in transaction mode', () => {
   beforeAll(async () => {
     direct = await createTestDatabase('postgres');
     await migrateLatest(direct.db);
-    await bootstrap(direct.db, { adminUser: ADMIN.name, adminKey: ADMIN.key, defaultCluster: 'default', defaultAuthUrl: 'http://127.0.0.1:5000/auth', defaultStorageUrl: 'http://127.0.0.1:8080/v1' });
-    const rows = (await direct.db('clusters').insert(['north', 'south'].map((name, i) => ({ name, uuid: `00000000-0000-4000-8000-00000000000${i}`, auth_url: `http://${name}/auth`, storage_url: `http://${name}/v1` }))).returning('id')) as Array<{ id: number }>;
+    await bootstrap(direct.db, {
+      adminUser: ADMIN.name,
+      adminKey: ADMIN.key,
+      defaultCluster: 'default',
+      defaultAuthUrl: 'http://127.0.0.1:5000/auth',
+      defaultStorageUrl: 'http://127.0.0.1:8080/v1',
+    });
+    const rows = (await direct
+      .db('clusters')
+      .insert(
+        ['north', 'south'].map((name, i) => ({
+          name,
+          uuid: `00000000-0000-4000-8000-00000000000${i}`,
+          auth_url: `http://${name}/auth`,
+          storage_url: `http://${name}/v1`,
+        })),
+      )
+      .returning('id')) as Array<{ id: number }>;
     clusters = [1, ...rows.map((r) => r.id)];
     await direct.db.raw(
       `INSERT INTO storage_users (cluster_id, username, password_hash, enabled)
@@ -118,7 +136,12 @@ describe('management API behind PgBouncer in transaction mode', () => {
     bouncer = await startPgBouncer();
     viaBouncer = createDatabase({ url: bouncer.url(new URL(direct.url!).pathname.slice(1)), poolMax: 10 });
     viaBouncer.on('query', (q: { sql: string }) => statements.push(q.sql));
-    const app = createApp({ db: viaBouncer, log: createLogger('silent'), hashPassword: (p) => hashPassword(p), apiKeyCacheMs: 5000 });
+    const app = createApp({
+      db: viaBouncer,
+      log: createLogger('silent'),
+      hashPassword: (p) => hashPassword(p),
+      apiKeyCacheMs: 5000,
+    });
     server = await new Promise<Server>((resolve) => {
       const s = app.listen(0, '127.0.0.1', () => resolve(s));
     });
@@ -132,7 +155,9 @@ describe('management API behind PgBouncer in transaction mode', () => {
   });
 
   it('when many clients share two server connections, then they really are multiplexed (the setting under test is in force)', async () => {
-    const pids = await Promise.all(Array.from({ length: 30 }, () => viaBouncer.raw('SELECT pg_backend_pid() AS pid, pg_sleep(0.01)')));
+    const pids = await Promise.all(
+      Array.from({ length: 30 }, () => viaBouncer.raw('SELECT pg_backend_pid() AS pid, pg_sleep(0.01)')),
+    );
     const distinct = new Set(pids.map((r) => (r as { rows: Array<{ pid: number }> }).rows[0]!.pid));
     expect(distinct.size).toBeLessThanOrEqual(2);
   });
@@ -155,20 +180,36 @@ describe('management API behind PgBouncer in transaction mode', () => {
     ];
     statements.length = 0;
     const answers = await Promise.all(
-      Array.from({ length: 4 }, () => queries.map((q) => request(base).get(`/api/v1/users/?${q}`).set('Authorization', ADMIN_AUTH))).flat(),
+      Array.from({ length: 4 }, () =>
+        queries.map((q) => request(base).get(`/api/v1/users/?${q}`).set('Authorization', ADMIN_AUTH)),
+      ).flat(),
     );
-    const alone = await Promise.all(queries.map((q) => request(base).get(`/api/v1/users/?${q}`).set('Authorization', ADMIN_AUTH)));
+    const alone = await Promise.all(
+      queries.map((q) => request(base).get(`/api/v1/users/?${q}`).set('Authorization', ADMIN_AUTH)),
+    );
     for (const [i, res] of answers.entries()) {
-      expect({ q: queries[i % queries.length], status: res.status }).toEqual({ q: queries[i % queries.length], status: 200 });
+      expect({ q: queries[i % queries.length], status: res.status }).toEqual({
+        q: queries[i % queries.length],
+        status: 200,
+      });
       expect(res.body).toEqual(alone[i % queries.length]!.body);
     }
     // Every statement went through knex (its query events saw them).
     expect(statements.some((s) => s.includes('storage_user_id_buckets'))).toBe(true);
     expect(statements.some((s) => s.includes('from "clusters" as "c"'))).toBe(true);
-    const truth = async (sql: string, bindings: unknown[] = []) => Number(((await direct.db.raw(sql, bindings as never[])) as { rows: Array<{ n: string }> }).rows[0]!.n);
+    const truth = async (sql: string, bindings: unknown[] = []) =>
+      Number(((await direct.db.raw(sql, bindings as never[])) as { rows: Array<{ n: string }> }).rows[0]!.n);
     expect(alone[0]!.body.meta.total_count).toBe(12000);
-    expect(alone[2]!.body.meta.total_count).toBe(await truth('SELECT count(*) AS n FROM storage_users u JOIN clusters c ON c.id = u.cluster_id WHERE c.name = ?', ['south']));
-    expect(alone[7]!.body.meta.total_count).toBe(await truth("SELECT count(*) AS n FROM storage_users WHERE username LIKE 'user11%'"));
-    expect(alone[8]!.body.objects[0].id).toBe(String(await truth('SELECT id AS n FROM storage_users ORDER BY id DESC OFFSET 7000 LIMIT 1')));
+    expect(alone[2]!.body.meta.total_count).toBe(
+      await truth('SELECT count(*) AS n FROM storage_users u JOIN clusters c ON c.id = u.cluster_id WHERE c.name = ?', [
+        'south',
+      ]),
+    );
+    expect(alone[7]!.body.meta.total_count).toBe(
+      await truth("SELECT count(*) AS n FROM storage_users WHERE username LIKE 'user11%'"),
+    );
+    expect(alone[8]!.body.objects[0].id).toBe(
+      String(await truth('SELECT id AS n FROM storage_users ORDER BY id DESC OFFSET 7000 LIMIT 1')),
+    );
   });
 });

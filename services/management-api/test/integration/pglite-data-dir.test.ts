@@ -1,5 +1,15 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDatabase, migrateLatest } from '../../src/db/database';
@@ -10,7 +20,8 @@ function deadPid(): number {
   return Number(child.stdout);
 }
 
-const lockOf = (pid: number, host = hostname()) => JSON.stringify({ pid, hostname: host, since: '2026-01-01T00:00:00.000Z' });
+const lockOf = (pid: number, host = hostname()) =>
+  JSON.stringify({ pid, hostname: host, since: '2026-01-01T00:00:00.000Z' });
 
 describe('embedded PGlite in a data directory', () => {
   let dir: string;
@@ -25,7 +36,12 @@ describe('embedded PGlite in a data directory', () => {
     expect(existsSync(join(dataDir, 'PG_VERSION'))).toBe(true);
     try {
       await migrateLatest(first);
-      await first('clusters').insert({ name: 'kept', uuid: '00000000-0000-4000-8000-000000000001', auth_url: 'http://a.example/auth/v1.0', storage_url: 'http://a.example/v1' });
+      await first('clusters').insert({
+        name: 'kept',
+        uuid: '00000000-0000-4000-8000-000000000001',
+        auth_url: 'http://a.example/auth/v1.0',
+        storage_url: 'http://a.example/v1',
+      });
     } finally {
       await first.destroy();
     }
@@ -40,7 +56,9 @@ describe('embedded PGlite in a data directory', () => {
 
   it('when the directory holds files but no database, then opening throws, names the directory and leaves the files', () => {
     writeFileSync(join(dir, 'global'), 'not a directory');
-    expect(() => createDatabase({ dataDir: dir })).toThrow(`could not set up the PGlite data directory ${dir}: it is not empty but holds no database`);
+    expect(() => createDatabase({ dataDir: dir })).toThrow(
+      `could not set up the PGlite data directory ${dir}: it is not empty but holds no database`,
+    );
     expect(readdirSync(dir)).toEqual(['global']);
   });
 
@@ -77,11 +95,18 @@ describe('embedded PGlite in a data directory', () => {
       const first = createDatabase({ dataDir });
       try {
         expect(await migrateLatest(first)).toEqual([]);
-        expect(JSON.parse(readFileSync(`${dataDir}.lock`, 'utf8'))).toMatchObject({ pid: process.pid, hostname: hostname() });
-        expect(() => createDatabase({ dataDir })).toThrow(`The embedded database in ${dataDir} is in use by process ${process.pid}`);
+        expect(JSON.parse(readFileSync(`${dataDir}.lock`, 'utf8'))).toMatchObject({
+          pid: process.pid,
+          hostname: hostname(),
+        });
+        expect(() => createDatabase({ dataDir })).toThrow(
+          `The embedded database in ${dataDir} is in use by process ${process.pid}`,
+        );
         // The same directory by another path is the same database.
         symlinkSync(dataDir, join(dir, 'link'));
-        expect(() => createDatabase({ dataDir: join(dir, 'link') })).toThrow(`The embedded database in ${dataDir} is in use`);
+        expect(() => createDatabase({ dataDir: join(dir, 'link') })).toThrow(
+          `The embedded database in ${dataDir} is in use`,
+        );
       } finally {
         await first.destroy();
       }
@@ -118,13 +143,18 @@ describe('embedded PGlite in a data directory', () => {
     it('when the file names no holder, then opening is refused and says to remove it', () => {
       const dataDir = join(dir, 'data');
       writeFileSync(`${dataDir}.lock`, '');
-      expect(() => createDatabase({ dataDir })).toThrow(`is locked by ${dataDir}.lock, which does not say which process holds it`);
+      expect(() => createDatabase({ dataDir })).toThrow(
+        `is locked by ${dataDir}.lock, which does not say which process holds it`,
+      );
     });
 
     it.each([
       ['its process is gone', () => lockOf(deadPid())],
       ['its pid is this process, which never took it (a pid reused after a restart)', () => lockOf(process.pid)],
-      ['its pid now runs another process (started later than the holder)', () => JSON.stringify({ ...JSON.parse(lockOf(process.ppid)), processStart: '1' })],
+      [
+        'its pid now runs another process (started later than the holder)',
+        () => JSON.stringify({ ...JSON.parse(lockOf(process.ppid)), processStart: '1' }),
+      ],
     ])('when %s, then the lock is stale and taken over', async (_, content) => {
       const dataDir = join(dir, 'data');
       setUpCopy();

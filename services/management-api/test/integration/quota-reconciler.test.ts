@@ -34,7 +34,11 @@ describe.each(DB_KINDS)('quota reconciler on %s', (kind) => {
     swift = await startStandInSwift();
     app = await startTestApp(kind);
     sessionUrl = kind === 'postgres' ? String(app.db.client.config.connection.connectionString) : undefined;
-    const res = await app.http().patch('/api/v1/clusters/1/').set('Authorization', ADMIN_AUTH).send({ auth_url: swift.authUrl, storage_url: swift.storageUrl });
+    const res = await app
+      .http()
+      .patch('/api/v1/clusters/1/')
+      .set('Authorization', ADMIN_AUTH)
+      .send({ auth_url: swift.authUrl, storage_url: swift.storageUrl });
     expect(res.status).toBe(202);
     reconciler = new QuotaReconciler(options());
     reconciler.start();
@@ -45,10 +49,25 @@ describe.each(DB_KINDS)('quota reconciler on %s', (kind) => {
     await swift.close();
   });
 
-  const patch = (id: unknown, body: Record<string, unknown>) => app.http().patch(`/api/v1/users/${String(id)}/`).set('Authorization', ADMIN_AUTH).send(body);
-  const user = async (id: unknown) => (await app.http().get(`/api/v1/users/${String(id)}/`).set('Authorization', ADMIN_AUTH)).body as Record<string, unknown>;
+  const patch = (id: unknown, body: Record<string, unknown>) =>
+    app
+      .http()
+      .patch(`/api/v1/users/${String(id)}/`)
+      .set('Authorization', ADMIN_AUTH)
+      .send(body);
+  const user = async (id: unknown) =>
+    (
+      await app
+        .http()
+        .get(`/api/v1/users/${String(id)}/`)
+        .set('Authorization', ADMIN_AUTH)
+    ).body as Record<string, unknown>;
   /** The user once `done` holds, within `ms`. */
-  async function until(id: unknown, done: (u: Record<string, unknown>) => boolean, ms = 5000): Promise<Record<string, unknown>> {
+  async function until(
+    id: unknown,
+    done: (u: Record<string, unknown>) => boolean,
+    ms = 5000,
+  ): Promise<Record<string, unknown>> {
     const deadline = Date.now() + ms;
     for (;;) {
       const u = await user(id);
@@ -68,8 +87,13 @@ describe.each(DB_KINDS)('quota reconciler on %s', (kind) => {
     expect(typeof applied.quota_applied_at).toBe('string');
     expect(applied.quota_error).toBeNull();
     expect(headersOf('alice')).toEqual({ 'x-account-meta-quota-bytes': '10240' });
-    expect(swift.state.requests.filter((r) => r.account === 'AUTH_alice').map((r) => r.method)).toEqual(['POST', 'PUT']);
-    expect((await app.http().get('/api/v1/clusters/1/').set('Authorization', ADMIN_AUTH)).body.quota_support).toMatchObject({ swift_version: '2.30.1', fields: ['quota_bytes'] });
+    expect(swift.state.requests.filter((r) => r.account === 'AUTH_alice').map((r) => r.method)).toEqual([
+      'POST',
+      'PUT',
+    ]);
+    expect(
+      (await app.http().get('/api/v1/clusters/1/').set('Authorization', ADMIN_AUTH)).body.quota_support,
+    ).toMatchObject({ swift_version: '2.30.1', fields: ['quota_bytes'] });
 
     // Cleared: the header is removed (sent empty).
     await patch(alice.id, { quota_bytes: null });
@@ -83,7 +107,11 @@ describe.each(DB_KINDS)('quota reconciler on %s', (kind) => {
     swift.state.accounts.get('AUTH_bob')!.set('x-account-meta-quota-bytes', '999999');
     // The audit record is written right after Swift accepted the repair.
     const deadline = Date.now() + 3 * RESYNC_MS + 2000;
-    const drifts = () => app.http().get(`/api/v1/audit/?action=repair_quota_drift&target_id=${String(bob.id)}`).set('Authorization', ADMIN_AUTH);
+    const drifts = () =>
+      app
+        .http()
+        .get(`/api/v1/audit/?action=repair_quota_drift&target_id=${String(bob.id)}`)
+        .set('Authorization', ADMIN_AUTH);
     let audit = await drifts();
     while (audit.body.objects.length === 0) {
       if (Date.now() > deadline) throw new Error('drift not repaired');
@@ -92,7 +120,12 @@ describe.each(DB_KINDS)('quota reconciler on %s', (kind) => {
     }
     expect(headersOf('bob')['x-account-meta-quota-bytes']).toBe('5000');
     expect(audit.body.objects).toHaveLength(1);
-    expect(audit.body.objects[0]).toMatchObject({ operator: 'quota reconciler', target_name: 'bob', before: { quota_bytes: 999999 }, after: { quota_bytes: 5000 } });
+    expect(audit.body.objects[0]).toMatchObject({
+      operator: 'quota reconciler',
+      target_name: 'bob',
+      before: { quota_bytes: 999999 },
+      after: { quota_bytes: 5000 },
+    });
   });
 
   it('when Swift is unreachable, then pending users say so in one sentence, and the quota is applied once it is back', async () => {
@@ -101,7 +134,9 @@ describe.each(DB_KINDS)('quota reconciler on %s', (kind) => {
     try {
       await patch(carol.id, { quota_bytes: 1 });
       const failed = await until(carol.id, (u) => u.quota_status === 'error');
-      expect(failed.quota_error).toMatch(/^Swift is unreachable at http:\/\/127\.0\.0\.1:\d+: .+; Cairn retries with backoff\.$/);
+      expect(failed.quota_error).toMatch(
+        /^Swift is unreachable at http:\/\/127\.0\.0\.1:\d+: .+; Cairn retries with backoff\.$/,
+      );
     } finally {
       swift.state.down = false;
     }
@@ -114,7 +149,9 @@ describe.each(DB_KINDS)('quota reconciler on %s', (kind) => {
     swift.state.deleted.add('AUTH_dave');
     await patch(dave.id, { quota_bytes: 2 });
     const failed = await until(dave.id, (u) => u.quota_status === 'error');
-    expect(failed.quota_error).toBe('The Swift account AUTH_dave was deleted and is not yet reaped; the quotas are applied once Swift has reaped it.');
+    expect(failed.quota_error).toBe(
+      'The Swift account AUTH_dave was deleted and is not yet reaped; the quotas are applied once Swift has reaped it.',
+    );
     swift.state.deleted.delete('AUTH_dave');
     await until(dave.id, (u) => u.quota_status === 'applied', 10_000);
   });
@@ -127,7 +164,9 @@ describe.each(DB_KINDS)('quota reconciler on %s', (kind) => {
     reconciler = new QuotaReconciler(options());
     reconciler.start();
     const failed = await until(erin.id, (u) => u.quota_status === 'error');
-    expect(failed.quota_error).toBe("Not supported by this Swift: The cluster's Swift 2.30.1 cannot enforce 'quota_count': object-count quotas need Swift 2.34 or later.");
+    expect(failed.quota_error).toBe(
+      "Not supported by this Swift: The cluster's Swift 2.30.1 cannot enforce 'quota_count': object-count quotas need Swift 2.34 or later.",
+    );
     swift.state.version = '2.34.0';
     try {
       // The next /info read (each resync period) lifts it.
@@ -149,12 +188,23 @@ describe.each(DB_KINDS)('quota reconciler on %s', (kind) => {
   });
 
   it('when a cluster has no reseller credentials, then its pending users say so', async () => {
-    const other = await app.http().post('/api/v1/clusters/').set('Authorization', ADMIN_AUTH).send({ name: 'other', auth_url: swift.authUrl, storage_url: swift.storageUrl });
+    const other = await app
+      .http()
+      .post('/api/v1/clusters/')
+      .set('Authorization', ADMIN_AUTH)
+      .send({ name: 'other', auth_url: swift.authUrl, storage_url: swift.storageUrl });
     expect(other.status).toBe(201);
-    const res = await app.http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: other.body.resource_uri, user: 'gina', password: 'correct-horse-battery-staple', quota_bytes: 1 });
+    const res = await app.http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({
+      cluster: other.body.resource_uri,
+      user: 'gina',
+      password: 'correct-horse-battery-staple',
+      quota_bytes: 1,
+    });
     expect(res.status).toBe(201);
     const failed = await until(res.body.id, (u) => u.quota_status === 'error');
-    expect(failed.quota_error).toBe("Cairn has no reseller credentials for the cluster 'other' (CAIRN_QUOTA_CREDENTIALS), so nothing applies its quotas.");
+    expect(failed.quota_error).toBe(
+      "Cairn has no reseller credentials for the cluster 'other' (CAIRN_QUOTA_CREDENTIALS), so nothing applies its quotas.",
+    );
   });
 
   it('when the poll is long, then a change still wakes the reconciler and reaches Swift within 5 s', async () => {

@@ -11,7 +11,11 @@ describe.each(DB_KINDS)('quota usage on %s', (kind) => {
   const hour = Math.floor(Date.now() / HOUR) * HOUR;
   const get = (path: string) => app.http().get(path).set('Authorization', ADMIN_AUTH);
   const makeUser = async (user: string, extra: Record<string, unknown> = {}) => {
-    const res = await app.http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: clusterUri, user, password: PASSWORD, ...extra });
+    const res = await app
+      .http()
+      .post('/api/v1/users/')
+      .set('Authorization', ADMIN_AUTH)
+      .send({ cluster: clusterUri, user, password: PASSWORD, ...extra });
     expect(res.status).toBe(201);
     return res.body as Record<string, unknown>;
   };
@@ -20,7 +24,11 @@ describe.each(DB_KINDS)('quota usage on %s', (kind) => {
       .http()
       .post(`${clusterPath}utilization/storage/`)
       .set('Authorization', ADMIN_AUTH)
-      .send({ interval: 3600, sampled_at: iso(at), samples: samples.map((s) => ({ ...s, container_count: 1, policies: [] })) });
+      .send({
+        interval: 3600,
+        sampled_at: iso(at),
+        samples: samples.map((s) => ({ ...s, container_count: 1, policies: [] })),
+      });
     expect(res.status).toBe(200);
   };
 
@@ -40,16 +48,30 @@ describe.each(DB_KINDS)('quota usage on %s', (kind) => {
     await sample(hour - HOUR + 60_000, [{ account: 'AUTH_carol', bytes_used: 2500, object_count: 7 }]);
     // Another account, and carol's name in another cluster, are not carol's.
     await sample(hour - HOUR + 60_000, [{ account: 'AUTH_carolyn', bytes_used: 9, object_count: 9 }]);
-    await app.http().post('/api/v1/clusters/1/utilization/storage/').set('Authorization', ADMIN_AUTH).send({
-      interval: 3600,
-      sampled_at: iso(hour),
-      samples: [{ account: 'AUTH_carol', bytes_used: 77, object_count: 77, container_count: 1, policies: [] }],
-    });
+    await app
+      .http()
+      .post('/api/v1/clusters/1/utilization/storage/')
+      .set('Authorization', ADMIN_AUTH)
+      .send({
+        interval: 3600,
+        sampled_at: iso(hour),
+        samples: [{ account: 'AUTH_carol', bytes_used: 77, object_count: 77, container_count: 1, policies: [] }],
+      });
 
     const detail = await get(`/api/v1/users/${String(carol.id)}/`);
-    expect(detail.body).toMatchObject({ quota_bytes: 10_000, bytes_used: 2500, object_count: 7, usage_sampled_at: iso(hour - HOUR) });
+    expect(detail.body).toMatchObject({
+      quota_bytes: 10_000,
+      bytes_used: 2500,
+      object_count: 7,
+      usage_sampled_at: iso(hour - HOUR),
+    });
     const list = await get(`/api/v1/users/?cluster=${encodeURIComponent(clusterUri)}&order_by=user`);
-    const shown = (list.body.objects as Array<Record<string, unknown>>).map((o) => [o.user, o.bytes_used, o.object_count, o.usage_sampled_at]);
+    const shown = (list.body.objects as Array<Record<string, unknown>>).map((o) => [
+      o.user,
+      o.bytes_used,
+      o.object_count,
+      o.usage_sampled_at,
+    ]);
     expect(shown).toEqual([
       ['carol', 2500, 7, iso(hour - HOUR)],
       ['dave', null, null, null],
@@ -61,13 +83,18 @@ describe.each(DB_KINDS)('quota usage on %s', (kind) => {
   });
 
   it('when a user with usage is sent back as it was read, then the usage is ignored rather than refused', async () => {
-    const read = (await get(`/api/v1/users/?user=carol&cluster=${encodeURIComponent(clusterUri)}`)).body.objects[0] as Record<string, unknown>;
-    const res = await app.http().patch(String(read.resource_uri)).set('Authorization', ADMIN_AUTH).send({ ...read, bytes_used: 1, quota_bytes: 20_000 });
+    const read = (await get(`/api/v1/users/?user=carol&cluster=${encodeURIComponent(clusterUri)}`)).body
+      .objects[0] as Record<string, unknown>;
+    const res = await app
+      .http()
+      .patch(String(read.resource_uri))
+      .set('Authorization', ADMIN_AUTH)
+      .send({ ...read, bytes_used: 1, quota_bytes: 20_000 });
     expect(res.status).toBe(202);
     expect(res.body).toMatchObject({ quota_bytes: 20_000, bytes_used: 2500 });
   });
 
-  it("when users have byte quotas, then the cluster shows their sum, past 2^63 as a decimal string, and null when none has one", async () => {
+  it('when users have byte quotas, then the cluster shows their sum, past 2^63 as a decimal string, and null when none has one', async () => {
     const empty = await createCluster(app, 'usage-empty');
     expect((await get(String(empty.resource_uri))).body.quota_bytes_total).toBeNull();
     // carol's 20 000 from above, dave none.
@@ -80,7 +107,11 @@ describe.each(DB_KINDS)('quota usage on %s', (kind) => {
     const listed = (await get('/api/v1/clusters/?name=usage-east')).body.objects[0] as Record<string, unknown>;
     expect(listed.quota_bytes_total).toBe('9223372036854795808');
     // Read-only: sent back, it is ignored.
-    const patched = await app.http().patch(clusterPath).set('Authorization', ADMIN_AUTH).send({ ...big.body, region: 'east' });
+    const patched = await app
+      .http()
+      .patch(clusterPath)
+      .set('Authorization', ADMIN_AUTH)
+      .send({ ...big.body, region: 'east' });
     expect(patched.status).toBe(202);
     expect(patched.body).toMatchObject({ region: 'east', quota_bytes_total: '9223372036854795808' });
   });
@@ -98,7 +129,9 @@ describe.each(DB_KINDS)('quota usage on %s', (kind) => {
     }
     expect(seen).toHaveLength(1);
     // The driver's text has numbered placeholders; knex's raw takes question marks.
-    const plan = (await app.db.raw(`EXPLAIN ${seen[0]!.sql.replace(/\$\d+/g, '?')}`, seen[0]!.bindings as never)) as { rows: Array<Record<string, string>> };
+    const plan = (await app.db.raw(`EXPLAIN ${seen[0]!.sql.replace(/\$\d+/g, '?')}`, seen[0]!.bindings as never)) as {
+      rows: Array<Record<string, string>>;
+    };
     const text = plan.rows.map((r) => Object.values(r)[0]).join('\n');
     // The account is part of every partition's index condition (a collation mismatch would make it a filter).
     expect(text).toMatch(/Index Cond: \(.*account = /);
@@ -113,6 +146,10 @@ describe.each(DB_KINDS)('quota usage on %s', (kind) => {
     expect(clusters.body.fields.quota_bytes_total).toMatchObject({ nullable: true, readonly: true, type: 'integer' });
     const openapi = await app.http().get('/api/v1/openapi.json');
     expect(openapi.body.components.schemas.users.properties.bytes_used.type).toEqual(['integer', 'string', 'null']);
-    expect(openapi.body.components.schemas.clusters.properties.quota_bytes_total.type).toEqual(['integer', 'string', 'null']);
+    expect(openapi.body.components.schemas.clusters.properties.quota_bytes_total.type).toEqual([
+      'integer',
+      'string',
+      'null',
+    ]);
   });
 });

@@ -11,22 +11,46 @@ describe.each(DB_KINDS)('quotas on %s', (kind) => {
       .http()
       .put('/api/v1/clusters/1/devices/')
       .set('Authorization', ADMIN_AUTH)
-      .send({ policies: [{ index: 0, name: 'gold', default: true }, { index: 1, name: 'Silver' }], devices: [] });
+      .send({
+        policies: [
+          { index: 0, name: 'gold', default: true },
+          { index: 1, name: 'Silver' },
+        ],
+        devices: [],
+      });
     expect(put.status).toBe(204);
   });
   afterAll(() => app.close());
 
   const http = () => app.http();
-  const patch = (id: unknown, body: Record<string, unknown>) => http().patch(`/api/v1/users/${String(id)}/`).set('Authorization', ADMIN_AUTH).send(body);
+  const patch = (id: unknown, body: Record<string, unknown>) =>
+    http()
+      .patch(`/api/v1/users/${String(id)}/`)
+      .set('Authorization', ADMIN_AUTH)
+      .send(body);
   const get = (path: string) => http().get(path).set('Authorization', ADMIN_AUTH);
 
   it('when a quota is set, then the user shows it as a number, pending, and the audit trail has before and after', async () => {
     const alice = await createUser(app, 'alice');
-    expect(alice).toMatchObject({ quota_bytes: null, quota_count: null, quota_bytes_policy: null, quota_count_policy: null, quota_status: null });
+    expect(alice).toMatchObject({
+      quota_bytes: null,
+      quota_count: null,
+      quota_bytes_policy: null,
+      quota_count_policy: null,
+      quota_status: null,
+    });
     const res = await patch(alice.id, { quota_bytes: 10240 });
     expect(res.status).toBe(202);
-    expect(res.body).toMatchObject({ quota_bytes: 10240, quota_status: 'pending', quota_error: null, quota_applied_at: null });
-    expect((await get(`/api/v1/users/${String(alice.id)}/`)).body).toMatchObject({ quota_bytes: 10240, quota_status: 'pending' });
+    expect(res.body).toMatchObject({
+      quota_bytes: 10240,
+      quota_status: 'pending',
+      quota_error: null,
+      quota_applied_at: null,
+    });
+    expect((await get(`/api/v1/users/${String(alice.id)}/`)).body).toMatchObject({
+      quota_bytes: 10240,
+      quota_status: 'pending',
+    });
     const audit = await get(`/api/v1/audit/?target_type=users&target_id=${String(alice.id)}&action=update`);
     expect(audit.body.objects).toHaveLength(1);
     expect(audit.body.objects[0].before).toMatchObject({ quota_bytes: null });
@@ -40,13 +64,19 @@ describe.each(DB_KINDS)('quotas on %s', (kind) => {
 
   it('when a quota is above 2^53, then it is a decimal string both ways; 2^63 - 1 is the largest', async () => {
     const u = await createUser(app, 'big', { quota_bytes: '9223372036854775807', quota_count: 9007199254740991 });
-    expect(u).toMatchObject({ quota_bytes: '9223372036854775807', quota_count: 9007199254740991, quota_status: 'pending' });
+    expect(u).toMatchObject({
+      quota_bytes: '9223372036854775807',
+      quota_count: 9007199254740991,
+      quota_status: 'pending',
+    });
     const text = (await get(`/api/v1/users/${String(u.id)}/`)).text;
     expect(text).toContain('"quota_bytes": "9223372036854775807"');
     for (const bad of ['9223372036854775808', -1, 1.5, 'ten', true, 2 ** 53]) {
       const res = await patch(u.id, { quota_bytes: bad });
       expect({ bad, status: res.status }).toEqual({ bad, status: 400 });
-      expect(res.body.error).toBe("The 'quota_bytes' field must be null (no quota) or a whole number from 0 to 9223372036854775807.");
+      expect(res.body.error).toBe(
+        "The 'quota_bytes' field must be null (no quota) or a whole number from 0 to 9223372036854775807.",
+      );
     }
   });
 
@@ -54,15 +84,27 @@ describe.each(DB_KINDS)('quotas on %s', (kind) => {
     const u = await createUser(app, 'policies');
     const bad = await patch(u.id, { quota_bytes_policy: { gold: 1, bronze: 2 } });
     expect(bad.status).toBe(400);
-    expect(bad.body.error).toBe("The cluster 'default' reports no storage policy named 'bronze': its policies are 'gold', 'Silver'.");
-    const ok = await patch(u.id, { quota_bytes_policy: { GOLD: 1000, silver: '2000' }, quota_count_policy: { gold: 5 } });
+    expect(bad.body.error).toBe(
+      "The cluster 'default' reports no storage policy named 'bronze': its policies are 'gold', 'Silver'.",
+    );
+    const ok = await patch(u.id, {
+      quota_bytes_policy: { GOLD: 1000, silver: '2000' },
+      quota_count_policy: { gold: 5 },
+    });
     expect(ok.status).toBe(202);
-    expect(ok.body).toMatchObject({ quota_bytes_policy: { gold: 1000, Silver: 2000 }, quota_count_policy: { gold: 5 } });
+    expect(ok.body).toMatchObject({
+      quota_bytes_policy: { gold: 1000, Silver: 2000 },
+      quota_count_policy: { gold: 5 },
+    });
     // A PATCH replaces the map whole; null (or only nulls) removes it.
-    expect((await patch(u.id, { quota_bytes_policy: { gold: null } })).body).toMatchObject({ quota_bytes_policy: null });
+    expect((await patch(u.id, { quota_bytes_policy: { gold: null } })).body).toMatchObject({
+      quota_bytes_policy: null,
+    });
     const notMap = await patch(u.id, { quota_count_policy: [1] });
     expect(notMap.status).toBe(400);
-    expect(notMap.body.error).toMatch(/^The 'quota_count_policy' field must be null or an object from storage policy name to quota/);
+    expect(notMap.body.error).toMatch(
+      /^The 'quota_count_policy' field must be null or an object from storage policy name to quota/,
+    );
   });
 
   it("when the cluster's Swift is known to be 2.30, then an object-count quota is refused naming 2.34; once it is 2.34, accepted", async () => {
@@ -79,7 +121,10 @@ describe.each(DB_KINDS)('quotas on %s', (kind) => {
       );
       // What it can enforce, and clearing anything, are accepted.
       expect((await patch(u.id, { quota_bytes: 5, quota_count: null })).status).toBe(202);
-      const defaults = await http().patch('/api/v1/clusters/1/').set('Authorization', ADMIN_AUTH).send({ default_quota_count: 10 });
+      const defaults = await http()
+        .patch('/api/v1/clusters/1/')
+        .set('Authorization', ADMIN_AUTH)
+        .send({ default_quota_count: 10 });
       expect(defaults.status).toBe(400);
       expect(defaults.body.error).toContain("cannot enforce 'default_quota_count'");
 
@@ -91,24 +136,46 @@ describe.each(DB_KINDS)('quotas on %s', (kind) => {
       await putSwiftInfo(app.db, 1, { version: '2.34.1', accountQuotas: true, policies: ['gold', 'Silver'] });
       const accepted = await patch(u.id, { quota_count: 100, quota_bytes_policy: { gold: 1 } });
       expect(accepted.status).toBe(202);
-      expect((await get('/api/v1/clusters/1/')).body.quota_support.fields).toEqual(['quota_bytes', 'quota_bytes_policy', 'quota_count', 'quota_count_policy']);
+      expect((await get('/api/v1/clusters/1/')).body.quota_support.fields).toEqual([
+        'quota_bytes',
+        'quota_bytes_policy',
+        'quota_count',
+        'quota_count_policy',
+      ]);
     } finally {
       await app.db('cluster_swift_info').delete();
     }
   });
 
   it("when a cluster has default quotas, then a new user gets those it does not set itself, and the cluster's audit shows them", async () => {
-    const res = await http().patch('/api/v1/clusters/1/').set('Authorization', ADMIN_AUTH).send({ default_quota_bytes: 1048576, default_quota_bytes_policy: { silver: 4096 } });
+    const res = await http()
+      .patch('/api/v1/clusters/1/')
+      .set('Authorization', ADMIN_AUTH)
+      .send({ default_quota_bytes: 1048576, default_quota_bytes_policy: { silver: 4096 } });
     expect(res.status).toBe(202);
-    expect(res.body).toMatchObject({ default_quota_bytes: 1048576, default_quota_bytes_policy: { Silver: 4096 }, default_quota_count: null });
+    expect(res.body).toMatchObject({
+      default_quota_bytes: 1048576,
+      default_quota_bytes_policy: { Silver: 4096 },
+      default_quota_count: null,
+    });
     try {
-      expect(await createUser(app, 'defaulted')).toMatchObject({ quota_bytes: 1048576, quota_bytes_policy: { Silver: 4096 }, quota_status: 'pending' });
-      expect(await createUser(app, 'own', { quota_bytes: 7, quota_bytes_policy: null })).toMatchObject({ quota_bytes: 7, quota_bytes_policy: null });
+      expect(await createUser(app, 'defaulted')).toMatchObject({
+        quota_bytes: 1048576,
+        quota_bytes_policy: { Silver: 4096 },
+        quota_status: 'pending',
+      });
+      expect(await createUser(app, 'own', { quota_bytes: 7, quota_bytes_policy: null })).toMatchObject({
+        quota_bytes: 7,
+        quota_bytes_policy: null,
+      });
       const audit = await get('/api/v1/audit/?target_type=clusters&action=update&order_by=-id&limit=1');
       expect(audit.body.objects[0].before).toMatchObject({ default_quota_bytes: null });
       expect(audit.body.objects[0].after).toMatchObject({ default_quota_bytes: 1048576 });
     } finally {
-      await http().patch('/api/v1/clusters/1/').set('Authorization', ADMIN_AUTH).send({ default_quota_bytes: null, default_quota_bytes_policy: null });
+      await http()
+        .patch('/api/v1/clusters/1/')
+        .set('Authorization', ADMIN_AUTH)
+        .send({ default_quota_bytes: null, default_quota_bytes_policy: null });
     }
   });
 

@@ -5,7 +5,15 @@ import { LogCapture } from '@cairn/runtime';
 import { Client } from 'pg';
 import { createLogger } from '../../src/deps';
 import { resealAll } from '../../src/services/s3-credentials';
-import { ADMIN_AUTH, DB_KINDS, createCluster, createOperator, createUser, startTestApp, type TestApp } from '../support/harness';
+import {
+  ADMIN_AUTH,
+  DB_KINDS,
+  createCluster,
+  createOperator,
+  createUser,
+  startTestApp,
+  type TestApp,
+} from '../support/harness';
 
 const keyring = (): S3SecretKeyring => {
   const parsed = parseS3SecretKeys(`k1:${randomBytes(32).toString('base64')}`);
@@ -32,7 +40,8 @@ describe.each(DB_KINDS)('S3 credentials on %s', (kind) => {
   });
   afterAll(() => app.close());
 
-  const post = (user: unknown, auth = ADMIN_AUTH) => app.http().post('/api/v1/s3_credentials/').set('Authorization', auth).send({ user });
+  const post = (user: unknown, auth = ADMIN_AUTH) =>
+    app.http().post('/api/v1/s3_credentials/').set('Authorization', auth).send({ user });
 
   it('when an admin creates one for a user, then 201 with the access key and the secret, once, not cached', async () => {
     const user = await createUser(app, 's3-alice');
@@ -57,7 +66,10 @@ describe.each(DB_KINDS)('S3 credentials on %s', (kind) => {
     expect(shown.status).toBe(200);
     expect(shown.body).toEqual({ ...body, secret: undefined });
     expect(shown.text).not.toContain(body.secret);
-    const listed = await app.http().get(`/api/v1/s3_credentials/?user=${user.id as string}`).set('Authorization', ADMIN_AUTH);
+    const listed = await app
+      .http()
+      .get(`/api/v1/s3_credentials/?user=${user.id as string}`)
+      .set('Authorization', ADMIN_AUTH);
     expect(listed.status).toBe(200);
     expect(listed.body.meta.total_count).toBe(1);
     expect(listed.text).not.toContain(body.secret);
@@ -66,23 +78,36 @@ describe.each(DB_KINDS)('S3 credentials on %s', (kind) => {
   it('when an expiry in the future is given, then it is stored, shown, audited and filterable; a past or malformed one is a 400 and nothing is written', async () => {
     const user = await createUser(app, 's3-expiring');
     const at = new Date(Date.now() + 3_600_000);
-    const res = await app.http().post('/api/v1/s3_credentials/').set('Authorization', ADMIN_AUTH).send({ user: user.resource_uri, expires_at: at.toISOString() });
+    const res = await app
+      .http()
+      .post('/api/v1/s3_credentials/')
+      .set('Authorization', ADMIN_AUTH)
+      .send({ user: user.resource_uri, expires_at: at.toISOString() });
     expect(res.status).toBe(201);
     const body = res.body as Credential & { expires_at: string | null };
     expect(body.expires_at).toBe(at.toISOString());
-    expect((await app.http().get(body.resource_uri).set('Authorization', ADMIN_AUTH)).body.expires_at).toBe(at.toISOString());
+    expect((await app.http().get(body.resource_uri).set('Authorization', ADMIN_AUTH)).body.expires_at).toBe(
+      at.toISOString(),
+    );
     const row = await app.db('s3_credentials').where({ access_key: body.access_key }).first();
     expect(new Date(row.expires_at).getTime()).toBe(at.getTime());
     const audit = await app.db('audit_log').where({ target_type: 's3_credentials', target_id: body.id }).first();
     expect(audit.after).toMatchObject({ expires_at: at.toISOString() });
     // Never-expiring ones (null, or left out) and expiring ones tell apart in a filtered list.
     expect((await post(user.resource_uri)).status).toBe(201);
-    const expiring = await app.http().get(`/api/v1/s3_credentials/?user=${user.id as string}&expires_at__isnull=false`).set('Authorization', ADMIN_AUTH);
+    const expiring = await app
+      .http()
+      .get(`/api/v1/s3_credentials/?user=${user.id as string}&expires_at__isnull=false`)
+      .set('Authorization', ADMIN_AUTH);
     expect(expiring.body.objects.map((c: Credential) => c.access_key)).toEqual([body.access_key]);
 
     const other = await createUser(app, 's3-expiry-refused');
     for (const expires_at of ['2001-01-01T00:00:00Z', new Date(Date.now() - 1000).toISOString(), 'next tuesday', 12]) {
-      const refused = await app.http().post('/api/v1/s3_credentials/').set('Authorization', ADMIN_AUTH).send({ user: other.resource_uri, expires_at });
+      const refused = await app
+        .http()
+        .post('/api/v1/s3_credentials/')
+        .set('Authorization', ADMIN_AUTH)
+        .send({ user: other.resource_uri, expires_at });
       expect([expires_at, refused.status]).toEqual([expires_at, 400]);
       expect(refused.body.error).toMatch(/'expires_at' field must be an ISO 8601 date-time in the future/);
     }
@@ -117,7 +142,12 @@ describe.each(DB_KINDS)('S3 credentials on %s', (kind) => {
     const refused = await post(user.id);
     expect(refused.status).toBe(400);
     expect(refused.body.error).toMatch(/already has 2 S3 credentials.*delete one first/);
-    expect(await app.db('s3_credentials').where({ storage_user_id: user.id as string }).count({ n: '*' })).toEqual([{ n: kind === 'postgres' ? '2' : 2 }]);
+    expect(
+      await app
+        .db('s3_credentials')
+        .where({ storage_user_id: user.id as string })
+        .count({ n: '*' }),
+    ).toEqual([{ n: kind === 'postgres' ? '2' : 2 }]);
   });
 
   it('when concurrent creations race for the last slot, then exactly the cap is reached', async () => {
@@ -135,11 +165,19 @@ describe.each(DB_KINDS)('S3 credentials on %s', (kind) => {
       [{ id: 1 }, /must be a user resource URI/],
     ];
     for (const [user, message] of cases) {
-      const res = await app.http().post('/api/v1/s3_credentials/').set('Authorization', ADMIN_AUTH).send(user === undefined ? {} : { user });
+      const res = await app
+        .http()
+        .post('/api/v1/s3_credentials/')
+        .set('Authorization', ADMIN_AUTH)
+        .send(user === undefined ? {} : { user });
       expect(res.status).toBe(400);
       expect(res.body.error).toMatch(message);
     }
-    const extra = await app.http().post('/api/v1/s3_credentials/').set('Authorization', ADMIN_AUTH).send({ user: 1, secret: 'mine' });
+    const extra = await app
+      .http()
+      .post('/api/v1/s3_credentials/')
+      .set('Authorization', ADMIN_AUTH)
+      .send({ user: 1, secret: 'mine' });
     expect(extra.status).toBe(400);
   });
 
@@ -154,7 +192,14 @@ describe.each(DB_KINDS)('S3 credentials on %s', (kind) => {
       await listener.query(`LISTEN ${S3_CREDENTIAL_CHANGES_CHANNEL}`);
       heard = new Promise((resolve) => listener!.on('notification', (n) => resolve(n.payload ?? '')));
     }
-    expect((await app.http().delete(`/api/v1/users/${user.id as string}/`).set('Authorization', ADMIN_AUTH)).status).toBe(204);
+    expect(
+      (
+        await app
+          .http()
+          .delete(`/api/v1/users/${user.id as string}/`)
+          .set('Authorization', ADMIN_AUTH)
+      ).status,
+    ).toBe(204);
     expect(await app.db('s3_credentials').where({ access_key: body.access_key }).first()).toBeUndefined();
     expect((await app.http().get(body.resource_uri).set('Authorization', ADMIN_AUTH)).status).toBe(404);
     if (heard) {
@@ -162,25 +207,39 @@ describe.each(DB_KINDS)('S3 credentials on %s', (kind) => {
       await listener!.end();
     }
     // The trail says so: the credential's own delete record (access key, no secret), then the user's.
-    const trail = await app.http().get(`/api/v1/audit/?target_type=s3_credentials&target_id=${body.id}&action=delete`).set('Authorization', ADMIN_AUTH);
+    const trail = await app
+      .http()
+      .get(`/api/v1/audit/?target_type=s3_credentials&target_id=${body.id}&action=delete`)
+      .set('Authorization', ADMIN_AUTH);
     expect(trail.body.objects).toHaveLength(1);
-    expect(trail.body.objects[0]).toMatchObject({ action: 'delete', target_name: body.access_key, after: null, before: { access_key: body.access_key, user: `/api/v1/users/${user.id as string}/` } });
+    expect(trail.body.objects[0]).toMatchObject({
+      action: 'delete',
+      target_name: body.access_key,
+      after: null,
+      before: { access_key: body.access_key, user: `/api/v1/users/${user.id as string}/` },
+    });
     expect(JSON.stringify(trail.body)).not.toContain(body.secret);
-    const userTrail = await app.http().get(`/api/v1/audit/?target_type=users&target_id=${user.id as string}&action=delete`).set('Authorization', ADMIN_AUTH);
+    const userTrail = await app
+      .http()
+      .get(`/api/v1/audit/?target_type=users&target_id=${user.id as string}&action=delete`)
+      .set('Authorization', ADMIN_AUTH);
     expect(userTrail.body.objects).toHaveLength(1);
     expect(Number(userTrail.body.objects[0].id)).toBeGreaterThan(Number(trail.body.objects[0].id));
   });
 
   // LISTEN needs a real Postgres connection; PGlite's single connection is the app's.
-  (kind === 'postgres' ? it : it.skip)('when the credentials are truncated, then listeners are told to forget them all', async () => {
-    const listener = new Client(app.db.client.config.connection as string | object);
-    await listener.connect();
-    await listener.query(`LISTEN ${S3_CREDENTIAL_CHANGES_CHANNEL}`);
-    const heard = new Promise<string>((resolve) => listener.on('notification', (n) => resolve(n.payload ?? '')));
-    await app.db.raw('TRUNCATE s3_credentials');
-    expect(JSON.parse(await heard)).toEqual({ all: true });
-    await listener.end();
-  });
+  (kind === 'postgres' ? it : it.skip)(
+    'when the credentials are truncated, then listeners are told to forget them all',
+    async () => {
+      const listener = new Client(app.db.client.config.connection as string | object);
+      await listener.connect();
+      await listener.query(`LISTEN ${S3_CREDENTIAL_CHANGES_CHANNEL}`);
+      const heard = new Promise<string>((resolve) => listener.on('notification', (n) => resolve(n.payload ?? '')));
+      await app.db.raw('TRUNCATE s3_credentials');
+      expect(JSON.parse(await heard)).toEqual({ all: true });
+      await listener.end();
+    },
+  );
 
   it('when a reader or an admin limited to another cluster asks, then reads are filtered and writes refused', async () => {
     const other = await createCluster(app, 's3-other');
@@ -199,12 +258,18 @@ describe.each(DB_KINDS)('S3 credentials on %s', (kind) => {
     expect(list.body.meta.total_count).toBe(0);
   });
 
-  it('when the list is filtered by the owner\'s name or an access key, or asked as XML, then it answers like the other resources', async () => {
+  it("when the list is filtered by the owner's name or an access key, or asked as XML, then it answers like the other resources", async () => {
     const user = await createUser(app, 's3-filtered');
     const body = (await post(user.id)).body as Credential;
-    const byName = await app.http().get('/api/v1/s3_credentials/?user__user=s3-filtered').set('Authorization', ADMIN_AUTH);
+    const byName = await app
+      .http()
+      .get('/api/v1/s3_credentials/?user__user=s3-filtered')
+      .set('Authorization', ADMIN_AUTH);
     expect(byName.body.objects.map((c: Credential) => c.access_key)).toEqual([body.access_key]);
-    const byKey = await app.http().get(`/api/v1/s3_credentials/?access_key=${body.access_key}`).set('Authorization', ADMIN_AUTH);
+    const byKey = await app
+      .http()
+      .get(`/api/v1/s3_credentials/?access_key=${body.access_key}`)
+      .set('Authorization', ADMIN_AUTH);
     expect(byKey.body.meta.total_count).toBe(1);
     const xml = await app.http().get(`${body.resource_uri}?format=xml`).set('Authorization', ADMIN_AUTH);
     expect(xml.status).toBe(200);
@@ -214,25 +279,47 @@ describe.each(DB_KINDS)('S3 credentials on %s', (kind) => {
   });
 
   it("when the list is filtered on its owners' ids over many users, then the SQL joins them through a subquery, never a list of ids, and answers right", async () => {
-    await app.db.raw(`INSERT INTO storage_users (cluster_id, username, password_hash) SELECT 1, 'many-' || g, 'x' FROM generate_series(1, 5000) AS g`);
+    await app.db.raw(
+      `INSERT INTO storage_users (cluster_id, username, password_hash) SELECT 1, 'many-' || g, 'x' FROM generate_series(1, 5000) AS g`,
+    );
     await app.db.raw(
       `INSERT INTO s3_credentials (storage_user_id, access_key, secret_sealed)
        SELECT id, 'MANY' || lpad(id::text, 16, '0'), 'x' FROM storage_users WHERE username LIKE 'many-%' AND id % 40 = 0`,
     );
     const naive = async (min: number) =>
-      ((await app.db.raw('SELECT s.id FROM s3_credentials s JOIN storage_users u ON u.id = s.storage_user_id WHERE u.id >= ? ORDER BY s.id', [min])) as { rows: Array<{ id: string | number }> }).rows.map((r) => String(r.id));
-    const [{ mid }] = ((await app.db.raw("SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY id) AS mid FROM storage_users WHERE username LIKE 'many-%'")) as { rows: Array<{ mid: string | number }> }).rows as [{ mid: string | number }];
+      (
+        (await app.db.raw(
+          'SELECT s.id FROM s3_credentials s JOIN storage_users u ON u.id = s.storage_user_id WHERE u.id >= ? ORDER BY s.id',
+          [min],
+        )) as { rows: Array<{ id: string | number }> }
+      ).rows.map((r) => String(r.id));
+    const [{ mid }] = (
+      (await app.db.raw(
+        "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY id) AS mid FROM storage_users WHERE username LIKE 'many-%'",
+      )) as { rows: Array<{ mid: string | number }> }
+    ).rows as [{ mid: string | number }];
     const statements: Array<{ sql: string; bindings: unknown[] }> = [];
-    const spy = (q: { sql: string; bindings?: unknown[] }) => statements.push({ sql: q.sql, bindings: q.bindings ?? [] });
+    const spy = (q: { sql: string; bindings?: unknown[] }) =>
+      statements.push({ sql: q.sql, bindings: q.bindings ?? [] });
     app.db.on('query', spy);
     try {
       for (const min of [0, Number(mid)]) {
         const expected = await naive(min);
         expect(expected.length).toBeGreaterThan(50);
-        const res = await app.http().get(`/api/v1/s3_credentials/?user__id__gte=${min}&limit=0&order_by=id`).set('Authorization', ADMIN_AUTH);
+        const res = await app
+          .http()
+          .get(`/api/v1/s3_credentials/?user__id__gte=${min}&limit=0&order_by=id`)
+          .set('Authorization', ADMIN_AUTH);
         expect(res.status).toBe(200);
-        expect({ min, total: res.body.meta.total_count, ids: res.body.objects.map((c: Credential) => c.id) }).toEqual({ min, total: expected.length, ids: expected });
-        const page = await app.http().get(`/api/v1/s3_credentials/?user__id__gte=${min}&limit=7&offset=11&order_by=-id`).set('Authorization', ADMIN_AUTH);
+        expect({ min, total: res.body.meta.total_count, ids: res.body.objects.map((c: Credential) => c.id) }).toEqual({
+          min,
+          total: expected.length,
+          ids: expected,
+        });
+        const page = await app
+          .http()
+          .get(`/api/v1/s3_credentials/?user__id__gte=${min}&limit=7&offset=11&order_by=-id`)
+          .set('Authorization', ADMIN_AUTH);
         expect(page.body.objects.map((c: Credential) => c.id)).toEqual([...expected].reverse().slice(11, 18));
       }
     } finally {
@@ -240,7 +327,13 @@ describe.each(DB_KINDS)('S3 credentials on %s', (kind) => {
     }
     // No statement carries the owners' ids, 5,000 users or not: a subquery of storage_users does the work.
     expect(Math.max(...statements.map((s) => s.bindings.length))).toBeLessThan(40);
-    expect(statements.some((s) => /"s"\."storage_user_id" in \(select "u"\."id" from "storage_users" as "u" where "u"\."id" >= (\?|\$\d+)\)/i.test(s.sql))).toBe(true);
+    expect(
+      statements.some((s) =>
+        /"s"\."storage_user_id" in \(select "u"\."id" from "storage_users" as "u" where "u"\."id" >= (\?|\$\d+)\)/i.test(
+          s.sql,
+        ),
+      ),
+    ).toBe(true);
   });
 
   it.each([
@@ -262,7 +355,11 @@ describe('S3 credentials without CAIRN_S3_SECRET_KEYS', () => {
 
   it('when one is asked for, then 503 says what to configure and nothing is stored', async () => {
     const user = await createUser(app, 's3-unconfigured');
-    const res = await app.http().post('/api/v1/s3_credentials/').set('Authorization', ADMIN_AUTH).send({ user: user.id });
+    const res = await app
+      .http()
+      .post('/api/v1/s3_credentials/')
+      .set('Authorization', ADMIN_AUTH)
+      .send({ user: user.id });
     expect(res.status).toBe(503);
     expect(res.body.error).toMatch(/CAIRN_S3_SECRET_KEYS/);
     expect(await app.db('s3_credentials').count({ n: '*' })).toEqual([{ n: '0' }]);
@@ -287,12 +384,18 @@ describe('S3 key rotation (resealAll) on postgres', () => {
     const secrets = new Map<string, string>();
     for (const name of ['rot-a', 'rot-b', 'rot-c']) {
       const user = await createUser(app, name);
-      const body = (await app.http().post('/api/v1/s3_credentials/').set('Authorization', ADMIN_AUTH).send({ user: user.id })).body as Credential;
+      const body = (
+        await app.http().post('/api/v1/s3_credentials/').set('Authorization', ADMIN_AUTH).send({ user: user.id })
+      ).body as Credential;
       secrets.set(body.access_key, body.secret!);
     }
     // One credential whose key was removed too early: left alone and reported, never lost.
     const stray = await createUser(app, 'rot-stray');
-    await app.db('s3_credentials').insert({ storage_user_id: stray.id, access_key: 'STRAY000000000000000', secret_sealed: 'v1:gone:AAAA:AAAA:AAAA' });
+    await app.db('s3_credentials').insert({
+      storage_user_id: stray.id,
+      access_key: 'STRAY000000000000000',
+      secret_sealed: 'v1:gone:AAAA:AAAA:AAAA',
+    });
 
     const rotated = ring(`k1:${k1},k2:${k2}`, 'k2');
     const batches: number[] = [];

@@ -36,7 +36,12 @@ describe('storage user change notices on postgres', () => {
     await listener.query('SELECT 1');
     return notices;
   };
-  const user = (clusterId: number, username: string) => ({ cluster_id: clusterId, username, password_hash: 'x', generation: 1 });
+  const user = (clusterId: number, username: string) => ({
+    cluster_id: clusterId,
+    username,
+    password_hash: 'x',
+    generation: 1,
+  });
 
   it('when users are inserted, updated and deleted, then each committed row is announced with its cluster and name', async () => {
     await database.db('storage_users').insert([user(clusterA, 'alice'), user(clusterB, 'bob')]);

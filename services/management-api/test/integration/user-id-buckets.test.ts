@@ -14,7 +14,6 @@ import { usersResource } from '../../src/routes/users';
  * plain OFFSET and count(*)).
  */
 
-
 interface Row {
   id: string;
   cluster_id: number;
@@ -30,7 +29,9 @@ async function insertUsers(db: Knex, users: Array<{ id: number; cluster: number 
 }
 
 /** Per cluster: the buckets' sum, the counter, and count(*); all three must agree. */
-async function tallies(db: Knex): Promise<Array<{ cluster_id: number; buckets: number; counter: number; rows: number }>> {
+async function tallies(
+  db: Knex,
+): Promise<Array<{ cluster_id: number; buckets: number; counter: number; rows: number }>> {
   const res = await db.raw(`
     SELECT c.id AS cluster_id,
            (SELECT coalesce(sum(n), 0) FROM storage_user_id_buckets b WHERE b.cluster_id = c.id)::int AS buckets,
@@ -66,17 +67,32 @@ describe.each(DB_KINDS)('user id buckets on %s', (kind) => {
   beforeEach(() => db('storage_users').delete());
 
   it('when users are inserted one by one, in bulk and by INSERT … SELECT, then every bucket sum equals count(*) per cluster', async () => {
-    for (let i = 1; i <= 5; i++) await db('storage_users').insert({ id: i * 3000, cluster_id: clusters[i % 3], username: `one${i}`, password_hash: 'x' });
-    await insertUsers(db, Array.from({ length: 300 }, (_, i) => ({ id: 20_000 + i * 97, cluster: clusters[i % 2]! })));
-    await db.raw(`INSERT INTO storage_users (id, cluster_id, username, password_hash)
-      SELECT 60000 + g, ?, 'bulk' || g, 'x' FROM generate_series(1, 9000) AS g`, [clusters[2]!]);
+    for (let i = 1; i <= 5; i++)
+      await db('storage_users').insert({
+        id: i * 3000,
+        cluster_id: clusters[i % 3],
+        username: `one${i}`,
+        password_hash: 'x',
+      });
+    await insertUsers(
+      db,
+      Array.from({ length: 300 }, (_, i) => ({ id: 20_000 + i * 97, cluster: clusters[i % 2]! })),
+    );
+    await db.raw(
+      `INSERT INTO storage_users (id, cluster_id, username, password_hash)
+      SELECT 60000 + g, ?, 'bulk' || g, 'x' FROM generate_series(1, 9000) AS g`,
+      [clusters[2]!],
+    );
     expect(await wrongBuckets(db)).toEqual([]);
     for (const t of await tallies(db)) expect(t.buckets).toBe(t.rows);
     expect((await tallies(db)).map((t) => t.rows)).toEqual([151, 152, 9002]);
   });
 
   it('when users are deleted one by one, by a range and all at once, then every bucket sum still equals count(*)', async () => {
-    await insertUsers(db, Array.from({ length: 2000 }, (_, i) => ({ id: 1 + i * 23, cluster: clusters[i % 3]! })));
+    await insertUsers(
+      db,
+      Array.from({ length: 2000 }, (_, i) => ({ id: 1 + i * 23, cluster: clusters[i % 3]! })),
+    );
     await db('storage_users').where({ id: 24 }).delete();
     await db('storage_users').whereBetween('id', [4000, 30_000]).delete();
     expect(await wrongBuckets(db)).toEqual([]);
@@ -87,7 +103,10 @@ describe.each(DB_KINDS)('user id buckets on %s', (kind) => {
   });
 
   it('when storage_users is truncated, then the buckets and the per-cluster counter are empty too', async () => {
-    await insertUsers(db, Array.from({ length: 500 }, (_, i) => ({ id: 1 + i * 50, cluster: clusters[i % 3]! })));
+    await insertUsers(
+      db,
+      Array.from({ length: 500 }, (_, i) => ({ id: 1 + i * 50, cluster: clusters[i % 3]! })),
+    );
     // CASCADE: S3 credentials reference their users.
     await db.raw('TRUNCATE storage_users CASCADE');
     expect(await wrongBuckets(db)).toEqual([]);
@@ -96,27 +115,43 @@ describe.each(DB_KINDS)('user id buckets on %s', (kind) => {
 
   it("when an UPDATE changes a user's id or cluster, then it fails and the counts stay right", async () => {
     await insertUsers(db, [{ id: 10, cluster: clusters[0]! }]);
-    await expect(db('storage_users').where({ id: 10 }).update({ cluster_id: clusters[1] })).rejects.toThrow(/never change/);
+    await expect(db('storage_users').where({ id: 10 }).update({ cluster_id: clusters[1] })).rejects.toThrow(
+      /never change/,
+    );
     await expect(db('storage_users').where({ id: 10 }).update({ id: 9000 })).rejects.toThrow(/never change/);
     await db('storage_users').where({ id: 10 }).update({ enabled: false, cluster_id: clusters[0] });
     expect(await wrongBuckets(db)).toEqual([]);
   });
 
   it('when flags change one user at a time, in bulk, both at once or back again, then every (cluster, flags, bucket) counter equals count(*)', async () => {
-    await insertUsers(db, Array.from({ length: 3000 }, (_, i) => ({ id: 1 + i * 11, cluster: clusters[i % 3]! })));
+    await insertUsers(
+      db,
+      Array.from({ length: 3000 }, (_, i) => ({ id: 1 + i * 11, cluster: clusters[i % 3]! })),
+    );
     await db('storage_users').where({ id: 12 }).update({ enabled: false });
-    await db('storage_users').where('id', '<', 9000).update({ is_superuser: db.raw('id % 3 = 0') });
-    await db('storage_users').whereBetween('id', [5000, 20_000]).update({ enabled: db.raw('NOT enabled'), is_superuser: db.raw('NOT is_superuser') });
+    await db('storage_users')
+      .where('id', '<', 9000)
+      .update({ is_superuser: db.raw('id % 3 = 0') });
+    await db('storage_users')
+      .whereBetween('id', [5000, 20_000])
+      .update({ enabled: db.raw('NOT enabled'), is_superuser: db.raw('NOT is_superuser') });
     await db('storage_users').where('id', '>', 30_000).update({ password_hash: 'y' });
-    await db('storage_users').whereBetween('id', [5000, 7000]).update({ enabled: db.raw('NOT enabled') });
+    await db('storage_users')
+      .whereBetween('id', [5000, 7000])
+      .update({ enabled: db.raw('NOT enabled') });
     expect(await wrongBuckets(db)).toEqual([]);
     for (const t of await tallies(db)) expect(t).toMatchObject({ buckets: t.rows, counter: t.rows });
-    const split = await db.raw('SELECT count(DISTINCT (enabled, is_superuser))::int AS n FROM storage_user_id_buckets WHERE n > 0');
+    const split = await db.raw(
+      'SELECT count(DISTINCT (enabled, is_superuser))::int AS n FROM storage_user_id_buckets WHERE n > 0',
+    );
     expect(split.rows[0].n).toBe(4);
   });
 
   it('when the migrations are rolled back and applied again over existing users, then the buckets are backfilled exactly', async () => {
-    await insertUsers(db, Array.from({ length: 3000 }, (_, i) => ({ id: 1 + i * 13, cluster: clusters[i % 3]! })));
+    await insertUsers(
+      db,
+      Array.from({ length: 3000 }, (_, i) => ({ id: 1 + i * 13, cluster: clusters[i % 3]! })),
+    );
     await db('storage_users').where('id', '<', 6000).update({ enabled: false });
     await db.transaction((trx) => flagsMigration.down(trx));
     await db.transaction((trx) => bucketsMigration.down(trx));
@@ -131,26 +166,53 @@ describe.each(DB_KINDS)('user id buckets on %s', (kind) => {
   });
 
   /** The same page the plain way: filters, ordering, LIMIT and OFFSET, and count(*). */
-  async function plainPage(params: Array<[string, string]>, visible?: number[]): Promise<{ total: number; ids: string[] }> {
+  async function plainPage(
+    params: Array<[string, string]>,
+    visible?: number[],
+  ): Promise<{ total: number; ids: string[] }> {
     const query = parseListQuery(usersResource, params, 20, 1000);
     const base = db('storage_users as u');
     applyFilters(base, query.filters);
     if (visible) base.whereIn('u.cluster_id', visible);
     const [count] = await base.clone().count({ total: '*' });
-    const rows = (await applyOrdering(base.clone().select('u.id'), query.ordering, 'u').limit(query.limit).offset(Number(query.offset))) as Row[];
+    const rows = (await applyOrdering(base.clone().select('u.id'), query.ordering, 'u')
+      .limit(query.limit)
+      .offset(Number(query.offset))) as Row[];
     return { total: Number((count as { total: string }).total), ids: rows.map((r) => String(r.id)) };
   }
 
   it('when a list asks for a page past the deep threshold, then listStorageUsers answers it through the buckets with the rows and total of OFFSET, visibility included', async () => {
-    await db.raw(`INSERT INTO storage_users (id, cluster_id, username, password_hash)
-      SELECT g * 3, (?::int[])[1 + g % 3], 'deep' || g, 'x' FROM generate_series(1, 12000) AS g`, [clusters]);
+    await db.raw(
+      `INSERT INTO storage_users (id, cluster_id, username, password_hash)
+      SELECT g * 3, (?::int[])[1 + g % 3], 'deep' || g, 'x' FROM generate_series(1, 12000) AS g`,
+      [clusters],
+    );
     await db('storage_users').whereBetween('id', [9000, 12_000]).delete();
     const cases: Array<{ params: Array<[string, string]>; visible?: number[]; none?: true }> = [
       { params: [['offset', '9000']] },
-      { params: [['offset', '9000'], ['order_by', '-id'], ['limit', '7']] },
-      { params: [['offset', '5001'], ['cluster', String(clusters[1])]], visible: [clusters[1]!, clusters[2]!] },
+      {
+        params: [
+          ['offset', '9000'],
+          ['order_by', '-id'],
+          ['limit', '7'],
+        ],
+      },
+      {
+        params: [
+          ['offset', '5001'],
+          ['cluster', String(clusters[1])],
+        ],
+        visible: [clusters[1]!, clusters[2]!],
+      },
       { params: [['offset', '6000']], visible: [clusters[0]!, clusters[2]!] },
-      { params: [['offset', '5500'], ['cluster', String(clusters[0])]], visible: [clusters[2]!], none: true },
+      {
+        params: [
+          ['offset', '5500'],
+          ['cluster', String(clusters[0])],
+        ],
+        visible: [clusters[2]!],
+        none: true,
+      },
       { params: [['offset', '20000']] },
     ];
     const statements: string[] = [];

@@ -38,9 +38,12 @@ async function wrongRanges(db: Knex): Promise<unknown[]> {
   return res.rows;
 }
 
-const largestRange = async (db: Knex): Promise<number> => Number((await db.raw('SELECT coalesce(max(n), 0) AS n FROM storage_user_name_ranges')).rows[0].n);
-const rangeCount = async (db: Knex): Promise<number> => Number((await db.raw('SELECT count(*) AS n FROM storage_user_name_ranges')).rows[0].n);
-const setTarget = (db: Knex, size: number) => db.raw('UPDATE storage_user_name_bucket_settings SET target_size = ?', [size]);
+const largestRange = async (db: Knex): Promise<number> =>
+  Number((await db.raw('SELECT coalesce(max(n), 0) AS n FROM storage_user_name_ranges')).rows[0].n);
+const rangeCount = async (db: Knex): Promise<number> =>
+  Number((await db.raw('SELECT count(*) AS n FROM storage_user_name_ranges')).rows[0].n);
+const setTarget = (db: Knex, size: number) =>
+  db.raw('UPDATE storage_user_name_bucket_settings SET target_size = ?', [size]);
 
 /** Names from a small alphabet with the LIKE wildcards and escape in it, so prefixes share ranges. */
 const ALPHABET = ['a', 'b', '_', '%', '\\', 'B', 'é'];
@@ -75,7 +78,9 @@ describe.each(DB_KINDS)('user name buckets on %s', (kind) => {
     const base = applyFilters(db('storage_users as u').join('clusters as c', 'c.id', 'u.cluster_id'), query.filters);
     if (visible) base.whereIn('u.cluster_id', visible);
     const [count] = await base.clone().count({ total: '*' });
-    const rows = (await applyOrdering(base.clone().select('u.id'), query.ordering, 'u').limit(query.limit).offset(Number(query.offset))) as Array<{ id: string }>;
+    const rows = (await applyOrdering(base.clone().select('u.id'), query.ordering, 'u')
+      .limit(query.limit)
+      .offset(Number(query.offset))) as Array<{ id: string }>;
     return { total: Number((count as { total: string }).total), ids: rows.map((r) => String(r.id)) };
   }
 
@@ -87,79 +92,160 @@ describe.each(DB_KINDS)('user name buckets on %s', (kind) => {
   it('when users are inserted, deleted and listed at random with tiny ranges, then the counters equal count(*) and every page and total equal the naive OFFSET and count(*)', async () => {
     const name = fc.array(fc.constantFrom(...ALPHABET), { minLength: 1, maxLength: 6 }).map((cs) => cs.join(''));
     const op = fc.oneof(
-      fc.record({ kind: fc.constant('insert' as const), names: fc.array(name, { maxLength: 60 }), cluster: fc.integer({ min: 0, max: 2 }) }),
-      fc.record({ kind: fc.constant('bulk' as const), n: fc.integer({ min: 1, max: 3000 }), prefix: name, mod: fc.integer({ min: 1, max: 5000 }) }),
-      fc.record({ kind: fc.constant('deleteEvery' as const), every: fc.integer({ min: 2, max: 9 }), rest: fc.integer({ min: 0, max: 8 }) }),
+      fc.record({
+        kind: fc.constant('insert' as const),
+        names: fc.array(name, { maxLength: 60 }),
+        cluster: fc.integer({ min: 0, max: 2 }),
+      }),
+      fc.record({
+        kind: fc.constant('bulk' as const),
+        n: fc.integer({ min: 1, max: 3000 }),
+        prefix: name,
+        mod: fc.integer({ min: 1, max: 5000 }),
+      }),
+      fc.record({
+        kind: fc.constant('deleteEvery' as const),
+        every: fc.integer({ min: 2, max: 9 }),
+        rest: fc.integer({ min: 0, max: 8 }),
+      }),
       fc.record({ kind: fc.constant('deletePrefix' as const), prefix: name }),
     );
     const page = fc.record({
-      prefix: fc.option(fc.oneof(name, fc.constantFrom('a', 'b', '_', '%', '\\', 'ab', 'zz', 'é', 'B')), { nil: undefined }),
+      prefix: fc.option(fc.oneof(name, fc.constantFrom('a', 'b', '_', '%', '\\', 'ab', 'zz', 'é', 'B')), {
+        nil: undefined,
+      }),
       order: fc.constantFrom([], ['user'], ['-user'], ['user', 'id'], ['-user', '-id'], ['id'], ['-cluster']),
       offset: fc.oneof(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 5001, max: 9000 })),
       limit: fc.integer({ min: 1, max: 30 }),
-      clusters: fc.option(fc.uniqueArray(fc.integer({ min: 0, max: 2 }), { minLength: 1, maxLength: 3 }), { nil: undefined }),
+      clusters: fc.option(fc.uniqueArray(fc.integer({ min: 0, max: 2 }), { minLength: 1, maxLength: 3 }), {
+        nil: undefined,
+      }),
     });
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 2, max: 40 }), fc.array(op, { minLength: 1, maxLength: 6 }), fc.array(page, { minLength: 3, maxLength: 8 }), async (target, ops, pages) => {
-        await db('storage_users').delete();
-        await setTarget(db, target);
-        // Enough users for pages past the planner's deep threshold (5,000).
-        await db.raw(
-          `INSERT INTO storage_users (cluster_id, username, password_hash)
+      fc.asyncProperty(
+        fc.integer({ min: 2, max: 40 }),
+        fc.array(op, { minLength: 1, maxLength: 6 }),
+        fc.array(page, { minLength: 3, maxLength: 8 }),
+        async (target, ops, pages) => {
+          await db('storage_users').delete();
+          await setTarget(db, target);
+          // Enough users for pages past the planner's deep threshold (5,000).
+          await db.raw(
+            `INSERT INTO storage_users (cluster_id, username, password_hash)
            SELECT (?::int[])[1 + g % 3], (?::text[])[1 + g % 7] || (g * 7919 % 3001), 'x' FROM generate_series(1, 9000) AS g ON CONFLICT DO NOTHING`,
-          [clusters, ALPHABET],
-        );
-        for (const o of ops) {
-          if (o.kind === 'insert') await insertNamed(o.names, () => clusters[o.cluster]!);
-          else if (o.kind === 'bulk') await insertNamed(Array.from({ length: o.n }, (_, i) => `${o.prefix}${(i * 31) % o.mod}`), (i) => clusters[i % 3]!);
-          else if (o.kind === 'deleteEvery') await db.raw('DELETE FROM storage_users WHERE id % ? = ?', [o.every, o.rest % o.every]);
-          else await db.raw(`DELETE FROM storage_users WHERE username LIKE ? || '%'`, [o.prefix.replace(/[\\%_]/g, (c) => `\\${c}`)]);
-          expect({ o, wrong: await wrongRanges(db) }).toEqual({ o, wrong: [] });
-          // A range only stays over twice the target if its rows share too few names to cut.
-          expect(await largestRange(db)).toBeLessThanOrEqual(Math.max(2 * target, 3));
-        }
-        for (const p of pages) {
-          const params: Params = [['offset', String(p.offset)], ['limit', String(p.limit)], ...p.order.map((o): [string, string] => ['order_by', o])];
-          if (p.prefix !== undefined) params.push(['user__startswith', p.prefix]);
-          if (p.clusters) params.push(['cluster__in', p.clusters.map((i) => clusters[i]).join(',')]);
-          expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
-        }
-      }),
+            [clusters, ALPHABET],
+          );
+          for (const o of ops) {
+            if (o.kind === 'insert') await insertNamed(o.names, () => clusters[o.cluster]!);
+            else if (o.kind === 'bulk')
+              await insertNamed(
+                Array.from({ length: o.n }, (_, i) => `${o.prefix}${(i * 31) % o.mod}`),
+                (i) => clusters[i % 3]!,
+              );
+            else if (o.kind === 'deleteEvery')
+              await db.raw('DELETE FROM storage_users WHERE id % ? = ?', [o.every, o.rest % o.every]);
+            else
+              await db.raw(`DELETE FROM storage_users WHERE username LIKE ? || '%'`, [
+                o.prefix.replace(/[\\%_]/g, (c) => `\\${c}`),
+              ]);
+            expect({ o, wrong: await wrongRanges(db) }).toEqual({ o, wrong: [] });
+            // A range only stays over twice the target if its rows share too few names to cut.
+            expect(await largestRange(db)).toBeLessThanOrEqual(Math.max(2 * target, 3));
+          }
+          for (const p of pages) {
+            const params: Params = [
+              ['offset', String(p.offset)],
+              ['limit', String(p.limit)],
+              ...p.order.map((o): [string, string] => ['order_by', o]),
+            ];
+            if (p.prefix !== undefined) params.push(['user__startswith', p.prefix]);
+            if (p.clusters) params.push(['cluster__in', p.clusters.map((i) => clusters[i]).join(',')]);
+            expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
+          }
+        },
+      ),
       { numRuns: kind === 'pglite' ? 3 : 8 },
     );
   });
 
   it('when a deep page is ordered by name or a prefix is counted, then the name ranges answer it, not a walk or a count over every match', async () => {
     await setTarget(db, 50);
-    await db.raw(`INSERT INTO storage_users (cluster_id, username, password_hash)
-      SELECT (?::int[])[1 + g % 3], 'n' || lpad(g::text, 6, '0'), 'x' FROM generate_series(1, 12000) AS g`, [clusters]);
+    await db.raw(
+      `INSERT INTO storage_users (cluster_id, username, password_hash)
+      SELECT (?::int[])[1 + g % 3], 'n' || lpad(g::text, 6, '0'), 'x' FROM generate_series(1, 12000) AS g`,
+      [clusters],
+    );
     expect(await rangeCount(db)).toBeGreaterThan(12000 / 100);
     const statements: string[] = [];
     const spy = (q: { sql: string }) => statements.push(q.sql);
     db.on('query', spy);
     try {
       for (const params of [
-        [['order_by', 'user'], ['offset', '9000']],
-        [['order_by', '-user'], ['offset', '11990'], ['limit', '50']],
-        [['order_by', 'user'], ['cluster__in', `${clusters[1]},${clusters[2]}`], ['offset', '7999']],
-        [['user__startswith', 'n0'], ['order_by', '-user'], ['offset', '8000']],
-        [['user__startswith', 'n00'], ['offset', '3']],
-        [['user__startswith', 'n0099'], ['cluster__in', `${clusters[0]},${clusters[2]}`]],
-        [['user__startswith', 'n0'], ['order_by', 'user'], ['offset', '20000']],
+        [
+          ['order_by', 'user'],
+          ['offset', '9000'],
+        ],
+        [
+          ['order_by', '-user'],
+          ['offset', '11990'],
+          ['limit', '50'],
+        ],
+        [
+          ['order_by', 'user'],
+          ['cluster__in', `${clusters[1]},${clusters[2]}`],
+          ['offset', '7999'],
+        ],
+        [
+          ['user__startswith', 'n0'],
+          ['order_by', '-user'],
+          ['offset', '8000'],
+        ],
+        [
+          ['user__startswith', 'n00'],
+          ['offset', '3'],
+        ],
+        [
+          ['user__startswith', 'n0099'],
+          ['cluster__in', `${clusters[0]},${clusters[2]}`],
+        ],
+        [
+          ['user__startswith', 'n0'],
+          ['order_by', 'user'],
+          ['offset', '20000'],
+        ],
       ] as Params[]) {
         statements.length = 0;
         expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
-        expect({ params, ranges: statements.some((sql) => sql.includes('storage_user_name_buckets')) }).toEqual({ params, ranges: true });
+        expect({ params, ranges: statements.some((sql) => sql.includes('storage_user_name_buckets')) }).toEqual({
+          params,
+          ranges: true,
+        });
       }
       // A prefix that leaves out only a few users, ordered by id or cluster: the id buckets less those few.
       for (const params of [
-        [['user__startswith', 'n00'], ['offset', '9000']],
-        [['user__startswith', 'n0'], ['order_by', '-cluster'], ['offset', '7000'], ['limit', '45']],
-        [['user__startswith', 'n01'], ['order_by', '-id'], ['cluster__in', `${clusters[0]},${clusters[1]}`], ['offset', '6000']],
+        [
+          ['user__startswith', 'n00'],
+          ['offset', '9000'],
+        ],
+        [
+          ['user__startswith', 'n0'],
+          ['order_by', '-cluster'],
+          ['offset', '7000'],
+          ['limit', '45'],
+        ],
+        [
+          ['user__startswith', 'n01'],
+          ['order_by', '-id'],
+          ['cluster__in', `${clusters[0]},${clusters[1]}`],
+          ['offset', '6000'],
+        ],
       ] as Params[]) {
         statements.length = 0;
         expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
-        expect({ params, sought: statements.some((sql) => sql.includes('storage_user_id_buckets') && sql.includes('outside')) }).toEqual({ params, sought: true });
+        expect({
+          params,
+          sought: statements.some((sql) => sql.includes('storage_user_id_buckets') && sql.includes('outside')),
+        }).toEqual({ params, sought: true });
       }
     } finally {
       db.off('query', spy);
@@ -167,34 +253,62 @@ describe.each(DB_KINDS)('user name buckets on %s', (kind) => {
   });
 
   // PGlite has one connection: nothing runs concurrently there.
-  (kind === 'pglite' ? it.skip : it)('when writers insert and delete overlapping names concurrently while ranges are being cut, then no count is lost', async () => {
-    await setTarget(db, 4);
-    // One cluster per writer: writers of one cluster wait for each other on its counter
-    // (cluster_user_counts) before they reach the name ranges; writers of different clusters meet
-    // only there, on ranges they share.
-    const own = (await db('clusters')
-      .insert(Array.from({ length: 8 }, (_, w) => ({ name: `writer-${w}`, uuid: `00000000-0000-4000-9000-${String(w).padStart(12, '0')}`, auth_url: 'http://w/auth', storage_url: 'http://w/v1' })))
-      .returning('id')) as Array<{ id: number }>;
-    // Each statement its own transaction, as the API writes users; statements lock ranges in name
-    // order, so none may fail with a deadlock either.
-    const writers = own.map(async ({ id: cluster }, w) => {
-      for (let round = 0; round < 40; round++) {
-        const names = Array.from({ length: 1 + ((w + round) % 7) }, (_, i) => `s${String((w * 131 + round * 37 + i * 101) % 400).padStart(3, '0')}-${w}-${round}-${i}`);
-        await db.raw(`INSERT INTO storage_users (cluster_id, username, password_hash) SELECT ?, n, 'x' FROM unnest(?::text[]) AS t(n)`, [cluster, names]);
-        if (round % 4 === 3) await db.raw(`DELETE FROM storage_users WHERE cluster_id = ? AND username LIKE ?`, [cluster, `s${(w + round) % 4}%`]);
-      }
-    });
-    const settled = await Promise.allSettled(writers);
-    expect(settled.filter((s) => s.status === 'rejected')).toEqual([]);
-    expect(await wrongRanges(db)).toEqual([]);
-    expect(await rangeCount(db)).toBeGreaterThan(50);
-    await db('storage_users').delete();
-    await db('clusters').whereIn('id', own.map((c) => c.id)).delete();
-  });
+  (kind === 'pglite' ? it.skip : it)(
+    'when writers insert and delete overlapping names concurrently while ranges are being cut, then no count is lost',
+    async () => {
+      await setTarget(db, 4);
+      // One cluster per writer: writers of one cluster wait for each other on its counter
+      // (cluster_user_counts) before they reach the name ranges; writers of different clusters meet
+      // only there, on ranges they share.
+      const own = (await db('clusters')
+        .insert(
+          Array.from({ length: 8 }, (_, w) => ({
+            name: `writer-${w}`,
+            uuid: `00000000-0000-4000-9000-${String(w).padStart(12, '0')}`,
+            auth_url: 'http://w/auth',
+            storage_url: 'http://w/v1',
+          })),
+        )
+        .returning('id')) as Array<{ id: number }>;
+      // Each statement its own transaction, as the API writes users; statements lock ranges in name
+      // order, so none may fail with a deadlock either.
+      const writers = own.map(async ({ id: cluster }, w) => {
+        for (let round = 0; round < 40; round++) {
+          const names = Array.from(
+            { length: 1 + ((w + round) % 7) },
+            (_, i) => `s${String((w * 131 + round * 37 + i * 101) % 400).padStart(3, '0')}-${w}-${round}-${i}`,
+          );
+          await db.raw(
+            `INSERT INTO storage_users (cluster_id, username, password_hash) SELECT ?, n, 'x' FROM unnest(?::text[]) AS t(n)`,
+            [cluster, names],
+          );
+          if (round % 4 === 3)
+            await db.raw(`DELETE FROM storage_users WHERE cluster_id = ? AND username LIKE ?`, [
+              cluster,
+              `s${(w + round) % 4}%`,
+            ]);
+        }
+      });
+      const settled = await Promise.allSettled(writers);
+      expect(settled.filter((s) => s.status === 'rejected')).toEqual([]);
+      expect(await wrongRanges(db)).toEqual([]);
+      expect(await rangeCount(db)).toBeGreaterThan(50);
+      await db('storage_users').delete();
+      await db('clusters')
+        .whereIn(
+          'id',
+          own.map((c) => c.id),
+        )
+        .delete();
+    },
+  );
 
   it('when storage_users is truncated, then the ranges start again from one empty range', async () => {
     await setTarget(db, 5);
-    await insertNamed(Array.from({ length: 200 }, (_, i) => `t${i}`), (i) => clusters[i % 3]!);
+    await insertNamed(
+      Array.from({ length: 200 }, (_, i) => `t${i}`),
+      (i) => clusters[i % 3]!,
+    );
     expect(await rangeCount(db)).toBeGreaterThan(10);
     // CASCADE: S3 credentials reference their users.
     await db.raw('TRUNCATE storage_users CASCADE');
@@ -206,13 +320,18 @@ describe.each(DB_KINDS)('user name buckets on %s', (kind) => {
 
   it("when an UPDATE changes a user's name, then it fails and the counts stay right", async () => {
     await insertNamed(['keep', 'other'], () => clusters[0]!);
-    await expect(db('storage_users').where({ username: 'keep' }).update({ username: 'zzz' })).rejects.toThrow(/never changes/);
+    await expect(db('storage_users').where({ username: 'keep' }).update({ username: 'zzz' })).rejects.toThrow(
+      /never changes/,
+    );
     await db('storage_users').where({ username: 'keep' }).update({ username: 'keep', enabled: false });
     expect(await wrongRanges(db)).toEqual([]);
   });
 
   it('when the migration is rolled back and applied again over existing users, then the ranges are backfilled exactly and cut to size', async () => {
-    await insertNamed(Array.from({ length: 3000 }, (_, i) => `back${(i * 37) % 2000}`), (i) => clusters[i % 3]!);
+    await insertNamed(
+      Array.from({ length: 3000 }, (_, i) => `back${(i * 37) % 2000}`),
+      (i) => clusters[i % 3]!,
+    );
     await db.transaction((trx) => nameBucketsMigration.down(trx));
     expect(await db.schema.hasTable('storage_user_name_ranges')).toBe(false);
     await insertNamed(['late'], () => clusters[1]!);

@@ -1,5 +1,14 @@
 import { verifyPassword } from '@cairn/domain';
-import { ADMIN_AUTH, DB_KINDS, PASSWORD, countRows, createCluster, createUser, startTestApp, type TestApp } from '../support/harness';
+import {
+  ADMIN_AUTH,
+  DB_KINDS,
+  PASSWORD,
+  countRows,
+  createCluster,
+  createUser,
+  startTestApp,
+  type TestApp,
+} from '../support/harness';
 
 describe.each(DB_KINDS)('users on %s', (kind) => {
   let app: TestApp;
@@ -41,23 +50,37 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
         usage_sampled_at: null,
         user: 'alice',
       });
-      expect(res.text.startsWith('{"bytes_used": null, "cluster": "/api/v1/clusters/1/", "enabled": true, "id": ')).toBe(true);
+      expect(
+        res.text.startsWith('{"bytes_used": null, "cluster": "/api/v1/clusters/1/", "enabled": true, "id": '),
+      ).toBe(true);
     });
 
     it('when an answer shows a password, then it tells caches not to keep it; other answers do not', async () => {
-      const created = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: 1, user: 'nostore', password: PASSWORD });
+      const created = await http()
+        .post('/api/v1/users/')
+        .set('Authorization', ADMIN_AUTH)
+        .send({ cluster: 1, user: 'nostore', password: PASSWORD });
       expect(created.headers['cache-control']).toBe('no-store');
       const id = (created.body as { id: string }).id;
-      const changed = await http().patch(`/api/v1/users/${id}/`).set('Authorization', ADMIN_AUTH).send({ password: `${PASSWORD}-2` });
+      const changed = await http()
+        .patch(`/api/v1/users/${id}/`)
+        .set('Authorization', ADMIN_AUTH)
+        .send({ password: `${PASSWORD}-2` });
       expect(changed.status).toBe(202);
       expect(changed.headers['cache-control']).toBe('no-store');
-      const flagged = await http().patch(`/api/v1/users/${id}/`).set('Authorization', ADMIN_AUTH).send({ enabled: false });
+      const flagged = await http()
+        .patch(`/api/v1/users/${id}/`)
+        .set('Authorization', ADMIN_AUTH)
+        .send({ enabled: false });
       expect(flagged.headers['cache-control']).toBeUndefined();
     });
 
     it('when a user is created, then only a memory-hard hash of the password is stored', async () => {
       const body = await createUser(app, 'hashcheck');
-      const row = await app.db('storage_users').where({ id: body.id as string }).first();
+      const row = await app
+        .db('storage_users')
+        .where({ id: body.id as string })
+        .first();
       expect(row.password_hash).not.toContain(PASSWORD);
       expect(row.password_hash).toMatch(/^\$scrypt\$ln=15,r=8,p=3\$/);
       await expect(verifyPassword(PASSWORD, row.password_hash)).resolves.toBe(true);
@@ -70,7 +93,12 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
         .type('form')
         .send(`cluster=1&user=formuser&password=${PASSWORD}&is_superuser=1&enabled=0`);
       expect(res.status).toBe(201);
-      expect(res.body).toMatchObject({ user: 'formuser', is_superuser: true, enabled: false, cluster: '/api/v1/clusters/1/' });
+      expect(res.body).toMatchObject({
+        user: 'formuser',
+        is_superuser: true,
+        enabled: false,
+        cluster: '/api/v1/clusters/1/',
+      });
     });
 
     it('when a tastypie XML body is posted, then the user is created and XML can be asked back', async () => {
@@ -107,12 +135,15 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
       ['256 characters', 'x'.repeat(256)],
       ['nothing', ''],
     ])('when the username has %s, then 400 says what is allowed', async (_what, user) => {
-      const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: 1, user, password: PASSWORD });
+      const res = await http()
+        .post('/api/v1/users/')
+        .set('Authorization', ADMIN_AUTH)
+        .send({ cluster: 1, user, password: PASSWORD });
       expect(res.status).toBe(400);
       expect((res.body as { error: string }).error).toContain("no '/', no ':' and no control characters");
     });
 
-    it('when the username is 251 Latin-1 characters (AUTH_<user> is then Swift\'s 256), then it is accepted', async () => {
+    it("when the username is 251 Latin-1 characters (AUTH_<user> is then Swift's 256), then it is accepted", async () => {
       const user = 'ü'.repeat(250) + 'ÿ';
       const body = await createUser(app, user);
       expect(body.user).toBe(user);
@@ -122,25 +153,42 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
       ['252 characters', 'ü'.repeat(252), 'at most 256 characters in an account name'],
       ['a character beyond Latin-1', '用户', 'cannot create an account whose name has a character beyond Latin-1'],
       ['an emoji', 'party🎉user', 'beyond Latin-1'],
-    ])('when the username has %s, then 400 says why Swift could not use it and nothing is stored', async (_what, user, why) => {
-      const before = await countRows(app.db, 'storage_users');
-      const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: 1, user, password: PASSWORD });
-      expect(res.status).toBe(400);
-      expect((res.body as { error: string }).error).toContain(why);
-      expect(await countRows(app.db, 'storage_users')).toBe(before);
-    });
+    ])(
+      'when the username has %s, then 400 says why Swift could not use it and nothing is stored',
+      async (_what, user, why) => {
+        const before = await countRows(app.db, 'storage_users');
+        const res = await http()
+          .post('/api/v1/users/')
+          .set('Authorization', ADMIN_AUTH)
+          .send({ cluster: 1, user, password: PASSWORD });
+        expect(res.status).toBe(400);
+        expect((res.body as { error: string }).error).toContain(why);
+        expect(await countRows(app.db, 'storage_users')).toBe(before);
+      },
+    );
 
     it('when a required field is missing, then 400 uses tastypie wording', async () => {
-      const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: 1, user: 'nopass' });
+      const res = await http()
+        .post('/api/v1/users/')
+        .set('Authorization', ADMIN_AUTH)
+        .send({ cluster: 1, user: 'nopass' });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: "The 'password' field has no data and doesn't allow a default or null value." });
+      expect(res.body).toEqual({
+        error: "The 'password' field has no data and doesn't allow a default or null value.",
+      });
     });
 
     it('when an unknown or read-only field is sent, then 400 names it', async () => {
-      const unknown = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: 1, user: 'u1', password: PASSWORD, quota: 5 });
+      const unknown = await http()
+        .post('/api/v1/users/')
+        .set('Authorization', ADMIN_AUTH)
+        .send({ cluster: 1, user: 'u1', password: PASSWORD, quota: 5 });
       expect(unknown.status).toBe(400);
       expect(unknown.body.error).toContain("'quota'");
-      const readOnly = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: 1, user: 'u1', password: PASSWORD, id: '7' });
+      const readOnly = await http()
+        .post('/api/v1/users/')
+        .set('Authorization', ADMIN_AUTH)
+        .send({ cluster: 1, user: 'u1', password: PASSWORD, id: '7' });
       expect(readOnly.status).toBe(400);
       expect(readOnly.body.error).toContain("'id'");
     });
@@ -150,13 +198,25 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
       async (key) => {
         const before = await countRows(app.db, 'storage_users');
         const expected = { error: `The '${key}' field is not allowed here.` };
-        const json = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).set('Content-Type', 'application/json')
+        const json = await http()
+          .post('/api/v1/users/')
+          .set('Authorization', ADMIN_AUTH)
+          .set('Content-Type', 'application/json')
           .send(`{"cluster": 1, "user": "proto-json", "password": "${PASSWORD}", "${key}": {"is_superuser": true}}`);
         expect([json.status, json.body]).toEqual([400, expected]);
-        const form = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).type('form').send(`cluster=1&user=proto-form&password=${PASSWORD}&${key}=x`);
+        const form = await http()
+          .post('/api/v1/users/')
+          .set('Authorization', ADMIN_AUTH)
+          .type('form')
+          .send(`cluster=1&user=proto-form&password=${PASSWORD}&${key}=x`);
         expect([form.status, form.body]).toEqual([400, expected]);
-        const xml = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).set('Content-Type', 'application/xml')
-          .send(`<object><cluster>1</cluster><user>proto-xml</user><password>${PASSWORD}</password><${key}>x</${key}></object>`);
+        const xml = await http()
+          .post('/api/v1/users/')
+          .set('Authorization', ADMIN_AUTH)
+          .set('Content-Type', 'application/xml')
+          .send(
+            `<object><cluster>1</cluster><user>proto-xml</user><password>${PASSWORD}</password><${key}>x</${key}></object>`,
+          );
         expect([xml.status, xml.body]).toEqual([400, expected]);
         expect(await countRows(app.db, 'storage_users')).toBe(before);
       },
@@ -165,8 +225,13 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
     it.each(['constructor', '__proto__', 'hasOwnProperty', 'toString'])(
       'when an XML body has an element named %s once, then 400 names it as an unknown field, not as repeated',
       async (key) => {
-        const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).set('Content-Type', 'application/xml')
-          .send(`<object><cluster>1</cluster><user>proto-xml</user><password>${PASSWORD}</password><${key}>x</${key}></object>`);
+        const res = await http()
+          .post('/api/v1/users/')
+          .set('Authorization', ADMIN_AUTH)
+          .set('Content-Type', 'application/xml')
+          .send(
+            `<object><cluster>1</cluster><user>proto-xml</user><password>${PASSWORD}</password><${key}>x</${key}></object>`,
+          );
         expect(res.status).toBe(400);
         expect(res.body).toEqual({ error: `The '${key}' field is not allowed here.` });
       },
@@ -176,22 +241,39 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
       ['a JSON object', `{"cluster": 1, "user": "curl-user", "password": "${PASSWORD}"}`],
       ['a JSON object holding & and =', `{"cluster": 1, "user": "curl-user", "password": "${PASSWORD}&x=y"}`],
       ['a JSON list', `[{"cluster": 1, "user": "curl-user", "password": "${PASSWORD}"}]`],
-    ])('when %s is sent as a form (curl -d without a Content-Type), then 415 says to send application/json and echoes nothing', async (_what, text) => {
-      const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).type('form').send(text);
-      expect(res.status).toBe(415);
-      expect(res.body).toEqual({
-        error: "The body looks like JSON but was sent as 'application/x-www-form-urlencoded' (what curl -d sends unless told otherwise); send it with the header 'Content-Type: application/json'.",
-      });
-      const patch = await http().patch('/api/v1/clusters/1/').set('Authorization', ADMIN_AUTH).type('form').send('{"region": "RegionTwo"}');
-      expect(patch.status).toBe(415);
-      expect(patch.body.error).toContain("'Content-Type: application/json'");
-    });
+    ])(
+      'when %s is sent as a form (curl -d without a Content-Type), then 415 says to send application/json and echoes nothing',
+      async (_what, text) => {
+        const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).type('form').send(text);
+        expect(res.status).toBe(415);
+        expect(res.body).toEqual({
+          error:
+            "The body looks like JSON but was sent as 'application/x-www-form-urlencoded' (what curl -d sends unless told otherwise); send it with the header 'Content-Type: application/json'.",
+        });
+        const patch = await http()
+          .patch('/api/v1/clusters/1/')
+          .set('Authorization', ADMIN_AUTH)
+          .type('form')
+          .send('{"region": "RegionTwo"}');
+        expect(patch.status).toBe(415);
+        expect(patch.body.error).toContain("'Content-Type: application/json'");
+      },
+    );
 
     it('when an unknown field name is long, then the message shows only its first 64 characters', async () => {
       const name = `x${'y'.repeat(99)}`;
       for (const send of [
-        () => http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).type('form').send(`cluster=1&user=long-field&password=${PASSWORD}&${name}=1`),
-        () => http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: 1, user: 'long-field', password: PASSWORD, [name]: 1 }),
+        () =>
+          http()
+            .post('/api/v1/users/')
+            .set('Authorization', ADMIN_AUTH)
+            .type('form')
+            .send(`cluster=1&user=long-field&password=${PASSWORD}&${name}=1`),
+        () =>
+          http()
+            .post('/api/v1/users/')
+            .set('Authorization', ADMIN_AUTH)
+            .send({ cluster: 1, user: 'long-field', password: PASSWORD, [name]: 1 }),
       ]) {
         const res = await send();
         expect(res.status).toBe(400);
@@ -200,32 +282,51 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
     });
 
     it('when the cluster URI is unknown, then 400 says the cluster could not be found', async () => {
-      const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: '/api/v1/clusters/9/', user: 'lost', password: PASSWORD });
+      const res = await http()
+        .post('/api/v1/users/')
+        .set('Authorization', ADMIN_AUTH)
+        .send({ cluster: '/api/v1/clusters/9/', user: 'lost', password: PASSWORD });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: "Could not find the provided clusters object via resource URI '/api/v1/clusters/9/'." });
+      expect(res.body).toEqual({
+        error: "Could not find the provided clusters object via resource URI '/api/v1/clusters/9/'.",
+      });
     });
 
     it('when the body is not valid JSON, then 400 and a clear message', async () => {
-      const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).set('Content-Type', 'application/json').send('{"user": ');
+      const res = await http()
+        .post('/api/v1/users/')
+        .set('Authorization', ADMIN_AUTH)
+        .set('Content-Type', 'application/json')
+        .send('{"user": ');
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ error: 'Request is not valid JSON.' });
     });
 
     it('when the body type is unsupported, then 415', async () => {
-      const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).set('Content-Type', 'text/csv').send('a,b');
+      const res = await http()
+        .post('/api/v1/users/')
+        .set('Authorization', ADMIN_AUTH)
+        .set('Content-Type', 'text/csv')
+        .send('a,b');
       expect(res.status).toBe(415);
       expect(res.body.error).toMatch(/Unsupported content type/);
     });
 
     it('when the body is larger than the limit, then 413', async () => {
-      const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: 1, user: 'big', password: 'p'.repeat(200_000) });
+      const res = await http()
+        .post('/api/v1/users/')
+        .set('Authorization', ADMIN_AUTH)
+        .send({ cluster: 1, user: 'big', password: 'p'.repeat(200_000) });
       expect(res.status).toBe(413);
       expect(res.body.error).toMatch(/too large/);
     });
 
     it('when the same name is created twice, then the second is a 400 naming the user and cluster', async () => {
       await createUser(app, 'dup');
-      const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: 1, user: 'dup', password: PASSWORD });
+      const res = await http()
+        .post('/api/v1/users/')
+        .set('Authorization', ADMIN_AUTH)
+        .send({ cluster: 1, user: 'dup', password: PASSWORD });
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ error: "A user named 'dup' already exists in cluster 'default'." });
     });
@@ -233,7 +334,10 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
     it('when 20 creates of one name race, then exactly one 201 and one row', async () => {
       const results = await Promise.all(
         Array.from({ length: 20 }, () =>
-          http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: 1, user: 'racer', password: PASSWORD }),
+          http()
+            .post('/api/v1/users/')
+            .set('Authorization', ADMIN_AUTH)
+            .send({ cluster: 1, user: 'racer', password: PASSWORD }),
         ),
       );
       const statuses = results.map((r) => r.status).sort();
@@ -246,7 +350,10 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
     it('when the same name is used in another cluster, then it is allowed', async () => {
       const other = await createCluster(app, 'other-cluster');
       await createUser(app, 'shared-name');
-      const res = await http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: other.resource_uri, user: 'shared-name', password: PASSWORD });
+      const res = await http()
+        .post('/api/v1/users/')
+        .set('Authorization', ADMIN_AUTH)
+        .send({ cluster: other.resource_uri, user: 'shared-name', password: PASSWORD });
       expect(res.status).toBe(201);
       expect(res.body.cluster).toBe(other.resource_uri);
     });
@@ -261,39 +368,64 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
       expect(res.body).not.toHaveProperty('password');
     });
 
-    it.each(['999999', 'abc', '-1', '0', '99999999999999999999', '1.5'])('when the id is %s, then 404 with a JSON error', async (id) => {
-      const res = await http().get(`/api/v1/users/${id}/`).set('Authorization', ADMIN_AUTH);
-      expect(res.status).toBe(404);
-      expect(res.body.error).toMatch(/No user with id/);
-    });
+    it.each(['999999', 'abc', '-1', '0', '99999999999999999999', '1.5'])(
+      'when the id is %s, then 404 with a JSON error',
+      async (id) => {
+        const res = await http().get(`/api/v1/users/${id}/`).set('Authorization', ADMIN_AUTH);
+        expect(res.status).toBe(404);
+        expect(res.body.error).toMatch(/No user with id/);
+      },
+    );
   });
 
   describe('PATCH /api/v1/users/<id>/', () => {
     it('when enabled and is_superuser change, then 202 with the object, no password, and generation bumped', async () => {
       const created = await createUser(app, 'carol');
-      const before = await app.db('storage_users').where({ id: created.id as string }).first();
-      const res = await http().patch(`/api/v1/users/${created.id}/`).set('Authorization', ADMIN_AUTH).send({ enabled: false, is_superuser: true });
+      const before = await app
+        .db('storage_users')
+        .where({ id: created.id as string })
+        .first();
+      const res = await http()
+        .patch(`/api/v1/users/${created.id}/`)
+        .set('Authorization', ADMIN_AUTH)
+        .send({ enabled: false, is_superuser: true });
       expect(res.status).toBe(202);
       expect(res.body).toEqual({ ...created, password: undefined, enabled: false, is_superuser: true });
-      const after = await app.db('storage_users').where({ id: created.id as string }).first();
+      const after = await app
+        .db('storage_users')
+        .where({ id: created.id as string })
+        .first();
       expect(Number(after.generation)).toBe(Number(before.generation) + 1);
     });
 
     it('when nothing really changes, then generation stays', async () => {
       const created = await createUser(app, 'steady');
-      const res = await http().patch(`/api/v1/users/${created.id}/`).set('Authorization', ADMIN_AUTH).send({ enabled: true });
+      const res = await http()
+        .patch(`/api/v1/users/${created.id}/`)
+        .set('Authorization', ADMIN_AUTH)
+        .send({ enabled: true });
       expect(res.status).toBe(202);
-      const row = await app.db('storage_users').where({ id: created.id as string }).first();
+      const row = await app
+        .db('storage_users')
+        .where({ id: created.id as string })
+        .first();
       expect(Number(row.generation)).toBe(1);
     });
 
     it('when the password changes, then the response shows it once and the new hash verifies', async () => {
       const created = await createUser(app, 'dave');
       const newPassword = 'another-long-password-0001';
-      const res = await http().patch(`/api/v1/users/${created.id}`).set('Authorization', ADMIN_AUTH).type('form').send(`password=${newPassword}`);
+      const res = await http()
+        .patch(`/api/v1/users/${created.id}`)
+        .set('Authorization', ADMIN_AUTH)
+        .type('form')
+        .send(`password=${newPassword}`);
       expect(res.status).toBe(202);
       expect(res.body.password).toBe(newPassword);
-      const row = await app.db('storage_users').where({ id: created.id as string }).first();
+      const row = await app
+        .db('storage_users')
+        .where({ id: created.id as string })
+        .first();
       await expect(verifyPassword(newPassword, row.password_hash)).resolves.toBe(true);
       expect(Number(row.generation)).toBe(2);
       const get = await http().get(`/api/v1/users/${created.id}/`).set('Authorization', ADMIN_AUTH);
@@ -303,10 +435,16 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
     it('when the object is sent back as read with one field changed, then 202 and only that field changes', async () => {
       const created = await createUser(app, 'roundtrip');
       const read = await http().get(`/api/v1/users/${created.id}/`).set('Authorization', ADMIN_AUTH);
-      const res = await http().patch(`/api/v1/users/${created.id}/`).set('Authorization', ADMIN_AUTH).send({ ...read.body, enabled: false });
+      const res = await http()
+        .patch(`/api/v1/users/${created.id}/`)
+        .set('Authorization', ADMIN_AUTH)
+        .send({ ...read.body, enabled: false });
       expect(res.status).toBe(202);
       expect(res.body).toEqual({ ...read.body, enabled: false });
-      const row = await app.db('storage_users').where({ id: created.id as string }).first();
+      const row = await app
+        .db('storage_users')
+        .where({ id: created.id as string })
+        .first();
       expect(row.enabled).toBe(false);
       expect(row.username).toBe('roundtrip');
     });
@@ -317,10 +455,20 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
       const res = await http()
         .patch(`/api/v1/users/${id}/`)
         .set('Authorization', ADMIN_AUTH)
-        .send({ id: Number(id), cluster: 1, resource_uri: `http://api.example.com/api/v1/users/${id}`, user: 'spellings', is_superuser: true });
+        .send({
+          id: Number(id),
+          cluster: 1,
+          resource_uri: `http://api.example.com/api/v1/users/${id}`,
+          user: 'spellings',
+          is_superuser: true,
+        });
       expect(res.status).toBe(202);
       expect(res.body.is_superuser).toBe(true);
-      const form = await http().patch(`/api/v1/users/${id}/`).set('Authorization', ADMIN_AUTH).type('form').send(`id=${id}&cluster=%2Fapi%2Fv1%2Fclusters%2F1%2F&enabled=0`);
+      const form = await http()
+        .patch(`/api/v1/users/${id}/`)
+        .set('Authorization', ADMIN_AUTH)
+        .type('form')
+        .send(`id=${id}&cluster=%2Fapi%2Fv1%2Fclusters%2F1%2F&enabled=0`);
       expect(form.status).toBe(202);
       expect(form.body.enabled).toBe(false);
     });
@@ -330,34 +478,69 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
       ['cluster', { cluster: '/api/v1/clusters/2/' }],
       ['id', { id: '987654321' }],
       ['resource_uri', { resource_uri: '/api/v1/users/987654321/' }],
-    ])('when the read-only field %s is sent with another value, then 400 names it and nothing changes', async (field, body) => {
-      const created = await createUser(app, `ro-${field}`);
-      const res = await http().patch(`/api/v1/users/${created.id}/`).set('Authorization', ADMIN_AUTH).send({ ...body, enabled: false });
-      expect(res.status).toBe(400);
-      expect(res.body.error).toBe(`The '${field}' field is read-only and cannot be changed.`);
-      const row = await app.db('storage_users').where({ id: created.id as string }).first();
-      expect(row.enabled).toBe(true);
-    });
+    ])(
+      'when the read-only field %s is sent with another value, then 400 names it and nothing changes',
+      async (field, body) => {
+        const created = await createUser(app, `ro-${field}`);
+        const res = await http()
+          .patch(`/api/v1/users/${created.id}/`)
+          .set('Authorization', ADMIN_AUTH)
+          .send({ ...body, enabled: false });
+        expect(res.status).toBe(400);
+        expect(res.body.error).toBe(`The '${field}' field is read-only and cannot be changed.`);
+        const row = await app
+          .db('storage_users')
+          .where({ id: created.id as string })
+          .first();
+        expect(row.enabled).toBe(true);
+      },
+    );
 
     it('when a short password is sent with other changes, then nothing is applied', async () => {
       const created = await createUser(app, 'partial');
-      const res = await http().patch(`/api/v1/users/${created.id}/`).set('Authorization', ADMIN_AUTH).send({ enabled: false, password: 'short' });
+      const res = await http()
+        .patch(`/api/v1/users/${created.id}/`)
+        .set('Authorization', ADMIN_AUTH)
+        .send({ enabled: false, password: 'short' });
       expect(res.status).toBe(400);
-      const row = await app.db('storage_users').where({ id: created.id as string }).first();
+      const row = await app
+        .db('storage_users')
+        .where({ id: created.id as string })
+        .first();
       expect(row.enabled).toBe(true);
     });
 
-    it.each(['__proto__', 'constructor'])('when a PATCH body has a %s field (JSON or form), then 400 and nothing changes', async (key) => {
-      const user = await createUser(app, `patch-${key.replace(/_/g, '')}`);
-      for (const send of [
-        () => http().patch(`/api/v1/users/${user.id}/`).set('Authorization', ADMIN_AUTH).set('Content-Type', 'application/json').send(`{"enabled": false, "${key}": {"x": 1}}`),
-        () => http().patch(`/api/v1/users/${user.id}/`).set('Authorization', ADMIN_AUTH).type('form').send(`enabled=false&${key}=x`),
-      ]) {
-        const res = await send();
-        expect([res.status, res.body]).toEqual([400, { error: `The '${key}' field is not allowed here.` }]);
-      }
-      expect((await app.db('storage_users').where({ id: user.id as string }).first()).enabled).toBe(true);
-    });
+    it.each(['__proto__', 'constructor'])(
+      'when a PATCH body has a %s field (JSON or form), then 400 and nothing changes',
+      async (key) => {
+        const user = await createUser(app, `patch-${key.replace(/_/g, '')}`);
+        for (const send of [
+          () =>
+            http()
+              .patch(`/api/v1/users/${user.id}/`)
+              .set('Authorization', ADMIN_AUTH)
+              .set('Content-Type', 'application/json')
+              .send(`{"enabled": false, "${key}": {"x": 1}}`),
+          () =>
+            http()
+              .patch(`/api/v1/users/${user.id}/`)
+              .set('Authorization', ADMIN_AUTH)
+              .type('form')
+              .send(`enabled=false&${key}=x`),
+        ]) {
+          const res = await send();
+          expect([res.status, res.body]).toEqual([400, { error: `The '${key}' field is not allowed here.` }]);
+        }
+        expect(
+          (
+            await app
+              .db('storage_users')
+              .where({ id: user.id as string })
+              .first()
+          ).enabled,
+        ).toBe(true);
+      },
+    );
 
     it('when the user does not exist, then 404', async () => {
       const res = await http().patch('/api/v1/users/987654/').set('Authorization', ADMIN_AUTH).send({ enabled: false });
@@ -371,7 +554,12 @@ describe.each(DB_KINDS)('users on %s', (kind) => {
       const res = await http().delete(`/api/v1/users/${created.id}`).set('Authorization', ADMIN_AUTH);
       expect(res.status).toBe(204);
       expect(res.text).toBe('');
-      expect(await app.db('storage_users').where({ id: created.id as string }).first()).toBeUndefined();
+      expect(
+        await app
+          .db('storage_users')
+          .where({ id: created.id as string })
+          .first(),
+      ).toBeUndefined();
       const again = await createUser(app, 'erin');
       expect(again.id).not.toBe(created.id);
     });

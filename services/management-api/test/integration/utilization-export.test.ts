@@ -20,7 +20,11 @@ describe.each(DB_KINDS)('utilization CSV exports in batches on %s', (kind) => {
   const get = (p: string) => app.http().get(`/api/v1/clusters/1/utilization/${p}`).set('Authorization', ADMIN_AUTH);
 
   /** Rows of a CSV without quoted fields (no account here needs quoting). */
-  const rows = (text: string) => text.split('\r\n').filter((l) => l !== '').map((l) => l.split(','));
+  const rows = (text: string) =>
+    text
+      .split('\r\n')
+      .filter((l) => l !== '')
+      .map((l) => l.split(','));
 
   /** The queries the export runs whose SQL matches `pattern`. */
   async function counting<T>(pattern: RegExp, fn: () => Promise<T>): Promise<{ result: T; queries: number }> {
@@ -41,16 +45,33 @@ describe.each(DB_KINDS)('utilization CSV exports in batches on %s', (kind) => {
     // Logs bill only accounts the cluster has had a user for.
     await createUser(app, 't00');
     // The samples name policy 0: the cluster's device report lists it.
-    const report = await app.http().put('/api/v1/clusters/1/devices/').set('Authorization', ADMIN_AUTH).send({ policies: [{ index: 0, name: 'gold', default: true }], devices: [] });
+    const report = await app
+      .http()
+      .put('/api/v1/clusters/1/devices/')
+      .set('Authorization', ADMIN_AUTH)
+      .send({ policies: [{ index: 0, name: 'gold', default: true }], devices: [] });
     expect(report.status).toBe(204);
-    const samples = stored.map((account, i) => ({ account, bytes_used: 100 * (i + 1), object_count: i + 1, container_count: 1, policies: [{ index: 0, bytes_used: 100 * (i + 1), object_count: i + 1, container_count: 1 }] }));
-    const storage = await app.http().post('/api/v1/clusters/1/utilization/storage/').set('Authorization', ADMIN_AUTH).send({ interval: 3600, sampled_at: iso(base + 60_000), samples });
+    const samples = stored.map((account, i) => ({
+      account,
+      bytes_used: 100 * (i + 1),
+      object_count: i + 1,
+      container_count: 1,
+      policies: [{ index: 0, bytes_used: 100 * (i + 1), object_count: i + 1, container_count: 1 }],
+    }));
+    const storage = await app
+      .http()
+      .post('/api/v1/clusters/1/utilization/storage/')
+      .set('Authorization', ADMIN_AUTH)
+      .send({ interval: 3600, sampled_at: iso(base + 60_000), samples });
     expect(storage.status).toBe(200);
     const transfer = await app
       .http()
       .post('/api/v1/clusters/1/utilization/transfer/')
       .set('Authorization', ADMIN_AUTH)
-      .send({ batch_id: `export-${kind}-1`, records: [{ account: 'AUTH_t00', hour: iso(base), bytes_in: 5, bytes_out: 6, req_count: 1 }] });
+      .send({
+        batch_id: `export-${kind}-1`,
+        records: [{ account: 'AUTH_t00', hour: iso(base), bytes_in: 5, bytes_out: 6, req_count: 1 }],
+      });
     expect(transfer.status).toBe(200);
   });
   afterAll(() => app.close());
@@ -67,11 +88,15 @@ describe.each(DB_KINDS)('utilization CSV exports in batches on %s', (kind) => {
     const json = (await get(`summary/?${range}&limit=100`)).body.objects as Array<Record<string, unknown>>;
     const avg = header!.indexOf('bytes_used_avg');
     const bytesIn = header!.indexOf('bytes_in');
-    expect(body.map((r) => [r[0], Number(r[avg]), Number(r[bytesIn])])).toEqual(json.map((o) => [o.account, o.bytes_used_avg, o.bytes_in]));
+    expect(body.map((r) => [r[0], Number(r[avg]), Number(r[bytesIn])])).toEqual(
+      json.map((o) => [o.account, o.bytes_used_avg, o.bytes_in]),
+    );
   });
 
   it('when an account list is exported as CSV, then it is read in batches and every account appears once', async () => {
-    const { result: res, queries } = await counting(/utilization_storage_hourly/, async () => get(`storage/total/?${range}&format=csv`));
+    const { result: res, queries } = await counting(/utilization_storage_hourly/, async () =>
+      get(`storage/total/?${range}&format=csv`),
+    );
     expect(res.status).toBe(200);
     expect(rows(res.text)).toEqual([['account'], ...stored.map((a) => [a])]);
     // 10 accounts in batches of 3: 3 + 3 + 3 + 1.
@@ -80,7 +105,9 @@ describe.each(DB_KINDS)('utilization CSV exports in batches on %s', (kind) => {
 
   it('when the accounts fill the last batch exactly, then the export ends after one empty read, with no row twice', async () => {
     // AUTH_e04 .. AUTH_e09: 6 accounts, two full batches.
-    const { result: res, queries } = await counting(/utilization_storage_hourly/, async () => get(`storage/total/?${range}&format=csv&account__gt=AUTH_e03`));
+    const { result: res, queries } = await counting(/utilization_storage_hourly/, async () =>
+      get(`storage/total/?${range}&format=csv&account__gt=AUTH_e03`),
+    );
     expect(rows(res.text)).toEqual([['account'], ...stored.slice(4).map((a) => [a])]);
     expect(queries).toBe(3);
   });

@@ -1,6 +1,14 @@
 import { DAY_MS } from '@cairn/domain';
 import { runUtilizationMaintenance } from '../../src/maintenance';
-import { ADMIN_AUTH, DB_KINDS, createCluster, createOperator, createUser, startTestApp, type TestApp } from '../support/harness';
+import {
+  ADMIN_AUTH,
+  DB_KINDS,
+  createCluster,
+  createOperator,
+  createUser,
+  startTestApp,
+  type TestApp,
+} from '../support/harness';
 
 /**
  * Billing cannot be stopped by one writer: an hour's transfer sums saturate instead of overflowing,
@@ -19,43 +27,95 @@ describe.each(DB_KINDS)('utilization billing isolation on %s', (kind) => {
   let eastAdmin: string;
   const today = Math.floor(Date.now() / DAY_MS) * DAY_MS;
   const path = (cluster: number, rest: string) => `/api/v1/clusters/${cluster}/utilization/${rest}`;
-  const post = (p: string, body: unknown, auth = ADMIN_AUTH) => app.http().post(p).set('Authorization', auth).send(body as object);
+  const post = (p: string, body: unknown, auth = ADMIN_AUTH) =>
+    app
+      .http()
+      .post(p)
+      .set('Authorization', auth)
+      .send(body as object);
   const get = (p: string) => app.http().get(p).set('Authorization', ADMIN_AUTH);
-  const record = (account: string, hour: number, bytesIn: number, extra: Record<string, unknown> = {}) => ({ account, policy_index: 0, hour: iso(hour), bytes_in: bytesIn, bytes_out: 0, req_count: 1, ...extra });
-  const maintain = (now = new Date()) => runUtilizationMaintenance(app.db, RETENTION, now, app.deps.log, app.deps.metrics!.rollups);
+  const record = (account: string, hour: number, bytesIn: number, extra: Record<string, unknown> = {}) => ({
+    account,
+    policy_index: 0,
+    hour: iso(hour),
+    bytes_in: bytesIn,
+    bytes_out: 0,
+    req_count: 1,
+    ...extra,
+  });
+  const maintain = (now = new Date()) =>
+    runUtilizationMaintenance(app.db, RETENTION, now, app.deps.log, app.deps.metrics!.rollups);
   const daily = (cluster: number, account: string, dayMs: number) =>
-    app.db('utilization_transfer_daily').where({ cluster_id: cluster, account, day: isoDay(dayMs) }).select(app.db.raw('bytes_in::text AS bytes_in')).first() as Promise<{ bytes_in: string } | undefined>;
+    app
+      .db('utilization_transfer_daily')
+      .where({ cluster_id: cluster, account, day: isoDay(dayMs) })
+      .select(app.db.raw('bytes_in::text AS bytes_in'))
+      .first() as Promise<{ bytes_in: string } | undefined>;
 
   beforeAll(async () => {
     app = await startTestApp(kind);
     east = Number((await createCluster(app, 'east')).id);
     for (const cluster of [1, east]) {
-      const policies = [{ index: 0, name: 'gold', default: true }, { index: 1, name: 'silver' }];
-      expect((await app.http().put(`/api/v1/clusters/${cluster}/devices/`).set('Authorization', ADMIN_AUTH).send({ policies, devices: [] })).status).toBe(204);
+      const policies = [
+        { index: 0, name: 'gold', default: true },
+        { index: 1, name: 'silver' },
+      ];
+      expect(
+        (
+          await app
+            .http()
+            .put(`/api/v1/clusters/${cluster}/devices/`)
+            .set('Authorization', ADMIN_AUTH)
+            .send({ policies, devices: [] })
+        ).status,
+      ).toBe(204);
     }
     eastAdmin = await createOperator(app, 'metering-east', 'admin', [`/api/v1/clusters/${east}/`]);
     // Transfer is billed only to accounts the cluster has had a user for.
     for (const cluster of [1, east]) {
-      for (const user of ['big', 'good', 'alice', 'carol', 'dave', 'zed']) await createUser(app, user, { cluster: `/api/v1/clusters/${cluster}/` });
+      for (const user of ['big', 'good', 'alice', 'carol', 'dave', 'zed'])
+        await createUser(app, user, { cluster: `/api/v1/clusters/${cluster}/` });
     }
   });
   afterAll(() => app.close());
 
-  it("when a cluster-limited admin posts 1,024 records of 2^53-1 bytes for one account-hour, then later batches with it still count, and maintenance rolls up every cluster and day", async () => {
+  it('when a cluster-limited admin posts 1,024 records of 2^53-1 bytes for one account-hour, then later batches with it still count, and maintenance rolls up every cluster and day', async () => {
     const day = today - 3 * DAY_MS;
     const otherDay = today - 4 * DAY_MS;
     const hour = day + 10 * HOUR;
     for (let b = 0; b < 4; b++) {
-      const res = await post(path(east, 'transfer/'), { batch_id: `huge-${kind}-${b}`, records: Array.from({ length: 256 }, () => record('AUTH_big', hour, MAX)) }, eastAdmin);
+      const res = await post(
+        path(east, 'transfer/'),
+        { batch_id: `huge-${kind}-${b}`, records: Array.from({ length: 256 }, () => record('AUTH_big', hour, MAX)) },
+        eastAdmin,
+      );
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ accepted: 256, duplicate: false, unattributed: { records: 0, requests: 0 } });
     }
     // A later batch holding that account-hour, another hour of its day and another account.
-    const later = await post(path(east, 'transfer/'), { batch_id: `later-${kind}`, records: [record('AUTH_big', hour, MAX), record('AUTH_good', hour, 5), record('AUTH_big', hour + HOUR, MAX)] }, eastAdmin);
+    const later = await post(
+      path(east, 'transfer/'),
+      {
+        batch_id: `later-${kind}`,
+        records: [record('AUTH_big', hour, MAX), record('AUTH_good', hour, 5), record('AUTH_big', hour + HOUR, MAX)],
+      },
+      eastAdmin,
+    );
     expect(later.status).toBe(200);
     expect(later.body).toEqual({ accepted: 3, duplicate: false, unattributed: { records: 0, requests: 0 } });
-    expect((await post(path(east, 'transfer/'), { batch_id: `other-day-${kind}`, records: [record('AUTH_good', otherDay + HOUR, 7)] }, eastAdmin)).status).toBe(200);
-    expect((await post(path(1, 'transfer/'), { batch_id: `default-${kind}`, records: [record('AUTH_alice', hour, 100)] })).status).toBe(200);
+    expect(
+      (
+        await post(
+          path(east, 'transfer/'),
+          { batch_id: `other-day-${kind}`, records: [record('AUTH_good', otherDay + HOUR, 7)] },
+          eastAdmin,
+        )
+      ).status,
+    ).toBe(200);
+    expect(
+      (await post(path(1, 'transfer/'), { batch_id: `default-${kind}`, records: [record('AUTH_alice', hour, 100)] }))
+        .status,
+    ).toBe(200);
 
     const report = await maintain();
     expect(report?.failed).toEqual([]);
@@ -70,9 +130,14 @@ describe.each(DB_KINDS)('utilization billing isolation on %s', (kind) => {
     const summary = await get(path(east, `summary/?start=${iso(day)}&end=${iso(day + DAY_MS)}&account=AUTH_big`));
     expect(summary.status).toBe(200);
     expect(summary.text).toContain(`"bytes_in": ${2n * BigInt(MAX)}`);
-    const csv = await get(path(east, `summary/?start=${iso(day)}&end=${iso(day + DAY_MS)}&account=AUTH_big&format=csv`));
+    const csv = await get(
+      path(east, `summary/?start=${iso(day)}&end=${iso(day + DAY_MS)}&account=AUTH_big&format=csv`),
+    );
     expect(csv.text.split('\r\n')[1]).toContain(`,${2n * BigInt(MAX)},`);
-    expect((await get(path(1, `summary/?start=${iso(day)}&end=${iso(day + DAY_MS)}`))).body.objects[0]).toMatchObject({ account: 'AUTH_alice', bytes_in: 100 });
+    expect((await get(path(1, `summary/?start=${iso(day)}&end=${iso(day + DAY_MS)}`))).body.objects[0]).toMatchObject({
+      account: 'AUTH_alice',
+      bytes_in: 100,
+    });
   });
 
   it('when a transfer batch holds bad records, then only those are refused, each named by index and reason, and the good ones count', async () => {
@@ -92,25 +157,43 @@ describe.each(DB_KINDS)('utilization billing isolation on %s', (kind) => {
     expect(res.body).toMatchObject({ accepted: 2, duplicate: false, refused_count: 6 });
     const refused = res.body.refused as Array<{ index: number; reason: string }>;
     expect(refused.map((r) => r.index)).toEqual([1, 2, 3, 4, 6, 7]);
-    expect(refused[0]!.reason).toMatch(/'records\[1\]\.policy_index' 7 is not a storage policy of this cluster \(its policies are 0, 1\)/);
+    expect(refused[0]!.reason).toMatch(
+      /'records\[1\]\.policy_index' 7 is not a storage policy of this cluster \(its policies are 0, 1\)/,
+    );
     expect(refused[1]!.reason).toMatch(/records\[2\]\.hour.*must be the start of an hour/);
     expect(refused[2]!.reason).toMatch(/'records\[3\]\.account' must be a Swift account name/);
     expect(refused[3]!.reason).toMatch(/'records\[4\]\.bytes_in'/);
     expect(refused[4]!.reason).toMatch(/'records\[6\]' must be an object/);
     expect(refused[5]!.reason).toMatch(/records\[7\]\.hour.*in the future/);
-    const detail = async (account: string) => (await get(path(1, `transfer/total/${account}/detail/?start=${iso(hour)}&end=${iso(hour + HOUR)}`))).body.objects[0];
+    const detail = async (account: string) =>
+      (await get(path(1, `transfer/total/${account}/detail/?start=${iso(hour)}&end=${iso(hour + HOUR)}`))).body
+        .objects[0];
     expect(await detail('AUTH_carol')).toMatchObject({ bytes_in: 11, req_count: 1 });
     expect(await detail('AUTH_dave')).toMatchObject({ bytes_in: 22, req_count: 1 });
     // Sent again, the batch is a duplicate: nothing counts twice.
-    expect((await post(path(1, 'transfer/'), { batch_id: `mixed-${kind}`, records })).body).toMatchObject({ accepted: 0, duplicate: true });
+    expect((await post(path(1, 'transfer/'), { batch_id: `mixed-${kind}`, records })).body).toMatchObject({
+      accepted: 0,
+      duplicate: true,
+    });
     expect(await detail('AUTH_carol')).toMatchObject({ bytes_in: 11 });
   });
 
   it("when one cluster's rollup of a day fails, then other clusters and days are rolled, /metrics shows it, the next pass retries it, and its partition is dropped only once it is rolled", async () => {
     const day = today - 6 * DAY_MS;
     const otherDay = today - 7 * DAY_MS;
-    for (const [cluster, dayMs] of [[1, day], [east, day], [east, otherDay]] as const) {
-      expect((await post(path(cluster, 'transfer/'), { batch_id: `iso-${kind}-${cluster}-${dayMs}`, records: [record('AUTH_zed', dayMs + 2 * HOUR, 3)] })).status).toBe(200);
+    for (const [cluster, dayMs] of [
+      [1, day],
+      [east, day],
+      [east, otherDay],
+    ] as const) {
+      expect(
+        (
+          await post(path(cluster, 'transfer/'), {
+            batch_id: `iso-${kind}-${cluster}-${dayMs}`,
+            records: [record('AUTH_zed', dayMs + 2 * HOUR, 3)],
+          })
+        ).status,
+      ).toBe(200);
     }
     // The database itself refuses that cluster's day (as it refused sums past a bigint).
     await app.db.raw(`CREATE FUNCTION test_refuse_rollup() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -124,9 +207,12 @@ describe.each(DB_KINDS)('utilization billing isolation on %s', (kind) => {
     expect(await daily(east, 'AUTH_zed', otherDay)).toEqual({ bytes_in: '3' });
     expect(await daily(east, 'AUTH_zed', day)).toBeUndefined();
     // The summary reads the day from the hourly rows meanwhile.
-    expect((await get(path(east, `summary/?start=${iso(day)}&end=${iso(day + DAY_MS)}&account=AUTH_zed`))).body.objects[0]).toMatchObject({ bytes_in: 3 });
+    expect(
+      (await get(path(east, `summary/?start=${iso(day)}&end=${iso(day + DAY_MS)}&account=AUTH_zed`))).body.objects[0],
+    ).toMatchObject({ bytes_in: 3 });
     const metrics = async () => (await app.http().get('/metrics')).text;
-    const series = (text: string, name: string, cluster: number) => new RegExp(`^${name}\\{[^}]*cluster="${cluster}"[^}]*\\} (\\d+)$`, 'm').exec(text)?.[1];
+    const series = (text: string, name: string, cluster: number) =>
+      new RegExp(`^${name}\\{[^}]*cluster="${cluster}"[^}]*\\} (\\d+)$`, 'm').exec(text)?.[1];
     let text = await metrics();
     expect(series(text, 'cairn_utilization_rollup_failures_total', east)).toBe('1');
     expect(series(text, 'cairn_utilization_rollup_backlog_days', east)).toBe('6');
@@ -136,7 +222,14 @@ describe.each(DB_KINDS)('utilization billing isolation on %s', (kind) => {
     const later = new Date(Date.now() + 100 * DAY_MS);
     const stuck = await maintain(later);
     expect(stuck?.kept.length).toBeGreaterThan(0);
-    expect(await app.db('utilization_transfer_hourly').where({ cluster_id: east, account: 'AUTH_zed' }).where('hour', '>=', new Date(day)).where('hour', '<', new Date(day + DAY_MS)).first()).toBeDefined();
+    expect(
+      await app
+        .db('utilization_transfer_hourly')
+        .where({ cluster_id: east, account: 'AUTH_zed' })
+        .where('hour', '>=', new Date(day))
+        .where('hour', '<', new Date(day + DAY_MS))
+        .first(),
+    ).toBeDefined();
     text = await metrics();
     expect(series(text, 'cairn_utilization_rollup_failures_total', east)).toBe('2');
 

@@ -21,11 +21,26 @@ describe.each(DB_KINDS)('utilization partitions on %s', (kind) => {
       await migrateLatest(db);
       await db.raw("SET TIME ZONE 'UTC'");
       // Tuesday and the Sunday night of one week, then the Monday that starts the next.
-      await ensureHourlyPartitions(db, [at('2026-11-24T13:00:00Z'), at('2026-11-29T23:00:00Z'), at('2026-11-30T00:00:00Z')]);
+      await ensureHourlyPartitions(db, [
+        at('2026-11-24T13:00:00Z'),
+        at('2026-11-29T23:00:00Z'),
+        at('2026-11-30T00:00:00Z'),
+      ]);
       const found = await partitions(db);
-      expect(found.map((p) => p.name)).toEqual(['utilization_storage_hourly_w20261123', 'utilization_storage_hourly_w20261130']);
+      expect(found.map((p) => p.name)).toEqual([
+        'utilization_storage_hourly_w20261123',
+        'utilization_storage_hourly_w20261130',
+      ]);
       expect(found[0]!.bound).toMatch(/FROM \('2026-11-23 00:00:00\+00'\) TO \('2026-11-30 00:00:00\+00'\)/);
-      await db('utilization_transfer_hourly').insert({ cluster_id: 1, policy_index: 0, account: 'AUTH_a', hour: '2026-11-29T23:00:00Z', bytes_in: 1, bytes_out: 2, req_count: 3 });
+      await db('utilization_transfer_hourly').insert({
+        cluster_id: 1,
+        policy_index: 0,
+        account: 'AUTH_a',
+        hour: '2026-11-29T23:00:00Z',
+        bytes_in: 1,
+        bytes_out: 2,
+        req_count: 3,
+      });
     } finally {
       await drop();
     }
@@ -36,7 +51,10 @@ describe.each(DB_KINDS)('utilization partitions on %s', (kind) => {
     try {
       await migrateLatest(db);
       for (const table of ['utilization_storage_hourly', 'utilization_transfer_hourly']) {
-        await db.raw(`CREATE TABLE ?? PARTITION OF ?? FOR VALUES FROM ('2026-12-01 00:00:00+00') TO ('2026-12-02 00:00:00+00')`, [`${table}_p20261201`, table]);
+        await db.raw(
+          `CREATE TABLE ?? PARTITION OF ?? FOR VALUES FROM ('2026-12-01 00:00:00+00') TO ('2026-12-02 00:00:00+00')`,
+          [`${table}_p20261201`, table],
+        );
       }
       await ensureHourlyPartitions(db, [at('2026-12-03T05:00:00Z'), at('2026-12-08T05:00:00Z')]);
       expect((await partitions(db)).map((p) => p.name)).toEqual([
@@ -50,8 +68,18 @@ describe.each(DB_KINDS)('utilization partitions on %s', (kind) => {
 
       // Kept 7 days: on Dec 22 everything before Dec 15 goes, the days of Dec 1 and 3 and the week
       // of Dec 7 (to Dec 14) with them; the partitions made ahead start with the week of Dec 21.
-      const report = await maintainUtilization(db, { hourlyDays: 7, dailyDays: 1095 }, new Date(at('2026-12-22T12:00:00Z')));
-      expect(report.dropped).toEqual(expect.arrayContaining(['utilization_storage_hourly_p20261201', 'utilization_storage_hourly_p20261203', 'utilization_storage_hourly_w20261207']));
+      const report = await maintainUtilization(
+        db,
+        { hourlyDays: 7, dailyDays: 1095 },
+        new Date(at('2026-12-22T12:00:00Z')),
+      );
+      expect(report.dropped).toEqual(
+        expect.arrayContaining([
+          'utilization_storage_hourly_p20261201',
+          'utilization_storage_hourly_p20261203',
+          'utilization_storage_hourly_w20261207',
+        ]),
+      );
       expect((await partitions(db)).map((p) => p.name)).toEqual(['utilization_storage_hourly_w20261221']);
     } finally {
       await drop();

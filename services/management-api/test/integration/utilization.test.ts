@@ -1,6 +1,15 @@
 import { parseStringPromise } from 'xml2js';
 import { maintainUtilization, rollUpDay } from '../../src/repositories/utilization-partitions';
-import { ADMIN_AUTH, DB_KINDS, countRows, createCluster, createOperator, createUser, startTestApp, type TestApp } from '../support/harness';
+import {
+  ADMIN_AUTH,
+  DB_KINDS,
+  countRows,
+  createCluster,
+  createOperator,
+  createUser,
+  startTestApp,
+  type TestApp,
+} from '../support/harness';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -44,43 +53,91 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
   const base = Math.floor(Date.now() / HOUR) * HOUR - 2 * DAY;
   const path = (rest: string) => `/api/v1/clusters/1/utilization/${rest}`;
   const get = (p: string, auth = ADMIN_AUTH) => app.http().get(p).set('Authorization', auth);
-  const post = (p: string, body: unknown, auth = ADMIN_AUTH) => app.http().post(p).set('Authorization', auth).send(body as object);
+  const post = (p: string, body: unknown, auth = ADMIN_AUTH) =>
+    app
+      .http()
+      .post(p)
+      .set('Authorization', auth)
+      .send(body as object);
   const sample = (account: string, bytes: number, policies: Array<[number, number]> = []) => ({
     account,
     bytes_used: bytes,
     object_count: Math.ceil(bytes / 100),
     container_count: 1,
-    policies: policies.map(([index, b]) => ({ index, bytes_used: b, object_count: Math.ceil(b / 100), container_count: 1 })),
+    policies: policies.map(([index, b]) => ({
+      index,
+      bytes_used: b,
+      object_count: Math.ceil(b / 100),
+      container_count: 1,
+    })),
   });
 
   beforeAll(async () => {
     app = await startTestApp(kind);
     // The cluster's storage policies, as the capacity collector reports them: samples name these.
-    const policies = [{ index: 0, name: 'gold', default: true }, { index: 1, name: 'silver' }];
-    expect((await app.http().put('/api/v1/clusters/1/devices/').set('Authorization', ADMIN_AUTH).send({ policies, devices: [] })).status).toBe(204);
+    const policies = [
+      { index: 0, name: 'gold', default: true },
+      { index: 1, name: 'silver' },
+    ];
+    expect(
+      (
+        await app
+          .http()
+          .put('/api/v1/clusters/1/devices/')
+          .set('Authorization', ADMIN_AUTH)
+          .send({ policies, devices: [] })
+      ).status,
+    ).toBe(204);
     // Known accounts come from user creation; a deleted user's account stays known.
     await createUser(app, 'alice');
     const gone = await createUser(app, 'gone');
     expect((await app.http().delete(`/api/v1/users/${gone.id}/`).set('Authorization', ADMIN_AUTH)).status).toBe(204);
     // Hour 0, two half-hourly rounds: the second is smaller (the hour keeps the maximum).
-    for (const [at, factor] of [[base + 5 * 60_000, 1], [base + 35 * 60_000, 0.5]] as const) {
+    for (const [at, factor] of [
+      [base + 5 * 60_000, 1],
+      [base + 35 * 60_000, 0.5],
+    ] as const) {
       const res = await post(path('storage/'), {
         interval: 1800,
         sampled_at: iso(at),
-        samples: [sample('AUTH_alice', 1000 * factor, [[0, 600 * factor], [1, 400 * factor]]), sample('AUTH_gone', 50), sample('AUTH_bob', 10, [[0, 10]])],
+        samples: [
+          sample('AUTH_alice', 1000 * factor, [
+            [0, 600 * factor],
+            [1, 400 * factor],
+          ]),
+          sample('AUTH_gone', 50),
+          sample('AUTH_bob', 10, [[0, 10]]),
+        ],
       });
       expect(res.status).toBe(200);
     }
     // Hour 1: one round of two; alice grew. Hour 2: nothing. Hour 3: one round, alice only.
-    await post(path('storage/'), { interval: 1800, sampled_at: iso(base + HOUR + 60_000), samples: [sample('AUTH_alice', 3000, [[0, 2000], [1, 1000]])] });
-    await post(path('storage/'), { interval: 1800, sampled_at: iso(base + 3 * HOUR + 60_000), samples: [sample('AUTH_alice', 2000, [[0, 2000]])] });
+    await post(path('storage/'), {
+      interval: 1800,
+      sampled_at: iso(base + HOUR + 60_000),
+      samples: [
+        sample('AUTH_alice', 3000, [
+          [0, 2000],
+          [1, 1000],
+        ]),
+      ],
+    });
+    await post(path('storage/'), {
+      interval: 1800,
+      sampled_at: iso(base + 3 * HOUR + 60_000),
+      samples: [sample('AUTH_alice', 2000, [[0, 2000]])],
+    });
   });
   afterAll(() => app.close());
 
   it('when a user is created, then its account is known for good, also after the user is deleted', async () => {
     const res = await get(path('accounts/?limit=10'));
     expect(res.status).toBe(200);
-    expect(res.body.objects.map((o: { account: string }) => o.account)).toEqual(['AUTH_alice', 'AUTH_bob', 'AUTH_gone']);
+    expect(res.body.objects.map((o: { account: string }) => o.account)).toEqual([
+      'AUTH_alice',
+      'AUTH_bob',
+      'AUTH_gone',
+    ]);
     const after = await get(path('accounts/?account__gt=AUTH_alice&limit=1'));
     expect(after.body.objects).toEqual([{ account: 'AUTH_bob' }]);
   });
@@ -89,7 +146,11 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     const cluster = await createCluster(app, `paged-accounts-${kind}`);
     const names = ['p1', 'p2', 'p3', 'p4', 'p5'];
     for (const user of names) {
-      const res = await app.http().post('/api/v1/users/').set('Authorization', ADMIN_AUTH).send({ cluster: cluster.resource_uri, user, password: 'a-long-enough-password' });
+      const res = await app
+        .http()
+        .post('/api/v1/users/')
+        .set('Authorization', ADMIN_AUTH)
+        .send({ cluster: cluster.resource_uri, user, password: 'a-long-enough-password' });
       expect(res.status).toBe(201);
     }
     const list = `/api/v1/clusters/${cluster.id}/utilization/accounts/`;
@@ -100,9 +161,13 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     });
     const second = await get(`${list}?limit=2&offset=2`);
     expect(second.body.objects).toEqual([{ account: 'AUTH_p3' }, { account: 'AUTH_p4' }]);
-    expect(second.body.meta).toMatchObject({ offset: 2, previous: `${list}?limit=2&offset=0`, next: `${list}?limit=2&offset=4` });
+    expect(second.body.meta).toMatchObject({
+      offset: 2,
+      previous: `${list}?limit=2&offset=0`,
+      next: `${list}?limit=2&offset=4`,
+    });
     const seen: string[] = [];
-    for (let next: string | null = `${list}?limit=2`; next; ) {
+    for (let next: string | null = `${list}?limit=2`; next;) {
       const body: { meta: { next: string | null }; objects: Array<{ account: string }> } = (await get(next)).body;
       seen.push(...body.objects.map((o) => o.account));
       next = body.meta.next;
@@ -111,7 +176,13 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     // Filters stay in the links; reading by key and by position combine.
     const filtered = await get(`${list}?account__gt=AUTH_p1&limit=1&offset=1`);
     expect(filtered.body).toEqual({
-      meta: { limit: 1, next: `${list}?account__gt=AUTH_p1&limit=1&offset=2`, offset: 1, previous: `${list}?account__gt=AUTH_p1&limit=1&offset=0`, total_count: 4 },
+      meta: {
+        limit: 1,
+        next: `${list}?account__gt=AUTH_p1&limit=1&offset=2`,
+        offset: 1,
+        previous: `${list}?account__gt=AUTH_p1&limit=1&offset=0`,
+        total_count: 4,
+      },
       objects: [{ account: 'AUTH_p3' }],
     });
   });
@@ -119,15 +190,31 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
   it('when storage policies are paged, then limit and offset apply and meta tells the truth, also with none', async () => {
     const cluster = await createCluster(app, `paged-policies-${kind}`);
     const list = `/api/v1/clusters/${cluster.id}/utilization/policies/`;
-    expect((await get(list)).body).toEqual({ meta: { limit: 20, next: null, offset: 0, previous: null, total_count: 0 }, objects: [] });
+    expect((await get(list)).body).toEqual({
+      meta: { limit: 20, next: null, offset: 0, previous: null, total_count: 0 },
+      objects: [],
+    });
     const report = {
-      policies: [{ index: 0, name: 'gold', default: true }, { index: 1, name: 'silver' }, { index: 2, name: 'bronze' }],
+      policies: [
+        { index: 0, name: 'gold', default: true },
+        { index: 1, name: 'silver' },
+        { index: 2, name: 'bronze' },
+      ],
       devices: [{ node: '10.0.0.1:6200', device: 'sdb1', policies: ['gold'], used_bytes: 1, avail_bytes: 1 }],
     };
-    expect((await app.http().put(`/api/v1/clusters/${cluster.id}/devices/`).set('Authorization', ADMIN_AUTH).send(report)).status).toBe(204);
+    expect(
+      (await app.http().put(`/api/v1/clusters/${cluster.id}/devices/`).set('Authorization', ADMIN_AUTH).send(report))
+        .status,
+    ).toBe(204);
     const page = await get(`${list}?limit=1&offset=1`);
     expect(page.body).toEqual({
-      meta: { limit: 1, next: `${list}?limit=1&offset=2`, offset: 1, previous: `${list}?limit=1&offset=0`, total_count: 3 },
+      meta: {
+        limit: 1,
+        next: `${list}?limit=1&offset=2`,
+        offset: 1,
+        previous: `${list}?limit=1&offset=0`,
+        total_count: 3,
+      },
       objects: [{ default: false, index: 1, name: 'silver' }],
     });
     expect((await get(list)).body.objects.map((p: { name: string }) => p.name)).toEqual(['gold', 'silver', 'bronze']);
@@ -136,26 +223,82 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
   it('when storage detail is read, then each hour holds the maximum and pct_complete shows the sampled share', async () => {
     const res = await get(path(`storage/0/AUTH_alice/detail/?start=${iso(base)}&end=${iso(base + 4 * HOUR)}`));
     expect(res.status).toBe(200);
-    expect(res.body.meta).toMatchObject({ account: 'AUTH_alice', policy_index: 0, total_count: 4, limit: 20, offset: 0, next: null, start: utc(base), end: utc(base + 4 * HOUR) });
+    expect(res.body.meta).toMatchObject({
+      account: 'AUTH_alice',
+      policy_index: 0,
+      total_count: 4,
+      limit: 20,
+      offset: 0,
+      next: null,
+      start: utc(base),
+      end: utc(base + 4 * HOUR),
+    });
     expect(res.body.objects).toEqual([
-      { start: utc(base), end: utc(base + HOUR), bytes_used: 600, object_count: 6, container_count: 1, pct_complete: 100 },
-      { start: utc(base + HOUR), end: utc(base + 2 * HOUR), bytes_used: 2000, object_count: 20, container_count: 1, pct_complete: 50 },
-      { start: utc(base + 2 * HOUR), end: utc(base + 3 * HOUR), bytes_used: 0, object_count: 0, container_count: 0, pct_complete: 0 },
-      { start: utc(base + 3 * HOUR), end: utc(base + 4 * HOUR), bytes_used: 2000, object_count: 20, container_count: 1, pct_complete: 50 },
+      {
+        start: utc(base),
+        end: utc(base + HOUR),
+        bytes_used: 600,
+        object_count: 6,
+        container_count: 1,
+        pct_complete: 100,
+      },
+      {
+        start: utc(base + HOUR),
+        end: utc(base + 2 * HOUR),
+        bytes_used: 2000,
+        object_count: 20,
+        container_count: 1,
+        pct_complete: 50,
+      },
+      {
+        start: utc(base + 2 * HOUR),
+        end: utc(base + 3 * HOUR),
+        bytes_used: 0,
+        object_count: 0,
+        container_count: 0,
+        pct_complete: 0,
+      },
+      {
+        start: utc(base + 3 * HOUR),
+        end: utc(base + 4 * HOUR),
+        bytes_used: 2000,
+        object_count: 20,
+        container_count: 1,
+        pct_complete: 50,
+      },
     ]);
     // Hour 3 sampled alice without policy 1: a known zero, with the hour's coverage.
-    const p1 = await get(path(`storage/1/AUTH_alice/detail/?start=${iso(base + 3 * HOUR)}&end=${iso(base + 4 * HOUR)}`));
-    expect(p1.body.objects).toEqual([{ start: utc(base + 3 * HOUR), end: utc(base + 4 * HOUR), bytes_used: 0, object_count: 0, container_count: 0, pct_complete: 50 }]);
+    const p1 = await get(
+      path(`storage/1/AUTH_alice/detail/?start=${iso(base + 3 * HOUR)}&end=${iso(base + 4 * HOUR)}`),
+    );
+    expect(p1.body.objects).toEqual([
+      {
+        start: utc(base + 3 * HOUR),
+        end: utc(base + 4 * HOUR),
+        bytes_used: 0,
+        object_count: 0,
+        container_count: 0,
+        pct_complete: 50,
+      },
+    ]);
     const total = await get(path(`storage/total/AUTH_alice/detail/?start=${iso(base)}&end=${iso(base + HOUR)}`));
     expect(total.body.objects[0].bytes_used).toBe(1000);
   });
 
   it('when start and end are off the grid, then start rounds down to the half hour and end up to whole hours', async () => {
-    const res = await get(path(`storage/0/AUTH_alice/detail/?start=${iso(base + 10 * 60_000)}&end=${iso(base + 70 * 60_000)}`));
+    const res = await get(
+      path(`storage/0/AUTH_alice/detail/?start=${iso(base + 10 * 60_000)}&end=${iso(base + 70 * 60_000)}`),
+    );
     expect(res.body.meta).toMatchObject({ start: utc(base), end: utc(base + 2 * HOUR), total_count: 2 });
-    const half = await get(path(`storage/0/AUTH_alice/detail/?start=${iso(base + 40 * 60_000)}&end=${iso(base + 41 * 60_000)}`));
+    const half = await get(
+      path(`storage/0/AUTH_alice/detail/?start=${iso(base + 40 * 60_000)}&end=${iso(base + 41 * 60_000)}`),
+    );
     // A record from :30 reports the stored hour that begins inside it.
-    expect(half.body.meta).toMatchObject({ start: utc(base + 30 * 60_000), end: utc(base + 90 * 60_000), total_count: 1 });
+    expect(half.body.meta).toMatchObject({
+      start: utc(base + 30 * 60_000),
+      end: utc(base + 90 * 60_000),
+      total_count: 1,
+    });
     expect(half.body.objects[0]).toMatchObject({ start: utc(base + 30 * 60_000), bytes_used: 2000 });
     // Dates without a time or zone are UTC; "+01:00" is honoured.
     const day = new Date(base).toISOString().slice(0, 10);
@@ -186,7 +329,9 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
       expect(res.body.error).toMatch(message);
     }
     // The summary reads daily rollups, kept 1095 days: an older start is refused there only.
-    expect((await get(path(`summary/?start=${iso(Date.now() - 100 * DAY)}&end=${iso(Date.now() - 99 * DAY)}`))).status).toBe(200);
+    expect(
+      (await get(path(`summary/?start=${iso(Date.now() - 100 * DAY)}&end=${iso(Date.now() - 99 * DAY)}`))).status,
+    ).toBe(200);
     const tooOld = await get(path(`summary/?start=${iso(Date.now() - 1100 * DAY)}`));
     expect(tooOld.status).toBe(400);
     expect(tooOld.body.error).toMatch(/records are kept 1095 days/);
@@ -205,16 +350,25 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     const range = `start=${iso(base)}&end=${iso(base + 4 * HOUR)}`;
     const p0 = await get(path(`storage/0/?${range}&limit=1`));
     expect(p0.body.meta).toMatchObject({ total_count: 2, limit: 1, offset: 0, previous: null, policy_index: 0 });
-    expect(p0.body.meta.next).toBe(`/api/v1/clusters/1/utilization/storage/0/?start=${encodeURIComponent(iso(base))}&end=${encodeURIComponent(iso(base + 4 * HOUR))}&limit=1&offset=1`);
+    expect(p0.body.meta.next).toBe(
+      `/api/v1/clusters/1/utilization/storage/0/?start=${encodeURIComponent(iso(base))}&end=${encodeURIComponent(iso(base + 4 * HOUR))}&limit=1&offset=1`,
+    );
     expect(p0.body.objects).toEqual([{ account: 'AUTH_alice' }]);
     expect((await get(path(`storage/0/?${range}&limit=1&offset=1`))).body.objects).toEqual([{ account: 'AUTH_bob' }]);
     expect((await get(path(`storage/1/?${range}`))).body.objects).toEqual([{ account: 'AUTH_alice' }]);
     expect((await get(path(`storage/total/?${range}`))).body.meta.total_count).toBe(3);
-    expect((await get(path(`storage/total/?${range}&account__startswith=AUTH_g`))).body.objects).toEqual([{ account: 'AUTH_gone' }]);
-    expect((await get(path(`storage/total/?${range}&account=AUTH_bob`))).body.objects).toEqual([{ account: 'AUTH_bob' }]);
+    expect((await get(path(`storage/total/?${range}&account__startswith=AUTH_g`))).body.objects).toEqual([
+      { account: 'AUTH_gone' },
+    ]);
+    expect((await get(path(`storage/total/?${range}&account=AUTH_bob`))).body.objects).toEqual([
+      { account: 'AUTH_bob' },
+    ]);
     // The LIKE pattern characters are literal.
     expect((await get(path(`storage/total/?${range}&account__startswith=AUTH_%25`))).body.meta.total_count).toBe(0);
-    expect((await get(path(`storage/total/?start=${iso(base + 2 * HOUR)}&end=${iso(base + 3 * HOUR)}`))).body.meta.total_count).toBe(0);
+    expect(
+      (await get(path(`storage/total/?start=${iso(base + 2 * HOUR)}&end=${iso(base + 3 * HOUR)}`))).body.meta
+        .total_count,
+    ).toBe(0);
   });
 
   it('when a transfer batch is sent twice, then it counts once; coverage gives pct_complete', async () => {
@@ -250,32 +404,76 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     expect(res.body.meta.total_count).toBe(3);
     const alice = res.body.objects[0];
     // Totals: 1000, 3000, -, 2000 -> (1000 + 3000 + 2000) / 3 sampled hours.
-    expect(alice).toMatchObject({ account: 'AUTH_alice', hours: 4, bytes_used_avg: 2000, bytes_used_peak: 3000, object_count: 20, container_count: 1, bytes_in: 1005, bytes_out: 317, req_count: 4 });
+    expect(alice).toMatchObject({
+      account: 'AUTH_alice',
+      hours: 4,
+      bytes_used_avg: 2000,
+      bytes_used_peak: 3000,
+      object_count: 20,
+      container_count: 1,
+      bytes_in: 1005,
+      bytes_out: 317,
+      req_count: 4,
+    });
     // Storage: 1 + 0.5 + 0 + 0.5 of 4 hours; transfer logs cover 1.5 of 4.
     expect(alice).toMatchObject({ storage_pct_complete: 50, transfer_pct_complete: 37.5, pct_complete: 37.5 });
     // alice has no quota (utilization-quotas.test.ts covers those that have one).
     const noQuota = { quota_bytes: null, quota_count: null, quota_bytes_used_pct: null, quota_count_used_pct: null };
     expect(alice).toMatchObject(noQuota);
     expect(alice.policies).toEqual([
-      { policy_index: 0, bytes_used_avg: Math.round((600 + 2000 + 2000) / 3), bytes_used_peak: 2000, object_count: 20, container_count: 1, ...noQuota },
+      {
+        policy_index: 0,
+        bytes_used_avg: Math.round((600 + 2000 + 2000) / 3),
+        bytes_used_peak: 2000,
+        object_count: 20,
+        container_count: 1,
+        ...noQuota,
+      },
       // Hour 3 sampled alice without policy 1: a zero in the average, and zero at the end.
-      { policy_index: 1, bytes_used_avg: Math.round((400 + 1000 + 0) / 3), bytes_used_peak: 1000, object_count: 0, container_count: 0, ...noQuota },
+      {
+        policy_index: 1,
+        bytes_used_avg: Math.round((400 + 1000 + 0) / 3),
+        bytes_used_peak: 1000,
+        object_count: 0,
+        container_count: 0,
+        ...noQuota,
+      },
     ]);
-    expect(res.body.objects.map((o: { account: string }) => o.account)).toEqual(['AUTH_alice', 'AUTH_bob', 'AUTH_gone']);
+    expect(res.body.objects.map((o: { account: string }) => o.account)).toEqual([
+      'AUTH_alice',
+      'AUTH_bob',
+      'AUTH_gone',
+    ]);
   });
 
   it('when an account empties a policy, then that policy counts zero from then on and the policies add up to the total', async () => {
     // A whole day of its own, two days before the other samples, so that it can be rolled up alone.
     const day = Math.floor((base - 2 * DAY) / DAY) * DAY;
     const hours: Array<[number, Array<[number, number]>]> = [
-      [3000, [[0, 1000], [1, 2000]]],
-      [3000, [[0, 1000], [1, 2000]]],
+      [
+        3000,
+        [
+          [0, 1000],
+          [1, 2000],
+        ],
+      ],
+      [
+        3000,
+        [
+          [0, 1000],
+          [1, 2000],
+        ],
+      ],
       // Swift sends no policy-1 headers once the account has no container in it.
       [1000, [[0, 1000]]],
       [1000, [[0, 1000]]],
     ];
     for (const [i, [bytes, policies]] of hours.entries()) {
-      const res = await post(path('storage/'), { interval: 3600, sampled_at: iso(day + i * HOUR + 60_000), samples: [sample('AUTH_carol', bytes, policies)] });
+      const res = await post(path('storage/'), {
+        interval: 3600,
+        sampled_at: iso(day + i * HOUR + 60_000),
+        samples: [sample('AUTH_carol', bytes, policies)],
+      });
       expect(res.status).toBe(200);
     }
     const range = `start=${iso(day)}&end=${iso(day + DAY)}`;
@@ -293,7 +491,10 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     const sum = hourly[0].policies.reduce((t: number, p: { bytes_used_avg: number }) => t + p.bytes_used_avg, 0);
     expect(sum).toBe(hourly[0].bytes_used_avg);
     // The detail of policy 1 says the same: its sampled hours average to the summary's figure.
-    const detail = (await get(path(`storage/1/AUTH_carol/detail/?${range}&limit=24`))).body.objects as Array<{ bytes_used: number; pct_complete: number }>;
+    const detail = (await get(path(`storage/1/AUTH_carol/detail/?${range}&limit=24`))).body.objects as Array<{
+      bytes_used: number;
+      pct_complete: number;
+    }>;
     const sampled = detail.filter((r) => r.pct_complete > 0);
     expect(sampled.map((r) => r.bytes_used)).toEqual([2000, 2000, 0, 0]);
     expect(sampled.reduce((t, r) => t + r.bytes_used, 0) / sampled.length).toBe(1000);
@@ -305,13 +506,21 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
   });
 
   it('when CSV is asked (format=csv or Accept: text/csv), then a header row and RFC 4180 rows', async () => {
-    await post(path('storage/'), { interval: 3600, sampled_at: iso(base + 2 * HOUR + 60_000), samples: [sample('AUTH_we,ird"one', 7)] });
+    await post(path('storage/'), {
+      interval: 3600,
+      sampled_at: iso(base + 2 * HOUR + 60_000),
+      samples: [sample('AUTH_we,ird"one', 7)],
+    });
     const range = `start=${iso(base)}&end=${iso(base + 4 * HOUR)}`;
     const list = await get(path(`storage/total/?${range}&format=csv`));
     expect(list.status).toBe(200);
     expect(list.headers['content-type']).toBe('text/csv; charset=utf-8; header=present');
     expect(list.text).toBe('account\r\nAUTH_alice\r\nAUTH_bob\r\nAUTH_gone\r\n"AUTH_we,ird""one"\r\n');
-    const detail = await app.http().get(path(`storage/0/AUTH_alice/detail/?${range}`)).set('Authorization', ADMIN_AUTH).set('Accept', 'text/csv');
+    const detail = await app
+      .http()
+      .get(path(`storage/0/AUTH_alice/detail/?${range}`))
+      .set('Authorization', ADMIN_AUTH)
+      .set('Accept', 'text/csv');
     expect(detail.headers['content-type']).toMatch(/^text\/csv/);
     expect(parseCsv(detail.text)).toEqual([
       ['start', 'end', 'bytes_used', 'object_count', 'container_count', 'pct_complete'],
@@ -322,16 +531,62 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     ]);
     const summary = parseCsv((await get(path(`summary/?${range}&format=csv&account__startswith=AUTH_`))).text);
     expect(summary[0]).toEqual([
-      'account', 'start', 'end', 'hours', 'bytes_used_avg', 'bytes_used_peak', 'object_count', 'container_count', 'bytes_in', 'bytes_out', 'req_count',
-      'storage_pct_complete', 'transfer_pct_complete', 'pct_complete', 'quota_bytes', 'quota_count', 'quota_bytes_used_pct', 'quota_count_used_pct',
-      ...[0, 1].flatMap((p) => ['bytes_used_avg', 'bytes_used_peak', 'object_count', 'container_count', 'quota_bytes', 'quota_count', 'quota_bytes_used_pct', 'quota_count_used_pct'].map((f) => `p${p}_${f}`)),
+      'account',
+      'start',
+      'end',
+      'hours',
+      'bytes_used_avg',
+      'bytes_used_peak',
+      'object_count',
+      'container_count',
+      'bytes_in',
+      'bytes_out',
+      'req_count',
+      'storage_pct_complete',
+      'transfer_pct_complete',
+      'pct_complete',
+      'quota_bytes',
+      'quota_count',
+      'quota_bytes_used_pct',
+      'quota_count_used_pct',
+      ...[0, 1].flatMap((p) =>
+        [
+          'bytes_used_avg',
+          'bytes_used_peak',
+          'object_count',
+          'container_count',
+          'quota_bytes',
+          'quota_count',
+          'quota_bytes_used_pct',
+          'quota_count_used_pct',
+        ].map((f) => `p${p}_${f}`),
+      ),
     ]);
     expect(summary.slice(1).map((r) => r[0])).toEqual(['AUTH_alice', 'AUTH_bob', 'AUTH_gone', 'AUTH_we,ird"one']);
-    expect(summary[1]!.slice(0, 11)).toEqual(['AUTH_alice', utc(base), utc(base + 4 * HOUR), '4', '2000', '3000', '20', '1', '1005', '317', '4']);
+    expect(summary[1]!.slice(0, 11)).toEqual([
+      'AUTH_alice',
+      utc(base),
+      utc(base + 4 * HOUR),
+      '4',
+      '2000',
+      '3000',
+      '20',
+      '1',
+      '1005',
+      '317',
+      '4',
+    ]);
     // Explicit paging applies to exports too.
-    expect(parseCsv((await get(path(`summary/?${range}&format=csv&limit=1&offset=1`))).text).map((r) => r[0])).toEqual(['account', 'AUTH_bob']);
+    expect(parseCsv((await get(path(`summary/?${range}&format=csv&limit=1&offset=1`))).text).map((r) => r[0])).toEqual([
+      'account',
+      'AUTH_bob',
+    ]);
     // JSON stays the default, and an explicit format wins over Accept.
-    const json = await app.http().get(path(`storage/total/?${range}&format=json`)).set('Authorization', ADMIN_AUTH).set('Accept', 'text/csv');
+    const json = await app
+      .http()
+      .get(path(`storage/total/?${range}&format=json`))
+      .set('Authorization', ADMIN_AUTH)
+      .set('Accept', 'text/csv');
     expect(json.headers['content-type']).toBe('application/json');
   });
 
@@ -344,39 +599,65 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     // may hold characters beyond Latin-1.
     const longest = `AUTH_${'x'.repeat(251)}`;
     const accounts = ['AUTH_100% "sure", #1?', 'AUTH_a b', longest, 'AUTH_日本'];
-    const stored = await post(path('storage/'), { interval: 3600, sampled_at: iso(hour + 60_000), samples: accounts.map((a, i) => sample(a, 100 * (i + 1))) });
+    const stored = await post(path('storage/'), {
+      interval: 3600,
+      sampled_at: iso(hour + 60_000),
+      samples: accounts.map((a, i) => sample(a, 100 * (i + 1))),
+    });
     expect(stored.status).toBe(200);
     expect(stored.body).toEqual({ accepted: 4, duplicate: false });
-    const sums = await post(path('transfer/'), { batch_id: `batch-${kind}-spaces`, records: [{ account: 'AUTH_a b', hour: iso(hour), bytes_in: 7, bytes_out: 8, req_count: 1 }] });
+    const sums = await post(path('transfer/'), {
+      batch_id: `batch-${kind}-spaces`,
+      records: [{ account: 'AUTH_a b', hour: iso(hour), bytes_in: 7, bytes_out: 8, req_count: 1 }],
+    });
     expect(sums.body).toEqual({ accepted: 1, duplicate: false, unattributed: { records: 0, requests: 0 } });
 
     const detail = await get(path(`storage/total/${encodeURIComponent('AUTH_a b')}/detail/?${range}`));
     expect(detail.status).toBe(200);
     expect(detail.body.meta).toMatchObject({ account: 'AUTH_a b', total_count: 1 });
     expect(detail.body.objects[0]).toMatchObject({ bytes_used: 200, pct_complete: 100 });
-    expect((await get(path(`transfer/total/${encodeURIComponent('AUTH_a b')}/detail/?${range}`))).body.objects[0]).toMatchObject({ bytes_in: 7, bytes_out: 8 });
-    expect((await get(path(`storage/total/${encodeURIComponent(accounts[0]!)}/detail/?${range}`))).body.objects[0]).toMatchObject({ bytes_used: 100 });
-    expect((await get(path(`storage/total/?${range}&account=${encodeURIComponent('AUTH_a b')}`))).body.objects).toEqual([{ account: 'AUTH_a b' }]);
-    expect((await get(path(`accounts/?account=${encodeURIComponent('AUTH_a b')}`))).body.objects).toEqual([{ account: 'AUTH_a b' }]);
+    expect(
+      (await get(path(`transfer/total/${encodeURIComponent('AUTH_a b')}/detail/?${range}`))).body.objects[0],
+    ).toMatchObject({ bytes_in: 7, bytes_out: 8 });
+    expect(
+      (await get(path(`storage/total/${encodeURIComponent(accounts[0]!)}/detail/?${range}`))).body.objects[0],
+    ).toMatchObject({ bytes_used: 100 });
+    expect((await get(path(`storage/total/?${range}&account=${encodeURIComponent('AUTH_a b')}`))).body.objects).toEqual(
+      [{ account: 'AUTH_a b' }],
+    );
+    expect((await get(path(`accounts/?account=${encodeURIComponent('AUTH_a b')}`))).body.objects).toEqual([
+      { account: 'AUTH_a b' },
+    ]);
 
     // Byte order: ' ' and '1' sort before letters, and '日' after every ASCII character.
     const csv = parseCsv((await get(path(`storage/total/?${range}&format=csv`))).text);
     expect(csv).toEqual([['account'], ...accounts.map((a) => [a])]);
     const summary = parseCsv((await get(path(`summary/?${range}&format=csv`))).text);
     expect(summary.slice(1).map((r) => [r[0], r[4]])).toEqual(accounts.map((a, i) => [a, String(100 * (i + 1))]));
-    const detailCsv = parseCsv((await get(path(`storage/total/${encodeURIComponent('AUTH_a b')}/detail/?${range}&format=csv`))).text);
+    const detailCsv = parseCsv(
+      (await get(path(`storage/total/${encodeURIComponent('AUTH_a b')}/detail/?${range}&format=csv`))).text,
+    );
     expect(detailCsv[1]!.slice(0, 3)).toEqual([utc(hour), utc(hour + HOUR), '200']);
     const xml = await parseStringPromise((await get(path(`storage/total/?${range}&format=xml`))).text);
     expect(xml.response.objects[0].object.map((o: { account: string[] }) => o.account[0])).toEqual(accounts);
-    const xmlDetail = await parseStringPromise((await get(path(`storage/total/${encodeURIComponent('AUTH_a b')}/detail/?${range}&format=xml`))).text);
+    const xmlDetail = await parseStringPromise(
+      (await get(path(`storage/total/${encodeURIComponent('AUTH_a b')}/detail/?${range}&format=xml`))).text,
+    );
     expect(xmlDetail.response.meta[0].account[0]).toBe('AUTH_a b');
 
     // Still refused: a '/', a control character, and a name longer than Swift allows.
     for (const account of ['AUTH_a/b', 'AUTH_a\u0001b', 'AUTH_a\u0085b', `${longest}x`]) {
-      const res = await post(path('storage/'), { interval: 3600, sampled_at: iso(hour + 60_000), samples: [sample('AUTH_fine', 1), sample(account, 1)] });
+      const res = await post(path('storage/'), {
+        interval: 3600,
+        sampled_at: iso(hour + 60_000),
+        samples: [sample('AUTH_fine', 1), sample(account, 1)],
+      });
       expect({ account, status: res.status }).toEqual({ account, status: 400 });
       expect(res.body.error).toMatch(/'samples\[1\]\.account' must be a Swift account name/);
-      const log = await post(path('transfer/'), { batch_id: `batch-${kind}-bad-account`, records: [{ account, hour: iso(hour), bytes_in: 1, bytes_out: 1, req_count: 1 }] });
+      const log = await post(path('transfer/'), {
+        batch_id: `batch-${kind}-bad-account`,
+        records: [{ account, hour: iso(hour), bytes_in: 1, bytes_out: 1, req_count: 1 }],
+      });
       expect(log.body).toMatchObject({ accepted: 0, refused_count: 1 });
       expect(log.body.refused[0].reason).toMatch(/'records\[0\]\.account' must be a Swift account name/);
     }
@@ -405,7 +686,10 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     // The policies the collector maps Swift's header names with: readable like the rest.
     expect((await get(path('policies/'), reader)).body).toMatchObject({
       meta: { total_count: 2 },
-      objects: [{ index: 0, name: 'gold', default: true }, { index: 1, name: 'silver', default: false }],
+      objects: [
+        { index: 0, name: 'gold', default: true },
+        { index: 1, name: 'silver', default: false },
+      ],
     });
     expect((await get(path('policies/'), outsider)).status).toBe(404);
     const window = await get(path('window/'), reader);
@@ -416,12 +700,16 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     expect(Date.parse(window.body.latest) - Date.now()).toBeGreaterThan(14 * 60_000);
     expect((await get(path('window/'), outsider)).status).toBe(404);
     expect((await get(path(`storage/0/AUTH_alice/detail/?${range}`), outsider)).status).toBe(404);
-    expect((await get(path(`summary/?${range}`), 'ApiKey root:wrong-key-0123456789abcdefghijklmnopqrstuv')).status).toBe(401);
+    expect(
+      (await get(path(`summary/?${range}`), 'ApiKey root:wrong-key-0123456789abcdefghijklmnopqrstuv')).status,
+    ).toBe(401);
     const body = { interval: 3600, sampled_at: iso(base + 60_000), samples: [sample('AUTH_alice', 1)] };
     expect((await post(path('storage/'), body, reader)).status).toBe(403);
     expect((await post(path('storage/'), body, elsewhere)).status).toBe(404);
     expect((await post(path('storage/'), body, collector)).status).toBe(200);
-    const audit = await app.db('audit_log').where({ action: 'record_utilization', operator_name: `u-collector-${kind}` });
+    const audit = await app
+      .db('audit_log')
+      .where({ action: 'record_utilization', operator_name: `u-collector-${kind}` });
     expect(audit).toHaveLength(1);
   });
 
@@ -435,25 +723,59 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     ];
     for (const write of ['storage/', 'transfer/']) {
       for (const [type, text] of bodies) {
-        const res = await app.http().post(path(write)).set('Authorization', reader).set('Content-Type', type).send(text);
+        const res = await app
+          .http()
+          .post(path(write))
+          .set('Authorization', reader)
+          .set('Content-Type', type)
+          .send(text);
         expect({ write, type, status: res.status }).toEqual({ write, type, status: 403 });
       }
     }
     // An admin sending the same still learns what is wrong with it.
-    const admin = await app.http().post(path('storage/')).set('Authorization', ADMIN_AUTH).set('Content-Type', 'text/plain').send('hello');
+    const admin = await app
+      .http()
+      .post(path('storage/'))
+      .set('Authorization', ADMIN_AUTH)
+      .set('Content-Type', 'text/plain')
+      .send('hello');
     expect(admin.status).toBe(415);
   });
 
   it('when a write is malformed, then 400 names the problem and nothing is stored', async () => {
     const before = await countRows(app.db, 'utilization_storage_hourly');
     const bad: Array<[unknown, RegExp]> = [
-      [{ sampled_at: iso(base), samples: [{ account: 'AUTH_x', bytes_used: -1, object_count: 0, container_count: 0 }] }, /bytes_used/],
+      [
+        {
+          sampled_at: iso(base),
+          samples: [{ account: 'AUTH_x', bytes_used: -1, object_count: 0, container_count: 0 }],
+        },
+        /bytes_used/,
+      ],
       [{ sampled_at: iso(base), interval: 700, samples: [] }, /must divide an hour/],
       [{ sampled_at: 'soon', samples: [] }, /'sampled_at' must be an ISO 8601/],
       [{ sampled_at: iso(Date.now() + DAY), samples: [] }, /in the future/],
       [{ sampled_at: iso(Date.now() - 100 * DAY), samples: [] }, /older than the hourly retention/],
-      [{ sampled_at: iso(base), samples: [sample('AUTH_x', 1), { ...sample('AUTH_y', 1), policies: [{ name: 'platinum', bytes_used: 1, object_count: 1, container_count: 1 }] }] }, /Unknown storage policy name\(s\) 'platinum'/],
-      [{ sampled_at: iso(base), samples: [{ account: 'AUTH_a/b', bytes_used: 1, object_count: 1, container_count: 1 }] }, /Swift account name/],
+      [
+        {
+          sampled_at: iso(base),
+          samples: [
+            sample('AUTH_x', 1),
+            {
+              ...sample('AUTH_y', 1),
+              policies: [{ name: 'platinum', bytes_used: 1, object_count: 1, container_count: 1 }],
+            },
+          ],
+        },
+        /Unknown storage policy name\(s\) 'platinum'/,
+      ],
+      [
+        {
+          sampled_at: iso(base),
+          samples: [{ account: 'AUTH_a/b', bytes_used: 1, object_count: 1, container_count: 1 }],
+        },
+        /Swift account name/,
+      ],
     ];
     for (const [body, message] of bad) {
       const res = await post(path('storage/'), body);
@@ -464,7 +786,15 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     // A transfer batch's envelope is checked whole (its records one by one: see below).
     expect((await post(path('transfer/'), { records: [] })).body.error).toMatch(/batch_id/);
     expect((await post(path('transfer/'), { batch_id: 'b-00000001', records: {} })).status).toBe(400);
-    expect((await post(path('transfer/'), { batch_id: 'b-00000002', covered: { start: 'soon', end: iso(base) }, records: [] })).body.error).toMatch(/'covered.start' must be an ISO 8601/);
+    expect(
+      (
+        await post(path('transfer/'), {
+          batch_id: 'b-00000002',
+          covered: { start: 'soon', end: iso(base) },
+          records: [],
+        })
+      ).body.error,
+    ).toMatch(/'covered.start' must be an ISO 8601/);
   });
 
   it('when a storage sample names a policy index the cluster does not have, then 400 names the sample and the index and nothing is stored', async () => {
@@ -472,10 +802,22 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     const res = await post(path('storage/'), {
       interval: 3600,
       sampled_at: iso(base + 60_000),
-      samples: [sample('AUTH_alice', 10, [[0, 5], [1, 5]]), sample('AUTH_x', 10, [[7, 10]]), sample('AUTH_y', 10, [[1, 5], [9, 5]])],
+      samples: [
+        sample('AUTH_alice', 10, [
+          [0, 5],
+          [1, 5],
+        ]),
+        sample('AUTH_x', 10, [[7, 10]]),
+        sample('AUTH_y', 10, [
+          [1, 5],
+          [9, 5],
+        ]),
+      ],
     });
     expect(res.status).toBe(400);
-    expect(res.body.error).toMatch(/Unknown storage policy index\(es\) for cluster 1 \(its policies are 0, 1\): samples\[1\]\.policies\[0\]\.index 7; samples\[2\]\.policies\[1\]\.index 9\./);
+    expect(res.body.error).toMatch(
+      /Unknown storage policy index\(es\) for cluster 1 \(its policies are 0, 1\): samples\[1\]\.policies\[0\]\.index 7; samples\[2\]\.policies\[1\]\.index 9\./,
+    );
     expect(await countRows(app.db, 'utilization_storage_hourly')).toBe(before);
     // Neither a detail nor the summary's per-policy columns learn of it.
     const range = `start=${iso(base)}&end=${iso(base + HOUR)}`;
@@ -504,11 +846,24 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     expect(res.body).toEqual({ accepted: 2, duplicate: false, unattributed: { records: 2, requests: 5 } });
     for (const account of [formula, 'AUTH_legacy']) {
       expect((await get(path(`accounts/?account=${encodeURIComponent(account)}`))).body.objects).toEqual([]);
-      expect((await get(path(`transfer/total/${encodeURIComponent(account)}/detail/?${range}`))).body.meta.total_count).toBe(0);
+      expect(
+        (await get(path(`transfer/total/${encodeURIComponent(account)}/detail/?${range}`))).body.meta.total_count,
+      ).toBe(0);
     }
-    expect(parseCsv((await get(path(`summary/?${range}&format=csv`))).text).slice(1).map((r) => [r[0], r[8]])).toEqual([['AUTH_alice', '5'], ['AUTH_gone', '7']]);
+    expect(
+      parseCsv((await get(path(`summary/?${range}&format=csv`))).text)
+        .slice(1)
+        .map((r) => [r[0], r[8]]),
+    ).toEqual([
+      ['AUTH_alice', '5'],
+      ['AUTH_gone', '7'],
+    ]);
     const audit = await get(`/api/v1/audit/?action=record_utilization&limit=1`);
-    expect(audit.body.objects[0].after).toMatchObject({ batch_id: `batch-${kind}-strangers`, records: 4, unattributed: 2 });
+    expect(audit.body.objects[0].after).toMatchObject({
+      batch_id: `batch-${kind}-strangers`,
+      records: 4,
+      unattributed: 2,
+    });
   });
 
   it('when an account name starts like a spreadsheet formula, then every CSV export writes it as quoted text behind a single quote, and numbers stay numbers', async () => {
@@ -518,7 +873,11 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     // (A tab or a CR is no account name: the unit tests cover those cells.)
     const names = [formula, '+1+2', '-2+3', '@SUM(A1)'];
     // Storage samples may name any account (the collector sends those it HEADs).
-    const stored = await post(path('storage/'), { interval: 3600, sampled_at: iso(hour + 60_000), samples: names.map((a, i) => sample(a, 100 * (i + 1))) });
+    const stored = await post(path('storage/'), {
+      interval: 3600,
+      sampled_at: iso(hour + 60_000),
+      samples: names.map((a, i) => sample(a, 100 * (i + 1))),
+    });
     expect(stored.status).toBe(200);
     const escaped = (name: string) => `"'${name.replace(/"/g, '""')}"`;
     const list = await get(path(`storage/total/?${range}&format=csv`));
@@ -528,10 +887,18 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     for (const [i, name] of names.entries()) {
       const line = lines.find((l) => l.startsWith(`${escaped(name)},`));
       // The figures right after the name and the two times are bare numbers.
-      expect({ name, line: line?.slice(escaped(name).length).split(',').slice(3, 5) }).toEqual({ name, line: ['1', String(100 * (i + 1))] });
+      expect({ name, line: line?.slice(escaped(name).length).split(',').slice(3, 5) }).toEqual({
+        name,
+        line: ['1', String(100 * (i + 1))],
+      });
     }
     // Read back by a CSV parser, the cell is the name behind a quote: text, never a formula.
-    expect(parseCsv(summary.text).slice(1).map((r) => r[0]).sort()).toEqual(names.map((n) => `'${n}`).sort());
+    expect(
+      parseCsv(summary.text)
+        .slice(1)
+        .map((r) => r[0])
+        .sort(),
+    ).toEqual(names.map((n) => `'${n}`).sort());
   });
 
   it('when maintenance runs, then days roll up and partitions past the retention are dropped', async () => {
@@ -552,14 +919,26 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     // Read from the rollups, the summary is the same as from the hourly rows.
     const after = await get(summaryPath);
     expect(after.body).toEqual(before.body);
-    expect(after.body.objects[0]).toMatchObject({ account: 'AUTH_alice', bytes_used_avg: 2000, bytes_used_peak: 3000, object_count: 20, bytes_in: 1005 });
+    expect(after.body.objects[0]).toMatchObject({
+      account: 'AUTH_alice',
+      bytes_used_avg: 2000,
+      bytes_used_peak: 3000,
+      object_count: 20,
+      bytes_in: 1005,
+    });
     // A late sample for a rolled day sends that day back to the hourly rows until it is rolled again.
-    await post(path('storage/'), { interval: 3600, sampled_at: iso(base + 2 * HOUR + 60_000), samples: [sample('AUTH_alice', 9000)] });
+    await post(path('storage/'), {
+      interval: 3600,
+      sampled_at: iso(base + 2 * HOUR + 60_000),
+      samples: [sample('AUTH_alice', 9000)],
+    });
     expect((await get(summaryPath)).body.objects[0].bytes_used_peak).toBe(9000);
     // 100 days on, the hourly partitions of today are gone; the rollups stay.
     const later = await maintainUtilization(app.db, retention, new Date(Date.now() + 100 * DAY));
     const monday = Math.floor((base - 4 * DAY) / (7 * DAY)) * 7 * DAY + 4 * DAY;
-    expect(later.dropped).toContain(`utilization_storage_hourly_w${new Date(monday).toISOString().slice(0, 10).replace(/-/g, '')}`);
+    expect(later.dropped).toContain(
+      `utilization_storage_hourly_w${new Date(monday).toISOString().slice(0, 10).replace(/-/g, '')}`,
+    );
     expect(await countRows(app.db, 'utilization_storage_hourly')).toBe(0);
     expect(await countRows(app.db, 'utilization_storage_daily')).toBeGreaterThan(0);
   });

@@ -33,7 +33,9 @@ describe('GET /api/v1/whoami/', () => {
     expect(me.body.key_uri).toMatch(new RegExp(`^/api/v1/operators/${me.body.id}/keys/\\d+/$`));
     expect((await app.http().delete(me.body.key_uri).set('Authorization', ADMIN_AUTH)).status).toBe(204);
     expect((await app.http().get('/api/v1/whoami/').set('Authorization', first)).status).toBe(401);
-    expect((await app.http().get('/api/v1/whoami/').set('Authorization', second)).body.key_uri).toBe(added.body.resource_uri);
+    expect((await app.http().get('/api/v1/whoami/').set('Authorization', second)).body.key_uri).toBe(
+      added.body.resource_uri,
+    );
   });
 
   it('when a reader limited to a cluster asks, then it sees its role and limit (it may not read /operators/)', async () => {
@@ -48,7 +50,9 @@ describe('GET /api/v1/whoami/', () => {
 
   it('when the key is wrong or missing, then 401; when the method is not GET, then 405', async () => {
     expect((await app.http().get('/api/v1/whoami/')).status).toBe(401);
-    expect((await app.http().get('/api/v1/whoami/').set('Authorization', `ApiKey ${ADMIN.name}:wrong-key`)).status).toBe(401);
+    expect(
+      (await app.http().get('/api/v1/whoami/').set('Authorization', `ApiKey ${ADMIN.name}:wrong-key`)).status,
+    ).toBe(401);
     const post = await app.http().post('/api/v1/whoami/').set('Authorization', ADMIN_AUTH);
     expect(post.status).toBe(405);
     expect(post.headers.allow).toBe('GET');

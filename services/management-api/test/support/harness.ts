@@ -61,11 +61,21 @@ export type TestDatabaseWithClusters = TestDatabase & { clusters: number[] };
  * A fresh migrated database (see createTestDatabase) holding the clusters named, with made-up
  * URLs and UUIDs; their ids come back in the order of `names`.
  */
-export async function createDatabaseWithClusters(kind: DbKind, names: readonly string[]): Promise<TestDatabaseWithClusters> {
+export async function createDatabaseWithClusters(
+  kind: DbKind,
+  names: readonly string[],
+): Promise<TestDatabaseWithClusters> {
   const database = await createTestDatabase(kind, { migrated: true });
   const rows = (await database
     .db('clusters')
-    .insert(names.map((name, i) => ({ name, uuid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, auth_url: `http://${name}/auth`, storage_url: `http://${name}/v1` })))
+    .insert(
+      names.map((name, i) => ({
+        name,
+        uuid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+        auth_url: `http://${name}/auth`,
+        storage_url: `http://${name}/v1`,
+      })),
+    )
     .returning('id')) as Array<{ id: number }>;
   return { ...database, clusters: rows.map((r) => r.id) };
 }
@@ -91,7 +101,14 @@ export async function startTestApp(kind: DbKind, extra: Partial<Deps> = {}): Pro
     defaultStorageUrl: 'http://127.0.0.1:8080/v1',
   });
   // The app's metrics are the deps' (as createDeps makes them), so a test can feed and read them.
-  const deps: Deps = { db: database.db, log: createLogger('silent'), hashPassword: (p) => hashPassword(p), apiKeyCacheMs: 5000, metrics: createApiMetrics(database.db), ...extra };
+  const deps: Deps = {
+    db: database.db,
+    log: createLogger('silent'),
+    hashPassword: (p) => hashPassword(p),
+    apiKeyCacheMs: 5000,
+    metrics: createApiMetrics(database.db),
+    ...extra,
+  };
   const app = createApp(deps);
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
@@ -117,7 +134,11 @@ export async function startTestApp(kind: DbKind, extra: Partial<Deps> = {}): Pro
 export const PASSWORD = 'correct-horse-battery-staple';
 
 /** Creates a user through the API and returns its JSON. */
-export async function createUser(app: TestApp, user: string, extra: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+export async function createUser(
+  app: TestApp,
+  user: string,
+  extra: Record<string, unknown> = {},
+): Promise<Record<string, unknown>> {
   const res = await app
     .http()
     .post('/api/v1/users/')
@@ -138,8 +159,17 @@ export async function createCluster(app: TestApp, name: string): Promise<Record<
 }
 
 /** Creates an operator and returns its Authorization header value. */
-export async function createOperator(app: TestApp, name: string, role: 'admin' | 'reader', clusters: string[] = []): Promise<string> {
-  const res = await app.http().post('/api/v1/operators/').set('Authorization', ADMIN_AUTH).send({ name, role, clusters });
+export async function createOperator(
+  app: TestApp,
+  name: string,
+  role: 'admin' | 'reader',
+  clusters: string[] = [],
+): Promise<string> {
+  const res = await app
+    .http()
+    .post('/api/v1/operators/')
+    .set('Authorization', ADMIN_AUTH)
+    .send({ name, role, clusters });
   if (res.status !== 201) throw new Error(`creating operator ${name}: ${res.status} ${res.text}`);
   return `ApiKey ${name}:${(res.body as { api_key: string }).api_key}`;
 }

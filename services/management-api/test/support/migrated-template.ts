@@ -19,7 +19,11 @@ const MIGRATIONS_DIR = join(__dirname, '../../src/db/migrations');
 function templateKey(): string {
   const hash = createHash('sha256');
   for (const name of readdirSync(MIGRATIONS_DIR).sort()) {
-    hash.update(name).update('\0').update(readFileSync(join(MIGRATIONS_DIR, name))).update('\0');
+    hash
+      .update(name)
+      .update('\0')
+      .update(readFileSync(join(MIGRATIONS_DIR, name)))
+      .update('\0');
   }
   // pnpm's real path of PGlite names its version (…/.pnpm/@electric-sql+pglite@<version>/…).
   hash.update(realpathSync(require.resolve('@electric-sql/pglite'))).update(new Date().toISOString().slice(0, 10));

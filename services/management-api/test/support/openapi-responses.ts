@@ -22,7 +22,8 @@ interface Route {
   item: Json;
 }
 
-const pointer = (parts: string[]): string => '#/' + parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+const pointer = (parts: string[]): string =>
+  '#/' + parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
 
 export class ResponseChecker {
   private readonly ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -38,7 +39,12 @@ export class ResponseChecker {
         item,
         templates: (path.match(/\{/g) ?? []).length,
         // Routing is not strict: the trailing slash is optional.
-        pattern: new RegExp(`^${path.replace(/\/$/, '').replace(/[.]/g, '\\.').replace(/\{\w+\}/g, '[^/]+')}/?$`),
+        pattern: new RegExp(
+          `^${path
+            .replace(/\/$/, '')
+            .replace(/[.]/g, '\\.')
+            .replace(/\{\w+\}/g, '[^/]+')}/?$`,
+        ),
       }))
       // A concrete path (`/users/schema/`) wins over a template (`/users/{id}/`), as in OpenAPI.
       .sort((a, b) => a.templates - b.templates);
@@ -72,8 +78,13 @@ export class ResponseChecker {
     const where = `${method} ${pathname} (${route.path})`;
     const documented = METHODS.filter((m) => route.item[m]).map((m) => m.toUpperCase());
     const allowMatches = () => {
-      const allow = String(res.headers.allow ?? '').split(',').filter(Boolean).sort();
-      return allow.join(',') === [...documented].sort().join(',') ? null : `${where}: Allow is '${res.headers.allow}', the document says ${documented.join(',')}`;
+      const allow = String(res.headers.allow ?? '')
+        .split(',')
+        .filter(Boolean)
+        .sort();
+      return allow.join(',') === [...documented].sort().join(',')
+        ? null
+        : `${where}: Allow is '${res.headers.allow}', the document says ${documented.join(',')}`;
     };
 
     let responsePath: string[];
@@ -99,19 +110,26 @@ export class ResponseChecker {
     for (const part of responsePath) node = (node as Json)[part];
     const response = this.resolve(node as Json);
     if (response !== node && typeof (node as Json).$ref === 'string') {
-      responsePath = (node as { $ref: string }).$ref.slice(2).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+      responsePath = (node as { $ref: string }).$ref
+        .slice(2)
+        .split('/')
+        .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
     }
     for (const [name, h] of Object.entries((response.headers ?? {}) as Record<string, Json>)) {
-      if (h.required && res.headers[name.toLowerCase()] === undefined) return `${where} answered ${res.status} without the documented ${name} header`;
+      if (h.required && res.headers[name.toLowerCase()] === undefined)
+        return `${where} answered ${res.status} without the documented ${name} header`;
     }
 
     const contentType = res.headers['content-type'];
     const content = response.content as Record<string, Json> | undefined;
     if (!contentType) {
-      return content && method !== 'HEAD' && res.text ? `${where} answered ${res.status} with no Content-Type; the document gives a body` : null;
+      return content && method !== 'HEAD' && res.text
+        ? `${where} answered ${res.status} with no Content-Type; the document gives a body`
+        : null;
     }
     const mediaType = String(contentType).split(';')[0]!.trim().toLowerCase();
-    if (!content?.[mediaType]) return `${where} answered ${res.status} as ${mediaType}, which the document does not list`;
+    if (!content?.[mediaType])
+      return `${where} answered ${res.status} as ${mediaType}, which the document does not list`;
     if (mediaType !== 'application/json' || method === 'HEAD' || !content[mediaType]!.schema) return null;
     let body: unknown;
     try {
@@ -130,7 +148,9 @@ export class ResponseChecker {
    */
   plugin(): (test: request.Test) => void {
     return (request) => {
-      const test = request as unknown as { assert: (err: unknown, res: Response | undefined, fn?: (err: unknown, res?: Response) => void) => void };
+      const test = request as unknown as {
+        assert: (err: unknown, res: Response | undefined, fn?: (err: unknown, res?: Response) => void) => void;
+      };
       const assert = test.assert.bind(test);
       test.assert = (err, res, fn) =>
         assert(err, res, function (this: unknown, error: unknown, response?: Response) {

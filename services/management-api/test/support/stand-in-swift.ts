@@ -52,7 +52,9 @@ export async function startStandInSwift(initial: Partial<StandInState> = {}): Pr
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname === '/info') {
       res.setHeader('Content-Type', 'application/json');
-      const info: Record<string, unknown> = { swift: { version: state.version, policies: [{ name: 'gold', default: true }, { name: 'Silver' }] } };
+      const info: Record<string, unknown> = {
+        swift: { version: state.version, policies: [{ name: 'gold', default: true }, { name: 'Silver' }] },
+      };
       if (state.accountQuotas) info.account_quotas = {};
       return void res.end(JSON.stringify(info));
     }
@@ -64,10 +66,15 @@ export async function startStandInSwift(initial: Partial<StandInState> = {}): Pr
     const m = /^\/v1\/([^/]+)$/.exec(url.pathname);
     if (!m) return void res.writeHead(404).end();
     const account = decodeURIComponent(m[1]!);
-    const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k.startsWith('x-account-')).map(([k, v]) => [k, String(v)]));
+    const headers = Object.fromEntries(
+      Object.entries(req.headers)
+        .filter(([k]) => k.startsWith('x-account-'))
+        .map(([k, v]) => [k, String(v)]),
+    );
     state.requests.push({ method: req.method ?? '', account, headers });
     if (req.headers['x-auth-token'] !== TOKEN) return void res.writeHead(401).end();
-    if (state.deleted.has(account)) return void res.writeHead(req.method === 'PUT' ? 403 : 404, { 'X-Account-Status': 'Deleted' }).end();
+    if (state.deleted.has(account))
+      return void res.writeHead(req.method === 'PUT' ? 403 : 404, { 'X-Account-Status': 'Deleted' }).end();
     let stored = state.accounts.get(account);
     if (!stored && (req.method === 'PUT' || (req.method === 'POST' && state.autocreate))) {
       stored = new Map();

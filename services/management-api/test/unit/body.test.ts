@@ -43,14 +43,20 @@ describe('JSON bodies', () => {
     expect(error.message).toBe('Request is not valid JSON.');
   });
 
-  it.each(['[{"user": "alice"}]', 'null', '"alice"', '42', 'true'])('when the JSON is %s (not an object), then it is refused', async (text) => {
-    const error = await refusal(text, 'application/json');
-    expect(error.code).toBe('INVALID_INPUT');
-    expect(error.message).toBe('The request body must be an object of fields.');
-  });
+  it.each(['[{"user": "alice"}]', 'null', '"alice"', '42', 'true'])(
+    'when the JSON is %s (not an object), then it is refused',
+    async (text) => {
+      const error = await refusal(text, 'application/json');
+      expect(error.code).toBe('INVALID_INPUT');
+      expect(error.message).toBe('The request body must be an object of fields.');
+    },
+  );
 
   it('when the body bytes are not valid UTF-8, then it is refused as invalid input', async () => {
-    const error = await refusal(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]), 'application/json');
+    const error = await refusal(
+      Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
+      'application/json',
+    );
     expect(error.code).toBe('INVALID_INPUT');
     expect(error.message).toContain('UTF-8');
   });
@@ -63,23 +69,46 @@ describe('JSON bodies', () => {
 describe('form bodies', () => {
   it('when the body is form-encoded, then fields are decoded (+ is a space)', async () => {
     await expect(
-      parseBody(fakeRequest('cluster=%2Fapi%2Fv1%2Fclusters%2F1%2F&user=alice&password=a+long+password+here&enabled=False', 'application/x-www-form-urlencoded')),
-    ).resolves.toEqual({ cluster: '/api/v1/clusters/1/', user: 'alice', password: 'a long password here', enabled: 'False' });
+      parseBody(
+        fakeRequest(
+          'cluster=%2Fapi%2Fv1%2Fclusters%2F1%2F&user=alice&password=a+long+password+here&enabled=False',
+          'application/x-www-form-urlencoded',
+        ),
+      ),
+    ).resolves.toEqual({
+      cluster: '/api/v1/clusters/1/',
+      user: 'alice',
+      password: 'a long password here',
+      enabled: 'False',
+    });
   });
 
   it('when a key repeats, then its values become an array in order', async () => {
     await expect(
-      parseBody(fakeRequest('name=ops&clusters=%2Fapi%2Fv1%2Fclusters%2F1%2F&clusters=2&clusters=3', 'application/x-www-form-urlencoded')),
+      parseBody(
+        fakeRequest(
+          'name=ops&clusters=%2Fapi%2Fv1%2Fclusters%2F1%2F&clusters=2&clusters=3',
+          'application/x-www-form-urlencoded',
+        ),
+      ),
     ).resolves.toEqual({ name: 'ops', clusters: ['/api/v1/clusters/1/', '2', '3'] });
   });
 
   it('when a list field is given once, then it is a one-element list; other fields stay values', async () => {
     const form = fakeRequest('name=ops&role=reader&clusters=1', 'application/x-www-form-urlencoded');
     await expect(parseBody(form, operatorsResource)).resolves.toEqual({ name: 'ops', role: 'reader', clusters: ['1'] });
-    const twice = fakeRequest('name=ops&clusters=1&clusters=%2Fapi%2Fv1%2Fclusters%2F2%2F', 'application/x-www-form-urlencoded');
-    await expect(parseBody(twice, operatorsResource)).resolves.toEqual({ name: 'ops', clusters: ['1', '/api/v1/clusters/2/'] });
+    const twice = fakeRequest(
+      'name=ops&clusters=1&clusters=%2Fapi%2Fv1%2Fclusters%2F2%2F',
+      'application/x-www-form-urlencoded',
+    );
+    await expect(parseBody(twice, operatorsResource)).resolves.toEqual({
+      name: 'ops',
+      clusters: ['1', '/api/v1/clusters/2/'],
+    });
     // JSON says what is a list itself.
-    await expect(parseBody(fakeRequest('{"clusters": "1"}', 'application/json'), operatorsResource)).resolves.toEqual({ clusters: '1' });
+    await expect(parseBody(fakeRequest('{"clusters": "1"}', 'application/json'), operatorsResource)).resolves.toEqual({
+      clusters: '1',
+    });
   });
 
   it.each([
@@ -87,12 +116,15 @@ describe('form bodies', () => {
     ['  [1, 2]'],
     ['%7B%22user%22%3A%22alice%22%7D'],
     ['{"password": "a&b=c"}'],
-  ])('when a form body is JSON (%s), then it is refused as UNSUPPORTED_MEDIA_TYPE saying to send application/json, echoing nothing', async (text) => {
-    const error = await refusal(text, 'application/x-www-form-urlencoded');
-    expect(error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
-    expect(error.message).toContain("'Content-Type: application/json'");
-    expect(error.message).not.toMatch(/alice|secret|password/);
-  });
+  ])(
+    'when a form body is JSON (%s), then it is refused as UNSUPPORTED_MEDIA_TYPE saying to send application/json, echoing nothing',
+    async (text) => {
+      const error = await refusal(text, 'application/x-www-form-urlencoded');
+      expect(error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+      expect(error.message).toContain("'Content-Type: application/json'");
+      expect(error.message).not.toMatch(/alice|secret|password/);
+    },
+  );
 
   it('when the form is empty, then the result is {}', async () => {
     await expect(parseBody(fakeRequest('', 'application/x-www-form-urlencoded'))).resolves.toEqual({});
@@ -141,7 +173,9 @@ describe('XML bodies', () => {
 
   it('when an XML text value has surrounding spaces, then they are kept (a password is not altered)', async () => {
     const xml = '<object><password>  spaced password value  </password></object>';
-    await expect(parseBody(fakeRequest(xml, 'application/xml'))).resolves.toEqual({ password: '  spaced password value  ' });
+    await expect(parseBody(fakeRequest(xml, 'application/xml'))).resolves.toEqual({
+      password: '  spaced password value  ',
+    });
   });
 
   it('when the XML root is empty, then the result is {}', async () => {
@@ -151,17 +185,23 @@ describe('XML bodies', () => {
   it.each(['constructor', 'hasOwnProperty', 'toString', 'valueOf', '__proto__'])(
     'when an element is named like a member of every object (%s), then it is an ordinary field and the prototype is untouched',
     async (key) => {
-      const out = await parseBody(fakeRequest(`<object><${key}>x</${key}><user>alice</user></object>`, 'application/xml'));
+      const out = await parseBody(
+        fakeRequest(`<object><${key}>x</${key}><user>alice</user></object>`, 'application/xml'),
+      );
       expect(Object.getOwnPropertyDescriptor(out, key)?.value).toBe('x');
       expect(Object.getOwnPropertyDescriptor(out, 'user')?.value).toBe('alice');
       expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
       // Twice is still twice.
-      expect((await refusal(`<object><${key}>x</${key}><${key}>y</${key}></object>`, 'application/xml')).message).toBe(`The XML element <${key}> appears more than once.`);
+      expect((await refusal(`<object><${key}>x</${key}><${key}>y</${key}></object>`, 'application/xml')).message).toBe(
+        `The XML element <${key}> appears more than once.`,
+      );
     },
   );
 
   it('when an element named __proto__ holds an object, then it stays a field and gives the result no prototype', async () => {
-    const out = await parseBody(fakeRequest('<object><__proto__><role>admin</role></__proto__></object>', 'application/xml'));
+    const out = await parseBody(
+      fakeRequest('<object><__proto__><role>admin</role></__proto__></object>', 'application/xml'),
+    );
     expect(Object.keys(out)).toEqual(['__proto__']);
     expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
     expect((out as { role?: unknown }).role).toBeUndefined();
@@ -169,7 +209,9 @@ describe('XML bodies', () => {
 
   it('when a long element appears twice, then the message shows only the first 64 characters of its name', async () => {
     const tag = `e${'x'.repeat(200)}`;
-    expect((await refusal(`<object><${tag}>a</${tag}><${tag}>b</${tag}></object>`, 'application/xml')).message).toBe(`The XML element <${tag.slice(0, 64)}…> appears more than once.`);
+    expect((await refusal(`<object><${tag}>a</${tag}><${tag}>b</${tag}></object>`, 'application/xml')).message).toBe(
+      `The XML element <${tag.slice(0, 64)}…> appears more than once.`,
+    );
   });
 
   it('when an element appears twice, then it is refused naming it', async () => {
@@ -194,7 +236,8 @@ describe('XML bodies', () => {
   });
 
   it('when the XML declares an external SYSTEM entity, then it is refused', async () => {
-    const xxe = '<?xml version="1.0"?><!DOCTYPE object [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><object><user>&xxe;</user></object>';
+    const xxe =
+      '<?xml version="1.0"?><!DOCTYPE object [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><object><user>&xxe;</user></object>';
     const error = await refusal(xxe, 'application/xml');
     expect(error.code).toBe('INVALID_INPUT');
     expect(error.message).toMatch(/DOCTYPE|entit/i);
@@ -219,7 +262,9 @@ describe('XML bodies', () => {
   );
 
   it("when the XML is malformed, then the message is 'Request is not valid XML.'", async () => {
-    expect((await refusal('<object><user>alice</object>', 'application/xml')).message).toBe('Request is not valid XML.');
+    expect((await refusal('<object><user>alice</object>', 'application/xml')).message).toBe(
+      'Request is not valid XML.',
+    );
   });
 });
 
@@ -231,19 +276,22 @@ describe('content types and charsets', () => {
     },
   );
 
-  it.each(['application/json; charset=iso-8859-1', 'application/json; charset=utf-16', 'application/x-www-form-urlencoded; charset=latin1'])(
-    'when the charset is not UTF-8 (%s), then it is refused as UNSUPPORTED_MEDIA_TYPE',
-    async (contentType) => {
-      expect((await refusal('{"a": 1}', contentType)).code).toBe('UNSUPPORTED_MEDIA_TYPE');
-    },
-  );
+  it.each([
+    'application/json; charset=iso-8859-1',
+    'application/json; charset=utf-16',
+    'application/x-www-form-urlencoded; charset=latin1',
+  ])('when the charset is not UTF-8 (%s), then it is refused as UNSUPPORTED_MEDIA_TYPE', async (contentType) => {
+    expect((await refusal('{"a": 1}', contentType)).code).toBe('UNSUPPORTED_MEDIA_TYPE');
+  });
 
-  it.each(['application/json; charset=utf-8', 'application/json; charset="utf-8"', 'application/json;charset=utf8', 'application/json; charset=us-ascii'])(
-    'when the charset is UTF-8 compatible (%s), then the body is parsed',
-    async (contentType) => {
-      await expect(parseBody(fakeRequest('{"a": 1}', contentType))).resolves.toEqual({ a: 1 });
-    },
-  );
+  it.each([
+    'application/json; charset=utf-8',
+    'application/json; charset="utf-8"',
+    'application/json;charset=utf8',
+    'application/json; charset=us-ascii',
+  ])('when the charset is UTF-8 compatible (%s), then the body is parsed', async (contentType) => {
+    await expect(parseBody(fakeRequest('{"a": 1}', contentType))).resolves.toEqual({ a: 1 });
+  });
 
   it.each([
     ['no content type', undefined],

@@ -11,12 +11,26 @@ import { clustersRouter } from '../../src/routes/clusters';
  * refused before any query runs, so the Db is never touched.
  */
 function appWithoutDatabase(): Express {
-  const admin: Operator = { id: 1, name: 'root', role: 'admin', clusterIds: [], createdAt: new Date(0), updatedAt: new Date(0) };
+  const admin: Operator = {
+    id: 1,
+    name: 'root',
+    role: 'admin',
+    clusterIds: [],
+    createdAt: new Date(0),
+    updatedAt: new Date(0),
+  };
   const auth: RequestHandler = (_req, res, next) => {
     res.locals.operator = admin;
     next();
   };
-  const unusedDb = new Proxy({}, { get: () => { throw new Error('the database must not be used here'); } }) as unknown as Db;
+  const unusedDb = new Proxy(
+    {},
+    {
+      get: () => {
+        throw new Error('the database must not be used here');
+      },
+    },
+  ) as unknown as Db;
   const app = express();
   app.set('query parser', 'simple');
   const api = express.Router();

@@ -1,10 +1,18 @@
 import { CairnError } from '@cairn/domain';
-import { parseLimit, parseListQuery, parseOffset, queryPairs, type ListQuery, type QueryParams } from '../../src/http/filters';
+import {
+  parseLimit,
+  parseListQuery,
+  parseOffset,
+  queryPairs,
+  type ListQuery,
+  type QueryParams,
+} from '../../src/http/filters';
 import { DEFAULT_LIMIT, MAX_LIMIT, type ResourceDef } from '../../src/http/resource';
 import { clustersResource } from '../../src/routes/clusters';
 import { usersResource } from '../../src/routes/users';
 
-const parse = (resource: ResourceDef, params: QueryParams): ListQuery => parseListQuery(resource, params, DEFAULT_LIMIT, MAX_LIMIT);
+const parse = (resource: ResourceDef, params: QueryParams): ListQuery =>
+  parseListQuery(resource, params, DEFAULT_LIMIT, MAX_LIMIT);
 const users = (params: QueryParams): ListQuery => parse(usersResource, params);
 const clusters = (params: QueryParams): ListQuery => parse(clustersResource, params);
 
@@ -27,46 +35,72 @@ const MISMATCHED = 'Invalid resource lookup data provided (mismatched type).';
 
 describe('filters on users', () => {
   it("when quota_status is filtered, then the filter is on the joined quota state's alias, never the users' own table", () => {
-    expect(users([['quota_status__in', 'error,pending']]).filters).toEqual([{ alias: 'qa', column: 'status', lookup: 'in', values: ['error', 'pending'] }]);
-    expect(users([['quota_applied_at__isnull', 'true']]).filters).toEqual([{ alias: 'qa', column: 'applied_at', lookup: 'isnull', values: [true] }]);
+    expect(users([['quota_status__in', 'error,pending']]).filters).toEqual([
+      { alias: 'qa', column: 'status', lookup: 'in', values: ['error', 'pending'] },
+    ]);
+    expect(users([['quota_applied_at__isnull', 'true']]).filters).toEqual([
+      { alias: 'qa', column: 'applied_at', lookup: 'isnull', values: [true] },
+    ]);
   });
 
   it('when quota_status is given a value outside its states, or asked to order, then the refusal says what it takes', () => {
-    expect(messageOf(() => users([['quota_status', 'ok']]))).toBe("The 'quota_status' filter takes one of 'applied', 'pending', 'error'.");
-    expect(messageOf(() => users([['order_by', '-quota_status']]))).toBe("The 'quota_status' field does not allow ordering.");
+    expect(messageOf(() => users([['quota_status', 'ok']]))).toBe(
+      "The 'quota_status' filter takes one of 'applied', 'pending', 'error'.",
+    );
+    expect(messageOf(() => users([['order_by', '-quota_status']]))).toBe(
+      "The 'quota_status' field does not allow ordering.",
+    );
   });
 
   it('when a field is given without a lookup, then the lookup is exact', () => {
-    expect(users([['user', 'alice']]).filters).toEqual([{ alias: 'u', column: 'username', lookup: 'exact', values: ['alice'] }]);
+    expect(users([['user', 'alice']]).filters).toEqual([
+      { alias: 'u', column: 'username', lookup: 'exact', values: ['alice'] },
+    ]);
   });
 
   it('when user__startswith is given, then it is a startswith filter on username', () => {
-    expect(users([['user__startswith', 'al']]).filters).toEqual([{ alias: 'u', column: 'username', lookup: 'startswith', values: ['al'] }]);
+    expect(users([['user__startswith', 'al']]).filters).toEqual([
+      { alias: 'u', column: 'username', lookup: 'startswith', values: ['al'] },
+    ]);
   });
 
   it.each(['exact', 'iexact', 'startswith', 'istartswith', 'contains', 'icontains', 'gt', 'gte', 'lt', 'lte'])(
     'when user__%s is given, then that lookup is used',
     (lookup) => {
-      expect(users([[`user__${lookup}`, 'bob']]).filters).toEqual([{ alias: 'u', column: 'username', lookup, values: ['bob'] }]);
+      expect(users([[`user__${lookup}`, 'bob']]).filters).toEqual([
+        { alias: 'u', column: 'username', lookup, values: ['bob'] },
+      ]);
     },
   );
 
   it('when user__in=a,b is given, then the values are split on commas', () => {
-    expect(users([['user__in', 'a,b']]).filters).toEqual([{ alias: 'u', column: 'username', lookup: 'in', values: ['a', 'b'] }]);
-  });
-
-  it('when user__in is repeated, then all values of all occurrences are combined', () => {
-    expect(users([['user__in', 'a'], ['user__in', 'b,c']]).filters).toEqual([
-      { alias: 'u', column: 'username', lookup: 'in', values: ['a', 'b', 'c'] },
+    expect(users([['user__in', 'a,b']]).filters).toEqual([
+      { alias: 'u', column: 'username', lookup: 'in', values: ['a', 'b'] },
     ]);
   });
 
+  it('when user__in is repeated, then all values of all occurrences are combined', () => {
+    expect(
+      users([
+        ['user__in', 'a'],
+        ['user__in', 'b,c'],
+      ]).filters,
+    ).toEqual([{ alias: 'u', column: 'username', lookup: 'in', values: ['a', 'b', 'c'] }]);
+  });
+
   it('when a non-in filter is repeated, then the last value wins (as Django QueryDict does)', () => {
-    expect(users([['user', 'first'], ['user', 'last']]).filters).toEqual([{ alias: 'u', column: 'username', lookup: 'exact', values: ['last'] }]);
+    expect(
+      users([
+        ['user', 'first'],
+        ['user', 'last'],
+      ]).filters,
+    ).toEqual([{ alias: 'u', column: 'username', lookup: 'exact', values: ['last'] }]);
   });
 
   it('when user__isnull=true is given, then the value is the boolean true', () => {
-    expect(users([['user__isnull', 'true']]).filters).toEqual([{ alias: 'u', column: 'username', lookup: 'isnull', values: [true] }]);
+    expect(users([['user__isnull', 'true']]).filters).toEqual([
+      { alias: 'u', column: 'username', lookup: 'isnull', values: [true] },
+    ]);
   });
 
   it.each([
@@ -75,11 +109,15 @@ describe('filters on users', () => {
     ['2'],
     ['http://controller.example.com/api/v1/clusters/2/'],
   ])('when cluster=%s, then it filters cluster_id on id "2"', (value) => {
-    expect(users([['cluster', value]]).filters).toEqual([{ alias: 'u', column: 'cluster_id', lookup: 'exact', values: ['2'] }]);
+    expect(users([['cluster', value]]).filters).toEqual([
+      { alias: 'u', column: 'cluster_id', lookup: 'exact', values: ['2'] },
+    ]);
   });
 
   it('when cluster__in=1,3, then it filters cluster_id in ["1","3"]', () => {
-    expect(users([['cluster__in', '1,3']]).filters).toEqual([{ alias: 'u', column: 'cluster_id', lookup: 'in', values: ['1', '3'] }]);
+    expect(users([['cluster__in', '1,3']]).filters).toEqual([
+      { alias: 'u', column: 'cluster_id', lookup: 'in', values: ['1', '3'] },
+    ]);
   });
 
   it('when cluster__in mixes URIs and ids, then all become ids', () => {
@@ -87,31 +125,42 @@ describe('filters on users', () => {
   });
 
   it('when cluster__name=x, then the filter chains into the clusters resource with alias c', () => {
-    expect(users([['cluster__name', 'x']]).filters).toEqual([{ alias: 'c', column: 'name', lookup: 'exact', values: ['x'] }]);
+    expect(users([['cluster__name', 'x']]).filters).toEqual([
+      { alias: 'c', column: 'name', lookup: 'exact', values: ['x'] },
+    ]);
   });
 
   it('when cluster__name__startswith=x, then the chained filter carries the lookup', () => {
-    expect(users([['cluster__name__startswith', 'x']]).filters).toEqual([{ alias: 'c', column: 'name', lookup: 'startswith', values: ['x'] }]);
+    expect(users([['cluster__name__startswith', 'x']]).filters).toEqual([
+      { alias: 'c', column: 'name', lookup: 'startswith', values: ['x'] },
+    ]);
   });
 
   it('when cluster__id=2, then the chained filter is on the clusters id', () => {
-    expect(users([['cluster__id', '2']]).filters).toEqual([{ alias: 'c', column: 'id', lookup: 'exact', values: ['2'] }]);
+    expect(users([['cluster__id', '2']]).filters).toEqual([
+      { alias: 'c', column: 'id', lookup: 'exact', values: ['2'] },
+    ]);
   });
 
   it('when cluster__id=abc, then it is a mismatched type', () => {
     expect(messageOf(() => users([['cluster__id', 'abc']]))).toBe(MISMATCHED);
   });
 
-  it.each(['abc', '/api/v1/users/2/', '0', '2147483648'])('when cluster=%s (not a cluster reference), then it is a mismatched type', (value) => {
-    expect(messageOf(() => users([['cluster', value]]))).toBe(MISMATCHED);
-  });
+  it.each(['abc', '/api/v1/users/2/', '0', '2147483648'])(
+    'when cluster=%s (not a cluster reference), then it is a mismatched type',
+    (value) => {
+      expect(messageOf(() => users([['cluster', value]]))).toBe(MISMATCHED);
+    },
+  );
 
   it('when cluster__in has one bad part, then it is a mismatched type', () => {
     expect(messageOf(() => users([['cluster__in', '1,x']]))).toBe(MISMATCHED);
   });
 
   it('when cluster__foo=x, then foo is not an allowed filter on cluster', () => {
-    expect(messageOf(() => users([['cluster__foo', 'x']]))).toBe("'foo' is not an allowed filter on the 'cluster' field.");
+    expect(messageOf(() => users([['cluster__foo', 'x']]))).toBe(
+      "'foo' is not an allowed filter on the 'cluster' field.",
+    );
   });
 
   it("when password=x, then the 'password' field does not allow filtering", () => {
@@ -123,7 +172,9 @@ describe('filters on users', () => {
   });
 
   it('when enabled__startswith=t, then startswith is not allowed on enabled', () => {
-    expect(messageOf(() => users([['enabled__startswith', 't']]))).toBe("'startswith' is not an allowed filter on the 'enabled' field.");
+    expect(messageOf(() => users([['enabled__startswith', 't']]))).toBe(
+      "'startswith' is not an allowed filter on the 'enabled' field.",
+    );
   });
 
   it.each([
@@ -134,7 +185,9 @@ describe('filters on users', () => {
     ['False', false],
     ['0', false],
   ])('when enabled=%s, then the value is %p', (raw, value) => {
-    expect(users([['enabled', raw]]).filters).toEqual([{ alias: 'u', column: 'enabled', lookup: 'exact', values: [value] }]);
+    expect(users([['enabled', raw]]).filters).toEqual([
+      { alias: 'u', column: 'enabled', lookup: 'exact', values: [value] },
+    ]);
   });
 
   it.each(['maybe', 'yes', 'TRUE', ''])('when enabled=%p, then it is a mismatched type', (raw) => {
@@ -158,18 +211,34 @@ describe('filters on users', () => {
   });
 
   it('when unknown query keys are given, then they are ignored', () => {
-    expect(users([['foo', 'bar'], ['callback', 'x'], ['nonsense__in', '1,2']]).filters).toEqual([]);
+    expect(
+      users([
+        ['foo', 'bar'],
+        ['callback', 'x'],
+        ['nonsense__in', '1,2'],
+      ]).filters,
+    ).toEqual([]);
   });
 
   it('when format, limit, offset, username and api_key are given, then none becomes a filter', () => {
-    const q = users([['format', 'json'], ['limit', '5'], ['offset', '10'], ['username', 'root'], ['api_key', 'k']]);
+    const q = users([
+      ['format', 'json'],
+      ['limit', '5'],
+      ['offset', '10'],
+      ['username', 'root'],
+      ['api_key', 'k'],
+    ]);
     expect(q.filters).toEqual([]);
     expect(q.limit).toBe(5);
     expect(q.offset).toBe(10n);
   });
 
   it('when several filters are given, then each is returned', () => {
-    const q = users([['user__startswith', 'a'], ['enabled', 'false'], ['cluster', '2']]);
+    const q = users([
+      ['user__startswith', 'a'],
+      ['enabled', 'false'],
+      ['cluster', '2'],
+    ]);
     expect(q.filters).toEqual([
       { alias: 'u', column: 'username', lookup: 'startswith', values: ['a'] },
       { alias: 'u', column: 'enabled', lookup: 'exact', values: [false] },
@@ -192,11 +261,15 @@ describe('filters on clusters', () => {
   });
 
   it('when id__in=1,2, then the values are decimal strings', () => {
-    expect(clusters([['id__in', '1,2']]).filters).toEqual([{ alias: 'k', column: 'id', lookup: 'in', values: ['1', '2'] }]);
+    expect(clusters([['id__in', '1,2']]).filters).toEqual([
+      { alias: 'k', column: 'id', lookup: 'in', values: ['1', '2'] },
+    ]);
   });
 
   it('when name__icontains=test, then it filters the name column', () => {
-    expect(clusters([['name__icontains', 'test']]).filters).toEqual([{ alias: 'k', column: 'name', lookup: 'icontains', values: ['test'] }]);
+    expect(clusters([['name__icontains', 'test']]).filters).toEqual([
+      { alias: 'k', column: 'name', lookup: 'icontains', values: ['test'] },
+    ]);
   });
 
   it('when auth_url=x (a field without filtering), then it does not allow filtering', () => {
@@ -214,7 +287,12 @@ describe('ordering', () => {
   });
 
   it('when order_by is repeated, then orderings are kept in order', () => {
-    expect(users([['order_by', 'enabled'], ['order_by', '-id']]).ordering).toEqual([
+    expect(
+      users([
+        ['order_by', 'enabled'],
+        ['order_by', '-id'],
+      ]).ordering,
+    ).toEqual([
       { alias: 'u', column: 'enabled', desc: false },
       { alias: 'u', column: 'id', desc: true },
     ]);
@@ -258,7 +336,12 @@ describe('limit', () => {
   });
 
   it('when limit is repeated in the query, then the last one counts', () => {
-    expect(users([['limit', '5'], ['limit', '7']]).limit).toBe(7);
+    expect(
+      users([
+        ['limit', '5'],
+        ['limit', '7'],
+      ]).limit,
+    ).toBe(7);
   });
 
   it('when limit=0 in the query, then the list limit is 1000', () => {
@@ -282,7 +365,9 @@ describe('offset', () => {
   });
 
   it('when offset=-5, then it is refused asking for >= 0', () => {
-    expect(messageOf(() => parseOffset('-5'))).toBe("Invalid offset '-5' provided. Please provide a positive integer >= 0.");
+    expect(messageOf(() => parseOffset('-5'))).toBe(
+      "Invalid offset '-5' provided. Please provide a positive integer >= 0.",
+    );
   });
 
   it('when offset=x, then it is refused asking for an integer', () => {
@@ -295,37 +380,60 @@ describe('offset', () => {
   });
 
   it('when offset echoes markup, then it is HTML-escaped in the message', () => {
-    expect(messageOf(() => parseOffset('<b>&'))).toBe("Invalid offset '&lt;b&gt;&amp;' provided. Please provide an integer.");
+    expect(messageOf(() => parseOffset('<b>&'))).toBe(
+      "Invalid offset '&lt;b&gt;&amp;' provided. Please provide an integer.",
+    );
   });
 });
 
 describe('filter values the column could not hold', () => {
-  it.each(['abc', '', '6ba7b810-9dad-11d1-80b4-00c04fd430c', '6ba7b810-9dad-11d1-80b4-00c04fd430c8x', '{6ba7b810-9dad-11d1-80b4-00c04fd430c8', 'g'.repeat(32)])(
-    'when uuid=%j, then 400 names the filter and says it takes a UUID',
-    (value) => {
-      expect(messageOf(() => clusters([['uuid', value]]))).toBe("The 'uuid' filter takes a UUID, like 6ba7b810-9dad-11d1-80b4-00c04fd430c8.");
-    },
-  );
+  it.each([
+    'abc',
+    '',
+    '6ba7b810-9dad-11d1-80b4-00c04fd430c',
+    '6ba7b810-9dad-11d1-80b4-00c04fd430c8x',
+    '{6ba7b810-9dad-11d1-80b4-00c04fd430c8',
+    'g'.repeat(32),
+  ])('when uuid=%j, then 400 names the filter and says it takes a UUID', (value) => {
+    expect(messageOf(() => clusters([['uuid', value]]))).toBe(
+      "The 'uuid' filter takes a UUID, like 6ba7b810-9dad-11d1-80b4-00c04fd430c8.",
+    );
+  });
 
-  it.each(['6ba7b810-9dad-11d1-80b4-00c04fd430c8', '6BA7B8109DAD11D180B400C04FD430C8', '{6ba7b810-9dad-11d1-80b4-00c04fd430c8}', '6ba7-b810-9dad-11d1-80b4-00c0-4fd4-30c8'])(
-    'when uuid=%s (a spelling Postgres reads), then it is a filter value as given',
-    (value) => {
-      expect(clusters([['uuid', value]]).filters).toEqual([{ alias: 'k', column: 'uuid', lookup: 'exact', values: [value] }]);
-    },
-  );
+  it.each([
+    '6ba7b810-9dad-11d1-80b4-00c04fd430c8',
+    '6BA7B8109DAD11D180B400C04FD430C8',
+    '{6ba7b810-9dad-11d1-80b4-00c04fd430c8}',
+    '6ba7-b810-9dad-11d1-80b4-00c0-4fd4-30c8',
+  ])('when uuid=%s (a spelling Postgres reads), then it is a filter value as given', (value) => {
+    expect(clusters([['uuid', value]]).filters).toEqual([
+      { alias: 'k', column: 'uuid', lookup: 'exact', values: [value] },
+    ]);
+  });
 
   it('when a chained uuid filter or one of an in list is not a UUID, then the message names the filter as sent', () => {
-    expect(messageOf(() => users([['cluster__uuid', 'x']]))).toBe("The 'cluster__uuid' filter takes a UUID, like 6ba7b810-9dad-11d1-80b4-00c04fd430c8.");
+    expect(messageOf(() => users([['cluster__uuid', 'x']]))).toBe(
+      "The 'cluster__uuid' filter takes a UUID, like 6ba7b810-9dad-11d1-80b4-00c04fd430c8.",
+    );
     expect(messageOf(() => clusters([['uuid__in', '6ba7b810-9dad-11d1-80b4-00c04fd430c8,x']]))).toBe(
       "The 'uuid__in' filter takes UUIDs separated by commas, each like 6ba7b810-9dad-11d1-80b4-00c04fd430c8.",
     );
   });
 
-  it.each(['\u0000', 'a\u0000b', '\t', '\n', '\u001b', '\u007f', '\u0085', '\u009f'])('when a text filter holds the control character %j, then 400 names the filter', (value) => {
-    expect(messageOf(() => users([['user', value]]))).toBe("The 'user' filter takes text without control characters.");
-    expect(messageOf(() => users([['user__in', `alice,${value}`]]))).toBe("The 'user__in' filter takes text without control characters.");
-    expect(messageOf(() => users([['cluster__name__startswith', value]]))).toBe("The 'cluster__name__startswith' filter takes text without control characters.");
-  });
+  it.each(['\u0000', 'a\u0000b', '\t', '\n', '\u001b', '\u007f', '\u0085', '\u009f'])(
+    'when a text filter holds the control character %j, then 400 names the filter',
+    (value) => {
+      expect(messageOf(() => users([['user', value]]))).toBe(
+        "The 'user' filter takes text without control characters.",
+      );
+      expect(messageOf(() => users([['user__in', `alice,${value}`]]))).toBe(
+        "The 'user__in' filter takes text without control characters.",
+      );
+      expect(messageOf(() => users([['cluster__name__startswith', value]]))).toBe(
+        "The 'cluster__name__startswith' filter takes text without control characters.",
+      );
+    },
+  );
 
   it('when a text filter holds other characters (spaces, Latin-1, emoji), then it is a value as given', () => {
     expect(users([['user', 'a b é \u00a0 🎉']]).filters[0]!.values).toEqual(['a b é \u00a0 🎉']);
@@ -334,17 +442,25 @@ describe('filter values the column could not hold', () => {
 
 describe('echoed values are HTML-escaped', () => {
   it('when order_by names <script>, then the message shows it escaped', () => {
-    expect(messageOf(() => users([['order_by', '<script>']]))).toBe("No matching '&lt;script&gt;' field for ordering on.");
+    expect(messageOf(() => users([['order_by', '<script>']]))).toBe(
+      "No matching '&lt;script&gt;' field for ordering on.",
+    );
   });
 
   it('when a lookup is <script>, then the message shows it escaped', () => {
-    expect(messageOf(() => users([['user__<script>', 'x']]))).toBe("'&lt;script&gt;' is not an allowed filter on the 'user' field.");
+    expect(messageOf(() => users([['user__<script>', 'x']]))).toBe(
+      "'&lt;script&gt;' is not an allowed filter on the 'user' field.",
+    );
   });
 
   it('when an ordering or lookup name is long, then the message shows only its first 64 characters', () => {
     const long = 'z'.repeat(300);
-    expect(messageOf(() => users([['order_by', long]]))).toBe(`No matching '${'z'.repeat(64)}…' field for ordering on.`);
-    expect(messageOf(() => users([[`user__${long}`, 'x']]))).toBe(`'${'z'.repeat(64)}…' is not an allowed filter on the 'user' field.`);
+    expect(messageOf(() => users([['order_by', long]]))).toBe(
+      `No matching '${'z'.repeat(64)}…' field for ordering on.`,
+    );
+    expect(messageOf(() => users([[`user__${long}`, 'x']]))).toBe(
+      `'${'z'.repeat(64)}…' is not an allowed filter on the 'user' field.`,
+    );
   });
 });
 

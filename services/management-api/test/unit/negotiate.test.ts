@@ -70,14 +70,19 @@ describe('format negotiation', () => {
     expect(negotiateFormat(undefined, accept)).toBe(expected);
   });
 
-  it.each(['garbage', 'application/json;q=abc', 'application/json;q=2', 'application/json;q=-1', 'application/', '/json', 'text /xml'])(
-    "when Accept is %p (malformed), then it is refused with 'Invalid Accept header'",
-    (accept) => {
-      const error = refusal(undefined, accept);
-      expect(error.code).toBe('INVALID_INPUT');
-      expect(error.message).toBe('Invalid Accept header');
-    },
-  );
+  it.each([
+    'garbage',
+    'application/json;q=abc',
+    'application/json;q=2',
+    'application/json;q=-1',
+    'application/',
+    '/json',
+    'text /xml',
+  ])("when Accept is %p (malformed), then it is refused with 'Invalid Accept header'", (accept) => {
+    const error = refusal(undefined, accept);
+    expect(error.code).toBe('INVALID_INPUT');
+    expect(error.message).toBe('Invalid Accept header');
+  });
 
   it('when content types are looked up, then JSON is bare and XML declares utf-8', () => {
     expect(CONTENT_TYPES).toEqual({ json: 'application/json', xml: 'application/xml; charset=utf-8' });

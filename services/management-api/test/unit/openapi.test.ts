@@ -14,20 +14,39 @@ describe('OpenAPI document', () => {
   });
 
   it('when a utilization range is read, then start is required and both bounds say how they are rounded', () => {
-    const doc = openApiDocument(discoverable) as { paths: Record<string, Record<string, { parameters?: Array<{ name?: string; required?: boolean; description?: string }> }>> };
-    const ranged = Object.entries(doc.paths).filter(([path, ops]) => path.includes('/utilization/') && ops.get?.parameters?.some((p) => p.name === 'start'));
+    const doc = openApiDocument(discoverable) as {
+      paths: Record<
+        string,
+        Record<string, { parameters?: Array<{ name?: string; required?: boolean; description?: string }> }>
+      >;
+    };
+    const ranged = Object.entries(doc.paths).filter(
+      ([path, ops]) => path.includes('/utilization/') && ops.get?.parameters?.some((p) => p.name === 'start'),
+    );
     expect(ranged.map(([path]) => path.replace(/^.*\/utilization\//, '')).sort()).toEqual([
-      'storage/{policy}/', 'storage/{policy}/{account}/detail/', 'summary/', 'transfer/{policy}/', 'transfer/{policy}/{account}/detail/',
+      'storage/{policy}/',
+      'storage/{policy}/{account}/detail/',
+      'summary/',
+      'transfer/{policy}/',
+      'transfer/{policy}/{account}/detail/',
     ]);
     for (const [, ops] of ranged) {
       const byName = new Map(ops.get!.parameters!.map((p) => [p.name, p]));
-      expect(byName.get('start')).toMatchObject({ required: true, description: expect.stringMatching(/rounded down to the half hour/i) });
-      expect(byName.get('end')).toMatchObject({ required: false, description: expect.stringMatching(/rounded up to a whole number of hours/i) });
+      expect(byName.get('start')).toMatchObject({
+        required: true,
+        description: expect.stringMatching(/rounded down to the half hour/i),
+      });
+      expect(byName.get('end')).toMatchObject({
+        required: false,
+        description: expect.stringMatching(/rounded up to a whole number of hours/i),
+      });
     }
   });
 
   it('when the document is broken, then the validator refuses it (it can fail)', async () => {
-    const doc = openApiDocument(discoverable) as { paths: Record<string, Record<string, { parameters: Array<Record<string, unknown>> }>> };
+    const doc = openApiDocument(discoverable) as {
+      paths: Record<string, Record<string, { parameters: Array<Record<string, unknown>> }>>;
+    };
     // Swagger 2's body parameter is not OpenAPI 3.
     doc.paths['/api/v1/users/']!.get!.parameters.push({ name: 'user', in: 'body', schema: { type: 'string' } });
     expect((await validateOpenApi(doc)).valid).toBe(false);

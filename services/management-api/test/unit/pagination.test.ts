@@ -36,7 +36,13 @@ describe('list meta', () => {
   });
 
   it('when the list is empty, then next and previous are null and total_count is 0', () => {
-    expect(buildMeta(USERS, [], 20, 0n, 0)).toEqual({ limit: 20, next: null, offset: 0, previous: null, total_count: 0 });
+    expect(buildMeta(USERS, [], 20, 0n, 0)).toEqual({
+      limit: 20,
+      next: null,
+      offset: 0,
+      previous: null,
+      total_count: 0,
+    });
   });
 
   it('when offset - limit < 0 (offset 10, limit 20), then previous is null', () => {
@@ -78,7 +84,9 @@ describe('list meta', () => {
   });
 
   it('when a value holds characters quote_plus keeps (_ . - ~), then they stay as they are', () => {
-    expect(buildMeta(USERS, [['user', 'a_b.c-d~e']], 20, 0n, 45).next).toBe('/api/v1/users/?user=a_b.c-d~e&limit=20&offset=20');
+    expect(buildMeta(USERS, [['user', 'a_b.c-d~e']], 20, 0n, 45).next).toBe(
+      '/api/v1/users/?user=a_b.c-d~e&limit=20&offset=20',
+    );
   });
 
   it('when offset and limit were already in the params, then they are replaced and moved last, never duplicated', () => {
@@ -102,11 +110,23 @@ describe('list meta', () => {
       ['format', 'json'],
       ['user__in', 'b'],
     ];
-    expect(buildMeta(USERS, params, 20, 0n, 45).next).toBe('/api/v1/users/?user__in=a&format=json&user__in=b&limit=20&offset=20');
+    expect(buildMeta(USERS, params, 20, 0n, 45).next).toBe(
+      '/api/v1/users/?user__in=a&format=json&user__in=b&limit=20&offset=20',
+    );
   });
 
   it('when the request carried an api_key, then the key is not copied into the page URLs', () => {
-    const meta = buildMeta(USERS, [['username', 'root'], ['api_key', 'secret-key'], ['user', 'a']], 20, 20n, 100);
+    const meta = buildMeta(
+      USERS,
+      [
+        ['username', 'root'],
+        ['api_key', 'secret-key'],
+        ['user', 'a'],
+      ],
+      20,
+      20n,
+      100,
+    );
     expect(meta.next).toBe('/api/v1/users/?user=a&limit=20&offset=40');
     expect(meta.previous).not.toContain('secret-key');
   });

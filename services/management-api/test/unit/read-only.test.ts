@@ -1,7 +1,12 @@
 import { dropUnchangedReadOnly, sameCluster, sameId, sameText, sameUri, sameUuid } from '../../src/http/read-only';
 
 describe('dropUnchangedReadOnly', () => {
-  const user = { id: sameId('42'), cluster: sameCluster(3), user: sameText('eve'), resource_uri: sameUri('/api/v1/users/42/') };
+  const user = {
+    id: sameId('42'),
+    cluster: sameCluster(3),
+    user: sameText('eve'),
+    resource_uri: sameUri('/api/v1/users/42/'),
+  };
 
   it('when the body has a __proto__ field, then it is kept as a field (for validation to refuse), not made the prototype', () => {
     const body = JSON.parse('{"__proto__": {"enabled": false}, "id": "42"}') as Record<string, unknown>;
@@ -12,7 +17,13 @@ describe('dropUnchangedReadOnly', () => {
   });
 
   it('when read-only fields equal their current values, then they are dropped and the rest is kept', () => {
-    const body = { id: '42', cluster: '/api/v1/clusters/3/', user: 'eve', resource_uri: '/api/v1/users/42/', enabled: false };
+    const body = {
+      id: '42',
+      cluster: '/api/v1/clusters/3/',
+      user: 'eve',
+      resource_uri: '/api/v1/users/42/',
+      enabled: false,
+    };
     expect(dropUnchangedReadOnly(body, user)).toEqual({ enabled: false });
   });
 
@@ -37,7 +48,9 @@ describe('dropUnchangedReadOnly', () => {
     ['resource_uri', '/api/v1/users/420/'],
     ['resource_uri', '/api/v1/clusters/42/'],
   ])('when %s is given as %j, then 400 names the field', (field, value) => {
-    expect(() => dropUnchangedReadOnly({ [field]: value }, user)).toThrow(`The '${field}' field is read-only and cannot be changed.`);
+    expect(() => dropUnchangedReadOnly({ [field]: value }, user)).toThrow(
+      `The '${field}' field is read-only and cannot be changed.`,
+    );
   });
 
   it('when a uuid differs only in case, then it is unchanged', () => {

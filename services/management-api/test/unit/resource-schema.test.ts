@@ -17,16 +17,48 @@ describe('schema document', () => {
 
   it('when built for users, then every field has type, nullable, readonly, help_text, unique, blank and default', () => {
     expect(Object.keys(fields).sort()).toEqual([
-      'bytes_used', 'cluster', 'enabled', 'id', 'is_superuser', 'object_count', 'password', 'password_hash', 'password_scheme', 'quota_applied_at', 'quota_bytes',
-      'quota_bytes_policy', 'quota_count', 'quota_count_policy', 'quota_error', 'quota_status', 'resource_uri', 'usage_sampled_at', 'user',
+      'bytes_used',
+      'cluster',
+      'enabled',
+      'id',
+      'is_superuser',
+      'object_count',
+      'password',
+      'password_hash',
+      'password_scheme',
+      'quota_applied_at',
+      'quota_bytes',
+      'quota_bytes_policy',
+      'quota_count',
+      'quota_count_policy',
+      'quota_error',
+      'quota_status',
+      'resource_uri',
+      'usage_sampled_at',
+      'user',
     ]);
     for (const f of Object.values(fields)) {
-      for (const key of ['blank', 'default', 'help_text', 'nullable', 'primary_key', 'readonly', 'type', 'unique', 'verbose_name']) expect(f).toHaveProperty(key);
+      for (const key of [
+        'blank',
+        'default',
+        'help_text',
+        'nullable',
+        'primary_key',
+        'readonly',
+        'type',
+        'unique',
+        'verbose_name',
+      ])
+        expect(f).toHaveProperty(key);
     }
   });
 
   it("when built, then only id is the primary key and verbose_name is the name with spaces, as tastypie's", () => {
-    expect(Object.entries(fields).filter(([, f]) => f.primary_key === true).map(([name]) => name)).toEqual(['id']);
+    expect(
+      Object.entries(fields)
+        .filter(([, f]) => f.primary_key === true)
+        .map(([name]) => name),
+    ).toEqual(['id']);
     expect(fields.is_superuser!.verbose_name).toBe('is superuser');
     expect(fields.resource_uri!.verbose_name).toBe('resource uri');
     expect(fields.user!.verbose_name).toBe('user');

@@ -48,14 +48,19 @@ function decodeChildren(node: Record<string, unknown>): Dict {
   }
   return out;
 }
-const decodeRoot = (root: unknown): Dict => (typeof root === 'string' ? {} : decodeChildren(root as Record<string, unknown>));
+const decodeRoot = (root: unknown): Dict =>
+  typeof root === 'string' ? {} : decodeChildren(root as Record<string, unknown>);
 
 /** Rebuilds an object with its keys inserted in reverse order, recursively. */
 function reversedKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(reversedKeys);
   if (value !== null && typeof value === 'object') {
     // fromEntries defines own properties, so a generated "__proto__" key stays a key.
-    return Object.fromEntries(Object.keys(value).reverse().map((k) => [k, reversedKeys((value as Record<string, unknown>)[k])]));
+    return Object.fromEntries(
+      Object.keys(value)
+        .reverse()
+        .map((k) => [k, reversedKeys((value as Record<string, unknown>)[k])]),
+    );
   }
   return value;
 }

@@ -139,7 +139,9 @@ describe('toXml', () => {
   });
 
   it('when an error body is rendered, then it is a <response> with an <error> child', () => {
-    expect(toXml({ error: 'Invalid Accept header' })).toBe(`${DECLARATION}<response><error>Invalid Accept header</error></response>`);
+    expect(toXml({ error: 'Invalid Accept header' })).toBe(
+      `${DECLARATION}<response><error>Invalid Accept header</error></response>`,
+    );
   });
 
   it('when the output is parsed back with xml2js, then it is well-formed and carries the same data', async () => {

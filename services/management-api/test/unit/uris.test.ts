@@ -1,4 +1,13 @@
-import { clusterIdFromRef, clusterUri, INT4_MAX, INT8_MAX, parseBigId, parseId, parseIntId, userUri } from '../../src/resources/uris';
+import {
+  clusterIdFromRef,
+  clusterUri,
+  INT4_MAX,
+  INT8_MAX,
+  parseBigId,
+  parseId,
+  parseIntId,
+  userUri,
+} from '../../src/resources/uris';
 
 describe('clusterIdFromRef', () => {
   it.each<[unknown, number | null]>([

@@ -18,8 +18,15 @@ const user = fc.record({
   quotas: fc.record({
     bytes: fc.option(fc.bigInt({ min: 0n, max: 2n ** 63n - 1n }).map(String)),
     count: fc.option(fc.bigInt({ min: 0n, max: 2n ** 63n - 1n }).map(String)),
-    bytesPolicy: fc.option(fc.dictionary(fc.string({ unit: anyCodeUnit, minLength: 1, maxLength: 8 }), fc.bigInt({ min: 0n, max: 2n ** 63n - 1n }).map(String))),
-    countPolicy: fc.option(fc.dictionary(fc.string({ unit: anyCodeUnit, minLength: 1, maxLength: 8 }), fc.nat().map(String))),
+    bytesPolicy: fc.option(
+      fc.dictionary(
+        fc.string({ unit: anyCodeUnit, minLength: 1, maxLength: 8 }),
+        fc.bigInt({ min: 0n, max: 2n ** 63n - 1n }).map(String),
+      ),
+    ),
+    countPolicy: fc.option(
+      fc.dictionary(fc.string({ unit: anyCodeUnit, minLength: 1, maxLength: 8 }), fc.nat().map(String)),
+    ),
   }),
   // Absent (an audit snapshot), null (never had a quota) or a state.
   quotaState: fc.option(
@@ -54,7 +61,9 @@ describe('user JSON text', () => {
     fc.assert(
       fc.property(fc.array(user, { maxLength: 5 }), (users) => {
         const meta = { limit: 20, next: null, offset: 0, previous: null, total_count: users.length };
-        expect(toJson({ meta, objects: users.map(userJsonText) })).toBe(toJson({ meta, objects: users.map((u) => userJson(u)) }));
+        expect(toJson({ meta, objects: users.map(userJsonText) })).toBe(
+          toJson({ meta, objects: users.map((u) => userJson(u)) }),
+        );
       }),
     );
   });

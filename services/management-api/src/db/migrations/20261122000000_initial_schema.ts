@@ -83,7 +83,15 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  for (const table of ['devices', 'storage_policies', 'api_keys', 'operator_clusters', 'operators', 'storage_users', 'clusters']) {
+  for (const table of [
+    'devices',
+    'storage_policies',
+    'api_keys',
+    'operator_clusters',
+    'operators',
+    'storage_users',
+    'clusters',
+  ]) {
     await knex.schema.dropTable(table);
   }
 }

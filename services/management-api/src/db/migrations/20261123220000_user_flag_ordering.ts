@@ -23,7 +23,9 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw('LOCK TABLE storage_users IN SHARE ROW EXCLUSIVE MODE');
   await knex.raw('DELETE FROM storage_user_id_buckets');
   await knex.raw('ALTER TABLE storage_user_id_buckets DROP CONSTRAINT storage_user_id_buckets_pkey');
-  await knex.raw('ALTER TABLE storage_user_id_buckets ADD COLUMN enabled boolean NOT NULL, ADD COLUMN is_superuser boolean NOT NULL');
+  await knex.raw(
+    'ALTER TABLE storage_user_id_buckets ADD COLUMN enabled boolean NOT NULL, ADD COLUMN is_superuser boolean NOT NULL',
+  );
   await knex.raw('ALTER TABLE storage_user_id_buckets ADD PRIMARY KEY (cluster_id, enabled, is_superuser, bucket)');
   await knex.raw(`
     CREATE OR REPLACE FUNCTION cairn_bucket_inserted_users() RETURNS trigger LANGUAGE plpgsql AS $$

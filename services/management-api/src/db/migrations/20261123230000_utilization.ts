@@ -117,7 +117,16 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  for (const table of ['utilization_policies', 'utilization_rollups', 'utilization_transfer_batches', 'utilization_transfer_coverage', 'utilization_transfer_daily', 'utilization_storage_daily', 'utilization_transfer_hourly', 'utilization_storage_hourly']) {
+  for (const table of [
+    'utilization_policies',
+    'utilization_rollups',
+    'utilization_transfer_batches',
+    'utilization_transfer_coverage',
+    'utilization_transfer_daily',
+    'utilization_storage_daily',
+    'utilization_transfer_hourly',
+    'utilization_storage_hourly',
+  ]) {
     await knex.raw(`DROP TABLE ${table}`);
   }
   await knex.raw('DROP TRIGGER storage_users_accounts_remembered ON storage_users');

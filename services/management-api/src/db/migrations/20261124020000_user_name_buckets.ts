@@ -178,9 +178,15 @@ export async function up(knex: Knex): Promise<void> {
     FOR EACH ROW WHEN (OLD.username IS DISTINCT FROM NEW.username) EXECUTE FUNCTION cairn_refuse_user_rename()`);
 
   // Backfill: one range holding everyone, then cut like any oversized range.
-  await knex.raw(`INSERT INTO storage_user_name_ranges (lower_name, upper_name, n) SELECT '', NULL, count(*) FROM storage_users`);
-  await knex.raw(`INSERT INTO storage_user_name_buckets (cluster_id, lower_name, n) SELECT cluster_id, '', count(*) FROM storage_users GROUP BY 1`);
-  await knex.raw(`SELECT cairn_cut_name_range('') FROM storage_user_name_ranges, storage_user_name_bucket_settings WHERE n > 2 * target_size`);
+  await knex.raw(
+    `INSERT INTO storage_user_name_ranges (lower_name, upper_name, n) SELECT '', NULL, count(*) FROM storage_users`,
+  );
+  await knex.raw(
+    `INSERT INTO storage_user_name_buckets (cluster_id, lower_name, n) SELECT cluster_id, '', count(*) FROM storage_users GROUP BY 1`,
+  );
+  await knex.raw(
+    `SELECT cairn_cut_name_range('') FROM storage_user_name_ranges, storage_user_name_bucket_settings WHERE n > 2 * target_size`,
+  );
 }
 
 export async function down(knex: Knex): Promise<void> {

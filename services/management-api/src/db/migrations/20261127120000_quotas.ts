@@ -23,8 +23,12 @@ export async function up(knex: Knex): Promise<void> {
     ADD CONSTRAINT storage_users_quota_bytes_check CHECK (quota_bytes >= 0) NOT VALID,
     ADD CONSTRAINT storage_users_quota_count_check CHECK (quota_count >= 0) NOT VALID`);
   // Lists filtered or ordered by a quota (the usual question: who has one, who has the largest).
-  await knex.raw('CREATE INDEX storage_users_quota_bytes_idx ON storage_users (quota_bytes, id) WHERE quota_bytes IS NOT NULL');
-  await knex.raw('CREATE INDEX storage_users_quota_count_idx ON storage_users (quota_count, id) WHERE quota_count IS NOT NULL');
+  await knex.raw(
+    'CREATE INDEX storage_users_quota_bytes_idx ON storage_users (quota_bytes, id) WHERE quota_bytes IS NOT NULL',
+  );
+  await knex.raw(
+    'CREATE INDEX storage_users_quota_count_idx ON storage_users (quota_count, id) WHERE quota_count IS NOT NULL',
+  );
   await knex.raw(`ALTER TABLE clusters
     ADD COLUMN default_quota_bytes bigint, ADD COLUMN default_quota_count bigint,
     ADD COLUMN default_quota_bytes_policy jsonb, ADD COLUMN default_quota_count_policy jsonb,
@@ -42,7 +46,9 @@ export async function up(knex: Knex): Promise<void> {
     retry_at timestamptz(3)
   )`);
   // The reconciler's two reads: what is pending (small), and every applied user for the drift check.
-  await knex.raw('CREATE INDEX quota_applications_pending_idx ON quota_applications (cluster_id, user_id) WHERE wanted_version > applied_version');
+  await knex.raw(
+    'CREATE INDEX quota_applications_pending_idx ON quota_applications (cluster_id, user_id) WHERE wanted_version > applied_version',
+  );
   await knex.raw('CREATE INDEX quota_applications_cluster_idx ON quota_applications (cluster_id, user_id)');
 
   await knex.raw(`CREATE TABLE cluster_swift_info (

@@ -40,7 +40,9 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw(`CREATE TRIGGER storage_users_password_scheme BEFORE INSERT OR UPDATE OF password_hash ON storage_users
     FOR EACH ROW EXECUTE FUNCTION cairn_set_password_scheme()`);
   // Who has not logged in since an import: a small index, empty once everyone has.
-  await knex.raw(`CREATE INDEX storage_users_foreign_scheme ON storage_users (cluster_id, password_scheme) WHERE password_scheme <> 'scrypt'`);
+  await knex.raw(
+    `CREATE INDEX storage_users_foreign_scheme ON storage_users (cluster_id, password_scheme) WHERE password_scheme <> 'scrypt'`,
+  );
   await knex.raw(`
     CREATE FUNCTION ${REPLACE_FOREIGN_HASH_FUNCTION}(user_id bigint, old_hash text, new_hash text) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$

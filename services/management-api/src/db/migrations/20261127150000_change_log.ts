@@ -22,7 +22,9 @@ export async function up(knex: Knex): Promise<void> {
     key text,
     logged_at timestamptz NOT NULL DEFAULT clock_timestamp()
   )`);
-  await knex.raw(`CREATE TABLE ${TABLES.heartbeat} (id smallint PRIMARY KEY CHECK (id = 1), beat_at timestamptz NOT NULL)`);
+  await knex.raw(
+    `CREATE TABLE ${TABLES.heartbeat} (id smallint PRIMARY KEY CHECK (id = 1), beat_at timestamptz NOT NULL)`,
+  );
   await knex.raw(`INSERT INTO ${TABLES.heartbeat} (id, beat_at) VALUES (1, now())`);
 
   await knex.raw(`
@@ -35,7 +37,11 @@ export async function up(knex: Knex): Promise<void> {
       END IF;
       RETURN NULL;
     END $$`);
-  for (const [op, ref] of [['insert', 'NEW'], ['update', 'NEW'], ['delete', 'OLD']] as const) {
+  for (const [op, ref] of [
+    ['insert', 'NEW'],
+    ['update', 'NEW'],
+    ['delete', 'OLD'],
+  ] as const) {
     await knex.raw(`CREATE TRIGGER storage_users_logged_on_${op} AFTER ${op.toUpperCase()} ON ${TABLES.storageUsers}
       REFERENCING ${ref} TABLE AS changed_users FOR EACH STATEMENT EXECUTE FUNCTION cairn_log_user_changes()`);
   }
@@ -67,7 +73,9 @@ export async function up(knex: Knex): Promise<void> {
       INSERT INTO ${TABLES.changeLog} (kind) VALUES (TG_ARGV[0]);
       RETURN NULL;
     END $$`);
-  await knex.raw(`CREATE TRIGGER storage_users_truncate_logged AFTER TRUNCATE ON ${TABLES.storageUsers} FOR EACH STATEMENT EXECUTE FUNCTION cairn_log_truncate('user')`);
+  await knex.raw(
+    `CREATE TRIGGER storage_users_truncate_logged AFTER TRUNCATE ON ${TABLES.storageUsers} FOR EACH STATEMENT EXECUTE FUNCTION cairn_log_truncate('user')`,
+  );
   await knex.raw(
     `CREATE TRIGGER s3_credentials_truncate_logged AFTER TRUNCATE ON ${TABLES.s3Credentials} FOR EACH STATEMENT EXECUTE FUNCTION cairn_log_truncate('s3_credential')`,
   );
@@ -81,7 +89,8 @@ export async function down(knex: Knex): Promise<void> {
   await knex.raw('DROP FUNCTION cairn_log_s3_credential_changes()');
   await knex.raw(`DROP TRIGGER clusters_logged ON ${TABLES.clusters}`);
   await knex.raw('DROP FUNCTION cairn_log_cluster_changes()');
-  for (const op of ['insert', 'update', 'delete']) await knex.raw(`DROP TRIGGER storage_users_logged_on_${op} ON ${TABLES.storageUsers}`);
+  for (const op of ['insert', 'update', 'delete'])
+    await knex.raw(`DROP TRIGGER storage_users_logged_on_${op} ON ${TABLES.storageUsers}`);
   await knex.raw('DROP FUNCTION cairn_log_user_changes()');
   await knex.raw(`DROP TABLE ${TABLES.heartbeat}`);
   await knex.raw(`DROP TABLE ${TABLES.changeLog}`);

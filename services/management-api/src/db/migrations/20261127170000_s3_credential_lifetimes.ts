@@ -23,7 +23,9 @@ export async function up(knex: Knex): Promise<void> {
     ADD COLUMN expires_at timestamptz(3),
     ADD COLUMN application_credential_id varchar(32) REFERENCES ${TABLES.applicationCredentials}(id) ON DELETE CASCADE`);
   // The cascade looks bound credentials up by their application credential; few rows have one.
-  await knex.raw(`CREATE INDEX s3_credentials_application_credential_idx ON ${TABLES.s3Credentials} (application_credential_id) WHERE application_credential_id IS NOT NULL`);
+  await knex.raw(
+    `CREATE INDEX s3_credentials_application_credential_idx ON ${TABLES.s3Credentials} (application_credential_id) WHERE application_credential_id IS NOT NULL`,
+  );
 }
 
 export async function down(knex: Knex): Promise<void> {
