@@ -15,8 +15,9 @@ import { REPO_ROOT } from '../support/processes';
  * (test-e2e/upgrade/smoke.test.ts, on its built dist/) against that database.
  *
  * The previous release: the newest `v*` tag that is an ancestor of HEAD (not HEAD itself), or,
- * where no tag exists, the last commit before package.json's `"version"` last changed to another
- * value (a version that only appeared, with none before it, has no previous release);
+ * where no tag exists, the last commit that changed package.json's `"version"` from one value to
+ * another (on that commit itself: its parent, the previous version's last state; a version that
+ * only appeared, with none before it, has no previous release);
  * CAIRN_PREVIOUS_RELEASE=<commit or tag> names another (to check an upgrade from it by hand).
  */
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -31,19 +32,20 @@ function previousRelease(): { commit: string; name: string } | undefined {
     const commit = git('rev-list', '-n', '1', tag);
     if (commit !== head) return { commit, name: tag };
   }
-  // Without tags: the commit just before the last change of "version" to another value is the
-  // previous release's last state. A version that only appeared (no value before it) has none.
-  const current = versionAt(head);
+  // Without tags, a release is a commit that changed "version" from one value to another. After
+  // one, that commit is the previous release; on the release commit itself, the state just before
+  // it is (the previous version's last commit). A version that only appeared, with none before it,
+  // was never released.
   for (const change of git('log', '--format=%H', '-G"version"', 'HEAD', '--', 'package.json')
     .split('\n')
     .filter(Boolean)) {
-    const before = git('rev-list', '--parents', '-n', '1', change).split(' ')[1];
-    const version = before ? versionAt(before) : undefined;
-    if (version && version !== current)
-      return {
-        commit: before!,
-        name: `${version} (commit ${before!.slice(0, 12)}, before package.json said ${versionAt(change)})`,
-      };
+    const parent = git('rev-list', '--parents', '-n', '1', change).split(' ')[1];
+    const before = parent ? versionAt(parent) : undefined;
+    const after = versionAt(change);
+    if (before === after) continue;
+    if (!before) return undefined;
+    if (change !== head) return { commit: change, name: `${after} (commit ${change.slice(0, 12)})` };
+    return { commit: parent!, name: `${before} (commit ${parent!.slice(0, 12)}, the last before ${after})` };
   }
   return undefined;
 }
