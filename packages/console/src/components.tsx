@@ -1,5 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
+import { errorText } from './api';
+import { useSession } from './context';
 
 export function Loading({ what }: { what: string }) {
   return (
@@ -131,4 +133,27 @@ export function Confirm({
       </div>
     </div>
   );
+}
+
+/**
+ * A Confirm that deletes `path` (under /api/v1/) when confirmed: `onDeleted` runs once the API
+ * has answered, and a refusal stays in the dialog as the API's sentence.
+ */
+export function ConfirmDeletion({
+  path,
+  onDeleted,
+  ...confirm
+}: Omit<Parameters<typeof Confirm>[0], 'onConfirm' | 'error'> & { path: string; onDeleted: () => void }) {
+  const { call } = useSession();
+  const [error, setError] = useState<string>();
+  const remove = async () => {
+    setError(undefined);
+    try {
+      await call('DELETE', path);
+      onDeleted();
+    } catch (err) {
+      setError(errorText(err));
+    }
+  };
+  return <Confirm {...confirm} onConfirm={remove} error={error} />;
 }

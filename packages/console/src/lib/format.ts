@@ -43,21 +43,6 @@ function localMinute(t: Date): string {
   return `${t.getFullYear()}-${pad(t.getMonth() + 1)}-${pad(t.getDate())} ${pad(t.getHours())}:${pad(t.getMinutes())}`;
 }
 
-/**
- * When something stops working: "never" for no time, the local date and minutes with how far off
- * it is ("in 3 days"), or "(expired)" once past. formatTime would call a future time "just now".
- */
-export function formatExpiry(iso: string | null | undefined, now: Date = new Date()): string {
-  if (!iso) return 'never';
-  const t = new Date(iso);
-  if (Number.isNaN(t.getTime())) return iso;
-  const ms = t.getTime() - now.getTime();
-  const local = localMinute(t);
-  return ms <= 0
-    ? `${local} (expired)`
-    : `${local} (in ${formatAge(ms).replace(/ ago$/, '').replace('just now', 'less than a minute')})`;
-}
-
 /** "just now", "5 min ago", "3 h ago", "2 days ago"; a future time (clock skew) reads "just now". */
 export function formatAge(ms: number): string {
   const min = Math.floor(ms / 60000);

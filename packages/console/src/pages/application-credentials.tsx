@@ -1,10 +1,11 @@
 import type { ApplicationCredentialResource } from '@cairn/contract';
 import { useState } from 'preact/hooks';
-import { clusterIdOf, errorText, listAll, type StorageUser } from '../api';
-import { Confirm, ErrorText, Loading, ScrollBox, Section } from '../components';
+import { clusterIdOf, listAll, type StorageUser } from '../api';
+import { ConfirmDeletion, ErrorText, Loading, ScrollBox, Section } from '../components';
 import { canWriteCluster, useSession } from '../context';
 import { useLoad } from '../hooks';
-import { formatExpiry, formatTime } from '../lib/format';
+import { formatExpiry, isExpired } from '../lib/expiry';
+import { formatTime } from '../lib/format';
 
 /**
  * A storage user's application credentials (`application_credentials/?user=<id>`). The user makes
@@ -88,6 +89,12 @@ export function ApplicationCredentialsPage({ id }: { id: string }) {
                     </td>
                     <td class="wrap" title={c.expires_at ?? undefined}>
                       {formatExpiry(c.expires_at)}
+                      {isExpired(c.expires_at) ? (
+                        <>
+                          {' '}
+                          <span class="badge off">expired</span>
+                        </>
+                      ) : null}
                     </td>
                     <td class="wrap" title={c.created_at}>
                       {formatTime(c.created_at)}
@@ -149,28 +156,17 @@ function ConfirmRevoke({
   user: string;
   onDone: () => void;
 }) {
-  const { call } = useSession();
-  const [error, setError] = useState<string>();
-  const revoke = async () => {
-    setError(undefined);
-    try {
-      await call('DELETE', `application_credentials/${c.id}/`);
-      onDone();
-    } catch (err) {
-      setError(errorText(err));
-    }
-  };
   return (
-    <Confirm
+    <ConfirmDeletion
       id="confirm-revoke-appcred"
       title={`Revoke application credential ${c.name}?`}
       action="Revoke credential"
-      onConfirm={revoke}
+      path={`application_credentials/${c.id}/`}
+      onDeleted={onDone}
       onCancel={onDone}
-      error={error}
     >
       Logins with it are refused from then on and its tokens stop working within a second. {user} and the account's data
       are not touched.
-    </Confirm>
+    </ConfirmDeletion>
   );
 }

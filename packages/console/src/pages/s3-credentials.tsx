@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { clusterIdOf, errorText, listAll, type S3Credential, type StorageUser } from '../api';
-import { Confirm, ErrorText, Loading, ScrollBox, Section, ShownOnce } from '../components';
+import { ConfirmDeletion, ErrorText, Loading, ScrollBox, Section, ShownOnce } from '../components';
 import { canWriteCluster, useSession } from '../context';
 import { useLoad } from '../hooks';
 import { expiryFromLocalInput, formatExpiry, isExpired } from '../lib/expiry';
@@ -172,27 +172,16 @@ export function S3CredentialsPage({ id }: { id: string }) {
 }
 
 function ConfirmDelete({ credential: c, onDone }: { credential: S3Credential; onDone: () => void }) {
-  const { call } = useSession();
-  const [error, setError] = useState<string>();
-  const remove = async () => {
-    setError(undefined);
-    try {
-      await call('DELETE', `s3_credentials/${c.id}/`);
-      onDone();
-    } catch (err) {
-      setError(errorText(err));
-    }
-  };
   return (
-    <Confirm
+    <ConfirmDeletion
       id="confirm-delete-s3"
       title={`Delete S3 credential ${c.access_key}?`}
       action="Delete credential"
-      onConfirm={remove}
+      path={`s3_credentials/${c.id}/`}
+      onDeleted={onDone}
       onCancel={onDone}
-      error={error}
     >
       S3 clients using this access key are refused from then on. The account's data stays.
-    </Confirm>
+    </ConfirmDeletion>
   );
 }

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { clusterIdOf, errorText, type StorageUser } from '../api';
-import { Confirm, CopyButton, ErrorText, Loading, Section, ShownOnce } from '../components';
+import { ConfirmDeletion, CopyButton, ErrorText, Loading, Section, ShownOnce } from '../components';
 import { canWriteCluster, useSession } from '../context';
 import { navigate, useLoad } from '../hooks';
 import { Lazy } from '../lazy';
@@ -148,29 +148,18 @@ function ChangePassword({ user: u, onClose }: { user: StorageUser; onClose: () =
 }
 
 function ConfirmDelete({ user: u, onCancel }: { user: StorageUser; onCancel: () => void }) {
-  const { call } = useSession();
-  const [error, setError] = useState<string>();
-  const remove = async () => {
-    setError(undefined);
-    try {
-      await call('DELETE', `users/${u.id}/`);
-      navigate('/users', { cluster: clusterIdOf(u.cluster) });
-    } catch (err) {
-      setError(errorText(err));
-    }
-  };
   return (
-    <Confirm
+    <ConfirmDeletion
       id="confirm-delete"
       title={`Delete the login of ${u.user}?`}
       action="Delete login"
-      onConfirm={remove}
+      path={`users/${u.id}/`}
+      onDeleted={() => navigate('/users', { cluster: clusterIdOf(u.cluster) })}
       onCancel={onCancel}
-      error={error}
     >
       This removes the login only. The Swift account <code>AUTH_{u.user}</code> and all its data stay in Swift, and a
       new user with the same name in this cluster owns them again.
-    </Confirm>
+    </ConfirmDeletion>
   );
 }
 

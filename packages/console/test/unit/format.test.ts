@@ -1,12 +1,4 @@
-import {
-  devicePctUsed,
-  formatAge,
-  formatBytes,
-  formatExpiry,
-  formatPct,
-  formatTb,
-  formatTime,
-} from '../../src/lib/format';
+import { devicePctUsed, formatAge, formatBytes, formatPct, formatTb, formatTime } from '../../src/lib/format';
 
 describe('display formatting', () => {
   it('when bytes are shown, then decimal units with two decimals, as the capacity API counts TB', () => {
@@ -38,14 +30,6 @@ describe('display formatting', () => {
     expect(formatAge(30_000)).toBe('just now');
     expect(formatAge(5 * 60_000)).toBe('5 min ago');
     expect(formatAge(3 * 86_400_000)).toBe('3 days ago');
-  });
-
-  it('when an expiry is shown, then how far ahead it is, "expired" once past, and "never" for none', () => {
-    const now = new Date('2026-11-22T12:00:00Z');
-    expect(formatExpiry('2026-11-25T12:00:00Z', now)).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} \(in 3 days\)$/);
-    expect(formatExpiry('2026-11-22T12:00:30Z', now)).toMatch(/\(in less than a minute\)$/);
-    expect(formatExpiry('2026-11-22T11:00:00Z', now)).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} \(expired\)$/);
-    expect(formatExpiry(null, now)).toBe('never');
   });
 
   it('when a device reports usage, then its percent used is used/(used+avail); without usage, null', () => {
