@@ -3,14 +3,13 @@ import type { AccessRule } from '@cairn/domain';
 import {
   APPLICATION_CREDENTIAL_COLUMNS,
   STORAGE_USER_ACTOR_PREFIX,
-  STORAGE_USER_COLUMNS,
   TABLES,
   type ApplicationCredentialRow,
 } from '@cairn/contract';
 import type { Knex } from 'knex';
 import { FencedCache } from '../credentials/fenced-cache';
 import { unreachable } from '../credentials/unreachable';
-import type { UserRecord } from '../credentials/users';
+import { JOINED_USER_COLUMNS, joinedUser, type UserRecord } from '../credentials/users';
 import { deleteS3CredentialsBoundTo } from '../s3/s3-credential-writes';
 
 /** An application credential as the gateway uses it; the secret only as its hash. */
@@ -172,24 +171,14 @@ export class ApplicationCredentialStore extends FencedCache<ApplicationCredentia
     const q = this.db(TABLE)
       .join(`${TABLES.storageUsers} as u`, 'u.id', `${TABLE}.storage_user_id`)
       .where('u.cluster_id', this.clusterId)
-      .select([
-        ...APPLICATION_CREDENTIAL_COLUMNS.map((c) => `${TABLE}.${c}`),
-        ...STORAGE_USER_COLUMNS.map((c) => `u.${c} as user_${c}`),
-      ]);
+      .select([...APPLICATION_CREDENTIAL_COLUMNS.map((c) => `${TABLE}.${c}`), ...JOINED_USER_COLUMNS]);
     // An id not of Keystone's shape matches no row, but is asked all the same (the same cost).
     if ('id' in by) void q.where(`${TABLE}.id`, by.id);
     else void q.where({ 'u.username': by.username, [`${TABLE}.name`]: by.name });
     const row = (await q.first().catch(unreachable)) as
       (ApplicationCredentialRow & Record<string, unknown>) | undefined;
     if (!row) return null;
-    const user: UserRecord = {
-      id: String(row.user_id),
-      username: row.user_username as string,
-      passwordHash: row.user_password_hash as string,
-      enabled: row.user_enabled as boolean,
-      isSuperuser: row.user_is_superuser as boolean,
-      generation: String(row.user_generation),
-    };
+    const user = joinedUser(row);
     return { credential: toCredential({ ...row, username: user.username }), user };
   }
 

@@ -20,6 +20,23 @@ export interface UserRecord {
 }
 
 /**
+ * For a query that joins `storage_users as u` to a credential: the user's columns, each selected
+ * as `user_<column>`, and the UserRecord read back from them (one shape for every credential).
+ */
+export const JOINED_USER_COLUMNS = STORAGE_USER_COLUMNS.map((c) => `u.${c} as user_${c}`);
+
+export function joinedUser(row: Record<string, unknown>): UserRecord {
+  return {
+    id: String(row.user_id),
+    username: row.user_username as string,
+    passwordHash: row.user_password_hash as string,
+    enabled: row.user_enabled as boolean,
+    isSuperuser: row.user_is_superuser as boolean,
+    generation: String(row.user_generation),
+  };
+}
+
+/**
  * Reads storage users of one cluster from Postgres and remembers each row for at most `maxAgeMs`
  * (a fraction of a second) counted from before its query (FencedCache).
  *

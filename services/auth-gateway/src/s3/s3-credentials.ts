@@ -1,9 +1,9 @@
-import { STORAGE_USER_COLUMNS, TABLES, type ApplicationCredentialRow, type S3CredentialRow } from '@cairn/contract';
+import { TABLES, type ApplicationCredentialRow, type S3CredentialRow } from '@cairn/contract';
 import type { AccessRule } from '@cairn/domain';
 import type { Knex } from 'knex';
 import { FencedCache } from '../credentials/fenced-cache';
 import { unreachable } from '../credentials/unreachable';
-import type { UserRecord } from '../credentials/users';
+import { JOINED_USER_COLUMNS, joinedUser, type UserRecord } from '../credentials/users';
 
 /** The application credential an EC2 credential was made with, as it read with the credential. */
 export interface BoundApplicationCredential {
@@ -32,7 +32,6 @@ export interface S3CredentialRecord {
   user: UserRecord;
 }
 
-const USER_COLUMNS = STORAGE_USER_COLUMNS.map((c) => `u.${c} as user_${c}`);
 const APP_CRED_COLUMNS = (
   ['id', 'name', 'expires_at', 'roles', 'unrestricted', 'access_rules'] as const satisfies ReadonlyArray<
     keyof ApplicationCredentialRow
@@ -67,14 +66,7 @@ const toRecord = (row: Row): S3CredentialRecord => ({
   sealedSecret: row.secret_sealed,
   expiresAt: epochMs(row.expires_at),
   applicationCredential: boundOf(row),
-  user: {
-    id: String(row.user_id),
-    username: row.user_username as string,
-    passwordHash: row.user_password_hash as string,
-    enabled: row.user_enabled as boolean,
-    isSuperuser: row.user_is_superuser as boolean,
-    generation: String(row.user_generation),
-  },
+  user: joinedUser(row),
 });
 
 /**
@@ -167,7 +159,7 @@ export class S3CredentialDirectory extends FencedCache<S3CredentialRecord | null
         'c.secret_sealed',
         'c.expires_at',
         'c.application_credential_id',
-        ...USER_COLUMNS,
+        ...JOINED_USER_COLUMNS,
         ...APP_CRED_COLUMNS,
       ])
       .where({ 'c.access_key': accessKey, 'u.cluster_id': this.clusterId })
