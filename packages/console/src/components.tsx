@@ -2,6 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { errorText } from './api';
 import { useSession } from './context';
+import { formatExpiry, isExpired } from './lib/expiry';
 
 export function Loading({ what }: { what: string }) {
   return (
@@ -156,4 +157,19 @@ export function ConfirmDeletion({
     }
   };
   return <Confirm {...confirm} onConfirm={remove} error={error} />;
+}
+
+/** A credential's expiry as a table cell: when it ends ("never" for no time), marked once past. */
+export function ExpiryCell({ expiresAt, now, wrap }: { expiresAt: string | null; now?: Date; wrap?: boolean }) {
+  return (
+    <td class={wrap ? 'wrap' : undefined} title={expiresAt ?? undefined}>
+      {formatExpiry(expiresAt, now)}
+      {isExpired(expiresAt, now) ? (
+        <>
+          {' '}
+          <span class="badge off">expired</span>
+        </>
+      ) : null}
+    </td>
+  );
 }

@@ -1,10 +1,9 @@
 import type { ApplicationCredentialResource } from '@cairn/contract';
 import { useState } from 'preact/hooks';
 import { clusterIdOf, listAll, type StorageUser } from '../api';
-import { ConfirmDeletion, ErrorText, Loading, ScrollBox, Section } from '../components';
+import { ConfirmDeletion, ErrorText, ExpiryCell, Loading, ScrollBox, Section } from '../components';
 import { canWriteCluster, useSession } from '../context';
 import { useLoad } from '../hooks';
-import { formatExpiry, isExpired } from '../lib/expiry';
 import { formatTime } from '../lib/format';
 
 /**
@@ -87,15 +86,7 @@ export function ApplicationCredentialsPage({ id }: { id: string }) {
                     <td class="wrap">
                       <AccessRules credential={c} />
                     </td>
-                    <td class="wrap" title={c.expires_at ?? undefined}>
-                      {formatExpiry(c.expires_at)}
-                      {isExpired(c.expires_at) ? (
-                        <>
-                          {' '}
-                          <span class="badge off">expired</span>
-                        </>
-                      ) : null}
-                    </td>
+                    <ExpiryCell expiresAt={c.expires_at} wrap />
                     <td class="wrap" title={c.created_at}>
                       {formatTime(c.created_at)}
                     </td>

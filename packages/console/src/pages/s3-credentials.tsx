@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
 import { clusterIdOf, errorText, listAll, type S3Credential, type StorageUser } from '../api';
-import { ConfirmDeletion, ErrorText, Loading, ScrollBox, Section, ShownOnce } from '../components';
+import { ConfirmDeletion, ErrorText, ExpiryCell, Loading, ScrollBox, Section, ShownOnce } from '../components';
 import { canWriteCluster, useSession } from '../context';
 import { useLoad } from '../hooks';
-import { expiryFromLocalInput, formatExpiry, isExpired } from '../lib/expiry';
+import { expiryFromLocalInput, isExpired } from '../lib/expiry';
 import { formatTime } from '../lib/format';
 
 /**
@@ -130,15 +130,7 @@ export function S3CredentialsPage({ id }: { id: string }) {
                       ) : null}
                     </td>
                     <td title={c.created_at}>{formatTime(c.created_at)}</td>
-                    <td title={c.expires_at ?? undefined}>
-                      {formatExpiry(c.expires_at, now)}
-                      {isExpired(c.expires_at, now) ? (
-                        <>
-                          {' '}
-                          <span class="badge off">expired</span>
-                        </>
-                      ) : null}
-                    </td>
+                    <ExpiryCell expiresAt={c.expires_at} now={now} />
                     {writable ? (
                       <td>
                         <button
