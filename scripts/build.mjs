@@ -2,7 +2,9 @@
 // output file per source file, source maps beside them), so plain `node` runs the built code:
 // `node services/management-api/dist/server.js`, `packages/cli/bin/cairn`, the images.
 //
-//   node scripts/build.mjs [--quiet] [package dir]...   (default: every package and service)
+//   node scripts/build.mjs [--quiet] [--node-only] [package dir]...   (default: every package and service)
+//
+// --node-only leaves out the browser apps (the console): what the end-to-end tests' processes run.
 //
 // esbuild transpiles each file on its own (the tsconfig has isolatedModules), exactly as tsx does
 // in development; `pnpm typecheck` (tsc) stays the type checker. tsc is not the compiler because
@@ -75,12 +77,13 @@ function sourceFiles(dir) {
 
 const args = process.argv.slice(2);
 const quiet = args.includes('--quiet');
-const wanted = args.filter((a) => a !== '--quiet').map((d) => resolve(d));
+const nodeOnly = args.includes('--node-only');
+const wanted = args.filter((a) => !a.startsWith('--')).map((d) => resolve(d));
 const targets = wanted.length > 0 ? wanted : workspaceDirs;
 for (const dir of targets) {
   const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
   if (existsSync(join(dir, 'vite.config.mjs'))) {
-    viteBuild(dir, pkg, quiet);
+    if (!nodeOnly) viteBuild(dir, pkg, quiet);
     continue;
   }
   const src = join(dir, 'src');

@@ -1,5 +1,7 @@
 module.exports = {
   ...require('../jest.preset.js'),
+  // The processes the tests start run dist/: built once per run (support/build-dist.js).
+  globalSetup: '<rootDir>/support/build-dist.js',
   displayName: 'e2e',
   testMatch: ['<rootDir>/**/*.test.ts'],
   // The Swift interop suite needs Debian's Swift packages and runs apart: `pnpm test:interop`;

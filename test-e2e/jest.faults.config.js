@@ -10,6 +10,8 @@
  */
 module.exports = {
   ...require('../jest.preset.js'),
+  // The processes the tests start run dist/: built once per run (support/build-dist.js).
+  globalSetup: '<rootDir>/support/build-dist.js',
   displayName: 'faults',
   rootDir: __dirname,
   testMatch: ['<rootDir>/faults/**/*.test.ts'],

@@ -7,6 +7,8 @@
  */
 module.exports = {
   ...require('../jest.preset.js'),
+  // The processes the tests start run dist/: built once per run (support/build-dist.js).
+  globalSetup: '<rootDir>/support/build-dist.js',
   displayName: 'interop',
   rootDir: __dirname,
   testMatch: ['<rootDir>/interop/**/*.test.ts'],

@@ -182,7 +182,7 @@ describe('docker-compose.yml, deploy/ and the Dockerfiles', () => {
       expect(dockerfile).toContain(`npm install -g ${pnpm}`);
       expect(dockerfile).toMatch(/^FROM node:22-bookworm-slim AS build$/m);
       expect(final).toMatch(/^FROM node:22-bookworm-slim$/m);
-      // The image runs what `pnpm build` compiled, as `pnpm test:dist` does in CI.
+      // The image runs what `pnpm build` compiled, as the e2e tests' processes do.
       expect(dockerfile).toMatch(/&& pnpm build \\$/m);
       expect(final).toMatch(/^COPY --from=build \/out\/dist \.\/dist$/m);
       expect(final).toMatch(/^USER node$/m);

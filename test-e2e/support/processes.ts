@@ -3,20 +3,14 @@ import { join } from 'node:path';
 
 export const REPO_ROOT = join(__dirname, '..', '..');
 
-/** CAIRN_E2E_DIST=1 (`pnpm test:dist`): the processes run the built dist/ output, as the images do. */
-export const RUN_DIST = process.env.CAIRN_E2E_DIST === '1';
-
 /**
  * The command line that runs one of the workspace's programs, given by its source path relative to
- * the repository (e.g. `services/auth-gateway/src/server.ts`). By default the TypeScript itself:
- * `node --import tsx` rather than the tsx CLI, which runs the program in a child of its own that a
- * SIGKILL to the CLI leaves behind, holding ports and the test's pipes; `cairn-source` makes
- * `@cairn/*` imports read src/ too. With CAIRN_E2E_DIST=1: plain node on the built
- * `<package>/dist/….js` (`pnpm build` first), no TypeScript loader at all.
+ * the repository (e.g. `services/auth-gateway/src/server.ts`): plain node on the built
+ * `<package>/dist/….js`, what the images run. The e2e suites' globalSetup (build-dist.js) builds
+ * dist/ before any test starts, so it is never stale; no TypeScript loader is involved, and a
+ * SIGKILL reaches the program itself.
  */
 export function nodeCommand(sourcePath: string): [string, string[]] {
-  if (!RUN_DIST)
-    return [process.execPath, ['--conditions=cairn-source', '--import', 'tsx', join(REPO_ROOT, sourcePath)]];
   const built = join(REPO_ROOT, sourcePath.replace(/(^|\/)src\//, '$1dist/').replace(/\.ts$/, '.js'));
   return [process.execPath, ['--enable-source-maps', built]];
 }

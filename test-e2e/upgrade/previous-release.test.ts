@@ -126,6 +126,7 @@ describe('upgrade: the previous release runs on a database migrated by this one'
       ],
       {
         CAIRN_SMOKE_DATABASE_URL: url.toString(),
+        // Releases up to 1.0.0 ran their processes from dist/ only with this set (later ones always do).
         CAIRN_E2E_DIST: '1',
       },
     );
