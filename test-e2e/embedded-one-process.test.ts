@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cairn, launch, startService, type Launched } from './support/processes';
+import { migratedDataDir } from './support/data-dir';
 
 /** The refusal's own words: who holds the directory, and what to do instead. */
 const REFUSAL =
@@ -35,7 +36,7 @@ describe('embedded PGlite: one process per data directory', () => {
   it('when cairn start runs, then every other process on its data directory is refused at once, and after a SIGKILL the next start takes over', async () => {
     const dataDir = join(root, 'pglite');
     const lockFile = `${dataDir}.lock`;
-    const env = { CAIRN_DATA_DIR: dataDir };
+    const env = { CAIRN_DATA_DIR: await migratedDataDir(dataDir) };
     const first = await launch(env);
     let auth: string;
     try {

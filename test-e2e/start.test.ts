@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { createHmac, randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { cairn, freePort, launch } from './support/processes';
+import { migratedDataDir } from './support/data-dir';
 
 const PASSWORD = 'a-password-of-twenty-plus';
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -181,7 +182,10 @@ describe('pnpm start (the all-in-one launcher) as a real process', () => {
 
   it("when CAIRN_GATEWAY_PORT is set at the first start, then the default cluster, the gateway's discovery and its catalog name that port", async () => {
     const port = await freePort();
-    const running = await launch({ CAIRN_DATA_DIR: join(dataDir, 'port'), CAIRN_GATEWAY_PORT: String(port) });
+    const running = await launch({
+      CAIRN_DATA_DIR: await migratedDataDir(join(dataDir, 'port')),
+      CAIRN_GATEWAY_PORT: String(port),
+    });
     try {
       const authUrl = `http://127.0.0.1:${port}/auth`;
       expect(running.gatewayUrl).toBe(`http://127.0.0.1:${port}`);
@@ -221,7 +225,7 @@ describe('pnpm start (the all-in-one launcher) as a real process', () => {
 
   it('when CAIRN_DEFAULT_CLUSTER renames the default cluster, then the gateway serves the cluster created under that name', async () => {
     const running = await launch({
-      CAIRN_DATA_DIR: join(dataDir, 'east'),
+      CAIRN_DATA_DIR: await migratedDataDir(join(dataDir, 'east')),
       CAIRN_DEFAULT_CLUSTER: 'east',
       CAIRN_DEFAULT_STORAGE_URL: 'http://east.example:8080/v1',
     });
@@ -243,7 +247,10 @@ describe('pnpm start (the all-in-one launcher) as a real process', () => {
   });
 
   it('when there is no cluster, then the management API runs, one line says how to create one, and the gateway serves it once it exists', async () => {
-    const env = { CAIRN_DATA_DIR: join(dataDir, 'none'), CAIRN_CREATE_DEFAULT_CLUSTER: 'false' };
+    const env = {
+      CAIRN_DATA_DIR: await migratedDataDir(join(dataDir, 'none')),
+      CAIRN_CREATE_DEFAULT_CLUSTER: 'false',
+    };
     const running = await launch(env, 60_000, API_LINE);
     try {
       expect(running.gatewayUrl).toBe('');

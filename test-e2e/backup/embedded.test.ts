@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cairn, launch, type Launched } from '../support/processes';
 import { expectRestored, populate } from './support';
+import { migratedDataDir } from '../support/data-dir';
 
 /**
  * `cairn backup` and `cairn restore` on embedded PGlite, as real processes: a backup taken while
@@ -25,7 +26,7 @@ describe('cairn backup and cairn restore (embedded PGlite)', () => {
     const original = join(root, 'original');
     const restored = join(root, 'restored');
     const file = join(root, 'cairn.backup');
-    const env = { ...BASE_ENV, CAIRN_DATA_DIR: original };
+    const env = { ...BASE_ENV, CAIRN_DATA_DIR: await migratedDataDir(original) };
     let running: Launched | undefined = await launch(env);
     const auth = running.adminAuth!;
     const admin = auth.replace(/^ApiKey /, '');
@@ -100,7 +101,7 @@ describe('cairn backup and cairn restore (embedded PGlite)', () => {
 
   it('when no server runs, then cairn backup copies the data directory itself, and --force restores over a used one, keeping it aside', async () => {
     const dir = join(root, 'direct');
-    const env = { ...BASE_ENV, CAIRN_DATA_DIR: dir };
+    const env = { ...BASE_ENV, CAIRN_DATA_DIR: await migratedDataDir(dir) };
     const first = await launch(env);
     const auth = first.adminAuth!;
     const populated = await populate(first.apiUrl, auth);

@@ -6,6 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { CAIRN_VERSION } from '@cairn/runtime';
 import { cairn, launch, type Launched } from '../support/processes';
+import { migratedDataDir } from '../support/data-dir';
+import { createMigratedPostgres } from '../../services/management-api/test/support/migrated-template';
 
 const PASSWORD = 'a-password-of-twenty-plus';
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -77,14 +79,14 @@ async function startOn(
   dir: string,
 ): Promise<{ running: Launched; operator: string; key: string; cleanup: () => Promise<void> }> {
   if (kind === 'PGlite') {
-    const running = await launch({ CAIRN_DATA_DIR: join(dir, 'pglite') });
+    const running = await launch({ CAIRN_DATA_DIR: await migratedDataDir(join(dir, 'pglite')) });
     const [operator, key] = running.adminAuth!.replace(/^ApiKey /, '').split(':') as [string, string];
     return { running, operator, key, cleanup: async () => void (await running.stop()) };
   }
   const name = `cairn_cli_${randomBytes(4).toString('hex')}`;
   const admin = new Client({ connectionString: ADMIN_URL });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
+  await createMigratedPostgres(ADMIN_URL, name);
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   const key = randomBytes(24).toString('base64url');

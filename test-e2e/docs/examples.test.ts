@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { docExamples, substitute } from '../support/doc-examples';
 import { launch, nodeCommand, REPO_ROOT, type Launched } from '../support/processes';
+import { migratedDataDir } from '../support/data-dir';
 
 /**
  * The pages whose marked examples run, in this order, as a new user would try them: the README's
@@ -59,7 +60,7 @@ describe('the examples in the README and docs', () => {
     // Each page with marks keeps some: a page whose marks vanished would pass by running nothing.
     expect(new Set(examples.map((e) => e.where.split(':')[0]))).toEqual(new Set(PAGES));
 
-    running = await launch({ CAIRN_DATA_DIR: join(dir, 'pglite') });
+    running = await launch({ CAIRN_DATA_DIR: await migratedDataDir(join(dir, 'pglite')) });
     const adminKey = running.adminAuth!.replace(/^ApiKey admin:/, '');
     const values = { apiUrl: running.apiUrl, gatewayUrl: running.gatewayUrl, adminKey };
     const body = examples

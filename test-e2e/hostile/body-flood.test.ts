@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { gzipBomb, rssBytes, sendFlood, watchRss, type FloodAnswer, type FloodRequest } from '../support/body-flood';
 import { launch, type Launched } from '../support/processes';
+import { migratedDataDir } from '../support/data-dir';
 
 const MB = 1024 * 1024;
 const ADMIN_KEY = 'body-flood-admin-key-0123456789abcdefghij';
@@ -36,7 +37,7 @@ describe('a flood of large bodies against the embedded process', () => {
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'cairn-body-flood-'));
     running = await launch({
-      CAIRN_DATA_DIR: join(dataDir, 'pglite'),
+      CAIRN_DATA_DIR: await migratedDataDir(join(dataDir, 'pglite')),
       CAIRN_ADMIN_USER: 'admin',
       CAIRN_ADMIN_KEY: ADMIN_KEY,
     });

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nodeCommand, REPO_ROOT } from '../support/processes';
+import { migratedDataDir } from '../support/data-dir';
 
 /** `cairn start` until its banner, then SIGTERM; `tty`: under util-linux `script`, a pseudo-terminal. */
 function startOnce(env: Record<string, string>, tty: boolean): Promise<{ stdout: string; stderr: string }> {
@@ -39,14 +40,14 @@ function startOnce(env: Record<string, string>, tty: boolean): Promise<{ stdout:
 describe('cairn start on a terminal and in a pipe', () => {
   let dir: string;
   let env: Record<string, string>;
-  beforeAll(() => {
+  beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'cairn-tty-'));
     env = {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/tmp',
       TERM: 'dumb',
       LOG_LEVEL: 'info',
-      CAIRN_DATA_DIR: join(dir, 'pglite'),
+      CAIRN_DATA_DIR: await migratedDataDir(join(dir, 'pglite')),
       CAIRN_API_PORT: '0',
       CAIRN_GATEWAY_PORT: '0',
       CAIRN_API_HOST: '127.0.0.1',

@@ -30,15 +30,18 @@ function templateKey(): string {
   return hash.digest('hex').slice(0, 16);
 }
 
-/** An in-memory PGlite holding the migrated schema, from an archive made once per key (in the temp dir). */
-export async function migratedPglite(): Promise<Knex> {
+/**
+ * The migrated PGlite data directory as a gzipped tar (what `cairn backup` writes), made once per
+ * key in the temp dir.
+ */
+export async function migratedPgliteArchive(): Promise<Buffer> {
   const dir = join(tmpdir(), 'cairn-test-templates');
   const file = join(dir, `pglite-${templateKey()}.tar.gz`);
-  let archive: Buffer | undefined;
   try {
-    archive = readFileSync(file);
+    return readFileSync(file);
   } catch {
     const db = createDatabase({ dataDir: 'memory://' });
+    let archive: Buffer;
     try {
       await migrateLatest(db);
       archive = Buffer.from(await (await dumpEmbedded(db))!.arrayBuffer());
@@ -50,7 +53,13 @@ export async function migratedPglite(): Promise<Knex> {
     const partial = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
     writeFileSync(partial, archive);
     renameSync(partial, file);
+    return archive;
   }
+}
+
+/** An in-memory PGlite holding the migrated schema, loaded from migratedPgliteArchive(). */
+export async function migratedPglite(): Promise<Knex> {
+  const archive = await migratedPgliteArchive();
   return createDatabase({ dataDir: 'memory://', loadDataDir: new Blob([new Uint8Array(archive)]) });
 }
 
