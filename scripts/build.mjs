@@ -100,6 +100,9 @@ for (const dir of targets) {
     // The images run Node 22; the code still supports Node >= 20 (package.json engines).
     target: 'node20',
     format: 'cjs',
+    // import() as require(), as tsc and ts-jest emit it for CommonJS: Node's own import() would
+    // resolve an extensionless path the ESM way and fail (the CLI loads its host commands so).
+    supported: { 'dynamic-import': false },
     sourcemap: 'linked',
     // Stack traces and pino's error serialisation keep readable class and function names.
     keepNames: true,
