@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { CAIRN_VERSION } from '@cairn/runtime';
-import { cairn, launch, type Launched } from '../support/processes';
+import { cairn, launch, nodeCommand, type Launched } from '../support/processes';
 import { migratedDataDir } from '../support/data-dir';
 import { createMigratedPostgres } from '../../services/management-api/test/support/migrated-template';
 
@@ -23,6 +23,17 @@ describe('cairn as a command line', () => {
     expect(sub.stdout).toContain('--cluster <id|name>');
     const version = await cairn(['--version'], {});
     expect([version.code, version.stdout]).toEqual([0, `${CAIRN_VERSION}\n`]);
+  });
+
+  it('when the command tree is loaded, then neither server nor their runtime is: a client command starts light', async () => {
+    // What every `cairn users list` in a script pays before it does anything.
+    const [node, args] = nodeCommand('packages/cli/src/program.ts');
+    const script = `require(${JSON.stringify(args.at(-1))}); process.stdout.write(Object.keys(require.cache).join('\\n'))`;
+    const loaded = await new Promise<string[]>((resolve, reject) =>
+      execFile(node, ['-e', script], (err, stdout) => (err ? reject(err) : resolve(stdout.split('\n')))),
+    );
+    expect(loaded.some((f) => f.includes('/cli/dist/commands/users.js'))).toBe(true);
+    expect(loaded.filter((f) => /\/(management-api|auth-gateway|runtime)\/dist\/(?!version\.js)/.test(f))).toEqual([]);
   });
 
   it('when a command or option is unknown, then one error line, a hint, and exit 2', async () => {

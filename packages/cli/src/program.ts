@@ -1,5 +1,6 @@
 import { Command } from 'commander';
-import { CAIRN_VERSION } from '@cairn/runtime';
+// The version alone, not the servers' runtime (pino, prom-client) that @cairn/runtime's index brings.
+import { CAIRN_VERSION } from '@cairn/runtime/version';
 import { registerAudit } from './commands/audit';
 import { registerBackup } from './commands/backup';
 import { registerCapacity } from './commands/capacity';

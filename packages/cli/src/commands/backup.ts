@@ -1,6 +1,4 @@
 import type { Command } from 'commander';
-import { backupCommand } from '../backup/backup';
-import { restoreCommand } from '../backup/restore';
 import { collectorConfigOf } from '../remote/session';
 
 /** `cairn backup FILE` and `cairn restore FILE [--force]`: the embedded database (docs/backup.md). */
@@ -13,7 +11,9 @@ export function registerBackup(program: Command): void {
     .argument('<file>', 'where to write the backup (written whole, then renamed into place, mode 0600)')
     .action(
       async (file: string, _flags: unknown, cmd: Command) =>
-        void process.stdout.write(`${await backupCommand(file, () => collectorConfigOf(cmd))}\n`),
+        void process.stdout.write(
+          `${await (await import('../backup/backup')).backupCommand(file, () => collectorConfigOf(cmd))}\n`,
+        ),
     );
   program
     .command('restore')
@@ -22,6 +22,6 @@ export function registerBackup(program: Command): void {
     .option('--force', 'replace a data directory that is not empty (the old one is moved aside, not deleted)')
     .action(
       async (file: string, flags: { force?: boolean }) =>
-        void process.stdout.write(`${await restoreCommand(file, flags)}\n`),
+        void process.stdout.write(`${await (await import('../backup/restore')).restoreCommand(file, flags)}\n`),
     );
 }

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { migrateRollbackAll, migrateRollbackLast, runMigrate } from '@cairn/management-api';
 import { errors } from '@cairn/domain';
 import { createProgress } from '../progress';
 import { collect } from '../remote/session';
+import { managementApi } from '../servers';
 import { withDatabase } from './database';
 
 interface MigrateFlags {
@@ -43,6 +43,7 @@ export function registerMigrate(program: Command): void {
         ...(flags.gatewayPasswordFile === undefined ? [] : ['--gateway-password-file', flags.gatewayPasswordFile]),
         ...(flags.collector ?? []).flatMap((c) => ['--collector', c]),
       ];
+      const { runMigrate } = await managementApi();
       const progress = createProgress();
       progress.update('applying migrations');
       await runMigrate(args, (line) => {
@@ -61,6 +62,7 @@ async function rollback(flags: MigrateFlags, cmd: Command): Promise<void> {
     throw errors.invalidInput(`${which} takes no --cluster, --gateway-role or --collector.`);
   if (flags.rollbackAll && !flags.yesDestroyAllData)
     cmd.error(ROLLBACK_WARNING, { exitCode: 2, code: 'cairn.confirmationRequired' });
+  const { migrateRollbackAll, migrateRollbackLast } = await managementApi();
   const progress = createProgress();
   progress.update('reverting migrations');
   await withDatabase(async (db) => {

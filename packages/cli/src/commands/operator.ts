@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
-import { createOperatorWithClusterNames, migrateLatest, SYSTEM_ACTING } from '@cairn/management-api';
 import { OPERATOR_ROLES, operatorNameSchema, validate, type OperatorRole } from '@cairn/domain';
 import { collect } from '../remote/session';
+import { managementApi } from '../servers';
 import { withDatabase } from './database';
 
 /** `cairn operator create`: on the host, straight into the database (the first admin, automation). */
@@ -19,6 +19,7 @@ export function registerOperator(program: Command): void {
     .option('--cluster <id|name>', 'limit it to this cluster (repeatable)', collect)
     .action(async (flags: { name: string; role: OperatorRole; cluster?: string[] }) => {
       const name = validate<string>(operatorNameSchema.required().label('name'), flags.name);
+      const { createOperatorWithClusterNames, migrateLatest, SYSTEM_ACTING } = await managementApi();
       await withDatabase(async (db) => {
         await migrateLatest(db);
         const input = { name, role: flags.role, clusters: flags.cluster ?? [] };

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { createDatabase, readConfig, resealAll, s3KeyringOf } from '@cairn/management-api';
 import { errors } from '@cairn/domain';
 import { withEmbeddedS3Keys } from '../embedded-s3-keys';
 import { createProgress } from '../progress';
+import { managementApi } from '../servers';
 
 export function registerS3(program: Command): void {
   program
@@ -16,6 +16,7 @@ export function registerS3(program: Command): void {
 }
 
 async function s3Reseal(): Promise<void> {
+  const { createDatabase, readConfig, resealAll, s3KeyringOf } = await managementApi();
   const config = withEmbeddedS3Keys(readConfig());
   const keyring = s3KeyringOf(config);
   if (!keyring)

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { startAll } from '../start';
 
 export function registerStart(program: Command): void {
   program
@@ -7,5 +6,6 @@ export function registerStart(program: Command): void {
     .description(
       'run the management API and the auth gateway in one process (embedded defaults: PGlite under CAIRN_DATA_DIR, tokens in memory)',
     )
-    .action(() => startAll());
+    // The launcher loads both servers: imported when it runs, not for every other command.
+    .action(async () => (await import('../start')).startAll());
 }
