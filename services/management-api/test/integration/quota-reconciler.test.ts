@@ -62,6 +62,9 @@ describe.each(DB_KINDS)('quota reconciler on %s', (kind) => {
         .get(`/api/v1/users/${String(id)}/`)
         .set('Authorization', ADMIN_AUTH)
     ).body as Record<string, unknown>;
+  /** What the reconciler wrote to an account, in order (a resync pass may HEAD it at any moment). */
+  const writesTo = (account: string) =>
+    swift.state.requests.filter((r) => r.account === account && r.method !== 'HEAD');
   /** The user once `done` holds, within `ms`. */
   async function until(
     id: unknown,
@@ -87,10 +90,8 @@ describe.each(DB_KINDS)('quota reconciler on %s', (kind) => {
     expect(typeof applied.quota_applied_at).toBe('string');
     expect(applied.quota_error).toBeNull();
     expect(headersOf('alice')).toEqual({ 'x-account-meta-quota-bytes': '10240' });
-    // Its writes: the POST, refused for want of the account, then the PUT that creates it (a
-    // resync pass may HEAD the account at any moment, which is not what this checks).
-    const written = swift.state.requests.filter((r) => r.account === 'AUTH_alice' && r.method !== 'HEAD');
-    expect(written.map((r) => r.method)).toEqual(['POST', 'PUT']);
+    // Its writes: the POST, refused for want of the account, then the PUT that creates it.
+    expect(writesTo('AUTH_alice').map((r) => r.method)).toEqual(['POST', 'PUT']);
     expect(
       (await app.http().get('/api/v1/clusters/1/').set('Authorization', ADMIN_AUTH)).body.quota_support,
     ).toMatchObject({ swift_version: '2.30.1', fields: ['quota_bytes'] });
@@ -98,9 +99,10 @@ describe.each(DB_KINDS)('quota reconciler on %s', (kind) => {
     // Cleared: the header is removed (sent empty).
     await patch(alice.id, { quota_bytes: null });
     await until(alice.id, (u) => u.quota_status === 'applied' && swift.state.accounts.get('AUTH_alice')!.size === 0);
-    // The last write (a resync's HEAD may follow it: reads are not what this checks).
-    const writes = swift.state.requests.filter((r) => r.account === 'AUTH_alice' && r.method !== 'HEAD');
-    expect(writes.at(-1)).toMatchObject({ method: 'POST', headers: { 'x-account-meta-quota-bytes': '' } });
+    expect(writesTo('AUTH_alice').at(-1)).toMatchObject({
+      method: 'POST',
+      headers: { 'x-account-meta-quota-bytes': '' },
+    });
   });
 
   it('when a quota is changed in Swift behind Cairn, then it is put back within a resync period and the audit trail names the drift', async () => {
@@ -174,7 +176,7 @@ describe.each(DB_KINDS)('quota reconciler on %s', (kind) => {
       // The next /info read (each resync period) lifts it.
       await until(erin.id, (u) => u.quota_status === 'applied', 3 * RESYNC_MS + RESYNC_MS * 4 + 5000);
       expect(headersOf('erin')).toEqual({ 'x-account-quota-bytes': '100', 'x-account-quota-count': '3' });
-      const sent = swift.state.requests.filter((r) => r.account === 'AUTH_erin' && r.method !== 'HEAD').at(-1)!.headers;
+      const sent = writesTo('AUTH_erin').at(-1)!.headers;
       expect(sent).toEqual({
         'x-account-quota-bytes': '100',
         'x-account-meta-quota-bytes': '',
