@@ -8,7 +8,8 @@ import { launch, PageProblems, type Browser } from './chromium';
  * The console's session in chromium: the key is traded for an HttpOnly, SameSite=Strict cookie
  * and kept nowhere a script could read it; the session survives a reload and ends on sign-out,
  * when its key is revoked (by another admin, through the API), and after the idle timeout
- * (3 seconds here); a form on another site cannot make the API write with it.
+ * (3 seconds here); a form on another site cannot make the API write with it; minting an API key
+ * asks for the key again first.
  */
 const CONSOLE_DIR = join(__dirname, '..', '..', 'packages', 'console', 'dist');
 const IDLE_SECONDS = 3;
@@ -138,6 +139,60 @@ describe('console sessions in chromium', () => {
     await go(page, '#/clusters');
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     await expect(page.getByRole('status').first().textContent()).resolves.toMatch(/session has ended/);
+    await page.close();
+  });
+
+  it('when an operator adds an API key from the console, then the key is asked for first; cancelling makes nothing, confirming makes the key', async () => {
+    const name = 'session-stepup';
+    const { page, problems, key } = await signedIn(name);
+    const me = await api<{ objects: Array<{ id: number }> }>('GET', `operators/?name=${name}`);
+    const keysPath = `operators/${me.objects[0]!.id}/keys/`;
+    const keyCount = async () => (await api<{ meta: { total_count: number } }>('GET', keysPath)).meta.total_count;
+    await go(page, '#/operators');
+    await page.getByRole('heading', { level: 1, name: 'Operators' }).waitFor();
+    const addKey = page.getByRole('button', { name: `Add key for ${name}` });
+    const dialog = page.getByRole('dialog', { name: 'Confirm with your API key' });
+
+    await addKey.click();
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.getByText('Cancelled: nothing was changed.').waitFor();
+    expect(await keyCount()).toBe(1);
+    // Escape cancels too.
+    await addKey.click();
+    await dialog.waitFor();
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    expect(await keyCount()).toBe(1);
+
+    // A wrong key is refused in the dialog, which stays open; the right one makes the key.
+    await addKey.click();
+    await dialog.getByLabel('API key').fill('not-the-key-0123456789abcdefghijklmnopqrstuvwxyz');
+    await dialog.getByRole('button', { name: 'Confirm' }).click();
+    await expect(dialog.getByRole('alert').textContent()).resolves.toMatch(/not an API key of operator/);
+    expect(await keyCount()).toBe(1);
+    await dialog.getByLabel('API key').fill(key);
+    await dialog.getByRole('button', { name: 'Confirm' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    const shown = (await page.locator('.shown-once code').textContent())!;
+    expect(shown).toMatch(new RegExp(`^${name}:\\S{20,}$`));
+    const whoami = await fetch(`${stack.apiUrl}/api/v1/whoami/`, { headers: { Authorization: `ApiKey ${shown}` } });
+    expect(whoami.status).toBe(200);
+    expect(await keyCount()).toBe(2);
+    // For a few minutes the session needs no second confirmation.
+    await page.getByRole('button', { name: 'Done' }).click();
+    await addKey.click();
+    await page.locator('.shown-once code').waitFor();
+    expect(await dialog.count()).toBe(0);
+    expect(await keyCount()).toBe(3);
+
+    expect(await readableStorage(page)).not.toContain(key);
+    expect(problems.urls.filter((u) => u.includes(key))).toEqual([]);
+    // The only refusals were the API asking for the key, and the wrong key.
+    expect(problems.take().filter((p) => !/\b403\b/.test(p))).toEqual([]);
+    const stepUps = await api<{ meta: { total_count: number } }>('GET', `audit/?action=step_up&operator=${name}`);
+    expect(stepUps.meta.total_count).toBe(1);
     await page.close();
   });
 

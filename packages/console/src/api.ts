@@ -7,10 +7,15 @@
 /** The CSRF header every write must carry, with the token the session answer gave. */
 export const CSRF_HEADER = 'X-Cairn-CSRF';
 
+/** The `code` of the API's refusal when this session must confirm an action with the API key again. */
+export const STEP_UP_REQUIRED = 'step_up_required';
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** The API's stable code for a refusal the console acts on (STEP_UP_REQUIRED), if any. */
+    readonly code?: string,
   ) {
     super(message);
   }
@@ -187,13 +192,15 @@ const UNREACHABLE = 'The management API could not be reached. Check the network 
 async function refusal(res: Response): Promise<ApiError> {
   const text = await res.text();
   let message = `The management API answered ${res.status} ${res.statusText}.`;
+  let code: string | undefined;
   try {
-    const o = (text ? JSON.parse(text) : {}) as { error?: string; error_message?: string };
+    const o = (text ? JSON.parse(text) : {}) as { code?: string; error?: string; error_message?: string };
     message = o.error ?? o.error_message ?? message;
+    code = o.code;
   } catch {
     // An answer that is not JSON (a proxy's error page): keep the status line.
   }
-  return new ApiError(res.status, message);
+  return new ApiError(res.status, message, code);
 }
 
 /** One request with the session cookie; `headers` add to the defaults (the CSRF token, a key). */
@@ -229,12 +236,24 @@ export async function jsonOf<T>(res: Response): Promise<T> {
 
 /**
  * A caller bound to the signed-in session: writes carry its CSRF token; `onUnauthorized` runs when
- * the session has ended (signed out elsewhere, idle, too old, or its key revoked).
+ * the session has ended (signed out elsewhere, idle, too old, or its key revoked). A write the API
+ * will do only once the operator has typed the key again (minting an API key or an operator, a
+ * wider operator) asks `confirmKey`, then is sent once more; declined, nothing is done.
  */
-export function client(csrfToken: string, onUnauthorized: () => void): Call {
+export function client(csrfToken: string, onUnauthorized: () => void, confirmKey: () => Promise<boolean>): Call {
   return async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const res = await request(method, path, { body, headers: method === 'GET' ? {} : { [CSRF_HEADER]: csrfToken } });
-    if (res.status === 401) onUnauthorized();
+    const send = async () => {
+      const res = await request(method, path, { body, headers: method === 'GET' ? {} : { [CSRF_HEADER]: csrfToken } });
+      if (res.status === 401) onUnauthorized();
+      return res;
+    };
+    let res = await send();
+    if (res.status === 403 && method !== 'GET') {
+      const refused = await refusal(res);
+      if (refused.code !== STEP_UP_REQUIRED) throw refused;
+      if (!(await confirmKey())) throw new ApiError(403, 'Cancelled: nothing was changed.', refused.code);
+      res = await send();
+    }
     return jsonOf<T>(res);
   };
 }

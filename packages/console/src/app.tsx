@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { client, downloadCsv, errorText, listAll, type Call, type Cluster, type Me, type Operator } from './api';
 import { ErrorText, Loading } from './components';
 import { isGlobalAdmin, SessionContext, type Session } from './context';
@@ -14,6 +14,7 @@ import { S3CredentialsPage } from './pages/s3-credentials';
 import { UserPage } from './pages/user';
 import { UsersPage } from './pages/users';
 import { closeSession, currentSession, type ConsoleSession } from './session';
+import { StepUpDialog } from './step-up';
 
 export function App() {
   // undefined: still asking the API whether the cookie names a session.
@@ -49,15 +50,26 @@ export function App() {
   return <SignedIn session={session} signOut={signOut} />;
 }
 
+const ENDED =
+  'Your session has ended (idle too long, signed out elsewhere, or its API key was revoked); sign in again.';
+
 function SignedIn({ session: signedIn, signOut }: { session: ConsoleSession; signOut: (why?: string) => void }) {
+  // The step-up dialog's answer, while it is open; writes that need it meanwhile share it.
+  const [asking, setAsking] = useState<(confirmed: boolean) => void>();
+  const pending = useRef<Promise<boolean> | undefined>(undefined);
+  const confirmKey = useCallback(() => {
+    pending.current ??= new Promise<boolean>((resolve) =>
+      setAsking(() => (confirmed: boolean) => {
+        pending.current = undefined;
+        setAsking(undefined);
+        resolve(confirmed);
+      }),
+    );
+    return pending.current;
+  }, []);
   const call: Call = useMemo(
-    () =>
-      client(signedIn.csrf_token, () =>
-        signOut(
-          'Your session has ended (idle too long, signed out elsewhere, or its API key was revoked); sign in again.',
-        ),
-      ),
-    [signedIn, signOut],
+    () => client(signedIn.csrf_token, () => signOut(ENDED), confirmKey),
+    [signedIn, signOut, confirmKey],
   );
   const [me, setMe] = useState<Me>();
   const [clusters, setClusters] = useState<Cluster[]>();
@@ -106,6 +118,17 @@ function SignedIn({ session: signedIn, signOut }: { session: ConsoleSession; sig
   return (
     <SessionContext.Provider value={session}>
       <Shell me={me} signOut={signOutNow} />
+      {asking ? (
+        <StepUpDialog
+          operator={me.name}
+          csrfToken={signedIn.csrf_token}
+          onDone={asking}
+          onEnded={() => {
+            asking(false);
+            signOut(ENDED);
+          }}
+        />
+      ) : null}
     </SessionContext.Provider>
   );
 }

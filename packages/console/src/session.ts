@@ -24,6 +24,16 @@ export async function openSession(operator: string, key: string): Promise<Consol
   );
 }
 
+/**
+ * Step-up: the operator types the key again before the API mints lasting credentials; it is sent
+ * once, in the body, and dropped. The session may then mint for a few minutes.
+ */
+export async function stepUp(csrfToken: string, key: string): Promise<void> {
+  await jsonOf<unknown>(
+    await request('POST', 'session/step_up/', { body: { api_key: key }, headers: { [CSRF_HEADER]: csrfToken } }),
+  );
+}
+
 /** Ends the session on the server; an already ended one (401) is fine. */
 export async function closeSession(csrfToken: string): Promise<void> {
   const res = await request('DELETE', 'session/', { headers: { [CSRF_HEADER]: csrfToken } });

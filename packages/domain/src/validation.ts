@@ -513,3 +513,18 @@ export interface OperatorPatchInput {
 
 /** For POSTs that take no fields (e.g. issuing a new API key). */
 export const emptyBodySchema = Joi.object({});
+
+/**
+ * POST session/step_up/: the operator's API key, typed again. Any non-empty text up to the longest
+ * key: a wrong one is refused by the key check (403), not here.
+ */
+export const stepUpSchema = Joi.object({
+  api_key: Joi.string().min(1).max(256).required().messages({
+    'any.required': 'api_key is required: your API key, typed again.',
+    'string.empty': 'api_key is required: your API key, typed again.',
+    'string.max': 'An API key must be at most 256 characters.',
+  }),
+});
+export interface StepUpInput {
+  api_key: string;
+}

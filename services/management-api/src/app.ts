@@ -79,7 +79,7 @@ export function createApp(deps: Deps): Express {
   app.get('/metrics', metricsEndpoint(metrics.registry));
 
   const credentials = new CredentialCache(db, deps.apiKeyCacheMs);
-  const sessions = new ConsoleSessions(db, deps.consoleSessions ?? DEFAULT_CONSOLE_SESSIONS);
+  const sessions = new ConsoleSessions(db, deps.consoleSessions ?? DEFAULT_CONSOLE_SESSIONS, credentials);
   const auth = authenticate(credentials, sessions);
   const api = express.Router();
   // A malformed Accept header is refused up front (400), as tastypie does.

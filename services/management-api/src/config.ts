@@ -135,9 +135,14 @@ export const configSpec = {
       .max(7 * 86400)
       .default(43200),
   },
+  consoleStepUpSeconds: {
+    env: 'CAIRN_CONSOLE_STEP_UP_SECONDS',
+    doc: "Seconds a console session may mint lasting credentials (API keys, operators, an operator's wider role or clusters, a backup) after the operator typed the API key again to confirm; requests made with an API key need no confirmation.",
+    schema: Joi.number().integer().min(1).max(3600).default(300),
+  },
   trustProxy: {
     env: 'CAIRN_TRUST_PROXY',
-    doc: "Which proxies' X-Forwarded-Proto and X-Forwarded-For to believe (the console's session cookie is marked Secure when the request reached the proxy over HTTPS): 'false' (only the socket itself), a hop count of trusted proxies in front, or a comma-separated list of the load balancers' addresses or CIDR ranges (also loopback, linklocal, uniquelocal). 'true' is refused: any client could then claim HTTPS or an address.",
+    doc: "Which proxies' X-Forwarded-Proto, X-Forwarded-Host and X-Forwarded-For to believe (the console's session cookie is marked Secure when the request reached the proxy over HTTPS, and the console's writes must come from the scheme and host the request reached): 'false' (only the socket itself), a hop count of trusted proxies in front, or a comma-separated list of the load balancers' addresses or CIDR ranges (also loopback, linklocal, uniquelocal). 'true' is refused: any client could then claim HTTPS or an address.",
     schema: trustProxySchema().default(false),
   },
   heartbeatMs: {
@@ -213,6 +218,7 @@ export interface ManagementApiConfig {
   auditStorageUserRetentionDays: number;
   consoleSessionIdleSeconds: number;
   consoleSessionMaxSeconds: number;
+  consoleStepUpSeconds: number;
   /** express's `trust proxy`: false, a hop count, or the trusted proxies' addresses/ranges. */
   trustProxy: TrustProxy;
   /** Milliseconds; 0: none. */

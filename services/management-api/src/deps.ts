@@ -35,7 +35,10 @@ export interface Deps {
   metrics?: ApiMetrics;
   /** The console's built files, served under /console/; absent: /console/ says it is not built. */
   consoleDir?: string;
-  /** How long console sessions live; defaults (30 minutes idle, 12 hours at most) when absent. */
+  /**
+   * How long console sessions (and their step-ups) live; defaults (30 minutes idle, 12 hours at most, 5 minutes)
+   * when absent.
+   */
   consoleSessions?: ConsoleSessionSettings;
   /** express's `trust proxy` (CAIRN_TRUST_PROXY): whose X-Forwarded-Proto/-For to believe; default none. */
   trustProxy?: TrustProxy;
@@ -102,7 +105,11 @@ export function createDeps(config: ManagementApiConfig, scrypt: ScryptParams = D
     auditRetention: { operatorDays: config.auditRetentionDays, storageUserDays: config.auditStorageUserRetentionDays },
     metrics: createApiMetrics(db),
     consoleDir: builtConsoleDir(),
-    consoleSessions: { idleSeconds: config.consoleSessionIdleSeconds, maxSeconds: config.consoleSessionMaxSeconds },
+    consoleSessions: {
+      idleSeconds: config.consoleSessionIdleSeconds,
+      maxSeconds: config.consoleSessionMaxSeconds,
+      stepUpSeconds: config.consoleStepUpSeconds,
+    },
     trustProxy: config.trustProxy,
     ...(s3Keyring ? { s3Keyring } : {}),
   };

@@ -17,6 +17,7 @@ const ACTIONS = [
   'record_utilization',
   'sign_in',
   'sign_out',
+  'step_up',
   'backup',
 ];
 const TARGET_TYPES = ['users', 'clusters', 'operators', 's3_credentials', 'sessions', 'backup'];

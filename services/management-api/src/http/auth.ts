@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { errors, type Operator } from '@cairn/domain';
 import { operatorByApiKey, type CredentialCache } from '../services/authentication';
-import { csrfTokenMatches, type ConsoleSessions } from '../services/console-sessions';
+import { csrfTokenMatches, type ConsoleSessions, type LiveConsoleSession } from '../services/console-sessions';
 import { CSRF_HEADER, sessionIdOf } from './session-cookie';
 
 /**
@@ -17,27 +17,60 @@ export interface AuthenticatedLocals {
   apiKeyId: string;
   /** Set when the request was authenticated by the console's session cookie: the session id. */
   sessionId?: string;
+  /** With sessionId: the live session, as read for this request (whether it is stepped up, by the database's clock). */
+  session?: LiveConsoleSession;
 }
 
 export const operatorOf = (res: Response): Operator => (res.locals as AuthenticatedLocals).operator;
 export const apiKeyIdOf = (res: Response): string => (res.locals as AuthenticatedLocals).apiKeyId;
 export const sessionOf = (res: Response): string | undefined => (res.locals as AuthenticatedLocals).sessionId;
+export const liveSessionOf = (res: Response): LiveConsoleSession | undefined =>
+  (res.locals as AuthenticatedLocals).session;
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+const CROSS_SITE =
+  'This request came from another site; the console session only accepts changes made from the console itself.';
+
+/**
+ * This API's own origin as the browser sees it: the scheme (X-Forwarded-Proto from a proxy named in
+ * CAIRN_TRUST_PROXY) and the Host the request came to (X-Forwarded-Host from such a proxy), in
+ * URL's normal form (lower case, no default port); null when the Host is not a host.
+ */
+function ownOrigin(req: Request): string | null {
+  const host = req.host;
+  if (!host) return null;
+  try {
+    const url = new URL(`${req.protocol}://${host}`);
+    const onlyHost = url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password;
+    return onlyHost ? url.origin : null;
+  } catch {
+    return null;
+  }
+}
+
+const sameOrigin = (req: Request, origin: string): boolean => {
+  const own = ownOrigin(req);
+  if (own === null) return false;
+  try {
+    return new URL(origin).origin === own;
+  } catch {
+    return false; // "null" (a sandboxed frame, a redirect across origins) or garbage
+  }
+};
+
 /**
  * The second defence against cross-site requests, after SameSite=Strict: a write authenticated
- * by the cookie must carry the session's token in X-Cairn-CSRF (a form or a cross-origin page
- * cannot set it) and, when the browser says where it came from, come from this origin.
+ * by the cookie must come from this API's own origin (its `Origin`, which browsers send on every
+ * write; or, without one, `Sec-Fetch-Site`) and carry the session's token in X-Cairn-CSRF (a form
+ * or a cross-origin page cannot set it).
  */
 function refuseCrossSite(req: Request, sessionId: string): void {
   if (SAFE_METHODS.has(req.method)) return;
+  const origin = req.get('origin');
+  if (origin !== undefined && !sameOrigin(req, origin)) throw errors.forbidden(CROSS_SITE);
   const site = req.get('sec-fetch-site');
-  if (site !== undefined && site !== 'same-origin') {
-    throw errors.forbidden(
-      'This request came from another site; the console session only accepts changes made from the console itself.',
-    );
-  }
+  if (site !== undefined && site !== 'same-origin') throw errors.forbidden(CROSS_SITE);
   const token = req.get(CSRF_HEADER);
   if (!token || !csrfTokenMatches(sessionId, token)) {
     throw errors.forbidden(
@@ -64,6 +97,7 @@ export function authenticate(credentials: CredentialCache, sessions: ConsoleSess
       locals.operator = session.operator;
       locals.apiKeyId = session.apiKeyId;
       locals.sessionId = sessionId;
+      locals.session = session;
       next();
       return;
     }

@@ -26,7 +26,14 @@ export function sendError(req: Request, res: Response, error: CairnError): void 
   if (error.code === 'METHOD_NOT_ALLOWED') res.set('Allow', (error.details.allowed as string[]).join(','));
   if (error.code === 'UNAUTHENTICATED') res.set('WWW-Authenticate', 'ApiKey');
   if (error.code === 'UNAVAILABLE') res.set('Retry-After', '1');
-  send(req, res, STATUS_OF[error.code], { error: error.message });
+  // A refusal a client acts on by itself carries a stable `code` beside the sentence (step_up_required).
+  const code = error.details.code;
+  send(
+    req,
+    res,
+    STATUS_OF[error.code],
+    typeof code === 'string' ? { code, error: error.message } : { error: error.message },
+  );
 }
 
 /** Body-parser failures arrive as http-errors with a `type`; turn the ones a client caused into 4xx. */

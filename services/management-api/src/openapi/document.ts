@@ -870,6 +870,27 @@ function handKeptPaths(): Record<string, Record<string, JsonSchema>> {
         },
       },
     },
+    [`${API_ROOT}/session/step_up/`]: {
+      post: {
+        tags: ['operators'],
+        operationId: 'step_up',
+        summary:
+          "Confirm a console session by typing the operator's API key again: for a few minutes (CAIRN_CONSOLE_STEP_UP_SECONDS) it may mint API keys and operators, widen an operator and take a backup (cookie-authenticated, with X-Cairn-CSRF)",
+        requestBody: requestBody({
+          type: 'object',
+          required: ['api_key'],
+          additionalProperties: false,
+          properties: { api_key: { type: 'string', minLength: 1, maxLength: 256 } },
+        }),
+        responses: {
+          200: {
+            description: 'Stepped up; `stepped_up_until` says until when.',
+            content: jsonOrXml(schemaRef('Session')),
+          },
+          ...authenticatedErrors(WRITE_ERRORS),
+        },
+      },
+    },
     ...utilizationPaths(),
     '/healthz': {
       get: {
@@ -997,6 +1018,16 @@ export function openApiDocument(discoverable: readonly ResourceDef[]): JsonSchem
       expires_at: { type: 'string', format: 'date-time', description: 'When the session ends at the latest.' },
       idle_timeout: { type: 'integer', description: 'Seconds without a request after which the session ends.' },
       resource_uri: { type: 'string' },
+      step_up_timeout: {
+        type: 'integer',
+        description: 'Seconds a step-up (POST session/step_up/) lasts.',
+      },
+      stepped_up_until: {
+        type: ['string', 'null'],
+        format: 'date-time',
+        description:
+          'Until when the session may mint API keys and operators, widen an operator and take a backup; null: not confirmed since sign-in.',
+      },
     },
   };
 

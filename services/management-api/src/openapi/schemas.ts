@@ -37,7 +37,7 @@ export const ERROR_RESPONSES: Record<string, JsonSchema> = {
     },
   ),
   Forbidden: errorResponse(
-    'The key is valid but this operator may not do this (a reader writing, or an admin limited to some clusters).',
+    'The key is valid but this operator may not do this (a reader writing, or an admin limited to some clusters); or a console session writes from another origin, without its X-Cairn-CSRF token, or mints credentials without a fresh step-up (`code` step_up_required).',
   ),
   NotFound: errorResponse('No such object, or not one this operator may see.'),
   MethodNotAllowed: errorResponse('The path does not take this method; checked before the key.', {
@@ -70,6 +70,11 @@ export const SHARED_SCHEMAS: Record<string, JsonSchema> = {
       error: {
         type: 'string',
         description: 'What was wrong, in sentences; text taken from the request has `<`, `>` and `&` escaped.',
+      },
+      code: {
+        enum: ['step_up_required'],
+        description:
+          'Present on refusals a client acts on by itself. `step_up_required` (403): a console session must re-enter its API key (`POST /api/v1/session/step_up/`) before minting an API key or an operator, widening an operator, or taking a backup.',
       },
     },
   },

@@ -21,6 +21,7 @@ export type AuditAction =
   | 'record_utilization'
   | 'sign_in'
   | 'sign_out'
+  | 'step_up'
   | 'backup'
   | 'repair_quota_drift';
 export type Snapshot = Record<string, unknown>;

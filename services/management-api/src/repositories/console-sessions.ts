@@ -16,12 +16,16 @@ export interface ConsoleSessionRecord {
   createdAt: Date;
   expiresAt: Date;
   lastSeenAt: Date;
+  /** Until when the session may mint lasting credentials (see stepUpConsoleSession); null: never stepped up. */
+  steppedUpUntil: Date | null;
 }
 
 export interface LiveConsoleSession extends ConsoleSessionRecord {
   operator: Operator;
   /** Seconds since last_seen_at was last written. */
   idleSeconds: number;
+  /** Whether stepped_up_until is still ahead, by the database's clock. */
+  steppedUp: boolean;
 }
 
 interface SessionRow {
@@ -30,6 +34,7 @@ interface SessionRow {
   session_created_at: Date | string;
   expires_at: Date | string;
   last_seen_at: Date | string;
+  stepped_up_until: Date | string | null;
 }
 
 const toRecord = (r: SessionRow): ConsoleSessionRecord => ({
@@ -38,7 +43,17 @@ const toRecord = (r: SessionRow): ConsoleSessionRecord => ({
   createdAt: new Date(r.session_created_at),
   expiresAt: new Date(r.expires_at),
   lastSeenAt: new Date(r.last_seen_at),
+  steppedUpUntil: r.stepped_up_until === null ? null : new Date(r.stepped_up_until),
 });
+
+const RETURNING = [
+  'id as session_id',
+  'api_key_id',
+  'created_at as session_created_at',
+  'expires_at',
+  'last_seen_at',
+  'stepped_up_until',
+];
 
 const seconds = (db: Db, n: number) => db.raw("? * interval '1 second'", [n]);
 
@@ -51,7 +66,7 @@ export async function insertConsoleSession(
   const [row] = await withDbErrors(() =>
     db(TABLE)
       .insert({ id_hash: idHash, api_key_id: apiKeyId, expires_at: db.raw('now() + ?', [seconds(db, maxSeconds)]) })
-      .returning(['id as session_id', 'api_key_id', 'created_at as session_created_at', 'expires_at', 'last_seen_at']),
+      .returning(RETURNING),
   );
   return toRecord(row as SessionRow);
 }
@@ -76,7 +91,9 @@ export async function findLiveConsoleSession(
         's.created_at as session_created_at',
         's.expires_at',
         's.last_seen_at',
+        's.stepped_up_until',
         db.raw('extract(epoch from now() - s.last_seen_at)::float8 AS idle_seconds'),
+        db.raw('coalesce(s.stepped_up_until > now(), false) AS stepped_up'),
       )
       .where('s.id_hash', idHash)
       .andWhere('s.expires_at', '>', db.fn.now())
@@ -84,8 +101,13 @@ export async function findLiveConsoleSession(
       .first(),
   );
   if (!row) return null;
-  const r = row as SessionRow & OperatorRow & { idle_seconds: number | string };
-  return { ...toRecord(r), operator: operatorFromRow(r), idleSeconds: Number(r.idle_seconds) };
+  const r = row as SessionRow & OperatorRow & { idle_seconds: number | string; stepped_up: boolean };
+  return {
+    ...toRecord(r),
+    operator: operatorFromRow(r),
+    idleSeconds: Number(r.idle_seconds),
+    steppedUp: r.stepped_up === true,
+  };
 }
 
 /** Marks the session as used now, unless another request already did within `withinSeconds`. */
@@ -98,14 +120,30 @@ export async function touchConsoleSession(db: Db, id: string, withinSeconds: num
   );
 }
 
-/** Deletes the session with this id hash; its record, or null when there was none. */
-export async function deleteConsoleSession(db: Db, idHash: Buffer): Promise<ConsoleSessionRecord | null> {
+/**
+ * Marks the session as stepped up (its operator has just re-entered an API key) for `forSeconds` from
+ * now, and as used now; its record, or null when it has ended meanwhile.
+ */
+export async function stepUpConsoleSession(
+  db: Db,
+  id: string,
+  forSeconds: number,
+  idleSeconds: number,
+): Promise<ConsoleSessionRecord | null> {
   const [row] = await withDbErrors(() =>
     db(TABLE)
-      .where('id_hash', idHash)
-      .delete()
-      .returning(['id as session_id', 'api_key_id', 'created_at as session_created_at', 'expires_at', 'last_seen_at']),
+      .where('id', id)
+      .andWhere('expires_at', '>', db.fn.now())
+      .andWhere('last_seen_at', '>', db.raw('now() - ?', [seconds(db, idleSeconds)]))
+      .update({ stepped_up_until: db.raw('now() + ?', [seconds(db, forSeconds)]), last_seen_at: db.fn.now() })
+      .returning(RETURNING),
   );
+  return row ? toRecord(row as SessionRow) : null;
+}
+
+/** Deletes the session with this id hash; its record, or null when there was none. */
+export async function deleteConsoleSession(db: Db, idHash: Buffer): Promise<ConsoleSessionRecord | null> {
+  const [row] = await withDbErrors(() => db(TABLE).where('id_hash', idHash).delete().returning(RETURNING));
   return row ? toRecord(row as SessionRow) : null;
 }
 

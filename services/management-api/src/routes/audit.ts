@@ -58,7 +58,7 @@ export const auditResource: ResourceDef = {
     },
     action: {
       type: 'string',
-      help: 'create, update, delete, add_key, delete_key, replace_devices, record_utilization, sign_in or sign_out (console sessions), backup, or repair_quota_drift (the quota reconciler put back quotas changed in Swift: before is what Swift had).',
+      help: 'create, update, delete, add_key, delete_key, replace_devices, record_utilization, sign_in, sign_out or step_up (console sessions; step_up: the operator re-entered an API key), backup, or repair_quota_drift (the quota reconciler put back quotas changed in Swift: before is what Swift had).',
       readonly: true,
       column: 'action',
       filtering: KEYWORD,

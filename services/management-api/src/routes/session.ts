@@ -1,7 +1,8 @@
 import { Router, type RequestHandler } from 'express';
-import { errors, type Operator } from '@cairn/domain';
+import { errors, stepUpSchema, validate, type Operator, type StepUpInput } from '@cairn/domain';
 import { actingOf } from '../http/acting';
-import { apiKeyIdOf, operatorOf, sessionOf } from '../http/auth';
+import { apiKeyIdOf, liveSessionOf, operatorOf, sessionOf } from '../http/auth';
+import { parseBody } from '../http/body';
 import { sendSecret } from '../http/respond';
 import { resourceRoute } from '../http/routing';
 import { clearSessionCookie, sessionIdOf, setSessionCookie } from '../http/session-cookie';
@@ -12,20 +13,24 @@ import { csrfTokenOf, type ConsoleSessions } from '../services/console-sessions'
 
 const URI = `${API_ROOT}/session/`;
 
-/** The session's representation: who, on which key, until when, and the token writes must echo. */
+/**
+ * The session's representation: who, on which key, until when, the token writes must echo, and
+ * until when it may mint lasting credentials (null: not stepped up since sign-in).
+ */
 function sessionJson(
   sessions: ConsoleSessions,
   sessionId: string,
   operator: Operator,
-  apiKeyId: string,
-  expiresAt: Date,
+  session: { apiKeyId: string; expiresAt: Date; steppedUpUntil: Date | null },
 ) {
   return asResource({
     csrf_token: csrfTokenOf(sessionId),
-    expires_at: expiresAt.toISOString(),
+    expires_at: session.expiresAt.toISOString(),
     idle_timeout: sessions.settings.idleSeconds,
-    operator: asResource({ ...operatorJson(operator), key_uri: apiKeyUri(operator.id, apiKeyId) }),
+    operator: asResource({ ...operatorJson(operator), key_uri: apiKeyUri(operator.id, session.apiKeyId) }),
     resource_uri: URI,
+    step_up_timeout: sessions.stepUpSeconds,
+    stepped_up_until: session.steppedUpUntil?.toISOString() ?? null,
   });
 }
 
@@ -55,19 +60,14 @@ export function sessionRouter(sessions: ConsoleSessions, auth: RequestHandler): 
         sendSecret(req, res, 200, asResource({ operator: null, resource_uri: URI }));
         return;
       }
-      sendSecret(
-        req,
-        res,
-        200,
-        sessionJson(sessions, sessionId, session.operator, session.apiKeyId, session.expiresAt),
-      );
+      sendSecret(req, res, 200, sessionJson(sessions, sessionId, session.operator, session));
     },
     POST: async (req, res) => {
       const acting = actingOf(req, res);
       const { sessionId, session } = await sessions.open(acting, apiKeyIdOf(res));
       setSessionCookie(req, res, sessionId);
       res.set('Location', URI);
-      sendSecret(req, res, 201, sessionJson(sessions, sessionId, operatorOf(res), session.apiKeyId, session.expiresAt));
+      sendSecret(req, res, 201, sessionJson(sessions, sessionId, operatorOf(res), session));
     },
     DELETE: async (req, res) => {
       const sessionId = sessionOf(res);
@@ -79,6 +79,25 @@ export function sessionRouter(sessions: ConsoleSessions, auth: RequestHandler): 
       await sessions.close(actingOf(req, res), sessionId);
       clearSessionCookie(req, res);
       res.status(204).end();
+    },
+  });
+  /**
+   * `/api/v1/session/step_up/`: the signed-in operator types its API key again (`{"api_key": …}`),
+   * checked as at sign-in; for `stepUpSeconds` the session may then mint API keys and operators,
+   * widen an operator and take a backup. Cookie-authenticated like any write (Origin, X-Cairn-CSRF).
+   */
+  resourceRoute(router, '/session/step_up/', auth, {
+    POST: async (req, res) => {
+      const sessionId = sessionOf(res);
+      const session = liveSessionOf(res);
+      if (sessionId === undefined || session === undefined) {
+        throw errors.invalidInput(
+          'POST session/step_up/ confirms the console session its cookie names; this request was made with an API key, which needs no confirmation.',
+        );
+      }
+      const { api_key: key } = validate<StepUpInput>(stepUpSchema, await parseBody(req));
+      const stepped = await sessions.stepUp(actingOf(req, res), session, key);
+      sendSecret(req, res, 200, sessionJson(sessions, sessionId, session.operator, stepped));
     },
   });
   return router;

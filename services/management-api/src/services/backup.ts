@@ -6,7 +6,7 @@ import { withDbErrors } from '../db/errors';
 import { recordAudit } from '../repositories/audit';
 import { API_ROOT } from '../resources/uris';
 import { auditActorOf, type Acting } from './context';
-import { requireGlobalAdminToRead } from './policy';
+import { requireGlobalAdminToRead, requireStepUp } from './policy';
 
 /**
  * A backup of the embedded database while this process holds it (the data directory admits one
@@ -22,6 +22,8 @@ export async function embeddedBackup(db: Knex, acting: Acting): Promise<Blob> {
       'This management API runs on Postgres, not the embedded database: back it up with pg_dump or a base backup (docs/backup.md).',
     );
   }
+  // Every hash and sealed secret, to keep: from a console session, only after a fresh step-up.
+  requireStepUp(acting);
   await withDbErrors(() =>
     recordAudit(db, auditActorOf(acting), {
       action: 'backup',

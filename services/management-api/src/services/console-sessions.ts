@@ -1,30 +1,39 @@
 import { createHash } from 'node:crypto';
-import { apiKeyMatches, errors, generateApiKey, hashApiKey } from '@cairn/domain';
+import { apiKeyMatches, errors, generateApiKey, hashApiKey, isCairnError, type Operator } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { recordAudit } from '../repositories/audit';
 import {
   deleteConsoleSession,
   findLiveConsoleSession,
   insertConsoleSession,
+  stepUpConsoleSession,
   touchConsoleSession,
   type ConsoleSessionRecord,
   type LiveConsoleSession,
 } from '../repositories/console-sessions';
 import { apiKeyUri } from '../resources/uris';
+import { operatorByApiKey, type CredentialCache } from './authentication';
 import { auditActorOf, type Acting } from './context';
 
 export type { LiveConsoleSession };
 
 /**
  * How long a console session lives: ended after `idleSeconds` without a request, and `maxSeconds` after sign-in at the
- * latest.
+ * latest. `stepUpSeconds` (default 300): how long re-entering the API key lets it mint lasting credentials.
  */
 export interface ConsoleSessionSettings {
   idleSeconds: number;
   maxSeconds: number;
+  stepUpSeconds?: number;
 }
 
-export const DEFAULT_CONSOLE_SESSIONS: ConsoleSessionSettings = Object.freeze({ idleSeconds: 1800, maxSeconds: 43200 });
+export const DEFAULT_STEP_UP_SECONDS = 300;
+
+export const DEFAULT_CONSOLE_SESSIONS: ConsoleSessionSettings = Object.freeze({
+  idleSeconds: 1800,
+  maxSeconds: 43200,
+  stepUpSeconds: DEFAULT_STEP_UP_SECONDS,
+});
 
 /** A session id is 256 random bits in base64url, like an API key; anything else is not looked up. */
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
@@ -64,7 +73,12 @@ export class ConsoleSessions {
   constructor(
     private readonly db: Db,
     readonly settings: ConsoleSessionSettings,
+    private readonly credentials: CredentialCache,
   ) {}
+
+  get stepUpSeconds(): number {
+    return this.settings.stepUpSeconds ?? DEFAULT_STEP_UP_SECONDS;
+  }
 
   /** Opens a session on the API key the request was made with; the id goes only into the cookie. */
   async open(acting: Acting, apiKeyId: string): Promise<{ sessionId: string; session: ConsoleSessionRecord }> {
@@ -100,6 +114,44 @@ export class ConsoleSessions {
       );
     }
     return session;
+  }
+
+  /**
+   * Step-up: the session's operator re-enters an API key, checked as at sign-in (the same lookup,
+   * the same time for any wrong key); the session may then mint lasting credentials (API keys,
+   * operators, a backup) for `stepUpSeconds`. A key of another operator, or a wrong one, is refused
+   * with 403, not 401: the session itself is still good. Audited with the key's URI, never the key.
+   */
+  async stepUp(acting: Acting, session: LiveConsoleSession, key: string): Promise<ConsoleSessionRecord> {
+    const operator: Operator = session.operator;
+    let apiKeyId: string;
+    try {
+      const found = await operatorByApiKey(this.credentials, operator.name, key);
+      if (found.operator.id !== operator.id) throw errors.unauthenticated();
+      apiKeyId = found.apiKeyId;
+    } catch (e) {
+      if (isCairnError(e) && e.code === 'UNAUTHENTICATED')
+        throw errors.forbidden(`That is not an API key of operator '${operator.name}'; nothing was confirmed.`);
+      throw e;
+    }
+    return this.db.transaction(async (trx) => {
+      const stepped = await stepUpConsoleSession(trx, session.id, this.stepUpSeconds, this.settings.idleSeconds);
+      if (!stepped) {
+        throw errors.unauthenticated(
+          'Your console session has ended (signed out, idle too long, past its maximum length, or its API key was revoked). Sign in again.',
+        );
+      }
+      await recordAudit(trx, auditActorOf(acting), {
+        action: 'step_up',
+        target: target(acting, stepped),
+        before: null,
+        after: {
+          key_uri: apiKeyUri(operator.id, apiKeyId),
+          stepped_up_until: stepped.steppedUpUntil,
+        },
+      });
+      return stepped;
+    });
   }
 
   /** Signs out: the session row goes, and the audit trail says so. */

@@ -7,6 +7,12 @@ export interface Acting {
   requestId: string | null;
   /** Set for a command run on the host instead of an operator over HTTP: what the audit trail records. */
   system?: AuditActor;
+  /**
+   * Set when the request was authenticated by a console session's cookie rather than an API key:
+   * whether the operator re-entered an API key recently (step-up), which minting lasting
+   * credentials needs (policy.ts requireStepUp).
+   */
+  consoleSession?: { steppedUp: boolean };
 }
 
 /**

@@ -29,7 +29,7 @@ import {
 } from '../repositories/operators';
 import { findByName as findClusterByName } from './clusters';
 import { SYSTEM_ACTING, auditActorOf, type Acting } from './context';
-import { requireGlobalAdmin, requireGlobalAdminToRead } from './policy';
+import { requireGlobalAdmin, requireGlobalAdminToRead, requireStepUp } from './policy';
 import { apiKeyJson, operatorJson } from '../resources/representations';
 
 export const operatorTarget = (o: Pick<Operator, 'id' | 'name'>): AuditTarget => ({
@@ -77,6 +77,16 @@ export async function createOperatorWithKey(
 
 const isGlobalAdmin = (o: Operator) => o.role === 'admin' && o.clusterIds.length === 0;
 
+/**
+ * Whether a change gives the operator more than it had: a reader made admin, or clusters it could
+ * not reach before (limited to fewer clusters, or to none, which means every cluster).
+ */
+export function widens(before: Operator, role: OperatorRole | undefined, clusterIds: number[] | undefined): boolean {
+  if (before.role === 'reader' && role === 'admin') return true;
+  if (clusterIds === undefined || before.clusterIds.length === 0) return false;
+  return clusterIds.length === 0 || clusterIds.some((id) => !before.clusterIds.includes(id));
+}
+
 async function findOperator(db: Db, raw: string | undefined): Promise<Operator> {
   const id = parseIntId(raw);
   const op = id === null ? null : await getOperator(db, id);
@@ -115,6 +125,7 @@ export async function show(db: Db, acting: Acting, rawId: string | undefined): P
 
 export async function create(db: Db, acting: Acting, inputOf: () => Promise<OperatorCreateInput>) {
   authorize(acting);
+  requireStepUp(acting);
   const input = await inputOf();
   const clusterIds = await resolveClusterRefs(db, input.clusters);
   return withDbErrors(() =>
@@ -172,6 +183,8 @@ export async function update(
   return withDbErrors(() =>
     db.transaction(async (trx) => {
       const before = await getOperator(trx, found.id, true);
+      // More power for an operator is a lasting credential too: from a console session, confirm it.
+      if (before && widens(before, patch.role, clusterIds)) requireStepUp(acting);
       const result = before && (await updateOperator(trx, before.id, { role: patch.role, clusterIds }));
       if (!before || !result) throw errors.notFound(`No operator with id '${escapeHtml(String(rawId))}'.`);
       await keepOneGlobalAdmin(trx, before);
@@ -225,6 +238,7 @@ export async function addKey(
 ): Promise<{ info: ApiKeyInfo; key: string }> {
   authorize(acting);
   const op = await findOperator(db, rawId);
+  requireStepUp(acting);
   await checkBody();
   const key = generateApiKey();
   const info = await withDbErrors(() =>

@@ -1,4 +1,5 @@
-import { errors, type Operator } from '@cairn/domain';
+import { CairnError, errors, type Operator } from '@cairn/domain';
+import type { Acting } from './context';
 
 /**
  * Who may do what. Services call these before they touch the database; the HTTP layer only
@@ -39,4 +40,20 @@ export function requireGlobalAdminToRead(op: Operator, what: string): void {
   if (op.role === 'admin' && !isRestricted(op)) return;
   const who = op.role === 'admin' ? 'is limited to some clusters' : 'is a reader';
   throw errors.forbidden(`Operator '${op.name}' ${who}; only an admin with access to every cluster may read ${what}.`);
+}
+
+/** The `code` of the refusal below, in the error body: the console asks for the key and retries. */
+export const STEP_UP_REQUIRED = 'step_up_required';
+
+export const STEP_UP_MESSAGE =
+  'Re-enter your API key to confirm this action (POST /api/v1/session/step_up/ with {"api_key": "…"}); the confirmation lasts a few minutes.';
+
+/**
+ * Minting lasting credentials (an API key, an operator, more power for one, a backup of every
+ * secret) from a console session needs a fresh step-up: a script that got into the page holds the
+ * cookie's power but not the key. Requests made with an API key are not concerned.
+ */
+export function requireStepUp(acting: Acting): void {
+  if (acting.consoleSession && !acting.consoleSession.steppedUp)
+    throw new CairnError('FORBIDDEN', STEP_UP_MESSAGE, { code: STEP_UP_REQUIRED });
 }

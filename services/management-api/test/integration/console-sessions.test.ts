@@ -2,15 +2,27 @@ import { createHash } from 'node:crypto';
 import { Server } from 'node:http';
 import request, { type Response } from 'supertest';
 import { createApp } from '../../src/app';
-import { ADMIN, ADMIN_AUTH, countRows, createOperator, startTestApp, type TestApp } from '../support/harness';
+import {
+  ADMIN,
+  ADMIN_AUTH,
+  countRows,
+  createCluster,
+  createOperator,
+  DB_KINDS,
+  startTestApp,
+  type TestApp,
+} from '../support/harness';
 
 /**
- * The console's sessions over real HTTP on a real Postgres: the cookie and its flags, what is
- * stored, sign-out, revocation (also seen by a second app on the same database, as another
- * replica would), the idle and maximum lifetimes, and the CSRF defences.
+ * The console's sessions over real HTTP, on Postgres and on PGlite (what `pnpm start` runs): the
+ * cookie and its flags, what is stored, sign-out, revocation (also seen by a second app on the same
+ * database, as another replica would), the idle and maximum lifetimes, the cross-site defences, and
+ * the step-up that minting lasting credentials needs. Time passing is played by moving the
+ * session's times back on the database's clock, which is the clock every decision reads.
  */
 const COOKIE = 'cairn_console_session';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const STEP_UP_REQUIRED = 'step_up_required';
+const idHash = (sessionId: string) => createHash('sha256').update(sessionId).digest();
 
 function cookieOf(res: Response): { value: string; attributes: string[] } {
   const raw = ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((c) => c.startsWith(`${COOKIE}=`));
@@ -42,10 +54,36 @@ async function signIn(app: TestApp, auth = ADMIN_AUTH, headers: Record<string, s
 
 const whoami = (app: TestApp, cookie: string) => app.http().get('/api/v1/whoami/').set('Cookie', cookie);
 
-describe('console sessions', () => {
+/** A write made as the console makes it: the cookie and the CSRF token. */
+const write = (app: TestApp, s: SignedIn, method: 'post' | 'patch' | 'delete', path: string) =>
+  app.http()[method](path).set('Cookie', s.cookie).set('X-Cairn-CSRF', s.csrf);
+
+/** The operator types its key again. */
+const stepUp = (app: TestApp, s: SignedIn, key: string = ADMIN.key) =>
+  write(app, s, 'post', '/api/v1/session/step_up/').send({ api_key: key });
+
+/** Moves a session's times `seconds` back, as if that much time had passed for them. */
+async function age(app: TestApp, s: SignedIn, columns: string[], seconds: number): Promise<void> {
+  const back = (c: string) => app.db.raw(`?? - ? * interval '1 second'`, [c, seconds]);
+  await app
+    .db('console_sessions')
+    .where('id_hash', idHash(s.sessionId))
+    .update(Object.fromEntries(columns.map((c) => [c, back(c)])));
+}
+
+/** Seconds from now to a column of the session, on the database's clock (negative: past). */
+async function secondsUntil(app: TestApp, s: SignedIn, column: string): Promise<number> {
+  const row = (await app
+    .db('console_sessions')
+    .where('id_hash', idHash(s.sessionId))
+    .first(app.db.raw('extract(epoch from ?? - now())::float8 AS d', [column]))) as { d: number | string };
+  return Number(row.d);
+}
+
+describe.each(DB_KINDS)('console sessions on %s', (kind) => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startTestApp('postgres');
+    app = await startTestApp(kind);
   });
   afterAll(() => app.close());
 
@@ -120,7 +158,7 @@ describe('console sessions', () => {
   });
 
   it('when the key a session was opened with is revoked, then the session is refused at once, also by another replica on the same database', async () => {
-    const other = await startTestApp('postgres');
+    const other = await startTestApp(kind);
     try {
       const auth = await createOperator(other, 'keyholder', 'admin');
       const s = await signIn(other, auth);
@@ -163,6 +201,7 @@ describe('console sessions', () => {
     expect(crossSite.status).toBe(403);
     expect(crossSite.body.error).toMatch(/another site/);
     expect(await app.db('operators').where({ name: 'csrf-probe' }).first()).toBeUndefined();
+    expect((await stepUp(app, s)).status).toBe(200);
     const ok = await app
       .http()
       .post('/api/v1/operators/')
@@ -207,28 +246,38 @@ describe('console sessions', () => {
   });
 
   it('when a session is idle past CAIRN_CONSOLE_SESSION_IDLE_SECONDS, then it ends; while it is used, it lives on', async () => {
-    const short = await startTestApp('postgres', { consoleSessions: { idleSeconds: 2, maxSeconds: 3600 } });
+    const short = await startTestApp(kind, { consoleSessions: { idleSeconds: 120, maxSeconds: 3600 } });
     try {
       const s = await signIn(short);
-      for (let i = 0; i < 6; i += 1) {
-        await sleep(600);
+      // Used after 110 idle seconds, twice: each use counts, so 220 seconds in it still lives.
+      for (let i = 0; i < 2; i += 1) {
+        await age(short, s, ['last_seen_at'], 110);
         expect((await whoami(short, s.cookie)).status).toBe(200);
+        expect(await secondsUntil(short, s, 'last_seen_at')).toBeGreaterThan(-10);
       }
-      await sleep(2300);
-      expect((await whoami(short, s.cookie)).status).toBe(401);
+      await age(short, s, ['last_seen_at'], 121);
+      const ended = await whoami(short, s.cookie);
+      expect(ended.status).toBe(401);
+      expect(ended.body.error).toMatch(/console session has ended/);
     } finally {
       await short.close();
     }
   });
 
   it('when a session reaches CAIRN_CONSOLE_SESSION_MAX_SECONDS, then it ends however busy it is', async () => {
-    const short = await startTestApp('postgres', { consoleSessions: { idleSeconds: 3600, maxSeconds: 2 } });
+    const short = await startTestApp(kind, { consoleSessions: { idleSeconds: 3600, maxSeconds: 120 } });
     try {
       const s = await signIn(short);
+      const row = await short
+        .db('console_sessions')
+        .where('id_hash', idHash(s.sessionId))
+        .first(short.db.raw('extract(epoch from expires_at - created_at)::float8 AS lifetime'));
+      expect(Number((row as { lifetime: number | string }).lifetime)).toBe(120);
+      // Signed in 100 seconds ago and busy: it lives; 121 seconds ago, used a moment ago: it has ended.
+      await age(short, s, ['created_at', 'expires_at'], 100);
       expect((await whoami(short, s.cookie)).status).toBe(200);
-      await sleep(1200);
-      expect((await whoami(short, s.cookie)).status).toBe(200);
-      await sleep(1200);
+      await age(short, s, ['created_at', 'expires_at'], 21);
+      expect(await secondsUntil(short, s, 'last_seen_at')).toBeGreaterThan(-60);
       expect((await whoami(short, s.cookie)).status).toBe(401);
     } finally {
       await short.close();
@@ -238,7 +287,7 @@ describe('console sessions', () => {
   it('when the API trusts the proxy, then X-Forwarded-Proto https makes the cookie Secure; from an untrusted address it is ignored', async () => {
     const untrusted = await signIn(app, ADMIN_AUTH, { 'X-Forwarded-Proto': 'https' });
     expect(untrusted.attributes.map((a) => a.toLowerCase())).not.toContain('secure');
-    const behindProxy = await startTestApp('postgres', { trustProxy: ['loopback'] });
+    const behindProxy = await startTestApp(kind, { trustProxy: ['loopback'] });
     try {
       const viaTls = await signIn(behindProxy, ADMIN_AUTH, { 'X-Forwarded-Proto': 'https' });
       expect(viaTls.attributes.map((a) => a.toLowerCase())).toEqual(
@@ -246,6 +295,195 @@ describe('console sessions', () => {
       );
       const plain = await signIn(behindProxy, ADMIN_AUTH, { 'X-Forwarded-Proto': 'http' });
       expect(plain.attributes.map((a) => a.toLowerCase())).not.toContain('secure');
+    } finally {
+      await behindProxy.close();
+    }
+  });
+
+  it('when a session mints an API key or an operator without a step-up, then 403 step_up_required and nothing is made; after the key is typed again, it goes through; an API key needs no step-up', async () => {
+    const s = await signIn(app);
+    const keysBefore = await countRows(app.db, 'api_keys');
+    const key = await write(app, s, 'post', '/api/v1/operators/1/keys/');
+    expect(key.status).toBe(403);
+    expect(key.body).toEqual({
+      code: STEP_UP_REQUIRED,
+      error: expect.stringMatching(/^Re-enter your API key to confirm this action/),
+    });
+    const op = await write(app, s, 'post', '/api/v1/operators/').send({
+      name: 'stepless',
+      role: 'admin',
+      clusters: [],
+    });
+    expect(op.status).toBe(403);
+    expect(op.body.code).toBe(STEP_UP_REQUIRED);
+    expect(await countRows(app.db, 'api_keys')).toBe(keysBefore);
+    expect(await app.db('operators').where({ name: 'stepless' }).first()).toBeUndefined();
+    // Writes that mint nothing need no step-up.
+    expect((await write(app, s, 'delete', '/api/v1/operators/999999/')).status).toBe(404);
+    // Scripts and the CLI, with the key itself, are not concerned.
+    expect((await app.http().post('/api/v1/operators/1/keys/').set('Authorization', ADMIN_AUTH)).status).toBe(201);
+
+    const stepped = await stepUp(app, s);
+    expect(stepped.status).toBe(200);
+    expect(stepped.body).toMatchObject({ operator: { name: ADMIN.name }, step_up_timeout: 300, csrf_token: s.csrf });
+    expect(Date.parse(stepped.body.stepped_up_until as string)).toBeGreaterThan(Date.now() + 200_000);
+    const until = await secondsUntil(app, s, 'stepped_up_until');
+    expect(until).toBeGreaterThan(290);
+    expect(until).toBeLessThanOrEqual(300);
+    expect((await app.http().get('/api/v1/session/').set('Cookie', s.cookie)).body.stepped_up_until).toBe(
+      stepped.body.stepped_up_until,
+    );
+    const minted = await write(app, s, 'post', '/api/v1/operators/1/keys/');
+    expect(minted.status).toBe(201);
+    expect(
+      (
+        await app
+          .http()
+          .get('/api/v1/whoami/')
+          .set('Authorization', `ApiKey ${ADMIN.name}:${minted.body.key as string}`)
+      ).status,
+    ).toBe(200);
+    const created = await write(app, s, 'post', '/api/v1/operators/').send({
+      name: 'stepped',
+      role: 'reader',
+      clusters: [],
+    });
+    expect(created.status).toBe(201);
+
+    // Once the step-up has run out, minting is refused again.
+    await age(app, s, ['stepped_up_until'], 301);
+    const late = await write(app, s, 'post', `/api/v1/operators/${created.body.id as number}/keys/`);
+    expect(late.status).toBe(403);
+    expect(late.body.code).toBe(STEP_UP_REQUIRED);
+  });
+
+  it('when a session gives an operator more power (reader to admin, more clusters), then it needs a step-up; narrowing it does not', async () => {
+    const cluster = await createCluster(app, `widen-${kind}`);
+    const clusterUri = cluster.resource_uri as string;
+    const s = await signIn(app);
+    const made = await app
+      .http()
+      .post('/api/v1/operators/')
+      .set('Authorization', ADMIN_AUTH)
+      .send({ name: 'widened', role: 'reader', clusters: [clusterUri] });
+    const uri = `/api/v1/operators/${made.body.id as number}/`;
+    const patch = (body: object) => write(app, s, 'patch', uri).send(body);
+    for (const body of [{ role: 'admin' }, { clusters: [] }, { clusters: [clusterUri, '/api/v1/clusters/1/'] }]) {
+      const res = await patch(body);
+      expect(res.status).toBe(403);
+      expect(res.body.code).toBe(STEP_UP_REQUIRED);
+    }
+    expect(await app.db('operators').where({ name: 'widened' }).first('role')).toEqual({ role: 'reader' });
+    // Same role and clusters, or fewer: nothing to confirm.
+    expect((await patch({ role: 'reader', clusters: [clusterUri] })).status).toBe(202);
+    expect((await stepUp(app, s)).status).toBe(200);
+    expect((await patch({ role: 'admin', clusters: [] })).status).toBe(202);
+    expect((await write(app, s, 'delete', uri)).status).toBe(204);
+  });
+
+  it("when the step-up is given a wrong key, another operator's key or none, then it is refused, the session lives on unconfirmed, and a good one is audited without any secret", async () => {
+    const otherAuth = await createOperator(app, `other-${kind}`, 'admin');
+    const otherKey = otherAuth.split(':')[1]!;
+    const s = await signIn(app);
+    for (const key of ['wrong-key-0123456789abcdefghijklmnopqrstuv', otherKey]) {
+      const res = await stepUp(app, s, key);
+      expect(res.status).toBe(403);
+      expect(res.body.error).toMatch(/not an API key of operator 'root'/);
+      expect(res.body.code).toBeUndefined();
+    }
+    const none = await write(app, s, 'post', '/api/v1/session/step_up/').send({});
+    expect(none.status).toBe(400);
+    expect(none.body.error).toMatch(/api_key is required/);
+    // The session still works, unconfirmed.
+    expect((await whoami(app, s.cookie)).status).toBe(200);
+    expect((await write(app, s, 'post', '/api/v1/operators/1/keys/')).body.code).toBe(STEP_UP_REQUIRED);
+    // A step-up belongs to a console session: with an API key there is nothing to confirm.
+    const byKey = await app
+      .http()
+      .post('/api/v1/session/step_up/')
+      .set('Authorization', ADMIN_AUTH)
+      .send({ api_key: ADMIN.key });
+    expect(byKey.status).toBe(400);
+    // Like every cookie write, it needs the CSRF token.
+    const noToken = await app
+      .http()
+      .post('/api/v1/session/step_up/')
+      .set('Cookie', s.cookie)
+      .send({ api_key: ADMIN.key });
+    expect(noToken.status).toBe(403);
+
+    const stepUps = () => app.db('audit_log').where({ action: 'step_up' }).orderBy('id');
+    const before = (await stepUps()).length;
+    expect((await stepUp(app, s)).status).toBe(200);
+    const audit = await stepUps();
+    expect(audit).toHaveLength(before + 1);
+    expect(audit.at(-1)).toMatchObject({ operator_name: ADMIN.name, target_type: 'sessions' });
+    const text = JSON.stringify(audit.at(-1));
+    for (const secret of [s.sessionId, s.csrf, ADMIN.key, idHash(s.sessionId).toString('hex')])
+      expect(text).not.toContain(secret);
+    expect(text).toContain((s.body.operator as { key_uri: string }).key_uri);
+  });
+
+  if (kind === 'pglite') {
+    it('when a session asks for a backup of the embedded database, then it needs a step-up', async () => {
+      const s = await signIn(app);
+      const first = await write(app, s, 'post', '/api/v1/backup/');
+      expect(first.status).toBe(403);
+      expect(first.body.code).toBe(STEP_UP_REQUIRED);
+      expect(await app.db('audit_log').where({ action: 'backup' }).first()).toBeUndefined();
+      expect((await stepUp(app, s)).status).toBe(200);
+      const backup = await write(app, s, 'post', '/api/v1/backup/')
+        .buffer(true)
+        .parse((res, done) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => done(null, Buffer.concat(chunks)));
+        });
+      expect(backup.status).toBe(200);
+      expect(backup.headers['content-type']).toBe('application/gzip');
+      expect(await app.db('audit_log').where({ action: 'backup' }).first()).toMatchObject({
+        operator_name: ADMIN.name,
+      });
+    });
+  }
+
+  it("when a session writes with an Origin other than the API's own, then 403; its own origin passes, as a trusted proxy reports it", async () => {
+    const s = await signIn(app);
+    // A write that passes the checks answers 404 (no such operator); a refused one 403.
+    const probe = (target: TestApp, t: SignedIn, headers: Record<string, string>) =>
+      write(target, t, 'delete', '/api/v1/operators/999999/').set(headers);
+    expect((await probe(app, s, { Origin: app.baseUrl })).status).toBe(404);
+    for (const origin of ['http://evil.example', 'null', app.baseUrl.replace('http:', 'https:'), `${app.baseUrl}0`]) {
+      const res = await probe(app, s, { Origin: origin });
+      expect(res.status).toBe(403);
+      expect(res.body.error).toMatch(/another site/);
+    }
+    // No Origin: Sec-Fetch-Site decides when the browser sends it.
+    expect((await probe(app, s, { 'Sec-Fetch-Site': 'same-site' })).status).toBe(403);
+    expect((await probe(app, s, { 'Sec-Fetch-Site': 'same-origin' })).status).toBe(404);
+    // Reads are not concerned, nor requests made with the key.
+    expect((await whoami(app, s.cookie).set('Origin', 'http://evil.example')).status).toBe(200);
+    expect(
+      (
+        await app
+          .http()
+          .delete('/api/v1/operators/999999/')
+          .set('Authorization', ADMIN_AUTH)
+          .set('Origin', 'http://evil.example')
+      ).status,
+    ).toBe(404);
+    // Forwarded headers count only from a proxy named in CAIRN_TRUST_PROXY.
+    const forwarded = { 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'console.example.com' };
+    const spoofed = await probe(app, s, { ...forwarded, Origin: 'https://console.example.com' });
+    expect(spoofed.status).toBe(403);
+    const behindProxy = await startTestApp(kind, { trustProxy: ['loopback'] });
+    try {
+      const t = await signIn(behindProxy);
+      expect((await probe(behindProxy, t, { ...forwarded, Origin: 'https://console.example.com' })).status).toBe(404);
+      expect((await probe(behindProxy, t, { ...forwarded, Origin: 'https://console.example.com:443' })).status).toBe(
+        404,
+      );
+      expect((await probe(behindProxy, t, { ...forwarded, Origin: behindProxy.baseUrl })).status).toBe(403);
     } finally {
       await behindProxy.close();
     }

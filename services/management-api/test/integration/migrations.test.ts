@@ -34,6 +34,7 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
         '20261127160000_application_credentials',
         '20261127170000_s3_credential_lifetimes',
         '20261127180000_application_credential_notices',
+        '20261128100000_console_session_step_up',
       ]);
       expect(await migrateLatest(db)).toEqual([]);
       for (const table of [
