@@ -166,6 +166,55 @@ describe.each(['PGlite', 'Postgres'] as const)('cairn against a running Cairn on
     expect((JSON.parse(clusters.stdout) as Array<{ name: string }>).map((c) => c.name)).toEqual(['default']);
   });
 
+  it('when the API URL is given as the start banner prints it (…/api/v1/), then contexts and CAIRN_API_URL take it as the root', async () => {
+    const other = { XDG_CONFIG_HOME: join(dir, 'config-banner') };
+    const banner = `${server.running.apiUrl}/api/v1/`;
+    const added = await cairn(
+      ['context', 'add', 'banner', '--api-url', banner, '--operator', server.operator, '--key-stdin'],
+      other,
+      `${server.key}\n`,
+    );
+    expect([added.code, added.stderr]).toEqual([0, expect.stringContaining("Context 'banner' saved")]);
+    const list = await cairn(['context', 'list', '-o', 'json'], other);
+    expect(JSON.parse(list.stdout)).toEqual([expect.objectContaining({ 'api-url': server.running.apiUrl })]);
+    expect((await cairn(['clusters', 'list', '-q'], other)).stdout).toBe('1\n');
+    const fromEnv = await cairn(['clusters', 'list', '-q'], {
+      ...other,
+      CAIRN_API_URL: `${server.running.apiUrl}/api/v1`,
+      CAIRN_API_KEY: `${server.operator}:${server.key}`,
+    });
+    expect([fromEnv.code, fromEnv.stdout]).toEqual([0, '1\n']);
+  });
+
+  it('when a context is added with a wrong key, a pasted header line, an unreachable API or an unknown cluster, then each is said, with its exit code, and nothing is saved', async () => {
+    const other = { XDG_CONFIG_HOME: join(dir, 'config-refused') };
+    const add = (apiUrl: string, key: string, ...more: string[]) =>
+      cairn(
+        ['context', 'add', 'x', '--api-url', apiUrl, '--operator', server.operator, '--key-stdin', ...more],
+        other,
+        key,
+      );
+    const header = await add(server.running.apiUrl, `Authorization: ApiKey ${server.operator}:${server.key}\n`);
+    expect(header.code).toBe(5);
+    expect(header.stderr).toContain("holds an HTTP header line ('Authorization: ApiKey …'), not a key");
+    expect(header.out).not.toContain(server.key);
+    const wrong = await add(server.running.apiUrl, 'not-the-key');
+    expect(wrong.code).toBe(4);
+    expect(wrong.stderr).toContain(`The management API at ${server.running.apiUrl} refused the key (401`);
+    const down = await add('http://127.0.0.1:9', server.key);
+    expect(down.code).toBe(6);
+    expect(down.stderr).toContain('check --api-url');
+    const cluster = await add(server.running.apiUrl, server.key, '--cluster', 'no-such-cluster');
+    expect(cluster.code).toBe(3);
+    expect(cluster.stderr).toContain("no cluster named 'no-such-cluster'");
+    for (const run of [wrong, down, cluster]) expect(run.stderr).toContain('Nothing was saved');
+    expect(JSON.parse((await cairn(['context', 'list', '-o', 'json'], other)).stdout)).toEqual([]);
+    // Offline set-up: saved without asking.
+    const offline = await add('http://127.0.0.1:9', server.key, '--no-check');
+    expect(offline.code).toBe(0);
+    expect(JSON.parse((await cairn(['context', 'list', '-o', 'json'], other)).stdout)).toHaveLength(1);
+  }, 60_000);
+
   it('when a user is created with its password on stdin, then it logs in through the gateway, and the password is never printed', async () => {
     const made = await cairn(
       ['users', 'create', '--user', 'carol', '--password-stdin', '-o', 'json'],

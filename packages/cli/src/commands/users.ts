@@ -79,7 +79,7 @@ function quotaBody(f: QuotaFlags): Record<string, unknown> {
 }
 
 const password = (flags: { passwordStdin?: boolean }) =>
-  readSecret(flags.passwordStdin, 'Password (at least 20 characters): ', '--password-stdin');
+  readSecret(flags.passwordStdin, 'password', 'Password (at least 20 characters): ', '--password-stdin');
 
 /** A PATCH of one user, printed as the API answers it (never with the password). */
 function patch(

@@ -38,9 +38,14 @@ export async function promptSecret(question: string, flag: string): Promise<stri
   }
 }
 
-/** A secret from stdin when `fromStdin`, else from a no-echo prompt. */
-export async function readSecret(fromStdin: boolean | undefined, question: string, flag: string): Promise<string> {
+/** A secret from stdin when `fromStdin`, else from a no-echo prompt; `what` names it when it is empty. */
+export async function readSecret(
+  fromStdin: boolean | undefined,
+  what: string,
+  question: string,
+  flag: string,
+): Promise<string> {
   const value = fromStdin ? await readStdin() : await promptSecret(question, flag);
-  if (!value) throw errors.invalidInput('The value given is empty.');
+  if (!value) throw errors.invalidInput(`The ${what} is empty${fromStdin ? ` (standard input, ${flag})` : ''}.`);
   return value;
 }
