@@ -49,3 +49,17 @@ export async function readSecret(
   if (!value) throw errors.invalidInput(`The ${what} is empty${fromStdin ? ` (standard input, ${flag})` : ''}.`);
   return value;
 }
+
+/** Whether a person can be asked: standard input and standard error are a terminal. */
+export const onTerminal = (): boolean => Boolean(process.stdin.isTTY && process.stderr.isTTY);
+
+/** Asks `question` on the terminal; true when the answer is y or yes. */
+export async function askYes(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+  try {
+    const answer = await new Promise<string>((resolve) => rl.question(question, resolve));
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}
