@@ -1,11 +1,11 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { CAIRN_VERSION } from '@cairn/runtime';
-import { cairn, launch, nodeCommand, type Launched } from '../support/processes';
+import { cairn, launch, nodeCommand, REPO_ROOT, type Launched } from '../support/processes';
 import { migratedDataDir } from '../support/data-dir';
 import { createMigratedPostgres } from '../../services/management-api/test/support/migrated-template';
 
@@ -83,6 +83,32 @@ describe('cairn as a command line', () => {
     },
   );
 });
+
+/** `cairn` on a terminal (a pty from util-linux's `script`), answering `answer` to its question. */
+function cairnOnTerminal(
+  args: string[],
+  env: Record<string, string>,
+  answer: string,
+): Promise<{ code: number | null; out: string }> {
+  const [node, nodeArgs] = nodeCommand('packages/cli/src/main.ts');
+  const line = [node, ...nodeArgs, ...args].map((a) => `'${a.replaceAll("'", `'\\''`)}'`).join(' ');
+  return new Promise((resolve) => {
+    const child = spawn('script', ['-qefc', line, '/dev/null'], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...env },
+    });
+    let out = '';
+    let answered = false;
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (!answered && out.includes('[y/N]')) {
+        answered = true;
+        child.stdin.write(`${answer}\r`);
+      }
+    });
+    child.once('exit', (code) => resolve({ code, out }));
+  });
+}
 
 /** A running `cairn start` on PGlite or on a fresh Postgres database, and its admin's "<operator>:<key>". */
 async function startOn(
@@ -166,6 +192,55 @@ describe.each(['PGlite', 'Postgres'] as const)('cairn against a running Cairn on
     expect((JSON.parse(clusters.stdout) as Array<{ name: string }>).map((c) => c.name)).toEqual(['default']);
   });
 
+  it('when the API URL is given as the start banner prints it (…/api/v1/), then contexts and CAIRN_API_URL take it as the root', async () => {
+    const other = { XDG_CONFIG_HOME: join(dir, 'config-banner') };
+    const banner = `${server.running.apiUrl}/api/v1/`;
+    const added = await cairn(
+      ['context', 'add', 'banner', '--api-url', banner, '--operator', server.operator, '--key-stdin'],
+      other,
+      `${server.key}\n`,
+    );
+    expect([added.code, added.stderr]).toEqual([0, expect.stringContaining("Context 'banner' saved")]);
+    const list = await cairn(['context', 'list', '-o', 'json'], other);
+    expect(JSON.parse(list.stdout)).toEqual([expect.objectContaining({ 'api-url': server.running.apiUrl })]);
+    expect((await cairn(['clusters', 'list', '-q'], other)).stdout).toBe('1\n');
+    const fromEnv = await cairn(['clusters', 'list', '-q'], {
+      ...other,
+      CAIRN_API_URL: `${server.running.apiUrl}/api/v1`,
+      CAIRN_API_KEY: `${server.operator}:${server.key}`,
+    });
+    expect([fromEnv.code, fromEnv.stdout]).toEqual([0, '1\n']);
+  });
+
+  it('when a context is added with a wrong key, a pasted header line, an unreachable API or an unknown cluster, then each is said, with its exit code, and nothing is saved', async () => {
+    const other = { XDG_CONFIG_HOME: join(dir, 'config-refused') };
+    const add = (apiUrl: string, key: string, ...more: string[]) =>
+      cairn(
+        ['context', 'add', 'x', '--api-url', apiUrl, '--operator', server.operator, '--key-stdin', ...more],
+        other,
+        key,
+      );
+    const header = await add(server.running.apiUrl, `Authorization: ApiKey ${server.operator}:${server.key}\n`);
+    expect(header.code).toBe(5);
+    expect(header.stderr).toContain("holds an HTTP header line ('Authorization: ApiKey …'), not a key");
+    expect(header.out).not.toContain(server.key);
+    const wrong = await add(server.running.apiUrl, 'not-the-key');
+    expect(wrong.code).toBe(4);
+    expect(wrong.stderr).toContain(`The management API at ${server.running.apiUrl} refused the key (401`);
+    const down = await add('http://127.0.0.1:9', server.key);
+    expect(down.code).toBe(6);
+    expect(down.stderr).toContain('check --api-url');
+    const cluster = await add(server.running.apiUrl, server.key, '--cluster', 'no-such-cluster');
+    expect(cluster.code).toBe(3);
+    expect(cluster.stderr).toContain("no cluster named 'no-such-cluster'");
+    for (const run of [wrong, down, cluster]) expect(run.stderr).toContain('Nothing was saved');
+    expect(JSON.parse((await cairn(['context', 'list', '-o', 'json'], other)).stdout)).toEqual([]);
+    // Offline set-up: saved without asking.
+    const offline = await add('http://127.0.0.1:9', server.key, '--no-check');
+    expect(offline.code).toBe(0);
+    expect(JSON.parse((await cairn(['context', 'list', '-o', 'json'], other)).stdout)).toHaveLength(1);
+  }, 120_000);
+
   it('when a user is created with its password on stdin, then it logs in through the gateway, and the password is never printed', async () => {
     const made = await cairn(
       ['users', 'create', '--user', 'carol', '--password-stdin', '-o', 'json'],
@@ -188,6 +263,108 @@ describe.each(['PGlite', 'Postgres'] as const)('cairn against a running Cairn on
         })
       ).status,
     ).toBe(401);
+  });
+
+  it('when users and operators are named instead of their ids, then commands find them; a name in two clusters needs --cluster, and says so', async () => {
+    const second = await cairn(
+      [
+        'clusters',
+        'create',
+        '--name',
+        'second',
+        '--auth-url',
+        'http://127.0.0.1:1/auth',
+        '--storage-url',
+        'http://127.0.0.1:1/v1',
+        '-q',
+      ],
+      env,
+    );
+    expect(second.code).toBe(0);
+    const secondId = second.stdout.trim();
+    const here = (
+      await cairn(['users', 'create', '--user', 'twin', '--password-stdin', '-q'], env, PASSWORD)
+    ).stdout.trim();
+    const there = (
+      await cairn(['users', 'create', '--user', 'twin', '--cluster', 'second', '--password-stdin', '-q'], env, PASSWORD)
+    ).stdout.trim();
+    expect(here).not.toBe(there);
+    // The context's default cluster (default) picks among them, --cluster names another.
+    expect((await cairn(['users', 'show', 'twin', '-q'], env)).stdout).toBe(`${here}\n`);
+    expect((await cairn(['users', 'show', 'twin', '--cluster', 'second', '-q'], env)).stdout).toBe(`${there}\n`);
+    expect((await cairn(['users', 'disable', 'twin', '--cluster', secondId, '-o', 'json'], env)).stdout).toMatch(
+      /"enabled": false/,
+    );
+    expect(JSON.parse((await cairn(['users', 'quota', 'twin', '-o', 'json'], env)).stdout)).toMatchObject({ id: here });
+    // Without a default cluster, the name alone is ambiguous.
+    const noContext = {
+      XDG_CONFIG_HOME: join(dir, 'config-none'),
+      CAIRN_API_URL: server.running.apiUrl,
+      CAIRN_API_KEY: `${server.operator}:${server.key}`,
+    };
+    const ambiguous = await cairn(['users', 'show', 'twin'], noContext);
+    expect(ambiguous.code).toBe(5);
+    expect(ambiguous.stderr).toBe(
+      `cairn: There is a user named 'twin' in each of the clusters 'default' (id 1), 'second' (id ${secondId}): say which with --cluster <id|name>.\n`,
+    );
+    const missing = await cairn(['users', 'show', 'nobody'], env);
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toContain("No user named 'nobody' in cluster 'default' (the context's default cluster");
+    // users list honours the context's default cluster; --all-clusters does not.
+    const listed = (await cairn(['users', 'list', '--filter', 'user=twin', '-q'], env)).stdout;
+    expect(listed).toBe(`${here}\n`);
+    const all = (await cairn(['users', 'list', '--filter', 'user=twin', '--all-clusters', '-q'], env)).stdout;
+    expect(all.trim().split('\n').sort()).toEqual([here, there].sort());
+    // S3 credentials and operators by name too.
+    const cred = await cairn(['s3-credentials', 'create', '--user', 'twin', '--cluster', 'second', '-o', 'json'], env);
+    expect(JSON.parse(cred.stdout)).toMatchObject({ user: `/api/v1/users/${there}/` });
+    const op = await cairn(['operators', 'show', server.operator, '-o', 'json'], env);
+    expect(JSON.parse(op.stdout)).toMatchObject({ name: server.operator });
+    expect((await cairn(['operators', 'keys', 'list', server.operator, '-q'], env)).code).toBe(0);
+    expect((await cairn(['operators', 'show', 'no-such-operator'], env)).code).toBe(3);
+  }, 120_000);
+
+  it('when a user or cluster is deleted, then a terminal is asked first, a script must say --yes, and no answer deletes nothing', async () => {
+    const id = (
+      await cairn(
+        ['users', 'create', '--user', 'doomed', '--cluster', 'second', '--password-stdin', '-q'],
+        env,
+        PASSWORD,
+      )
+    ).stdout.trim();
+    const piped = await cairn(['users', 'delete', 'doomed', '--cluster', 'second'], env);
+    expect(piped.code).toBe(2);
+    expect(piped.stderr).toContain('standard input is not a terminal to ask on: add --yes');
+    const declined = await cairnOnTerminal(['users', 'delete', 'doomed', '--cluster', 'second'], env, 'n');
+    expect(declined.out).toContain(`Delete user 'doomed' (id ${id}) of cluster /api/v1/clusters/`);
+    expect(declined.out).toContain('Nothing was deleted.');
+    expect(declined.code).toBe(2);
+    expect((await cairn(['users', 'show', id, '-q'], env)).stdout).toBe(`${id}\n`);
+    const accepted = await cairnOnTerminal(['users', 'delete', 'doomed', '--cluster', 'second'], env, 'y');
+    expect(accepted.code).toBe(0);
+    expect((await cairn(['users', 'show', id], env)).code).toBe(3);
+    // The second cluster's other users go by --yes; then the cluster itself, asked on a terminal.
+    for (const user of ['twin']) {
+      expect((await cairn(['users', 'delete', user, '--cluster', 'second', '--yes'], env)).code).toBe(0);
+    }
+    expect((await cairn(['clusters', 'delete', 'second'], env)).code).toBe(2);
+    const cluster = await cairnOnTerminal(['clusters', 'delete', 'second'], env, 'yes');
+    expect(cluster.out).toMatch(/Delete cluster 'second' \(id \d+\) \(refused while it has users\)\? \[y\/N\]/);
+    expect(cluster.code).toBe(0);
+    expect((await cairn(['clusters', 'list', '-q'], env)).stdout).toBe('1\n');
+  }, 120_000);
+
+  it('when a password or key given on standard input is empty, then the refusal names it', async () => {
+    const empty = await cairn(['users', 'create', '--user', 'blank', '--password-stdin'], env, '\n');
+    expect(empty.code).toBe(5);
+    expect(empty.stderr).toBe('cairn: The password is empty (standard input, --password-stdin).\n');
+    const key = await cairn(
+      ['context', 'add', 'blank', '--api-url', server.running.apiUrl, '--operator', server.operator, '--key-stdin'],
+      { XDG_CONFIG_HOME: join(dir, 'config-blank') },
+      '',
+    );
+    expect(key.code).toBe(5);
+    expect(key.stderr).toBe('cairn: The API key is empty (standard input, --key-stdin).\n');
   });
 
   it('when a list spans several pages, then every page is followed, unless --limit; -q, csv and filters shape the output', async () => {
@@ -225,7 +402,7 @@ describe.each(['PGlite', 'Postgres'] as const)('cairn against a running Cairn on
     const down = await cairn(['clusters', 'list'], { ...env, CAIRN_API_URL: 'http://127.0.0.1:9' });
     expect(down.code).toBe(6);
     expect(down.stderr).toMatch(/did not answer GET \/api\/v1\/clusters\//);
-  }, 60_000);
+  }, 120_000);
 
   it('when a quota is set, shown and cleared with cairn, then the API holds exactly that, and a bad value or an unknown policy is refused', async () => {
     const made = await cairn(['users', 'create', '--user', 'quoted', '--password-stdin', '-q'], env, PASSWORD);

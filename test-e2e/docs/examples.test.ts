@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { docExamples, substitute } from '../support/doc-examples';
-import { launch, nodeCommand, REPO_ROOT, type Launched } from '../support/processes';
+import { launch, REPO_ROOT, type Launched } from '../support/processes';
 import { migratedDataDir } from '../support/data-dir';
 
 /**
@@ -15,19 +15,26 @@ const PAGES = ['README.md', 'docs/management-api.md'];
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
 /**
- * bash, stopping at the first failing command. `cairn` and `pnpm cairn` run this checkout's CLI;
- * `curl` fails on an HTTP error status, as a person reading its answer would notice.
+ * bash, stopping at the first failing command. Nothing here defines `cairn`: the README's tour puts
+ * the checkout's own on the PATH, as it tells a person to, and every later `cairn` is that one.
+ * pnpm is not runnable (an example must not need it, nor print its banner); `curl` fails on an HTTP
+ * error status, as a person reading its answer would notice.
  */
 function prelude(): string {
-  const [node, args] = nodeCommand('packages/cli/src/main.ts');
   return [
     'set -euo pipefail',
-    `cairn() ( cd ${quote(REPO_ROOT)} && exec ${[node, ...args].map(quote).join(' ')} "$@" )`,
-    `pnpm() { if [ "$1" = cairn ]; then shift; cairn "$@"; else echo "an example ran 'pnpm $*'; only 'pnpm cairn' is runnable here" >&2; return 1; fi; }`,
+    `pnpm() { echo "an example ran 'pnpm $*'; the examples must work without pnpm" >&2; return 1; }`,
     'curl() { command curl --silent --show-error --fail-with-body "$@"; }',
     `trap 'echo "failed: $BASH_COMMAND" >&2' ERR`,
   ].join('\n');
 }
+
+/** The PATH without any directory that has a `cairn` of its own: only the tour may provide one. */
+const pathWithoutCairn = (): string =>
+  (process.env.PATH ?? '')
+    .split(delimiter)
+    .filter((d) => d && !existsSync(join(d, 'cairn')))
+    .join(delimiter);
 
 function runBash(
   script: string,
@@ -35,7 +42,7 @@ function runBash(
   env: Record<string, string>,
 ): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn('bash', [script], { cwd, env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env } });
+    const child = spawn('bash', [script], { cwd, env: { PATH: pathWithoutCairn(), LOG_LEVEL: 'warn', ...env } });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -63,8 +70,15 @@ describe('the examples in the README and docs', () => {
     running = await launch({ CAIRN_DATA_DIR: await migratedDataDir(join(dir, 'pglite')) });
     const adminKey = running.adminAuth!.replace(/^ApiKey admin:/, '');
     const values = { apiUrl: running.apiUrl, gatewayUrl: running.gatewayUrl, adminKey };
+    // The README's tour runs in the checkout, as it says (`pnpm start` has built dist/, as the
+    // tests' global set-up has); the reference pages in a scratch directory, for the files they write.
     const body = examples
-      .map((e) => `echo ${quote(`### ${e.where} (${e.group})`)}\n${substitute(e.code, values)}\n`)
+      .map((e, i) => {
+        const page = e.where.split(':')[0];
+        const cd = i === 0 || examples[i - 1]!.where.split(':')[0] !== page;
+        const where = page === 'README.md' ? REPO_ROOT : dir;
+        return `${cd ? `cd ${quote(where)}\n` : ''}echo ${quote(`### ${e.where} (${e.group})`)}\n${substitute(e.code, values)}\n`;
+      })
       .join('\n');
     const script = join(dir, 'examples.sh');
     writeFileSync(script, `${prelude()}\n${body}\necho '### all examples ran'\n`);

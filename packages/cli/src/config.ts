@@ -2,14 +2,21 @@ import { readFileSync } from 'node:fs';
 import Joi from 'joi';
 import { loadConfig, type ConfigSpec, type Env } from '@cairn/config';
 
+/**
+ * The management API's address as `cairn` keeps it: the server's root, to which every call adds its
+ * `/api/v1/…` path. The address the start banner prints (`…/api/v1/`) is taken as its root, so that
+ * pasting it does not make every call ask for `/api/v1/api/v1/…` (a 404 that names no cause).
+ */
+export const apiUrlSchema = Joi.string()
+  .uri({ scheme: ['http', 'https'] })
+  .replace(/(\/api(\/v1)?)?\/*$/, '');
+
 /** The only place the cairn CLI reads the environment (the services read their own config.ts). */
 export const collectorConfigSpec = {
   apiUrl: {
     env: 'CAIRN_API_URL',
-    doc: "Management API that cairn's commands and the collectors call. Default: the current context's, else http://127.0.0.1:8000.",
-    schema: Joi.string()
-      .uri({ scheme: ['http', 'https'] })
-      .replace(/\/+$/, ''),
+    doc: "Management API that cairn's commands and the collectors call, with or without its /api/v1 path. Default: the current context's, else http://127.0.0.1:8000.",
+    schema: apiUrlSchema,
   },
   apiKey: {
     env: 'CAIRN_API_KEY',

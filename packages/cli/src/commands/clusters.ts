@@ -1,12 +1,15 @@
 import type { Command } from 'commander';
 import { withOutput, type OutputOptions } from '../remote/output';
-import { addDelete, addList, addShow, call, print, type ResourceView } from '../remote/resource';
+import { CLUSTER_LOOKUP } from '../remote/names';
+import { addDelete, addList, addShow, call, idOf, print, withIdArgument, type ResourceView } from '../remote/resource';
 import { targetOf } from '../remote/session';
 
 const VIEW: ResourceView = {
   path: '/api/v1/clusters/',
   noun: 'cluster',
   columns: ['id', 'name', 'region', 'auth_url', 'storage_url'],
+  lookup: CLUSTER_LOOKUP,
+  describe: (c) => `cluster '${String(c.name)}' (id ${String(c.id)})`,
 };
 
 interface ClusterFlags extends OutputOptions {
@@ -39,19 +42,20 @@ export function registerClusters(program: Command): void {
         flags,
       );
     });
-  withOutput(clusters.command('update').description("change a cluster's name, URLs or region"))
-    .argument('<id>', "the cluster's id")
+  withIdArgument(withOutput(clusters.command('update').description("change a cluster's name, URLs or region")), VIEW)
     .option('--name <name>', 'new name')
     .option('--auth-url <url>', 'new auth URL')
     .option('--storage-url <url>', 'new storage URL')
     .option('--region <region>', 'new region')
-    .action(async (id: string, flags: ClusterFlags, cmd: Command) => {
+    .action(async (given: string, flags: ClusterFlags, cmd: Command) => {
+      const target = await targetOf(cmd);
+      const id = await idOf(target, VIEW, given, {});
       print(
         await call(
-          await targetOf(cmd),
+          target,
           'PATCH',
           `${VIEW.path}${encodeURIComponent(id)}/`,
-          `changing cluster ${id}`,
+          `changing cluster ${given}`,
           202,
           bodyOf(flags),
         ),
@@ -59,5 +63,5 @@ export function registerClusters(program: Command): void {
         flags,
       );
     });
-  addDelete(clusters, VIEW, ' (refused while it has users)');
+  addDelete(clusters, VIEW, ' (refused while it has users)', true);
 }

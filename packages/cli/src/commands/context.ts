@@ -1,4 +1,4 @@
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { errors, validate } from '@cairn/domain';
@@ -13,6 +13,9 @@ import {
 } from '../remote/contexts';
 import { render, withOutput, type OutputOptions } from '../remote/output';
 import { readSecret } from '../remote/secret';
+import { keyPair, type Target } from '../remote/target';
+import { api, apiError, type ApiAnswer } from '../api-client';
+import { findCluster } from '../utilization/client';
 
 const pathOf = () => contextsPath(readCliSettings().configHome);
 
@@ -23,6 +26,40 @@ interface AddFlags {
   keyStdin?: boolean;
   cluster?: string;
   use?: boolean;
+  check: boolean;
+}
+
+const NOTHING_SAVED = 'Nothing was saved (--no-check saves it without asking the API).';
+
+/**
+ * Asks the API whether the context works: the address serves Cairn's management API, the key is
+ * the operator's, and the default cluster exists. Each failure is said with its cause, and its
+ * exit code (unreachable 6, key refused 4, no such API or cluster 3).
+ */
+async function checkContext(target: Target): Promise<void> {
+  let r: ApiAnswer;
+  try {
+    r = await api(target, 'GET', '/api/v1/whoami/', undefined, 0);
+  } catch (e) {
+    throw errors.unavailable(`${(e as Error).message}; check --api-url. ${NOTHING_SAVED}`);
+  }
+  const said = (r.json as { error?: string } | null)?.error ?? 'no details';
+  if (r.status === 401 || r.status === 403)
+    throw errors.unauthenticated(
+      `The management API at ${target.apiUrl} refused the key (${r.status}: ${said}): check the key and --operator. ${NOTHING_SAVED}`,
+    );
+  if (r.status === 404)
+    throw errors.notFound(
+      `${target.apiUrl} answered 404 to GET /api/v1/whoami/: it does not serve Cairn's management API there; --api-url is the address the start banner prints for it. ${NOTHING_SAVED}`,
+    );
+  if (r.status !== 200) throw apiError(`checking the key at ${target.apiUrl}`, r);
+  if (target.cluster) {
+    try {
+      await findCluster(target, target.cluster);
+    } catch (e) {
+      throw Object.assign(e as Error, { message: `--cluster: ${(e as Error).message}. ${NOTHING_SAVED}` });
+    }
+  }
 }
 
 export function registerContext(program: Command): void {
@@ -41,25 +78,40 @@ export function registerContext(program: Command): void {
     .option('--key-stdin', 'read the key from standard input')
     .option('--cluster <id|name>', 'the cluster commands use when --cluster is left out')
     .option('--use', 'make it the current context')
+    .option('--no-check', 'save it without calling the API (set up offline)')
     .action(async (name: string, flags: AddFlags) => {
       validate(contextNameSchema.label('name'), name);
       const path = pathOf();
       const file = await loadContexts(path);
+      // The address and operator first: a mistake in them is said before the key is asked for.
+      const entry = parseContext({
+        'api-url': flags.apiUrl,
+        operator: flags.operator,
+        ...(flags.cluster ? { cluster: flags.cluster } : {}),
+      });
+      const given =
+        flags.keyFile === undefined
+          ? await readSecret(flags.keyStdin, 'API key', `API key of '${flags.operator}': `, '--key-stdin')
+          : await readFile(resolve(flags.keyFile), 'utf8');
+      const key = keyPair(
+        given,
+        entry.operator,
+        flags.keyFile === undefined ? 'The key given' : `The key file ${flags.keyFile}`,
+      );
+      const owner = key.slice(0, key.indexOf(':'));
+      if (owner !== entry.operator)
+        throw errors.invalidInput(
+          `The key given belongs to operator '${owner}', not to --operator '${entry.operator}'. Nothing was saved.`,
+        );
+      if (flags.check) await checkContext({ apiUrl: entry['api-url'], apiKey: key, cluster: entry.cluster });
       let keyFile = flags.keyFile === undefined ? undefined : resolve(flags.keyFile);
       if (keyFile === undefined) {
-        const key = await readSecret(flags.keyStdin, `API key of '${flags.operator}': `, '--key-stdin');
         keyFile = join(dirname(path), 'keys', name);
         await mkdir(dirname(keyFile), { recursive: true, mode: 0o700 });
         await writeFile(keyFile, `${key}\n`, { mode: 0o600 });
         await chmod(keyFile, 0o600);
       }
-      const entry = parseContext({
-        'api-url': flags.apiUrl,
-        operator: flags.operator,
-        'key-file': keyFile,
-        ...(flags.cluster ? { cluster: flags.cluster } : {}),
-      });
-      file.contexts[name] = entry;
+      file.contexts[name] = { ...entry, 'key-file': keyFile };
       if (flags.use || !file['current-context']) file['current-context'] = name;
       await saveContexts(path, file);
       process.stderr.write(

@@ -3,15 +3,20 @@ import { OPERATOR_ROLES } from '@cairn/domain';
 import { withOutput, type OutputOptions } from '../remote/output';
 import { addDelete, addList, addShow, call, print, type ResourceView } from '../remote/resource';
 import { collect, targetOf } from '../remote/session';
+import type { Target } from '../remote/target';
 import { listAll } from '../remote/list';
+import { OPERATOR_LOOKUP, operatorIdOf } from '../remote/names';
 
 const VIEW: ResourceView = {
   path: '/api/v1/operators/',
   noun: 'operator',
   columns: ['id', 'name', 'role', 'clusters'],
+  lookup: OPERATOR_LOOKUP,
 };
 const KEYS: ResourceView = { path: '', noun: 'API key', columns: ['id', 'created_at'] };
-const keysPath = (operator: string) => `${VIEW.path}${encodeURIComponent(operator)}/keys/`;
+/** The keys of the operator `given` names (its id or name). */
+const keysPath = async (target: Target, given: string) =>
+  `${VIEW.path}${encodeURIComponent(await operatorIdOf(target, given))}/keys/`;
 
 export function registerOperators(program: Command): void {
   const operators = program
@@ -36,15 +41,17 @@ export function registerOperators(program: Command): void {
 
   const keys = operators.command('keys').description("an operator's API keys");
   withOutput(keys.command('list').description("list an operator's keys (never the keys themselves)"))
-    .argument('<operator>', "the operator's id")
-    .action(async (operator: string, flags: OutputOptions, cmd: Command) =>
-      print(await listAll(await targetOf(cmd), keysPath(operator), []), KEYS, flags),
-    );
-  withOutput(keys.command('create').description('issue another key; it is shown only now'))
-    .argument('<operator>', "the operator's id")
+    .argument('<operator>', OPERATOR_LOOKUP.argument)
     .action(async (operator: string, flags: OutputOptions, cmd: Command) => {
+      const target = await targetOf(cmd);
+      print(await listAll(target, await keysPath(target, operator), []), KEYS, flags);
+    });
+  withOutput(keys.command('create').description('issue another key; it is shown only now'))
+    .argument('<operator>', OPERATOR_LOOKUP.argument)
+    .action(async (operator: string, flags: OutputOptions, cmd: Command) => {
+      const target = await targetOf(cmd);
       print(
-        await call(await targetOf(cmd), 'POST', keysPath(operator), `issuing a key to operator ${operator}`, 201, {}),
+        await call(target, 'POST', await keysPath(target, operator), `issuing a key to operator ${operator}`, 201, {}),
         { ...KEYS, columns: [...KEYS.columns, 'key'] },
         flags,
       );
@@ -52,13 +59,14 @@ export function registerOperators(program: Command): void {
   keys
     .command('revoke')
     .description('revoke one key at once')
-    .argument('<operator>', "the operator's id")
+    .argument('<operator>', OPERATOR_LOOKUP.argument)
     .argument('<key-id>', "the key's id")
     .action(async (operator: string, keyId: string, _flags: unknown, cmd: Command) => {
+      const target = await targetOf(cmd);
       await call(
-        await targetOf(cmd),
+        target,
         'DELETE',
-        `${keysPath(operator)}${encodeURIComponent(keyId)}/`,
+        `${await keysPath(target, operator)}${encodeURIComponent(keyId)}/`,
         `revoking key ${keyId}`,
         204,
       );

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { withOutput, type OutputOptions } from '../remote/output';
 import { addDelete, addList, call, print, type ResourceView } from '../remote/resource';
+import { userIdOf } from '../remote/names';
 import { targetOf } from '../remote/session';
 
 const VIEW: ResourceView = {
@@ -14,17 +15,26 @@ export function registerS3Credentials(program: Command): void {
   addList(
     creds,
     VIEW,
-    (c) => c.option('--user <id>', "only this user's"),
-    (f) => (f.user ? [['user', String(f.user)]] : []),
+    (c) =>
+      c
+        .option('--user <id|name>', "only this user's")
+        .option('--cluster <id|name>', "the user's cluster, when a name is given (default: the context's)"),
+    async (f, target) =>
+      f.user
+        ? [['user', await userIdOf(target, String(f.user), f.cluster === undefined ? undefined : String(f.cluster))]]
+        : [],
   );
   withOutput(creds.command('create').description('create an S3 credential for a user; its secret is shown only now'))
-    .requiredOption('--user <id>', "the storage user's id")
+    .requiredOption('--user <id|name>', "the storage user's id or name")
+    .option('--cluster <id|name>', "the user's cluster, when a name is given (default: the context's)")
     .option('--expires-at <time>', 'when it stops signing, ISO 8601 (2027-01-31T00:00:00Z); default: never')
-    .action(async (flags: OutputOptions & { user: string; expiresAt?: string }, cmd: Command) => {
+    .action(async (flags: OutputOptions & { user: string; cluster?: string; expiresAt?: string }, cmd: Command) => {
+      const target = await targetOf(cmd);
+      const user = await userIdOf(target, flags.user, flags.cluster);
       // The API checks the time (ISO 8601, in the future) and says what is wrong with it.
-      const body = { user: flags.user, ...(flags.expiresAt !== undefined ? { expires_at: flags.expiresAt } : {}) };
+      const body = { user, ...(flags.expiresAt !== undefined ? { expires_at: flags.expiresAt } : {}) };
       print(
-        await call(await targetOf(cmd), 'POST', VIEW.path, 'creating the S3 credential', 201, body),
+        await call(target, 'POST', VIEW.path, 'creating the S3 credential', 201, body),
         { ...VIEW, columns: [...VIEW.columns, 'secret'] },
         flags,
       );

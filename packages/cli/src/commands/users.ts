@@ -1,7 +1,8 @@
 import { errors } from '@cairn/domain';
 import type { Command } from 'commander';
 import { withOutput, type OutputOptions } from '../remote/output';
-import { addDelete, addList, addShow, call, print, type ResourceView } from '../remote/resource';
+import { USER_LOOKUP } from '../remote/names';
+import { addDelete, addList, addShow, call, idOf, print, withIdArgument, type ResourceView } from '../remote/resource';
 import { readSecret } from '../remote/secret';
 import { clusterIdOf, collect, collectorConfigOf, targetOf } from '../remote/session';
 import { usersImportCommand, type ImportFlags } from '../users/import-command';
@@ -10,11 +11,12 @@ const VIEW: ResourceView = {
   path: '/api/v1/users/',
   noun: 'user',
   columns: ['id', 'user', 'cluster', 'is_superuser', 'enabled'],
+  lookup: USER_LOOKUP,
+  describe: (u) => `user '${String(u.user)}' (id ${String(u.id)}) of cluster ${String(u.cluster)}`,
 };
 
 const QUOTA_VIEW: ResourceView = {
-  path: VIEW.path,
-  noun: 'user',
+  ...VIEW,
   columns: [
     'id',
     'user',
@@ -79,7 +81,7 @@ function quotaBody(f: QuotaFlags): Record<string, unknown> {
 }
 
 const password = (flags: { passwordStdin?: boolean }) =>
-  readSecret(flags.passwordStdin, 'Password (at least 20 characters): ', '--password-stdin');
+  readSecret(flags.passwordStdin, 'password', 'Password (at least 20 characters): ', '--password-stdin');
 
 /** A PATCH of one user, printed as the API answers it (never with the password). */
 function patch(
@@ -89,20 +91,21 @@ function patch(
   body: (flags: Record<string, unknown>) => Promise<Record<string, unknown>> | Record<string, unknown>,
   extra: (c: Command) => Command = (c) => c,
 ): void {
-  extra(withOutput(users.command(name).description(description)))
-    .argument('<id>', "the user's id")
-    .action(async (id: string, flags: OutputOptions & Record<string, unknown>, cmd: Command) => {
+  withIdArgument(extra(withOutput(users.command(name).description(description))), VIEW).action(
+    async (given: string, flags: OutputOptions & Record<string, unknown>, cmd: Command) => {
       const target = await targetOf(cmd);
+      const id = await idOf(target, VIEW, given, flags);
       const { password: _shown, ...user } = await call(
         target,
         'PATCH',
         `${VIEW.path}${encodeURIComponent(id)}/`,
-        `changing user ${id}`,
+        `changing user ${given}`,
         202,
         await body(flags),
       );
       print(user, VIEW, flags);
-    });
+    },
+  );
 }
 
 export function registerUsers(program: Command): void {
@@ -112,8 +115,16 @@ export function registerUsers(program: Command): void {
   addList(
     users,
     VIEW,
-    (c) => c.option('--cluster <id|name>', 'only this cluster'),
-    (f) => (f.cluster ? [[/^\d+$/.test(String(f.cluster)) ? 'cluster' : 'cluster__name', String(f.cluster)]] : []),
+    (c) =>
+      c
+        .option('--cluster <id|name>', "only this cluster (default: the context's)")
+        .option('--all-clusters', "every cluster, whatever the context's default"),
+    (f, target) => {
+      if (f.allClusters && f.cluster !== undefined)
+        throw errors.invalidInput('Give --cluster or --all-clusters, not both.');
+      const cluster = f.allClusters ? undefined : f.cluster === undefined ? target.cluster : String(f.cluster);
+      return cluster ? [[/^\d+$/.test(cluster) ? 'cluster' : 'cluster__name', cluster]] : [];
+    },
   );
   addShow(users, VIEW);
   withOutput(
@@ -189,23 +200,25 @@ export function registerUsers(program: Command): void {
           collect,
         ),
   );
-  withOutput(
+  const quota = withOutput(
     users
       .command('quota')
       .description(
         "show a user's quotas and whether Swift has them: quota_status applied, pending or error (with quota_error)",
       ),
-  )
-    .argument('<id>', "the user's id")
-    .action(async (id: string, flags: OutputOptions, cmd: Command) => {
+  );
+  withIdArgument(quota, VIEW).action(
+    async (given: string, flags: OutputOptions & Record<string, unknown>, cmd: Command) => {
       const target = await targetOf(cmd);
+      const id = await idOf(target, VIEW, given, flags);
       print(
-        await call(target, 'GET', `${VIEW.path}${encodeURIComponent(id)}/`, `reading user ${id}`, 200),
+        await call(target, 'GET', `${VIEW.path}${encodeURIComponent(id)}/`, `reading user ${given}`, 200),
         QUOTA_VIEW,
         flags,
       );
-    });
-  addDelete(users, VIEW, ' (the login only; the Swift account and its data stay)');
+    },
+  );
+  addDelete(users, VIEW, ' (the login only; the Swift account and its data stay)', true);
   users
     .command('import')
     .description(

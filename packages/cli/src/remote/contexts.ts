@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import Joi from 'joi';
 import YAML from 'yaml';
 import { errors, validate } from '@cairn/domain';
+import { apiUrlSchema } from '../config';
 
 /**
  * Named contexts, like kubectl's kubeconfig: where the management API is, as whom, with which key
@@ -27,10 +28,7 @@ export const contextNameSchema = Joi.string()
   .message('"{#label}" must be 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit');
 
 const contextSchema = Joi.object<Context>({
-  'api-url': Joi.string()
-    .uri({ scheme: ['http', 'https'] })
-    .replace(/\/+$/, '')
-    .required(),
+  'api-url': apiUrlSchema.required(),
   operator: Joi.string()
     .pattern(/^[^:\s]+$/)
     .max(64)

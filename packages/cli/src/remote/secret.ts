@@ -38,9 +38,28 @@ export async function promptSecret(question: string, flag: string): Promise<stri
   }
 }
 
-/** A secret from stdin when `fromStdin`, else from a no-echo prompt. */
-export async function readSecret(fromStdin: boolean | undefined, question: string, flag: string): Promise<string> {
+/** A secret from stdin when `fromStdin`, else from a no-echo prompt; `what` names it when it is empty. */
+export async function readSecret(
+  fromStdin: boolean | undefined,
+  what: string,
+  question: string,
+  flag: string,
+): Promise<string> {
   const value = fromStdin ? await readStdin() : await promptSecret(question, flag);
-  if (!value) throw errors.invalidInput('The value given is empty.');
+  if (!value) throw errors.invalidInput(`The ${what} is empty${fromStdin ? ` (standard input, ${flag})` : ''}.`);
   return value;
+}
+
+/** Whether a person can be asked: standard input and standard error are a terminal. */
+export const onTerminal = (): boolean => Boolean(process.stdin.isTTY && process.stderr.isTTY);
+
+/** Asks `question` on the terminal; true when the answer is y or yes. */
+export async function askYes(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+  try {
+    const answer = await new Promise<string>((resolve) => rl.question(question, resolve));
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
 }

@@ -27,11 +27,25 @@ export async function currentContext(settings: CliSettings, asked?: string): Pro
   return [name, context];
 }
 
+/**
+ * "<operator>:<key>" from what a person gave as the key (`where` names it): the key alone or the
+ * whole pair. The header line the start banner prints ("Authorization: ApiKey admin:…") is refused
+ * with a sentence: taken as a key it would make every call fail with a 401 that names no cause.
+ */
+export function keyPair(text: string, operator: string, where: string): string {
+  const key = text.trim();
+  if (!key) throw errors.invalidInput(`${where} is empty.`);
+  if (/^(authorization\s*:|apikey\s)/i.test(key))
+    throw errors.invalidInput(
+      `${where} holds an HTTP header line ('${/^authorization/i.test(key) ? 'Authorization: ApiKey' : 'ApiKey'} …'), not a key: give only what follows 'ApiKey ', the "<operator>:<key>" pair or the key alone.`,
+    );
+  if (/\s/.test(key)) throw errors.invalidInput(`${where} holds spaces; an API key has none.`);
+  return key.includes(':') ? key : `${operator}:${key}`;
+}
+
 /** "<operator>:<key>" from a key file that holds either the key alone or the whole pair. */
 export async function keyFromFile(path: string, operator: string): Promise<string> {
-  const text = (await readFile(path, 'utf8')).trim();
-  if (!text) throw errors.invalidInput(`The key file ${path} is empty.`);
-  return text.includes(':') ? text : `${operator}:${text}`;
+  return keyPair(await readFile(path, 'utf8'), operator, `The key file ${path}`);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Request, RequestHandler } from 'express';
+import { parse as parseLossless } from 'lossless-json';
 import { parseStringPromise } from 'xml2js';
 import { BodyRefused, readBody } from '@cairn/runtime';
 import { echoName, errors } from '@cairn/domain';
@@ -48,9 +49,29 @@ function decode(raw: Buffer): string {
   }
 }
 
+/**
+ * An integer too large for a double (past 2^53 - 1) as its decimal text, which is how such a value
+ * is sent as a string: `9223372036854775807`, exact, instead of JSON.parse's nearest double
+ * (…808), which a quota would refuse as out of range, naming a range its true value is in.
+ */
+function exactNumber(text: string): unknown {
+  const n = Number(text);
+  return Number.isInteger(n) && !Number.isSafeInteger(n) && /^-?\d+$/.test(text) ? text : n;
+}
+
+/** A run of 16 digits: the body may hold an integer past 2^53 (16 digits and more). */
+const MAY_HOLD_LARGE_INTEGER = /\d{16}/;
+
+/**
+ * JSON.parse, whose answer is exact unless the body has an integer past 2^53 - 1: a body that may
+ * hold one is parsed again with lossless-json, which keeps such an integer as its decimal text
+ * (see exactNumber). A repeated key keeps its last value, as with JSON.parse.
+ */
 function parseJson(text: string): unknown {
   try {
-    return JSON.parse(text);
+    const value: unknown = JSON.parse(text);
+    if (!MAY_HOLD_LARGE_INTEGER.test(text)) return value;
+    return parseLossless(text, null, { parseNumber: exactNumber, onDuplicateKey: ({ newValue }) => newValue });
   } catch {
     throw errors.invalidInput('Request is not valid JSON.');
   }

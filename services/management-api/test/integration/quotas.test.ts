@@ -71,13 +71,43 @@ describe.each(DB_KINDS)('quotas on %s', (kind) => {
     });
     const text = (await get(`/api/v1/users/${String(u.id)}/`)).text;
     expect(text).toContain('"quota_bytes": "9223372036854775807"');
-    for (const bad of ['9223372036854775808', -1, 1.5, 'ten', true, 2 ** 53]) {
+    for (const bad of ['9223372036854775808', -1, 1.5, 'ten', true]) {
       const res = await patch(u.id, { quota_bytes: bad });
       expect({ bad, status: res.status }).toEqual({ bad, status: 400 });
       expect(res.body.error).toBe(
         "The 'quota_bytes' field must be null (no quota) or a whole number from 0 to 9223372036854775807.",
       );
     }
+  });
+
+  it('when an integer above 2^53 is sent as a JSON number, then it is taken exactly, and one past 2^63 - 1 is refused with the true range', async () => {
+    const u = await createUser(app, 'big-number');
+    const raw = (body: string) =>
+      http()
+        .patch(`/api/v1/users/${String(u.id)}/`)
+        .set('Authorization', ADMIN_AUTH)
+        .set('Content-Type', 'application/json')
+        .send(body);
+    // As JSON.parse reads them, these would be …808 (out of range) and …992 (one off).
+    const exact = await raw(
+      '{"quota_bytes": 9223372036854775807, "quota_count": 9007199254740993, "quota_bytes_policy": {"gold": 18014398509481985}}',
+    );
+    expect(exact.status).toBe(202);
+    expect(exact.body).toMatchObject({
+      quota_bytes: '9223372036854775807',
+      quota_count: '9007199254740993',
+      quota_bytes_policy: { gold: '18014398509481985' },
+    });
+    // A repeated key keeps its last value, as everywhere else.
+    const repeated = await raw('{"quota_count": 1, "quota_count": 9007199254740995}');
+    expect(repeated.body).toMatchObject({ quota_count: '9007199254740995' });
+    const past = await raw('{"quota_bytes": 9223372036854775808}');
+    expect(past.status).toBe(400);
+    expect(past.body.error).toBe(
+      "The 'quota_bytes' field must be null (no quota) or a whole number from 0 to 9223372036854775807.",
+    );
+    expect((await raw('{"quota_bytes": 92233720368547758070000}')).status).toBe(400);
+    expect((await raw('{"quota_bytes": 9223372036854775807')).body.error).toBe('Request is not valid JSON.');
   });
 
   it('when a per-policy quota names a policy the cluster does not report, then 400 names it; known names take the cluster spelling', async () => {
