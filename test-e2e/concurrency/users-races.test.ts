@@ -10,6 +10,15 @@ import { permutations, repeat, sleep, timed, type Timed } from './races';
  * the gateway's documented staleness bound (CAIRN_USER_CACHE_MS) has passed after the race.
  */
 const USER_CACHE_MS = 250;
+
+/** Polls `done` until it holds; fails after 10 s naming `what`. */
+async function waitFor(what: string, done: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within 10 s`);
+    await sleep(10);
+  }
+}
 const PW = 'original-password-0123456789';
 const SERVICE_PW = 'service-password-0123456789';
 const APIS: Api[] = ['v1', 'v2', 'v3'];
@@ -267,10 +276,14 @@ describe('concurrent changes to one storage user', () => {
       const validators = Array.from({ length: 4 }, async () => {
         while (!stop) results.push(await timed(0, async () => (await validate(token)).status));
       });
-      await sleep(50);
+      // Validations answered before the change, and begun past the staleness bound after it: waited
+      // for, however slow the machine (each is asserted below).
+      await waitFor('a validation answered before the change', () => results.length > 0);
       const change = await timed(0, () => patch(id, { enabled: false }, r % 2 ? secondAuth : ADMIN_AUTH));
       expect(change.value.status).toBe(202);
-      await sleep(USER_CACHE_MS + 150);
+      await waitFor('a validation begun past the staleness bound', () =>
+        results.some((v) => v.started > change.ended + USER_CACHE_MS),
+      );
       stop = true;
       await Promise.all(validators);
       const before = results.filter((v) => v.ended < change.started);

@@ -369,8 +369,13 @@ describe('no secret in any log line', () => {
     for (const { password_hash } of hashes)
       for (const part of password_hash.split('$').slice(3)) keep('stored password hash part', part);
 
-    // Request lines are written when the answer has been sent: give the last ones a moment.
-    await new Promise((r) => setTimeout(r, 100));
+    // Request lines are written when the answer has been sent: wait for the last ones (one line per
+    // request at least, checked below), however slow the machine.
+    for (const deadline = Date.now() + 10_000; ;) {
+      if (stack.apiLogs.lines.length >= apiRequests && gatewayLogs.lines.length >= gatewayRequests) break;
+      if (Date.now() > deadline) break; // the counts are asserted below, saying what is missing
+      await new Promise((r) => setTimeout(r, 20));
+    }
     const logs = `${stack.apiLogs.text}\n${stack.gatewayLogs.text}\n${gatewayLogs.text}`;
     // The scenario was logged: one line per request at least, from both services.
     expect(apiRequests).toBeGreaterThan(10);

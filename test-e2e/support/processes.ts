@@ -10,8 +10,8 @@ export const REPO_ROOT = join(__dirname, '..', '..');
  * dist/ before any test starts, so it is never stale; no TypeScript loader is involved, and a
  * SIGKILL reaches the program itself.
  */
-export function nodeCommand(sourcePath: string): [string, string[]] {
-  const built = join(REPO_ROOT, sourcePath.replace(/(^|\/)src\//, '$1dist/').replace(/\.ts$/, '.js'));
+export function nodeCommand(sourcePath: string, root = REPO_ROOT): [string, string[]] {
+  const built = join(root, sourcePath.replace(/(^|\/)src\//, '$1dist/').replace(/\.ts$/, '.js'));
   return [process.execPath, ['--enable-source-maps', built]];
 }
 
@@ -168,14 +168,16 @@ export async function startService(
   timeoutMs = 60_000,
   /** A given port (e.g. a restarted replica's, named in a load balancer's config) instead of a free one. */
   fixedPort?: number,
+  /** The checkout whose built service runs (another release's git worktree); this one by default. */
+  root = REPO_ROOT,
 ): Promise<ServiceProcess> {
   const deadline = Date.now() + timeoutMs;
   for (let attempt = 1; ; attempt++) {
     const port = fixedPort ?? (await freePort());
     const [hostVar, portVar] = SERVICE_PORT_ENV[service];
-    const [node, args] = nodeCommand(`services/${service}/src/server.ts`);
+    const [node, args] = nodeCommand(`services/${service}/src/server.ts`, root);
     const child = spawn(node, args, {
-      cwd: REPO_ROOT,
+      cwd: root,
       env: {
         PATH: process.env.PATH ?? '',
         HOME: process.env.HOME ?? '/tmp',

@@ -1,18 +1,37 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import knex, { type Knex } from 'knex';
 import * as api from '@cairn/management-api';
-import { REPO_ROOT } from '../support/processes';
+import { startStandInSwift, type StandInSwift } from '../../services/management-api/test/support/stand-in-swift';
+import { signedBody } from '../s3/s3-client';
+import { REPO_ROOT, startService, type ServiceProcess } from '../support/processes';
+import {
+  ABOVE_2_53,
+  appCredLogin,
+  call,
+  differences,
+  expectCall,
+  HUGE,
+  passwordLogin,
+  readPaths,
+  TIB,
+  until,
+  writeRows,
+  type Answer,
+} from './rows';
 
 /**
  * Upgrades without downtime (docs/releasing.md): during a rolling upgrade the previous release's
  * replicas keep running on the database this release's migrate job has migrated. This checks out
  * the previous release in a git worktree, builds it as a release is built, migrates a database
  * with this checkout's code, and runs the previous release's own smoke test
- * (test-e2e/upgrade/smoke.test.ts, on its built dist/) against that database.
+ * (test-e2e/upgrade/smoke.test.ts, on its built dist/) against that database. Then, on another
+ * such database, this release's API and gateway write rows of every kind its schema holds, and the
+ * previous release's API and gateway read them back and change some: each read must answer what
+ * this release answers, and none a 5xx.
  *
  * The previous release: the newest `v*` tag that is an ancestor of HEAD (not HEAD itself), or,
  * where no tag exists, the last commit that changed package.json's `"version"` from one value to
@@ -21,6 +40,10 @@ import { REPO_ROOT } from '../support/processes';
  * CAIRN_PREVIOUS_RELEASE=<commit or tag> names another (to check an upgrade from it by hand).
  */
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const ADMIN_KEY = randomBytes(24).toString('base64url');
+const AUTH = `ApiKey upgrade-admin:${ADMIN_KEY}`;
+const S3_KEYS = `k1:${randomBytes(32).toString('base64')}`;
 
 const git = (...args: string[]): string => execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
 
@@ -65,7 +88,40 @@ const previous = found ?? { commit: '', name: 'the previous release' };
 describe('upgrade: the previous release runs on a database migrated by this one', () => {
   let worktree: string;
   let admin: Knex;
-  let dbName: string;
+  const databases: string[] = [];
+  /** The previous release's migration list, to tell which row kinds it knows. */
+  let previousMigrations = '';
+  /** Whether the previous release has the migration named `name` (e.g. 'quotas'). */
+  const knows = (name: string) => previousMigrations.includes(`_${name}'`);
+
+  const run = (cmd: string, args: string[], env: Record<string, string> = {}) => {
+    const r = spawnSync(cmd, args, {
+      cwd: worktree,
+      env: { ...process.env, ...env },
+      encoding: 'utf8',
+      maxBuffer: 64 << 20,
+    });
+    if (r.status !== 0)
+      throw new Error(
+        `${cmd} ${args.join(' ')} in ${previous.name} failed (${r.status ?? r.signal}):\n${r.stdout.slice(-8000)}\n${r.stderr.slice(-8000)}`,
+      );
+  };
+
+  /** A new database, migrated by this checkout's code; its URL. */
+  const migratedDatabase = async (): Promise<string> => {
+    const dbName = `cairn_upgrade_${process.pid}_${randomBytes(4).toString('hex')}`;
+    databases.push(dbName);
+    await admin.raw(`CREATE DATABASE ${dbName}`);
+    const url = new URL(ADMIN_URL);
+    url.pathname = `/${dbName}`;
+    const db = api.createDatabase({ url: url.toString(), poolMax: 1 });
+    try {
+      await api.migrateLatest(db);
+    } finally {
+      await db.destroy();
+    }
+    return url.toString();
+  };
 
   beforeAll(() => {
     // 1.0.0 is released, so a whole history always has a previous release: none means the history
@@ -77,43 +133,22 @@ describe('upgrade: the previous release runs on a database migrated by this one'
     worktree = join(mkdtempSync(join(tmpdir(), 'cairn-previous-')), 'checkout');
     git('worktree', 'add', '--detach', worktree, previous.commit);
     admin = knex({ client: 'pg', connection: ADMIN_URL, pool: { min: 0, max: 1 } });
-    dbName = `cairn_upgrade_${process.pid}_${randomBytes(4).toString('hex')}`;
-  });
+    run('pnpm', ['install', '--frozen-lockfile', '--offline']);
+    run('pnpm', ['build']);
+    previousMigrations = readFileSync(join(worktree, 'services/management-api/src/db/migrations/index.ts'), 'utf8');
+  }, 1_200_000);
   afterAll(async () => {
     if (!found) return;
-    await admin.raw(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    for (const dbName of databases) await admin.raw(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
     await admin.destroy();
     git('worktree', 'remove', '--force', worktree);
     rmSync(join(worktree, '..'), { recursive: true, force: true });
   });
 
   it(`when ${previous.name} runs its smoke test on this release's schema, then it passes`, async () => {
-    const run = (cmd: string, args: string[], env: Record<string, string> = {}) => {
-      const r = spawnSync(cmd, args, {
-        cwd: worktree,
-        env: { ...process.env, ...env },
-        encoding: 'utf8',
-        maxBuffer: 64 << 20,
-      });
-      if (r.status !== 0)
-        throw new Error(
-          `${cmd} ${args.join(' ')} in ${previous.name} failed (${r.status ?? r.signal}):\n${r.stdout.slice(-8000)}\n${r.stderr.slice(-8000)}`,
-        );
-    };
-    run('pnpm', ['install', '--frozen-lockfile', '--offline']);
-    run('pnpm', ['build']);
     if (!existsSync(join(worktree, 'test-e2e/upgrade/smoke.test.ts')))
       throw new Error(`${previous.name} has no test-e2e/upgrade/smoke.test.ts to run.`);
-
-    await admin.raw(`CREATE DATABASE ${dbName}`);
-    const url = new URL(ADMIN_URL);
-    url.pathname = `/${dbName}`;
-    const db = api.createDatabase({ url: url.toString(), poolMax: 1 });
-    try {
-      await api.migrateLatest(db);
-    } finally {
-      await db.destroy();
-    }
+    const url = await migratedDatabase();
 
     // The path only: an option that takes a list (--selectProjects) would swallow it and run every suite.
     run(
@@ -126,10 +161,242 @@ describe('upgrade: the previous release runs on a database migrated by this one'
         'test-e2e/upgrade/smoke.test.ts',
       ],
       {
-        CAIRN_SMOKE_DATABASE_URL: url.toString(),
+        CAIRN_SMOKE_DATABASE_URL: url,
         // Releases up to 1.0.0 ran their processes from dist/ only with this set (later ones always do).
         CAIRN_E2E_DIST: '1',
       },
     );
   }, 1_200_000);
+
+  describe('rows this release wrote', () => {
+    const running: ServiceProcess[] = [];
+    let swift: StandInSwift | undefined;
+    afterAll(async () => {
+      await Promise.all(running.map((s) => s.stop()));
+      await swift?.close();
+    });
+    /** One service of this release (root: REPO_ROOT) or of the previous one (its worktree). */
+    const start = async (service: 'management-api' | 'auth-gateway', env: Record<string, string>, root = REPO_ROOT) => {
+      const proc = await startService(service, env, 60_000, undefined, root);
+      running.push(proc);
+      return proc;
+    };
+
+    it(`when ${previous.name} reads and changes users with quotas, application credentials, S3 keys that expire or are bound, utilization, operators, sessions and audit records this release wrote, then it answers as this release does and never with a 5xx`, async () => {
+      const url = await migratedDatabase();
+      // Swift 2.34: every quota field (object counts, per policy) can be set and applied.
+      swift = await startStandInSwift({ version: '2.34.1' });
+      const shared = { DATABASE_URL: url, CAIRN_S3_SECRET_KEYS: S3_KEYS };
+      const apiEnv = { ...shared, CAIRN_ADMIN_USER: 'upgrade-admin', CAIRN_ADMIN_KEY: ADMIN_KEY };
+      const gatewayEnv = {
+        ...shared,
+        REDIS_URL,
+        CAIRN_GATEWAY_CLUSTER: 'default',
+        CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN: 'false',
+      };
+
+      // This release writes.
+      const newerApi = await start('management-api', apiEnv);
+      const newerGateway = await start('auth-gateway', gatewayEnv);
+      await expectCall(202, newerApi.url, 'PATCH', '/api/v1/clusters/1/', {
+        auth: AUTH,
+        body: { auth_url: swift.authUrl, storage_url: swift.storageUrl },
+      });
+      await expectCall(204, newerApi.url, 'PUT', '/api/v1/clusters/1/devices/', {
+        auth: AUTH,
+        body: {
+          policies: [
+            { index: 0, name: 'gold', default: true },
+            { index: 1, name: 'Silver' },
+          ],
+          devices: [
+            { node: '10.0.0.1:6200', device: 'sdb1', policies: ['gold'], used_bytes: 1e12, avail_bytes: 4e12 },
+            { node: '10.0.0.2:6200', device: 'sdb1', policies: ['Silver'], used_bytes: 2e12, avail_bytes: 3e12 },
+          ],
+        },
+      });
+      // A second replica runs the quota reconciler (once the cluster's Swift is known), which
+      // records Swift's /info and applies the quotas.
+      const reconciling = await start('management-api', {
+        ...apiEnv,
+        CAIRN_QUOTA_CREDENTIALS: JSON.stringify({
+          default: { user: swift.state.user, password: swift.state.password },
+        }),
+        CAIRN_QUOTA_POLL_MS: '100',
+      });
+      const clusterNow = () => call(newerApi.url, 'GET', '/api/v1/clusters/1/', { auth: AUTH });
+      await until('the quota reconciler read /info', async () => (await clusterNow()).body.quota_support !== null);
+      const w = await writeRows(newerApi.url, AUTH, newerGateway.url, (ids) =>
+        until('the quotas are applied', async () => {
+          const users = await Promise.all(
+            ids.map((id) => call(newerApi.url, 'GET', `/api/v1/users/${id}/`, { auth: AUTH })),
+          );
+          return users.every((u) => u.body.quota_status === 'applied');
+        }),
+      );
+      await reconciling.stop();
+      const paths = readPaths(w);
+      const newer = new Map<string, Answer>();
+      for (const { path } of paths) {
+        const res = await call(newerApi.url, 'GET', path, { auth: AUTH });
+        expect({ path, status: res.status }).toEqual({ path, status: 200 });
+        newer.set(path, res);
+      }
+      await newerApi.stop();
+      await newerGateway.stop();
+
+      // The previous release reads, on the same database and Redis (migrating at start, as a
+      // replica of it restarting mid-upgrade does).
+      const prevApi = await start('management-api', apiEnv, worktree);
+      const prevGateway = await start('auth-gateway', gatewayEnv, worktree);
+      const problems: string[] = [];
+      for (const { path, needs } of paths) {
+        const res = await call(prevApi.url, 'GET', path, { auth: AUTH });
+        if (res.status >= 500) problems.push(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
+        else if (!needs || knows(needs)) problems.push(...differences(path, newer.get(path)!, res));
+      }
+      expect(problems).toEqual([]);
+
+      const u = w.users;
+      const userAt = async (id: string) =>
+        (await expectCall(200, prevApi.url, 'GET', `/api/v1/users/${id}/`, { auth: AUTH })).body;
+      if (knows('quotas')) {
+        expect(await userAt(u.quota.id)).toMatchObject({
+          quota_bytes: HUGE,
+          quota_count: 123_456,
+          quota_bytes_policy: { gold: TIB, Silver: ABOVE_2_53 },
+          quota_count_policy: { gold: 1000 },
+          quota_status: 'applied',
+          quota_error: null,
+        });
+        expect(await userAt(u.defaulted.id)).toMatchObject({
+          quota_bytes: 5 * TIB,
+          quota_count: 100_000,
+          quota_bytes_policy: { gold: TIB },
+          quota_count_policy: { Silver: 500 },
+          quota_status: 'applied',
+        });
+        expect(await userAt(u.plain.id)).toMatchObject({ quota_bytes: null, quota_status: null });
+        const cluster = (await expectCall(200, prevApi.url, 'GET', '/api/v1/clusters/1/', { auth: AUTH })).body;
+        expect(cluster).toMatchObject({
+          default_quota_bytes: 5 * TIB,
+          default_quota_count: 100_000,
+          default_quota_bytes_policy: { gold: TIB },
+          default_quota_count_policy: { Silver: 500 },
+          quota_support: { swift_version: '2.34.1' },
+        });
+      }
+      // The reader operator's key and the console session this release opened.
+      await expectCall(200, prevApi.url, 'GET', '/api/v1/users/', { auth: w.readerOperator.auth });
+      await expectCall(403, prevApi.url, 'POST', '/api/v1/users/', {
+        auth: w.readerOperator.auth,
+        body: { cluster: '/api/v1/clusters/1/', user: 'not-by-a-reader', password: 'a-long-password-0123456789' },
+      });
+      const session = await expectCall(200, prevApi.url, 'GET', '/api/v1/session/', {
+        headers: { Cookie: w.sessionCookie },
+      });
+      expect(session.body.operator).toMatchObject({ name: 'upgrade-admin' });
+      await expectCall(200, prevApi.url, 'GET', '/api/v1/users/', { headers: { Cookie: w.sessionCookie } });
+
+      // Its gateway: passwords (V1, V3), a disabled user, a token this release issued.
+      const gw = prevGateway.url;
+      const v1 = await call(gw, 'GET', '/auth/v1.0', {
+        headers: { 'X-Auth-User': u.quota.name, 'X-Auth-Key': u.quota.password },
+      });
+      expect(v1.status).toBe(200);
+      expect(v1.headers.get('x-storage-url')).toBe(`${swift.storageUrl}/AUTH_${u.quota.name}`);
+      for (const user of [u.plain, u.quota, u.defaulted, u.apps])
+        await expectCall(201, gw, 'POST', '/auth/v3/auth/tokens', { body: passwordLogin(user.name, user.password) });
+      await expectCall(401, gw, 'POST', '/auth/v3/auth/tokens', {
+        body: passwordLogin(u.disabled.name, u.disabled.password),
+      });
+      const serviceToken = (
+        await expectCall(201, gw, 'POST', '/auth/v3/auth/tokens', {
+          body: passwordLogin(u.service.name, u.service.password),
+        })
+      ).headers.get('x-subject-token')!;
+      const validate = (subject: string) =>
+        call(gw, 'GET', '/auth/v3/auth/tokens', {
+          headers: {
+            'X-Auth-Token': serviceToken,
+            'X-Subject-Token': subject,
+            'OpenStack-Identity-Access-Rules': '1',
+          },
+        });
+      expect((await validate(w.quotaToken)).body.token).toMatchObject({ user: { name: u.quota.name } });
+
+      // Expired: the short-lived key and credential have passed their expiry (checked, not assumed).
+      await until('the short-lived key and credential expired', () => Date.now() > w.shortExpiry);
+      const c = w.appCreds;
+      const appLogin = (cred: { id: string; secret: string }) =>
+        call(gw, 'POST', '/auth/v3/auth/tokens', { body: appCredLogin(cred.id, cred.secret) });
+      const s3 = (key: { access: string; secret: string }) =>
+        call(gw, 'POST', '/auth/v3/s3tokens', { body: signedBody(key.access, key.secret) });
+      if (knows('application_credentials')) {
+        const reader = await appLogin(c.reader);
+        expect(reader.status).toBe(201);
+        const readerToken = (await validate(reader.headers.get('x-subject-token')!)).body.token;
+        expect(readerToken.application_credential).toMatchObject({
+          id: c.reader.id,
+          name: 'public-reader',
+          restricted: true,
+          access_rules: [{ service: 'object-store', method: 'GET', path: `/v1/AUTH_${u.apps.name}/public/**` }],
+        });
+        expect(Date.parse(readerToken.expires_at)).toBeLessThanOrEqual(c.reader.expiresAt!);
+        expect((await appLogin(c.automation)).status).toBe(201);
+        expect((await appLogin(c.expired)).status).toBe(401);
+      } else {
+        for (const cred of Object.values(c)) expect((await appLogin(cred)).status).toBeLessThan(500);
+      }
+      const ordinary = await s3(w.s3.ordinary);
+      expect(ordinary.status).toBe(200);
+      expect(ordinary.body.token.user.name).toBe(u.quota.name);
+      const expiring = await s3(w.s3.expiring);
+      expect(expiring.status).toBe(200);
+      const expired = await s3(w.s3.expired);
+      const bound = await s3(w.s3.bound);
+      expect(bound.status).toBe(200);
+      if (knows('s3_credential_lifetimes')) {
+        expect(Date.parse(expiring.body.token.expires_at)).toBe(w.s3.expiring.expiresAt);
+        expect(expired.status).toBe(401);
+        expect(bound.body.token.application_credential).toEqual({
+          id: c.automation.id,
+          name: 'automation',
+          restricted: false,
+        });
+      } else {
+        // Documented (docs/releasing.md): a gateway without the lifetimes takes such keys for ordinary ones.
+        expect(expired.status).toBe(200);
+      }
+
+      // The previous release changes those rows: a password change keeps the quotas, the user logs
+      // in with the new password; deleting a user takes its credentials, keys and bound keys along.
+      const newPassword = `${randomBytes(18).toString('base64url')}-new`;
+      const patched = await expectCall(202, prevApi.url, 'PATCH', `/api/v1/users/${u.quota.id}/`, {
+        auth: AUTH,
+        body: { password: newPassword },
+      });
+      if (knows('quotas')) expect(patched.body).toMatchObject({ quota_bytes: HUGE, quota_count: 123_456 });
+      await expectCall(201, gw, 'POST', '/auth/v3/auth/tokens', { body: passwordLogin(u.quota.name, newPassword) });
+      await expectCall(204, prevApi.url, 'DELETE', `/api/v1/users/${u.apps.id}/`, { auth: AUTH });
+      if (knows('application_credentials'))
+        expect(
+          (await call(prevApi.url, 'GET', '/api/v1/application_credentials/', { auth: AUTH })).body.objects,
+        ).toEqual([]);
+      await expectCall(401, gw, 'POST', '/auth/v3/s3tokens', {
+        body: signedBody(w.s3.bound.access, w.s3.bound.secret),
+      });
+      expect((await appLogin(c.automation)).status).toBe(401);
+      const audit = await expectCall(
+        200,
+        prevApi.url,
+        'GET',
+        `/api/v1/audit/?target_type=users&target_id=${u.apps.id}`,
+        {
+          auth: AUTH,
+        },
+      );
+      expect(audit.body.objects.map((a: { action: string }) => a.action).sort()).toEqual(['create', 'delete']);
+    }, 300_000);
+  });
 });

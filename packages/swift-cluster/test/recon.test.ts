@@ -191,7 +191,11 @@ describe('pollNodes', () => {
     const traffic = newTraffic();
     const nodes = await Promise.all([0, 1, 2, 3, 4].map(() => serve(hang, traffic)));
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 100);
+    // Aborted once the first two requests hang at their nodes (mid-poll), however long that takes.
+    void (async () => {
+      while (traffic.requests < 2) await new Promise((r) => setTimeout(r, 5));
+      controller.abort();
+    })();
     const started = Date.now();
     const results = await pollNodes(
       nodes.map((s) => ({ ip: '127.0.0.1', port: s.port })),

@@ -80,6 +80,14 @@ describe.each(DB_KINDS)('quota reconciler on %s', (kind) => {
     }
   }
   const headersOf = (name: string) => Object.fromEntries(swift.state.accounts.get(`AUTH_${name}`) ?? []);
+  /** Once `done` holds, within `ms`; else fails saying what was awaited. */
+  async function eventually(what: string, done: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (!(await done())) {
+      if (Date.now() > deadline) throw new Error(`${what}: not so within ${ms} ms`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
 
   it('when a quota is set, then Swift has it within 5 s (the missing account created), and the user says applied', async () => {
     const alice = await createUser(app, 'alice');
@@ -212,13 +220,20 @@ describe.each(DB_KINDS)('quota reconciler on %s', (kind) => {
   });
 
   it('when the poll is long, then a change still wakes the reconciler and reaches Swift within 5 s', async () => {
+    // hank has a quota already applied, so the restarted reconciler's first pass ends with a HEAD of
+    // his account (its drift check, after its read of what is pending).
+    const hank = await createUser(app, 'hank', { quota_bytes: 1 });
+    await until(hank.id, (u) => u.quota_status === 'applied');
     await reconciler.stop();
+    const seen = swift.state.requests.length;
     reconciler = new QuotaReconciler(options({ pollMs: 60_000, resyncMs: 3_600_000 }));
     reconciler.start();
     try {
-      const hank = await createUser(app, 'hank');
-      // Let the first pass (reads /info, finds nothing pending) finish and the long sleep begin.
-      await new Promise((r) => setTimeout(r, 1000));
+      // The first pass has read what is pending: from now on only a wake-up, not that pass nor the
+      // minute-long poll, can apply a change within 5 s.
+      await eventually('the first pass reached its drift check', () =>
+        swift.state.requests.slice(seen).some((r) => r.method === 'HEAD' && r.account === 'AUTH_hank'),
+      );
       const t0 = Date.now();
       if (kind === 'postgres') {
         // As another replica would: a separate connection, so only NOTIFY can tell this one.
@@ -247,11 +262,25 @@ describe.each(DB_KINDS)('quota reconciler on %s', (kind) => {
   if (kind === 'postgres') {
     it('when two replicas run the reconciler, then one leads; when it stops, the other takes over and applies changes', async () => {
       // The first replica (restarted by the test before) takes the lock before the second starts.
-      for (let i = 0; i < 200 && !reconciler.isLeader; i++) await new Promise((r) => setTimeout(r, 50));
+      await eventually('the first replica leads', () => reconciler.isLeader);
+      /** The lock sessions of this database's reconcilers that tried the lock last and do not hold it. */
+      const refusedSessions = async () =>
+        (
+          await app.db.raw<{ rows: Array<{ pid: number }> }>(
+            `SELECT a.pid FROM pg_stat_activity a
+              WHERE a.datname = current_database() AND a.application_name = 'cairn-quota-reconciler'
+                AND a.state = 'idle' AND a.query LIKE 'SELECT pg_try_advisory_lock%'
+                AND NOT EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.locktype = 'advisory' AND l.granted)`,
+          )
+        ).rows.map((r) => r.pid);
+      const before = new Set(await refusedSessions());
       const second = new QuotaReconciler(options());
       second.start();
       try {
-        await new Promise((r) => setTimeout(r, 500));
+        // The second has asked for the lock and been refused: its answer is in, not merely awaited.
+        await eventually('the second replica tried the lock', async () =>
+          (await refusedSessions()).some((pid) => !before.has(pid)),
+        );
         expect([reconciler.isLeader, second.isLeader]).toEqual([true, false]);
         await reconciler.stop();
         const frank = await createUser(app, 'frank', { quota_bytes: 77 });
