@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
 import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, startStack, type Stack } from '../support/stack';
+import { formatBytes, formatTb, tbTitle } from '../../packages/console/src/lib/format';
 import { describeProjection, historySamples, projectThreshold } from '../../packages/console/src/lib/projection';
 import { launch, PageProblems, type Browser } from './chromium';
 
@@ -302,7 +303,11 @@ describe('the console in chromium', () => {
         );
       expect(rows).toHaveLength(h.samples.length);
       expect(rows.map((r) => [r[0], r[1], r[2]])).toEqual(
-        h.samples.map((x) => [x.time.slice(0, 16).replace('T', ' '), `${x.total_used_tb} TB`, `${x.total_raw_tb} TB`]),
+        h.samples.map((x) => [
+          x.time.slice(0, 16).replace('T', ' '),
+          tbTitle(x.total_used_tb),
+          tbTitle(x.total_raw_tb),
+        ]),
       );
       expect(expected).toMatch(/^(Estimate: |Already )/);
     }
@@ -316,7 +321,7 @@ describe('the console in chromium', () => {
     await page.close();
   });
 
-  it('when a ring set has a single capacity sample, then its trend axis spans the day around it (not years) and the table shows that sample', async () => {
+  it('when a ring set has a single capacity sample, then a sentence gives it instead of a chart, and the table shows that sample', async () => {
     const solo = await api<{ id: number }>('POST', 'clusters/', {
       name: 'solo',
       auth_url: 'https://auth-solo.example.com/auth',
@@ -336,16 +341,13 @@ describe('the console in chromium', () => {
     const { page, problems } = await openPage();
     await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
     await visit(page, `#/clusters/${solo.id}/capacity`, /^Capacity planning — solo$/);
-    const chart = page.locator('.trend[data-ring-set="gold"] [data-x-min]');
-    await chart.waitFor();
-    const [min, max] = (await chart.evaluate((el: HTMLElement) => [
-      Number(el.dataset.xMin),
-      Number(el.dataset.xMax),
-    ])) as [number, number];
-    const t = hour.getTime() / 1000;
-    expect(min).toBeLessThanOrEqual(t);
-    expect(max).toBeGreaterThanOrEqual(t);
-    expect(max - min).toBeLessThanOrEqual(2 * 86_400);
+    // One sample draws no line: a sentence gives it, in the table's time and the page's unit.
+    const note = page.locator('.trend[data-ring-set="gold"] .chart-note');
+    await note.waitFor();
+    await expect(note.textContent()).resolves.toBe(
+      `One sample so far, at ${hour.toISOString().slice(0, 16).replace('T', ' ')} UTC: used ${formatTb(4)}, 80 % of raw ${formatTb(8)}. A chart needs at least two.`,
+    );
+    expect(await page.locator('.trend[data-ring-set="gold"] canvas').count()).toBe(0);
     const rows = await page.locator('.trend[data-ring-set="gold"] table.trend-samples tbody tr').allTextContents();
     expect(rows).toHaveLength(1);
     expect(rows[0]).toContain(hour.toISOString().slice(0, 16).replace('T', ' '));
@@ -410,7 +412,7 @@ describe('the console in chromium', () => {
       };
       for (const f of ['total_raw_tb', 'total_used_tb', 'total_free_tb']) {
         const v = e[f] as number;
-        expect(await cell(f)).toEqual({ raw: v, text: `${v.toFixed(2)} TB` });
+        expect(await cell(f)).toEqual({ raw: v, text: formatTb(v) });
       }
       expect(await cell('total_used_pct')).toEqual({
         raw: e.total_used_pct,
@@ -843,7 +845,7 @@ describe('the console in chromium', () => {
       .evaluateAll((gs) => gs.map((g) => [Number(g.getAttribute('data-policy')), Number(g.getAttribute('data-raw'))]));
     expect(bars).toEqual([...byPolicy.entries()].sort((a, b) => a[0] - b[0]));
     await expect(
-      page.getByRole('img', { name: /^Average bytes stored per storage policy, the cluster: policy 0 / }).count(),
+      page.getByRole('img', { name: /^Average bytes stored per storage policy, the cluster: gold / }).count(),
     ).resolves.toBe(1);
     const row = page.locator('tr[data-account="AUTH_alice"]');
     await expect(row.locator('td').nth(0).getAttribute('data-raw')).resolves.toBe(String(alice.bytes_used_avg));
@@ -857,12 +859,15 @@ describe('the console in chromium', () => {
       /^account,start,end,hours,bytes_used_avg[^\n]*\r?\n(.*\r?\n)*AUTH_alice,/,
     );
     await row.getByRole('link', { name: 'AUTH_alice' }).click();
+    // One hour of data: each figure gives its single sample as a sentence, in the table's time.
     await page.getByRole('heading', { level: 2, name: 'Account AUTH_alice' }).waitFor();
     await page.waitForFunction(
-      () => document.querySelectorAll('.timechart canvas').length === 2 && !document.querySelector('.loading'),
+      () =>
+        document.querySelectorAll('.timechart canvas, .timechart .chart-note').length === 2 &&
+        !document.querySelector('.loading'),
     );
     await expect(page.locator('.legend', { hasText: 'Over the range' }).textContent()).resolves.toMatch(
-      /in 1\.00 MB · out 2\.00 MB · 30 requests/,
+      `in ${formatBytes(1_000_000)} · out ${formatBytes(2_000_000)} · 30 requests`,
     );
     expect(problems.take()).toEqual([]);
     expect(await axeFindings(page)).toEqual([]);
@@ -871,10 +876,12 @@ describe('the console in chromium', () => {
     await visit(page, `#/users/${aliceId}`, /^User alice$/);
     await page.getByRole('heading', { level: 2, name: 'Account AUTH_alice' }).waitFor();
     await page.waitForFunction(
-      () => document.querySelectorAll('.timechart canvas').length === 2 && !document.querySelector('.loading'),
+      () =>
+        document.querySelectorAll('.timechart canvas, .timechart .chart-note').length === 2 &&
+        !document.querySelector('.loading'),
     );
     await expect(page.locator('.legend', { hasText: 'Over the range' }).textContent()).resolves.toMatch(
-      /in 1\.00 MB · out 2\.00 MB · 30 requests/,
+      `in ${formatBytes(1_000_000)} · out ${formatBytes(2_000_000)} · 30 requests`,
     );
     expect(problems.take()).toEqual([]);
     expect(await axeFindings(page)).toEqual([]);

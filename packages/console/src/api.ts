@@ -46,6 +46,8 @@ export interface Cluster {
   name: string;
   /** The sum of its users' byte quotas; null when none has one (absent from an older API). */
   quota_bytes_total?: BigCount | null;
+  /** The sum of its users' per-policy byte quotas, by policy name; null when none has one. */
+  quota_bytes_policy_total?: PolicyQuotas | null;
   /** What the quota reconciler last read from its Swift's /info; null before it has. */
   quota_support?: { fields: QuotaField[]; read_at: string; swift_version: string | null } | null;
   region: string;

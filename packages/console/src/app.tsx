@@ -178,7 +178,10 @@ function Shell({ me, signOut }: { me: Operator; signOut: () => void }) {
         </span>
       </header>
       <main class="page" id="main">
-        <Page path={route.path} params={route.params} me={me} />
+        {/* Keyed by the path: another page, or the same page of another user (#/users/5 → #/users/6),
+            is a new component, so nothing it held stays: no once-shown secret (a new password, an S3
+            secret, an API key), no open form, no figures of the previous user. */}
+        <Page key={route.path} path={route.path} params={route.params} me={me} />
       </main>
     </>
   );

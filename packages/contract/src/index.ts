@@ -22,6 +22,26 @@ export const TABLES = {
 } as const;
 
 /**
+ * Every `action` of the audit trail, declared once: the management API records these, and the
+ * console filters by them (its default view leaves out the collectors' `record_utilization`, which
+ * would otherwise fill the first pages).
+ */
+export const AUDIT_ACTIONS = [
+  'create',
+  'update',
+  'delete',
+  'add_key',
+  'delete_key',
+  'replace_devices',
+  'record_utilization',
+  'sign_in',
+  'sign_out',
+  'step_up',
+  'backup',
+  'repair_quota_drift',
+] as const;
+
+/**
  * The `operator_name` of an audit record the gateway writes for an OS-EC2 change, before the
  * storage user's name (`operator_id` is null). The management API's retention tells these bulk
  * entries from operators' and host commands' by it (its index `audit_log_storage_user_idx`

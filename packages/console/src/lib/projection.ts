@@ -1,3 +1,5 @@
+import { formatBytes } from './format';
+
 /** A straight-line estimate of when a ring set fills to a threshold, from a history of samples. */
 
 export interface Sample {
@@ -52,7 +54,7 @@ export function describeProjection(p: Projection, threshold = 80): string {
     case 'insufficient':
       return `Too little history for an estimate yet: it needs samples from at least two different hours.`;
     case 'at':
-      return `Estimate: at this period's rate (${(p.bytesPerDay / 1e12).toFixed(2)} TB a day, a straight line through the samples), it reaches ${threshold} % around ${new Date(p.t).toISOString().slice(0, 10)}.`;
+      return `Estimate: at this period's rate (${formatBytes(p.bytesPerDay)} a day, a straight line through the samples), it reaches ${threshold} % around ${new Date(p.t).toISOString().slice(0, 10)}.`;
   }
 }
 

@@ -73,30 +73,6 @@ const inRange = (n: bigint): Parsed =>
 export const quotaBody = (value: string): BigCount =>
   BigInt(value) <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value;
 
-/**
- * A byte count in the largest binary unit that divides it exactly, else to two decimals: "10 GiB", "1.50 GiB", "512
- * bytes".
- */
-export function formatQuotaBytes(value: BigCount): string {
-  const n = BigInt(value);
-  const units: Array<[string, bigint]> = [
-    ['EiB', 2n ** 60n],
-    ['PiB', 2n ** 50n],
-    ['TiB', 2n ** 40n],
-    ['GiB', 2n ** 30n],
-    ['MiB', 2n ** 20n],
-    ['KiB', 2n ** 10n],
-  ];
-  for (const [name, size] of units) {
-    if (n < size) continue;
-    if (n % size === 0n) return `${(n / size).toLocaleString('en-US')} ${name}`;
-    // Two decimals, rounded half up, without passing through a float for the whole part.
-    const hundredths = (n * 100n + size / 2n) / size;
-    return `${(hundredths / 100n).toLocaleString('en-US')}.${String(hundredths % 100n).padStart(2, '0')} ${name}`;
-  }
-  return `${n.toString()} ${n === 1n ? 'byte' : 'bytes'}`;
-}
-
 /** The exact figure with thousands separators: "10,737,418,240". */
 export const exactCount = (value: BigCount): string => BigInt(value).toLocaleString('en-US');
 

@@ -52,11 +52,20 @@ export function toSeries<R extends { start: string; pct_complete: number }>(
   return { x: x.map((t) => t / 1000), ys };
 }
 
+/**
+ * A storage policy's name from the cluster's policies (`utilization/policies/`), by index; an index
+ * the cluster no longer reports reads "policy 3".
+ */
+export function policyNamer(policies: ReadonlyArray<{ index: number; name: string }>): (index: number) => string {
+  const names = new Map(policies.map((p) => [p.index, p.name]));
+  return (index) => names.get(index) ?? `policy ${index}`;
+}
+
 /** Sum of a transfer field over the records (bytes or requests over the range). */
 export const total = <R>(records: readonly R[], value: (r: R) => number): number =>
   records.reduce((a, r) => a + value(r), 0);
 
-/** What the summary gives per account and storage policy (policy indexes; the API has no names). */
+/** What the summary gives per account and storage policy, by policy index (names: {@link policyNamer}). */
 export interface PolicySummary {
   policy_index: number;
   bytes_used_avg: number;

@@ -67,7 +67,7 @@ export function ApplicationCredentialsPage({ id }: { id: string }) {
                   <th scope="col">Expires</th>
                   <th scope="col">Created</th>
                   {writable ? (
-                    <th scope="col">
+                    <th scope="col" class="pin-end">
                       <span class="sr-only">Actions</span>
                     </th>
                   ) : null}
@@ -91,7 +91,7 @@ export function ApplicationCredentialsPage({ id }: { id: string }) {
                       {formatTime(c.created_at)}
                     </td>
                     {writable ? (
-                      <td>
+                      <td class="pin-end">
                         <button
                           type="button"
                           class="danger"

@@ -2,25 +2,21 @@ import { query, type AuditEntry, type List } from '../api';
 import { ErrorText, Loading, ScrollBox } from '../components';
 import { useSession } from '../context';
 import { navigate, useLoad } from '../hooks';
-import { formatTime } from '../lib/format';
+import { ACTIONS, COLLECTOR_ACTION } from '../lib/audit-actions';
+import { formatSecond } from '../lib/format';
 
 const PAGE = 50;
-const FILTERS = ['operator', 'action', 'target_type', 'target_name', 'from', 'to'] as const;
-/** Every action and target type the management API records (services/management-api, repositories/audit.ts). */
-const ACTIONS = [
-  'create',
-  'update',
-  'delete',
-  'replace_devices',
-  'add_key',
-  'delete_key',
-  'record_utilization',
-  'sign_in',
-  'sign_out',
-  'step_up',
+const FILTERS = ['operator', 'action', 'target_type', 'target_name', 'from', 'to', 'collector'] as const;
+const TARGET_TYPES = [
+  'users',
+  'clusters',
+  'operators',
+  's3_credentials',
+  'application_credentials',
+  'sessions',
   'backup',
+  'audit_log',
 ];
-const TARGET_TYPES = ['users', 'clusters', 'operators', 's3_credentials', 'sessions', 'backup'];
 
 /** The audit trail, newest first, with the API's own filters. */
 export function AuditPage({ params }: { params: URLSearchParams }) {
@@ -36,7 +32,9 @@ export function AuditPage({ params }: { params: URLSearchParams }) {
         'GET',
         `audit/${query({
           operator: f.operator,
+          // No action chosen: every action but the collectors' writes, unless those are asked for.
           action: f.action,
+          action__in: f.action || f.collector ? undefined : ACTIONS.filter((a) => a !== COLLECTOR_ACTION).join(','),
           target_type: f.target_type,
           target_name__startswith: f.target_name,
           time__gte: f.from,
@@ -86,6 +84,10 @@ export function AuditPage({ params }: { params: URLSearchParams }) {
           Target name starts with
           <input name="target_name" value={f.target_name} />
         </label>
+        <label class="check">
+          <input name="collector" type="checkbox" value="1" checked={!!f.collector} /> Include collector writes (
+          {COLLECTOR_ACTION})
+        </label>
         <label>
           From (UTC)
           <input name="from" type="date" value={f.from} />
@@ -96,6 +98,12 @@ export function AuditPage({ params }: { params: URLSearchParams }) {
         </label>
         <button type="submit">Apply</button>
       </form>
+      {!f.action && !f.collector ? (
+        <p class="hint">
+          The utilization collectors' writes ({COLLECTOR_ACTION}, one per collection round) are left out; tick “Include
+          collector writes” to see them.
+        </p>
+      ) : null}
       <ErrorText error={list.error} />
       {list.loading && !list.data ? <Loading what="the audit trail" /> : null}
       {list.data ? (
@@ -114,7 +122,7 @@ export function AuditPage({ params }: { params: URLSearchParams }) {
             <tbody>
               {list.data.objects.map((a) => (
                 <tr>
-                  <td>{formatTime(a.time)}</td>
+                  <AuditTime iso={a.time} />
                   <td>{a.operator}</td>
                   <td>{a.action}</td>
                   <td>
@@ -158,5 +166,15 @@ export function AuditPage({ params }: { params: URLSearchParams }) {
         </nav>
       ) : null}
     </>
+  );
+}
+
+/** When: the reader's local time to the second on one line, its age on the next, the ISO time in the tooltip. */
+function AuditTime({ iso }: { iso: string }) {
+  const { when, age } = formatSecond(iso);
+  return (
+    <td class="time" title={iso}>
+      <span class="when">{when}</span> <span class="age hint">{age}</span>
+    </td>
   );
 }

@@ -1,6 +1,6 @@
 import { useMemo } from 'preact/hooks';
 import type { CapacitySample } from '../api';
-import { formatPct, formatTb } from '../lib/format';
+import { formatPct, formatTb, tbTitle } from '../lib/format';
 import { ScrollBox } from '../components';
 import { describeProjection, historySamples, projectThreshold } from '../lib/projection';
 import { WARN_PCT } from './charts';
@@ -51,10 +51,10 @@ export function CapacityTrend({ ringSet, samples }: { ringSet: string; samples: 
             {samples.map((s) => (
               <tr key={s.time}>
                 <td>{s.time.slice(0, 16).replace('T', ' ')}</td>
-                <td class="num" title={`${s.total_used_tb} TB`}>
+                <td class="num" title={tbTitle(s.total_used_tb)}>
                   {formatTb(s.total_used_tb)}
                 </td>
-                <td class="num" title={`${s.total_raw_tb} TB`}>
+                <td class="num" title={tbTitle(s.total_raw_tb)}>
                   {formatTb(s.total_raw_tb)}
                 </td>
                 <td class="num">{formatTb((s.total_raw_tb * WARN_PCT) / 100)}</td>

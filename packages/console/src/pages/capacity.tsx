@@ -3,7 +3,7 @@ import { listAll, type CapacityElement, type CapacityHistory, type Device } from
 import { ErrorText, Loading, Section, ScrollBox } from '../components';
 import { useSession } from '../context';
 import { useLoad } from '../hooks';
-import { devicePctUsed, formatBytes, formatPct, formatTb, formatTime } from '../lib/format';
+import { devicePctUsed, formatBytes, formatPct, formatTb, formatTime, tbTitle } from '../lib/format';
 import { binPercentages } from '../lib/histogram';
 import { ringSetMatcher } from '../lib/ring-sets';
 import type { DeviceRow } from '../lib/device-sort';
@@ -65,8 +65,9 @@ export function CapacityPage({ clusterId }: { clusterId: number; params: URLSear
         <a href="#/clusters">All clusters</a>
       </div>
       <p class="hint">
-        Raw disk capacity per ring set (the set of storage policies whose object rings list a device). TB are 10
-        <sup>12</sup> bytes; figures are rounded for display only — hover a cell for the exact value.
+        Raw disk capacity per ring set (the set of storage policies whose object rings list a device). Sizes are in
+        binary units (1 TiB = 2<sup>40</sup> bytes); the capacity API counts TB (10<sup>12</sup> bytes): hover a cell
+        for its exact figure.
         {devices.data?.rows[0] ? ` Devices last reported ${formatTime(devices.data.rows[0].reported_at)}.` : ''}
       </p>
       <Section title="Capacity by ring set">
@@ -116,19 +117,25 @@ export function CapacityPage({ clusterId }: { clusterId: number; params: URLSear
   );
 }
 
-const COLUMNS: Array<{ key: string; label: string; get: (e: CapacityElement) => number; show: (v: number) => string }> =
-  [
-    { key: 'total_raw_tb', label: 'Raw', get: (e) => e.total_raw_tb, show: formatTb },
-    { key: 'total_used_tb', label: 'Used', get: (e) => e.total_used_tb, show: formatTb },
-    { key: 'total_free_tb', label: 'Free', get: (e) => e.total_free_tb, show: formatTb },
-    { key: 'total_used_pct', label: 'Used %', get: (e) => e.total_used_pct, show: formatPct },
-    { key: 'count', label: 'Devices', get: (e) => e.pct_used_stats.count, show: (v) => v.toLocaleString() },
-    { key: 'min', label: 'Min %', get: (e) => e.pct_used_stats.min, show: formatPct },
-    { key: 'avg', label: 'Avg %', get: (e) => e.pct_used_stats.avg, show: formatPct },
-    { key: 'pct_95', label: 'P95 %', get: (e) => e.pct_used_stats.pct_95, show: formatPct },
-    { key: 'max', label: 'Max %', get: (e) => e.pct_used_stats.max, show: formatPct },
-    { key: 'stddev', label: 'Std dev', get: (e) => e.pct_used_stats.stddev, show: (v) => v.toFixed(2) },
-  ];
+const COLUMNS: Array<{
+  key: string;
+  label: string;
+  get: (e: CapacityElement) => number;
+  show: (v: number) => string;
+  title?: (v: number) => string | undefined;
+}> = [
+  // Used % first: what the page is read for, in view on a phone too.
+  { key: 'total_used_pct', label: 'Used %', get: (e) => e.total_used_pct, show: formatPct },
+  { key: 'total_raw_tb', label: 'Raw', get: (e) => e.total_raw_tb, show: formatTb, title: tbTitle },
+  { key: 'total_used_tb', label: 'Used', get: (e) => e.total_used_tb, show: formatTb, title: tbTitle },
+  { key: 'total_free_tb', label: 'Free', get: (e) => e.total_free_tb, show: formatTb, title: tbTitle },
+  { key: 'count', label: 'Devices', get: (e) => e.pct_used_stats.count, show: (v) => v.toLocaleString() },
+  { key: 'min', label: 'Min %', get: (e) => e.pct_used_stats.min, show: formatPct },
+  { key: 'avg', label: 'Avg %', get: (e) => e.pct_used_stats.avg, show: formatPct },
+  { key: 'pct_95', label: 'P95 %', get: (e) => e.pct_used_stats.pct_95, show: formatPct },
+  { key: 'max', label: 'Max %', get: (e) => e.pct_used_stats.max, show: formatPct },
+  { key: 'stddev', label: 'Std dev', get: (e) => e.pct_used_stats.stddev, show: (v) => v.toFixed(2) },
+];
 
 /** The capacity API's answer, one row per ring set, every number as returned (exact in data-raw and title). */
 function CapacityTable({ elements }: { elements: CapacityElement[] }) {
@@ -151,7 +158,7 @@ function CapacityTable({ elements }: { elements: CapacityElement[] }) {
             <tr data-ring-set={e.ring_set} class={e.total_used_pct >= WARN_PCT ? 'warn' : undefined}>
               <th scope="row">{e.ring_set}</th>
               {COLUMNS.map((c) => (
-                <td class="num" data-field={c.key} data-raw={String(c.get(e))} title={String(c.get(e))}>
+                <td class="num" data-field={c.key} data-raw={String(c.get(e))} title={(c.title ?? String)(c.get(e))}>
                   {c.show(c.get(e))}
                 </td>
               ))}

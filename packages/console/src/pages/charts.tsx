@@ -3,12 +3,12 @@ import type { Bin } from '../lib/histogram';
 /** The capacity planner's warning line: past this percent used, plan hardware. */
 export const WARN_PCT = 80;
 
-/** A used/free bar; drawn in SVG attributes (no inline style, which the CSP forbids). */
+/** A used/free bar; drawn in SVG attributes (no inline style, which the CSP forbids). Past 100 %: "over". */
 export function UsedBar({ pct, label }: { pct: number; label: string }) {
   const w = Math.max(0, Math.min(100, pct));
   return (
     <svg
-      class={pct >= WARN_PCT ? 'usedbar warn' : 'usedbar'}
+      class={pct >= 100 ? 'usedbar over' : pct >= WARN_PCT ? 'usedbar warn' : 'usedbar'}
       viewBox="0 0 100 10"
       preserveAspectRatio="none"
       role="img"

@@ -11,14 +11,15 @@ import { formatBytes, formatPct } from '../lib/format';
 import { WARN_PCT } from './charts';
 
 const PAGE = 200;
+/** Used % right after the device's name: what the page is read for, in view on a phone too. */
 const HEADERS: Array<{ key: Key; label: string; num?: boolean }> = [
   { key: 'node', label: 'Node' },
   { key: 'device', label: 'Device' },
+  { key: 'pct', label: 'Used %', num: true },
   { key: 'ringSet', label: 'Policies' },
   { key: 'size', label: 'Size', num: true },
   { key: 'used_bytes', label: 'Used', num: true },
   { key: 'avail_bytes', label: 'Free', num: true },
-  { key: 'pct', label: 'Used %', num: true },
 ];
 
 /** Sortable by any column (a header button), filtered by text over node, device and policies. */
@@ -78,11 +79,13 @@ export function DeviceTable({ rows }: { rows: DeviceRow[] }) {
               <tr class={d.pct !== null && d.pct >= WARN_PCT ? 'warn' : undefined}>
                 <td>{d.node}</td>
                 <td>{d.device}</td>
+                <td class="num" data-field="pct">
+                  {d.pct === null ? (d.mounted ? 'no usage' : 'unmounted') : formatPct(d.pct)}
+                </td>
                 <td>{d.policies.join(', ')}</td>
                 <td class="num">{formatBytes(d.size_bytes ?? raw(d))}</td>
                 <td class="num">{formatBytes(d.used_bytes)}</td>
                 <td class="num">{formatBytes(d.avail_bytes)}</td>
-                <td class="num">{d.pct === null ? (d.mounted ? 'no usage' : 'unmounted') : formatPct(d.pct)}</td>
               </tr>
             ))}
           </tbody>

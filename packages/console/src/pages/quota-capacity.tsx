@@ -1,10 +1,10 @@
 import { useState } from 'preact/hooks';
-import type { CapacityElement, Cluster } from '../api';
-import { ErrorText, Loading, Section } from '../components';
+import type { BigCount, CapacityElement, Cluster } from '../api';
+import { ErrorText, Loading, ScrollBox, Section } from '../components';
 import { useSession } from '../context';
 import { useLoad } from '../hooks';
-import { formatTb } from '../lib/format';
-import { exactCount, formatQuotaBytes, ratio } from '../lib/quota-units';
+import { bytesTitle, formatBytes, formatTb, tbTitle } from '../lib/format';
+import { ratio } from '../lib/quota-units';
 
 const TB = 1e12;
 
@@ -37,13 +37,11 @@ export function QuotaCommitment({ clusterId, elements }: { clusterId: number; el
         <>
           <dl class="facts">
             <dt>Byte quotas of all users</dt>
-            <dd data-field="quota_bytes_total" title={total === null ? undefined : `${exactCount(total)} bytes`}>
-              {total === null
-                ? 'none — no user of this cluster has a byte quota'
-                : `${formatQuotaBytes(total)} (${formatTb(Number(BigInt(total)) / TB)})`}
+            <dd data-field="quota_bytes_total" title={total === null ? undefined : bytesTitle(total)}>
+              {total === null ? 'none — no user of this cluster has a byte quota' : formatBytes(total)}
             </dd>
             <dt>Raw capacity</dt>
-            <dd>{formatTb(rawBytes / TB)}</dd>
+            <dd title={tbTitle(rawBytes / TB)}>{formatTb(rawBytes / TB)}</dd>
             <dt>
               <label for="quota-copies">Bytes written per byte stored</label>
             </dt>
@@ -84,10 +82,93 @@ export function QuotaCommitment({ clusterId, elements }: { clusterId: number; el
           ) : null}
           {total !== null && rawBytes === 0 ? <p>No device capacity reported yet to compare the quotas with.</p> : null}
           <p class="hint">
-            Per-policy quotas are not in this sum. Raw capacity is every ring set's added up, as in the table above.
+            Raw capacity is every ring set's added up, as in the table above. Per-policy quotas are limits within the
+            byte quotas, so they are not added to them: they are set against each ring set below.
           </p>
+          <PolicyQuotasByRingSet
+            elements={elements}
+            totals={cluster.data.quota_bytes_policy_total ?? null}
+            factor={validFactor ? factor : null}
+            times={times}
+          />
         </>
       ) : null}
     </Section>
+  );
+}
+
+/**
+ * The per-policy byte quotas against each ring set: the quotas of the policies a ring set holds
+ * (its name lists them) added up, against its raw and usable capacity. A policy on several ring
+ * sets is counted against each of them.
+ */
+function PolicyQuotasByRingSet({
+  elements,
+  totals,
+  factor,
+  times,
+}: {
+  elements: CapacityElement[];
+  totals: Record<string, BigCount> | null;
+  factor: number | null;
+  times: (r: number | null) => string;
+}) {
+  if (!totals || Object.keys(totals).length === 0)
+    return <p data-field="policy-quotas">No user of this cluster has a per-policy byte quota.</p>;
+  // Quotas name policies in any case; the capacity API spells them as the cluster does.
+  const byName = new Map<string, bigint>();
+  for (const [name, total] of Object.entries(totals))
+    byName.set(name.toLowerCase(), (byName.get(name.toLowerCase()) ?? 0n) + BigInt(total));
+  const rows = elements.map((e) => {
+    const policies = e.ring_set.split(',');
+    const quota = policies.reduce((sum, p) => sum + (byName.get(p.toLowerCase()) ?? 0n), 0n);
+    const raw = e.total_raw_tb * TB;
+    return { e, quota, raw, usable: factor ? raw / factor : NaN };
+  });
+  return (
+    <ScrollBox label="Per-policy byte quotas by ring set">
+      <table class="policy-quotas">
+        <caption>Per-policy byte quotas by ring set</caption>
+        <thead>
+          <tr>
+            <th scope="col">Ring set</th>
+            <th scope="col" class="num">
+              Quotas
+            </th>
+            <th scope="col" class="num">
+              Against usable
+            </th>
+            <th scope="col" class="num">
+              Against raw
+            </th>
+            <th scope="col" class="num">
+              Raw
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map(({ e, quota, raw, usable }) => {
+            const overUsable = quota === 0n ? null : ratio(quota.toString(), usable);
+            return (
+              <tr data-ring-set={e.ring_set} class={overUsable !== null && overUsable > 1 ? 'warn' : undefined}>
+                <th scope="row">{e.ring_set}</th>
+                <td class="num" data-field="quota" data-raw={quota.toString()} title={bytesTitle(quota)}>
+                  {quota === 0n ? 'none' : formatBytes(quota)}
+                </td>
+                <td class="num" data-field="usable">
+                  {times(overUsable)}
+                </td>
+                <td class="num" data-field="raw-ratio">
+                  {times(quota === 0n ? null : ratio(quota.toString(), raw))}
+                </td>
+                <td class="num" title={tbTitle(e.total_raw_tb)}>
+                  {formatTb(e.total_raw_tb)}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </ScrollBox>
   );
 }

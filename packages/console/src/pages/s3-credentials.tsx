@@ -106,7 +106,7 @@ export function S3CredentialsPage({ id }: { id: string }) {
                   <th scope="col">Created</th>
                   <th scope="col">Expires</th>
                   {writable ? (
-                    <th scope="col">
+                    <th scope="col" class="pin-end">
                       <span class="sr-only">Actions</span>
                     </th>
                   ) : null}
@@ -132,7 +132,7 @@ export function S3CredentialsPage({ id }: { id: string }) {
                     <td title={c.created_at}>{formatTime(c.created_at)}</td>
                     <ExpiryCell expiresAt={c.expires_at} now={now} />
                     {writable ? (
-                      <td>
+                      <td class="pin-end">
                         <button
                           type="button"
                           class="danger"

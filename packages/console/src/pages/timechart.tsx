@@ -2,6 +2,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { formatBytes } from '../lib/format';
+import { axisTimes, byteIncrements, chartTime, samplesOf } from '../lib/chart-axes';
 import { timeAxisRange } from '../lib/time-axis';
 
 const COLORS = ['#2563eb', '#c2410c', '#15803d', '#7c3aed', '#b91c1c', '#0f766e'];
@@ -11,9 +12,25 @@ export interface TimeSeries {
   values: Array<number | null>;
 }
 
+/** Bytes, bytes per hour (transfer: each point is an hour's sum), or a plain count. */
+export type ChartUnit = 'bytes' | 'bytes/h' | 'count';
+
+const formatterOf =
+  (unit: ChartUnit) =>
+  (v: number | null): string =>
+    v === null
+      ? '—'
+      : unit === 'bytes'
+        ? formatBytes(v)
+        : unit === 'bytes/h'
+          ? `${formatBytes(v)}/h`
+          : Math.round(v).toLocaleString('en-US');
+
 /**
  * A time-series chart (uPlot, canvas). Every caller puts the same figures in a table right below
- * it (the label says so); the chart is labelled for assistive technology by its title.
+ * it (the label says so); the chart is labelled for assistive technology by its title. Times read
+ * as in the tables, 24-hour UTC; the value axis steps by whole bytes (or objects). With a single
+ * sample there is no line to draw: a sentence gives it instead.
  */
 export function TimeChart({
   title,
@@ -24,20 +41,23 @@ export function TimeChart({
   title: string;
   x: number[];
   series: TimeSeries[];
-  unit: 'bytes' | 'count';
+  unit: ChartUnit;
 }) {
   const box = useRef<HTMLDivElement>(null);
+  const samples = samplesOf(x, series);
+  const fmt = formatterOf(unit);
   useEffect(() => {
     const el = box.current;
-    if (!el) return;
-    const fmt = (v: number | null) => (v === null ? '—' : unit === 'bytes' ? formatBytes(v) : v.toLocaleString());
+    if (!el || samples.length < 2) return;
     const plot = new uPlot(
       {
         width: Math.max(280, el.clientWidth),
         height: 220,
+        // Splits at whole UTC hours and days, as the tables count them.
+        tzDate: (ts: number) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
         // Points as well as lines: an hour between two unknown ones (a gap) has no line to draw.
         series: [
-          {},
+          { label: 'UTC', value: (_u: uPlot, v: number | null) => (v === null ? '—' : chartTime(v)) },
           ...series.map((s, i) => ({
             label: s.label,
             stroke: COLORS[i % COLORS.length],
@@ -46,7 +66,27 @@ export function TimeChart({
             value: (_u: uPlot, v: number | null) => fmt(v),
           })),
         ],
-        axes: [{}, { size: 80, values: (_u: uPlot, splits: number[]) => splits.map((v) => fmt(v)) }],
+        axes: [
+          {
+            // Room for a whole "2026-11-24 22:00" between ticks, at phone width too.
+            space: 120,
+            values: (_u: uPlot, splits: number[]) => {
+              const labels = axisTimes(splits);
+              // The axis is drawn on the canvas: its labels, readable by tests and tools.
+              el.dataset.xTicks = labels.join('|');
+              return labels;
+            },
+          },
+          {
+            size: 90,
+            incrs: byteIncrements(),
+            values: (_u: uPlot, splits: number[]) => {
+              const labels = splits.map((v) => fmt(v));
+              el.dataset.yTicks = labels.join('|');
+              return labels;
+            },
+          },
+        ],
         // The time axis's span, readable by tests and tools (the axis itself is drawn on the canvas).
         hooks: {
           setScale: [
@@ -59,7 +99,7 @@ export function TimeChart({
         },
         scales: {
           x: { time: true, range: () => timeAxisRange(x) },
-          y: { range: (_u: uPlot, _min: number, max: number) => [0, max > 0 ? max * 1.1 : 1] },
+          y: { range: (_u: uPlot, _min: number, max: number) => [0, max > 0 ? Math.max(max * 1.1, 4) : 4] },
         },
       },
       [x, ...series.map((s) => s.values)] as uPlot.AlignedData,
@@ -71,7 +111,22 @@ export function TimeChart({
       resize.disconnect();
       plot.destroy();
     };
-  }, [x, series, unit]);
+  }, [x, series, unit, samples.length]);
+  if (samples.length < 2) {
+    const only = samples[0];
+    return (
+      <figure class="timechart">
+        <figcaption>{title}</figcaption>
+        <p class="chart-note" data-samples={String(samples.length)}>
+          {only
+            ? `One sample so far, at ${chartTime(only.t)} UTC: ${only.values
+                .map((v, i) => `${series[i]!.label} ${fmt(v)}`)
+                .join(', ')}. A chart needs at least two.`
+            : 'No samples in this range yet.'}
+        </p>
+      </figure>
+    );
+  }
   return (
     <figure class="timechart">
       <figcaption>{title}</figcaption>

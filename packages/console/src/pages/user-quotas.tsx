@@ -1,7 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import {
   errorText,
+  query,
   type BigCount,
+  type Call,
   type Cluster,
   type List,
   type PolicyQuotas,
@@ -12,18 +14,54 @@ import {
 import { ErrorText, Section, ScrollBox } from '../components';
 import { useSession } from '../context';
 import { useLoad } from '../hooks';
-import { formatTime } from '../lib/format';
+import { formatBytes, formatTime, NOT_SAMPLED } from '../lib/format';
 import {
   BYTE_UNIT_CHOICES,
   exactCount,
-  formatQuotaBytes,
   parseBytes,
   parseCount,
   pctOfQuota,
   quotaBody,
   type Parsed,
 } from '../lib/quota-units';
+import type { StorageRecord } from '../lib/utilization';
 import { UsedBar } from './charts';
+
+/** What an account holds against a quota: bytes and objects, null when not sampled. */
+interface Usage {
+  bytes: BigCount | null;
+  count: BigCount | null;
+}
+
+/**
+ * The account's usage per storage policy at the hour of its latest sample (`usage_sampled_at`, the
+ * hour the user's totals come from), by policy name in lower case (as quotas name policies in any
+ * case); a policy absent from that sample holds nothing. null without a sample.
+ */
+async function policyUsageAt(
+  call: Call,
+  clusterId: number,
+  account: string,
+  sampledAt: string | null,
+  policies: readonly StoragePolicy[],
+): Promise<Map<string, Usage> | null> {
+  if (!sampledAt || policies.length === 0) return null;
+  const hour = Date.parse(sampledAt);
+  const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const q = query({ start: iso(hour), end: iso(hour + 3_600_000), limit: 1 });
+  const rows = await Promise.all(
+    policies.map(async (p): Promise<[string, Usage]> => {
+      const page = await call<List<StorageRecord>>(
+        'GET',
+        `clusters/${clusterId}/utilization/storage/${p.index}/${encodeURIComponent(account)}/detail/${q}`,
+      );
+      const r = page.objects.find((o) => o.pct_complete > 0);
+      // The account was sampled that hour: a policy without a record holds nothing.
+      return [p.name.toLowerCase(), r ? { bytes: r.bytes_used, count: r.object_count } : { bytes: 0, count: 0 }];
+    }),
+  );
+  return new Map(rows);
+}
 
 /** While Swift has not taken a change yet, the page reads the user again this often, this many times. */
 const PENDING_POLL_MS = 3000;
@@ -60,6 +98,10 @@ export function UserQuotas({
     () => call<List<StoragePolicy>>('GET', `clusters/${clusterId}/utilization/policies/?limit=1000`),
     [clusterId],
   );
+  const perPolicy = useLoad(
+    () => policyUsageAt(call, clusterId, `AUTH_${u.user}`, u.usage_sampled_at ?? null, policies.data?.objects ?? []),
+    [clusterId, u.user, u.usage_sampled_at, policies.data],
+  );
   usePendingPoll(u.quota_status === 'pending', onChanged);
   // The cluster's policies, and any a quota names that the cluster no longer reports.
   const names = [...(policies.data?.objects.map((p) => p.name) ?? [])];
@@ -81,8 +123,7 @@ export function UserQuotas({
       <p class="hint">
         Swift's account_quotas middleware enforces them: an upload that would go over is refused (413). Usage is the
         account's at the latest storage sample
-        {u.usage_sampled_at ? ` (${formatTime(u.usage_sampled_at)})` : ' (none yet)'}; per-policy usage is on the
-        utilization page.
+        {u.usage_sampled_at ? ` (${formatTime(u.usage_sampled_at)})` : ' (none yet)'}, per policy at the same sample.
       </p>
       <ScrollBox label={`Quotas of ${u.user}`}>
         <table class="quotas">
@@ -101,6 +142,13 @@ export function UserQuotas({
                 key={`${line.field}:${line.policy ?? ''}`}
                 line={line}
                 user={u}
+                usage={
+                  line.policy === null
+                    ? { bytes: u.bytes_used ?? null, count: u.object_count ?? null }
+                    : perPolicy.data === undefined
+                      ? undefined
+                      : (perPolicy.data?.get(line.policy.toLowerCase()) ?? { bytes: null, count: null })
+                }
                 writable={writable}
                 unsupported={
                   support && !support.fields.includes(line.field)
@@ -113,7 +161,7 @@ export function UserQuotas({
           </tbody>
         </table>
       </ScrollBox>
-      <ErrorText error={policies.error} />
+      <ErrorText error={policies.error ?? perPolicy.error} />
     </Section>
   );
 }
@@ -154,12 +202,15 @@ const labelOf = (line: QuotaLine): string =>
 function QuotaRow({
   line,
   user: u,
+  usage,
   writable,
   unsupported,
   onChanged,
 }: {
   line: QuotaLine;
   user: StorageUser;
+  /** What the account holds against this line's quota; undefined while it is read. */
+  usage: Usage | undefined;
   writable: boolean;
   unsupported?: string;
   onChanged: () => void;
@@ -171,8 +222,8 @@ function QuotaRow({
   const [busy, setBusy] = useState(false);
   const label = labelOf(line);
   const key = `${line.field}-${line.policy ?? 'all'}`.replace(/[^A-Za-z0-9_-]/g, '_');
-  const used = line.policy !== null ? null : line.kind === 'bytes' ? u.bytes_used : u.object_count;
-  const show = (v: BigCount) => (line.kind === 'bytes' ? formatQuotaBytes(v) : `${exactCount(v)} objects`);
+  const used = usage === undefined ? undefined : line.kind === 'bytes' ? usage.bytes : usage.count;
+  const show = (v: BigCount) => (line.kind === 'bytes' ? formatBytes(v) : `${exactCount(v)} objects`);
 
   /** The PATCH body that sets this quota to `value` (null: none). */
   const bodyOf = (value: BigCount | null): Record<string, unknown> => {
@@ -215,10 +266,10 @@ function QuotaRow({
         {line.value === null ? 'none' : show(line.value)}
       </td>
       <td data-field="used">
-        {line.policy !== null ? (
-          '—'
-        ) : used === null || used === undefined ? (
-          'not sampled yet'
+        {used === undefined ? (
+          '…'
+        ) : used === null ? (
+          NOT_SAMPLED
         ) : (
           <>
             {show(used)}

@@ -1,10 +1,11 @@
 import { useMemo, useState } from 'preact/hooks';
-import { ApiError, errorText, listAll, query, type Call, type List } from '../api';
+import { ApiError, errorText, listAll, query, type Call, type List, type StoragePolicy } from '../api';
 import { ErrorText, Loading, ScrollBox, Section } from '../components';
 import { useSession } from '../context';
 import { navigate, useLoad, type Loaded } from '../hooks';
-import { formatBytes, formatPct } from '../lib/format';
+import { bytesTitle, formatBytes, formatPct } from '../lib/format';
 import {
+  policyNamer,
   presetStart,
   storageByPolicy,
   toSeries,
@@ -40,6 +41,19 @@ type Summary = List<AccountSummary> & { meta: { start: string; end: string } };
 
 /** A missing route (an API without utilization) is a 404 naming no resource. */
 const unavailable = (e: unknown) => e instanceof ApiError && e.status === 404 && /^No resource at/.test(e.message);
+
+/** The cluster's storage policy names by index, for bars, legends and chart series ("gold", not "policy 0"). */
+function usePolicyNames(call: Call, clusterId: number): (index: number) => string {
+  const policies = useLoad(
+    () =>
+      call<List<StoragePolicy>>('GET', `clusters/${clusterId}/utilization/policies/?limit=1000`).catch((e: unknown) => {
+        if (unavailable(e)) return null;
+        throw e;
+      }),
+    [clusterId],
+  );
+  return useMemo(() => policyNamer(policies.data?.objects ?? []), [policies.data]);
+}
 
 /** Storage and transfer per account over a range: the billing summary, then one account's hours. */
 export function UtilizationPage({ clusterId, params }: { clusterId: number; params: URLSearchParams }) {
@@ -77,6 +91,7 @@ export function UtilizationPage({ clusterId, params }: { clusterId: number; para
     [clusterId, start, end, prefix],
   );
   const [csvError, csv] = useCsvDownload(download);
+  const nameOf = usePolicyNames(call, clusterId);
   const go = (changes: Record<string, string | number | undefined>) =>
     navigate(`/clusters/${clusterId}/utilization`, { ...state, offset: undefined, ...changes });
   if (!cluster) return <ErrorText error={`No cluster with id ${clusterId} (or you may not see it).`} />;
@@ -132,7 +147,7 @@ export function UtilizationPage({ clusterId, params }: { clusterId: number; para
             </p>
           ) : null}
           <ErrorText error={summary.error} />
-          <PolicySection load={everyAccount} prefix={prefix} />
+          <PolicySection load={everyAccount} prefix={prefix} nameOf={nameOf} />
           <Section
             title="Accounts (billing summary)"
             actions={
@@ -194,16 +209,18 @@ export function UtilizationPage({ clusterId, params }: { clusterId: number; para
                             {s.account}
                           </a>
                         </th>
-                        <td class="num" data-raw={String(s.bytes_used_avg)}>
+                        <td class="num" data-raw={String(s.bytes_used_avg)} title={bytesTitle(s.bytes_used_avg)}>
                           {formatBytes(s.bytes_used_avg)}
                         </td>
-                        <td class="num">{formatBytes(s.bytes_used_peak)}</td>
+                        <td class="num" title={bytesTitle(s.bytes_used_peak)}>
+                          {formatBytes(s.bytes_used_peak)}
+                        </td>
                         <td class="num">{s.object_count.toLocaleString()}</td>
                         <td class="num">{s.container_count.toLocaleString()}</td>
-                        <td class="num" data-raw={String(s.bytes_in)}>
+                        <td class="num" data-raw={String(s.bytes_in)} title={bytesTitle(s.bytes_in)}>
                           {formatBytes(s.bytes_in)}
                         </td>
-                        <td class="num" data-raw={String(s.bytes_out)}>
+                        <td class="num" data-raw={String(s.bytes_out)} title={bytesTitle(s.bytes_out)}>
                           {formatBytes(s.bytes_out)}
                         </td>
                         <td class="num">{s.req_count.toLocaleString()}</td>
@@ -240,7 +257,7 @@ export function UtilizationPage({ clusterId, params }: { clusterId: number; para
             ) : null}
           </Section>
           {account && summary.data ? (
-            <AccountDetail call={call} base={base} account={account} range={range} onCsv={csv} />
+            <AccountDetail call={call} base={base} account={account} range={range} onCsv={csv} nameOf={nameOf} />
           ) : null}
         </>
       )}
@@ -252,9 +269,11 @@ export function UtilizationPage({ clusterId, params }: { clusterId: number; para
 function PolicySection({
   load,
   prefix,
+  nameOf,
 }: {
   load: Loaded<{ rows: AccountSummary[]; total: number } | null>;
   prefix: string;
+  nameOf: (index: number) => string;
 }) {
   const totals = useMemo(() => storageByPolicy(load.data?.rows ?? []), [load.data]);
   const whose = prefix ? `accounts starting with ${prefix}` : 'the cluster';
@@ -265,7 +284,7 @@ function PolicySection({
       {load.data && totals.length === 0 ? <p>No storage data in this range.</p> : null}
       {load.data && totals.length > 0 ? (
         <>
-          <PolicyBars totals={totals} label={`Average bytes stored per storage policy, ${whose}`} />
+          <PolicyBars totals={totals} nameOf={nameOf} label={`Average bytes stored per storage policy, ${whose}`} />
           <p class="legend">
             Average stored per policy in this range, across {load.data.rows.length.toLocaleString()}{' '}
             {load.data.rows.length === 1 ? 'account' : 'accounts'}
@@ -277,7 +296,7 @@ function PolicySection({
             {totals
               .map(
                 (t) =>
-                  `policy ${t.policy_index} ${formatBytes(t.bytes_used_avg)} in ${t.object_count.toLocaleString()} objects`,
+                  `${nameOf(t.policy_index)} ${formatBytes(t.bytes_used_avg)} in ${t.object_count.toLocaleString()} objects`,
               )
               .join(' · ')}
           </p>
@@ -308,6 +327,7 @@ export function UserUsage({ clusterId, account }: { clusterId: number; account: 
   const { call, download } = useSession();
   const [csvError, csv] = useCsvDownload(download);
   const range = useMemo(() => ({ start: presetStart(7) }), []);
+  const nameOf = usePolicyNames(call, clusterId);
   return (
     <>
       <ErrorText error={csvError} />
@@ -317,6 +337,7 @@ export function UserUsage({ clusterId, account }: { clusterId: number; account: 
         account={account}
         range={range}
         onCsv={csv}
+        nameOf={nameOf}
       />
     </>
   );
@@ -328,12 +349,14 @@ function AccountDetail({
   account,
   range,
   onCsv,
+  nameOf,
 }: {
   call: Call;
   base: string;
   account: string;
   range: { start: string; end?: string };
   onCsv: (path: string, filename: string) => void;
+  nameOf: (index: number) => string;
 }) {
   const enc = encodeURIComponent(account);
   const detail = useLoad(async () => {
@@ -399,14 +422,14 @@ function AccountDetail({
               x={charts.stored.x}
               unit="bytes"
               series={charts.stored.ys.map((values, i) => ({
-                label: detail.data!.policies.length > 0 ? `policy ${detail.data!.policies[i]}` : 'all policies',
+                label: detail.data!.policies.length > 0 ? nameOf(detail.data!.policies[i]!) : 'all policies',
                 values,
               }))}
             />
             <TimeChart
-              title="Bytes transferred"
+              title="Bytes transferred per hour"
               x={charts.moved.x}
-              unit="bytes"
+              unit="bytes/h"
               series={[
                 { label: 'in', values: charts.moved.ys[0]! },
                 { label: 'out', values: charts.moved.ys[1]! },
@@ -451,7 +474,9 @@ function AccountDetail({
                     return (
                       <tr>
                         <td>{s.start}</td>
-                        <td class="num">{formatBytes(s.bytes_used)}</td>
+                        <td class="num" title={bytesTitle(s.bytes_used)}>
+                          {formatBytes(s.bytes_used)}
+                        </td>
                         <td class="num">{s.object_count.toLocaleString()}</td>
                         <td class="num">{t ? formatBytes(t.bytes_in) : '—'}</td>
                         <td class="num">{t ? formatBytes(t.bytes_out) : '—'}</td>

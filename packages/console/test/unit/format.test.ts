@@ -1,20 +1,45 @@
-import { devicePctUsed, formatAge, formatBytes, formatPct, formatTb, formatTime } from '../../src/lib/format';
+import {
+  bytesTitle,
+  devicePctUsed,
+  formatAge,
+  formatBytes,
+  formatDecimalBytes,
+  formatPct,
+  formatSecond,
+  formatTb,
+  formatTime,
+  tbTitle,
+} from '../../src/lib/format';
 
 describe('display formatting', () => {
-  it('when bytes are shown, then decimal units with two decimals, as the capacity API counts TB', () => {
-    expect(formatBytes(0)).toBe('0 B');
-    expect(formatBytes(999)).toBe('999 B');
-    expect(formatBytes(1500)).toBe('1.50 KB');
-    expect(formatBytes(4e12)).toBe('4.00 TB');
-    expect(formatBytes(1.234e15)).toBe('1.23 PB');
+  it('when bytes are shown, then binary units everywhere (exact when whole, else two decimals), decimal in the tooltip', () => {
+    expect(formatBytes(0)).toBe('0 bytes');
+    expect(formatBytes(999)).toBe('999 bytes');
+    expect(formatBytes(1536)).toBe('1.50 KiB');
+    expect(formatBytes(2 ** 40)).toBe('1 TiB');
+    expect(formatBytes(4e12)).toBe('3.64 TiB');
+    expect(formatBytes('9223372036854775807')).toBe('8.00 EiB');
+    // An average is a float: whole bytes, never a fraction of one.
+    expect(formatBytes(1023.6)).toBe('1 KiB');
     expect(formatBytes(null)).toBe('—');
+    expect(formatBytes(Number.NaN)).toBe('—');
+    expect(formatDecimalBytes(1.5e9)).toBe('1.50 GB');
+    expect(bytesTitle(1.5e9)).toBe('1,500,000,000 bytes (1.50 GB)');
+    expect(bytesTitle(undefined)).toBeUndefined();
   });
 
-  it('when TB figures are shown, then two decimals, and tiny ones in smaller units rather than 0.00 TB', () => {
-    expect(formatTb(1.5)).toBe('1.50 TB');
-    expect(formatTb(0)).toBe('0.00 TB');
-    expect(formatTb(0.0005)).toBe('500.00 MB');
+  it('when TB figures of the capacity API are shown, then in the same binary units, the TB in the tooltip', () => {
+    expect(formatTb(1.5)).toBe('1.36 TiB');
+    expect(formatTb(0)).toBe('0 bytes');
+    expect(formatTb(0.0005)).toBe('476.84 MiB');
     expect(formatTb(Number.NaN)).toBe('—');
+    expect(tbTitle(1.5)).toBe('1.5 TB (1,500,000,000,000 bytes)');
+  });
+
+  it('when an audit time is shown, then to the second, with its age apart', () => {
+    const t = formatSecond('2026-11-22T09:00:07Z', new Date('2026-11-22T12:00:08Z'));
+    expect(t.when).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:07$/);
+    expect(t.age).toBe('3 h ago');
   });
 
   it('when percentages are shown, then one decimal', () => {

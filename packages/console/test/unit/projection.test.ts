@@ -42,7 +42,7 @@ describe('what the capacity page says of a projection', () => {
   it('when the projection has a date, then the sentence says it is an estimate, the rate and the day', () => {
     const text = describeProjection({ kind: 'at', t: Date.parse('2027-03-14T10:00:00Z'), bytesPerDay: 2.5e12 });
     expect(text).toBe(
-      "Estimate: at this period's rate (2.50 TB a day, a straight line through the samples), it reaches 80 % around 2027-03-14.",
+      "Estimate: at this period's rate (2.27 TiB a day, a straight line through the samples), it reaches 80 % around 2027-03-14.",
     );
   });
 

@@ -1,14 +1,6 @@
 import fc from 'fast-check';
-import {
-  QUOTA_MAX,
-  exactCount,
-  formatQuotaBytes,
-  parseBytes,
-  parseCount,
-  pctOfQuota,
-  quotaBody,
-  ratio,
-} from '../../src/lib/quota-units';
+import { QUOTA_MAX, exactCount, parseBytes, parseCount, pctOfQuota, quotaBody, ratio } from '../../src/lib/quota-units';
+import { formatBytes } from '../../src/lib/format';
 
 describe('quota units', () => {
   it('when a size is typed with a binary or decimal unit, then it is the exact byte count', () => {
@@ -43,18 +35,18 @@ describe('quota units', () => {
       fc.property(fc.bigInt({ min: 0n, max: QUOTA_MAX }), (n) => {
         expect(parseBytes(exactCount(n.toString()))).toEqual({ ok: true, value: n.toString() });
         // An exact binary unit reads back exactly too.
-        const shown = formatQuotaBytes(n.toString());
+        const shown = formatBytes(n.toString());
         if (!shown.includes('.')) expect(parseBytes(shown)).toEqual({ ok: true, value: n.toString() });
       }),
     );
   });
 
   it('when quotas are shown, then in the largest binary unit that divides them, else to two decimals', () => {
-    expect(formatQuotaBytes(10737418240)).toBe('10 GiB');
-    expect(formatQuotaBytes('1610612736')).toBe('1.50 GiB');
-    expect(formatQuotaBytes(1)).toBe('1 byte');
-    expect(formatQuotaBytes(1000)).toBe('1000 bytes');
-    expect(formatQuotaBytes('9223372036854775807')).toBe('8.00 EiB');
+    expect(formatBytes(10737418240)).toBe('10 GiB');
+    expect(formatBytes('1610612736')).toBe('1.50 GiB');
+    expect(formatBytes(1)).toBe('1 byte');
+    expect(formatBytes(1000)).toBe('1000 bytes');
+    expect(formatBytes('9223372036854775807')).toBe('8.00 EiB');
   });
 
   it('when a value is sent, then a number while it is exact, the decimal string beyond 2^53', () => {

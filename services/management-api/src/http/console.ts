@@ -1,6 +1,6 @@
-import express, { Router, type Response } from 'express';
+import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, extname, join } from 'node:path';
 
 /**
  * The operators' console (packages/console), served as static files under /console/. Only these
@@ -46,6 +46,43 @@ export function builtConsoleDir(): string | undefined {
 
 const secure = (res: Response) => res.set(SECURITY_HEADERS);
 
+/** A built asset's path: one directory, a plain name (no way out of it), a type worth compressing. */
+const COMPRESSIBLE_ASSET = /^\/assets\/[\w.-]+\.(?:js|css|svg)$/;
+/** The copies the console's build writes beside each asset (packages/console/vite.config.mjs), best first. */
+const PRECOMPRESSED = [
+  { encoding: 'br', suffix: '.br' },
+  { encoding: 'gzip', suffix: '.gz' },
+] as const;
+
+/**
+ * A compressed copy of a built asset when the browser accepts its encoding (Accept-Encoding, with
+ * its q-values) and the build wrote one; otherwise the plain file, from express.static after it.
+ * Either way the answer varies by Accept-Encoding, so a cache keeps them apart.
+ */
+function precompressed(dir: string) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || !COMPRESSIBLE_ASSET.test(req.path)) return next();
+    res.vary('Accept-Encoding');
+    const available = PRECOMPRESSED.filter((p) => existsSync(join(dir, `${req.path}${p.suffix}`)));
+    const chosen =
+      available.length > 0 ? req.acceptsEncodings([...available.map((p) => p.encoding), 'identity']) : false;
+    const copy = available.find((p) => p.encoding === chosen);
+    if (!copy) return next();
+    res.set({ 'Content-Encoding': copy.encoding, 'Cache-Control': IMMUTABLE }).type(extname(req.path));
+    res.sendFile(
+      `${req.path.slice(1)}${copy.suffix}`,
+      { root: dir, dotfiles: 'ignore', cacheControl: false },
+      (err) => {
+        // Gone since it was looked for: the plain file (or the console's 404), not a compressed header on it.
+        if (err && !res.headersSent) {
+          res.removeHeader('Content-Encoding');
+          next();
+        }
+      },
+    );
+  };
+}
+
 /** `dir`: the console's built files (index.html, assets/); absent or unbuilt → a 503 that says so. */
 export function consoleRouter(dir: string | undefined): Router {
   const router = Router({ strict: true });
@@ -67,6 +104,7 @@ export function consoleRouter(dir: string | undefined): Router {
     if (!req.originalUrl.split('?')[0]!.endsWith('/')) return res.redirect(301, '/console/');
     res.set('Cache-Control', 'no-cache').sendFile(index as string);
   });
+  if (dir) router.use(precompressed(dir));
   router.use(
     express.static(dir ?? '.', {
       index: false,

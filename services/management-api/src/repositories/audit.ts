@@ -1,4 +1,4 @@
-import { TABLES } from '@cairn/contract';
+import { AUDIT_ACTIONS, TABLES } from '@cairn/contract';
 import type { HostCommandName } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
@@ -11,19 +11,7 @@ import type { ListQuery, Ordering, Page } from './list-types';
  * anything named like a secret once more, whatever a caller passes.
  */
 
-export type AuditAction =
-  | 'create'
-  | 'update'
-  | 'delete'
-  | 'add_key'
-  | 'delete_key'
-  | 'replace_devices'
-  | 'record_utilization'
-  | 'sign_in'
-  | 'sign_out'
-  | 'step_up'
-  | 'backup'
-  | 'repair_quota_drift';
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 export type Snapshot = Record<string, unknown>;
 
 /** Who made a write: an authenticated operator over HTTP, or a command run on the host. */

@@ -59,6 +59,34 @@ export async function latestUsageOf(
 }
 
 /**
+ * The sum of the per-policy byte quotas of each cluster's users (`quota_bytes_policy`), by cluster id,
+ * then by the policy's name as the quotas spell it (decimal strings); clusters without one are absent.
+ */
+export async function quotaBytesPolicyTotalsOf(
+  db: Db,
+  clusterIds: readonly number[],
+): Promise<Map<number, Record<string, string>>> {
+  if (clusterIds.length === 0) return new Map();
+  const rows = (await withDbErrors(() =>
+    db.raw(
+      `SELECT u.cluster_id, p.key AS policy, sum(p.value::numeric)::text AS total
+         FROM ${TABLES.storageUsers} u
+         CROSS JOIN LATERAL jsonb_each_text(u.quota_bytes_policy) p
+        WHERE u.cluster_id = ANY(?::int[]) AND jsonb_typeof(u.quota_bytes_policy) = 'object' AND p.value IS NOT NULL
+        GROUP BY u.cluster_id, p.key
+        ORDER BY p.key`,
+      [clusterIds as number[]],
+    ),
+  )) as { rows: Array<{ cluster_id: number | string; policy: string; total: string }> };
+  const totals = new Map<number, Record<string, string>>();
+  for (const r of rows.rows) {
+    const id = Number(r.cluster_id);
+    totals.set(id, { ...totals.get(id), [r.policy]: r.total });
+  }
+  return totals;
+}
+
+/**
  * The sum of the byte quotas of each cluster's users (a decimal string: it may pass 2^63), by cluster id; clusters
  * without one are absent.
  */

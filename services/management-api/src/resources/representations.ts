@@ -32,6 +32,8 @@ export interface ClusterShown {
   swiftInfo: StoredSwiftInfo | null;
   /** The sum of its users' byte quotas (a decimal string); null when no user has one. */
   quotaBytesTotal: string | null;
+  /** The sum of its users' per-policy byte quotas, by policy name (decimal strings); null when no user has one. */
+  quotaBytesPolicyTotal: Record<string, string> | null;
 }
 
 /**
@@ -47,6 +49,12 @@ export const clusterJson = (c: Cluster, shown?: ClusterShown) =>
     ...(shown
       ? {
           quota_bytes_total: shown.quotaBytesTotal === null ? null : quotaJsonValue(shown.quotaBytesTotal),
+          quota_bytes_policy_total:
+            shown.quotaBytesPolicyTotal === null
+              ? null
+              : Object.fromEntries(
+                  Object.entries(shown.quotaBytesPolicyTotal).map(([policy, total]) => [policy, quotaJsonValue(total)]),
+                ),
           quota_support: quotaSupportJson(shown.swiftInfo),
         }
       : {}),

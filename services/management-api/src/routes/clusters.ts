@@ -71,6 +71,13 @@ export const clustersResource: ResourceDef = {
       readonly: true,
       nullable: true,
     },
+    quota_bytes_policy_total: {
+      type: 'dict',
+      bigNumber: true,
+      help: 'The sum of the quota_bytes_policy of the cluster\'s users, by policy name as the quotas spell it ({"gold": 5497558138880}); null when no user has one. Numbers, strings above 2^53. Reported state, ignored when sent back.',
+      readonly: true,
+      nullable: true,
+    },
     quota_support: {
       type: 'dict',
       help: "What the quota reconciler last read from the cluster's Swift /info: swift_version, fields (the quota fields it can enforce) and read_at; null before it has. Reported state, ignored when sent back.",
@@ -89,6 +96,7 @@ const clusterReadOnly = (c: Cluster): Record<string, SameAs> => ({
   uuid: sameUuid(c.uuid),
   resource_uri: sameUri(clusterUri(c.id)),
   quota_bytes_total: anyValue,
+  quota_bytes_policy_total: anyValue,
   quota_support: anyValue,
 });
 

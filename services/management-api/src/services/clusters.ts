@@ -21,7 +21,7 @@ import {
 } from '../repositories/clusters';
 import type { ListQuery, Page } from '../repositories/list-types';
 import { swiftInfosOf } from '../repositories/quotas';
-import { quotaBytesTotalsOf } from '../repositories/quota-usage';
+import { quotaBytesPolicyTotalsOf, quotaBytesTotalsOf } from '../repositories/quota-usage';
 import { clusterJson, type ClusterShown } from '../resources/representations';
 import { clusterUri, parseIntId } from '../resources/uris';
 import { auditActorOf, type Acting } from './context';
@@ -60,8 +60,17 @@ export type ClusterView = Cluster & ClusterShown;
 
 async function withSwiftInfo(db: Db, clusters: Cluster[]): Promise<ClusterView[]> {
   const ids = clusters.map((c) => c.id);
-  const [infos, totals] = [await swiftInfosOf(db, ids), await quotaBytesTotalsOf(db, ids)];
-  return clusters.map((c) => ({ ...c, swiftInfo: infos.get(c.id) ?? null, quotaBytesTotal: totals.get(c.id) ?? null }));
+  const [infos, totals, policyTotals] = [
+    await swiftInfosOf(db, ids),
+    await quotaBytesTotalsOf(db, ids),
+    await quotaBytesPolicyTotalsOf(db, ids),
+  ];
+  return clusters.map((c) => ({
+    ...c,
+    swiftInfo: infos.get(c.id) ?? null,
+    quotaBytesTotal: totals.get(c.id) ?? null,
+    quotaBytesPolicyTotal: policyTotals.get(c.id) ?? null,
+  }));
 }
 
 export async function list(db: Db, acting: Acting, query: ListQuery): Promise<Page<ClusterView>> {
@@ -131,7 +140,7 @@ export async function create(db: Db, acting: Acting, inputOf: () => Promise<Clus
   const raw = await inputOf();
   const input = await withCheckedDefaults(db, { id: 0, name: raw.name }, raw);
   const created = await withDbErrors(() => db.transaction((trx) => createAudited(trx, acting, input)));
-  return { ...created, swiftInfo: null, quotaBytesTotal: null };
+  return { ...created, swiftInfo: null, quotaBytesTotal: null, quotaBytesPolicyTotal: null };
 }
 
 /**

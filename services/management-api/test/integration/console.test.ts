@@ -1,7 +1,9 @@
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { get, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import request from 'supertest';
 import { createApp } from '../../src/app';
 import { CONSOLE_CSP } from '../../src/http/console';
@@ -12,13 +14,26 @@ describe('console files', () => {
   let app: TestApp;
   let dir: string;
   const servers: Server[] = [];
-  const serve = async (consoleDir: string | undefined) => {
+  const listen = async (consoleDir: string | undefined) => {
     const server = await new Promise<Server>((resolve) => {
       const s = createApp({ ...app.deps, consoleDir }).listen(0, '127.0.0.1', () => resolve(s));
     });
     servers.push(server);
-    return request(server);
+    return server;
   };
+  const serve = async (consoleDir: string | undefined) => request(await listen(consoleDir));
+  /** A GET over plain node:http, so the body arrives as sent (no client decompresses it). */
+  const raw = (server: Server, path: string, headers: Record<string, string>) =>
+    new Promise<{ res: IncomingMessage; body: Buffer }>((resolve, reject) => {
+      const { port } = server.address() as AddressInfo;
+      get({ host: '127.0.0.1', port, path, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ res, body: Buffer.concat(chunks) }));
+      }).on('error', reject);
+    });
+  /** A script worth compressing, with the copies the console's build writes beside it. */
+  const SCRIPT = `export const rows = [${Array.from({ length: 2000 }, (_, i) => `{ id: ${i}, name: "row ${i}" }`).join(', ')}];\n`;
 
   beforeAll(async () => {
     app = await startTestApp('pglite');
@@ -30,6 +45,9 @@ describe('console files', () => {
     );
     writeFileSync(join(dir, 'assets', 'index-AbC123.js'), 'console.log("hi")');
     writeFileSync(join(dir, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
+    writeFileSync(join(dir, 'assets', 'big-XyZ789.js'), SCRIPT);
+    writeFileSync(join(dir, 'assets', 'big-XyZ789.js.gz'), gzipSync(SCRIPT, { level: 9 }));
+    writeFileSync(join(dir, 'assets', 'big-XyZ789.js.br'), brotliCompressSync(SCRIPT));
   });
   afterAll(async () => {
     await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
@@ -78,6 +96,39 @@ describe('console files', () => {
     const icon = await http.get('/console/favicon.svg');
     expect(icon.status).toBe(200);
     expect(icon.headers['cache-control']).toBe('no-cache');
+  });
+
+  it('when a browser accepts gzip or Brotli, then an asset comes compressed from its precompressed copy, varying by Accept-Encoding', async () => {
+    const server = await listen(dir);
+    const path = '/console/assets/big-XyZ789.js';
+    const gzip = await raw(server, path, { 'Accept-Encoding': 'gzip, deflate' });
+    expect(gzip.res.statusCode).toBe(200);
+    expect(gzip.res.headers['content-encoding']).toBe('gzip');
+    expect(gzip.res.headers['content-type']).toMatch(/^text\/javascript|^application\/javascript/);
+    expect(gzip.res.headers.vary).toMatch(/Accept-Encoding/i);
+    expect(gzip.res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(gzip.res.headers['content-security-policy']).toBe(CONSOLE_CSP);
+    expect(gunzipSync(gzip.body).toString()).toBe(SCRIPT);
+    expect(gzip.body.length).toBeLessThan(SCRIPT.length / 3);
+    const br = await raw(server, path, { 'Accept-Encoding': 'br' });
+    expect(br.res.headers['content-encoding']).toBe('br');
+    expect(brotliDecompressSync(br.body).toString()).toBe(SCRIPT);
+    // The client's preferences (q-values) count: gzip refused, Brotli not offered → the plain file.
+    const plain = await raw(server, path, { 'Accept-Encoding': 'gzip;q=0, identity' });
+    expect(plain.res.headers['content-encoding']).toBeUndefined();
+    expect(plain.res.headers.vary).toMatch(/Accept-Encoding/i);
+    expect(plain.body.toString()).toBe(SCRIPT);
+    const none = await raw(server, path, {});
+    expect(none.res.headers['content-encoding']).toBeUndefined();
+    expect(none.body.toString()).toBe(SCRIPT);
+    // An asset without copies is sent as it is, whatever the browser accepts.
+    const small = await raw(server, '/console/assets/index-AbC123.js', { 'Accept-Encoding': 'gzip, br' });
+    expect(small.res.headers['content-encoding']).toBeUndefined();
+    expect(small.body.toString()).toBe('console.log("hi")');
+    // Nothing outside assets/ is looked for, however the name is spelled.
+    const escape = await raw(server, '/console/assets/..%2f..%2fetc%2fpasswd.js', { 'Accept-Encoding': 'gzip' });
+    expect(escape.res.headers['content-encoding']).toBeUndefined();
+    expect([400, 403, 404]).toContain(escape.res.statusCode);
   });
 
   it('when a file the console does not have is asked for, then 404 with the console headers, and no file outside it leaks', async () => {

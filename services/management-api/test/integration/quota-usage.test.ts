@@ -116,6 +116,50 @@ describe.each(DB_KINDS)('quota usage on %s', (kind) => {
     expect(patched.body).toMatchObject({ region: 'east', quota_bytes_total: '9223372036854795808' });
   });
 
+  it('when users have per-policy byte quotas, then the cluster shows their sums by policy, and null when none has one', async () => {
+    const cluster = await createCluster(app, 'usage-policies');
+    const path = String(cluster.resource_uri);
+    expect((await get(path)).body.quota_bytes_policy_total).toBeNull();
+    const report = await app
+      .http()
+      .put(`${path}devices/`)
+      .set('Authorization', ADMIN_AUTH)
+      .send({
+        policies: [
+          { index: 0, name: 'gold', default: true },
+          { index: 1, name: 'silver' },
+        ],
+        devices: [
+          { node: '10.0.0.1:6200', device: 'sdb1', policies: ['gold', 'silver'], used_bytes: 1, avail_bytes: 1 },
+        ],
+      });
+    expect(report.status).toBe(204);
+    const user = async (name: string, quotas: Record<string, unknown>) => {
+      const res = await app
+        .http()
+        .post('/api/v1/users/')
+        .set('Authorization', ADMIN_AUTH)
+        .send({ cluster: path, user: name, password: PASSWORD, ...quotas });
+      expect(res.status).toBe(201);
+    };
+    await user('pia', { quota_bytes_policy: { gold: 1000, silver: 5 } });
+    await user('quinn', { quota_bytes_policy: { gold: '9223372036854775807' } });
+    await user('rob', { quota_bytes: 7 });
+    const shown = await get(path);
+    expect(shown.body.quota_bytes_policy_total).toEqual({ gold: '9223372036854776807', silver: 5 });
+    expect(shown.body.quota_bytes_total).toBe(7);
+    const listed = (await get('/api/v1/clusters/?name=usage-policies')).body.objects[0] as Record<string, unknown>;
+    expect(listed.quota_bytes_policy_total).toEqual({ gold: '9223372036854776807', silver: 5 });
+    // Read-only: sent back, it is ignored.
+    const patched = await app
+      .http()
+      .patch(path)
+      .set('Authorization', ADMIN_AUTH)
+      .send({ ...shown.body, region: 'policies' });
+    expect(patched.status).toBe(202);
+    expect(patched.body).toMatchObject({ region: 'policies', quota_bytes_policy_total: { silver: 5 } });
+  });
+
   it('when a page of users is read, then their usage is one query that finds each account through the index, not by reading the cluster', async () => {
     const seen: Array<{ sql: string; bindings: unknown[] }> = [];
     const listener = (q: { sql: string; bindings?: unknown[] }) => {
@@ -144,6 +188,11 @@ describe.each(DB_KINDS)('quota usage on %s', (kind) => {
     expect(users.body.fields.usage_sampled_at).toMatchObject({ nullable: true, readonly: true, type: 'datetime' });
     const clusters = await get('/api/v1/clusters/schema/');
     expect(clusters.body.fields.quota_bytes_total).toMatchObject({ nullable: true, readonly: true, type: 'integer' });
+    expect(clusters.body.fields.quota_bytes_policy_total).toMatchObject({
+      nullable: true,
+      readonly: true,
+      type: 'dict',
+    });
     const openapi = await app.http().get('/api/v1/openapi.json');
     expect(openapi.body.components.schemas.users.properties.bytes_used.type).toEqual(['integer', 'string', 'null']);
     expect(openapi.body.components.schemas.clusters.properties.quota_bytes_total.type).toEqual([

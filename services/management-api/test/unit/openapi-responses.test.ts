@@ -19,6 +19,7 @@ const cluster = {
   default_quota_count: null,
   default_quota_count_policy: null,
   quota_bytes_total: null,
+  quota_bytes_policy_total: null,
   quota_support: null,
   id: 1,
   name: 'default',
