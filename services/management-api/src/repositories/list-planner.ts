@@ -89,6 +89,13 @@ export interface ListSource {
    * theirs. Left-joined only when a filter names them, so a row without one reads as NULL there.
    */
   joined?: Record<string, { from: Knex.Raw | string; on: [own: string, theirs: string] }>;
+  /**
+   * One-to-one lookups joined to the rows of the page only, once it is cut, in the page's own
+   * statement (users: their quota state and latest usage): `joins`, SQL naming the page's rows by
+   * `alias`; `columns`, the expressions it adds, each naming its output column. Plain SQL without
+   * bound values (it goes into every compiled shape as it is).
+   */
+  attached?: { joins: string; columns: string[] };
   /** Conditions that are part of the list itself, not of the request (a device list's cluster). */
   scope?: (qb: Knex.QueryBuilder) => void;
   /** Used when the request asks for no ordering (the id tie-breaker is always added). */
@@ -577,9 +584,10 @@ function compile(source: ListSource, plan: Plan, query: ListQuery, window: Windo
         : { with: undefined, total: total.toSQL(), page: walk };
   // knex has no lateral join; the page's SQL goes in with its bindings still as placeholders.
   const combined = (statement.with ? statement.with(db.queryBuilder()) : db.queryBuilder())
-    .select('t.total', `${alias}.*`)
+    .select('t.total', `${alias}.*`, ...(source.attached?.columns ?? []).map((c) => db.raw(c)))
     .from(db.raw(`(${statement.total.sql}) AS t`, [...statement.total.bindings] as Knex.RawBinding[]))
     .joinRaw(`LEFT JOIN LATERAL (${statement.page.sql}) AS ?? ON true`, [...statement.page.bindings, alias]);
+  if (source.attached) combined.joinRaw(source.attached.joins);
   const { sql, bindings } = applyOrdering(combined, plan.ordering, alias).toSQL();
   return { sql, bindings };
 }
@@ -612,6 +620,7 @@ function shapeKey(source: ListSource, plan: Plan, query: ListQuery): string | nu
     columns,
     partition?.column,
     partition?.counters,
+    source.attached,
     defaultOrdering,
     plan.partition === 'all' ? 'all' : plan.partition.size,
     plan.ordering,

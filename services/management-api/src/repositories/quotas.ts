@@ -26,7 +26,9 @@ export interface QuotaState {
 export const QUOTA_STATUSES = ['applied', 'pending', 'error'] as const satisfies ReadonlyArray<QuotaState['status']>;
 
 /** A row's status, in SQL: what users show and what their list filters on, from one expression. */
-const STATUS_SQL = `CASE WHEN error IS NOT NULL THEN 'error' WHEN wanted_version > applied_version THEN 'pending' ELSE 'applied' END`;
+const statusSql = (a = '') =>
+  `CASE WHEN ${a}error IS NOT NULL THEN 'error' WHEN ${a}wanted_version > ${a}applied_version THEN 'pending' ELSE 'applied' END`;
+const STATUS_SQL = statusSql();
 
 /**
  * Each user's quota state as a table (`user_id`, `status`, `applied_at`) under `alias`, for the
@@ -35,29 +37,34 @@ const STATUS_SQL = `CASE WHEN error IS NOT NULL THEN 'error' WHEN wanted_version
 export const quotaStateTable = (db: Db, alias: string) =>
   db.raw(`(SELECT user_id, ${STATUS_SQL} AS status, applied_at FROM ${APPLICATIONS}) AS ??`, [alias]);
 
-interface ApplicationRow {
-  user_id: string | number;
-  status: QuotaState['status'];
-  applied_at: Date | string | null;
-  error: string | null;
-}
-
-const stateOf = (r: ApplicationRow): QuotaState => ({
-  status: r.status,
-  error: r.error,
-  appliedAt: r.applied_at === null ? null : new Date(r.applied_at),
+/**
+ * A user's quota state joined to the user's row (`users`: its alias), for the statement that reads
+ * the user: the join, and the columns it adds (quota_status NULL: no row, the user never had a
+ * quota, nothing to apply). Read back with quotaStateOfRow.
+ */
+export const quotaStateJoin = (users: string) => ({
+  joins: `LEFT JOIN ${APPLICATIONS} AS ${users}_quota ON ${users}_quota.user_id = ${users}.id`,
+  columns: [
+    `CASE WHEN ${users}_quota.user_id IS NULL THEN NULL ELSE ${statusSql(`${users}_quota.`)} END AS quota_status`,
+    `${users}_quota.applied_at AS quota_applied_at`,
+    `${users}_quota.error AS quota_error`,
+  ],
 });
 
-/** The states of these users; a user without one never had a quota (nothing to apply). */
-export async function quotaStatesOf(db: Db, userIds: readonly string[]): Promise<Map<string, QuotaState>> {
-  if (userIds.length === 0) return new Map();
-  const rows = (await withDbErrors(() =>
-    db(APPLICATIONS)
-      .select('user_id', db.raw(`${STATUS_SQL} AS status`), 'applied_at', 'error')
-      .whereIn('user_id', userIds as string[]),
-  )) as ApplicationRow[];
-  return new Map(rows.map((r) => [String(r.user_id), stateOf(r)]));
+export interface QuotaStateColumns {
+  quota_status: QuotaState['status'] | null;
+  quota_applied_at: Date | string | null;
+  quota_error: string | null;
 }
+
+export const quotaStateOfRow = (r: QuotaStateColumns): QuotaState | null =>
+  r.quota_status === null
+    ? null
+    : {
+        status: r.quota_status,
+        error: r.quota_error,
+        appliedAt: r.quota_applied_at === null ? null : new Date(r.quota_applied_at),
+      };
 
 /**
  * Marks a user's quotas as changed, in the transaction that changed them: the reconciler applies
