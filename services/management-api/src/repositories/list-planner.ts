@@ -70,6 +70,12 @@ export interface PartitionCounters {
   rangeBuckets?: RangeBuckets;
 }
 
+/** SQL with `?` placeholders and their values (constants). */
+export interface BoundSql {
+  sql: string;
+  bindings: readonly string[];
+}
+
 export interface ListSource {
   db: Db;
   table: string;
@@ -92,10 +98,10 @@ export interface ListSource {
   /**
    * One-to-one lookups joined to the rows of the page only, once it is cut, in the page's own
    * statement (users: their quota state and latest usage): `joins`, SQL naming the page's rows by
-   * `alias`; `columns`, the expressions it adds, each naming its output column. Plain SQL without
-   * bound values (it goes into every compiled shape as it is).
+   * `alias`; `columns`, the expressions it adds, each naming its output column. Their bindings are
+   * constants (they go into every compiled shape as they are).
    */
-  attached?: { joins: string; columns: string[] };
+  attached?: { joins: BoundSql; columns: BoundSql[] };
   /** Conditions that are part of the list itself, not of the request (a device list's cluster). */
   scope?: (qb: Knex.QueryBuilder) => void;
   /** Used when the request asks for no ordering (the id tie-breaker is always added). */
@@ -584,10 +590,10 @@ function compile(source: ListSource, plan: Plan, query: ListQuery, window: Windo
         : { with: undefined, total: total.toSQL(), page: walk };
   // knex has no lateral join; the page's SQL goes in with its bindings still as placeholders.
   const combined = (statement.with ? statement.with(db.queryBuilder()) : db.queryBuilder())
-    .select('t.total', `${alias}.*`, ...(source.attached?.columns ?? []).map((c) => db.raw(c)))
+    .select('t.total', `${alias}.*`, ...(source.attached?.columns ?? []).map((c) => db.raw(c.sql, [...c.bindings])))
     .from(db.raw(`(${statement.total.sql}) AS t`, [...statement.total.bindings] as Knex.RawBinding[]))
     .joinRaw(`LEFT JOIN LATERAL (${statement.page.sql}) AS ?? ON true`, [...statement.page.bindings, alias]);
-  if (source.attached) combined.joinRaw(source.attached.joins);
+  if (source.attached) combined.joinRaw(source.attached.joins.sql, [...source.attached.joins.bindings]);
   const { sql, bindings } = applyOrdering(combined, plan.ordering, alias).toSQL();
   return { sql, bindings };
 }

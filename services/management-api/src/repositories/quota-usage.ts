@@ -26,11 +26,14 @@ export interface LatestUsage {
  * every account of the cluster. Equality is byte equality in both, so the answer is the same.
  */
 export const latestUsageJoin = (users: string) => ({
-  joins: `LEFT JOIN utilization_storage_latest AS ${users}_usage ON ${users}_usage.cluster_id = ${users}.cluster_id AND ${users}_usage.account = ('AUTH_' || ${users}.username) COLLATE "default"`,
+  joins: {
+    sql: `LEFT JOIN utilization_storage_latest AS ${users}_usage ON ${users}_usage.cluster_id = ${users}.cluster_id AND ${users}_usage.account = (?::text || ${users}.username) COLLATE "default"`,
+    bindings: ['AUTH_'],
+  },
   columns: [
-    `${users}_usage.bytes_used AS usage_bytes_used`,
-    `${users}_usage.object_count AS usage_object_count`,
-    `${users}_usage.hour AS usage_hour`,
+    { sql: `${users}_usage.bytes_used AS usage_bytes_used`, bindings: [] },
+    { sql: `${users}_usage.object_count AS usage_object_count`, bindings: [] },
+    { sql: `${users}_usage.hour AS usage_hour`, bindings: [] },
   ],
 });
 

@@ -26,8 +26,8 @@ export interface QuotaState {
 export const QUOTA_STATUSES = ['applied', 'pending', 'error'] as const satisfies ReadonlyArray<QuotaState['status']>;
 
 /** A row's status, in SQL: what users show and what their list filters on, from one expression. */
-const statusSql = (a = '') =>
-  `CASE WHEN ${a}error IS NOT NULL THEN 'error' WHEN ${a}wanted_version > ${a}applied_version THEN 'pending' ELSE 'applied' END`;
+const statusSql = (a = '', value = (s: QuotaState['status']) => `'${s}'`) =>
+  `CASE WHEN ${a}error IS NOT NULL THEN ${value('error')} WHEN ${a}wanted_version > ${a}applied_version THEN ${value('pending')} ELSE ${value('applied')} END`;
 const STATUS_SQL = statusSql();
 
 /**
@@ -42,14 +42,22 @@ export const quotaStateTable = (db: Db, alias: string) =>
  * the user: the join, and the columns it adds (quota_status NULL: no row, the user never had a
  * quota, nothing to apply). Read back with quotaStateOfRow.
  */
-export const quotaStateJoin = (users: string) => ({
-  joins: `LEFT JOIN ${APPLICATIONS} AS ${users}_quota ON ${users}_quota.user_id = ${users}.id`,
-  columns: [
-    `CASE WHEN ${users}_quota.user_id IS NULL THEN NULL ELSE ${statusSql(`${users}_quota.`)} END AS quota_status`,
-    `${users}_quota.applied_at AS quota_applied_at`,
-    `${users}_quota.error AS quota_error`,
-  ],
-});
+export const quotaStateJoin = (users: string) => {
+  // The statuses as bound values: a list's statement carries no literal (its shape is compiled once).
+  const statuses: string[] = [];
+  const status = statusSql(`${users}_quota.`, (s) => (statuses.push(s), '?'));
+  return {
+    joins: { sql: `LEFT JOIN ${APPLICATIONS} AS ${users}_quota ON ${users}_quota.user_id = ${users}.id`, bindings: [] },
+    columns: [
+      {
+        sql: `CASE WHEN ${users}_quota.user_id IS NULL THEN NULL ELSE ${status} END AS quota_status`,
+        bindings: statuses,
+      },
+      { sql: `${users}_quota.applied_at AS quota_applied_at`, bindings: [] },
+      { sql: `${users}_quota.error AS quota_error`, bindings: [] },
+    ],
+  };
+};
 
 export interface QuotaStateColumns {
   quota_status: QuotaState['status'] | null;

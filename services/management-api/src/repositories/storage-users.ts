@@ -82,7 +82,10 @@ const quotaState = quotaStateJoin(VIEW_ALIAS);
 const latestUsage = latestUsageJoin(VIEW_ALIAS);
 /** What is joined to each user shown (see ListSource.attached). */
 const VIEW_ATTACHED = {
-  joins: `${quotaState.joins} ${latestUsage.joins}`,
+  joins: {
+    sql: `${quotaState.joins.sql} ${latestUsage.joins.sql}`,
+    bindings: [...quotaState.joins.bindings, ...latestUsage.joins.bindings],
+  },
   columns: [...quotaState.columns, ...latestUsage.columns],
 };
 
@@ -152,8 +155,8 @@ export async function getStorageUserSummary(db: Db, id: string): Promise<Storage
 /** The users' rows with what is joined to a user shown, in one statement. */
 const viewQuery = (db: Db, columns: string[]) =>
   db(`${TABLE} as ${VIEW_ALIAS}`)
-    .select([...columns, ...VIEW_ATTACHED.columns.map((c) => db.raw(c))])
-    .joinRaw(VIEW_ATTACHED.joins);
+    .select([...columns, ...VIEW_ATTACHED.columns.map((c) => db.raw(c.sql, c.bindings))])
+    .joinRaw(VIEW_ATTACHED.joins.sql, VIEW_ATTACHED.joins.bindings);
 
 /** What a user's detail GET shows, by id. */
 export async function getStorageUserView(db: Db, id: string): Promise<StorageUserView | null> {
