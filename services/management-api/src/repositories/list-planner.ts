@@ -96,12 +96,12 @@ export interface ListSource {
    */
   joined?: Record<string, { from: Knex.Raw | string; on: [own: string, theirs: string] }>;
   /**
-   * One-to-one lookups joined to the rows of the page only, once it is cut, in the page's own
-   * statement (users: their quota state and latest usage): `joins`, SQL naming the page's rows by
-   * `alias`; `columns`, the expressions it adds, each naming its output column. Their bindings are
-   * constants (they go into every compiled shape as they are).
+   * Columns read for the rows of the page only, once it is cut, in the page's own statement (users:
+   * their quota state and latest usage, as scalar subqueries naming the page's rows by `alias`),
+   * each naming its output column. Their bindings are constants (they go into every compiled shape
+   * as they are).
    */
-  attached?: { joins: BoundSql; columns: BoundSql[] };
+  attached?: { columns: BoundSql[] };
   /** Conditions that are part of the list itself, not of the request (a device list's cluster). */
   scope?: (qb: Knex.QueryBuilder) => void;
   /** Used when the request asks for no ordering (the id tie-breaker is always added). */
@@ -593,7 +593,6 @@ function compile(source: ListSource, plan: Plan, query: ListQuery, window: Windo
     .select('t.total', `${alias}.*`, ...(source.attached?.columns ?? []).map((c) => db.raw(c.sql, [...c.bindings])))
     .from(db.raw(`(${statement.total.sql}) AS t`, [...statement.total.bindings] as Knex.RawBinding[]))
     .joinRaw(`LEFT JOIN LATERAL (${statement.page.sql}) AS ?? ON true`, [...statement.page.bindings, alias]);
-  if (source.attached) combined.joinRaw(source.attached.joins.sql, [...source.attached.joins.bindings]);
   const { sql, bindings } = applyOrdering(combined, plan.ordering, alias).toSQL();
   return { sql, bindings };
 }

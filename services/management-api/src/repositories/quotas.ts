@@ -38,41 +38,32 @@ export const quotaStateTable = (db: Db, alias: string) =>
   db.raw(`(SELECT user_id, ${STATUS_SQL} AS status, applied_at FROM ${APPLICATIONS}) AS ??`, [alias]);
 
 /**
- * A user's quota state joined to the user's row (`users`: its alias), for the statement that reads
- * the user: the join, and the columns it adds (quota_status NULL: no row, the user never had a
- * quota, nothing to apply). Read back with quotaStateOfRow.
+ * A user's quota state as a column of the statement that reads the user (`users`: its alias): a
+ * scalar subquery by the primary key, cheaper to plan than a join; NULL: no row, the user never
+ * had a quota (nothing to apply). Read back with quotaStateOfRow.
  */
-export const quotaStateJoin = (users: string) => {
+export const quotaStateColumn = (users: string) => {
   // The statuses as bound values: a list's statement carries no literal (its shape is compiled once).
   const statuses: string[] = [];
-  const status = statusSql(`${users}_quota.`, (s) => (statuses.push(s), '?'));
+  const status = statusSql('q.', (s) => (statuses.push(s), '?'));
   return {
-    joins: { sql: `LEFT JOIN ${APPLICATIONS} AS ${users}_quota ON ${users}_quota.user_id = ${users}.id`, bindings: [] },
-    columns: [
-      {
-        sql: `CASE WHEN ${users}_quota.user_id IS NULL THEN NULL ELSE ${status} END AS quota_status`,
-        bindings: statuses,
-      },
-      { sql: `${users}_quota.applied_at AS quota_applied_at`, bindings: [] },
-      { sql: `${users}_quota.error AS quota_error`, bindings: [] },
-    ],
+    sql: `(SELECT json_build_array(${status}, q.applied_at, q.error) FROM ${APPLICATIONS} AS q WHERE q.user_id = ${users}.id) AS quota_state`,
+    bindings: statuses,
   };
 };
 
-export interface QuotaStateColumns {
-  quota_status: QuotaState['status'] | null;
-  quota_applied_at: Date | string | null;
-  quota_error: string | null;
+export interface QuotaStateColumn {
+  /** [status, applied_at, error]; node-postgres parses json, other drivers may hand back its text. */
+  quota_state: [QuotaState['status'], string | null, string | null] | string | null;
 }
 
-export const quotaStateOfRow = (r: QuotaStateColumns): QuotaState | null =>
-  r.quota_status === null
-    ? null
-    : {
-        status: r.quota_status,
-        error: r.quota_error,
-        appliedAt: r.quota_applied_at === null ? null : new Date(r.quota_applied_at),
-      };
+export const quotaStateOfRow = (r: QuotaStateColumn): QuotaState | null => {
+  if (r.quota_state === null) return null;
+  const [status, appliedAt, error] = (
+    typeof r.quota_state === 'string' ? JSON.parse(r.quota_state) : r.quota_state
+  ) as [QuotaState['status'], string | null, string | null];
+  return { status, error, appliedAt: appliedAt === null ? null : new Date(appliedAt) };
+};
 
 /**
  * Marks a user's quotas as changed, in the transaction that changed them: the reconciler applies

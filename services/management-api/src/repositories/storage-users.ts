@@ -5,8 +5,8 @@ import { withDbErrors } from '../db/errors';
 import { listPage, type ListSource, type PartitionCounters } from './list-planner';
 import type { ListQuery, Page } from './list-types';
 import { QUOTA_COLUMNS, quotasOfRow, quotasToRow, type QuotaRow } from './quota-columns';
-import { quotaStateJoin, quotaStateOfRow, quotaStateTable, type QuotaState, type QuotaStateColumns } from './quotas';
-import { latestUsageJoin, latestUsageOfRow, type LatestUsage, type LatestUsageColumns } from './quota-usage';
+import { quotaStateColumn, quotaStateOfRow, quotaStateTable, type QuotaState, type QuotaStateColumn } from './quotas';
+import { latestUsageColumn, latestUsageOfRow, type LatestUsage, type LatestUsageColumn } from './quota-usage';
 
 /** The row the gateway reads too (@cairn/contract), and what only the API shows. */
 interface UserRow extends StorageUserRow, QuotaRow {
@@ -72,24 +72,16 @@ const toSummary = (r: SummaryRow): StorageUserSummary => ({
 /**
  * A user as the API shows it: with where its quotas stand in Swift (null: it never had one) and
  * what its account held at the latest storage sample, to read the quotas against (null: none).
- * Both are joined to the user's row in the statement that reads it (a list: after its page is
- * cut), so a list or a detail is one round trip.
+ * Both are columns of the statement that reads the user (a list: after its page is cut), so a
+ * list or a detail is one round trip.
  */
 export type StorageUserView = StorageUserSummary & { quotaState: QuotaState | null; usage: LatestUsage | null };
 
 const VIEW_ALIAS = 'u';
-const quotaState = quotaStateJoin(VIEW_ALIAS);
-const latestUsage = latestUsageJoin(VIEW_ALIAS);
-/** What is joined to each user shown (see ListSource.attached). */
-const VIEW_ATTACHED = {
-  joins: {
-    sql: `${quotaState.joins.sql} ${latestUsage.joins.sql}`,
-    bindings: [...quotaState.joins.bindings, ...latestUsage.joins.bindings],
-  },
-  columns: [...quotaState.columns, ...latestUsage.columns],
-};
+/** What is read with each user shown (see ListSource.attached). */
+const VIEW_ATTACHED = { columns: [quotaStateColumn(VIEW_ALIAS), latestUsageColumn(VIEW_ALIAS)] };
 
-type AttachedRow = QuotaStateColumns & LatestUsageColumns;
+type AttachedRow = QuotaStateColumn & LatestUsageColumn;
 const attachedOf = (r: AttachedRow) => ({ quotaState: quotaStateOfRow(r), usage: latestUsageOfRow(r) });
 const toView = (r: SummaryRow & AttachedRow): StorageUserView => ({ ...toSummary(r), ...attachedOf(r) });
 
@@ -146,17 +138,15 @@ export async function listStorageUsers(
   });
 }
 
-/** A user's row as a list shows it, by id, without what is joined to it. */
+/** A user's row as a list shows it, by id, without its quota state and usage. */
 export async function getStorageUserSummary(db: Db, id: string): Promise<StorageUserSummary | null> {
   const row = await withDbErrors(() => db(`${TABLE} as u`).select(SUMMARY_COLUMNS).where('u.id', id).first());
   return row ? toSummary(row as SummaryRow) : null;
 }
 
-/** The users' rows with what is joined to a user shown, in one statement. */
+/** The users' rows with what is read with a user shown, in one statement. */
 const viewQuery = (db: Db, columns: string[]) =>
-  db(`${TABLE} as ${VIEW_ALIAS}`)
-    .select([...columns, ...VIEW_ATTACHED.columns.map((c) => db.raw(c.sql, c.bindings))])
-    .joinRaw(VIEW_ATTACHED.joins.sql, VIEW_ATTACHED.joins.bindings);
+  db(`${TABLE} as ${VIEW_ALIAS}`).select([...columns, ...VIEW_ATTACHED.columns.map((c) => db.raw(c.sql, c.bindings))]);
 
 /** What a user's detail GET shows, by id. */
 export async function getStorageUserView(db: Db, id: string): Promise<StorageUserView | null> {
