@@ -70,6 +70,12 @@ export interface PartitionCounters {
   rangeBuckets?: RangeBuckets;
 }
 
+/** SQL with `?` placeholders and their values (constants). */
+export interface BoundSql {
+  sql: string;
+  bindings: readonly string[];
+}
+
 export interface ListSource {
   db: Db;
   table: string;
@@ -89,6 +95,13 @@ export interface ListSource {
    * theirs. Left-joined only when a filter names them, so a row without one reads as NULL there.
    */
   joined?: Record<string, { from: Knex.Raw | string; on: [own: string, theirs: string] }>;
+  /**
+   * Columns read for the rows of the page only, once it is cut, in the page's own statement (users:
+   * their quota state and latest usage, as scalar subqueries naming the page's rows by `alias`),
+   * each naming its output column. Their bindings are constants (they go into every compiled shape
+   * as they are).
+   */
+  attached?: { columns: BoundSql[] };
   /** Conditions that are part of the list itself, not of the request (a device list's cluster). */
   scope?: (qb: Knex.QueryBuilder) => void;
   /** Used when the request asks for no ordering (the id tie-breaker is always added). */
@@ -577,7 +590,7 @@ function compile(source: ListSource, plan: Plan, query: ListQuery, window: Windo
         : { with: undefined, total: total.toSQL(), page: walk };
   // knex has no lateral join; the page's SQL goes in with its bindings still as placeholders.
   const combined = (statement.with ? statement.with(db.queryBuilder()) : db.queryBuilder())
-    .select('t.total', `${alias}.*`)
+    .select('t.total', `${alias}.*`, ...(source.attached?.columns ?? []).map((c) => db.raw(c.sql, [...c.bindings])))
     .from(db.raw(`(${statement.total.sql}) AS t`, [...statement.total.bindings] as Knex.RawBinding[]))
     .joinRaw(`LEFT JOIN LATERAL (${statement.page.sql}) AS ?? ON true`, [...statement.page.bindings, alias]);
   const { sql, bindings } = applyOrdering(combined, plan.ordering, alias).toSQL();
@@ -612,6 +625,7 @@ function shapeKey(source: ListSource, plan: Plan, query: ListQuery): string | nu
     columns,
     partition?.column,
     partition?.counters,
+    source.attached,
     defaultOrdering,
     plan.partition === 'all' ? 'all' : plan.partition.size,
     plan.ordering,

@@ -1,12 +1,11 @@
 import { TABLES } from '@cairn/contract';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
-import { TOTAL_POLICY } from './utilization';
 
 /**
  * What quotas are measured against: a user's latest storage sample, and a cluster's byte quotas
- * added up. Both are read for a page of rows at once, beside the page (as quota states are), so the
- * list planner's SQL stays as it is.
+ * added up. A user's is a column of the statement that reads the user (as its quota state is),
+ * after a list's page is cut.
  */
 
 /** The account's totals at the latest hour the storage collector sampled it. */
@@ -17,46 +16,33 @@ export interface LatestUsage {
   hour: Date;
 }
 
-interface UsageRow {
-  id: string | number;
-  bytes_used: string | number;
-  object_count: string | number;
-  hour: Date | string;
+/**
+ * Each user's account `AUTH_<user>` at its latest storage sample, as a column of the statement that
+ * reads the user (`users`: its alias): a scalar subquery, one index lookup in
+ * utilization_storage_latest (kept from the hourly samples, see its migration); NULL: never sampled,
+ * or its samples are past the hourly retention. The figures go as text (bigints). The name is
+ * compared in the account column's collation: usernames are COLLATE "C", and a comparison in
+ * another collation than the index's would leave the account out of the index condition and read
+ * every account of the cluster. Equality is byte equality in both, so the answer is the same.
+ */
+export const latestUsageColumn = (users: string) => ({
+  sql: `(SELECT json_build_array(l.bytes_used::text, l.object_count::text, l.hour) FROM utilization_storage_latest AS l
+          WHERE l.cluster_id = ${users}.cluster_id AND l.account = (?::text || ${users}.username) COLLATE "default") AS latest_usage`,
+  bindings: ['AUTH_'],
+});
+
+export interface LatestUsageColumn {
+  /** [bytes_used, object_count, hour]; node-postgres parses json, other drivers may hand back its text. */
+  latest_usage: [string, string, string] | string | null;
 }
 
-/**
- * The latest storage sample of each user's account `AUTH_<user>`, by user id; a user never sampled
- * (or whose samples are past the hourly retention) has none. Per user, a backward index-only probe
- * of the hourly primary key (cluster_id, account, policy_index, hour): the partitions are by hour,
- * so Postgres reads them newest first and stops at the first row. The name is compared in the
- * account column's collation: usernames are COLLATE "C", and a comparison in another collation
- * than the index's would leave the account out of the index condition and read every account of
- * the cluster. Equality is byte equality in both, so the answer is the same.
- */
-export async function latestUsageOf(
-  db: Db,
-  users: ReadonlyArray<{ id: string; clusterId: number; username: string }>,
-): Promise<Map<string, LatestUsage>> {
-  if (users.length === 0) return new Map();
-  const rows = (await withDbErrors(() =>
-    db.raw(
-      `SELECT u.id, s.bytes_used, s.object_count, s.hour
-         FROM ${TABLES.storageUsers} u
-         CROSS JOIN LATERAL (
-           SELECT h.bytes_used, h.object_count, h.hour FROM utilization_storage_hourly h
-            WHERE h.cluster_id = u.cluster_id AND h.account = ('AUTH_' || u.username) COLLATE "default" AND h.policy_index = ?
-            ORDER BY h.hour DESC LIMIT 1) s
-        WHERE u.id = ANY(?::bigint[])`,
-      [TOTAL_POLICY, users.map((u) => u.id)],
-    ),
-  )) as { rows: UsageRow[] };
-  return new Map(
-    rows.rows.map((r) => [
-      String(r.id),
-      { bytesUsed: String(r.bytes_used), objectCount: String(r.object_count), hour: new Date(r.hour) },
-    ]),
-  );
-}
+export const latestUsageOfRow = (r: LatestUsageColumn): LatestUsage | null => {
+  if (r.latest_usage === null) return null;
+  const [bytesUsed, objectCount, hour] = (
+    typeof r.latest_usage === 'string' ? JSON.parse(r.latest_usage) : r.latest_usage
+  ) as [string, string, string];
+  return { bytesUsed, objectCount, hour: new Date(hour) };
+};
 
 /**
  * The sum of the per-policy byte quotas of each cluster's users (`quota_bytes_policy`), by cluster id,

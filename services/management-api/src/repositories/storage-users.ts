@@ -5,7 +5,8 @@ import { withDbErrors } from '../db/errors';
 import { listPage, type ListSource, type PartitionCounters } from './list-planner';
 import type { ListQuery, Page } from './list-types';
 import { QUOTA_COLUMNS, quotasOfRow, quotasToRow, type QuotaRow } from './quota-columns';
-import { quotaStateTable } from './quotas';
+import { quotaStateColumn, quotaStateOfRow, quotaStateTable, type QuotaState, type QuotaStateColumn } from './quotas';
+import { latestUsageColumn, latestUsageOfRow, type LatestUsage, type LatestUsageColumn } from './quota-usage';
 
 /** The row the gateway reads too (@cairn/contract), and what only the API shows. */
 interface UserRow extends StorageUserRow, QuotaRow {
@@ -69,6 +70,22 @@ const toSummary = (r: SummaryRow): StorageUserSummary => ({
 });
 
 /**
+ * A user as the API shows it: with where its quotas stand in Swift (null: it never had one) and
+ * what its account held at the latest storage sample, to read the quotas against (null: none).
+ * Both are columns of the statement that reads the user (a list: after its page is cut), so a
+ * list or a detail is one round trip.
+ */
+export type StorageUserView = StorageUserSummary & { quotaState: QuotaState | null; usage: LatestUsage | null };
+
+const VIEW_ALIAS = 'u';
+/** What is read with each user shown (see ListSource.attached). */
+const VIEW_ATTACHED = { columns: [quotaStateColumn(VIEW_ALIAS), latestUsageColumn(VIEW_ALIAS)] };
+
+type AttachedRow = QuotaStateColumn & LatestUsageColumn;
+const attachedOf = (r: AttachedRow) => ({ quotaState: quotaStateOfRow(r), usage: latestUsageOfRow(r) });
+const toView = (r: SummaryRow & AttachedRow): StorageUserView => ({ ...toSummary(r), ...attachedOf(r) });
+
+/**
  * Users are partitioned by cluster: `cluster`, `cluster__in` and the cluster filters resolved to
  * ids (`cluster__name`, `cluster__uuid`, `cluster__id`) narrow it, and the counters the triggers
  * keep per cluster (migrations 20261122010000 and 20261122040000, buckets of 2^12 ids, split by the
@@ -102,8 +119,9 @@ export const QUOTA_STATE_ALIAS = 'qa';
 export const usersListSource = (db: Db, visibleClusters?: number[]): ListSource => ({
   db,
   table: TABLE,
-  alias: 'u',
+  alias: VIEW_ALIAS,
   columns: SUMMARY_COLUMNS,
+  attached: VIEW_ATTACHED,
   partition: { column: 'cluster_id', only: visibleClusters, counters: USER_COUNTERS },
   related: { c: { table: TABLES.clusters, key: 'cluster_id' } },
   joined: { [QUOTA_STATE_ALIAS]: { from: quotaStateTable(db, QUOTA_STATE_ALIAS), on: ['id', 'user_id'] } },
@@ -113,17 +131,37 @@ export async function listStorageUsers(
   db: Db,
   query: ListQuery,
   visibleClusters?: number[],
-): Promise<Page<StorageUserSummary>> {
+): Promise<Page<StorageUserView>> {
   return withDbErrors(async () => {
-    const page = await listPage<SummaryRow>(usersListSource(db, visibleClusters), query);
-    return { total: page.total, rows: page.rows.map(toSummary) };
+    const page = await listPage<SummaryRow & AttachedRow>(usersListSource(db, visibleClusters), query);
+    return { total: page.total, rows: page.rows.map(toView) };
   });
 }
 
-/** What a user's detail GET shows, by id. */
+/** A user's row as a list shows it, by id, without its quota state and usage. */
 export async function getStorageUserSummary(db: Db, id: string): Promise<StorageUserSummary | null> {
   const row = await withDbErrors(() => db(`${TABLE} as u`).select(SUMMARY_COLUMNS).where('u.id', id).first());
   return row ? toSummary(row as SummaryRow) : null;
+}
+
+/** The users' rows with what is read with a user shown, in one statement. */
+const viewQuery = (db: Db, columns: string[]) =>
+  db(`${TABLE} as ${VIEW_ALIAS}`).select([...columns, ...VIEW_ATTACHED.columns.map((c) => db.raw(c.sql, c.bindings))]);
+
+/** What a user's detail GET shows, by id. */
+export async function getStorageUserView(db: Db, id: string): Promise<StorageUserView | null> {
+  const row = await withDbErrors(() => viewQuery(db, SUMMARY_COLUMNS).where(`${VIEW_ALIAS}.id`, id).first());
+  return row ? toView(row as SummaryRow & AttachedRow) : null;
+}
+
+/** These users as the API shows them (just written: their rows as given), in one statement. */
+export async function viewsOf(db: Db, users: readonly StorageUserSummary[]): Promise<StorageUserView[]> {
+  if (users.length === 0) return [];
+  const rows = (await withDbErrors(() =>
+    viewQuery(db, [`${VIEW_ALIAS}.id`]).whereRaw('?? = ANY(?::bigint[])', [`${VIEW_ALIAS}.id`, users.map((u) => u.id)]),
+  )) as Array<AttachedRow & { id: string | number }>;
+  const byId = new Map(rows.map((r) => [String(r.id), attachedOf(r)]));
+  return users.map((u) => ({ ...u, ...(byId.get(u.id) ?? { quotaState: null, usage: null }) }));
 }
 
 /** `lock`: inside a transaction, hold the row until it ends, so a change's "before" is exact. */

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { DAY_MS, errors, type UtilizationRetention } from '@cairn/domain';
 import type { Db } from '../db/database';
+import { TOTAL_POLICY } from './utilization';
 import { forgetRollupsBefore, markDayRolledForAll, rollUpClusterDay, rolledDays } from './utilization-rollups';
 
 /**
@@ -304,6 +305,7 @@ export async function maintainUtilization(
       }
       await trx.raw('DROP TABLE ??', [name]);
       dropped.push(name);
+      if (hourly === HOURLY_TABLES[0]) await latestStorageDropped(trx, span);
     }
     // Coverage is one small row per cluster and hour: kept as long as the rollups it qualifies.
     await trx('utilization_transfer_coverage').where('hour', '<', new Date(dailyOldest)).delete();
@@ -314,6 +316,28 @@ export async function maintainUtilization(
   });
   for (const name of dropped) knownOf(db).delete(name);
   return { created, rolledUp, failed, backlog, dropped, kept };
+}
+
+/**
+ * The accounts whose latest sample (utilization_storage_latest, see its migration) was in a dropped
+ * hourly partition: back to their latest sample in the partitions left, or none.
+ */
+async function latestStorageDropped(trx: Knex.Transaction, span: { start: number; end: number }): Promise<void> {
+  const within = [new Date(span.start), new Date(span.end)];
+  await trx.raw(
+    `INSERT INTO utilization_storage_latest AS l (cluster_id, account, hour, bytes_used, object_count)
+     SELECT g.cluster_id, g.account, s.hour, s.bytes_used, s.object_count
+       FROM utilization_storage_latest g
+       CROSS JOIN LATERAL (
+         SELECT h.hour, h.bytes_used, h.object_count FROM utilization_storage_hourly h
+          WHERE h.cluster_id = g.cluster_id AND h.account = g.account AND h.policy_index = ?
+          ORDER BY h.hour DESC LIMIT 1) s
+      WHERE g.hour >= ? AND g.hour < ?
+     ON CONFLICT (cluster_id, account) DO UPDATE
+       SET hour = excluded.hour, bytes_used = excluded.bytes_used, object_count = excluded.object_count`,
+    [TOTAL_POLICY, ...within],
+  );
+  await trx.raw('DELETE FROM utilization_storage_latest WHERE hour >= ? AND hour < ?', within);
 }
 
 function everyDay(span: { start: number; end: number }, test: (day: number) => boolean): boolean {

@@ -21,13 +21,13 @@ import {
   createStorageUsersSkippingExisting,
   deleteStorageUser,
   getStorageUser,
-  getStorageUserSummary,
+  getStorageUserView,
   listStorageUsers,
   updateStorageUser,
-  type StorageUserSummary,
+  viewsOf,
+  type StorageUserView,
 } from '../repositories/storage-users';
-import { quotaStatesOf, wantQuotas, type QuotaState } from '../repositories/quotas';
-import { latestUsageOf, type LatestUsage } from '../repositories/quota-usage';
+import { wantQuotas } from '../repositories/quotas';
 import { applicationCredentialJson, s3CredentialJson, userJson } from '../resources/representations';
 import { auditActorOf, type Acting } from './context';
 import { canSeeCluster, requireWriter, requireWriterOn, visibleClusters } from './policy';
@@ -65,25 +65,17 @@ async function findVisible<U extends { clusterId: number }>(
 }
 
 /**
- * A user as the API shows it: with where its quotas stand in Swift (null: it never had one) and
- * what its account held at the latest storage sample, to read the quotas against (null: none).
+ * A user as the API shows it: with where its quotas stand in Swift and its latest storage sample,
+ * read with the user (see StorageUserView).
  */
-export type UserView = StorageUserSummary & { quotaState: QuotaState | null; usage: LatestUsage | null };
-
-async function withQuotaStates(db: Db, users: StorageUserSummary[]): Promise<UserView[]> {
-  const ids = users.map((u) => u.id);
-  const [states, usage] = [await quotaStatesOf(db, ids), await latestUsageOf(db, users)];
-  return users.map((u) => ({ ...u, quotaState: states.get(u.id) ?? null, usage: usage.get(u.id) ?? null }));
-}
+export type UserView = StorageUserView;
 
 export async function list(db: Db, acting: Acting, query: ListQuery): Promise<Page<UserView>> {
-  const page = await listStorageUsers(db, query, visibleClusters(acting.operator));
-  return { total: page.total, rows: await withQuotaStates(db, page.rows) };
+  return listStorageUsers(db, query, visibleClusters(acting.operator));
 }
 
 export async function show(db: Db, acting: Acting, rawId: string | undefined): Promise<UserView> {
-  const user = await findVisible(db, acting, rawId, getStorageUserSummary);
-  return (await withQuotaStates(db, [user]))[0]!;
+  return findVisible(db, acting, rawId, getStorageUserView);
 }
 
 /** The cluster `ref` names, if the operator may write to it. */
@@ -151,7 +143,7 @@ export async function createMany(
   const skipped = wanted
     .filter((w) => !made.delete(`${w.clusterId}\0${w.username}`))
     .map((w) => ({ user: w.username, clusterId: w.clusterId }));
-  return { created: await withQuotaStates(db, created), skipped };
+  return { created: await viewsOf(db, created), skipped };
 }
 
 /** Inputs come as functions so a reader is refused before the body is read (see services/clusters). */
@@ -195,7 +187,7 @@ export async function create(
     }),
   );
   if (hasQuota) quotaChanged(db);
-  return { user: (await withQuotaStates(db, [user]))[0]!, input };
+  return { user: (await viewsOf(db, [user]))[0]!, input };
 }
 
 export async function update(
@@ -240,7 +232,7 @@ export async function update(
     }),
   );
   if (quotasChanged) quotaChanged(db);
-  return { user: (await withQuotaStates(db, [user]))[0]!, patch };
+  return { user: (await viewsOf(db, [user]))[0]!, patch };
 }
 
 export async function remove(db: Db, acting: Acting, rawId: string | undefined): Promise<void> {

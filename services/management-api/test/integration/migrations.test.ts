@@ -35,6 +35,7 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
         '20261127170000_s3_credential_lifetimes',
         '20261127180000_application_credential_notices',
         '20261128100000_console_session_step_up',
+        '20261128100000_utilization_storage_latest',
       ]);
       expect(await migrateLatest(db)).toEqual([]);
       for (const table of [
@@ -52,6 +53,7 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
         'storage_user_name_buckets',
         'utilization_accounts',
         'utilization_storage_hourly',
+        'utilization_storage_latest',
         'utilization_transfer_daily',
         'collector_runs',
         'utilization_storage_coverage',
@@ -109,6 +111,55 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
       // The previous release's write to a rolled day deletes the day's one mark (its invalidateRollups).
       await db.raw("DELETE FROM utilization_rollups WHERE day = ANY('{2026-11-21}'::date[])");
       expect(await marks()).toEqual([`${ids[0]}:2026-11-20`, `${ids[1]}:2026-11-20`]);
+    } finally {
+      await drop();
+    }
+  });
+
+  it('when the latest storage table is added, then it holds the newest hourly totals of each account, and samples written after keep it', async () => {
+    const { db, drop } = await createTestDatabase(kind);
+    try {
+      await migrateLatest(db);
+      await db.migrate.down({ migrationSource, name: '20261128100000_utilization_storage_latest' });
+      await db.raw(
+        `CREATE TABLE utilization_storage_hourly_w20261207 PARTITION OF utilization_storage_hourly
+           FOR VALUES FROM ('2026-12-07 00:00:00+00') TO ('2026-12-14 00:00:00+00')`,
+      );
+      const row = (account: string, policy: number, hour: string, bytes: number) => ({
+        cluster_id: 1,
+        policy_index: policy,
+        account,
+        hour,
+        bytes_used: bytes,
+        object_count: bytes + 1,
+        container_count: 1,
+      });
+      // What the previous release wrote: two hours of a, one of b, and a policy's row of b.
+      await db('utilization_storage_hourly').insert([
+        row('AUTH_a', -1, '2026-12-08T01:00:00Z', 10),
+        row('AUTH_a', -1, '2026-12-09T01:00:00Z', 20),
+        row('AUTH_b', -1, '2026-12-08T01:00:00Z', 5),
+        row('AUTH_b', 0, '2026-12-09T01:00:00Z', 99),
+      ]);
+      await migrateLatest(db);
+      const latest = async () =>
+        (
+          await db('utilization_storage_latest')
+            .select(
+              'account',
+              db.raw('bytes_used::text AS b'),
+              db.raw("to_char(hour AT TIME ZONE 'UTC', 'DD HH24') AS h"),
+            )
+            .orderBy('account')
+        ).map((r: { account: string; b: string; h: string }) => `${r.account} ${r.h} ${r.b}`);
+      expect(await latest()).toEqual(['AUTH_a 09 01 20', 'AUTH_b 08 01 5']);
+      // Written as the previous release writes (its own upsert): the trigger keeps the table.
+      await db.raw(
+        `INSERT INTO utilization_storage_hourly AS h (cluster_id, policy_index, account, hour, bytes_used, object_count, container_count)
+         VALUES (1, -1, 'AUTH_b', '2026-12-10T01:00:00Z', 6, 7, 1), (1, -1, 'AUTH_a', '2026-12-09T01:00:00Z', 25, 26, 1)
+         ON CONFLICT (cluster_id, account, policy_index, hour) DO UPDATE SET bytes_used = greatest(h.bytes_used, excluded.bytes_used)`,
+      );
+      expect(await latest()).toEqual(['AUTH_a 09 01 25', 'AUTH_b 10 01 6']);
     } finally {
       await drop();
     }

@@ -1,6 +1,7 @@
 import { DB_KINDS, createTestDatabase } from '../support/harness';
 import { migrateLatest } from '../../src/db/database';
 import { ensureHourlyPartitions, maintainUtilization } from '../../src/repositories/utilization-partitions';
+import { TOTAL_POLICY, upsertStorage } from '../../src/repositories/utilization';
 
 const at = (iso: string) => Date.parse(iso);
 
@@ -81,6 +82,70 @@ describe.each(DB_KINDS)('utilization partitions on %s', (kind) => {
         ]),
       );
       expect((await partitions(db)).map((p) => p.name)).toEqual(['utilization_storage_hourly_w20261221']);
+    } finally {
+      await drop();
+    }
+  });
+  it('when samples arrive in any order and retention drops old weeks, then each account keeps its newest sample left as its latest usage', async () => {
+    const { db, drop } = await createTestDatabase(kind);
+    try {
+      await migrateLatest(db);
+      await ensureHourlyPartitions(db, [at('2026-12-10T00:00:00Z'), at('2026-12-16T00:00:00Z')]);
+      const sample = (account: string, iso: string, bytesUsed: number, policyIndex = TOTAL_POLICY) => ({
+        policyIndex,
+        account,
+        hour: new Date(iso),
+        bytesUsed,
+        objectCount: bytesUsed + 1,
+        containerCount: 1,
+        slots: 1n,
+        slotCount: 1,
+      });
+      /** The newest hourly totals of each account, as the hourly rows have them. */
+      const newest = async () =>
+        (
+          (await db.raw(
+            `SELECT DISTINCT ON (cluster_id, account) cluster_id, account, hour, bytes_used::text, object_count::text
+               FROM utilization_storage_hourly WHERE policy_index = ? ORDER BY cluster_id, account, hour DESC`,
+            [TOTAL_POLICY],
+          )) as { rows: unknown[] }
+        ).rows;
+      const latest = async () =>
+        (
+          (await db.raw(
+            `SELECT cluster_id, account, hour, bytes_used::text, object_count::text
+               FROM utilization_storage_latest ORDER BY cluster_id, account`,
+          )) as { rows: Array<{ account: string; hour: Date; bytes_used: string }> }
+        ).rows;
+
+      // Two hours of a in one statement, the newer first; b once; a policy's row is not a total.
+      await upsertStorage(db, 1, [
+        sample('AUTH_a', '2026-12-16T05:00:00Z', 50),
+        sample('AUTH_a', '2026-12-10T05:00:00Z', 10),
+        sample('AUTH_b', '2026-12-10T06:00:00Z', 7),
+        sample('AUTH_b', '2026-12-16T06:00:00Z', 999, 0),
+      ]);
+      // A late sample of an older hour moves nothing; one of the same hour keeps the hour's maximum.
+      await upsertStorage(db, 1, [sample('AUTH_a', '2026-12-09T05:00:00Z', 1)]);
+      await upsertStorage(db, 1, [sample('AUTH_a', '2026-12-16T05:00:00Z', 40)]);
+      await upsertStorage(db, 1, [sample('AUTH_b', '2026-12-10T06:00:00Z', 8)]);
+      await upsertStorage(db, 2, [sample('AUTH_a', '2026-12-10T05:00:00Z', 3)]);
+      expect(await latest()).toEqual(await newest());
+      expect((await latest()).map((r) => [r.account, r.hour.toISOString(), r.bytes_used])).toEqual([
+        ['AUTH_a', '2026-12-16T05:00:00.000Z', '50'],
+        ['AUTH_b', '2026-12-10T06:00:00.000Z', '8'],
+        ['AUTH_a', '2026-12-10T05:00:00.000Z', '3'],
+      ]);
+
+      // Kept 7 days: on Dec 22 the week of Dec 7 goes; a's sample of Dec 16 stays, the others go.
+      const report = await maintainUtilization(
+        db,
+        { hourlyDays: 7, dailyDays: 1095 },
+        new Date(at('2026-12-22T12:00:00Z')),
+      );
+      expect(report.dropped).toContain('utilization_storage_hourly_w20261207');
+      expect(await latest()).toEqual(await newest());
+      expect((await latest()).map((r) => [r.account, r.bytes_used])).toEqual([['AUTH_a', '50']]);
     } finally {
       await drop();
     }
