@@ -11,10 +11,10 @@ import type { UserRecord } from './users';
 
 /**
  * Runs the checks of imported (foreign) hashes `concurrency` at a time, with at most `maxWaiting`
- * more waiting: each costs up to 5 times Cairn's own check (its KDF, at most HASH_COST_FACTOR
- * times, then Cairn's scrypt run), on one thread, so a flood of them (one name is enough, and no
- * key) waits here, not in libuv's pool of four threads ahead of every other user's login. A check
- * that finds the queue full fails, as a wrong password does.
+ * more waiting: each costs up to 4 times Cairn's own check (HASH_COST_FACTOR) and two threads
+ * (its KDF, and Cairn's scrypt run alongside), so a flood of them (one name is enough, and no key)
+ * waits here, not in libuv's pool of four threads ahead of every other user's login. A check that
+ * finds the queue full fails, as a wrong password does.
  */
 export class ForeignCheckQueue {
   private running = 0;
@@ -59,12 +59,12 @@ export type Warn = (fields: Record<string, unknown>, message: string) => void;
  * Unknown users, disabled users and wrong passwords all cost one full scrypt run, so they cannot
  * be told apart by timing.
  *
- * An imported user's foreign hash (bcrypt, passlib pbkdf2-sha512 or scrypt) is checked, then one
- * scrypt run of Cairn's own hashes the given password: on success that hash replaces the foreign
- * one (`replaceForeignHash`, a compare-and-set), on failure it is dropped. Either way the check
- * costs both runs, never less than an unknown user's (the scrypt run alone); see SECURITY.md for
- * what a foreign hash slower than scrypt still tells. Foreign checks run one at a time through a
- * ForeignCheckQueue, bcrypt on a thread of its own (BcryptWorker).
+ * An imported user's foreign hash (bcrypt, passlib pbkdf2-sha512 or scrypt) is checked alongside
+ * one scrypt run of Cairn's own, which hashes the given password: on success that hash replaces the
+ * foreign one (`replaceForeignHash`, a compare-and-set), on failure it is dropped. Either way the
+ * check costs the longer of the two runs and never less than an unknown user's (the scrypt run
+ * alone); see SECURITY.md for what a foreign hash slower than scrypt still tells. Foreign checks
+ * run one at a time through a ForeignCheckQueue, bcrypt on a thread of its own (BcryptWorker).
  *
  * A stored hash whose check would cost more than the bound (HASH_COST_FACTOR; stored by an older
  * version, or written to the database directly) is never computed: the login fails after the unknown
@@ -146,8 +146,8 @@ export class PasswordVerifier {
 
   /**
    * One scrypt run: against the user's hash, or a dummy one for an unknown user or a hash refused
-   * for its cost. A foreign hash is verified, then the scrypt run hashes the password (both in the
-   * foreign queue), and it is replaced when it matched.
+   * for its cost. A foreign hash is verified while the scrypt run hashes the password (both in the
+   * foreign queue), and replaced when it matched.
    */
   private async verify(user: UserRecord | null, password: string): Promise<boolean> {
     let hash = user?.passwordHash ?? (await this.dummy());
@@ -166,12 +166,9 @@ export class PasswordVerifier {
       if (scheme === 'scrypt' || scheme === null) {
         ok = (await verifyPassword(password, hash)) && scheme !== null;
       } else {
-        // One after the other, on one thread at a time: the foreign check, then Cairn's scrypt run
-        // (also when it failed, so that it never costs less than an unknown user's check).
-        [ok, replacement] = await this.foreignChecks.run(async () => {
-          const matched = await verifyPassword(password, hash, this.bcryptCompare);
-          return [matched, await hashPassword(password)] as const;
-        });
+        [ok, replacement] = await this.foreignChecks.run(() =>
+          Promise.all([verifyPassword(password, hash, this.bcryptCompare), hashPassword(password)]),
+        );
       }
     } catch (e) {
       // One line, no stack: the error's code and message say enough (and hold no password).
