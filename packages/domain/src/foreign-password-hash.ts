@@ -1,6 +1,12 @@
-import { pbkdf2, scrypt, timingSafeEqual } from 'node:crypto';
+import { pbkdf2, timingSafeEqual } from 'node:crypto';
 import bcrypt from 'bcryptjs';
-import { parsePasswordHash, verifyScryptPassword } from './password-hash';
+import {
+  boundedScrypt,
+  readPasswordHash,
+  SCRYPT_MAX_WORK,
+  scryptParamsProblem,
+  verifyScryptPassword,
+} from './password-hash';
 
 /**
  * Password hashes of other systems that Cairn accepts on import, so that their users keep their
@@ -13,17 +19,24 @@ import { parsePasswordHash, verifyScryptPassword } from './password-hash';
  * characters ending in '='), passlib's ("b64s", passlib/handlers/scrypt.py) is not (its 32-byte
  * checksum is 43 characters), so no string parses as both.
  *
- * Each format's cost is bounded: a hash whose single check would take the gateway seconds (or
- * gigabytes) is refused on import rather than served.
+ * Each format's cost is bounded by one rule, HASH_COST_FACTOR (password-hash.ts): a check costs at
+ * most 4 times a check of Cairn's own hash. A hash past it is refused on import (passwordHashProblem
+ * says why) and, when stored anyway (by an older version), never verifies and is never computed.
  */
 export type PasswordScheme = 'scrypt' | 'bcrypt' | 'pbkdf2-sha512' | 'passlib-scrypt';
 export const PASSWORD_SCHEMES: readonly PasswordScheme[] = ['scrypt', 'bcrypt', 'pbkdf2-sha512', 'passlib-scrypt'];
 
-/** bcrypt's cost is log2 of its rounds: 4 is its minimum, 15 takes about 4 s in bcryptjs. */
-export const BCRYPT_MAX_COST = 14;
-export const PBKDF2_MAX_ROUNDS = 2_000_000;
-/** passlib scrypt: at most 256 MiB (128·N·r bytes) and p ≤ 16. */
-const PASSLIB_SCRYPT_MAX_MEMORY = 256 * 2 ** 20;
+/**
+ * What one round of each foreign scheme costs in units of scrypt's N·r·p work, measured with node 20
+ * on x86-64: Cairn's own check (N·r·p = 786,432) took 360 ms, bcryptjs at cost 12 (4,096 rounds)
+ * 450 ms, 1,000,000 rounds of node's pbkdf2-sha512 950 ms.
+ */
+const BCRYPT_ROUND_WORK = 256;
+const PBKDF2_ROUND_WORK = 2;
+/** bcrypt's cost is log2 of its rounds, from 4: at most 13 (Keystone's default is 12). */
+export const BCRYPT_MAX_COST = Math.floor(Math.log2(SCRYPT_MAX_WORK / BCRYPT_ROUND_WORK));
+/** At most 1,572,864 rounds (passlib's default is 29,000). */
+export const PBKDF2_MAX_ROUNDS = SCRYPT_MAX_WORK / PBKDF2_ROUND_WORK;
 
 const BCRYPT = /^\$2[aby]\$(\d\d)\$[./A-Za-z0-9]{53}$/;
 const PBKDF2_SHA512 = /^\$pbkdf2-sha512\$([1-9]\d{0,8})\$([./A-Za-z0-9]*)\$([./A-Za-z0-9]{86})$/;
@@ -48,32 +61,17 @@ interface PasslibScryptHash {
   checksum: Buffer;
 }
 
-function parsePbkdf2(encoded: string): Pbkdf2Hash | null {
-  const m = PBKDF2_SHA512.exec(encoded);
-  if (!m || Number(m[1]) > PBKDF2_MAX_ROUNDS) return null;
-  return { rounds: Number(m[1]), salt: ab64(m[2]!), checksum: ab64(m[3]!) };
-}
+const count = (n: number): string => n.toLocaleString('en-US');
 
-function parsePasslibScrypt(encoded: string): PasslibScryptHash | null {
-  const m = PASSLIB_SCRYPT.exec(encoded);
-  if (!m) return null;
-  const [logN, r, p] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  if (logN > 24 || 128 * 2 ** logN * r > PASSLIB_SCRYPT_MAX_MEMORY || p > 16) return null;
-  return { logN, r, p, salt: b64s(m[4]!), checksum: b64s(m[5]!) };
-}
+/** How `bcryptjs.compare` is run: as it is, or elsewhere (the gateway runs it on a worker thread). */
+export type BcryptCompare = (password: string, hash: string) => Promise<boolean>;
 
-function bcryptCostOk(encoded: string): boolean {
-  const m = BCRYPT.exec(encoded);
-  return m !== null && Number(m[1]) >= 4 && Number(m[1]) <= BCRYPT_MAX_COST;
-}
-
-/** The scheme of a stored or imported hash; null when it is none Cairn accepts (or is malformed). */
-export function passwordScheme(encoded: string): PasswordScheme | null {
-  if (parsePasswordHash(encoded)) return 'scrypt';
-  if (bcryptCostOk(encoded)) return 'bcrypt';
-  if (parsePbkdf2(encoded)) return 'pbkdf2-sha512';
-  if (parsePasslibScrypt(encoded)) return 'passlib-scrypt';
-  return null;
+/** A hash in one of the accepted formats, read but not yet checked against the bound. */
+interface ReadHash {
+  scheme: PasswordScheme;
+  /** Why a check would cost more than the bound (a sentence naming the limit); null within it. */
+  problem: string | null;
+  verify(password: string, bcryptCompare: BcryptCompare): Promise<boolean>;
 }
 
 const pbkdf2Async = (password: string, h: Pbkdf2Hash): Promise<Buffer> =>
@@ -81,40 +79,88 @@ const pbkdf2Async = (password: string, h: Pbkdf2Hash): Promise<Buffer> =>
     pbkdf2(Buffer.from(password, 'utf8'), h.salt, h.rounds, 64, 'sha512', (e, key) => (e ? reject(e) : resolve(key))),
   );
 
-const passlibScryptAsync = (password: string, h: PasslibScryptHash): Promise<Buffer> =>
-  new Promise((resolve, reject) =>
-    scrypt(
-      Buffer.from(password, 'utf8'),
-      h.salt,
-      32,
-      { N: 2 ** h.logN, r: h.r, p: h.p, maxmem: 2 * PASSLIB_SCRYPT_MAX_MEMORY },
-      (e, key) => (e ? reject(e) : resolve(key)),
-    ),
-  );
-
 const sameBytes = (a: Buffer, b: Buffer): boolean => a.length === b.length && timingSafeEqual(a, b);
 
-/**
- * Constant-time check of `password` against a hash of any accepted scheme; a malformed hash never
- * verifies. Foreign schemes get the password's UTF-8 bytes as they are, as their own systems did
- * (Cairn's scrypt normalises to NFC first).
- */
-export async function verifyPassword(password: string, encoded: string): Promise<boolean> {
-  switch (passwordScheme(encoded)) {
-    case 'scrypt':
-      return verifyScryptPassword(password, encoded);
-    case 'bcrypt':
+function readHash(encoded: string): ReadHash | null {
+  const cairn = readPasswordHash(encoded);
+  if (cairn)
+    return {
+      scheme: 'scrypt',
+      problem: scryptParamsProblem(cairn.params),
+      verify: (password) => verifyScryptPassword(password, encoded),
+    };
+  const bcryptMatch = BCRYPT.exec(encoded);
+  if (bcryptMatch) {
+    const cost = Number(bcryptMatch[1]);
+    return {
+      scheme: 'bcrypt',
+      problem:
+        cost < 4 || cost > BCRYPT_MAX_COST
+          ? `bcrypt's cost must be 4 to ${BCRYPT_MAX_COST} (at most 4 times the work of Cairn's own hash), not ${cost}`
+          : null,
       // bcryptjs compares in constant time; like passlib it reads at most 72 bytes of the password.
-      return bcrypt.compare(password, encoded);
-    case 'pbkdf2-sha512': {
-      const h = parsePbkdf2(encoded)!;
-      return sameBytes(await pbkdf2Async(password, h), h.checksum);
-    }
-    case 'passlib-scrypt': {
-      const h = parsePasslibScrypt(encoded)!;
-      return sameBytes(await passlibScryptAsync(password, h), h.checksum);
-    }
-    default:
-      return false;
+      verify: (password, bcryptCompare) => bcryptCompare(password, encoded),
+    };
   }
+  const pbkdf2Match = PBKDF2_SHA512.exec(encoded);
+  if (pbkdf2Match) {
+    const h = { rounds: Number(pbkdf2Match[1]), salt: ab64(pbkdf2Match[2]!), checksum: ab64(pbkdf2Match[3]!) };
+    return {
+      scheme: 'pbkdf2-sha512',
+      problem:
+        h.rounds > PBKDF2_MAX_ROUNDS
+          ? `pbkdf2-sha512 must have at most ${count(PBKDF2_MAX_ROUNDS)} rounds (at most 4 times the work of Cairn's own hash), not ${count(h.rounds)}`
+          : null,
+      verify: async (password) => sameBytes(await pbkdf2Async(password, h), h.checksum),
+    };
+  }
+  const scryptMatch = PASSLIB_SCRYPT.exec(encoded);
+  if (scryptMatch) {
+    const h: PasslibScryptHash = {
+      logN: Number(scryptMatch[1]),
+      r: Number(scryptMatch[2]),
+      p: Number(scryptMatch[3]),
+      salt: b64s(scryptMatch[4]!),
+      checksum: b64s(scryptMatch[5]!),
+    };
+    return {
+      scheme: 'passlib-scrypt',
+      problem: scryptParamsProblem(h),
+      verify: async (password) =>
+        sameBytes(await boundedScrypt(Buffer.from(password, 'utf8'), h.salt, h, h.checksum.length), h.checksum),
+    };
+  }
+  return null;
+}
+
+/**
+ * The scheme of a stored or imported hash; null when it is none Cairn accepts, is malformed, or its
+ * check would cost more than the bound.
+ */
+export function passwordScheme(encoded: string): PasswordScheme | null {
+  const read = readHash(encoded);
+  return read && read.problem === null ? read.scheme : null;
+}
+
+/**
+ * Why a hash in an accepted format is refused for its cost (a sentence naming the limit the
+ * verifier applies); null when it is within the bound, or in no accepted format at all.
+ */
+export function passwordHashCostProblem(encoded: string): string | null {
+  return readHash(encoded)?.problem ?? null;
+}
+
+/**
+ * Constant-time check of `password` against a hash of any accepted scheme; a malformed hash, or one
+ * past the bound, never verifies and is never computed. Foreign schemes get the password's UTF-8
+ * bytes as they are, as their own systems did (Cairn's scrypt normalises to NFC first).
+ */
+export async function verifyPassword(
+  password: string,
+  encoded: string,
+  bcryptCompare: BcryptCompare = bcrypt.compare,
+): Promise<boolean> {
+  const read = readHash(encoded);
+  if (!read || read.problem !== null) return false;
+  return read.verify(password, bcryptCompare);
 }

@@ -2,7 +2,8 @@ import Joi from 'joi';
 import { errors } from './errors';
 import { echoName } from './escape';
 import { OPERATOR_ROLES } from './models';
-import { passwordScheme } from './foreign-password-hash';
+import { BCRYPT_MAX_COST, PBKDF2_MAX_ROUNDS, passwordHashCostProblem, passwordScheme } from './foreign-password-hash';
+import { SCRYPT_MAX_MEMORY, SCRYPT_MAX_WORK } from './password-hash';
 import { quotaKeys } from './quotas';
 
 /**
@@ -190,15 +191,22 @@ const clusterRef = Joi.alternatives()
     'alternatives.types': 'The {{#label}} field must be a cluster resource URI like /api/v1/clusters/1/ or an id.',
   });
 
-const ACCEPTED_HASHES =
-  "Cairn's $scrypt$, bcrypt ($2a$, $2b$, $2y$, cost 4 to 14), passlib's $pbkdf2-sha512$ (at most 2,000,000 rounds) or passlib's $scrypt$ (at most 256 MiB)";
+const ACCEPTED_HASHES = `Cairn's $scrypt$, bcrypt ($2a$, $2b$, $2y$, cost 4 to ${BCRYPT_MAX_COST}), passlib's $pbkdf2-sha512$ (at most ${PBKDF2_MAX_ROUNDS.toLocaleString('en-US')} rounds) or passlib's $scrypt$ (N·r·p at most ${SCRYPT_MAX_WORK.toLocaleString('en-US')}, 128·N·r bytes at most ${SCRYPT_MAX_MEMORY / 2 ** 20} MiB)`;
 
-/** An existing hash of the user's password, for importing users from another system. */
+/**
+ * An existing hash of the user's password, for importing users from another system: in an accepted
+ * format, and within the cost the gateway's verifier will compute (the same check: passwordScheme).
+ */
 export const passwordHashSchema = Joi.string()
   .max(1024)
-  .custom((value: string, helpers) => (passwordScheme(value) === null ? helpers.error('passwordHash.scheme') : value))
+  .custom((value: string, helpers) => {
+    if (passwordScheme(value) !== null) return value;
+    const reason = passwordHashCostProblem(value);
+    return reason === null ? helpers.error('passwordHash.scheme') : helpers.error('passwordHash.cost', { reason });
+  })
   .messages({
     'passwordHash.scheme': `The {{#label}} field must be a password hash in one of the accepted formats: ${ACCEPTED_HASHES}.`,
+    'passwordHash.cost': 'The {{#label}} field holds a hash Cairn will not check: {{#reason}}.',
     'string.empty': `The {{#label}} field must be a password hash in one of the accepted formats: ${ACCEPTED_HASHES}.`,
     'string.max': `The {{#label}} field must be a password hash in one of the accepted formats: ${ACCEPTED_HASHES}.`,
   });

@@ -13,6 +13,7 @@ import { UserChangeFeed } from './credentials/user-changes';
 import { ChangeLogFeed, readsStandby, type StalePolicy } from './credentials/change-log';
 import { UserDirectory, type UserRecord } from './credentials/users';
 import { PasswordVerifier } from './credentials/verifier';
+import { BcryptWorker } from './credentials/bcrypt-worker';
 import { RedisTokenStore } from './tokens/redis-store';
 import { TokenService } from './tokens/service';
 import { MemoryTokenStore } from './tokens/memory-store';
@@ -248,7 +249,14 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
         );
       }
     };
-    const verifier = new PasswordVerifier(config.verifyCacheSeconds, Date.now, metrics.observeKdf, replaceForeignHash);
+    const verifier = new PasswordVerifier(
+      config.verifyCacheSeconds,
+      Date.now,
+      metrics.observeKdf,
+      replaceForeignHash,
+      (fields, message) => log.warn(fields, message),
+      new BcryptWorker().compare,
+    );
     await verifier.warmUp();
     const tokens = new TokenService(
       store,

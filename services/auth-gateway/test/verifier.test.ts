@@ -1,5 +1,8 @@
+import { scryptSync } from 'node:crypto';
+import bcryptjs from 'bcryptjs';
 import { hashPassword, passwordScheme, verifyPassword } from '@cairn/domain';
-import { PasswordVerifier } from '../src/credentials/verifier';
+import { BcryptWorker } from '../src/credentials/bcrypt-worker';
+import { ForeignCheckQueue, PasswordVerifier, type Warn } from '../src/credentials/verifier';
 import type { UserRecord } from '../src/credentials/users';
 
 const PARAMS = { logN: 10, r: 8, p: 1 };
@@ -163,6 +166,136 @@ describe('PasswordVerifier', () => {
       await verifier.check('imported', imported(cheap), 'wrong-password');
       const [unknown, foreign] = runs as [number, number];
       expect(foreign).toBeGreaterThan(unknown * 0.5);
+    });
+  });
+
+  describe('hashes whose check would cost too much, or fail', () => {
+    const user = (hash: string): UserRecord => ({
+      id: '9',
+      username: 'costly',
+      passwordHash: hash,
+      enabled: true,
+      isSuperuser: false,
+      generation: '1',
+    });
+    const warnings = () => {
+      const lines: Array<[Record<string, unknown>, string]> = [];
+      const warn: Warn = (fields, message) => lines.push([fields, message]);
+      return { lines, warn };
+    };
+
+    it('when a stored hash of the right password is past the bound, then the login fails without computing it, with a warning naming the limit', async () => {
+      // passlib's spelling, 256 MiB (128·N·r): twice the bound; written to the database directly, say.
+      const salt = Buffer.from('sixteen byte slt');
+      const key = scryptSync('pw', salt, 32, { N: 2 ** 18, r: 8, p: 1, maxmem: 2 ** 30 });
+      const strip = (b: Buffer) => b.toString('base64').replace(/=+$/, '');
+      const stored = `$scrypt$ln=18,r=8,p=1$${strip(salt)}$${strip(key)}`;
+      const { lines, warn } = warnings();
+      const runs: number[] = [];
+      const verifier = new PasswordVerifier(60, Date.now, (s) => runs.push(s), undefined, warn);
+      expect(await verifier.check('costly', user(stored), 'pw')).toBe(false);
+      expect(lines).toEqual([
+        [
+          {
+            user: 'costly',
+            reason:
+              "scrypt's memory (128·N·r bytes) must be at most 128 MiB, 4 times what Cairn's own hash needs; ln=18,r=8,p=1 needs 256 MiB",
+          },
+          'stored password hash refused without being checked; the login fails',
+        ],
+      ]);
+      // It cost the unknown user's run (the dummy hash), not nothing.
+      expect(runs).toHaveLength(1);
+    });
+
+    it('when the check itself fails (the bcrypt thread cannot start), then it is a failed login with a one-line warning', async () => {
+      const broken = new BcryptWorker('/nonexistent/bcryptjs.js');
+      const { lines, warn } = warnings();
+      const verifier = new PasswordVerifier(60, Date.now, () => {}, undefined, warn, broken.compare);
+      const hash = '$2y$04$mg6ee4TepYJKmiGWRMGL4OUSck7Clc7z5WSRrx66rXpvWi3mRu3/S';
+      expect(await verifier.check('costly', user(hash), 'pw')).toBe(false);
+      expect(lines).toHaveLength(1);
+      const [fields, message] = lines[0]!;
+      expect(message).toBe('password check failed with an error; counted as a failed login');
+      expect(fields).toMatchObject({ user: 'costly', scheme: 'bcrypt', error: expect.stringMatching(/bcrypt thread/) });
+      expect(JSON.stringify(fields)).not.toMatch(/\n\s+at /);
+      await broken.close();
+    });
+
+    it('when more foreign checks arrive than the queue holds, then they wait one at a time and the ones past it fail', async () => {
+      const hash = '$2y$04$mg6ee4TepYJKmiGWRMGL4OUSck7Clc7z5WSRrx66rXpvWi3mRu3/S';
+      const { lines, warn } = warnings();
+      // One at a time, one waiting: of three right passwords sent together (each its own
+      // credential), the third finds the queue full.
+      const verifier = new PasswordVerifier(
+        0,
+        Date.now,
+        () => {},
+        undefined,
+        warn,
+        undefined,
+        new ForeignCheckQueue(1, 1),
+      );
+      const answers = await Promise.all([
+        verifier.check('costly', user(hash), 'pw'),
+        verifier.check('costly', { ...user(hash), id: '10' }, 'pw'),
+        verifier.check('costly', { ...user(hash), id: '11' }, 'pw'),
+      ]);
+      expect(answers).toEqual([true, true, false]);
+      expect(lines.map(([f]) => f.error)).toEqual(['1 checks of imported password hashes are already waiting']);
+      // Cairn's own hashes never wait there.
+      const cairn = await hashPassword('pw', PARAMS);
+      expect(await verifier.check('alice', { ...alice, passwordHash: cairn }, 'pw')).toBe(true);
+    });
+
+    it('when checks are queued, then no more than its concurrency run at once and each gets its own answer', async () => {
+      const queue = new ForeignCheckQueue(2, 10);
+      let running = 0;
+      let most = 0;
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          queue
+            .run(async () => {
+              running++;
+              most = Math.max(most, running);
+              await new Promise((r) => setImmediate(r));
+              running--;
+              if (i === 3) throw new Error('this one fails');
+              return i;
+            })
+            .catch((e: Error) => e.message),
+        ),
+      );
+      expect(answers).toEqual([0, 1, 2, 'this one fails', 4, 5, 6, 7]);
+      expect(most).toBe(2);
+      // Past a failure the slots are all free again.
+      await expect(Promise.all([queue.run(async () => 'a'), queue.run(async () => 'b')])).resolves.toEqual(['a', 'b']);
+    });
+
+    it('when a bcrypt hash is checked on the bcrypt thread, then the event loop keeps turning, as it does not with bcryptjs on the main thread', async () => {
+      const hash = bcryptjs.hashSync('pw', 10);
+      /** setImmediate turns of the event loop while `check` runs. */
+      const turnsDuring = async (check: () => Promise<boolean>) => {
+        let turns = 0;
+        let done = false;
+        const spin = () => {
+          turns++;
+          if (!done) setImmediate(spin);
+        };
+        setImmediate(spin);
+        const ok = await check();
+        done = true;
+        expect(ok).toBe(true);
+        return turns;
+      };
+      const worker = new BcryptWorker();
+      await worker.compare('warm-up', hash);
+      const offThread = await turnsDuring(() => worker.compare('pw', hash));
+      const onThread = await turnsDuring(() => bcryptjs.compare('pw', hash));
+      await worker.close();
+      // bcryptjs's async compare yields every 100 ms: a handful of turns in all.
+      expect(onThread).toBeLessThan(50);
+      expect(offThread).toBeGreaterThan(1000);
     });
   });
 });

@@ -1,7 +1,51 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { hashPassword, passwordScheme, verifyPassword } from '@cairn/domain';
+import {
+  hashPassword,
+  passwordHashCostProblem,
+  passwordScheme,
+  verifyPassword,
+  type BcryptCompare,
+} from '@cairn/domain';
 import type { UserRecord } from './users';
+
+/**
+ * Runs the checks of imported (foreign) hashes `concurrency` at a time, with at most `maxWaiting`
+ * more waiting: each costs up to 4 times Cairn's own check (HASH_COST_FACTOR) and two threads
+ * (its KDF, and Cairn's scrypt run alongside), so a flood of them (one name is enough, and no key)
+ * waits here, not in libuv's pool of four threads ahead of every other user's login. A check that
+ * finds the queue full fails, as a wrong password does.
+ */
+export class ForeignCheckQueue {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(
+    private readonly concurrency = 1,
+    private readonly maxWaiting = 32,
+  ) {}
+
+  async run<T>(check: () => Promise<T>): Promise<T> {
+    if (this.running >= this.concurrency) {
+      if (this.waiting.length >= this.maxWaiting)
+        throw new Error(`${this.maxWaiting} checks of imported password hashes are already waiting`);
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    } else {
+      this.running++;
+    }
+    try {
+      return await check();
+    } finally {
+      // The slot passes to the next waiting check, if any.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    }
+  }
+}
+
+/** Fields of a warning and its message (pino's argument order). */
+export type Warn = (fields: Record<string, unknown>, message: string) => void;
 
 /**
  * Password checks. scrypt on every request is too slow for Swift clients that re-authenticate
@@ -19,7 +63,14 @@ import type { UserRecord } from './users';
  * one scrypt run of Cairn's own, which hashes the given password: on success that hash replaces the
  * foreign one (`replaceForeignHash`, a compare-and-set), on failure it is dropped. Either way the
  * check costs the longer of the two runs and never less than an unknown user's (the scrypt run
- * alone); see SECURITY.md for what a foreign hash slower than scrypt still tells.
+ * alone); see SECURITY.md for what a foreign hash slower than scrypt still tells. Foreign checks
+ * run one at a time through a ForeignCheckQueue, bcrypt on a thread of its own (BcryptWorker).
+ *
+ * A stored hash whose check would cost more than the bound (HASH_COST_FACTOR; stored by an older
+ * version, or written to the database directly) is never computed: the login fails after the unknown
+ * user's scrypt run, with a warning naming the limit. A check that throws (crypto refusing its
+ * parameters, the bcrypt thread failing, a full queue) is a failed login too, counted by the
+ * failed-login limits, with a one-line warning and no stack.
  */
 export class PasswordVerifier {
   private readonly secret = randomBytes(32);
@@ -35,6 +86,10 @@ export class PasswordVerifier {
     private readonly observeKdf: (seconds: number) => void = () => {},
     /** Stores Cairn's hash of a password just verified against an imported user's foreign hash. */
     private readonly replaceForeignHash: (user: UserRecord, hash: string) => Promise<void> = async () => {},
+    private readonly warn: Warn = () => {},
+    /** How bcryptjs's compare runs (the gateway: a BcryptWorker's). */
+    private readonly bcryptCompare?: BcryptCompare,
+    private readonly foreignChecks = new ForeignCheckQueue(),
   ) {}
 
   /** Also for an unknown user (by name): identical checks in flight share a run whoever the user. */
@@ -90,21 +145,45 @@ export class PasswordVerifier {
   }
 
   /**
-   * One scrypt run: against the user's hash, or a dummy one for an unknown user. A foreign hash is
-   * verified while the scrypt run hashes the password, and replaced when it matched.
+   * One scrypt run: against the user's hash, or a dummy one for an unknown user or a hash refused
+   * for its cost. A foreign hash is verified while the scrypt run hashes the password (both in the
+   * foreign queue), and replaced when it matched.
    */
   private async verify(user: UserRecord | null, password: string): Promise<boolean> {
-    const hash = user?.passwordHash ?? (await this.dummy());
+    let hash = user?.passwordHash ?? (await this.dummy());
     const scheme = passwordScheme(hash);
+    if (scheme === null && user !== null) {
+      this.warn(
+        { user: user.username, reason: passwordHashCostProblem(hash) ?? 'it is in no accepted format' },
+        'stored password hash refused without being checked; the login fails',
+      );
+      hash = await this.dummy();
+    }
     const started = performance.now();
     let replacement: string | undefined;
     let ok: boolean;
     try {
       if (scheme === 'scrypt' || scheme === null) {
-        ok = await verifyPassword(password, hash);
+        ok = (await verifyPassword(password, hash)) && scheme !== null;
       } else {
-        [ok, replacement] = await Promise.all([verifyPassword(password, hash), hashPassword(password)]);
+        [ok, replacement] = await this.foreignChecks.run(() =>
+          Promise.all([verifyPassword(password, hash, this.bcryptCompare), hashPassword(password)]),
+        );
       }
+    } catch (e) {
+      // One line, no stack: the error's code and message say enough (and hold no password).
+      const { code, message } = (e ?? {}) as { code?: unknown; message?: unknown };
+      this.warn(
+        {
+          user: user?.username,
+          scheme,
+          code: typeof code === 'string' ? code : undefined,
+          error: typeof message === 'string' ? message : String(e),
+        },
+        'password check failed with an error; counted as a failed login',
+      );
+      ok = false;
+      replacement = undefined;
     } finally {
       this.observeKdf((performance.now() - started) / 1000);
     }
