@@ -30,6 +30,7 @@ export function v3Validation(deps: Deps): V3Validation {
   const subjectOf: V3Validation['subjectOf'] = async (req, res) => {
     // Validation outcomes are counted; revocation (DELETE) shares the checks but is no validation.
     const outcome = await validation({
+      request: req,
       callerToken: header(req, 'x-auth-token'),
       subjectToken: header(req, 'x-subject-token'),
       count: req.method !== 'DELETE',
