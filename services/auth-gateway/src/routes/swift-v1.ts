@@ -41,11 +41,19 @@ export function v1Login(deps: Deps): V1Login {
       deps.metrics.refused('v1', 'malformed');
       return unauthorized(res);
     }
-    // "account:user" (tempauth style) or just "user"; the account defaults to the user's own.
+    // "account:user" (tempauth style) or just "user"; the account defaults to the user's own. A
+    // user imported from tempauth also logs in as "account:<its tempauth name>".
     const colon = given.indexOf(':');
     const account = colon >= 0 ? given.slice(0, colon) : given;
     const username = colon >= 0 ? given.slice(colon + 1) : given;
-    const outcome = await login({ username, password: key, project: account, clientAddress, userDomain: 'default' });
+    const outcome = await login({
+      username,
+      password: key,
+      project: account,
+      clientAddress,
+      userDomain: 'default',
+      ...(account !== username ? { tempauthAccount: account } : {}),
+    });
     if (!outcome.ok) {
       if (outcome.refusal === 'invalid') return unauthorized(res);
       res.setHeader('Retry-After', String(outcome.retryAfterSeconds));

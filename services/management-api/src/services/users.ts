@@ -130,6 +130,7 @@ export async function createMany(
       passwordHash: o.password_hash,
       isSuperuser: o.is_superuser,
       enabled: o.enabled,
+      tempauthUser: o.tempauth_user ?? null,
       quotas: cluster.defaultQuotas,
     };
   });
@@ -180,6 +181,7 @@ export async function create(
           passwordHash,
           isSuperuser: input.is_superuser,
           enabled: input.enabled,
+          tempauthUser: input.tempauth_user ?? null,
           quotas,
         },
         cluster.name,

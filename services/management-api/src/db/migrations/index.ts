@@ -24,6 +24,7 @@ import * as changeLog from './20261127150000_change_log';
 import * as applicationCredentials from './20261127160000_application_credentials';
 import * as s3CredentialLifetimes from './20261127170000_s3_credential_lifetimes';
 import * as applicationCredentialNotices from './20261127180000_application_credential_notices';
+import * as tempauthUserNames from './20261128100000_tempauth_user_names';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -55,6 +56,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261127160000_application_credentials': applicationCredentials,
   '20261127170000_s3_credential_lifetimes': s3CredentialLifetimes,
   '20261127180000_application_credential_notices': applicationCredentialNotices,
+  '20261128100000_tempauth_user_names': tempauthUserNames,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
