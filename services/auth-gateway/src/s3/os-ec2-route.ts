@@ -62,8 +62,12 @@ const notFoundKey = (res: ServerResponse) => sendKeystoneError(res, 404, 'EC2 ac
  * user's. Another user's path answers 403 as Keystone's policy does; an access key that is not
  * this user's is 404 whoever holds it.
  *
+ * A restricted application credential's token may read its own user's credentials but not create
+ * or delete them (as for application credentials), nor, a superuser's, read anyone else's.
+ *
  * Secrets are shown once, in the answer that creates them. Reads give the secret only to a
- * superuser's token, which s3token's secret cache needs; Keystone gives it to the owner too, but an
+ * superuser's token not from a restricted credential (readsAsService), which s3token's secret
+ * cache needs; Keystone gives it to the owner too, but an
  * owner's token is the one every Swift request carries, and it must not turn into the S3 secret.
  */
 export function osEc2Router(deps: Deps): Router {
