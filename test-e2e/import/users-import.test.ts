@@ -219,4 +219,48 @@ withPasslib.each(['postgres', 'pglite'] as const)('cairn users import on %s', (d
     expect(login.status).toBe(200);
     expect(login.headers['x-storage-url']).toBe('http://127.0.0.1:8080/v1/AUTH_solo');
   });
+
+  it("when a tempauth user's client logs in over V1 as account:user, as it did with tempauth, then it gets its account; any other user name after the account is refused", async () => {
+    const conf = [
+      '[filter:tempauth]',
+      'use = egg:swift#tempauth',
+      'user_ops_olga = ops-olga-key-long-enough-1234 .admin',
+    ];
+    const file = join(work, 'ops-proxy-server.conf');
+    writeFileSync(file, `${conf.join('\n')}\n`);
+    const run = await cairn(['users', 'import', '--cluster', 'default', '--tempauth', file], env);
+    expect(run.out).toContain('[filter:tempauth] user_ops_olga: ops: created (scrypt).');
+    const KEY = 'ops-olga-key-long-enough-1234';
+
+    const olga = await v1('ops:olga', KEY);
+    expect(olga.status).toBe(200);
+    expect(olga.headers['x-storage-url']).toBe('http://127.0.0.1:8080/v1/AUTH_ops');
+    // The token is the user ops's on its own account: the owner's role, as tempauth's .admin gave.
+    const valid = await gw()
+      .get('/auth/v3/auth/tokens')
+      .set('X-Auth-Token', olga.headers['x-auth-token'] as string)
+      .set('X-Subject-Token', olga.headers['x-auth-token'] as string);
+    expect(valid.status).toBe(200);
+    expect(valid.body.token.user.name).toBe('ops');
+    expect(valid.body.token.roles.map((r: { name: string }) => r.name)).toEqual(['swiftoperator']);
+    // As before: the account's name alone, or twice, with the same key.
+    expect((await v1('ops', KEY)).status).toBe(200);
+    expect((await v1('ops:ops', KEY)).status).toBe(200);
+
+    // Only the imported name: any other after "ops:" is that user, not ops, and there is none.
+    for (const given of ['ops:wrong', 'ops:Olga', 'ops: olga', 'ops:', 'other:olga']) {
+      const res = await v1(given, KEY);
+      expect({ given, status: res.status }).toEqual({ given, status: 401 });
+      expect(res.headers['x-auth-token']).toBeUndefined();
+    }
+    // A Cairn user named olga logs in with its own password only: ops:olga names the tempauth user.
+    const made = await request(stack.apiUrl)
+      .post('/api/v1/users/')
+      .set('Authorization', ADMIN_AUTH)
+      .send({ cluster: '/api/v1/clusters/1/', user: 'olga', password: 'olga-own-password-0123456789' });
+    expect(made.status).toBe(201);
+    expect((await v1('ops:olga', 'olga-own-password-0123456789')).status).toBe(401);
+    expect((await v1('olga', 'olga-own-password-0123456789')).status).toBe(200);
+    expect((await v1('ops:olga', KEY)).status).toBe(200);
+  });
 });

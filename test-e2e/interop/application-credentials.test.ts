@@ -5,6 +5,8 @@
  * a real Swift proxy whose keystonemiddleware (with `service_type = object-store`) enforces a
  * credential's access rules, and `openstack ec2 credentials create` in an application credential's
  * session, whose key awscli uses through the proxy's s3api + s3token until the credential is deleted.
+ * Access rules are also checked behind a second proxy set up as Swift's sample config and
+ * puppet-swift set it, `include_service_catalog = False`.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -27,6 +29,8 @@ interface Created {
 
 describe('application credentials with the openstack and swift CLIs and a Swift proxy', () => {
   let swift: SwiftCluster;
+  /** A second proxy (its own cluster) whose authtoken asks validations without the catalog. */
+  let noCatalog: SwiftCluster;
   let stack: Stack;
   let home: ClientHome;
   let gwAuth: string;
@@ -121,10 +125,26 @@ describe('application credentials with the openstack and swift CLIs and a Swift 
     await stack.createUser('alice', ALICE_PW);
     await swiftOk([...asPassword(), 'upload', '--object-name', 'hello.txt', 'public', '/etc/hostname']);
     await swiftOk([...asPassword(), 'upload', '--object-name', 'secret.txt', 'private', '/etc/hostname']);
+    noCatalog = await startSwiftCluster({
+      pipeline: 'keystone',
+      keystone: {
+        authUrl: `${gwAuth}/v3`,
+        username: 'swift-service',
+        password: SERVICE_PW,
+        projectName: 'swift-service',
+        tokenCacheTime: 1,
+        authtokenExtra: { service_type: 'object-store', include_service_catalog: 'False' },
+      },
+    });
+    // The catalog names the first proxy: the second is reached with --os-storage-url.
+    const there = ['--os-storage-url', noCatalog.storageUrl('alice')];
+    await swiftOk([...asPassword(), ...there, 'upload', '--object-name', 'hello.txt', 'public', '/etc/hostname']);
+    await swiftOk([...asPassword(), ...there, 'upload', '--object-name', 'secret.txt', 'private', '/etc/hostname']);
   });
   afterAll(async () => {
     await stack?.close();
     await swift?.stop();
+    await noCatalog?.stop();
     home?.close();
   });
 
@@ -200,28 +220,43 @@ describe('application credentials with the openstack and swift CLIs and a Swift 
     expect(refused.stderr).toMatch(/InvalidAccessKeyId|AccessDenied|SignatureDoesNotMatch|403/);
   });
 
-  it('when a credential may only GET /v1/AUTH_alice/public/**, then the proxy serves that and refuses everything else', async () => {
-    const rules = JSON.stringify([{ service: 'object-store', method: 'GET', path: '/v1/AUTH_alice/public/**' }]);
-    const c = await json<Created>(['application', 'credential', 'create', 'public-reader', '--access-rules', rules]);
-    const token = await tokenFor(c);
-    const at = (path: string, method = 'GET') =>
-      fetch(`${swift.proxyUrl}${path}`, { method, headers: { 'X-Auth-Token': token } });
-    const allowed = await at('/v1/AUTH_alice/public/hello.txt');
-    expect(allowed.status).toBe(200);
-    expect(await allowed.text()).toBe(HOSTNAME_FILE);
-    for (const [path, method] of [
-      ['/v1/AUTH_alice/private/secret.txt', 'GET'],
-      ['/v1/AUTH_alice', 'GET'],
-      ['/v1/AUTH_alice/public/new.txt', 'PUT'],
-      ['/v1/AUTH_alice/public/hello.txt', 'DELETE'],
-    ] as const) {
-      const res = await at(path, method);
-      expect([401, 403]).toContain(res.status);
-    }
-    // The swift CLI with the same credential: the allowed object downloads, the other does not.
-    expect(await swiftOk([...asAppCred(c), 'download', 'public', 'hello.txt', '-o', '-'])).toBe(HOSTNAME_FILE);
-    expect(
-      (await swiftCli([...asAppCred(c), 'download', 'private', 'secret.txt', '-o', '-'], {}, { cwd: home.dir })).code,
-    ).not.toBe(0);
-  });
+  it.each([
+    ['include_service_catalog = True (the default)', () => swift],
+    ["include_service_catalog = False (Swift's sample config)", () => noCatalog],
+  ])(
+    'when a credential may only GET /v1/AUTH_alice/public/**, then a proxy with %s serves that and refuses everything else',
+    async (setting, proxy) => {
+      const rules = JSON.stringify([{ service: 'object-store', method: 'GET', path: '/v1/AUTH_alice/public/**' }]);
+      const name = `public-reader-${setting.includes('False') ? 'nocatalog' : 'catalog'}`;
+      const c = await json<Created>(['application', 'credential', 'create', name, '--access-rules', rules]);
+      const token = await tokenFor(c);
+      const there = ['--os-storage-url', proxy().storageUrl('alice')];
+      const at = (path: string, method = 'GET') =>
+        fetch(`${proxy().proxyUrl}${path}`, { method, headers: { 'X-Auth-Token': token } });
+      const allowed = await at('/v1/AUTH_alice/public/hello.txt');
+      expect(allowed.status).toBe(200);
+      expect(await allowed.text()).toBe(HOSTNAME_FILE);
+      for (const [path, method] of [
+        ['/v1/AUTH_alice/private/secret.txt', 'GET'],
+        ['/v1/AUTH_alice', 'GET'],
+        ['/v1/AUTH_alice/public/new.txt', 'PUT'],
+        ['/v1/AUTH_alice/public/hello.txt', 'DELETE'],
+      ] as const) {
+        const res = await at(path, method);
+        expect([401, 403]).toContain(res.status);
+      }
+      // The swift CLI with the same credential: the allowed object downloads, the other does not.
+      expect(await swiftOk([...asAppCred(c), ...there, 'download', 'public', 'hello.txt', '-o', '-'])).toBe(
+        HOSTNAME_FILE,
+      );
+      const refused = await swiftCli(
+        [...asAppCred(c), ...there, 'download', 'private', 'secret.txt', '-o', '-'],
+        {},
+        { cwd: home.dir },
+      );
+      expect(refused.code).not.toBe(0);
+      // Refused by the rules, not failed: keystonemiddleware answers 500 when it cannot check them.
+      expect(`${refused.stdout}${refused.stderr}`).toMatch(/40[13]/);
+    },
+  );
 });

@@ -93,6 +93,11 @@ export interface StorageUserRow {
   is_superuser: boolean;
   /** Bumped by every change that must end the user's tokens (password, disabling). */
   generation: string | number;
+  /**
+   * For a user imported from tempauth (`user_<account>_<user>`, the Cairn user `<account>`): the
+   * tempauth user name, with which V1 logins as `<account>:<user>` keep working; else null.
+   */
+  tempauth_user: string | null;
 }
 
 /** The columns a login or a validation needs; `cluster_id` is the filter, not read back. */
@@ -103,6 +108,7 @@ export const STORAGE_USER_COLUMNS = [
   'enabled',
   'is_superuser',
   'generation',
+  'tempauth_user',
 ] as const satisfies ReadonlyArray<keyof StorageUserRow>;
 
 /** An `s3_credentials` row (migration 20261124000000_s3_credentials). */

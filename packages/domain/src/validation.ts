@@ -218,6 +218,17 @@ const userCreateFields = {
   password_hash: passwordHashSchema,
   is_superuser: bool().default(false),
   enabled: bool().default(true),
+  /**
+   * For a user imported from tempauth (`cairn users import --tempauth`): its tempauth user name,
+   * with which V1 logins as `<user>:<tempauth_user>` keep working.
+   */
+  tempauth_user: Joi.string()
+    .min(1)
+    .max(255)
+    // eslint-disable-next-line no-control-regex -- what no name a client sends holds
+    .pattern(/^[^\u0000-\u001f\u007f]*$/)
+    .allow(null)
+    .messages({ 'string.pattern.base': 'The {{#label}} field must not contain control characters.' }),
 };
 
 /**
@@ -469,6 +480,7 @@ export type UserCreateInput = {
   user: string;
   is_superuser: boolean;
   enabled: boolean;
+  tempauth_user?: string | null;
   quota_bytes?: string | null;
   quota_count?: string | null;
   quota_bytes_policy?: Record<string, string> | null;
@@ -481,6 +493,7 @@ export interface UserBulkCreateInput {
     password_hash: string;
     is_superuser: boolean;
     enabled: boolean;
+    tempauth_user?: string | null;
   }>;
 }
 export interface S3CredentialCreateInput {

@@ -17,6 +17,7 @@ import { standbyGate, standbyReadiness } from './http/standby-gate';
 import { errorHandler, notFound } from './http/errors';
 import { logPath, tokenRoutes } from './http/log-path';
 import { GATEWAY_REQUEST_ID } from './http/request-id';
+import { identityGuard } from './http/identity-guard';
 import { discoveryRouter } from './routes/discovery';
 import { keystoneV2Router, V2_VALIDATION_PATH } from './routes/keystone-v2';
 import { keystoneV3Router } from './routes/keystone-v3';
@@ -101,6 +102,8 @@ export function createApp(deps: Deps): Express {
     http.mount,
     clusterGate(cluster),
     standbyGate(deps.changeLog, deps.stalePolicy),
+    // Before every route: a token with access rules reaches none of them (http/identity-guard.ts).
+    identityGuard(deps),
     keystoneV3Router(deps),
     swiftV1Router(deps),
     keystoneV2Router(deps),

@@ -88,6 +88,8 @@ export const REDACT_PATHS = [
   'req.body.auth.identity.password.user.password',
   'req.body.auth.identity.application_credential.secret',
   'body.auth.identity.application_credential.secret',
+  'req.body.application_credential.secret',
+  'body.application_credential.secret',
   'body.auth.passwordCredentials.password',
   'body.auth.identity.password.user.password',
   'password',

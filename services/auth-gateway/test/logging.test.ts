@@ -47,6 +47,25 @@ describe('the gateway logger', () => {
     expect(out.text.match(/\[redacted\]/g)).toHaveLength(5);
   });
 
+  it('when an application credential login or create body is logged, as the request or on its own, then its secret is written as [redacted]', () => {
+    const out = new LogCapture();
+    const log = createLogger('info', out);
+    const login = (secret: string) => ({
+      auth: { identity: { methods: ['application_credential'], application_credential: { id: 'c1', secret } } },
+    });
+    const create = (secret: string) => ({ application_credential: { name: 'backup', secret } });
+    log.info({ req: { body: login('s1-login-secret') } }, 'login as the request');
+    log.info({ body: login('s2-login-secret') }, 'login on its own');
+    log.info({ req: { body: create('s3-create-secret') } }, 'create as the request');
+    log.info({ body: create('s4-create-secret') }, 'create on its own');
+    expect(out.lines).toHaveLength(4);
+    expect(out.text).not.toMatch(/s\d-(login|create)-secret/);
+    expect(out.text.match(/\[redacted\]/g)).toHaveLength(4);
+    // Only the secret: the credential's id and name stay readable.
+    expect(out.text).toContain('"id":"c1"');
+    expect(out.text).toContain('"name":"backup"');
+  });
+
   it('when the level is silent, then nothing is written', () => {
     const out = new LogCapture();
     createLogger('silent', out).error({ password: 'x' }, 'hidden');

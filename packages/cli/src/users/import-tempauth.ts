@@ -12,7 +12,8 @@ import type { ImportInput } from './import-input';
  *
  * A Cairn user owns exactly one account, AUTH_<its name>. So an account with exactly one user
  * becomes a Cairn user named after the account (its data stays reachable), with the key as its
- * password; `.reseller_admin` makes it a superuser. An account with several users is refused, each
+ * password and the tempauth user name recorded, so that V1 clients keep logging in as
+ * `<account>:<user>`; `.reseller_admin` makes it a superuser. An account with several users is refused, each
  * user with the reason: which of them should own the account is the operator's decision.
  */
 export function parseTempauth(text: string): ImportInput {
@@ -73,7 +74,14 @@ export function parseTempauth(text: string): ImportInput {
     }
     out.records.push({
       where: u.where,
-      fields: { user: account, password: u.key, is_superuser: u.groups.includes('.reseller_admin'), enabled: true },
+      fields: {
+        user: account,
+        password: u.key,
+        is_superuser: u.groups.includes('.reseller_admin'),
+        enabled: true,
+        // V1 clients keep logging in as `<account>:<user>`, as they did with tempauth.
+        tempauth_user: u.user,
+      },
     });
   }
   return out;

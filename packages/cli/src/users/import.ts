@@ -46,6 +46,8 @@ interface Planned {
   password?: string;
   isSuperuser: boolean;
   enabled: boolean;
+  /** Imported from tempauth: the user's tempauth name (V1 `<user>:<tempauthUser>`). */
+  tempauthUser?: string | null;
 }
 
 const BATCH = 1000;
@@ -94,6 +96,7 @@ function plan(
       passwordHash: v.password_hash,
       isSuperuser: v.is_superuser,
       enabled: v.enabled,
+      tempauthUser: v.tempauth_user,
     });
   }
   return planned;
@@ -126,6 +129,7 @@ export async function importUsers(options: ImportOptions): Promise<ImportSummary
       password_hash: p.passwordHash!,
       is_superuser: p.isSuperuser,
       enabled: p.enabled,
+      ...(p.tempauthUser ? { tempauth_user: p.tempauthUser } : {}),
     }));
     const r = await api(config, 'PATCH', '/api/v1/users/', { objects });
     if (r.status !== 202) {

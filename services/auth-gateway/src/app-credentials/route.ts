@@ -20,6 +20,7 @@ import { keystoneUnauthorized } from '../routes/keystone-v3-validation';
 import { isWriteRefused } from '../s3/os-ec2-route';
 import { credentialManagementRefusal } from './restricted';
 import type { TokenRecord } from '../tokens/store';
+import { validateOnce } from '../tokens/per-request';
 import {
   ApplicationCredentialUserGone,
   DuplicateApplicationCredential,
@@ -54,7 +55,7 @@ export function applicationCredentialsRouter(deps: Deps): Router {
     res: ServerResponse,
     action: 'create' | 'list' | 'get' | 'delete',
   ): Promise<Access | null> {
-    const caller = await deps.tokens.validate(header(req, 'x-auth-token'));
+    const caller = await validateOnce(deps.tokens, req, header(req, 'x-auth-token'));
     if (!caller) {
       unauthorized(res);
       return null;

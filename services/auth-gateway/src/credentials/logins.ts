@@ -79,12 +79,24 @@ export function passwordCredential(
   verifier: PasswordVerifier,
   username: string,
   password: string,
+  /**
+   * V1's `<account>:<username>` with another account: the user `<account>` when it was imported
+   * from tempauth with `<username>` as its tempauth name (then it is that user logging in to its
+   * own account, as with tempauth), else the user `<username>`. Both rows are asked in the same
+   * tick whichever exists, so the answer and its cost tell nothing of which does.
+   */
+  tempauthAccount?: string,
 ): LoginCredential {
+  const usable = (name: string) => !usernameSchema.validate(name).error && password.length <= 1024;
+  // A name that cannot exist is looked up nowhere, but still costs one password check.
+  const lookUp = (name: string) => (usable(name) ? users.findForLogin(name) : Promise.resolve(null));
   return {
     subject: username,
-    // A name that cannot exist is looked up nowhere, but still costs one password check.
-    find: async () =>
-      !usernameSchema.validate(username).error && password.length <= 1024 ? users.findForLogin(username) : null,
+    find: async () => {
+      if (tempauthAccount === undefined || tempauthAccount === username) return lookUp(username);
+      const [named, account] = await Promise.all([lookUp(username), lookUp(tempauthAccount)]);
+      return account !== null && account.tempauthUser === username ? account : named;
+    },
     remembers: (user) => verifier.remembers(username, user, password),
     check: (user) => verifier.check(username, user, password),
   };
@@ -156,10 +168,13 @@ export class LoginService {
 
   /**
    * A password login; `clientAddress`: the caller's address as the app determined it (undefined: not limited by
-   * address, never a known address).
+   * address, never a known address); `tempauthAccount`: V1's account (see passwordCredential).
    */
-  login(username: string, password: string, clientAddress?: string): Promise<LoginResult> {
-    return this.loginWith(passwordCredential(this.users, this.verifier, username, password), clientAddress);
+  login(username: string, password: string, clientAddress?: string, tempauthAccount?: string): Promise<LoginResult> {
+    return this.loginWith(
+      passwordCredential(this.users, this.verifier, username, password, tempauthAccount),
+      clientAddress,
+    );
   }
 
   /** Any login, under the limits: counted under `credential.subject` and the address. */

@@ -17,6 +17,8 @@ export interface UserRecord {
   enabled: boolean;
   isSuperuser: boolean;
   generation: string;
+  /** Imported from tempauth: its tempauth user name, with which V1 logs in as `<username>:<tempauthUser>`. */
+  tempauthUser?: string | null;
 }
 
 /**
@@ -33,6 +35,7 @@ export function joinedUser(row: Record<string, unknown>): UserRecord {
     enabled: row.user_enabled as boolean,
     isSuperuser: row.user_is_superuser as boolean,
     generation: String(row.user_generation),
+    tempauthUser: (row.user_tempauth_user as string | null | undefined) ?? null,
   };
 }
 
@@ -107,6 +110,7 @@ export class UserDirectory extends FencedCache<UserRecord | null> {
           enabled: row.enabled,
           isSuperuser: row.is_superuser,
           generation: String(row.generation),
+          tempauthUser: row.tempauth_user ?? null,
         }
       : null;
   }

@@ -14,6 +14,12 @@ export interface PasswordLogin {
   clientAddress: string | undefined;
   userDomain: string;
   projectDomain?: string;
+  /**
+   * V1 only: the account of `<account>:<username>`, which may name a user imported from tempauth
+   * whose tempauth name is `username` (credentials/logins.ts, passwordCredential); that user then
+   * logs in.
+   */
+  tempauthAccount?: string;
 }
 
 /** How a login ended; each protocol renders it its own way (V1 headers, V2 and V3 documents). */
@@ -70,8 +76,8 @@ export function loginFlow(
       deps.metrics.issued(version);
       return { ok: true, token };
     }
-    const { username, password, project, clientAddress, userDomain, projectDomain } = login;
-    const result = await deps.logins.login(username, password, clientAddress);
+    const { username, password, project, clientAddress, userDomain, projectDomain, tempauthAccount } = login;
+    const result = await deps.logins.login(username, password, clientAddress, tempauthAccount);
     if (!result.ok) {
       deps.metrics.refused(version, result.reason === 'limited' ? 'rate_limited' : 'invalid_credentials');
       return result.reason === 'limited'

@@ -1,4 +1,6 @@
+import type { IncomingMessage } from 'node:http';
 import type { Deps } from '../deps';
+import { validateOnce } from '../tokens/per-request';
 import type { KeystoneVersion, ValidationResult } from '../http/metrics';
 import { canValidate } from './validation-policy';
 import type { TokenRecord } from '../tokens/store';
@@ -8,6 +10,8 @@ export type ValidationOutcome =
   { result: 'valid'; subjectId: string; subject: TokenRecord } | { result: Exclude<ValidationResult, 'valid'> };
 
 export interface TokenCheck {
+  /** The request the tokens came with: each is validated once per request (tokens/per-request.ts). */
+  request: IncomingMessage;
   callerToken: string | undefined;
   subjectToken: string | undefined;
   /** V2.0 has no unscoped tokens: an unscoped subject is not found there. */
@@ -29,7 +33,14 @@ export type ValidationFlow = (check: TokenCheck) => Promise<ValidationOutcome>;
  * then the subject's, then the caller may see it (validation-policy.ts); counted under `version`.
  */
 export function validationFlow(deps: Pick<Deps, 'tokens' | 'metrics'>, version: KeystoneVersion): ValidationFlow {
-  return async ({ callerToken, subjectToken, scopedOnly = false, count = true, accessRulesSupported = false }) => {
+  return async ({
+    request,
+    callerToken,
+    subjectToken,
+    scopedOnly = false,
+    count = true,
+    accessRulesSupported = false,
+  }) => {
     const outcome = await decide();
     if (count) deps.metrics.validated(version, outcome.result);
     return outcome;
@@ -38,8 +49,8 @@ export function validationFlow(deps: Pick<Deps, 'tokens' | 'metrics'>, version: 
       // Both looked up in the same tick, so their Redis reads share round trips (ioredis's
       // auto-pipelining); a bad caller token still decides the answer before the subject's.
       const [caller, subject] = await Promise.all([
-        deps.tokens.validate(callerToken),
-        deps.tokens.validate(subjectToken),
+        validateOnce(deps.tokens, request, callerToken),
+        validateOnce(deps.tokens, request, subjectToken),
       ]);
       if (!caller) return { result: 'caller_unauthorized' };
       if (!subject || !subjectToken || (scopedOnly && subject.project === undefined)) return { result: 'not_found' };

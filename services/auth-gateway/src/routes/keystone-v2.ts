@@ -83,6 +83,7 @@ export function keystoneV2Router(deps: Deps): Router {
 
   router.get(V2_VALIDATION_PATH, async (req, res) => {
     const outcome = await validation({
+      request: req,
       callerToken: req.get('x-auth-token'),
       subjectToken: String(req.params[TOKEN_PARAM]),
       scopedOnly: true,

@@ -30,6 +30,7 @@ export function v3Validation(deps: Deps): V3Validation {
   const subjectOf: V3Validation['subjectOf'] = async (req, res) => {
     // Validation outcomes are counted; revocation (DELETE) shares the checks but is no validation.
     const outcome = await validation({
+      request: req,
       callerToken: header(req, 'x-auth-token'),
       subjectToken: header(req, 'x-subject-token'),
       count: req.method !== 'DELETE',
@@ -56,8 +57,12 @@ export function v3Validation(deps: Deps): V3Validation {
       const found = await subjectOf(req, res);
       if (!found) return;
       res.setHeader('X-Subject-Token', found.subjectId);
+      // A token with access rules keeps its catalog even under ?nocatalog (include_service_catalog =
+      // False, Swift's sample proxy config): keystonemiddleware reads the catalog to check the rules,
+      // and without it would answer every request of that token 500.
+      const catalog = withCatalog || found.subject.applicationCredential?.accessRules !== undefined;
       // Spelt for keystonemiddleware in a Python 3 Swift proxy: see wsgi-names.ts.
-      sendJson(res, 200, v3TokenBody(found.subject, endpointsFor(deps), withCatalog, asWsgiString));
+      sendJson(res, 200, v3TokenBody(found.subject, endpointsFor(deps), catalog, asWsgiString));
     },
   };
 }

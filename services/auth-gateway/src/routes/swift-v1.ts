@@ -10,6 +10,7 @@ import { transId } from '../http/request-id';
 import { sendText } from '../http/respond';
 import { accountUrl } from '../keystone/documents';
 import { RESELLER_ADMIN_ROLE } from '../tokens/roles';
+import { validateOnce } from '../tokens/per-request';
 
 const UNAUTHORIZED_BODY =
   '<html><h1>Unauthorized</h1><p>This server could not verify that you are authorized to access the document you requested.</p></html>';
@@ -40,11 +41,19 @@ export function v1Login(deps: Deps): V1Login {
       deps.metrics.refused('v1', 'malformed');
       return unauthorized(res);
     }
-    // "account:user" (tempauth style) or just "user"; the account defaults to the user's own.
+    // "account:user" (tempauth style) or just "user"; the account defaults to the user's own. A
+    // user imported from tempauth also logs in as "account:<its tempauth name>".
     const colon = given.indexOf(':');
     const account = colon >= 0 ? given.slice(0, colon) : given;
     const username = colon >= 0 ? given.slice(colon + 1) : given;
-    const outcome = await login({ username, password: key, project: account, clientAddress, userDomain: 'default' });
+    const outcome = await login({
+      username,
+      password: key,
+      project: account,
+      clientAddress,
+      userDomain: 'default',
+      ...(account !== username ? { tempauthAccount: account } : {}),
+    });
     if (!outcome.ok) {
       if (outcome.refusal === 'invalid') return unauthorized(res);
       res.setHeader('Retry-After', String(outcome.retryAfterSeconds));
@@ -76,7 +85,11 @@ export function swiftV1Router(deps: Deps): Router {
 
   router.delete('/v1.0/users/:name/token', async (req, res) => {
     tagTransaction(req, res);
-    const caller = await deps.tokens.validate(headerText(req, 'x-auth-token') ?? headerText(req, 'x-storage-token'));
+    const caller = await validateOnce(
+      deps.tokens,
+      req,
+      headerText(req, 'x-auth-token') ?? headerText(req, 'x-storage-token'),
+    );
     if (!caller) return unauthorized(res);
     if (!caller.roles.includes(RESELLER_ADMIN_ROLE)) {
       return sendText(res, 403, 'text/plain; charset=utf-8', 'Only a superuser may revoke the tokens of a user.');

@@ -14,7 +14,8 @@ import { keystoneUnauthorized } from '../routes/keystone-v3-validation';
 import { RESELLER_ADMIN_ROLE } from '../tokens/roles';
 import type { TokenRecord } from '../tokens/store';
 import { MAX_S3_CREDENTIALS_PER_USER } from '@cairn/contract';
-import { credentialManagementRefusal } from '../app-credentials/restricted';
+import { credentialManagementRefusal, readsAsService, RESTRICTED_SERVICE_MESSAGE } from '../app-credentials/restricted';
+import { validateOnce } from '../tokens/per-request';
 import {
   S3CredentialStore,
   S3CredentialUserGone,
@@ -61,8 +62,12 @@ const notFoundKey = (res: ServerResponse) => sendKeystoneError(res, 404, 'EC2 ac
  * user's. Another user's path answers 403 as Keystone's policy does; an access key that is not
  * this user's is 404 whoever holds it.
  *
+ * A restricted application credential's token may read its own user's credentials but not create
+ * or delete them (as for application credentials), nor, a superuser's, read anyone else's.
+ *
  * Secrets are shown once, in the answer that creates them. Reads give the secret only to a
- * superuser's token, which s3token's secret cache needs; Keystone gives it to the owner too, but an
+ * superuser's token not from a restricted credential (readsAsService), which s3token's secret
+ * cache needs; Keystone gives it to the owner too, but an
  * owner's token is the one every Swift request carries, and it must not turn into the S3 secret.
  */
 export function osEc2Router(deps: Deps): Router {
@@ -72,7 +77,7 @@ export function osEc2Router(deps: Deps): Router {
 
   /** The caller's token and the user whose credentials the path names; null once answered. */
   async function access(req: Request, res: ServerResponse, write: boolean): Promise<Access | null> {
-    const caller = await deps.tokens.validate(header(req, 'x-auth-token'));
+    const caller = await validateOnce(deps.tokens, req, header(req, 'x-auth-token'));
     if (!caller) {
       unauthorized(res);
       return null;
@@ -89,6 +94,11 @@ export function osEc2Router(deps: Deps): Router {
       );
       return null;
     }
+    // Another user's credentials are a service's read (s3token's cache): not with a restricted credential's token.
+    if (!own && !readsAsService(caller)) {
+      sendKeystoneError(res, 403, RESTRICTED_SERVICE_MESSAGE);
+      return null;
+    }
     if (!own && CONTROL.test(named)) {
       notFoundUser(res, JSON.stringify(named).slice(1, -1));
       return null;
@@ -98,7 +108,7 @@ export function osEc2Router(deps: Deps): Router {
       notFoundUser(res, named);
       return null;
     }
-    return { caller, user, own, service: caller.roles.includes(RESELLER_ADMIN_ROLE) };
+    return { caller, user, own, service: readsAsService(caller) };
   }
 
   /**
@@ -231,6 +241,9 @@ export function osEc2Router(deps: Deps): Router {
   router.delete(MEMBER, async (req, res) => {
     const found = await access(req, res, true);
     if (!found) return;
+    // The same rule as for application credentials: a restricted credential's token removes none.
+    const refusal = credentialManagementRefusal(found.caller);
+    if (refusal) return sendKeystoneError(res, 403, refusal);
     const accessKey = String(req.params.accessKey);
     if (!isS3AccessKey(accessKey)) return notFoundKey(res);
     if (!(await allowedChange(res, found))) return;

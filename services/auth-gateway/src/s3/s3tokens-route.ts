@@ -8,6 +8,7 @@ import { s3TokenRecord, s3TokensBody } from '../keystone/s3-token-document';
 import { keystoneUnauthorized } from '../routes/keystone-v3-validation';
 import { randomText } from '../tokens/random';
 import { serviceCaller } from './service-token';
+import { RESTRICTED_SERVICE_MESSAGE } from '../app-credentials/restricted';
 
 const BAD_REQUEST_SUFFIX =
   'The server could not comply with the request since it is either malformed or otherwise incorrect. The client is assumed to be in error.';
@@ -38,7 +39,9 @@ export function s3TokensRouter(deps: Deps): Router {
         return sendKeystoneError(
           res,
           403,
-          'You are not authorized to perform the requested action: identity:s3tokens_validate.',
+          service.restricted
+            ? RESTRICTED_SERVICE_MESSAGE
+            : 'You are not authorized to perform the requested action: identity:s3tokens_validate.',
         );
       }
     }

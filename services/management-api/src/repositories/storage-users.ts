@@ -194,6 +194,8 @@ export interface NewStorageUser {
   isSuperuser: boolean;
   enabled: boolean;
   quotas: Quotas;
+  /** An imported tempauth user's name in tempauth (V1 `<username>:<tempauthUser>`); absent: none. */
+  tempauthUser?: string | null;
 }
 
 export async function createStorageUser(db: Db, user: NewStorageUser, clusterName: string): Promise<StorageUser> {
@@ -206,6 +208,7 @@ export async function createStorageUser(db: Db, user: NewStorageUser, clusterNam
           password_hash: user.passwordHash,
           is_superuser: user.isSuperuser,
           enabled: user.enabled,
+          tempauth_user: user.tempauthUser ?? null,
           ...quotasToRow(user.quotas),
         })
         .returning(RETURNING),
@@ -227,7 +230,7 @@ export async function createStorageUser(db: Db, user: NewStorageUser, clusterNam
  */
 export async function createStorageUsersSkippingExisting(db: Db, users: NewStorageUser[]): Promise<StorageUser[]> {
   const created: StorageUser[] = [];
-  // 9 parameters a row: well under Postgres' 65,535 per statement.
+  // 10 parameters a row: well under Postgres' 65,535 per statement.
   for (let i = 0; i < users.length; i += 1000) {
     const rows = await withDbErrors(
       () =>
@@ -239,6 +242,7 @@ export async function createStorageUsersSkippingExisting(db: Db, users: NewStora
               password_hash: u.passwordHash,
               is_superuser: u.isSuperuser,
               enabled: u.enabled,
+              tempauth_user: u.tempauthUser ?? null,
               ...quotasToRow(u.quotas),
             })),
           )

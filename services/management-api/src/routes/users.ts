@@ -82,6 +82,13 @@ export const usersResource: ResourceDef = {
       writeOnly: true,
       neverShown: true,
     },
+    tempauth_user: {
+      type: 'string',
+      help: "On create only, for a user imported from tempauth (cairn users import --tempauth): its tempauth user name, from user_<account>_<user> where <account> is this user's name. V1 logins as <user>:<tempauth_user> then work as they did with tempauth. Write-only: never shown.",
+      writeOnly: true,
+      neverShown: true,
+      nullable: true,
+    },
     password_scheme: {
       type: 'string',
       help: `Whose hash the user's password has: ${PASSWORD_SCHEMES.join(', ')}. Anything but scrypt means an imported user who has not logged in since.`,

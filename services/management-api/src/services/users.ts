@@ -122,6 +122,7 @@ export async function createMany(
       passwordHash: o.password_hash,
       isSuperuser: o.is_superuser,
       enabled: o.enabled,
+      tempauthUser: o.tempauth_user ?? null,
       quotas: cluster.defaultQuotas,
     };
   });
@@ -172,6 +173,7 @@ export async function create(
           passwordHash,
           isSuperuser: input.is_superuser,
           enabled: input.enabled,
+          tempauthUser: input.tempauth_user ?? null,
           quotas,
         },
         cluster.name,

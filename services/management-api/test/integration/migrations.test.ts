@@ -35,7 +35,8 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
         '20261127170000_s3_credential_lifetimes',
         '20261127180000_application_credential_notices',
         '20261128100000_console_session_step_up',
-        '20261128100000_utilization_storage_latest',
+        '20261128110000_utilization_storage_latest',
+        '20261128120000_tempauth_user_names',
       ]);
       expect(await migrateLatest(db)).toEqual([]);
       for (const table of [
@@ -120,7 +121,7 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
     const { db, drop } = await createTestDatabase(kind);
     try {
       await migrateLatest(db);
-      await db.migrate.down({ migrationSource, name: '20261128100000_utilization_storage_latest' });
+      await db.migrate.down({ migrationSource, name: '20261128110000_utilization_storage_latest' });
       await db.raw(
         `CREATE TABLE utilization_storage_hourly_w20261207 PARTITION OF utilization_storage_hourly
            FOR VALUES FROM ('2026-12-07 00:00:00+00') TO ('2026-12-14 00:00:00+00')`,

@@ -34,6 +34,7 @@ describe('schema document', () => {
       'quota_error',
       'quota_status',
       'resource_uri',
+      'tempauth_user',
       'usage_sampled_at',
       'user',
     ]);

@@ -25,7 +25,8 @@ import * as applicationCredentials from './20261127160000_application_credential
 import * as s3CredentialLifetimes from './20261127170000_s3_credential_lifetimes';
 import * as applicationCredentialNotices from './20261127180000_application_credential_notices';
 import * as consoleSessionStepUp from './20261128100000_console_session_step_up';
-import * as utilizationStorageLatest from './20261128100000_utilization_storage_latest';
+import * as utilizationStorageLatest from './20261128110000_utilization_storage_latest';
+import * as tempauthUserNames from './20261128120000_tempauth_user_names';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -58,7 +59,8 @@ const migrations: Record<string, Knex.Migration> = {
   '20261127170000_s3_credential_lifetimes': s3CredentialLifetimes,
   '20261127180000_application_credential_notices': applicationCredentialNotices,
   '20261128100000_console_session_step_up': consoleSessionStepUp,
-  '20261128100000_utilization_storage_latest': utilizationStorageLatest,
+  '20261128110000_utilization_storage_latest': utilizationStorageLatest,
+  '20261128120000_tempauth_user_names': tempauthUserNames,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
