@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import {
   copyFileSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -77,6 +78,25 @@ describe('cairn backup and cairn restore (embedded PGlite)', () => {
         headers: { Authorization: auth },
       }).then((r) => r.json() as Promise<{ objects: { operator: string; action: string }[] }>);
       expect(audit.objects.map((o) => o.action)).toEqual(['backup']);
+
+      // Run where there is no data directory, with a context pointing at the server: the server takes it.
+      const home = join(root, 'home');
+      mkdirSync(join(home, 'cairn'), { recursive: true });
+      writeFileSync(join(home, 'admin.key'), admin, { mode: 0o600 });
+      writeFileSync(
+        join(home, 'cairn', 'config.yaml'),
+        `current-context: far\ncontexts:\n  far:\n    api-url: ${running.apiUrl}\n    operator: ${admin.split(':')[0]}\n    key-file: ${join(home, 'admin.key')}\n`,
+        { mode: 0o600 },
+      );
+      const elsewhere = join(root, 'elsewhere.backup');
+      const viaContext = await cairn(['backup', elsewhere], {
+        ...BASE_ENV,
+        XDG_CONFIG_HOME: home,
+        CAIRN_DATA_DIR: join(root, 'no-data-here'),
+      });
+      expect(viaContext.out).toContain(`through the management API at ${running.apiUrl}`);
+      expect(viaContext.code).toBe(0);
+      expect(statSync(elsewhere).mode & 0o777).toBe(0o600);
 
       // The running server's directory cannot be restored over.
       const over = await cairn(['restore', file, '--force'], env);

@@ -20,7 +20,7 @@ export async function backupDataDir(dataDir: string): Promise<Blob> {
   const dir = resolve(dataDir);
   if (!existsSync(dir) || needsSetUp(dir))
     throw errors.invalidInput(
-      `There is no embedded database in ${dir} to back up (set CAIRN_DATA_DIR to the directory Cairn runs on).`,
+      `There is no embedded database in ${dir} to back up: set CAIRN_DATA_DIR to the directory Cairn runs on, or, for a Cairn running elsewhere, point cairn at its management API (CAIRN_API_URL and CAIRN_API_KEY, or a context).`,
     );
   const db = createDatabase({ dataDir: dir });
   try {
