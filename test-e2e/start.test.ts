@@ -1,11 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createHmac, randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { cairn, freePort, launch } from './support/processes';
+import { cairn, freePort, launch, REPO_ROOT } from './support/processes';
 import { migratedDataDir } from './support/data-dir';
 
 const PASSWORD = 'a-password-of-twenty-plus';
@@ -49,6 +49,26 @@ async function api(base: string, auth: string, method: string, path: string, bod
     json: text ? JSON.parse(text.startsWith('<') ? 'null' : text) : null,
     headers: res.headers,
   };
+}
+
+/** Every directory and file under `dir` (itself included) whose mode is not 0700 / 0600, as "<mode> <path>". */
+function notOwnerOnly(dir: string): string[] {
+  const found: string[] = [];
+  const visit = (path: string) => {
+    const st = statSync(path);
+    const mode = st.mode & 0o7777;
+    if (mode !== (st.isDirectory() ? 0o700 : 0o600)) found.push(`${mode.toString(8)} ${path}`);
+    if (st.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
+  };
+  visit(dir);
+  return found;
+}
+
+/** Every directory under `dir` to `dirMode`, every file to `fileMode`: as an earlier release left them. */
+function chmodTree(dir: string, dirMode: number, fileMode: number): void {
+  const directory = statSync(dir).isDirectory();
+  chmodSync(dir, directory ? dirMode : fileMode);
+  if (directory) for (const name of readdirSync(dir)) chmodTree(join(dir, name), dirMode, fileMode);
 }
 
 describe('pnpm start (the all-in-one launcher) as a real process', () => {
@@ -126,6 +146,51 @@ describe('pnpm start (the all-in-one launcher) as a real process', () => {
       }
     } finally {
       if (first.child.exitCode === null) await first.stop();
+    }
+  });
+
+  it("when started under umask 022 on a relative CAIRN_DATA_DIR, then the banner names it absolute and all in it is its owner's only; one left open to others is made so at the next start, saying so", async () => {
+    const dir = join(dataDir, 'modes', 'pglite');
+    const env = { CAIRN_DATA_DIR: relative(REPO_ROOT, dir), CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN: 'false' };
+    // The processes inherit the umask under which PGlite used to leave everything readable by all.
+    const umask = process.umask(0o022);
+    try {
+      const first = await launch(env);
+      try {
+        expect(first.output()).toContain(`Cairn is running (embedded PGlite in ${dir}).`);
+        const auth = first.adminAuth!;
+        const created = await api(first.apiUrl, auth, 'POST', '/api/v1/users/', {
+          cluster: '/api/v1/clusters/1/',
+          user: 'modest',
+          password: PASSWORD,
+        });
+        expect(created.status).toBe(201);
+        expect(statSync(dir).mode & 0o777).toBe(0o700);
+      } finally {
+        expect(await first.stop()).toBe(0);
+      }
+      expect(notOwnerOnly(dir)).toEqual([]);
+      expect(statSync(join(dirname(dir), 's3-secret-keys')).mode & 0o777).toBe(0o600);
+
+      chmodTree(dir, 0o755, 0o644);
+      const loose = notOwnerOnly(dir);
+      const again = await launch(env);
+      try {
+        const said = again
+          .output()
+          .match(
+            /the embedded data directory was open to other users: (\d+) directories made 0700 and (\d+) files made 0600/g,
+          );
+        expect(said).toHaveLength(1);
+        expect(said![0]).toContain(
+          `${loose.filter((l) => l.startsWith('755 ')).length} directories made 0700 and ${loose.filter((l) => l.startsWith('644 ')).length} files made 0600`,
+        );
+      } finally {
+        expect(await again.stop()).toBe(0);
+      }
+      expect(notOwnerOnly(dir)).toEqual([]);
+    } finally {
+      process.umask(umask);
     }
   });
 

@@ -1,5 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cairn, launch, type Launched } from '../support/processes';
@@ -58,7 +68,7 @@ describe('cairn backup and cairn restore (embedded PGlite)', () => {
 
       const taken = await cairn(['backup', file], { ...env, CAIRN_API_URL: running.apiUrl, CAIRN_API_KEY: admin });
       expect(taken.out).toContain(`Backup of the embedded database written to ${file}`);
-      expect(taken.out).toContain('through the running management API');
+      expect(taken.out).toContain(`management API at ${running.apiUrl}`);
       expect(taken.code).toBe(0);
       expect(statSync(file).mode & 0o777).toBe(0o600);
       expect(readdirSync(root).filter((f) => f.includes('.partial-'))).toEqual([]);
@@ -68,6 +78,25 @@ describe('cairn backup and cairn restore (embedded PGlite)', () => {
         headers: { Authorization: auth },
       }).then((r) => r.json() as Promise<{ objects: { operator: string; action: string }[] }>);
       expect(audit.objects.map((o) => o.action)).toEqual(['backup']);
+
+      // Run where there is no data directory, with a context pointing at the server: the server takes it.
+      const home = join(root, 'home');
+      mkdirSync(join(home, 'cairn'), { recursive: true });
+      writeFileSync(join(home, 'admin.key'), admin, { mode: 0o600 });
+      writeFileSync(
+        join(home, 'cairn', 'config.yaml'),
+        `current-context: far\ncontexts:\n  far:\n    api-url: ${running.apiUrl}\n    operator: ${admin.split(':')[0]}\n    key-file: ${join(home, 'admin.key')}\n`,
+        { mode: 0o600 },
+      );
+      const elsewhere = join(root, 'elsewhere.backup');
+      const viaContext = await cairn(['backup', elsewhere], {
+        ...BASE_ENV,
+        XDG_CONFIG_HOME: home,
+        CAIRN_DATA_DIR: join(root, 'no-data-here'),
+      });
+      expect(viaContext.out).toContain(`through the management API at ${running.apiUrl}`);
+      expect(viaContext.code).toBe(0);
+      expect(statSync(elsewhere).mode & 0o777).toBe(0o600);
 
       // The running server's directory cannot be restored over.
       const over = await cairn(['restore', file, '--force'], env);
@@ -93,6 +122,66 @@ describe('cairn backup and cairn restore (embedded PGlite)', () => {
     const again = await launch({ ...BASE_ENV, CAIRN_DATA_DIR: restored });
     try {
       expect(again.adminAuth).toBeUndefined(); // the admin came back with the data: no new first start
+      await expectRestored(again.apiUrl, again.gatewayUrl, auth, populated);
+    } finally {
+      expect(await again.stop()).toBe(0);
+    }
+  });
+
+  it('when the embedded start made its own S3 key, then a backup and that key file, kept apart, restore a wiped data directory whose S3 signatures verify; without the file the start refuses and makes no key', async () => {
+    const parent = join(root, 'own-key');
+    const dataDir = join(parent, 'pglite');
+    const keyFile = join(parent, 's3-secret-keys');
+    // No CAIRN_S3_SECRET_KEYS: the start makes its own key, beside the data directory.
+    const env = { CAIRN_DATA_DIR: await migratedDataDir(dataDir), CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN: 'false' };
+    const first = await launch(env);
+    const auth = first.adminAuth!;
+    const file = join(root, 'own-key.backup');
+    let populated;
+    try {
+      expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+      populated = await populate(first.apiUrl, auth);
+    } finally {
+      expect(await first.stop()).toBe(0);
+    }
+    const taken = await cairn(['backup', file], env);
+    expect(taken.code).toBe(0);
+    // It names the one other thing to keep.
+    expect(taken.out).toContain(`Keep the file ${keyFile} too, apart from it`);
+    const kept = join(root, 'own-key.s3-secret-keys');
+    copyFileSync(keyFile, kept);
+
+    // The machine is lost: data directory and key file with it.
+    rmSync(parent, { recursive: true, force: true });
+    const restored = await cairn(['restore', file], env);
+    expect(restored.code).toBe(0);
+    // The restore says what the start will need, and where it goes.
+    expect(restored.out).toContain(
+      `Before cairn start: The embedded database in ${dataDir} holds 1 S3 credential(s) whose secret is sealed under key id 'embedded', the key in ${keyFile}, and that file is not there: put back the s3-secret-keys file kept with the backup (or from beside the old data directory) as ${keyFile}`,
+    );
+
+    // Started without it, it refuses with that sentence, and makes no key over the sealed secrets.
+    const refused = await launch(env).then(
+      () => 'started',
+      (e: Error) => e.message,
+    );
+    expect(refused).toContain('Cairn did not start.');
+    expect(refused).toContain(`and that file is not there: put back the s3-secret-keys file kept with the backup`);
+    expect(refused).toContain('No new key was made');
+    expect(existsSync(keyFile)).toBe(false);
+
+    // With another key in its place, it refuses too.
+    writeFileSync(keyFile, `embedded:${randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
+    const otherKey = await launch(env).then(
+      () => 'started',
+      (e: Error) => e.message,
+    );
+    expect(otherKey).toContain(`and they do not open under the key in ${keyFile}, which is another key`);
+
+    copyFileSync(kept, keyFile);
+    const again = await launch(env);
+    try {
+      expect(readFileSync(keyFile, 'utf8')).toBe(readFileSync(kept, 'utf8'));
       await expectRestored(again.apiUrl, again.gatewayUrl, auth, populated);
     } finally {
       expect(await again.stop()).toBe(0);

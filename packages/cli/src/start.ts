@@ -1,7 +1,8 @@
+import { resolve } from 'node:path';
 import * as gateway from '@cairn/auth-gateway';
 import { exitOnSignals, logsAreJson } from '@cairn/runtime';
 import * as api from '@cairn/management-api';
-import { withEmbeddedS3Keys } from './embedded-s3-keys';
+import { embeddedKeysRefusal, usesEmbeddedS3Keys, withEmbeddedS3Keys } from './embedded-s3-keys';
 import { chooseCluster, type ChoiceContext } from './gateway-cluster';
 
 /** How often the launcher looks again for a cluster the gateway can serve while it has none. */
@@ -16,12 +17,26 @@ const CLUSTER_WAIT_MS = 1000;
  * as soon as one exists.
  */
 export async function startAll(): Promise<void> {
-  const ownConfig = withEmbeddedS3Keys(api.readConfig());
+  const configured = api.readConfig();
+  const openDeps = api.createDeps(configured);
+  // Embedded without CAIRN_S3_SECRET_KEYS: the key file beside the data directory, made only for a
+  // database that holds no sealed secret (it needs the database open to tell).
+  const ownConfig = await withEmbeddedS3Keys(configured, openDeps.db).catch(async (e: unknown) => {
+    await openDeps.db.destroy();
+    throw e;
+  });
+  const s3Keyring = api.s3KeyringOf(ownConfig);
+  const apiDeps = { ...openDeps, ...(s3Keyring ? { s3Keyring } : {}) };
   // One process, one keyring: the gateway opens (and its OS-EC2 API seals) what the API seals.
   const gatewayConfig = withKeysOf(gateway.readConfig(), ownConfig);
   const apiConfig = withGatewayAuthUrl(ownConfig, gatewayConfig);
-  const apiDeps = api.createDeps(apiConfig);
-  const runningApi = await api.startManagementApi(apiConfig, apiDeps);
+  const runningApi = await api.startManagementApi(apiConfig, apiDeps).catch(async (e: unknown) => {
+    await apiDeps.db.destroy();
+    // The key file is there but holds another key: say which file, not CAIRN_S3_SECRET_KEYS.
+    if (e instanceof api.UnopenableSecretsError && usesEmbeddedS3Keys(configured))
+      throw embeddedKeysRefusal(configured.dataDir, e.unopenable);
+    throw e;
+  });
 
   let runningGateway: gateway.RunningGateway | undefined;
   let stopping = false;
@@ -60,7 +75,7 @@ export async function startAll(): Promise<void> {
   const banner = bannerStream(apiConfig.logFormat);
   banner.write(
     (admin ? api.adminKeyBanner(admin) : '\n') +
-      `Cairn is running (${apiConfig.databaseUrl ? 'Postgres' : `embedded PGlite in ${apiConfig.dataDir}`}).\n` +
+      `Cairn is running (${apiConfig.databaseUrl ? 'Postgres' : `embedded PGlite in ${resolve(apiConfig.dataDir)}`}).\n` +
       `  console         ${apiUrl}/console/\n` +
       `  management API  ${apiUrl}/api/v1/\n` +
       (gatewayUrl

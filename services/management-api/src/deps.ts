@@ -95,10 +95,20 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
 
 export function createDeps(config: ManagementApiConfig, scrypt: ScryptParams = DEFAULT_SCRYPT_PARAMS): Deps {
   const s3Keyring = s3KeyringOf(config);
-  const db = createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: config.poolMax });
+  const log = createLogger(config.logLevel, logDestination(config.logFormat, process.stdout.isTTY === true));
+  const db = createDatabase({
+    url: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolMax: config.poolMax,
+    onModesRestricted: (dir, { directories, files }) =>
+      log.warn(
+        { dataDir: dir, directories, files },
+        `the embedded data directory was open to other users: ${directories} directories made 0700 and ${files} files made 0600 (its owner's only)`,
+      ),
+  });
   return {
     db,
-    log: createLogger(config.logLevel, logDestination(config.logFormat, process.stdout.isTTY === true)),
+    log,
     hashPassword: (password) => hashPassword(password, scrypt),
     apiKeyCacheMs: config.apiKeyCacheSeconds * 1000,
     utilization: { hourlyDays: config.utilizationHourlyDays, dailyDays: config.utilizationDailyDays },

@@ -1,7 +1,7 @@
 export { createApp } from './app';
 export { createDeps, createLogger, type Deps } from './deps';
 export { readConfig, configSpec, s3KeyringOf, DEFAULT_AUTH_URL, type ManagementApiConfig } from './config';
-export { adminKeyBanner, startManagementApi, type RunningApi } from './server';
+export { adminKeyBanner, startManagementApi, UnopenableSecretsError, type RunningApi } from './server';
 export { createDatabase, migrateLatest, migrateRollbackAll, migrateRollbackLast } from './db/database';
 export { bootstrap } from './bootstrap';
 export {
@@ -22,7 +22,7 @@ export {
   resolveClusterRefs,
 } from './services/operators';
 export { ensureHourlyPartitions, maintainUtilization, rollUpDay } from './repositories/utilization-partitions';
-export { resealAll, type ResealResult } from './services/s3-credentials';
+export { resealAll, unopenableSecrets, type ResealResult, type UnopenableSecrets } from './services/s3-credentials';
 export { backupDataDir, restoreDataDir, type RestoreResult } from './db/pglite-backup';
 export { DataDirInUseError } from './db/data-dir-lock';
 export { GZIP_MAGIC } from './db/embedded';

@@ -17,6 +17,7 @@ import { createDeps, type Deps } from './deps';
 import { createApiMetrics } from './http/metrics';
 import { heartbeat, runMaintenance } from './maintenance';
 import { QuotaReconciler } from './services/quota-reconciler';
+import { unopenableSecrets, type UnopenableSecrets } from './services/s3-credentials';
 
 /**
  * Utilization partitions, rollups and retention, and the audit trail's retention, are kept up by every replica (runs
@@ -39,7 +40,25 @@ export interface RunningApi {
 export const adminKeyBanner = (admin: { name: string; key: string }): string =>
   `\nFirst admin operator created. Its API key is shown only now:\n\n  Authorization: ApiKey ${admin.name}:${admin.key}\n\n`;
 
-/** Migrates (when configured), bootstraps, and listens. The caller owns signal handling. */
+/**
+ * Refused at start: the database holds S3 secrets that the configured keys cannot open. Serving
+ * anyway would fail every signature of those credentials (and say so only at their first use);
+ * the start stops instead, naming each key id and what to set.
+ */
+export class UnopenableSecretsError extends ConfigError {
+  constructor(readonly unopenable: UnopenableSecrets[]) {
+    super(unopenable.map(unopenableProblem));
+  }
+}
+
+function unopenableProblem(u: UnopenableSecrets): string {
+  const held = `The database holds ${u.credentials} S3 credential(s) whose secret is sealed under key id '${u.keyId}'`;
+  if (u.why === 'other-key')
+    return `${held}, and they do not open under the key CAIRN_S3_SECRET_KEYS gives that id (it is another key than the one they were sealed with): set '${u.keyId}' to the key they were sealed with (docs/s3.md) and start again. Nothing was changed.`;
+  return `${held}, which is not in CAIRN_S3_SECRET_KEYS: add that key (the one in use when they were sealed, docs/s3.md) and start again. Nothing was changed.`;
+}
+
+/** Migrates (when configured), checks the S3 keys, bootstraps, and listens. The caller owns signal handling. */
 export async function startManagementApi(config: ManagementApiConfig, deps: Deps): Promise<RunningApi> {
   const { db, log } = deps;
   // Postgres may come up after us (and, with CAIRN_MIGRATE_ON_START=false, the migrate job later
@@ -54,6 +73,8 @@ export async function startManagementApi(config: ManagementApiConfig, deps: Deps
           const applied = await migrateLatest(db);
           if (applied.length) log.info({ applied }, 'migrations applied');
         }
+        const unopenable = await unopenableSecrets(db, deps.s3Keyring);
+        if (unopenable.length > 0) throw new UnopenableSecretsError(unopenable);
         return await bootstrap(db, config);
       } catch (e) {
         throw isTlsFailure(e)

@@ -11,12 +11,18 @@ import { embeddedS3KeysFile } from '../embedded-s3-keys';
 type WebStream = Parameters<typeof Readable.fromWeb>[0];
 
 /**
- * `cairn backup FILE`: a consistent copy of the embedded database, for `cairn restore FILE`. With
- * no process on the data directory it is opened and copied here; while `cairn start` runs on it
- * (it admits one process at a time), the running management API takes the copy and streams it
- * (POST /api/v1/backup/, an admin's key in CAIRN_API_KEY). Postgres is backed up with its own tools.
+ * `cairn backup FILE`: a consistent copy of the embedded database, for `cairn restore FILE`. When
+ * cairn is pointed at a management API (CAIRN_API_URL, or a context), that server takes the copy
+ * and streams it (POST /api/v1/backup/, an admin's key): it may run anywhere. Otherwise the data
+ * directory here is copied: opened and copied by this process when nothing runs on it, or, while
+ * `cairn start` runs on it (it admits one process at a time), through that start's management
+ * API on the default address. Postgres is backed up with its own tools.
  */
-export async function backupCommand(file: string, apiConfig: () => Promise<CollectorConfig>): Promise<string> {
+export async function backupCommand(
+  file: string,
+  apiConfig: () => Promise<CollectorConfig>,
+  pointedAtServer: () => Promise<boolean>,
+): Promise<string> {
   const config = readConfig();
   if (config.databaseUrl) {
     throw errors.invalidInput(
@@ -25,26 +31,38 @@ export async function backupCommand(file: string, apiConfig: () => Promise<Colle
   }
   let source: WebStream;
   let how: string;
-  try {
-    source = (await backupDataDir(config.dataDir)).stream() as WebStream;
-    how = `from ${resolve(config.dataDir)}`;
-  } catch (e) {
-    if (!(e instanceof DataDirInUseError)) throw e;
+  let keys: string;
+  if (await pointedAtServer()) {
     const api = await apiConfig();
-    source = await throughApi(api, config.dataDir);
-    how = `through the running management API at ${api.apiUrl}`;
+    source = await throughApi(api, `The backup comes from the management API at ${api.apiUrl}`);
+    how = `through the management API at ${api.apiUrl}`;
+    keys =
+      "the S3 keys its secrets are sealed under: that server's CAIRN_S3_SECRET_KEYS or, where it runs without them, the s3-secret-keys file beside its data directory";
+  } else {
+    try {
+      source = (await backupDataDir(config.dataDir)).stream() as WebStream;
+      how = `from ${resolve(config.dataDir)}`;
+    } catch (e) {
+      if (!(e instanceof DataDirInUseError)) throw e;
+      const api = await apiConfig();
+      source = await throughApi(
+        api,
+        `Cairn is running on ${resolve(config.dataDir)}, which admits one process at a time, so the backup must come from its management API`,
+      );
+      how = `through the running management API at ${api.apiUrl}`;
+    }
+    // Without CAIRN_S3_SECRET_KEYS the embedded start made its own key, in a file beside the data directory.
+    keys = config.s3SecretKeys ? 'CAIRN_S3_SECRET_KEYS' : `the file ${embeddedS3KeysFile(config.dataDir)}`;
   }
   const bytes = await writeWhole(file, source);
-  // Without CAIRN_S3_SECRET_KEYS the embedded start made its own key, in a file beside the data directory.
-  const keys = config.s3SecretKeys ? 'CAIRN_S3_SECRET_KEYS' : `the file ${embeddedS3KeysFile(config.dataDir)}`;
   return `Backup of the embedded database written to ${file} (${bytes} bytes, ${how}). Keep ${keys} too, apart from it: without those keys its S3 secrets cannot be opened.`;
 }
 
-async function throughApi(api: CollectorConfig, dataDir: string): Promise<WebStream> {
+/** `why`: the sentence that says why the backup comes from this API, for the refusals. */
+async function throughApi(api: CollectorConfig, why: string): Promise<WebStream> {
   if (!api.apiKey) {
     throw errors.invalidInput(
-      `Cairn is running on ${resolve(dataDir)}, which admits one process at a time, so the backup must come from its management API: ` +
-        'set CAIRN_API_KEY="<operator>:<key>" (an admin with access to every cluster) and, if it does not listen on http://127.0.0.1:8000, CAIRN_API_URL. Nothing was done.',
+      `${why}: set CAIRN_API_KEY="<operator>:<key>" (an admin with access to every cluster) and, if it does not listen on ${api.apiUrl}, CAIRN_API_URL (or use a context). Nothing was done.`,
     );
   }
   let res: Response;
@@ -55,7 +73,7 @@ async function throughApi(api: CollectorConfig, dataDir: string): Promise<WebStr
     });
   } catch (e) {
     throw new Error(
-      `Cairn is running on ${resolve(dataDir)}, but its management API at ${api.apiUrl} did not answer (${e instanceof Error ? e.message : String(e)}); set CAIRN_API_URL to where it listens. Nothing was done.`,
+      `${why}, but it did not answer (${e instanceof Error ? e.message : String(e)}); set CAIRN_API_URL to where it listens. Nothing was done.`,
     );
   }
   if (res.status !== 200 || !res.body) {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { errors } from '@cairn/domain';
-import { withEmbeddedS3Keys } from '../embedded-s3-keys';
+import { withExistingEmbeddedS3Keys } from '../embedded-s3-keys';
 import { createProgress } from '../progress';
 import { managementApi } from '../servers';
 
@@ -17,7 +17,7 @@ export function registerS3(program: Command): void {
 
 async function s3Reseal(): Promise<void> {
   const { createDatabase, readConfig, resealAll, s3KeyringOf } = await managementApi();
-  const config = withEmbeddedS3Keys(readConfig());
+  const config = withExistingEmbeddedS3Keys(readConfig());
   const keyring = s3KeyringOf(config);
   if (!keyring)
     throw errors.invalidInput(

@@ -7,6 +7,7 @@ import { migrationSource } from './migrations';
 import { lockDataDir, type DataDirLock } from './data-dir-lock';
 import { needsSetUp, setUpDataDir } from './pglite-setup';
 import { registerEmbedded } from './embedded';
+import { restrictTree, restrictUmask, type ModesRestricted } from './data-dir-modes';
 
 /** A knex handle or a transaction: repositories accept either so one transaction can span steps. */
 export type Db = Knex | Knex.Transaction;
@@ -22,6 +23,11 @@ export interface DatabaseOptions {
    */
   loadDataDir?: Blob;
   poolMax?: number;
+  /**
+   * Told when an existing data directory was open to other users and has just been made its
+   * owner's only (directories 0700, files 0600): the caller says so in its log.
+   */
+  onModesRestricted?: (dir: string, changed: ModesRestricted) => void;
 }
 
 export function createDatabase(options: DatabaseOptions): Knex {
@@ -37,7 +43,7 @@ export function createDatabase(options: DatabaseOptions): Knex {
   const pgliteOptions = { startParams: pgliteStartParams() };
   const pglite = dataDir.startsWith('memory://')
     ? new PGlite(dataDir, { ...pgliteOptions, ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}) })
-    : openDataDir(dataDir, pgliteOptions);
+    : openDataDir(dataDir, pgliteOptions, options.onModesRestricted);
   const db = knex({
     client: ClientPgLite as unknown as typeof knex.Client,
     dialect: 'postgres',
@@ -51,14 +57,27 @@ export function createDatabase(options: DatabaseOptions): Knex {
  * Every open of a PGlite data directory goes through here: the directory is locked for this
  * process (see lockDataDir) before anything reads or sets it up, and stays locked until the
  * database is closed (db.destroy()) or the process exits. A second process is refused at once.
+ *
+ * The directory is its owner's only (see data-dir-modes): this process's umask becomes 077 before
+ * anything is created, a new directory is set up that way, and an existing one that is not (made
+ * by an earlier release, or copied with other modes) is made so before PGlite opens it.
  */
-function openDataDir(dataDir: string, options: PGliteOptions): PGlite {
+function openDataDir(
+  dataDir: string,
+  options: PGliteOptions,
+  onModesRestricted?: DatabaseOptions['onModesRestricted'],
+): PGlite {
+  restrictUmask();
   mkdirSync(resolve(dataDir), { recursive: true });
   // The real path: one directory reached through a symlink must give the same lock.
   const dir = realpathSync(resolve(dataDir));
   const lock = lockDataDir(dir);
   try {
     if (needsSetUp(dir)) setUpDataDir(dir, options);
+    else {
+      const changed = restrictTree(dir);
+      if (changed.directories + changed.files > 0) onModesRestricted?.(dir, changed);
+    }
     return new LockedPGlite(dir, options, lock);
   } catch (e) {
     lock.release();
@@ -71,7 +90,7 @@ type PGliteOptions = { startParams: string[] };
 /** A PGlite that gives its data directory's lock back when it is closed (knex's destroy closes it). */
 class LockedPGlite extends PGlite {
   constructor(
-    dir: string,
+    private readonly dir: string,
     options: PGliteOptions,
     private readonly lock: DataDirLock,
   ) {
@@ -81,6 +100,13 @@ class LockedPGlite extends PGlite {
   override async close(): Promise<void> {
     try {
       await super.close();
+      // What PGlite created 0644 while open (see data-dir-modes) is its owner's only at rest.
+      try {
+        restrictTree(this.dir);
+      } catch (e) {
+        // Removed while open (a test's temporary directory): nothing left to protect.
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      }
     } finally {
       this.lock.release();
     }

@@ -6,6 +6,7 @@ import { createDatabase, pgliteStartParams } from './database';
 import { dumpEmbedded, GZIP_MAGIC } from './embedded';
 import { lockDataDir } from './data-dir-lock';
 import { needsSetUp } from './pglite-setup';
+import { restrictTree, restrictUmask } from './data-dir-modes';
 
 /**
  * Backup and restore of an embedded (PGlite) data directory by a process that holds it alone. While
@@ -19,7 +20,7 @@ export async function backupDataDir(dataDir: string): Promise<Blob> {
   const dir = resolve(dataDir);
   if (!existsSync(dir) || needsSetUp(dir))
     throw errors.invalidInput(
-      `There is no embedded database in ${dir} to back up (set CAIRN_DATA_DIR to the directory Cairn runs on).`,
+      `There is no embedded database in ${dir} to back up: set CAIRN_DATA_DIR to the directory Cairn runs on, or, for a Cairn running elsewhere, point cairn at its management API (CAIRN_API_URL and CAIRN_API_KEY, or a context).`,
     );
   const db = createDatabase({ dataDir: dir });
   try {
@@ -50,6 +51,7 @@ export async function restoreDataDir(dataDir: string, archive: Uint8Array, repla
       'That file is not a backup of an embedded Cairn database (it is not a gzip archive); a Postgres dump is restored with pg_restore (docs/backup.md).',
     );
   }
+  restrictUmask();
   mkdirSync(resolve(dataDir), { recursive: true });
   const dir = realpathSync(resolve(dataDir));
   const lock = lockDataDir(dir);
@@ -63,6 +65,8 @@ export async function restoreDataDir(dataDir: string, archive: Uint8Array, repla
     }
     rmSync(staging, { recursive: true, force: true });
     await openRestored(staging, archive);
+    // Whatever modes the archive's members name, the restored directory is its owner's only.
+    restrictTree(staging);
     let previous: string | undefined;
     if (occupied) {
       previous = `${dir}.before-restore-${new Date().toISOString().replace(/[:.]/g, '-')}`;

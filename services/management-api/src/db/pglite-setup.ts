@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, renameSync, rmdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { restrictTree } from './data-dir-modes';
 
 /**
  * Runs in a child `node`: opens the data directory once (PGlite runs initdb into it when it holds
@@ -29,7 +30,8 @@ export const needsSetUp = (dir: string): boolean => !existsSync(join(dir, 'PG_VE
  * leave a directory that looks ready and is not. So it runs in a sibling staging directory that
  * takes `dir`'s place in one rename when it is complete; a staging directory a killed set-up left
  * behind is thrown away. `dir` must be empty (createDatabase makes it); where it cannot be replaced
- * (a mount point), the set-up runs in it directly.
+ * (a mount point), the set-up runs in it directly. Either way what initdb wrote is made its owner's
+ * only (directories 0700, files 0600) before the directory is used.
  */
 export function setUpDataDir(dir: string, options: { startParams: string[] }): void {
   const fail = (why: string) => new Error(`could not set up the PGlite data directory ${dir}: ${why}`);
@@ -58,4 +60,5 @@ function runSetUp(dir: string, options: { startParams: string[] }, fail: (why: s
   });
   if (run.error) throw fail(run.error.message);
   if (run.status !== 0) throw fail(`exit ${run.status ?? run.signal}: ${run.stderr.trim()}`);
+  restrictTree(dir);
 }

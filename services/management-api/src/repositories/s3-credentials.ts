@@ -193,3 +193,38 @@ export async function replaceSealedSecret(db: Db, id: string, was: string, now: 
   const n = await withDbErrors(() => db(TABLE).where({ id, secret_sealed: was }).update({ secret_sealed: now }));
   return Number(n) === 1;
 }
+
+/**
+ * For each key id the stored secrets name (`v1:<key id>:…`): how many secrets it seals and the
+ * first `samples` of them, to check at start that the keyring opens them. None when the
+ * table is not there yet (a database before its first migration).
+ */
+export async function sealedSecretsByKeyId(
+  db: Db,
+  samples: number,
+): Promise<Array<{ keyId: string; count: number; samples: Array<{ accessKey: string; sealed: string }> }>> {
+  const exists = (await withDbErrors(() => db.raw('SELECT to_regclass(?) AS t', [TABLE]))) as {
+    rows: Array<{ t: string | null }>;
+  };
+  if (!exists.rows[0]?.t) return [];
+  const rows = (await withDbErrors(() =>
+    db.raw(
+      `SELECT key_id, count, access_key, secret_sealed FROM (
+         SELECT split_part(secret_sealed, ':', 2) AS key_id, access_key, secret_sealed,
+                count(*) OVER w AS count, row_number() OVER (w ORDER BY id) AS n
+         FROM ${TABLE} WINDOW w AS (PARTITION BY split_part(secret_sealed, ':', 2))
+       ) s WHERE n <= ? ORDER BY key_id, n`,
+      [samples],
+    ),
+  )) as { rows: Array<{ key_id: string; count: string | number; access_key: string; secret_sealed: string }> };
+  const byKeyId = new Map<
+    string,
+    { keyId: string; count: number; samples: Array<{ accessKey: string; sealed: string }> }
+  >();
+  for (const r of rows.rows) {
+    const group = byKeyId.get(r.key_id) ?? { keyId: r.key_id, count: Number(r.count), samples: [] };
+    group.samples.push({ accessKey: r.access_key, sealed: r.secret_sealed });
+    byKeyId.set(r.key_id, group);
+  }
+  return [...byKeyId.values()];
+}

@@ -6,6 +6,7 @@ import {
   needsResealing,
   openS3Secret,
   S3SecretError,
+  sealedS3SecretKeyId,
   sealS3Secret,
   type S3CredentialCreateInput,
   type S3SecretKeyring,
@@ -21,6 +22,7 @@ import {
   listS3Credentials,
   replaceSealedSecret,
   sealedSecretsAfter,
+  sealedSecretsByKeyId,
   type S3Credential,
 } from '../repositories/s3-credentials';
 import { getStorageUserSummary } from '../repositories/storage-users';
@@ -170,4 +172,45 @@ export async function resealAll(
     after = batch[batch.length - 1]!.id;
     onBatch?.({ ...result, unopenable: [...result.unopenable] });
   }
+}
+
+/** Stored S3 secrets the keyring cannot open, all under one key id. */
+export interface UnopenableSecrets {
+  keyId: string;
+  /** How many stored secrets name that key id. */
+  credentials: number;
+  /** `missing`: no such key id in the keyring (or no keyring); `other-key`: there is, and they do not open under it. */
+  why: 'missing' | 'other-key';
+}
+
+/** Secrets tried per key id: one altered row does not make a whole key look wrong. */
+const SAMPLES_PER_KEY_ID = 3;
+
+/**
+ * What a start checks before it serves: that every key id the stored S3 secrets are sealed under
+ * is in the keyring and opens them (a few tried per key id; one that opens is enough). Empty when
+ * all do, or none are stored. A value that is not a sealed secret at all is one damaged row, not
+ * a question of keys, and is left to the credential it belongs to.
+ */
+export async function unopenableSecrets(db: Db, keyring: S3SecretKeyring | undefined): Promise<UnopenableSecrets[]> {
+  const found: UnopenableSecrets[] = [];
+  for (const group of await sealedSecretsByKeyId(db, SAMPLES_PER_KEY_ID)) {
+    const sealed = group.samples.filter((s) => sealedS3SecretKeyId(s.sealed) !== null);
+    if (sealed.length === 0) continue;
+    if (!keyring?.keys.has(group.keyId)) {
+      found.push({ keyId: group.keyId, credentials: group.count, why: 'missing' });
+      continue;
+    }
+    const opens = sealed.some((s) => {
+      try {
+        openS3Secret(keyring, s.accessKey, s.sealed);
+        return true;
+      } catch (e) {
+        if (e instanceof S3SecretError) return false;
+        throw e;
+      }
+    });
+    if (!opens) found.push({ keyId: group.keyId, credentials: group.count, why: 'other-key' });
+  }
+  return found;
 }

@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import {
+  chmodSync,
   cpSync,
   existsSync,
   mkdirSync,
@@ -7,17 +8,39 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDatabase, migrateLatest } from '../../src/db/database';
+import type { ModesRestricted } from '../../src/db/data-dir-modes';
 
 /** A pid that ran a moment ago and is gone now. */
 function deadPid(): number {
   const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
   return Number(child.stdout);
+}
+
+/** Every directory and file under `dir` (itself included) whose mode is not 0700 / 0600, as "<mode> <path>". */
+function notOwnerOnly(dir: string): string[] {
+  const found: string[] = [];
+  const visit = (path: string) => {
+    const st = statSync(path);
+    const mode = st.mode & 0o7777;
+    if (mode !== (st.isDirectory() ? 0o700 : 0o600)) found.push(`${mode.toString(8)} ${path}`);
+    if (st.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
+  };
+  visit(dir);
+  return found;
+}
+
+/** Sets every directory under `dir` to `dirMode` and every file to `fileMode`, as an older release left them. */
+function chmodTree(dir: string, dirMode: number, fileMode: number): void {
+  const st = statSync(dir);
+  chmodSync(dir, st.isDirectory() ? dirMode : fileMode);
+  if (st.isDirectory()) for (const name of readdirSync(dir)) chmodTree(join(dir, name), dirMode, fileMode);
 }
 
 const lockOf = (pid: number, host = hostname()) =>
@@ -76,6 +99,71 @@ describe('embedded PGlite in a data directory', () => {
       await db.destroy();
     }
     expect(readdirSync(dir)).toEqual(['data']);
+  });
+
+  describe('its modes', () => {
+    // The umask a login shell usually has, under which PGlite left everything readable by all.
+    let umask: number;
+    beforeEach(() => {
+      umask = process.umask(0o022);
+    });
+    afterEach(() => process.umask(umask));
+
+    it('when a new directory is set up under umask 022, then every directory is 0700 and every file 0600, what PGlite writes later (WAL) included', async () => {
+      const dataDir = join(dir, 'data');
+      const told: ModesRestricted[] = [];
+      const db = createDatabase({ dataDir, onModesRestricted: (_, changed) => told.push(changed) });
+      try {
+        const walBefore = readdirSync(join(dataDir, 'pg_wal')).filter((f) => /^[0-9A-F]{24}$/.test(f));
+        await migrateLatest(db);
+        // Writes, a new WAL segment, more writes, and a checkpoint: files PGlite creates while open.
+        await db('clusters').insert({
+          name: 'modes',
+          uuid: '00000000-0000-4000-8000-000000000002',
+          auth_url: 'http://a.example/auth/v1.0',
+          storage_url: 'http://a.example/v1',
+        });
+        await db.raw('SELECT pg_switch_wal()');
+        await db.raw('CREATE TABLE later (n int)');
+        await db.raw('INSERT INTO later SELECT generate_series(1, 1000)');
+        await db.raw('CHECKPOINT');
+        const walAfter = readdirSync(join(dataDir, 'pg_wal')).filter((f) => /^[0-9A-F]{24}$/.test(f));
+        const newWal = walAfter.filter((f) => !walBefore.includes(f));
+        expect(newWal).not.toEqual([]);
+        for (const f of newWal) expect(statSync(join(dataDir, 'pg_wal', f)).mode & 0o777).toBe(0o600);
+        // While open, every directory is 0700 (no one else can enter it), and no file is writable
+        // by others; PGlite's fopen'ed files (pg_internal.init) are 0644 until it closes.
+        const loose = notOwnerOnly(dataDir);
+        expect(loose.filter((e) => !/^644 .*\/pg_internal\.init$/.test(e))).toEqual([]);
+      } finally {
+        await db.destroy();
+      }
+      expect(notOwnerOnly(dataDir)).toEqual([]);
+      // A new directory is made so from the start: nothing to report.
+      expect(told).toEqual([]);
+    });
+
+    it("when an existing directory is open to other users, then opening makes it its owner's only and reports what it changed", async () => {
+      const dataDir = join(dir, 'data');
+      const first = createDatabase({ dataDir });
+      await migrateLatest(first).finally(() => first.destroy());
+      chmodTree(dataDir, 0o755, 0o666);
+      const directories = notOwnerOnly(dataDir).filter((e) => e.startsWith('755 ')).length;
+      const files = notOwnerOnly(dataDir).filter((e) => e.startsWith('666 ')).length;
+      expect(directories).toBeGreaterThan(10);
+      expect(files).toBeGreaterThan(100);
+
+      const told: Array<[string, ModesRestricted]> = [];
+      const again = createDatabase({ dataDir, onModesRestricted: (d, changed) => told.push([d, changed]) });
+      try {
+        expect(told).toEqual([[dataDir, { directories, files }]]);
+        expect(await migrateLatest(again)).toEqual([]);
+        expect(notOwnerOnly(dataDir).filter((e) => !/^644 .*\/pg_internal\.init$/.test(e))).toEqual([]);
+      } finally {
+        await again.destroy();
+      }
+      expect(notOwnerOnly(dataDir)).toEqual([]);
+    });
   });
 
   describe('its lock', () => {
