@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { execFile } from 'node:child_process';
@@ -7,6 +7,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { cairn, freePort, launch, REPO_ROOT } from './support/processes';
 import { migratedDataDir } from './support/data-dir';
+import { chmodTree, notOwnerOnly } from '../services/management-api/test/support/file-modes';
 
 const PASSWORD = 'a-password-of-twenty-plus';
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -49,26 +50,6 @@ async function api(base: string, auth: string, method: string, path: string, bod
     json: text ? JSON.parse(text.startsWith('<') ? 'null' : text) : null,
     headers: res.headers,
   };
-}
-
-/** Every directory and file under `dir` (itself included) whose mode is not 0700 / 0600, as "<mode> <path>". */
-function notOwnerOnly(dir: string): string[] {
-  const found: string[] = [];
-  const visit = (path: string) => {
-    const st = statSync(path);
-    const mode = st.mode & 0o7777;
-    if (mode !== (st.isDirectory() ? 0o700 : 0o600)) found.push(`${mode.toString(8)} ${path}`);
-    if (st.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
-  };
-  visit(dir);
-  return found;
-}
-
-/** Every directory under `dir` to `dirMode`, every file to `fileMode`: as an earlier release left them. */
-function chmodTree(dir: string, dirMode: number, fileMode: number): void {
-  const directory = statSync(dir).isDirectory();
-  chmodSync(dir, directory ? dirMode : fileMode);
-  if (directory) for (const name of readdirSync(dir)) chmodTree(join(dir, name), dirMode, fileMode);
 }
 
 describe('pnpm start (the all-in-one launcher) as a real process', () => {

@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { createDatabase, pgliteStartParams } from '../../src/db/database';
 import { backupDataDir, restoreDataDir } from '../../src/db/pglite-backup';
 import { migratedPgliteArchive } from '../support/migrated-template';
+import { notOwnerOnly } from '../support/file-modes';
 
 /** The archive's members as GNU tar lists them: "<mode string> <name>" (stderr, e.g. its warnings, apart). */
 function members(archive: Uint8Array, dir: string): { list: string[]; warnings: string } {
@@ -21,19 +22,6 @@ function members(archive: Uint8Array, dir: string): { list: string[]; warnings: 
       return `${fields[0]} ${fields.slice(5).join(' ')}`;
     });
   return { list, warnings };
-}
-
-/** Every directory and file under `dir` whose mode is not 0700 / 0600. */
-function notOwnerOnly(dir: string): string[] {
-  const found: string[] = [];
-  const visit = (path: string) => {
-    const st = statSync(path);
-    const mode = st.mode & 0o7777;
-    if (mode !== (st.isDirectory() ? 0o700 : 0o600)) found.push(`${mode.toString(8)} ${path}`);
-    if (st.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
-  };
-  visit(dir);
-  return found;
 }
 
 async function migrationsIn(dataDir: string): Promise<number> {

@@ -1,6 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
 import {
-  chmodSync,
   cpSync,
   existsSync,
   mkdirSync,
@@ -16,31 +15,12 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDatabase, migrateLatest } from '../../src/db/database';
 import type { ModesRestricted } from '../../src/db/data-dir-modes';
+import { chmodTree, notOwnerOnly } from '../support/file-modes';
 
 /** A pid that ran a moment ago and is gone now. */
 function deadPid(): number {
   const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
   return Number(child.stdout);
-}
-
-/** Every directory and file under `dir` (itself included) whose mode is not 0700 / 0600, as "<mode> <path>". */
-function notOwnerOnly(dir: string): string[] {
-  const found: string[] = [];
-  const visit = (path: string) => {
-    const st = statSync(path);
-    const mode = st.mode & 0o7777;
-    if (mode !== (st.isDirectory() ? 0o700 : 0o600)) found.push(`${mode.toString(8)} ${path}`);
-    if (st.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
-  };
-  visit(dir);
-  return found;
-}
-
-/** Sets every directory under `dir` to `dirMode` and every file to `fileMode`, as an older release left them. */
-function chmodTree(dir: string, dirMode: number, fileMode: number): void {
-  const st = statSync(dir);
-  chmodSync(dir, st.isDirectory() ? dirMode : fileMode);
-  if (st.isDirectory()) for (const name of readdirSync(dir)) chmodTree(join(dir, name), dirMode, fileMode);
 }
 
 const lockOf = (pid: number, host = hostname()) =>
