@@ -618,19 +618,33 @@ const MAX_SHAPES = 1000;
  */
 function shapeKey(source: ListSource, plan: Plan, query: ListQuery): string | null {
   if (plan.residual.length > 0 || source.scope || !source.columns.every((c) => typeof c === 'string')) return null;
-  const { table, alias, columns, partition, defaultOrdering } = source;
-  return JSON.stringify([
-    table,
-    alias,
-    columns,
-    partition?.column,
-    partition?.counters,
-    source.attached,
-    defaultOrdering,
+  return `${sourceKey(source)}${JSON.stringify([
     plan.partition === 'all' ? 'all' : plan.partition.size,
     plan.ordering,
     isDeep(query.offset),
-  ]);
+  ])}`;
+}
+
+/**
+ * The part of a shape's key that comes from the source itself: its table, columns, counters and
+ * attached columns, the same for every request of a route. A route builds its source per request
+ * (the operator's clusters differ) around the same constant parts, so their text is kept by the
+ * columns array and reused while every part is the same object or string as when it was written
+ * (a source's parts are never changed in place). Writing it out each time was most of the key's cost.
+ */
+interface SourceKey {
+  parts: readonly unknown[];
+  text: string;
+}
+const sourceKeys = new WeakMap<object, SourceKey>();
+function sourceKey(source: ListSource): string {
+  const { table, alias, columns, partition, attached, defaultOrdering } = source;
+  const parts = [table, alias, partition?.column, partition?.counters, attached, defaultOrdering] as const;
+  const known = sourceKeys.get(columns);
+  if (known && known.parts.every((p, i) => p === parts[i])) return known.text;
+  const text = JSON.stringify([table, alias, columns, ...parts.slice(2)]);
+  sourceKeys.set(columns, { parts, text });
+  return text;
 }
 
 function statementFor(source: ListSource, plan: Plan, query: ListQuery, tuning: PlannerTuning): Sql {

@@ -24,7 +24,7 @@ import {
 import { EXACT_ONLY, NUMBER_LOOKUPS, RELATED_LOOKUPS, STRING_LOOKUPS, type ResourceDef } from '../http/resource';
 import { quotaFields } from './quota-fields';
 import { INT8_MAX, API_ROOT, clusterIdFromRef, clusterUri, userUri } from '../resources/uris';
-import { send, sendSecret } from '../http/respond';
+import { formatOf, send, sendSecret } from '../http/respond';
 import { resourceRoute } from '../http/routing';
 import * as users from '../services/users';
 import type { PasswordHasher } from '../services/users';
@@ -229,7 +229,11 @@ export function usersRouter(db: Db, auth: RequestHandler, hashPassword: Password
   // Routing is not strict, so this also serves /users/<id> without the slash (the controller's docs
   // DELETE that way).
   resourceRoute(router, '/users/:id/', auth, {
-    GET: async (req, res) => send(req, res, 200, userJson(await users.show(db, actingOf(req, res), req.params.id))),
+    // JSON answers written directly, as the list writes its rows (same text as toJson(userJson(u))).
+    GET: async (req, res) => {
+      const user = await users.show(db, actingOf(req, res), req.params.id);
+      send(req, res, 200, formatOf(req) === 'json' ? userJsonText(user) : userJson(user));
+    },
     PATCH: async (req, res) => {
       const patchOf = async (current: StorageUser) =>
         validate<UserPatchInput>(
