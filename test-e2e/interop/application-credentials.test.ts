@@ -75,8 +75,8 @@ describe('application credentials with the openstack and swift CLIs and a Swift 
     `${gwAuth}/v3`,
     '--os-application-credential-id',
     c.id,
-    '--os-application-credential-secret',
-    c.secret,
+    // One argument: a generated secret may start with '-', which argparse would take for an option.
+    `--os-application-credential-secret=${c.secret}`,
   ];
   const swiftOk = async (args: string[]) => {
     const res = await swiftCli(args, {}, { cwd: home.dir });
