@@ -102,18 +102,19 @@ describe('application credentials with the openstack and swift CLIs and a Swift 
     home = new ClientHome();
     const gwPort = await freePort();
     gwAuth = `http://127.0.0.1:${gwPort}/auth`;
+    // Both proxies validate through the gateway as the same service user. Access rules name a
+    // service type: a proxy must know its own, or no rule matches.
+    const keystone = (authtokenExtra: Record<string, string> = {}) => ({
+      authUrl: `${gwAuth}/v3`,
+      username: 'swift-service',
+      password: SERVICE_PW,
+      projectName: 'swift-service',
+      tokenCacheTime: 1,
+      authtokenExtra: { service_type: 'object-store', ...authtokenExtra },
+    });
     swift = await startSwiftCluster({
       pipeline: 'keystone',
-      keystone: {
-        authUrl: `${gwAuth}/v3`,
-        username: 'swift-service',
-        password: SERVICE_PW,
-        projectName: 'swift-service',
-        tokenCacheTime: 1,
-        // Access rules name a service type: the proxy must know its own, or no rule matches.
-        authtokenExtra: { service_type: 'object-store' },
-        s3: { location: REGION, serviceAuth: true, secretCacheDuration: 0 },
-      },
+      keystone: { ...keystone(), s3: { location: REGION, serviceAuth: true, secretCacheDuration: 0 } },
     });
     stack = await startStack({
       database: 'postgres',
@@ -127,14 +128,7 @@ describe('application credentials with the openstack and swift CLIs and a Swift 
     await swiftOk([...asPassword(), 'upload', '--object-name', 'secret.txt', 'private', '/etc/hostname']);
     noCatalog = await startSwiftCluster({
       pipeline: 'keystone',
-      keystone: {
-        authUrl: `${gwAuth}/v3`,
-        username: 'swift-service',
-        password: SERVICE_PW,
-        projectName: 'swift-service',
-        tokenCacheTime: 1,
-        authtokenExtra: { service_type: 'object-store', include_service_catalog: 'False' },
-      },
+      keystone: keystone({ include_service_catalog: 'False' }),
     });
     // The catalog names the first proxy: the second is reached with --os-storage-url.
     const there = ['--os-storage-url', noCatalog.storageUrl('alice')];
