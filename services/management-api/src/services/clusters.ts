@@ -207,10 +207,11 @@ export async function update(
       const before = await getCluster(trx, cluster.id, true);
       const after = before && (await updateAudited(trx, acting, before, patch));
       if (!after) throw notFound(rawId);
-      return after;
+      // Read inside the transaction: once it commits, nothing can fail an acknowledged write.
+      return (await withSwiftInfo(trx, [after]))[0]!;
     }),
   );
-  return (await withSwiftInfo(db, [updated]))[0]!;
+  return updated;
 }
 
 export async function remove(db: Db, acting: Acting, rawId: string | undefined): Promise<void> {

@@ -136,7 +136,8 @@ export async function createMany(
         auditActorOf(acting),
         rows.map((u) => ({ action: 'create', target: userTarget(u), before: null, after: userJson(u) })),
       );
-      return rows;
+      // Read inside the transaction: once it commits, nothing can fail an acknowledged write.
+      return viewsOf(trx, rows);
     }),
   );
   if (created.some((u) => Object.values(u.quotas).some((v) => v !== null))) quotaChanged(db);
@@ -144,7 +145,7 @@ export async function createMany(
   const skipped = wanted
     .filter((w) => !made.delete(`${w.clusterId}\0${w.username}`))
     .map((w) => ({ user: w.username, clusterId: w.clusterId }));
-  return { created: await viewsOf(db, created), skipped };
+  return { created, skipped };
 }
 
 /** Inputs come as functions so a reader is refused before the body is read (see services/clusters). */
@@ -185,11 +186,12 @@ export async function create(
         before: null,
         after: userJson(created),
       });
-      return created;
+      // Read inside the transaction: a 503 after the commit would report a write that was made.
+      return (await viewsOf(trx, [created]))[0]!;
     }),
   );
   if (hasQuota) quotaChanged(db);
-  return { user: (await viewsOf(db, [user]))[0]!, input };
+  return { user, input };
 }
 
 export async function update(
@@ -230,11 +232,11 @@ export async function update(
         before: userJson(before),
         after: { ...userJson(after), ...changed },
       });
-      return after;
+      return (await viewsOf(trx, [after]))[0]!;
     }),
   );
   if (quotasChanged) quotaChanged(db);
-  return { user: (await viewsOf(db, [user]))[0]!, patch };
+  return { user, patch };
 }
 
 export async function remove(db: Db, acting: Acting, rawId: string | undefined): Promise<void> {
