@@ -34,18 +34,26 @@ describe('cairn capacity collect against a real Swift cluster', () => {
 
   it('when it collects, then ring sets gold, gold,silver and silver have the right devices and recon byte totals', async () => {
     const env = { CAIRN_API_URL: stack.apiUrl, CAIRN_API_KEY: `${ADMIN_AUTH_NAME}:${ADMIN_KEY}` };
+    type Bytes = { raw: number; used: number; free: number };
+    const readRecon = async () => {
+      const recon = (await (await fetch(swift.nodes.object.reconUrl + '/diskusage')).json()) as Array<{
+        device: string;
+        size: number;
+        avail: number;
+      }>;
+      return new Map<string, Bytes>(
+        recon.map((d) => [d.device, { raw: d.size, used: d.size - d.avail, free: d.avail }]),
+      );
+    };
+    // The devices are directories on a shared disk whose usage moves with everything else the
+    // machine writes: the collector's reading lies between one taken before it and one after.
+    const before = await readRecon();
     const run = await cairn(['capacity', 'collect', '--cluster', 'default', '--swift-dir', swift.swiftDir], env);
+    const after = await readRecon();
     expect(run.out).toContain('reported 4 device(s), 4 with usage');
     expect(run.code).toBe(0);
-
-    const recon = (await (await fetch(swift.nodes.object.reconUrl + '/diskusage')).json()) as Array<{
-      device: string;
-      size: number;
-      avail: number;
-    }>;
-    const bytes = new Map(recon.map((d) => [d.device, { raw: d.size, used: d.size - d.avail, free: d.avail }]));
-    const sum = (devices: string[], key: 'raw' | 'used' | 'free') =>
-      devices.reduce((t, d) => t + bytes.get(d)![key], 0) / 1e12;
+    const sum = (reading: Map<string, Bytes>, devices: string[], key: keyof Bytes) =>
+      devices.reduce((t, d) => t + reading.get(d)![key], 0) / 1e12;
 
     const res = await fetch(`${stack.apiUrl}/api/v1/clusters/1/capacity/list/`, {
       headers: { Authorization: ADMIN_AUTH },
@@ -57,12 +65,17 @@ describe('cairn capacity collect against a real Swift cluster', () => {
       ['silver', 1],
     ]);
     const expected: Record<string, string[]> = { gold: ['d1'], 'gold,silver': ['d2', 'd3'], silver: ['d4'] };
+    // To the byte level (1e-6 TB = 1 MB of rounding slack) and within the two readings.
+    const within = (got: number, devices: string[], key: keyof Bytes) => {
+      const [a, b] = [sum(before, devices, key), sum(after, devices, key)];
+      expect(got).toBeGreaterThanOrEqual(Math.min(a, b) - 1e-6);
+      expect(got).toBeLessThanOrEqual(Math.max(a, b) + 1e-6);
+    };
     for (const c of capacity) {
       const devices = expected[c.ring_set]!;
-      // Disk usage moves a little between the collector's read and ours: compare to the byte level within 1 MB.
-      expect(Math.abs(c.total_raw_tb - sum(devices, 'raw'))).toBeLessThan(1e-6);
-      expect(Math.abs(c.total_used_tb - sum(devices, 'used'))).toBeLessThan(1e-6);
-      expect(Math.abs(c.total_free_tb - sum(devices, 'free'))).toBeLessThan(1e-6);
+      expect(Math.abs(c.total_raw_tb - sum(after, devices, 'raw'))).toBeLessThan(1e-6);
+      within(c.total_used_tb, devices, 'used');
+      within(c.total_free_tb, devices, 'free');
     }
   });
 
