@@ -74,21 +74,22 @@ export type PolicySummaryFieldName = keyof typeof POLICY_SUMMARY_FIELDS;
 export const POLICY_HEADERS = ['index', 'name'] as const;
 export type PolicyHeaders = (typeof POLICY_HEADERS)[number];
 export const DEFAULT_POLICY_HEADERS: PolicyHeaders = 'index';
+const POLICY_HEADERS_NAME = 'policy_headers';
 
 const POLICY_HEADERS_RULE = `must be 'index' (p<index>_ columns, the default) or 'name' (the storage policy's name)`;
 export const policyHeadersSchema = Joi.string()
   .valid(...POLICY_HEADERS)
   .default(DEFAULT_POLICY_HEADERS)
-  .label('policy_headers')
+  .label(POLICY_HEADERS_NAME)
   .messages({
     'any.only': `The {{#label}} parameter ${POLICY_HEADERS_RULE}.`,
     'string.empty': `The {{#label}} parameter ${POLICY_HEADERS_RULE}.`,
   });
 
 export const POLICY_HEADERS_PARAMETER = {
-  name: 'policy_headers',
+  name: POLICY_HEADERS_NAME,
   description:
-    "CSV only: head each policy's columns with `p<index>_` (`index`, the default in 1.x) or with the policy's name, as the cluster's device report names it (`name`: `gold_bytes_used_avg`). A policy without a known name, or named like an index column (`p1`), keeps `p<index>_`. The default becomes `name` in 2.0.",
+    "CSV only: head each policy's columns with `p<index>_` (`index`, the default in 1.x) or with the policy's name, as the cluster's device report names it (`name`: `gold_bytes_used_avg`). A policy without a known name, or named like an index column (`p1`), keeps `p<index>_`. The default becomes `name` in 2.0. Another value is a 400, whatever the format.",
   values: POLICY_HEADERS,
   default: DEFAULT_POLICY_HEADERS,
 } as const;
