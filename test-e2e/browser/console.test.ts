@@ -855,9 +855,11 @@ describe('the console in chromium', () => {
       page.waitForEvent('download'),
       page.getByRole('button', { name: 'Download CSV' }).click(),
     ]);
-    expect(readFileSync((await csv.path())!, 'utf8')).toMatch(
-      /^account,start,end,hours,bytes_used_avg[^\n]*\r?\n(.*\r?\n)*AUTH_alice,/,
-    );
+    const downloaded = readFileSync((await csv.path())!, 'utf8');
+    expect(downloaded).toMatch(/^account,start,end,hours,bytes_used_avg[^\n]*\r?\n(.*\r?\n)*AUTH_alice,/);
+    // Policy columns named as the bars name them (policy_headers=name), not p<index>_.
+    expect(downloaded.split('\r\n')[0]).toMatch(/,gold_bytes_used_avg,/);
+    expect(downloaded.split('\r\n')[0]).not.toMatch(/,p0_/);
     await row.getByRole('link', { name: 'AUTH_alice' }).click();
     // One hour of data: each figure gives its single sample as a sentence, in the table's time.
     await page.getByRole('heading', { level: 2, name: 'Account AUTH_alice' }).waitFor();

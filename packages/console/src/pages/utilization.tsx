@@ -156,7 +156,8 @@ export function UtilizationPage({ clusterId, params }: { clusterId: number; para
                 class="secondary"
                 onClick={() =>
                   csv(
-                    `${base}/summary/${query({ ...range, account__startswith: prefix || undefined })}`,
+                    // Columns headed by policy name (gold_bytes_used_avg), as the bars and legends name them.
+                    `${base}/summary/${query({ ...range, account__startswith: prefix || undefined, policy_headers: 'name' })}`,
                     `summary-${cluster.name}.csv`,
                   )
                 }

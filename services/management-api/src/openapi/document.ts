@@ -9,7 +9,12 @@ import {
   userPatchSchema,
 } from '@cairn/domain';
 import { API_ROOT } from '../resources/uris';
-import { POLICY_SUMMARY_FIELDS, SUMMARY_FIELDS, type SummaryField } from '../resources/utilization-summary';
+import {
+  POLICY_HEADERS_PARAMETER,
+  POLICY_SUMMARY_FIELDS,
+  SUMMARY_FIELDS,
+  type SummaryField,
+} from '../resources/utilization-summary';
 import { auditResource } from '../routes/audit';
 import { clustersResource } from '../routes/clusters';
 import { devicesResource } from '../routes/devices';
@@ -545,10 +550,24 @@ function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
       tags: ['utilization'],
       operationId: 'utilization_summary',
       summary: 'Per-account totals over the range, from daily rollups',
-      parameters: utilParameters,
+      parameters: [
+        ...utilParameters,
+        {
+          name: POLICY_HEADERS_PARAMETER.name,
+          in: 'query',
+          required: false,
+          description: POLICY_HEADERS_PARAMETER.description,
+          schema: {
+            type: 'string',
+            enum: [...POLICY_HEADERS_PARAMETER.values],
+            default: POLICY_HEADERS_PARAMETER.default,
+          },
+        },
+      ],
       responses: {
         200: {
-          description: 'One row per account (CSV: the policies flattened into p<index>_ columns).',
+          description:
+            'One row per account (CSV: the policies flattened into p<index>_ columns, or <name>_ ones with policy_headers=name).',
           content: withCsv(jsonOrXml(utilEnvelope(utilMeta({}, []), summaryItem))),
         },
         ...authenticatedErrors({ 404: 'NotFound' }),

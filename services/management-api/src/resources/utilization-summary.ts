@@ -1,3 +1,5 @@
+import Joi from 'joi';
+
 /**
  * The billing summary's public shape, declared once: the JSON and XML rows, the CSV columns and
  * the OpenAPI schema are all read from these tables, in this order.
@@ -62,3 +64,44 @@ export const SUMMARY_FIELDS = {
 
 export type SummaryFieldName = keyof typeof SUMMARY_FIELDS;
 export type PolicySummaryFieldName = keyof typeof POLICY_SUMMARY_FIELDS;
+
+/**
+ * How the summary's CSV heads each policy's columns (`policy_headers`): `index` gives
+ * `p<index>_<field>`, the 1.0 form billing scripts parse and this 1.x API's default; `name` gives
+ * `<policy name>_<field>`. Declared once: the route validates with the joi schema, the OpenAPI
+ * document and docs/utilization.md describe this parameter.
+ */
+export const POLICY_HEADERS = ['index', 'name'] as const;
+export type PolicyHeaders = (typeof POLICY_HEADERS)[number];
+export const DEFAULT_POLICY_HEADERS: PolicyHeaders = 'index';
+const POLICY_HEADERS_NAME = 'policy_headers';
+
+const POLICY_HEADERS_RULE = `must be 'index' (p<index>_ columns, the default) or 'name' (the storage policy's name)`;
+export const policyHeadersSchema = Joi.string()
+  .valid(...POLICY_HEADERS)
+  .default(DEFAULT_POLICY_HEADERS)
+  .label(POLICY_HEADERS_NAME)
+  .messages({
+    'any.only': `The {{#label}} parameter ${POLICY_HEADERS_RULE}.`,
+    'string.empty': `The {{#label}} parameter ${POLICY_HEADERS_RULE}.`,
+  });
+
+export const POLICY_HEADERS_PARAMETER = {
+  name: POLICY_HEADERS_NAME,
+  description:
+    "CSV only: head each policy's columns with `p<index>_` (`index`, the default in 1.x) or with the policy's name, as the cluster's device report names it (`name`: `gold_bytes_used_avg`). A policy without a known name, or named like an index column (`p1`), keeps `p<index>_`. The default becomes `name` in 2.0. Another value is a 400, whatever the format.",
+  values: POLICY_HEADERS,
+  default: DEFAULT_POLICY_HEADERS,
+} as const;
+
+/** An index column's prefix; a policy named like one would pass for another policy's column. */
+const INDEX_PREFIX = /^p[0-9]+$/i;
+
+/**
+ * The prefix of a policy's CSV columns. Names are unique in a cluster without regard to case and
+ * hold only letters, digits and '-' (the device report's rule), so they never meet each other, an
+ * index prefix (refused above) or an account-wide column: every header of an export stays distinct.
+ */
+export function policyColumnPrefix(index: number, name: string | undefined, headers: PolicyHeaders): string {
+  return headers === 'name' && name !== undefined && !INDEX_PREFIX.test(name) ? name : `p${index}`;
+}

@@ -1,6 +1,6 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Knex } from 'knex';
-import { errors, formatUtc, parseTimeRange, type TimeRange, type UtilizationRetention } from '@cairn/domain';
+import { errors, formatUtc, parseTimeRange, validate, type TimeRange, type UtilizationRetention } from '@cairn/domain';
 import { operatorOf } from '../http/auth';
 import { parseBody } from '../http/body';
 import { streamCsv, wantsCsv } from '../http/csv';
@@ -14,6 +14,9 @@ import { recordJson, recordJsonText } from '../resources/utilization-records';
 import {
   POLICY_SUMMARY_FIELDS,
   SUMMARY_FIELDS,
+  policyColumnPrefix,
+  policyHeadersSchema,
+  type PolicyHeaders,
   type PolicySummaryFieldName,
   type SummaryFieldName,
 } from '../resources/utilization-summary';
@@ -76,7 +79,10 @@ const rangeMeta = (range: TimeRange) => ({ start: formatUtc(range.start), end: f
 
 const storageColumns = ['start', 'end', 'bytes_used', 'object_count', 'container_count', 'pct_complete'] as const;
 const transferColumns = ['start', 'end', 'bytes_in', 'bytes_out', 'req_count', 'pct_complete'] as const;
-/** The summary's CSV: the range after the account, then the declared fields, then each policy's as p<index>_<field>. */
+/**
+ * The summary's CSV: the range after the account, then the declared fields, then each policy's as
+ * <prefix>_<field>, the prefix `p<index>` or the policy's name (`policy_headers`).
+ */
 const summaryFigures = (Object.keys(SUMMARY_FIELDS) as SummaryFieldName[]).filter((f) => f !== 'account');
 const policyFigures = (Object.keys(POLICY_SUMMARY_FIELDS) as PolicySummaryFieldName[]).filter(
   (f) => f !== 'policy_index',
@@ -197,19 +203,25 @@ export function utilizationRouter(
   resourceRoute(router, '/clusters/:id/utilization/summary/', auth, {
     GET: async (req, res) => {
       const r = await readRequest(req, res, retention.dailyDays);
+      // Checked whatever the format, so that a mistyped value is never silently ignored.
+      const headers = validate<PolicyHeaders>(policyHeadersSchema, last(r.params, 'policy_headers'));
       if (wantsCsv(req)) {
         const exported = r.paged
           ? await (async () => {
               const page = await summaryPage(db, r.cluster, r.range, r.filters, r.limit, r.offset);
               return {
                 policies: page.policies,
+                policyNames: page.policyNames,
                 batches: (async function* () {
                   yield page.rows;
                 })(),
               };
             })()
           : await summaryExport(db, r.cluster, r.range, r.filters, exportBatch);
-        const policyColumns = exported.policies.flatMap((p) => policyFigures.map((f) => `p${p}_${f}`));
+        const policyColumns = exported.policies.flatMap((p) => {
+          const prefix = policyColumnPrefix(p, exported.policyNames.get(p), headers);
+          return policyFigures.map((f) => `${prefix}_${f}`);
+        });
         const times = rangeMeta(r.range);
         return streamCsv(
           res,

@@ -175,6 +175,8 @@ async function summarizeBatch(
 export interface SummaryPage {
   total: number;
   policies: number[];
+  /** The cluster's policy names by index (a CSV may head columns with them); an index may have none. */
+  policyNames: ReadonlyMap<number, string>;
   rows: AccountSummary[];
 }
 
@@ -197,6 +199,7 @@ export async function summaryPage(
   return {
     total,
     policies,
+    policyNames: names,
     rows: await summarizeBatch(db, cluster, accounts, split, range, transferPart, policies, names),
   };
 }
@@ -208,7 +211,7 @@ export async function summaryExport(
   range: TimeRange,
   filters: readonly Filter[],
   batch = 5000,
-): Promise<{ policies: number[]; batches: AsyncGenerator<AccountSummary[]> }> {
+): Promise<Omit<SummaryPage, 'total' | 'rows'> & { batches: AsyncGenerator<AccountSummary[]> }> {
   const split = await summaries.splitRange(db, cluster.id, hourRange(range));
   const policies = await repo.storagePolicies(db, cluster.id);
   const transferPart = await transferShare(db, cluster, range);
@@ -223,5 +226,5 @@ export async function summaryExport(
       after = accounts[accounts.length - 1];
     }
   }
-  return { policies, batches: batches() };
+  return { policies, policyNames: names, batches: batches() };
 }

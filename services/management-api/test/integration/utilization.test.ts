@@ -590,6 +590,104 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     expect(json.headers['content-type']).toBe('application/json');
   });
 
+  it("when policy_headers=name, then the summary's CSV heads each policy's columns with its name, and p<index>_ stays the default", async () => {
+    const range = `start=${iso(base)}&end=${iso(base + 4 * HOUR)}`;
+    const csv = async (extra: string) => {
+      const res = await get(path(`summary/?${range}&format=csv${extra}`));
+      expect(res.status).toBe(200);
+      return parseCsv(res.text);
+    };
+    const policyColumns = (header: string[]) => header.slice(header.indexOf('quota_count_used_pct') + 1);
+    const figures = (prefix: string) =>
+      [
+        'bytes_used_avg',
+        'bytes_used_peak',
+        'object_count',
+        'container_count',
+        'quota_bytes',
+        'quota_count',
+        'quota_bytes_used_pct',
+        'quota_count_used_pct',
+      ].map((f) => `${prefix}_${f}`);
+    const byIndex = await csv('');
+    const byName = await csv('&policy_headers=name');
+    expect(policyColumns(byName[0]!)).toEqual([...figures('gold'), ...figures('silver')]);
+    // Only the header changes: the account columns and every row are those of the index export.
+    expect(byName[0]!.slice(0, 18)).toEqual(byIndex[0]!.slice(0, 18));
+    expect(byName.slice(1)).toEqual(byIndex.slice(1));
+    expect(byIndex.length).toBeGreaterThan(1);
+    // The 1.0 headers, by default and when asked for.
+    expect(policyColumns(byIndex[0]!)).toEqual([...figures('p0'), ...figures('p1')]);
+    expect(await csv('&policy_headers=index')).toEqual(byIndex);
+    // An explicitly paged export names them too.
+    expect(policyColumns((await csv('&policy_headers=name&limit=1'))[0]!)).toEqual([
+      ...figures('gold'),
+      ...figures('silver'),
+    ]);
+  });
+
+  it("when a policy's name is unknown or looks like an index column, then its columns keep p<index>_; a name starting with '-' is written as quoted text", async () => {
+    const cluster = await createCluster(app, `policy-headers-${kind}`);
+    const report = (policies: Array<{ index: number; name: string; default?: boolean }>) =>
+      app
+        .http()
+        .put(`/api/v1/clusters/${cluster.id}/devices/`)
+        .set('Authorization', ADMIN_AUTH)
+        .send({ policies, devices: [] });
+    // 'p2' would pass for policy 2's columns; bronze (2) is then dropped from the device report.
+    expect(
+      (
+        await report([
+          { index: 0, name: 'p2', default: true },
+          { index: 1, name: '-cold' },
+          { index: 2, name: 'bronze' },
+        ])
+      ).status,
+    ).toBe(204);
+    const stored = await post(`/api/v1/clusters/${cluster.id}/utilization/storage/`, {
+      interval: 3600,
+      sampled_at: iso(base + 60_000),
+      samples: [
+        sample('AUTH_named', 600, [
+          [0, 100],
+          [1, 200],
+          [2, 300],
+        ]),
+      ],
+    });
+    expect(stored.status).toBe(200);
+    expect(
+      (
+        await report([
+          { index: 0, name: 'p2', default: true },
+          { index: 1, name: '-cold' },
+        ])
+      ).status,
+    ).toBe(204);
+    const res = await get(
+      `/api/v1/clusters/${cluster.id}/utilization/summary/?start=${iso(base)}&end=${iso(base + HOUR)}&format=csv&policy_headers=name`,
+    );
+    expect(res.status).toBe(200);
+    const [header, row] = parseCsv(res.text);
+    const avg = header!.filter((c) => c.endsWith('_bytes_used_avg') && c !== 'bytes_used_avg');
+    expect(avg).toEqual(['p0_bytes_used_avg', "'-cold_bytes_used_avg", 'p2_bytes_used_avg']);
+    // Spreadsheets would run -cold_… as a formula: the writer quotes it behind a single quote, as any text.
+    expect(res.text.split('\r\n')[0]).toContain(`,"'-cold_bytes_used_avg",`);
+    expect(avg.map((c) => row![header!.indexOf(c)])).toEqual(['100', '200', '300']);
+    expect(new Set(header).size).toBe(header!.length);
+  });
+
+  it('when policy_headers is neither index nor name, then the summary answers 400 with a sentence, in any format', async () => {
+    const range = `start=${iso(base)}&end=${iso(base + HOUR)}`;
+    for (const query of ['&policy_headers=names', '&policy_headers=', '&format=csv&policy_headers=NAME']) {
+      const res = await get(path(`summary/?${range}${query}`));
+      expect({ query, status: res.status }).toEqual({ query, status: 400 });
+      expect(res.body.error).toBe(
+        "The 'policy_headers' parameter must be 'index' (p<index>_ columns, the default) or 'name' (the storage policy's name).",
+      );
+    }
+  });
+
   it('when account names hold spaces or other characters a username may have, then samples and log sums are recorded and read back in JSON, CSV and XML', async () => {
     await createUser(app, 'a b');
     // An hour of its own, before the day the other tests' summaries read.

@@ -43,6 +43,18 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it('when the summary is described, then policy_headers is declared with the values and default the route validates', () => {
+    const doc = openApiDocument(discoverable) as {
+      paths: Record<string, Record<string, { parameters: Array<{ name?: string; schema?: unknown }> }>>;
+    };
+    const summary = doc.paths['/api/v1/clusters/{id}/utilization/summary/']!.get!;
+    expect(summary.parameters.find((p) => p.name === 'policy_headers')).toMatchObject({
+      in: 'query',
+      required: false,
+      schema: { type: 'string', enum: ['index', 'name'], default: 'index' },
+    });
+  });
+
   it('when the document is broken, then the validator refuses it (it can fail)', async () => {
     const doc = openApiDocument(discoverable) as {
       paths: Record<string, Record<string, { parameters: Array<Record<string, unknown>> }>>;
