@@ -48,9 +48,11 @@ export interface ReplicationReport {
 
 /**
  * `GET /recon/replication/<type>`. The object replicator writes `object_replication_last` (epoch
- * seconds) and `object_replication_time` (minutes); the account and container replicators (Swift's
- * db_replicator) write `replication_last` (epoch seconds) and `replication_time` (seconds). Both
- * are written when a pass ends, including a pass the object replicator aborted on a ring change.
+ * seconds) and `object_replication_time` (minutes), and the same values as `replication_last` /
+ * `replication_time` (Swift's admin guide calls the `object_` keys transitional: read first, the
+ * plain ones when they are gone). The account and container replicators (Swift's db_replicator)
+ * write `replication_last` (epoch seconds) and `replication_time` (seconds). Both are written when
+ * a pass ends, including a pass the object replicator aborted on a ring change.
  */
 export async function fetchReplication(
   baseUrl: string,
@@ -60,10 +62,6 @@ export async function fetchReplication(
   const node = hostOf(baseUrl);
   const body = await fetchRecon(baseUrl, `replication/${type}`, options);
   if (!isObject(body)) throw new ReconError(node, `expected a JSON object from /recon/replication/${type}`);
-  const [lastKey, timeKey, unitMs] =
-    type === 'object'
-      ? ['object_replication_last', 'object_replication_time', 60_000]
-      : ['replication_last', 'replication_time', 1_000];
   const number = (key: string): number | null => {
     const v = body[key];
     if (v === null || v === undefined) return null;
@@ -71,8 +69,11 @@ export async function fetchReplication(
       throw new ReconError(node, `/recon/replication/${type}: '${key}' must be a number (got ${JSON.stringify(v)})`);
     return v;
   };
-  const last = number(lastKey);
-  const took = number(timeKey);
+  const last =
+    type === 'object' ? (number('object_replication_last') ?? number('replication_last')) : number('replication_last');
+  const took =
+    type === 'object' ? (number('object_replication_time') ?? number('replication_time')) : number('replication_time');
+  const unitMs = type === 'object' ? 60_000 : 1_000;
   return { lastMs: last === null ? null : last * 1000, durationMs: took === null ? null : took * unitMs };
 }
 

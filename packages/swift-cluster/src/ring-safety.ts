@@ -93,6 +93,7 @@ function validate(input: StepSafetyInput): void {
 const nodeName = (n: ReconNode): string => `${n.ip.includes(':') ? `[${n.ip}]` : n.ip}:${n.port}`;
 const shortMd5 = (md5: string): string => `${md5.slice(0, 8)}…`;
 const iso = (ms: number): string => new Date(ms).toISOString();
+const article = (word: string): string => (/^[aeiou]/.test(word) ? 'an' : 'a');
 
 /** "a, b, c" or "a, b, c, d, e and 3 more". */
 function listed(items: string[], separator = ', '): string {
@@ -156,7 +157,9 @@ function judge(input: StepSafetyInput, type: ReplicationType, results: NodeResul
     for (const name of ['ring_md5', 'replication', 'fill', 'mounted'] as const)
       checks.push({ name, ok: false, detail: `Not checked: ${why}` });
   } else {
-    const scope = silent.length ? ` (of the ${answered.length} nodes that answered)` : '';
+    const scope = silent.length
+      ? ` (of the ${answered.length === 1 ? 'node that' : `${answered.length} nodes that`} answered)`
+      : '';
     checks.push(ringMd5Check(file, input.expectedMd5, answered, scope));
     checks.push(replicationCheck(file, type, input.ringWrittenAt, answered, scope));
     checks.push(fillCheck(input.fillLimitPct, answered, scope));
@@ -176,13 +179,13 @@ function nodesCheck(file: string, total: number, silent: string[], timeoutMs: nu
     return {
       name: 'nodes',
       ok: true,
-      detail: `All ${total} storage nodes of ${file} answered recon within ${timeoutMs} ms.`,
+      detail: `${total === 1 ? 'The storage node' : `All ${total} storage nodes`} of ${file} answered recon within ${timeoutMs} ms.`,
     };
   return {
     name: 'nodes',
     ok: false,
     detail:
-      `${silent.length} of ${total} storage nodes did not answer recon: ${listed(silent, '; ')} — ` +
+      `${silent.length} of ${total} storage ${total === 1 ? 'node' : 'nodes'} did not answer recon: ${listed(silent, '; ')} — ` +
       'start the storage server there (with the recon middleware in its pipeline) or fix the network, then check again.',
   };
 }
@@ -240,18 +243,18 @@ function replicationCheck(
       name: 'replication',
       ok: true,
       detail:
-        `Every node${scope} finished a ${type} replication pass that began after ${file} was written at ` +
+        `Every node${scope} finished ${article(type)} ${type} replication pass that began after ${file} was written at ` +
         `${iso(written)} (the oldest finished at ${iso(oldest)}).`,
     };
   const parts: string[] = [];
   if (before.length)
     parts.push(
-      `${listed(before, '; ')} last finished a ${type} replication pass that began before ${file} was written at ` +
+      `${listed(before, '; ')} last finished ${article(type)} ${type} replication pass that began before ${file} was written at ` +
         `${iso(written)} — wait for a pass that begins after the write to finish there (swift-recon ${type} -r shows it).`,
     );
   if (never.length)
     parts.push(
-      `${listed(never)} ${never.length === 1 ? 'has' : 'have'} not finished a ${type} replication pass yet ` +
+      `${listed(never)} ${never.length === 1 ? 'has' : 'have'} not finished ${article(type)} ${type} replication pass yet ` +
         `(recon's ${lastKey} is empty) — check that swift-${type}-replicator runs there and writes to the ` +
         'recon_cache_path the recon middleware reads.',
     );
