@@ -137,13 +137,14 @@ describe('ring step safety checks against a real Swift all-in-one', () => {
         swift.resumeProcess('object-replicator');
       }
       expect(installed.md5).not.toBe(previous.md5);
+      if (process.env.CAIRN_INTEROP_VERBOSE) console.log(JSON.stringify(now, null, 2));
       current = { md5: installed.md5, writtenAt: installed.writtenAt };
       const replication = byName(now).replication!;
       expect(now.safe).toBe(false);
       expect(replication.ok).toBe(false);
       expect(replication.detail).toMatch(
         new RegExp(
-          `^${objectNode.replace(/\./g, '\\.')} \\(began \\S+, finished \\S+\\) last finished a object replication pass ` +
+          `^${objectNode.replace(/\./g, '\\.')} \\(began \\S+, finished \\S+\\) last finished an object replication pass ` +
             `that began before object\\.ring\\.gz was written at ${installed.writtenAt.toISOString().replace(/\./g, '\\.')} — ` +
             'wait for a pass that begins after the write to finish there \\(swift-recon object -r shows it\\)\\.$',
         ),
@@ -217,7 +218,7 @@ describe('ring step safety checks against a real Swift all-in-one', () => {
         name: 'nodes',
         ok: false,
         detail:
-          `1 of 1 storage nodes did not answer recon: ${objectNode} (request failed (ECONNREFUSED)) — ` +
+          `1 of 1 storage node did not answer recon: ${objectNode} (request failed (ECONNREFUSED)) — ` +
           'start the storage server there (with the recon middleware in its pipeline) or fix the network, then check again.',
       });
       expect(

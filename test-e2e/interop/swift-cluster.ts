@@ -47,6 +47,7 @@ export const SWIFT_RING_BUILDER = '/usr/bin/swift-ring-builder';
 export const SWIFT_CLI = '/usr/bin/swift';
 export const MEMCACHED = '/usr/bin/memcached';
 export const SWIFT_LAUNCHER = join(__dirname, 'swift-launcher.py');
+export const SWIFT_RING_STEPS = join(__dirname, 'swift-ring-steps.py');
 export const INSTALL_SCRIPT = join(__dirname, 'install-swift.sh');
 
 const LOOPBACK = '127.0.0.1';
@@ -619,33 +620,43 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
         devs: p.devices,
       })),
     ];
-    await Promise.all(
-      rings.map(async (r) => {
-        const builder = join(swiftDir, `${r.file}.builder`);
-        const replicas = Math.min(3, r.devs.length);
-        const steps: string[][] = [
-          ['create', String(partPower), String(replicas), String(minPartHours)],
-          ['add', ...r.devs.flatMap((d) => [`r1z${zoneOf(d)}-${LOOPBACK}:${r.port}/${d}`, '100'])],
-          ['rebalance', '--seed', '1'],
-        ];
-        for (const step of steps) {
-          const res = await runCommand(SWIFT_RING_BUILDER, [builder, ...step], {
-            env: cleanEnv(),
-            cwd: swiftDir,
-            timeoutMs: 60_000,
-          });
-          addLog('swift-ring-builder', `${r.file} ${step.join(' ')} -> ${res.code}\n${res.stdout}${res.stderr}`);
-          // rebalance exits 1 on warnings (e.g. few devices); only >= 2 is an error.
-          const ok = res.code === 0 || (step[0] === 'rebalance' && res.code === 1);
-          if (!ok)
-            throw new Error(
-              `swift-ring-builder ${r.file}.builder ${step.join(' ')} failed (exit ${res.code}):\n${res.stdout}${res.stderr}`,
-            );
-        }
-        if (!existsSync(join(swiftDir, `${r.file}.ring.gz`)))
-          throw new Error(`swift-ring-builder did not write ${r.file}.ring.gz`);
-      }),
-    );
+    // All rings in one Python process (./swift-ring-steps.py calls swift-ring-builder's own main):
+    // nine separate swift-ring-builder runs cost seconds each on a busy machine.
+    const steps = rings.flatMap((r) => {
+      const builder = join(swiftDir, `${r.file}.builder`);
+      const replicas = Math.min(3, r.devs.length);
+      return [
+        [builder, 'create', String(partPower), String(replicas), String(minPartHours)],
+        [builder, 'add', ...r.devs.flatMap((d) => [`r1z${zoneOf(d)}-${LOOPBACK}:${r.port}/${d}`, '100'])],
+        [builder, 'rebalance', '--seed', '1'],
+      ];
+    });
+    const stepsFile = join(rootDir, 'ring-steps.json');
+    writeFileSync(stepsFile, JSON.stringify(steps));
+    const built = await runCommand(SWIFT_PYTHON, [SWIFT_RING_STEPS, stepsFile], {
+      env: cleanEnv(),
+      cwd: swiftDir,
+      timeoutMs: 120_000,
+    });
+    const results = built.stdout
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as { args: string[]; code: number; output: string });
+    for (const res of results) {
+      const [builder, ...step] = res.args;
+      const file = builder!.slice(swiftDir.length + 1);
+      addLog('swift-ring-builder', `${file} ${step.join(' ')} -> ${res.code}\n${res.output}`);
+      // rebalance exits 1 on warnings (e.g. few devices); only >= 2 is an error.
+      if (!(res.code === 0 || (step[0] === 'rebalance' && res.code === 1)))
+        throw new Error(`swift-ring-builder ${file} ${step.join(' ')} failed (exit ${res.code}):\n${res.output}`);
+    }
+    if (built.code !== 0 || results.length !== steps.length)
+      throw new Error(
+        `${SWIFT_RING_STEPS} exited ${built.code} after ${results.length} of ${steps.length} commands:\n${built.stderr}`,
+      );
+    for (const r of rings)
+      if (!existsSync(join(swiftDir, `${r.file}.ring.gz`)))
+        throw new Error(`swift-ring-builder did not write ${r.file}.ring.gz`);
 
     // ---- server configs --------------------------------------------------------------------
     const user = userInfo().username;
