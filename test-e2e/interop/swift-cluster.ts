@@ -7,8 +7,10 @@
  * auditors run, except in the all-in-one mode (`allInOne`) for ring tests: at least 6 object devices
  * and swift-object-replicator (ssync, passes seconds apart) plus the account and container
  * replicators, so recon's replication stats, ring md5s and disk usage are real; `installRing()`
- * swaps a ring the way an operator copying rings to a node does. The proxy pipeline is either Swift's own `tempauth` or keystonemiddleware's
- * `authtoken` + Swift's `keystoneauth` (what a proxy validating Cairn auth-gateway tokens runs).
+ * swaps a ring the way an operator copying rings to a node does. The proxy pipeline is either
+ * Swift's own `tempauth` or keystonemiddleware's `authtoken` + Swift's `keystoneauth` (what a proxy
+ * validating Cairn auth-gateway tokens runs). Rings are built by swift-ring-builder's own code, all
+ * in one Python process (./swift-ring-steps.py).
  *
  * Servers are started through ./swift-launcher.py so that Swift reads *our* swift.conf (policies,
  * hash prefix/suffix) instead of /etc/swift/swift.conf; see that file for why.
@@ -40,7 +42,7 @@ import {
 import * as net from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { fetchDiskUsage, type DiskUsage } from '../../packages/swift-cluster/src';
+import { fetchDiskUsage, fetchReplication, type DiskUsage } from '../../packages/swift-cluster/src';
 
 export const SWIFT_PYTHON = '/usr/bin/python3';
 export const SWIFT_RING_BUILDER = '/usr/bin/swift-ring-builder';
@@ -269,7 +271,10 @@ export interface InstalledRing {
 export interface ReplicationPass {
   /** When the pass ended (`object_replication_last` or `replication_last`). */
   finishedAt: Date;
-  /** When it began: the end minus its duration (`object_replication_time` in minutes, `replication_time` in seconds). */
+  /**
+   * When it began: the end minus its duration (`object_replication_time` in minutes, the account and
+   * container replicators' `replication_time` in seconds).
+   */
   startedAt: Date;
 }
 
@@ -304,13 +309,44 @@ export function swiftCli(
   return runCommand(SWIFT_CLI, args, { env: cleanEnv(env), cwd: opts.cwd, timeoutMs: opts.timeoutMs ?? 60_000 });
 }
 
-/** Runs /usr/bin/swift-ring-builder on `builder` (e.g. a copy of `<swiftDir>/object.builder`) with a clean environment. */
-export function swiftRingBuilder(
-  builder: string,
-  args: string[],
-  opts: { timeoutMs?: number } = {},
-): Promise<CliResult> {
-  return runCommand(SWIFT_RING_BUILDER, [builder, ...args], { env: cleanEnv(), timeoutMs: opts.timeoutMs ?? 60_000 });
+export interface RingBuilderResult {
+  /** The arguments after `swift-ring-builder`. */
+  args: string[];
+  code: number;
+  /** 0, or 1 for a rebalance with warnings (e.g. few devices); 2 and more are errors. */
+  ok: boolean;
+  output: string;
+}
+
+/**
+ * Runs several swift-ring-builder commands (each `[builderFile, command, ...args]`) in one Python
+ * process through ./swift-ring-steps.py, stopping after the first error. A process per command costs
+ * seconds each on a busy machine. Rejects only when the script itself fails.
+ */
+export async function swiftRingBuilderSteps(
+  steps: string[][],
+  opts: { tmpDir?: string; timeoutMs?: number } = {},
+): Promise<RingBuilderResult[]> {
+  const dir = opts.tmpDir ?? mkdtempSync(join(tmpdir(), 'cairn-ring-steps-'));
+  const stepsFile = join(dir, `ring-steps-${randomBytes(4).toString('hex')}.json`);
+  writeFileSync(stepsFile, JSON.stringify(steps));
+  try {
+    const run = await runCommand(SWIFT_PYTHON, [SWIFT_RING_STEPS, stepsFile], {
+      env: cleanEnv(),
+      timeoutMs: opts.timeoutMs ?? 120_000,
+    });
+    const results = run.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => {
+        const r = JSON.parse(l) as { args: string[]; code: number; output: string };
+        return { ...r, ok: r.code === 0 || (r.args[1] === 'rebalance' && r.code === 1) };
+      });
+    if (run.code !== 0) throw new Error(`${SWIFT_RING_STEPS} exited ${run.code}:\n${run.stderr}`);
+    return results;
+  } finally {
+    rmSync(opts.tmpDir ? stepsFile : dir, { recursive: true, force: true });
+  }
 }
 
 function runCommand(
@@ -544,7 +580,10 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
       procs.map(async (p) => {
         const pid = p.child.pid;
         if (!pid) return;
-        if (!p.exited) tryKillGroup(pid, 'SIGTERM');
+        if (!p.exited) {
+          tryKillGroup(pid, 'SIGTERM');
+          tryKillGroup(pid, 'SIGCONT'); // a paused process (pauseProcess) acts on SIGTERM only once resumed
+        }
         const deadline = Date.now() + 5_000;
         while (Date.now() < deadline && (!p.exited || groupAlive(pid))) await sleep(50);
         // SIGKILL whatever is left of the group (also forked workers whose parent already exited).
@@ -631,28 +670,20 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
         [builder, 'rebalance', '--seed', '1'],
       ];
     });
-    const stepsFile = join(rootDir, 'ring-steps.json');
-    writeFileSync(stepsFile, JSON.stringify(steps));
-    const built = await runCommand(SWIFT_PYTHON, [SWIFT_RING_STEPS, stepsFile], {
-      env: cleanEnv(),
-      cwd: swiftDir,
-      timeoutMs: 120_000,
-    });
-    const results = built.stdout
-      .split('\n')
-      .filter((l) => l.trim())
-      .map((l) => JSON.parse(l) as { args: string[]; code: number; output: string });
+    const results = await swiftRingBuilderSteps(steps, { tmpDir: rootDir });
     for (const res of results) {
       const [builder, ...step] = res.args;
-      const file = builder!.slice(swiftDir.length + 1);
-      addLog('swift-ring-builder', `${file} ${step.join(' ')} -> ${res.code}\n${res.output}`);
-      // rebalance exits 1 on warnings (e.g. few devices); only >= 2 is an error.
-      if (!(res.code === 0 || (step[0] === 'rebalance' && res.code === 1)))
-        throw new Error(`swift-ring-builder ${file} ${step.join(' ')} failed (exit ${res.code}):\n${res.output}`);
+      addLog(
+        'swift-ring-builder',
+        `${builder!.slice(swiftDir.length + 1)} ${step.join(' ')} -> ${res.code}\n${res.output}`,
+      );
     }
-    if (built.code !== 0 || results.length !== steps.length)
+    const failed = results.find((r) => !r.ok);
+    if (failed || results.length !== steps.length)
       throw new Error(
-        `${SWIFT_RING_STEPS} exited ${built.code} after ${results.length} of ${steps.length} commands:\n${built.stderr}`,
+        failed
+          ? `swift-ring-builder ${failed.args.join(' ')} failed (exit ${failed.code}):\n${failed.output}`
+          : `${SWIFT_RING_STEPS} ran ${results.length} of ${steps.length} commands`,
       );
     for (const r of rings)
       if (!existsSync(join(swiftDir, `${r.file}.ring.gz`)))
@@ -688,7 +719,6 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
           sync_method: 'ssync',
           // How often a running pass looks at the ring's mtime (and aborts on a new ring).
           ring_check_interval: 1,
-          stats_interval: 1,
         });
       }
       return [[`${server}-replicator`, settings]] as Array<[string, Record<string, string | number>]>;
@@ -919,16 +949,11 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
     const replicationPass = async (
       type: 'object' | 'container' | 'account' = 'object',
     ): Promise<ReplicationPass | null> => {
-      const res = await fetch(`http://${LOOPBACK}:${portOf[type]}/recon/replication/${type}`, {
-        signal: AbortSignal.timeout(5_000),
+      const { lastMs, durationMs } = await fetchReplication(`http://${LOOPBACK}:${portOf[type]}`, type, {
+        timeoutMs: 5_000,
       });
-      if (!res.ok) throw new Error(`GET /recon/replication/${type}: HTTP ${res.status}`);
-      const body = (await res.json()) as Record<string, unknown>;
-      const last = body[type === 'object' ? 'object_replication_last' : 'replication_last'];
-      const took = body[type === 'object' ? 'object_replication_time' : 'replication_time'];
-      if (typeof last !== 'number') return null;
-      const seconds = typeof took === 'number' ? (type === 'object' ? took * 60 : took) : 0;
-      return { finishedAt: new Date(last * 1000), startedAt: new Date((last - seconds) * 1000) };
+      if (lastMs === null) return null;
+      return { finishedAt: new Date(lastMs), startedAt: new Date(lastMs - (durationMs ?? 0)) };
     };
     const waitForReplicationPass = async (
       after: Date,
