@@ -108,7 +108,10 @@ async function readNode(
 ): Promise<NodeResult> {
   const name = nodeName(node);
   const baseUrl = reconBaseUrl(node);
-  const recon = { timeoutMs: options.timeoutMs, fetch: options.fetch };
+  // Once one answer fails the node has failed: the siblings still in flight are abandoned, so a
+  // failed node stops holding connections that `concurrency` no longer counts.
+  const abandon = new AbortController();
+  const recon = { timeoutMs: options.timeoutMs, fetch: options.fetch, signal: abandon.signal };
   try {
     const [md5s, replication, devices, unmounted] = await Promise.all([
       fetchRingMd5s(baseUrl, recon),
@@ -118,6 +121,7 @@ async function readNode(
     ]);
     return { node: name, ok: true, recon: { node: name, md5s, replication, devices, unmounted } };
   } catch (e) {
+    abandon.abort();
     return { node: name, ok: false, reason: e instanceof ReconError ? e.reason : String((e as Error).message ?? e) };
   }
 }
