@@ -4,8 +4,13 @@
  * `startSwiftCluster()` builds rings with /usr/bin/swift-ring-builder, writes a swift.conf and one
  * config per server into a fresh temp dir, and starts memcached plus the account, container, object
  * and proxy servers (one worker each, all on 127.0.0.1, free ports). No replicators, updaters or
- * auditors run. The proxy pipeline is either Swift's own `tempauth` or keystonemiddleware's
- * `authtoken` + Swift's `keystoneauth` (what a proxy validating Cairn auth-gateway tokens runs).
+ * auditors run, except in the all-in-one mode (`allInOne`) for ring tests: at least 6 object devices
+ * and swift-object-replicator (ssync, passes seconds apart) plus the account and container
+ * replicators, so recon's replication stats, ring md5s and disk usage are real; `installRing()`
+ * swaps a ring the way an operator copying rings to a node does. The proxy pipeline is either
+ * Swift's own `tempauth` or keystonemiddleware's `authtoken` + Swift's `keystoneauth` (what a proxy
+ * validating Cairn auth-gateway tokens runs). Rings are built by swift-ring-builder's own code, all
+ * in one Python process (./swift-ring-steps.py).
  *
  * Servers are started through ./swift-launcher.py so that Swift reads *our* swift.conf (policies,
  * hash prefix/suffix) instead of /etc/swift/swift.conf; see that file for why.
@@ -18,7 +23,7 @@
  * Prerequisite: ./install-swift.sh (Debian packages). Linux only (process groups, /usr/bin paths).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import * as dgram from 'node:dgram';
 import {
   copyFileSync,
@@ -26,19 +31,25 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
+  renameSync,
   rmSync,
+  statSync,
+  utimesSync,
   writeFileSync,
   type WriteStream,
 } from 'node:fs';
 import * as net from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { fetchDiskUsage, fetchReplication, type DiskUsage } from '../../packages/swift-cluster/src';
 
 export const SWIFT_PYTHON = '/usr/bin/python3';
 export const SWIFT_RING_BUILDER = '/usr/bin/swift-ring-builder';
 export const SWIFT_CLI = '/usr/bin/swift';
 export const MEMCACHED = '/usr/bin/memcached';
 export const SWIFT_LAUNCHER = join(__dirname, 'swift-launcher.py');
+export const SWIFT_RING_STEPS = join(__dirname, 'swift-ring-steps.py');
 export const INSTALL_SCRIPT = join(__dirname, 'install-swift.sh');
 
 const LOOPBACK = '127.0.0.1';
@@ -111,8 +122,29 @@ export interface StoragePolicySpec {
   devices: string[];
 }
 
+/** The all-in-one mode for ring tests (see `SwiftClusterOptions.allInOne`). */
+export interface AllInOneOptions {
+  /**
+   * Devices d1…dN of the single storage policy (gold, index 0) when `policies` is not given;
+   * default 6. The object ring must have at least 6 devices either way.
+   */
+  objectDevices?: number;
+  /** Seconds between replication passes (the replicators' `interval`); default 1. */
+  intervalSeconds?: number;
+  /** Also run swift-account-replicator and swift-container-replicator; default true. */
+  dbReplicators?: boolean;
+}
+
 export interface SwiftClusterOptions {
   pipeline: ProxyPipeline;
+  /**
+   * All-in-one for ring tests: ≥ 6 object devices, swift-object-replicator with `sync_method =
+   * ssync` (no rsync daemon) and a short `interval`, the account/container replicators, all writing
+   * recon stats to `<rootDir>/cache`. `true` takes the defaults. Off by default (no replicators).
+   */
+  allInOne?: AllInOneOptions | true;
+  /** min_part_hours of every ring built; default 1 (Swift's own default is 1 too). */
+  minPartHours?: number;
   /** tempauth users; default one `test:tester` / `testing` with `.admin`. */
   tempauthUsers?: TempauthUser[];
   /** Required when `pipeline` is 'keystone'. */
@@ -169,6 +201,35 @@ export interface SwiftCluster {
   ports: { proxy: number; account: number; container: number; object: number; memcached: number; log: number };
   /** Storage nodes (recon is served on each). */
   nodes: { account: SwiftNode; container: SwiftNode; object: SwiftNode };
+  /** Names of the replicator processes running (empty unless `allInOne`). */
+  replicators: string[];
+  /**
+   * Puts a ring file (a path or its bytes) in place as `<swiftDir>/<ring>.ring.gz`, atomically
+   * (temp file + rename) and with a fresh mtime; the servers and replicators notice the changed
+   * mtime on their own (object replicator within `ring_check_interval` = 1 s here, Ring objects
+   * within their 15 s reload time). `ring` is 'object', 'object-1', 'container' or 'account'.
+   */
+  installRing(source: string | Buffer, ring?: string): InstalledRing;
+  /** The object server's `GET /recon/diskusage` (through @cairn/swift-cluster's reader). */
+  diskUsage(): Promise<DiskUsage[]>;
+  /** The last completed replication pass recon reports for `type`, or null before the first. */
+  replicationPass(type?: 'object' | 'container' | 'account'): Promise<ReplicationPass | null>;
+  /**
+   * Waits until recon reports a replication pass of `type` (default object) that began after
+   * `after` and has finished; rejects after `timeoutMs` (default 30 s) naming what it last saw.
+   */
+  waitForReplicationPass(
+    after: Date,
+    opts?: { type?: 'object' | 'container' | 'account'; timeoutMs?: number },
+  ): Promise<ReplicationPass>;
+  /** Stops one process (by the name in `pids()`, e.g. 'object-server') and waits until it is gone. */
+  stopProcess(name: string): Promise<void>;
+  /**
+   * Freezes one process group (SIGSTOP) or lets it go on (SIGCONT): e.g. hold the object replicator
+   * still so that no pass can begin and end between a ring write and a check that follows it.
+   */
+  pauseProcess(name: string): void;
+  resumeProcess(name: string): void;
   /** How long startSwiftCluster took (rings, configs, processes, readiness), in ms. */
   startedInMs: number;
   /** Path of the log file (inside rootDir, so gone after stop() unless keepLogs). */
@@ -194,6 +255,28 @@ export const DEFAULT_POLICIES: StoragePolicySpec[] = [
 export const DEFAULT_TEMPAUTH_USERS: TempauthUser[] = [
   { account: 'test', user: 'tester', key: 'testing', groups: ['.admin'] },
 ];
+
+export const ALL_IN_ONE_MIN_OBJECT_DEVICES = 6;
+
+export interface InstalledRing {
+  /** Where it now is: `<swiftDir>/<ring>.ring.gz`. */
+  path: string;
+  /** md5 (hex) of the file, as recon's /recon/ringmd5 reports it. */
+  md5: string;
+  /** Its new mtime (what Swift's servers and replicators compare to notice a new ring). */
+  writtenAt: Date;
+}
+
+/** What recon's `/recon/replication/<type>` says of the last completed pass. */
+export interface ReplicationPass {
+  /** When the pass ended (`object_replication_last` or `replication_last`). */
+  finishedAt: Date;
+  /**
+   * When it began: the end minus its duration (`object_replication_time` in minutes, the account and
+   * container replicators' `replication_time` in seconds).
+   */
+  startedAt: Date;
+}
 
 export interface CliResult {
   code: number | null;
@@ -224,6 +307,46 @@ export function swiftCli(
   opts: { cwd?: string; timeoutMs?: number } = {},
 ): Promise<CliResult> {
   return runCommand(SWIFT_CLI, args, { env: cleanEnv(env), cwd: opts.cwd, timeoutMs: opts.timeoutMs ?? 60_000 });
+}
+
+export interface RingBuilderResult {
+  /** The arguments after `swift-ring-builder`. */
+  args: string[];
+  code: number;
+  /** 0, or 1 for a rebalance with warnings (e.g. few devices); 2 and more are errors. */
+  ok: boolean;
+  output: string;
+}
+
+/**
+ * Runs several swift-ring-builder commands (each `[builderFile, command, ...args]`) in one Python
+ * process through ./swift-ring-steps.py, stopping after the first error. A process per command costs
+ * seconds each on a busy machine. Rejects only when the script itself fails.
+ */
+export async function swiftRingBuilderSteps(
+  steps: string[][],
+  opts: { tmpDir?: string; timeoutMs?: number } = {},
+): Promise<RingBuilderResult[]> {
+  const dir = opts.tmpDir ?? mkdtempSync(join(tmpdir(), 'cairn-ring-steps-'));
+  const stepsFile = join(dir, `ring-steps-${randomBytes(4).toString('hex')}.json`);
+  writeFileSync(stepsFile, JSON.stringify(steps));
+  try {
+    const run = await runCommand(SWIFT_PYTHON, [SWIFT_RING_STEPS, stepsFile], {
+      env: cleanEnv(),
+      timeoutMs: opts.timeoutMs ?? 120_000,
+    });
+    const results = run.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => {
+        const r = JSON.parse(l) as { args: string[]; code: number; output: string };
+        return { ...r, ok: r.code === 0 || (r.args[1] === 'rebalance' && r.code === 1) };
+      });
+    if (run.code !== 0) throw new Error(`${SWIFT_RING_STEPS} exited ${run.code}:\n${run.stderr}`);
+    return results;
+  } finally {
+    rmSync(opts.tmpDir ? stepsFile : dir, { recursive: true, force: true });
+  }
 }
 
 function runCommand(
@@ -340,7 +463,30 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
   }
   if (options.pipeline === 'keystone' && !options.keystone)
     throw new Error("startSwiftCluster: pipeline 'keystone' needs the keystone options");
-  const policies = normalisePolicies(options.policies ?? DEFAULT_POLICIES);
+  const aio = options.allInOne === true ? {} : options.allInOne;
+  const aioDevices = aio?.objectDevices ?? ALL_IN_ONE_MIN_OBJECT_DEVICES;
+  const policies = normalisePolicies(
+    options.policies ??
+      (aio
+        ? [
+            {
+              index: 0,
+              name: 'gold',
+              default: true,
+              devices: Array.from({ length: aioDevices }, (_, i) => `d${i + 1}`),
+            },
+          ]
+        : DEFAULT_POLICIES),
+  );
+  if (aio && policies[0]!.devices.length < ALL_IN_ONE_MIN_OBJECT_DEVICES)
+    throw new Error(
+      `startSwiftCluster: the all-in-one needs at least ${ALL_IN_ONE_MIN_OBJECT_DEVICES} object devices (policy 0 has ${policies[0]!.devices.length})`,
+    );
+  const minPartHours = options.minPartHours ?? 1;
+  const replicationInterval = aio?.intervalSeconds ?? 1;
+  const replicatorNames = aio
+    ? ['object-replicator', ...(aio.dbReplicators === false ? [] : ['container-replicator', 'account-replicator'])]
+    : [];
   const devices = [...new Set(policies.flatMap((p) => p.devices))].sort();
   const partPower = options.partPower ?? 8;
   const startTimeoutMs = options.startTimeoutMs ?? 60_000;
@@ -434,7 +580,10 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
       procs.map(async (p) => {
         const pid = p.child.pid;
         if (!pid) return;
-        if (!p.exited) tryKillGroup(pid, 'SIGTERM');
+        if (!p.exited) {
+          tryKillGroup(pid, 'SIGTERM');
+          tryKillGroup(pid, 'SIGCONT'); // a paused process (pauseProcess) acts on SIGTERM only once resumed
+        }
         const deadline = Date.now() + 5_000;
         while (Date.now() < deadline && (!p.exited || groupAlive(pid))) await sleep(50);
         // SIGKILL whatever is left of the group (also forked workers whose parent already exited).
@@ -510,33 +659,35 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
         devs: p.devices,
       })),
     ];
-    await Promise.all(
-      rings.map(async (r) => {
-        const builder = join(swiftDir, `${r.file}.builder`);
-        const replicas = Math.min(3, r.devs.length);
-        const steps: string[][] = [
-          ['create', String(partPower), String(replicas), '1'],
-          ['add', ...r.devs.flatMap((d) => [`r1z${zoneOf(d)}-${LOOPBACK}:${r.port}/${d}`, '100'])],
-          ['rebalance', '--seed', '1'],
-        ];
-        for (const step of steps) {
-          const res = await runCommand(SWIFT_RING_BUILDER, [builder, ...step], {
-            env: cleanEnv(),
-            cwd: swiftDir,
-            timeoutMs: 60_000,
-          });
-          addLog('swift-ring-builder', `${r.file} ${step.join(' ')} -> ${res.code}\n${res.stdout}${res.stderr}`);
-          // rebalance exits 1 on warnings (e.g. few devices); only >= 2 is an error.
-          const ok = res.code === 0 || (step[0] === 'rebalance' && res.code === 1);
-          if (!ok)
-            throw new Error(
-              `swift-ring-builder ${r.file}.builder ${step.join(' ')} failed (exit ${res.code}):\n${res.stdout}${res.stderr}`,
-            );
-        }
-        if (!existsSync(join(swiftDir, `${r.file}.ring.gz`)))
-          throw new Error(`swift-ring-builder did not write ${r.file}.ring.gz`);
-      }),
-    );
+    // All rings in one Python process (./swift-ring-steps.py calls swift-ring-builder's own main):
+    // nine separate swift-ring-builder runs cost seconds each on a busy machine.
+    const steps = rings.flatMap((r) => {
+      const builder = join(swiftDir, `${r.file}.builder`);
+      const replicas = Math.min(3, r.devs.length);
+      return [
+        [builder, 'create', String(partPower), String(replicas), String(minPartHours)],
+        [builder, 'add', ...r.devs.flatMap((d) => [`r1z${zoneOf(d)}-${LOOPBACK}:${r.port}/${d}`, '100'])],
+        [builder, 'rebalance', '--seed', '1'],
+      ];
+    });
+    const results = await swiftRingBuilderSteps(steps, { tmpDir: rootDir });
+    for (const res of results) {
+      const [builder, ...step] = res.args;
+      addLog(
+        'swift-ring-builder',
+        `${builder!.slice(swiftDir.length + 1)} ${step.join(' ')} -> ${res.code}\n${res.output}`,
+      );
+    }
+    const failed = results.find((r) => !r.ok);
+    if (failed || results.length !== steps.length)
+      throw new Error(
+        failed
+          ? `swift-ring-builder ${failed.args.join(' ')} failed (exit ${failed.code}):\n${failed.output}`
+          : `${SWIFT_RING_STEPS} ran ${results.length} of ${steps.length} commands`,
+      );
+    for (const r of rings)
+      if (!existsSync(join(swiftDir, `${r.file}.ring.gz`)))
+        throw new Error(`swift-ring-builder did not write ${r.file}.ring.gz`);
 
     // ---- server configs --------------------------------------------------------------------
     const user = userInfo().username;
@@ -553,6 +704,25 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
       log_udp_port: logPort,
       log_level: logLevel,
     };
+    // The replicators read their [<server>-replicator] section of the server's own config, like a
+    // real node's; recon_cache_path is the recon middleware's, so /recon/replication sees their stats.
+    const replicatorSection = (server: 'account' | 'container' | 'object') => {
+      if (!replicatorNames.includes(`${server}-replicator`)) return [];
+      const settings: Record<string, string | number> = {
+        interval: replicationInterval,
+        recon_cache_path: cacheDir,
+        concurrency: 1,
+      };
+      if (server === 'object') {
+        Object.assign(settings, {
+          // ssync talks to the object servers' REPLICATION verb: no rsync daemon needed.
+          sync_method: 'ssync',
+          // How often a running pass looks at the ring's mtime (and aborts on a new ring).
+          ring_check_interval: 1,
+        });
+      }
+      return [[`${server}-replicator`, settings]] as Array<[string, Record<string, string | number>]>;
+    };
     for (const [server, port] of [
       ['account', accountPort],
       ['container', containerPort],
@@ -566,6 +736,7 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
           [`app:${server}-server`, { use: `egg:swift#${server}` }],
           ['filter:healthcheck', { use: 'egg:swift#healthcheck' }],
           ['filter:recon', { use: 'egg:swift#recon', recon_cache_path: cacheDir }],
+          ...replicatorSection(server),
         ]),
       );
     }
@@ -694,6 +865,10 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
         join(swiftDir, `${server}-server.conf`),
       ]);
     }
+    for (const name of replicatorNames) {
+      const server = name.replace('-replicator', '');
+      launch(name, SWIFT_PYTHON, [SWIFT_LAUNCHER, swiftDir, name, join(swiftDir, `${server}-server.conf`)]);
+    }
 
     const proxyUrl = `http://${LOOPBACK}:${proxyPort}`;
     const checks: Array<{ name: string; probe: () => Promise<boolean> }> = [
@@ -749,6 +924,78 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
       reconUrl: `http://${LOOPBACK}:${port}/recon`,
     });
     const logs = () => logLines.join('\n');
+
+    const installRing = (source: string | Buffer, ring = 'object'): InstalledRing => {
+      if (!/^(account|container|object(-\d+)?)$/.test(ring))
+        throw new Error(
+          `installRing: ${JSON.stringify(ring)} is not a ring name (object, object-N, container, account)`,
+        );
+      const bytes = typeof source === 'string' ? readFileSync(source) : source;
+      const path = join(swiftDir, `${ring}.ring.gz`);
+      const previousMtime = existsSync(path) ? statSync(path).mtimeMs : undefined;
+      const tmp = join(swiftDir, `.${ring}.ring.gz.${process.pid}.tmp`);
+      writeFileSync(tmp, bytes);
+      // Swift compares mtimes exactly; make sure the new one differs even on a coarse clock.
+      let mtime = new Date();
+      if (previousMtime !== undefined && Math.abs(mtime.getTime() - previousMtime) < 1_000)
+        mtime = new Date(previousMtime + 1_000);
+      utimesSync(tmp, mtime, mtime);
+      renameSync(tmp, path);
+      addLog('harness', `installed ${ring}.ring.gz (${bytes.length} bytes)`);
+      return { path, md5: createHash('md5').update(bytes).digest('hex'), writtenAt: statSync(path).mtime };
+    };
+
+    const portOf = { object: objectPort, container: containerPort, account: accountPort };
+    const replicationPass = async (
+      type: 'object' | 'container' | 'account' = 'object',
+    ): Promise<ReplicationPass | null> => {
+      const { lastMs, durationMs } = await fetchReplication(`http://${LOOPBACK}:${portOf[type]}`, type, {
+        timeoutMs: 5_000,
+      });
+      if (lastMs === null) return null;
+      return { finishedAt: new Date(lastMs), startedAt: new Date(lastMs - (durationMs ?? 0)) };
+    };
+    const waitForReplicationPass = async (
+      after: Date,
+      opts: { type?: 'object' | 'container' | 'account'; timeoutMs?: number } = {},
+    ): Promise<ReplicationPass> => {
+      const type = opts.type ?? 'object';
+      const timeoutMs = opts.timeoutMs ?? 30_000;
+      const deadline = Date.now() + timeoutMs;
+      let seen: ReplicationPass | null = null;
+      for (;;) {
+        seen = await replicationPass(type);
+        if (seen && seen.startedAt > after) return seen;
+        if (Date.now() > deadline)
+          throw new Error(
+            `no ${type} replication pass began after ${after.toISOString()} and finished within ${timeoutMs} ms (last: ${
+              seen ? `${seen.startedAt.toISOString()} – ${seen.finishedAt.toISOString()}` : 'none'
+            })`,
+          );
+        await sleep(250);
+      }
+    };
+    const processNamed = (name: string): ManagedProcess => {
+      const p = procs.find((q) => q.name === name);
+      if (!p) throw new Error(`no process named ${name} (have ${procs.map((q) => q.name).join(', ')})`);
+      return p;
+    };
+    const signalProcess = (name: string, signal: NodeJS.Signals) => {
+      const pid = processNamed(name).child.pid;
+      if (pid) tryKillGroup(pid, signal);
+      addLog('harness', `${signal} to ${name}`);
+    };
+    const stopProcess = async (name: string): Promise<void> => {
+      const p = processNamed(name);
+      const pid = p.child.pid;
+      if (!pid) return;
+      addLog('harness', `stopping ${name}`);
+      tryKillGroup(pid, 'SIGTERM');
+      const deadline = Date.now() + 5_000;
+      while (Date.now() < deadline && groupAlive(pid)) await sleep(50);
+      if (groupAlive(pid)) tryKillGroup(pid, 'SIGKILL');
+      await Promise.race([p.exitPromise, sleep(2_000)]);
+    };
     return {
       proxyUrl,
       authUrl: options.pipeline === 'tempauth' ? `${proxyUrl}/auth/v1.0` : undefined,
@@ -767,6 +1014,14 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
         container: node('container', containerPort),
         object: node('object', objectPort),
       },
+      replicators: replicatorNames,
+      installRing,
+      diskUsage: () => fetchDiskUsage(`http://${LOOPBACK}:${objectPort}`, { timeoutMs: 5_000 }),
+      replicationPass,
+      waitForReplicationPass,
+      stopProcess,
+      pauseProcess: (name: string) => signalProcess(name, 'SIGSTOP'),
+      resumeProcess: (name: string) => signalProcess(name, 'SIGCONT'),
       startedInMs,
       logFile,
       logs,

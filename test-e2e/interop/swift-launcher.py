@@ -1,7 +1,10 @@
 #!/usr/bin/python3
-"""Starts one Swift WSGI server with swift.conf read from the harness's own swift_dir.
+"""Starts one Swift WSGI server or replicator with swift.conf read from the harness's own swift_dir.
 
-Usage: /usr/bin/python3 swift-launcher.py <swift_dir> <account|container|object|proxy> <server.conf>
+Usage: /usr/bin/python3 swift-launcher.py <swift_dir> <what> <server.conf>
+  what: account | container | object | proxy (a WSGI server, as /usr/bin/swift-<what>-server)
+        object-replicator | container-replicator | account-replicator (a daemon, as
+        /usr/bin/swift-<what>; it reads its [<what>] section of <server.conf>)
 
 Why this exists: a server's `swift_dir` setting only moves where rings (and memcache.conf) are read
 from. Storage policies, the hash path prefix/suffix and constraints are always read from
@@ -16,7 +19,9 @@ So we point Swift's config loader at our copy *before* any module that reads it 
 import os
 import sys
 
-if len(sys.argv) != 4 or sys.argv[2] not in ('account', 'container', 'object', 'proxy'):
+SERVERS = ('account', 'container', 'object', 'proxy')
+REPLICATORS = ('object-replicator', 'container-replicator', 'account-replicator')
+if len(sys.argv) != 4 or sys.argv[2] not in SERVERS + REPLICATORS:
     sys.exit(__doc__)
 swift_dir, server_type, conf_file = sys.argv[1:4]
 swift_conf = os.path.join(swift_dir, 'swift.conf')
@@ -41,6 +46,20 @@ constraints.reload_constraints()
 from swift.common.middleware import recon  # noqa: E402
 
 recon.SWIFT_CONF_FILE = swift_conf  # /recon/swiftconfmd5 should hash the file actually in use
+
+if server_type in REPLICATORS:
+    from swift.common.daemon import run_daemon  # noqa: E402
+
+    if server_type == 'object-replicator':
+        from swift.obj.replicator import ObjectReplicator as klass  # noqa: E402
+    elif server_type == 'container-replicator':
+        from swift.container.replicator import ContainerReplicator as klass  # noqa: E402
+    else:
+        from swift.account.replicator import AccountReplicator as klass  # noqa: E402
+    sys.stdout.write('swift-launcher: %s using %s\n' % (server_type, swift_conf))
+    sys.stdout.flush()
+    # As /usr/bin/swift-<type>-replicator without --once: runs passes forever, `interval` apart.
+    sys.exit(run_daemon(klass, conf_file))
 
 from swift.common.wsgi import run_wsgi  # noqa: E402
 

@@ -6,6 +6,8 @@ export { parseSwiftConf, type ErasureCoding, type PolicyType, type StoragePolicy
 export { readSwiftDir, objectRingName, type SwiftDir } from './swift-dir';
 export {
   fetchDiskUsage,
+  fetchRecon,
+  reconBaseUrl,
   pollNodes,
   type DiskUsage,
   type NodeDiskUsage,
@@ -13,5 +15,21 @@ export {
   type ReconNode,
   type ReconOptions,
 } from './recon';
+export {
+  fetchReplication,
+  fetchRingMd5s,
+  fetchUnmounted,
+  type ReplicationReport,
+  type ReplicationType,
+  type UnmountedDevice,
+} from './recon-readers';
+export {
+  checkStepSafety,
+  DEFAULT_FILL_LIMIT_PCT,
+  type SafetyCheck,
+  type StepSafety,
+  type StepSafetyInput,
+  type StepSafetyOptions,
+} from './ring-safety';
 export { mapConcurrent } from './pool';
 export { IniError, parseIni, sectionItems, type IniFile } from './ini';

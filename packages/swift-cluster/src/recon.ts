@@ -78,16 +78,25 @@ function describeFailure(e: unknown): string {
 }
 
 /**
- * `GET <baseUrl>/recon/diskusage` (baseUrl like `http://10.0.0.1:6200`). Anything but a 2xx answer
- * with a well-formed list within `timeoutMs` is a `ReconError` naming the node.
+ * `GET <baseUrl>/recon/<path>` (baseUrl like `http://10.0.0.1:6200`, path like `diskusage` or
+ * `replication/object`), parsed as JSON. Anything but a 2xx answer with valid JSON within
+ * `timeoutMs` is a `ReconError` naming the node; what the JSON must look like is the caller's.
  */
-export async function fetchDiskUsage(baseUrl: string, options: ReconOptions): Promise<DiskUsage[]> {
+export async function fetchRecon(baseUrl: string, path: string, options: ReconOptions): Promise<unknown> {
+  return (await reconGet(baseUrl, path, options)).body;
+}
+
+async function reconGet(
+  baseUrl: string,
+  path: string,
+  options: ReconOptions,
+): Promise<{ node: string; body: unknown }> {
   let node: string;
   let url: string;
   try {
     const parsed = new URL(baseUrl);
     node = parsed.host;
-    url = `${baseUrl.replace(/\/+$/, '')}/recon/diskusage`;
+    url = `${baseUrl.replace(/\/+$/, '')}/recon/${path}`;
   } catch {
     throw new ReconError(baseUrl, 'not a valid URL');
   }
@@ -115,7 +124,7 @@ export async function fetchDiskUsage(baseUrl: string, options: ReconOptions): Pr
     }
     if (!response.ok) {
       await response.body?.cancel().catch(() => undefined);
-      throw new ReconError(node, `HTTP ${response.status} from GET /recon/diskusage`);
+      throw new ReconError(node, `HTTP ${response.status} from GET /recon/${path}`);
     }
     let text: string;
     try {
@@ -123,20 +132,28 @@ export async function fetchDiskUsage(baseUrl: string, options: ReconOptions): Pr
     } catch (e) {
       throw failed('reading the response failed', e);
     }
-    let body: unknown;
     try {
-      body = JSON.parse(text);
+      return { node, body: JSON.parse(text) as unknown };
     } catch {
       throw new ReconError(node, 'response is not valid JSON');
     }
-    return parseDiskUsage(body, node);
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', stop);
   }
 }
 
-const baseUrlOf = (node: ReconNode): string =>
+/**
+ * `GET <baseUrl>/recon/diskusage` (baseUrl like `http://10.0.0.1:6200`). Anything but a 2xx answer
+ * with a well-formed list within `timeoutMs` is a `ReconError` naming the node.
+ */
+export async function fetchDiskUsage(baseUrl: string, options: ReconOptions): Promise<DiskUsage[]> {
+  const { node, body } = await reconGet(baseUrl, 'diskusage', options);
+  return parseDiskUsage(body, node);
+}
+
+/** `http://<ip>:<port>` of a storage node (IPv6 in brackets). */
+export const reconBaseUrl = (node: ReconNode): string =>
   `http://${node.ip.includes(':') ? `[${node.ip}]` : node.ip}:${node.port}`;
 
 /**
@@ -154,7 +171,7 @@ export async function pollNodes(
   return mapConcurrent(nodes, options.concurrency, async (node): Promise<NodeDiskUsage> => {
     try {
       if (options.signal?.aborted) throw new ReconError(`${node.ip}:${node.port}`, 'stopped');
-      return { node, ok: true, devices: await fetchDiskUsage(baseUrlOf(node), options) };
+      return { node, ok: true, devices: await fetchDiskUsage(reconBaseUrl(node), options) };
     } catch (e) {
       const error =
         e instanceof ReconError ? e : new ReconError(`${node.ip}:${node.port}`, (e as Error).message ?? String(e));
