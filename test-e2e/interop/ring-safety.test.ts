@@ -9,7 +9,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync, 
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkStepSafety, type StepSafety, type StepSafetyInput } from '../../packages/swift-cluster/src';
+import { checkStepSafety, type StepSafety, type StepSafetyInput } from '@cairn/swift-cluster';
 import { startSwiftCluster, swiftRingBuilderSteps, type InstalledRing, type SwiftCluster } from './swift-cluster';
 
 const md5Of = (path: string) => createHash('md5').update(readFileSync(path)).digest('hex');

@@ -42,7 +42,7 @@ import {
 import * as net from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { fetchDiskUsage, fetchReplication, type DiskUsage } from '../../packages/swift-cluster/src';
+import { fetchDiskUsage, fetchReplication, type DiskUsage } from '@cairn/swift-cluster';
 
 export const SWIFT_PYTHON = '/usr/bin/python3';
 export const SWIFT_RING_BUILDER = '/usr/bin/swift-ring-builder';
