@@ -24,9 +24,11 @@ class UserResource(ModelResource):
     user = fields.CharField(attribute='username')
 
     class Meta:
-        # Ordered by id, as Cairn lists when no order_by is given; select_related so that each row's
-        # cluster URI costs no query of its own (the usual tastypie set-up, not an N+1 strawman).
-        queryset = StorageUser.objects.select_related('cluster').order_by('id')
+        # Ordered by id, as Cairn lists when no order_by is given. The clusters of a page are read in
+        # one query after it (prefetch_related): without it, each row's cluster URI costs a query of
+        # its own (page 1 about twice as slow); with select_related, the deep page joins every row it
+        # skips (about twice as slow there).
+        queryset = StorageUser.objects.prefetch_related('cluster').order_by('id')
         resource_name = 'users'
         allowed_methods = ['get']
         fields = ['id', 'is_superuser', 'enabled', 'created_at', 'updated_at']
