@@ -590,9 +590,11 @@ async function main(cleanups: Cleanups): Promise<void> {
     return cores === null || cores === undefined || m.rps === 0 ? undefined : fmtMs((cores * 1000) / m.rps);
   };
 
+  // Each side as a fraction of the hello world measured around it, so that a neighbour who took
+  // the cores during one side's run and not the other's moves the ratio less.
   const overTastypie = (m: Measured) => {
     const t = run.byKey.get(`${m.scenario.key}${TWIN}`);
-    return t && t.rps > 0 ? m.rps / t.rps : undefined;
+    return t && t.rps > 0 ? ratio(m) / ratio(t) : undefined;
   };
   const quick = SETTINGS.users !== 1_000_000 || SETTINGS.clusters !== 10;
   printResults({
@@ -607,7 +609,7 @@ async function main(cleanups: Cleanups): Promise<void> {
     notes: [
       ...(anchor
         ? [
-            `× tastypie: Cairn's req/s over the django-tastypie anchor's (${anchor.versions}, ${anchor.workers} workers), measured right after it: ` +
+            `× tastypie: Cairn's "vs baseline" over the django-tastypie anchor's, measured right after it (${anchor.versions}, ${anchor.workers} workers): ` +
               ANCHORED.filter((k) => run.byKey.has(k))
                 .map((k) => `${k} ${fmtTimes(overTastypie(run.byKey.get(k)!))}`)
                 .join(', '),
