@@ -596,6 +596,17 @@ async function main(cleanups: Cleanups): Promise<void> {
     const t = run.byKey.get(`${m.scenario.key}${TWIN}`);
     return t && t.rps > 0 ? ratio(m) / ratio(t) : undefined;
   };
+  // CPU time per request of the server and Postgres together: what each side costs the machine,
+  // steadier than req/s while other tenants take cores.
+  const cpuMs = (m: Measured) => {
+    const [server, postgres] = [m.cpu[0]?.cores, m.cpu[1]?.cores];
+    return server == null || postgres == null || m.rps === 0 ? undefined : ((server + postgres) * 1000) / m.rps;
+  };
+  const tastypieCpuOver = (m: Measured) => {
+    const t = run.byKey.get(`${m.scenario.key}${TWIN}`);
+    const [ours, theirs] = [cpuMs(m), t && cpuMs(t)];
+    return ours && theirs ? theirs / ours : undefined;
+  };
   const quick = SETTINGS.users !== 1_000_000 || SETTINGS.clusters !== 10;
   printResults({
     title: `\nResults (${started.toISOString()}; ${fmtInt(SETTINGS.users)} users, ${SETTINGS.connections} connections, ${SETTINGS.duration} s each)`,
@@ -612,6 +623,10 @@ async function main(cleanups: Cleanups): Promise<void> {
             `× tastypie: Cairn's "vs baseline" over the django-tastypie anchor's, measured right after it (${anchor.versions}, ${anchor.workers} workers): ` +
               ANCHORED.filter((k) => run.byKey.has(k))
                 .map((k) => `${k} ${fmtTimes(overTastypie(run.byKey.get(k)!))}`)
+                .join(', '),
+            `CPU per request (server + postgres), tastypie's over Cairn's: ` +
+              ANCHORED.filter((k) => run.byKey.has(k))
+                .map((k) => `${k} ${fmtTimes(tastypieCpuOver(run.byKey.get(k)!)) ?? '-'}`)
                 .join(', '),
           ]
         : []),
