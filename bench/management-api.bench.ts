@@ -20,6 +20,9 @@
  *                      lists them): page1, deep, detail, then one per documented list filter and
  *                      ordering, each on page 1 and deep (`…_deep`), see LIST_SCENARIOS
  *   BENCH_CPU_PROF     a directory: the API child runs with --cpu-prof and writes its profile there
+ *   BENCH_TASTYPIE     1: measure the django-tastypie anchor (bench/tastypie) beside page1,
+ *                      cluster__name, detail and deep, and fail when it cannot run; 0: do not; unset:
+ *                      measure it when Debian's packages for it are installed, else say why not
  *
  * Process layout. The machine this was written for has 2 cores shared with Postgres. The hello-world
  * baseline and the API each run in their own child process (forked from this file), and autocannon
@@ -56,6 +59,7 @@ import { intEnv, loadEnv, stringEnv } from './lib/env';
 import { checkOnce, measureBracketed, type LoadSettings, type Measured, type Scenario } from './lib/load';
 import { runBenchmark, type Cleanups } from './lib/main';
 import { throwawayDatabase } from './lib/postgres';
+import { startTastypie, tastypieMissing, type TastypieAnchor } from './lib/tastypie';
 import { fmtInt, fmtMs, printResults, ratio, verdict, type Verdict } from './lib/report';
 
 // ---------------------------------------------------------------------------------------------
@@ -69,7 +73,11 @@ const SETTINGS = {
   pgServerUrl: stringEnv('BENCH_PG_URL', 'postgres://postgres@127.0.0.1:5432/postgres'),
   databaseUrl: stringEnv('DATABASE_URL'),
   cpuProfDir: stringEnv('BENCH_CPU_PROF'),
+  tastypie: stringEnv('BENCH_TASTYPIE'),
 };
+
+/** The scenarios measured beside the django-tastypie anchor (plain tastypie over the same users). */
+const ANCHORED = ['page1', 'cluster__name', 'detail', 'deep'];
 
 /**
  * Every documented filter and lookup of the users list and `order_by` on each orderable field, on
@@ -397,6 +405,7 @@ async function seedQuotasAndUsage(db: Deps['db'], clusterIds: number[], quotas: 
 
 async function main(cleanups: Cleanups): Promise<void> {
   const started = new Date();
+  const selected = scenarioSelection();
   console.log(
     `management-api benchmark: ${fmtInt(SETTINGS.users)} users over ${SETTINGS.clusters} clusters, ` +
       `${SETTINGS.connections} connections, ${SETTINGS.warmup} s warm-up + ${SETTINGS.duration} s per scenario, pool max ${SETTINGS.poolMax}`,
@@ -504,7 +513,6 @@ async function main(cleanups: Cleanups): Promise<void> {
     scenarios.detail,
     json<{ user?: string }>((b) => (typeof b.user === 'string' ? null : 'no user in detail')),
   );
-  const selected = scenarioSelection();
   for (const l of LIST_SCENARIOS) {
     if (!selected.has(l.key)) continue;
     await checkOnce(
@@ -519,6 +527,20 @@ async function main(cleanups: Cleanups): Promise<void> {
   }
   console.log('sanity checks passed (200s with the expected shapes and exact totals)');
 
+  // The anchor answers the same requests; each of its answers is checked against Cairn's once.
+  const twins = new Map<string, Scenario>();
+  const anchor = ANCHORED.some((k) => selected.has(k)) ? await anchorIfWanted(databaseUrl, cleanups) : null;
+  if (anchor) {
+    const target = { port: anchor.port, server: anchor.server };
+    for (const key of ANCHORED.filter((k) => selected.has(k))) {
+      const cairn = key in scenarios ? scenarios[key as keyof typeof scenarios] : listed.get(key)!;
+      const twin: Scenario = { ...cairn, key: `${key}${TWIN}`, label: `${cairn.label} (tastypie)`, target };
+      await sameAnswer(cairn, twin);
+      twins.set(key, twin);
+    }
+    console.log('tastypie anchor: same total_count and same page of ids as Cairn for each anchored scenario');
+  }
+
   console.log('load (autocannon in this process; each server in its own child process):');
   const { connections, warmup, duration } = SETTINGS;
   const settings: LoadSettings = {
@@ -527,9 +549,11 @@ async function main(cleanups: Cleanups): Promise<void> {
     duration,
     parties: [party.comm('postgres', 'postgres'), party.self('loadgen')],
   };
-  const measured = ALL_SCENARIOS.filter((k) => selected.has(k)).map((k) =>
+  // Each anchored scenario is followed by the anchor's, so both are measured around the same time.
+  const measured = ALL_SCENARIOS.filter((k) => selected.has(k)).flatMap((k) => [
     k in scenarios ? scenarios[k as keyof typeof scenarios] : listed.get(k)!,
-  );
+    ...(twins.has(k) ? [twins.get(k)!] : []),
+  ]);
   const run = await measureBracketed(scenarios.baseline, measured, settings);
   const page1 = run.byKey.get('page1');
   const deep = run.byKey.get('deep');
@@ -566,21 +590,108 @@ async function main(cleanups: Cleanups): Promise<void> {
     return cores === null || cores === undefined || m.rps === 0 ? undefined : fmtMs((cores * 1000) / m.rps);
   };
 
+  // Each side as a fraction of the hello world measured around it, so that a neighbour who took
+  // the cores during one side's run and not the other's moves the ratio less.
+  const overTastypie = (m: Measured) => {
+    const t = run.byKey.get(`${m.scenario.key}${TWIN}`);
+    return t && t.rps > 0 ? ratio(m) / ratio(t) : undefined;
+  };
+  // CPU time per request of the server and Postgres together: what each side costs the machine,
+  // steadier than req/s while other tenants take cores.
+  const cpuMs = (m: Measured) => {
+    const [server, postgres] = [m.cpu[0]?.cores, m.cpu[1]?.cores];
+    return server == null || postgres == null || m.rps === 0 ? undefined : ((server + postgres) * 1000) / m.rps;
+  };
+  const tastypieCpuOver = (m: Measured) => {
+    const t = run.byKey.get(`${m.scenario.key}${TWIN}`);
+    const [ours, theirs] = [cpuMs(m), t && cpuMs(t)];
+    return ours && theirs ? theirs / ours : undefined;
+  };
   const quick = SETTINGS.users !== 1_000_000 || SETTINGS.clusters !== 10;
   printResults({
     title: `\nResults (${started.toISOString()}; ${fmtInt(SETTINGS.users)} users, ${SETTINGS.connections} connections, ${SETTINGS.duration} s each)`,
     ...run,
     verdicts,
     extraColumns: [
-      { header: 'API CPU ms/req', cell: msPerRequest(0) },
+      ...(anchor ? [{ header: '× tastypie', cell: (m: Measured) => fmtTimes(overTastypie(m)) }] : []),
+      { header: 'server CPU ms/req', cell: msPerRequest(0) },
       { header: 'postgres CPU ms/req', cell: msPerRequest(1) },
     ],
-    notes: quick
-      ? [
-          'Quick mode: the targets are defined for 1,000,000 users over 10 clusters; these verdicts are only indicative.',
-        ]
-      : [],
+    notes: [
+      ...(anchor
+        ? [
+            `× tastypie: Cairn's "vs baseline" over the django-tastypie anchor's, measured right after it (${anchor.versions}, ${anchor.workers} workers): ` +
+              ANCHORED.filter((k) => run.byKey.has(k))
+                .map((k) => `${k} ${fmtTimes(overTastypie(run.byKey.get(k)!))}`)
+                .join(', '),
+            `CPU per request (server + postgres), tastypie's over Cairn's: ` +
+              ANCHORED.filter((k) => run.byKey.has(k))
+                .map((k) => `${k} ${fmtTimes(tastypieCpuOver(run.byKey.get(k)!)) ?? '-'}`)
+                .join(', '),
+          ]
+        : []),
+      ...(quick
+        ? [
+            'Quick mode: the targets are defined for 1,000,000 users over 10 clusters; these verdicts are only indicative.',
+          ]
+        : []),
+    ],
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The django-tastypie anchor
+
+/** Key suffix of a scenario's twin on the anchor. */
+const TWIN = '@tastypie';
+
+const fmtTimes = (x: number | undefined): string | undefined => (x === undefined ? undefined : `${x.toFixed(1)} ×`);
+
+/** BENCH_TASTYPIE: 1 requires the anchor, 0 turns it off, unset uses it when it can run. */
+async function anchorIfWanted(databaseUrl: string, cleanups: Cleanups): Promise<TastypieAnchor | null> {
+  const wanted = SETTINGS.tastypie;
+  if (wanted !== undefined && wanted !== '0' && wanted !== '1')
+    throw new Error(`BENCH_TASTYPIE must be 0 or 1, got '${wanted}'`);
+  if (wanted === '0') {
+    console.log('tastypie anchor: off (BENCH_TASTYPIE=0)');
+    return null;
+  }
+  const missing = tastypieMissing();
+  if (missing) {
+    if (wanted === '1') throw new Error(`BENCH_TASTYPIE=1, but the tastypie anchor cannot run: ${missing}`);
+    console.log(`tastypie anchor: skipped, ${missing}`);
+    return null;
+  }
+  const anchor = await startTastypie(databaseUrl, cleanups);
+  console.log(`tastypie anchor: ${anchor.versions}, ${anchor.workers} workers, port ${anchor.port}`);
+  return anchor;
+}
+
+interface Answer {
+  meta?: { total_count: number };
+  objects?: Array<{ id: unknown; user: unknown }>;
+  id?: unknown;
+  user?: unknown;
+}
+
+/**
+ * One request of Cairn's scenario, sent to Cairn and to the anchor: both must answer 200 with the
+ * same total_count and the same users in the same order (or the same user, for a detail).
+ */
+async function sameAnswer(cairn: Scenario, anchor: Scenario): Promise<void> {
+  const r = cairn.request();
+  const get = async (s: Scenario): Promise<Answer> => {
+    const res = await fetch(`http://127.0.0.1:${s.target.port}${r.path}`, { headers: r.headers ?? {} });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`${s.label}: ${r.path} answered ${res.status}: ${text.slice(0, 500)}`);
+    return JSON.parse(text) as Answer;
+  };
+  const [a, b] = [await get(cairn), await get(anchor)];
+  const users = (x: Answer) => (x.objects ?? [x]).map((o) => `${String(o.id)}:${String(o.user)}`).join(',');
+  if (a.meta?.total_count !== b.meta?.total_count)
+    throw new Error(`${anchor.label}: ${r.path} total_count ${b.meta?.total_count}, Cairn's ${a.meta?.total_count}`);
+  if (users(a) !== users(b))
+    throw new Error(`${anchor.label}: ${r.path} answered other users than Cairn: ${users(b).slice(0, 200)}`);
 }
 
 runBenchmark({ serve, main });
