@@ -4,8 +4,16 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
 import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, startStack, type Stack } from '../support/stack';
-import { formatBytes, formatTb, tbTitle } from '../../packages/console/src/lib/format';
+import { formatBytes, formatPct, formatTb, tbTitle } from '../../packages/console/src/lib/format';
 import { describeProjection, historySamples, projectThreshold } from '../../packages/console/src/lib/projection';
+import { ringSetMatcher } from '../../packages/console/src/lib/ring-sets';
+import {
+  DEFAULT_STEP_PCT,
+  describeWhen,
+  formatDuration,
+  projectChange,
+  thresholdBeforeAfter,
+} from '../../packages/console/src/lib/what-if';
 import { launch, PageProblems, type Browser } from './chromium';
 
 /**
@@ -317,6 +325,106 @@ describe('the console in chromium', () => {
       fullPage: true,
       clip: { x: 0, y: 0, width: 1280, height: 1150 },
     });
+    expect(problems.take()).toEqual([]);
+    await page.close();
+  });
+
+  it("when the operator adds 2 devices of 16 TB in the what-if panel, then it shows what the what-if module computes from the API's devices and history", async () => {
+    const { page, problems } = await openPage();
+    await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
+    await visit(page, '#/clusters/1/capacity', /^Capacity planning/);
+    const panel = page.locator('section', { has: page.getByRole('heading', { name: 'What if' }) });
+    await panel.getByLabel('Ring set').selectOption('gold,silver');
+    await panel.getByLabel('Devices to add').fill('2');
+    await panel.getByLabel('Size of each').fill('16 TB');
+
+    // The same figures from the API's answers, through the console's own module.
+    const ringSet = 'gold,silver';
+    const { capacity } = await api<{ capacity: Array<{ ring_set: string }> }>('GET', 'clusters/1/capacity/list/');
+    const ringSetOf = ringSetMatcher(capacity.map((e) => e.ring_set));
+    const { objects } = await api<{
+      objects: Array<{
+        node: string;
+        device: string;
+        policies: string[];
+        used_bytes: number | null;
+        avail_bytes: number | null;
+      }>;
+    }>('GET', 'clusters/1/devices/?limit=1000');
+    const members = objects
+      .filter((d) => ringSetOf(d.policies) === ringSet && d.used_bytes !== null && d.avail_bytes !== null)
+      .map((d) => ({
+        key: `${d.node}/${d.device}`,
+        node: d.node,
+        device: d.device,
+        weight: d.used_bytes! + d.avail_bytes!,
+        used: d.used_bytes!,
+      }));
+    expect(members).toHaveLength(16);
+    const w = projectChange(
+      members,
+      { kind: 'add', count: 2, sizeBytes: 16e12, nodes: 1 },
+      { partPower: 10, replicas: 3, stepPct: DEFAULT_STEP_PCT, bytesPerSecondPerNode: 100 * 2 ** 20 },
+    );
+    const start = new Date(Date.now() - 30 * 86_400_000).toISOString();
+    const { history } = await api<{
+      history: Array<{
+        ring_set: string;
+        samples: Array<{ time: string; total_used_tb: number; total_raw_tb: number }>;
+      }>;
+    }>('GET', `clusters/1/capacity/history/?start=${start}`);
+    const samples = historySamples(history.find((h) => h.ring_set === ringSet)!.samples);
+    const warn = thresholdBeforeAfter(samples, w.rawAfter - w.rawBefore, 80);
+    const full = thresholdBeforeAfter(samples, w.rawAfter - w.rawBefore, 100);
+
+    const field = async (name: string) => (await panel.locator(`[data-field="${name}"]`).textContent())?.trim();
+    await expect(field('estimate-note')).resolves.toBe(
+      'Estimated: proportional to weight; a ring plan computed by Swift (cairn rings plan) gives exact figures.',
+    );
+    await expect(field('raw')).resolves.toBe(`${formatBytes(w.rawBefore)} → ${formatBytes(w.rawAfter)}`);
+    await expect(field('parts')).resolves.toBe(
+      `${w.partsToMove.toLocaleString('en-US')} of ${w.partReplicas.toLocaleString('en-US')} partition replicas`,
+    );
+    await expect(field('bytes')).resolves.toBe(formatBytes(w.bytesToMove));
+    await expect(field('steps')).resolves.toBe(String(w.steps));
+    await expect(field('time')).resolves.toMatch(
+      new RegExp(`^${formatDuration(w.seconds)} at the assumed rate, 1 node `),
+    );
+    await expect(field('warn-when')).resolves.toBe(
+      `today ${describeWhen(warn.before)} · after ${describeWhen(warn.after)}`,
+    );
+    await expect(field('full-when')).resolves.toBe(
+      `today ${describeWhen(full.before)} · after ${describeWhen(full.after)}`,
+    );
+    // Growth seeded at 1 % a day reaches full later with 32 TB more.
+    expect([full.before.kind, full.after.kind]).toEqual(['at', 'at']);
+    const rows = await panel
+      .locator('table.what-if-devices tbody tr')
+      .evaluateAll((trs) =>
+        trs.map((tr) => [
+          tr.getAttribute('data-device'),
+          tr.querySelector('[data-field="pct"]')?.textContent,
+          tr.querySelector('[data-field="pct-after"]')?.textContent,
+        ]),
+      );
+    expect(rows).toHaveLength(18);
+    const byKey = new Map(w.devices.map((d) => [d.key, d]));
+    for (const [key, today, after] of rows) {
+      const d = byKey.get(key!)!;
+      expect([key, today, after]).toEqual([key, d.isNew ? 'new' : formatPct(d.pct), formatPct(d.pctAfter)]);
+      if (!d.isNew) expect(d.pctAfter!).toBeLessThan(d.pct!);
+    }
+    await panel.screenshot({ path: join(ARTIFACTS, 'capacity-what-if-1280.png') });
+    expect(await axeFindings(page)).toEqual([]);
+    // On a phone the device column and both fills stay in view; the page does not scroll sideways.
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const selector of ['th[scope="row"]', 'td[data-field="pct"]', 'td[data-field="pct-after"]']) {
+      const r = await panel.locator(`table.what-if-devices tbody tr ${selector}`).first().boundingBox();
+      expect({ selector, inView: !!r && r.x >= 0 && r.x + r.width <= 390 }).toEqual({ selector, inView: true });
+    }
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await panel.screenshot({ path: join(ARTIFACTS, 'capacity-what-if-390.png') });
+    await page.setViewportSize({ width: 1280, height: 800 });
     expect(problems.take()).toEqual([]);
     await page.close();
   });

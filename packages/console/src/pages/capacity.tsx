@@ -11,6 +11,7 @@ import { Histogram, UsedBar, WARN_PCT } from './charts';
 import { DeviceTable } from './device-table';
 import { Lazy } from '../lazy';
 import { QuotaCommitment } from './quota-capacity';
+import { WhatIfPanel } from './what-if';
 
 /** The trend charts and uPlot load only when there is a history to draw. */
 const loadTrend = () => import('./capacity-trend').then((m) => m.CapacityTrend);
@@ -88,6 +89,9 @@ export function CapacityPage({ clusterId }: { clusterId: number; params: URLSear
           />
         ))}
       </div>
+      {elements.length > 0 && devices.data ? (
+        <WhatIfPanel elements={elements} devices={rows} history={history.data} />
+      ) : null}
       <Section title={`Trend of the last ${TREND_DAYS} days`}>
         <p class="hint">
           Bytes used per ring set, one sample per hour a report arrived in, and a straight-line estimate of when the
