@@ -13,6 +13,8 @@ import { POLICY_SUMMARY_FIELDS, SUMMARY_FIELDS, type SummaryField } from '../res
 import { auditResource } from '../routes/audit';
 import { clustersResource } from '../routes/clusters';
 import { devicesResource } from '../routes/devices';
+import { ringsResource } from '../routes/rings';
+import { ringPaths } from './rings';
 import { operatorsResource } from '../routes/operators';
 import { s3CredentialsResource } from '../routes/s3-credentials';
 import { applicationCredentialsResource } from '../routes/application-credentials';
@@ -117,6 +119,11 @@ export const MOUNTED: MountedResource[] = [
       },
     ],
     tag: 'capacity',
+  },
+  {
+    resource: ringsResource,
+    list: `${API_ROOT}/clusters/{id}/rings/`,
+    tag: 'rings',
   },
 ];
 
@@ -980,6 +987,7 @@ function merge(
 export function openApiDocument(discoverable: readonly ResourceDef[]): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   merge(paths, handKeptPaths());
+  merge(paths, ringPaths());
   for (const m of MOUNTED) merge(paths, resourcePaths(m));
   for (const r of discoverable) {
     const mounted = MOUNTED.find((m) => m.resource === r);
@@ -1044,9 +1052,11 @@ export function openApiDocument(discoverable: readonly ResourceDef[]): JsonSchem
     },
     servers: [{ url: '/' }],
     security: [{ apiKey: [] }],
-    tags: ['users', 'clusters', 'operators', 'audit', 'capacity', 'utilization', 'discovery', 'probes'].map((name) => ({
-      name,
-    })),
+    tags: ['users', 'clusters', 'operators', 'audit', 'capacity', 'rings', 'utilization', 'discovery', 'probes'].map(
+      (name) => ({
+        name,
+      }),
+    ),
     paths: finished,
     components: {
       securitySchemes: {
