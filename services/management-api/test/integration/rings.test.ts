@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type request from 'supertest';
 import { ADMIN_AUTH, DB_KINDS, createCluster, createOperator, startTestApp, type TestApp } from '../support/harness';
 
 /**
@@ -15,10 +16,11 @@ const OTHER_PART_POWER = ring('object-2');
 const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
 
 /** supertest collects an octet-stream answer as a Buffer only when told to; errors stay readable as text. */
-const binary = (res: NodeJS.ReadableStream, done: (err: Error | null, body: unknown) => void) => {
+const binary = (res: request.Response, done: (err: Error | null, body: unknown) => void) => {
+  const stream = res as unknown as NodeJS.ReadableStream;
   const chunks: Buffer[] = [];
-  res.on('data', (c: Buffer) => chunks.push(c));
-  res.on('end', () => {
+  stream.on('data', (c: Buffer) => chunks.push(c));
+  stream.on('end', () => {
     const bytes = Buffer.concat(chunks);
     (res as unknown as { text: string }).text = bytes.toString('utf8');
     done(null, bytes);
