@@ -62,7 +62,10 @@ export function registerRings(program: Command): Command {
         const ring = ringName(flags.ring);
         const target = await targetOf(cmd);
         const id = await clusterIdOf(target, flags.cluster);
-        const bytes = await readFile(join(flags.swiftDir, `${ring}.ring.gz`));
+        const path = join(flags.swiftDir, `${ring}.ring.gz`);
+        const bytes = await readFile(path).catch((e: NodeJS.ErrnoException) => {
+          throw errors.invalidInput(`Cannot read the ring ${path} (${e.code ?? e.message}); nothing was pushed.`);
+        });
         const headers: Record<string, string> = {};
         if (flags.planId !== undefined) headers['X-Cairn-Plan-Id'] = flags.planId;
         if (flags.step !== undefined) headers['X-Cairn-Plan-Step'] = flags.step;

@@ -128,6 +128,12 @@ describe.each(DB_KINDS)('ring versions on %s', (kind) => {
       [2, true],
     ]);
     expect(list[0]).not.toHaveProperty('ring_gz');
+    const newestFirst = await app
+      .http()
+      .get(`${base()}/?ring=object&current=false&created_at__gte=2000-01-01&order_by=-version`)
+      .set('Authorization', ADMIN_AUTH);
+    expect(newestFirst.status).toBe(200);
+    expect((newestFirst.body.objects as Array<{ version: number }>).map((v) => v.version)).toEqual([1]);
   });
 
   it('when a ring of another part power is pushed, then 409 with a sentence and nothing changes', async () => {
