@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +22,7 @@ import { pullOnce } from '../src/rings/pull';
 const FIXTURES = join(__dirname, '../../swift-cluster/test/fixtures/swift');
 const ring = (name: string): Buffer => readFileSync(join(FIXTURES, `${name}.ring.gz`));
 const REPO_ROOT = join(__dirname, '../../..');
+const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
 
 describe('cairn rings pull', () => {
   let app: TestApp;
@@ -114,33 +116,36 @@ describe('cairn rings pull', () => {
     }
   });
 
-  it('when run as a command with --interval, then a foreign ring is reported and SIGTERM ends it with 0; once, it exits 5', async () => {
-    const node = mkdtempSync(join(tmpdir(), 'cairn-rings-pull-'));
-    copyFileSync(join(FIXTURES, 'object.ring.gz'), join(node, 'object.ring.gz'));
+  /** `cairn …` as a process (from source), against the test API; SIGTERM once `untilStderr` is seen. */
+  const run = (args: string[], untilStderr?: RegExp) => {
     const env = {
       PATH: process.env.PATH ?? '',
       HOME: dir,
       CAIRN_API_URL: app.baseUrl,
       CAIRN_API_KEY: `${ADMIN.name}:${ADMIN.key}`,
     };
-    const run = (args: string[], untilStderr?: RegExp) =>
-      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-        const child = spawn(
-          process.execPath,
-          ['--import', 'tsx', '--conditions=cairn-source', 'packages/cli/src/main.ts', ...args],
-          { cwd: REPO_ROOT, env },
-        );
-        let stdout = '';
-        let stderr = '';
-        let killed = false;
-        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-        child.stderr.on('data', (d: Buffer) => {
-          stderr += d.toString();
-          // Once: a second SIGTERM finds no handler left and ends the process at once (stop-signal.ts).
-          if (!killed && untilStderr?.test(stderr)) killed = child.kill('SIGTERM');
-        });
-        child.once('exit', (code) => resolve({ code, stdout, stderr }));
+    return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', '--conditions=cairn-source', 'packages/cli/src/main.ts', ...args],
+        { cwd: REPO_ROOT, env },
+      );
+      let stdout = '';
+      let stderr = '';
+      let killed = false;
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+        // Once: a second SIGTERM finds no handler left and ends the process at once (stop-signal.ts).
+        if (!killed && untilStderr?.test(stderr)) killed = child.kill('SIGTERM');
       });
+      child.once('exit', (code) => resolve({ code, stdout, stderr }));
+    });
+  };
+
+  it('when run as a command with --interval, then a foreign ring is reported and SIGTERM ends it with 0; once, it exits 5', async () => {
+    const node = mkdtempSync(join(tmpdir(), 'cairn-rings-pull-'));
+    copyFileSync(join(FIXTURES, 'object.ring.gz'), join(node, 'object.ring.gz'));
     const once = await run(['rings', 'pull', '--cluster', 'pull-west', '--swift-dir', node]);
     expect(once.code).toBe(5);
     expect(once.stderr).toContain("Not this node's cluster's ring");
@@ -151,5 +156,40 @@ describe('cairn rings pull', () => {
     expect([timer.code, timer.stderr]).toEqual([0, expect.stringContaining('stopped on request')]);
     expect(Buffer.compare(readFileSync(join(node, 'object.ring.gz')), ring('object'))).toBe(0);
     rmSync(node, { recursive: true, force: true });
+  });
+
+  it('when a ring is pushed with the command, then it is the new current version with its plan, and versions lists it', async () => {
+    const pushed = await run([
+      'rings',
+      'push',
+      '--cluster',
+      'pull-wide',
+      '--swift-dir',
+      FIXTURES,
+      '--ring',
+      'object-2',
+      '--plan-id',
+      'grow-2',
+      '--step',
+      '3',
+    ]);
+    expect([pushed.code, pushed.stderr]).toEqual([0, '']);
+    expect(pushed.stdout).toBe(
+      `object-2.ring.gz is version 1 of cluster ${wide}, now current (md5 ${md5(ring('object-2'))})\n`,
+    );
+    const listed = await run(['rings', 'versions', '--cluster', 'pull-wide', '--ring', 'object-2', '-o', 'json']);
+    expect(JSON.parse(listed.stdout)).toEqual([
+      expect.objectContaining({
+        ring: 'object-2',
+        version: 1,
+        current: true,
+        plan_id: 'grow-2',
+        plan_step: 3,
+        part_power: 10,
+      }),
+    ]);
+    const missing = await run(['rings', 'push', '--cluster', 'pull-wide', '--swift-dir', dir, '--ring', 'account']);
+    expect(missing.code).toBe(5);
+    expect(missing.stderr).toContain('Cannot read the ring');
   });
 });
