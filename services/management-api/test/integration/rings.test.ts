@@ -113,6 +113,8 @@ describe.each(DB_KINDS)('ring versions on %s', (kind) => {
     expect(again.status).toBe(304);
     expect(again.headers.etag).toBe(`"${md5(V1)}"`);
     expect((await file(ADMIN_AUTH, `"${md5(V2)}"`)).status).toBe(200);
+    // A list of tags, weak ones too, as RFC 9110 allows.
+    expect((await file(ADMIN_AUTH, `"${md5(V2)}", W/"${md5(V1)}"`)).status).toBe(304);
   });
 
   it('when a different ring of the same part power is pushed, then it is version 2 and the file', async () => {
