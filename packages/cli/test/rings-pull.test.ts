@@ -192,4 +192,57 @@ describe('cairn rings pull', () => {
     expect(missing.code).toBe(5);
     expect(missing.stderr).toContain('Cannot read the ring');
   });
+
+  it('when a rollback is asked on a terminal, then "n" changes nothing (exit 2) and "y" rolls back', async () => {
+    const onTerminal = (answer: string) =>
+      new Promise<{ code: number | null; out: string }>((resolve) => {
+        const line = [process.execPath, '--import', 'tsx', '--conditions=cairn-source', 'packages/cli/src/main.ts']
+          .concat(['rings', 'rollback', '--cluster', 'pull-east', '--ring', 'object'])
+          .map((a) => `'${a}'`)
+          .join(' ');
+        // A pty from util-linux's `script`, so that the command sees a terminal to ask on.
+        const child = spawn('script', ['-qefc', line, '/dev/null'], {
+          cwd: REPO_ROOT,
+          env: {
+            PATH: process.env.PATH ?? '',
+            HOME: dir,
+            CAIRN_API_URL: app.baseUrl,
+            CAIRN_API_KEY: `${ADMIN.name}:${ADMIN.key}`,
+          },
+        });
+        let out = '';
+        let answered = false;
+        // Never left waiting: a question that does not come fails the test instead of hanging it.
+        const giveUp = setTimeout(() => child.kill('SIGKILL'), 60_000);
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (!answered && out.includes('[y/N]')) {
+            answered = true;
+            child.stdin.write(`${answer}\r`);
+          }
+        });
+        child.once('exit', (code) => {
+          clearTimeout(giveUp);
+          resolve({ code, out });
+        });
+      });
+    const current = async () =>
+      (
+        await app
+          .http()
+          .get(`/api/v1/clusters/${east}/rings/?ring=object&current=true`)
+          .set('Authorization', ADMIN_AUTH)
+      ).body.objects[0].version as number;
+    expect(await current()).toBe(2);
+    const no = await onTerminal('n');
+    expect(no.out).toContain(`Roll back ring 'object' of cluster ${east} from version 2 to the one before? [y/N]`);
+    expect([no.code, no.out]).toEqual([2, expect.stringContaining('Nothing was rolled back.')]);
+    expect(await current()).toBe(2);
+    const yes = await onTerminal('y');
+    expect([yes.code, yes.out]).toEqual([
+      0,
+      expect.stringContaining(`object.ring.gz of cluster ${east} is back at version 1`),
+    ]);
+    expect(await current()).toBe(1);
+  });
 });
