@@ -94,3 +94,65 @@ export const apiError = (what: string, r: ApiAnswer): ApiError =>
     `${what}: the management API answered ${r.status}: ${(r.json as { error?: string } | null)?.error ?? 'no details'}`,
     r.status,
   );
+
+/** An answer whose body is kept as bytes (a ring file), with the headers a caller reads. */
+export interface BinaryAnswer {
+  status: number;
+  headers: Headers;
+  bytes: Buffer;
+}
+
+/**
+ * A call whose request or answer body is a file, not JSON: retried like `api` on 5xx and network
+ * errors (`retries`); `headers` are sent as given.
+ */
+export async function apiBinary(
+  config: ApiTarget,
+  method: string,
+  path: string,
+  options: { body?: Buffer; headers?: Record<string, string>; signal?: AbortSignal } = {},
+  retries = 3,
+): Promise<BinaryAnswer> {
+  const attempt = async (): Promise<BinaryAnswer> => {
+    let answer: BinaryAnswer;
+    try {
+      const res = await fetch(`${config.apiUrl}${path}`, {
+        method,
+        headers: {
+          ...(config.apiKey ? { Authorization: `ApiKey ${config.apiKey}` } : {}),
+          Accept: 'application/octet-stream, application/json',
+          ...(options.body ? { 'Content-Type': 'application/octet-stream' } : {}),
+          ...options.headers,
+        },
+        body: options.body,
+        signal: options.signal
+          ? AbortSignal.any([options.signal, AbortSignal.timeout(120_000)])
+          : AbortSignal.timeout(120_000),
+      });
+      answer = { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
+    } catch (e) {
+      throw unreachable(e);
+    }
+    if (answer.status >= 500) throw new ServerFailed({ status: answer.status, json: jsonOf(answer.bytes) });
+    return answer;
+  };
+  try {
+    return await pRetry(attempt, { ...BACKOFF, retries });
+  } catch (e) {
+    if (e instanceof ServerFailed)
+      return { status: e.answer.status, headers: new Headers(), bytes: Buffer.from(JSON.stringify(e.answer.json)) };
+    throw errors.unavailable(
+      `the management API at ${config.apiUrl} did not answer ${method} ${path.split('?')[0]}: ${(e as Error).message}`,
+    );
+  }
+}
+
+/** An error answer's JSON (`{"error": …}`), or its first characters. */
+export function jsonOf(bytes: Buffer): unknown {
+  const text = bytes.toString('utf8');
+  try {
+    return text ? (JSON.parse(text) as unknown) : null;
+  } catch {
+    return { error: text.slice(0, 200) };
+  }
+}

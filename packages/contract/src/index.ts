@@ -39,6 +39,8 @@ export const AUDIT_ACTIONS = [
   'step_up',
   'backup',
   'repair_quota_drift',
+  'push_ring',
+  'rollback_ring',
 ] as const;
 
 /**

@@ -7,6 +7,7 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'ALREADY_EXISTS'
   | 'IN_USE'
+  | 'CONFLICT'
   | 'UNAUTHENTICATED'
   | 'FORBIDDEN'
   | 'METHOD_NOT_ALLOWED'
@@ -35,6 +36,8 @@ export const errors = {
   alreadyExists: (message: string, details?: Record<string, unknown>) =>
     new CairnError('ALREADY_EXISTS', message, details),
   inUse: (message: string, details?: Record<string, unknown>) => new CairnError('IN_USE', message, details),
+  /** The request is well-formed but the state of what it names forbids it (no earlier ring to roll back to). */
+  conflict: (message: string) => new CairnError('CONFLICT', message),
   unauthenticated: (message = 'Authentication required: send "Authorization: ApiKey <operator>:<key>".') =>
     new CairnError('UNAUTHENTICATED', message),
   forbidden: (message: string) => new CairnError('FORBIDDEN', message),

@@ -36,6 +36,7 @@ describe('domain errors', () => {
     ['unavailable', 'UNAVAILABLE'],
     ['alreadyExists', 'ALREADY_EXISTS'],
     ['inUse', 'IN_USE'],
+    ['conflict', 'CONFLICT'],
   ] as const)('when errors.%s is made, then its code is %s', (factory, code) => {
     expect(errors[factory]('m').code).toBe(code);
   });

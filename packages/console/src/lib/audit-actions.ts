@@ -14,6 +14,8 @@ export const ACTIONS = [
   'step_up',
   'backup',
   'repair_quota_drift',
+  'push_ring',
+  'rollback_ring',
 ] as const satisfies ReadonlyArray<(typeof AUDIT_ACTIONS)[number]>;
 /** The utilization collectors' writes: one per collector round, so hidden unless asked for. */
 export const COLLECTOR_ACTION = 'record_utilization';

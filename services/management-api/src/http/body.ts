@@ -257,3 +257,14 @@ export async function parseBody(
   }
   return parsed as Record<string, unknown>;
 }
+
+/**
+ * A binary body (a ring file), sent as `application/octet-stream`, at most `limit` once
+ * decompressed; the type is checked before the body is read.
+ */
+export async function binaryBody(req: Request, limit: string): Promise<Buffer> {
+  const mediaType = (req.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (mediaType !== 'application/octet-stream')
+    throw errors.unsupportedMediaType("Send the file itself with 'Content-Type: application/octet-stream'.");
+  return rawBody(req, limit);
+}

@@ -8,6 +8,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   INVALID_INPUT: 400,
   ALREADY_EXISTS: 400, // tastypie clients expect 400 for a duplicate, not 409
   IN_USE: 400,
+  CONFLICT: 409,
   UNAUTHENTICATED: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,

@@ -4,7 +4,7 @@ import type { Lookup } from '../services/list-query';
  * A resource's public shape, the single source for filtering, ordering, body rules and the
  * `/schema/` document, as a tastypie Resource's Meta would be.
  */
-export type FieldType = 'integer' | 'string' | 'boolean' | 'related' | 'list' | 'datetime' | 'dict';
+export type FieldType = 'integer' | 'float' | 'string' | 'boolean' | 'related' | 'list' | 'datetime' | 'dict';
 
 export type { Lookup };
 

@@ -18,6 +18,8 @@ import {
 import { auditResource } from '../routes/audit';
 import { clustersResource } from '../routes/clusters';
 import { devicesResource } from '../routes/devices';
+import { ringsResource } from '../routes/rings';
+import { ringPaths } from './rings';
 import { operatorsResource } from '../routes/operators';
 import { s3CredentialsResource } from '../routes/s3-credentials';
 import { applicationCredentialsResource } from '../routes/application-credentials';
@@ -122,6 +124,11 @@ export const MOUNTED: MountedResource[] = [
       },
     ],
     tag: 'capacity',
+  },
+  {
+    resource: ringsResource,
+    list: `${API_ROOT}/clusters/{id}/rings/`,
+    tag: 'rings',
   },
 ];
 
@@ -999,6 +1006,7 @@ function merge(
 export function openApiDocument(discoverable: readonly ResourceDef[]): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   merge(paths, handKeptPaths());
+  merge(paths, ringPaths());
   for (const m of MOUNTED) merge(paths, resourcePaths(m));
   for (const r of discoverable) {
     const mounted = MOUNTED.find((m) => m.resource === r);
@@ -1063,9 +1071,11 @@ export function openApiDocument(discoverable: readonly ResourceDef[]): JsonSchem
     },
     servers: [{ url: '/' }],
     security: [{ apiKey: [] }],
-    tags: ['users', 'clusters', 'operators', 'audit', 'capacity', 'utilization', 'discovery', 'probes'].map((name) => ({
-      name,
-    })),
+    tags: ['users', 'clusters', 'operators', 'audit', 'capacity', 'rings', 'utilization', 'discovery', 'probes'].map(
+      (name) => ({
+        name,
+      }),
+    ),
     paths: finished,
     components: {
       securitySchemes: {

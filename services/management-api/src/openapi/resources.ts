@@ -170,10 +170,19 @@ export const idParameter = (name: string, description: string): JsonSchema => ({
   schema: { type: 'string', pattern: '^[0-9]+$' },
 });
 
-/** Path parameters of a templated path (every one an id). */
+/** A Swift ring's name in a path (packages/domain's RING_NAME). */
+const RING_PARAMETER: JsonSchema = {
+  name: 'ring',
+  in: 'path',
+  required: true,
+  description: "The ring: 'account', 'container', 'object' or 'object-<n>'.",
+  schema: { type: 'string', pattern: '^(account|container|object(-[1-9][0-9]{0,9})?)$' },
+};
+
+/** Path parameters of a templated path (every one an id but a ring's name). */
 export const pathParameters = (path: string): JsonSchema[] =>
   [...path.matchAll(/\{(\w+)\}/g)].map((m) =>
-    idParameter(m[1]!, m[1] === 'id' ? 'Id of the object.' : `Id (${m[1]}).`),
+    m[1] === 'ring' ? RING_PARAMETER : idParameter(m[1]!, m[1] === 'id' ? 'Id of the object.' : `Id (${m[1]}).`),
   );
 
 /** The keys a joi object schema requires. */

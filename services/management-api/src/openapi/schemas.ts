@@ -47,6 +47,9 @@ export const ERROR_RESPONSES: Record<string, JsonSchema> = {
   UnsupportedMediaType: errorResponse(
     'The body is not JSON, form-encoded or XML, its charset is not UTF-8, or it is JSON sent as form-encoded (send `Content-Type: application/json`).',
   ),
+  Conflict: errorResponse(
+    "The request is valid but the state of what it names forbids it: a ring whose part power is not the current version's, a rollback with no older version.",
+  ),
   Unavailable: errorResponse('The database is unreachable; retry shortly.', {
     'Retry-After': header('Seconds to wait: `1`.'),
   }),
@@ -173,6 +176,7 @@ export const envelope = (item: JsonSchema): JsonSchema => ({
 export function fieldSchema(f: FieldDef): JsonSchema {
   const base: Record<FieldDef['type'], JsonSchema> = {
     integer: { type: 'integer' },
+    float: { type: 'number' },
     string: { type: 'string' },
     boolean: { type: 'boolean' },
     related: { type: 'string', format: 'uri-reference', description: 'Resource URI.' },

@@ -58,7 +58,7 @@ export const auditResource: ResourceDef = {
     },
     action: {
       type: 'string',
-      help: 'create, update, delete, add_key, delete_key, replace_devices, record_utilization, sign_in, sign_out or step_up (console sessions; step_up: the operator re-entered an API key), backup, or repair_quota_drift (the quota reconciler put back quotas changed in Swift: before is what Swift had).',
+      help: 'create, update, delete, add_key, delete_key, replace_devices, record_utilization, sign_in, sign_out or step_up (console sessions; step_up: the operator re-entered an API key), backup, repair_quota_drift (the quota reconciler put back quotas changed in Swift: before is what Swift had), push_ring (a new ring version became current) or rollback_ring (the version before the current one became current again).',
       readonly: true,
       column: 'action',
       filtering: KEYWORD,
@@ -66,7 +66,7 @@ export const auditResource: ResourceDef = {
     },
     target_type: {
       type: 'string',
-      help: 'Type of the changed resource: users, clusters, operators, s3_credentials or sessions; backup for a backup of the embedded database.',
+      help: 'Type of the changed resource: users, clusters, operators, s3_credentials, sessions or rings (versions of a cluster ring); backup for a backup of the embedded database.',
       readonly: true,
       column: 'target_type',
       filtering: KEYWORD,

@@ -37,6 +37,7 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
         '20261128100000_console_session_step_up',
         '20261128110000_utilization_storage_latest',
         '20261128120000_tempauth_user_names',
+        '20261128130000_ring_versions',
       ]);
       expect(await migrateLatest(db)).toEqual([]);
       for (const table of [
@@ -62,6 +63,7 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
         'cluster_swift_info',
         'change_log',
         'replication_heartbeat',
+        'ring_versions',
       ]) {
         expect(await db.schema.hasTable(table)).toBe(true);
       }

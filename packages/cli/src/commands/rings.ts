@@ -1,0 +1,172 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CommanderError, type Command } from 'commander';
+import { errors, isRingName, RING_NAME_RULE } from '@cairn/domain';
+import { apiBinary, apiError, jsonOf, type ApiTarget } from '../api-client';
+import { EXIT } from '../exit-codes';
+import { listAll } from '../remote/list';
+import { render, withOutput, type OutputOptions } from '../remote/output';
+import { call } from '../remote/resource';
+import { askYes, onTerminal } from '../remote/secret';
+import { clusterIdOf, collect, targetOf } from '../remote/session';
+import { pullOnce } from '../rings/pull';
+import { stopOnSignals } from '../stop-signal';
+
+/**
+ * `cairn rings …`: the cluster's ring versions in the management API (push, versions, rollback)
+ * and, on every storage and proxy node, `pull`, which installs the current ones.
+ */
+
+const COLUMNS = [
+  'ring',
+  'version',
+  'current',
+  'md5',
+  'part_power',
+  'replicas',
+  'device_count',
+  'plan_id',
+  'plan_step',
+  'created_by',
+  'created_at',
+];
+
+function ringName(value: string): string {
+  if (!isRingName(value)) throw errors.invalidInput(`'${value}' is not a Swift ring name: give ${RING_NAME_RULE}.`);
+  return value;
+}
+
+const ringsPath = (clusterId: number) => `/api/v1/clusters/${clusterId}/rings/`;
+
+export function registerRings(program: Command): Command {
+  const rings = program
+    .command('rings')
+    .description("a cluster's Swift rings: every version kept in the management API, pulled by the nodes");
+
+  rings
+    .command('push')
+    .description(
+      "upload <swift-dir>/<ring>.ring.gz as the ring's new current version (the same bytes again change nothing)",
+    )
+    .option('--cluster <id|name>', "the cluster (default: the context's)")
+    .requiredOption('--swift-dir <dir>', 'where the ring is (e.g. /etc/swift)')
+    .requiredOption('--ring <name>', "'account', 'container', 'object' or 'object-<n>'")
+    .option('--plan-id <id>', 'the plan the ring was applied from')
+    .option('--step <n>', "that plan's step")
+    .option('--plan <file>', 'the plan JSON to keep with the version')
+    .action(
+      async (
+        flags: { cluster?: string; swiftDir: string; ring: string; planId?: string; step?: string; plan?: string },
+        cmd: Command,
+      ) => {
+        const ring = ringName(flags.ring);
+        const target = await targetOf(cmd);
+        const id = await clusterIdOf(target, flags.cluster);
+        const path = join(flags.swiftDir, `${ring}.ring.gz`);
+        const bytes = await readFile(path).catch((e: NodeJS.ErrnoException) => {
+          throw errors.invalidInput(`Cannot read the ring ${path} (${e.code ?? e.message}); nothing was pushed.`);
+        });
+        const headers: Record<string, string> = {};
+        if (flags.planId !== undefined) headers['X-Cairn-Plan-Id'] = flags.planId;
+        if (flags.step !== undefined) headers['X-Cairn-Plan-Step'] = flags.step;
+        if (flags.plan !== undefined) headers['X-Cairn-Plan'] = (await readFile(flags.plan)).toString('base64');
+        const r = await apiBinary(target, 'POST', `${ringsPath(id)}${ring}/`, { body: bytes, headers }, 0);
+        const json = jsonOf(r.bytes) as Record<string, unknown>;
+        if (r.status !== 201 && r.status !== 200) throw apiError(`pushing ${ring}.ring.gz`, { status: r.status, json });
+        process.stdout.write(
+          r.status === 201
+            ? `${ring}.ring.gz is version ${String(json.version)} of cluster ${id}, now current (md5 ${String(json.md5)})\n`
+            : `${ring}.ring.gz is already the current version ${String(json.version)} of cluster ${id}; nothing changed\n`,
+        );
+      },
+    );
+
+  withOutput(rings.command('versions').description("list a cluster's ring versions, oldest first"))
+    .option('--cluster <id|name>', "the cluster (default: the context's)")
+    .option('--ring <name>', 'only this ring')
+    .action(async (flags: OutputOptions & { cluster?: string; ring?: string }, cmd: Command) => {
+      const target = await targetOf(cmd);
+      const id = await clusterIdOf(target, flags.cluster);
+      const params: [string, string][] = flags.ring ? [['ring', ringName(flags.ring)]] : [];
+      process.stdout.write(render(await listAll(target, ringsPath(id), params), COLUMNS, flags));
+    });
+
+  rings
+    .command('rollback')
+    .description('make the version before the current one current again (nodes install it at their next pull)')
+    .option('--cluster <id|name>', "the cluster (default: the context's)")
+    .requiredOption('--ring <name>', 'the ring')
+    .option('-y, --yes', 'roll back without asking (for scripts)')
+    .action(async (flags: { cluster?: string; ring: string; yes?: boolean }, self: Command) => {
+      const ring = ringName(flags.ring);
+      if (!flags.yes && !onTerminal())
+        self.error(
+          "error: 'rings rollback' asks for confirmation, and standard input is not a terminal to ask on: add --yes to roll back without asking.",
+          { exitCode: 2, code: 'cairn.confirmationRequired' },
+        );
+      const target = await targetOf(self);
+      const id = await clusterIdOf(target, flags.cluster);
+      if (!flags.yes) {
+        const [current] = await listAll(target, ringsPath(id), [
+          ['ring', ring],
+          ['current', 'true'],
+        ]);
+        if (!current) throw errors.notFound(`Cluster ${id} has no ring '${ring}'.`);
+        const question = `Roll back ring '${ring}' of cluster ${id} from version ${String(current.version)} to the one before? [y/N] `;
+        if (!(await askYes(question))) {
+          process.stderr.write('Nothing was rolled back.\n');
+          throw new CommanderError(2, 'cairn.notConfirmed', 'not confirmed');
+        }
+      }
+      const now = await call(target, 'POST', `${ringsPath(id)}${ring}/rollback/`, `rolling back ${ring}`, 200);
+      process.stdout.write(
+        `${ring}.ring.gz of cluster ${id} is back at version ${String(now.version)} (md5 ${String(now.md5)})\n`,
+      );
+    });
+
+  rings
+    .command('pull')
+    .description(
+      "install the cluster's current rings into the swift dir, each only when its md5 changed and it belongs to this node's cluster; with --interval, repeat (SIGTERM or SIGINT then exits 0)",
+    )
+    .option('--cluster <id|name>', "this node's cluster (default: the context's; required one way or the other)")
+    .requiredOption('--swift-dir <dir>', 'where Swift reads its rings (e.g. /etc/swift)')
+    .option('--ring <name>', 'only this ring (repeatable; default: every ring the API has for the cluster)', collect)
+    .option('--interval <seconds>', 'repeat every so many seconds')
+    .action(async (flags: { cluster?: string; swiftDir: string; ring?: string[]; interval?: string }, cmd: Command) =>
+      ringsPull(flags, cmd),
+    );
+  return rings;
+}
+
+async function ringsPull(
+  flags: { cluster?: string; swiftDir: string; ring?: string[]; interval?: string },
+  cmd: Command,
+): Promise<void> {
+  const interval = flags.interval === undefined ? 0 : Number(flags.interval);
+  if (!Number.isInteger(interval) || interval < 0)
+    throw errors.invalidInput('--interval must be a whole number of seconds.');
+  const names = (flags.ring ?? []).map(ringName);
+  const target: ApiTarget = await targetOf(cmd);
+  const clusterId = await clusterIdOf(target, flags.cluster);
+  const round = async (signal?: AbortSignal) => {
+    const outcomes = await pullOnce({ target, clusterId, swiftDir: flags.swiftDir, rings: names, signal });
+    if (outcomes.length === 0)
+      process.stdout.write(`${new Date().toISOString()} cluster ${clusterId} has no ring in the API yet\n`);
+    for (const o of outcomes)
+      process.stdout.write(
+        `${new Date().toISOString()} ${o.ring}.ring.gz: ${o.outcome === 'installed' ? 'installed' : 'unchanged at'} version ${o.version} (md5 ${o.md5})\n`,
+      );
+  };
+  if (interval === 0) return round();
+  // On a schedule, like the collectors: a failed round is reported and the next one still runs.
+  const stop = stopOnSignals();
+  while (!stop.signal.aborted) {
+    await round(stop.signal).catch((e: unknown) =>
+      process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`),
+    );
+    await stop.wait(interval * 1000);
+  }
+  process.stderr.write('stopped on request\n');
+  process.exitCode = EXIT.OK;
+}

@@ -1,0 +1,197 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type request from 'supertest';
+import { ADMIN_AUTH, DB_KINDS, createCluster, createOperator, startTestApp, type TestApp } from '../support/harness';
+
+/**
+ * Rings written by Swift's own swift-ring-builder (packages/swift-cluster/test/fixtures/make-rings.sh):
+ * object (part power 8, sdb1..sdb3), object-1 (part power 8, sdb2..sdb4), object-2 (part power 10).
+ */
+const FIXTURES = join(__dirname, '../../../../packages/swift-cluster/test/fixtures/swift');
+const ring = (name: string): Buffer => readFileSync(join(FIXTURES, `${name}.ring.gz`));
+const V1 = ring('object');
+const V2 = ring('object-1');
+const OTHER_PART_POWER = ring('object-2');
+const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
+
+/** supertest collects an octet-stream answer as a Buffer only when told to; errors stay readable as text. */
+const binary = (res: request.Response, done: (err: Error | null, body: unknown) => void) => {
+  const stream = res as unknown as NodeJS.ReadableStream;
+  const chunks: Buffer[] = [];
+  stream.on('data', (c: Buffer) => chunks.push(c));
+  stream.on('end', () => {
+    const bytes = Buffer.concat(chunks);
+    (res as unknown as { text: string }).text = bytes.toString('utf8');
+    done(null, bytes);
+  });
+};
+
+describe.each(DB_KINDS)('ring versions on %s', (kind) => {
+  let app: TestApp;
+  let cluster: Record<string, unknown>;
+  const base = () => `/api/v1/clusters/${cluster.id}/rings`;
+  const push = (bytes: Buffer, auth = ADMIN_AUTH, name = 'object') =>
+    app
+      .http()
+      .post(`${base()}/${name}/`)
+      .set('Authorization', auth)
+      .set('Content-Type', 'application/octet-stream')
+      .send(bytes);
+  const file = (auth = ADMIN_AUTH, etag?: string) => {
+    const req = app.http().get(`${base()}/object.ring.gz`).set('Authorization', auth).buffer(true).parse(binary);
+    return etag ? req.set('If-None-Match', etag) : req;
+  };
+  const versions = (auth = ADMIN_AUTH) => app.http().get(`${base()}/?ring=object`).set('Authorization', auth);
+  const rollback = (auth = ADMIN_AUTH) => app.http().post(`${base()}/object/rollback/`).set('Authorization', auth);
+  const auditOf = async (action: string) =>
+    (await app.http().get(`/api/v1/audit/?action=${action}&order_by=-id`).set('Authorization', ADMIN_AUTH)).body
+      .objects as Array<Record<string, unknown>>;
+
+  beforeAll(async () => {
+    app = await startTestApp(kind);
+    cluster = await createCluster(app, 'rings-east');
+  });
+  afterAll(() => app.close());
+
+  it('when a cluster has no ring yet, then its file is 404 and a rollback is 404', async () => {
+    expect((await file()).status).toBe(404);
+    expect((await rollback()).status).toBe(404);
+    expect((await versions()).body.objects).toEqual([]);
+  });
+
+  it('when a ring is pushed, then it is version 1, current, with what the ring says, and audited without its bytes', async () => {
+    const res = await push(V1).set('X-Cairn-Plan-Id', 'grow-1').set('X-Cairn-Plan-Step', '0');
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({
+      ring: 'object',
+      version: 1,
+      current: true,
+      md5: md5(V1),
+      size_bytes: V1.length,
+      part_power: 8,
+      replicas: 3,
+      device_count: 3,
+      plan_id: 'grow-1',
+      plan_step: 0,
+      created_by: 'root',
+      ring_file: `${base()}/object.ring.gz`,
+    });
+    const [record] = await auditOf('push_ring');
+    expect(record).toMatchObject({ target_type: 'rings', target_name: 'rings-east/object', before: null });
+    expect(record!.after).toEqual({
+      version: 1,
+      md5: md5(V1),
+      size_bytes: V1.length,
+      part_power: 8,
+      replicas: 3,
+      device_count: 3,
+      plan_id: 'grow-1',
+      plan_step: 0,
+    });
+    // Neither the bytes nor any encoding of them.
+    const stored = JSON.stringify(await app.db('audit_log').where({ action: 'push_ring' }));
+    expect(stored).not.toContain(V1.toString('base64').slice(0, 40));
+    expect(stored).not.toContain(V1.toString('hex').slice(0, 40));
+  });
+
+  it('when the same bytes are pushed again, then 200 and no new version', async () => {
+    const res = await push(V1);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ version: 1, current: true });
+    expect((await versions()).body.meta.total_count).toBe(1);
+    expect(await auditOf('push_ring')).toHaveLength(1);
+  });
+
+  it('when the file is read, then the exact bytes with the md5 as ETag; with that ETag in If-None-Match, then 304', async () => {
+    const res = await file();
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/octet-stream');
+    expect(res.headers.etag).toBe(`"${md5(V1)}"`);
+    expect(Buffer.compare(res.body as Buffer, V1)).toBe(0);
+    const again = await file(ADMIN_AUTH, `"${md5(V1)}"`);
+    expect(again.status).toBe(304);
+    expect(again.headers.etag).toBe(`"${md5(V1)}"`);
+    expect((await file(ADMIN_AUTH, `"${md5(V2)}"`)).status).toBe(200);
+    // A list of tags, weak ones too, as RFC 9110 allows.
+    expect((await file(ADMIN_AUTH, `"${md5(V2)}", W/"${md5(V1)}"`)).status).toBe(304);
+  });
+
+  it('when a different ring of the same part power is pushed, then it is version 2 and the file', async () => {
+    const res = await push(V2);
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ version: 2, current: true, md5: md5(V2) });
+    const served = await file();
+    expect(served.headers.etag).toBe(`"${md5(V2)}"`);
+    expect(Buffer.compare(served.body as Buffer, V2)).toBe(0);
+    const list = (await versions()).body.objects as Array<Record<string, unknown>>;
+    expect(list.map((v) => [v.version, v.current])).toEqual([
+      [1, false],
+      [2, true],
+    ]);
+    expect(list[0]).not.toHaveProperty('ring_gz');
+    const newestFirst = await app
+      .http()
+      .get(`${base()}/?ring=object&current=false&created_at__gte=2000-01-01&order_by=-version`)
+      .set('Authorization', ADMIN_AUTH);
+    expect(newestFirst.status).toBe(200);
+    expect((newestFirst.body.objects as Array<{ version: number }>).map((v) => v.version)).toEqual([1]);
+  });
+
+  it('when a ring of another part power is pushed, then 409 with a sentence and nothing changes', async () => {
+    const res = await push(OTHER_PART_POWER);
+    expect(res.status).toBe(409);
+    expect(res.body.error).toContain('part power 10');
+    expect(res.body.error).toContain('has 8');
+    expect((await versions()).body.meta.total_count).toBe(2);
+    // Another ring name has its own part power.
+    expect((await push(OTHER_PART_POWER, ADMIN_AUTH, 'object-2')).status).toBe(201);
+  });
+
+  it('when the body is not a ring, not sent as a file, or the name is not a ring, then 4xx with a sentence', async () => {
+    const junk = await push(Buffer.from('this is not a ring'));
+    expect(junk.status).toBe(400);
+    expect(junk.body.error).toMatch(/^The body is not a Swift ring file: /);
+    const truncated = await push(V2.subarray(0, V2.length - 20));
+    expect(truncated.status).toBe(400);
+    const json = await app.http().post(`${base()}/object/`).set('Authorization', ADMIN_AUTH).send({ ring: 'x' });
+    expect(json.status).toBe(415);
+    const badName = await push(V1, ADMIN_AUTH, 'objects');
+    expect(badName.status).toBe(400);
+    expect(badName.body.error).toContain("'objects' is not a Swift ring name");
+    expect((await versions()).body.meta.total_count).toBe(2);
+  });
+
+  it('when rolled back, then the previous version is current and served, audited; with none before, then 409', async () => {
+    const res = await rollback();
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ version: 1, current: true, md5: md5(V1) });
+    expect((await file()).headers.etag).toBe(`"${md5(V1)}"`);
+    const list = (await versions()).body.objects as Array<Record<string, unknown>>;
+    expect(list.map((v) => [v.version, v.current])).toEqual([
+      [1, true],
+      [2, false],
+    ]);
+    const [record] = await auditOf('rollback_ring');
+    expect(record).toMatchObject({ before: { version: 2, md5: md5(V2) }, after: { version: 1, md5: md5(V1) } });
+    const none = await rollback();
+    expect(none.status).toBe(409);
+    expect(none.body.error).toContain('there is none before it to roll back to');
+    // A push after a rollback is a new version, numbered after the newest.
+    const again = await push(V2);
+    expect(again.body).toMatchObject({ version: 3, current: true });
+  });
+
+  it('when a reader pushes or rolls back, then 403; it reads; an operator limited elsewhere gets 404', async () => {
+    const reader = await createOperator(app, `ring-reader-${kind}`, 'reader');
+    expect((await versions(reader)).status).toBe(200);
+    expect((await file(reader)).status).toBe(200);
+    expect((await push(V1, reader)).status).toBe(403);
+    expect((await rollback(reader)).status).toBe(403);
+    const limited = await createOperator(app, `ring-limited-${kind}`, 'admin', ['/api/v1/clusters/1/']);
+    expect((await versions(limited)).status).toBe(404);
+    expect((await file(limited)).status).toBe(404);
+    expect((await push(V1, limited)).status).toBe(404);
+    expect((await app.db('ring_versions').where({ cluster_id: cluster.id as number, ring: 'object' })).length).toBe(3);
+  });
+});
