@@ -13,3 +13,4 @@ export * from './s3-keys';
 export * from './time-range';
 export * from './quotas';
 export * from './application-credential';
+export * from './health';
