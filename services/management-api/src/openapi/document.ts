@@ -13,6 +13,8 @@ import { POLICY_SUMMARY_FIELDS, SUMMARY_FIELDS, type SummaryField } from '../res
 import { auditResource } from '../routes/audit';
 import { clustersResource } from '../routes/clusters';
 import { devicesResource } from '../routes/devices';
+import { healthFindingsResource } from '../resources/health';
+import { HEALTH_SCHEMAS, healthPaths } from './health';
 import { operatorsResource } from '../routes/operators';
 import { s3CredentialsResource } from '../routes/s3-credentials';
 import { applicationCredentialsResource } from '../routes/application-credentials';
@@ -117,6 +119,20 @@ export const MOUNTED: MountedResource[] = [
       },
     ],
     tag: 'capacity',
+  },
+  {
+    resource: healthFindingsResource,
+    list: `${API_ROOT}/clusters/{id}/health/history/`,
+    listParameters: [
+      {
+        name: 'open',
+        in: 'query',
+        required: false,
+        description: 'Only open (true) or closed (false) findings.',
+        schema: { type: 'string', enum: ['true', 'True', '1', 'false', 'False', '0'] },
+      },
+    ],
+    tag: 'health',
   },
 ];
 
@@ -980,6 +996,7 @@ function merge(
 export function openApiDocument(discoverable: readonly ResourceDef[]): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   merge(paths, handKeptPaths());
+  merge(paths, healthPaths());
   for (const m of MOUNTED) merge(paths, resourcePaths(m));
   for (const r of discoverable) {
     const mounted = MOUNTED.find((m) => m.resource === r);
@@ -992,7 +1009,7 @@ export function openApiDocument(discoverable: readonly ResourceDef[]): JsonSchem
       .map((p) => [p, p.startsWith(`${API_ROOT}/`) ? finishApiPath(p, paths[p]!) : paths[p]]),
   );
 
-  const schemas: Record<string, JsonSchema> = { ...SHARED_SCHEMAS, ...HAND_KEPT_SCHEMAS };
+  const schemas: Record<string, JsonSchema> = { ...SHARED_SCHEMAS, ...HAND_KEPT_SCHEMAS, ...HEALTH_SCHEMAS };
   for (const m of MOUNTED) schemas[m.resource.name] = objectSchema(m.resource, 'omit');
   schemas.Whoami = objectSchema(operatorsResource, 'omit', {
     key_uri: {
@@ -1044,9 +1061,11 @@ export function openApiDocument(discoverable: readonly ResourceDef[]): JsonSchem
     },
     servers: [{ url: '/' }],
     security: [{ apiKey: [] }],
-    tags: ['users', 'clusters', 'operators', 'audit', 'capacity', 'utilization', 'discovery', 'probes'].map((name) => ({
-      name,
-    })),
+    tags: ['users', 'clusters', 'operators', 'audit', 'capacity', 'health', 'utilization', 'discovery', 'probes'].map(
+      (name) => ({
+        name,
+      }),
+    ),
     paths: finished,
     components: {
       securitySchemes: {
