@@ -8,6 +8,7 @@ import { registerClusters } from './commands/clusters';
 import { registerCompletion } from './commands/completion';
 import { registerConfig } from './commands/config';
 import { registerContext } from './commands/context';
+import { addHealthShowCommand } from './commands/health-show';
 import { registerMigrate } from './commands/migrate';
 import { registerOperator } from './commands/operator';
 import { registerOperators } from './commands/operators';
@@ -48,6 +49,7 @@ stopped by SIGTERM or SIGINT.`,
     registerS3Credentials,
     registerOperators,
     registerCapacity,
+    (p: Command) => addHealthShowCommand(p.command('health').description("cluster health from Swift's recon")),
     registerUtilization,
     registerAudit,
     registerBackup,
