@@ -313,15 +313,19 @@ export async function healthNodes(db: Db, clusterId: number): Promise<StoredHeal
 
 /**
  * Each cluster's status in one statement: its worst open finding, `ok` with none, `unknown`
- * before its first round.
+ * before its first round. EXISTS probes on health_findings_open_severity_idx stop at the first
+ * row: a cluster with a thousand open findings costs what one with a single one does
+ * (docs/health.md has the measurement).
  */
 export async function healthStatusOf(db: Db, ids: number[]): Promise<Map<number, HealthStatus>> {
   if (ids.length === 0) return new Map();
   const rows = await raw<{ id: number; worst: string | null; rounds: boolean }>(
     db,
     `SELECT c.id,
-            (SELECT CASE WHEN bool_or(f.severity = 'critical') THEN 'critical' WHEN count(*) > 0 THEN 'warning' END
-               FROM health_findings f WHERE f.cluster_id = c.id AND f.closed_at IS NULL) AS worst,
+            CASE WHEN EXISTS (SELECT 1 FROM health_findings f
+                               WHERE f.cluster_id = c.id AND f.closed_at IS NULL AND f.severity = 'critical') THEN 'critical'
+                 WHEN EXISTS (SELECT 1 FROM health_findings f WHERE f.cluster_id = c.id AND f.closed_at IS NULL) THEN 'warning'
+            END AS worst,
             EXISTS (SELECT 1 FROM health_rounds r WHERE r.cluster_id = c.id) AS rounds
        FROM unnest(?::int[]) AS c(id)`,
     [ids],

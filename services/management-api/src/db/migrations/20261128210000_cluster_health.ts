@@ -65,6 +65,9 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw(`CREATE UNIQUE INDEX health_findings_open_idx ON health_findings (cluster_id, code, node, device, ring_set)
     WHERE closed_at IS NULL`);
   await knex.raw('CREATE INDEX health_findings_cluster_idx ON health_findings (cluster_id, id)');
+  // The clusters list's worst severity: an index-only probe per cluster (repositories/health.ts).
+  await knex.raw(`CREATE INDEX health_findings_open_severity_idx ON health_findings (cluster_id, severity)
+    WHERE closed_at IS NULL`);
   await knex.raw(`CREATE TABLE health_thresholds (
     cluster_id integer PRIMARY KEY REFERENCES clusters(id) ON DELETE CASCADE,
     thresholds jsonb NOT NULL,
