@@ -13,7 +13,7 @@ import { POLICY_SUMMARY_FIELDS, SUMMARY_FIELDS, type SummaryField } from '../res
 import { auditResource } from '../routes/audit';
 import { clustersResource } from '../routes/clusters';
 import { devicesResource } from '../routes/devices';
-import { healthFindingsResource } from '../resources/health';
+import { healthFindingsResource } from '../routes/health-resources';
 import { HEALTH_SCHEMAS, healthPaths } from './health';
 import { operatorsResource } from '../routes/operators';
 import { s3CredentialsResource } from '../routes/s3-credentials';

@@ -1,5 +1,5 @@
 import { MAX_ROUND_NODES, RECON_KEYS, SERVER_TYPES, healthThresholdsSchema } from '@cairn/domain';
-import { healthThresholdsResource } from '../resources/health';
+import { healthThresholdsResource } from '../routes/health-resources';
 import { API_ROOT } from '../resources/uris';
 import { authenticatedErrors, bodySchema, requestBody, WRITE_ERRORS } from './resources';
 import { jsonOrXml, objectSchema, schemaRef, type JsonSchema } from './schemas';
