@@ -112,7 +112,7 @@ export function healthPaths(): Record<string, Record<string, JsonSchema>> {
         operationId: 'record_health_round',
         summary: "Record a health round: every storage node's recon, as `cairn health collect` read it",
         description:
-          'Writers on the cluster. Up to 100 MB; nothing is written unless all of it is valid. A round must be newer than the latest one. Not audited (a collector write, as device reports).',
+          'Writers on the cluster. Up to 100 MB; nothing is written unless all of it is valid. A round older than the latest is refused; the latest posted again is answered as the first time. Not audited (a collector write, as device reports).',
         requestBody: { required: true, content: { 'application/json': { schema: schemaRef('HealthRound') } } },
         responses: {
           201: {

@@ -45,13 +45,13 @@ export async function setThresholdOverrides(
   );
 }
 
-export async function latestRoundAt(db: Db, clusterId: number): Promise<Date | null> {
-  const [row] = await raw<{ at: unknown }>(
+export async function latestRound(db: Db, clusterId: number): Promise<{ id: string; collectedAt: Date } | null> {
+  const [row] = await raw<{ id: string | number; collected_at: unknown }>(
     db,
-    'SELECT max(collected_at) AS at FROM health_rounds WHERE cluster_id = ?',
+    'SELECT id, collected_at FROM health_rounds WHERE cluster_id = ? ORDER BY collected_at DESC LIMIT 1',
     [clusterId],
   );
-  return dateOrNull(row?.at);
+  return row ? { id: String(row.id), collectedAt: new Date(row.collected_at as string) } : null;
 }
 
 /** What the rules remember of each node: its latest row and its async samples since `since`. */

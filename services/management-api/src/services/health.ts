@@ -16,7 +16,7 @@ import { getCluster } from '../repositories/clusters';
 import { capacityHistory } from '../repositories/devices';
 import {
   healthNodes,
-  latestRoundAt,
+  latestRound,
   nodeMemory,
   openFindings,
   pageFindings,
@@ -59,10 +59,13 @@ export async function recordRound(
   return withDbErrors(() =>
     db.transaction(async (trx) => {
       if (!(await getCluster(trx, cluster.id, true))) throw errors.notFound(`No cluster with id '${cluster.id}'.`);
-      const latest = await latestRoundAt(trx, cluster.id);
-      if (latest && round.collectedAt.getTime() <= latest.getTime())
+      const latest = await latestRound(trx, cluster.id);
+      // The same round again (a retried post whose answer was lost): answered as the first time.
+      if (latest && round.collectedAt.getTime() === latest.collectedAt.getTime())
+        return { id: latest.id, openFindings: (await openFindings(trx, cluster.id)).length };
+      if (latest && round.collectedAt.getTime() < latest.collectedAt.getTime())
         throw errors.invalidInput(
-          `The round collected at ${round.collectedAt.toISOString()} is not newer than the cluster's latest round (${latest.toISOString()}); a round is posted once, in order.`,
+          `The round collected at ${round.collectedAt.toISOString()} is older than the cluster's latest round (${latest.collectedAt.toISOString()}); rounds are judged in order.`,
         );
       const t = withDefaults(await thresholdOverrides(trx, cluster.id));
       const at = round.collectedAt;
@@ -93,15 +96,15 @@ export interface ClusterHealth {
 /** A visible cluster's current health: status, open findings, each node's latest word. */
 export async function current(db: Db, acting: Acting, rawId: string | undefined): Promise<ClusterHealth> {
   const cluster = await findVisibleCluster(db, acting.operator, rawId);
-  const [collectedAt, findings, nodes, overrides] = [
-    await latestRoundAt(db, cluster.id),
+  const [latest, findings, nodes, overrides] = [
+    await latestRound(db, cluster.id),
     await openFindings(db, cluster.id),
     await healthNodes(db, cluster.id),
     await thresholdOverrides(db, cluster.id),
   ];
   return {
-    status: collectedAt === null ? 'unknown' : worstSeverity(findings.map((f) => f.severity)),
-    collectedAt,
+    status: latest === null ? 'unknown' : worstSeverity(findings.map((f) => f.severity)),
+    collectedAt: latest?.collectedAt ?? null,
     findings,
     nodes,
     thresholds: withDefaults(overrides),

@@ -262,16 +262,28 @@ describe.each(DB_KINDS)('cluster health on %s', (kind) => {
       ).toContain('64 KiB');
     });
 
-    it('when a round is not newer than the latest or is ahead of the clock, then 400 and nothing is written', async () => {
+    it('when a round is older than the latest or is ahead of the clock, then 400 and nothing is written', async () => {
       const before = await app.db('health_rounds').count({ n: '*' });
-      expect(await bad({ collected_at: new Date(clock).toISOString(), ring_md5: RING, nodes: [] })).toContain(
-        'not newer',
+      expect(await bad({ collected_at: new Date(clock - MIN).toISOString(), ring_md5: RING, nodes: [] })).toContain(
+        'older than',
       );
       expect(
         await bad({ collected_at: new Date(Date.now() + HOUR).toISOString(), ring_md5: RING, nodes: [] }),
       ).toContain('ahead');
       expect(await app.db('health_rounds').count({ n: '*' })).toEqual(before);
     });
+  });
+
+  it('when the latest round is posted again, then it is answered as the first time and nothing changes', async () => {
+    const at = nextAt();
+    const nodes = [healthyNode('10.0.3.1:6200', at, { unmounted: [{ device: 'sdq1', mounted: false }] })];
+    const first = await post(at, nodes);
+    const again = await post(at, []);
+    expect(again.status).toBe(201);
+    expect(again.body).toEqual(first.body);
+    // The ring set seeded above is still filling; the empty repost closed nothing.
+    expect(await openCodes()).toEqual(['drive_unmounted 10.0.3.1:6200 sdq1', 'ring_set_filling - -']);
+    expect(first.body.open_findings).toBe(2);
   });
 
   describe('thresholds and permissions', () => {
