@@ -117,6 +117,9 @@ describe.each(DB_KINDS)('cluster health on %s', (kind) => {
       devices: [{ device: 'sdc1', mounted: false, fill_pct: null }],
       replication: { object: new Date(first.getTime() - 600_000).toISOString() },
     });
+    const xml = await admin().get(`${base()}?format=xml`);
+    expect(xml.status).toBe(200);
+    expect(xml.text).toContain('<code>drive_unmounted</code>');
     expect(
       (await admin().get('/api/v1/clusters/')).body.objects.find((c: { id: number }) => c.id === cluster.id).health,
     ).toBe('warning');

@@ -14,6 +14,9 @@ import type { Knex } from 'knex';
  *   longer finds it; at most one open per cluster, code, node, device and ring set ('' for none).
  * - `health_thresholds`: the thresholds an operator changed for a cluster; the others default.
  * - `collector_runs` learns the `health` collector.
+ *
+ * Expand-only: new tables and one more allowed value; the previous release neither reads nor
+ * writes them.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`CREATE TABLE health_rounds (
