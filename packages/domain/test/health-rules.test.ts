@@ -162,6 +162,12 @@ describe('node rules', () => {
     expect(at(-0.9)).toEqual([]);
     // Asked 3 s into the round: a time 3.5 s after collected_at is within the span plus 1 s.
     expect(at(3.5, 3000)).toEqual([]);
+    // A round that took 30 s may have asked the node at its end: 20 s ahead is no skew, 32 s is.
+    const ended = new Date(AT.getTime() + 30_000);
+    expect(clockSkewFindings(node({ time: SEC + 20 }), T, AT, ended)).toEqual([]);
+    expect(clockSkewFindings(node({ time: SEC + 32 }), T, AT, ended).map((x) => x.code)).toEqual(['clock_skew']);
+    // Behind is judged to the limit whatever the round's length.
+    expect(clockSkewFindings(node({ time: SEC - 1.5 }), T, AT, ended).map((x) => x.code)).toEqual(['clock_skew']);
   });
 });
 

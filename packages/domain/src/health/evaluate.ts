@@ -33,12 +33,16 @@ export interface NodeState {
 
 const EMPTY: NodeMemory = { lastAnsweredAt: null, quarantined: null, quarantinedRoseAt: null, asyncHistory: [] };
 
-/** Every rule over one round: the findings that hold now, and each node's state for the next round. */
+/**
+ * Every rule over one round: the findings that hold now, and each node's state for the next round.
+ * `receivedAt`: when the round arrived, the latest moment a node can have been asked.
+ */
 export function evaluateRound(
   round: HealthRound,
   memory: ReadonlyMap<string, NodeMemory>,
   capacity: ReadonlyArray<FillSample>,
   t: HealthThresholds,
+  receivedAt: Date = round.collectedAt,
 ): { findings: Finding[]; states: NodeState[] } {
   const at = round.collectedAt;
   const findings: Finding[] = [];
@@ -57,7 +61,7 @@ export function evaluateRound(
         ...replicationFindings(node, t, at),
         ...asyncFindings(node, asyncPending, m.asyncHistory, t, at),
         ...ringMismatchFindings(node, round.ringMd5, at),
-        ...clockSkewFindings(node, t, at),
+        ...clockSkewFindings(node, t, at, receivedAt),
       );
     }
     findings.push(...q.findings);

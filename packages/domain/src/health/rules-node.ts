@@ -183,15 +183,18 @@ export function ringMismatchFindings(node: RoundNode, ringMd5: Record<string, st
 
 /**
  * A node whose clock is off by more than clock_skew_ms, judged as swift-recon --time does: the
- * node's time must fall between the round's collected_at and collected_at + the node's elapsed_ms
- * (the collector asks the node during that span), widened by the limit either side.
+ * node's time must fall within the span in which the collector asked it, widened by the limit
+ * either side. The span starts at the round's collected_at; the collector reads nodes a few at a
+ * time, so a node is asked at some moment before `roundEnd` (when the API received the round),
+ * and its answer came elapsed_ms after it was asked at the earliest. A clock behind is thus judged
+ * to the limit; a clock ahead, to the limit plus the round's own duration.
  */
-export function clockSkewFindings(node: RoundNode, t: HealthThresholds, at: Date): Finding[] {
+export function clockSkewFindings(node: RoundNode, t: HealthThresholds, at: Date, roundEnd: Date = at): Finding[] {
   const remote = timeOf(node);
   if (remote === null || !node.answered) return [];
   const remoteMs = remote * 1000;
   const start = at.getTime();
-  const end = start + node.elapsedMs;
+  const end = Math.max(start + node.elapsedMs, roundEnd.getTime());
   const offMs = remoteMs < start ? start - remoteMs : remoteMs > end ? remoteMs - end : 0;
   if (offMs <= t.clock_skew_ms) return [];
   return [

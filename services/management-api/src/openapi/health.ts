@@ -36,8 +36,7 @@ export const HEALTH_SCHEMAS: Record<string, JsonSchema> = {
             elapsed_ms: {
               type: 'integer',
               minimum: 0,
-              description:
-                "Milliseconds from collected_at to the node's last answer (the clock-skew check allows for it).",
+              description: 'Milliseconds the node took to answer every endpoint (the clock-skew check allows for it).',
             },
             recon: {
               type: 'object',

@@ -27,8 +27,12 @@ export function healthRouter(db: Db, auth: RequestHandler, now: () => Date = () 
 
   resourceRoute(router, '/clusters/:id/health/rounds/', auth, {
     POST: async (req, res) => {
-      const result = await health.recordRound(db, actingOf(req, res), req.params.id, async () =>
-        validateHealthRound(await parseBody(req, undefined, HEALTH_ROUND_LIMIT), now()),
+      const result = await health.recordRound(
+        db,
+        actingOf(req, res),
+        req.params.id,
+        async () => validateHealthRound(await parseBody(req, undefined, HEALTH_ROUND_LIMIT), now()),
+        now,
       );
       send(req, res, 201, { id: Number(result.id), open_findings: result.openFindings });
     },

@@ -52,6 +52,7 @@ export async function recordRound(
   acting: Acting,
   rawId: string | undefined,
   roundOf: () => Promise<HealthRound>,
+  receivedAt: () => Date,
 ): Promise<{ id: string; openFindings: number }> {
   const cluster = await findVisibleCluster(db, acting.operator, rawId);
   requireWriterOn(acting.operator, cluster.id);
@@ -75,7 +76,7 @@ export async function recordRound(
       const capacity = (
         await capacityHistory(trx, cluster.id, new Date(at.getTime() - t.full_projection_days * DAY_MS), at, false)
       ).map((s) => ({ ringSet: s.ringSet, hour: s.hour, usedTb: s.totalUsedTb, freeTb: s.totalFreeTb }));
-      const { findings, states } = evaluateRound(round, memory, capacity, t);
+      const { findings, states } = evaluateRound(round, memory, capacity, t, receivedAt());
       const id = await storeRound(trx, cluster.id, round, states);
       await reconcileFindings(trx, cluster.id, await openFindings(trx, cluster.id), findings, findingKey, at);
       await pruneHealth(trx, cluster.id, samplesFrom, new Date(at.getTime() - ROUND_RETENTION_MS));
