@@ -8,6 +8,7 @@ import { registerClusters } from './commands/clusters';
 import { registerCompletion } from './commands/completion';
 import { registerConfig } from './commands/config';
 import { registerContext } from './commands/context';
+import { addHealthShowCommand } from './commands/health-show';
 import { registerMigrate } from './commands/migrate';
 import { registerOperator } from './commands/operator';
 import { registerOperators } from './commands/operators';
@@ -50,6 +51,7 @@ stopped by SIGTERM or SIGINT.`,
     registerOperators,
     registerCapacity,
     registerRings,
+    (p: Command) => addHealthShowCommand(p.command('health').description("cluster health from Swift's recon")),
     registerUtilization,
     registerAudit,
     registerBackup,

@@ -14,3 +14,4 @@ export * from './time-range';
 export * from './quotas';
 export * from './application-credential';
 export * from './rings';
+export * from './health';

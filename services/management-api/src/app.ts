@@ -25,6 +25,7 @@ import { clustersResource, clustersRouter } from './routes/clusters';
 import { operatorsResource, operatorsRouter } from './routes/operators';
 import { devicesRouter } from './routes/devices';
 import { ringsRouter } from './routes/rings';
+import { healthRouter } from './routes/health';
 import { openApiDocument } from './openapi/document';
 import { discoveryRouter } from './routes/root';
 import { usersResource, usersRouter } from './routes/users';
@@ -105,6 +106,7 @@ export function createApp(deps: Deps): Express {
   api.use(clustersRouter(db, auth));
   api.use(devicesRouter(db, auth));
   api.use(ringsRouter(db, auth));
+  api.use(healthRouter(db, auth));
   api.use(operatorsRouter(db, auth, () => credentials.clear()));
   api.use(auditRouter(db, auth));
   api.use(whoamiRouter(auth));

@@ -7,7 +7,7 @@ import { targetOf } from '../remote/session';
 const VIEW: ResourceView = {
   path: '/api/v1/clusters/',
   noun: 'cluster',
-  columns: ['id', 'name', 'region', 'auth_url', 'storage_url'],
+  columns: ['id', 'name', 'region', 'health', 'auth_url', 'storage_url'],
   lookup: CLUSTER_LOOKUP,
   describe: (c) => `cluster '${String(c.name)}' (id ${String(c.id)})`,
 };

@@ -74,7 +74,7 @@ export function createApiMetrics(db: Knex, options: ApiMetricsOptions = {}): Api
  * (cairn_dependency_up says so), the last figures read are served rather than failing /metrics.
  */
 function cachedSnapshot(db: Knex, now: () => Date, cacheMs: number): () => Promise<MonitoringSnapshot> {
-  let last: MonitoringSnapshot = { collectors: [], capacity: [], incomplete: [] };
+  let last: MonitoringSnapshot = { collectors: [], capacity: [], incomplete: [], findings: [] };
   let read: { at: number; pending: Promise<MonitoringSnapshot> } | undefined;
   return () => {
     const at = Date.now();
@@ -126,6 +126,17 @@ function registerCollectorMetrics(registry: Registry, snapshot: () => Promise<Mo
       const { incomplete } = await snapshot();
       this.reset();
       for (const r of incomplete) this.set({ cluster: r.cluster, kind: r.kind }, r.hours);
+    },
+  });
+  new Gauge({
+    name: 'cairn_health_findings_open',
+    help: "Open health findings by cluster, severity (warning, critical) and code (docs/health.md), from the cluster's latest health round. A cluster with none has no series.",
+    labelNames: ['cluster', 'severity', 'code'],
+    registers: [registry],
+    async collect() {
+      const { findings } = await snapshot();
+      this.reset();
+      for (const f of findings) this.set({ cluster: f.cluster, severity: f.severity, code: f.code }, f.count);
     },
   });
 }

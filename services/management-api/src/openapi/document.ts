@@ -20,6 +20,8 @@ import { clustersResource } from '../routes/clusters';
 import { devicesResource } from '../routes/devices';
 import { ringsResource } from '../routes/rings';
 import { ringPaths } from './rings';
+import { healthFindingsResource } from '../routes/health-resources';
+import { HEALTH_SCHEMAS, healthPaths } from './health';
 import { operatorsResource } from '../routes/operators';
 import { s3CredentialsResource } from '../routes/s3-credentials';
 import { applicationCredentialsResource } from '../routes/application-credentials';
@@ -129,6 +131,20 @@ export const MOUNTED: MountedResource[] = [
     resource: ringsResource,
     list: `${API_ROOT}/clusters/{id}/rings/`,
     tag: 'rings',
+  },
+  {
+    resource: healthFindingsResource,
+    list: `${API_ROOT}/clusters/{id}/health/history/`,
+    listParameters: [
+      {
+        name: 'open',
+        in: 'query',
+        required: false,
+        description: 'Only open (true) or closed (false) findings.',
+        schema: { type: 'string', enum: ['true', 'True', '1', 'false', 'False', '0'] },
+      },
+    ],
+    tag: 'health',
   },
 ];
 
@@ -1007,6 +1023,7 @@ export function openApiDocument(discoverable: readonly ResourceDef[]): JsonSchem
   const paths: Record<string, Record<string, JsonSchema>> = {};
   merge(paths, handKeptPaths());
   merge(paths, ringPaths());
+  merge(paths, healthPaths());
   for (const m of MOUNTED) merge(paths, resourcePaths(m));
   for (const r of discoverable) {
     const mounted = MOUNTED.find((m) => m.resource === r);
@@ -1019,7 +1036,7 @@ export function openApiDocument(discoverable: readonly ResourceDef[]): JsonSchem
       .map((p) => [p, p.startsWith(`${API_ROOT}/`) ? finishApiPath(p, paths[p]!) : paths[p]]),
   );
 
-  const schemas: Record<string, JsonSchema> = { ...SHARED_SCHEMAS, ...HAND_KEPT_SCHEMAS };
+  const schemas: Record<string, JsonSchema> = { ...SHARED_SCHEMAS, ...HAND_KEPT_SCHEMAS, ...HEALTH_SCHEMAS };
   for (const m of MOUNTED) schemas[m.resource.name] = objectSchema(m.resource, 'omit');
   schemas.Whoami = objectSchema(operatorsResource, 'omit', {
     key_uri: {
@@ -1071,11 +1088,20 @@ export function openApiDocument(discoverable: readonly ResourceDef[]): JsonSchem
     },
     servers: [{ url: '/' }],
     security: [{ apiKey: [] }],
-    tags: ['users', 'clusters', 'operators', 'audit', 'capacity', 'rings', 'utilization', 'discovery', 'probes'].map(
-      (name) => ({
-        name,
-      }),
-    ),
+    tags: [
+      'users',
+      'clusters',
+      'operators',
+      'audit',
+      'capacity',
+      'rings',
+      'health',
+      'utilization',
+      'discovery',
+      'probes',
+    ].map((name) => ({
+      name,
+    })),
     paths: finished,
     components: {
       securitySchemes: {

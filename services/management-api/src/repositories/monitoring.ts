@@ -3,7 +3,7 @@ import { withDbErrors } from '../db/errors';
 
 /** SQL of what monitoring reads and the collectors' posts record (see the collector_runs migration). */
 
-export type Collector = 'capacity' | 'storage' | 'transfer';
+export type Collector = 'capacity' | 'storage' | 'transfer' | 'health';
 
 /** Marks a collector's post as accepted now (first and last time); in the post's transaction. */
 export async function recordCollectorRun(db: Db, clusterId: number, collector: Collector): Promise<void> {

@@ -4,6 +4,7 @@ import {
   quotaJsonValue,
   quotasJson,
   type Cluster,
+  type HealthStatus,
   type Operator,
   type StorageUser,
 } from '@cairn/domain';
@@ -34,6 +35,8 @@ export interface ClusterShown {
   quotaBytesTotal: string | null;
   /** The sum of its users' per-policy byte quotas, by policy name (decimal strings); null when no user has one. */
   quotaBytesPolicyTotal: Record<string, string> | null;
+  /** The worst severity of its open health findings; `unknown` before its first health round. */
+  health: HealthStatus;
 }
 
 /**
@@ -48,6 +51,7 @@ export const clusterJson = (c: Cluster, shown?: ClusterShown) =>
     name: c.name,
     ...(shown
       ? {
+          health: shown.health,
           quota_bytes_total: shown.quotaBytesTotal === null ? null : quotaJsonValue(shown.quotaBytesTotal),
           quota_bytes_policy_total:
             shown.quotaBytesPolicyTotal === null

@@ -84,6 +84,12 @@ export const clustersResource: ResourceDef = {
       readonly: true,
       nullable: true,
     },
+    health: {
+      type: 'string',
+      help: "The worst severity of the cluster's open health findings (ok, warning or critical; see …/health/), or unknown before its first health round. Reported state, ignored when sent back.",
+      readonly: true,
+      choices: ['ok', 'warning', 'critical', 'unknown'],
+    },
     resource_uri: { type: 'string', help: 'URI of this cluster.', readonly: true },
   },
 };
@@ -98,6 +104,7 @@ const clusterReadOnly = (c: Cluster): Record<string, SameAs> => ({
   quota_bytes_total: anyValue,
   quota_bytes_policy_total: anyValue,
   quota_support: anyValue,
+  health: anyValue,
 });
 
 export function clustersRouter(db: Db, auth: RequestHandler): Router {

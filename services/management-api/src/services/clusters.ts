@@ -20,6 +20,7 @@ import {
   updateCluster,
 } from '../repositories/clusters';
 import type { ListQuery, Page } from '../repositories/list-types';
+import { healthStatusOf } from '../repositories/health';
 import { swiftInfosOf } from '../repositories/quotas';
 import { quotaBytesPolicyTotalsOf, quotaBytesTotalsOf } from '../repositories/quota-usage';
 import { clusterJson, type ClusterShown } from '../resources/representations';
@@ -60,16 +61,18 @@ export type ClusterView = Cluster & ClusterShown;
 
 async function withSwiftInfo(db: Db, clusters: Cluster[]): Promise<ClusterView[]> {
   const ids = clusters.map((c) => c.id);
-  const [infos, totals, policyTotals] = [
+  const [infos, totals, policyTotals, health] = [
     await swiftInfosOf(db, ids),
     await quotaBytesTotalsOf(db, ids),
     await quotaBytesPolicyTotalsOf(db, ids),
+    await healthStatusOf(db, ids),
   ];
   return clusters.map((c) => ({
     ...c,
     swiftInfo: infos.get(c.id) ?? null,
     quotaBytesTotal: totals.get(c.id) ?? null,
     quotaBytesPolicyTotal: policyTotals.get(c.id) ?? null,
+    health: health.get(c.id) ?? 'unknown',
   }));
 }
 
@@ -140,7 +143,7 @@ export async function create(db: Db, acting: Acting, inputOf: () => Promise<Clus
   const raw = await inputOf();
   const input = await withCheckedDefaults(db, { id: 0, name: raw.name }, raw);
   const created = await withDbErrors(() => db.transaction((trx) => createAudited(trx, acting, input)));
-  return { ...created, swiftInfo: null, quotaBytesTotal: null, quotaBytesPolicyTotal: null };
+  return { ...created, swiftInfo: null, quotaBytesTotal: null, quotaBytesPolicyTotal: null, health: 'unknown' };
 }
 
 /**

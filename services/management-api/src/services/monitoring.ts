@@ -7,14 +7,17 @@ import {
   type IncompleteHours,
   type RingSetUsage,
 } from '../repositories/monitoring';
+import { openFindingCounts, type OpenFindingCount } from '../repositories/health';
 
-export type { CollectorRun, IncompleteHours, RingSetUsage };
+export type { CollectorRun, IncompleteHours, OpenFindingCount, RingSetUsage };
 
 /** What the management API's collector and capacity metrics show, read from Postgres. */
 export interface MonitoringSnapshot {
   collectors: CollectorRun[];
   capacity: RingSetUsage[];
   incomplete: IncompleteHours[];
+  /** Open health findings per cluster, severity and code. */
+  findings: OpenFindingCount[];
 }
 
 const HOUR_MS = 3_600_000;
@@ -33,10 +36,11 @@ export function incompleteWindows(now: Date): Record<'storage' | 'transfer', { f
 }
 
 export async function monitoringSnapshot(db: Knex, now: Date): Promise<MonitoringSnapshot> {
-  const [collectors, capacity, incomplete] = await Promise.all([
+  const [collectors, capacity, incomplete, findings] = await Promise.all([
     collectorRuns(db),
     ringSetUsage(db),
     incompleteHours(db, incompleteWindows(now)),
+    openFindingCounts(db),
   ]);
-  return { collectors, capacity, incomplete };
+  return { collectors, capacity, incomplete, findings };
 }

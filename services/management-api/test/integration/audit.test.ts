@@ -250,6 +250,7 @@ describe.each(DB_KINDS)('audit trail on %s', (kind) => {
         quota_support: _support,
         quota_bytes_total: _total,
         quota_bytes_policy_total: _policyTotal,
+        health: _health,
         ...shown
       } = created.res.body as Record<string, unknown>;
       expect(created.entry.after).toEqual(shown);

@@ -38,6 +38,7 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
         '20261128110000_utilization_storage_latest',
         '20261128120000_tempauth_user_names',
         '20261128130000_ring_versions',
+        '20261128210000_cluster_health',
       ]);
       expect(await migrateLatest(db)).toEqual([]);
       for (const table of [
@@ -59,6 +60,11 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
         'utilization_transfer_daily',
         'collector_runs',
         'utilization_storage_coverage',
+        'health_rounds',
+        'health_nodes',
+        'health_node_samples',
+        'health_findings',
+        'health_thresholds',
         'quota_applications',
         'cluster_swift_info',
         'change_log',

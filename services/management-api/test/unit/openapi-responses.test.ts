@@ -21,6 +21,7 @@ const cluster = {
   quota_bytes_total: null,
   quota_bytes_policy_total: null,
   quota_support: null,
+  health: 'unknown',
   id: 1,
   name: 'default',
   region: 'RegionOne',

@@ -28,6 +28,7 @@ import * as consoleSessionStepUp from './20261128100000_console_session_step_up'
 import * as utilizationStorageLatest from './20261128110000_utilization_storage_latest';
 import * as tempauthUserNames from './20261128120000_tempauth_user_names';
 import * as ringVersions from './20261128130000_ring_versions';
+import * as clusterHealth from './20261128210000_cluster_health';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -63,6 +64,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261128110000_utilization_storage_latest': utilizationStorageLatest,
   '20261128120000_tempauth_user_names': tempauthUserNames,
   '20261128130000_ring_versions': ringVersions,
+  '20261128210000_cluster_health': clusterHealth,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
