@@ -11,6 +11,7 @@ import { registerContext } from './commands/context';
 import { registerMigrate } from './commands/migrate';
 import { registerOperator } from './commands/operator';
 import { registerOperators } from './commands/operators';
+import { registerRings } from './commands/rings';
 import { registerS3 } from './commands/s3';
 import { registerS3Credentials } from './commands/s3-credentials';
 import { registerStart } from './commands/start';
@@ -51,6 +52,7 @@ stopped by SIGTERM or SIGINT.`,
     registerUtilization,
     registerAudit,
     registerBackup,
+    registerRings,
     registerS3,
     registerConfig,
     registerCompletion,
