@@ -302,8 +302,9 @@ def do_plan(req):
                   "remove": sorted(removes)}
     apply_ops(after, whole_step)
     whole = rebalance(after, seed)
-    whole_builder = copy.deepcopy(after)
-    steps = plan_steps(base, adds, targets, removes, seed, float(req["max_move_pct"]), whole, whole_builder)
+    # When the whole change fits in one step, that step is this builder (only its part-move ages
+    # change after this, which the device rows below do not read).
+    steps = plan_steps(base, adds, targets, removes, seed, float(req["max_move_pct"]), whole, after)
     return {
         "swift_version": swift.__version__,
         "builder_md5": md5_of(req["builder"]),
