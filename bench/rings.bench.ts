@@ -3,13 +3,14 @@
  * exit only when something is broken.
  *
  *   pnpm bench:rings
+ *   BENCH_RING_ADD=4 pnpm bench:rings                                  # a change that fits one step
  *   BENCH_RING_PART_POWER=14 BENCH_RING_DEVICES=100 pnpm bench:rings   # quick smoke run
  *
  * Setup (not timed): a builder of 2^BENCH_RING_PART_POWER partitions, 3 replicas, min_part_hours 1
  * and BENCH_RING_DEVICES devices (20 a node, nodes spread over 5 zones, weight 4000), built and
  * rebalanced once by Swift's RingBuilder with /usr/bin/python3, kept under BENCH_RING_CACHE so
- * later runs skip it. Timed: `makePlan` (what `cairn rings plan` runs) adding one new node of 20
- * devices, with a fixed seed and 5 % a step: loading the builder, Swift's rebalance of the whole
+ * later runs skip it. Timed: `makePlan` (what `cairn rings plan` runs) adding BENCH_RING_ADD devices
+ * (20) on one new node, with a fixed seed and 5 % a step: loading the builder, Swift's rebalance of the whole
  * change and of every step, the moves per device. Reference (timed apart): swift-ring-builder's own
  * `rebalance --seed` of the same change on a copy, which must reassign the plan's parts_moved.
  */
@@ -28,6 +29,8 @@ const SETTINGS = {
   devices: intEnv('BENCH_RING_DEVICES', 1000),
   seed: intEnv('BENCH_RING_SEED', 42, 0),
   python: stringEnv('BENCH_RING_PYTHON', '/usr/bin/python3'),
+  /** Devices the planned change adds, all on one new node (default: a whole node of 20). */
+  add: intEnv('BENCH_RING_ADD', 20),
 };
 const TARGET_SECONDS = 30;
 const PER_NODE = 20;
@@ -96,7 +99,7 @@ async function main(): Promise<void> {
   try {
     for (const f of ['object.builder', 'object.ring.gz']) await copyFile(join(cached, f), join(dir, f));
     const node = Math.ceil(SETTINGS.devices / PER_NODE);
-    const add = Array.from({ length: PER_NODE }, (_, i) => `r1z${(node % 5) + 1}-10.2.0.1:6200/d${i}:4000`);
+    const add = Array.from({ length: SETTINGS.add }, (_, i) => `r1z${(node % 5) + 1}-10.2.0.1:6200/d${i}:4000`);
     const started = performance.now();
     const plan = await makePlan({
       swiftDir: dir,
@@ -110,7 +113,7 @@ async function main(): Promise<void> {
     if (reference.moved !== plan.parts_moved)
       throw new Error(`swift-ring-builder reassigned ${reference.moved} partitions, the plan says ${plan.parts_moved}`);
     process.stdout.write(
-      `\nring: 2^${SETTINGS.partPower} partitions x 3 replicas, ${fmtInt(SETTINGS.devices)} devices; change: add ${PER_NODE} devices (one node)\n` +
+      `\nring: 2^${SETTINGS.partPower} partitions x 3 replicas, ${fmtInt(SETTINGS.devices)} devices; change: add ${SETTINGS.add} devices on one new node\n` +
         `Swift ${plan.swift_version}, seed ${plan.seed}: ${fmtInt(plan.parts_moved)} partitions moved (${plan.parts_moved_pct.toFixed(2)} %), ` +
         `${plan.steps.length} step(s): ${plan.steps.map((s) => `${s.parts_moved_pct.toFixed(2)} %`).join(', ')}\n\n`,
     );
