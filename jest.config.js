@@ -10,6 +10,7 @@ module.exports = {
     '<rootDir>/packages/runtime',
     '<rootDir>/packages/cli',
     '<rootDir>/packages/swift-cluster',
+    '<rootDir>/packages/rings',
     '<rootDir>/packages/console',
     '<rootDir>/services/management-api',
     '<rootDir>/services/auth-gateway',

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CommanderError, type Command } from 'commander';
 import { errors, isRingName, RING_NAME_RULE } from '@cairn/domain';
+import { checkStepSafety } from '@cairn/swift-cluster';
 import { apiBinary, apiError, jsonOf, type ApiTarget } from '../api-client';
 import { EXIT } from '../exit-codes';
 import { listAll } from '../remote/list';
@@ -10,6 +11,7 @@ import { call } from '../remote/resource';
 import { askYes, onTerminal } from '../remote/secret';
 import { clusterIdOf, collect, targetOf } from '../remote/session';
 import { pullOnce } from '../rings/pull';
+import { addRingPlanCommands } from './rings-plan';
 import { stopOnSignals } from '../stop-signal';
 
 /**
@@ -41,7 +43,10 @@ const ringsPath = (clusterId: number) => `/api/v1/clusters/${clusterId}/rings/`;
 export function registerRings(program: Command): Command {
   const rings = program
     .command('rings')
-    .description("a cluster's Swift rings: every version kept in the management API, pulled by the nodes");
+    .description(
+      "a cluster's Swift rings: plan and apply changes with Swift's builder, keep every version in the management API, pull them on the nodes",
+    );
+  addRingPlanCommands(rings, { checkStepSafety });
 
   rings
     .command('push')

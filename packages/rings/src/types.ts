@@ -1,0 +1,103 @@
+/** One device of a plan: where it is, its weight and partitions now and after the whole change. */
+export interface PlanDevice {
+  id: number;
+  region: number;
+  zone: number;
+  ip: string;
+  port: number;
+  device: string;
+  weight: number;
+  weight_after: number;
+  /** Partition replicas assigned to the device (Swift's `parts`). */
+  parts: number;
+  parts_after: number;
+  /** From the device's recon disk usage; null when no usage was given for it. */
+  used_bytes: number | null;
+  projected_used_bytes: number | null;
+  projected_used_pct: number | null;
+}
+
+export interface PlanStep {
+  step: number;
+  /** How far each changed weight has gone from where it was toward its target (1 = there). */
+  fraction: number;
+  parts_moved: number;
+  parts_moved_pct: number;
+  replicas_moved: number;
+  balance: number;
+  dispersion: number;
+  /** Devices this step adds, with the ids Swift's add_dev gives them and the step's weight. */
+  add: Array<Record<string, unknown> & { id: number; weight: number }>;
+  weights: Array<{ id: number; weight: number }>;
+  remove: number[];
+  /** Partition replicas per device id after the step, as Swift computed them. */
+  parts_after: Record<string, number>;
+}
+
+export interface AppliedStep {
+  step: number;
+  builder_md5: string;
+  ring_md5: string;
+  applied_at: string;
+}
+
+export interface Plan {
+  ring: string;
+  seed: number;
+  swift_version: string;
+  /** md5 of the .builder the plan was made from. */
+  builder_md5: string;
+  /** md5 of the .ring.gz installed when the plan was made (null: the ring was never written). */
+  ring_md5: string | null;
+  part_power: number;
+  replicas: number;
+  parts_total: number;
+  parts_moved: number;
+  parts_moved_pct: number;
+  replicas_moved: number;
+  bytes_to_move: number | null;
+  balance: number;
+  dispersion: number;
+  /** The builder's balance and dispersion before the change. */
+  balance_before: number;
+  dispersion_before: number | null;
+  overload: number;
+  required_overload: number | null;
+  min_part_hours: number;
+  min_part_seconds_left: number;
+  max_move_pct: number;
+  /** Where used_bytes came from: 'recon' (/recon/diskusage) or null when no usage was given. */
+  usage_source: 'recon' | null;
+  notes: string[];
+  devices: PlanDevice[];
+  steps: PlanStep[];
+  applied: AppliedStep[];
+}
+
+/** A device's disk usage as recon reports it, keyed by `ip:port/device` (see usageKey). */
+export interface DeviceUsage {
+  used: number;
+  size: number;
+}
+
+export const usageKey = (d: { ip: string; port: number; device: string }): string => `${d.ip}:${d.port}/${d.device}`;
+
+// The recon safety verdict's shape, as packages/swift-cluster/src/ring-safety.ts defines it; apply
+// takes the checker as a function so this package does not depend on recon being reachable.
+export interface StepSafetyInput {
+  ring: string;
+  expectedMd5: string;
+  ringWrittenAt: Date;
+  nodes: Array<{ ip: string; port: number }>;
+  fillLimitPct: number;
+}
+export interface SafetyCheck {
+  name: 'ring_md5' | 'replication' | 'fill' | 'mounted' | 'nodes' | 'min_part_hours';
+  ok: boolean;
+  detail: string;
+}
+export interface StepSafety {
+  safe: boolean;
+  checks: SafetyCheck[];
+}
+export type CheckStepSafety = (input: StepSafetyInput, options?: { timeoutMs?: number }) => Promise<StepSafety>;
