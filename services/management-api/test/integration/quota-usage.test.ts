@@ -160,13 +160,13 @@ describe.each(DB_KINDS)('quota usage on %s', (kind) => {
     expect(patched.body).toMatchObject({ region: 'policies', quota_bytes_policy_total: { silver: 5 } });
   });
 
-  it('when a page of users or one user is read, then it is one statement with the quota state and the usage, each account found through the index', async () => {
+  it('when a page of users or one user is read, then it is one statement with the quota state and the usage, each found by the user id', async () => {
     const carol = (await get(`/api/v1/users/?user=carol&cluster=${encodeURIComponent(clusterUri)}`)).body
       .objects[0] as Record<string, unknown>;
     for (const path of [`/api/v1/users/?cluster=${encodeURIComponent(clusterUri)}`, String(carol.resource_uri)]) {
       const seen: Array<{ sql: string; bindings: unknown[] }> = [];
       const listener = (q: { sql: string; bindings?: unknown[] }) => {
-        if (/storage_users|quota_applications|utilization_storage/.test(q.sql))
+        if (/storage_user|quota_applications|utilization_storage/.test(q.sql))
           seen.push({ sql: q.sql, bindings: q.bindings ?? [] });
       };
       app.db.on('query', listener);
@@ -181,8 +181,8 @@ describe.each(DB_KINDS)('quota usage on %s', (kind) => {
       expect(seen).toHaveLength(1);
       const [statement] = seen;
       expect(statement!.sql).toMatch(/quota_applications/);
-      expect(statement!.sql).toMatch(/utilization_storage_latest/);
-      expect(statement!.sql).not.toMatch(/utilization_storage_hourly/);
+      expect(statement!.sql).toMatch(/storage_user_usage/);
+      expect(statement!.sql).not.toMatch(/utilization_storage/);
       // The driver's text has numbered placeholders; knex's raw takes question marks.
       const plan = (await app.db.raw(
         `EXPLAIN ${statement!.sql.replace(/\$\d+/g, '?')}`,
@@ -191,9 +191,9 @@ describe.each(DB_KINDS)('quota usage on %s', (kind) => {
         rows: Array<Record<string, string>>;
       };
       const text = plan.rows.map((r) => Object.values(r)[0]).join('\n');
-      // The account is part of the index condition (a collation mismatch would make it a filter).
-      expect(text).toMatch(/utilization_storage_latest_pkey.*\n\s*Index Cond: \(.*account\)?(::text)? = /);
-      expect(text).not.toMatch(/Filter: .*account/);
+      // One primary key lookup per user shown, in each table.
+      expect(text).toMatch(/storage_user_usage_pkey.*\n\s*Index Cond: \(user_id = u\.id\)/);
+      expect(text).toMatch(/quota_applications_pkey.*\n\s*Index Cond: \(user_id = u\.id\)/);
     }
   });
 
