@@ -19,12 +19,12 @@ export interface LatestUsage {
 /**
  * Each user's account `AUTH_<user>` at its latest storage sample, as a column of the statement that
  * reads the user (`users`: its alias): a scalar subquery, one lookup by the user's id in
- * storage_user_usage (each user's row of utilization_storage_latest, kept by triggers, see its
- * migration); NULL: never sampled, or its samples are past the hourly retention. The figures go as
- * text (bigints).
+ * utilization_storage_latest (kept from the hourly samples, each row with the user whose account it
+ * is, see the migrations); NULL: never sampled, or its samples are past the hourly retention. The
+ * figures go as text (bigints).
  */
 export const latestUsageColumn = (users: string) => ({
-  sql: `(SELECT json_build_array(s.bytes_used::text, s.object_count::text, s.hour) FROM storage_user_usage AS s WHERE s.user_id = ${users}.id) AS latest_usage`,
+  sql: `(SELECT json_build_array(l.bytes_used::text, l.object_count::text, l.hour) FROM utilization_storage_latest AS l WHERE l.user_id = ${users}.id) AS latest_usage`,
   bindings: [] as string[],
 });
 

@@ -166,7 +166,7 @@ describe.each(DB_KINDS)('quota usage on %s', (kind) => {
     for (const path of [`/api/v1/users/?cluster=${encodeURIComponent(clusterUri)}`, String(carol.resource_uri)]) {
       const seen: Array<{ sql: string; bindings: unknown[] }> = [];
       const listener = (q: { sql: string; bindings?: unknown[] }) => {
-        if (/storage_user|quota_applications|utilization_storage/.test(q.sql))
+        if (/storage_users|quota_applications|utilization_storage/.test(q.sql))
           seen.push({ sql: q.sql, bindings: q.bindings ?? [] });
       };
       app.db.on('query', listener);
@@ -181,8 +181,8 @@ describe.each(DB_KINDS)('quota usage on %s', (kind) => {
       expect(seen).toHaveLength(1);
       const [statement] = seen;
       expect(statement!.sql).toMatch(/quota_applications/);
-      expect(statement!.sql).toMatch(/storage_user_usage/);
-      expect(statement!.sql).not.toMatch(/utilization_storage/);
+      expect(statement!.sql).toMatch(/utilization_storage_latest/);
+      expect(statement!.sql).not.toMatch(/utilization_storage_hourly/);
       // The driver's text has numbered placeholders; knex's raw takes question marks.
       const plan = (await app.db.raw(
         `EXPLAIN ${statement!.sql.replace(/\$\d+/g, '?')}`,
@@ -192,7 +192,7 @@ describe.each(DB_KINDS)('quota usage on %s', (kind) => {
       };
       const text = plan.rows.map((r) => Object.values(r)[0]).join('\n');
       // One primary key lookup per user shown, in each table.
-      expect(text).toMatch(/storage_user_usage_pkey.*\n\s*Index Cond: \(user_id = u\.id\)/);
+      expect(text).toMatch(/utilization_storage_latest_user_id.*\n\s*Index Cond: \(user_id = u\.id\)/);
       expect(text).toMatch(/quota_applications_pkey.*\n\s*Index Cond: \(user_id = u\.id\)/);
     }
   });

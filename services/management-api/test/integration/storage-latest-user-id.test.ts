@@ -44,11 +44,11 @@ const usage = async (db: Db) =>
   (
     (await db.raw(
       `SELECT u.cluster_id, u.username, to_char(s.hour AT TIME ZONE 'UTC', 'DD HH24') AS h, s.bytes_used::text AS b
-         FROM storage_user_usage s JOIN storage_users u ON u.id = s.user_id ORDER BY u.cluster_id, u.username`,
+         FROM utilization_storage_latest s JOIN storage_users u ON u.id = s.user_id ORDER BY u.cluster_id, u.username`,
     )) as { rows: Array<{ cluster_id: number; username: string; h: string; b: string }> }
   ).rows.map((r) => `${r.cluster_id} ${r.username} ${r.h} ${r.b}`);
 
-/** What storage_user_usage mirrors: the latest rows of the accounts that are users, by the same format. */
+/** The same, found by the account's name: what the user ids must agree with. */
 const expected = async (db: Db) =>
   (
     (await db.raw(
@@ -59,8 +59,8 @@ const expected = async (db: Db) =>
     )) as { rows: Array<{ cluster_id: number; username: string; h: string; b: string }> }
   ).rows.map((r) => `${r.cluster_id} ${r.username} ${r.h} ${r.b}`);
 
-describe.each(DB_KINDS)('storage users usage by id on %s', (kind) => {
-  it('when samples arrive, users are created and deleted, and retention drops a week, then each user has its account latest row and no other', async () => {
+describe.each(DB_KINDS)('latest storage by user id on %s', (kind) => {
+  it('when samples arrive, users are created and deleted, and retention drops a week, then the latest row of each user account, and only that row, names the user', async () => {
     const { db, drop } = await createTestDatabase(kind);
     try {
       await migrateLatest(db);
@@ -85,7 +85,7 @@ describe.each(DB_KINDS)('storage users usage by id on %s', (kind) => {
       expect(await usage(db)).toEqual([`${c1} a 16 05 50`, `${c1} ab 10 05 11`, `${c2} a 10 07 3`]);
       // Deleted: its row goes; created again under the same name, it gets the account's row again.
       await db('storage_users').where({ id: ab }).delete();
-      expect(await db('storage_user_usage').where({ user_id: ab })).toEqual([]);
+      expect(await db('utilization_storage_latest').where({ user_id: ab })).toEqual([]);
       await addUser(db, c1!, 'ab');
       expect(await usage(db)).toEqual(await expected(db));
       expect(await usage(db)).toHaveLength(3);
@@ -98,15 +98,15 @@ describe.each(DB_KINDS)('storage users usage by id on %s', (kind) => {
     }
   });
 
-  it('when the table is added to a database with users and samples, then it is filled, and samples written after keep it', async () => {
+  it('when the column is added to a database with users and samples, then it is filled, and samples and users written after keep it', async () => {
     const { db, drop } = await createTestDatabase(kind);
     try {
       await migrateLatest(db);
-      await db.migrate.down({ migrationSource, name: '20261128130000_storage_user_usage' });
+      await db.migrate.down({ migrationSource, name: '20261128130000_storage_latest_user_id' });
       await ensureHourlyPartitions(db, [at('2026-12-10T00:00:00Z')]);
-      const [c1] = await clusters(db, 1);
-      for (const name of ['a', 'b', 'c']) await addUser(db, c1!, name);
-      await upsertStorage(db, c1!, [
+      const c1 = (await clusters(db, 1))[0]!;
+      for (const name of ['a', 'b', 'c']) await addUser(db, c1, name);
+      await upsertStorage(db, c1, [
         sample('AUTH_a', '2026-12-10T05:00:00Z', 10),
         sample('AUTH_b', '2026-12-10T04:00:00Z', 20),
         sample('AUTH_z', '2026-12-10T05:00:00Z', 30),
@@ -121,6 +121,10 @@ describe.each(DB_KINDS)('storage users usage by id on %s', (kind) => {
         [c1, c1],
       );
       expect(await usage(db)).toEqual([`${c1} a 10 05 25`, `${c1} b 10 04 20`, `${c1} c 10 06 6`]);
+      // A user created as the previous release creates one, after its account was sampled.
+      await db.raw(`INSERT INTO storage_users (cluster_id, username, password_hash) VALUES (?, 'z', 'x')`, [c1]);
+      expect(await usage(db)).toEqual([`${c1} a 10 05 25`, `${c1} b 10 04 20`, `${c1} c 10 06 6`, `${c1} z 10 05 30`]);
+      expect(await usage(db)).toEqual(await expected(db));
     } finally {
       await drop();
     }
