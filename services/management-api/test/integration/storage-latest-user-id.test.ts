@@ -89,6 +89,10 @@ describe.each(DB_KINDS)('latest storage by user id on %s', (kind) => {
       await addUser(db, c1!, 'ab');
       expect(await usage(db)).toEqual(await expected(db));
       expect(await usage(db)).toHaveLength(3);
+      // A row that missed its user (created in the same instant, by another transaction) gets it with its next sample.
+      await db('utilization_storage_latest').where({ cluster_id: c2, account: 'AUTH_a' }).update({ user_id: null });
+      await upsertStorage(db, c2!, [sample('AUTH_a', '2026-12-10T08:00:00Z', 4)]);
+      expect(await usage(db)).toEqual([`${c1} a 16 05 50`, `${c1} ab 10 05 11`, `${c2} a 10 08 4`]);
       // Kept 7 days: on Dec 22 the week of Dec 7 goes; c1's a keeps its sample of Dec 16, the others have none.
       await maintainUtilization(db, { hourlyDays: 7, dailyDays: 1095 }, new Date(at('2026-12-22T12:00:00Z')));
       expect(await usage(db)).toEqual([`${c1} a 16 05 50`]);

@@ -7,14 +7,15 @@ import type { Knex } from 'knex';
  * by its bigint id: a smaller index and cheaper comparisons than the (cluster_id, account) key,
  * which the page had to build per row ('AUTH_' || username) to look up.
  *
- * Set once per row, never on the hourly path: the hourly samples' upserts move existing rows
- * forward without touching it, and only rows inserted (an account's first sample, or its first
+ * Set once per row, not on the hourly path: the hourly samples' upserts move existing rows
+ * forward without looking their user up again, and only rows inserted (an account's first sample, or its first
  * after retention emptied it) get their user looked up, by a statement trigger. A user created after
  * its account was sampled (an import) is set on its account's row by a trigger on storage_users;
  * deleting a user sets it back to NULL (foreign key). A user's name and cluster never change. A
  * user created in the same instant as its account's first sample is written, by another
- * transaction, may miss it (neither sees the other's uncommitted row) and shows no usage until it
- * is next created or its account's row is.
+ * transaction, may miss it (neither sees the other's uncommitted row): the hourly upsert also looks
+ * up the user of a row that has none (an index lookup, only for such rows), so it shows the next
+ * hourly sample.
  *
  * Expand-only: a nullable column, an index and triggers; the previous release neither reads nor
  * writes the column, and its writes (a collector's post, a user's creation) keep it through the
@@ -24,6 +25,20 @@ const LATEST = 'utilization_storage_latest';
 /** An account's user: `AUTH_<user>` in the same cluster (usernames are COLLATE "C", as their index). */
 const USER_OF_ACCOUNT = (l: string) =>
   `u.cluster_id = ${l}.cluster_id AND left(${l}.account, 5) = 'AUTH_' AND u.username = substr(${l}.account, 6) COLLATE "C"`;
+
+/** The hourly table's trigger function (migration 20261128110000), `set`: more of what an update sets. */
+const keepLatest = (set = '') => `
+  CREATE OR REPLACE FUNCTION cairn_keep_latest_storage() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    INSERT INTO utilization_storage_latest AS l (cluster_id, account, hour, bytes_used, object_count)
+      SELECT DISTINCT ON (cluster_id, account) cluster_id, account, hour, bytes_used, object_count
+        FROM sampled WHERE policy_index = -1
+       ORDER BY cluster_id, account, hour DESC
+      ON CONFLICT (cluster_id, account) DO UPDATE
+        SET hour = excluded.hour, bytes_used = excluded.bytes_used, object_count = excluded.object_count${set}
+        WHERE l.hour <= excluded.hour;
+    RETURN NULL;
+  END $$`;
 
 export async function up(knex: Knex): Promise<void> {
   // Serialises with the writes: those wait for the backfill, so none is missed.
@@ -43,6 +58,12 @@ export async function up(knex: Knex): Promise<void> {
        WHERE l.cluster_id = n.cluster_id AND l.account = ('AUTH_' || n.username) COLLATE "default";
       RETURN NULL;
     END $$`);
+  // coalesce: the lookup runs only for a row without its user.
+  await knex.raw(
+    keepLatest(
+      `, user_id = coalesce(l.user_id, (SELECT u.id FROM ${TABLES.storageUsers} u WHERE ${USER_OF_ACCOUNT('l')}))`,
+    ),
+  );
   await knex.raw(`CREATE TRIGGER ${LATEST}_user_on_insert AFTER INSERT ON ${LATEST}
     REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION cairn_latest_storage_users()`);
   await knex.raw(`CREATE TRIGGER ${LATEST}_of_new_users AFTER INSERT ON ${TABLES.storageUsers}
@@ -57,6 +78,7 @@ export async function up(knex: Knex): Promise<void> {
 export async function down(knex: Knex): Promise<void> {
   await knex.raw(`DROP TRIGGER ${LATEST}_user_on_insert ON ${LATEST}`);
   await knex.raw(`DROP TRIGGER ${LATEST}_of_new_users ON ${TABLES.storageUsers}`);
+  await knex.raw(keepLatest());
   await knex.raw('DROP FUNCTION cairn_latest_storage_users()');
   await knex.raw('DROP FUNCTION cairn_latest_storage_of_new_users()');
   await knex.raw(`ALTER TABLE ${LATEST} DROP COLUMN user_id`);
