@@ -37,7 +37,7 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
         '20261128100000_console_session_step_up',
         '20261128110000_utilization_storage_latest',
         '20261128120000_tempauth_user_names',
-        '20261128130000_storage_latest_user_id',
+        '20261128220000_storage_latest_user_id',
       ]);
       expect(await migrateLatest(db)).toEqual([]);
       for (const table of [

@@ -106,7 +106,7 @@ describe.each(DB_KINDS)('latest storage by user id on %s', (kind) => {
     const { db, drop } = await createTestDatabase(kind);
     try {
       await migrateLatest(db);
-      await db.migrate.down({ migrationSource, name: '20261128130000_storage_latest_user_id' });
+      await db.migrate.down({ migrationSource, name: '20261128220000_storage_latest_user_id' });
       await ensureHourlyPartitions(db, [at('2026-12-10T00:00:00Z')]);
       const c1 = (await clusters(db, 1))[0]!;
       for (const name of ['a', 'b', 'c']) await addUser(db, c1, name);

@@ -27,7 +27,7 @@ import * as applicationCredentialNotices from './20261127180000_application_cred
 import * as consoleSessionStepUp from './20261128100000_console_session_step_up';
 import * as utilizationStorageLatest from './20261128110000_utilization_storage_latest';
 import * as tempauthUserNames from './20261128120000_tempauth_user_names';
-import * as storageLatestUserId from './20261128130000_storage_latest_user_id';
+import * as storageLatestUserId from './20261128220000_storage_latest_user_id';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -62,7 +62,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261128100000_console_session_step_up': consoleSessionStepUp,
   '20261128110000_utilization_storage_latest': utilizationStorageLatest,
   '20261128120000_tempauth_user_names': tempauthUserNames,
-  '20261128130000_storage_latest_user_id': storageLatestUserId,
+  '20261128220000_storage_latest_user_id': storageLatestUserId,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
