@@ -27,9 +27,9 @@ export interface NodeHealth {
 }
 
 export interface HealthPollOptions {
-  /** Nodes read at once (each node's endpoints are read together). */
+  /** Nodes read at once. */
   concurrency: number;
-  /** Time one node gets for all its endpoints; what has not answered by then fails. */
+  /** Time one node gets for all its endpoints, read one after the other; what has not answered by then fails. */
   nodeTimeoutMs: number;
   /** Stops the round: nodes not yet read, and requests in flight, fail with "stopped". */
   signal?: AbortSignal;
@@ -43,10 +43,12 @@ export const MAX_RECON_VALUE_BYTES = 64 * 1024;
 export const isEndpointError = (v: unknown): v is ReconEndpointError =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as ReconEndpointError).error === 'string';
 
+const outOfTime = (budgetMs: number) => `no complete answer within the node's ${budgetMs} ms`;
+
 async function readEndpoint<E extends HealthEndpoint>(
   baseUrl: string,
   endpoint: E,
-  options: { timeoutMs: number; signal?: AbortSignal; fetch?: typeof fetch },
+  options: { timeoutMs: number; budgetMs: number; signal?: AbortSignal; fetch?: typeof fetch },
 ): Promise<ReconHealthAnswers[E] | ReconEndpointError> {
   // fetchRecon hears an abort only while it waits; a round stopped before this node skips it.
   if (options.signal?.aborted) return { error: 'stopped' };
@@ -59,6 +61,9 @@ async function readEndpoint<E extends HealthEndpoint>(
       };
     return answer;
   } catch (e) {
+    // The request's own timeout is what was left of the node's: name the node's budget.
+    if (e instanceof ReconError && e.reason.startsWith('no complete answer within'))
+      return { error: outOfTime(options.budgetMs) };
     if (e instanceof ReconError) return { error: e.reason };
     if (e instanceof ReconShapeError) return { error: e.message };
     return { error: e instanceof Error ? e.message : String(e) };
@@ -80,7 +85,7 @@ function silentReason(errors: string[]): string {
 }
 
 /**
- * Reads every health endpoint of one node at once, within `nodeTimeoutMs` for the node as a whole.
+ * Reads every health endpoint of one node, within `nodeTimeoutMs` for the node as a whole.
  * Never rejects: an endpoint that fails is `{ error }` under its key; a node where all fail is
  * `answered: false` with a sentence.
  */
@@ -90,9 +95,24 @@ export async function readNodeHealth(
 ): Promise<NodeHealth> {
   const started = performance.now();
   const baseUrl = reconBaseUrl(node);
-  // The endpoints run side by side, so each one's timeout is the node's budget.
-  const read = { timeoutMs: options.nodeTimeoutMs, signal: options.signal, fetch: options.fetch };
-  const answers = await Promise.all(HEALTH_ENDPOINTS.map((endpoint) => readEndpoint(baseUrl, endpoint, read)));
+  // One endpoint after the other, over one kept-alive connection: 14 connections per node at once
+  // cost the collector (and the node's single recon worker) far more than the answers themselves.
+  // Each request gets what is left of the node's budget, so a hung node costs one budget, not 14.
+  const deadline = started + options.nodeTimeoutMs;
+  const answers: Array<ReconHealthAnswers[HealthEndpoint] | ReconEndpointError> = [];
+  for (const endpoint of HEALTH_ENDPOINTS) {
+    const left = Math.round(deadline - performance.now());
+    answers.push(
+      left <= 0
+        ? { error: outOfTime(options.nodeTimeoutMs) }
+        : await readEndpoint(baseUrl, endpoint, {
+            timeoutMs: left,
+            budgetMs: options.nodeTimeoutMs,
+            signal: options.signal,
+            fetch: options.fetch,
+          }),
+    );
+  }
   const recon = Object.fromEntries(HEALTH_ENDPOINTS.map((endpoint, i) => [endpoint, answers[i]])) as NodeHealthRecon;
   const errors = answers.filter(isEndpointError).map((a) => a.error);
   const answered = errors.length < HEALTH_ENDPOINTS.length;
