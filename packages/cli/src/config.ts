@@ -48,12 +48,12 @@ export const collectorConfigSpec = {
   },
   healthConcurrency: {
     env: 'CAIRN_HEALTH_CONCURRENCY',
-    doc: "Storage nodes the health collector reads at once; each node's 14 recon endpoints are read together, so this many times 14 requests are in flight.",
-    schema: Joi.number().integer().min(1).max(64).default(32),
+    doc: "Storage nodes the health collector reads at once (one request in flight per node: a node's 14 recon endpoints are read in turn over one connection).",
+    schema: Joi.number().integer().min(1).max(256).default(32),
   },
   healthNodeTimeoutMs: {
     env: 'CAIRN_HEALTH_NODE_TIMEOUT_MS',
-    doc: 'Time the health collector gives one storage node for all its recon endpoints; an endpoint not answered by then is an error for that endpoint, a node with none answered is silent.',
+    doc: 'Time the health collector gives one storage node for all its 14 recon endpoints together; an endpoint not answered by then is an error of its own, and a node that answered none is silent.',
     schema: Joi.number().integer().min(100).max(120000).default(5000),
   },
   utilizationUser: {

@@ -140,4 +140,24 @@ describe('cairn health collect, one round', () => {
     expect(rest).toEqual(Object.fromEntries(Object.entries(SAMPLE).filter(([k]) => k !== 'time')));
     expect(Math.abs((time as number) - started / 1000)).toBeLessThan(60);
   }, 60_000);
+
+  it('when the round is stopped part way (SIGTERM with --interval), then nothing is sent', async () => {
+    const config = readCliSettings({ CAIRN_API_URL: receiver.apiUrl, CAIRN_API_KEY: 'collector:k3y' });
+    const sent = receiver.rounds.length;
+    const controller = new AbortController();
+    const result = await collectHealthOnce({
+      cluster: '7',
+      swiftDir,
+      config: { ...config, apiUrl: receiver.apiUrl },
+      warn: () => undefined,
+      signal: controller.signal,
+      progress: (_step, done) => {
+        if (done === 100) controller.abort();
+      },
+    });
+    expect(result.stopped).toBe(true);
+    expect(result.answered).toBeGreaterThanOrEqual(90);
+    expect(result.answered).toBeLessThan(NODES - SILENT.size);
+    expect(receiver.rounds).toHaveLength(sent);
+  });
 });
