@@ -4,7 +4,7 @@
  * the CLI computes are the ones Swift's recon computes, and a stopped server is silent with a
  * sentence. The round goes to a stand-in for the API's ingest that records it.
  */
-import { HEALTH_ENDPOINTS } from '../../packages/swift-cluster/src';
+import { HEALTH_ENDPOINTS } from '@cairn/swift-cluster';
 import { startRoundReceiver, type RoundReceiver } from '../../packages/cli/test/helpers/round-receiver';
 import type { HealthRoundBody } from '../../packages/cli/src/health/round';
 import { cairn } from '../support/processes';
