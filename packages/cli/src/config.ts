@@ -46,6 +46,16 @@ export const collectorConfigSpec = {
     doc: 'Storage nodes polled at once.',
     schema: Joi.number().integer().min(1).max(256).default(16),
   },
+  healthConcurrency: {
+    env: 'CAIRN_HEALTH_CONCURRENCY',
+    doc: "Storage nodes the health collector reads at once (one request in flight per node: a node's 14 recon endpoints are read in turn over one connection).",
+    schema: Joi.number().integer().min(1).max(256).default(32),
+  },
+  healthNodeTimeoutMs: {
+    env: 'CAIRN_HEALTH_NODE_TIMEOUT_MS',
+    doc: 'Time the health collector gives one storage node for all its 14 recon endpoints together; an endpoint not answered by then is an error of its own, and a node that answered none is silent.',
+    schema: Joi.number().integer().min(100).max(120000).default(5000),
+  },
   utilizationUser: {
     env: 'CAIRN_UTILIZATION_USER',
     doc: 'Superuser storage user whose token the utilization collector HEADs every account with.',
@@ -91,6 +101,8 @@ export interface CollectorConfig {
   configHome?: string;
   reconTimeoutMs: number;
   reconConcurrency: number;
+  healthConcurrency: number;
+  healthNodeTimeoutMs: number;
   utilizationUser?: string;
   utilizationPassword?: string;
   utilizationAuthUrl?: string;

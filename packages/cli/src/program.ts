@@ -8,6 +8,7 @@ import { registerClusters } from './commands/clusters';
 import { registerCompletion } from './commands/completion';
 import { registerConfig } from './commands/config';
 import { registerContext } from './commands/context';
+import { registerHealth } from './commands/health';
 import { addHealthShowCommand } from './commands/health-show';
 import { registerMigrate } from './commands/migrate';
 import { registerOperator } from './commands/operator';
@@ -51,7 +52,8 @@ stopped by SIGTERM or SIGINT.`,
     registerOperators,
     registerCapacity,
     registerRings,
-    (p: Command) => addHealthShowCommand(p.command('health').description("cluster health from Swift's recon")),
+    // collect from commands/health.ts, show from commands/health-show.ts, under one `health`.
+    (p: Command) => addHealthShowCommand(registerHealth(p)),
     registerUtilization,
     registerAudit,
     registerBackup,

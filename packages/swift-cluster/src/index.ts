@@ -7,8 +7,8 @@ export { readSwiftDir, objectRingName, type SwiftDir } from './swift-dir';
 export {
   fetchDiskUsage,
   fetchRecon,
-  reconBaseUrl,
   pollNodes,
+  reconBaseUrl,
   type DiskUsage,
   type NodeDiskUsage,
   type PollOptions,
@@ -33,3 +33,25 @@ export {
 } from './ring-safety';
 export { mapConcurrent } from './pool';
 export { IniError, parseIni, sectionItems, type IniFile } from './ini';
+export {
+  HEALTH_ENDPOINTS,
+  HEALTH_READERS,
+  ReconShapeError,
+  type HealthEndpoint,
+  type ReconDiskUsageEntry,
+  type ReconHealthAnswers,
+  type ReconObjectReplication,
+  type ReconReplication,
+  type ReconReplicationStats,
+  type ReconUnmountedEntry,
+} from './recon-health-shapes';
+export {
+  MAX_RECON_VALUE_BYTES,
+  isEndpointError,
+  pollNodesHealth,
+  readNodeHealth,
+  type HealthPollOptions,
+  type NodeHealth,
+  type NodeHealthRecon,
+  type ReconEndpointError,
+} from './recon-health';

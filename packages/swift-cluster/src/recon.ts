@@ -1,4 +1,5 @@
 import { ReconError } from './errors';
+import { httpGet, type Get, type GetResponse } from './http-get';
 import { mapConcurrent } from './pool';
 
 /**
@@ -19,7 +20,7 @@ export interface DiskUsage {
 export interface ReconOptions {
   /** Covers the whole exchange: connecting, the response and its body. */
   timeoutMs: number;
-  /** Defaults to the global fetch. */
+  /** Defaults to a GET on node:http (http-get.ts); a fetch function works too (tests inject one). */
   fetch?: typeof fetch;
   /** Abandons the request (a collector asked to stop): the node then fails with "stopped". */
   signal?: AbortSignal;
@@ -100,7 +101,7 @@ async function reconGet(
   } catch {
     throw new ReconError(baseUrl, 'not a valid URL');
   }
-  const doFetch = options.fetch ?? fetch;
+  const doFetch: Get = options.fetch ?? (url.startsWith('http:') ? httpGet : fetch);
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), options.timeoutMs);
   const stop = () => controller.abort();
@@ -116,7 +117,7 @@ async function reconGet(
     );
   };
   try {
-    let response: Response;
+    let response: GetResponse;
     try {
       response = await doFetch(url, { signal: controller.signal, headers: { accept: 'application/json' } });
     } catch (e) {

@@ -22,7 +22,8 @@ export interface CollectedReport {
   reported: number;
 }
 
-const nodeKey = (ip: string, port: number): string => (ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`);
+/** `ip:port` as a node is named in reports (an IPv6 address in brackets). */
+export const nodeKey = (ip: string, port: number): string => (ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`);
 
 /** The storage nodes of every object ring, once each. */
 export function storageNodes(swift: SwiftDir): Array<{ ip: string; port: number }> {

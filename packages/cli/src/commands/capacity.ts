@@ -1,10 +1,8 @@
 import type { Command } from 'commander';
-import { errors } from '@cairn/domain';
 import { api, apiError } from '../api-client';
 import { collectOnce } from '../capacity/collect';
-import { EXIT } from '../exit-codes';
+import { parseInterval, runRounds } from '../collector-loop';
 import { createProgress } from '../progress';
-import { stopOnSignals } from '../stop-signal';
 import { render, withOutput, type OutputOptions } from '../remote/output';
 import { clusterIdOf, collectorConfigOf, targetOf } from '../remote/session';
 
@@ -63,9 +61,7 @@ async function capacityCollect(
   flags: { cluster: string; swiftDir: string; interval?: string },
   cmd: Command,
 ): Promise<void> {
-  const interval = flags.interval === undefined ? 0 : Number(flags.interval);
-  if (!Number.isInteger(interval) || interval < 0)
-    throw errors.invalidInput('--interval must be a whole number of seconds.');
+  const interval = parseInterval(flags.interval);
   const progress = createProgress();
   const options = {
     cluster: flags.cluster,
@@ -89,16 +85,5 @@ async function capacityCollect(
       `${new Date().toISOString()} cluster ${r.clusterId}: reported ${r.devices} device(s), ${r.reported} with usage\n`,
     );
   };
-  if (interval === 0) return round();
-  // On a schedule: a failed round is reported and the next one still runs; SIGTERM or SIGINT
-  // abandons the round at once and exits 0.
-  const stop = stopOnSignals();
-  while (!stop.signal.aborted) {
-    await round(stop.signal).catch((e: unknown) =>
-      process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`),
-    );
-    await stop.wait(interval * 1000);
-  }
-  process.stderr.write('stopped on request\n');
-  process.exitCode = EXIT.OK;
+  return runRounds(interval, round);
 }
