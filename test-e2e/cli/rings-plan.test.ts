@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildRing, removeDir } from '../../packages/rings/test/helpers/swift-ring';
 import { cairn } from '../support/processes';
+import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, startStack } from '../support/stack';
 
 // The built CLI (dist/) finds the package's Python wrapper and Swift through /usr/bin/python3.
 jest.setTimeout(60_000);
@@ -24,15 +26,46 @@ describe('cairn rings plan and apply', () => {
     expect(plan.seed).toBe(4);
     expect(JSON.parse(await readFile(planFile, 'utf8'))).toEqual(plan);
 
-    const refused = await cairn(['rings', 'apply', planFile, '--swift-dir', dir], {});
+    // The recon checks run for real: the ring's nodes (10.0.0.x) do not answer.
+    const refused = await cairn(['rings', 'apply', planFile, '--swift-dir', dir, '--recon-timeout', '300'], {});
     expect(refused.code).toBe(5);
-    expect(refused.stderr).toMatch(/^cairn: step 1 of \d+ not applied: .*--skip-recon-checks/);
+    expect(refused.stderr).toMatch(/^cairn: step 1 of \d+ not applied: .*10\.0\.0\.1:6200/);
 
     const applied = await cairn(['rings', 'apply', planFile, '--swift-dir', dir, '--skip-recon-checks'], {});
     expect(applied).toMatchObject({ code: 0 });
     expect(applied.stdout).toMatch(
       new RegExp(`Applied step 1 of \\d+: ${plan.steps[0]!.parts_moved} partitions moved`),
     );
+  });
+
+  it('when a step is applied with --cluster, then its ring becomes the current version of the cluster, named after the plan file and step', async () => {
+    const stack = await startStack({ database: 'postgres' });
+    try {
+      const env = { CAIRN_API_URL: stack.apiUrl, CAIRN_API_KEY: `${ADMIN_AUTH_NAME}:${ADMIN_KEY}` };
+      const planFile = join(dir, 'grow-d3.json');
+      const planned = await cairn(
+        ['rings', 'plan', '--swift-dir', dir, '--set-weight', 'd3:80', '--seed', '5', '--save', planFile],
+        env,
+      );
+      expect(planned.code).toBe(0);
+      const applied = await cairn(
+        ['rings', 'apply', planFile, '--swift-dir', dir, '--skip-recon-checks', '--cluster', 'default'],
+        env,
+      );
+      expect(applied).toMatchObject({ code: 0 });
+      const md5 = createHash('md5')
+        .update(await readFile(join(dir, 'object.ring.gz')))
+        .digest('hex');
+      expect(applied.stdout).toContain(`object.ring.gz is version 1 of cluster 1, now current (md5 ${md5})`);
+      const versions = (await (
+        await fetch(`${stack.apiUrl}/api/v1/clusters/1/rings/`, { headers: { Authorization: ADMIN_AUTH } })
+      ).json()) as { objects: Array<Record<string, unknown>> };
+      expect(versions.objects).toEqual([
+        expect.objectContaining({ ring: 'object', version: 1, current: true, md5, plan_id: 'grow-d3', plan_step: 1 }),
+      ]);
+    } finally {
+      await stack.close();
+    }
   });
 
   it('when a device is unknown, then the table command exits 5 with the sentence', async () => {

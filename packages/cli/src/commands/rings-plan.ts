@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { Option, type Command } from 'commander';
 import { errors } from '@cairn/domain';
 import {
@@ -22,6 +24,17 @@ import { collect } from '../remote/session';
  */
 export interface RingPlanDeps {
   checkStepSafety?: CheckStepSafety;
+  /** `apply --cluster`: pushes the ring a step wrote as the cluster's new version (commands/rings.ts). */
+  pushRing?: (cmd: Command, push: RingPush) => Promise<string>;
+}
+
+/** A ring file to push to a cluster's versions, and the plan step that wrote it. */
+export interface RingPush {
+  cluster?: string;
+  swiftDir: string;
+  ring: string;
+  planId?: string;
+  step?: string;
 }
 
 function wholeNumber(flag: string, value: string | undefined): number | undefined {
@@ -61,6 +74,7 @@ interface ApplyFlags {
   fillLimitPct: string;
   reconTimeout: string;
   output: 'table' | 'json';
+  cluster?: string;
 }
 
 /** `cairn rings plan` and `cairn rings apply`, added to the `rings` command. */
@@ -133,8 +147,12 @@ export function addRingPlanCommands(rings: Command, deps: RingPlanDeps = {}): vo
     )
     .option('--fill-limit-pct <pct>', 'refuse while a device is fuller than this', '90')
     .option('--recon-timeout <ms>', 'per recon request', '5000')
+    .option(
+      '--cluster <id|name>',
+      "after the step, push the ring to this cluster's versions in the management API (plan id: the plan file's name; the step's number), for the nodes to pull",
+    )
     .addOption(new Option('-o, --output <format>', 'output format').choices(['table', 'json']).default('table'))
-    .action(async (planFile: string, flags: ApplyFlags) => {
+    .action(async (planFile: string, flags: ApplyFlags, cmd: Command) => {
       const outcome = await applyNextStep({
         planFile,
         swiftDir: flags.swiftDir,
@@ -155,6 +173,18 @@ export function addRingPlanCommands(rings: Command, deps: RingPlanDeps = {}): vo
       }
       if (outcome.status === 'refused')
         throw errors.invalidInput(`step ${outcome.step} of ${outcome.steps} not applied: ${outcome.reason}`);
+      // Pushed after the step is written: a failed push leaves a step that `cairn rings push` can still send.
+      if (outcome.status === 'applied' && flags.cluster !== undefined && deps.pushRing) {
+        const ring = (JSON.parse(await readFile(planFile, 'utf8')) as Plan).ring;
+        const said = await deps.pushRing(cmd, {
+          cluster: flags.cluster,
+          swiftDir: flags.swiftDir,
+          ring,
+          planId: basename(planFile).replace(/\.json$/, ''),
+          step: String(outcome.step),
+        });
+        if (flags.output !== 'json') process.stdout.write(said);
+      }
     });
 }
 

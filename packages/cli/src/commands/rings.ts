@@ -11,7 +11,7 @@ import { askYes, onTerminal } from '../remote/secret';
 import { clusterIdOf, collect, targetOf } from '../remote/session';
 import { parseInterval, runRounds } from '../collector-loop';
 import { pullOnce } from '../rings/pull';
-import { addRingPlanCommands } from './rings-plan';
+import { addRingPlanCommands, type RingPush } from './rings-plan';
 
 /**
  * `cairn rings …`: the cluster's ring versions in the management API (push, versions, rollback)
@@ -45,7 +45,7 @@ export function registerRings(program: Command): Command {
     .description(
       "a cluster's Swift rings: plan and apply changes with Swift's builder, keep every version in the management API, pull them on the nodes",
     );
-  addRingPlanCommands(rings, { checkStepSafety });
+  addRingPlanCommands(rings, { checkStepSafety, pushRing });
 
   rings
     .command('push')
@@ -63,25 +63,8 @@ export function registerRings(program: Command): Command {
         flags: { cluster?: string; swiftDir: string; ring: string; planId?: string; step?: string; plan?: string },
         cmd: Command,
       ) => {
-        const ring = ringName(flags.ring);
-        const target = await targetOf(cmd);
-        const id = await clusterIdOf(target, flags.cluster);
-        const path = join(flags.swiftDir, `${ring}.ring.gz`);
-        const bytes = await readFile(path).catch((e: NodeJS.ErrnoException) => {
-          throw errors.invalidInput(`Cannot read the ring ${path} (${e.code ?? e.message}); nothing was pushed.`);
-        });
-        const headers: Record<string, string> = {};
-        if (flags.planId !== undefined) headers['X-Cairn-Plan-Id'] = flags.planId;
-        if (flags.step !== undefined) headers['X-Cairn-Plan-Step'] = flags.step;
-        if (flags.plan !== undefined) headers['X-Cairn-Plan'] = (await readFile(flags.plan)).toString('base64');
-        const r = await apiBinary(target, 'POST', `${ringsPath(id)}${ring}/`, { body: bytes, headers }, 0);
-        const json = jsonOf(r.bytes) as Record<string, unknown>;
-        if (r.status !== 201 && r.status !== 200) throw apiError(`pushing ${ring}.ring.gz`, { status: r.status, json });
-        process.stdout.write(
-          r.status === 201
-            ? `${ring}.ring.gz is version ${String(json.version)} of cluster ${id}, now current (md5 ${String(json.md5)})\n`
-            : `${ring}.ring.gz is already the current version ${String(json.version)} of cluster ${id}; nothing changed\n`,
-        );
+        const plan = flags.plan === undefined ? undefined : (await readFile(flags.plan)).toString('base64');
+        process.stdout.write(await pushRing(cmd, flags, plan));
       },
     );
 
@@ -162,4 +145,25 @@ async function ringsPull(
   };
   // On a schedule, like the collectors: a failed round is reported and the next one still runs.
   return runRounds(interval, round);
+}
+
+/** Uploads `<swiftDir>/<ring>.ring.gz` as the cluster's new current version; says what became of it. */
+async function pushRing(cmd: Command, push: RingPush, planBase64?: string): Promise<string> {
+  const ring = ringName(push.ring);
+  const target = await targetOf(cmd);
+  const id = await clusterIdOf(target, push.cluster);
+  const path = join(push.swiftDir, `${ring}.ring.gz`);
+  const bytes = await readFile(path).catch((e: NodeJS.ErrnoException) => {
+    throw errors.invalidInput(`Cannot read the ring ${path} (${e.code ?? e.message}); nothing was pushed.`);
+  });
+  const headers: Record<string, string> = {};
+  if (push.planId !== undefined) headers['X-Cairn-Plan-Id'] = push.planId;
+  if (push.step !== undefined) headers['X-Cairn-Plan-Step'] = push.step;
+  if (planBase64 !== undefined) headers['X-Cairn-Plan'] = planBase64;
+  const r = await apiBinary(target, 'POST', `${ringsPath(id)}${ring}/`, { body: bytes, headers }, 0);
+  const json = jsonOf(r.bytes) as Record<string, unknown>;
+  if (r.status !== 201 && r.status !== 200) throw apiError(`pushing ${ring}.ring.gz`, { status: r.status, json });
+  return r.status === 201
+    ? `${ring}.ring.gz is version ${String(json.version)} of cluster ${id}, now current (md5 ${String(json.md5)})\n`
+    : `${ring}.ring.gz is already the current version ${String(json.version)} of cluster ${id}; nothing changed\n`;
 }
