@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { get } from 'node:http';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import type { Page } from 'playwright-core';
-import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, startStack, type Stack } from '../support/stack';
+import { ADMIN_AUTH, startStack, type Stack } from '../support/stack';
 import { formatBytes } from '../../packages/console/src/lib/format';
-import { launch, PageProblems, type Browser } from './chromium';
+import { launch, type Browser } from './chromium';
+import { axeFindings, signedIn as signIn, visit } from './console-page';
 
 /**
  * The console page by page, as an operator reads it (Debian's chromium against the management API
@@ -17,7 +17,6 @@ import { launch, PageProblems, type Browser } from './chromium';
  */
 const CONSOLE_DIR = join(__dirname, '..', '..', 'packages', 'console', 'dist');
 const ARTIFACTS = join(__dirname, 'artifacts');
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const GIB = 2 ** 30;
 const TIB = 2 ** 40;
 const HOUR = 3_600_000;
@@ -111,54 +110,7 @@ describe('the console, page by page', () => {
     await stack?.close();
   });
 
-  async function signedIn(): Promise<{ page: Page; problems: PageProblems }> {
-    await browser.context.clearCookies();
-    const page = await browser.context.newPage();
-    page.setDefaultTimeout(30000);
-    const problems = new PageProblems(page);
-    await page.goto(`${stack.apiUrl}/console/`);
-    await page.getByLabel('Operator name').fill(ADMIN_AUTH_NAME);
-    await page.getByLabel('API key').fill(ADMIN_KEY);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('navigation', { name: 'Main' }).waitFor();
-    return { page, problems };
-  }
-
-  async function visit(page: Page, hash: string, heading: RegExp): Promise<void> {
-    await page.evaluate((h) => {
-      location.hash = h;
-    }, hash);
-    await page.getByRole('heading', { level: 1, name: heading }).waitFor();
-    await page.waitForFunction(() => document.querySelectorAll('.loading, [aria-busy="true"]').length === 0);
-  }
-
-  async function axeFindings(page: Page): Promise<string[]> {
-    if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
-    const violations = await page.evaluate(async () => {
-      const axe = (
-        window as unknown as {
-          axe: {
-            run: (
-              c: unknown,
-              o: unknown,
-            ) => Promise<{
-              violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: unknown }> }>;
-            }>;
-          };
-        }
-      ).axe;
-      const r = await axe.run(document, { resultTypes: ['violations'] });
-      return r.violations.map((v) => ({
-        id: v.id,
-        impact: v.impact,
-        help: v.help,
-        targets: v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)),
-      }));
-    });
-    return violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.impact} ${v.id}: ${v.help} ${v.targets.join(' ')}`);
-  }
+  const signedIn = () => signIn(browser, stack.apiUrl);
 
   it("when a once-shown secret is on screen and the page moves to another user, then the other user's page shows none of it", async () => {
     const { page, problems } = await signedIn();

@@ -1,3 +1,5 @@
+import type { ClusterHealthStatus } from '@cairn/contract';
+
 /**
  * The console's only way out: fetch against the public /api/v1/ of the server that served it.
  * Requests are authenticated by the session cookie (HttpOnly: this code never sees it); the API
@@ -42,6 +44,8 @@ export type PolicyQuotas = Record<string, BigCount>;
 
 export interface Cluster {
   auth_url: string;
+  /** The worst severity of its open health findings, `unknown` before its first health round. */
+  health?: ClusterHealthStatus;
   id: number;
   name: string;
   /** The sum of its users' byte quotas; null when none has one (absent from an older API). */

@@ -6,6 +6,7 @@ import { useRoute, useTitleFromHeading } from './hooks';
 import { ApplicationCredentialsPage } from './pages/application-credentials';
 import { AuditPage } from './pages/audit';
 import { CapacityPage } from './pages/capacity';
+import { HealthPage } from './pages/health';
 import { ClustersPage } from './pages/clusters';
 import { OperatorsPage } from './pages/operators';
 import { Lazy } from './lazy';
@@ -195,6 +196,7 @@ function Page({ path, params, me }: { path: string; params: URLSearchParams; me:
   if (path === '/clusters' || path === '/') return <ClustersPage />;
   if ((m = /^\/clusters\/(\d+)\/capacity$/.exec(path)))
     return <CapacityPage clusterId={Number(m[1])} params={params} />;
+  if ((m = /^\/clusters\/(\d+)\/health$/.exec(path))) return <HealthPage clusterId={Number(m[1])} />;
   if ((m = /^\/clusters\/(\d+)\/utilization$/.exec(path)))
     return <Lazy load={loadUtilization} props={{ clusterId: Number(m[1]), params }} />;
   if (path === '/users') return <UsersPage params={params} />;

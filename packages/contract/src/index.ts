@@ -339,3 +339,5 @@ export const APPLICATION_CREDENTIAL_COLUMNS = [
   'access_rules',
   'created_at',
 ] as const satisfies ReadonlyArray<keyof ApplicationCredentialRow>;
+
+export * from './health';

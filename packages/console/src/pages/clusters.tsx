@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { query, type CapacityElement, type Cluster, type Device, type List } from '../api';
 import { Copyable, ErrorText, Section } from '../components';
 import { isGlobalAdmin, useSession } from '../context';
@@ -7,12 +7,15 @@ import { formatPct, formatTb, formatTime } from '../lib/format';
 import { useLoad } from '../hooks';
 import { ClusterForm } from './cluster-form';
 import { UsedBar } from './charts';
+import { HealthBadge } from './health';
 
 /** The cluster monitor: every cluster the operator may see, with its addresses and a health glance. */
 export function ClustersPage() {
-  const { me, clusters } = useSession();
+  const { me, clusters, reloadClusters } = useSession();
   const [creating, setCreating] = useState(false);
   const admin = isGlobalAdmin(me);
+  // Each cluster's health changes with every collector round: read the list afresh on each visit.
+  useEffect(reloadClusters, [reloadClusters]);
   return (
     <>
       <div class="page-head">
@@ -44,7 +47,10 @@ function ClusterCard({ cluster: c, admin }: { cluster: Cluster; admin: boolean }
       title={c.name}
       actions={
         <span class="row">
-          <a class="button" href={`#/clusters/${c.id}/capacity`}>
+          <a class="button" href={`#/clusters/${c.id}/health`}>
+            Health
+          </a>
+          <a class="button secondary" href={`#/clusters/${c.id}/capacity`}>
             Capacity planning
           </a>
           <a class="button secondary" href={`#/clusters/${c.id}/utilization`}>
@@ -70,6 +76,10 @@ function ClusterCard({ cluster: c, admin }: { cluster: Cluster; admin: boolean }
         <ClusterForm cluster={c} onDone={() => setEditing(false)} />
       ) : (
         <dl class="facts">
+          <dt>Health</dt>
+          <dd data-field="health">
+            <HealthBadge status={c.health} />
+          </dd>
           <dt>UUID</dt>
           <dd>
             <code>{c.uuid}</code>

@@ -7,13 +7,14 @@ import {
   type RoundNode,
   type ServerType,
 } from '@cairn/domain';
+import type { ClusterHealthResource, HealthFindingResource, HealthNodeResource } from '@cairn/contract';
 import type { ClusterHealth, StoredFinding, StoredHealthNode } from '../services/health';
 
 /** Shapes of cluster health as the API shows them (routes/health.ts serves them). */
 
 const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
 
-export const findingJson = (f: StoredFinding) => ({
+export const findingJson = (f: StoredFinding): HealthFindingResource => ({
   closed_at: iso(f.closedAt),
   code: f.code,
   device: f.device,
@@ -29,7 +30,7 @@ export const findingJson = (f: StoredFinding) => ({
 });
 
 /** A node's latest word, summarised: devices with fill and mount state, last replication pass per type. */
-export function healthNodeJson(n: StoredHealthNode) {
+export function healthNodeJson(n: StoredHealthNode): HealthNodeResource {
   const asRound: RoundNode = {
     node: n.node,
     serverTypes: n.serverTypes.filter((t): t is ServerType => (SERVER_TYPES as readonly string[]).includes(t)),
@@ -64,7 +65,7 @@ export function healthNodeJson(n: StoredHealthNode) {
   };
 }
 
-export const clusterHealthJson = (h: ClusterHealth) => ({
+export const clusterHealthJson = (h: ClusterHealth): ClusterHealthResource => ({
   collected_at: iso(h.collectedAt),
   findings: h.findings.map(findingJson),
   nodes: h.nodes.map(healthNodeJson),

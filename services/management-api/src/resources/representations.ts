@@ -8,7 +8,7 @@ import {
   type Operator,
   type StorageUser,
 } from '@cairn/domain';
-import type { ApplicationCredentialResource } from '@cairn/contract';
+import type { ApplicationCredentialResource, ClusterHealthStatus } from '@cairn/contract';
 import { asResource, JsonText } from './marks';
 import { apiKeyUri, applicationCredentialUri, clusterUri, operatorUri, s3CredentialUri, userUri } from './uris';
 import type { ApplicationCredential } from '../repositories/application-credentials';
@@ -51,7 +51,7 @@ export const clusterJson = (c: Cluster, shown?: ClusterShown) =>
     name: c.name,
     ...(shown
       ? {
-          health: shown.health,
+          health: shown.health satisfies ClusterHealthStatus,
           quota_bytes_total: shown.quotaBytesTotal === null ? null : quotaJsonValue(shown.quotaBytesTotal),
           quota_bytes_policy_total:
             shown.quotaBytesPolicyTotal === null
