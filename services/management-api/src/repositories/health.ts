@@ -350,3 +350,54 @@ export async function openFindingCounts(db: Db): Promise<OpenFindingCount[]> {
   );
   return rows.map((r) => ({ ...r, count: Number(r.count) }));
 }
+
+export interface HealthNodeFigures {
+  cluster: string;
+  node: string;
+  serverTypes: string[];
+  answered: boolean;
+  elapsedMs: number;
+  collectedAt: Date;
+  /** When the API received the round that carried this node's latest word. */
+  receivedAt: Date;
+  /** Only the recon documents the metrics read (not ringmd5, load, …). */
+  recon: Record<string, unknown>;
+}
+
+/**
+ * Every stored node's latest word with just the recon documents the metrics read, for the
+ * clusters the API knows (health_nodes holds only nodes of the latest round of each cluster).
+ */
+export async function healthNodeFigures(db: Db): Promise<HealthNodeFigures[]> {
+  const rows = await raw<Record<string, unknown>>(
+    db,
+    `SELECT c.name AS cluster, n.node, n.server_types, n.answered, n.elapsed_ms, n.collected_at, r.received_at,
+            jsonb_build_object('diskusage', n.recon->'diskusage', 'async', n.recon->'async',
+              'quarantined', n.recon->'quarantined', 'time', n.recon->'time',
+              'replication/account', n.recon->'replication/account',
+              'replication/container', n.recon->'replication/container',
+              'replication/object', n.recon->'replication/object') AS recon
+       FROM health_nodes n
+       JOIN clusters c ON c.id = n.cluster_id
+       LEFT JOIN health_rounds r ON r.id = n.round_id`,
+  );
+  return rows.map((r) => ({
+    cluster: String(r.cluster),
+    node: String(r.node),
+    serverTypes: (r.server_types as string[]) ?? [],
+    answered: Boolean(r.answered),
+    elapsedMs: Number(r.elapsed_ms),
+    collectedAt: new Date(r.collected_at as string),
+    receivedAt: new Date((r.received_at ?? r.collected_at) as string),
+    recon: json(r.recon) as Record<string, unknown>,
+  }));
+}
+
+/** The thresholds operators changed, per cluster name (the others default). */
+export async function thresholdOverridesByCluster(db: Db): Promise<Map<string, Partial<HealthThresholds>>> {
+  const rows = await raw<{ cluster: string; thresholds: unknown }>(
+    db,
+    'SELECT c.name AS cluster, t.thresholds FROM health_thresholds t JOIN clusters c ON c.id = t.cluster_id',
+  );
+  return new Map(rows.map((r) => [r.cluster, json(r.thresholds) as Partial<HealthThresholds>]));
+}
