@@ -81,4 +81,12 @@ export function registerHealthMetrics(registry: Registry, health: () => Promise<
       for (const r of f.thresholds) g.set({ cluster: r.cluster, name: r.name }, r.value);
     },
   );
+  gauge(
+    'cairn_health_round_interval_seconds',
+    "Seconds between the collection times of a cluster's last two health rounds: how often its collector runs (no series before the second round).",
+    ['cluster'],
+    (g, f) => {
+      for (const r of f.roundIntervalSeconds) g.set({ cluster: r.cluster }, r.value);
+    },
+  );
 }

@@ -401,3 +401,19 @@ export async function thresholdOverridesByCluster(db: Db): Promise<Map<string, P
   );
   return new Map(rows.map((r) => [r.cluster, json(r.thresholds) as Partial<HealthThresholds>]));
 }
+
+/**
+ * Seconds between each cluster's last two rounds (collection times): how often its collector
+ * runs. Two index rows per cluster; no row for a cluster with fewer than two rounds.
+ */
+export async function roundIntervals(db: Db): Promise<Array<{ cluster: string; seconds: number }>> {
+  const rows = await raw<{ cluster: string; seconds: number }>(
+    db,
+    `SELECT c.name AS cluster, extract(epoch FROM max(r.collected_at) - min(r.collected_at))::float8 AS seconds
+       FROM clusters c
+       CROSS JOIN LATERAL (SELECT collected_at FROM health_rounds
+                            WHERE cluster_id = c.id ORDER BY collected_at DESC LIMIT 2) r
+      GROUP BY c.name HAVING count(*) = 2`,
+  );
+  return rows.map((r) => ({ cluster: r.cluster, seconds: Number(r.seconds) }));
+}

@@ -11,7 +11,12 @@ import {
   type ServerType,
 } from '@cairn/domain';
 import type { Db } from '../db/database';
-import { healthNodeFigures, thresholdOverridesByCluster, type HealthNodeFigures } from '../repositories/health';
+import {
+  healthNodeFigures,
+  roundIntervals,
+  thresholdOverridesByCluster,
+  type HealthNodeFigures,
+} from '../repositories/health';
 
 /**
  * Per-node and per-device series kept per cluster and metric, worst first. A cluster of a thousand
@@ -43,6 +48,8 @@ export interface HealthFigures {
   replicationAgeSeconds: Array<{ cluster: string; serverType: ServerType; value: number }>;
   /** The thresholds in force per cluster with a round (defaults or the operator's). */
   thresholds: Array<{ cluster: string; name: keyof HealthThresholds; value: number }>;
+  /** Seconds between each cluster's last two rounds. */
+  roundIntervalSeconds: Array<{ cluster: string; value: number }>;
 }
 
 export const NO_HEALTH_FIGURES: HealthFigures = {
@@ -54,6 +61,7 @@ export const NO_HEALTH_FIGURES: HealthFigures = {
   deviceFill: [],
   replicationAgeSeconds: [],
   thresholds: [],
+  roundIntervalSeconds: [],
 };
 
 const worst = <T extends { cluster: string }>(rows: T[], badness: (r: T) => number): T[] => {
@@ -81,6 +89,7 @@ const roundNodeOf = (n: HealthNodeFigures): RoundNode => ({
 export function healthFigures(
   stored: HealthNodeFigures[],
   overrides: Map<string, Partial<HealthThresholds>>,
+  intervals: Array<{ cluster: string; seconds: number }>,
   now: Date,
 ): HealthFigures {
   const counts = new Map<string, { answered: number; silent: number }>();
@@ -133,10 +142,15 @@ export function healthFigures(
         value,
       })),
     ),
+    roundIntervalSeconds: intervals.map((r) => ({ cluster: r.cluster, value: r.seconds })),
   };
 }
 
 export async function readHealthFigures(db: Db, now: Date): Promise<HealthFigures> {
-  const [stored, overrides] = await Promise.all([healthNodeFigures(db), thresholdOverridesByCluster(db)]);
-  return healthFigures(stored, overrides, now);
+  const [stored, overrides, intervals] = await Promise.all([
+    healthNodeFigures(db),
+    thresholdOverridesByCluster(db),
+    roundIntervals(db),
+  ]);
+  return healthFigures(stored, overrides, intervals, now);
 }

@@ -14,12 +14,12 @@ describe('health metrics', () => {
   let app: TestApp;
   const collectedAt = new Date(Date.now() - HOUR_MS);
   const scrapeAt = new Date(collectedAt.getTime() + 2 * HOUR_MS);
-  const post = (clusterId: unknown, nodes: unknown[]) =>
+  const post = (clusterId: unknown, nodes: unknown[], at = collectedAt) =>
     app
       .http()
       .post(`/api/v1/clusters/${clusterId}/health/rounds/`)
       .set('Authorization', ADMIN_AUTH)
-      .send({ collected_at: collectedAt.toISOString(), ring_md5: RING, nodes });
+      .send({ collected_at: at.toISOString(), ring_md5: RING, nodes });
   const scrape = () => createApiMetrics(app.db, { cacheMs: 0, now: () => scrapeAt }).registry.metrics();
   /** The value of the one sample of `metric` whose labels include all of `labels`. */
   const sample = (text: string, metric: string, labels: Record<string, string>): string | undefined => {
@@ -144,5 +144,14 @@ describe('health metrics', () => {
     expect(sample(text, 'cairn_health_node_async_pending', { cluster: c, node: '10.1.0.1:6200' })).toBeUndefined();
     // The other cluster's series are unaffected by this one's size.
     expect(sample(text, 'cairn_health_node_answered', { cluster: 'figures-east', node: '10.0.5.1:6200' })).toBe('1');
+  });
+
+  it("when a cluster's collector has posted a second round, then the interval between its last two shows", async () => {
+    const cluster = await createCluster(app, 'figures-west');
+    const earlier = new Date(collectedAt.getTime() - 20 * 60_000);
+    expect((await post(cluster.id, [healthyNode('10.2.0.1:6200', earlier)], earlier)).status).toBe(201);
+    expect(sample(await scrape(), 'cairn_health_round_interval_seconds', { cluster: 'figures-west' })).toBeUndefined();
+    expect((await post(cluster.id, [healthyNode('10.2.0.1:6200', collectedAt)])).status).toBe(201);
+    expect(sample(await scrape(), 'cairn_health_round_interval_seconds', { cluster: 'figures-west' })).toBe('1200');
   });
 });
