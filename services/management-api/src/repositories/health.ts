@@ -360,7 +360,7 @@ export interface HealthNodeFigures {
   collectedAt: Date;
   /** When the API received the round that carried this node's latest word. */
   receivedAt: Date;
-  /** Only the recon documents the metrics read (not ringmd5, load, …). */
+  /** Only the recon documents the per-node metrics read (not diskusage, ringmd5, load, …). */
   recon: Record<string, unknown>;
 }
 
@@ -372,7 +372,7 @@ export async function healthNodeFigures(db: Db): Promise<HealthNodeFigures[]> {
   const rows = await raw<Record<string, unknown>>(
     db,
     `SELECT c.name AS cluster, n.node, n.server_types, n.answered, n.elapsed_ms, n.collected_at, r.received_at,
-            jsonb_build_object('diskusage', n.recon->'diskusage', 'async', n.recon->'async',
+            jsonb_build_object('async', n.recon->'async',
               'quarantined', n.recon->'quarantined', 'time', n.recon->'time',
               'replication/account', n.recon->'replication/account',
               'replication/container', n.recon->'replication/container',
@@ -416,4 +416,33 @@ export async function roundIntervals(db: Db): Promise<Array<{ cluster: string; s
       GROUP BY c.name HAVING count(*) = 2`,
   );
   return rows.map((r) => ({ cluster: r.cluster, seconds: Number(r.seconds) }));
+}
+
+/**
+ * The fullest `limit` mounted devices of each cluster's latest round, used / size. Computed here
+ * rather than from the documents: a thousand nodes of a dozen devices are twelve thousand
+ * elements to ship for fifty kept. The filter is diskUsageOf's (domain health/recon.ts): an
+ * object with a string device, mounted true, numeric size above 0 and used.
+ */
+export async function fullestDevices(
+  db: Db,
+  limit: number,
+): Promise<Array<{ cluster: string; node: string; device: string; ratio: number }>> {
+  const rows = await raw<{ cluster: string; node: string; device: string; ratio: number }>(
+    db,
+    `SELECT cluster, node, device, ratio FROM (
+       SELECT c.name AS cluster, n.node, d->>'device' AS device, (d->>'used')::float8 / (d->>'size')::float8 AS ratio,
+              row_number() OVER (PARTITION BY n.cluster_id
+                                 ORDER BY (d->>'used')::float8 / (d->>'size')::float8 DESC, n.node, d->>'device') AS rank
+         FROM health_nodes n
+         JOIN clusters c ON c.id = n.cluster_id
+         CROSS JOIN LATERAL jsonb_array_elements(
+           CASE WHEN jsonb_typeof(n.recon->'diskusage') = 'array' THEN n.recon->'diskusage' ELSE '[]'::jsonb END) AS d
+        WHERE n.answered AND jsonb_typeof(d) = 'object' AND d->'mounted' = 'true'::jsonb
+          AND jsonb_typeof(d->'device') = 'string' AND jsonb_typeof(d->'used') = 'number'
+          AND jsonb_typeof(d->'size') = 'number' AND (d->>'size')::float8 > 0
+     ) x WHERE rank <= ?`,
+    [limit],
+  );
+  return rows.map((r) => ({ ...r, ratio: Number(r.ratio) }));
 }

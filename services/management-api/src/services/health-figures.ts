@@ -1,7 +1,6 @@
 import {
   asyncPendingOf,
   clockOffsetMs,
-  diskUsageOf,
   quarantinedOf,
   replicationLastOf,
   SERVER_TYPES,
@@ -12,6 +11,7 @@ import {
 } from '@cairn/domain';
 import type { Db } from '../db/database';
 import {
+  fullestDevices,
   healthNodeFigures,
   roundIntervals,
   thresholdOverridesByCluster,
@@ -85,11 +85,12 @@ const roundNodeOf = (n: HealthNodeFigures): RoundNode => ({
   recon: n.recon,
 });
 
-/** Pure: the figures of the stored nodes at `now`, read with the rules' own recon readers. */
+/** Pure: the figures of the stored nodes at `now`, read with the rules' own recon readers; devices come ranked. */
 export function healthFigures(
   stored: HealthNodeFigures[],
   overrides: Map<string, Partial<HealthThresholds>>,
   intervals: Array<{ cluster: string; seconds: number }>,
+  fullest: Array<{ cluster: string; node: string; device: string; ratio: number }>,
   now: Date,
 ): HealthFigures {
   const counts = new Map<string, { answered: number; silent: number }>();
@@ -97,7 +98,6 @@ export function healthFigures(
   const asyncPending: NodeValue[] = [];
   const quarantined: NodeValue[] = [];
   const skew: NodeValue[] = [];
-  const fill: Array<NodeValue & { device: string }> = [];
   const oldest = new Map<string, { cluster: string; serverType: ServerType; value: number }>();
   for (const n of stored) {
     const node = roundNodeOf(n);
@@ -113,9 +113,6 @@ export function healthFigures(
     if (q !== null) quarantined.push({ ...at, value: q });
     const offset = clockOffsetMs(node, n.collectedAt, n.receivedAt);
     if (offset !== null) skew.push({ ...at, value: offset / 1000 });
-    for (const d of diskUsageOf(node) ?? [])
-      if (d.mounted === true && d.size !== null && d.size > 0 && d.used !== null)
-        fill.push({ ...at, device: d.device, value: d.used / d.size });
     for (const type of node.serverTypes) {
       const last = replicationLastOf(node, type);
       if (last === undefined) continue;
@@ -133,7 +130,7 @@ export function healthFigures(
     asyncPending: worst(asyncPending, (r) => r.value),
     quarantined: worst(quarantined, (r) => r.value),
     clockSkewSeconds: worst(skew, (r) => Math.abs(r.value)),
-    deviceFill: worst(fill, (r) => r.value),
+    deviceFill: fullest.map((d) => ({ cluster: d.cluster, node: d.node, device: d.device, value: d.ratio })),
     replicationAgeSeconds: [...oldest.values()],
     thresholds: [...counts.keys()].flatMap((cluster) =>
       Object.entries(withDefaults(overrides.get(cluster) ?? {})).map(([name, value]) => ({
@@ -147,10 +144,11 @@ export function healthFigures(
 }
 
 export async function readHealthFigures(db: Db, now: Date): Promise<HealthFigures> {
-  const [stored, overrides, intervals] = await Promise.all([
+  const [stored, overrides, intervals, fullest] = await Promise.all([
     healthNodeFigures(db),
     thresholdOverridesByCluster(db),
     roundIntervals(db),
+    fullestDevices(db, HEALTH_SERIES_PER_CLUSTER),
   ]);
-  return healthFigures(stored, overrides, intervals, now);
+  return healthFigures(stored, overrides, intervals, fullest, now);
 }
