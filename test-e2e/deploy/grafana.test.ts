@@ -100,7 +100,18 @@ describe('deploy/grafana/cairn.json', () => {
       for (const t of p.targets!) expect(t.expr.trim()).not.toBe('');
     }
     const titles = dashboard.panels.map((p) => p.title.toLowerCase()).join(' | ');
-    for (const topic of ['request rate', '5xx', 'latency', 'logins', 'token validations', 'collector', 'ring sets'])
+    for (const topic of [
+      'request rate',
+      '5xx',
+      'latency',
+      'logins',
+      'token validations',
+      'collector',
+      'ring sets',
+      'findings',
+      'device fill',
+      'replication',
+    ])
       expect(titles).toContain(topic);
   });
 
@@ -182,6 +193,36 @@ describe('deploy/grafana/cairn.json', () => {
           })
         ).status,
       ).toBe(200);
+      // A health round: one node with a device over its fill limit (an open finding) that
+      // replicates, and a silent one.
+      const now = Date.now() / 1000;
+      const round = {
+        collected_at: new Date().toISOString(),
+        ring_md5: {},
+        nodes: [
+          {
+            node: '10.0.0.1:6200',
+            server_types: ['object'],
+            answered: true,
+            error: null,
+            elapsed_ms: 5,
+            recon: {
+              diskusage: [{ device: 'sdb1', mounted: true, size: 1000, used: 970, avail: 30 }],
+              'replication/object': { object_replication_last: now - 60, replication_last: now - 60 },
+              time: now,
+            },
+          },
+          {
+            node: '10.0.0.2:6200',
+            server_types: ['object'],
+            answered: false,
+            error: 'timeout',
+            elapsed_ms: 5,
+            recon: {},
+          },
+        ],
+      };
+      expect((await api('POST', '/api/v1/clusters/1/health/rounds/', round)).status).toBe(201);
 
       const pages = await Promise.all(
         [stack.apiUrl, stack.gatewayUrl].map(async (url) => (await fetch(`${url}/metrics`)).text()),

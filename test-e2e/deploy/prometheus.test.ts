@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -71,6 +71,12 @@ describe('deploy/prometheus: alerting rules', () => {
     expect(alerts.sort()).toEqual(
       [
         'CairnCollectorStale',
+        'CairnHealthCriticalFindings',
+        'CairnHealthDeviceFull',
+        'CairnHealthNodeSilent',
+        'CairnHealthReplicationStale',
+        'CairnHealthRoundsMissing',
+        'CairnHealthWarningFindings',
         'CairnHigh5xxRate',
         'CairnLoginFailureSpike',
         'CairnPostgresUnavailable',
@@ -87,23 +93,52 @@ describe('deploy/prometheus: alerting rules', () => {
     }
   });
 
-  it('when a rule is broken (its threshold moved), then the unit tests fail: promtool really evaluates them', () =>
-    withPromtool(async () => {
-      const scratch = mkdtempSync(join(tmpdir(), 'cairn-alerts-'));
-      try {
-        copyFileSync(join(dir, 'alerts.test.yml'), join(scratch, 'alerts.test.yml'));
-        writeFileSync(
-          join(scratch, 'alerts.yml'),
-          readFileSync(join(dir, 'alerts.yml'), 'utf8').replace(
-            '(cairn_capacity_used_ratio) >= 0.8',
-            '(cairn_capacity_used_ratio) >= 0.9',
-          ),
-        );
-        const result = await promtool('test', 'rules', join(scratch, 'alerts.test.yml'));
-        expect(result.code).not.toBe(0);
-        expect(result.out).toContain('CairnRingSetNearlyFull');
-      } finally {
-        rmSync(scratch, { recursive: true, force: true });
-      }
-    }));
+  /**
+   * Each rule with one change that must break it: its unit tests then fail, naming the rule. Only
+   * the tests of that rule run (each entry under `tests:` starts at `  - interval:`), which keeps
+   * a dozen promtool runs to seconds.
+   */
+  const BROKEN: Array<[alert: string, from: string, to: string]> = [
+    ['CairnRingSetNearlyFull', '(cairn_capacity_used_ratio) >= 0.8', '(cairn_capacity_used_ratio) >= 0.9'],
+    [
+      'CairnHealthCriticalFindings',
+      '(cairn_health_findings_open{severity="critical"}) > 0',
+      '(cairn_health_findings_open{severity="critical"}) > 2',
+    ],
+    [
+      'CairnHealthWarningFindings',
+      '(cairn_health_findings_open{severity="warning"})',
+      '(cairn_health_findings_open{severity=~"warning|critical"})',
+    ],
+    ['CairnHealthRoundsMissing', '> 3 * (', '> 2 * ('],
+    ['CairnHealthNodeSilent', '(cairn_health_node_answered) == 0', '(cairn_health_node_answered) == 1'],
+    ['CairnHealthDeviceFull', '{name="fill_warning_pct"}', '{name="fill_critical_pct"}'],
+    ['CairnHealthReplicationStale', '3600 * max by (cluster)', '60 * max by (cluster)'],
+  ];
+
+  it.each(BROKEN)(
+    'when %s is broken (%s becomes %s), then the unit tests fail: promtool really evaluates it',
+    (alert, from, to) =>
+      withPromtool(async () => {
+        const rules = readFileSync(join(dir, 'alerts.yml'), 'utf8');
+        expect(rules.split(from)).toHaveLength(2);
+        const scratch = mkdtempSync(join(tmpdir(), 'cairn-alerts-'));
+        try {
+          const [head, ...entries] = readFileSync(join(dir, 'alerts.test.yml'), 'utf8').split(/\n(?= {2}- interval:)/);
+          const own = entries.filter((e) => e.includes(`alertname: ${alert}\n`));
+          expect(own.length).toBeGreaterThan(0);
+          const tests = join(scratch, 'alerts.test.yml');
+          writeFileSync(tests, [head, ...own].join('\n') + '\n');
+          // Those tests pass against the rules as they are: the change is what fails them.
+          writeFileSync(join(scratch, 'alerts.yml'), rules);
+          expect((await promtool('test', 'rules', tests)).code).toBe(0);
+          writeFileSync(join(scratch, 'alerts.yml'), rules.replace(from, to));
+          const result = await promtool('test', 'rules', tests);
+          expect(result.code).not.toBe(0);
+          expect(result.out).toContain(alert);
+        } finally {
+          rmSync(scratch, { recursive: true, force: true });
+        }
+      }),
+  );
 });

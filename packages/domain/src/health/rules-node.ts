@@ -182,6 +182,19 @@ export function ringMismatchFindings(node: RoundNode, ringMd5: Record<string, st
 }
 
 /**
+ * How far the node's clock lies outside the span in which the collector can have asked it (see
+ * clockSkewFindings), in ms: negative behind, positive ahead, 0 within; null when not known.
+ */
+export function clockOffsetMs(node: RoundNode, at: Date, roundEnd: Date = at): number | null {
+  const remote = timeOf(node);
+  if (remote === null || !node.answered) return null;
+  const remoteMs = remote * 1000;
+  const start = at.getTime();
+  const end = Math.max(start + node.elapsedMs, roundEnd.getTime());
+  return remoteMs < start ? remoteMs - start : remoteMs > end ? remoteMs - end : 0;
+}
+
+/**
  * A node whose clock is off by more than clock_skew_ms, judged as swift-recon --time does: the
  * node's time must fall within the span in which the collector asked it, widened by the limit
  * either side. The span starts at the round's collected_at; the collector reads nodes a few at a
@@ -190,12 +203,9 @@ export function ringMismatchFindings(node: RoundNode, ringMd5: Record<string, st
  * to the limit; a clock ahead, to the limit plus the round's own duration.
  */
 export function clockSkewFindings(node: RoundNode, t: HealthThresholds, at: Date, roundEnd: Date = at): Finding[] {
-  const remote = timeOf(node);
-  if (remote === null || !node.answered) return [];
-  const remoteMs = remote * 1000;
-  const start = at.getTime();
-  const end = Math.max(start + node.elapsedMs, roundEnd.getTime());
-  const offMs = remoteMs < start ? start - remoteMs : remoteMs > end ? remoteMs - end : 0;
+  const offset = clockOffsetMs(node, at, roundEnd);
+  if (offset === null) return [];
+  const offMs = Math.abs(offset);
   if (offMs <= t.clock_skew_ms) return [];
   return [
     {
@@ -206,7 +216,7 @@ export function clockSkewFindings(node: RoundNode, t: HealthThresholds, at: Date
       ringSet: null,
       since: at,
       sentence:
-        `${node.node}'s clock is ${(offMs / 1000).toFixed(1)} s ${remoteMs < start ? 'behind' : 'ahead of'} the collector's (limit ${t.clock_skew_ms / 1000} s). ` +
+        `${node.node}'s clock is ${(offMs / 1000).toFixed(1)} s ${offset < 0 ? 'behind' : 'ahead of'} the collector's (limit ${t.clock_skew_ms / 1000} s). ` +
         "Swift orders writes and deletions by their timestamps: a node's clock off by seconds lets an older write win. Run NTP (chrony) on every node and check it with 'swift-recon --time' (Swift ops runbook: diagnose).",
     },
   ];

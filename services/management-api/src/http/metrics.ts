@@ -2,6 +2,8 @@ import { createRegistry, HttpMetrics, knexPool, registerPoolMetrics } from '@cai
 import type { Knex } from 'knex';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { monitoringSnapshot, type MonitoringSnapshot } from '../services/monitoring';
+import { NO_HEALTH_FIGURES } from '../services/health-figures';
+import { registerHealthMetrics } from './health-metrics';
 
 /**
  * The management API's metrics, one registry per app: requests by route template, the database
@@ -74,7 +76,13 @@ export function createApiMetrics(db: Knex, options: ApiMetricsOptions = {}): Api
  * (cairn_dependency_up says so), the last figures read are served rather than failing /metrics.
  */
 function cachedSnapshot(db: Knex, now: () => Date, cacheMs: number): () => Promise<MonitoringSnapshot> {
-  let last: MonitoringSnapshot = { collectors: [], capacity: [], incomplete: [], findings: [] };
+  let last: MonitoringSnapshot = {
+    collectors: [],
+    capacity: [],
+    incomplete: [],
+    findings: [],
+    health: NO_HEALTH_FIGURES,
+  };
   let read: { at: number; pending: Promise<MonitoringSnapshot> } | undefined;
   return () => {
     const at = Date.now();
@@ -139,4 +147,5 @@ function registerCollectorMetrics(registry: Registry, snapshot: () => Promise<Mo
       for (const f of findings) this.set({ cluster: f.cluster, severity: f.severity, code: f.code }, f.count);
     },
   });
+  registerHealthMetrics(registry, async () => (await snapshot()).health);
 }

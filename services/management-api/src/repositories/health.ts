@@ -350,3 +350,99 @@ export async function openFindingCounts(db: Db): Promise<OpenFindingCount[]> {
   );
   return rows.map((r) => ({ ...r, count: Number(r.count) }));
 }
+
+export interface HealthNodeFigures {
+  cluster: string;
+  node: string;
+  serverTypes: string[];
+  answered: boolean;
+  elapsedMs: number;
+  collectedAt: Date;
+  /** When the API received the round that carried this node's latest word. */
+  receivedAt: Date;
+  /** Only the recon documents the per-node metrics read (not diskusage, ringmd5, load, …). */
+  recon: Record<string, unknown>;
+}
+
+/**
+ * Every stored node's latest word with just the recon documents the metrics read, for the
+ * clusters the API knows (health_nodes holds only nodes of the latest round of each cluster).
+ */
+export async function healthNodeFigures(db: Db): Promise<HealthNodeFigures[]> {
+  const rows = await raw<Record<string, unknown>>(
+    db,
+    `SELECT c.name AS cluster, n.node, n.server_types, n.answered, n.elapsed_ms, n.collected_at, r.received_at,
+            jsonb_build_object('async', n.recon->'async',
+              'quarantined', n.recon->'quarantined', 'time', n.recon->'time',
+              'replication/account', n.recon->'replication/account',
+              'replication/container', n.recon->'replication/container',
+              'replication/object', n.recon->'replication/object') AS recon
+       FROM health_nodes n
+       JOIN clusters c ON c.id = n.cluster_id
+       LEFT JOIN health_rounds r ON r.id = n.round_id`,
+  );
+  return rows.map((r) => ({
+    cluster: String(r.cluster),
+    node: String(r.node),
+    serverTypes: (r.server_types as string[]) ?? [],
+    answered: Boolean(r.answered),
+    elapsedMs: Number(r.elapsed_ms),
+    collectedAt: new Date(r.collected_at as string),
+    receivedAt: new Date((r.received_at ?? r.collected_at) as string),
+    recon: json(r.recon) as Record<string, unknown>,
+  }));
+}
+
+/** The thresholds operators changed, per cluster name (the others default). */
+export async function thresholdOverridesByCluster(db: Db): Promise<Map<string, Partial<HealthThresholds>>> {
+  const rows = await raw<{ cluster: string; thresholds: unknown }>(
+    db,
+    'SELECT c.name AS cluster, t.thresholds FROM health_thresholds t JOIN clusters c ON c.id = t.cluster_id',
+  );
+  return new Map(rows.map((r) => [r.cluster, json(r.thresholds) as Partial<HealthThresholds>]));
+}
+
+/**
+ * Seconds between each cluster's last two rounds (collection times): how often its collector
+ * runs. Two index rows per cluster; no row for a cluster with fewer than two rounds.
+ */
+export async function roundIntervals(db: Db): Promise<Array<{ cluster: string; seconds: number }>> {
+  const rows = await raw<{ cluster: string; seconds: number }>(
+    db,
+    `SELECT c.name AS cluster, extract(epoch FROM max(r.collected_at) - min(r.collected_at))::float8 AS seconds
+       FROM clusters c
+       CROSS JOIN LATERAL (SELECT collected_at FROM health_rounds
+                            WHERE cluster_id = c.id ORDER BY collected_at DESC LIMIT 2) r
+      GROUP BY c.name HAVING count(*) = 2`,
+  );
+  return rows.map((r) => ({ cluster: r.cluster, seconds: Number(r.seconds) }));
+}
+
+/**
+ * The fullest `limit` mounted devices of each cluster's latest round, used / size. Computed here
+ * rather than from the documents: a thousand nodes of a dozen devices are twelve thousand
+ * elements to ship for fifty kept. The filter is diskUsageOf's (domain health/recon.ts): an
+ * object with a string device, mounted true, numeric size above 0 and used.
+ */
+export async function fullestDevices(
+  db: Db,
+  limit: number,
+): Promise<Array<{ cluster: string; node: string; device: string; ratio: number }>> {
+  const rows = await raw<{ cluster: string; node: string; device: string; ratio: number }>(
+    db,
+    `SELECT cluster, node, device, ratio FROM (
+       SELECT c.name AS cluster, n.node, d->>'device' AS device, (d->>'used')::float8 / (d->>'size')::float8 AS ratio,
+              row_number() OVER (PARTITION BY n.cluster_id
+                                 ORDER BY (d->>'used')::float8 / (d->>'size')::float8 DESC, n.node, d->>'device') AS rank
+         FROM health_nodes n
+         JOIN clusters c ON c.id = n.cluster_id
+         CROSS JOIN LATERAL jsonb_array_elements(
+           CASE WHEN jsonb_typeof(n.recon->'diskusage') = 'array' THEN n.recon->'diskusage' ELSE '[]'::jsonb END) AS d
+        WHERE n.answered AND jsonb_typeof(d) = 'object' AND d->'mounted' = 'true'::jsonb
+          AND jsonb_typeof(d->'device') = 'string' AND jsonb_typeof(d->'used') = 'number'
+          AND jsonb_typeof(d->'size') = 'number' AND (d->>'size')::float8 > 0
+     ) x WHERE rank <= ?`,
+    [limit],
+  );
+  return rows.map((r) => ({ ...r, ratio: Number(r.ratio) }));
+}

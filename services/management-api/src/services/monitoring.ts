@@ -8,8 +8,9 @@ import {
   type RingSetUsage,
 } from '../repositories/monitoring';
 import { openFindingCounts, type OpenFindingCount } from '../repositories/health';
+import { readHealthFigures, type HealthFigures } from './health-figures';
 
-export type { CollectorRun, IncompleteHours, OpenFindingCount, RingSetUsage };
+export type { CollectorRun, HealthFigures, IncompleteHours, OpenFindingCount, RingSetUsage };
 
 /** What the management API's collector and capacity metrics show, read from Postgres. */
 export interface MonitoringSnapshot {
@@ -18,6 +19,8 @@ export interface MonitoringSnapshot {
   incomplete: IncompleteHours[];
   /** Open health findings per cluster, severity and code. */
   findings: OpenFindingCount[];
+  /** Nodes, devices and replication of each cluster's latest health round. */
+  health: HealthFigures;
 }
 
 const HOUR_MS = 3_600_000;
@@ -36,11 +39,12 @@ export function incompleteWindows(now: Date): Record<'storage' | 'transfer', { f
 }
 
 export async function monitoringSnapshot(db: Knex, now: Date): Promise<MonitoringSnapshot> {
-  const [collectors, capacity, incomplete, findings] = await Promise.all([
+  const [collectors, capacity, incomplete, findings, health] = await Promise.all([
     collectorRuns(db),
     ringSetUsage(db),
     incompleteHours(db, incompleteWindows(now)),
     openFindingCounts(db),
+    readHealthFigures(db, now),
   ]);
-  return { collectors, capacity, incomplete, findings };
+  return { collectors, capacity, incomplete, findings, health };
 }
