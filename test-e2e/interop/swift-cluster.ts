@@ -22,7 +22,7 @@
  *
  * Prerequisite: ./install-swift.sh (Debian packages). Linux only (process groups, /usr/bin paths).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import * as dgram from 'node:dgram';
 import {
@@ -133,6 +133,18 @@ export interface AllInOneOptions {
   intervalSeconds?: number;
   /** Also run swift-account-replicator and swift-container-replicator; default true. */
   dbReplicators?: boolean;
+  /**
+   * Spare device directories after the ring's (d7, d8, … with 6 devices), in no ring: for tests
+   * that add devices to the object ring. Default 0.
+   */
+  spareDevices?: number;
+  /**
+   * Mount a tmpfs of this many MiB on every device directory (ring and spare), so that recon's
+   * /diskusage reports each device's own size and used bytes, as on a node with one disk per
+   * device. Needs root (`mount -t tmpfs`); when mounting fails the devices stay plain directories
+   * and `SwiftCluster.tmpfs` says why. Unmounted by stop(). Default: no tmpfs.
+   */
+  tmpfsMiB?: number;
 }
 
 export interface SwiftClusterOptions {
@@ -197,6 +209,10 @@ export interface SwiftCluster {
   /** The `devices` dir of every storage server: one subdirectory per device, each with `.ismount`. */
   devicesDir: string;
   devices: string[];
+  /** The all-in-one's spare device directories (in no ring), e.g. ['d7', 'd8']. */
+  spareDevices: string[];
+  /** With `tmpfsMiB`: whether each device is its own tmpfs, or why not. */
+  tmpfs: { mounted: true } | { mounted: false; reason: string };
   policies: StoragePolicySpec[];
   ports: { proxy: number; account: number; container: number; object: number; memcached: number; log: number };
   /** Storage nodes (recon is served on each). */
@@ -498,8 +514,30 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
   const logDir = join(rootDir, 'log');
   const cacheDir = join(rootDir, 'cache');
   for (const d of [swiftDir, devicesDir, logDir, cacheDir, join(rootDir, 'run')]) mkdirSync(d, { recursive: true });
-  for (const dev of devices) {
-    mkdirSync(join(devicesDir, dev));
+  const spareDevices = aio?.spareDevices
+    ? Array.from({ length: aio.spareDevices }, (_, i) => `d${policies[0]!.devices.length + i + 1}`).filter(
+        (d) => !devices.includes(d),
+      )
+    : [];
+  const mounts: string[] = [];
+  let tmpfs: SwiftCluster['tmpfs'] = { mounted: false, reason: 'no tmpfsMiB option' };
+  for (const dev of [...devices, ...spareDevices]) mkdirSync(join(devicesDir, dev));
+  if (aio?.tmpfsMiB) {
+    try {
+      for (const dev of [...devices, ...spareDevices]) {
+        execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${aio.tmpfsMiB}m`, `cairn-${dev}`, join(devicesDir, dev)], {
+          stdio: 'pipe',
+        });
+        mounts.push(join(devicesDir, dev));
+      }
+      tmpfs = { mounted: true };
+    } catch (e) {
+      const stderr = (e as { stderr?: Buffer }).stderr?.toString().trim();
+      tmpfs = { mounted: false, reason: `mount -t tmpfs failed: ${stderr || (e as Error).message}` };
+      unmountAll(mounts);
+    }
+  }
+  for (const dev of [...devices, ...spareDevices]) {
     // recon's /diskusage reports a directory as mounted only if it is a mount point or has this file.
     writeFileSync(join(devicesDir, dev, '.ismount'), '');
   }
@@ -540,6 +578,7 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
   let stopped = false;
   const killAllSync = () => {
     for (const p of procs) if (!p.exited && p.child.pid) tryKillGroup(p.child.pid, 'SIGKILL');
+    unmountAll(mounts);
   };
   // Last resort if the test process exits without stop() (e.g. jest killed on timeout).
   process.once('exit', killAllSync);
@@ -608,6 +647,7 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
       kept = join(tmpdir(), `cairn-swift-${new Date().toISOString().replace(/[:.]/g, '-')}.log`);
       copyFileSync(logFile, kept);
     }
+    unmountAll(mounts);
     rmSync(rootDir, { recursive: true, force: true });
     return kept;
   };
@@ -1007,6 +1047,8 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
       swiftDir,
       devicesDir,
       devices,
+      spareDevices,
+      tmpfs,
       policies,
       ports,
       nodes: {
@@ -1040,6 +1082,21 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
     const err = e instanceof Error ? e : new Error(String(e));
     err.message += `\n--- last Swift log lines ---\n${tail}`;
     throw err;
+  }
+}
+
+/** Unmounts (and forgets) the device tmpfs mounts; a lazy unmount if a process still holds one. */
+function unmountAll(mounts: string[]): void {
+  for (const dir of mounts.splice(0)) {
+    try {
+      execFileSync('umount', [dir], { stdio: 'pipe' });
+    } catch {
+      try {
+        execFileSync('umount', ['-l', dir], { stdio: 'pipe' });
+      } catch {
+        // not mounted any more
+      }
+    }
   }
 }
 
