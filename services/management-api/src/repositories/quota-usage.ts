@@ -18,14 +18,17 @@ export interface LatestUsage {
 
 /**
  * Each user's account `AUTH_<user>` at its latest storage sample, as a column of the statement that
- * reads the user (`users`: its alias): a scalar subquery, one lookup by the user's id in
- * utilization_storage_latest (kept from the hourly samples, each row with the user whose account it
- * is, see the migrations); NULL: never sampled, or its samples are past the hourly retention. The
- * figures go as text (bigints).
+ * reads the user (`users`: its alias): a scalar subquery, one index lookup in
+ * utilization_storage_latest (kept from the hourly samples, see its migration); NULL: never sampled,
+ * or its samples are past the hourly retention. The figures go as text (bigints). The name is
+ * compared in the account column's collation: usernames are COLLATE "C", and a comparison in
+ * another collation than the index's would leave the account out of the index condition and read
+ * every account of the cluster. Equality is byte equality in both, so the answer is the same.
  */
 export const latestUsageColumn = (users: string) => ({
-  sql: `(SELECT json_build_array(l.bytes_used::text, l.object_count::text, l.hour) FROM utilization_storage_latest AS l WHERE l.user_id = ${users}.id) AS latest_usage`,
-  bindings: [] as string[],
+  sql: `(SELECT json_build_array(l.bytes_used::text, l.object_count::text, l.hour) FROM utilization_storage_latest AS l
+          WHERE l.cluster_id = ${users}.cluster_id AND l.account = (?::text || ${users}.username) COLLATE "default") AS latest_usage`,
+  bindings: ['AUTH_'],
 });
 
 export interface LatestUsageColumn {

@@ -39,7 +39,6 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
         '20261128120000_tempauth_user_names',
         '20261128130000_ring_versions',
         '20261128210000_cluster_health',
-        '20261128220000_storage_latest_user_id',
       ]);
       expect(await migrateLatest(db)).toEqual([]);
       for (const table of [

@@ -29,7 +29,6 @@ import * as utilizationStorageLatest from './20261128110000_utilization_storage_
 import * as tempauthUserNames from './20261128120000_tempauth_user_names';
 import * as ringVersions from './20261128130000_ring_versions';
 import * as clusterHealth from './20261128210000_cluster_health';
-import * as storageLatestUserId from './20261128220000_storage_latest_user_id';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -66,7 +65,6 @@ const migrations: Record<string, Knex.Migration> = {
   '20261128120000_tempauth_user_names': tempauthUserNames,
   '20261128130000_ring_versions': ringVersions,
   '20261128210000_cluster_health': clusterHealth,
-  '20261128220000_storage_latest_user_id': storageLatestUserId,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
