@@ -9,7 +9,10 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync, 
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkStepSafety, type StepSafety, type StepSafetyInput } from '@cairn/swift-cluster';
+import { checkStepSafety, SWIFT_RING_RELOAD_MS, type StepSafety, type StepSafetyInput } from '@cairn/swift-cluster';
+
+/** A pass counts once it began after Swift's servers reloaded the ring written at `at`. */
+const reloaded = (at: Date) => new Date(at.getTime() + SWIFT_RING_RELOAD_MS + 1_000);
 import { startSwiftCluster, swiftRingBuilderSteps, type InstalledRing, type SwiftCluster } from './swift-cluster';
 
 const md5Of = (path: string) => createHash('md5').update(readFileSync(path)).digest('hex');
@@ -82,7 +85,7 @@ describe('ring step safety checks against a real Swift all-in-one', () => {
 
   it('when an object replication pass has finished since the ring was written, then the step is safe', () =>
     withLogs(async () => {
-      await swift.waitForReplicationPass(current.writtenAt);
+      await swift.waitForReplicationPass(reloaded(current.writtenAt));
       const safety = await checkStepSafety(input());
       expect(safety.checks.filter((c) => !c.ok)).toEqual([]);
       expect(safety.safe).toBe(true);
@@ -96,7 +99,7 @@ describe('ring step safety checks against a real Swift all-in-one', () => {
     withLogs(async () => {
       const ring = join(swift.swiftDir, 'account.ring.gz');
       const writtenAt = statSync(ring).mtime;
-      await swift.waitForReplicationPass(writtenAt, { type: 'account' });
+      await swift.waitForReplicationPass(reloaded(writtenAt), { type: 'account' });
       const nodes = [{ ip: swift.nodes.account.ip, port: swift.nodes.account.port }];
       const safety = await checkStepSafety(
         input({ ring: 'account', expectedMd5: md5Of(ring), ringWrittenAt: writtenAt, nodes }),
@@ -150,8 +153,8 @@ describe('ring step safety checks against a real Swift all-in-one', () => {
       // The node reads the ring file itself, so it already runs the new one.
       expect(byName(now).ring_md5!.ok).toBe(true);
 
-      const pass = await swift.waitForReplicationPass(installed.writtenAt);
-      expect(pass.startedAt.getTime()).toBeGreaterThan(installed.writtenAt.getTime());
+      const pass = await swift.waitForReplicationPass(reloaded(installed.writtenAt));
+      expect(pass.startedAt.getTime()).toBeGreaterThan(installed.writtenAt.getTime() + SWIFT_RING_RELOAD_MS);
       const later = await checkStepSafety(input());
       expect(later.checks.filter((c) => !c.ok)).toEqual([]);
       expect(later.safe).toBe(true);

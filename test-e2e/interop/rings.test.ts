@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SWIFT_RING_RELOAD_MS } from '@cairn/swift-cluster';
 import { builderDevices, copyDir, reassigned, removeDir, srb } from '../../packages/rings/test/helpers/swift-ring';
 import { cairn } from '../support/processes';
 import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, startStack, type Stack } from '../support/stack';
@@ -43,7 +44,7 @@ const OBJECTS = 800;
 const OBJECT_BYTES = 32 * 1024;
 const SEED = 7;
 /** Swift's Ring objects look at the ring file's mtime at most this often (their reload_time). */
-const RING_RELOAD_MS = 16_000;
+const RING_RELOAD_MS = SWIFT_RING_RELOAD_MS + 1_000;
 const verbose = !!process.env.CAIRN_INTEROP_VERBOSE;
 const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
 
@@ -84,7 +85,9 @@ describe('cairn rings against a real Swift all-in-one', () => {
   /** Applies every remaining step of a plan, each once a replication pass began after the last ring. */
   const applyAll = async (file: string, steps: number, from = 1, to = steps) => {
     for (let step = from; step <= to; step++) {
-      await swift.waitForReplicationPass(statSync(ringFile()).mtime, { timeoutMs: 60_000 });
+      await swift.waitForReplicationPass(new Date(statSync(ringFile()).mtime.getTime() + RING_RELOAD_MS), {
+        timeoutMs: 60_000,
+      });
       const r = await run(['rings', 'apply', file, '--swift-dir', swift.swiftDir]);
       expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
       expect(r.stdout).toMatch(new RegExp(`Applied step ${step} of ${steps}: `));
@@ -173,7 +176,9 @@ describe('cairn rings against a real Swift all-in-one', () => {
       const port = swift.nodes.object.port;
       const adds = swift.spareDevices.map((d, i) => `r1z${7 + i}-127.0.0.1:${port}/${d}:100`);
       expect(adds).toHaveLength(2);
-      await swift.waitForReplicationPass(statSync(ringFile()).mtime, { timeoutMs: 60_000 });
+      await swift.waitForReplicationPass(new Date(statSync(ringFile()).mtime.getTime() + RING_RELOAD_MS), {
+        timeoutMs: 60_000,
+      });
       grow = await plan('grow', ...adds.flatMap((a) => ['--add', a]), '--max-move-pct', '50');
       if (verbose) console.log(JSON.stringify({ ...grow.plan, steps: grow.plan.steps.length }, null, 2));
 

@@ -26,6 +26,7 @@ export {
 export {
   checkStepSafety,
   DEFAULT_FILL_LIMIT_PCT,
+  SWIFT_RING_RELOAD_MS,
   type SafetyCheck,
   type StepSafety,
   type StepSafetyInput,

@@ -18,6 +18,9 @@ import {
  * take more, none is unmounted. docs/rings.md ("Safety checks before a step") says why each matters.
  */
 
+/** How often Swift's Ring objects look at their file for a change (`Ring(reload_time=15)`). */
+export const SWIFT_RING_RELOAD_MS = 15_000;
+
 export interface StepSafetyInput {
   /** 'object', 'object-1', 'container', 'account': the ring file is `<ring>.ring.gz`. */
   ring: string;
@@ -229,6 +232,7 @@ function replicationCheck(
   const lastKey = type === 'object' ? 'object_replication_last' : 'replication_last';
   const never: string[] = [];
   const before: string[] = [];
+  const early: string[] = [];
   let oldest = Infinity;
   for (const n of nodes) {
     const { lastMs, durationMs } = n.replication;
@@ -240,9 +244,12 @@ function replicationCheck(
     // changed under it: only a pass that *began* after the write has worked from the new ring.
     const startedMs = lastMs - (durationMs ?? 0);
     if (startedMs <= written) before.push(`${n.node} (began ${iso(startedMs)}, finished ${iso(lastMs)})`);
+    // Swift's Ring objects look at the file at most every 15 s: a pass that began sooner after the
+    // write may still have placed partitions by the previous ring.
+    else if (startedMs <= written + SWIFT_RING_RELOAD_MS) early.push(`${n.node} (began ${iso(startedMs)})`);
     else oldest = Math.min(oldest, lastMs);
   }
-  if (never.length === 0 && before.length === 0)
+  if (never.length === 0 && before.length === 0 && early.length === 0)
     return {
       name: 'replication',
       ok: true,
@@ -255,6 +262,12 @@ function replicationCheck(
     parts.push(
       `${listed(before, '; ')} last finished ${article(type)} ${type} replication pass that began before ${file} was written at ` +
         `${iso(written)} — wait for a pass that begins after the write to finish there (swift-recon ${type} -r shows it).`,
+    );
+  if (early.length)
+    parts.push(
+      `${listed(early, '; ')} last finished ${article(type)} ${type} replication pass that began within ` +
+        `${SWIFT_RING_RELOAD_MS / 1000} s of the write of ${file} at ${iso(written)}, before Swift's servers reload a ` +
+        'changed ring, so it may have run on the previous one — wait for the next pass to finish there.',
     );
   if (never.length)
     parts.push(

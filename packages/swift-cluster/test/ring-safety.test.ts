@@ -123,6 +123,22 @@ describe('checkStepSafety', () => {
     });
   });
 
+  it("when a pass began after the write but within Swift's 15 s ring reload, then replication fails", async () => {
+    // Began 5 s after the write (finished at +35 s, 0.5 minutes long): it may have run on the old ring.
+    const early = {
+      ...healthy(),
+      replication: { object_replication_last: secs(WRITTEN) + 35, object_replication_time: 0.5 },
+    };
+    const n = await nodes([healthy(), early]);
+    const safety = await checkStepSafety(input(n));
+    expect(failing(safety)).toEqual(['replication']);
+    expect(check(safety, 'replication').detail).toBe(
+      `127.0.0.1:${n[1]!.port} (began 2026-03-01T12:00:05.000Z) last finished an object replication pass that began ` +
+        "within 15 s of the write of object.ring.gz at 2026-03-01T12:00:00.000Z, before Swift's servers reload a " +
+        'changed ring, so it may have run on the previous one — wait for the next pass to finish there.',
+    );
+  });
+
   it('when the ring is the container ring, then replication_last and replication_time (seconds) are read', async () => {
     const container = (last: number, took: number): FakeNode => ({
       ...healthy(),
