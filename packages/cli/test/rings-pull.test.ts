@@ -60,8 +60,12 @@ describe('cairn rings pull', () => {
     await app.close();
   });
 
-  it('when a node has no ring yet, then the current one is installed whole, 0644, with no temporary file left', async () => {
-    const out = await pullOnce({ target: target(), clusterId: east, swiftDir: dir });
+  it('when a node has no ring yet, then the current one is installed whole, 0644 whatever the umask, with no temporary file left', async () => {
+    // `cairn start`'s embedded database sets umask 077 in its process; a ring must stay readable.
+    const umask = process.umask(0o077);
+    const out = await pullOnce({ target: target(), clusterId: east, swiftDir: dir }).finally(() =>
+      process.umask(umask),
+    );
     expect(out).toEqual([expect.objectContaining({ ring: 'object', outcome: 'installed', version: 1 })]);
     expect(Buffer.compare(readFileSync(installed()), ring('object'))).toBe(0);
     expect(statSync(installed()).mode & 0o777).toBe(0o644);

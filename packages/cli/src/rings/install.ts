@@ -12,10 +12,13 @@ export async function installAtomically(path: string, bytes: Buffer): Promise<vo
   const dir = dirname(path);
   const previous = await stat(path).catch(() => null);
   const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-  const file = await open(temp, 'wx', previous ? previous.mode & 0o7777 : 0o644);
+  const mode = previous ? previous.mode & 0o7777 : 0o644;
+  const file = await open(temp, 'wx', mode);
   try {
     await file.writeFile(bytes);
-    if (previous) await file.chmod(previous.mode & 0o7777);
+    // Set, not left to open(): the process umask (077 under `cairn start`) would narrow it, and
+    // Swift's servers, which run as another user, must read the ring.
+    await file.chmod(mode);
     await file.sync();
   } catch (e) {
     await file.close();
