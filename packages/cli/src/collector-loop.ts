@@ -1,4 +1,8 @@
+import type { Command } from 'commander';
 import { errors } from '@cairn/domain';
+import type { CollectorConfig } from './config';
+import { createProgress, type Progress } from './progress';
+import { collectorConfigOf } from './remote/session';
 import { EXIT } from './exit-codes';
 import { stopOnSignals, type StopSignal } from './stop-signal';
 
@@ -32,4 +36,36 @@ export async function runRounds(
   }
   process.stderr.write('stopped on request\n');
   process.exitCode = EXIT.OK;
+}
+
+/** What one round of a recon collector (capacity, health) is given. */
+export interface CollectorRoundOptions {
+  /** Cluster id or name in the management API. */
+  cluster: string;
+  swiftDir: string;
+  config: CollectorConfig;
+  warn: (line: string) => void;
+  /** Hears each step (and the storage nodes read so far), for a progress line. */
+  progress?: (step: string, done?: number, total?: number) => void;
+  /** Stops the round (SIGTERM with --interval): reading is abandoned and nothing is sent. */
+  signal?: AbortSignal;
+}
+
+/** A collector command's round options from its flags: warnings on stderr, a progress line on a terminal. */
+export async function collectorRoundOptions(
+  flags: { cluster: string; swiftDir: string },
+  cmd: Command,
+): Promise<{ options: CollectorRoundOptions; progress: Progress }> {
+  const progress = createProgress();
+  const options: CollectorRoundOptions = {
+    cluster: flags.cluster,
+    swiftDir: flags.swiftDir,
+    config: await collectorConfigOf(cmd),
+    warn: (l: string) => {
+      progress.clear();
+      process.stderr.write(`warning: ${l}\n`);
+    },
+    progress: progress.update,
+  };
+  return { options, progress };
 }

@@ -1,19 +1,10 @@
 import { pollNodes, readSwiftDir } from '@cairn/swift-cluster';
 import { api } from '../api-client';
+import type { CollectorRoundOptions } from '../collector-loop';
 import type { CollectorConfig } from '../config';
 import { buildDeviceReport, storageNodes } from './report';
 
-export interface CollectOptions {
-  /** Cluster id or name in the management API. */
-  cluster: string;
-  swiftDir: string;
-  config: CollectorConfig;
-  warn: (line: string) => void;
-  /** Hears each step (and the storage nodes polled so far), for a progress line. */
-  progress?: (step: string, done?: number, total?: number) => void;
-  /** Stops the round (SIGTERM with --interval): the polling is abandoned and no report is sent. */
-  signal?: AbortSignal;
-}
+export type CollectOptions = CollectorRoundOptions;
 
 export interface CollectResult {
   clusterId: number;

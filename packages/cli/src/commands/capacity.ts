@@ -1,10 +1,9 @@
 import type { Command } from 'commander';
 import { api, apiError } from '../api-client';
 import { collectOnce } from '../capacity/collect';
-import { parseInterval, runRounds } from '../collector-loop';
-import { createProgress } from '../progress';
+import { collectorRoundOptions, parseInterval, runRounds } from '../collector-loop';
 import { render, withOutput, type OutputOptions } from '../remote/output';
-import { clusterIdOf, collectorConfigOf, targetOf } from '../remote/session';
+import { clusterIdOf, targetOf } from '../remote/session';
 
 export function registerCapacity(program: Command): void {
   const capacity = program.command('capacity').description('raw disk capacity per ring set');
@@ -62,17 +61,7 @@ async function capacityCollect(
   cmd: Command,
 ): Promise<void> {
   const interval = parseInterval(flags.interval);
-  const progress = createProgress();
-  const options = {
-    cluster: flags.cluster,
-    swiftDir: flags.swiftDir,
-    config: await collectorConfigOf(cmd),
-    warn: (l: string) => {
-      progress.clear();
-      process.stderr.write(`warning: ${l}\n`);
-    },
-    progress: progress.update,
-  };
+  const { options, progress } = await collectorRoundOptions(flags, cmd);
   const round = async (signal?: AbortSignal) => {
     const r = await collectOnce({ ...options, signal }).finally(() => progress.clear());
     if (r.stopped) {

@@ -1,8 +1,6 @@
 import type { Command } from 'commander';
-import { parseInterval, runRounds } from '../collector-loop';
+import { collectorRoundOptions, parseInterval, runRounds } from '../collector-loop';
 import { collectHealthOnce } from '../health/collect';
-import { createProgress } from '../progress';
-import { collectorConfigOf } from '../remote/session';
 
 /** `cairn health …`: the collector here; `cairn health show` is added to the same command. */
 export function registerHealth(program: Command): Command {
@@ -23,17 +21,7 @@ export function registerHealth(program: Command): Command {
 
 async function healthCollect(flags: { cluster: string; swiftDir: string; interval?: string }, cmd: Command) {
   const interval = parseInterval(flags.interval);
-  const progress = createProgress();
-  const options = {
-    cluster: flags.cluster,
-    swiftDir: flags.swiftDir,
-    config: await collectorConfigOf(cmd),
-    warn: (l: string) => {
-      progress.clear();
-      process.stderr.write(`warning: ${l}\n`);
-    },
-    progress: progress.update,
-  };
+  const { options, progress } = await collectorRoundOptions(flags, cmd);
   const round = async (signal?: AbortSignal) => {
     const r = await collectHealthOnce({ ...options, signal }).finally(() => progress.clear());
     const at = new Date().toISOString();

@@ -1,21 +1,11 @@
 import { isEndpointError, pollNodesHealth } from '@cairn/swift-cluster';
 import { api, apiError } from '../api-client';
-import type { CollectorConfig } from '../config';
+import type { CollectorRoundOptions } from '../collector-loop';
 import { findCluster } from '../utilization/client';
 import { readHealthRings } from './rings';
 import { buildRound } from './round';
 
-export interface HealthCollectOptions {
-  /** Cluster id or name in the management API. */
-  cluster: string;
-  swiftDir: string;
-  config: CollectorConfig;
-  warn: (line: string) => void;
-  /** Hears each step (and the nodes read so far), for a progress line. */
-  progress?: (step: string, done?: number, total?: number) => void;
-  /** Stops the round (SIGTERM with --interval): reading is abandoned and nothing is sent. */
-  signal?: AbortSignal;
-}
+export type HealthCollectOptions = CollectorRoundOptions;
 
 export interface HealthCollectResult {
   clusterId: number;
