@@ -15,6 +15,7 @@ import {
   thresholdBeforeAfter,
 } from '../../packages/console/src/lib/what-if';
 import { launch, PageProblems, type Browser } from './chromium';
+import { axeFindings } from './console-page';
 
 /**
  * The operators' console in Debian's headless chromium, served by the management API on a real
@@ -25,7 +26,6 @@ import { launch, PageProblems, type Browser } from './chromium';
  */
 const CONSOLE_DIR = join(__dirname, '..', '..', 'packages', 'console', 'dist');
 const ARTIFACTS = join(__dirname, 'artifacts');
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const WRITE_CONTROLS =
   /^(New cluster|New user|New operator|New S3 credential|Edit|Disable|Enable|Delete|Make superuser|Remove superuser|Change password|Add key|Revoke)$/;
 
@@ -174,34 +174,6 @@ describe('the console in chromium', () => {
     // At phone width nothing may stick out sideways (wide tables scroll inside their own box).
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await page.setViewportSize({ width: 1280, height: 800 });
-  }
-
-  async function axeFindings(page: Page): Promise<string[]> {
-    if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
-    const violations = await page.evaluate(async () => {
-      const axe = (
-        window as unknown as {
-          axe: {
-            run: (
-              c: unknown,
-              o: unknown,
-            ) => Promise<{
-              violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: unknown }> }>;
-            }>;
-          };
-        }
-      ).axe;
-      const r = await axe.run(document, { resultTypes: ['violations'] });
-      return r.violations.map((v) => ({
-        id: v.id,
-        impact: v.impact,
-        help: v.help,
-        targets: v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)),
-      }));
-    });
-    return violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.impact} ${v.id}: ${v.help} ${v.targets.join(' ')}`);
   }
 
   const writeControls = (page: Page) =>
