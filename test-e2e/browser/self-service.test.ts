@@ -71,7 +71,16 @@ describe('self-service in the console', () => {
     await api('POST', 'clusters/1/utilization/transfer/', {
       batch_id: 'e'.repeat(48),
       covered: { start: iso(today), end: iso(today + 60_000) },
-      records: [{ account: 'AUTH_erin', policy_index: 0, hour: iso(today), bytes_in: 3 * 2 ** 30, bytes_out: 2 ** 29, req_count: 120 }],
+      records: [
+        {
+          account: 'AUTH_erin',
+          policy_index: 0,
+          hour: iso(today),
+          bytes_in: 3 * 2 ** 30,
+          bytes_out: 2 ** 29,
+          req_count: 120,
+        },
+      ],
     });
     browser = await launch();
   });
@@ -103,9 +112,9 @@ describe('self-service in the console', () => {
     expect(await row('gold: bytes')).toEqual([formatBytes(9 * 2 ** 30 * 0.75), formatBytes(8 * 2 ** 30), '']);
     expect(await row('silver: bytes')).toEqual([formatBytes(9 * 2 ** 30 * 0.25), 'no quota', '']);
     // A bar for each figure with a quota: bytes 90 % (past the warning line), objects 45 %, gold 84 %.
-    const bars = await page.locator('table.standing svg.usedbar').evaluateAll((els) =>
-      els.map((e) => `${e.getAttribute('aria-label')} ${e.getAttribute('class')}`),
-    );
+    const bars = await page
+      .locator('table.standing svg.usedbar')
+      .evaluateAll((els) => els.map((e) => `${e.getAttribute('aria-label')} ${e.getAttribute('class')}`));
     expect(bars).toEqual([
       'Bytes against its quota: 90.0 % used usedbar warn',
       'Objects against its quota: 45.0 % used usedbar',
@@ -116,8 +125,13 @@ describe('self-service in the console', () => {
     await page.locator('figure.timechart canvas').nth(1).waitFor();
     expect(await page.locator('table.days tbody tr').count()).toBe(30);
     expect(
-      await page.locator('table.days tbody tr').first().evaluate((el) => el.textContent?.replace(/\s+/g, ' ')),
-    ).toBe(`${iso(today).slice(0, 10)}${formatBytes(9 * 2 ** 30)}9,000${formatBytes(3 * 2 ** 30)}${formatBytes(2 ** 29)}120`);
+      await page
+        .locator('table.days tbody tr')
+        .first()
+        .evaluate((el) => el.textContent?.replace(/\s+/g, ' ')),
+    ).toBe(
+      `${iso(today).slice(0, 10)}${formatBytes(9 * 2 ** 30)}9,000${formatBytes(3 * 2 ** 30)}${formatBytes(2 ** 29)}120`,
+    );
     expect(await axeFindings(page)).toEqual([]);
     await page.screenshot({ path: join(ARTIFACTS, 'self-service-my-storage-1280x800.png') });
 

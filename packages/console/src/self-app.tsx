@@ -14,13 +14,7 @@ const loadMyStorage = () => import('./pages/my-storage').then((m) => m.MyStorage
  * The console as a storage user sees it: its own account only (the API refuses this session
  * everywhere but /api/v1/self/), so none of the operators' pages or navigation is here.
  */
-export function StorageUserShell({
-  session,
-  signOut,
-}: {
-  session: StorageSession;
-  signOut: (why?: string) => void;
-}) {
+export function StorageUserShell({ session, signOut }: { session: StorageSession; signOut: (why?: string) => void }) {
   const call = useMemo(
     () =>
       client(

@@ -95,9 +95,9 @@ export function authenticate(credentials: CredentialCache, sessions: ConsoleSess
         );
       }
       const sessionId = sessionIdOf(req);
-      // A storage user's session is never an operator's: said plainly rather than "send a key".
+      // A storage user's session is never an operator's: refused as no credentials are, saying why.
       if (sessionId === undefined && sessionIdOf(req, STORAGE_SESSION_COOKIE) !== undefined)
-        throw errors.forbidden(STORAGE_USER_REFUSED);
+        throw errors.unauthenticated(STORAGE_USER_REFUSED);
       if (sessionId === undefined) throw errors.unauthenticated();
       const session = await sessions.authenticate(sessionId);
       refuseCrossSite(req, sessionId);

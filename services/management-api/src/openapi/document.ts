@@ -1038,7 +1038,12 @@ export function openApiDocument(discoverable: readonly ResourceDef[]): JsonSchem
       .map((p) => [p, p.startsWith(`${API_ROOT}/`) ? finishApiPath(p, paths[p]!) : paths[p]]),
   );
 
-  const schemas: Record<string, JsonSchema> = { ...SHARED_SCHEMAS, ...HAND_KEPT_SCHEMAS, ...HEALTH_SCHEMAS, ...SELF_SERVICE_SCHEMAS };
+  const schemas: Record<string, JsonSchema> = {
+    ...SHARED_SCHEMAS,
+    ...HAND_KEPT_SCHEMAS,
+    ...HEALTH_SCHEMAS,
+    ...SELF_SERVICE_SCHEMAS,
+  };
   for (const m of MOUNTED) schemas[m.resource.name] = objectSchema(m.resource, 'omit');
   schemas.Whoami = objectSchema(operatorsResource, 'omit', {
     key_uri: {

@@ -85,7 +85,10 @@ export const SELF_SERVICE_SCHEMAS: Record<string, JsonSchema> = {
     type: 'object',
     required: ['user', 'resource_uri'],
     properties: {
-      user: { type: ['string', 'null'], description: 'The signed-in user; null when the cookie names no live session.' },
+      user: {
+        type: ['string', 'null'],
+        description: 'The signed-in user; null when the cookie names no live session.',
+      },
       cluster: { type: 'string', description: "The user's cluster, by name." },
       account: { type: 'string', description: 'The Swift account, `AUTH_<user>`.' },
       csrf_token: {

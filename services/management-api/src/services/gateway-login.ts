@@ -33,7 +33,9 @@ export async function checkPasswordWithGateway(
 ): Promise<GatewayLoginResult> {
   const base = cluster.authUrl.replace(/\/+$/, '');
   const body = {
-    auth: { identity: { methods: ['password'], password: { user: { name: username, domain: { id: 'default' }, password } } } },
+    auth: {
+      identity: { methods: ['password'], password: { user: { name: username, domain: { id: 'default' }, password } } },
+    },
   };
   let res: Response;
   try {
@@ -59,7 +61,12 @@ export async function checkPasswordWithGateway(
     const retry = Number(res.headers.get('retry-after'));
     const answer = (await res.json().catch(() => null)) as { error?: { message?: unknown } } | null;
     const message = typeof answer?.error?.message === 'string' ? answer.error.message : 'Too many failed logins.';
-    return { ok: false, reason: 'limited', retryAfterSeconds: Number.isFinite(retry) && retry > 0 ? retry : 1, message };
+    return {
+      ok: false,
+      reason: 'limited',
+      retryAfterSeconds: Number.isFinite(retry) && retry > 0 ? retry : 1,
+      message,
+    };
   }
   const token = res.headers.get('x-subject-token');
   const answer = (await res.json().catch(() => null)) as { token?: { user?: { name?: unknown } } } | null;

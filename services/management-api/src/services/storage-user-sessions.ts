@@ -47,7 +47,12 @@ export class StorageUserSessions {
   ): Promise<{ sessionId: string; session: LiveStorageUserSession }> {
     const cluster = await findClusterByName(this.db, input.cluster);
     if (!cluster) throw errors.unauthenticated(INVALID);
-    const verdict: GatewayLoginResult = await checkPasswordWithGateway(cluster, input.user, input.password, clientAddress);
+    const verdict: GatewayLoginResult = await checkPasswordWithGateway(
+      cluster,
+      input.user,
+      input.password,
+      clientAddress,
+    );
     if (!verdict.ok) {
       if (verdict.reason === 'limited') throw errors.tooManyRequests(verdict.message, verdict.retryAfterSeconds);
       throw errors.unauthenticated(INVALID);
