@@ -53,7 +53,8 @@ export async function checkPasswordWithGateway(
   } catch (e) {
     throw errors.unavailable(UNREACHABLE(base), { cause: e instanceof Error ? e.message : String(e) });
   }
-  if (res.status === 401) {
+  // 400: the gateway's own rules refuse the name or password as sent; to the user, a wrong one.
+  if (res.status === 401 || res.status === 400) {
     await res.body?.cancel();
     return { ok: false, reason: 'invalid' };
   }
