@@ -1,9 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ADMIN_AUTH, startStack, type Stack, type StackOptions } from '../support/stack';
-import {
-  responseCheckerFor,
-  type ResponseChecker,
-} from '../../services/management-api/test/support/openapi-responses';
+import { responseCheckerFor, type ResponseChecker } from '../../services/management-api/test/support/openapi-responses';
 
 /**
  * Storage users' self-service over real HTTP: the management API and a real auth gateway of the
@@ -216,6 +213,9 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
       { cluster: 'default', user: alice, password: 'wrong-password-xyz' },
       { cluster: 'default', user: `nobody${tag}`, password: PW },
       { cluster: 'no-such-cluster', user: alice, password: PW },
+      // Names no user can have: looked up nowhere, refused the same way.
+      { cluster: 'default', user: 'nul\u0000name', password: PW },
+      { cluster: 'default', user: "' OR '1'='1", password: PW },
     ]) {
       const res = await call('POST', '/api/v1/self/session/', { body });
       expect(res.status).toBe(401);
@@ -225,6 +225,13 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
     const empty = await call('POST', '/api/v1/self/session/', { body: {} });
     expect(empty.status).toBe(400);
     expect(String(empty.body.error)).toMatch(/cluster is required/);
+    const odd = await call('POST', '/api/v1/self/session/', {
+      body: { cluster: 'a\u0000b', user: alice, password: PW },
+    });
+    expect([odd.status, odd.body.error]).toEqual([
+      400,
+      "The 'cluster' field must be 1 to 255 characters with no '/' and no control characters.",
+    ]);
   });
 
   it("when console sign-ins fail past the gateway's limit, then both the console and the gateway's own login refuse that user with 429: one set of counters", async () => {

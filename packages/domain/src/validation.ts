@@ -557,10 +557,9 @@ export interface StepUpInput {
  * that does not.
  */
 export const storageSignInSchema = Joi.object({
-  cluster: Joi.string().min(1).max(255).required().messages({
+  cluster: clusterName.required().messages({
     'any.required': 'cluster is required: the name of the cluster your account is on.',
     'string.empty': 'cluster is required: the name of the cluster your account is on.',
-    'string.max': 'A cluster name is at most 255 characters.',
   }),
   user: Joi.string().min(1).max(255).required().messages({
     'any.required': 'user is required: your user name.',

@@ -1,4 +1,4 @@
-import { errors, generateApiKey, hashApiKey, type StorageSignInInput } from '@cairn/domain';
+import { errors, generateApiKey, hashApiKey, usernameSchema, type StorageSignInInput } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { findClusterByName } from '../repositories/clusters';
 import { findStorageUserByName } from '../repositories/storage-users';
@@ -37,7 +37,8 @@ export class StorageUserSessions {
 
   /**
    * Signs in: the cluster by name, the password checked by that cluster's gateway (its limits
-   * apply; past one, 429 with its sentence), then the user's row read as it is now. A cluster that
+   * apply; past one, 429 with its sentence); the session belongs to the user's row as it was before
+   * the check (its generation). A cluster that
    * does not exist is refused as a wrong password is, after no check: cluster names are not secret
    * (they are in every storage URL), and asking a gateway that is not the cluster's cannot be right.
    */
@@ -47,6 +48,12 @@ export class StorageUserSessions {
   ): Promise<{ sessionId: string; session: LiveStorageUserSession }> {
     const cluster = await findClusterByName(this.db, input.cluster);
     if (!cluster) throw errors.unauthenticated(INVALID);
+    // The row as it is before the check: were the password changed while the gateway checks the old
+    // one, the session would belong to the old generation and be refused at its first request.
+    // A name no user can have (a NUL, say) is looked up nowhere; the gateway refuses it too.
+    const before = usernameSchema.validate(input.user).error
+      ? null
+      : await findStorageUserByName(this.db, cluster.id, input.user);
     const verdict: GatewayLoginResult = await checkPasswordWithGateway(
       cluster,
       input.user,
@@ -57,9 +64,9 @@ export class StorageUserSessions {
       if (verdict.reason === 'limited') throw errors.tooManyRequests(verdict.message, verdict.retryAfterSeconds);
       throw errors.unauthenticated(INVALID);
     }
-    // The gateway names the user it signed in (the name as stored); its row decides the session.
-    const user = await findStorageUserByName(this.db, cluster.id, verdict.username);
-    if (!user || !user.enabled) throw errors.unauthenticated(INVALID);
+    // The gateway names the user it signed in; it must be the row read above, still enabled.
+    const user = before;
+    if (!user || !user.enabled || verdict.username !== user.username) throw errors.unauthenticated(INVALID);
     const sessionId = generateApiKey();
     const created: StorageUserSessionRecord = await insertStorageUserSession(
       this.db,
