@@ -43,6 +43,8 @@ export interface Stack {
   db: Knex;
   databaseUrl?: string;
   apiUrl: string;
+  /** Every path under /api/v1/ the management API serves, with its methods (its route table). */
+  apiRoutes: Array<{ path: string; methods: string[] }>;
   gatewayUrl: string;
   gatewayDeps: gateway.Deps;
   gatewayLogs: LogCapture;
@@ -131,6 +133,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     db,
     databaseUrl,
     apiUrl: apiServer.url,
+    apiRoutes: api.routeTableOf(apiApp),
     gatewayUrl,
     gatewayDeps,
     gatewayLogs,

@@ -15,20 +15,31 @@ import { S3CredentialsPage } from './pages/s3-credentials';
 import { UserPage } from './pages/user';
 import { UsersPage } from './pages/users';
 import { closeSession, currentSession, type ConsoleSession } from './session';
+import { StorageUserShell } from './self-app';
+import { currentStorageSession, type StorageSession } from './self-session';
 import { StepUpDialog } from './step-up';
 
 export function App() {
   // undefined: still asking the API whether the cookie names a session.
   const [session, setSession] = useState<ConsoleSession | null>();
+  // A storage user's session (self-service), asked for alongside an operator's.
+  const [storage, setStorage] = useState<StorageSession | null>(null);
   const [notice, setNotice] = useState<string>();
   useEffect(() => {
-    currentSession().then(setSession, (e: unknown) => {
-      setNotice(errorText(e));
-      setSession(null);
-    });
+    Promise.all([currentSession(), currentStorageSession()]).then(
+      ([operator, user]) => {
+        setStorage(operator ? null : user);
+        setSession(operator);
+      },
+      (e: unknown) => {
+        setNotice(errorText(e));
+        setSession(null);
+      },
+    );
   }, []);
   const signOut = useCallback((why?: string) => {
     setSession(null);
+    setStorage(null);
     setNotice(why);
   }, []);
   if (session === undefined)
@@ -37,6 +48,7 @@ export function App() {
         <Loading what="your session" />
       </main>
     );
+  if (!session && storage) return <StorageUserShell session={storage} signOut={signOut} />;
   if (!session) {
     return (
       <SignIn
@@ -44,6 +56,10 @@ export function App() {
         onSignedIn={(s) => {
           setNotice(undefined);
           setSession(s);
+        }}
+        onStorageSignedIn={(s) => {
+          setNotice(undefined);
+          setStorage(s);
         }}
       />
     );

@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'NOT_ACCEPTABLE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'PAYLOAD_TOO_LARGE'
+  | 'TOO_MANY_REQUESTS'
   | 'UNAVAILABLE';
 
 export class CairnError extends Error {
@@ -46,6 +47,9 @@ export const errors = {
   notAcceptable: (message: string) => new CairnError('NOT_ACCEPTABLE', message),
   unsupportedMediaType: (message: string) => new CairnError('UNSUPPORTED_MEDIA_TYPE', message),
   payloadTooLarge: (message: string) => new CairnError('PAYLOAD_TOO_LARGE', message),
+  /** Past a limit (failed sign-ins): `details.retryAfterSeconds` says when to try again. */
+  tooManyRequests: (message: string, retryAfterSeconds: number) =>
+    new CairnError('TOO_MANY_REQUESTS', message, { retryAfterSeconds }),
   /** A dependency (database, token store) is out of reach; `details.cause` may say why (never shown to clients). */
   unavailable: (message: string, details?: Record<string, unknown>) => new CairnError('UNAVAILABLE', message, details),
 };

@@ -549,3 +549,31 @@ export const stepUpSchema = Joi.object({
 export interface StepUpInput {
   api_key: string;
 }
+
+/**
+ * POST self/session/: a storage user signing in to the console. The cluster by name, the user and
+ * the password as a Swift client sends them; whether they are right is for the cluster's gateway
+ * to say (its one login flow, under its limits), so nothing here tells a name that exists from one
+ * that does not.
+ */
+export const storageSignInSchema = Joi.object({
+  cluster: clusterName.required().messages({
+    'any.required': 'cluster is required: the name of the cluster your account is on.',
+    'string.empty': 'cluster is required: the name of the cluster your account is on.',
+  }),
+  user: Joi.string().min(1).max(255).required().messages({
+    'any.required': 'user is required: your user name.',
+    'string.empty': 'user is required: your user name.',
+    'string.max': 'A user name is at most 255 characters.',
+  }),
+  password: Joi.string().min(1).max(1024).required().messages({
+    'any.required': 'password is required.',
+    'string.empty': 'password is required.',
+    'string.max': 'A password is at most 1024 characters.',
+  }),
+});
+export interface StorageSignInInput {
+  cluster: string;
+  user: string;
+  password: string;
+}

@@ -41,6 +41,12 @@ describe('domain errors', () => {
     expect(errors[factory]('m').code).toBe(code);
   });
 
+  it('when errors.tooManyRequests is made, then its code is TOO_MANY_REQUESTS and it keeps when to retry', () => {
+    const e = errors.tooManyRequests('Too many failed logins; retry later.', 42);
+    expect(e.code).toBe('TOO_MANY_REQUESTS');
+    expect(e.details).toEqual({ retryAfterSeconds: 42 });
+  });
+
   it('when isCairnError is asked about a plain Error or a non-error, then it says no', () => {
     expect(isCairnError(errors.forbidden('x'))).toBe(true);
     expect(isCairnError(new Error('x'))).toBe(false);

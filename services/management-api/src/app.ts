@@ -16,6 +16,7 @@ import { CredentialCache } from './services/authentication';
 import { BODY_LIMIT, refuseDeclaredOver } from './http/body';
 import { errorHandler } from './http/errors';
 import { consoleRouter } from './http/console';
+import { routesOf, type RouteEntry } from './http/routing';
 import { createApiMetrics } from './http/metrics';
 import { negotiateOnce, send } from './http/respond';
 import { API_ROOT } from './resources/uris';
@@ -35,6 +36,16 @@ import { whoamiRouter } from './routes/whoami';
 import { sessionRouter } from './routes/session';
 import { ConsoleSessions, DEFAULT_CONSOLE_SESSIONS } from './services/console-sessions';
 import { utilizationRouter } from './routes/utilization';
+import { selfRouter } from './routes/self';
+import { StorageUserSessions } from './services/storage-user-sessions';
+
+const routeTables = new WeakMap<Express, RouteEntry[]>();
+
+/**
+ * Every path under /api/v1/ the app serves and its methods, as its routers registered them: what a
+ * test iterates to check a rule for every route, including routes added later.
+ */
+export const routeTableOf = (app: Express): RouteEntry[] => routeTables.get(app) ?? [];
 
 /** Builds the management API. No listening, no environment: everything comes in `deps`. */
 export function createApp(deps: Deps): Express {
@@ -97,22 +108,31 @@ export function createApp(deps: Deps): Express {
     s3CredentialsResource,
     usersResource,
   ];
-  api.use(discoveryRouter(discoverable, auth, openApiDocument(discoverable)));
   // Users first among the resources (after discovery, whose /users/schema/ the users' /:id/ would
   // take): their lists are the busiest requests, and no two resources share a path.
-  api.use(usersRouter(db, auth, deps.hashPassword));
-  api.use(s3CredentialsRouter(db, auth, deps.s3Keyring));
-  api.use(applicationCredentialsRouter(db, auth));
-  api.use(clustersRouter(db, auth));
-  api.use(devicesRouter(db, auth));
-  api.use(ringsRouter(db, auth));
-  api.use(healthRouter(db, auth));
-  api.use(operatorsRouter(db, auth, () => credentials.clear()));
-  api.use(auditRouter(db, auth));
-  api.use(whoamiRouter(auth));
-  api.use(sessionRouter(sessions, auth));
-  api.use(backupRouter(db, auth));
-  api.use(utilizationRouter(db, auth, deps.utilization ?? DEFAULT_RETENTION, undefined, deps.utilizationExportBatch));
+  const routers = [
+    discoveryRouter(discoverable, auth, openApiDocument(discoverable)),
+    usersRouter(db, auth, deps.hashPassword),
+    s3CredentialsRouter(db, auth, deps.s3Keyring),
+    applicationCredentialsRouter(db, auth),
+    clustersRouter(db, auth),
+    devicesRouter(db, auth),
+    ringsRouter(db, auth),
+    healthRouter(db, auth),
+    operatorsRouter(db, auth, () => credentials.clear()),
+    auditRouter(db, auth),
+    whoamiRouter(auth),
+    sessionRouter(sessions, auth),
+    // Storage users' self-service: its own cookie and authentication, which no other router accepts.
+    selfRouter(db, new StorageUserSessions(db, deps.consoleSessions ?? DEFAULT_CONSOLE_SESSIONS)),
+    backupRouter(db, auth),
+    utilizationRouter(db, auth, deps.utilization ?? DEFAULT_RETENTION, undefined, deps.utilizationExportBatch),
+  ];
+  for (const router of routers) api.use(router);
+  routeTables.set(
+    app,
+    routers.flatMap((r) => routesOf(r).map((route) => ({ ...route, path: `${API_ROOT}${route.path}` }))),
+  );
   api.use((req) => {
     throw errors.notFound(`No resource at ${req.path.replace(/[<>&"']/g, '')}.`);
   });

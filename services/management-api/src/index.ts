@@ -1,4 +1,4 @@
-export { createApp } from './app';
+export { createApp, routeTableOf } from './app';
 export { createDeps, createLogger, type Deps } from './deps';
 export { readConfig, configSpec, s3KeyringOf, DEFAULT_AUTH_URL, type ManagementApiConfig } from './config';
 export { adminKeyBanner, startManagementApi, UnopenableSecretsError, type RunningApi } from './server';

@@ -5,6 +5,7 @@ import type { Deps } from './deps';
 import type { RollupMetrics } from './http/metrics';
 import { DEFAULT_AUDIT_RETENTION, pruneAudit, type AuditPruneReport } from './repositories/audit-retention';
 import { deleteEndedConsoleSessions } from './repositories/console-sessions';
+import { deleteEndedStorageUserSessions } from './repositories/storage-user-sessions';
 import { DEFAULT_CONSOLE_SESSIONS } from './services/console-sessions';
 import { maintainUtilization, type MaintenanceReport } from './repositories/utilization-partitions';
 import { beatHeartbeat, pruneChangeLog } from './repositories/replication';
@@ -44,10 +45,9 @@ export async function runMaintenance(
   }
   try {
     // Ended sessions are refused anyway; deleting them only keeps the table small.
-    pass.consoleSessions = await deleteEndedConsoleSessions(
-      db,
-      (deps.consoleSessions ?? DEFAULT_CONSOLE_SESSIONS).idleSeconds,
-    );
+    const { idleSeconds } = deps.consoleSessions ?? DEFAULT_CONSOLE_SESSIONS;
+    pass.consoleSessions =
+      (await deleteEndedConsoleSessions(db, idleSeconds)) + (await deleteEndedStorageUserSessions(db, idleSeconds));
   } catch (err) {
     log.warn({ err }, 'deleting ended console sessions failed; retried at the next run');
   }

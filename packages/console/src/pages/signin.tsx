@@ -2,10 +2,118 @@ import { useEffect, useState } from 'preact/hooks';
 import { errorText } from '../api';
 import { ErrorText } from '../components';
 import { titleFor } from '../hooks';
+import { openStorageSession, type StorageSession } from '../self-session';
 import { openSession, type ConsoleSession } from '../session';
 
+type Who = 'operator' | 'storage';
+
+/**
+ * The console's sign-in, for operators (name and API key) or storage users (cluster, user name and
+ * password, checked by the cluster's auth gateway); either is traded at once for a session, and
+ * the key or password is not kept anywhere.
+ */
+export function SignIn({
+  onSignedIn,
+  onStorageSignedIn,
+  notice,
+}: {
+  onSignedIn: (s: ConsoleSession) => void;
+  onStorageSignedIn: (s: StorageSession) => void;
+  notice?: string;
+}) {
+  const [who, setWho] = useState<Who>('operator');
+  return (
+    <main class="signin">
+      <h1>Cairn console</h1>
+      {notice ? (
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      ) : null}
+      <fieldset class="who-choice">
+        <legend>Sign in as</legend>
+        <label>
+          <input type="radio" name="who" checked={who === 'operator'} onChange={() => setWho('operator')} />
+          Operator
+        </label>
+        <label>
+          <input type="radio" name="who" checked={who === 'storage'} onChange={() => setWho('storage')} />
+          Storage user
+        </label>
+      </fieldset>
+      {who === 'operator' ? (
+        <OperatorSignIn onSignedIn={onSignedIn} />
+      ) : (
+        <StorageUserSignIn onSignedIn={onStorageSignedIn} />
+      )}
+    </main>
+  );
+}
+
+/** A storage user's cluster, name and password; the password goes once to the API and is dropped. */
+function StorageUserSignIn({ onSignedIn }: { onSignedIn: (s: StorageSession) => void }) {
+  const [cluster, setCluster] = useState('');
+  const [user, setUser] = useState('');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const session = await openStorageSession(cluster.trim(), user.trim(), password);
+      setPassword('');
+      onSignedIn(session);
+    } catch (err) {
+      setError(errorText(err));
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      <form onSubmit={submit} aria-describedby={error ? 'signin-error' : undefined}>
+        <label>
+          Cluster
+          <input name="cluster" required value={cluster} onInput={(e) => setCluster(e.currentTarget.value)} />
+        </label>
+        <label>
+          User name
+          <input
+            name="user"
+            autoComplete="username"
+            required
+            value={user}
+            onInput={(e) => setUser(e.currentTarget.value)}
+          />
+        </label>
+        <label>
+          Password
+          <input
+            name="password"
+            type="password"
+            autoComplete="current-password"
+            required
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+          />
+        </label>
+        <ErrorText error={error} id="signin-error" />
+        <button type="submit" disabled={busy}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+      <p class="hint">
+        Your storage account's own password, as your Swift or S3 tools use it. The browser keeps only a cookie no script
+        can read; the session ends when you sign out, when it has been idle or open too long, or when an operator
+        changes or disables your user.
+      </p>
+    </>
+  );
+}
+
 /** Operator name and API key, traded at once for a session; the key is not kept anywhere. */
-export function SignIn({ onSignedIn, notice }: { onSignedIn: (s: ConsoleSession) => void; notice?: string }) {
+function OperatorSignIn({ onSignedIn }: { onSignedIn: (s: ConsoleSession) => void }) {
   const [operator, setOperator] = useState('');
   const [key, setKey] = useState('');
   const [error, setError] = useState<string>();
@@ -27,13 +135,7 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (s: ConsoleSession)
     }
   };
   return (
-    <main class="signin">
-      <h1>Cairn console</h1>
-      {notice ? (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      ) : null}
+    <>
       <form onSubmit={submit} aria-describedby={error ? 'signin-error' : undefined}>
         <label>
           Operator name
@@ -66,6 +168,6 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (s: ConsoleSession)
         The key opens a session and is not kept: the browser holds only a cookie no script can read. The session ends
         when you sign out, when it has been idle or open too long, or when the key is revoked.
       </p>
-    </main>
+    </>
   );
 }

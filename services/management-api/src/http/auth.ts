@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { errors, type Operator } from '@cairn/domain';
 import { operatorByApiKey, type CredentialCache } from '../services/authentication';
 import { csrfTokenMatches, type ConsoleSessions, type LiveConsoleSession } from '../services/console-sessions';
-import { CSRF_HEADER, sessionIdOf } from './session-cookie';
+import { CSRF_HEADER, sessionIdOf, STORAGE_SESSION_COOKIE } from './session-cookie';
 
 /**
  * `Authorization: ApiKey <operator>:<key>` (scheme word case-insensitive, split on the first ':');
@@ -26,6 +26,10 @@ export const apiKeyIdOf = (res: Response): string => (res.locals as Authenticate
 export const sessionOf = (res: Response): string | undefined => (res.locals as AuthenticatedLocals).sessionId;
 export const liveSessionOf = (res: Response): LiveConsoleSession | undefined =>
   (res.locals as AuthenticatedLocals).session;
+
+/** What a storage user's session is told on every route but its own (routes/self.ts). */
+export const STORAGE_USER_REFUSED =
+  "A storage user's session reaches only its own account, under /api/v1/self/; this resource is for operators.";
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -65,7 +69,7 @@ const sameOrigin = (req: Request, origin: string): boolean => {
  * write; or, without one, `Sec-Fetch-Site`) and carry the session's token in X-Cairn-CSRF (a form
  * or a cross-origin page cannot set it).
  */
-function refuseCrossSite(req: Request, sessionId: string): void {
+export function refuseCrossSite(req: Request, sessionId: string): void {
   if (SAFE_METHODS.has(req.method)) return;
   const origin = req.get('origin');
   if (origin !== undefined && !sameOrigin(req, origin)) throw errors.forbidden(CROSS_SITE);
@@ -91,6 +95,9 @@ export function authenticate(credentials: CredentialCache, sessions: ConsoleSess
         );
       }
       const sessionId = sessionIdOf(req);
+      // A storage user's session is never an operator's: refused as no credentials are, saying why.
+      if (sessionId === undefined && sessionIdOf(req, STORAGE_SESSION_COOKIE) !== undefined)
+        throw errors.unauthenticated(STORAGE_USER_REFUSED);
       if (sessionId === undefined) throw errors.unauthenticated();
       const session = await sessions.authenticate(sessionId);
       refuseCrossSite(req, sessionId);

@@ -16,6 +16,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   NOT_ACCEPTABLE: 406,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  TOO_MANY_REQUESTS: 429,
   UNAVAILABLE: 503,
 };
 
@@ -27,6 +28,7 @@ export function sendError(req: Request, res: Response, error: CairnError): void 
   if (error.code === 'METHOD_NOT_ALLOWED') res.set('Allow', (error.details.allowed as string[]).join(','));
   if (error.code === 'UNAUTHENTICATED') res.set('WWW-Authenticate', 'ApiKey');
   if (error.code === 'UNAVAILABLE') res.set('Retry-After', '1');
+  if (error.code === 'TOO_MANY_REQUESTS') res.set('Retry-After', String(error.details.retryAfterSeconds ?? 1));
   // A refusal a client acts on by itself carries a stable `code` beside the sentence (step_up_required).
   const code = error.details.code;
   send(

@@ -4,6 +4,18 @@ import { errors } from '@cairn/domain';
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 type Handler = (req: Request<Record<string, string>>, res: Response) => Promise<void>;
 
+/** One path of the API and the methods it takes (OPTIONS and HEAD aside). */
+export interface RouteEntry {
+  path: string;
+  methods: Method[];
+}
+
+/** Every path each router was given through resourceRoute, in order. */
+const registered = new WeakMap<Router, RouteEntry[]>();
+
+/** The paths `router` serves (relative to where it is mounted). */
+export const routesOf = (router: Router): RouteEntry[] => registered.get(router) ?? [];
+
 /**
  * Registers a path with its handlers. As tastypie does, the method is checked before
  * authentication (405 + Allow), and OPTIONS answers the allowed methods without a key.
@@ -15,6 +27,7 @@ export function resourceRoute(
   handlers: Partial<Record<Method, Handler>>,
 ): void {
   const allowed = Object.keys(handlers) as Method[];
+  registered.set(router, [...routesOf(router), { path, methods: allowed }]);
   router.all(path, (req: Request, res: Response, next: NextFunction) => {
     if (req.method === 'OPTIONS') {
       res.set('Allow', allowed.join(',')).type('text/plain').status(200).send(allowed.join(','));

@@ -3,16 +3,22 @@ import type { CookieOptions, Request, Response } from 'express';
 /** The console's session cookie: HttpOnly (no script reads it), SameSite=Strict, the whole origin. */
 export const SESSION_COOKIE = 'cairn_console_session';
 
+/**
+ * A storage user's console session (routes/self.ts): another cookie, so that the operators'
+ * authentication never even reads it, with the same flags.
+ */
+export const STORAGE_SESSION_COOKIE = 'cairn_storage_session';
+
 /** The header a cookie-authenticated write must carry, holding the session's CSRF token. */
 export const CSRF_HEADER = 'X-Cairn-CSRF';
 
 /** The session id from the Cookie header, if there is one (no cookie library: one name is read). */
-export function sessionIdOf(req: Request): string | undefined {
+export function sessionIdOf(req: Request, name = SESSION_COOKIE): string | undefined {
   const header = req.get('cookie');
   if (!header) return undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) return part.slice(eq + 1).trim();
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
   }
   return undefined;
 }
@@ -29,10 +35,10 @@ const options = (req: Request): CookieOptions => ({
   path: '/',
 });
 
-export function setSessionCookie(req: Request, res: Response, sessionId: string): void {
-  res.cookie(SESSION_COOKIE, sessionId, options(req));
+export function setSessionCookie(req: Request, res: Response, sessionId: string, name = SESSION_COOKIE): void {
+  res.cookie(name, sessionId, options(req));
 }
 
-export function clearSessionCookie(req: Request, res: Response): void {
-  res.clearCookie(SESSION_COOKIE, options(req));
+export function clearSessionCookie(req: Request, res: Response, name = SESSION_COOKIE): void {
+  res.clearCookie(name, options(req));
 }

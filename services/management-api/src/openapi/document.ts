@@ -22,6 +22,7 @@ import { ringsResource } from '../routes/rings';
 import { ringPaths } from './rings';
 import { healthFindingsResource } from '../routes/health-resources';
 import { HEALTH_SCHEMAS, healthPaths } from './health';
+import { SELF_SERVICE_SCHEMAS, selfServicePaths } from './self-service';
 import { operatorsResource } from '../routes/operators';
 import { s3CredentialsResource } from '../routes/s3-credentials';
 import { applicationCredentialsResource } from '../routes/application-credentials';
@@ -1024,6 +1025,7 @@ export function openApiDocument(discoverable: readonly ResourceDef[]): JsonSchem
   merge(paths, handKeptPaths());
   merge(paths, ringPaths());
   merge(paths, healthPaths());
+  merge(paths, selfServicePaths());
   for (const m of MOUNTED) merge(paths, resourcePaths(m));
   for (const r of discoverable) {
     const mounted = MOUNTED.find((m) => m.resource === r);
@@ -1036,7 +1038,12 @@ export function openApiDocument(discoverable: readonly ResourceDef[]): JsonSchem
       .map((p) => [p, p.startsWith(`${API_ROOT}/`) ? finishApiPath(p, paths[p]!) : paths[p]]),
   );
 
-  const schemas: Record<string, JsonSchema> = { ...SHARED_SCHEMAS, ...HAND_KEPT_SCHEMAS, ...HEALTH_SCHEMAS };
+  const schemas: Record<string, JsonSchema> = {
+    ...SHARED_SCHEMAS,
+    ...HAND_KEPT_SCHEMAS,
+    ...HEALTH_SCHEMAS,
+    ...SELF_SERVICE_SCHEMAS,
+  };
   for (const m of MOUNTED) schemas[m.resource.name] = objectSchema(m.resource, 'omit');
   schemas.Whoami = objectSchema(operatorsResource, 'omit', {
     key_uri: {
@@ -1097,6 +1104,7 @@ export function openApiDocument(discoverable: readonly ResourceDef[]): JsonSchem
       'rings',
       'health',
       'utilization',
+      'self-service',
       'discovery',
       'probes',
     ].map((name) => ({
@@ -1110,6 +1118,12 @@ export function openApiDocument(discoverable: readonly ResourceDef[]): JsonSchem
           in: 'header',
           name: 'Authorization',
           description: 'The value `ApiKey <operator>:<key>` (the scheme word in any case).',
+        },
+        storageUserSession: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'cairn_storage_session',
+          description: "A storage user's console session (POST /api/v1/self/session/); writes also send X-Cairn-CSRF.",
         },
       },
       parameters: COMMON_PARAMETERS,

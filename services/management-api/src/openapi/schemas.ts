@@ -50,6 +50,10 @@ export const ERROR_RESPONSES: Record<string, JsonSchema> = {
   Conflict: errorResponse(
     "The request is valid but the state of what it names forbids it: a ring whose part power is not the current version's, a rollback with no older version.",
   ),
+  TooManyRequests: errorResponse(
+    "Too many failed sign-ins: the cluster's auth gateway refuses this user or address for now (its failed-login limits).",
+    { 'Retry-After': header('Seconds to wait.') },
+  ),
   Unavailable: errorResponse('The database is unreachable; retry shortly.', {
     'Retry-After': header('Seconds to wait: `1`.'),
   }),

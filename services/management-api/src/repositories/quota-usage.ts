@@ -88,3 +88,22 @@ export async function quotaBytesTotalsOf(db: Db, clusterIds: readonly number[]):
   )) as Array<{ cluster_id: number | string; total: string }>;
   return new Map(rows.map((r) => [Number(r.cluster_id), r.total]));
 }
+
+/**
+ * The account's figures per storage policy at one sampled hour (the hour of its latest totals), by
+ * policy index (decimal strings); a policy the sample did not report holds nothing.
+ */
+export async function policyUsageAt(
+  db: Db,
+  clusterId: number,
+  account: string,
+  hour: Date,
+): Promise<Map<number, { bytesUsed: string; objectCount: string }>> {
+  const rows = (await withDbErrors(() =>
+    db('utilization_storage_hourly')
+      .select('policy_index', db.raw('bytes_used::text AS bytes_used'), db.raw('object_count::text AS object_count'))
+      .where({ cluster_id: clusterId, account, hour })
+      .andWhere('policy_index', '>=', 0),
+  )) as Array<{ policy_index: number | string; bytes_used: string; object_count: string }>;
+  return new Map(rows.map((r) => [Number(r.policy_index), { bytesUsed: r.bytes_used, objectCount: r.object_count }]));
+}

@@ -39,6 +39,7 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
         '20261128120000_tempauth_user_names',
         '20261128130000_ring_versions',
         '20261128210000_cluster_health',
+        '20261129000000_storage_user_sessions',
       ]);
       expect(await migrateLatest(db)).toEqual([]);
       for (const table of [

@@ -29,6 +29,7 @@ import * as utilizationStorageLatest from './20261128110000_utilization_storage_
 import * as tempauthUserNames from './20261128120000_tempauth_user_names';
 import * as ringVersions from './20261128130000_ring_versions';
 import * as clusterHealth from './20261128210000_cluster_health';
+import * as storageUserSessions from './20261129000000_storage_user_sessions';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -65,6 +66,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261128120000_tempauth_user_names': tempauthUserNames,
   '20261128130000_ring_versions': ringVersions,
   '20261128210000_cluster_health': clusterHealth,
+  '20261129000000_storage_user_sessions': storageUserSessions,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,0 +1,60 @@
+import { CSRF_HEADER, jsonOf, request } from './api';
+
+/**
+ * A storage user's console session: the password goes once to POST self/session/, which has the
+ * cluster's gateway check it, and is then dropped; the browser holds only an HttpOnly cookie no
+ * script can read, and this tab's memory the session's CSRF token. Nothing goes to sessionStorage,
+ * localStorage or a URL.
+ */
+export interface StorageSession {
+  user: string;
+  cluster: string;
+  account: string;
+  csrf_token: string;
+  expires_at: string;
+  idle_timeout: number;
+}
+
+/** The storage user's session the cookie names, or null (none, or it has ended). */
+export async function currentStorageSession(): Promise<StorageSession | null> {
+  const s = await jsonOf<{ user: string | null } & Partial<StorageSession>>(await request('GET', 'self/session/'));
+  return s.user && s.csrf_token ? (s as StorageSession) : null;
+}
+
+export async function openStorageSession(cluster: string, user: string, password: string): Promise<StorageSession> {
+  return jsonOf<StorageSession>(await request('POST', 'self/session/', { body: { cluster, user, password } }));
+}
+
+/** Ends the session on the server; an already ended one (401) is fine. */
+export async function closeStorageSession(csrfToken: string): Promise<void> {
+  const res = await request('DELETE', 'self/session/', { headers: { [CSRF_HEADER]: csrfToken } });
+  if (res.status !== 401) await jsonOf<void>(res);
+}
+
+/** The signed-in storage user's own account (GET self/storage/). */
+export interface MyStorage {
+  user: string;
+  cluster: string;
+  account: string;
+  bytes_used: number | string | null;
+  object_count: number | string | null;
+  quota_bytes: number | string | null;
+  quota_count: number | string | null;
+  usage_sampled_at: string | null;
+  policies: Array<{
+    index: number;
+    name: string;
+    bytes_used: number | string | null;
+    object_count: number | string | null;
+    quota_bytes: number | string | null;
+    quota_count: number | string | null;
+  }>;
+  days: Array<{
+    day: string;
+    bytes_used: number | null;
+    object_count: number | null;
+    bytes_in: number | string;
+    bytes_out: number | string;
+    requests: number | string;
+  }>;
+}

@@ -1,0 +1,165 @@
+import { API_ROOT } from '../resources/uris';
+import { API_ERRORS, authenticatedErrors, LOCATION, requestBody } from './resources';
+import { jsonOrXml, responseRef, schemaRef, type JsonSchema } from './schemas';
+
+/** The storage users' self-service paths (routes/self.ts) and their shapes. */
+
+const PUBLIC: JsonSchema[] = [];
+const format = { $ref: '#/components/parameters/format' };
+const COOKIE: JsonSchema[] = [{ storageUserSession: [] }];
+const amount = (description: string): JsonSchema => ({
+  type: ['integer', 'string', 'null'],
+  description: `${description} A decimal string above 2^53; null when unknown.`,
+});
+
+export function selfServicePaths(): Record<string, Record<string, JsonSchema>> {
+  return {
+    [`${API_ROOT}/self/session/`]: {
+      get: {
+        tags: ['self-service'],
+        operationId: 'show_storage_session',
+        summary: "Who the storage user's session cookie signs in (user null when nobody)",
+        security: PUBLIC,
+        parameters: [format],
+        responses: {
+          200: { description: 'The session, or user null.', content: jsonOrXml(schemaRef('StorageSession')) },
+          ...API_ERRORS,
+        },
+      },
+      post: {
+        tags: ['self-service'],
+        operationId: 'storage_sign_in',
+        summary:
+          "Sign in as a storage user: the password is checked by the cluster's auth gateway under its failed-login limits; the answer sets an HttpOnly, SameSite=Strict cookie",
+        security: PUBLIC,
+        requestBody: requestBody({
+          type: 'object',
+          required: ['cluster', 'user', 'password'],
+          additionalProperties: false,
+          properties: {
+            cluster: { type: 'string', minLength: 1, maxLength: 255, description: "The cluster's name." },
+            user: { type: 'string', minLength: 1, maxLength: 255 },
+            password: { type: 'string', minLength: 1, maxLength: 1024 },
+          },
+        }),
+        responses: {
+          201: {
+            description: 'Signed in; Set-Cookie carries the session.',
+            headers: LOCATION,
+            content: jsonOrXml(schemaRef('StorageSession')),
+          },
+          ...authenticatedErrors({ 415: 'UnsupportedMediaType' }),
+          429: responseRef('TooManyRequests'),
+        },
+      },
+      delete: {
+        tags: ['self-service'],
+        operationId: 'storage_sign_out',
+        summary: 'Sign out: end the storage session the cookie names (with X-Cairn-CSRF)',
+        security: COOKIE,
+        responses: {
+          204: { description: 'Signed out; the cookie is cleared.' },
+          ...authenticatedErrors({ 403: 'Forbidden' }),
+        },
+      },
+    },
+    [`${API_ROOT}/self/storage/`]: {
+      get: {
+        tags: ['self-service'],
+        operationId: 'my_storage',
+        summary:
+          "The signed-in storage user's own account: usage against its quotas, per storage policy, and 30 days of storage and transfer",
+        security: COOKIE,
+        parameters: [format],
+        responses: {
+          200: { description: "The account's figures.", content: jsonOrXml(schemaRef('MyStorage')) },
+          ...authenticatedErrors(),
+        },
+      },
+    },
+  };
+}
+
+export const SELF_SERVICE_SCHEMAS: Record<string, JsonSchema> = {
+  StorageSession: {
+    type: 'object',
+    required: ['user', 'resource_uri'],
+    properties: {
+      user: {
+        type: ['string', 'null'],
+        description: 'The signed-in user; null when the cookie names no live session.',
+      },
+      cluster: { type: 'string', description: "The user's cluster, by name." },
+      account: { type: 'string', description: 'The Swift account, `AUTH_<user>`.' },
+      csrf_token: {
+        type: 'string',
+        description: 'Every cookie-authenticated write must send it back in the X-Cairn-CSRF header.',
+      },
+      expires_at: { type: 'string', format: 'date-time', description: 'When the session ends at the latest.' },
+      idle_timeout: { type: 'integer', description: 'Seconds without a request after which the session ends.' },
+      resource_uri: { type: 'string' },
+    },
+  },
+  MyStorage: {
+    type: 'object',
+    required: [
+      'account',
+      'bytes_used',
+      'cluster',
+      'days',
+      'object_count',
+      'policies',
+      'quota_bytes',
+      'quota_count',
+      'usage_sampled_at',
+      'user',
+    ],
+    properties: {
+      account: { type: 'string' },
+      cluster: { type: 'string' },
+      user: { type: 'string' },
+      bytes_used: amount("Bytes the account held at the latest storage sample (every policy's)."),
+      object_count: amount('Objects the account held at the latest storage sample.'),
+      quota_bytes: amount('The byte quota.'),
+      quota_count: amount('The object quota.'),
+      usage_sampled_at: {
+        type: ['string', 'null'],
+        format: 'date-time',
+        description: 'The hour of the latest storage sample; null before the first.',
+      },
+      policies: {
+        type: 'array',
+        description: "Each of the cluster's storage policies, at the same sample as the totals.",
+        items: {
+          type: 'object',
+          required: ['index', 'name', 'bytes_used', 'object_count', 'quota_bytes', 'quota_count'],
+          properties: {
+            index: { type: 'integer' },
+            name: { type: 'string' },
+            bytes_used: amount('Bytes under this policy.'),
+            object_count: amount('Objects under this policy.'),
+            quota_bytes: amount("This policy's byte quota."),
+            quota_count: amount("This policy's object quota."),
+          },
+        },
+      },
+      days: {
+        type: 'array',
+        description: 'The last 30 UTC days, oldest first, today included.',
+        items: {
+          type: 'object',
+          required: ['day', 'bytes_used', 'object_count', 'bytes_in', 'bytes_out', 'requests'],
+          properties: {
+            day: { type: 'string', format: 'date' },
+            bytes_used: { type: ['integer', 'null'], description: "The day's last storage sample; null: none." },
+            object_count: { type: ['integer', 'null'] },
+            bytes_in: amount('Bytes uploaded that day (Swift and S3).'),
+            bytes_out: amount('Bytes downloaded that day.'),
+            requests: amount('Requests that day.'),
+          },
+        },
+      },
+      resource_uri: { type: 'string' },
+    },
+  },
+};

@@ -1,0 +1,136 @@
+import { TABLES } from '@cairn/contract';
+import type { Db } from '../db/database';
+import { withDbErrors } from '../db/errors';
+
+/**
+ * Storage users' console sessions. Rows are found by the SHA-256 of the session id (the id itself is
+ * never stored). Every time comparison uses the database's clock, so replicas with drifting clocks
+ * agree; whether the user may still be signed in is decided by a join on every request.
+ */
+
+const TABLE = 'storage_user_sessions';
+
+export interface StorageUserSessionRecord {
+  id: string;
+  userId: string;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+/** A live session with the user it signs in: enough to answer for that user's account only. */
+export interface LiveStorageUserSession extends StorageUserSessionRecord {
+  username: string;
+  clusterId: number;
+  clusterName: string;
+  /** Seconds since last_seen_at was last written. */
+  idleSeconds: number;
+}
+
+interface Row {
+  session_id: string | number;
+  storage_user_id: string | number;
+  created_at: Date | string;
+  expires_at: Date | string;
+}
+
+const toRecord = (r: Row): StorageUserSessionRecord => ({
+  id: String(r.session_id),
+  userId: String(r.storage_user_id),
+  createdAt: new Date(r.created_at),
+  expiresAt: new Date(r.expires_at),
+});
+
+const RETURNING = ['id as session_id', 'storage_user_id', 'created_at', 'expires_at'];
+
+const seconds = (db: Db, n: number) => db.raw("? * interval '1 second'", [n]);
+
+/** A new session for the user at `generation` (its row as the sign-in read it). */
+export async function insertStorageUserSession(
+  db: Db,
+  idHash: Buffer,
+  userId: string,
+  generation: string,
+  maxSeconds: number,
+): Promise<StorageUserSessionRecord> {
+  const [row] = await withDbErrors(() =>
+    db(TABLE)
+      .insert({
+        id_hash: idHash,
+        storage_user_id: userId,
+        user_generation: generation,
+        expires_at: db.raw('now() + ?', [seconds(db, maxSeconds)]),
+      })
+      .returning(RETURNING),
+  );
+  return toRecord(row as Row);
+}
+
+/**
+ * The session with this id hash and its user, in one round trip; null when there is none, it has
+ * passed its end or been idle `idleSeconds`, or its user is gone, disabled or changed since sign-in
+ * (password, enabled or superuser: a new generation).
+ */
+export async function findLiveStorageUserSession(
+  db: Db,
+  idHash: Buffer,
+  idleSeconds: number,
+): Promise<LiveStorageUserSession | null> {
+  const row = await withDbErrors(() =>
+    db(`${TABLE} as s`)
+      .join(`${TABLES.storageUsers} as u`, 'u.id', 's.storage_user_id')
+      .join(`${TABLES.clusters} as c`, 'c.id', 'u.cluster_id')
+      .select(
+        's.id as session_id',
+        's.storage_user_id',
+        's.created_at',
+        's.expires_at',
+        'u.username',
+        'u.cluster_id',
+        'c.name as cluster_name',
+        db.raw('extract(epoch from now() - s.last_seen_at)::float8 AS idle_seconds'),
+      )
+      .where('s.id_hash', idHash)
+      .andWhere('u.enabled', true)
+      .andWhereRaw('u.generation = s.user_generation')
+      .andWhere('s.expires_at', '>', db.fn.now())
+      .andWhere('s.last_seen_at', '>', db.raw('now() - ?', [seconds(db, idleSeconds)]))
+      .first(),
+  );
+  if (!row) return null;
+  const r = row as Row & { username: string; cluster_id: number | string; cluster_name: string; idle_seconds: number };
+  return {
+    ...toRecord(r),
+    username: r.username,
+    clusterId: Number(r.cluster_id),
+    clusterName: r.cluster_name,
+    idleSeconds: Number(r.idle_seconds),
+  };
+}
+
+/** Marks the session as used now, unless another request already did within `withinSeconds`. */
+export async function touchStorageUserSession(db: Db, id: string, withinSeconds: number): Promise<void> {
+  await withDbErrors(() =>
+    db(TABLE)
+      .where('id', id)
+      .andWhere('last_seen_at', '<', db.raw('now() - ?', [seconds(db, withinSeconds)]))
+      .update({ last_seen_at: db.fn.now() }),
+  );
+}
+
+/** Deletes the session with this id hash; its record, or null when there was none. */
+export async function deleteStorageUserSession(db: Db, idHash: Buffer): Promise<StorageUserSessionRecord | null> {
+  const [row] = await withDbErrors(() => db(TABLE).where('id_hash', idHash).delete().returning(RETURNING));
+  return row ? toRecord(row as Row) : null;
+}
+
+/** Deletes sessions that have ended (past their end, or idle `idleSeconds`); how many. */
+export async function deleteEndedStorageUserSessions(db: Db, idleSeconds: number): Promise<number> {
+  const rows = await withDbErrors(() =>
+    db(TABLE)
+      .where('expires_at', '<=', db.fn.now())
+      .orWhere('last_seen_at', '<=', db.raw('now() - ?', [seconds(db, idleSeconds)]))
+      .delete()
+      .returning('id'),
+  );
+  return rows.length;
+}

@@ -1,0 +1,89 @@
+import { errors, type Cluster } from '@cairn/domain';
+
+/**
+ * A storage user's password, checked by the cluster's own auth gateway: its Keystone V3 password
+ * login (`POST <auth_url>/v3/auth/tokens`), the one login flow of Swift V1, Keystone V2.0 and V3.
+ * So a console sign-in runs the same verifier (its imported hashes and their rehash included) under
+ * the same failed-login limits and counters, kept in the gateway's token store, as any other login;
+ * the management API holds no copy of either (see docs/self-service.md).
+ */
+
+export type GatewayLoginResult =
+  | { ok: true; username: string }
+  | { ok: false; reason: 'invalid' }
+  | { ok: false; reason: 'limited'; retryAfterSeconds: number; message: string };
+
+/** How long the gateway may take: a password check is one scrypt run, possibly queued behind others. */
+const TIMEOUT_MS = 10_000;
+
+const UNREACHABLE = (url: string) =>
+  `The cluster's authentication service (${url}) did not answer as expected; try again later, or tell an operator.`;
+
+/**
+ * `clientAddress`: the browser's address, sent as X-Forwarded-For so that the gateway's
+ * per-address limits count the person signing in, not this API; the gateway believes it only when
+ * this API's address is among its CAIRN_TRUST_PROXY addresses (else every console sign-in counts
+ * under this API's one address).
+ */
+export async function checkPasswordWithGateway(
+  cluster: Cluster,
+  username: string,
+  password: string,
+  clientAddress: string | undefined,
+): Promise<GatewayLoginResult> {
+  const base = cluster.authUrl.replace(/\/+$/, '');
+  const body = {
+    auth: {
+      identity: { methods: ['password'], password: { user: { name: username, domain: { id: 'default' }, password } } },
+    },
+  };
+  let res: Response;
+  try {
+    res = await fetch(`${base}/v3/auth/tokens?nocatalog`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json',
+        ...(clientAddress ? { 'X-Forwarded-For': clientAddress } : {}),
+      },
+      body: JSON.stringify(body),
+      redirect: 'error',
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
+  } catch (e) {
+    throw errors.unavailable(UNREACHABLE(base), { cause: e instanceof Error ? e.message : String(e) });
+  }
+  // 400: the gateway's own rules refuse the name or password as sent; to the user, a wrong one.
+  if (res.status === 401 || res.status === 400) {
+    await res.body?.cancel();
+    return { ok: false, reason: 'invalid' };
+  }
+  if (res.status === 429) {
+    const retry = Number(res.headers.get('retry-after'));
+    const answer = (await res.json().catch(() => null)) as { error?: { message?: unknown } } | null;
+    const message = typeof answer?.error?.message === 'string' ? answer.error.message : 'Too many failed logins.';
+    return {
+      ok: false,
+      reason: 'limited',
+      retryAfterSeconds: Number.isFinite(retry) && retry > 0 ? retry : 1,
+      message,
+    };
+  }
+  const token = res.headers.get('x-subject-token');
+  const answer = (await res.json().catch(() => null)) as { token?: { user?: { name?: unknown } } } | null;
+  const name = answer?.token?.user?.name;
+  if (res.status !== 201 || !token || typeof name !== 'string') {
+    throw errors.unavailable(UNREACHABLE(base), { cause: `answered ${res.status}` });
+  }
+  // The token only proved the password: revoked at once (it would count against the user's token cap).
+  await fetch(`${base}/v3/auth/tokens`, {
+    method: 'DELETE',
+    headers: { 'X-Auth-Token': token, 'X-Subject-Token': token },
+    redirect: 'error',
+    signal: AbortSignal.timeout(TIMEOUT_MS),
+  }).then(
+    (r) => r.body?.cancel(),
+    () => undefined,
+  );
+  return { ok: true, username: name };
+}

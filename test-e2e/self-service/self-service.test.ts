@@ -1,0 +1,329 @@
+import { randomBytes } from 'node:crypto';
+import { ADMIN_AUTH, startStack, type Stack, type StackOptions } from '../support/stack';
+import { responseCheckerFor, type ResponseChecker } from '../../services/management-api/test/support/openapi-responses';
+
+/**
+ * Storage users' self-service over real HTTP: the management API and a real auth gateway of the
+ * cluster, on Postgres + Redis and on PGlite + the in-process token store. The password is checked
+ * by the gateway (its counters are the ones a Swift login uses); the session is a cookie that
+ * reaches the storage user's own account through /api/v1/self/ and nothing else.
+ */
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const PW = 'storage-user-password-0123';
+const FAILURE_LIMIT = 3;
+const REFUSED =
+  "A storage user's session reaches only its own account, under /api/v1/self/; this resource is for operators.";
+
+interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+  headers: Headers;
+}
+
+describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
+  ['Postgres + Redis', { database: 'postgres', redis: true }],
+  ['PGlite + in-process store', { database: 'pglite', redis: false }],
+])('self-service on %s', (_name, backend) => {
+  let stack: Stack;
+  let checker: ResponseChecker;
+  // Names unique to this run: the shared Redis keeps failure counters by name.
+  const tag = randomBytes(3).toString('hex');
+  const alice = `alice${tag}`;
+  const bob = `bob${tag}`;
+
+  const call = async (
+    method: string,
+    path: string,
+    options: { body?: unknown; cookie?: string; headers?: Record<string, string> } = {},
+  ): Promise<Answer> => {
+    const res = await fetch(`${stack.apiUrl}${path}`, {
+      method,
+      headers: {
+        Accept: 'application/json',
+        ...(options.body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        ...(options.cookie ? { Cookie: options.cookie } : {}),
+        ...options.headers,
+      },
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    });
+    const text = await res.text();
+    // Every answer, refusals included, must be what the OpenAPI document says.
+    const problem = checker.problem(method, `${stack.apiUrl}${path}`, {
+      status: res.status,
+      headers: Object.fromEntries(res.headers),
+      text,
+    } as unknown as Parameters<ResponseChecker['problem']>[2]);
+    expect(problem).toBeNull();
+    let body: Record<string, unknown> = {};
+    try {
+      body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    } catch {
+      body = { text };
+    }
+    return { status: res.status, body, headers: res.headers };
+  };
+  const admin = (method: string, path: string, body?: unknown) =>
+    call(method, path, { body, headers: { Authorization: ADMIN_AUTH } });
+
+  /** Signs in; the cookie (name=value) and the CSRF token. */
+  const signIn = async (user: string, password = PW): Promise<{ cookie: string; csrf: string; answer: Answer }> => {
+    const answer = await call('POST', '/api/v1/self/session/', { body: { cluster: 'default', user, password } });
+    const setCookie = answer.headers.get('set-cookie') ?? '';
+    return { cookie: setCookie.split(';')[0]!, csrf: String(answer.body.csrf_token), answer };
+  };
+  const gatewayLogin = (user: string, password: string) =>
+    fetch(`${stack.gatewayUrl}/auth/v3/auth/tokens`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        auth: {
+          identity: { methods: ['password'], password: { user: { name: user, domain: { id: 'default' }, password } } },
+        },
+      }),
+    });
+
+  const today = Math.floor(Date.now() / DAY) * DAY;
+  const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+  beforeAll(async () => {
+    stack = await startStack({
+      ...backend,
+      hashParams: { logN: 10, r: 8, p: 1 },
+      gateway: { failureLimit: FAILURE_LIMIT },
+    });
+    checker = responseCheckerFor(await (await fetch(`${stack.apiUrl}/api/v1/openapi.json`)).text());
+    // The cluster's auth_url is where the management API asks the gateway.
+    expect((await admin('PATCH', '/api/v1/clusters/1/', { auth_url: `${stack.gatewayUrl}/auth` })).status).toBe(202);
+    expect(
+      (
+        await admin('PUT', '/api/v1/clusters/1/devices/', {
+          policies: [
+            { index: 0, name: 'gold', default: true },
+            { index: 1, name: 'Silver' },
+          ],
+          devices: [],
+        })
+      ).status,
+    ).toBe(204);
+    await stack.createUser(alice, PW, { quota_bytes: 10000, quota_count: 100, quota_bytes_policy: { gold: 8000 } });
+    await stack.createUser(bob, PW, { quota_bytes: 999 });
+    // Two days of alice's storage (yesterday, then today) and one hour of transfer today; bob's too.
+    const rounds: Array<[number, Array<Record<string, unknown>>]> = [
+      [
+        today - DAY + 60_000,
+        [
+          sample(alice, 3000, 30, [
+            [0, 2000, 20],
+            [1, 1000, 10],
+          ]),
+          sample(bob, 77, 7, []),
+        ],
+      ],
+      [
+        today + 60_000,
+        [
+          sample(alice, 4000, 40, [
+            [0, 2500, 25],
+            [1, 1500, 15],
+          ]),
+        ],
+      ],
+    ];
+    for (const [at, samples] of rounds) {
+      const res = await admin('POST', '/api/v1/clusters/1/utilization/storage/', {
+        interval: 3600,
+        sampled_at: iso(at),
+        samples,
+      });
+      expect(res.status).toBe(200);
+    }
+    const transfer = await admin('POST', '/api/v1/clusters/1/utilization/transfer/', {
+      batch_id: randomBytes(24).toString('hex'),
+      covered: { start: iso(today), end: iso(today + 60_000) },
+      records: [
+        { account: `AUTH_${alice}`, policy_index: 0, hour: iso(today), bytes_in: 5000, bytes_out: 700, req_count: 9 },
+        { account: `AUTH_${bob}`, policy_index: 0, hour: iso(today), bytes_in: 1, bytes_out: 1, req_count: 1 },
+      ],
+    });
+    expect(transfer.status).toBe(200);
+  });
+  afterAll(() => stack?.close());
+
+  function sample(user: string, bytes: number, objects: number, policies: Array<[number, number, number]>) {
+    return {
+      account: `AUTH_${user}`,
+      bytes_used: bytes,
+      object_count: objects,
+      container_count: 1,
+      policies: policies.map(([index, b, o]) => ({ index, bytes_used: b, object_count: o, container_count: 1 })),
+    };
+  }
+
+  it('when a storage user signs in with its password, then an HttpOnly SameSite=Strict cookie names it and My storage shows its own account', async () => {
+    const { cookie, answer } = await signIn(alice);
+    expect(answer.status).toBe(201);
+    expect(answer.headers.get('set-cookie')).toMatch(
+      /^cairn_storage_session=[\w-]{43}; Path=\/; HttpOnly; SameSite=Strict$/,
+    );
+    expect(answer.body).toMatchObject({ user: alice, cluster: 'default', account: `AUTH_${alice}` });
+    expect(JSON.stringify(answer.body)).not.toContain(PW);
+    expect((await call('GET', '/api/v1/self/session/', { cookie })).body).toMatchObject({ user: alice });
+
+    const mine = await call('GET', '/api/v1/self/storage/', { cookie });
+    expect(mine.status).toBe(200);
+    expect(mine.body).toMatchObject({
+      account: `AUTH_${alice}`,
+      bytes_used: 4000,
+      object_count: 40,
+      quota_bytes: 10000,
+      quota_count: 100,
+      usage_sampled_at: new Date(today).toISOString(),
+      policies: [
+        { index: 0, name: 'gold', bytes_used: 2500, object_count: 25, quota_bytes: 8000, quota_count: null },
+        { index: 1, name: 'Silver', bytes_used: 1500, object_count: 15, quota_bytes: null, quota_count: null },
+      ],
+    });
+    const days = mine.body.days as Array<Record<string, unknown>>;
+    expect(days).toHaveLength(30);
+    expect(days[29]).toEqual({
+      day: iso(today).slice(0, 10),
+      bytes_used: 4000,
+      object_count: 40,
+      bytes_in: 5000,
+      bytes_out: 700,
+      requests: 9,
+    });
+    expect(days[28]).toMatchObject({ bytes_used: 3000, object_count: 30, bytes_in: 0 });
+    expect(days[0]).toMatchObject({ bytes_used: null, bytes_in: 0 });
+  });
+
+  it("when two users are signed in, then each session's My storage is its own account, whatever the request names", async () => {
+    const a = await signIn(alice);
+    const b = await signIn(bob);
+    const mineB = await call('GET', `/api/v1/self/storage/?user=${alice}&account=AUTH_${alice}`, { cookie: b.cookie });
+    expect(mineB.body).toMatchObject({ user: bob, account: `AUTH_${bob}`, bytes_used: 77, quota_bytes: 999 });
+    expect(JSON.stringify(mineB.body)).not.toContain(alice);
+    expect((await call('GET', '/api/v1/self/storage/', { cookie: a.cookie })).body).toMatchObject({ user: alice });
+  });
+
+  it('when the password, the user or the cluster is wrong, then 401 with one sentence and no cookie; with no body, 400 saying what is missing', async () => {
+    for (const body of [
+      { cluster: 'default', user: alice, password: 'wrong-password-xyz' },
+      { cluster: 'default', user: `nobody${tag}`, password: PW },
+      { cluster: 'no-such-cluster', user: alice, password: PW },
+      // Names no user can have: looked up nowhere, refused the same way.
+      { cluster: 'default', user: 'nul\u0000name', password: PW },
+      { cluster: 'default', user: "' OR '1'='1", password: PW },
+    ]) {
+      const res = await call('POST', '/api/v1/self/session/', { body });
+      expect(res.status).toBe(401);
+      expect(res.body.error).toBe('The cluster, user name or password is not right.');
+      expect(res.headers.get('set-cookie')).toBeNull();
+    }
+    const empty = await call('POST', '/api/v1/self/session/', { body: {} });
+    expect(empty.status).toBe(400);
+    expect(String(empty.body.error)).toMatch(/cluster is required/);
+    const odd = await call('POST', '/api/v1/self/session/', {
+      body: { cluster: 'a\u0000b', user: alice, password: PW },
+    });
+    expect([odd.status, odd.body.error]).toEqual([
+      400,
+      "The 'cluster' field must be 1 to 255 characters with no '/' and no control characters.",
+    ]);
+  });
+
+  it("when console sign-ins fail past the gateway's limit, then both the console and the gateway's own login refuse that user with 429: one set of counters", async () => {
+    const carol = `carol${tag}`;
+    await stack.createUser(carol, PW);
+    for (let i = 0; i < FAILURE_LIMIT; i++)
+      expect((await signIn(carol, `wrong-${i}-password`)).answer.status).toBe(401);
+    const limited = await signIn(carol);
+    expect(limited.answer.status).toBe(429);
+    expect(Number(limited.answer.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(String(limited.answer.body.error)).toMatch(/Too many failed logins/);
+    // The right password through Keystone V3 at the gateway, from the same address: the same count refuses it.
+    expect((await gatewayLogin(carol, PW)).status).toBe(429);
+  });
+
+  it('when the user is disabled, its password changed or it is deleted, then its session ends at once', async () => {
+    const dave = await stack.createUser(`dave${tag}`, PW);
+    const first = await signIn(`dave${tag}`);
+    expect((await call('GET', '/api/v1/self/storage/', { cookie: first.cookie })).status).toBe(200);
+    expect(await stack.patchUser(dave.id, { enabled: false })).toBe(202);
+    const ended = await call('GET', '/api/v1/self/storage/', { cookie: first.cookie });
+    expect(ended.status).toBe(401);
+    expect(String(ended.body.error)).toMatch(/Your session has ended/);
+    expect((await call('GET', '/api/v1/self/session/', { cookie: first.cookie })).body).toMatchObject({ user: null });
+    // Enabled again: that session stays ended (the user changed since it began); a new sign-in works.
+    expect(await stack.patchUser(dave.id, { enabled: true })).toBe(202);
+    expect((await call('GET', '/api/v1/self/storage/', { cookie: first.cookie })).status).toBe(401);
+    const second = await signIn(`dave${tag}`);
+    expect(await stack.patchUser(dave.id, { password: 'another-password-0123' })).toBe(202);
+    expect((await call('GET', '/api/v1/self/storage/', { cookie: second.cookie })).status).toBe(401);
+    const third = await signIn(`dave${tag}`, 'another-password-0123');
+    expect(third.answer.status).toBe(201);
+    expect(await stack.deleteUser(dave.id)).toBe(204);
+    expect((await call('GET', '/api/v1/self/storage/', { cookie: third.cookie })).status).toBe(401);
+  });
+
+  it('when signing out, then the write needs the CSRF token and the same origin, and the session ends', async () => {
+    const { cookie, csrf } = await signIn(alice);
+    expect((await call('DELETE', '/api/v1/self/session/', { cookie })).status).toBe(403);
+    const crossSite = await call('DELETE', '/api/v1/self/session/', {
+      cookie,
+      headers: { 'X-Cairn-CSRF': csrf, Origin: 'http://evil.example' },
+    });
+    expect(crossSite.status).toBe(403);
+    const out = await call('DELETE', '/api/v1/self/session/', { cookie, headers: { 'X-Cairn-CSRF': csrf } });
+    expect(out.status).toBe(204);
+    expect(out.headers.get('set-cookie')).toMatch(/^cairn_storage_session=;/);
+    expect((await call('GET', '/api/v1/self/storage/', { cookie })).status).toBe(401);
+  });
+
+  it("when a storage user's session calls every route of the API, then only /self/ answers it; every other route refuses it or answers as to nobody", async () => {
+    const { cookie, csrf } = await signIn(alice);
+    const self = new Set(['/api/v1/self/session/', '/api/v1/self/storage/']);
+    expect(stack.apiRoutes.length).toBeGreaterThan(30);
+    expect(stack.apiRoutes.filter((r) => self.has(r.path)).length).toBe(self.size);
+    // Ids that exist (alice's own user, cluster 1, the admin operator): a refusal is then not a 404.
+    const concrete = (path: string) =>
+      path.replace(/:(\w+)/g, (_m, name: string) => (name === 'ring' ? 'object' : '1'));
+    const checked: string[] = [];
+    // Routes that refuse before any session is read (the operators' sign-in takes only a key).
+    const refusedAsNobody: string[] = [];
+    for (const route of stack.apiRoutes) {
+      if (self.has(route.path)) continue;
+      for (const method of route.methods) {
+        const path = concrete(route.path);
+        const headers = { 'X-Cairn-CSRF': csrf };
+        const body = method === 'GET' || method === 'DELETE' ? undefined : {};
+        const withSession = await call(method, path, { cookie, headers, body });
+        const anonymous = await call(method, path, { headers, body });
+        checked.push(`${method} ${route.path} ${withSession.status}`);
+        if (withSession.status < 400) {
+          // A public route (discovery, the operators' session probe): exactly what nobody gets.
+          expect([method, route.path, withSession.status, withSession.body]).toEqual([
+            method,
+            route.path,
+            anonymous.status,
+            anonymous.body,
+          ]);
+        } else if (anonymous.status === 401) {
+          // Refused as nobody is; where a session would be read, saying why.
+          expect([method, route.path, withSession.status]).toEqual([method, route.path, 401]);
+          if (withSession.body.error !== anonymous.body.error) expect(withSession.body.error).toBe(REFUSED);
+          else refusedAsNobody.push(`${method} ${route.path}`);
+        } else {
+          expect([method, route.path, withSession.status]).toEqual([method, route.path, anonymous.status]);
+        }
+      }
+    }
+    expect(refusedAsNobody).toEqual(['POST /api/v1/session/']);
+    // Every route was asked with every method it takes.
+    expect(checked.length).toBe(
+      stack.apiRoutes.filter((r) => !self.has(r.path)).reduce((n, r) => n + r.methods.length, 0),
+    );
+  });
+});
