@@ -167,12 +167,15 @@ export function addRingPlanCommands(rings: Command, deps: RingPlanDeps = {}): vo
         if (outcome.checks.length > 0) process.stdout.write(checksTable(outcome.checks));
         if (outcome.status === 'applied')
           process.stdout.write(
-            `Applied step ${outcome.step} of ${outcome.steps}: ${outcome.parts_moved} partitions moved; ring md5 ${outcome.ring_md5}. Copy the ring to every node before the next step.\n`,
+            `Applied step ${outcome.step}: ${outcome.parts_moved} partitions moved; ring md5 ${outcome.ring_md5}. ` +
+              (outcome.next
+                ? `Step ${outcome.next.step} is computed and saved in the plan (${outcome.next.parts_moved} partitions, ${outcome.next.parts_moved_pct.toFixed(2)}%); copy the ring to every node before it.\n`
+                : 'That was the last step; copy the ring to every node.\n'),
           );
         if (outcome.status === 'done') process.stdout.write(`All ${outcome.steps} steps of this plan are applied.\n`);
       }
       if (outcome.status === 'refused')
-        throw errors.invalidInput(`step ${outcome.step} of ${outcome.steps} not applied: ${outcome.reason}`);
+        throw errors.invalidInput(`step ${outcome.step} not applied: ${outcome.reason}`);
       // Pushed after the step is written: a failed push leaves a step that `cairn rings push` can still send.
       if (outcome.status === 'applied' && flags.cluster !== undefined && deps.pushRing) {
         const ring = (JSON.parse(await readFile(planFile, 'utf8')) as Plan).ring;
@@ -246,6 +249,11 @@ function planTable(plan: Plan): string {
     devices,
     `Steps (each moves at most ${plan.max_move_pct}% of the partitions):`,
     steps,
+    ...(plan.steps[plan.steps.length - 1]!.fraction < 1
+      ? [
+          `About ${plan.steps_estimated} steps in all (an estimate); apply computes each next step with Swift when it writes the one before, and saves it in the plan.`,
+        ]
+      : []),
     ...plan.notes.map((n) => `Note: ${n}`),
     '',
   ].join('\n');
