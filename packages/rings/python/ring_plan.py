@@ -482,9 +482,10 @@ def do_apply(req):
 
 def main():
     # Swift's rebalance allocates millions of small objects; the cyclic garbage collector's passes
-    # over them are about 30 % of its CPU time at 2^18 partitions. This process lives for one request
-    # and its memory goes by reference counting and at exit, so the collector only costs time. Swift's
-    # results do not change (bench:rings checks them against swift-ring-builder's).
+    # over them take a sixth to a third of its CPU time at 2^18 partitions (bench:rings's ring).
+    # This process lives for one request and its memory goes by reference counting and at exit, so
+    # the collector only costs time. Swift's results do not change (the tests compare them with
+    # swift-ring-builder's).
     gc.disable()
     req = json.load(sys.stdin)
     try:
