@@ -82,7 +82,7 @@ export function addRingPlanCommands(rings: Command, deps: RingPlanDeps = {}): vo
   rings
     .command('plan')
     .description(
-      "plan a ring change with Swift's own ring builder on a copy of the builder, split into steps that each move at most --max-move-pct of the partitions; nothing is written but --save",
+      "plan a ring change with Swift's own ring builder on a copy of the builder: the whole change and the first of the steps that each move at most --max-move-pct of the partitions; nothing is written but --save",
     )
     .requiredOption('--swift-dir <dir>', 'where the builder and ring files are (e.g. /etc/swift)')
     .option('--ring <name>', 'account, container, object or object-<policy index>', 'object')
@@ -136,7 +136,7 @@ export function addRingPlanCommands(rings: Command, deps: RingPlanDeps = {}): vo
   rings
     .command('apply')
     .description(
-      "carry out a saved plan's next step when it is safe (the builder is the plan's, min_part_hours has passed, the recon checks pass): writes <ring>.builder and <ring>.ring.gz, keeping the previous ones in backups/",
+      "carry out a saved plan's next step when it is safe (the builder is the plan's, min_part_hours has passed, the recon checks pass): writes <ring>.builder and <ring>.ring.gz, keeping the previous ones in backups/, then computes the step after it with Swift and saves it in the plan",
     )
     .argument('<plan>', 'the plan file cairn rings plan --save wrote (it records the steps applied)')
     .requiredOption('--swift-dir <dir>', 'where the builder and ring files are (e.g. /etc/swift)')
