@@ -283,7 +283,7 @@ def estimated_share(base, change):
 def compute_step(state, change, done, delta, seed, max_pct):
     """The step after the one that reached `done`, by Swift on a copy of `state` with min_part_hours
     treated as passed: weights `delta` further toward their targets, halved while Swift moves more
-    than max_pct of the partitions. Returns the step and the builder it leaves."""
+    than max_pct of the partitions."""
     while True:
         to = min(1.0, done + delta)
         ops = step_ops(change, to, done > 0)
@@ -294,7 +294,7 @@ def compute_step(state, change, done, delta, seed, max_pct):
         if 100.0 * result["parts_moved"] / trial.parts > max_pct and delta > MIN_DELTA:
             delta /= 2
             continue
-        return dict(summary(trial, result), fraction=to, **ops), trial
+        return dict(summary(trial, result), fraction=to, **ops)
 
 
 def next_delta(previous_fraction, step, max_pct):
@@ -308,11 +308,10 @@ def whole_change(base, change, seed):
     after = copy.deepcopy(base)
     # The plan shows what the change does once the wait is over, as if min_part_hours had passed.
     after.pretend_min_part_hours_passed()
-    apply_ops(after, {"add": change["add"], "weights": [(i, w) for i, w in change["targets"] if i in dict(change["start"])],
-                      "remove": change["remove"]})
+    # The whole change is the last step's changes with nothing added before it.
+    apply_ops(after, step_ops(change, 1.0, False))
     result = rebalance(after, seed)
     return summary(after, result), device_rows(base, after, result)
-
 
 
 def do_inspect(req):
@@ -385,14 +384,14 @@ def do_plan(req):
         # Expected to take several steps: the whole change and a first step sized from the weights
         # do not depend on each other, so Swift computes them side by side, one on each core.
         wait_whole = in_child(whole_change, base, change, seed)
-        step = compute_step(base, change, 0.0, max(0.9 * max_pct / estimate, MIN_DELTA), seed, max_pct)[0]
+        step = compute_step(base, change, 0.0, max(0.9 * max_pct / estimate, MIN_DELTA), seed, max_pct)
         whole, devices = wait_whole()
     if whole["parts_moved_pct"] <= max_pct:
         # A change that fits in one step is that step: Swift's one answer.
         step = dict(whole, fraction=1.0, **step_ops(change, 1.0, False))
     elif step is None:
         step = compute_step(base, change, 0.0, max(0.9 * max_pct / whole["parts_moved_pct"], MIN_DELTA),
-                            seed, max_pct)[0]
+                            seed, max_pct)
     step["step"] = 1
     return {
         "swift_version": swift.__version__,
@@ -474,7 +473,7 @@ def do_apply(req):
                            {"fraction": step["fraction"], "parts_moved_pct": got["parts_moved_pct"]}, max_pct)
         try:
             answer["next_step"] = compute_step(builder, following["change"], step["fraction"], delta, req["seed"],
-                                               max_pct)[0]
+                                               max_pct)
         except Refused as e:
             answer["next_step_refused"] = str(e)
     return answer
