@@ -52,6 +52,31 @@ function procInfo(pid: number): ProcInfo | null {
   }
 }
 
+/**
+ * CPU seconds of this process's children that have ended and been waited for (and of their own
+ * waited-for children): /proc/self/stat's cutime + cstime. Measures a child process's whole run,
+ * which a snapshot misses once it has ended. null where there is no /proc.
+ */
+export function endedChildrenCpuSeconds(): number | null {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // fields[0] is field 3 of /proc/<pid>/stat: cutime and cstime are fields 16 and 17.
+    return (Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
+/** Busy CPU seconds of the whole machine so far (all processes, all tenants); null without /proc. */
+export function machineCpuSeconds(): number | null {
+  try {
+    return machineBusyTicks() / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
 function machineBusyTicks(): number {
   // cpu user nice system idle iowait irq softirq steal ...: busy = everything but idle and iowait.
   const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);

@@ -29,13 +29,11 @@ describe('cairn rings plan and apply', () => {
     // The recon checks run for real: the ring's nodes (10.0.0.x) do not answer.
     const refused = await cairn(['rings', 'apply', planFile, '--swift-dir', dir, '--recon-timeout', '300'], {});
     expect(refused.code).toBe(5);
-    expect(refused.stderr).toMatch(/^cairn: step 1 of \d+ not applied: .*10\.0\.0\.1:6200/);
+    expect(refused.stderr).toMatch(/^cairn: step 1 not applied: .*10\.0\.0\.1:6200/);
 
     const applied = await cairn(['rings', 'apply', planFile, '--swift-dir', dir, '--skip-recon-checks'], {});
     expect(applied).toMatchObject({ code: 0 });
-    expect(applied.stdout).toMatch(
-      new RegExp(`Applied step 1 of \\d+: ${plan.steps[0]!.parts_moved} partitions moved`),
-    );
+    expect(applied.stdout).toMatch(new RegExp(`Applied step 1: ${plan.steps[0]!.parts_moved} partitions moved`));
   });
 
   it('when a step is applied with --cluster, then its ring becomes the current version of the cluster, named after the plan file and step', async () => {

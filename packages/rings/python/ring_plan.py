@@ -14,14 +14,17 @@ result is the one the plan recorded. Input the builder refuses is answered with
 """
 
 import copy
+import gc
 import hashlib
 import json
 import math
+import multiprocessing
 import os
 import random
 import shutil
 import sys
 import time
+import traceback
 
 REFUSED = 5
 
@@ -232,44 +235,83 @@ def weights_at(start, targets, fraction):
     return {i: round(start.get(i, 0.0) + (t - start.get(i, 0.0)) * fraction, 2) for i, t in targets.items()}
 
 
-def plan_steps(base, adds, targets, removes, seed, max_pct, whole, whole_builder):
-    """Steps weights toward their targets (as swift-ring-master did) so that each step moves at most
-    max_pct of the partitions, each step computed by Swift with the plan's seed. A step that moves
-    too much is halved; the next step's size is scaled by how far below the limit this one stayed."""
-    start = {d["id"]: d["weight"] for d in base.devs if d}
-    state = copy.deepcopy(base)
-    state.pretend_min_part_hours_passed()
-    done, steps = 0.0, []
-    share = whole["parts_moved"] * 100.0 / base.parts
-    delta = 1.0 if share <= max_pct else max(0.9 * max_pct / share, 1.0 / 1024)
-    added = False
-    while done < 1.0:
+# The smallest share of the change a step may take; a step still too big at this size is kept.
+MIN_DELTA = 1.0 / 1024
+# Swift's rebalance moves more partitions than the weights strictly require (it also gathers parts
+# for balance and dispersion): about 1.8 times as many when a node is added to the benchmark's ring.
+# The first step is sized from the weights with this factor, so that it can be computed alongside
+# the whole change instead of after it; a step that still moves too much is halved.
+SWIFT_MOVE_FACTOR = 2.0
+
+
+def change_of(base, adds, targets, removes):
+    """The change as the plan records it (JSON: lists of [id, weight]), for apply to step on from."""
+    return {
+        "start": sorted((i, base.devs[i]["weight"]) for i in targets if i < len(base.devs) and base.devs[i]),
+        "targets": sorted(targets.items()),
+        "add": [dict(d, weight=targets[d["id"]]) for d in adds],
+        "remove": sorted(removes),
+    }
+
+
+def step_ops(change, fraction, added):
+    """The changes of the step that takes every weight `fraction` of the way to its target. Devices
+    the plan adds are added by the first step (at that fraction of their weight) and stepped like the
+    others after it; devices to remove go in the last step."""
+    start, targets = dict(change["start"]), dict(change["targets"])
+    weights = weights_at(start, targets, fraction)
+    return {
+        "add": [] if added else [dict(d, weight=weights[d["id"]]) for d in change["add"]],
+        "weights": sorted((i, w) for i, w in weights.items() if i in start or added),
+        "remove": list(change["remove"]) if fraction >= 1.0 else [],
+    }
+
+
+def estimated_share(base, change):
+    """Percent of the partitions the whole change is expected to move, from the weights alone: the
+    replicas whose device's share of the weight grows, times SWIFT_MOVE_FACTOR. Only sizes the first
+    step; every figure shown is Swift's."""
+    before = {d["id"]: d["weight"] for d in base.devs if d}
+    after = {**before, **dict(change["targets"])}
+    total_before, total_after = sum(before.values()), sum(after.values())
+    if total_before <= 0 or total_after <= 0:
+        return 100.0
+    grown = sum(max(0.0, w / total_after - before.get(i, 0.0) / total_before) for i, w in after.items())
+    return 100.0 * base.replicas * grown * SWIFT_MOVE_FACTOR
+
+
+def compute_step(state, change, done, delta, seed, max_pct):
+    """The step after the one that reached `done`, by Swift on a copy of `state` with min_part_hours
+    treated as passed: weights `delta` further toward their targets, halved while Swift moves more
+    than max_pct of the partitions."""
+    while True:
         to = min(1.0, done + delta)
-        weights = weights_at(start, targets, to)
-        step = {
-            "add": [] if added else [dict(d, weight=weights[d["id"]]) for d in adds],
-            # Devices this plan adds are added by the first step and stepped like the others after it.
-            "weights": sorted((i, w) for i, w in weights.items() if i in start or added),
-            "remove": sorted(removes) if to >= 1.0 else [],
-        }
-        if to >= 1.0 and done == 0.0:
-            trial, result = whole_builder, whole  # the whole change fits in one step: Swift's one answer
-        else:
-            trial = copy.deepcopy(state)
-            apply_ops(trial, step)
-            result = rebalance(trial, seed)
-        pct = 100.0 * result["parts_moved"] / base.parts
-        if pct > max_pct and delta > 1.0 / 1024:
+        ops = step_ops(change, to, done > 0)
+        trial = copy.deepcopy(state)
+        trial.pretend_min_part_hours_passed()
+        apply_ops(trial, ops)
+        result = rebalance(trial, seed)
+        if 100.0 * result["parts_moved"] / trial.parts > max_pct and delta > MIN_DELTA:
             delta /= 2
             continue
-        steps.append(dict(summary(trial, result), step=len(steps) + 1, fraction=to,
-                          add=step["add"], weights=step["weights"], remove=step["remove"]))
-        state = trial
-        state.pretend_min_part_hours_passed()
-        added = True
-        done = to
-        delta *= min(2.0, max(0.5, 0.9 * max_pct / max(pct, 0.01)))
-    return steps
+        return dict(summary(trial, result), fraction=to, **ops)
+
+
+def next_delta(previous_fraction, step, max_pct):
+    """The next step's size: the last one's, scaled by how far below the limit it stayed."""
+    delta = step["fraction"] - previous_fraction
+    return delta * min(2.0, max(0.5, 0.9 * max_pct / max(step["parts_moved_pct"], 0.01)))
+
+
+def whole_change(base, change, seed):
+    """Swift's answer for the whole change in one rebalance: the plan's top-level figures and rows."""
+    after = copy.deepcopy(base)
+    # The plan shows what the change does once the wait is over, as if min_part_hours had passed.
+    after.pretend_min_part_hours_passed()
+    # The whole change is the last step's changes with nothing added before it.
+    apply_ops(after, step_ops(change, 1.0, False))
+    result = rebalance(after, seed)
+    return summary(after, result), device_rows(base, after, result)
 
 
 def do_inspect(req):
@@ -286,25 +328,71 @@ def do_inspect(req):
     }
 
 
+def in_child(fn, *args):
+    """Runs fn(*args) in a forked process (on the other core) and returns a function that waits for
+    its answer. The fork shares the loaded builder without copying or pickling it; only the answer,
+    a few small dicts, comes back through the pipe. A refusal there is a refusal here."""
+    context = multiprocessing.get_context("fork")
+    reader, writer = context.Pipe(duplex=False)
+    # Daemonic: a refusal here ends the program without waiting for the child's rebalance.
+    child = context.Process(target=_child_main, args=(writer, fn, args), daemon=True)
+    child.start()
+    writer.close()
+
+    def wait():
+        try:
+            kind, value = reader.recv()
+        except EOFError:
+            kind, value = "error", "the process computing the whole change ended without an answer"
+        child.join()
+        if kind == "refused":
+            raise Refused(value)
+        if kind == "error":
+            raise RuntimeError(value)
+        return value
+    return wait
+
+
+def _child_main(writer, fn, args):
+    try:
+        writer.send(("ok", fn(*args)))
+    except Refused as e:
+        writer.send(("refused", str(e)))
+    except BaseException:
+        writer.send(("error", traceback.format_exc()))
+    finally:
+        writer.close()
+
+
 def do_plan(req):
+    """The whole change in one rebalance (the top-level figures and device rows) and the first step,
+    both by Swift. Each later step is computed by apply right after the step before it is written,
+    so every step is in the plan file, with Swift's figures, before it is applied."""
     base = load_builder(req["builder"])
     ring_md5 = check_ring_file(base, req["builder"], req["ring_file"])
     if not base.ever_rebalanced:
         raise Refused("%s has never been rebalanced; build the first ring with swift-ring-builder." % req["builder"])
     adds, targets, removes = parse_changes(base, req)
     seed = req["seed"] if req.get("seed") is not None else random.randint(0, 2 ** 31 - 1)
-    seconds_left = base.min_part_seconds_left
-    after = copy.deepcopy(base)
-    # The plan shows what the change does once the wait is over, as if min_part_hours had passed.
-    after.pretend_min_part_hours_passed()
-    existing = {d["id"] for d in base.devs if d}
-    whole_step = {"add": adds, "weights": sorted((i, w) for i, w in targets.items() if i in existing),
-                  "remove": sorted(removes)}
-    apply_ops(after, whole_step)
-    whole = rebalance(after, seed)
-    # When the whole change fits in one step, that step is this builder (only its part-move ages
-    # change after this, which the device rows below do not read).
-    steps = plan_steps(base, adds, targets, removes, seed, float(req["max_move_pct"]), whole, after)
+    max_pct = float(req["max_move_pct"])
+    change = change_of(base, adds, targets, removes)
+    estimate = estimated_share(base, change)
+    step = None
+    if estimate <= max_pct:
+        whole, devices = whole_change(base, change, seed)
+    else:
+        # Expected to take several steps: the whole change and a first step sized from the weights
+        # do not depend on each other, so Swift computes them side by side, one on each core.
+        wait_whole = in_child(whole_change, base, change, seed)
+        step = compute_step(base, change, 0.0, max(0.9 * max_pct / estimate, MIN_DELTA), seed, max_pct)
+        whole, devices = wait_whole()
+    if whole["parts_moved_pct"] <= max_pct:
+        # A change that fits in one step is that step: Swift's one answer.
+        step = dict(whole, fraction=1.0, **step_ops(change, 1.0, False))
+    elif step is None:
+        step = compute_step(base, change, 0.0, max(0.9 * max_pct / whole["parts_moved_pct"], MIN_DELTA),
+                            seed, max_pct)
+    step["step"] = 1
     return {
         "swift_version": swift.__version__,
         "builder_md5": md5_of(req["builder"]),
@@ -314,13 +402,16 @@ def do_plan(req):
         "replicas": base.replicas,
         "parts_total": base.parts,
         "min_part_hours": base.min_part_hours,
-        "min_part_seconds_left": seconds_left,
+        "min_part_seconds_left": base.min_part_seconds_left,
         "overload": base.overload,
         "balance_before": base.get_balance(),
         "dispersion_before": base.dispersion,
-        **summary(after, whole),
-        "devices": device_rows(base, after, whole),
-        "steps": steps,
+        **whole,
+        "devices": devices,
+        "change": change,
+        # If every step took as large a share of the change as the first: an estimate.
+        "steps_estimated": math.ceil(1.0 / step["fraction"] - 1e-9),
+        "steps": [step],
     }
 
 
@@ -372,10 +463,29 @@ def do_apply(req):
     os.replace(tmp_ring, ring_path)
     os.replace(tmp_builder, path)
     fsync_file(directory)
-    return dict(got, builder_md5=md5_of(path), ring_md5=md5_of(ring_path), backups=backups)
+    answer = dict(got, builder_md5=md5_of(path), ring_md5=md5_of(ring_path), backups=backups)
+    following = req.get("next")
+    if following and step["fraction"] < 1.0:
+        # The next step, computed now from the builder just written, so that the plan file shows it
+        # before it is applied; apply then checks Swift gives exactly it.
+        max_pct = float(following["max_move_pct"])
+        delta = next_delta(following["previous_fraction"],
+                           {"fraction": step["fraction"], "parts_moved_pct": got["parts_moved_pct"]}, max_pct)
+        try:
+            answer["next_step"] = compute_step(builder, following["change"], step["fraction"], delta, req["seed"],
+                                               max_pct)
+        except Refused as e:
+            answer["next_step_refused"] = str(e)
+    return answer
 
 
 def main():
+    # Swift's rebalance allocates millions of small objects; the cyclic garbage collector's passes
+    # over them take a sixth to a third of its CPU time at 2^18 partitions (bench:rings's ring).
+    # This process lives for one request and its memory goes by reference counting and at exit, so
+    # the collector only costs time. Swift's results do not change (the tests compare them with
+    # swift-ring-builder's).
+    gc.disable()
     req = json.load(sys.stdin)
     try:
         answer = {"inspect": do_inspect, "plan": do_plan, "apply": do_apply}[req["mode"]](req)

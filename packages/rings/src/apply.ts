@@ -3,7 +3,8 @@ import { errors } from '@cairn/domain';
 import { writeFileAtomic, withLockFile } from './files';
 import { DEFAULT_SWIFT_PYTHON, runWrapper } from './python';
 import { ringFiles } from './ring-files';
-import type { CheckStepSafety, Plan, PlanStep, SafetyCheck } from './types';
+import type { CheckStepSafety, Plan, SafetyCheck } from './types';
+import { fromWrapperStep, toWrapperStep, type WrapperStep } from './wrapper-steps';
 
 export interface ApplyOptions {
   planFile: string;
@@ -26,6 +27,8 @@ export type ApplyOutcome =
       parts_moved: number;
       builder_md5: string;
       ring_md5: string;
+      /** The step after this one, computed from the builder just written and saved in the plan; null: the last. */
+      next: { step: number; parts_moved: number; parts_moved_pct: number } | null;
     }
   | { status: 'refused'; step: number; steps: number; checks: SafetyCheck[]; reason: string }
   | { status: 'done'; steps: number; checks: SafetyCheck[] };
@@ -92,7 +95,17 @@ export async function applyNextStep(options: ApplyOptions): Promise<ApplyOutcome
       );
     const index = plan.applied.length;
     const step = plan.steps[index];
-    if (!step) return { status: 'done', steps, checks: [] };
+    if (!step) {
+      const lastStep = plan.steps[plan.steps.length - 1]!;
+      if (lastStep.fraction >= 1) return { status: 'done', steps, checks: [] };
+      // Apply computes each next step after writing the one before; Swift refused that one.
+      return refused(
+        lastStep.step + 1,
+        steps,
+        [],
+        `Swift's ring builder could not compute step ${lastStep.step + 1} after step ${lastStep.step} was written (see the plan's notes); make a new plan from the current builder.`,
+      );
+    }
     const checks: SafetyCheck[] = [
       now.min_part_seconds_left > 0
         ? {
@@ -138,14 +151,31 @@ export async function applyNextStep(options: ApplyOptions): Promise<ApplyOutcome
             .join(' ') || 'The recon checks found the cluster not ready.',
         );
     }
-    const written = await runWrapper<{ parts_moved: number; builder_md5: string; ring_md5: string }>(python, {
+    const written = await runWrapper<{
+      parts_moved: number;
+      builder_md5: string;
+      ring_md5: string;
+      next_step?: Omit<WrapperStep, 'step'>;
+      next_step_refused?: string;
+    }>(python, {
       mode: 'apply',
       builder: files.builder,
       ring_file: files.ringFile,
       seed: plan.seed,
       step: toWrapperStep(step),
       expect: { parts_moved: step.parts_moved, parts_after: step.parts_after },
+      // A plan file without `change` holds every step already.
+      next: plan.change
+        ? {
+            change: plan.change,
+            previous_fraction: plan.steps[index - 1]?.fraction ?? 0,
+            max_move_pct: plan.max_move_pct,
+          }
+        : null,
     });
+    const next = written.next_step ? fromWrapperStep({ ...written.next_step, step: step.step + 1 }) : null;
+    if (next) plan.steps.push(next);
+    if (written.next_step_refused) plan.notes.push(`Step ${step.step + 1}: ${written.next_step_refused}`);
     plan.applied.push({
       step: step.step,
       builder_md5: written.builder_md5,
@@ -156,11 +186,12 @@ export async function applyNextStep(options: ApplyOptions): Promise<ApplyOutcome
     return {
       status: 'applied',
       step: step.step,
-      steps,
+      steps: plan.steps.length,
       checks,
       parts_moved: written.parts_moved,
       builder_md5: written.builder_md5,
       ring_md5: written.ring_md5,
+      next: next && { step: next.step, parts_moved: next.parts_moved, parts_moved_pct: next.parts_moved_pct },
     };
   });
 }
@@ -171,10 +202,4 @@ const refused = (step: number, steps: number, checks: SafetyCheck[], reason: str
   steps,
   checks,
   reason,
-});
-
-const toWrapperStep = (s: PlanStep) => ({
-  add: s.add,
-  weights: s.weights.map((w) => [w.id, w.weight]),
-  remove: s.remove,
 });

@@ -1,8 +1,9 @@
 import { errors } from '@cairn/domain';
 import { DEFAULT_SWIFT_PYTHON, runWrapper } from './python';
 import { ringFiles } from './ring-files';
-import type { DeviceUsage, Plan, PlanStep } from './types';
+import type { DeviceUsage, Plan } from './types';
 import { withUsage, type MovedDevice } from './usage';
+import { fromWrapperStep, type WrapperStep } from './wrapper-steps';
 
 export interface PlanOptions {
   swiftDir: string;
@@ -28,12 +29,15 @@ interface WrapperPlan extends Omit<
 > {
   devices: MovedDevice[];
   parts_after: Record<string, number>;
-  steps: Array<Omit<PlanStep, 'weights'> & { weights: Array<[number, number]> }>;
+  steps: WrapperStep[];
 }
 
 export const DEFAULT_MAX_MOVE_PCT = 5;
 
-/** A plan of the change, computed by Swift's RingBuilder on a copy of the builder; nothing is written. */
+/**
+ * A plan of the change, computed by Swift's RingBuilder on a copy of the builder; nothing is written.
+ * It holds the whole change done at once and the first step; apply computes each later step.
+ */
 export async function makePlan(options: PlanOptions): Promise<Plan> {
   const files = ringFiles(options.swiftDir, options.ring);
   const maxMovePct = options.maxMovePct ?? DEFAULT_MAX_MOVE_PCT;
@@ -70,7 +74,7 @@ export async function makePlan(options: PlanOptions): Promise<Plan> {
     usage_source: usage ? 'recon' : null,
     notes,
     devices,
-    steps: steps.map((s) => ({ ...s, weights: s.weights.map(([id, weight]) => ({ id, weight })) })),
+    steps: steps.map(fromWrapperStep),
     applied: [],
   };
 }

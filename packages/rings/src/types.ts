@@ -35,6 +35,19 @@ export interface PlanStep {
   parts_after: Record<string, number>;
 }
 
+/**
+ * The change a plan steps toward, as its wrapper recorded it: what apply needs to compute each step
+ * after the first (weights as [device id, weight]).
+ */
+export interface PlanChange {
+  /** The weights the changed devices had when the plan was made. */
+  start: Array<[number, number]>;
+  targets: Array<[number, number]>;
+  /** Devices the change adds, at their target weight, with the ids add_dev gives them. */
+  add: Array<Record<string, unknown> & { id: number; weight: number }>;
+  remove: number[];
+}
+
 export interface AppliedStep {
   step: number;
   builder_md5: string;
@@ -71,7 +84,15 @@ export interface Plan {
   usage_source: 'recon' | null;
   notes: string[];
   devices: PlanDevice[];
+  /**
+   * The steps computed so far: the plan computes step 1; apply computes each next one right after it
+   * writes the one before, so a step is here, with Swift's figures, before it is applied.
+   */
   steps: PlanStep[];
+  /** How many steps there would be if each took as large a share of the change as step 1: an estimate. */
+  steps_estimated: number;
+  /** Absent from plan files that hold every step already. */
+  change?: PlanChange;
   applied: AppliedStep[];
 }
 

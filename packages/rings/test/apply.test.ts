@@ -55,20 +55,35 @@ describe('rings apply', () => {
     expect(outcome).toMatchObject({ status: 'refused', reason: expect.stringMatching(/--skip-recon-checks/) });
   });
 
-  it('when each step is applied in turn, then Swift writes the planned builder and ring, keeps the previous ones in backups/ and the last reaches the targets', async () => {
-    const plan = await readPlan(planFile);
-    expect(plan.steps.length).toBeGreaterThan(1);
-    for (const step of plan.steps) {
+  it('when each step is applied in turn, then each is in the plan file before it runs, Swift writes exactly it, the previous builder is kept in backups/ and the last reaches the targets', async () => {
+    const planned = await readPlan(planFile);
+    expect(planned.steps).toHaveLength(1);
+    expect(planned.steps[0]!.fraction).toBeLessThan(1);
+    let shown = planned.steps[0]!;
+    for (;;) {
       const previous = await md5(join(dir, 'object.builder'));
       const outcome = await applyNextStep({ planFile, swiftDir: dir, skipReconChecks: true });
-      expect(outcome).toMatchObject({ status: 'applied', step: step.step, parts_moved: step.parts_moved });
+      // apply refuses a result other than the step the plan file showed; parts_moved is its figure.
+      expect(outcome).toMatchObject({ status: 'applied', step: shown.step, parts_moved: shown.parts_moved });
       const kept = (await readdir(join(dir, 'backups'))).filter((f) => f.endsWith('.object.builder'));
-      const keptMd5s = await Promise.all(kept.map((f) => md5(join(dir, 'backups', f))));
-      expect(keptMd5s).toContain(previous);
+      expect(await Promise.all(kept.map((f) => md5(join(dir, 'backups', f))))).toContain(previous);
+      const plan = await readPlan(planFile);
+      if (shown.fraction >= 1) {
+        expect(outcome).toMatchObject({ next: null });
+        expect(plan.steps).toHaveLength(shown.step);
+        break;
+      }
+      const next = plan.steps[shown.step]!;
+      expect(next).toMatchObject({ step: shown.step + 1 });
+      expect(next.fraction).toBeGreaterThan(shown.fraction);
+      expect(next.parts_moved_pct).toBeLessThanOrEqual(20);
+      expect(outcome).toMatchObject({ next: { step: next.step, parts_moved: next.parts_moved } });
+      shown = next;
     }
-    // apply itself refuses a result other than the planned one; this reads the written builder back.
+    expect(shown.step).toBeGreaterThan(1);
+    // This reads the written builder back.
     const devices = await builderDevices(dir);
-    expect(Object.fromEntries(devices.map((d) => [String(d.id), d.parts]))).toEqual(plan.steps.at(-1)!.parts_after);
+    expect(Object.fromEntries(devices.map((d) => [String(d.id), d.parts]))).toEqual(shown.parts_after);
     expect(devices.find((d) => d.id === 3)!.weight).toBe(60);
     expect(await srb(dir, 'object.builder')).toMatch(/object\.ring\.gz is up-to-date/);
     expect(await applyNextStep({ planFile, swiftDir: dir, skipReconChecks: true })).toMatchObject({ status: 'done' });

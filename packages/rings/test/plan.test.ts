@@ -42,7 +42,7 @@ describe('rings plan, against swift-ring-builder', () => {
     expect(plan.notes.join(' ')).toMatch(/No device usage was given/);
   });
 
-  it('when the change moves more than --max-move-pct, then every step moves at most that share and the last one reaches the targets', async () => {
+  it('when the change moves more than --max-move-pct, then step 1 is what swift-ring-builder does with its weights, within that share, and the plan records the targets', async () => {
     const plan = await makePlan({
       swiftDir: dir,
       ring: 'object',
@@ -52,20 +52,38 @@ describe('rings plan, against swift-ring-builder', () => {
       seed: 3,
     });
     expect(plan.parts_moved_pct).toBeGreaterThan(5);
-    expect(plan.steps.length).toBeGreaterThan(1);
-    for (const step of plan.steps) expect(step.parts_moved_pct).toBeLessThanOrEqual(5);
-    const last = plan.steps[plan.steps.length - 1]!;
-    expect(last.weights).toEqual(
-      expect.arrayContaining([
-        { id: 3, weight: 0 },
-        { id: 5, weight: 0 },
-        { id: 6, weight: 100 },
+    expect(plan.steps).toHaveLength(1);
+    const step = plan.steps[0]!;
+    expect(step.parts_moved_pct).toBeLessThanOrEqual(5);
+    expect(step.fraction).toBeLessThan(1);
+    expect(step.remove).toEqual([]);
+    expect(plan.steps_estimated).toBeGreaterThan(1);
+    expect(plan.change).toMatchObject({
+      targets: expect.arrayContaining([
+        [3, 0],
+        [5, 0],
+        [6, 100],
       ]),
-    );
-    expect(last.remove).toEqual([5]);
-    // Removed by the last step; d3 keeps what Swift's dispersion rules make it keep at weight 0.
-    expect(last.parts_after['5']).toBeUndefined();
-    expect(plan.devices.find((d) => d.id === 5)).toMatchObject({ weight_after: 0, parts_after: 0 });
+      remove: [5],
+    });
+    const copy = await copyDir(dir);
+    try {
+      const added = step.add[0]!;
+      expect(added).toMatchObject({ id: 6, device: 'sdc' });
+      await srb(copy, 'object.builder', 'add', 'r1z2-10.0.0.7:6200/sdc', String(added.weight));
+      await srb(
+        copy,
+        'object.builder',
+        'set_weight',
+        ...step.weights.flatMap((w) => [`d${w.id}`, String(w.weight)]),
+        '--yes',
+      );
+      expect(reassigned(await srb(copy, 'object.builder', 'rebalance', '--seed', '3'))).toBe(step.parts_moved);
+      const after = await builderDevices(copy);
+      expect(Object.fromEntries(after.map((d) => [String(d.id), d.parts]))).toEqual(step.parts_after);
+    } finally {
+      await removeDir(copy);
+    }
   });
 
   it('when min_part_hours has not passed, then the plan shows the wait and the result after it', async () => {

@@ -82,7 +82,7 @@ export function addRingPlanCommands(rings: Command, deps: RingPlanDeps = {}): vo
   rings
     .command('plan')
     .description(
-      "plan a ring change with Swift's own ring builder on a copy of the builder, split into steps that each move at most --max-move-pct of the partitions; nothing is written but --save",
+      "plan a ring change with Swift's own ring builder on a copy of the builder: the whole change and the first of the steps that each move at most --max-move-pct of the partitions; nothing is written but --save",
     )
     .requiredOption('--swift-dir <dir>', 'where the builder and ring files are (e.g. /etc/swift)')
     .option('--ring <name>', 'account, container, object or object-<policy index>', 'object')
@@ -136,7 +136,7 @@ export function addRingPlanCommands(rings: Command, deps: RingPlanDeps = {}): vo
   rings
     .command('apply')
     .description(
-      "carry out a saved plan's next step when it is safe (the builder is the plan's, min_part_hours has passed, the recon checks pass): writes <ring>.builder and <ring>.ring.gz, keeping the previous ones in backups/",
+      "carry out a saved plan's next step when it is safe (the builder is the plan's, min_part_hours has passed, the recon checks pass): writes <ring>.builder and <ring>.ring.gz, keeping the previous ones in backups/, then computes the step after it with Swift and saves it in the plan",
     )
     .argument('<plan>', 'the plan file cairn rings plan --save wrote (it records the steps applied)')
     .requiredOption('--swift-dir <dir>', 'where the builder and ring files are (e.g. /etc/swift)')
@@ -167,12 +167,15 @@ export function addRingPlanCommands(rings: Command, deps: RingPlanDeps = {}): vo
         if (outcome.checks.length > 0) process.stdout.write(checksTable(outcome.checks));
         if (outcome.status === 'applied')
           process.stdout.write(
-            `Applied step ${outcome.step} of ${outcome.steps}: ${outcome.parts_moved} partitions moved; ring md5 ${outcome.ring_md5}. Copy the ring to every node before the next step.\n`,
+            `Applied step ${outcome.step}: ${outcome.parts_moved} partitions moved; ring md5 ${outcome.ring_md5}. ` +
+              (outcome.next
+                ? `Step ${outcome.next.step} is computed and saved in the plan (${outcome.next.parts_moved} partitions, ${outcome.next.parts_moved_pct.toFixed(2)}%); copy the ring to every node before it.\n`
+                : 'That was the last step; copy the ring to every node.\n'),
           );
         if (outcome.status === 'done') process.stdout.write(`All ${outcome.steps} steps of this plan are applied.\n`);
       }
       if (outcome.status === 'refused')
-        throw errors.invalidInput(`step ${outcome.step} of ${outcome.steps} not applied: ${outcome.reason}`);
+        throw errors.invalidInput(`step ${outcome.step} not applied: ${outcome.reason}`);
       // Pushed after the step is written: a failed push leaves a step that `cairn rings push` can still send.
       if (outcome.status === 'applied' && flags.cluster !== undefined && deps.pushRing) {
         const ring = (JSON.parse(await readFile(planFile, 'utf8')) as Plan).ring;
@@ -246,6 +249,11 @@ function planTable(plan: Plan): string {
     devices,
     `Steps (each moves at most ${plan.max_move_pct}% of the partitions):`,
     steps,
+    ...(plan.steps[plan.steps.length - 1]!.fraction < 1
+      ? [
+          `About ${plan.steps_estimated} steps in all (an estimate); apply computes each next step with Swift when it writes the one before, and saves it in the plan.`,
+        ]
+      : []),
     ...plan.notes.map((n) => `Note: ${n}`),
     '',
   ].join('\n');
