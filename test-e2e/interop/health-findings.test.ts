@@ -1,0 +1,272 @@
+/**
+ * Cluster health end to end against a real Swift all-in-one: each condition docs/health.md names is
+ * caused for real on the cluster, `cairn health collect` reads recon and posts the round to the real
+ * management API (on Postgres), and the finding opens in GET …/health/ and closes in
+ * …/health/history/ once the cause is gone.
+ *
+ * One cluster for all, to keep the file short: the account, container and object servers are three
+ * nodes (ip:port) on one host, so, as on a real node, they share the devices (each a small tmpfs)
+ * and the recon cache, and each reports the devices' fill, the async pendings and the quarantine
+ * count. Each server reads its rings from its own directory, so one of them can hold another ring.
+ * The replicators do not run by themselves: the round before any cause sees that they never
+ * completed a pass (stale); single passes (`runOnce`) clear that at the end, as the updater,
+ * the auditor and swift-recon-cron run once where the conditions need them.
+ *
+ * Rounds: 1 before any cause; 2 with every cause at once (a foreign ring on the account node, a
+ * device past the lowered fill limit, the container server stopped while objects are uploaded,
+ * an object corrupted on disk and quarantined by the auditor); 3 after every cause is removed.
+ */
+import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, startStack, type Stack } from '../support/stack';
+import { cairn } from '../support/processes';
+import { startSwiftCluster, swiftRingBuilderSteps, type SwiftCluster } from './swift-cluster';
+
+interface Finding {
+  code: string;
+  severity: string;
+  node: string | null;
+  device: string | null;
+  sentence: string;
+  opened_at: string;
+  closed_at: string | null;
+}
+
+const TMPFS_MIB = 16;
+const FILLER_MIB = 10; // 62.5 % of a device: past the 50 % set below, short of 90 %
+
+describe('cluster health findings from a real Swift, through the management API', () => {
+  let swift: SwiftCluster;
+  let stack: Stack;
+  let env: Record<string, string>;
+  let node: { account: string; container: string; object: string };
+  let auth: { url: string; token: string };
+  let work: string;
+  /** The devices the fill condition concerns: d6 alone on its own tmpfs, or all on a shared disk. */
+  let fullDevices: string[];
+  let fillLimit: number;
+  const rounds: Array<{ collectedAt: string; open: Finding[] }> = [];
+
+  const api = async (path: string, init: RequestInit = {}): Promise<unknown> => {
+    const res = await fetch(`${stack.apiUrl}/api/v1/clusters/1/health/${path}`, {
+      ...init,
+      headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json', ...init.headers },
+    });
+    const body = (await res.json()) as unknown;
+    if (!res.ok) throw new Error(`${init.method ?? 'GET'} health/${path}: ${res.status} ${JSON.stringify(body)}`);
+    return body;
+  };
+  const collect = async (): Promise<Finding[]> => {
+    const run = await cairn(['health', 'collect', '--cluster', 'default', '--swift-dir', swift.swiftDir], env);
+    if (run.code !== 0) swift.dumpLogs(80);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const health = (await api('')) as { collected_at: string; findings: Finding[] };
+    rounds.push({ collectedAt: health.collected_at, open: health.findings });
+    return health.findings;
+  };
+  const key = (f: Pick<Finding, 'code' | 'node' | 'device'>) => `${f.code} ${f.node} ${f.device ?? '-'}`;
+  const keys = (fs: Finding[]) => fs.map(key).sort();
+  const find = (fs: Finding[], code: string, n: string, device: string | null = null): Finding => {
+    const f = fs.find((x) => key(x) === key({ code, node: n, device }));
+    if (!f) throw new Error(`no ${key({ code, node: n, device })} among ${JSON.stringify(keys(fs))}`);
+    return f;
+  };
+  const swiftRequest = async (method: string, path: string, body?: string): Promise<number> => {
+    const res = await fetch(`${auth.url}${path}`, { method, body, headers: { 'X-Auth-Token': auth.token } });
+    await res.arrayBuffer();
+    return res.status;
+  };
+
+  beforeAll(async () => {
+    [swift, stack] = await Promise.all([
+      startSwiftCluster({
+        pipeline: 'tempauth',
+        allInOne: { replicatorsRunning: false, nodeSwiftDirs: true, tmpfsMiB: TMPFS_MIB },
+      }),
+      startStack({ database: 'postgres' }),
+    ]);
+    work = mkdtempSync(join(tmpdir(), 'cairn-health-findings-'));
+    env = { CAIRN_API_URL: stack.apiUrl, CAIRN_API_KEY: `${ADMIN_AUTH_NAME}:${ADMIN_KEY}` };
+    const { account, container, object } = swift.nodes;
+    node = {
+      account: `127.0.0.1:${account.port}`,
+      container: `127.0.0.1:${container.port}`,
+      object: `127.0.0.1:${object.port}`,
+    };
+    // Devices on a shared disk all show its fill: the limit then goes below it, for every device.
+    fullDevices = swift.tmpfs.mounted ? ['d6'] : swift.devices;
+    fillLimit = swift.tmpfs.mounted ? 50 : 1;
+    if (!swift.tmpfs.mounted) console.log(`devices are plain directories (${swift.tmpfs.reason}): limit lowered`);
+    await api('thresholds/', {
+      method: 'PUT',
+      body: JSON.stringify({
+        fill_warning_pct: fillLimit,
+        fill_critical_pct: 90,
+        async_pending_max: 0,
+        quarantine_window_hours: 1,
+      }),
+    });
+    const res = await fetch(swift.authUrl!, { headers: { 'X-Auth-User': 'test:tester', 'X-Auth-Key': 'testing' } });
+    auth = { url: res.headers.get('x-storage-url')!, token: res.headers.get('x-auth-token')! };
+    expect(await swiftRequest('PUT', '/health')).toBe(201);
+    expect(await swiftRequest('PUT', '/health/victim', 'the object the test corrupts on disk')).toBe(201);
+  });
+  afterAll(async () => {
+    await stack?.close();
+    await swift?.stop();
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  it('when no replicator has completed a pass, then each node has a stale finding and nothing else', async () => {
+    const open = await collect();
+    expect(keys(open)).toEqual(
+      [
+        `account_replication_stale ${node.account} -`,
+        `container_replication_stale ${node.container} -`,
+        `object_replication_stale ${node.object} -`,
+      ].sort(),
+    );
+    const stale = find(open, 'object_replication_stale', node.object);
+    expect(stale.severity).toBe('warning');
+    expect(stale.sentence).toContain(
+      `The object replicator on ${node.object} has never completed a pass (limit 24 h).`,
+    );
+  });
+
+  it('when every cause is present, then each finding opens with its node, device and sentence', async () => {
+    // A node on another version of the object ring: the same ring rebalanced after a weight change.
+    copyFileSync(join(swift.swiftDir, 'object.builder'), join(work, 'object.builder'));
+    const builder = join(work, 'object.builder');
+    const steps = await swiftRingBuilderSteps(
+      [
+        [builder, 'set_weight', '/d6', '50'],
+        [builder, 'pretend_min_part_hours_passed'],
+        [builder, 'rebalance', '--seed', '2'],
+      ],
+      { tmpDir: work },
+    );
+    expect(steps.map((s) => [s.args[1], s.ok])).toEqual([
+      ['set_weight', true],
+      ['pretend_min_part_hours_passed', true],
+      ['rebalance', true],
+    ]);
+    swift.installRing(join(work, 'object.ring.gz'), 'object', { node: 'account' });
+
+    // A device past the limit.
+    if (swift.tmpfs.mounted) writeFileSync(join(swift.devicesDir, 'd6', 'filler'), Buffer.alloc(FILLER_MIB << 20, 1));
+
+    // Container updates that cannot be made: uploads while the container server is down become
+    // async pendings, which swift-recon-cron counts into the recon cache.
+    expect(await swiftRequest('HEAD', '/health')).toBe(204); // the proxy caches the container's info
+    await swift.stopProcess('container-server');
+    for (const name of ['a', 'b']) expect(await swiftRequest('PUT', `/health/${name}`, name)).toBe(201);
+
+    // One replica of the victim corrupted on disk (same length, other bytes); the auditor
+    // quarantines it.
+    const victim = dataFiles().filter((f) => readFileSync(f, 'utf8') === 'the object the test corrupts on disk');
+    expect(victim).toHaveLength(3);
+    writeFileSync(victim[0]!, 'THE OBJECT THE TEST CORRUPTS ON DISK');
+    await Promise.all([swift.runOnce('recon-cron'), swift.runOnce('object-auditor')]);
+    const asyncPending = (
+      (await (await fetch(`${swift.nodes.object.reconUrl}/async`)).json()) as { async_pending: number }
+    ).async_pending;
+    expect(asyncPending).toBeGreaterThan(0);
+
+    const open = await collect();
+    // The silent container node is judged on node_silent alone: its stale replicator's finding of
+    // round 1 closes (docs/health.md: a finding closes at the first round that no longer finds it).
+    const answering = [node.account, node.object];
+    expect(keys(open)).toEqual(
+      [
+        `account_replication_stale ${node.account} -`,
+        `object_replication_stale ${node.object} -`,
+        `node_silent ${node.container} -`,
+        `ring_mismatch ${node.account} -`,
+        ...answering.flatMap((n) => [
+          `async_pending_high ${n} -`,
+          `quarantined_rising ${n} -`,
+          ...fullDevices.map((d) => `device_full ${n} ${d}`),
+        ]),
+      ].sort(),
+    );
+    // Open since the first round that found them, not again.
+    expect(find(open, 'object_replication_stale', node.object).opened_at).toBe(rounds[0]!.collectedAt);
+    for (const f of open.filter((x) => !x.code.endsWith('_replication_stale')))
+      expect([key(f), f.opened_at]).toEqual([key(f), rounds[1]!.collectedAt]);
+
+    const silent = find(open, 'node_silent', node.container);
+    expect(silent.severity).toBe('warning');
+    expect(silent.sentence).toContain(
+      `${node.container} did not answer recon (none of the 14 recon requests was answered: request failed (ECONNREFUSED)); it last answered `,
+    );
+    const ring = find(open, 'ring_mismatch', node.account);
+    expect(ring.severity).toBe('critical');
+    expect(ring.sentence).toContain(
+      `${node.account} holds a different object.ring.gz than the cluster's current ring(s)`,
+    );
+    const full = find(open, 'device_full', node.object, fullDevices[0]!);
+    expect(full.severity).toBe('warning');
+    expect(full.sentence).toMatch(
+      new RegExp(
+        `^Device ${fullDevices[0]} on ${node.object} is \\d+(\\.\\d+)? % full \\(warning at ${fillLimit} %, critical at 90 %\\)`,
+      ),
+    );
+    const pending = find(open, 'async_pending_high', node.object);
+    expect(pending.sentence).toContain(`${node.object} has ${asyncPending} async pending(s) (limit 0).`);
+    const quarantined = find(open, 'quarantined_rising', node.object);
+    expect(quarantined.sentence).toContain(
+      `Quarantined items on ${node.object} rose to 1 at ${rounds[1]!.collectedAt}`,
+    );
+  });
+
+  it('when every cause is removed, then the findings close, and a quarantine stays open for its window', async () => {
+    swift.installRing(join(swift.swiftDir, 'object.ring.gz'), 'object', { node: 'account' });
+    if (swift.tmpfs.mounted) rmSync(join(swift.devicesDir, 'd6', 'filler'));
+    else {
+      // Back to the default fill limits, above the shared disk's fill.
+      const body = JSON.stringify({ async_pending_max: 0, quarantine_window_hours: 1 });
+      await api('thresholds/', { method: 'PUT', body });
+    }
+    await swift.startProcess('container-server');
+    await swift.runOnce('object-updater'); // sends the pendings now that the container server answers
+    await Promise.all([
+      swift.runOnce('recon-cron'),
+      swift.runOnce('object-replicator'),
+      swift.runOnce('container-replicator'),
+      swift.runOnce('account-replicator'),
+    ]);
+
+    const open = await collect();
+    // The container node's count rose too while it was silent: it sees the rise now.
+    expect(keys(open)).toEqual(
+      [node.account, node.container, node.object].map((n) => `quarantined_rising ${n} -`).sort(),
+    );
+    const closed = (await api('history/?open=false&limit=100')) as { objects: Finding[] };
+    const closedKeys = closed.objects.map(key).sort();
+    for (const f of rounds[1]!.open.filter((x) => x.code !== 'quarantined_rising'))
+      expect(closedKeys).toContain(key(f));
+    for (const f of closed.objects.filter((x) => rounds[1]!.open.some((o) => key(o) === key(x))))
+      expect([key(f), f.closed_at]).toEqual([key(f), rounds[2]!.collectedAt]);
+  });
+
+  /** Every object replica's .data file on every device. */
+  function dataFiles(): string[] {
+    const files: string[] = [];
+    const walk = (dir: string) => {
+      for (const e of readdirSync(dir, { withFileTypes: true })) {
+        if (e.isDirectory()) walk(join(dir, e.name));
+        else if (e.name.endsWith('.data')) files.push(join(dir, e.name));
+      }
+    };
+    for (const d of swift.devices) {
+      try {
+        walk(join(swift.devicesDir, d, 'objects'));
+      } catch {
+        // no objects on this device
+      }
+    }
+    return files;
+  }
+});
