@@ -669,7 +669,7 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
         while (Date.now() < deadline && (!p.exited || groupAlive(pid))) await sleep(50);
         // SIGKILL whatever is left of the group (also forked workers whose parent already exited).
         if (groupAlive(pid)) tryKillGroup(pid, 'SIGKILL');
-        await Promise.race([p.exitPromise, sleep(2_000)]);
+        await within(p.exitPromise, 2_000);
         const killDeadline = Date.now() + 2_000;
         while (Date.now() < killDeadline && groupAlive(pid)) await sleep(50);
       }),
@@ -1143,7 +1143,7 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
       const deadline = Date.now() + 5_000;
       while (Date.now() < deadline && groupAlive(pid)) await sleep(50);
       if (groupAlive(pid)) tryKillGroup(pid, 'SIGKILL');
-      await Promise.race([p.exitPromise, sleep(2_000)]);
+      await within(p.exitPromise, 2_000);
     };
     return {
       proxyUrl,
@@ -1214,6 +1214,19 @@ function unmountAll(mounts: string[]): void {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Waits for `promise`, at most `ms`. Unlike a race with sleep(), the timer goes once the promise
+ * settles: a pending one would keep the test process up (jest's "did not exit") after stop().
+ */
+async function within(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function tryKillGroup(pid: number, signal: NodeJS.Signals): void {
