@@ -1,8 +1,9 @@
 /**
- * Cluster health end to end against a real Swift all-in-one: each condition docs/health.md names is
- * caused for real on the cluster, `cairn health collect` reads recon and posts the round to the real
- * management API (on Postgres), and the finding opens in GET …/health/ and closes in
- * …/health/history/ once the cause is gone.
+ * Cluster health end to end against a real Swift all-in-one: stale replication, a foreign ring on a
+ * node, a full device, async pendings, quarantined objects and a silent node are caused for real on
+ * the cluster, `cairn health collect` reads recon and posts the rounds to the real management API
+ * (on Postgres), and each finding opens in GET …/health/ and closes in …/health/history/ once the
+ * cause is gone (docs/health.md, "Verified against real Swift").
  *
  * One cluster for all, to keep the file short: the account, container and object servers are three
  * nodes (ip:port) on one host, so, as on a real node, they share the devices (each a small tmpfs)
@@ -45,7 +46,18 @@ describe('cluster health findings from a real Swift, through the management API'
   let work: string;
   /** The devices the fill condition concerns: d6 alone on its own tmpfs, or all on a shared disk. */
   let fullDevices: string[];
-  let fillLimit: number;
+  /** fill_warning_pct before and after the fill condition, and while it holds. */
+  let fillLimit: { normal: number; lowered: number };
+  const thresholds = (fillWarningPct: number) =>
+    api('thresholds/', {
+      method: 'PUT',
+      body: JSON.stringify({
+        fill_warning_pct: fillWarningPct,
+        fill_critical_pct: 90,
+        async_pending_max: 0,
+        quarantine_window_hours: 1,
+      }),
+    });
   const rounds: Array<{ collectedAt: string; open: Finding[] }> = [];
 
   const api = async (path: string, init: RequestInit = {}): Promise<unknown> => {
@@ -97,18 +109,11 @@ describe('cluster health findings from a real Swift, through the management API'
     };
     // Devices on a shared disk all show its fill: the limit then goes below it, for every device.
     fullDevices = swift.tmpfs.mounted ? ['d6'] : swift.devices;
-    fillLimit = swift.tmpfs.mounted ? 50 : 1;
+    fillLimit = swift.tmpfs.mounted ? { normal: 50, lowered: 50 } : { normal: 89, lowered: 1 };
     if (!swift.tmpfs.mounted) console.log(`devices are plain directories (${swift.tmpfs.reason}): limit lowered`);
-    await api('thresholds/', {
-      method: 'PUT',
-      body: JSON.stringify({
-        fill_warning_pct: fillLimit,
-        fill_critical_pct: 90,
-        async_pending_max: 0,
-        quarantine_window_hours: 1,
-      }),
-    });
+    await thresholds(fillLimit.normal);
     const res = await fetch(swift.authUrl!, { headers: { 'X-Auth-User': 'test:tester', 'X-Auth-Key': 'testing' } });
+    await res.arrayBuffer();
     auth = { url: res.headers.get('x-storage-url')!, token: res.headers.get('x-auth-token')! };
     expect(await swiftRequest('PUT', '/health')).toBe(201);
     expect(await swiftRequest('PUT', '/health/victim', 'the object the test corrupts on disk')).toBe(201);
@@ -156,6 +161,7 @@ describe('cluster health findings from a real Swift, through the management API'
 
     // A device past the limit.
     if (swift.tmpfs.mounted) writeFileSync(join(swift.devicesDir, 'd6', 'filler'), Buffer.alloc(FILLER_MIB << 20, 1));
+    else await thresholds(fillLimit.lowered);
 
     // Container updates that cannot be made: uploads while the container server is down become
     // async pendings, which swift-recon-cron counts into the recon cache.
@@ -210,7 +216,7 @@ describe('cluster health findings from a real Swift, through the management API'
     expect(full.severity).toBe('warning');
     expect(full.sentence).toMatch(
       new RegExp(
-        `^Device ${fullDevices[0]} on ${node.object} is \\d+(\\.\\d+)? % full \\(warning at ${fillLimit} %, critical at 90 %\\)`,
+        `^Device ${fullDevices[0]} on ${node.object} is \\d+(\\.\\d+)? % full \\(warning at ${fillLimit.lowered} %, critical at 90 %\\)`,
       ),
     );
     const pending = find(open, 'async_pending_high', node.object);
@@ -224,11 +230,7 @@ describe('cluster health findings from a real Swift, through the management API'
   it('when every cause is removed, then the findings close, and a quarantine stays open for its window', async () => {
     swift.installRing(join(swift.swiftDir, 'object.ring.gz'), 'object', { node: 'account' });
     if (swift.tmpfs.mounted) rmSync(join(swift.devicesDir, 'd6', 'filler'));
-    else {
-      // Back to the default fill limits, above the shared disk's fill.
-      const body = JSON.stringify({ async_pending_max: 0, quarantine_window_hours: 1 });
-      await api('thresholds/', { method: 'PUT', body });
-    }
+    else await thresholds(fillLimit.normal);
     await swift.startProcess('container-server');
     await swift.runOnce('object-updater'); // sends the pendings now that the container server answers
     await Promise.all([
