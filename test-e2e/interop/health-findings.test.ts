@@ -9,13 +9,19 @@
  * nodes (ip:port) on one host, so, as on a real node, they share the devices (each a small tmpfs)
  * and the recon cache, and each reports the devices' fill, the async pendings and the quarantine
  * count. Each server reads its rings from its own directory, so one of them can hold another ring.
- * The replicators do not run by themselves: the round before any cause sees that they never
- * completed a pass (stale); single passes (`runOnce`) clear that at the end, as the updater,
- * the auditor and swift-recon-cron run once where the conditions need them.
+ * The replicators do not run by themselves: single passes (`runOnce`) stand for them, as the
+ * updater, the auditor and swift-recon-cron run once where the conditions need them.
  *
- * Rounds: 1 before any cause; 2 with every cause at once (a foreign ring on the account node, a
- * device past the lowered fill limit, the container server stopped while objects are uploaded,
- * an object corrupted on disk and quarantined by the auditor); 3 after every cause is removed.
+ * The two time limits are shortened to seconds (fractions of an hour), and their waits overlap the
+ * other conditions' steps: the object replicator's pass before round 1 grows older than
+ * replication_max_age_hours while round 2's causes are made; round 2's quarantines pass their
+ * window while round 3's causes are removed.
+ *
+ * Rounds: 1 before any cause, right after one object replicator pass (the account and container
+ * replicators never completed one); 2 with every cause at once (the object replicator's pass past
+ * its limit, a foreign ring on the account node, a device past the lowered fill limit, the
+ * container server stopped while objects are uploaded, an object corrupted on disk and quarantined
+ * by the auditor); 3 after every cause is removed; 4 once the quarantine window has passed.
  */
 import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,6 +42,16 @@ interface Finding {
 
 const TMPFS_MIB = 16;
 const FILLER_MIB = 10; // 62.5 % of a device: past the 50 % set below, short of 90 %
+/** replication_max_age_hours: 14.4 s, ample for a collect right after a pass, short to wait for. */
+const REPLICATION_HOURS = 0.004;
+/** quarantine_window_hours: 7.2 s. */
+const QUARANTINE_HOURS = 0.002;
+const HOUR_MS = 3_600_000;
+/** Waits until `ms` past `from`, and a little more: the rules compare to the millisecond. */
+const sleepUntil = async (from: Date | string, ms: number) => {
+  const left = new Date(from).getTime() + ms + 300 - Date.now();
+  if (left > 0) await new Promise((r) => setTimeout(r, left));
+};
 
 describe('cluster health findings from a real Swift, through the management API', () => {
   let swift: SwiftCluster;
@@ -48,14 +64,15 @@ describe('cluster health findings from a real Swift, through the management API'
   let fullDevices: string[];
   /** fill_warning_pct before and after the fill condition, and while it holds. */
   let fillLimit: { normal: number; lowered: number };
-  const thresholds = (fillWarningPct: number) =>
+  const thresholds = (fillWarningPct: number, replicationHours = REPLICATION_HOURS) =>
     api('thresholds/', {
       method: 'PUT',
       body: JSON.stringify({
         fill_warning_pct: fillWarningPct,
         fill_critical_pct: 90,
         async_pending_max: 0,
-        quarantine_window_hours: 1,
+        replication_max_age_hours: replicationHours,
+        quarantine_window_hours: QUARANTINE_HOURS,
       }),
     });
   const rounds: Array<{ collectedAt: string; open: Finding[] }> = [];
@@ -124,19 +141,20 @@ describe('cluster health findings from a real Swift, through the management API'
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  it('when no replicator has completed a pass, then each node has a stale finding and nothing else', async () => {
+  /** The end of the object replicator's pass before round 1. */
+  let objectPass: Date;
+
+  it('when only the object replicator has completed a pass, then the others have a stale finding', async () => {
+    await swift.runOnce('object-replicator');
+    objectPass = (await swift.replicationPass('object'))!.finishedAt;
     const open = await collect();
     expect(keys(open)).toEqual(
-      [
-        `account_replication_stale ${node.account} -`,
-        `container_replication_stale ${node.container} -`,
-        `object_replication_stale ${node.object} -`,
-      ].sort(),
+      [`account_replication_stale ${node.account} -`, `container_replication_stale ${node.container} -`].sort(),
     );
-    const stale = find(open, 'object_replication_stale', node.object);
+    const stale = find(open, 'account_replication_stale', node.account);
     expect(stale.severity).toBe('warning');
     expect(stale.sentence).toContain(
-      `The object replicator on ${node.object} has never completed a pass (limit 24 h).`,
+      `The account replicator on ${node.account} has never completed a pass (limit ${REPLICATION_HOURS} h).`,
     );
   });
 
@@ -180,6 +198,8 @@ describe('cluster health findings from a real Swift, through the management API'
     ).async_pending;
     expect(asyncPending).toBeGreaterThan(0);
 
+    // The object replicator stays stopped past its limit (usually passed by now).
+    await sleepUntil(objectPass, REPLICATION_HOURS * HOUR_MS);
     const open = await collect();
     // The silent container node is judged on node_silent alone: its stale replicator's finding of
     // round 1 closes (docs/health.md: a finding closes at the first round that no longer finds it).
@@ -198,9 +218,15 @@ describe('cluster health findings from a real Swift, through the management API'
       ].sort(),
     );
     // Open since the first round that found them, not again.
-    expect(find(open, 'object_replication_stale', node.object).opened_at).toBe(rounds[0]!.collectedAt);
-    for (const f of open.filter((x) => !x.code.endsWith('_replication_stale')))
+    expect(find(open, 'account_replication_stale', node.account).opened_at).toBe(rounds[0]!.collectedAt);
+    for (const f of open.filter((x) => x.code !== 'account_replication_stale'))
       expect([key(f), f.opened_at]).toEqual([key(f), rounds[1]!.collectedAt]);
+
+    const aged = find(open, 'object_replication_stale', node.object);
+    expect(aged.severity).toBe('warning');
+    expect(aged.sentence).toContain(
+      `The object replicator on ${node.object} has not completed a pass since ${objectPass.toISOString()} (limit ${REPLICATION_HOURS} h).`,
+    );
 
     const silent = find(open, 'node_silent', node.container);
     expect(silent.severity).toBe('warning');
@@ -227,7 +253,7 @@ describe('cluster health findings from a real Swift, through the management API'
     );
   });
 
-  it('when every cause is removed, then the findings close, and a quarantine stays open for its window', async () => {
+  it('when every cause is removed and the quarantine window passed, then the findings close', async () => {
     swift.installRing(join(swift.swiftDir, 'object.ring.gz'), 'object', { node: 'account' });
     if (swift.tmpfs.mounted) rmSync(join(swift.devicesDir, 'd6', 'filler'));
     else await thresholds(fillLimit.normal);
@@ -240,17 +266,32 @@ describe('cluster health findings from a real Swift, through the management API'
       swift.runOnce('account-replicator'),
     ]);
 
+    // No new quarantine since round 2, for longer than the window (usually passed by now).
+    await sleepUntil(rounds[1]!.collectedAt, QUARANTINE_HOURS * HOUR_MS);
     const open = await collect();
-    // The container node's count rose too while it was silent: it sees the rise now.
-    expect(keys(open)).toEqual(
-      [node.account, node.container, node.object].map((n) => `quarantined_rising ${n} -`).sort(),
+    // The container node's count rose too while it was silent: it sees the rise now, and its
+    // window starts now.
+    expect(keys(open)).toEqual([`quarantined_rising ${node.container} -`]);
+    expect(find(open, 'quarantined_rising', node.container).sentence).toContain(
+      `Quarantined items on ${node.container} rose to 1 at ${rounds[2]!.collectedAt} (watched for ${QUARANTINE_HOURS} h).`,
     );
     const closed = (await api('history/?open=false&limit=100')) as { objects: Finding[] };
     const closedKeys = closed.objects.map(key).sort();
-    for (const f of rounds[1]!.open.filter((x) => x.code !== 'quarantined_rising'))
-      expect(closedKeys).toContain(key(f));
+    for (const f of rounds[1]!.open) expect(closedKeys).toContain(key(f));
     for (const f of closed.objects.filter((x) => rounds[1]!.open.some((o) => key(o) === key(x))))
       expect([key(f), f.closed_at]).toEqual([key(f), rounds[2]!.collectedAt]);
+  });
+
+  it('when the quarantine window passes with no new quarantine, then the last finding closes', async () => {
+    // The replicators stay stopped: their limit goes back to an hour, so that the wait below does not
+    // outlast their passes of round 3.
+    await thresholds(fillLimit.normal, 1);
+    await sleepUntil(rounds[2]!.collectedAt, QUARANTINE_HOURS * HOUR_MS);
+    expect(await collect()).toEqual([]);
+    const closed = (await api(`history/?code=quarantined_rising&node=${node.container}`)) as { objects: Finding[] };
+    expect(closed.objects.map((f) => [f.opened_at, f.closed_at])).toEqual([
+      [rounds[2]!.collectedAt, rounds[3]!.collectedAt],
+    ]);
   });
 
   /** Every object replica's .data file on every device. */
