@@ -7,7 +7,11 @@
  * auditors run, except in the all-in-one mode (`allInOne`) for ring tests: at least 6 object devices
  * and swift-object-replicator (ssync, passes seconds apart) plus the account and container
  * replicators, so recon's replication stats, ring md5s and disk usage are real; `installRing()`
- * swaps a ring the way an operator copying rings to a node does. The proxy pipeline is either
+ * swaps a ring the way an operator copying rings to a node does. The all-in-one can also leave the
+ * replicators to `runOnce()` (with the object updater, auditor and swift-recon-cron, as cron or
+ * `swift-<daemon> --once` would run them), give each storage server its own ring directory (a
+ * node's /etc/swift, so that one node can hold another ring), and `stopProcess()` /
+ * `startProcess()` one server. The proxy pipeline is either
  * Swift's own `tempauth` or keystonemiddleware's `authtoken` + Swift's `keystoneauth` (what a proxy
  * validating Cairn auth-gateway tokens runs). Rings are built by swift-ring-builder's own code, all
  * in one Python process (./swift-ring-steps.py).
@@ -145,6 +149,18 @@ export interface AllInOneOptions {
    * and `SwiftCluster.tmpfs` says why. Unmounted by stop(). Default: no tmpfs.
    */
   tmpfsMiB?: number;
+  /**
+   * Start the replicators with the cluster (default true). With false their config sections are
+   * still written and `runOnce()` runs single passes: cheaper than passes every second, and a
+   * replicator that never ran is what recon reports on a node where it is not running.
+   */
+  replicatorsRunning?: boolean;
+  /**
+   * Each storage server reads its rings from its own directory (`nodeSwiftDir(server)`, copies of
+   * the rings), as each node of a real cluster has its own /etc/swift; `installRing(…, { node })`
+   * then changes one node's ring alone. Default false: every server reads `swiftDir`.
+   */
+  nodeSwiftDirs?: boolean;
 }
 
 export interface SwiftClusterOptions {
@@ -225,7 +241,18 @@ export interface SwiftCluster {
    * mtime on their own (object replicator within `ring_check_interval` = 1 s here, Ring objects
    * within their 15 s reload time). `ring` is 'object', 'object-1', 'container' or 'account'.
    */
-  installRing(source: string | Buffer, ring?: string): InstalledRing;
+  installRing(source: string | Buffer, ring?: string, opts?: { node?: SwiftNode['server'] }): InstalledRing;
+  /** Where a storage server reads its rings: its own directory with `nodeSwiftDirs`, else `swiftDir`. */
+  nodeSwiftDir(server: SwiftNode['server']): string;
+  /**
+   * All-in-one only: one pass of a daemon (`swift-<daemon> --once`: object-replicator,
+   * container-replicator, account-replicator, object-updater, object-auditor) or one run of
+   * swift-recon-cron (counts async pendings into the recon cache), to completion. Rejects when it
+   * exits non-zero.
+   */
+  runOnce(daemon: OnceDaemon): Promise<void>;
+  /** Starts a server stopped by `stopProcess()` again and waits until it answers its healthcheck. */
+  startProcess(name: string): Promise<void>;
   /** The object server's `GET /recon/diskusage` (through @cairn/swift-cluster's reader). */
   diskUsage(): Promise<DiskUsage[]>;
   /** The last completed replication pass recon reports for `type`, or null before the first. */
@@ -273,6 +300,14 @@ export const DEFAULT_TEMPAUTH_USERS: TempauthUser[] = [
 ];
 
 export const ALL_IN_ONE_MIN_OBJECT_DEVICES = 6;
+
+export type OnceDaemon =
+  | 'object-replicator'
+  | 'container-replicator'
+  | 'account-replicator'
+  | 'object-updater'
+  | 'object-auditor'
+  | 'recon-cron';
 
 export interface InstalledRing {
   /** Where it now is: `<swiftDir>/<ring>.ring.gz`. */
@@ -459,6 +494,9 @@ function normalisePolicies(policies: StoragePolicySpec[]): StoragePolicySpec[] {
 
 interface ManagedProcess {
   name: string;
+  /** How it was started, for startProcess(). */
+  cmd: string;
+  args: string[];
   child: ChildProcess;
   exited: boolean;
   exitInfo?: string;
@@ -503,6 +541,7 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
   const replicatorNames = aio
     ? ['object-replicator', ...(aio.dbReplicators === false ? [] : ['container-replicator', 'account-replicator'])]
     : [];
+  const replicatorsRunning = aio?.replicatorsRunning ?? true;
   const devices = [...new Set(policies.flatMap((p) => p.devices))].sort();
   const partPower = options.partPower ?? 8;
   const startTimeoutMs = options.startTimeoutMs ?? 60_000;
@@ -514,6 +553,9 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
   const logDir = join(rootDir, 'log');
   const cacheDir = join(rootDir, 'cache');
   for (const d of [swiftDir, devicesDir, logDir, cacheDir, join(rootDir, 'run')]) mkdirSync(d, { recursive: true });
+  const storageServers = ['account', 'container', 'object'] as const;
+  const nodeSwiftDir = (server: SwiftNode['server']) =>
+    aio?.nodeSwiftDirs ? join(rootDir, 'nodes', server, 'etc') : swiftDir;
   const spareDevices = aio?.spareDevices
     ? Array.from({ length: aio.spareDevices }, (_, i) => `d${policies[0]!.devices.length + i + 1}`).filter(
         (d) => !devices.includes(d),
@@ -592,7 +634,7 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const p: ManagedProcess = { name, child, exited: false, exitPromise: Promise.resolve() };
+    const p: ManagedProcess = { name, cmd, args, child, exited: false, exitPromise: Promise.resolve() };
     p.exitPromise = new Promise<void>((resolve) => {
       child.once('exit', (code, signal) => {
         p.exited = true;
@@ -627,7 +669,7 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
         while (Date.now() < deadline && (!p.exited || groupAlive(pid))) await sleep(50);
         // SIGKILL whatever is left of the group (also forked workers whose parent already exited).
         if (groupAlive(pid)) tryKillGroup(pid, 'SIGKILL');
-        await Promise.race([p.exitPromise, sleep(2_000)]);
+        await within(p.exitPromise, 2_000);
         const killDeadline = Date.now() + 2_000;
         while (Date.now() < killDeadline && groupAlive(pid)) await sleep(50);
       }),
@@ -728,6 +770,12 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
     for (const r of rings)
       if (!existsSync(join(swiftDir, `${r.file}.ring.gz`)))
         throw new Error(`swift-ring-builder did not write ${r.file}.ring.gz`);
+    if (aio?.nodeSwiftDirs)
+      for (const server of storageServers) {
+        mkdirSync(nodeSwiftDir(server), { recursive: true });
+        for (const r of rings)
+          copyFileSync(join(swiftDir, `${r.file}.ring.gz`), join(nodeSwiftDir(server), `${r.file}.ring.gz`));
+      }
 
     // ---- server configs --------------------------------------------------------------------
     const user = userInfo().username;
@@ -761,7 +809,18 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
           ring_check_interval: 1,
         });
       }
-      return [[`${server}-replicator`, settings]] as Array<[string, Record<string, string | number>]>;
+      const sections: Array<[string, Record<string, string | number>]> = [[`${server}-replicator`, settings]];
+      if (server === 'object')
+        sections.push(
+          // For runOnce(): the updater sends async pendings to the container servers; the auditor
+          // checks every object's checksum at once (files_per_second: no rate limit worth the name).
+          ['object-updater', { interval: replicationInterval, recon_cache_path: cacheDir, concurrency: 1 }],
+          [
+            'object-auditor',
+            { recon_cache_path: cacheDir, files_per_second: 10_000, bytes_per_second: 1_000_000_000, concurrency: 1 },
+          ],
+        );
+      return sections;
     };
     for (const [server, port] of [
       ['account', accountPort],
@@ -771,11 +830,15 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
       writeFileSync(
         join(swiftDir, `${server}-server.conf`),
         ini([
-          ['DEFAULT', { ...common, bind_port: port }],
+          ['DEFAULT', { ...common, swift_dir: nodeSwiftDir(server), bind_port: port }],
           ['pipeline:main', { pipeline: `healthcheck recon ${server}-server` }],
           [`app:${server}-server`, { use: `egg:swift#${server}` }],
           ['filter:healthcheck', { use: 'egg:swift#healthcheck' }],
-          ['filter:recon', { use: 'egg:swift#recon', recon_cache_path: cacheDir }],
+          // recon_lock_path: swift-recon-cron's lock, under rootDir rather than the host's /var/lock.
+          [
+            'filter:recon',
+            { use: 'egg:swift#recon', recon_cache_path: cacheDir, recon_lock_path: join(rootDir, 'run') },
+          ],
           ...replicatorSection(server),
         ]),
       );
@@ -905,7 +968,7 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
         join(swiftDir, `${server}-server.conf`),
       ]);
     }
-    for (const name of replicatorNames) {
+    for (const name of replicatorsRunning ? replicatorNames : []) {
       const server = name.replace('-replicator', '');
       launch(name, SWIFT_PYTHON, [SWIFT_LAUNCHER, swiftDir, name, join(swiftDir, `${server}-server.conf`)]);
     }
@@ -965,15 +1028,10 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
     });
     const logs = () => logLines.join('\n');
 
-    const installRing = (source: string | Buffer, ring = 'object'): InstalledRing => {
-      if (!/^(account|container|object(-\d+)?)$/.test(ring))
-        throw new Error(
-          `installRing: ${JSON.stringify(ring)} is not a ring name (object, object-N, container, account)`,
-        );
-      const bytes = typeof source === 'string' ? readFileSync(source) : source;
-      const path = join(swiftDir, `${ring}.ring.gz`);
+    const writeRing = (dir: string, ring: string, bytes: Buffer): string => {
+      const path = join(dir, `${ring}.ring.gz`);
       const previousMtime = existsSync(path) ? statSync(path).mtimeMs : undefined;
-      const tmp = join(swiftDir, `.${ring}.ring.gz.${process.pid}.tmp`);
+      const tmp = join(dir, `.${ring}.ring.gz.${process.pid}.tmp`);
       writeFileSync(tmp, bytes);
       // Swift compares mtimes exactly; make sure the new one differs even on a coarse clock.
       let mtime = new Date();
@@ -981,8 +1039,27 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
         mtime = new Date(previousMtime + 1_000);
       utimesSync(tmp, mtime, mtime);
       renameSync(tmp, path);
-      addLog('harness', `installed ${ring}.ring.gz (${bytes.length} bytes)`);
-      return { path, md5: createHash('md5').update(bytes).digest('hex'), writtenAt: statSync(path).mtime };
+      return path;
+    };
+    const installRing = (
+      source: string | Buffer,
+      ring = 'object',
+      opts: { node?: SwiftNode['server'] } = {},
+    ): InstalledRing => {
+      if (!/^(account|container|object(-\d+)?)$/.test(ring))
+        throw new Error(
+          `installRing: ${JSON.stringify(ring)} is not a ring name (object, object-N, container, account)`,
+        );
+      if (opts.node && !aio?.nodeSwiftDirs)
+        throw new Error('installRing: { node } needs the all-in-one option nodeSwiftDirs');
+      const bytes = typeof source === 'string' ? readFileSync(source) : source;
+      // Without a node: the cluster's ring, on every node (the same dir when they share swiftDir).
+      const dirs = opts.node
+        ? [nodeSwiftDir(opts.node)]
+        : [...new Set([swiftDir, ...storageServers.map((server) => nodeSwiftDir(server))])];
+      const [path] = dirs.map((dir) => writeRing(dir, ring, bytes));
+      addLog('harness', `installed ${ring}.ring.gz (${bytes.length} bytes) on ${opts.node ?? 'every node'}`);
+      return { path: path!, md5: createHash('md5').update(bytes).digest('hex'), writtenAt: statSync(path!).mtime };
     };
 
     const portOf = { object: objectPort, container: containerPort, account: accountPort };
@@ -1025,6 +1102,38 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
       if (pid) tryKillGroup(pid, signal);
       addLog('harness', `${signal} to ${name}`);
     };
+    const runOnce = async (daemon: OnceDaemon): Promise<void> => {
+      if (!aio) throw new Error('runOnce: only the all-in-one has daemon configs');
+      const server = daemon === 'recon-cron' ? 'object' : daemon.split('-')[0]!;
+      const t = Date.now();
+      const run = await runCommand(
+        SWIFT_PYTHON,
+        [SWIFT_LAUNCHER, swiftDir, daemon, join(swiftDir, `${server}-server.conf`), 'once'],
+        { env: cleanEnv(), cwd: rootDir, timeoutMs: 60_000 },
+      );
+      addLog(`${daemon}(once)`, `${run.stdout}\n${run.stderr}\nexited ${run.code} after ${Date.now() - t} ms`);
+      if (run.code !== 0) throw new Error(`${daemon} --once exited ${run.code}:\n${run.stderr.slice(-2_000)}`);
+    };
+    const healthcheckPort: Record<string, number> = {
+      'account-server': accountPort,
+      'container-server': containerPort,
+      'object-server': objectPort,
+      'proxy-server': proxyPort,
+    };
+    const startProcess = async (name: string): Promise<void> => {
+      const old = processNamed(name);
+      if (!old.exited) throw new Error(`startProcess: ${name} is still running`);
+      procs.splice(procs.indexOf(old), 1);
+      const p = launch(name, old.cmd, old.args);
+      const port = healthcheckPort[name];
+      const deadline = Date.now() + 30_000;
+      while (port !== undefined && !(await httpOk(`http://${LOOPBACK}:${port}/healthcheck`))) {
+        if (p.exited) throw new Error(`startProcess: ${name} ${p.exitInfo ?? 'exited'}`);
+        if (Date.now() > deadline) throw new Error(`startProcess: ${name} did not answer within 30 s`);
+        await sleep(100);
+      }
+      addLog('harness', `started ${name} again`);
+    };
     const stopProcess = async (name: string): Promise<void> => {
       const p = processNamed(name);
       const pid = p.child.pid;
@@ -1034,7 +1143,7 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
       const deadline = Date.now() + 5_000;
       while (Date.now() < deadline && groupAlive(pid)) await sleep(50);
       if (groupAlive(pid)) tryKillGroup(pid, 'SIGKILL');
-      await Promise.race([p.exitPromise, sleep(2_000)]);
+      await within(p.exitPromise, 2_000);
     };
     return {
       proxyUrl,
@@ -1058,6 +1167,9 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
       },
       replicators: replicatorNames,
       installRing,
+      nodeSwiftDir,
+      runOnce,
+      startProcess,
       diskUsage: () => fetchDiskUsage(`http://${LOOPBACK}:${objectPort}`, { timeoutMs: 5_000 }),
       replicationPass,
       waitForReplicationPass,
@@ -1102,6 +1214,19 @@ function unmountAll(mounts: string[]): void {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Waits for `promise`, at most `ms`. Unlike a race with sleep(), the timer goes once the promise
+ * settles: a pending one would keep the test process up (jest's "did not exit") after stop().
+ */
+async function within(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function tryKillGroup(pid: number, signal: NodeJS.Signals): void {

@@ -1,10 +1,13 @@
 #!/usr/bin/python3
-"""Starts one Swift WSGI server or replicator with swift.conf read from the harness's own swift_dir.
+"""Starts one Swift WSGI server or daemon with swift.conf read from the harness's own swift_dir.
 
-Usage: /usr/bin/python3 swift-launcher.py <swift_dir> <what> <server.conf>
+Usage: /usr/bin/python3 swift-launcher.py <swift_dir> <what> <server.conf> [once]
   what: account | container | object | proxy (a WSGI server, as /usr/bin/swift-<what>-server)
-        object-replicator | container-replicator | account-replicator (a daemon, as
-        /usr/bin/swift-<what>; it reads its [<what>] section of <server.conf>)
+        object-replicator | container-replicator | account-replicator | object-updater |
+        object-auditor (a daemon, as /usr/bin/swift-<what>; it reads its [<what>] section of
+        <server.conf>; with `once`, one pass and exit, as `swift-<what> --once`)
+        recon-cron (one run of /usr/bin/swift-recon-cron <server.conf>: counts async pendings
+        into the recon cache; always once)
 
 Why this exists: a server's `swift_dir` setting only moves where rings (and memcache.conf) are read
 from. Storage policies, the hash path prefix/suffix and constraints are always read from
@@ -20,10 +23,14 @@ import os
 import sys
 
 SERVERS = ('account', 'container', 'object', 'proxy')
-REPLICATORS = ('object-replicator', 'container-replicator', 'account-replicator')
-if len(sys.argv) != 4 or sys.argv[2] not in SERVERS + REPLICATORS:
+DAEMONS = ('object-replicator', 'container-replicator', 'account-replicator', 'object-updater',
+           'object-auditor')
+RECON_CRON = '/usr/bin/swift-recon-cron'
+if (len(sys.argv) not in (4, 5) or sys.argv[2] not in SERVERS + DAEMONS + ('recon-cron',)
+        or sys.argv[4:] not in ([], ['once'])):
     sys.exit(__doc__)
 swift_dir, server_type, conf_file = sys.argv[1:4]
+once = sys.argv[4:] == ['once']
 swift_conf = os.path.join(swift_dir, 'swift.conf')
 if not os.path.isfile(swift_conf):
     sys.exit('swift-launcher: %s does not exist' % swift_conf)
@@ -47,19 +54,31 @@ from swift.common.middleware import recon  # noqa: E402
 
 recon.SWIFT_CONF_FILE = swift_conf  # /recon/swiftconfmd5 should hash the file actually in use
 
-if server_type in REPLICATORS:
+if server_type == 'recon-cron':
+    import runpy  # noqa: E402
+
+    # The script itself, as cron runs it; it reads [filter:recon] of <server.conf>.
+    sys.argv = [RECON_CRON, conf_file]
+    runpy.run_path(RECON_CRON, run_name='__main__')
+    sys.exit(0)
+
+if server_type in DAEMONS:
     from swift.common.daemon import run_daemon  # noqa: E402
 
     if server_type == 'object-replicator':
         from swift.obj.replicator import ObjectReplicator as klass  # noqa: E402
     elif server_type == 'container-replicator':
         from swift.container.replicator import ContainerReplicator as klass  # noqa: E402
-    else:
+    elif server_type == 'account-replicator':
         from swift.account.replicator import AccountReplicator as klass  # noqa: E402
-    sys.stdout.write('swift-launcher: %s using %s\n' % (server_type, swift_conf))
+    elif server_type == 'object-updater':
+        from swift.obj.updater import ObjectUpdater as klass  # noqa: E402
+    else:
+        from swift.obj.auditor import ObjectAuditor as klass  # noqa: E402
+    sys.stdout.write('swift-launcher: %s%s using %s\n' % (server_type, ' (once)' if once else '', swift_conf))
     sys.stdout.flush()
-    # As /usr/bin/swift-<type>-replicator without --once: runs passes forever, `interval` apart.
-    sys.exit(run_daemon(klass, conf_file))
+    # As /usr/bin/swift-<what> [--once]: without once, passes forever, `interval` apart.
+    sys.exit(run_daemon(klass, conf_file, once=once))
 
 from swift.common.wsgi import run_wsgi  # noqa: E402
 

@@ -11,6 +11,7 @@ import {
   silentFindings,
   timeToFullFindings,
   unmountedFindings,
+  validateHealthThresholds,
   withDefaults,
   type RoundNode,
 } from '../src';
@@ -107,6 +108,19 @@ describe('node rules', () => {
     const f = replicationFindings(n, T, AT);
     expect(f.map((x) => x.code)).toEqual(['account_replication_stale', 'object_replication_stale']);
     expect(f[1]!.since).toEqual(new Date((SEC - 25 * 3600) * 1000));
+  });
+
+  it('when the limits are fractions of an hour, then a pass and a quarantine are judged to the second', () => {
+    const t = withDefaults({ replication_max_age_hours: 0.005, quarantine_window_hours: 0.005 }); // 18 s
+    const passed = (s: number) => node({ 'replication/object': { object_replication_last: SEC - s } });
+    expect(replicationFindings(passed(17), t, AT)).toEqual([]);
+    const stale = replicationFindings(passed(19), t, AT);
+    expect(stale.map((x) => x.code)).toEqual(['object_replication_stale']);
+    expect(stale[0]!.sentence).toContain('(limit 0.005 h)');
+    const roseAt = new Date(AT.getTime() - 17_000);
+    expect(quarantineFindings(node({}), 3, { count: 3, roseAt }, t, AT).findings).toHaveLength(1);
+    const longAgo = new Date(AT.getTime() - 18_000);
+    expect(quarantineFindings(node({}), 3, { count: 3, roseAt: longAgo }, t, AT).findings).toEqual([]);
   });
 
   it('when replication was not read or failed, then no replication finding', () => {
@@ -217,5 +231,55 @@ describe('evaluateRound', () => {
       { node: '10.0.0.3:6200', lastAnsweredAt: AT, quarantined: 2, quarantinedRoseAt: null, asyncPending: 4 },
       { node: '10.0.0.4:6200', lastAnsweredAt: null, quarantined: null, quarantinedRoseAt: null, asyncPending: null },
     ]);
+  });
+});
+
+describe('thresholds', () => {
+  const refusal = (body: unknown): string => {
+    try {
+      validateHealthThresholds(body);
+    } catch (err) {
+      expect((err as { code: string }).code).toBe('INVALID_INPUT');
+      return (err as Error).message;
+    }
+    throw new Error(`${JSON.stringify(body)} was accepted`);
+  };
+
+  it('when durations are fractions or integers, then they are taken as sent', () => {
+    const body = {
+      replication_max_age_hours: 0.005,
+      quarantine_window_hours: 1,
+      async_growing_minutes: 12.5,
+      silent_critical_minutes: 1.5,
+      full_warning_days: 2.5,
+      full_critical_days: 1,
+      full_projection_days: 1.5,
+      fill_warning_pct: 80,
+    };
+    expect(validateHealthThresholds(body)).toEqual(body);
+    // Form bodies send text.
+    expect(validateHealthThresholds({ replication_max_age_hours: '0.25' })).toEqual({
+      replication_max_age_hours: 0.25,
+    });
+  });
+
+  it('when a duration is zero, negative, below its minimum or absurd, then a sentence says the bounds', () => {
+    const atLeast = "The 'replication_max_age_hours' field must be at least 0.001.";
+    expect(refusal({ replication_max_age_hours: 0 })).toContain(atLeast);
+    expect(refusal({ replication_max_age_hours: -1 })).toContain(atLeast);
+    expect(refusal({ replication_max_age_hours: 0.0001 })).toContain(atLeast);
+    expect(refusal({ quarantine_window_hours: 721 })).toContain(
+      "The 'quarantine_window_hours' field must be at most 720.",
+    );
+    expect(refusal({ replication_max_age_hours: 1e300 })).toContain('at most 8760');
+    expect(refusal({ silent_critical_minutes: 0.5 })).toContain('at least 1');
+    expect(refusal({ full_warning_days: 'soon' })).toContain(
+      "The 'full_warning_days' field must be a number from 1 to 3650 (fractions allowed).",
+    );
+  });
+
+  it('when a count, a percentage or milliseconds have a fraction, then it is refused', () => {
+    for (const k of ['fill_warning_pct', 'async_pending_max', 'drive_audit_errors_max', 'clock_skew_ms'])
+      expect(refusal({ [k]: 50.5 })).toContain(`The '${k}' field must be`);
   });
 });

@@ -48,15 +48,20 @@ export const DEFAULT_HEALTH_THRESHOLDS: Readonly<HealthThresholds> = Object.free
   full_projection_days: 7,
 });
 
-/** Bounds of each threshold: what a person could mean, nothing that makes a rule meaningless. */
+/**
+ * Bounds of each threshold: what a person could mean, nothing that makes a rule meaningless. The
+ * hour limits go down to 3.6 s so that a test (or a drill) can watch a pass grow old or a
+ * quarantine window pass without waiting an hour; a limit shorter than the collection interval
+ * simply holds at every round.
+ */
 export const HEALTH_THRESHOLD_BOUNDS: Readonly<Record<keyof HealthThresholds, readonly [number, number]>> = {
   fill_warning_pct: [1, 100],
   fill_critical_pct: [1, 100],
   drive_audit_errors_max: [0, 1_000_000],
-  replication_max_age_hours: [1, 24 * 365],
+  replication_max_age_hours: [0.001, 24 * 365],
   async_pending_max: [0, 1_000_000_000],
   async_growing_minutes: [10, 24 * 60],
-  quarantine_window_hours: [1, 24 * 30],
+  quarantine_window_hours: [0.001, 24 * 30],
   clock_skew_ms: [1, 3_600_000],
   silent_critical_minutes: [1, 7 * 24 * 60],
   full_warning_days: [1, 3650],
@@ -64,17 +69,38 @@ export const HEALTH_THRESHOLD_BOUNDS: Readonly<Record<keyof HealthThresholds, re
   full_projection_days: [1, 31],
 };
 
+/**
+ * The durations in hours, minutes or days: a number of their unit, fractions allowed (0.5 h). Counts,
+ * percentages and the clock skew in ms are whole numbers. An integer means what it always did.
+ */
+export const FRACTIONAL_HEALTH_THRESHOLDS: ReadonlySet<keyof HealthThresholds> = new Set([
+  'replication_max_age_hours',
+  'async_growing_minutes',
+  'quarantine_window_hours',
+  'silent_critical_minutes',
+  'full_warning_days',
+  'full_critical_days',
+  'full_projection_days',
+]);
+
 const keys = Object.keys(DEFAULT_HEALTH_THRESHOLDS) as Array<keyof HealthThresholds>;
 
+const thresholdSchema = (k: keyof HealthThresholds) => {
+  const [min, max] = HEALTH_THRESHOLD_BOUNDS[k];
+  if (!FRACTIONAL_HEALTH_THRESHOLDS.has(k)) return Joi.number().integer().min(min).max(max).allow(null);
+  // The shared messages speak of integers; a duration is refused in its own words.
+  return Joi.number()
+    .min(min)
+    .max(max)
+    .allow(null)
+    .messages({
+      'number.base': `The {{#label}} field must be a number from ${min} to ${max} (fractions allowed).`,
+      'number.unsafe': `The {{#label}} field must be at most ${max}.`,
+    });
+};
+
 /** A PUT's body: any subset of the thresholds (an omitted one takes its default). */
-export const healthThresholdsSchema = Joi.object(
-  Object.fromEntries(
-    keys.map((k) => [
-      k,
-      Joi.number().integer().min(HEALTH_THRESHOLD_BOUNDS[k][0]).max(HEALTH_THRESHOLD_BOUNDS[k][1]).allow(null),
-    ]),
-  ),
-)
+export const healthThresholdsSchema = Joi.object(Object.fromEntries(keys.map((k) => [k, thresholdSchema(k)])))
   .custom((value: Partial<HealthThresholds>, helpers) => {
     const t = withDefaults(value);
     if (t.fill_critical_pct < t.fill_warning_pct) return helpers.error('health.fill');

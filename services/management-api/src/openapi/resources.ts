@@ -219,7 +219,8 @@ export function bodySchema(resource: ResourceDef, joi: JoiSchema, patch: boolean
 }
 
 /**
- * The same fields as form values, which are all text: booleans as true/false/1/0, numbers as digits, a list as the key
+ * The same fields as form values, which are all text: booleans as true/false/1/0, numbers as digits (a
+ * decimal point where fractions are allowed), a list as the key
  * repeated (once for a list of one).
  */
 function asForm(schema: JsonSchema): JsonSchema {
@@ -233,7 +234,7 @@ function asForm(schema: JsonSchema): JsonSchema {
         enum: BOOLEAN_VALUES,
         ...(s.default !== undefined ? { default: String(s.default) } : {}),
       };
-    if (types.includes('integer')) return { ...s, type: 'string' };
+    if (types.includes('integer') || types.includes('number')) return { ...s, type: 'string' };
     return s;
   };
   const properties = Object.fromEntries(

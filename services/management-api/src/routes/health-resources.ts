@@ -1,6 +1,7 @@
 import {
   DEFAULT_HEALTH_THRESHOLDS,
   FINDING_CODES,
+  FRACTIONAL_HEALTH_THRESHOLDS,
   HEALTH_THRESHOLD_BOUNDS,
   SEVERITIES,
   type HealthThresholds,
@@ -99,13 +100,20 @@ export const healthThresholdsResource: ResourceDef = {
   fields: Object.fromEntries(
     (Object.keys(DEFAULT_HEALTH_THRESHOLDS) as Array<keyof HealthThresholds>).map((k): [string, FieldDef] => [
       k,
-      {
-        type: 'integer',
-        help: `${THRESHOLD_HELP[k]} From ${HEALTH_THRESHOLD_BOUNDS[k][0]} to ${HEALTH_THRESHOLD_BOUNDS[k][1]}.`,
-        default: DEFAULT_HEALTH_THRESHOLDS[k],
-        nullable: true,
-        max: BigInt(HEALTH_THRESHOLD_BOUNDS[k][1]),
-      },
+      FRACTIONAL_HEALTH_THRESHOLDS.has(k)
+        ? {
+            type: 'float',
+            help: `${THRESHOLD_HELP[k]} From ${HEALTH_THRESHOLD_BOUNDS[k][0]} to ${HEALTH_THRESHOLD_BOUNDS[k][1]}, fractions allowed.`,
+            default: DEFAULT_HEALTH_THRESHOLDS[k],
+            nullable: true,
+          }
+        : {
+            type: 'integer',
+            help: `${THRESHOLD_HELP[k]} From ${HEALTH_THRESHOLD_BOUNDS[k][0]} to ${HEALTH_THRESHOLD_BOUNDS[k][1]}.`,
+            default: DEFAULT_HEALTH_THRESHOLDS[k],
+            nullable: true,
+            max: BigInt(HEALTH_THRESHOLD_BOUNDS[k][1]),
+          },
     ]),
   ),
 };

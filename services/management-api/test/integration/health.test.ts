@@ -258,9 +258,22 @@ describe.each(DB_KINDS)('cluster health on %s', (kind) => {
         'fill_critical_pct field must be at least fill_warning_pct',
       );
       expect((await admin().put(path, { fill_warning_pct: 101 })).body.error).toContain('at most 100');
-      const put = await admin().put(path, { fill_warning_pct: 50, fill_critical_pct: 99 });
+      expect((await admin().put(path, { replication_max_age_hours: 0 })).body.error).toContain(
+        "The 'replication_max_age_hours' field must be at least 0.001.",
+      );
+      const put = await admin().put(path, {
+        fill_warning_pct: 50,
+        fill_critical_pct: 99,
+        quarantine_window_hours: 0.25,
+      });
       expect(put.status).toBe(200);
-      expect(put.body).toMatchObject({ fill_warning_pct: 50, fill_critical_pct: 99, replication_max_age_hours: 24 });
+      expect(put.body).toMatchObject({
+        fill_warning_pct: 50,
+        fill_critical_pct: 99,
+        replication_max_age_hours: 24,
+        quarantine_window_hours: 0.25,
+      });
+      expect((await admin().get(path)).body).toMatchObject({ quarantine_window_hours: 0.25 });
       const at = nextAt();
       await post(at, [
         healthyNode('10.0.2.1:6200', at, {
