@@ -59,94 +59,69 @@ describe('pnpm start (the all-in-one launcher) as a real process', () => {
   });
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  it('when started on embedded PGlite, then the seed walk-through works and data survives a restart', async () => {
-    const env = { CAIRN_DATA_DIR: join(dataDir, 'pglite'), CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN: 'false' };
-    const first = await launch(env);
-    try {
-      expect(first.adminAuth).toBeDefined();
-      expect(await rssMb(first.child.pid!)).toBeLessThan(FIRST_START_MAX_RSS_MB);
-      const auth = first.adminAuth!;
-      expect(first.output()).toContain(`curl -H 'Authorization: ${auth}' ${first.apiUrl}/api/v1/clusters/`);
-      // The banner gives the console's address (the management API's own), and the API serves it there.
-      expect(first.output()).toContain(`\n  console         ${first.apiUrl}/console/\n`);
-      expect((await fetch(`${first.apiUrl}/console/`)).status).not.toBe(404);
-
-      const clusters = await api(first.apiUrl, auth, 'GET', '/api/v1/clusters/');
-      expect(clusters.status).toBe(200);
-      expect(clusters.json.objects[0].name).toBe('default');
-
-      const created = await api(first.apiUrl, auth, 'POST', '/api/v1/users/', {
-        cluster: '/api/v1/clusters/1/',
-        user: 'alice',
-        password: PASSWORD,
-      });
-      expect(created.status).toBe(201);
-      expect(created.json.password).toBe(PASSWORD);
-      const id = created.json.id as string;
-
-      // S3 out of the box: the API seals the secret with the embedded key, the gateway opens it.
-      const s3 = await api(first.apiUrl, auth, 'POST', '/api/v1/s3_credentials/', { user: `/api/v1/users/${id}/` });
-      expect(s3.status).toBe(201);
-      const stringToSign = `GET\n\n\n${new Date().toUTCString()}\n/bucket`;
-      const signed = (secret: string) => ({
-        credentials: {
-          access: s3.json.access_key,
-          token: Buffer.from(stringToSign).toString('base64url'),
-          signature: createHmac('sha1', secret).update(stringToSign).digest('base64'),
-        },
-      });
-      const s3tokens = (secret: string) =>
-        fetch(`${first.gatewayUrl}/auth/v3/s3tokens`, {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/json' },
-          body: JSON.stringify(signed(secret)),
-        });
-      expect((await s3tokens(s3.json.secret)).status).toBe(200);
-      expect((await s3tokens(`${s3.json.secret}x`)).status).toBe(401);
-
-      const shown = await api(first.apiUrl, auth, 'GET', `/api/v1/users/${id}/`);
-      expect(shown.status).toBe(200);
-      expect(shown.json).not.toHaveProperty('password');
-
-      expect((await api(first.apiUrl, auth, 'PATCH', `/api/v1/users/${id}/`, { enabled: false })).status).toBe(202);
-      const xml = await api(first.apiUrl, auth, 'GET', '/api/v1/users/?format=xml');
-      expect(xml.text.startsWith("<?xml version='1.0' encoding='utf-8'?>\n<response><meta type=\"hash\">")).toBe(true);
-
-      expect(await first.stop()).toBe(0);
-
-      const second = await launch(env);
-      try {
-        expect(second.adminAuth).toBeUndefined();
-        const again = await api(second.apiUrl, auth, 'GET', `/api/v1/users/${id}/`);
-        expect(again.status).toBe(200);
-        expect(again.json).toMatchObject({ user: 'alice', enabled: false });
-        const deleted = await api(second.apiUrl, auth, 'DELETE', `/api/v1/users/${id}`);
-        expect(deleted.status).toBe(204);
-      } finally {
-        await second.stop();
-      }
-    } finally {
-      if (first.child.exitCode === null) await first.stop();
-    }
-  });
-
-  it("when started under umask 022 on a relative CAIRN_DATA_DIR, then the banner names it absolute and all in it is its owner's only; one left open to others is made so at the next start, saying so", async () => {
-    const dir = join(dataDir, 'modes', 'pglite');
+  // One first start serves both the walk-through and the modes: a first start runs every
+  // migration on PGlite, the slowest start there is.
+  it("when started on embedded PGlite under umask 022 on a relative CAIRN_DATA_DIR, then the seed walk-through works, the banner names the directory absolute, all in it is its owner's only, and after a restart the data is there and what was left open to others is made so, saying so", async () => {
+    const dir = join(dataDir, 'pglite');
     const env = { CAIRN_DATA_DIR: relative(REPO_ROOT, dir), CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN: 'false' };
     // The processes inherit the umask under which PGlite used to leave everything readable by all.
     const umask = process.umask(0o022);
     try {
       const first = await launch(env);
+      let id = '';
       try {
+        expect(first.adminAuth).toBeDefined();
+        expect(await rssMb(first.child.pid!)).toBeLessThan(FIRST_START_MAX_RSS_MB);
         expect(first.output()).toContain(`Cairn is running (embedded PGlite in ${dir}).`);
         const auth = first.adminAuth!;
+        expect(first.output()).toContain(`curl -H 'Authorization: ${auth}' ${first.apiUrl}/api/v1/clusters/`);
+        // The banner gives the console's address (the management API's own), and the API serves it there.
+        expect(first.output()).toContain(`\n  console         ${first.apiUrl}/console/\n`);
+        expect((await fetch(`${first.apiUrl}/console/`)).status).not.toBe(404);
+
+        const clusters = await api(first.apiUrl, auth, 'GET', '/api/v1/clusters/');
+        expect(clusters.status).toBe(200);
+        expect(clusters.json.objects[0].name).toBe('default');
+
         const created = await api(first.apiUrl, auth, 'POST', '/api/v1/users/', {
           cluster: '/api/v1/clusters/1/',
-          user: 'modest',
+          user: 'alice',
           password: PASSWORD,
         });
         expect(created.status).toBe(201);
+        expect(created.json.password).toBe(PASSWORD);
+        id = created.json.id as string;
         expect(statSync(dir).mode & 0o777).toBe(0o700);
+
+        // S3 out of the box: the API seals the secret with the embedded key, the gateway opens it.
+        const s3 = await api(first.apiUrl, auth, 'POST', '/api/v1/s3_credentials/', { user: `/api/v1/users/${id}/` });
+        expect(s3.status).toBe(201);
+        const stringToSign = `GET\n\n\n${new Date().toUTCString()}\n/bucket`;
+        const signed = (secret: string) => ({
+          credentials: {
+            access: s3.json.access_key,
+            token: Buffer.from(stringToSign).toString('base64url'),
+            signature: createHmac('sha1', secret).update(stringToSign).digest('base64'),
+          },
+        });
+        const s3tokens = (secret: string) =>
+          fetch(`${first.gatewayUrl}/auth/v3/s3tokens`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify(signed(secret)),
+          });
+        expect((await s3tokens(s3.json.secret)).status).toBe(200);
+        expect((await s3tokens(`${s3.json.secret}x`)).status).toBe(401);
+
+        const shown = await api(first.apiUrl, auth, 'GET', `/api/v1/users/${id}/`);
+        expect(shown.status).toBe(200);
+        expect(shown.json).not.toHaveProperty('password');
+
+        expect((await api(first.apiUrl, auth, 'PATCH', `/api/v1/users/${id}/`, { enabled: false })).status).toBe(202);
+        const xml = await api(first.apiUrl, auth, 'GET', '/api/v1/users/?format=xml');
+        expect(xml.text.startsWith("<?xml version='1.0' encoding='utf-8'?>\n<response><meta type=\"hash\">")).toBe(
+          true,
+        );
       } finally {
         expect(await first.stop()).toBe(0);
       }
@@ -155,9 +130,9 @@ describe('pnpm start (the all-in-one launcher) as a real process', () => {
 
       chmodTree(dir, 0o755, 0o644);
       const loose = notOwnerOnly(dir);
-      const again = await launch(env);
+      const second = await launch(env);
       try {
-        const said = again
+        const said = second
           .output()
           .match(
             /the embedded data directory was open to other users: (\d+) directories made 0700 and (\d+) files made 0600/g,
@@ -166,8 +141,15 @@ describe('pnpm start (the all-in-one launcher) as a real process', () => {
         expect(said![0]).toContain(
           `${loose.filter((l) => l.startsWith('755 ')).length} directories made 0700 and ${loose.filter((l) => l.startsWith('644 ')).length} files made 0600`,
         );
+        expect(second.adminAuth).toBeUndefined();
+        const auth = first.adminAuth!;
+        const again = await api(second.apiUrl, auth, 'GET', `/api/v1/users/${id}/`);
+        expect(again.status).toBe(200);
+        expect(again.json).toMatchObject({ user: 'alice', enabled: false });
+        const deleted = await api(second.apiUrl, auth, 'DELETE', `/api/v1/users/${id}`);
+        expect(deleted.status).toBe(204);
       } finally {
-        expect(await again.stop()).toBe(0);
+        expect(await second.stop()).toBe(0);
       }
       expect(notOwnerOnly(dir)).toEqual([]);
     } finally {

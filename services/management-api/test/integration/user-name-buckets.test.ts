@@ -20,13 +20,17 @@ type Params = Array<[string, string]>;
 /** Ranges whose counts differ from the rows they stand for, gaps or overlaps between ranges (none, when right). */
 async function wrongRanges(db: Knex): Promise<unknown[]> {
   // Each user's range found by an index probe per user, independently of how the triggers find it.
+  // The per-range sums are joined, not a subquery per range: that scanned every (range, cluster)
+  // row once per range, quadratic in the thousands of ranges a tiny target makes.
   const res = await db.raw(`
     WITH r AS (SELECT lower_name, upper_name, n, lead(lower_name) OVER (ORDER BY lower_name) AS next FROM storage_user_name_ranges),
       actual AS (
         SELECT (SELECT max(lower_name) FROM storage_user_name_ranges r WHERE r.lower_name <= u.username) AS lower_name, u.cluster_id, count(*) AS n
-          FROM storage_users u GROUP BY 1, 2)
-    SELECT 'range' AS what, lower_name, NULL::int AS cluster_id, n, (SELECT coalesce(sum(a.n), 0) FROM actual a WHERE a.lower_name = r.lower_name) AS actual FROM r
-     WHERE n <> (SELECT coalesce(sum(a.n), 0) FROM actual a WHERE a.lower_name = r.lower_name)
+          FROM storage_users u GROUP BY 1, 2),
+      per_range AS (SELECT lower_name, sum(n) AS n FROM actual GROUP BY 1)
+    SELECT 'range' AS what, r.lower_name, NULL::int AS cluster_id, r.n, coalesce(a.n, 0) AS actual
+      FROM r LEFT JOIN per_range a ON a.lower_name = r.lower_name
+     WHERE r.n <> coalesce(a.n, 0)
     UNION ALL
     SELECT 'gap', lower_name, NULL, NULL, NULL FROM r WHERE upper_name IS DISTINCT FROM next
     UNION ALL
