@@ -83,7 +83,17 @@ const VIEW_ATTACHED = { columns: [quotaStateColumn(VIEW_ALIAS), latestUsageColum
 
 type AttachedRow = QuotaStateColumn & LatestUsageColumn;
 const attachedOf = (r: AttachedRow) => ({ quotaState: quotaStateOfRow(r), usage: latestUsageOfRow(r) });
-const toView = (r: SummaryRow & AttachedRow): StorageUserView => ({ ...toSummary(r), ...attachedOf(r) });
+const toView = (r: SummaryRow & AttachedRow): StorageUserView => ({
+  id: String(r.id),
+  clusterId: Number(r.cluster_id),
+  username: r.username,
+  passwordScheme: r.password_scheme,
+  isSuperuser: r.is_superuser,
+  enabled: r.enabled,
+  quotas: quotasOfRow(r),
+  quotaState: quotaStateOfRow(r),
+  usage: latestUsageOfRow(r),
+});
 
 /**
  * Users are partitioned by cluster: `cluster`, `cluster__in` and the cluster filters resolved to
