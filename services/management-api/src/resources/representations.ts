@@ -10,7 +10,15 @@ import {
 } from '@cairn/domain';
 import type { ApplicationCredentialResource, ClusterHealthStatus } from '@cairn/contract';
 import { asResource, JsonText } from './marks';
-import { apiKeyUri, applicationCredentialUri, clusterUri, operatorUri, s3CredentialUri, userUri } from './uris';
+import {
+  API_ROOT,
+  apiKeyUri,
+  applicationCredentialUri,
+  clusterUri,
+  operatorUri,
+  s3CredentialUri,
+  userUri,
+} from './uris';
 import type { ApplicationCredential } from '../repositories/application-credentials';
 import type { CapacitySample } from '../repositories/devices';
 import type { ApiKeyInfo } from '../repositories/operators';
@@ -114,7 +122,12 @@ export const userJson = (u: UserShown, password?: string) => {
   });
 };
 
-const quotaValueText = (v: string | null): string => (v === null ? 'null' : JSON.stringify(quotaJsonValue(v)));
+/**
+ * A bigint's decimal text (as Postgres writes it: no sign but '-', no leading zero) as toJson writes
+ * quotaJsonValue of it: below 16 digits the number has the same digits.
+ */
+const bigText = (v: string): string => (v.length < 16 ? v : JSON.stringify(quotaJsonValue(v)));
+const quotaValueText = (v: string | null): string => (v === null ? 'null' : bigText(v));
 
 /** toJson's text of a policy map: keys sorted, Python's separators. */
 const policyText = (m: Record<string, string> | null): string =>
@@ -125,27 +138,45 @@ const policyText = (m: Record<string, string> | null): string =>
         .map((k) => `${JSON.stringify(k)}: ${JSON.stringify(quotaJsonValue(m[k]!))}`)
         .join(', ')}}`;
 
-/** Exactly `toJson(userJson(u))`, written directly (a list writes thousands of them). Keys in sorted order. */
+/**
+ * A time's JSON text. The users of a page share a few sample hours, so the last one is kept:
+ * toISOString was most of the usage fields' cost on a page.
+ */
+let lastTime = NaN;
+let lastTimeText = '';
+const timeText = (d: Date): string => {
+  const t = d.getTime();
+  if (t !== lastTime) {
+    lastTimeText = `"${d.toISOString()}"`;
+    lastTime = t;
+  }
+  return lastTimeText;
+};
+
+/**
+ * Exactly `toJson(userJson(u))`, written directly (a list writes thousands of them). Keys in sorted
+ * order. Ids are decimal digits and the schemes and statuses plain words: written without escaping.
+ */
 export const userJsonText = (u: UserShown): JsonText => {
-  const state = u.quotaState === undefined ? null : quotaStateJson(u.quotaState);
-  const usage = u.usage === undefined ? null : usageJson(u.usage);
+  const state = u.quotaState;
+  const usage = u.usage;
   const q = u.quotas;
-  return new JsonText(
-    (usage ? `{"bytes_used": ${JSON.stringify(usage.bytes_used)}, ` : '{') +
-      `"cluster": ${JSON.stringify(clusterUri(u.clusterId))}, "enabled": ${u.enabled ? 'true' : 'false'}, "id": ${JSON.stringify(u.id)}, ` +
-      `"is_superuser": ${u.isSuperuser ? 'true' : 'false'}, ` +
-      (usage ? `"object_count": ${JSON.stringify(usage.object_count)}, ` : '') +
-      `"password_scheme": ${JSON.stringify(u.passwordScheme)}, ` +
-      (state ? `"quota_applied_at": ${JSON.stringify(state.quota_applied_at)}, ` : '') +
-      `"quota_bytes": ${quotaValueText(q.bytes)}, "quota_bytes_policy": ${policyText(q.bytesPolicy)}, ` +
-      `"quota_count": ${quotaValueText(q.count)}, "quota_count_policy": ${policyText(q.countPolicy)}, ` +
-      (state
-        ? `"quota_error": ${JSON.stringify(state.quota_error)}, "quota_status": ${JSON.stringify(state.quota_status)}, `
-        : '') +
-      `"resource_uri": ${JSON.stringify(userUri(u.id))}, ` +
-      (usage ? `"usage_sampled_at": ${JSON.stringify(usage.usage_sampled_at)}, ` : '') +
-      `"user": ${JSON.stringify(u.username)}}`,
-  );
+  const id = u.id;
+  let out = usage === undefined ? '{' : `{"bytes_used": ${usage === null ? 'null' : bigText(usage.bytesUsed)}, `;
+  out += `"cluster": "${API_ROOT}/clusters/${u.clusterId}/", "enabled": ${u.enabled ? 'true' : 'false'}, "id": "${id}", `;
+  out += `"is_superuser": ${u.isSuperuser ? 'true' : 'false'}, `;
+  if (usage !== undefined) out += `"object_count": ${usage === null ? 'null' : bigText(usage.objectCount)}, `;
+  out += `"password_scheme": "${u.passwordScheme}", `;
+  if (state !== undefined) out += `"quota_applied_at": ${state?.appliedAt ? timeText(state.appliedAt) : 'null'}, `;
+  out += `"quota_bytes": ${quotaValueText(q.bytes)}, "quota_bytes_policy": ${policyText(q.bytesPolicy)}, `;
+  out += `"quota_count": ${quotaValueText(q.count)}, "quota_count_policy": ${policyText(q.countPolicy)}, `;
+  if (state !== undefined) {
+    out += `"quota_error": ${state?.error == null ? 'null' : JSON.stringify(state.error)}, `;
+    out += `"quota_status": ${state === null ? 'null' : `"${state.status}"`}, `;
+  }
+  out += `"resource_uri": "${API_ROOT}/users/${id}/", `;
+  if (usage !== undefined) out += `"usage_sampled_at": ${usage === null ? 'null' : timeText(usage.hour)}, `;
+  return new JsonText(`${out}"user": ${JSON.stringify(u.username)}}`);
 };
 
 export const operatorJson = (o: Operator) =>
