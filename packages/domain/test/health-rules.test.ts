@@ -8,11 +8,14 @@ import {
   quarantineFindings,
   replicationFindings,
   ringMismatchFindings,
+  settleFindings,
   silentFindings,
   timeToFullFindings,
   unmountedFindings,
   validateHealthThresholds,
   withDefaults,
+  type Finding,
+  type HealthRound,
   type RoundNode,
 } from '../src';
 
@@ -231,6 +234,80 @@ describe('evaluateRound', () => {
       { node: '10.0.0.3:6200', lastAnsweredAt: AT, quarantined: 2, quarantinedRoseAt: null, asyncPending: 4 },
       { node: '10.0.0.4:6200', lastAnsweredAt: null, quarantined: null, quarantinedRoseAt: null, asyncPending: null },
     ]);
+  });
+});
+
+describe('settleFindings', () => {
+  const RING = { 'object.ring.gz': 'a'.repeat(32) };
+  /** A node with a full device, a foreign ring and a clock 5 s behind, read at `at`. */
+  const sick = (name: string, at: Date) =>
+    node(
+      {
+        diskusage: [{ device: 'sdb1', mounted: true, size: 100, used: 96, avail: 4 }],
+        ringmd5: { '/etc/swift/object.ring.gz': 'c'.repeat(32) },
+        time: at.getTime() / 1000 - 5,
+      },
+      { node: name },
+    );
+  const silent = (name: string) => node({}, { node: name, answered: false, error: 'timed out' });
+  const round = (at: Date, nodes: RoundNode[]): HealthRound => ({ collectedAt: at, ringMd5: RING, nodes });
+  type Stored = Finding & { openedAt: Date };
+  /** Runs the round's rules and settles the open findings as the API stores them. */
+  const judge = (open: Stored[], r: HealthRound) => {
+    const s = settleFindings(open, evaluateRound(r, new Map(), [], T).findings, r);
+    const next: Stored[] = [
+      ...s.held,
+      ...s.kept.map((k) => ({ ...k.found, openedAt: k.open.openedAt })),
+      ...s.opening.map((f) => ({ ...f, openedAt: r.collectedAt })),
+    ];
+    return { ...s, next };
+  };
+  const keys = (fs: Array<Pick<Finding, 'code' | 'node' | 'device'>>) =>
+    fs.map((f) => `${f.code} ${f.node ?? '-'} ${f.device ?? '-'}`).sort();
+
+  it('when a node with open findings is silent, then they stay open as they were; when it answers without the cause, they close', () => {
+    const [a, b] = ['10.0.0.3:6200', '10.0.0.4:6200'];
+    const filling: Stored = {
+      code: 'ring_set_filling',
+      severity: 'warning',
+      node: null,
+      device: null,
+      ringSet: 'Policy-0',
+      since: AT,
+      sentence: 'filling',
+      openedAt: AT,
+    };
+    const first = judge([filling], round(AT, [sick(a, AT), sick(b, AT)]));
+    expect(keys(first.opening)).toEqual(
+      [a, b].flatMap((n) => [`clock_skew ${n} -`, `device_full ${n} sdb1`, `ring_mismatch ${n} -`]).sort(),
+    );
+    expect(first.closing).toEqual([filling]); // no capacity history: a cluster finding is judged as usual
+
+    // a is silent; b left the rings: a's findings are held unchanged, b's close.
+    const later = new Date(AT.getTime() + 5 * MIN);
+    const second = judge(first.next, round(later, [silent(a)]));
+    expect(keys(second.held)).toEqual([`clock_skew ${a} -`, `device_full ${a} sdb1`, `ring_mismatch ${a} -`]);
+    for (const f of second.held) expect(first.next).toContain(f);
+    expect(second.held.every((f) => f.openedAt === AT)).toBe(true);
+    expect(keys(second.opening)).toEqual([`node_silent ${a} -`]);
+    expect(second.kept).toEqual([]);
+    expect(keys(second.closing)).toEqual([`clock_skew ${b} -`, `device_full ${b} sdb1`, `ring_mismatch ${b} -`]);
+
+    // Still sick once it answers: the same findings, open since the first round.
+    const third = new Date(later.getTime() + 5 * MIN);
+    const back = judge(second.next, round(third, [sick(a, third)]));
+    expect(keys(back.kept.map((k) => k.open))).toEqual(keys(second.held));
+    expect(back.next.filter((f) => f.code !== 'node_silent').every((f) => f.openedAt === AT)).toBe(true);
+    expect(keys(back.closing)).toEqual([`node_silent ${a} -`]);
+
+    // Silent again, then answering without the causes: held once more, then all closed.
+    const fourth = new Date(third.getTime() + 5 * MIN);
+    const again = judge(back.next, round(fourth, [silent(a)]));
+    expect(keys(again.held)).toEqual(keys(second.held));
+    const healthy = node({ ringmd5: { '/etc/swift/object.ring.gz': 'a'.repeat(32) } }, { node: a });
+    const cured = judge(again.next, round(new Date(fourth.getTime() + 5 * MIN), [healthy]));
+    expect(cured.next).toEqual([]);
+    expect(keys(cured.closing)).toEqual([...keys(second.held), `node_silent ${a} -`].sort());
   });
 });
 

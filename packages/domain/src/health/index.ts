@@ -6,3 +6,4 @@ export * from './rules-drives';
 export * from './rules-node';
 export * from './time-to-full';
 export * from './evaluate';
+export * from './settle';

@@ -1,12 +1,12 @@
 import type { Knex } from 'knex';
 import type {
-  Finding,
   FindingCode,
   HealthRound,
   HealthStatus,
   HealthThresholds,
   NodeMemory,
   NodeState,
+  Settlement,
   Severity,
 } from '@cairn/domain';
 import type { Db } from '../db/database';
@@ -208,22 +208,19 @@ export async function openFindings(db: Db, clusterId: number): Promise<StoredFin
 }
 
 /**
- * Brings the open findings to `found`: a finding already open keeps its opened_at and since and
- * takes the round's severity and sentence; a new one opens at `at`; an open one not found closes at `at`.
+ * Writes what a round settled (settleFindings): a kept finding keeps its opened_at and since and
+ * takes the round's severity, sentence and last_seen_at; a new one opens at `at`; a closing one
+ * closes at `at`; a held one is not touched.
  */
 export async function reconcileFindings(
   db: Db,
   clusterId: number,
-  open: StoredFinding[],
-  found: Finding[],
-  keyOf: (f: Pick<Finding, 'code' | 'node' | 'device' | 'ringSet'>) => string,
+  settled: Settlement<StoredFinding>,
   at: Date,
 ): Promise<void> {
-  const openByKey = new Map(open.map((f) => [keyOf(f), f]));
-  const foundByKey = new Map(found.map((f) => [keyOf(f), f]));
-  const closing = open.filter((f) => !foundByKey.has(keyOf(f))).map((f) => f.id);
-  const kept = [...foundByKey].filter(([k]) => openByKey.has(k));
-  const opening = [...foundByKey].filter(([k]) => !openByKey.has(k)).map(([, f]) => f);
+  const closing = settled.closing.map((f) => f.id);
+  const kept = settled.kept;
+  const opening = settled.opening;
   if (closing.length > 0)
     await raw(db, 'UPDATE health_findings SET closed_at = ? WHERE id = ANY(?::bigint[])', [at, closing]);
   if (kept.length > 0)
@@ -231,7 +228,7 @@ export async function reconcileFindings(
       db,
       `UPDATE health_findings f SET severity = t.severity, sentence = t.sentence, last_seen_at = ?
          FROM unnest(?::bigint[], ?::text[], ?::text[]) AS t(id, severity, sentence) WHERE f.id = t.id`,
-      [at, kept.map(([k]) => openByKey.get(k)!.id), kept.map(([, f]) => f.severity), kept.map(([, f]) => f.sentence)],
+      [at, kept.map((k) => k.open.id), kept.map((k) => k.found.severity), kept.map((k) => k.found.sentence)],
     );
   if (opening.length > 0)
     await raw(

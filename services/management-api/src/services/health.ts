@@ -2,7 +2,7 @@ import {
   DAY_MS,
   evaluateRound,
   errors,
-  findingKey,
+  settleFindings,
   withDefaults,
   worstSeverity,
   type HealthRound,
@@ -78,10 +78,11 @@ export async function recordRound(
       ).map((s) => ({ ringSet: s.ringSet, hour: s.hour, usedTb: s.totalUsedTb, freeTb: s.totalFreeTb }));
       const { findings, states } = evaluateRound(round, memory, capacity, t, receivedAt());
       const id = await storeRound(trx, cluster.id, round, states);
-      await reconcileFindings(trx, cluster.id, await openFindings(trx, cluster.id), findings, findingKey, at);
+      const settled = settleFindings(await openFindings(trx, cluster.id), findings, round);
+      await reconcileFindings(trx, cluster.id, settled, at);
       await pruneHealth(trx, cluster.id, samplesFrom, new Date(at.getTime() - ROUND_RETENTION_MS));
       await recordCollectorRun(trx, cluster.id, 'health');
-      return { id, openFindings: new Set(findings.map(findingKey)).size };
+      return { id, openFindings: settled.opening.length + settled.kept.length + settled.held.length };
     }),
   );
 }

@@ -48,7 +48,7 @@ describe.each(DB_KINDS)('cluster health on %s', (kind) => {
     expect((await admin().get(`/api/v1/clusters/${cluster.id}/`)).body.health).toBe('unknown');
   });
 
-  it('when a round has an unmounted device, then a finding opens; a later clean round closes it; history shows both times', async () => {
+  it('when a round has an unmounted device, then a finding opens; a round its node is silent in keeps it; a clean round closes it; history shows both times', async () => {
     const first = nextAt();
     const unmounted = healthyNode('10.0.0.3:6200', first, {
       unmounted: [{ device: 'sdc1', mounted: false }],
@@ -91,6 +91,14 @@ describe.each(DB_KINDS)('cluster health on %s', (kind) => {
       healthyNode('10.0.0.3:6200', second, { unmounted: [{ device: 'sdc1', mounted: false }] }),
       healthyNode('10.0.0.4:6200', second),
     ]);
+    // Silent: nothing is known of its drive, so the finding stays open as it was, beside node_silent.
+    const silent = nextAt();
+    const silentRound = await post(silent, [
+      healthyNode('10.0.0.3:6200', silent, {}, { answered: false, error: 'connection refused', recon: {} }),
+      healthyNode('10.0.0.4:6200', silent),
+    ]);
+    expect(silentRound.body.open_findings).toBe(2);
+    expect(await openCodes()).toEqual(['drive_unmounted 10.0.0.3:6200 sdc1', 'node_silent 10.0.0.3:6200 -']);
     const clean = nextAt();
     expect(
       (await post(clean, [healthyNode('10.0.0.3:6200', clean), healthyNode('10.0.0.4:6200', clean)])).body
@@ -102,11 +110,11 @@ describe.each(DB_KINDS)('cluster health on %s', (kind) => {
     expect(history.body.objects[0]).toMatchObject({
       open: false,
       opened_at: first.toISOString(),
-      last_seen_at: second.toISOString(),
+      last_seen_at: second.toISOString(), // the silent round left it as it was
       closed_at: clean.toISOString(),
     });
     expect((await admin().get(`${base()}history/?open=true`)).body.objects).toEqual([]);
-    expect((await admin().get(`${base()}history/?open=false`)).body.meta.total_count).toBe(1);
+    expect((await admin().get(`${base()}history/?open=false`)).body.meta.total_count).toBe(2);
     expect((await admin().get(`/api/v1/clusters/${cluster.id}/`)).body.health).toBe('ok');
   });
 
