@@ -3,7 +3,9 @@
  *
  * `startSwiftCluster()` builds rings with /usr/bin/swift-ring-builder, writes a swift.conf and one
  * config per server into a fresh temp dir, and starts memcached plus the account, container, object
- * and proxy servers (one worker each, all on 127.0.0.1, free ports). No replicators, updaters or
+ * and proxy servers (one worker each, all on 127.0.0.1, free ports); the servers start while the
+ * rings are built and wait for them after importing Swift. `addProxy()` starts one more proxy, with
+ * settings of its own, in front of the same storage servers. No replicators, updaters or
  * auditors run, except in the all-in-one mode (`allInOne`) for ring tests: at least 6 object devices
  * and swift-object-replicator (ssync, passes seconds apart) plus the account and container
  * replicators, so recon's replication stats, ring md5s and disk usage are real; `installRing()`
@@ -734,12 +736,12 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
   // Last resort if the test process exits without stop() (e.g. jest killed on timeout).
   process.once('exit', killAllSync);
 
-  const launch = (name: string, cmd: string, args: string[]): ManagedProcess => {
+  const launch = (name: string, cmd: string, args: string[], env: Record<string, string> = {}): ManagedProcess => {
     // detached: each server becomes its own process group (Swift forks a worker), so stop() can
     // signal the whole group.
     const child = spawn(cmd, args, {
       cwd: rootDir,
-      env: cleanEnv(),
+      env: cleanEnv(env),
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -894,24 +896,11 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
         [builder, 'rebalance', '--seed', '1'],
       ];
     });
-    const results = await swiftRingBuilderSteps(steps, { tmpDir: rootDir });
-    for (const res of results) {
-      const [builder, ...step] = res.args;
-      addLog(
-        'swift-ring-builder',
-        `${builder!.slice(swiftDir.length + 1)} ${step.join(' ')} -> ${res.code}\n${res.output}`,
-      );
-    }
-    const failed = results.find((r) => !r.ok);
-    if (failed || results.length !== steps.length)
-      throw new Error(
-        failed
-          ? `swift-ring-builder ${failed.args.join(' ')} failed (exit ${failed.code}):\n${failed.output}`
-          : `${SWIFT_RING_STEPS} ran ${results.length} of ${steps.length} commands`,
-      );
-    for (const r of rings)
-      if (!existsSync(join(swiftDir, `${r.file}.ring.gz`)))
-        throw new Error(`swift-ring-builder did not write ${r.file}.ring.gz`);
+    // Built while the processes below start: they import Swift (seconds of CPU each) and then wait
+    // for ringsReady (swift-launcher.py's SWIFT_LAUNCHER_WAIT_FOR), created once every ring is written.
+    const ringsBuilt = swiftRingBuilderSteps(steps, { tmpDir: rootDir });
+    ringsBuilt.catch(() => undefined); // awaited below; this only keeps an early failure from being unhandled
+    const ringsReady = join(rootDir, 'run', 'rings.ready');
 
     // ---- server configs --------------------------------------------------------------------
     const user = userInfo().username;
@@ -979,17 +968,39 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
     // ---- start -----------------------------------------------------------------------------
     launch('memcached', MEMCACHED, memcachedArgs(memcachedPort));
     for (const server of ['account', 'container', 'object', 'proxy'] as const) {
-      launch(`${server}-server`, SWIFT_PYTHON, [
-        SWIFT_LAUNCHER,
-        swiftDir,
-        server,
-        join(swiftDir, `${server}-server.conf`),
-      ]);
+      launch(
+        `${server}-server`,
+        SWIFT_PYTHON,
+        [SWIFT_LAUNCHER, swiftDir, server, join(swiftDir, `${server}-server.conf`)],
+        { SWIFT_LAUNCHER_WAIT_FOR: ringsReady },
+      );
     }
     for (const name of replicatorNames) {
       const server = name.replace('-replicator', '');
-      launch(name, SWIFT_PYTHON, [SWIFT_LAUNCHER, swiftDir, name, join(swiftDir, `${server}-server.conf`)]);
+      launch(name, SWIFT_PYTHON, [SWIFT_LAUNCHER, swiftDir, name, join(swiftDir, `${server}-server.conf`)], {
+        SWIFT_LAUNCHER_WAIT_FOR: ringsReady,
+      });
     }
+
+    const results = await ringsBuilt;
+    for (const res of results) {
+      const [builder, ...step] = res.args;
+      addLog(
+        'swift-ring-builder',
+        `${builder!.slice(swiftDir.length + 1)} ${step.join(' ')} -> ${res.code}\n${res.output}`,
+      );
+    }
+    const failed = results.find((r) => !r.ok);
+    if (failed || results.length !== steps.length)
+      throw new Error(
+        failed
+          ? `swift-ring-builder ${failed.args.join(' ')} failed (exit ${failed.code}):\n${failed.output}`
+          : `${SWIFT_RING_STEPS} ran ${results.length} of ${steps.length} commands`,
+      );
+    for (const r of rings)
+      if (!existsSync(join(swiftDir, `${r.file}.ring.gz`)))
+        throw new Error(`swift-ring-builder did not write ${r.file}.ring.gz`);
+    writeFileSync(ringsReady, '');
 
     const proxyUrl = `http://${LOOPBACK}:${proxyPort}`;
     const checks: ServingCheck[] = [
