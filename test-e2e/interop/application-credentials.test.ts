@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { freePort } from '../support/processes';
-import { startStack, type Stack } from '../support/stack';
+import { CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
 import { aws, ClientHome, run, type Run } from './s3-clients';
 import { startSwiftCluster, swiftCli, type SwiftCluster } from './swift-cluster';
 
@@ -29,7 +29,7 @@ interface Created {
 
 describe('application credentials with the openstack and swift CLIs and a Swift proxy', () => {
   let swift: SwiftCluster;
-  /** A second proxy (its own cluster) whose authtoken asks validations without the catalog. */
+  /** A second proxy (on the same storage servers) whose authtoken asks validations without the catalog. */
   let noCatalog: SwiftCluster;
   let stack: Stack;
   let home: ClientHome;
@@ -119,6 +119,7 @@ describe('application credentials with the openstack and swift CLIs and a Swift 
     stack = await startStack({
       database: 'postgres',
       redis: true,
+      hashParams: CHEAP_HASH_PARAMS,
       s3SecretKeys: `interop:${randomBytes(32).toString('base64')}`,
       gateway: { port: gwPort, publicUrl: gwAuth, storageUrl: `${swift.proxyUrl}/v1` },
     });
@@ -126,7 +127,7 @@ describe('application credentials with the openstack and swift CLIs and a Swift 
     await stack.createUser('alice', ALICE_PW);
     await swiftOk([...asPassword(), 'upload', '--object-name', 'hello.txt', 'public', '/etc/hostname']);
     await swiftOk([...asPassword(), 'upload', '--object-name', 'secret.txt', 'private', '/etc/hostname']);
-    noCatalog = await startSwiftCluster({
+    noCatalog = await swift.addProxy({
       pipeline: 'keystone',
       keystone: keystone({ include_service_catalog: 'False' }),
     });
@@ -137,8 +138,8 @@ describe('application credentials with the openstack and swift CLIs and a Swift 
   });
   afterAll(async () => {
     await stack?.close();
-    await swift?.stop();
     await noCatalog?.stop();
+    await swift?.stop();
     home?.close();
   });
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NEW_USERNAME_MAX_LENGTH } from '@cairn/domain';
 import { freePort } from '../support/processes';
-import { ADMIN_AUTH, startStack, type Stack } from '../support/stack';
+import { ADMIN_AUTH, CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
 import { startSwiftCluster, swiftCli, type SwiftCluster } from './swift-cluster';
 
 const ALICE_PW = 'alice-interop-password-01';
@@ -62,9 +62,9 @@ describe('the swift CLI and a Swift proxy with keystonemiddleware against the Ca
     project,
     ...(domains ? ['--os-user-domain-id', 'default', '--os-project-domain-id', 'default'] : []),
   ];
-  const cli = (args: string[], env: Record<string, string> = {}) => swiftCli(args, env, { cwd: work });
-  const ok = async (args: string[], env: Record<string, string> = {}) => {
-    const res = await cli(args, env);
+  const cli = (args: string[], env: Record<string, string> = {}, cwd = work) => swiftCli(args, env, { cwd });
+  const ok = async (args: string[], env: Record<string, string> = {}, cwd = work) => {
+    const res = await cli(args, env, cwd);
     if (res.code !== 0) {
       swift.dumpLogs(80);
       throw new Error(`swift ${args.join(' ')} failed (${res.code}):\n${res.stdout}\n${res.stderr}`);
@@ -89,6 +89,7 @@ describe('the swift CLI and a Swift proxy with keystonemiddleware against the Ca
     stack = await startStack({
       database: 'postgres',
       redis: true,
+      hashParams: CHEAP_HASH_PARAMS,
       gateway: { port: gwPort, publicUrl: gwAuth, storageUrl: `${swift.proxyUrl}/v1` },
     });
     await stack.createUser('swift-service', SERVICE_PW, { is_superuser: true });
@@ -142,7 +143,15 @@ describe('the swift CLI and a Swift proxy with keystonemiddleware against the Ca
     expect(await ok(['auth'], env)).toContain(`export OS_STORAGE_URL=${swift.proxyUrl}/v1/AUTH_alice\n`);
   });
 
-  it.each([
+  /**
+   * A directory of its own for a test that runs concurrently with others (the swift CLI uploads
+   * and downloads relative to its working directory, and the object names are the same).
+   */
+  const ownDir = (name: string) => mkdtempSync(join(work, `${name}-`));
+
+  // Concurrent (jest's maxConcurrency, 5): each test is a handful of swift CLI runs, each mostly a
+  // Python start, and each test has its own user, container or directory.
+  it.concurrent.each([
     ['V1', () => v1('alice', ALICE_PW)],
     ['V2', () => v2('alice', ALICE_PW)],
     ['V3', () => v3('alice', ALICE_PW)],
@@ -150,13 +159,14 @@ describe('the swift CLI and a Swift proxy with keystonemiddleware against the Ca
     const container = `box-${version.toLowerCase()}`;
     const file = `note-${version}.txt`;
     const content = `hello from ${version} ${Date.now()}\n`;
-    writeFileSync(join(work, file), content);
-    expect(await ok([...creds(), 'stat'])).toMatch(/Account: AUTH_alice/);
-    await ok([...creds(), 'upload', container, file]);
-    expect((await ok([...creds(), 'list', container])).split('\n')).toContain(file);
-    rmSync(join(work, file));
-    await ok([...creds(), 'download', container, file]);
-    expect(readFileSync(join(work, file), 'utf8')).toBe(content);
+    const dir = ownDir(version);
+    writeFileSync(join(dir, file), content);
+    expect(await ok([...creds(), 'stat'], {}, dir)).toMatch(/Account: AUTH_alice/);
+    await ok([...creds(), 'upload', container, file], {}, dir);
+    expect((await ok([...creds(), 'list', container], {}, dir)).split('\n')).toContain(file);
+    rmSync(join(dir, file));
+    await ok([...creds(), 'download', container, file], {}, dir);
+    expect(readFileSync(join(dir, file), 'utf8')).toBe(content);
   });
 
   const named = NAMED_USERS.flatMap(
@@ -168,19 +178,20 @@ describe('the swift CLI and a Swift proxy with keystonemiddleware against the Ca
       ] as const,
   );
 
-  it.each(named)(
+  it.concurrent.each(named)(
     'when a %s token of %j is used, then stat, upload, list and download work through the proxy',
     async (version, user, creds) => {
       const container = `box-${version.toLowerCase()}`;
       const file = `named-${version}.txt`;
       const content = `hello ${user} from ${version} ${Date.now()}\n`;
-      writeFileSync(join(work, file), content);
-      expect(await ok([...creds(), 'stat'])).toContain(`Account: ${encodeURIComponent(`AUTH_${user}`)}\n`);
-      await ok([...creds(), 'upload', container, file]);
-      expect((await ok([...creds(), 'list', container])).split('\n')).toContain(file);
-      rmSync(join(work, file));
-      await ok([...creds(), 'download', container, file]);
-      expect(readFileSync(join(work, file), 'utf8')).toBe(content);
+      const dir = ownDir(version);
+      writeFileSync(join(dir, file), content);
+      expect(await ok([...creds(), 'stat'], {}, dir)).toContain(`Account: ${encodeURIComponent(`AUTH_${user}`)}\n`);
+      await ok([...creds(), 'upload', container, file], {}, dir);
+      expect((await ok([...creds(), 'list', container], {}, dir)).split('\n')).toContain(file);
+      rmSync(join(dir, file));
+      await ok([...creds(), 'download', container, file], {}, dir);
+      expect(readFileSync(join(dir, file), 'utf8')).toBe(content);
     },
   );
 

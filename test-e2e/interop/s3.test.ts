@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { freePort } from '../support/processes';
-import { ADMIN_AUTH, startStack, type Stack, type StackOptions } from '../support/stack';
+import { ADMIN_AUTH, CHEAP_HASH_PARAMS, startStack, type Stack, type StackOptions } from '../support/stack';
 import { aws, boto3, ClientHome, s3cmd, type Run, type S3Key } from './s3-clients';
 import { startSwiftCluster, type S3Options, type SwiftCluster } from './swift-cluster';
 
@@ -17,15 +17,26 @@ const ALICE_PW = 'alice-s3-interop-password';
 const REGION = 'us-east-1';
 const S3_KEYS = `interop:${randomBytes(32).toString('base64')}`;
 
-/** A Swift with s3api + s3token in front of keystoneauth, and a Cairn stack whose gateway it asks. */
+/**
+ * The storage servers every world's proxy stands in front of: started with the first world (whose
+ * proxy is the cluster's own), stopped after the last test of the file. Each world has its own
+ * proxy (and memcached) and its own Cairn stack, so what one world's proxy is configured with,
+ * caches or is told never reaches another; users of different worlds have different names.
+ */
+let storage: SwiftCluster | undefined;
+afterAll(async () => {
+  await storage?.stop();
+});
+
+/** A Swift proxy with s3api + s3token in front of keystoneauth, and a Cairn stack whose gateway it asks. */
 async function startS3World(
   s3: S3Options,
   gateway: StackOptions['gateway'] = {},
-): Promise<{ swift: SwiftCluster; stack: Stack; endpoint: string; hostPort: string }> {
+): Promise<{ swift: SwiftCluster; stack: Stack; endpoint: string; hostPort: string; close: () => Promise<void> }> {
   const gwPort = await freePort();
   const gwAuth = `http://127.0.0.1:${gwPort}/auth`;
-  const swift = await startSwiftCluster({
-    pipeline: 'keystone',
+  const proxy = {
+    pipeline: 'keystone' as const,
     keystone: {
       authUrl: `${gwAuth}/v3`,
       username: 'swift-service',
@@ -34,15 +45,21 @@ async function startS3World(
       tokenCacheTime: 1,
       s3: { location: REGION, ...s3 },
     },
-  });
+  };
+  const swift = storage ? await storage.addProxy(proxy) : (storage = await startSwiftCluster(proxy));
   const stack = await startStack({
     database: 'postgres',
     redis: true,
     s3SecretKeys: S3_KEYS,
+    hashParams: CHEAP_HASH_PARAMS,
     gateway: { port: gwPort, publicUrl: gwAuth, storageUrl: `${swift.proxyUrl}/v1`, ...gateway },
   });
   await stack.createUser('swift-service', SERVICE_PW, { is_superuser: true });
-  return { swift, stack, endpoint: swift.proxyUrl, hostPort: new URL(swift.proxyUrl).host };
+  const close = async () => {
+    await stack.close();
+    if (swift !== storage) await swift.stop();
+  };
+  return { swift, stack, endpoint: swift.proxyUrl, hostPort: new URL(swift.proxyUrl).host, close };
 }
 
 /** A new S3 credential for the user, through the management API (the secret is in this answer only). */
@@ -80,8 +97,7 @@ describe('S3 clients through a Swift proxy (s3api + s3token with a service token
     aliceKey = await credentialFor(world.stack, alice);
   });
   afterAll(async () => {
-    await world?.stack.close();
-    await world?.swift.stop();
+    await world?.close();
     home?.close();
   });
 
@@ -292,8 +308,7 @@ describe('S3 through a Swift proxy whose s3token sends no service token', () => 
     key = await credentialFor(world.stack, await world.stack.createUser('carol', ALICE_PW));
   });
   afterAll(async () => {
-    await world?.stack.close();
-    await world?.swift.stop();
+    await world?.close();
     home?.close();
   });
 
@@ -312,8 +327,7 @@ describe('S3 through a Swift proxy whose s3token sends no service token', () => 
       expect(r.code).not.toBe(0);
       expect(r.stderr).toMatch(/SignatureDoesNotMatch/);
     } finally {
-      await strict.stack.close();
-      await strict.swift.stop();
+      await strict.close();
     }
   });
 });
@@ -329,8 +343,7 @@ describe('S3 through a Swift proxy that caches secrets (secret_cache_duration)',
     world = await startS3World({ serviceAuth: true, secretCacheDuration: CACHE_SECONDS });
   });
   afterAll(async () => {
-    await world?.stack.close();
-    await world?.swift.stop();
+    await world?.close();
     home?.close();
   });
 

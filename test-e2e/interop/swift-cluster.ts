@@ -3,7 +3,9 @@
  *
  * `startSwiftCluster()` builds rings with /usr/bin/swift-ring-builder, writes a swift.conf and one
  * config per server into a fresh temp dir, and starts memcached plus the account, container, object
- * and proxy servers (one worker each, all on 127.0.0.1, free ports). No replicators, updaters or
+ * and proxy servers (one worker each, all on 127.0.0.1, free ports); the servers start while the
+ * rings are built and wait for them after importing Swift. `addProxy()` starts one more proxy, with
+ * settings of its own, in front of the same storage servers. No replicators, updaters or
  * auditors run, except in the all-in-one mode (`allInOne`) for ring tests: at least 6 object devices
  * and swift-object-replicator (ssync, passes seconds apart) plus the account and container
  * replicators, so recon's replication stats, ring md5s and disk usage are real; `installRing()`
@@ -273,7 +275,15 @@ export interface SwiftCluster {
    */
   pauseProcess(name: string): void;
   resumeProcess(name: string): void;
-  /** How long startSwiftCluster took (rings, configs, processes, readiness), in ms. */
+  /**
+   * Starts one more proxy-server (with its own memcached) in front of the same storage servers and
+   * rings, with its own pipeline and auth settings: what a second cluster costs, without a second
+   * set of storage servers. Resolves with the cluster as that proxy's clients see it (its proxyUrl,
+   * authUrl, storageUrl, pipeline, ports); its `stop()` stops only that proxy, and the cluster's
+   * stop() stops it too. It logs into the same logs() as `proxy-server-<n>`.
+   */
+  addProxy(options: SwiftProxyOptions): Promise<SwiftCluster>;
+  /** How long startSwiftCluster took (rings, configs, processes, readiness), in ms; for addProxy, its own start. */
   startedInMs: number;
   /** Path of the log file (inside rootDir, so gone after stop() unless keepLogs). */
   logFile: string;
@@ -492,6 +502,147 @@ function normalisePolicies(policies: StoragePolicySpec[]): StoragePolicySpec[] {
   return sorted.map((p, i) => ({ ...p, default: defaults.length ? !!p.default : i === 0 }));
 }
 
+/** What shapes one proxy-server's config (the cluster's own proxy, or one from `addProxy`). */
+export type SwiftProxyOptions = Pick<
+  SwiftClusterOptions,
+  | 'pipeline'
+  | 'keystone'
+  | 'tempauthUsers'
+  | 'proxyPipeline'
+  | 'extraProxyConfig'
+  | 'proxyAppSettings'
+  | 'proxyLoggingSettings'
+>;
+
+/** Where a proxy-server runs: its port, its memcached, the cluster's swift_dir and log socket. */
+interface ProxyPlace {
+  port: number;
+  memcachedPort: number;
+  swiftDir: string;
+  user: string;
+  logPort: number;
+  logLevel: string;
+  /** Its name in the logs (Swift's `log_name`); default proxy-server. */
+  logName?: string;
+}
+
+/** A proxy-server.conf for these options. */
+function proxyConfig(
+  options: SwiftProxyOptions,
+  at: ProxyPlace,
+): { text: string; proxyPipeline: string[]; resellerPrefix: string } {
+  // With S3, s3api and s3token sit between authtoken and keystoneauth (s3api refuses to start
+  // otherwise): authtoken first, because it strips identity headers from every request it sees,
+  // and would strip the ones s3token sets from the s3tokens answer if it came after.
+  const s3 = options.pipeline === 'keystone' ? options.keystone!.s3 : undefined;
+  const authFilters =
+    options.pipeline === 'tempauth'
+      ? ['tempauth']
+      : s3
+        ? ['authtoken', 's3api', 's3token', 'keystoneauth']
+        : ['authtoken', 'keystoneauth'];
+  const proxyPipeline = options.proxyPipeline ?? [
+    'catch_errors',
+    'gatekeeper',
+    'healthcheck',
+    'proxy-logging',
+    'cache',
+    ...authFilters,
+    'proxy-logging',
+    'proxy-server',
+  ];
+  const proxySections: Array<[string, Record<string, string | number | boolean | undefined>]> = [
+    [
+      'DEFAULT',
+      {
+        bind_ip: LOOPBACK,
+        bind_port: at.port,
+        workers: 1,
+        user: at.user,
+        swift_dir: at.swiftDir,
+        bind_timeout: 10,
+        log_udp_host: LOOPBACK,
+        log_udp_port: at.logPort,
+        log_level: at.logLevel,
+        log_name: at.logName,
+      },
+    ],
+    ['pipeline:main', { pipeline: proxyPipeline.join(' ') }],
+    ['app:proxy-server', { use: 'egg:swift#proxy', account_autocreate: 'true', ...options.proxyAppSettings }],
+    ['filter:catch_errors', { use: 'egg:swift#catch_errors' }],
+    ['filter:gatekeeper', { use: 'egg:swift#gatekeeper' }],
+    ['filter:healthcheck', { use: 'egg:swift#healthcheck' }],
+    ['filter:proxy-logging', { use: 'egg:swift#proxy_logging', ...options.proxyLoggingSettings }],
+    ['filter:cache', { use: 'egg:swift#memcache', memcache_servers: `${LOOPBACK}:${at.memcachedPort}` }],
+  ];
+  let resellerPrefix = 'AUTH_';
+  if (options.pipeline === 'tempauth') {
+    const users = options.tempauthUsers ?? DEFAULT_TEMPAUTH_USERS;
+    const tempauth: Record<string, string> = { use: 'egg:swift#tempauth', reseller_prefix: 'AUTH' };
+    for (const u of users) tempauth[tempauthKey(u)] = [u.key, ...(u.groups ?? [])].join(' ');
+    proxySections.push(['filter:tempauth', tempauth]);
+  } else {
+    const k = options.keystone!;
+    resellerPrefix = k.resellerPrefix ?? 'AUTH_';
+    // The service user's keystoneauth1 password plugin options, as authtoken and s3token read them.
+    const serviceAuth = {
+      auth_type: 'password',
+      auth_url: k.authUrl,
+      username: k.username,
+      password: k.password,
+      project_name: k.projectName,
+      user_domain_id: k.userDomainId ?? 'default',
+      project_domain_id: k.projectDomainId ?? 'default',
+      interface: k.interface ?? 'public',
+    };
+    proxySections.push([
+      'filter:authtoken',
+      {
+        'paste.filter_factory': 'keystonemiddleware.auth_token:filter_factory',
+        ...serviceAuth,
+        www_authenticate_uri: k.wwwAuthenticateUri ?? k.authUrl,
+        region_name: k.regionName,
+        delay_auth_decision: String(k.delayAuthDecision ?? true),
+        cache: 'swift.cache',
+        token_cache_time: k.tokenCacheTime ?? 1,
+        ...k.authtokenExtra,
+      },
+    ]);
+    proxySections.push([
+      'filter:keystoneauth',
+      {
+        use: 'egg:swift#keystoneauth',
+        reseller_prefix: resellerPrefix,
+        operator_roles: (k.operatorRoles ?? ['admin', 'swiftoperator']).join(', '),
+        reseller_admin_role: k.resellerAdminRole ?? 'ResellerAdmin',
+        ...k.keystoneauthExtra,
+      },
+    ]);
+    if (s3) {
+      proxySections.push([
+        'filter:s3api',
+        { use: 'egg:swift#s3api', location: s3.location ?? 'us-east-1', ...s3.s3apiExtra },
+      ]);
+      proxySections.push([
+        'filter:s3token',
+        {
+          use: 'egg:swift#s3token',
+          auth_uri: k.authUrl,
+          reseller_prefix: resellerPrefix,
+          delay_auth_decision: 'false',
+          http_timeout: 10,
+          secret_cache_duration: s3.secretCacheDuration ?? 0,
+          ...((s3.serviceAuth ?? true) ? serviceAuth : {}),
+          ...s3.s3tokenExtra,
+        },
+      ]);
+    }
+  }
+  if (!resellerPrefix.endsWith('_')) resellerPrefix += '_';
+  const text = ini(proxySections) + (options.extraProxyConfig ? `\n${options.extraProxyConfig}\n` : '');
+  return { text, proxyPipeline, resellerPrefix };
+}
+
 interface ManagedProcess {
   name: string;
   /** How it was started, for startProcess(). */
@@ -500,6 +651,8 @@ interface ManagedProcess {
   child: ChildProcess;
   exited: boolean;
   exitInfo?: string;
+  /** Stopped on purpose (stopProcess): its exit is no start-up failure. */
+  stopped?: boolean;
   exitPromise: Promise<void>;
 }
 
@@ -625,12 +778,12 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
   // Last resort if the test process exits without stop() (e.g. jest killed on timeout).
   process.once('exit', killAllSync);
 
-  const launch = (name: string, cmd: string, args: string[]): ManagedProcess => {
+  const launch = (name: string, cmd: string, args: string[], env: Record<string, string> = {}): ManagedProcess => {
     // detached: each server becomes its own process group (Swift forks a worker), so stop() can
     // signal the whole group.
     const child = spawn(cmd, args, {
       cwd: rootDir,
-      env: cleanEnv(),
+      env: cleanEnv(env),
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -694,6 +847,39 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
     return kept;
   };
 
+  /** Polls every check until all pass; fails at once when a process exits, or at the deadline. */
+  const waitUntilServing = async (checks: ServingCheck[], deadline: number) => {
+    let pending = checks;
+    while (pending.length) {
+      const dead = procs.filter((p) => p.exited && !p.stopped);
+      if (dead.length)
+        throw new Error(`Swift test cluster: ${dead.map((p) => `${p.name} ${p.exitInfo}`).join(', ')} during start-up`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `Swift test cluster did not come up within ${startTimeoutMs} ms; not answering: ${pending.map((c) => c.name).join(', ')}`,
+        );
+      const results = await Promise.all(pending.map((c) => c.probe()));
+      pending = pending.filter((_, i) => !results[i]);
+      if (pending.length) await sleep(200);
+    }
+  };
+  /** Proves a proxy loaded our swift.conf (policy names), not /etc/swift/swift.conf. */
+  const checkPolicies = async (proxyUrl: string) => {
+    const info = (await (await fetch(`${proxyUrl}/info`, { signal: AbortSignal.timeout(5_000) })).json()) as {
+      swift?: { policies?: Array<{ name: string }> };
+    };
+    const served = (info.swift?.policies ?? []).map((p) => p.name).sort();
+    const wanted = policies
+      .filter((p) => !p.deprecated)
+      .map((p) => p.name)
+      .sort();
+    if (JSON.stringify(served) !== JSON.stringify(wanted)) {
+      throw new Error(
+        `Swift proxy serves storage policies ${JSON.stringify(served)}, expected ${JSON.stringify(wanted)} (swift.conf not picked up?)`,
+      );
+    }
+  };
+
   try {
     const [proxyPort, accountPort, containerPort, objectPort, memcachedPort] = (await freePorts(5)) as [
       number,
@@ -752,30 +938,11 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
         [builder, 'rebalance', '--seed', '1'],
       ];
     });
-    const results = await swiftRingBuilderSteps(steps, { tmpDir: rootDir });
-    for (const res of results) {
-      const [builder, ...step] = res.args;
-      addLog(
-        'swift-ring-builder',
-        `${builder!.slice(swiftDir.length + 1)} ${step.join(' ')} -> ${res.code}\n${res.output}`,
-      );
-    }
-    const failed = results.find((r) => !r.ok);
-    if (failed || results.length !== steps.length)
-      throw new Error(
-        failed
-          ? `swift-ring-builder ${failed.args.join(' ')} failed (exit ${failed.code}):\n${failed.output}`
-          : `${SWIFT_RING_STEPS} ran ${results.length} of ${steps.length} commands`,
-      );
-    for (const r of rings)
-      if (!existsSync(join(swiftDir, `${r.file}.ring.gz`)))
-        throw new Error(`swift-ring-builder did not write ${r.file}.ring.gz`);
-    if (aio?.nodeSwiftDirs)
-      for (const server of storageServers) {
-        mkdirSync(nodeSwiftDir(server), { recursive: true });
-        for (const r of rings)
-          copyFileSync(join(swiftDir, `${r.file}.ring.gz`), join(nodeSwiftDir(server), `${r.file}.ring.gz`));
-      }
+    // Built while the processes below start: they import Swift (seconds of CPU each) and then wait
+    // for ringsReady (swift-launcher.py's SWIFT_LAUNCHER_WAIT_FOR), created once every ring is written.
+    const ringsBuilt = swiftRingBuilderSteps(steps, { tmpDir: rootDir });
+    ringsBuilt.catch(() => undefined); // awaited below; this only keeps an early failure from being unhandled
+    const ringsReady = join(rootDir, 'run', 'rings.ready');
 
     // ---- server configs --------------------------------------------------------------------
     const user = userInfo().username;
@@ -844,137 +1011,62 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
       );
     }
 
-    // With S3, s3api and s3token sit between authtoken and keystoneauth (s3api refuses to start
-    // otherwise): authtoken first, because it strips identity headers from every request it sees,
-    // and would strip the ones s3token sets from the s3tokens answer if it came after.
-    const s3 = options.pipeline === 'keystone' ? options.keystone!.s3 : undefined;
-    const authFilters =
-      options.pipeline === 'tempauth'
-        ? ['tempauth']
-        : s3
-          ? ['authtoken', 's3api', 's3token', 'keystoneauth']
-          : ['authtoken', 'keystoneauth'];
-    const proxyPipeline = options.proxyPipeline ?? [
-      'catch_errors',
-      'gatekeeper',
-      'healthcheck',
-      'proxy-logging',
-      'cache',
-      ...authFilters,
-      'proxy-logging',
-      'proxy-server',
-    ];
-    const proxySections: Array<[string, Record<string, string | number | boolean | undefined>]> = [
-      [
-        'DEFAULT',
-        {
-          bind_ip: LOOPBACK,
-          bind_port: proxyPort,
-          workers: 1,
-          user,
-          swift_dir: swiftDir,
-          bind_timeout: 10,
-          log_udp_host: LOOPBACK,
-          log_udp_port: logPort,
-          log_level: logLevel,
-        },
-      ],
-      ['pipeline:main', { pipeline: proxyPipeline.join(' ') }],
-      ['app:proxy-server', { use: 'egg:swift#proxy', account_autocreate: 'true', ...options.proxyAppSettings }],
-      ['filter:catch_errors', { use: 'egg:swift#catch_errors' }],
-      ['filter:gatekeeper', { use: 'egg:swift#gatekeeper' }],
-      ['filter:healthcheck', { use: 'egg:swift#healthcheck' }],
-      ['filter:proxy-logging', { use: 'egg:swift#proxy_logging', ...options.proxyLoggingSettings }],
-      ['filter:cache', { use: 'egg:swift#memcache', memcache_servers: `${LOOPBACK}:${memcachedPort}` }],
-    ];
-    let resellerPrefix = 'AUTH_';
-    if (options.pipeline === 'tempauth') {
-      const users = options.tempauthUsers ?? DEFAULT_TEMPAUTH_USERS;
-      const tempauth: Record<string, string> = { use: 'egg:swift#tempauth', reseller_prefix: 'AUTH' };
-      for (const u of users) tempauth[tempauthKey(u)] = [u.key, ...(u.groups ?? [])].join(' ');
-      proxySections.push(['filter:tempauth', tempauth]);
-    } else {
-      const k = options.keystone!;
-      resellerPrefix = k.resellerPrefix ?? 'AUTH_';
-      // The service user's keystoneauth1 password plugin options, as authtoken and s3token read them.
-      const serviceAuth = {
-        auth_type: 'password',
-        auth_url: k.authUrl,
-        username: k.username,
-        password: k.password,
-        project_name: k.projectName,
-        user_domain_id: k.userDomainId ?? 'default',
-        project_domain_id: k.projectDomainId ?? 'default',
-        interface: k.interface ?? 'public',
-      };
-      proxySections.push([
-        'filter:authtoken',
-        {
-          'paste.filter_factory': 'keystonemiddleware.auth_token:filter_factory',
-          ...serviceAuth,
-          www_authenticate_uri: k.wwwAuthenticateUri ?? k.authUrl,
-          region_name: k.regionName,
-          delay_auth_decision: String(k.delayAuthDecision ?? true),
-          cache: 'swift.cache',
-          token_cache_time: k.tokenCacheTime ?? 1,
-          ...k.authtokenExtra,
-        },
-      ]);
-      proxySections.push([
-        'filter:keystoneauth',
-        {
-          use: 'egg:swift#keystoneauth',
-          reseller_prefix: resellerPrefix,
-          operator_roles: (k.operatorRoles ?? ['admin', 'swiftoperator']).join(', '),
-          reseller_admin_role: k.resellerAdminRole ?? 'ResellerAdmin',
-          ...k.keystoneauthExtra,
-        },
-      ]);
-      if (s3) {
-        proxySections.push([
-          'filter:s3api',
-          { use: 'egg:swift#s3api', location: s3.location ?? 'us-east-1', ...s3.s3apiExtra },
-        ]);
-        proxySections.push([
-          'filter:s3token',
-          {
-            use: 'egg:swift#s3token',
-            auth_uri: k.authUrl,
-            reseller_prefix: resellerPrefix,
-            delay_auth_decision: 'false',
-            http_timeout: 10,
-            secret_cache_duration: s3.secretCacheDuration ?? 0,
-            ...((s3.serviceAuth ?? true) ? serviceAuth : {}),
-            ...s3.s3tokenExtra,
-          },
-        ]);
-      }
-    }
-    writeFileSync(
-      join(swiftDir, 'proxy-server.conf'),
-      ini(proxySections) + (options.extraProxyConfig ? `\n${options.extraProxyConfig}\n` : ''),
-    );
-    if (!resellerPrefix.endsWith('_')) resellerPrefix += '_';
+    const proxy = proxyConfig(options, {
+      port: proxyPort,
+      memcachedPort,
+      swiftDir,
+      user,
+      logPort,
+      logLevel,
+    });
+    const { proxyPipeline, resellerPrefix } = proxy;
+    writeFileSync(join(swiftDir, 'proxy-server.conf'), proxy.text);
 
     // ---- start -----------------------------------------------------------------------------
-    const memcachedArgs = ['-l', LOOPBACK, '-p', String(memcachedPort), '-U', '0', '-m', '32', '-t', '1'];
-    if (process.getuid?.() === 0) memcachedArgs.push('-u', 'root'); // memcached refuses root without -u
-    launch('memcached', MEMCACHED, memcachedArgs);
+    launch('memcached', MEMCACHED, memcachedArgs(memcachedPort));
     for (const server of ['account', 'container', 'object', 'proxy'] as const) {
-      launch(`${server}-server`, SWIFT_PYTHON, [
-        SWIFT_LAUNCHER,
-        swiftDir,
-        server,
-        join(swiftDir, `${server}-server.conf`),
-      ]);
+      launch(
+        `${server}-server`,
+        SWIFT_PYTHON,
+        [SWIFT_LAUNCHER, swiftDir, server, join(swiftDir, `${server}-server.conf`)],
+        { SWIFT_LAUNCHER_WAIT_FOR: ringsReady },
+      );
     }
     for (const name of replicatorsRunning ? replicatorNames : []) {
       const server = name.replace('-replicator', '');
-      launch(name, SWIFT_PYTHON, [SWIFT_LAUNCHER, swiftDir, name, join(swiftDir, `${server}-server.conf`)]);
+      launch(name, SWIFT_PYTHON, [SWIFT_LAUNCHER, swiftDir, name, join(swiftDir, `${server}-server.conf`)], {
+        SWIFT_LAUNCHER_WAIT_FOR: ringsReady,
+      });
     }
 
+    const results = await ringsBuilt;
+    for (const res of results) {
+      const [builder, ...step] = res.args;
+      addLog(
+        'swift-ring-builder',
+        `${builder!.slice(swiftDir.length + 1)} ${step.join(' ')} -> ${res.code}\n${res.output}`,
+      );
+    }
+    const failed = results.find((r) => !r.ok);
+    if (failed || results.length !== steps.length)
+      throw new Error(
+        failed
+          ? `swift-ring-builder ${failed.args.join(' ')} failed (exit ${failed.code}):\n${failed.output}`
+          : `${SWIFT_RING_STEPS} ran ${results.length} of ${steps.length} commands`,
+      );
+    for (const r of rings)
+      if (!existsSync(join(swiftDir, `${r.file}.ring.gz`)))
+        throw new Error(`swift-ring-builder did not write ${r.file}.ring.gz`);
+    if (aio?.nodeSwiftDirs)
+      for (const server of storageServers) {
+        mkdirSync(nodeSwiftDir(server), { recursive: true });
+        for (const r of rings)
+          copyFileSync(join(swiftDir, `${r.file}.ring.gz`), join(nodeSwiftDir(server), `${r.file}.ring.gz`));
+      }
+    writeFileSync(ringsReady, '');
+
     const proxyUrl = `http://${LOOPBACK}:${proxyPort}`;
-    const checks: Array<{ name: string; probe: () => Promise<boolean> }> = [
+    const checks: ServingCheck[] = [
       { name: `memcached ${LOOPBACK}:${memcachedPort}`, probe: () => tcpOpen(memcachedPort) },
       ...(
         [
@@ -988,35 +1080,8 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
         probe: () => httpOk(`http://${LOOPBACK}:${port}/healthcheck`),
       })),
     ];
-    const deadline = Date.now() + startTimeoutMs;
-    let pending = checks;
-    while (pending.length) {
-      const dead = procs.filter((p) => p.exited);
-      if (dead.length)
-        throw new Error(`Swift test cluster: ${dead.map((p) => `${p.name} ${p.exitInfo}`).join(', ')} during start-up`);
-      if (Date.now() > deadline)
-        throw new Error(
-          `Swift test cluster did not come up within ${startTimeoutMs} ms; not answering: ${pending.map((c) => c.name).join(', ')}`,
-        );
-      const results = await Promise.all(pending.map((c) => c.probe()));
-      pending = pending.filter((_, i) => !results[i]);
-      if (pending.length) await sleep(200);
-    }
-
-    // Prove the proxy loaded our swift.conf (policy names), not /etc/swift/swift.conf.
-    const info = (await (await fetch(`${proxyUrl}/info`, { signal: AbortSignal.timeout(5_000) })).json()) as {
-      swift?: { policies?: Array<{ name: string }> };
-    };
-    const served = (info.swift?.policies ?? []).map((p) => p.name).sort();
-    const wanted = policies
-      .filter((p) => !p.deprecated)
-      .map((p) => p.name)
-      .sort();
-    if (JSON.stringify(served) !== JSON.stringify(wanted)) {
-      throw new Error(
-        `Swift proxy serves storage policies ${JSON.stringify(served)}, expected ${JSON.stringify(wanted)} (swift.conf not picked up?)`,
-      );
-    }
+    await waitUntilServing(checks, Date.now() + startTimeoutMs);
+    await checkPolicies(proxyUrl);
     const startedInMs = Date.now() - t0;
     addLog('harness', `cluster ready in ${startedInMs} ms at ${proxyUrl} (pipeline ${proxyPipeline.join(' ')})`);
 
@@ -1139,19 +1204,29 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
       const pid = p.child.pid;
       if (!pid) return;
       addLog('harness', `stopping ${name}`);
+      p.stopped = true;
       tryKillGroup(pid, 'SIGTERM');
       const deadline = Date.now() + 5_000;
       while (Date.now() < deadline && groupAlive(pid)) await sleep(50);
       if (groupAlive(pid)) tryKillGroup(pid, 'SIGKILL');
       await within(p.exitPromise, 2_000);
     };
-    return {
-      proxyUrl,
-      authUrl: options.pipeline === 'tempauth' ? `${proxyUrl}/auth/v1.0` : undefined,
+    /** The cluster as one proxy's clients see it (the first proxy's, or one `addProxy` started). */
+    const view = (proxy: {
+      url: string;
+      pipeline: ProxyPipeline;
+      proxyPipeline: string[];
+      resellerPrefix: string;
+      ports: SwiftCluster['ports'];
+      startedInMs: number;
+      stop: SwiftCluster['stop'];
+    }): SwiftCluster => ({
+      proxyUrl: proxy.url,
+      authUrl: proxy.pipeline === 'tempauth' ? `${proxy.url}/auth/v1.0` : undefined,
       storageUrl: (account: string) =>
-        `${proxyUrl}/v1/${account.startsWith(resellerPrefix) ? account : resellerPrefix + account}`,
-      pipeline: options.pipeline,
-      proxyPipeline,
+        `${proxy.url}/v1/${account.startsWith(proxy.resellerPrefix) ? account : proxy.resellerPrefix + account}`,
+      pipeline: proxy.pipeline,
+      proxyPipeline: proxy.proxyPipeline,
       rootDir,
       swiftDir,
       devicesDir,
@@ -1159,7 +1234,7 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
       spareDevices,
       tmpfs,
       policies,
-      ports,
+      ports: proxy.ports,
       nodes: {
         account: node('account', accountPort),
         container: node('container', containerPort),
@@ -1176,7 +1251,7 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
       stopProcess,
       pauseProcess: (name: string) => signalProcess(name, 'SIGSTOP'),
       resumeProcess: (name: string) => signalProcess(name, 'SIGCONT'),
-      startedInMs,
+      startedInMs: proxy.startedInMs,
       logFile,
       logs,
       dumpLogs: (lastLines?: number) => {
@@ -1186,8 +1261,64 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
         );
       },
       pids: () => Object.fromEntries(procs.map((p) => [p.name, p.child.pid])),
-      stop,
+      addProxy,
+      stop: proxy.stop,
+    });
+
+    let added = 0;
+    const addProxy = async (proxyOptions: SwiftProxyOptions): Promise<SwiftCluster> => {
+      const t1 = Date.now();
+      if (finished) throw new Error('addProxy: the cluster is stopped');
+      if (proxyOptions.pipeline === 'keystone' && !proxyOptions.keystone)
+        throw new Error("addProxy: pipeline 'keystone' needs the keystone options");
+      const n = (added += 1) + 1;
+      const [port, mcPort] = (await freePorts(2)) as [number, number];
+      const name = `proxy-server-${n}`;
+      const config = proxyConfig(proxyOptions, {
+        port,
+        memcachedPort: mcPort,
+        swiftDir,
+        user,
+        logPort,
+        logLevel,
+        logName: name,
+      });
+      const confFile = join(swiftDir, `${name}.conf`);
+      writeFileSync(confFile, config.text);
+      // Its own memcached: nothing one proxy caches (tokens, s3token secrets) reaches another.
+      launch(`memcached-${n}`, MEMCACHED, memcachedArgs(mcPort));
+      launch(name, SWIFT_PYTHON, [SWIFT_LAUNCHER, swiftDir, 'proxy', confFile]);
+      const url = `http://${LOOPBACK}:${port}`;
+      try {
+        await waitUntilServing(
+          [
+            { name: `memcached-${n} ${LOOPBACK}:${mcPort}`, probe: () => tcpOpen(mcPort) },
+            { name: `${name} ${url}/healthcheck`, probe: () => httpOk(`${url}/healthcheck`) },
+          ],
+          Date.now() + startTimeoutMs,
+        );
+        await checkPolicies(url);
+      } catch (e) {
+        await Promise.all([stopProcess(name), stopProcess(`memcached-${n}`)]);
+        throw e;
+      }
+      const startedInMs = Date.now() - t1;
+      addLog('harness', `${name} ready in ${startedInMs} ms at ${url} (pipeline ${config.proxyPipeline.join(' ')})`);
+      return view({
+        url,
+        pipeline: proxyOptions.pipeline,
+        proxyPipeline: config.proxyPipeline,
+        resellerPrefix: config.resellerPrefix,
+        ports: { ...ports, proxy: port, memcached: mcPort },
+        startedInMs,
+        stop: async () => {
+          await Promise.all([stopProcess(name), stopProcess(`memcached-${n}`)]);
+          return undefined;
+        },
+      });
     };
+
+    return view({ url: proxyUrl, pipeline: options.pipeline, proxyPipeline, resellerPrefix, ports, startedInMs, stop });
   } catch (e) {
     const tail = logLines.slice(-150).join('\n');
     await stop().catch(() => undefined);
@@ -1210,6 +1341,18 @@ function unmountAll(mounts: string[]): void {
       }
     }
   }
+}
+
+/** memcached for a proxy's `cache` filter: loopback, TCP only, 32 MB, one thread. */
+function memcachedArgs(port: number): string[] {
+  const args = ['-l', LOOPBACK, '-p', String(port), '-U', '0', '-m', '32', '-t', '1'];
+  if (process.getuid?.() === 0) args.push('-u', 'root'); // memcached refuses root without -u
+  return args;
+}
+
+interface ServingCheck {
+  name: string;
+  probe: () => Promise<boolean>;
 }
 
 function sleep(ms: number): Promise<void> {

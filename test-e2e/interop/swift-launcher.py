@@ -18,9 +18,16 @@ on; creating it "only when absent" does not work either because the package alre
 So we point Swift's config loader at our copy *before* any module that reads it at import time
 (storage_policy, constraints) is imported, then hand over to Swift's own `run_wsgi`, exactly like
 /usr/bin/swift-<type>-server does.
+
+With SWIFT_LAUNCHER_WAIT_FOR=<file> in the environment, it imports Swift's modules and then waits
+for that file to exist before it loads rings or the server: the harness starts every process while
+it still builds the rings, and creates the file once they are all written, so that the imports
+(seconds of CPU each) overlap the ring building.
 """
+import importlib
 import os
 import sys
+import time
 
 SERVERS = ('account', 'container', 'object', 'proxy')
 DAEMONS = ('object-replicator', 'container-replicator', 'account-replicator', 'object-updater',
@@ -62,6 +69,20 @@ if server_type == 'recon-cron':
     runpy.run_path(RECON_CRON, run_name='__main__')
     sys.exit(0)
 
+
+def wait_for_rings(module):
+    """Imports the module that will run, then waits for SWIFT_LAUNCHER_WAIT_FOR (when set)."""
+    importlib.import_module(module)
+    marker = os.environ.get('SWIFT_LAUNCHER_WAIT_FOR')
+    if not marker:
+        return
+    deadline = time.time() + 300
+    while not os.path.exists(marker):
+        if time.time() > deadline:
+            sys.exit('swift-launcher: %s did not appear within 300 s' % marker)
+        time.sleep(0.05)
+
+
 if server_type in DAEMONS:
     from swift.common.daemon import run_daemon  # noqa: E402
 
@@ -75,12 +96,15 @@ if server_type in DAEMONS:
         from swift.obj.updater import ObjectUpdater as klass  # noqa: E402
     else:
         from swift.obj.auditor import ObjectAuditor as klass  # noqa: E402
+    wait_for_rings(klass.__module__)
     sys.stdout.write('swift-launcher: %s%s using %s\n' % (server_type, ' (once)' if once else '', swift_conf))
     sys.stdout.flush()
     # As /usr/bin/swift-<what> [--once]: without once, passes forever, `interval` apart.
     sys.exit(run_daemon(klass, conf_file, once=once))
 
 from swift.common.wsgi import run_wsgi  # noqa: E402
+
+wait_for_rings('swift.obj.server' if server_type == 'object' else 'swift.%s.server' % server_type)
 
 kwargs = {}
 if server_type == 'object':

@@ -58,6 +58,12 @@ export interface Stack {
   close: () => Promise<void>;
 }
 
+/**
+ * Cheap scrypt parameters for `hashParams`: a user made or a password login costs milliseconds
+ * instead of a second of CPU, for tests that log in many times and do not test hashing itself.
+ */
+export const CHEAP_HASH_PARAMS: ScryptParams = { logN: 10, r: 8, p: 1 };
+
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const kind = options.database ?? 'postgres';
   let db: Knex;
