@@ -1,4 +1,11 @@
-import { errors, escapeHtml, validate, ringPlanCreateSchema, type Cluster, type RingPlanCreateInput } from '@cairn/domain';
+import {
+  errors,
+  escapeHtml,
+  validate,
+  ringPlanCreateSchema,
+  type Cluster,
+  type RingPlanCreateInput,
+} from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import { API_ROOT, parseBigId } from '../resources/uris';

@@ -74,7 +74,12 @@ describe.each(DB_KINDS)('ring plans on %s', (kind) => {
   let cluster: Record<string, unknown>;
   const base = () => `/api/v1/clusters/${cluster.id}/ring_plans/`;
   const store = (body: unknown, auth = ADMIN_AUTH) =>
-    app.http().post(base()).set('Authorization', auth).set('Content-Type', 'application/json').send(JSON.stringify(body));
+    app
+      .http()
+      .post(base())
+      .set('Authorization', auth)
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify(body));
   const list = (auth = ADMIN_AUTH, query = '') => app.http().get(`${base()}${query}`).set('Authorization', auth);
 
   beforeAll(async () => {
