@@ -1,8 +1,10 @@
 import { usageKey, type DeviceUsage, type PlanDevice } from './types';
 
 /** What the wrapper reports per device, before usage is added. */
-export interface MovedDevice
-  extends Omit<PlanDevice, 'used_bytes' | 'size_bytes' | 'projected_used_bytes' | 'projected_used_pct'> {
+export interface MovedDevice extends Omit<
+  PlanDevice,
+  'used_bytes' | 'size_bytes' | 'projected_used_bytes' | 'projected_used_pct'
+> {
   moved_out: number;
   moved_in: number;
 }
