@@ -25,6 +25,27 @@ import { axeFindings } from './console-page';
  * library (its own tsconfig.json).
  */
 const CONSOLE_DIR = join(__dirname, '..', '..', 'packages', 'console', 'dist');
+/**
+ * A ring plan computed by Swift's ring builder (@cairn/rings' makePlan, Swift 2.30.1): the six
+ * devices of packages/rings/test/helpers/swift-ring.ts's buildRing, two added in zones 1 and 2
+ * (`--add r1z1-10.0.0.7:6200/sdb:100 --add r1z2-10.0.0.8:6200/sdb:100 --seed 7`), each existing device
+ * 4 TB with 2.4 TB to 3.4 TB used as if from recon.
+ */
+const RING_PLAN = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'ring-plan.json'), 'utf8')) as {
+  computed_at: string;
+  bytes_to_move: number;
+  devices: Array<{
+    ip: string;
+    port: number;
+    device: string;
+    parts: number;
+    parts_after: number;
+    used_bytes: number | null;
+    size_bytes: number | null;
+    projected_used_pct: number | null;
+  }>;
+  steps: Array<{ parts_moved: number }>;
+};
 const ARTIFACTS = join(__dirname, 'artifacts');
 const WRITE_CONTROLS =
   /^(New cluster|New user|New operator|New S3 credential|Edit|Disable|Enable|Delete|Make superuser|Remove superuser|Change password|Add key|Revoke)$/;
@@ -302,7 +323,9 @@ describe('the console in chromium', () => {
     await page.close();
   });
 
-  it("when the operator adds 2 devices of 16 TB in the what-if panel, then it shows what the what-if module computes from the API's devices and history", async () => {
+  it("when the operator adds 2 devices of 16 TB in the what-if panel, then it shows what the what-if module computes from the API's devices and history; when a stored plan is chosen, then Swift's exact figures beside it", async () => {
+    // A plan Swift's ring builder computed (see RING_PLAN), stored as `cairn rings plan --cluster` does.
+    const stored = await api<{ id: string }>('POST', 'clusters/1/ring_plans/', { name: 'grow-z1-z2', plan: RING_PLAN });
     const { page, problems } = await openPage();
     await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
     await visit(page, '#/clusters/1/capacity', /^Capacity planning/);
@@ -352,7 +375,7 @@ describe('the console in chromium', () => {
 
     const field = async (name: string) => (await panel.locator(`[data-field="${name}"]`).textContent())?.trim();
     await expect(field('estimate-note')).resolves.toBe(
-      'Estimated: proportional to weight; a ring plan computed by Swift (cairn rings plan) gives exact figures.',
+      'Estimated: proportional to weight; a ring plan computed by Swift (cairn rings plan --cluster, below) gives exact figures.',
     );
     await expect(field('raw')).resolves.toBe(`${formatBytes(w.rawBefore)} → ${formatBytes(w.rawAfter)}`);
     await expect(field('parts')).resolves.toBe(
@@ -387,6 +410,45 @@ describe('the console in chromium', () => {
       expect([key, today, after]).toEqual([key, d.isNew ? 'new' : formatPct(d.pct), formatPct(d.pctAfter)]);
       if (!d.isNew) expect(d.pctAfter!).toBeLessThan(d.pct!);
     }
+
+    // The stored plan: every figure is the plan's own, marked as Swift's; the estimate stays marked as one.
+    await panel.getByLabel('Plan computed by Swift').selectOption(stored.id);
+    const computed = panel.locator(`[data-plan="${stored.id}"]`);
+    await expect(field('plan-note')).resolves.toMatch(
+      /^Computed by Swift 2\.30\.1 with seed 7 at .+ for ring object: exact figures from Swift's ring builder\.$/,
+    );
+    await expect(computed.locator('time').getAttribute('datetime')).resolves.toBe(RING_PLAN.computed_at);
+    await expect(field('plan-parts')).resolves.toBe('768 of 1,024 partitions (75.0 %), 768 partition replicas');
+    await expect(field('plan-bytes')).resolves.toBe(formatBytes(RING_PLAN.bytes_to_move));
+    await expect(field('plan-steps')).resolves.toBe('1 computed by Swift so far; about 34 in all (estimated)');
+    await expect(field('plan-time')).resolves.toMatch(/ at the assumed rate, 2 receiving nodes at once /);
+    await expect(field('estimate-note')).resolves.toMatch(/^Estimated: /);
+    const planRows = await computed
+      .locator('table.what-if-plan-devices tbody tr')
+      .evaluateAll((trs) =>
+        trs.map((tr) => [
+          tr.getAttribute('data-device'),
+          tr.querySelector('[data-field="pct"]')?.textContent,
+          tr.querySelector('[data-field="pct-after"]')?.textContent,
+          tr.querySelector('[data-field="parts"]')?.textContent,
+        ]),
+      );
+    expect(planRows).toHaveLength(RING_PLAN.devices.length);
+    expect(new Map(planRows.map((r) => [r[0], r.slice(1)]))).toEqual(
+      new Map(
+        RING_PLAN.devices.map((d) => [
+          `${d.ip}:${d.port}/${d.device}`,
+          [
+            d.parts === 0 ? 'new' : formatPct((100 * d.used_bytes!) / d.size_bytes!),
+            formatPct(d.projected_used_pct),
+            `${d.parts} → ${d.parts_after}`,
+          ],
+        ]),
+      ),
+    );
+    await expect(
+      computed.locator('table.what-if-steps tbody tr [data-field="step-parts"]').allTextContents(),
+    ).resolves.toEqual(RING_PLAN.steps.map((st) => String(st.parts_moved)));
     await panel.screenshot({ path: join(ARTIFACTS, 'capacity-what-if-1280.png') });
     expect(await axeFindings(page)).toEqual([]);
     // On a phone the device column and both fills stay in view; the page does not scroll sideways.

@@ -36,16 +36,32 @@ describe('cairn rings plan and apply', () => {
     expect(applied.stdout).toMatch(new RegExp(`Applied step 1: ${plan.steps[0]!.parts_moved} partitions moved`));
   });
 
-  it('when a step is applied with --cluster, then its ring becomes the current version of the cluster, named after the plan file and step', async () => {
+  it('when planned and applied with --cluster, then the plan is stored with the cluster and the ring becomes its current version, both named after the plan file', async () => {
     const stack = await startStack({ database: 'postgres' });
     try {
       const env = { CAIRN_API_URL: stack.apiUrl, CAIRN_API_KEY: `${ADMIN_AUTH_NAME}:${ADMIN_KEY}` };
       const planFile = join(dir, 'grow-d3.json');
       const planned = await cairn(
-        ['rings', 'plan', '--swift-dir', dir, '--set-weight', 'd3:80', '--seed', '5', '--save', planFile],
+        [
+          ...['rings', 'plan', '--swift-dir', dir, '--set-weight', 'd3:80', '--seed', '5', '--save', planFile],
+          ...['--cluster', 'default'],
+        ],
         env,
       );
       expect(planned.code).toBe(0);
+      expect(planned.stdout).toContain('Plan 1 (grow-d3) is stored with cluster 1: /api/v1/clusters/1/ring_plans/1/');
+      const saved = JSON.parse(await readFile(planFile, 'utf8')) as Record<string, unknown>;
+      const stored = (await (
+        await fetch(`${stack.apiUrl}/api/v1/clusters/1/ring_plans/1/`, { headers: { Authorization: ADMIN_AUTH } })
+      ).json()) as Record<string, unknown>;
+      expect(stored).toMatchObject({ name: 'grow-d3', seed: 5, swift_version: saved.swift_version, plan: saved });
+      // A saved plan file reaches the API on its own too, under another name.
+      const pushed = await cairn(
+        ['rings', 'plans', 'push', planFile, '--name', 'grow-d3-again', '--cluster', '1'],
+        env,
+      );
+      expect(pushed).toMatchObject({ stderr: '', code: 0 });
+      expect(pushed.stdout).toContain('Plan 2 (grow-d3-again) is stored');
       const applied = await cairn(
         ['rings', 'apply', planFile, '--swift-dir', dir, '--skip-recon-checks', '--cluster', 'default'],
         env,

@@ -129,6 +129,65 @@ export interface ApiKey {
   resource_uri: string;
 }
 
+/** One device of a ring plan, as Swift's ring builder computed it (docs/rings.md, "The plan"). */
+export interface RingPlanDevice {
+  id: number;
+  region: number;
+  zone: number;
+  ip: string;
+  port: number;
+  device: string;
+  weight: number;
+  weight_after: number;
+  parts: number;
+  parts_after: number;
+  used_bytes: number | null;
+  /** Absent from plans computed before it was kept. */
+  size_bytes?: number | null;
+  projected_used_bytes: number | null;
+  projected_used_pct: number | null;
+}
+
+export interface RingPlanStep {
+  step: number;
+  fraction: number;
+  parts_moved: number;
+  parts_moved_pct: number;
+  replicas_moved: number;
+  balance: number;
+}
+
+/** GET clusters/<id>/ring_plans/: a plan computed on the ring host by `cairn rings plan --cluster`. */
+export interface RingPlan {
+  id: string;
+  name: string | null;
+  ring: string;
+  seed: number;
+  swift_version: string;
+  computed_at: string | null;
+  parts_total: number;
+  parts_moved: number;
+  parts_moved_pct: number;
+  replicas_moved: number;
+  bytes_to_move: number | null;
+  device_count: number;
+  steps_computed: number;
+  steps_estimated: number;
+  created_at: string;
+  created_by: string;
+  resource_uri: string;
+  plan: {
+    replicas: number;
+    balance: number;
+    balance_before: number;
+    min_part_hours: number;
+    max_move_pct: number;
+    notes: string[];
+    devices: RingPlanDevice[];
+    steps: RingPlanStep[];
+  };
+}
+
 /** GET clusters/<id>/capacity/history/: per ring set, capacity/list/'s numbers over time. */
 export interface CapacitySample {
   time: string;

@@ -14,4 +14,5 @@ export * from './time-range';
 export * from './quotas';
 export * from './application-credential';
 export * from './rings';
+export * from './ring-plan';
 export * from './health';

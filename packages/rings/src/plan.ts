@@ -69,6 +69,7 @@ export async function makePlan(options: PlanOptions): Promise<Plan> {
   return {
     ring: options.ring,
     ...numbers,
+    computed_at: new Date().toISOString(),
     bytes_to_move: bytesToMove,
     max_move_pct: maxMovePct,
     usage_source: usage ? 'recon' : null,

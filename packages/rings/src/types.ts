@@ -14,6 +14,8 @@ export interface PlanDevice {
   parts_after: number;
   /** From the device's recon disk usage; null when no usage was given for it. */
   used_bytes: number | null;
+  /** The device's size from recon (what projected_used_pct divides by); null without usage. */
+  size_bytes: number | null;
   projected_used_bytes: number | null;
   projected_used_pct: number | null;
 }
@@ -59,6 +61,8 @@ export interface Plan {
   ring: string;
   seed: number;
   swift_version: string;
+  /** When the plan was computed (ISO 8601 UTC); absent from plan files written before it was kept. */
+  computed_at?: string;
   /** md5 of the .builder the plan was made from. */
   builder_md5: string;
   /** md5 of the .ring.gz installed when the plan was made (null: the ring was never written). */

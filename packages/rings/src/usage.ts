@@ -1,7 +1,10 @@
 import { usageKey, type DeviceUsage, type PlanDevice } from './types';
 
 /** What the wrapper reports per device, before usage is added. */
-export interface MovedDevice extends Omit<PlanDevice, 'used_bytes' | 'projected_used_bytes' | 'projected_used_pct'> {
+export interface MovedDevice extends Omit<
+  PlanDevice,
+  'used_bytes' | 'size_bytes' | 'projected_used_bytes' | 'projected_used_pct'
+> {
   moved_out: number;
   moved_in: number;
 }
@@ -20,7 +23,7 @@ export function withUsage(
     notes.push(
       'No device usage was given (pass --usage-from-recon): used_bytes, projected_used_bytes, projected_used_pct and bytes_to_move are null.',
     );
-    return { devices: devices.map((d) => strip(d, null, null, null)), bytesToMove: null, notes };
+    return { devices: devices.map((d) => strip(d, null, null, null, null)), bytesToMove: null, notes };
   }
   let used = 0;
   let parts = 0;
@@ -38,13 +41,13 @@ export function withUsage(
     const u = usage.get(usageKey(d));
     if (!u) {
       if (d.moved_out > 0) missing.push(usageKey(d));
-      return strip(d, null, null, null);
+      return strip(d, null, null, null, null);
     }
     const out = d.parts > 0 ? (d.moved_out * u.used) / d.parts : 0;
     if (bytesToMove !== null) bytesToMove += out;
     const projected = perReplica === null ? null : Math.round(u.used - out + d.moved_in * perReplica);
     const pct = projected !== null && u.size > 0 ? Math.round((10000 * projected) / u.size) / 100 : null;
-    return strip(d, u.used, projected, pct);
+    return strip(d, u.used, u.size, projected, pct);
   });
   if (missing.length > 0) {
     notes.push(
@@ -55,7 +58,13 @@ export function withUsage(
   return { devices: rows, bytesToMove: bytesToMove === null ? null : Math.round(bytesToMove), notes };
 }
 
-function strip(d: MovedDevice, used: number | null, projected: number | null, pct: number | null): PlanDevice {
+function strip(
+  d: MovedDevice,
+  used: number | null,
+  size: number | null,
+  projected: number | null,
+  pct: number | null,
+): PlanDevice {
   return {
     id: d.id,
     region: d.region,
@@ -68,6 +77,7 @@ function strip(d: MovedDevice, used: number | null, projected: number | null, pc
     parts: d.parts,
     parts_after: d.parts_after,
     used_bytes: used,
+    size_bytes: size,
     projected_used_bytes: projected,
     projected_used_pct: pct,
   };

@@ -25,6 +25,7 @@ import { backupRouter } from './routes/backup';
 import { clustersResource, clustersRouter } from './routes/clusters';
 import { operatorsResource, operatorsRouter } from './routes/operators';
 import { devicesRouter } from './routes/devices';
+import { ringPlansRouter } from './routes/ring-plans';
 import { ringsRouter } from './routes/rings';
 import { healthRouter } from './routes/health';
 import { openApiDocument } from './openapi/document';
@@ -118,6 +119,7 @@ export function createApp(deps: Deps): Express {
     clustersRouter(db, auth),
     devicesRouter(db, auth),
     ringsRouter(db, auth),
+    ringPlansRouter(db, auth),
     healthRouter(db, auth),
     operatorsRouter(db, auth, () => credentials.clear()),
     auditRouter(db, auth),

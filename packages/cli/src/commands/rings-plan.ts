@@ -26,7 +26,19 @@ export interface RingPlanDeps {
   checkStepSafety?: CheckStepSafety;
   /** `apply --cluster`: pushes the ring a step wrote as the cluster's new version (commands/rings.ts). */
   pushRing?: (cmd: Command, push: RingPush) => Promise<string>;
+  /** `plan --cluster`: stores the plan in the cluster's ring plans in the management API (commands/rings.ts). */
+  storePlan?: (cmd: Command, store: PlanStore) => Promise<string>;
 }
+
+/** A computed plan to keep with a cluster, for the console's What-if panel. */
+export interface PlanStore {
+  cluster?: string;
+  name?: string;
+  plan: Plan;
+}
+
+/** The name a stored plan takes from its file: `grow-z5.json` is `grow-z5`, as apply --cluster names ring versions. */
+export const planNameOf = (file: string): string => basename(file).replace(/\.json$/, '');
 
 /** A ring file to push to a cluster's versions, and the plan step that wrote it. */
 export interface RingPush {
@@ -65,6 +77,8 @@ interface PlanFlags {
   swiftPython: string;
   usageFromRecon?: boolean;
   reconTimeout: string;
+  cluster?: string;
+  name?: string;
 }
 
 interface ApplyFlags {
@@ -111,7 +125,12 @@ export function addRingPlanCommands(rings: Command, deps: RingPlanDeps = {}): vo
       "read the devices' used bytes from each storage node's /recon/diskusage (else the byte fields are null)",
     )
     .option('--recon-timeout <ms>', 'per recon request', '5000')
-    .action(async (flags: PlanFlags) => {
+    .option(
+      '--cluster <id|name>',
+      "store the plan in this cluster's ring plans in the management API, where the console's What-if panel shows its figures",
+    )
+    .option('--name <name>', "the stored plan's name (default: the --save file's name without .json)")
+    .action(async (flags: PlanFlags, cmd: Command) => {
       const plan = await makePlan({
         swiftDir: flags.swiftDir,
         ring: flags.ring,
@@ -131,6 +150,16 @@ export function addRingPlanCommands(rings: Command, deps: RingPlanDeps = {}): vo
         process.stdout.write(
           `Saved to ${flags.save}; apply a step with: cairn rings apply ${flags.save} --swift-dir ${flags.swiftDir}\n`,
         );
+      if (flags.cluster !== undefined && deps.storePlan) {
+        const said = await deps.storePlan(cmd, {
+          cluster: flags.cluster,
+          name: flags.name ?? (flags.save === undefined ? undefined : planNameOf(flags.save)),
+          plan,
+        });
+        // -o json prints the plan alone, for scripts; the table says where it went.
+        if (flags.output === 'json') process.stderr.write(said);
+        else process.stdout.write(said);
+      }
     });
 
   rings
@@ -183,7 +212,7 @@ export function addRingPlanCommands(rings: Command, deps: RingPlanDeps = {}): vo
           cluster: flags.cluster,
           swiftDir: flags.swiftDir,
           ring,
-          planId: basename(planFile).replace(/\.json$/, ''),
+          planId: planNameOf(planFile),
           step: String(outcome.step),
         });
         if (flags.output !== 'json') process.stdout.write(said);

@@ -11,7 +11,7 @@ import { askYes, onTerminal } from '../remote/secret';
 import { clusterIdOf, collect, targetOf } from '../remote/session';
 import { parseInterval, runRounds } from '../collector-loop';
 import { pullOnce } from '../rings/pull';
-import { addRingPlanCommands, type RingPush } from './rings-plan';
+import { addRingPlanCommands, planNameOf, type PlanStore, type RingPush } from './rings-plan';
 
 /**
  * `cairn rings …`: the cluster's ring versions in the management API (push, versions, rollback)
@@ -38,6 +38,72 @@ function ringName(value: string): string {
 }
 
 const ringsPath = (clusterId: number) => `/api/v1/clusters/${clusterId}/rings/`;
+const plansPath = (clusterId: number) => `/api/v1/clusters/${clusterId}/ring_plans/`;
+
+const PLAN_COLUMNS = [
+  'id',
+  'name',
+  'ring',
+  'seed',
+  'swift_version',
+  'computed_at',
+  'parts_moved',
+  'parts_moved_pct',
+  'bytes_to_move',
+  'device_count',
+  'steps_computed',
+  'created_by',
+  'created_at',
+];
+
+/** `cairn rings plans push|list`: plans kept in the management API for the console's What-if panel. */
+function addPlansCommands(rings: Command): void {
+  const plans = rings
+    .command('plans')
+    .description("ring plans kept with a cluster in the management API, for the console's What-if panel");
+  plans
+    .command('push')
+    .description(
+      "store a plan file cairn rings plan --save wrote in the cluster's ring plans (what plan --cluster does at once)",
+    )
+    .argument('<plan>', 'the plan file')
+    .option('--cluster <id|name>', "the cluster (default: the context's)")
+    .option('--name <name>', "the stored plan's name (default: the file's name without .json)")
+    .action(async (file: string, flags: { cluster?: string; name?: string }, cmd: Command) => {
+      const text = await readFile(file, 'utf8').catch((e: NodeJS.ErrnoException) => {
+        throw errors.invalidInput(`Cannot read the plan ${file} (${e.code ?? e.message}); nothing was stored.`);
+      });
+      let plan: unknown;
+      try {
+        plan = JSON.parse(text);
+      } catch {
+        throw errors.invalidInput(`${file} is not JSON: give a plan file cairn rings plan --save wrote.`);
+      }
+      process.stdout.write(
+        await storePlan(cmd, {
+          cluster: flags.cluster,
+          name: flags.name ?? planNameOf(file),
+          plan: plan as PlanStore['plan'],
+        }),
+      );
+    });
+  withOutput(plans.command('list').description("list a cluster's stored ring plans, newest first"))
+    .option('--cluster <id|name>', "the cluster (default: the context's)")
+    .action(async (flags: OutputOptions & { cluster?: string }, cmd: Command) => {
+      const target = await targetOf(cmd);
+      const id = await clusterIdOf(target, flags.cluster);
+      process.stdout.write(render(await listAll(target, plansPath(id), [], undefined, 20), PLAN_COLUMNS, flags));
+    });
+}
+
+/** Stores a computed plan with the cluster; says where it is. */
+async function storePlan(cmd: Command, store: PlanStore): Promise<string> {
+  const target = await targetOf(cmd);
+  const id = await clusterIdOf(target, store.cluster);
+  const body = { ...(store.name === undefined ? {} : { name: store.name }), plan: store.plan };
+  const json = await call(target, 'POST', plansPath(id), 'storing the plan', 201, body);
+  return `Plan ${String(json.id)}${store.name === undefined ? '' : ` (${store.name})`} is stored with cluster ${id}: ${String(json.resource_uri)}\n`;
+}
 
 export function registerRings(program: Command): Command {
   const rings = program
@@ -45,7 +111,8 @@ export function registerRings(program: Command): Command {
     .description(
       "a cluster's Swift rings: plan and apply changes with Swift's builder, keep every version in the management API, pull them on the nodes",
     );
-  addRingPlanCommands(rings, { checkStepSafety, pushRing });
+  addRingPlanCommands(rings, { checkStepSafety, pushRing, storePlan });
+  addPlansCommands(rings);
 
   rings
     .command('push')

@@ -90,7 +90,7 @@ export function CapacityPage({ clusterId }: { clusterId: number; params: URLSear
         ))}
       </div>
       {elements.length > 0 && devices.data ? (
-        <WhatIfPanel elements={elements} devices={rows} history={history.data} />
+        <WhatIfPanel clusterId={clusterId} elements={elements} devices={rows} history={history.data} />
       ) : null}
       <Section title={`Trend of the last ${TREND_DAYS} days`}>
         <p class="hint">

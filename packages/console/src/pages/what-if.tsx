@@ -16,6 +16,7 @@ import {
   type WhatIfDevice,
 } from '../lib/what-if';
 import { WARN_PCT } from './charts';
+import { ComputedPlan } from './what-if-plan';
 
 const MIB = 2 ** 20;
 /** Rows of the fill table; the rest change the same way (every existing device by the same factor when adding). */
@@ -23,7 +24,7 @@ const SHOWN = 50;
 
 /** What the panel says of every figure it shows. */
 export const ESTIMATE_NOTE =
-  'Estimated: proportional to weight; a ring plan computed by Swift (cairn rings plan) gives exact figures.';
+  'Estimated: proportional to weight; a ring plan computed by Swift (cairn rings plan --cluster, below) gives exact figures.';
 
 /** Form fields as typed: the figures update as the operator types, nothing is sent anywhere. */
 interface Fields {
@@ -44,10 +45,12 @@ interface Fields {
  * arithmetic is lib/what-if.ts; the history is the page's own (the trend's straight line).
  */
 export function WhatIfPanel({
+  clusterId,
   elements,
   devices,
   history,
 }: {
+  clusterId: number;
   elements: CapacityElement[];
   devices: DeviceRow[];
   history: CapacityHistory | undefined;
@@ -180,6 +183,7 @@ export function WhatIfPanel({
       ) : (
         <WhatIfResult result={result} samples={samples} />
       )}
+      <ComputedPlan clusterId={clusterId} bytesPerSecondPerNode={Number(f.rate) > 0 ? Number(f.rate) * MIB : null} />
     </Section>
   );
 }

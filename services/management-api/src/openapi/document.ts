@@ -3,6 +3,7 @@ import {
   clusterPatchSchema,
   operatorCreateSchema,
   operatorPatchSchema,
+  ringPlanCreateSchema,
   s3CredentialCreateSchema,
   userBulkItemSchema,
   userCreateSchema,
@@ -18,6 +19,7 @@ import {
 import { auditResource } from '../routes/audit';
 import { clustersResource } from '../routes/clusters';
 import { devicesResource } from '../routes/devices';
+import { ringPlansResource } from '../routes/ring-plans';
 import { ringsResource } from '../routes/rings';
 import { ringPaths } from './rings';
 import { healthFindingsResource } from '../routes/health-resources';
@@ -131,6 +133,13 @@ export const MOUNTED: MountedResource[] = [
   {
     resource: ringsResource,
     list: `${API_ROOT}/clusters/{id}/rings/`,
+    tag: 'rings',
+  },
+  {
+    resource: ringPlansResource,
+    list: `${API_ROOT}/clusters/{id}/ring_plans/`,
+    detail: `${API_ROOT}/clusters/{id}/ring_plans/{plan}/`,
+    create: ringPlanCreateSchema,
     tag: 'rings',
   },
   {

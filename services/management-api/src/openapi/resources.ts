@@ -312,7 +312,7 @@ export function resourcePaths(m: MountedResource): Record<string, Record<string,
           headers: LOCATION,
           content: jsonOrXml(objectSchema(r, 'required', m.createdExtra, requiredKeys(m.create))),
         },
-        ...authenticatedErrors(WRITE_ERRORS),
+        ...authenticatedErrors({ ...WRITE_ERRORS, ...(nested ? { 404: 'NotFound' } : {}) }),
       },
     };
   }

@@ -40,6 +40,7 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
         '20261128130000_ring_versions',
         '20261128210000_cluster_health',
         '20261129000000_storage_user_sessions',
+        '20261129020000_ring_plans',
       ]);
       expect(await migrateLatest(db)).toEqual([]);
       for (const table of [
@@ -71,6 +72,7 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
         'change_log',
         'replication_heartbeat',
         'ring_versions',
+        'ring_plans',
       ]) {
         expect(await db.schema.hasTable(table)).toBe(true);
       }

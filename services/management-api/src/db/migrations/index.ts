@@ -30,6 +30,7 @@ import * as tempauthUserNames from './20261128120000_tempauth_user_names';
 import * as ringVersions from './20261128130000_ring_versions';
 import * as clusterHealth from './20261128210000_cluster_health';
 import * as storageUserSessions from './20261129000000_storage_user_sessions';
+import * as ringPlans from './20261129020000_ring_plans';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -67,6 +68,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261128130000_ring_versions': ringVersions,
   '20261128210000_cluster_health': clusterHealth,
   '20261129000000_storage_user_sessions': storageUserSessions,
+  '20261129020000_ring_plans': ringPlans,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,0 +1,194 @@
+import { useState } from 'preact/hooks';
+import type { List, RingPlan } from '../api';
+import { ErrorText, Loading, ScrollBox } from '../components';
+import { useSession } from '../context';
+import { useLoad } from '../hooks';
+import { bytesTitle, formatBytes, formatPct, formatTime } from '../lib/format';
+import { planFillRows, planLabel, receivingNodes, replicationSecondsEstimate } from '../lib/ring-plan';
+import { formatDuration } from '../lib/what-if';
+import { WARN_PCT } from './charts';
+
+/** Plans offered in the list: the newest (each carries its whole plan, so the page stays small). */
+const PLANS_SHOWN = 20;
+/** Device rows of a plan's fill table. */
+const ROWS = 50;
+
+/**
+ * The What-if panel's exact figures: a plan the ring host computed with Swift's ring builder
+ * (`cairn rings plan --cluster`), chosen from the cluster's stored plans. Beside the panel's own
+ * estimate, never mixed with it: every figure here is the plan's, but for the replication time,
+ * which says it is an estimate.
+ */
+export function ComputedPlan({
+  clusterId,
+  bytesPerSecondPerNode,
+}: {
+  clusterId: number;
+  bytesPerSecondPerNode: number | null;
+}) {
+  const { call } = useSession();
+  const plans = useLoad(
+    () => call<List<RingPlan>>('GET', `clusters/${clusterId}/ring_plans/?limit=${PLANS_SHOWN}&order_by=-created_at`),
+    [clusterId],
+  );
+  const [chosen, setChosen] = useState('');
+  const list = plans.data?.objects ?? [];
+  const plan = list.find((p) => p.id === chosen);
+  return (
+    <div class="what-if-plan">
+      <h3>Computed plan</h3>
+      {plans.loading && !plans.data ? <Loading what="ring plans" /> : null}
+      <ErrorText error={plans.error} />
+      {plans.data && list.length === 0 ? (
+        <p class="hint">
+          No plan of this cluster is stored yet: run <code>cairn rings plan … --cluster {clusterId}</code> on the ring
+          host for Swift's own figures.
+        </p>
+      ) : null}
+      {list.length > 0 ? (
+        <label>
+          Plan computed by Swift
+          <select name="plan" value={chosen} onChange={(e) => setChosen(e.currentTarget.value)}>
+            <option value="">None: the estimate only</option>
+            {list.map((p) => (
+              <option value={p.id}>{planLabel(p)}</option>
+            ))}
+          </select>
+        </label>
+      ) : null}
+      {plan ? <PlanFigures plan={plan} bytesPerSecondPerNode={bytesPerSecondPerNode} /> : null}
+    </div>
+  );
+}
+
+function PlanFigures({ plan: p, bytesPerSecondPerNode }: { plan: RingPlan; bytesPerSecondPerNode: number | null }) {
+  const rows = planFillRows(p, ROWS);
+  const seconds = bytesPerSecondPerNode === null ? null : replicationSecondsEstimate(p, bytesPerSecondPerNode);
+  const nodes = receivingNodes(p);
+  const last = p.plan.steps[p.plan.steps.length - 1];
+  return (
+    <div class="what-if-result" data-plan={p.id}>
+      <p class="note computed" role="note" data-field="plan-note">
+        Computed by Swift {p.swift_version} with seed {p.seed}
+        {p.computed_at ? (
+          <>
+            {' '}
+            at <time datetime={p.computed_at}>{formatTime(p.computed_at)}</time>
+          </>
+        ) : null}{' '}
+        for ring {p.ring}: exact figures from Swift's ring builder.
+      </p>
+      <dl class="facts">
+        <dt>Partitions to move</dt>
+        <dd data-field="plan-parts">
+          {p.parts_moved.toLocaleString('en-US')} of {p.parts_total.toLocaleString('en-US')} partitions (
+          {formatPct(p.parts_moved_pct)}), {p.replicas_moved.toLocaleString('en-US')} partition replicas
+        </dd>
+        <dt>Bytes to move</dt>
+        <dd data-field="plan-bytes" title={bytesTitle(p.bytes_to_move)}>
+          {p.bytes_to_move === null
+            ? 'unknown: the plan was made without usage (--usage-from-recon)'
+            : formatBytes(p.bytes_to_move)}
+        </dd>
+        <dt>Balance</dt>
+        <dd data-field="plan-balance">
+          {p.plan.balance.toFixed(2)} after (today {p.plan.balance_before.toFixed(2)})
+        </dd>
+        <dt>Steps of {p.plan.max_move_pct} %</dt>
+        <dd data-field="plan-steps">
+          {last && last.fraction >= 1
+            ? `${p.steps_computed} (all computed by Swift)`
+            : `${p.steps_computed} computed by Swift so far; about ${p.steps_estimated} in all (estimated)`}
+        </dd>
+        <dt>Replication time (estimated)</dt>
+        <dd data-field="plan-time">
+          {seconds === null
+            ? 'unknown: the plan has no bytes to move, or no rate is given'
+            : `${formatDuration(seconds)} for the plan's bytes at the assumed rate, ${nodes} receiving node${nodes === 1 ? '' : 's'} at once (not counting min_part_hours between steps)`}
+        </dd>
+      </dl>
+      <ScrollBox label="Steps computed by Swift">
+        <table class="what-if-steps">
+          <caption>Steps computed by Swift</caption>
+          <thead>
+            <tr>
+              <th scope="col">Step</th>
+              <th scope="col" class="num">
+                Partitions moved
+              </th>
+              <th scope="col" class="num">
+                Share
+              </th>
+              <th scope="col" class="num">
+                Balance after
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {p.plan.steps.map((s) => (
+              <tr data-step={s.step}>
+                <th scope="row">{s.step}</th>
+                <td class="num" data-field="step-parts">
+                  {s.parts_moved.toLocaleString('en-US')}
+                </td>
+                <td class="num">{formatPct(s.parts_moved_pct)}</td>
+                <td class="num">{s.balance.toFixed(2)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </ScrollBox>
+      <ScrollBox label="Computed fill per device">
+        <table class="what-if-plan-devices">
+          <caption>
+            Computed fill per device
+            {p.device_count > ROWS
+              ? ` (${ROWS} of ${p.device_count}: the devices the change touches, then the fullest after)`
+              : ''}
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Device</th>
+              <th scope="col" class="num">
+                Today
+              </th>
+              <th scope="col" class="num">
+                After
+              </th>
+              <th scope="col" class="num">
+                Partitions
+              </th>
+              <th scope="col" class="num">
+                Weight
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((d) => (
+              <tr data-device={d.key} class={d.pctAfter !== null && d.pctAfter >= WARN_PCT ? 'warn' : undefined}>
+                <th scope="row">
+                  d{d.id} z{d.zone} {d.key}
+                </th>
+                <td class="num" data-field="pct">
+                  {d.existing ? formatPct(d.pct) : 'new'}
+                </td>
+                <td class="num" data-field="pct-after" title={bytesTitle(d.usedAfter)}>
+                  {formatPct(d.pctAfter)}
+                </td>
+                <td class="num" data-field="parts">
+                  {d.parts.toLocaleString('en-US')} → {d.partsAfter.toLocaleString('en-US')}
+                </td>
+                <td class="num" data-field="weight">
+                  {d.weight} → {d.weightAfter}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </ScrollBox>
+      {p.plan.notes.map((n) => (
+        <p class="hint">Swift's plan notes: {n}</p>
+      ))}
+    </div>
+  );
+}
