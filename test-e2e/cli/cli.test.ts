@@ -1,6 +1,8 @@
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
@@ -11,6 +13,15 @@ import { createMigratedPostgres } from '../../services/management-api/test/suppo
 
 const PASSWORD = 'a-password-of-twenty-plus';
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** A module a client command has no use for: joi-heavy domain, yaml, CSV, rings, Swift client, servers. */
+const heavy = (file: string) =>
+  /\/node_modules\/(\.pnpm\/[^/]+\/node_modules\/)?(yaml|csv-parse|bcryptjs)\//.test(file) ||
+  /\/domain\/dist\/(?!(errors|models|rings)\.js$)/.test(file) ||
+  /\/rings\/dist\/(?!defaults\.js$)/.test(file) ||
+  /\/(swift-cluster|management-api|auth-gateway)\/dist\//.test(file) ||
+  /\/runtime\/dist\/(?!version\.js$)/.test(file);
+const joi = (file: string) => /\/node_modules\/(\.pnpm\/[^/]+\/node_modules\/)?joi\//.test(file);
 
 describe('cairn as a command line', () => {
   it('when asked for help at any level or the version, then it answers on stdout and exits 0', async () => {
@@ -33,7 +44,42 @@ describe('cairn as a command line', () => {
       execFile(node, ['-e', script], (err, stdout) => (err ? reject(err) : resolve(stdout.split('\n')))),
     );
     expect(loaded.some((f) => f.includes('/cli/dist/commands/users.js'))).toBe(true);
-    expect(loaded.filter((f) => /\/(management-api|auth-gateway|runtime)\/dist\/(?!version\.js)/.test(f))).toEqual([]);
+    expect(loaded.filter(heavy)).toEqual([]);
+    // Nor joi: the settings' schemas load when a command reads them, and --help and --version do not.
+    expect(loaded.filter(joi)).toEqual([]);
+  });
+
+  it("when a client command runs, then it loads neither the domain's schemas, yaml, the rings code nor a server", async () => {
+    // A management API that answers an empty list: the command runs to its end, printing a table.
+    const api = createServer((_req, res) =>
+      res.setHeader('content-type', 'application/json').end('{"meta":{"next":null,"total_count":0},"objects":[]}'),
+    );
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+    const dir = mkdtempSync(join(tmpdir(), 'cairn-cli-'));
+    try {
+      const [node, args] = nodeCommand('packages/cli/src/main.ts');
+      const list = join(dir, 'loaded');
+      const script =
+        `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(list)}, Object.keys(require.cache).join('\\n')));` +
+        `process.argv = [process.argv[0], 'cairn', 'users', 'list']; require(${JSON.stringify(args.at(-1))})`;
+      const { port } = api.address() as AddressInfo;
+      const env = {
+        PATH: process.env.PATH,
+        CAIRN_API_URL: `http://127.0.0.1:${port}`,
+        CAIRN_API_KEY: 'admin:k3y',
+        XDG_CONFIG_HOME: dir,
+      };
+      const stdout = await new Promise<string>((resolve, reject) =>
+        execFile(node, ['-e', script], { env }, (err, out) => (err ? reject(err) : resolve(out))),
+      );
+      expect(stdout).toMatch(/^ID {2}/);
+      const loaded = readFileSync(list, 'utf8').split('\n');
+      expect(loaded.some((f) => f.includes('/cli/dist/remote/list.js'))).toBe(true);
+      expect(loaded.filter(heavy)).toEqual([]);
+    } finally {
+      api.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('when a command or option is unknown, then one error line, a hint, and exit 2', async () => {

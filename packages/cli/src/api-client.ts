@@ -1,5 +1,5 @@
 import pRetry from 'p-retry';
-import { errors } from '@cairn/domain';
+import { errors } from '@cairn/domain/errors';
 
 /** Where the management API is and the "<operator>:<key>" to call it with. */
 export interface ApiTarget {

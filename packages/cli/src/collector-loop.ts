@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { errors } from '@cairn/domain';
+import { errors } from '@cairn/domain/errors';
 import type { CollectorConfig } from './config';
 import { createProgress, type Progress } from './progress';
 import { collectorConfigOf } from './remote/session';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Deps, UnopenableSecrets } from '@cairn/management-api';
-import { errors } from '@cairn/domain';
+import { errors } from '@cairn/domain/errors';
 import { managementApi } from './servers';
 
 /**

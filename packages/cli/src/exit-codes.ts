@@ -1,4 +1,4 @@
-import { isCairnError, type ErrorCode } from '@cairn/domain';
+import { isCairnError, type ErrorCode } from '@cairn/domain/errors';
 import { ApiError } from './api-client';
 
 /**

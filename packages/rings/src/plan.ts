@@ -1,4 +1,5 @@
 import { errors } from '@cairn/domain';
+import { DEFAULT_MAX_MOVE_PCT } from './defaults';
 import { DEFAULT_SWIFT_PYTHON, runWrapper } from './python';
 import { ringFiles } from './ring-files';
 import type { DeviceUsage, Plan } from './types';
@@ -32,7 +33,7 @@ interface WrapperPlan extends Omit<
   steps: WrapperStep[];
 }
 
-export const DEFAULT_MAX_MOVE_PCT = 5;
+export { DEFAULT_MAX_MOVE_PCT };
 
 /**
  * A plan of the change, computed by Swift's RingBuilder on a copy of the builder; nothing is written.

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { errors } from '@cairn/domain';
+import { DEFAULT_SWIFT_PYTHON } from './defaults';
 
-/** The ring host's Python that has Swift: Debian's and Ubuntu's swift packages install into it. */
-export const DEFAULT_SWIFT_PYTHON = '/usr/bin/python3';
+export { DEFAULT_SWIFT_PYTHON };
 
 /** Beside src/ and dist/ alike, so the built package finds it too (package.json ships python/). */
 export const WRAPPER = join(__dirname, '..', 'python', 'ring_plan.py');

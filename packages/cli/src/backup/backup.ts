@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { backupDataDir, DataDirInUseError, readConfig } from '@cairn/management-api';
-import { errors } from '@cairn/domain';
+import { errors } from '@cairn/domain/errors';
 import type { CollectorConfig } from '../config';
 import { embeddedS3KeysFile } from '../embedded-s3-keys';
 

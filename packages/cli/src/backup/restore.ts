@@ -9,7 +9,7 @@ import {
   unopenableSecrets,
   type UnopenableSecrets,
 } from '@cairn/management-api';
-import { errors } from '@cairn/domain';
+import { errors } from '@cairn/domain/errors';
 import {
   embeddedKeysAdvice,
   embeddedS3KeysFile,

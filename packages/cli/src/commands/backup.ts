@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import { readCliSettings } from '../config';
 import { collectorConfigOf } from '../remote/session';
 import { currentContext } from '../remote/target';
 
 /** True when cairn is pointed at a management API: CAIRN_API_URL, --context, CAIRN_CONTEXT or a current context. */
 async function pointedAtServer(cmd: Command): Promise<boolean> {
+  const { readCliSettings } = await import('../config');
   const settings = readCliSettings();
   if (settings.apiUrl !== undefined) return true;
   return (await currentContext(settings, cmd.optsWithGlobals<{ context?: string }>().context)) !== undefined;

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { api, apiError } from '../api-client';
-import { collectOnce } from '../capacity/collect';
 import { collectorRoundOptions, parseInterval, runRounds } from '../collector-loop';
 import { render, withOutput, type OutputOptions } from '../remote/output';
 import { clusterIdOf, targetOf } from '../remote/session';
@@ -35,7 +34,7 @@ export function registerCapacity(program: Command): void {
       const flat = rows.map(({ pct_used_stats: stats, ...r }) => ({ ...r, ...(stats as Record<string, unknown>) }));
       const shown = opts.output === 'json' || opts.output === 'yaml' ? rows : flat;
       process.stdout.write(
-        render(
+        await render(
           shown,
           [
             'ring_set',
@@ -62,6 +61,8 @@ async function capacityCollect(
 ): Promise<void> {
   const interval = parseInterval(flags.interval);
   const { options, progress } = await collectorRoundOptions(flags, cmd);
+  // The collector (its Swift client code) loads when it runs, not for every command.
+  const { collectOnce } = await import('../capacity/collect');
   const round = async (signal?: AbortSignal) => {
     const r = await collectOnce({ ...options, signal }).finally(() => progress.clear());
     if (r.stopped) {

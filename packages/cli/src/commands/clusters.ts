@@ -36,7 +36,7 @@ export function registerClusters(program: Command): void {
     .requiredOption('--storage-url <url>', "the Swift proxy's base URL, e.g. https://swift.example.com/v1")
     .option('--region <region>', 'region shown in Keystone catalogs (default RegionOne)')
     .action(async (flags: ClusterFlags, cmd: Command) => {
-      print(
+      await print(
         await call(await targetOf(cmd), 'POST', VIEW.path, 'creating the cluster', 201, bodyOf(flags)),
         VIEW,
         flags,
@@ -50,7 +50,7 @@ export function registerClusters(program: Command): void {
     .action(async (given: string, flags: ClusterFlags, cmd: Command) => {
       const target = await targetOf(cmd);
       const id = await idOf(target, VIEW, given, {});
-      print(
+      await print(
         await call(
           target,
           'PATCH',

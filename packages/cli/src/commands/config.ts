@@ -1,6 +1,4 @@
 import type { Command } from 'commander';
-import { describeConfig } from '@cairn/config';
-import { collectorConfigSpec } from '../config';
 import { authGateway, managementApi } from '../servers';
 
 export function registerConfig(program: Command): void {
@@ -8,7 +6,8 @@ export function registerConfig(program: Command): void {
     .command('config')
     .description('list every environment variable with its default')
     .action(async () => {
-      const [{ configSpec }, { configSpec: gatewayConfigSpec }] = await Promise.all([managementApi(), authGateway()]);
+      const [{ configSpec }, { configSpec: gatewayConfigSpec }, { describeConfig }, { collectorConfigSpec }] =
+        await Promise.all([managementApi(), authGateway(), import('@cairn/config'), import('../config')]);
       process.stdout.write(
         `management-api\n\n${describeConfig(configSpec)}\n\nauth-gateway\n\n${describeConfig(gatewayConfigSpec)}\n\n` +
           `capacity collector\n\n${describeConfig(collectorConfigSpec)}\n`,

@@ -1,23 +1,19 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { errors, validate } from '@cairn/domain';
-import { readCliSettings } from '../config';
-import {
-  contextNameSchema,
-  contextsPath,
-  loadContexts,
-  parseContext,
-  saveContexts,
-  type Context,
-} from '../remote/contexts';
+import { errors } from '@cairn/domain/errors';
+import type { Context } from '../remote/contexts';
 import { render, withOutput, type OutputOptions } from '../remote/output';
 import { readSecret } from '../remote/secret';
 import { keyPair, type Target } from '../remote/target';
 import { api, apiError, type ApiAnswer } from '../api-client';
 import { findCluster } from '../utilization/client';
 
-const pathOf = () => contextsPath(readCliSettings().configHome);
+/** The contexts file and its schemas, loaded when a context command runs, not at every command's start. */
+async function contextsFile() {
+  const [contexts, { readCliSettings }] = await Promise.all([import('../remote/contexts'), import('../config')]);
+  return { ...contexts, path: contexts.contextsPath(readCliSettings().configHome) };
+}
 
 interface AddFlags {
   apiUrl: string;
@@ -80,11 +76,15 @@ export function registerContext(program: Command): void {
     .option('--use', 'make it the current context')
     .option('--no-check', 'save it without calling the API (set up offline)')
     .action(async (name: string, flags: AddFlags) => {
+      const [{ validate }, { contextNameSchema }] = await Promise.all([
+        import('@cairn/domain'),
+        import('../remote/contexts'),
+      ]);
       validate(contextNameSchema.label('name'), name);
-      const path = pathOf();
+      const { path, loadContexts, parseContext, saveContexts } = await contextsFile();
       const file = await loadContexts(path);
       // The address and operator first: a mistake in them is said before the key is asked for.
-      const entry = parseContext({
+      const entry = await parseContext({
         'api-url': flags.apiUrl,
         operator: flags.operator,
         ...(flags.cluster ? { cluster: flags.cluster } : {}),
@@ -123,7 +123,7 @@ export function registerContext(program: Command): void {
     .description('make a context the current one')
     .argument('<name>', 'context name')
     .action(async (name: string) => {
-      const path = pathOf();
+      const { path, loadContexts, saveContexts } = await contextsFile();
       const file = await loadContexts(path);
       if (!file.contexts[name]) throw errors.notFound(`No context named '${name}' in ${path}.`);
       file['current-context'] = name;
@@ -132,14 +132,15 @@ export function registerContext(program: Command): void {
     });
   withOutput(context.command('list').description('list the contexts (the current one marked *)')).action(
     async (flags: OutputOptions) => {
-      const file = await loadContexts(pathOf());
+      const { path, loadContexts } = await contextsFile();
+      const file = await loadContexts(path);
       const rows = Object.entries(file.contexts).map(([name, c]: [string, Context]) => ({
         current: file['current-context'] === name ? '*' : '',
         name,
         ...c,
       }));
       process.stdout.write(
-        render(rows, ['current', 'name', 'api-url', 'operator', 'cluster', 'key-file'], flags, 'name'),
+        await render(rows, ['current', 'name', 'api-url', 'operator', 'cluster', 'key-file'], flags, 'name'),
       );
     },
   );
@@ -148,7 +149,7 @@ export function registerContext(program: Command): void {
     .description('remove a context (its key file stays)')
     .argument('<name>', 'context name')
     .action(async (name: string) => {
-      const path = pathOf();
+      const { path, loadContexts, saveContexts } = await contextsFile();
       const file = await loadContexts(path);
       if (!file.contexts[name]) throw errors.notFound(`No context named '${name}' in ${path}.`);
       delete file.contexts[name];

@@ -26,7 +26,7 @@ export function addHealthShowCommand(health: Command): void {
       if (r.status !== 200) throw apiError(`reading the health of cluster ${id}`, r);
       const answer = r.json as HealthAnswer;
       if (opts.output === 'json' || opts.output === 'yaml') {
-        process.stdout.write(render(answer as unknown as Record<string, unknown>, [], opts));
+        process.stdout.write(await render(answer as unknown as Record<string, unknown>, [], opts));
         return;
       }
       const rank = (f: Record<string, unknown>) => (f.severity === 'critical' ? 0 : 1);
@@ -40,6 +40,6 @@ export function addHealthShowCommand(health: Command): void {
         );
         if (findings.length === 0) return;
       }
-      process.stdout.write(render(findings, FINDING_COLUMNS, opts));
+      process.stdout.write(await render(findings, FINDING_COLUMNS, opts));
     });
 }

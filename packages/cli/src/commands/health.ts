@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { collectorRoundOptions, parseInterval, runRounds } from '../collector-loop';
-import { collectHealthOnce } from '../health/collect';
 
 /** `cairn health …`: the collector here; `cairn health show` is added to the same command. */
 export function registerHealth(program: Command): Command {
@@ -22,6 +21,8 @@ export function registerHealth(program: Command): Command {
 async function healthCollect(flags: { cluster: string; swiftDir: string; interval?: string }, cmd: Command) {
   const interval = parseInterval(flags.interval);
   const { options, progress } = await collectorRoundOptions(flags, cmd);
+  // The collector (its Swift client code) loads when it runs, not for every command.
+  const { collectHealthOnce } = await import('../health/collect');
   const round = async (signal?: AbortSignal) => {
     const r = await collectHealthOnce({ ...options, signal }).finally(() => progress.clear());
     const at = new Date().toISOString();

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { errors } from '@cairn/domain';
+import { errors } from '@cairn/domain/errors';
 import { createProgress } from '../progress';
 import { collect } from '../remote/session';
 import { managementApi } from '../servers';

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { OPERATOR_ROLES, operatorNameSchema, validate, type OperatorRole } from '@cairn/domain';
+import { OPERATOR_ROLES, type OperatorRole } from '@cairn/domain/models';
 import { collect } from '../remote/session';
 import { managementApi } from '../servers';
 import { withDatabase } from './database';
@@ -18,6 +18,7 @@ export function registerOperator(program: Command): void {
     .addOption(new Option('--role <role>', 'what it may do').choices(OPERATOR_ROLES).makeOptionMandatory())
     .option('--cluster <id|name>', 'limit it to this cluster (repeatable)', collect)
     .action(async (flags: { name: string; role: OperatorRole; cluster?: string[] }) => {
+      const { operatorNameSchema, validate } = await import('@cairn/domain');
       const name = validate<string>(operatorNameSchema.required().label('name'), flags.name);
       const { createOperatorWithClusterNames, migrateLatest, SYSTEM_ACTING } = await managementApi();
       await withDatabase(async (db) => {

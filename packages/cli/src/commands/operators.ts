@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { OPERATOR_ROLES } from '@cairn/domain';
+import { OPERATOR_ROLES } from '@cairn/domain/models';
 import { withOutput, type OutputOptions } from '../remote/output';
 import { addDelete, addList, addShow, call, print, type ResourceView } from '../remote/resource';
 import { collect, targetOf } from '../remote/session';
@@ -35,7 +35,7 @@ export function registerOperators(program: Command): void {
         role: flags.role,
         clusters,
       });
-      print(made, { ...VIEW, columns: [...VIEW.columns, 'api_key'] }, flags);
+      await print(made, { ...VIEW, columns: [...VIEW.columns, 'api_key'] }, flags);
     });
   addDelete(operators, VIEW, ' and its keys');
 
@@ -44,13 +44,13 @@ export function registerOperators(program: Command): void {
     .argument('<operator>', OPERATOR_LOOKUP.argument)
     .action(async (operator: string, flags: OutputOptions, cmd: Command) => {
       const target = await targetOf(cmd);
-      print(await listAll(target, await keysPath(target, operator), []), KEYS, flags);
+      await print(await listAll(target, await keysPath(target, operator), []), KEYS, flags);
     });
   withOutput(keys.command('create').description('issue another key; it is shown only now'))
     .argument('<operator>', OPERATOR_LOOKUP.argument)
     .action(async (operator: string, flags: OutputOptions, cmd: Command) => {
       const target = await targetOf(cmd);
-      print(
+      await print(
         await call(target, 'POST', await keysPath(target, operator), `issuing a key to operator ${operator}`, 201, {}),
         { ...KEYS, columns: [...KEYS.columns, 'key'] },
         flags,

@@ -1,19 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Option, type Command } from 'commander';
-import { errors } from '@cairn/domain';
-import {
-  applyNextStep,
-  DEFAULT_MAX_MOVE_PCT,
-  DEFAULT_SWIFT_PYTHON,
-  makePlan,
-  reconUsage,
-  writeFileAtomic,
-  type CheckStepSafety,
-  type Plan,
-  type SafetyCheck,
-} from '@cairn/rings';
-import { render } from '../remote/output';
+import { errors } from '@cairn/domain/errors';
+import type { CheckStepSafety, Plan, SafetyCheck } from '@cairn/rings';
+// The defaults the help shows; the planner itself loads when plan or apply runs.
+import { DEFAULT_MAX_MOVE_PCT, DEFAULT_SWIFT_PYTHON } from '@cairn/rings/defaults';
+import { table } from '../remote/output';
 import { collect } from '../remote/session';
 
 /**
@@ -131,6 +123,7 @@ export function addRingPlanCommands(rings: Command, deps: RingPlanDeps = {}): vo
     )
     .option('--name <name>', "the stored plan's name (default: the --save file's name without .json)")
     .action(async (flags: PlanFlags, cmd: Command) => {
+      const { makePlan, reconUsage, writeFileAtomic } = await import('@cairn/rings');
       const plan = await makePlan({
         swiftDir: flags.swiftDir,
         ring: flags.ring,
@@ -182,6 +175,7 @@ export function addRingPlanCommands(rings: Command, deps: RingPlanDeps = {}): vo
     )
     .addOption(new Option('-o, --output <format>', 'output format').choices(['table', 'json']).default('table'))
     .action(async (planFile: string, flags: ApplyFlags, cmd: Command) => {
+      const { applyNextStep } = await import('@cairn/rings');
       const outcome = await applyNextStep({
         planFile,
         swiftDir: flags.swiftDir,
@@ -221,10 +215,9 @@ export function addRingPlanCommands(rings: Command, deps: RingPlanDeps = {}): vo
 }
 
 const checksTable = (checks: SafetyCheck[]) =>
-  render(
+  table(
     checks.map((c) => ({ check: c.name, ok: c.ok ? 'yes' : 'NO', detail: c.detail })),
     ['check', 'ok', 'detail'],
-    { output: 'table' },
   );
 
 const fixed = (n: number | null) => (n === null ? 'unknown' : n.toFixed(2));
@@ -239,7 +232,7 @@ function planTable(plan: Plan): string {
       : `min_part_hours ${plan.min_part_hours} h: passed`,
     '',
   ];
-  const devices = render(
+  const devices = table(
     plan.devices.filter((d) => d.weight !== d.weight_after || d.parts !== d.parts_after).map((d) => ({ ...d })),
     [
       'id',
@@ -255,9 +248,8 @@ function planTable(plan: Plan): string {
       'used_bytes',
       'projected_used_pct',
     ],
-    { output: 'table' },
   );
-  const steps = render(
+  const steps = table(
     plan.steps.map((s) => ({
       step: s.step,
       parts_moved: s.parts_moved,
@@ -270,7 +262,6 @@ function planTable(plan: Plan): string {
       ].join(' '),
     })),
     ['step', 'parts_moved', 'pct', 'balance', 'weights'],
-    { output: 'table' },
   );
   return [
     ...lines,

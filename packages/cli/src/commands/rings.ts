@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CommanderError, type Command } from 'commander';
-import { errors, isRingName, RING_NAME_RULE } from '@cairn/domain';
-import { checkStepSafety } from '@cairn/swift-cluster';
+import { errors } from '@cairn/domain/errors';
+import { isRingName, RING_NAME_RULE } from '@cairn/domain/rings';
 import { apiBinary, apiError, jsonOf, type ApiTarget } from '../api-client';
 import { listAll } from '../remote/list';
 import { render, withOutput, type OutputOptions } from '../remote/output';
@@ -10,7 +10,7 @@ import { call } from '../remote/resource';
 import { askYes, onTerminal } from '../remote/secret';
 import { clusterIdOf, collect, targetOf } from '../remote/session';
 import { parseInterval, runRounds } from '../collector-loop';
-import { pullOnce } from '../rings/pull';
+import type { CheckStepSafety } from '@cairn/rings';
 import { addRingPlanCommands, planNameOf, type PlanStore, type RingPush } from './rings-plan';
 
 /**
@@ -92,7 +92,7 @@ function addPlansCommands(rings: Command): void {
     .action(async (flags: OutputOptions & { cluster?: string }, cmd: Command) => {
       const target = await targetOf(cmd);
       const id = await clusterIdOf(target, flags.cluster);
-      process.stdout.write(render(await listAll(target, plansPath(id), [], undefined, 20), PLAN_COLUMNS, flags));
+      process.stdout.write(await render(await listAll(target, plansPath(id), [], undefined, 20), PLAN_COLUMNS, flags));
     });
 }
 
@@ -111,6 +111,9 @@ export function registerRings(program: Command): Command {
     .description(
       "a cluster's Swift rings: plan and apply changes with Swift's builder, keep every version in the management API, pull them on the nodes",
     );
+  // The recon checker (and with it the Swift client code) loads when apply calls it.
+  const checkStepSafety: CheckStepSafety = async (...args) =>
+    (await import('@cairn/swift-cluster')).checkStepSafety(...args);
   addRingPlanCommands(rings, { checkStepSafety, pushRing, storePlan });
   addPlansCommands(rings);
 
@@ -142,7 +145,7 @@ export function registerRings(program: Command): Command {
       const target = await targetOf(cmd);
       const id = await clusterIdOf(target, flags.cluster);
       const params: [string, string][] = flags.ring ? [['ring', ringName(flags.ring)]] : [];
-      process.stdout.write(render(await listAll(target, ringsPath(id), params), COLUMNS, flags));
+      process.stdout.write(await render(await listAll(target, ringsPath(id), params), COLUMNS, flags));
     });
 
   rings
@@ -199,6 +202,7 @@ async function ringsPull(
 ): Promise<void> {
   const interval = parseInterval(flags.interval);
   const names = (flags.ring ?? []).map(ringName);
+  const { pullOnce } = await import('../rings/pull');
   const target: ApiTarget = await targetOf(cmd);
   const clusterId = await clusterIdOf(target, flags.cluster);
   const round = async (signal?: AbortSignal) => {

@@ -33,7 +33,7 @@ export function registerS3Credentials(program: Command): void {
       const user = await userIdOf(target, flags.user, flags.cluster);
       // The API checks the time (ISO 8601, in the future) and says what is wrong with it.
       const body = { user, ...(flags.expiresAt !== undefined ? { expires_at: flags.expiresAt } : {}) };
-      print(
+      await print(
         await call(target, 'POST', VIEW.path, 'creating the S3 credential', 201, body),
         { ...VIEW, columns: [...VIEW.columns, 'secret'] },
         flags,

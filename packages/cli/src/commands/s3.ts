@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { errors } from '@cairn/domain';
+import { errors } from '@cairn/domain/errors';
 import { withExistingEmbeddedS3Keys } from '../embedded-s3-keys';
 import { createProgress } from '../progress';
 import { managementApi } from '../servers';

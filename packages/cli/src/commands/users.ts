@@ -1,11 +1,11 @@
-import { errors } from '@cairn/domain';
+import { errors } from '@cairn/domain/errors';
 import type { Command } from 'commander';
 import { withOutput, type OutputOptions } from '../remote/output';
 import { USER_LOOKUP } from '../remote/names';
 import { addDelete, addList, addShow, call, idOf, print, withIdArgument, type ResourceView } from '../remote/resource';
 import { readSecret } from '../remote/secret';
 import { clusterIdOf, collect, collectorConfigOf, targetOf } from '../remote/session';
-import { usersImportCommand, type ImportFlags } from '../users/import-command';
+import type { ImportFlags } from '../users/import-command';
 
 const VIEW: ResourceView = {
   path: '/api/v1/users/',
@@ -103,7 +103,7 @@ function patch(
         202,
         await body(flags),
       );
-      print(user, VIEW, flags);
+      await print(user, VIEW, flags);
     },
   );
 }
@@ -158,7 +158,7 @@ export function registerUsers(program: Command): void {
           enabled: !flags.disabled,
         };
         const { password: _shown, ...user } = await call(target, 'POST', VIEW.path, 'creating the user', 201, body);
-        print(user, VIEW, flags);
+        await print(user, VIEW, flags);
       },
     );
   patch(
@@ -211,7 +211,7 @@ export function registerUsers(program: Command): void {
     async (given: string, flags: OutputOptions & Record<string, unknown>, cmd: Command) => {
       const target = await targetOf(cmd);
       const id = await idOf(target, VIEW, given, flags);
-      print(
+      await print(
         await call(target, 'GET', `${VIEW.path}${encodeURIComponent(id)}/`, `reading user ${given}`, 200),
         QUOTA_VIEW,
         flags,
@@ -231,7 +231,9 @@ export function registerUsers(program: Command): void {
       "read tempauth's user_<account>_<user> lines instead: one user per single-user account, named after it",
     )
     .option('--dry-run', 'say what would happen; change nothing')
-    .action(async (file: string | undefined, flags: ImportFlags, cmd: Command) =>
-      usersImportCommand(await collectorConfigOf(cmd), flags, file),
-    );
+    .action(async (file: string | undefined, flags: ImportFlags, cmd: Command) => {
+      const config = await collectorConfigOf(cmd);
+      // The importer (CSV parser, password hashing, the user schema) loads only for an import.
+      return (await import('../users/import-command')).usersImportCommand(config, flags, file);
+    });
 }

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { collectCommand, ingestLogsCommand } from '../utilization/command';
 import { render, withOutput, type OutputOptions } from '../remote/output';
 import { listAll, parseLimit } from '../remote/list';
 import { clusterIdOf, collectorConfigOf, targetOf } from '../remote/session';
@@ -14,9 +13,11 @@ export function registerUtilization(program: Command): void {
     .requiredOption('--cluster <id|name>', 'the cluster')
     .option('--interval <seconds>', 'repeat every so many seconds (dividing 3600)')
     .option('--once', 'one round, recorded as one slot of --interval')
-    .action(async (flags: { cluster: string; interval?: string; once?: boolean }, cmd: Command) =>
-      collectCommand(await collectorConfigOf(cmd), flags),
-    );
+    .action(async (flags: { cluster: string; interval?: string; once?: boolean }, cmd: Command) => {
+      const config = await collectorConfigOf(cmd);
+      // The collector and the log reader load when they run, not for every command.
+      return (await import('../utilization/command')).collectCommand(config, flags);
+    });
   utilization
     .command('ingest-logs')
     .description(
@@ -25,9 +26,10 @@ export function registerUtilization(program: Command): void {
     .requiredOption('--cluster <id|name>', 'the cluster')
     .option('--batch-lines <n>', 'log lines per batch sent')
     .argument('[file...]', "log files, plain or gzip ('-' or none: standard input)")
-    .action(async (files: string[], flags: { cluster: string; batchLines?: string }, cmd: Command) =>
-      ingestLogsCommand(await collectorConfigOf(cmd), flags, files),
-    );
+    .action(async (files: string[], flags: { cluster: string; batchLines?: string }, cmd: Command) => {
+      const config = await collectorConfigOf(cmd);
+      return (await import('../utilization/command')).ingestLogsCommand(config, flags, files);
+    });
   withOutput(
     utilization
       .command('summary')
@@ -51,7 +53,7 @@ export function registerUtilization(program: Command): void {
           flags.limit === undefined ? undefined : parseLimit(flags.limit),
         );
         process.stdout.write(
-          render(
+          await render(
             rows,
             [
               'account',

@@ -2,8 +2,7 @@ import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import Joi from 'joi';
-import YAML from 'yaml';
-import { errors, validate } from '@cairn/domain';
+import { errors } from '@cairn/domain/errors';
 import { apiUrlSchema } from '../config';
 
 /**
@@ -45,7 +44,9 @@ const fileSchema = Joi.object<ContextFile>({
 export const contextsPath = (configHome?: string): string =>
   join(configHome || join(homedir(), '.config'), 'cairn', 'config.yaml');
 
-export function parseContext(input: unknown): Context {
+export async function parseContext(input: unknown): Promise<Context> {
+  // The domain's validation (its every schema) loads only for the command that adds a context.
+  const { validate } = await import('@cairn/domain');
   return validate<Context>(contextSchema, input);
 }
 
@@ -57,6 +58,8 @@ export async function loadContexts(path: string): Promise<ContextFile> {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { contexts: {} };
     throw e;
   }
+  // yaml loads when there is a file to read; without one a command does not pay for it.
+  const YAML = (await import('yaml')).default;
   const parsed: unknown = YAML.parse(text) ?? {};
   const { error, value } = fileSchema.validate(parsed, { abortEarly: false });
   if (error) throw errors.invalidInput(`${path} is not a valid cairn config file: ${error.message}.`);
@@ -67,6 +70,7 @@ export async function loadContexts(path: string): Promise<ContextFile> {
 export async function saveContexts(path: string, file: ContextFile): Promise<void> {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   const tmp = `${path}.${process.pid}.tmp`;
+  const YAML = (await import('yaml')).default;
   await writeFile(tmp, YAML.stringify(file), { mode: 0o600 });
   await chmod(tmp, 0o600);
   await rename(tmp, path);

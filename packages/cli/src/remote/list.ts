@@ -1,4 +1,4 @@
-import { errors } from '@cairn/domain';
+import { errors } from '@cairn/domain/errors';
 import { api, apiError, type ApiTarget } from '../api-client';
 
 export interface Page {

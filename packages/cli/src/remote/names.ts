@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { errors } from '@cairn/domain';
+import { errors } from '@cairn/domain/errors';
 import { findCluster } from '../utilization/client';
 import { listAll } from './list';
 import type { Target } from './target';

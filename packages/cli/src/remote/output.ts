@@ -1,4 +1,3 @@
-import YAML from 'yaml';
 import { Option, type Command } from 'commander';
 
 export const FORMATS = ['table', 'json', 'yaml', 'csv'] as const;
@@ -27,7 +26,8 @@ const csvField = (v: unknown): string => {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 };
 
-function table(rows: Row[], columns: string[]): string {
+/** Rows as aligned columns under upper-case headers. */
+export function table(rows: Row[], columns: string[]): string {
   const cells = rows.map((r) => columns.map((c) => cell(r[c]).replace(/[\r\n\t]/g, ' ')));
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((r) => r[i]!.length)));
   const line = (values: string[]) =>
@@ -42,14 +42,20 @@ function table(rows: Row[], columns: string[]): string {
  * Prints resources in the chosen format. `columns` are what the table and CSV show (JSON and YAML
  * show every field the API answered); `-q` prints only `idField`.
  */
-export function render(data: Row | Row[], columns: string[], opts: OutputOptions, idField = 'id'): string {
+export async function render(
+  data: Row | Row[],
+  columns: string[],
+  opts: OutputOptions,
+  idField = 'id',
+): Promise<string> {
   const rows = Array.isArray(data) ? data : [data];
   if (opts.quiet) return rows.map((r) => `${cell(r[idField])}\n`).join('');
   switch (opts.output) {
     case 'json':
       return `${JSON.stringify(data, null, 2)}\n`;
     case 'yaml':
-      return YAML.stringify(data);
+      // yaml loads for -o yaml alone: every other call of every command is spared it.
+      return (await import('yaml')).default.stringify(data);
     case 'csv':
       return (
         [columns.join(','), ...rows.map((r) => columns.map((c) => csvField(r[c])).join(','))].join('\r\n') + '\r\n'

@@ -45,8 +45,8 @@ export function withIdArgument(cmd: Command, view: ResourceView): Command {
 export const idOf = (target: Target, view: ResourceView, given: string, flags: Record<string, unknown>) =>
   view.lookup ? view.lookup.idOf(target, given, flags) : Promise.resolve(given);
 
-export const print = (data: Row | Row[], view: ResourceView, opts: OutputOptions): void =>
-  void process.stdout.write(render(data, view.columns, opts));
+export const print = async (data: Row | Row[], view: ResourceView, opts: OutputOptions): Promise<void> =>
+  void process.stdout.write(await render(data, view.columns, opts));
 
 /** `<resource> list [--filter f=v]... [--limit n]`, following `next` through every page. */
 export function addList(
@@ -69,7 +69,7 @@ export function addList(
       ) => {
         const target = await targetOf(cmd);
         const query = [...(await params(flags, target)), ...filterParams(flags.filter)];
-        print(
+        await print(
           await listAll(
             target,
             view.path,
@@ -90,7 +90,7 @@ export function addShow(parent: Command, view: ResourceView): Command {
     async (given: string, flags: OutputOptions & Record<string, unknown>, cmd: Command) => {
       const target = await targetOf(cmd);
       const id = await idOf(target, view, given, flags);
-      print(
+      await print(
         await call(target, 'GET', `${view.path}${encodeURIComponent(id)}/`, `reading ${view.noun} ${given}`, 200),
         view,
         flags,

@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
-import { errors } from '@cairn/domain';
+import { errors } from '@cairn/domain/errors';
 
 /** All of standard input, without the final line break (`--password-stdin`, `--key-stdin`). */
 export async function readStdin(): Promise<string> {

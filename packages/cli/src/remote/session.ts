@@ -1,11 +1,13 @@
 import type { Command } from 'commander';
-import { errors } from '@cairn/domain';
-import { readCliSettings, type CollectorConfig } from '../config';
+import { errors } from '@cairn/domain/errors';
+import type { CollectorConfig } from '../config';
 import { findCluster } from '../utilization/client';
 import { resolveTarget, type Target } from './target';
 
 /** The API a resource command calls: environment, then --context / the current context. */
 export async function targetOf(cmd: Command): Promise<Target> {
+  // The settings' joi schemas load when a command runs, not for --help or --version.
+  const { readCliSettings } = await import('../config');
   const target = await resolveTarget(readCliSettings(), cmd.optsWithGlobals<{ context?: string }>().context);
   if (!target.apiKey) {
     throw errors.unauthenticated(
@@ -30,6 +32,7 @@ export const collect = (value: string, previous: string[] = []): string[] => [..
 
 /** The collectors' settings, their API and key resolved like every other command's. */
 export async function collectorConfigOf(cmd: Command): Promise<CollectorConfig> {
+  const { readCliSettings } = await import('../config');
   const settings = readCliSettings();
   const target = await resolveTarget(settings, cmd.optsWithGlobals<{ context?: string }>().context);
   return { ...settings, apiUrl: target.apiUrl, apiKey: target.apiKey };

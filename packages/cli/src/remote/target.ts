@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
-import { errors } from '@cairn/domain';
+import { errors } from '@cairn/domain/errors';
 import type { ApiTarget } from '../api-client';
 import type { CliSettings } from '../config';
-import { contextsPath, loadContexts, type Context } from './contexts';
+import type { Context } from './contexts';
 
 export const DEFAULT_API_URL = 'http://127.0.0.1:8000';
 
@@ -13,6 +13,8 @@ export interface Target extends ApiTarget {
 
 /** The context a command uses: --context, else CAIRN_CONTEXT, else the file's current one (if any). */
 export async function currentContext(settings: CliSettings, asked?: string): Promise<[string, Context] | undefined> {
+  // The contexts file's schema loads when a command needs its target, not for --help or --version.
+  const { contextsPath, loadContexts } = await import('./contexts');
   const path = contextsPath(settings.configHome);
   const file = await loadContexts(path);
   const name = asked ?? settings.context ?? file['current-context'];

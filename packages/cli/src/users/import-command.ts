@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { errors } from '@cairn/domain';
+import { errors } from '@cairn/domain/errors';
 import type { CollectorConfig } from '../config';
 import { importUsers } from './import';
 import { parseImportFile } from './import-input';

@@ -1,4 +1,4 @@
-import { errors } from '@cairn/domain';
+import { errors } from '@cairn/domain/errors';
 import type { CollectorConfig } from '../config';
 import { EXIT } from '../exit-codes';
 import { createProgress } from '../progress';
