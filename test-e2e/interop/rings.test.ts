@@ -13,32 +13,11 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SWIFT_RING_RELOAD_MS } from '@cairn/swift-cluster';
+import type { Plan } from '../../packages/rings/src/plan-types';
 import { builderDevices, copyDir, reassigned, removeDir, srb } from '../../packages/rings/test/helpers/swift-ring';
 import { cairn } from '../support/processes';
 import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, startStack, type Stack } from '../support/stack';
 import { startSwiftCluster, type SwiftCluster } from './swift-cluster';
-
-interface PlanDevice {
-  id: number;
-  device: string;
-  weight: number;
-  weight_after: number;
-  parts: number;
-  parts_after: number;
-  used_bytes: number | null;
-  projected_used_bytes: number | null;
-}
-interface Plan {
-  seed: number;
-  parts_moved: number;
-  parts_total: number;
-  replicas_moved: number;
-  bytes_to_move: number | null;
-  balance: number;
-  usage_source: string | null;
-  devices: PlanDevice[];
-  steps: Array<{ step: number; fraction: number; parts_moved: number; parts_after: Record<string, number> }>;
-}
 
 const OBJECTS = 800;
 const OBJECT_BYTES = 32 * 1024;

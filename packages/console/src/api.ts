@@ -1,4 +1,5 @@
 import type { ClusterHealthStatus } from '@cairn/contract';
+import type { Plan, PlanDevice, PlanStep } from '@cairn/rings/plan-types';
 
 /**
  * The console's only way out: fetch against the public /api/v1/ of the server that served it.
@@ -129,33 +130,12 @@ export interface ApiKey {
   resource_uri: string;
 }
 
-/** One device of a ring plan, as Swift's ring builder computed it (docs/rings.md, "The plan"). */
-export interface RingPlanDevice {
-  id: number;
-  region: number;
-  zone: number;
-  ip: string;
-  port: number;
-  device: string;
-  weight: number;
-  weight_after: number;
-  parts: number;
-  parts_after: number;
-  used_bytes: number | null;
-  /** Absent from plans computed before it was kept. */
-  size_bytes?: number | null;
-  projected_used_bytes: number | null;
-  projected_used_pct: number | null;
-}
-
-export interface RingPlanStep {
-  step: number;
-  fraction: number;
-  parts_moved: number;
-  parts_moved_pct: number;
-  replicas_moved: number;
-  balance: number;
-}
+/**
+ * A ring plan's devices and steps are @cairn/rings' (docs/rings.md, "The plan"); the API keeps the
+ * plan as the ring host computed it. Plans computed before a device's size was kept lack size_bytes.
+ */
+export type RingPlanDevice = Omit<PlanDevice, 'size_bytes'> & Partial<Pick<PlanDevice, 'size_bytes'>>;
+export type RingPlanStep = PlanStep;
 
 /** GET clusters/<id>/ring_plans/: a plan computed on the ring host by `cairn rings plan --cluster`. */
 export interface RingPlan {
@@ -176,15 +156,11 @@ export interface RingPlan {
   created_at: string;
   created_by: string;
   resource_uri: string;
-  plan: {
-    replicas: number;
-    balance: number;
-    balance_before: number;
-    min_part_hours: number;
-    max_move_pct: number;
-    notes: string[];
+  plan: Pick<
+    Plan,
+    'replicas' | 'balance' | 'balance_before' | 'min_part_hours' | 'max_move_pct' | 'notes' | 'steps'
+  > & {
     devices: RingPlanDevice[];
-    steps: RingPlanStep[];
   };
 }
 

@@ -22,6 +22,22 @@ export function ErrorText({ error, id }: { error?: string; id?: string }) {
   );
 }
 
+/** A table's header: the column that names each row, then right-aligned columns of numbers. */
+export function TableHead({ row, nums }: { row: string; nums: string[] }) {
+  return (
+    <thead>
+      <tr>
+        <th scope="col">{row}</th>
+        {nums.map((n) => (
+          <th scope="col" class="num">
+            {n}
+          </th>
+        ))}
+      </tr>
+    </thead>
+  );
+}
+
 /** Copies `text`; where the Clipboard API is unavailable (plain http), says so instead. */
 export function CopyButton({ text, label }: { text: string; label: string }) {
   const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');

@@ -1,6 +1,7 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, errorText } from './api';
+import { useEffect, useRef } from 'preact/hooks';
+import { ApiError } from './api';
 import { ErrorText } from './components';
+import { SecretField, SubmitButton, useSecretForm } from './secret-form';
 import { stepUp } from './session';
 
 /**
@@ -21,24 +22,17 @@ export function StepUpDialog({
   onEnded: () => void;
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
-  const [key, setKey] = useState('');
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
   useEffect(() => dialog.current?.showModal(), []);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      await stepUp(csrfToken, key.trim());
-      setKey('');
-      onDone(true);
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 401) return onEnded();
-      setError(errorText(err));
-      setBusy(false);
-    }
-  };
+  const form = useSecretForm({
+    send: (key) => stepUp(csrfToken, key.trim()),
+    done: () => onDone(true),
+    handled: (err) => {
+      // The session has ended meanwhile: the console signs in again, there is nothing to show here.
+      if (!(err instanceof ApiError && err.status === 401)) return false;
+      onEnded();
+      return true;
+    },
+  });
   return (
     <dialog
       ref={dialog}
@@ -49,28 +43,22 @@ export function StepUpDialog({
         onDone(false);
       }}
     >
-      <form class="stack" onSubmit={submit}>
+      <form class="stack" onSubmit={form.submit}>
         <h2 id="step-up-title">Confirm with your API key</h2>
         <p>
           This makes a credential that lasts. Type the API key of {operator} again to confirm; it is checked and not
           kept.
         </p>
-        <label>
-          API key
-          <input
-            name="step-up-key"
-            type="password"
-            autoComplete="off"
-            required
-            value={key}
-            onInput={(e) => setKey(e.currentTarget.value)}
-          />
-        </label>
-        <ErrorText error={error} />
+        <SecretField
+          label="API key"
+          name="step-up-key"
+          autoComplete="off"
+          value={form.secret}
+          onInput={form.setSecret}
+        />
+        <ErrorText error={form.error} />
         <div class="row">
-          <button type="submit" disabled={busy}>
-            {busy ? 'Confirming…' : 'Confirm'}
-          </button>
+          <SubmitButton busy={form.busy} label="Confirm" busyLabel="Confirming…" />
           <button type="button" class="secondary" onClick={() => onDone(false)}>
             Cancel
           </button>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { BigCount, CapacityElement, Cluster } from '../api';
-import { ErrorText, Loading, ScrollBox, Section } from '../components';
+import { ErrorText, Loading, ScrollBox, Section, TableHead } from '../components';
 import { useSession } from '../context';
 import { useLoad } from '../hooks';
 import { bytesTitle, formatBytes, formatTb, tbTitle } from '../lib/format';
@@ -129,23 +129,7 @@ function PolicyQuotasByRingSet({
     <ScrollBox label="Per-policy byte quotas by ring set">
       <table class="policy-quotas">
         <caption>Per-policy byte quotas by ring set</caption>
-        <thead>
-          <tr>
-            <th scope="col">Ring set</th>
-            <th scope="col" class="num">
-              Quotas
-            </th>
-            <th scope="col" class="num">
-              Against usable
-            </th>
-            <th scope="col" class="num">
-              Against raw
-            </th>
-            <th scope="col" class="num">
-              Raw
-            </th>
-          </tr>
-        </thead>
+        <TableHead row="Ring set" nums={['Quotas', 'Against usable', 'Against raw', 'Raw']} />
         <tbody>
           {rows.map(({ e, quota, raw, usable }) => {
             const overUsable = quota === 0n ? null : ratio(quota.toString(), usable);

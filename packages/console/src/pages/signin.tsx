@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
-import { errorText } from '../api';
 import { ErrorText } from '../components';
 import { titleFor } from '../hooks';
+import { SecretField, SubmitButton, useSecretForm } from '../secret-form';
 import { openStorageSession, type StorageSession } from '../self-session';
 import { openSession, type ConsoleSession } from '../session';
 
@@ -54,25 +54,13 @@ export function SignIn({
 function StorageUserSignIn({ onSignedIn }: { onSignedIn: (s: StorageSession) => void }) {
   const [cluster, setCluster] = useState('');
   const [user, setUser] = useState('');
-  const [password, setPassword] = useState('');
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      const session = await openStorageSession(cluster.trim(), user.trim(), password);
-      setPassword('');
-      onSignedIn(session);
-    } catch (err) {
-      setError(errorText(err));
-      setBusy(false);
-    }
-  };
+  const form = useSecretForm({
+    send: (password) => openStorageSession(cluster.trim(), user.trim(), password),
+    done: onSignedIn,
+  });
   return (
     <>
-      <form onSubmit={submit} aria-describedby={error ? 'signin-error' : undefined}>
+      <form onSubmit={form.submit} aria-describedby={form.error ? 'signin-error' : undefined}>
         <label>
           Cluster
           <input name="cluster" required value={cluster} onInput={(e) => setCluster(e.currentTarget.value)} />
@@ -87,21 +75,15 @@ function StorageUserSignIn({ onSignedIn }: { onSignedIn: (s: StorageSession) => 
             onInput={(e) => setUser(e.currentTarget.value)}
           />
         </label>
-        <label>
-          Password
-          <input
-            name="password"
-            type="password"
-            autoComplete="current-password"
-            required
-            value={password}
-            onInput={(e) => setPassword(e.currentTarget.value)}
-          />
-        </label>
-        <ErrorText error={error} id="signin-error" />
-        <button type="submit" disabled={busy}>
-          {busy ? 'Signing in…' : 'Sign in'}
-        </button>
+        <SecretField
+          label="Password"
+          name="password"
+          autoComplete="current-password"
+          value={form.secret}
+          onInput={form.setSecret}
+        />
+        <ErrorText error={form.error} id="signin-error" />
+        <SubmitButton busy={form.busy} label="Sign in" busyLabel="Signing in…" />
       </form>
       <p class="hint">
         Your storage account's own password, as your Swift or S3 tools use it. The browser keeps only a cookie no script
@@ -115,28 +97,13 @@ function StorageUserSignIn({ onSignedIn }: { onSignedIn: (s: StorageSession) => 
 /** Operator name and API key, traded at once for a session; the key is not kept anywhere. */
 function OperatorSignIn({ onSignedIn }: { onSignedIn: (s: ConsoleSession) => void }) {
   const [operator, setOperator] = useState('');
-  const [key, setKey] = useState('');
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
+  const form = useSecretForm({ send: (key) => openSession(operator.trim(), key.trim()), done: onSignedIn });
   useEffect(() => {
     document.title = titleFor('Sign in');
   }, []);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      const session = await openSession(operator.trim(), key.trim());
-      setKey('');
-      onSignedIn(session);
-    } catch (err) {
-      setError(errorText(err));
-      setBusy(false);
-    }
-  };
   return (
     <>
-      <form onSubmit={submit} aria-describedby={error ? 'signin-error' : undefined}>
+      <form onSubmit={form.submit} aria-describedby={form.error ? 'signin-error' : undefined}>
         <label>
           Operator name
           <input
@@ -147,22 +114,9 @@ function OperatorSignIn({ onSignedIn }: { onSignedIn: (s: ConsoleSession) => voi
             onInput={(e) => setOperator(e.currentTarget.value)}
           />
         </label>
-        <label>
-          API key
-          {/* Hidden as typed, but not offered to a password manager: the key lives only for this session. */}
-          <input
-            name="key"
-            type="password"
-            autoComplete="off"
-            required
-            value={key}
-            onInput={(e) => setKey(e.currentTarget.value)}
-          />
-        </label>
-        <ErrorText error={error} id="signin-error" />
-        <button type="submit" disabled={busy}>
-          {busy ? 'Signing in…' : 'Sign in'}
-        </button>
+        <SecretField label="API key" name="key" autoComplete="off" value={form.secret} onInput={form.setSecret} />
+        <ErrorText error={form.error} id="signin-error" />
+        <SubmitButton busy={form.busy} label="Sign in" busyLabel="Signing in…" />
       </form>
       <p class="hint">
         The key opens a session and is not kept: the browser holds only a cookie no script can read. The session ends

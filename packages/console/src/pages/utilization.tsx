@@ -1,6 +1,6 @@
 import { useMemo, useState } from 'preact/hooks';
 import { ApiError, errorText, listAll, query, type Call, type List, type StoragePolicy } from '../api';
-import { ErrorText, Loading, ScrollBox, Section } from '../components';
+import { ErrorText, Loading, ScrollBox, Section, TableHead } from '../components';
 import { useSession } from '../context';
 import { navigate, useLoad, type Loaded } from '../hooks';
 import { bytesTitle, formatBytes, formatPct } from '../lib/format';
@@ -171,35 +171,10 @@ export function UtilizationPage({ clusterId, params }: { clusterId: number; para
             {summary.data ? (
               <ScrollBox label="Accounts" busy={summary.loading}>
                 <table class="utilization">
-                  <thead>
-                    <tr>
-                      <th scope="col">Account</th>
-                      <th scope="col" class="num">
-                        Stored (avg)
-                      </th>
-                      <th scope="col" class="num">
-                        Peak
-                      </th>
-                      <th scope="col" class="num">
-                        Objects
-                      </th>
-                      <th scope="col" class="num">
-                        Containers
-                      </th>
-                      <th scope="col" class="num">
-                        In
-                      </th>
-                      <th scope="col" class="num">
-                        Out
-                      </th>
-                      <th scope="col" class="num">
-                        Requests
-                      </th>
-                      <th scope="col" class="num">
-                        Complete
-                      </th>
-                    </tr>
-                  </thead>
+                  <TableHead
+                    row="Account"
+                    nums={['Stored (avg)', 'Peak', 'Objects', 'Containers', 'In', 'Out', 'Requests', 'Complete']}
+                  />
                   <tbody>
                     {summary.data.objects.map((s) => (
                       <tr data-account={s.account} aria-current={s.account === account ? 'true' : undefined}>
@@ -446,29 +421,7 @@ function AccountDetail({
             <summary>Hourly records</summary>
             <ScrollBox label="Hourly records">
               <table class="hours">
-                <thead>
-                  <tr>
-                    <th scope="col">Hour (UTC)</th>
-                    <th scope="col" class="num">
-                      Stored
-                    </th>
-                    <th scope="col" class="num">
-                      Objects
-                    </th>
-                    <th scope="col" class="num">
-                      In
-                    </th>
-                    <th scope="col" class="num">
-                      Out
-                    </th>
-                    <th scope="col" class="num">
-                      Requests
-                    </th>
-                    <th scope="col" class="num">
-                      Complete
-                    </th>
-                  </tr>
-                </thead>
+                <TableHead row="Hour (UTC)" nums={['Stored', 'Objects', 'In', 'Out', 'Requests', 'Complete']} />
                 <tbody>
                   {detail.data.storage.map((s, i) => {
                     const t = detail.data!.transfer[i];

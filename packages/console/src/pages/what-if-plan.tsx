@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { List, RingPlan } from '../api';
-import { ErrorText, Loading, ScrollBox } from '../components';
+import { ErrorText, Loading, ScrollBox, TableHead } from '../components';
 import { useSession } from '../context';
 import { useLoad } from '../hooks';
 import { bytesTitle, formatBytes, formatPct, formatTime } from '../lib/format';
@@ -110,20 +110,7 @@ function PlanFigures({ plan: p, bytesPerSecondPerNode }: { plan: RingPlan; bytes
       <ScrollBox label="Steps computed by Swift">
         <table class="what-if-steps">
           <caption>Steps computed by Swift</caption>
-          <thead>
-            <tr>
-              <th scope="col">Step</th>
-              <th scope="col" class="num">
-                Partitions moved
-              </th>
-              <th scope="col" class="num">
-                Share
-              </th>
-              <th scope="col" class="num">
-                Balance after
-              </th>
-            </tr>
-          </thead>
+          <TableHead row="Step" nums={['Partitions moved', 'Share', 'Balance after']} />
           <tbody>
             {p.plan.steps.map((s) => (
               <tr data-step={s.step}>
@@ -146,23 +133,7 @@ function PlanFigures({ plan: p, bytesPerSecondPerNode }: { plan: RingPlan; bytes
               ? ` (${ROWS} of ${p.device_count}: the devices the change touches, then the fullest after)`
               : ''}
           </caption>
-          <thead>
-            <tr>
-              <th scope="col">Device</th>
-              <th scope="col" class="num">
-                Today
-              </th>
-              <th scope="col" class="num">
-                After
-              </th>
-              <th scope="col" class="num">
-                Partitions
-              </th>
-              <th scope="col" class="num">
-                Weight
-              </th>
-            </tr>
-          </thead>
+          <TableHead row="Device" nums={['Today', 'After', 'Partitions', 'Weight']} />
           <tbody>
             {rows.map((d) => (
               <tr data-device={d.key} class={d.pctAfter !== null && d.pctAfter >= WARN_PCT ? 'warn' : undefined}>

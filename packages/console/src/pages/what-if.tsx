@@ -1,6 +1,6 @@
 import { useMemo, useState } from 'preact/hooks';
 import type { CapacityElement, CapacityHistory } from '../api';
-import { ScrollBox, Section } from '../components';
+import { ScrollBox, Section, TableHead } from '../components';
 import { rawBytes, type DeviceRow } from '../lib/device-sort';
 import { bytesTitle, formatBytes, formatPct } from '../lib/format';
 import { historySamples } from '../lib/projection';
@@ -241,23 +241,7 @@ function WhatIfResult({ result: w, samples }: { result: WhatIf; samples: ReturnT
             Projected fill per device
             {w.devices.length > SHOWN ? ` (${SHOWN} of ${w.devices.length}: new devices, then the fullest today)` : ''}
           </caption>
-          <thead>
-            <tr>
-              <th scope="col">Device</th>
-              <th scope="col" class="num">
-                Today
-              </th>
-              <th scope="col" class="num">
-                After
-              </th>
-              <th scope="col" class="num">
-                Used after
-              </th>
-              <th scope="col" class="num">
-                Size after
-              </th>
-            </tr>
-          </thead>
+          <TableHead row="Device" nums={['Today', 'After', 'Used after', 'Size after']} />
           <tbody>
             {rows.map((d) => (
               <tr data-device={d.key} class={d.pctAfter !== null && d.pctAfter >= WARN_PCT ? 'warn' : undefined}>

@@ -2,6 +2,7 @@ import type { Operator } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import { operatorFromRow, selectOperators, type OperatorRow } from './operators';
+import { deleteEndedSessions, fromNow, idleSecondsColumn, live, touchSession } from './sessions';
 
 /**
  * The console's sessions. Rows are found by the SHA-256 of the session id (the id itself is never
@@ -55,8 +56,6 @@ const RETURNING = [
   'stepped_up_until',
 ];
 
-const seconds = (db: Db, n: number) => db.raw("? * interval '1 second'", [n]);
-
 export async function insertConsoleSession(
   db: Db,
   idHash: Buffer,
@@ -65,7 +64,7 @@ export async function insertConsoleSession(
 ): Promise<ConsoleSessionRecord> {
   const [row] = await withDbErrors(() =>
     db(TABLE)
-      .insert({ id_hash: idHash, api_key_id: apiKeyId, expires_at: db.raw('now() + ?', [seconds(db, maxSeconds)]) })
+      .insert({ id_hash: idHash, api_key_id: apiKeyId, expires_at: fromNow(db, maxSeconds) })
       .returning(RETURNING),
   );
   return toRecord(row as SessionRow);
@@ -92,12 +91,11 @@ export async function findLiveConsoleSession(
         's.expires_at',
         's.last_seen_at',
         's.stepped_up_until',
-        db.raw('extract(epoch from now() - s.last_seen_at)::float8 AS idle_seconds'),
+        idleSecondsColumn(db),
         db.raw('coalesce(s.stepped_up_until > now(), false) AS stepped_up'),
       )
       .where('s.id_hash', idHash)
-      .andWhere('s.expires_at', '>', db.fn.now())
-      .andWhere('s.last_seen_at', '>', db.raw('now() - ?', [seconds(db, idleSeconds)]))
+      .andWhere(live(db, idleSeconds, 's'))
       .first(),
   );
   if (!row) return null;
@@ -112,12 +110,7 @@ export async function findLiveConsoleSession(
 
 /** Marks the session as used now, unless another request already did within `withinSeconds`. */
 export async function touchConsoleSession(db: Db, id: string, withinSeconds: number): Promise<void> {
-  await withDbErrors(() =>
-    db(TABLE)
-      .where('id', id)
-      .andWhere('last_seen_at', '<', db.raw('now() - ?', [seconds(db, withinSeconds)]))
-      .update({ last_seen_at: db.fn.now() }),
-  );
+  await touchSession(db, TABLE, id, withinSeconds);
 }
 
 /**
@@ -133,9 +126,8 @@ export async function stepUpConsoleSession(
   const [row] = await withDbErrors(() =>
     db(TABLE)
       .where('id', id)
-      .andWhere('expires_at', '>', db.fn.now())
-      .andWhere('last_seen_at', '>', db.raw('now() - ?', [seconds(db, idleSeconds)]))
-      .update({ stepped_up_until: db.raw('now() + ?', [seconds(db, forSeconds)]), last_seen_at: db.fn.now() })
+      .andWhere(live(db, idleSeconds))
+      .update({ stepped_up_until: fromNow(db, forSeconds), last_seen_at: db.fn.now() })
       .returning(RETURNING),
   );
   return row ? toRecord(row as SessionRow) : null;
@@ -149,12 +141,5 @@ export async function deleteConsoleSession(db: Db, idHash: Buffer): Promise<Cons
 
 /** Deletes sessions that have ended (past their end, or idle `idleSeconds`); how many. */
 export async function deleteEndedConsoleSessions(db: Db, idleSeconds: number): Promise<number> {
-  const rows = await withDbErrors(() =>
-    db(TABLE)
-      .where('expires_at', '<=', db.fn.now())
-      .orWhere('last_seen_at', '<=', db.raw('now() - ?', [seconds(db, idleSeconds)]))
-      .delete()
-      .returning('id'),
-  );
-  return rows.length;
+  return deleteEndedSessions(db, TABLE, idleSeconds);
 }

@@ -1,6 +1,7 @@
 import { TABLES } from '@cairn/contract';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
+import { deleteEndedSessions, fromNow, idleSecondsColumn, live, touchSession } from './sessions';
 
 /**
  * Storage users' console sessions. Rows are found by the SHA-256 of the session id (the id itself is
@@ -42,8 +43,6 @@ const toRecord = (r: Row): StorageUserSessionRecord => ({
 
 const RETURNING = ['id as session_id', 'storage_user_id', 'created_at', 'expires_at'];
 
-const seconds = (db: Db, n: number) => db.raw("? * interval '1 second'", [n]);
-
 /** A new session for the user at `generation` (its row as the sign-in read it). */
 export async function insertStorageUserSession(
   db: Db,
@@ -58,7 +57,7 @@ export async function insertStorageUserSession(
         id_hash: idHash,
         storage_user_id: userId,
         user_generation: generation,
-        expires_at: db.raw('now() + ?', [seconds(db, maxSeconds)]),
+        expires_at: fromNow(db, maxSeconds),
       })
       .returning(RETURNING),
   );
@@ -87,13 +86,12 @@ export async function findLiveStorageUserSession(
         'u.username',
         'u.cluster_id',
         'c.name as cluster_name',
-        db.raw('extract(epoch from now() - s.last_seen_at)::float8 AS idle_seconds'),
+        idleSecondsColumn(db),
       )
       .where('s.id_hash', idHash)
       .andWhere('u.enabled', true)
       .andWhereRaw('u.generation = s.user_generation')
-      .andWhere('s.expires_at', '>', db.fn.now())
-      .andWhere('s.last_seen_at', '>', db.raw('now() - ?', [seconds(db, idleSeconds)]))
+      .andWhere(live(db, idleSeconds, 's'))
       .first(),
   );
   if (!row) return null;
@@ -109,12 +107,7 @@ export async function findLiveStorageUserSession(
 
 /** Marks the session as used now, unless another request already did within `withinSeconds`. */
 export async function touchStorageUserSession(db: Db, id: string, withinSeconds: number): Promise<void> {
-  await withDbErrors(() =>
-    db(TABLE)
-      .where('id', id)
-      .andWhere('last_seen_at', '<', db.raw('now() - ?', [seconds(db, withinSeconds)]))
-      .update({ last_seen_at: db.fn.now() }),
-  );
+  await touchSession(db, TABLE, id, withinSeconds);
 }
 
 /** Deletes the session with this id hash; its record, or null when there was none. */
@@ -125,12 +118,5 @@ export async function deleteStorageUserSession(db: Db, idHash: Buffer): Promise<
 
 /** Deletes sessions that have ended (past their end, or idle `idleSeconds`); how many. */
 export async function deleteEndedStorageUserSessions(db: Db, idleSeconds: number): Promise<number> {
-  const rows = await withDbErrors(() =>
-    db(TABLE)
-      .where('expires_at', '<=', db.fn.now())
-      .orWhere('last_seen_at', '<=', db.raw('now() - ?', [seconds(db, idleSeconds)]))
-      .delete()
-      .returning('id'),
-  );
-  return rows.length;
+  return deleteEndedSessions(db, TABLE, idleSeconds);
 }
