@@ -16,6 +16,12 @@ const registered = new WeakMap<Router, RouteEntry[]>();
 /** The paths `router` serves (relative to where it is mounted). */
 export const routesOf = (router: Router): RouteEntry[] => registered.get(router) ?? [];
 
+const record = (router: Router, entry: RouteEntry): void => {
+  const entries = registered.get(router);
+  if (entries) entries.push(entry);
+  else registered.set(router, [entry]);
+};
+
 /**
  * Registers a path with its handlers. As tastypie does, the method is checked before
  * authentication (405 + Allow), and OPTIONS answers the allowed methods without a key.
@@ -27,7 +33,7 @@ export function resourceRoute(
   handlers: Partial<Record<Method, Handler>>,
 ): void {
   const allowed = Object.keys(handlers) as Method[];
-  registered.set(router, [...routesOf(router), { path, methods: allowed }]);
+  record(router, { path, methods: allowed });
   router.all(path, (req: Request, res: Response, next: NextFunction) => {
     if (req.method === 'OPTIONS') {
       res.set('Allow', allowed.join(',')).type('text/plain').status(200).send(allowed.join(','));
