@@ -165,7 +165,9 @@ describe('PasswordVerifier', () => {
       await verifier.check('nobody', null, 'wrong-password');
       await verifier.check('imported', imported(cheap), 'wrong-password');
       const [unknown, foreign] = runs as [number, number];
-      expect(foreign).toBeGreaterThan(unknown * 0.5);
+      // Without the scrypt run the check costs microseconds, a thousandth of the unknown user's:
+      // a tenth leaves room for a loaded machine without letting that through.
+      expect(foreign).toBeGreaterThan(unknown * 0.1);
     });
   });
 
