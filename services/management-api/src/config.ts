@@ -55,6 +55,11 @@ export const configSpec = {
     doc: 'Postgres connections per process.',
     schema: Joi.number().integer().min(1).max(200).default(10),
   },
+  preparedStatements: {
+    env: 'CAIRN_DATABASE_PREPARED_STATEMENTS',
+    doc: 'Prepare the statements each list and detail route repeats (Postgres plans them once per connection, not at every request). Set false behind PgBouncer in transaction mode older than 1.21, or with its max_prepared_statements at 0.',
+    schema: Joi.boolean().default(true),
+  },
   migrateOnStart: {
     env: 'CAIRN_MIGRATE_ON_START',
     doc: 'Apply pending migrations at start (set false when a migrate job does it).',
@@ -201,6 +206,7 @@ export interface ManagementApiConfig {
   databaseCaFile?: string;
   dataDir: string;
   poolMax: number;
+  preparedStatements: boolean;
   migrateOnStart: boolean;
   adminUser?: string;
   adminKey?: string;

@@ -100,6 +100,7 @@ export function createDeps(config: ManagementApiConfig, scrypt: ScryptParams = D
     url: config.databaseUrl,
     dataDir: config.dataDir,
     poolMax: config.poolMax,
+    preparedStatements: config.preparedStatements,
     onModesRestricted: (dir, { directories, files }) =>
       log.warn(
         { dataDir: dir, directories, files },

@@ -7,6 +7,7 @@ import { migrationSource } from './migrations';
 import { lockDataDir, type DataDirLock } from './data-dir-lock';
 import { needsSetUp, setUpDataDir } from './pglite-setup';
 import { registerEmbedded } from './embedded';
+import { registerPreparedStatements } from './prepared';
 import { restrictTree, restrictUmask, type ModesRestricted } from './data-dir-modes';
 
 /** A knex handle or a transaction: repositories accept either so one transaction can span steps. */
@@ -24,6 +25,11 @@ export interface DatabaseOptions {
   loadDataDir?: Blob;
   poolMax?: number;
   /**
+   * Postgres only: prepare the statements whose text is fixed per route under a name (see
+   * prepared.ts). Default true; false behind PgBouncer in transaction mode before 1.21.
+   */
+  preparedStatements?: boolean;
+  /**
    * Told when an existing data directory was open to other users and has just been made its
    * owner's only (directories 0700, files 0600): the caller says so in its log.
    */
@@ -32,12 +38,14 @@ export interface DatabaseOptions {
 
 export function createDatabase(options: DatabaseOptions): Knex {
   if (options.url) {
-    return knex({
+    const db = knex({
       client: 'pg',
       connection: { connectionString: options.url, application_name: 'cairn-management-api' },
       pool: { min: 0, max: options.poolMax ?? 10 },
       acquireConnectionTimeout: 5000,
     });
+    if (options.preparedStatements !== false) registerPreparedStatements(db);
+    return db;
   }
   const dataDir = options.dataDir ?? 'memory://';
   const pgliteOptions = { startParams: pgliteStartParams() };

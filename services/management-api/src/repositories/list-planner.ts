@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/database';
+import { fixedStatement, runStatement, type FixedStatement } from '../db/prepared';
 import type { Filter, ListQuery, Ordering, Page } from './list-types';
 import {
   type RangeBuckets,
@@ -572,8 +573,8 @@ function probed(
  * Step 2, compiled: the total and the page as one statement. Its SQL depends only on the query's
  * shape (the source, how many partition values, the ordering, near or deep), so it is built with
  * knex and compiled once per shape; each request only binds its values (db.raw, so every statement
- * still passes through knex's query events, and nothing is prepared on the server: it works behind
- * PgBouncer in transaction mode).
+ * still passes through knex's query events), and the shape is prepared on the server under its
+ * name (see db/prepared.ts).
  */
 function compile(source: ListSource, plan: Plan, query: ListQuery, window: Window, tuning: PlannerTuning): Sql {
   const { db, alias } = source;
@@ -608,7 +609,7 @@ const OFFSET_SLOT = slot('offset');
 const partitionSlot = (i: number): string => slot(`partition:${i}`);
 
 /** Compiled shapes per database handle; few in practice (orderings × partition sizes × near/deep). */
-const compiledShapes = new WeakMap<Db, Map<string, Sql>>();
+const compiledShapes = new WeakMap<Db, Map<string, FixedStatement>>();
 const MAX_SHAPES = 1000;
 
 /**
@@ -647,7 +648,13 @@ function sourceKey(source: ListSource): string {
   return text;
 }
 
-function statementFor(source: ListSource, plan: Plan, query: ListQuery, tuning: PlannerTuning): Sql {
+/** The statement of a request: a shape's carries the shape's name, one compiled with its own values none. */
+function statementFor(
+  source: ListSource,
+  plan: Plan,
+  query: ListQuery,
+  tuning: PlannerTuning,
+): Sql & { name?: string } {
   const window = { limit: query.limit, offset: String(query.offset) };
   const key = shapeKey(source, plan, query);
   if (key === null) return compile(source, plan, query, window, tuning);
@@ -656,7 +663,14 @@ function statementFor(source: ListSource, plan: Plan, query: ListQuery, tuning: 
   let shape = shapes.get(key);
   if (!shape) {
     const slots = plan.partition === 'all' ? 'all' : new Set([...plan.partition].map((_, i) => partitionSlot(i)));
-    shape = compile(source, { ...plan, partition: slots }, query, { limit: LIMIT_SLOT, offset: OFFSET_SLOT }, tuning);
+    const { sql, bindings } = compile(
+      source,
+      { ...plan, partition: slots },
+      query,
+      { limit: LIMIT_SLOT, offset: OFFSET_SLOT },
+      tuning,
+    );
+    shape = fixedStatement(sql, bindings);
     if (shapes.size >= MAX_SHAPES) shapes.clear();
     shapes.set(key, shape);
   }
@@ -665,7 +679,11 @@ function statementFor(source: ListSource, plan: Plan, query: ListQuery, tuning: 
     [OFFSET_SLOT, window.offset],
   ]);
   if (plan.partition !== 'all') [...plan.partition].forEach((v, i) => values.set(partitionSlot(i), v));
-  return { sql: shape.sql, bindings: shape.bindings.map((b) => (values.has(b) ? values.get(b)! : b)) };
+  return {
+    sql: shape.sql,
+    bindings: shape.bindings.map((b) => (values.has(b) ? values.get(b)! : b)),
+    name: shape.name,
+  };
 }
 
 /** Steps 1 and 2: the total and the page in one statement. */
@@ -676,10 +694,13 @@ export async function listPage<T>(source: ListSource, query: ListQuery, tuning: 
     const [row] = await totalQuery(source, plan, baseOf(source, plan));
     return { total: Number((row as { total: string | number | null }).total ?? 0), rows: [] };
   }
-  const { sql, bindings } = statementFor(source, plan, query, tuning);
-  const result = (await source.db.raw(sql, bindings as Knex.RawBinding[])) as {
-    rows: Array<T & { total: string | number | null; id: unknown }>;
-  };
+  const { sql, bindings, name } = statementFor(source, plan, query, tuning);
+  const result = await runStatement<{ rows: Array<T & { total: string | number | null; id: unknown }> }>(
+    source.db,
+    sql,
+    bindings,
+    name,
+  );
   // Every row carries the total; an empty page is one row whose page columns are null.
   return { total: Number(result.rows[0]?.total ?? 0), rows: result.rows.filter((r) => r.id !== null) };
 }

@@ -1,8 +1,8 @@
 import { STORAGE_USER_COLUMNS, TABLES, type StorageUserRow } from '@cairn/contract';
 import { errors, type StorageUser, escapeHtml, type Quotas } from '@cairn/domain';
-import type { Knex } from 'knex';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
+import { fixedStatement, runStatement, type FixedStatement } from '../db/prepared';
 import { listPage, type ListSource, type PartitionCounters } from './list-planner';
 import type { ListQuery, Page } from './list-types';
 import { QUOTA_COLUMNS, quotasOfRow, quotasToRow, type QuotaRow } from './quota-columns';
@@ -162,16 +162,16 @@ const viewQuery = (db: Db, columns: string[]) =>
 /**
  * The detail's statement, compiled by knex once per database handle: its SQL never changes, only
  * the id. Building and compiling it at every GET (twelve columns, two of them subqueries with their
- * own bindings) was a good part of the detail's API time. Sent with db.raw, so it still passes
- * through knex's query events and is not prepared on the server.
+ * own bindings) was a good part of the detail's API time; it is prepared on the server under its
+ * name (see db/prepared.ts), and sent with db.raw, so it still passes through knex's query events.
  */
 const ID_SLOT = '\u0000cairn-slot:user-id';
-const detailStatements = new WeakMap<Db, { sql: string; bindings: readonly unknown[] }>();
+const detailStatements = new WeakMap<Db, FixedStatement>();
 function detailStatement(db: Db) {
   let statement = detailStatements.get(db);
   if (!statement) {
     const { sql, bindings } = viewQuery(db, SUMMARY_COLUMNS).where(`${VIEW_ALIAS}.id`, ID_SLOT).limit(1).toSQL();
-    statement = { sql, bindings };
+    statement = fixedStatement(sql, bindings);
     detailStatements.set(db, statement);
   }
   return statement;
@@ -179,10 +179,15 @@ function detailStatement(db: Db) {
 
 /** What a user's detail GET shows, by id. */
 export async function getStorageUserView(db: Db, id: string): Promise<StorageUserView | null> {
-  const { sql, bindings } = detailStatement(db);
-  const result = (await withDbErrors(() =>
-    db.raw(sql, bindings.map((b) => (b === ID_SLOT ? id : b)) as Knex.RawBinding[]),
-  )) as { rows: Array<SummaryRow & AttachedRow> };
+  const { sql, bindings, name } = detailStatement(db);
+  const result = await withDbErrors(() =>
+    runStatement<{ rows: Array<SummaryRow & AttachedRow> }>(
+      db,
+      sql,
+      bindings.map((b) => (b === ID_SLOT ? id : b)),
+      name,
+    ),
+  );
   const row = result.rows[0];
   return row ? toView(row) : null;
 }

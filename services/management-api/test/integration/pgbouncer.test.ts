@@ -134,7 +134,12 @@ describe('management API behind PgBouncer in transaction mode', () => {
       [clusters],
     );
     bouncer = await startPgBouncer();
-    viaBouncer = createDatabase({ url: bouncer.url(new URL(direct.url!).pathname.slice(1)), poolMax: 10 });
+    viaBouncer = createDatabase({
+      url: bouncer.url(new URL(direct.url!).pathname.slice(1)),
+      poolMax: 10,
+      // PgBouncer 1.18 (Debian 12) carries no prepared statement across server connections.
+      preparedStatements: false,
+    });
     viaBouncer.on('query', (q: { sql: string }) => statements.push(q.sql));
     const app = createApp({
       db: viaBouncer,

@@ -1,0 +1,87 @@
+import type { Knex } from 'knex';
+import { createDatabase } from '../../src/db/database';
+import { parseListQuery } from '../../src/http/filters';
+import { getStorageUserView, listStorageUsers } from '../../src/repositories/storage-users';
+import { usersResource } from '../../src/routes/users';
+import { createDatabaseWithClusters, type TestDatabaseWithClusters } from '../support/harness';
+
+/**
+ * The statements a list or detail route repeats are prepared under a name (db/prepared.ts), so
+ * Postgres parses and plans them once per connection. Read on one connection (a pool of one), the
+ * session's pg_prepared_statements shows which were.
+ */
+describe('prepared statements on Postgres', () => {
+  let database: TestDatabaseWithClusters;
+  const handles: Knex[] = [];
+  const oneConnection = (preparedStatements: boolean) => {
+    const db = createDatabase({ url: database.url, poolMax: 1, preparedStatements });
+    handles.push(db);
+    return db;
+  };
+  const prepared = async (db: Knex) =>
+    (
+      (await db.raw('SELECT name, statement FROM pg_prepared_statements ORDER BY name')) as {
+        rows: Array<{ name: string; statement: string }>;
+      }
+    ).rows;
+  const page = (db: Knex, cluster: number, offset = 0) =>
+    listStorageUsers(
+      db,
+      parseListQuery(
+        usersResource,
+        [
+          ['cluster', String(cluster)],
+          ['limit', '2'],
+          ['offset', String(offset)],
+        ],
+        20,
+        1000,
+      ),
+    );
+
+  beforeAll(async () => {
+    database = await createDatabaseWithClusters('postgres', ['north', 'south']);
+    const [north, south] = database.clusters;
+    await database.db.raw(
+      `INSERT INTO storage_users (cluster_id, username, password_hash)
+       SELECT CASE WHEN g % 2 = 0 THEN ?::int ELSE ?::int END, 'user' || g, 'x' FROM generate_series(1, 6) AS g`,
+      [north, south],
+    );
+  });
+  afterAll(async () => {
+    await Promise.all(handles.map((h) => h.destroy()));
+    await database.drop();
+  });
+
+  it('when a users page and a detail are read again with other values, then each statement was prepared once, under a name, and answers for its own values', async () => {
+    const db = oneConnection(true);
+    const [north, south] = database.clusters as [number, number];
+    const first = await page(db, north);
+    const second = await page(db, south, 1);
+    expect(first.rows.map((u) => u.clusterId)).toEqual([north, north]);
+    expect(second.rows.map((u) => u.clusterId)).toEqual([south, south]);
+    expect(second.total).toBe(3);
+    const view = await getStorageUserView(db, first.rows[1]!.id);
+    expect(view?.username).toBe(first.rows[1]!.username);
+    expect((await getStorageUserView(db, second.rows[0]!.id))?.username).toBe(second.rows[0]!.username);
+
+    const statements = await prepared(db);
+    // One for the page's shape (both clusters, both offsets), one for the detail.
+    expect(statements).toHaveLength(2);
+    for (const s of statements) expect(s.name).toMatch(/^cairn_[\w-]{32}$/);
+    const [pageStatement, detailStatement] = [/OFFSET \$\d+::bigint/, /"u"\."id" = \$\d+ limit \$\d+$/].map((re) =>
+      statements.find((s) => re.test(s.statement)),
+    );
+    expect(pageStatement).toBeDefined();
+    expect(detailStatement).toBeDefined();
+  });
+
+  it('when prepared statements are off (PgBouncer before 1.21), then nothing is prepared and the same pages answer', async () => {
+    const db = oneConnection(false);
+    const [north] = database.clusters as [number, number];
+    const rows = (await page(db, north)).rows;
+    expect(rows).toHaveLength(2);
+    expect((await getStorageUserView(db, rows[0]!.id))?.id).toBe(rows[0]!.id);
+    expect(await prepared(db)).toEqual([]);
+  });
+});
