@@ -304,10 +304,67 @@ describe('settleFindings', () => {
     const fourth = new Date(third.getTime() + 5 * MIN);
     const again = judge(back.next, round(fourth, [silent(a)]));
     expect(keys(again.held)).toEqual(keys(second.held));
-    const healthy = node({ ringmd5: { '/etc/swift/object.ring.gz': 'a'.repeat(32) } }, { node: a });
-    const cured = judge(again.next, round(new Date(fourth.getTime() + 5 * MIN), [healthy]));
+    const fifth = new Date(fourth.getTime() + 5 * MIN);
+    const healthy = node(
+      {
+        diskusage: [{ device: 'sdb1', mounted: true, size: 100, used: 50, avail: 50 }],
+        ringmd5: { '/etc/swift/object.ring.gz': 'a'.repeat(32) },
+        time: fifth.getTime() / 1000,
+      },
+      { node: a },
+    );
+    const cured = judge(again.next, round(fifth, [healthy]));
     expect(cured.next).toEqual([]);
     expect(keys(cured.closing)).toEqual([...keys(second.held), `node_silent ${a} -`].sort());
+  });
+});
+
+describe('settleFindings when one recon endpoint of a node fails', () => {
+  const RING = { 'object.ring.gz': 'a'.repeat(32) };
+  const a = '10.0.0.3:6200';
+  const round = (nodes: RoundNode[]): HealthRound => ({ collectedAt: AT, ringMd5: RING, nodes });
+  const open = (code: Finding['code'], device: string | null = null): Finding => ({
+    code,
+    severity: 'warning',
+    node: a,
+    device,
+    ringSet: null,
+    since: AT,
+    sentence: code,
+  });
+
+  it('when diskusage and time fail but ringmd5 answers, then the fill and clock findings are held and the ring finding closes', () => {
+    const full = open('device_full', 'sdb1');
+    const skew = open('clock_skew');
+    const ring = open('ring_mismatch');
+    const r = round([
+      node(
+        {
+          diskusage: { error: 'timed out' },
+          ringmd5: { '/etc/swift/object.ring.gz': 'a'.repeat(32) },
+        },
+        { node: a },
+      ),
+    ]);
+    const s = settleFindings([full, skew, ring], evaluateRound(r, new Map(), [], T).findings, r);
+    expect(s.held).toEqual([full, skew]);
+    expect(s.closing).toEqual([ring]);
+  });
+
+  it('when unmounted fails but diskusage shows every drive mounted, then the unmounted drive closes', () => {
+    const unmounted = open('drive_unmounted', 'sdc1');
+    const r = round([
+      node(
+        {
+          unmounted: { error: 'HTTP 500' },
+          diskusage: [{ device: 'sdc1', mounted: true, size: 100, used: 1, avail: 99 }],
+        },
+        { node: a },
+      ),
+    ]);
+    const s = settleFindings([unmounted], evaluateRound(r, new Map(), [], T).findings, r);
+    expect(s.closing).toEqual([unmounted]);
+    expect(s.held).toEqual([]);
   });
 });
 
