@@ -19,6 +19,8 @@
  *   BENCH_SCENARIOS    comma-separated subset of the scenario keys (default all; the unknown-key error
  *                      lists them): page1, deep, detail, then one per documented list filter and
  *                      ordering, each on page 1 and deep (`…_deep`), see LIST_SCENARIOS
+ *   CAIRN_DATABASE_PREPARED_STATEMENTS  passed to the API (false: statements sent unnamed, as behind
+ *                      a PgBouncer older than 1.21)
  *   BENCH_CPU_PROF     a directory: the API child runs with --cpu-prof and writes its profile there
  *   BENCH_TASTYPIE     1: measure the django-tastypie anchor (bench/tastypie) beside page1,
  *                      cluster__name, detail and deep, and fail when it cannot run; 0: do not; unset:
@@ -249,6 +251,10 @@ async function serve(role: string): Promise<void> {
     LOG_LEVEL: 'warn',
     CAIRN_MIGRATE_ON_START: 'false',
     CAIRN_CREATE_DEFAULT_CLUSTER: 'false',
+    // Passed on, to measure the API as it runs behind a PgBouncer that carries no prepared statements.
+    ...(process.env.CAIRN_DATABASE_PREPARED_STATEMENTS === undefined
+      ? {}
+      : { CAIRN_DATABASE_PREPARED_STATEMENTS: process.env.CAIRN_DATABASE_PREPARED_STATEMENTS }),
   });
   const deps = createDeps(config);
   serveApp(createApp(deps), () => deps.db.destroy());
