@@ -28,7 +28,7 @@ const ringSet = fc
   })
   .map((xs) => xs.map(([gb, fill], i) => device(i, gb * 1e9, Math.round(gb * 1e9 * fill))));
 
-/** Equal up to float rounding at the scale of the largest figure involved (a sum's rounding follows its biggest term). */
+/** Equal up to float rounding at the scale of the largest figure involved (a sum rounds at its biggest term). */
 const close = (a: number, b: number, scale = 0) =>
   Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b), scale);
 
