@@ -36,7 +36,8 @@
  * comes and goes during the run hurts both sides of a ratio instead of only one.
  *
  * The CPU column (from /proc) says where the cores went during each measurement: the server process,
- * all postgres processes, autocannon (this process), and the rest of the machine ("other", e.g. other
+ * the Postgres backends of the benchmark's database (not other databases' on a shared server, see
+ * backendsOf), autocannon (this process), and the rest of the machine ("other", e.g. other
  * tenants); it is how a missed target is attributed to Node or to Postgres.
  *
  * Latency percentiles are computed here from every response time autocannon reports (sub-millisecond
@@ -60,7 +61,7 @@ import { party } from './lib/cpu';
 import { intEnv, loadEnv, stringEnv } from './lib/env';
 import { checkOnce, measureBracketed, type LoadSettings, type Measured, type Scenario } from './lib/load';
 import { runBenchmark, type Cleanups } from './lib/main';
-import { throwawayDatabase } from './lib/postgres';
+import { backendsOf, throwawayDatabase } from './lib/postgres';
 import { startTastypie, tastypieMissing, type TastypieAnchor } from './lib/tastypie';
 import { fmtInt, fmtMs, printResults, ratio, verdict, type Verdict } from './lib/report';
 
@@ -553,7 +554,7 @@ async function main(cleanups: Cleanups): Promise<void> {
     connections,
     warmup,
     duration,
-    parties: [party.comm('postgres', 'postgres'), party.self('loadgen')],
+    parties: [await backendsOf(cleanups, databaseUrl), party.self('loadgen')],
   };
   // Each anchored scenario is followed by the anchor's, so both are measured around the same time.
   const measured = ALL_SCENARIOS.filter((k) => selected.has(k)).flatMap((k) => [

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import type { Cleanups } from './main';
+import type { Party } from './cpu';
 
 /** Throwaway benchmark databases on a Postgres server reachable without a password. */
 
@@ -49,4 +50,36 @@ export async function throwawayDatabase(
   });
   console.log(`created database ${created.name}`);
   return created;
+}
+
+/**
+ * The Postgres backends serving one database, as a CPU party: its connections' pids, polled from
+ * pg_stat_activity every `everyMs` while the run lasts (pools keep their connections, so a
+ * measurement sees the same ones). Unlike every process named postgres, it leaves out other
+ * databases' work (another tenant's tests on a shared server) and the server's background
+ * processes (checkpointer, WAL writer: a few percent of a core under these loads).
+ */
+export async function backendsOf(
+  cleanups: Cleanups,
+  databaseUrl: string,
+  name = 'postgres',
+  everyMs = 250,
+): Promise<Party> {
+  const client = new Client({ connectionString: databaseUrl, application_name: 'cairn-bench-cpu' });
+  await client.connect();
+  let pids = new Set<number>();
+  const poll = async () => {
+    const { rows } = await client.query<{ pid: number }>(
+      'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    );
+    pids = new Set(rows.map((r) => r.pid));
+  };
+  await poll();
+  const timer = setInterval(() => void poll().catch(() => {}), everyMs);
+  timer.unref();
+  cleanups.push(async () => {
+    clearInterval(timer);
+    await client.end();
+  });
+  return { name, match: (p) => p.comm === 'postgres' && pids.has(p.pid) };
 }

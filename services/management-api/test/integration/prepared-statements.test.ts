@@ -41,7 +41,7 @@ describe('prepared statements on Postgres', () => {
 
   beforeAll(async () => {
     database = await createDatabaseWithClusters('postgres', ['north', 'south']);
-    const [north, south] = database.clusters;
+    const [north, south] = database.clusters as [number, number];
     await database.db.raw(
       `INSERT INTO storage_users (cluster_id, username, password_hash)
        SELECT CASE WHEN g % 2 = 0 THEN ?::int ELSE ?::int END, 'user' || g, 'x' FROM generate_series(1, 6) AS g`,
