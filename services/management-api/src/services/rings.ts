@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { errors, escapeHtml, isRingName, RING_NAME_RULE, type Cluster } from '@cairn/domain';
-import { parseRing, RingError, type RingWithAssignments } from '@cairn/swift-cluster';
+import { parseRing, RingError, type RingDevice, type RingWithAssignments } from '@cairn/swift-cluster';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import { API_ROOT } from '../resources/uris';
@@ -14,6 +14,7 @@ import {
   listRingVersions,
   makeCurrent,
   previousRingVersion,
+  ringBytesOf,
   type RingVersion,
 } from '../repositories/rings';
 import { findVisibleCluster } from './clusters';
@@ -22,6 +23,52 @@ import { requireWriterOn } from './policy';
 import { Slots } from './slots';
 
 export type { RingVersion };
+
+/** A ring device as the rings resource lists it: where it is, in which region and zone, of what weight. */
+export interface RingDeviceJson {
+  id: number;
+  region: number;
+  zone: number;
+  ip: string;
+  port: number;
+  device: string;
+  weight: number;
+}
+
+/** A version with the devices of its ring's header: listed for the current version only, null for the others. */
+export type ListedRingVersion = RingVersion & { devices: RingDeviceJson[] | null };
+
+const deviceJson = (d: RingDevice): RingDeviceJson => ({
+  id: d.id,
+  region: d.region,
+  zone: d.zone,
+  ip: d.ip,
+  port: d.port,
+  device: d.device,
+  weight: d.weight,
+});
+
+/**
+ * Adds the devices of the current versions among `versions`. Reading them means reading the ring
+ * file, so only the version nodes run (one per ring) lists them: a page of old versions costs no
+ * ring reads. A stored ring was read whole when pushed, so it parses.
+ */
+async function withDevices(db: Db, clusterId: number, versions: RingVersion[]): Promise<ListedRingVersion[]> {
+  const bytes = await ringBytesOf(
+    db,
+    clusterId,
+    versions.filter((v) => v.current).map((v) => v.id),
+  );
+  return versions.map((v) => {
+    const gz = bytes.get(v.id);
+    return {
+      ...v,
+      devices: gz
+        ? parseRing(gz, `${v.ring}.ring.gz`, { maxDecompressedBytes: RING_DECOMPRESSED_LIMIT }).devices.map(deviceJson)
+        : null,
+    };
+  });
+}
 
 /**
  * A ring of part power 24 with 6 replicas is 200 MB of assignments before gzip; nothing real is
@@ -71,8 +118,10 @@ export const visibleCluster = (db: Db, acting: Acting, rawId: string | undefined
   findVisibleCluster(db, acting.operator, rawId);
 
 /** One page of a visible cluster's ring versions (`visibleCluster` checked the visibility). */
-export const list = (db: Db, cluster: Cluster, query: ListQuery): Promise<Page<RingVersion>> =>
-  listRingVersions(db, cluster.id, query);
+export async function list(db: Db, cluster: Cluster, query: ListQuery): Promise<Page<ListedRingVersion>> {
+  const page = await listRingVersions(db, cluster.id, query);
+  return { total: page.total, rows: await withDevices(db, cluster.id, page.rows) };
+}
 
 /** The current ring's bytes and md5, for any operator who sees the cluster. */
 export async function currentFile(
@@ -93,7 +142,7 @@ const pushSlots = new Slots(1);
 
 export interface PushOutcome {
   created: boolean;
-  version: RingVersion;
+  version: ListedRingVersion;
 }
 
 /**
@@ -131,7 +180,8 @@ export async function push(
         // never collide and "current" is read and moved by one writer at a time.
         if (!(await getCluster(trx, cluster.id, true))) throw errors.notFound(`No cluster with id '${cluster.id}'.`);
         const current = await currentRingVersion(trx, cluster.id, ring);
-        if (current?.md5 === md5) return { created: false, version: current };
+        const devices = parsed.devices.map(deviceJson);
+        if (current?.md5 === md5) return { created: false, version: { ...current, devices } };
         if (current && current.partPower !== parsed.partPower)
           throw errors.conflict(
             `The ring has part power ${parsed.partPower} but version ${current.version} of '${ring}' has ${current.partPower}: Swift cannot change a ring's part power by installing a new ring (use swift-ring-builder's increase_partition_power procedure).`,
@@ -154,7 +204,7 @@ export async function push(
           before: current ? summary(current) : null,
           after: summary(version),
         });
-        return { created: true, version };
+        return { created: true, version: { ...version, devices } };
       }),
     );
   });
@@ -166,11 +216,11 @@ export async function rollback(
   acting: Acting,
   rawId: string | undefined,
   rawRing: string | undefined,
-): Promise<RingVersion> {
+): Promise<ListedRingVersion> {
   const cluster = await findVisibleCluster(db, acting.operator, rawId);
   requireWriterOn(acting.operator, cluster.id);
   const ring = checkedRingName(rawRing);
-  return withDbErrors(() =>
+  const made = await withDbErrors(() =>
     db.transaction(async (trx) => {
       if (!(await getCluster(trx, cluster.id, true))) throw errors.notFound(`No cluster with id '${cluster.id}'.`);
       const current = await currentRingVersion(trx, cluster.id, ring);
@@ -190,4 +240,6 @@ export async function rollback(
       return { ...previous, current: true };
     }),
   );
+  const [listed] = await withDevices(db, cluster.id, [made]);
+  return listed!;
 }
