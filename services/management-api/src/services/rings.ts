@@ -49,24 +49,41 @@ const deviceJson = (d: RingDevice): RingDeviceJson => ({
 });
 
 /**
+ * The devices of rings already read, by the md5 of their file: a file's devices never change, and
+ * every node's `cairn rings pull` lists the current versions every few minutes, so each ring is
+ * read once rather than on every list. Bounded: a cluster has a few rings, a process a few clusters.
+ */
+const DEVICES_CACHED = 64;
+const devicesByMd5 = new Map<string, RingDeviceJson[]>();
+
+function remember(md5: string, devices: RingDeviceJson[]): RingDeviceJson[] {
+  devicesByMd5.delete(md5);
+  devicesByMd5.set(md5, devices);
+  // A Map iterates in insertion order: the first key is the least recently used.
+  if (devicesByMd5.size > DEVICES_CACHED) devicesByMd5.delete(devicesByMd5.keys().next().value!);
+  return devices;
+}
+
+/**
  * Adds the devices of the current versions among `versions`. Reading them means reading the ring
  * file, so only the version nodes run (one per ring) lists them: a page of old versions costs no
  * ring reads. A stored ring was read whole when pushed, so it parses.
  */
 async function withDevices(db: Db, clusterId: number, versions: RingVersion[]): Promise<ListedRingVersion[]> {
+  const unread = versions.filter((v) => v.current && !devicesByMd5.has(v.md5));
   const bytes = await ringBytesOf(
     db,
     clusterId,
-    versions.filter((v) => v.current).map((v) => v.id),
+    unread.map((v) => v.id),
   );
   return versions.map((v) => {
+    if (!v.current) return { ...v, devices: null };
+    const known = devicesByMd5.get(v.md5);
+    if (known) return { ...v, devices: remember(v.md5, known) };
     const gz = bytes.get(v.id);
-    return {
-      ...v,
-      devices: gz
-        ? parseRing(gz, `${v.ring}.ring.gz`, { maxDecompressedBytes: RING_DECOMPRESSED_LIMIT }).devices.map(deviceJson)
-        : null,
-    };
+    if (!gz) return { ...v, devices: null };
+    const { devices } = parseRing(gz, `${v.ring}.ring.gz`, { maxDecompressedBytes: RING_DECOMPRESSED_LIMIT });
+    return { ...v, devices: remember(v.md5, devices.map(deviceJson)) };
   });
 }
 
@@ -180,7 +197,7 @@ export async function push(
         // never collide and "current" is read and moved by one writer at a time.
         if (!(await getCluster(trx, cluster.id, true))) throw errors.notFound(`No cluster with id '${cluster.id}'.`);
         const current = await currentRingVersion(trx, cluster.id, ring);
-        const devices = parsed.devices.map(deviceJson);
+        const devices = remember(md5, parsed.devices.map(deviceJson));
         if (current?.md5 === md5) return { created: false, version: { ...current, devices } };
         if (current && current.partPower !== parsed.partPower)
           throw errors.conflict(
