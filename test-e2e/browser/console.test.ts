@@ -402,6 +402,7 @@ describe('the console in chromium', () => {
     await expect(field('time')).resolves.toMatch(
       new RegExp(`^${formatDuration(w.seconds)} at the assumed rate, 1 node `),
     );
+    await panel.locator('[data-field="rate"]', { hasText: 'assumed' }).waitFor();
     await expect(field('rate')).resolves.toMatch(
       /^Replication rate: assumed, as typed above — no storage node reports/,
     );

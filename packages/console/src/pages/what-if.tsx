@@ -213,7 +213,7 @@ export function WhatIfPanel({
             </label>
           )}
         </div>
-        <RateLine measured={measured} />
+        <RateLine measured={measured} reading={health.loading && !health.data} />
         <p class="hint">
           Part power and replicas are the ring's (<code>swift-ring-builder object.builder</code> prints them). A step
           moves at most {DEFAULT_STEP_PCT} % of the ring's partition replicas.
@@ -247,7 +247,13 @@ export function WhatIfPanel({
  * Where the replication time's rate comes from: the cluster's measured passes, or the operator's
  * assumption (said so).
  */
-function RateLine({ measured: m }: { measured: MeasuredRate | null }) {
+function RateLine({ measured: m, reading }: { measured: MeasuredRate | null; reading: boolean }) {
+  if (!m && reading)
+    return (
+      <p class="hint" data-field="rate">
+        Replication rate: reading the cluster's replication passes…
+      </p>
+    );
   if (!m)
     return (
       <p class="hint" data-field="rate">
