@@ -1,8 +1,9 @@
 import { projectThreshold, type Projection, type Sample } from './projection';
 
 /**
- * The capacity page's "What if": the console's own estimate of adding devices to a ring set or
- * draining one, before anyone asks Swift. Swift's ring builder places partitions in proportion to
+ * The capacity page's "What if": the console's own estimate of adding devices to a ring set (or
+ * one of its zones) or draining one, and of how long the move takes at the cluster's measured
+ * replication rate, before anyone asks Swift. Swift's ring builder places partitions in proportion to
  * device weight within the limits of dispersion; here weight = the device's raw size, and every
  * device's bytes are taken to follow its partitions. So this is an estimate: a ring plan computed
  * by Swift's own builder (`cairn rings plan`) gives the exact figures.
