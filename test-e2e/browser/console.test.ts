@@ -11,9 +11,16 @@ import {
   DEFAULT_STEP_PCT,
   describeWhen,
   formatDuration,
+  measuredRate,
+  passesOf,
   projectChange,
   thresholdBeforeAfter,
+  zoneFill,
+  zoneLabel,
+  zonesOfRings,
 } from '../../packages/console/src/lib/what-if';
+import { ringBytes } from '../../packages/cli/test/helpers/ring-file';
+import { RING, healthyNode } from '../../services/management-api/test/support/health-rounds';
 import { launch, PageProblems, type Browser } from './chromium';
 import { axeFindings } from './console-page';
 
@@ -347,20 +354,29 @@ describe('the console in chromium', () => {
         avail_bytes: number | null;
       }>;
     }>('GET', 'clusters/1/devices/?limit=1000');
-    const members = objects
-      .filter((d) => ringSetOf(d.policies) === ringSet && d.used_bytes !== null && d.avail_bytes !== null)
-      .map((d) => ({
-        key: `${d.node}/${d.device}`,
-        node: d.node,
-        device: d.device,
-        weight: d.used_bytes! + d.avail_bytes!,
-        used: d.used_bytes!,
-      }));
+    const membersIn = (zones: Map<string, { region: number; zone: number }>) =>
+      objects
+        .filter((d) => ringSetOf(d.policies) === ringSet && d.used_bytes !== null && d.avail_bytes !== null)
+        .map((d) => ({
+          key: `${d.node}/${d.device}`,
+          node: d.node,
+          device: d.device,
+          weight: d.used_bytes! + d.avail_bytes!,
+          used: d.used_bytes!,
+          zone: zones.get(`${d.node}/${d.device}`) ?? null,
+        }));
+    const members = membersIn(new Map());
     expect(members).toHaveLength(16);
+    // No ring stored and no health round yet: no zone to target, and the rate is the typed assumption.
     const w = projectChange(
       members,
-      { kind: 'add', count: 2, sizeBytes: 16e12, nodes: 1 },
-      { partPower: 10, replicas: 3, stepPct: DEFAULT_STEP_PCT, bytesPerSecondPerNode: 100 * 2 ** 20 },
+      { kind: 'add', count: 2, sizeBytes: 16e12, nodes: 1, zone: null },
+      {
+        partPower: 10,
+        replicas: 3,
+        stepPct: DEFAULT_STEP_PCT,
+        rate: { kind: 'assumed', bytesPerSecondPerNode: 100 * 2 ** 20 },
+      },
     );
     const start = new Date(Date.now() - 30 * 86_400_000).toISOString();
     const { history } = await api<{
@@ -386,6 +402,11 @@ describe('the console in chromium', () => {
     await expect(field('time')).resolves.toMatch(
       new RegExp(`^${formatDuration(w.seconds)} at the assumed rate, 1 node `),
     );
+    await panel.locator('[data-field="rate"]', { hasText: 'assumed' }).waitFor();
+    await expect(field('rate')).resolves.toMatch(
+      /^Replication rate: assumed, as typed above — no storage node reports/,
+    );
+    await expect(panel.getByLabel('In zone').locator('option').allTextContents()).resolves.toEqual(['Any zone']);
     await expect(field('warn-when')).resolves.toBe(
       `today ${describeWhen(warn.before)} · after ${describeWhen(warn.after)}`,
     );
@@ -449,6 +470,100 @@ describe('the console in chromium', () => {
     await expect(
       computed.locator('table.what-if-steps tbody tr [data-field="step-parts"]').allTextContents(),
     ).resolves.toEqual(RING_PLAN.steps.map((st) => String(st.parts_moved)));
+
+    // The cluster's object ring is stored (its devices in zones r1z1 to r1z3) and a health round
+    // reports two nodes' last object replication passes: the panel targets a zone and uses the
+    // measured rate.
+    const ringDevices = objects
+      .filter((d) => d.policies.includes('gold'))
+      .map((d, i) => ({
+        ip: d.node.split(':')[0]!,
+        port: Number(d.node.split(':')[1]),
+        device: d.device,
+        zone: 1 + (i % 3),
+      }));
+    const pushed = await fetch(`${stack.apiUrl}/api/v1/clusters/1/rings/object/`, {
+      method: 'POST',
+      headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/octet-stream' },
+      body: new Uint8Array(ringBytes(ringDevices, 6)),
+    });
+    expect(pushed.status).toBe(201);
+    const roundAt = new Date();
+    const passEnd = Math.floor(roundAt.getTime() / 1000) - 1800;
+    const pass = (minutes: number, attempted: number, ago: number) => ({
+      'replication/object': {
+        replication_time: minutes,
+        replication_stats: { attempted, success: attempted, failure: 0 },
+        replication_last: passEnd - ago,
+        object_replication_time: minutes,
+        object_replication_last: passEnd - ago,
+      },
+    });
+    await api('POST', 'clusters/1/health/rounds/', {
+      collected_at: roundAt.toISOString(),
+      ring_md5: RING,
+      nodes: [
+        healthyNode('10.0.1.1:6200', roundAt, pass(2, 1536, 600)),
+        healthyNode('10.0.1.2:6200', roundAt, pass(6, 1536, 0)),
+      ],
+    });
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: /^Capacity planning/ }).waitFor();
+    await panel.getByLabel('Ring set').selectOption('gold,silver');
+    await panel.getByLabel('Devices to add').fill('2');
+    await panel.getByLabel('Size of each').fill('16 TB');
+    await panel.getByLabel('In zone').selectOption('r1z2');
+    await panel.locator('[data-field="rate"]', { hasText: 'measured' }).waitFor();
+
+    const rings = await api<{ objects: Parameters<typeof zonesOfRings>[0] }>('GET', 'clusters/1/rings/?current=true');
+    const health = await api<{ nodes: Parameters<typeof passesOf>[0] }>('GET', 'clusters/1/health/');
+    const rate = measuredRate(passesOf(health.nodes))!;
+    // 3072 partitions in 8 minutes; the longer pass took 6.
+    expect([rate.partitionsPerSecondPerNode, rate.passes, rate.longestPassSeconds]).toEqual([6.4, 2, 360]);
+    const zoned = membersIn(zonesOfRings(rings.objects));
+    const wz = projectChange(
+      zoned,
+      { kind: 'add', count: 2, sizeBytes: 16e12, nodes: 1, zone: { region: 1, zone: 2 } },
+      { partPower: 10, replicas: 3, stepPct: DEFAULT_STEP_PCT, rate: { kind: 'measured', ...rate } },
+    );
+    await expect(field('rate')).resolves.toMatch(
+      /^Replication rate: measured, 6\.4 partitions a second per node — the last completed object replication pass of 2 nodes \(recon\), the latest ended .+, the earliest .+; the longest took 6 min\.$/,
+    );
+    await expect(panel.locator('[data-field="rate"] time').first().getAttribute('datetime')).resolves.toBe(
+      new Date(passEnd * 1000).toISOString(),
+    );
+    expect(await panel.getByLabel('Replication rate per node, MiB/s (assumed)').count()).toBe(0);
+    await expect(field('time')).resolves.toMatch(
+      new RegExp(
+        `^${formatDuration(wz.seconds)} at the measured rate, 1 node moving data at once, and a replication pass at least per step `,
+      ),
+    );
+    await expect(field('zone-note')).resolves.toMatch(/^Added to r1z2: an estimate\. /);
+    const zoneRows = await panel
+      .locator('table.what-if-zones tbody tr')
+      .evaluateAll((trs) =>
+        trs.map((tr) =>
+          ['devices', 'pct', 'pct-after', 'replicas'].reduce(
+            (row, f) => [...row, tr.querySelector(`[data-field="${f}"]`)?.textContent ?? ''],
+            [tr.getAttribute('data-zone') ?? ''],
+          ),
+        ),
+      );
+    expect(zoneRows).toEqual(
+      zoneFill(wz, 3).map((z) => [
+        zoneLabel(z.zone),
+        `${z.devices - z.newDevices}${z.newDevices > 0 ? ` + ${z.newDevices} new` : ''}`,
+        formatPct(z.pct),
+        formatPct(z.pctAfter),
+        `${z.replicasWanted.toFixed(2)} → ${z.replicasWantedAfter.toFixed(2)}`,
+      ]),
+    );
+    expect(zoneRows.find((r) => r[0] === 'r1z2')?.[1]).toMatch(/ \+ 2 new$/);
+    await expect(
+      panel.locator('table.what-if-devices tbody tr[data-device^="new-"] [data-field="zone"]').allTextContents(),
+    ).resolves.toEqual(['r1z2', 'r1z2']);
+    await panel.getByLabel('Plan computed by Swift').selectOption(stored.id);
+    await expect(field('plan-time')).resolves.toMatch(/ at the measured rate, 2 receiving nodes at once /);
     await panel.screenshot({ path: join(ARTIFACTS, 'capacity-what-if-1280.png') });
     expect(await axeFindings(page)).toEqual([]);
     // On a phone the device column and both fills stay in view; the page does not scroll sideways.

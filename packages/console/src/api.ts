@@ -137,6 +137,29 @@ export interface ApiKey {
 export type RingPlanDevice = Omit<PlanDevice, 'size_bytes'> & Partial<Pick<PlanDevice, 'size_bytes'>>;
 export type RingPlanStep = PlanStep;
 
+/** A device of a stored ring (GET clusters/<id>/rings/: the current version's `devices`). */
+export interface RingDevice {
+  id: number;
+  region: number;
+  zone: number;
+  ip: string;
+  port: number;
+  device: string;
+  weight: number;
+}
+
+/** GET clusters/<id>/rings/: a version of one of the cluster's rings, as far as the console reads it. */
+export interface RingVersion {
+  id: string;
+  ring: string;
+  version: number;
+  current: boolean;
+  part_power: number;
+  replicas: number;
+  /** The current version's devices; null for the others. */
+  devices: RingDevice[] | null;
+}
+
 /** GET clusters/<id>/ring_plans/: a plan computed on the ring host by `cairn rings plan --cluster`. */
 export interface RingPlan {
   id: string;

@@ -42,6 +42,16 @@ export interface HealthDeviceResource {
   used_bytes: number | null;
 }
 
+/** A replicator's last completed pass, as /recon/replication/<type> reports it. */
+export interface HealthReplicationPassResource {
+  /** When it ended (ISO 8601 UTC). */
+  ended_at: string;
+  /** How long it took; null when recon does not say. */
+  seconds: number | null;
+  /** Partitions it attempted (replication_stats.attempted); null when recon does not say. */
+  partitions: number | null;
+}
+
 /** A storage node's latest word. */
 export interface HealthNodeResource {
   node: string;
@@ -56,6 +66,8 @@ export interface HealthNodeResource {
   devices: HealthDeviceResource[];
   /** The last completed replication pass per server type it serves (ISO 8601 UTC), null: none. */
   replication: Record<string, string | null>;
+  /** The last completed replication pass per server type it serves, with its length and partitions; null: none. */
+  replication_passes: Record<string, HealthReplicationPassResource | null>;
   async_pending: number | null;
   quarantined: number | null;
 }

@@ -11,6 +11,14 @@ export function writeRing(
   devices: Array<{ ip: string; port: number; device: string }>,
   partPower = 8,
 ): void {
+  writeFileSync(path, ringBytes(devices, partPower));
+}
+
+/** The bytes of such a ring file; a device may give its region and zone (else region 1, zones 1 to 4 in turn). */
+export function ringBytes(
+  devices: Array<{ ip: string; port: number; device: string; region?: number; zone?: number }>,
+  partPower = 8,
+): Buffer {
   const replicas = 3;
   const header = {
     devs: devices.map((d, id) => ({ id, region: 1, zone: 1 + (id % 4), weight: 100, meta: '', ...d })),
@@ -27,5 +35,5 @@ export function writeRing(
   const rows = Buffer.alloc(replicas * parts * 2);
   for (let r = 0; r < replicas; r++)
     for (let p = 0; p < parts; p++) rows.writeUInt16LE((p * replicas + r) % devices.length, (r * parts + p) * 2);
-  writeFileSync(path, gzipSync(Buffer.concat([prefix, json, rows])));
+  return gzipSync(Buffer.concat([prefix, json, rows]));
 }

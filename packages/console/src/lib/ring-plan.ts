@@ -1,4 +1,5 @@
 import type { RingPlan, RingPlanDevice } from '../api';
+import { replicationSeconds, type ReplicationRate } from './what-if';
 
 /**
  * A computed ring plan (Swift's ring builder, on the ring host) as the What-if panel shows it.
@@ -67,13 +68,17 @@ export function receivingNodes(plan: RingPlan): number {
 }
 
 /**
- * An estimate: the plan's bytes to move written by its receiving nodes at `bytesPerSecondPerNode`
- * each; null when the plan has no usage or no node receives anything.
+ * An estimate: the plan's partition replicas (measured rate) or bytes (assumed rate) to move by
+ * its receiving nodes, over its estimated steps (what-if.ts' replicationSeconds); null when no node
+ * receives anything, or the rate is assumed and the plan has no usage.
  */
-export function replicationSecondsEstimate(plan: RingPlan, bytesPerSecondPerNode: number): number | null {
-  const nodes = receivingNodes(plan);
-  if (plan.bytes_to_move === null || nodes === 0 || !(bytesPerSecondPerNode > 0)) return null;
-  return plan.bytes_to_move / (nodes * bytesPerSecondPerNode);
+export function replicationSecondsEstimate(plan: RingPlan, rate: ReplicationRate): number | null {
+  return replicationSeconds(rate, {
+    partReplicas: plan.replicas_moved,
+    bytes: plan.bytes_to_move,
+    nodes: receivingNodes(plan),
+    steps: plan.steps_estimated,
+  });
 }
 
 /** How an operator tells plans apart in a list: its name (or id), ring, seed and when. */

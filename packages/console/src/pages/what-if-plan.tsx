@@ -5,7 +5,7 @@ import { useSession } from '../context';
 import { useLoad } from '../hooks';
 import { bytesTitle, formatBytes, formatPct, formatTime } from '../lib/format';
 import { planFillRows, planLabel, receivingNodes, replicationSecondsEstimate } from '../lib/ring-plan';
-import { formatDuration } from '../lib/what-if';
+import { formatDuration, type ReplicationRate } from '../lib/what-if';
 import { WARN_PCT } from './charts';
 
 /** Plans offered in the list: the newest (each carries its whole plan, so the page stays small). */
@@ -19,13 +19,7 @@ const ROWS = 50;
  * estimate, never mixed with it: every figure here is the plan's, but for the replication time,
  * which says it is an estimate.
  */
-export function ComputedPlan({
-  clusterId,
-  bytesPerSecondPerNode,
-}: {
-  clusterId: number;
-  bytesPerSecondPerNode: number | null;
-}) {
+export function ComputedPlan({ clusterId, rate }: { clusterId: number; rate: ReplicationRate | null }) {
   const { call } = useSession();
   const plans = useLoad(
     () => call<List<RingPlan>>('GET', `clusters/${clusterId}/ring_plans/?limit=${PLANS_SHOWN}&order_by=-created_at`),
@@ -56,14 +50,14 @@ export function ComputedPlan({
           </select>
         </label>
       ) : null}
-      {plan ? <PlanFigures plan={plan} bytesPerSecondPerNode={bytesPerSecondPerNode} /> : null}
+      {plan ? <PlanFigures plan={plan} rate={rate} /> : null}
     </div>
   );
 }
 
-function PlanFigures({ plan: p, bytesPerSecondPerNode }: { plan: RingPlan; bytesPerSecondPerNode: number | null }) {
+function PlanFigures({ plan: p, rate }: { plan: RingPlan; rate: ReplicationRate | null }) {
   const rows = planFillRows(p, ROWS);
-  const seconds = bytesPerSecondPerNode === null ? null : replicationSecondsEstimate(p, bytesPerSecondPerNode);
+  const seconds = rate === null ? null : replicationSecondsEstimate(p, rate);
   const nodes = receivingNodes(p);
   const last = p.plan.steps[p.plan.steps.length - 1];
   return (
@@ -104,7 +98,9 @@ function PlanFigures({ plan: p, bytesPerSecondPerNode }: { plan: RingPlan; bytes
         <dd data-field="plan-time">
           {seconds === null
             ? 'unknown: the plan has no bytes to move, or no rate is given'
-            : `${formatDuration(seconds)} for the plan's bytes at the assumed rate, ${nodes} receiving node${nodes === 1 ? '' : 's'} at once (not counting min_part_hours between steps)`}
+            : rate?.kind === 'measured'
+              ? `${formatDuration(seconds)} for the plan's partition replicas at the measured rate, ${nodes} receiving node${nodes === 1 ? '' : 's'} at once and a replication pass at least per step (not counting min_part_hours between steps)`
+              : `${formatDuration(seconds)} for the plan's bytes at the assumed rate, ${nodes} receiving node${nodes === 1 ? '' : 's'} at once (not counting min_part_hours between steps)`}
         </dd>
       </dl>
       <ScrollBox label="Steps computed by Swift">

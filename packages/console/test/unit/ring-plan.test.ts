@@ -79,9 +79,27 @@ describe("a computed ring plan's figures in the What-if panel", () => {
   it('when the replication time is estimated, then the bytes are shared by the distinct receiving nodes; without bytes, then unknown', () => {
     // Devices 2 and 3 receive partitions, both on 10.0.0.3:6200: one node.
     expect(receivingNodes(plan)).toBe(1);
-    expect(replicationSecondsEstimate(plan, 1e9)).toBe(3000);
-    expect(replicationSecondsEstimate(planWith(plan.plan.devices, { bytes_to_move: null }), 1e9)).toBeNull();
-    expect(replicationSecondsEstimate(plan, 0)).toBeNull();
+    const assumed = (bytesPerSecondPerNode: number) => ({ kind: 'assumed' as const, bytesPerSecondPerNode });
+    expect(replicationSecondsEstimate(plan, assumed(1e9))).toBe(3000);
+    expect(replicationSecondsEstimate(planWith(plan.plan.devices, { bytes_to_move: null }), assumed(1e9))).toBeNull();
+    expect(replicationSecondsEstimate(plan, assumed(0))).toBeNull();
+  });
+
+  it('when the rate is measured, then the partition replicas move at it, and each estimated step takes a pass at least', () => {
+    const measured = (partitionsPerSecondPerNode: number, longestPassSeconds: number) => ({
+      kind: 'measured' as const,
+      partitionsPerSecondPerNode,
+      passes: 3,
+      from: 0,
+      to: 0,
+      longestPassSeconds,
+    });
+    // 384 partition replicas at 2 a second on the one receiving node: 192 s; 8 steps of a 10 s pass: 80 s.
+    expect(replicationSecondsEstimate(plan, measured(2, 10))).toBe(192);
+    // 8 steps of a 60 s pass: 480 s, longer than moving the partitions.
+    expect(replicationSecondsEstimate(plan, measured(2, 60))).toBe(480);
+    // Bytes are not needed at a measured rate.
+    expect(replicationSecondsEstimate(planWith(plan.plan.devices, { bytes_to_move: null }), measured(2, 10))).toBe(192);
   });
 
   it('when plans are offered in the list, then each says its name, ring, seed and when it was computed, in UTC', () => {

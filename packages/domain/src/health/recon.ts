@@ -78,6 +78,37 @@ export function replicationLastOf(node: RoundNode, type: ServerType): number | n
   return type === 'object' ? (num(r.object_replication_last) ?? num(r.replication_last)) : num(r.replication_last);
 }
 
+/** A replicator's last completed pass: when it ended, how long it took, how many partitions it went through. */
+export interface ReplicationPass {
+  /** Unix seconds. */
+  last: number;
+  /** Length of the pass in seconds; null when recon does not say. */
+  seconds: number | null;
+  /** Partitions the pass attempted (replication_stats.attempted); null when recon does not say. */
+  partitions: number | null;
+}
+
+/**
+ * /recon/replication/<type>'s last completed pass. The object replicator writes its pass length in
+ * minutes (object_replication_time, and replication_time with the same value); the account and
+ * container replicators write replication_time in seconds. Null: no pass completed; undefined: not
+ * known.
+ */
+export function replicationPassOf(node: RoundNode, type: ServerType): ReplicationPass | null | undefined {
+  const last = replicationLastOf(node, type);
+  if (last === null || last === undefined) return last;
+  const r = node.recon[`replication/${type}`] as Record<string, unknown>;
+  const time =
+    type === 'object' ? (num(r.object_replication_time) ?? num(r.replication_time)) : num(r.replication_time);
+  const stats = isObject(r.replication_stats) ? r.replication_stats : {};
+  const attempted = num(stats.attempted);
+  return {
+    last,
+    seconds: time === null || time < 0 ? null : type === 'object' ? time * 60 : time,
+    partitions: attempted !== null && Number.isInteger(attempted) && attempted >= 0 ? attempted : null,
+  };
+}
+
 /** /recon/ringmd5: {"/etc/swift/object.ring.gz": md5 | null}, keyed here by file name. */
 export function ringMd5Of(node: RoundNode): Map<string, string | null> | undefined {
   const r = node.recon.ringmd5;

@@ -49,6 +49,8 @@ export interface FieldDef {
   bigNumber?: boolean;
   /** A string column of a stricter type: filter values must be in its format (a UUID column). */
   format?: 'uuid';
+  /** A `list` of objects: each object's fields and their types (the OpenAPI document shows them). */
+  itemFields?: Readonly<Record<string, 'integer' | 'float' | 'string'>>;
   /** The only values the field takes: a filter value outside them is refused (a state). */
   choices?: readonly string[];
   /**

@@ -64,6 +64,7 @@ const HEALTH_NODE: JsonSchema = {
     'node',
     'quarantined',
     'replication',
+    'replication_passes',
     'server_types',
   ],
   additionalProperties: false,
@@ -95,6 +96,21 @@ const HEALTH_NODE: JsonSchema = {
       description:
         'Per server type the node serves, when its replicator last completed a pass (null: never, or not read).',
       additionalProperties: nullableDateTime,
+    },
+    replication_passes: {
+      type: 'object',
+      description:
+        "Per server type the node serves, its replicator's last completed pass (null: never, or not read): when it ended, its length in seconds and the partitions it attempted (null where recon does not say). Partitions over seconds is the node's measured replication rate.",
+      additionalProperties: {
+        type: ['object', 'null'],
+        required: ['ended_at', 'seconds', 'partitions'],
+        additionalProperties: false,
+        properties: {
+          ended_at: dateTime,
+          seconds: { type: ['number', 'null'], minimum: 0 },
+          partitions: { type: ['integer', 'null'], minimum: 0 },
+        },
+      },
     },
     server_types: { type: 'array', items: { type: 'string' } },
   },

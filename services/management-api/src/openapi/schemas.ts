@@ -193,6 +193,18 @@ export function fieldSchema(f: FieldDef): JsonSchema {
     base.integer = big;
     base.dict = { type: 'object', additionalProperties: big };
   }
+  if (f.itemFields) {
+    const fields = Object.entries(f.itemFields);
+    base.list = {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: fields.map(([k]) => k),
+        additionalProperties: false,
+        properties: Object.fromEntries(fields.map(([k, t]) => [k, base[t]])),
+      },
+    };
+  }
   const typed = base[f.type];
   return {
     ...(f.nullable ? { ...typed, type: [...([] as unknown[]).concat(typed.type), 'null'] } : typed),

@@ -122,6 +122,15 @@ export async function currentRingBytes(
   return row ? { md5: row.md5, version: Number(row.version), ringGz: Buffer.from(row.ring_gz) } : null;
 }
 
+/** The bytes of the given versions of a cluster's rings, by id. */
+export async function ringBytesOf(db: Db, clusterId: number, ids: readonly string[]): Promise<Map<string, Buffer>> {
+  if (ids.length === 0) return new Map();
+  const rows = (await withDbErrors(() =>
+    db(TABLE).select('id', 'ring_gz').where({ cluster_id: clusterId }).whereIn('id', ids),
+  )) as Array<{ id: string | number; ring_gz: Buffer | Uint8Array }>;
+  return new Map(rows.map((r) => [String(r.id), Buffer.from(r.ring_gz)]));
+}
+
 /** The newest version below `version`: what a rollback makes current. */
 export async function previousRingVersion(
   db: Db,

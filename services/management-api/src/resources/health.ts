@@ -4,6 +4,7 @@ import {
   diskUsageOf,
   quarantinedOf,
   replicationLastOf,
+  replicationPassOf,
   type RoundNode,
   type ServerType,
 } from '@cairn/domain';
@@ -29,7 +30,10 @@ export const findingJson = (f: StoredFinding): HealthFindingResource => ({
   since: f.since.toISOString(),
 });
 
-/** A node's latest word, summarised: devices with fill and mount state, last replication pass per type. */
+/**
+ * A node's latest word, summarised: devices with fill and mount state, last replication pass per
+ * type (and its length and partitions).
+ */
 export function healthNodeJson(n: StoredHealthNode): HealthNodeResource {
   const asRound: RoundNode = {
     node: n.node,
@@ -43,6 +47,17 @@ export function healthNodeJson(n: StoredHealthNode): HealthNodeResource {
     asRound.serverTypes.map((t) => {
       const last = replicationLastOf(asRound, t);
       return [t, typeof last === 'number' ? new Date(last * 1000).toISOString() : null];
+    }),
+  );
+  const passes = Object.fromEntries(
+    asRound.serverTypes.map((t) => {
+      const pass = replicationPassOf(asRound, t);
+      return [
+        t,
+        pass
+          ? { ended_at: new Date(pass.last * 1000).toISOString(), seconds: pass.seconds, partitions: pass.partitions }
+          : null,
+      ];
     }),
   );
   return {
@@ -61,6 +76,7 @@ export function healthNodeJson(n: StoredHealthNode): HealthNodeResource {
     node: n.node,
     quarantined: quarantinedOf(asRound),
     replication,
+    replication_passes: passes,
     server_types: n.serverTypes,
   };
 }

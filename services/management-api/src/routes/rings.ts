@@ -9,7 +9,7 @@ import { send } from '../http/respond';
 import { resourceRoute } from '../http/routing';
 import { API_ROOT, INT4_MAX } from '../resources/uris';
 import * as rings from '../services/rings';
-import { RING_UPLOAD_LIMIT, ringFileUri, type RingOrigin, type RingVersion } from '../services/rings';
+import { RING_UPLOAD_LIMIT, ringFileUri, type ListedRingVersion, type RingOrigin } from '../services/rings';
 import { sendList } from './list';
 
 export const ringsResource: ResourceDef = {
@@ -54,6 +54,21 @@ export const ringsResource: ResourceDef = {
     part_power: { type: 'integer', help: 'The ring has 2^part_power partitions.', readonly: true },
     replicas: { type: 'float', help: 'Replica count; may be fractional (2.5).', readonly: true },
     device_count: { type: 'integer', help: 'Devices in the ring.', readonly: true },
+    devices: {
+      type: 'list',
+      help: "The ring's devices as its header lists them ({id, region, zone, ip, port, device, weight}), for the current version; null for the others (reading them means reading the ring file).",
+      readonly: true,
+      nullable: true,
+      itemFields: {
+        id: 'integer',
+        region: 'integer',
+        zone: 'integer',
+        ip: 'string',
+        port: 'integer',
+        device: 'string',
+        weight: 'float',
+      },
+    },
     plan_id: {
       type: 'string',
       help: 'The plan the ring was applied from, when given.',
@@ -75,11 +90,12 @@ export const ringsResource: ResourceDef = {
   },
 };
 
-export const ringVersionJson = (v: RingVersion) => ({
+export const ringVersionJson = (v: ListedRingVersion) => ({
   created_at: v.createdAt.toISOString(),
   created_by: v.createdBy,
   current: v.current,
   device_count: v.deviceCount,
+  devices: v.devices,
   id: v.id,
   md5: v.md5,
   part_power: v.partPower,

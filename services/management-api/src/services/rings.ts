@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { errors, escapeHtml, isRingName, RING_NAME_RULE, type Cluster } from '@cairn/domain';
-import { parseRing, RingError, type RingWithAssignments } from '@cairn/swift-cluster';
+import { parseRing, RingError, type RingDevice, type RingWithAssignments } from '@cairn/swift-cluster';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import { API_ROOT } from '../resources/uris';
@@ -14,6 +14,7 @@ import {
   listRingVersions,
   makeCurrent,
   previousRingVersion,
+  ringBytesOf,
   type RingVersion,
 } from '../repositories/rings';
 import { findVisibleCluster } from './clusters';
@@ -22,6 +23,69 @@ import { requireWriterOn } from './policy';
 import { Slots } from './slots';
 
 export type { RingVersion };
+
+/** A ring device as the rings resource lists it: where it is, in which region and zone, of what weight. */
+export interface RingDeviceJson {
+  id: number;
+  region: number;
+  zone: number;
+  ip: string;
+  port: number;
+  device: string;
+  weight: number;
+}
+
+/** A version with the devices of its ring's header: listed for the current version only, null for the others. */
+export type ListedRingVersion = RingVersion & { devices: RingDeviceJson[] | null };
+
+const deviceJson = (d: RingDevice): RingDeviceJson => ({
+  id: d.id,
+  region: d.region,
+  zone: d.zone,
+  ip: d.ip,
+  port: d.port,
+  device: d.device,
+  weight: d.weight,
+});
+
+/**
+ * The devices of rings already read, by the md5 of their file: a file's devices never change, and
+ * every node's `cairn rings pull` lists the current versions every few minutes, so each ring is
+ * read once rather than on every list. Bounded: a cluster has a few rings, a process a few clusters.
+ */
+const DEVICES_CACHED = 64;
+const devicesByMd5 = new Map<string, RingDeviceJson[]>();
+
+function remember(md5: string, devices: RingDeviceJson[]): RingDeviceJson[] {
+  devicesByMd5.delete(md5);
+  devicesByMd5.set(md5, devices);
+  // A Map iterates in insertion order: the first key is the least recently used.
+  if (devicesByMd5.size > DEVICES_CACHED) devicesByMd5.delete(devicesByMd5.keys().next().value!);
+  return devices;
+}
+
+/**
+ * Adds the devices of the current versions among `versions`. Reading them means reading the ring
+ * file, so only the version nodes run (one per ring) lists them: a page of old versions costs no
+ * ring reads. A stored ring was read whole when pushed, so it parses.
+ */
+async function withDevices(db: Db, clusterId: number, versions: RingVersion[]): Promise<ListedRingVersion[]> {
+  const unread = versions.filter((v) => v.current && !devicesByMd5.has(v.md5));
+  const bytes = await ringBytesOf(
+    db,
+    clusterId,
+    unread.map((v) => v.id),
+  );
+  return versions.map((v) => {
+    if (!v.current) return { ...v, devices: null };
+    const known = devicesByMd5.get(v.md5);
+    if (known) return { ...v, devices: remember(v.md5, known) };
+    const gz = bytes.get(v.id);
+    if (!gz) return { ...v, devices: null };
+    const { devices } = parseRing(gz, `${v.ring}.ring.gz`, { maxDecompressedBytes: RING_DECOMPRESSED_LIMIT });
+    return { ...v, devices: remember(v.md5, devices.map(deviceJson)) };
+  });
+}
 
 /**
  * A ring of part power 24 with 6 replicas is 200 MB of assignments before gzip; nothing real is
@@ -71,8 +135,10 @@ export const visibleCluster = (db: Db, acting: Acting, rawId: string | undefined
   findVisibleCluster(db, acting.operator, rawId);
 
 /** One page of a visible cluster's ring versions (`visibleCluster` checked the visibility). */
-export const list = (db: Db, cluster: Cluster, query: ListQuery): Promise<Page<RingVersion>> =>
-  listRingVersions(db, cluster.id, query);
+export async function list(db: Db, cluster: Cluster, query: ListQuery): Promise<Page<ListedRingVersion>> {
+  const page = await listRingVersions(db, cluster.id, query);
+  return { total: page.total, rows: await withDevices(db, cluster.id, page.rows) };
+}
 
 /** The current ring's bytes and md5, for any operator who sees the cluster. */
 export async function currentFile(
@@ -93,7 +159,7 @@ const pushSlots = new Slots(1);
 
 export interface PushOutcome {
   created: boolean;
-  version: RingVersion;
+  version: ListedRingVersion;
 }
 
 /**
@@ -131,7 +197,8 @@ export async function push(
         // never collide and "current" is read and moved by one writer at a time.
         if (!(await getCluster(trx, cluster.id, true))) throw errors.notFound(`No cluster with id '${cluster.id}'.`);
         const current = await currentRingVersion(trx, cluster.id, ring);
-        if (current?.md5 === md5) return { created: false, version: current };
+        const devices = remember(md5, parsed.devices.map(deviceJson));
+        if (current?.md5 === md5) return { created: false, version: { ...current, devices } };
         if (current && current.partPower !== parsed.partPower)
           throw errors.conflict(
             `The ring has part power ${parsed.partPower} but version ${current.version} of '${ring}' has ${current.partPower}: Swift cannot change a ring's part power by installing a new ring (use swift-ring-builder's increase_partition_power procedure).`,
@@ -154,7 +221,7 @@ export async function push(
           before: current ? summary(current) : null,
           after: summary(version),
         });
-        return { created: true, version };
+        return { created: true, version: { ...version, devices } };
       }),
     );
   });
@@ -166,11 +233,11 @@ export async function rollback(
   acting: Acting,
   rawId: string | undefined,
   rawRing: string | undefined,
-): Promise<RingVersion> {
+): Promise<ListedRingVersion> {
   const cluster = await findVisibleCluster(db, acting.operator, rawId);
   requireWriterOn(acting.operator, cluster.id);
   const ring = checkedRingName(rawRing);
-  return withDbErrors(() =>
+  const made = await withDbErrors(() =>
     db.transaction(async (trx) => {
       if (!(await getCluster(trx, cluster.id, true))) throw errors.notFound(`No cluster with id '${cluster.id}'.`);
       const current = await currentRingVersion(trx, cluster.id, ring);
@@ -190,4 +257,6 @@ export async function rollback(
       return { ...previous, current: true };
     }),
   );
+  const [listed] = await withDevices(db, cluster.id, [made]);
+  return listed!;
 }

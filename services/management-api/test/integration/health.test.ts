@@ -54,7 +54,18 @@ describe.each(DB_KINDS)('cluster health on %s', (kind) => {
       unmounted: [{ device: 'sdc1', mounted: false }],
       diskusage: [{ device: 'sdc1', mounted: false, size: '', used: '', avail: '' }],
     });
-    const res = await post(first, [unmounted, healthyNode('10.0.0.4:6200', first)]);
+    // The object replicator writes its pass length in minutes: 2.5 min for 1536 partitions.
+    const passEnd = Math.floor(first.getTime() / 1000) - 900;
+    const measured = healthyNode('10.0.0.4:6200', first, {
+      'replication/object': {
+        replication_time: 2.5,
+        replication_stats: { attempted: 1536, success: 3072, failure: 0 },
+        replication_last: passEnd,
+        object_replication_time: 2.5,
+        object_replication_last: passEnd,
+      },
+    });
+    const res = await post(first, [unmounted, measured]);
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ id: expect.any(Number), open_findings: 1 });
     const health = await admin().get(base());
@@ -77,6 +88,16 @@ describe.each(DB_KINDS)('cluster health on %s', (kind) => {
       last_seen: first.toISOString(),
       devices: [{ device: 'sdc1', mounted: false, fill_pct: null }],
       replication: { object: new Date(first.getTime() - 600_000).toISOString() },
+      // healthyNode's passes say nothing of their partitions (replication_stats: {}).
+      replication_passes: {
+        object: { ended_at: new Date(first.getTime() - 600_000).toISOString(), seconds: 72, partitions: null },
+        container: { ended_at: new Date(first.getTime() - 600_000).toISOString(), seconds: 1.2, partitions: null },
+      },
+    });
+    expect(health.body.nodes[1].replication_passes.object).toEqual({
+      ended_at: new Date(passEnd * 1000).toISOString(),
+      seconds: 150,
+      partitions: 1536,
     });
     const xml = await admin().get(`${base()}?format=xml`);
     expect(xml.status).toBe(200);

@@ -146,6 +146,18 @@ describe.each(DB_KINDS)('ring versions on %s', (kind) => {
       created_by: 'root',
       ring_file: `${base()}/object.ring.gz`,
     });
+    // make-rings.sh: r1z1-127.0.0.1:6200/sdb1, r1z2-…/sdb2, r1z3-…/sdb3, weight 100 each.
+    expect(res.body.devices).toEqual(
+      [1, 2, 3].map((n) => ({
+        id: n - 1,
+        region: 1,
+        zone: n,
+        ip: '127.0.0.1',
+        port: 6200,
+        device: `sdb${n}`,
+        weight: 100,
+      })),
+    );
     const [record] = await auditOf('push_ring');
     expect(record).toMatchObject({ target_type: 'rings', target_name: 'rings-east/object', before: null });
     expect(record!.after).toEqual({
@@ -198,6 +210,13 @@ describe.each(DB_KINDS)('ring versions on %s', (kind) => {
       [1, false],
       [2, true],
     ]);
+    // Only the current version lists its devices (object-1: sdb2..sdb4 in zones 2..4).
+    expect(list[0]!.devices).toBeNull();
+    expect((list[1]!.devices as Array<{ device: string; zone: number }>).map((d) => `z${d.zone} ${d.device}`)).toEqual([
+      'z2 sdb2',
+      'z3 sdb3',
+      'z4 sdb4',
+    ]);
     expect(list[0]).not.toHaveProperty('ring_gz');
     const newestFirst = await app
       .http()
@@ -235,6 +254,7 @@ describe.each(DB_KINDS)('ring versions on %s', (kind) => {
     const res = await rollback();
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ version: 1, current: true, md5: md5(V1) });
+    expect((res.body.devices as Array<{ device: string }>).map((d) => d.device)).toEqual(['sdb1', 'sdb2', 'sdb3']);
     expect((await file()).headers.etag).toBe(`"${md5(V1)}"`);
     const list = (await versions()).body.objects as Array<Record<string, unknown>>;
     expect(list.map((v) => [v.version, v.current])).toEqual([
