@@ -15,7 +15,7 @@ interface RuleDraft {
   prefix: string;
 }
 
-/** keystonemiddleware reads `*`, `**` and `{…}` in a rule's path as globs: a name with them cannot be said literally. */
+/** keystonemiddleware reads `*`, `**` and `{…}` in a rule's path as globs: a name with them is not literal. */
 const GLOB = /[*{}]/;
 
 /**
