@@ -252,6 +252,7 @@ function ApplicationCredentials({ call, session }: { call: Call; session: Storag
                 <label>
                   Method
                   <select
+                    aria-label="Method"
                     value={r.method}
                     onChange={(e) => setRule(i, { method: e.currentTarget.value as RuleDraft['method'] })}
                   >
@@ -267,8 +268,9 @@ function ApplicationCredentials({ call, session }: { call: Call; session: Storag
                   <input value={r.container} onInput={(e) => setRule(i, { container: e.currentTarget.value })} />
                 </label>
                 <label>
-                  On
+                  Applies to
                   <select
+                    aria-label="Applies to"
                     value={r.target}
                     onChange={(e) => setRule(i, { target: e.currentTarget.value as RuleDraft['target'] })}
                   >
