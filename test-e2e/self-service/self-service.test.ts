@@ -497,5 +497,29 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
       expect((await write(b, 'DELETE', `/api/v1/self/s3_credentials/${accessKey}/`)).status).toBe(204);
       expect((await write(b, 'DELETE', `/api/v1/self/application_credentials/${id}/`)).status).toBe(204);
     });
+
+    it('when a storage user signs out, then the gateway token its session kept is revoked at the gateway and gone from the database', async () => {
+      const a = await signIn(alice);
+      const row = (await stack
+        .db('storage_user_sessions')
+        .orderBy('id', 'desc')
+        .first('id', 'gateway_token_sealed')) as {
+        id: string;
+        gateway_token_sealed: string;
+      };
+      // Sealed under the session's own key: AES-GCM parts, no token in the clear.
+      expect(row.gateway_token_sealed).toMatch(/^v1:session:[\w-]{16}:[\w-]+:[\w-]{22}$/);
+      const revocations = () =>
+        stack.gatewayLogs.lines
+          .map((l) => JSON.parse(l) as { req?: { method?: string; url?: string }; res?: { statusCode?: number } })
+          .filter(
+            (l) => l.req?.method === 'DELETE' && l.req.url === '/auth/v3/auth/tokens' && l.res?.statusCode === 204,
+          ).length;
+      const before = revocations();
+      expect((await write(a, 'DELETE', '/api/v1/self/session/')).status).toBe(204);
+      expect(revocations()).toBe(before + 1);
+      expect(await stack.db('storage_user_sessions').where('id', row.id).first()).toBeUndefined();
+      expect((await call('GET', '/api/v1/self/s3_credentials/', { cookie: a.cookie })).status).toBe(401);
+    });
   });
 });
