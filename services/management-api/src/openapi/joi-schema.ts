@@ -30,8 +30,10 @@ function fromDescription(d: Described): JsonSchema {
       const properties: Record<string, JsonSchema> = {};
       const required: string[] = [];
       for (const [name, key] of Object.entries(d.keys ?? {})) {
-        if (key.flags?.presence === 'forbidden' || key.flags?.result === 'strip') continue;
-        properties[name] = fromDescription(key);
+        if (key.flags?.presence === 'forbidden') continue;
+        // Taken and dropped (a rule's `id` sent back from a GET): allowed, and said to mean nothing.
+        properties[name] =
+          key.flags?.result === 'strip' ? { description: 'Accepted and ignored.' } : fromDescription(key);
         if (key.flags?.presence === 'required') required.push(name);
       }
       Object.assign(out, { properties, ...(required.length ? { required } : {}), additionalProperties: false });
