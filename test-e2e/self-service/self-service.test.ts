@@ -521,5 +521,30 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
       expect(await stack.db('storage_user_sessions').where('id', row.id).first()).toBeUndefined();
       expect((await call('GET', '/api/v1/self/s3_credentials/', { cookie: a.cookie })).status).toBe(401);
     });
+
+    it("when the gateway no longer takes the session's token (a superuser voided the user's tokens), then My keys says so and the session ends", async () => {
+      const erin = `erin${tag}`;
+      await stack.createUser(erin, PW);
+      await stack.createUser(`root${tag}`, PW, { is_superuser: true });
+      const e = await signIn(erin);
+      expect((await call('GET', '/api/v1/self/s3_credentials/', { cookie: e.cookie })).status).toBe(200);
+      const root = await gatewayLogin(`root${tag}`, PW);
+      expect(root.status).toBe(201);
+      await root.body?.cancel();
+      const voided = await fetch(`${stack.gatewayUrl}/auth/v1.0/users/${erin}/token`, {
+        method: 'DELETE',
+        headers: { 'X-Auth-Token': root.headers.get('x-subject-token')! },
+      });
+      expect(voided.status).toBe(204);
+      const refused = await call('GET', '/api/v1/self/s3_credentials/', { cookie: e.cookie });
+      expect([refused.status, refused.body.error]).toEqual([
+        401,
+        "Your sign-in at the cluster's authentication service has ended (expired, or revoked there); sign in again.",
+      ]);
+      expect((await call('GET', '/api/v1/self/storage/', { cookie: e.cookie })).status).toBe(401);
+      // Signing in again gets a new token, and My keys works.
+      const again = await signIn(erin);
+      expect((await call('GET', '/api/v1/self/s3_credentials/', { cookie: again.cookie })).status).toBe(200);
+    });
   });
 });
