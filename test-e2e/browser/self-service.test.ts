@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ADMIN_AUTH, startStack, type Stack } from '../support/stack';
@@ -9,7 +10,8 @@ import { axeFindings } from './console-page';
  * A storage user in the console (Debian's chromium, the management API and the cluster's auth
  * gateway on a real Postgres): signs in with its cluster, name and password, sees My storage (usage
  * against quota with bars, per policy, 30 days as charts and a table), and is signed out at once
- * when an operator disables it. Screenshots go to browser/artifacts/.
+ * when an operator disables it; on My keys makes and deletes an S3 key and an access-ruled
+ * application credential. Screenshots go to browser/artifacts/.
  */
 const CONSOLE_DIR = join(__dirname, '..', '..', 'packages', 'console', 'dist');
 const ARTIFACTS = join(__dirname, 'artifacts');
@@ -34,7 +36,13 @@ describe('self-service in the console', () => {
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    stack = await startStack({ database: 'postgres', hashParams: { logN: 10, r: 8, p: 1 }, consoleDir: CONSOLE_DIR });
+    stack = await startStack({
+      database: 'postgres',
+      hashParams: { logN: 10, r: 8, p: 1 },
+      consoleDir: CONSOLE_DIR,
+      // My keys: S3 secrets are sealed by the gateway.
+      s3SecretKeys: `browser:${randomBytes(32).toString('base64')}`,
+    });
     await api('PATCH', 'clusters/1/', { auth_url: `${stack.gatewayUrl}/auth` });
     await api('PUT', 'clusters/1/devices/', {
       policies: [
@@ -43,6 +51,7 @@ describe('self-service in the console', () => {
       ],
       devices: [],
     });
+    await stack.createUser('frank', PW);
     erin = await stack.createUser('erin', PW, {
       quota_bytes: 10 * 2 ** 30,
       quota_count: 20000,
@@ -147,6 +156,70 @@ describe('self-service in the console', () => {
     await page.reload();
     await page.getByRole('radio', { name: 'Storage user' }).waitFor();
     expect(await page.getByRole('heading', { level: 1, name: 'My storage' }).count()).toBe(0);
+    expect(problems.take()).toEqual([]);
+    await page.close();
+  });
+
+  it('when a storage user makes keys on My keys, then each secret shows once and goes with the page, the access rule is shown before it is sent, and deleting removes the key', async () => {
+    const page = await browser.context.newPage();
+    page.setDefaultTimeout(30000);
+    const problems = new PageProblems(page);
+    await page.goto(`${stack.apiUrl}/console/`);
+    await page.getByRole('radio', { name: 'Storage user' }).check();
+    await page.getByLabel('Cluster').fill('default');
+    await page.getByLabel('User name').fill('frank');
+    await page.getByLabel('Password').fill(PW);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'My storage' }).waitFor();
+    await page.getByRole('link', { name: 'My keys' }).click();
+    await page.getByRole('heading', { level: 1, name: 'My keys' }).waitFor();
+    await page.getByText('You have no S3 credentials.').waitFor();
+    await page.getByText('You have no application credentials.').waitFor();
+
+    // An S3 key: its secret once, gone after leaving the page; the key stays listed.
+    await page.getByRole('button', { name: 'New S3 credential' }).click();
+    const shown = page.locator('.shown-once');
+    await shown.waitFor();
+    const accessKey = (await page
+      .locator('p', { hasText: /^Access key / })
+      .locator('code')
+      .textContent())!.trim();
+    expect(accessKey).toMatch(/^[A-Z0-9]{20}$/);
+    await page.getByRole('link', { name: 'My storage' }).click();
+    await page.getByRole('heading', { level: 1, name: 'My storage' }).waitFor();
+    await page.getByRole('link', { name: 'My keys' }).click();
+    await page.getByRole('heading', { level: 1, name: 'My keys' }).waitFor();
+    await page.getByRole('button', { name: `Delete S3 credential ${accessKey}` }).waitFor();
+    expect(await page.locator('.shown-once').count()).toBe(0);
+
+    // An application credential with one rule: the body to send shows the composed Keystone rule.
+    await page.getByLabel('Name').fill('photo-sync');
+    await page.getByRole('button', { name: 'Add an access rule' }).click();
+    const rule = page.getByRole('group', { name: 'Access rule 1' });
+    await rule.getByLabel('Container', { exact: true }).fill('photos');
+    await rule.getByLabel('Object name prefix (empty: all)').fill('2026/');
+    const sent = JSON.parse((await page.getByLabel('What will be sent').textContent())!) as Record<string, unknown>;
+    expect(sent).toEqual({
+      name: 'photo-sync',
+      expires_at: null,
+      unrestricted: false,
+      access_rules: [{ service: 'object-store', method: 'GET', path: '/v1/AUTH_frank/photos/2026/**' }],
+    });
+    expect(await axeFindings(page)).toEqual([]);
+    await page.screenshot({ path: join(ARTIFACTS, 'self-service-my-keys-1280x800.png') });
+    await page.getByRole('button', { name: 'New application credential' }).click();
+    await page.locator('.shown-once', { hasText: 'Secret of photo-sync' }).waitFor();
+    await page.getByRole('button', { name: 'Done' }).click();
+    const row = page.locator('table.application-credentials tbody tr', { hasText: 'photo-sync' });
+    expect(await row.locator('td.wrap').textContent()).toBe('GET /v1/AUTH_frank/photos/2026/**');
+
+    // Deleting both: confirmed, then gone from the lists.
+    await page.getByRole('button', { name: `Delete S3 credential ${accessKey}` }).click();
+    await page.getByRole('button', { name: 'Delete credential' }).click();
+    await page.getByText('You have no S3 credentials.').waitFor();
+    await page.getByRole('button', { name: 'Delete application credential photo-sync' }).click();
+    await page.getByRole('button', { name: 'Delete credential' }).click();
+    await page.getByText('You have no application credentials.').waitFor();
     expect(problems.take()).toEqual([]);
     await page.close();
   });

@@ -54,6 +54,7 @@ describe('OS-EC2 credentials on the gateway', () => {
       access: expect.stringMatching(/^[A-Z0-9]{20}$/),
       secret: expect.stringMatching(/^[A-Za-z0-9+/]{40}$/),
       trust_id: null,
+      expires_at: null,
       links: { self: `http://127.0.0.1:5000/auth/v3/users/carol/credentials/OS-EC2/${cred.access}` },
     });
     expect(created.headers.location).toBe(cred.links.self);
@@ -217,6 +218,33 @@ describe('OS-EC2 credentials on the gateway', () => {
     expect(garbage.status).toBe(400);
     const wrongType = await as(carol).post(base('carol'), { tenant_id: 5 });
     expect(wrongType.status).toBe(400);
+  });
+
+  it('when a credential is made with an expires_at, then it shows it and s3tokens refuses it once past; a past or bad one is 400', async () => {
+    for (const expires_at of ['2001-01-01T00:00:00Z', 'next week']) {
+      const refused = await as(carol).post(base('carol'), { expires_at });
+      expect([refused.status, refused.body.error?.message]).toEqual([
+        400,
+        expect.stringMatching(
+          /^'expires_at' must be an ISO 8601 date-time in the future, or null for a key that never ends\. /,
+        ),
+      ]);
+    }
+    // Long enough for the creation and the first check on a loaded machine.
+    const ends = new Date(Date.now() + 3000);
+    const created = await as(carol).post(base('carol'), { expires_at: ends.toISOString() });
+    expect(created.status).toBe(201);
+    const cred = created.body.credential as Ec2Credential & { expires_at: string | null };
+    expect(cred.expires_at).toBe(ends.toISOString());
+    expect((await as(carol).get(`${base('carol')}/${cred.access}`)).body.credential.expires_at).toBe(
+      ends.toISOString(),
+    );
+    const s3tokens = () =>
+      request(stack.gatewayUrl).post('/auth/v3/s3tokens').send(signedBody(cred.access, cred.secret!));
+    expect((await s3tokens()).status).toBe(200);
+    await new Promise((r) => setTimeout(r, ends.getTime() - Date.now() + 100));
+    expect((await s3tokens()).status).toBe(401);
+    expect((await as(carol).delete(`${base('carol')}/${cred.access}`)).status).toBe(204);
   });
 
   it('when credentials are created and deleted, then audit records name the storage user and the access key, and hold no secret', async () => {

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { ADMIN_AUTH, startStack, type Stack, type StackOptions } from '../support/stack';
 import { responseCheckerFor, type ResponseChecker } from '../../services/management-api/test/support/openapi-responses';
 
@@ -91,7 +91,9 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
     stack = await startStack({
       ...backend,
       hashParams: { logN: 10, r: 8, p: 1 },
-      gateway: { failureLimit: FAILURE_LIMIT },
+      // S3 keys made through My keys are sealed by the gateway and checked by its s3tokens.
+      s3SecretKeys: `selfkeys:${randomBytes(32).toString('base64')}`,
+      gateway: { failureLimit: FAILURE_LIMIT, s3tokensRequireServiceToken: false },
     });
     checker = responseCheckerFor(await (await fetch(`${stack.apiUrl}/api/v1/openapi.json`)).text());
     // The cluster's auth_url is where the management API asks the gateway.
@@ -284,7 +286,14 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
 
   it("when a storage user's session calls every route of the API, then only /self/ answers it; every other route refuses it or answers as to nobody", async () => {
     const { cookie, csrf } = await signIn(alice);
-    const self = new Set(['/api/v1/self/session/', '/api/v1/self/storage/']);
+    const self = new Set([
+      '/api/v1/self/session/',
+      '/api/v1/self/storage/',
+      '/api/v1/self/s3_credentials/',
+      '/api/v1/self/s3_credentials/:access_key/',
+      '/api/v1/self/application_credentials/',
+      '/api/v1/self/application_credentials/:id/',
+    ]);
     expect(stack.apiRoutes.length).toBeGreaterThan(30);
     expect(stack.apiRoutes.filter((r) => self.has(r.path)).length).toBe(self.size);
     // Ids that exist (alice's own user, cluster 1, the admin operator): a refusal is then not a 404.
@@ -325,5 +334,217 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
     expect(checked.length).toBe(
       stack.apiRoutes.filter((r) => !self.has(r.path)).reduce((n, r) => n + r.methods.length, 0),
     );
+  });
+
+  describe('My keys', () => {
+    /** Whether the gateway's s3tokens accepts a request signed with this key (as Swift's s3token asks it). */
+    const s3tokens = async (access: string, secret: string): Promise<number> => {
+      const stringToSign = `GET\n\n\n${new Date().toUTCString()}\n/bucket`;
+      const res = await fetch(`${stack.gatewayUrl}/auth/v3/s3tokens`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          credentials: {
+            access,
+            token: Buffer.from(stringToSign).toString('base64url'),
+            signature: createHmac('sha1', secret).update(stringToSign).digest('base64'),
+          },
+        }),
+      });
+      await res.body?.cancel();
+      return res.status;
+    };
+    const appCredentialLogin = (id: string, secret: string) =>
+      fetch(`${stack.gatewayUrl}/auth/v3/auth/tokens`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          auth: { identity: { methods: ['application_credential'], application_credential: { id, secret } } },
+        }),
+      });
+    const write = (session: { cookie: string; csrf: string }, method: string, path: string, body?: unknown) =>
+      call(method, path, { cookie: session.cookie, body, headers: { 'X-Cairn-CSRF': session.csrf } });
+
+    it('when a storage user makes an S3 key on its session, then the gateway checks signatures with it until the user deletes it', async () => {
+      const a = await signIn(alice);
+      // A write without the session's CSRF token makes nothing.
+      expect((await call('POST', '/api/v1/self/s3_credentials/', { cookie: a.cookie, body: {} })).status).toBe(403);
+      const past = await write(a, 'POST', '/api/v1/self/s3_credentials/', { expires_at: '2001-01-01T00:00:00Z' });
+      expect([past.status, past.body.error]).toEqual([
+        400,
+        "The 'expires_at' field must be an ISO 8601 date-time in the future, such as 2027-01-31T00:00:00Z, or null for a credential that never expires.",
+      ]);
+      const expiresAt = new Date(Date.now() + DAY).toISOString();
+      const made = await write(a, 'POST', '/api/v1/self/s3_credentials/', { expires_at: expiresAt });
+      expect(made.status).toBe(201);
+      expect(made.headers.get('cache-control')).toBe('no-store');
+      const accessKey = String(made.body.access_key);
+      const secret = String(made.body.secret);
+      expect(made.body).toMatchObject({
+        expires_at: expiresAt,
+        resource_uri: `/api/v1/self/s3_credentials/${accessKey}/`,
+      });
+      expect(made.headers.get('location')).toBe(`/api/v1/self/s3_credentials/${accessKey}/`);
+      expect(secret.length).toBeGreaterThanOrEqual(32);
+      // Listed without its secret, with its expiry as the gateway keeps it.
+      const listed = await call('GET', '/api/v1/self/s3_credentials/', { cookie: a.cookie });
+      expect(listed.status).toBe(200);
+      expect(listed.body.objects).toContainEqual({
+        access_key: accessKey,
+        expires_at: expiresAt,
+        resource_uri: `/api/v1/self/s3_credentials/${accessKey}/`,
+      });
+      expect(JSON.stringify(listed.body)).not.toContain(secret);
+      // The operators' view of the same user shows the key the gateway made.
+      const operatorView = await admin('GET', `/api/v1/s3_credentials/?access_key=${accessKey}`);
+      expect((operatorView.body.objects as unknown[]).length).toBe(1);
+
+      expect(await s3tokens(accessKey, secret)).toBe(200);
+      expect(await s3tokens(accessKey, `${secret}x`)).toBe(401);
+      expect((await write(a, 'DELETE', `/api/v1/self/s3_credentials/${accessKey}/`)).status).toBe(204);
+      expect(await s3tokens(accessKey, secret)).toBe(401);
+      const again = await write(a, 'DELETE', `/api/v1/self/s3_credentials/${accessKey}/`);
+      expect([again.status, again.body.error]).toEqual([404, 'EC2 access key not found.']);
+      const after = await call('GET', '/api/v1/self/s3_credentials/', { cookie: a.cookie });
+      expect(JSON.stringify(after.body.objects)).not.toContain(accessKey);
+    });
+
+    it('when a storage user makes an access-ruled application credential, then a V3 login with it carries exactly those rules until the user deletes it', async () => {
+      const a = await signIn(alice);
+      const rules = [
+        { service: 'object-store', method: 'GET', path: `/v1/AUTH_${alice}/photos/2026/**` },
+        { service: 'object-store', method: 'HEAD', path: `/v1/AUTH_${alice}/photos` },
+      ];
+      const bad = await write(a, 'POST', '/api/v1/self/application_credentials/', {
+        access_rules: [{ service: 'compute', method: 'GET', path: '/servers' }],
+      });
+      expect(bad.status).toBe(400);
+      expect(String(bad.body.error)).toContain("The 'name' field is required");
+      expect(String(bad.body.error)).toContain(
+        "The 'access_rules[0].service' field must be 'object-store': access rules apply to Swift's object store only.",
+      );
+
+      const expiresAt = new Date(Date.now() + DAY).toISOString();
+      const made = await write(a, 'POST', '/api/v1/self/application_credentials/', {
+        name: `photos-${tag}`,
+        description: 'reads 2026 photos',
+        expires_at: expiresAt,
+        access_rules: rules,
+      });
+      expect(made.status).toBe(201);
+      expect(made.headers.get('cache-control')).toBe('no-store');
+      const id = String(made.body.id);
+      const secret = String(made.body.secret);
+      expect(made.body).toMatchObject({
+        name: `photos-${tag}`,
+        expires_at: expiresAt,
+        unrestricted: false,
+        roles: ['swiftoperator'],
+        access_rules: rules.map((r) => ({ ...r, id: expect.any(String) })),
+        resource_uri: `/api/v1/self/application_credentials/${id}/`,
+      });
+      const duplicate = await write(a, 'POST', '/api/v1/self/application_credentials/', { name: `photos-${tag}` });
+      expect(duplicate.status).toBe(409);
+      expect(String(duplicate.body.error)).toMatch(/Duplicate entry found with name photos-/);
+
+      const listed = await call('GET', '/api/v1/self/application_credentials/', { cookie: a.cookie });
+      const mine = (listed.body.objects as Array<Record<string, unknown>>).find((c) => c.id === id);
+      expect(mine).toMatchObject({ name: `photos-${tag}`, access_rules: made.body.access_rules });
+      expect(mine).not.toHaveProperty('secret');
+
+      // The gateway logs in with it; the token carries the rules, and they keep it off the identity API.
+      const login = await appCredentialLogin(id, secret);
+      expect(login.status).toBe(201);
+      const document = (await login.json()) as { token: { application_credential: Record<string, unknown> } };
+      expect(document.token.application_credential).toMatchObject({ id, restricted: true });
+      expect(document.token.application_credential.access_rules).toEqual(made.body.access_rules);
+      const ruled = await fetch(`${stack.gatewayUrl}/auth/v3/users/${alice}/application_credentials`, {
+        headers: { 'X-Auth-Token': login.headers.get('x-subject-token')! },
+      });
+      await ruled.body?.cancel();
+      expect(ruled.status).toBe(403);
+
+      expect((await write(a, 'DELETE', `/api/v1/self/application_credentials/${id}/`)).status).toBe(204);
+      const refused = await appCredentialLogin(id, secret);
+      await refused.body?.cancel();
+      expect(refused.status).toBe(401);
+    });
+
+    it("when a session names another user's key, then it is refused as unknown and the key keeps working", async () => {
+      const a = await signIn(alice);
+      const b = await signIn(bob);
+      const key = await write(b, 'POST', '/api/v1/self/s3_credentials/', {});
+      const cred = await write(b, 'POST', '/api/v1/self/application_credentials/', { name: `bobs-${tag}` });
+      expect([key.status, cred.status]).toEqual([201, 201]);
+      const accessKey = String(key.body.access_key);
+      const id = String(cred.body.id);
+      const s3 = await write(a, 'DELETE', `/api/v1/self/s3_credentials/${accessKey}/`);
+      expect([s3.status, s3.body.error]).toEqual([404, 'EC2 access key not found.']);
+      const ac = await write(a, 'DELETE', `/api/v1/self/application_credentials/${id}/`);
+      expect([ac.status, ac.body.error]).toEqual([404, `Could not find Application Credential: ${id}.`]);
+      // Nor does alice's list show them.
+      expect(
+        JSON.stringify((await call('GET', '/api/v1/self/s3_credentials/', { cookie: a.cookie })).body),
+      ).not.toContain(accessKey);
+      expect(
+        JSON.stringify((await call('GET', '/api/v1/self/application_credentials/', { cookie: a.cookie })).body),
+      ).not.toContain(id);
+      expect(await s3tokens(accessKey, String(key.body.secret))).toBe(200);
+      const login = await appCredentialLogin(id, String(cred.body.secret));
+      await login.body?.cancel();
+      expect(login.status).toBe(201);
+      // Bob's own session deletes them.
+      expect((await write(b, 'DELETE', `/api/v1/self/s3_credentials/${accessKey}/`)).status).toBe(204);
+      expect((await write(b, 'DELETE', `/api/v1/self/application_credentials/${id}/`)).status).toBe(204);
+    });
+
+    it('when a storage user signs out, then the gateway token its session kept is revoked at the gateway and gone from the database', async () => {
+      const a = await signIn(alice);
+      const row = (await stack
+        .db('storage_user_sessions')
+        .orderBy('id', 'desc')
+        .first('id', 'gateway_token_sealed')) as {
+        id: string;
+        gateway_token_sealed: string;
+      };
+      // Sealed under the session's own key: AES-GCM parts, no token in the clear.
+      expect(row.gateway_token_sealed).toMatch(/^v1:session:[\w-]{16}:[\w-]+:[\w-]{22}$/);
+      const revocations = () =>
+        stack.gatewayLogs.lines
+          .map((l) => JSON.parse(l) as { req?: { method?: string; url?: string }; res?: { statusCode?: number } })
+          .filter(
+            (l) => l.req?.method === 'DELETE' && l.req.url === '/auth/v3/auth/tokens' && l.res?.statusCode === 204,
+          ).length;
+      const before = revocations();
+      expect((await write(a, 'DELETE', '/api/v1/self/session/')).status).toBe(204);
+      expect(revocations()).toBe(before + 1);
+      expect(await stack.db('storage_user_sessions').where('id', row.id).first()).toBeUndefined();
+      expect((await call('GET', '/api/v1/self/s3_credentials/', { cookie: a.cookie })).status).toBe(401);
+    });
+
+    it("when the gateway no longer takes the session's token (a superuser voided the user's tokens), then My keys says so and the session ends", async () => {
+      const erin = `erin${tag}`;
+      await stack.createUser(erin, PW);
+      await stack.createUser(`root${tag}`, PW, { is_superuser: true });
+      const e = await signIn(erin);
+      expect((await call('GET', '/api/v1/self/s3_credentials/', { cookie: e.cookie })).status).toBe(200);
+      const root = await gatewayLogin(`root${tag}`, PW);
+      expect(root.status).toBe(201);
+      await root.body?.cancel();
+      const voided = await fetch(`${stack.gatewayUrl}/auth/v1.0/users/${erin}/token`, {
+        method: 'DELETE',
+        headers: { 'X-Auth-Token': root.headers.get('x-subject-token')! },
+      });
+      expect(voided.status).toBe(204);
+      const refused = await call('GET', '/api/v1/self/s3_credentials/', { cookie: e.cookie });
+      expect([refused.status, refused.body.error]).toEqual([
+        401,
+        "Your sign-in at the cluster's authentication service has ended (expired, or revoked there); sign in again.",
+      ]);
+      expect((await call('GET', '/api/v1/self/storage/', { cookie: e.cookie })).status).toBe(401);
+      // Signing in again gets a new token, and My keys works.
+      const again = await signIn(erin);
+      expect((await call('GET', '/api/v1/self/s3_credentials/', { cookie: again.cookie })).status).toBe(200);
+    });
   });
 });

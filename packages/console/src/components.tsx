@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
-import { useState } from 'preact/hooks';
-import { errorText } from './api';
-import { useSession } from './context';
+import { useContext, useState } from 'preact/hooks';
+import { errorText, type Call } from './api';
+import { SessionContext } from './context';
 import { formatExpiry, isExpired } from './lib/expiry';
 
 export function Loading({ what }: { what: string }) {
@@ -159,9 +159,17 @@ export function Confirm({
 export function ConfirmDeletion({
   path,
   onDeleted,
+  call: given,
   ...confirm
-}: Omit<Parameters<typeof Confirm>[0], 'onConfirm' | 'error'> & { path: string; onDeleted: () => void }) {
-  const { call } = useSession();
+}: Omit<Parameters<typeof Confirm>[0], 'onConfirm' | 'error'> & {
+  path: string;
+  onDeleted: () => void;
+  /** The client to delete with; by default the operator's session's (a storage user's page passes its own). */
+  call?: Call;
+}) {
+  const session = useContext(SessionContext);
+  const call = given ?? session?.call;
+  if (!call) throw new Error('ConfirmDeletion needs a call outside a signed-in page');
   const [error, setError] = useState<string>();
   const remove = async () => {
     setError(undefined);

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo } from 'preact/hooks';
 import { client, errorText } from './api';
-import { titleFor } from './hooks';
+import { titleFor, useRoute } from './hooks';
 import { Lazy } from './lazy';
 import { closeStorageSession, type StorageSession } from './self-session';
 
@@ -9,6 +9,12 @@ const ENDED =
 
 /** "My storage" and its chart library load only once a storage user has signed in. */
 const loadMyStorage = () => import('./pages/my-storage').then((m) => m.MyStoragePage);
+const loadMyKeys = () => import('./pages/my-keys').then((m) => m.MyKeysPage);
+
+const PAGES = [
+  { path: '/my-storage', title: 'My storage' },
+  { path: '/my-keys', title: 'My keys' },
+] as const;
 
 /**
  * The console as a storage user sees it: its own account only (the API refuses this session
@@ -24,9 +30,12 @@ export function StorageUserShell({ session, signOut }: { session: StorageSession
       ),
     [session, signOut],
   );
+  // Each page is its own component: leaving one drops its state, a secret it showed once included.
+  const route = useRoute();
+  const page = PAGES.find((p) => p.path === route.path) ?? PAGES[0];
   useEffect(() => {
-    document.title = titleFor('My storage');
-  }, []);
+    document.title = titleFor(page.title);
+  }, [page]);
   const signOutNow = useCallback(() => {
     closeStorageSession(session.csrf_token).then(
       () => signOut(),
@@ -38,9 +47,11 @@ export function StorageUserShell({ session, signOut }: { session: StorageSession
       <header class="top">
         <span class="brand">Cairn</span>
         <nav aria-label="Main">
-          <a href="#/my-storage" aria-current="page">
-            My storage
-          </a>
+          {PAGES.map((p) => (
+            <a key={p.path} href={`#${p.path}`} aria-current={p === page ? 'page' : undefined}>
+              {p.title}
+            </a>
+          ))}
         </nav>
         <span class="who">
           {session.user} <span class="badge">{session.cluster}</span>
@@ -50,7 +61,11 @@ export function StorageUserShell({ session, signOut }: { session: StorageSession
         </span>
       </header>
       <main class="page" id="main">
-        <Lazy load={loadMyStorage} props={{ call }} />
+        {page.path === '/my-keys' ? (
+          <Lazy key="keys" load={loadMyKeys} props={{ call, session }} />
+        ) : (
+          <Lazy key="storage" load={loadMyStorage} props={{ call }} />
+        )}
       </main>
     </>
   );

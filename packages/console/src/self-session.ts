@@ -58,3 +58,24 @@ export interface MyStorage {
     requests: number | string;
   }>;
 }
+
+/** One of the storage user's own S3 credentials (self/s3_credentials/); `secret` only when just made. */
+export interface MyS3Credential {
+  access_key: string;
+  expires_at: string | null;
+  resource_uri: string;
+  secret?: string;
+}
+
+/** One of the storage user's own application credentials (self/application_credentials/). */
+export interface MyApplicationCredential {
+  id: string;
+  name: string;
+  description: string | null;
+  expires_at: string | null;
+  unrestricted: boolean;
+  roles: string[];
+  access_rules: Array<{ id: string; service: string; method: string; path: string }>;
+  resource_uri: string;
+  secret?: string;
+}

@@ -37,6 +37,27 @@ export interface AccessRule {
   path: string;
 }
 
+/** Keystone's access rules as a create body carries them; one definition for the gateway and the self-service API. */
+export const accessRulesSchema = Joi.array()
+  .items(
+    Joi.object({
+      // Cairn serves only Swift, so only Swift's rules mean anything.
+      service: Joi.string().valid('object-store').required().messages({
+        'any.only': "The {{#label}} field must be 'object-store': access rules apply to Swift's object store only",
+      }),
+      method: Joi.string()
+        .valid(...ACCESS_RULE_METHODS)
+        .required(),
+      path: Joi.string()
+        .max(225)
+        .pattern(/^\//)
+        .required()
+        .messages({ 'string.pattern.base': "The {{#label}} field must start with '/', as an access rule's path does" }),
+      id: Joi.any().strip(),
+    }),
+  )
+  .max(64);
+
 /** Keystone's create body, `{"application_credential": {...}}`, as Cairn accepts it. */
 export const applicationCredentialCreateSchema = Joi.object({
   application_credential: Joi.object({
@@ -56,26 +77,7 @@ export const applicationCredentialCreateSchema = Joi.object({
       )
       .max(16),
     unrestricted: Joi.boolean(),
-    access_rules: Joi.array()
-      .items(
-        Joi.object({
-          // Cairn serves only Swift, so only Swift's rules mean anything.
-          service: Joi.string()
-            .valid('object-store')
-            .required()
-            .messages({ 'any.only': "access rules apply to the service 'object-store' only" }),
-          method: Joi.string()
-            .valid(...ACCESS_RULE_METHODS)
-            .required(),
-          path: Joi.string()
-            .max(225)
-            .pattern(/^\//)
-            .required()
-            .messages({ 'string.pattern.base': "an access rule's path starts with '/'" }),
-          id: Joi.any().strip(),
-        }),
-      )
-      .max(64),
+    access_rules: accessRulesSchema,
   })
     .required()
     .unknown(false),

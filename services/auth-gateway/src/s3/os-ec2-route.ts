@@ -26,8 +26,20 @@ import {
 const BAD_REQUEST_SUFFIX =
   'The server could not comply with the request since it is either malformed or otherwise incorrect. The client is assumed to be in error.';
 
-/** `openstack ec2 credentials create` sends the token's project as tenant_id; nothing else is read. */
-const createSchema = Joi.object({ tenant_id: Joi.string().max(1024).allow(null) }).unknown(true);
+/**
+ * `openstack ec2 credentials create` sends the token's project as tenant_id. `expires_at` is Cairn's
+ * own (Keystone's EC2 credentials never end): when the key stops working, as an operator's
+ * `expires_at` on the management API; the console's "My keys" sends it. Nothing else is read.
+ */
+const EXPIRY_RULE = "'expires_at' must be an ISO 8601 date-time in the future, or null for a key that never ends";
+const createSchema = Joi.object({
+  tenant_id: Joi.string().max(1024).allow(null),
+  expires_at: Joi.date().iso().greater('now').allow(null).messages({
+    'date.base': EXPIRY_RULE,
+    'date.format': EXPIRY_RULE,
+    'date.greater': EXPIRY_RULE,
+  }),
+}).unknown(true);
 
 const COLLECTION = '/v3/users/:userId/credentials/OS-EC2';
 const MEMBER = '/v3/users/:userId/credentials/OS-EC2/:accessKey';
@@ -139,6 +151,8 @@ export function osEc2Router(deps: Deps): Router {
     access: c.accessKey,
     secret,
     trust_id: null,
+    // Cairn's own, as on create: null for a key that never ends.
+    expires_at: c.expiresAt,
     links: {
       self: `${endpointsFor(deps).authUrl}/v3/users/${encodeURIComponent(user.username)}/credentials/OS-EC2/${c.accessKey}`,
     },
@@ -185,7 +199,10 @@ export function osEc2Router(deps: Deps): Router {
     }
     const { error, value } = createSchema.validate(read.body ?? {});
     if (error) return sendKeystoneError(res, 400, `${error.message.replace(/"/g, "'")}. ${BAD_REQUEST_SUFFIX}`);
-    const tenant = (value as { tenant_id?: string | null }).tenant_id;
+    const { tenant_id: tenant, expires_at: expiresAt } = value as {
+      tenant_id?: string | null;
+      expires_at?: Date | null;
+    };
     if (
       tenant !== undefined &&
       tenant !== null &&
@@ -213,6 +230,7 @@ export function osEc2Router(deps: Deps): Router {
         deps.s3.keyring,
         { user: found.user, requestId: requestIdOf(req) ?? null },
         boundTo,
+        expiresAt ?? null,
       );
       res.setHeader('Location', rendered(found.user, created, null).links.self);
       sendJson(res, 201, { credential: rendered(found.user, created, created.secret) });

@@ -77,12 +77,14 @@ export class S3CredentialStore {
 
   /**
    * A new credential for `actor.user`; the secret is returned once, here, and stored sealed.
-   * `applicationCredentialId`: the application credential whose token asked, to which it is bound.
+   * `applicationCredentialId`: the application credential whose token asked, to which it is bound;
+   * `expiresAt`: when it stops working (null: never).
    */
   async create(
     keyring: S3SecretKeyring,
     actor: S3Actor,
     applicationCredentialId: string | null = null,
+    expiresAt: Date | null = null,
   ): Promise<StoredS3Credential & { secret: string }> {
     const userId = actor.user.id;
     const accessKey = generateS3AccessKey();
@@ -103,6 +105,7 @@ export class S3CredentialStore {
             access_key: accessKey,
             secret_sealed: sealedSecret,
             application_credential_id: applicationCredentialId,
+            expires_at: expiresAt,
           })
           .returning(COLUMNS)) as Row[];
         const stored = toStored(row!);

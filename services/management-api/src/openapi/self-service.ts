@@ -1,4 +1,6 @@
+import { selfApplicationCredentialCreateSchema, selfS3CredentialCreateSchema } from '@cairn/domain';
 import { API_ROOT } from '../resources/uris';
+import { jsonSchemaOfJoi } from './joi-schema';
 import { API_ERRORS, authenticatedErrors, LOCATION, requestBody } from './resources';
 import { jsonOrXml, responseRef, schemaRef, type JsonSchema } from './schemas';
 
@@ -6,6 +8,20 @@ import { jsonOrXml, responseRef, schemaRef, type JsonSchema } from './schemas';
 
 const PUBLIC: JsonSchema[] = [];
 const format = { $ref: '#/components/parameters/format' };
+const pathParameter = (name: string, description: string): JsonSchema => ({
+  name,
+  in: 'path',
+  required: true,
+  description,
+  schema: { type: 'string' },
+});
+/** The gateway's refusals come back with their status and sentence (services/self-keys.ts). */
+const GATEWAY_REFUSALS = { 403: 'Forbidden', 404: 'NotFound', 409: 'Conflict' };
+const listOf = (item: string): JsonSchema => ({
+  type: 'object',
+  required: ['objects', 'resource_uri'],
+  properties: { objects: { type: 'array', items: schemaRef(item) }, resource_uri: { type: 'string' } },
+});
 const COOKIE: JsonSchema[] = [{ storageUserSession: [] }];
 const amount = (description: string): JsonSchema => ({
   type: ['integer', 'string', 'null'],
@@ -77,6 +93,98 @@ export function selfServicePaths(): Record<string, Record<string, JsonSchema>> {
         },
       },
     },
+    [`${API_ROOT}/self/s3_credentials/`]: {
+      get: {
+        tags: ['self-service'],
+        operationId: 'list_my_s3_credentials',
+        summary: "The signed-in storage user's own S3 credentials (without secrets), from its cluster's gateway",
+        security: COOKIE,
+        parameters: [format],
+        responses: {
+          200: { description: 'Every one of them.', content: jsonOrXml(listOf('MyS3Credential')) },
+          ...authenticatedErrors(),
+          429: responseRef('TooManyRequests'),
+        },
+      },
+      post: {
+        tags: ['self-service'],
+        operationId: 'create_my_s3_credential',
+        summary:
+          "A new S3 credential for the signed-in storage user, made by its cluster's gateway (OS-EC2) with the user's token; the secret is in this answer only (with X-Cairn-CSRF)",
+        security: COOKIE,
+        requestBody: requestBody(jsonSchemaOfJoi(selfS3CredentialCreateSchema)),
+        responses: {
+          201: {
+            description: 'Made; `secret` is shown this once.',
+            headers: LOCATION,
+            content: jsonOrXml(schemaRef('MyS3Credential')),
+          },
+          ...authenticatedErrors({ ...GATEWAY_REFUSALS, 415: 'UnsupportedMediaType' }),
+          429: responseRef('TooManyRequests'),
+        },
+      },
+    },
+    [`${API_ROOT}/self/s3_credentials/{access_key}/`]: {
+      delete: {
+        tags: ['self-service'],
+        operationId: 'delete_my_s3_credential',
+        summary: "Deletes one of the signed-in storage user's own S3 credentials (with X-Cairn-CSRF)",
+        security: COOKIE,
+        parameters: [pathParameter('access_key', 'The access key.')],
+        responses: {
+          204: { description: 'Deleted: S3 requests signed with it are refused from now on.' },
+          ...authenticatedErrors(GATEWAY_REFUSALS),
+          429: responseRef('TooManyRequests'),
+        },
+      },
+    },
+    [`${API_ROOT}/self/application_credentials/`]: {
+      get: {
+        tags: ['self-service'],
+        operationId: 'list_my_application_credentials',
+        summary:
+          "The signed-in storage user's own application credentials (without secrets), from its cluster's gateway",
+        security: COOKIE,
+        parameters: [format],
+        responses: {
+          200: { description: 'Every one of them.', content: jsonOrXml(listOf('MyApplicationCredential')) },
+          ...authenticatedErrors(),
+          429: responseRef('TooManyRequests'),
+        },
+      },
+      post: {
+        tags: ['self-service'],
+        operationId: 'create_my_application_credential',
+        summary:
+          "A new application credential for the signed-in storage user, made by its cluster's gateway with the user's token; the secret is in this answer only (with X-Cairn-CSRF)",
+        security: COOKIE,
+        requestBody: requestBody(jsonSchemaOfJoi(selfApplicationCredentialCreateSchema)),
+        responses: {
+          201: {
+            description: 'Made; `secret` is shown this once.',
+            headers: LOCATION,
+            content: jsonOrXml(schemaRef('MyApplicationCredential')),
+          },
+          ...authenticatedErrors({ ...GATEWAY_REFUSALS, 415: 'UnsupportedMediaType' }),
+          429: responseRef('TooManyRequests'),
+        },
+      },
+    },
+    [`${API_ROOT}/self/application_credentials/{id}/`]: {
+      delete: {
+        tags: ['self-service'],
+        operationId: 'delete_my_application_credential',
+        summary:
+          "Deletes one of the signed-in storage user's own application credentials, and the S3 keys made with it (with X-Cairn-CSRF)",
+        security: COOKIE,
+        parameters: [pathParameter('id', "The credential's id.")],
+        responses: {
+          204: { description: 'Deleted: logins with it and the tokens it gave are refused from now on.' },
+          ...authenticatedErrors(GATEWAY_REFUSALS),
+          429: responseRef('TooManyRequests'),
+        },
+      },
+    },
   };
 }
 
@@ -97,6 +205,55 @@ export const SELF_SERVICE_SCHEMAS: Record<string, JsonSchema> = {
       },
       expires_at: { type: 'string', format: 'date-time', description: 'When the session ends at the latest.' },
       idle_timeout: { type: 'integer', description: 'Seconds without a request after which the session ends.' },
+      resource_uri: { type: 'string' },
+    },
+  },
+  MyS3Credential: {
+    type: 'object',
+    required: ['access_key', 'expires_at', 'resource_uri'],
+    properties: {
+      access_key: { type: 'string' },
+      expires_at: {
+        type: ['string', 'null'],
+        format: 'date-time',
+        description: 'When it stops working; null: never.',
+      },
+      secret: { type: 'string', description: 'Only in the answer that creates it.' },
+      resource_uri: { type: 'string' },
+    },
+  },
+  MyApplicationCredential: {
+    type: 'object',
+    required: ['id', 'name', 'description', 'expires_at', 'unrestricted', 'roles', 'access_rules', 'resource_uri'],
+    properties: {
+      id: { type: 'string' },
+      name: { type: 'string' },
+      description: { type: ['string', 'null'] },
+      expires_at: {
+        type: ['string', 'null'],
+        format: 'date-time',
+        description: 'When it stops working; null: never.',
+      },
+      unrestricted: {
+        type: 'boolean',
+        description: "Whether its tokens may make and delete credentials (false: they may not, as Keystone's default).",
+      },
+      roles: { type: 'array', items: { type: 'string' } },
+      access_rules: {
+        type: 'array',
+        description: 'The only object-store requests its tokens may make; empty: any of its roles allow.',
+        items: {
+          type: 'object',
+          required: ['id', 'service', 'method', 'path'],
+          properties: {
+            id: { type: 'string' },
+            service: { type: 'string' },
+            method: { type: 'string' },
+            path: { type: 'string' },
+          },
+        },
+      },
+      secret: { type: 'string', description: 'Only in the answer that creates it.' },
       resource_uri: { type: 'string' },
     },
   },

@@ -42,14 +42,19 @@ const toRecord = (r: Row): StorageUserSessionRecord => ({
 });
 
 const RETURNING = ['id as session_id', 'storage_user_id', 'created_at', 'expires_at'];
+const RETURNING_TOKEN = [...RETURNING, 'gateway_token_sealed'];
 
-/** A new session for the user at `generation` (its row as the sign-in read it). */
+/**
+ * A new session for the user at `generation` (its row as the sign-in read it), with the gateway
+ * token its sign-in got, sealed (services/storage-user-sessions.ts).
+ */
 export async function insertStorageUserSession(
   db: Db,
   idHash: Buffer,
   userId: string,
   generation: string,
   maxSeconds: number,
+  gatewayTokenSealed: string,
 ): Promise<StorageUserSessionRecord> {
   const [row] = await withDbErrors(() =>
     db(TABLE)
@@ -58,6 +63,7 @@ export async function insertStorageUserSession(
         storage_user_id: userId,
         user_generation: generation,
         expires_at: fromNow(db, maxSeconds),
+        gateway_token_sealed: gatewayTokenSealed,
       })
       .returning(RETURNING),
   );
@@ -105,15 +111,32 @@ export async function findLiveStorageUserSession(
   };
 }
 
+/** The sealed gateway token of the session with this row id; null when it has none (or is gone). */
+export async function storageSessionGatewayToken(db: Db, id: string): Promise<string | null> {
+  const row = (await withDbErrors(() => db(TABLE).select('gateway_token_sealed').where('id', id).first())) as
+    { gateway_token_sealed: string | null } | undefined;
+  return row?.gateway_token_sealed ?? null;
+}
+
+/** Ends the session with this row id (its gateway token no longer works); whether it was there. */
+export async function deleteStorageUserSessionById(db: Db, id: string): Promise<boolean> {
+  return (await withDbErrors(() => db(TABLE).where('id', id).delete())) > 0;
+}
+
 /** Marks the session as used now, unless another request already did within `withinSeconds`. */
 export async function touchStorageUserSession(db: Db, id: string, withinSeconds: number): Promise<void> {
   await touchSession(db, TABLE, id, withinSeconds);
 }
 
-/** Deletes the session with this id hash; its record, or null when there was none. */
-export async function deleteStorageUserSession(db: Db, idHash: Buffer): Promise<StorageUserSessionRecord | null> {
-  const [row] = await withDbErrors(() => db(TABLE).where('id_hash', idHash).delete().returning(RETURNING));
-  return row ? toRecord(row as Row) : null;
+/** Deletes the session with this id hash; its record and sealed gateway token, or null when there was none. */
+export async function deleteStorageUserSession(
+  db: Db,
+  idHash: Buffer,
+): Promise<(StorageUserSessionRecord & { gatewayTokenSealed: string | null }) | null> {
+  const [row] = await withDbErrors(() => db(TABLE).where('id_hash', idHash).delete().returning(RETURNING_TOKEN));
+  if (!row) return null;
+  const r = row as Row & { gateway_token_sealed: string | null };
+  return { ...toRecord(r), gatewayTokenSealed: r.gateway_token_sealed };
 }
 
 /** Deletes sessions that have ended (past their end, or idle `idleSeconds`); how many. */

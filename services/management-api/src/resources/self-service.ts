@@ -2,6 +2,7 @@ import { quotaJsonValue } from '@cairn/domain';
 import { asResource } from './marks';
 import { API_ROOT } from './uris';
 import type { MyStorage } from '../services/my-storage';
+import type { SelfApplicationCredential, SelfS3Credential } from '../services/self-keys';
 import type { LiveStorageUserSession } from '../services/storage-user-sessions';
 
 /** The JSON of the self-service routes (routes/self.ts); the shapes are in openapi/self-service.ts. */
@@ -54,3 +55,31 @@ export const myStorageJson = (s: MyStorage): Record<string, unknown> =>
     usage_sampled_at: s.usage ? s.usage.hour.toISOString() : null,
     user: s.username,
   });
+
+export const SELF_S3_CREDENTIALS_URI = `${API_ROOT}/self/s3_credentials/`;
+export const SELF_APPLICATION_CREDENTIALS_URI = `${API_ROOT}/self/application_credentials/`;
+
+export const selfS3CredentialJson = (c: SelfS3Credential): Record<string, unknown> =>
+  asResource({
+    access_key: c.accessKey,
+    expires_at: c.expiresAt,
+    resource_uri: `${SELF_S3_CREDENTIALS_URI}${encodeURIComponent(c.accessKey)}/`,
+    ...(c.secret !== undefined ? { secret: c.secret } : {}),
+  });
+
+export const selfApplicationCredentialJson = (c: SelfApplicationCredential): Record<string, unknown> =>
+  asResource({
+    access_rules: c.accessRules.map((r) => ({ id: r.id, method: r.method, path: r.path, service: r.service })),
+    description: c.description,
+    expires_at: c.expiresAt,
+    id: c.id,
+    name: c.name,
+    resource_uri: `${SELF_APPLICATION_CREDENTIALS_URI}${encodeURIComponent(c.id)}/`,
+    roles: c.roles,
+    unrestricted: c.unrestricted,
+    ...(c.secret !== undefined ? { secret: c.secret } : {}),
+  });
+
+/** A list of the user's own keys: all of them (the gateway caps them at 100 each), no paging. */
+export const selfListJson = (uri: string, objects: Array<Record<string, unknown>>): Record<string, unknown> =>
+  asResource({ objects, resource_uri: uri });

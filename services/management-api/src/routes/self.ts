@@ -1,16 +1,39 @@
 import { Router, type RequestHandler } from 'express';
-import { storageSignInSchema, validate, type StorageSignInInput } from '@cairn/domain';
+import {
+  errors,
+  isS3AccessKey,
+  selfApplicationCredentialCreateSchema,
+  selfS3CredentialCreateSchema,
+  storageSignInSchema,
+  validate,
+  type SelfApplicationCredentialInput,
+  type SelfS3CredentialInput,
+  type StorageSignInInput,
+} from '@cairn/domain';
 import { parseBody } from '../http/body';
 import { send, sendSecret } from '../http/respond';
 import { resourceRoute } from '../http/routing';
 import { authenticateStorageUser, storageSessionIdOf, storageSessionOf } from '../http/self-auth';
 import { clearSessionCookie, sessionIdOf, setSessionCookie, STORAGE_SESSION_COOKIE } from '../http/session-cookie';
 import { asResource } from '../resources/marks';
-import { myStorageJson, SELF_SESSION_URI, storageSessionJson } from '../resources/self-service';
+import {
+  myStorageJson,
+  SELF_APPLICATION_CREDENTIALS_URI,
+  SELF_S3_CREDENTIALS_URI,
+  SELF_SESSION_URI,
+  selfApplicationCredentialJson,
+  selfListJson,
+  selfS3CredentialJson,
+  storageSessionJson,
+} from '../resources/self-service';
 import { csrfTokenOf } from '../services/console-sessions';
 import type { Db } from '../db/database';
 import { myStorage } from '../services/my-storage';
+import { SelfKeys } from '../services/self-keys';
 import type { StorageUserSessions } from '../services/storage-user-sessions';
+
+/** An application credential id as the gateway makes them; anything else is no credential of anyone's. */
+const APPLICATION_CREDENTIAL_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
  * `/api/v1/self/`: what a storage user reaches with its own console session, and nothing else does
@@ -21,6 +44,9 @@ import type { StorageUserSessions } from '../services/storage-user-sessions';
  *   GET tells who the cookie signs in (`user` null when nobody), DELETE signs out.
  * - `self/storage/`: the account's usage against its quotas, per storage policy, and 30 days of
  *   storage and transfer.
+ * - `self/s3_credentials/` and `self/application_credentials/` ("My keys"): the user's own keys,
+ *   listed, made (the secret shown once) and deleted through the cluster's gateway as the user
+ *   (services/self-keys.ts). Writes need the session's CSRF token, as sign-out does.
  */
 export function selfRouter(db: Db, sessions: StorageUserSessions, now: () => Date = () => new Date()): Router {
   const router = Router();
@@ -47,7 +73,7 @@ export function selfRouter(db: Db, sessions: StorageUserSessions, now: () => Dat
       sendSecret(req, res, 201, storageSessionJson(session, csrfTokenOf(sessionId), sessions.settings.idleSeconds));
     },
     DELETE: async (req, res) => {
-      await sessions.close(storageSessionIdOf(res));
+      await sessions.close(storageSessionIdOf(res), storageSessionOf(res));
       clearSessionCookie(req, res, STORAGE_SESSION_COOKIE);
       res.status(204).end();
     },
@@ -56,6 +82,55 @@ export function selfRouter(db: Db, sessions: StorageUserSessions, now: () => Dat
   resourceRoute(router, '/self/storage/', auth, {
     GET: async (req, res) => {
       send(req, res, 200, myStorageJson(await myStorage(db, storageSessionOf(res), now())));
+    },
+  });
+
+  // Every call below names no user: the session's own is the only one the gateway is asked about.
+  const keys = new SelfKeys(db, sessions);
+  resourceRoute(router, '/self/s3_credentials/', auth, {
+    GET: async (req, res) => {
+      const list = await keys.listS3(storageSessionIdOf(res), storageSessionOf(res));
+      sendSecret(req, res, 200, selfListJson(SELF_S3_CREDENTIALS_URI, list.map(selfS3CredentialJson)));
+    },
+    POST: async (req, res) => {
+      const input = validate<SelfS3CredentialInput>(selfS3CredentialCreateSchema, await parseBody(req));
+      const created = selfS3CredentialJson(await keys.createS3(storageSessionIdOf(res), storageSessionOf(res), input));
+      res.set('Location', String(created.resource_uri));
+      sendSecret(req, res, 201, created);
+    },
+  });
+  resourceRoute(router, '/self/s3_credentials/:access_key/', auth, {
+    DELETE: async (req, res) => {
+      const accessKey = String(req.params.access_key);
+      if (!isS3AccessKey(accessKey)) throw errors.notFound('You have no S3 credential with this access key.');
+      await keys.deleteS3(storageSessionIdOf(res), storageSessionOf(res), accessKey);
+      res.status(204).end();
+    },
+  });
+  resourceRoute(router, '/self/application_credentials/', auth, {
+    GET: async (req, res) => {
+      const list = await keys.listApplicationCredentials(storageSessionIdOf(res), storageSessionOf(res));
+      send(req, res, 200, selfListJson(SELF_APPLICATION_CREDENTIALS_URI, list.map(selfApplicationCredentialJson)));
+    },
+    POST: async (req, res) => {
+      const input = validate<SelfApplicationCredentialInput>(
+        selfApplicationCredentialCreateSchema,
+        await parseBody(req),
+      );
+      const created = selfApplicationCredentialJson(
+        await keys.createApplicationCredential(storageSessionIdOf(res), storageSessionOf(res), input),
+      );
+      res.set('Location', String(created.resource_uri));
+      sendSecret(req, res, 201, created);
+    },
+  });
+  resourceRoute(router, '/self/application_credentials/:id/', auth, {
+    DELETE: async (req, res) => {
+      const id = String(req.params.id);
+      if (!APPLICATION_CREDENTIAL_ID.test(id))
+        throw errors.notFound('You have no application credential with this id.');
+      await keys.deleteApplicationCredential(storageSessionIdOf(res), storageSessionOf(res), id);
+      res.status(204).end();
     },
   });
   return router;

@@ -9,7 +9,7 @@ import { errors, type Cluster } from '@cairn/domain';
  */
 
 export type GatewayLoginResult =
-  | { ok: true; username: string }
+  | { ok: true; username: string; token: string }
   | { ok: false; reason: 'invalid' }
   | { ok: false; reason: 'limited'; retryAfterSeconds: number; message: string };
 
@@ -20,6 +20,9 @@ const UNREACHABLE = (url: string) =>
   `The cluster's authentication service (${url}) did not answer as expected; try again later, or tell an operator.`;
 
 /**
+ * The token the login gets is returned, not revoked: the session keeps it, sealed, to call the
+ * gateway as the user ("My keys"); whoever does not keep it revokes it (revokeGatewayToken).
+ *
  * `clientAddress`: the browser's address, sent as X-Forwarded-For so that the gateway's
  * per-address limits count the person signing in, not this API; the gateway believes it only when
  * this API's address is among its CAIRN_TRUST_PROXY addresses (else every console sign-in counts
@@ -75,7 +78,16 @@ export async function checkPasswordWithGateway(
   if (res.status !== 201 || !token || typeof name !== 'string') {
     throw errors.unavailable(UNREACHABLE(base), { cause: `answered ${res.status}` });
   }
-  // The token only proved the password: revoked at once (it would count against the user's token cap).
+  return { ok: true, username: name, token };
+}
+
+/**
+ * Revokes a token of the cluster's gateway (itself as caller), at sign-out or when a sign-in does
+ * not keep it; best effort: an unreachable gateway leaves it to expire (it counts against the
+ * user's cap of live tokens until then).
+ */
+export async function revokeGatewayToken(cluster: Cluster, token: string): Promise<void> {
+  const base = cluster.authUrl.replace(/\/+$/, '');
   await fetch(`${base}/v3/auth/tokens`, {
     method: 'DELETE',
     headers: { 'X-Auth-Token': token, 'X-Subject-Token': token },
@@ -85,5 +97,4 @@ export async function checkPasswordWithGateway(
     (r) => r.body?.cancel(),
     () => undefined,
   );
-  return { ok: true, username: name };
 }

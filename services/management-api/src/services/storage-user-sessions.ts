@@ -1,17 +1,30 @@
-import { errors, generateApiKey, hashApiKey, usernameSchema, type StorageSignInInput } from '@cairn/domain';
+import { createSecretKey, hkdfSync } from 'node:crypto';
+import {
+  errors,
+  generateApiKey,
+  hashApiKey,
+  openS3Secret,
+  S3SecretError,
+  sealS3Secret,
+  usernameSchema,
+  type S3SecretKeyring,
+  type StorageSignInInput,
+} from '@cairn/domain';
 import type { Db } from '../db/database';
-import { findClusterByName } from '../repositories/clusters';
+import { findClusterByName, getCluster } from '../repositories/clusters';
 import { findStorageUserByName } from '../repositories/storage-users';
 import {
   deleteStorageUserSession,
+  deleteStorageUserSessionById,
   findLiveStorageUserSession,
   insertStorageUserSession,
+  storageSessionGatewayToken,
   touchStorageUserSession,
   type LiveStorageUserSession,
   type StorageUserSessionRecord,
 } from '../repositories/storage-user-sessions';
 import { touchIntervalOf, type ConsoleSessionSettings } from './console-sessions';
-import { checkPasswordWithGateway, type GatewayLoginResult } from './gateway-login';
+import { checkPasswordWithGateway, revokeGatewayToken, type GatewayLoginResult } from './gateway-login';
 
 export type { LiveStorageUserSession };
 
@@ -23,6 +36,29 @@ const INVALID = 'The cluster, user name or password is not right.';
 
 export const STORAGE_SESSION_ENDED =
   'Your session has ended (signed out, idle too long, past its maximum length, or your user was changed or disabled). Sign in again.';
+
+/**
+ * The gateway token a sign-in got is kept with its session, sealed as S3 secrets are (AES-256-GCM,
+ * s3-secret-crypto.ts), but under a key derived from the session id, not a configured one: the id
+ * is stored only as its SHA-256, so neither the database nor the API's configuration opens a token;
+ * only a request bearing the session's cookie does, while the session lives. The associated data
+ * names the user, so a sealed token moved onto another user's session does not open.
+ */
+const TOKEN_KEY_ID = 'session';
+const sessionKeyring = (sessionId: string): S3SecretKeyring => ({
+  currentKeyId: TOKEN_KEY_ID,
+  keys: new Map([
+    [
+      TOKEN_KEY_ID,
+      createSecretKey(Buffer.from(hkdfSync('sha256', sessionId, '', 'cairn storage session gateway token v1', 32))),
+    ],
+  ]),
+});
+const tokenLabel = (userId: string) => `gateway token of storage user ${userId}`;
+
+/** The session's gateway token could not be used: the sign-in that made it is over for "My keys". */
+export const GATEWAY_TOKEN_ENDED =
+  "Your sign-in at the cluster's authentication service has ended (expired, or revoked there); sign in again.";
 
 /**
  * Storage users' console sessions: opened once the cluster's gateway has accepted the user's
@@ -66,15 +102,25 @@ export class StorageUserSessions {
     }
     // The gateway names the user it signed in; it must be the row read above, still enabled.
     const user = before;
-    if (!user || !user.enabled || verdict.username !== user.username) throw errors.unauthenticated(INVALID);
+    if (!user || !user.enabled || verdict.username !== user.username) {
+      await revokeGatewayToken(cluster, verdict.token);
+      throw errors.unauthenticated(INVALID);
+    }
     const sessionId = generateApiKey();
-    const created: StorageUserSessionRecord = await insertStorageUserSession(
-      this.db,
-      hashApiKey(sessionId),
-      user.id,
-      user.generation,
-      this.settings.maxSeconds,
-    );
+    let created: StorageUserSessionRecord;
+    try {
+      created = await insertStorageUserSession(
+        this.db,
+        hashApiKey(sessionId),
+        user.id,
+        user.generation,
+        this.settings.maxSeconds,
+        sealS3Secret(sessionKeyring(sessionId), tokenLabel(user.id), verdict.token),
+      );
+    } catch (e) {
+      await revokeGatewayToken(cluster, verdict.token);
+      throw e;
+    }
     const session: LiveStorageUserSession = {
       ...created,
       username: user.username,
@@ -101,8 +147,41 @@ export class StorageUserSessions {
     return session;
   }
 
-  /** Signs out: the session row goes. */
-  async close(sessionId: string): Promise<void> {
-    await deleteStorageUserSession(this.db, hashApiKey(sessionId));
+  /** Signs out: the session row goes, and its gateway token is revoked. */
+  async close(sessionId: string, session: LiveStorageUserSession): Promise<void> {
+    const gone = await deleteStorageUserSession(this.db, hashApiKey(sessionId));
+    if (!gone?.gatewayTokenSealed) return;
+    const token = this.unseal(sessionId, gone.userId, gone.gatewayTokenSealed);
+    const cluster = await getCluster(this.db, session.clusterId);
+    if (token !== null && cluster) await revokeGatewayToken(cluster, token);
+  }
+
+  /**
+   * The gateway token the session's sign-in got, for calls to the cluster's gateway as its user.
+   * A session without one (opened before tokens were kept) or whose token does not open is ended:
+   * 401 with a sentence, and the user signs in again.
+   */
+  async gatewayToken(sessionId: string, session: LiveStorageUserSession): Promise<string> {
+    const sealed = await storageSessionGatewayToken(this.db, session.id);
+    const token = sealed === null ? null : this.unseal(sessionId, session.userId, sealed);
+    if (token === null) {
+      await this.end(session);
+      throw errors.unauthenticated(GATEWAY_TOKEN_ENDED);
+    }
+    return token;
+  }
+
+  /** Ends the session (its gateway token was refused): the next request signs in again. */
+  async end(session: LiveStorageUserSession): Promise<void> {
+    await deleteStorageUserSessionById(this.db, session.id);
+  }
+
+  private unseal(sessionId: string, userId: string, sealed: string): string | null {
+    try {
+      return openS3Secret(sessionKeyring(sessionId), tokenLabel(userId), sealed);
+    } catch (e) {
+      if (e instanceof S3SecretError) return null;
+      throw e;
+    }
   }
 }

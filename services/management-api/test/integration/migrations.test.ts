@@ -41,6 +41,7 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
         '20261128210000_cluster_health',
         '20261129000000_storage_user_sessions',
         '20261129020000_ring_plans',
+        '20261129040000_storage_session_gateway_tokens',
       ]);
       expect(await migrateLatest(db)).toEqual([]);
       for (const table of [
