@@ -16,3 +16,4 @@ export * from './application-credential';
 export * from './rings';
 export * from './ring-plan';
 export * from './health';
+export * from './transfer-classes';
