@@ -8,7 +8,9 @@ import {
   startTestApp,
   type TestApp,
 } from '../../../services/management-api/test/support/harness';
+import { parsePriceSheet } from '@cairn/domain';
 import type { CollectorConfig } from '../src/config';
+import { invoice } from '../src/utilization/invoice';
 import { ingestLogs } from '../src/utilization/ingest';
 
 /**
@@ -212,6 +214,58 @@ describe('ingest by request class, API and network', () => {
     expect(res.body.refused).toEqual([
       { index: 0, reason: "'records[0].s3_bytes_in' (6) must not exceed 'records[0].bytes_in' (5)." },
       { index: 1, reason: "The request classes of 'records[1]' add up to 4, more than its req_count (3)." },
+    ]);
+  });
+
+  it('when the range is invoiced from a price sheet, then each amount is what the sheet and the workload give, to the last decimal', async () => {
+    const stored = await app
+      .http()
+      .post('/api/v1/clusters/1/utilization/storage/')
+      .set('Authorization', ADMIN_AUTH)
+      .send({
+        interval: 3600,
+        sampled_at: new Date(hour + 60_000).toISOString(),
+        samples: [
+          {
+            account: 'AUTH_carol',
+            bytes_used: 10 ** 12,
+            object_count: 4,
+            container_count: 2,
+            policies: [{ index: 0, bytes_used: 10 ** 12, object_count: 4, container_count: 2 }],
+          },
+        ],
+      });
+    expect(stored.status).toBe(200);
+    const sheet = parsePriceSheet({
+      currency: 'EUR',
+      decimals: 9,
+      storage_gb_month: { gold: '0.045', default: '0.02' },
+      egress_gb: '0.05',
+      requests_per_1000: { put: '0.005', post: '0.005', copy: '0.005', list: '0.005', get: '0.0004', head: '0.0004' },
+    });
+    const lines = await invoice(
+      { apiUrl: app.baseUrl, apiKey: `${ADMIN.name}:${ADMIN.key}` },
+      1,
+      new Date(hour).toISOString(),
+      new Date(hour + HOUR).toISOString(),
+      sheet,
+    );
+    // 1000 GB in gold for 1 of 730 hours: 1.369863… GB-months × 0.045 = 45/730 = 0.0616438356… → 0.061643836.
+    // Egress: 2180 external bytes = 0.00000218 GB × 0.05 = 0.000000109. Requests: 8 at 0.005 and 3 at
+    // 0.0004 per 1000 = 0.0000412; the delete and the OPTIONS are free.
+    expect(lines).toEqual([
+      {
+        account: 'AUTH_carol',
+        storage_gb_months: '1.369863',
+        storage: '0.061643836',
+        egress_gb: '0.000002',
+        egress: '0.000000109',
+        ingress: '0.000000000',
+        requests: '0.000041200',
+        request_count: '13',
+        total: '0.061685145',
+        currency: 'EUR',
+      },
     ]);
   });
 });
