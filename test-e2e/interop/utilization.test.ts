@@ -415,7 +415,7 @@ describe('cairn utilization against a real Swift cluster', () => {
     }
   });
 
-  it('when a scripted workload goes through the Swift API and S3, then every class, error and byte per API is what the workload did', async () => {
+  it("when a scripted workload goes through the Swift API and S3, then every class, error and byte per API is what the workload did, and storage what Swift's HEAD says", async () => {
     const CLASSES = ['get', 'head', 'put', 'post', 'delete', 'list', 'copy', 'other'] as const;
     type Cls = (typeof CLASSES)[number];
     const book = {
@@ -624,5 +624,21 @@ describe('cairn utilization against a real Swift cluster', () => {
       internal_bytes_out: 0,
       internal_req_count: 0,
     });
+
+    // Storage, from the same run: what the collector records is what Swift's own HEAD says.
+    const updater = await run(SWIFT_PYTHON, [
+      join(__dirname, 'swift-container-updater.py'),
+      swift.swiftDir,
+      swift.devicesDir,
+    ]);
+    if (updater.code !== 0) throw new Error(`container updater failed:\n${updater.out}`);
+    const collected = await cairn(['utilization', 'collect', '--cluster', 'default'], env());
+    expect(collected.code).toBe(0);
+    const s = await stat('erin');
+    const summary = await apiGet(`/api/v1/clusters/1/utilization/summary/?start=${start}&account=AUTH_erin`);
+    expect(summary.objects[0]).toMatchObject({ bytes_used_peak: Number(s.Bytes), object_count: Number(s.Objects) });
+    // w: a, a-copy, b-copy, three segments, the SLO manifest, large; erin-bucket: mp (k1 and its copy
+    // deleted) and its three parts in erin-bucket+segments.
+    expect(Number(s.Objects)).toBe(8 + 1 + 3);
   });
 });
