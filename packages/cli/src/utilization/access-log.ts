@@ -20,7 +20,8 @@ import {
  * in two times and a policy index, the longer one in two times, a policy index and the account.
  * Requests are attributed to the hour of their start time. Subrequests made by middleware (a
  * `source` such as SLO or versioned_writes) are skipped: the client's own request already carries
- * the bytes it moved.
+ * the bytes it moved. The one line with a source that is the client's own is a server-side copy's
+ * (COPY_SOURCE below).
  *
  * The account: a Swift API request names it in its path (`/v1/<account>/…`). An S3 request
  * (`PUT /bucket/key`) does not; only `{account}` names it, which Swift takes from the Swift path
