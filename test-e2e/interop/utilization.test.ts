@@ -9,6 +9,7 @@
  * that S3 transfer is billed to its owner like the Swift API's.
  */
 import { spawn } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -101,8 +102,27 @@ describe('cairn utilization against a real Swift cluster', () => {
         password: SERVICE_PW,
         projectName: 'swift-service',
         tokenCacheTime: 1,
-        s3: { location: REGION },
+        // Parts of any size, so that a multipart upload of three small parts is a real one.
+        s3: { location: REGION, s3apiExtra: { min_segment_size: '1' } },
       },
+      // SLO (s3api's multipart uploads need it too) and account quotas; Swift adds copy and dlo itself.
+      proxyPipeline: [
+        'catch_errors',
+        'gatekeeper',
+        'healthcheck',
+        'proxy-logging',
+        'cache',
+        'authtoken',
+        's3api',
+        's3token',
+        'keystoneauth',
+        'account_quotas',
+        'slo',
+        'proxy-logging',
+        'proxy-server',
+      ],
+      extraProxyConfig:
+        '[filter:slo]\nuse = egg:swift#slo\n\n[filter:account_quotas]\nuse = egg:swift#account_quotas\n',
       proxyLoggingSettings: { log_msg_template: LOG_MSG_TEMPLATE },
     });
     stack = await startStack({
@@ -393,5 +413,232 @@ describe('cairn utilization against a real Swift cluster', () => {
     } finally {
       home.close();
     }
+  });
+
+  it("when a scripted workload goes through the Swift API and S3, then every class, error and byte per API is what the workload did, and storage what Swift's HEAD says", async () => {
+    const CLASSES = ['get', 'head', 'put', 'post', 'delete', 'list', 'copy', 'other'] as const;
+    type Cls = (typeof CLASSES)[number];
+    const book = {
+      swift: { in: 0, out: 0, requests: 0 },
+      s3: { in: 0, out: 0, requests: 0 },
+      classes: Object.fromEntries(CLASSES.map((c) => [c, 0])) as Record<Cls, number>,
+      errors: 0,
+    };
+    const count = (api: 'swift' | 's3', cls: Cls, status: number, bytesIn: number, bytesOut: number) => {
+      book[api].in += bytesIn;
+      book[api].out += bytesOut;
+      book[api].requests++;
+      book.classes[cls]++;
+      if (status >= 400) book.errors++;
+    };
+    const erin = await stack.createUser('erin', PW);
+    const first = swift.logs().split('\n').length;
+    const login = async (user: string, pw: string) =>
+      (await fetch(`${gwAuth}/v1.0`, { headers: { 'X-Auth-User': user, 'X-Auth-Key': pw } })).headers.get(
+        'x-auth-token',
+      )!;
+    const token = await login('erin', PW);
+    const base = `${swift.proxyUrl}/v1/AUTH_erin`;
+    /** One Swift API request, booked with the bytes it sent and the body it got back. */
+    const swiftReq = async (
+      cls: Cls,
+      method: string,
+      path: string,
+      opts: { body?: Buffer | string; headers?: Record<string, string>; as?: string } = {},
+    ) => {
+      const res = await fetch(`${base}${path}`, {
+        method,
+        headers: { 'X-Auth-Token': opts.as ?? token, ...opts.headers },
+        body: opts.body,
+      });
+      const got = method === 'HEAD' ? 0 : (await res.arrayBuffer()).byteLength;
+      count('swift', cls, res.status, opts.body === undefined ? 0 : Buffer.byteLength(opts.body), got);
+      return res;
+    };
+
+    // Swift API: a container, two uploads, an SLO of three segments and its manifest, its download.
+    expect((await swiftReq('put', 'PUT', '/w')).status).toBe(201);
+    await swiftReq('put', 'PUT', '/w/a', { body: Buffer.alloc(1000, 1) });
+    await swiftReq('put', 'PUT', '/w/b', { body: Buffer.alloc(2500, 2) });
+    for (const [i, size] of [1000, 2000, 3000].entries())
+      await swiftReq('put', 'PUT', `/w/seg${i}`, { body: Buffer.alloc(size, 3 + i) });
+    const manifest = JSON.stringify([0, 1, 2].map((i) => ({ path: `/w/seg${i}` })));
+    expect((await swiftReq('put', 'PUT', '/w/slo?multipart-manifest=put', { body: manifest })).status).toBe(201);
+    const slo = await fetch(`${base}/w/slo`, { headers: { 'X-Auth-Token': token } });
+    expect((await slo.arrayBuffer()).byteLength).toBe(6000);
+    count('swift', 'get', slo.status, 0, 6000);
+    // Listings, a COPY and a PUT with X-Copy-From, a HEAD, deletes (one of something missing).
+    await swiftReq('list', 'GET', '/w?format=json');
+    await swiftReq('list', 'GET', '');
+    expect((await swiftReq('copy', 'COPY', '/w/a', { headers: { Destination: 'w/a-copy' } })).status).toBe(201);
+    expect((await swiftReq('copy', 'PUT', '/w/b-copy', { headers: { 'X-Copy-From': 'w/b' } })).status).toBe(201);
+    expect((await swiftReq('head', 'HEAD', '/w/a-copy')).status).toBe(200);
+    await swiftReq('delete', 'DELETE', '/w/b');
+    expect((await swiftReq('delete', 'DELETE', '/w/nothing')).status).toBe(404);
+    // A download the client cuts off after its first chunk: the proxy logs 499 with what it sent.
+    await swiftReq('put', 'PUT', '/w/large', { body: Buffer.alloc(8 << 20, 9) });
+    const received = await new Promise<number>((resolve, reject) => {
+      const url = new URL(`${base}/w/large`);
+      const r = httpRequest(url, { headers: { 'X-Auth-Token': token } }, (res) => {
+        res.once('data', (chunk: Buffer) => {
+          res.destroy();
+          r.destroy();
+          resolve(chunk.length);
+        });
+      });
+      r.on('error', (e) => (e.message.includes('aborted') ? undefined : reject(e)));
+      r.end();
+    });
+    book.classes.get++;
+    book.errors++;
+    book.swift.requests++;
+
+    // S3 (boto3): a bucket, an upload, a multipart upload of three parts, GETs (one ranged, one of
+    // nothing), a listing, a copy, a HEAD, deletes; what each request sent and got, as the client saw it.
+    const created = (await (
+      await fetch(`${stack.apiUrl}/api/v1/s3_credentials/`, {
+        method: 'POST',
+        headers: { Authorization: ADMIN_AUTH, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ user: `/api/v1/users/${erin.id}/` }),
+      })
+    ).json()) as { access_key: string; secret: string };
+    const home = new ClientHome();
+    let calls: Array<[string, number, number, number]>;
+    try {
+      const { run, result } = await boto3(
+        home,
+        swift.proxyUrl,
+        REGION,
+        { access: created.access_key, secret: created.secret },
+        [
+          'calls = []',
+          'sent = {}',
+          'def body_len(request, **kw):',
+          '    b = request.body',
+          '    sent["n"] = len(b) if isinstance(b, (bytes, bytearray)) else len(b.encode()) if isinstance(b, str) else (len(b.read()) if hasattr(b, "read") and not b.seek(0) else 0)',
+          '    if hasattr(b, "seek"): b.seek(0)',
+          'def after(http_response, model, **kw):',
+          // A streamed body (GetObject's) is read later: its Content-Length; any other body, errors
+          // included, as received (CompleteMultipartUpload's has no length: s3api streams it,
+          // keep-alive blanks first).
+          '    streamed = model.has_streaming_output and http_response.status_code < 300',
+          '    n = 0 if model.name == "HeadObject" else int(http_response.headers["content-length"]) if streamed else len(http_response.content)',
+          '    calls.append([model.name, http_response.status_code, sent.pop("n", 0), n])',
+          's3.meta.events.register("before-send.s3", body_len)',
+          's3.meta.events.register("after-call.s3", after)',
+          'B = "erin-bucket"',
+          's3.create_bucket(Bucket=B)',
+          's3.put_object(Bucket=B, Key="k1", Body=b"k" * 4000)',
+          'up = s3.create_multipart_upload(Bucket=B, Key="mp")["UploadId"]',
+          'parts = [{"PartNumber": i + 1, "ETag": s3.upload_part(Bucket=B, Key="mp", UploadId=up, PartNumber=i + 1, Body=bytes([i]) * n)["ETag"]} for i, n in enumerate([1000, 2000, 3000])]',
+          's3.complete_multipart_upload(Bucket=B, Key="mp", UploadId=up, MultipartUpload={"Parts": parts})',
+          'whole = len(s3.get_object(Bucket=B, Key="mp")["Body"].read())',
+          'ranged = len(s3.get_object(Bucket=B, Key="k1", Range="bytes=0-99")["Body"].read())',
+          'missing = error_code(lambda: s3.get_object(Bucket=B, Key="nothing"))',
+          's3.list_objects_v2(Bucket=B)',
+          's3.copy_object(Bucket=B, Key="k1-copy", CopySource={"Bucket": B, "Key": "k1"})',
+          's3.head_object(Bucket=B, Key="mp")',
+          's3.delete_object(Bucket=B, Key="k1")',
+          's3.delete_object(Bucket=B, Key="k1-copy")',
+          'print(json.dumps({"whole": whole, "ranged": ranged, "missing": missing, "calls": calls}))',
+        ].join('\n'),
+      );
+      expect({ result: result === undefined ? undefined : 'ok', stderr: run.code === 0 ? '' : run.stderr }).toEqual({
+        result: 'ok',
+        stderr: '',
+      });
+      const r = result as { whole: number; ranged: number; missing: string; calls: typeof calls };
+      expect([r.whole, r.ranged, r.missing]).toEqual([6000, 100, 'NoSuchKey']);
+      calls = r.calls;
+    } finally {
+      home.close();
+    }
+    const S3_CLASS: Record<string, Cls> = {
+      CreateBucket: 'put',
+      PutObject: 'put',
+      CreateMultipartUpload: 'post',
+      UploadPart: 'put',
+      CompleteMultipartUpload: 'post',
+      GetObject: 'get',
+      ListObjectsV2: 'list',
+      CopyObject: 'copy',
+      HeadObject: 'head',
+      DeleteObject: 'delete',
+    };
+    expect(calls.map(([op]) => op).filter((op) => !S3_CLASS[op])).toEqual([]);
+    for (const [op, status, sentBytes, gotBytes] of calls) count('s3', S3_CLASS[op]!, status, sentBytes, gotBytes);
+
+    // Last, an upload over the account's quota (set by the reseller: a POST of erin's account too).
+    const reseller = await login('metering', METER_PW);
+    await swiftReq('post', 'POST', '', { as: reseller, headers: { 'X-Account-Meta-Quota-Bytes': '1' } });
+    const refused = await fetch(`${base}/w/over`, {
+      method: 'PUT',
+      headers: { 'X-Auth-Token': token },
+      body: Buffer.alloc(20_000, 4),
+    });
+    // account_quotas refuses it on its Content-Length, before reading it: none of its bytes are received.
+    count('swift', 'put', refused.status, 0, (await refused.arrayBuffer()).byteLength);
+    expect(refused.status).toBe(413);
+
+    // Lines arrive over UDP once each response has ended: wait for the refused upload's and the cut download's.
+    const workload = () =>
+      swift
+        .logs()
+        .split('\n')
+        .slice(first)
+        .filter((l) => l.includes(' proxy-server: '))
+        .map((l) => l.slice(l.indexOf('proxy-server: ')));
+    for (
+      let i = 0;
+      i < 100 && !(workload().some((l) => / 413 /.test(l)) && workload().some((l) => / 499 /.test(l)));
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 100));
+    const lines = workload();
+    const logFile = join(work, 'proxy-access-workload.log');
+    writeFileSync(logFile, `${lines.join('\n')}\n`);
+    const ingested = await cairn(['utilization', 'ingest-logs', '--cluster', '1', logFile], env());
+    expect(ingested.code).toBe(0);
+    // The proxy's other messages (warnings, a disconnect) share its log name: malformed, not requests.
+    expect(ingested.out).toMatch(/, 0 unattributed .*, 0 with an unknown method/);
+    const start = new Date(Math.floor(since / HOUR) * HOUR).toISOString();
+    const d = await apiGet(`/api/v1/clusters/1/utilization/transfer/total/AUTH_erin/detail/?start=${start}&limit=0`);
+    const got = (d.objects as Array<Record<string, number>>).reduce<Record<string, number>>((t, r) => {
+      for (const [k, v] of Object.entries(r)) if (typeof v === 'number' && k !== 'pct_complete') t[k] = (t[k] ?? 0) + v;
+      return t;
+    }, {});
+    // The cut-off download sent at least what the client got and at most the object.
+    const cutOut = got.bytes_out! - book.swift.out - book.s3.out;
+    expect(cutOut).toBeGreaterThanOrEqual(received);
+    expect(cutOut).toBeLessThanOrEqual(8 << 20);
+    expect(got).toEqual({
+      bytes_in: book.swift.in + book.s3.in,
+      bytes_out: book.swift.out + book.s3.out + cutOut,
+      req_count: book.swift.requests + book.s3.requests,
+      ...Object.fromEntries(CLASSES.map((c) => [`req_${c}`, book.classes[c]])),
+      req_errors: book.errors,
+      s3_bytes_in: book.s3.in,
+      s3_bytes_out: book.s3.out,
+      s3_req_count: book.s3.requests,
+      internal_bytes_in: 0,
+      internal_bytes_out: 0,
+      internal_req_count: 0,
+    });
+
+    // Storage, from the same run: what the collector records is what Swift's own HEAD says.
+    const updater = await run(SWIFT_PYTHON, [
+      join(__dirname, 'swift-container-updater.py'),
+      swift.swiftDir,
+      swift.devicesDir,
+    ]);
+    if (updater.code !== 0) throw new Error(`container updater failed:\n${updater.out}`);
+    const collected = await cairn(['utilization', 'collect', '--cluster', 'default'], env());
+    expect(collected.code).toBe(0);
+    const s = await stat('erin');
+    const summary = await apiGet(`/api/v1/clusters/1/utilization/summary/?start=${start}&account=AUTH_erin`);
+    expect(summary.objects[0]).toMatchObject({ bytes_used_peak: Number(s.Bytes), object_count: Number(s.Objects) });
+    // w: a, a-copy, b-copy, three segments, the SLO manifest, large; erin-bucket: mp (k1 and its copy
+    // deleted) and its three parts in erin-bucket+segments.
+    expect(Number(s.Objects)).toBe(8 + 1 + 3);
   });
 });

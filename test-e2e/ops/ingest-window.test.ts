@@ -59,7 +59,7 @@ describe('ingest-logs and the times the API accepts', () => {
     const run = await cairn(['utilization', 'ingest-logs', '--cluster', '1', '--batch-lines', '2', file], env);
     expect(run.code).toBe(0);
     expect(run.out).toContain(
-      'cluster 1: 7 line(s), 3 request(s) counted, 0 unattributed (0 with no account, 0 to accounts no user had), 0 skipped, 1 malformed, 2 too old, 1 in the future;',
+      'cluster 1: 7 line(s), 3 request(s) counted, 0 unattributed (0 with no account, 0 to accounts no user had), 0 skipped, 1 malformed (1 fields), 0 with an unknown method, 0 internal, 2 too old, 1 in the future;',
     );
     expect(run.out).toMatch(
       new RegExp(`proxy-access\\.log:2: request at \\S+ skipped: older than the API keeps hourly records`),

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import Joi from 'joi';
 import { loadConfig, type ConfigSpec, type Env } from '@cairn/config';
+import { parseNetworks } from './utilization/networks';
 
 /**
  * The management API's address as `cairn` keeps it: the server's root, to which every call adds its
@@ -92,6 +93,19 @@ export const collectorConfigSpec = {
     doc: 'Retries of a failed account HEAD (with backoff) before the account counts as failed for the round.',
     schema: Joi.number().integer().min(0).max(10).default(3),
   },
+  utilizationInternalNetworks: {
+    env: 'CAIRN_UTILIZATION_INTERNAL_NETWORKS',
+    doc: "The provider's own networks, as comma-separated CIDRs (10.0.0.0/8,fd00::/8): `cairn utilization ingest-logs` records their requests as internal traffic, apart from the rest, so that egress can be billed on external traffic only. Default: none (all traffic is external).",
+    schema: Joi.string()
+      .max(10000)
+      .custom((value: string) => parseNetworks(value).source, 'CIDR list')
+      .messages({ 'any.custom': 'must be comma-separated CIDRs such as 10.0.0.0/8,fd00::/8: {{#error.message}}' }),
+  },
+  utilizationInternalAddress: {
+    env: 'CAIRN_UTILIZATION_INTERNAL_ADDRESS',
+    doc: "Which address of an access log line is matched against CAIRN_UTILIZATION_INTERNAL_NETWORKS: remote_addr (the TCP peer, which a client cannot choose) or client_ip (X-Forwarded-For's first address, which a client can forge: only behind a load balancer that replaces it). Default: remote_addr.",
+    schema: Joi.string().valid('remote_addr', 'client_ip').default('remote_addr'),
+  },
 } satisfies ConfigSpec;
 
 export interface CollectorConfig {
@@ -110,6 +124,8 @@ export interface CollectorConfig {
   utilizationConcurrency: number;
   utilizationTimeoutMs: number;
   utilizationRetries: number;
+  utilizationInternalNetworks?: string;
+  utilizationInternalAddress: 'remote_addr' | 'client_ip';
 }
 
 /**

@@ -1,3 +1,4 @@
+import { TRANSFER_DETAIL_FIELD_NAMES } from '@cairn/domain';
 import { BatchBuilder, parseAccessLine, type AccessRecord } from '../src/utilization/access-log';
 import { sampleFromHeaders } from '../src/utilization/collect';
 
@@ -48,6 +49,11 @@ describe('Swift proxy access log lines', () => {
       status: 201,
       bytesIn: 1234,
       bytesOut: 0,
+      cls: 'put',
+      api: 'swift',
+      clientIp: '10.0.0.9',
+      remoteAddr: '10.0.0.9',
+      transactionId: 'tx0123456789abcdef-0063e1c2f0',
     });
   });
 
@@ -89,13 +95,14 @@ describe('Swift proxy access log lines', () => {
     for (const bad of ['AUTH_a%252Fb', 'AUTH_a%2501b', `${longest}x`]) {
       expect(parseAccessLine(UNICODE_ACCOUNT.replace('AUTH_%25C3%25A9t%25C3%25A9', bad))).toEqual({
         kind: 'malformed',
+        code: 'account',
         reason: 'bad account name',
       });
     }
   });
 
   it('when the template ends in {account}, then an S3 request is billed to the account Swift logged, byte for byte', () => {
-    expect(record(S3_PUT)).toEqual({
+    expect(record(S3_PUT)).toMatchObject({
       account: 'AUTH_alice',
       policyIndex: 0,
       startMs: 1795466736700,
@@ -103,6 +110,8 @@ describe('Swift proxy access log lines', () => {
       status: 200,
       bytesIn: 70000,
       bytesOut: 0,
+      cls: 'put',
+      api: 's3',
     });
     expect(record(S3_GET_SPECIAL)).toMatchObject({ account: 'AUTH_été b', bytesOut: 512 });
     // A Swift API request: path and {account} agree.
@@ -114,6 +123,7 @@ describe('Swift proxy access log lines', () => {
     });
     expect(parseAccessLine(S3_PUT.replace(/AUTH_alice$/, 'AUTH_a%2Fb'))).toEqual({
       kind: 'malformed',
+      code: 'account',
       reason: 'bad account name',
     });
   });
@@ -127,10 +137,12 @@ describe('Swift proxy access log lines', () => {
   it('when a line is cut short or its fields are wrong, then it is malformed with a reason', () => {
     expect(parseAccessLine(PUT_OBJECT.slice(0, 80))).toMatchObject({
       kind: 'malformed',
+      code: 'fields',
       reason: expect.stringMatching(/expected 21 fields/),
     });
     expect(parseAccessLine(PUT_OBJECT.replace(' 1234 ', ' lots '))).toMatchObject({
       kind: 'malformed',
+      code: 'bytes',
       reason: 'bad byte counts',
     });
     expect(parseAccessLine(PUT_OBJECT.replace(' 201 ', ' 2O1 '))).toMatchObject({
@@ -139,6 +151,12 @@ describe('Swift proxy access log lines', () => {
     });
     expect(parseAccessLine(PUT_OBJECT.replace('1795466736.667692661', 'yesterday'))).toMatchObject({
       kind: 'malformed',
+      code: 'start-time',
+    });
+    expect(parseAccessLine(PUT_OBJECT.replace(' PUT ', ' put '))).toMatchObject({ kind: 'malformed', code: 'method' });
+    expect(parseAccessLine(PUT_OBJECT.replace('/v1/AUTH_alice', 'v1/AUTH_alice'))).toMatchObject({
+      kind: 'malformed',
+      code: 'path',
     });
     expect(parseAccessLine(PUT_OBJECT.replace(/ 1$/, ' x'))).toMatchObject({
       kind: 'malformed',
@@ -147,6 +165,8 @@ describe('Swift proxy access log lines', () => {
     expect(parseAccessLine('')).toMatchObject({ kind: 'malformed' });
   });
 });
+
+const zeros = Object.fromEntries(TRANSFER_DETAIL_FIELD_NAMES.map((f) => [f, 0]));
 
 describe('transfer batches', () => {
   const build = (lines: string[]) => {
@@ -168,6 +188,8 @@ describe('transfer batches', () => {
         bytes_in: 2468,
         bytes_out: 0,
         req_count: 2,
+        ...zeros,
+        req_put: 2,
       },
       {
         account: 'AUTH_bob',
@@ -176,6 +198,8 @@ describe('transfer batches', () => {
         bytes_in: 0,
         bytes_out: 5,
         req_count: 1,
+        ...zeros,
+        req_list: 1,
       },
     ]);
     expect(batch.covered).toEqual({ start: '2026-11-23T20:45:36.667Z', end: '2026-11-23T20:45:36.669Z' });

@@ -17,3 +17,5 @@ export * from './rings';
 export * from './ring-plan';
 export * from './health';
 export * from './self-keys';
+export * from './transfer-classes';
+export * from './invoice';

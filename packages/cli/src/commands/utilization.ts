@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { errors } from '@cairn/domain/errors';
 import { render, withOutput, type OutputOptions } from '../remote/output';
 import { listAll, parseLimit } from '../remote/list';
 import { clusterIdOf, collectorConfigOf, targetOf } from '../remote/session';
@@ -69,6 +70,60 @@ export function registerUtilization(program: Command): void {
               'quota_bytes_used_pct',
               'quota_count',
               'quota_count_used_pct',
+            ],
+            flags,
+            'account',
+          ),
+        );
+      },
+    );
+  withOutput(
+    utilization
+      .command('invoice')
+      .description(
+        "each account's charges over a time range from a price sheet (JSON: per GB-month stored per policy, per GB out to external networks, per 1,000 requests per class), in exact decimal arithmetic; see docs/utilization.md",
+      ),
+  )
+    .option('--cluster <id|name>', "the cluster (default: the context's)")
+    .requiredOption('--start <time>', 'ISO 8601 date or date-time, UTC (rounded down to the half hour)')
+    .requiredOption('--end <time>', 'ISO 8601 date or date-time, UTC (rounded up to the hour)')
+    .requiredOption('--prices <file>', 'the price sheet, JSON')
+    .action(
+      async (flags: OutputOptions & { cluster?: string; start: string; end: string; prices: string }, cmd: Command) => {
+        const target = await targetOf(cmd);
+        const id = await clusterIdOf(target, flags.cluster);
+        const [{ readFile }, { parsePriceSheet }, { invoice }] = await Promise.all([
+          import('node:fs/promises'),
+          import('@cairn/domain'),
+          import('../utilization/invoice'),
+        ]);
+        let raw: unknown;
+        try {
+          raw = JSON.parse(await readFile(flags.prices, 'utf8'));
+        } catch (e) {
+          throw errors.invalidInput(`--prices ${flags.prices}: not a readable JSON file (${(e as Error).message}).`);
+        }
+        let sheet;
+        try {
+          sheet = parsePriceSheet(raw);
+        } catch (e) {
+          throw errors.invalidInput(`--prices ${flags.prices}: ${(e as Error).message}`);
+        }
+        const lines = await invoice(target, id, flags.start, flags.end, sheet);
+        process.stdout.write(
+          await render(
+            lines as unknown as Array<Record<string, unknown>>,
+            [
+              'account',
+              'storage_gb_months',
+              'storage',
+              'egress_gb',
+              'egress',
+              'ingress',
+              'request_count',
+              'requests',
+              'total',
+              'currency',
             ],
             flags,
             'account',

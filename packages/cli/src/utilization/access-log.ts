@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import { isSwiftAccountName } from '@cairn/domain';
+import {
+  isSwiftAccountName,
+  TRANSFER_DETAIL_FIELD_NAMES,
+  classField,
+  type TransferClass,
+  type TransferDetailField,
+} from '@cairn/domain';
 
 /**
  * Swift's proxy-logging access lines, in its default `log_msg_template`:
@@ -14,7 +20,8 @@ import { isSwiftAccountName } from '@cairn/domain';
  * in two times and a policy index, the longer one in two times, a policy index and the account.
  * Requests are attributed to the hour of their start time. Subrequests made by middleware (a
  * `source` such as SLO or versioned_writes) are skipped: the client's own request already carries
- * the bytes it moved.
+ * the bytes it moved. The one line with a source that is the client's own is a server-side copy's
+ * (COPY_SOURCE below).
  *
  * The account: a Swift API request names it in its path (`/v1/<account>/…`). An S3 request
  * (`PUT /bucket/key`) does not; only `{account}` names it, which Swift takes from the Swift path
@@ -22,6 +29,8 @@ import { isSwiftAccountName } from '@cairn/domain';
  * reported, never billed to anyone.
  */
 export const FIELDS = 21;
+
+export type Api = 'swift' | 's3';
 
 export interface AccessRecord {
   account: string;
@@ -33,14 +42,27 @@ export interface AccessRecord {
   status: number;
   bytesIn: number;
   bytesOut: number;
+  /** The request's class (docs/utilization.md); an S3 PUT may still turn out a copy (see CopyTracker). */
+  cls: TransferClass;
+  api: Api;
+  /** `{client_ip}` (X-Forwarded-For or the peer) and `{remote_addr}` (the TCP peer). */
+  clientIp: string;
+  remoteAddr: string;
+  transactionId: string;
 }
+
+/** Why a line is refused: each counted apart in the ingest's result. */
+export type MalformedCode = 'fields' | 'method' | 'status' | 'bytes' | 'start-time' | 'policy' | 'path' | 'account';
 
 export type ParseResult =
   | { kind: 'record'; record: AccessRecord }
-  | { kind: 'skipped'; reason: 'not-an-account' | 'subrequest' }
+  /** `copySource`: the transaction of a server-side copy's read of its source (see CopyTracker). */
+  | { kind: 'skipped'; reason: 'not-an-account' | 'subrequest'; copySource?: string }
   /** No account in the line: an S3 request logged without `{account}`, or one refused before it reached an account. */
   | { kind: 'unattributed' }
-  | { kind: 'malformed'; reason: string };
+  /** A method neither Swift nor HTTP knows: nobody's billable request, whatever account it named. */
+  | { kind: 'unknown-method'; method: string }
+  | { kind: 'malformed'; code: MalformedCode; reason: string };
 
 const count = (field: string): number | null => (field === '-' ? 0 : /^\d{1,16}$/.test(field) ? Number(field) : null);
 const isTime = (field: string | undefined): boolean => field !== undefined && /^\d{9,11}(\.\d+)?$/.test(field);
@@ -49,6 +71,32 @@ const isPolicy = (field: string | undefined): boolean =>
 
 /** Paths the proxy answers itself, for no account: never anyone's traffic. */
 const SWIFT_OWN_PATH = /^\/(?:info|healthcheck|crossdomain\.xml|v1\/?|auth(?:\/.*)?)$/;
+
+/**
+ * Methods and their class. GET is a listing or an object read by its path (below). COPY is
+ * Swift's server-side copy. Other methods HTTP defines reach the proxy as requests of an account
+ * (Swift answers OPTIONS for CORS, the rest with 405) and are `other`; anything else is not HTTP.
+ */
+const METHOD_CLASS: Readonly<Record<string, TransferClass>> = {
+  GET: 'get',
+  HEAD: 'head',
+  PUT: 'put',
+  POST: 'post',
+  DELETE: 'delete',
+  COPY: 'copy',
+  OPTIONS: 'other',
+  PATCH: 'other',
+  TRACE: 'other',
+  CONNECT: 'other',
+};
+
+/**
+ * Swift's copy middleware (`swift.source` SSC) reads the source with a subrequest of its own (a GET
+ * or HEAD, logged with source SSC), then turns the client's own request into the PUT that writes
+ * the copy, in the client's WSGI environment: the client's line itself is logged with source SSC
+ * and as the method the client sent (COPY, or PUT with X-Copy-From).
+ */
+const COPY_SOURCE = 'SSC';
 
 function decode(s: string): string | null {
   try {
@@ -74,85 +122,79 @@ function fromWsgi(s: string): string {
   }
 }
 
+const malformed = (code: MalformedCode, reason: string): ParseResult => ({ kind: 'malformed', code, reason });
+
+/**
+ * A GET's class from its path: a listing (an account or a container; S3: the service, a bucket, a
+ * multipart upload's parts) or an object read. S3 paths are read path-style (`/bucket/key`).
+ */
+function getClass(api: Api, segments: string[], query: string): TransferClass {
+  if (api === 'swift') return segments.length > 4 && segments.slice(4).join('/') !== '' ? 'get' : 'list';
+  const key = segments.slice(2).join('/');
+  if (key === '') return 'list';
+  return /(?:^|&)uploadId=/.test(query) ? 'list' : 'get';
+}
+
 export function parseAccessLine(line: string): ParseResult {
   const fields = line.trim().split(/\s+/);
-  if (fields.length < FIELDS) return { kind: 'malformed', reason: `expected ${FIELDS} fields, found ${fields.length}` };
+  if (fields.length < FIELDS) return malformed('fields', `expected ${FIELDS} fields, found ${fields.length}`);
   // The template with {account} ends "<start> <end> <policy> <account>"; the default "<start> <end> <policy>".
   const withAccount =
     fields.length > FIELDS && isTime(fields.at(-4)) && isTime(fields.at(-3)) && isPolicy(fields.at(-2));
   const f = fields.slice(fields.length - FIELDS - (withAccount ? 1 : 0));
-  const [
-    ,
-    ,
-    ,
-    method,
-    quotedPath,
-    ,
-    statusRaw,
-    ,
-    ,
-    ,
-    recvd,
-    sent,
-    ,
-    ,
-    ,
-    ,
-    source,
-    ,
-    startRaw,
-    ,
-    policyRaw,
-    accountRaw,
-  ] = f as [
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string | undefined,
-  ];
-  if (!/^[A-Z]{1,16}$/.test(method)) return { kind: 'malformed', reason: `bad method '${method.slice(0, 20)}'` };
-  if (!/^\d{3}$/.test(statusRaw)) return { kind: 'malformed', reason: `bad status '${statusRaw.slice(0, 20)}'` };
+  const clientIp = f[0]!;
+  const remoteAddr = f[1]!;
+  const method = f[3]!;
+  const quotedPath = f[4]!;
+  const statusRaw = f[6]!;
+  const recvd = f[10]!;
+  const sent = f[11]!;
+  const transactionId = f[13]!;
+  const source = f[16]!;
+  const startRaw = f[18]!;
+  const policyRaw = f[20]!;
+  const accountRaw = f[21];
+  if (!/^[A-Z]{1,16}$/.test(method)) return malformed('method', `bad method '${method.slice(0, 20)}'`);
+  if (!/^\d{3}$/.test(statusRaw)) return malformed('status', `bad status '${statusRaw.slice(0, 20)}'`);
   const bytesIn = count(recvd);
   const bytesOut = count(sent);
-  if (bytesIn === null || bytesOut === null) return { kind: 'malformed', reason: 'bad byte counts' };
-  if (!/^\d{9,11}(\.\d+)?$/.test(startRaw))
-    return { kind: 'malformed', reason: `bad start time '${startRaw.slice(0, 30)}'` };
-  if (!isPolicy(policyRaw)) return { kind: 'malformed', reason: `bad policy index '${policyRaw.slice(0, 20)}'` };
+  if (bytesIn === null || bytesOut === null) return malformed('bytes', 'bad byte counts');
+  if (!/^\d{9,11}(\.\d+)?$/.test(startRaw)) return malformed('start-time', `bad start time '${startRaw.slice(0, 30)}'`);
+  if (!isPolicy(policyRaw)) return malformed('policy', `bad policy index '${policyRaw.slice(0, 20)}'`);
   // The path field is path_qs quoted once more by the log formatter.
   const pathQs = decode(quotedPath);
-  if (pathQs === null || !pathQs.startsWith('/')) return { kind: 'malformed', reason: 'bad path' };
-  if (source !== '-') return { kind: 'skipped', reason: 'subrequest' };
-  const path = pathQs.split('?')[0]!;
+  if (pathQs === null || !pathQs.startsWith('/')) return malformed('path', 'bad path');
+  // The client's own copy request carries the copy middleware's source (see COPY_SOURCE); its read
+  // of the source, like every other middleware's subrequest, is not billed again.
+  const clientCopy = source === COPY_SOURCE && (method === 'PUT' || method === 'COPY');
+  if (source !== '-' && !clientCopy)
+    return source === COPY_SOURCE
+      ? { kind: 'skipped', reason: 'subrequest', copySource: transactionId }
+      : { kind: 'skipped', reason: 'subrequest' };
+  const queryAt = pathQs.indexOf('?');
+  const path = queryAt < 0 ? pathQs : pathQs.slice(0, queryAt);
+  const query = queryAt < 0 ? '' : pathQs.slice(queryAt + 1);
   const segments = path.split('/');
   // A Swift API path's account, still quoted as in path_qs; {account} of such a request is the same text.
   const pathAccount = segments[1] === 'v1' && segments[2] ? segments[2] : undefined;
   const logged = accountRaw !== undefined && accountRaw !== '-' ? decode(accountRaw) : undefined;
-  if (logged === null) return { kind: 'malformed', reason: 'bad account name' };
+  if (logged === null) return malformed('account', 'bad account name');
   let account: string | null;
   if (logged !== undefined && logged !== pathAccount) account = fromWsgi(logged);
   else if (pathAccount) account = decode(pathAccount);
   else if (SWIFT_OWN_PATH.test(path)) return { kind: 'skipped', reason: 'not-an-account' };
   else return { kind: 'unattributed' };
   // Any name a Swift account can have (AUTH_<user>: spaces and the like included), as the API takes it.
-  if (account === null || !isSwiftAccountName(account)) return { kind: 'malformed', reason: 'bad account name' };
+  if (account === null || !isSwiftAccountName(account)) return malformed('account', 'bad account name');
+  const methodClass = METHOD_CLASS[method];
+  if (methodClass === undefined) return { kind: 'unknown-method', method };
+  // s3api's requests are the ones whose path is not the Swift API's: Swift's {account} named their owner.
+  const api: Api = pathAccount ? 'swift' : 's3';
+  const status = Number(statusRaw);
+  let cls = clientCopy ? 'copy' : methodClass;
+  if (cls === 'get') cls = getClass(api, segments, query);
+  // An S3 copy (x-amz-copy-source) answers a PUT with a CopyObjectResult body; a PUT of data answers none.
+  else if (cls === 'put' && api === 's3' && status < 300 && bytesOut > 0) cls = 'copy';
   return {
     kind: 'record',
     record: {
@@ -160,26 +202,58 @@ export function parseAccessLine(line: string): ParseResult {
       policyIndex: policyRaw === '-' ? null : Number(policyRaw),
       startMs: Math.floor(Number(startRaw) * 1000),
       method,
-      status: Number(statusRaw),
+      status,
       bytesIn,
       bytesOut,
+      cls,
+      api,
+      clientIp,
+      remoteAddr,
+      transactionId,
     },
   };
 }
 
+/**
+ * Server-side copies the client's own line does not show: an S3 copy (s3api turns it into a Swift
+ * PUT with X-Copy-From in an environment of its own, which is not logged again) and a Swift copy
+ * refused before it wrote (its line has no SSC source) are PUT lines whose transaction also logged
+ * the copy middleware's read of the source. That read ends, and is logged, before the request that
+ * made it: the transactions of the last reads seen are kept, and a PUT among them is a copy.
+ */
+export class CopyTracker {
+  private readonly seen = new Set<string>();
+
+  constructor(private readonly keep = 10_000) {}
+
+  sawSource(transactionId: string): void {
+    if (transactionId === '-') return;
+    this.seen.add(transactionId);
+    if (this.seen.size > this.keep) this.seen.delete(this.seen.values().next().value as string);
+  }
+
+  /** The record, with a PUT that read a copy source counted as a copy. */
+  classify(record: AccessRecord): AccessRecord {
+    if (record.cls === 'put' && this.seen.has(record.transactionId)) return { ...record, cls: 'copy' };
+    return record;
+  }
+}
+
 const HOUR = 3_600_000;
+
+export type TransferSums = {
+  account: string;
+  policy_index: number | null;
+  hour: string;
+  bytes_in: number;
+  bytes_out: number;
+  req_count: number;
+} & Record<TransferDetailField, number>;
 
 export interface TransferBatch {
   batch_id: string;
   covered: { start: string; end: string };
-  records: Array<{
-    account: string;
-    policy_index: number | null;
-    hour: string;
-    bytes_in: number;
-    bytes_out: number;
-    req_count: number;
-  }>;
+  records: TransferSums[];
 }
 
 /**
@@ -189,7 +263,7 @@ export interface TransferBatch {
  */
 export class BatchBuilder {
   private readonly digest = createHash('sha256');
-  private readonly sums = new Map<string, TransferBatch['records'][number]>();
+  private readonly sums = new Map<string, TransferSums>();
   private lines = 0;
   private minMs = Infinity;
   private maxMs = -Infinity;
@@ -198,8 +272,11 @@ export class BatchBuilder {
     this.digest.update(`cairn-transfer:${clusterId}\n`);
   }
 
-  /** Every line read goes into the digest, even the ones that count for nothing. */
-  addLine(line: string, record: AccessRecord | null): void {
+  /**
+   * Every line read goes into the digest, even the ones that count for nothing. `internal`: the
+   * request came from one of the provider's internal networks.
+   */
+  addLine(line: string, record: AccessRecord | null, internal = false): void {
     this.digest.update(line.trim()).update('\n');
     this.lines++;
     if (!record) return;
@@ -214,12 +291,26 @@ export class BatchBuilder {
         bytes_in: 0,
         bytes_out: 0,
         req_count: 0,
+        ...(Object.fromEntries(TRANSFER_DETAIL_FIELD_NAMES.map((f) => [f, 0])) as Record<TransferDetailField, number>),
       };
       this.sums.set(key, sum);
     }
     sum.bytes_in += record.bytesIn;
     sum.bytes_out += record.bytesOut;
     sum.req_count += 1;
+    sum[classField(record.cls)] += 1;
+    // 499: proxy-logging's status for a client that went away before the response ended.
+    if (record.status >= 400) sum.req_errors += 1;
+    if (record.api === 's3') {
+      sum.s3_bytes_in += record.bytesIn;
+      sum.s3_bytes_out += record.bytesOut;
+      sum.s3_req_count += 1;
+    }
+    if (internal) {
+      sum.internal_bytes_in += record.bytesIn;
+      sum.internal_bytes_out += record.bytesOut;
+      sum.internal_req_count += 1;
+    }
     this.minMs = Math.min(this.minMs, record.startMs);
     this.maxMs = Math.max(this.maxMs, record.startMs);
   }

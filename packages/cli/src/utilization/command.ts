@@ -33,7 +33,7 @@ export async function ingestLogsCommand(
   }).finally(() => progress.clear());
   line(
     process.stdout,
-    `cluster ${r.clusterId}: ${r.lines} line(s), ${r.requests} request(s) counted, ${r.noAccount + r.unknownAccount} unattributed (${r.noAccount} with no account, ${r.unknownAccount} to accounts no user had), ${r.skipped} skipped, ${r.malformed} malformed, ${r.tooOld} too old, ${r.future} in the future; ${r.batches} batch(es) sent, ${r.duplicates} already recorded${r.refused ? `, ${r.refused} record(s) refused` : ''}`,
+    `cluster ${r.clusterId}: ${r.lines} line(s), ${r.requests} request(s) counted, ${r.noAccount + r.unknownAccount} unattributed (${r.noAccount} with no account, ${r.unknownAccount} to accounts no user had), ${r.skipped} skipped, ${r.malformed} malformed${malformedReasons(r.malformedByReason)}, ${r.unknownMethod} with an unknown method, ${r.internal} internal, ${r.tooOld} too old, ${r.future} in the future; ${r.batches} batch(es) sent, ${r.duplicates} already recorded${r.refused ? `, ${r.refused} record(s) refused` : ''}`,
   );
 }
 
@@ -89,4 +89,10 @@ export async function collectCommand(
   }
   line(process.stderr, 'stopped on request');
   process.exitCode = EXIT.OK;
+}
+
+/** " (3 path, 1 status)": malformed lines by reason, when there are any. */
+function malformedReasons(byReason: Partial<Record<string, number>>): string {
+  const parts = Object.entries(byReason).map(([reason, n]) => `${n} ${reason}`);
+  return parts.length ? ` (${parts.join(', ')})` : '';
 }

@@ -1,7 +1,8 @@
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { CollectorConfig } from '../config';
-import { BatchBuilder, parseAccessLine } from './access-log';
+import { BatchBuilder, CopyTracker, parseAccessLine, type MalformedCode } from './access-log';
+import { parseNetworks } from './networks';
 import { api, apiError, findCluster } from './client';
 import { openLogInput } from './log-input';
 
@@ -43,6 +44,12 @@ export interface IngestResult {
   /** Requests for accounts the cluster never had a user for, as the API answered: not billed. */
   unknownAccount: number;
   malformed: number;
+  /** Malformed lines by reason (fields, method, status, bytes, start-time, policy, path, account). */
+  malformedByReason: Partial<Record<MalformedCode, number>>;
+  /** Lines whose method neither Swift nor HTTP knows: not billed to the account they name. */
+  unknownMethod: number;
+  /** Requests billed as coming from CAIRN_UTILIZATION_INTERNAL_NETWORKS (before the API's answer). */
+  internal: number;
   /** Requests older than the API's hourly retention keeps. */
   tooOld: number;
   /** Requests starting after the API's clock (plus its 15 minutes' leeway). */
@@ -81,6 +88,9 @@ export async function ingestLogs(options: IngestOptions): Promise<IngestResult> 
     noAccount: 0,
     unknownAccount: 0,
     malformed: 0,
+    malformedByReason: {},
+    unknownMethod: 0,
+    internal: 0,
     tooOld: 0,
     future: 0,
     batches: 0,
@@ -88,6 +98,10 @@ export async function ingestLogs(options: IngestOptions): Promise<IngestResult> 
     refused: 0,
   };
   const window = await writeWindow(config, cluster.id);
+  const internalNetworks = parseNetworks(config.utilizationInternalNetworks);
+  const internalAddress = config.utilizationInternalAddress ?? 'remote_addr';
+  // Across inputs: a copy's read of its source may be the last line of the file before.
+  const copies = new CopyTracker();
   let outside = 0;
 
   const send = async (builder: BatchBuilder, coveredFrom: number | undefined) => {
@@ -141,8 +155,13 @@ export async function ingestLogs(options: IngestOptions): Promise<IngestResult> 
         let record = parsed.kind === 'record' ? parsed.record : null;
         if (parsed.kind === 'malformed') {
           result.malformed++;
+          result.malformedByReason[parsed.code] = (result.malformedByReason[parsed.code] ?? 0) + 1;
           if (result.malformed <= MAX_REPORTED) options.warn(`${where}: malformed line (${parsed.reason})`);
+        } else if (parsed.kind === 'unknown-method') {
+          if (++result.unknownMethod <= MAX_REPORTED)
+            options.warn(`${where}: unknown method '${parsed.method.slice(0, 20)}', not billed`);
         } else if (parsed.kind === 'skipped') {
+          if (parsed.copySource) copies.sawSource(parsed.copySource);
           result.skipped++;
         } else if (parsed.kind === 'unattributed') {
           if (++result.noAccount <= MAX_REPORTED)
@@ -163,7 +182,13 @@ export async function ingestLogs(options: IngestOptions): Promise<IngestResult> 
         } else {
           result.requests++;
         }
-        builder.addLine(line, record);
+        let internal = false;
+        if (record) {
+          record = copies.classify(record);
+          internal = internalNetworks.contains(internalAddress === 'client_ip' ? record.clientIp : record.remoteAddr);
+          if (internal) result.internal++;
+        }
+        builder.addLine(line, record, internal);
         if (builder.lineCount >= batchLines) {
           await send(builder, coveredFrom);
           if (Number.isFinite(builder.lastMs)) coveredFrom = builder.lastMs;
@@ -181,6 +206,8 @@ export async function ingestLogs(options: IngestOptions): Promise<IngestResult> 
   }
   if (result.malformed > MAX_REPORTED)
     options.warn(`${result.malformed - MAX_REPORTED} more malformed line(s) not shown`);
+  if (result.unknownMethod > MAX_REPORTED)
+    options.warn(`${result.unknownMethod - MAX_REPORTED} more line(s) with an unknown method not shown`);
   if (result.noAccount > MAX_REPORTED)
     options.warn(`${result.noAccount - MAX_REPORTED} more request(s) with no account not shown`);
   if (outside > MAX_REPORTED)

@@ -8,6 +8,8 @@ import {
   userBulkItemSchema,
   userCreateSchema,
   userPatchSchema,
+  TRANSFER_DETAIL_FIELDS,
+  TRANSFER_DETAIL_FIELD_NAMES,
 } from '@cairn/domain';
 import { API_ROOT } from '../resources/uris';
 import {
@@ -408,6 +410,12 @@ const transferWrite: JsonSchema = {
           bytes_in: writeCount,
           bytes_out: writeCount,
           req_count: writeCount,
+          ...Object.fromEntries(
+            Object.entries(TRANSFER_DETAIL_FIELDS).map(([name, description]) => [
+              name,
+              { ...writeCount, description: `${description} Optional: 0 when not sent.` },
+            ]),
+          ),
         },
       },
     },
@@ -544,7 +552,7 @@ function utilizationPaths(): Record<string, Record<string, JsonSchema>> {
                   hourItem(
                     kind === 'storage'
                       ? ['bytes_used', 'container_count', 'object_count']
-                      : ['bytes_in', 'bytes_out', 'req_count'],
+                      : ['bytes_in', 'bytes_out', 'req_count', ...TRANSFER_DETAIL_FIELD_NAMES],
                   ),
                 ),
               ),

@@ -1,4 +1,4 @@
-import { DAY_MS } from '@cairn/domain';
+import { DAY_MS, TRANSFER_DETAIL_FIELD_NAMES } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 
@@ -17,6 +17,9 @@ import { withDbErrors } from '../db/errors';
  * figure up to the hour is an exact JSON number. Sums over days and policies are added as numeric.
  */
 export const TRANSFER_HOUR_MAX = Number.MAX_SAFE_INTEGER;
+
+/** Every summed transfer column: the totals, then the detail, in the order of TRANSFER_DETAIL_FIELDS. */
+export const TRANSFER_SUM_COLUMNS = ['bytes_in', 'bytes_out', 'req_count', ...TRANSFER_DETAIL_FIELD_NAMES] as const;
 
 const isoDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
@@ -51,14 +54,23 @@ export async function rollUpClusterDay(db: Db, clusterId: number, dayMs: number)
       [day, clusterId, from, to],
     );
     // least(): hours written before writes saturated may hold more than an hour can; they count as full.
+    const columns = TRANSFER_SUM_COLUMNS;
     await trx.raw(
-      `INSERT INTO utilization_transfer_daily AS d (cluster_id, policy_index, account, day, bytes_in, bytes_out, req_count)
-       SELECT cluster_id, policy_index, account, ?::date, sum(least(bytes_in, ?)), sum(least(bytes_out, ?)), sum(least(req_count, ?))
+      `INSERT INTO utilization_transfer_daily AS d (cluster_id, policy_index, account, day, ${columns.map(() => '??').join(', ')})
+       SELECT cluster_id, policy_index, account, ?::date, ${columns.map(() => 'sum(least(??, ?))').join(', ')}
          FROM utilization_transfer_hourly WHERE cluster_id = ? AND hour >= ? AND hour < ?
         GROUP BY cluster_id, policy_index, account
        ON CONFLICT (cluster_id, account, policy_index, day) DO UPDATE SET
-         bytes_in = excluded.bytes_in, bytes_out = excluded.bytes_out, req_count = excluded.req_count`,
-      [day, TRANSFER_HOUR_MAX, TRANSFER_HOUR_MAX, TRANSFER_HOUR_MAX, clusterId, from, to],
+         ${columns.map(() => '?? = ??').join(', ')}`,
+      [
+        ...columns,
+        day,
+        ...columns.flatMap((c) => [c, TRANSFER_HOUR_MAX]),
+        clusterId,
+        from,
+        to,
+        ...columns.flatMap((c) => [c, `excluded.${c}`]),
+      ],
     );
     await trx.raw(
       `INSERT INTO utilization_cluster_rollups (cluster_id, day) VALUES (?, ?::date)

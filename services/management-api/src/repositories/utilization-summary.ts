@@ -4,7 +4,8 @@ import { withDbErrors } from '../db/errors';
 import type { Filter } from './list-types';
 import { applyFilters } from './list-planner';
 import { exactCount, TOTAL_POLICY, type Count, type HourRange } from './utilization';
-import { clusterRolledDays } from './utilization-rollups';
+import { clusterRolledDays, TRANSFER_SUM_COLUMNS } from './utilization-rollups';
+import { TRANSFER_DETAIL_FIELD_NAMES, type TransferDetailField } from '@cairn/domain';
 
 /**
  * The billing summary's reads. Whole days that maintenance has rolled up are read from the daily
@@ -144,7 +145,14 @@ export interface SummaryRow {
   bytesIn: Count;
   bytesOut: Count;
   reqCount: Count;
+  detail: Record<TransferDetailField, Count>;
 }
+
+/** The transfer columns a summary adds up: names from the code (TRANSFER_SUM_COLUMNS), never from a request. */
+const TRANSFER_LIST = TRANSFER_SUM_COLUMNS.join(', ');
+const TRANSFER_SUMS = TRANSFER_SUM_COLUMNS.map((c) => `sum(${c}) AS ${c}`).join(', ');
+const zeroDetail = (): Record<TransferDetailField, Count> =>
+  Object.fromEntries(TRANSFER_DETAIL_FIELD_NAMES.map((f) => [f, 0])) as Record<TransferDetailField, Count>;
 
 /** The SQL and bindings of `(col >= ? AND col < ?) OR ...`. */
 function spansSql(column: string, spans: Span[], asDate: boolean): { sql: string; bindings: unknown[] } {
@@ -181,7 +189,7 @@ export async function summarize(
       FROM utilization_storage_hourly WHERE cluster_id = ? AND account >= ? AND account <= ? AND ${w.sql}`);
     storageBindings.push(clusterId, first, last, ...w.bindings);
     transferParts.push(
-      `SELECT account, bytes_in, bytes_out, req_count FROM utilization_transfer_hourly WHERE cluster_id = ? AND account >= ? AND account <= ? AND ${w.sql}`,
+      `SELECT account, ${TRANSFER_LIST} FROM utilization_transfer_hourly WHERE cluster_id = ? AND account >= ? AND account <= ? AND ${w.sql}`,
     );
     transferBindings.push(clusterId, first, last, ...w.bindings);
   }
@@ -193,7 +201,7 @@ export async function summarize(
       FROM utilization_storage_daily WHERE cluster_id = ? AND account >= ? AND account <= ? AND ${w.sql}`);
     storageBindings.push(clusterId, first, last, ...w.bindings);
     transferParts.push(
-      `SELECT account, bytes_in, bytes_out, req_count FROM utilization_transfer_daily WHERE cluster_id = ? AND account >= ? AND account <= ? AND ${w.sql}`,
+      `SELECT account, ${TRANSFER_LIST} FROM utilization_transfer_daily WHERE cluster_id = ? AND account >= ? AND account <= ? AND ${w.sql}`,
     );
     transferBindings.push(clusterId, first, last, ...w.bindings);
   }
@@ -219,13 +227,16 @@ export async function summarize(
   };
   const transfer = (await withDbErrors(() =>
     db.raw(
-      `SELECT account, sum(bytes_in) AS bytes_in, sum(bytes_out) AS bytes_out, sum(req_count) AS req_count
+      `SELECT account, ${TRANSFER_SUMS}
          FROM (${transferParts.join(' UNION ALL ')}) t GROUP BY account`,
       transferBindings as Knex.RawBinding[],
     ),
   )) as { rows: Array<Record<string, string | number>> };
   const byAccount = new Map<string, SummaryRow>(
-    accounts.map((a) => [a, { account: a, storage: new Map(), bytesIn: 0, bytesOut: 0, reqCount: 0 }]),
+    accounts.map((a) => [
+      a,
+      { account: a, storage: new Map(), bytesIn: 0, bytesOut: 0, reqCount: 0, detail: zeroDetail() },
+    ]),
   );
   for (const r of storage.rows) {
     byAccount.get(r.account)?.storage.set(Number(r.policy_index), {
@@ -245,6 +256,10 @@ export async function summarize(
         bytesIn: exactCount(r.bytes_in),
         bytesOut: exactCount(r.bytes_out),
         reqCount: exactCount(r.req_count),
+        detail: Object.fromEntries(TRANSFER_DETAIL_FIELD_NAMES.map((f) => [f, exactCount(r[f])])) as Record<
+          TransferDetailField,
+          Count
+        >,
       });
   }
   return [...byAccount.values()];

@@ -3,7 +3,8 @@ import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import type { Filter } from './list-types';
 import { applyFilters } from './list-planner';
-import { TRANSFER_HOUR_MAX } from './utilization-rollups';
+import { TRANSFER_HOUR_MAX, TRANSFER_SUM_COLUMNS } from './utilization-rollups';
+import { TRANSFER_DETAIL_FIELD_NAMES, type TransferDetailField } from '@cairn/domain';
 
 /**
  * SQL of the utilization tables (see the migration for their layout). Writes are bulk upserts of
@@ -51,7 +52,16 @@ export interface TransferRow {
   bytesIn: number;
   bytesOut: number;
   reqCount: number;
+  /** By class, API and network (TRANSFER_DETAIL_FIELDS); 0 where a collector sent none. */
+  detail: Record<TransferDetailField, number>;
 }
+
+const sumsOf = (r: TransferRow): number[] => [
+  r.bytesIn,
+  r.bytesOut,
+  r.reqCount,
+  ...TRANSFER_DETAIL_FIELD_NAMES.map((f) => r.detail[f]),
+];
 
 function chunks<T>(rows: T[]): T[][] {
   const out: T[][] = [];
@@ -95,24 +105,23 @@ export async function upsertStorage(db: Db, clusterId: number, rows: StorageRow[
  * bigint). Only for batches not counted before (see claimTransferBatch).
  */
 export async function addTransfer(db: Db, clusterId: number, rows: TransferRow[]): Promise<void> {
+  const columns = TRANSFER_SUM_COLUMNS;
   for (const part of chunks(rows)) {
+    const sums = part.map(sumsOf);
     await withDbErrors(() =>
       db.raw(
-        `INSERT INTO utilization_transfer_hourly AS h (cluster_id, policy_index, account, hour, bytes_in, bytes_out, req_count)
-         SELECT ?, * FROM unnest(?::smallint[], ?::varchar[], ?::timestamptz[], ?::bigint[], ?::bigint[], ?::bigint[])
+        `INSERT INTO utilization_transfer_hourly AS h (cluster_id, policy_index, account, hour, ${columns.map(() => '??').join(', ')})
+         SELECT ?, * FROM unnest(?::smallint[], ?::varchar[], ?::timestamptz[], ${columns.map(() => '?::bigint[]').join(', ')})
          ON CONFLICT (cluster_id, account, policy_index, hour) DO UPDATE SET
-           bytes_in = least(least(h.bytes_in, ?) + excluded.bytes_in, ?),
-           bytes_out = least(least(h.bytes_out, ?) + excluded.bytes_out, ?),
-           req_count = least(least(h.req_count, ?) + excluded.req_count, ?)`,
+           ${columns.map(() => '?? = least(least(??, ?) + ??, ?)').join(',\n           ')}`,
         [
+          ...columns,
           clusterId,
           part.map((r) => r.policyIndex),
           part.map((r) => r.account),
           part.map((r) => r.hour.toISOString()),
-          part.map((r) => r.bytesIn),
-          part.map((r) => r.bytesOut),
-          part.map((r) => r.reqCount),
-          ...Array<number>(6).fill(TRANSFER_HOUR_MAX),
+          ...columns.map((_, i) => sums.map((row) => row[i]!)),
+          ...columns.flatMap((c) => [c, `h.${c}`, TRANSFER_HOUR_MAX, `excluded.${c}`, TRANSFER_HOUR_MAX]),
         ],
       ),
     );
@@ -266,6 +275,7 @@ export interface StoredTransferHour {
   bytesIn: Count;
   bytesOut: Count;
   reqCount: Count;
+  detail: Record<TransferDetailField, Count>;
 }
 
 /** Sums per hour, for one policy or (null) all of them. */
@@ -278,7 +288,7 @@ export async function transferHours(
 ): Promise<StoredTransferHour[]> {
   const q = db('utilization_transfer_hourly')
     .select(db.raw('extract(epoch FROM hour)::int AS at'))
-    .sum({ bytes_in: 'bytes_in', bytes_out: 'bytes_out', req_count: 'req_count' })
+    .sum(Object.fromEntries(TRANSFER_SUM_COLUMNS.map((c) => [c, c])))
     .where({ cluster_id: clusterId, account })
     .where('hour', '>=', range.from)
     .where('hour', '<', range.to)
@@ -290,6 +300,10 @@ export async function transferHours(
     bytesIn: exactCount(r.bytes_in as string),
     bytesOut: exactCount(r.bytes_out as string),
     reqCount: exactCount(r.req_count as string),
+    detail: Object.fromEntries(TRANSFER_DETAIL_FIELD_NAMES.map((f) => [f, exactCount(r[f] as string)])) as Record<
+      TransferDetailField,
+      Count
+    >,
   }));
 }
 

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { TRANSFER_DETAIL_FIELDS, type TransferDetailField } from '@cairn/domain';
 
 /**
  * The billing summary's public shape, declared once: the JSON and XML rows, the CSV columns and
@@ -33,6 +34,18 @@ const quotaFields = (whose: string, objects: string) =>
     },
   }) as const satisfies Record<string, SummaryField>;
 
+/**
+ * Transfer by class, API and network, as the summary and the transfer detail show them (declared in
+ * @cairn/domain, where the log reader fills the same fields).
+ */
+export const transferDetailFields = (how: string) =>
+  Object.fromEntries(
+    Object.entries(TRANSFER_DETAIL_FIELDS).map(([name, description]) => [
+      name,
+      { kind: 'count', description: `${description} ${how}` } satisfies SummaryField,
+    ]),
+  ) as Record<TransferDetailField, SummaryField>;
+
 export const POLICY_SUMMARY_FIELDS = {
   policy_index: { kind: 'count', description: 'Storage policy index, as in swift.conf.' },
   bytes_used_avg: {
@@ -56,6 +69,7 @@ export const SUMMARY_FIELDS = {
   bytes_in: { kind: 'count', description: 'Sum over the range, all policies.' },
   bytes_out: { kind: 'count', description: 'Sum over the range, all policies.' },
   req_count: { kind: 'count', description: 'Sum over the range, all policies.' },
+  ...transferDetailFields('Sum over the range, all policies.'),
   storage_pct_complete: { kind: 'share', description: "Sampled share of the range's hours." },
   transfer_pct_complete: { kind: 'share', description: 'Share of the range covered by ingested logs.' },
   pct_complete: { kind: 'share', description: 'The lower of the two.' },

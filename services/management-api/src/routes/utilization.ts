@@ -1,6 +1,14 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Knex } from 'knex';
-import { errors, formatUtc, parseTimeRange, validate, type TimeRange, type UtilizationRetention } from '@cairn/domain';
+import {
+  errors,
+  formatUtc,
+  parseTimeRange,
+  TRANSFER_DETAIL_FIELD_NAMES,
+  validate,
+  type TimeRange,
+  type UtilizationRetention,
+} from '@cairn/domain';
 import { operatorOf } from '../http/auth';
 import { parseBody } from '../http/body';
 import { streamCsv, wantsCsv } from '../http/csv';
@@ -78,7 +86,15 @@ const last = (params: QueryParams, key: string): string | undefined => params.fi
 const rangeMeta = (range: TimeRange) => ({ start: formatUtc(range.start), end: formatUtc(range.end) });
 
 const storageColumns = ['start', 'end', 'bytes_used', 'object_count', 'container_count', 'pct_complete'] as const;
-const transferColumns = ['start', 'end', 'bytes_in', 'bytes_out', 'req_count', 'pct_complete'] as const;
+const transferColumns = [
+  'start',
+  'end',
+  'bytes_in',
+  'bytes_out',
+  'req_count',
+  ...TRANSFER_DETAIL_FIELD_NAMES,
+  'pct_complete',
+] as const;
 /**
  * The summary's CSV: the range after the account, then the declared fields, then each policy's as
  * <prefix>_<field>, the prefix `p<index>` or the policy's name (`policy_headers`).

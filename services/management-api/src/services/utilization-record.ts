@@ -10,6 +10,10 @@ import {
   HOUR_MS,
   parseUtc,
   swiftAccountSchema,
+  classField,
+  TRANSFER_CLASSES,
+  TRANSFER_DETAIL_FIELD_NAMES,
+  type TransferDetailField,
   validate,
 } from '@cairn/domain';
 import { recordAudit } from '../repositories/audit';
@@ -283,8 +287,23 @@ const transferRecordSchema = Joi.object({
   bytes_in: count,
   bytes_out: count,
   req_count: count,
+  // Sent by collectors that read classes (older ones send totals only: 0, "not known").
+  ...Object.fromEntries(TRANSFER_DETAIL_FIELD_NAMES.map((f) => [f, count.optional().default(0)])),
 });
-const RECORD_FIELD = /'(account|policy_index|hour|bytes_in|bytes_out|req_count)'/g;
+const RECORD_FIELD = new RegExp(
+  `'(${['account', 'policy_index', 'hour', 'bytes_in', 'bytes_out', 'req_count', ...TRANSFER_DETAIL_FIELD_NAMES].join('|')})'`,
+  'g',
+);
+/** Each share or class count is part of a total, and the classes partition req_count. */
+const PART_OF: ReadonlyArray<readonly [TransferDetailField, 'bytes_in' | 'bytes_out' | 'req_count']> = [
+  ['s3_bytes_in', 'bytes_in'],
+  ['s3_bytes_out', 'bytes_out'],
+  ['s3_req_count', 'req_count'],
+  ['internal_bytes_in', 'bytes_in'],
+  ['internal_bytes_out', 'bytes_out'],
+  ['internal_req_count', 'req_count'],
+  ['req_errors', 'req_count'],
+];
 /** Refused records an answer names one by one (a batch may hold 20,000); `refused_count` counts them all. */
 const MAX_REFUSED_SHOWN = 100;
 
@@ -301,6 +320,17 @@ interface TransferRecordInput {
   bytes_out: number;
   req_count: number;
 }
+type TransferRecordFull = TransferRecordInput & Record<TransferDetailField, number>;
+
+/** Why a record's detail cannot be a breakdown of its totals; null when it can. */
+function detailProblem(r: TransferRecordFull, label: string): string | null {
+  for (const [part, total] of PART_OF)
+    if (r[part] > r[total]) return `'${label}.${part}' (${r[part]}) must not exceed '${label}.${total}' (${r[total]}).`;
+  const classes = TRANSFER_CLASSES.reduce((n, c) => n + r[classField(c)], 0);
+  if (classes > r.req_count)
+    return `The request classes of '${label}' add up to ${classes}, more than its req_count (${r.req_count}).`;
+  return null;
+}
 
 /** Adds two counts, saturating where an hour's sum stops (see TRANSFER_HOUR_MAX). */
 const addCapped = (a: number, b: number): number => Math.min(TRANSFER_HOUR_MAX, a + b);
@@ -311,12 +341,14 @@ function checkTransferRecord(
   i: number,
   knownIndexes: ReadonlySet<number>,
   settings: UtilizationSettings,
-): { record: TransferRecordInput; hour: Date } | { reason: string } {
+): { record: TransferRecordFull; hour: Date } | { reason: string } {
   const label = `records[${i}]`;
   try {
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
       return { reason: `'${label}' must be an object.` };
-    const record = validate<TransferRecordInput>(transferRecordSchema, raw);
+    const record = validate<TransferRecordFull>(transferRecordSchema, raw);
+    const problem = detailProblem(record, label);
+    if (problem) return { reason: problem };
     const hour = checkWriteTime(`${label}.hour`, record.hour, settings);
     if (hour.getTime() % HOUR_MS !== 0)
       return { reason: `'${label}.hour' (${formatUtc(hour)}) must be the start of an hour.` };
@@ -387,6 +419,7 @@ async function storeTransfer(
     hour: Date;
     bytesIn: number;
     bytesOut: number;
+    detail: Record<TransferDetailField, number>;
   }> = [];
   const refused: RefusedRecord[] = [];
   input.records.forEach((raw, i) => {
@@ -401,6 +434,10 @@ async function storeTransfer(
         hour,
         bytesIn: r.bytes_in,
         bytesOut: r.bytes_out,
+        detail: Object.fromEntries(TRANSFER_DETAIL_FIELD_NAMES.map((f) => [f, r[f]])) as Record<
+          TransferDetailField,
+          number
+        >,
       });
     }
   });
@@ -422,6 +459,9 @@ async function storeTransfer(
       bytesIn: addCapped(prev?.bytesIn ?? 0, r.bytesIn),
       bytesOut: addCapped(prev?.bytesOut ?? 0, r.bytesOut),
       reqCount: addCapped(prev?.reqCount ?? 0, r.reqCount),
+      detail: Object.fromEntries(
+        TRANSFER_DETAIL_FIELD_NAMES.map((f) => [f, addCapped(prev?.detail[f] ?? 0, r.detail[f])]),
+      ) as Record<TransferDetailField, number>,
     });
   }
   const billed = [...rows.values()];

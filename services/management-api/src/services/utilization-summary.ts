@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { type Quotas, type TimeRange } from '@cairn/domain';
+import { type Quotas, type TimeRange, type TransferDetailField } from '@cairn/domain';
 import type { Cluster } from '@cairn/domain';
 import { listPolicies } from '../repositories/devices';
 import type { Filter } from '../repositories/list-types';
@@ -27,7 +27,10 @@ export interface PolicySummary extends QuotaSummary {
   container_count: number;
 }
 
-export interface AccountSummary extends QuotaSummary {
+/** Requests by class, API and network (TRANSFER_DETAIL_FIELDS), summed like req_count. */
+export type AccountSummary = AccountFigures & Record<TransferDetailField, Count>;
+
+interface AccountFigures extends QuotaSummary {
   account: string;
   hours: number;
   bytes_used_avg: number;
@@ -122,6 +125,7 @@ function toSummary(
     bytes_in: row.bytesIn,
     bytes_out: row.bytesOut,
     req_count: row.reqCount,
+    ...row.detail,
     storage_pct_complete: pct(storagePart),
     transfer_pct_complete: pct(transferPart),
     pct_complete: pct(Math.min(storagePart, transferPart)),

@@ -6,6 +6,8 @@ import {
   HOUR_MS,
   type Operator,
   type TimeRange,
+  TRANSFER_DETAIL_FIELD_NAMES,
+  type TransferDetailField,
   type UtilizationRetention,
 } from '@cairn/domain';
 import type { Filter, ListQuery, Page } from '../repositories/list-types';
@@ -115,6 +117,13 @@ export interface TransferRecord {
   req_count: Count;
   pct_complete: number;
 }
+const zeroDetail = Object.fromEntries(TRANSFER_DETAIL_FIELD_NAMES.map((f) => [f, 0])) as Record<
+  TransferDetailField,
+  Count
+>;
+
+/** An hour's transfer with its classes and shares (TRANSFER_DETAIL_FIELDS). */
+export type TransferDetailRecord = TransferRecord & Record<TransferDetailField, Count>;
 
 export const pct = (share: number): number => Math.round(Math.min(1, Math.max(0, share)) * 10000) / 100;
 
@@ -168,7 +177,7 @@ export async function transferDetail(
   range: TimeRange,
   first: number,
   count: number,
-): Promise<TransferRecord[] | null> {
+): Promise<TransferDetailRecord[] | null> {
   const n = Math.max(0, Math.min(count, range.hours - first));
   if (n === 0) return (await repo.isKnownAccount(db, cluster.id, account)) ? [] : null;
   const from = range.firstHour.getTime() + first * HOUR_MS;
@@ -179,7 +188,7 @@ export async function transferDetail(
   ]);
   if (rows.length === 0 && !(await repo.isKnownAccount(db, cluster.id, account))) return null;
   const byHour = new Map(rows.map((r) => [r.hour, r]));
-  const records: TransferRecord[] = [];
+  const records: TransferDetailRecord[] = [];
   for (let i = 0; i < n; i++) {
     const hour = from + i * HOUR_MS;
     const start = range.start.getTime() + (first + i) * HOUR_MS;
@@ -190,6 +199,7 @@ export async function transferDetail(
       bytes_in: v?.bytesIn ?? 0,
       bytes_out: v?.bytesOut ?? 0,
       req_count: v?.reqCount ?? 0,
+      ...(v?.detail ?? zeroDetail),
       pct_complete: pct(coverage.get(hour) ?? 0),
     });
   }

@@ -32,6 +32,7 @@ import * as clusterHealth from './20261128210000_cluster_health';
 import * as storageUserSessions from './20261129000000_storage_user_sessions';
 import * as ringPlans from './20261129020000_ring_plans';
 import * as storageSessionGatewayTokens from './20261129040000_storage_session_gateway_tokens';
+import * as utilizationRequestClasses from './20261129050000_utilization_request_classes';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -71,6 +72,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261129000000_storage_user_sessions': storageUserSessions,
   '20261129020000_ring_plans': ringPlans,
   '20261129040000_storage_session_gateway_tokens': storageSessionGatewayTokens,
+  '20261129050000_utilization_request_classes': utilizationRequestClasses,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
