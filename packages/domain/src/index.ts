@@ -17,3 +17,4 @@ export * from './rings';
 export * from './ring-plan';
 export * from './health';
 export * from './self-keys';
+export * from './self-sharing';
