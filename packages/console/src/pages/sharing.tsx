@@ -2,16 +2,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { errorText, type Call } from '../api';
 import { Copyable, ErrorText, Loading, ScrollBox, Section } from '../components';
 import { useLoad } from '../hooks';
+import { usersOf } from '../lib/acl-users';
 import type { MyContainer, MyTempUrl, MyTempUrlKeys, StorageSession } from '../self-session';
-
-/** User names typed one per line or separated by commas, as the API takes them (a list, no repeats). */
-export function usersOf(text: string): string[] {
-  const names = text
-    .split(/[\n,]/)
-    .map((n) => n.trim())
-    .filter(Boolean);
-  return [...new Set(names)];
-}
 
 /**
  * "Sharing": the signed-in storage user's containers with who may read and write them, its
