@@ -240,8 +240,7 @@ export class SelfSharing {
     const t = info.tempurl;
     if (!t) return null;
     // Older tempurl (no allowed_digests) checks SHA-1 only; the signatures made here are SHA-256.
-    if (Array.isArray(t.allowed_digests) && !t.allowed_digests.includes('sha256')) return null;
-    if (!Array.isArray(t.allowed_digests)) return null;
+    if (!Array.isArray(t.allowed_digests) || !t.allowed_digests.includes('sha256')) return null;
     const methods = Array.isArray(t.methods) ? t.methods.map(String) : ['GET', 'HEAD', 'PUT'];
     return { methods: ['GET', 'HEAD', 'PUT'].filter((m) => methods.includes(m)) };
   }
