@@ -74,7 +74,7 @@ export function formatContainerAcl(acl: ParsedAcl): string {
 const USERS_RULE = 'lists other users of your cluster by name, at most 100';
 
 const usersSchema = Joi.array()
-  .items(usernameSchema.required())
+  .items(usernameSchema)
   .max(100)
   .unique()
   .default([])

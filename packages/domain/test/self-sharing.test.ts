@@ -41,6 +41,13 @@ describe('container ACLs as keystoneauth reads them', () => {
     expect(containerAclSchema.validate({ public_read: true, public_listings: true }).error).toBeUndefined();
   });
 
+  it('when the lists are empty, then the body is valid (nobody else may use the container)', () => {
+    expect(
+      containerAclSchema.validate({ read_users: [], write_users: [], public_read: false, public_listings: false })
+        .error,
+    ).toBeUndefined();
+  });
+
   it('when users are named twice or with a slash, then the body is refused', () => {
     expect(containerAclSchema.validate({ read_users: ['bob', 'bob'] }).error?.message).toMatch(/same user twice/);
     expect(containerAclSchema.validate({ write_users: ['a/b'] }).error).toBeDefined();
