@@ -293,6 +293,10 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
       '/api/v1/self/s3_credentials/:access_key/',
       '/api/v1/self/application_credentials/',
       '/api/v1/self/application_credentials/:id/',
+      '/api/v1/self/containers/',
+      '/api/v1/self/containers/:container/',
+      '/api/v1/self/temp_url_keys/',
+      '/api/v1/self/temp_urls/',
     ]);
     expect(stack.apiRoutes.length).toBeGreaterThan(30);
     expect(stack.apiRoutes.filter((r) => self.has(r.path)).length).toBe(self.size);
@@ -545,6 +549,56 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
       // Signing in again gets a new token, and My keys works.
       const again = await signIn(erin);
       expect((await call('GET', '/api/v1/self/s3_credentials/', { cookie: again.cookie })).status).toBe(200);
+    });
+  });
+
+  describe('Sharing', () => {
+    const write = (session: { cookie: string; csrf: string }, method: string, path: string, body?: unknown) =>
+      call(method, path, { cookie: session.cookie, body, headers: { 'X-Cairn-CSRF': session.csrf } });
+
+    it('when a write names a user not in the cluster, a lifetime past the maximum or lacks the CSRF token, then it is refused before Swift is asked', async () => {
+      const a = await signIn(alice);
+      const acl = await write(a, 'PUT', '/api/v1/self/containers/photos/', { read_users: [bob, `nobody${tag}`] });
+      expect([acl.status, acl.body.error]).toEqual([
+        400,
+        `No user 'nobody${tag}' in cluster 'default': an ACL names other users of your cluster, by their user names.`,
+      ]);
+      const listings = await write(a, 'PUT', '/api/v1/self/containers/photos/', { public_listings: true });
+      expect([listings.status, String(listings.body.error)]).toEqual([400, expect.stringMatching(/public read/)]);
+      const long = await write(a, 'POST', '/api/v1/self/temp_urls/', {
+        container: 'photos',
+        object: 'a.jpg',
+        lifetime_seconds: 7 * 86400 + 1,
+      });
+      expect([long.status, long.body.error]).toEqual([
+        400,
+        'The lifetime_seconds field is at most 604800 (the longest a temporary URL may work here).',
+      ]);
+      for (const [method, path] of [
+        ['PUT', '/api/v1/self/containers/photos/'],
+        ['POST', '/api/v1/self/temp_url_keys/'],
+        ['POST', '/api/v1/self/temp_urls/'],
+      ] as const) {
+        expect([method, path, (await call(method, path, { cookie: a.cookie, body: {} })).status]).toEqual([
+          method,
+          path,
+          403,
+        ]);
+      }
+    });
+
+    it("when the cluster's Swift does not answer, then the Sharing routes say so with 503, not 500", async () => {
+      const a = await signIn(alice);
+      // Port 1: nothing listens there.
+      expect((await admin('PATCH', '/api/v1/clusters/1/', { storage_url: 'http://127.0.0.1:1/v1' })).status).toBe(202);
+      for (const path of ['/api/v1/self/containers/', '/api/v1/self/temp_url_keys/']) {
+        const res = await call('GET', path, { cookie: a.cookie });
+        expect([path, res.status, String(res.body.error)]).toEqual([
+          path,
+          503,
+          expect.stringMatching(/did not answer as expected/),
+        ]);
+      }
     });
   });
 });

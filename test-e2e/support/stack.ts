@@ -37,6 +37,8 @@ export interface StackOptions {
   s3SecretKeys?: string;
   /** The management API's console session lifetimes (default: 30 minutes idle, 12 hours at most). */
   consoleSessions?: api.Deps['consoleSessions'];
+  /** The longest temporary URL a storage user may make (CAIRN_TEMP_URL_MAX_SECONDS; default 7 days). */
+  tempUrlMaxSeconds?: number;
 }
 
 export interface Stack {
@@ -102,6 +104,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     apiKeyCacheMs: 5000,
     consoleDir: options.consoleDir,
     ...(options.consoleSessions ? { consoleSessions: options.consoleSessions } : {}),
+    ...(options.tempUrlMaxSeconds ? { tempUrlMaxSeconds: options.tempUrlMaxSeconds } : {}),
     ...(keyring?.ok ? { s3Keyring: keyring.keyring } : {}),
   });
   const listening = await listen(apiApp, 0, '127.0.0.1');

@@ -10,10 +10,12 @@ const ENDED =
 /** "My storage" and its chart library load only once a storage user has signed in. */
 const loadMyStorage = () => import('./pages/my-storage').then((m) => m.MyStoragePage);
 const loadMyKeys = () => import('./pages/my-keys').then((m) => m.MyKeysPage);
+const loadSharing = () => import('./pages/sharing').then((m) => m.SharingPage);
 
 const PAGES = [
   { path: '/my-storage', title: 'My storage' },
   { path: '/my-keys', title: 'My keys' },
+  { path: '/sharing', title: 'Sharing' },
 ] as const;
 
 /**
@@ -63,6 +65,8 @@ export function StorageUserShell({ session, signOut }: { session: StorageSession
       <main class="page" id="main">
         {page.path === '/my-keys' ? (
           <Lazy key="keys" load={loadMyKeys} props={{ call, session }} />
+        ) : page.path === '/sharing' ? (
+          <Lazy key="sharing" load={loadSharing} props={{ call, session }} />
         ) : (
           <Lazy key="storage" load={loadMyStorage} props={{ call }} />
         )}

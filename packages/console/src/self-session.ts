@@ -79,3 +79,38 @@ export interface MyApplicationCredential {
   resource_uri: string;
   secret?: string;
 }
+
+/** A container's read or write ACL, as the choices the Sharing page offers (self/containers/). */
+export interface MyContainerAcl {
+  users: string[];
+  /** Entries none of the choices means (set by other tools); kept when the ACLs are set. */
+  other: string[];
+}
+
+/** One of the storage user's containers with its ACLs (self/containers/). */
+export interface MyContainer {
+  name: string;
+  object_count: number;
+  bytes_used: number;
+  public_read: boolean;
+  public_listings: boolean;
+  read: MyContainerAcl;
+  write: MyContainerAcl;
+  resource_uri: string;
+}
+
+/** Whether the account's temp-URL keys are set (never the keys) and what Swift's /info offers (self/temp_url_keys/). */
+export interface MyTempUrlKeys {
+  key_set: boolean;
+  previous_key_set: boolean;
+  tempurl: boolean;
+  tempurl_methods: string[];
+  max_lifetime_seconds: number;
+}
+
+/** A temporary URL the API signed (self/temp_urls/). */
+export interface MyTempUrl {
+  url: string;
+  method: string;
+  expires_at: string;
+}

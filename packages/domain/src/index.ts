@@ -19,3 +19,4 @@ export * from './health';
 export * from './self-keys';
 export * from './transfer-classes';
 export * from './invoice';
+export * from './self-sharing';

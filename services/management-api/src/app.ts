@@ -37,7 +37,7 @@ import { whoamiRouter } from './routes/whoami';
 import { sessionRouter } from './routes/session';
 import { ConsoleSessions, DEFAULT_CONSOLE_SESSIONS } from './services/console-sessions';
 import { utilizationRouter } from './routes/utilization';
-import { selfRouter } from './routes/self';
+import { DEFAULT_TEMP_URL_MAX_SECONDS, selfRouter } from './routes/self';
 import { StorageUserSessions } from './services/storage-user-sessions';
 
 const routeTables = new WeakMap<Express, RouteEntry[]>();
@@ -126,7 +126,9 @@ export function createApp(deps: Deps): Express {
     whoamiRouter(auth),
     sessionRouter(sessions, auth),
     // Storage users' self-service: its own cookie and authentication, which no other router accepts.
-    selfRouter(db, new StorageUserSessions(db, deps.consoleSessions ?? DEFAULT_CONSOLE_SESSIONS)),
+    selfRouter(db, new StorageUserSessions(db, deps.consoleSessions ?? DEFAULT_CONSOLE_SESSIONS), {
+      tempUrlMaxSeconds: deps.tempUrlMaxSeconds ?? DEFAULT_TEMP_URL_MAX_SECONDS,
+    }),
     backupRouter(db, auth),
     utilizationRouter(db, auth, deps.utilization ?? DEFAULT_RETENTION, undefined, deps.utilizationExportBatch),
   ];

@@ -145,6 +145,15 @@ export const configSpec = {
     doc: "Seconds a console session may mint lasting credentials (API keys, operators, an operator's wider role or clusters, a backup) after the operator typed the API key again to confirm; requests made with an API key need no confirmation.",
     schema: Joi.number().integer().min(1).max(3600).default(300),
   },
+  tempUrlMaxSeconds: {
+    env: 'CAIRN_TEMP_URL_MAX_SECONDS',
+    doc: "The longest lifetime, in seconds, of a temporary URL a storage user makes on the console's Sharing page (POST /api/v1/self/temp_urls/); longer ones are refused with 400. A link works until it ends or its key is replaced: there is no revoking one link alone.",
+    schema: Joi.number()
+      .integer()
+      .min(1)
+      .max(366 * 86400)
+      .default(7 * 86400),
+  },
   trustProxy: {
     env: 'CAIRN_TRUST_PROXY',
     doc: "Which proxies' X-Forwarded-Proto, X-Forwarded-Host and X-Forwarded-For to believe (the console's session cookie is marked Secure when the request reached the proxy over HTTPS, and the console's writes must come from the scheme and host the request reached): 'false' (only the socket itself), a hop count of trusted proxies in front, or a comma-separated list of the load balancers' addresses or CIDR ranges (also loopback, linklocal, uniquelocal). 'true' is refused: any client could then claim HTTPS or an address.",
@@ -225,6 +234,7 @@ export interface ManagementApiConfig {
   consoleSessionIdleSeconds: number;
   consoleSessionMaxSeconds: number;
   consoleStepUpSeconds: number;
+  tempUrlMaxSeconds: number;
   /** express's `trust proxy`: false, a hop count, or the trusted proxies' addresses/ranges. */
   trustProxy: TrustProxy;
   /** Milliseconds; 0: none. */

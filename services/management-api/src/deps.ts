@@ -40,6 +40,8 @@ export interface Deps {
    * when absent.
    */
   consoleSessions?: ConsoleSessionSettings;
+  /** The longest temporary URL lifetime a storage user may ask for (CAIRN_TEMP_URL_MAX_SECONDS); default 7 days. */
+  tempUrlMaxSeconds?: number;
   /** express's `trust proxy` (CAIRN_TRUST_PROXY): whose X-Forwarded-Proto/-For to believe; default none. */
   trustProxy?: TrustProxy;
   /**
@@ -121,6 +123,7 @@ export function createDeps(config: ManagementApiConfig, scrypt: ScryptParams = D
       maxSeconds: config.consoleSessionMaxSeconds,
       stepUpSeconds: config.consoleStepUpSeconds,
     },
+    tempUrlMaxSeconds: config.tempUrlMaxSeconds,
     trustProxy: config.trustProxy,
     ...(s3Keyring ? { s3Keyring } : {}),
   };

@@ -1,4 +1,10 @@
-import { selfApplicationCredentialCreateSchema, selfS3CredentialCreateSchema } from '@cairn/domain';
+import {
+  containerAclSchema,
+  selfApplicationCredentialCreateSchema,
+  selfS3CredentialCreateSchema,
+  tempUrlKeyActionSchema,
+  tempUrlRequestSchema,
+} from '@cairn/domain';
 import { API_ROOT } from '../resources/uris';
 import { jsonSchemaOfJoi } from './joi-schema';
 import { API_ERRORS, authenticatedErrors, LOCATION, requestBody } from './resources';
@@ -185,10 +191,162 @@ export function selfServicePaths(): Record<string, Record<string, JsonSchema>> {
         },
       },
     },
+    [`${API_ROOT}/self/containers/`]: {
+      get: {
+        tags: ['self-service'],
+        operationId: 'list_my_containers',
+        summary:
+          "The signed-in storage user's containers with their read and write ACLs, from its cluster's Swift (the first 200; `truncated` says when there are more)",
+        security: COOKIE,
+        parameters: [format],
+        responses: {
+          200: {
+            description: 'The containers.',
+            content: jsonOrXml({
+              type: 'object',
+              required: ['objects', 'resource_uri', 'truncated'],
+              properties: {
+                objects: { type: 'array', items: schemaRef('MyContainer') },
+                resource_uri: { type: 'string' },
+                truncated: { type: 'boolean', description: 'More containers than listed.' },
+              },
+            }),
+          },
+          ...authenticatedErrors({ 403: 'Forbidden' }),
+        },
+      },
+    },
+    [`${API_ROOT}/self/containers/{container}/`]: {
+      get: {
+        tags: ['self-service'],
+        operationId: 'show_my_container',
+        summary: "One of the signed-in storage user's containers with its ACLs",
+        security: COOKIE,
+        parameters: [pathParameter('container', "The container's name."), format],
+        responses: {
+          200: { description: 'The container.', content: jsonOrXml(schemaRef('MyContainer')) },
+          ...authenticatedErrors({ 403: 'Forbidden', 404: 'NotFound' }),
+        },
+      },
+      put: {
+        tags: ['self-service'],
+        operationId: 'set_my_container_acls',
+        summary:
+          "Sets the container's read and write ACLs from these choices; every user named must exist in the cluster, or nothing is set (with X-Cairn-CSRF)",
+        security: COOKIE,
+        parameters: [pathParameter('container', "The container's name.")],
+        requestBody: requestBody(jsonSchemaOfJoi(containerAclSchema)),
+        responses: {
+          200: { description: 'Set; the container as Swift now has it.', content: jsonOrXml(schemaRef('MyContainer')) },
+          ...authenticatedErrors({ 403: 'Forbidden', 404: 'NotFound', 415: 'UnsupportedMediaType' }),
+        },
+      },
+    },
+    [`${API_ROOT}/self/temp_url_keys/`]: {
+      get: {
+        tags: ['self-service'],
+        operationId: 'show_my_temp_url_keys',
+        summary:
+          "Whether the account has temp-URL keys (never the keys), and whether the cluster's Swift makes temporary URLs at all (its /info)",
+        security: COOKIE,
+        parameters: [format],
+        responses: {
+          200: { description: 'The keys.', content: jsonOrXml(schemaRef('MyTempUrlKeys')) },
+          ...authenticatedErrors({ 403: 'Forbidden' }),
+        },
+      },
+      post: {
+        tags: ['self-service'],
+        operationId: 'change_my_temp_url_keys',
+        summary:
+          'Sets, rotates (the current key moves to Temp-URL-Key-2, so its links keep working) or drops the previous temp-URL key; keys are made on the server (with X-Cairn-CSRF)',
+        security: COOKIE,
+        requestBody: requestBody(jsonSchemaOfJoi(tempUrlKeyActionSchema)),
+        responses: {
+          200: { description: 'Done.', content: jsonOrXml(schemaRef('MyTempUrlKeys')) },
+          ...authenticatedErrors({ 403: 'Forbidden', 415: 'UnsupportedMediaType' }),
+        },
+      },
+    },
+    [`${API_ROOT}/self/temp_urls/`]: {
+      post: {
+        tags: ['self-service'],
+        operationId: 'create_my_temp_url',
+        summary:
+          "A temporary URL for one object of the account, signed (HMAC-SHA256, as Swift's tempurl checks it) with the account's current key; 409 when the cluster has no tempurl or the account no key (with X-Cairn-CSRF)",
+        security: COOKIE,
+        requestBody: requestBody(jsonSchemaOfJoi(tempUrlRequestSchema)),
+        responses: {
+          201: { description: 'The URL.', content: jsonOrXml(schemaRef('MyTempUrl')) },
+          ...authenticatedErrors({ 403: 'Forbidden', 409: 'Conflict', 415: 'UnsupportedMediaType' }),
+        },
+      },
+    },
   };
 }
 
 export const SELF_SERVICE_SCHEMAS: Record<string, JsonSchema> = {
+  MyContainer: {
+    type: 'object',
+    required: ['name', 'object_count', 'bytes_used', 'public_read', 'public_listings', 'read', 'write', 'resource_uri'],
+    properties: {
+      name: { type: 'string' },
+      object_count: { type: 'integer' },
+      bytes_used: { type: 'integer' },
+      public_read: {
+        type: 'boolean',
+        description: 'X-Container-Read holds `.r:*`: anyone may read objects, without a token.',
+      },
+      public_listings: {
+        type: 'boolean',
+        description: 'X-Container-Read holds `.rlistings`: whoever may read may list the container too.',
+      },
+      read: { $ref: '#/components/schemas/MyContainerAcl' },
+      write: { $ref: '#/components/schemas/MyContainerAcl' },
+      resource_uri: { type: 'string' },
+    },
+  },
+  MyContainerAcl: {
+    type: 'object',
+    required: ['users', 'other'],
+    properties: {
+      users: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'Other users of the cluster, by name (`<user>:<user>` in Swift).',
+      },
+      other: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'Entries none of the choices means (set by other tools); kept as they are when the ACLs are set.',
+      },
+    },
+  },
+  MyTempUrlKeys: {
+    type: 'object',
+    required: ['key_set', 'previous_key_set', 'tempurl', 'tempurl_methods', 'max_lifetime_seconds', 'resource_uri'],
+    properties: {
+      key_set: { type: 'boolean', description: 'X-Account-Meta-Temp-URL-Key is set: new links are signed with it.' },
+      previous_key_set: {
+        type: 'boolean',
+        description: 'X-Account-Meta-Temp-URL-Key-2 is set: links made before the last rotation still work.',
+      },
+      tempurl: { type: 'boolean', description: "The cluster's Swift has tempurl (with SHA-256) in its /info." },
+      tempurl_methods: { type: 'array', items: { type: 'string' } },
+      max_lifetime_seconds: { type: 'integer', description: 'The longest lifetime a temporary URL may have here.' },
+      resource_uri: { type: 'string' },
+    },
+  },
+  MyTempUrl: {
+    type: 'object',
+    required: ['url', 'method', 'expires_at', 'resource_uri'],
+    properties: {
+      url: { type: 'string', description: 'Works for `method` until `expires_at`, for anyone who has it.' },
+      method: { type: 'string' },
+      expires_at: { type: 'string', format: 'date-time' },
+      resource_uri: { type: 'string' },
+    },
+  },
   StorageSession: {
     type: 'object',
     required: ['user', 'resource_uri'],

@@ -3,12 +3,18 @@ import {
   errors,
   isS3AccessKey,
   selfApplicationCredentialCreateSchema,
+  containerAclSchema,
   selfS3CredentialCreateSchema,
   storageSignInSchema,
+  tempUrlKeyActionSchema,
+  tempUrlRequestSchema,
   validate,
   type SelfApplicationCredentialInput,
   type SelfS3CredentialInput,
   type StorageSignInInput,
+  type ContainerAclInput,
+  type TempUrlKeyActionInput,
+  type TempUrlRequestInput,
 } from '@cairn/domain';
 import { parseBody } from '../http/body';
 import { send, sendSecret } from '../http/respond';
@@ -26,14 +32,32 @@ import {
   selfS3CredentialJson,
   storageSessionJson,
 } from '../resources/self-service';
+import { sharedContainerJson, sharedContainersJson, tempUrlJson, tempUrlKeysJson } from '../resources/self-sharing';
 import { csrfTokenOf } from '../services/console-sessions';
 import type { Db } from '../db/database';
 import { myStorage } from '../services/my-storage';
 import { SelfKeys } from '../services/self-keys';
+import { SelfSharing } from '../services/self-sharing';
 import type { StorageUserSessions } from '../services/storage-user-sessions';
 
 /** An application credential id as the gateway makes them; anything else is no credential of anyone's. */
 const APPLICATION_CREDENTIAL_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Seven days: what a temporary link is usually for (a download shared this week). */
+export const DEFAULT_TEMP_URL_MAX_SECONDS = 7 * 86400;
+
+/** A Swift container name: 1 to 256 bytes of UTF-8, no '/'. */
+const containerNameOf = (raw: unknown): string => {
+  const name = String(raw);
+  if (!name || name.includes('/') || Buffer.byteLength(name) > 256)
+    throw errors.notFound(`You have no container '${name}'.`);
+  return name;
+};
+
+export interface SelfSettings {
+  /** The longest temporary URL lifetime (CAIRN_TEMP_URL_MAX_SECONDS). */
+  tempUrlMaxSeconds: number;
+}
 
 /**
  * `/api/v1/self/`: what a storage user reaches with its own console session, and nothing else does
@@ -47,8 +71,16 @@ const APPLICATION_CREDENTIAL_ID = /^[A-Za-z0-9_-]{1,64}$/;
  * - `self/s3_credentials/` and `self/application_credentials/` ("My keys"): the user's own keys,
  *   listed, made (the secret shown once) and deleted through the cluster's gateway as the user
  *   (services/self-keys.ts). Writes need the session's CSRF token, as sign-out does.
+ * - `self/containers/`, `self/temp_url_keys/` and `self/temp_urls/` ("Sharing"): the account's
+ *   container ACLs, temp-URL keys and signed temporary URLs, through the cluster's Swift with the
+ *   user's token (services/self-sharing.ts); the keys never leave the server.
  */
-export function selfRouter(db: Db, sessions: StorageUserSessions, now: () => Date = () => new Date()): Router {
+export function selfRouter(
+  db: Db,
+  sessions: StorageUserSessions,
+  settings: SelfSettings = { tempUrlMaxSeconds: DEFAULT_TEMP_URL_MAX_SECONDS },
+  now: () => Date = () => new Date(),
+): Router {
   const router = Router();
   const auth = authenticateStorageUser(sessions);
   // Signing in and asking who is signed in need no session; signing out does.
@@ -131,6 +163,54 @@ export function selfRouter(db: Db, sessions: StorageUserSessions, now: () => Dat
         throw errors.notFound('You have no application credential with this id.');
       await keys.deleteApplicationCredential(storageSessionIdOf(res), storageSessionOf(res), id);
       res.status(204).end();
+    },
+  });
+
+  const sharing = new SelfSharing(db, sessions, settings.tempUrlMaxSeconds, now);
+  resourceRoute(router, '/self/containers/', auth, {
+    GET: async (req, res) => {
+      const listed = await sharing.listContainers(storageSessionIdOf(res), storageSessionOf(res));
+      send(req, res, 200, sharedContainersJson(listed.containers, listed.truncated));
+    },
+  });
+  resourceRoute(router, '/self/containers/:container/', auth, {
+    GET: async (req, res) => {
+      const name = containerNameOf(req.params.container);
+      send(
+        req,
+        res,
+        200,
+        sharedContainerJson(await sharing.container(storageSessionIdOf(res), storageSessionOf(res), name)),
+      );
+    },
+    PUT: async (req, res) => {
+      const name = containerNameOf(req.params.container);
+      const input = validate<ContainerAclInput>(containerAclSchema, await parseBody(req));
+      const set = await sharing.setAcls(storageSessionIdOf(res), storageSessionOf(res), name, input);
+      send(req, res, 200, sharedContainerJson(set));
+    },
+  });
+  resourceRoute(router, '/self/temp_url_keys/', auth, {
+    GET: async (req, res) => {
+      const keys = await sharing.tempUrlKeys(storageSessionIdOf(res), storageSessionOf(res));
+      send(req, res, 200, tempUrlKeysJson(keys, settings.tempUrlMaxSeconds));
+    },
+    POST: async (req, res) => {
+      const input = validate<TempUrlKeyActionInput>(tempUrlKeyActionSchema, await parseBody(req));
+      const keys = await sharing.changeTempUrlKeys(storageSessionIdOf(res), storageSessionOf(res), input);
+      send(req, res, 200, tempUrlKeysJson(keys, settings.tempUrlMaxSeconds));
+    },
+  });
+  resourceRoute(router, '/self/temp_urls/', auth, {
+    POST: async (req, res) => {
+      const input = validate<TempUrlRequestInput>(tempUrlRequestSchema, await parseBody(req));
+      // The URL is a bearer credential for its lifetime: not cached, as a secret is not.
+      sendSecret(
+        req,
+        res,
+        201,
+        tempUrlJson(await sharing.tempUrl(storageSessionIdOf(res), storageSessionOf(res), input)),
+      );
     },
   });
   return router;

@@ -1,0 +1,340 @@
+/**
+ * A storage user's Sharing page against a real Swift (keystone pipeline with `tempurl`) and Cairn's
+ * own gateway and management API: a read ACL granted through the API lets another user list the
+ * container with the `swift` CLI; temporary URLs the API signs download with fetch until they end,
+ * and keep working across one key rotation. The console's Sharing page (Debian's chromium) does the
+ * same through its ACL editor and generator, and never sees the key. Needs the console built
+ * (`node scripts/build.mjs packages/console`; `pnpm test:interop` does).
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { launch, PageProblems } from '../browser/chromium';
+import { axeFindings } from '../browser/console-page';
+import { freePort } from '../support/processes';
+import { ADMIN_AUTH, CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { ClientHome } from './s3-clients';
+import { startSwiftCluster, swiftCli, type SwiftCluster } from './swift-cluster';
+
+const PW = 'sharing-password-0001';
+const SERVICE_PW = 'swift-service-password-0001';
+const MAX_LIFETIME = 60;
+const CONTENT = 'shared through a temporary URL\n';
+const CONSOLE_DIR = join(__dirname, '..', '..', 'packages', 'console', 'dist');
+const ARTIFACTS = join(__dirname, '..', 'browser', 'artifacts');
+
+interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+describe('Sharing: container ACLs and temporary URLs through the management API, checked by Swift', () => {
+  let swift: SwiftCluster;
+  let stack: Stack;
+  let home: ClientHome;
+  let gwAuth: string;
+  let cookie = '';
+  let csrf = '';
+
+  const call = async (method: string, path: string, body?: unknown, extra: Record<string, string> = {}) => {
+    const res = await fetch(`${stack.apiUrl}${path}`, {
+      method,
+      headers: {
+        Accept: 'application/json',
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        ...extra,
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return {
+      status: res.status,
+      body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+      headers: res.headers,
+    };
+  };
+  const self = (method: string, path: string, body?: unknown): Promise<Answer> =>
+    call(method, `/api/v1/self/${path}`, body, { Cookie: cookie, 'X-Cairn-CSRF': csrf });
+  const as = (user: string) => [
+    '--auth-version',
+    '3',
+    '--os-auth-url',
+    `${gwAuth}/v3`,
+    '--os-username',
+    user,
+    '--os-password',
+    PW,
+    '--os-project-name',
+    user,
+    '--os-user-domain-id',
+    'default',
+    '--os-project-domain-id',
+    'default',
+  ];
+  /** A token from the gateway, as the swift CLI's v3 login gets it (cheaper than starting the CLI). */
+  const tokenOf = async (user: string): Promise<string> => {
+    const res = await fetch(`${gwAuth}/v3/auth/tokens`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        auth: {
+          identity: {
+            methods: ['password'],
+            password: { user: { name: user, domain: { id: 'default' }, password: PW } },
+          },
+          scope: { project: { name: user, domain: { id: 'default' } } },
+        },
+      }),
+    });
+    expect(res.status).toBe(201);
+    return res.headers.get('x-subject-token')!;
+  };
+
+  beforeAll(async () => {
+    home = new ClientHome();
+    const gwPort = await freePort();
+    gwAuth = `http://127.0.0.1:${gwPort}/auth`;
+    swift = await startSwiftCluster({
+      pipeline: 'keystone',
+      keystone: {
+        authUrl: `${gwAuth}/v3`,
+        username: 'swift-service',
+        password: SERVICE_PW,
+        projectName: 'swift-service',
+        tokenCacheTime: 1,
+      },
+      // tempurl before the auth filters, as Swift's sample pipeline has it: it authorizes the
+      // request itself, and keystoneauth then lets a tempurl request through.
+      proxyPipeline: [
+        'catch_errors',
+        'gatekeeper',
+        'healthcheck',
+        'proxy-logging',
+        'cache',
+        'tempurl',
+        'authtoken',
+        'keystoneauth',
+        'proxy-logging',
+        'proxy-server',
+      ],
+      extraProxyConfig: '[filter:tempurl]\nuse = egg:swift#tempurl\n',
+    });
+    stack = await startStack({
+      database: 'postgres',
+      redis: true,
+      hashParams: CHEAP_HASH_PARAMS,
+      tempUrlMaxSeconds: MAX_LIFETIME,
+      consoleDir: CONSOLE_DIR,
+      gateway: { port: gwPort, publicUrl: gwAuth, storageUrl: `${swift.proxyUrl}/v1` },
+    });
+    const patched = await call(
+      'PATCH',
+      '/api/v1/clusters/1/',
+      { auth_url: gwAuth, storage_url: `${swift.proxyUrl}/v1` },
+      { Authorization: ADMIN_AUTH },
+    );
+    expect(patched.status).toBe(202);
+    await stack.createUser('swift-service', SERVICE_PW, { is_superuser: true });
+    await stack.createUser('alice', PW);
+    await stack.createUser('bob', PW);
+    await stack.createUser('carol', PW);
+    const alice = await tokenOf('alice');
+    for (const [path, body] of [
+      ['/shared', undefined],
+      ['/shared/hello.txt', CONTENT],
+    ] as const) {
+      const put = await fetch(`${swift.storageUrl('alice')}${path}`, {
+        method: 'PUT',
+        headers: { 'X-Auth-Token': alice },
+        body,
+      });
+      expect(put.status).toBe(201);
+    }
+    const signIn = await call('POST', '/api/v1/self/session/', { cluster: 'default', user: 'alice', password: PW });
+    expect(signIn.status).toBe(201);
+    cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
+    csrf = String(signIn.body.csrf_token);
+  });
+  afterAll(async () => {
+    await stack?.close();
+    await swift?.stop();
+    home?.close();
+  });
+
+  it('when alice grants bob read through the API, then bob lists her container with the swift CLI; a user not in the cluster is refused first', async () => {
+    const bob = await tokenOf('bob');
+    const bobAsks = async (method: string, path: string) =>
+      (await fetch(`${swift.storageUrl('alice')}${path}`, { method, headers: { 'X-Auth-Token': bob } })).status;
+    const bobLists = () =>
+      swiftCli([...as('bob'), '--os-storage-url', swift.storageUrl('alice'), 'list', 'shared'], {}, { cwd: home.dir });
+    expect(await bobAsks('GET', '/shared')).toBe(403);
+
+    const listed = await self('GET', 'containers/');
+    expect(listed.status).toBe(200);
+    expect(listed.body.objects).toEqual([
+      expect.objectContaining({ name: 'shared', object_count: 1, public_read: false, read: { users: [], other: [] } }),
+    ]);
+
+    const refused = await self('PUT', 'containers/shared/', { read_users: ['bob', 'nobody'] });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe(
+      "No user 'nobody' in cluster 'default': an ACL names other users of your cluster, by their user names.",
+    );
+    expect(((await self('GET', 'containers/shared/')).body.read as { users: string[] }).users).toEqual([]);
+
+    const set = await self('PUT', 'containers/shared/', { read_users: ['bob'] });
+    expect(set.status).toBe(200);
+    expect(set.body).toMatchObject({ read: { users: ['bob'], other: [] }, write: { users: [], other: [] } });
+    const res = await bobLists();
+    expect([res.code, res.stdout.trim()]).toEqual([0, 'hello.txt']);
+    // Bob may read, not write.
+    expect(
+      (
+        await swiftCli(
+          [...as('bob'), '--os-storage-url', swift.storageUrl('alice'), 'delete', 'shared', 'hello.txt'],
+          {},
+          { cwd: home.dir },
+        )
+      ).code,
+    ).not.toBe(0);
+
+    expect((await self('PUT', 'containers/shared/', {})).status).toBe(200);
+    expect((await bobLists()).code).not.toBe(0);
+    expect((await self('GET', 'containers/nothere/')).status).toBe(404);
+  });
+
+  it('when alice makes temporary URLs, then fetch downloads them until they end, across one rotation but not two', async () => {
+    const keys = await self('GET', 'temp_url_keys/');
+    expect(keys.body).toMatchObject({
+      tempurl: true,
+      key_set: false,
+      previous_key_set: false,
+      max_lifetime_seconds: MAX_LIFETIME,
+    });
+    expect(JSON.stringify(keys.body)).not.toMatch(/[A-Za-z0-9_-]{43}/);
+    const make = (lifetime: number) =>
+      self('POST', 'temp_urls/', {
+        container: 'shared',
+        object: 'hello.txt',
+        method: 'GET',
+        lifetime_seconds: lifetime,
+      });
+    const noKey = await make(5);
+    expect([noKey.status, noKey.body.error]).toEqual([
+      409,
+      'Your account has no temporary URL key yet: set one first.',
+    ]);
+
+    expect((await self('POST', 'temp_url_keys/', { action: 'set' })).body).toMatchObject({ key_set: true });
+    const tooLong = await make(MAX_LIFETIME + 1);
+    expect([tooLong.status, tooLong.body.error]).toEqual([
+      400,
+      `The lifetime_seconds field is at most ${MAX_LIFETIME} (the longest a temporary URL may work here).`,
+    ]);
+
+    const first = await make(MAX_LIFETIME);
+    expect(first.status).toBe(201);
+    const firstUrl = String(first.body.url);
+    expect(firstUrl.startsWith(`${swift.storageUrl('alice')}/shared/hello.txt?temp_url_sig=`)).toBe(true);
+    const get = async (url: string) => {
+      const r = await fetch(url);
+      return [r.status, r.status === 200 ? await r.text() : ''];
+    };
+    expect(await get(firstUrl)).toEqual([200, CONTENT]);
+
+    // Rotate: the first key moves to Key-2, its link keeps working; new links use the new key.
+    expect((await self('POST', 'temp_url_keys/', { action: 'rotate' })).body).toMatchObject({
+      key_set: true,
+      previous_key_set: true,
+    });
+    expect(await get(firstUrl)).toEqual([200, CONTENT]);
+    const short = await make(2);
+    expect(await get(String(short.body.url))).toEqual([200, CONTENT]);
+    // A second rotation (or dropping the previous key) ends the first key's links.
+    expect((await self('POST', 'temp_url_keys/', { action: 'rotate' })).status).toBe(200);
+    expect((await get(firstUrl))[0]).toBe(401);
+    expect(await get(String(short.body.url))).toEqual([200, CONTENT]);
+
+    // Past its lifetime (Swift compares whole seconds), the short link is refused.
+    const until = Date.parse(String(short.body.expires_at)) + 1_100;
+    await new Promise((r) => setTimeout(r, Math.max(0, until - Date.now())));
+    expect((await get(String(short.body.url)))[0]).toBe(401);
+  });
+
+  it('when carol uses the Sharing page, then bob may read her container and the link it makes downloads; no key reaches the page', async () => {
+    const carol = await tokenOf('carol');
+    for (const [path, body] of [
+      ['/photos', undefined],
+      ['/photos/cat.txt', CONTENT],
+    ] as const) {
+      const put = await fetch(`${swift.storageUrl('carol')}${path}`, {
+        method: 'PUT',
+        headers: { 'X-Auth-Token': carol },
+        body,
+      });
+      expect(put.status).toBe(201);
+    }
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const browser = await launch();
+    try {
+      const page = await browser.context.newPage();
+      page.setDefaultTimeout(30000);
+      const problems = new PageProblems(page);
+      const answers: string[] = [];
+      page.on('response', (r) => {
+        if (r.url().includes('/api/v1/self/'))
+          void r.text().then(
+            (t) => answers.push(t),
+            () => undefined,
+          );
+      });
+      await page.goto(`${stack.apiUrl}/console/`);
+      await page.getByRole('radio', { name: 'Storage user' }).check();
+      await page.getByLabel('Cluster').fill('default');
+      await page.getByLabel('User name').fill('carol');
+      await page.getByLabel('Password').fill(PW);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { level: 1, name: 'My storage' }).waitFor();
+      await page.getByRole('link', { name: 'Sharing' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Sharing' }).waitFor();
+      await page.getByRole('button', { name: 'Edit who may use photos' }).click();
+      await page.getByLabel('Users who may read').fill('bob, nobody');
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.getByText("No user 'nobody' in cluster 'default'").waitFor();
+      // The refusal is the one problem so far (chromium logs the 400 too).
+      expect(problems.take()).toEqual([
+        expect.stringMatching(/^HTTP 400: PUT .*\/self\/containers\/photos\/$/),
+        expect.stringMatching(/^console: .*400/),
+      ]);
+      await page.getByLabel('Users who may read').fill('bob');
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.locator('table.containers tbody tr', { hasText: 'photos' }).getByText('bob').waitFor();
+      const bobLists = await swiftCli(
+        [...as('bob'), '--os-storage-url', swift.storageUrl('carol'), 'list', 'photos'],
+        {},
+        { cwd: home.dir },
+      );
+      expect([bobLists.code, bobLists.stdout.trim()]).toEqual([0, 'cat.txt']);
+
+      await page.getByRole('button', { name: 'Set a key' }).click();
+      await page.getByRole('button', { name: 'Rotate the key' }).waitFor();
+      await page.getByRole('textbox', { name: 'Container', exact: true }).fill('photos');
+      await page.getByRole('textbox', { name: 'Object', exact: true }).fill('cat.txt');
+      await page.getByLabel('Lifetime (minutes)').fill('1');
+      await page.getByRole('button', { name: 'Make URL' }).click();
+      const url = await page.locator('.copyable code').textContent();
+      expect(url).toMatch(/\/v1\/AUTH_carol\/photos\/cat\.txt\?temp_url_sig=[0-9a-f]{64}&temp_url_expires=\d+$/);
+      const got = await fetch(url!);
+      expect([got.status, await got.text()]).toEqual([200, CONTENT]);
+      expect(await axeFindings(page)).toEqual([]);
+      await page.screenshot({ path: join(ARTIFACTS, 'self-service-sharing-1280x800.png'), fullPage: true });
+      expect(problems.take()).toEqual([]);
+      // The key itself never reached the page: Swift's account metadata holds it, the API only uses it.
+      const head = await fetch(swift.storageUrl('carol'), { method: 'HEAD', headers: { 'X-Auth-Token': carol } });
+      const key = head.headers.get('x-account-meta-temp-url-key');
+      expect(key).toBeTruthy();
+      expect(answers.join('\n')).not.toContain(key!);
+    } finally {
+      await browser.close();
+    }
+  });
+});
