@@ -229,7 +229,7 @@ export function WhatIfPanel({
             </label>
           )}
         </div>
-        <GeometryLine ring={ring} rings={setRings} reading={rings.loading && !rings.data} />
+        <GeometryLine ring={ring} rings={setRings} reading={rings.loading && !rings.data} error={rings.error} />
         <RateLine measured={measured} reading={health.loading && !health.data} />
         <p class="hint">
           A step moves at most {DEFAULT_STEP_PCT} % of the ring's partition replicas.
@@ -265,15 +265,23 @@ function GeometryLine({
   ring,
   rings,
   reading,
+  error,
 }: {
   ring: RingGeometry | null;
   rings: readonly RingGeometry[];
   reading: boolean;
+  error: string | undefined;
 }) {
   if (!ring && reading)
     return (
       <p class="hint" data-field="geometry">
         Part power and replicas: reading the cluster's stored rings…
+      </p>
+    );
+  if (!ring && error)
+    return (
+      <p class="hint" data-field="geometry">
+        Part power and replicas: as typed above — the cluster's stored rings could not be read ({error}).
       </p>
     );
   if (!ring)
