@@ -5,7 +5,15 @@ import { gzipSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
 import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, startStack, type Stack } from '../support/stack';
 import { formatBytes, formatPct, formatTb, tbTitle } from '../../packages/console/src/lib/format';
-import { describeProjection, historySamples, projectThreshold } from '../../packages/console/src/lib/projection';
+import {
+  describeProjection,
+  historySamples,
+  projectThreshold,
+  reachAt,
+  trend,
+} from '../../packages/console/src/lib/projection';
+import { planCapacity } from '../../packages/console/src/lib/ring-plan';
+import type { RingPlan } from '../../packages/console/src/api';
 import { ringSetMatcher } from '../../packages/console/src/lib/ring-sets';
 import {
   DEFAULT_STEP_PCT,
@@ -407,6 +415,11 @@ describe('the console in chromium', () => {
       /^Replication rate: assumed, as typed above — no storage node reports/,
     );
     await expect(panel.getByLabel('In zone').locator('option').allTextContents()).resolves.toEqual(['Any zone']);
+    // No ring stored: the typed part power and replicas stand in, and the panel says so.
+    await panel.locator('[data-field="geometry"]', { hasText: 'as typed' }).waitFor();
+    await expect(field('geometry')).resolves.toMatch(
+      /^Part power and replicas: as typed above — no stored object ring of this cluster lists the devices of this ring set/,
+    );
     await expect(field('warn-when')).resolves.toBe(
       `today ${describeWhen(warn.before)} · after ${describeWhen(warn.after)}`,
     );
@@ -444,6 +457,27 @@ describe('the console in chromium', () => {
     await expect(field('plan-steps')).resolves.toBe('1 computed by Swift so far; about 34 in all (estimated)');
     await expect(field('plan-time')).resolves.toMatch(/ at the assumed rate, 2 receiving nodes at once /);
     await expect(field('estimate-note')).resolves.toMatch(/^Estimated: /);
+    // Time to full from the plan's own fills (24 TB → 32 TB, every size known) at the chosen ring set's growth.
+    const storedPlan = await api<RingPlan>('GET', `clusters/1/ring_plans/${stored.id}/`);
+    const cap = planCapacity(storedPlan);
+    if (typeof cap === 'string') throw new Error(cap);
+    expect([cap.rawBefore, cap.rawAfter, cap.sizedFromWeight]).toEqual([24e12, 32e12, 0]);
+    const perDay = trend(samples)!.slope * 86_400_000;
+    const planAt = Date.parse(RING_PLAN.computed_at);
+    const planFull = [
+      reachAt(cap.usedBefore, cap.rawBefore, planAt, perDay, 100),
+      reachAt(cap.usedAfter, cap.rawAfter, planAt, perDay, 100),
+    ];
+    expect(planFull.map((p) => p.kind)).toEqual(['at', 'at']);
+    await expect(field('plan-fill')).resolves.toBe(
+      `${formatPct((100 * cap.usedBefore) / cap.rawBefore)} of ${formatBytes(24e12)} → ${formatPct((100 * cap.usedAfter) / cap.rawAfter)} of ${formatBytes(32e12)} (the plan's)`,
+    );
+    await expect(field('plan-full-when')).resolves.toBe(
+      `before ${describeWhen(planFull[0]!)} · after ${describeWhen(planFull[1]!)}`,
+    );
+    await expect(field('plan-growth')).resolves.toMatch(
+      /the growth of ring set gold,silver \(the one chosen above: none of the plan's devices reports to this page\)/,
+    );
     const planRows = await computed
       .locator('table.what-if-plan-devices tbody tr')
       .evaluateAll((trs) =>
@@ -521,11 +555,21 @@ describe('the console in chromium', () => {
     // 3072 partitions in 8 minutes; the longer pass took 6.
     expect([rate.partitionsPerSecondPerNode, rate.passes, rate.longestPassSeconds]).toEqual([6.4, 2, 360]);
     const zoned = membersIn(zonesOfRings(rings.objects));
+    // The stored ring's part power (6) and replicas (3), not the typed 10.
     const wz = projectChange(
       zoned,
       { kind: 'add', count: 2, sizeBytes: 16e12, nodes: 1, zone: { region: 1, zone: 2 } },
-      { partPower: 10, replicas: 3, stepPct: DEFAULT_STEP_PCT, rate: { kind: 'measured', ...rate } },
+      { partPower: 6, replicas: 3, stepPct: DEFAULT_STEP_PCT, rate: { kind: 'measured', ...rate } },
     );
+    await panel.locator('[data-field="geometry"]', { hasText: 'stored ring' }).waitFor();
+    await expect(field('geometry')).resolves.toBe(
+      "Part power 6 and 3 replicas: the cluster's stored ring object, version 1.",
+    );
+    expect(await panel.getByLabel('Part power').count()).toBe(0);
+    await expect(field('parts')).resolves.toBe(
+      `${wz.partsToMove.toLocaleString('en-US')} of ${(192).toLocaleString('en-US')} partition replicas`,
+    );
+    await expect(field('steps')).resolves.toBe(String(wz.steps));
     await expect(field('rate')).resolves.toMatch(
       /^Replication rate: measured, 6\.4 partitions a second per node — the last completed object replication pass of 2 nodes \(recon\), the latest ended .+, the earliest .+; the longest took 6 min\.$/,
     );

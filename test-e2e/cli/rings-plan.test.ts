@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildRing, removeDir } from '../../packages/rings/test/helpers/swift-ring';
 import { cairn } from '../support/processes';
-import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, startStack } from '../support/stack';
+import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, startStack, type Stack } from '../support/stack';
 
 // The built CLI (dist/) finds the package's Python wrapper and Swift through /usr/bin/python3.
 jest.setTimeout(60_000);
@@ -36,10 +36,16 @@ describe('cairn rings plan and apply', () => {
     expect(applied.stdout).toMatch(new RegExp(`Applied step 1: ${plan.steps[0]!.parts_moved} partitions moved`));
   });
 
-  it('when planned and applied with --cluster, then the plan is stored with the cluster and the ring becomes its current version, both named after the plan file', async () => {
-    const stack = await startStack({ database: 'postgres' });
-    try {
-      const env = { CAIRN_API_URL: stack.apiUrl, CAIRN_API_KEY: `${ADMIN_AUTH_NAME}:${ADMIN_KEY}` };
+  describe('with the management API', () => {
+    let stack: Stack;
+    let env: Record<string, string>;
+    beforeAll(async () => {
+      stack = await startStack({ database: 'postgres' });
+      env = { CAIRN_API_URL: stack.apiUrl, CAIRN_API_KEY: `${ADMIN_AUTH_NAME}:${ADMIN_KEY}` };
+    });
+    afterAll(() => stack.close());
+
+    it('when planned and applied with --cluster, then the plan is stored with the cluster and the ring becomes its current version, both named after the plan file', async () => {
       const planFile = join(dir, 'grow-d3.json');
       const planned = await cairn(
         [
@@ -77,9 +83,33 @@ describe('cairn rings plan and apply', () => {
       expect(versions.objects).toEqual([
         expect.objectContaining({ ring: 'object', version: 1, current: true, md5, plan_id: 'grow-d3', plan_step: 1 }),
       ]);
-    } finally {
-      await stack.close();
-    }
+      // The plan as apply left it (step 1 applied, the next computed) is stored again under its name.
+      expect(applied.stdout).toContain('Plan 3 (grow-d3) is stored with cluster 1: /api/v1/clusters/1/ring_plans/3/');
+      const restored = (await (
+        await fetch(`${stack.apiUrl}/api/v1/clusters/1/ring_plans/3/`, { headers: { Authorization: ADMIN_AUTH } })
+      ).json()) as { plan: { applied: unknown[] } };
+      expect(restored.plan).toEqual(JSON.parse(await readFile(planFile, 'utf8')));
+      expect(restored.plan.applied).toHaveLength(1);
+    });
+
+    it('when the plans are listed, then every stored plan of the cluster is there, newest first, with its name and steps', async () => {
+      const listed = await cairn(['rings', 'plans', 'list', '--cluster', 'default', '-o', 'json'], env);
+      expect(listed).toMatchObject({ code: 0, stderr: '' });
+      const rows = JSON.parse(listed.stdout) as Array<{ id: string; name: string; ring: string; seed: number }>;
+      expect(rows.map((r) => [r.id, r.name, r.ring, r.seed])).toEqual([
+        ['3', 'grow-d3', 'object', 5],
+        ['2', 'grow-d3-again', 'object', 5],
+        ['1', 'grow-d3', 'object', 5],
+      ]);
+      const table = await cairn(['rings', 'plans', 'list', '--cluster', '1'], env);
+      const lines = table.stdout.trimEnd().split('\n');
+      expect(lines[0]).toMatch(/^ID +NAME +RING +SEED +SWIFT_VERSION .*STEPS_COMPUTED/);
+      expect(lines.slice(1).map((l) => l.split(/ +/).slice(0, 2))).toEqual([
+        ['3', 'grow-d3'],
+        ['2', 'grow-d3-again'],
+        ['1', 'grow-d3'],
+      ]);
+    });
   });
 
   it('when a device is unknown, then the table command exits 5 with the sentence', async () => {

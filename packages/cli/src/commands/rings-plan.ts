@@ -171,7 +171,7 @@ export function addRingPlanCommands(rings: Command, deps: RingPlanDeps = {}): vo
     .option('--recon-timeout <ms>', 'per recon request', '5000')
     .option(
       '--cluster <id|name>',
-      "after the step, push the ring to this cluster's versions in the management API (plan id: the plan file's name; the step's number), for the nodes to pull",
+      "after the step, push the ring to this cluster's versions in the management API (plan id: the plan file's name; the step's number), for the nodes to pull, and store the plan as it now is (the same name) in the cluster's ring plans",
     )
     .addOption(new Option('-o, --output <format>', 'output format').choices(['table', 'json']).default('table'))
     .action(async (planFile: string, flags: ApplyFlags, cmd: Command) => {
@@ -201,15 +201,21 @@ export function addRingPlanCommands(rings: Command, deps: RingPlanDeps = {}): vo
         throw errors.invalidInput(`step ${outcome.step} not applied: ${outcome.reason}`);
       // Pushed after the step is written: a failed push leaves a step that `cairn rings push` can still send.
       if (outcome.status === 'applied' && flags.cluster !== undefined && deps.pushRing) {
-        const ring = (JSON.parse(await readFile(planFile, 'utf8')) as Plan).ring;
+        // The plan file now records the step applied and the next one Swift computed.
+        const plan = JSON.parse(await readFile(planFile, 'utf8')) as Plan;
         const said = await deps.pushRing(cmd, {
           cluster: flags.cluster,
           swiftDir: flags.swiftDir,
-          ring,
+          ring: plan.ring,
           planId: planNameOf(planFile),
           step: String(outcome.step),
         });
         if (flags.output !== 'json') process.stdout.write(said);
+        // Stored again under the same name, so the console's What-if panel (newest first) shows the later steps.
+        if (deps.storePlan) {
+          const stored = await deps.storePlan(cmd, { cluster: flags.cluster, name: planNameOf(planFile), plan });
+          if (flags.output !== 'json') process.stdout.write(stored);
+        }
       }
     });
 }

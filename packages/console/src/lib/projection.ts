@@ -26,7 +26,21 @@ export function projectThreshold(samples: readonly Sample[], threshold = 80): Pr
   const last = samples.reduce((a, b) => (b.t > a.t ? b : a));
   const pct = last.rawBytes > 0 ? (last.usedBytes / last.rawBytes) * 100 : 0;
   if (pct >= threshold) return { kind: 'already', pct };
-  if (samples.length < 2) return { kind: 'insufficient' };
+  const line = trend(samples);
+  if (line === null) return { kind: 'insufficient' };
+  const { mt, mu, slope } = line;
+  if (slope <= 0) return { kind: 'never' };
+  const target = (threshold / 100) * last.rawBytes;
+  const t = mt + (target - mu) / slope;
+  return { kind: 'at', t: Math.max(t, last.t), bytesPerDay: slope * DAY };
+}
+
+/**
+ * The least-squares line through used bytes over time: its mean time and bytes and its slope in
+ * bytes per millisecond; null for fewer than two samples or samples all at one time.
+ */
+export function trend(samples: readonly Sample[]): { mt: number; mu: number; slope: number } | null {
+  if (samples.length < 2) return null;
   const n = samples.length;
   const mt = samples.reduce((a, s) => a + s.t, 0) / n;
   const mu = samples.reduce((a, s) => a + s.usedBytes, 0) / n;
@@ -36,12 +50,26 @@ export function projectThreshold(samples: readonly Sample[], threshold = 80): Pr
     cov += (s.t - mt) * (s.usedBytes - mu);
     varT += (s.t - mt) ** 2;
   }
-  if (varT === 0) return { kind: 'insufficient' };
-  const slope = cov / varT;
-  if (slope <= 0) return { kind: 'never' };
-  const target = (threshold / 100) * last.rawBytes;
-  const t = mt + (target - mu) / slope;
-  return { kind: 'at', t: Math.max(t, last.t), bytesPerDay: slope * DAY };
+  if (varT === 0) return null;
+  return { mt, mu, slope: cov / varT };
+}
+
+/**
+ * When `used` bytes of `raw` reach `threshold` %, growing from time `at` by `bytesPerDay` (null:
+ * no growth known): the same kinds as projectThreshold.
+ */
+export function reachAt(
+  used: number,
+  raw: number,
+  at: number,
+  bytesPerDay: number | null,
+  threshold: number,
+): Projection {
+  const pct = raw > 0 ? (used / raw) * 100 : 0;
+  if (pct >= threshold) return { kind: 'already', pct };
+  if (bytesPerDay === null) return { kind: 'insufficient' };
+  if (bytesPerDay <= 0) return { kind: 'never' };
+  return { kind: 'at', t: at + (((threshold / 100) * raw - used) / bytesPerDay) * DAY, bytesPerDay };
 }
 
 /** What the page says of a projection; always labelled as an estimate. */

@@ -405,3 +405,45 @@ export function formatDuration(seconds: number): string {
   if (h < 48) return min % 60 ? `${h} h ${min % 60} min` : `${h} h`;
   return `${(seconds / 86_400).toFixed(1)} days`;
 }
+
+/** A stored ring's partition geometry: what the panel's partition counts follow. */
+export interface RingGeometry {
+  ring: string;
+  version: number;
+  partPower: number;
+  /** May be fractional (2.5), as Swift allows. */
+  replicas: number;
+}
+
+/**
+ * The cluster's current object rings (object, object-1, …, in policy order) that list any of a ring
+ * set's devices (`ip:port/device`): the rings whose partitions a change of those devices moves.
+ */
+export function ringsOfSet(
+  rings: ReadonlyArray<{
+    ring: string;
+    version: number;
+    current: boolean;
+    part_power: number;
+    replicas: number;
+    devices: ReadonlyArray<{ ip: string; port: number; device: string }> | null;
+  }>,
+  deviceKeys: Iterable<string>,
+): RingGeometry[] {
+  const keys = new Set(deviceKeys);
+  return rings
+    .filter((r) => r.current && /^object(-\d+)?$/.test(r.ring))
+    .filter((r) => (r.devices ?? []).some((d) => keys.has(`${d.ip}:${d.port}/${d.device}`)))
+    .sort((a, b) => a.ring.localeCompare(b.ring, undefined, { numeric: true }))
+    .map((r) => ({ ring: r.ring, version: r.version, partPower: r.part_power, replicas: r.replicas }));
+}
+
+/**
+ * The ring whose geometry the projection uses: the one ring, or of several (policies sharing the
+ * devices) the one with the most partition replicas, the most work to move; the share of weight
+ * that changes hands, and so the steps, are the same in each. Null when no ring is stored.
+ */
+export function projectionRing(rings: readonly RingGeometry[]): RingGeometry | null {
+  const replicasOf = (r: RingGeometry) => 2 ** r.partPower * r.replicas;
+  return rings.reduce<RingGeometry | null>((a, r) => (a === null || replicasOf(r) > replicasOf(a) ? r : a), null);
+}

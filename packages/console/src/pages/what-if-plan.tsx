@@ -1,11 +1,20 @@
 import { useState } from 'preact/hooks';
-import type { List, RingPlan } from '../api';
+import type { CapacityHistory, List, RingPlan } from '../api';
 import { ErrorText, Loading, ScrollBox, TableHead } from '../components';
 import { useSession } from '../context';
 import { useLoad } from '../hooks';
 import { bytesTitle, formatBytes, formatPct, formatTime } from '../lib/format';
-import { planFillRows, planLabel, receivingNodes, replicationSecondsEstimate } from '../lib/ring-plan';
-import { formatDuration, type ReplicationRate } from '../lib/what-if';
+import { historySamples, reachAt, trend } from '../lib/projection';
+import {
+  planCapacity,
+  planFillRows,
+  planLabel,
+  receivingNodes,
+  replicationSecondsEstimate,
+  ringSetOfPlan,
+  type PlanCapacity,
+} from '../lib/ring-plan';
+import { describeWhen, formatDuration, type ReplicationRate } from '../lib/what-if';
 import { WARN_PCT } from './charts';
 
 /** Plans offered in the list: the newest (each carries its whole plan, so the page stays small). */
@@ -19,7 +28,15 @@ const ROWS = 50;
  * estimate, never mixed with it: every figure here is the plan's, but for the replication time,
  * which says it is an estimate.
  */
-export function ComputedPlan({ clusterId, rate }: { clusterId: number; rate: ReplicationRate | null }) {
+export function ComputedPlan({
+  clusterId,
+  rate,
+  growth,
+}: {
+  clusterId: number;
+  rate: ReplicationRate | null;
+  growth: GrowthSource;
+}) {
   const { call } = useSession();
   const plans = useLoad(
     () => call<List<RingPlan>>('GET', `clusters/${clusterId}/ring_plans/?limit=${PLANS_SHOWN}&order_by=-created_at`),
@@ -50,12 +67,28 @@ export function ComputedPlan({ clusterId, rate }: { clusterId: number; rate: Rep
           </select>
         </label>
       ) : null}
-      {plan ? <PlanFigures plan={plan} rate={rate} /> : null}
+      {plan ? <PlanFigures plan={plan} rate={rate} growth={growth} /> : null}
     </div>
   );
 }
 
-function PlanFigures({ plan: p, rate }: { plan: RingPlan; rate: ReplicationRate | null }) {
+/** Where a plan's growth comes from: the capacity page's devices (to find its ring set) and history. */
+export interface GrowthSource {
+  devices: ReadonlyArray<{ node: string; device: string; ringSet: string }>;
+  history: CapacityHistory | undefined;
+  /** The ring set chosen in the panel: the growth of a plan none of whose devices reports to the page. */
+  chosen: string;
+}
+
+function PlanFigures({
+  plan: p,
+  rate,
+  growth,
+}: {
+  plan: RingPlan;
+  rate: ReplicationRate | null;
+  growth: GrowthSource;
+}) {
   const rows = planFillRows(p, ROWS);
   const seconds = rate === null ? null : replicationSecondsEstimate(p, rate);
   const nodes = receivingNodes(p);
@@ -103,6 +136,7 @@ function PlanFigures({ plan: p, rate }: { plan: RingPlan; rate: ReplicationRate 
               : `${formatDuration(seconds)} for the plan's bytes at the assumed rate, ${nodes} receiving node${nodes === 1 ? '' : 's'} at once (not counting min_part_hours between steps)`}
         </dd>
       </dl>
+      <PlanWhenFull plan={p} growth={growth} />
       <ScrollBox label="Steps computed by Swift">
         <table class="what-if-steps">
           <caption>Steps computed by Swift</caption>
@@ -157,5 +191,71 @@ function PlanFigures({ plan: p, rate }: { plan: RingPlan; rate: ReplicationRate 
         <p class="hint">Swift's plan notes: {n}</p>
       ))}
     </div>
+  );
+}
+
+/**
+ * When the plan's devices fill, before and after the change: their used bytes and sizes are the
+ * plan's (recon's and Swift's projection), the growth is the trend of their ring set's history,
+ * from when the plan was computed; so the dates are estimates, the fills are not (but for devices
+ * sized from their weight, said so).
+ */
+function PlanWhenFull({ plan: p, growth: g }: { plan: RingPlan; growth: GrowthSource }) {
+  const cap = planCapacity(p);
+  if (typeof cap === 'string')
+    return (
+      <p class="hint" data-field="plan-when-full">
+        Time to full: unknown. {cap}
+      </p>
+    );
+  const matched = ringSetOfPlan(p, g.devices);
+  const ringSet = matched ?? g.chosen;
+  const samples = historySamples(g.history?.history.find((h) => h.ring_set === ringSet)?.samples ?? []);
+  const line = trend(samples);
+  const bytesPerDay = line === null ? null : line.slope * 86_400_000;
+  const at = Date.parse(p.computed_at ?? p.created_at);
+  const when = (c: PlanCapacity, threshold: number) => ({
+    before: reachAt(c.usedBefore, c.rawBefore, at, bytesPerDay, threshold),
+    after: reachAt(c.usedAfter, c.rawAfter, at, bytesPerDay, threshold),
+  });
+  const warn = when(cap, WARN_PCT);
+  const full = when(cap, 100);
+  return (
+    <>
+      <dl class="facts">
+        <dt>Fill of the plan's devices</dt>
+        <dd
+          data-field="plan-fill"
+          title={`${bytesTitle(cap.usedBefore)} of ${bytesTitle(cap.rawBefore)} → ${bytesTitle(cap.usedAfter)} of ${bytesTitle(cap.rawAfter)}`}
+        >
+          {formatPct(cap.rawBefore > 0 ? (100 * cap.usedBefore) / cap.rawBefore : null)} of {formatBytes(cap.rawBefore)}{' '}
+          → {formatPct(cap.rawAfter > 0 ? (100 * cap.usedAfter) / cap.rawAfter : null)} of {formatBytes(cap.rawAfter)}
+          {cap.sizedFromWeight > 0 || !cap.usedAfterProjected ? ' (partly estimated, below)' : " (the plan's)"}
+        </dd>
+        <dt>Reaches {WARN_PCT} % (estimated)</dt>
+        <dd data-field="plan-warn-when">
+          before {describeWhen(warn.before)} · after {describeWhen(warn.after)}
+        </dd>
+        <dt>Full (estimated)</dt>
+        <dd data-field="plan-full-when">
+          before {describeWhen(full.before)} · after {describeWhen(full.after)}
+        </dd>
+      </dl>
+      <p class="hint" data-field="plan-growth">
+        The fills are the plan's: its devices' used bytes and sizes from recon when it was computed, and Swift's
+        projection of each device's bytes after.
+        {cap.sizedFromWeight > 0 && cap.bytesPerWeight !== null
+          ? ` Estimated: the plan has no size for ${cap.sizedFromWeight} device${cap.sizedFromWeight === 1 ? '' : 's'}, sized from ${cap.sizedFromWeight === 1 ? 'its' : 'their'} weight at ${formatBytes(cap.bytesPerWeight)} per unit of weight, as the devices with a size have (weight taken as proportional to size, as the estimate above does).`
+          : ''}
+        {cap.usedAfterProjected
+          ? ''
+          : ' Estimated: a device to hold data has no projection (recon did not report it), so the bytes after are the bytes before (moving keeps them).'}{' '}
+        The dates are estimates: from when the plan was computed, at{' '}
+        {bytesPerDay === null ? 'no known growth' : `${formatBytes(bytesPerDay)} a day`}, the growth of ring set{' '}
+        {ringSet}
+        {matched === null ? " (the one chosen above: none of the plan's devices reports to this page)" : ''} (the
+        trend's straight line through its samples).
+      </p>
+    </>
   );
 }

@@ -16,6 +16,8 @@ import {
   measuredRate,
   passesOf,
   projectChange,
+  projectionRing,
+  ringsOfSet,
   thresholdBeforeAfter,
   zoneFill,
   zoneLabel,
@@ -23,6 +25,7 @@ import {
   type Change,
   type MeasuredRate,
   type ReplicationRate,
+  type RingGeometry,
   type WhatIf,
   type WhatIfDevice,
   type Zone,
@@ -114,9 +117,18 @@ export function WhatIfPanel({
     const byLabel = new Map(members.flatMap((m) => (m.zone ? [[zoneLabel(m.zone), m.zone] as const] : [])));
     return [...byLabel.values()].sort((a, b) => a.region - b.region || a.zone - b.zone);
   }, [members]);
+  const setRings = useMemo(
+    () =>
+      ringsOfSet(
+        rings.data?.objects ?? [],
+        members.map((m) => m.key),
+      ),
+    [rings.data, members],
+  );
+  const ring = projectionRing(setRings);
   const target = setZones.find((z) => zoneLabel(z) === f.zone) ?? null;
   const drainKey = f.drain && members.some((m) => m.key === f.drain) ? f.drain : members[0]?.key;
-  const input = readInput(f, drainKey, target, measured);
+  const input = readInput(f, drainKey, target, measured, ring);
   const result: WhatIf | string =
     typeof input === 'string'
       ? input
@@ -190,22 +202,26 @@ export function WhatIfPanel({
           </div>
         )}
         <div class="row filters">
-          <label>
-            Part power
-            <input
-              name="part_power"
-              type="number"
-              min="0"
-              max="32"
-              step="1"
-              value={f.partPower}
-              onInput={set('partPower')}
-            />
-          </label>
-          <label>
-            Replicas
-            <input name="replicas" type="number" min="1" step="1" value={f.replicas} onInput={set('replicas')} />
-          </label>
+          {ring ? null : (
+            <>
+              <label>
+                Part power
+                <input
+                  name="part_power"
+                  type="number"
+                  min="0"
+                  max="32"
+                  step="1"
+                  value={f.partPower}
+                  onInput={set('partPower')}
+                />
+              </label>
+              <label>
+                Replicas
+                <input name="replicas" type="number" min="1" step="1" value={f.replicas} onInput={set('replicas')} />
+              </label>
+            </>
+          )}
           {measured ? null : (
             <label>
               Replication rate per node, MiB/s (assumed)
@@ -213,10 +229,10 @@ export function WhatIfPanel({
             </label>
           )}
         </div>
+        <GeometryLine ring={ring} rings={setRings} reading={rings.loading && !rings.data} error={rings.error} />
         <RateLine measured={measured} reading={health.loading && !health.data} />
         <p class="hint">
-          Part power and replicas are the ring's (<code>swift-ring-builder object.builder</code> prints them). A step
-          moves at most {DEFAULT_STEP_PCT} % of the ring's partition replicas.
+          A step moves at most {DEFAULT_STEP_PCT} % of the ring's partition replicas.
           {setZones.length === 0
             ? ' No stored ring lists the devices of this ring set, so no zone can be chosen: push the rings (cairn rings push) to target a zone.'
             : ''}
@@ -231,6 +247,7 @@ export function WhatIfPanel({
       )}
       <ComputedPlan
         clusterId={clusterId}
+        growth={{ devices, history, chosen: ringSet }}
         rate={
           measured
             ? { kind: 'measured', ...measured }
@@ -240,6 +257,50 @@ export function WhatIfPanel({
         }
       />
     </Section>
+  );
+}
+
+/** Where the part power and replicas come from: the cluster's stored ring, or (said so) the fields above. */
+function GeometryLine({
+  ring,
+  rings,
+  reading,
+  error,
+}: {
+  ring: RingGeometry | null;
+  rings: readonly RingGeometry[];
+  reading: boolean;
+  error: string | undefined;
+}) {
+  if (!ring && reading)
+    return (
+      <p class="hint" data-field="geometry">
+        Part power and replicas: reading the cluster's stored rings…
+      </p>
+    );
+  if (!ring && error)
+    return (
+      <p class="hint" data-field="geometry">
+        Part power and replicas: as typed above — the cluster's stored rings could not be read ({error}).
+      </p>
+    );
+  if (!ring)
+    return (
+      <p class="hint" data-field="geometry">
+        Part power and replicas: as typed above — no stored object ring of this cluster lists the devices of this ring
+        set (<code>swift-ring-builder object.builder</code> prints them; <code>cairn rings push</code> stores the
+        rings).
+      </p>
+    );
+  const others = rings.filter((r) => r !== ring);
+  return (
+    <p class="hint" data-field="geometry">
+      Part power {ring.partPower} and {ring.replicas} replicas: the cluster's stored ring {ring.ring}, version{' '}
+      {ring.version}.
+      {others.length > 0
+        ? ` The ring set's devices are also in ${others.map((r) => `${r.ring} (part power ${r.partPower}, ${r.replicas} replicas)`).join(', ')}, which move the same share of their partitions; the figures are ${ring.ring}'s, the ring with the most partition replicas.`
+        : ''}
+    </p>
   );
 }
 
@@ -431,14 +492,16 @@ function readInput(
   drainKey: string | undefined,
   zone: Zone | null,
   measured: MeasuredRate | null,
+  ring: RingGeometry | null,
 ): { change: Change; options: Parameters<typeof projectChange>[2] } | string {
   const whole = (v: string, min: number, max: number) => {
     const n = Number(v);
     return Number.isInteger(n) && n >= min && n <= max ? n : null;
   };
-  const partPower = whole(f.partPower, 0, 32);
+  // The stored ring's, when there is one; the typed fields only stand in for it.
+  const partPower = ring ? ring.partPower : whole(f.partPower, 0, 32);
   if (partPower === null) return 'Part power: give a whole number from 0 to 32.';
-  const replicas = whole(f.replicas, 1, 100);
+  const replicas = ring ? ring.replicas : whole(f.replicas, 1, 100);
   if (replicas === null) return 'Replicas: give a whole number from 1.';
   let rate: ReplicationRate;
   if (measured) rate = { kind: 'measured', ...measured };

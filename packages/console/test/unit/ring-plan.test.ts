@@ -1,5 +1,13 @@
 import type { RingPlan, RingPlanDevice } from '../../src/api';
-import { planFillRows, planLabel, receivingNodes, replicationSecondsEstimate } from '../../src/lib/ring-plan';
+import {
+  planCapacity,
+  planFillRows,
+  planLabel,
+  receivingNodes,
+  replicationSecondsEstimate,
+  ringSetOfPlan,
+} from '../../src/lib/ring-plan';
+import { reachAt } from '../../src/lib/projection';
 
 const device = (id: number, over: Partial<RingPlanDevice> = {}): RingPlanDevice => ({
   id,
@@ -107,5 +115,88 @@ describe("a computed ring plan's figures in the What-if panel", () => {
     expect(planLabel(planWith([], { name: null, computed_at: null }))).toBe(
       'plan 3 — object, seed 7, 2026-11-28 10:06 UTC',
     );
+  });
+});
+
+describe("a computed plan's capacity and when it fills", () => {
+  const existing = [0, 1, 2].map((id) =>
+    device(id, { used_bytes: 3e12, parts_after: 384, projected_used_bytes: 2.25e12, projected_used_pct: 56.25 }),
+  );
+  const added = device(3, {
+    weight: 0,
+    parts: 0,
+    used_bytes: 0,
+    parts_after: 384,
+    projected_used_bytes: 2.25e12,
+    projected_used_pct: 56.25,
+  });
+
+  it('when every device has its size, then used and raw bytes before and after are the plan’s own sums', () => {
+    expect(planCapacity(planWith([...existing, added]))).toEqual({
+      usedBefore: 9e12,
+      rawBefore: 12e12,
+      usedAfter: 9e12,
+      rawAfter: 16e12,
+      sizedFromWeight: 0,
+      usedAfterProjected: true,
+      bytesPerWeight: null,
+    });
+  });
+
+  it('when a drained device is in the plan, then its size leaves the capacity after and its bytes go to the others', () => {
+    const drained = device(4, { weight_after: 0, used_bytes: 1e12, parts_after: 0, projected_used_bytes: 0 });
+    const cap = planCapacity(planWith([...existing, drained]));
+    expect(cap).toMatchObject({ rawBefore: 16e12, rawAfter: 12e12, usedBefore: 10e12, usedAfter: 6.75e12 });
+  });
+
+  it('when an added device has no size, then it is sized from its weight at the sized devices’ bytes per unit of weight, and counted', () => {
+    const unsized = {
+      ...added,
+      weight_after: 50,
+      size_bytes: null,
+      projected_used_bytes: null,
+      projected_used_pct: null,
+    };
+    expect(planCapacity(planWith([...existing, unsized]))).toEqual({
+      usedBefore: 9e12,
+      rawBefore: 12e12,
+      // 4 TB per 100 of weight: the new device of weight 50 is 2 TB; with no projection, the bytes stay.
+      usedAfter: 9e12,
+      rawAfter: 14e12,
+      sizedFromWeight: 1,
+      usedAfterProjected: false,
+      bytesPerWeight: 4e10,
+    });
+  });
+
+  it('when the plan has no usage or no size at all, then it says so instead of a figure', () => {
+    const noUsage = existing.map((d) => ({ ...d, used_bytes: null, size_bytes: null, projected_used_bytes: null }));
+    expect(planCapacity(planWith(noUsage))).toMatch(/without the devices' usage \(--usage-from-recon\)/);
+    const noSize = existing.map((d) => ({ ...d, size_bytes: null }));
+    expect(planCapacity(planWith(noSize))).toMatch(/^No device of the plan has a size/);
+  });
+
+  it('when the plan’s fills grow by a day’s bytes, then full comes later after the change by the added capacity over that growth', () => {
+    const cap = planCapacity(planWith([...existing, added]));
+    if (typeof cap === 'string') throw new Error(cap);
+    const at = Date.parse('2026-11-28T00:00:00Z');
+    const before = reachAt(cap.usedBefore, cap.rawBefore, at, 1e11, 100);
+    const after = reachAt(cap.usedAfter, cap.rawAfter, at, 1e11, 100);
+    // 3 TB free at 0.1 TB a day: 30 days; 7 TB: 70 days.
+    expect(before).toEqual({ kind: 'at', t: at + 30 * 86_400_000, bytesPerDay: 1e11 });
+    expect(after).toEqual({ kind: 'at', t: at + 70 * 86_400_000, bytesPerDay: 1e11 });
+    expect(reachAt(9e12, 10e12, at, 1e11, 80)).toEqual({ kind: 'already', pct: 90 });
+    expect(reachAt(1, 10, at, null, 80).kind).toBe('insufficient');
+    expect(reachAt(1, 10, at, 0, 80).kind).toBe('never');
+  });
+
+  it('when the plan’s devices report to the capacity page, then its ring set is the one most of them are in', () => {
+    const plan = planWith([...existing, added]);
+    const row = (ip: string, ringSet: string) => ({ node: `${ip}:6200`, device: 'sdb', ringSet });
+    expect(
+      ringSetOfPlan(plan, [row('10.0.0.1', 'gold'), row('10.0.0.2', 'gold,silver'), row('10.0.0.3', 'gold')]),
+    ).toBe('gold');
+    // The added device (no weight yet) does not count.
+    expect(ringSetOfPlan(plan, [row('10.0.0.4', 'silver')])).toBeNull();
   });
 });

@@ -6,7 +6,9 @@ import {
   measuredRate,
   passesOf,
   projectChange,
+  projectionRing,
   replicationSeconds,
+  ringsOfSet,
   thresholdBeforeAfter,
   zoneFill,
   zoneLabel,
@@ -259,6 +261,45 @@ describe("the zones of the cluster's stored rings", () => {
       '10.0.0.4:6200/sdc': 'r1z4',
     });
     expect(zoneLabel(null)).toBe('zone unknown');
+  });
+});
+
+describe("the part power and replicas of the cluster's stored rings", () => {
+  const ring = (name: string, partPower: number, replicas: number, ips: string[], current = true) => ({
+    ring: name,
+    version: 4,
+    current,
+    part_power: partPower,
+    replicas,
+    devices: current ? ips.map((ip) => ({ ip, port: 6200, device: 'sdb' })) : null,
+  });
+  const rings = [
+    ring('object-1', 8, 2, ['10.0.0.2']),
+    ring('object', 10, 3, ['10.0.0.1', '10.0.0.2']),
+    ring('object', 12, 3, [], false),
+    ring('container', 14, 3, ['10.0.0.1']),
+    ring('object-2', 16, 3, ['10.0.0.9']),
+  ];
+
+  it("when current object rings list a ring set's devices, then those rings, in policy order, and the projection takes the one with the most partition replicas", () => {
+    const of = ringsOfSet(rings, ['10.0.0.2:6200/sdb', '10.0.0.3:6200/sdb']);
+    expect(of).toEqual([
+      { ring: 'object', version: 4, partPower: 10, replicas: 3 },
+      { ring: 'object-1', version: 4, partPower: 8, replicas: 2 },
+    ]);
+    expect(projectionRing(of)?.ring).toBe('object');
+    expect(projectionRing([...of].reverse())?.ring).toBe('object');
+    expect(projectionRing(ringsOfSet(rings, ['10.0.0.9:6200/sdb']))).toEqual({
+      ring: 'object-2',
+      version: 4,
+      partPower: 16,
+      replicas: 3,
+    });
+  });
+
+  it('when no current object ring lists the devices, then there is no ring and the typed fields stand in', () => {
+    expect(ringsOfSet(rings, ['10.0.0.7:6200/sdb'])).toEqual([]);
+    expect(projectionRing([])).toBeNull();
   });
 });
 
