@@ -8,7 +8,7 @@
  */
 import request from 'supertest';
 import { AUTH_ROOT, createApp } from '@cairn/auth-gateway';
-import { startStack, type Stack } from '../support/stack';
+import { CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
 import { createEc2, S3_KEYS, signedBody, type Ec2Credential } from '../s3/s3-client';
 
 const PW = 'alice-password-0123456789';
@@ -94,7 +94,13 @@ describe('application credential tokens at the identity API', () => {
       .map((r: { access_key: string }) => r.access_key);
 
   beforeAll(async () => {
-    stack = await startStack({ database: 'postgres', redis: true, s3SecretKeys: S3_KEYS });
+    // Cheap password hashes (CHEAP_HASH_PARAMS): password hashing is not what this file tests.
+    stack = await startStack({
+      hashParams: CHEAP_HASH_PARAMS,
+      database: 'postgres',
+      redis: true,
+      s3SecretKeys: S3_KEYS,
+    });
     await stack.createUser('alice', PW);
     await stack.createUser('bob', PW);
     await stack.createUser('root-svc', ROOT_PW, { is_superuser: true });

@@ -9,6 +9,7 @@ import {
   createCluster,
   createOperator,
   createUser,
+  cheapHashPassword,
   startTestApp,
   type TestApp,
 } from '../support/harness';
@@ -48,7 +49,7 @@ function namesIn(value: unknown, out: string[] = []): string[] {
 describe.each(DB_KINDS)('audit trail on %s', (kind) => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startTestApp(kind);
+    app = await startTestApp(kind, { hashPassword: cheapHashPassword });
   });
   afterAll(() => app.close());
 

@@ -5,6 +5,7 @@ import {
   createCluster,
   createOperator,
   createUser,
+  cheapHashPassword,
   startTestApp,
   type TestApp,
 } from '../support/harness';
@@ -12,7 +13,7 @@ import {
 describe.each(DB_KINDS)('operators and API keys on %s', (kind) => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startTestApp(kind);
+    app = await startTestApp(kind, { hashPassword: cheapHashPassword });
   });
   afterAll(() => app.close());
 

@@ -1,5 +1,5 @@
 import { recordQuotaOutcomes } from '../../src/repositories/quotas';
-import { ADMIN_AUTH, DB_KINDS, createUser, startTestApp, type TestApp } from '../support/harness';
+import { ADMIN_AUTH, DB_KINDS, createUser, cheapHashPassword, startTestApp, type TestApp } from '../support/harness';
 
 /**
  * Finding users by where their quotas stand: quota_status and quota_applied_at filter through the
@@ -20,7 +20,7 @@ describe.each(DB_KINDS)('users filtered by quota on %s', (kind) => {
   let appliedAt: string;
 
   beforeAll(async () => {
-    app = await startTestApp(kind);
+    app = await startTestApp(kind, { hashPassword: cheapHashPassword });
     const applied = await createUser(app, 'f-applied', { quota_bytes: 300 });
     const failed = await createUser(app, 'f-error', { quota_bytes: 100, quota_count: 5 });
     await createUser(app, 'f-pending', { quota_bytes: 200 });

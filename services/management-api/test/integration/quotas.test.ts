@@ -1,11 +1,11 @@
 import { putSwiftInfo } from '../../src/repositories/quotas';
-import { ADMIN_AUTH, DB_KINDS, createUser, startTestApp, type TestApp } from '../support/harness';
+import { ADMIN_AUTH, DB_KINDS, createUser, cheapHashPassword, startTestApp, type TestApp } from '../support/harness';
 
 /** Quotas in the API: the desired state the reconciler applies (see quota-reconciler.test.ts). */
 describe.each(DB_KINDS)('quotas on %s', (kind) => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startTestApp(kind);
+    app = await startTestApp(kind, { hashPassword: cheapHashPassword });
     // The cluster's policies, as the capacity collector reports them.
     const put = await app
       .http()

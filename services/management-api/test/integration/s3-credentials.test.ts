@@ -11,6 +11,7 @@ import {
   createCluster,
   createOperator,
   createUser,
+  cheapHashPassword,
   startTestApp,
   type TestApp,
 } from '../support/harness';
@@ -36,7 +37,11 @@ describe.each(DB_KINDS)('S3 credentials on %s', (kind) => {
   const log = new LogCapture();
   const ring = keyring();
   beforeAll(async () => {
-    app = await startTestApp(kind, { s3Keyring: ring, log: createLogger('trace', log) });
+    app = await startTestApp(kind, {
+      s3Keyring: ring,
+      log: createLogger('trace', log),
+      hashPassword: cheapHashPassword,
+    });
   });
   afterAll(() => app.close());
 
@@ -349,7 +354,7 @@ describe.each(DB_KINDS)('S3 credentials on %s', (kind) => {
 describe('S3 credentials without CAIRN_S3_SECRET_KEYS', () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startTestApp('postgres');
+    app = await startTestApp('postgres', { hashPassword: cheapHashPassword });
   });
   afterAll(() => app.close());
 
@@ -376,7 +381,7 @@ describe('S3 key rotation (resealAll) on postgres', () => {
     return parsed.keyring;
   };
   beforeAll(async () => {
-    app = await startTestApp('postgres', { s3Keyring: ring(`k1:${k1}`) });
+    app = await startTestApp('postgres', { s3Keyring: ring(`k1:${k1}`), hashPassword: cheapHashPassword });
   });
   afterAll(() => app.close());
 

@@ -1,5 +1,5 @@
 import { parseStringPromise } from 'xml2js';
-import { ADMIN_AUTH, DB_KINDS, createUser, startTestApp, type TestApp } from '../support/harness';
+import { ADMIN_AUTH, DB_KINDS, createUser, cheapHashPassword, startTestApp, type TestApp } from '../support/harness';
 
 /**
  * The billing summary beside each account's figures shows its user's quotas as they stand now, and
@@ -42,7 +42,7 @@ describe.each(DB_KINDS)('quotas in the utilization summary on %s', (kind) => {
   let sold: Record<string, unknown>;
 
   beforeAll(async () => {
-    app = await startTestApp(kind);
+    app = await startTestApp(kind, { hashPassword: cheapHashPassword });
     const policies = [
       { index: 0, name: 'gold', default: true },
       { index: 1, name: 'Silver' },

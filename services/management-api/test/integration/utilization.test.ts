@@ -7,6 +7,7 @@ import {
   createCluster,
   createOperator,
   createUser,
+  cheapHashPassword,
   startTestApp,
   type TestApp,
 } from '../support/harness';
@@ -73,7 +74,7 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
   });
 
   beforeAll(async () => {
-    app = await startTestApp(kind);
+    app = await startTestApp(kind, { hashPassword: cheapHashPassword });
     // The cluster's storage policies, as the capacity collector reports them: samples name these.
     const policies = [
       { index: 0, name: 'gold', default: true },

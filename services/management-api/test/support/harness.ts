@@ -90,6 +90,14 @@ export interface TestApp {
   close: () => Promise<void>;
 }
 
+/**
+ * A `hashPassword` for startTestApp's `extra` with cheap scrypt parameters (ln=10, as the e2e and
+ * interop stacks' CHEAP_HASH_PARAMS): a user made costs milliseconds instead of a second of CPU,
+ * for files that make many users and do not test the hash itself (users.test.ts does).
+ */
+export const cheapHashPassword = (password: string): Promise<string> =>
+  hashPassword(password, { logN: 10, r: 8, p: 1 });
+
 /** `extra`: deps beyond the defaults (a logger that captures, an S3 keyring). */
 export async function startTestApp(kind: DbKind, extra: Partial<Deps> = {}): Promise<TestApp> {
   const database = await createTestDatabase(kind, { migrated: true });
