@@ -34,7 +34,7 @@ describe('application credential secrets', () => {
     expect(check({ access_rules: [{ service: 'compute', method: 'GET', path: '/x' }] })).toMatch(/object-store/);
     expect(check({ access_rules: [{ service: 'object-store', method: 'COPY', path: '/x' }] })).toMatch(/method/);
     expect(check({ access_rules: [{ service: 'object-store', method: 'GET', path: 'x' }] })).toMatch(
-      /starts with '\/'/,
+      /must start with '\/'/,
     );
     expect(
       check({
