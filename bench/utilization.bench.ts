@@ -15,7 +15,17 @@
  * 3. Summary: BENCH_ACCOUNTS accounts x yesterday's 24 hours (totals and 2 policies) plus transfer
  *    rows, rolled up as the API's maintenance does for every finished day, then the whole summary
  *    as CSV, streamed, timed until its last byte.
+ * 4. Ingest: BENCH_LOG_LINES lines of a day of Swift proxy access log (bench/lib/proxy-log.ts: the
+ *    documented template, a mix of classes, s3api, errors and middleware subrequests) for
+ *    BENCH_ACCOUNTS accounts, written to a temporary file, then read by the ingest
+ *    `cairn utilization ingest-logs` runs (parse, classify, sum, POST each batch to the API child),
+ *    in this process. Lines per second of wall time, and this process's CPU time: the ingest runs
+ *    on one core.
  */
+import { mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
 import {
@@ -32,15 +42,18 @@ import { ADMIN_KEY, ADMIN_USER, API_ROLE, HEADERS, serveApi } from './lib/api-ch
 import { runBenchmark, type Cleanups } from './lib/main';
 import { throwawayDatabase } from './lib/postgres';
 import { fmtInt, fmtMs } from './lib/report';
+import { writeProxyLog } from './lib/proxy-log';
+import { ingestLogs } from '../packages/cli/src/utilization/ingest';
 
 const SETTINGS = {
   accounts: intEnv('BENCH_ACCOUNTS', 100_000),
   chunk: intEnv('BENCH_CHUNK', 5000),
   detailAccounts: intEnv('BENCH_DETAIL_ACCOUNTS', 100_000),
   detailRequests: intEnv('BENCH_DETAIL_REQUESTS', 300),
+  logLines: intEnv('BENCH_LOG_LINES', 200_000),
   pgServerUrl: stringEnv('BENCH_PG_URL', 'postgres://postgres@127.0.0.1:5432/postgres'),
 };
-const TARGETS = { writeSeconds: 30, detailP50Ms: 10, summaryCsvSeconds: 2 };
+const TARGETS = { writeSeconds: 30, detailP50Ms: 10, summaryCsvSeconds: 2, ingestLinesPerSecond: 100_000 };
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
@@ -218,6 +231,56 @@ async function main(cleanups: Cleanups): Promise<void> {
       throw new Error(`summary CSV: ${res.status}, ${rows - 1} rows`);
   }
 
+  // ---- 4. ingest a day of proxy logs ----------------------------------------------------------
+  const logDir = mkdtempSync(join(tmpdir(), 'cairn-bench-ingest-'));
+  cleanups.push(() => rm(logDir, { recursive: true, force: true }));
+  const logFile = join(logDir, 'proxy-access.log');
+  // The day that ended a minute ago: inside the times the API accepts, none in its future.
+  const dayStartMs = Date.now() - DAY - 60_000;
+  await timed(`write ${fmtInt(SETTINGS.logLines)} proxy log lines`, () =>
+    writeProxyLog({
+      file: logFile,
+      lines: SETTINGS.logLines,
+      accounts: SETTINGS.accounts,
+      accountName: (i) => account('w', i),
+      dayStartMs,
+    }),
+  );
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const ingested = await ingestLogs({
+    cluster: '1',
+    inputs: [logFile],
+    config: {
+      apiUrl: `http://127.0.0.1:${child.port}`,
+      apiKey: `${ADMIN_USER}:${ADMIN_KEY}`,
+      reconTimeoutMs: 5000,
+      reconConcurrency: 1,
+      healthConcurrency: 1,
+      healthNodeTimeoutMs: 5000,
+      utilizationConcurrency: 1,
+      utilizationTimeoutMs: 60_000,
+      utilizationRetries: 0,
+      utilizationInternalNetworks: '10.0.0.0/8,fd00::/8',
+      utilizationInternalAddress: 'remote_addr',
+    },
+    warn: (l) => console.log(`  ingest warning: ${l}`),
+  });
+  const ingestSeconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const ingestCpuSeconds = (cpu.user + cpu.system) / 1e6;
+  console.log(
+    `  ingest: ${fmtInt(ingested.lines)} lines, ${fmtInt(ingested.requests)} requests billed (${fmtInt(ingested.internal)} internal), ${fmtInt(ingested.skipped)} subrequests skipped, ${fmtInt(ingested.unknownAccount)} to unknown accounts, ${ingested.batches} batches; ${ingestSeconds.toFixed(1)} s, ${ingestCpuSeconds.toFixed(1)} s CPU in this process`,
+  );
+  if (
+    ingested.lines !== SETTINGS.logLines ||
+    ingested.malformed + ingested.noAccount + ingested.unknownMethod + ingested.tooOld + ingested.future !== 0 ||
+    ingested.unknownAccount !== 0 ||
+    ingested.requests + ingested.skipped !== ingested.lines
+  )
+    throw new Error(`ingest of the generated day did not count every line: ${JSON.stringify(ingested)}`);
+  const linesPerSecond = ingested.lines / ingestSeconds;
+
   console.log(`\nResults (${started.toISOString()}; Postgres, one API process)`);
   line(
     `collection round, ${fmtInt(SETTINGS.accounts)} accounts x 2 policies`,
@@ -236,6 +299,19 @@ async function main(cleanups: Cleanups): Promise<void> {
     `median ${quantile(summaryRuns, 0.5).toFixed(2)} s (${summaryRuns.map((s) => s.toFixed(2)).join(', ')})`,
     quantile(summaryRuns, 0.5) <= TARGETS.summaryCsvSeconds,
     `<= ${TARGETS.summaryCsvSeconds} s`,
+  );
+  line(
+    `ingest, ${fmtInt(ingested.lines)} lines, ${fmtInt(SETTINGS.accounts)} accounts`,
+    `${fmtInt(linesPerSecond)} lines/s (${ingestSeconds.toFixed(1)} s, ${ingestCpuSeconds.toFixed(1)} s CPU)`,
+    linesPerSecond >= TARGETS.ingestLinesPerSecond,
+    `>= ${fmtInt(TARGETS.ingestLinesPerSecond)} lines/s on one core`,
+  );
+  // The reader's own share: the same run's lines per CPU second of this process (the API child's apart).
+  line(
+    '  reader alone (parse, sum, send)',
+    `${fmtInt(ingested.lines / ingestCpuSeconds)} lines per CPU second`,
+    ingested.lines / ingestCpuSeconds >= TARGETS.ingestLinesPerSecond,
+    `>= ${fmtInt(TARGETS.ingestLinesPerSecond)} lines/s on one core`,
   );
 }
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import {
   isSwiftAccountName,
+  TRANSFER_CLASSES,
   TRANSFER_DETAIL_FIELD_NAMES,
   classField,
   type TransferClass,
@@ -99,6 +100,8 @@ const METHOD_CLASS: Readonly<Record<string, TransferClass>> = {
 const COPY_SOURCE = 'SSC';
 
 function decode(s: string): string | null {
+  // Most fields hold nothing quoted: the same text, without the call.
+  if (!s.includes('%')) return s;
   try {
     return decodeURIComponent(s);
   } catch {
@@ -113,8 +116,13 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * byte of a UTF-8 name is one character (U+0000–U+00FF): those are turned back into the name.
  */
 function fromWsgi(s: string): string {
-  const codes = [...s].map((c) => c.codePointAt(0)!);
-  if (!codes.some((c) => c >= 0x80) || codes.some((c) => c > 0xff)) return s;
+  let high = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c > 0xff) return s;
+    if (c >= 0x80) high = true;
+  }
+  if (!high) return s;
   try {
     return utf8.decode(Buffer.from(s, 'latin1'));
   } catch {
@@ -129,31 +137,36 @@ const malformed = (code: MalformedCode, reason: string): ParseResult => ({ kind:
  * multipart upload's parts) or an object read. S3 paths are read path-style (`/bucket/key`).
  */
 function getClass(api: Api, segments: string[], query: string): TransferClass {
-  if (api === 'swift') return segments.length > 4 && segments.slice(4).join('/') !== '' ? 'get' : 'list';
+  // An object: a non-empty path after /v1/<account>/<container>/ (two or more segments are never empty).
+  if (api === 'swift') return segments.length > 5 || (segments.length === 5 && segments[4] !== '') ? 'get' : 'list';
   const key = segments.slice(2).join('/');
   if (key === '') return 'list';
   return /(?:^|&)uploadId=/.test(query) ? 'list' : 'get';
 }
 
+/** Whitespace other than one space between fields: only such a line needs the slower split. */
+const IRREGULAR_SPACE = /[^\S ]| {2}|^ | $/;
+
 export function parseAccessLine(line: string): ParseResult {
-  const fields = line.trim().split(/\s+/);
+  const fields = IRREGULAR_SPACE.test(line) ? line.trim().split(/\s+/) : line.split(' ');
   if (fields.length < FIELDS) return malformed('fields', `expected ${FIELDS} fields, found ${fields.length}`);
   // The template with {account} ends "<start> <end> <policy> <account>"; the default "<start> <end> <policy>".
   const withAccount =
     fields.length > FIELDS && isTime(fields.at(-4)) && isTime(fields.at(-3)) && isPolicy(fields.at(-2));
-  const f = fields.slice(fields.length - FIELDS - (withAccount ? 1 : 0));
-  const clientIp = f[0]!;
-  const remoteAddr = f[1]!;
-  const method = f[3]!;
-  const quotedPath = f[4]!;
-  const statusRaw = f[6]!;
-  const recvd = f[10]!;
-  const sent = f[11]!;
-  const transactionId = f[13]!;
-  const source = f[16]!;
-  const startRaw = f[18]!;
-  const policyRaw = f[20]!;
-  const accountRaw = f[21];
+  // The message's first field: what comes before it is the syslog prefix.
+  const o = fields.length - FIELDS - (withAccount ? 1 : 0);
+  const clientIp = fields[o]!;
+  const remoteAddr = fields[o + 1]!;
+  const method = fields[o + 3]!;
+  const quotedPath = fields[o + 4]!;
+  const statusRaw = fields[o + 6]!;
+  const recvd = fields[o + 10]!;
+  const sent = fields[o + 11]!;
+  const transactionId = fields[o + 13]!;
+  const source = fields[o + 16]!;
+  const startRaw = fields[o + 18]!;
+  const policyRaw = fields[o + 20]!;
+  const accountRaw = fields[o + 21];
   if (!/^[A-Z]{1,16}$/.test(method)) return malformed('method', `bad method '${method.slice(0, 20)}'`);
   if (!/^\d{3}$/.test(statusRaw)) return malformed('status', `bad status '${statusRaw.slice(0, 20)}'`);
   const bytesIn = count(recvd);
@@ -241,6 +254,25 @@ export class CopyTracker {
 
 const HOUR = 3_600_000;
 
+/**
+ * A new sum is a copy of this one (a clone keeps one object shape for every sum, where building
+ * each from the field list made a slow dictionary object per account and hour), and a class's
+ * field is looked up here rather than built as a string per line.
+ */
+const ZERO_SUMS: TransferSums = {
+  account: '',
+  policy_index: null,
+  hour: '',
+  bytes_in: 0,
+  bytes_out: 0,
+  req_count: 0,
+  ...(Object.fromEntries(TRANSFER_DETAIL_FIELD_NAMES.map((f) => [f, 0])) as Record<TransferDetailField, number>),
+};
+const CLASS_FIELD = Object.fromEntries(TRANSFER_CLASSES.map((c) => [c, classField(c)])) as Record<
+  TransferClass,
+  TransferDetailField
+>;
+
 export type TransferSums = {
   account: string;
   policy_index: number | null;
@@ -267,6 +299,9 @@ export class BatchBuilder {
   private lines = 0;
   private minMs = Infinity;
   private maxMs = -Infinity;
+  /** The last hour's ISO text: lines come in time order, so most share the hour before. */
+  private hourMs = NaN;
+  private hourIso = '';
 
   constructor(clusterId: number) {
     this.digest.update(`cairn-transfer:${clusterId}\n`);
@@ -284,21 +319,20 @@ export class BatchBuilder {
     const key = `${record.account}\u0000${record.policyIndex ?? '-'}\u0000${hourMs}`;
     let sum = this.sums.get(key);
     if (!sum) {
-      sum = {
-        account: record.account,
-        policy_index: record.policyIndex,
-        hour: new Date(hourMs).toISOString(),
-        bytes_in: 0,
-        bytes_out: 0,
-        req_count: 0,
-        ...(Object.fromEntries(TRANSFER_DETAIL_FIELD_NAMES.map((f) => [f, 0])) as Record<TransferDetailField, number>),
-      };
+      if (hourMs !== this.hourMs) {
+        this.hourMs = hourMs;
+        this.hourIso = new Date(hourMs).toISOString();
+      }
+      sum = { ...ZERO_SUMS };
+      sum.account = record.account;
+      sum.policy_index = record.policyIndex;
+      sum.hour = this.hourIso;
       this.sums.set(key, sum);
     }
     sum.bytes_in += record.bytesIn;
     sum.bytes_out += record.bytesOut;
     sum.req_count += 1;
-    sum[classField(record.cls)] += 1;
+    sum[CLASS_FIELD[record.cls]] += 1;
     // 499: proxy-logging's status for a client that went away before the response ended.
     if (record.status >= 400) sum.req_errors += 1;
     if (record.api === 's3') {
