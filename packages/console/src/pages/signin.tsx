@@ -70,17 +70,6 @@ function StorageUserSignIn({ onSignedIn }: { onSignedIn: (s: StorageSession) => 
   });
   return (
     <>
-      <fieldset class="how-choice">
-        <legend>Sign in with</legend>
-        <label>
-          <input type="radio" name="how" checked={how === 'password'} onChange={() => setHow('password')} />
-          Password
-        </label>
-        <label>
-          <input type="radio" name="how" checked={how === 'credential'} onChange={() => setHow('credential')} />
-          Application credential
-        </label>
-      </fieldset>
       <form onSubmit={form.submit} aria-describedby={form.error ? 'signin-error' : undefined}>
         <label>
           Cluster
@@ -130,10 +119,14 @@ function StorageUserSignIn({ onSignedIn }: { onSignedIn: (s: StorageSession) => 
         <ErrorText error={form.error} id="signin-error" />
         <SubmitButton busy={form.busy} label="Sign in" busyLabel="Signing in…" />
       </form>
+      {/* A button, not a second radio group: the choice is rare, and the form stays one question long. */}
+      <button type="button" class="how-choice" onClick={() => setHow(how === 'password' ? 'credential' : 'password')}>
+        {how === 'password' ? 'Use an application credential instead' : 'Use your user name and password instead'}
+      </button>
       <p class="hint">
         {how === 'password'
           ? "Your storage account's own password, as your Swift or S3 tools use it."
-          : 'An application credential made under My keys (its ID and the secret shown when it was made). One that is restricted or has access rules signs in to My storage and Sharing as far as it reaches, but not to My keys.'}{' '}
+          : 'An application credential made under My keys (its ID and the secret shown when it was made). A restricted one (as every one made there is) may not make or delete keys; one with access rules cannot sign in here.'}{' '}
         The browser keeps only a cookie no script can read; the session ends when you sign out, when it has been idle or
         open too long, or when an operator changes or disables your user.
       </p>

@@ -62,7 +62,8 @@ export function selfServicePaths(): Record<string, Record<string, JsonSchema>> {
             headers: LOCATION,
             content: jsonOrXml(schemaRef('StorageSession')),
           },
-          ...authenticatedErrors({ 415: 'UnsupportedMediaType' }),
+          // An application credential with access rules: right, but too narrow for a console session.
+          ...authenticatedErrors({ 403: 'Forbidden', 415: 'UnsupportedMediaType' }),
           429: responseRef('TooManyRequests'),
         },
       },
@@ -100,8 +101,7 @@ export function selfServicePaths(): Record<string, Record<string, JsonSchema>> {
         parameters: [format],
         responses: {
           200: { description: 'Every one of them.', content: jsonOrXml(listOf('MyS3Credential')) },
-          // A session opened with an access-ruled application credential: its token is kept off the gateway's API.
-          ...authenticatedErrors({ 403: 'Forbidden' }),
+          ...authenticatedErrors(),
           429: responseRef('TooManyRequests'),
         },
       },
@@ -147,8 +147,7 @@ export function selfServicePaths(): Record<string, Record<string, JsonSchema>> {
         parameters: [format],
         responses: {
           200: { description: 'Every one of them.', content: jsonOrXml(listOf('MyApplicationCredential')) },
-          // A session opened with an access-ruled application credential: its token is kept off the gateway's API.
-          ...authenticatedErrors({ 403: 'Forbidden' }),
+          ...authenticatedErrors(),
           429: responseRef('TooManyRequests'),
         },
       },

@@ -164,7 +164,7 @@ export class SelfKeys {
       case 400:
         throw errors.invalidInput(sentence);
       case 403:
-        // The one refusal of a user's own keys: its sign-in was a restricted or access-ruled credential.
+        // The one refusal of a user's own keys: its sign-in was a restricted application credential.
         throw errors.forbidden(/application.credential/i.test(sentence) ? CREDENTIAL_SIGN_IN : sentence);
       case 404:
         throw errors.notFound(sentence);
@@ -180,9 +180,9 @@ export class SelfKeys {
   }
 }
 
-/** Why My keys refuses a session opened with a credential that may not manage keys (docs/self-service.md). */
+/** Why My keys refuses a write to a session opened with a restricted credential (docs/self-service.md). */
 export const CREDENTIAL_SIGN_IN =
-  'You signed in with an application credential that may not make or delete keys (it is restricted, or has access rules). Sign in with your password, or an unrestricted application credential, to use My keys.';
+  'You signed in with a restricted application credential, which may not make or delete keys. Sign in with your password, or an unrestricted application credential, to make or delete keys.';
 
 const unreachable = (cluster: Cluster) =>
   `The cluster's authentication service (${cluster.authUrl}) did not answer as expected; try again later, or tell an operator.`;

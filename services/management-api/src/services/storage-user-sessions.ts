@@ -34,6 +34,15 @@ const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 
 /** One sentence for every wrong cluster, user or password: which one was wrong is not told. */
 const INVALID = 'The cluster, user name or password is not right.';
+/**
+ * An access-ruled credential's token reaches only the object-store requests its rules name: not
+ * the gateway's API (My keys), and Swift answers anything else with 401, as for a dead token, so a
+ * session could not tell "outside the rules" from "signed out" (Sharing). Told only to whoever
+ * gave the right secret.
+ */
+export const ACCESS_RULED_SIGN_IN =
+  'This application credential has access rules, which limit it to some object-store requests; the console needs more. Sign in with your password, or with an application credential without access rules.';
+
 /** Likewise for every wrong cluster, credential id, name, user or secret. */
 const INVALID_CREDENTIAL =
   'The cluster or the application credential (its id, or its name and user, or its secret) is not right.';
@@ -113,6 +122,10 @@ export class StorageUserSessions {
     if (!user || !user.enabled || verdict.username !== user.username) {
       await revokeGatewayToken(cluster, verdict.token);
       throw invalid();
+    }
+    if (verdict.applicationCredential?.accessRuled) {
+      await revokeGatewayToken(cluster, verdict.token);
+      throw errors.forbidden(ACCESS_RULED_SIGN_IN);
     }
     const sessionId = generateApiKey();
     let created: StorageUserSessionRecord;
