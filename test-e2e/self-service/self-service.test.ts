@@ -513,6 +513,13 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
 
       // Access rules narrow its token to some object-store requests: too little for a console session,
       // and said so (only to whoever gave the right secret); the token it got is revoked at once.
+      const revocations = () =>
+        stack.gatewayLogs.lines
+          .map((l) => JSON.parse(l) as { req?: { method?: string; url?: string }; res?: { statusCode?: number } })
+          .filter(
+            (l) => l.req?.method === 'DELETE' && l.req.url === '/auth/v3/auth/tokens' && l.res?.statusCode === 204,
+          ).length;
+      const revokedBefore = revocations();
       const ruledIn = await credentialSignIn({
         application_credential_id: String(ruled.body.id),
         application_credential_secret: String(ruled.body.secret),
@@ -522,6 +529,7 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
         'This application credential has access rules, which limit it to some object-store requests; the console needs more. Sign in with your password, or with an application credential without access rules.',
       ]);
       expect(ruledIn.headers.get('set-cookie')).toBeNull();
+      expect(revocations()).toBe(revokedBefore + 1);
 
       for (const body of [
         { application_credential_id: id, application_credential_secret: 'not-the-secret' },
