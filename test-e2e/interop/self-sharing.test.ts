@@ -6,18 +6,20 @@
  * same through its ACL editor and generator, and never sees the key. Needs the console built
  * (`node scripts/build.mjs packages/console`; `pnpm test:interop` does).
  */
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { launch, PageProblems } from '../browser/chromium';
 import { axeFindings } from '../browser/console-page';
 import { freePort } from '../support/processes';
 import { ADMIN_AUTH, CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
-import { ClientHome } from './s3-clients';
+import { boto3, ClientHome } from './s3-clients';
 import { startSwiftCluster, swiftCli, type SwiftCluster } from './swift-cluster';
 
 const PW = 'sharing-password-0001';
 const SERVICE_PW = 'swift-service-password-0001';
 const MAX_LIFETIME = 60;
+const REGION = 'us-east-1';
 const CONTENT = 'shared through a temporary URL\n';
 const CONSOLE_DIR = join(__dirname, '..', '..', 'packages', 'console', 'dist');
 const ARTIFACTS = join(__dirname, '..', 'browser', 'artifacts');
@@ -101,6 +103,10 @@ describe('Sharing: container ACLs and temporary URLs through the management API,
         password: SERVICE_PW,
         projectName: 'swift-service',
         tokenCacheTime: 1,
+        // keystonemiddleware enforces an application credential's access rules for this service.
+        authtokenExtra: { service_type: 'object-store' },
+        // My keys' S3 keys, checked by s3token against the gateway (every request asks it).
+        s3: { location: REGION, secretCacheDuration: 0 },
       },
       // tempurl before the auth filters, as Swift's sample pipeline has it: it authorizes the
       // request itself, and keystoneauth then lets a tempurl request through.
@@ -112,6 +118,8 @@ describe('Sharing: container ACLs and temporary URLs through the management API,
         'cache',
         'tempurl',
         'authtoken',
+        's3api',
+        's3token',
         'keystoneauth',
         'proxy-logging',
         'proxy-server',
@@ -124,6 +132,7 @@ describe('Sharing: container ACLs and temporary URLs through the management API,
       hashParams: CHEAP_HASH_PARAMS,
       tempUrlMaxSeconds: MAX_LIFETIME,
       consoleDir: CONSOLE_DIR,
+      s3SecretKeys: `interop:${randomBytes(32).toString('base64')}`,
       gateway: { port: gwPort, publicUrl: gwAuth, storageUrl: `${swift.proxyUrl}/v1` },
     });
     const patched = await call(
@@ -260,6 +269,72 @@ describe('Sharing: container ACLs and temporary URLs through the management API,
     expect((await get(String(short.body.url)))[0]).toBe(401);
   });
 
+  it('when alice makes an S3 key through My keys, then boto3 lists and writes her container with it until she deletes it', async () => {
+    const made = await self('POST', 's3_credentials/', {});
+    expect(made.status).toBe(201);
+    const key = { access: String(made.body.access_key), secret: String(made.body.secret) };
+    const { run, result } = await boto3(
+      home,
+      swift.proxyUrl,
+      REGION,
+      key,
+      [
+        's3.put_object(Bucket="shared", Key="by-s3.txt", Body=b"s3")',
+        'listed = sorted(o["Key"] for o in s3.list_objects_v2(Bucket="shared")["Contents"])',
+        's3.delete_object(Bucket="shared", Key="by-s3.txt")',
+        'print(json.dumps(listed))',
+      ].join('\n'),
+    );
+    expect([result, run.stderr]).toEqual([['by-s3.txt', 'hello.txt'], '']);
+    expect((await self('DELETE', `s3_credentials/${key.access}/`)).status).toBe(204);
+    const after = await boto3(
+      home,
+      swift.proxyUrl,
+      REGION,
+      key,
+      'print(json.dumps(error_code(lambda: s3.list_objects_v2(Bucket="shared"))))',
+    );
+    // s3token answers for a key the gateway no longer knows as Swift does for a wrong secret.
+    expect(after.result).toBe('SignatureDoesNotMatch');
+  });
+
+  it('when alice makes an access-ruled application credential through My keys, then the swift CLI does exactly what it allows, and the console refuses it a session', async () => {
+    const made = await self('POST', 'application_credentials/', {
+      name: 'read-shared',
+      access_rules: [{ service: 'object-store', method: 'GET', path: '/v1/AUTH_alice/shared/**' }],
+    });
+    expect(made.status).toBe(201);
+    const asCredential = [
+      '--os-auth-type',
+      'v3applicationcredential',
+      '--os-auth-url',
+      `${gwAuth}/v3`,
+      '--os-application-credential-id',
+      String(made.body.id),
+      // One argument: a generated secret may start with '-', which argparse would take for an option.
+      `--os-application-credential-secret=${String(made.body.secret)}`,
+    ];
+    const cli = (args: string[]) => swiftCli([...asCredential, ...args], {}, { cwd: home.dir });
+    const read = await cli(['download', 'shared', 'hello.txt', '-o', '-']);
+    expect([read.code, read.stdout]).toEqual([0, CONTENT]);
+    // Outside the rule: the account's listing, a write, and the container's own listing.
+    for (const args of [['list'], ['upload', '--object-name', 'x.txt', 'shared', '/etc/hostname'], ['list', 'shared']])
+      expect((await cli(args)).code).not.toBe(0);
+
+    // Too narrow for a console session (Swift answers requests outside the rules 401, as for a dead token).
+    const signIn = await call('POST', '/api/v1/self/session/', {
+      cluster: 'default',
+      application_credential_id: made.body.id,
+      application_credential_secret: made.body.secret,
+    });
+    expect([signIn.status, signIn.body.error]).toEqual([
+      403,
+      expect.stringMatching(/^This application credential has access rules/),
+    ]);
+    expect((await self('DELETE', `application_credentials/${String(made.body.id)}/`)).status).toBe(204);
+    expect((await cli(['download', 'shared', 'hello.txt', '-o', '-'])).code).not.toBe(0);
+  });
+
   it('when carol uses the Sharing page, then bob may read her container and the link it makes downloads; no key reaches the page', async () => {
     const carol = await tokenOf('carol');
     for (const [path, body] of [
@@ -290,6 +365,17 @@ describe('Sharing: container ACLs and temporary URLs through the management API,
       await page.goto(`${stack.apiUrl}/console/`);
       await page.getByRole('radio', { name: 'Storage user' }).check();
       await page.getByLabel('Cluster').fill('default');
+      // The application-credential form asks the gateway too: a wrong one gets the API's sentence.
+      await page.getByRole('button', { name: 'Use an application credential instead' }).click();
+      await page.getByLabel('Credential ID').fill('no-such-credential');
+      await page.getByLabel('Credential secret').fill('not-a-secret');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByText('The cluster or the application credential').waitFor();
+      expect(problems.take()).toEqual([
+        expect.stringMatching(/^HTTP 401: POST .*\/self\/session\/$/),
+        expect.stringMatching(/^console: .*401/),
+      ]);
+      await page.getByRole('button', { name: 'Use your user name and password instead' }).click();
       await page.getByLabel('User name').fill('carol');
       await page.getByLabel('Password').fill(PW);
       await page.getByRole('button', { name: 'Sign in' }).click();

@@ -474,6 +474,106 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
       expect(refused.status).toBe(401);
     });
 
+    it("when a storage user signs in with an application credential, then the session is its owner's; a wrong one is refused as a wrong password is, a restricted one may not make keys and an access-ruled one may not sign in", async () => {
+      const a = await signIn(alice);
+      const made = await write(a, 'POST', '/api/v1/self/application_credentials/', { name: `console-${tag}` });
+      const ruled = await write(a, 'POST', '/api/v1/self/application_credentials/', {
+        name: `ruled-${tag}`,
+        access_rules: [{ service: 'object-store', method: 'GET', path: `/v1/AUTH_${alice}/photos/**` }],
+      });
+      expect([made.status, ruled.status]).toEqual([201, 201]);
+      const [id, secret] = [String(made.body.id), String(made.body.secret)];
+      const credentialSignIn = (body: Record<string, unknown>) =>
+        call('POST', '/api/v1/self/session/', { body: { cluster: 'default', ...body } });
+      const cookieOf = (answer: Answer) => (answer.headers.get('set-cookie') ?? '').split(';')[0]!;
+
+      for (const body of [
+        { application_credential_id: id, application_credential_secret: secret },
+        { application_credential_name: `console-${tag}`, user: alice, application_credential_secret: secret },
+      ]) {
+        const signed = await credentialSignIn(body);
+        expect(signed.status).toBe(201);
+        expect(signed.body).toMatchObject({ user: alice, account: `AUTH_${alice}`, cluster: 'default' });
+        const cookie = cookieOf(signed);
+        expect((await call('GET', '/api/v1/self/storage/', { cookie })).body.user).toBe(alice);
+        // A restricted credential's session lists the keys but may not make one: said in a sentence.
+        expect((await call('GET', '/api/v1/self/application_credentials/', { cookie })).status).toBe(200);
+        const mint = await write(
+          { cookie, csrf: String(signed.body.csrf_token) },
+          'POST',
+          '/api/v1/self/s3_credentials/',
+        );
+        expect([mint.status, mint.body.error]).toEqual([
+          403,
+          expect.stringMatching(
+            /^You signed in with a restricted application credential, which may not make or delete keys/,
+          ),
+        ]);
+      }
+
+      // Access rules narrow its token to some object-store requests: too little for a console session,
+      // and said so (only to whoever gave the right secret); the token it got is revoked at once.
+      const revocations = () =>
+        stack.gatewayLogs.lines
+          .map((l) => JSON.parse(l) as { req?: { method?: string; url?: string }; res?: { statusCode?: number } })
+          .filter(
+            (l) => l.req?.method === 'DELETE' && l.req.url === '/auth/v3/auth/tokens' && l.res?.statusCode === 204,
+          ).length;
+      const revokedBefore = revocations();
+      const ruledIn = await credentialSignIn({
+        application_credential_id: String(ruled.body.id),
+        application_credential_secret: String(ruled.body.secret),
+      });
+      expect([ruledIn.status, ruledIn.body.error]).toEqual([
+        403,
+        'This application credential has access rules, which limit it to some object-store requests; the console needs more. Sign in with your password, or with an application credential without access rules.',
+      ]);
+      expect(ruledIn.headers.get('set-cookie')).toBeNull();
+      expect(revocations()).toBe(revokedBefore + 1);
+
+      for (const body of [
+        { application_credential_id: id, application_credential_secret: 'not-the-secret' },
+        { application_credential_id: 'no-such-credential', application_credential_secret: secret },
+        // The name is alice's credential's, the user is another: no credential of bob's has it.
+        { application_credential_name: `console-${tag}`, user: bob, application_credential_secret: secret },
+        { cluster: 'no-such-cluster', application_credential_id: id, application_credential_secret: secret },
+      ]) {
+        const res = await credentialSignIn(body);
+        expect([res.status, res.body.error]).toEqual([
+          401,
+          'The cluster or the application credential (its id, or its name and user, or its secret) is not right.',
+        ]);
+        expect(res.headers.get('set-cookie')).toBeNull();
+      }
+      for (const [body, sentence] of [
+        [
+          { user: alice, password: PW, application_credential_id: id, application_credential_secret: secret },
+          /^Give a password or an application credential secret, not both/,
+        ],
+        [
+          { application_credential_secret: secret },
+          /^application_credential_secret needs application_credential_id, or application_credential_name with user/,
+        ],
+        [
+          { application_credential_name: 'x', application_credential_secret: secret },
+          /^application_credential_name needs user with it/,
+        ],
+        [{ user: alice }, /^password or application_credential_secret is required/],
+        [
+          { application_credential_id: 'a/b', application_credential_secret: secret },
+          /^An application credential id is 1 to 64/,
+        ],
+      ] as const) {
+        const res = await credentialSignIn(body);
+        expect([res.status, res.body.error]).toEqual([400, expect.stringMatching(sentence)]);
+      }
+
+      for (const c of [made, ruled]) expect((await write(a, 'DELETE', String(c.body.resource_uri))).status).toBe(204);
+      expect(
+        (await credentialSignIn({ application_credential_id: id, application_credential_secret: secret })).status,
+      ).toBe(401);
+    });
+
     it("when a session names another user's key, then it is refused as unknown and the key keeps working", async () => {
       const a = await signIn(alice);
       const b = await signIn(bob);

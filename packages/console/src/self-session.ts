@@ -1,10 +1,10 @@
 import { CSRF_HEADER, jsonOf, request } from './api';
 
 /**
- * A storage user's console session: the password goes once to POST self/session/, which has the
- * cluster's gateway check it, and is then dropped; the browser holds only an HttpOnly cookie no
- * script can read, and this tab's memory the session's CSRF token. Nothing goes to sessionStorage,
- * localStorage or a URL.
+ * A storage user's console session: the password (or application credential secret) goes once to
+ * POST self/session/, which has the cluster's gateway check it, and is then dropped; the browser
+ * holds only an HttpOnly cookie no script can read, and this tab's memory the session's CSRF
+ * token. Nothing goes to sessionStorage, localStorage or a URL.
  */
 export interface StorageSession {
   user: string;
@@ -23,6 +23,19 @@ export async function currentStorageSession(): Promise<StorageSession | null> {
 
 export async function openStorageSession(cluster: string, user: string, password: string): Promise<StorageSession> {
   return jsonOf<StorageSession>(await request('POST', 'self/session/', { body: { cluster, user, password } }));
+}
+
+/** Signs in with an application credential, by its id and secret (the secret is not kept either). */
+export async function openStorageSessionWithCredential(
+  cluster: string,
+  credentialId: string,
+  secret: string,
+): Promise<StorageSession> {
+  return jsonOf<StorageSession>(
+    await request('POST', 'self/session/', {
+      body: { cluster, application_credential_id: credentialId, application_credential_secret: secret },
+    }),
+  );
 }
 
 /** Ends the session on the server; an already ended one (401) is fine. */

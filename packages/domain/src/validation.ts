@@ -550,30 +550,69 @@ export interface StepUpInput {
   api_key: string;
 }
 
+/** What a sign-in must hold besides the cluster: one way of signing in, whole. */
+const SIGN_IN_WAYS =
+  'Sign in with user and password, or with application_credential_secret and either application_credential_id or application_credential_name with user.';
+
 /**
- * POST self/session/: a storage user signing in to the console. The cluster by name, the user and
- * the password as a Swift client sends them; whether they are right is for the cluster's gateway
- * to say (its one login flow, under its limits), so nothing here tells a name that exists from one
- * that does not.
+ * POST self/session/: a storage user signing in to the console. The cluster by name, then either
+ * the user and the password as a Swift client sends them, or an application credential as a V3
+ * client sends it (by id, or by name with its user); whether they are right is for the cluster's
+ * gateway to say (its one login flow, under its limits), so nothing here tells a name that exists
+ * from one that does not.
  */
 export const storageSignInSchema = Joi.object({
   cluster: clusterName.required().messages({
     'any.required': 'cluster is required: the name of the cluster your account is on.',
     'string.empty': 'cluster is required: the name of the cluster your account is on.',
   }),
-  user: Joi.string().min(1).max(255).required().messages({
-    'any.required': 'user is required: your user name.',
+  user: Joi.string().min(1).max(255).messages({
     'string.empty': 'user is required: your user name.',
     'string.max': 'A user name is at most 255 characters.',
   }),
-  password: Joi.string().min(1).max(1024).required().messages({
-    'any.required': 'password is required.',
+  password: Joi.string().min(1).max(1024).messages({
     'string.empty': 'password is required.',
     'string.max': 'A password is at most 1024 characters.',
   }),
-});
-export interface StorageSignInInput {
-  cluster: string;
-  user: string;
-  password: string;
-}
+  application_credential_id: Joi.string()
+    .pattern(/^[A-Za-z0-9_-]{1,64}$/)
+    .messages({
+      'string.empty': 'application_credential_id must not be empty.',
+      'string.pattern.base': 'An application credential id is 1 to 64 letters, digits, - or _.',
+    }),
+  application_credential_name: Joi.string().min(1).max(255).messages({
+    'string.empty': 'application_credential_name must not be empty.',
+    'string.max': 'An application credential name is at most 255 characters.',
+  }),
+  application_credential_secret: Joi.string().min(1).max(1024).messages({
+    'string.empty': 'application_credential_secret is required: the secret shown when the credential was made.',
+    'string.max': 'An application credential secret is at most 1024 characters.',
+  }),
+})
+  .xor('password', 'application_credential_secret')
+  .oxor('application_credential_id', 'application_credential_name')
+  .with('password', 'user')
+  .with('application_credential_name', 'user')
+  .with('application_credential_id', 'application_credential_secret')
+  .with('application_credential_name', 'application_credential_secret')
+  .when(Joi.object({ application_credential_secret: Joi.exist() }).unknown(), {
+    then: Joi.object().or('application_credential_id', 'application_credential_name').messages({
+      'object.missing':
+        'application_credential_secret needs application_credential_id, or application_credential_name with user.',
+    }),
+  })
+  .messages({
+    'object.missing': `password or application_credential_secret is required. ${SIGN_IN_WAYS}`,
+    'object.xor': 'Give a password or an application credential secret, not both.',
+    'object.oxor': 'Give application_credential_id or application_credential_name, not both.',
+    'object.with': '{{#main}} needs {{#peer}} with it.',
+  });
+export type StorageSignInInput =
+  | { cluster: string; user: string; password: string }
+  | {
+      cluster: string;
+      application_credential_secret: string;
+      application_credential_id?: string;
+      application_credential_name?: string;
+      user?: string;
+    };

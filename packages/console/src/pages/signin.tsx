@@ -2,14 +2,16 @@ import { useEffect, useState } from 'preact/hooks';
 import { ErrorText } from '../components';
 import { titleFor } from '../hooks';
 import { SecretField, SubmitButton, useSecretForm } from '../secret-form';
-import { openStorageSession, type StorageSession } from '../self-session';
+import { openStorageSession, openStorageSessionWithCredential, type StorageSession } from '../self-session';
 import { openSession, type ConsoleSession } from '../session';
 
 type Who = 'operator' | 'storage';
+type How = 'password' | 'credential';
 
 /**
- * The console's sign-in, for operators (name and API key) or storage users (cluster, user name and
- * password, checked by the cluster's auth gateway); either is traded at once for a session, and
+ * The console's sign-in, for operators (name and API key) or storage users (cluster, then user name
+ * and password or an application credential's id and secret, checked by the cluster's auth
+ * gateway); either is traded at once for a session, and
  * the key or password is not kept anywhere.
  */
 export function SignIn({
@@ -50,12 +52,20 @@ export function SignIn({
   );
 }
 
-/** A storage user's cluster, name and password; the password goes once to the API and is dropped. */
+/**
+ * A storage user's cluster and either its name and password or an application credential's id and
+ * secret; the password or secret goes once to the API and is dropped.
+ */
 function StorageUserSignIn({ onSignedIn }: { onSignedIn: (s: StorageSession) => void }) {
+  const [how, setHow] = useState<How>('password');
   const [cluster, setCluster] = useState('');
   const [user, setUser] = useState('');
+  const [credentialId, setCredentialId] = useState('');
   const form = useSecretForm({
-    send: (password) => openStorageSession(cluster.trim(), user.trim(), password),
+    send: (secret) =>
+      how === 'password'
+        ? openStorageSession(cluster.trim(), user.trim(), secret)
+        : openStorageSessionWithCredential(cluster.trim(), credentialId.trim(), secret),
     done: onSignedIn,
   });
   return (
@@ -65,30 +75,60 @@ function StorageUserSignIn({ onSignedIn }: { onSignedIn: (s: StorageSession) => 
           Cluster
           <input name="cluster" required value={cluster} onInput={(e) => setCluster(e.currentTarget.value)} />
         </label>
-        <label>
-          User name
-          <input
-            name="user"
-            autoComplete="username"
-            required
-            value={user}
-            onInput={(e) => setUser(e.currentTarget.value)}
-          />
-        </label>
-        <SecretField
-          label="Password"
-          name="password"
-          autoComplete="current-password"
-          value={form.secret}
-          onInput={form.setSecret}
-        />
+        {how === 'password' ? (
+          <>
+            <label>
+              User name
+              <input
+                name="user"
+                autoComplete="username"
+                required
+                value={user}
+                onInput={(e) => setUser(e.currentTarget.value)}
+              />
+            </label>
+            <SecretField
+              label="Password"
+              name="password"
+              autoComplete="current-password"
+              value={form.secret}
+              onInput={form.setSecret}
+            />
+          </>
+        ) : (
+          <>
+            <label>
+              Credential ID
+              <input
+                name="application_credential_id"
+                autoComplete="off"
+                required
+                value={credentialId}
+                onInput={(e) => setCredentialId(e.currentTarget.value)}
+              />
+            </label>
+            <SecretField
+              label="Credential secret"
+              name="application_credential_secret"
+              autoComplete="off"
+              value={form.secret}
+              onInput={form.setSecret}
+            />
+          </>
+        )}
         <ErrorText error={form.error} id="signin-error" />
         <SubmitButton busy={form.busy} label="Sign in" busyLabel="Signing in…" />
       </form>
+      {/* A button, not a second radio group: the choice is rare, and the form stays one question long. */}
+      <button type="button" class="how-choice" onClick={() => setHow(how === 'password' ? 'credential' : 'password')}>
+        {how === 'password' ? 'Use an application credential instead' : 'Use your user name and password instead'}
+      </button>
       <p class="hint">
-        Your storage account's own password, as your Swift or S3 tools use it. The browser keeps only a cookie no script
-        can read; the session ends when you sign out, when it has been idle or open too long, or when an operator
-        changes or disables your user.
+        {how === 'password'
+          ? "Your storage account's own password, as your Swift or S3 tools use it."
+          : 'An application credential made under My keys (its ID and the secret shown when it was made). A restricted one (as every one made there is) may not make or delete keys; one with access rules cannot sign in here.'}{' '}
+        The browser keeps only a cookie no script can read; the session ends when you sign out, when it has been idle or
+        open too long, or when an operator changes or disables your user.
       </p>
     </>
   );

@@ -2,6 +2,7 @@ import {
   containerAclSchema,
   selfApplicationCredentialCreateSchema,
   selfS3CredentialCreateSchema,
+  storageSignInSchema,
   tempUrlKeyActionSchema,
   tempUrlRequestSchema,
 } from '@cairn/domain';
@@ -52,25 +53,17 @@ export function selfServicePaths(): Record<string, Record<string, JsonSchema>> {
         tags: ['self-service'],
         operationId: 'storage_sign_in',
         summary:
-          "Sign in as a storage user: the password is checked by the cluster's auth gateway under its failed-login limits; the answer sets an HttpOnly, SameSite=Strict cookie",
+          "Sign in as a storage user, with user and password or with an application credential (application_credential_secret and application_credential_id, or application_credential_name and user): the cluster's auth gateway checks them under its failed-login limits; the answer sets an HttpOnly, SameSite=Strict cookie",
         security: PUBLIC,
-        requestBody: requestBody({
-          type: 'object',
-          required: ['cluster', 'user', 'password'],
-          additionalProperties: false,
-          properties: {
-            cluster: { type: 'string', minLength: 1, maxLength: 255, description: "The cluster's name." },
-            user: { type: 'string', minLength: 1, maxLength: 255 },
-            password: { type: 'string', minLength: 1, maxLength: 1024 },
-          },
-        }),
+        requestBody: requestBody(jsonSchemaOfJoi(storageSignInSchema)),
         responses: {
           201: {
             description: 'Signed in; Set-Cookie carries the session.',
             headers: LOCATION,
             content: jsonOrXml(schemaRef('StorageSession')),
           },
-          ...authenticatedErrors({ 415: 'UnsupportedMediaType' }),
+          // An application credential with access rules: right, but too narrow for a console session.
+          ...authenticatedErrors({ 403: 'Forbidden', 415: 'UnsupportedMediaType' }),
           429: responseRef('TooManyRequests'),
         },
       },

@@ -63,8 +63,10 @@ export interface SelfSettings {
  * `/api/v1/self/`: what a storage user reaches with its own console session, and nothing else does
  * (an operator's key or session is not a storage user's; every other route refuses this session).
  *
- * - `self/session/`: POST `{"cluster", "user", "password"}` signs in (the password checked by the
- *   cluster's gateway under its failed-login limits; 201 with an HttpOnly, SameSite=Strict cookie),
+ * - `self/session/`: POST `{"cluster", "user", "password"}` or `{"cluster",
+ *   "application_credential_id" (or "application_credential_name" and "user"),
+ *   "application_credential_secret"}` signs in (checked by the cluster's gateway under its
+ *   failed-login limits; 201 with an HttpOnly, SameSite=Strict cookie),
  *   GET tells who the cookie signs in (`user` null when nobody), DELETE signs out.
  * - `self/storage/`: the account's usage against its quotas, per storage policy, and 30 days of
  *   storage and transfer.

@@ -1,17 +1,33 @@
 import { errors, type Cluster } from '@cairn/domain';
 
 /**
- * A storage user's password, checked by the cluster's own auth gateway: its Keystone V3 password
- * login (`POST <auth_url>/v3/auth/tokens`), the one login flow of Swift V1, Keystone V2.0 and V3.
+ * A storage user's password or application credential, checked by the cluster's own auth gateway:
+ * its Keystone V3 login (`POST <auth_url>/v3/auth/tokens`, method `password` or
+ * `application_credential`), the one login flow of Swift V1, Keystone V2.0 and V3.
  * So a console sign-in runs the same verifier (its imported hashes and their rehash included) under
  * the same failed-login limits and counters, kept in the gateway's token store, as any other login;
  * the management API holds no copy of either (see docs/self-service.md).
  */
 
 export type GatewayLoginResult =
-  | { ok: true; username: string; token: string }
+  | { ok: true; username: string; token: string; applicationCredential: SignedInCredential | null }
   | { ok: false; reason: 'invalid' }
   | { ok: false; reason: 'limited'; retryAfterSeconds: number; message: string };
+
+/** The application credential a sign-in used, as the gateway's token says: what its token may do. */
+export interface SignedInCredential {
+  id: string;
+  name: string;
+  /** Not unrestricted: the gateway lets its token make or remove no credentials (My keys). */
+  restricted: boolean;
+  /** Access rules: its token reaches only the object-store requests they name, never the gateway's API. */
+  accessRuled: boolean;
+}
+
+/** What the gateway is asked to check: a password, or an application credential (by id, or by name and user). */
+export type GatewayLogin =
+  | { method: 'password'; username: string; password: string }
+  | { method: 'application_credential'; id?: string; name?: string; username?: string; secret: string };
 
 /** How long the gateway may take: a password check is one scrypt run, possibly queued behind others. */
 const TIMEOUT_MS = 10_000;
@@ -28,18 +44,25 @@ const UNREACHABLE = (url: string) =>
  * this API's address is among its CAIRN_TRUST_PROXY addresses (else every console sign-in counts
  * under this API's one address).
  */
-export async function checkPasswordWithGateway(
+export async function loginWithGateway(
   cluster: Cluster,
-  username: string,
-  password: string,
+  login: GatewayLogin,
   clientAddress: string | undefined,
 ): Promise<GatewayLoginResult> {
   const base = cluster.authUrl.replace(/\/+$/, '');
-  const body = {
-    auth: {
-      identity: { methods: ['password'], password: { user: { name: username, domain: { id: 'default' }, password } } },
-    },
-  };
+  const user = (name: string) => ({ name, domain: { id: 'default' } });
+  const identity =
+    login.method === 'password'
+      ? { methods: ['password'], password: { user: { ...user(login.username), password: login.password } } }
+      : {
+          methods: ['application_credential'],
+          application_credential: {
+            ...(login.id !== undefined ? { id: login.id } : {}),
+            ...(login.name !== undefined ? { name: login.name, user: user(login.username ?? '') } : {}),
+            secret: login.secret,
+          },
+        };
+  const body = { auth: { identity } };
   let res: Response;
   try {
     res = await fetch(`${base}/v3/auth/tokens?nocatalog`, {
@@ -73,12 +96,23 @@ export async function checkPasswordWithGateway(
     };
   }
   const token = res.headers.get('x-subject-token');
-  const answer = (await res.json().catch(() => null)) as { token?: { user?: { name?: unknown } } } | null;
+  const answer = (await res.json().catch(() => null)) as {
+    token?: { user?: { name?: unknown }; application_credential?: Record<string, unknown> };
+  } | null;
   const name = answer?.token?.user?.name;
   if (res.status !== 201 || !token || typeof name !== 'string') {
     throw errors.unavailable(UNREACHABLE(base), { cause: `answered ${res.status}` });
   }
-  return { ok: true, username: name, token };
+  const used = answer?.token?.application_credential;
+  const applicationCredential: SignedInCredential | null = used
+    ? {
+        id: String(used.id),
+        name: String(used.name),
+        restricted: used.restricted !== false,
+        accessRuled: Array.isArray(used.access_rules),
+      }
+    : null;
+  return { ok: true, username: name, token, applicationCredential };
 }
 
 /**

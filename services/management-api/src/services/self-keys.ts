@@ -164,7 +164,8 @@ export class SelfKeys {
       case 400:
         throw errors.invalidInput(sentence);
       case 403:
-        throw errors.forbidden(sentence);
+        // The one refusal of a user's own keys: its sign-in was a restricted application credential.
+        throw errors.forbidden(/application.credential/i.test(sentence) ? CREDENTIAL_SIGN_IN : sentence);
       case 404:
         throw errors.notFound(sentence);
       case 409:
@@ -178,6 +179,10 @@ export class SelfKeys {
     }
   }
 }
+
+/** Why My keys refuses a write to a session opened with a restricted credential (docs/self-service.md). */
+export const CREDENTIAL_SIGN_IN =
+  'You signed in with a restricted application credential, which may not make or delete keys. Sign in with your password, or an unrestricted application credential, to make or delete keys.';
 
 const unreachable = (cluster: Cluster) =>
   `The cluster's authentication service (${cluster.authUrl}) did not answer as expected; try again later, or tell an operator.`;

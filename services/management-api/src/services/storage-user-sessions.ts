@@ -12,7 +12,8 @@ import {
 } from '@cairn/domain';
 import type { Db } from '../db/database';
 import { findClusterByName, getCluster } from '../repositories/clusters';
-import { findStorageUserByName } from '../repositories/storage-users';
+import { getApplicationCredential } from '../repositories/application-credentials';
+import { findStorageUserByName, getStorageUser } from '../repositories/storage-users';
 import {
   deleteStorageUserSession,
   deleteStorageUserSessionById,
@@ -24,7 +25,7 @@ import {
   type StorageUserSessionRecord,
 } from '../repositories/storage-user-sessions';
 import { touchIntervalOf, type ConsoleSessionSettings } from './console-sessions';
-import { checkPasswordWithGateway, revokeGatewayToken, type GatewayLoginResult } from './gateway-login';
+import { loginWithGateway, revokeGatewayToken, type GatewayLogin, type GatewayLoginResult } from './gateway-login';
 
 export type { LiveStorageUserSession };
 
@@ -33,6 +34,18 @@ const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 
 /** One sentence for every wrong cluster, user or password: which one was wrong is not told. */
 const INVALID = 'The cluster, user name or password is not right.';
+/**
+ * An access-ruled credential's token reaches only the object-store requests its rules name: not
+ * the gateway's API (My keys), and Swift answers anything else with 401, as for a dead token, so a
+ * session could not tell "outside the rules" from "signed out" (Sharing). Told only to whoever
+ * gave the right secret.
+ */
+export const ACCESS_RULED_SIGN_IN =
+  'This application credential has access rules, which limit it to some object-store requests; the console needs more. Sign in with your password, or with an application credential without access rules.';
+
+/** Likewise for every wrong cluster, credential id, name, user or secret. */
+const INVALID_CREDENTIAL =
+  'The cluster or the application credential (its id, or its name and user, or its secret) is not right.';
 
 export const STORAGE_SESSION_ENDED =
   'Your session has ended (signed out, idle too long, past its maximum length, or your user was changed or disabled). Sign in again.';
@@ -82,29 +95,37 @@ export class StorageUserSessions {
     input: StorageSignInInput,
     clientAddress: string | undefined,
   ): Promise<{ sessionId: string; session: LiveStorageUserSession }> {
+    const invalid = () => errors.unauthenticated('password' in input ? INVALID : INVALID_CREDENTIAL);
     const cluster = await findClusterByName(this.db, input.cluster);
-    if (!cluster) throw errors.unauthenticated(INVALID);
+    if (!cluster) throw invalid();
     // The row as it is before the check: were the password changed while the gateway checks the old
     // one, the session would belong to the old generation and be refused at its first request.
-    // A name no user can have (a NUL, say) is looked up nowhere; the gateway refuses it too.
-    const before = usernameSchema.validate(input.user).error
-      ? null
-      : await findStorageUserByName(this.db, cluster.id, input.user);
-    const verdict: GatewayLoginResult = await checkPasswordWithGateway(
-      cluster,
-      input.user,
-      input.password,
-      clientAddress,
-    );
+    const login: GatewayLogin =
+      'password' in input
+        ? { method: 'password', username: input.user, password: input.password }
+        : {
+            method: 'application_credential',
+            ...(input.application_credential_id !== undefined
+              ? { id: input.application_credential_id }
+              : { name: input.application_credential_name, username: input.user }),
+            secret: input.application_credential_secret,
+          };
+    const before = await this.ownerBefore(cluster.id, login);
+    // Asked even when no such user or credential is known here: the gateway counts the failure.
+    const verdict: GatewayLoginResult = await loginWithGateway(cluster, login, clientAddress);
     if (!verdict.ok) {
       if (verdict.reason === 'limited') throw errors.tooManyRequests(verdict.message, verdict.retryAfterSeconds);
-      throw errors.unauthenticated(INVALID);
+      throw invalid();
     }
     // The gateway names the user it signed in; it must be the row read above, still enabled.
     const user = before;
     if (!user || !user.enabled || verdict.username !== user.username) {
       await revokeGatewayToken(cluster, verdict.token);
-      throw errors.unauthenticated(INVALID);
+      throw invalid();
+    }
+    if (verdict.applicationCredential?.accessRuled) {
+      await revokeGatewayToken(cluster, verdict.token);
+      throw errors.forbidden(ACCESS_RULED_SIGN_IN);
     }
     const sessionId = generateApiKey();
     let created: StorageUserSessionRecord;
@@ -129,6 +150,22 @@ export class StorageUserSessions {
       idleSeconds: 0,
     };
     return { sessionId, session };
+  }
+
+  /**
+   * The user a sign-in names, as its row is before the gateway's check: by name, or by the owner of
+   * the application credential it names by id (the gateway binds an id to its owner). Null when
+   * there is none on this cluster; the gateway is asked all the same, and its yes is then refused.
+   */
+  private async ownerBefore(clusterId: number, login: GatewayLogin) {
+    if (login.method === 'application_credential' && login.id !== undefined) {
+      const credential = await getApplicationCredential(this.db, login.id);
+      if (!credential || credential.clusterId !== clusterId) return null;
+      return getStorageUser(this.db, credential.userId);
+    }
+    // A name no user can have (a NUL, say) is looked up nowhere; the gateway refuses it too.
+    const name = login.username ?? '';
+    return usernameSchema.validate(name).error ? null : findStorageUserByName(this.db, clusterId, name);
   }
 
   /** The live session with this id, or null (unknown, ended, or its user gone, disabled or changed); marks it used. */
