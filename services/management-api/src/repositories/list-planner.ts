@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/database';
-import { fixedStatement, runStatement, type FixedStatement } from '../db/prepared';
+import { fixedStatement, runStatement, statementName, type FixedStatement } from '../db/prepared';
 import type { Filter, ListQuery, Ordering, Page } from './list-types';
 import {
   type RangeBuckets,
@@ -228,7 +228,7 @@ async function resolve(source: ListSource, query: ListQuery): Promise<Plan> {
     const related = source.related![relatedAlias]!;
     const condition: RelatedCondition = { column: related.key, table: related.table, alias: relatedAlias, filters };
     if (related.key === source.partition?.column) {
-      const rows = (await relatedIds(db, condition).limit(MAX_RESOLVED_PARTITIONS + 1)) as Array<{ id: unknown }>;
+      const rows = await relatedIdRows(db, condition);
       if (rows.length <= MAX_RESOLVED_PARTITIONS) {
         partition = narrow(
           partition,
@@ -246,6 +246,22 @@ async function resolve(source: ListSource, query: ListQuery): Promise<Plan> {
 
 const relatedIds = (db: Db, c: RelatedCondition): Knex.QueryBuilder =>
   applyFilters(db(`${c.table} as ${c.alias}`).select(`${c.alias}.id`), c.filters);
+
+/**
+ * A related filter's ids (`cluster__name=east`: the cluster's id), at most one more than
+ * MAX_RESOLVED_PARTITIONS. The statement's text follows from the filters' columns, lookups and
+ * number of values only, so with few values it is prepared under a name like the page's (an
+ * unnamed one was parsed and planned at each request, most of its cost); with many values it goes
+ * unnamed, so no request can make a connection keep one statement per length of an `__in` list.
+ */
+const MAX_NAMED_RELATED_VALUES = 8;
+async function relatedIdRows(db: Db, c: RelatedCondition): Promise<Array<{ id: unknown }>> {
+  const { sql, bindings } = relatedIds(db, c)
+    .limit(MAX_RESOLVED_PARTITIONS + 1)
+    .toSQL();
+  const name = bindings.length <= MAX_NAMED_RELATED_VALUES + 1 ? statementName(sql) : undefined;
+  return (await runStatement<{ rows: Array<{ id: unknown }> }>(db, sql, bindings, name)).rows;
+}
 
 /** The filtered rows (from, scope, partition, residual conditions), without select or order. */
 function baseOf(source: ListSource, plan: Plan): Knex.QueryBuilder {

@@ -65,9 +65,26 @@ describe('prepared statements on Postgres', () => {
     expect(view?.username).toBe(first.rows[1]!.username);
     expect((await getStorageUserView(db, second.rows[0]!.id))?.username).toBe(second.rows[0]!.username);
 
+    // A related filter: the cluster's id by its name, then the page of that one cluster.
+    const byName = await listStorageUsers(
+      db,
+      parseListQuery(
+        usersResource,
+        [
+          ['cluster__name', 'south'],
+          ['limit', '2'],
+        ],
+        20,
+        1000,
+      ),
+    );
+    expect(byName.rows.map((u) => u.clusterId)).toEqual([south, south]);
+
     const statements = await prepared(db);
-    // One for the page's shape (both clusters, both offsets), one for the detail.
-    expect(statements).toHaveLength(2);
+    // One for the page's shape (both clusters, both offsets, by id or by name), one for the
+    // detail, one for the cluster's id by its name.
+    expect(statements).toHaveLength(3);
+    expect(statements.some((s) => /"c"\."name" = \$1 limit \$2$/.test(s.statement))).toBe(true);
     for (const s of statements) expect(s.name).toMatch(/^cairn_[\w-]{32}$/);
     const [pageStatement, detailStatement] = [/OFFSET \$\d+::bigint/, /"u"\."id" = \$\d+ limit \$\d+$/].map((re) =>
       statements.find((s) => re.test(s.statement)),
