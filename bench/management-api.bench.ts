@@ -25,6 +25,9 @@
  *   BENCH_TASTYPIE     1: measure the django-tastypie anchor (bench/tastypie) beside page1,
  *                      cluster__name, detail and deep, and fail when it cannot run; 0: do not; unset:
  *                      measure it when Debian's packages for it are installed, else say why not
+ *   BENCH_TASTYPIE_WORKERS  the anchor's gunicorn workers (default one per core, as the API child's
+ *                      one process and Postgres share the cores; 1 is gunicorn's default and a
+ *                      process against Cairn's one process)
  *
  * Process layout. The machine this was written for has 2 cores shared with Postgres. The hello-world
  * baseline and the API each run in their own child process (forked from this file), and autocannon
@@ -47,6 +50,7 @@
  * cleanup) lives in ./lib.
  */
 import { createHash } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import {
   bootstrap,
   createApp,
@@ -77,6 +81,7 @@ const SETTINGS = {
   databaseUrl: stringEnv('DATABASE_URL'),
   cpuProfDir: stringEnv('BENCH_CPU_PROF'),
   tastypie: stringEnv('BENCH_TASTYPIE'),
+  tastypieWorkers: intEnv('BENCH_TASTYPIE_WORKERS', availableParallelism()),
 };
 
 /** The scenarios measured beside the django-tastypie anchor (plain tastypie over the same users). */
@@ -669,7 +674,7 @@ async function anchorIfWanted(databaseUrl: string, cleanups: Cleanups): Promise<
     console.log(`tastypie anchor: skipped, ${missing}`);
     return null;
   }
-  const anchor = await startTastypie(databaseUrl, cleanups);
+  const anchor = await startTastypie(databaseUrl, cleanups, SETTINGS.tastypieWorkers);
   console.log(`tastypie anchor: ${anchor.versions}, ${anchor.workers} workers, port ${anchor.port}`);
   return anchor;
 }

@@ -89,10 +89,16 @@ async function ready(proc: ChildProcess, port: number): Promise<void> {
   }
 }
 
-/** Starts the anchor on `databaseUrl`, waits until it answers; `cleanups` stops it. */
-export async function startTastypie(databaseUrl: string, cleanups: Cleanups): Promise<TastypieAnchor> {
+/**
+ * Starts the anchor on `databaseUrl`, waits until it answers; `cleanups` stops it. `workers`:
+ * gunicorn worker processes (default one per core; gunicorn's own default is one).
+ */
+export async function startTastypie(
+  databaseUrl: string,
+  cleanups: Cleanups,
+  workers = availableParallelism(),
+): Promise<TastypieAnchor> {
   const port = await freePort();
-  const workers = availableParallelism();
   const proc = spawn(
     PYTHON,
     [
