@@ -1,5 +1,5 @@
 import type { ClusterHealthStatus } from '@cairn/contract';
-import type { Plan, PlanDevice, PlanStep } from '@cairn/rings/plan-types';
+import type { Plan, PlanDevice, PlanStep, RingDeviceJson } from '@cairn/rings/plan-types';
 
 /**
  * The console's only way out: fetch against the public /api/v1/ of the server that served it.
@@ -138,15 +138,7 @@ export type RingPlanDevice = Omit<PlanDevice, 'size_bytes'> & Partial<Pick<PlanD
 export type RingPlanStep = PlanStep;
 
 /** A device of a stored ring (GET clusters/<id>/rings/: the current version's `devices`). */
-export interface RingDevice {
-  id: number;
-  region: number;
-  zone: number;
-  ip: string;
-  port: number;
-  device: string;
-  weight: number;
-}
+export type RingDevice = RingDeviceJson;
 
 /** GET clusters/<id>/rings/: a version of one of the cluster's rings, as far as the console reads it. */
 export interface RingVersion {

@@ -1,7 +1,7 @@
 // A plan's shape, with no imports: the console reads plans through the API and imports these types
 // from here ('@cairn/rings/plan-types'), so its type check never reaches the Node code of the rings.
-/** One device of a plan: where it is, its weight and partitions now and after the whole change. */
-export interface PlanDevice {
+/** A device of a ring: where it is, in which region and zone, of what weight. */
+export interface RingDeviceJson {
   id: number;
   region: number;
   zone: number;
@@ -9,6 +9,10 @@ export interface PlanDevice {
   port: number;
   device: string;
   weight: number;
+}
+
+/** One device of a plan: where it is, its weight and partitions now and after the whole change. */
+export interface PlanDevice extends RingDeviceJson {
   weight_after: number;
   /** Partition replicas assigned to the device (Swift's `parts`). */
   parts: number;
