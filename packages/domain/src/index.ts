@@ -20,3 +20,4 @@ export * from './self-keys';
 export * from './transfer-classes';
 export * from './invoice';
 export * from './self-sharing';
+export * from './csv';

@@ -1,5 +1,6 @@
 import {
   invoiceLine,
+  parseCsv,
   TRANSFER_CLASSES,
   type BilledUsage,
   type InvoiceLine,
@@ -14,36 +15,6 @@ import { listAll } from '../remote/list';
  * The summary is read as CSV, whose figures are digits of any length (JSON numbers would go through
  * floats past 2^53), and every figure is a bigint from there on (see @cairn/domain's invoice.ts).
  */
-
-/** RFC 4180 rows: quoted fields may hold commas, doubled quotes and line breaks. */
-export function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(field);
-      field = '';
-    } else if (c === '\r' && text[i + 1] === '\n') {
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-      i++;
-    } else field += c;
-  }
-  if (field !== '' || row.length > 0) rows.push([...row, field]);
-  return rows;
-}
 
 const big = (s: string | undefined, what: string): bigint => {
   if (s === undefined || !/^\d+$/.test(s)) throw new Error(`the summary's ${what} is not a whole number: '${s}'`);

@@ -1,3 +1,4 @@
+import { parseCsv as parseCsvRows } from '@cairn/domain';
 import { parseStringPromise } from 'xml2js';
 import { maintainUtilization, rollUpDay } from '../../src/repositories/utilization-partitions';
 import {
@@ -18,35 +19,8 @@ const DAY = 24 * HOUR;
 const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')}Z`;
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** Parses RFC 4180 text (quoted fields, doubled quotes, CRLF) into rows. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(field);
-      field = '';
-    } else if (c === '\r' && text[i + 1] === '\n') {
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-      i++;
-    } else field += c;
-  }
-  if (field || row.length) throw new Error(`unterminated CSV row: ${JSON.stringify(row)} ${field}`);
-  return rows;
-}
+/** The answer's rows; an answer cut off mid-row fails the test. */
+const parseCsv = (text: string): string[][] => parseCsvRows(text, { complete: true });
 
 describe.each(DB_KINDS)('utilization on %s', (kind) => {
   let app: TestApp;
