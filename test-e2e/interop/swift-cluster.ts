@@ -49,6 +49,7 @@ import * as net from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fetchDiskUsage, fetchReplication, type DiskUsage } from '@cairn/swift-cluster';
+import { reservePorts } from '../support/ports';
 
 export const SWIFT_PYTHON = '/usr/bin/python3';
 export const SWIFT_RING_BUILDER = '/usr/bin/swift-ring-builder';
@@ -442,24 +443,9 @@ function runCommand(
   });
 }
 
-/** Ports that were free a moment ago (all held open at once, so they are distinct). */
-async function freePorts(n: number): Promise<number[]> {
-  const servers: net.Server[] = [];
-  try {
-    const ports: number[] = [];
-    for (let i = 0; i < n; i++) {
-      const s = net.createServer();
-      servers.push(s);
-      await new Promise<void>((resolve, reject) => {
-        s.once('error', reject);
-        s.listen(0, LOOPBACK, () => resolve());
-      });
-      ports.push((s.address() as net.AddressInfo).port);
-    }
-    return ports;
-  } finally {
-    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-  }
+/** Distinct loopback ports of this jest worker's own (see ../support/ports.ts: no other file or process races for them). */
+function freePorts(n: number): Promise<number[]> {
+  return reservePorts(n, LOOPBACK);
 }
 
 function ini(sections: Array<[string, Record<string, string | number | boolean | undefined>]>): string {

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { reservePort } from './ports';
 
 export const REPO_ROOT = join(__dirname, '..', '..');
 
@@ -137,17 +138,12 @@ export interface ServiceProcess {
   stop: (graceMs?: number) => Promise<void>;
 }
 
-/** A port that was free a moment ago on 127.0.0.1 (the kernel picks it; the caller binds it next). */
+/**
+ * A loopback port nothing listens on, for a process that binds it next: this jest worker's own
+ * (see reservePort in ports.ts), so no other test file or outgoing connection takes it meanwhile.
+ */
 export async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
+  return reservePort();
 }
 
 const SERVICE_PORT_ENV = {
