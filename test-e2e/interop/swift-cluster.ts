@@ -443,7 +443,7 @@ function runCommand(
   });
 }
 
-/** Distinct loopback ports of this jest worker's own (see ../support/ports.ts: no other file or process races for them). */
+/** Distinct loopback ports of this jest worker's own (../support/ports.ts): no other file races for them. */
 function freePorts(n: number): Promise<number[]> {
   return reservePorts(n, LOOPBACK);
 }
