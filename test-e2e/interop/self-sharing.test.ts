@@ -256,7 +256,8 @@ describe('Sharing: container ACLs and temporary URLs through the management API,
       previous_key_set: true,
     });
     expect(await get(firstUrl)).toEqual([200, CONTENT]);
-    const short = await make(2);
+    // 4 s: enough for the two checks and the rotation between them on a busy machine.
+    const short = await make(4);
     expect(await get(String(short.body.url))).toEqual([200, CONTENT]);
     // A second rotation (or dropping the previous key) ends the first key's links.
     expect((await self('POST', 'temp_url_keys/', { action: 'rotate' })).status).toBe(200);
