@@ -42,8 +42,11 @@ interface Finding {
 
 const TMPFS_MIB = 16;
 const FILLER_MIB = 10; // 62.5 % of a device: past the 50 % set below, short of 90 %
-/** replication_max_age_hours: 14.4 s, ample for a collect right after a pass, short to wait for. */
-const REPLICATION_HOURS = 0.004;
+/**
+ * replication_max_age_hours: 28.8 s, short to wait for and still longer than a collect right after a
+ * pass takes on a busy machine (with two test files at a time, 14.4 s was not).
+ */
+const REPLICATION_HOURS = 0.008;
 /** quarantine_window_hours: 7.2 s. */
 const QUARANTINE_HOURS = 0.002;
 const HOUR_MS = 3_600_000;
