@@ -14,6 +14,11 @@ module.exports = {
   testMatch: ['<rootDir>/interop/**/*.test.ts'],
   // Top level of the config (a project-level testTimeout would be ignored in multi-project runs).
   testTimeout: 300000,
-  // Swift clusters are heavy on 2 cores: one test file at a time.
-  maxWorkers: 1,
+  // Two files at a time: each spends much of its time waiting (Swift's Python starting, replication
+  // passes, expiry windows), which the other file's work fills. Safe because nothing is shared
+  // between files: each cluster has its own temp dir, device mounts and log socket, each stack its
+  // own database, and every port a test names before its server binds it comes from this jest
+  // worker's own block below the kernel's ephemeral range (support/ports.ts), so neither the other
+  // worker nor an outgoing connection can take it meanwhile.
+  maxWorkers: 2,
 };
