@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
-import { defineConfig } from 'vite';
+import { defaultClientConditions, defineConfig } from 'vite';
 
 /**
  * Writes a gzip (.gz) and a Brotli (.br) copy beside every script, stylesheet and SVG of the build,
@@ -38,6 +38,9 @@ export default defineConfig({
   // Preact's JSX through esbuild's automatic runtime: no framework plugin needed for a build.
   esbuild: { jsx: 'automatic', jsxImportSource: 'preact' },
   plugins: [precompress()],
+  // A workspace package's TypeScript source (its `cairn-source` export), as tsx and jest read it:
+  // the console shares pure definitions (@cairn/domain/transfer-classes) without a build of them first.
+  resolve: { conditions: ['cairn-source', ...defaultClientConditions] },
   build: {
     outDir: 'dist',
     emptyOutDir: true,

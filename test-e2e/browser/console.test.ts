@@ -1091,6 +1091,44 @@ describe('the console in chromium', () => {
     await page.close();
   });
 
+  /** Requests by class in the transfer record the utilization test sends: 30 in all. */
+  const CLASSES_SENT = {
+    req_get: 12,
+    req_head: 3,
+    req_put: 5,
+    req_post: 1,
+    req_delete: 2,
+    req_list: 4,
+    req_copy: 2,
+    req_other: 1,
+  };
+  /** The account's requests by class and its traffic by API and network, as the page shows them. */
+  const breakdownShown = (page: Page) =>
+    page.locator('.breakdown').evaluate((b) => ({
+      classes: Object.fromEntries(
+        [...b.querySelectorAll('td[data-class]')].map((td) => [td.getAttribute('data-class'), td.textContent]),
+      ),
+      shares: Object.fromEntries(
+        [...b.querySelectorAll('tr[data-share]')].map((tr) => [
+          tr.getAttribute('data-share'),
+          [...tr.querySelectorAll('td')].map((td) => td.textContent),
+        ]),
+      ),
+    }));
+  // What was sent, in the page's units: Swift is the total less S3, external the total less internal.
+  const BREAKDOWN_EXPECTED = {
+    classes: {
+      ...Object.fromEntries(Object.entries(CLASSES_SENT).map(([f, n]) => [f.slice('req_'.length), String(n)])),
+      errors: '2',
+    },
+    shares: {
+      'Swift API': [formatBytes(750_000), formatBytes(1_500_000), '24'],
+      'S3 API': [formatBytes(250_000), formatBytes(500_000), '6'],
+      External: [formatBytes(900_000), formatBytes(500_000), '20'],
+      Internal: [formatBytes(100_000), formatBytes(1_500_000), '10'],
+    },
+  };
+
   it("when the utilization page opens, then it shows the API's summary and an account's charts", async () => {
     const hourAgo = new Date(Date.now() - 3_600_000);
     const { page, problems } = await openPage();
@@ -1119,6 +1157,14 @@ describe('the console in chromium', () => {
           bytes_in: 1_000_000,
           bytes_out: 2_000_000,
           req_count: 30,
+          ...CLASSES_SENT,
+          req_errors: 2,
+          s3_bytes_in: 250_000,
+          s3_bytes_out: 500_000,
+          s3_req_count: 6,
+          internal_bytes_in: 100_000,
+          internal_bytes_out: 1_500_000,
+          internal_req_count: 10,
         },
       ],
     });
@@ -1173,6 +1219,7 @@ describe('the console in chromium', () => {
     await expect(page.locator('.legend', { hasText: 'Over the range' }).textContent()).resolves.toMatch(
       `in ${formatBytes(1_000_000)} · out ${formatBytes(2_000_000)} · 30 requests`,
     );
+    await expect(breakdownShown(page)).resolves.toEqual(BREAKDOWN_EXPECTED);
     expect(problems.take()).toEqual([]);
     expect(await axeFindings(page)).toEqual([]);
     await screenshots(page, 'utilization');
@@ -1187,6 +1234,7 @@ describe('the console in chromium', () => {
     await expect(page.locator('.legend', { hasText: 'Over the range' }).textContent()).resolves.toMatch(
       `in ${formatBytes(1_000_000)} · out ${formatBytes(2_000_000)} · 30 requests`,
     );
+    await expect(breakdownShown(page)).resolves.toEqual(BREAKDOWN_EXPECTED);
     expect(problems.take()).toEqual([]);
     expect(await axeFindings(page)).toEqual([]);
     await page.close();

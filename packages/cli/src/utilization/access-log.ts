@@ -65,11 +65,6 @@ export type ParseResult =
   | { kind: 'unknown-method'; method: string }
   | { kind: 'malformed'; code: MalformedCode; reason: string };
 
-const count = (field: string): number | null => (field === '-' ? 0 : /^\d{1,16}$/.test(field) ? Number(field) : null);
-const isTime = (field: string | undefined): boolean => field !== undefined && /^\d{9,11}(\.\d+)?$/.test(field);
-const isPolicy = (field: string | undefined): boolean =>
-  field === '-' || (field !== undefined && /^\d{1,5}$/.test(field));
-
 /** Paths the proxy answers itself, for no account: never anyone's traffic. */
 const SWIFT_OWN_PATH = /^\/(?:info|healthcheck|crossdomain\.xml|v1\/?|auth(?:\/.*)?)$/;
 
@@ -133,64 +128,187 @@ function fromWsgi(s: string): string {
 const malformed = (code: MalformedCode, reason: string): ParseResult => ({ kind: 'malformed', code, reason });
 
 /**
+ * The line is read in place, from its end: where each of its last fields starts and ends is kept
+ * here (index j: the j-th field from the end), reused line after line, and only the fields a
+ * record keeps are copied out. Splitting the line made ~26 strings and an array per line, and the
+ * garbage they left was the reader's largest cost at a day of logs.
+ */
+const fieldStart = new Int32Array(FIELDS + 2);
+const fieldEnd = new Int32Array(FIELDS + 2);
+
+/** Whitespace other than the space (`\s` holds tabs and Unicode spaces too). */
+const OTHER_WHITESPACE = /[^\S ]/;
+
+/**
+ * Finds the bounds of the line's last FIELDS + 1 fields: how many there are (all of the line's,
+ * when it has fewer), or -1 when two spaces meet among them (an empty field, which splitting on
+ * runs of whitespace would not make; two spaces further left, in the prefix, change none of them).
+ */
+function findFields(line: string): number {
+  let end = line.length;
+  let found = 0;
+  while (found <= FIELDS) {
+    const space = end === 0 ? -1 : line.lastIndexOf(' ', end - 1);
+    if (space >= 0 && space === end - 1) return -1;
+    found++;
+    fieldStart[found] = space + 1;
+    fieldEnd[found] = end;
+    if (space < 0) break;
+    end = space;
+  }
+  return found;
+}
+
+const isDigit = (c: number): boolean => c >= 48 && c <= 57;
+
+/** /^\d{min,max}$/ on line[s, e). */
+function digitsAt(line: string, s: number, e: number, min: number, max: number): boolean {
+  if (e - s < min || e - s > max) return false;
+  for (let i = s; i < e; i++) if (!isDigit(line.charCodeAt(i))) return false;
+  return true;
+}
+
+const isDashAt = (line: string, s: number, e: number): boolean => e - s === 1 && line.charCodeAt(s) === 45;
+
+/** /^\d{9,11}(\.\d+)?$/ on line[s, e): epoch seconds. */
+function isTimeAt(line: string, s: number, e: number): boolean {
+  let i = s;
+  while (i < e && isDigit(line.charCodeAt(i))) i++;
+  if (i - s < 9 || i - s > 11) return false;
+  if (i === e) return true;
+  if (line.charCodeAt(i) !== 46 || i + 1 === e) return false;
+  return digitsAt(line, i + 1, e, 1, Infinity);
+}
+
+const isPolicyAt = (line: string, s: number, e: number): boolean => isDashAt(line, s, e) || digitsAt(line, s, e, 1, 5);
+
+/** A whole number of up to 15 digits, read in place (exact below 2^53). */
+function smallIntAt(line: string, s: number, e: number): number {
+  let n = 0;
+  for (let i = s; i < e; i++) n = n * 10 + (line.charCodeAt(i) - 48);
+  return n;
+}
+
+/** A byte count: '-' is 0; null unless /^\d{1,16}$/. */
+function countAt(line: string, s: number, e: number): number | null {
+  if (isDashAt(line, s, e)) return 0;
+  if (!digitsAt(line, s, e, 1, 16)) return null;
+  return e - s <= 15 ? smallIntAt(line, s, e) : Number(line.slice(s, e));
+}
+
+/** /^[A-Z]{1,16}$/ on line[s, e). */
+function isMethodAt(line: string, s: number, e: number): boolean {
+  if (e - s < 1 || e - s > 16) return false;
+  for (let i = s; i < e; i++) {
+    const c = line.charCodeAt(i);
+    if (c < 65 || c > 90) return false;
+  }
+  return true;
+}
+
+/** line[s, e) === text, without copying it out. */
+function textAt(line: string, s: number, e: number, text: string): boolean {
+  return e - s === text.length && line.startsWith(text, s);
+}
+
+/**
  * A GET's class from its path: a listing (an account or a container; S3: the service, a bucket, a
  * multipart upload's parts) or an object read. S3 paths are read path-style (`/bucket/key`).
  */
-function getClass(api: Api, segments: string[], query: string): TransferClass {
-  // An object: a non-empty path after /v1/<account>/<container>/ (two or more segments are never empty).
-  if (api === 'swift') return segments.length > 5 || (segments.length === 5 && segments[4] !== '') ? 'get' : 'list';
-  const key = segments.slice(2).join('/');
-  if (key === '') return 'list';
+function getClass(api: Api, path: string, query: string): TransferClass {
+  if (api === 'swift') {
+    // An object: a non-empty path after /v1/<account>/<container>/ (the account is known non-empty).
+    const afterAccount = path.indexOf('/', 4);
+    const afterContainer = afterAccount < 0 ? -1 : path.indexOf('/', afterAccount + 1);
+    return afterContainer >= 0 && afterContainer < path.length - 1 ? 'get' : 'list';
+  }
+  // The key: everything after /<bucket>/.
+  const afterBucket = path.indexOf('/', 1);
+  if (afterBucket < 0 || afterBucket === path.length - 1) return 'list';
   return /(?:^|&)uploadId=/.test(query) ? 'list' : 'get';
 }
 
-/** Whitespace other than one space between fields: only such a line needs the slower split. */
-const IRREGULAR_SPACE = /[^\S ]| {2}|^ | $/;
+/** The message's fields this reader uses, by their place in the template (0: client_ip). */
+const CLIENT_IP = 0;
+const REMOTE_ADDR = 1;
+const METHOD = 3;
+const PATH = 4;
+const STATUS = 6;
+const BYTES_RECVD = 10;
+const BYTES_SENT = 11;
+const TRANSACTION_ID = 13;
+const SOURCE = 16;
+const START_TIME = 18;
+const POLICY_INDEX = 20;
+const ACCOUNT = 21;
+
+/**
+ * Where field i of the message starts and ends, its last field being the `last`-th from the line's
+ * end (FIELDS + 1 with {account}, FIELDS without); before the message comes the syslog prefix.
+ */
+const fs = (last: number, i: number): number => fieldStart[last - i]!;
+const fe = (last: number, i: number): number => fieldEnd[last - i]!;
+const text = (line: string, last: number, i: number): string => line.slice(fs(last, i), fe(last, i));
 
 export function parseAccessLine(line: string): ParseResult {
-  const fields = IRREGULAR_SPACE.test(line) ? line.trim().split(/\s+/) : line.split(' ');
-  if (fields.length < FIELDS) return malformed('fields', `expected ${FIELDS} fields, found ${fields.length}`);
+  // Fields are split on any run of whitespace; a line of single spaces (as Swift writes them) is
+  // read as it is, any other made so first.
+  const regular =
+    line.length > 0 &&
+    line.charCodeAt(0) !== 32 &&
+    line.charCodeAt(line.length - 1) !== 32 &&
+    !OTHER_WHITESPACE.test(line);
+  let found = regular ? findFields(line) : -1;
+  if (found < 0) {
+    line = line.trim().split(/\s+/).join(' ');
+    found = findFields(line);
+  }
+  // All of the line's fields are counted when there are at most FIELDS (more are not looked for).
+  if (found < FIELDS) return malformed('fields', `expected ${FIELDS} fields, found ${found}`);
   // The template with {account} ends "<start> <end> <policy> <account>"; the default "<start> <end> <policy>".
   const withAccount =
-    fields.length > FIELDS && isTime(fields.at(-4)) && isTime(fields.at(-3)) && isPolicy(fields.at(-2));
-  // The message's first field: what comes before it is the syslog prefix.
-  const o = fields.length - FIELDS - (withAccount ? 1 : 0);
-  const clientIp = fields[o]!;
-  const remoteAddr = fields[o + 1]!;
-  const method = fields[o + 3]!;
-  const quotedPath = fields[o + 4]!;
-  const statusRaw = fields[o + 6]!;
-  const recvd = fields[o + 10]!;
-  const sent = fields[o + 11]!;
-  const transactionId = fields[o + 13]!;
-  const source = fields[o + 16]!;
-  const startRaw = fields[o + 18]!;
-  const policyRaw = fields[o + 20]!;
-  const accountRaw = fields[o + 21];
-  if (!/^[A-Z]{1,16}$/.test(method)) return malformed('method', `bad method '${method.slice(0, 20)}'`);
-  if (!/^\d{3}$/.test(statusRaw)) return malformed('status', `bad status '${statusRaw.slice(0, 20)}'`);
-  const bytesIn = count(recvd);
-  const bytesOut = count(sent);
+    found > FIELDS &&
+    isTimeAt(line, fieldStart[4]!, fieldEnd[4]!) &&
+    isTimeAt(line, fieldStart[3]!, fieldEnd[3]!) &&
+    isPolicyAt(line, fieldStart[2]!, fieldEnd[2]!);
+  const last = withAccount ? FIELDS + 1 : FIELDS;
+  if (!isMethodAt(line, fs(last, METHOD), fe(last, METHOD)))
+    return malformed('method', `bad method '${text(line, last, METHOD).slice(0, 20)}'`);
+  if (!digitsAt(line, fs(last, STATUS), fe(last, STATUS), 3, 3))
+    return malformed('status', `bad status '${text(line, last, STATUS).slice(0, 20)}'`);
+  const bytesIn = countAt(line, fs(last, BYTES_RECVD), fe(last, BYTES_RECVD));
+  const bytesOut = countAt(line, fs(last, BYTES_SENT), fe(last, BYTES_SENT));
   if (bytesIn === null || bytesOut === null) return malformed('bytes', 'bad byte counts');
-  if (!/^\d{9,11}(\.\d+)?$/.test(startRaw)) return malformed('start-time', `bad start time '${startRaw.slice(0, 30)}'`);
-  if (!isPolicy(policyRaw)) return malformed('policy', `bad policy index '${policyRaw.slice(0, 20)}'`);
+  if (!isTimeAt(line, fs(last, START_TIME), fe(last, START_TIME)))
+    return malformed('start-time', `bad start time '${text(line, last, START_TIME).slice(0, 30)}'`);
+  const noPolicy = isDashAt(line, fs(last, POLICY_INDEX), fe(last, POLICY_INDEX));
+  if (!noPolicy && !digitsAt(line, fs(last, POLICY_INDEX), fe(last, POLICY_INDEX), 1, 5))
+    return malformed('policy', `bad policy index '${text(line, last, POLICY_INDEX).slice(0, 20)}'`);
   // The path field is path_qs quoted once more by the log formatter.
-  const pathQs = decode(quotedPath);
+  const pathQs = decode(text(line, last, PATH));
   if (pathQs === null || !pathQs.startsWith('/')) return malformed('path', 'bad path');
+  const method = text(line, last, METHOD);
   // The client's own copy request carries the copy middleware's source (see COPY_SOURCE); its read
   // of the source, like every other middleware's subrequest, is not billed again.
-  const clientCopy = source === COPY_SOURCE && (method === 'PUT' || method === 'COPY');
-  if (source !== '-' && !clientCopy)
-    return source === COPY_SOURCE
-      ? { kind: 'skipped', reason: 'subrequest', copySource: transactionId }
+  const copySource = textAt(line, fs(last, SOURCE), fe(last, SOURCE), COPY_SOURCE);
+  const clientCopy = copySource && (method === 'PUT' || method === 'COPY');
+  if (!isDashAt(line, fs(last, SOURCE), fe(last, SOURCE)) && !clientCopy)
+    return copySource
+      ? { kind: 'skipped', reason: 'subrequest', copySource: text(line, last, TRANSACTION_ID) }
       : { kind: 'skipped', reason: 'subrequest' };
   const queryAt = pathQs.indexOf('?');
   const path = queryAt < 0 ? pathQs : pathQs.slice(0, queryAt);
-  const query = queryAt < 0 ? '' : pathQs.slice(queryAt + 1);
-  const segments = path.split('/');
-  // A Swift API path's account, still quoted as in path_qs; {account} of such a request is the same text.
-  const pathAccount = segments[1] === 'v1' && segments[2] ? segments[2] : undefined;
-  const logged = accountRaw !== undefined && accountRaw !== '-' ? decode(accountRaw) : undefined;
+  // A Swift API path's account (/v1/<account>/…), still quoted as in path_qs; {account} of such a
+  // request is the same text.
+  let pathAccount: string | undefined;
+  if (path.startsWith('/v1/')) {
+    const afterAccount = path.indexOf('/', 4);
+    pathAccount = path.slice(4, afterAccount < 0 ? path.length : afterAccount) || undefined;
+  }
+  const logged =
+    withAccount && !isDashAt(line, fs(last, ACCOUNT), fe(last, ACCOUNT))
+      ? decode(text(line, last, ACCOUNT))
+      : undefined;
   if (logged === null) return malformed('account', 'bad account name');
   let account: string | null;
   if (logged !== undefined && logged !== pathAccount) account = fromWsgi(logged);
@@ -203,26 +321,26 @@ export function parseAccessLine(line: string): ParseResult {
   if (methodClass === undefined) return { kind: 'unknown-method', method };
   // s3api's requests are the ones whose path is not the Swift API's: Swift's {account} named their owner.
   const api: Api = pathAccount ? 'swift' : 's3';
-  const status = Number(statusRaw);
+  const status = smallIntAt(line, fs(last, STATUS), fe(last, STATUS));
   let cls = clientCopy ? 'copy' : methodClass;
-  if (cls === 'get') cls = getClass(api, segments, query);
+  if (cls === 'get') cls = getClass(api, path, queryAt < 0 ? '' : pathQs.slice(queryAt + 1));
   // An S3 copy (x-amz-copy-source) answers a PUT with a CopyObjectResult body; a PUT of data answers none.
   else if (cls === 'put' && api === 's3' && status < 300 && bytesOut > 0) cls = 'copy';
   return {
     kind: 'record',
     record: {
       account,
-      policyIndex: policyRaw === '-' ? null : Number(policyRaw),
-      startMs: Math.floor(Number(startRaw) * 1000),
+      policyIndex: noPolicy ? null : smallIntAt(line, fs(last, POLICY_INDEX), fe(last, POLICY_INDEX)),
+      startMs: Math.floor(Number(text(line, last, START_TIME)) * 1000),
       method,
       status,
       bytesIn,
       bytesOut,
       cls,
       api,
-      clientIp,
-      remoteAddr,
-      transactionId,
+      clientIp: text(line, last, CLIENT_IP),
+      remoteAddr: text(line, last, REMOTE_ADDR),
+      transactionId: text(line, last, TRANSACTION_ID),
     },
   };
 }
@@ -295,13 +413,19 @@ export interface TransferBatch {
  */
 export class BatchBuilder {
   private readonly digest = createHash('sha256');
-  private readonly sums = new Map<string, TransferSums>();
+  /**
+   * The sums by hour, policy (-1: none) and account, found without building a key string per
+   * line; and in the order they were first seen, for the batch.
+   */
+  private readonly byHour = new Map<number, Map<number, Map<string, TransferSums>>>();
+  private readonly records: TransferSums[] = [];
   private lines = 0;
   private minMs = Infinity;
   private maxMs = -Infinity;
-  /** The last hour's ISO text: lines come in time order, so most share the hour before. */
+  /** The last line's hour: lines come in time order, so most share the hour before. */
   private hourMs = NaN;
   private hourIso = '';
+  private hourSums = new Map<number, Map<string, TransferSums>>();
 
   constructor(clusterId: number) {
     this.digest.update(`cairn-transfer:${clusterId}\n`);
@@ -316,18 +440,24 @@ export class BatchBuilder {
     this.lines++;
     if (!record) return;
     const hourMs = Math.floor(record.startMs / HOUR) * HOUR;
-    const key = `${record.account}\u0000${record.policyIndex ?? '-'}\u0000${hourMs}`;
-    let sum = this.sums.get(key);
+    if (hourMs !== this.hourMs) {
+      this.hourMs = hourMs;
+      this.hourIso = new Date(hourMs).toISOString();
+      let policies = this.byHour.get(hourMs);
+      if (!policies) this.byHour.set(hourMs, (policies = new Map()));
+      this.hourSums = policies;
+    }
+    const policy = record.policyIndex ?? -1;
+    let accounts = this.hourSums.get(policy);
+    if (!accounts) this.hourSums.set(policy, (accounts = new Map()));
+    let sum = accounts.get(record.account);
     if (!sum) {
-      if (hourMs !== this.hourMs) {
-        this.hourMs = hourMs;
-        this.hourIso = new Date(hourMs).toISOString();
-      }
       sum = { ...ZERO_SUMS };
       sum.account = record.account;
       sum.policy_index = record.policyIndex;
       sum.hour = this.hourIso;
-      this.sums.set(key, sum);
+      accounts.set(record.account, sum);
+      this.records.push(sum);
     }
     sum.bytes_in += record.bytesIn;
     sum.bytes_out += record.bytesOut;
@@ -358,12 +488,12 @@ export class BatchBuilder {
    * gaps.
    */
   build(coveredFrom?: number): TransferBatch | null {
-    if (this.sums.size === 0) return null;
+    if (this.records.length === 0) return null;
     const start = Math.min(this.minMs, coveredFrom ?? Infinity);
     return {
       batch_id: this.digest.digest('hex').slice(0, 48),
       covered: { start: new Date(start).toISOString(), end: new Date(this.maxMs).toISOString() },
-      records: [...this.sums.values()],
+      records: this.records,
     };
   }
 

@@ -151,22 +151,21 @@ export async function ingestLogs(options: IngestOptions): Promise<IngestResult> 
         if (!line.trim()) continue;
         result.lines++;
         const parsed = parseAccessLine(line);
-        const where = `${name}:${lineNo}`;
         let record = parsed.kind === 'record' ? parsed.record : null;
         if (parsed.kind === 'malformed') {
           result.malformed++;
           result.malformedByReason[parsed.code] = (result.malformedByReason[parsed.code] ?? 0) + 1;
-          if (result.malformed <= MAX_REPORTED) options.warn(`${where}: malformed line (${parsed.reason})`);
+          if (result.malformed <= MAX_REPORTED) options.warn(`${name}:${lineNo}: malformed line (${parsed.reason})`);
         } else if (parsed.kind === 'unknown-method') {
           if (++result.unknownMethod <= MAX_REPORTED)
-            options.warn(`${where}: unknown method '${parsed.method.slice(0, 20)}', not billed`);
+            options.warn(`${name}:${lineNo}: unknown method '${parsed.method.slice(0, 20)}', not billed`);
         } else if (parsed.kind === 'skipped') {
           if (parsed.copySource) copies.sawSource(parsed.copySource);
           result.skipped++;
         } else if (parsed.kind === 'unattributed') {
           if (++result.noAccount <= MAX_REPORTED)
             options.warn(
-              `${where}: request with no account, not billed (an S3 request? log Swift's {account} field: see docs/utilization.md)`,
+              `${name}:${lineNo}: request with no account, not billed (an S3 request? log Swift's {account} field: see docs/utilization.md)`,
             );
         } else if (parsed.record.startMs < window.oldest || parsed.record.startMs > window.latest) {
           const old = parsed.record.startMs < window.oldest;
@@ -175,7 +174,7 @@ export async function ingestLogs(options: IngestOptions): Promise<IngestResult> 
           if (++outside <= MAX_REPORTED) {
             const when = new Date(parsed.record.startMs).toISOString();
             options.warn(
-              `${where}: request at ${when} skipped: ${old ? `older than the API keeps hourly records (${new Date(window.oldest).toISOString()})` : `later than the API's clock allows (${new Date(window.latest).toISOString()}); check the proxy's clock`}`,
+              `${name}:${lineNo}: request at ${when} skipped: ${old ? `older than the API keeps hourly records (${new Date(window.oldest).toISOString()})` : `later than the API's clock allows (${new Date(window.latest).toISOString()}); check the proxy's clock`}`,
             );
           }
           record = null;

@@ -1,3 +1,10 @@
+import {
+  TRANSFER_CLASSES,
+  classField,
+  type TransferClass,
+  type TransferDetailField,
+} from '@cairn/domain/transfer-classes';
+
 /** The utilization page's pure parts: time ranges and hourly records turned into chart series. */
 
 const DAY = 86_400_000;
@@ -23,14 +30,17 @@ export interface StorageRecord {
   pct_complete: number;
 }
 
-export interface TransferRecord {
+/** Transfer totals with their requests by class, S3 share and internal share (TRANSFER_DETAIL_FIELDS). */
+export type TransferFigures = { bytes_in: number; bytes_out: number; req_count: number } & Record<
+  TransferDetailField,
+  number
+>;
+
+export type TransferRecord = TransferFigures & {
   start: string;
   end: string;
-  bytes_in: number;
-  bytes_out: number;
-  req_count: number;
   pct_complete: number;
-}
+};
 
 /**
  * Chart data: x in seconds (uPlot's unit), one y series per input; an hour with nothing known
@@ -106,3 +116,64 @@ export function storageByPolicy(rows: ReadonlyArray<{ policies: readonly PolicyS
   }
   return [...by.values()].sort((a, b) => a.policy_index - b.policy_index);
 }
+
+/** Bytes and requests of one side of a split (the Swift API or S3; internal or external networks). */
+export interface TransferShare {
+  label: string;
+  bytes_in: number;
+  bytes_out: number;
+  req_count: number;
+}
+
+export interface TransferBreakdown {
+  classes: Array<{ cls: TransferClass; count: number }>;
+  errors: number;
+  /** Requests in the totals but in no class: hours recorded before classes were metered. */
+  unclassified: number;
+  apis: [TransferShare, TransferShare];
+  networks: [TransferShare, TransferShare];
+}
+
+/**
+ * Requests by class and the two splits of a range's transfer: the S3 and internal shares are
+ * recorded, the Swift API's and the external ones are the totals less them.
+ */
+export function transferBreakdown(t: TransferFigures): TransferBreakdown {
+  const classes = TRANSFER_CLASSES.map((cls) => ({ cls, count: t[classField(cls)] }));
+  const share = (label: string, bytesIn: number, bytesOut: number, requests: number): TransferShare => ({
+    label,
+    bytes_in: bytesIn,
+    bytes_out: bytesOut,
+    req_count: requests,
+  });
+  return {
+    classes,
+    errors: t.req_errors,
+    unclassified: Math.max(0, t.req_count - total(classes, (c) => c.count)),
+    apis: [
+      share('Swift API', t.bytes_in - t.s3_bytes_in, t.bytes_out - t.s3_bytes_out, t.req_count - t.s3_req_count),
+      share('S3 API', t.s3_bytes_in, t.s3_bytes_out, t.s3_req_count),
+    ],
+    networks: [
+      share(
+        'External',
+        t.bytes_in - t.internal_bytes_in,
+        t.bytes_out - t.internal_bytes_out,
+        t.req_count - t.internal_req_count,
+      ),
+      share('Internal', t.internal_bytes_in, t.internal_bytes_out, t.internal_req_count),
+    ],
+  };
+}
+
+/** A class as a column heads it: the HTTP method, or what the class counts. */
+export const CLASS_HEADINGS: Readonly<Record<TransferClass, string>> = {
+  get: 'GET',
+  head: 'HEAD',
+  put: 'PUT',
+  post: 'POST',
+  delete: 'DELETE',
+  list: 'Listings',
+  copy: 'Copies',
+  other: 'Other',
+};

@@ -12,9 +12,11 @@ import {
   total,
   type PolicySummary,
   type StorageRecord,
+  type TransferFigures,
   type TransferRecord,
 } from '../lib/utilization';
 import { PolicyBars } from './policy-bars';
+import { TransferBreakdown } from './transfer-breakdown';
 import { TimeChart } from './timechart';
 
 const PAGE = 50;
@@ -23,16 +25,14 @@ const MAX_HOURS = 1000;
 /** Summary rows read for the cluster's storage by policy (10 requests); past it the chart says what it covers. */
 const POLICY_READ_LIMIT = 10_000;
 
-interface AccountSummary {
+/** A summary row: the transfer figures (totals, classes, S3 and internal shares) and the storage. */
+interface AccountSummary extends TransferFigures {
   account: string;
   hours: number;
   bytes_used_avg: number;
   bytes_used_peak: number;
   object_count: number;
   container_count: number;
-  bytes_in: number;
-  bytes_out: number;
-  req_count: number;
   pct_complete: number;
   policies: PolicySummary[];
 }
@@ -346,6 +346,7 @@ function AccountDetail({
       ...policies.map((p) => call<List<StorageRecord>>('GET', `${base}/storage/${p}/${enc}/detail/${q}`)),
     ]);
     return {
+      summary: row,
       storage: storage.objects,
       transfer: transfer.objects,
       policies,
@@ -417,6 +418,7 @@ function AccountDetail({
             {formatBytes(total(detail.data.transfer, (r) => r.bytes_out))} ·{' '}
             {total(detail.data.transfer, (r) => r.req_count).toLocaleString()} requests
           </p>
+          {detail.data.summary ? <TransferBreakdown figures={detail.data.summary} caption="over the range" /> : null}
           <details>
             <summary>Hourly records</summary>
             <ScrollBox label="Hourly records">

@@ -1,4 +1,11 @@
-import { parseRecordTime, presetStart, storageByPolicy, toSeries, total } from '../../src/lib/utilization';
+import {
+  parseRecordTime,
+  presetStart,
+  storageByPolicy,
+  toSeries,
+  total,
+  transferBreakdown,
+} from '../../src/lib/utilization';
 
 const rec = (start: string, bytes: number, pct = 100) => ({
   start,
@@ -52,5 +59,57 @@ describe('utilization chart data', () => {
       { policy_index: 2, bytes_used_avg: 100, object_count: 1, accounts: 1 },
     ]);
     expect(storageByPolicy([])).toEqual([]);
+  });
+});
+
+describe('transfer by class, API and network', () => {
+  const figures = {
+    bytes_in: 1000,
+    bytes_out: 5000,
+    req_count: 20,
+    req_get: 6,
+    req_head: 1,
+    req_put: 3,
+    req_post: 0,
+    req_delete: 2,
+    req_list: 1,
+    req_copy: 1,
+    req_other: 0,
+    req_errors: 3,
+    s3_bytes_in: 400,
+    s3_bytes_out: 1000,
+    s3_req_count: 5,
+    internal_bytes_in: 100,
+    internal_bytes_out: 4000,
+    internal_req_count: 8,
+  };
+
+  it('when a range is broken down, then Swift is the total less S3 and external the total less internal', () => {
+    const b = transferBreakdown(figures);
+    expect(b.classes.map((c) => [c.cls, c.count])).toEqual([
+      ['get', 6],
+      ['head', 1],
+      ['put', 3],
+      ['post', 0],
+      ['delete', 2],
+      ['list', 1],
+      ['copy', 1],
+      ['other', 0],
+    ]);
+    expect(b.errors).toBe(3);
+    expect(b.apis).toEqual([
+      { label: 'Swift API', bytes_in: 600, bytes_out: 4000, req_count: 15 },
+      { label: 'S3 API', bytes_in: 400, bytes_out: 1000, req_count: 5 },
+    ]);
+    expect(b.networks).toEqual([
+      { label: 'External', bytes_in: 900, bytes_out: 1000, req_count: 12 },
+      { label: 'Internal', bytes_in: 100, bytes_out: 4000, req_count: 8 },
+    ]);
+  });
+
+  it('when hours from before classes were metered are in the range, then their requests are counted as unclassified', () => {
+    // 20 requests, 14 in classes: 6 from hours recorded as totals only.
+    expect(transferBreakdown(figures).unclassified).toBe(6);
+    expect(transferBreakdown({ ...figures, req_get: 12 }).unclassified).toBe(0);
   });
 });
