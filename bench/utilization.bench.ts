@@ -57,7 +57,7 @@ const SETTINGS = {
   logLines: intEnv('BENCH_LOG_LINES', 200_000),
   pgServerUrl: stringEnv('BENCH_PG_URL', 'postgres://postgres@127.0.0.1:5432/postgres'),
   /** 0 leaves out the detail and the summary and their seeding (hours at 1,000,000 accounts). */
-  reads: intEnv('BENCH_READS', 1),
+  reads: intEnv('BENCH_READS', 1, 0),
 };
 // Issue 37's targets at 1,000,000 accounts; at 100,000 the round and the summary are held to a tenth.
 const SCALE = SETTINGS.accounts / 1_000_000;
