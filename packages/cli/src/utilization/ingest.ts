@@ -130,6 +130,17 @@ export async function ingestLogs(options: IngestOptions): Promise<IngestResult> 
     result.refused += (answer.refused_count ?? 0) - (answer.refused?.length ?? 0);
   };
 
+  // One batch is posted while the next is read: the API stores one as this process parses the
+  // other, so a run takes the longer of the two rather than their sum. One at a time, so that a
+  // refusal stops the run one batch later at most, and batches go in the order of their lines.
+  let posting: Promise<void> = Promise.resolve();
+  const post = async (builder: BatchBuilder, coveredFrom: number | undefined) => {
+    await posting;
+    posting = send(builder, coveredFrom);
+    // Seen when awaited (the next post, or the end); until then it must not count as unhandled.
+    posting.catch(() => {});
+  };
+
   for (const input of options.inputs.length ? options.inputs : ['-']) {
     const name = input === '-' ? 'stdin' : input;
     const opened = await openLogInput(input, options.stdin ?? process.stdin);
@@ -189,7 +200,7 @@ export async function ingestLogs(options: IngestOptions): Promise<IngestResult> 
         }
         builder.addLine(line, record, internal);
         if (builder.lineCount >= batchLines) {
-          await send(builder, coveredFrom);
+          await post(builder, coveredFrom);
           if (Number.isFinite(builder.lastMs)) coveredFrom = builder.lastMs;
           builder = new BatchBuilder(cluster.id);
         }
@@ -201,8 +212,9 @@ export async function ingestLogs(options: IngestOptions): Promise<IngestResult> 
       throw e;
     }
     showProgress();
-    await send(builder, coveredFrom);
+    await post(builder, coveredFrom);
   }
+  await posting;
   if (result.malformed > MAX_REPORTED)
     options.warn(`${result.malformed - MAX_REPORTED} more malformed line(s) not shown`);
   if (result.unknownMethod > MAX_REPORTED)

@@ -8,13 +8,13 @@ import { TRANSFER_DETAIL_FIELD_NAMES, type TransferDetailField } from '@cairn/do
 
 /**
  * SQL of the utilization tables (see the migration for their layout). Writes are bulk upserts of
- * parallel arrays through unnest, a few thousand rows per statement; the caller merges rows with
+ * parallel arrays through unnest, up to 20,000 rows per statement; the caller merges rows with
  * the same key first (one statement may not update a row twice).
  */
 
 /** policy_index of an account's totals (storage) or of requests with no known policy (transfer). */
 export const TOTAL_POLICY = -1;
-const CHUNK = 5000;
+const CHUNK = 20_000;
 
 export type UtilizationKind = 'storage' | 'transfer';
 

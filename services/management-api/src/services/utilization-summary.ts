@@ -220,14 +220,22 @@ export async function summaryExport(
   const policies = await repo.storagePolicies(db, cluster.id);
   const transferPart = await transferShare(db, cluster, range);
   const names = await policyNames(db, cluster);
+  type Read = { rows: AccountSummary[]; last: string | undefined };
+  const read = async (after: string | undefined): Promise<Read> => {
+    const accounts = await summaries.summaryAccounts(db, cluster.id, split, filters, { limit: batch, after });
+    const rows = await summarizeBatch(db, cluster, accounts, split, range, transferPart, policies, names);
+    return { rows, last: accounts.length < batch ? undefined : accounts[accounts.length - 1] };
+  };
+  // One batch read ahead: the database works on the next while this one is written to the client,
+  // and a slow client holds at most two batches in memory (the CSV waits for the socket to drain).
   async function* batches(): AsyncGenerator<AccountSummary[]> {
-    let after: string | undefined;
-    for (;;) {
-      const accounts = await summaries.summaryAccounts(db, cluster.id, split, filters, { limit: batch, after });
-      if (accounts.length === 0) return;
-      yield await summarizeBatch(db, cluster, accounts, split, range, transferPart, policies, names);
-      if (accounts.length < batch) return;
-      after = accounts[accounts.length - 1];
+    let next: Promise<Read> | undefined = read(undefined);
+    while (next) {
+      const done: Read = await next;
+      next = done.last === undefined ? undefined : read(done.last);
+      // A failed read ahead is thrown when its turn comes; a client gone before then leaves it unawaited.
+      next?.catch(() => {});
+      if (done.rows.length > 0) yield done.rows;
     }
   }
   return { policies, policyNames: names, batches: batches() };
