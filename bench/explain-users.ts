@@ -69,6 +69,7 @@ async function main(): Promise<void> {
     console.log(
       `${seeded.totalUsers.toLocaleString('en-US')} users; PostgreSQL ${s.v}, shared_buffers ${s.sb}, jit ${s.jit}`,
     );
+    const summary: string[] = [];
     for (const scenario of scenarios) {
       const path = scenario.path(seeded, 0);
       sent = [];
@@ -82,9 +83,16 @@ async function main(): Promise<void> {
         throw new Error(`${path}: total_count ${body.meta?.total_count}, expected ${expected}`);
       // The user's own statements: the page, and a related filter's ids before it.
       const statements = sent.filter((q) => /\bstorage_users\b|\bclusters\b/.test(q.sql) && !/api_keys/.test(q.sql));
-      console.log(`\n## ${scenario.key}: GET ${path} (total_count ${expected})`);
-      for (const q of statements) await explain(pg, q);
+      console.log(`\n### ${scenario.key}\n\n\`GET ${path}\` (total_count ${expected})`);
+      let [p50, max] = [0, 0];
+      for (const q of statements) {
+        const t = await explain(pg, q);
+        [p50, max] = [p50 + t.p50, max + t.max];
+      }
+      summary.push(`| \`${scenario.key}\` | ${fmtMs(p50)} | ${fmtMs(max)} |`);
     }
+    console.log('\n| scenario | execution p50 ms | max ms |\n|---|---|---|');
+    console.log(summary.join('\n'));
   } finally {
     await pg.end();
     server.close();
@@ -107,10 +115,12 @@ async function seededUsers(pg: Client): Promise<SeededUsers> {
 }
 
 /** Runs the statement as the API does (named where the API names it), then its plan and its times. */
-async function explain(pg: Client, q: Sent): Promise<void> {
+async function explain(pg: Client, q: Sent): Promise<{ p50: number; max: number }> {
   // An unnamed statement is prepared here under a name of its text, to read the plan Postgres keeps.
   const name = q.name ?? `cairn_explain_${createHash('sha256').update(q.sql).digest('hex').slice(0, 24)}`;
   const values = q.bindings.map((b) => (b === null || b === undefined ? null : String(b)));
+  // Sent unnamed, Postgres plans the statement with its values every time: the same here.
+  await pg.query(`SET plan_cache_mode = ${q.name ? 'auto' : 'force_custom_plan'}`);
   const run = () => pg.query({ name, text: q.sql, values });
   for (let i = 0; i < SETTLE_RUNS; i++) await run();
   const literals = values.map((v) => (v === null ? 'NULL' : pg.escapeLiteral(v))).join(', ');
@@ -128,13 +138,13 @@ async function explain(pg: Client, q: Sent): Promise<void> {
   const at = (xs: number[], p: number) =>
     [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]!;
   const plan = await pg.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${execute}`);
-  console.log(`statement (${q.name ? 'named' : 'unnamed'}, ${values.length} values: ${literals.slice(0, 200)}):`);
-  console.log(q.sql);
+  console.log(`\nStatement (${q.name ? 'named' : 'unnamed'}), values ${literals}:\n\n\`\`\`sql\n${q.sql}\n\`\`\`\n`);
   console.log(
-    `executed alone ${SETTINGS.runs} times after ${SETTLE_RUNS}: execution p50 ${fmtMs(at(server, 0.5))} ms, ` +
-      `max ${fmtMs(at(server, 1))} ms; round trip p50 ${fmtMs(at(wall, 0.5))} ms, max ${fmtMs(at(wall, 1))} ms`,
+    `Executed alone ${SETTINGS.runs} times after ${SETTLE_RUNS}: execution p50 ${fmtMs(at(server, 0.5))} ms, ` +
+      `max ${fmtMs(at(server, 1))} ms; round trip p50 ${fmtMs(at(wall, 0.5))} ms, max ${fmtMs(at(wall, 1))} ms.\n`,
   );
-  console.log(plan.rows.map((r) => r['QUERY PLAN']).join('\n'));
+  console.log(`\`\`\`\n${plan.rows.map((r) => r['QUERY PLAN']).join('\n')}\n\`\`\``);
+  return { p50: at(server, 0.5), max: at(server, 1) };
 }
 
 main().catch((e: unknown) => {
