@@ -84,15 +84,15 @@ async function main(): Promise<void> {
       // The user's own statements: the page, and a related filter's ids before it.
       const statements = sent.filter((q) => /\bstorage_users\b|\bclusters\b/.test(q.sql) && !/api_keys/.test(q.sql));
       console.log(`\n### ${scenario.key}\n\n\`GET ${path}\` (total_count ${expected})`);
-      let [min, p50, max] = [0, 0, 0];
+      let [min, p50, max, pages] = [0, 0, 0, 0];
       for (const q of statements) {
         const t = await explain(pg, q);
-        [min, p50, max] = [min + t.min, p50 + t.p50, max + t.max];
+        [min, p50, max, pages] = [min + t.min, p50 + t.p50, max + t.max, pages + t.pages];
       }
-      summary.push(`| \`${scenario.key}\` | ${fmtMs(min)} | ${fmtMs(p50)} | ${fmtMs(max)} |`);
+      summary.push(`| \`${scenario.key}\` | ${fmtMs(min)} | ${fmtMs(p50)} | ${fmtMs(max)} | ${pages} |`);
     }
     // The least of a few runs is the statement's own work, the least disturbed by other processes.
-    console.log('\n| scenario | execution min ms | p50 ms | max ms |\n|---|---|---|---|');
+    console.log('\n| scenario | execution min ms | p50 ms | max ms | buffers |\n|---|---|---|---|---|');
     console.log(summary.join('\n'));
   } finally {
     await pg.end();
@@ -116,7 +116,7 @@ async function seededUsers(pg: Client): Promise<SeededUsers> {
 }
 
 /** Runs the statement as the API does (named where the API names it), then its plan and its times. */
-async function explain(pg: Client, q: Sent): Promise<{ min: number; p50: number; max: number }> {
+async function explain(pg: Client, q: Sent): Promise<{ min: number; p50: number; max: number; pages: number }> {
   // An unnamed statement is prepared here under a name of its text, to read the plan Postgres keeps.
   const name = q.name ?? `cairn_explain_${createHash('sha256').update(q.sql).digest('hex').slice(0, 24)}`;
   const values = q.bindings.map((b) => (b === null || b === undefined ? null : String(b)));
@@ -145,7 +145,10 @@ async function explain(pg: Client, q: Sent): Promise<{ min: number; p50: number;
       `max ${fmtMs(at(server, 1))} ms; round trip p50 ${fmtMs(at(wall, 0.5))} ms, max ${fmtMs(at(wall, 1))} ms.\n`,
   );
   console.log(`\`\`\`\n${plan.rows.map((r) => r['QUERY PLAN']).join('\n')}\n\`\`\``);
-  return { min: at(server, 0), p50: at(server, 0.5), max: at(server, 1) };
+  // The root's buffers (its own and every node's under it): pages touched, whatever the machine's load.
+  const root = plan.rows.map((r) => r['QUERY PLAN']).find((l) => /^\s*Buffers:/.test(l)) ?? '';
+  const pages = [...root.matchAll(/(?:hit|read)=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
+  return { min: at(server, 0), p50: at(server, 0.5), max: at(server, 1), pages };
 }
 
 main().catch((e: unknown) => {
