@@ -32,7 +32,8 @@ import {
  *        (field, id) serves it: the id tie-breaker follows the field's direction);
  *      - deep, no residual filters, with id-bucket counters (users), ordered by id or by a column
  *        the buckets are split by (users: cluster, enabled, is_superuser), then id: at the bucket
- *        where the offset falls, found by a running sum over the counters in the page's order, so
+ *        where the offset falls, found by a running sum over the counters in the page's order (over
+ *        the spans of buckets first, then the one span's buckets, where the counters have spans), so
  *        fewer than one bucket of rows is walked; the same with a prefix of a column with range
  *        counters that leaves out at most FEW_MATCHES rows of the partition: those rows, read from
  *        the column's index on both sides of the matches, are subtracted from the buckets;
