@@ -68,6 +68,7 @@ import { runBenchmark, type Cleanups } from './lib/main';
 import { backendsOf, throwawayDatabase } from './lib/postgres';
 import { startTastypie, tastypieMissing, type TastypieAnchor } from './lib/tastypie';
 import { fmtInt, fmtMs, printResults, ratio, verdict, type Verdict } from './lib/report';
+import { listScenarios } from './lib/user-lists';
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -87,121 +88,8 @@ const SETTINGS = {
 /** The scenarios measured beside the django-tastypie anchor (plain tastypie over the same users). */
 const ANCHORED = ['page1', 'cluster__name', 'detail', 'deep'];
 
-/**
- * Every documented filter and lookup of the users list and `order_by` on each orderable field, on
- * page 1 and deep (90 % into what the filter matches), the target: p50 <= 10 ms with an
- * exact total_count. `path` gets the seeded data and a turn number (to vary the cluster or user asked
- * for); `total` is the exact total_count the answer must carry (checked once before loading).
- */
-interface ListScenario {
-  key: string;
-  label: string;
-  path: (s: Seeded, turn: number) => string;
-  total: (s: Seeded) => number;
-}
-
-const ORDERABLE = [
-  'id',
-  '-id',
-  'user',
-  '-user',
-  'cluster',
-  '-cluster',
-  'enabled',
-  '-enabled',
-  'is_superuser',
-  '-is_superuser',
-];
-/** 'user0012' matches 10,000 of 1,000,000 seeded names (user00120000..user00129999); 'user0' matches them all. */
-const NARROW_PREFIX = 'user0012';
-
-function listScenarios(users: number, clusters: number): ListScenario[] {
-  const perCluster = Math.floor(users / clusters);
-  const deepIn = (n: number) => Math.floor(n * 0.9);
-  const nth = (s: Seeded, turn: number) => s.clusterIds[turn % s.clusterIds.length]!;
-  const narrowCount = countPrefix(users, NARROW_PREFIX);
-  const both = (
-    key: string,
-    label: string,
-    query: (s: Seeded, turn: number) => string,
-    total: (s: Seeded) => number,
-  ): ListScenario[] => [
-    { key, label, path: (s, t) => `/api/v1/users/?${query(s, t)}`, total },
-    {
-      key: `${key}_deep`,
-      label: `${label}, deep`,
-      path: (s, t) => `/api/v1/users/?${query(s, t)}&offset=${deepIn(total(s))}`,
-      total,
-    },
-  ];
-  return [
-    ...both(
-      'cluster',
-      'cluster=<id>',
-      (s, t) => `cluster=${nth(s, t)}`,
-      () => perCluster,
-    ),
-    ...both(
-      'cluster__id',
-      'cluster__id=<id>',
-      (s, t) => `cluster__id=${nth(s, t)}`,
-      () => perCluster,
-    ),
-    ...both(
-      'cluster__name',
-      'cluster__name=<name>',
-      (s, t) => `cluster__name=${s.clusterNames[t % s.clusterNames.length]}`,
-      () => perCluster,
-    ),
-    ...both(
-      'cluster__uuid',
-      'cluster__uuid=<uuid>',
-      (s, t) => `cluster__uuid=${s.clusterUuids[t % s.clusterUuids.length]}`,
-      () => perCluster,
-    ),
-    ...both(
-      'cluster__in',
-      'cluster__in=<id>,<id>',
-      (s, t) => `cluster__in=${nth(s, t)},${nth(s, t + 1)}`,
-      () => 2 * perCluster,
-    ),
-    {
-      key: 'user',
-      label: 'user=<name>',
-      path: (s, t) => `/api/v1/users/?user=user${String(1 + ((t * 7919) % users)).padStart(8, '0')}`,
-      total: () => 1,
-    },
-    ...both(
-      'user__startswith',
-      `user__startswith=${NARROW_PREFIX}`,
-      () => `user__startswith=${NARROW_PREFIX}`,
-      () => narrowCount,
-    ),
-    ...both(
-      'user__startswith_all',
-      'user__startswith=user0 (every user)',
-      () => 'user__startswith=user0',
-      () => users,
-    ),
-    ...ORDERABLE.flatMap((o) =>
-      both(
-        `order_by=${o}`,
-        `order_by=${o}`,
-        () => `order_by=${o}`,
-        (s) => s.totalUsers,
-      ),
-    ),
-  ];
-}
-
-/** How many of the seeded names 'user' || lpad(g, 8, '0'), g = 1..users, start with `prefix`. */
-function countPrefix(users: number, prefix: string): number {
-  const digits = prefix.slice('user'.length);
-  const free = 8 - digits.length;
-  const lo = Number(digits) * 10 ** free;
-  const hi = lo + 10 ** free - 1;
-  return Math.max(0, Math.min(hi, users) - Math.max(lo, 1) + 1);
-}
+/** Users inserted per statement while seeding (with their quota records and usage samples). */
+const SEED_BATCH = 1_000_000;
 
 const LIST_SCENARIOS = listScenarios(SETTINGS.users, SETTINGS.clusters);
 const ALL_SCENARIOS = ['page1', 'deep', 'detail', ...LIST_SCENARIOS.map((s) => s.key)];
@@ -337,14 +225,30 @@ async function seed(databaseUrl: string): Promise<Seeded> {
       // spread over the whole heap, not stored next to each other.
       // Every tenth user with a byte quota (where the schema has quotas), as an operator would set.
       const quotas = await hasRelation(db, 'quota_applications');
-      await db.raw(
-        `INSERT INTO storage_users (cluster_id, username, password_hash${quotas ? ', quota_bytes' : ''})
-         SELECT (?::int[])[1 + (g - 1) % ?], 'user' || lpad(g::text, 8, '0'), ?
-                ${quotas ? ', CASE WHEN g % 10 = 0 THEN 1073741824 END' : ''}
-           FROM generate_series(1, ?) AS g`,
-        [clusterIds, clusterIds.length, passwordHash, SETTINGS.users],
-      );
-      await seedQuotasAndUsage(db, clusterIds, quotas);
+      // In statements of SEED_BATCH users, each with every trigger and index as the API's own
+      // inserts: one statement of 10,000,000 rows would hold them all in its transition tables.
+      // Every user's sample at the same hour, the one the run starts in.
+      const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000);
+      for (let lo = 1; lo <= SETTINGS.users; lo += SEED_BATCH) {
+        const hi = Math.min(SETTINGS.users, lo + SEED_BATCH - 1);
+        await db.raw(
+          `INSERT INTO storage_users (cluster_id, username, password_hash${quotas ? ', quota_bytes' : ''})
+           SELECT (?::int[])[1 + (g - 1) % ?], 'user' || lpad(g::text, 8, '0'), ?
+                  ${quotas ? ', CASE WHEN g % 10 = 0 THEN 1073741824 END' : ''}
+             FROM generate_series(?::int, ?::int) AS g`,
+          [clusterIds, clusterIds.length, passwordHash, lo, hi],
+        );
+        await seedQuotasAndUsage(
+          db,
+          clusterIds,
+          quotas,
+          `user${String(lo).padStart(8, '0')}`,
+          `user${String(hi).padStart(8, '0')}`,
+          hour,
+        );
+        if (SETTINGS.users > SEED_BATCH)
+          console.log(`  ${fmtInt(hi)} users (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+      }
       seedSeconds = (performance.now() - t0) / 1000;
       const t1 = performance.now();
       await db.raw('VACUUM ANALYZE');
@@ -393,22 +297,29 @@ async function hasRelation(db: Deps['db'], name: string): Promise<boolean> {
  * reconciler's record of the users with a quota (applied), and a storage sample of every user's
  * account at the current hour, written as the collector writes them (one hourly row each).
  */
-async function seedQuotasAndUsage(db: Deps['db'], clusterIds: number[], quotas: boolean): Promise<void> {
+async function seedQuotasAndUsage(
+  db: Deps['db'],
+  clusterIds: number[],
+  quotas: boolean,
+  firstName: string,
+  lastName: string,
+  hour: Date,
+): Promise<void> {
   if (quotas) {
     await db.raw(
       `INSERT INTO quota_applications (user_id, cluster_id, wanted_version, applied_version, applied_at)
-       SELECT id, cluster_id, 1, 1, now() FROM storage_users WHERE cluster_id = ANY(?::int[]) AND quota_bytes IS NOT NULL`,
-      [clusterIds],
+       SELECT id, cluster_id, 1, 1, now() FROM storage_users
+        WHERE cluster_id = ANY(?::int[]) AND username BETWEEN ? AND ? AND quota_bytes IS NOT NULL`,
+      [clusterIds, firstName, lastName],
     );
   }
-  const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000);
   await ensureHourlyPartitions(db, [hour.getTime()]);
   await db.raw(
     `INSERT INTO utilization_storage_hourly
        (cluster_id, policy_index, account, hour, bytes_used, object_count, container_count, slots, slot_count)
      SELECT cluster_id, -1, 'AUTH_' || username, ?, (id % 1000) * 1048576, id % 1000, 1, 1, 1
-       FROM storage_users WHERE cluster_id = ANY(?::int[])`,
-    [hour, clusterIds],
+       FROM storage_users WHERE cluster_id = ANY(?::int[]) AND username BETWEEN ? AND ?`,
+    [hour, clusterIds, firstName, lastName],
   );
 }
 

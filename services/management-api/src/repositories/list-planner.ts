@@ -32,7 +32,8 @@ import {
  *        (field, id) serves it: the id tie-breaker follows the field's direction);
  *      - deep, no residual filters, with id-bucket counters (users), ordered by id or by a column
  *        the buckets are split by (users: cluster, enabled, is_superuser), then id: at the bucket
- *        where the offset falls, found by a running sum over the counters in the page's order, so
+ *        where the offset falls, found by a running sum over the counters in the page's order (over
+ *        the spans of buckets first, then the one span's buckets, where the counters have spans), so
  *        fewer than one bucket of rows is walked; the same with a prefix of a column with range
  *        counters that leaves out at most FEW_MATCHES rows of the partition: those rows, read from
  *        the column's index on both sides of the matches, are subtracted from the buckets;
@@ -61,6 +62,13 @@ export interface PartitionCounters {
     bits: number;
     /** Other list columns the buckets are split by (list column → bucket table column). */
     dimensions?: Record<string, string>;
+    /**
+     * The same counts per span of 2^bits consecutive buckets (span = bucket >> bits), with the
+     * buckets' key, dimension and count columns, kept by the same triggers: a deep page sums the
+     * spans to find the one its offset falls in, then only that span's buckets, instead of every
+     * bucket (which grows with the table: 24,420 rows at 10,000,000 users over 10 clusters).
+     */
+    spans?: { table: string; span: string; bits: number };
   };
   /**
    * Rows per partition value per range of one column's values (users: names). The ranges are
@@ -383,6 +391,37 @@ function idSeekPage(
     .sum({ n: buckets.count })
     .groupBy(column ? ['dim', 'bucket'] : ['bucket']);
   if (plan.partition !== 'all') counted.whereIn(buckets.key, [...plan.partition]);
+  // With spans (and no rows to subtract, which are counted per bucket): the span first, the same
+  // way, then the buckets inside it only, their running sum starting at the rows before the span.
+  const spans = outside ? undefined : buckets.spans;
+  const keyOf = (unit: string) => (column ? `dim ${direction}, ${unit} ${direction}` : `${unit} ${direction}`);
+  let spanSeek: ((qb: Knex.QueryBuilder) => Knex.QueryBuilder) | undefined;
+  if (spans) {
+    const perSpan = db(spans.table)
+      .select(db.raw(`${dim}?? AS span`, [spans.span]))
+      .sum({ n: buckets.count })
+      .groupBy(column ? ['dim', 'span'] : ['span']);
+    if (plan.partition !== 'all') perSpan.whereIn(buckets.key, [...plan.partition]);
+    const span = '(SELECT span FROM seek_span)';
+    counted.whereRaw(`?? BETWEEN ${span} << ${spans.bits} AND ((${span} + 1) << ${spans.bits}) - 1`, [buckets.bucket]);
+    if (column) counted.whereRaw('?? = (SELECT dim FROM seek_span)', [column.counter]);
+    spanSeek = (qb) =>
+      qb
+        .with('per_span', perSpan)
+        .with(
+          'running_span',
+          db.raw(
+            `SELECT ${column ? 'dim, ' : ''}span, n, sum(n) OVER (ORDER BY ${keyOf('span')}) AS upto FROM per_span`,
+          ),
+        )
+        .with(
+          'seek_span',
+          db.raw(
+            `SELECT ${column ? 'dim, ' : ''}span, upto - n AS before FROM running_span WHERE upto > ?::bigint ORDER BY ${keyOf('span')} LIMIT 1`,
+            [window.offset],
+          ),
+        );
+  }
   const keys = column ? 'dim, bucket' : 'bucket';
   const perBucket = outside
     ? db.raw(
@@ -408,11 +447,13 @@ function idSeekPage(
     sql: `${ordered.sql} LIMIT ? OFFSET (?::bigint - (SELECT before FROM seek))::bigint`,
     bindings: [...ordered.bindings, window.limit, window.offset],
     with: (qb) =>
-      (outside ? qb.withMaterialized('outside', outside) : qb)
+      (outside ? qb.withMaterialized('outside', outside) : spanSeek ? spanSeek(qb) : qb)
         .with('per_bucket', perBucket)
         .with(
           'running',
-          db.raw(`SELECT ${column ? 'dim, ' : ''}bucket, n, sum(n) OVER (ORDER BY ${key}) AS upto FROM per_bucket`),
+          db.raw(
+            `SELECT ${column ? 'dim, ' : ''}bucket, n, sum(n) OVER (ORDER BY ${key})${spans ? ' + (SELECT before FROM seek_span)' : ''} AS upto FROM per_bucket`,
+          ),
         )
         .with(
           'seek',

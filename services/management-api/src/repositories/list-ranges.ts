@@ -21,6 +21,12 @@ export interface RangeBuckets {
   column: string;
   lower: string;
   count: string;
+  /**
+   * The same ranges' counts over every partition value, one row per range (users:
+   * storage_user_name_ranges), kept by the same triggers: an unrestricted list reads these instead
+   * of summing every partition's (at 10,000,000 users over 10 clusters, 2,442 rows instead of 24,420).
+   */
+  totals?: { table: string; lower: string; count: string };
 }
 
 export interface RangeQuery {
@@ -39,10 +45,13 @@ export interface RangeQuery {
 /** The ranges' counts summed over the partition (`range_counts`) and the segments (`segments`). */
 export function withSegments(q: RangeQuery): (qb: Knex.QueryBuilder) => Knex.QueryBuilder {
   const { db, buckets: b, partition, base, prefix } = q;
-  const rangeCounts = db(b.table)
-    .select(db.raw('?? AS lower', [b.lower]))
-    .sum({ n: b.count })
-    .groupBy(b.lower);
+  const totals = partition === 'all' ? b.totals : undefined;
+  const rangeCounts = totals
+    ? db(totals.table).select(db.raw('?? AS lower, ?? AS n', [totals.lower, totals.count]))
+    : db(b.table)
+        .select(db.raw('?? AS lower', [b.lower]))
+        .sum({ n: b.count })
+        .groupBy(b.lower);
   if (partition !== 'all') rangeCounts.whereIn(b.key, [...partition]);
   if (!prefix) {
     return (qb) =>
@@ -53,7 +62,9 @@ export function withSegments(q: RangeQuery): (qb: Knex.QueryBuilder) => Knex.Que
           db.raw('SELECT 1 AS seq, lower, lead(lower) OVER (ORDER BY lower) AS upper, n FROM range_counts'),
         );
   }
-  q.applyFilters(rangeCounts, [{ ...prefix, alias: b.table, column: b.lower }]);
+  q.applyFilters(rangeCounts, [
+    totals ? { ...prefix, alias: totals.table, column: totals.lower } : { ...prefix, alias: b.table, column: b.lower },
+  ]);
   const col = `${q.alias}.${b.column}`;
   const counted = (where?: string): { sql: string; bindings: readonly Knex.Value[] } => {
     const c = base.clone().count({ n: '*' });

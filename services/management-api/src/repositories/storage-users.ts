@@ -113,6 +113,7 @@ const USER_COUNTERS: PartitionCounters = {
     count: 'n',
     bits: 12,
     dimensions: { enabled: 'enabled', is_superuser: 'is_superuser' },
+    spans: { table: 'storage_user_id_spans', span: 'span', bits: 6 },
   },
   rangeBuckets: {
     table: 'storage_user_name_buckets',
@@ -120,6 +121,7 @@ const USER_COUNTERS: PartitionCounters = {
     column: 'username',
     lower: 'lower_name',
     count: 'n',
+    totals: { table: 'storage_user_name_ranges', lower: 'lower_name', count: 'n' },
   },
 };
 

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { DB_KINDS, createDatabaseWithClusters, type TestDatabaseWithClusters } from '../support/harness';
 import * as bucketsMigration from '../../src/db/migrations/20261122040000_user_id_buckets';
 import * as flagsMigration from '../../src/db/migrations/20261123220000_user_flag_ordering';
+import * as spansMigration from '../../src/db/migrations/20261130040000_user_id_spans';
 import { parseListQuery } from '../../src/http/filters';
 import { applyFilters, applyOrdering } from '../../src/repositories/list-planner';
 import { listStorageUsers } from '../../src/repositories/storage-users';
@@ -41,15 +42,21 @@ async function tallies(
   return res.rows;
 }
 
-/** Buckets whose count differs from the rows they stand for (none, when the triggers are right). */
+/**
+ * Buckets (2^12 ids) and spans (2^18 ids) whose count differs from the rows they stand for (none,
+ * when the triggers are right).
+ */
 async function wrongBuckets(db: Knex): Promise<unknown[]> {
-  const res = await db.raw(`
-    SELECT coalesce(b.cluster_id, u.cluster_id) AS cluster_id, coalesce(b.enabled, u.enabled) AS enabled,
-           coalesce(b.is_superuser, u.is_superuser) AS is_superuser, coalesce(b.bucket, u.bucket) AS bucket, b.n, u.n AS actual
-      FROM storage_user_id_buckets b
-      FULL JOIN (SELECT cluster_id, enabled, is_superuser, id >> 12 AS bucket, count(*) AS n FROM storage_users GROUP BY 1, 2, 3, 4) u
-        ON u.cluster_id = b.cluster_id AND u.enabled = b.enabled AND u.is_superuser = b.is_superuser AND u.bucket = b.bucket
-     WHERE coalesce(b.n, 0) <> coalesce(u.n, 0)`);
+  const wrong = (table: string, unit: string, bits: number) => `
+    SELECT '${table}' AS counters, coalesce(b.cluster_id, u.cluster_id) AS cluster_id, coalesce(b.enabled, u.enabled) AS enabled,
+           coalesce(b.is_superuser, u.is_superuser) AS is_superuser, coalesce(b.${unit}, u.${unit}) AS ${unit}, b.n, u.n AS actual
+      FROM ${table} b
+      FULL JOIN (SELECT cluster_id, enabled, is_superuser, id >> ${bits} AS ${unit}, count(*) AS n FROM storage_users GROUP BY 1, 2, 3, 4) u
+        ON u.cluster_id = b.cluster_id AND u.enabled = b.enabled AND u.is_superuser = b.is_superuser AND u.${unit} = b.${unit}
+     WHERE coalesce(b.n, 0) <> coalesce(u.n, 0)`;
+  const res = await db.raw(
+    `${wrong('storage_user_id_buckets', 'bucket', 12)} UNION ALL ${wrong('storage_user_id_spans', 'span', 18)}`,
+  );
   return res.rows;
 }
 
@@ -153,6 +160,7 @@ describe.each(DB_KINDS)('user id buckets on %s', (kind) => {
       Array.from({ length: 3000 }, (_, i) => ({ id: 1 + i * 13, cluster: clusters[i % 3]! })),
     );
     await db('storage_users').where('id', '<', 6000).update({ enabled: false });
+    await db.transaction((trx) => spansMigration.down(trx));
     await db.transaction((trx) => flagsMigration.down(trx));
     await db.transaction((trx) => bucketsMigration.down(trx));
     expect(await db.schema.hasTable('storage_user_id_buckets')).toBe(false);
@@ -160,6 +168,8 @@ describe.each(DB_KINDS)('user id buckets on %s', (kind) => {
     await db.transaction((trx) => bucketsMigration.up(trx));
     await db('storage_users').where('id', '<', 3000).update({ is_superuser: true });
     await db.transaction((trx) => flagsMigration.up(trx));
+    await db('storage_users').where('id', '<', 1000).delete();
+    await db.transaction((trx) => spansMigration.up(trx));
     expect(await wrongBuckets(db)).toEqual([]);
     await insertUsers(db, [{ id: 46_000, cluster: clusters[1]! }]);
     expect(await wrongBuckets(db)).toEqual([]);
@@ -184,10 +194,11 @@ describe.each(DB_KINDS)('user id buckets on %s', (kind) => {
   it('when a list asks for a page past the deep threshold, then listStorageUsers answers it through the buckets with the rows and total of OFFSET, visibility included', async () => {
     await db.raw(
       `INSERT INTO storage_users (id, cluster_id, username, password_hash)
-      SELECT g * 3, (?::int[])[1 + g % 3], 'deep' || g, 'x' FROM generate_series(1, 12000) AS g`,
+      SELECT g * 67, (?::int[])[1 + g % 3], 'deep' || g, 'x' FROM generate_series(1, 12000) AS g`,
       [clusters],
     );
-    await db('storage_users').whereBetween('id', [9000, 12_000]).delete();
+    // Ids over four spans of 2^18 (the buckets' counters per span), a gap across the first boundary.
+    await db('storage_users').whereBetween('id', [250_000, 300_000]).delete();
     const cases: Array<{ params: Array<[string, string]>; visible?: number[]; none?: true }> = [
       { params: [['offset', '9000']] },
       {
@@ -224,7 +235,7 @@ describe.each(DB_KINDS)('user id buckets on %s', (kind) => {
       const page = await listStorageUsers(db, query, c.visible);
       // Clusters that cannot be seen leave nothing to ask for: no statement at all.
       expect(statements).toHaveLength(c.none ? 0 : 1);
-      if (!c.none) expect(statements[0]).toContain('storage_user_id_buckets');
+      if (!c.none) expect(statements[0]).toMatch(/storage_user_id_spans[^]*storage_user_id_buckets/);
       const expected = await plainPage(c.params, c.visible);
       expect({ total: page.total, ids: page.rows.map((r) => r.id) }).toEqual(expected);
     }
