@@ -43,6 +43,7 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
         '20261129020000_ring_plans',
         '20261129040000_storage_session_gateway_tokens',
         '20261129050000_utilization_request_classes',
+        '20261130020000_storage_session_application_credentials',
       ]);
       expect(await migrateLatest(db)).toEqual([]);
       for (const table of [
