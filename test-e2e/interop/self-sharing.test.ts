@@ -11,10 +11,10 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { launch, PageProblems } from '../browser/chromium';
 import { axeFindings } from '../browser/console-page';
-import { freePort } from '../support/processes';
-import { ADMIN_AUTH, CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
-import { boto3, ClientHome } from './s3-clients';
-import { startSwiftCluster, swiftCli, type SwiftCluster } from './swift-cluster';
+import { cairn, freePort } from '../support/processes';
+import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { boto3, ClientHome, run } from './s3-clients';
+import { SWIFT_PYTHON, startSwiftCluster, swiftCli, type SwiftCluster } from './swift-cluster';
 
 const PW = 'sharing-password-0001';
 const SERVICE_PW = 'swift-service-password-0001';
@@ -422,6 +422,52 @@ describe('Sharing: container ACLs and temporary URLs through the management API,
       expect(answers.join('\n')).not.toContain(key!);
     } finally {
       await browser.close();
+    }
+  });
+
+  it("when alice's account is collected, then My storage shows what Swift's account HEAD reports, to her session and to her own token", async () => {
+    // The policies as `cairn capacity collect` would report them; the collector reads them.
+    const put = await call(
+      'PUT',
+      '/api/v1/clusters/1/devices/',
+      {
+        policies: [
+          { index: 0, name: 'gold', default: true },
+          { index: 1, name: 'silver' },
+        ],
+        devices: [],
+      },
+      { Authorization: ADMIN_AUTH },
+    );
+    expect(put.status).toBe(204);
+    // Containers' figures reach the account server through the updater, as in a real cluster.
+    const updater = await run(
+      SWIFT_PYTHON,
+      [join(__dirname, 'swift-container-updater.py'), swift.swiftDir, swift.devicesDir],
+      { HOME: home.dir },
+    );
+    if (updater.code !== 0) throw new Error(`container updater failed:\n${updater.stdout}${updater.stderr}`);
+    const collected = await cairn(['utilization', 'collect', '--cluster', 'default'], {
+      CAIRN_API_URL: stack.apiUrl,
+      CAIRN_API_KEY: `${ADMIN_AUTH_NAME}:${ADMIN_KEY}`,
+      CAIRN_UTILIZATION_USER: 'swift-service',
+      CAIRN_UTILIZATION_PASSWORD: SERVICE_PW,
+    });
+    expect([collected.code, collected.out]).toEqual([0, expect.stringMatching(/0 failed/)]);
+
+    const token = await tokenOf('alice');
+    const head = await fetch(swift.storageUrl('alice'), { method: 'HEAD', headers: { 'X-Auth-Token': token } });
+    const swiftSays = {
+      bytes_used: Number(head.headers.get('x-account-bytes-used')),
+      object_count: Number(head.headers.get('x-account-object-count')),
+    };
+    // Her container holds hello.txt at least: a comparison of zeros would prove nothing.
+    expect(swiftSays.object_count).toBeGreaterThan(0);
+    const bySession = await self('GET', 'storage/');
+    const byToken = await call('GET', '/api/v1/self/storage/', undefined, { 'X-Auth-Token': token });
+    for (const answer of [bySession, byToken]) {
+      expect(answer.status).toBe(200);
+      expect(answer.body).toMatchObject({ user: 'alice', ...swiftSays, usage_sampled_at: expect.any(String) });
     }
   });
 });

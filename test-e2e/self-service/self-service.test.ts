@@ -1,4 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { ADMIN_AUTH, startStack, type Stack, type StackOptions } from '../support/stack';
 import { responseCheckerFor, type ResponseChecker } from '../../services/management-api/test/support/openapi-responses';
 
@@ -210,6 +212,112 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
     expect((await call('GET', '/api/v1/self/storage/', { cookie: a.cookie })).body).toMatchObject({ user: alice });
   });
 
+  it("when a script sends the user's own gateway token, then My storage answers it as for the session; a dead, forged, access-ruled or other account's token is refused with a sentence", async () => {
+    const INVALID_TOKEN =
+      "This token is not valid (expired, revoked, or not a token of any of this API's clusters). Log in again (swift auth, or POST /v3/auth/tokens at your cluster's auth URL) and send the new token.";
+    const withToken = (token: string, path = '/api/v1/self/storage/') =>
+      call('GET', path, { headers: { 'X-Auth-Token': token } });
+    const session = await signIn(alice);
+    const bySession = await call('GET', '/api/v1/self/storage/', { cookie: session.cookie });
+
+    // A Keystone V3 token and a Swift V1 token (what `swift auth` prints) read the same figures.
+    const v3 = await gatewayLogin(alice, PW);
+    expect(v3.status).toBe(201);
+    await v3.body?.cancel();
+    const token = v3.headers.get('x-subject-token')!;
+    const v1 = await fetch(`${stack.gatewayUrl}/auth/v1.0`, { headers: { 'X-Auth-User': alice, 'X-Auth-Key': PW } });
+    await v1.body?.cancel();
+    for (const t of [token, v1.headers.get('x-auth-token')!]) {
+      const mine = await withToken(t);
+      expect([mine.status, mine.headers.get('cache-control'), mine.body]).toEqual([200, 'private', bySession.body]);
+    }
+    // Naming another user changes nothing: the token decides whose account.
+    expect((await withToken(token, `/api/v1/self/storage/?user=${bob}`)).body).toMatchObject({ user: alice });
+    // The other self-service routes take the session only, and say so.
+    const keys = await withToken(token, '/api/v1/self/s3_credentials/');
+    expect([keys.status, String(keys.body.error)]).toEqual([
+      401,
+      expect.stringMatching(/reads only GET \/api\/v1\/self\/storage\//),
+    ]);
+
+    // A token for bob's account (alice has no role there) is not alice's usage either.
+    const scoped = await fetch(`${stack.gatewayUrl}/auth/v3/auth/tokens`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        auth: {
+          identity: {
+            methods: ['password'],
+            password: { user: { name: alice, domain: { id: 'default' }, password: PW } },
+          },
+          scope: { project: { name: bob, domain: { id: 'default' } } },
+        },
+      }),
+    });
+    await scoped.body?.cancel();
+    const other = await withToken(scoped.headers.get('x-subject-token')!);
+    expect([other.status, String(other.body.error)]).toEqual([
+      403,
+      expect.stringMatching(`^This token is for the account AUTH_${bob}, not your own`),
+    ]);
+
+    // An access-ruled credential's token follows the sign-in's rule.
+    const ruled = await call('POST', '/api/v1/self/application_credentials/', {
+      cookie: session.cookie,
+      headers: { 'X-Cairn-CSRF': session.csrf },
+      body: {
+        name: `script-ruled-${tag}`,
+        access_rules: [{ service: 'object-store', method: 'GET', path: `/v1/AUTH_${alice}/x` }],
+      },
+    });
+    expect(ruled.status).toBe(201);
+    const ruledLogin = await fetch(`${stack.gatewayUrl}/auth/v3/auth/tokens`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        auth: {
+          identity: {
+            methods: ['application_credential'],
+            application_credential: { id: ruled.body.id, secret: ruled.body.secret },
+          },
+        },
+      }),
+    });
+    await ruledLogin.body?.cancel();
+    const refused = await withToken(ruledLogin.headers.get('x-subject-token')!);
+    expect([refused.status, String(refused.body.error)]).toEqual([
+      403,
+      expect.stringMatching(/^This token comes from an application credential with access rules/),
+    ]);
+    expect(
+      (
+        await call('DELETE', String(ruled.body.resource_uri), {
+          cookie: session.cookie,
+          headers: { 'X-Cairn-CSRF': session.csrf },
+        })
+      ).status,
+    ).toBe(204);
+
+    // Forged: the cluster's uuid as audience, signed with another key; the gateway refuses it.
+    const uuid = String((await admin('GET', '/api/v1/clusters/1/')).body.uuid);
+    const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const unsigned = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ jti: 'x', aud: uuid, iat: 1, exp: 4102444800 })}`;
+    const forged = `${unsigned}.${createHmac('sha256', 'not-the-key').update(unsigned).digest('base64url')}`;
+    // No cluster has the audience of the last one: no gateway is asked.
+    const elsewhere = `${part({ alg: 'HS256' })}.${part({ aud: '00000000-0000-4000-8000-00000000beef' })}.x`;
+    for (const t of [forged, 'not-a-token', elsewhere]) {
+      const res = await withToken(t);
+      expect([res.status, res.body.error]).toEqual([401, INVALID_TOKEN]);
+    }
+    // Revoked at the gateway: refused at once.
+    const revoked = await fetch(`${stack.gatewayUrl}/auth/v3/auth/tokens`, {
+      method: 'DELETE',
+      headers: { 'X-Auth-Token': token, 'X-Subject-Token': token },
+    });
+    expect(revoked.status).toBe(204);
+    expect([(await withToken(token)).status, (await withToken(token)).body.error]).toEqual([401, INVALID_TOKEN]);
+  });
+
   it('when the password, the user or the cluster is wrong, then 401 with one sentence and no cookie; with no body, 400 saying what is missing', async () => {
     for (const body of [
       { cluster: 'default', user: alice, password: 'wrong-password-xyz' },
@@ -282,6 +390,49 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
     expect(out.status).toBe(204);
     expect(out.headers.get('set-cookie')).toMatch(/^cairn_storage_session=;/);
     expect((await call('GET', '/api/v1/self/storage/', { cookie })).status).toBe(401);
+  });
+
+  it('when a storage user signs in, fails to, or signs out, then the audit trail says so under its name, with no secret', async () => {
+    const frank = `frank${tag}`;
+    const user = await stack.createUser(frank, PW);
+    const wrongPassword = `wrong-${tag}-password`;
+    const typedInTheNameField = `not-a-user-${tag}`;
+    expect((await signIn(frank, wrongPassword)).answer.status).toBe(401);
+    const { cookie, csrf } = await signIn(frank);
+    expect((await call('DELETE', '/api/v1/self/session/', { cookie, headers: { 'X-Cairn-CSRF': csrf } })).status).toBe(
+      204,
+    );
+    // A name nobody has is not recorded: it may be a password typed into the wrong field.
+    const unknown = await call('POST', '/api/v1/self/session/', {
+      body: { cluster: 'default', user: typedInTheNameField, password: PW },
+      headers: { 'X-Request-Id': `unknown-${tag}` },
+    });
+    expect(unknown.status).toBe(401);
+
+    const trail = await admin('GET', `/api/v1/audit/?target_type=users&target_id=${user.id}&order_by=id`);
+    const entries = (trail.body.objects as Array<Record<string, unknown>>).filter((e) =>
+      String(e.action).startsWith('sign_'),
+    );
+    expect(entries.map((e) => [e.action, e.operator, e.operator_id, e.target_name])).toEqual([
+      ['sign_in_failed', `storage user ${frank}`, null, frank],
+      ['sign_in', `storage user ${frank}`, null, frank],
+      ['sign_out', `storage user ${frank}`, null, frank],
+    ]);
+    expect(entries[0]!.after).toMatchObject({
+      cluster: 'default',
+      method: 'password',
+      reason: 'wrong_credentials',
+      client_address: expect.any(String),
+    });
+    expect(entries[1]!.after).toMatchObject({ cluster: 'default', method: 'password' });
+    expect(entries[2]!.before).toMatchObject({ cluster: 'default', method: 'password' });
+    const byRequest = await admin('GET', `/api/v1/audit/?request_id=unknown-${tag}`);
+    expect(
+      (byRequest.body.objects as Array<Record<string, unknown>>).map((e) => [e.action, e.operator, e.target_type]),
+    ).toEqual([['sign_in_failed', 'storage user (no such user)', 'clusters']]);
+    const text = JSON.stringify([trail.body, byRequest.body]);
+    for (const secret of [PW, wrongPassword, typedInTheNameField, cookie.split('=')[1]!, csrf])
+      expect(text).not.toContain(secret);
   });
 
   it("when a storage user's session calls every route of the API, then only /self/ answers it; every other route refuses it or answers as to nobody", async () => {
@@ -487,6 +638,7 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
         call('POST', '/api/v1/self/session/', { body: { cluster: 'default', ...body } });
       const cookieOf = (answer: Answer) => (answer.headers.get('set-cookie') ?? '').split(';')[0]!;
 
+      const credentialCookies: string[] = [];
       for (const body of [
         { application_credential_id: id, application_credential_secret: secret },
         { application_credential_name: `console-${tag}`, user: alice, application_credential_secret: secret },
@@ -495,6 +647,7 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
         expect(signed.status).toBe(201);
         expect(signed.body).toMatchObject({ user: alice, account: `AUTH_${alice}`, cluster: 'default' });
         const cookie = cookieOf(signed);
+        credentialCookies.push(cookie);
         expect((await call('GET', '/api/v1/self/storage/', { cookie })).body.user).toBe(alice);
         // A restricted credential's session lists the keys but may not make one: said in a sentence.
         expect((await call('GET', '/api/v1/self/application_credentials/', { cookie })).status).toBe(200);
@@ -572,6 +725,34 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
       expect(
         (await credentialSignIn({ application_credential_id: id, application_credential_secret: secret })).status,
       ).toBe(401);
+      // Deleting the credential ended the sessions it opened, at their next request, even one that
+      // reaches only Postgres (My storage); the password's session goes on.
+      for (const cookie of credentialCookies) {
+        const ended = await call('GET', '/api/v1/self/storage/', { cookie });
+        expect([ended.status, ended.body.error]).toEqual([
+          401,
+          'Your session has ended (signed out, idle too long, past its maximum length, your user was changed or disabled, or the application credential you signed in with was deleted or expired). Sign in again.',
+        ]);
+      }
+      expect((await call('GET', '/api/v1/self/storage/', { cookie: a.cookie })).status).toBe(200);
+
+      // So does its expiry: the row's expires_at passes (set here, as the clock would).
+      const expiring = await write(a, 'POST', '/api/v1/self/application_credentials/', {
+        name: `expiring-${tag}`,
+        expires_at: new Date(Date.now() + HOUR).toISOString(),
+      });
+      const signed = await credentialSignIn({
+        application_credential_id: String(expiring.body.id),
+        application_credential_secret: String(expiring.body.secret),
+      });
+      const cookie = cookieOf(signed);
+      expect((await call('GET', '/api/v1/self/storage/', { cookie })).status).toBe(200);
+      await stack
+        .db('application_credentials')
+        .where('id', String(expiring.body.id))
+        .update({ expires_at: new Date(Date.now() - 1000) });
+      expect((await call('GET', '/api/v1/self/storage/', { cookie })).status).toBe(401);
+      expect((await write(a, 'DELETE', String(expiring.body.resource_uri))).status).toBe(204);
     });
 
     it("when a session names another user's key, then it is refused as unknown and the key keeps working", async () => {
@@ -684,6 +865,53 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
           path,
           403,
         ]);
+      }
+    });
+
+    it('when the account has more containers than a page, then the listing pages through Swift with its marker', async () => {
+      // A stand-in for the account's Swift listing, with 205 containers: paged as Swift pages.
+      const names = Array.from({ length: 205 }, (_, i) => `c${String(i).padStart(4, '0')}`);
+      const listings: string[] = [];
+      const swift = createServer((req, res) => {
+        const url = new URL(req.url ?? '/', 'http://x');
+        if (req.method === 'GET' && url.pathname === `/v1/AUTH_${alice}`) {
+          listings.push(url.search);
+          const marker = url.searchParams.get('marker') ?? '';
+          const limit = Number(url.searchParams.get('limit') ?? 10000);
+          const page = names.filter((n) => n > marker).slice(0, limit);
+          res.setHeader('Content-Type', 'application/json');
+          return void res.end(JSON.stringify(page.map((name) => ({ name, count: 1, bytes: 2 }))));
+        }
+        res.writeHead(204, { 'X-Container-Object-Count': '1', 'X-Container-Bytes-Used': '2' }).end();
+      });
+      await new Promise<void>((resolve) => swift.listen(0, '127.0.0.1', resolve));
+      try {
+        const { port } = swift.address() as AddressInfo;
+        const patched = await admin('PATCH', '/api/v1/clusters/1/', { storage_url: `http://127.0.0.1:${port}/v1` });
+        expect(patched.status).toBe(202);
+        const { cookie } = await signIn(alice);
+        const first = await call('GET', '/api/v1/self/containers/', { cookie });
+        const firstNames = (first.body.objects as Array<{ name: string }>).map((c) => c.name);
+        expect([first.status, firstNames, first.body.truncated, first.body.next_marker]).toEqual([
+          200,
+          names.slice(0, 200),
+          true,
+          'c0199',
+        ]);
+        const second = await call('GET', '/api/v1/self/containers/?marker=c0199', { cookie });
+        const secondNames = (second.body.objects as Array<{ name: string }>).map((c) => c.name);
+        expect([second.status, secondNames, second.body.truncated, second.body.next_marker]).toEqual([
+          200,
+          names.slice(200),
+          false,
+          null,
+        ]);
+        expect(listings).toEqual(['?format=json&limit=201', '?format=json&limit=201&marker=c0199']);
+        const bad = await call('GET', `/api/v1/self/containers/?marker=${'x'.repeat(257)}`, { cookie });
+        expect([bad.status, String(bad.body.error)]).toEqual([400, expect.stringMatching(/^The marker parameter/)]);
+      } finally {
+        swift.closeAllConnections();
+        await new Promise((resolve) => swift.close(resolve));
       }
     });
 

@@ -5,7 +5,7 @@ import { Lazy } from './lazy';
 import { closeStorageSession, type StorageSession } from './self-session';
 
 const ENDED =
-  'Your session has ended (idle too long, signed out elsewhere, or your user was changed or disabled); sign in again.';
+  'Your session has ended (idle too long, signed out elsewhere, your user was changed or disabled, or your application credential was deleted or expired); sign in again.';
 
 /** "My storage" and its chart library load only once a storage user has signed in. */
 const loadMyStorage = () => import('./pages/my-storage').then((m) => m.MyStoragePage);

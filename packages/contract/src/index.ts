@@ -35,6 +35,7 @@ export const AUDIT_ACTIONS = [
   'replace_devices',
   'record_utilization',
   'sign_in',
+  'sign_in_failed',
   'sign_out',
   'step_up',
   'backup',

@@ -123,7 +123,7 @@ export const configSpec = {
   },
   auditStorageUserRetentionDays: {
     env: 'CAIRN_AUDIT_STORAGE_USER_RETENTION_DAYS',
-    doc: "Days the audit trail keeps storage users' own entries (S3 credentials they created or deleted through the gateway's OS-EC2 API), deleted like operators' entries but on their own clock. 0: kept for ever.",
+    doc: "Days the audit trail keeps storage users' own entries (S3 credentials they created or deleted through the gateway's OS-EC2 API, their console sign-ins, sign-outs and failed sign-ins), deleted like operators' entries but on their own clock. 0: kept for ever.",
     schema: Joi.number().integer().min(0).max(36600).default(90),
   },
   consoleSessionIdleSeconds: {

@@ -10,6 +10,7 @@ export const ACTIONS = [
   'delete_key',
   'record_utilization',
   'sign_in',
+  'sign_in_failed',
   'sign_out',
   'step_up',
   'backup',

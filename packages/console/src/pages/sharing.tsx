@@ -36,10 +36,25 @@ export function SharingPage({ call, session }: { call: Call; session: StorageSes
   );
 }
 
+/** Containers per page: the API's page (CONTAINERS_LISTED in services/self-sharing.ts). */
+const PAGE = 200;
+
 function Containers({ call, session }: { call: Call; session: StorageSession }) {
-  const list = useLoad(() => call<{ objects: MyContainer[]; truncated: boolean }>('GET', 'self/containers/'), []);
+  // The markers of the pages before this one (Swift's paging): empty on the first page.
+  const [markers, setMarkers] = useState<string[]>([]);
+  const marker = markers[markers.length - 1];
+  const list = useLoad(
+    () =>
+      call<{ objects: MyContainer[]; truncated: boolean; next_marker: string | null }>(
+        'GET',
+        `self/containers/${marker === undefined ? '' : `?marker=${encodeURIComponent(marker)}`}`,
+      ),
+    [marker],
+  );
   const [editing, setEditing] = useState<MyContainer>();
   const rows = list.data?.objects ?? [];
+  const next = list.data?.next_marker;
+  const first = markers.length * PAGE + 1;
   const who = (users: string[], extra: string[]) => [...extra, ...users].join(', ') || 'only you';
   return (
     <Section title="Containers">
@@ -50,7 +65,24 @@ function Containers({ call, session }: { call: Call; session: StorageSession }) 
       {list.loading && !list.data ? <Loading what="your containers" /> : null}
       <ErrorText error={list.error} />
       {list.data && rows.length === 0 ? <p>You have no containers.</p> : null}
-      {list.data?.truncated ? <p class="hint">Only your first 200 containers are shown.</p> : null}
+      {markers.length || next ? (
+        <p class="row">
+          <span>
+            Containers {first} to {first + rows.length - 1}
+            {next ? ' (there are more)' : ''}
+          </span>
+          {markers.length ? (
+            <button type="button" disabled={list.loading} onClick={() => setMarkers(markers.slice(0, -1))}>
+              Previous {PAGE}
+            </button>
+          ) : null}
+          {next ? (
+            <button type="button" disabled={list.loading} onClick={() => setMarkers([...markers, next])}>
+              Next {PAGE}
+            </button>
+          ) : null}
+        </p>
+      ) : null}
       {rows.length > 0 ? (
         <ScrollBox label="Your containers" busy={list.loading}>
           <table class="containers">

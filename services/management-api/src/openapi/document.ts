@@ -1142,6 +1142,13 @@ export function openApiDocument(discoverable: readonly ResourceDef[]): JsonSchem
           name: 'cairn_storage_session',
           description: "A storage user's console session (POST /api/v1/self/session/); writes also send X-Cairn-CSRF.",
         },
+        storageUserToken: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Auth-Token',
+          description:
+            "A storage user's own token from its cluster's auth gateway (swift auth, or a Keystone V3 login), as Swift clients send it; taken by GET /api/v1/self/storage/ only.",
+        },
       },
       parameters: COMMON_PARAMETERS,
       responses: ERROR_RESPONSES,

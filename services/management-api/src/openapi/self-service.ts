@@ -83,12 +83,12 @@ export function selfServicePaths(): Record<string, Record<string, JsonSchema>> {
         tags: ['self-service'],
         operationId: 'my_storage',
         summary:
-          "The signed-in storage user's own account: usage against its quotas, per storage policy, and 30 days of storage and transfer",
-        security: COOKIE,
+          "The signed-in storage user's own account: usage against its quotas, per storage policy, and 30 days of storage and transfer; with the session cookie, or with the user's own gateway token (X-Auth-Token), which the cluster's gateway checks",
+        security: [...COOKIE, { storageUserToken: [] }],
         parameters: [format],
         responses: {
           200: { description: "The account's figures.", content: jsonOrXml(schemaRef('MyStorage')) },
-          ...authenticatedErrors(),
+          ...authenticatedErrors({ 403: 'Forbidden' }),
         },
       },
     },
@@ -189,16 +189,29 @@ export function selfServicePaths(): Record<string, Record<string, JsonSchema>> {
         tags: ['self-service'],
         operationId: 'list_my_containers',
         summary:
-          "The signed-in storage user's containers with their read and write ACLs, from its cluster's Swift (the first 200; `truncated` says when there are more)",
+          "The signed-in storage user's containers with their read and write ACLs, from its cluster's Swift, 200 at a time (`truncated` says when there are more; `?marker=<next_marker>` lists the next ones)",
         security: COOKIE,
-        parameters: [format],
+        parameters: [
+          format,
+          {
+            name: 'marker',
+            in: 'query',
+            required: false,
+            description: "List the containers after this name (the previous page's next_marker).",
+            schema: { type: 'string', maxLength: 256 },
+          },
+        ],
         responses: {
           200: {
             description: 'The containers.',
             content: jsonOrXml({
               type: 'object',
-              required: ['objects', 'resource_uri', 'truncated'],
+              required: ['next_marker', 'objects', 'resource_uri', 'truncated'],
               properties: {
+                next_marker: {
+                  type: ['string', 'null'],
+                  description: 'The marker of the next page (the last name listed) when truncated; else null.',
+                },
                 objects: { type: 'array', items: schemaRef('MyContainer') },
                 resource_uri: { type: 'string' },
                 truncated: { type: 'boolean', description: 'More containers than listed.' },

@@ -70,6 +70,12 @@ export async function findClusterByName(db: Db, name: string): Promise<Cluster |
   return row ? toCluster(row as ClusterRow) : null;
 }
 
+/** The cluster with this uuid (immutable, never reused): the one a gateway token names as its audience. */
+export async function findClusterByUuid(db: Db, uuid: string): Promise<Cluster | null> {
+  const row = await withDbErrors(() => db(`${TABLE} as k`).select(COLUMNS).where('k.uuid', uuid).first());
+  return row ? toCluster(row as ClusterRow) : null;
+}
+
 /** Every cluster (there are few): the quota reconciler's round. */
 export async function listAllClusters(db: Db): Promise<Cluster[]> {
   const rows = await withDbErrors(() => db(`${TABLE} as k`).select(COLUMNS).orderBy('k.id'));

@@ -42,11 +42,12 @@ const toRecord = (r: Row): StorageUserSessionRecord => ({
 });
 
 const RETURNING = ['id as session_id', 'storage_user_id', 'created_at', 'expires_at'];
-const RETURNING_TOKEN = [...RETURNING, 'gateway_token_sealed'];
+const RETURNING_TOKEN = [...RETURNING, 'gateway_token_sealed', 'application_credential_id'];
 
 /**
  * A new session for the user at `generation` (its row as the sign-in read it), with the gateway
- * token its sign-in got, sealed (services/storage-user-sessions.ts).
+ * token its sign-in got, sealed (services/storage-user-sessions.ts), and the application
+ * credential it signed in with (null: a password).
  */
 export async function insertStorageUserSession(
   db: Db,
@@ -55,6 +56,7 @@ export async function insertStorageUserSession(
   generation: string,
   maxSeconds: number,
   gatewayTokenSealed: string,
+  applicationCredentialId: string | null,
 ): Promise<StorageUserSessionRecord> {
   const [row] = await withDbErrors(() =>
     db(TABLE)
@@ -64,6 +66,7 @@ export async function insertStorageUserSession(
         user_generation: generation,
         expires_at: fromNow(db, maxSeconds),
         gateway_token_sealed: gatewayTokenSealed,
+        application_credential_id: applicationCredentialId,
       })
       .returning(RETURNING),
   );
@@ -72,8 +75,11 @@ export async function insertStorageUserSession(
 
 /**
  * The session with this id hash and its user, in one round trip; null when there is none, it has
- * passed its end or been idle `idleSeconds`, or its user is gone, disabled or changed since sign-in
- * (password, enabled or superuser: a new generation).
+ * passed its end or been idle `idleSeconds`, its user is gone, disabled or changed since sign-in
+ * (password, enabled or superuser: a new generation; a user deleted and made again is another
+ * row, whose deletion took the session with it), or the application credential it signed in with
+ * is gone or past its expiry (the gateway voids that credential's tokens at the same moment).
+ * The credential is joined by its primary key: the check costs no second round trip.
  */
 export async function findLiveStorageUserSession(
   db: Db,
@@ -84,6 +90,7 @@ export async function findLiveStorageUserSession(
     db(`${TABLE} as s`)
       .join(`${TABLES.storageUsers} as u`, 'u.id', 's.storage_user_id')
       .join(`${TABLES.clusters} as c`, 'c.id', 'u.cluster_id')
+      .leftJoin(`${TABLES.applicationCredentials} as a`, 'a.id', 's.application_credential_id')
       .select(
         's.id as session_id',
         's.storage_user_id',
@@ -97,6 +104,9 @@ export async function findLiveStorageUserSession(
       .where('s.id_hash', idHash)
       .andWhere('u.enabled', true)
       .andWhereRaw('u.generation = s.user_generation')
+      .andWhereRaw(
+        '(s.application_credential_id IS NULL OR (a.storage_user_id = s.storage_user_id AND (a.expires_at IS NULL OR a.expires_at > now())))',
+      )
       .andWhere(live(db, idleSeconds, 's'))
       .first(),
   );
@@ -128,15 +138,24 @@ export async function touchStorageUserSession(db: Db, id: string, withinSeconds:
   await touchSession(db, TABLE, id, withinSeconds);
 }
 
-/** Deletes the session with this id hash; its record and sealed gateway token, or null when there was none. */
+/**
+ * Deletes the session with this id hash; its record, sealed gateway token and the application
+ * credential it signed in with, or null when there was none.
+ */
 export async function deleteStorageUserSession(
   db: Db,
   idHash: Buffer,
-): Promise<(StorageUserSessionRecord & { gatewayTokenSealed: string | null }) | null> {
+): Promise<
+  (StorageUserSessionRecord & { gatewayTokenSealed: string | null; applicationCredentialId: string | null }) | null
+> {
   const [row] = await withDbErrors(() => db(TABLE).where('id_hash', idHash).delete().returning(RETURNING_TOKEN));
   if (!row) return null;
-  const r = row as Row & { gateway_token_sealed: string | null };
-  return { ...toRecord(r), gatewayTokenSealed: r.gateway_token_sealed };
+  const r = row as Row & { gateway_token_sealed: string | null; application_credential_id: string | null };
+  return {
+    ...toRecord(r),
+    gatewayTokenSealed: r.gateway_token_sealed,
+    applicationCredentialId: r.application_credential_id,
+  };
 }
 
 /** Deletes sessions that have ended (past their end, or idle `idleSeconds`); how many. */

@@ -23,8 +23,17 @@ export const sharedContainerJson = (c: SharedContainer): Record<string, unknown>
     write: aclJson(c.write),
   });
 
-export const sharedContainersJson = (containers: SharedContainer[], truncated: boolean): Record<string, unknown> =>
-  asResource({ objects: containers.map(sharedContainerJson), resource_uri: SELF_CONTAINERS_URI, truncated });
+export const sharedContainersJson = (
+  containers: SharedContainer[],
+  truncated: boolean,
+  nextMarker: string | null,
+): Record<string, unknown> =>
+  asResource({
+    next_marker: nextMarker,
+    objects: containers.map(sharedContainerJson),
+    resource_uri: SELF_CONTAINERS_URI,
+    truncated,
+  });
 
 export const tempUrlKeysJson = (k: TempUrlKeys, maxLifetime: number): Record<string, unknown> =>
   asResource({

@@ -58,7 +58,7 @@ export const auditResource: ResourceDef = {
     },
     action: {
       type: 'string',
-      help: 'create, update, delete, add_key, delete_key, replace_devices, record_utilization, sign_in, sign_out or step_up (console sessions; step_up: the operator re-entered an API key), backup, repair_quota_drift (the quota reconciler put back quotas changed in Swift: before is what Swift had), push_ring (a new ring version became current) or rollback_ring (the version before the current one became current again).',
+      help: 'create, update, delete, add_key, delete_key, replace_devices, record_utilization, sign_in, sign_in_failed, sign_out or step_up (console sessions, of operators and of storage users, whose entries name `storage user <name>`; step_up: the operator re-entered an API key), backup, repair_quota_drift (the quota reconciler put back quotas changed in Swift: before is what Swift had), push_ring (a new ring version became current) or rollback_ring (the version before the current one became current again).',
       readonly: true,
       column: 'action',
       filtering: KEYWORD,

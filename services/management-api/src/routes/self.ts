@@ -1,6 +1,8 @@
-import { Router, type RequestHandler } from 'express';
+import { Router, type Request, type RequestHandler } from 'express';
+import { requestIdOf } from '@cairn/runtime';
 import {
   errors,
+  hasControlCharacters,
   isS3AccessKey,
   selfApplicationCredentialCreateSchema,
   containerAclSchema,
@@ -19,7 +21,13 @@ import {
 import { parseBody } from '../http/body';
 import { send, sendSecret } from '../http/respond';
 import { resourceRoute } from '../http/routing';
-import { authenticateStorageUser, storageSessionIdOf, storageSessionOf } from '../http/self-auth';
+import {
+  authenticateStorageUser,
+  authenticateStorageUserOrToken,
+  storageSessionIdOf,
+  storageSessionOf,
+  storageUserOf,
+} from '../http/self-auth';
 import { clearSessionCookie, sessionIdOf, setSessionCookie, STORAGE_SESSION_COOKIE } from '../http/session-cookie';
 import { asResource } from '../resources/marks';
 import {
@@ -38,7 +46,11 @@ import type { Db } from '../db/database';
 import { myStorage } from '../services/my-storage';
 import { SelfKeys } from '../services/self-keys';
 import { SelfSharing } from '../services/self-sharing';
+import type { SignInOrigin } from '../services/storage-sign-in-audit';
 import type { StorageUserSessions } from '../services/storage-user-sessions';
+
+/** Where a sign-in or sign-out came from, for its audit record. */
+const originOf = (req: Request): SignInOrigin => ({ clientAddress: req.ip, requestId: requestIdOf(req) ?? null });
 
 /** An application credential id as the gateway makes them; anything else is no credential of anyone's. */
 const APPLICATION_CREDENTIAL_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -52,6 +64,16 @@ const containerNameOf = (raw: unknown): string => {
   if (!name || name.includes('/') || Buffer.byteLength(name) > 256)
     throw errors.notFound(`You have no container '${name}'.`);
   return name;
+};
+
+/** `?marker=`: list the containers after this name (Swift's own paging); none or empty: from the first. */
+const markerOf = (raw: unknown): string | null => {
+  if (raw === undefined || raw === '') return null;
+  if (typeof raw !== 'string' || Buffer.byteLength(raw) > 256 || hasControlCharacters(raw))
+    throw errors.invalidInput(
+      'The marker parameter is a container name (at most 256 bytes, no control characters): the next_marker of the page before.',
+    );
+  return raw;
 };
 
 export interface SelfSettings {
@@ -69,7 +91,7 @@ export interface SelfSettings {
  *   failed-login limits; 201 with an HttpOnly, SameSite=Strict cookie),
  *   GET tells who the cookie signs in (`user` null when nobody), DELETE signs out.
  * - `self/storage/`: the account's usage against its quotas, per storage policy, and 30 days of
- *   storage and transfer.
+ *   storage and transfer; with the session, or with the user's own gateway token (`X-Auth-Token`).
  * - `self/s3_credentials/` and `self/application_credentials/` ("My keys"): the user's own keys,
  *   listed, made (the secret shown once) and deleted through the cluster's gateway as the user
  *   (services/self-keys.ts). Writes need the session's CSRF token, as sign-out does.
@@ -101,21 +123,22 @@ export function selfRouter(
     },
     POST: async (req, res) => {
       const input = validate<StorageSignInInput>(storageSignInSchema, await parseBody(req));
-      const { sessionId, session } = await sessions.open(input, req.ip);
+      const { sessionId, session } = await sessions.open(input, originOf(req));
       setSessionCookie(req, res, sessionId, STORAGE_SESSION_COOKIE);
       res.set('Location', SELF_SESSION_URI);
       sendSecret(req, res, 201, storageSessionJson(session, csrfTokenOf(sessionId), sessions.settings.idleSeconds));
     },
     DELETE: async (req, res) => {
-      await sessions.close(storageSessionIdOf(res), storageSessionOf(res));
+      await sessions.close(storageSessionIdOf(res), storageSessionOf(res), originOf(req));
       clearSessionCookie(req, res, STORAGE_SESSION_COOKIE);
       res.status(204).end();
     },
   });
 
-  resourceRoute(router, '/self/storage/', auth, {
+  // Scripts read it with the user's own gateway token too (X-Auth-Token), as Swift clients hold it.
+  resourceRoute(router, '/self/storage/', authenticateStorageUserOrToken(db, sessions), {
     GET: async (req, res) => {
-      send(req, res, 200, myStorageJson(await myStorage(db, storageSessionOf(res), now())));
+      send(req, res, 200, myStorageJson(await myStorage(db, storageUserOf(res), now())));
     },
   });
 
@@ -171,8 +194,9 @@ export function selfRouter(
   const sharing = new SelfSharing(db, sessions, settings.tempUrlMaxSeconds, now);
   resourceRoute(router, '/self/containers/', auth, {
     GET: async (req, res) => {
-      const listed = await sharing.listContainers(storageSessionIdOf(res), storageSessionOf(res));
-      send(req, res, 200, sharedContainersJson(listed.containers, listed.truncated));
+      const marker = markerOf(req.query.marker);
+      const listed = await sharing.listContainers(storageSessionIdOf(res), storageSessionOf(res), marker);
+      send(req, res, 200, sharedContainersJson(listed.containers, listed.truncated, listed.nextMarker));
     },
   });
   resourceRoute(router, '/self/containers/:container/', auth, {

@@ -31,6 +31,12 @@ export interface DayFigures {
   requests: bigint;
 }
 
+/**
+ * Whom "My storage" is read for: a console session's user, or the user a gateway token belongs to
+ * (services/gateway-tokens.ts); never a user the request names.
+ */
+export type StorageUserIdentity = Pick<LiveStorageUserSession, 'userId' | 'username' | 'clusterId' | 'clusterName'>;
+
 /** What a storage user sees of its own account; only ever read for the session's own user. */
 export interface MyStorage {
   username: string;
@@ -47,10 +53,10 @@ const big = (v: number | bigint): bigint => (typeof v === 'bigint' ? v : BigInt(
 /**
  * The account of the session's user: its latest sample against its quotas, overall and per storage
  * policy (at the same sample), and 30 days of storage (the day's last sample) and transfer (the
- * day's sums, any policy, both APIs). Everything is keyed by the session's user and cluster, never
+ * day's sums, any policy, both APIs). Everything is keyed by the signed-in user and cluster, never
  * by anything the request names, so no request can reach another account.
  */
-export async function myStorage(db: Db, session: LiveStorageUserSession, now: Date): Promise<MyStorage> {
+export async function myStorage(db: Db, session: StorageUserIdentity, now: Date): Promise<MyStorage> {
   const user = await getStorageUserView(db, session.userId);
   if (!user) throw errors.unauthenticated('Your user no longer exists. Sign in again.');
   const account = `AUTH_${user.username}`;

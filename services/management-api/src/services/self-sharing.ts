@@ -53,6 +53,12 @@ export interface TempUrl {
   expiresAt: Date;
 }
 
+/** Where and as whom the calls of one request go. */
+interface Reach {
+  cluster: Cluster;
+  token: string;
+}
+
 interface SwiftAnswer {
   status: number;
   headers: Headers;
@@ -68,11 +74,19 @@ export class SelfSharing {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
+  /**
+   * One page of the account's containers: the first CONTAINERS_LISTED after `marker` (Swift's
+   * listing order; null: from the first), and the marker of the next page when there are more.
+   */
   async listContainers(
     sessionId: string,
     session: LiveStorageUserSession,
-  ): Promise<{ containers: SharedContainer[]; truncated: boolean }> {
-    const listing = await this.swift(sessionId, session, 'GET', `?format=json&limit=${CONTAINERS_LISTED + 1}`);
+    marker: string | null,
+  ): Promise<{ containers: SharedContainer[]; truncated: boolean; nextMarker: string | null }> {
+    const after = marker === null ? '' : `&marker=${encodeURIComponent(marker)}`;
+    // The cluster and token are read once for the listing and every HEAD after it.
+    const to = await this.reach(sessionId, session);
+    const listing = await this.swift(to, session, 'GET', `?format=json&limit=${CONTAINERS_LISTED + 1}${after}`);
     let rows: Array<{ name?: unknown; count?: unknown; bytes?: unknown }> = [];
     try {
       rows = listing.text ? (JSON.parse(listing.text) as typeof rows) : [];
@@ -87,15 +101,19 @@ export class SelfSharing {
     const worker = async () => {
       while (next < wanted.length) {
         const i = next++;
-        containers[i] = await this.container(sessionId, session, wanted[i]!);
+        containers[i] = await this.containerAt(to, session, wanted[i]!);
       }
     };
     await Promise.all(Array.from({ length: Math.min(CONCURRENCY, wanted.length) }, worker));
-    return { containers, truncated };
+    return { containers, truncated, nextMarker: truncated ? wanted[wanted.length - 1]! : null };
   }
 
   async container(sessionId: string, session: LiveStorageUserSession, name: string): Promise<SharedContainer> {
-    const head = await this.swift(sessionId, session, 'HEAD', `/${encodeURIComponent(name)}`, {}, name);
+    return this.containerAt(await this.reach(sessionId, session), session, name);
+  }
+
+  private async containerAt(to: Reach, session: LiveStorageUserSession, name: string): Promise<SharedContainer> {
+    const head = await this.swift(to, session, 'HEAD', `/${encodeURIComponent(name)}`, {}, name);
     return {
       name,
       objectCount: Number(head.headers.get('x-container-object-count') ?? 0),
@@ -125,7 +143,8 @@ export class SelfSharing {
         `No user ${missing.map((u) => `'${u}'`).join(', ')} in cluster '${session.clusterName}': an ACL names other users of your cluster, by their user names.`,
       );
     }
-    const before = await this.container(sessionId, session, name);
+    const to = await this.reach(sessionId, session);
+    const before = await this.containerAt(to, session, name);
     const read = formatContainerAcl({
       users: input.read_users,
       publicRead: input.public_read,
@@ -143,12 +162,16 @@ export class SelfSharing {
       ...(read ? { 'X-Container-Read': read } : { 'X-Remove-Container-Read': '1' }),
       ...(write ? { 'X-Container-Write': write } : { 'X-Remove-Container-Write': '1' }),
     };
-    await this.swift(sessionId, session, 'POST', `/${encodeURIComponent(name)}`, headers, name);
-    return this.container(sessionId, session, name);
+    await this.swift(to, session, 'POST', `/${encodeURIComponent(name)}`, headers, name);
+    return this.containerAt(to, session, name);
   }
 
   async tempUrlKeys(sessionId: string, session: LiveStorageUserSession): Promise<TempUrlKeys> {
-    const [head, tempurl] = await Promise.all([this.swift(sessionId, session, 'HEAD', ''), this.tempurlInfo(session)]);
+    const to = await this.reach(sessionId, session);
+    const [head, tempurl] = await Promise.all([
+      this.swift(to, session, 'HEAD', ''),
+      this.tempurlInfo(session, to.cluster),
+    ]);
     return {
       key: Boolean(head.headers.get('x-account-meta-temp-url-key')),
       previousKey: Boolean(head.headers.get('x-account-meta-temp-url-key-2')),
@@ -168,20 +191,21 @@ export class SelfSharing {
     input: TempUrlKeyActionInput,
   ): Promise<TempUrlKeys> {
     const fresh = () => randomBytes(32).toString('base64url');
+    const to = await this.reach(sessionId, session);
     let headers: Record<string, string>;
     if (input.action === 'drop_previous') {
       headers = { 'X-Remove-Account-Meta-Temp-URL-Key-2': '1' };
     } else if (input.action === 'set') {
       headers = { 'X-Account-Meta-Temp-URL-Key': fresh(), 'X-Remove-Account-Meta-Temp-URL-Key-2': '1' };
     } else {
-      const head = await this.swift(sessionId, session, 'HEAD', '');
+      const head = await this.swift(to, session, 'HEAD', '');
       const current = head.headers.get('x-account-meta-temp-url-key');
       headers = {
         'X-Account-Meta-Temp-URL-Key': fresh(),
         ...(current ? { 'X-Account-Meta-Temp-URL-Key-2': current } : {}),
       };
     }
-    await this.swift(sessionId, session, 'POST', '', headers);
+    await this.swift(to, session, 'POST', '', headers);
     return this.tempUrlKeys(sessionId, session);
   }
 
@@ -200,7 +224,7 @@ export class SelfSharing {
         `This cluster's Swift makes temporary URLs for ${tempurl.methods.join(', ')} only, not ${input.method}.`,
       );
     }
-    const head = await this.swift(sessionId, session, 'HEAD', '');
+    const head = await this.swift(await this.reach(sessionId, session), session, 'HEAD', '');
     const key = head.headers.get('x-account-meta-temp-url-key');
     if (!key) throw errors.conflict('Your account has no temporary URL key yet: set one first.');
     const expires = Math.floor(this.now().getTime() / 1000) + input.lifetime_seconds;
@@ -251,21 +275,28 @@ export class SelfSharing {
     return cluster;
   }
 
+  /** The cluster's Swift and the session's token: read once per request, however many calls it makes. */
+  private async reach(sessionId: string, session: LiveStorageUserSession): Promise<Reach> {
+    const [cluster, token] = await Promise.all([
+      this.clusterOf(session),
+      this.sessions.gatewayToken(sessionId, session),
+    ]);
+    return { cluster, token };
+  }
+
   /**
    * One request to `<storage_url>/AUTH_<the session's user><path>` with the session's token. A 401
    * means the token no longer works, and the session ends with it; a 403 is Swift refusing (the
    * token's roles do not own the account); a 404 names the container.
    */
   private async swift(
-    sessionId: string,
+    { cluster, token }: Reach,
     session: LiveStorageUserSession,
     method: 'GET' | 'HEAD' | 'POST',
     path: string,
     headers: Record<string, string> = {},
     container?: string,
   ): Promise<SwiftAnswer> {
-    const cluster = await this.clusterOf(session);
-    const token = await this.sessions.gatewayToken(sessionId, session);
     const url = `${cluster.storageUrl.replace(/\/+$/, '')}/${encodeURIComponent(swiftAccountOf(session.username))}${path}`;
     let res: Response;
     try {

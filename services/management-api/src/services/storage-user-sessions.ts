@@ -8,6 +8,7 @@ import {
   sealS3Secret,
   usernameSchema,
   type S3SecretKeyring,
+  type StorageUser,
   type StorageSignInInput,
 } from '@cairn/domain';
 import type { Db } from '../db/database';
@@ -26,6 +27,14 @@ import {
 } from '../repositories/storage-user-sessions';
 import { touchIntervalOf, type ConsoleSessionSettings } from './console-sessions';
 import { loginWithGateway, revokeGatewayToken, type GatewayLogin, type GatewayLoginResult } from './gateway-login';
+import {
+  auditSignIn,
+  auditSignInFailure,
+  auditSignOut,
+  type SignInFailure,
+  type SignInMethod,
+  type SignInOrigin,
+} from './storage-sign-in-audit';
 
 export type { LiveStorageUserSession };
 
@@ -48,7 +57,7 @@ const INVALID_CREDENTIAL =
   'The cluster or the application credential (its id, or its name and user, or its secret) is not right.';
 
 export const STORAGE_SESSION_ENDED =
-  'Your session has ended (signed out, idle too long, past its maximum length, or your user was changed or disabled). Sign in again.';
+  'Your session has ended (signed out, idle too long, past its maximum length, your user was changed or disabled, or the application credential you signed in with was deleted or expired). Sign in again.';
 
 /**
  * The gateway token a sign-in got is kept with its session, sealed as S3 secrets are (AES-256-GCM,
@@ -90,10 +99,11 @@ export class StorageUserSessions {
    * the check (its generation). A cluster that
    * does not exist is refused as a wrong password is, after no check: cluster names are not secret
    * (they are in every storage URL), and asking a gateway that is not the cluster's cannot be right.
+   * Sign-ins and refusals are audited (services/storage-sign-in-audit.ts says which, and what not).
    */
   async open(
     input: StorageSignInInput,
-    clientAddress: string | undefined,
+    origin: SignInOrigin,
   ): Promise<{ sessionId: string; session: LiveStorageUserSession }> {
     const invalid = () => errors.unauthenticated('password' in input ? INVALID : INVALID_CREDENTIAL);
     const cluster = await findClusterByName(this.db, input.cluster);
@@ -110,34 +120,49 @@ export class StorageUserSessions {
               : { name: input.application_credential_name, username: input.user }),
             secret: input.application_credential_secret,
           };
-    const before = await this.ownerBefore(cluster.id, login);
+    const { user: before, credentialId } = await this.ownerBefore(cluster.id, login);
+    const how: SignInMethod =
+      login.method === 'password' ? { method: 'password' } : { method: 'application_credential', id: credentialId };
+    const refuse = async (reason: SignInFailure, error: Error) => {
+      await auditSignInFailure(this.db, before, cluster, how, reason, origin);
+      return error;
+    };
     // Asked even when no such user or credential is known here: the gateway counts the failure.
-    const verdict: GatewayLoginResult = await loginWithGateway(cluster, login, clientAddress);
+    const verdict: GatewayLoginResult = await loginWithGateway(cluster, login, origin.clientAddress);
     if (!verdict.ok) {
       if (verdict.reason === 'limited') throw errors.tooManyRequests(verdict.message, verdict.retryAfterSeconds);
-      throw invalid();
+      throw await refuse('wrong_credentials', invalid());
     }
     // The gateway names the user it signed in; it must be the row read above, still enabled.
     const user = before;
     if (!user || !user.enabled || verdict.username !== user.username) {
       await revokeGatewayToken(cluster, verdict.token);
-      throw invalid();
+      throw await refuse('user_disabled_or_changed', invalid());
     }
+    const signedInWith: SignInMethod = verdict.applicationCredential
+      ? { method: 'application_credential', id: verdict.applicationCredential.id }
+      : { method: 'password' };
     if (verdict.applicationCredential?.accessRuled) {
       await revokeGatewayToken(cluster, verdict.token);
+      await auditSignInFailure(this.db, user, cluster, signedInWith, 'access_rules', origin);
       throw errors.forbidden(ACCESS_RULED_SIGN_IN);
     }
     const sessionId = generateApiKey();
     let created: StorageUserSessionRecord;
     try {
-      created = await insertStorageUserSession(
-        this.db,
-        hashApiKey(sessionId),
-        user.id,
-        user.generation,
-        this.settings.maxSeconds,
-        sealS3Secret(sessionKeyring(sessionId), tokenLabel(user.id), verdict.token),
-      );
+      created = await this.db.transaction(async (trx) => {
+        const inserted = await insertStorageUserSession(
+          trx,
+          hashApiKey(sessionId),
+          user.id,
+          user.generation,
+          this.settings.maxSeconds,
+          sealS3Secret(sessionKeyring(sessionId), tokenLabel(user.id), verdict.token),
+          verdict.applicationCredential?.id ?? null,
+        );
+        await auditSignIn(trx, user, cluster, signedInWith, inserted, origin);
+        return inserted;
+      });
     } catch (e) {
       await revokeGatewayToken(cluster, verdict.token);
       throw e;
@@ -154,18 +179,23 @@ export class StorageUserSessions {
 
   /**
    * The user a sign-in names, as its row is before the gateway's check: by name, or by the owner of
-   * the application credential it names by id (the gateway binds an id to its owner). Null when
-   * there is none on this cluster; the gateway is asked all the same, and its yes is then refused.
+   * the application credential it names by id (the gateway binds an id to its owner), with that
+   * credential's id. Null when there is none on this cluster; the gateway is asked all the same,
+   * and its yes is then refused.
    */
-  private async ownerBefore(clusterId: number, login: GatewayLogin) {
+  private async ownerBefore(
+    clusterId: number,
+    login: GatewayLogin,
+  ): Promise<{ user: StorageUser | null; credentialId: string | null }> {
     if (login.method === 'application_credential' && login.id !== undefined) {
       const credential = await getApplicationCredential(this.db, login.id);
-      if (!credential || credential.clusterId !== clusterId) return null;
-      return getStorageUser(this.db, credential.userId);
+      if (!credential || credential.clusterId !== clusterId) return { user: null, credentialId: null };
+      return { user: await getStorageUser(this.db, credential.userId), credentialId: credential.id };
     }
     // A name no user can have (a NUL, say) is looked up nowhere; the gateway refuses it too.
     const name = login.username ?? '';
-    return usernameSchema.validate(name).error ? null : findStorageUserByName(this.db, clusterId, name);
+    const user = usernameSchema.validate(name).error ? null : await findStorageUserByName(this.db, clusterId, name);
+    return { user, credentialId: null };
   }
 
   /** The live session with this id, or null (unknown, ended, or its user gone, disabled or changed); marks it used. */
@@ -184,12 +214,17 @@ export class StorageUserSessions {
     return session;
   }
 
-  /** Signs out: the session row goes, and its gateway token is revoked. */
-  async close(sessionId: string, session: LiveStorageUserSession): Promise<void> {
-    const gone = await deleteStorageUserSession(this.db, hashApiKey(sessionId));
+  /** Signs out: the session row goes (audited), and its gateway token is revoked. */
+  async close(sessionId: string, session: LiveStorageUserSession, origin: SignInOrigin): Promise<void> {
+    const cluster = await getCluster(this.db, session.clusterId);
+    const gone = await this.db.transaction(async (trx) => {
+      const deleted = await deleteStorageUserSession(trx, hashApiKey(sessionId));
+      if (deleted && cluster)
+        await auditSignOut(trx, { id: session.userId, username: session.username }, cluster, deleted, origin);
+      return deleted;
+    });
     if (!gone?.gatewayTokenSealed) return;
     const token = this.unseal(sessionId, gone.userId, gone.gatewayTokenSealed);
-    const cluster = await getCluster(this.db, session.clusterId);
     if (token !== null && cluster) await revokeGatewayToken(cluster, token);
   }
 

@@ -43,6 +43,7 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
         '20261129020000_ring_plans',
         '20261129040000_storage_session_gateway_tokens',
         '20261129050000_utilization_request_classes',
+        '20261130020000_storage_session_application_credentials',
         '20261130040000_user_id_spans',
       ]);
       expect(await migrateLatest(db)).toEqual([]);

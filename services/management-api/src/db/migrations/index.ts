@@ -33,6 +33,7 @@ import * as storageUserSessions from './20261129000000_storage_user_sessions';
 import * as ringPlans from './20261129020000_ring_plans';
 import * as storageSessionGatewayTokens from './20261129040000_storage_session_gateway_tokens';
 import * as utilizationRequestClasses from './20261129050000_utilization_request_classes';
+import * as storageSessionApplicationCredentials from './20261130020000_storage_session_application_credentials';
 import * as userIdSpans from './20261130040000_user_id_spans';
 
 /**
@@ -74,6 +75,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261129020000_ring_plans': ringPlans,
   '20261129040000_storage_session_gateway_tokens': storageSessionGatewayTokens,
   '20261129050000_utilization_request_classes': utilizationRequestClasses,
+  '20261130020000_storage_session_application_credentials': storageSessionApplicationCredentials,
   '20261130040000_user_id_spans': userIdSpans,
 };
 
