@@ -4,15 +4,11 @@ import { tmpdir } from 'node:os';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
 import { CAIRN_VERSION } from '@cairn/runtime';
 import { cairn, launch, nodeCommand, REPO_ROOT, type Launched } from '../support/processes';
 import { migratedDataDir } from '../support/data-dir';
-import { createMigratedPostgres } from '../../services/management-api/test/support/migrated-template';
 
 const PASSWORD = 'a-password-of-twenty-plus';
-const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** A module a client command has no use for: joi-heavy domain, yaml, CSV, rings, Swift client, servers. */
 const heavy = (file: string) =>
@@ -156,49 +152,26 @@ function cairnOnTerminal(
   });
 }
 
-/** A running `cairn start` on PGlite or on a fresh Postgres database, and its admin's "<operator>:<key>". */
-async function startOn(
-  kind: 'PGlite' | 'Postgres',
+/**
+ * A running `cairn start` on PGlite, as `pnpm start` runs it, and its admin's "<operator>:<key>".
+ * Once, not also on Postgres: `cairn` is an HTTP client, the API's integration tests cover both
+ * database kinds behind it, and start.test.ts starts `cairn start` on Postgres.
+ */
+async function startCairn(
   dir: string,
 ): Promise<{ running: Launched; operator: string; key: string; cleanup: () => Promise<void> }> {
-  if (kind === 'PGlite') {
-    const running = await launch({ CAIRN_DATA_DIR: await migratedDataDir(join(dir, 'pglite')) });
-    const [operator, key] = running.adminAuth!.replace(/^ApiKey /, '').split(':') as [string, string];
-    return { running, operator, key, cleanup: async () => void (await running.stop()) };
-  }
-  const name = `cairn_cli_${randomBytes(4).toString('hex')}`;
-  const admin = new Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await createMigratedPostgres(ADMIN_URL, name);
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  const key = randomBytes(24).toString('base64url');
-  // With DATABASE_URL nothing makes S3 secret keys by itself: the S3 credential test needs one.
-  const running = await launch({
-    DATABASE_URL: url.toString(),
-    CAIRN_ADMIN_USER: 'ops',
-    CAIRN_ADMIN_KEY: key,
-    CAIRN_S3_SECRET_KEYS: `cli:${randomBytes(32).toString('base64')}`,
-  });
-  return {
-    running,
-    operator: 'ops',
-    key,
-    cleanup: async () => {
-      await running.stop();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
-    },
-  };
+  const running = await launch({ CAIRN_DATA_DIR: await migratedDataDir(join(dir, 'pglite')) });
+  const [operator, key] = running.adminAuth!.replace(/^ApiKey /, '').split(':') as [string, string];
+  return { running, operator, key, cleanup: async () => void (await running.stop()) };
 }
 
-describe.each(['PGlite', 'Postgres'] as const)('cairn against a running Cairn on %s', (kind) => {
+describe('cairn against a running Cairn', () => {
   let dir: string;
-  let server: Awaited<ReturnType<typeof startOn>>;
+  let server: Awaited<ReturnType<typeof startCairn>>;
   let env: Record<string, string>;
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'cairn-cli-'));
-    server = await startOn(kind, dir);
+    server = await startCairn(dir);
     env = { XDG_CONFIG_HOME: join(dir, 'config') };
   }, 120_000);
   afterAll(async () => {

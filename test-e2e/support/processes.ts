@@ -63,7 +63,11 @@ export async function launch(
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`cairn start did not come up:\n${out}`)), timeoutMs);
+    // A start that never came up is killed: left running, it would keep jest from exiting.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`cairn start did not come up:\n${out}`));
+    }, timeoutMs);
     const check = () => {
       if (ready.test(out)) {
         clearTimeout(timer);
