@@ -4,6 +4,7 @@
  *   pnpm bench:start                      # 5 second starts on a new data directory
  *   BENCH_START_RUNS=10 pnpm bench:start
  *   BENCH_START_ROOT=/path/to/other/checkout pnpm bench:start   # another checkout's build, same method
+ *   BENCH_START_FROM=<data dir> BENCH_START_KEY='ApiKey admin:…' pnpm bench:start  # a copy of a started one
  *
  * Builds the checkout (`node scripts/build.mjs --quiet --node-only`, what `pnpm start` runs first
  * and skips when dist/ is current), starts `node packages/cli/bin/cairn start` once on a new
@@ -14,7 +15,7 @@
  * GET /auth/v3/. The process's own CPU time (all its threads) at the banner is read from /proc.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -112,8 +113,12 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'cairn-bench-start-'));
   try {
     const dataDir = join(dir, 'pglite');
-    const first = await start(dataDir);
-    console.log(`first start (new data directory): banner ${s(first.bannerMs)} s, CPU ${s(first.cpuMs)} s`);
+    // Instead of a first start (minutes on a busy machine): a copy of a directory started before.
+    const from = process.env.BENCH_START_FROM;
+    if (from) cpSync(from, dataDir, { recursive: true });
+    const first = from ? { out: process.env.BENCH_START_KEY ?? '' } : await start(dataDir);
+    if ('bannerMs' in first)
+      console.log(`first start (new data directory): banner ${s(first.bannerMs)} s, CPU ${s(first.cpuMs)} s`);
     const runs: Start[] = [];
     console.log('second starts, s from spawn: CPU at banner | banner | GET /api/v1/clusters/ 200 | GET /auth/v3/ 200');
     for (let i = 0; i < RUNS; i++) {

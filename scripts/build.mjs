@@ -6,6 +6,8 @@
 //
 // --node-only leaves out the browser apps (the console): what the end-to-end tests' processes run.
 //
+// A package whose dist/ is current (see upToDate) is skipped, so `pnpm start` builds nothing twice.
+//
 // esbuild transpiles each file on its own (the tsconfig has isolatedModules), exactly as tsx does
 // in development; `pnpm typecheck` (tsc) stays the type checker. tsc is not the compiler because
 // its output would need declaration files and project references in dependency order for the
