@@ -9,6 +9,14 @@ import { chooseCluster, type ChoiceContext } from './gateway-cluster';
 const CLUSTER_WAIT_MS = 1000;
 
 /**
+ * How long after the banner the management API's first maintenance pass runs (then every 15
+ * minutes, as always). On embedded PGlite's one connection its two dozen statements (partitions,
+ * rollups, retention) would queue ahead of the first requests, delaying their answers by seconds
+ * on a busy machine; nothing waits for it (a utilization write makes the partition it needs).
+ */
+const FIRST_MAINTENANCE_DELAY_MS = 30_000;
+
+/**
  * The all-in-one launcher behind `pnpm start`: management-api and auth-gateway in one process.
  * Without DATABASE_URL the management API runs on embedded PGlite under ./data; without REDIS_URL
  * the gateway keeps its tokens in process. Each service keeps its own config and deps, as in
@@ -17,6 +25,8 @@ const CLUSTER_WAIT_MS = 1000;
  * as soon as one exists.
  */
 export async function startAll(): Promise<void> {
+  // The gateway's first scrypt run, on libuv's pool while this thread opens the database.
+  gateway.warmUpPasswordChecks();
   const configured = api.readConfig();
   const openDeps = api.createDeps(configured);
   // Embedded without CAIRN_S3_SECRET_KEYS: the key file beside the data directory, made only for a
@@ -30,13 +40,17 @@ export async function startAll(): Promise<void> {
   // One process, one keyring: the gateway opens (and its OS-EC2 API seals) what the API seals.
   const gatewayConfig = withKeysOf(gateway.readConfig(), ownConfig);
   const apiConfig = withGatewayAuthUrl(ownConfig, gatewayConfig);
-  const runningApi = await api.startManagementApi(apiConfig, apiDeps).catch(async (e: unknown) => {
-    await apiDeps.db.destroy();
-    // The key file is there but holds another key: say which file, not CAIRN_S3_SECRET_KEYS.
-    if (e instanceof api.UnopenableSecretsError && usesEmbeddedS3Keys(configured))
-      throw embeddedKeysRefusal(configured.dataDir, e.unopenable);
-    throw e;
-  });
+  let served!: () => void;
+  const maintenanceAfter = new Promise<void>((resolve) => (served = resolve));
+  const runningApi = await api
+    .startManagementApi(apiConfig, apiDeps, { maintenanceAfter })
+    .catch(async (e: unknown) => {
+      await apiDeps.db.destroy();
+      // The key file is there but holds another key: say which file, not CAIRN_S3_SECRET_KEYS.
+      if (e instanceof api.UnopenableSecretsError && usesEmbeddedS3Keys(configured))
+        throw embeddedKeysRefusal(configured.dataDir, e.unopenable);
+      throw e;
+    });
 
   let runningGateway: gateway.RunningGateway | undefined;
   let stopping = false;
@@ -87,6 +101,7 @@ export async function startAll(): Promise<void> {
         : `\n(The admin key was printed at the first start; ${anotherAdmin(apiConfig.databaseUrl !== undefined)}.)\n`) +
       '\n',
   );
+  setTimeout(served, FIRST_MAINTENANCE_DELAY_MS).unref();
   if ('waiting' in first) waitForCluster(first.waiting);
 
   /** Looks again every CLUSTER_WAIT_MS; says what it waits for whenever that changes. */

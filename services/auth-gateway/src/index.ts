@@ -6,3 +6,4 @@ export { startAuthGateway, type RunningGateway } from './server';
 export { DEFAULT_CLUSTER } from './deps';
 export { clusterNames, findCluster, type ClusterInfo } from './credentials/cluster';
 export { CLUSTER_POLL_MS, type ServedCluster } from './credentials/served-cluster';
+export { warmUpPasswordChecks } from './credentials/verifier';

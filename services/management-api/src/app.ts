@@ -112,7 +112,7 @@ export function createApp(deps: Deps): Express {
   // Users first among the resources (after discovery, whose /users/schema/ the users' /:id/ would
   // take): their lists are the busiest requests, and no two resources share a path.
   const routers = [
-    discoveryRouter(discoverable, auth, openApiDocument(discoverable)),
+    discoveryRouter(discoverable, auth, () => openApiDocument(discoverable)),
     usersRouter(db, auth, deps.hashPassword),
     s3CredentialsRouter(db, auth, deps.s3Keyring),
     applicationCredentialsRouter(db, auth),

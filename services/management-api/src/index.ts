@@ -1,7 +1,13 @@
 export { createApp, routeTableOf } from './app';
 export { createDeps, createLogger, type Deps } from './deps';
 export { readConfig, configSpec, s3KeyringOf, DEFAULT_AUTH_URL, type ManagementApiConfig } from './config';
-export { adminKeyBanner, startManagementApi, UnopenableSecretsError, type RunningApi } from './server';
+export {
+  adminKeyBanner,
+  startManagementApi,
+  UnopenableSecretsError,
+  type RunningApi,
+  type StartOptions,
+} from './server';
 export { createDatabase, migrateLatest, migrateRollbackAll, migrateRollbackLast } from './db/database';
 export { bootstrap } from './bootstrap';
 export {

@@ -58,8 +58,21 @@ function unopenableProblem(u: UnopenableSecrets): string {
   return `${held}, which is not in CAIRN_S3_SECRET_KEYS: add that key (the one in use when they were sealed, docs/s3.md) and start again. Nothing was changed.`;
 }
 
+export interface StartOptions {
+  /**
+   * The first maintenance pass waits for this. The all-in-one launcher resolves it once its
+   * gateway serves: on embedded PGlite's one connection, the pass (partitions, rollups, retention)
+   * would otherwise run ahead of the gateway's start, which does not need it.
+   */
+  maintenanceAfter?: Promise<unknown>;
+}
+
 /** Migrates (when configured), checks the S3 keys, bootstraps, and listens. The caller owns signal handling. */
-export async function startManagementApi(config: ManagementApiConfig, deps: Deps): Promise<RunningApi> {
+export async function startManagementApi(
+  config: ManagementApiConfig,
+  deps: Deps,
+  options: StartOptions = {},
+): Promise<RunningApi> {
   const { db, log } = deps;
   // Postgres may come up after us (and, with CAIRN_MIGRATE_ON_START=false, the migrate job later
   // still): the whole preparation is retried until CAIRN_STARTUP_TIMEOUT. Migrations are
@@ -93,8 +106,10 @@ export async function startManagementApi(config: ManagementApiConfig, deps: Deps
   const metrics = deps.metrics ?? createApiMetrics(db);
   const app = createApp({ ...deps, metrics });
   const { server, port } = await listen(app, config.port, config.host);
+  let closed = false;
   const maintain = () => void runMaintenance({ ...deps, metrics }, new Date());
-  maintain();
+  const first = () => (closed ? undefined : maintain());
+  void Promise.resolve(options.maintenanceAfter).then(first, first);
   const maintenance = setInterval(maintain, MAINTENANCE_MS);
   maintenance.unref();
   // The embedded database has no standby to measure.
@@ -112,6 +127,7 @@ export async function startManagementApi(config: ManagementApiConfig, deps: Deps
     port,
     generatedAdmin: boot.generatedAdmin,
     close: async (idleGraceMs?: number) => {
+      closed = true;
       clearInterval(maintenance);
       await quotas?.stop();
       clearInterval(heartbeats);

@@ -44,6 +44,24 @@ export class ForeignCheckQueue {
   }
 }
 
+let dummyHash: Promise<string> | undefined;
+
+/**
+ * The hash an unknown user's password is checked against: of a random password nobody knows, with
+ * the default parameters, one per process. Making it is one scrypt run on libuv's pool.
+ */
+const unknownUserHash = (): Promise<string> => (dummyHash ??= hashPassword(randomBytes(24).toString('base64')));
+
+/**
+ * Starts making that hash now, off the main thread. A gateway's start waits for it
+ * (PasswordVerifier.warmUp), so that from its first request an unknown user costs one scrypt run
+ * like any other failed login; the all-in-one launcher starts it first, beside opening its
+ * database, instead of after.
+ */
+export function warmUpPasswordChecks(): void {
+  void unknownUserHash();
+}
+
 /** Fields of a warning and its message (pino's argument order). */
 export type Warn = (fields: Record<string, unknown>, message: string) => void;
 
@@ -77,7 +95,6 @@ export class PasswordVerifier {
   private readonly remembered = new Map<string, number>();
   /** Checks under way, by key: concurrent logins of one user share one scrypt run. */
   private readonly inFlight = new Map<string, Promise<boolean>>();
-  private dummyHash: Promise<string> | undefined;
 
   constructor(
     private readonly ttlSeconds: number,
@@ -100,8 +117,7 @@ export class PasswordVerifier {
 
   /** A hash of a random password with the default parameters, verified against for unknown users. */
   private dummy(): Promise<string> {
-    this.dummyHash ??= hashPassword(randomBytes(24).toString('base64'));
-    return this.dummyHash;
+    return unknownUserHash();
   }
 
   async warmUp(): Promise<void> {

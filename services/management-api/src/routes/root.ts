@@ -9,14 +9,16 @@ import { API_ROOT } from '../resources/uris';
 /**
  * Tastypie discovery: `/api/v1/` lists resources and the running `version` (no key needed); `/<resource>/schema/`
  * describes
- * one. `/api/v1/openapi.json` serves `openapi` (built once, at start) without a key, like
+ * one. `/api/v1/openapi.json` serves the document `openapi` builds without a key, like
  * `/api/v1/`: it describes only the API's shape, which is public anyway, and tools that read it
- * (Swagger UI, client generators) fetch it without credentials.
+ * (Swagger UI, client generators) fetch it without credentials. It is built at its first request
+ * and kept: building it describes every joi schema, a large share of the CPU of a start, and
+ * nothing else needs it.
  */
-export function discoveryRouter(resources: ResourceDef[], auth: RequestHandler, openapi: object): Router {
+export function discoveryRouter(resources: ResourceDef[], auth: RequestHandler, openapi: () => object): Router {
   const router = Router();
   const noAuth: RequestHandler = (_req, _res, next) => next();
-  const openapiText = JSON.stringify(openapi);
+  let openapiText: string | undefined;
 
   resourceRoute(router, '/', noAuth, {
     GET: async (req, res) => {
@@ -32,6 +34,7 @@ export function discoveryRouter(resources: ResourceDef[], auth: RequestHandler, 
   // Always JSON: OpenAPI has no XML form.
   resourceRoute(router, '/openapi.json', noAuth, {
     GET: async (_req, res) => {
+      openapiText ??= JSON.stringify(openapi());
       res.status(200).type('application/json').send(openapiText);
     },
   });
