@@ -44,10 +44,13 @@ export function answerClientErrors(server: Server, format: ErrorBodyFormat = jso
   // Sockets with a response under way, tracked through public events: a second answer written on such
   // a connection would be garbled into the first.
   const answering = new WeakSet<Duplex>();
+  // One listener for every response (`this`: the response; 'close' comes once): nothing allocated per request.
+  function answered(this: ServerResponse) {
+    answering.delete(this.req.socket);
+  }
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    const socket = req.socket;
-    answering.add(socket);
-    res.once('close', () => answering.delete(socket));
+    answering.add(req.socket);
+    res.on('close', answered);
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     if (err.code === 'ECONNRESET' || !socket.writable || answering.has(socket)) {

@@ -13,10 +13,14 @@ export interface Meta {
 }
 
 // Python's quote_plus keeps only letters, digits and "_.-~"; encodeURIComponent also keeps "!'()*".
+// Most keys and values (limit, offset, a cluster's id) need no encoding at all: returned as they are.
+const PLAIN = /^[\w.~-]*$/;
 const formEncode = (s: string): string =>
-  encodeURIComponent(s)
-    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
-    .replace(/%20/g, '+');
+  PLAIN.test(s)
+    ? s
+    : encodeURIComponent(s)
+        .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+        .replace(/%20/g, '+');
 
 function pageUrl(path: string, params: QueryParams, limit: number, offset: bigint): string {
   const kept = params.filter(([k]) => k !== 'limit' && k !== 'offset' && k !== 'api_key' && k !== 'username');

@@ -10,7 +10,18 @@ type Negotiated = Request & { [FORMAT]?: Format };
  * request so the answer does not parse the query string and the Accept header again.
  */
 export function negotiateOnce(req: Request): void {
-  (req as Negotiated)[FORMAT] = negotiateFormat(req.query.format, req.get('accept'));
+  (req as Negotiated)[FORMAT] = negotiateFormat(formatParam(req), req.headers.accept);
+}
+
+/**
+ * `?format=` as express reads it. express parses the whole query string at every read of
+ * req.query, so it is read only when the query string can hold that key (spelt out, or
+ * percent-encoded).
+ */
+function formatParam(req: Request): unknown {
+  const url = req.url;
+  const q = url.indexOf('?');
+  return q >= 0 && (url.includes('format', q) || url.includes('%', q)) ? req.query.format : undefined;
 }
 
 /** The response format for this request; a bad Accept header falls back to JSON for the error itself. */
@@ -18,7 +29,7 @@ export function formatOf(req: Request): Format {
   const known = (req as Negotiated)[FORMAT];
   if (known) return known;
   try {
-    return negotiateFormat(req.query.format, req.get('accept'));
+    return negotiateFormat(formatParam(req), req.headers.accept);
   } catch {
     return 'json';
   }

@@ -263,11 +263,21 @@ const relatedIds = (db: Db, c: RelatedCondition): Knex.QueryBuilder =>
  * unnamed, so no request can make a connection keep one statement per length of an `__in` list.
  */
 const MAX_NAMED_RELATED_VALUES = 8;
+/** Names of the related lookups' texts, so a request does not hash its text again (bounded like the shapes). */
+const relatedNames = new Map<string, string>();
+function relatedName(sql: string): string {
+  let name = relatedNames.get(sql);
+  if (name === undefined) {
+    if (relatedNames.size >= MAX_SHAPES) relatedNames.clear();
+    relatedNames.set(sql, (name = statementName(sql)));
+  }
+  return name;
+}
 async function relatedIdRows(db: Db, c: RelatedCondition): Promise<Array<{ id: unknown }>> {
   const { sql, bindings } = relatedIds(db, c)
     .limit(MAX_RESOLVED_PARTITIONS + 1)
     .toSQL();
-  const name = bindings.length <= MAX_NAMED_RELATED_VALUES + 1 ? statementName(sql) : undefined;
+  const name = bindings.length <= MAX_NAMED_RELATED_VALUES + 1 ? relatedName(sql) : undefined;
   return (await runStatement<{ rows: Array<{ id: unknown }> }>(db, sql, bindings, name)).rows;
 }
 
@@ -665,22 +675,34 @@ const LIMIT_SLOT = slot('limit');
 const OFFSET_SLOT = slot('offset');
 const partitionSlot = (i: number): string => slot(`partition:${i}`);
 
-/** Compiled shapes per database handle; few in practice (orderings × partition sizes × near/deep). */
-const compiledShapes = new WeakMap<Db, Map<string, FixedStatement>>();
+/**
+ * A compiled shape: its statement, and where each request value goes in its bindings (found once,
+ * so a request fills its bindings in one pass instead of looking each one up).
+ */
+interface Shape {
+  statement: FixedStatement;
+  /** Per binding: -1 a constant, 0 the limit, 1 the offset, 2 + i the i-th partition value. */
+  slots: Int32Array;
+}
+
+/**
+ * Compiled shapes per database handle, by the source's key (sourceKey: the same string object at
+ * every request of a route, so its hash is computed once) and then by the plan's shape; few in
+ * practice (orderings × partition sizes × near/deep).
+ */
+const compiledShapes = new WeakMap<Db, { count: number; bySource: Map<string, Map<string, Shape>> }>();
 const MAX_SHAPES = 1000;
 
 /**
- * The shape of a plan whose every request value is a partition value, the limit or the offset
- * (no residual filters, no scope closure, plain column names); else null and the plan is compiled
- * with its own values.
+ * The shape of a plan within its source when its every request value is a partition value, the
+ * limit or the offset (no residual filters, no scope closure, plain column names); else null and
+ * the plan is compiled with its own values.
  */
 function shapeKey(source: ListSource, plan: Plan, query: ListQuery): string | null {
   if (plan.residual.length > 0 || source.scope || !source.columns.every((c) => typeof c === 'string')) return null;
-  return `${sourceKey(source)}${JSON.stringify([
-    plan.partition === 'all' ? 'all' : plan.partition.size,
-    plan.ordering,
-    isDeep(query.offset),
-  ])}`;
+  let key = `${plan.partition === 'all' ? 'all' : plan.partition.size}${isDeep(query.offset) ? ' deep' : ''}`;
+  for (const o of plan.ordering) key += ` ${o.alias}.${o.column}${o.desc ? ' desc' : ''}`;
+  return key;
 }
 
 /**
@@ -715,8 +737,11 @@ function statementFor(
   const window = { limit: query.limit, offset: String(query.offset) };
   const key = shapeKey(source, plan, query);
   if (key === null) return compile(source, plan, query, window, tuning);
-  let shapes = compiledShapes.get(source.db);
-  if (!shapes) compiledShapes.set(source.db, (shapes = new Map()));
+  let compiled = compiledShapes.get(source.db);
+  if (!compiled) compiledShapes.set(source.db, (compiled = { count: 0, bySource: new Map() }));
+  const ofSource = sourceKey(source);
+  let shapes = compiled.bySource.get(ofSource);
+  if (!shapes) compiled.bySource.set(ofSource, (shapes = new Map()));
   let shape = shapes.get(key);
   if (!shape) {
     const slots = plan.partition === 'all' ? 'all' : new Set([...plan.partition].map((_, i) => partitionSlot(i)));
@@ -727,20 +752,29 @@ function statementFor(
       { limit: LIMIT_SLOT, offset: OFFSET_SLOT },
       tuning,
     );
-    shape = fixedStatement(sql, bindings);
-    if (shapes.size >= MAX_SHAPES) shapes.clear();
+    const slotOf = new Map<Knex.Value, number>([
+      [LIMIT_SLOT, 0],
+      [OFFSET_SLOT, 1],
+    ]);
+    if (slots !== 'all') [...slots].forEach((s, i) => slotOf.set(s, 2 + i));
+    shape = { statement: fixedStatement(sql, bindings), slots: Int32Array.from(bindings, (b) => slotOf.get(b) ?? -1) };
+    if (compiled.count >= MAX_SHAPES) {
+      compiled.bySource.clear();
+      compiled.count = 0;
+      compiled.bySource.set(ofSource, (shapes = new Map()));
+    }
     shapes.set(key, shape);
+    compiled.count += 1;
   }
-  const values = new Map<Knex.Value, Knex.Value>([
-    [LIMIT_SLOT, window.limit],
-    [OFFSET_SLOT, window.offset],
-  ]);
-  if (plan.partition !== 'all') [...plan.partition].forEach((v, i) => values.set(partitionSlot(i), v));
-  return {
-    sql: shape.sql,
-    bindings: shape.bindings.map((b) => (values.has(b) ? values.get(b)! : b)),
-    name: shape.name,
-  };
+  const partition = plan.partition === 'all' ? [] : [...plan.partition];
+  const { statement, slots } = shape;
+  const bindings = new Array<Knex.Value>(slots.length);
+  for (let i = 0; i < slots.length; i++) {
+    const at = slots[i]!;
+    bindings[i] =
+      at < 0 ? statement.bindings[i]! : at === 0 ? window.limit : at === 1 ? window.offset : partition[at - 2]!;
+  }
+  return { sql: statement.sql, bindings, name: statement.name };
 }
 
 /** Steps 1 and 2: the total and the page in one statement. */

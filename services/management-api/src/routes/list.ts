@@ -28,7 +28,7 @@ export async function sendList<T>(
   const params = queryPairs(req.originalUrl);
   const query = parseListQuery(
     resource,
-    params.filter(([k]) => !routeParams.includes(k)),
+    routeParams.length ? params.filter(([k]) => !routeParams.includes(k)) : params,
     DEFAULT_LIMIT,
     MAX_LIMIT,
   );

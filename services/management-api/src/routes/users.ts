@@ -61,7 +61,10 @@ export const usersResource: ResourceDef = {
       related: {
         resource: () => clustersResource,
         alias: 'c',
-        toId: (v) => (clusterIdFromRef(v) === null ? null : String(clusterIdFromRef(v))),
+        toId: (v) => {
+          const id = clusterIdFromRef(v);
+          return id === null ? null : String(id);
+        },
       },
     },
     user: {
