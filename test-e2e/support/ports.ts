@@ -16,6 +16,11 @@ import * as net from 'node:net';
  */
 const FIRST_PORT = 10_000;
 const BLOCK_SIZE = 1_000;
+/**
+ * The Fetch standard's "bad ports" at or above FIRST_PORT: fetch() (undici) refuses to connect to
+ * them, so a Swift server given one would never answer the tests' health checks.
+ */
+const FETCH_BAD_PORTS = new Set([10_080]);
 
 function ephemeralLow(): number {
   try {
@@ -49,7 +54,7 @@ export async function reservePorts(n: number, host = '127.0.0.1'): Promise<numbe
     if (tried >= BLOCK_SIZE)
       throw new Error(`reservePorts: no ${n} free ports in ${blockStart}–${blockStart + BLOCK_SIZE - 1}`);
     const port = blockStart + (next++ % BLOCK_SIZE);
-    if (given.has(port) || !(await bindable(port, host))) continue;
+    if (given.has(port) || FETCH_BAD_PORTS.has(port) || !(await bindable(port, host))) continue;
     given.add(port);
     ports.push(port);
   }
