@@ -60,9 +60,9 @@ function unopenableProblem(u: UnopenableSecrets): string {
 
 export interface StartOptions {
   /**
-   * The first maintenance pass waits for this. The all-in-one launcher resolves it once its
-   * gateway serves: on embedded PGlite's one connection, the pass (partitions, rollups, retention)
-   * would otherwise run ahead of the gateway's start, which does not need it.
+   * The first maintenance pass waits for this. The all-in-one launcher resolves it a while after
+   * its banner: on embedded PGlite's one connection, the pass (partitions, rollups, retention)
+   * would otherwise run ahead of the gateway's start and the first requests, which do not need it.
    */
   maintenanceAfter?: Promise<unknown>;
 }

@@ -11,18 +11,6 @@ const MEDIA_RANGE = /^[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+$/;
 export function negotiateFormat(formatParam: unknown, accept: string | undefined): Format {
   if (formatParam === 'json' || formatParam === 'xml') return formatParam;
   if (!accept || !accept.trim()) return 'json';
-  // A client sends the same Accept header at every request: its answer is kept (only a valid one).
-  if (accept === lastAccept) return lastFormat;
-  const format = acceptedFormat(accept);
-  lastAccept = accept;
-  lastFormat = format;
-  return format;
-}
-
-let lastAccept: string | undefined;
-let lastFormat: Format = 'json';
-
-function acceptedFormat(accept: string): Format {
   let best: { format: Format; q: number } | null = null;
   for (const part of accept.split(',')) {
     const [rangeRaw, ...params] = part.split(';');
