@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SWIFT_RING_RELOAD_MS } from '@cairn/swift-cluster';
 import type { Plan } from '../../packages/rings/src/plan-types';
-import { builderDevices, copyDir, reassigned, removeDir, srb } from '../../packages/rings/test/helpers/swift-ring';
+import { builderDevices, copyDir, reassigned, removeDir, srb } from './swift-ring';
 import { cairn } from '../support/processes';
 import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, startStack, type Stack } from '../support/stack';
 import { startSwiftCluster, type SwiftCluster } from './swift-cluster';

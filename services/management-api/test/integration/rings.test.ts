@@ -30,7 +30,7 @@ const binary = (res: request.Response, done: (err: Error | null, body: unknown) 
 /**
  * A plan as `cairn rings plan -o json` prints it (packages/rings' Plan), with `devices` devices: the
  * API checks its shape and keeps it whole, so a synthetic one of the real shape is enough here
- * (test-e2e/cli/rings-plan.test.ts stores one Swift computed).
+ * (test-e2e/interop/rings-cli.test.ts stores one Swift computed).
  */
 function planOf(devices: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { buildRing, removeDir } from '../../packages/rings/test/helpers/swift-ring';
+import { buildRing, removeDir } from './swift-ring';
 import { cairn } from '../support/processes';
 import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, startStack, type Stack } from '../support/stack';
 

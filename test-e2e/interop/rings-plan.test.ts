@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { makePlan } from '../src';
-import { buildRing, builderDevices, copyDir, reassigned, removeDir, srb } from './helpers/swift-ring';
+import { makePlan } from '@cairn/rings';
+import { buildRing, builderDevices, copyDir, reassigned, removeDir, srb } from './swift-ring';
 
 describe('rings plan, against swift-ring-builder', () => {
   let dir: string;

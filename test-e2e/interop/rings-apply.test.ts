@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { applyNextStep, makePlan, readPlan, type StepSafetyInput } from '../src';
-import { buildRing, builderDevices, copyDir, removeDir, srb } from './helpers/swift-ring';
+import { applyNextStep, makePlan, readPlan, type StepSafetyInput } from '@cairn/rings';
+import { buildRing, builderDevices, copyDir, removeDir, srb } from './swift-ring';
 
 const md5 = async (path: string) =>
   createHash('md5')
