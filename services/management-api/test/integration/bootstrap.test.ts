@@ -1,15 +1,15 @@
 import { DB_KINDS, countRows, createTestDatabase } from '../support/harness';
 import { bootstrap } from '../../src/bootstrap';
 import { readConfig } from '../../src/config';
-import { migrateLatest } from '../../src/db/database';
 
 describe.each(DB_KINDS)('first-start bootstrap on %s', (kind) => {
   const urls = { defaultAuthUrl: 'http://127.0.0.1:5000/auth', defaultStorageUrl: 'http://127.0.0.1:8080/v1' };
 
   it('when started twice on an empty database, then one admin and one default cluster exist, and only the first start shows a key', async () => {
-    const { db, drop } = await createTestDatabase(kind);
+    // The schema, copied from the run's migrated template; no row in it (migrations.test.ts
+    // tests the migrations themselves from an empty database).
+    const { db, drop } = await createTestDatabase(kind, { migrated: true });
     try {
-      await migrateLatest(db);
       const first = await bootstrap(db, { defaultCluster: 'east', ...urls });
       const second = await bootstrap(db, { defaultCluster: 'east', ...urls });
       expect(first.generatedAdmin?.name).toBe('admin');
@@ -25,9 +25,8 @@ describe.each(DB_KINDS)('first-start bootstrap on %s', (kind) => {
   it('when CAIRN_CREATE_DEFAULT_CLUSTER=false, then the first start creates the admin but no cluster', async () => {
     const config = readConfig({ CAIRN_CREATE_DEFAULT_CLUSTER: 'false' });
     expect(config.createDefaultCluster).toBe(false);
-    const { db, drop } = await createTestDatabase(kind);
+    const { db, drop } = await createTestDatabase(kind, { migrated: true });
     try {
-      await migrateLatest(db);
       const result = await bootstrap(db, config);
       expect(result.createdCluster).toBeUndefined();
       expect(await countRows(db, 'clusters')).toBe(0);

@@ -1,10 +1,10 @@
 import { DB_KINDS, createTestDatabase } from '../support/harness';
-import { migrateLatest } from '../../src/db/database';
 import { ensureHourlyPartitions, maintainUtilization } from '../../src/repositories/utilization-partitions';
 import { TOTAL_POLICY, upsertStorage } from '../../src/repositories/utilization';
 
 const at = (iso: string) => Date.parse(iso);
 
+// Each test starts from a copy of the run's migrated template (the migrations' own partitions included).
 describe.each(DB_KINDS)('utilization partitions on %s', (kind) => {
   /** The hourly tables' partitions with their bounds, as the catalog has them. */
   const partitions = async (db: Awaited<ReturnType<typeof createTestDatabase>>['db']) =>
@@ -17,9 +17,8 @@ describe.each(DB_KINDS)('utilization partitions on %s', (kind) => {
     ).rows;
 
   it('when hours are written, then each UTC week (Monday to Monday) gets one partition per hourly table', async () => {
-    const { db, drop } = await createTestDatabase(kind);
+    const { db, drop } = await createTestDatabase(kind, { migrated: true });
     try {
-      await migrateLatest(db);
       await db.raw("SET TIME ZONE 'UTC'");
       // Tuesday and the Sunday night of one week, then the Monday that starts the next.
       await ensureHourlyPartitions(db, [
@@ -48,9 +47,8 @@ describe.each(DB_KINDS)('utilization partitions on %s', (kind) => {
   });
 
   it('when a week already has day partitions (made before weekly ones), then its other days get day partitions too, and retention drops both kinds', async () => {
-    const { db, drop } = await createTestDatabase(kind);
+    const { db, drop } = await createTestDatabase(kind, { migrated: true });
     try {
-      await migrateLatest(db);
       for (const table of ['utilization_storage_hourly', 'utilization_transfer_hourly']) {
         await db.raw(
           `CREATE TABLE ?? PARTITION OF ?? FOR VALUES FROM ('2026-12-01 00:00:00+00') TO ('2026-12-02 00:00:00+00')`,
@@ -87,9 +85,8 @@ describe.each(DB_KINDS)('utilization partitions on %s', (kind) => {
     }
   });
   it('when samples arrive in any order and retention drops old weeks, then each account keeps its newest sample left as its latest usage', async () => {
-    const { db, drop } = await createTestDatabase(kind);
+    const { db, drop } = await createTestDatabase(kind, { migrated: true });
     try {
-      await migrateLatest(db);
       await ensureHourlyPartitions(db, [at('2026-12-10T00:00:00Z'), at('2026-12-16T00:00:00Z')]);
       const sample = (account: string, iso: string, bytesUsed: number, policyIndex = TOTAL_POLICY) => ({
         policyIndex,
