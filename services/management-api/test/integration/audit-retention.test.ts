@@ -1,7 +1,6 @@
 import { LogCapture } from '@cairn/runtime';
 import { STORAGE_USER_ACTOR_PREFIX } from '@cairn/contract';
 import { DB_KINDS, createTestDatabase, type TestDatabase } from '../support/harness';
-import { migrateLatest } from '../../src/db/database';
 import { createLogger } from '../../src/deps';
 import { pruneAudit, STORAGE_USER_ENTRY } from '../../src/repositories/audit-retention';
 import { runMaintenance } from '../../src/maintenance';
@@ -12,8 +11,7 @@ const daysAgo = (days: number) => new Date(NOW.getTime() - days * 86_400_000);
 describe.each(DB_KINDS)('audit trail retention on %s', (kind) => {
   let t: TestDatabase;
   beforeEach(async () => {
-    t = await createTestDatabase(kind);
-    await migrateLatest(t.db);
+    t = await createTestDatabase(kind, { migrated: true });
   });
   afterEach(async () => {
     await t.drop();

@@ -1,6 +1,5 @@
 import { LogCapture } from '@cairn/runtime';
 import { DB_KINDS, createTestDatabase, type TestDatabase } from '../support/harness';
-import { migrateLatest } from '../../src/db/database';
 import { createLogger } from '../../src/deps';
 import { heartbeat, runMaintenance } from '../../src/maintenance';
 
@@ -11,8 +10,7 @@ import { heartbeat, runMaintenance } from '../../src/maintenance';
 describe.each(DB_KINDS)('the change log and the heartbeat on %s', (kind) => {
   let t: TestDatabase;
   beforeEach(async () => {
-    t = await createTestDatabase(kind);
-    await migrateLatest(t.db);
+    t = await createTestDatabase(kind, { migrated: true });
   });
   afterEach(async () => {
     await t.drop();

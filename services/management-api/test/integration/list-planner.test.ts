@@ -31,6 +31,9 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
   });
   afterAll(() => database.drop());
 
+  /** What the last fill() was asked for: asked again, it keeps the users it made (only fill writes users). */
+  let filled = '';
+
   /** `n` users with ids spread by `step`, clusters, names and flags decided by the other numbers. */
   async function fill(
     n: number,
@@ -40,6 +43,9 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
     superEvery: number,
     deleteEvery: number,
   ): Promise<void> {
+    const asked = [n, step, spread, enabledEvery, superEvery, deleteEvery].join();
+    if (asked === filled) return;
+    filled = '';
     await db('storage_users').delete();
     await db.raw(
       `INSERT INTO storage_users (id, cluster_id, username, password_hash, enabled, is_superuser)
@@ -55,6 +61,7 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
        SELECT id, cluster_id, 2, CASE WHEN id % 3 = 0 THEN 1 ELSE 2 END, CASE WHEN id % 4 = 0 THEN 'Swift is unreachable.' END
          FROM storage_users WHERE id % 5 <> 0 AND id % 11 <> 0`,
     );
+    filled = asked;
   }
 
   async function naive(params: Params, visible?: number[]): Promise<{ total: number; ids: string[] }> {

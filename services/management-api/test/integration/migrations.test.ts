@@ -93,9 +93,8 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
   });
 
   it('when rollups become per cluster, then days rolled before are rolled for every cluster, and a day the previous release marks stale is stale for every cluster', async () => {
-    const { db, drop } = await createTestDatabase(kind);
+    const { db, drop } = await createTestDatabase(kind, { migrated: true });
     try {
-      await migrateLatest(db);
       // Back to just before per-cluster rollups (later migrations do not touch them).
       await db.migrate.down({ migrationSource, name: '20261127000000_utilization_cluster_rollups' });
       const clusters = await db('clusters')
@@ -133,9 +132,8 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
   });
 
   it('when the latest storage table is added, then it holds the newest hourly totals of each account, and samples written after keep it', async () => {
-    const { db, drop } = await createTestDatabase(kind);
+    const { db, drop } = await createTestDatabase(kind, { migrated: true });
     try {
-      await migrateLatest(db);
       await db.migrate.down({ migrationSource, name: '20261128110000_utilization_storage_latest' });
       await db.raw(
         `CREATE TABLE utilization_storage_hourly_w20261207 PARTITION OF utilization_storage_hourly
@@ -182,9 +180,8 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
   });
 
   it('when a cluster is the last one an operator is limited to, then Postgres itself refuses to delete it', async () => {
-    const { db, drop } = await createTestDatabase(kind);
+    const { db, drop } = await createTestDatabase(kind, { migrated: true });
     try {
-      await migrateLatest(db);
       const [cluster] = await db('clusters')
         .insert({
           name: 'c',

@@ -15,7 +15,9 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDatabase, migrateLatest } from '../../src/db/database';
 import type { ModesRestricted } from '../../src/db/data-dir-modes';
+import { restoreDataDir } from '../../src/db/pglite-backup';
 import { chmodTree, notOwnerOnly } from '../support/file-modes';
+import { migratedPgliteArchive } from '../support/migrated-template';
 
 /** A pid that ran a moment ago and is gone now. */
 function deadPid(): number {
@@ -32,6 +34,18 @@ describe('embedded PGlite in a data directory', () => {
     dir = mkdtempSync(join(tmpdir(), 'cairn-pglite-'));
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  // Setting up a directory (initdb) and migrating it take seconds each: a test about what an
+  // existing migrated directory does starts from a copy of one, restored once from the migrated
+  // template's archive. Only the tests about a new directory run initdb, and only the first also
+  // runs every migration on it.
+  let template: string;
+  beforeAll(async () => {
+    template = mkdtempSync(join(tmpdir(), 'cairn-pglite-template-'));
+    await restoreDataDir(join(template, 'data'), await migratedPgliteArchive(), false);
+  });
+  afterAll(() => rmSync(template, { recursive: true, force: true }));
+  const setUpCopy = () => cpSync(join(template, 'data'), join(dir, 'data'), { recursive: true });
 
   it('when the directory is new, then it is set up once and what is written survives reopening it', async () => {
     const dataDir = join(dir, 'data');
@@ -74,7 +88,11 @@ describe('embedded PGlite in a data directory', () => {
     const db = createDatabase({ dataDir });
     try {
       expect(existsSync(staging)).toBe(false);
-      expect(await migrateLatest(db)).not.toEqual([]);
+      // A new, working database: nothing in it yet (no migration recorded), and it takes writes.
+      expect((await db.raw("SELECT to_regclass('knex_migrations') AS t")).rows).toEqual([{ t: null }]);
+      await db.raw('CREATE TABLE written (name text PRIMARY KEY)');
+      await db('written').insert({ name: 'afresh' });
+      expect(await db('written').pluck('name')).toEqual(['afresh']);
     } finally {
       await db.destroy();
     }
@@ -95,14 +113,10 @@ describe('embedded PGlite in a data directory', () => {
       const db = createDatabase({ dataDir, onModesRestricted: (_, changed) => told.push(changed) });
       try {
         const walBefore = readdirSync(join(dataDir, 'pg_wal')).filter((f) => /^[0-9A-F]{24}$/.test(f));
-        await migrateLatest(db);
-        // Writes, a new WAL segment, more writes, and a checkpoint: files PGlite creates while open.
-        await db('clusters').insert({
-          name: 'modes',
-          uuid: '00000000-0000-4000-8000-000000000002',
-          auth_url: 'http://a.example/auth/v1.0',
-          storage_url: 'http://a.example/v1',
-        });
+        // A table (its files), writes, a new WAL segment, more writes, and a checkpoint: files
+        // PGlite creates while open. What they are for does not matter here, so no migrations.
+        await db.raw('CREATE TABLE written (name text PRIMARY KEY)');
+        await db('written').insert({ name: 'modes' });
         await db.raw('SELECT pg_switch_wal()');
         await db.raw('CREATE TABLE later (n int)');
         await db.raw('INSERT INTO later SELECT generate_series(1, 1000)');
@@ -125,8 +139,7 @@ describe('embedded PGlite in a data directory', () => {
 
     it("when an existing directory is open to other users, then opening makes it its owner's only and reports what it changed", async () => {
       const dataDir = join(dir, 'data');
-      const first = createDatabase({ dataDir });
-      await migrateLatest(first).finally(() => first.destroy());
+      setUpCopy();
       chmodTree(dataDir, 0o755, 0o666);
       const directories = notOwnerOnly(dataDir).filter((e) => e.startsWith('755 ')).length;
       const files = notOwnerOnly(dataDir).filter((e) => e.startsWith('666 ')).length;
@@ -147,16 +160,6 @@ describe('embedded PGlite in a data directory', () => {
   });
 
   describe('its lock', () => {
-    // One set-up directory, copied where a test opens one: initdb is what takes the time here.
-    let template: string;
-    beforeAll(async () => {
-      template = mkdtempSync(join(tmpdir(), 'cairn-pglite-template-'));
-      const db = createDatabase({ dataDir: join(template, 'data') });
-      await migrateLatest(db).finally(() => db.destroy());
-    });
-    afterAll(() => rmSync(template, { recursive: true, force: true }));
-    const setUpCopy = () => cpSync(join(template, 'data'), join(dir, 'data'), { recursive: true });
-
     it('when the directory is open in this process, then a second open is refused until the first is closed', async () => {
       const dataDir = join(dir, 'data');
       setUpCopy();

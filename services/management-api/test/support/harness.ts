@@ -8,7 +8,7 @@ import { createDatabase } from '../../src/db/database';
 import { createLogger, type Deps } from '../../src/deps';
 import { createApiMetrics } from '../../src/http/metrics';
 import { hashPassword } from '@cairn/domain';
-import { createMigratedPostgres, migratedPglite } from './migrated-template';
+import { createMigratedPostgres, emptyPglite, migratedPglite } from './migrated-template';
 import { responseCheckerFor } from './openapi-responses';
 
 /**
@@ -34,7 +34,7 @@ export interface TestDatabase {
 /** An empty database; `migrated`: holding the schema the migrations make (a copy of a template). */
 export async function createTestDatabase(kind: DbKind, { migrated = false } = {}): Promise<TestDatabase> {
   if (kind === 'pglite') {
-    const db = migrated ? await migratedPglite() : createDatabase({ dataDir: 'memory://' });
+    const db = migrated ? await migratedPglite() : await emptyPglite();
     return { db, drop: () => db.destroy() };
   }
   const name = `cairn_test_${process.pid}_${randomBytes(4).toString('hex')}`;
