@@ -1,6 +1,6 @@
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
-import { startStack, type Stack, type StackOptions } from '../support/stack';
+import { CHEAP_HASH_PARAMS, startStack, type Stack, type StackOptions } from '../support/stack';
 
 const PW = 'alice-password-0123456789';
 const SERVICE_PW = 'service-password-0123456789';
@@ -53,7 +53,13 @@ function tokenTests(backend: TokenSuiteBackend): void {
   const aliceToken = async () => (await v1('alice', PW)).headers['x-auth-token'] as string;
 
   beforeAll(async () => {
-    stack = await startStack({ ...backend(), gateway: { publicUrl: 'http://auth.test/auth', failureLimit: 5 } });
+    // Cheap password hashes (CHEAP_HASH_PARAMS): the token contract, not hashing, is tested here;
+    // unknown and disabled users still cost the gateway's default scrypt.
+    stack = await startStack({
+      ...backend(),
+      hashParams: CHEAP_HASH_PARAMS,
+      gateway: { publicUrl: 'http://auth.test/auth', failureLimit: 5 },
+    });
     gw = () => request.agent(stack.gatewayUrl);
     await stack.createUser('alice', PW);
     await stack.createUser('swift-service', SERVICE_PW, { is_superuser: true });

@@ -1,9 +1,28 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nodeCommand, REPO_ROOT } from '../support/processes';
 import { migratedDataDir } from '../support/data-dir';
+
+/**
+ * Whether the data directory's lock is held by a running process. A start takes over the lock of
+ * one that no longer runs, so a lock left by a killed process is as good as gone.
+ */
+function lockHeld(lock: string): boolean {
+  let pid: number;
+  try {
+    pid = (JSON.parse(readFileSync(lock, 'utf8')) as { pid: number }).pid;
+  } catch {
+    return existsSync(lock); // gone, or being written this moment
+  }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** `cairn start` until its banner, then SIGTERM; `tty`: under util-linux `script`, a pseudo-terminal. */
 function startOnce(env: Record<string, string>, tty: boolean): Promise<{ stdout: string; stderr: string }> {
@@ -14,24 +33,30 @@ function startOnce(env: Record<string, string>, tty: boolean): Promise<{ stdout:
     : spawn(node, [...args, 'start'], { cwd: REPO_ROOT, env });
   let stdout = '';
   let stderr = '';
+  let stopping = false;
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`no banner:\n${stdout}\n${stderr}`));
     }, 60_000);
+    // One SIGTERM: a second, sent when the output that follows the banner arrives, would find
+    // cairn's handler gone and end it at once, before it has let go of its lock.
     const check = () => {
-      if (/auth gateway\s+http:\/\/\S+\/auth\//.test(stdout + stderr)) child.kill('SIGTERM');
+      if (!stopping && /auth gateway\s+http:\/\/\S+\/auth\//.test(stdout + stderr)) {
+        stopping = true;
+        child.kill('SIGTERM');
+      }
     };
     child.stdout.on('data', (d: Buffer) => ((stdout += d.toString()), check()));
     child.stderr.on('data', (d: Buffer) => ((stderr += d.toString()), check()));
     child.once('exit', () => {
       clearTimeout(timer);
       // Under `script`, cairn itself may still be shutting down when script exits: the next start
-      // on the same data directory waits until it has let go of its lock.
+      // on the same data directory waits until it has let go of its lock (or is gone: ended with
+      // the terminal, it leaves the lock behind for the next start to take over).
       const lock = `${env.CAIRN_DATA_DIR}.lock`;
       const deadline = Date.now() + 15_000;
-      const wait = () =>
-        existsSync(lock) && Date.now() < deadline ? setTimeout(wait, 50) : resolve({ stdout, stderr });
+      const wait = () => (lockHeld(lock) && Date.now() < deadline ? setTimeout(wait, 50) : resolve({ stdout, stderr }));
       wait();
     });
   });

@@ -293,6 +293,7 @@ describe('all three limits expire with their windows', () => {
     const windowSeconds = 8;
     const stack = await startStack({
       redis: true,
+      hashParams: CHEAP,
       gateway: {
         failureLimit: 2,
         failureWindow: windowSeconds,

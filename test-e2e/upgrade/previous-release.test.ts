@@ -1,13 +1,13 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import knex, { type Knex } from 'knex';
 import * as api from '@cairn/management-api';
 import { startStandInSwift, type StandInSwift } from '../../services/management-api/test/support/stand-in-swift';
 import { signedBody } from '../s3/s3-client';
 import { REPO_ROOT, startService, type ServiceProcess } from '../support/processes';
+import { builtRelease, runIn } from './built-release';
 import {
   ABOVE_2_53,
   appCredLogin,
@@ -25,8 +25,9 @@ import {
 
 /**
  * Upgrades without downtime (docs/releasing.md): during a rolling upgrade the previous release's
- * replicas keep running on the database this release's migrate job has migrated. This checks out
- * the previous release in a git worktree, builds it as a release is built, migrates a database
+ * replicas keep running on the database this release's migrate job has migrated. This takes the
+ * previous release's tree, builds it as a release is built (once per machine: built-release.ts
+ * keeps the build for later runs), migrates a database
  * with this checkout's code, and runs the previous release's own smoke test
  * (test-e2e/upgrade/smoke.test.ts, on its built dist/) against that database. Then, on another
  * such database, this release's API and gateway write rows of every kind its schema holds, and the
@@ -86,7 +87,8 @@ const found = previousRelease();
 const previous = found ?? { commit: '', name: 'the previous release' };
 
 describe('upgrade: the previous release runs on a database migrated by this one', () => {
-  let worktree: string;
+  /** The previous release's built tree (builtRelease). */
+  let release: string;
   let admin: Knex;
   const databases: string[] = [];
   /** The previous release's migration list, to tell which row kinds it knows. */
@@ -94,18 +96,8 @@ describe('upgrade: the previous release runs on a database migrated by this one'
   /** Whether the previous release has the migration named `name` (e.g. 'quotas'). */
   const knows = (name: string) => previousMigrations.includes(`_${name}'`);
 
-  const run = (cmd: string, args: string[], env: Record<string, string> = {}) => {
-    const r = spawnSync(cmd, args, {
-      cwd: worktree,
-      env: { ...process.env, ...env },
-      encoding: 'utf8',
-      maxBuffer: 64 << 20,
-    });
-    if (r.status !== 0)
-      throw new Error(
-        `${cmd} ${args.join(' ')} in ${previous.name} failed (${r.status ?? r.signal}):\n${r.stdout.slice(-8000)}\n${r.stderr.slice(-8000)}`,
-      );
-  };
+  const run = (cmd: string, args: string[], env: Record<string, string> = {}) =>
+    runIn(release, previous.name, cmd, args, env);
 
   /** A new database, migrated by this checkout's code; its URL. */
   const migratedDatabase = async (): Promise<string> => {
@@ -130,23 +122,18 @@ describe('upgrade: the previous release runs on a database migrated by this one'
       throw new Error(
         'No previous release in this history (no v* tag, and no commit that changed "version" in package.json): a shallow clone? Fetch the history (git fetch --unshallow), or name one with CAIRN_PREVIOUS_RELEASE=<tag or commit>.',
       );
-    worktree = join(mkdtempSync(join(tmpdir(), 'cairn-previous-')), 'checkout');
-    git('worktree', 'add', '--detach', worktree, previous.commit);
+    release = builtRelease(previous.commit, previous.name);
     admin = knex({ client: 'pg', connection: ADMIN_URL, pool: { min: 0, max: 1 } });
-    run('pnpm', ['install', '--frozen-lockfile', '--offline']);
-    run('pnpm', ['build']);
-    previousMigrations = readFileSync(join(worktree, 'services/management-api/src/db/migrations/index.ts'), 'utf8');
+    previousMigrations = readFileSync(join(release, 'services/management-api/src/db/migrations/index.ts'), 'utf8');
   }, 1_200_000);
   afterAll(async () => {
     if (!found) return;
     for (const dbName of databases) await admin.raw(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
     await admin.destroy();
-    git('worktree', 'remove', '--force', worktree);
-    rmSync(join(worktree, '..'), { recursive: true, force: true });
   });
 
   it(`when ${previous.name} runs its smoke test on this release's schema, then it passes`, async () => {
-    if (!existsSync(join(worktree, 'test-e2e/upgrade/smoke.test.ts')))
+    if (!existsSync(join(release, 'test-e2e/upgrade/smoke.test.ts')))
       throw new Error(`${previous.name} has no test-e2e/upgrade/smoke.test.ts to run.`);
     const url = await migratedDatabase();
 
@@ -175,7 +162,7 @@ describe('upgrade: the previous release runs on a database migrated by this one'
       await Promise.all(running.map((s) => s.stop()));
       await swift?.close();
     });
-    /** One service of this release (root: REPO_ROOT) or of the previous one (its worktree). */
+    /** One service of this release (root: REPO_ROOT) or of the previous one (its built tree). */
     const start = async (service: 'management-api' | 'auth-gateway', env: Record<string, string>, root = REPO_ROOT) => {
       const proc = await startService(service, env, 60_000, undefined, root);
       running.push(proc);
@@ -247,8 +234,8 @@ describe('upgrade: the previous release runs on a database migrated by this one'
 
       // The previous release reads, on the same database and Redis (migrating at start, as a
       // replica of it restarting mid-upgrade does).
-      const prevApi = await start('management-api', apiEnv, worktree);
-      const prevGateway = await start('auth-gateway', gatewayEnv, worktree);
+      const prevApi = await start('management-api', apiEnv, release);
+      const prevGateway = await start('auth-gateway', gatewayEnv, release);
       const problems: string[] = [];
       for (const { path, needs } of paths) {
         const res = await call(prevApi.url, 'GET', path, { auth: AUTH });
