@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cairn, launch, startService, type Launched } from './support/processes';
+import { cairn, launch, NO_KEEP_ALIVE, startService, type Launched } from './support/processes';
 import { migratedDataDir } from './support/data-dir';
 
 /** The refusal's own words: who holds the directory, and what to do instead. */
@@ -14,7 +14,7 @@ const AT_ONCE_MS = 20_000;
 async function api(base: string, auth: string, method: string, path: string, body?: unknown) {
   const res = await fetch(`${base}${path}`, {
     method,
-    headers: { Authorization: auth, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    headers: { Authorization: auth, ...NO_KEEP_ALIVE, ...(body ? { 'Content-Type': 'application/json' } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   });
   return { status: res.status, json: (await res.json().catch(() => null)) as Record<string, unknown> | null };
@@ -54,16 +54,20 @@ describe('embedded PGlite: one process per data directory', () => {
       expect(refused.out).not.toContain('ApiKey lockcheck:');
       expect(JSON.parse(readFileSync(lockFile, 'utf8'))).toMatchObject({ pid: first.child.pid });
 
-      // Every other way in is refused alike: the other commands, a second launcher, the API's own server.
-      for (const args of [
+      // Every other way in is refused alike: the other commands, a second launcher, the API's own
+      // server. The commands are tried at once: none of them gets further than the lock.
+      const others = [
         ['migrate'],
         ['migrate', '--rollback-all', '--yes-destroy-all-data'],
         ['s3', 'reseal'],
         ['start'],
-      ]) {
-        const other = await cairn(args, { ...env, CAIRN_API_PORT: '0', CAIRN_GATEWAY_PORT: '0' });
-        expect({ args, code: other.code }).toEqual({ args, code: 1 });
-        expect(other.out).toMatch(REFUSAL);
+      ];
+      const answers = await Promise.all(
+        others.map((args) => cairn(args, { ...env, CAIRN_API_PORT: '0', CAIRN_GATEWAY_PORT: '0' })),
+      );
+      for (const [i, args] of others.entries()) {
+        expect({ args, code: answers[i]!.code }).toEqual({ args, code: 1 });
+        expect(answers[i]!.out).toMatch(REFUSAL);
       }
       await expect(startService('management-api', env, AT_ONCE_MS)).rejects.toThrow(REFUSAL);
 

@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createHmac, randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { cairn, freePort, launch, REPO_ROOT } from './support/processes';
+import { cairn, freePort, launch, NO_KEEP_ALIVE, REPO_ROOT } from './support/processes';
 import { migratedDataDir } from './support/data-dir';
 import { chmodTree, notOwnerOnly } from '../services/management-api/test/support/file-modes';
 
@@ -33,14 +33,16 @@ function shell(line: string): Promise<string> {
 }
 
 async function v1(gatewayUrl: string, user: string) {
-  const res = await fetch(`${gatewayUrl}/auth/v1.0`, { headers: { 'X-Auth-User': user, 'X-Auth-Key': PASSWORD } });
+  const res = await fetch(`${gatewayUrl}/auth/v1.0`, {
+    headers: { 'X-Auth-User': user, 'X-Auth-Key': PASSWORD, ...NO_KEEP_ALIVE },
+  });
   return { status: res.status, storageUrl: res.headers.get('x-storage-url') };
 }
 
 async function api(base: string, auth: string, method: string, path: string, body?: unknown) {
   const res = await fetch(`${base}${path}`, {
     method,
-    headers: { Authorization: auth, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    headers: { Authorization: auth, ...NO_KEEP_ALIVE, ...(body ? { 'Content-Type': 'application/json' } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   });
   const text = await res.text();
@@ -77,7 +79,7 @@ describe('pnpm start (the all-in-one launcher) as a real process', () => {
         expect(first.output()).toContain(`curl -H 'Authorization: ${auth}' ${first.apiUrl}/api/v1/clusters/`);
         // The banner gives the console's address (the management API's own), and the API serves it there.
         expect(first.output()).toContain(`\n  console         ${first.apiUrl}/console/\n`);
-        expect((await fetch(`${first.apiUrl}/console/`)).status).not.toBe(404);
+        expect((await fetch(`${first.apiUrl}/console/`, { headers: NO_KEEP_ALIVE })).status).not.toBe(404);
 
         const clusters = await api(first.apiUrl, auth, 'GET', '/api/v1/clusters/');
         expect(clusters.status).toBe(200);
@@ -107,7 +109,7 @@ describe('pnpm start (the all-in-one launcher) as a real process', () => {
         const s3tokens = (secret: string) =>
           fetch(`${first.gatewayUrl}/auth/v3/s3tokens`, {
             method: 'POST',
-            headers: { 'Content-Type': 'application/json' },
+            headers: { 'Content-Type': 'application/json', ...NO_KEEP_ALIVE },
             body: JSON.stringify(signed(secret)),
           });
         expect((await s3tokens(s3.json.secret)).status).toBe(200);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
-import { signedBody, v3Token } from '../s3/s3-client';
+import { signedBody } from '../s3/s3-client';
+import { NO_KEEP_ALIVE } from '../support/processes';
 
 /**
  * What a backup must bring back, made through the real API before the backup and checked through
@@ -23,6 +24,7 @@ async function api(apiUrl: string, auth: string, method: 'GET' | 'POST' | 'PUT',
     headers: {
       Authorization: auth,
       Accept: 'application/json',
+      ...NO_KEEP_ALIVE,
       ...(body ? { 'Content-Type': 'application/json' } : {}),
     },
     body: body ? JSON.stringify(body) : undefined,
@@ -69,15 +71,29 @@ async function readDetail(apiUrl: string, auth: string, user: string, hour: stri
 /** The three things a restored database must do, each through the service that does it. */
 export async function expectRestored(apiUrl: string, gatewayUrl: string, auth: string, p: Populated): Promise<void> {
   // The user logs in through the gateway with its password.
-  const token = await v3Token(gatewayUrl, p.user, p.password);
-  expect(token).toBeTruthy();
+  const login = await request(gatewayUrl)
+    .post('/auth/v3/auth/tokens')
+    .set(NO_KEEP_ALIVE)
+    .send({
+      auth: {
+        identity: {
+          methods: ['password'],
+          password: { user: { name: p.user, domain: { id: 'default' }, password: p.password } },
+        },
+        scope: { project: { name: p.user, domain: { id: 'default' } } },
+      },
+    });
+  expect(login.status).toBe(201);
+  expect(login.headers['x-subject-token']).toBeTruthy();
   // The S3 secret opens: a signature made with it verifies, and one made with another does not.
   const ok = await request(gatewayUrl)
     .post('/auth/v3/s3tokens')
+    .set(NO_KEEP_ALIVE)
     .send(signedBody(p.access, p.secret, 'v4'));
   expect(ok.status).toBe(200);
   const bad = await request(gatewayUrl)
     .post('/auth/v3/s3tokens')
+    .set(NO_KEEP_ALIVE)
     .send(signedBody(p.access, `${p.secret}x`, 'v4'));
   expect(bad.status).toBe(401);
   // The utilization history reads back as it was recorded.

@@ -5,7 +5,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { CAIRN_VERSION } from '@cairn/runtime';
-import { cairn, launch, nodeCommand, REPO_ROOT, type Launched } from '../support/processes';
+import { cairn, launch, nodeCommand, NO_KEEP_ALIVE, REPO_ROOT, type Launched } from '../support/processes';
 import { migratedDataDir } from '../support/data-dir';
 
 const PASSWORD = 'a-password-of-twenty-plus';
@@ -270,7 +270,7 @@ describe('cairn against a running Cairn', () => {
     expect(made.out).not.toContain(PASSWORD);
     expect(JSON.parse(made.stdout)).toMatchObject({ user: 'carol', enabled: true, is_superuser: false });
     const login = await fetch(`${server.running.gatewayUrl}/auth/v1.0`, {
-      headers: { 'X-Auth-User': 'carol', 'X-Auth-Key': PASSWORD },
+      headers: { 'X-Auth-User': 'carol', 'X-Auth-Key': PASSWORD, ...NO_KEEP_ALIVE },
     });
     expect(login.status).toBe(200);
     const id = (JSON.parse(made.stdout) as { id: string }).id;
@@ -278,7 +278,7 @@ describe('cairn against a running Cairn', () => {
     expect(
       (
         await fetch(`${server.running.gatewayUrl}/auth/v1.0`, {
-          headers: { 'X-Auth-User': 'carol', 'X-Auth-Key': PASSWORD },
+          headers: { 'X-Auth-User': 'carol', 'X-Auth-Key': PASSWORD, ...NO_KEEP_ALIVE },
         })
       ).status,
     ).toBe(401);
@@ -486,7 +486,11 @@ describe('cairn against a running Cairn', () => {
     const sample = { account: 'AUTH_billed', bytes_used: 1000, object_count: 1, container_count: 1 };
     const posted = await fetch(`${server.running.apiUrl}/api/v1/clusters/1/utilization/storage/`, {
       method: 'POST',
-      headers: { Authorization: `ApiKey ${server.operator}:${server.key}`, 'Content-Type': 'application/json' },
+      headers: {
+        Authorization: `ApiKey ${server.operator}:${server.key}`,
+        'Content-Type': 'application/json',
+        ...NO_KEEP_ALIVE,
+      },
       body: JSON.stringify({ interval: 3600, sampled_at: new Date(hour + 60_000).toISOString(), samples: [sample] }),
     });
     expect(posted.status).toBe(200);
@@ -508,15 +512,16 @@ describe('cairn against a running Cairn', () => {
   });
 
   it('when the servers are asked, then /healthz and GET /api/v1/ report the version cairn --version prints', async () => {
-    expect(await (await fetch(`${server.running.apiUrl}/healthz`)).json()).toEqual({
+    const get = (url: string) => fetch(url, { headers: NO_KEEP_ALIVE });
+    expect(await (await get(`${server.running.apiUrl}/healthz`)).json()).toEqual({
       status: 'ok',
       version: CAIRN_VERSION,
     });
-    expect(await (await fetch(`${server.running.gatewayUrl}/healthz`)).json()).toEqual({
+    expect(await (await get(`${server.running.gatewayUrl}/healthz`)).json()).toEqual({
       status: 'ok',
       version: CAIRN_VERSION,
     });
-    expect(((await (await fetch(`${server.running.apiUrl}/api/v1/`)).json()) as { version: string }).version).toBe(
+    expect(((await (await get(`${server.running.apiUrl}/api/v1/`)).json()) as { version: string }).version).toBe(
       CAIRN_VERSION,
     );
   });

@@ -1,35 +1,21 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import knex, { type Knex } from 'knex';
 import { createDatabase, migrateLatest } from '../../src/db/database';
 import { dumpEmbedded } from '../../src/db/embedded';
+import { templateKey } from './template-key';
 
 /**
  * Most test files start from a freshly migrated database. Running every migration for each one
  * costs seconds on PGlite (tens of seconds on a loaded machine), so the migrated state is made
  * once and copied: on Postgres a template database (`CREATE DATABASE … TEMPLATE`), on PGlite an
  * archive of the data directory loaded into a new in-memory database. Both are the database the
- * migrations make, named by a hash of the migrations, the PGlite version and the UTC day
- * (migrations may create date-based partitions), so an edited migration gets a template of its own.
- * An empty PGlite database is copied the same way, from an archive of what initdb made.
+ * migrations make, named by templateKey() (template-key.ts), so an edited migration gets a
+ * template of its own. An empty PGlite database is copied the same way, from an archive of what
+ * initdb made.
  */
-const MIGRATIONS_DIR = join(__dirname, '../../src/db/migrations');
-
-function templateKey(): string {
-  const hash = createHash('sha256');
-  for (const name of readdirSync(MIGRATIONS_DIR).sort()) {
-    hash
-      .update(name)
-      .update('\0')
-      .update(readFileSync(join(MIGRATIONS_DIR, name)))
-      .update('\0');
-  }
-  // pnpm's real path of PGlite names its version (…/.pnpm/@electric-sql+pglite@<version>/…).
-  hash.update(realpathSync(require.resolve('@electric-sql/pglite'))).update(new Date().toISOString().slice(0, 10));
-  return hash.digest('hex').slice(0, 16);
-}
 
 /**
  * A PGlite data directory as a gzipped tar (what `cairn backup` writes): a new in-memory database
