@@ -148,10 +148,11 @@ describe('hostile names and headers', () => {
     };
     expect(await count(`user=${percentEncode("zq'brien%_\\")}`)).toBe(1);
     expect(await count(`user__startswith=${percentEncode("zq'brien%")}`)).toBe(1);
-    expect(await count(`user__startswith=${percentEncode('%')}`)).toBe(0);
+    // Scoped to 'zq': the names the test above draws at random may start with '%' or hold '%_\'.
+    expect(await count(`user__startswith=${percentEncode('zq%')}`)).toBe(0);
     expect(await count(`user__startswith=zq&user__contains=${percentEncode('_')}`)).toBe(1);
     expect(await count(`user__startswith=zq&user__contains=${percentEncode('b_')}`)).toBe(0);
-    expect(await count(`user__icontains=${percentEncode('%_\\')}`)).toBe(1);
+    expect(await count(`user__startswith=zq&user__icontains=${percentEncode('%_\\')}`)).toBe(1);
     expect(await count(`user=${percentEncode("' OR '1'='1")}`)).toBe(0);
     for (const query of [
       'user=a%00b',
