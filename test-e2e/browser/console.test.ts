@@ -42,7 +42,7 @@ import { axeFindings } from './console-page';
 const CONSOLE_DIR = join(__dirname, '..', '..', 'packages', 'console', 'dist');
 /**
  * A ring plan computed by Swift's ring builder (@cairn/rings' makePlan, Swift 2.30.1): the six
- * devices of packages/rings/test/helpers/swift-ring.ts's buildRing, two added in zones 1 and 2
+ * devices of test-e2e/interop/swift-ring.ts's buildRing, two added in zones 1 and 2
  * (`--add r1z1-10.0.0.7:6200/sdb:100 --add r1z2-10.0.0.8:6200/sdb:100 --seed 7`), each existing device
  * 4 TB with 2.4 TB to 3.4 TB used as if from recon.
  */
