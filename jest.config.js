@@ -3,6 +3,8 @@ module.exports = {
   // Global in multi-project runs (ignored inside a project): integration and e2e tests start real
   // databases and processes.
   testTimeout: 120000,
+  // A global option: the projects' own (from jest.preset.js) apply only when a project runs alone.
+  testSequencer: '<rootDir>/jest.sequencer.js',
   projects: [
     '<rootDir>/packages/domain',
     '<rootDir>/packages/contract',

@@ -12,6 +12,8 @@ module.exports = {
   globalSetup: '<rootDir>/support/build-dist.js',
   displayName: 'browser',
   rootDir: __dirname,
+  // Files marked @slow first while jest has no timings (a fresh clone).
+  testSequencer: '<rootDir>/../jest.sequencer.js',
   testMatch: ['<rootDir>/browser/**/*.test.ts'],
   testTimeout: 180000,
   maxWorkers: 1,

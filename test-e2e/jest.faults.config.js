@@ -14,6 +14,8 @@ module.exports = {
   globalSetup: '<rootDir>/support/build-dist.js',
   displayName: 'faults',
   rootDir: __dirname,
+  // Files marked @slow first while jest has no timings (a fresh clone).
+  testSequencer: '<rootDir>/../jest.sequencer.js',
   testMatch: ['<rootDir>/faults/**/*.test.ts'],
   testTimeout: 120000,
   // The files share one Postgres cluster and one Redis port, and measure timings: one at a time.

@@ -11,6 +11,8 @@ module.exports = {
   globalSetup: '<rootDir>/support/build-dist.js',
   displayName: 'interop',
   rootDir: __dirname,
+  // Files marked @slow first while jest has no timings (a fresh clone).
+  testSequencer: '<rootDir>/../jest.sequencer.js',
   testMatch: ['<rootDir>/interop/**/*.test.ts'],
   // Top level of the config (a project-level testTimeout would be ignored in multi-project runs).
   testTimeout: 300000,

@@ -1,3 +1,6 @@
+/**
+ * @slow (run first on a fresh clone, see jest.sequencer.js): a cairn start per test.
+ */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';

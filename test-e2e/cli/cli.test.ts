@@ -1,3 +1,6 @@
+/**
+ * @slow (run first on a fresh clone, see jest.sequencer.js): about 80 cairn processes against one cairn start.
+ */
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -7,6 +7,8 @@
  * session, whose key awscli uses through the proxy's s3api + s3token until the credential is deleted.
  * Access rules are also checked behind a second proxy set up as Swift's sample config and
  * puppet-swift set it, `include_service_catalog = False`.
+ *
+ * @slow (run first on a fresh clone, see jest.sequencer.js): openstack CLI runs and two proxies.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';

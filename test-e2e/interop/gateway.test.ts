@@ -3,6 +3,8 @@
  * with V1, V2.0 and V3, and a real single-node Swift proxy validates every token through
  * keystonemiddleware (authtoken) and Swift's keystoneauth. Management API, gateway, Postgres and
  * Redis are real too.
+ *
+ * @slow (run first on a fresh clone, see jest.sequencer.js): many swift CLI runs against a proxy.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

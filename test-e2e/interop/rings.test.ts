@@ -7,6 +7,8 @@
  *   node --experimental-vm-modules node_modules/jest/bin/jest.js -c test-e2e/jest.interop.config.js interop/rings
  *
  * CAIRN_INTEROP_VERBOSE=1 prints the plans' figures (docs/rings.md's worked example comes from it).
+ *
+ * @slow (run first on a fresh clone, see jest.sequencer.js): waits out replication passes.
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
