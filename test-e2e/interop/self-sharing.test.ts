@@ -3,13 +3,16 @@
  * own gateway and management API: a read ACL granted through the API lets another user list the
  * container with the `swift` CLI; temporary URLs the API signs download with fetch until they end,
  * and keep working across one key rotation. The console's Sharing page (Debian's chromium) does the
- * same through its ACL editor and generator, and never sees the key. Needs the console built
+ * same through its ACL editor and generator, and never sees the key. On My keys, alice makes an S3
+ * key that boto3 then uses through s3api, and composes an access-ruled application credential that
+ * the `swift` CLI can use only as the rule says; deleting each there ends it. Needs the console built
  * (`node scripts/build.mjs packages/console`; `pnpm test:interop` does).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch, PageProblems } from '../browser/chromium';
+import type { Page } from 'playwright-core';
+import { launch, PageProblems, type Browser } from '../browser/chromium';
 import { axeFindings } from '../browser/console-page';
 import { cairn, freePort } from '../support/processes';
 import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
@@ -164,6 +167,7 @@ describe('Sharing: container ACLs and temporary URLs through the management API,
     csrf = String(signIn.body.csrf_token);
   });
   afterAll(async () => {
+    await keysBrowser?.close();
     await stack?.close();
     await swift?.stop();
     home?.close();
@@ -270,10 +274,44 @@ describe('Sharing: container ACLs and temporary URLs through the management API,
     expect((await get(String(short.body.url)))[0]).toBe(401);
   });
 
-  it('when alice makes an S3 key through My keys, then boto3 lists and writes her container with it until she deletes it', async () => {
-    const made = await self('POST', 's3_credentials/', {});
-    expect(made.status).toBe(201);
-    const key = { access: String(made.body.access_key), secret: String(made.body.secret) };
+  /**
+   * Alice's My keys page in chromium, signed in with her password: one browser for the two tests
+   * that make keys by clicking, closed in afterAll.
+   */
+  let keysBrowser: Browser | undefined;
+  const myKeysPage = async (): Promise<{ page: Page; problems: PageProblems }> => {
+    keysBrowser ??= await launch();
+    // Signed out first: the session cookie is the browser's, and a signed-in console skips the form.
+    await keysBrowser.context.clearCookies();
+    const page = await keysBrowser.context.newPage();
+    page.setDefaultTimeout(30000);
+    const problems = new PageProblems(page);
+    await page.goto(`${stack.apiUrl}/console/`);
+    await page.getByRole('radio', { name: 'Storage user' }).check();
+    await page.getByLabel('Cluster').fill('default');
+    await page.getByLabel('User name').fill('alice');
+    await page.getByLabel('Password').fill(PW);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('link', { name: 'My keys' }).click();
+    await page.getByRole('heading', { level: 1, name: 'My keys' }).waitFor();
+    return { page, problems };
+  };
+  /** Deletes a listed key by its row's button, through the confirmation. */
+  const deleteByClicking = async (page: Page, button: string): Promise<void> => {
+    await page.getByRole('button', { name: button }).click();
+    await page.getByRole('button', { name: 'Delete credential' }).click();
+    await page.getByRole('button', { name: button }).waitFor({ state: 'detached' });
+  };
+
+  it('when alice makes an S3 key on My keys, then boto3 lists and writes her container with it until she deletes it there', async () => {
+    const { page, problems } = await myKeysPage();
+    await page.getByRole('button', { name: 'New S3 credential' }).click();
+    const access = (await page
+      .locator('p', { hasText: /^Access key / })
+      .locator('code')
+      .textContent())!.trim();
+    const key = { access, secret: (await page.locator('.shown-once code').textContent())!.trim() };
+    expect(key.access).toMatch(/^[A-Z0-9]{20}$/);
     const { run, result } = await boto3(
       home,
       swift.proxyUrl,
@@ -287,7 +325,10 @@ describe('Sharing: container ACLs and temporary URLs through the management API,
       ].join('\n'),
     );
     expect([result, run.stderr]).toEqual([['by-s3.txt', 'hello.txt'], '']);
-    expect((await self('DELETE', `s3_credentials/${key.access}/`)).status).toBe(204);
+    await page.getByRole('button', { name: 'Done' }).click();
+    await deleteByClicking(page, `Delete S3 credential ${key.access}`);
+    expect(problems.take()).toEqual([]);
+    await page.close();
     const after = await boto3(
       home,
       swift.proxyUrl,
@@ -299,21 +340,34 @@ describe('Sharing: container ACLs and temporary URLs through the management API,
     expect(after.result).toBe('SignatureDoesNotMatch');
   });
 
-  it('when alice makes an access-ruled application credential through My keys, then the swift CLI does exactly what it allows, and the console refuses it a session', async () => {
-    const made = await self('POST', 'application_credentials/', {
+  it('when alice composes an access-ruled application credential on My keys, then the swift CLI does exactly what it allows, the console refuses it a session, and deleting it there ends it', async () => {
+    const { page, problems } = await myKeysPage();
+    await page.getByLabel('Name').fill('read-shared');
+    await page.getByRole('button', { name: 'Add an access rule' }).click();
+    await page.getByRole('group', { name: 'Access rule 1' }).getByLabel('Container', { exact: true }).fill('shared');
+    expect(JSON.parse((await page.getByLabel('What will be sent').textContent())!)).toMatchObject({
       name: 'read-shared',
       access_rules: [{ service: 'object-store', method: 'GET', path: '/v1/AUTH_alice/shared/**' }],
     });
-    expect(made.status).toBe(201);
+    await page.getByRole('button', { name: 'New application credential' }).click();
+    const secret = (await page
+      .locator('.shown-once', { hasText: 'Secret of read-shared' })
+      .locator('code')
+      .textContent())!;
+    const id = (await page
+      .locator('p', { hasText: /^Application credential / })
+      .locator('code')
+      .textContent())!;
+    await page.getByRole('button', { name: 'Done' }).click();
     const asCredential = [
       '--os-auth-type',
       'v3applicationcredential',
       '--os-auth-url',
       `${gwAuth}/v3`,
       '--os-application-credential-id',
-      String(made.body.id),
+      id.trim(),
       // One argument: a generated secret may start with '-', which argparse would take for an option.
-      `--os-application-credential-secret=${String(made.body.secret)}`,
+      `--os-application-credential-secret=${secret.trim()}`,
     ];
     const cli = (args: string[]) => swiftCli([...asCredential, ...args], {}, { cwd: home.dir });
     const read = await cli(['download', 'shared', 'hello.txt', '-o', '-']);
@@ -325,14 +379,16 @@ describe('Sharing: container ACLs and temporary URLs through the management API,
     // Too narrow for a console session (Swift answers requests outside the rules 401, as for a dead token).
     const signIn = await call('POST', '/api/v1/self/session/', {
       cluster: 'default',
-      application_credential_id: made.body.id,
-      application_credential_secret: made.body.secret,
+      application_credential_id: id.trim(),
+      application_credential_secret: secret.trim(),
     });
     expect([signIn.status, signIn.body.error]).toEqual([
       403,
       expect.stringMatching(/^This application credential has access rules/),
     ]);
-    expect((await self('DELETE', `application_credentials/${String(made.body.id)}/`)).status).toBe(204);
+    await deleteByClicking(page, 'Delete application credential read-shared');
+    expect(problems.take()).toEqual([]);
+    await page.close();
     expect((await cli(['download', 'shared', 'hello.txt', '-o', '-'])).code).not.toBe(0);
   });
 
