@@ -167,7 +167,7 @@ describe('Sharing: container ACLs and temporary URLs through the management API,
     csrf = String(signIn.body.csrf_token);
   });
   afterAll(async () => {
-    await keysBrowser?.close();
+    await pageBrowser?.close();
     await stack?.close();
     await swift?.stop();
     home?.close();
@@ -275,25 +275,25 @@ describe('Sharing: container ACLs and temporary URLs through the management API,
   });
 
   /**
-   * Alice's My keys page in chromium, signed in with her password: one browser for the two tests
-   * that make keys by clicking, closed in afterAll.
+   * A storage user's console in chromium, signed in with the password, on the page `link` names:
+   * one browser for the tests that click, closed in afterAll.
    */
-  let keysBrowser: Browser | undefined;
-  const myKeysPage = async (): Promise<{ page: Page; problems: PageProblems }> => {
-    keysBrowser ??= await launch();
+  let pageBrowser: Browser | undefined;
+  const consolePage = async (user: string, link: string): Promise<{ page: Page; problems: PageProblems }> => {
+    pageBrowser ??= await launch();
     // Signed out first: the session cookie is the browser's, and a signed-in console skips the form.
-    await keysBrowser.context.clearCookies();
-    const page = await keysBrowser.context.newPage();
+    await pageBrowser.context.clearCookies();
+    const page = await pageBrowser.context.newPage();
     page.setDefaultTimeout(30000);
     const problems = new PageProblems(page);
     await page.goto(`${stack.apiUrl}/console/`);
     await page.getByRole('radio', { name: 'Storage user' }).check();
     await page.getByLabel('Cluster').fill('default');
-    await page.getByLabel('User name').fill('alice');
+    await page.getByLabel('User name').fill(user);
     await page.getByLabel('Password').fill(PW);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('link', { name: 'My keys' }).click();
-    await page.getByRole('heading', { level: 1, name: 'My keys' }).waitFor();
+    await page.getByRole('link', { name: link }).click();
+    await page.getByRole('heading', { level: 1, name: link }).waitFor();
     return { page, problems };
   };
   /** Deletes a listed key by its row's button, through the confirmation. */
@@ -304,7 +304,7 @@ describe('Sharing: container ACLs and temporary URLs through the management API,
   };
 
   it('when alice makes an S3 key on My keys, then boto3 lists and writes her container with it until she deletes it there', async () => {
-    const { page, problems } = await myKeysPage();
+    const { page, problems } = await consolePage('alice', 'My keys');
     await page.getByRole('button', { name: 'New S3 credential' }).click();
     const access = (await page
       .locator('p', { hasText: /^Access key / })
@@ -341,7 +341,7 @@ describe('Sharing: container ACLs and temporary URLs through the management API,
   });
 
   it('when alice composes an access-ruled application credential on My keys, then the swift CLI does exactly what it allows, the console refuses it a session, and deleting it there ends it', async () => {
-    const { page, problems } = await myKeysPage();
+    const { page, problems } = await consolePage('alice', 'My keys');
     await page.getByLabel('Name').fill('read-shared');
     await page.getByRole('button', { name: 'Add an access rule' }).click();
     await page.getByRole('group', { name: 'Access rule 1' }).getByLabel('Container', { exact: true }).fill('shared');
@@ -479,6 +479,40 @@ describe('Sharing: container ACLs and temporary URLs through the management API,
     } finally {
       await browser.close();
     }
+  });
+
+  it('when an account has more containers than a page holds, then Sharing pages through them with Next and Previous as Swift lists them', async () => {
+    await stack.createUser('dave', PW);
+    const dave = await tokenOf('dave');
+    // One more than a page (CONTAINERS_LISTED): zero-padded so Swift's order is the numeric one.
+    const names = Array.from({ length: 201 }, (_, i) => `c${String(i).padStart(3, '0')}`);
+    const queue = [...names];
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
+          const put = await fetch(`${swift.storageUrl('dave')}/${name}`, {
+            method: 'PUT',
+            headers: { 'X-Auth-Token': dave },
+          });
+          expect(put.status).toBe(201);
+        }
+      }),
+    );
+    const { page, problems } = await consolePage('dave', 'Sharing');
+    const rows = page.locator('table.containers tbody tr');
+    const firstCells = () => rows.locator('td:first-child, th:first-child').allTextContents();
+    await page.getByText('Containers 1 to 200 (there are more)').waitFor();
+    expect((await firstCells()).map((t) => t.trim())).toEqual(names.slice(0, 200));
+    expect(await page.getByRole('button', { name: 'Previous 200' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Next 200' }).click();
+    await page.getByText('Containers 201 to 201').waitFor();
+    expect((await firstCells()).map((t) => t.trim())).toEqual(['c200']);
+    expect(await page.getByRole('button', { name: 'Next 200' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Previous 200' }).click();
+    await page.getByText('Containers 1 to 200 (there are more)').waitFor();
+    expect(await rows.count()).toBe(200);
+    expect(problems.take()).toEqual([]);
+    await page.close();
   });
 
   it("when alice's account is collected, then My storage shows what Swift's account HEAD reports, to her session and to her own token", async () => {
