@@ -56,10 +56,21 @@ export class ClientHome {
   }
 }
 
-/** `aws <args>` against the proxy, path-style, SigV4, with `key`. */
-export function aws(home: ClientHome, endpoint: string, region: string, key: S3Key, args: string[]): Promise<Run> {
+/**
+ * `aws <args>` against the proxy, path-style, SigV4, with `key`; `s3` adds settings to the config
+ * file's `s3` section (multipart_threshold, multipart_chunksize).
+ */
+export function aws(
+  home: ClientHome,
+  endpoint: string,
+  region: string,
+  key: S3Key,
+  args: string[],
+  s3: Record<string, string> = {},
+): Promise<Run> {
   const config = join(home.dir, 'aws-config');
-  writeFileSync(config, `[default]\nregion = ${region}\ns3 =\n  addressing_style = path\n  signature_version = s3v4\n`);
+  const settings = Object.entries({ addressing_style: 'path', signature_version: 's3v4', ...s3 });
+  writeFileSync(config, `[default]\nregion = ${region}\ns3 =\n${settings.map(([k, v]) => `  ${k} = ${v}\n`).join('')}`);
   return run(AWS, ['--endpoint-url', endpoint, ...args], {
     HOME: home.dir,
     AWS_CONFIG_FILE: config,

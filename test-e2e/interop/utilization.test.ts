@@ -6,7 +6,9 @@
  * included) and `cairn utilization ingest-logs` reads the proxy's access lines. The API's figures
  * must match `swift stat` and the bytes actually sent. The proxy also runs s3api + s3token and logs
  * with the `log_msg_template` docs/utilization.md gives (the default one, then `{account}`), so
- * that S3 transfer is billed to its owner like the Swift API's.
+ * that S3 transfer is billed to its owner like the Swift API's. A scripted workload of the `swift`
+ * CLI, awscli and boto3 is billed class by class as the clients' own bookkeeping says: boto3's
+ * hooks, and for the CLIs, which keep none, a recorder between them and the proxy.
  */
 import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
@@ -18,6 +20,7 @@ import { readFileSync } from 'node:fs';
 import { cairn, freePort } from '../support/processes';
 import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
 import { aws, boto3, ClientHome, type Run, type S3Key } from './s3-clients';
+import { startRecordingProxy, type Recorded, type RecordingProxy } from './recording-proxy';
 import { SWIFT_PYTHON, startSwiftCluster, swiftCli, type SwiftCluster } from './swift-cluster';
 
 const SERVICE_PW = 'swift-service-password-01';
@@ -56,6 +59,8 @@ describe('cairn utilization against a real Swift cluster', () => {
   let gwAuth: string;
   let work: string;
   let since: number;
+  /** The scripted workload's recorder, closed here too when that test fails half-way. */
+  let recorder: RecordingProxy | undefined;
   const env = () => ({
     CAIRN_API_URL: stack.apiUrl,
     CAIRN_API_KEY: `${ADMIN_AUTH_NAME}:${ADMIN_KEY}`,
@@ -188,6 +193,7 @@ describe('cairn utilization against a real Swift cluster', () => {
   });
 
   afterAll(async () => {
+    await recorder?.close();
     await stack?.close();
     await swift?.stop();
     if (work) rmSync(work, { recursive: true, force: true });
@@ -437,6 +443,25 @@ describe('cairn utilization against a real Swift cluster', () => {
       book.classes[cls]++;
       if (status >= 400) book.errors++;
     };
+    /**
+     * A request's API and class from the wire, by the definitions docs/utilization.md gives: a GET of
+     * an account, container or bucket is a listing; a PUT that copies is a copy.
+     */
+    const classOf = (r: Recorded): ['swift' | 's3', Cls] => {
+      const segments = r.url.split('?')[0]!.split('/').filter(Boolean);
+      const api = segments[0] === 'v1' ? 'swift' : 's3';
+      const object = segments.length >= (api === 'swift' ? 4 : 2);
+      const copies = r.headers['x-copy-from'] !== undefined || r.headers['x-amz-copy-source'] !== undefined;
+      const cls: Record<string, Cls> = {
+        GET: object ? 'get' : 'list',
+        HEAD: 'head',
+        PUT: copies ? 'copy' : 'put',
+        POST: 'post',
+        DELETE: 'delete',
+        COPY: 'copy',
+      };
+      return [api, cls[r.method] ?? 'other'];
+    };
     const erin = await stack.createUser('erin', PW);
     const first = swift.logs().split('\n').length;
     const login = async (user: string, pw: string) =>
@@ -445,44 +470,49 @@ describe('cairn utilization against a real Swift cluster', () => {
       )!;
     const token = await login('erin', PW);
     const base = `${swift.proxyUrl}/v1/AUTH_erin`;
-    /** One Swift API request, booked with the bytes it sent and the body it got back. */
-    const swiftReq = async (
-      cls: Cls,
-      method: string,
-      path: string,
-      opts: { body?: Buffer | string; headers?: Record<string, string>; as?: string } = {},
-    ) => {
-      const res = await fetch(`${base}${path}`, {
-        method,
-        headers: { 'X-Auth-Token': opts.as ?? token, ...opts.headers },
-        body: opts.body,
+    // The clients that keep no account of their own requests (the swift CLI, awscli) go through a
+    // recorder (`wire`): what each request sent and got, booked at the end by classOf.
+    const wire = await startRecordingProxy(swift.proxyUrl);
+    recorder = wire;
+    const files = mkdtempSync(join(tmpdir(), 'cairn-workload-'));
+    const file = (name: string, size: number, fill: number) => {
+      writeFileSync(join(files, name), Buffer.alloc(size, fill));
+      return name;
+    };
+    const erinCli = async (args: string[], expectCode = 0) => {
+      const r = await swiftCli(
+        ['-A', `${gwAuth}/v1.0`, '-U', 'erin', '-K', PW, '--os-storage-url', `${wire.url}/v1/AUTH_erin`, ...args],
+        {},
+        { cwd: files },
+      );
+      expect({ args, code: r.code, stderr: expectCode === 0 ? r.stderr : '' }).toEqual({
+        args,
+        code: expectCode,
+        stderr: '',
       });
-      const got = method === 'HEAD' ? 0 : (await res.arrayBuffer()).byteLength;
-      count('swift', cls, res.status, opts.body === undefined ? 0 : Buffer.byteLength(opts.body), got);
-      return res;
+      return r.stdout;
     };
 
-    // Swift API: a container, two uploads, an SLO of three segments and its manifest, its download.
-    expect((await swiftReq('put', 'PUT', '/w')).status).toBe(201);
-    await swiftReq('put', 'PUT', '/w/a', { body: Buffer.alloc(1000, 1) });
-    await swiftReq('put', 'PUT', '/w/b', { body: Buffer.alloc(2500, 2) });
-    for (const [i, size] of [1000, 2000, 3000].entries())
-      await swiftReq('put', 'PUT', `/w/seg${i}`, { body: Buffer.alloc(size, 3 + i) });
-    const manifest = JSON.stringify([0, 1, 2].map((i) => ({ path: `/w/seg${i}` })));
-    expect((await swiftReq('put', 'PUT', '/w/slo?multipart-manifest=put', { body: manifest })).status).toBe(201);
-    const slo = await fetch(`${base}/w/slo`, { headers: { 'X-Auth-Token': token } });
-    expect((await slo.arrayBuffer()).byteLength).toBe(6000);
-    count('swift', 'get', slo.status, 0, 6000);
-    // Listings, a COPY and a PUT with X-Copy-From, a HEAD, deletes (one of something missing).
-    await swiftReq('list', 'GET', '/w?format=json');
-    await swiftReq('list', 'GET', '');
-    expect((await swiftReq('copy', 'COPY', '/w/a', { headers: { Destination: 'w/a-copy' } })).status).toBe(201);
-    expect((await swiftReq('copy', 'PUT', '/w/b-copy', { headers: { 'X-Copy-From': 'w/b' } })).status).toBe(201);
-    expect((await swiftReq('head', 'HEAD', '/w/a-copy')).status).toBe(200);
-    await swiftReq('delete', 'DELETE', '/w/b');
-    expect((await swiftReq('delete', 'DELETE', '/w/nothing')).status).toBe(404);
+    // Swift API with the swift CLI: two uploads, an SLO of three segments and its manifest, its
+    // download, listings, a COPY, a HEAD, deletes (one of something missing), an 8 MiB upload.
+    await erinCli(['upload', 'w', file('a', 1000, 1), file('b', 2500, 2)]);
+    await erinCli(['upload', '--use-slo', '--segment-size', '2000', 'w', file('slo', 6000, 3)]);
+    expect((await erinCli(['download', 'w', 'slo', '-o', '-'])).length).toBe(6000);
+    expect((await erinCli(['list', 'w'])).split('\n')).toEqual(['a', 'b', 'slo', '']);
+    await erinCli(['list']);
+    await erinCli(['copy', 'w', 'a', '--destination', '/w/a-copy']);
+    await erinCli(['stat', 'w', 'a-copy']);
+    await erinCli(['delete', 'w', 'b']);
+    await erinCli(['delete', 'w', 'nothing'], 1);
+    await erinCli(['upload', 'w', file('large', 8 << 20, 9)]);
+    // The CLI has no PUT with X-Copy-From (its copy is a COPY): that one by hand, through the recorder.
+    const copied = await fetch(`${wire.url}/v1/AUTH_erin/w/b-copy`, {
+      method: 'PUT',
+      headers: { 'X-Auth-Token': token, 'X-Copy-From': 'w/a' },
+    });
+    expect(copied.status).toBe(201);
+    await copied.arrayBuffer();
     // A download the client cuts off after its first chunk: the proxy logs 499 with what it sent.
-    await swiftReq('put', 'PUT', '/w/large', { body: Buffer.alloc(8 << 20, 9) });
     const received = await new Promise<number>((resolve, reject) => {
       const url = new URL(`${base}/w/large`);
       const r = httpRequest(url, { headers: { 'X-Auth-Token': token } }, (res) => {
@@ -559,6 +589,27 @@ describe('cairn utilization against a real Swift cluster', () => {
     } finally {
       home.close();
     }
+    // awscli (`aws s3`): an upload in three parts, a download in ranged GETs, a listing, a delete.
+    {
+      const home = new ClientHome();
+      try {
+        const key = { access: created.access_key, secret: created.secret };
+        // 5 MiB is the smallest part awscli makes: two whole parts and a third of 1,000 bytes.
+        const parts = { multipart_threshold: '5MB', multipart_chunksize: '5MB' };
+        const big = join(files, file('big', (10 << 20) + 1000, 5));
+        const s3 = (args: string[]) => aws(home, wire.url, REGION, key, args, parts);
+        for (const args of [
+          ['s3', 'cp', big, 's3://erin-bucket/big'],
+          ['s3', 'cp', 's3://erin-bucket/big', join(files, 'big-back')],
+          ['s3', 'ls', 's3://erin-bucket'],
+          ['s3', 'rm', 's3://erin-bucket/big'],
+        ])
+          expect(await s3(args)).toMatchObject({ code: 0, stderr: '' });
+        expect(readFileSync(join(files, 'big-back')).equals(readFileSync(big))).toBe(true);
+      } finally {
+        home.close();
+      }
+    }
     const S3_CLASS: Record<string, Cls> = {
       CreateBucket: 'put',
       PutObject: 'put',
@@ -574,9 +625,24 @@ describe('cairn utilization against a real Swift cluster', () => {
     expect(calls.map(([op]) => op).filter((op) => !S3_CLASS[op])).toEqual([]);
     for (const [op, status, sentBytes, gotBytes] of calls) count('s3', S3_CLASS[op]!, status, sentBytes, gotBytes);
 
+    await wire.close();
+    const uploads = wire.recorded.filter((r) => r.method === 'PUT' && r.url.includes('partNumber='));
+    expect(uploads.map((r) => r.sent).sort((a, b) => a - b)).toEqual([1000, 5 << 20, 5 << 20]);
+    expect(wire.recorded.filter((r) => r.method === 'GET' && r.headers.range).length).toBe(3);
+    for (const r of wire.recorded) {
+      const [api, cls] = classOf(r);
+      count(api, cls, r.status, r.sent, r.got);
+    }
+    rmSync(files, { recursive: true, force: true });
+
     // Last, an upload over the account's quota (set by the reseller: a POST of erin's account too).
     const reseller = await login('metering', METER_PW);
-    await swiftReq('post', 'POST', '', { as: reseller, headers: { 'X-Account-Meta-Quota-Bytes': '1' } });
+    const quota = await fetch(base, {
+      method: 'POST',
+      headers: { 'X-Auth-Token': reseller, 'X-Account-Meta-Quota-Bytes': '1' },
+    });
+    count('swift', 'post', quota.status, 0, (await quota.arrayBuffer()).byteLength);
+    expect(quota.status).toBe(204);
     const refused = await fetch(`${base}/w/over`, {
       method: 'PUT',
       headers: { 'X-Auth-Token': token },
@@ -643,8 +709,8 @@ describe('cairn utilization against a real Swift cluster', () => {
     const s = await stat('erin');
     const summary = await apiGet(`/api/v1/clusters/1/utilization/summary/?start=${start}&account=AUTH_erin`);
     expect(summary.objects[0]).toMatchObject({ bytes_used_peak: Number(s.Bytes), object_count: Number(s.Objects) });
-    // w: a, a-copy, b-copy, three segments, the SLO manifest, large; erin-bucket: mp (k1 and its copy
-    // deleted) and its three parts in erin-bucket+segments.
+    // w: a, a-copy, b-copy, the SLO manifest, large, and its three segments in w_segments;
+    // erin-bucket: mp (k1, its copy and big deleted) and its three parts in erin-bucket+segments.
     expect(Number(s.Objects)).toBe(8 + 1 + 3);
   });
 });
