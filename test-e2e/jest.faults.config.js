@@ -4,7 +4,9 @@
  * private CA. They run their own Postgres cluster
  * (port 5433, created on first use with pg_createcluster) and their own redis-server (port 6390),
  * never the shared ones; the TLS tests a TLS-only Postgres on 5434 and redis-server on 6391, with
- * a CA made by openssl at test time. About three minutes. Not part of `pnpm test`.
+ * a CA made by openssl at test time. Two files at a time, each worker with servers of its own
+ * (the second's ports are 10 higher, its cluster `cairnfaults2`: faults/support/ports.ts). About
+ * two minutes. Not part of `pnpm test`.
  *
  *   node --experimental-vm-modules node_modules/jest/bin/jest.js -c test-e2e/jest.faults.config.js
  */
@@ -19,5 +21,5 @@ module.exports = {
   testMatch: ['<rootDir>/faults/**/*.test.ts'],
   testTimeout: 120000,
   // The files share one Postgres cluster and one Redis port, and measure timings: one at a time.
-  maxWorkers: 1,
+  maxWorkers: 2,
 };

@@ -5,6 +5,8 @@ import { startSystem, type System } from './support/system';
 /**
  * The gateway's Redis (token records, revocations, failed-login counters) restarts and goes away
  * for a while under load. The management API does not use Redis and must not notice.
+ *
+ * @slow (run first on a fresh clone, see jest.sequencer.js): Redis restarted, stopped and frozen under load, a minute.
  */
 describe('Redis outages under load', () => {
   let sys: System;

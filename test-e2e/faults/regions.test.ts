@@ -1,3 +1,6 @@
+/**
+ * @slow (run first on a fresh clone, see jest.sequencer.js): a primary and a standby, over a minute.
+ */
 import { randomBytes } from 'node:crypto';
 import knex from 'knex';
 import { RedisServer } from './support/redis-server';

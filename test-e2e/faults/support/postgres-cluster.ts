@@ -3,6 +3,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import knex, { type Knex } from 'knex';
+import { FAULTS_CLUSTER, workerPort } from './ports';
 
 const run = promisify(execFile);
 
@@ -11,8 +12,8 @@ const run = promisify(execFile);
  * stop it without touching the machine's shared cluster on 5432 that other tests use. Created on
  * first use, loopback only, trust authentication like the development machines.
  */
-export const FAULTS_PG_PORT = Number(process.env.CAIRN_FAULTS_PG_PORT ?? 5433);
-const CLUSTER = 'cairnfaults';
+export const FAULTS_PG_PORT = workerPort(process.env.CAIRN_FAULTS_PG_PORT, 5433);
+const CLUSTER = FAULTS_CLUSTER;
 
 function version(): string {
   const versions = existsSync('/etc/postgresql') ? readdirSync('/etc/postgresql').filter((v) => /^\d+$/.test(v)) : [];

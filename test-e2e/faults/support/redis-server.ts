@@ -3,8 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { workerPort } from './ports';
 
-export const FAULTS_REDIS_PORT = Number(process.env.CAIRN_FAULTS_REDIS_PORT ?? 6390);
+export const FAULTS_REDIS_PORT = workerPort(process.env.CAIRN_FAULTS_REDIS_PORT, 6390);
 
 /**
  * A redis-server of our own on loopback, restarted and stopped by the fault tests (never the

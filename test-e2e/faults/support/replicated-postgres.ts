@@ -4,12 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import knex, { type Knex } from 'knex';
+import { workerPort } from './ports';
 
 const run = promisify(execFile);
 
 /** Ports of the primary and its standby (neither the shared 5432 nor the fault cluster's 5433). */
-export const REGIONS_PRIMARY_PORT = Number(process.env.CAIRN_FAULTS_PRIMARY_PORT ?? 5434);
-export const REGIONS_STANDBY_PORT = Number(process.env.CAIRN_FAULTS_STANDBY_PORT ?? 5435);
+export const REGIONS_PRIMARY_PORT = workerPort(process.env.CAIRN_FAULTS_PRIMARY_PORT, 5434);
+export const REGIONS_STANDBY_PORT = workerPort(process.env.CAIRN_FAULTS_STANDBY_PORT, 5435);
 
 function binDir(): string {
   const root = '/usr/lib/postgresql';

@@ -12,12 +12,13 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { workerPort } from './ports';
 
 const run = promisify(execFile);
 
 /** Ports of the TLS-only Postgres and Redis the TLS tests start (beside the faults suite's 5433 and 6390). */
-export const TLS_PG_PORT = Number(process.env.CAIRN_TLS_PG_PORT ?? 5434);
-export const TLS_REDIS_PORT = Number(process.env.CAIRN_TLS_REDIS_PORT ?? 6391);
+export const TLS_PG_PORT = workerPort(process.env.CAIRN_TLS_PG_PORT, 5434);
+export const TLS_REDIS_PORT = workerPort(process.env.CAIRN_TLS_REDIS_PORT, 6391);
 
 export interface TestCa {
   dir: string;
