@@ -1,5 +1,5 @@
 /**
- * @slow (run first on a fresh clone, see jest.sequencer.js): a cairn start per test.
+ * @slow: a cairn start per test (jest.sequencer.js starts it first)
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';

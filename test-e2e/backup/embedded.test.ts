@@ -1,5 +1,5 @@
 /**
- * @slow (run first on a fresh clone, see jest.sequencer.js): three cairn starts, each backed up and restored.
+ * @slow: three cairn starts, each backed up and restored (jest.sequencer.js starts it first)
  */
 import { randomBytes } from 'node:crypto';
 import {

@@ -1,5 +1,5 @@
 /**
- * @slow (run first on a fresh clone, see jest.sequencer.js): about 80 cairn processes against one cairn start.
+ * @slow: about 80 cairn processes against one cairn start (jest.sequencer.js starts it first)
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';

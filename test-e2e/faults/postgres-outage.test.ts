@@ -7,7 +7,7 @@ import { startSystem, type System } from './support/system';
  * Postgres restarts and goes away for a while under a steady load on both services (the
  * management API writes, the gateway reads users on every login and validation).
  *
- * @slow (run first on a fresh clone, see jest.sequencer.js): Postgres restarted and stopped under load, most of a minute.
+ * @slow: Postgres restarted and stopped under load, most of a minute (jest.sequencer.js starts it first)
  */
 describe('Postgres outages under load', () => {
   let sys: System;

@@ -6,7 +6,7 @@ import { startSystem, type System } from './support/system';
  * The gateway's Redis (token records, revocations, failed-login counters) restarts and goes away
  * for a while under load. The management API does not use Redis and must not notice.
  *
- * @slow (run first on a fresh clone, see jest.sequencer.js): Redis restarted, stopped and frozen under load, a minute.
+ * @slow: Redis restarted, stopped and frozen under load, a minute (jest.sequencer.js starts it first)
  */
 describe('Redis outages under load', () => {
   let sys: System;

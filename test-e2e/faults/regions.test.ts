@@ -1,5 +1,5 @@
 /**
- * @slow (run first on a fresh clone, see jest.sequencer.js): a primary and a standby, over a minute.
+ * @slow: a primary and a standby, over a minute (jest.sequencer.js starts it first)
  */
 import { randomBytes } from 'node:crypto';
 import knex from 'knex';

@@ -8,7 +8,7 @@
  * Access rules are also checked behind a second proxy set up as Swift's sample config and
  * puppet-swift set it, `include_service_catalog = False`.
  *
- * @slow (run first on a fresh clone, see jest.sequencer.js): openstack CLI runs and two proxies.
+ * @slow: openstack CLI runs and two proxies (jest.sequencer.js starts it first)
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';

@@ -4,7 +4,7 @@
  * keystonemiddleware (authtoken) and Swift's keystoneauth. Management API, gateway, Postgres and
  * Redis are real too.
  *
- * @slow (run first on a fresh clone, see jest.sequencer.js): many swift CLI runs against a proxy.
+ * @slow: many swift CLI runs against a proxy (jest.sequencer.js starts it first)
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -8,7 +8,7 @@
  *
  * CAIRN_INTEROP_VERBOSE=1 prints the plans' figures (docs/rings.md's worked example comes from it).
  *
- * @slow (run first on a fresh clone, see jest.sequencer.js): waits out replication passes.
+ * @slow: waits out replication passes (jest.sequencer.js starts it first)
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';

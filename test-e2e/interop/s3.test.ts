@@ -5,7 +5,7 @@
  * management API; the clients are Debian's awscli (SigV4), boto3 (SigV4, presigned URLs) and s3cmd
  * (SigV2). Management API, gateway, Postgres and Redis are real too.
  *
- * @slow (run first on a fresh clone, see jest.sequencer.js): three S3 clients through a proxy.
+ * @slow: three S3 clients through a proxy (jest.sequencer.js starts it first)
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
