@@ -3,11 +3,12 @@
 # python-swiftclient's `swift` CLI, keystonemiddleware for the keystone proxy pipeline, memcached,
 # the S3 clients (awscli, boto3/botocore, s3cmd) that sign requests for Swift's s3api, and the
 # OpenStack client (`openstack ec2 credentials ...` against the gateway's OS-EC2 API), and rclone
-# (its swift backend logging in with application credentials).
+# (its swift backend logging in with application credentials), and curl (temporary URLs as a
+# browser-less client fetches them).
 # Idempotent: apt-get runs only when a package is missing. Debian/Ubuntu only; run as root (or with sudo).
 set -eu
 
-PACKAGES="python3-swiftclient swift swift-proxy swift-account swift-container swift-object python3-keystonemiddleware memcached python3-boto3 awscli s3cmd python3-openstackclient python3-passlib rclone"
+PACKAGES="python3-swiftclient swift swift-proxy swift-account swift-container swift-object python3-keystonemiddleware memcached python3-boto3 awscli s3cmd python3-openstackclient python3-passlib rclone curl"
 
 missing=""
 for p in $PACKAGES; do

@@ -1,7 +1,7 @@
 /**
  * A storage user's Sharing page against a real Swift (keystone pipeline with `tempurl`) and Cairn's
  * own gateway and management API: a read ACL granted through the API lets another user list the
- * container with the `swift` CLI; temporary URLs the API signs download with fetch until they end,
+ * container with the `swift` CLI; temporary URLs the API signs download with curl until they end,
  * and keep working across one key rotation. The console's Sharing page (Debian's chromium) does the
  * same through its ACL editor and generator, and never sees the key. On My keys, alice makes an S3
  * key that boto3 then uses through s3api, and composes an access-ruled application credential that
@@ -75,6 +75,13 @@ describe('Sharing: container ACLs and temporary URLs through the management API,
     '--os-project-domain-id',
     'default',
   ];
+  /** A GET with curl, as a script given a link makes it: [status, body when 200]. */
+  const curl = async (url: string): Promise<[number, string]> => {
+    const r = await run('/usr/bin/curl', ['--silent', '--show-error', '--write-out', '\n%{http_code}', url], {});
+    const end = r.stdout.lastIndexOf('\n');
+    const status = Number(r.stdout.slice(end + 1));
+    return [status, status === 200 ? r.stdout.slice(0, end) : ''];
+  };
   /** A token from the gateway, as the swift CLI's v3 login gets it (cheaper than starting the CLI). */
   const tokenOf = async (user: string): Promise<string> => {
     const res = await fetch(`${gwAuth}/v3/auth/tokens`, {
@@ -215,7 +222,7 @@ describe('Sharing: container ACLs and temporary URLs through the management API,
     expect((await self('GET', 'containers/nothere/')).status).toBe(404);
   });
 
-  it('when alice makes temporary URLs, then fetch downloads them until they end, across one rotation but not two', async () => {
+  it('when alice makes temporary URLs, then curl downloads them until they end, across one rotation but not two', async () => {
     const keys = await self('GET', 'temp_url_keys/');
     expect(keys.body).toMatchObject({
       tempurl: true,
@@ -248,10 +255,7 @@ describe('Sharing: container ACLs and temporary URLs through the management API,
     expect(first.status).toBe(201);
     const firstUrl = String(first.body.url);
     expect(firstUrl.startsWith(`${swift.storageUrl('alice')}/shared/hello.txt?temp_url_sig=`)).toBe(true);
-    const get = async (url: string) => {
-      const r = await fetch(url);
-      return [r.status, r.status === 200 ? await r.text() : ''];
-    };
+    const get = curl;
     expect(await get(firstUrl)).toEqual([200, CONTENT]);
 
     // Rotate: the first key moves to Key-2, its link keeps working; new links use the new key.
@@ -466,8 +470,8 @@ describe('Sharing: container ACLs and temporary URLs through the management API,
       await page.getByRole('button', { name: 'Make URL' }).click();
       const url = await page.locator('.copyable code').textContent();
       expect(url).toMatch(/\/v1\/AUTH_carol\/photos\/cat\.txt\?temp_url_sig=[0-9a-f]{64}&temp_url_expires=\d+$/);
-      const got = await fetch(url!);
-      expect([got.status, await got.text()]).toEqual([200, CONTENT]);
+      // The link as a script or another machine uses it: curl, no cookie, no token.
+      expect(await curl(url!)).toEqual([200, CONTENT]);
       expect(await axeFindings(page)).toEqual([]);
       await page.screenshot({ path: join(ARTIFACTS, 'self-service-sharing-1280x800.png'), fullPage: true });
       expect(problems.take()).toEqual([]);
