@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { launch, PageProblems, type Browser } from '../browser/chromium';
 import { axeFindings } from '../browser/console-page';
+import { formatBytes } from '../../packages/console/src/lib/format';
 import { cairn, freePort } from '../support/processes';
 import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
 import { boto3, ClientHome, run } from './s3-clients';
@@ -519,7 +520,7 @@ describe('Sharing: container ACLs and temporary URLs through the management API,
     await page.close();
   });
 
-  it("when alice's account is collected, then My storage shows what Swift's account HEAD reports, to her session and to her own token", async () => {
+  it("when alice's account is collected, then My storage shows what Swift's account HEAD reports, to her session, her own token and her page", async () => {
     // The policies as `cairn capacity collect` would report them; the collector reads them.
     const put = await call(
       'PUT',
@@ -563,5 +564,20 @@ describe('Sharing: container ACLs and temporary URLs through the management API,
       expect(answer.status).toBe(200);
       expect(answer.body).toMatchObject({ user: 'alice', ...swiftSays, usage_sampled_at: expect.any(String) });
     }
+
+    // And on her My storage page in chromium: the same figures, as the console formats them.
+    const { page, problems } = await consolePage('alice', 'My storage');
+    const used = (label: string) =>
+      page
+        .locator('table.standing tr', { has: page.locator('th', { hasText: new RegExp(`^${label}$`) }) })
+        .locator('td')
+        .first()
+        .textContent();
+    expect([await used('Bytes'), await used('Objects')]).toEqual([
+      formatBytes(swiftSays.bytes_used),
+      swiftSays.object_count.toLocaleString('en-US'),
+    ]);
+    expect(problems.take()).toEqual([]);
+    await page.close();
   });
 });
