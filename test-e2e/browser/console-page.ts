@@ -26,6 +26,29 @@ export async function signedIn(
   return { page, problems };
 }
 
+/** A new tab signed in to the console at `apiUrl` as a storage user, on My storage, with its problems recorded. */
+export async function storageUserSignedIn(
+  browser: Browser,
+  apiUrl: string,
+  user: string,
+  password: string,
+  cluster = 'default',
+): Promise<{ page: Page; problems: PageProblems }> {
+  // Signed out first: the session cookie is the browser's, and a signed-in console skips the form.
+  await browser.context.clearCookies();
+  const page = await browser.context.newPage();
+  page.setDefaultTimeout(30000);
+  const problems = new PageProblems(page);
+  await page.goto(`${apiUrl}/console/`);
+  await page.getByRole('radio', { name: 'Storage user' }).check();
+  await page.getByLabel('Cluster').fill(cluster);
+  await page.getByLabel('User name').fill(user);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { level: 1, name: 'My storage' }).waitFor();
+  return { page, problems };
+}
+
 /** Goes to `hash` and waits for its heading and for nothing to be loading. */
 export async function visit(page: Page, hash: string, heading: RegExp): Promise<void> {
   await page.evaluate((h) => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ADMIN_AUTH, startStack, type Stack } from '../support/stack';
 import { formatBytes } from '../../packages/console/src/lib/format';
 import { launch, PageProblems, type Browser } from './chromium';
-import { axeFindings } from './console-page';
+import { axeFindings, storageUserSignedIn } from './console-page';
 
 /**
  * A storage user in the console (Debian's chromium, the management API and the cluster's auth
@@ -161,16 +161,7 @@ describe('self-service in the console', () => {
   });
 
   it('when a storage user makes keys on My keys, then each secret shows once and goes with the page, the access rule is shown before it is sent, and deleting removes the key', async () => {
-    const page = await browser.context.newPage();
-    page.setDefaultTimeout(30000);
-    const problems = new PageProblems(page);
-    await page.goto(`${stack.apiUrl}/console/`);
-    await page.getByRole('radio', { name: 'Storage user' }).check();
-    await page.getByLabel('Cluster').fill('default');
-    await page.getByLabel('User name').fill('frank');
-    await page.getByLabel('Password').fill(PW);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { level: 1, name: 'My storage' }).waitFor();
+    const { page, problems } = await storageUserSignedIn(browser, stack.apiUrl, 'frank', PW);
     await page.getByRole('link', { name: 'My keys' }).click();
     await page.getByRole('heading', { level: 1, name: 'My keys' }).waitFor();
     await page.getByText('You have no S3 credentials.').waitFor();

@@ -13,7 +13,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { launch, PageProblems, type Browser } from '../browser/chromium';
-import { axeFindings } from '../browser/console-page';
+import { axeFindings, storageUserSignedIn } from '../browser/console-page';
 import { formatBytes } from '../../packages/console/src/lib/format';
 import { cairn, freePort } from '../support/processes';
 import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
@@ -286,20 +286,10 @@ describe('Sharing: container ACLs and temporary URLs through the management API,
   let pageBrowser: Browser | undefined;
   const consolePage = async (user: string, link: string): Promise<{ page: Page; problems: PageProblems }> => {
     pageBrowser ??= await launch();
-    // Signed out first: the session cookie is the browser's, and a signed-in console skips the form.
-    await pageBrowser.context.clearCookies();
-    const page = await pageBrowser.context.newPage();
-    page.setDefaultTimeout(30000);
-    const problems = new PageProblems(page);
-    await page.goto(`${stack.apiUrl}/console/`);
-    await page.getByRole('radio', { name: 'Storage user' }).check();
-    await page.getByLabel('Cluster').fill('default');
-    await page.getByLabel('User name').fill(user);
-    await page.getByLabel('Password').fill(PW);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('link', { name: link }).click();
-    await page.getByRole('heading', { level: 1, name: link }).waitFor();
-    return { page, problems };
+    const signedIn = await storageUserSignedIn(pageBrowser, stack.apiUrl, user, PW);
+    await signedIn.page.getByRole('link', { name: link }).click();
+    await signedIn.page.getByRole('heading', { level: 1, name: link }).waitFor();
+    return signedIn;
   };
   /** Deletes a listed key by its row's button, through the confirmation. */
   const deleteByClicking = async (page: Page, button: string): Promise<void> => {
