@@ -24,6 +24,7 @@
  *    on one core.
  * Beside each phase, the API child's peak RSS and its CPU seconds (the machine may be shared: CPU
  * time is the figure that does not depend on other tenants). BENCH_READS=0 leaves out 2. and 3.
+ * BENCH_CPU_PROF, a directory: the API child runs with --cpu-prof and writes its profile there.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -58,6 +59,7 @@ const SETTINGS = {
   pgServerUrl: stringEnv('BENCH_PG_URL', 'postgres://postgres@127.0.0.1:5432/postgres'),
   /** 0 leaves out the detail and the summary and their seeding (hours at 1,000,000 accounts). */
   reads: intEnv('BENCH_READS', 1, 0),
+  cpuProfDir: stringEnv('BENCH_CPU_PROF'),
 };
 // Issue 37's targets at 1,000,000 accounts; at 100,000 the round and the summary are held to a tenth.
 const SCALE = SETTINGS.accounts / 1_000_000;
@@ -119,7 +121,13 @@ async function main(cleanups: Cleanups): Promise<void> {
   );
   await deps.db.destroy();
 
-  const child = await startChild(__filename, API_ROLE, { ...process.env, BENCH_CHILD_DATABASE_URL: created.url });
+  const profArgs = SETTINGS.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', SETTINGS.cpuProfDir] : [];
+  const child = await startChild(
+    __filename,
+    API_ROLE,
+    { ...process.env, BENCH_CHILD_DATABASE_URL: created.url },
+    profArgs,
+  );
   cleanups.push(() => stopChild(child));
   const base = `http://127.0.0.1:${child.port}/api/v1/clusters`;
   // The storage policies the samples name, as the capacity collector would report them.
