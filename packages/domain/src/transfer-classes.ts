@@ -34,6 +34,10 @@ export const TRANSFER_DETAIL_FIELDS = {
 } as const;
 export type TransferDetailField = keyof typeof TRANSFER_DETAIL_FIELDS;
 export const TRANSFER_DETAIL_FIELD_NAMES = Object.keys(TRANSFER_DETAIL_FIELDS) as TransferDetailField[];
+/** Every detail field at 0: a record without transfer, or written before the fields existed. Shared: never written. */
+export const ZERO_TRANSFER_DETAIL: Readonly<Record<TransferDetailField, number>> = Object.freeze(
+  Object.fromEntries(TRANSFER_DETAIL_FIELD_NAMES.map((f) => [f, 0])) as Record<TransferDetailField, number>,
+);
 
 /** The record field counting a class. */
 export const classField = (c: TransferClass): TransferDetailField => `req_${c}`;

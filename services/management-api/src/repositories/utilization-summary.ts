@@ -5,7 +5,7 @@ import type { Filter } from './list-types';
 import { applyFilters } from './list-planner';
 import { exactCount, TOTAL_POLICY, type Count, type HourRange } from './utilization';
 import { clusterRolledDays, TRANSFER_SUM_COLUMNS } from './utilization-rollups';
-import { TRANSFER_DETAIL_FIELD_NAMES, type TransferDetailField } from '@cairn/domain';
+import { TRANSFER_DETAIL_FIELD_NAMES, type TransferDetailField, ZERO_TRANSFER_DETAIL } from '@cairn/domain';
 
 /**
  * The billing summary's reads. Whole days that maintenance has rolled up are read from the daily
@@ -145,14 +145,13 @@ export interface SummaryRow {
   bytesIn: Count;
   bytesOut: Count;
   reqCount: Count;
-  detail: Record<TransferDetailField, Count>;
+  /** Not to be written to: rows without transfer share one object. */
+  detail: Readonly<Record<TransferDetailField, Count>>;
 }
 
 /** The transfer columns a summary adds up: names from the code (TRANSFER_SUM_COLUMNS), never from a request. */
 const TRANSFER_LIST = TRANSFER_SUM_COLUMNS.join(', ');
 const TRANSFER_SUMS = TRANSFER_SUM_COLUMNS.map((c) => `sum(${c}) AS ${c}`).join(', ');
-const zeroDetail = (): Record<TransferDetailField, Count> =>
-  Object.fromEntries(TRANSFER_DETAIL_FIELD_NAMES.map((f) => [f, 0])) as Record<TransferDetailField, Count>;
 
 /** The SQL and bindings of `(col >= ? AND col < ?) OR ...`. */
 function spansSql(column: string, spans: Span[], asDate: boolean): { sql: string; bindings: unknown[] } {
@@ -205,62 +204,60 @@ export async function summarize(
     );
     transferBindings.push(clusterId, first, last, ...w.bindings);
   }
+  // Rows as arrays (the driver's rowMode): a summary reads a few rows per account, and naming each
+  // row's columns cost more than the figures themselves.
   const storage = (await withDbErrors(() =>
-    db.raw(
-      `SELECT account, policy_index, sum(byte_hours) AS byte_hours, sum(hours) AS hours, max(peak) AS peak,
+    db
+      .raw(
+        `SELECT account, policy_index, sum(byte_hours) AS byte_hours, sum(hours) AS hours, max(peak) AS peak,
               (max(latest))[1] AS latest_at, (max(latest))[2] AS object_count, (max(latest))[3] AS container_count, sum(covered) AS covered
          FROM (${storageParts.join(' UNION ALL ')}) s GROUP BY account, policy_index`,
-      storageBindings as Knex.RawBinding[],
-    ),
-  )) as {
-    rows: Array<{
-      account: string;
-      policy_index: number;
-      byte_hours: string;
-      hours: string;
-      peak: string;
-      latest_at: string;
-      object_count: string;
-      container_count: string;
-      covered: number;
-    }>;
-  };
+        storageBindings as Knex.RawBinding[],
+      )
+      .options({ rowMode: 'array' }),
+  )) as { rows: Array<[string, ...Array<string | number>]> };
   const transfer = (await withDbErrors(() =>
-    db.raw(
-      `SELECT account, ${TRANSFER_SUMS}
+    db
+      .raw(
+        `SELECT account, ${TRANSFER_SUMS}
          FROM (${transferParts.join(' UNION ALL ')}) t GROUP BY account`,
-      transferBindings as Knex.RawBinding[],
-    ),
-  )) as { rows: Array<Record<string, string | number>> };
-  const byAccount = new Map<string, SummaryRow>(
-    accounts.map((a) => [
-      a,
-      { account: a, storage: new Map(), bytesIn: 0, bytesOut: 0, reqCount: 0, detail: zeroDetail() },
-    ]),
-  );
+        transferBindings as Knex.RawBinding[],
+      )
+      .options({ rowMode: 'array' }),
+  )) as { rows: Array<[string, ...Array<string | number | bigint>]> };
+  const byAccount = new Map<string, SummaryRow>();
+  for (const a of accounts)
+    byAccount.set(a, {
+      account: a,
+      storage: new Map(),
+      bytesIn: 0,
+      bytesOut: 0,
+      reqCount: 0,
+      detail: ZERO_TRANSFER_DETAIL,
+    });
   for (const r of storage.rows) {
-    byAccount.get(r.account)?.storage.set(Number(r.policy_index), {
-      byteHours: Number(r.byte_hours),
-      hours: Number(r.hours),
-      peak: Number(r.peak),
-      latestAt: Number(r.latest_at),
-      objectCount: Number(r.object_count),
-      containerCount: Number(r.container_count),
-      covered: Number(r.covered),
+    byAccount.get(r[0])?.storage.set(Number(r[1]), {
+      byteHours: Number(r[2]),
+      hours: Number(r[3]),
+      peak: Number(r[4]),
+      latestAt: Number(r[5]),
+      objectCount: Number(r[6]),
+      containerCount: Number(r[7]),
+      covered: Number(r[8]),
     });
   }
+  // Columns after the account, in TRANSFER_SUM_COLUMNS order: the totals, then the detail fields.
+  const names = TRANSFER_DETAIL_FIELD_NAMES;
+  const firstDetail = 1 + TRANSFER_SUM_COLUMNS.length - names.length;
   for (const r of transfer.rows) {
-    const row = byAccount.get(String(r.account));
-    if (row)
-      Object.assign(row, {
-        bytesIn: exactCount(r.bytes_in),
-        bytesOut: exactCount(r.bytes_out),
-        reqCount: exactCount(r.req_count),
-        detail: Object.fromEntries(TRANSFER_DETAIL_FIELD_NAMES.map((f) => [f, exactCount(r[f])])) as Record<
-          TransferDetailField,
-          Count
-        >,
-      });
+    const row = byAccount.get(r[0]);
+    if (!row) continue;
+    row.bytesIn = exactCount(r[1]);
+    row.bytesOut = exactCount(r[2]);
+    row.reqCount = exactCount(r[3]);
+    const detail = {} as Record<TransferDetailField, Count>;
+    for (let i = 0; i < names.length; i++) detail[names[i]!] = exactCount(r[firstDetail + i]);
+    row.detail = detail;
   }
   return [...byAccount.values()];
 }

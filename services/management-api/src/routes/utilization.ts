@@ -243,13 +243,12 @@ export function utilizationRouter(
           res,
           `summary-${r.cluster.id}.csv`,
           [...summaryColumns, ...policyColumns],
-          mapBatches(exported.batches, (s) => [
-            s.account,
-            times.start,
-            times.end,
-            ...summaryFigures.map((f) => s[f]),
-            ...s.policies.flatMap((p) => policyFigures.map((f) => p[f])),
-          ]),
+          mapBatches(exported.batches, (s) => {
+            const row: unknown[] = [s.account, times.start, times.end];
+            for (const f of summaryFigures) row.push(s[f]);
+            for (const p of s.policies) for (const f of policyFigures) row.push(p[f]);
+            return row;
+          }),
         );
       }
       const page = await summaryPage(db, r.cluster, r.range, r.filters, r.limit, r.offset);

@@ -134,20 +134,20 @@ function toSummary(
       const s = row.storage.get(p);
       const end = atEnd(s);
       const name = q.names.get(p);
-      const figures = {
+      const policyPeak = s?.peak ?? 0;
+      const policyObjects = end?.objectCount ?? 0;
+      // One literal with one spread: a summary builds one of these per account and policy.
+      return {
         policy_index: p,
         bytes_used_avg: avg(s),
-        bytes_used_peak: s?.peak ?? 0,
-        object_count: end?.objectCount ?? 0,
+        bytes_used_peak: policyPeak,
+        object_count: policyObjects,
         container_count: end?.containerCount ?? 0,
-      };
-      return {
-        ...figures,
         ...quotaSummary(
           byPolicyName(quotas?.bytesPolicy, name),
           byPolicyName(quotas?.countPolicy, name),
-          figures.bytes_used_peak,
-          figures.object_count,
+          policyPeak,
+          policyObjects,
         ),
       };
     }),

@@ -6,9 +6,9 @@ import {
   HOUR_MS,
   type Operator,
   type TimeRange,
-  TRANSFER_DETAIL_FIELD_NAMES,
   type TransferDetailField,
   type UtilizationRetention,
+  ZERO_TRANSFER_DETAIL,
 } from '@cairn/domain';
 import type { Filter, ListQuery, Page } from '../repositories/list-types';
 import { getCluster } from '../repositories/clusters';
@@ -117,10 +117,6 @@ export interface TransferRecord {
   req_count: Count;
   pct_complete: number;
 }
-const zeroDetail = Object.fromEntries(TRANSFER_DETAIL_FIELD_NAMES.map((f) => [f, 0])) as Record<
-  TransferDetailField,
-  Count
->;
 
 /** An hour's transfer with its classes and shares (TRANSFER_DETAIL_FIELDS). */
 export type TransferDetailRecord = TransferRecord & Record<TransferDetailField, Count>;
@@ -199,7 +195,7 @@ export async function transferDetail(
       bytes_in: v?.bytesIn ?? 0,
       bytes_out: v?.bytesOut ?? 0,
       req_count: v?.reqCount ?? 0,
-      ...(v?.detail ?? zeroDetail),
+      ...(v?.detail ?? ZERO_TRANSFER_DETAIL),
       pct_complete: pct(coverage.get(hour) ?? 0),
     });
   }

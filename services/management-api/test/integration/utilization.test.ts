@@ -1,4 +1,4 @@
-import { parseCsv as parseCsvRows } from '@cairn/domain';
+import { parseCsv as parseCsvRows, TRANSFER_CLASSES, TRANSFER_DETAIL_FIELD_NAMES } from '@cairn/domain';
 import { parseStringPromise } from 'xml2js';
 import { maintainUtilization, rollUpDay } from '../../src/repositories/utilization-partitions';
 import {
@@ -512,6 +512,54 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
     const rolled = await app.db('utilization_storage_daily').where({ account: 'AUTH_carol', policy_index: 1 }).first();
     expect([Number(rolled.object_count), Number(rolled.container_count)]).toEqual([0, 0]);
     expect((await get(path(`summary/?${range}&account=AUTH_carol`))).body.objects).toEqual(hourly);
+  });
+
+  it('when records carry classes and shares, then the summary and its CSV sum each field, from hours and from a rolled-up day', async () => {
+    await createUser(app, 'dora');
+    const day = Math.floor((base - 3 * DAY) / DAY) * DAY;
+    // Every field a different multiple of k, so that a figure read from another column shows.
+    const record = (hour: number, k: number) => ({
+      account: 'AUTH_dora',
+      policy_index: 0,
+      hour: iso(hour),
+      bytes_in: 1000 * k,
+      bytes_out: 2000 * k,
+      req_count: 36 * k,
+      ...Object.fromEntries(TRANSFER_CLASSES.map((c, i) => [`req_${c}`, (i + 1) * k])),
+      req_errors: 9 * k,
+      s3_bytes_in: 100 * k,
+      s3_bytes_out: 200 * k,
+      s3_req_count: 10 * k,
+      internal_bytes_in: 300 * k,
+      internal_bytes_out: 400 * k,
+      internal_req_count: 11 * k,
+    });
+    const records = [record(day, 1), record(day + 5 * HOUR, 2), record(day + DAY + HOUR, 4)];
+    const sent = await post(path('transfer/'), { batch_id: `classes-${kind}`, records });
+    expect(sent.status).toBe(200);
+    const fields = ['bytes_in', 'bytes_out', 'req_count', ...TRANSFER_DETAIL_FIELD_NAMES];
+    const sums = Object.fromEntries(
+      fields.map((f) => [f, records.reduce((t, r) => t + (r as unknown as Record<string, number>)[f]!, 0)]),
+    );
+    expect(sums).toMatchObject({ req_get: 7, req_other: 56, internal_req_count: 77 });
+    const range = `start=${iso(day)}&end=${iso(day + DAY + 2 * HOUR)}&account=AUTH_dora`;
+    const read = async () => {
+      const json = (await get(path(`summary/?${range}`))).body.objects;
+      const [header, row] = parseCsv((await get(path(`summary/?${range}&format=csv`))).text);
+      return { json, csv: Object.fromEntries(fields.map((f) => [f, Number(row![header!.indexOf(f)])])) };
+    };
+    const hourly = await read();
+    expect(hourly.json).toMatchObject([sums]);
+    expect(hourly.csv).toEqual(sums);
+    // The first day from its rollup (its hours gone, as retention drops them), the next day's hour
+    // from the hourly table: the same sums.
+    await rollUpDay(app.db, day);
+    await app
+      .db('utilization_transfer_hourly')
+      .where({ account: 'AUTH_dora' })
+      .where('hour', '<', new Date(day + DAY))
+      .del();
+    expect(await read()).toEqual(hourly);
   });
 
   it('when CSV is asked (format=csv or Accept: text/csv), then a header row and RFC 4180 rows', async () => {
