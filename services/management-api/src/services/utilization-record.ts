@@ -434,10 +434,8 @@ async function storeTransfer(
         hour,
         bytesIn: r.bytes_in,
         bytesOut: r.bytes_out,
-        detail: Object.fromEntries(TRANSFER_DETAIL_FIELD_NAMES.map((f) => [f, r[f]])) as Record<
-          TransferDetailField,
-          number
-        >,
+        // The validated record holds the detail fields (joi made it, nothing else refers to it).
+        detail: r,
       });
     }
   });
@@ -448,20 +446,29 @@ async function storeTransfer(
   const strangers = checkedRecords.filter((r) => !known.has(r.account));
   const unattributed = { records: strangers.length, requests: strangers.reduce((n, r) => n + r.reqCount, 0) };
   const rows = new Map<string, TransferRow>();
+  // Records of the same account, policy and hour add up (in place: a batch holds up to 20,000).
+  const detailFields = TRANSFER_DETAIL_FIELD_NAMES;
   for (const r of checkedRecords) {
     if (!known.has(r.account)) continue;
     const key = `${r.policyIndex}\u0000${r.account}\u0000${r.hour.getTime()}`;
     const prev = rows.get(key);
+    if (prev) {
+      prev.bytesIn = addCapped(prev.bytesIn, r.bytesIn);
+      prev.bytesOut = addCapped(prev.bytesOut, r.bytesOut);
+      prev.reqCount = addCapped(prev.reqCount, r.reqCount);
+      for (const f of detailFields) prev.detail[f] = addCapped(prev.detail[f], r.detail[f]);
+      continue;
+    }
+    const detail = {} as Record<TransferDetailField, number>;
+    for (const f of detailFields) detail[f] = r.detail[f];
     rows.set(key, {
       policyIndex: r.policyIndex,
       account: r.account,
       hour: r.hour,
-      bytesIn: addCapped(prev?.bytesIn ?? 0, r.bytesIn),
-      bytesOut: addCapped(prev?.bytesOut ?? 0, r.bytesOut),
-      reqCount: addCapped(prev?.reqCount ?? 0, r.reqCount),
-      detail: Object.fromEntries(
-        TRANSFER_DETAIL_FIELD_NAMES.map((f) => [f, addCapped(prev?.detail[f] ?? 0, r.detail[f])]),
-      ) as Record<TransferDetailField, number>,
+      bytesIn: r.bytesIn,
+      bytesOut: r.bytesOut,
+      reqCount: r.reqCount,
+      detail,
     });
   }
   const billed = [...rows.values()];

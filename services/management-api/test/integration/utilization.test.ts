@@ -534,14 +534,15 @@ describe.each(DB_KINDS)('utilization on %s', (kind) => {
       internal_bytes_out: 400 * k,
       internal_req_count: 11 * k,
     });
-    const records = [record(day, 1), record(day + 5 * HOUR, 2), record(day + DAY + HOUR, 4)];
+    // Two records of the same hour (a batch may hold both): they add up.
+    const records = [record(day, 1), record(day + 5 * HOUR, 2), record(day + DAY + HOUR, 4), record(day, 8)];
     const sent = await post(path('transfer/'), { batch_id: `classes-${kind}`, records });
     expect(sent.status).toBe(200);
     const fields = ['bytes_in', 'bytes_out', 'req_count', ...TRANSFER_DETAIL_FIELD_NAMES];
     const sums = Object.fromEntries(
       fields.map((f) => [f, records.reduce((t, r) => t + (r as unknown as Record<string, number>)[f]!, 0)]),
     );
-    expect(sums).toMatchObject({ req_get: 7, req_other: 56, internal_req_count: 77 });
+    expect(sums).toMatchObject({ req_get: 15, req_other: 120, internal_req_count: 165 });
     const range = `start=${iso(day)}&end=${iso(day + DAY + 2 * HOUR)}&account=AUTH_dora`;
     const read = async () => {
       const json = (await get(path(`summary/?${range}`))).body.objects;
