@@ -451,11 +451,20 @@ function idSeekPage(
         idCol,
       ])
     : db.raw(`?? ${op} ${direction === 'asc' ? lower : upper}`, [idCol]);
-  const ordered = order(base.clone().select(source.columns).where(bound)).toSQL();
+  // The rows before the page inside the bucket are skipped reading their keys only (id, or column
+  // and id: an index-only scan), and the page is read from its first row on: the skipped rows,
+  // up to a bucket of them, are never fetched whole. knex takes only numbers for OFFSET; this one
+  // is an expression of the statement's own seek.
+  const pageKeys = column ? [`${alias}.${column.list}`, idCol] : [idCol];
+  const first = order(base.clone().select(pageKeys).where(bound)).toSQL();
+  const from = db.raw(
+    `${column ? '(??, ??)' : '??'} ${op} (${first.sql} LIMIT 1 OFFSET (?::bigint - (SELECT before FROM seek))::bigint)`,
+    [...pageKeys, ...(first.bindings as Knex.RawBinding[]), window.offset],
+  );
+  const ordered = order(base.clone().select(source.columns).where(from)).toSQL();
   return {
-    // knex takes only numbers for OFFSET; this one is an expression of the statement's own seek.
-    sql: `${ordered.sql} LIMIT ? OFFSET (?::bigint - (SELECT before FROM seek))::bigint`,
-    bindings: [...ordered.bindings, window.limit, window.offset],
+    sql: `${ordered.sql} LIMIT ?`,
+    bindings: [...ordered.bindings, window.limit],
     with: (qb) =>
       (outside ? qb.withMaterialized('outside', outside) : spanSeek ? spanSeek(qb) : qb)
         .with('per_bucket', perBucket)

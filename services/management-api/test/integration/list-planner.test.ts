@@ -233,6 +233,46 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
     }
   });
 
+  it('when a deep page is sought, then the rows it skips inside the bucket are read from an index only, and only the page is read whole', async () => {
+    await fill(9000, 2, 2, 4, 6, 17);
+    // Index-only scans need the visibility map autovacuum keeps.
+    await db.raw('VACUUM ANALYZE storage_users');
+    for (const order of [[], ['-id'], ['enabled'], ['-cluster']]) {
+      const statements: Array<{ sql: string; bindings: readonly unknown[] }> = [];
+      const spy = (q: { sql: string; bindings: readonly unknown[] }) => statements.push(q);
+      db.on('query', spy);
+      // 6100: 1,100 rows past the first 5,000, inside a bucket (ids step 2: 2,048 users a bucket).
+      const params: Params = [
+        ...order.map((o): [string, string] => ['order_by', o]),
+        ['offset', '6100'],
+        ['limit', '37'],
+      ];
+      try {
+        expect((await planned(params)).ids).toHaveLength(37);
+      } finally {
+        db.off('query', spy);
+      }
+      // As sent: numbered parameters, in order.
+      const page = statements.find((q) => q.sql.includes('storage_user_id_buckets'))!;
+      const [explained] = (
+        await db.raw(
+          `EXPLAIN (ANALYZE, FORMAT JSON) ${page.sql.replace(/\$\d+/g, '?')}`,
+          page.bindings as Knex.RawBinding[],
+        )
+      ).rows as Array<{ 'QUERY PLAN': unknown }>;
+      const plan = explained!['QUERY PLAN'];
+      // Rows of storage_users read from the table by any node but an index-only scan.
+      let whole = 0;
+      const walk = (node: Record<string, unknown>) => {
+        if (node['Relation Name'] === 'storage_users' && node['Node Type'] !== 'Index Only Scan')
+          whole += Number(node['Actual Rows']) * Number(node['Actual Loops']);
+        for (const child of (node.Plans as Array<Record<string, unknown>> | undefined) ?? []) walk(child);
+      };
+      walk((plan as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);
+      expect({ order, whole }).toEqual({ order, whole: 37 });
+    }
+  });
+
   it("when requests differ only in cluster, limit and offset, then one compiled SQL text is sent with each request's values bound", async () => {
     await fill(7000, 1, 1, 5, 7, 40);
     const sent: Array<{ sql: string; bindings: unknown[] }> = [];
