@@ -7,6 +7,19 @@ import { PageProblems, type Browser } from './chromium';
 
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
+/**
+ * A new tab on the console's sign-in form at `apiUrl`, with its problems recorded. Signed out
+ * first: the session cookie is the browser's, and a signed-in console skips the form.
+ */
+async function signInForm(browser: Browser, apiUrl: string): Promise<{ page: Page; problems: PageProblems }> {
+  await browser.context.clearCookies();
+  const page = await browser.context.newPage();
+  page.setDefaultTimeout(30000);
+  const problems = new PageProblems(page);
+  await page.goto(`${apiUrl}/console/`);
+  return { page, problems };
+}
+
 /** A new tab signed in to the console at `apiUrl` (as the stack's admin unless told), with its problems recorded. */
 export async function signedIn(
   browser: Browser,
@@ -14,11 +27,7 @@ export async function signedIn(
   name = ADMIN_AUTH_NAME,
   key = ADMIN_KEY,
 ): Promise<{ page: Page; problems: PageProblems }> {
-  await browser.context.clearCookies();
-  const page = await browser.context.newPage();
-  page.setDefaultTimeout(30000);
-  const problems = new PageProblems(page);
-  await page.goto(`${apiUrl}/console/`);
+  const { page, problems } = await signInForm(browser, apiUrl);
   await page.getByLabel('Operator name').fill(name);
   await page.getByLabel('API key').fill(key);
   await page.getByRole('button', { name: 'Sign in' }).click();
@@ -34,12 +43,7 @@ export async function storageUserSignedIn(
   password: string,
   cluster = 'default',
 ): Promise<{ page: Page; problems: PageProblems }> {
-  // Signed out first: the session cookie is the browser's, and a signed-in console skips the form.
-  await browser.context.clearCookies();
-  const page = await browser.context.newPage();
-  page.setDefaultTimeout(30000);
-  const problems = new PageProblems(page);
-  await page.goto(`${apiUrl}/console/`);
+  const { page, problems } = await signInForm(browser, apiUrl);
   await page.getByRole('radio', { name: 'Storage user' }).check();
   await page.getByLabel('Cluster').fill(cluster);
   await page.getByLabel('User name').fill(user);
