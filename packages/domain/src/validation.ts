@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { compileCheck, type CompiledCheck } from './compiled-check';
 import { errors } from './errors';
 import { echoName } from './escape';
 import { OPERATOR_ROLES } from './models';
@@ -434,11 +435,24 @@ const PREFERENCES: Joi.ValidationOptions = {
  * Each schema prepared once, twice: joi compiles preferences' messages on every validate() that is
  * given them, and merges the common messages into each field's own at every field it validates,
  * each several times the cost of the validation itself (an import validates 100,000 users). So a
- * value is first checked without messages at all; only one with a problem is checked again with
- * them, to say what is wrong. Concatenated onto `any` so that a schema's own messages still win
- * over the common ones, as they do over validate()'s options.
+ * value is first checked quickly, without messages; only one with a problem is checked again with
+ * them, to say what is wrong. The quick check is the schema compiled where it is an object of
+ * plain fields (compiled-check.ts: its yes is joi's), joi without messages otherwise. The full one
+ * is concatenated onto `any` so that a schema's own messages still win over the common ones, as
+ * they do over validate()'s options.
  */
-const prepared = new WeakMap<Joi.Schema, { quick: Joi.Schema; full: Joi.Schema }>();
+const prepared = new WeakMap<Joi.Schema, { quick: CompiledCheck; full: Joi.Schema }>();
+
+function quickCheck(schema: Joi.Schema): CompiledCheck {
+  const compiled = compileCheck(schema);
+  // A compiled yes needs no '__proto__' search: its objects hold only their declared keys.
+  if (compiled) return compiled;
+  const quick = Joi.any().prefs({ abortEarly: true, convert: true }).concat(schema);
+  return (value) => {
+    const { error, value: converted } = quick.validate(value);
+    return error || protoKeyLabels(value).length > 0 ? null : { value: converted };
+  };
+}
 
 /**
  * Validates `value` against `schema`, reporting every problem in one message.
@@ -447,14 +461,11 @@ const prepared = new WeakMap<Joi.Schema, { quick: Joi.Schema; full: Joi.Schema }
 export function validate<T>(schema: Joi.Schema, value: unknown): T {
   let ready = prepared.get(schema);
   if (!ready) {
-    ready = {
-      quick: Joi.any().prefs({ abortEarly: true, convert: true }).concat(schema),
-      full: Joi.any().prefs(PREFERENCES).concat(schema),
-    };
+    ready = { quick: quickCheck(schema), full: Joi.any().prefs(PREFERENCES).concat(schema) };
     prepared.set(schema, ready);
   }
-  const quick = ready.quick.validate(value);
-  if (!quick.error && protoKeyLabels(value).length === 0) return quick.value as T;
+  const quick = ready.quick(value);
+  if (quick) return quick.value as T;
   const { error, value: converted } = ready.full.validate(value);
   const proto = protoKeyLabels(value);
   if (error || proto.length > 0) {

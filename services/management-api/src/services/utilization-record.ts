@@ -280,7 +280,7 @@ const transferSchema = Joi.object({
   covered: Joi.object({ start: utc, end: utc }),
   records: Joi.array().max(MAX_WRITE_ROWS).items(Joi.any()).required(),
 });
-const transferRecordSchema = Joi.object({
+export const transferRecordSchema = Joi.object({
   account,
   policy_index: Joi.number().integer().min(0).max(32767).allow(null).default(null),
   hour: utc,
