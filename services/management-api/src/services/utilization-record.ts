@@ -115,6 +115,28 @@ function checkWriteTime(label: string, raw: string, settings: UtilizationSetting
   return t;
 }
 
+/**
+ * checkWriteTime for the records of one batch: a batch of 20,000 records names a few dozen hours,
+ * each parsed and checked once. A refusal names the field 'hour' (checkTransferRecord puts the
+ * record's position in front).
+ */
+function recordHours(settings: UtilizationSettings): (raw: string) => Date {
+  const seen = new Map<string, Date | Error>();
+  return (raw) => {
+    let checked = seen.get(raw);
+    if (checked === undefined) {
+      try {
+        checked = checkWriteTime('hour', raw, settings);
+      } catch (e) {
+        checked = e as Error;
+      }
+      seen.set(raw, checked);
+    }
+    if (checked instanceof Error) throw checked;
+    return checked;
+  };
+}
+
 /** Writes carry up to 16 MB each, held while they are stored: two at a time per process (see slots.ts). */
 const writeSlots = new Slots(2);
 
@@ -340,7 +362,7 @@ function checkTransferRecord(
   raw: unknown,
   i: number,
   knownIndexes: ReadonlySet<number>,
-  settings: UtilizationSettings,
+  hourOf: (raw: string) => Date,
 ): { record: TransferRecordFull; hour: Date } | { reason: string } {
   const label = `records[${i}]`;
   try {
@@ -349,7 +371,7 @@ function checkTransferRecord(
     const record = validate<TransferRecordFull>(transferRecordSchema, raw);
     const problem = detailProblem(record, label);
     if (problem) return { reason: problem };
-    const hour = checkWriteTime(`${label}.hour`, record.hour, settings);
+    const hour = hourOf(record.hour);
     if (hour.getTime() % HOUR_MS !== 0)
       return { reason: `'${label}.hour' (${formatUtc(hour)}) must be the start of an hour.` };
     if (record.policy_index !== null && !knownIndexes.has(record.policy_index)) {
@@ -422,8 +444,9 @@ async function storeTransfer(
     detail: Record<TransferDetailField, number>;
   }> = [];
   const refused: RefusedRecord[] = [];
+  const hourOf = recordHours(settings);
   input.records.forEach((raw, i) => {
-    const checked = checkTransferRecord(raw, i, knownIndexes, settings);
+    const checked = checkTransferRecord(raw, i, knownIndexes, hourOf);
     if ('reason' in checked) refused.push({ index: i, reason: checked.reason });
     else {
       const { record: r, hour } = checked;

@@ -142,6 +142,7 @@ describe.each(DB_KINDS)('utilization billing isolation on %s', (kind) => {
 
   it('when a transfer batch holds bad records, then only those are refused, each named by index and reason, and the good ones count', async () => {
     const hour = today - 5 * DAY_MS + 3 * HOUR;
+    const future = Date.now() + DAY_MS;
     const records: unknown[] = [
       record('AUTH_carol', hour, 11),
       record('AUTH_carol', hour, 1, { policy_index: 7 }),
@@ -150,13 +151,15 @@ describe.each(DB_KINDS)('utilization billing isolation on %s', (kind) => {
       record('AUTH_carol', hour, -1),
       record('AUTH_dave', hour, 22, { policy_index: null }),
       'not a record',
-      record('AUTH_carol', Date.now() + DAY_MS, 1),
+      record('AUTH_carol', future, 1),
+      // The same hour again: refused again, under its own position.
+      record('AUTH_dave', future, 2),
     ];
     const res = await post(path(1, 'transfer/'), { batch_id: `mixed-${kind}`, records });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ accepted: 2, duplicate: false, refused_count: 6 });
+    expect(res.body).toMatchObject({ accepted: 2, duplicate: false, refused_count: 7 });
     const refused = res.body.refused as Array<{ index: number; reason: string }>;
-    expect(refused.map((r) => r.index)).toEqual([1, 2, 3, 4, 6, 7]);
+    expect(refused.map((r) => r.index)).toEqual([1, 2, 3, 4, 6, 7, 8]);
     expect(refused[0]!.reason).toMatch(
       /'records\[1\]\.policy_index' 7 is not a storage policy of this cluster \(its policies are 0, 1\)/,
     );
@@ -164,7 +167,8 @@ describe.each(DB_KINDS)('utilization billing isolation on %s', (kind) => {
     expect(refused[2]!.reason).toMatch(/'records\[3\]\.account' must be a Swift account name/);
     expect(refused[3]!.reason).toMatch(/'records\[4\]\.bytes_in'/);
     expect(refused[4]!.reason).toMatch(/'records\[6\]' must be an object/);
-    expect(refused[5]!.reason).toMatch(/records\[7\]\.hour.*in the future/);
+    expect(refused[5]!.reason).toMatch(/^'records\[7\]\.hour' \(.*\) is in the future/);
+    expect(refused[6]!.reason).toMatch(/^'records\[8\]\.hour' \(.*\) is in the future/);
     const detail = async (account: string) =>
       (await get(path(1, `transfer/total/${account}/detail/?start=${iso(hour)}&end=${iso(hour + HOUR)}`))).body
         .objects[0];
