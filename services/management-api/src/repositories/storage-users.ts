@@ -3,6 +3,7 @@ import { errors, type StorageUser, escapeHtml, type Quotas } from '@cairn/domain
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
 import { fixedStatement, runStatement, type FixedStatement } from '../db/prepared';
+import { NAME_RANGE_MAX_ROWS } from '../db/migrations/20261130050000_user_name_range_bound';
 import { listPage, type ListSource, type PartitionCounters } from './list-planner';
 import type { ListQuery, Page } from './list-types';
 import { QUOTA_COLUMNS, quotasOfRow, quotasToRow, type QuotaRow } from './quota-columns';
@@ -121,6 +122,7 @@ const USER_COUNTERS: PartitionCounters = {
     column: 'username',
     lower: 'lower_name',
     count: 'n',
+    maxRows: NAME_RANGE_MAX_ROWS,
     totals: { table: 'storage_user_name_ranges', lower: 'lower_name', count: 'n' },
   },
 };

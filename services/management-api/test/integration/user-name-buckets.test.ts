@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import type { Knex } from 'knex';
 import { DB_KINDS, createDatabaseWithClusters, type TestDatabaseWithClusters } from '../support/harness';
 import * as nameBucketsMigration from '../../src/db/migrations/20261124020000_user_name_buckets';
+import { NAME_RANGE_MAX_ROWS } from '../../src/db/migrations/20261130050000_user_name_range_bound';
 import { parseListQuery } from '../../src/http/filters';
 import { applyFilters, applyOrdering } from '../../src/repositories/list-planner';
 import { listStorageUsers } from '../../src/repositories/storage-users';
@@ -254,6 +255,67 @@ describe.each(DB_KINDS)('user name buckets on %s', (kind) => {
     } finally {
       db.off('query', spy);
     }
+  });
+
+  it("when a prefix's edges are counted, then each count is planned as at most one range's rows, not a share of the table", async () => {
+    await db.raw(
+      `INSERT INTO storage_users (cluster_id, username, password_hash)
+      SELECT (?::int[])[1 + g % 3], 'p' || lpad(g::text, 6, '0'), 'x' FROM generate_series(1, 3000) AS g`,
+      [clusters],
+    );
+    await db.raw('ANALYZE storage_users');
+    // A prefix every user has (the rows before and after its ranges are counted in the index), one
+    // that falls inside a single range (counted whole), on page 1 and deep, for all clusters and one.
+    for (const params of [
+      [['user__startswith', 'p']],
+      [
+        ['user__startswith', 'p00'],
+        ['offset', '2500'],
+      ],
+      [
+        ['user__startswith', 'p0012'],
+        ['cluster', String(clusters[1])],
+      ],
+      [
+        ['user__startswith', 'p'],
+        ['order_by', 'user'],
+        ['offset', '2000'],
+      ],
+    ] as Params[]) {
+      const statements: Array<{ sql: string; bindings: readonly unknown[] }> = [];
+      const spy = (q: { sql: string; bindings: readonly unknown[] }) => statements.push(q);
+      db.on('query', spy);
+      try {
+        expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
+      } finally {
+        db.off('query', spy);
+      }
+      const page = statements.find((q) => q.sql.includes('storage_user_name_'))!;
+      const [explained] = (
+        await db.raw(`EXPLAIN (FORMAT JSON) ${page.sql.replace(/\$\d+/g, '?')}`, page.bindings as Knex.RawBinding[])
+      ).rows as Array<{ 'QUERY PLAN': unknown }>;
+      // Counts over storage_users with no row limit between them and the scan.
+      const unbounded: string[] = [];
+      const walk = (node: Record<string, unknown>) => {
+        const children = (node.Plans as Array<Record<string, unknown>> | undefined) ?? [];
+        if (node['Node Type'] === 'Aggregate') {
+          let child = children[0];
+          while (child && ['Subquery Scan', 'Gather', 'Aggregate'].includes(String(child['Node Type'])))
+            child = (child.Plans as Array<Record<string, unknown>>)[0];
+          if (child?.['Relation Name'] === 'storage_users') unbounded.push(String(child['Node Type']));
+          if (child?.['Node Type'] === 'Limit')
+            expect(Number(child['Plan Rows'])).toBeLessThanOrEqual(NAME_RANGE_MAX_ROWS);
+        }
+        for (const c of children) walk(c);
+      };
+      walk((explained!['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);
+      expect({ params, unbounded }).toEqual({ params, unbounded: [] });
+    }
+  });
+
+  it("when the ranges' target is set past its ceiling, then the database refuses it", async () => {
+    await expect(setTarget(db, NAME_RANGE_MAX_ROWS / 2 + 1)).rejects.toThrow(/target_max/);
+    await setTarget(db, NAME_RANGE_MAX_ROWS / 2);
   });
 
   // PGlite has one connection: nothing runs concurrently there.

@@ -35,6 +35,7 @@ import * as storageSessionGatewayTokens from './20261129040000_storage_session_g
 import * as utilizationRequestClasses from './20261129050000_utilization_request_classes';
 import * as storageSessionApplicationCredentials from './20261130020000_storage_session_application_credentials';
 import * as userIdSpans from './20261130040000_user_id_spans';
+import * as userNameRangeBound from './20261130050000_user_name_range_bound';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -77,6 +78,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261129050000_utilization_request_classes': utilizationRequestClasses,
   '20261130020000_storage_session_application_credentials': storageSessionApplicationCredentials,
   '20261130040000_user_id_spans': userIdSpans,
+  '20261130050000_user_name_range_bound': userNameRangeBound,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
