@@ -16,12 +16,16 @@
  *   BENCH_CONNECTIONS  concurrent autocannon connections, every scenario (default 32)
  *   BENCH_ROTATE_USERS distinct existing users the wrong-password and the cold scenario each rotate
  *                      over (default 2000)
- *   BENCH_SCENARIOS    comma-separated subset of v1,tempauth,issue,appcred,validate,s3tokens,wrong,cold (default all)
+ *   BENCH_SCENARIOS    comma-separated subset of v1,tempauth,v1logged,v1anchor,issue,appcred,validate,s3tokens,
+ *                      wrong,cold (default all)
  *   BENCH_TEMPAUTH     0: skip Swift's tempauth even when the Debian Swift packages are installed
  *   BENCH_CPU_PROF     a directory: the gateway children run with --cpu-prof and write their profile there
  *
  * Scenarios, each against one server while the others sit idle, all with 32 connections:
  *   - express hello world: the baseline (./lib), measured first and again after every scenario.
+ *   - V1 auth, warm cache, request log on (v1logged), and its anchor (v1anchor): the same warm login
+ *     on a second gateway at LOG_LEVEL info, and bare express answering GET /auth/v1.0 with the
+ *     headers a real login answered, with the runtime's request logging; both logs to /dev/null.
  *   - V1 auth, warm cache: GET /auth/v1.0 for one user with its right password. A successful check
  *     is remembered by the gateway for CAIRN_VERIFY_CACHE_SECONDS (60 s, not renewed by hits), so
  *     right before the warm-up the user's generation is bumped (as a password change does) and one
@@ -61,7 +65,9 @@
  * went: the server under load (for tempauth: the proxy's process group, parent and worker), redis,
  * postgres, memcached, autocannon (this process) and the rest of the machine.
  */
-import { existsSync } from 'node:fs';
+import { createWriteStream, existsSync } from 'node:fs';
+import express from 'express';
+import { requestLogging } from '@cairn/runtime';
 import { createDatabase, bootstrap, findClusterByName, migrateLatest, SYSTEM_ACTING } from '@cairn/management-api';
 import { closeRedis, createLogger, createRedis, readConfig } from '../services/auth-gateway/src';
 import {
@@ -79,8 +85,9 @@ import { parseS3SecretKeys, sealS3Secret } from '../packages/domain/src/s3-secre
 import { signatureV4 } from '../packages/domain/src/s3-signature';
 import { createHash, randomBytes } from 'node:crypto';
 import { startSwiftCluster } from '../test-e2e/interop/swift-cluster';
-import { BASELINE_ROLE, startChild, stopChild, type Child } from './lib/children';
+import { BASELINE_ROLE, serveApp, startChild, stopChild, type Child } from './lib/children';
 import { serveGateway } from './lib/gateway-child';
+import { GATEWAY_REQUEST_ID } from '../services/auth-gateway/src/http/request-id';
 import { party, type Party } from './lib/cpu';
 import { intEnv, loadEnv, stringEnv } from './lib/env';
 import {
@@ -98,7 +105,18 @@ import { fmtInt, fmtMs, printResults, ratio, verdict, type Verdict } from './lib
 // ---------------------------------------------------------------------------------------------
 // Settings
 
-const ALL_SCENARIOS = ['v1', 'tempauth', 'issue', 'appcred', 'validate', 's3tokens', 'wrong', 'cold'] as const;
+const ALL_SCENARIOS = [
+  'v1',
+  'tempauth',
+  'v1logged',
+  'v1anchor',
+  'issue',
+  'appcred',
+  'validate',
+  's3tokens',
+  'wrong',
+  'cold',
+] as const;
 type ScenarioKey = (typeof ALL_SCENARIOS)[number];
 
 function scenarioSelection(): Set<ScenarioKey> {
@@ -134,6 +152,8 @@ const TARGETS = {
   issueRatio: 0.3,
   p99Ms: 20,
   v1VsTempauth: 5,
+  /** Warm V1 with request logging on, as a fraction of a bare handler giving its headers with logging on. */
+  v1VsAnchor: 0.6,
 };
 
 const SWIFT_PROXY = '/usr/bin/swift-proxy-server';
@@ -160,10 +180,42 @@ const rotation = (prefix: (typeof ROTATED)[number]) => {
 
 const GATEWAY_ROLE = 'gateway';
 const COLD_GATEWAY_ROLE = 'gateway-cold';
+/** The gateway with its request log on (LOG_LEVEL info), and the bare handler it is held to. */
+const LOGGED_GATEWAY_ROLE = 'gateway-logged';
+const V1_ANCHOR_ROLE = 'v1-anchor';
+
+/**
+ * Request logs go to /dev/null on both sides of that comparison: each line is still built and
+ * written, as to stdout in production, without filling the benchmark's output.
+ */
+const requestLog = () => createLogger('info', createWriteStream('/dev/null'));
+
+/**
+ * The anchor for warm V1 logins: bare express with the gateway's request logging (runtime's
+ * requestLogging, the same request ids) answering GET /auth/v1.0 with the headers a real login
+ * answered (BENCH_CHILD_V1_HEADERS) and the gateway's transaction id and Vary, an empty text body.
+ */
+function serveV1Anchor(): void {
+  const headers = JSON.parse(process.env.BENCH_CHILD_V1_HEADERS ?? '{}') as Record<string, string>;
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.use(requestLogging(requestLog(), GATEWAY_REQUEST_ID));
+  app.get('/auth/v1.0', (req, res) => {
+    res.setHeader('Vary', 'X-Auth-Token');
+    res.setHeader('X-Trans-Id', String((req as { id?: unknown }).id));
+    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+    res.status(200).type('text/plain; charset=utf-8').send('');
+  });
+  serveApp(app);
+}
 
 async function serve(role: string): Promise<void> {
-  if (role !== GATEWAY_ROLE && role !== COLD_GATEWAY_ROLE) throw new Error(`unknown role ${role}`);
+  if (role === V1_ANCHOR_ROLE) return serveV1Anchor();
+  if (role !== GATEWAY_ROLE && role !== COLD_GATEWAY_ROLE && role !== LOGGED_GATEWAY_ROLE)
+    throw new Error(`unknown role ${role}`);
   const s3 = { CAIRN_S3_SECRET_KEYS: process.env.BENCH_CHILD_S3_KEYS ?? '' };
+  if (role === LOGGED_GATEWAY_ROLE) return serveGateway(CLUSTER, { ...s3, LOG_LEVEL: 'info' }, requestLog());
   await serveGateway(CLUSTER, role === COLD_GATEWAY_ROLE ? { ...s3, CAIRN_VERIFY_CACHE_SECONDS: '0' } : s3);
 }
 
@@ -432,18 +484,20 @@ async function main(cleanups: Cleanups): Promise<void> {
     BENCH_CHILD_S3_KEYS: S3_KEYS,
   };
   const profArgs = SETTINGS.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', SETTINGS.cpuProfDir] : [];
-  const start = (role: string, execArgv: string[] = []): Promise<Child> => {
-    const starting = startChild(__filename, role, childEnv, execArgv);
+  const start = (role: string, execArgv: string[] = [], env: NodeJS.ProcessEnv = childEnv): Promise<Child> => {
+    const starting = startChild(__filename, role, env, execArgv);
     cleanups.push(async () => {
       const child = await starting.catch(() => undefined);
       if (child) await stopChild(child);
     });
     return starting;
   };
-  const [baseline, gateway, cold] = await Promise.all([
+  const withAnchor = selected.has('v1logged') || selected.has('v1anchor');
+  const [baseline, gateway, cold, logged] = await Promise.all([
     start(BASELINE_ROLE),
     start(GATEWAY_ROLE, profArgs),
     selected.has('cold') ? start(COLD_GATEWAY_ROLE, profArgs) : undefined,
+    withAnchor ? start(LOGGED_GATEWAY_ROLE, profArgs) : undefined,
   ]);
   const swift = swiftStarting ? await swiftStarting : undefined;
   if (swift)
@@ -483,6 +537,37 @@ async function main(cleanups: Cleanups): Promise<void> {
     await checkOnce(v1Warm, needHeader('x-auth-token'));
   };
   v1Warm.prepare = warmCache;
+  // The same login on the gateway with its request log on, and the bare handler answering what it
+  // answered (started once a real login has given the headers).
+  const v1Logged: Scenario | undefined = logged && {
+    key: 'v1logged',
+    label: 'V1 auth, warm cache, request log on',
+    target: target(logged),
+    request: () => v1Request(USER, PASSWORD),
+    expectStatus: 200,
+  };
+  let v1Anchor: Scenario | undefined;
+  if (v1Logged) {
+    v1Logged.prepare = async () => {
+      await db('storage_users').where({ cluster_id: setup.clusterId, username: USER }).increment('generation', 1);
+      await checkOnce(v1Logged, needHeader('x-auth-token'));
+    };
+    const answered = await checkOnce(v1Logged, needHeader('x-auth-token'));
+    const copied = Object.fromEntries(
+      ['X-Storage-Url', 'X-Auth-Token', 'X-Storage-Token', 'X-Auth-Token-Expires'].map((h) => [
+        h,
+        answered.headers.get(h) ?? '',
+      ]),
+    );
+    const anchor = await start(V1_ANCHOR_ROLE, [], { ...childEnv, BENCH_CHILD_V1_HEADERS: JSON.stringify(copied) });
+    v1Anchor = {
+      key: 'v1anchor',
+      label: 'bare express, the same V1 answer, request log on',
+      target: target(anchor),
+      request: () => v1Request(USER, PASSWORD),
+      expectStatus: 200,
+    };
+  }
 
   const nextWrong = rotation('bench-wrong-');
   const nextCold = rotation('bench-cold-');
@@ -495,6 +580,8 @@ async function main(cleanups: Cleanups): Promise<void> {
       expectStatus: 200,
     },
     v1: v1Warm,
+    v1logged: v1Logged,
+    v1anchor: v1Anchor,
     tempauth: swift
       ? {
           key: 'tempauth',
@@ -554,6 +641,7 @@ async function main(cleanups: Cleanups): Promise<void> {
       (r.headers.get('x-storage-url')?.endsWith(`/AUTH_${USER}`) ? null : 'unexpected X-Storage-Url'),
   );
   if (scenarios.tempauth) await checkOnce(scenarios.tempauth, needHeader('x-auth-token'));
+  if (v1Anchor) await checkOnce(v1Anchor, needHeader('x-auth-token'));
   await issueToken(scenarios.issue!, USER);
   await issueToken(scenarios.appcred!, USER);
   const subjectToken = await issueToken({ ...scenarios.issue!, request: v3IssueRequest(SUBJECT) }, SUBJECT);
@@ -604,7 +692,7 @@ async function main(cleanups: Cleanups): Promise<void> {
   parties.push(party.self('loadgen'));
   const { connections, warmup, duration } = SETTINGS;
   const settings: LoadSettings = { connections, warmup, duration, parties };
-  const order: ScenarioKey[] = ['v1', 'tempauth', 'issue', 'appcred', 'validate', 's3tokens', 'wrong', 'cold'];
+  const order: ScenarioKey[] = [...ALL_SCENARIOS];
   // Warm-up and measurement on the same connections for every scenario (the baseline too): a
   // scrypt-bound scenario would otherwise start measuring behind a queue of abandoned warm-up requests.
   const continuous = (s: Scenario): Scenario => ({ ...s, continuous: true });
@@ -628,6 +716,15 @@ async function main(cleanups: Cleanups): Promise<void> {
     if (vsTempauth !== undefined)
       vs.push(verdict(`>= ${TARGETS.v1VsTempauth}x tempauth`, vsTempauth >= TARGETS.v1VsTempauth));
     verdicts.set('v1', vs);
+  }
+  const v1logged = got('v1logged');
+  const v1anchor = got('v1anchor');
+  const vsAnchor = v1logged && v1anchor ? ratio(v1logged) / ratio(v1anchor) : undefined;
+  if (v1logged) {
+    const vs = [p99(v1logged)];
+    if (vsAnchor !== undefined)
+      vs.unshift(verdict(`>= ${pct(TARGETS.v1VsAnchor)} of the bare handler`, vsAnchor >= TARGETS.v1VsAnchor));
+    verdicts.set('v1logged', vs);
   }
   const issue = got('issue');
   if (issue)
@@ -669,6 +766,11 @@ async function main(cleanups: Cleanups): Promise<void> {
   if (v1 && tempauth && vsTempauth !== undefined) {
     notes.push(
       `V1 auth vs tempauth: ${vsTempauth.toFixed(2)}x (each as a fraction of its own surrounding baselines; raw req/s ${(v1.rps / tempauth.rps).toFixed(2)}x).`,
+    );
+  }
+  if (vsAnchor !== undefined) {
+    notes.push(
+      `V1 auth with its request log vs the bare handler with the same answer and request log: ${vsAnchor.toFixed(2)}x (each as a fraction of its own surrounding baselines; raw req/s ${(v1logged!.rps / v1anchor!.rps).toFixed(2)}x).`,
     );
   }
   if (appcredVsIssue !== undefined) {
