@@ -36,6 +36,9 @@ interface Described {
 type JsonSchema = Record<string, unknown>;
 
 const PLAIN_FLAGS = new Set(['presence', 'default', 'label', 'description']);
+/** The parts of a description, a field's and an object's, that JSON Schema can state. */
+const FIELD_PARTS = new Set(['type', 'flags', 'rules', 'allow', 'preferences']);
+const OBJECT_PARTS = new Set(['type', 'flags', 'keys', 'preferences']);
 const RULES: Record<string, ReadonlySet<string>> = {
   number: new Set(['integer', 'min', 'max']),
   string: new Set(['min', 'max', 'pattern']),
@@ -73,7 +76,7 @@ function plainKeys(d: Described, allowed: ReadonlySet<string>): boolean {
 /** A field's JSON Schema, or null when JSON Schema cannot say exactly what joi checks. */
 function fieldSchema(d: Described): JsonSchema | null {
   const rules = RULES[d.type];
-  if (!rules || !plainKeys(d, new Set(['type', 'flags', 'rules', 'allow', 'preferences']))) return null;
+  if (!rules || !plainKeys(d, FIELD_PARTS)) return null;
   if (!Object.keys(d.flags ?? {}).every((f) => PLAIN_FLAGS.has(f))) return null;
   const presence = d.flags?.presence;
   if (presence !== undefined && presence !== 'required' && presence !== 'optional') return null;
@@ -109,7 +112,7 @@ function fieldSchema(d: Described): JsonSchema | null {
 /** The compiled check of `schema`, or null when it is not an object of plain fields. */
 export function compileCheck(schema: Joi.Schema): CompiledCheck | null {
   const d = schema.describe() as Described;
-  if (d.type !== 'object' || !d.keys || !plainKeys(d, new Set(['type', 'flags', 'keys', 'preferences']))) return null;
+  if (d.type !== 'object' || !d.keys || !plainKeys(d, OBJECT_PARTS)) return null;
   if (!Object.keys(d.flags ?? {}).every((f) => f === 'label' || f === 'description')) return null;
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
