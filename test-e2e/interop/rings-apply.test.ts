@@ -143,7 +143,10 @@ describe('rings apply', () => {
       const plan = await makePlan({ swiftDir: twice, ring: 'object', setWeight: ['d0:90'], seed: 1 });
       await writeFile(join(twice, 'plan.json'), JSON.stringify(plan));
       const run = () => applyNextStep({ planFile: join(twice, 'plan.json'), swiftDir: twice, skipReconChecks: true });
-      const [first, second] = await Promise.allSettled([run(), run()]);
+      // Either may take the lock first: the one that applied, then the one refused.
+      const [first, second] = (await Promise.allSettled([run(), run()])).sort((a, b) =>
+        a.status === b.status ? 0 : a.status === 'fulfilled' ? -1 : 1,
+      );
       expect(first).toMatchObject({ status: 'fulfilled', value: { status: 'applied', step: 1 } });
       expect(second).toMatchObject({
         status: 'rejected',
