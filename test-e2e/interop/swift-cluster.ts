@@ -185,6 +185,12 @@ export interface SwiftClusterOptions {
   /** Ring partition power; default 8. */
   partPower?: number;
   /**
+   * What makes swift.conf's `swift_hash_path_prefix` and `_suffix`; default random per cluster.
+   * Fixed, with the rings' fixed seeds, the same object names land on the same partitions in
+   * every run, for tests whose figures depend on where a few hundred objects fell.
+   */
+  hashPathSalt?: string;
+  /**
    * Replaces the whole proxy pipeline (names of [filter:…] sections, ending in `proxy-server`).
    * Filters other than the built-in ones (catch_errors gatekeeper healthcheck proxy-logging cache
    * tempauth | authtoken keystoneauth) need their sections in `extraProxyConfig`.
@@ -884,7 +890,7 @@ export async function startSwiftCluster(options: SwiftClusterOptions): Promise<S
     };
 
     // ---- swift.conf and rings --------------------------------------------------------------
-    const hash = randomBytes(8).toString('hex');
+    const hash = options.hashPathSalt ?? randomBytes(8).toString('hex');
     writeFileSync(
       join(swiftDir, 'swift.conf'),
       ini([
