@@ -19,7 +19,8 @@
  *   BENCH_SCENARIOS    comma-separated subset of v1,tempauth,v1logged,v1anchor,issue,appcred,validate,s3tokens,
  *                      wrong,cold (default all)
  *   BENCH_TEMPAUTH     0: skip Swift's tempauth even when the Debian Swift packages are installed
- *   BENCH_CPU_PROF     a directory: the gateway children run with --cpu-prof and write their profile there
+ *   BENCH_CPU_PROF     a directory: the gateway children and the V1 anchor run with --cpu-prof and write
+ *                      their profiles there
  *
  * Scenarios, each against one server while the others sit idle, all with 32 connections:
  *   - express hello world: the baseline (./lib), measured first and again after every scenario.
@@ -559,7 +560,10 @@ async function main(cleanups: Cleanups): Promise<void> {
         answered.headers.get(h) ?? '',
       ]),
     );
-    const anchor = await start(V1_ANCHOR_ROLE, [], { ...childEnv, BENCH_CHILD_V1_HEADERS: JSON.stringify(copied) });
+    const anchor = await start(V1_ANCHOR_ROLE, profArgs, {
+      ...childEnv,
+      BENCH_CHILD_V1_HEADERS: JSON.stringify(copied),
+    });
     v1Anchor = {
       key: 'v1anchor',
       label: 'bare express, the same V1 answer, request log on',
