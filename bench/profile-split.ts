@@ -10,7 +10,7 @@
  * With the request count, each part is also given in milliseconds per request. docs/benchmarks.md
  * uses it for the warm V1 login beside its bare handler.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
 interface CallFrame {
   functionName: string;
@@ -59,7 +59,16 @@ const PARTS: Array<[string, (f: CallFrame) => boolean]> = [
 
 function main(): void {
   const [file, requestsArg] = process.argv.slice(2);
-  if (!file) throw new Error('usage: profile-split <file.cpuprofile> [requests]');
+  // pnpm runs the script in bench/, so a path relative to where it was typed is not found there.
+  const problem = !file
+    ? 'usage: pnpm bench:profile-split <file.cpuprofile> [requests]'
+    : !existsSync(file)
+      ? `${file}: no such file (pnpm runs this in bench/: give an absolute path)`
+      : undefined;
+  if (problem || !file) {
+    console.error(problem);
+    process.exit(2);
+  }
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
