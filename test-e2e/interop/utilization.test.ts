@@ -474,7 +474,8 @@ describe('cairn utilization against a real Swift cluster', () => {
     // recorder (`wire`): what each request sent and got, booked at the end by classOf.
     const wire = await startRecordingProxy(swift.proxyUrl);
     recorder = wire;
-    const files = mkdtempSync(join(tmpdir(), 'cairn-workload-'));
+    // Under the suite's work directory, which afterAll removes whether or not this test passes.
+    const files = mkdtempSync(join(work, 'workload-'));
     const file = (name: string, size: number, fill: number) => {
       writeFileSync(join(files, name), Buffer.alloc(size, fill));
       return name;
@@ -633,7 +634,6 @@ describe('cairn utilization against a real Swift cluster', () => {
       const [api, cls] = classOf(r);
       count(api, cls, r.status, r.sent, r.got);
     }
-    rmSync(files, { recursive: true, force: true });
 
     // Last, an upload over the account's quota (set by the reseller: a POST of erin's account too).
     const reseller = await login('metering', METER_PW);
