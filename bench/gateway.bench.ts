@@ -68,7 +68,7 @@
  */
 import { createWriteStream, existsSync } from 'node:fs';
 import express from 'express';
-import { requestLogging } from '@cairn/runtime';
+import { requestIdOf, requestLogging } from '@cairn/runtime';
 import { createDatabase, bootstrap, findClusterByName, migrateLatest, SYSTEM_ACTING } from '@cairn/management-api';
 import { closeRedis, createLogger, createRedis, readConfig } from '../services/auth-gateway/src';
 import {
@@ -204,7 +204,7 @@ function serveV1Anchor(): void {
   app.use(requestLogging(requestLog(), GATEWAY_REQUEST_ID));
   app.get('/auth/v1.0', (req, res) => {
     res.setHeader('Vary', 'X-Auth-Token');
-    res.setHeader('X-Trans-Id', String((req as { id?: unknown }).id));
+    res.setHeader('X-Trans-Id', requestIdOf(req) ?? '');
     for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     res.status(200).type('text/plain; charset=utf-8').send('');
   });
@@ -533,10 +533,11 @@ async function main(cleanups: Cleanups): Promise<void> {
     request: () => v1Request(USER, PASSWORD),
     expectStatus: 200,
   };
-  const warmCache = async () => {
+  const warmCacheBy = (login: Scenario) => async () => {
     await db('storage_users').where({ cluster_id: setup.clusterId, username: USER }).increment('generation', 1);
-    await checkOnce(v1Warm, needHeader('x-auth-token'));
+    await checkOnce(login, needHeader('x-auth-token'));
   };
+  const warmCache = warmCacheBy(v1Warm);
   v1Warm.prepare = warmCache;
   // The same login on the gateway with its request log on, and the bare handler answering what it
   // answered (started once a real login has given the headers).
@@ -549,10 +550,7 @@ async function main(cleanups: Cleanups): Promise<void> {
   };
   let v1Anchor: Scenario | undefined;
   if (v1Logged) {
-    v1Logged.prepare = async () => {
-      await db('storage_users').where({ cluster_id: setup.clusterId, username: USER }).increment('generation', 1);
-      await checkOnce(v1Logged, needHeader('x-auth-token'));
-    };
+    v1Logged.prepare = warmCacheBy(v1Logged);
     const answered = await checkOnce(v1Logged, needHeader('x-auth-token'));
     const copied = Object.fromEntries(
       ['X-Storage-Url', 'X-Auth-Token', 'X-Storage-Token', 'X-Auth-Token-Expires'].map((h) => [
