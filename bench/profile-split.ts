@@ -59,16 +59,13 @@ const PARTS: Array<[string, (f: CallFrame) => boolean]> = [
 
 function main(): void {
   const [file, requestsArg] = process.argv.slice(2);
-  // pnpm runs the script in bench/, so a path relative to where it was typed is not found there.
-  const problem = !file
-    ? 'usage: pnpm bench:profile-split <file.cpuprofile> [requests]'
-    : !existsSync(file)
-      ? `${file}: no such file (pnpm runs this in bench/: give an absolute path)`
-      : undefined;
-  if (problem || !file) {
-    console.error(problem);
+  const refuse = (sentence: string): never => {
+    console.error(sentence);
     process.exit(2);
-  }
+  };
+  if (!file) return refuse('usage: pnpm bench:profile-split <file.cpuprofile> [requests]');
+  // pnpm runs the script in bench/, so a path relative to where it was typed is not found there.
+  if (!existsSync(file)) return refuse(`${file}: no such file (pnpm runs this in bench/: give an absolute path)`);
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
