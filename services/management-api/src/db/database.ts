@@ -4,6 +4,7 @@ import knex, { type Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
 import { PGlite } from '@electric-sql/pglite';
 import { migrationSource } from './migrations';
+import { keepDatabaseDefaults } from './database-defaults';
 import { lockDataDir, type DataDirLock } from './data-dir-lock';
 import { needsSetUp, setUpDataDir } from './pglite-setup';
 import { registerEmbedded } from './embedded';
@@ -145,6 +146,7 @@ export const pgliteStartParams = (): string[] => [
  * release working on that schema, so they are left alone rather than refused as a corrupt list.
  */
 export async function migrateLatest(db: Knex): Promise<string[]> {
+  if (!isEmbedded(db)) await keepDatabaseDefaults(db);
   if (await schemaIsCurrent(db)) return [];
   const [, applied] = (await db.migrate.latest({ migrationSource, disableMigrationsListValidation: true })) as [
     number,

@@ -46,7 +46,6 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
         '20261130020000_storage_session_application_credentials',
         '20261130040000_user_id_spans',
         '20261130050000_user_name_range_bound',
-        '20261130060000_database_jit_off',
       ]);
       expect(await migrateLatest(db)).toEqual([]);
       for (const table of [
