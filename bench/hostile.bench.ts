@@ -1,5 +1,5 @@
 /**
- * Hostile-input run (issue #6): a million random hostile requests against every endpoint of both
+ * Hostile-input run: a million random hostile requests against every endpoint of both
  * services, from the jest suite's generators (test-e2e/hostile/arbitraries.ts), every answer
  * checked. Not a speed benchmark: it reports requests/s for scale, but it fails (exit 1) on what
  * matters: any 5xx, any 4xx without a clear message, any leak or accepted write, a request never

@@ -1,5 +1,5 @@
 /**
- * Login timing benchmark (issue #6): can a client tell an unknown username from a known one by how
+ * Login timing benchmark: can a client tell an unknown username from a known one by how
  * long a failed login takes? It times failed logins on the real gateway (a child process with
  * real Postgres and Redis) for
  *

@@ -122,7 +122,7 @@ const TARGETS = {
   page1Ratio: 0.3,
   detailRatio: 0.4,
   deepP50Ms: 100,
-  /** Issue 11 item 7: every list filter and ordering, page 1 and deep, with an exact total_count. */
+  /** Every list filter and ordering, page 1 and deep, with an exact total_count. */
   listP50Ms: 10,
   /**
    * Throughput as a fraction of the baseline around it, at least what the release before users

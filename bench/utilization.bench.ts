@@ -1,6 +1,6 @@
 /**
- * Utilization benchmark (issue 14). A benchmark, not a test: figures, PASS/FAIL against the
- * issue's targets, non-zero exit only when something is broken.
+ * Utilization benchmark. A benchmark, not a test: figures, PASS/FAIL against the
+ * targets, non-zero exit only when something is broken.
  *
  *   pnpm bench:utilization
  *   BENCH_ACCOUNTS=20000 BENCH_DETAIL_ACCOUNTS=2000 pnpm bench:utilization
@@ -63,7 +63,7 @@ const SETTINGS = {
   reads: intEnv('BENCH_READS', 1, 0),
   cpuProfDir: stringEnv('BENCH_CPU_PROF'),
 };
-// Issue 37's targets at 1,000,000 accounts; at 100,000 the round and the summary are held to a tenth.
+// The targets are for 1,000,000 accounts; at 100,000 the round and the summary are held to a tenth.
 const SCALE = SETTINGS.accounts / 1_000_000;
 const TARGETS = {
   writeSeconds: Math.max(6, 60 * SCALE),

@@ -21,7 +21,7 @@ const GIB = 2 ** 30;
 const TIB = 2 ** 40;
 const HOUR = 3_600_000;
 const GWEN_PW = 'a-long-password-for-gwen-x';
-/** An account's bytes as the issue found them: 120.09 GB on one page, 119.44 GiB… on another. */
+/** An account's bytes as two pages once showed them: 120.09 GB on one, 119.44 GiB… on the other. */
 const DORA_BYTES = 120_090_000_000;
 
 describe('the console, page by page', () => {

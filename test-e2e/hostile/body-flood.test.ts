@@ -41,7 +41,7 @@ describe('a flood of large bodies against the embedded process', () => {
       CAIRN_ADMIN_USER: 'admin',
       CAIRN_ADMIN_KEY: ADMIN_KEY,
     });
-    // What the issue measured: 184 KB of gzip, 190 MB once inflated.
+    // A flood as once measured: 184 KB of gzip, 190 MB once inflated.
     bomb = await gzipBomb(190 * MB);
     const made = await fetch(`${running.apiUrl}/api/v1/operators/`, {
       method: 'POST',
