@@ -15,11 +15,13 @@ import { ADMIN_AUTH, cheapHashPassword, startTestApp, type TestApp } from '../su
  */
 const USERS = 10_000;
 /**
- * Hello world's CPU per request over page 1's (API and Postgres): 0.24–0.33 measured on 2 shared
- * cores under heavy load from other tenants (one run at 0.155 with a load average over 30), about
- * 0.28 expected quiet from the benchmark's figures; a change that doubles page 1's cost halves it.
+ * Hello world's CPU per request over page 1's (API and Postgres). 0.24–0.33 was measured on 2
+ * shared cores under heavy load from other tenants, but on the slower 2-core machines CI runs on
+ * now 0.108–0.144, quiet or busy, in the tree as it is and in the one before this floor was lowered
+ * (hello world there costs 0.23–0.98 ms, page 1 1.9–4.2 ms). A change that doubles page 1's cost
+ * halves the figure, to 0.054–0.072 there: under this floor.
  */
-const FLOOR = 0.15;
+const FLOOR = 0.08;
 const CONNECTIONS = 10;
 
 /** utime + stime of a process, in clock ticks (10 ms); null where /proc does not show it. */
@@ -117,7 +119,7 @@ describe('management API speed guard', () => {
     return ((cpu.user + cpu.system) / 1000 + (ticks() - ticks0) * 10) / result['2xx'];
   }
 
-  it('when the users list is loaded beside a bare express handler, then a request costs at most 6.7 times its CPU', async () => {
+  it('when the users list is loaded beside a bare express handler, then a request costs at most 12.5 times its CPU', async () => {
     const page1 = (turn: number) => `/api/v1/users/?cluster=${clusters[turn % clusters.length]}`;
     const helloWorld = () => '/';
     // Answers as the benchmark checks them once, then warm-up (JIT, prepared statements on every
@@ -134,10 +136,12 @@ describe('management API speed guard', () => {
     await cpuPerRequest(helloUrl, helloWorld, 300);
 
     const pids = await backends();
-    // Alternated twice; the cheaper run of each counts, which a passing burst of noise does not reach.
+    // Alternated three times; the cheapest run of each counts, which a passing burst of noise does
+    // not reach. With two, one CI run on a busy machine measured 0.144 (hello world 0.98 and 0.56
+    // ms, page 1 3.9 and 4.2 ms): a neighbour on the other core inflates the CPU time of both.
     const api: number[] = [];
     const bare: number[] = [];
-    for (let round = 0; round < 2; round++) {
+    for (let round = 0; round < 3; round++) {
       bare.push(await cpuPerRequest(helloUrl, helloWorld, 1500));
       api.push(await cpuPerRequest(app.baseUrl, page1, 1000, pids));
     }
