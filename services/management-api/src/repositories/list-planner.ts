@@ -73,8 +73,8 @@ export interface PartitionCounters {
   /**
    * Rows per partition value per range of one column's values (users: names). The ranges are
    * shared by all partition values, each [lower, next lower): a range's `lower` is its first
-   * value, and the column's index sorts the same way (users: COLLATE "C"). Serves deep pages
-   * ordered by that column and exact totals of a prefix of it (`startswith`).
+   * value, and the column compares byte by byte (users: COLLATE "C"), as its index sorts. Serves
+   * deep pages ordered by that column and exact totals of a prefix of it (`startswith`).
    */
   rangeBuckets?: RangeBuckets;
 }
@@ -126,45 +126,101 @@ const MAX_OFFSET = 2n ** 53n;
 const DEEP_OFFSET = 5000n;
 const isDeep = (offset: bigint): boolean => offset > DEEP_OFFSET;
 
+/**
+ * The least string above every string that starts with `prefix`, in code point order (the byte
+ * order of UTF-8, so of COLLATE "C"); null when there is none (a prefix of U+10FFFF only).
+ */
+export function prefixSuccessor(prefix: string): string | null {
+  const points = [...prefix];
+  while (points.length > 0) {
+    const last = points.pop()!.codePointAt(0)!;
+    // Surrogates are no characters (Postgres takes none): after U+D7FF comes U+E000.
+    if (last < 0x10ffff) return points.join('') + String.fromCodePoint(last === 0xd7ff ? 0xe000 : last + 1);
+  }
+  return null;
+}
+
+/**
+ * The values one filter value is bound as, in the order applyFilters binds them: the one place
+ * that says how a request's value becomes a statement's, so a compiled shape binds each request's
+ * values the same way (see compileShape).
+ */
+function boundValues(f: Filter, v: string | boolean): Knex.Value[] {
+  const likeEscaped = () => String(v).replace(/[\\%_]/g, (c) => `\\${c}`);
+  switch (f.lookup) {
+    case 'startswith': {
+      const next = f.byteOrdered ? prefixSuccessor(String(v)) : null;
+      // A range (the first two) where the matches are scanned, a pattern where rows are tested.
+      return next === null ? [`${likeEscaped()}%`] : [v, next, `${likeEscaped()}%`];
+    }
+    case 'istartswith':
+      return [`${likeEscaped()}%`];
+    case 'contains':
+    case 'icontains':
+      return [`%${likeEscaped()}%`];
+    case 'isnull':
+      return [];
+    default:
+      return [v];
+  }
+}
+
+/**
+ * How a prefix of a byte-ordered column is written: as its range of values, which an index scan
+ * is bounded by, or as a LIKE pattern, a test of each row. A prepared statement's generic plan
+ * cannot tell how many rows a prefix matches; given the range it may plan a scan of the range and
+ * a sort where the statement means a walk along another index (the page by id of a prefix matching
+ * most users), which costs every match. A walk is written with the pattern, so no plan can use
+ * the name index for it.
+ */
+export type PrefixForm = 'range' | 'test';
+
 /** Applies validated filters; identifiers come from resource definitions, values are bound. */
-export function applyFilters(qb: Knex.QueryBuilder, filters: readonly Filter[]): Knex.QueryBuilder {
+export function applyFilters(
+  qb: Knex.QueryBuilder,
+  filters: readonly Filter[],
+  prefixes: PrefixForm = 'range',
+): Knex.QueryBuilder {
   for (const f of filters) {
     const col = `${f.alias}.${f.column}`;
     const v = f.values[0]!;
-    const likeEscaped = () => String(v).replace(/[\\%_]/g, (c) => `\\${c}`);
+    const [bound, above, pattern] = boundValues(f, v);
     switch (f.lookup) {
       case 'exact':
-        qb.where(col, v);
+        qb.where(col, bound!);
         break;
       case 'iexact':
-        qb.whereRaw('lower(??) = lower(?)', [col, v]);
+        qb.whereRaw('lower(??) = lower(?)', [col, bound!]);
         break;
       case 'in':
-        qb.whereIn(col, f.values);
+        qb.whereIn(
+          col,
+          f.values.flatMap((value) => boundValues(f, value)),
+        );
         break;
       case 'startswith':
-        qb.where(col, 'like', `${likeEscaped()}%`);
+        if (above === undefined) qb.where(col, 'like', bound!);
+        else if (prefixes === 'test') qb.where(col, 'like', pattern!);
+        else qb.where(col, '>=', bound!).where(col, '<', above);
         break;
       case 'istartswith':
-        qb.where(col, 'ilike', `${likeEscaped()}%`);
+      case 'icontains':
+        qb.where(col, 'ilike', bound!);
         break;
       case 'contains':
-        qb.where(col, 'like', `%${likeEscaped()}%`);
-        break;
-      case 'icontains':
-        qb.where(col, 'ilike', `%${likeEscaped()}%`);
+        qb.where(col, 'like', bound!);
         break;
       case 'gt':
-        qb.where(col, '>', v);
+        qb.where(col, '>', bound!);
         break;
       case 'gte':
-        qb.where(col, '>=', v);
+        qb.where(col, '>=', bound!);
         break;
       case 'lt':
-        qb.where(col, '<', v);
+        qb.where(col, '<', bound!);
         break;
       case 'lte':
-        qb.where(col, '<=', v);
+        qb.where(col, '<=', bound!);
         break;
       case 'isnull':
         if (v === true) qb.whereNull(col);
@@ -223,6 +279,8 @@ const narrow = (current: Set<string> | 'all', values: Iterable<string>): Set<str
 /** Step 1: related filters to subqueries (or a few partition values), partition narrowed. */
 async function resolve(source: ListSource, query: ListQuery): Promise<Plan> {
   const { db, alias } = source;
+  // The range counters' column compares byte by byte (see PartitionCounters.rangeBuckets).
+  const rangeColumn = source.partition?.counters?.rangeBuckets?.column;
   let partition: Set<string> | 'all' = 'all';
   const residual: Condition[] = [];
   const byRelated = new Map<string, Filter[]>();
@@ -230,7 +288,7 @@ async function resolve(source: ListSource, query: ListQuery): Promise<Plan> {
     if (f.alias !== alias && source.related?.[f.alias]) byRelated.set(f.alias, [...(byRelated.get(f.alias) ?? []), f]);
     else if (f.alias === alias && f.column === source.partition?.column && (f.lookup === 'exact' || f.lookup === 'in'))
       partition = narrow(partition, f.values.map(String));
-    else residual.push(f);
+    else residual.push(f.alias === alias && f.column === rangeColumn ? { ...f, byteOrdered: true } : f);
   }
   for (const [relatedAlias, filters] of byRelated) {
     const related = source.related![relatedAlias]!;
@@ -282,7 +340,7 @@ async function relatedIdRows(db: Db, c: RelatedCondition): Promise<Array<{ id: u
 }
 
 /** The filtered rows (from, scope, partition, residual conditions), without select or order. */
-function baseOf(source: ListSource, plan: Plan): Knex.QueryBuilder {
+function baseOf(source: ListSource, plan: Plan, prefixes: PrefixForm = 'range'): Knex.QueryBuilder {
   const base = source.db(`${source.table} as ${source.alias}`);
   for (const joinAlias of new Set(plan.residual.filter(isFilter).map((f) => f.alias))) {
     const joined = source.joined?.[joinAlias];
@@ -292,7 +350,7 @@ function baseOf(source: ListSource, plan: Plan): Knex.QueryBuilder {
   if (source.partition && plan.partition !== 'all')
     base.whereIn(`${source.alias}.${source.partition.column}`, [...plan.partition]);
   for (const c of plan.residual) {
-    if (isFilter(c)) applyFilters(base, [c]);
+    if (isFilter(c)) applyFilters(base, [c], prefixes);
     else base.whereIn(`${source.alias}.${c.column}`, relatedIds(source.db, c));
   }
   return base;
@@ -498,6 +556,14 @@ function pageSql(
   const buckets = countersServe(source, plan)?.idBuckets;
   const seek = seekOf(source, plan);
   const ranges = rangesServe(source, plan, base);
+  // Walks along the ordering's index test each row for a prefix (see PrefixForm), unless the
+  // ordering is the prefix's own column, whose range is then the walk.
+  const prefixed = plan.residual.find((c) => isFilter(c) && c.byteOrdered && c.lookup === 'startswith') as
+    Filter | undefined;
+  const walkBase =
+    prefixed && !(plan.ordering[0]?.alias === prefixed.alias && plan.ordering[0]?.column === prefixed.column)
+      ? baseOf(source, plan, 'test')
+      : base;
   const rangeDirection = ranges && rangeSeekDirection(plan.ordering, alias, ranges.buckets.column);
   if (isDeep(query.offset) && ranges && rangeDirection)
     return seekPage(ranges, rangeDirection, source.columns, order, window);
@@ -514,7 +580,7 @@ function pageSql(
   if (isDeep(query.offset)) {
     const { sql, bindings } = db(`${source.table} as ${alias}`)
       .select(source.columns)
-      .whereRaw('?? IN (?)', [idCol, slice(base.clone().select(idCol))])
+      .whereRaw('?? IN (?)', [idCol, slice(walkBase.clone().select(idCol))])
       .toSQL();
     const idBuckets = ranges?.prefix && source.partition?.counters?.idBuckets;
     const prefixSeek = idBuckets && seekOf(source, plan, idBuckets);
@@ -544,7 +610,7 @@ function pageSql(
       ...below.bindings,
       ...above.bindings,
     ] as Knex.RawBinding[]);
-    const sought = idSeekPage(source, plan, base, window, idBuckets, prefixSeek, outside);
+    const sought = idSeekPage(source, plan, walkBase, window, idBuckets, prefixSeek, outside);
     // Not final: compile puts it behind the probe (few matches: sorted from the matches), whose
     // count is tested first, so the rows left out are only read when the matches are many.
     const many = '(SELECT n FROM probed) > ?';
@@ -555,7 +621,7 @@ function pageSql(
       probe: true,
     };
   }
-  const { sql, bindings } = slice(base.clone().select(source.columns)).toSQL();
+  const { sql, bindings } = slice(walkBase.clone().select(source.columns)).toSQL();
   return { sql, bindings };
 }
 
@@ -587,7 +653,7 @@ function probed(
   source: ListSource,
   plan: Plan,
   base: Knex.QueryBuilder,
-  query: ListQuery,
+  window: Window,
   walk: PageSql,
   few: number,
   exact?: (qb: Knex.QueryBuilder) => Knex.QueryBuilder,
@@ -600,18 +666,21 @@ function probed(
     .select([`${alias}.id`, ...orderColumns.map((c) => `${alias}.${c}`)])
     .limit(few + 1);
   const count = base.clone().count({ n: '*' }).toSQL();
-  const pageIds = applyOrdering(
+  const ids = applyOrdering(
     db('probe').select('probe.id'),
     plan.ordering.map((o) => ({ ...o, alias: 'probe' })),
     'probe',
-  )
-    .limit(query.limit)
-    .offset(Number(query.offset));
+  ).toSQL();
+  const pageIds = db.raw(`${ids.sql} LIMIT ?::bigint OFFSET ?::bigint`, [
+    ...ids.bindings,
+    window.limit,
+    window.offset,
+  ] as Knex.RawBinding[]);
   const fromMatches = applyOrdering(
     db(`${source.table} as ${alias}`)
       .select(source.columns)
       .whereRaw('(SELECT n FROM probed) <= ?', [few])
-      .whereIn(`${alias}.id`, pageIds),
+      .whereRaw('?? IN (?)', [`${alias}.id`, pageIds]),
     plan.ordering,
     alias,
   ).toSQL();
@@ -647,10 +716,11 @@ function probed(
 
 /**
  * Step 2, compiled: the total and the page as one statement. Its SQL depends only on the query's
- * shape (the source, how many partition values, the ordering, near or deep), so it is built with
- * knex and compiled once per shape; each request only binds its values (db.raw, so every statement
- * still passes through knex's query events), and the shape is prepared on the server under its
- * name (see db/prepared.ts).
+ * shape (the source, how many partition values, the ordering, near or deep, the residual filters'
+ * columns, lookups and numbers of values: see shapeKey), so it is built with knex and compiled
+ * once per shape; each request only binds its values (db.raw, so every statement still passes
+ * through knex's query events), and the shape is prepared on the server under its name (see
+ * db/prepared.ts).
  */
 function compile(source: ListSource, plan: Plan, query: ListQuery, window: Window, tuning: PlannerTuning): Sql {
   const { db, alias } = source;
@@ -663,7 +733,7 @@ function compile(source: ListSource, plan: Plan, query: ListQuery, window: Windo
     walk.with && !walk.probe
       ? { with: walk.with, total: ranges ? { sql: segmentsTotalSql, bindings: [] } : total.toSQL(), page: walk }
       : plan.residual.length > 0
-        ? probed(source, plan, base, query, walk, few, ranges ? withSegments(ranges) : undefined)
+        ? probed(source, plan, base, window, walk, few, ranges ? withSegments(ranges) : undefined)
         : { with: undefined, total: total.toSQL(), page: walk };
   // knex has no lateral join; the page's SQL goes in with its bindings still as placeholders.
   const combined = (statement.with ? statement.with(db.queryBuilder()) : db.queryBuilder())
@@ -690,7 +760,10 @@ const partitionSlot = (i: number): string => slot(`partition:${i}`);
  */
 interface Shape {
   statement: FixedStatement;
-  /** Per binding: -1 a constant, 0 the limit, 1 the offset, 2 + i the i-th partition value. */
+  /**
+   * Per binding: -1 a constant, 0 the limit, 1 the offset, 2 + i the i-th partition value,
+   * VALUE_SLOTS and above a residual filter's value (valueSlotCode).
+   */
   slots: Int32Array;
 }
 
@@ -702,16 +775,45 @@ interface Shape {
 const compiledShapes = new WeakMap<Db, { count: number; bySource: Map<string, Map<string, Shape>> }>();
 const MAX_SHAPES = 1000;
 
+/** Residual filter values a shape may bind; with more, the plan is compiled with its own values. */
+const MAX_SHAPED_VALUES = 8;
+
+/** Stand-in for the k-th residual filter value; it ends in ':' so no bound form of one is another's. */
+const valueSlot = (k: number): string => slot(`value:${k}:`);
+/** A Shape slot for the k-th residual value's `part`-th bound value (boundValues), or -1: the value itself. */
+const VALUE_SLOTS = 1 << 20;
+const valueSlotCode = (k: number, part: number): number => VALUE_SLOTS + k * 4 + part + 1;
+
+/** The residual conditions' filters, in the order their values are slotted and bound. */
+const residualFilters = (plan: Plan): Filter[] => plan.residual.flatMap((c) => (isFilter(c) ? [c] : c.filters));
+
+/** isnull's value decides the SQL (IS NULL or IS NOT NULL): part of the shape, not a binding. */
+const slotsValues = (f: Filter): boolean => f.lookup !== 'isnull';
+
 /**
  * The shape of a plan within its source when its every request value is a partition value, the
- * limit or the offset (no residual filters, no scope closure, plain column names); else null and
- * the plan is compiled with its own values.
+ * limit, the offset or one of at most MAX_SHAPED_VALUES residual filter values (no scope closure,
+ * plain column names); else null and the plan is compiled with its own values. A residual filter
+ * is part of the shape by its column, lookup and number of values.
  */
-function shapeKey(source: ListSource, plan: Plan, query: ListQuery): string | null {
-  if (plan.residual.length > 0 || source.scope || !source.columns.every((c) => typeof c === 'string')) return null;
+function shapeKey(source: ListSource, plan: Plan, query: ListQuery, few: number): string | null {
+  if (source.scope || !source.columns.every((c) => typeof c === 'string')) return null;
   let key = `${plan.partition === 'all' ? 'all' : plan.partition.size}${isDeep(query.offset) ? ' deep' : ''}`;
   for (const o of plan.ordering) key += ` ${o.alias}.${o.column}${o.desc ? ' desc' : ''}`;
-  return key;
+  if (plan.residual.length === 0) return key;
+  let values = 0;
+  for (const c of plan.residual) {
+    if (!isFilter(c)) key += ` | ${c.column} in ${c.table} ${c.alias}`;
+    for (const f of isFilter(c) ? [c] : c.filters) {
+      const bytes = f.byteOrdered ? ' bytes' : '';
+      key += ` | ${f.alias}.${f.column} ${f.lookup}${bytes} ${slotsValues(f) ? f.values.length : String(f.values[0])}`;
+      if (!slotsValues(f)) continue;
+      values += f.values.length;
+      // Compiled as a range, which a prefix without a successor cannot be.
+      if (f.byteOrdered && f.lookup === 'startswith' && prefixSuccessor(String(f.values[0])) === null) return null;
+    }
+  }
+  return values > MAX_SHAPED_VALUES ? null : `${key} | few ${few}`;
 }
 
 /**
@@ -744,7 +846,7 @@ function statementFor(
   tuning: PlannerTuning,
 ): Sql & { name?: string } {
   const window = { limit: query.limit, offset: String(query.offset) };
-  const key = shapeKey(source, plan, query);
+  const key = shapeKey(source, plan, query, tuning.fewMatches ?? FEW_MATCHES);
   if (key === null) return compile(source, plan, query, window, tuning);
   let compiled = compiledShapes.get(source.db);
   if (!compiled) compiledShapes.set(source.db, (compiled = { count: 0, bySource: new Map() }));
@@ -753,20 +855,7 @@ function statementFor(
   if (!shapes) compiled.bySource.set(ofSource, (shapes = new Map()));
   let shape = shapes.get(key);
   if (!shape) {
-    const slots = plan.partition === 'all' ? 'all' : new Set([...plan.partition].map((_, i) => partitionSlot(i)));
-    const { sql, bindings } = compile(
-      source,
-      { ...plan, partition: slots },
-      query,
-      { limit: LIMIT_SLOT, offset: OFFSET_SLOT },
-      tuning,
-    );
-    const slotOf = new Map<Knex.Value, number>([
-      [LIMIT_SLOT, 0],
-      [OFFSET_SLOT, 1],
-    ]);
-    if (slots !== 'all') [...slots].forEach((s, i) => slotOf.set(s, 2 + i));
-    shape = { statement: fixedStatement(sql, bindings), slots: Int32Array.from(bindings, (b) => slotOf.get(b) ?? -1) };
+    shape = compileShape(source, plan, query, tuning);
     if (compiled.count >= MAX_SHAPES) {
       compiled.bySource.clear();
       compiled.count = 0;
@@ -776,14 +865,70 @@ function statementFor(
     compiled.count += 1;
   }
   const partition = plan.partition === 'all' ? [] : [...plan.partition];
+  const values = plan.residual.length === 0 ? [] : residualFilters(plan).filter(slotsValues);
   const { statement, slots } = shape;
   const bindings = new Array<Knex.Value>(slots.length);
   for (let i = 0; i < slots.length; i++) {
     const at = slots[i]!;
     bindings[i] =
-      at < 0 ? statement.bindings[i]! : at === 0 ? window.limit : at === 1 ? window.offset : partition[at - 2]!;
+      at < 0
+        ? statement.bindings[i]!
+        : at === 0
+          ? window.limit
+          : at === 1
+            ? window.offset
+            : at < VALUE_SLOTS
+              ? partition[at - 2]!
+              : valueBinding(values, at - VALUE_SLOTS);
   }
   return { sql: statement.sql, bindings, name: statement.name };
+}
+
+/** The k-th residual value (counted over the filters' values in order) as the slot asks for it. */
+function valueBinding(filters: readonly Filter[], code: number): Knex.Value {
+  let k = code >> 2;
+  const part = (code & 3) - 1;
+  for (const f of filters) {
+    if (k < f.values.length) return part < 0 ? f.values[k]! : boundValues(f, f.values[k]!)[part]!;
+    k -= f.values.length;
+  }
+  throw new Error('a compiled shape names a residual value the request does not have');
+}
+
+/** Compiles a plan's shape with slots for its request values, and finds where each slot went. */
+function compileShape(source: ListSource, plan: Plan, query: ListQuery, tuning: PlannerTuning): Shape {
+  const slots = plan.partition === 'all' ? 'all' : new Set([...plan.partition].map((_, i) => partitionSlot(i)));
+  const slotOf = new Map<Knex.Value, number>([
+    [LIMIT_SLOT, 0],
+    [OFFSET_SLOT, 1],
+  ]);
+  if (slots !== 'all') [...slots].forEach((s, i) => slotOf.set(s, 2 + i));
+  const mark = (value: Knex.Value, code: number): void => {
+    if (slotOf.has(value)) throw new Error('two slots of a compiled shape are bound as the same value');
+    slotOf.set(value, code);
+  };
+  let k = 0;
+  const slotted = (f: Filter): Filter => {
+    if (!slotsValues(f)) return f;
+    const values = f.values.map(() => {
+      const stand = valueSlot(k);
+      boundValues(f, stand).forEach((bound, part) => mark(bound, valueSlotCode(k, part)));
+      // A value also used as it is (the rows below a prefix: see pageSql).
+      if (!slotOf.has(stand)) mark(stand, valueSlotCode(k, -1));
+      k += 1;
+      return stand;
+    });
+    return { ...f, values };
+  };
+  const residual = plan.residual.map((c) => (isFilter(c) ? slotted(c) : { ...c, filters: c.filters.map(slotted) }));
+  const { sql, bindings } = compile(
+    source,
+    { ...plan, partition: slots, residual },
+    query,
+    { limit: LIMIT_SLOT, offset: OFFSET_SLOT },
+    tuning,
+  );
+  return { statement: fixedStatement(sql, bindings), slots: Int32Array.from(bindings, (b) => slotOf.get(b) ?? -1) };
 }
 
 /** Steps 1 and 2: the total and the page in one statement. */

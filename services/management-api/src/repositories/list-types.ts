@@ -25,6 +25,13 @@ export interface Filter {
   lookup: Lookup;
   /** One value, or several for `in`. Integers travel as decimal strings (bigint-safe). */
   values: Array<string | boolean>;
+  /**
+   * The column compares byte by byte (COLLATE "C"), so the values starting with a prefix are one
+   * range of it: `startswith` is sent as `column >= prefix AND column < next`, bounds a prepared
+   * statement's generic plan still scans the index by (a LIKE pattern bounds the scan only when
+   * its value is known at planning). Set by the list planner, never by a request.
+   */
+  byteOrdered?: boolean;
 }
 
 export interface Ordering {

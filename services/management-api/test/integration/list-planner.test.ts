@@ -302,6 +302,88 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
     }
   });
 
+  it("when requests differ only in their filters' values, then one compiled SQL text is sent with each request's values bound, a name prefix as a range of names", async () => {
+    await fill(7000, 1, 1, 5, 7, 40);
+    const sent: Array<{ sql: string; bindings: unknown[] }> = [];
+    const spy = (q: { sql: string; bindings: unknown[] }) => sent.push({ sql: q.sql, bindings: q.bindings });
+    const bound: Array<{ sql: string; bindings: unknown[] }> = [];
+    db.on('query', spy);
+    try {
+      const shapes: Array<(i: number) => Params> = [
+        (i) => [['user', ['al1', 'bo12', 'a_3'][i]!]],
+        (i) => [['user__startswith', ['al', 'a%', 'b\\'][i]!]],
+        (i) => [
+          ['user__startswith', ['a', 'b', 'a_'][i]!],
+          ['order_by', '-user'],
+          ['offset', String(5001 + i * 50)],
+        ],
+        (i) => [
+          ['enabled', String(i !== 1)],
+          ['quota_status__in', ['applied,pending', 'pending,error', 'error,applied'][i]!],
+          ['quota_bytes__isnull', 'false'],
+        ],
+      ];
+      for (const shape of shapes) {
+        sent.length = 0;
+        for (const params of [0, 1, 2].map(shape))
+          expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
+        const listing = sent.filter((q) => q.sql.startsWith('with') || q.sql.includes('"t"."total"'));
+        for (const q of listing) bound.push({ sql: q.sql, bindings: q.bindings });
+        expect(listing).toHaveLength(3);
+        expect(new Set(listing.map((q) => q.sql)).size).toBe(1);
+        expect(new Set(listing.map((q) => JSON.stringify(q.bindings))).size).toBe(3);
+        for (const q of listing) expect(JSON.stringify(q.bindings)).not.toContain('cairn-slot');
+      }
+      // A prefix of the name is scanned as its range of names: 'a_' and the least string above
+      // every name starting with it ('_' is 0x5f). A LIKE pattern would bound no index scan in a
+      // prepared statement's generic plan.
+      expect(bound.some((q) => q.bindings.includes('a_') && q.bindings.includes('a`'))).toBe(true);
+      expect(bound.some((q) => /"u"\."username" >= \$\d+ and "u"\."username" < \$\d+/.test(q.sql))).toBe(true);
+    } finally {
+      db.off('query', spy);
+    }
+  });
+
+  it('when a prefix matching most users is paged by id from a prepared statement, then even its generic plan walks the ids testing each name, never sorting the matches', async () => {
+    await fill(9000, 1, 1, 5, 7, 40);
+    await db.raw('VACUUM ANALYZE storage_users');
+    const statements: Array<{ sql: string; bindings: readonly unknown[] }> = [];
+    const spy = (q: { sql: string; bindings: readonly unknown[] }) => statements.push(q);
+    db.on('query', spy);
+    try {
+      const query = parseListQuery(usersResource, [['user__startswith', 'a']], 20, 1000);
+      expect((await listPage(usersListSource(db), query, { fewMatches: 10 })).rows).toHaveLength(20);
+    } finally {
+      db.off('query', spy);
+    }
+    const page = statements.find((q) => q.sql.includes('probed'))!;
+    let n = 0;
+    const numbered = (sql: string) => (/\$1\b/.test(sql) ? sql : sql.replace(/\?/g, () => `$${++n}`));
+    // A generic plan knows no value, so it cannot tell how many names the prefix matches.
+    const plan = await db.transaction(async (trx) => {
+      await trx.raw('SET LOCAL plan_cache_mode = force_generic_plan');
+      await trx.raw(`PREPARE cairn_walk_check AS ${numbered(page.sql)}`);
+      const values = trx.raw(page.bindings.map(() => '?').join(', '), page.bindings as Knex.RawBinding[]).toQuery();
+      const [explained] = (await trx.raw(`EXPLAIN (FORMAT JSON) EXECUTE cairn_walk_check(${values})`)).rows as Array<{
+        'QUERY PLAN': Array<{ Plan: Record<string, unknown> }>;
+      }>;
+      await trx.raw('DEALLOCATE cairn_walk_check');
+      return explained!['QUERY PLAN'][0]!.Plan;
+    });
+    const nodes: Array<Record<string, unknown>> = [];
+    const collect = (node: Record<string, unknown>) => {
+      nodes.push(node);
+      for (const child of (node.Plans as Array<Record<string, unknown>> | undefined) ?? []) collect(child);
+    };
+    collect(plan);
+    const onUsers = nodes.filter((node) => node['Relation Name'] === 'storage_users');
+    // The walk: along the ids, each row's name tested by the pattern.
+    expect(onUsers.some((node) => /~~/.test(String(node.Filter)) && !node['Index Cond'])).toBe(true);
+    // Every scan of the name index is bounded by the prefix's range.
+    for (const node of onUsers.filter((n) => n['Index Name'] === 'storage_users_username_id_idx'))
+      expect(String(node['Index Cond'])).toMatch(/username.*>=.*username.*</);
+  });
+
   it('when a list filters by cluster name, then the cluster is looked up first and the page and total come without a join or a count of users', async () => {
     await fill(6000, 1, 1, 5, 7, 40);
     const statements: string[] = [];

@@ -93,6 +93,29 @@ describe('prepared statements on Postgres', () => {
     expect(detailStatement).toBeDefined();
   });
 
+  it('when users are listed by name and by a prefix of it, with other values, then each filter shape was prepared once, and answers for its own values', async () => {
+    const db = oneConnection(true);
+    const list = (params: Array<[string, string]>) =>
+      listStorageUsers(db, parseListQuery(usersResource, params, 20, 1000)).then((p) => ({
+        total: p.total,
+        names: p.rows.map((u) => u.username).sort(),
+      }));
+    expect(await list([['user', 'user2']])).toEqual({ total: 1, names: ['user2'] });
+    expect(await list([['user', 'user5']])).toEqual({ total: 1, names: ['user5'] });
+    expect(await list([['user__startswith', 'user']])).toEqual({
+      total: 6,
+      names: ['user1', 'user2', 'user3', 'user4', 'user5', 'user6'],
+    });
+    expect(await list([['user__startswith', 'user3']])).toEqual({ total: 1, names: ['user3'] });
+    expect(await list([['user__startswith', 'usex']])).toEqual({ total: 0, names: [] });
+    const statements = await prepared(db);
+    expect(statements).toHaveLength(2);
+    // The prefix as a range of names: a LIKE pattern would bound no index scan in a generic plan.
+    expect(
+      statements.filter((s) => /"u"\."username" >= \$\d+ and "u"\."username" < \$\d+/.test(s.statement)),
+    ).toHaveLength(1);
+  });
+
   it('when prepared statements are off (PgBouncer before 1.21), then nothing is prepared and the same pages answer', async () => {
     const db = oneConnection(false);
     const [north] = database.clusters as [number, number];
