@@ -148,17 +148,28 @@ export function seekPage(
   const lastAll = probe('max');
   const lastBelow = probe('max', `< (SELECT upper FROM ${high})`);
   // Past the end there is no segment to seek, and no page (the span alone would be every row).
+  const within = '?? BETWEEN (SELECT first FROM span) AND (SELECT last FROM span) AND EXISTS (SELECT FROM seek)';
+  // The rows the offset skips inside the segment are read by their keys only (the column and id:
+  // an index-only scan of the (column, id) index), and the page from its first row on, so only
+  // the page's own rows are read whole (bounded by its LIMIT alone: with the span's bounds too,
+  // Postgres read the whole rest of the span to sort it). knex takes only numbers for OFFSET;
+  // this one is an expression of the statement's own seek.
+  const keys = [col, `${alias}.id`];
+  const first = order(base.clone().select(keys).whereRaw(within, [col])).toSQL();
   const page = order(
     base
       .clone()
       .select(columns)
-      .whereRaw('?? BETWEEN (SELECT first FROM span) AND (SELECT last FROM span) AND EXISTS (SELECT FROM seek)', [col]),
+      .whereRaw('EXISTS (SELECT FROM seek)')
+      .whereRaw(
+        `(??, ??) ${direction === 'asc' ? '>=' : '<='} (${first.sql} LIMIT 1 OFFSET (?::bigint - (SELECT before FROM seek))::bigint)`,
+        [...keys, ...first.bindings, window.offset] as Knex.RawBinding[],
+      ),
   ).toSQL();
   const segments = withSegments(q);
   return {
-    // knex takes only numbers for OFFSET; this one is an expression of the statement's own seek.
-    sql: `${page.sql} LIMIT ? OFFSET (?::bigint - (SELECT before FROM seek))::bigint`,
-    bindings: [...page.bindings, window.limit, window.offset],
+    sql: `${page.sql} LIMIT ?`,
+    bindings: [...page.bindings, window.limit],
     with: (qb) =>
       segments(qb)
         .with('running', db.raw(`SELECT seq, lower, upper, n, sum(n) OVER (ORDER BY ${key}) AS upto FROM segments`))
