@@ -30,6 +30,8 @@ export interface DatabaseOptions {
    * prepared.ts). Default true; false behind PgBouncer in transaction mode before 1.21.
    */
   preparedStatements?: boolean;
+  /** How many statement names a handle prepares at most (see prepared.ts); tests lower it. */
+  preparedStatementsMax?: number;
   /**
    * Told when an existing data directory was open to other users and has just been made its
    * owner's only (directories 0700, files 0600): the caller says so in its log.
@@ -45,7 +47,7 @@ export function createDatabase(options: DatabaseOptions): Knex {
       pool: { min: 0, max: options.poolMax ?? 10 },
       acquireConnectionTimeout: 5000,
     });
-    if (options.preparedStatements !== false) registerPreparedStatements(db);
+    if (options.preparedStatements !== false) registerPreparedStatements(db, options.preparedStatementsMax);
     return db;
   }
   const dataDir = options.dataDir ?? 'memory://';

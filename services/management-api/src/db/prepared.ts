@@ -22,10 +22,27 @@ import type { Db } from './database';
  * (CAIRN_DATABASE_PREPARED_STATEMENTS). A transaction's handle is not registered: its statements go
  * unnamed, which is always correct. Embedded PGlite is never registered (no protocol-level names).
  */
-const preparing = new WeakSet<Db>();
+/**
+ * Names a handle's statements may be prepared under, first come first served. Each connection
+ * keeps every statement it prepared for its lifetime, and the shapes an operator can ask for
+ * (filters × lookups × numbers of values × orderings × clusters) are many, so the names are
+ * bounded per handle (so per connection): a statement past the bound goes unnamed, as behind an
+ * older PgBouncer. The everyday shapes are asked for first and keep theirs.
+ */
+export const MAX_PREPARED_NAMES = 200;
+const preparing = new WeakMap<Db, { max: number; names: Set<string> }>();
 
-export function registerPreparedStatements(db: Knex): void {
-  preparing.add(db);
+export function registerPreparedStatements(db: Knex, max = MAX_PREPARED_NAMES): void {
+  preparing.set(db, { max, names: new Set() });
+}
+
+function admitted(db: Db, name: string): boolean {
+  const handle = preparing.get(db);
+  if (!handle) return false;
+  if (handle.names.has(name)) return true;
+  if (handle.names.size >= handle.max) return false;
+  handle.names.add(name);
+  return true;
 }
 
 /** The name a fixed statement is prepared under. */
@@ -48,5 +65,5 @@ export const fixedStatement = (sql: string, bindings: readonly Knex.Value[]): Fi
 /** Runs a statement with these bindings; prepared under `name` where the handle prepares statements. */
 export function runStatement<T>(db: Db, sql: string, bindings: readonly unknown[], name?: string): Promise<T> {
   const raw = db.raw(sql, bindings as Knex.RawBinding[]);
-  return (name !== undefined && preparing.has(db) ? raw.options({ name }) : raw) as unknown as Promise<T>;
+  return (name !== undefined && admitted(db, name) ? raw.options({ name }) : raw) as unknown as Promise<T>;
 }

@@ -116,6 +116,25 @@ describe('prepared statements on Postgres', () => {
     ).toHaveLength(1);
   });
 
+  it('when more statement shapes are asked for than names are allowed, then the first keep theirs, the rest go unnamed, and every one answers', async () => {
+    const db = createDatabase({ url: database.url, poolMax: 1, preparedStatementsMax: 2 });
+    handles.push(db);
+    const names = async (params: Array<[string, string]>) =>
+      (await listStorageUsers(db, parseListQuery(usersResource, params, 20, 1000))).rows.map((u) => u.username).sort();
+    const shapes: Array<[Array<[string, string]>, string[]]> = [
+      [[['user', 'user2']], ['user2']],
+      [[['user__startswith', 'user3']], ['user3']],
+      [[['enabled', 'true']], ['user1', 'user2', 'user3', 'user4', 'user5', 'user6']],
+      [[['order_by', '-user']], ['user1', 'user2', 'user3', 'user4', 'user5', 'user6']],
+    ];
+    for (const round of [1, 2])
+      for (const [params, expected] of shapes)
+        expect({ round, params, names: await names(params) }).toEqual({ round, params, names: expected });
+    const statements = await prepared(db);
+    expect(statements).toHaveLength(2);
+    expect(statements.map((s) => s.statement).join('\n')).toMatch(/"u"\."username" = \$1/);
+  });
+
   it('when prepared statements are off (PgBouncer before 1.21), then nothing is prepared and the same pages answer', async () => {
     const db = oneConnection(false);
     const [north] = database.clusters as [number, number];
