@@ -21,15 +21,14 @@ import type { Db } from './database';
  * statement, so createDatabase registers a handle here only when asked to
  * (CAIRN_DATABASE_PREPARED_STATEMENTS). A transaction's handle is not registered: its statements go
  * unnamed, which is always correct. Embedded PGlite is never registered (no protocol-level names).
- */
-/**
+ *
  * Names a handle's statements may be prepared under, first come first served. Each connection
  * keeps every statement it prepared for its lifetime, and the shapes an operator can ask for
  * (filters × lookups × numbers of values × orderings × clusters) are many, so the names are
  * bounded per handle (so per connection): a statement past the bound goes unnamed, as behind an
  * older PgBouncer. The everyday shapes are asked for first and keep theirs.
  */
-export const MAX_PREPARED_NAMES = 200;
+const MAX_PREPARED_NAMES = 200;
 const preparing = new WeakMap<Db, { max: number; names: Set<string> }>();
 
 export function registerPreparedStatements(db: Knex, max = MAX_PREPARED_NAMES): void {

@@ -558,8 +558,9 @@ function pageSql(
   const ranges = rangesServe(source, plan, base);
   // Walks along the ordering's index test each row for a prefix (see PrefixForm), unless the
   // ordering is the prefix's own column, whose range is then the walk.
-  const prefixed = plan.residual.find((c) => isFilter(c) && c.byteOrdered && c.lookup === 'startswith') as
-    Filter | undefined;
+  const prefixed = plan.residual.find(
+    (c): c is Filter => isFilter(c) && c.byteOrdered === true && c.lookup === 'startswith',
+  );
   const walkBase =
     prefixed && !(plan.ordering[0]?.alias === prefixed.alias && plan.ordering[0]?.column === prefixed.column)
       ? baseOf(source, plan, 'test')
@@ -864,22 +865,15 @@ function statementFor(
     shapes.set(key, shape);
     compiled.count += 1;
   }
-  const partition = plan.partition === 'all' ? [] : [...plan.partition];
+  // A slot below VALUE_SLOTS is an index into these: the limit, the offset, the partition's values.
+  const request: Knex.Value[] = [window.limit, window.offset, ...(plan.partition === 'all' ? [] : plan.partition)];
   const values = plan.residual.length === 0 ? [] : residualFilters(plan).filter(slotsValues);
   const { statement, slots } = shape;
   const bindings = new Array<Knex.Value>(slots.length);
   for (let i = 0; i < slots.length; i++) {
     const at = slots[i]!;
     bindings[i] =
-      at < 0
-        ? statement.bindings[i]!
-        : at === 0
-          ? window.limit
-          : at === 1
-            ? window.offset
-            : at < VALUE_SLOTS
-              ? partition[at - 2]!
-              : valueBinding(values, at - VALUE_SLOTS);
+      at < 0 ? statement.bindings[i]! : at < VALUE_SLOTS ? request[at]! : valueBinding(values, at - VALUE_SLOTS);
   }
   return { sql: statement.sql, bindings, name: statement.name };
 }
