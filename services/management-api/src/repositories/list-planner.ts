@@ -459,10 +459,21 @@ function idSeekPage(
     .sum({ n: buckets.count })
     .groupBy(column ? ['dim', 'bucket'] : ['bucket']);
   if (plan.partition !== 'all') counted.whereIn(buckets.key, [...plan.partition]);
-  // With spans (and no rows to subtract, which are counted per bucket): the span first, the same
-  // way, then the buckets inside it only, their running sum starting at the rows before the span.
-  const spans = outside ? undefined : buckets.spans;
+  // With spans: the span first, the same way, then the buckets inside it only, their running sum
+  // starting at the rows before the span. Rows to subtract are subtracted from both.
+  const spans = buckets.spans;
   const keyOf = (unit: string) => (column ? `dim ${direction}, ${unit} ${direction}` : `${unit} ${direction}`);
+  // `unit`'s counts less the rows left out (`outside`: each with its dim and bucket), grouped the same.
+  const minus = (counts: Knex.QueryBuilder, unit: 'span' | 'bucket', of: string): Knex.QueryBuilder | Knex.Raw => {
+    if (!outside) return counts;
+    const keys = column ? `dim, ${unit}` : unit;
+    const { sql, bindings } = counts.toSQL();
+    return db.raw(
+      `SELECT ${keys}, c.n - coalesce(o.n, 0) AS n FROM (${sql}) AS c
+         LEFT JOIN (SELECT ${column ? 'dim, ' : ''}${of} AS ${unit}, count(*) AS n FROM outside GROUP BY ${keys}) AS o USING (${keys})`,
+      bindings as Knex.RawBinding[],
+    );
+  };
   let spanSeek: ((qb: Knex.QueryBuilder) => Knex.QueryBuilder) | undefined;
   if (spans) {
     const perSpan = db(spans.table)
@@ -475,7 +486,7 @@ function idSeekPage(
     if (column) counted.whereRaw('?? = (SELECT dim FROM seek_span)', [column.counter]);
     spanSeek = (qb) =>
       qb
-        .with('per_span', perSpan)
+        .with('per_span', minus(perSpan, 'span', `bucket >> ${spans.bits}`))
         .with(
           'running_span',
           db.raw(
@@ -490,14 +501,7 @@ function idSeekPage(
           ),
         );
   }
-  const keys = column ? 'dim, bucket' : 'bucket';
-  const perBucket = outside
-    ? db.raw(
-        `SELECT ${keys}, c.n - coalesce(o.n, 0) AS n FROM (${counted.toSQL().sql}) AS c
-           LEFT JOIN (SELECT ${keys}, count(*) AS n FROM outside GROUP BY ${keys}) AS o USING (${keys})`,
-        counted.toSQL().bindings as Knex.RawBinding[],
-      )
-    : counted;
+  const perBucket = minus(counted, 'bucket', 'bucket');
   const bits = buckets.bits;
   const key = column ? `dim ${direction}, bucket ${direction}` : `bucket ${direction}`;
   const lower = `(SELECT bucket FROM seek) << ${bits}`;
@@ -523,8 +527,9 @@ function idSeekPage(
   return {
     sql: `${ordered.sql} LIMIT ?`,
     bindings: [...ordered.bindings, window.limit],
-    with: (qb) =>
-      (outside ? qb.withMaterialized('outside', outside) : spanSeek ? spanSeek(qb) : qb)
+    with: (qb) => {
+      const subtracting = outside ? qb.withMaterialized('outside', outside) : qb;
+      return (spanSeek ? spanSeek(subtracting) : subtracting)
         .with('per_bucket', perBucket)
         .with(
           'running',
@@ -538,7 +543,8 @@ function idSeekPage(
             `SELECT ${column ? 'dim, ' : ''}bucket, upto - n AS before FROM running WHERE upto > ?::bigint ORDER BY ${key} LIMIT 1`,
             [window.offset],
           ),
-        ),
+        );
+    },
   };
 }
 
@@ -734,7 +740,7 @@ function compile(source: ListSource, plan: Plan, query: ListQuery, window: Windo
     walk.with && !walk.probe
       ? { with: walk.with, total: ranges ? { sql: segmentsTotalSql, bindings: [] } : total.toSQL(), page: walk }
       : plan.residual.length > 0
-        ? probed(source, plan, base, window, walk, few, ranges ? withSegments(ranges) : undefined)
+        ? probed(source, plan, base, window, walk, few, ranges ? withSegments(ranges, 'count') : undefined)
         : { with: undefined, total: total.toSQL(), page: walk };
   // knex has no lateral join; the page's SQL goes in with its bindings still as placeholders.
   const combined = (statement.with ? statement.with(db.queryBuilder()) : db.queryBuilder())

@@ -32,7 +32,19 @@ export interface RangeBuckets {
    * storage_user_name_ranges), kept by the same triggers: an unrestricted list reads these instead
    * of summing every partition's (at 10,000,000 users over 10 clusters, 2,442 rows instead of 24,420).
    */
-  totals?: { table: string; lower: string; count: string };
+  totals?: {
+    table: string;
+    lower: string;
+    count: string;
+    /**
+     * Counters over spans of consecutive ranges, over every partition value (users:
+     * storage_user_name_spans): [lower, upper) (upper NULL: no end), each span's bounds lower ends
+     * of ranges. A deep page finds its span first and then reads only that span's ranges; a
+     * prefix's total sums the spans inside it and the ranges of the two it cuts (at 10,000,000
+     * users, about 40 spans and 2 × 64 ranges instead of 2,450 ranges).
+     */
+    spans?: { table: string; lower: string; upper: string; count: string };
+  };
 }
 
 export interface RangeQuery {
@@ -48,10 +60,21 @@ export interface RangeQuery {
   applyFilters: (qb: Knex.QueryBuilder, filters: readonly Filter[]) => Knex.QueryBuilder;
 }
 
-/** The ranges' counts summed over the partition (`range_counts`) and the segments (`segments`). */
-export function withSegments(q: RangeQuery): (qb: Knex.QueryBuilder) => Knex.QueryBuilder {
-  const { db, buckets: b, partition, base, prefix } = q;
+/** `(SELECT lower FROM range_counts WHERE false)`: a NULL of the lower ends' type and collation. */
+const NOTHING = '(SELECT lower FROM range_counts WHERE false)';
+
+/**
+ * The ranges' counts summed over the partition (`range_counts`) and the segments (`segments`).
+ * `count`: the segments serve a total only, so spans may stand for the ranges inside a prefix
+ * (their `lower` and `upper` are then not given).
+ */
+export function withSegments(
+  q: RangeQuery,
+  use: 'seek' | 'count' = 'seek',
+): (qb: Knex.QueryBuilder) => Knex.QueryBuilder {
+  const { db, buckets: b, partition, prefix } = q;
   const totals = partition === 'all' ? b.totals : undefined;
+  if (use === 'count' && prefix && totals?.spans) return withPrefixSpans(q, prefix, totals, totals.spans);
   const rangeCounts = totals
     ? db(totals.table).select(db.raw('?? AS lower, ?? AS n', [totals.lower, totals.count]))
     : db(b.table)
@@ -71,9 +94,35 @@ export function withSegments(q: RangeQuery): (qb: Knex.QueryBuilder) => Knex.Que
   q.applyFilters(rangeCounts, [
     totals ? { ...prefix, alias: totals.table, column: totals.lower } : { ...prefix, alias: b.table, column: b.lower },
   ]);
+  const edges = edgeCounts(q);
+  return (qb) =>
+    qb
+      .with('range_counts', rangeCounts)
+      .with('edges', db.raw('SELECT min(lower) AS first, max(lower) AS last FROM range_counts'))
+      .with(
+        'segments',
+        db.raw(
+          `${edges.head}
+           UNION ALL
+           SELECT 1, lower, upper, n FROM (SELECT lower, lead(lower) OVER (ORDER BY lower) AS upper, n FROM range_counts) AS inside
+            WHERE lower < (SELECT last FROM edges)
+           UNION ALL
+           ${edges.tail}`,
+          [...edges.bindings] as Knex.RawBinding[],
+        ),
+      );
+}
+
+/**
+ * The segments at a prefix's two ends (CTE `edges`: `first` and `last`, the lowest and highest
+ * lower end of a range inside the prefix): its rows before the first range (all of them, where no
+ * range starts inside it) and from the last one on, counted in the index. Each edge's rows lie in
+ * one range (see above), so at most maxRows of them, a literal: a bound parameter would leave a
+ * generic plan guessing a tenth of the table. `head` and `tail` bind `bindings` in that order.
+ */
+function edgeCounts(q: RangeQuery): { head: string; tail: string; bindings: readonly Knex.Value[] } {
+  const { db, buckets: b, base } = q;
   const col = `${q.alias}.${b.column}`;
-  // Each edge's rows lie in one range (see above), so at most maxRows of them, a literal: a bound
-  // parameter would leave a generic plan guessing a tenth of the table.
   const counted = (where?: string): { sql: string; bindings: readonly Knex.Value[] } => {
     const rows = base.clone().select(db.raw('1')).limit(b.maxRows, { skipBinding: true });
     if (where) rows.whereRaw(`?? ${where}`, [col]);
@@ -82,23 +131,78 @@ export function withSegments(q: RangeQuery): (qb: Knex.QueryBuilder) => Knex.Que
   const all = counted();
   const head = counted('< (SELECT first FROM edges)');
   const tail = counted('>= (SELECT last FROM edges)');
-  // `(SELECT lower FROM range_counts WHERE false)`: a NULL of the lower ends' type and collation.
-  const nothing = '(SELECT lower FROM range_counts WHERE false)';
+  return {
+    head: `SELECT 0 AS seq, ${NOTHING} AS lower, (SELECT first FROM edges) AS upper,
+                  CASE WHEN (SELECT first FROM edges) IS NULL THEN (${all.sql}) ELSE (${head.sql}) END AS n`,
+    tail: `SELECT 2, last, ${NOTHING}, (${tail.sql}) FROM edges WHERE last IS NOT NULL`,
+    bindings: [...all.bindings, ...head.bindings, ...tail.bindings],
+  };
+}
+
+type Totals = NonNullable<RangeBuckets['totals']>;
+type Spans = NonNullable<Totals['spans']>;
+
+/**
+ * A prefix's segments for its total, over every partition value: the edges, the spans that lie
+ * inside [first, last), and the ranges there outside those spans (the spans inside are one run, so
+ * those ranges are the ones before it and after it, inside at most the two spans the prefix cuts).
+ * `first` and `last` are each one probe of the ranges' index.
+ */
+function withPrefixSpans(
+  q: RangeQuery,
+  prefix: Filter,
+  totals: Totals,
+  spans: Spans,
+): (qb: Knex.QueryBuilder) => Knex.QueryBuilder {
+  const { db } = q;
+  // ORDER BY … LIMIT 1 rather than min() or max(): one index probe, whatever Postgres estimates.
+  const end = (direction: 'asc' | 'desc') =>
+    q
+      .applyFilters(
+        db(totals.table).select(totals.lower).orderBy(totals.lower, direction).limit(1, { skipBinding: true }),
+        [{ ...prefix, alias: totals.table, column: totals.lower }],
+      )
+      .toSQL();
+  const first = end('asc');
+  const last = end('desc');
+  const ranges = (from: string, below: string) =>
+    db(totals.table)
+      .select(db.raw('?? AS lower, ?? AS n', [totals.lower, totals.count]))
+      .whereRaw(`?? >= ${from} AND ?? < ${below}`, [totals.lower, totals.lower])
+      .toSQL().sql;
+  const edges = edgeCounts(q);
   return (qb) =>
     qb
-      .with('range_counts', rangeCounts)
-      .with('edges', db.raw('SELECT min(lower) AS first, max(lower) AS last FROM range_counts'))
+      .with(
+        'edges',
+        db.raw(`SELECT (${first.sql}) AS first, (${last.sql}) AS last`, [
+          ...first.bindings,
+          ...last.bindings,
+        ] as Knex.RawBinding[]),
+      )
+      .with(
+        'whole',
+        db.raw(
+          `SELECT ?? AS lower, ?? AS upper, ?? AS n FROM ?? WHERE ?? >= (SELECT first FROM edges) AND ?? <= (SELECT last FROM edges)`,
+          [spans.lower, spans.upper, spans.count, spans.table, spans.lower, spans.upper],
+        ),
+      )
+      .with(
+        'range_counts',
+        db.raw(
+          `(${ranges('(SELECT first FROM edges)', 'coalesce((SELECT min(lower) FROM whole), (SELECT last FROM edges))')})
+           UNION ALL (${ranges('(SELECT max(upper) FROM whole)', '(SELECT last FROM edges)')})`,
+        ),
+      )
       .with(
         'segments',
         db.raw(
-          `SELECT 0 AS seq, ${nothing} AS lower, (SELECT first FROM edges) AS upper,
-                  CASE WHEN (SELECT first FROM edges) IS NULL THEN (${all.sql}) ELSE (${head.sql}) END AS n
+          `${edges.head}
+           UNION ALL SELECT 1, ${NOTHING}, ${NOTHING}, n FROM whole
+           UNION ALL SELECT 1, ${NOTHING}, ${NOTHING}, n FROM range_counts
            UNION ALL
-           SELECT 1, lower, upper, n FROM (SELECT lower, lead(lower) OVER (ORDER BY lower) AS upper, n FROM range_counts) AS inside
-            WHERE lower < (SELECT last FROM edges)
-           UNION ALL
-           SELECT 2, last, ${nothing}, (${tail.sql}) FROM edges WHERE last IS NOT NULL`,
-          [...all.bindings, ...head.bindings, ...tail.bindings] as Knex.RawBinding[],
+           ${edges.tail}`,
+          [...edges.bindings] as Knex.RawBinding[],
         ),
       );
 }
@@ -166,7 +270,9 @@ export function seekPage(
         [...keys, ...first.bindings, window.offset] as Knex.RawBinding[],
       ),
   ).toSQL();
-  const segments = withSegments(q);
+  const totals = q.partition === 'all' ? b.totals : undefined;
+  const segments =
+    !q.prefix && totals?.spans ? withSpanWindow(q, totals, totals.spans, direction, window) : withSegments(q);
   return {
     sql: `${page.sql} LIMIT ?`,
     bindings: [...page.bindings, window.limit],
@@ -203,4 +309,68 @@ export function seekPage(
           ),
         ),
   };
+}
+
+/**
+ * The segments of an unrestricted deep page in the column's order, over spans of ranges: the spans
+ * the page starts and ends in (a running sum over the spans, in the page's order) are read as their
+ * ranges (`range_counts`, between `win`'s `lo` and `hi`, hi NULL: no end), every other span as one
+ * segment. The running sum over these segments then finds the same range and rows before it as one
+ * over every range.
+ */
+function withSpanWindow(
+  q: RangeQuery,
+  totals: Totals,
+  spans: Spans,
+  direction: 'asc' | 'desc',
+  window: { limit: Knex.Value; offset: Knex.Value },
+): (qb: Knex.QueryBuilder) => Knex.QueryBuilder {
+  const { db } = q;
+  const key = direction === 'asc' ? 'lower ASC' : 'lower DESC';
+  const back = direction === 'asc' ? 'lower DESC' : 'lower ASC';
+  const inWindow = (upper: string) =>
+    db(totals.table)
+      .select(db.raw('?? AS lower, ?? AS n', [totals.lower, totals.count]))
+      .whereRaw(`?? >= (SELECT lo FROM win) AND ${upper}`, [totals.lower])
+      .toSQL().sql;
+  return (qb) =>
+    qb
+      .with(
+        'span_running',
+        db.raw(`SELECT ?? AS lower, ?? AS upper, ?? AS n, sum(??) OVER (ORDER BY ?? ${direction}) AS upto FROM ??`, [
+          spans.lower,
+          spans.upper,
+          spans.count,
+          spans.count,
+          spans.lower,
+          spans.table,
+        ]),
+      )
+      .with(
+        'win',
+        db.raw(
+          `SELECT least(a.lower, b.lower) AS lo,
+                  CASE WHEN a.upper IS NULL OR b.upper IS NULL THEN NULL ELSE greatest(a.upper, b.upper) END AS hi
+             FROM (SELECT lower, upper FROM span_running WHERE upto > ?::bigint ORDER BY ${key} LIMIT 1) AS a,
+                  ((SELECT lower, upper FROM span_running WHERE upto >= ?::bigint + ?::bigint ORDER BY ${key} LIMIT 1)
+                   UNION ALL (SELECT lower, upper FROM span_running ORDER BY ${back} LIMIT 1) LIMIT 1) AS b`,
+          [window.offset, window.offset, window.limit],
+        ),
+      )
+      .with(
+        'range_counts',
+        db.raw(
+          `(${inWindow(db.raw('?? < (SELECT hi FROM win)', [totals.lower]).toQuery())})
+           UNION ALL (${inWindow('(SELECT hi FROM win) IS NULL')})`,
+        ),
+      )
+      .with(
+        'segments',
+        db.raw(
+          `SELECT 1 AS seq, lower, upper, n FROM span_running
+            WHERE (SELECT lo FROM win) IS NULL OR lower < (SELECT lo FROM win) OR lower >= (SELECT hi FROM win)
+           UNION ALL
+           SELECT 1, lower, coalesce(lead(lower) OVER (ORDER BY lower), (SELECT hi FROM win)), n FROM range_counts`,
+        ),
+      );
 }

@@ -123,7 +123,12 @@ const USER_COUNTERS: PartitionCounters = {
     lower: 'lower_name',
     count: 'n',
     maxRows: NAME_RANGE_MAX_ROWS,
-    totals: { table: 'storage_user_name_ranges', lower: 'lower_name', count: 'n' },
+    totals: {
+      table: 'storage_user_name_ranges',
+      lower: 'lower_name',
+      count: 'n',
+      spans: { table: 'storage_user_name_spans', lower: 'lower_name', upper: 'upper_name', count: 'n' },
+    },
   },
 };
 

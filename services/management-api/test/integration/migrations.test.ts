@@ -46,6 +46,7 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
         '20261130020000_storage_session_application_credentials',
         '20261130040000_user_id_spans',
         '20261130050000_user_name_range_bound',
+        '20261130060000_user_name_spans',
       ]);
       expect(await migrateLatest(db)).toEqual([]);
       for (const table of [
@@ -61,6 +62,7 @@ describe.each(DB_KINDS)('migrations on %s', (kind) => {
         'storage_user_id_buckets',
         'storage_user_name_ranges',
         'storage_user_name_buckets',
+        'storage_user_name_spans',
         'utilization_accounts',
         'utilization_storage_hourly',
         'utilization_storage_latest',

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import type { Knex } from 'knex';
 import { DB_KINDS, createDatabaseWithClusters, type TestDatabaseWithClusters } from '../support/harness';
 import * as nameBucketsMigration from '../../src/db/migrations/20261124020000_user_name_buckets';
+import * as nameSpansMigration from '../../src/db/migrations/20261130060000_user_name_spans';
 import { NAME_RANGE_MAX_ROWS } from '../../src/db/migrations/20261130050000_user_name_range_bound';
 import { parseListQuery } from '../../src/http/filters';
 import { applyFilters, applyOrdering } from '../../src/repositories/list-planner';
@@ -39,16 +40,43 @@ async function wrongRanges(db: Knex): Promise<unknown[]> {
     UNION ALL
     SELECT 'bucket', coalesce(b.lower_name, a.lower_name), coalesce(b.cluster_id, a.cluster_id), b.n, a.n
       FROM storage_user_name_buckets b FULL JOIN actual a ON a.lower_name = b.lower_name AND a.cluster_id = b.cluster_id
-     WHERE coalesce(b.n, 0) <> coalesce(a.n, 0)`);
+     WHERE coalesce(b.n, 0) <> coalesce(a.n, 0)
+    UNION ALL
+    SELECT 'span', s.lower_name, NULL, s.n, (SELECT coalesce(sum(a.n), 0) FROM per_range a
+        WHERE a.lower_name >= s.lower_name AND (s.upper_name IS NULL OR a.lower_name < s.upper_name))
+      FROM storage_user_name_spans s
+     WHERE s.n <> (SELECT coalesce(sum(a.n), 0) FROM per_range a
+        WHERE a.lower_name >= s.lower_name AND (s.upper_name IS NULL OR a.lower_name < s.upper_name))
+    UNION ALL
+    SELECT 'span gap', lower_name, NULL, NULL, NULL FROM (
+        SELECT lower_name, upper_name, lead(lower_name) OVER (ORDER BY lower_name) AS next FROM storage_user_name_spans) AS s
+     WHERE upper_name IS DISTINCT FROM next
+    UNION ALL
+    SELECT 'span start', min(lower_name), NULL, NULL, NULL FROM storage_user_name_spans HAVING min(lower_name) IS DISTINCT FROM ''
+    UNION ALL
+    SELECT 'span bound', s.lower_name, NULL, NULL, NULL FROM storage_user_name_spans s
+     WHERE NOT EXISTS (SELECT FROM storage_user_name_ranges r WHERE r.lower_name = s.lower_name)`);
   return res.rows;
 }
 
 const largestRange = async (db: Knex): Promise<number> =>
   Number((await db.raw('SELECT coalesce(max(n), 0) AS n FROM storage_user_name_ranges')).rows[0].n);
+/** The most ranges any span holds. */
+const largestSpan = async (db: Knex): Promise<number> =>
+  Number(
+    (
+      await db.raw(`SELECT coalesce(max((SELECT count(*) FROM storage_user_name_ranges r
+          WHERE r.lower_name >= s.lower_name AND (s.upper_name IS NULL OR r.lower_name < s.upper_name))), 0) AS n
+        FROM storage_user_name_spans s`)
+    ).rows[0].n,
+  );
 const rangeCount = async (db: Knex): Promise<number> =>
   Number((await db.raw('SELECT count(*) AS n FROM storage_user_name_ranges')).rows[0].n);
-const setTarget = (db: Knex, size: number) =>
-  db.raw('UPDATE storage_user_name_bucket_settings SET target_size = ?', [size]);
+const spanCount = async (db: Knex): Promise<number> =>
+  Number((await db.raw('SELECT count(*) AS n FROM storage_user_name_spans')).rows[0].n);
+/** The ranges' target size, and the spans' number of ranges (both cut at twice theirs). */
+const setTarget = (db: Knex, size: number, spanRanges = 64) =>
+  db.raw('UPDATE storage_user_name_bucket_settings SET target_size = ?, span_ranges = ?', [size, spanRanges]);
 
 /** Names from a small alphabet with the LIKE wildcards and escape in it, so prefixes share ranges. */
 const ALPHABET = ['a', 'b', '_', '%', '\\', 'B', 'é'];
@@ -129,11 +157,13 @@ describe.each(DB_KINDS)('user name buckets on %s', (kind) => {
     await fc.assert(
       fc.asyncProperty(
         fc.integer({ min: 2, max: 40 }),
+        fc.integer({ min: 1, max: 6 }),
         fc.array(op, { minLength: 1, maxLength: 6 }),
         fc.array(page, { minLength: 3, maxLength: 8 }),
-        async (target, ops, pages) => {
-          await db('storage_users').delete();
-          await setTarget(db, target);
+        async (target, spanRanges, ops, pages) => {
+          // From one empty range and span: a smaller setting only cuts what later statements touch.
+          await db.raw('TRUNCATE storage_users CASCADE');
+          await setTarget(db, target, spanRanges);
           // Enough users for pages past the planner's deep threshold (5,000).
           await db.raw(
             `INSERT INTO storage_users (cluster_id, username, password_hash)
@@ -156,6 +186,7 @@ describe.each(DB_KINDS)('user name buckets on %s', (kind) => {
             expect({ o, wrong: await wrongRanges(db) }).toEqual({ o, wrong: [] });
             // A range only stays over twice the target if its rows share too few names to cut.
             expect(await largestRange(db)).toBeLessThanOrEqual(Math.max(2 * target, 3));
+            expect(await largestSpan(db)).toBeLessThanOrEqual(2 * spanRanges);
           }
           for (const p of pages) {
             const params: Params = [
@@ -257,6 +288,73 @@ describe.each(DB_KINDS)('user name buckets on %s', (kind) => {
     }
   });
 
+  it('when an unrestricted deep page is ordered by name or a prefix is counted, then the spans answer it with the ranges of at most two spans', async () => {
+    // About 240 ranges of 50 names, in spans of 4 (at most 8 ranges each), cut from one range and
+    // span (ranges other tests left would keep the spans they were cut into).
+    await db.raw('TRUNCATE storage_users CASCADE');
+    await setTarget(db, 50, 4);
+    await db.raw(
+      `INSERT INTO storage_users (cluster_id, username, password_hash)
+      SELECT (?::int[])[1 + g % 3], 'n' || lpad(g::text, 6, '0'), 'x' FROM generate_series(1, 12000) AS g`,
+      [clusters],
+    );
+    expect(await rangeCount(db)).toBeGreaterThan(200);
+    for (const params of [
+      [
+        ['order_by', 'user'],
+        ['offset', '9000'],
+      ],
+      [
+        ['order_by', '-user'],
+        ['offset', '11990'],
+        ['limit', '50'],
+      ],
+      // A page that may end in the next span (about 200 names each).
+      [
+        ['order_by', 'user'],
+        ['offset', '6150'],
+        ['limit', '100'],
+      ],
+      [['user__startswith', 'n0']],
+      [
+        ['user__startswith', 'n00'],
+        ['offset', '9000'],
+      ],
+      [['user__startswith', 'n0050']],
+    ] as Params[]) {
+      const statements: Array<{ sql: string; bindings: readonly unknown[] }> = [];
+      const spy = (q: { sql: string; bindings: readonly unknown[] }) => statements.push(q);
+      db.on('query', spy);
+      try {
+        expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
+      } finally {
+        db.off('query', spy);
+      }
+      const page = statements.find((q) => q.sql.includes('storage_user_name_'))!;
+      const [explained] = (
+        await db.raw(
+          `EXPLAIN (ANALYZE, FORMAT JSON) ${page.sql.replace(/\$\d+/g, '?')}`,
+          page.bindings as Knex.RawBinding[],
+        )
+      ).rows as Array<{ 'QUERY PLAN': unknown }>;
+      // Rows of each counter table read by the plan's scans, kept or filtered out.
+      const read: Record<string, number> = {};
+      const walk = (node: Record<string, unknown>) => {
+        const table = node['Relation Name'];
+        if (typeof table === 'string')
+          read[table] =
+            (read[table] ?? 0) +
+            (Number(node['Actual Rows']) + Number(node['Rows Removed by Filter'] ?? 0)) * Number(node['Actual Loops']);
+        for (const c of (node.Plans as Array<Record<string, unknown>> | undefined) ?? []) walk(c);
+      };
+      walk((explained!['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);
+      expect({ params, spans: read.storage_user_name_spans! > 0 }).toEqual({ params, spans: true });
+      // Two spans' ranges, each span at most twice 4 (and the prefix's two ends: one probe each).
+      const ranges = read.storage_user_name_ranges ?? 0;
+      expect({ params, ranges, few: ranges <= 2 * 2 * 4 + 2 }).toEqual({ params, ranges, few: true });
+    }
+  });
+
   it("when a prefix's edges are counted, then each count is planned as at most one range's rows, not a share of the table", async () => {
     // Ranges of about 500 names: 'p' then spans several, and its edges are counted in the index.
     await setTarget(db, 500);
@@ -324,7 +422,7 @@ describe.each(DB_KINDS)('user name buckets on %s', (kind) => {
   (kind === 'pglite' ? it.skip : it)(
     'when writers insert and delete overlapping names concurrently while ranges are being cut, then no count is lost',
     async () => {
-      await setTarget(db, 4);
+      await setTarget(db, 4, 2);
       // One cluster per writer: writers of one cluster wait for each other on its counter
       // (cluster_user_counts) before they reach the name ranges; writers of different clusters meet
       // only there, on ranges they share.
@@ -361,6 +459,7 @@ describe.each(DB_KINDS)('user name buckets on %s', (kind) => {
       expect(settled.filter((s) => s.status === 'rejected')).toEqual([]);
       expect(await wrongRanges(db)).toEqual([]);
       expect(await rangeCount(db)).toBeGreaterThan(50);
+      expect(await spanCount(db)).toBeGreaterThan(10);
       await db('storage_users').delete();
       await db('clusters')
         .whereIn(
@@ -372,16 +471,17 @@ describe.each(DB_KINDS)('user name buckets on %s', (kind) => {
   );
 
   it('when storage_users is truncated, then the ranges start again from one empty range', async () => {
-    await setTarget(db, 5);
+    await setTarget(db, 5, 2);
     await insertNamed(
       Array.from({ length: 200 }, (_, i) => `t${i}`),
       (i) => clusters[i % 3]!,
     );
     expect(await rangeCount(db)).toBeGreaterThan(10);
+    expect(await spanCount(db)).toBeGreaterThan(3);
     // CASCADE: S3 credentials reference their users.
     await db.raw('TRUNCATE storage_users CASCADE');
     expect(await wrongRanges(db)).toEqual([]);
-    expect(await rangeCount(db)).toBe(1);
+    expect([await rangeCount(db), await spanCount(db)]).toEqual([1, 1]);
     await insertNamed(['t1'], () => clusters[0]!);
     expect(await wrongRanges(db)).toEqual([]);
   });
@@ -400,16 +500,23 @@ describe.each(DB_KINDS)('user name buckets on %s', (kind) => {
       Array.from({ length: 3000 }, (_, i) => `back${(i * 37) % 2000}`),
       (i) => clusters[i % 3]!,
     );
-    await db.transaction((trx) => nameBucketsMigration.down(trx));
+    await db.transaction(async (trx) => {
+      await nameSpansMigration.down(trx);
+      await nameBucketsMigration.down(trx);
+    });
     expect(await db.schema.hasTable('storage_user_name_ranges')).toBe(false);
     await insertNamed(['late'], () => clusters[1]!);
     await db.transaction((trx) => nameBucketsMigration.up(trx));
+    // Ranges before spans, as the migrations come: the spans' backfill sums ranges already cut.
+    await db.raw('UPDATE storage_user_name_bucket_settings SET target_size = 100');
+    await insertNamed(['back1y'], () => clusters[1]!);
+    expect(await rangeCount(db)).toBeGreaterThan(10);
+    await db.transaction((trx) => nameSpansMigration.up(trx));
     expect(await wrongRanges(db)).toEqual([]);
-    expect(await rangeCount(db)).toBe(1);
-    // The backfill cuts with the default target; a smaller one cuts what grows past it.
-    await setTarget(db, 100);
+    expect(await spanCount(db)).toBe(1);
+    await setTarget(db, 20, 3);
     await insertNamed(['back1x'], () => clusters[1]!);
     expect(await wrongRanges(db)).toEqual([]);
-    expect(await rangeCount(db)).toBeGreaterThan(10);
+    expect(await spanCount(db)).toBeGreaterThan(3);
   });
 });

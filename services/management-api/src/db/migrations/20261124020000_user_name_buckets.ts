@@ -29,31 +29,89 @@ import type { Knex } from 'knex';
 const TARGET_SIZE = 4096;
 
 /**
- * Locks the ranges the statement's names (`names`: a transition table) fall in, one at a time in
- * name order, and lists them in `held`. Each range's end is read with its lock (SELECT … FOR
- * UPDATE under READ COMMITTED returns the row as the transaction it waited for left it), so it is
- * final, and it is the next range's start: ranges cut while this statement waited are found, and
- * every statement locks in the same order, so they wait for each other but never deadlock. (A
- * range's row is never deleted: a cut keeps it as its first piece.)
+ * Locks the rows of `table` covering the names [lo, hi], one at a time in name order, and lists
+ * their lower ends in `held`. The rows tile all names as [lower_name, upper_name) and are only
+ * ever cut by the holder of a row's lock, which keeps the row as the first piece. Each row's end is
+ * read with its lock (SELECT … FOR UPDATE under READ COMMITTED returns the row as the transaction
+ * it waited for left it), so it is final, and it is the next row's start: rows cut while this
+ * statement waited are found, and every statement locks in the same order, so they wait for each
+ * other but never deadlock.
  */
-const lockRanges = (names: string) => `
-  SELECT min(username), max(username) INTO lo, hi FROM ${names};
-  IF lo IS NULL THEN RETURN NULL; END IF;
-  held := '{}';
-  SELECT max(lower_name) INTO cur FROM storage_user_name_ranges WHERE lower_name <= lo;
+export const lockCovering = (table: string, held: string) => `
+  ${held} := '{}';
+  SELECT max(lower_name) INTO cur FROM ${table} WHERE lower_name <= lo;
   LOOP
-    SELECT upper_name INTO nxt FROM storage_user_name_ranges WHERE lower_name = cur FOR UPDATE;
-    IF nxt IS NULL OR nxt > lo THEN held := held || cur; END IF;
+    SELECT upper_name INTO nxt FROM ${table} WHERE lower_name = cur FOR UPDATE;
+    IF nxt IS NULL OR nxt > lo THEN ${held} := ${held} || cur; END IF;
     EXIT WHEN nxt IS NULL OR nxt > hi;
     cur := nxt;
   END LOOP;`;
+
+/** Locks the ranges the statement's names (`names`: a transition table) fall in (see lockCovering). */
+export const lockRanges = (names: string) => `
+  SELECT min(username), max(username) INTO lo, hi FROM ${names};
+  IF lo IS NULL THEN RETURN NULL; END IF;${lockCovering('storage_user_name_ranges', 'held')}`;
 
 /**
  * Each row's range: `held` lists the lower ends of the ranges covering the statement's names, in
  * order, and width_bucket finds a name's by binary search (no index probe per row on a bulk insert).
  */
-const assigned = (names: string, sign: string) => `
+export const assigned = (names: string, sign: string) => `
   SELECT held[width_bucket(u.username, held)] AS lower_name, u.cluster_id, ${sign}count(*) AS n FROM ${names} u GROUP BY 1, 2`;
+
+/** The counting trigger functions as this migration defines them (a later one adds to them and restores these). */
+export const countInsertedUsers = `
+    CREATE OR REPLACE FUNCTION cairn_name_count_inserted_users() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+      lo varchar COLLATE "C";
+      hi varchar COLLATE "C";
+      cur varchar COLLATE "C";
+      nxt varchar COLLATE "C";
+      held varchar[] COLLATE "C";
+      big varchar COLLATE "C";
+    BEGIN
+      ${lockRanges('inserted_users')}
+      WITH counted AS (${assigned('inserted_users', '')}),
+        per_cluster AS (
+          INSERT INTO storage_user_name_buckets (cluster_id, lower_name, n)
+            SELECT cluster_id, lower_name, n FROM counted ORDER BY 1, 2
+          ON CONFLICT (cluster_id, lower_name) DO UPDATE SET n = storage_user_name_buckets.n + EXCLUDED.n)
+      UPDATE storage_user_name_ranges r SET n = r.n + c.n
+        FROM (SELECT lower_name, sum(n) AS n FROM counted GROUP BY 1) c WHERE r.lower_name = c.lower_name;
+      FOR big IN
+        SELECT lower_name FROM storage_user_name_ranges
+         WHERE lower_name = ANY (held) AND n > 2 * (SELECT target_size FROM storage_user_name_bucket_settings)
+      LOOP
+        PERFORM cairn_cut_name_range(big);
+      END LOOP;
+      RETURN NULL;
+    END $$`;
+export const countDeletedUsers = `
+    CREATE OR REPLACE FUNCTION cairn_name_count_deleted_users() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+      lo varchar COLLATE "C";
+      hi varchar COLLATE "C";
+      cur varchar COLLATE "C";
+      nxt varchar COLLATE "C";
+      held varchar[] COLLATE "C";
+    BEGIN
+      ${lockRanges('deleted_users')}
+      WITH counted AS (${assigned('deleted_users', '-')}),
+        per_cluster AS (
+          UPDATE storage_user_name_buckets b SET n = b.n + c.n
+            FROM counted c WHERE b.cluster_id = c.cluster_id AND b.lower_name = c.lower_name)
+      UPDATE storage_user_name_ranges r SET n = r.n + c.n
+        FROM (SELECT lower_name, sum(n) AS n FROM counted GROUP BY 1) c WHERE r.lower_name = c.lower_name;
+      RETURN NULL;
+    END $$`;
+export const uncountTruncatedUsers = `
+    CREATE OR REPLACE FUNCTION cairn_name_uncount_truncated_users() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      DELETE FROM storage_user_name_buckets;
+      DELETE FROM storage_user_name_ranges;
+      INSERT INTO storage_user_name_ranges (lower_name, upper_name, n) VALUES ('', NULL, 0);
+      RETURN NULL;
+    END $$`;
 
 export async function up(knex: Knex): Promise<void> {
   // No write may slip in between the backfill below and the new triggers.
@@ -110,58 +168,9 @@ export async function up(knex: Knex): Promise<void> {
       ON CONFLICT (lower_name) DO UPDATE SET upper_name = EXCLUDED.upper_name, n = EXCLUDED.n;
     END $$`);
 
-  await knex.raw(`
-    CREATE FUNCTION cairn_name_count_inserted_users() RETURNS trigger LANGUAGE plpgsql AS $$
-    DECLARE
-      lo varchar COLLATE "C";
-      hi varchar COLLATE "C";
-      cur varchar COLLATE "C";
-      nxt varchar COLLATE "C";
-      held varchar[] COLLATE "C";
-      big varchar COLLATE "C";
-    BEGIN
-      ${lockRanges('inserted_users')}
-      WITH counted AS (${assigned('inserted_users', '')}),
-        per_cluster AS (
-          INSERT INTO storage_user_name_buckets (cluster_id, lower_name, n)
-            SELECT cluster_id, lower_name, n FROM counted ORDER BY 1, 2
-          ON CONFLICT (cluster_id, lower_name) DO UPDATE SET n = storage_user_name_buckets.n + EXCLUDED.n)
-      UPDATE storage_user_name_ranges r SET n = r.n + c.n
-        FROM (SELECT lower_name, sum(n) AS n FROM counted GROUP BY 1) c WHERE r.lower_name = c.lower_name;
-      FOR big IN
-        SELECT lower_name FROM storage_user_name_ranges
-         WHERE lower_name = ANY (held) AND n > 2 * (SELECT target_size FROM storage_user_name_bucket_settings)
-      LOOP
-        PERFORM cairn_cut_name_range(big);
-      END LOOP;
-      RETURN NULL;
-    END $$`);
-  await knex.raw(`
-    CREATE FUNCTION cairn_name_count_deleted_users() RETURNS trigger LANGUAGE plpgsql AS $$
-    DECLARE
-      lo varchar COLLATE "C";
-      hi varchar COLLATE "C";
-      cur varchar COLLATE "C";
-      nxt varchar COLLATE "C";
-      held varchar[] COLLATE "C";
-    BEGIN
-      ${lockRanges('deleted_users')}
-      WITH counted AS (${assigned('deleted_users', '-')}),
-        per_cluster AS (
-          UPDATE storage_user_name_buckets b SET n = b.n + c.n
-            FROM counted c WHERE b.cluster_id = c.cluster_id AND b.lower_name = c.lower_name)
-      UPDATE storage_user_name_ranges r SET n = r.n + c.n
-        FROM (SELECT lower_name, sum(n) AS n FROM counted GROUP BY 1) c WHERE r.lower_name = c.lower_name;
-      RETURN NULL;
-    END $$`);
-  await knex.raw(`
-    CREATE FUNCTION cairn_name_uncount_truncated_users() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      DELETE FROM storage_user_name_buckets;
-      DELETE FROM storage_user_name_ranges;
-      INSERT INTO storage_user_name_ranges (lower_name, upper_name, n) VALUES ('', NULL, 0);
-      RETURN NULL;
-    END $$`);
+  await knex.raw(countInsertedUsers);
+  await knex.raw(countDeletedUsers);
+  await knex.raw(uncountTruncatedUsers);
   await knex.raw(`
     CREATE FUNCTION cairn_refuse_user_rename() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN

@@ -36,6 +36,7 @@ import * as utilizationRequestClasses from './20261129050000_utilization_request
 import * as storageSessionApplicationCredentials from './20261130020000_storage_session_application_credentials';
 import * as userIdSpans from './20261130040000_user_id_spans';
 import * as userNameRangeBound from './20261130050000_user_name_range_bound';
+import * as userNameSpans from './20261130060000_user_name_spans';
 
 /**
  * Migrations are listed here rather than discovered on disk so they run the same under tsx, jest
@@ -79,6 +80,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261130020000_storage_session_application_credentials': storageSessionApplicationCredentials,
   '20261130040000_user_id_spans': userIdSpans,
   '20261130050000_user_name_range_bound': userNameRangeBound,
+  '20261130060000_user_name_spans': userNameSpans,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
