@@ -27,7 +27,8 @@ import {
  *    the page. The total is read from trigger-kept counters when the residual filters are empty
  *    (users: cluster_user_counts), from trigger-kept counters per range of names when the only
  *    residual filter is a prefix of the name (users: storage_user_name_buckets: the ranges inside
- *    the prefix summed, the two at its ends counted in the index), else counted. The page starts
+ *    the prefix summed, the two at its ends counted in the index; over every cluster, spans of
+ *    ranges inside it and the ranges of the two spans it cuts), else counted. The page starts
  *      - near the start (offset ≤ DEEP_OFFSET): plain ORDER BY … LIMIT … OFFSET (an index on
  *        (field, id) serves it: the id tie-breaker follows the field's direction);
  *      - deep, no residual filters, with id-bucket counters (users), ordered by id or by a column
@@ -36,10 +37,12 @@ import {
  *        the spans of buckets first, then the one span's buckets, where the counters have spans), so
  *        fewer than one bucket of rows is walked; the same with a prefix of a column with range
  *        counters that leaves out at most FEW_MATCHES rows of the partition: those rows, read from
- *        the column's index on both sides of the matches, are subtracted from the buckets;
+ *        the column's index on both sides of the matches, are subtracted from the spans and buckets;
  *      - deep, ordered by a column with range counters (users: name), filtered by nothing else
  *        than the partition and a prefix of that column: in the range where the offset falls,
- *        found by a running sum over the ranges' counters in the page's order;
+ *        found by a running sum over the ranges' counters in the page's order (over every
+ *        partition value and no prefix: over the spans of ranges first, then the ranges of the
+ *        spans the page starts and ends in);
  *      - otherwise deep: the page's ids first (an index-only walk over the skipped rows), then
  *        those rows.
  *    The statement's SQL depends only on the query's shape; it is compiled once per shape and each
@@ -691,14 +694,18 @@ function probed(
     plan.ordering,
     alias,
   ).toSQL();
-  // With range counters (`exact`: the segments of withSegments) the total is known without the probe.
+  // With range counters (`exact`: the segments of withSegments) the total is known without the probe,
+  // which the page alone reads (when the total is few): inlined there, its matches go straight to
+  // the sort instead of into a materialized copy first (at 10,000,000 users, 10,000 matches of
+  // `user__startswith`: 1.7 ms instead of 2.6–3.0 ms). Its LIMIT still keeps Postgres from
+  // walking the page's own order instead.
   if (exact) {
     return {
       // The walk's own expressions come last: they may test `probed`.
       with: (qb) =>
         (walk.with ?? ((q: Knex.QueryBuilder) => q))(
           exact(qb)
-            .withMaterialized('probe', probe)
+            .with('probe', probe)
             .with('probed', db.raw(`SELECT total AS n FROM (${segmentsTotalSql}) AS s`)),
         ),
       total: { sql: 'SELECT n AS total FROM probed', bindings: [] },

@@ -13,6 +13,9 @@ import type { Filter, Ordering } from './list-types';
  *   where a range has none of the partition's rows), whatever the number of matches.
  * The total is the sum of the segments; a deep page in the column's order starts in the segment
  * where the running sum of the counts passes the offset, and skips only that segment's rows.
+ * Over every partition value, where the ranges have spans (see RangeBuckets.totals), whole spans
+ * stand for their ranges: for a prefix's total, the spans inside it (withPrefixSpans); for a deep
+ * page without a prefix, every span but the one or two the page lies in (withSpanWindow).
  */
 
 export interface RangeBuckets {
