@@ -131,6 +131,29 @@ describe.each(DB_KINDS)('user name buckets on %s', (kind) => {
     return { total: page.total, ids: page.rows.map((r) => String(r.id)) };
   }
 
+  /**
+   * Lists `params` (its page and total checked against the naive ones) and explains the statement
+   * that read the name counters, as the API sent it; `analyze`: run it, for actual row counts.
+   */
+  async function explainedList(params: Params, analyze: boolean): Promise<Record<string, unknown>> {
+    const statements: Array<{ sql: string; bindings: readonly unknown[] }> = [];
+    const spy = (q: { sql: string; bindings: readonly unknown[] }) => statements.push(q);
+    db.on('query', spy);
+    try {
+      expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
+    } finally {
+      db.off('query', spy);
+    }
+    const page = statements.find((q) => q.sql.includes('storage_user_name_'))!;
+    const [explained] = (
+      await db.raw(
+        `EXPLAIN (${analyze ? 'ANALYZE, ' : ''}FORMAT JSON) ${page.sql.replace(/\$\d+/g, '?')}`,
+        page.bindings as Knex.RawBinding[],
+      )
+    ).rows as Array<{ 'QUERY PLAN': unknown }>;
+    return (explained!['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan;
+  }
+
   it('when users are inserted, deleted and listed at random with tiny ranges, then the counters equal count(*) and every page and total equal the naive OFFSET and count(*)', async () => {
     const name = fc.array(fc.constantFrom(...ALPHABET), { minLength: 1, maxLength: 6 }).map((cs) => cs.join(''));
     const op = fc.oneof(
@@ -335,21 +358,7 @@ describe.each(DB_KINDS)('user name buckets on %s', (kind) => {
       ],
       [['user__startswith', 'n0050']],
     ] as Params[]) {
-      const statements: Array<{ sql: string; bindings: readonly unknown[] }> = [];
-      const spy = (q: { sql: string; bindings: readonly unknown[] }) => statements.push(q);
-      db.on('query', spy);
-      try {
-        expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
-      } finally {
-        db.off('query', spy);
-      }
-      const page = statements.find((q) => q.sql.includes('storage_user_name_'))!;
-      const [explained] = (
-        await db.raw(
-          `EXPLAIN (ANALYZE, FORMAT JSON) ${page.sql.replace(/\$\d+/g, '?')}`,
-          page.bindings as Knex.RawBinding[],
-        )
-      ).rows as Array<{ 'QUERY PLAN': unknown }>;
+      const plan = await explainedList(params, true);
       // Rows of each counter table read by the plan's scans, kept or filtered out.
       const read: Record<string, number> = {};
       const walk = (node: Record<string, unknown>) => {
@@ -360,7 +369,7 @@ describe.each(DB_KINDS)('user name buckets on %s', (kind) => {
             (Number(node['Actual Rows']) + Number(node['Rows Removed by Filter'] ?? 0)) * Number(node['Actual Loops']);
         for (const c of (node.Plans as Array<Record<string, unknown>> | undefined) ?? []) walk(c);
       };
-      walk((explained!['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);
+      walk(plan);
       expect({ params, spans: read.storage_user_name_spans! > 0 }).toEqual({ params, spans: true });
       // Two spans' ranges, each span at most twice 4 (and the prefix's two ends: one probe each).
       const ranges = read.storage_user_name_ranges ?? 0;
@@ -395,18 +404,7 @@ describe.each(DB_KINDS)('user name buckets on %s', (kind) => {
         ['offset', '2000'],
       ],
     ] as Params[]) {
-      const statements: Array<{ sql: string; bindings: readonly unknown[] }> = [];
-      const spy = (q: { sql: string; bindings: readonly unknown[] }) => statements.push(q);
-      db.on('query', spy);
-      try {
-        expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
-      } finally {
-        db.off('query', spy);
-      }
-      const page = statements.find((q) => q.sql.includes('storage_user_name_'))!;
-      const [explained] = (
-        await db.raw(`EXPLAIN (FORMAT JSON) ${page.sql.replace(/\$\d+/g, '?')}`, page.bindings as Knex.RawBinding[])
-      ).rows as Array<{ 'QUERY PLAN': unknown }>;
+      const plan = await explainedList(params, false);
       // Counts over storage_users with no row limit between them and the scan.
       const unbounded: string[] = [];
       const walk = (node: Record<string, unknown>) => {
@@ -421,7 +419,7 @@ describe.each(DB_KINDS)('user name buckets on %s', (kind) => {
         }
         for (const c of children) walk(c);
       };
-      walk((explained!['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);
+      walk(plan);
       expect({ params, unbounded }).toEqual({ params, unbounded: [] });
     }
   });

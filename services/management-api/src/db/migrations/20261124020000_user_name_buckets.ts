@@ -59,6 +59,25 @@ export const lockRanges = (names: string) => `
 export const assigned = (names: string, sign: string) => `
   SELECT held[width_bucket(u.username, held)] AS lower_name, u.cluster_id, ${sign}count(*) AS n FROM ${names} u GROUP BY 1, 2`;
 
+/**
+ * Pieces of the counting trigger functions, over `counted` (each range's and cluster's rows, see
+ * assigned; negative for deletes) and `held`: the per-cluster counts of inserted and of deleted
+ * users, the ranges' own counts, and the held ranges grown past twice the target.
+ */
+export const insertedPerCluster = `
+          INSERT INTO storage_user_name_buckets (cluster_id, lower_name, n)
+            SELECT cluster_id, lower_name, n FROM counted ORDER BY 1, 2
+          ON CONFLICT (cluster_id, lower_name) DO UPDATE SET n = storage_user_name_buckets.n + EXCLUDED.n`;
+export const deletedPerCluster = `
+          UPDATE storage_user_name_buckets b SET n = b.n + c.n
+            FROM counted c WHERE b.cluster_id = c.cluster_id AND b.lower_name = c.lower_name`;
+export const perRange = `
+UPDATE storage_user_name_ranges r SET n = r.n + c.n
+        FROM (SELECT lower_name, sum(n) AS n FROM counted GROUP BY 1) c WHERE r.lower_name = c.lower_name;`;
+export const bigRanges = `
+        SELECT lower_name FROM storage_user_name_ranges
+         WHERE lower_name = ANY (held) AND n > 2 * (SELECT target_size FROM storage_user_name_bucket_settings)`;
+
 /** The counting trigger functions as this migration defines them (a later one adds to them and restores these). */
 export const countInsertedUsers = `
     CREATE OR REPLACE FUNCTION cairn_name_count_inserted_users() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -72,15 +91,9 @@ export const countInsertedUsers = `
     BEGIN
       ${lockRanges('inserted_users')}
       WITH counted AS (${assigned('inserted_users', '')}),
-        per_cluster AS (
-          INSERT INTO storage_user_name_buckets (cluster_id, lower_name, n)
-            SELECT cluster_id, lower_name, n FROM counted ORDER BY 1, 2
-          ON CONFLICT (cluster_id, lower_name) DO UPDATE SET n = storage_user_name_buckets.n + EXCLUDED.n)
-      UPDATE storage_user_name_ranges r SET n = r.n + c.n
-        FROM (SELECT lower_name, sum(n) AS n FROM counted GROUP BY 1) c WHERE r.lower_name = c.lower_name;
-      FOR big IN
-        SELECT lower_name FROM storage_user_name_ranges
-         WHERE lower_name = ANY (held) AND n > 2 * (SELECT target_size FROM storage_user_name_bucket_settings)
+        per_cluster AS (${insertedPerCluster})
+      ${perRange}
+      FOR big IN ${bigRanges}
       LOOP
         PERFORM cairn_cut_name_range(big);
       END LOOP;
@@ -97,11 +110,8 @@ export const countDeletedUsers = `
     BEGIN
       ${lockRanges('deleted_users')}
       WITH counted AS (${assigned('deleted_users', '-')}),
-        per_cluster AS (
-          UPDATE storage_user_name_buckets b SET n = b.n + c.n
-            FROM counted c WHERE b.cluster_id = c.cluster_id AND b.lower_name = c.lower_name)
-      UPDATE storage_user_name_ranges r SET n = r.n + c.n
-        FROM (SELECT lower_name, sum(n) AS n FROM counted GROUP BY 1) c WHERE r.lower_name = c.lower_name;
+        per_cluster AS (${deletedPerCluster})
+      ${perRange}
       RETURN NULL;
     END $$`;
 export const uncountTruncatedUsers = `

@@ -1,10 +1,14 @@
 import type { Knex } from 'knex';
 import {
   assigned,
+  bigRanges,
   countDeletedUsers,
   countInsertedUsers,
+  deletedPerCluster,
+  insertedPerCluster,
   lockCovering,
   lockRanges,
+  perRange,
   uncountTruncatedUsers,
 } from './20261124020000_user_name_buckets';
 
@@ -54,16 +58,10 @@ const countInsertedUsersInSpans = `
       ${lockRanges('inserted_users')}
       ${lockSpans}
       WITH counted AS (${assigned('inserted_users', '')}),
-        per_cluster AS (
-          INSERT INTO storage_user_name_buckets (cluster_id, lower_name, n)
-            SELECT cluster_id, lower_name, n FROM counted ORDER BY 1, 2
-          ON CONFLICT (cluster_id, lower_name) DO UPDATE SET n = storage_user_name_buckets.n + EXCLUDED.n),
+        per_cluster AS (${insertedPerCluster}),
         per_span AS (${perSpan})
-      UPDATE storage_user_name_ranges r SET n = r.n + c.n
-        FROM (SELECT lower_name, sum(n) AS n FROM counted GROUP BY 1) c WHERE r.lower_name = c.lower_name;
-      FOR big IN
-        SELECT lower_name FROM storage_user_name_ranges
-         WHERE lower_name = ANY (held) AND n > 2 * (SELECT target_size FROM storage_user_name_bucket_settings)
+      ${perRange}
+      FOR big IN ${bigRanges}
       LOOP
         PERFORM cairn_cut_name_range(big);
         cut := true;
@@ -89,12 +87,9 @@ const countDeletedUsersInSpans = `
       ${lockRanges('deleted_users')}
       ${lockSpans}
       WITH counted AS (${assigned('deleted_users', '-')}),
-        per_cluster AS (
-          UPDATE storage_user_name_buckets b SET n = b.n + c.n
-            FROM counted c WHERE b.cluster_id = c.cluster_id AND b.lower_name = c.lower_name),
+        per_cluster AS (${deletedPerCluster}),
         per_span AS (${perSpan})
-      UPDATE storage_user_name_ranges r SET n = r.n + c.n
-        FROM (SELECT lower_name, sum(n) AS n FROM counted GROUP BY 1) c WHERE r.lower_name = c.lower_name;
+      ${perRange}
       RETURN NULL;
     END $$`;
 
