@@ -4,8 +4,8 @@ import * as bucketsMigration from '../../src/db/migrations/20261122040000_user_i
 import * as flagsMigration from '../../src/db/migrations/20261123220000_user_flag_ordering';
 import * as spansMigration from '../../src/db/migrations/20261130040000_user_id_spans';
 import { parseListQuery } from '../../src/http/filters';
-import { applyFilters, applyOrdering } from '../../src/repositories/list-planner';
-import { listStorageUsers } from '../../src/repositories/storage-users';
+import { applyFilters, applyOrdering, listPage } from '../../src/repositories/list-planner';
+import { listStorageUsers, usersListSource } from '../../src/repositories/storage-users';
 import { usersResource } from '../../src/routes/users';
 
 /**
@@ -240,5 +240,57 @@ describe.each(DB_KINDS)('user id buckets on %s', (kind) => {
       expect({ total: page.total, ids: page.rows.map((r) => r.id) }).toEqual(expected);
     }
     db.off('query', spy);
+  });
+
+  it('when a deep page of a prefix leaves out a few users spread over several spans, then the spans less those users find the rows and total of OFFSET', async () => {
+    await db.raw(
+      `INSERT INTO storage_users (id, cluster_id, username, password_hash)
+      SELECT g * 67, (?::int[])[1 + g % 3], 'deep' || g, 'x' FROM generate_series(1, 12000) AS g`,
+      [clusters],
+    );
+    // 40 users the prefix leaves out, their ids over five spans of 2^18 (one shared with matches),
+    // their names on both sides of the matches'.
+    await db.raw(
+      `INSERT INTO storage_users (id, cluster_id, username, password_hash)
+      SELECT 1000000 + g * 25013, (?::int[])[1 + g % 3], CASE WHEN g % 2 = 0 THEN 'a' ELSE 'z' END || g, 'x'
+        FROM generate_series(1, 40) AS g`,
+      [clusters],
+    );
+    const statements: string[] = [];
+    const spy = (q: { sql: string }) => statements.push(q.sql);
+    db.on('query', spy);
+    try {
+      for (const params of [
+        [
+          ['user__startswith', 'deep'],
+          ['offset', '9000'],
+        ],
+        [
+          ['user__startswith', 'deep'],
+          ['offset', '11000'],
+          ['order_by', '-id'],
+        ],
+        [
+          ['user__startswith', 'deep'],
+          ['offset', '7001'],
+          ['order_by', 'cluster'],
+        ],
+      ] as Array<Array<[string, string]>>) {
+        statements.length = 0;
+        // A threshold of 100: the 12,000 matches are many, the 40 left out few.
+        const page = await listPage<{ id: string }>(
+          usersListSource(db),
+          parseListQuery(usersResource, params, 20, 1000),
+          { fewMatches: 100 },
+        );
+        expect(statements.join()).toMatch(/outside[^]*storage_user_id_spans/);
+        expect({ params, total: page.total, ids: page.rows.map((r) => String(r.id)) }).toEqual({
+          params,
+          ...(await plainPage(params)),
+        });
+      }
+    } finally {
+      db.off('query', spy);
+    }
   });
 });
