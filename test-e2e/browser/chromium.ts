@@ -50,9 +50,13 @@ export class PageProblems {
       if (m.type() === 'error') this.problems.push(`console: ${m.text()}`);
     });
     page.on('pageerror', (e) => this.problems.push(`exception: ${e.message}`));
-    page.on('requestfailed', (r) =>
-      this.problems.push(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText ?? ''}`),
-    );
+    // A request still in flight when the test reloads or leaves the page fails as net::ERR_ABORTED.
+    // The console never aborts a request of its own, so such a failure is the test's navigation,
+    // not the console's; every other failure (refused, reset, blocked) is a problem.
+    page.on('requestfailed', (r) => {
+      const reason = r.failure()?.errorText ?? '';
+      if (reason !== 'net::ERR_ABORTED') this.problems.push(`request failed: ${r.method()} ${r.url()} ${reason}`);
+    });
     page.on('request', (r) => this.urls.push(r.url()));
     page.on('response', (r) => {
       if (r.status() >= 400) this.problems.push(`HTTP ${r.status()}: ${r.request().method()} ${r.url()}`);
