@@ -20,6 +20,7 @@ module.exports = {
   testSequencer: '<rootDir>/../jest.sequencer.js',
   testMatch: ['<rootDir>/faults/**/*.test.ts'],
   testTimeout: 120000,
-  // The files share one Postgres cluster and one Redis port, and measure timings: one at a time.
+  // Two files at a time, each jest worker with its own Postgres cluster and redis-servers
+  // (faults/support/ports.ts), so one file's restarts never reach the other's.
   maxWorkers: 2,
 };
