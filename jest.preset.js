@@ -13,7 +13,8 @@ module.exports = {
   transform: {
     '^.+\\.ts$': [
       '@swc/jest',
-      // tsconfig.base.json's target and module; swc's CommonJS interop is esModuleInterop's.
+      // tsconfig.base.json's target and module. A namespace import (`import * as`) is a copy of the
+      // module in swc's CommonJS, so a spy on the module sees only calls through named imports.
       { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
     ],
   },
