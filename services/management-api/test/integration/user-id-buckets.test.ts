@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { DB_KINDS, createDatabaseWithClusters, type TestDatabaseWithClusters } from '../support/harness';
+import { withStatements } from '../support/statements';
 import * as bucketsMigration from '../../src/db/migrations/20261122040000_user_id_buckets';
 import * as flagsMigration from '../../src/db/migrations/20261123220000_user_flag_ordering';
 import * as spansMigration from '../../src/db/migrations/20261130040000_user_id_spans';
@@ -226,20 +227,18 @@ describe.each(DB_KINDS)('user id buckets on %s', (kind) => {
       },
       { params: [['offset', '20000']] },
     ];
-    const statements: string[] = [];
-    const spy = (q: { sql: string }) => statements.push(q.sql);
-    db.on('query', spy);
-    for (const c of cases) {
-      statements.length = 0;
-      const query = parseListQuery(usersResource, c.params, 20, 1000);
-      const page = await listStorageUsers(db, query, c.visible);
-      // Clusters that cannot be seen leave nothing to ask for: no statement at all.
-      expect(statements).toHaveLength(c.none ? 0 : 1);
-      if (!c.none) expect(statements[0]).toMatch(/storage_user_id_spans[^]*storage_user_id_buckets/);
-      const expected = await plainPage(c.params, c.visible);
-      expect({ total: page.total, ids: page.rows.map((r) => r.id) }).toEqual(expected);
-    }
-    db.off('query', spy);
+    await withStatements(db, async (statements) => {
+      for (const c of cases) {
+        statements.length = 0;
+        const query = parseListQuery(usersResource, c.params, 20, 1000);
+        const page = await listStorageUsers(db, query, c.visible);
+        // Clusters that cannot be seen leave nothing to ask for: no statement at all.
+        expect(statements).toHaveLength(c.none ? 0 : 1);
+        if (!c.none) expect(statements[0]).toMatch(/storage_user_id_spans[^]*storage_user_id_buckets/);
+        const expected = await plainPage(c.params, c.visible);
+        expect({ total: page.total, ids: page.rows.map((r) => r.id) }).toEqual(expected);
+      }
+    });
   });
 
   it('when a deep page of a prefix leaves out a few users spread over several spans, then the spans less those users find the rows and total of OFFSET', async () => {
@@ -256,10 +255,7 @@ describe.each(DB_KINDS)('user id buckets on %s', (kind) => {
         FROM generate_series(1, 40) AS g`,
       [clusters],
     );
-    const statements: string[] = [];
-    const spy = (q: { sql: string }) => statements.push(q.sql);
-    db.on('query', spy);
-    try {
+    await withStatements(db, async (statements) => {
       for (const params of [
         [
           ['user__startswith', 'deep'],
@@ -289,8 +285,6 @@ describe.each(DB_KINDS)('user id buckets on %s', (kind) => {
           ...(await plainPage(params)),
         });
       }
-    } finally {
-      db.off('query', spy);
-    }
+    });
   });
 });

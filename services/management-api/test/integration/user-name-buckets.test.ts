@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import type { Knex } from 'knex';
 import { DB_KINDS, createDatabaseWithClusters, type TestDatabaseWithClusters } from '../support/harness';
+import { withStatements } from '../support/statements';
 import * as nameBucketsMigration from '../../src/db/migrations/20261124020000_user_name_buckets';
 import * as nameSpansMigration from '../../src/db/migrations/20261130060000_user_name_spans';
 import { NAME_RANGE_MAX_ROWS } from '../../src/db/migrations/20261130050000_user_name_range_bound';
@@ -248,10 +249,7 @@ describe.each(DB_KINDS)('user name buckets on %s', (kind) => {
       [clusters],
     );
     expect(await rangeCount(db)).toBeGreaterThan(12000 / 100);
-    const statements: string[] = [];
-    const spy = (q: { sql: string }) => statements.push(q.sql);
-    db.on('query', spy);
-    try {
+    await withStatements(db, async (statements) => {
       for (const params of [
         [
           ['order_by', 'user'],
@@ -319,9 +317,7 @@ describe.each(DB_KINDS)('user name buckets on %s', (kind) => {
           sought: statements.some((sql) => sql.includes('storage_user_id_buckets') && sql.includes('outside')),
         }).toEqual({ params, sought: true });
       }
-    } finally {
-      db.off('query', spy);
-    }
+    });
   });
 
   it('when an unrestricted deep page is ordered by name or a prefix is counted, then the spans answer it with the ranges of at most two spans', async () => {
