@@ -11,7 +11,9 @@
  * Environment: DATABASE_URL (required: a database the management API benchmark seeded with
  * BENCH_USERS users over BENCH_CLUSTERS clusters), BENCH_USERS (1000000), BENCH_CLUSTERS (10),
  * BENCH_SCENARIOS (a comma-separated subset of the list scenarios' keys), BENCH_RUNS (executions
- * timed per statement, 20).
+ * timed per statement, 20), BENCH_PLAN_CACHE_MODE (how the named statements are planned: `auto`, as
+ * the API's are, or `force_generic_plan` / `force_custom_plan`, to time the plan Postgres did not
+ * choose beside the one it did).
  */
 import { createHash } from 'node:crypto';
 import { Client } from 'pg';
@@ -27,7 +29,9 @@ const SETTINGS = {
   clusters: intEnv('BENCH_CLUSTERS', 10),
   runs: intEnv('BENCH_RUNS', 20),
   scenarios: stringEnv('BENCH_SCENARIOS'),
+  planCacheMode: stringEnv('BENCH_PLAN_CACHE_MODE', 'auto'),
 };
+const PLAN_CACHE_MODES = ['auto', 'force_generic_plan', 'force_custom_plan'];
 
 /** The benchmark's admin (bench/management-api.bench.ts creates it with this key). */
 const AUTHORIZATION = 'ApiKey bench-admin:cairn-bench-admin-key-not-a-secret-0123456789';
@@ -43,6 +47,8 @@ interface Sent {
 async function main(): Promise<void> {
   const url = SETTINGS.databaseUrl;
   if (!url) throw new Error('DATABASE_URL must name a database seeded by the management API benchmark');
+  if (!PLAN_CACHE_MODES.includes(SETTINGS.planCacheMode))
+    throw new Error(`BENCH_PLAN_CACHE_MODE must be one of ${PLAN_CACHE_MODES.join(', ')}`);
   const deps = createDeps(
     readConfig({
       DATABASE_URL: url,
@@ -121,7 +127,7 @@ async function explain(pg: Client, q: Sent): Promise<{ min: number; p50: number;
   const name = q.name ?? `cairn_explain_${createHash('sha256').update(q.sql).digest('hex').slice(0, 24)}`;
   const values = q.bindings.map((b) => (b === null || b === undefined ? null : String(b)));
   // Sent unnamed, Postgres plans the statement with its values every time: the same here.
-  await pg.query(`SET plan_cache_mode = ${q.name ? 'auto' : 'force_custom_plan'}`);
+  await pg.query(`SET plan_cache_mode = ${q.name ? SETTINGS.planCacheMode : 'force_custom_plan'}`);
   const run = () => pg.query({ name, text: q.sql, values });
   for (let i = 0; i < SETTLE_RUNS; i++) await run();
   const literals = values.map((v) => (v === null ? 'NULL' : pg.escapeLiteral(v))).join(', ');
