@@ -27,7 +27,9 @@ export function runIn(cwd: string, what: string, cmd: string, args: string[], en
 
 /**
  * The tree of `commit`, installed and built as a release is built (`pnpm install --frozen-lockfile
- * --offline`, `pnpm build`); its directory. A commit's tree never changes, so neither does its
+ * --prefer-offline`, `pnpm build`); its directory. Its lockfile may name packages this checkout's no
+ * longer does, which a fresh machine's store lacks: those are fetched once, the rest come from the
+ * store. A commit's tree never changes, so neither does its
  * build: it is made once per machine (and platform) and reused by later runs. It is made in a
  * directory of its own and renamed into place only when complete, so a failed build leaves nothing
  * behind and two runs building at once both end with a complete one. Delete releaseCacheDir() to
@@ -48,7 +50,7 @@ export function builtRelease(commit: string, name: string): string {
     } finally {
       rmSync(tar, { force: true });
     }
-    runIn(building, name, 'pnpm', ['install', '--frozen-lockfile', '--offline']);
+    runIn(building, name, 'pnpm', ['install', '--frozen-lockfile', '--prefer-offline']);
     runIn(building, name, 'pnpm', ['build']);
     writeFileSync(join(building, DONE), `${commit}\n`);
   } catch (e) {

@@ -127,7 +127,8 @@ describe('upgrade: the previous release runs on a database migrated by this one'
     previousMigrations = readFileSync(join(release, 'services/management-api/src/db/migrations/index.ts'), 'utf8');
   }, 1_200_000);
   afterAll(async () => {
-    if (!found) return;
+    // Nothing to drop when the build failed before the connection was made.
+    if (!found || admin === undefined) return;
     for (const dbName of databases) await admin.raw(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
     await admin.destroy();
   });
