@@ -16,8 +16,11 @@
  *   BENCH_CONNECTIONS  concurrent autocannon connections, every scenario (default 32)
  *   BENCH_ROTATE_USERS distinct existing users the wrong-password and the cold scenario each rotate
  *                      over (default 2000)
- *   BENCH_SCENARIOS    comma-separated subset of v1,tempauth,v1logged,v1anchor,issue,appcred,validate,s3tokens,
- *                      wrong,cold (default all)
+ *   BENCH_SCENARIOS    comma-separated subset of v1,tempauth,v1logged,v1anchor,v1many,issue,appcred,validate,
+ *                      s3tokens,wrong,cold (default all)
+ *   BENCH_WARM_USERS   users the warm V1 logins of v1many rotate over (default 100); each is logged in
+ *                      once (one scrypt) right before, and the verification cache keeps a check for
+ *                      60 s, so those logins, the warm-up and the measurement must fit in a minute
  *   BENCH_TEMPAUTH     0: skip Swift's tempauth even when the Debian Swift packages are installed
  *   BENCH_CPU_PROF     a directory: the gateway children and the V1 anchor run with --cpu-prof and write
  *                      their profiles there
@@ -38,6 +41,10 @@
  *   - tempauth V1 auth (Swift): the same request against a real Swift 2.30 proxy with tempauth and
  *     memcached, one proxy worker, started with test-e2e/interop/swift-cluster.ts. tempauth keeps
  *     keys in plain text in its config and hands out the user's existing token from memcached.
+ *   - V1 auth, warm cache, users in turn (v1many): the warm login of BENCH_WARM_USERS users in turn
+ *     instead of one. Logins of one user that arrive together share the lookup of its live token,
+ *     and its row is read from Postgres at most every CAIRN_USER_CACHE_MS: with one user on 32
+ *     connections most logins pay neither, with many users each pays them, as in production.
  *   - V3 token issue: POST /auth/v3/auth/tokens, password method, project scope, warm cache as above.
  *   - V3 token issue, application credential: POST /auth/v3/auth/tokens, method
  *     application_credential by id and secret, for the same user. The credential is read from
@@ -111,6 +118,7 @@ const ALL_SCENARIOS = [
   'tempauth',
   'v1logged',
   'v1anchor',
+  'v1many',
   'issue',
   'appcred',
   'validate',
@@ -133,6 +141,7 @@ function scenarioSelection(): Set<ScenarioKey> {
 const SETTINGS = {
   ...loadEnv(32),
   rotateUsers: intEnv('BENCH_ROTATE_USERS', 2000),
+  warmUsers: intEnv('BENCH_WARM_USERS', 100),
   pgServerUrl: stringEnv('BENCH_PG_URL', 'postgres://postgres@127.0.0.1:5432/postgres'),
   redisUrl: stringEnv('BENCH_REDIS_URL', 'redis://127.0.0.1:6379'),
   tempauth: stringEnv('BENCH_TEMPAUTH') !== '0',
@@ -167,13 +176,21 @@ const SUBJECT = 'bench-subject';
 const SERVICE = 'bench-service';
 const TEMPAUTH_ACCOUNT = 'bench';
 const TEMPAUTH_USER = 'bench';
-/** The users the wrong-password (`bench-wrong-*`) and cold (`bench-cold-*`) scenarios rotate over. */
-const ROTATED = ['bench-wrong-', 'bench-cold-'] as const;
-const rotatedUser = (prefix: (typeof ROTATED)[number], i: number): string => `${prefix}${String(i).padStart(6, '0')}`;
-/** The next of `count` users, in turn: no two requests in flight share a name. */
-const rotation = (prefix: (typeof ROTATED)[number]) => {
+/**
+ * The users the wrong-password (`bench-wrong-*`) and cold (`bench-cold-*`) scenarios rotate over
+ * (BENCH_ROTATE_USERS each), and the warm logins of v1many (`bench-warm-*`, BENCH_WARM_USERS).
+ */
+const ROTATED = {
+  'bench-wrong-': SETTINGS.rotateUsers,
+  'bench-cold-': SETTINGS.rotateUsers,
+  'bench-warm-': SETTINGS.warmUsers,
+};
+type Rotated = keyof typeof ROTATED;
+const rotatedUser = (prefix: Rotated, i: number): string => `${prefix}${String(i).padStart(6, '0')}`;
+/** The next of a prefix's users, in turn: no two requests in flight share a name. */
+const rotation = (prefix: Rotated) => {
   let turn = 0;
-  return () => rotatedUser(prefix, (turn++ % SETTINGS.rotateUsers) + 1);
+  return () => rotatedUser(prefix, (turn++ % ROTATED[prefix]) + 1);
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -257,11 +274,11 @@ async function setupDatabase(db: BenchDb): Promise<Setup> {
     { cluster_id: cluster.id, username: SUBJECT, password_hash: passwordHash },
     { cluster_id: cluster.id, username: SERVICE, password_hash: passwordHash, is_superuser: true },
   ]);
-  for (const prefix of ROTATED) {
+  for (const [prefix, count] of Object.entries(ROTATED)) {
     await db.raw(
       `INSERT INTO storage_users (cluster_id, username, password_hash)
        SELECT ?, ? || lpad(g::text, 6, '0'), ? FROM generate_series(1, ?) AS g`,
-      [cluster.id, prefix, passwordHash, SETTINGS.rotateUsers],
+      [cluster.id, prefix, passwordHash, count],
     );
   }
   await db.raw('ANALYZE storage_users');
@@ -464,7 +481,7 @@ async function main(cleanups: Cleanups): Promise<void> {
   cleanups.push(() => db.destroy());
   const setup = await setupDatabase(db);
   console.log(
-    `  migrated, bootstrapped cluster '${CLUSTER}' (${setup.clusterUuid}), ${fmtInt(3 + ROTATED.length * SETTINGS.rotateUsers)} storage users`,
+    `  migrated, bootstrapped cluster '${CLUSTER}' (${setup.clusterUuid}), ${fmtInt(3 + Object.values(ROTATED).reduce((a, b) => a + b, 0))} storage users`,
   );
 
   const redis = createRedis(SETTINGS.redisUrl, createLogger('warn'));
@@ -573,6 +590,27 @@ async function main(cleanups: Cleanups): Promise<void> {
 
   const nextWrong = rotation('bench-wrong-');
   const nextCold = rotation('bench-cold-');
+  const nextWarm = rotation('bench-warm-');
+  // Each warm user logged in once right before (a scrypt each, four at a time), so that its
+  // check is in the verification cache for the whole warm-up and measurement.
+  const v1Many: Scenario = {
+    key: 'v1many',
+    label: 'V1 auth, warm cache, users in turn',
+    target: gw,
+    request: () => v1Request(nextWarm(), PASSWORD),
+    expectStatus: 200,
+    prepare: async () => {
+      const names = Array.from({ length: ROTATED['bench-warm-'] }, (_, i) => rotatedUser('bench-warm-', i + 1));
+      for (let i = 0; i < names.length; i += 4)
+        await Promise.all(
+          names
+            .slice(i, i + 4)
+            .map((name) =>
+              checkOnce({ ...v1Many, request: () => v1Request(name, PASSWORD) }, needHeader('x-auth-token')),
+            ),
+        );
+    },
+  };
   const scenarios: Record<'baseline' | ScenarioKey, Scenario | undefined> = {
     baseline: {
       key: 'baseline',
@@ -584,6 +622,7 @@ async function main(cleanups: Cleanups): Promise<void> {
     v1: v1Warm,
     v1logged: v1Logged,
     v1anchor: v1Anchor,
+    v1many: v1Many,
     tempauth: swift
       ? {
           key: 'tempauth',
@@ -773,6 +812,12 @@ async function main(cleanups: Cleanups): Promise<void> {
   if (vsAnchor !== undefined) {
     notes.push(
       `V1 auth with its request log vs the bare handler with the same answer and request log: ${vsAnchor.toFixed(2)}x (each as a fraction of its own surrounding baselines; raw req/s ${(v1logged!.rps / v1anchor!.rps).toFixed(2)}x).`,
+    );
+  }
+  const v1many = got('v1many');
+  if (v1 && v1many) {
+    notes.push(
+      `V1 auth over ${fmtInt(ROTATED['bench-warm-'])} users in turn vs one user: ${(ratio(v1many) / ratio(v1)).toFixed(2)}x (each as a fraction of its own surrounding baselines; raw req/s ${(v1many.rps / v1.rps).toFixed(2)}x).`,
     );
   }
   if (appcredVsIssue !== undefined) {
