@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import type { Knex } from 'knex';
 import { DB_KINDS, createDatabaseWithClusters, type TestDatabaseWithClusters } from '../support/harness';
+import { withStatements } from '../support/statements';
 import { parseListQuery } from '../../src/http/filters';
 import { applyFilters, applyOrdering, listPage } from '../../src/repositories/list-planner';
 import { quotaStateTable } from '../../src/repositories/quotas';
@@ -187,10 +188,7 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
 
   it('when a deep page is ordered by id, cluster, enabled or is_superuser, either direction, then it is sought through the id buckets and equals the naive OFFSET', async () => {
     await fill(9000, 2, 2, 4, 6, 17);
-    const statements: string[] = [];
-    const spy = (q: { sql: string }) => statements.push(q.sql);
-    db.on('query', spy);
-    try {
+    await withStatements(db, async (statements) => {
       const flagged = [
         'enabled',
         '-enabled',
@@ -221,16 +219,14 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
             ];
             statements.length = 0;
             expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
-            expect({ params, sought: statements.some((sql) => sql.includes('storage_user_id_buckets')) }).toEqual({
+            expect({ params, sought: statements.some(({ sql }) => sql.includes('storage_user_id_buckets')) }).toEqual({
               params,
               sought: true,
             });
           }
         }
       }
-    } finally {
-      db.off('query', spy);
-    }
+    });
   });
 
   it('when a deep page is sought, then the rows it skips inside the bucket or name range are read from an index only, and only the page is read whole', async () => {
@@ -238,20 +234,15 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
     // Index-only scans need the visibility map autovacuum keeps.
     await db.raw('VACUUM ANALYZE storage_users');
     for (const order of [[], ['-id'], ['enabled'], ['-cluster'], ['user'], ['-user']]) {
-      const statements: Array<{ sql: string; bindings: readonly unknown[] }> = [];
-      const spy = (q: { sql: string; bindings: readonly unknown[] }) => statements.push(q);
-      db.on('query', spy);
       // 6100: 1,100 rows past the first 5,000, inside a bucket (ids step 2: 2,048 users a bucket).
       const params: Params = [
         ...order.map((o): [string, string] => ['order_by', o]),
         ['offset', '6100'],
         ['limit', '37'],
       ];
-      try {
+      const statements = await withStatements(db, async () => {
         expect((await planned(params)).ids).toHaveLength(37);
-      } finally {
-        db.off('query', spy);
-      }
+      });
       // As sent: numbered parameters, in order.
       const page = statements.find((q) => /storage_user_(id_buckets|name_ranges)/.test(q.sql))!;
       const [explained] = (
@@ -275,10 +266,7 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
 
   it("when requests differ only in cluster, limit and offset, then one compiled SQL text is sent with each request's values bound", async () => {
     await fill(7000, 1, 1, 5, 7, 40);
-    const sent: Array<{ sql: string; bindings: unknown[] }> = [];
-    const spy = (q: { sql: string; bindings: unknown[] }) => sent.push({ sql: q.sql, bindings: q.bindings });
-    db.on('query', spy);
-    try {
+    await withStatements(db, async (sent) => {
       for (const shape of [[], ['order_by', '-cluster'], ['order_by', 'enabled']]) {
         for (const deep of [false, true]) {
           sent.length = 0;
@@ -297,18 +285,13 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
           for (const q of listing) expect(JSON.stringify(q.bindings)).not.toContain('cairn-slot');
         }
       }
-    } finally {
-      db.off('query', spy);
-    }
+    });
   });
 
   it("when requests differ only in their filters' values, then one compiled SQL text is sent with each request's values bound, a name prefix as a range of names", async () => {
     await fill(7000, 1, 1, 5, 7, 40);
-    const sent: Array<{ sql: string; bindings: unknown[] }> = [];
-    const spy = (q: { sql: string; bindings: unknown[] }) => sent.push({ sql: q.sql, bindings: q.bindings });
     const bound: Array<{ sql: string; bindings: unknown[] }> = [];
-    db.on('query', spy);
-    try {
+    await withStatements(db, async (sent) => {
       const shapes: Array<(i: number) => Params> = [
         (i) => [['user', ['al1', 'bo12', 'a_3'][i]!]],
         (i) => [['user__startswith', ['al', 'a%', 'b\\'][i]!]],
@@ -339,23 +322,16 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
       // prepared statement's generic plan.
       expect(bound.some((q) => q.bindings.includes('a_') && q.bindings.includes('a`'))).toBe(true);
       expect(bound.some((q) => /"u"\."username" >= \$\d+ and "u"\."username" < \$\d+/.test(q.sql))).toBe(true);
-    } finally {
-      db.off('query', spy);
-    }
+    });
   });
 
   it("when a prefix matching most users is paged by id from a prepared statement, then its generic plan walks the rows testing each name by the pattern, and scans the name index only within the prefix's range", async () => {
     await fill(9000, 1, 1, 5, 7, 40);
     await db.raw('VACUUM ANALYZE storage_users');
-    const statements: Array<{ sql: string; bindings: readonly unknown[] }> = [];
-    const spy = (q: { sql: string; bindings: readonly unknown[] }) => statements.push(q);
-    db.on('query', spy);
-    try {
+    const statements = await withStatements(db, async () => {
       const query = parseListQuery(usersResource, [['user__startswith', 'a']], 20, 1000);
       expect((await listPage(usersListSource(db), query, { fewMatches: 10 })).rows).toHaveLength(20);
-    } finally {
-      db.off('query', spy);
-    }
+    });
     const page = statements.find((q) => q.sql.includes('probed'))!;
     let n = 0;
     const numbered = (sql: string) => (/\$1\b/.test(sql) ? sql : sql.replace(/\?/g, () => `$${++n}`));
@@ -386,10 +362,7 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
 
   it('when a list filters by cluster name, then the cluster is looked up first and the page and total come without a join or a count of users', async () => {
     await fill(6000, 1, 1, 5, 7, 40);
-    const statements: string[] = [];
-    const spy = (q: { sql: string }) => statements.push(q.sql);
-    db.on('query', spy);
-    try {
+    await withStatements(db, async (statements) => {
       for (const params of [
         [['cluster__name', 'south']],
         [
@@ -406,9 +379,9 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
         expect(await planned(params)).toEqual(await naive(params));
         const listing = statements.slice(0, 2);
         expect(listing).toHaveLength(2);
-        expect(listing[0]).toMatch(/from "clusters" as "c"/);
-        expect(listing[1]).toContain('cluster_user_counts');
-        expect(listing[1]).not.toMatch(/count\(\*\)|join "clusters"/);
+        expect(listing[0]!.sql).toMatch(/from "clusters" as "c"/);
+        expect(listing[1]!.sql).toContain('cluster_user_counts');
+        expect(listing[1]!.sql).not.toMatch(/count\(\*\)|join "clusters"/);
       }
       // Every value travels as a bind parameter, none is written into the SQL.
       for (const params of [
@@ -430,14 +403,12 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
         statements.length = 0;
         await planned(params);
         expect(statements.length).toBeGreaterThan(0);
-        for (const sql of statements) expect(sql).not.toMatch(/'|\b5200\b|\bal1\b/);
+        for (const { sql } of statements) expect(sql).not.toMatch(/'|\b5200\b|\bal1\b/);
       }
       statements.length = 0;
       expect(await planned([['cluster__name', 'nowhere']])).toEqual({ total: 0, ids: [] });
       expect(statements).toHaveLength(1);
-    } finally {
-      db.off('query', spy);
-    }
+    });
   });
 
   it('when a cluster filter matches more clusters than are looked up first, then it stays a subquery, no list of ids, and pages equal the naive ones', async () => {
@@ -452,43 +423,41 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
         })),
       )
       .returning('id')) as Array<{ id: number }>;
-    const sent: Array<{ sql: string; bindings: unknown[] }> = [];
-    const spy = (q: { sql: string; bindings?: unknown[] }) => sent.push({ sql: q.sql, bindings: q.bindings ?? [] });
-    db.on('query', spy);
     try {
-      for (const params of [
-        [['cluster__id__gte', '0']],
-        [
-          ['cluster__id__gte', '0'],
-          ['order_by', '-id'],
-          ['offset', '5300'],
-          ['limit', '30'],
-        ],
-        [
-          ['cluster__id__gte', '0'],
-          ['order_by', 'cluster'],
-          ['offset', '700'],
-        ],
-        [
-          ['cluster__id__gte', '0'],
-          ['user__startswith', 'al'],
-          ['order_by', '-user'],
-        ],
-      ] as Params[]) {
-        sent.length = 0;
-        expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
-        expect(Math.max(...sent.map((q) => q.bindings.length))).toBeLessThan(40);
-        expect(sent.some((q) => /"u"\."cluster_id" in \(select "c"\."id" from "clusters" as "c"/.test(q.sql))).toBe(
-          true,
+      await withStatements(db, async (sent) => {
+        for (const params of [
+          [['cluster__id__gte', '0']],
+          [
+            ['cluster__id__gte', '0'],
+            ['order_by', '-id'],
+            ['offset', '5300'],
+            ['limit', '30'],
+          ],
+          [
+            ['cluster__id__gte', '0'],
+            ['order_by', 'cluster'],
+            ['offset', '700'],
+          ],
+          [
+            ['cluster__id__gte', '0'],
+            ['user__startswith', 'al'],
+            ['order_by', '-user'],
+          ],
+        ] as Params[]) {
+          sent.length = 0;
+          expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
+          expect(Math.max(...sent.map((q) => q.bindings.length))).toBeLessThan(40);
+          expect(sent.some((q) => /"u"\."cluster_id" in \(select "c"\."id" from "clusters" as "c"/.test(q.sql))).toBe(
+            true,
+          );
+        }
+        // With the caller's visibility as well: both narrow.
+        const visible = [clusters[0]!, clusters[2]!];
+        expect(await planned([['cluster__id__gte', '0']], visible)).toEqual(
+          await naive([['cluster__id__gte', '0']], visible),
         );
-      }
-      // With the caller's visibility as well: both narrow.
-      const visible = [clusters[0]!, clusters[2]!];
-      expect(await planned([['cluster__id__gte', '0']], visible)).toEqual(
-        await naive([['cluster__id__gte', '0']], visible),
-      );
+      });
     } finally {
-      db.off('query', spy);
       await db('clusters')
         .whereIn(
           'id',

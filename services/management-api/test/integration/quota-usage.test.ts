@@ -1,4 +1,5 @@
 import { ADMIN_AUTH, DB_KINDS, PASSWORD, createCluster, startTestApp, type TestApp } from '../support/harness';
+import { withStatements } from '../support/statements';
 
 const HOUR = 3_600_000;
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -164,19 +165,13 @@ describe.each(DB_KINDS)('quota usage on %s', (kind) => {
     const carol = (await get(`/api/v1/users/?user=carol&cluster=${encodeURIComponent(clusterUri)}`)).body
       .objects[0] as Record<string, unknown>;
     for (const path of [`/api/v1/users/?cluster=${encodeURIComponent(clusterUri)}`, String(carol.resource_uri)]) {
-      const seen: Array<{ sql: string; bindings: unknown[] }> = [];
-      const listener = (q: { sql: string; bindings?: unknown[] }) => {
-        if (/storage_users|quota_applications|utilization_storage/.test(q.sql))
-          seen.push({ sql: q.sql, bindings: q.bindings ?? [] });
-      };
-      app.db.on('query', listener);
-      try {
-        const res = await get(path);
-        expect(res.status).toBe(200);
-        expect(res.text).toContain('"bytes_used": 2500');
-      } finally {
-        app.db.off('query', listener);
-      }
+      const seen = (
+        await withStatements(app.db, async () => {
+          const res = await get(path);
+          expect(res.status).toBe(200);
+          expect(res.text).toContain('"bytes_used": 2500');
+        })
+      ).filter((q) => /storage_users|quota_applications|utilization_storage/.test(q.sql));
       // The users, their quota states and their usage: one round trip, no probe of the hourly samples.
       expect(seen).toHaveLength(1);
       const [statement] = seen;

@@ -15,6 +15,7 @@ import {
   startTestApp,
   type TestApp,
 } from '../support/harness';
+import { withStatements } from '../support/statements';
 
 const keyring = (): S3SecretKeyring => {
   const parsed = parseS3SecretKeys(`k1:${randomBytes(32).toString('base64')}`);
@@ -303,11 +304,7 @@ describe.each(DB_KINDS)('S3 credentials on %s', (kind) => {
         "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY id) AS mid FROM storage_users WHERE username LIKE 'many-%'",
       )) as { rows: Array<{ mid: string | number }> }
     ).rows as [{ mid: string | number }];
-    const statements: Array<{ sql: string; bindings: unknown[] }> = [];
-    const spy = (q: { sql: string; bindings?: unknown[] }) =>
-      statements.push({ sql: q.sql, bindings: q.bindings ?? [] });
-    app.db.on('query', spy);
-    try {
+    const statements = await withStatements(app.db, async () => {
       for (const min of [0, Number(mid)]) {
         const expected = await naive(min);
         expect(expected.length).toBeGreaterThan(50);
@@ -327,9 +324,7 @@ describe.each(DB_KINDS)('S3 credentials on %s', (kind) => {
           .set('Authorization', ADMIN_AUTH);
         expect(page.body.objects.map((c: Credential) => c.id)).toEqual([...expected].reverse().slice(11, 18));
       }
-    } finally {
-      app.db.off('query', spy);
-    }
+    });
     // No statement carries the owners' ids, 5,000 users or not: a subquery of storage_users does the work.
     expect(Math.max(...statements.map((s) => s.bindings.length))).toBeLessThan(40);
     expect(

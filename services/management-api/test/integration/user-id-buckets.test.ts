@@ -234,7 +234,7 @@ describe.each(DB_KINDS)('user id buckets on %s', (kind) => {
         const page = await listStorageUsers(db, query, c.visible);
         // Clusters that cannot be seen leave nothing to ask for: no statement at all.
         expect(statements).toHaveLength(c.none ? 0 : 1);
-        if (!c.none) expect(statements[0]).toMatch(/storage_user_id_spans[^]*storage_user_id_buckets/);
+        if (!c.none) expect(statements[0]!.sql).toMatch(/storage_user_id_spans[^]*storage_user_id_buckets/);
         const expected = await plainPage(c.params, c.visible);
         expect({ total: page.total, ids: page.rows.map((r) => r.id) }).toEqual(expected);
       }
@@ -279,7 +279,7 @@ describe.each(DB_KINDS)('user id buckets on %s', (kind) => {
           parseListQuery(usersResource, params, 20, 1000),
           { fewMatches: 100 },
         );
-        expect(statements.join()).toMatch(/outside[^]*storage_user_id_spans/);
+        expect(statements.map((q) => q.sql).join()).toMatch(/outside[^]*storage_user_id_spans/);
         expect({ params, total: page.total, ids: page.rows.map((r) => String(r.id)) }).toEqual({
           params,
           ...(await plainPage(params)),

@@ -137,14 +137,9 @@ describe.each(DB_KINDS)('user name buckets on %s', (kind) => {
    * that read the name counters, as the API sent it; `analyze`: run it, for actual row counts.
    */
   async function explainedList(params: Params, analyze: boolean): Promise<Record<string, unknown>> {
-    const statements: Array<{ sql: string; bindings: readonly unknown[] }> = [];
-    const spy = (q: { sql: string; bindings: readonly unknown[] }) => statements.push(q);
-    db.on('query', spy);
-    try {
+    const statements = await withStatements(db, async () => {
       expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
-    } finally {
-      db.off('query', spy);
-    }
+    });
     const page = statements.find((q) => q.sql.includes('storage_user_name_'))!;
     const [explained] = (
       await db.raw(
@@ -286,7 +281,10 @@ describe.each(DB_KINDS)('user name buckets on %s', (kind) => {
       ] as Params[]) {
         statements.length = 0;
         expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
-        expect({ params, ranges: statements.some((sql) => /storage_user_name_(buckets|ranges)/.test(sql)) }).toEqual({
+        expect({
+          params,
+          ranges: statements.some(({ sql }) => /storage_user_name_(buckets|ranges)/.test(sql)),
+        }).toEqual({
           params,
           ranges: true,
         });
@@ -314,7 +312,7 @@ describe.each(DB_KINDS)('user name buckets on %s', (kind) => {
         expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
         expect({
           params,
-          sought: statements.some((sql) => sql.includes('storage_user_id_buckets') && sql.includes('outside')),
+          sought: statements.some(({ sql }) => sql.includes('storage_user_id_buckets') && sql.includes('outside')),
         }).toEqual({ params, sought: true });
       }
     });
