@@ -176,8 +176,9 @@ describe('the swift CLI and a Swift proxy with keystonemiddleware against the Ca
   // writes and reads with one of them, in turn: past the login the requests are the same whichever
   // version made the token, so the round needs no repeat per version (and each is a Python start).
   const VERSIONS = { V1: v1, V2: v2, V3: v3 } as const;
+  const VERSION_NAMES = Object.keys(VERSIONS) as Array<keyof typeof VERSIONS>;
   const named = NAMED_USERS.map(([user, password], i) => {
-    const round = (['V1', 'V2', 'V3'] as const)[i % 3]!;
+    const round = VERSION_NAMES[i % VERSION_NAMES.length]!;
     return [user, round, (version: keyof typeof VERSIONS) => VERSIONS[version](user, password)] as const;
   });
 
@@ -189,7 +190,7 @@ describe('the swift CLI and a Swift proxy with keystonemiddleware against the Ca
       const content = `hello ${user} from ${round} ${Date.now()}\n`;
       const dir = ownDir('named');
       const account = `Account: ${encodeURIComponent(`AUTH_${user}`)}\n`;
-      for (const version of ['V1', 'V2', 'V3'] as const)
+      for (const version of VERSION_NAMES)
         expect({ version, stat: await ok([...creds(version), 'stat'], {}, dir) }).toEqual({
           version,
           stat: expect.stringContaining(account),
