@@ -1,6 +1,6 @@
 import { ReconError } from './errors';
 import { mapConcurrent } from './pool';
-import { fetchRecon, reconBaseUrl, type ReconNode } from './recon';
+import { allowRequestsInFlight, fetchRecon, reconBaseUrl, type ReconNode } from './recon';
 import {
   HEALTH_ENDPOINTS,
   HEALTH_READERS,
@@ -135,6 +135,7 @@ export async function pollNodesHealth(
   onPolled?: (done: number, total: number) => void,
 ): Promise<NodeHealth[]> {
   let done = 0;
+  allowRequestsInFlight(options.signal, options.concurrency);
   return mapConcurrent(nodes, options.concurrency, async (node) => {
     try {
       return await readNodeHealth(node, options);

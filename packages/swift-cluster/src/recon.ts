@@ -1,3 +1,4 @@
+import { getMaxListeners, setMaxListeners } from 'node:events';
 import { ReconError } from './errors';
 import { httpGet, type Get, type GetResponse } from './http-get';
 import { mapConcurrent } from './pool';
@@ -145,6 +146,17 @@ async function reconGet(
 }
 
 /**
+ * Each request in flight listens to the round's stop signal until it ends, so a round with more than
+ * ten at once would make Node warn of a leak (MaxListenersExceededWarning) where there is none:
+ * raise the signal's allowance to what the round runs at once, beside what its owner listens with.
+ */
+export function allowRequestsInFlight(signal: AbortSignal | undefined, inFlight: number): void {
+  if (!signal) return;
+  const max = getMaxListeners(signal);
+  if (max !== 0 && max < inFlight + 10) setMaxListeners(inFlight + 10, signal);
+}
+
+/**
  * `GET <baseUrl>/recon/diskusage` (baseUrl like `http://10.0.0.1:6200`). Anything but a 2xx answer
  * with a well-formed list within `timeoutMs` is a `ReconError` naming the node.
  */
@@ -169,6 +181,7 @@ export async function pollNodes(
   onPolled?: (done: number, total: number) => void,
 ): Promise<NodeDiskUsage[]> {
   let done = 0;
+  allowRequestsInFlight(options.signal, options.concurrency);
   return mapConcurrent(nodes, options.concurrency, async (node): Promise<NodeDiskUsage> => {
     try {
       if (options.signal?.aborted) throw new ReconError(`${node.ip}:${node.port}`, 'stopped');

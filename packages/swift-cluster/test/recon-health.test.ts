@@ -1,3 +1,4 @@
+import { getEventListeners, getMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { createServer } from 'node:net';
@@ -166,5 +167,22 @@ describe('pollNodesHealth', () => {
     expect(traffic.maxInFlight).toBe(3);
     expect(traffic.requests).toBe(12 * HEALTH_ENDPOINTS.length);
     expect(polled).toBe(12);
+  });
+
+  it('when more nodes than the 10 listeners an event target allows by default are read at once under one stop signal, then Node has no leak to warn of', async () => {
+    // Node warns (MaxListenersExceededWarning) when a target's listeners pass its maximum; jest's
+    // sandboxed process does not hear the warning, so the condition itself is read at each request.
+    const { signal } = new AbortController();
+    const seen: Array<{ listeners: number; max: number }> = [];
+    const traffic = newTraffic();
+    const slow: Handler = (req, res) => {
+      seen.push({ listeners: getEventListeners(signal, 'abort').length, max: getMaxListeners(signal) });
+      setTimeout(() => recon()(req, res), 20);
+    };
+    const nodes = await Promise.all([...Array(16).keys()].map(() => serve(slow, traffic)));
+    const results = await pollNodesHealth(nodes.map(node), { concurrency: 16, nodeTimeoutMs: 2000, signal });
+    expect(results.every((r) => r.answered)).toBe(true);
+    expect(Math.max(...seen.map((s) => s.listeners))).toBe(16);
+    expect(seen.filter((s) => s.listeners > s.max)).toEqual([]);
   });
 });

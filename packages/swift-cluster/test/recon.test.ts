@@ -1,3 +1,4 @@
+import { getEventListeners, getMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { fetchDiskUsage, pollNodes, ReconError } from '../src';
@@ -219,6 +220,24 @@ describe('pollNodes', () => {
     );
     expect(results[0]?.ok).toBe(true);
     expect(results[1]).toMatchObject({ ok: false, node: { ip: '127.0.0.1', port: 1 } });
+  });
+
+  it('when more nodes than the 10 listeners an event target allows by default are polled at once under one stop signal, then Node has no leak to warn of', async () => {
+    // The condition of Node's MaxListenersExceededWarning, read at each request (jest's process does not hear it).
+    const { signal } = new AbortController();
+    const seen: Array<{ listeners: number; max: number }> = [];
+    const note: Handler = (req, res) => {
+      seen.push({ listeners: getEventListeners(signal, 'abort').length, max: getMaxListeners(signal) });
+      after(20, onPath(SAMPLE))(req, res);
+    };
+    const nodes = await Promise.all([...Array(16).keys()].map(() => serve(note)));
+    const results = await pollNodes(
+      nodes.map((n) => ({ ip: '127.0.0.1', port: n.port })),
+      { concurrency: 16, timeoutMs: 2000, signal },
+    );
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(Math.max(...seen.map((s) => s.listeners))).toBe(16);
+    expect(seen.filter((s) => s.listeners > s.max)).toEqual([]);
   });
 
   it('when there are no nodes, then the result is empty', async () => {
