@@ -8,7 +8,9 @@ import type { Db } from './database';
  * rewrites and plans such a statement again at every request; for a users page with its two
  * attached subqueries that was most of the database's time per request, more than running it
  * (pgbench on the page statement: 0.6–0.9 ms unnamed, 0.2 ms prepared). Named, each connection
- * parses it once and Postgres settles on a generic plan after a few runs.
+ * parses it once, and Postgres keeps one generic plan after five runs where that plan costs no more
+ * than the ones it made for each run's values; else it goes on planning every run (a list's first
+ * page is written so that it does: see firstPageSql in repositories/list-planner.ts).
  *
  * A name is the hash of the statement's text, so one name always means one text on every
  * connection (node-postgres refuses a name reused for another text) and a shape compiled again

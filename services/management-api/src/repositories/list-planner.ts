@@ -98,7 +98,13 @@ export interface ListSource {
    * A column most lists narrow by (users: cluster_id), whose allowed values are worked out before
    * the page is fetched: from filters on it, from related filters resolved to it, and `only`.
    */
-  partition?: { column: string; only?: ReadonlyArray<string | number>; counters?: PartitionCounters };
+  partition?: {
+    column: string;
+    only?: ReadonlyArray<string | number>;
+    counters?: PartitionCounters;
+    /** An index on (column, id) exists: a first page of one value ordered by id walks it (see firstPageSql). */
+    indexedWithId?: boolean;
+  };
   /** Related resources by alias: their table and the list's own column holding their id. */
   related?: Record<string, { table: string; key: string }>;
   /**
@@ -432,6 +438,57 @@ interface PageSql {
 interface Window {
   limit: Knex.Value;
   offset: Knex.Value;
+  /** A first page in the form of firstPageSql: its limit, written into the statement. */
+  first?: number;
+}
+
+/**
+ * Whether a request's page is a first page read in the form of firstPageSql: at offset 0, filtered
+ * by nothing but at most one partition value (over an index on it and id), ordered by id.
+ */
+function isFirstPage(source: ListSource, plan: Plan, query: ListQuery): boolean {
+  if (query.offset !== 0n || plan.residual.length > 0 || source.scope) return false;
+  if (plan.ordering.length > 1 || plan.ordering.some((o) => o.column !== 'id' || o.alias !== source.alias))
+    return false;
+  return plan.partition === 'all' || (plan.partition.size === 1 && source.partition?.indexedWithId === true);
+}
+
+const MIN_BIGINT = '-9223372036854775808';
+const MAX_BIGINT = '9223372036854775807';
+
+/**
+ * A list's everyday request, its first page, in a form whose one plan suits every value, so
+ * Postgres plans its prepared statement once (a generic plan) instead of at every request. With
+ * `LIMIT $n` (or any OFFSET) Postgres costs a generic plan as if a tenth of the rows were
+ * wanted, finds it dearer than the plans made for each request's values, and goes on planning
+ * every request (for a users page with its attached columns, half the statement's time). So the
+ * limit is written in (a shape per page size) and there is no OFFSET. One partition value is
+ * written as a row comparison and a bound instead of `= $1`: an equality would let the generic
+ * plan, which cannot tell a cluster of ten users from one of millions, walk the primary key
+ * testing each row (every row of the table, for a small cluster); in this form the one index whose
+ * order is the page's is (partition, id), which reads only the page's rows whatever the value.
+ */
+function firstPageSql(source: ListSource, plan: Plan, limit: number): PageSql {
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new Error(`a page's limit must be a count (got ${limit})`);
+  const { db, alias } = source;
+  const desc = plan.ordering[0]?.desc ?? false;
+  const direction = desc ? 'desc' : 'asc';
+  const page = db(`${source.table} as ${alias}`).select(source.columns);
+  if (plan.partition !== 'all') {
+    const [value] = plan.partition;
+    const column = `${alias}.${source.partition!.column}`;
+    page
+      .whereRaw(`(??, ??) ${desc ? '<=' : '>='} (?, ?::bigint)`, [
+        column,
+        `${alias}.id`,
+        value!,
+        desc ? MAX_BIGINT : MIN_BIGINT,
+      ])
+      .where(column, desc ? '>=' : '<=', value!)
+      .orderBy(column, direction);
+  }
+  const { sql, bindings } = page.orderBy(`${alias}.id`, direction).toSQL();
+  return { sql: `${sql} LIMIT ${limit}`, bindings };
 }
 
 /**
@@ -575,6 +632,7 @@ function pageSql(
       ? baseOf(source, plan, 'test')
       : base;
   const rangeDirection = ranges && rangeSeekDirection(plan.ordering, alias, ranges.buckets.column);
+  if (window.first !== undefined) return firstPageSql(source, plan, window.first);
   if (isDeep(query.offset) && ranges && rangeDirection)
     return seekPage(ranges, rangeDirection, source.columns, order, window);
   if (isDeep(query.offset) && buckets && seek) return idSeekPage(source, plan, base, window, buckets, seek);
@@ -810,9 +868,10 @@ const slotsValues = (f: Filter): boolean => f.lookup !== 'isnull';
  * plain column names); else null and the plan is compiled with its own values. A residual filter
  * is part of the shape by its column, lookup and number of values.
  */
-function shapeKey(source: ListSource, plan: Plan, query: ListQuery, few: number): string | null {
+function shapeKey(source: ListSource, plan: Plan, query: ListQuery, few: number, first?: number): string | null {
   if (source.scope || !source.columns.every((c) => typeof c === 'string')) return null;
   let key = `${plan.partition === 'all' ? 'all' : plan.partition.size}${isDeep(query.offset) ? ' deep' : ''}`;
+  if (first !== undefined) key += ` first ${first}`;
   for (const o of plan.ordering) key += ` ${o.alias}.${o.column}${o.desc ? ' desc' : ''}`;
   if (plan.residual.length === 0) return key;
   let values = 0;
@@ -859,8 +918,9 @@ function statementFor(
   query: ListQuery,
   tuning: PlannerTuning,
 ): Sql & { name?: string } {
-  const window = { limit: query.limit, offset: String(query.offset) };
-  const key = shapeKey(source, plan, query, tuning.fewMatches ?? FEW_MATCHES);
+  const first = isFirstPage(source, plan, query) ? query.limit : undefined;
+  const window = { limit: query.limit, offset: String(query.offset), first };
+  const key = shapeKey(source, plan, query, tuning.fewMatches ?? FEW_MATCHES, first);
   if (key === null) return compile(source, plan, query, window, tuning);
   let compiled = compiledShapes.get(source.db);
   if (!compiled) compiledShapes.set(source.db, (compiled = { count: 0, bySource: new Map() }));
@@ -869,7 +929,7 @@ function statementFor(
   if (!shapes) compiled.bySource.set(ofSource, (shapes = new Map()));
   let shape = shapes.get(key);
   if (!shape) {
-    shape = compileShape(source, plan, query, tuning);
+    shape = compileShape(source, plan, query, tuning, first);
     if (compiled.count >= MAX_SHAPES) {
       compiled.bySource.clear();
       compiled.count = 0;
@@ -903,7 +963,13 @@ function valueBinding(filters: readonly Filter[], code: number): Knex.Value {
 }
 
 /** Compiles a plan's shape with slots for its request values, and finds where each slot went. */
-function compileShape(source: ListSource, plan: Plan, query: ListQuery, tuning: PlannerTuning): Shape {
+function compileShape(
+  source: ListSource,
+  plan: Plan,
+  query: ListQuery,
+  tuning: PlannerTuning,
+  first: number | undefined,
+): Shape {
   const slots = plan.partition === 'all' ? 'all' : new Set([...plan.partition].map((_, i) => partitionSlot(i)));
   const slotOf = new Map<Knex.Value, number>([
     [LIMIT_SLOT, 0],
@@ -932,7 +998,7 @@ function compileShape(source: ListSource, plan: Plan, query: ListQuery, tuning: 
     source,
     { ...plan, partition: slots, residual },
     query,
-    { limit: LIMIT_SLOT, offset: OFFSET_SLOT },
+    { limit: LIMIT_SLOT, offset: OFFSET_SLOT, first },
     tuning,
   );
   return { statement: fixedStatement(sql, bindings), slots: Int32Array.from(bindings, (b) => slotOf.get(b) ?? -1) };

@@ -273,7 +273,8 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
           const requests: Params[] = [0, 1, 2].map((i) => [
             ['cluster', String(clusters[i])],
             ['limit', String(5 + i)],
-            ['offset', String(deep ? 5001 + i * 97 : i * 3)],
+            // Past the first page: a first page is a shape per limit (see the next test).
+            ['offset', String(deep ? 5001 + i * 97 : 1 + i * 3)],
             ...(shape.length ? [shape as [string, string]] : []),
           ]);
           for (const params of requests)
@@ -286,6 +287,102 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
         }
       }
     });
+  });
+
+  it('when first pages differ only in cluster, then one SQL text is sent per limit, with no OFFSET and the limit written in', async () => {
+    await fill(7000, 1, 1, 5, 7, 40);
+    const sent = await withStatements(db, async () => {
+      for (const limit of ['20', '7'])
+        for (const [i, order] of [
+          [0, 'id'],
+          [1, 'id'],
+          [2, '-id'],
+          [0, '-id'],
+        ] as const) {
+          const params: Params = [
+            ['cluster', String(clusters[i])],
+            ['limit', limit],
+            ['order_by', order],
+          ];
+          expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
+        }
+      for (const params of [
+        [['limit', '5']],
+        [
+          ['limit', '5'],
+          ['order_by', '-id'],
+        ],
+      ] as Params[])
+        expect({ params, page: await planned(params) }).toEqual({ params, page: await naive(params) });
+    });
+    const listing = sent.filter((q) => q.sql.includes('cluster_user_counts')).map((q) => q.sql);
+    expect(listing).toHaveLength(10);
+    expect(new Set(listing).size).toBe(6);
+    for (const sql of listing) expect(sql).not.toMatch(/offset/i);
+    expect(listing.filter((sql) => / limit 20\)/i.test(sql))).toHaveLength(4);
+  });
+
+  it('when the first page of one cluster is asked for again and again, then Postgres plans its statement once, and that one plan reads a cluster of two users from (cluster_id, id) rather than walking every user', async () => {
+    await fill(9000, 1, 1, 5, 7, 40);
+    filled = ''; // the users added here are not fill's
+    const [row] = (await db('clusters')
+      .insert({ name: 'small', uuid: uuidOf(99), auth_url: 'http://small/auth/v1.0', storage_url: 'http://small/v1' })
+      .returning('id')) as Array<{ id: number }>;
+    const small = String(row!.id);
+    try {
+      // Its users have the highest ids: the primary key's walk would reach them last.
+      await db('storage_users').insert(
+        [1, 2].map((i) => ({ id: 100_000 + i, cluster_id: small, username: `small${i}`, password_hash: 'x' })),
+      );
+      await db.raw('VACUUM ANALYZE storage_users');
+      const big = String(clusters[0]);
+      const sent = await withStatements(db, () => planned([['cluster', big]]));
+      const page = sent.find((q) => q.sql.includes('cluster_user_counts'))!;
+      let n = 0;
+      const numbered = (sql: string) => (/\$1\b/.test(sql) ? sql : sql.replace(/\?/g, () => `$${++n}`));
+      type Node = Record<string, unknown>;
+      const plans = await db.transaction(async (trx) => {
+        await trx.raw(`PREPARE cairn_first_page AS ${numbered(page.sql)}`);
+        const values = (cluster: string) =>
+          trx
+            .raw(
+              page.bindings.map(() => '?').join(', '),
+              page.bindings.map((b) => (b === big ? cluster : b)) as Knex.RawBinding[],
+            )
+            .toQuery();
+        // Postgres settles after five runs: a generic plan if it costs no more than the others did.
+        for (let i = 0; i < 6; i++) await trx.raw(`EXECUTE cairn_first_page(${values(big)})`);
+        const explain = async (options: string, cluster: string): Promise<Node> => {
+          const [explained] = (await trx.raw(`EXPLAIN (${options}) EXECUTE cairn_first_page(${values(cluster)})`))
+            .rows as Array<{ 'QUERY PLAN': Array<{ Plan: Node }> }>;
+          return explained!['QUERY PLAN'][0]!.Plan;
+        };
+        const plans = { kept: await explain('FORMAT JSON', big), small: await explain('ANALYZE, FORMAT JSON', small) };
+        await trx.raw('DEALLOCATE cairn_first_page');
+        return plans;
+      });
+      const usersScans = (plan: Node): Node[] => {
+        const nodes: Node[] = [];
+        const collect = (node: Node) => {
+          if (node['Relation Name'] === 'storage_users') nodes.push(node);
+          for (const child of (node.Plans as Node[] | undefined) ?? []) collect(child);
+        };
+        collect(plan);
+        return nodes;
+      };
+      // The plan kept names parameters, not this request's values: it was planned once, for any.
+      const [kept] = usersScans(plans.kept);
+      expect(String(kept!['Index Cond'])).toMatch(/\$\d/);
+      // And for the small cluster it reads its two users from the index, none tested and passed over.
+      const [scan] = usersScans(plans.small);
+      expect(scan).toMatchObject({ 'Index Name': 'storage_users_cluster_id_id_idx', 'Actual Rows': 2 });
+      expect(scan!['Rows Removed by Filter'] ?? 0).toBe(0);
+      const params: Params = [['cluster', small]];
+      expect(await planned(params)).toEqual(await naive(params));
+    } finally {
+      await db('storage_users').where('cluster_id', small).delete();
+      await db('clusters').where('id', small).delete();
+    }
   });
 
   it("when requests differ only in their filters' values, then one compiled SQL text is sent with each request's values bound, a name prefix as a range of names", async () => {

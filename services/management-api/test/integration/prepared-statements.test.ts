@@ -81,15 +81,18 @@ describe('prepared statements on Postgres', () => {
     expect(byName.rows.map((u) => u.clusterId)).toEqual([south, south]);
 
     const statements = await prepared(db);
-    // One for the page's shape (both clusters, both offsets, by id or by name), one for the
-    // detail, one for the cluster's id by its name.
-    expect(statements).toHaveLength(3);
+    // One for the first page's shape (both clusters, by id or by name), one for the pages after
+    // it, one for the detail, one for the cluster's id by its name.
+    expect(statements).toHaveLength(4);
     expect(statements.some((s) => /"c"\."name" = \$1 limit \$2$/.test(s.statement))).toBe(true);
     for (const s of statements) expect(s.name).toMatch(/^cairn_[\w-]{32}$/);
-    const [pageStatement, detailStatement] = [/OFFSET \$\d+::bigint/, /"u"\."id" = \$\d+ limit \$\d+$/].map((re) =>
-      statements.find((s) => re.test(s.statement)),
-    );
-    expect(pageStatement).toBeDefined();
+    const [firstPage, laterPage, detailStatement] = [
+      /LIMIT 2\) AS "u"/,
+      /OFFSET \$\d+::bigint/,
+      /"u"\."id" = \$\d+ limit \$\d+$/,
+    ].map((re) => statements.find((s) => re.test(s.statement)));
+    expect(firstPage).toBeDefined();
+    expect(laterPage).toBeDefined();
     expect(detailStatement).toBeDefined();
   });
 
