@@ -616,6 +616,7 @@ function pageSql(
   window: Window,
   few: number,
 ): PageSql {
+  if (window.first !== undefined) return firstPageSql(source, plan, window.first);
   const { db, alias } = source;
   const idCol = `${alias}.id`;
   const order = (qb: Knex.QueryBuilder) => applyOrdering(qb, plan.ordering, alias);
@@ -632,7 +633,6 @@ function pageSql(
       ? baseOf(source, plan, 'test')
       : base;
   const rangeDirection = ranges && rangeSeekDirection(plan.ordering, alias, ranges.buckets.column);
-  if (window.first !== undefined) return firstPageSql(source, plan, window.first);
   if (isDeep(query.offset) && ranges && rangeDirection)
     return seekPage(ranges, rangeDirection, source.columns, order, window);
   if (isDeep(query.offset) && buckets && seek) return idSeekPage(source, plan, base, window, buckets, seek);
