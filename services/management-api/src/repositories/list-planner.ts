@@ -102,8 +102,11 @@ export interface ListSource {
     column: string;
     only?: ReadonlyArray<string | number>;
     counters?: PartitionCounters;
-    /** An index on (column, id) exists: a first page of one value ordered by id walks it (see firstPageSql). */
-    indexedWithId?: boolean;
+    /**
+     * An index on (column, id) exists, which a first page ordered by id walks (see firstPageSql);
+     * `type`: the column's SQL type, that page's values are bound as.
+     */
+    indexedWithId?: { type: 'integer' | 'bigint' };
   };
   /** Related resources by alias: their table and the list's own column holding their id. */
   related?: Record<string, { table: string; key: string }>;
@@ -442,15 +445,19 @@ interface Window {
   first?: number;
 }
 
+/** Partition values a first page reads one by one (an operator's few clusters); with more, the usual form. */
+const MAX_FIRST_PAGE_PARTITIONS = 8;
+
 /**
  * Whether a request's page is a first page read in the form of firstPageSql: at offset 0, filtered
- * by nothing but at most one partition value (over an index on it and id), ordered by id.
+ * by nothing but a few partition values (over an index on it and id), ordered by id.
  */
 function isFirstPage(source: ListSource, plan: Plan, query: ListQuery): boolean {
   if (query.offset !== 0n || plan.residual.length > 0 || source.scope) return false;
   if (plan.ordering.length > 1 || plan.ordering.some((o) => o.column !== 'id' || o.alias !== source.alias))
     return false;
-  return plan.partition === 'all' || (plan.partition.size === 1 && source.partition?.indexedWithId === true);
+  if (plan.partition === 'all') return true;
+  return plan.partition.size <= MAX_FIRST_PAGE_PARTITIONS && source.partition?.indexedWithId !== undefined;
 }
 
 const MIN_BIGINT = '-9223372036854775808';
@@ -462,33 +469,46 @@ const MAX_BIGINT = '9223372036854775807';
  * `LIMIT $n` (or any OFFSET) Postgres costs a generic plan as if a tenth of the rows were
  * wanted, finds it dearer than the plans made for each request's values, and goes on planning
  * every request (for a users page with its attached columns, half the statement's time). So the
- * limit is written in (a shape per page size) and there is no OFFSET. One partition value is
+ * limit is written in (a shape per page size) and there is no OFFSET. A partition value is
  * written as a row comparison and a bound instead of `= $1`: an equality would let the generic
  * plan, which cannot tell a cluster of ten users from one of millions, walk the primary key
  * testing each row (every row of the table, for a small cluster); in this form the one index whose
  * order is the page's is (partition, id), which reads only the page's rows whatever the value.
+ * The value goes in as a subquery's result, which Postgres estimates the same whether or not it
+ * knows it: with the value itself, a plan made for a cluster holding a third of the users would
+ * cost less than the generic one, and Postgres would go on planning. Several values are read one
+ * by one, a page of each, and the page is cut from those.
  */
 function firstPageSql(source: ListSource, plan: Plan, limit: number): PageSql {
   if (!Number.isSafeInteger(limit) || limit < 0) throw new Error(`a page's limit must be a count (got ${limit})`);
   const { db, alias } = source;
   const desc = plan.ordering[0]?.desc ?? false;
   const direction = desc ? 'desc' : 'asc';
-  const page = db(`${source.table} as ${alias}`).select(source.columns);
-  if (plan.partition !== 'all') {
-    const [value] = plan.partition;
-    const column = `${alias}.${source.partition!.column}`;
-    page
-      .whereRaw(`(??, ??) ${desc ? '<=' : '>='} (?, ?::bigint)`, [
-        column,
-        `${alias}.id`,
-        value!,
-        desc ? MAX_BIGINT : MIN_BIGINT,
-      ])
-      .where(column, desc ? '>=' : '<=', value!)
-      .orderBy(column, direction);
-  }
-  const { sql, bindings } = page.orderBy(`${alias}.id`, direction).toSQL();
-  return { sql: `${sql} LIMIT ${limit}`, bindings };
+  const of = (value?: string): Sql => {
+    const page = db(`${source.table} as ${alias}`).select(source.columns);
+    if (value !== undefined) {
+      const column = `${alias}.${source.partition!.column}`;
+      const bound = `(SELECT ?::${source.partition!.indexedWithId!.type})`;
+      page
+        .whereRaw(`(??, ??) ${desc ? '<=' : '>='} (${bound}, ?::bigint)`, [
+          column,
+          `${alias}.id`,
+          value,
+          desc ? MAX_BIGINT : MIN_BIGINT,
+        ])
+        .whereRaw(`?? ${desc ? '>=' : '<='} ${bound}`, [column, value])
+        .orderBy(column, direction);
+    }
+    const { sql, bindings } = page.orderBy(`${alias}.id`, direction).toSQL();
+    return { sql: `${sql} LIMIT ${limit}`, bindings };
+  };
+  if (plan.partition === 'all') return of();
+  const pages = [...plan.partition].map(of);
+  if (pages.length === 1) return pages[0]!;
+  return {
+    sql: `SELECT * FROM (${pages.map((p) => `(${p.sql})`).join(' UNION ALL ')}) AS ${db.raw('??', [alias]).toQuery()} ORDER BY id ${direction} LIMIT ${limit}`,
+    bindings: pages.flatMap((p) => p.bindings),
+  };
 }
 
 /**

@@ -142,7 +142,12 @@ export const usersListSource = (db: Db, visibleClusters?: number[]): ListSource 
   alias: VIEW_ALIAS,
   columns: SUMMARY_COLUMNS,
   attached: VIEW_ATTACHED,
-  partition: { column: 'cluster_id', only: visibleClusters, counters: USER_COUNTERS, indexedWithId: true },
+  partition: {
+    column: 'cluster_id',
+    only: visibleClusters,
+    counters: USER_COUNTERS,
+    indexedWithId: { type: 'integer' },
+  },
   related: { c: { table: TABLES.clusters, key: 'cluster_id' } },
   joined: { [QUOTA_STATE_ALIAS]: { from: quotaStateTable(db, QUOTA_STATE_ALIAS), on: ['id', 'user_id'] } },
 });
