@@ -20,6 +20,18 @@ const PREFIXES = ['al', 'bo', 'a_', 'a%', 'b\\'];
 
 type Params = Array<[string, string]>;
 
+type PlanNode = Record<string, unknown>;
+/** The scans of storage_users in an `EXPLAIN (FORMAT JSON)` plan, in the plan's order. */
+function usersScans(plan: PlanNode): PlanNode[] {
+  const scans: PlanNode[] = [];
+  const collect = (node: PlanNode) => {
+    if (node['Relation Name'] === 'storage_users') scans.push(node);
+    for (const child of (node.Plans as PlanNode[] | undefined) ?? []) collect(child);
+  };
+  collect(plan);
+  return scans;
+}
+
 describe.each(DB_KINDS)('list planner on %s', (kind) => {
   let database: TestDatabaseWithClusters;
   let db: Knex;
@@ -253,13 +265,9 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
       ).rows as Array<{ 'QUERY PLAN': unknown }>;
       const plan = explained!['QUERY PLAN'];
       // Rows of storage_users read from the table by any node but an index-only scan.
-      let whole = 0;
-      const walk = (node: Record<string, unknown>) => {
-        if (node['Relation Name'] === 'storage_users' && node['Node Type'] !== 'Index Only Scan')
-          whole += Number(node['Actual Rows']) * Number(node['Actual Loops']);
-        for (const child of (node.Plans as Array<Record<string, unknown>> | undefined) ?? []) walk(child);
-      };
-      walk((plan as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);
+      const whole = usersScans((plan as Array<{ Plan: PlanNode }>)[0]!.Plan)
+        .filter((node) => node['Node Type'] !== 'Index Only Scan')
+        .reduce((sum, node) => sum + Number(node['Actual Rows']) * Number(node['Actual Loops']), 0);
       expect({ order, whole }).toEqual({ order, whole: 37 });
     }
   });
@@ -347,7 +355,6 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
         const page = sent.find((q) => q.sql.includes('cluster_user_counts'))!;
         let n = 0;
         const numbered = (sql: string) => (/\$1\b/.test(sql) ? sql : sql.replace(/\?/g, () => `$${++n}`));
-        type Node = Record<string, unknown>;
         const plans = await db.transaction(async (trx) => {
           await trx.raw(`PREPARE cairn_first_page AS ${numbered(page.sql)}`);
           const values = (cluster: string) =>
@@ -359,9 +366,9 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
               .toQuery();
           // Postgres settles after five runs: a generic plan if it costs no more than the others did.
           for (let i = 0; i < 6; i++) await trx.raw(`EXECUTE cairn_first_page(${values(big)})`);
-          const explain = async (options: string, cluster: string): Promise<Node> => {
+          const explain = async (options: string, cluster: string): Promise<PlanNode> => {
             const [explained] = (await trx.raw(`EXPLAIN (${options}) EXECUTE cairn_first_page(${values(cluster)})`))
-              .rows as Array<{ 'QUERY PLAN': Array<{ Plan: Node }> }>;
+              .rows as Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>;
             return explained!['QUERY PLAN'][0]!.Plan;
           };
           const smallPlan = await explain('ANALYZE, FORMAT JSON', small);
@@ -374,15 +381,6 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
           await trx.raw('DEALLOCATE cairn_first_page');
           return plans;
         });
-        const usersScans = (plan: Node): Node[] => {
-          const nodes: Node[] = [];
-          const collect = (node: Node) => {
-            if (node['Relation Name'] === 'storage_users') nodes.push(node);
-            for (const child of (node.Plans as Node[] | undefined) ?? []) collect(child);
-          };
-          collect(plan);
-          return nodes;
-        };
         // Planned for the first five runs' values, then once for any: the generic plan was kept.
         expect({ custom: plans.custom_plans, generic: plans.generic_plans }).toEqual({ custom: 5, generic: 2 });
         // And for the small cluster it reads its two users from the index, none tested and passed over.
@@ -456,13 +454,7 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
       await trx.raw('DEALLOCATE cairn_walk_check');
       return explained!['QUERY PLAN'][0]!.Plan;
     });
-    const nodes: Array<Record<string, unknown>> = [];
-    const collect = (node: Record<string, unknown>) => {
-      nodes.push(node);
-      for (const child of (node.Plans as Array<Record<string, unknown>> | undefined) ?? []) collect(child);
-    };
-    collect(plan);
-    const onUsers = nodes.filter((node) => node['Relation Name'] === 'storage_users');
+    const onUsers = usersScans(plan);
     // The walk: each row's name tested by the pattern, so no plan can read and sort every match.
     expect(onUsers.some((node) => /~~/.test(String(node.Filter)) && !node['Index Cond'])).toBe(true);
     // Every scan of the name index is bounded by the prefix's range.
