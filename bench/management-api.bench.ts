@@ -28,6 +28,9 @@
  *   BENCH_TASTYPIE_WORKERS  the anchor's gunicorn workers (default one per core, as the API child's
  *                      one process and Postgres share the cores; 1 is gunicorn's default and a
  *                      process against Cairn's one process)
+ *   BENCH_STACK        1: also measure the stack's ceiling beside page1, cluster__name, detail and
+ *                      deep: bare express running the statements the API sends for the same request
+ *                      on the same knex and node-postgres (lib/stack-ceiling.ts)
  *
  * Process layout. The machine this was written for has 2 cores shared with Postgres. The hello-world
  * baseline and the API each run in their own child process (forked from this file), and autocannon
@@ -69,6 +72,7 @@ import { backendsOf, throwawayDatabase } from './lib/postgres';
 import { startTastypie, tastypieMissing, type TastypieAnchor } from './lib/tastypie';
 import { fmtInt, fmtMs, printResults, ratio, verdict, type Verdict } from './lib/report';
 import { listScenarios } from './lib/user-lists';
+import { serveStackCeiling, STACK_ROLE, type StackPaths } from './lib/stack-ceiling';
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -83,6 +87,7 @@ const SETTINGS = {
   cpuProfDir: stringEnv('BENCH_CPU_PROF'),
   tastypie: stringEnv('BENCH_TASTYPIE'),
   tastypieWorkers: intEnv('BENCH_TASTYPIE_WORKERS', availableParallelism()),
+  stack: stringEnv('BENCH_STACK') === '1',
 };
 
 /** The scenarios measured beside the django-tastypie anchor (plain tastypie over the same users). */
@@ -138,6 +143,7 @@ const TARGETS = {
 const API_ROLE = 'api';
 
 async function serve(role: string): Promise<void> {
+  if (role === STACK_ROLE) return serveStackCeiling(process.env.BENCH_CHILD_DATABASE_URL!, SETTINGS.poolMax);
   if (role !== API_ROLE) throw new Error(`unknown role ${role}`);
   const config = readConfig({
     DATABASE_URL: process.env.BENCH_CHILD_DATABASE_URL,
@@ -463,6 +469,9 @@ async function main(cleanups: Cleanups): Promise<void> {
     }
     console.log('tastypie anchor: same total_count and same page of ids as Cairn for each anchored scenario');
   }
+  const stackTwins = SETTINGS.stack
+    ? await stackCeiling(scenarios, listed, seeded, childEnv, selected, cleanups)
+    : null;
 
   console.log('load (autocannon in this process; each server in its own child process):');
   const { connections, warmup, duration } = SETTINGS;
@@ -476,6 +485,7 @@ async function main(cleanups: Cleanups): Promise<void> {
   const measured = ALL_SCENARIOS.filter((k) => selected.has(k)).flatMap((k) => [
     k in scenarios ? scenarios[k as keyof typeof scenarios] : listed.get(k)!,
     ...(twins.has(k) ? [twins.get(k)!] : []),
+    ...(stackTwins?.has(k) ? [stackTwins.get(k)!] : []),
   ]);
   const run = await measureBracketed(scenarios.baseline, measured, settings);
   const page1 = run.byKey.get('page1');
@@ -530,6 +540,13 @@ async function main(cleanups: Cleanups): Promise<void> {
     const [ours, theirs] = [cpuMs(m), t && cpuMs(t)];
     return ours && theirs ? theirs / ours : undefined;
   };
+  /** The stack's ceiling over the anchor, and Cairn's share of that ceiling. */
+  const stackNote = (k: string): string => {
+    const [m, s, t] = [run.byKey.get(k)!, run.byKey.get(`${k}${STACK}`), run.byKey.get(`${k}${TWIN}`)];
+    if (!s || s.rps === 0) return `${k} -`;
+    const overTastypie = t && t.rps > 0 ? `, ${fmtTimes(ratio(s) / ratio(t))} tastypie` : '';
+    return `${k} ${(ratio(s) * 100).toFixed(1)} % of hello world${overTastypie}, Cairn at ${(ratio(m) / ratio(s)).toFixed(2)} of it`;
+  };
   const quick = SETTINGS.users !== 1_000_000 || SETTINGS.clusters !== 10;
   printResults({
     title: `\nResults (${started.toISOString()}; ${fmtInt(SETTINGS.users)} users, ${SETTINGS.connections} connections, ${SETTINGS.duration} s each)`,
@@ -553,6 +570,14 @@ async function main(cleanups: Cleanups): Promise<void> {
                 .join(', '),
           ]
         : []),
+      ...(stackTwins
+        ? [
+            `The stack alone (bare express running the API's statements for the same request): ` +
+              ANCHORED.filter((k) => run.byKey.has(k))
+                .map(stackNote)
+                .join('; '),
+          ]
+        : []),
       ...(quick
         ? [
             'Quick mode: the targets are defined for 1,000,000 users over 10 clusters; these verdicts are only indicative.',
@@ -569,6 +594,73 @@ async function main(cleanups: Cleanups): Promise<void> {
 const TWIN = '@tastypie';
 
 const fmtTimes = (x: number | undefined): string | undefined => (x === undefined ? undefined : `${x.toFixed(1)} ×`);
+
+// ---------------------------------------------------------------------------------------------
+// The stack's ceiling
+
+/** Key suffix of a scenario's twin on the stack alone. */
+const STACK = '@stack';
+
+/**
+ * Starts the stack-ceiling child for the anchored scenarios selected, with every path they will ask
+ * for captured, and checks that each answers the same users as Cairn.
+ */
+async function stackCeiling(
+  scenarios: Record<string, Scenario>,
+  listed: Map<string, Scenario>,
+  seeded: Seeded,
+  childEnv: NodeJS.ProcessEnv,
+  selected: Set<string>,
+  cleanups: Cleanups,
+): Promise<Map<string, Scenario>> {
+  const keys = ANCHORED.filter((k) => selected.has(k));
+  const scenarioOf = (k: string) => scenarios[k] ?? listed.get(k)!;
+  const lists = new Set<string>();
+  const listScenario = (k: string) => LIST_SCENARIOS.find((l) => l.key === k);
+  for (const k of keys.filter((k) => k !== 'detail')) {
+    const l = listScenario(k);
+    // page1 turns over the clusters, a list scenario over its turns, deep asks one path.
+    for (let turn = 0; turn < seeded.clusterIds.length; turn++)
+      lists.add(
+        l
+          ? l.path(seeded, turn)
+          : k === 'page1'
+            ? `/api/v1/users/?cluster=${seeded.clusterIds[turn]}`
+            : scenarioOf(k).request().path,
+      );
+  }
+  const paths: StackPaths = {
+    lists: [...lists],
+    detail: keys.includes('detail') ? `/api/v1/users/${seeded.maxUserId}/` : undefined,
+    authorization: AUTHORIZATION,
+  };
+  const child = await startChild(__filename, STACK_ROLE, { ...childEnv, BENCH_CHILD_STACK: JSON.stringify(paths) });
+  cleanups.push(() => stopChild(child));
+  const target = { port: child.port, server: party.pid('server', child.proc.pid!) };
+  const twins = new Map<string, Scenario>();
+  for (const k of keys) {
+    const cairn = scenarioOf(k);
+    const twin: Scenario = { ...cairn, key: `${k}${STACK}`, label: `${cairn.label} (the stack alone)`, target };
+    await sameRows(cairn, twin);
+    twins.set(k, twin);
+  }
+  console.log(`stack ceiling: ${paths.lists.length} list paths captured, each answering Cairn's users`);
+  return twins;
+}
+
+/** One request to Cairn and to the stack alone: the same users (ids) in the same order. */
+async function sameRows(cairn: Scenario, stack: Scenario): Promise<void> {
+  const r = cairn.request();
+  const ids = async (s: Scenario): Promise<string> => {
+    const res = await fetch(`http://127.0.0.1:${s.target.port}${r.path}`, { headers: r.headers ?? {} });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`${s.label}: ${r.path} answered ${res.status}: ${text.slice(0, 500)}`);
+    const body = JSON.parse(text) as { objects?: Array<{ id: unknown }>; id?: unknown };
+    return (body.objects ?? [body]).map((o) => String(o.id)).join(',');
+  };
+  const [a, b] = [await ids(cairn), await ids(stack)];
+  if (a !== b) throw new Error(`${stack.label}: ${r.path} answered other users than Cairn: ${b.slice(0, 200)}`);
+}
 
 /** BENCH_TASTYPIE: 1 requires the anchor, 0 turns it off, unset uses it when it can run. */
 async function anchorIfWanted(databaseUrl: string, cleanups: Cleanups): Promise<TastypieAnchor | null> {
