@@ -16,7 +16,7 @@
  *   BENCH_CONNECTIONS  concurrent autocannon connections, every scenario (default 32)
  *   BENCH_ROTATE_USERS distinct existing users the wrong-password and the cold scenario each rotate
  *                      over (default 2000)
- *   BENCH_SCENARIOS    comma-separated subset of v1,tempauth,v1logged,v1anchor,v1many,issue,appcred,validate,
+ *   BENCH_SCENARIOS    comma-separated subset of v1,tempauth,v1logged,v1anchor,v1stack,v1many,issue,appcred,validate,
  *                      s3tokens,wrong,cold (default all)
  *   BENCH_WARM_USERS   users the warm V1 logins of v1many rotate over (default 100); each is logged in
  *                      once (one scrypt) right before, and the verification cache keeps a check for
@@ -30,6 +30,8 @@
  *   - V1 auth, warm cache, request log on (v1logged), and its anchor (v1anchor): the same warm login
  *     on a second gateway at LOG_LEVEL info, and bare express answering GET /auth/v1.0 with the
  *     headers a real login answered, with the runtime's request logging; both logs to /dev/null.
+ *   - The warm V1 login's stack alone (v1stack): that anchor plus the Redis commands a real warm login
+ *     sent (captured with MONITOR), all in one round trip, before answering.
  *   - V1 auth, warm cache: GET /auth/v1.0 for one user with its right password. A successful check
  *     is remembered by the gateway for CAIRN_VERIFY_CACHE_SECONDS (60 s, not renewed by hits), so
  *     right before the warm-up the user's generation is bumped (as a password change does) and one
@@ -118,6 +120,7 @@ const ALL_SCENARIOS = [
   'tempauth',
   'v1logged',
   'v1anchor',
+  'v1stack',
   'v1many',
   'issue',
   'appcred',
@@ -201,6 +204,7 @@ const COLD_GATEWAY_ROLE = 'gateway-cold';
 /** The gateway with its request log on (LOG_LEVEL info), and the bare handler it is held to. */
 const LOGGED_GATEWAY_ROLE = 'gateway-logged';
 const V1_ANCHOR_ROLE = 'v1-anchor';
+const V1_STACK_ROLE = 'v1-stack';
 
 /**
  * Request logs go to /dev/null on both sides of that comparison: each line is still built and
@@ -213,23 +217,40 @@ const requestLog = () => createLogger('info', createWriteStream('/dev/null'));
  * requestLogging, the same request ids) answering GET /auth/v1.0 with the headers a real login
  * answered (BENCH_CHILD_V1_HEADERS) and the gateway's transaction id and Vary, an empty text body.
  */
-function serveV1Anchor(): void {
+function serveV1Anchor(before?: () => Promise<unknown>, close?: () => Promise<void>): void {
   const headers = JSON.parse(process.env.BENCH_CHILD_V1_HEADERS ?? '{}') as Record<string, string>;
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
   app.use(requestLogging(requestLog(), GATEWAY_REQUEST_ID));
-  app.get('/auth/v1.0', (req, res) => {
+  app.get('/auth/v1.0', async (req, res) => {
+    if (before) await before();
     res.setHeader('Vary', 'X-Auth-Token');
     res.setHeader('X-Trans-Id', requestIdOf(req) ?? '');
     for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     res.status(200).type('text/plain; charset=utf-8').send('');
   });
-  serveApp(app);
+  serveApp(app, close);
+}
+
+/**
+ * The warm V1 login's stack alone: the anchor above, plus the Redis commands a real warm login sent
+ * (BENCH_CHILD_V1_REDIS, captured with MONITOR) on the gateway's own Redis client, all in one tick,
+ * so one round trip: what express, pino-http and ioredis cost for this answer with Cairn's own work
+ * (its middleware, limiter keys, verification cache, token signing, Postgres fence) taken away.
+ */
+function serveV1Stack(): void {
+  const commands = JSON.parse(process.env.BENCH_CHILD_V1_REDIS ?? '[]') as string[][];
+  const redis = createRedis(process.env.BENCH_CHILD_REDIS_URL!, createLogger('warn'));
+  serveV1Anchor(
+    () => Promise.all(commands.map(([command, ...args]) => redis.call(command!, ...args))),
+    () => closeRedis(redis),
+  );
 }
 
 async function serve(role: string): Promise<void> {
   if (role === V1_ANCHOR_ROLE) return serveV1Anchor();
+  if (role === V1_STACK_ROLE) return serveV1Stack();
   if (role !== GATEWAY_ROLE && role !== COLD_GATEWAY_ROLE && role !== LOGGED_GATEWAY_ROLE)
     throw new Error(`unknown role ${role}`);
   const s3 = { CAIRN_S3_SECRET_KEYS: process.env.BENCH_CHILD_S3_KEYS ?? '' };
@@ -322,6 +343,22 @@ async function scanKeys(redis: BenchRedis, prefix: string): Promise<string[]> {
 
 async function deleteKeys(redis: BenchRedis, keys: string[]): Promise<void> {
   for (let i = 0; i < keys.length; i += 1000) await redis.unlink(...keys.slice(i, i + 1000));
+}
+
+/**
+ * The commands Redis received while `action` ran (MONITOR on a connection of its own), as their
+ * arguments. Run it while nothing else talks to Redis: a monitor sees every client's commands.
+ */
+async function redisCommandsOf(redis: BenchRedis, action: () => Promise<unknown>): Promise<string[][]> {
+  if (!('monitor' in redis)) throw new Error('v1stack needs a single Redis, not a cluster');
+  const monitor = await redis.monitor();
+  const commands: string[][] = [];
+  monitor.on('monitor', (_time: string, args: string[]) => commands.push(args));
+  await action();
+  // MONITOR reports a command once it ran; give the last ones time to arrive.
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  monitor.disconnect();
+  return commands;
 }
 
 /** What the run left in Redis: keys by kind and the memory of one token record. */
@@ -510,7 +547,7 @@ async function main(cleanups: Cleanups): Promise<void> {
     });
     return starting;
   };
-  const withAnchor = selected.has('v1logged') || selected.has('v1anchor');
+  const withAnchor = selected.has('v1logged') || selected.has('v1anchor') || selected.has('v1stack');
   const [baseline, gateway, cold, logged] = await Promise.all([
     start(BASELINE_ROLE),
     start(GATEWAY_ROLE, profArgs),
@@ -566,6 +603,7 @@ async function main(cleanups: Cleanups): Promise<void> {
     expectStatus: 200,
   };
   let v1Anchor: Scenario | undefined;
+  let v1Stack: Scenario | undefined;
   if (v1Logged) {
     v1Logged.prepare = warmCacheBy(v1Logged);
     const answered = await checkOnce(v1Logged, needHeader('x-auth-token'));
@@ -586,6 +624,22 @@ async function main(cleanups: Cleanups): Promise<void> {
       request: () => v1Request(USER, PASSWORD),
       expectStatus: 200,
     };
+    if (selected.has('v1stack')) {
+      const commands = await redisCommandsOf(redis, () => checkOnce(v1Logged, needHeader('x-auth-token')));
+      console.log(`  a warm V1 login sent ${commands.length} Redis commands: ${commands.map((c) => c[0]).join(' ')}`);
+      const stack = await start(V1_STACK_ROLE, profArgs, {
+        ...childEnv,
+        BENCH_CHILD_V1_HEADERS: JSON.stringify(copied),
+        BENCH_CHILD_V1_REDIS: JSON.stringify(commands),
+      });
+      v1Stack = {
+        key: 'v1stack',
+        label: 'the same, plus its Redis commands in one round trip',
+        target: target(stack),
+        request: () => v1Request(USER, PASSWORD),
+        expectStatus: 200,
+      };
+    }
   }
 
   const nextWrong = rotation('bench-wrong-');
@@ -622,6 +676,7 @@ async function main(cleanups: Cleanups): Promise<void> {
     v1: v1Warm,
     v1logged: v1Logged,
     v1anchor: v1Anchor,
+    v1stack: v1Stack,
     v1many: v1Many,
     tempauth: swift
       ? {
@@ -812,6 +867,14 @@ async function main(cleanups: Cleanups): Promise<void> {
   if (vsAnchor !== undefined) {
     notes.push(
       `V1 auth with its request log vs the bare handler with the same answer and request log: ${vsAnchor.toFixed(2)}x (each as a fraction of its own surrounding baselines; raw req/s ${(v1logged!.rps / v1anchor!.rps).toFixed(2)}x).`,
+    );
+  }
+  const v1stack = got('v1stack');
+  if (v1stack && v1anchor) {
+    const stackOverAnchor = ratio(v1stack) / ratio(v1anchor);
+    notes.push(
+      `The warm V1 login's stack alone (the bare handler plus the login's Redis commands in one round trip) vs the bare handler: ${stackOverAnchor.toFixed(2)}x` +
+        (v1logged ? `; V1 auth with its request log at ${(ratio(v1logged) / ratio(v1stack)).toFixed(2)}x of it.` : '.'),
     );
   }
   const v1many = got('v1many');
