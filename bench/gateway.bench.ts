@@ -617,13 +617,14 @@ async function main(cleanups: Cleanups): Promise<void> {
       ...childEnv,
       BENCH_CHILD_V1_HEADERS: JSON.stringify(copied),
     });
-    v1Anchor = {
-      key: 'v1anchor',
-      label: 'bare express, the same V1 answer, request log on',
-      target: target(anchor),
+    const v1Login = (key: ScenarioKey, label: string, child: Child): Scenario => ({
+      key,
+      label,
+      target: target(child),
       request: () => v1Request(USER, PASSWORD),
       expectStatus: 200,
-    };
+    });
+    v1Anchor = v1Login('v1anchor', 'bare express, the same V1 answer, request log on', anchor);
     if (selected.has('v1stack')) {
       const commands = await redisCommandsOf(redis, () => checkOnce(v1Logged, needHeader('x-auth-token')));
       console.log(`  a warm V1 login sent ${commands.length} Redis commands: ${commands.map((c) => c[0]).join(' ')}`);
@@ -632,13 +633,7 @@ async function main(cleanups: Cleanups): Promise<void> {
         BENCH_CHILD_V1_HEADERS: JSON.stringify(copied),
         BENCH_CHILD_V1_REDIS: JSON.stringify(commands),
       });
-      v1Stack = {
-        key: 'v1stack',
-        label: 'the same, plus its Redis commands in one round trip',
-        target: target(stack),
-        request: () => v1Request(USER, PASSWORD),
-        expectStatus: 200,
-      };
+      v1Stack = v1Login('v1stack', 'the same, plus its Redis commands in one round trip', stack);
     }
   }
 

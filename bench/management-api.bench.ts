@@ -651,14 +651,8 @@ async function stackCeiling(
 /** One request to Cairn and to the stack alone: the same users (ids) in the same order. */
 async function sameRows(cairn: Scenario, stack: Scenario): Promise<void> {
   const r = cairn.request();
-  const ids = async (s: Scenario): Promise<string> => {
-    const res = await fetch(`http://127.0.0.1:${s.target.port}${r.path}`, { headers: r.headers ?? {} });
-    const text = await res.text();
-    if (res.status !== 200) throw new Error(`${s.label}: ${r.path} answered ${res.status}: ${text.slice(0, 500)}`);
-    const body = JSON.parse(text) as { objects?: Array<{ id: unknown }>; id?: unknown };
-    return (body.objects ?? [body]).map((o) => String(o.id)).join(',');
-  };
-  const [a, b] = [await ids(cairn), await ids(stack)];
+  const ids = (x: Answer) => (x.objects ?? [x]).map((o) => String(o.id)).join(',');
+  const [a, b] = [ids(await answerOf(cairn, r)), ids(await answerOf(stack, r))];
   if (a !== b) throw new Error(`${stack.label}: ${r.path} answered other users than Cairn: ${b.slice(0, 200)}`);
 }
 
@@ -689,19 +683,21 @@ interface Answer {
   user?: unknown;
 }
 
+/** The answer of `s`'s server to request `r`, which must be a 200. */
+async function answerOf(s: Scenario, r: ReturnType<Scenario['request']>): Promise<Answer> {
+  const res = await fetch(`http://127.0.0.1:${s.target.port}${r.path}`, { headers: r.headers ?? {} });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`${s.label}: ${r.path} answered ${res.status}: ${text.slice(0, 500)}`);
+  return JSON.parse(text) as Answer;
+}
+
 /**
  * One request of Cairn's scenario, sent to Cairn and to the anchor: both must answer 200 with the
  * same total_count and the same users in the same order (or the same user, for a detail).
  */
 async function sameAnswer(cairn: Scenario, anchor: Scenario): Promise<void> {
   const r = cairn.request();
-  const get = async (s: Scenario): Promise<Answer> => {
-    const res = await fetch(`http://127.0.0.1:${s.target.port}${r.path}`, { headers: r.headers ?? {} });
-    const text = await res.text();
-    if (res.status !== 200) throw new Error(`${s.label}: ${r.path} answered ${res.status}: ${text.slice(0, 500)}`);
-    return JSON.parse(text) as Answer;
-  };
-  const [a, b] = [await get(cairn), await get(anchor)];
+  const [a, b] = [await answerOf(cairn, r), await answerOf(anchor, r)];
   const users = (x: Answer) => (x.objects ?? [x]).map((o) => `${String(o.id)}:${String(o.user)}`).join(',');
   if (a.meta?.total_count !== b.meta?.total_count)
     throw new Error(`${anchor.label}: ${r.path} total_count ${b.meta?.total_count}, Cairn's ${a.meta?.total_count}`);
