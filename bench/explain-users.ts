@@ -13,9 +13,15 @@
  * BENCH_SCENARIOS (a comma-separated subset of the list scenarios' keys), BENCH_RUNS (executions
  * timed per statement, 20), BENCH_PLAN_CACHE_MODE (how the named statements are planned: `auto`, as
  * the API's are, or `force_generic_plan` / `force_custom_plan`, to time the plan Postgres did not
- * choose beside the one it did).
+ * choose beside the one it did), BENCH_PGBENCH_DIR (a directory: each scenario's statements are also
+ * written there for pgbench, `<scenario>.sql` with every value a variable, so that `pgbench -M
+ * prepared` sends them as parameters as the API does, and `<scenario>.args` with their `-D`
+ * definitions: the statements alone under load, `pgbench -n -M prepared -c 10 -j 2 -T 10 -f
+ * <dir>/<scenario>.sql $(cat <dir>/<scenario>.args) <db>`).
  */
 import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client } from 'pg';
 import { createApp, createDeps, readConfig } from '@cairn/management-api';
 import { listen } from '@cairn/runtime';
@@ -30,6 +36,7 @@ const SETTINGS = {
   runs: intEnv('BENCH_RUNS', 20),
   scenarios: stringEnv('BENCH_SCENARIOS'),
   planCacheMode: stringEnv('BENCH_PLAN_CACHE_MODE', 'auto'),
+  pgbenchDir: stringEnv('BENCH_PGBENCH_DIR'),
 };
 const PLAN_CACHE_MODES = ['auto', 'force_generic_plan', 'force_custom_plan'];
 
@@ -90,6 +97,7 @@ async function main(): Promise<void> {
       // The user's own statements: the page, and a related filter's ids before it.
       const statements = sent.filter((q) => /\bstorage_users\b|\bclusters\b/.test(q.sql) && !/api_keys/.test(q.sql));
       console.log(`\n### ${scenario.key}\n\n\`GET ${path}\` (total_count ${expected})`);
+      if (SETTINGS.pgbenchDir) writePgbench(SETTINGS.pgbenchDir, scenario.key, statements);
       let [min, p50, max, pages] = [0, 0, 0, 0];
       for (const q of statements) {
         const t = await explain(pg, q);
@@ -119,6 +127,25 @@ async function seededUsers(pg: Client): Promise<SeededUsers> {
     clusterUuids: clusters.rows.map((r) => r.uuid),
     totalUsers: Number(total.rows[0]!.n),
   };
+}
+
+/**
+ * The statements as a pgbench script: `$n` of the i-th statement becomes `:s<i>_<n>`, defined in the
+ * `.args` file with `-D`, one per line. Values go on a command line, so only plain ones are written.
+ */
+function writePgbench(dir: string, key: string, statements: Sent[]): void {
+  const args: string[] = [];
+  const script = statements.map((q, i) => {
+    q.bindings.forEach((b, n) => {
+      const value = String(b);
+      if (b === null || b === undefined || !/^[\w.%:-]*$/.test(value))
+        throw new Error(`${key}: value ${value} cannot be given to pgbench with -D`);
+      args.push(`-D s${i}_${n + 1}=${value}`);
+    });
+    return `${q.sql.replace(/\$(\d+)/g, (_, n: string) => `:s${i}_${n}`).replace(/\s*\n\s*/g, ' ')};`;
+  });
+  writeFileSync(join(dir, `${key}.sql`), `${script.join('\n')}\n`);
+  writeFileSync(join(dir, `${key}.args`), `${args.join('\n')}\n`);
 }
 
 /** Runs the statement as the API does (named where the API names it), then its plan and its times. */
