@@ -17,7 +17,7 @@ import type { Knex } from 'knex';
  * - `max_parallel_workers_per_gather = 0`: the generic plan of the deep page of a name prefix,
  *   which cannot tell a prefix matching ten users from one matching ten million, read the page
  *   through parallel workers (`Gather Merge`), and Postgres kept that plan after five executions
- *   when the prefix matched every user: 86–131 ms a request at 10,000,000 users, starting the
+ *   when the prefix matched every user: 86–147 ms a request at 10,000,000 users, starting the
  *   workers being most of it, where the same generic plan without workers runs in 2.6–4.2 ms.
  *
  * A database default is the weakest of Postgres' settings: a role's own (`ALTER ROLE … SET jit =
