@@ -23,8 +23,8 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { createApp, createDeps, readConfig } from '@cairn/management-api';
-import { listen } from '@cairn/runtime';
+import { createDeps, readConfig } from '@cairn/management-api';
+import { recordingApi, type SentStatement } from './lib/api-statements';
 import { intEnv, stringEnv } from './lib/env';
 import { fmtMs } from './lib/report';
 import { listScenarios, type SeededUsers } from './lib/user-lists';
@@ -45,12 +45,6 @@ const AUTHORIZATION = 'ApiKey bench-admin:cairn-bench-admin-key-not-a-secret-012
 /** Postgres' plan cache compares custom plans with the generic one over the first five executions. */
 const SETTLE_RUNS = 6;
 
-interface Sent {
-  sql: string;
-  bindings: unknown[];
-  name?: string;
-}
-
 async function main(): Promise<void> {
   const url = SETTINGS.databaseUrl;
   if (!url) throw new Error('DATABASE_URL must name a database seeded by the management API benchmark');
@@ -64,11 +58,7 @@ async function main(): Promise<void> {
       CAIRN_CREATE_DEFAULT_CLUSTER: 'false',
     }),
   );
-  let sent: Sent[] = [];
-  deps.db.on('query', (q: { sql: string; bindings?: unknown[]; options?: { name?: string } }) => {
-    sent.push({ sql: q.sql, bindings: q.bindings ?? [], name: q.options?.name });
-  });
-  const { server, port } = await listen(createApp(deps), 0, '127.0.0.1');
+  const api = await recordingApi(deps);
   const pg = new Client({ connectionString: url, application_name: 'cairn-bench-explain' });
   await pg.connect();
   try {
@@ -85,17 +75,12 @@ async function main(): Promise<void> {
     const summary: string[] = [];
     for (const scenario of scenarios) {
       const path = scenario.path(seeded, 0);
-      sent = [];
-      const res = await fetch(`http://127.0.0.1:${port}${path}`, {
-        headers: { authorization: AUTHORIZATION, accept: 'application/json' },
-      });
-      const body = (await res.json()) as { meta?: { total_count: number } };
-      if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${JSON.stringify(body)}`);
+      const { status, text, statements } = await api.get(path, AUTHORIZATION);
+      if (status !== 200) throw new Error(`${path} answered ${status}: ${text}`);
+      const body = JSON.parse(text) as { meta?: { total_count: number } };
       const expected = scenario.total(seeded);
       if (body.meta?.total_count !== expected)
         throw new Error(`${path}: total_count ${body.meta?.total_count}, expected ${expected}`);
-      // The user's own statements: the page, and a related filter's ids before it.
-      const statements = sent.filter((q) => /\bstorage_users\b|\bclusters\b/.test(q.sql) && !/api_keys/.test(q.sql));
       console.log(`\n### ${scenario.key}\n\n\`GET ${path}\` (total_count ${expected})`);
       if (SETTINGS.pgbenchDir) writePgbench(SETTINGS.pgbenchDir, scenario.key, statements);
       let [min, p50, max, pages] = [0, 0, 0, 0];
@@ -110,7 +95,7 @@ async function main(): Promise<void> {
     console.log(summary.join('\n'));
   } finally {
     await pg.end();
-    server.close();
+    api.close();
     await deps.db.destroy();
   }
 }
@@ -133,7 +118,7 @@ async function seededUsers(pg: Client): Promise<SeededUsers> {
  * The statements as a pgbench script: `$n` of the i-th statement becomes `:s<i>_<n>`, defined in the
  * `.args` file with `-D`, one per line. Values go on a command line, so only plain ones are written.
  */
-function writePgbench(dir: string, key: string, statements: Sent[]): void {
+function writePgbench(dir: string, key: string, statements: SentStatement[]): void {
   const args: string[] = [];
   const script = statements.map((q, i) => {
     q.bindings.forEach((b, n) => {
@@ -149,7 +134,10 @@ function writePgbench(dir: string, key: string, statements: Sent[]): void {
 }
 
 /** Runs the statement as the API does (named where the API names it), then its plan and its times. */
-async function explain(pg: Client, q: Sent): Promise<{ min: number; p50: number; max: number; pages: number }> {
+async function explain(
+  pg: Client,
+  q: SentStatement,
+): Promise<{ min: number; p50: number; max: number; pages: number }> {
   // An unnamed statement is prepared here under a name of its text, to read the plan Postgres keeps.
   const name = q.name ?? `cairn_explain_${createHash('sha256').update(q.sql).digest('hex').slice(0, 24)}`;
   const values = q.bindings.map((b) => (b === null || b === undefined ? null : String(b)));

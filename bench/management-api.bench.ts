@@ -615,20 +615,11 @@ async function stackCeiling(
 ): Promise<Map<string, Scenario>> {
   const keys = ANCHORED.filter((k) => selected.has(k));
   const scenarioOf = (k: string) => scenarios[k] ?? listed.get(k)!;
+  // Every path the load will ask for: page1 and the list scenarios turn over the clusters, deep
+  // asks one path (the detail, a random user each time, is replayed for any id).
   const lists = new Set<string>();
-  const listScenario = (k: string) => LIST_SCENARIOS.find((l) => l.key === k);
-  for (const k of keys.filter((k) => k !== 'detail')) {
-    const l = listScenario(k);
-    // page1 turns over the clusters, a list scenario over its turns, deep asks one path.
-    for (let turn = 0; turn < seeded.clusterIds.length; turn++)
-      lists.add(
-        l
-          ? l.path(seeded, turn)
-          : k === 'page1'
-            ? `/api/v1/users/?cluster=${seeded.clusterIds[turn]}`
-            : scenarioOf(k).request().path,
-      );
-  }
+  for (const k of keys.filter((k) => k !== 'detail'))
+    for (let turn = 0; turn < seeded.clusterIds.length; turn++) lists.add(scenarioOf(k).request().path);
   const paths: StackPaths = {
     lists: [...lists],
     detail: keys.includes('detail') ? `/api/v1/users/${seeded.maxUserId}/` : undefined,

@@ -11,12 +11,11 @@ async function settingsOfNewSession(url: string): Promise<Record<Setting, string
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
-    const row = (
+    return (
       await client.query<Record<Setting, string>>(
         `SELECT current_setting('jit') AS jit, current_setting('max_parallel_workers_per_gather') AS max_parallel_workers_per_gather`,
       )
     ).rows[0]!;
-    return { ...row };
   } finally {
     await client.end();
   }
@@ -60,7 +59,7 @@ describe("Cairn's database defaults on postgres", () => {
 
   it('when the migrating role may not alter the database, then the settings are skipped instead of failing', async () => {
     const { db, url, drop } = await createTestDatabase('postgres');
-    const role = `cairn_test_jit_${randomBytes(4).toString('hex')}`;
+    const role = `cairn_test_defaults_${randomBytes(4).toString('hex')}`;
     try {
       await db.raw(`CREATE ROLE ${role} NOLOGIN`);
       await db.transaction(async (trx) => {
