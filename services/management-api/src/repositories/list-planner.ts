@@ -8,6 +8,7 @@ import {
   rangeSeekDirection,
   seekPage,
   segmentsTotalSql,
+  unseen,
   withSegments,
 } from './list-ranges';
 
@@ -212,8 +213,8 @@ export function applyFilters(
         break;
       case 'startswith':
         if (above === undefined) qb.where(col, 'like', bound!);
-        else if (prefixes === 'test') qb.where(col, 'like', pattern!);
-        else qb.where(col, '>=', bound!).where(col, '<', above);
+        else if (prefixes === 'test') qb.whereRaw(`?? LIKE ${unseen('text')}`, [col, pattern!]);
+        else qb.whereRaw(`?? >= ${unseen('text')}`, [col, bound!]).whereRaw(`?? < ${unseen('text')}`, [col, above]);
         break;
       case 'istartswith':
       case 'icontains':
@@ -576,7 +577,7 @@ function idSeekPage(
         .with(
           'seek_span',
           db.raw(
-            `SELECT ${column ? 'dim, ' : ''}span, upto - n AS before FROM running_span WHERE upto > ?::bigint ORDER BY ${keyOf('span')} LIMIT 1`,
+            `SELECT ${column ? 'dim, ' : ''}span, upto - n AS before FROM running_span WHERE upto > ${unseen('bigint')} ORDER BY ${keyOf('span')} LIMIT 1`,
             [window.offset],
           ),
         );
@@ -600,12 +601,12 @@ function idSeekPage(
   const pageKeys = column ? [`${alias}.${column.list}`, idCol] : [idCol];
   const first = order(base.clone().select(pageKeys).where(bound)).toSQL();
   const from = db.raw(
-    `${column ? '(??, ??)' : '??'} ${op} (${first.sql} LIMIT 1 OFFSET (?::bigint - (SELECT before FROM seek))::bigint)`,
+    `${column ? '(??, ??)' : '??'} ${op} (${first.sql} LIMIT 1 OFFSET (${unseen('bigint')} - (SELECT before FROM seek))::bigint)`,
     [...pageKeys, ...(first.bindings as Knex.RawBinding[]), window.offset],
   );
   const ordered = order(base.clone().select(source.columns).where(from)).toSQL();
   return {
-    sql: `${ordered.sql} LIMIT ?`,
+    sql: `${ordered.sql} LIMIT ${unseen('bigint')}`,
     bindings: [...ordered.bindings, window.limit],
     with: (qb) => {
       const subtracting = outside ? qb.withMaterialized('outside', outside) : qb;
@@ -620,7 +621,7 @@ function idSeekPage(
         .with(
           'seek',
           db.raw(
-            `SELECT ${column ? 'dim, ' : ''}bucket, upto - n AS before FROM running WHERE upto > ?::bigint ORDER BY ${key} LIMIT 1`,
+            `SELECT ${column ? 'dim, ' : ''}bucket, upto - n AS before FROM running WHERE upto > ${unseen('bigint')} ORDER BY ${key} LIMIT 1`,
             [window.offset],
           ),
         );
@@ -659,7 +660,7 @@ function pageSql(
   // LIMIT and OFFSET written here (knex's take only numbers), so they stay bound values.
   const slice = (q: Knex.QueryBuilder): Knex.Raw => {
     const ordered = order(q).toSQL();
-    return db.raw(`${ordered.sql} LIMIT ?::bigint OFFSET ?::bigint`, [
+    return db.raw(`${ordered.sql} LIMIT ${unseen('bigint')} OFFSET ${unseen('bigint')}`, [
       ...ordered.bindings,
       window.limit,
       window.offset,
@@ -689,16 +690,19 @@ function pageSql(
         .where(where)
         .whereRaw('(SELECT n FROM probed) > ?', [few])
         .orderBy(col, direction)
-        .limit(few + 1)
+        .limit(few + 1, { skipBinding: true })
         .toSQL();
-    const below = side(db.raw('?? < ?', [col, String(ranges.prefix.values[0])]), 'desc');
+    const below = side(db.raw(`?? < ${unseen('text')}`, [col, String(ranges.prefix.values[0])]), 'desc');
     const lastMatch = base.clone().max(col).toSQL();
     const above = side(db.raw(`?? > (${lastMatch.sql})`, [col, ...lastMatch.bindings] as Knex.RawBinding[]), 'asc');
     const outside = db.raw(`(${below.sql}) UNION ALL (${above.sql})`, [
       ...below.bindings,
       ...above.bindings,
     ] as Knex.RawBinding[]);
-    const sought = idSeekPage(source, plan, walkBase, window, idBuckets, prefixSeek, outside);
+    // Gated like the sides: Postgres may run the seek's walk (an InitPlan) even where its branch
+    // is switched off, and a plan made without the prefix walks the id index testing each row.
+    const gated = walkBase.clone().whereRaw('(SELECT n FROM probed) > ?', [few]);
+    const sought = idSeekPage(source, plan, gated, window, idBuckets, prefixSeek, outside);
     // Not final: compile puts it behind the probe (few matches: sorted from the matches), whose
     // count is tested first, so the rows left out are only read when the matches are many.
     const many = '(SELECT n FROM probed) > ?';
@@ -752,14 +756,14 @@ function probed(
   const probe = base
     .clone()
     .select([`${alias}.id`, ...orderColumns.map((c) => `${alias}.${c}`)])
-    .limit(few + 1);
+    .limit(few + 1, { skipBinding: true });
   const count = base.clone().count({ n: '*' }).toSQL();
   const ids = applyOrdering(
     db('probe').select('probe.id'),
     plan.ordering.map((o) => ({ ...o, alias: 'probe' })),
     'probe',
   ).toSQL();
-  const pageIds = db.raw(`${ids.sql} LIMIT ?::bigint OFFSET ?::bigint`, [
+  const pageIds = db.raw(`${ids.sql} LIMIT ${unseen('bigint')} OFFSET ${unseen('bigint')}`, [
     ...ids.bindings,
     window.limit,
     window.offset,

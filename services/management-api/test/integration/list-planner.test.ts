@@ -429,7 +429,11 @@ describe.each(DB_KINDS)('list planner on %s', (kind) => {
       // every name starting with it ('_' is 0x5f). A LIKE pattern would bound no index scan in a
       // prepared statement's generic plan.
       expect(bound.some((q) => q.bindings.includes('a_') && q.bindings.includes('a`'))).toBe(true);
-      expect(bound.some((q) => /"u"\."username" >= \$\d+ and "u"\."username" < \$\d+/.test(q.sql))).toBe(true);
+      expect(
+        bound.some((q) =>
+          /"u"\."username" >= \(SELECT \$\d+::text\) and "u"\."username" < \(SELECT \$\d+::text\)/.test(q.sql),
+        ),
+      ).toBe(true);
     });
   });
 

@@ -10,6 +10,9 @@ import { createDatabaseWithClusters, type TestDatabaseWithClusters } from '../su
  * Postgres parses and plans them once per connection. Read on one connection (a pool of one), the
  * session's pg_prepared_statements shows which were.
  */
+/** A name prefix as its range of names, each bound as a subquery's result (see list-ranges.ts, unseen). */
+const NAME_RANGE = /"u"\."username" >= \(SELECT \$\d+::text\) and "u"\."username" < \(SELECT \$\d+::text\)/;
+
 describe('prepared statements on Postgres', () => {
   let database: TestDatabaseWithClusters;
   const handles: Knex[] = [];
@@ -88,7 +91,7 @@ describe('prepared statements on Postgres', () => {
     for (const s of statements) expect(s.name).toMatch(/^cairn_[\w-]{32}$/);
     const [firstPage, laterPage, detailStatement] = [
       /LIMIT 2\) AS "u"/,
-      /OFFSET \$\d+::bigint/,
+      /OFFSET \(SELECT \$\d+::bigint\)/,
       /"u"\."id" = \$\d+ limit \$\d+$/,
     ].map((re) => statements.find((s) => re.test(s.statement)));
     expect(firstPage).toBeDefined();
@@ -114,9 +117,7 @@ describe('prepared statements on Postgres', () => {
     const statements = await prepared(db);
     expect(statements).toHaveLength(2);
     // The prefix as a range of names: a LIKE pattern would bound no index scan in a generic plan.
-    expect(
-      statements.filter((s) => /"u"\."username" >= \$\d+ and "u"\."username" < \$\d+/.test(s.statement)),
-    ).toHaveLength(1);
+    expect(statements.filter((s) => NAME_RANGE.test(s.statement))).toHaveLength(1);
   });
 
   it('when more statement shapes are asked for than names are allowed, then the first keep theirs, the rest go unnamed, and every one answers', async () => {
@@ -145,5 +146,61 @@ describe('prepared statements on Postgres', () => {
     expect(rows).toHaveLength(2);
     expect((await getStorageUserView(db, rows[0]!.id))?.id).toBe(rows[0]!.id);
     expect(await prepared(db)).toEqual([]);
+  });
+
+  it('when one connection lists prefixes matching a few users, all of them and none, deep and not, then Postgres keeps one plan of each statement instead of planning every request', async () => {
+    // Enough users that a plan made for a few-match prefix's values costs less than one made
+    // without them: with the values in sight Postgres would go on planning every request.
+    await database.db.raw(
+      `INSERT INTO storage_users (cluster_id, username, password_hash)
+       SELECT ?::int, 'bulk' || g, 'x' FROM generate_series(1, 20000) AS g`,
+      [database.clusters[0]!],
+    );
+    await database.db.raw('VACUUM ANALYZE storage_users');
+    const db = oneConnection(true);
+    const list = (prefix: string, offset: number) =>
+      listStorageUsers(
+        db,
+        parseListQuery(
+          usersResource,
+          [
+            ['user__startswith', prefix],
+            ['offset', String(offset)],
+          ],
+          20,
+          1000,
+        ),
+      ).then((p) => p.total);
+    // More than the five plans Postgres makes for a statement's values before it compares their
+    // cost with the generic plan's; the first five of few matches or none, whose plans cost least.
+    const totals: Record<string, number> = { bulk12345: 1, bulkz: 0, bulk: 20000 };
+    const searches = [
+      'bulk12345',
+      'bulkz',
+      'bulk12345',
+      'bulkz',
+      'bulk12345',
+      'bulk',
+      'bulk',
+      'bulkz',
+      'bulk12345',
+      'bulk',
+      'bulkz',
+      'bulk',
+    ];
+    for (const offset of [0, 6000])
+      for (const prefix of searches)
+        expect([prefix, offset, await list(prefix, offset)]).toEqual([prefix, offset, totals[prefix]]);
+    const plans = (
+      (await db.raw(
+        'SELECT statement, generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements',
+      )) as { rows: Array<{ statement: string; generic: number; custom: number }> }
+    ).rows.filter((s) => s.statement.includes('"u"."username" >= '));
+    // Page 1 and the deep page: two shapes, each run 12 times, each planned for its values 5 times at most.
+    expect(plans.map(({ generic, custom }) => ({ generic, custom }))).toEqual([
+      { generic: expect.any(Number), custom: 5 },
+      { generic: expect.any(Number), custom: 5 },
+    ]);
+    for (const p of plans) expect(p.generic).toBe(12 - p.custom);
   });
 });
