@@ -5,14 +5,14 @@ import { getStorageUserView, listStorageUsers } from '../../src/repositories/sto
 import { usersResource } from '../../src/routes/users';
 import { createDatabaseWithClusters, type TestDatabaseWithClusters } from '../support/harness';
 
+/** A name prefix as its range of names, each bound as a subquery's result (see list-ranges.ts, unseen). */
+const NAME_RANGE = /"u"\."username" >= \(SELECT \$\d+::text\) and "u"\."username" < \(SELECT \$\d+::text\)/;
+
 /**
  * The statements a list or detail route repeats are prepared under a name (db/prepared.ts), so
  * Postgres parses and plans them once per connection. Read on one connection (a pool of one), the
  * session's pg_prepared_statements shows which were.
  */
-/** A name prefix as its range of names, each bound as a subquery's result (see list-ranges.ts, unseen). */
-const NAME_RANGE = /"u"\."username" >= \(SELECT \$\d+::text\) and "u"\."username" < \(SELECT \$\d+::text\)/;
-
 describe('prepared statements on Postgres', () => {
   let database: TestDatabaseWithClusters;
   const handles: Knex[] = [];
@@ -148,7 +148,7 @@ describe('prepared statements on Postgres', () => {
     expect(await prepared(db)).toEqual([]);
   });
 
-  it('when one connection lists prefixes matching a few users, all of them and none, deep and not, then Postgres keeps one plan of each statement instead of planning every request', async () => {
+  it('when one connection lists prefixes matching one user, twenty thousand and none, deep and not, then Postgres keeps one plan of each statement instead of planning every request', async () => {
     // Enough users that a plan made for a few-match prefix's values costs less than one made
     // without them: with the values in sight Postgres would go on planning every request.
     await database.db.raw(
