@@ -629,6 +629,20 @@ function idSeekPage(
   };
 }
 
+/** A prefix of a byte-ordered column, bound as its range of values (see applyFilters). */
+const isRangePrefix = (c: Condition): c is Filter => isFilter(c) && c.byteOrdered === true && c.lookup === 'startswith';
+
+/**
+ * How a page's LIMIT and OFFSET are bound where no seek finds the page: unseen (see list-ranges.ts)
+ * where every other value of the statement is unseen too (a name prefix's range) or there is none
+ * (no filter, no scope, every partition value), so that Postgres keeps its generic plan; plain parameters
+ * where a filter's or the partition's value stays in sight, whose plans Postgres goes on making
+ * for each request's values, and makes better for seeing the page's size (a generic plan takes a
+ * LIMIT it cannot see as a tenth of the rows).
+ */
+const windowParameter = (source: ListSource, plan: Plan): string =>
+  !source.scope && plan.partition === 'all' && plan.residual.every(isRangePrefix) ? unseen('bigint') : '?::bigint';
+
 function pageSql(
   source: ListSource,
   plan: Plan,
@@ -646,9 +660,7 @@ function pageSql(
   const ranges = rangesServe(source, plan, base);
   // Walks along the ordering's index test each row for a prefix (see PrefixForm), unless the
   // ordering is the prefix's own column, whose range is then the walk.
-  const prefixed = plan.residual.find(
-    (c): c is Filter => isFilter(c) && c.byteOrdered === true && c.lookup === 'startswith',
-  );
+  const prefixed = plan.residual.find(isRangePrefix);
   const walkBase =
     prefixed && !(plan.ordering[0]?.alias === prefixed.alias && plan.ordering[0]?.column === prefixed.column)
       ? baseOf(source, plan, 'test')
@@ -658,9 +670,10 @@ function pageSql(
     return seekPage(ranges, rangeDirection, source.columns, order, window);
   if (isDeep(query.offset) && buckets && seek) return idSeekPage(source, plan, base, window, buckets, seek);
   // LIMIT and OFFSET written here (knex's take only numbers), so they stay bound values.
+  const n = windowParameter(source, plan);
   const slice = (q: Knex.QueryBuilder): Knex.Raw => {
     const ordered = order(q).toSQL();
-    return db.raw(`${ordered.sql} LIMIT ${unseen('bigint')} OFFSET ${unseen('bigint')}`, [
+    return db.raw(`${ordered.sql} LIMIT ${n} OFFSET ${n}`, [
       ...ordered.bindings,
       window.limit,
       window.offset,
@@ -763,7 +776,8 @@ function probed(
     plan.ordering.map((o) => ({ ...o, alias: 'probe' })),
     'probe',
   ).toSQL();
-  const pageIds = db.raw(`${ids.sql} LIMIT ${unseen('bigint')} OFFSET ${unseen('bigint')}`, [
+  const n = windowParameter(source, plan);
+  const pageIds = db.raw(`${ids.sql} LIMIT ${n} OFFSET ${n}`, [
     ...ids.bindings,
     window.limit,
     window.offset,
