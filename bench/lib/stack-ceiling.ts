@@ -50,7 +50,11 @@ function asKnexRaw({ sql, bindings, name }: SentStatement): Raw {
 /** The statements grouped into their batches, in order: each batch is sent together. */
 function batchesOf(statements: SentStatement[]): Raw[][] {
   const batches = new Map<number, Raw[]>();
-  for (const q of statements) batches.set(q.batch, [...(batches.get(q.batch) ?? []), asKnexRaw(q)]);
+  for (const q of statements) {
+    const batch = batches.get(q.batch) ?? [];
+    if (batch.length === 0) batches.set(q.batch, batch);
+    batch.push(asKnexRaw(q));
+  }
   return [...batches.values()];
 }
 

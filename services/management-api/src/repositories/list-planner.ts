@@ -635,10 +635,10 @@ const isRangePrefix = (c: Condition): c is Filter => isFilter(c) && c.byteOrdere
 /**
  * How a page's LIMIT and OFFSET are bound where no seek finds the page: unseen (see list-ranges.ts)
  * where every other value of the statement is unseen too (a name prefix's range) or there is none
- * (no filter, no scope, every partition value), so that Postgres keeps its generic plan; plain parameters
- * where a filter's or the partition's value stays in sight, whose plans Postgres goes on making
- * for each request's values, and makes better for seeing the page's size (a generic plan takes a
- * LIMIT it cannot see as a tenth of the rows).
+ * (no filter, no scope, every partition value), so that Postgres keeps its generic plan; plain
+ * parameters where a filter's, the scope's or the partition's value stays in sight, whose plans
+ * Postgres goes on making for each request's values, and makes better for seeing the page's size
+ * (a generic plan takes a LIMIT it cannot see as a tenth of the rows).
  */
 const windowParameter = (source: ListSource, plan: Plan): string =>
   !source.scope && plan.partition === 'all' && plan.residual.every(isRangePrefix) ? unseen('bigint') : '?::bigint';
@@ -693,6 +693,7 @@ function pageSql(
     const col = `${alias}.${ranges.buckets.column}`;
     const partitionOnly = baseOf(source, { ...plan, residual: [] });
     const dim = prefixSeek.column ? db.raw('?? AS dim, ', [`${alias}.${prefixSeek.column.list}`]).toQuery() : '';
+    const many = '(SELECT n FROM probed) > ?';
     // Each side walks the name index away from the matches (the ORDER BY keeps Postgres on it).
     // Read only when the matches are many (`probed`: see probed): Postgres may evaluate the seek
     // below even where its branch of the page is switched off.
@@ -701,7 +702,7 @@ function pageSql(
         .clone()
         .select(db.raw(`${dim}?? >> ${idBuckets.bits} AS bucket`, [idCol]))
         .where(where)
-        .whereRaw('(SELECT n FROM probed) > ?', [few])
+        .whereRaw(many, [few])
         .orderBy(col, direction)
         .limit(few + 1, { skipBinding: true })
         .toSQL();
@@ -714,11 +715,10 @@ function pageSql(
     ] as Knex.RawBinding[]);
     // Gated like the sides: Postgres may run the seek's walk (an InitPlan) even where its branch
     // is switched off, and a plan made without the prefix walks the id index testing each row.
-    const gated = walkBase.clone().whereRaw('(SELECT n FROM probed) > ?', [few]);
+    const gated = walkBase.clone().whereRaw(many, [few]);
     const sought = idSeekPage(source, plan, gated, window, idBuckets, prefixSeek, outside);
     // Not final: compile puts it behind the probe (few matches: sorted from the matches), whose
     // count is tested first, so the rows left out are only read when the matches are many.
-    const many = '(SELECT n FROM probed) > ?';
     return {
       sql: `(SELECT * FROM (${sought.sql}) AS sought WHERE ${many} AND (SELECT count(*) FROM outside) <= ?) UNION ALL (SELECT * FROM (${sql}) AS walked WHERE ${many} AND (SELECT count(*) FROM outside) > ?)`,
       bindings: [...sought.bindings, few, few, ...bindings, few, few],
