@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { usernameSchema } from '@cairn/domain';
+import { sha256, usernameSchema } from '@cairn/domain';
 import type { TokenStore } from '../tokens/store';
 import type { UserDirectory, UserRecord } from './users';
 import type { PasswordVerifier } from './verifier';
@@ -31,8 +30,7 @@ const USER_LIMITED =
   'Too many failed logins for this user from many addresses; retry later, or from an address this user has logged in from before.';
 
 /** A counter key of bounded size whatever the client sent. */
-const hashed = (kind: string, value: string): string =>
-  `${kind}:${createHash('sha256').update(value, 'utf8').digest('base64url')}`;
+const hashed = (kind: string, value: string): string => `${kind}:${sha256(value).toString('base64url')}`;
 
 /**
  * The unit an address limit counts: an IPv4 address (also when written IPv4-mapped, ::ffff:a.b.c.d)
@@ -90,6 +88,10 @@ export function passwordCredential(
   const usable = (name: string) => !usernameSchema.validate(name).error && password.length <= 1024;
   // A name that cannot exist is looked up nowhere, but still costs one password check.
   const lookUp = (name: string) => (usable(name) ? users.findForLogin(name) : Promise.resolve(null));
+  // The verifier's key (an HMAC) once per attempt, though remembers() and check() both need it.
+  let keyed: { user: UserRecord | null; key: string } | undefined;
+  const keyFor = (user: UserRecord | null): string =>
+    (keyed?.user === user ? keyed : (keyed = { user, key: verifier.key(username, user, password) })).key;
   return {
     subject: username,
     find: async () => {
@@ -97,8 +99,8 @@ export function passwordCredential(
       const [named, account] = await Promise.all([lookUp(username), lookUp(tempauthAccount)]);
       return account !== null && account.tempauthUser === username ? account : named;
     },
-    remembers: (user) => verifier.remembers(username, user, password),
-    check: (user) => verifier.check(username, user, password),
+    remembers: (user) => verifier.remembers(username, user, password, keyFor(user)),
+    check: (user) => verifier.check(username, user, password, keyFor(user)),
   };
 }
 

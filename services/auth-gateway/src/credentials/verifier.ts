@@ -109,8 +109,13 @@ export class PasswordVerifier {
     private readonly foreignChecks = new ForeignCheckQueue(),
   ) {}
 
-  /** Also for an unknown user (by name): identical checks in flight share a run whoever the user. */
-  private key(username: string, user: UserRecord | null, password: string): string {
+  /**
+   * Where a check of this password for this user is remembered and shared (an HMAC, see the class);
+   * also for an unknown user (by name): identical checks in flight share a run whoever the user. A
+   * login asks remembers() and then check() of the same presented password: it computes this once
+   * and passes it to both (see passwordCredential).
+   */
+  key(username: string, user: UserRecord | null, password: string): string {
     const credential = user ? `${user.id}\0${user.generation}\0${user.passwordHash}` : '\0\0';
     return createHmac('sha256', this.secret).update(`${username}\0${credential}\0${password}`, 'utf8').digest('base64');
   }
@@ -125,9 +130,14 @@ export class PasswordVerifier {
   }
 
   /** True when check() would answer true at once from memory: the password was verified moments ago. */
-  remembers(username: string, user: UserRecord | null, password: string): boolean {
+  remembers(
+    username: string,
+    user: UserRecord | null,
+    password: string,
+    key = this.key(username, user, password),
+  ): boolean {
     if (user === null || !user.enabled || this.ttlSeconds <= 0) return false;
-    const until = this.remembered.get(this.key(username, user, password));
+    const until = this.remembered.get(key);
     return until !== undefined && until > this.now();
   }
 
@@ -137,9 +147,13 @@ export class PasswordVerifier {
    * user's entry expires, its requests in flight would otherwise each queue a run (a multi-second
    * stall, measured).
    */
-  async check(username: string, user: UserRecord | null, password: string): Promise<boolean> {
+  async check(
+    username: string,
+    user: UserRecord | null,
+    password: string,
+    key = this.key(username, user, password),
+  ): Promise<boolean> {
     const usable = user !== null && user.enabled;
-    const key = this.key(username, user, password);
     if (usable && this.ttlSeconds > 0) {
       const until = this.remembered.get(key);
       if (until !== undefined && until > this.now()) return true;
