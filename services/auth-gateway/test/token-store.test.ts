@@ -96,6 +96,22 @@ describe.each(['redis', 'memory'] as const)('the token store (%s): each user’s
     expect(await listed('10', [b, c])).toEqual([true, true]);
   });
 
+  it('when counters are read together, then each has its own count and window, and one never counted reads 0', async () => {
+    const tag = `{${randomBytes(6).toString('hex')}}`;
+    for (let i = 0; i < 3; i++) await store.recordFailure(`${tag}:a`, 60_000);
+    await store.recordFailure(`${tag}:b`, 5_000);
+    const [a, b, never] = await store.failures([`${tag}:a`, `${tag}:b`, `${tag}:never`]);
+    expect(a!.count).toBe(3);
+    expect(a!.resetInMs).toBeGreaterThan(50_000);
+    expect(a!.resetInMs).toBeLessThanOrEqual(60_000);
+    expect(b!.count).toBe(1);
+    expect(b!.resetInMs).toBeGreaterThan(0);
+    expect(b!.resetInMs).toBeLessThanOrEqual(5_000);
+    expect(never).toEqual({ count: 0, resetInMs: 0 });
+    await store.clearFailures(`${tag}:a`);
+    expect(await store.failures([`${tag}:a`])).toEqual([{ count: 0, resetInMs: 0 }]);
+  });
+
   it('when tokens have expired, then they leave the list without counting against the cap', async () => {
     const [a, b, c] = ids(3) as [string, string, string];
     await store.add(a, recordOf('11', Date.now(), 40), 40, 2);

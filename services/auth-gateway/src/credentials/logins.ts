@@ -33,6 +33,19 @@ const USER_LIMITED =
 const hashed = (kind: string, value: string): string => `${kind}:${sha256(value).toString('base64url')}`;
 
 /**
+ * A username's own counter and its counters with addresses share a Redis Cluster hash tag, the
+ * name's hash, so that a login reads them in one MGET (tokens/redis-store.ts); an address's counter
+ * is read beside them.
+ */
+const nameKeys = (username: string, unit: string | undefined) => {
+  const tag = `{${sha256(username).toString('base64url')}}`;
+  return {
+    userKey: `${tag}:user`,
+    pairKey: unit !== undefined ? `${tag}:${hashed('pair', `${unit}\0${username}`)}` : undefined,
+  };
+};
+
+/**
  * The unit an address limit counts: an IPv4 address (also when written IPv4-mapped, ::ffff:a.b.c.d)
  * or an IPv6 /64 — one client usually holds a whole /64 and could otherwise rotate through it.
  */
@@ -183,20 +196,18 @@ export class LoginService {
   async loginWith(credential: LoginCredential, clientAddress?: string): Promise<LoginResult> {
     const username = credential.subject;
     const unit = clientAddress ? addressUnit(clientAddress) : undefined;
-    const userKey = hashed('user', username);
+    const { userKey, pairKey } = nameKeys(username, unit);
     const addressKey = unit !== undefined ? hashed('addr', unit) : undefined;
-    const pairKey = unit !== undefined ? hashed('pair', `${unit}\0${username}`) : undefined;
     const keys = [userKey, addressKey, pairKey].filter((k): k is string => k !== undefined);
     for (;;) {
       const ended = new Map(keys.map((key) => [key, 0]));
       this.readsUnderWay.add(ended);
       let busy: Array<Promise<LoginResult>>;
       try {
-        // All reads in the same tick: one Redis round trip with auto-pipelining.
-        const [byUser, byAddress, byPair] = await Promise.all([
-          this.store.failures(userKey),
-          addressKey ? this.store.failures(addressKey) : NONE,
-          pairKey ? this.store.failures(pairKey) : NONE,
+        // Both reads in the same tick: one Redis round trip with auto-pipelining.
+        const [[byUser = NONE, byPair = NONE], [byAddress = NONE]] = await Promise.all([
+          this.store.failures(pairKey !== undefined ? [userKey, pairKey] : [userKey]),
+          addressKey !== undefined ? this.store.failures([addressKey]) : [],
         ]);
         if (byAddress.count >= this.limits.addressLimit) return limited(byAddress.resetInMs, ADDRESS_LIMITED);
         if (byPair.count >= this.limits.limit) return limited(byPair.resetInMs, PAIR_LIMITED);

@@ -136,9 +136,11 @@ export class MemoryTokenStore implements TokenStore {
     return { count: Number(e.value), resetInMs: e.expiresAt - this.now() };
   }
 
-  async failures(key: string): Promise<{ count: number; resetInMs: number }> {
-    const e = this.live(`fail:${key}`);
-    return e ? { count: Number(e.value), resetInMs: e.expiresAt - this.now() } : { count: 0, resetInMs: 0 };
+  async failures(keys: string[]): Promise<Array<{ count: number; resetInMs: number }>> {
+    return keys.map((key) => {
+      const e = this.live(`fail:${key}`);
+      return e ? { count: Number(e.value), resetInMs: e.expiresAt - this.now() } : { count: 0, resetInMs: 0 };
+    });
   }
 
   async clearFailures(key: string): Promise<void> {

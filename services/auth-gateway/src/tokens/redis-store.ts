@@ -10,11 +10,12 @@ import type { TokenRecord, TokenStore } from './store';
  * Each user's live tokens are also listed, under the user's row id, in a sorted set scored by
  * expiry (`user-tokens:<row id>`), which the per-user cap keeps short (LIST_TOKEN below).
  *
- * Redis Cluster: every command here, the one MULTI and the one Lua script touch a single key, so
- * no two keys ever need to share a hash slot and the keys carry no hash tag on purpose: a tag such as
- * `cairn:{<uuid>}:` would put all of a cluster's tokens (one gateway deployment's whole load) in
- * one slot, on one shard. Keep it that way: a new command over several keys (MGET, a Lua script, a
- * MULTI over two keys) needs those keys tagged into one slot, e.g. `…:{<user>}:…`.
+ * Redis Cluster: every command here but one, the one MULTI and the one Lua script touch a single
+ * key, and token keys carry no hash tag on purpose: a tag such as `cairn:{<uuid>}:` would put all of
+ * a cluster's tokens (one gateway deployment's whole load) in one slot, on one shard. The one is
+ * `failures`, an MGET: the keys a caller reads together are tagged into one slot by a small part of
+ * the load (a login's counters of one username, `fail:{<name hash>}:…`, credentials/logins.ts).
+ * Keep it that way: a new command over several keys needs those keys tagged so.
  */
 /**
  * A Redis command's result; any failure but Redis's own answer (a ReplyError: the command reached
@@ -126,14 +127,19 @@ export class RedisTokenStore implements TokenStore {
     return { count, resetInMs: ttl > 0 ? ttl : windowMs };
   }
 
-  async failures(key: string): Promise<{ count: number; resetInMs: number }> {
-    const k = this.k(`fail:${key}`);
-    const count = Number((await reachable(this.redis.get(k))) ?? 0);
+  async failures(keys: string[]): Promise<Array<{ count: number; resetInMs: number }>> {
+    const ks = keys.map((key) => this.k(`fail:${key}`));
+    // One MGET, one reply: this is on every login's path.
+    const counts = (await reachable(this.redis.mget(ks))).map((v) => Number(v ?? 0));
     // The window's end only matters to a client told to retry later: asked for only when counting
-    // (most logins have no failures, and this is on every login's path).
-    if (count === 0) return { count, resetInMs: 0 };
-    const ttl = await reachable(this.redis.pttl(k));
-    return { count, resetInMs: ttl > 0 ? ttl : 0 };
+    // (most logins have no failures).
+    return Promise.all(
+      counts.map(async (count, i) => {
+        if (count === 0) return { count, resetInMs: 0 };
+        const ttl = await reachable(this.redis.pttl(ks[i]!));
+        return { count, resetInMs: ttl > 0 ? ttl : 0 };
+      }),
+    );
   }
 
   async clearFailures(key: string): Promise<void> {

@@ -65,7 +65,11 @@ export interface TokenStore {
    * count in the current window and the window's remaining ms.
    */
   recordFailure(key: string, windowMs: number): Promise<{ count: number; resetInMs: number }>;
-  failures(key: string): Promise<{ count: number; resetInMs: number }>;
+  /**
+   * The counts (and windows' remaining ms) of several counters in one read. Under Redis Cluster the
+   * keys must share a hash slot: a tag such as `{<name>}:…` in each (see redis-store.ts).
+   */
+  failures(keys: string[]): Promise<Array<{ count: number; resetInMs: number }>>;
   clearFailures(key: string): Promise<void>;
   /** Sets a flag that disappears after `ttlMs` (e.g. "this user has logged in from this address"). */
   setFlag(key: string, ttlMs: number): Promise<void>;
