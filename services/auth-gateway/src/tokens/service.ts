@@ -43,10 +43,21 @@ export interface TokenSettings {
 
 /**
  * Where a V1 login finds the token an earlier one was handed: per user row id (never reused, so
- * never shared with a later user of the same name), generation and scope.
+ * never shared with a later user of the same name), generation and scope. The value is a
+ * HandedOut.
  */
 function reuseKey(req: IssueRequest): string {
-  return `v1-token:${req.user.id}:${req.user.generation}:${req.userDomain}:${req.projectDomain ?? ''}:${req.project ?? ''}`;
+  return `v1-login:${req.user.id}:${req.user.generation}:${req.userDomain}:${req.projectDomain ?? ''}:${req.project ?? ''}`;
+}
+
+/**
+ * The token a V1 login was handed: its id and a copy of its record (records never change), so that
+ * handing it out again reads one key rather than two. Whether it still lives is its listing's
+ * question (revoking or pushing out a token unlists it; `reusable` requires a listed record).
+ */
+interface HandedOut {
+  jti: string;
+  record: TokenRecord;
 }
 
 /**
@@ -100,21 +111,23 @@ export class TokenService {
   }
 
   private async reuseOrIssue(req: IssueRequest, key: string): Promise<IssuedToken> {
-    const earlier = await this.store.getValue(key);
-    if (earlier) {
-      const record = await this.store.get(earlier);
-      if (record && this.reusable(record, req)) {
+    const value = await this.store.getValue(key);
+    if (value) {
+      const earlier = JSON.parse(value) as HandedOut;
+      const { record } = earlier;
+      if (this.reusable(record, req)) {
         const [listed, revokedBefore] = await Promise.all([
-          this.store.isListed(record.userId, earlier),
+          this.store.isListed(record.userId, earlier.jti),
           this.store.userRevokedBefore(record.userId),
         ]);
         if (listed && !(revokedBefore && Date.parse(record.issuedAt) <= revokedBefore))
-          return { id: this.sign(earlier, record), record };
+          return { id: this.sign(earlier.jti, record), record };
       }
     }
     const issued = await this.issueNew(req);
     // Handed out again only in the first half of its life, so none is handed out about to expire.
-    await this.store.setValue(key, issued.jti, (this.lifetimeSeconds * 1000) / 2);
+    const handedOut: HandedOut = { jti: issued.jti, record: issued.record };
+    await this.store.setValue(key, JSON.stringify(handedOut), (this.lifetimeSeconds * 1000) / 2);
     return { id: issued.id, record: issued.record };
   }
 
@@ -122,7 +135,8 @@ export class TokenService {
    * Whether an earlier token may be handed out for this login, as tempauth hands out a user's
    * token while it lives: the same user row and generation (so the password, enabled and
    * superuser flag are as they were), exactly the same scope, roles and methods, and at least half
-   * its life left. Its record still existing, being listed and not revoked is checked by the caller.
+   * its life left. Its being listed (not revoked, not pushed out) and its user not revoked since is
+   * checked by the caller.
    */
   private reusable(record: TokenRecord, req: IssueRequest): boolean {
     return (
