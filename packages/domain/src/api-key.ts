@@ -11,14 +11,23 @@ export function generateApiKey(): string {
 }
 
 /**
- * SHA-256 of a short text, for what every request hashes (an API key, a login's limiter keys).
- * crypto.hash (Node >= 20.12) does it in one call; createHash builds a stream object each time and
- * cost 8 µs against 2.4 µs (bench/, one key).
+ * Every API request hashes its key. crypto.hash (Node >= 20.12) does it in one call; createHash
+ * builds a stream object each time and cost 8 µs against 2.4 µs (bench/, one key).
  */
-export const sha256: (text: string) => Buffer =
+const sha256: (text: string) => Buffer =
   typeof hash === 'function'
     ? (text) => hash('sha256', text, 'buffer')
     : (text) => createHash('sha256').update(text, 'utf8').digest();
+
+/**
+ * SHA-256 of a short text in base64url, for keys every login hashes (the gateway's limiter keys).
+ * crypto.hash writing base64url itself took 0.37 µs against 1.1 µs for createHash or for
+ * crypto.hash to a Buffer (Node 20, one name): the Buffer is most of the cost.
+ */
+export const sha256Base64url: (text: string) => string =
+  typeof hash === 'function'
+    ? (text) => hash('sha256', text, 'base64url')
+    : (text) => createHash('sha256').update(text, 'utf8').digest('base64url');
 
 export function hashApiKey(key: string): Buffer {
   return sha256(key);

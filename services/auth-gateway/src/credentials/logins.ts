@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { sha256, usernameSchema } from '@cairn/domain';
+import { sha256Base64url, usernameSchema } from '@cairn/domain';
 import type { TokenStore } from '../tokens/store';
 import type { UserDirectory, UserRecord } from './users';
 import type { PasswordVerifier } from './verifier';
@@ -30,7 +30,7 @@ const USER_LIMITED =
   'Too many failed logins for this user from many addresses; retry later, or from an address this user has logged in from before.';
 
 /** A counter key of bounded size whatever the client sent. */
-const hashed = (kind: string, value: string): string => `${kind}:${sha256(value).toString('base64url')}`;
+const hashed = (kind: string, value: string): string => `${kind}:${sha256Base64url(value)}`;
 
 /**
  * A username's own counter and its counters with addresses share a Redis Cluster hash tag, the
@@ -38,7 +38,7 @@ const hashed = (kind: string, value: string): string => `${kind}:${sha256(value)
  * is read beside them.
  */
 const nameKeys = (username: string, unit: string | undefined) => {
-  const tag = `{${sha256(username).toString('base64url')}}`;
+  const tag = `{${sha256Base64url(username)}}`;
   return {
     userKey: `${tag}:user`,
     pairKey: unit !== undefined ? `${tag}:${hashed('pair', `${unit}\0${username}`)}` : undefined,
