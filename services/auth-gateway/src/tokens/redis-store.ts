@@ -102,10 +102,14 @@ export class RedisTokenStore implements TokenStore {
   }
 
   async delete(id: string): Promise<boolean> {
-    const v = await reachable(this.redis.getdel(this.k(`tok:${id}`)));
+    const v = await reachable(this.redis.get(this.k(`tok:${id}`)));
     if (!v) return false;
+    // Unlisted before its record goes (the two keys may be on two Redis Cluster nodes, so one after
+    // the other): a V1 login handing the token out again asks only its listing (service.ts,
+    // HandedOut), so it must never see it listed once it is revoked. Of deletes at once, only the
+    // one that deleted the record says so.
     await reachable(this.redis.zrem(this.list((JSON.parse(v) as TokenRecord).userId), id));
-    return true;
+    return (await reachable(this.redis.del(this.k(`tok:${id}`)))) > 0;
   }
 
   async revokeUserBefore(userId: string, atMs: number, ttlMs: number): Promise<void> {
