@@ -67,6 +67,35 @@ describe('FencedCache', () => {
     }
   });
 
+  it('when reads of one key miss together, then one query answers them all; with maxAgeMs 0, each queries', async () => {
+    const cache = new Cache<string>(250, () => 1_000);
+    cache.follow(async () => true);
+    const slow = held('v1');
+    const query = jest.fn(slow.query);
+    const reads = [cache.recent('alice', query), cache.current('alice', query), cache.recent('alice', query)];
+    await Promise.resolve();
+    slow.release();
+    expect(await Promise.all(reads)).toEqual(['v1', 'v1', 'v1']);
+    expect(query).toHaveBeenCalledTimes(1);
+    const uncached = new Cache<string>(0, () => 1_000);
+    const each = counted({ value: 'v' });
+    await Promise.all([uncached.recent('alice', each), uncached.recent('alice', each)]);
+    expect(each).toHaveBeenCalledTimes(2);
+  });
+
+  it('when something is forgotten while a shared read runs, then a read arriving after it queries again', async () => {
+    const cache = new Cache<string>(250, () => 1_000);
+    const slow = held('before the change');
+    const first = cache.recent('alice', slow.query);
+    cache.forget('bob');
+    const query = counted({ value: 'after the change' });
+    const second = cache.recent('alice', query);
+    slow.release();
+    expect(await first).toBe('before the change');
+    expect(await second).toBe('after the change');
+    expect(query).toHaveBeenCalledTimes(1);
+  });
+
   it('when no change feed is followed, then current() queries every time', async () => {
     const cache = new Cache<string>(250, () => 1_000);
     const query = counted({ value: 'v' });

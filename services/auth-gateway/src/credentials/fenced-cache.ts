@@ -23,6 +23,12 @@ export class FencedCache<V> {
   private fence?: () => Promise<boolean>;
   /** Counts forgets: an answer read while one happened may predate the change, so it is not kept. */
   private forgets = 0;
+  /**
+   * Reads under way for `readRecent`, by key, with the forget count when each began: requests for
+   * one key that miss together (32 logins of one user when its answer ages out) share one query,
+   * unless something was forgotten since it began (then it may predate a change the caller must see).
+   */
+  private readonly reading = new Map<string, { forgets: number; value: Promise<V> }>();
 
   constructor(
     private readonly maxAgeMs: number,
@@ -38,11 +44,20 @@ export class FencedCache<V> {
     return value;
   }
 
-  /** A remembered answer no older than `maxAgeMs`, or a fresh read. */
+  /** A remembered answer no older than `maxAgeMs`, or a fresh read (shared by those that arrive while it runs). */
   protected async readRecent(key: string, query: () => Promise<V>): Promise<V> {
     const hit = this.remembered.get(key);
     if (hit && this.now() - hit.at <= this.maxAgeMs) return hit.value;
-    return this.readFresh(key, query);
+    if (this.maxAgeMs <= 0) return this.readFresh(key, query);
+    const shared = this.reading.get(key);
+    if (shared && shared.forgets === this.forgets) return shared.value;
+    const entry = { forgets: this.forgets, value: this.readFresh(key, query) };
+    this.reading.set(key, entry);
+    const done = () => {
+      if (this.reading.get(key) === entry) this.reading.delete(key);
+    };
+    entry.value.then(done, done);
+    return entry.value;
   }
 
   /** A remembered answer only once the fence has passed (then it reflects every earlier change), else a fresh read. */
