@@ -662,6 +662,9 @@ describe('the console in chromium', () => {
     const { page, problems } = await openPage();
     await page.goto(`${stack.apiUrl}/console/`);
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    // The title is set by an effect, which React runs after the form is painted: wait for it, as
+    // below for the other pages (a page that never sets it times out here).
+    await page.waitForFunction(() => document.title.startsWith('Sign in'));
     expect(await page.title()).toBe('Sign in · Cairn console');
     await signIn(page, ADMIN_AUTH_NAME, ADMIN_KEY);
     const titles: string[] = [];
