@@ -84,37 +84,56 @@ export interface LoginCredential {
   check(user: UserRecord | null): Promise<boolean>;
 }
 
-/** A username and password, checked by the verifier (one KDF run unless remembered). */
-export function passwordCredential(
-  users: UserDirectory,
-  verifier: PasswordVerifier,
-  username: string,
-  password: string,
-  /**
-   * V1's `<account>:<username>` with another account: the user `<account>` when it was imported
-   * from tempauth with `<username>` as its tempauth name (then it is that user logging in to its
-   * own account, as with tempauth), else the user `<username>`. Both rows are asked in the same
-   * tick whichever exists, so the answer and its cost tell nothing of which does.
-   */
-  tempauthAccount?: string,
-): LoginCredential {
-  const usable = (name: string) => !usernameSchema.validate(name).error && password.length <= 1024;
-  // A name that cannot exist is looked up nowhere, but still costs one password check.
-  const lookUp = (name: string) => (usable(name) ? users.findForLogin(name) : Promise.resolve(null));
-  // The verifier's key (an HMAC) once per attempt, though remembers() and check() both need it.
-  let keyed: { user: UserRecord | null; key: string } | undefined;
-  const keyFor = (user: UserRecord | null): string =>
-    (keyed?.user === user ? keyed : (keyed = { user, key: verifier.key(username, user, password) })).key;
-  return {
-    subject: username,
-    find: async () => {
-      if (tempauthAccount === undefined || tempauthAccount === username) return lookUp(username);
-      const [named, account] = await Promise.all([lookUp(username), lookUp(tempauthAccount)]);
-      return account !== null && account.tempauthUser === username ? account : named;
-    },
-    remembers: (user) => verifier.remembers(username, user, password, keyFor(user)),
-    check: (user) => verifier.check(username, user, password, keyFor(user)),
-  };
+/**
+ * A username and password, checked by the verifier (one KDF run unless remembered). A class rather
+ * than an object of closures: one is made for every login, and its methods are made once.
+ */
+export class PasswordCredential implements LoginCredential {
+  /** The verifier's key (an HMAC) for the user last asked about: remembers() and check() both need it. */
+  private keyed: { user: UserRecord | null; key: string } | undefined;
+
+  constructor(
+    private readonly users: UserDirectory,
+    private readonly verifier: PasswordVerifier,
+    readonly subject: string,
+    private readonly password: string,
+    /**
+     * V1's `<account>:<username>` with another account: the user `<account>` when it was imported
+     * from tempauth with `<username>` as its tempauth name (then it is that user logging in to its
+     * own account, as with tempauth), else the user `<username>`. Both rows are asked in the same
+     * tick whichever exists, so the answer and its cost tell nothing of which does.
+     */
+    private readonly tempauthAccount?: string,
+  ) {}
+
+  async find(): Promise<UserRecord | null> {
+    const { subject: username, tempauthAccount } = this;
+    if (tempauthAccount === undefined || tempauthAccount === username) return this.lookUp(username);
+    const [named, account] = await Promise.all([this.lookUp(username), this.lookUp(tempauthAccount)]);
+    return account !== null && account.tempauthUser === username ? account : named;
+  }
+
+  remembers(user: UserRecord | null): boolean {
+    return this.verifier.remembers(this.subject, user, this.password, this.keyFor(user));
+  }
+
+  check(user: UserRecord | null): Promise<boolean> {
+    return this.verifier.check(this.subject, user, this.password, this.keyFor(user));
+  }
+
+  /** A name that cannot exist is looked up nowhere, but still costs one password check. */
+  private lookUp(name: string): Promise<UserRecord | null> {
+    const usable = !usernameSchema.validate(name).error && this.password.length <= 1024;
+    return usable ? this.users.findForLogin(name) : Promise.resolve(null);
+  }
+
+  private keyFor(user: UserRecord | null): string {
+    const keyed =
+      this.keyed?.user === user
+        ? this.keyed
+        : (this.keyed = { user, key: this.verifier.key(this.subject, user, this.password) });
+    return keyed.key;
+  }
 }
 
 /** One login attempt past the limits that need no password check. */
@@ -187,7 +206,7 @@ export class LoginService {
    */
   login(username: string, password: string, clientAddress?: string, tempauthAccount?: string): Promise<LoginResult> {
     return this.loginWith(
-      passwordCredential(this.users, this.verifier, username, password, tempauthAccount),
+      new PasswordCredential(this.users, this.verifier, username, password, tempauthAccount),
       clientAddress,
     );
   }

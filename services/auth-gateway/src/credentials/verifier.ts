@@ -113,7 +113,7 @@ export class PasswordVerifier {
    * Where a check of this password for this user is remembered and shared (an HMAC, see the class);
    * also for an unknown user (by name): identical checks in flight share a run whoever the user. A
    * login asks remembers() and then check() of the same presented password: it computes this once
-   * and passes it to both (see passwordCredential).
+   * and passes it to both (see PasswordCredential).
    */
   key(username: string, user: UserRecord | null, password: string): string {
     const credential = user ? `${user.id}\0${user.generation}\0${user.passwordHash}` : '\0\0';

@@ -16,7 +16,7 @@ export interface PasswordLogin {
   projectDomain?: string;
   /**
    * V1 only: the account of `<account>:<username>`, which may name a user imported from tempauth
-   * whose tempauth name is `username` (credentials/logins.ts, passwordCredential); that user then
+   * whose tempauth name is `username` (credentials/logins.ts, PasswordCredential); that user then
    * logs in.
    */
   tempauthAccount?: string;
