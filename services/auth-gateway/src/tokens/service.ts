@@ -127,26 +127,25 @@ export class TokenService {
           this.store.userRevokedBefore(record.userId),
         ]);
         if (listed && !(revokedBefore && Date.parse(record.issuedAt) <= revokedBefore))
-          return { id: this.signedForReuse.get(earlier.jti) ?? this.signForReuse(earlier.jti, record), record };
+          return { id: this.signedAgain(earlier.jti, record), record };
       }
     }
     const issued = await this.issueNew(req);
     // Handed out again only in the first half of its life, so none is handed out about to expire.
     const handedOut: HandedOut = { jti: issued.jti, record: issued.record };
     await this.store.setValue(key, JSON.stringify(handedOut), (this.lifetimeSeconds * 1000) / 2);
-    this.remember(issued.jti, issued.id);
     return { id: issued.id, record: issued.record };
   }
 
-  private signForReuse(jti: string, record: TokenRecord): string {
-    const id = this.sign(jti, record);
-    this.remember(jti, id);
+  /** The token handed out again: signed the first time, then the text kept (signedForReuse). */
+  private signedAgain(jti: string, record: TokenRecord): string {
+    let id = this.signedForReuse.get(jti);
+    if (id === undefined) {
+      id = this.sign(jti, record);
+      if (this.signedForReuse.size >= 10_000) this.signedForReuse.delete(this.signedForReuse.keys().next().value!);
+      this.signedForReuse.set(jti, id);
+    }
     return id;
-  }
-
-  private remember(jti: string, id: string): void {
-    if (this.signedForReuse.size >= 10_000) this.signedForReuse.delete(this.signedForReuse.keys().next().value!);
-    this.signedForReuse.set(jti, id);
   }
 
   /**
