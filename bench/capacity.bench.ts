@@ -27,6 +27,7 @@ import { ADMIN_KEY, ADMIN_USER, API_ROLE, HEADERS, serveApi } from './lib/api-ch
 import { runBenchmark, type Cleanups } from './lib/main';
 import { createThrowawayDatabase, dropDatabase } from './lib/postgres';
 import { fmtInt, fmtMs, printResults, verdict, type Verdict } from './lib/report';
+import { median } from './lib/load';
 
 const SETTINGS = {
   devices: intEnv('BENCH_DEVICES', 100_000),
@@ -97,8 +98,6 @@ function ringFile(): Buffer {
   prefix.writeUInt32BE(json.length, 6);
   return gzipSync(Buffer.concat([prefix, json, rows]));
 }
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main(cleanups: Cleanups): Promise<void> {
   const started = new Date();

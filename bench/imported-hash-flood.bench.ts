@@ -18,13 +18,13 @@ import { performance } from 'node:perf_hooks';
 import { startStack } from '../test-e2e/support/stack';
 import { login } from '../test-e2e/security/client';
 import { intEnv, stringEnv } from './lib/env';
+import { median } from './lib/load';
 
 const HASHES = stringEnv('BENCH_FLOOD_HASHES', 'ln=15,r=8,p=12 ln=17,r=16,p=16').split(/\s+/).filter(Boolean);
 const PARALLEL = intEnv('BENCH_FLOOD_PARALLEL', 4);
 const PW = 'flood-benchmark-password-not-a-secret';
 
 const b64 = (n: number) => randomBytes(n).toString('base64').replace(/=+$/, '');
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main() {
   // Production's scrypt for the other user; no verify cache, so every login of it runs scrypt.

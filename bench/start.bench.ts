@@ -19,6 +19,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { median } from './lib/load';
 
 const ROOT = resolve(process.env.BENCH_START_ROOT ?? join(__dirname, '..'));
 const RUNS = Number(process.env.BENCH_START_RUNS ?? 5);
@@ -102,7 +103,6 @@ async function start(dataDir: string, auth?: string): Promise<Start> {
 }
 
 const s = (ms: number) => (ms / 1000).toFixed(2);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main(): Promise<void> {
   const build = spawnSync(process.execPath, [join(ROOT, 'scripts/build.mjs'), '--quiet', '--node-only'], {

@@ -67,6 +67,13 @@ export const percentile = (sorted: number[], p: number): number => {
   return sorted[i]!;
 };
 
+/** The middle value (the mean of the two middle ones for an even count). */
+export const median = (xs: number[]): number => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
 function fire(
   scenario: Scenario,
   connections: number,
@@ -189,6 +196,38 @@ async function measureContinuous(scenario: Scenario, settings: LoadSettings): Pr
     p99: percentile(latencies, 99),
     cpu: cpuShares(before, after, [scenario.target.server, ...settings.parties]),
   };
+}
+
+/**
+ * Two scenarios measured in turn, `rounds` times (a then b, then b then a, …), each run short
+ * (`settings`' duration and warm-up). On shared cores a machine's speed drifts by tens of percent
+ * between runs seconds apart, more than between the halves of one round, so the ratio of each
+ * round is steadier than that of two runs bracketed by baselines. Returns the rounds as [a, b].
+ */
+export async function measurePaired(
+  a: Scenario,
+  b: Scenario,
+  rounds: number,
+  settings: LoadSettings,
+): Promise<Array<[Measured, Measured]>> {
+  const pairs: Array<[Measured, Measured]> = [];
+  for (let round = 1; round <= rounds; round++) {
+    const inRound = (s: Scenario) => measure({ ...s, label: `${s.label}, round ${round}` }, settings);
+    if (round % 2 === 1) {
+      const first = await inRound(a);
+      pairs.push([first, await inRound(b)]);
+    } else {
+      const first = await inRound(b);
+      pairs.push([await inRound(a), first]);
+    }
+  }
+  return pairs;
+}
+
+/** The server's CPU per request in ms, or undefined when its CPU was not measured. */
+export function serverMsPerRequest(m: Measured): number | undefined {
+  const cores = m.cpu[0]!.cores;
+  return cores === null || m.rps === 0 ? undefined : (cores * 1000) / m.rps;
 }
 
 /**
