@@ -3,7 +3,7 @@
  * with its targets and says PASS/FAIL, but exits non-zero only when something is broken
  * (setup failure, an unexpected status, socket errors or timeouts), never because a target was missed.
  *
- *   pnpm bench:gateway                                   # what docs/benchmarks.md reports (about 3 min 15 s)
+ *   pnpm bench:gateway                                   # what docs/benchmarks.md reports (about 4 min)
  *   BENCH_DURATION=3 BENCH_WARMUP=1 pnpm bench:gateway   # quick smoke run
  *
  * Environment (all optional):
