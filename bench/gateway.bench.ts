@@ -16,17 +16,18 @@
  *   BENCH_CONNECTIONS  concurrent autocannon connections, every scenario (default 32)
  *   BENCH_ROTATE_USERS distinct existing users the wrong-password and the cold scenario each rotate
  *                      over (default 2000)
- *   BENCH_SCENARIOS    comma-separated subset of v1,tempauth,v1logged,v1anchor,v1stack,v1many,issue,appcred,validate,
- *                      s3tokens,wrong,cold (default all)
+ *   BENCH_SCENARIOS    comma-separated subset of v1,tempauth,v1logged,v1anchor,v1stack,v1rounds,v1many,issue,
+ *                      appcred,validate,s3tokens,wrong,cold (default all)
  *   BENCH_WARM_USERS   users the warm V1 logins of v1many rotate over (default 100); each is logged in
  *                      once (one scrypt) right before, and the verification cache keeps a check for
  *                      60 s, so those logins, the warm-up and the measurement must fit in a minute
  *   BENCH_TEMPAUTH     0: skip Swift's tempauth even when the Debian Swift packages are installed
  *   BENCH_CPU_PROF     a directory: the gateway children and the V1 anchor run with --cpu-prof and write
  *                      their profiles there
- *   BENCH_PAIRED_ROUNDS rounds of the warm V1 login with its request log and its bare handler measured
- *                      in turn after the main run (default 8; 0: none), BENCH_PAIRED_SECONDS (default 2)
- *                      each after a 1 s warm-up; the median of the rounds' ratios is the verdict
+ *   BENCH_PAIRED_ROUNDS rounds of the warm V1 login with its request log, its bare handler and the stacks
+ *                      (those selected) measured in turn after the main run (default 8; 0: none),
+ *                      BENCH_PAIRED_SECONDS (default 2) each after a 1 s warm-up; the median of the
+ *                      rounds' ratios of the login to the bare handler is the verdict
  *
  * Scenarios, each against one server while the others sit idle, all with 32 connections:
  *   - express hello world: the baseline (./lib), measured first and again after every scenario.
@@ -34,7 +35,8 @@
  *     on a second gateway at LOG_LEVEL info, and bare express answering GET /auth/v1.0 with the
  *     headers a real login answered, with the runtime's request logging; both logs to /dev/null.
  *   - The warm V1 login's stack alone (v1stack): that anchor plus the Redis commands a real warm login
- *     sent (captured with MONITOR), all in one round trip, before answering.
+ *     sent (captured with MONITOR), all in one round trip, before answering; and v1rounds: the same
+ *     commands in the round trips the login sent them in, one after the other.
  *   - V1 auth, warm cache: GET /auth/v1.0 for one user with its right password. A successful check
  *     is remembered by the gateway for CAIRN_VERIFY_CACHE_SECONDS (60 s, not renewed by hits), so
  *     right before the warm-up the user's generation is bumped (as a password change does) and one
@@ -106,7 +108,7 @@ import { intEnv, loadEnv, stringEnv } from './lib/env';
 import {
   checkOnce,
   measureBracketed,
-  measurePaired,
+  measureInTurn,
   median,
   serverMsPerRequest,
   type CheckedResponse,
@@ -127,6 +129,7 @@ const ALL_SCENARIOS = [
   'v1logged',
   'v1anchor',
   'v1stack',
+  'v1rounds',
   'v1many',
   'issue',
   'appcred',
@@ -213,6 +216,7 @@ const COLD_GATEWAY_ROLE = 'gateway-cold';
 const LOGGED_GATEWAY_ROLE = 'gateway-logged';
 const V1_ANCHOR_ROLE = 'v1-anchor';
 const V1_STACK_ROLE = 'v1-stack';
+const V1_ROUNDS_ROLE = 'v1-rounds';
 
 /**
  * Request logs go to /dev/null on both sides of that comparison: each line is still built and
@@ -243,22 +247,31 @@ function serveV1Anchor(before?: () => Promise<unknown>, close?: () => Promise<vo
 
 /**
  * The warm V1 login's stack alone: the anchor above, plus the Redis commands a real warm login sent
- * (BENCH_CHILD_V1_REDIS, captured with MONITOR) on the gateway's own Redis client, all in one tick,
- * so one round trip: what express, pino-http and ioredis cost for this answer with Cairn's own work
- * (its middleware, limiter keys, verification cache, token signing, Postgres fence) taken away.
+ * (BENCH_CHILD_V1_REDIS: its round trips, each the commands sent together, captured with MONITOR)
+ * on the gateway's own Redis client: all in one tick, so one round trip, or (`inRounds`) each round
+ * trip's commands in one tick once the one before has been answered, as the login awaits them. What
+ * express, pino-http and ioredis cost for this answer with Cairn's own work (its middleware, limiter
+ * keys, verification cache, token signing, Postgres fence) taken away.
  */
-function serveV1Stack(): void {
-  const commands = JSON.parse(process.env.BENCH_CHILD_V1_REDIS ?? '[]') as string[][];
+function serveV1Stack(inRounds: boolean): void {
+  const rounds = JSON.parse(process.env.BENCH_CHILD_V1_REDIS ?? '[]') as string[][][];
   const redis = createRedis(process.env.BENCH_CHILD_REDIS_URL!, createLogger('warn'));
+  const send = (commands: string[][]) =>
+    Promise.all(commands.map(([command, ...args]) => redis.call(command!, ...args)));
   serveV1Anchor(
-    () => Promise.all(commands.map(([command, ...args]) => redis.call(command!, ...args))),
+    inRounds
+      ? async () => {
+          for (const commands of rounds) await send(commands);
+        }
+      : () => send(rounds.flat()),
     () => closeRedis(redis),
   );
 }
 
 async function serve(role: string): Promise<void> {
   if (role === V1_ANCHOR_ROLE) return serveV1Anchor();
-  if (role === V1_STACK_ROLE) return serveV1Stack();
+  if (role === V1_STACK_ROLE) return serveV1Stack(false);
+  if (role === V1_ROUNDS_ROLE) return serveV1Stack(true);
   if (role !== GATEWAY_ROLE && role !== COLD_GATEWAY_ROLE && role !== LOGGED_GATEWAY_ROLE)
     throw new Error(`unknown role ${role}`);
   const s3 = { CAIRN_S3_SECRET_KEYS: process.env.BENCH_CHILD_S3_KEYS ?? '' };
@@ -355,18 +368,30 @@ async function deleteKeys(redis: BenchRedis, keys: string[]): Promise<void> {
 
 /**
  * The commands Redis received while `action` ran (MONITOR on a connection of its own), as their
- * arguments. Run it while nothing else talks to Redis: a monitor sees every client's commands.
+ * arguments, in round trips: a command that ran more than ROUND_TRIP_GAP_US after the one before
+ * starts a new one. One login alone on an idle machine awaits each reply for a millisecond or more
+ * (its code, the Postgres fence), while the commands sent together run microseconds apart. Run it
+ * while nothing else talks to Redis: a monitor sees every client's commands.
  */
-async function redisCommandsOf(redis: BenchRedis, action: () => Promise<unknown>): Promise<string[][]> {
-  if (!('monitor' in redis)) throw new Error('v1stack needs a single Redis, not a cluster');
+const ROUND_TRIP_GAP_US = 250;
+async function redisRoundTripsOf(redis: BenchRedis, action: () => Promise<unknown>): Promise<string[][][]> {
+  if (!('monitor' in redis)) throw new Error('v1stack and v1rounds need a single Redis, not a cluster');
   const monitor = await redis.monitor();
-  const commands: string[][] = [];
-  monitor.on('monitor', (_time: string, args: string[]) => commands.push(args));
+  const rounds: string[][][] = [];
+  let last = -Infinity;
+  monitor.on('monitor', (time: string, args: string[]) => {
+    // "<seconds>.<microseconds>"; the seconds part alone would lose microseconds as a double.
+    const [sec, usec] = time.split('.');
+    const us = (Number(sec) % 1_000_000) * 1_000_000 + Number(usec);
+    if (us - last > ROUND_TRIP_GAP_US || rounds.length === 0) rounds.push([]);
+    rounds[rounds.length - 1]!.push(args);
+    last = us;
+  });
   await action();
   // MONITOR reports a command once it ran; give the last ones time to arrive.
   await new Promise((resolve) => setTimeout(resolve, 200));
   monitor.disconnect();
-  return commands;
+  return rounds;
 }
 
 /** What the run left in Redis: keys by kind and the memory of one token record. */
@@ -555,7 +580,7 @@ async function main(cleanups: Cleanups): Promise<void> {
     });
     return starting;
   };
-  const withAnchor = selected.has('v1logged') || selected.has('v1anchor') || selected.has('v1stack');
+  const withAnchor = ['v1logged', 'v1anchor', 'v1stack', 'v1rounds'].some((k) => selected.has(k as ScenarioKey));
   const [baseline, gateway, cold, logged] = await Promise.all([
     start(BASELINE_ROLE),
     start(GATEWAY_ROLE, profArgs),
@@ -612,6 +637,7 @@ async function main(cleanups: Cleanups): Promise<void> {
   };
   let v1Anchor: Scenario | undefined;
   let v1Stack: Scenario | undefined;
+  let v1Rounds: Scenario | undefined;
   if (v1Logged) {
     v1Logged.prepare = warmCacheBy(v1Logged);
     const answered = await checkOnce(v1Logged, needHeader('x-auth-token'));
@@ -633,15 +659,29 @@ async function main(cleanups: Cleanups): Promise<void> {
       expectStatus: 200,
     });
     v1Anchor = v1Login('v1anchor', 'bare express, the same V1 answer, request log on', anchor);
-    if (selected.has('v1stack')) {
-      const commands = await redisCommandsOf(redis, () => checkOnce(v1Logged, needHeader('x-auth-token')));
-      console.log(`  a warm V1 login sent ${commands.length} Redis commands: ${commands.map((c) => c[0]).join(' ')}`);
-      const stack = await start(V1_STACK_ROLE, profArgs, {
+    if (selected.has('v1stack') || selected.has('v1rounds')) {
+      const rounds = await redisRoundTripsOf(redis, () => checkOnce(v1Logged, needHeader('x-auth-token')));
+      console.log(
+        `  a warm V1 login sent ${rounds.flat().length} Redis commands in ${rounds.length} round trips: ` +
+          rounds.map((r) => r.map((c) => c[0]).join(' + ')).join(', then '),
+      );
+      const env = {
         ...childEnv,
         BENCH_CHILD_V1_HEADERS: JSON.stringify(copied),
-        BENCH_CHILD_V1_REDIS: JSON.stringify(commands),
-      });
-      v1Stack = v1Login('v1stack', 'the same, plus its Redis commands in one round trip', stack);
+        BENCH_CHILD_V1_REDIS: JSON.stringify(rounds),
+      };
+      if (selected.has('v1stack'))
+        v1Stack = v1Login(
+          'v1stack',
+          'the same, plus its Redis commands in one round trip',
+          await start(V1_STACK_ROLE, profArgs, env),
+        );
+      if (selected.has('v1rounds'))
+        v1Rounds = v1Login(
+          'v1rounds',
+          "the same, plus its Redis commands in the login's round trips",
+          await start(V1_ROUNDS_ROLE, profArgs, env),
+        );
     }
   }
 
@@ -680,6 +720,7 @@ async function main(cleanups: Cleanups): Promise<void> {
     v1logged: v1Logged,
     v1anchor: v1Anchor,
     v1stack: v1Stack,
+    v1rounds: v1Rounds,
     v1many: v1Many,
     tempauth: swift
       ? {
@@ -800,21 +841,29 @@ async function main(cleanups: Cleanups): Promise<void> {
     .map((k) => scenarios[k])
     .filter((s): s is Scenario => s !== undefined);
   const run = await measureBracketed(continuous(scenarios.baseline!), toRun.map(continuous), settings);
-  const pairedScenarios = selected.has('v1logged') && selected.has('v1anchor') && SETTINGS.pairedRounds > 0;
-  if (pairedScenarios) console.log(`the warm V1 login and its bare handler in turn, ${SETTINGS.pairedRounds} rounds:`);
-  const paired = pairedScenarios
-    ? await measurePaired(continuous(scenarios.v1logged!), continuous(scenarios.v1anchor!), SETTINGS.pairedRounds, {
-        ...settings,
-        warmup: 1,
-        duration: SETTINGS.pairedSeconds,
-      })
-    : [];
-  // Each round's bare handler CPU per request over the login's: how fast the login is against it
-  // when both are bound by the CPU of their process, as here (32 connections, one core each).
-  const pairedRatios = paired
-    .map(([login, bare]) => [serverMsPerRequest(login), serverMsPerRequest(bare)])
-    .filter((r): r is [number, number] => r[0] !== undefined && r[1] !== undefined)
-    .map(([login, bare]) => bare / login);
+  // The warm V1 login, its bare handler and the stacks between them, in turn (measureInTurn).
+  const inTurnKeys = (['v1logged', 'v1anchor', 'v1rounds', 'v1stack'] as const).filter((k) => scenarios[k]);
+  const inTurn =
+    SETTINGS.pairedRounds > 0 && scenarios.v1logged && scenarios.v1anchor
+      ? inTurnKeys.map((k) => continuous(scenarios[k]!))
+      : [];
+  if (inTurn.length > 0)
+    console.log(`${inTurn.map((s) => s.key).join(', ')} in turn, ${SETTINGS.pairedRounds} rounds:`);
+  const turns =
+    inTurn.length > 0
+      ? await measureInTurn(inTurn, SETTINGS.pairedRounds, { ...settings, warmup: 1, duration: SETTINGS.pairedSeconds })
+      : [];
+  // Each round's bare handler CPU per request over the other's: how fast each is against it when
+  // both are bound by the CPU of their process, as here (32 connections, one core each).
+  const againstBare = (key: (typeof inTurnKeys)[number]) => {
+    const i = inTurnKeys.indexOf(key);
+    const bare = inTurnKeys.indexOf('v1anchor');
+    return turns
+      .map((round) => [serverMsPerRequest(round[i]!), serverMsPerRequest(round[bare]!)])
+      .filter((r): r is [number, number] => r[0] !== undefined && r[1] !== undefined)
+      .map(([ms, bareMs]) => bareMs / ms);
+  };
+  const pairedRatios = turns.length > 0 ? againstBare('v1logged') : [];
   const pairedMedian = pairedRatios.length > 0 ? median(pairedRatios) : undefined;
   const footprint = await redisFootprint(redis, prefix);
 
@@ -842,7 +891,7 @@ async function main(cleanups: Cleanups): Promise<void> {
     if (againstAnchor !== undefined)
       vs.unshift(
         verdict(
-          `>= ${pct(TARGETS.v1VsAnchor)} of the bare handler${pairedMedian !== undefined ? ' (paired rounds)' : ''}`,
+          `>= ${pct(TARGETS.v1VsAnchor)} of the bare handler${pairedMedian !== undefined ? ' (rounds in turn)' : ''}`,
           againstAnchor >= TARGETS.v1VsAnchor,
         ),
       );
@@ -893,11 +942,19 @@ async function main(cleanups: Cleanups): Promise<void> {
       `V1 auth with its request log vs the bare handler with the same answer and request log: ${vsAnchor.toFixed(2)}x (each as a fraction of its own surrounding baselines; raw req/s ${(v1logged!.rps / v1anchor!.rps).toFixed(2)}x).`,
     );
   }
-  if (pairedMedian !== undefined) {
-    const ms = (i: 0 | 1) => paired.map((p) => serverMs(p[i]) ?? '-').join(', ');
+  if (turns.length > 0) {
+    const ms = (i: number) => turns.map((round) => serverMs(round[i]!) ?? '-').join(', ');
+    const lines = inTurn.map((s, i) => {
+      const key = inTurnKeys[i]!;
+      const ratios = key === 'v1anchor' ? [] : againstBare(key);
+      const vsBare = ratios.length
+        ? `; bare / it per round ${ratios.map((r) => r.toFixed(2)).join(', ')}: median ${median(ratios).toFixed(2)}x` +
+          (key === 'v1logged' ? ' (the verdict)' : '')
+        : '';
+      return `  ${s.label}: server CPU ms per request ${ms(i)}${vsBare}.`;
+    });
     notes.push(
-      `Paired rounds (${paired.length} x ${SETTINGS.pairedSeconds} s each, in turn): gateway CPU per login ${ms(0)} ms; bare handler ${ms(1)} ms; ` +
-        `bare / login per round ${pairedRatios.map((r) => r.toFixed(2)).join(', ')}: median ${pairedMedian.toFixed(2)}x (the verdict).`,
+      `In turn (${turns.length} rounds of ${SETTINGS.pairedSeconds} s each after a 1 s warm-up):\n${lines.join('\n')}`,
     );
   }
   const v1stack = got('v1stack');
@@ -906,6 +963,15 @@ async function main(cleanups: Cleanups): Promise<void> {
     notes.push(
       `The warm V1 login's stack alone (the bare handler plus the login's Redis commands in one round trip) vs the bare handler: ${stackOverAnchor.toFixed(2)}x` +
         (v1logged ? `; V1 auth with its request log at ${(ratio(v1logged) / ratio(v1stack)).toFixed(2)}x of it.` : '.'),
+    );
+  }
+  const v1rounds = got('v1rounds');
+  if (v1rounds && v1anchor) {
+    notes.push(
+      `The stack in the login's round trips (the same commands, each round trip awaited before the next) vs the bare handler: ${(ratio(v1rounds) / ratio(v1anchor)).toFixed(2)}x` +
+        (v1logged
+          ? `; V1 auth with its request log at ${(ratio(v1logged) / ratio(v1rounds)).toFixed(2)}x of it.`
+          : '.'),
     );
   }
   const v1many = got('v1many');

@@ -199,29 +199,28 @@ async function measureContinuous(scenario: Scenario, settings: LoadSettings): Pr
 }
 
 /**
- * Two scenarios measured in turn, `rounds` times (a then b, then b then a, …), each run short
- * (`settings`' duration and warm-up). On shared cores a machine's speed drifts by tens of percent
- * between runs seconds apart, more than between the halves of one round, so the ratio of each
- * round is steadier than that of two runs bracketed by baselines. Returns the rounds as [a, b].
+ * Scenarios measured in turn, `rounds` times, each run short (`settings`' duration and warm-up);
+ * every round starts one scenario later (a b c, then b c a, …), so none is always first. On shared
+ * cores a machine's speed drifts by tens of percent between runs seconds apart, more than within
+ * one round, so ratios taken within each round are steadier than those of runs bracketed by
+ * baselines. Returns each round's measurements in the order of `scenarios`.
  */
-export async function measurePaired(
-  a: Scenario,
-  b: Scenario,
+export async function measureInTurn(
+  scenarios: Scenario[],
   rounds: number,
   settings: LoadSettings,
-): Promise<Array<[Measured, Measured]>> {
-  const pairs: Array<[Measured, Measured]> = [];
-  for (let round = 1; round <= rounds; round++) {
-    const inRound = (s: Scenario) => measure({ ...s, label: `${s.label}, round ${round}` }, settings);
-    if (round % 2 === 1) {
-      const first = await inRound(a);
-      pairs.push([first, await inRound(b)]);
-    } else {
-      const first = await inRound(b);
-      pairs.push([await inRound(a), first]);
+): Promise<Measured[][]> {
+  const all: Measured[][] = [];
+  for (let round = 0; round < rounds; round++) {
+    const measured: Measured[] = [];
+    for (let i = 0; i < scenarios.length; i++) {
+      const at = (round + i) % scenarios.length;
+      const s = scenarios[at]!;
+      measured[at] = await measure({ ...s, label: `${s.label}, round ${round + 1}` }, settings);
     }
+    all.push(measured);
   }
-  return pairs;
+  return all;
 }
 
 /** The server's CPU per request in ms, or undefined when its CPU was not measured. */
