@@ -22,3 +22,4 @@ export * from './transfer-classes';
 export * from './invoice';
 export * from './self-sharing';
 export * from './csv';
+export * from './bounded-map';

@@ -1,3 +1,5 @@
+import { setBounded } from '@cairn/domain';
+
 /** At most this many answers are remembered; the oldest goes first. */
 const MAX_ENTRIES = 50_000;
 
@@ -97,9 +99,6 @@ export class FencedCache<V> {
 
   private remember(key: string, value: V, at: number): void {
     if (this.maxAgeMs <= 0) return;
-    // Map keeps insertion order: re-inserting makes this the newest, and the first key the oldest.
-    this.remembered.delete(key);
-    if (this.remembered.size >= MAX_ENTRIES) this.remembered.delete(this.remembered.keys().next().value as string);
-    this.remembered.set(key, { at, value });
+    setBounded(this.remembered, key, { at, value }, MAX_ENTRIES);
   }
 }

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { sha256Base64url, usernameSchema } from '@cairn/domain';
+import { setBounded, sha256Base64url, usernameSchema } from '@cairn/domain';
 import type { TokenStore } from '../tokens/store';
 import type { UserDirectory, UserRecord } from './users';
 import type { PasswordVerifier } from './verifier';
@@ -329,10 +329,7 @@ export class LoginService {
     if (until !== undefined && until > now) return;
     await this.store.setFlag(key, this.limits.knownAddressMs);
     // Remembered only once written: a write that failed is tried again by the next login.
-    this.marked.delete(key);
-    // Bounded: the oldest entry goes first (Map keeps insertion order).
-    if (this.marked.size >= 100_000) this.marked.delete(this.marked.keys().next().value as string);
-    this.marked.set(key, now + this.limits.knownAddressMs / 30);
+    setBounded(this.marked, key, now + this.limits.knownAddressMs / 30, 100_000);
   }
 }
 

@@ -4,6 +4,7 @@ import {
   hashPassword,
   passwordHashCostProblem,
   passwordScheme,
+  setBounded,
   verifyPassword,
   type BcryptCompare,
 } from '@cairn/domain';
@@ -162,8 +163,7 @@ export class PasswordVerifier {
     if (!pending) {
       pending = this.verify(user, password).then((ok) => {
         if (ok && usable && this.ttlSeconds > 0) {
-          if (this.remembered.size >= 100_000) this.remembered.delete(this.remembered.keys().next().value as string);
-          this.remembered.set(key, this.now() + this.ttlSeconds * 1000);
+          setBounded(this.remembered, key, this.now() + this.ttlSeconds * 1000, 100_000);
         }
         return ok && usable;
       });

@@ -3,6 +3,7 @@ import {
   openS3Secret,
   parseS3SecretKeys,
   sealS3Secret,
+  setBounded,
   S3SecretError,
   verifyS3Signature,
   type S3SecretKeyring,
@@ -193,8 +194,7 @@ export class S3SignatureChecker {
     const now = this.now();
     const until = this.warned.get(credential.user.id);
     if (until !== undefined && until > now) return;
-    if (this.warned.size >= 10_000) this.warned.delete(this.warned.keys().next().value as string);
-    this.warned.set(credential.user.id, now + resetInMs);
+    setBounded(this.warned, credential.user.id, now + resetInMs, 10_000);
     this.log.warn(
       {
         user: credential.user.username,

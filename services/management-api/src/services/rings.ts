@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { errors, escapeHtml, isRingName, RING_NAME_RULE, type Cluster } from '@cairn/domain';
+import { errors, escapeHtml, isRingName, RING_NAME_RULE, setBounded, type Cluster } from '@cairn/domain';
 import { parseRing, RingError, type RingDevice, type RingWithAssignments } from '@cairn/swift-cluster';
 import type { Db } from '../db/database';
 import { withDbErrors } from '../db/errors';
@@ -57,10 +57,7 @@ const DEVICES_CACHED = 64;
 const devicesByMd5 = new Map<string, RingDeviceJson[]>();
 
 function remember(md5: string, devices: RingDeviceJson[]): RingDeviceJson[] {
-  devicesByMd5.delete(md5);
-  devicesByMd5.set(md5, devices);
-  // A Map iterates in insertion order: the first key is the least recently used.
-  if (devicesByMd5.size > DEVICES_CACHED) devicesByMd5.delete(devicesByMd5.keys().next().value!);
+  setBounded(devicesByMd5, md5, devices, DEVICES_CACHED);
   return devices;
 }
 
