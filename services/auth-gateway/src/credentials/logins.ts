@@ -64,8 +64,6 @@ export function addressUnit(address: string): string {
 
 const retryAfter = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
 
-const NONE = { count: 0, resetInMs: 0 };
-
 /**
  * What a login presents and how it is checked: a password, or an application credential's secret.
  * Every kind goes through the same limits (LoginService.loginWith), so none is a way around them.
@@ -143,7 +141,8 @@ interface Attempt {
   user: UserRecord | null;
   /** Whether the user has logged in from this address (asked once, when it matters). */
   isKnown: () => Promise<boolean>;
-  byPair: { count: number };
+  /** The pair's count when the attempt began: a success clears it only when there is one. */
+  byPair: number;
   userKey: string;
   addressKey?: string;
   pairKey?: string;
@@ -224,26 +223,26 @@ export class LoginService {
       let busy: Array<Promise<LoginResult>>;
       try {
         // Both reads in the same tick: one Redis round trip with auto-pipelining.
-        const [[byUser = NONE, byPair = NONE], [byAddress = NONE]] = await Promise.all([
+        const [[byUser = 0, byPair = 0], [byAddress = 0]] = await Promise.all([
           this.store.failures(pairKey !== undefined ? [userKey, pairKey] : [userKey]),
           addressKey !== undefined ? this.store.failures([addressKey]) : [],
         ]);
-        if (byAddress.count >= this.limits.addressLimit) return limited(byAddress.resetInMs, ADDRESS_LIMITED);
-        if (byPair.count >= this.limits.limit) return limited(byPair.resetInMs, PAIR_LIMITED);
+        if (byAddress >= this.limits.addressLimit) return this.limited(addressKey!, ADDRESS_LIMITED);
+        if (byPair >= this.limits.limit) return this.limited(pairKey!, PAIR_LIMITED);
         const user = await credential.find();
         // Asked only when the answer matters: past the per-user limit, or to decide whether a failure counts.
         let known: Promise<boolean> | undefined;
         const isKnown = () => (known ??= this.isKnownAddress(user, unit));
-        if (byUser.count >= this.limits.userLimit && !(await isKnown())) return limited(byUser.resetInMs, USER_LIMITED);
+        if (byUser >= this.limits.userLimit && !(await isKnown())) return this.limited(userKey, USER_LIMITED);
         const attempt: Attempt = { credential, unit, user, isKnown, byPair, userKey, addressKey, pairKey };
         // A password verified moments ago cannot be a guess: it is neither held back nor tracked.
         if (credential.remembers(user)) return this.check(attempt);
         // From here to track() nothing awaits, so no other attempt runs in between.
         const pending = (key: string) => (this.inFlight.get(key)?.size ?? 0) + (ended.get(key) ?? 0);
         const counted: Array<[string | undefined, number, number]> = [
-          [addressKey, byAddress.count, this.limits.addressLimit],
-          [pairKey, byPair.count, this.limits.limit],
-          [userKey, byUser.count, this.limits.userLimit],
+          [addressKey, byAddress, this.limits.addressLimit],
+          [pairKey, byPair, this.limits.limit],
+          [userKey, byUser, this.limits.userLimit],
         ];
         const reached = counted.filter(
           ([key, count, limit]) => key !== undefined && count < limit && count + pending(key) >= limit,
@@ -278,7 +277,7 @@ export class LoginService {
       // The address counter stays: a client holding one valid password must not be able to
       // reset its address's count by logging in between guesses (the pair count is per name).
       await Promise.all([
-        pairKey && byPair.count > 0 ? this.store.clearFailures(pairKey) : undefined,
+        pairKey && byPair > 0 ? this.store.clearFailures(pairKey) : undefined,
         this.markKnown(user!, unit),
       ]);
       return { ok: true, user: user! };
@@ -309,6 +308,15 @@ export class LoginService {
     attempt.then(done, done);
   }
 
+  /**
+   * A refusal past the limit of counter `key`, retried when its window ends: the window is read
+   * only here, so that logins under their limits read their counts and nothing more.
+   */
+  private async limited(key: string, message: string): Promise<LoginResult> {
+    const left = await this.store.failureWindowLeft(key);
+    return { ok: false, reason: 'limited', retryAfterSeconds: retryAfter(left), message };
+  }
+
   /** The flag's key: the user's row id (never reused: a re-created user starts with no known address). */
   private knownKey(user: UserRecord | null, unit: string): string {
     // No row: a key no user can have, asked all the same so that unknown names take as long.
@@ -331,10 +339,6 @@ export class LoginService {
     // Remembered only once written: a write that failed is tried again by the next login.
     setBounded(this.marked, key, now + this.limits.knownAddressMs / 30, 100_000);
   }
-}
-
-function limited(resetInMs: number, message: string): LoginResult {
-  return { ok: false, reason: 'limited', retryAfterSeconds: retryAfter(resetInMs), message };
 }
 
 /** A project (Swift account owner name) a client may ask for: the same rule as usernames. */

@@ -136,11 +136,13 @@ export class MemoryTokenStore implements TokenStore {
     return { count: Number(e.value), resetInMs: e.expiresAt - this.now() };
   }
 
-  async failures(keys: string[]): Promise<Array<{ count: number; resetInMs: number }>> {
-    return keys.map((key) => {
-      const e = this.live(`fail:${key}`);
-      return e ? { count: Number(e.value), resetInMs: e.expiresAt - this.now() } : { count: 0, resetInMs: 0 };
-    });
+  async failures(keys: string[]): Promise<number[]> {
+    return keys.map((key) => Number(this.live(`fail:${key}`)?.value ?? 0));
+  }
+
+  async failureWindowLeft(key: string): Promise<number> {
+    const e = this.live(`fail:${key}`);
+    return e ? Math.max(0, e.expiresAt - this.now()) : 0;
   }
 
   async clearFailures(key: string): Promise<void> {

@@ -131,19 +131,14 @@ export class RedisTokenStore implements TokenStore {
     return { count, resetInMs: ttl > 0 ? ttl : windowMs };
   }
 
-  async failures(keys: string[]): Promise<Array<{ count: number; resetInMs: number }>> {
-    const ks = keys.map((key) => this.k(`fail:${key}`));
+  async failures(keys: string[]): Promise<number[]> {
     // One MGET, one reply: this is on every login's path.
-    const counts = (await reachable(this.redis.mget(ks))).map((v) => Number(v ?? 0));
-    // The window's end only matters to a client told to retry later: asked for only when counting
-    // (most logins have no failures).
-    return Promise.all(
-      counts.map(async (count, i) => {
-        if (count === 0) return { count, resetInMs: 0 };
-        const ttl = await reachable(this.redis.pttl(ks[i]!));
-        return { count, resetInMs: ttl > 0 ? ttl : 0 };
-      }),
-    );
+    const counts = await reachable(this.redis.mget(keys.map((key) => this.k(`fail:${key}`))));
+    return counts.map((v) => Number(v ?? 0));
+  }
+
+  async failureWindowLeft(key: string): Promise<number> {
+    return Math.max(0, await reachable(this.redis.pttl(this.k(`fail:${key}`))));
   }
 
   async clearFailures(key: string): Promise<void> {

@@ -66,10 +66,15 @@ export interface TokenStore {
    */
   recordFailure(key: string, windowMs: number): Promise<{ count: number; resetInMs: number }>;
   /**
-   * The counts (and windows' remaining ms) of several counters in one read. Under Redis Cluster the
+   * The counts of several counters in one read (0 for one never counted). Under Redis Cluster the
    * keys must share a hash slot: a tag such as `{<name>}:…` in each (see redis-store.ts).
    */
-  failures(keys: string[]): Promise<Array<{ count: number; resetInMs: number }>>;
+  failures(keys: string[]): Promise<number[]>;
+  /**
+   * The ms left in a counter's window (0 when it has none): asked only of a counter that refuses,
+   * for Retry-After, so that a login under its limits reads its counts and nothing more.
+   */
+  failureWindowLeft(key: string): Promise<number>;
   clearFailures(key: string): Promise<void>;
   /** Sets a flag that disappears after `ttlMs` (e.g. "this user has logged in from this address"). */
   setFlag(key: string, ttlMs: number): Promise<void>;
