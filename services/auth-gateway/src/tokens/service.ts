@@ -1,6 +1,7 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { UserDirectory, UserRecord } from '../credentials/users';
+import { setBounded } from '@cairn/domain';
 import { randomText } from './random';
 import { rolesFor } from './roles';
 import type { TokenApplicationCredential, TokenRecord, TokenStore } from './store';
@@ -60,6 +61,13 @@ interface HandedOut {
   record: TokenRecord;
 }
 
+/** What this process last read or wrote under a reuse key: its text, what it says, the token signed. */
+interface KnownHandedOut {
+  text: string;
+  handedOut: HandedOut;
+  token: string;
+}
+
 /**
  * Tokens are JWTs (HS256, the cluster's key) carrying 128 random bits as `jti`; the record they
  * point to lives in the token store with the token's life as TTL. A token is valid only while its
@@ -76,11 +84,13 @@ export class TokenService {
   /** V1 logins being answered, by reuse key: those that arrive together share one issue. */
   private readonly reusing = new Map<string, Promise<IssuedToken>>();
   /**
-   * The signed text of tokens V1 logins were handed, by id: a token handed out again is the same
-   * text (sign), and signing it again cost about 6 µs of a warm login's CPU (jsonwebtoken's checks
-   * of its options and claims). Bounded; the oldest go first.
+   * What this process last read or wrote under each reuse key (bounded; the oldest go first). A
+   * login that finds the same text there again asks whether the token is still listed in the same
+   * round trip as the text itself, and neither parses the text nor signs the token again (signing
+   * cost about 6 µs of a warm login's CPU: jsonwebtoken's checks of its options and claims). The
+   * key holds the user's row id, so no later user of the name ever finds an entry.
    */
-  private readonly signedForReuse = new Map<string, string>();
+  private readonly handedOut = new Map<string, KnownHandedOut>();
 
   constructor(
     private readonly store: TokenStore,
@@ -117,35 +127,40 @@ export class TokenService {
   }
 
   private async reuseOrIssue(req: IssueRequest, key: string): Promise<IssuedToken> {
-    const value = await this.store.getValue(key);
-    if (value) {
-      const earlier = JSON.parse(value) as HandedOut;
-      const { record } = earlier;
-      if (this.reusable(record, req)) {
-        const [listed, revokedBefore] = await Promise.all([
-          this.store.isListed(record.userId, earlier.jti),
-          this.store.userRevokedBefore(record.userId),
-        ]);
-        if (listed && !(revokedBefore && Date.parse(record.issuedAt) <= revokedBefore))
-          return { id: this.signedAgain(earlier.jti, record), record };
+    const userId = req.user.id;
+    const known = this.handedOut.get(key);
+    // One round trip: the key, the user's revocation, and the listing of the token this process
+    // knows to be there (asked again below only if another replica has put another one there).
+    const [text, revokedBefore, knownListed] = await Promise.all([
+      this.store.getValue(key),
+      this.store.userRevokedBefore(userId),
+      known ? this.store.isListed(userId, known.handedOut.jti) : undefined,
+    ]);
+    if (text) {
+      const same = known?.text === text;
+      const { jti, record } = same ? known.handedOut : (JSON.parse(text) as HandedOut);
+      if (
+        this.reusable(record, req) &&
+        !(revokedBefore && Date.parse(record.issuedAt) <= revokedBefore) &&
+        (same ? knownListed : await this.store.isListed(userId, jti))
+      ) {
+        const token = same ? known.token : this.remember(key, text, { jti, record }, this.sign(jti, record));
+        return { id: token, record };
       }
     }
     const issued = await this.issueNew(req);
     // Handed out again only in the first half of its life, so none is handed out about to expire.
     const handedOut: HandedOut = { jti: issued.jti, record: issued.record };
-    await this.store.setValue(key, JSON.stringify(handedOut), (this.lifetimeSeconds * 1000) / 2);
+    const written = JSON.stringify(handedOut);
+    await this.store.setValue(key, written, (this.lifetimeSeconds * 1000) / 2);
+    this.remember(key, written, handedOut, issued.id);
     return { id: issued.id, record: issued.record };
   }
 
-  /** The token handed out again: signed the first time, then the text kept (signedForReuse). */
-  private signedAgain(jti: string, record: TokenRecord): string {
-    let id = this.signedForReuse.get(jti);
-    if (id === undefined) {
-      id = this.sign(jti, record);
-      if (this.signedForReuse.size >= 10_000) this.signedForReuse.delete(this.signedForReuse.keys().next().value!);
-      this.signedForReuse.set(jti, id);
-    }
-    return id;
+  /** Keeps what a reuse key holds (handedOut); returns the token. */
+  private remember(key: string, text: string, handedOut: HandedOut, token: string): string {
+    setBounded(this.handedOut, key, { text, handedOut, token }, 10_000);
+    return token;
   }
 
   /**
