@@ -100,7 +100,8 @@ describe.each(['redis', 'memory'] as const)('the token store (%s): each user’s
     const tag = `{${randomBytes(6).toString('hex')}}`;
     for (let i = 0; i < 3; i++) await store.recordFailure(`${tag}:a`, 60_000);
     await store.recordFailure(`${tag}:b`, 5_000);
-    expect(await store.failures([`${tag}:a`, `${tag}:b`, `${tag}:never`])).toEqual([3, 1, 0]);
+    expect(await store.failures([[`${tag}:a`, `${tag}:b`], [`${tag}:never`]])).toEqual([[3, 1], [0]]);
+    expect(await store.failures([[`${tag}:never`, `${tag}:b`]])).toEqual([[0, 1]]);
     const [a, b, never] = await Promise.all(
       [`${tag}:a`, `${tag}:b`, `${tag}:never`].map((key) => store.failureWindowLeft(key)),
     );
@@ -110,7 +111,7 @@ describe.each(['redis', 'memory'] as const)('the token store (%s): each user’s
     expect(b).toBeLessThanOrEqual(5_000);
     expect(never).toBe(0);
     await store.clearFailures(`${tag}:a`);
-    expect(await store.failures([`${tag}:a`])).toEqual([0]);
+    expect(await store.failures([[`${tag}:a`]])).toEqual([[0]]);
     expect(await store.failureWindowLeft(`${tag}:a`)).toBe(0);
   });
 

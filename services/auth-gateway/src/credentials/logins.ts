@@ -216,17 +216,17 @@ export class LoginService {
     const unit = clientAddress ? addressUnit(clientAddress) : undefined;
     const { userKey, pairKey } = nameKeys(username, unit);
     const addressKey = unit !== undefined ? hashed('addr', unit) : undefined;
-    const keys = [userKey, addressKey, pairKey].filter((k): k is string => k !== undefined);
+    const nameCounters = pairKey !== undefined ? [userKey, pairKey] : [userKey];
+    const keys = addressKey !== undefined ? [...nameCounters, addressKey] : nameCounters;
     for (;;) {
       const ended = new Map(keys.map((key) => [key, 0]));
       this.readsUnderWay.add(ended);
       let busy: Array<Promise<LoginResult>>;
       try {
-        // Both reads in the same tick: one Redis round trip with auto-pipelining.
-        const [[byUser = 0, byPair = 0], [byAddress = 0]] = await Promise.all([
-          this.store.failures(pairKey !== undefined ? [userKey, pairKey] : [userKey]),
-          addressKey !== undefined ? this.store.failures([addressKey]) : [],
-        ]);
+        // One read: the name's counters share a slot, the address's is another (tokens/store.ts).
+        const [[byUser = 0, byPair = 0] = [], [byAddress = 0] = []] = await this.store.failures(
+          addressKey !== undefined ? [nameCounters, [addressKey]] : [nameCounters],
+        );
         if (byAddress >= this.limits.addressLimit) return this.limited(addressKey!, ADDRESS_LIMITED);
         if (byPair >= this.limits.limit) return this.limited(pairKey!, PAIR_LIMITED);
         const user = await credential.find();

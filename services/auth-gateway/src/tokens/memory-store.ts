@@ -136,8 +136,8 @@ export class MemoryTokenStore implements TokenStore {
     return { count: Number(e.value), resetInMs: e.expiresAt - this.now() };
   }
 
-  async failures(keys: string[]): Promise<number[]> {
-    return keys.map((key) => Number(this.live(`fail:${key}`)?.value ?? 0));
+  async failures(groups: string[][]): Promise<number[][]> {
+    return groups.map((keys) => keys.map((key) => Number(this.live(`fail:${key}`)?.value ?? 0)));
   }
 
   async failureWindowLeft(key: string): Promise<number> {

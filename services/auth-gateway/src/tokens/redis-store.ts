@@ -1,5 +1,5 @@
 import { errors } from '@cairn/domain';
-import { ReplyError } from 'ioredis';
+import { Cluster, ReplyError } from 'ioredis';
 import type { RedisClient } from '../redis';
 import type { TokenRecord, TokenStore } from './store';
 
@@ -13,10 +13,13 @@ import type { TokenRecord, TokenStore } from './store';
  * Redis Cluster: every command here but one, the one MULTI and the one Lua script touch a single
  * key, and token keys carry no hash tag on purpose: a tag such as `cairn:{<uuid>}:` would put all of
  * a cluster's tokens (one gateway deployment's whole load) in one slot, on one shard. The one is
- * `failures`, an MGET: the keys a caller reads together are tagged into one slot by a small part of
- * the load (a login's counters of one username, `fail:{<name hash>}:…`, credentials/logins.ts).
+ * `failures`, an MGET per group of keys: the keys of a group are tagged into one slot by a small
+ * part of the load (a login's counters of one username, `fail:{<name hash>}:…`, credentials/logins.ts).
  * Keep it that way: a new command over several keys needs those keys tagged so.
  */
+/** A counter's value as MGET gives it: absent is 0. */
+const count = (value: string | null): number => Number(value ?? 0);
+
 /**
  * A Redis command's result; any failure but Redis's own answer (a ReplyError: the command reached
  * Redis and was refused) means Redis could not be reached in time, and becomes UNAVAILABLE (503).
@@ -131,10 +134,15 @@ export class RedisTokenStore implements TokenStore {
     return { count, resetInMs: ttl > 0 ? ttl : windowMs };
   }
 
-  async failures(keys: string[]): Promise<number[]> {
-    // One MGET, one reply: this is on every login's path.
-    const counts = await reachable(this.redis.mget(keys.map((key) => this.k(`fail:${key}`))));
-    return counts.map((v) => Number(v ?? 0));
+  async failures(groups: string[][]): Promise<number[][]> {
+    const read = (keys: string[]) =>
+      reachable(this.redis.mget(keys.map((key) => this.k(`fail:${key}`)))).then((values) => values.map(count));
+    // On every login's path: one MGET, one reply. A Redis Cluster takes an MGET only of keys in
+    // one slot: there, one per group, all sent in this tick (one round trip per node).
+    if (this.redis instanceof Cluster) return Promise.all(groups.map(read));
+    const counts = await read(groups.flat());
+    let at = 0;
+    return groups.map((keys) => counts.slice(at, (at += keys.length)));
   }
 
   async failureWindowLeft(key: string): Promise<number> {

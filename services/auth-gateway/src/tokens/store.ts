@@ -66,10 +66,11 @@ export interface TokenStore {
    */
   recordFailure(key: string, windowMs: number): Promise<{ count: number; resetInMs: number }>;
   /**
-   * The counts of several counters in one read (0 for one never counted). Under Redis Cluster the
-   * keys must share a hash slot: a tag such as `{<name>}:…` in each (see redis-store.ts).
+   * The counts of several counters in one read (0 for one never counted), by group. Under Redis
+   * Cluster the keys of a group must share a hash slot: a tag such as `{<name>}:…` in each (see
+   * redis-store.ts); there each group is read on its own.
    */
-  failures(keys: string[]): Promise<number[]>;
+  failures(groups: string[][]): Promise<number[][]>;
   /**
    * The ms left in a counter's window (0 when it has none): asked only of a counter that refuses,
    * for Retry-After, so that a login under its limits reads its counts and nothing more.
