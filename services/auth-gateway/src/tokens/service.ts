@@ -1,7 +1,7 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import type { UserDirectory, UserRecord } from '../credentials/users';
 import { setBounded } from '@cairn/domain';
+import type { UserDirectory, UserRecord } from '../credentials/users';
 import { randomText } from './random';
 import { rolesFor } from './roles';
 import type { TokenApplicationCredential, TokenRecord, TokenStore } from './store';
