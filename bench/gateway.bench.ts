@@ -863,8 +863,8 @@ async function main(cleanups: Cleanups): Promise<void> {
       .filter((r): r is [number, number] => r[0] !== undefined && r[1] !== undefined)
       .map(([ms, bareMs]) => bareMs / ms);
   };
-  const pairedRatios = turns.length > 0 ? againstBare('v1logged') : [];
-  const pairedMedian = pairedRatios.length > 0 ? median(pairedRatios) : undefined;
+  const loginRatios = turns.length > 0 ? againstBare('v1logged') : [];
+  const loginMedian = loginRatios.length > 0 ? median(loginRatios) : undefined;
   const footprint = await redisFootprint(redis, prefix);
 
   // ---- verdicts ------------------------------------------------------------------------------
@@ -886,12 +886,12 @@ async function main(cleanups: Cleanups): Promise<void> {
   const vsAnchor = v1logged && v1anchor ? ratio(v1logged) / ratio(v1anchor) : undefined;
   if (v1logged) {
     const vs = [p99(v1logged)];
-    // The paired rounds decide when they ran: the bracketed figure swings with the machine's drift.
-    const againstAnchor = pairedMedian ?? vsAnchor;
+    // The rounds in turn decide when they ran: the bracketed figure swings with the machine's drift.
+    const againstAnchor = loginMedian ?? vsAnchor;
     if (againstAnchor !== undefined)
       vs.unshift(
         verdict(
-          `>= ${pct(TARGETS.v1VsAnchor)} of the bare handler${pairedMedian !== undefined ? ' (rounds in turn)' : ''}`,
+          `>= ${pct(TARGETS.v1VsAnchor)} of the bare handler${loginMedian !== undefined ? ' (rounds in turn)' : ''}`,
           againstAnchor >= TARGETS.v1VsAnchor,
         ),
       );
@@ -946,7 +946,7 @@ async function main(cleanups: Cleanups): Promise<void> {
     const ms = (i: number) => turns.map((round) => serverMs(round[i]!) ?? '-').join(', ');
     const lines = inTurn.map((s, i) => {
       const key = inTurnKeys[i]!;
-      const ratios = key === 'v1anchor' ? [] : againstBare(key);
+      const ratios = key === 'v1anchor' ? [] : key === 'v1logged' ? loginRatios : againstBare(key);
       const vsBare = ratios.length
         ? `; bare / it per round ${ratios.map((r) => r.toFixed(2)).join(', ')}: median ${median(ratios).toFixed(2)}x` +
           (key === 'v1logged' ? ' (the verdict)' : '')
@@ -957,21 +957,16 @@ async function main(cleanups: Cleanups): Promise<void> {
       `In turn (${turns.length} rounds of ${SETTINGS.pairedSeconds} s each after a 1 s warm-up):\n${lines.join('\n')}`,
     );
   }
-  const v1stack = got('v1stack');
-  if (v1stack && v1anchor) {
-    const stackOverAnchor = ratio(v1stack) / ratio(v1anchor);
+  // Each stack against the bare handler, and the login against the stack.
+  for (const [key, what] of [
+    ['v1stack', "The warm V1 login's stack alone (the bare handler plus the login's Redis commands in one round trip)"],
+    ['v1rounds', "The stack in the login's round trips (the same commands, each round trip awaited before the next)"],
+  ] as const) {
+    const stack = got(key);
+    if (!stack || !v1anchor) continue;
     notes.push(
-      `The warm V1 login's stack alone (the bare handler plus the login's Redis commands in one round trip) vs the bare handler: ${stackOverAnchor.toFixed(2)}x` +
-        (v1logged ? `; V1 auth with its request log at ${(ratio(v1logged) / ratio(v1stack)).toFixed(2)}x of it.` : '.'),
-    );
-  }
-  const v1rounds = got('v1rounds');
-  if (v1rounds && v1anchor) {
-    notes.push(
-      `The stack in the login's round trips (the same commands, each round trip awaited before the next) vs the bare handler: ${(ratio(v1rounds) / ratio(v1anchor)).toFixed(2)}x` +
-        (v1logged
-          ? `; V1 auth with its request log at ${(ratio(v1logged) / ratio(v1rounds)).toFixed(2)}x of it.`
-          : '.'),
+      `${what} vs the bare handler: ${(ratio(stack) / ratio(v1anchor)).toFixed(2)}x` +
+        (v1logged ? `; V1 auth with its request log at ${(ratio(v1logged) / ratio(stack)).toFixed(2)}x of it.` : '.'),
     );
   }
   const v1many = got('v1many');

@@ -17,9 +17,6 @@ import type { TokenRecord, TokenStore } from './store';
  * part of the load (a login's counters of one username, `fail:{<name hash>}:…`, credentials/logins.ts).
  * Keep it that way: a new command over several keys needs those keys tagged so.
  */
-/** A counter's value as MGET gives it: absent is 0. */
-const count = (value: string | null): number => Number(value ?? 0);
-
 /**
  * A Redis command's result; any failure but Redis's own answer (a ReplyError: the command reached
  * Redis and was refused) means Redis could not be reached in time, and becomes UNAVAILABLE (503).
@@ -30,6 +27,9 @@ function reachable<T>(command: Promise<T>): Promise<T> {
     throw errors.unavailable('The token store (Redis) is unavailable.', { cause: (err as Error).message });
   });
 }
+
+/** A counter's value as MGET gives it: absent is 0. */
+const count = (value: string | null): number => Number(value ?? 0);
 
 /**
  * Lists token ARGV[1] (expiring at ARGV[2], ms) in its user's sorted set KEYS[1] and pushes out the
