@@ -140,11 +140,15 @@ describe('the in-process token store under many entries', () => {
       if (b > 1) expect(batches.at(-1)!).toBeLessThan(Math.max(0.05, 20 * batches[1]!));
     }
     expect(store.size).toBe(500_000);
-    // Batch 0 warms the JIT; compare steady batches, medians of five against medians of five.
-    const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[2]!;
-    const early = median(batches.slice(1, 6));
-    const late = median(batches.slice(-5));
+    // Batch 0 warms the JIT. A busy machine (or a major GC of the grown heap) only ever adds time
+    // to a batch, so the fastest of five is the cost of the writes themselves. A scan of every
+    // entry would make each of the last batches ~14 times the first ones (10-60 k entries against
+    // 450-500 k); the expiry heap's log n and a Map too big for the CPU's caches leave them within
+    // ~1-3 times, by machine and load.
+    const fastest = (xs: number[]) => Math.min(...xs);
+    const early = fastest(batches.slice(1, 6));
+    const late = fastest(batches.slice(-5));
     process.stdout.write(`ms per write: first ${early.toFixed(4)}, last ${late.toFixed(4)} (500,000 entries)\n`);
-    expect(late).toBeLessThan(early * 3);
+    expect(late).toBeLessThan(early * 5);
   }, 120_000);
 });
