@@ -38,7 +38,8 @@ interface Route {
 
 /**
  * Every route the gateway serves under /auth, from the app's route table: the routers mounted
- * there and the method of each of their routes (`_all`: a route answering every other method 405).
+ * there, however nested, and the method of each of their routes (`_all`: a route answering every
+ * other method 405).
  */
 function authRoutes(app: ReturnType<typeof createApp>): Route[] {
   type Layer = {
@@ -46,15 +47,16 @@ function authRoutes(app: ReturnType<typeof createApp>): Route[] {
     handle: { stack?: Layer[] };
     route?: { path: string; methods: Record<string, boolean> };
   };
-  const top = (app as unknown as { router: { stack: Layer[] } }).router.stack;
   const routes: Route[] = [];
-  for (const mounted of top) {
-    if (mounted.rawPath !== AUTH_ROOT || !mounted.handle.stack) continue;
-    for (const layer of mounted.handle.stack) {
+  const walk = (stack: Layer[]): void => {
+    for (const layer of stack) {
+      if (layer.handle.stack) walk(layer.handle.stack);
       if (!layer.route) continue;
       for (const method of Object.keys(layer.route.methods)) routes.push({ method, path: layer.route.path });
     }
-  }
+  };
+  const top = (app as unknown as { router: { stack: Layer[] } }).router.stack;
+  for (const mounted of top) if (mounted.rawPath === AUTH_ROOT && mounted.handle.stack) walk(mounted.handle.stack);
   return routes;
 }
 
