@@ -32,18 +32,37 @@ const USER_LIMITED =
 /** A counter key of bounded size whatever the client sent. */
 const hashed = (kind: string, value: string): string => `${kind}:${sha256Base64url(value)}`;
 
+/** The failure counters of one name from one address unit, and the known-address flag's key. */
+interface CounterKeys {
+  userKey: string;
+  pairKey?: string;
+  addressKey?: string;
+  /** Every counter an attempt with these keys is tracked under. */
+  all: string[];
+  /** As the store reads them in one go: the name's counters, then the address's. */
+  groups: string[][];
+  /** The known-address flag's key for the user row last seen under the name (knownKey). */
+  known?: { id: string; key: string };
+}
+
 /**
  * A username's own counter and its counters with addresses share a Redis Cluster hash tag, the
  * name's hash, so that a login reads them in one MGET (tokens/redis-store.ts); an address's counter
  * is read beside them.
  */
-const nameKeys = (username: string, unit: string | undefined) => {
+function counterKeys(username: string, unit: string | undefined): CounterKeys {
   const tag = `{${sha256Base64url(username)}}`;
-  return {
-    userKey: `${tag}:user`,
-    pairKey: unit !== undefined ? `${tag}:${hashed('pair', `${unit}\0${username}`)}` : undefined,
-  };
-};
+  const userKey = `${tag}:user`;
+  const pairKey = unit !== undefined ? `${tag}:${hashed('pair', `${unit}\0${username}`)}` : undefined;
+  const addressKey = unit !== undefined ? hashed('addr', unit) : undefined;
+  const byName = pairKey !== undefined ? [userKey, pairKey] : [userKey];
+  return addressKey !== undefined
+    ? { userKey, pairKey, addressKey, all: [...byName, addressKey], groups: [byName, [addressKey]] }
+    : { userKey, all: byName, groups: [byName] };
+}
+
+/** Names longer than any valid one are not remembered: the memo's size stays bounded in bytes too. */
+const MAX_REMEMBERED_NAME = 256;
 
 /**
  * The unit an address limit counts: an IPv4 address (also when written IPv4-mapped, ::ffff:a.b.c.d)
@@ -143,9 +162,7 @@ interface Attempt {
   isKnown: () => Promise<boolean>;
   /** The pair's count when the attempt began: a success clears it only when there is one. */
   byPair: number;
-  userKey: string;
-  addressKey?: string;
-  pairKey?: string;
+  keys: CounterKeys;
 }
 
 /**
@@ -183,6 +200,8 @@ export class LoginService {
    * Known-address marks this process wrote recently (by key: expiry), so a busy user's logins do not each write one.
    */
   private readonly marked = new Map<string, number>();
+  /** Counter keys by address unit and name: a client logging in again hashes nothing. */
+  private readonly keysByName = new Map<string, CounterKeys>();
   /** The attempts this process is checking now, per counter key. */
   private readonly inFlight = new Map<string, Set<Promise<LoginResult>>>();
   /**
@@ -212,29 +231,24 @@ export class LoginService {
 
   /** Any login, under the limits: counted under `credential.subject` and the address. */
   async loginWith(credential: LoginCredential, clientAddress?: string): Promise<LoginResult> {
-    const username = credential.subject;
     const unit = clientAddress ? addressUnit(clientAddress) : undefined;
-    const { userKey, pairKey } = nameKeys(username, unit);
-    const addressKey = unit !== undefined ? hashed('addr', unit) : undefined;
-    const nameCounters = pairKey !== undefined ? [userKey, pairKey] : [userKey];
-    const keys = addressKey !== undefined ? [...nameCounters, addressKey] : nameCounters;
+    const keys = this.counterKeys(credential.subject, unit);
+    const { userKey, pairKey, addressKey } = keys;
     for (;;) {
-      const ended = new Map(keys.map((key) => [key, 0]));
+      const ended = new Map(keys.all.map((key) => [key, 0]));
       this.readsUnderWay.add(ended);
       let busy: Array<Promise<LoginResult>>;
       try {
         // One read: the name's counters share a slot, the address's is another (tokens/store.ts).
-        const [[byUser = 0, byPair = 0] = [], [byAddress = 0] = []] = await this.store.failures(
-          addressKey !== undefined ? [nameCounters, [addressKey]] : [nameCounters],
-        );
+        const [[byUser = 0, byPair = 0] = [], [byAddress = 0] = []] = await this.store.failures(keys.groups);
         if (byAddress >= this.limits.addressLimit) return this.limited(addressKey!, ADDRESS_LIMITED);
         if (byPair >= this.limits.limit) return this.limited(pairKey!, PAIR_LIMITED);
         const user = await credential.find();
         // Asked only when the answer matters: past the per-user limit, or to decide whether a failure counts.
         let known: Promise<boolean> | undefined;
-        const isKnown = () => (known ??= this.isKnownAddress(user, unit));
+        const isKnown = () => (known ??= this.isKnownAddress(keys, user, unit));
         if (byUser >= this.limits.userLimit && !(await isKnown())) return this.limited(userKey, USER_LIMITED);
-        const attempt: Attempt = { credential, unit, user, isKnown, byPair, userKey, addressKey, pairKey };
+        const attempt: Attempt = { credential, unit, user, isKnown, byPair, keys };
         // A password verified moments ago cannot be a guess: it is neither held back nor tracked.
         if (credential.remembers(user)) return this.check(attempt);
         // From here to track() nothing awaits, so no other attempt runs in between.
@@ -249,7 +263,7 @@ export class LoginService {
         );
         if (reached.length === 0) {
           const checked = this.check(attempt);
-          this.track(keys, checked);
+          this.track(keys.all, checked);
           return checked;
         }
         // Wait for the checks still running, if any (those that ended during the reads may be in
@@ -263,22 +277,14 @@ export class LoginService {
   }
 
   /** The password check (one KDF run unless remembered), and what its outcome clears or counts. */
-  private async check({
-    credential,
-    unit,
-    user,
-    isKnown,
-    byPair,
-    userKey,
-    addressKey,
-    pairKey,
-  }: Attempt): Promise<LoginResult> {
+  private async check({ credential, unit, user, isKnown, byPair, keys }: Attempt): Promise<LoginResult> {
+    const { userKey, pairKey, addressKey } = keys;
     if (await credential.check(user)) {
       // The address counter stays: a client holding one valid password must not be able to
       // reset its address's count by logging in between guesses (the pair count is per name).
       await Promise.all([
         pairKey && byPair > 0 ? this.store.clearFailures(pairKey) : undefined,
-        this.markKnown(user!, unit),
+        this.markKnown(keys, user!, unit),
       ]);
       return { ok: true, user: user! };
     }
@@ -317,21 +323,33 @@ export class LoginService {
     return { ok: false, reason: 'limited', retryAfterSeconds: retryAfter(left), message };
   }
 
-  /** The flag's key: the user's row id (never reused: a re-created user starts with no known address). */
-  private knownKey(user: UserRecord | null, unit: string): string {
-    // No row: a key no user can have, asked all the same so that unknown names take as long.
-    return hashed('known', `${user ? user.id : '-'}\0${unit}`);
+  /** The keys of `username`'s counters from `unit`, hashed once while the name keeps logging in. */
+  private counterKeys(username: string, unit: string | undefined): CounterKeys {
+    if (username.length > MAX_REMEMBERED_NAME) return counterKeys(username, unit);
+    // No unit is written '' (an address unit never is).
+    const memo = `${unit ?? ''}\0${username}`;
+    let keys = this.keysByName.get(memo);
+    if (!keys) setBounded(this.keysByName, memo, (keys = counterKeys(username, unit)), 10_000);
+    return keys;
   }
 
-  private async isKnownAddress(user: UserRecord | null, unit: string | undefined): Promise<boolean> {
+  /** The flag's key: the user's row id (never reused: a re-created user starts with no known address). */
+  private knownKey(keys: CounterKeys, user: UserRecord | null, unit: string): string {
+    // No row: a key no user can have, asked all the same so that unknown names take as long.
+    const id = user ? user.id : '-';
+    if (keys.known?.id !== id) keys.known = { id, key: hashed('known', `${id}\0${unit}`) };
+    return keys.known.key;
+  }
+
+  private async isKnownAddress(keys: CounterKeys, user: UserRecord | null, unit: string | undefined): Promise<boolean> {
     if (unit === undefined) return false;
-    return this.store.hasFlag(this.knownKey(user, unit));
+    return this.store.hasFlag(this.knownKey(keys, user, unit));
   }
 
   /** Remembers that the user logged in from this address; written at most every 1/30 of its life per process. */
-  private async markKnown(user: UserRecord, unit: string | undefined): Promise<void> {
+  private async markKnown(keys: CounterKeys, user: UserRecord, unit: string | undefined): Promise<void> {
     if (unit === undefined) return;
-    const key = this.knownKey(user, unit);
+    const key = this.knownKey(keys, user, unit);
     const now = this.now();
     const until = this.marked.get(key);
     if (until !== undefined && until > now) return;
