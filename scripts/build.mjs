@@ -137,8 +137,9 @@ for (const dir of targets) {
     // resolve an extensionless path the ESM way and fail (the CLI loads its host commands so).
     supported: { 'dynamic-import': false },
     sourcemap: 'linked',
-    // Stack traces and pino's error serialisation keep readable class and function names.
-    keepNames: true,
+    // No keepNames: one file in, one file out, nothing renamed, so classes and functions keep their
+    // names as written. keepNames would wrap every function expression in a defineProperty call,
+    // run each time a closure is made (0.6-0.8 us against 10-15 ns, on a request's path).
     logLevel: 'warning',
   });
   // Dated when the build started: a source saved while it ran is newer, and built again next time.
