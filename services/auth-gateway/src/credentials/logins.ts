@@ -50,7 +50,7 @@ interface CounterKeys {
  * name's hash, so that a login reads them in one MGET (tokens/redis-store.ts); an address's counter
  * is read beside them.
  */
-function counterKeys(username: string, unit: string | undefined): CounterKeys {
+function hashCounterKeys(username: string, unit: string | undefined): CounterKeys {
   const tag = `{${sha256Base64url(username)}}`;
   const userKey = `${tag}:user`;
   const pairKey = unit !== undefined ? `${tag}:${hashed('pair', `${unit}\0${username}`)}` : undefined;
@@ -325,11 +325,11 @@ export class LoginService {
 
   /** The keys of `username`'s counters from `unit`, hashed once while the name keeps logging in. */
   private counterKeys(username: string, unit: string | undefined): CounterKeys {
-    if (username.length > MAX_REMEMBERED_NAME) return counterKeys(username, unit);
+    if (username.length > MAX_REMEMBERED_NAME) return hashCounterKeys(username, unit);
     // No unit is written '' (an address unit never is).
     const memo = `${unit ?? ''}\0${username}`;
     let keys = this.keysByName.get(memo);
-    if (!keys) setBounded(this.keysByName, memo, (keys = counterKeys(username, unit)), 10_000);
+    if (!keys) setBounded(this.keysByName, memo, (keys = hashCounterKeys(username, unit)), 10_000);
     return keys;
   }
 
