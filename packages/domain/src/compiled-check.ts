@@ -136,3 +136,16 @@ export function compileCheck(schema: Joi.Schema): CompiledCheck | null {
     return { value: out };
   };
 }
+
+/**
+ * The compiled check of one field's schema (a number, string or boolean as above) as a verdict
+ * alone: true only for a value joi accepts as sent (a -0 it gives back as 0); false means "ask
+ * joi" (which also takes what it would convert, and undefined when the field is optional). Null
+ * when JSON Schema cannot say exactly what joi checks.
+ */
+export function compileFieldCheck(schema: Joi.Schema): ((value: unknown) => boolean) | null {
+  const field = fieldSchema(schema.describe() as Described);
+  if (!field) return null;
+  const check = ajv.compile(field);
+  return (value) => check(value);
+}

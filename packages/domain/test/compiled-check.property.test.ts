@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import Joi from 'joi';
-import { compileCheck } from '../src/compiled-check';
-import { swiftAccountSchema } from '../src';
+import { compileCheck, compileFieldCheck } from '../src/compiled-check';
+import { isUsername, swiftAccountSchema, usernameSchema } from '../src';
 
 /**
  * The compiled check's promise: its yes is joi's yes with joi's value, and on values joi takes
@@ -165,5 +165,48 @@ describe('compileCheck', () => {
     // A lone surrogate: the account pattern refuses it only when read with its own 'u' flag.
     expect(check({ account: 'AUTH_\ud83d' })).toBeNull();
     expect(check({ account: 'AUTH_a/b' })).toBeNull();
+  });
+});
+
+describe('compileFieldCheck', () => {
+  it('when one field’s value is checked, then a compiled yes is joi’s yes to it unchanged, and joi’s yes to a value as sent is the compiled one’s', () => {
+    let compiledYes = 0;
+    fc.assert(
+      fc.property(fieldSpec, fc.array(anyField, { minLength: 20, maxLength: 20 }), (spec, values) => {
+        const schema = joiOf(spec);
+        const check = compileFieldCheck(schema);
+        expect(check).not.toBeNull();
+        for (const value of values) {
+          const joi = schema.validate(value, { abortEarly: true, convert: true });
+          if (check!(value)) {
+            compiledYes++;
+            expect(joi.error).toBeUndefined();
+            // Unchanged, but for -0, which joi gives back as 0 (a yes all the same).
+            expect(joi.value).toEqual(Object.is(value, -0) ? 0 : value);
+          } else if (!joi.error && (typeof value === spec.kind || (value === null && spec.allowNull)))
+            throw new Error(`joi took ${JSON.stringify(value)} as sent, the compiled check did not`);
+        }
+      }),
+      { numRuns: 1500 },
+    );
+    expect(compiledYes).toBeGreaterThan(1000);
+  });
+
+  it('when a username is asked about, then isUsername answers as usernameSchema does, compiled or not', () => {
+    expect(compileFieldCheck(usernameSchema)).not.toBeNull();
+    const names = fc.oneof(
+      fc.string({ maxLength: 300 }),
+      fc.string({ unit: 'binary', maxLength: 8 }),
+      fc.constantFrom('', 'a'.repeat(255), 'a'.repeat(256), 'a:b', 'a/b', 'a\u0000', 'é', '\ud83d', 'AUTH_x'),
+    );
+    fc.assert(
+      fc.property(names, (name) => expect(isUsername(name)).toBe(!usernameSchema.validate(name).error)),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('when a schema is not a plain field, then there is no compiled check (joi answers alone)', () => {
+    for (const schema of [Joi.string().trim(), Joi.string().valid('x'), Joi.object({ a: Joi.number() }), Joi.date()])
+      expect(compileFieldCheck(schema)).toBeNull();
   });
 });

@@ -1,4 +1,4 @@
-import { applicationCredentialSecretMatches, usernameSchema } from '@cairn/domain';
+import { applicationCredentialSecretMatches, isUsername } from '@cairn/domain';
 import type { LoginCredential, LoginService } from '../credentials/logins';
 import type { UserRecord } from '../credentials/users';
 import { rolesFor } from '../tokens/roles';
@@ -55,8 +55,7 @@ function applicationCredentialLogin(
       if (byId) {
         found = await store.findForLogin({ id: ID_FORMAT.test(identity.id!) ? identity.id! : NO_ID });
       } else {
-        const usable =
-          !usernameSchema.validate(identity.user).error && !NUL.test(identity.name!) && identity.name!.length <= 255;
+        const usable = isUsername(identity.user) && !NUL.test(identity.name!) && identity.name!.length <= 255;
         found = await store.findForLogin(
           usable ? { username: identity.user!, name: identity.name! } : { username: NO_USER, name: '-' },
         );

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { setBounded, sha256Base64url, usernameSchema } from '@cairn/domain';
+import { isUsername, setBounded, sha256Base64url } from '@cairn/domain';
 import type { TokenStore } from '../tokens/store';
 import type { UserDirectory, UserRecord } from './users';
 import type { PasswordVerifier } from './verifier';
@@ -140,7 +140,7 @@ export class PasswordCredential implements LoginCredential {
 
   /** A name that cannot exist is looked up nowhere, but still costs one password check. */
   private lookUp(name: string): Promise<UserRecord | null> {
-    const usable = !usernameSchema.validate(name).error && this.password.length <= 1024;
+    const usable = isUsername(name) && this.password.length <= 1024;
     return usable ? this.users.findForLogin(name) : Promise.resolve(null);
   }
 
@@ -360,5 +360,4 @@ export class LoginService {
 }
 
 /** A project (Swift account owner name) a client may ask for: the same rule as usernames. */
-export const isValidProjectName = (name: unknown): name is string =>
-  typeof name === 'string' && !usernameSchema.validate(name).error;
+export const isValidProjectName = (name: unknown): name is string => typeof name === 'string' && isUsername(name);

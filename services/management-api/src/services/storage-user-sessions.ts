@@ -3,10 +3,10 @@ import {
   errors,
   generateApiKey,
   hashApiKey,
+  isUsername,
   openS3Secret,
   S3SecretError,
   sealS3Secret,
-  usernameSchema,
   type S3SecretKeyring,
   type StorageUser,
   type StorageSignInInput,
@@ -194,7 +194,7 @@ export class StorageUserSessions {
     }
     // A name no user can have (a NUL, say) is looked up nowhere; the gateway refuses it too.
     const name = login.username ?? '';
-    const user = usernameSchema.validate(name).error ? null : await findStorageUserByName(this.db, clusterId, name);
+    const user = !isUsername(name) ? null : await findStorageUserByName(this.db, clusterId, name);
     return { user, credentialId: null };
   }
 
