@@ -13,10 +13,14 @@ export function header(req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
+/** A character past ASCII: only a header holding one can be UTF-8 read as latin1. */
+const PAST_ASCII = /[\u0080-\uffff]/;
+
 /** Node reads header bytes as latin1; clients send UTF-8 names. */
 export function headerText(req: IncomingMessage, name: string): string | undefined {
   const raw = header(req, name);
-  if (raw === undefined) return undefined;
+  // ASCII reads the same either way: no buffer to make (every login reads two such headers).
+  if (raw === undefined || !PAST_ASCII.test(raw)) return raw;
   const text = Buffer.from(raw, 'latin1').toString('utf8');
   return text.includes('\ufffd') ? raw : text;
 }
