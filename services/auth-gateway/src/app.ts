@@ -30,7 +30,7 @@ export const AUTH_ROOT = '/auth';
 
 /** Builds the auth gateway. No listening, no environment: everything comes in `deps`. */
 export function createApp(deps: Deps): Express {
-  const { log } = deps;
+  const { log, db, redis, cluster } = deps;
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -57,18 +57,39 @@ export function createApp(deps: Deps): Express {
   ];
   app.use(everyRequest);
 
+  // Bodies over the limit are refused on every route, probes and V1 included, before any work.
+  app.use(declaredBodyLimit);
+
+  // The routers serve disjoint paths, so their order only decides how many route tables a request
+  // walks: the calls Swift proxies make all the time (V3 validation) and clients' logins come first,
+  // and the probes after them (asked every few seconds, not hundreds of times a second).
+  // One router mounted once: express trims and restores the mount path for every layer mounted at
+  // a path, so the handlers below, each mounted at AUTH_ROOT, cost a request that much per handler.
+  const auth = express.Router();
+  auth.use(
+    http.mount,
+    clusterGate(cluster),
+    standbyGate(deps.changeLog, deps.stalePolicy),
+    // Before every route: a token with access rules reaches none of them (http/identity-guard.ts).
+    identityGuard(deps),
+    keystoneV3Router(deps),
+    swiftV1Router(deps),
+    keystoneV2Router(deps),
+    ...s3Routers(deps),
+    applicationCredentialsRouter(deps),
+    discoveryRouter(() => cluster.settings.endpoints.authUrl),
+  );
+  app.use(AUTH_ROOT, auth);
+
   // Probes take no body. One sent anyway is read first (refused past the limit): answering over an
   // unread body and then closing makes the kernel reset the connection, which can cut off a large
   // answer such as /metrics before the client has read it.
-  // Bodies over the limit are refused on every route, probes and V1 included, before any work.
-  app.use(declaredBodyLimit);
   app.use(['/healthz', '/readyz', '/metrics'], express.raw({ type: () => true, limit: BODY_LIMIT }));
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok', version: CAIRN_VERSION });
   });
   // Ready when Postgres and Redis answer within 2 s, the cluster still exists and, on a standby,
   // the copy is recent enough (or CAIRN_STANDBY_STALE=serve); without Redis, tokens live in this process.
-  const { db, redis, cluster } = deps;
   const dependencies = {
     postgres: () => db.raw('SELECT 1'),
     redis: redis
@@ -94,26 +115,6 @@ export function createApp(deps: Deps): Express {
   registerReadinessMetrics(deps.metrics.registry, dependencies);
   // Unauthenticated, like the probes: serve it on the internal network only (see docs/operations.md).
   app.get('/metrics', metricsEndpoint(deps.metrics.registry));
-
-  // The routers serve disjoint paths, so their order only decides how many route tables a request
-  // walks: the calls Swift proxies make all the time (V3 validation) and clients' logins come first.
-  // One router mounted once: express trims and restores the mount path for every layer mounted at
-  // a path, so the handlers below, each mounted at AUTH_ROOT, cost a request that much per handler.
-  const auth = express.Router();
-  auth.use(
-    http.mount,
-    clusterGate(cluster),
-    standbyGate(deps.changeLog, deps.stalePolicy),
-    // Before every route: a token with access rules reaches none of them (http/identity-guard.ts).
-    identityGuard(deps),
-    keystoneV3Router(deps),
-    swiftV1Router(deps),
-    keystoneV2Router(deps),
-    ...s3Routers(deps),
-    applicationCredentialsRouter(deps),
-    discoveryRouter(() => cluster.settings.endpoints.authUrl),
-  );
-  app.use(AUTH_ROOT, auth);
 
   app.use(notFound);
   // Lines about a failed request carry its id, like the request's own log line.
