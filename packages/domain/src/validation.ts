@@ -92,11 +92,15 @@ export const usernameSchema = Joi.string()
 /**
  * `schema`'s verdict on a value, with no message: its compiled check first (compiled-check.ts),
  * so that a value it covers costs a regular expression rather than a walk through joi; joi's own
- * answer otherwise. Made once per schema, at module load.
+ * answer otherwise. Compiled at the first question, not at module load: ajv's first compile takes
+ * tens of milliseconds, which every command's start would pay.
  */
 export function verdictOf(schema: Joi.Schema): (value: unknown) => boolean {
-  const compiled = compileFieldCheck(schema);
-  return (value) => compiled?.(value) === true || !schema.validate(value).error;
+  let compiled: ((value: unknown) => boolean) | null | undefined;
+  return (value) => {
+    if (compiled === undefined) compiled = compileFieldCheck(schema);
+    return compiled?.(value) === true || !schema.validate(value).error;
+  };
 }
 
 /** Whether a login or a scope names a user that may exist: usernameSchema's verdict, asked of every login. */
