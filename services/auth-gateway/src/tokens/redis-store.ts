@@ -134,25 +134,13 @@ export class RedisTokenStore implements TokenStore {
     return { count, resetInMs: ttl > 0 ? ttl : windowMs };
   }
 
-  /**
-   * Counter keys as sent, by the array they are made from (one group, or a login's groups):
-   * LoginService keeps the same arrays while a name keeps logging in, so each is built once.
-   */
-  private readonly counterKeys = new WeakMap<string[] | string[][], string[]>();
-
-  private counterKeysOf(keys: string[] | string[][]): string[] {
-    let sent = this.counterKeys.get(keys);
-    if (!sent) this.counterKeys.set(keys, (sent = keys.flat().map((key) => this.k(`fail:${key}`))));
-    return sent;
-  }
-
   async failures(groups: string[][]): Promise<number[][]> {
-    const read = (keys: string[] | string[][]) =>
-      reachable(this.redis.mget(this.counterKeysOf(keys))).then((values) => values.map(count));
+    const read = (keys: string[]) =>
+      reachable(this.redis.mget(keys.map((key) => this.k(`fail:${key}`)))).then((values) => values.map(count));
     // On every login's path: one MGET, one reply. A Redis Cluster takes an MGET only of keys in
     // one slot: there, one per group, all sent in this tick (one round trip per node).
     if (this.redis instanceof Cluster) return Promise.all(groups.map(read));
-    const counts = await read(groups);
+    const counts = await read(groups.flat());
     let at = 0;
     return groups.map((keys) => counts.slice(at, (at += keys.length)));
   }
