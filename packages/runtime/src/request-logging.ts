@@ -47,9 +47,10 @@ export function requestLogger(req: IncomingMessage, log: Logger): Logger {
 
 /**
  * A request id on every answer (the caller's, when well-formed, else a new one) and, when the
- * logger writes `info`, one log line per request with the path only (query strings and headers
- * stay out of logs). Above `info` nothing per request would be written, so pino-http's work
- * (a child logger, serialised bindings, listeners) is skipped: it was measurable in bench/.
+ * logger writes `info`, one log line per request with the method, the path and the status only
+ * (query strings and headers, the request's and the answer's, stay out of logs). Above `info`
+ * nothing per request would be written, so pino-http's work (a child logger, serialised bindings,
+ * listeners) is skipped: it was measurable in bench/.
  */
 export function requestLogging(log: Logger, id: RequestIdOptions, options: RequestLogOptions = {}): RequestHandler {
   const requestId = (req: IncomingMessage, res: ServerResponse): string => {
@@ -71,8 +72,12 @@ export function requestLogging(log: Logger, id: RequestIdOptions, options: Reque
     return pinoHttp({
       logger: log,
       genReqId: requestId,
-      // pino-http hands the serializer its own summary of the request; `raw` is the request itself.
-      serializers: { req: (req) => ({ id: req.id, method: req.method, url: loggedPath(req.raw as IncomingMessage) }) },
+      // pino-http hands the serializers its own summaries; `raw` is the request itself. The answer's
+      // status only: its headers (a V1 login's token among them) stay out of the line.
+      serializers: {
+        req: (req) => ({ id: req.id, method: req.method, url: loggedPath(req.raw as IncomingMessage) }),
+        res: (res) => ({ statusCode: res.statusCode }),
+      },
     });
   }
   return (req, res, next) => {

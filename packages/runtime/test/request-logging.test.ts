@@ -64,3 +64,25 @@ describe.each(['info', 'warn'] as const)('request ids at log level %s', (level) 
     expect(a).not.toBe(b);
   });
 });
+
+describe('the request log line', () => {
+  it("when an answer carries a token header, then the request's line holds its status only, not its headers", async () => {
+    const out = new LogCapture();
+    const app = express();
+    app.use(requestLogging(pino({ level: 'info' }, out), OPTIONS));
+    app.get('/auth/v1.0', (_req, res) => {
+      res.setHeader('X-Auth-Token', 'tok-in-a-header');
+      res.status(200).end();
+    });
+    const s = await serve(app);
+    try {
+      expect((await fetch(`${s.url}/auth/v1.0`)).status).toBe(200);
+      const [line] = out.lines.map((l) => JSON.parse(l) as { res?: unknown; req?: unknown });
+      expect(line?.res).toEqual({ statusCode: 200 });
+      expect(line?.req).toMatchObject({ method: 'GET', url: '/auth/v1.0' });
+      expect(out.text).not.toContain('tok-in-a-header');
+    } finally {
+      await s.close();
+    }
+  });
+});

@@ -2,7 +2,7 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 import { randomBytes } from 'node:crypto';
 import knex, { type Knex } from 'knex';
 import { ConfigError } from '@cairn/config';
-import { isTlsFailure, logDestination, retryStartup, TlsFailure } from '@cairn/runtime';
+import { censorSecrets, isTlsFailure, logDestination, retryStartup, TlsFailure, type Secrets } from '@cairn/runtime';
 import { GatewayMetrics } from './http/metrics';
 import type { GatewayConfig } from './config';
 import { closeRedis, createRedis, type RedisClient } from './redis';
@@ -71,53 +71,45 @@ export interface Deps {
 }
 
 /** Secrets never reach a log line, whatever logs them: credentials, tokens and connection URLs. */
-export const REDACT_PATHS = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  'req.headers["x-auth-key"]',
-  'req.headers["x-auth-token"]',
-  'req.headers["x-storage-pass"]',
-  'req.headers["x-storage-token"]',
-  'req.headers["x-subject-token"]',
-  'req.headers["x-service-token"]',
-  'req.headers["proxy-authorization"]',
-  'res.headers["x-auth-token"]',
-  'res.headers["x-storage-token"]',
-  'res.headers["x-subject-token"]',
-  'req.body.auth.passwordCredentials.password',
-  'req.body.auth.identity.password.user.password',
-  'req.body.auth.identity.application_credential.secret',
-  'body.auth.identity.application_credential.secret',
-  'req.body.application_credential.secret',
-  'body.application_credential.secret',
-  'body.auth.passwordCredentials.password',
-  'body.auth.identity.password.user.password',
-  'password',
-  '*.password',
-  'databaseUrl',
-  '*.databaseUrl',
-  'primaryDatabaseUrl',
-  '*.primaryDatabaseUrl',
-  'redisUrl',
-  '*.redisUrl',
-  'signingKey',
-  '*.signingKey',
-  'passwordHash',
-  '*.passwordHash',
-  // S3: a secret in an OS-EC2 answer, a sealed one, or the keys that open them.
-  'secret',
-  '*.secret',
-  'sealedSecret',
-  '*.sealedSecret',
-  's3SecretKeys',
-  '*.s3SecretKeys',
-  'req.body.credentials.signature',
-  'req.body.credential.signature',
-  'req.body.ec2Credentials.signature',
-];
+export const LOGGED_SECRETS: Secrets = {
+  fields: [
+    'password',
+    'passwordHash',
+    'databaseUrl',
+    'primaryDatabaseUrl',
+    'redisUrl',
+    'signingKey',
+    // S3: a secret in an OS-EC2 answer, a sealed one, or the keys that open them.
+    'secret',
+    'sealedSecret',
+    's3SecretKeys',
+  ],
+  headers: [
+    'authorization',
+    'cookie',
+    'proxy-authorization',
+    'x-auth-key',
+    'x-auth-token',
+    'x-service-token',
+    'x-storage-pass',
+    'x-storage-token',
+    'x-subject-token',
+  ],
+  // Keystone's password and application-credential logins, the credential's creation, and the
+  // signatures of EC2 credentials (s3tokens, OS-EC2).
+  bodyFields: [
+    ['auth', 'passwordCredentials', 'password'],
+    ['auth', 'identity', 'password', 'user', 'password'],
+    ['auth', 'identity', 'application_credential', 'secret'],
+    ['application_credential', 'secret'],
+    ['credentials', 'signature'],
+    ['credential', 'signature'],
+    ['ec2Credentials', 'signature'],
+  ],
+};
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {
-  const options = { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { service: 'auth-gateway' } };
+  const options = { level, formatters: { log: censorSecrets(LOGGED_SECRETS) }, base: { service: 'auth-gateway' } };
   return destination ? pino(options, destination) : pino(options);
 }
 

@@ -1,5 +1,5 @@
 export { createApp, AUTH_ROOT } from './app';
-export { createDeps, createLogger, REDACT_PATHS, type Deps } from './deps';
+export { createDeps, createLogger, LOGGED_SECRETS, type Deps } from './deps';
 export { createRedis, closeRedis, parseRedisUrl, type RedisClient, type RedisTarget } from './redis';
 export { readConfig, configSpec, type GatewayConfig } from './config';
 export { startAuthGateway, type RunningGateway } from './server';

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import pino, { type DestinationStream, type Logger } from 'pino';
-import { logDestination } from '@cairn/runtime';
+import { censorSecrets, logDestination, type Secrets } from '@cairn/runtime';
 import {
   DEFAULT_SCRYPT_PARAMS,
   hashPassword,
@@ -52,46 +52,36 @@ export interface Deps {
 }
 
 /** Secrets never reach a log line, whatever logs them. */
-export const REDACT_PATHS = [
-  'req.headers.authorization',
-  'req.headers["x-auth-key"]',
-  'req.headers["x-auth-token"]',
-  'req.headers["x-subject-token"]',
-  'req.headers["x-storage-pass"]',
-  'req.headers.cookie',
-  'req.headers["proxy-authorization"]',
-  'req.headers["x-storage-token"]',
-  'req.headers["x-service-token"]',
-  'res.headers["x-auth-token"]',
-  'res.headers["x-subject-token"]',
-  'res.headers["x-storage-token"]',
-  'password',
-  '*.password',
-  'password_hash',
-  '*.password_hash',
-  'key_hash',
-  '*.key_hash',
-  'api_key',
-  '*.api_key',
-  'key',
-  '*.key',
-  'adminKey',
-  '*.adminKey',
-  'databaseUrl',
-  '*.databaseUrl',
-  'secret',
-  '*.secret',
-  's3SecretKeys',
-  '*.s3SecretKeys',
-  'quotaCredentials',
-  '*.quotaCredentials',
-  'quotaSessionUrl',
-  '*.quotaSessionUrl',
-];
+export const LOGGED_SECRETS: Secrets = {
+  fields: [
+    'password',
+    'password_hash',
+    'key_hash',
+    'api_key',
+    'key',
+    'adminKey',
+    'databaseUrl',
+    'secret',
+    's3SecretKeys',
+    'quotaCredentials',
+    'quotaSessionUrl',
+  ],
+  headers: [
+    'authorization',
+    'cookie',
+    'proxy-authorization',
+    'x-auth-key',
+    'x-auth-token',
+    'x-service-token',
+    'x-storage-pass',
+    'x-storage-token',
+    'x-subject-token',
+  ],
+};
 
 /** `destination`: where lines go (default stdout); tests pass a LogCapture to read them back. */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
-  const options = { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { service: 'management-api' } };
+  const options = { level, formatters: { log: censorSecrets(LOGGED_SECRETS) }, base: { service: 'management-api' } };
   return destination ? pino(options, destination) : pino(options);
 }
 
