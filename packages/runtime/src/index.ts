@@ -2,7 +2,7 @@ export { exitOnSignals, type ShutdownLog } from './shutdown';
 export { CONNECTION_CODES, isConnectionCode, isDatabaseUnreachable } from './connection-errors';
 export { closeGracefully } from './graceful-close';
 export { LogCapture } from './log-capture';
-export { censorSecrets, CENSORED, type Secrets } from './secret-censor';
+export { censorSecrets, CENSORED, CREDENTIAL_HEADERS, type Secrets } from './secret-censor';
 export { listen, type Listening, type ListenOptions } from './listen';
 export { jsonErrorBody, type ErrorBodyFormat } from './client-errors';
 export {

@@ -12,6 +12,19 @@ export interface Secrets {
 
 export const CENSORED = '[redacted]';
 
+/** The headers that carry a credential in either service: Swift's, Keystone's and HTTP's own. */
+export const CREDENTIAL_HEADERS: readonly string[] = [
+  'authorization',
+  'cookie',
+  'proxy-authorization',
+  'x-auth-key',
+  'x-auth-token',
+  'x-service-token',
+  'x-storage-pass',
+  'x-storage-token',
+  'x-subject-token',
+];
+
 type Fields = Record<string, unknown>;
 
 const isObject = (value: unknown): value is Fields => typeof value === 'object' && value !== null;

@@ -2,7 +2,15 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 import { randomBytes } from 'node:crypto';
 import knex, { type Knex } from 'knex';
 import { ConfigError } from '@cairn/config';
-import { censorSecrets, isTlsFailure, logDestination, retryStartup, TlsFailure, type Secrets } from '@cairn/runtime';
+import {
+  censorSecrets,
+  CREDENTIAL_HEADERS,
+  isTlsFailure,
+  logDestination,
+  retryStartup,
+  TlsFailure,
+  type Secrets,
+} from '@cairn/runtime';
 import { GatewayMetrics } from './http/metrics';
 import type { GatewayConfig } from './config';
 import { closeRedis, createRedis, type RedisClient } from './redis';
@@ -84,17 +92,7 @@ export const LOGGED_SECRETS: Secrets = {
     'sealedSecret',
     's3SecretKeys',
   ],
-  headers: [
-    'authorization',
-    'cookie',
-    'proxy-authorization',
-    'x-auth-key',
-    'x-auth-token',
-    'x-service-token',
-    'x-storage-pass',
-    'x-storage-token',
-    'x-subject-token',
-  ],
+  headers: CREDENTIAL_HEADERS,
   // Keystone's password and application-credential logins, the credential's creation, and the
   // signatures of EC2 credentials (s3tokens, OS-EC2).
   bodyFields: [

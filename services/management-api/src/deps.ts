@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import pino, { type DestinationStream, type Logger } from 'pino';
-import { censorSecrets, logDestination, type Secrets } from '@cairn/runtime';
+import { censorSecrets, CREDENTIAL_HEADERS, logDestination, type Secrets } from '@cairn/runtime';
 import {
   DEFAULT_SCRYPT_PARAMS,
   hashPassword,
@@ -66,17 +66,7 @@ export const LOGGED_SECRETS: Secrets = {
     'quotaCredentials',
     'quotaSessionUrl',
   ],
-  headers: [
-    'authorization',
-    'cookie',
-    'proxy-authorization',
-    'x-auth-key',
-    'x-auth-token',
-    'x-service-token',
-    'x-storage-pass',
-    'x-storage-token',
-    'x-subject-token',
-  ],
+  headers: CREDENTIAL_HEADERS,
 };
 
 /** `destination`: where lines go (default stdout); tests pass a LogCapture to read them back. */
