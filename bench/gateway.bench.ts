@@ -16,7 +16,7 @@
  *   BENCH_CONNECTIONS  concurrent autocannon connections, every scenario (default 32)
  *   BENCH_ROTATE_USERS distinct existing users the wrong-password and the cold scenario each rotate
  *                      over (default 2000)
- *   BENCH_SCENARIOS    comma-separated subset of v1,tempauth,v1logged,v1anchor,v1stack,v1rounds,v1many,issue,
+ *   BENCH_SCENARIOS    comma-separated subset of v1,tempauth,v1logged,v1anchor,v1stack,v1rounds,v1shared,v1many,issue,
  *                      appcred,validate,s3tokens,wrong,cold (default all)
  *   BENCH_WARM_USERS   users the warm V1 logins of v1many rotate over (default 100); each is logged in
  *                      once (one scrypt) right before, and the verification cache keeps a check for
@@ -35,8 +35,10 @@
  *     on a second gateway at LOG_LEVEL info, and bare express answering GET /auth/v1.0 with the
  *     headers a real login answered, with the runtime's request logging; both logs to /dev/null.
  *   - The warm V1 login's stack alone (v1stack): that anchor plus the Redis commands a real warm login
- *     sent (captured with MONITOR), all in one round trip, before answering; and v1rounds: the same
- *     commands in the round trips the login sent them in, one after the other.
+ *     sent (captured with MONITOR), all in one round trip, before answering; v1rounds: the same
+ *     commands in the round trips the login sent them in, one after the other; and v1shared: as
+ *     v1rounds, with the round trips after the first shared by the requests waiting for them at
+ *     once, as logins of one user share the lookup of its live token (TokenService.issue).
  *   - V1 auth, warm cache: GET /auth/v1.0 for one user with its right password. A successful check
  *     is remembered by the gateway for CAIRN_VERIFY_CACHE_SECONDS (60 s, not renewed by hits), so
  *     right before the warm-up the user's generation is bumped (as a password change does) and one
@@ -130,6 +132,7 @@ const ALL_SCENARIOS = [
   'v1anchor',
   'v1stack',
   'v1rounds',
+  'v1shared',
   'v1many',
   'issue',
   'appcred',
@@ -217,6 +220,7 @@ const LOGGED_GATEWAY_ROLE = 'gateway-logged';
 const V1_ANCHOR_ROLE = 'v1-anchor';
 const V1_STACK_ROLE = 'v1-stack';
 const V1_ROUNDS_ROLE = 'v1-rounds';
+const V1_SHARED_ROLE = 'v1-shared';
 
 /**
  * Request logs go to /dev/null on both sides of that comparison: each line is still built and
@@ -251,27 +255,39 @@ function serveV1Anchor(before?: () => Promise<unknown>, close?: () => Promise<vo
  * on the gateway's own Redis client: all in one tick, so one round trip, or (`inRounds`) each round
  * trip's commands in one tick once the one before has been answered, as the login awaits them. What
  * express, pino-http and ioredis cost for this answer with Cairn's own work (its middleware, limiter
- * keys, verification cache, token signing, Postgres fence) taken away.
+ * keys, verification cache, token signing, Postgres fence) taken away. `shared`: the round trips
+ * after the first are sent once for all the requests waiting for them at once, as the login sends
+ * its live-token lookup once for the logins of one user that arrive together.
  */
-function serveV1Stack(inRounds: boolean): void {
-  const rounds = JSON.parse(process.env.BENCH_CHILD_V1_REDIS ?? '[]') as string[][][];
+function serveV1Stack(how: 'one' | 'rounds' | 'shared'): void {
+  const [first = [], ...later] = JSON.parse(process.env.BENCH_CHILD_V1_REDIS ?? '[]') as string[][][];
   const redis = createRedis(process.env.BENCH_CHILD_REDIS_URL!, createLogger('warn'));
   const send = (commands: string[][]) =>
     Promise.all(commands.map(([command, ...args]) => redis.call(command!, ...args)));
-  serveV1Anchor(
-    inRounds
-      ? async () => {
-          for (const commands of rounds) await send(commands);
-        }
-      : () => send(rounds.flat()),
-    () => closeRedis(redis),
-  );
+  const sendLater = async () => {
+    for (const commands of later) await send(commands);
+  };
+  let inFlight: Promise<void> | undefined;
+  const shareLater = () => (inFlight ??= sendLater().finally(() => (inFlight = undefined)));
+  const before = {
+    one: () => send([first, ...later].flat()),
+    rounds: async () => {
+      await send(first);
+      await sendLater();
+    },
+    shared: async () => {
+      await send(first);
+      await shareLater();
+    },
+  }[how];
+  serveV1Anchor(before, () => closeRedis(redis));
 }
 
 async function serve(role: string): Promise<void> {
   if (role === V1_ANCHOR_ROLE) return serveV1Anchor();
-  if (role === V1_STACK_ROLE) return serveV1Stack(false);
-  if (role === V1_ROUNDS_ROLE) return serveV1Stack(true);
+  if (role === V1_STACK_ROLE) return serveV1Stack('one');
+  if (role === V1_ROUNDS_ROLE) return serveV1Stack('rounds');
+  if (role === V1_SHARED_ROLE) return serveV1Stack('shared');
   if (role !== GATEWAY_ROLE && role !== COLD_GATEWAY_ROLE && role !== LOGGED_GATEWAY_ROLE)
     throw new Error(`unknown role ${role}`);
   const s3 = { CAIRN_S3_SECRET_KEYS: process.env.BENCH_CHILD_S3_KEYS ?? '' };
@@ -375,7 +391,7 @@ async function deleteKeys(redis: BenchRedis, keys: string[]): Promise<void> {
  */
 const ROUND_TRIP_GAP_US = 250;
 async function redisRoundTripsOf(redis: BenchRedis, action: () => Promise<unknown>): Promise<string[][][]> {
-  if (!('monitor' in redis)) throw new Error('v1stack and v1rounds need a single Redis, not a cluster');
+  if (!('monitor' in redis)) throw new Error('v1stack, v1rounds and v1shared need a single Redis, not a cluster');
   const monitor = await redis.monitor();
   const rounds: string[][][] = [];
   let last = -Infinity;
@@ -580,7 +596,9 @@ async function main(cleanups: Cleanups): Promise<void> {
     });
     return starting;
   };
-  const withAnchor = ['v1logged', 'v1anchor', 'v1stack', 'v1rounds'].some((k) => selected.has(k as ScenarioKey));
+  const withAnchor = ['v1logged', 'v1anchor', 'v1stack', 'v1rounds', 'v1shared'].some((k) =>
+    selected.has(k as ScenarioKey),
+  );
   const [baseline, gateway, cold, logged] = await Promise.all([
     start(BASELINE_ROLE),
     start(GATEWAY_ROLE, profArgs),
@@ -638,6 +656,7 @@ async function main(cleanups: Cleanups): Promise<void> {
   let v1Anchor: Scenario | undefined;
   let v1Stack: Scenario | undefined;
   let v1Rounds: Scenario | undefined;
+  let v1Shared: Scenario | undefined;
   if (v1Logged) {
     v1Logged.prepare = warmCacheBy(v1Logged);
     const answered = await checkOnce(v1Logged, needHeader('x-auth-token'));
@@ -659,7 +678,7 @@ async function main(cleanups: Cleanups): Promise<void> {
       expectStatus: 200,
     });
     v1Anchor = v1Login('v1anchor', 'bare express, the same V1 answer, request log on', anchor);
-    if (selected.has('v1stack') || selected.has('v1rounds')) {
+    if (selected.has('v1stack') || selected.has('v1rounds') || selected.has('v1shared')) {
       const rounds = await redisRoundTripsOf(redis, () => checkOnce(v1Logged, needHeader('x-auth-token')));
       console.log(
         `  a warm V1 login sent ${rounds.flat().length} Redis commands in ${rounds.length} round trips: ` +
@@ -681,6 +700,12 @@ async function main(cleanups: Cleanups): Promise<void> {
           'v1rounds',
           "the same, plus its Redis commands in the login's round trips",
           await start(V1_ROUNDS_ROLE, profArgs, env),
+        );
+      if (selected.has('v1shared'))
+        v1Shared = v1Login(
+          'v1shared',
+          "the same, its round trips after the first shared by requests at once, as the login's are",
+          await start(V1_SHARED_ROLE, profArgs, env),
         );
     }
   }
@@ -721,6 +746,7 @@ async function main(cleanups: Cleanups): Promise<void> {
     v1anchor: v1Anchor,
     v1stack: v1Stack,
     v1rounds: v1Rounds,
+    v1shared: v1Shared,
     v1many: v1Many,
     tempauth: swift
       ? {
@@ -842,7 +868,7 @@ async function main(cleanups: Cleanups): Promise<void> {
     .filter((s): s is Scenario => s !== undefined);
   const run = await measureBracketed(continuous(scenarios.baseline!), toRun.map(continuous), settings);
   // The warm V1 login, its bare handler and the stacks between them, in turn (measureInTurn).
-  const inTurnKeys = (['v1logged', 'v1anchor', 'v1rounds', 'v1stack'] as const).filter((k) => scenarios[k]);
+  const inTurnKeys = (['v1logged', 'v1anchor', 'v1rounds', 'v1stack', 'v1shared'] as const).filter((k) => scenarios[k]);
   const inTurn =
     SETTINGS.pairedRounds > 0 && scenarios.v1logged && scenarios.v1anchor
       ? inTurnKeys.map((k) => continuous(scenarios[k]!))
@@ -961,6 +987,7 @@ async function main(cleanups: Cleanups): Promise<void> {
   for (const [key, what] of [
     ['v1stack', "The warm V1 login's stack alone (the bare handler plus the login's Redis commands in one round trip)"],
     ['v1rounds', "The stack in the login's round trips (the same commands, each round trip awaited before the next)"],
+    ['v1shared', 'The stack with its later round trips shared as the login shares them'],
   ] as const) {
     const stack = got(key);
     if (!stack || !v1anchor) continue;
