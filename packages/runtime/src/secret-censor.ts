@@ -53,9 +53,7 @@ function copyOf(object: Fields): Fields {
  * bindings: the one child per request binds the request's id, method and logged path.
  */
 export function censorSecrets(secrets: Secrets): (line: Fields) => Fields {
-  const fields = [...secrets.fields];
-  const headers = [...secrets.headers];
-  const bodyFields = (secrets.bodyFields ?? []).map((path) => [...path]);
+  const { fields, headers, bodyFields = [] } = secrets;
 
   /** `object` with `keys` censored where present, or `object` itself when none is. */
   const censorKeys = (object: Fields, keys: readonly string[]): Fields => {
