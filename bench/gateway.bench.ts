@@ -221,6 +221,8 @@ const V1_ANCHOR_ROLE = 'v1-anchor';
 const V1_STACK_ROLE = 'v1-stack';
 const V1_ROUNDS_ROLE = 'v1-rounds';
 const V1_SHARED_ROLE = 'v1-shared';
+/** The replays of the warm V1 login's Redis commands beside the bare handler (serveV1Stack), in turn order. */
+const STACK_KEYS = ['v1rounds', 'v1stack', 'v1shared'] as const;
 
 /**
  * Request logs go to /dev/null on both sides of that comparison: each line is still built and
@@ -596,9 +598,7 @@ async function main(cleanups: Cleanups): Promise<void> {
     });
     return starting;
   };
-  const withAnchor = ['v1logged', 'v1anchor', 'v1stack', 'v1rounds', 'v1shared'].some((k) =>
-    selected.has(k as ScenarioKey),
-  );
+  const withAnchor = ['v1logged', 'v1anchor', ...STACK_KEYS].some((k) => selected.has(k as ScenarioKey));
   const [baseline, gateway, cold, logged] = await Promise.all([
     start(BASELINE_ROLE),
     start(GATEWAY_ROLE, profArgs),
@@ -678,7 +678,7 @@ async function main(cleanups: Cleanups): Promise<void> {
       expectStatus: 200,
     });
     v1Anchor = v1Login('v1anchor', 'bare express, the same V1 answer, request log on', anchor);
-    if (selected.has('v1stack') || selected.has('v1rounds') || selected.has('v1shared')) {
+    if (STACK_KEYS.some((k) => selected.has(k))) {
       const rounds = await redisRoundTripsOf(redis, () => checkOnce(v1Logged, needHeader('x-auth-token')));
       console.log(
         `  a warm V1 login sent ${rounds.flat().length} Redis commands in ${rounds.length} round trips: ` +
@@ -868,7 +868,7 @@ async function main(cleanups: Cleanups): Promise<void> {
     .filter((s): s is Scenario => s !== undefined);
   const run = await measureBracketed(continuous(scenarios.baseline!), toRun.map(continuous), settings);
   // The warm V1 login, its bare handler and the stacks between them, in turn (measureInTurn).
-  const inTurnKeys = (['v1logged', 'v1anchor', 'v1rounds', 'v1stack', 'v1shared'] as const).filter((k) => scenarios[k]);
+  const inTurnKeys = (['v1logged', 'v1anchor', ...STACK_KEYS] as const).filter((k) => scenarios[k]);
   const inTurn =
     SETTINGS.pairedRounds > 0 && scenarios.v1logged && scenarios.v1anchor
       ? inTurnKeys.map((k) => continuous(scenarios[k]!))
