@@ -62,10 +62,22 @@ export class FencedCache<V> {
     return entry.value;
   }
 
-  /** A remembered answer only once the fence has passed (then it reflects every earlier change), else a fresh read. */
-  protected async readCurrent(key: string, query: () => Promise<V>): Promise<V> {
-    if (this.fence && (await this.fence())) return this.readRecent(key, query);
+  /**
+   * A remembered answer only once the fence has passed (then it reflects every earlier change), else a
+   * fresh read. `fenced`: a fence the caller sent earlier (startFence), else one is sent now.
+   */
+  protected async readCurrent(key: string, query: () => Promise<V>, fenced = this.startFence()): Promise<V> {
+    if (fenced && (await fenced)) return this.readRecent(key, query);
     return this.readFresh(key, query);
+  }
+
+  /**
+   * A fence sent now, for a read to be made later: it covers every change committed before this
+   * call, so a caller with other waiting to do first (a login reading its failure counters) waits
+   * for both at once instead of one after the other. Undefined while no feed is followed.
+   */
+  startFence(): Promise<boolean> | undefined {
+    return this.fence?.();
   }
 
   get isFollowing(): boolean {

@@ -121,6 +121,11 @@ export class PasswordCredential implements LoginCredential {
      * tick whichever exists, so the answer and its cost tell nothing of which does.
      */
     private readonly tempauthAccount?: string,
+    /**
+     * The change feed's fence, sent when the login arrived (UserDirectory.startFence): it goes out
+     * with the failure counters' read, and the row is looked up once both are back.
+     */
+    private readonly fenced?: Promise<boolean>,
   ) {}
 
   async find(): Promise<UserRecord | null> {
@@ -141,7 +146,7 @@ export class PasswordCredential implements LoginCredential {
   /** A name that cannot exist is looked up nowhere, but still costs one password check. */
   private lookUp(name: string): Promise<UserRecord | null> {
     const usable = isUsername(name) && this.password.length <= 1024;
-    return usable ? this.users.findForLogin(name) : Promise.resolve(null);
+    return usable ? this.users.findForLogin(name, this.fenced) : Promise.resolve(null);
   }
 
   private keyFor(user: UserRecord | null): string {
@@ -224,7 +229,7 @@ export class LoginService {
    */
   login(username: string, password: string, clientAddress?: string, tempauthAccount?: string): Promise<LoginResult> {
     return this.loginWith(
-      new PasswordCredential(this.users, this.verifier, username, password, tempauthAccount),
+      new PasswordCredential(this.users, this.verifier, username, password, tempauthAccount, this.users.startFence()),
       clientAddress,
     );
   }

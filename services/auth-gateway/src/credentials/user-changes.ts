@@ -17,7 +17,7 @@ import type { S3CredentialDirectory } from '../s3/s3-credentials';
 
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 2000;
-/** A connection that cannot answer `SELECT 1` within this is treated as lost (logins then read Postgres). */
+/** A connection that cannot answer the fence within this is treated as lost (logins then read Postgres). */
 const FENCE_TIMEOUT_MS = 1000;
 
 /**
@@ -32,11 +32,13 @@ const FENCE_TIMEOUT_MS = 1000;
  * was answered succeeded). So a login first waits for a round trip on this same connection:
  * Postgres queues a notice and signals the listening backend as part of the commit, before the
  * writer hears of it, and the backend sends pending notices before it reports itself ready for the
- * next query; so when `SELECT 1` sent after the login arrived completes, every change committed
- * before has been heard. (Changes of the served cluster's row arrive on the same connection, on
- * CLUSTER_CHANGES_CHANNEL, and are passed to the ServedCluster without a fence.) Logins arriving in
- * the same turn of the event loop share one fence: far cheaper than reading each login's row
- * (docs/benchmarks.md, auth-gateway).
+ * next query; so when a query sent after the login arrived completes, every change committed
+ * before has been heard. The query is an empty one: Postgres answers it with two short messages
+ * and nothing parsed, planned or run (a `SELECT 1` is four, and costs the backend more). A login
+ * sends it as it arrives, beside its failure counters' read (LoginService.login). (Changes of the
+ * served cluster's row arrive on the same connection, on CLUSTER_CHANGES_CHANNEL, and are passed to
+ * the ServedCluster without a fence.) Logins arriving in the same turn of the event loop share one
+ * fence: far cheaper than reading each login's row (docs/benchmarks.md, auth-gateway).
  */
 export class UserChangeFeed {
   private client?: Client;
@@ -153,7 +155,7 @@ export class UserChangeFeed {
       fence.release(passed);
       if (this.nextFence) this.sendFence(client);
     };
-    client.query('SELECT 1').then(
+    client.query('').then(
       // Still the live connection: its notices up to here have all been handled.
       () => settle(client === this.client && this.users.isFollowing),
       () => settle(false),

@@ -67,10 +67,11 @@ export class UserDirectory extends FencedCache<UserRecord | null> {
   /**
    * The row a login checks the password against. A remembered one only once the change feed's
    * fence has passed: then every change committed before this call has been heard and applied,
-   * so the row is current (a notice's own delay cannot let a just-disabled user in).
+   * so the row is current (a notice's own delay cannot let a just-disabled user in). `fenced`: a
+   * fence sent when the login arrived (startFence), else one is sent now.
    */
-  findForLogin(username: string): Promise<UserRecord | null> {
-    return this.readCurrent(username, () => this.query(username));
+  findForLogin(username: string, fenced?: Promise<boolean>): Promise<UserRecord | null> {
+    return this.readCurrent(username, () => this.query(username), fenced);
   }
 
   /** A user row no older than `maxAgeMs`. */
