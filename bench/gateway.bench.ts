@@ -16,8 +16,8 @@
  *   BENCH_CONNECTIONS  concurrent autocannon connections, every scenario (default 32)
  *   BENCH_ROTATE_USERS distinct existing users the wrong-password and the cold scenario each rotate
  *                      over (default 2000)
- *   BENCH_SCENARIOS    comma-separated subset of v1,tempauth,v1logged,v1anchor,v1stack,v1rounds,v1shared,v1many,issue,
- *                      appcred,validate,s3tokens,wrong,cold (default all)
+ *   BENCH_SCENARIOS    comma-separated subset of v1,tempauth,v1logged,v1anchor,v1stack,v1rounds,v1shared,v1fenced,
+ *                      v1many,issue,appcred,validate,s3tokens,wrong,cold (default all)
  *   BENCH_WARM_USERS   users the warm V1 logins of v1many rotate over (default 100); each is logged in
  *                      once (one scrypt) right before, and the verification cache keeps a check for
  *                      60 s, so those logins, the warm-up and the measurement must fit in a minute
@@ -36,15 +36,17 @@
  *     headers a real login answered, with the runtime's request logging; both logs to /dev/null.
  *   - The warm V1 login's stack alone (v1stack): that anchor plus the Redis commands a real warm login
  *     sent (captured with MONITOR), all in one round trip, before answering; v1rounds: the same
- *     commands in the round trips the login sent them in, one after the other; and v1shared: as
+ *     commands in the round trips the login sent them in, one after the other; v1shared: as
  *     v1rounds, with the round trips after the first shared by the requests waiting for them at
- *     once, as logins of one user share the lookup of its live token (TokenService.issue).
+ *     once, as logins of one user share the lookup of its live token (TokenService.issue); and
+ *     v1fenced: v1shared plus the change feed's fence as the login sends it (an empty query on a
+ *     Postgres connection of its own, beside the first round trip, shared as UserChangeFeed shares it).
  *   - V1 auth, warm cache: GET /auth/v1.0 for one user with its right password. A successful check
  *     is remembered by the gateway for CAIRN_VERIFY_CACHE_SECONDS (60 s, not renewed by hits), so
  *     right before the warm-up the user's generation is bumped (as a password change does) and one
  *     login computes the hash and fills the cache: the whole warm-up + measurement then runs on a
  *     warm cache, with no scrypt at all. Each login still waits for the change-notice fence (one
- *     SELECT 1 on the gateway's LISTEN connection per turn of its event loop), uses the user row it
+ *     empty query on the gateway's LISTEN connection per turn of its event loop), uses the user row it
  *     read less than CAIRN_USER_CACHE_MS ago, checks the failure counter in Redis and issues a new
  *     token (a Redis SET).
  *   - tempauth V1 auth (Swift): the same request against a real Swift 2.30 proxy with tempauth and
@@ -84,6 +86,7 @@
  */
 import { createWriteStream, existsSync } from 'node:fs';
 import express from 'express';
+import { Client as PgClient } from 'pg';
 import { requestIdOf, requestLogging } from '@cairn/runtime';
 import { createDatabase, bootstrap, findClusterByName, migrateLatest, SYSTEM_ACTING } from '@cairn/management-api';
 import { closeRedis, createLogger, createRedis, readConfig } from '../services/auth-gateway/src';
@@ -133,6 +136,7 @@ const ALL_SCENARIOS = [
   'v1stack',
   'v1rounds',
   'v1shared',
+  'v1fenced',
   'v1many',
   'issue',
   'appcred',
@@ -221,8 +225,9 @@ const V1_ANCHOR_ROLE = 'v1-anchor';
 const V1_STACK_ROLE = 'v1-stack';
 const V1_ROUNDS_ROLE = 'v1-rounds';
 const V1_SHARED_ROLE = 'v1-shared';
+const V1_FENCED_ROLE = 'v1-fenced';
 /** The replays of the warm V1 login's Redis commands beside the bare handler (serveV1Stack), in turn order. */
-const STACK_KEYS = ['v1rounds', 'v1stack', 'v1shared'] as const;
+const STACK_KEYS = ['v1rounds', 'v1stack', 'v1shared', 'v1fenced'] as const;
 
 /**
  * Request logs go to /dev/null on both sides of that comparison: each line is still built and
@@ -259,9 +264,10 @@ function serveV1Anchor(before?: () => Promise<unknown>, close?: () => Promise<vo
  * express, pino-http and ioredis cost for this answer with Cairn's own work (its middleware, limiter
  * keys, verification cache, token signing, Postgres fence) taken away. `shared`: the round trips
  * after the first are sent once for all the requests waiting for them at once, as the login sends
- * its live-token lookup once for the logins of one user that arrive together.
+ * its live-token lookup once for the logins of one user that arrive together. `fenced`: as
+ * `shared`, plus the Postgres fence sent beside the first round trip (fencer).
  */
-function serveV1Stack(how: 'one' | 'rounds' | 'shared'): void {
+async function serveV1Stack(how: 'one' | 'rounds' | 'shared' | 'fenced'): Promise<void> {
   const [first = [], ...later] = JSON.parse(process.env.BENCH_CHILD_V1_REDIS ?? '[]') as string[][][];
   const redis = createRedis(process.env.BENCH_CHILD_REDIS_URL!, createLogger('warn'));
   const send = (commands: string[][]) =>
@@ -271,6 +277,9 @@ function serveV1Stack(how: 'one' | 'rounds' | 'shared'): void {
   };
   let inFlight: Promise<void> | undefined;
   const shareLater = () => (inFlight ??= sendLater().finally(() => (inFlight = undefined)));
+  const pg = how === 'fenced' ? new PgClient({ connectionString: process.env.BENCH_CHILD_DATABASE_URL }) : undefined;
+  await pg?.connect();
+  const fence = pg && fencer(pg);
   const before = {
     one: () => send([first, ...later].flat()),
     rounds: async () => {
@@ -281,8 +290,45 @@ function serveV1Stack(how: 'one' | 'rounds' | 'shared'): void {
       await send(first);
       await shareLater();
     },
+    fenced: async () => {
+      const fenced = fence!();
+      await send(first);
+      await fenced;
+      await shareLater();
+    },
   }[how];
-  serveV1Anchor(before, () => closeRedis(redis));
+  serveV1Anchor(before, async () => {
+    await Promise.all([closeRedis(redis), pg?.end()]);
+  });
+}
+
+/**
+ * The change feed's fence as UserChangeFeed sends it: an empty query, one at a time, sent in the
+ * turn after the first request that asks; requests asking while one is out share the next.
+ */
+function fencer(client: PgClient): () => Promise<void> {
+  let next: { promise: Promise<void>; release: () => void } | undefined;
+  let out = false;
+  const send = (): void => {
+    const fence = next;
+    if (!fence) return;
+    next = undefined;
+    out = true;
+    const done = () => {
+      out = false;
+      fence.release();
+      if (next) send();
+    };
+    client.query('').then(done, done);
+  };
+  return () => {
+    if (!next) {
+      let release!: () => void;
+      next = { promise: new Promise<void>((resolve) => (release = resolve)), release };
+      if (!out) setImmediate(send);
+    }
+    return next.promise;
+  };
 }
 
 async function serve(role: string): Promise<void> {
@@ -290,6 +336,7 @@ async function serve(role: string): Promise<void> {
   if (role === V1_STACK_ROLE) return serveV1Stack('one');
   if (role === V1_ROUNDS_ROLE) return serveV1Stack('rounds');
   if (role === V1_SHARED_ROLE) return serveV1Stack('shared');
+  if (role === V1_FENCED_ROLE) return serveV1Stack('fenced');
   if (role !== GATEWAY_ROLE && role !== COLD_GATEWAY_ROLE && role !== LOGGED_GATEWAY_ROLE)
     throw new Error(`unknown role ${role}`);
   const s3 = { CAIRN_S3_SECRET_KEYS: process.env.BENCH_CHILD_S3_KEYS ?? '' };
@@ -393,7 +440,8 @@ async function deleteKeys(redis: BenchRedis, keys: string[]): Promise<void> {
  */
 const ROUND_TRIP_GAP_US = 250;
 async function redisRoundTripsOf(redis: BenchRedis, action: () => Promise<unknown>): Promise<string[][][]> {
-  if (!('monitor' in redis)) throw new Error('v1stack, v1rounds and v1shared need a single Redis, not a cluster');
+  if (!('monitor' in redis))
+    throw new Error('v1stack, v1rounds, v1shared and v1fenced need a single Redis, not a cluster');
   const monitor = await redis.monitor();
   const rounds: string[][][] = [];
   let last = -Infinity;
@@ -657,6 +705,7 @@ async function main(cleanups: Cleanups): Promise<void> {
   let v1Stack: Scenario | undefined;
   let v1Rounds: Scenario | undefined;
   let v1Shared: Scenario | undefined;
+  let v1Fenced: Scenario | undefined;
   if (v1Logged) {
     v1Logged.prepare = warmCacheBy(v1Logged);
     const answered = await checkOnce(v1Logged, needHeader('x-auth-token'));
@@ -707,6 +756,12 @@ async function main(cleanups: Cleanups): Promise<void> {
           "the same, its round trips after the first shared by requests at once, as the login's are",
           await start(V1_SHARED_ROLE, profArgs, env),
         );
+      if (selected.has('v1fenced'))
+        v1Fenced = v1Login(
+          'v1fenced',
+          "the same, plus the change feed's fence beside its first round trip, shared as the login's is",
+          await start(V1_FENCED_ROLE, profArgs, env),
+        );
     }
   }
 
@@ -747,6 +802,7 @@ async function main(cleanups: Cleanups): Promise<void> {
     v1stack: v1Stack,
     v1rounds: v1Rounds,
     v1shared: v1Shared,
+    v1fenced: v1Fenced,
     v1many: v1Many,
     tempauth: swift
       ? {
@@ -988,6 +1044,7 @@ async function main(cleanups: Cleanups): Promise<void> {
     ['v1stack', "The warm V1 login's stack alone (the bare handler plus the login's Redis commands in one round trip)"],
     ['v1rounds', "The stack in the login's round trips (the same commands, each round trip awaited before the next)"],
     ['v1shared', 'The stack with its later round trips shared as the login shares them'],
+    ['v1fenced', "The shared stack plus the change feed's fence"],
   ] as const) {
     const stack = got(key);
     if (!stack || !v1anchor) continue;
