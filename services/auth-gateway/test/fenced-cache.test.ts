@@ -4,7 +4,7 @@ import { FencedCache } from '../src/credentials/fenced-cache';
 class Cache<V> extends FencedCache<V> {
   read = (key: string, query: () => Promise<V>) => this.readFresh(key, query);
   recent = (key: string, query: () => Promise<V>) => this.readRecent(key, query);
-  current = (key: string, query: () => Promise<V>) => this.readCurrent(key, query);
+  current = (key: string, query: () => Promise<V>, fenced?: Promise<boolean>) => this.readCurrent(key, query, fenced);
 }
 
 /** A query that counts its calls and answers what `answer` holds when it is called. */
@@ -116,6 +116,36 @@ describe('FencedCache', () => {
     expect(query).toHaveBeenCalledTimes(2);
     passed = true;
     await cache.current('alice', query);
+    expect(query).toHaveBeenCalledTimes(2);
+  });
+
+  it('when a fence was sent earlier (startFence), then current() waits for that one and sends none of its own', async () => {
+    const cache = new Cache<string>(250, () => 1_000);
+    let release!: (passed: boolean) => void;
+    const fence = jest.fn(() => new Promise<boolean>((resolve) => (release = resolve)));
+    cache.follow(fence);
+    const early = cache.startFence();
+    expect(fence).toHaveBeenCalledTimes(1);
+    const query = counted({ value: 'v' });
+    await cache.read('alice', query);
+    let answered = false;
+    const reading = cache.current('alice', query, early).then((v) => ((answered = true), v));
+    await new Promise((resolve) => setImmediate(resolve));
+    // Held by the fence sent before: not answered from memory, not read afresh, no second fence.
+    expect(answered).toBe(false);
+    expect(fence).toHaveBeenCalledTimes(1);
+    release(true);
+    expect(await reading).toBe('v');
+    expect(query).toHaveBeenCalledTimes(1);
+    expect(fence).toHaveBeenCalledTimes(1);
+  });
+
+  it('when no feed is followed, then startFence() sends nothing and current() reads afresh', async () => {
+    const cache = new Cache<string>(250, () => 1_000);
+    expect(cache.startFence()).toBeUndefined();
+    const query = counted({ value: 'v' });
+    await cache.current('alice', query, cache.startFence());
+    await cache.current('alice', query, cache.startFence());
     expect(query).toHaveBeenCalledTimes(2);
   });
 
