@@ -27,8 +27,8 @@ export interface StackOptions {
   /** Both services' log level (default: the API silent, the gateway info); lines land in apiLogs / gatewayLogs. */
   logLevel?: string;
   /**
-   * scrypt parameters the management API hashes passwords with (default: production's); cheap ones keep many-user tests
-   * fast.
+   * scrypt parameters the management API hashes passwords with, and the gateway its unknown users'
+   * check and imported users' new hashes (default: production's); cheap ones keep many-user tests fast.
    */
   hashParams?: ScryptParams;
   /** The console's built files for the management API to serve under /console/ (default: none). */
@@ -127,6 +127,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const gatewayDeps = await gateway.createDeps(gatewayConfig, {
     db,
     log: gateway.createLogger(options.logLevel ?? 'info', gatewayLogs),
+    hashParams: options.hashParams,
   });
   const running = await gateway.startAuthGateway(gatewayConfig, gatewayDeps);
   const gatewayUrl = `http://127.0.0.1:${running.port}`;

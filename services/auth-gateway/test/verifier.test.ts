@@ -139,6 +139,33 @@ describe('PasswordVerifier', () => {
       },
     );
 
+    it("when the users' hashes are made with other parameters, then an unknown user is checked against a hash made with them, and an imported hash is replaced by one", async () => {
+      const params = { logN: 9, r: 8, p: 2 };
+      const runs = { theirs: [] as number[], cairns: [] as number[] };
+      const replaced: string[] = [];
+      const verifier = new PasswordVerifier(
+        60,
+        Date.now,
+        (seconds) => runs.theirs.push(seconds),
+        async (_u, h) => {
+          replaced.push(h);
+        },
+        undefined,
+        undefined,
+        undefined,
+        params,
+      );
+      const cairns = new PasswordVerifier(60, Date.now, (seconds) => runs.cairns.push(seconds));
+      await Promise.all([verifier.warmUp(), cairns.warmUp()]);
+      expect(await verifier.check('nobody', null, 'pw')).toBe(false);
+      expect(await cairns.check('nobody', null, 'pw')).toBe(false);
+      // A check against Cairn's own parameters does 96 times the work (2^6 the memory, 3/2 the lanes):
+      // under a tenth leaves room for a loaded machine, and fails if the default's hash was used.
+      expect(runs.theirs[0]!).toBeLessThan(runs.cairns[0]! / 10);
+      expect(await verifier.check('imported', imported(FOREIGN.bcrypt), 'pw')).toBe(true);
+      expect(replaced).toEqual([expect.stringMatching(/^\$scrypt\$ln=9,r=8,p=2\$/)]);
+    });
+
     it('when the password is wrong or the user disabled, then nothing is replaced', async () => {
       const replaced: string[] = [];
       const verifier = new PasswordVerifier(

@@ -1,12 +1,14 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import {
+  DEFAULT_SCRYPT_PARAMS,
   hashPassword,
   passwordHashCostProblem,
   passwordScheme,
   setBounded,
   verifyPassword,
   type BcryptCompare,
+  type ScryptParams,
 } from '@cairn/domain';
 import type { UserRecord } from './users';
 
@@ -45,13 +47,20 @@ export class ForeignCheckQueue {
   }
 }
 
-let dummyHash: Promise<string> | undefined;
+/** By parameters: a process has one (the default's, or the deployment's own). */
+const dummyHashes = new Map<string, Promise<string>>();
 
 /**
  * The hash an unknown user's password is checked against: of a random password nobody knows, with
- * the default parameters, one per process. Making it is one scrypt run on libuv's pool.
+ * the parameters of the users' own hashes, one per process. Making it is one scrypt run on libuv's
+ * pool.
  */
-const unknownUserHash = (): Promise<string> => (dummyHash ??= hashPassword(randomBytes(24).toString('base64')));
+function unknownUserHash(params: ScryptParams = DEFAULT_SCRYPT_PARAMS): Promise<string> {
+  const key = `${params.logN},${params.r},${params.p}`;
+  let hash = dummyHashes.get(key);
+  if (!hash) dummyHashes.set(key, (hash = hashPassword(randomBytes(24).toString('base64'), params)));
+  return hash;
+}
 
 /**
  * Starts making that hash now, off the main thread. A gateway's start waits for it
@@ -108,6 +117,12 @@ export class PasswordVerifier {
     /** How bcryptjs's compare runs (the gateway: a BcryptWorker's). */
     private readonly bcryptCompare?: BcryptCompare,
     private readonly foreignChecks = new ForeignCheckQueue(),
+    /**
+     * The scrypt parameters of the users' own hashes (the management API's; default Cairn's): an
+     * unknown user is checked against a hash made with them, and an imported hash is replaced by
+     * one, so an unknown name costs what a known one does.
+     */
+    private readonly hashParams: ScryptParams = DEFAULT_SCRYPT_PARAMS,
   ) {}
 
   /**
@@ -121,9 +136,9 @@ export class PasswordVerifier {
     return createHmac('sha256', this.secret).update(`${username}\0${credential}\0${password}`, 'utf8').digest('base64');
   }
 
-  /** A hash of a random password with the default parameters, verified against for unknown users. */
+  /** A hash of a random password with the users' parameters, verified against for unknown users. */
   private dummy(): Promise<string> {
-    return unknownUserHash();
+    return unknownUserHash(this.hashParams);
   }
 
   async warmUp(): Promise<void> {
@@ -197,7 +212,7 @@ export class PasswordVerifier {
         ok = (await verifyPassword(password, hash)) && scheme !== null;
       } else {
         [ok, replacement] = await this.foreignChecks.run(() =>
-          Promise.all([verifyPassword(password, hash, this.bcryptCompare), hashPassword(password)]),
+          Promise.all([verifyPassword(password, hash, this.bcryptCompare), hashPassword(password, this.hashParams)]),
         );
       }
     } catch (e) {

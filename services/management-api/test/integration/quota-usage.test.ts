@@ -1,4 +1,12 @@
-import { ADMIN_AUTH, DB_KINDS, PASSWORD, createCluster, startTestApp, type TestApp } from '../support/harness';
+import {
+  ADMIN_AUTH,
+  DB_KINDS,
+  PASSWORD,
+  cheapHashPassword,
+  createCluster,
+  startTestApp,
+  type TestApp,
+} from '../support/harness';
 import { withStatements } from '../support/statements';
 
 const HOUR = 3_600_000;
@@ -34,7 +42,7 @@ describe.each(DB_KINDS)('quota usage on %s', (kind) => {
   };
 
   beforeAll(async () => {
-    app = await startTestApp(kind);
+    app = await startTestApp(kind, { hashPassword: cheapHashPassword });
     const cluster = await createCluster(app, 'usage-east');
     clusterUri = String(cluster.resource_uri);
     clusterPath = clusterUri;

@@ -6,6 +6,7 @@ import {
   createCluster,
   createOperator,
   createUser,
+  cheapHashPassword,
   startTestApp,
   type TestApp,
 } from '../support/harness';
@@ -53,7 +54,7 @@ describe.each(DB_KINDS)('utilization billing isolation on %s', (kind) => {
       .first() as Promise<{ bytes_in: string } | undefined>;
 
   beforeAll(async () => {
-    app = await startTestApp(kind);
+    app = await startTestApp(kind, { hashPassword: cheapHashPassword });
     east = Number((await createCluster(app, 'east')).id);
     for (const cluster of [1, east]) {
       const policies = [
