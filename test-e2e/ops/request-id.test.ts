@@ -2,7 +2,7 @@ import * as api from '@cairn/management-api';
 import { hashPassword } from '@cairn/domain';
 import { listen, LogCapture } from '@cairn/runtime';
 import type { Server } from 'node:http';
-import { ADMIN_AUTH, ADMIN_KEY, startStack, type Stack } from '../support/stack';
+import { ADMIN_AUTH, ADMIN_KEY, CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
 import { TcpRelay } from './support';
 
 type Line = { msg?: string; level?: number; req?: { id?: string; url?: string } };
@@ -15,7 +15,11 @@ describe('gateway request ids', () => {
   beforeAll(async () => {
     relay = await TcpRelay.to(6379);
     await relay.start();
-    stack = await startStack({ database: 'postgres', gateway: { redisUrl: `redis://127.0.0.1:${relay.port}` } });
+    stack = await startStack({
+      hashParams: CHEAP_HASH_PARAMS,
+      database: 'postgres',
+      gateway: { redisUrl: `redis://127.0.0.1:${relay.port}` },
+    });
     await stack.createUser('rid-alice', PASSWORD);
   });
   afterAll(async () => {
@@ -83,7 +87,7 @@ describe('management-api request ids and redaction', () => {
   const logs = new LogCapture();
   beforeAll(async () => {
     // The stack's database with an API of our own that logs at info into `logs`.
-    stack = await startStack({ database: 'postgres' });
+    stack = await startStack({ hashParams: CHEAP_HASH_PARAMS, database: 'postgres' });
     const app = api.createApp({
       db: stack.db,
       log: api.createLogger('info', logs),

@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import request from 'supertest';
-import { startStack, type Stack } from '../support/stack';
+import { CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
 import { S3_KEYS, signedBody, v3Token } from './s3-client';
 
 const PW = 'pw-0123456789-abcdefgh';
@@ -25,6 +25,7 @@ describe('the gateway writes through CAIRN_PRIMARY_DATABASE_URL', () => {
     let stack: Stack;
     beforeAll(async () => {
       stack = await startStack({
+        hashParams: CHEAP_HASH_PARAMS,
         database: 'postgres',
         redis: true,
         s3SecretKeys: S3_KEYS,
@@ -75,6 +76,7 @@ describe('the gateway writes through CAIRN_PRIMARY_DATABASE_URL', () => {
         return primary.toString();
       };
       stack = await startStack({
+        hashParams: CHEAP_HASH_PARAMS,
         database: 'postgres',
         redis: true,
         s3SecretKeys: S3_KEYS,

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { Redis } from 'ioredis';
-import { startStack, type Stack } from '../support/stack';
+import { CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
 import { startSentinelSet, waitFor, type SentinelTopology } from './redis-servers';
 
 /**
@@ -34,7 +34,12 @@ describe('auth-gateway on Redis Sentinel (redis+sentinel://)', () => {
 
   beforeAll(async () => {
     sentinel = await startSentinelSet(PORTS);
-    stack = await startStack({ database: 'postgres', redis: true, redisUrl: sentinel.url });
+    stack = await startStack({
+      hashParams: CHEAP_HASH_PARAMS,
+      database: 'postgres',
+      redis: true,
+      redisUrl: sentinel.url,
+    });
     await stack.createUser('alice', PW);
     await stack.createUser('swift-service', SERVICE_PW, { is_superuser: true });
     serviceToken = await login('swift-service', SERVICE_PW);
