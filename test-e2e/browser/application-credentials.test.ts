@@ -68,7 +68,7 @@ describe('application credentials in the console', () => {
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    stack = await startStack({ database: 'postgres', hashParams: { logN: 10, r: 8, p: 1 }, consoleDir: CONSOLE_DIR });
+    stack = await startStack({ database: 'postgres', consoleDir: CONSOLE_DIR });
     gw = `${stack.gatewayUrl}/auth`;
     aliceId = (await stack.createUser('alice', ALICE_PW)).id;
     browser = await launch();

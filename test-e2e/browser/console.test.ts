@@ -125,7 +125,6 @@ describe('the console in chromium', () => {
     // An S3 secret key, so the audit test can create (and audit) an S3 credential.
     stack = await startStack({
       database: 'postgres',
-      hashParams: { logN: 10, r: 8, p: 1 },
       consoleDir: CONSOLE_DIR,
       s3SecretKeys: `console:${randomBytes(32).toString('base64')}`,
     });

@@ -51,7 +51,7 @@ describe('cluster health in the console', () => {
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    stack = await startStack({ database: 'postgres', hashParams: { logN: 10, r: 8, p: 1 }, consoleDir: CONSOLE_DIR });
+    stack = await startStack({ database: 'postgres', consoleDir: CONSOLE_DIR });
     clusterName = (await api<{ name: string }>('GET', 'clusters/1/')).name;
     browser = await launch();
   });

@@ -54,7 +54,6 @@ describe('the console, page by page', () => {
     // An S3 secret key, so S3 credentials can be made.
     stack = await startStack({
       database: 'postgres',
-      hashParams: { logN: 10, r: 8, p: 1 },
       consoleDir: CONSOLE_DIR,
       s3SecretKeys: `console:${randomBytes(32).toString('base64')}`,
     });

@@ -38,7 +38,7 @@ describe('quotas in the console', () => {
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     swift = await startStandInSwift({ version: '2.30.1' });
-    stack = await startStack({ database: 'postgres', hashParams: { logN: 10, r: 8, p: 1 }, consoleDir: CONSOLE_DIR });
+    stack = await startStack({ database: 'postgres', consoleDir: CONSOLE_DIR });
     expect((await api('PATCH', 'clusters/1/', { auth_url: swift.authUrl, storage_url: swift.storageUrl })).status).toBe(
       202,
     );

@@ -38,7 +38,6 @@ describe('self-service in the console', () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     stack = await startStack({
       database: 'postgres',
-      hashParams: { logN: 10, r: 8, p: 1 },
       consoleDir: CONSOLE_DIR,
       // My keys: S3 secrets are sealed by the gateway.
       s3SecretKeys: `browser:${randomBytes(32).toString('base64')}`,

@@ -71,7 +71,6 @@ describe('console sessions in chromium', () => {
   beforeAll(async () => {
     stack = await startStack({
       database: 'postgres',
-      hashParams: { logN: 10, r: 8, p: 1 },
       consoleDir: CONSOLE_DIR,
       consoleSessions: { idleSeconds: IDLE_SECONDS, maxSeconds: 3600 },
     });

@@ -93,10 +93,8 @@ describe('concurrent changes to one storage user', () => {
   }
 
   beforeAll(async () => {
-    // Cheap scrypt for the stored hashes: the races are about order, not hashing cost.
     stack = await startStack({
       redis: true,
-      hashParams: { logN: 10, r: 8, p: 1 },
       gateway: {
         userCacheMs: USER_CACHE_MS,
         failureLimit: 100_000,

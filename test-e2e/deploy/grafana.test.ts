@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ADMIN_AUTH, CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { ADMIN_AUTH, startStack, type Stack } from '../support/stack';
 
 /**
  * deploy/grafana/cairn.json: valid JSON in Grafana's dashboard shape, and every metric its panels
@@ -129,7 +129,7 @@ describe('deploy/grafana/cairn.json', () => {
   describe('against both real services', () => {
     let stack: Stack;
     beforeAll(async () => {
-      stack = await startStack({ hashParams: CHEAP_HASH_PARAMS, database: 'postgres', redis: true });
+      stack = await startStack({ database: 'postgres', redis: true });
     });
     afterAll(() => stack.close());
 

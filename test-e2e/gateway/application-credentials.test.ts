@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { ADMIN_AUTH, CHEAP_HASH_PARAMS, startStack, type Stack, type StackOptions } from '../support/stack';
+import { ADMIN_AUTH, startStack, type Stack, type StackOptions } from '../support/stack';
 
 const PW = 'alice-password-0123456789';
 const SERVICE_PW = 'service-password-0123456789';
@@ -49,11 +49,8 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
   };
 
   beforeAll(async () => {
-    // Cheap password hashes: the users' passwords only get them their first tokens here; the
-    // credentials' own secrets (sha256) are what the tests are about.
     stack = await startStack({
       ...backend,
-      hashParams: CHEAP_HASH_PARAMS,
       gateway: { publicUrl: 'http://auth.test/auth' },
     });
     gw = () => request.agent(stack.gatewayUrl);

@@ -3,7 +3,7 @@ import { createLogger } from '../../services/auth-gateway/src/deps';
 import { ChangeLogFeed } from '../../services/auth-gateway/src/credentials/change-log';
 import { UserDirectory } from '../../services/auth-gateway/src/credentials/users';
 import { S3CredentialDirectory } from '../../services/auth-gateway/src/s3/s3-credentials';
-import { CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { startStack, type Stack } from '../support/stack';
 
 const PW = 'heidi-password-0123456789';
 /** Long enough that only the change log can make the directories forget a row during a test. */
@@ -31,8 +31,7 @@ describe('the change log on postgres', () => {
   let feed: ChangeLogFeed;
 
   beforeAll(async () => {
-    // Cheap password hashes (CHEAP_HASH_PARAMS): password hashing is not what this file tests.
-    stack = await startStack({ hashParams: CHEAP_HASH_PARAMS, database: 'postgres', redis: true });
+    stack = await startStack({ database: 'postgres', redis: true });
     admin = knex({ client: 'pg', connection: stack.databaseUrl!, pool: { min: 0, max: 3 } });
     users = new UserDirectory(stack.db, 1, REMEMBER_MS);
     s3 = new S3CredentialDirectory(stack.db, 1, REMEMBER_MS);

@@ -1,7 +1,7 @@
 import knex, { type Knex } from 'knex';
 import * as gateway from '@cairn/auth-gateway';
 import { startService, type ServiceProcess } from '../support/processes';
-import { ADMIN_AUTH, CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { ADMIN_AUTH, startStack, type Stack } from '../support/stack';
 
 /**
  * A cluster's name, auth_url, storage_url and region reach every running gateway serving it within
@@ -97,7 +97,7 @@ describe('cluster settings and running gateways on Postgres', () => {
     ).rows;
 
   beforeAll(async () => {
-    stack = await startStack({ hashParams: CHEAP_HASH_PARAMS, database: 'postgres' });
+    stack = await startStack({ database: 'postgres' });
     admin = knex({ client: 'pg', connection: stack.databaseUrl!, pool: { min: 0, max: 1 } });
     await stack.createUser('carol', PW);
     // Two more replicas as real processes; without Redis each keeps its own tokens, which is all
@@ -317,7 +317,7 @@ describe('cluster settings and running gateways on Postgres', () => {
 describe('cluster settings and the gateway on embedded PGlite (one shared handle, no notices)', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ hashParams: CHEAP_HASH_PARAMS, database: 'pglite' });
+    stack = await startStack({ database: 'pglite' });
     await stack.createUser('carol', PW);
   });
   afterAll(() => stack.close());

@@ -8,7 +8,7 @@
  */
 import request from 'supertest';
 import { AUTH_ROOT, createApp } from '@cairn/auth-gateway';
-import { CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { startStack, type Stack } from '../support/stack';
 import { createEc2, S3_KEYS, signedBody, type Ec2Credential } from '../s3/s3-client';
 
 const PW = 'alice-password-0123456789';
@@ -96,9 +96,7 @@ describe('application credential tokens at the identity API', () => {
       .map((r: { access_key: string }) => r.access_key);
 
   beforeAll(async () => {
-    // Cheap password hashes (CHEAP_HASH_PARAMS): password hashing is not what this file tests.
     stack = await startStack({
-      hashParams: CHEAP_HASH_PARAMS,
       database: 'postgres',
       redis: true,
       s3SecretKeys: S3_KEYS,

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { startStack, type Stack } from '../support/stack';
 import type { TokenSuiteBackend } from './token-suite';
 
 const PW = 'capped-password-0123456789';
@@ -48,8 +48,7 @@ export function describeTokenCapSuite(name: string, backend: TokenSuiteBackend):
     };
 
     beforeAll(async () => {
-      // Cheap password hashes (CHEAP_HASH_PARAMS): what is counted here is tokens, not hashing.
-      stack = await startStack({ ...backend(), hashParams: CHEAP_HASH_PARAMS, gateway: { tokensPerUser: CAP } });
+      stack = await startStack({ ...backend(), gateway: { tokensPerUser: CAP } });
       await stack.createUser('swift-service', SERVICE_PW, { is_superuser: true });
       serviceToken = await v1Token('swift-service', SERVICE_PW);
     });

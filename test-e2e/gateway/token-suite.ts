@@ -1,6 +1,6 @@
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
-import { CHEAP_HASH_PARAMS, startStack, type Stack, type StackOptions } from '../support/stack';
+import { startStack, type Stack, type StackOptions } from '../support/stack';
 
 const PW = 'alice-password-0123456789';
 const SERVICE_PW = 'service-password-0123456789';
@@ -53,11 +53,8 @@ function tokenTests(backend: TokenSuiteBackend): void {
   const aliceToken = async () => (await v1('alice', PW)).headers['x-auth-token'] as string;
 
   beforeAll(async () => {
-    // Cheap password hashes (CHEAP_HASH_PARAMS): the token contract, not hashing, is tested here;
-    // unknown and disabled users still cost the gateway's default scrypt.
     stack = await startStack({
       ...backend(),
-      hashParams: CHEAP_HASH_PARAMS,
       gateway: { publicUrl: 'http://auth.test/auth', failureLimit: 5 },
     });
     gw = () => request.agent(stack.gatewayUrl);

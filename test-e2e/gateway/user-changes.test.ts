@@ -1,6 +1,6 @@
 import knex, { type Knex } from 'knex';
 import request from 'supertest';
-import { CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { startStack, type Stack } from '../support/stack';
 
 const PW = 'grace-password-0123456789';
 
@@ -28,8 +28,7 @@ describe('auth-gateway logins and user changes on postgres', () => {
     );
 
   beforeAll(async () => {
-    // Cheap password hashes (CHEAP_HASH_PARAMS): password hashing is not what this file tests.
-    stack = await startStack({ hashParams: CHEAP_HASH_PARAMS, database: 'postgres', redis: true });
+    stack = await startStack({ database: 'postgres', redis: true });
     // The stack's own database, as a superuser: it may end the gateway's connections.
     admin = knex({ client: 'pg', connection: stack.databaseUrl!, pool: { min: 0, max: 1 } });
   });
@@ -133,9 +132,7 @@ describe('auth-gateway logins and user changes on postgres', () => {
 describe('auth-gateway with CAIRN_USER_NOTICES_URL=off', () => {
   let stack: Stack;
   beforeAll(async () => {
-    // Cheap password hashes (CHEAP_HASH_PARAMS): password hashing is not what this file tests.
     stack = await startStack({
-      hashParams: CHEAP_HASH_PARAMS,
       database: 'postgres',
       redis: true,
       gateway: { userNoticesUrl: 'off' },

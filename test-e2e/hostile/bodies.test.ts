@@ -1,4 +1,4 @@
-import { ADMIN_AUTH, CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { ADMIN_AUTH, startStack, type Stack } from '../support/stack';
 import { BILLION_LAUGHS, externalEntityBodies, type HostileRequest } from './arbitraries';
 import { errorMessage } from './checks';
 import { startTrap, type Trap } from './context';
@@ -16,8 +16,7 @@ describe('hostile bodies', () => {
   let api: RawPool;
   let gateway: RawPool;
   beforeAll(async () => {
-    // Cheap password hashes (CHEAP_HASH_PARAMS): password hashing is not what this file tests.
-    stack = await startStack({ hashParams: CHEAP_HASH_PARAMS, database: 'postgres' });
+    stack = await startStack({ database: 'postgres' });
     trap = await startTrap();
     api = new RawPool(stack.apiUrl, 2);
     gateway = new RawPool(stack.gatewayUrl, 2);

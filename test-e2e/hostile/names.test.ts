@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { newUsernameSchema } from '@cairn/domain';
-import { ADMIN_AUTH, CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { ADMIN_AUTH, startStack, type Stack } from '../support/stack';
 import { percentEncode, type HostileRequest } from './arbitraries';
 import { errorMessage } from './checks';
 import { RawPool } from './raw-http';
@@ -19,8 +19,7 @@ describe('hostile names and headers', () => {
   let api: RawPool;
   let gateway: RawPool;
   beforeAll(async () => {
-    // Cheap password hashes (CHEAP_HASH_PARAMS): password hashing is not what this file tests.
-    stack = await startStack({ hashParams: CHEAP_HASH_PARAMS, database: 'postgres' });
+    stack = await startStack({ database: 'postgres' });
     api = new RawPool(stack.apiUrl, 2);
     gateway = new RawPool(stack.gatewayUrl, 2);
   });

@@ -31,7 +31,7 @@ withPasslib.each(['postgres', 'pglite'] as const)('cairn users import on %s', (d
   let hashes: string[];
 
   beforeAll(async () => {
-    stack = await startStack({ database, hashParams: { logN: 10, r: 8, p: 1 } });
+    stack = await startStack({ database });
     work = mkdtempSync(join(tmpdir(), 'cairn-import-'));
     env = { CAIRN_API_URL: stack.apiUrl, CAIRN_API_KEY: `${ADMIN_AUTH_NAME}:${ADMIN_KEY}` };
     // Keystone: passlib's bcrypt with its default rounds (12); pbkdf2_sha512 and scrypt with passlib's defaults.

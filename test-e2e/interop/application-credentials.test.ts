@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { freePort } from '../support/processes';
-import { CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { startStack, type Stack } from '../support/stack';
 import { aws, ClientHome, run, type Run } from './s3-clients';
 import { startSwiftCluster, swiftCli, type SwiftCluster } from './swift-cluster';
 
@@ -121,7 +121,6 @@ describe('application credentials with the openstack and swift CLIs and a Swift 
     stack = await startStack({
       database: 'postgres',
       redis: true,
-      hashParams: CHEAP_HASH_PARAMS,
       s3SecretKeys: `interop:${randomBytes(32).toString('base64')}`,
       gateway: { port: gwPort, publicUrl: gwAuth, storageUrl: `${swift.proxyUrl}/v1` },
     });

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NEW_USERNAME_MAX_LENGTH } from '@cairn/domain';
 import { freePort } from '../support/processes';
-import { ADMIN_AUTH, CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { ADMIN_AUTH, startStack, type Stack } from '../support/stack';
 import { startSwiftCluster, swiftCli, type SwiftCluster } from './swift-cluster';
 
 const ALICE_PW = 'alice-interop-password-01';
@@ -91,7 +91,6 @@ describe('the swift CLI and a Swift proxy with keystonemiddleware against the Ca
     stack = await startStack({
       database: 'postgres',
       redis: true,
-      hashParams: CHEAP_HASH_PARAMS,
       gateway: { port: gwPort, publicUrl: gwAuth, storageUrl: `${swift.proxyUrl}/v1` },
     });
     await stack.createUser('swift-service', SERVICE_PW, { is_superuser: true });

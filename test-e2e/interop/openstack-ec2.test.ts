@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { MAX_S3_CREDENTIALS_PER_USER } from '@cairn/contract';
 import { freePort } from '../support/processes';
-import { CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { startStack, type Stack } from '../support/stack';
 import { signedBody } from '../s3/s3-client';
 import { ClientHome, run, type Run } from './s3-clients';
 
@@ -71,7 +71,6 @@ describe('the OpenStack client managing EC2 credentials through the Cairn gatewa
     stack = await startStack({
       database: 'postgres',
       redis: true,
-      hashParams: CHEAP_HASH_PARAMS,
       s3SecretKeys: `interop:${randomBytes(32).toString('base64')}`,
       // No Swift proxy here: s3tokens is called directly, so it needs no service token.
       gateway: { port: gwPort, publicUrl: gwAuth, s3tokensRequireServiceToken: false },

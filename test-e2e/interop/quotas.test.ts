@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, QuotaReconciler } from '@cairn/management-api';
 import { freePort } from '../support/processes';
-import { ADMIN_AUTH, CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { ADMIN_AUTH, startStack, type Stack } from '../support/stack';
 import { aws, ClientHome, type S3Key } from './s3-clients';
 import { startSwiftCluster, swiftCli, type SwiftCluster } from './swift-cluster';
 
@@ -103,7 +103,6 @@ describe('quotas set through Cairn, enforced by a real Swift proxy', () => {
     stack = await startStack({
       database: 'postgres',
       redis: true,
-      hashParams: CHEAP_HASH_PARAMS,
       s3SecretKeys: `interop:${randomBytes(32).toString('base64')}`,
       gateway: { port: gwPort, publicUrl: gwAuth, storageUrl: `${swift.proxyUrl}/v1` },
     });

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../support/processes';
-import { CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { startStack, type Stack } from '../support/stack';
 import { ClientHome, run, type Run } from './s3-clients';
 import { startSwiftCluster, type SwiftCluster } from './swift-cluster';
 
@@ -116,7 +116,6 @@ describe('rclone with application credentials against the gateway and a Swift pr
     stack = await startStack({
       database: 'postgres',
       redis: true,
-      hashParams: CHEAP_HASH_PARAMS,
       gateway: { port: gwPort, publicUrl: gwAuth, storageUrl: `${swift.proxyUrl}/v1` },
     });
     await stack.createUser('swift-service', SERVICE_PW, { is_superuser: true });

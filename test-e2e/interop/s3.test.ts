@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { freePort } from '../support/processes';
-import { ADMIN_AUTH, CHEAP_HASH_PARAMS, startStack, type Stack, type StackOptions } from '../support/stack';
+import { ADMIN_AUTH, startStack, type Stack, type StackOptions } from '../support/stack';
 import { aws, boto3, ClientHome, s3cmd, type Run, type S3Key } from './s3-clients';
 import { startSwiftCluster, type S3Options, type SwiftCluster } from './swift-cluster';
 
@@ -53,7 +53,6 @@ async function startS3World(
     database: 'postgres',
     redis: true,
     s3SecretKeys: S3_KEYS,
-    hashParams: CHEAP_HASH_PARAMS,
     gateway: { port: gwPort, publicUrl: gwAuth, storageUrl: `${swift.proxyUrl}/v1`, ...gateway },
   });
   await stack.createUser('swift-service', SERVICE_PW, { is_superuser: true });

@@ -16,7 +16,7 @@ import { launch, PageProblems, type Browser } from '../browser/chromium';
 import { axeFindings, storageUserSignedIn } from '../browser/console-page';
 import { formatBytes } from '../../packages/console/src/lib/format';
 import { cairn, freePort } from '../support/processes';
-import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, startStack, type Stack } from '../support/stack';
 import { boto3, ClientHome, run } from './s3-clients';
 import { SWIFT_PYTHON, startSwiftCluster, swiftCli, type SwiftCluster } from './swift-cluster';
 
@@ -140,7 +140,6 @@ describe('Sharing: container ACLs and temporary URLs through the management API,
     stack = await startStack({
       database: 'postgres',
       redis: true,
-      hashParams: CHEAP_HASH_PARAMS,
       tempUrlMaxSeconds: MAX_LIFETIME,
       consoleDir: CONSOLE_DIR,
       s3SecretKeys: `interop:${randomBytes(32).toString('base64')}`,

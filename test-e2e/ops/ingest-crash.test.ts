@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cairn, nodeCommand, REPO_ROOT } from '../support/processes';
-import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { ADMIN_AUTH, ADMIN_AUTH_NAME, ADMIN_KEY, startStack, type Stack } from '../support/stack';
 
 const HOUR = 3_600_000;
 /**
@@ -28,8 +28,7 @@ describe('ingest-logs killed half-way', () => {
   const firstHour = Math.floor(Date.now() / HOUR) * HOUR - 6 * HOUR;
 
   beforeAll(async () => {
-    // Cheap password hashes: the 40 users are only there to be billed; nothing here logs in.
-    stack = await startStack({ database: 'postgres', hashParams: CHEAP_HASH_PARAMS });
+    stack = await startStack({ database: 'postgres' });
     // Logs bill only accounts the cluster has had a user for.
     for (let i = 0; i < ACCOUNTS; i++) await stack.createUser(`crash${i}`, 'crash-password-0000000001');
     // Transfer records name policy indexes the cluster's device report must list (as 'cairn capacity collect' reports

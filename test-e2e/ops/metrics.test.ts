@@ -1,4 +1,4 @@
-import { ADMIN_AUTH, CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { ADMIN_AUTH, startStack, type Stack } from '../support/stack';
 import { sample } from './support';
 
 const PASSWORD = 'metrics-password-0123456789';
@@ -7,7 +7,7 @@ describe('/metrics of both services', () => {
   let stack: Stack;
   let userId: string;
   beforeAll(async () => {
-    stack = await startStack({ hashParams: CHEAP_HASH_PARAMS, database: 'postgres', redis: true });
+    stack = await startStack({ database: 'postgres', redis: true });
     userId = (await stack.createUser('metrics-alice', PASSWORD)).id;
   });
   afterAll(() => stack.close());

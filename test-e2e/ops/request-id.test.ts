@@ -2,7 +2,7 @@ import * as api from '@cairn/management-api';
 import { hashPassword } from '@cairn/domain';
 import { listen, LogCapture } from '@cairn/runtime';
 import type { Server } from 'node:http';
-import { ADMIN_AUTH, ADMIN_KEY, CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { ADMIN_AUTH, ADMIN_KEY, startStack, type Stack } from '../support/stack';
 import { TcpRelay } from './support';
 
 type Line = { msg?: string; level?: number; req?: { id?: string; url?: string } };
@@ -16,7 +16,6 @@ describe('gateway request ids', () => {
     relay = await TcpRelay.to(6379);
     await relay.start();
     stack = await startStack({
-      hashParams: CHEAP_HASH_PARAMS,
       database: 'postgres',
       gateway: { redisUrl: `redis://127.0.0.1:${relay.port}` },
     });
@@ -87,7 +86,7 @@ describe('management-api request ids and redaction', () => {
   const logs = new LogCapture();
   beforeAll(async () => {
     // The stack's database with an API of our own that logs at info into `logs`.
-    stack = await startStack({ hashParams: CHEAP_HASH_PARAMS, database: 'postgres' });
+    stack = await startStack({ database: 'postgres' });
     const app = api.createApp({
       db: stack.db,
       log: api.createLogger('info', logs),

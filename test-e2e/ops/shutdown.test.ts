@@ -45,7 +45,7 @@ describe('the auth-gateway process on SIGTERM', () => {
     const port = await within(gateway.listening, 60_000, 'gateway listening');
 
     // A V3 login whose body is only half sent: the request is in flight (headers parsed, handler
-    // waiting) when the signal arrives. Its first login runs the real scrypt.
+    // waiting) when the signal arrives.
     const body = JSON.stringify({
       auth: {
         identity: {

@@ -179,7 +179,7 @@ describe('storage collector against a stand-in Swift', () => {
   };
 
   beforeAll(async () => {
-    stack = await startStack({ database: 'postgres', hashParams: { logN: 10, r: 8, p: 1 } });
+    stack = await startStack({ database: 'postgres' });
     server = fakeSwift(() => state);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     fakeUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

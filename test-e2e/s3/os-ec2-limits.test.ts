@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { CHEAP_HASH_PARAMS, startStack, type Stack, type StackOptions } from '../support/stack';
+import { startStack, type Stack, type StackOptions } from '../support/stack';
 import { S3_KEYS, v3Token } from './s3-client';
 
 const PW = 'pw-0123456789-abcdefgh';
@@ -34,8 +34,6 @@ describe.each<[string, StackOptions]>([
   beforeAll(async () => {
     stack = await startStack({
       ...options,
-      // Cheap password hashes: S3 signatures and credentials are tested here, not password hashing.
-      hashParams: CHEAP_HASH_PARAMS,
       s3SecretKeys: S3_KEYS,
       gateway: { s3tokensRequireServiceToken: false, ec2ChangeLimit: LIMIT, ec2ChangeWindow: 600 },
     });

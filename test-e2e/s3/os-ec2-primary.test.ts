@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import request from 'supertest';
-import { CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { startStack, type Stack } from '../support/stack';
 import { S3_KEYS, signedBody, v3Token } from './s3-client';
 
 const PW = 'pw-0123456789-abcdefgh';
@@ -25,7 +25,6 @@ describe('the gateway writes through CAIRN_PRIMARY_DATABASE_URL', () => {
     let stack: Stack;
     beforeAll(async () => {
       stack = await startStack({
-        hashParams: CHEAP_HASH_PARAMS,
         database: 'postgres',
         redis: true,
         s3SecretKeys: S3_KEYS,
@@ -76,7 +75,6 @@ describe('the gateway writes through CAIRN_PRIMARY_DATABASE_URL', () => {
         return primary.toString();
       };
       stack = await startStack({
-        hashParams: CHEAP_HASH_PARAMS,
         database: 'postgres',
         redis: true,
         s3SecretKeys: S3_KEYS,

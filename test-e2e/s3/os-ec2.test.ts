@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { ADMIN_AUTH, CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { ADMIN_AUTH, startStack, type Stack } from '../support/stack';
 import { MAX_S3_CREDENTIALS_PER_USER } from '@cairn/contract';
 import { parseS3SecretKeys } from '@cairn/domain';
 import { S3CredentialStore, S3CredentialUserGone } from '../../services/auth-gateway/src/s3/s3-credential-writes';
@@ -28,8 +28,6 @@ describe('OS-EC2 credentials on the gateway', () => {
     stack = await startStack({
       database: 'postgres',
       redis: true,
-      // Cheap password hashes: S3 signatures and credentials are tested here, not password hashing.
-      hashParams: CHEAP_HASH_PARAMS,
       s3SecretKeys: S3_KEYS,
       gateway: { s3tokensRequireServiceToken: false },
     });

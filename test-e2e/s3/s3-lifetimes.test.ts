@@ -1,7 +1,7 @@
 import request from 'supertest';
 import * as gateway from '@cairn/auth-gateway';
 import { LogCapture } from '@cairn/runtime';
-import { ADMIN_AUTH, REDIS_URL, CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { ADMIN_AUTH, REDIS_URL, startStack, type Stack } from '../support/stack';
 import { createEc2, S3_KEYS, signedBody, v3Token } from './s3-client';
 
 const PW = 'pw-0123456789-abcdefgh';
@@ -67,8 +67,6 @@ describe.each([
     stack = await startStack({
       database: 'postgres',
       redis: true,
-      // Cheap password hashes: S3 signatures and credentials are tested here, not password hashing.
-      hashParams: CHEAP_HASH_PARAMS,
       s3SecretKeys: S3_KEYS,
       gateway: { s3tokensRequireServiceToken: false, userCacheMs: 1000, ...gatewayExtra },
     });

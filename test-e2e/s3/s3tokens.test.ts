@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { startStack, type Stack } from '../support/stack';
 import {
   createEc2,
   S3_KEYS,
@@ -34,9 +34,7 @@ describe('s3tokens, with the service token required (the default)', () => {
 
   beforeAll(async () => {
     // Trace: every line the gateway can write is written, and checked for secrets below.
-    // Cheap password hashes (CHEAP_HASH_PARAMS): password hashing is not what this file tests.
     stack = await startStack({
-      hashParams: CHEAP_HASH_PARAMS,
       database: 'postgres',
       redis: true,
       gateway: { s3SecretKeys: S3_KEYS },
@@ -205,9 +203,7 @@ describe('s3tokens, with the service token required (the default)', () => {
 describe('s3tokens, with the service token not required (a Swift whose s3token sends none)', () => {
   let stack: Stack;
   beforeAll(async () => {
-    // Cheap password hashes (CHEAP_HASH_PARAMS): password hashing is not what this file tests.
     stack = await startStack({
-      hashParams: CHEAP_HASH_PARAMS,
       database: 'postgres',
       redis: true,
       gateway: { s3SecretKeys: S3_KEYS, s3tokensRequireServiceToken: false },

@@ -3,7 +3,7 @@ import knex, { type Knex } from 'knex';
 import request from 'supertest';
 import * as api from '@cairn/management-api';
 import * as gateway from '@cairn/auth-gateway';
-import { POSTGRES_ADMIN_URL, CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { POSTGRES_ADMIN_URL, startStack, type Stack } from '../support/stack';
 
 /**
  * The gateway connected to Postgres as its role (the one `cairn migrate --gateway-role` creates,
@@ -24,7 +24,7 @@ describe('auth-gateway as the gateway role', () => {
   const role = `cairn_gw_scale_${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    stack = await startStack({ hashParams: CHEAP_HASH_PARAMS, database: 'postgres' });
+    stack = await startStack({ database: 'postgres' });
     admin = knex({ client: 'pg', connection: POSTGRES_ADMIN_URL, pool: { min: 0, max: 1 } });
     // A hardened database: PUBLIC may neither connect nor use the schema, so the role's own grants
     // are all it has (Postgres' defaults would hide a missing CONNECT or USAGE).

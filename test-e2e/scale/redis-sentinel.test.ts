@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { Redis } from 'ioredis';
-import { CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { startStack, type Stack } from '../support/stack';
 import { startSentinelSet, waitFor, type SentinelTopology } from './redis-servers';
 
 /**
@@ -35,7 +35,6 @@ describe('auth-gateway on Redis Sentinel (redis+sentinel://)', () => {
   beforeAll(async () => {
     sentinel = await startSentinelSet(PORTS);
     stack = await startStack({
-      hashParams: CHEAP_HASH_PARAMS,
       database: 'postgres',
       redis: true,
       redisUrl: sentinel.url,

@@ -10,7 +10,6 @@ import { login, send, type Answer } from './client';
  * on different addresses are 127.x.y.z.
  */
 const PW = 'the-right-password-0123456789';
-const CHEAP = { logN: 10, r: 8, p: 1 };
 
 const appCredLogin = (url: string, credential: Record<string, unknown>, from: string): Promise<Answer> =>
   send(url, '/auth/v3/auth/tokens', {
@@ -27,7 +26,6 @@ describe('application credential logins under the failed-login limits', () => {
   beforeAll(async () => {
     stack = await startStack({
       redis: true,
-      hashParams: CHEAP,
       gateway: { failureLimit: 5, addressFailureLimit: 100, userFailureLimit: 1000 },
     });
     url = stack.gatewayUrl;

@@ -9,8 +9,6 @@ import { login, send } from './client';
  * database directly), a failed login that is never computed and counted like any other.
  */
 const PW = 'the-right-password-0123456789';
-/** Cheap scrypt for the users the API hashes: this is about the imported ones. */
-const CHEAP = { logN: 10, r: 8, p: 1 };
 const SALT = 'QKiVknKOcc5ZC6H0fs9Zaw';
 const CHECKSUM = 'IX0ITKeHpM4OK8sq6yjN7hbyZCq62S3/jy/05ZQ7Et4';
 /** 256 MiB and 16 lanes: 7.9 s and +257 MB of the gateway per wrong password, before the bound. */
@@ -36,7 +34,6 @@ describe('imported password hashes past the cost bound', () => {
   beforeAll(async () => {
     stack = await startStack({
       redis: true,
-      hashParams: CHEAP,
       gateway: { failureLimit: 3, addressFailureLimit: 100, userFailureLimit: 1000 },
     });
   });

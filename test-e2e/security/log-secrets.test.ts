@@ -75,7 +75,7 @@ describe('no secret in any log line', () => {
   }
 
   beforeAll(async () => {
-    stack = await startStack({ redis: true, logLevel: 'trace', hashParams: { logN: 10, r: 8, p: 1 } });
+    stack = await startStack({ redis: true, logLevel: 'trace' });
     // A gateway of its own, at trace, reaching Postgres as a role with a password (the stack's
     // shares the API's connection, which has none), with a configured signing key.
     const role = `cairn_log_${random(6)

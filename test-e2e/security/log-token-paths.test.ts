@@ -1,5 +1,5 @@
 import { request } from 'node:http';
-import { CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { startStack, type Stack } from '../support/stack';
 import { login } from './client';
 
 /**
@@ -68,7 +68,7 @@ describe('a live token in any spelling of the V2 validation path', () => {
   let serviceToken: string;
 
   beforeAll(async () => {
-    stack = await startStack({ hashParams: CHEAP_HASH_PARAMS });
+    stack = await startStack();
     await stack.createUser('alice', PASSWORD);
     await stack.createUser('svc', SVC_PASSWORD, { is_superuser: true });
     token = String((await login(stack.gatewayUrl, 'v1', 'alice', PASSWORD)).headers['x-auth-token']);

@@ -12,8 +12,6 @@ import { login, OK, type Api } from './client';
 const PW = 'the-right-password-0123456789';
 const WRONG = 'a-wrong-password-0123456789';
 const APIS: Api[] = ['v1', 'v2', 'v3'];
-/** Cheap scrypt for stored hashes (unknown users still cost the default one): limits are about counting. */
-const CHEAP = { logN: 10, r: 8, p: 1 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -24,7 +22,6 @@ describe('the guesser is throttled, not the user it guesses at', () => {
   beforeAll(async () => {
     stack = await startStack({
       redis: true,
-      hashParams: CHEAP,
       gateway: { failureLimit: 5, addressFailureLimit: 100, userFailureLimit: 1000 },
     });
     url = stack.gatewayUrl;
@@ -82,7 +79,6 @@ describe('guessing one username from many addresses', () => {
   beforeAll(async () => {
     stack = await startStack({
       redis: true,
-      hashParams: CHEAP,
       gateway: { failureLimit: 3, addressFailureLimit: 100, userFailureLimit: 10, userFailureWindow: 300 },
     });
     url = stack.gatewayUrl;
@@ -144,7 +140,6 @@ describe('per-address failure limit', () => {
     // The username limit is far away, so every refusal here is the address limit's.
     stack = await startStack({
       redis: true,
-      hashParams: CHEAP,
       gateway: { failureLimit: 1000, addressFailureLimit: 6, addressFailureWindow: 300 },
     });
     url = stack.gatewayUrl;
@@ -182,7 +177,6 @@ describe('per-address failure limit', () => {
   it('when an address is past its limit, then its further attempts are not counted against the users it names', async () => {
     const local = await startStack({
       redis: true,
-      hashParams: CHEAP,
       gateway: { failureLimit: 100, addressFailureLimit: 3, userFailureLimit: 5 },
     });
     try {
@@ -235,7 +229,6 @@ describe('per-address failure limit behind a trusted load balancer (CAIRN_TRUST_
   beforeAll(async () => {
     stack = await startStack({
       redis: true,
-      hashParams: CHEAP,
       gateway: { failureLimit: 1000, addressFailureLimit: 4, trustProxy: [balancer] },
     });
     url = stack.gatewayUrl;
@@ -293,7 +286,6 @@ describe('all three limits expire with their windows', () => {
     const windowSeconds = 8;
     const stack = await startStack({
       redis: true,
-      hashParams: CHEAP,
       gateway: {
         failureLimit: 2,
         failureWindow: windowSeconds,
@@ -352,7 +344,6 @@ describe('the address limit on the embedded start (PGlite, in-process store)', (
     const stack = await startStack({
       database: 'pglite',
       redis: false,
-      hashParams: CHEAP,
       gateway: { failureLimit: 1000, addressFailureLimit: 2 },
     });
     try {

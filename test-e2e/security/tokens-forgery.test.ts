@@ -2,7 +2,7 @@ import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import jwt from 'jsonwebtoken';
 import * as gateway from '@cairn/auth-gateway';
-import { ADMIN_AUTH, REDIS_URL, CHEAP_HASH_PARAMS, startStack, type Stack } from '../support/stack';
+import { ADMIN_AUTH, REDIS_URL, startStack, type Stack } from '../support/stack';
 import { login, send, tokenOf } from './client';
 
 /**
@@ -76,8 +76,7 @@ describe('forged and doctored tokens', () => {
   }
 
   beforeAll(async () => {
-    // Cheap password hashes (CHEAP_HASH_PARAMS): password hashing is not what this file tests.
-    stack = await startStack({ hashParams: CHEAP_HASH_PARAMS, redis: true, gateway: { signingKey: SIGNING_KEY } });
+    stack = await startStack({ redis: true, gateway: { signingKey: SIGNING_KEY } });
     url = stack.gatewayUrl;
     uuid = stack.gatewayDeps.cluster.uuid;
     await stack.createUser('alice', PW);

@@ -92,7 +92,6 @@ describe.each<[string, Pick<StackOptions, 'database' | 'redis'>]>([
   beforeAll(async () => {
     stack = await startStack({
       ...backend,
-      hashParams: { logN: 10, r: 8, p: 1 },
       // S3 keys made through My keys are sealed by the gateway and checked by its s3tokens.
       s3SecretKeys: `selfkeys:${randomBytes(32).toString('base64')}`,
       gateway: { failureLimit: FAILURE_LIMIT, s3tokensRequireServiceToken: false },

@@ -28,7 +28,8 @@ export interface StackOptions {
   logLevel?: string;
   /**
    * scrypt parameters the management API hashes passwords with, and the gateway its unknown users'
-   * check and imported users' new hashes (default: production's); cheap ones keep many-user tests fast.
+   * check and imported users' new hashes. Default CHEAP_HASH_PARAMS: a test about hashing's cost
+   * passes DEFAULT_SCRYPT_PARAMS (production's).
    */
   hashParams?: ScryptParams;
   /** The console's built files for the management API to serve under /console/ (default: none). */
@@ -61,12 +62,14 @@ export interface Stack {
 }
 
 /**
- * Cheap scrypt parameters for `hashParams`: a user made or a password login costs milliseconds
- * instead of a second of CPU, for tests that log in many times and do not test hashing itself.
+ * The stack's default scrypt parameters: a user made or a password login costs milliseconds
+ * instead of half a second of CPU. Hashing's cost is tested where it is made (the domain's and the
+ * gateway's tests), and an e2e file that is not about it should not pay it on every login.
  */
 export const CHEAP_HASH_PARAMS: ScryptParams = { logN: 10, r: 8, p: 1 };
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const hashParams = options.hashParams ?? CHEAP_HASH_PARAMS;
   const kind = options.database ?? 'postgres';
   let db: Knex;
   let databaseUrl: string | undefined;
@@ -100,7 +103,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const apiApp = api.createApp({
     db,
     log: api.createLogger(options.logLevel ?? 'silent', apiLogs),
-    hashPassword: (p) => hashPassword(p, options.hashParams),
+    hashPassword: (p) => hashPassword(p, hashParams),
     apiKeyCacheMs: 5000,
     consoleDir: options.consoleDir,
     ...(options.consoleSessions ? { consoleSessions: options.consoleSessions } : {}),
@@ -127,7 +130,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const gatewayDeps = await gateway.createDeps(gatewayConfig, {
     db,
     log: gateway.createLogger(options.logLevel ?? 'info', gatewayLogs),
-    hashParams: options.hashParams,
+    hashParams,
   });
   const running = await gateway.startAuthGateway(gatewayConfig, gatewayDeps);
   const gatewayUrl = `http://127.0.0.1:${running.port}`;
