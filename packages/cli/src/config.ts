@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import Joi from 'joi';
-import { loadConfig, type ConfigSpec, type Env } from '@cairn/config';
+import { loadConfig, passwordHashConfig, type ConfigSpec, type Env } from '@cairn/config';
 import { parseNetworks } from './utilization/networks';
 
 /**
@@ -106,6 +106,7 @@ export const collectorConfigSpec = {
     doc: "Which address of an access log line is matched against CAIRN_UTILIZATION_INTERNAL_NETWORKS: remote_addr (the TCP peer, which a client cannot choose) or client_ip (X-Forwarded-For's first address, which a client can forge: only behind a load balancer that replaces it). Default: remote_addr.",
     schema: Joi.string().valid('remote_addr', 'client_ip').default('remote_addr'),
   },
+  ...passwordHashConfig,
 } satisfies ConfigSpec;
 
 export interface CollectorConfig {
@@ -126,6 +127,7 @@ export interface CollectorConfig {
   utilizationRetries: number;
   utilizationInternalNetworks?: string;
   utilizationInternalAddress: 'remote_addr' | 'client_ip';
+  passwordHashParams?: string;
 }
 
 /**

@@ -64,6 +64,32 @@ export function scryptParamsProblem({ logN, r, p }: ScryptParams): string | null
   return null;
 }
 
+/** The least memory a Cairn hash may take (128·N·r bytes): below it scrypt is not memory-hard. */
+export const SCRYPT_MIN_MEMORY = 2 ** 20;
+
+/**
+ * The parameters of CAIRN_PASSWORD_HASH_PARAMS, written as in the hashes (`ln=15,r=8,p=3`): those
+ * Cairn hashes new passwords with. A sentence when they are not well-formed, when a check with them
+ * would pass the bound (scryptParamsProblem), or when they take less than SCRYPT_MIN_MEMORY. Unset:
+ * DEFAULT_SCRYPT_PARAMS.
+ */
+export function parseScryptSetting(text: string | undefined): { params: ScryptParams } | { problem: string } {
+  if (text === undefined) return { params: DEFAULT_SCRYPT_PARAMS };
+  const m = /^ln=(\d{1,2}),r=(\d{1,2}),p=(\d{1,2})$/.exec(text);
+  if (!m)
+    return {
+      problem: `scrypt parameters are written ln=<log2 N>,r=<block size>,p=<parallelism>, e.g. ln=15,r=8,p=3; not ${JSON.stringify(text)}`,
+    };
+  const params = { logN: Number(m[1]), r: Number(m[2]), p: Number(m[3]) };
+  const problem = scryptParamsProblem(params);
+  if (problem) return { problem };
+  if (128 * 2 ** params.logN * params.r < SCRYPT_MIN_MEMORY)
+    return {
+      problem: `scrypt's memory (128·N·r bytes) must be at least ${mebibytes(SCRYPT_MIN_MEMORY)}; ${text} needs ${mebibytes(128 * 2 ** params.logN * params.r)}`,
+    };
+  return { params };
+}
+
 /**
  * scrypt with scryptOptions(params), for Cairn's hashes and passlib's (foreign-password-hash.ts).
  * Parameters past the bound (scryptParamsProblem) are refused with a RangeError, never run.

@@ -1,4 +1,11 @@
-import { hashPassword, parsePasswordHash, verifyPassword, type ScryptParams } from '../src';
+import {
+  DEFAULT_SCRYPT_PARAMS,
+  hashPassword,
+  parsePasswordHash,
+  parseScryptSetting,
+  verifyPassword,
+  type ScryptParams,
+} from '../src';
 
 /** Cheap parameters so the suite stays fast; one test below uses the production defaults. */
 const FAST: ScryptParams = { logN: 10, r: 8, p: 1 };
@@ -85,5 +92,27 @@ describe('password hashing', () => {
     salt[0] = salt[0]! ^ 0xff;
     const altered = [...parts.slice(0, 3), salt.toString('base64'), parts[4]].join('$');
     await expect(verifyPassword(PASSWORD, altered)).resolves.toBe(false);
+  });
+});
+
+describe('the scrypt parameters new hashes are made with (CAIRN_PASSWORD_HASH_PARAMS)', () => {
+  it('when unset, then they are Cairn’s default; when written as the hashes write them, then those', async () => {
+    expect(parseScryptSetting(undefined)).toEqual({ params: DEFAULT_SCRYPT_PARAMS });
+    const parsed = parseScryptSetting('ln=16,r=8,p=1');
+    expect(parsed).toEqual({ params: { logN: 16, r: 8, p: 1 } });
+    const cheap = parseScryptSetting('ln=10,r=8,p=1') as { params: ScryptParams };
+    expect(await hashPassword(PASSWORD, cheap.params)).toMatch(/^\$scrypt\$ln=10,r=8,p=1\$/);
+  });
+
+  it.each([
+    ['N=32768,r=8,p=3', 'written ln=<log2 N>,r=<block size>,p=<parallelism>'],
+    ['ln=15,r=8', 'written ln=<log2 N>'],
+    ['ln=9,r=8,p=1', 'at least 1 MiB; ln=9,r=8,p=1 needs 0.5 MiB'],
+    ['ln=12,r=1,p=1', 'at least 1 MiB; ln=12,r=1,p=1 needs 0.5 MiB'],
+    ['ln=18,r=8,p=3', 'at most 128 MiB'],
+    ['ln=15,r=8,p=16', 'work (N·r·p) must be at most 3,145,728'],
+  ])('when it is %s, then a sentence says what is wrong', (text, problem) => {
+    const parsed = parseScryptSetting(text);
+    expect('problem' in parsed && parsed.problem).toContain(problem);
   });
 });

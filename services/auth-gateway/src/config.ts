@@ -1,6 +1,15 @@
 import { readFileSync } from 'node:fs';
 import Joi from 'joi';
-import { ConfigError, loadConfig, s3KeyringConfig, trustProxySchema, type ConfigSpec, type Env } from '@cairn/config';
+import {
+  ConfigError,
+  loadConfig,
+  passwordHashConfig,
+  s3KeyringConfig,
+  trustProxySchema,
+  type ConfigSpec,
+  type Env,
+} from '@cairn/config';
+import { parseScryptSetting, type ScryptParams } from '@cairn/domain';
 import { logFormatConfig, postgresUrlWithCa, readCaFile, type LogFormat } from '@cairn/runtime';
 import { parseRedisUrl, RedisUrlError } from './redis';
 
@@ -173,6 +182,7 @@ export const configSpec = {
     doc: 'How long, in days, an address (IPv6: a /64) a user logged in from stays exempt from CAIRN_LOGIN_USER_FAILURE_LIMIT for that user; each login from it renews it.',
     schema: Joi.number().integer().min(1).max(365).default(30),
   },
+  ...passwordHashConfig,
   ...s3KeyringConfig,
   s3tokensRequireServiceToken: {
     env: 'CAIRN_S3TOKENS_REQUIRE_SERVICE_TOKEN',
@@ -252,6 +262,9 @@ export interface GatewayConfig {
   userFailureLimit: number;
   userFailureWindow: number;
   knownAddressDays: number;
+  passwordHashParams?: string;
+  /** CAIRN_PASSWORD_HASH_PARAMS parsed by readConfig; unset: Cairn's default. */
+  hashParams?: ScryptParams;
   s3SecretKeys?: string;
   s3CurrentKeyId?: string;
   s3tokensRequireServiceToken: boolean;
@@ -270,6 +283,9 @@ export interface GatewayConfig {
 /** Reads and validates the whole configuration at once; throws a ConfigError listing every problem. */
 export function readConfig(env: Env = process.env): GatewayConfig {
   const config = loadConfig<GatewayConfig>(configSpec, env, (p) => readFileSync(p, 'utf8'));
+  const hash = parseScryptSetting(config.passwordHashParams);
+  if ('problem' in hash) throw new ConfigError([`CAIRN_PASSWORD_HASH_PARAMS: ${hash.problem}.`]);
+  config.hashParams = hash.params;
   if (config.databaseCaFile !== undefined) {
     const ca = readCaFile('CAIRN_DATABASE_CA_FILE', config.databaseCaFile);
     if ('problem' in ca) throw new ConfigError([ca.problem]);

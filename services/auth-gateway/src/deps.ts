@@ -1,7 +1,6 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { randomBytes } from 'node:crypto';
 import knex, { type Knex } from 'knex';
-import type { ScryptParams } from '@cairn/domain';
 import { ConfigError } from '@cairn/config';
 import {
   censorSecrets,
@@ -119,12 +118,6 @@ export interface CreateDepsOptions {
   /** A knex handle to share (the all-in-one launcher passes the management API's embedded PGlite). */
   db?: Knex;
   log?: Logger;
-  /**
-   * The scrypt parameters the management API hashes passwords with, when not Cairn's default (its
-   * `createDeps(config, scrypt)`; tests whose users' hashes are cheap): unknown users are checked
-   * against a hash made with them, and imported hashes replaced by one (PasswordVerifier).
-   */
-  hashParams?: ScryptParams;
 }
 
 /**
@@ -256,7 +249,7 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
       (fields, message) => log.warn(fields, message),
       new BcryptWorker().compare,
       undefined,
-      options.hashParams,
+      config.hashParams,
     );
     await verifier.warmUp();
     const tokens = new TokenService(

@@ -34,6 +34,7 @@ describe('readConfig', () => {
       userFailureLimit: 100,
       userFailureWindow: 3600,
       knownAddressDays: 30,
+      hashParams: { logN: 15, r: 8, p: 3 },
       ec2ChangeLimit: 20,
       ec2ChangeWindow: 3600,
       trustProxy: false,
@@ -61,6 +62,7 @@ describe('readConfig', () => {
         LOG_FORMAT: 'json',
         CAIRN_TOKENS_PER_USER: '50',
         CAIRN_V1_TOKEN_REUSE: 'false',
+        CAIRN_PASSWORD_HASH_PARAMS: 'ln=16,r=8,p=1',
       }),
     ).toEqual({
       host: '127.0.0.1',
@@ -86,6 +88,8 @@ describe('readConfig', () => {
       userFailureLimit: 100,
       userFailureWindow: 3600,
       knownAddressDays: 30,
+      passwordHashParams: 'ln=16,r=8,p=1',
+      hashParams: { logN: 16, r: 8, p: 1 },
       ec2ChangeLimit: 20,
       ec2ChangeWindow: 3600,
       trustProxy: false,
@@ -188,6 +192,16 @@ describe('readConfig', () => {
     );
     expect(table).toContain('`REDIS_URL` (or `REDIS_URL_FILE`)');
     expect(table).toContain('`DATABASE_URL` (or `DATABASE_URL_FILE`)');
+  });
+});
+
+describe('the password hash parameters', () => {
+  it('when CAIRN_PASSWORD_HASH_PARAMS is unset or set, then unknown users are checked with those parameters; a value past the bounds is named', () => {
+    expect(readConfig({}).hashParams).toEqual({ logN: 15, r: 8, p: 3 });
+    expect(readConfig({ CAIRN_PASSWORD_HASH_PARAMS: 'ln=16,r=8,p=1' }).hashParams).toEqual({ logN: 16, r: 8, p: 1 });
+    expect(problemsOf({ CAIRN_PASSWORD_HASH_PARAMS: 'ln=8,r=8,p=1' })).toEqual([
+      "CAIRN_PASSWORD_HASH_PARAMS: scrypt's memory (128·N·r bytes) must be at least 1 MiB; ln=8,r=8,p=1 needs 0.3 MiB.",
+    ]);
   });
 });
 

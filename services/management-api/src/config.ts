@@ -3,6 +3,7 @@ import Joi from 'joi';
 import {
   ConfigError,
   loadConfig,
+  passwordHashConfig,
   s3KeyringConfig,
   trustProxySchema,
   type ConfigSpec,
@@ -16,7 +17,9 @@ import {
   clusterCreateSchema,
   operatorNameSchema,
   parseS3SecretKeys,
+  parseScryptSetting,
   type S3SecretKeyring,
+  type ScryptParams,
 } from '@cairn/domain';
 
 /** The default cluster obeys the API's own rules for a cluster, checked before anything starts. */
@@ -164,6 +167,7 @@ export const configSpec = {
     doc: 'How often, in milliseconds, each replica sets the one-row replication_heartbeat table to now(); a gateway reading a hot standby measures how far behind its copy is by it (see docs/deployment.md#regions), so this bounds how precisely it can. 0: no heartbeat (no gateway reads a standby).',
     schema: Joi.number().integer().min(0).max(60_000).default(1000),
   },
+  ...passwordHashConfig,
   ...s3KeyringConfig,
   quotaCredentials: {
     env: 'CAIRN_QUOTA_CREDENTIALS',
@@ -239,6 +243,9 @@ export interface ManagementApiConfig {
   trustProxy: TrustProxy;
   /** Milliseconds; 0: none. */
   heartbeatMs: number;
+  passwordHashParams?: string;
+  /** CAIRN_PASSWORD_HASH_PARAMS parsed by readConfig; unset: Cairn's default. */
+  hashParams?: ScryptParams;
   s3SecretKeys?: string;
   s3CurrentKeyId?: string;
   quotaCredentials?: string;
@@ -259,6 +266,9 @@ export function readConfig(env: Env = process.env): ManagementApiConfig {
   if (config.utilizationDailyDays < config.utilizationHourlyDays) {
     throw new ConfigError(['CAIRN_UTILIZATION_DAILY_DAYS must be at least CAIRN_UTILIZATION_HOURLY_DAYS.']);
   }
+  const hash = parseScryptSetting(config.passwordHashParams);
+  if ('problem' in hash) throw new ConfigError([`CAIRN_PASSWORD_HASH_PARAMS: ${hash.problem}.`]);
+  config.hashParams = hash.params;
   s3KeyringOf(config);
   if (config.databaseCaFile !== undefined) {
     if (!config.databaseUrl)

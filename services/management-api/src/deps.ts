@@ -1,13 +1,7 @@
 import type { Knex } from 'knex';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { censorSecrets, CREDENTIAL_HEADERS, logDestination, type Secrets } from '@cairn/runtime';
-import {
-  DEFAULT_SCRYPT_PARAMS,
-  hashPassword,
-  type S3SecretKeyring,
-  type ScryptParams,
-  type UtilizationRetention,
-} from '@cairn/domain';
+import { hashPassword, type S3SecretKeyring, type UtilizationRetention } from '@cairn/domain';
 import { s3KeyringOf, type ManagementApiConfig } from './config';
 import { createDatabase } from './db/database';
 import { builtConsoleDir } from './http/console';
@@ -75,7 +69,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
   return destination ? pino(options, destination) : pino(options);
 }
 
-export function createDeps(config: ManagementApiConfig, scrypt: ScryptParams = DEFAULT_SCRYPT_PARAMS): Deps {
+export function createDeps(config: ManagementApiConfig): Deps {
   const s3Keyring = s3KeyringOf(config);
   const log = createLogger(config.logLevel, logDestination(config.logFormat, process.stdout.isTTY === true));
   const db = createDatabase({
@@ -92,7 +86,7 @@ export function createDeps(config: ManagementApiConfig, scrypt: ScryptParams = D
   return {
     db,
     log,
-    hashPassword: (password) => hashPassword(password, scrypt),
+    hashPassword: (password) => hashPassword(password, config.hashParams),
     apiKeyCacheMs: config.apiKeyCacheSeconds * 1000,
     utilization: { hourlyDays: config.utilizationHourlyDays, dailyDays: config.utilizationDailyDays },
     auditRetention: { operatorDays: config.auditRetentionDays, storageUserDays: config.auditStorageUserRetentionDays },

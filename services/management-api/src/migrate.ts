@@ -229,7 +229,12 @@ export async function runMigrate(args: string[], write: (line: string) => void):
     if (options.gatewayRole)
       write(`Gateway role '${options.gatewayRole.name}': ${await ensureGatewayRole(db, options.gatewayRole)}.`);
     for (const c of options.collectors) {
-      const outcome = await ensureCollector(db, c, (password) => hashPassword(password), SYSTEM_ACTING.migrate);
+      const outcome = await ensureCollector(
+        db,
+        c,
+        (password) => hashPassword(password, config.hashParams),
+        SYSTEM_ACTING.migrate,
+      );
       write(`Collector of '${c.cluster}': operator ${outcome.operator}, user '${c.user}' ${outcome.user}.`);
     }
   } finally {

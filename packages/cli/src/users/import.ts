@@ -1,5 +1,13 @@
 import { availableParallelism } from 'node:os';
-import { hashPassword, passwordScheme, userCreateSchema, validate, type UserCreateInput } from '@cairn/domain';
+import {
+  hashPassword,
+  parseScryptSetting,
+  passwordScheme,
+  userCreateSchema,
+  validate,
+  type UserCreateInput,
+} from '@cairn/domain';
+import { errors } from '@cairn/domain/errors';
 import { mapConcurrent } from '@cairn/swift-cluster';
 import { api, apiError } from '../api-client';
 import type { CollectorConfig } from '../config';
@@ -108,6 +116,9 @@ const IN_FLIGHT = 2;
 export async function importUsers(options: ImportOptions): Promise<ImportSummary> {
   const started = performance.now();
   const { config, out, err } = options;
+  // Checked before anything is read or sent: hashes made here must be what the services make.
+  const hashing = parseScryptSetting(config.passwordHashParams);
+  if ('problem' in hashing) throw errors.invalidInput(`CAIRN_PASSWORD_HASH_PARAMS: ${hashing.problem}.`);
   const cluster = await findCluster(config, options.cluster);
   const refused: Refusal[] = [...options.input.refused];
   const seen = new Map<string, string>();
@@ -180,7 +191,7 @@ export async function importUsers(options: ImportOptions): Promise<ImportSummary
       todo.filter((p) => p.password !== undefined),
       concurrency,
       async (p) => {
-        p.passwordHash = await hashPassword(p.password!);
+        p.passwordHash = await hashPassword(p.password!, hashing.params);
         p.password = undefined;
       },
     );

@@ -68,8 +68,8 @@ function unknownUserHash(params: ScryptParams = DEFAULT_SCRYPT_PARAMS): Promise<
  * like any other failed login; the all-in-one launcher starts it first, beside opening its
  * database, instead of after.
  */
-export function warmUpPasswordChecks(): void {
-  void unknownUserHash();
+export function warmUpPasswordChecks(params?: ScryptParams): void {
+  void unknownUserHash(params);
 }
 
 /** Fields of a warning and its message (pino's argument order). */
