@@ -96,6 +96,16 @@ withPasslib.each(['postgres', 'pglite'] as const)('cairn users import on %s', (d
     writeFileSync(file, `${csv}\n`);
     const before = (await users('')).length;
 
+    const refusedParams = await cairn(['users', 'import', '--cluster', 'default', file], {
+      ...env,
+      CAIRN_PASSWORD_HASH_PARAMS: 'ln=9,r=8,p=1',
+    });
+    expect(refusedParams.out).toContain(
+      "CAIRN_PASSWORD_HASH_PARAMS: scrypt's memory (128·N·r bytes) must be at least 1 MiB; ln=9,r=8,p=1 needs 0.5 MiB.",
+    );
+    expect(refusedParams.code).toBe(5);
+    expect((await users('')).length).toBe(before);
+
     const dry = await cairn(['users', 'import', '--cluster', 'default', '--dry-run', file], env);
     expect(dry.out).toContain('line 2: ks-v1: would be created (bcrypt).');
     expect(dry.out).toContain('line 4: ks-v3: would be created (bcrypt, superuser).');
@@ -131,6 +141,9 @@ withPasslib.each(['postgres', 'pglite'] as const)('cairn users import on %s', (d
       ['ks-v3', 'bcrypt', true],
     ]);
     expect((await users('user=plain'))[0]).toMatchObject({ enabled: false, password_scheme: 'scrypt' });
+    // Hashed by the CLI with the CAIRN_PASSWORD_HASH_PARAMS it runs with (the tests' cheap ones).
+    const [plain] = await stack.db('storage_users').where({ username: 'plain' }).select('password_hash');
+    expect(plain.password_hash).toMatch(/^\$scrypt\$ln=10,r=8,p=1\$/);
 
     const again = await cairn(['users', 'import', '--cluster', 'default', file], env);
     expect(again.out).toContain("line 2: ks-v1: skipped, a user of that name already exists in cluster 'default'.");

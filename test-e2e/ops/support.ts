@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { REPO_ROOT, freePort, nodeCommand } from '../support/processes';
+import { PROCESS_ENV, REPO_ROOT, freePort, nodeCommand } from '../support/processes';
 
 export { freePort };
 
@@ -84,7 +84,7 @@ export function spawnService(service: 'auth-gateway' | 'management-api', env: Re
   const [node, args] = nodeCommand(`services/${service}/src/server.ts`);
   const child = spawn(node, args, {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'info', ...env },
+    env: { ...PROCESS_ENV, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

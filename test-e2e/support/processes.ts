@@ -1,8 +1,27 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import type { ScryptParams } from '@cairn/domain';
 import { reservePort } from './ports';
 
 export const REPO_ROOT = join(__dirname, '..', '..');
+
+/**
+ * Cheap scrypt parameters: a user made or a password login costs milliseconds instead of half a
+ * second of CPU. Hashing's cost is tested where it is made (the domain's and the gateway's tests),
+ * and a test that is not about it should not pay it on every user and login.
+ */
+export const CHEAP_HASH_PARAMS: ScryptParams = { logN: 10, r: 8, p: 1 };
+
+/**
+ * What every process a test starts gets beneath the test's own settings: a PATH and HOME, warnings
+ * only, and CHEAP_HASH_PARAMS as CAIRN_PASSWORD_HASH_PARAMS (a test about hashing sets its own).
+ */
+export const PROCESS_ENV: Readonly<Record<string, string>> = {
+  PATH: process.env.PATH ?? '',
+  HOME: process.env.HOME ?? '/tmp',
+  LOG_LEVEL: 'warn',
+  CAIRN_PASSWORD_HASH_PARAMS: `ln=${CHEAP_HASH_PARAMS.logN},r=${CHEAP_HASH_PARAMS.r},p=${CHEAP_HASH_PARAMS.p}`,
+};
 
 /**
  * The command line that runs one of the workspace's programs, given by its source path relative to
@@ -55,9 +74,7 @@ export async function launch(
   const child = spawn(node, [...args, 'start'], {
     cwd: REPO_ROOT,
     env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '/tmp',
-      LOG_LEVEL: 'warn',
+      ...PROCESS_ENV,
       CAIRN_API_PORT: '0',
       CAIRN_GATEWAY_PORT: '0',
       CAIRN_API_HOST: '127.0.0.1',
@@ -125,7 +142,7 @@ export function cairn(
     const [node, nodeArgs] = nodeCommand(CLI);
     const child = spawn(node, [...nodeArgs, ...args], {
       cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...env },
+      env: { ...PROCESS_ENV, ...env },
     });
     let out = '';
     let stdout = '';
@@ -187,9 +204,7 @@ export async function startService(
     const child = spawn(node, args, {
       cwd: root,
       env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '/tmp',
-        LOG_LEVEL: 'warn',
+        ...PROCESS_ENV,
         ...env,
         [hostVar]: '127.0.0.1',
         [portVar]: String(port),

@@ -5,6 +5,7 @@ import * as gateway from '@cairn/auth-gateway';
 import * as api from '@cairn/management-api';
 import { hashPassword, parseS3SecretKeys, type ScryptParams } from '@cairn/domain';
 import { LogCapture, listen } from '@cairn/runtime';
+import { CHEAP_HASH_PARAMS } from './processes';
 
 /**
  * The two services in this process, each listening on a free port of 127.0.0.1 and built by its
@@ -61,12 +62,7 @@ export interface Stack {
   close: () => Promise<void>;
 }
 
-/**
- * The stack's default scrypt parameters: a user made or a password login costs milliseconds
- * instead of half a second of CPU. Hashing's cost is tested where it is made (the domain's and the
- * gateway's tests), and an e2e file that is not about it should not pay it on every login.
- */
-export const CHEAP_HASH_PARAMS: ScryptParams = { logN: 10, r: 8, p: 1 };
+export { CHEAP_HASH_PARAMS };
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const hashParams = options.hashParams ?? CHEAP_HASH_PARAMS;
@@ -124,13 +120,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   });
   const gatewayConfig = {
     ...config,
+    hashParams,
     ...(options.s3SecretKeys === undefined ? {} : { s3SecretKeys: options.s3SecretKeys }),
     ...(typeof options.gateway === 'function' ? options.gateway(databaseUrl) : options.gateway),
   };
   const gatewayDeps = await gateway.createDeps(gatewayConfig, {
     db,
     log: gateway.createLogger(options.logLevel ?? 'info', gatewayLogs),
-    hashParams,
   });
   const running = await gateway.startAuthGateway(gatewayConfig, gatewayDeps);
   const gatewayUrl = `http://127.0.0.1:${running.port}`;

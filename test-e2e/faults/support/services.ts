@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { REPO_ROOT, freePort, nodeCommand } from '../../support/processes';
+import { PROCESS_ENV, REPO_ROOT, freePort, nodeCommand } from '../../support/processes';
 
 export const ADMIN_NAME = 'faults';
 export const ADMIN_KEY = 'faults-admin-key-0123456789abcdefghijklmnop';
@@ -21,7 +21,7 @@ async function launch(entry: string, env: Record<string, string>, port: number):
   const [node, args] = nodeCommand(entry);
   const child = spawn(node, args, {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...env },
+    env: { ...PROCESS_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
