@@ -10,6 +10,9 @@ import { ADMIN_AUTH, ADMIN_KEY, ADMIN_AUTH_NAME, startStack, type Stack } from '
 import { cairn } from '../support/processes';
 import { startSwiftCluster, type SwiftCluster } from './swift-cluster';
 
+/** Bytes a file written and removed between two recon readings may add to one device's usage. */
+const CHURN_BYTES = 16 << 20;
+
 interface Element {
   ring_set: string;
   total_raw_tb: number;
@@ -45,11 +48,22 @@ describe('cairn capacity collect against a real Swift cluster', () => {
         recon.map((d) => [d.device, { raw: d.size, used: d.size - d.avail, free: d.avail }]),
       );
     };
-    // The devices are directories on a shared disk whose usage moves with everything else the
-    // machine writes: the collector's reading lies between one taken before it and one after.
-    const before = await readRecon();
+    // The devices are directories on one shared disk whose usage moves with everything else the
+    // machine writes, and not only upwards (files come and go). So recon is read again and again while
+    // the collector runs, and the collector's figure must lie within what those readings span,
+    // widened by CHURN_BYTES a device for a file that came and went between two of them.
+    const readings = [await readRecon()];
+    let collecting = true;
+    const polling = (async () => {
+      while (collecting) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        readings.push(await readRecon());
+      }
+    })();
     const run = await cairn(['capacity', 'collect', '--cluster', 'default', '--swift-dir', swift.swiftDir], env);
-    const after = await readRecon();
+    collecting = false;
+    await polling;
+    readings.push(await readRecon());
     expect(run.out).toContain('reported 4 device(s), 4 with usage');
     expect(run.code).toBe(0);
     const sum = (reading: Map<string, Bytes>, devices: string[], key: keyof Bytes) =>
@@ -65,15 +79,19 @@ describe('cairn capacity collect against a real Swift cluster', () => {
       ['silver', 1],
     ]);
     const expected: Record<string, string[]> = { gold: ['d1'], 'gold,silver': ['d2', 'd3'], silver: ['d4'] };
-    // To the byte level (1e-6 TB = 1 MB of rounding slack) and within the two readings.
+    // A collector that summed the wrong devices would be off by at least one device's used or free
+    // bytes: the test can tell only while those are far above the margin.
+    const smallest = Math.min(...readings.flatMap((r) => [...r.values()].flatMap((d) => [d.used, d.free])));
+    expect(smallest).toBeGreaterThan(8 * CHURN_BYTES);
     const within = (got: number, devices: string[], key: keyof Bytes) => {
-      const [a, b] = [sum(before, devices, key), sum(after, devices, key)];
-      expect(got).toBeGreaterThanOrEqual(Math.min(a, b) - 1e-6);
-      expect(got).toBeLessThanOrEqual(Math.max(a, b) + 1e-6);
+      const sums = readings.map((r) => sum(r, devices, key));
+      const margin = (devices.length * CHURN_BYTES) / 1e12;
+      expect(got).toBeGreaterThanOrEqual(Math.min(...sums) - margin);
+      expect(got).toBeLessThanOrEqual(Math.max(...sums) + margin);
     };
     for (const c of capacity) {
       const devices = expected[c.ring_set]!;
-      expect(Math.abs(c.total_raw_tb - sum(after, devices, 'raw'))).toBeLessThan(1e-6);
+      expect(Math.abs(c.total_raw_tb - sum(readings[0]!, devices, 'raw'))).toBeLessThan(1e-6);
       within(c.total_used_tb, devices, 'used');
       within(c.total_free_tb, devices, 'free');
     }
