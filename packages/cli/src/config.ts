@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import Joi from 'joi';
-import { loadConfig, passwordHashConfig, type ConfigSpec, type Env } from '@cairn/config';
+import { loadConfig, passwordHashConfig, type ConfigSpec, type Env, type PasswordHashSettings } from '@cairn/config';
 import { parseNetworks } from './utilization/networks';
 
 /**
@@ -109,7 +109,7 @@ export const collectorConfigSpec = {
   ...passwordHashConfig,
 } satisfies ConfigSpec;
 
-export interface CollectorConfig {
+export interface CollectorConfig extends PasswordHashSettings {
   apiUrl: string;
   apiKey?: string;
   context?: string;
@@ -127,7 +127,6 @@ export interface CollectorConfig {
   utilizationRetries: number;
   utilizationInternalNetworks?: string;
   utilizationInternalAddress: 'remote_addr' | 'client_ip';
-  passwordHashParams?: string;
 }
 
 /**

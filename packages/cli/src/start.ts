@@ -28,7 +28,7 @@ export async function startAll(): Promise<void> {
   const configured = api.readConfig();
   // The gateway's first scrypt run, on libuv's pool while this thread opens the database (both
   // services read the same CAIRN_PASSWORD_HASH_PARAMS).
-  gateway.warmUpPasswordChecks(configured.hashParams);
+  gateway.warmUpPasswordChecks(configured.passwordHashParams);
   const openDeps = api.createDeps(configured);
   // Embedded without CAIRN_S3_SECRET_KEYS: the key file beside the data directory, made only for a
   // database that holds no sealed secret (it needs the database open to tell).

@@ -70,6 +70,6 @@ export function describeConfig(spec: ConfigSpec): string {
   });
   return ['| variable | default | meaning |', '| --- | --- | --- |', ...rows].join('\n');
 }
-export { passwordHashConfig } from './password-hash';
+export { passwordHashConfig, type PasswordHashSettings } from './password-hash';
 export { s3KeyringConfig } from './s3-keys';
 export { trustProxySchema, type TrustProxy } from './trust-proxy';

@@ -70,11 +70,9 @@ export const SCRYPT_MIN_MEMORY = 2 ** 20;
 /**
  * The parameters of CAIRN_PASSWORD_HASH_PARAMS, written as in the hashes (`ln=15,r=8,p=3`): those
  * Cairn hashes new passwords with. A sentence when they are not well-formed, when a check with them
- * would pass the bound (scryptParamsProblem), or when they take less than SCRYPT_MIN_MEMORY. Unset:
- * DEFAULT_SCRYPT_PARAMS.
+ * would pass the bound (scryptParamsProblem), or when they take less than SCRYPT_MIN_MEMORY.
  */
-export function parseScryptSetting(text: string | undefined): { params: ScryptParams } | { problem: string } {
-  if (text === undefined) return { params: DEFAULT_SCRYPT_PARAMS };
+export function parseScryptSetting(text: string): { params: ScryptParams } | { problem: string } {
   const m = /^ln=(\d{1,2}),r=(\d{1,2}),p=(\d{1,2})$/.exec(text);
   if (!m)
     return {

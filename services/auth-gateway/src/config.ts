@@ -8,8 +8,8 @@ import {
   trustProxySchema,
   type ConfigSpec,
   type Env,
+  type PasswordHashSettings,
 } from '@cairn/config';
-import { parseScryptSetting, type ScryptParams } from '@cairn/domain';
 import { logFormatConfig, postgresUrlWithCa, readCaFile, type LogFormat } from '@cairn/runtime';
 import { parseRedisUrl, RedisUrlError } from './redis';
 
@@ -226,7 +226,7 @@ export const configSpec = {
   logFormat: logFormatConfig,
 } satisfies ConfigSpec;
 
-export interface GatewayConfig {
+export interface GatewayConfig extends PasswordHashSettings {
   host: string;
   port: number;
   /** Unset: DEFAULT_CLUSTER (deps.ts), or the launcher's choice. */
@@ -262,9 +262,6 @@ export interface GatewayConfig {
   userFailureLimit: number;
   userFailureWindow: number;
   knownAddressDays: number;
-  passwordHashParams?: string;
-  /** CAIRN_PASSWORD_HASH_PARAMS parsed by readConfig; unset: Cairn's default. */
-  hashParams?: ScryptParams;
   s3SecretKeys?: string;
   s3CurrentKeyId?: string;
   s3tokensRequireServiceToken: boolean;
@@ -283,9 +280,6 @@ export interface GatewayConfig {
 /** Reads and validates the whole configuration at once; throws a ConfigError listing every problem. */
 export function readConfig(env: Env = process.env): GatewayConfig {
   const config = loadConfig<GatewayConfig>(configSpec, env, (p) => readFileSync(p, 'utf8'));
-  const hash = parseScryptSetting(config.passwordHashParams);
-  if ('problem' in hash) throw new ConfigError([`CAIRN_PASSWORD_HASH_PARAMS: ${hash.problem}.`]);
-  config.hashParams = hash.params;
   if (config.databaseCaFile !== undefined) {
     const ca = readCaFile('CAIRN_DATABASE_CA_FILE', config.databaseCaFile);
     if ('problem' in ca) throw new ConfigError([ca.problem]);

@@ -249,7 +249,7 @@ export async function createDeps(config: GatewayConfig, options: CreateDepsOptio
       (fields, message) => log.warn(fields, message),
       new BcryptWorker().compare,
       undefined,
-      config.hashParams,
+      config.passwordHashParams,
     );
     await verifier.warmUp();
     const tokens = new TokenService(

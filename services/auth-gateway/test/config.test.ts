@@ -34,7 +34,6 @@ describe('readConfig', () => {
       userFailureLimit: 100,
       userFailureWindow: 3600,
       knownAddressDays: 30,
-      hashParams: { logN: 15, r: 8, p: 3 },
       ec2ChangeLimit: 20,
       ec2ChangeWindow: 3600,
       trustProxy: false,
@@ -88,8 +87,7 @@ describe('readConfig', () => {
       userFailureLimit: 100,
       userFailureWindow: 3600,
       knownAddressDays: 30,
-      passwordHashParams: 'ln=16,r=8,p=1',
-      hashParams: { logN: 16, r: 8, p: 1 },
+      passwordHashParams: { logN: 16, r: 8, p: 1 },
       ec2ChangeLimit: 20,
       ec2ChangeWindow: 3600,
       trustProxy: false,
@@ -197,11 +195,17 @@ describe('readConfig', () => {
 
 describe('the password hash parameters', () => {
   it('when CAIRN_PASSWORD_HASH_PARAMS is unset or set, then unknown users are checked with those parameters; a value past the bounds is named', () => {
-    expect(readConfig({}).hashParams).toEqual({ logN: 15, r: 8, p: 3 });
-    expect(readConfig({ CAIRN_PASSWORD_HASH_PARAMS: 'ln=16,r=8,p=1' }).hashParams).toEqual({ logN: 16, r: 8, p: 1 });
-    expect(problemsOf({ CAIRN_PASSWORD_HASH_PARAMS: 'ln=8,r=8,p=1' })).toEqual([
-      "CAIRN_PASSWORD_HASH_PARAMS: scrypt's memory (128·N·r bytes) must be at least 1 MiB; ln=8,r=8,p=1 needs 0.3 MiB.",
-    ]);
+    // Unset: the verifier's own default (DEFAULT_SCRYPT_PARAMS).
+    expect(readConfig({}).passwordHashParams).toBeUndefined();
+    expect(readConfig({ CAIRN_PASSWORD_HASH_PARAMS: 'ln=16,r=8,p=1' }).passwordHashParams).toEqual({
+      logN: 16,
+      r: 8,
+      p: 1,
+    });
+    const [problem] = problemsOf({ CAIRN_PASSWORD_HASH_PARAMS: 'ln=8,r=8,p=1' });
+    expect(problem).toMatch(
+      /^CAIRN_PASSWORD_HASH_PARAMS="ln=8,r=8,p=1": scrypt's memory \(128·N·r bytes\) must be at least 1 MiB; ln=8,r=8,p=1 needs 0\.3 MiB — scrypt parameters/,
+    );
   });
 });
 

@@ -4,6 +4,7 @@ import {
   ConfigError,
   loadConfig,
   passwordHashConfig,
+  type PasswordHashSettings,
   s3KeyringConfig,
   trustProxySchema,
   type ConfigSpec,
@@ -17,9 +18,7 @@ import {
   clusterCreateSchema,
   operatorNameSchema,
   parseS3SecretKeys,
-  parseScryptSetting,
   type S3SecretKeyring,
-  type ScryptParams,
 } from '@cairn/domain';
 
 /** The default cluster obeys the API's own rules for a cluster, checked before anything starts. */
@@ -211,7 +210,7 @@ export const configSpec = {
   logFormat: logFormatConfig,
 } satisfies ConfigSpec;
 
-export interface ManagementApiConfig {
+export interface ManagementApiConfig extends PasswordHashSettings {
   host: string;
   port: number;
   /** With databaseCaFile, readConfig has added it to this URL (sslrootcert, sslmode). */
@@ -243,9 +242,6 @@ export interface ManagementApiConfig {
   trustProxy: TrustProxy;
   /** Milliseconds; 0: none. */
   heartbeatMs: number;
-  passwordHashParams?: string;
-  /** CAIRN_PASSWORD_HASH_PARAMS parsed by readConfig; unset: Cairn's default. */
-  hashParams?: ScryptParams;
   s3SecretKeys?: string;
   s3CurrentKeyId?: string;
   quotaCredentials?: string;
@@ -266,9 +262,6 @@ export function readConfig(env: Env = process.env): ManagementApiConfig {
   if (config.utilizationDailyDays < config.utilizationHourlyDays) {
     throw new ConfigError(['CAIRN_UTILIZATION_DAILY_DAYS must be at least CAIRN_UTILIZATION_HOURLY_DAYS.']);
   }
-  const hash = parseScryptSetting(config.passwordHashParams);
-  if ('problem' in hash) throw new ConfigError([`CAIRN_PASSWORD_HASH_PARAMS: ${hash.problem}.`]);
-  config.hashParams = hash.params;
   s3KeyringOf(config);
   if (config.databaseCaFile !== undefined) {
     if (!config.databaseUrl)

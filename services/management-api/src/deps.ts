@@ -86,7 +86,7 @@ export function createDeps(config: ManagementApiConfig): Deps {
   return {
     db,
     log,
-    hashPassword: (password) => hashPassword(password, config.hashParams),
+    hashPassword: (password) => hashPassword(password, config.passwordHashParams),
     apiKeyCacheMs: config.apiKeyCacheSeconds * 1000,
     utilization: { hourlyDays: config.utilizationHourlyDays, dailyDays: config.utilizationDailyDays },
     auditRetention: { operatorDays: config.auditRetentionDays, storageUserDays: config.auditStorageUserRetentionDays },

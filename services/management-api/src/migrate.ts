@@ -232,7 +232,7 @@ export async function runMigrate(args: string[], write: (line: string) => void):
       const outcome = await ensureCollector(
         db,
         c,
-        (password) => hashPassword(password, config.hashParams),
+        (password) => hashPassword(password, config.passwordHashParams),
         SYSTEM_ACTING.migrate,
       );
       write(`Collector of '${c.cluster}': operator ${outcome.operator}, user '${c.user}' ${outcome.user}.`);

@@ -1,13 +1,5 @@
 import { availableParallelism } from 'node:os';
-import {
-  hashPassword,
-  parseScryptSetting,
-  passwordScheme,
-  userCreateSchema,
-  validate,
-  type UserCreateInput,
-} from '@cairn/domain';
-import { errors } from '@cairn/domain/errors';
+import { hashPassword, passwordScheme, userCreateSchema, validate, type UserCreateInput } from '@cairn/domain';
 import { mapConcurrent } from '@cairn/swift-cluster';
 import { api, apiError } from '../api-client';
 import type { CollectorConfig } from '../config';
@@ -116,9 +108,6 @@ const IN_FLIGHT = 2;
 export async function importUsers(options: ImportOptions): Promise<ImportSummary> {
   const started = performance.now();
   const { config, out, err } = options;
-  // Checked before anything is read or sent: hashes made here must be what the services make.
-  const hashing = parseScryptSetting(config.passwordHashParams);
-  if ('problem' in hashing) throw errors.invalidInput(`CAIRN_PASSWORD_HASH_PARAMS: ${hashing.problem}.`);
   const cluster = await findCluster(config, options.cluster);
   const refused: Refusal[] = [...options.input.refused];
   const seen = new Map<string, string>();
@@ -191,7 +180,7 @@ export async function importUsers(options: ImportOptions): Promise<ImportSummary
       todo.filter((p) => p.password !== undefined),
       concurrency,
       async (p) => {
-        p.passwordHash = await hashPassword(p.password!, hashing.params);
+        p.passwordHash = await hashPassword(p.password!, config.passwordHashParams);
         p.password = undefined;
       },
     );
