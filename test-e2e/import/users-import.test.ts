@@ -157,6 +157,9 @@ withPasslib.each(['postgres', 'pglite'] as const)('cairn users import on %s', (d
     expect(await scheme('ks-v1')).toBe('bcrypt');
     expect((await v1('ks-v1', PW.v1)).status).toBe(200);
     expect(await scheme('ks-v1')).toBe('scrypt');
+    // Re-hashed as the gateway makes new hashes: with its CAIRN_PASSWORD_HASH_PARAMS (the stack's).
+    const [rehashed] = await stack.db('storage_users').where({ username: 'ks-v1' }).select('password_hash');
+    expect(rehashed.password_hash).toMatch(/^\$scrypt\$ln=10,r=8,p=1\$/);
     expect((await v1('ks-v1', PW.v1)).status).toBe(200);
 
     expect((await v2('ks-v2', PW.v2)).status).toBe(200);

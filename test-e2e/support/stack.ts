@@ -118,9 +118,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...(options.redis ? { REDIS_URL: options.redisUrl ?? REDIS_URL } : {}),
   });
-  const gatewayConfig = {
+  const gatewayConfig: gateway.GatewayConfig = {
     ...config,
-    hashParams,
+    passwordHashParams: hashParams,
     ...(options.s3SecretKeys === undefined ? {} : { s3SecretKeys: options.s3SecretKeys }),
     ...(typeof options.gateway === 'function' ? options.gateway(databaseUrl) : options.gateway),
   };
