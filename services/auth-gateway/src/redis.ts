@@ -317,5 +317,7 @@ export async function closeRedis(redis: RedisClient, waitMs = 2_000): Promise<vo
   clearTimeout(timer);
   // QUIT ends the data connection only: the Sentinel connector's own connections to the sentinels
   // (failoverDetector) would keep reconnecting after the sentinels go away. disconnect() ends them.
-  if (redis instanceof Redis) redis.disconnect();
+  // Only there: on a client already ended it also arms a 2 s timer to destroy the closed socket,
+  // which keeps the process alive that long after everything else is done.
+  if (redis instanceof Redis && redis.options.sentinels) redis.disconnect();
 }
