@@ -5,8 +5,8 @@ const Sequencer = require('@jest/test-sequencer').default;
  * Jest runs the files it has timings for longest first, and the rest biggest first. A fresh clone
  * (CI) has no timings, and a short file that drives a slow system (Swift replication passes, a
  * database started per test) can start last and leave the other worker idle for minutes. So a file
- * whose docblock carries `@slow` goes first while jest has no timing for it; with timings, jest's
- * own order stands.
+ * whose docblock carries `@slow` (one of half a minute or more) goes first while jest has no timing
+ * for it; with timings, jest's own order stands.
  */
 const SLOW = /^\s*\*\s*@slow\b/m;
 const HEAD_BYTES = 4096;

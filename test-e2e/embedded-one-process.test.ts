@@ -1,3 +1,6 @@
+/**
+ * @slow: cairn starts racing for one data directory, on PGlite (jest.sequencer.js starts it first)
+ */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -3,6 +3,8 @@
  * and gateway, on Postgres and on embedded PGlite. Hashes are made by passlib (Debian's
  * python3-passlib), as Keystone makes them; the imported users then log in through V1, V2 and V3,
  * and their first login replaces the foreign hash with Cairn's scrypt.
+ *
+ * @slow: imports and logins through three protocols, twice (jest.sequencer.js starts it first)
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

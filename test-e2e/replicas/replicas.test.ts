@@ -2,6 +2,8 @@
  * A deployment in miniature: two management-api and two auth-gateway processes (started from their
  * server.ts, as real processes) behind a real nginx, on a fresh Postgres database migrated once by
  * `cairn migrate`, with the real Redis. Replicas share nothing but Postgres and Redis.
+ *
+ * @slow: four server processes behind nginx (jest.sequencer.js starts it first)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,3 +1,6 @@
+/**
+ * @slow: the previous release built, started and upgraded (jest.sequencer.js starts it first)
+ */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';

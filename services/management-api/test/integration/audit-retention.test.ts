@@ -1,3 +1,6 @@
+/**
+ * @slow: maintenance rounds over a filled audit log, twice (jest.sequencer.js starts it first)
+ */
 import { LogCapture } from '@cairn/runtime';
 import { STORAGE_USER_ACTOR_PREFIX } from '@cairn/contract';
 import { DB_KINDS, createTestDatabase, type TestDatabase } from '../support/harness';

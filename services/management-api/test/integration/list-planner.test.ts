@@ -1,3 +1,6 @@
+/**
+ * @slow: random lists against naive SQL, twice (jest.sequencer.js starts it first)
+ */
 import fc from 'fast-check';
 import type { Knex } from 'knex';
 import { DB_KINDS, createDatabaseWithClusters, type TestDatabaseWithClusters } from '../support/harness';

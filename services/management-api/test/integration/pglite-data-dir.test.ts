@@ -1,3 +1,6 @@
+/**
+ * @slow: three PGlite data directories set up from nothing (initdb) (jest.sequencer.js starts it first)
+ */
 import { spawn, spawnSync } from 'node:child_process';
 import {
   cpSync,
