@@ -1,6 +1,6 @@
 import { createHook } from 'node:async_hooks';
-import pino from 'pino';
-import { closeRedis, createRedis } from '../src/redis';
+import { closeRedis } from '../src/redis';
+import { testRedis } from './support/redis';
 
 describe('closeRedis', () => {
   it('when a connected client is closed, then no timer it started is left to hold the process open', async () => {
@@ -11,7 +11,7 @@ describe('closeRedis', () => {
       destroy: (id) => void live.delete(id),
     }).enable();
     try {
-      const redis = createRedis('redis://127.0.0.1:6379', pino({ level: 'silent' }));
+      const redis = testRedis();
       await redis.set(`cairn:test-close-redis-${process.pid}`, 'x', 'EX', 5);
       await closeRedis(redis);
       expect(redis.status).toBe('end');

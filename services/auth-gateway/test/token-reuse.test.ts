@@ -1,11 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import pino from 'pino';
 import type { UserDirectory, UserRecord } from '../src/credentials/users';
-import { createRedis, closeRedis, type RedisClient } from '../src/redis';
+import { closeRedis, type RedisClient } from '../src/redis';
 import { RedisTokenStore } from '../src/tokens/redis-store';
 import { TokenService, type IssueRequest } from '../src/tokens/service';
-
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+import { testRedis } from './support/redis';
 
 /**
  * Two replicas' token services on one Redis: each remembers the token it last saw handed out for a
@@ -27,7 +25,7 @@ describe('V1 token reuse across replicas', () => {
     new TokenService(store, {} as UserDirectory, key, uuid, { lifetimeSeconds: 3600, perUser: 4, reuseV1: true });
 
   beforeAll(() => {
-    redis = createRedis(REDIS_URL, pino({ level: 'silent' }));
+    redis = testRedis();
   });
   beforeEach(() => {
     prefix = `cairn:test-reuse-${randomBytes(6).toString('hex')}:`;

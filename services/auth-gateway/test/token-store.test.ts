@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import pino from 'pino';
-import { createRedis, closeRedis, type RedisClient } from '../src/redis';
+import { closeRedis, type RedisClient } from '../src/redis';
 import { MemoryTokenStore } from '../src/tokens/memory-store';
 import { RedisTokenStore } from '../src/tokens/redis-store';
 import type { TokenRecord, TokenStore } from '../src/tokens/store';
+import { testRedis } from './support/redis';
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DAY = 86_400_000;
 
 const recordOf = (userId: string, issuedAtMs = Date.now(), ttlMs = DAY): TokenRecord => ({
@@ -30,7 +29,7 @@ describe.each(['redis', 'memory'] as const)('the token store (%s): each user’s
   let prefix: string;
 
   beforeAll(() => {
-    if (kind === 'redis') redis = createRedis(REDIS_URL, pino({ level: 'silent' }));
+    if (kind === 'redis') redis = testRedis();
   });
   beforeEach(() => {
     prefix = `cairn:test-store-${randomBytes(6).toString('hex')}:`;

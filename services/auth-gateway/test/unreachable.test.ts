@@ -5,6 +5,7 @@ import { UserDirectory } from '../src/credentials/users';
 import { createRedis, closeRedis } from '../src/redis';
 import { RedisTokenStore } from '../src/tokens/redis-store';
 import pino from 'pino';
+import { testRedis } from './support/redis';
 
 /** A port nothing listens on: bound once, then released. */
 async function freePort(): Promise<number> {
@@ -58,7 +59,7 @@ describe('dependency failures become typed errors at the data edge', () => {
   }, 20_000);
 
   it('when Redis refuses a command itself (wrong type), then it is not called unavailable', async () => {
-    const redis = createRedis('redis://127.0.0.1:6379', pino({ level: 'silent' }));
+    const redis = testRedis();
     const prefix = `cairn:test-unreachable-${process.pid}:`;
     try {
       // A list where a string is expected: Redis answers WRONGTYPE.
