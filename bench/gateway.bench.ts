@@ -89,7 +89,7 @@ import express from 'express';
 import { Client as PgClient } from 'pg';
 import { requestIdOf, requestLogging } from '@cairn/runtime';
 import { createDatabase, bootstrap, findClusterByName, migrateLatest, SYSTEM_ACTING } from '@cairn/management-api';
-import { closeRedis, createLogger, createRedis, readConfig } from '../services/auth-gateway/src';
+import { closeRedis, createLogger, createRedis, readConfig } from '@cairn/auth-gateway';
 import {
   DEFAULT_SCRYPT_PARAMS,
   hashPassword,

@@ -12,7 +12,7 @@
  */
 import { createWriteStream } from 'node:fs';
 import pino, { type Logger } from 'pino';
-import { createLogger, LOGGED_SECRETS } from '../services/auth-gateway/src';
+import { createLogger, LOGGED_SECRETS } from '@cairn/auth-gateway';
 import { intEnv } from './lib/env';
 
 const SETTINGS = { lines: intEnv('BENCH_LINES_PER_ROUND', 200_000), rounds: intEnv('BENCH_LOG_ROUNDS', 3) };

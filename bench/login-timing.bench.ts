@@ -36,7 +36,7 @@ import { request, Agent } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { randomInt } from 'node:crypto';
 import { bootstrap, createDatabase, findClusterByName, migrateLatest, SYSTEM_ACTING } from '@cairn/management-api';
-import { closeRedis, createLogger, createRedis } from '../services/auth-gateway/src';
+import { closeRedis, createLogger, createRedis } from '@cairn/auth-gateway';
 import { hashPassword } from '../packages/domain/src/password-hash';
 import { createHash, randomBytes } from 'node:crypto';
 import { generateS3AccessKey, generateS3Secret } from '../packages/domain/src/s3-keys';

@@ -1,4 +1,4 @@
-import { createDeps, type createLogger, readConfig, startAuthGateway } from '../../services/auth-gateway/src';
+import { createDeps, type createLogger, readConfig, startAuthGateway } from '@cairn/auth-gateway';
 import { announceListening } from './children';
 
 /**

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import type { ChildProcess } from 'node:child_process';
-import { closeRedis, createLogger, createRedis, type RedisClient } from '../../services/auth-gateway/src';
+import { closeRedis, createLogger, createRedis, type RedisClient } from '@cairn/auth-gateway';
 import { startChild, stopChild, type Child } from './children';
 import { intEnv } from './env';
 import { serveGateway } from './gateway-child';
