@@ -11,9 +11,9 @@ import { Client } from 'pg';
 import { cairn, freePort, launch, NO_KEEP_ALIVE, REPO_ROOT } from './support/processes';
 import { migratedDataDir } from './support/data-dir';
 import { chmodTree, notOwnerOnly } from '../services/management-api/test/support/file-modes';
+import { POSTGRES_ADMIN_URL as ADMIN_URL } from './support/local-services';
 
 const PASSWORD = 'a-password-of-twenty-plus';
-const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const API_LINE = /management API\s+http:\/\/\S+\/api\/v1\//;
 
 /** Resident memory of a process in MB, as `ps` reports it. */

@@ -6,14 +6,13 @@ import { join } from 'node:path';
 import knex, { type Knex } from 'knex';
 import { startService, type ServiceProcess } from '../support/processes';
 import { expectRestored, populate, type Populated } from './support';
+import { POSTGRES_ADMIN_URL as ADMIN_URL, REDIS_URL } from '../support/local-services';
 
 /**
  * docs/backup.md's small set-up recipe, run as written: pg_dump of a live Cairn database, then
  * pg_restore into a new database, with both services started on the copy as a deployment starts
  * them. The copy must let users log in, verify S3 signatures and read back utilization history.
  */
-const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ADMIN_KEY = randomBytes(24).toString('base64url');
 const AUTH = `ApiKey admin:${ADMIN_KEY}`;
 const S3_KEYS = `k1:${randomBytes(32).toString('base64')}`;

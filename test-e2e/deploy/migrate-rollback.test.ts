@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import knex, { type Knex } from 'knex';
 import { cairn } from '../support/processes';
+import { POSTGRES_ADMIN_URL as ADMIN_URL } from '../support/local-services';
 
 /**
  * `cairn migrate --rollback` as docs/releasing.md tells an operator to run it after a bad upgrade:
  * it reverts the last batch (what the last migrate applied), and only that; `cairn migrate`
  * applies it again.
  */
-const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const LAST = '20261127000000_audit_retention';
 
 describe('cairn migrate --rollback', () => {

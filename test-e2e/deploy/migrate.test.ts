@@ -4,13 +4,13 @@ import { Client } from 'pg';
 import request from 'supertest';
 import { hashPassword, verifyPassword } from '@cairn/domain';
 import * as api from '@cairn/management-api';
+import { POSTGRES_ADMIN_URL as ADMIN_URL } from '../support/local-services';
 
 /**
  * The deployment's migrate job (services/management-api/src/migrate.ts, run by docker-compose.yml's
  * `migrate` service and by `pnpm cairn migrate`) on a fresh real Postgres database: it declares the
  * clusters the gateways need, the gateways' read-only role and the storage collectors' credentials.
  */
-const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 const EAST = {
   name: 'east',

@@ -15,9 +15,8 @@ import { cairn, startService, type ServiceProcess } from '../support/processes';
 import { apiCall, v1Login, v3Login, validate, validateV2 } from './client';
 import { runLoad } from './load';
 import { requireNginx, startNginx, type RunningNginx } from './nginx';
+import { POSTGRES_ADMIN_URL as ADMIN_DB_URL, REDIS_URL } from '../support/local-services';
 
-const ADMIN_DB_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PASSWORD = 'replica-test-password-0123';
 const SERVICE_PASSWORD = 'replica-service-password-0123';
 

@@ -3,13 +3,13 @@ import knex, { type Knex } from 'knex';
 import { openS3Secret, parseS3SecretKeys, sealS3Secret, type S3SecretKeyring } from '@cairn/domain';
 import * as api from '@cairn/management-api';
 import { cairn } from '../support/processes';
+import { POSTGRES_ADMIN_URL as ADMIN_URL } from '../support/local-services';
 
 /**
  * `cairn s3 reseal`, the key rotation step of docs/s3.md, as an operator runs it: a process with
  * DATABASE_URL and the keys in its environment, on a real Postgres database. The walk itself is
  * tested in the management API's integration tests; this checks what the command says and exits with.
  */
-const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 const ring = (spec: string, current?: string): S3SecretKeyring => {
   const parsed = parseS3SecretKeys(spec, current);

@@ -6,6 +6,7 @@ import * as api from '@cairn/management-api';
 import { hashPassword, parseS3SecretKeys, type ScryptParams } from '@cairn/domain';
 import { LogCapture, listen } from '@cairn/runtime';
 import { CHEAP_HASH_PARAMS } from './processes';
+import { POSTGRES_ADMIN_URL, REDIS_URL } from './local-services';
 
 /**
  * The two services in this process, each listening on a free port of 127.0.0.1 and built by its
@@ -15,8 +16,7 @@ import { CHEAP_HASH_PARAMS } from './processes';
 export const ADMIN_AUTH_NAME = 'root';
 export const ADMIN_KEY = 'stack-admin-key-0123456789abcdefghijklmn';
 export const ADMIN_AUTH = `ApiKey ${ADMIN_AUTH_NAME}:${ADMIN_KEY}`;
-export const POSTGRES_ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export { POSTGRES_ADMIN_URL, REDIS_URL };
 
 export interface StackOptions {
   database?: 'postgres' | 'pglite';

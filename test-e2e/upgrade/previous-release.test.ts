@@ -25,6 +25,7 @@ import {
   writeRows,
   type Answer,
 } from './rows';
+import { POSTGRES_ADMIN_URL as ADMIN_URL, REDIS_URL } from '../support/local-services';
 
 /**
  * Upgrades without downtime (docs/releasing.md): during a rolling upgrade the previous release's
@@ -43,8 +44,6 @@ import {
  * only appeared, with none before it, has no previous release, and the test fails saying so);
  * CAIRN_PREVIOUS_RELEASE=<commit or tag> names another (to check an upgrade from it by hand).
  */
-const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ADMIN_KEY = randomBytes(24).toString('base64url');
 const AUTH = `ApiKey upgrade-admin:${ADMIN_KEY}`;
 const S3_KEYS = `k1:${randomBytes(32).toString('base64')}`;

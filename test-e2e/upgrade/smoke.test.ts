@@ -4,6 +4,7 @@ import request from 'supertest';
 import * as api from '@cairn/management-api';
 import { signedBody, v3Token } from '../s3/s3-client';
 import { startService, type ServiceProcess } from '../support/processes';
+import { POSTGRES_ADMIN_URL as ADMIN_URL, REDIS_URL } from '../support/local-services';
 
 /**
  * This release's services on a database a newer release has migrated: what a rolling upgrade
@@ -12,8 +13,6 @@ import { startService, type ServiceProcess } from '../support/processes';
  * CAIRN_SMOKE_DATABASE_URL naming a database its own code migrated; on its own it stands in for
  * that by recording a migration this release does not know, as a newer migrate job would.
  */
-const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const GIVEN = process.env.CAIRN_SMOKE_DATABASE_URL;
 const ADMIN_KEY = randomBytes(24).toString('base64url');
 const AUTH = `ApiKey smoke-admin:${ADMIN_KEY}`;
