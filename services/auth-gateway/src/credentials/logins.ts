@@ -158,6 +158,18 @@ export class PasswordCredential implements LoginCredential {
   }
 }
 
+/**
+ * A read of one name's and address's failure counts that has not been answered yet: the logins on
+ * the same counters that arrive meanwhile share it (LoginService.readCounts).
+ */
+interface CountRead {
+  counts: Promise<number[][]>;
+  /** How many attempts on each of its keys ended since it was sent (see LoginService.readsUnderWay). */
+  ended: Map<string, number>;
+  /** The logins still deciding on its counts; `ended` is kept up to date until the last is done. */
+  readers: number;
+}
+
 /** One login attempt past the limits that need no password check. */
 interface Attempt {
   credential: LoginCredential;
@@ -199,6 +211,12 @@ interface Attempt {
  * right (a client logging in again) is never held back: it cannot be a guess. Checks in flight on
  * other replicas are not seen: with R replicas a limit can be passed by at most R - 1 times
  * itself, and only while checks run.
+ *
+ * Logins on the same counters (one name from one address unit) that arrive while a read of them is
+ * out share its answer rather than each sending one: counts as they stood less than a round trip
+ * before such a login arrived, as if it had arrived then, and what this process's own attempts
+ * added since the read was sent is counted as still pending. A login that waited for checks in
+ * flight reads again with a read of its own, sent after they ended.
  */
 export class LoginService {
   /**
@@ -214,6 +232,8 @@ export class LoginService {
    * attempt may have added to its count after the read was answered, so it still counts as pending.
    */
   private readonly readsUnderWay = new Set<Map<string, number>>();
+  /** The reads of counts not yet answered, by the (remembered) keys they read: logins arriving now join them. */
+  private readonly unanswered = new Map<CounterKeys, CountRead>();
 
   constructor(
     private readonly users: UserDirectory,
@@ -239,13 +259,12 @@ export class LoginService {
     const unit = clientAddress ? addressUnit(clientAddress) : undefined;
     const keys = this.counterKeys(credential.subject, unit);
     const { userKey, pairKey, addressKey } = keys;
-    for (;;) {
-      const ended = new Map(keys.all.map((key) => [key, 0]));
-      this.readsUnderWay.add(ended);
+    for (let waited = false; ; waited = true) {
+      const read = this.readCounts(keys, !waited);
+      const { ended } = read;
       let busy: Array<Promise<LoginResult>>;
       try {
-        // One read: the name's counters share a slot, the address's is another (tokens/store.ts).
-        const [[byUser = 0, byPair = 0] = [], [byAddress = 0] = []] = await this.store.failures(keys.groups);
+        const [[byUser = 0, byPair = 0] = [], [byAddress = 0] = []] = await read.counts;
         if (byAddress >= this.limits.addressLimit) return this.limited(addressKey!, ADDRESS_LIMITED);
         if (byPair >= this.limits.limit) return this.limited(pairKey!, PAIR_LIMITED);
         const user = await credential.find();
@@ -275,10 +294,32 @@ export class LoginService {
         // the counts by now), then read again.
         busy = reached.flatMap(([key]) => [...(this.inFlight.get(key!) ?? [])]);
       } finally {
-        this.readsUnderWay.delete(ended);
+        if (--read.readers === 0) this.readsUnderWay.delete(ended);
       }
       await Promise.allSettled(busy);
     }
+  }
+
+  /**
+   * The failure counts of `keys`, in one read (the name's counters share a slot, the address's is
+   * another: tokens/store.ts): the one still out for them when `mayJoin`, else a new one.
+   */
+  private readCounts(keys: CounterKeys, mayJoin: boolean): CountRead {
+    const out = mayJoin ? this.unanswered.get(keys) : undefined;
+    if (out) {
+      out.readers++;
+      return out;
+    }
+    const ended = new Map(keys.all.map((key) => [key, 0]));
+    this.readsUnderWay.add(ended);
+    const read: CountRead = { counts: this.store.failures(keys.groups), ended, readers: 1 };
+    this.unanswered.set(keys, read);
+    // Registered before any reader's await, so it runs first: no login arriving after the answer joins it.
+    const answered = () => {
+      if (this.unanswered.get(keys) === read) this.unanswered.delete(keys);
+    };
+    read.counts.then(answered, answered);
+    return read;
   }
 
   /** The password check (one KDF run unless remembered), and what its outcome clears or counts. */
