@@ -9,6 +9,9 @@
  * to the request's id, method and path, then its status and time), and a line holding secrets (a
  * Keystone login body and a token header). Settings: BENCH_LINES_PER_ROUND (200,000),
  * BENCH_LOG_ROUNDS (3; the loggers take turns within each round). CPU µs per line.
+ *
+ * Run without the `cairn-source` condition (see package.json), after `pnpm build`: the gateway's
+ * logger is its built dist/, as the gateway runs it, not its sources compiled by tsx.
  */
 import { createWriteStream } from 'node:fs';
 import pino, { type Logger } from 'pino';
