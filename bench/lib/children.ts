@@ -10,12 +10,12 @@
  * every named function made at run time in a call to `Object.defineProperty` (about 0.7 µs each);
  * the built code has none of that, so a child measured on the sources would measure tsx as well.
  */
-import { fork, spawnSync, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import type { Server } from 'node:http';
 import express from 'express';
 import { listen } from '@cairn/runtime';
+import { buildNodeDist } from '../../test-e2e/support/build-dist';
 
 const ROLE_FLAG = '--bench-serve=';
 /** The flag that makes `@cairn/*` resolve to src/ (see the package.json scripts); children go without it. */
@@ -25,12 +25,7 @@ let built = false;
 /** `pnpm build` without the console, once a run: a child must not run a dist/ older than the sources. */
 function buildOnce(): void {
   if (built) return;
-  const root = join(__dirname, '..', '..');
-  const run = spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs'), '--quiet', '--node-only'], {
-    cwd: root,
-    stdio: 'inherit',
-  });
-  if (run.status !== 0) throw new Error(`pnpm build failed (exit ${run.status ?? run.signal}); the servers run dist/`);
+  buildNodeDist('the servers run dist/');
   built = true;
 }
 
