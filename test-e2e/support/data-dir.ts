@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, renameSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { templateKey } from '../../services/management-api/test/support/template-key';
+import {
+  sweepStaleTemplateFiles,
+  TEMPLATE_FILES_DIR,
+  templateKey,
+} from '../../services/management-api/test/support/template-key';
 
 /**
  * An embedded data directory that holds the migrated schema and nothing else, for a `cairn start`
@@ -22,7 +25,7 @@ export async function migratedDataDir(dir: string): Promise<string> {
 }
 
 async function migratedTemplateDir(): Promise<string> {
-  const template = join(tmpdir(), 'cairn-test-templates', `pglite-${templateKey()}.dir`);
+  const template = join(TEMPLATE_FILES_DIR, `pglite-${templateKey()}.dir`);
   if (existsSync(template)) return template;
   // Loaded only to make it: the management API's code and PGlite take seconds to load in a worker.
   const [{ restoreDataDir }, { migratedPgliteArchive }] = await Promise.all([
@@ -34,6 +37,7 @@ async function migratedTemplateDir(): Promise<string> {
     await restoreDataDir(building, await migratedPgliteArchive(), false);
     // Made whole under another name, then renamed: a worker that finds it finds all of it.
     renameSync(building, template);
+    sweepStaleTemplateFiles();
   } catch (e) {
     // Another worker renamed its own into place first: that one serves.
     if (!existsSync(template)) throw e;

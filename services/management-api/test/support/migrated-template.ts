@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import knex, { type Knex } from 'knex';
 import { createDatabase, migrateLatest } from '../../src/db/database';
 import { dumpEmbedded } from '../../src/db/embedded';
-import { templateKey } from './template-key';
+import { isStaleTemplate, sweepStaleTemplateFiles, TEMPLATE_FILES_DIR, templateKey } from './template-key';
 
 /**
  * Most test files start from a freshly migrated database. Running every migration for each one
@@ -22,7 +21,7 @@ import { templateKey } from './template-key';
  * after `prepare`, made once per kind and key in the temp dir.
  */
 async function pgliteArchive(kind: string, prepare: (db: Knex) => Promise<unknown>): Promise<Buffer> {
-  const dir = join(tmpdir(), 'cairn-test-templates');
+  const dir = TEMPLATE_FILES_DIR;
   const file = join(dir, `pglite-${kind}-${templateKey()}.tar.gz`);
   try {
     return readFileSync(file);
@@ -37,6 +36,7 @@ async function pgliteArchive(kind: string, prepare: (db: Knex) => Promise<unknow
     }
     // Written whole under another name, then renamed: a concurrent reader sees all of it or none.
     mkdirSync(dir, { recursive: true });
+    sweepStaleTemplateFiles();
     const partial = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
     writeFileSync(partial, archive);
     renameSync(partial, file);
@@ -61,6 +61,15 @@ export async function emptyPglite(): Promise<Knex> {
   // A query: knex closes only a database it has connected to.
   const archive = await pgliteArchive('empty', (db) => db.raw('SELECT 1'));
   return createDatabase({ dataDir: 'memory://', loadDataDir: new Blob([new Uint8Array(archive)]) });
+}
+
+/** Drops the template databases of days before yesterday (isStaleTemplate); one in use stays. */
+async function dropStaleTemplates(admin: Knex): Promise<void> {
+  const rows: Array<{ datname: string }> = await admin('pg_database')
+    .select('datname')
+    .where('datname', 'like', 'cairn\\_template\\_%');
+  for (const { datname } of rows.filter((r) => isStaleTemplate(r.datname)))
+    await admin.raw('DROP DATABASE IF EXISTS ??', [datname]).catch(() => undefined);
 }
 
 /**
@@ -88,6 +97,7 @@ export async function createMigratedPostgres(adminUrl: string, name: string): Pr
       }
       // Renamed only once complete, so a template that exists is always a whole one.
       await admin.raw(`ALTER DATABASE ${building} RENAME TO ${template}`);
+      await dropStaleTemplates(admin);
     }
     await admin.raw(`CREATE DATABASE ${name} TEMPLATE ${template}`);
   } finally {
