@@ -37,11 +37,14 @@ export function templateKey(): string {
 /**
  * Whether `name` holds the key of a template made before yesterday (UTC). Templates are made per
  * day, so each day leaves one behind; whoever makes a new one removes those, which no test run
- * still going can be using (yesterday's are kept for the runs that began before midnight).
+ * still going can be using (yesterday's are kept for the runs that began before midnight). A key
+ * of the hash alone, as checkouts older than the day prefix named theirs, is stale too.
  */
 export function isStaleTemplate(name: string, now = Date.now()): boolean {
-  const day = /(\d{8})_[0-9a-f]{16}/.exec(name)?.[1];
-  return day !== undefined && day < dayOf(now - 86_400_000);
+  const key = /[-_](?:(\d{8})_)?[0-9a-f]{16}(?![0-9a-f])/.exec(name);
+  if (!key) return false;
+  const day = key[1];
+  return day === undefined || day < dayOf(now - 86_400_000);
 }
 
 /** Removes the PGlite archives and data directories of stale templates (isStaleTemplate). */
