@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { errors } from './errors';
 import { escapeHtml, truncateName } from './escape';
-import { protoKeyLabels } from './validation';
+import { protoKeyLabels } from './proto-keys';
 
 /**
  * A cluster's device report (PUT /api/v1/clusters/<id>/devices/): its storage policies and every

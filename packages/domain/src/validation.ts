@@ -1,11 +1,14 @@
 import Joi from 'joi';
 import { compileCheck, compileFieldCheck, type CompiledCheck } from './compiled-check';
+import { protoKeyLabels } from './proto-keys';
 import { errors } from './errors';
 import { echoName } from './escape';
 import { OPERATOR_ROLES } from './models';
 import { BCRYPT_MAX_COST, PBKDF2_MAX_ROUNDS, passwordHashCostProblem, passwordScheme } from './foreign-password-hash';
 import { SCRYPT_MAX_MEMORY, SCRYPT_MAX_WORK } from './password-hash';
 import { quotaKeys } from './quotas';
+
+export { protoKeyLabels };
 
 /**
  * Input rules shared by every entry point (HTTP bodies in any format, CLI arguments).
@@ -404,42 +407,6 @@ export const apiKeySchema = Joi.string()
     'string.pattern.base': 'An API key must be printable ASCII without spaces.',
   });
 
-/**
- * Where `value` has a field named `__proto__`, labelled as joi labels a field (`__proto__`,
- * `samples[0].__proto__`). JSON.parse and the form and XML parsers keep such a key as an ordinary
- * field, but joi drops it when it copies an object, so without this check it would pass as if it
- * had never been sent. Walked without recursion: a body may nest deeply.
- */
-export function protoKeyLabels(value: unknown): string[] {
-  interface At {
-    value: unknown;
-    key: string | number | null;
-    parent: At | null;
-  }
-  const labelOf = (at: At): string => {
-    const parts: Array<string | number> = [];
-    for (let a: At | null = at; a && a.key !== null; a = a.parent) parts.unshift(a.key);
-    return parts.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
-  };
-  const isContainer = (v: unknown): v is object => typeof v === 'object' && v !== null;
-  const found: At[] = [];
-  const stack: At[] = isContainer(value) ? [{ value, key: null, parent: null }] : [];
-  while (stack.length > 0) {
-    const at = stack.pop()!;
-    const v = at.value as object;
-    if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) if (isContainer(v[i])) stack.push({ value: v[i], key: i, parent: at });
-      continue;
-    }
-    for (const key of Object.keys(v)) {
-      const child = (v as Record<string, unknown>)[key];
-      if (key === '__proto__') found.push({ value: child, key, parent: at });
-      else if (isContainer(child)) stack.push({ value: child, key, parent: at });
-    }
-  }
-  return found.map(labelOf);
-}
-
 const PREFERENCES: Joi.ValidationOptions = {
   abortEarly: false,
   convert: true,
@@ -462,7 +429,8 @@ const prepared = new WeakMap<Joi.Schema, { quick: CompiledCheck; full: Joi.Schem
 
 function quickCheck(schema: Joi.Schema): CompiledCheck {
   const compiled = compileCheck(schema);
-  // A compiled yes needs no '__proto__' search: its objects hold only their declared keys.
+  // A compiled yes needs no '__proto__' search: its objects hold only their declared keys, and
+  // what it takes as anything (`any()`) was searched by the check itself.
   if (compiled) return compiled;
   const quick = Joi.any().prefs({ abortEarly: true, convert: true }).concat(schema);
   return (value) => {

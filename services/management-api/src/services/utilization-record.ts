@@ -43,7 +43,7 @@ const count = Joi.number().integer().min(0).max(Number.MAX_SAFE_INTEGER).require
 const account = swiftAccountSchema.required();
 const utc = Joi.string().max(40).required();
 
-const storageSchema = Joi.object({
+export const storageSchema = Joi.object({
   interval: Joi.number().integer().min(60).max(3600).default(3600),
   sampled_at: utc,
   samples: Joi.array()
@@ -293,7 +293,7 @@ async function storeStorage(
  * other records are counted (a log batch holds thousands of accounts' requests; one line should not
  * cost the others theirs).
  */
-const transferSchema = Joi.object({
+export const transferSchema = Joi.object({
   batch_id: Joi.string()
     .min(8)
     .max(128)
