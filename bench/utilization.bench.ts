@@ -87,6 +87,14 @@ const quantile = (xs: number[], q: number): number =>
 const line = (label: string, figure: string, pass: boolean, target: string) =>
   console.log(`${label.padEnd(44)} ${figure.padEnd(40)} ${pass ? 'PASS' : 'FAIL'} ${target}`);
 
+/**
+ * CPU seconds of every postgres process of the machine between two snapshots (null where /proc
+ * cannot tell): the database server is shared, so a busy tenant adds.
+ */
+function postgresCpu(from: ReturnType<typeof cpuSnapshot>, to: ReturnType<typeof cpuSnapshot>): number | null {
+  return from && to ? (coresBetween(from, to, party.comm('postgres', 'postgres')) * (to.at - from.at)) / 1000 : null;
+}
+
 async function timed<T>(what: string, fn: () => Promise<T>): Promise<T> {
   const t0 = performance.now();
   const out = await fn();
@@ -183,10 +191,14 @@ async function main(cleanups: Cleanups): Promise<void> {
   const apiPid = child.proc.pid!;
   let rss = watchRss(apiPid, 50);
   let apiCpu = cpuSecondsOf(apiPid);
+  const roundsPg0 = cpuSnapshot();
   const firstRound = await timed('round 1 (inserts)', round);
+  const roundsPg1 = cpuSnapshot();
   const secondRound = await timed('round 2 (same hour: updates)', round);
+  const roundsPg2 = cpuSnapshot();
   const roundRssMb = rss.stop() / MB;
   const roundCpu = cpuSecondsOf(apiPid) - apiCpu;
+  const roundPgCpu = [postgresCpu(roundsPg0, roundsPg1), postgresCpu(roundsPg1, roundsPg2)];
 
   const detailMs: number[] = [];
   const summaryRuns: number[] = [];
@@ -315,12 +327,7 @@ async function main(cleanups: Cleanups): Promise<void> {
   const ingestSeconds = (performance.now() - t0) / 1000;
   const ingestRssMb = rss.stop() / MB;
   const ingestApiCpu = cpuSecondsOf(apiPid) - apiCpu;
-  const machine1 = cpuSnapshot();
-  // Every postgres process of the machine: the database server is shared, so a busy tenant adds.
-  const ingestPgCpu =
-    machine0 && machine1
-      ? (coresBetween(machine0, machine1, party.comm('postgres', 'postgres')) * (machine1.at - machine0.at)) / 1000
-      : null;
+  const ingestPgCpu = postgresCpu(machine0, cpuSnapshot());
   const cpu = process.cpuUsage(cpu0);
   const ingestCpuSeconds = (cpu.user + cpu.system) / 1e6;
   console.log(
@@ -348,6 +355,11 @@ async function main(cleanups: Cleanups): Promise<void> {
     roundRssMb <= TARGETS.apiRssMb,
     `<= ${TARGETS.apiRssMb} MB`,
   );
+  // The writes are sent one after another: a round's time is the API's CPU and Postgres' in turn.
+  if (roundPgCpu.every((c) => c !== null))
+    console.log(
+      `${'  Postgres during the rounds'.padEnd(44)} ${roundPgCpu.map((c) => c!.toFixed(1)).join(' s, ')} s CPU (new, again)`,
+    );
   if (SETTINGS.reads) {
     line(
       `31-day detail, ${fmtInt(SETTINGS.detailAccounts)} accounts stored`,
