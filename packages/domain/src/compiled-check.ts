@@ -191,7 +191,8 @@ function objectPart(d: Described): Part | null {
       const from = value as Record<string, unknown>;
       let out: Record<string, unknown>;
       // A spread is V8's quickest copy, but it leaves no room for keys added to it afterwards:
-      // adding a transfer record's 15 defaults to one cost 25 µs, to a copy made key by key 1.
+      // with a transfer record's 15 defaults added to one, its whole check cost 25 µs; with them
+      // added to a copy made key by key, 3.
       if (defaults.every(([name]) => from[name] !== undefined)) out = { ...from };
       else {
         out = {};
