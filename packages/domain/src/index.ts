@@ -1,6 +1,7 @@
 export * from './errors';
 export * from './models';
 export * from './validation';
+export * from './proto-keys';
 export { compileCheck, type CompiledCheck } from './compiled-check';
 export * from './password-hash';
 export * from './foreign-password-hash';

@@ -8,8 +8,6 @@ import { BCRYPT_MAX_COST, PBKDF2_MAX_ROUNDS, passwordHashCostProblem, passwordSc
 import { SCRYPT_MAX_MEMORY, SCRYPT_MAX_WORK } from './password-hash';
 import { quotaKeys } from './quotas';
 
-export { protoKeyLabels };
-
 /**
  * Input rules shared by every entry point (HTTP bodies in any format, CLI arguments).
  * Messages are written for a person reading a 400; labels render as 'field'.
